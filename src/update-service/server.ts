@@ -162,9 +162,9 @@ export async function startUpdateService(options: UpdateServiceOptions): Promise
   });
 
   app.setNotFoundHandler((req, reply) => sendError(reply, 404, 'not_found', `no route ${req.method} ${req.url.split('?')[0]}`));
-  app.setErrorHandler((err, _req, reply) => {
+  app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
     log.error({ err: err.message }, 'request failed');
-    return sendError(reply, (err as { statusCode?: number }).statusCode ?? 500, 'internal_error', err.message);
+    return sendError(reply, err.statusCode ?? 500, 'internal_error', err.message);
   });
 
   // Watch both inputs; editors and `release build` touch several files at once, hence the debounce.
