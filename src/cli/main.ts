@@ -13,7 +13,9 @@ program
   .name('bosun')
   .description('An OpenShift-style platform control plane: cluster-version operator, update service, machine-config operator, cloud-controller-manager operator.')
   .version(version, '--version', 'print the bosun version')
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // Program options only before the subcommand, so subcommands may have their own --version.
+  .enablePositionalOptions();
 
 program
   .command('version')
