@@ -2,6 +2,8 @@
 // and registered here.
 import { Command } from 'commander';
 import { createRequire } from 'node:module';
+import { register as registerRelease } from './release.js';
+import { register as registerAdmRelease } from './adm-release.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -18,5 +20,7 @@ program
   .action(() => console.log(`bosun ${version}`));
 
 // Subcommand registrations, one line each.
+registerRelease(program);
+registerAdmRelease(program);
 
 await program.parseAsync(process.argv);
