@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { walkGraph, GraphWalkError, type UpdateChoices } from '../cvo/updates/graph-walk.js';
 import { evaluateConditionalUpdate } from '../cvo/updates/risks.js';
 import { fetchUpdateGraph, RetrievalError } from '../cvo/updates/upstream.js';
+import { admGroup } from './adm.js';
 
 function table(rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
@@ -56,8 +57,9 @@ export function registerAdmUpgrade(adm: Command): void {
     });
 }
 
-/** Registers `bosun adm upgrade`, creating the `adm` group if no one has yet. */
+/** Registers `bosun adm upgrade`. */
 export function register(program: Command): void {
-  const adm = program.commands.find((c) => c.name() === 'adm') ?? program.command('adm').description('cluster administration');
-  registerAdmUpgrade(adm);
+  // `recommend --version V` must reach the subcommand, not bosun's own --version.
+  program.enablePositionalOptions();
+  registerAdmUpgrade(admGroup(program));
 }

@@ -2,6 +2,8 @@
 // and registered here.
 import { Command } from 'commander';
 import { createRequire } from 'node:module';
+import { register as registerRelease } from './release.js';
+import { register as registerAdmRelease } from './adm-release.js';
 import { register as registerUpdateService } from './update-service.js';
 import { register as registerReleaseSigning } from './release-signing.js';
 import { register as registerAdmUpgrade } from './adm-upgrade.js';
@@ -13,9 +15,7 @@ program
   .name('bosun')
   .description('An OpenShift-style platform control plane: cluster-version operator, update service, machine-config operator, cloud-controller-manager operator.')
   .version(version, '--version', 'print the bosun version')
-  .showHelpAfterError()
-  // Program options only before the subcommand, so subcommands may have their own --version.
-  .enablePositionalOptions();
+  .showHelpAfterError();
 
 program
   .command('version')
@@ -23,6 +23,8 @@ program
   .action(() => console.log(`bosun ${version}`));
 
 // Subcommand registrations, one line each.
+registerRelease(program);
+registerAdmRelease(program);
 registerUpdateService(program);
 registerReleaseSigning(program);
 registerAdmUpgrade(program);

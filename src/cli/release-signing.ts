@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { releaseGroup } from './release.js';
 import {
   DEFAULT_CREATOR,
   SignatureError,
@@ -108,9 +109,7 @@ export function registerReleaseSigning(release: Command): void {
     });
 }
 
-/** Registers the signing subcommands under `bosun release`, creating the group if no one has yet. */
+/** Registers the signing subcommands under `bosun release`. */
 export function register(program: Command): void {
-  const release =
-    program.commands.find((c) => c.name() === 'release') ?? program.command('release').description('build, sign and verify bosun releases');
-  registerReleaseSigning(release);
+  registerReleaseSigning(releaseGroup(program));
 }
