@@ -152,7 +152,6 @@ export async function verifyReleaseSignature(signature: Uint8Array, digest: stri
   } catch (err) {
     const text = (err as Error).message;
     if (/Could not find signing key/i.test(text)) throw new SignatureError('UntrustedKey', `signed by key ${signingKeyIDs.join(', ')}, which is not in the trusted keyring (${describeKeys(keyring)})`);
-    if (/Error decompressing|Unsupported|parse|packet/i.test(text) && !/digest/i.test(text)) throw new SignatureError('Malformed', `unreadable signature: ${text}`);
     throw new SignatureError('BadSignature', `the signature by ${signingKeyIDs.join(', ')} does not verify: the signed content was altered (${text})`);
   }
   const keyID = result.signatures[0].keyID.toHex().toUpperCase();

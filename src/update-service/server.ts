@@ -5,6 +5,8 @@
 //   GET /api/upgrades_info/v1/graph?channel=C[&arch=A][&id=UUID][&version=V]
 //       Accept application/json or application/vnd.redhat.cincinnati.v1+json (wildcards and a
 //       missing Accept get application/json; anything else 406). Errors are {"kind","value"}.
+//       The whole channel is answered; `id` and `version` are accepted and, as in Cincinnati,
+//       do not change the answer (the client finds its own node).
 //   GET /releases                              JSON list of releases [{version, arch, payload, url}]
 //   GET /releases/sha256=<hex>/                JSON {"files": [relative paths]} of one payload
 //   GET /releases/sha256=<hex>/<path>          one payload file (release-manifests/…, manifests/…)
@@ -37,7 +39,7 @@ export interface UpdateServiceOptions {
 
 export interface UpdateService {
   url: string;
-  /** Rebuilds from disk now; resolves false (keeping the previous graph) when the data is bad. */
+  /** Rebuilds from disk now; returns false (keeping the previous graph) when the data is bad. */
   reload(): boolean;
   current(): PrecomputedGraphs;
   /** Incremented on every successful load, for callers waiting on a reload. */
@@ -133,8 +135,8 @@ export async function startUpdateService(options: UpdateServiceOptions): Promise
 
   app.get('/healthz', async (_req, reply) => reply.type('text/plain').send('ok'));
 
-  app.get('/releases', async (_req, reply) => {
-    const base = `${_req.protocol}://${_req.headers.host}`;
+  app.get('/releases', async (req, reply) => {
+    const base = `${req.protocol}://${req.headers.host}`;
     const list = [...pre.graph.releases.values()].map((r) => {
       const digest = r.payload.split('@')[1].replace(':', '=');
       return { version: r.version, arch: r.arch, payload: r.payload, url: `${base}/releases/${digest}/` };
