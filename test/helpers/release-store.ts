@@ -1,10 +1,9 @@
-// Writes a release store in the agreed layout (sha256=<hex>/release-manifests/release-metadata)
-// from release definitions like release-payload/releases/*.yaml, for tests that need releases
-// without running `bosun release build`. The digest is over the metadata, so it is stable.
-import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+// Stores releases with only their release-metadata (no manifests), for update-service tests and
+// the benchmark that need many releases without running the full `bosun release build`.
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { writeRelease as storeFiles } from '../../src/cvo/payload/release-store.js';
 
 export interface ReleaseDefinition {
   version: string;
@@ -19,12 +18,7 @@ export function writeRelease(store: string, def: ReleaseDefinition): string {
   const metadata: Record<string, string> = { 'io.openshift.upgrades.graph.release.channels': (def.channels ?? []).join(',') };
   if (def.arch) metadata['release.openshift.io/architecture'] = def.arch;
   const text = JSON.stringify({ kind: 'cincinnati-metadata-v0', version: def.version, previous: def.previous ?? [], next: def.next ?? [], metadata }, null, 2);
-  const hex = createHash('sha256').update(text).digest('hex');
-  const dir = join(store, `sha256=${hex}`, 'release-manifests');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'release-metadata'), text);
-  mkdirSync(join(store, `sha256=${hex}`, 'manifests'), { recursive: true });
-  return `bosun.local/release@sha256:${hex}`;
+  return storeFiles(store, { 'release-manifests/release-metadata': text }).pullspec;
 }
 
 /** Writes every release-payload/releases/*.yaml; returns version → pullspec. */

@@ -140,3 +140,14 @@ test('server: graph data changes are picked up; a bad change keeps the previous 
   await waitFor(() => svc.generation() > good, 'the repaired reload');
   assert.deepEqual(await edgesFrom101(), ['1.0.2', '1.1.0']);
 });
+
+test('server: a release with invalid metadata fails the reload and names the release', async () => {
+  const good = svc.generation();
+  const bad = join(dir, 'store', `sha256=${'e'.repeat(64)}`, 'release-manifests');
+  mkdirSync(bad, { recursive: true });
+  writeFileSync(join(bad, 'release-metadata'), JSON.stringify({ kind: 'cincinnati-metadata-v0', version: 'one' }));
+  assert.equal(svc.reload(), false);
+  assert.equal(svc.generation(), good);
+  rmSync(join(dir, 'store', `sha256=${'e'.repeat(64)}`), { recursive: true });
+  assert.equal(svc.reload(), true);
+});
