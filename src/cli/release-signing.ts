@@ -11,11 +11,10 @@ import {
   generateSigningKey,
   parsePullspec,
   readKeyring,
-  readStoredSignatures,
   signRelease,
-  storeSignature,
   verifyReleaseSignature,
 } from '../release/signature.js';
+import { readStoredSignatures, storeSignature } from '../release/signature-store.js';
 
 function fail(message: string): never {
   console.error(`error: ${message}`);

@@ -1,14 +1,12 @@
 // Release signatures the way OpenShift makes them: an OpenPGP signed message (binary, not
 // detached) whose literal data is the "atomic container signature" JSON claim over a payload
-// digest; stored as `<store>/sha256=<hex>/signature-<n>`. Key generation, signing, verification
-// against a keyring of armored public keys, and the signature-store layout live here because the
-// release tooling (sign), the update service (serve) and the CVO (verify) all use them.
+// digest. Key generation, signing and verification against a keyring of armored public keys live
+// here because the release tooling (sign) and the CVO (verify) both use them; where signatures
+// are kept is signature-store.ts.
 //
 // Red Hat's own release signatures are version 3 signature packets, which openpgp.js 6 no longer
 // parses; those are verified by legacy-v3-signature.ts, everything else by openpgp.js.
 import * as openpgp from 'openpgp';
-import { existsSync, mkdirSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { findV3Signature, verifyV3Signature } from './legacy-v3-signature.js';
 
 export const SIGNATURE_TYPE = 'atomic container signature';
@@ -157,31 +155,4 @@ export async function verifyReleaseSignature(signature: Uint8Array, digest: stri
   const keyID = result.signatures[0].keyID.toHex().toUpperCase();
   const key = keyring.find((k) => k.getKeys(result.signatures[0].keyID).length > 0);
   return { claim: checkClaim(result.data, digest), keyID, signer: key?.getUserIDs() ?? [] };
-}
-
-/** `<store>/sha256=<hex>` for a digest. */
-export function signatureDir(store: string, digest: string): string {
-  return join(store, digest.replace(':', '='));
-}
-
-/** The signatures stored for a digest, in index order (signature-1, signature-2, …). */
-export function readStoredSignatures(store: string, digest: string): Uint8Array[] {
-  const dir = signatureDir(store, digest);
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .map((f) => /^signature-([1-9][0-9]*)$/.exec(f))
-    .filter((m): m is RegExpExecArray => m !== null)
-    .sort((a, b) => Number(a[1]) - Number(b[1]))
-    .map((m) => new Uint8Array(readFileSync(join(dir, m[0]))));
-}
-
-/** Stores a signature under the first free index; returns its path. */
-export function storeSignature(store: string, digest: string, signature: Uint8Array): string {
-  const dir = signatureDir(store, digest);
-  mkdirSync(dir, { recursive: true });
-  let n = 1;
-  while (existsSync(join(dir, `signature-${n}`))) n++;
-  const path = join(dir, `signature-${n}`);
-  writeFileSync(path, signature);
-  return path;
 }

@@ -12,12 +12,11 @@ import {
   generateSigningKey,
   parsePullspec,
   readKeyring,
-  readStoredSignatures,
   signRelease,
-  storeSignature,
   verifyReleaseSignature,
   type SigningKey,
 } from '../../src/release/signature.js';
+import { readStoredSignatures, storeSignature } from '../../src/release/signature-store.js';
 import { runBosun } from '../helpers/cli.js';
 
 const FIXTURES = 'test/fixtures/release-signatures';

@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildRelease } from '../../src/cvo/payload/build.js';
-import { generateSigningKey, readKeyring, signRelease, storeSignature, verifyReleaseSignature, SignatureError } from '../../src/release/signature.js';
+import { generateSigningKey, readKeyring, signRelease, verifyReleaseSignature, SignatureError } from '../../src/release/signature.js';
+import { fetchSignatures, storeSignature } from '../../src/release/signature-store.js';
 import { startUpdateService, type UpdateService } from '../../src/update-service/server.js';
 import { fetchUpdateGraph } from '../../src/cvo/updates/upstream.js';
 import { walkGraph } from '../../src/cvo/updates/graph-walk.js';
@@ -65,10 +66,10 @@ test('e2e: every offered payload has a signature in the served store that verifi
   assert.equal(graph.nodes.length, 5);
   for (const node of graph.nodes) {
     const digest = node.payload.split('@')[1];
-    const res = await fetch(`${svc.url}/signatures/${digest.replace(':', '=')}/signature-1`);
-    assert.equal(res.status, 200);
-    const sig = new Uint8Array(await res.arrayBuffer());
-    const v = await verifyReleaseSignature(sig, digest, keyring);
+    // `<service>/signatures` is a signature store URL, as spec.signatureStores would name it.
+    const sigs = await fetchSignatures(`${svc.url}/signatures`, digest);
+    assert.equal(sigs.length, 1);
+    const v = await verifyReleaseSignature(sigs[0], digest, keyring);
     assert.equal(v.claim.critical.identity['docker-reference'], node.payload);
     // The payload itself is served too, and its metadata names the node's version.
     const meta = (await (await fetch(`${svc.url}/releases/${digest.replace(':', '=')}/release-manifests/release-metadata`)).json()) as { version: string };
@@ -76,6 +77,8 @@ test('e2e: every offered payload has a signature in the served store that verifi
   }
   // One payload's signature does not vouch for another payload.
   const [a, b] = graph.nodes.map((n) => n.payload.split('@')[1]);
-  const sigA = new Uint8Array(await (await fetch(`${svc.url}/signatures/${a.replace(':', '=')}/signature-1`)).arrayBuffer());
+  const [sigA] = await fetchSignatures(`${svc.url}/signatures`, a);
   await assert.rejects(verifyReleaseSignature(sigA, b, keyring), (err: Error) => err instanceof SignatureError && err.reason === 'DigestMismatch');
+  assert.deepEqual(await fetchSignatures(`${svc.url}/signatures`, `sha256:${'0'.repeat(64)}`), []);
+  await assert.rejects(fetchSignatures('http://127.0.0.1:1/signatures', a, { timeoutMs: 2000 }), /unreachable/);
 });
