@@ -32,8 +32,11 @@ export async function renderRecommendations(upstream: string, channel: string, v
   return out.join('\n');
 }
 
-/** Adds the upgrade subcommands to an existing `adm` command. */
-export function registerAdmUpgrade(adm: Command): void {
+/**
+ * Adds `upgrade` and its cluster-less subcommands to an existing `adm` command; returns the
+ * `upgrade` command so the cluster-facing forms (status, channel, --to …) can be added to it.
+ */
+export function registerAdmUpgrade(adm: Command): Command {
   const upgrade = adm.command('upgrade').description('show and start cluster updates (like `oc adm upgrade`)');
   upgrade
     .command('recommend')
@@ -55,6 +58,7 @@ export function registerAdmUpgrade(adm: Command): void {
         throw err;
       }
     });
+  return upgrade;
 }
 
 /** Registers `bosun adm upgrade`. */
