@@ -2,6 +2,11 @@
 // and registered here.
 import { Command } from 'commander';
 import { createRequire } from 'node:module';
+import { register as registerRelease } from './release.js';
+import { register as registerAdmRelease } from './adm-release.js';
+import { register as registerUpdateService } from './update-service.js';
+import { register as registerReleaseSigning } from './release-signing.js';
+import { register as registerAdmUpgrade } from './adm-upgrade.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -18,5 +23,10 @@ program
   .action(() => console.log(`bosun ${version}`));
 
 // Subcommand registrations, one line each.
+registerRelease(program);
+registerAdmRelease(program);
+registerUpdateService(program);
+registerReleaseSigning(program);
+registerAdmUpgrade(program);
 
 await program.parseAsync(process.argv);
