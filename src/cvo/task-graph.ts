@@ -143,6 +143,16 @@ export function buildTaskGraph(manifests: Manifest[], mode: GraphMode, options: 
   return { nodes, graph };
 }
 
+/**
+ * How many workers the CVO runs a graph with, as OpenShift's sync worker does: Initializing as
+ * many as there are nodes (everything at once), Reconciling 2 (gentle on the API server),
+ * Updating up to 16.
+ */
+export function workersFor(mode: GraphMode, g: TaskGraph): number {
+  if (mode === 'Initializing') return Math.max(1, g.nodes.length);
+  return mode === 'Reconciling' ? 2 : 16;
+}
+
 /** A short label for a node: `NN-component, N manifests`, as OpenShift's graph rendering. */
 export function nodeLabel(node: TaskNode): string {
   if (node.tasks.length === 0) return '';

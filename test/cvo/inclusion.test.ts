@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { enabledCapabilities, knownCapabilities } from '../../src/cvo/payload/capabilities.js';
-import { applyMode, includeManifest, type InclusionOptions } from '../../src/cvo/payload/inclusion.js';
+import { applyMode, filterManifests, includeManifest, type InclusionOptions } from '../../src/cvo/payload/inclusion.js';
 import { manifest } from './helpers.js';
 
 const ha = { 'include.release.openshift.io/self-managed-high-availability': 'true' };
@@ -72,4 +72,15 @@ test('enabled capabilities: vCurrent by default, baseline plus additions, unknow
   assert.ok(enabledCapabilities({ baselineCapabilitySet: 'v4.14' }).has('MachineAPI'));
   assert.ok(!enabledCapabilities({ baselineCapabilitySet: 'v4.13' }).has('MachineAPI'));
   assert.throws(() => enabledCapabilities({ baselineCapabilitySet: 'v9' }), /unknown baselineCapabilitySet "v9"/);
+});
+
+test('filterManifests keeps payload order and says why the others are out', () => {
+  const a = withAnnotations(ha, 'ConfigMap', 'a');
+  const b = withAnnotations({}, 'ConfigMap', 'b');
+  const c = withAnnotations(ha, 'ConfigMap', 'c');
+  const r = filterManifests([a, b, c]);
+  assert.deepEqual(r.included, [a, c]);
+  assert.equal(r.excluded.length, 1);
+  assert.equal(r.excluded[0].manifest, b);
+  assert.match(r.excluded[0].reason, /not included in the cluster profile/);
 });

@@ -136,6 +136,10 @@ test('bosun release build and bosun adm release graph, end to end', async (t) =>
   assert.equal(init.code, 0, init.stderr);
   assert.doesNotMatch(init.stdout, /->/);
 
+  const otherProfile = await runBosun(['adm', 'release', 'graph', '--profile', 'ibm-cloud-managed', '--store', store, pullspec]);
+  assert.equal(otherProfile.code, 0, otherProfile.stderr);
+  assert.doesNotMatch(otherProfile.stdout, /label=/, 'no manifest of bosun is in a profile it does not name');
+
   const bad = await runBosun(['adm', 'release', 'graph', '--mode', 'Sideways', '--store', store, pullspec]);
   assert.notEqual(bad.code, 0);
   assert.match(bad.stderr, /--mode must be one of Updating, Initializing, Reconciling/);

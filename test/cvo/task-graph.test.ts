@@ -2,7 +2,7 @@
 // file names, the rotating Reconciling order and the DOT rendering.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTaskGraph, taskBuckets, taskGraphToDot, taskString, type GraphMode, type TaskGraph } from '../../src/cvo/task-graph.js';
+import { buildTaskGraph, taskBuckets, taskGraphToDot, taskString, workersFor, type GraphMode, type TaskGraph } from '../../src/cvo/task-graph.js';
 import { manifest } from './helpers.js';
 
 /** Buckets as strings: each node is its files joined by "+", nodes of a bucket joined by " | ". */
@@ -128,4 +128,11 @@ test('DOT output names levels and components and lists the edges', () => {
   assert.match(dot, /2 \[ label="20-c, 1 manifest" shape="box" \];/);
   assert.match(dot, /0 -> 2;\n {2}1 -> 2;\n\}\n$/);
   assert.match(taskGraphToDot(g, { perManifest: true }), /label="20-c, 1 manifest\\nconfigmap \\"0000-20-c-1\\" \(3 of 3\)"/);
+});
+
+test('worker counts per mode follow the sync worker: all nodes, 2, 16', () => {
+  const files = ['0000_10_a_1.yaml', '0000_20_b_1.yaml', '0000_30_c_1.yaml'].map((f) => manifest(f));
+  assert.equal(workersFor('Initializing', buildTaskGraph(files, 'Initializing')), 3);
+  assert.equal(workersFor('Reconciling', buildTaskGraph(files, 'Reconciling')), 2);
+  assert.equal(workersFor('Updating', buildTaskGraph(files, 'Updating')), 16);
 });

@@ -60,6 +60,18 @@ export function includeManifest(m: Manifest, options: InclusionOptions = {}): In
   return { included: true };
 }
 
+/** Splits manifests into those the cluster gets (order kept) and those it does not, with why. */
+export function filterManifests(manifests: Manifest[], options: InclusionOptions = {}): { included: Manifest[]; excluded: { manifest: Manifest; reason: string }[] } {
+  const included: Manifest[] = [];
+  const excluded: { manifest: Manifest; reason: string }[] = [];
+  for (const manifest of manifests) {
+    const r = includeManifest(manifest, options);
+    if (r.included) included.push(manifest);
+    else excluded.push({ manifest, reason: r.reason });
+  }
+  return { included, excluded };
+}
+
 export function findOverride(m: Manifest, overrides: ComponentOverride[] | undefined): ComponentOverride | undefined {
   const { name, namespace } = m.object.metadata;
   return overrides?.find((o) => o.kind === m.gvk.kind && o.group === m.gvk.group && o.name === name && (o.namespace ?? '') === (namespace ?? ''));

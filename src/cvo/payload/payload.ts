@@ -33,7 +33,6 @@ export interface Payload {
 
 /** A payload that failed validation; `problems` lists everything wrong, by file and document. */
 export class PayloadInvalidError extends Error {
-  readonly reason = 'UpdatePayloadInvalid';
   constructor(readonly source: string, readonly problems: PayloadProblem[]) {
     super(`the release payload ${source} is invalid: ${problems.map(formatProblem).join('; ')}`);
     this.name = 'PayloadInvalidError';
