@@ -100,11 +100,12 @@ export function prune(schema: JSONSchemaProps | undefined, value: unknown, isRoo
     const preserve = schema['x-kubernetes-preserve-unknown-fields'] === true;
     const embedded = schema['x-kubernetes-embedded-resource'] === true;
     for (const key of Object.keys(value)) {
+      // apiVersion, kind and metadata of a resource are the server's, never pruned by its schema.
+      if ((isRoot || embedded) && ROOT_FIELDS.has(key)) continue;
       const prop = schema.properties?.[key];
       if (prop) value[key] = prune(prop, value[key], false);
       else if (isObject(schema.additionalProperties)) value[key] = prune(schema.additionalProperties, value[key], false);
       else if (schema.additionalProperties === true || preserve) continue;
-      else if ((isRoot || embedded) && ROOT_FIELDS.has(key)) continue;
       else delete value[key];
     }
   } else if (Array.isArray(value) && schema.items) {
@@ -209,7 +210,7 @@ function check(schema: JSONSchemaProps, value: unknown, path: string, causes: Ca
       causes.push({ type: 'FieldValueInvalid', field: path, message: `Invalid value: ${count}: ${path} in body should have at least ${schema.minProperties} properties` });
     }
     for (const [key, child] of Object.entries(value)) {
-      if (isRoot && ROOT_FIELDS.has(key) && !schema.properties?.[key]) continue;
+      if (isRoot && ROOT_FIELDS.has(key)) continue;
       const prop = schema.properties?.[key] ?? (isObject(schema.additionalProperties) ? schema.additionalProperties : undefined);
       if (prop) check(prop, child, childPath(path, key), causes, false);
     }

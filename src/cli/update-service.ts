@@ -2,13 +2,8 @@
 // and a release store (and optionally a signature store).
 import type { Command } from 'commander';
 import { startUpdateService } from '../update-service/server.js';
+import { parseHostPort } from './listen.js';
 
-function parseListen(listen: string): { host: string; port: number } {
-  const i = listen.lastIndexOf(':');
-  const port = Number(listen.slice(i + 1));
-  if (i <= 0 || !Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--listen must be HOST:PORT, got ${JSON.stringify(listen)}`);
-  return { host: listen.slice(0, i).replace(/^\[|\]$/g, ''), port };
-}
 
 export function register(program: Command): void {
   program
@@ -34,7 +29,7 @@ Example:
     .action(async (opts: { graphData: string; releases: string; signatures?: string; listen: string }) => {
       let service;
       try {
-        const { host, port } = parseListen(opts.listen);
+        const { host, port } = parseHostPort(opts.listen, '--listen');
         service = await startUpdateService({ graphData: opts.graphData, releases: opts.releases, signatures: opts.signatures, host, port });
       } catch (err) {
         console.error(`error: ${(err as Error).message}`);
