@@ -210,7 +210,7 @@ function check(schema: JSONSchemaProps, value: unknown, path: string, causes: Ca
       causes.push({ type: 'FieldValueInvalid', field: path, message: `Invalid value: ${count}: ${path} in body should have at least ${schema.minProperties} properties` });
     }
     for (const [key, child] of Object.entries(value)) {
-      if (isRoot && ROOT_FIELDS.has(key)) continue;
+      if ((isRoot && ROOT_FIELDS.has(key)) || child === undefined) continue;
       const prop = schema.properties?.[key] ?? (isObject(schema.additionalProperties) ? schema.additionalProperties : undefined);
       if (prop) check(prop, child, childPath(path, key), causes, false);
     }

@@ -284,11 +284,16 @@ export class Resources {
 
     let next: Obj;
     if (options.subresource === 'status') {
-      next = { ...structuredClone(previous), status: incoming.status };
+      next = structuredClone(previous);
+      if (incoming.status === undefined) delete next.status;
+      else next.status = incoming.status;
     } else {
       next = { ...incoming };
       next.metadata = { ...inMeta };
-      if (type.status) next.status = previous.status;
+      if (type.status) {
+        if (previous.status === undefined) delete next.status;
+        else next.status = previous.status;
+      }
       // Fields the server owns stay as they were.
       for (const field of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation']) {
         if (previous.metadata[field] !== undefined) next.metadata[field] = previous.metadata[field];

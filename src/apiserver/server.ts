@@ -17,6 +17,7 @@ import { ApiError, errors } from './errors.js';
 import { apiVersionOf, Registry, storageVersionHash, VERBS, type ResourceType } from './registry.js';
 import { Resources, type PatchType } from './resources.js';
 import { applyJsonPatch, applyMergePatch } from './patch.js';
+import { decodeKubernetesProtobuf, ProtobufError } from './protobuf.js';
 import { crdHooks, loadCrds } from './crds.js';
 import { formatLabelSelector, fromLabelSelectorObject, matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
 import { crdTable, tableFor, type Table, type TableOptions } from './tables.js';
@@ -136,6 +137,17 @@ function parseBody(raw: Buffer | undefined, contentType: string | undefined): un
   if (!raw || raw.length === 0) throw errors.badRequest('the request body is empty');
   const text = raw.toString('utf8');
   const type = (contentType ?? 'application/json').split(';')[0].trim();
+  if (type === 'application/vnd.kubernetes.protobuf') {
+    try {
+      return decodeKubernetesProtobuf(raw);
+    } catch (e) {
+      if (e instanceof ProtobufError) throw new ApiError(415, 'UnsupportedMediaType', `the body of the request could not be decoded as protobuf: ${e.message}`);
+      throw e;
+    }
+  }
+  if (type === 'application/cbor') {
+    throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got "${type}")`);
+  }
   try {
     if (type === 'application/yaml' || type === 'application/apply-patch+yaml' || type === 'text/yaml') return YAML.parse(text);
     return JSON.parse(text);
@@ -258,7 +270,9 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
 
   const watches = new Set<() => void>();
 
-  const sendJson = (reply: FastifyReply, code: number, value: unknown) => reply.code(code).header('content-type', 'application/json').send(JSON.stringify(value));
+  // A Buffer body keeps fastify from appending '; charset=utf-8': discovery clients compare the
+  // header exactly (kube-api.md, trap 1).
+  const sendJson = (reply: FastifyReply, code: number, value: unknown) => reply.code(code).header('content-type', 'application/json').send(Buffer.from(JSON.stringify(value)));
   const sendError = (reply: FastifyReply, error: ApiError) => sendJson(reply, error.code, error.toStatus());
 
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
@@ -522,6 +536,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+    // Clients wait for the headers before they count a watch as established.
+    res.flushHeaders();
     openWatches.inc();
     let firstTableEvent = true;
     const send = (eventType: string, object: Obj) => {
