@@ -24,7 +24,8 @@ export interface TestApiServer {
   kubectl(args: string[], options?: { input?: string; timeoutMs?: number }): Promise<KubectlResult>;
   /** Raw HTTPS request with the admin token; body objects are sent as JSON. */
   request(method: string, path: string, options?: RequestOptions): Promise<HttpResult>;
-  stop(): Promise<void>;
+  /** Stops the server; its data directory is removed unless it was given or `keepData` is set. */
+  stop(options?: { keepData?: boolean }): Promise<void>;
 }
 
 export interface RequestOptions {
@@ -114,10 +115,10 @@ export async function startTestApiServer(options: { dataDir?: string; compactKee
     server,
     kubectl: (args, opts) => runKubectl(server.kubeconfigPath, args, opts),
     request: (method, path, opts) => httpsJson(agent, server.url, server.token, method, path, opts),
-    async stop() {
+    async stop(stopOptions = {}) {
       await server.stop();
       agent.destroy();
-      if (ownDir) rmSync(dataDir, { recursive: true, force: true });
+      if (ownDir && !stopOptions.keepData) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
