@@ -3,6 +3,7 @@
 import { Command } from 'commander';
 import { createRequire } from 'node:module';
 import { register as registerApiserver } from './apiserver.js';
+import { register as registerStart } from './start.js';
 import { register as registerRelease } from './release.js';
 import { register as registerAdmRelease } from './adm-release.js';
 import { register as registerUpdateService } from './update-service.js';
@@ -24,6 +25,7 @@ program
   .action(() => console.log(`bosun ${version}`));
 
 // Subcommand registrations, one line each.
+registerStart(program);
 registerApiserver(program);
 registerRelease(program);
 registerAdmRelease(program);

@@ -116,7 +116,7 @@ export async function startUpdateService(options: UpdateServiceOptions): Promise
     }
   };
 
-  const app: FastifyInstance = Fastify({ logger: false });
+  const app: FastifyInstance = Fastify({ logger: false, forceCloseConnections: true });
 
   app.get(GRAPH_PATH, async (req: FastifyRequest, reply) => {
     const mediaType = negotiate(req.headers.accept);

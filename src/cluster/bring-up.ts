@@ -1,0 +1,141 @@
+// Bring-up of a local bosun cluster on one machine (`bosun start`), in the order of an OpenShift
+// install: API server → releases built and signed → update service → the CVO's CRDs →
+// ClusterVersion/version naming the release to install. A second start reuses the data
+// directory: certificates, token, keys, releases and objects are kept.
+//
+// Not yet here (later issues): the cluster-version operator applying the payload, the
+// machine-config server and controllers, machines and node agents.
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { startApiServer, type ApiServer } from '../apiserver/server.js';
+import { buildRelease, type BuiltRelease } from '../cvo/payload/build.js';
+import { generateSigningKey, parsePullspec, signRelease } from '../release/signature.js';
+import { readStoredSignatures, storeSignature } from '../release/signature-store.js';
+import { startUpdateService, type UpdateService } from '../update-service/server.js';
+
+export interface BringUpOptions {
+  dataDir: string;
+  /** bosun's release sources (release-payload/) and the CVO's manifests (manifests/). */
+  releaseSources: string;
+  cvoManifests: string;
+  api: { host: string; port: number };
+  updateService: { host: string; port: number };
+  /** The release to install and the channel to follow. */
+  version: string;
+  channel: string;
+  progress?: (line: string) => void;
+}
+
+export interface LocalCluster {
+  api: ApiServer;
+  updateService: UpdateService;
+  releases: BuiltRelease[];
+  kubeconfigPath: string;
+  stop(): Promise<void>;
+}
+
+/** The versions defined in release-payload/releases/, in file order. */
+function releaseVersions(sources: string): string[] {
+  return readdirSync(join(sources, 'releases'))
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => f.slice(0, -'.yaml'.length))
+    .sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+}
+
+async function loadOrCreateSigningKey(dir: string): Promise<{ privateKey: string; publicKey: string }> {
+  const privatePath = join(dir, 'signing-key.asc');
+  const publicPath = join(dir, 'signing-key.pub.asc');
+  if (existsSync(privatePath) && existsSync(publicPath)) return { privateKey: readFileSync(privatePath, 'utf8'), publicKey: readFileSync(publicPath, 'utf8') };
+  mkdirSync(dir, { recursive: true });
+  const key = await generateSigningKey('bosun local release signing key');
+  writeFileSync(privatePath, key.privateKey, { mode: 0o600 });
+  writeFileSync(publicPath, key.publicKey);
+  return key;
+}
+
+/** Creates each object unless it exists (the CVO, once here, owns keeping them as they should be). */
+async function createMissing(client: k8s.KubernetesObjectApi, objects: k8s.KubernetesObject[]): Promise<number> {
+  let created = 0;
+  for (const object of objects) {
+    try {
+      await client.read(object as k8s.KubernetesObject & { metadata: { name: string } });
+    } catch (e) {
+      if ((e as { code?: number }).code !== 404) throw e;
+      await client.create(object);
+      created++;
+    }
+  }
+  return created;
+}
+
+export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
+  const say = options.progress ?? (() => undefined);
+  const started = Date.now();
+  const step = (n: number, text: string) => say(`[${n}/5] ${text} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
+  mkdirSync(options.dataDir, { recursive: true });
+
+  step(1, `starting the API server on https://${options.api.host}:${options.api.port}`);
+  const api = await startApiServer({ dataDir: options.dataDir, host: options.api.host, port: options.api.port, logLevel: 'warn' });
+  let updateService: UpdateService | undefined;
+  try {
+    const store = join(options.dataDir, 'releases');
+    const signatures = join(options.dataDir, 'signatures');
+    step(2, `building and signing releases into ${store}`);
+    const key = await loadOrCreateSigningKey(join(options.dataDir, 'keys'));
+    const releases: BuiltRelease[] = [];
+    for (const version of releaseVersions(options.releaseSources)) {
+      const built = buildRelease({ version, from: options.releaseSources, cvoManifests: options.cvoManifests, store });
+      const digest = parsePullspec(built.pullspec).digest;
+      if (readStoredSignatures(signatures, digest).length === 0) storeSignature(signatures, digest, await signRelease(built.pullspec, key.privateKey));
+      releases.push(built);
+      say(`      ${version.padEnd(8)} ${built.pullspec}`);
+    }
+    const target = releases.find((r) => r.version === options.version);
+    if (!target) throw new Error(`release ${options.version} is not defined in ${join(options.releaseSources, 'releases')} (have: ${releases.map((r) => r.version).join(', ')})`);
+
+    step(3, `starting the update service on http://${options.updateService.host}:${options.updateService.port}`);
+    updateService = await startUpdateService({ graphData: options.releaseSources, releases: store, signatures, host: options.updateService.host, port: options.updateService.port });
+
+    step(4, "applying the cluster-version operator's CRDs");
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(api.kubeconfigPath);
+    const client = k8s.KubernetesObjectApi.makeApiClient(kc);
+    const manifestsDir = join(target.dir, 'manifests');
+    const crds = readdirSync(manifestsDir)
+      .filter((f) => /\.ya?ml$/.test(f))
+      .sort()
+      .flatMap((f) => parseAllDocuments(readFileSync(join(manifestsDir, f), 'utf8')).map((d) => d.toJS() as k8s.KubernetesObject))
+      .filter((o) => o?.kind === 'CustomResourceDefinition');
+    const created = await createMissing(client, crds);
+    say(`      ${crds.length} CRDs (${created} new)`);
+
+    step(5, `ClusterVersion/version: install ${options.version} from channel ${options.channel}`);
+    const upstream = `${updateService.url}/api/upgrades_info/v1/graph`;
+    await createMissing(client, [
+      {
+        apiVersion: 'config.openshift.io/v1',
+        kind: 'ClusterVersion',
+        metadata: { name: 'version' },
+        spec: { clusterID: randomUUID(), channel: options.channel, upstream, desiredUpdate: { version: options.version, image: target.pullspec } },
+      } as k8s.KubernetesObject,
+    ]);
+    const service = updateService;
+    return {
+      api,
+      updateService: service,
+      releases,
+      kubeconfigPath: api.kubeconfigPath,
+      async stop() {
+        await service.close();
+        await api.stop();
+      },
+    };
+  } catch (e) {
+    await updateService?.close();
+    await api.stop();
+    throw e;
+  }
+}
