@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { createRequire } from 'node:module';
 import { register as registerApiserver } from './apiserver.js';
 import { register as registerStart } from './start.js';
+import { register as registerCvo } from './cluster-version-operator.js';
 import { register as registerRelease } from './release.js';
 import { register as registerAdmRelease } from './adm-release.js';
 import { register as registerUpdateService } from './update-service.js';
@@ -27,6 +28,7 @@ program
 // Subcommand registrations, one line each.
 registerStart(program);
 registerApiserver(program);
+registerCvo(program);
 registerRelease(program);
 registerAdmRelease(program);
 registerUpdateService(program);
