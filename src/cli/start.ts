@@ -7,7 +7,7 @@ import { repositoryRoot } from './release.js';
 export function register(program: Command): void {
   program
     .command('start')
-    .description('bring up a local bosun cluster (API server, signed releases, update service, ClusterVersion) and keep it running')
+    .description('bring up a local bosun cluster (API server, signed releases, update service, cluster-version operator) and keep it running')
     .option('--data-dir <dir>', 'where the cluster keeps its state', '.bosun')
     .option('--listen <host:port>', 'API server address', '127.0.0.1:6443')
     .option('--update-service <host:port>', 'update service address', '127.0.0.1:8080')
@@ -18,8 +18,8 @@ export function register(program: Command): void {
       `
 Example:
   $ bosun start
-  [1/5] starting the API server on https://127.0.0.1:6443 (0.0s)
-  [2/5] building and signing releases into .bosun/releases (0.3s)
+  [1/6] starting the API server on https://127.0.0.1:6443 (0.0s)
+  [2/6] building and signing releases into .bosun/releases (0.3s)
   ...
   bosun is up. Try:
     kubectl --kubeconfig .bosun/kubeconfig get clusterversion
@@ -49,8 +49,7 @@ Try:
   kubectl api-resources
   bosun adm upgrade recommend --upstream ${cluster.updateService.url} --channel ${opts.channel} --version ${opts.version}
 
-(The cluster-version operator that applies the payload comes with a later issue; until then
-ClusterVersion/version records the desired release without status.) Stop with Ctrl-C.`);
+Stop with Ctrl-C.`);
       const shutdown = async () => {
         await cluster.stop();
         process.exit(0);

@@ -1,10 +1,12 @@
 // Bring-up of a local bosun cluster on one machine (`bosun start`), in the order of an OpenShift
 // install: API server → releases built and signed → update service → the CVO's CRDs →
-// ClusterVersion/version naming the release to install. A second start reuses the data
-// directory: certificates, token, keys, releases and objects are kept.
+// ClusterVersion/version naming the release to install → the cluster-version operator, run in
+// this process as OpenShift's bootstrap node runs it, applies the payload until the
+// ClusterVersion is Available. A second start reuses the data directory: certificates, token,
+// keys, releases and objects are kept.
 //
-// Not yet here (later issues): the cluster-version operator applying the payload, the
-// machine-config server and controllers, machines and node agents.
+// Not yet here (later issues): the machine-config server and controllers, machines and node
+// agents, and the hand-over from the bootstrap CVO to the CVO Deployment.
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,6 +17,7 @@ import { buildRelease, type BuiltRelease } from '../cvo/payload/build.js';
 import { generateSigningKey, parsePullspec, signRelease } from '../release/signature.js';
 import { readStoredSignatures, storeSignature } from '../release/signature-store.js';
 import { startUpdateService, type UpdateService } from '../update-service/server.js';
+import { ClusterVersionOperator } from '../cvo/operator.js';
 
 export interface BringUpOptions {
   dataDir: string;
@@ -27,6 +30,8 @@ export interface BringUpOptions {
   version: string;
   channel: string;
   progress?: (line: string) => void;
+  /** How long to wait for the ClusterVersion to become Available (default 5 minutes). */
+  installTimeoutMs?: number;
 }
 
 export interface LocalCluster {
@@ -74,7 +79,7 @@ async function createMissing(client: k8s.KubernetesObjectApi, objects: k8s.Kuber
 export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
   const say = options.progress ?? (() => undefined);
   const started = Date.now();
-  const step = (n: number, text: string) => say(`[${n}/5] ${text} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
+  const step = (n: number, text: string) => say(`[${n}/6] ${text} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
   mkdirSync(options.dataDir, { recursive: true });
 
   step(1, `starting the API server on https://${options.api.host}:${options.api.port}`);
@@ -122,6 +127,11 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
         spec: { clusterID: randomUUID(), channel: options.channel, upstream, desiredUpdate: { version: options.version, image: target.pullspec } },
       } as k8s.KubernetesObject,
     ]);
+    step(6, 'the cluster-version operator applies the payload');
+    const cvoStop = new AbortController();
+    const cvo = new ClusterVersionOperator({ kubeconfig: kc, releaseStore: store, signal: cvoStop.signal, onProgress: (message) => say(`      ${message}`) });
+    const cvoRunning = cvo.run();
+    await followClusterVersion(kc, say, options.installTimeoutMs ?? 300_000);
     const service = updateService;
     return {
       api,
@@ -129,6 +139,8 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
       releases,
       kubeconfigPath: api.kubeconfigPath,
       async stop() {
+        cvoStop.abort();
+        await cvoRunning;
         await service.close();
         await api.stop();
       },
@@ -137,5 +149,25 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
     await updateService?.close();
     await api.stop();
     throw e;
+  }
+}
+
+/** Prints the ClusterVersion's Progressing message as it changes, until Available=True. */
+async function followClusterVersion(kc: k8s.KubeConfig, say: (line: string) => void, timeoutMs: number): Promise<void> {
+  const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    const cv = (await custom.getClusterCustomObject({ group: 'config.openshift.io', version: 'v1', plural: 'clusterversions', name: 'version' })) as Record<string, any>;
+    const conditions: Array<Record<string, string>> = cv.status?.conditions ?? [];
+    const get = (type: string) => conditions.find((c) => c.type === type);
+    const line = [get('Failing')?.status === 'True' ? `failing: ${get('Failing')?.message}` : '', get('ReleaseAccepted')?.status === 'False' ? `release not accepted: ${get('ReleaseAccepted')?.message}` : '']
+      .filter(Boolean)
+      .join('; ');
+    if (line && line !== last) say(`      ${line}`);
+    last = line || last;
+    if (get('Available')?.status === 'True') return;
+    if (Date.now() > deadline) throw new Error(`the cluster did not become Available within ${Math.round(timeoutMs / 1000)}s: ${last}`);
+    await new Promise((r) => setTimeout(r, 250));
   }
 }

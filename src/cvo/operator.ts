@@ -49,6 +49,8 @@ export interface CvoOptions {
   /** How long one attempt waits on a CRD, Job or ClusterOperator. */
   waitTimeoutMs?: number;
   signal: AbortSignal;
+  /** Called with each progress message while a release is being applied (for a CLI to show). */
+  onProgress?: (message: string) => void;
 }
 
 interface Loaded {
@@ -215,6 +217,7 @@ export class ClusterVersionOperator {
       lastReport = Date.now();
       const pct = total === 0 ? 100 : Math.floor((done / total) * 100);
       const message = `Working towards ${version}: ${done} of ${total} done (${pct}% complete)${waitingOn ? `, waiting on ${waitingOn}` : ''}`;
+      this.options.onProgress?.(message);
       await this.updateStatus((s) => ({ ...s, conditions: setCondition(s.conditions ?? [], 'Progressing', 'True', '', message) })).catch(() => undefined);
     };
     await report(true);
@@ -231,6 +234,7 @@ export class ClusterVersionOperator {
 
     if (result.errors.length === 0) {
       this.failures = 0;
+      if (mode !== 'Reconciling') this.options.onProgress?.(`Working towards ${version}: ${done} of ${total} done (100% complete)`);
       await this.updateStatus((s) => {
         const h: Obj[] = [...(s.history ?? [])];
         if (h[0]?.image === loaded.image && h[0].state !== 'Completed') h[0] = { ...h[0], state: 'Completed', completionTime: now() };

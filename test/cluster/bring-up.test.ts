@@ -27,14 +27,15 @@ test('bring-up gives a ClusterVersion naming a signed release from the update se
   let cluster: Awaited<ReturnType<typeof bringUp>> | undefined;
   try {
     cluster = await bringUp(options);
-    assert.deepEqual(lines.filter((l) => l.startsWith('[')).map((l) => l.slice(0, 5)), ['[1/5]', '[2/5]', '[3/5]', '[4/5]', '[5/5]']);
+    assert.deepEqual(lines.filter((l) => l.startsWith('[')).map((l) => l.slice(0, 5)), ['[1/6]', '[2/6]', '[3/6]', '[4/6]', '[5/6]', '[6/6]']);
     const cv = JSON.parse((await runKubectl(cluster.kubeconfigPath, ['get', 'clusterversion', 'version', '-o', 'json'])).stdout);
     const target = cluster.releases.find((r) => r.version === '1.0.0')!;
     assert.equal(cv.spec.desiredUpdate.image, target.pullspec);
     assert.equal(cv.spec.channel, 'stable-1.0');
     assert.equal(cv.spec.upstream, `${cluster.updateService.url}/api/upgrades_info/v1/graph`);
     const table = await runKubectl(cluster.kubeconfigPath, ['get', 'clusterversion']);
-    assert.match(table.stdout, /^NAME\s+VERSION\s+AVAILABLE\s+PROGRESSING\s+SINCE\s+STATUS\nversion/);
+    assert.match(table.stdout, /^NAME\s+VERSION\s+AVAILABLE\s+PROGRESSING\s+SINCE\s+STATUS\nversion\s+1\.0\.0\s+True\s+False\s+\S+\s+Cluster version is 1\.0\.0/);
+    assert.ok(lines.some((l) => /Working towards 1\.0\.0: \d+ of \d+ done/.test(l)), 'progress was shown');
     const graph = await fetch(`${cluster.updateService.url}/api/upgrades_info/v1/graph?channel=stable-1.0`, { headers: { accept: 'application/json' } });
     const body = (await graph.json()) as { nodes: Array<{ version: string; payload: string }> };
     assert.ok(body.nodes.some((n) => n.version === '1.0.0' && n.payload === target.pullspec));
