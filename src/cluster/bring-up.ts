@@ -30,6 +30,8 @@ export interface BringUpOptions {
   version: string;
   channel: string;
   progress?: (line: string) => void;
+  /** How often the CVO asks the update service for updates (default 5 minutes). */
+  upstreamPollMs?: number;
   /** How long to wait for the ClusterVersion to become Available (default 5 minutes). */
   installTimeoutMs?: number;
 }
@@ -129,7 +131,7 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
     ]);
     step(6, 'the cluster-version operator applies the payload');
     const cvoStop = new AbortController();
-    const cvo = new ClusterVersionOperator({ kubeconfig: kc, releaseStore: store, signal: cvoStop.signal, onProgress: (message) => say(`      ${message}`) });
+    const cvo = new ClusterVersionOperator({ kubeconfig: kc, releaseStore: store, signal: cvoStop.signal, upstreamPollMs: options.upstreamPollMs, onProgress: (message) => say(`      ${message}`) });
     const cvoRunning = cvo.run();
     await followClusterVersion(kc, say, options.installTimeoutMs ?? 300_000);
     const service = updateService;

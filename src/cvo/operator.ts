@@ -19,8 +19,14 @@
 //                                  deleted or edited managed object is put back; a change of
 //                                  desiredUpdate interrupts the wait.
 //
-// Not yet here (later work): leader election, the update service polling and upgrade
-// preconditions, signature verification, and the Degraded-tolerance timers of openshift.md.
+// Beside the loop, the CVO asks the update service (spec.upstream + spec.channel) for the
+// releases the cluster may move to (status.availableUpdates, conditionalUpdates,
+// desired.channels, RetrievedUpdates), resolves a version-only desiredUpdate against them, and
+// runs the upgrade preconditions before it starts an update (ReleaseAccepted=False reason
+// PreconditionChecks when they block; force records them in history[].acceptedRisks).
+//
+// Not yet here (later work): leader election, release signature verification, PromQL risk
+// evaluation against a metrics source, and the Degraded-tolerance timers of openshift.md.
 import { createHash } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
 import { logger } from '../common/log.js';
@@ -32,6 +38,11 @@ import { buildTaskGraph, workersFor, type GraphMode } from './task-graph.js';
 import { runTaskGraph } from './task-graph-runner.js';
 import { applyManifest, UpdateError } from './apply.js';
 import { describeManifest } from './payload/manifest.js';
+import { fetchUpdateGraph, RetrievalError } from './updates/upstream.js';
+import { walkGraph, GraphWalkError, type Release } from './updates/graph-walk.js';
+import { evaluateConditionalUpdate } from './updates/risks.js';
+import { resolveDesiredUpdate, ResolveError } from './updates/resolve.js';
+import { checkPreconditions } from './updates/preconditions.js';
 
 type Obj = Record<string, any>;
 const log = logger('cluster-version-operator');
@@ -49,6 +60,8 @@ export interface CvoOptions {
   /** How long one attempt waits on a CRD, Job or ClusterOperator. */
   waitTimeoutMs?: number;
   signal: AbortSignal;
+  /** How often the update service is asked for updates (default 5 minutes). */
+  upstreamPollMs?: number;
   /** Called with each progress message while a release is being applied (for a CLI to show). */
   onProgress?: (message: string) => void;
 }
@@ -84,6 +97,9 @@ export class ClusterVersionOperator {
   private readonly objects: k8s.KubernetesObjectApi;
   private loaded?: Loaded;
   private failures = 0;
+  private lastPoll = 0;
+  private lastForce: boolean | undefined;
+  private lastPollKey = '';
 
   constructor(private readonly options: CvoOptions) {
     this.custom = options.kubeconfig.makeApiClient(k8s.CustomObjectsApi);
@@ -136,8 +152,12 @@ export class ClusterVersionOperator {
     while (!this.options.signal.aborted && Date.now() < deadline) {
       await sleep(Math.min(1000, deadline - Date.now()), this.options.signal);
       const cv = await this.readClusterVersion().catch(() => undefined);
-      const image = cv?.spec?.desiredUpdate?.image;
-      if (image && image !== this.loaded?.image) return;
+      if (!cv) continue;
+      await this.aggregateUpgradeable().catch(() => undefined);
+      await this.pollUpdates(cv).catch((e) => log.warn({ error: (e as Error).message }, 'update retrieval failed'));
+      const desired = cv.spec?.desiredUpdate ?? {};
+      if ((desired.image && desired.image !== this.loaded?.image) || (!desired.image && desired.version && desired.version !== this.loaded?.payload.version)) return;
+      if (desired.force !== this.lastForce) return;
     }
   }
 
@@ -145,21 +165,85 @@ export class ClusterVersionOperator {
   async syncOnce(): Promise<number> {
     const cv = await this.readClusterVersion();
     if (!cv) return 1000;
+    await this.aggregateUpgradeable().catch((e) => log.warn({ error: (e as Error).message }, 'reading ClusterOperators failed'));
+    await this.pollUpdates(cv).catch((e) => log.warn({ error: (e as Error).message }, 'update retrieval failed'));
     const desired = cv.spec?.desiredUpdate ?? {};
-    const image: string | undefined = desired.image;
+    this.lastForce = desired.force;
+    let image: string | undefined = desired.image;
+    if (!image && desired.version) {
+      try {
+        image = resolveDesiredUpdate(desired, cv.status?.availableUpdates ?? [], cv.status?.conditionalUpdates ?? []).image;
+      } catch (e) {
+        const message = e instanceof ResolveError ? e.message : (e as Error).message;
+        await this.updateStatus((st, c) => ({ ...st, observedGeneration: c.metadata.generation, conditions: setCondition(st.conditions ?? [], 'ReleaseAccepted', 'False', 'RetrievePayload', `Retrieving payload failed version="${desired.version}" image="" failure=${message}`) }));
+        return 5000;
+      }
+    }
     if (!image) {
       await this.updateStatus((s, c) => ({ ...s, observedGeneration: c.metadata.generation, conditions: setCondition(s.conditions ?? [], 'ReleaseAccepted', 'False', 'NoDesiredUpdate', 'spec.desiredUpdate.image names no release; set it to a release pullspec (bosun.local/release@sha256:…)') }));
       return 5000;
     }
     if (image !== this.loaded?.image) {
-      const loaded = await this.load(image, desired.version);
+      const loaded = await this.load(image, desired.version, cv);
       if (!loaded) return 5000;
       this.loaded = loaded;
     }
     return this.apply(this.loaded!, cv);
   }
 
-  private async load(image: string, wantVersion: string | undefined): Promise<Loaded | undefined> {
+  /** Upgradeable=False on the ClusterVersion, with every operator's reason, when any operator says so. */
+  private async aggregateUpgradeable(): Promise<void> {
+    const list = (await this.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'clusteroperators' })) as { items: Obj[] };
+    const blocking = list.items
+      .map((co) => ({ name: co.metadata.name as string, c: (co.status?.conditions ?? []).find((x: Obj) => x.type === 'Upgradeable') as Obj | undefined }))
+      .filter((x) => x.c?.status === 'False');
+    await this.updateStatus((st) => {
+      if (blocking.length === 0) return { ...st, conditions: (st.conditions ?? []).filter((c: Obj) => c.type !== 'Upgradeable') };
+      const reason = blocking.length === 1 ? (blocking[0].c!.reason ?? 'OperatorNotUpgradeable') : 'ClusterOperatorsNotUpgradeable';
+      const message =
+        blocking.length === 1
+          ? `Cluster operator ${blocking[0].name} should not be upgraded between minor versions: ${blocking[0].c!.message ?? blocking[0].c!.reason ?? ''}`
+          : `Multiple cluster operators should not be upgraded between minor versions:\n${blocking.map((b) => `* Cluster operator ${b.name}: ${b.c!.reason ?? ''}: ${b.c!.message ?? ''}`).join('\n')}`;
+      return { ...st, conditions: setCondition(st.conditions ?? [], 'Upgradeable', 'False', reason, message) };
+    });
+  }
+
+  /** Asks the update service what this cluster may move to; keeps the last answer on failure. */
+  private async pollUpdates(cv: Obj): Promise<void> {
+    const upstream: string | undefined = cv.spec?.upstream;
+    const channel: string = cv.spec?.channel ?? '';
+    const current = (cv.status?.history ?? []).find((h: Obj) => h.state === 'Completed');
+    const key = `${upstream}|${channel}|${current?.image}`;
+    if (key === this.lastPollKey && Date.now() - this.lastPoll < (this.options.upstreamPollMs ?? 300_000)) return;
+    this.lastPoll = Date.now();
+    this.lastPollKey = key;
+    const fail = (reason: string, message: string) =>
+      this.updateStatus((st) => ({ ...st, conditions: setCondition(st.conditions ?? [], 'RetrievedUpdates', 'False', reason, message) }));
+    if (!upstream) return void (await fail('NoUpstream', 'No upstream server has been set to retrieve updates.'));
+    if (!current) return void (await fail('NoCurrentVersion', 'The cluster version does not have a semantic version assigned and cannot calculate valid upgrades.'));
+    try {
+      const graph = await fetchUpdateGraph({ upstream, channel, version: current.version, id: cv.spec?.clusterID });
+      const choices = walkGraph(graph, current.version, current.image);
+      const conditionalUpdates: Obj[] = [];
+      for (const update of choices.conditionalUpdates) {
+        const recommended = await evaluateConditionalUpdate(update, undefined);
+        conditionalUpdates.push({ release: update.release, risks: update.risks, conditions: [{ ...recommended, lastTransitionTime: now() }] });
+      }
+      const available: Release[] = choices.availableUpdates;
+      await this.updateStatus((st) => ({
+        ...st,
+        availableUpdates: available.length ? available : null,
+        conditionalUpdates: conditionalUpdates.length ? conditionalUpdates : undefined,
+        desired: { ...(st.desired ?? { version: current.version, image: current.image }), channels: choices.channels.length ? choices.channels : undefined },
+        conditions: setCondition(st.conditions ?? [], 'RetrievedUpdates', 'True', 'AsExpected', ''),
+      }));
+    } catch (e) {
+      if (e instanceof RetrievalError || e instanceof GraphWalkError) return void (await fail(e.reason, e.message));
+      return void (await fail('RemoteFailed', (e as Error).message));
+    }
+  }
+
+  private async load(image: string, wantVersion: string | undefined, cv: Obj): Promise<Loaded | undefined> {
     const refuse = async (reason: string, message: string) => {
       log.warn({ image, reason }, message);
       await this.updateStatus((s, c) => ({ ...s, observedGeneration: c.metadata.generation, conditions: setCondition(s.conditions ?? [], 'ReleaseAccepted', 'False', reason, message) }));
@@ -180,12 +264,36 @@ export class ClusterVersionOperator {
     if (wantVersion && payload.version !== wantVersion) {
       return refuse('VerifyPayloadVersion', `Verifying payload failed version="${wantVersion}" image="${image}" failure=release image version ${payload.version} does not match the expected upstream version ${wantVersion}`);
     }
-    const message = `Payload loaded version="${payload.version}" image="${image}" architecture="${process.arch === 'x64' ? 'amd64' : process.arch}"`;
+    // Preconditions, for an update from a completed release to another version.
+    const completed: Obj[] = (cv.status?.history ?? []).filter((h: Obj) => h.state === 'Completed');
+    const current = completed[0];
+    let acceptedRisks: string | undefined;
+    if (current && current.image !== image && current.version !== payload.version) {
+      const desired = cv.spec?.desiredUpdate ?? {};
+      let target;
+      try {
+        target = resolveDesiredUpdate({ image }, cv.status?.availableUpdates ?? [], cv.status?.conditionalUpdates ?? []);
+      } catch {
+        target = { version: payload.version, image, recommended: 'NotInGraph' as const };
+      }
+      const result = checkPreconditions({
+        currentVersion: current.version,
+        target: { ...target, version: payload.version },
+        previousVersion: completed[1]?.version,
+        upgradeable: (cv.status?.conditions ?? []).find((c: Obj) => c.type === 'Upgradeable'),
+        force: desired.force === true,
+      });
+      if (!result.accepted) {
+        return refuse('PreconditionChecks', `Preconditions failed for payload loaded version="${payload.version}" image="${image}": ${result.blocking.map((b) => `${b.name}: ${b.message}`).join('; ')}`);
+      }
+      acceptedRisks = result.acceptedRisks ?? (result.warnings.length ? result.warnings.map((w) => w.message).join('; ') : undefined);
+    }
+    const message = `Payload loaded version="${payload.version}" image="${image}" architecture="${process.arch === 'x64' ? 'amd64' : process.arch}"${acceptedRisks ? ` (accepted risks: ${acceptedRisks})` : ''}`;
     await this.updateStatus((s, c) => {
       const history: Obj[] = [...(s.history ?? [])];
       if (history[0]?.image !== image) {
         if (history[0]?.state === 'Partial') history[0] = { ...history[0], completionTime: now() };
-        history.unshift({ state: 'Partial', startedTime: now(), completionTime: null, version: payload.version, image, verified: false });
+        history.unshift({ state: 'Partial', startedTime: now(), completionTime: null, version: payload.version, image, verified: false, ...(acceptedRisks ? { acceptedRisks } : {}) });
       }
       return {
         ...s,
