@@ -1,11 +1,12 @@
-// `bosun adm upgrade …` (modelled on `oc adm upgrade`). For now the cluster-less part:
+// `bosun adm upgrade …` (modelled on `oc adm upgrade`). This file has the cluster-less part:
 // `recommend` asks any Cincinnati-compatible service what a cluster at a version on a channel may
-// move to. The cluster-facing forms (status, channel, --to …) attach to the same `upgrade` command.
+// move to. The cluster-facing forms (status, channel, --to …) are in adm-upgrade-cluster.ts.
 import type { Command } from 'commander';
 import { walkGraph, GraphWalkError, type UpdateChoices } from '../cvo/updates/graph-walk.js';
 import { evaluateConditionalUpdate } from '../cvo/updates/risks.js';
 import { fetchUpdateGraph, RetrievalError } from '../cvo/updates/upstream.js';
 import { admGroup } from './adm.js';
+import { registerClusterUpgrade } from './adm-upgrade-cluster.js';
 
 function table(rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
@@ -65,5 +66,5 @@ export function registerAdmUpgrade(adm: Command): Command {
 export function register(program: Command): void {
   // `recommend --version V` must reach the subcommand, not bosun's own --version.
   program.enablePositionalOptions();
-  registerAdmUpgrade(admGroup(program));
+  registerClusterUpgrade(registerAdmUpgrade(admGroup(program)));
 }
