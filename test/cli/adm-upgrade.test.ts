@@ -90,7 +90,7 @@ test('target choice and rendering are pure', () => {
   assert.throws(() => chooseTarget(cv, { toImage: 'other@sha256:' + 'd'.repeat(64) }), /--allow-explicit-upgrade/);
   assert.equal(chooseTarget(cv, { toImage: 'x:tag', force: true }).force, true);
   const text = renderUpgradeStatus(cv, false);
-  assert.match(text, /Upgradeable=False\n\n  Reason: X\n  Message: operator foo says no/);
+  assert.match(text, /Upgradeable=False\n\n {2}Reason: X\n {2}Message: operator foo says no/);
   assert.ok(text.indexOf('1.0.3') < text.indexOf('1.0.1'), 'newest first');
   assert.equal(progressBar('Working towards 1.0.1: 6 of 12 done (50% complete)', 10), '[#####.....]  50%  Working towards 1.0.1: 6 of 12 done (50% complete)');
 });
