@@ -18,6 +18,7 @@ import { generateSigningKey, parsePullspec, signRelease } from '../release/signa
 import { readStoredSignatures, storeSignature } from '../release/signature-store.js';
 import { startUpdateService, type UpdateService } from '../update-service/server.js';
 import { ClusterVersionOperator } from '../cvo/operator.js';
+import { VERIFICATION_ANNOTATION, VERIFICATION_NAMESPACE } from '../cvo/verify.js';
 
 export interface BringUpOptions {
   dataDir: string;
@@ -121,6 +122,18 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
 
     step(5, `ClusterVersion/version: install ${options.version} from channel ${options.channel}`);
     const upstream = `${updateService.url}/api/upgrades_info/v1/graph`;
+    // The CVO trusts releases signed by this cluster's release key, found in its signature store.
+    await createMissing(client, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: VERIFICATION_NAMESPACE } } as k8s.KubernetesObject]);
+    const verification = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'release-verification', namespace: VERIFICATION_NAMESPACE, annotations: { [VERIFICATION_ANNOTATION]: '' } },
+      data: { 'verifier-public-key-bosun-local': key.publicKey, 'store-bosun-local': `${updateService.url}/signatures` },
+    };
+    if ((await createMissing(client, [verification as k8s.KubernetesObject])) === 0) {
+      const live = (await client.read(verification as k8s.KubernetesObject & { metadata: { name: string } })) as k8s.V1ConfigMap;
+      if (JSON.stringify(live.data) !== JSON.stringify(verification.data)) await client.replace({ ...live, data: verification.data } as k8s.KubernetesObject);
+    }
     await createMissing(client, [
       {
         apiVersion: 'config.openshift.io/v1',

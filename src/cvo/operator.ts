@@ -25,7 +25,11 @@
 // runs the upgrade preconditions before it starts an update (ReleaseAccepted=False reason
 // PreconditionChecks when they block; force records them in history[].acceptedRisks).
 //
-// Not yet here (later work): leader election, release signature verification, PromQL risk
+// Before loading, a release is verified (verify.ts): its content against its digest, and its
+// digest against signatures from the keys of the verification ConfigMap; failures refuse it
+// (ReleaseAccepted=False, RetrievePayload, "The update cannot be verified: …") unless forced.
+//
+// Not yet here (later work): leader election, PromQL risk
 // evaluation against a metrics source, and the Degraded-tolerance timers of openshift.md.
 import { createHash } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
@@ -43,6 +47,7 @@ import { walkGraph, GraphWalkError, type Release } from './updates/graph-walk.js
 import { evaluateConditionalUpdate } from './updates/risks.js';
 import { resolveDesiredUpdate, ResolveError } from './updates/resolve.js';
 import { checkPreconditions } from './updates/preconditions.js';
+import { digestProblem, loadVerifier, verifyRelease } from './verify.js';
 
 type Obj = Record<string, any>;
 const log = logger('cluster-version-operator');
@@ -255,6 +260,22 @@ export class ClusterVersionOperator {
     } catch (e) {
       return refuse('RetrievePayload', `Retrieving payload failed version="${wantVersion ?? ''}" image="${image}" failure=${(e as Error).message}`);
     }
+    const force = cv.spec?.desiredUpdate?.force === true;
+    const risks: string[] = [];
+    let verified = false;
+    const unverified = (why: string) => `The update cannot be verified: ${why}`;
+    const tampered = digestProblem(dir, image);
+    if (tampered) {
+      if (!force) return refuse('RetrievePayload', `Retrieving payload failed version="${wantVersion ?? ''}" image="${image}" failure=${unverified(tampered)}`);
+      risks.push(`${unverified(tampered)}; the image may not be safe to use`);
+    }
+    const verifier = await loadVerifier(this.options.kubeconfig, cv.spec?.signatureStores);
+    if (verifier) {
+      const result = await verifyRelease(verifier, image);
+      if (result.verified) verified = !tampered;
+      else if (!force) return refuse('RetrievePayload', `Retrieving payload failed version="${wantVersion ?? ''}" image="${image}" failure=${unverified(result.reason)}`);
+      else risks.push(`${unverified(result.reason)}; the image may not be safe to use`);
+    }
     let payload: Payload;
     try {
       payload = loadPayload(dir);
@@ -268,6 +289,7 @@ export class ClusterVersionOperator {
     const completed: Obj[] = (cv.status?.history ?? []).filter((h: Obj) => h.state === 'Completed');
     const current = completed[0];
     let acceptedRisks: string | undefined;
+    if (risks.length) acceptedRisks = risks.join('\n');
     if (current && current.image !== image && current.version !== payload.version) {
       const desired = cv.spec?.desiredUpdate ?? {};
       let target;
@@ -286,14 +308,16 @@ export class ClusterVersionOperator {
       if (!result.accepted) {
         return refuse('PreconditionChecks', `Preconditions failed for payload loaded version="${payload.version}" image="${image}": ${result.blocking.map((b) => `${b.name}: ${b.message}`).join('; ')}`);
       }
-      acceptedRisks = result.acceptedRisks ?? (result.warnings.length ? result.warnings.map((w) => w.message).join('; ') : undefined);
+      const accepted = result.acceptedRisks ?? (result.warnings.length ? result.warnings.map((w) => w.message).join('; ') : undefined);
+      if (accepted) risks.push(accepted);
     }
+    if (risks.length) acceptedRisks = risks.join('\n');
     const message = `Payload loaded version="${payload.version}" image="${image}" architecture="${process.arch === 'x64' ? 'amd64' : process.arch}"${acceptedRisks ? ` (accepted risks: ${acceptedRisks})` : ''}`;
     await this.updateStatus((s, c) => {
       const history: Obj[] = [...(s.history ?? [])];
       if (history[0]?.image !== image) {
         if (history[0]?.state === 'Partial') history[0] = { ...history[0], completionTime: now() };
-        history.unshift({ state: 'Partial', startedTime: now(), completionTime: null, version: payload.version, image, verified: false, ...(acceptedRisks ? { acceptedRisks } : {}) });
+        history.unshift({ state: 'Partial', startedTime: now(), completionTime: null, version: payload.version, image, verified, ...(acceptedRisks ? { acceptedRisks } : {}) });
       }
       return {
         ...s,

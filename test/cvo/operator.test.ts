@@ -65,10 +65,18 @@ async function eventually<T>(what: string, check: () => Promise<T | undefined>, 
 
 const cond = (cv: any, type: string) => (cv.status?.conditions ?? []).find((c: any) => c.type === type);
 
+/** Read-modify-write of spec.desiredUpdate, retried when the CVO's status writes get in between. */
 async function setDesired(image: string, version?: string): Promise<void> {
-  const cv = await clusterVersion();
-  cv.spec.desiredUpdate = { image, ...(version ? { version } : {}) };
-  await custom.replaceClusterCustomObject({ group: 'config.openshift.io', version: 'v1', plural: 'clusterversions', name: 'version', body: cv });
+  for (let attempt = 0; ; attempt++) {
+    const cv = await clusterVersion();
+    cv.spec.desiredUpdate = { image, ...(version ? { version } : {}) };
+    try {
+      await custom.replaceClusterCustomObject({ group: 'config.openshift.io', version: 'v1', plural: 'clusterversions', name: 'version', body: cv });
+      return;
+    } catch (e) {
+      if ((e as { code?: number }).code !== 409 || attempt > 10) throw e;
+    }
+  }
 }
 
 test('install, drift, update, a missing release, and a ClusterOperator gate', async () => {
