@@ -10,6 +10,7 @@ export function register(program: Command): void {
     .requiredOption('--release-store <dir>', 'the release store the payloads are read from')
     .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG, then the in-cluster service account)')
     .option('--reconcile-interval <seconds>', 'how often a completed release is applied again', '180')
+    .option('--metrics-url <url>', 'Prometheus-compatible API to evaluate PromQL update risks against (without it they are Recommended=Unknown)')
     .addHelpText(
       'after',
       `
@@ -19,7 +20,7 @@ Example:
   NAME      VERSION   AVAILABLE   PROGRESSING   SINCE   STATUS
   version   1.0.0     True        False         5s      Cluster version is 1.0.0`,
     )
-    .action(async (opts: { releaseStore: string; kubeconfig?: string; reconcileInterval: string }) => {
+    .action(async (opts: { releaseStore: string; kubeconfig?: string; reconcileInterval: string; metricsUrl?: string }) => {
       const interval = Number(opts.reconcileInterval);
       if (!Number.isFinite(interval) || interval <= 0) throw new Error(`--reconcile-interval must be a positive number of seconds, got "${opts.reconcileInterval}"`);
       const kc = new k8s.KubeConfig();
@@ -28,6 +29,6 @@ Example:
       const controller = new AbortController();
       process.once('SIGTERM', () => controller.abort());
       process.once('SIGINT', () => controller.abort());
-      await runClusterVersionOperator({ kubeconfig: kc, releaseStore: opts.releaseStore, reconcileIntervalMs: interval * 1000, signal: controller.signal });
+      await runClusterVersionOperator({ kubeconfig: kc, releaseStore: opts.releaseStore, reconcileIntervalMs: interval * 1000, metricsUrl: opts.metricsUrl, signal: controller.signal });
     });
 }

@@ -29,8 +29,7 @@
 // digest against signatures from the keys of the verification ConfigMap; failures refuse it
 // (ReleaseAccepted=False, RetrievePayload, "The update cannot be verified: …") unless forced.
 //
-// Not yet here (later work): leader election, PromQL risk
-// evaluation against a metrics source, and the Degraded-tolerance timers of openshift.md.
+// Not yet here (later work): leader election, and the Degraded-tolerance timers of openshift.md.
 import { createHash } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
 import { logger } from '../common/log.js';
@@ -45,6 +44,7 @@ import { describeManifest } from './payload/manifest.js';
 import { fetchUpdateGraph, RetrievalError } from './updates/upstream.js';
 import { walkGraph, GraphWalkError, type Release } from './updates/graph-walk.js';
 import { evaluateConditionalUpdate } from './updates/risks.js';
+import { prometheusEvaluator } from './updates/prometheus.js';
 import { resolveDesiredUpdate, ResolveError } from './updates/resolve.js';
 import { checkPreconditions } from './updates/preconditions.js';
 import { digestProblem, loadVerifier, verifyRelease } from './verify.js';
@@ -65,6 +65,8 @@ export interface CvoOptions {
   /** How long one attempt waits on a CRD, Job or ClusterOperator. */
   waitTimeoutMs?: number;
   signal: AbortSignal;
+  /** A Prometheus-compatible API that PromQL risks are evaluated against (else they are Unknown). */
+  metricsUrl?: string;
   /** How often the update service is asked for updates (default 5 minutes). */
   upstreamPollMs?: number;
   /** Called with each progress message while a release is being applied (for a CLI to show). */
@@ -231,7 +233,7 @@ export class ClusterVersionOperator {
       const choices = walkGraph(graph, current.version, current.image);
       const conditionalUpdates: Obj[] = [];
       for (const update of choices.conditionalUpdates) {
-        const recommended = await evaluateConditionalUpdate(update, undefined);
+        const recommended = await evaluateConditionalUpdate(update, this.options.metricsUrl ? prometheusEvaluator(this.options.metricsUrl) : undefined);
         conditionalUpdates.push({ release: update.release, risks: update.risks, conditions: [{ ...recommended, lastTransitionTime: now() }] });
       }
       const available: Release[] = choices.availableUpdates;

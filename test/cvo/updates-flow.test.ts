@@ -5,13 +5,16 @@
 // keeps its last known updates when the upstream is down or answers garbage.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
 import { bringUp } from '../../src/cluster/bring-up.js';
 import { readReleaseFiles, writeRelease } from '../../src/cvo/payload/release-store.js';
+import { buildRelease } from '../../src/cvo/payload/build.js';
+import { parsePullspec, signRelease } from '../../src/release/signature.js';
+import { storeSignature } from '../../src/release/signature-store.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const CV = { group: 'config.openshift.io', version: 'v1', plural: 'clusterversions', name: 'version' };
@@ -99,6 +102,12 @@ test('updates, channels, verification, preconditions, force and a failing upstre
     const unsigned = writeRelease(join(dataDir, 'releases'), { ...readReleaseFiles(cluster.releases.find((r) => r.version === '1.0.2')!.dir), 'release-manifests/0000_99_extra_note.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: note\n  namespace: openshift-config\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: "true"\n' });
     await refuseWith('an unsigned payload to be refused', { desiredUpdate: { image: unsigned.pullspec } }, /The update cannot be verified: .*no signature/);
 
+    // A signed release two minors ahead is refused as a minor skip.
+    const skip = buildRelease({ version: '1.2.0', from: join(root, 'release-payload'), cvoManifests: join(root, 'manifests'), store: join(dataDir, 'releases') });
+    const signature = await signRelease(skip.pullspec, readFileSync(join(dataDir, 'keys', 'signing-key.asc'), 'utf8'));
+    storeSignature(join(dataDir, 'signatures'), parsePullspec(skip.pullspec).digest, signature);
+    await refuseWith('a minor skip to be refused', { desiredUpdate: { image: skip.pullspec, version: '1.2.0' } }, /MinorVersionSkip: updating from 1\.0\.1 to 1\.2\.0 skips minor versions/);
+
     // An operator says Upgradeable=False: a minor update is refused, naming it.
     await k8s.KubernetesObjectApi.makeApiClient(kc).create({ apiVersion: 'config.openshift.io/v1', kind: 'ClusterOperator', metadata: { name: 'storage' }, spec: {} } as k8s.KubernetesObject);
     const t = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -114,7 +123,7 @@ test('updates, channels, verification, preconditions, force and a failing upstre
     await setSpec({ desiredUpdate: { version: '1.1.0', image: byVersion['1.1.0'] } });
     const refused = await eventually('the minor update to be refused', async () => {
       const cv = await get();
-      return cond(cv, 'ReleaseAccepted')?.reason === 'PreconditionChecks' ? cv : undefined;
+      return cond(cv, 'ReleaseAccepted')?.reason === 'PreconditionChecks' && /UpgradeableFalse/.test(cond(cv, 'ReleaseAccepted').message) ? cv : undefined;
     });
     assert.equal(cond(refused, 'ReleaseAccepted').status, 'False');
     assert.match(cond(refused, 'ReleaseAccepted').message, /UpgradeableFalse: .*storage should not be upgraded between minor versions: a volume plugin removed in 1\.1 is in use/);
