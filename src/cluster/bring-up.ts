@@ -17,7 +17,7 @@ import { buildRelease, type BuiltRelease } from '../cvo/payload/build.js';
 import { generateSigningKey, parsePullspec, signRelease } from '../release/signature.js';
 import { readStoredSignatures, storeSignature } from '../release/signature-store.js';
 import { startUpdateService, type UpdateService } from '../update-service/server.js';
-import { ClusterVersionOperator } from '../cvo/operator.js';
+import { runClusterVersionOperator } from '../cvo/operator.js';
 import { VERIFICATION_ANNOTATION, VERIFICATION_NAMESPACE } from '../cvo/verify.js';
 
 export interface BringUpOptions {
@@ -144,8 +144,15 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
     ]);
     step(6, 'the cluster-version operator applies the payload');
     const cvoStop = new AbortController();
-    const cvo = new ClusterVersionOperator({ kubeconfig: kc, releaseStore: store, signal: cvoStop.signal, upstreamPollMs: options.upstreamPollMs, onProgress: (message) => say(`      ${message}`) });
-    const cvoRunning = cvo.run();
+    // Short lease timings: a restarted bring-up should not wait minutes for its own old lease.
+    const cvoRunning = runClusterVersionOperator({
+      kubeconfig: kc,
+      releaseStore: store,
+      signal: cvoStop.signal,
+      upstreamPollMs: options.upstreamPollMs,
+      onProgress: (message) => say(`      ${message}`),
+      leaderElection: { identity: 'bootstrap', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },
+    });
     await followClusterVersion(kc, say, options.installTimeoutMs ?? 300_000);
     const service = updateService;
     return {

@@ -29,7 +29,9 @@
 // digest against signatures from the keys of the verification ConfigMap; failures refuse it
 // (ReleaseAccepted=False, RetrievePayload, "The update cannot be verified: …") unless forced.
 //
-// Not yet here (later work): leader election, and the Degraded-tolerance timers of openshift.md.
+// Leader election (runClusterVersionOperator) keeps two CVOs from applying at once.
+//
+// Not yet here (later work): the Degraded-tolerance timers of openshift.md.
 import { createHash } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
 import { logger } from '../common/log.js';
@@ -48,6 +50,7 @@ import { prometheusEvaluator } from './updates/prometheus.js';
 import { resolveDesiredUpdate, ResolveError } from './updates/resolve.js';
 import { checkPreconditions } from './updates/preconditions.js';
 import { digestProblem, loadVerifier, verifyRelease } from './verify.js';
+import { LeaderElector } from '../kube/leader-election.js';
 
 type Obj = Record<string, any>;
 const log = logger('cluster-version-operator');
@@ -397,7 +400,26 @@ export class ClusterVersionOperator {
   }
 }
 
-/** Runs the operator until the signal aborts. */
-export async function runClusterVersionOperator(options: CvoOptions): Promise<void> {
-  await new ClusterVersionOperator(options).run();
+export interface CvoLeaderElection {
+  identity?: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
+
+/**
+ * Runs the operator until the signal aborts, only while holding the Lease
+ * openshift-cluster-version/version, so that two CVOs (a bootstrap one and the Deployment's,
+ * or two replicas) never apply at once.
+ */
+export async function runClusterVersionOperator(options: CvoOptions & { leaderElection?: CvoLeaderElection }): Promise<void> {
+  const elector = new LeaderElector({
+    kubeconfig: options.kubeconfig,
+    namespace: 'openshift-cluster-version',
+    name: 'version',
+    ...options.leaderElection,
+    signal: options.signal,
+    onStartedLeading: (leading) => new ClusterVersionOperator({ ...options, signal: leading }).run(),
+  });
+  await elector.run();
 }

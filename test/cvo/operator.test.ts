@@ -163,3 +163,30 @@ test('install, drift, update, a missing release, and a ClusterOperator gate', as
     await running;
   }
 });
+
+test('two CVOs under leader election: one applies, the other takes over when it stops', async () => {
+  const { runClusterVersionOperator } = await import('../../src/cvo/operator.js');
+  const timings = { leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 150 };
+  const stops = [new AbortController(), new AbortController()];
+  const runs = stops.map((stop, i) =>
+    runClusterVersionOperator({ kubeconfig: kc, releaseStore: store, reconcileIntervalMs: 300, waitTimeoutMs: 1500, signal: stop.signal, leaderElection: { identity: `cvo-${i}`, ...timings } }),
+  );
+  const coordination = kc.makeApiClient(k8s.CoordinationV1Api);
+  const holder = async () => (await coordination.readNamespacedLease({ name: 'version', namespace: 'openshift-cluster-version' })).spec?.holderIdentity;
+  try {
+    const first = await eventually('a CVO to hold the lease', async () => ((await holder())?.startsWith('cvo-') ? await holder() : undefined));
+    const i = Number(first!.split('-')[1]);
+    stops[i].abort();
+    await eventually('the other CVO to take over', async () => ((await holder()) === `cvo-${1 - i}` ? true : undefined));
+    // The new leader reconciles: a deleted managed object comes back.
+    const sa = await objects.read({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'cluster-version-operator', namespace: 'openshift-cluster-version' } });
+    await objects.delete(sa);
+    await eventually('the new leader to restore the ServiceAccount', async () => {
+      const again = await objects.read({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'cluster-version-operator', namespace: 'openshift-cluster-version' } });
+      return again.metadata?.uid !== sa.metadata?.uid ? again : undefined;
+    });
+  } finally {
+    for (const s of stops) s.abort();
+    await Promise.all(runs);
+  }
+});
