@@ -42,7 +42,8 @@ type Obj = Record<string, any>;
 
 /** A duration the way kubectl prints ages (`45s`, `3m12s`, `25m`, `5h3m`, `20h`, `3d4h`, `120d`, `2y30d`). */
 export function humanDuration(ms: number): string {
-  const seconds = Math.floor(ms / 1000);
+  // Truncated toward zero like Go's int(d.Seconds()): up to 1.999 s in the future still reads "0s".
+  const seconds = Math.trunc(ms / 1000);
   if (seconds < -1) return '<invalid>';
   if (seconds < 0) return '0s';
   if (seconds < 60 * 2) return `${seconds}s`;
@@ -260,14 +261,86 @@ const selectorString = (sel: Obj | undefined): string => {
 const containerNames = (o: Obj): string => orNone((o.spec?.template?.spec?.containers ?? []).map((c: Obj) => c.name).join(','));
 const containerImages = (o: Obj): string => orNone((o.spec?.template?.spec?.containers ?? []).map((c: Obj) => c.image).join(','));
 
-function podStatus(o: Obj): string {
-  if (o.metadata?.deletionTimestamp) return 'Terminating';
-  let reason: string = o.status?.reason ?? o.status?.phase ?? 'Pending';
-  for (const cs of o.status?.containerStatuses ?? []) {
-    if (cs.state?.waiting?.reason) reason = cs.state.waiting.reason;
-    else if (cs.state?.terminated?.reason) reason = cs.state.terminated.reason;
+const isRestartableInit = (c: Obj | undefined): boolean => c?.restartPolicy === 'Always';
+const laterTime = (a: number, t: unknown): number => {
+  const parsed = typeof t === 'string' ? Date.parse(t) : NaN;
+  return Number.isNaN(parsed) ? a : Math.max(a, parsed);
+};
+const exitReason = (t: Obj): string => (t.signal ? `Signal:${t.signal}` : `ExitCode:${t.exitCode ?? 0}`);
+
+/**
+ * Ready, Status and Restarts of a pod as kubectl's printPod computes them: init containers first
+ * (`Init:1/2`, `Init:CrashLoopBackOff`), then the first container with a waiting or terminated
+ * reason, `Completed` turned back to Running/NotReady while a container still runs, and
+ * `Terminating` for a pod being deleted that has not finished.
+ */
+function podSummary(o: Obj, now: number): { ready: string; status: string; restarts: string } {
+  const spec: Obj = o.spec ?? {};
+  const status: Obj = o.status ?? {};
+  const initSpecs = new Map<string, Obj>((spec.initContainers ?? []).map((c: Obj) => [c.name, c]));
+  const total = (spec.containers ?? []).length + [...initSpecs.values()].filter(isRestartableInit).length;
+  let readyCount = 0;
+  let reason: string = status.reason || status.phase || '';
+  if ((status.conditions ?? []).some((c: Obj) => c.type === 'PodScheduled' && c.reason === 'SchedulingGated')) reason = 'SchedulingGated';
+
+  let restarts = 0;
+  let sidecarRestarts = 0;
+  let lastRestart = 0;
+  let lastSidecarRestart = 0;
+  let initializing = false;
+  const initStatuses: Obj[] = status.initContainerStatuses ?? [];
+  for (let i = 0; i < initStatuses.length; i++) {
+    const cs = initStatuses[i];
+    const restartable = isRestartableInit(initSpecs.get(cs.name));
+    restarts += cs.restartCount ?? 0;
+    lastRestart = laterTime(lastRestart, cs.lastState?.terminated?.finishedAt);
+    if (restartable) {
+      sidecarRestarts += cs.restartCount ?? 0;
+      lastSidecarRestart = laterTime(lastSidecarRestart, cs.lastState?.terminated?.finishedAt);
+    }
+    const terminated: Obj | undefined = cs.state?.terminated;
+    const waiting: Obj | undefined = cs.state?.waiting;
+    if (terminated && (terminated.exitCode ?? 0) === 0) continue;
+    if (restartable && cs.started === true) {
+      if (cs.ready) readyCount++;
+      continue;
+    }
+    if (terminated) reason = terminated.reason ? `Init:${terminated.reason}` : `Init:${exitReason(terminated)}`;
+    else if (waiting?.reason && waiting.reason !== 'PodInitializing') reason = `Init:${waiting.reason}`;
+    else reason = `Init:${i}/${initSpecs.size}`;
+    initializing = true;
+    break;
   }
-  return reason;
+
+  const initialized = (status.conditions ?? []).some((c: Obj) => c.type === 'Initialized' && c.status === 'True');
+  if (!initializing || initialized) {
+    restarts = sidecarRestarts;
+    lastRestart = lastSidecarRestart;
+    let hasRunning = false;
+    const statuses: Obj[] = status.containerStatuses ?? [];
+    // Walked backwards so that the first container's reason wins, as in kubectl.
+    for (let i = statuses.length - 1; i >= 0; i--) {
+      const cs = statuses[i];
+      restarts += cs.restartCount ?? 0;
+      lastRestart = laterTime(lastRestart, cs.lastState?.terminated?.finishedAt);
+      const terminated: Obj | undefined = cs.state?.terminated;
+      if (cs.state?.waiting?.reason) reason = cs.state.waiting.reason;
+      else if (terminated?.reason) reason = terminated.reason;
+      else if (terminated) reason = exitReason(terminated);
+      else if (cs.ready && cs.state?.running) {
+        hasRunning = true;
+        readyCount++;
+      }
+    }
+    if (reason === 'Completed' && hasRunning) reason = condition(o, 'Ready')?.status === 'True' ? 'Running' : 'NotReady';
+  }
+
+  const terminal = status.phase === 'Succeeded' || status.phase === 'Failed';
+  if (o.metadata?.deletionTimestamp && status.reason === 'NodeLost') reason = 'Unknown';
+  else if (o.metadata?.deletionTimestamp && !terminal) reason = 'Terminating';
+
+  const restartsCell = restarts !== 0 && lastRestart > 0 ? `${restarts} (${humanDuration(now - lastRestart)} ago)` : String(restarts);
+  return { ready: `${readyCount}/${total}`, status: reason, restarts: restartsCell };
 }
 
 function nodeStatus(o: Obj): string {
@@ -295,6 +368,7 @@ function servicePorts(o: Obj): string {
 }
 
 function externalIP(o: Obj): string {
+  if (o.spec?.type === 'ExternalName') return orNone(o.spec?.externalName);
   const ingress = (o.status?.loadBalancer?.ingress ?? []).map((i: Obj) => i.ip ?? i.hostname);
   const ips = [...(o.spec?.externalIPs ?? []), ...ingress];
   if (ips.length) return ips.join(',');
@@ -312,13 +386,11 @@ const PRINTERS: Record<string, Printer> = {
   pods: {
     columns: [NAME_COLUMN, column('Ready'), column('Status'), column('Restarts', 'string'), AGE_COLUMN, column('IP', 'string', 1), column('Node', 'string', 1), column('Nominated Node', 'string', 1), column('Readiness Gates', 'string', 1)],
     cells: (o, now) => {
-      const statuses: Obj[] = o.status?.containerStatuses ?? [];
-      const total = (o.spec?.containers ?? []).length;
-      const ready = statuses.filter((s) => s.ready).length;
-      const restarts = statuses.reduce((n, s) => n + (s.restartCount ?? 0), 0);
+      const { ready, status, restarts } = podSummary(o, now);
       const gates: Obj[] = o.spec?.readinessGates ?? [];
       const gatesCell = gates.length ? `${gates.filter((g) => condition(o, g.conditionType)?.status === 'True').length}/${gates.length}` : '<none>';
-      return [o.metadata.name, `${ready}/${total}`, podStatus(o), String(restarts), ageCell(o, now), orNone(o.status?.podIP), orNone(o.spec?.nodeName), orNone(o.status?.nominatedNodeName), gatesCell];
+      const ip = o.status?.podIPs?.[0]?.ip ?? o.status?.podIP;
+      return [o.metadata.name, ready, status, restarts, ageCell(o, now), orNone(ip), orNone(o.spec?.nodeName), orNone(o.status?.nominatedNodeName), gatesCell];
     },
   },
   services: {

@@ -12,7 +12,7 @@ test('ages as kubectl prints them, at each boundary', () => {
   const cases: Array<[number, string]> = [
     [0, '0s'], [59 * S, '59s'], [119 * S, '119s'], [2 * M, '2m'], [3 * M + 12 * S, '3m12s'], [9 * M + 59 * S, '9m59s'],
     [10 * M, '10m'], [179 * M, '179m'], [3 * H, '3h'], [5 * H + 3 * M, '5h3m'], [8 * H, '8h'], [47 * H, '47h'],
-    [48 * H, '2d'], [3 * D + 4 * H, '3d4h'], [8 * D, '8d'], [729 * D, '729d'], [730 * D, '2y'], [760 * D, '2y30d'], [3000 * D, '8y'],
+    [-1999, '0s'], [-2000, '<invalid>'], [1999, '1s'], [48 * H, '2d'], [3 * D + 4 * H, '3d4h'], [8 * D, '8d'], [729 * D, '729d'], [730 * D, '2y'], [760 * D, '2y30d'], [3000 * D, '8y'],
   ];
   for (const [ms, expected] of cases) assert.equal(humanDuration(ms), expected, `${ms} ms`);
 });
@@ -52,7 +52,7 @@ test('built-in columns for pods, nodes and deployments', () => {
   const pod = {
     metadata: { name: 'web-1', creationTimestamp: created },
     spec: { nodeName: 'node-1', containers: [{ name: 'a' }, { name: 'b' }] },
-    status: { phase: 'Running', podIP: '127.1.1.5', containerStatuses: [{ ready: true, restartCount: 2 }, { ready: false, restartCount: 1, state: { waiting: { reason: 'CrashLoopBackOff' } } }] },
+    status: { phase: 'Running', podIP: '127.1.1.5', containerStatuses: [{ ready: true, restartCount: 2, state: { running: {} } }, { ready: false, restartCount: 1, state: { waiting: { reason: 'CrashLoopBackOff' } } }] },
   };
   assert.deepEqual(tableFor('pods', [pod], { now }).rows[0].cells, ['web-1', '1/2', 'CrashLoopBackOff', '3', '60m', '127.1.1.5', 'node-1', '<none>', '<none>']);
   assert.equal(tableFor('pods', [{ ...pod, metadata: { ...pod.metadata, deletionTimestamp: created } }], { now }).rows[0].cells[2], 'Terminating');
@@ -65,4 +65,47 @@ test('built-in columns for pods, nodes and deployments', () => {
   const deploy = { metadata: { name: 'web', creationTimestamp: created }, spec: { replicas: 3, selector: { matchLabels: { app: 'web' } }, template: { spec: { containers: [{ name: 'app', image: 'nginx' }] } } }, status: { readyReplicas: 2, updatedReplicas: 3, availableReplicas: 2 } };
   assert.deepEqual(tableFor('deployments', [deploy], { now }).rows[0].cells, ['web', '2/3', 3, 2, '60m', 'app', 'nginx', 'app=web']);
   assert.deepEqual(tableFor('widgets', [deploy], { now, noHeaders: true }), { kind: 'Table', apiVersion: 'meta.k8s.io/v1', metadata: {}, columnDefinitions: [], rows: [{ cells: ['web', '60m'], object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: deploy.metadata } }] });
+});
+
+test('pod Status, Ready and Restarts as kubectl printPod computes them', () => {
+  const now = Date.parse('2026-01-01T01:00:00Z');
+  const created = '2026-01-01T00:00:00Z';
+  const pod = (spec: object, status: object, metadata: object = {}) => ({ metadata: { name: 'p', creationTimestamp: created, ...metadata }, spec: { containers: [{ name: 'a' }], ...spec }, status });
+  const running = { name: 'a', ready: true, restartCount: 0, state: { running: {} } };
+  const cases: Array<[string, object, [string, string, string]]> = [
+    ['pending, no statuses', pod({}, { phase: 'Pending' }), ['0/1', 'Pending', '0']],
+    ['running and ready', pod({}, { phase: 'Running', containerStatuses: [running] }), ['1/1', 'Running', '0']],
+    ['ready but not running is not counted', pod({}, { phase: 'Running', containerStatuses: [{ ...running, state: { waiting: {} } }] }), ['0/1', 'Running', '0']],
+    ['first container reason wins', pod({ containers: [{ name: 'a' }, { name: 'b' }] }, { phase: 'Running', containerStatuses: [{ name: 'a', state: { waiting: { reason: 'ImagePullBackOff' } } }, { name: 'b', state: { waiting: { reason: 'ContainerCreating' } } }] }), ['0/2', 'ImagePullBackOff', '0']],
+    ['terminated without reason', pod({}, { phase: 'Failed', containerStatuses: [{ name: 'a', state: { terminated: { exitCode: 3 } } }] }), ['0/1', 'ExitCode:3', '0']],
+    ['killed by a signal', pod({}, { phase: 'Failed', containerStatuses: [{ name: 'a', state: { terminated: { exitCode: 137, signal: 9 } } }] }), ['0/1', 'Signal:9', '0']],
+    ['completed', pod({}, { phase: 'Succeeded', containerStatuses: [{ name: 'a', state: { terminated: { exitCode: 0, reason: 'Completed' } } }] }), ['0/1', 'Completed', '0']],
+    ['completed while another runs, not ready', pod({ containers: [{ name: 'a' }, { name: 'b' }] }, { phase: 'Running', containerStatuses: [{ name: 'a', state: { terminated: { exitCode: 0, reason: 'Completed' } } }, { ...running, name: 'b' }] }), ['1/2', 'NotReady', '0']],
+    ['second init container running', pod({ initContainers: [{ name: 'i1' }, { name: 'i2' }] }, { phase: 'Pending', initContainerStatuses: [{ name: 'i1', state: { terminated: { exitCode: 0 } } }, { name: 'i2', state: { running: {} } }] }), ['0/1', 'Init:1/2', '0']],
+    ['init container crash looping', pod({ initContainers: [{ name: 'i1' }] }, { phase: 'Pending', initContainerStatuses: [{ name: 'i1', restartCount: 4, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { exitCode: 1, finishedAt: '2026-01-01T00:55:00Z' } } }] }), ['0/1', 'Init:CrashLoopBackOff', '4 (5m ago)']],
+    ['init container failed', pod({ initContainers: [{ name: 'i1' }] }, { phase: 'Pending', initContainerStatuses: [{ name: 'i1', state: { terminated: { exitCode: 2 } } }] }), ['0/1', 'Init:ExitCode:2', '0']],
+    ['sidecar init container counts once started', pod({ initContainers: [{ name: 's', restartPolicy: 'Always' }] }, { phase: 'Running', initContainerStatuses: [{ name: 's', started: true, ready: true, restartCount: 1, state: { running: {} } }], containerStatuses: [running] }), ['2/2', 'Running', '1']],
+    ['restarts with the time of the last one', pod({}, { phase: 'Running', containerStatuses: [{ ...running, restartCount: 3, lastState: { terminated: { finishedAt: '2026-01-01T00:30:00Z' } } }] }), ['1/1', 'Running', '3 (30m ago)']],
+    ['being deleted', pod({}, { phase: 'Running', containerStatuses: [running] }, { deletionTimestamp: created }), ['1/1', 'Terminating', '0']],
+    ['deleted after finishing', pod({}, { phase: 'Succeeded' }, { deletionTimestamp: created }), ['0/1', 'Succeeded', '0']],
+    ['node lost', pod({}, { phase: 'Running', reason: 'NodeLost' }, { deletionTimestamp: created }), ['0/1', 'Unknown', '0']],
+    ['evicted', pod({}, { phase: 'Failed', reason: 'Evicted' }), ['0/1', 'Evicted', '0']],
+    ['scheduling gated', pod({}, { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'SchedulingGated' }] }), ['0/1', 'SchedulingGated', '0']],
+  ];
+  for (const [name, object, expected] of cases) {
+    assert.deepEqual(tableFor('pods', [object as Record<string, unknown>], { now }).rows[0].cells.slice(1, 4), expected, name);
+  }
+  const wide = tableFor('pods', [pod({ nodeName: 'n1', readinessGates: [{ conditionType: 'x/ok' }] }, { podIPs: [{ ip: '10.0.0.7' }], conditions: [{ type: 'x/ok', status: 'True' }] })], { now }).rows[0].cells.slice(5);
+  assert.deepEqual(wide, ['10.0.0.7', 'n1', '<none>', '1/1']);
+});
+
+test('service columns', () => {
+  const now = Date.parse('2026-01-01T01:00:00Z');
+  const svc = (spec: object, status: object = {}) => ({ metadata: { name: 's', creationTimestamp: '2026-01-01T00:00:00Z' }, spec, status });
+  const cells = (o: object) => tableFor('services', [o as Record<string, unknown>], { now }).rows[0].cells;
+  assert.deepEqual(cells(svc({ type: 'ClusterIP', clusterIP: '10.96.0.1', ports: [{ port: 443, protocol: 'TCP' }], selector: { app: 'x' } })), ['s', 'ClusterIP', '10.96.0.1', '<none>', '443/TCP', '60m', 'app=x']);
+  assert.deepEqual(cells(svc({ type: 'NodePort', clusterIP: '10.96.0.2', ports: [{ port: 80, nodePort: 30080 }, { port: 53, protocol: 'UDP' }] })).slice(1, 5), ['NodePort', '10.96.0.2', '<none>', '80:30080/TCP,53/UDP']);
+  assert.equal(cells(svc({ type: 'LoadBalancer', ports: [] }))[3], '<pending>');
+  assert.equal(cells(svc({ type: 'LoadBalancer' }, { loadBalancer: { ingress: [{ ip: '1.2.3.4' }] } }))[3], '1.2.3.4');
+  assert.equal(cells(svc({ type: 'ExternalName', externalName: 'db.example.com' }))[3], 'db.example.com');
 });
