@@ -253,7 +253,9 @@ function mergeMap(target: Json | undefined, patch: JsonObject, parentField: stri
     }
     const current = out[key];
     if (Array.isArray(value)) {
-      out[key] = mergeList(current, value, parentField, key, patch[`${SET_ORDER}${key}`]);
+      const merged = mergeList(current, value, parentField, key);
+      const order = patch[`${SET_ORDER}${key}`];
+      out[key] = Array.isArray(order) ? normalizeOrder(merged, order, Array.isArray(current) ? current : [], listKey(parentField, key)) : merged;
     } else if (isObject(value)) {
       const merged = mergeMap(current, value, key);
       if (merged === null) delete out[key];
@@ -268,7 +270,7 @@ function mergeMap(target: Json | undefined, patch: JsonObject, parentField: stri
     if (!key.startsWith(SET_ORDER)) continue;
     const field = key.slice(SET_ORDER.length);
     if (field in patch || !Array.isArray(out[field]) || !Array.isArray(order)) continue;
-    out[field] = reorder(out[field] as Json[], order, strategicMergeKey(parentField, field));
+    out[field] = normalizeOrder(out[field] as Json[], order, out[field] as Json[], listKey(parentField, field));
   }
   return out;
 }
@@ -284,7 +286,12 @@ function stripDirectives(value: Json): Json {
   return out;
 }
 
-function mergeList(current: Json | undefined, patch: Json[], parentField: string, field: string, order: Json | undefined): Json[] {
+/** The key that identifies elements of a merged list: its merge key, or the value itself for sets. */
+function listKey(parentField: string, field: string): string | undefined {
+  return SET_LISTS.has(field) ? undefined : strategicMergeKey(parentField, field);
+}
+
+function mergeList(current: Json | undefined, patch: Json[], parentField: string, field: string): Json[] {
   const existing = Array.isArray(current) ? current : [];
   const replace = patch.find((x) => isObject(x) && x[DIRECTIVE] === 'replace' && Object.keys(x).length === 1);
   if (replace) return patch.filter((x) => x !== replace).map(stripDirectives);
@@ -292,7 +299,7 @@ function mergeList(current: Json | undefined, patch: Json[], parentField: string
   if (SET_LISTS.has(field)) {
     const out = [...existing];
     for (const v of patch) if (!out.some((x) => deepEqual(x, v))) out.push(v);
-    return Array.isArray(order) ? reorder(out, order, undefined) : out;
+    return normalizeOrder(out, patch, existing, undefined);
   }
   const key = strategicMergeKey(parentField, field);
   if (!key || !patch.every((x) => isObject(x))) return patch.map(stripDirectives);
@@ -309,18 +316,39 @@ function mergeList(current: Json | undefined, patch: Json[], parentField: string
     if (index >= 0) out[index] = mergeMap(out[index], item, field);
     else out.push(mergeMap({}, item, field));
   }
-  return Array.isArray(order) ? reorder(out, order, key) : out;
+  const remaining = existing.filter((x) => out.some((y) => isObject(x) && isObject(y) && deepEqual(x[key], y[key])));
+  return normalizeOrder(out, patch, remaining, key);
 }
 
-/** Orders a list by `$setElementOrder`; elements it does not name keep their place at the end. */
-function reorder(list: Json[], order: Json[], key: string | undefined): Json[] {
-  const idOf = (x: Json): Json => (key && isObject(x) ? x[key] : x);
-  const wanted = order.map((o) => (key && isObject(o) ? o[key] : o));
-  const placed: Json[] = [];
-  for (const id of wanted) {
-    const found = list.find((x) => deepEqual(idOf(x), id));
-    if (found !== undefined) placed.push(found);
+/**
+ * Orders a merged list as kube-apiserver does (normalizeElementOrder + mergeSortedSlice): the
+ * elements named in `order` (the patch list or its `$setElementOrder`) keep that order; the
+ * others ("server-only") keep their order in the live list and are slotted in before the first
+ * named element that comes after them in the live list.
+ */
+function normalizeOrder(merged: Json[], order: Json[], live: Json[], key: string | undefined): Json[] {
+  const idOf = (x: Json): Json => (key !== undefined && isObject(x) ? x[key] : x);
+  const indexIn = (list: Json[], x: Json): number => list.findIndex((y) => deepEqual(idOf(y), idOf(x)));
+  const rank = (list: Json[]) => (x: Json): number => {
+    const i = indexIn(list, x);
+    return i < 0 ? Number.MAX_SAFE_INTEGER : i;
+  };
+  const byOrder = rank(order);
+  const byLive = rank(live);
+  const named = merged.filter((x) => indexIn(order, x) >= 0).sort((a, b) => byOrder(a) - byOrder(b));
+  const serverOnly = merged.filter((x) => indexIn(order, x) < 0).sort((a, b) => byLive(a) - byLive(b));
+  const out: Json[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < serverOnly.length || j < named.length) {
+    if (j >= named.length) out.push(serverOnly[i++]);
+    else if (i >= serverOnly.length) out.push(named[j++]);
+    else {
+      const li = indexIn(live, serverOnly[i]);
+      const ri = indexIn(live, named[j]);
+      if (li >= 0 && ri >= 0 && li < ri) out.push(serverOnly[i++]);
+      else out.push(named[j++]);
+    }
   }
-  for (const x of list) if (!placed.includes(x)) placed.push(x);
-  return placed;
+  return out;
 }

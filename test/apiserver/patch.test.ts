@@ -66,6 +66,7 @@ test('strategic merge patch as kubectl apply sends it', () => {
               image: 'app:2',
               '$setElementOrder/env': [{ name: 'A' }, { name: 'C' }],
               env: [{ name: 'B', $patch: 'delete' }, { name: 'C', value: '3' }],
+              '$setElementOrder/ports': [{ containerPort: 80 }, { containerPort: 443 }],
               ports: [{ containerPort: 443, name: 'https' }],
             },
           ],
@@ -83,9 +84,10 @@ test('strategic merge patch as kubectl apply sends it', () => {
 });
 
 test('strategic merge patch directives and list kinds', () => {
-  // Lists without a merge key are replaced; finalizers merge as a set.
+  // Lists without a merge key are replaced; finalizers merge as a set (in the patch's order).
   const out = applyStrategicMergePatch(deployment, { metadata: { finalizers: ['b', 'a'] }, spec: { template: { spec: { tolerations: [{ key: 'y' }] } } } });
-  assert.deepEqual(out.metadata.finalizers, ['a', 'b']);
+  assert.deepEqual(out.metadata.finalizers, ['b', 'a']);
+  assert.deepEqual(applyStrategicMergePatch({ metadata: { finalizers: ['a', 'b'] } }, { metadata: { finalizers: ['c'] } }).metadata.finalizers, ['c', 'a', 'b']);
   assert.deepEqual(out.spec.template.spec.tolerations, [{ key: 'y' }]);
   // $deleteFromPrimitiveList, $patch: replace on a list and on a map, null deletes, cordon.
   assert.deepEqual(applyStrategicMergePatch(deployment, { metadata: { '$deleteFromPrimitiveList/finalizers': ['a'] } }).metadata.finalizers, []);
@@ -105,4 +107,25 @@ test('strategic merge patch directives and list kinds', () => {
   assert.deepEqual(node.status.conditions, [{ type: 'Ready', status: 'True' }, { type: 'DiskPressure', status: 'False' }]);
   assert.throws(() => applyStrategicMergePatch(deployment, { spec: { template: { spec: { containers: [{ image: 'x' }] } } } }), /merged by "name"/);
   assert.throws(() => applyStrategicMergePatch(deployment, [1]), PatchError);
+});
+
+// Element order after a strategic merge, as kube-apiserver's normalizeElementOrder leaves it:
+// elements named by the patch (or its $setElementOrder) in that order, live-only elements slotted
+// in by their live position.
+test('strategic merge patch element order', () => {
+  const env = (...names: string[]) => names.map((name) => ({ name, value: name.toLowerCase() }));
+  const names = (list: unknown) => (list as Array<{ name: string }>).map((e) => e.name).join(',');
+  const cases: Array<[string, string[], Record<string, unknown>, string]> = [
+    ['a new element without an order goes first', ['A', 'B'], { env: [{ name: 'C', value: 'c' }] }, 'C,A,B'],
+    ['patch order wins over live order', ['A', 'B'], { env: [{ name: 'B', value: 'x' }, { name: 'A', value: 'y' }] }, 'B,A'],
+    ['live-only elements keep their place before later patched ones', ['D', 'A', 'B'], { env: [{ name: 'A', value: 'x' }, { name: 'C', value: 'c' }] }, 'D,A,C,B'],
+    ['setElementOrder places new elements', ['A', 'B'], { '$setElementOrder/env': [{ name: 'A' }, { name: 'C' }, { name: 'B' }], env: [{ name: 'C', value: 'c' }] }, 'A,C,B'],
+    ['setElementOrder alone reorders', ['A', 'B', 'C'], { '$setElementOrder/env': [{ name: 'C' }, { name: 'A' }, { name: 'B' }] }, 'C,A,B'],
+    ['live-only element ahead of the ordered ones stays ahead', ['X', 'A', 'B'], { '$setElementOrder/env': [{ name: 'A' }, { name: 'C' }], env: [{ name: 'B', $patch: 'delete' }, { name: 'C', value: 'c' }] }, 'X,A,C'],
+    ['live-only element after the ordered ones stays after', ['A', 'B', 'X'], { '$setElementOrder/env': [{ name: 'A' }, { name: 'C' }], env: [{ name: 'B', $patch: 'delete' }, { name: 'C', value: 'c' }] }, 'A,C,X'],
+  ];
+  for (const [name, live, patch, expected] of cases) {
+    const out = applyStrategicMergePatch({ spec: { containers: [{ name: 'app', env: env(...live) }] } }, { spec: { containers: [{ name: 'app', ...patch }] } });
+    assert.equal(names(out.spec.containers[0].env), expected, name);
+  }
 });
