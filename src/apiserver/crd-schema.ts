@@ -71,11 +71,19 @@ const ROOT_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
 // ---------------------------------------------------------------------------------------------
 // Defaulting
 
-/** Fills in `default` values (schema order, deepest last), as kube-apiserver does on read and write. */
+/**
+ * Fills in `default` values (schema order, deepest last), as kube-apiserver does on read and
+ * write. A `null` in a field that is not `nullable` counts as absent: it is replaced by the
+ * default, or dropped when there is none (kube-apiserver's PruneNonNullableNullsWithoutDefaults).
+ */
 export function applyDefaults(schema: JSONSchemaProps | undefined, value: unknown): unknown {
   if (!schema) return value;
   if (isObject(value)) {
     for (const [key, prop] of Object.entries(schema.properties ?? {})) {
+      if (value[key] === null && !prop.nullable) {
+        if (prop.default === undefined) delete value[key];
+        else value[key] = undefined;
+      }
       if (value[key] === undefined && prop.default !== undefined) value[key] = structuredClone(prop.default);
       if (value[key] !== undefined) value[key] = applyDefaults(prop, value[key]);
     }
@@ -264,6 +272,14 @@ function walk(schema: JSONSchemaProps, path: string, problems: string[], isRoot:
   if (isRoot && schema.type !== undefined && schema.type !== 'object') problems.push(`${path}.type: Invalid value: "${schema.type}": must be object at the root`);
   if (schema.properties && isObject(schema.additionalProperties)) problems.push(`${path}.additionalProperties: Forbidden: additionalProperties and properties are mutually exclusive`);
   if (schema.type === 'array' && !schema.items) problems.push(`${path}.items: Required value: must be specified for arrays`);
+  if (intOrString && schema.type !== undefined) problems.push(`${path}.type: Invalid value: "${schema.type}": must be empty if x-kubernetes-int-or-string is true`);
+  if (schema['x-kubernetes-preserve-unknown-fields'] === false) problems.push(`${path}.x-kubernetes-preserve-unknown-fields: Invalid value: false: must be true or undefined`);
+  if (schema['x-kubernetes-embedded-resource'] === true && schema.type !== 'object') problems.push(`${path}.type: Required value: must be object if x-kubernetes-embedded-resource is true`);
+  if (isRoot && isObject(schema.properties?.metadata)) {
+    for (const field of Object.keys(schema.properties.metadata.properties ?? {})) {
+      if (field !== 'name' && field !== 'generateName') problems.push(`${path}.properties[metadata].properties[${field}]: Forbidden: only name and generateName may be specified at the root metadata`);
+    }
+  }
   for (const [name, prop] of Object.entries(schema.properties ?? {})) walk(prop, `${path}.properties[${name}]`, problems, false);
   if (isObject(schema.additionalProperties)) walk(schema.additionalProperties, `${path}.additionalProperties`, problems, false);
   if (schema.items) walk(schema.items, `${path}.items`, problems, false);

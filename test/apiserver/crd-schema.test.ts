@@ -29,6 +29,12 @@ test('defaulting fills missing fields, deepest included', () => {
   assert.deepEqual(obj.spec, { size: 1, mode: 'fast' });
 });
 
+test('null in a non-nullable field is defaulted or dropped; nullable nulls stay', () => {
+  const obj = applyDefaults(schema, { spec: { size: null, name: null, ratio: null } }) as { spec: Record<string, unknown> };
+  assert.deepEqual(obj.spec, { size: 1, ratio: null, mode: 'fast' });
+  assert.deepEqual(validate(schema, obj), []);
+});
+
 test('pruning drops undeclared fields but keeps metadata and preserved subtrees', () => {
   const obj = prune(schema, {
     apiVersion: 'x/v1',
@@ -74,4 +80,14 @@ test('structural check', () => {
   assert.equal(structuralProblems({ type: 'object', properties: { a: { type: 'array' } } }).length, 1);
   assert.equal(structuralProblems({ type: 'object', properties: { a: { type: 'string', anyOf: [{ type: 'string' }] } } }).length, 1);
   assert.equal(structuralProblems({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true }).length, 0);
+  const bad: Array<[JSONSchemaProps, RegExp]> = [
+    [{ type: 'object', properties: { a: { type: 'string', 'x-kubernetes-int-or-string': true } } }, /properties\[a\]\.type: Invalid value: "string": must be empty if x-kubernetes-int-or-string is true/],
+    [{ type: 'object', properties: { a: { type: 'object', 'x-kubernetes-preserve-unknown-fields': false } } }, /must be true or undefined/],
+    [{ type: 'object', properties: { a: { type: 'string', 'x-kubernetes-embedded-resource': true } } }, /must be object if x-kubernetes-embedded-resource/],
+    [{ type: 'object', properties: { metadata: { type: 'object', properties: { labels: { type: 'object' } } } } }, /properties\[metadata\]\.properties\[labels\]: Forbidden/],
+    [{ type: 'string' }, /must be object at the root/],
+    [{ type: 'object', properties: { a: { type: 'object', properties: {}, additionalProperties: { type: 'string' } } } }, /mutually exclusive/],
+  ];
+  for (const [s, message] of bad) assert.match(structuralProblems(s).join('\n'), message, JSON.stringify(s));
+  assert.deepEqual(structuralProblems({ type: 'object', properties: { metadata: { type: 'object', properties: { name: { type: 'string', maxLength: 10 } } } } }), []);
 });
