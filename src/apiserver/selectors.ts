@@ -189,21 +189,56 @@ export interface FieldRequirement {
   value: string;
 }
 
+/** Splits a field selector into terms on commas that are not escaped with a backslash. */
+function splitFieldTerms(text: string): string[] {
+  const terms: string[] = [];
+  let current = '';
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '\\' && i + 1 < text.length) {
+      current += ch + text[++i];
+    } else if (ch === ',') {
+      terms.push(current);
+      current = '';
+    } else current += ch;
+  }
+  terms.push(current);
+  return terms;
+}
+
+/** Undoes the escaping of `\\`, `\,`, `\=` and `\!` in a field selector value; bare ones are errors. */
+function unescapeFieldValue(value: string, term: string): string {
+  let out = '';
+  for (let i = 0; i < value.length; i++) {
+    const ch = value[i];
+    if (ch === '\\') {
+      const next = value[i + 1];
+      if (next === undefined || !'\\,=!'.includes(next)) throw new SelectorError(`invalid field selector: invalid escape sequence in '${term}'`);
+      out += next;
+      i++;
+    } else if (ch === ',' || ch === '=' || ch === '!') {
+      throw new SelectorError(`invalid field selector: unescaped '${ch}' in the value of '${term}'`);
+    } else out += ch;
+  }
+  return out;
+}
+
 /**
  * Parses `?fieldSelector=`. `supported` is the set of field paths the resource allows; any other
- * field is an error naming it, as kube-apiserver answers with 400.
+ * field is an error naming it, as kube-apiserver answers with 400. Values may escape `,`, `=`,
+ * `!` and `\\` with a backslash, as fields.EscapeValue produces.
  */
 export function parseFieldSelector(input: string, supported: Iterable<string>): FieldRequirement[] {
   const allowed = new Set(supported);
   const text = input.trim();
   if (text === '') return [];
-  return text.split(',').map((raw) => {
+  return splitFieldTerms(text).map((raw) => {
     const part = raw.trim();
     const m = /^([^=!]+?)\s*(==|=|!=)\s*(.*)$/.exec(part);
     if (!m) throw new SelectorError(`invalid selector: '${part}'; can't understand '${part}'`);
     const field = m[1].trim();
     if (!allowed.has(field)) throw new SelectorError(`field label not supported: ${field}`);
-    return { field, operator: m[2] === '!=' ? 'NotEquals' : 'Equals', value: m[3].trim() };
+    return { field, operator: m[2] === '!=' ? 'NotEquals' : 'Equals', value: unescapeFieldValue(m[3].trim(), part) };
   });
 }
 

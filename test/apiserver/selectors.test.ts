@@ -72,4 +72,11 @@ test('field selectors: supported fields only, = == !=', () => {
   assert.equal(matchesFields(parseFieldSelector('metadata.namespace=', supported), lookup), true);
   assert.throws(() => parseFieldSelector('spec.bogus=x', supported), /field label not supported: spec.bogus/);
   assert.throws(() => parseFieldSelector('nonsense', supported), SelectorError);
+  // Escaped values (fields.EscapeValue) and unescaped specials.
+  assert.deepEqual(parseFieldSelector('metadata.name=a\\,b\\=c\\!d\\\\e,spec.nodeName!=n', supported), [
+    { field: 'metadata.name', operator: 'Equals', value: 'a,b=c!d\\e' },
+    { field: 'spec.nodeName', operator: 'NotEquals', value: 'n' },
+  ]);
+  assert.throws(() => parseFieldSelector('metadata.name=a=b', supported), /unescaped '='/);
+  assert.throws(() => parseFieldSelector('metadata.name=a\\x', supported), /invalid escape sequence/);
 });
