@@ -56,7 +56,9 @@ function containersProblems(containers: unknown, field: string): FieldProblem[] 
   const names = new Set<string>();
   containers.forEach((c: Obj, i) => {
     if (!c?.name) problems.push({ type: 'FieldValueRequired', field: `${field}[${i}].name`, message: 'Required value' });
-    else if (names.has(c.name)) problems.push({ type: 'FieldValueDuplicate', field: `${field}[${i}].name`, message: `Duplicate value: "${c.name}"` });
+    else if (typeof c.name !== 'string' || c.name.length > 63 || !DNS1123_LABEL.test(c.name)) {
+      problems.push({ type: 'FieldValueInvalid', field: `${field}[${i}].name`, message: `Invalid value: ${JSON.stringify(c.name)}: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character` });
+    } else if (names.has(c.name)) problems.push({ type: 'FieldValueDuplicate', field: `${field}[${i}].name`, message: `Duplicate value: "${c.name}"` });
     else names.add(c.name);
     if (!c?.image) problems.push({ type: 'FieldValueRequired', field: `${field}[${i}].image`, message: 'Required value' });
   });
@@ -85,6 +87,8 @@ function dataKeyProblems(object: Obj): FieldProblem[] {
   for (const field of ['data', 'binaryData', 'stringData']) {
     for (const [key, value] of Object.entries((object[field] ?? {}) as Record<string, unknown>)) {
       if (!CONFIG_KEY.test(key) || key.length > 253) problems.push({ type: 'FieldValueInvalid', field: `${field}[${key}]`, message: `Invalid value: "${key}": a valid config key must consist of alphanumeric characters, '-', '_' or '.'` });
+      // Keys become file names in volumes: kube-apiserver refuses '.', '..' and a '..' prefix.
+      else if (key === '.' || key.startsWith('..')) problems.push({ type: 'FieldValueInvalid', field: `${field}[${key}]`, message: `Invalid value: "${key}": ${key === '.' ? "must not be '.'" : key === '..' ? "must not be '..'" : "must not start with '..'"}` });
       if (typeof value !== 'string') problems.push({ type: 'FieldValueInvalid', field: `${field}[${key}]`, message: 'must be a string' });
     }
   }

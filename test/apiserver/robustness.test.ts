@@ -122,3 +122,105 @@ test('malformed and mutated requests get the right Status and change nothing', a
   assert.deepEqual(list.json.items.map((i: any) => i.metadata.name), ['keep'], 'no failed create left anything behind');
   assert.equal((await api.request('GET', '/healthz', { token: null })).text, 'ok');
 });
+
+const DEPLOY = '/apis/apps/v1/namespaces/default/deployments';
+
+/** A valid Deployment with one thing broken, chosen by the PRNG. */
+function brokenDeployment(random: () => number, name: string): { what: string; body: Record<string, any> } {
+  const body: Record<string, any> = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, labels: { app: 'web' } },
+    spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'nginx' }] } } },
+  };
+  const breakers: Array<[string, () => void]> = [
+    ['negative replicas', () => (body.spec.replicas = -1 - Math.floor(random() * 5))],
+    ['selector does not match the template', () => (body.spec.template.metadata.labels = { app: 'other' })],
+    ['container without an image', () => delete body.spec.template.spec.containers[0].image],
+    ['container without a name', () => delete body.spec.template.spec.containers[0].name],
+    ['invalid container name', () => (body.spec.template.spec.containers[0].name = 'Bad_Name')],
+    ['no containers', () => (body.spec.template.spec.containers = [])],
+    ['invalid label key', () => (body.metadata.labels = { 'a b/c': 'x' })],
+  ];
+  const [what, breakIt] = breakers[Math.floor(random() * breakers.length)];
+  breakIt();
+  return { what, body };
+}
+
+test('more mutated requests: preconditions, patch directives, apply, namespaces, duplicates, broken Deployments', async () => {
+  const created = await api.request('POST', CM, { body: { metadata: { name: 'target' }, data: { k: 'v' } } });
+  assert.equal(created.status, 201);
+  const before = await api.request('GET', `${CM}/target`);
+  const rv = before.json.metadata.resourceVersion;
+  const random = prng(7);
+  const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)];
+  const cases: Case[] = [];
+  for (let i = 0; i < 200; i++) {
+    const n = `m${i}`;
+    switch (i % 10) {
+      case 0:
+        cases.push({
+          what: 'delete with a failed precondition',
+          method: 'DELETE',
+          path: `${CM}/target`,
+          options: { body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: pick([{ resourceVersion: String(Number(rv) - 1 - i) }, { uid: `not-${i}` }]) } },
+          code: 409,
+          reason: 'Conflict',
+        });
+        break;
+      case 1:
+        cases.push({
+          what: 'unknown strategic merge directive',
+          method: 'PATCH',
+          path: `${CM}/target`,
+          options: { body: pick([{ data: { $patch: 'explode' } }, { metadata: { $patch: 42 } }]), contentType: 'application/strategic-merge-patch+json' },
+          code: 422,
+          reason: 'Invalid',
+        });
+        break;
+      case 2:
+        cases.push({ what: 'apply without fieldManager', method: 'PATCH', path: `${CM}/target`, options: { body: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: target}\ndata: {k: changed}\n', contentType: 'application/apply-patch+yaml' }, code: 422, reason: 'Invalid' });
+        break;
+      case 3:
+        cases.push({ what: 'body namespace differs from the URL', method: 'POST', path: CM, options: { body: { metadata: { name: n, namespace: pick(['other', 'kube-system']) } } }, code: 400, reason: 'BadRequest' });
+        break;
+      case 4:
+        cases.push({ what: 'resourceVersion set on create', method: 'POST', path: CM, options: { body: { metadata: { name: n, resourceVersion: String(1 + Math.floor(random() * 100)) } } }, code: 400, reason: 'BadRequest' });
+        break;
+      case 5:
+        cases.push({ what: 'duplicate create', method: 'POST', path: CM, options: { body: { metadata: { name: 'target' }, data: { k: 'dup' } } }, code: 409, reason: 'AlreadyExists' });
+        break;
+      case 6:
+        cases.push({ what: 'update with another name', method: pick(['PUT', 'PATCH']), path: `${CM}/target`, options: { body: { metadata: { name: `other-${i}` } }, contentType: 'application/merge-patch+json' }, code: 400, reason: 'BadRequest' });
+        break;
+      case 7: {
+        const q = pick(['fieldSelector=metadata.name%3Da%3Db', 'fieldSelector=metadata.name%3Da%5Cx', 'limit=abc', 'limit=5&continue=garbage', 'labelSelector=a%20notin%20(b', 'labelSelector=UPPER%2F%2Fx%3Dy']);
+        cases.push({ what: `bad query ${q}`, method: 'GET', path: `${CM}?${q}`, code: 400, reason: 'BadRequest' });
+        break;
+      }
+      case 8: {
+        const { what, body } = brokenDeployment(random, n);
+        cases.push({ what: `Deployment: ${what}`, method: 'POST', path: DEPLOY, options: { body }, code: 422, reason: 'Invalid' });
+        break;
+      }
+      case 9:
+        cases.push({ what: 'invalid ConfigMap key', method: 'POST', path: CM, options: { body: { metadata: { name: n }, data: { [pick(['bad key', 'a/b', '', '..'])]: 'x' } } }, code: 422, reason: 'Invalid' });
+        break;
+    }
+  }
+  for (const c of cases) {
+    const r = await api.request(c.method, c.path, c.options);
+    assert.equal(r.status, c.code, `${c.what}: ${c.method} ${c.path} → ${r.status} ${r.text.slice(0, 200)}`);
+    assert.equal(r.headers['content-type'], 'application/json', `${c.what}: content type`);
+    assert.equal(r.json?.kind, 'Status', `${c.what}: body is a Status`);
+    assert.equal(r.json.code, c.code);
+    assert.equal(r.json.status, 'Failure');
+    if (c.reason) assert.equal(r.json.reason, c.reason, `${c.what}: reason`);
+    if (c.reason === 'Invalid' && c.method === 'POST') assert.ok(r.json.details?.causes?.length > 0, `${c.what}: causes name the fields`);
+  }
+  assert.deepEqual((await api.request('GET', `${CM}/target`)).json, before.json, 'the target is unchanged');
+  assert.deepEqual((await api.request('GET', DEPLOY)).json.items, [], 'no broken Deployment was stored');
+  const names = (await api.request('GET', CM)).json.items.map((i: any) => i.metadata.name);
+  assert.ok(!names.some((n: string) => /^m\d+$/.test(n)), 'no failed create left anything behind');
+  assert.equal((await api.request('GET', '/healthz', { token: null })).text, 'ok');
+});

@@ -53,6 +53,8 @@ export function httpsJson(agent: Agent, url: string, token: string, method: stri
     if (opts.body !== undefined) {
       body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
       headers['content-type'] = opts.contentType ?? 'application/json';
+      // Node sends neither a length nor chunked framing for a DELETE body on its own.
+      headers['content-length'] = String(Buffer.byteLength(body));
     }
     const req = httpsRequest(`${url}${path}`, { method, headers, agent }, (res) => {
       let text = '';
