@@ -155,9 +155,9 @@ test('more mutated requests: preconditions, patch directives, apply, namespaces,
   const random = prng(7);
   const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)];
   const cases: Case[] = [];
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 220; i++) {
     const n = `m${i}`;
-    switch (i % 10) {
+    switch (i % 11) {
       case 0:
         cases.push({
           what: 'delete with a failed precondition',
@@ -206,6 +206,11 @@ test('more mutated requests: preconditions, patch directives, apply, namespaces,
       case 9:
         cases.push({ what: 'invalid ConfigMap key', method: 'POST', path: CM, options: { body: { metadata: { name: n }, data: { [pick(['bad key', 'a/b', '', '..'])]: 'x' } } }, code: 422, reason: 'Invalid' });
         break;
+      case 10: {
+        const [method, path] = pick([['POST', CM], ['PUT', `${CM}/target`], ['DELETE', `${CM}/target`]]);
+        cases.push({ what: `unsupported dryRun on ${method}`, method, path: `${path}?dryRun=${pick(['Bogus', 'all', 'true'])}`, options: { body: { metadata: { name: method === 'POST' ? n : 'target' }, data: { k: 'dry' } } }, code: 422, reason: 'Invalid' });
+        break;
+      }
     }
   }
   for (const c of cases) {
