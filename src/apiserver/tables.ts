@@ -409,8 +409,16 @@ const PRINTERS: Record<string, Printer> = {
   secrets: { columns: [NAME_COLUMN, column('Type'), column('Data', 'integer'), AGE_COLUMN], cells: (o, now) => [o.metadata.name, o.type ?? 'Opaque', count(o.data) + count(o.stringData), ageCell(o, now)] },
   serviceaccounts: { columns: [NAME_COLUMN, column('Secrets', 'integer'), AGE_COLUMN], cells: (o, now) => [o.metadata.name, count(o.secrets), ageCell(o, now)] },
   events: {
-    columns: [column('Last Seen'), column('Type'), column('Reason'), column('Object'), column('Message'), NAME_COLUMN],
-    cells: (o, now) => [age(o.lastTimestamp ?? o.eventTime ?? o.metadata?.creationTimestamp, now), o.type ?? '', o.reason ?? '', `${String(o.involvedObject?.kind ?? o.regarding?.kind ?? '').toLowerCase()}/${o.involvedObject?.name ?? o.regarding?.name ?? ''}`, o.message ?? o.note ?? '', o.metadata.name],
+    columns: [column('Last Seen'), column('Type'), column('Reason'), column('Object'), column('Subobject', 'string', 1), column('Source', 'string', 1), column('Message'), column('First Seen', 'string', 1), column('Count', 'string', 1), column('Name', 'string', 1, 'name')],
+    cells: (o, now) => {
+      const first = age(o.firstTimestamp ?? o.eventTime ?? o.metadata?.creationTimestamp, now);
+      const last = o.series?.lastObservedTime ? age(o.series.lastObservedTime, now) : o.lastTimestamp ? age(o.lastTimestamp, now) : first;
+      const count = o.series?.count ?? (o.count || 1);
+      const involved: Obj = o.involvedObject ?? o.regarding ?? {};
+      const kind = String(involved.kind ?? '').toLowerCase();
+      const source = o.source?.component ? `${o.source.component}${o.source.host ? `, ${o.source.host}` : ''}` : `${o.reportingController ?? o.reportingComponent ?? ''}${o.reportingInstance ? `, ${o.reportingInstance}` : ''}`;
+      return [last, o.type ?? '', o.reason ?? '', involved.name ? `${kind}/${involved.name}` : kind, involved.fieldPath ?? '', source, String(o.message ?? o.note ?? '').trim(), first, count, o.metadata.name];
+    },
   },
   leases: { columns: [NAME_COLUMN, column('Holder'), AGE_COLUMN], cells: (o, now) => [o.metadata.name, o.spec?.holderIdentity ?? '', ageCell(o, now)] },
   deployments: {

@@ -109,3 +109,23 @@ test('service columns', () => {
   assert.equal(cells(svc({ type: 'LoadBalancer' }, { loadBalancer: { ingress: [{ ip: '1.2.3.4' }] } }))[3], '1.2.3.4');
   assert.equal(cells(svc({ type: 'ExternalName', externalName: 'db.example.com' }))[3], 'db.example.com');
 });
+
+test('event columns: repeated events show their count and first sighting on wide', () => {
+  const now = Date.parse('2026-01-01T01:00:00Z');
+  const event = {
+    metadata: { name: 'web-1.17f', creationTimestamp: '2026-01-01T00:00:00Z' },
+    involvedObject: { kind: 'Pod', name: 'web-1', fieldPath: 'spec.containers{app}' },
+    reason: 'BackOff',
+    message: 'Back-off restarting failed container \n',
+    type: 'Warning',
+    source: { component: 'kubelet', host: 'node-1' },
+    firstTimestamp: '2026-01-01T00:00:00Z',
+    lastTimestamp: '2026-01-01T00:59:00Z',
+    count: 7,
+  };
+  const table = tableFor('events', [event], { now });
+  assert.deepEqual(table.columnDefinitions.filter((c) => c.priority === 0).map((c) => c.name), ['Last Seen', 'Type', 'Reason', 'Object', 'Message']);
+  assert.deepEqual(table.rows[0].cells, ['60s', 'Warning', 'BackOff', 'pod/web-1', 'spec.containers{app}', 'kubelet, node-1', 'Back-off restarting failed container', '60m', 7, 'web-1.17f']);
+  const single = tableFor('events', [{ metadata: { name: 'e' }, eventTime: '2026-01-01T00:58:00.000000Z', reportingController: 'bosun', regarding: { kind: 'Node' }, note: 'hi' }], { now });
+  assert.deepEqual(single.rows[0].cells, ['2m', '', '', 'node', '', 'bosun', 'hi', '2m', 1, 'e']);
+});
