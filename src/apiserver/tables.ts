@@ -440,11 +440,14 @@ const PRINTERS: Record<string, Printer> = {
   jobs: {
     columns: [NAME_COLUMN, column('Status'), column('Completions'), column('Duration'), AGE_COLUMN, column('Containers', 'string', 1), column('Images', 'string', 1), column('Selector', 'string', 1)],
     cells: (o, now) => {
-      const complete = condition(o, 'Complete')?.status === 'True';
-      const failed = condition(o, 'Failed')?.status === 'True';
+      const has = (type: string) => condition(o, type)?.status === 'True';
+      const status = has('Complete') ? 'Complete' : has('Failed') ? 'Failed' : o.metadata?.deletionTimestamp ? 'Terminating' : has('Suspended') ? 'Suspended' : has('FailureTarget') ? 'FailureTarget' : has('SuccessCriteriaMet') ? 'SuccessCriteriaMet' : 'Running';
+      const succeeded = o.status?.succeeded ?? 0;
+      const parallelism = o.spec?.parallelism ?? 0;
+      const completions = o.spec?.completions !== undefined && o.spec?.completions !== null ? `${succeeded}/${o.spec.completions}` : parallelism > 1 ? `${succeeded}/1 of ${parallelism}` : `${succeeded}/1`;
       const start = Date.parse(o.status?.startTime ?? '');
-      const end = Date.parse(o.status?.completionTime ?? '') || now;
-      return [o.metadata.name, complete ? 'Complete' : failed ? 'Failed' : 'Running', `${o.status?.succeeded ?? 0}/${o.spec?.completions ?? 1}`, Number.isNaN(start) ? '' : humanDuration(end - start), ageCell(o, now), containerNames(o), containerImages(o), selectorString(o.spec?.selector)];
+      const end = o.status?.completionTime ? Date.parse(o.status.completionTime) : now;
+      return [o.metadata.name, status, completions, Number.isNaN(start) ? '' : humanDuration(end - start), ageCell(o, now), containerNames(o), containerImages(o), selectorString(o.spec?.selector)];
     },
   },
   poddisruptionbudgets: {

@@ -129,3 +129,17 @@ test('event columns: repeated events show their count and first sighting on wide
   const single = tableFor('events', [{ metadata: { name: 'e' }, eventTime: '2026-01-01T00:58:00.000000Z', reportingController: 'bosun', regarding: { kind: 'Node' }, note: 'hi' }], { now });
   assert.deepEqual(single.rows[0].cells, ['2m', '', '', 'node', '', 'bosun', 'hi', '2m', 1, 'e']);
 });
+
+test('job columns: status, completions and duration as kubectl shows them', () => {
+  const now = Date.parse('2026-01-01T01:00:00Z');
+  const job = (spec: object, status: object, metadata: object = {}) => ({ metadata: { name: 'j', creationTimestamp: '2026-01-01T00:00:00Z', ...metadata }, spec: { template: { spec: { containers: [{ name: 'c', image: 'i' }] } }, ...spec }, status });
+  const cases: Array<[string, object, string[]]> = [
+    ['running', job({ completions: 3 }, { succeeded: 1, startTime: '2026-01-01T00:55:00Z' }), ['Running', '1/3', '5m']],
+    ['complete', job({}, { succeeded: 1, startTime: '2026-01-01T00:00:00Z', completionTime: '2026-01-01T00:00:42Z', conditions: [{ type: 'Complete', status: 'True' }] }), ['Complete', '1/1', '42s']],
+    ['parallel without completions', job({ parallelism: 4 }, { succeeded: 2 }), ['Running', '2/1 of 4', '']],
+    ['failed', job({ completions: 1 }, { conditions: [{ type: 'Failed', status: 'True' }] }), ['Failed', '0/1', '']],
+    ['suspended', job({}, { conditions: [{ type: 'Suspended', status: 'True' }] }), ['Suspended', '0/1', '']],
+    ['being deleted', job({}, {}, { deletionTimestamp: '2026-01-01T00:59:00Z' }), ['Terminating', '0/1', '']],
+  ];
+  for (const [name, object, expected] of cases) assert.deepEqual(tableFor('jobs', [object as Record<string, unknown>], { now }).rows[0].cells.slice(1, 4), expected, name);
+});
