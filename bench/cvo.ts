@@ -12,6 +12,7 @@ import { buildRelease } from '../src/cvo/payload/build.js';
 import { loadPayload } from '../src/cvo/payload/payload.js';
 import { buildTaskGraph } from '../src/cvo/task-graph.js';
 import { ClusterVersionOperator } from '../src/cvo/operator.js';
+import { loadKubeConfig } from '../src/kube/kubeconfig.js';
 
 const LEVELS = 40;
 const COMPONENTS = 30;
@@ -35,8 +36,7 @@ const v2 = buildRelease({ version: '1.0.1', from: sources, cvoManifests, store }
 const payload = loadPayload(v1.dir);
 
 const api = await startTestApiServer();
-const kc = new k8s.KubeConfig();
-kc.loadFromFile(api.kubeconfigPath);
+const kc = loadKubeConfig(api.kubeconfigPath);
 const custom = kc.makeApiClient(k8s.CustomObjectsApi);
 const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
 for (const m of loadPayload(v1.dir).cvoManifests.filter((x) => x.gvk.kind === 'CustomResourceDefinition')) await objects.create(m.object as k8s.KubernetesObject);

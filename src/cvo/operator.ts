@@ -51,6 +51,7 @@ import { resolveDesiredUpdate, ResolveError } from './updates/resolve.js';
 import { checkPreconditions } from './updates/preconditions.js';
 import { digestProblem, loadVerifier, verifyRelease } from './verify.js';
 import { LeaderElector } from '../kube/leader-election.js';
+import { sleep } from '../common/sleep.js';
 
 type Obj = Record<string, any>;
 const log = logger('cluster-version-operator');
@@ -92,15 +93,6 @@ export function setCondition(conditions: Obj[], type: string, status: string, re
   return [...conditions.filter((c) => c.type !== type), next];
 }
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(t);
-      resolve();
-    }, { once: true });
-  });
 
 export class ClusterVersionOperator {
   private readonly custom: k8s.CustomObjectsApi;
