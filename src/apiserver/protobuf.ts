@@ -3,7 +3,8 @@
 // `application/vnd.kubernetes.protobuf` and do not fall back to JSON. The body is the `k8s\0`
 // magic followed by a runtime.Unknown envelope whose `raw` field is the object's message; the
 // field numbers below are those of the Kubernetes API's generated.proto files. Types without a
-// table here are refused with 415, naming the kind.
+// table here are refused with 415, naming the kind. Deployment is covered for what `kubectl
+// create deployment` sends (name, labels, replicas, selector, image, port, command).
 
 type FieldKind =
   | 'string'
@@ -17,6 +18,8 @@ interface Field {
   name: string;
   kind: FieldKind;
   repeated?: boolean;
+  /** A Go pointer field (`*int32`): present means set, so 0 and false are kept. */
+  optional?: boolean;
 }
 
 const MESSAGES: Record<string, Record<number, Field>> = {
@@ -73,6 +76,58 @@ const MESSAGES: Record<string, Record<number, Field>> = {
   },
   NamespaceSpec: { 1: { name: 'finalizers', kind: 'string', repeated: true } },
   NamespaceStatus: { 1: { name: 'phase', kind: 'string' } },
+  Deployment: {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'spec', kind: { message: 'DeploymentSpec' } },
+  },
+  DeploymentSpec: {
+    1: { name: 'replicas', kind: 'int', optional: true },
+    2: { name: 'selector', kind: { message: 'LabelSelector' } },
+    3: { name: 'template', kind: { message: 'PodTemplateSpec' } },
+    4: { name: 'strategy', kind: { message: 'DeploymentStrategy' } },
+    5: { name: 'minReadySeconds', kind: 'int' },
+    6: { name: 'revisionHistoryLimit', kind: 'int', optional: true },
+    7: { name: 'paused', kind: 'bool' },
+    9: { name: 'progressDeadlineSeconds', kind: 'int', optional: true },
+  },
+  DeploymentStrategy: { 1: { name: 'type', kind: 'string' } },
+  LabelSelector: {
+    1: { name: 'matchLabels', kind: { map: 'string' } },
+    2: { name: 'matchExpressions', kind: { message: 'LabelSelectorRequirement' }, repeated: true },
+  },
+  LabelSelectorRequirement: {
+    1: { name: 'key', kind: 'string' },
+    2: { name: 'operator', kind: 'string' },
+    3: { name: 'values', kind: 'string', repeated: true },
+  },
+  PodTemplateSpec: {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'spec', kind: { message: 'PodSpec' } },
+  },
+  PodSpec: {
+    2: { name: 'containers', kind: { message: 'Container' }, repeated: true },
+    3: { name: 'restartPolicy', kind: 'string' },
+    7: { name: 'nodeSelector', kind: { map: 'string' } },
+    8: { name: 'serviceAccountName', kind: 'string' },
+    20: { name: 'initContainers', kind: { message: 'Container' }, repeated: true },
+  },
+  Container: {
+    1: { name: 'name', kind: 'string' },
+    2: { name: 'image', kind: 'string' },
+    3: { name: 'command', kind: 'string', repeated: true },
+    4: { name: 'args', kind: 'string', repeated: true },
+    5: { name: 'workingDir', kind: 'string' },
+    6: { name: 'ports', kind: { message: 'ContainerPort' }, repeated: true },
+    7: { name: 'env', kind: { message: 'EnvVar' }, repeated: true },
+    14: { name: 'imagePullPolicy', kind: 'string' },
+  },
+  ContainerPort: {
+    1: { name: 'name', kind: 'string' },
+    2: { name: 'hostPort', kind: 'int' },
+    3: { name: 'containerPort', kind: 'int' },
+    4: { name: 'protocol', kind: 'string' },
+  },
+  EnvVar: { 1: { name: 'name', kind: 'string' }, 2: { name: 'value', kind: 'string' } },
   ServiceAccount: {
     1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
     2: { name: 'secrets', kind: { message: 'ObjectReference' }, repeated: true },
@@ -136,7 +191,7 @@ function decodeMessage(buf: Buffer, type: string): Record<string, unknown> {
       out[field.name] = { ...(out[field.name] ?? {}), [k]: v };
     } else if (field.repeated) (out[field.name] ??= []).push(value);
     // Go's JSON leaves out empty values (omitempty); so do we.
-    else if (value !== '' && value !== 0 && value !== false) out[field.name] = value;
+    else if (field.optional || (value !== '' && value !== 0 && value !== false)) out[field.name] = value;
   }
   return out;
 }

@@ -69,6 +69,15 @@ test('apply twice is unchanged, then configured; patch types, label, annotate, s
   assert.match(await ok(['get', 'all']), /deployment\.apps\/web/);
 });
 
+test('create deployment (a protobuf body) keeps replicas 0, port and command', async () => {
+  assert.match(await ok(['create', 'deployment', 'pb', '--image=nginx', '--port=8080', '--replicas=0', '--', 'sleep', '10']), /deployment.apps\/pb created/);
+  const d = JSON.parse(await ok(['get', 'deployment', 'pb', '-o', 'json']));
+  assert.equal(d.spec.replicas, 0);
+  assert.deepEqual(d.spec.selector, { matchLabels: { app: 'pb' } });
+  assert.deepEqual(d.spec.template.spec.containers, [{ name: 'nginx', image: 'nginx', command: ['sleep', '10'], ports: [{ containerPort: 8080 }] }]);
+  await ok(['delete', 'deployment', 'pb']);
+});
+
 test('a CRD becomes established and its resources print their columns', async () => {
   await ok(['apply', '-f', '-'], readFileSync(new URL('./fixtures/widgets-crd.yaml', import.meta.url), 'utf8'));
   assert.match(await ok(['wait', '--for', 'condition=established', 'crd/widgets.example.com', '--timeout=20s']), /condition met/);
