@@ -2,6 +2,7 @@
 // and registered here.
 import { Command } from 'commander';
 import { createRequire } from 'node:module';
+import { register as registerMachineConfigServer } from './machine-config-server.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -18,5 +19,6 @@ program
   .action(() => console.log(`bosun ${version}`));
 
 // Subcommand registrations, one line each.
+registerMachineConfigServer(program);
 
 await program.parseAsync(process.argv);
