@@ -1,6 +1,8 @@
 // The machine-config server's TLS identity: a serving certificate and key given as files, or one
 // generated and signed by a CA (the cluster's CA given as cert+key files, or a CA generated here).
 // Booting machines trust the CA through the pointer config's `security.tls.certificateAuthorities`.
+// @peculiar/x509 (through tsyringe) needs a Reflect metadata polyfill loaded first.
+import 'reflect-metadata';
 import { createPrivateKey, webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import { isIP } from 'node:net';
