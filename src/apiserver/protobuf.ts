@@ -3,13 +3,16 @@
 // `application/vnd.kubernetes.protobuf` and do not fall back to JSON. The body is the `k8s\0`
 // magic followed by a runtime.Unknown envelope whose `raw` field is the object's message; the
 // field numbers below are those of the Kubernetes API's generated.proto files. Types without a
-// table here are refused with 415, naming the kind.
+// table here are refused with 415, naming the kind. The workload and RBAC kinds are covered for
+// what kubectl's `create <kind>` generators send (test/apiserver/kubectl.test.ts checks each
+// against the same command's `--dry-run=client -o json`).
 
 type FieldKind =
   | 'string'
   | 'bytes'
   | 'int'
   | 'bool'
+  | 'intOrString'
   | { message: string }
   | { map: 'string' | 'bytes' };
 
@@ -17,6 +20,8 @@ interface Field {
   name: string;
   kind: FieldKind;
   repeated?: boolean;
+  /** A Go pointer field (`*int32`): present means set, so 0 and false are kept. */
+  optional?: boolean;
 }
 
 const MESSAGES: Record<string, Record<number, Field>> = {
@@ -73,6 +78,140 @@ const MESSAGES: Record<string, Record<number, Field>> = {
   },
   NamespaceSpec: { 1: { name: 'finalizers', kind: 'string', repeated: true } },
   NamespaceStatus: { 1: { name: 'phase', kind: 'string' } },
+  Deployment: {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'spec', kind: { message: 'DeploymentSpec' } },
+  },
+  DeploymentSpec: {
+    1: { name: 'replicas', kind: 'int', optional: true },
+    2: { name: 'selector', kind: { message: 'LabelSelector' } },
+    3: { name: 'template', kind: { message: 'PodTemplateSpec' } },
+    4: { name: 'strategy', kind: { message: 'DeploymentStrategy' } },
+    5: { name: 'minReadySeconds', kind: 'int' },
+    6: { name: 'revisionHistoryLimit', kind: 'int', optional: true },
+    7: { name: 'paused', kind: 'bool' },
+    9: { name: 'progressDeadlineSeconds', kind: 'int', optional: true },
+  },
+  DeploymentStrategy: { 1: { name: 'type', kind: 'string' } },
+  LabelSelector: {
+    1: { name: 'matchLabels', kind: { map: 'string' } },
+    2: { name: 'matchExpressions', kind: { message: 'LabelSelectorRequirement' }, repeated: true },
+  },
+  LabelSelectorRequirement: {
+    1: { name: 'key', kind: 'string' },
+    2: { name: 'operator', kind: 'string' },
+    3: { name: 'values', kind: 'string', repeated: true },
+  },
+  PodTemplateSpec: {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'spec', kind: { message: 'PodSpec' } },
+  },
+  PodSpec: {
+    2: { name: 'containers', kind: { message: 'Container' }, repeated: true },
+    3: { name: 'restartPolicy', kind: 'string' },
+    7: { name: 'nodeSelector', kind: { map: 'string' } },
+    8: { name: 'serviceAccountName', kind: 'string' },
+    20: { name: 'initContainers', kind: { message: 'Container' }, repeated: true },
+  },
+  Container: {
+    1: { name: 'name', kind: 'string' },
+    2: { name: 'image', kind: 'string' },
+    3: { name: 'command', kind: 'string', repeated: true },
+    4: { name: 'args', kind: 'string', repeated: true },
+    5: { name: 'workingDir', kind: 'string' },
+    6: { name: 'ports', kind: { message: 'ContainerPort' }, repeated: true },
+    7: { name: 'env', kind: { message: 'EnvVar' }, repeated: true },
+    14: { name: 'imagePullPolicy', kind: 'string' },
+  },
+  ContainerPort: {
+    1: { name: 'name', kind: 'string' },
+    2: { name: 'hostPort', kind: 'int' },
+    3: { name: 'containerPort', kind: 'int' },
+    4: { name: 'protocol', kind: 'string' },
+  },
+  Service: {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'spec', kind: { message: 'ServiceSpec' } },
+  },
+  ServiceSpec: {
+    1: { name: 'ports', kind: { message: 'ServicePort' }, repeated: true },
+    2: { name: 'selector', kind: { map: 'string' } },
+    3: { name: 'clusterIP', kind: 'string' },
+    4: { name: 'type', kind: 'string' },
+    10: { name: 'externalName', kind: 'string' },
+  },
+  ServicePort: {
+    1: { name: 'name', kind: 'string' },
+    2: { name: 'protocol', kind: 'string' },
+    3: { name: 'port', kind: 'int' },
+    4: { name: 'targetPort', kind: 'intOrString' },
+    5: { name: 'nodePort', kind: 'int' },
+  },
+  Job: {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'spec', kind: { message: 'JobSpec' } },
+  },
+  JobSpec: {
+    1: { name: 'parallelism', kind: 'int', optional: true },
+    2: { name: 'completions', kind: 'int', optional: true },
+    3: { name: 'activeDeadlineSeconds', kind: 'int', optional: true },
+    4: { name: 'selector', kind: { message: 'LabelSelector' } },
+    6: { name: 'template', kind: { message: 'PodTemplateSpec' } },
+    7: { name: 'backoffLimit', kind: 'int', optional: true },
+    8: { name: 'ttlSecondsAfterFinished', kind: 'int', optional: true },
+    10: { name: 'suspend', kind: 'bool', optional: true },
+  },
+  PodDisruptionBudget: {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'spec', kind: { message: 'PodDisruptionBudgetSpec' } },
+  },
+  PodDisruptionBudgetSpec: {
+    1: { name: 'minAvailable', kind: 'intOrString', optional: true },
+    2: { name: 'selector', kind: { message: 'LabelSelector' } },
+    3: { name: 'maxUnavailable', kind: 'intOrString', optional: true },
+  },
+  IntOrString: {
+    1: { name: 'type', kind: 'int' },
+    2: { name: 'intVal', kind: 'int' },
+    3: { name: 'strVal', kind: 'string' },
+  },
+  Role: {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'rules', kind: { message: 'PolicyRule' }, repeated: true },
+  },
+  ClusterRole: {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'rules', kind: { message: 'PolicyRule' }, repeated: true },
+  },
+  PolicyRule: {
+    1: { name: 'verbs', kind: 'string', repeated: true },
+    2: { name: 'apiGroups', kind: 'string', repeated: true },
+    3: { name: 'resources', kind: 'string', repeated: true },
+    4: { name: 'resourceNames', kind: 'string', repeated: true },
+    5: { name: 'nonResourceURLs', kind: 'string', repeated: true },
+  },
+  RoleBinding: {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'subjects', kind: { message: 'Subject' }, repeated: true },
+    3: { name: 'roleRef', kind: { message: 'RoleRef' } },
+  },
+  ClusterRoleBinding: {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'subjects', kind: { message: 'Subject' }, repeated: true },
+    3: { name: 'roleRef', kind: { message: 'RoleRef' } },
+  },
+  Subject: {
+    1: { name: 'kind', kind: 'string' },
+    2: { name: 'apiGroup', kind: 'string' },
+    3: { name: 'name', kind: 'string' },
+    4: { name: 'namespace', kind: 'string' },
+  },
+  RoleRef: {
+    1: { name: 'apiGroup', kind: 'string' },
+    2: { name: 'kind', kind: 'string' },
+    3: { name: 'name', kind: 'string' },
+  },
+  EnvVar: { 1: { name: 'name', kind: 'string' }, 2: { name: 'value', kind: 'string' } },
   ServiceAccount: {
     1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
     2: { name: 'secrets', kind: { message: 'ObjectReference' }, repeated: true },
@@ -136,7 +275,7 @@ function decodeMessage(buf: Buffer, type: string): Record<string, unknown> {
       out[field.name] = { ...(out[field.name] ?? {}), [k]: v };
     } else if (field.repeated) (out[field.name] ??= []).push(value);
     // Go's JSON leaves out empty values (omitempty); so do we.
-    else if (value !== '' && value !== 0 && value !== false) out[field.name] = value;
+    else if (field.optional || (value !== '' && value !== 0 && value !== false)) out[field.name] = value;
   }
   return out;
 }
@@ -150,6 +289,11 @@ function decodeValue(r: Reader, field: Field, wireType: number): unknown {
   })();
   if (kind === 'string') return raw.toString('utf8');
   if (kind === 'bytes') return raw.toString('base64');
+  if (kind === 'intOrString') {
+    // type 1 is a string, anything else an int (an absent intVal is Go's zero).
+    const v = decodeMessage(raw, 'IntOrString') as { type?: number; intVal?: number; strVal?: string };
+    return v.type === 1 ? (v.strVal ?? '') : (v.intVal ?? 0);
+  }
   if ('message' in kind) return decodeMessage(raw, kind.message);
   // A map entry: key = 1, value = 2.
   const entry = new Reader(raw);

@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import * as k8s from '@kubernetes/client-node';
 import semver from 'semver';
+import { loadKubeConfig } from '../kube/kubeconfig.js';
 
 type Obj = Record<string, any>;
 const CV = { group: 'config.openshift.io', version: 'v1', plural: 'clusterversions', name: 'version' };
@@ -108,10 +109,7 @@ export function progressBar(message: string, width = 30): string {
 }
 
 function client(kubeconfig?: string): k8s.CustomObjectsApi {
-  const kc = new k8s.KubeConfig();
-  if (kubeconfig) kc.loadFromFile(kubeconfig);
-  else kc.loadFromDefault();
-  return kc.makeApiClient(k8s.CustomObjectsApi);
+  return loadKubeConfig(kubeconfig).makeApiClient(k8s.CustomObjectsApi);
 }
 
 async function readCV(api: k8s.CustomObjectsApi): Promise<Obj> {

@@ -1,7 +1,7 @@
 // `bosun cluster-version-operator`: runs the CVO against a cluster until SIGTERM.
 import type { Command } from 'commander';
-import * as k8s from '@kubernetes/client-node';
 import { runClusterVersionOperator } from '../cvo/operator.js';
+import { loadKubeConfig } from '../kube/kubeconfig.js';
 
 export function register(program: Command): void {
   program
@@ -23,9 +23,7 @@ Example:
     .action(async (opts: { releaseStore: string; kubeconfig?: string; reconcileInterval: string; metricsUrl?: string }) => {
       const interval = Number(opts.reconcileInterval);
       if (!Number.isFinite(interval) || interval <= 0) throw new Error(`--reconcile-interval must be a positive number of seconds, got "${opts.reconcileInterval}"`);
-      const kc = new k8s.KubeConfig();
-      if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
-      else kc.loadFromDefault();
+      const kc = loadKubeConfig(opts.kubeconfig);
       const controller = new AbortController();
       process.once('SIGTERM', () => controller.abort());
       process.once('SIGINT', () => controller.abort());

@@ -10,6 +10,7 @@ import { register as registerAdmRelease } from './adm-release.js';
 import { register as registerUpdateService } from './update-service.js';
 import { register as registerReleaseSigning } from './release-signing.js';
 import { register as registerAdmUpgrade } from './adm-upgrade.js';
+import { register as registerMachineConfigServer } from './machine-config-server.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -34,6 +35,7 @@ registerAdmRelease(program);
 registerUpdateService(program);
 registerReleaseSigning(program);
 registerAdmUpgrade(program);
+registerMachineConfigServer(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -19,6 +19,7 @@ import { readStoredSignatures, storeSignature } from '../release/signature-store
 import { startUpdateService, type UpdateService } from '../update-service/server.js';
 import { runClusterVersionOperator } from '../cvo/operator.js';
 import { VERIFICATION_ANNOTATION, VERIFICATION_NAMESPACE } from '../cvo/verify.js';
+import { loadKubeConfig } from '../kube/kubeconfig.js';
 
 export interface BringUpOptions {
   dataDir: string;
@@ -108,8 +109,7 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
     updateService = await startUpdateService({ graphData: options.releaseSources, releases: store, signatures, host: options.updateService.host, port: options.updateService.port });
 
     step(4, "applying the cluster-version operator's CRDs");
-    const kc = new k8s.KubeConfig();
-    kc.loadFromFile(api.kubeconfigPath);
+    const kc = loadKubeConfig(api.kubeconfigPath);
     const client = k8s.KubernetesObjectApi.makeApiClient(kc);
     const manifestsDir = join(target.dir, 'manifests');
     const crds = readdirSync(manifestsDir)

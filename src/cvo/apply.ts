@@ -8,6 +8,7 @@ import type { Manifest } from './payload/manifest.js';
 import { describeManifest } from './payload/manifest.js';
 import { applyMode } from './payload/inclusion.js';
 import { merge } from './resource-merge/merge.js';
+import { sleep } from '../common/sleep.js';
 
 type Obj = Record<string, any>;
 
@@ -71,15 +72,6 @@ export function toUpdateError(e: unknown, m: Manifest): UpdateError {
       return new UpdateError('UpdatePayloadFailed', `Could not update ${what} (${m.file}): ${message}`, m);
   }
 }
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(t);
-      resolve();
-    });
-  });
 
 async function readOrUndefined(client: k8s.KubernetesObjectApi, object: Obj): Promise<Obj | undefined> {
   try {

@@ -51,6 +51,7 @@ import { resolveDesiredUpdate, ResolveError } from './updates/resolve.js';
 import { checkPreconditions } from './updates/preconditions.js';
 import { digestProblem, loadVerifier, verifyRelease } from './verify.js';
 import { LeaderElector } from '../kube/leader-election.js';
+import { sleep } from '../common/sleep.js';
 
 type Obj = Record<string, any>;
 const log = logger('cluster-version-operator');
@@ -92,15 +93,6 @@ export function setCondition(conditions: Obj[], type: string, status: string, re
   return [...conditions.filter((c) => c.type !== type), next];
 }
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(t);
-      resolve();
-    }, { once: true });
-  });
 
 export class ClusterVersionOperator {
   private readonly custom: k8s.CustomObjectsApi;
@@ -108,6 +100,7 @@ export class ClusterVersionOperator {
   private loaded?: Loaded;
   private failures = 0;
   private lastPoll = 0;
+  private pollFailures = 0;
   private lastForce: boolean | undefined;
   private lastPollKey = '';
 
@@ -224,11 +217,18 @@ export class ClusterVersionOperator {
     const channel: string = cv.spec?.channel ?? '';
     const current = (cv.status?.history ?? []).find((h: Obj) => h.state === 'Completed');
     const key = `${upstream}|${channel}|${current?.image}`;
-    if (key === this.lastPollKey && Date.now() - this.lastPoll < (this.options.upstreamPollMs ?? 300_000)) return;
+    // After failures the upstream is retried sooner than the regular interval, backing off
+    // exponentially (5 s, 10 s, 20 s, …) up to it, so a flapping service is neither hammered nor
+    // left unasked for long.
+    const interval = this.options.upstreamPollMs ?? 300_000;
+    const due = this.pollFailures === 0 ? interval : Math.min(interval, Math.min(5_000, interval) * 2 ** (this.pollFailures - 1));
+    if (key === this.lastPollKey && Date.now() - this.lastPoll < due) return;
     this.lastPoll = Date.now();
     this.lastPollKey = key;
-    const fail = (reason: string, message: string) =>
-      this.updateStatus((st) => ({ ...st, conditions: setCondition(st.conditions ?? [], 'RetrievedUpdates', 'False', reason, message) }));
+    const fail = (reason: string, message: string) => {
+      this.pollFailures++;
+      return this.updateStatus((st) => ({ ...st, conditions: setCondition(st.conditions ?? [], 'RetrievedUpdates', 'False', reason, message) }));
+    };
     if (!upstream) return void (await fail('NoUpstream', 'No upstream server has been set to retrieve updates.'));
     if (!current) return void (await fail('NoCurrentVersion', 'The cluster version does not have a semantic version assigned and cannot calculate valid upgrades.'));
     try {
@@ -247,6 +247,7 @@ export class ClusterVersionOperator {
         desired: { ...(st.desired ?? { version: current.version, image: current.image }), channels: choices.channels.length ? choices.channels : undefined },
         conditions: setCondition(st.conditions ?? [], 'RetrievedUpdates', 'True', 'AsExpected', ''),
       }));
+      this.pollFailures = 0;
     } catch (e) {
       if (e instanceof RetrievalError || e instanceof GraphWalkError) return void (await fail(e.reason, e.message));
       return void (await fail('RemoteFailed', (e as Error).message));

@@ -11,6 +11,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { hostname } from 'node:os';
 import { logger } from '../common/log.js';
+import { sleep } from '../common/sleep.js';
 
 const log = logger('leader-election');
 
@@ -30,15 +31,6 @@ export interface LeaderElectionOptions {
   onStoppedLeading?: () => void;
 }
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(t);
-      resolve();
-    }, { once: true });
-  });
 
 function code(e: unknown): number | undefined {
   return (e as { code?: number }).code;

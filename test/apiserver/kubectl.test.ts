@@ -69,6 +69,41 @@ test('apply twice is unchanged, then configured; patch types, label, annotate, s
   assert.match(await ok(['get', 'all']), /deployment\.apps\/web/);
 });
 
+/** Every field of `sent` is in `stored` (the server may add defaults); empty objects and null need not be. */
+function assertSent(sent: unknown, stored: unknown, path: string): void {
+  if (sent === null || (typeof sent === 'object' && !Array.isArray(sent) && Object.keys(sent).length === 0)) return;
+  if (Array.isArray(sent)) {
+    assert.ok(Array.isArray(stored) && stored.length === sent.length, `${path}: ${JSON.stringify(stored)} is not ${JSON.stringify(sent)}`);
+    sent.forEach((v, i) => assertSent(v, (stored as unknown[])[i], `${path}[${i}]`));
+  } else if (typeof sent === 'object') {
+    for (const [k, v] of Object.entries(sent)) assertSent(v, (stored as Record<string, unknown> | undefined)?.[k], `${path}.${k}`);
+  } else assert.equal(stored, sent, path);
+}
+
+test('kubectl create generators (protobuf bodies) store what kubectl sends', async () => {
+  const generators = [
+    ['deployment', 'd1', 'deployment', 'd1', '--image=nginx', '--port=8080', '--replicas=0', '--', 'sleep', '10'],
+    ['service', 's1', 'service', 'clusterip', 's1', '--tcp=80:8080', '--tcp=443:https'],
+    ['service', 's2', 'service', 'nodeport', 's2', '--tcp=80:80', '--node-port=30080'],
+    ['job', 'j1', 'job', 'j1', '--image=busybox', '--', 'echo', 'hi'],
+    ['role', 'r1', 'role', 'r1', '--verb=get,list', '--resource=pods,deployments.apps', '--resource-name=a'],
+    ['clusterrole', 'cr1', 'clusterrole', 'cr1', '--verb=get', '--non-resource-url=/healthz'],
+    ['rolebinding', 'rb1', 'rolebinding', 'rb1', '--role=r1', '--user=bob', '--serviceaccount=default:sa', '--group=devs'],
+    ['clusterrolebinding', 'crb1', 'clusterrolebinding', 'crb1', '--clusterrole=cr1', '--user=bob'],
+    ['pdb', 'p1', 'pdb', 'p1', '--selector=app=x', '--min-available=0'],
+    ['pdb', 'p2', 'pdb', 'p2', '--selector=app=y', '--max-unavailable=50%'],
+  ];
+  for (const [resource, name, ...args] of generators) {
+    const dash = args.includes('--') ? args.indexOf('--') : args.length;
+    const sent = JSON.parse(await ok(['create', ...args.slice(0, dash), '--dry-run=client', '-o', 'json', ...args.slice(dash)]));
+    await ok(['create', ...args]);
+    const stored = JSON.parse(await ok(['get', resource, name, '-o', 'json']));
+    const { metadata, status: _status, ...body } = sent;
+    assertSent({ metadata: { labels: metadata.labels }, ...body }, stored, `${resource}/${name}`);
+  }
+  assert.equal(JSON.parse(await ok(['get', 'deployment', 'd1', '-o', 'json'])).spec.replicas, 0, 'a pointer field set to 0 stays 0');
+});
+
 test('a CRD becomes established and its resources print their columns', async () => {
   await ok(['apply', '-f', '-'], readFileSync(new URL('./fixtures/widgets-crd.yaml', import.meta.url), 'utf8'));
   assert.match(await ok(['wait', '--for', 'condition=established', 'crd/widgets.example.com', '--timeout=20s']), /condition met/);

@@ -79,11 +79,11 @@ async function setDesired(image: string, version?: string): Promise<void> {
   }
 }
 
-test('install, drift, update, a missing release, and a ClusterOperator gate', async () => {
+test('install, drift, update, a missing release, a ClusterOperator gate, and a CVO restart mid-update', async () => {
   await objects.create({ apiVersion: 'config.openshift.io/v1', kind: 'ClusterVersion', metadata: { name: 'version' }, spec: { clusterID: '6b1c1b1e-0000-4000-8000-000000000001', desiredUpdate: { version: '1.0.0', image: releases['1.0.0'].pullspec } } } as k8s.KubernetesObject);
-  const controller = new AbortController();
-  const cvo = new ClusterVersionOperator({ kubeconfig: kc, releaseStore: store, reconcileIntervalMs: 500, waitTimeoutMs: 1500, signal: controller.signal });
-  const running = cvo.run();
+  let controller = new AbortController();
+  const startCvo = () => new ClusterVersionOperator({ kubeconfig: kc, releaseStore: store, reconcileIntervalMs: 500, waitTimeoutMs: 1500, signal: controller.signal }).run();
+  let running = startCvo();
   try {
     // First install: Initializing → Available, history Completed.
     const installed = await eventually('1.0.0 to be installed', async () => {
@@ -142,6 +142,11 @@ test('install, drift, update, a missing release, and a ClusterOperator gate', as
     assert.equal(cond(held, 'Failing').reason, 'ClusterOperatorNotAvailable');
     assert.match(cond(held, 'Failing').message, /Cluster operator example is not available/);
     assert.match(cond(held, 'Progressing').message, /Unable to apply 1\.0\.1/);
+    // The CVO stops in the middle of the update; a new one picks it up where the cluster is.
+    controller.abort();
+    await running;
+    controller = new AbortController();
+    running = startCvo();
     // The test plays the operator: Available, not Degraded, at the payload's version.
     const co = await custom.getClusterCustomObject({ group: 'config.openshift.io', version: 'v1', plural: 'clusteroperators', name: 'example' });
     const t = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
