@@ -82,6 +82,10 @@ function age(timestamp: unknown, now: number): string {
 
 type Step = { kind: 'field'; name: string } | { kind: 'index'; index: number } | { kind: 'all' } | { kind: 'filter'; path: string[]; op: string; value: unknown };
 
+/** A field name up to the next unescaped `.` or bracket; `\.` keeps a dot inside the name. */
+const FIELD_NAME = /^(?:\\.|[^.[\]\\])+/;
+const unescapeName = (name: string): string => name.replace(/\\(.)/g, '$1');
+
 function parseJsonPath(expression: string): Step[] {
   let expr = expression.trim();
   if (expr.startsWith('{') && expr.endsWith('}')) expr = expr.slice(1, -1).trim();
@@ -97,9 +101,9 @@ function parseJsonPath(expression: string): Step[] {
         i++;
         continue;
       }
-      const m = /^[^.[\]]+/.exec(expr.slice(i));
+      const m = FIELD_NAME.exec(expr.slice(i));
       if (!m) continue;
-      steps.push({ kind: 'field', name: m[0] });
+      steps.push({ kind: 'field', name: unescapeName(m[0]) });
       i += m[0].length;
     } else if (ch === '[') {
       const end = expr.indexOf(']', i);
@@ -117,9 +121,9 @@ function parseJsonPath(expression: string): Step[] {
         steps.push({ kind: 'filter', path: f[1].slice(1).split('.'), op: f[2], value });
       }
     } else {
-      const m = /^[^.[\]]+/.exec(expr.slice(i));
+      const m = FIELD_NAME.exec(expr.slice(i));
       if (!m) throw new Error(`unexpected "${ch}" in JSONPath "${expression}"`);
-      steps.push({ kind: 'field', name: m[0] });
+      steps.push({ kind: 'field', name: unescapeName(m[0]) });
       i += m[0].length;
     }
   }

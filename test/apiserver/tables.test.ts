@@ -25,6 +25,10 @@ test('JSONPath first match', () => {
   assert.equal(jsonPathFirst(cv, '.status.history[*].version'), '1.1.0');
   assert.equal(jsonPathFirst(cv, '.list[-1]'), 3);
   assert.equal(jsonPathFirst(cv, '.status.missing.deeper'), undefined);
+  const annotated = { metadata: { annotations: { 'example.io/ver': 'v1', 'a.b': { c: 1 } } } };
+  assert.equal(jsonPathFirst(annotated, '.metadata.annotations.example\\.io/ver'), 'v1');
+  assert.equal(jsonPathFirst(annotated, "{.metadata.annotations['example.io/ver']}"), 'v1');
+  assert.equal(jsonPathFirst(annotated, '.metadata.annotations.a\\.b.c'), 1);
   assert.equal(jsonPathFirst(cv, '.status.conditions[?(@.type=="Nope")].status'), undefined);
 });
 
