@@ -404,7 +404,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     const dryRun = query.dryRun === 'All';
     const OPTIONS_KIND: Record<string, string> = { POST: 'CreateOptions', PUT: 'UpdateOptions', PATCH: 'PatchOptions', DELETE: 'DeleteOptions' };
     // Only "All" exists; anything else on a write is refused rather than quietly persisted.
-    if (query.dryRun !== undefined && !dryRun && OPTIONS_KIND[request.method]) {
+    if (query.dryRun !== undefined && query.dryRun !== '' && !dryRun && OPTIONS_KIND[request.method]) {
       return sendError(reply, errors.invalid(OPTIONS_KIND[request.method], 'meta.k8s.io', '', [{ type: 'FieldValueNotSupported', field: 'dryRun', message: `Unsupported value: ${JSON.stringify(query.dryRun)}: supported values: "All"` }]));
     }
     const fieldManager = query.fieldManager ?? (typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'].split('/')[0] : undefined);
