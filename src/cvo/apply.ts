@@ -90,42 +90,11 @@ function withOwner(required: Obj, owner: ApplyContext['owner']): Obj {
   return { ...required, metadata: { ...required.metadata, ownerReferences: [...refs, { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.name, uid: owner.uid, controller: true }] } };
 }
 
-// client-node's typed serializer writes a JSONSchemaProps field from its model name only
-// (`x_kubernetes_preserve_unknown_fields`, `_default`, `_enum`, `ref` for `$ref`), so the raw keys
-// of a CRD's schema would be silently dropped on create/replace, taking preserve-unknown-fields,
-// int-or-string, defaults and enums with them. Rename them to the model names, which reads also
-// return, so the merge compares like with like.
-const SCHEMA_KEY: Record<string, string> = { default: '_default', enum: '_enum', $ref: 'ref', $schema: 'schema' };
-const SCHEMA_MAPS = new Set(['properties', 'patternProperties', 'definitions', 'dependencies']);
-const SCHEMA_ONE = new Set(['items', 'additionalProperties', 'additionalItems', 'not']);
-const SCHEMA_LIST = new Set(['allOf', 'anyOf', 'oneOf']);
-
-function schemaForClient(schema: unknown): unknown {
-  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return schema;
-  return Object.fromEntries(Object.entries(schema as Obj).map(([k, v]) => {
-    const name = k.startsWith('x-kubernetes-') ? k.replace(/-/g, '_') : (SCHEMA_KEY[k] ?? k);
-    if (SCHEMA_MAPS.has(k) && v && typeof v === 'object') return [name, Object.fromEntries(Object.entries(v as Obj).map(([p, s]) => [p, schemaForClient(s)]))];
-    if (SCHEMA_ONE.has(k)) return [name, schemaForClient(v)];
-    if (SCHEMA_LIST.has(k) && Array.isArray(v)) return [name, v.map(schemaForClient)];
-    return [name, v];
-  }));
-}
-
-/** A CRD manifest in the shape client-node serializes faithfully. */
-export function crdForClient(crd: Obj): Obj {
-  const out = structuredClone(crd);
-  for (const v of out.spec?.versions ?? []) {
-    if (v.schema?.openAPIV3Schema) v.schema.openAPIV3Schema = schemaForClient(v.schema.openAPIV3Schema);
-  }
-  return out;
-}
-
 /** Applies one manifest and waits for what its kind needs; throws an UpdateError on failure. */
 export async function applyManifest(m: Manifest, ctx: ApplyContext): Promise<void> {
   const mode = applyMode(m);
   if ('error' in mode) throw new UpdateError('UpdatePayloadResourceInvalid', `${describeManifest(m)} (${m.file}): ${mode.error}`, m);
-  const object = m.gvk.kind === 'CustomResourceDefinition' ? crdForClient(m.object as Obj) : structuredClone(m.object) as Obj;
-  const required = withOwner(object, ctx.owner);
+  const required = withOwner(structuredClone(m.object) as Obj, ctx.owner);
   try {
     const existing = await readOrUndefined(ctx.client, required);
     if (mode.mode === 'delete') {
