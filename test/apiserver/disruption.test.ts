@@ -1,7 +1,7 @@
 // PDB status for minAvailable/maxUnavailable (int and percent) and the eviction decision.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { computePdbStatus, decideEviction, scaledValue, type Pdb, type Pod } from '../../src/apiserver/disruption.js';
+import { computePdbStatus, decideEviction, scaledValue, type ControllerScale, type Pdb, type Pod } from '../../src/apiserver/disruption.js';
 
 const now = new Date('2026-01-01T00:00:00Z');
 const rs = { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-1', uid: 'rs1', controller: true };
@@ -25,10 +25,10 @@ test('percentages round up', () => {
 test('PDB status from pods and their controllers', () => {
   const pods = [pod('a'), pod('b'), pod('c', false), pod('d', true, { deletionTimestamp: '2026-01-01T00:00:00Z' }),
     { ...pod('other'), metadata: { name: 'other', namespace: 'default', labels: { app: 'db' } } }];
-  const scale5 = () => 5;
-  const unknown = () => undefined;
+  const scale5: ControllerScale = () => 5;
+  const unknown: ControllerScale = () => undefined;
   // [spec, scale lookup, expectedPods, desiredHealthy, currentHealthy, disruptionsAllowed]
-  const table: [Partial<Pdb['spec']>, typeof scale5, number, number, number, number][] = [
+  const table: [Partial<Pdb['spec']>, ControllerScale, number, number, number, number][] = [
     [{ minAvailable: 1 }, scale5, 4, 1, 2, 1],
     [{ minAvailable: 2 }, scale5, 4, 2, 2, 0],
     [{ minAvailable: '50%' }, scale5, 5, 3, 2, 0],
