@@ -22,6 +22,6 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-const args = ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files];
+const args = ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=180000', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files];
 const result = spawnSync(process.execPath, args, { stdio: 'inherit' });
 process.exit(result.status ?? 1);

@@ -2,6 +2,14 @@
 // and registered here.
 import { Command } from 'commander';
 import { createRequire } from 'node:module';
+import { register as registerApiserver } from './apiserver.js';
+import { register as registerStart } from './start.js';
+import { register as registerCvo } from './cluster-version-operator.js';
+import { register as registerRelease } from './release.js';
+import { register as registerAdmRelease } from './adm-release.js';
+import { register as registerUpdateService } from './update-service.js';
+import { register as registerReleaseSigning } from './release-signing.js';
+import { register as registerAdmUpgrade } from './adm-upgrade.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -18,5 +26,20 @@ program
   .action(() => console.log(`bosun ${version}`));
 
 // Subcommand registrations, one line each.
+registerStart(program);
+registerApiserver(program);
+registerCvo(program);
+registerRelease(program);
+registerAdmRelease(program);
+registerUpdateService(program);
+registerReleaseSigning(program);
+registerAdmUpgrade(program);
 
-await program.parseAsync(process.argv);
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  // A command that fails says why in one line and exits non-zero; BOSUN_DEBUG=1 shows the stack.
+  console.error(`error: ${(error as Error).message}`);
+  if (process.env.BOSUN_DEBUG) console.error(error);
+  process.exit(1);
+}

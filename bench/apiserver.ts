@@ -1,0 +1,168 @@
+// npm run bench:apiserver — the embedded API server over HTTPS, as a separate process:
+// creates/updates/gets per second with 16 concurrent clients and their p50/p99 latency, the time
+// to list 10,000 objects, p99 watch delivery latency to 500 watchers, and a raw better-sqlite3
+// insert loop with the same durability settings for comparison. Bounded: about a minute.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import YAML from 'yaml';
+import { rawSqliteInserts } from './lib/raw-sqlite.js';
+
+const CONCURRENCY = 16;
+const OPS = Number(process.env.BENCH_OPS ?? 4000);
+const LIST_SIZE = 10_000;
+const WATCHERS = 500;
+const WATCH_EVENTS = 50;
+
+const dataDir = mkdtempSync(join(tmpdir(), 'bosun-bench-'));
+const port = 30000 + Math.floor(Math.random() * 20000);
+const server = spawn(process.execPath, [new URL('../bin/bosun.js', import.meta.url).pathname, 'apiserver', '--data-dir', dataDir, '--listen', `127.0.0.1:${port}`], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+  env: { ...process.env, BOSUN_LOG_LEVEL: 'warn' },
+});
+await new Promise<void>((resolve, reject) => {
+  let out = '';
+  server.stdout!.on('data', (d) => {
+    out += d;
+    if (out.includes('API server listening')) resolve();
+  });
+  server.once('exit', () => reject(new Error(`the API server exited: ${out}`)));
+});
+
+const kubeconfig = YAML.parse(readFileSync(join(dataDir, 'kubeconfig'), 'utf8'));
+const token: string = kubeconfig.users[0].user.token;
+const ca = Buffer.from(kubeconfig.clusters[0].cluster['certificate-authority-data'], 'base64').toString();
+const base = kubeconfig.clusters[0].cluster.server as string;
+const agent = new Agent({ ca, keepAlive: true, maxSockets: CONCURRENCY });
+
+function call(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = request(`${base}${path}`, { method, agent, headers: { authorization: `Bearer ${token}`, ...(payload ? { 'content-type': contentType } : {}) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+const rates: Record<string, number> = {};
+
+async function phase(name: string, count: number, op: (i: number) => Promise<void>): Promise<void> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      for (let i = next++; i < count; i = next++) {
+        const t = performance.now();
+        await op(i);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  rates[name] = count / seconds;
+  console.log(`${name.padEnd(8)} ${String(Math.round(count / seconds)).padStart(6)} /s   p50 ${percentile(latencies, 50).toFixed(1).padStart(5)} ms   p99 ${percentile(latencies, 99).toFixed(1).padStart(6)} ms   (${count} requests, ${CONCURRENCY} clients)`);
+}
+
+const expect = (status: number, want: number, what: string) => {
+  if (status !== want) throw new Error(`${what}: HTTP ${status}`);
+};
+
+try {
+  console.log(`bosun apiserver over HTTPS on 127.0.0.1, ${OPS} operations per verb\n`);
+  const rvs: string[] = [];
+  await phase('create', OPS, async (i) => {
+    const r = await call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: `cm-${i}` }, data: { k: 'v' } });
+    expect(r.status, 201, 'create');
+    rvs[i] = JSON.parse(r.text).metadata.resourceVersion;
+  });
+  await phase('update', OPS, async (i) => {
+    const r = await call('PUT', `/api/v1/namespaces/default/configmaps/cm-${i}`, { metadata: { name: `cm-${i}`, resourceVersion: rvs[i] }, data: { k: 'v2' } });
+    expect(r.status, 200, 'update');
+  });
+  await phase('get', OPS, async (i) => {
+    const r = await call('GET', `/api/v1/namespaces/default/configmaps/cm-${i}`);
+    expect(r.status, 200, 'get');
+  });
+
+  // Fill up to 10,000 objects in one namespace, then list them.
+  await call('POST', '/api/v1/namespaces', { metadata: { name: 'listing' } });
+  let filled = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      for (let i = filled++; i < LIST_SIZE; i = filled++) await call('POST', '/api/v1/namespaces/listing/configmaps', { metadata: { name: `item-${i}` }, data: { k: 'v' } });
+    }),
+  );
+  const listTimes: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const t = performance.now();
+    const r = await call('GET', '/api/v1/namespaces/listing/configmaps');
+    listTimes.push(performance.now() - t);
+    expect(r.status, 200, 'list');
+    if (JSON.parse(r.text).items.length !== LIST_SIZE) throw new Error('list returned the wrong number of items');
+  }
+  listTimes.sort((a, b) => a - b);
+  console.log(`list     ${LIST_SIZE} objects in ${listTimes[1].toFixed(0)} ms (median of 3)`);
+
+  // 500 watchers on one namespace; each event carries its send time.
+  await call('POST', '/api/v1/namespaces', { metadata: { name: 'watched' } });
+  await call('POST', '/api/v1/namespaces/watched/configmaps', { metadata: { name: 'tick' }, data: { t: '0' } });
+  const watchAgent = new Agent({ ca, keepAlive: true, maxSockets: WATCHERS + 10 });
+  const delays: number[] = [];
+  const startRv = JSON.parse((await call('GET', '/api/v1/namespaces/watched/configmaps')).text).metadata.resourceVersion;
+  let ready = 0;
+  const watchReqs = Array.from({ length: WATCHERS }, () => {
+    const req = request(`${base}/api/v1/namespaces/watched/configmaps?watch=1&resourceVersion=${startRv}`, { agent: watchAgent, headers: { authorization: `Bearer ${token}` } }, (res) => {
+      ready++;
+      let buffer = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => {
+        buffer += chunk;
+        let nl;
+        while ((nl = buffer.indexOf('\n')) >= 0) {
+          const line = buffer.slice(0, nl);
+          buffer = buffer.slice(nl + 1);
+          const event = JSON.parse(line);
+          const sent = Number(event.object?.data?.t);
+          if (sent > 0) delays.push(performance.timeOrigin + performance.now() - sent);
+        }
+      });
+      res.on('error', () => undefined);
+    });
+    req.on('error', () => undefined);
+    req.end();
+    return req;
+  });
+  for (let i = 0; i < 400 && ready < WATCHERS; i++) await new Promise((r) => setTimeout(r, 25));
+  for (let i = 0; i < WATCH_EVENTS; i++) {
+    await call('PATCH', '/api/v1/namespaces/watched/configmaps/tick', { data: { t: String(performance.timeOrigin + performance.now()) } }, 'application/merge-patch+json').then((r) => expect(r.status, 200, 'patch'));
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  for (let i = 0; i < 200 && delays.length < WATCHERS * WATCH_EVENTS; i++) await new Promise((r) => setTimeout(r, 25));
+  delays.sort((a, b) => a - b);
+  console.log(`watch    ${ready} watchers, ${delays.length}/${WATCHERS * WATCH_EVENTS} events delivered: p50 ${percentile(delays, 50).toFixed(1)} ms, p99 ${percentile(delays, 99).toFixed(1)} ms`);
+  for (const req of watchReqs) req.destroy();
+  watchAgent.destroy();
+
+  const raw = rawSqliteInserts(dataDir, 2000);
+  console.log(`\nraw better-sqlite3 (WAL, synchronous=FULL): ${Math.round(raw.perInsertPerSecond)} inserts/s one per transaction, ${Math.round(raw.batchedPerSecond)} inserts/s in batches of 16`);
+  console.log(`ratio: API creates/s over HTTPS ÷ raw inserts/s = ${(rates.create / raw.perInsertPerSecond).toFixed(2)} (one per transaction), ${(rates.create / raw.batchedPerSecond).toFixed(3)} (batched)`);
+  console.log('(the API server batches concurrent writes into one transaction: group commit)');
+} finally {
+  agent.destroy();
+  server.kill('SIGTERM');
+  await new Promise((r) => server.once('exit', r));
+  rmSync(dataDir, { recursive: true, force: true });
+}

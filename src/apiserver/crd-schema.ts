@@ -1,0 +1,277 @@
+// OpenAPI v3 structural schemas of CustomResourceDefinitions, as kube-apiserver applies them to
+// custom resources: defaulting, pruning of unknown fields, and validation with field paths in
+// the causes of a 422. Also the check that a CRD's schema is structural at all.
+
+export interface JSONSchemaProps {
+  type?: string;
+  format?: string;
+  description?: string;
+  properties?: Record<string, JSONSchemaProps>;
+  additionalProperties?: JSONSchemaProps | boolean;
+  items?: JSONSchemaProps;
+  required?: string[];
+  enum?: unknown[];
+  pattern?: string;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: boolean;
+  exclusiveMaximum?: boolean;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
+  minProperties?: number;
+  maxProperties?: number;
+  uniqueItems?: boolean;
+  multipleOf?: number;
+  nullable?: boolean;
+  default?: unknown;
+  anyOf?: JSONSchemaProps[];
+  oneOf?: JSONSchemaProps[];
+  allOf?: JSONSchemaProps[];
+  not?: JSONSchemaProps;
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
+  'x-kubernetes-int-or-string'?: boolean;
+  'x-kubernetes-embedded-resource'?: boolean;
+  'x-kubernetes-list-type'?: string;
+  'x-kubernetes-list-map-keys'?: string[];
+  'x-kubernetes-map-type'?: string;
+  [extension: string]: unknown;
+}
+
+export type CauseType = 'FieldValueInvalid' | 'FieldValueRequired' | 'FieldValueNotSupported' | 'FieldValueTypeInvalid' | 'FieldValueTooLong' | 'FieldValueDuplicate' | 'FieldValueForbidden';
+
+export interface Cause {
+  type: CauseType;
+  message: string;
+  field: string;
+}
+
+type Obj = Record<string, unknown>;
+const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function childPath(path: string, key: string): string {
+  return path === '' ? key : `${path}.${key}`;
+}
+
+function typeOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+  return typeof value;
+}
+
+function render(value: unknown): string {
+  return typeof value === 'string' ? `"${value}"` : JSON.stringify(value);
+}
+
+/** Fields a custom resource always keeps whatever its schema says. */
+const ROOT_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
+
+// ---------------------------------------------------------------------------------------------
+// Defaulting
+
+/** Fills in `default` values (schema order, deepest last), as kube-apiserver does on read and write. */
+export function applyDefaults(schema: JSONSchemaProps | undefined, value: unknown): unknown {
+  if (!schema) return value;
+  if (isObject(value)) {
+    for (const [key, prop] of Object.entries(schema.properties ?? {})) {
+      if (value[key] === undefined && prop.default !== undefined) value[key] = structuredClone(prop.default);
+      if (value[key] !== undefined) value[key] = applyDefaults(prop, value[key]);
+    }
+    if (isObject(schema.additionalProperties)) {
+      for (const key of Object.keys(value)) {
+        if (!schema.properties?.[key]) value[key] = applyDefaults(schema.additionalProperties, value[key]);
+      }
+    }
+  } else if (Array.isArray(value) && schema.items) {
+    return value.map((item) => applyDefaults(schema.items, item));
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pruning
+
+/** Removes fields the schema does not declare, except under x-kubernetes-preserve-unknown-fields. */
+export function prune(schema: JSONSchemaProps | undefined, value: unknown, isRoot = true): unknown {
+  if (!schema || (schema['x-kubernetes-preserve-unknown-fields'] && !schema.properties)) return value;
+  if (isObject(value)) {
+    const preserve = schema['x-kubernetes-preserve-unknown-fields'] === true;
+    const embedded = schema['x-kubernetes-embedded-resource'] === true;
+    for (const key of Object.keys(value)) {
+      // apiVersion, kind and metadata of a resource are the server's, never pruned by its schema.
+      if ((isRoot || embedded) && ROOT_FIELDS.has(key)) continue;
+      const prop = schema.properties?.[key];
+      if (prop) value[key] = prune(prop, value[key], false);
+      else if (isObject(schema.additionalProperties)) value[key] = prune(schema.additionalProperties, value[key], false);
+      else if (schema.additionalProperties === true || preserve) continue;
+      else delete value[key];
+    }
+  } else if (Array.isArray(value) && schema.items) {
+    return value.map((item) => prune(schema.items, item, false));
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation
+
+/** Validates a value against a schema; returns every problem, with kube-apiserver-style messages. */
+export function validate(schema: JSONSchemaProps | undefined, value: unknown, path = ''): Cause[] {
+  const causes: Cause[] = [];
+  if (schema) check(schema, value, path, causes, true);
+  return causes;
+}
+
+function check(schema: JSONSchemaProps, value: unknown, path: string, causes: Cause[], isRoot: boolean): void {
+  if (value === null) {
+    if (!schema.nullable && schema.type !== undefined && !schema['x-kubernetes-preserve-unknown-fields']) {
+      causes.push({ type: 'FieldValueTypeInvalid', field: path, message: `Invalid value: "null": ${path} in body must be of type ${schema.type}: "null"` });
+    }
+    return;
+  }
+  const actual = typeOf(value);
+  if (schema['x-kubernetes-int-or-string']) {
+    if (actual !== 'integer' && actual !== 'string') {
+      causes.push({ type: 'FieldValueTypeInvalid', field: path, message: `Invalid value: ${render(value)}: ${path} in body must be of type integer or string: "${actual}"` });
+      return;
+    }
+  } else if (schema.type) {
+    const ok = schema.type === actual || (schema.type === 'number' && actual === 'integer');
+    if (!ok) {
+      causes.push({ type: 'FieldValueTypeInvalid', field: path, message: `Invalid value: "${actual}": ${path} in body must be of type ${schema.type}: "${actual}"` });
+      return;
+    }
+  }
+
+  if (schema.enum && !schema.enum.some((e) => JSON.stringify(e) === JSON.stringify(value))) {
+    causes.push({
+      type: 'FieldValueNotSupported',
+      field: path,
+      message: `Unsupported value: ${render(value)}: supported values: ${schema.enum.map(render).join(', ')}`,
+    });
+  }
+
+  if (typeof value === 'string') {
+    if (schema.maxLength !== undefined && value.length > schema.maxLength) {
+      causes.push({ type: 'FieldValueTooLong', field: path, message: `Too long: may not be longer than ${schema.maxLength}` });
+    }
+    if (schema.minLength !== undefined && value.length < schema.minLength) {
+      causes.push({ type: 'FieldValueInvalid', field: path, message: `Invalid value: ${render(value)}: ${path} in body should be at least ${schema.minLength} chars long` });
+    }
+    if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(value)) {
+      causes.push({ type: 'FieldValueInvalid', field: path, message: `Invalid value: ${render(value)}: ${path} in body should match '${schema.pattern}'` });
+    }
+  }
+
+  if (typeof value === 'number') {
+    if (schema.minimum !== undefined && (schema.exclusiveMinimum ? value <= schema.minimum : value < schema.minimum)) {
+      causes.push({ type: 'FieldValueInvalid', field: path, message: `Invalid value: ${value}: ${path} in body should be greater than or equal to ${schema.minimum}` });
+    }
+    if (schema.maximum !== undefined && (schema.exclusiveMaximum ? value >= schema.maximum : value > schema.maximum)) {
+      causes.push({ type: 'FieldValueInvalid', field: path, message: `Invalid value: ${value}: ${path} in body should be less than or equal to ${schema.maximum}` });
+    }
+    if (schema.format === 'int32' && (value < -2147483648 || value > 2147483647)) {
+      causes.push({ type: 'FieldValueInvalid', field: path, message: `Invalid value: ${value}: ${path} in body must be of type int32` });
+    }
+    if (schema.multipleOf !== undefined && value % schema.multipleOf !== 0) {
+      causes.push({ type: 'FieldValueInvalid', field: path, message: `Invalid value: ${value}: ${path} in body should be a multiple of ${schema.multipleOf}` });
+    }
+  }
+
+  if (Array.isArray(value)) {
+    if (schema.maxItems !== undefined && value.length > schema.maxItems) {
+      causes.push({ type: 'FieldValueTooLong', field: path, message: `Too many: ${value.length}: must have at most ${schema.maxItems} items` });
+    }
+    if (schema.minItems !== undefined && value.length < schema.minItems) {
+      causes.push({ type: 'FieldValueInvalid', field: path, message: `Invalid value: ${value.length}: ${path} in body should have at least ${schema.minItems} items` });
+    }
+    if (schema.uniqueItems || schema['x-kubernetes-list-type'] === 'set') {
+      const seen = new Set<string>();
+      value.forEach((item, i) => {
+        const key = JSON.stringify(item);
+        if (seen.has(key)) causes.push({ type: 'FieldValueDuplicate', field: `${path}[${i}]`, message: `Duplicate value: ${key}` });
+        seen.add(key);
+      });
+    }
+    if (schema.items) value.forEach((item, i) => check(schema.items!, item, `${path}[${i}]`, causes, false));
+  }
+
+  if (isObject(value)) {
+    for (const name of schema.required ?? []) {
+      if (value[name] === undefined) causes.push({ type: 'FieldValueRequired', field: childPath(path, name), message: 'Required value' });
+    }
+    const count = Object.keys(value).length;
+    if (schema.maxProperties !== undefined && count > schema.maxProperties) {
+      causes.push({ type: 'FieldValueTooLong', field: path, message: `Too many: ${count}: must have at most ${schema.maxProperties} items` });
+    }
+    if (schema.minProperties !== undefined && count < schema.minProperties) {
+      causes.push({ type: 'FieldValueInvalid', field: path, message: `Invalid value: ${count}: ${path} in body should have at least ${schema.minProperties} properties` });
+    }
+    for (const [key, child] of Object.entries(value)) {
+      if ((isRoot && ROOT_FIELDS.has(key)) || child === undefined) continue;
+      const prop = schema.properties?.[key] ?? (isObject(schema.additionalProperties) ? schema.additionalProperties : undefined);
+      if (prop) check(prop, child, childPath(path, key), causes, false);
+    }
+    if (schema['x-kubernetes-embedded-resource']) {
+      for (const name of ['apiVersion', 'kind']) {
+        if (typeof value[name] !== 'string' || value[name] === '') causes.push({ type: 'FieldValueRequired', field: childPath(path, name), message: 'Required value: must not be empty' });
+      }
+    }
+  }
+
+  // Value validations over combinators (structural schemas use them only to constrain values).
+  for (const sub of schema.allOf ?? []) check(sub, value, path, causes, false);
+  if (schema.anyOf && !schema.anyOf.some((sub) => validate(sub, value, path).length === 0)) {
+    causes.push({ type: 'FieldValueInvalid', field: path, message: `Invalid value: ${render(value)}: ${path} in body must match at least one schema (anyOf)` });
+  }
+  if (schema.oneOf && schema.oneOf.filter((sub) => validate(sub, value, path).length === 0).length !== 1) {
+    causes.push({ type: 'FieldValueInvalid', field: path, message: `Invalid value: ${render(value)}: ${path} in body must match exactly one schema (oneOf)` });
+  }
+  if (schema.not && validate(schema.not, value, path).length === 0) {
+    causes.push({ type: 'FieldValueInvalid', field: path, message: `Invalid value: ${render(value)}: ${path} in body must not match the schema (not)` });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Structural check of a CRD's schema
+
+/**
+ * Problems that make a schema non-structural (kube-apiserver refuses such CRDs in
+ * apiextensions.k8s.io/v1): every node needs a type unless it is int-or-string or preserves
+ * unknown fields; properties and additionalProperties are exclusive; combinators may not
+ * declare types, defaults or descriptions of their own.
+ */
+export function structuralProblems(schema: JSONSchemaProps | undefined, path = 'spec.validation.openAPIV3Schema'): string[] {
+  if (!schema) return [`${path}: Required value: schemas are required`];
+  const problems: string[] = [];
+  walk(schema, path, problems, true);
+  return problems;
+}
+
+const KNOWN_TYPES = new Set(['object', 'array', 'string', 'integer', 'number', 'boolean']);
+
+function walk(schema: JSONSchemaProps, path: string, problems: string[], isRoot: boolean): void {
+  if (!isObject(schema)) {
+    problems.push(`${path}: Invalid value: must be an object`);
+    return;
+  }
+  const intOrString = schema['x-kubernetes-int-or-string'] === true;
+  const preserve = schema['x-kubernetes-preserve-unknown-fields'] === true;
+  if (schema.type === undefined && !intOrString && !preserve) problems.push(`${path}.type: Required value: must not be empty for specified object fields`);
+  if (schema.type !== undefined && !KNOWN_TYPES.has(schema.type)) problems.push(`${path}.type: Unsupported value: "${schema.type}"`);
+  if (isRoot && schema.type !== undefined && schema.type !== 'object') problems.push(`${path}.type: Invalid value: "${schema.type}": must be object at the root`);
+  if (schema.properties && isObject(schema.additionalProperties)) problems.push(`${path}.additionalProperties: Forbidden: additionalProperties and properties are mutually exclusive`);
+  if (schema.type === 'array' && !schema.items) problems.push(`${path}.items: Required value: must be specified for arrays`);
+  for (const [name, prop] of Object.entries(schema.properties ?? {})) walk(prop, `${path}.properties[${name}]`, problems, false);
+  if (isObject(schema.additionalProperties)) walk(schema.additionalProperties, `${path}.additionalProperties`, problems, false);
+  if (schema.items) walk(schema.items, `${path}.items`, problems, false);
+  for (const combinator of ['allOf', 'anyOf', 'oneOf'] as const) {
+    (schema[combinator] ?? []).forEach((sub, i) => {
+      for (const forbidden of ['type', 'default', 'description', 'nullable'] as const) {
+        if (sub[forbidden] !== undefined) problems.push(`${path}.${combinator}[${i}].${forbidden}: Forbidden: must be empty to be structural`);
+      }
+    });
+  }
+}

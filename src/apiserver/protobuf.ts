@@ -1,0 +1,232 @@
+// Decoding of Kubernetes protobuf request bodies. client-go's typed clients (and so `kubectl
+// create configmap|secret|namespace|serviceaccount`) send built-in objects as
+// `application/vnd.kubernetes.protobuf` and do not fall back to JSON. The body is the `k8s\0`
+// magic followed by a runtime.Unknown envelope whose `raw` field is the object's message; the
+// field numbers below are those of the Kubernetes API's generated.proto files. Types without a
+// table here are refused with 415, naming the kind. Deployment is covered for what `kubectl
+// create deployment` sends (name, labels, replicas, selector, image, port, command).
+
+type FieldKind =
+  | 'string'
+  | 'bytes'
+  | 'int'
+  | 'bool'
+  | { message: string }
+  | { map: 'string' | 'bytes' };
+
+interface Field {
+  name: string;
+  kind: FieldKind;
+  repeated?: boolean;
+  /** A Go pointer field (`*int32`): present means set, so 0 and false are kept. */
+  optional?: boolean;
+}
+
+const MESSAGES: Record<string, Record<number, Field>> = {
+  TypeMeta: { 1: { name: 'apiVersion', kind: 'string' }, 2: { name: 'kind', kind: 'string' } },
+  Unknown: { 1: { name: 'typeMeta', kind: { message: 'TypeMeta' } }, 2: { name: 'raw', kind: 'bytes' }, 3: { name: 'contentEncoding', kind: 'string' }, 4: { name: 'contentType', kind: 'string' } },
+  ObjectMeta: {
+    1: { name: 'name', kind: 'string' },
+    2: { name: 'generateName', kind: 'string' },
+    3: { name: 'namespace', kind: 'string' },
+    5: { name: 'uid', kind: 'string' },
+    6: { name: 'resourceVersion', kind: 'string' },
+    7: { name: 'generation', kind: 'int' },
+    10: { name: 'deletionGracePeriodSeconds', kind: 'int' },
+    11: { name: 'labels', kind: { map: 'string' } },
+    12: { name: 'annotations', kind: { map: 'string' } },
+    13: { name: 'ownerReferences', kind: { message: 'OwnerReference' }, repeated: true },
+    14: { name: 'finalizers', kind: 'string', repeated: true },
+  },
+  OwnerReference: {
+    1: { name: 'kind', kind: 'string' },
+    3: { name: 'name', kind: 'string' },
+    4: { name: 'uid', kind: 'string' },
+    5: { name: 'apiVersion', kind: 'string' },
+    6: { name: 'controller', kind: 'bool' },
+    7: { name: 'blockOwnerDeletion', kind: 'bool' },
+  },
+  ObjectReference: {
+    1: { name: 'kind', kind: 'string' },
+    2: { name: 'namespace', kind: 'string' },
+    3: { name: 'name', kind: 'string' },
+    4: { name: 'uid', kind: 'string' },
+    5: { name: 'apiVersion', kind: 'string' },
+    6: { name: 'resourceVersion', kind: 'string' },
+    7: { name: 'fieldPath', kind: 'string' },
+  },
+  LocalObjectReference: { 1: { name: 'name', kind: 'string' } },
+  ConfigMap: {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'data', kind: { map: 'string' } },
+    3: { name: 'binaryData', kind: { map: 'bytes' } },
+    4: { name: 'immutable', kind: 'bool' },
+  },
+  Secret: {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'data', kind: { map: 'bytes' } },
+    3: { name: 'type', kind: 'string' },
+    4: { name: 'stringData', kind: { map: 'string' } },
+    5: { name: 'immutable', kind: 'bool' },
+  },
+  Namespace: {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'spec', kind: { message: 'NamespaceSpec' } },
+    3: { name: 'status', kind: { message: 'NamespaceStatus' } },
+  },
+  NamespaceSpec: { 1: { name: 'finalizers', kind: 'string', repeated: true } },
+  NamespaceStatus: { 1: { name: 'phase', kind: 'string' } },
+  Deployment: {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'spec', kind: { message: 'DeploymentSpec' } },
+  },
+  DeploymentSpec: {
+    1: { name: 'replicas', kind: 'int', optional: true },
+    2: { name: 'selector', kind: { message: 'LabelSelector' } },
+    3: { name: 'template', kind: { message: 'PodTemplateSpec' } },
+    4: { name: 'strategy', kind: { message: 'DeploymentStrategy' } },
+    5: { name: 'minReadySeconds', kind: 'int' },
+    6: { name: 'revisionHistoryLimit', kind: 'int', optional: true },
+    7: { name: 'paused', kind: 'bool' },
+    9: { name: 'progressDeadlineSeconds', kind: 'int', optional: true },
+  },
+  DeploymentStrategy: { 1: { name: 'type', kind: 'string' } },
+  LabelSelector: {
+    1: { name: 'matchLabels', kind: { map: 'string' } },
+    2: { name: 'matchExpressions', kind: { message: 'LabelSelectorRequirement' }, repeated: true },
+  },
+  LabelSelectorRequirement: {
+    1: { name: 'key', kind: 'string' },
+    2: { name: 'operator', kind: 'string' },
+    3: { name: 'values', kind: 'string', repeated: true },
+  },
+  PodTemplateSpec: {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'spec', kind: { message: 'PodSpec' } },
+  },
+  PodSpec: {
+    2: { name: 'containers', kind: { message: 'Container' }, repeated: true },
+    3: { name: 'restartPolicy', kind: 'string' },
+    7: { name: 'nodeSelector', kind: { map: 'string' } },
+    8: { name: 'serviceAccountName', kind: 'string' },
+    20: { name: 'initContainers', kind: { message: 'Container' }, repeated: true },
+  },
+  Container: {
+    1: { name: 'name', kind: 'string' },
+    2: { name: 'image', kind: 'string' },
+    3: { name: 'command', kind: 'string', repeated: true },
+    4: { name: 'args', kind: 'string', repeated: true },
+    5: { name: 'workingDir', kind: 'string' },
+    6: { name: 'ports', kind: { message: 'ContainerPort' }, repeated: true },
+    7: { name: 'env', kind: { message: 'EnvVar' }, repeated: true },
+    14: { name: 'imagePullPolicy', kind: 'string' },
+  },
+  ContainerPort: {
+    1: { name: 'name', kind: 'string' },
+    2: { name: 'hostPort', kind: 'int' },
+    3: { name: 'containerPort', kind: 'int' },
+    4: { name: 'protocol', kind: 'string' },
+  },
+  EnvVar: { 1: { name: 'name', kind: 'string' }, 2: { name: 'value', kind: 'string' } },
+  ServiceAccount: {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'secrets', kind: { message: 'ObjectReference' }, repeated: true },
+    3: { name: 'imagePullSecrets', kind: { message: 'LocalObjectReference' }, repeated: true },
+    4: { name: 'automountServiceAccountToken', kind: 'bool' },
+  },
+};
+
+export class ProtobufError extends Error {}
+
+class Reader {
+  pos = 0;
+  constructor(readonly buf: Buffer) {}
+  done(): boolean {
+    return this.pos >= this.buf.length;
+  }
+  varint(): number {
+    let result = 0;
+    let shift = 0;
+    for (;;) {
+      if (this.pos >= this.buf.length) throw new ProtobufError('truncated varint');
+      const byte = this.buf[this.pos++];
+      result += (byte & 0x7f) * 2 ** shift;
+      if ((byte & 0x80) === 0) return result;
+      shift += 7;
+      if (shift > 63) throw new ProtobufError('varint too long');
+    }
+  }
+  bytes(): Buffer {
+    const length = this.varint();
+    if (this.pos + length > this.buf.length) throw new ProtobufError('truncated field');
+    const out = this.buf.subarray(this.pos, this.pos + length);
+    this.pos += length;
+    return out;
+  }
+  skip(wireType: number): void {
+    if (wireType === 0) this.varint();
+    else if (wireType === 1) this.pos += 8;
+    else if (wireType === 2) this.bytes();
+    else if (wireType === 5) this.pos += 4;
+    else throw new ProtobufError(`unsupported wire type ${wireType}`);
+  }
+}
+
+function decodeMessage(buf: Buffer, type: string): Record<string, unknown> {
+  const fields = MESSAGES[type];
+  const out: Record<string, any> = {};
+  const r = new Reader(buf);
+  while (!r.done()) {
+    const tag = r.varint();
+    const number = Math.floor(tag / 8);
+    const wireType = tag & 7;
+    const field = fields[number];
+    if (!field) {
+      r.skip(wireType);
+      continue;
+    }
+    const value = decodeValue(r, field, wireType);
+    if (typeof field.kind === 'object' && 'map' in field.kind) {
+      const [k, v] = value as [string, unknown];
+      out[field.name] = { ...(out[field.name] ?? {}), [k]: v };
+    } else if (field.repeated) (out[field.name] ??= []).push(value);
+    // Go's JSON leaves out empty values (omitempty); so do we.
+    else if (field.optional || (value !== '' && value !== 0 && value !== false)) out[field.name] = value;
+  }
+  return out;
+}
+
+function decodeValue(r: Reader, field: Field, wireType: number): unknown {
+  const kind = field.kind;
+  if (kind === 'int') return r.varint();
+  if (kind === 'bool') return r.varint() !== 0;
+  const raw = wireType === 2 ? r.bytes() : (() => {
+    throw new ProtobufError(`field ${field.name} has wire type ${wireType}`);
+  })();
+  if (kind === 'string') return raw.toString('utf8');
+  if (kind === 'bytes') return raw.toString('base64');
+  if ('message' in kind) return decodeMessage(raw, kind.message);
+  // A map entry: key = 1, value = 2.
+  const entry = new Reader(raw);
+  let key = '';
+  let value = '';
+  while (!entry.done()) {
+    const tag = entry.varint();
+    const bytes = entry.bytes();
+    if (tag >> 3 === 1) key = bytes.toString('utf8');
+    else if (tag >> 3 === 2) value = kind.map === 'bytes' ? bytes.toString('base64') : bytes.toString('utf8');
+  }
+  return [key, value];
+}
+
+const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
+
+/** Decodes a `k8s\0`-framed protobuf body into the JSON form of the object. */
+export function decodeKubernetesProtobuf(body: Buffer): Record<string, unknown> {
+  if (body.length < 4 || !body.subarray(0, 4).equals(MAGIC)) throw new ProtobufError('the body does not start with the Kubernetes protobuf magic "k8s\\0"');
+  const envelope = decodeMessage(body.subarray(4), 'Unknown') as { typeMeta?: { apiVersion?: string; kind?: string }; raw?: string };
+  const kind = envelope.typeMeta?.kind ?? '';
+  if (!MESSAGES[kind] || !envelope.raw) throw new ProtobufError(`protobuf bodies of kind "${kind}" are not supported; send JSON`);
+  const object = decodeMessage(Buffer.from(envelope.raw, 'base64'), kind);
+  return { apiVersion: envelope.typeMeta?.apiVersion, kind, ...object };
+}

@@ -1,0 +1,459 @@
+// Object semantics of the API server, independent of HTTP: create / get / list / update / patch /
+// delete over the storage, with what kube-apiserver adds — server-set metadata, generation,
+// status subresources, finalizers and deletionTimestamp, optimistic concurrency, defaults,
+// validation, custom-resource schemas, namespace checks and dry runs.
+import { randomUUID } from 'node:crypto';
+import { StorageError, type KubeObject, type Storage, type StoredItem } from './storage/types.js';
+import { ApiError, errors, type FieldProblem } from './errors.js';
+import { apiVersionOf, storageKey, storagePrefix, type Registry, type ResourceType } from './registry.js';
+import { applyDefaults, prune, validate as validateSchema } from './crd-schema.js';
+import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, PatchError } from './patch.js';
+import { builtinProblems, metadataProblems, nameProblem } from './validation.js';
+import { jsonPathFirst } from './tables.js';
+
+type Obj = Record<string, any>;
+
+export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
+
+export interface WriteContext {
+  dryRun?: boolean;
+  fieldManager?: string;
+}
+
+/** Hooks other parts of the server attach to writes (CRD registration, namespace cleanup, …). */
+export interface ResourceHooks {
+  /** Runs before a create or update is stored; may change the object or throw an ApiError. */
+  beforeWrite?(type: ResourceType, object: Obj, previous: Obj | undefined): void;
+  /** Runs after a write is stored (not for dry runs). */
+  afterWrite?(type: ResourceType, object: Obj, previous: Obj | undefined, deleted: boolean): void;
+}
+
+const GENERATE_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
+
+function randomSuffix(): string {
+  let s = '';
+  for (let i = 0; i < 5; i++) s += GENERATE_CHARS[Math.floor(Math.random() * GENERATE_CHARS.length)];
+  return s;
+}
+
+function now(): string {
+  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+function withoutMeta(object: Obj, dropStatus: boolean): Obj {
+  const { metadata: _m, status, ...rest } = object;
+  return dropStatus ? rest : { ...rest, status };
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+let nextClusterIP = 1;
+let nextNodePort = 30000;
+
+/** Server-side defaults of the built-in kinds that clients rely on seeing. */
+function applyBuiltinDefaults(type: ResourceType, object: Obj, previous: Obj | undefined): void {
+  switch (type.resource) {
+    case 'namespaces':
+      object.spec = { finalizers: ['kubernetes'], ...(object.spec ?? {}) };
+      object.status = { phase: previous?.status?.phase ?? 'Active', ...(object.status ?? {}) };
+      break;
+    case 'pods':
+      object.spec = { restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler', serviceAccountName: 'default', terminationGracePeriodSeconds: 30, ...object.spec };
+      if (!object.status?.phase) object.status = { ...(object.status ?? {}), phase: 'Pending', qosClass: 'BestEffort' };
+      break;
+    case 'services': {
+      const spec = (object.spec = { type: 'ClusterIP', sessionAffinity: 'None', ...(object.spec ?? {}) });
+      if (!spec.clusterIP) {
+        spec.clusterIP = previous?.spec?.clusterIP ?? `172.30.${Math.floor(nextClusterIP / 250) % 256}.${(nextClusterIP++ % 250) + 1}`;
+        spec.clusterIPs = [spec.clusterIP];
+      }
+      for (const port of spec.ports ?? []) {
+        port.protocol ??= 'TCP';
+        port.targetPort ??= port.port;
+        if ((spec.type === 'NodePort' || spec.type === 'LoadBalancer') && !port.nodePort) {
+          const old = (previous?.spec?.ports ?? []).find((p: Obj) => p.port === port.port && p.nodePort);
+          port.nodePort = old?.nodePort ?? 30000 + (nextNodePort++ % 2768);
+        }
+      }
+      break;
+    }
+    case 'deployments':
+      object.spec = { replicas: 1, revisionHistoryLimit: 10, progressDeadlineSeconds: 600, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } }, ...object.spec };
+      break;
+    case 'replicasets':
+    case 'statefulsets':
+      object.spec = { replicas: 1, ...object.spec };
+      break;
+    case 'jobs':
+      object.spec = { completions: 1, parallelism: 1, backoffLimit: 6, ...object.spec };
+      break;
+    case 'secrets':
+      object.type ??= 'Opaque';
+      if (object.stringData) {
+        object.data = { ...(object.data ?? {}) };
+        for (const [k, v] of Object.entries(object.stringData as Record<string, string>)) object.data[k] = Buffer.from(String(v)).toString('base64');
+        delete object.stringData;
+      }
+      break;
+  }
+}
+
+export class Resources {
+  constructor(
+    private readonly storage: Storage,
+    private readonly registry: Registry,
+    private readonly hooks: ResourceHooks[] = [],
+  ) {}
+
+  addHooks(hooks: ResourceHooks): void {
+    this.hooks.push(hooks);
+  }
+
+  get store(): Storage {
+    return this.storage;
+  }
+
+  /** Reads an object as the requested version of its type sees it. */
+  present(type: ResourceType, object: KubeObject): Obj {
+    const out: Obj = { ...object, apiVersion: apiVersionOf(type), kind: type.kind };
+    if (type.custom?.schema) applyDefaults(type.custom.schema, out);
+    return out;
+  }
+
+  getItem(type: ResourceType, namespace: string | undefined, name: string): StoredItem {
+    const item = this.storage.get(storageKey(type, namespace, name));
+    if (!item) throw errors.notFound(type.resource, type.group, name);
+    return item;
+  }
+
+  get(type: ResourceType, namespace: string | undefined, name: string): Obj {
+    return this.present(type, this.getItem(type, namespace, name).object);
+  }
+
+  /** The storage prefix to list or watch: one namespace, or all. */
+  prefix(type: ResourceType, namespace: string | undefined): string {
+    return type.namespaced && namespace ? `${storagePrefix(type)}${namespace}/` : storagePrefix(type);
+  }
+
+  private checkNamespace(type: ResourceType, namespace: string | undefined, creating: boolean): void {
+    if (!type.namespaced) return;
+    if (!namespace) throw errors.badRequest('the server could not find the requested resource: a namespace is required');
+    const ns = this.storage.get(`/core/namespaces//${namespace}`);
+    if (!ns) throw errors.notFound('namespaces', '', namespace);
+    if (creating && (ns.object.metadata as Obj).deletionTimestamp) {
+      throw new ApiError(403, 'Forbidden', `${type.kind.toLowerCase()}s "${''}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`, {
+        kind: type.resource,
+        causes: [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }],
+      });
+    }
+  }
+
+  private checkKind(type: ResourceType, object: Obj): void {
+    if (typeof object !== 'object' || object === null || Array.isArray(object)) throw errors.badRequest('the request body must be a JSON object');
+    if (object.kind !== undefined && object.kind !== type.kind) {
+      throw errors.badRequest(`the kind in the data (${String(object.kind)}) does not match the expected kind (${type.kind}) for ${type.resource}`);
+    }
+    if (object.apiVersion !== undefined && object.apiVersion !== apiVersionOf(type)) {
+      const group = String(object.apiVersion).includes('/') ? String(object.apiVersion).split('/')[0] : '';
+      if (group !== type.group) {
+        throw errors.badRequest(`the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${apiVersionOf(type)})`);
+      }
+    }
+    if (object.metadata !== undefined && (typeof object.metadata !== 'object' || object.metadata === null || Array.isArray(object.metadata))) {
+      throw errors.badRequest('metadata must be an object');
+    }
+  }
+
+  /** Defaults, prunes and validates; throws 422 Invalid with every problem. */
+  private admit(type: ResourceType, object: Obj, previous: Obj | undefined): void {
+    const name = object.metadata?.name ?? '';
+    let problems: FieldProblem[];
+    if (type.custom) {
+      if (type.custom.schema) {
+        prune(type.custom.schema, object);
+        applyDefaults(type.custom.schema, object);
+      }
+      problems = [...metadataProblems(object), ...validateSchema(type.custom.schema, object)];
+    } else {
+      applyBuiltinDefaults(type, object, previous);
+      problems = builtinProblems(type, object);
+    }
+    for (const hook of this.hooks) hook.beforeWrite?.(type, object, previous);
+    if (problems.length > 0) throw errors.invalid(type.kind, type.group, name, problems);
+  }
+
+  async create(type: ResourceType, namespace: string | undefined, body: Obj, ctx: WriteContext = {}): Promise<Obj> {
+    this.checkKind(type, body);
+    const object: Obj = structuredClone(body);
+    const metadata: Obj = (object.metadata = { ...(object.metadata ?? {}) });
+    if (type.namespaced) {
+      if (metadata.namespace && namespace && metadata.namespace !== namespace) {
+        throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      }
+      metadata.namespace = namespace ?? metadata.namespace;
+    } else delete metadata.namespace;
+    this.checkNamespace(type, metadata.namespace, true);
+    if (metadata.resourceVersion) throw errors.badRequest('resourceVersion should not be set on objects to be created');
+    if (!metadata.name) {
+      if (!metadata.generateName) {
+        throw errors.invalid(type.kind, type.group, '', [{ type: 'FieldValueRequired', field: 'metadata.name', message: 'Required value: name or generateName is required' }]);
+      }
+      metadata.name = `${String(metadata.generateName).slice(0, 58)}${randomSuffix()}`;
+    }
+    const problem = typeof metadata.name === 'string' ? nameProblem(type, metadata.name) : 'must be a string';
+    if (problem) throw errors.invalid(type.kind, type.group, String(metadata.name), [{ type: 'FieldValueInvalid', field: 'metadata.name', message: `Invalid value: "${metadata.name}": ${problem}` }]);
+    object.apiVersion = apiVersionOf(type.custom ? { group: type.group, version: type.custom.storageVersion } : type);
+    object.kind = type.kind;
+    metadata.uid = randomUUID();
+    metadata.creationTimestamp = now();
+    metadata.generation = 1;
+    delete metadata.deletionTimestamp;
+    delete metadata.deletionGracePeriodSeconds;
+    if (type.status && type.custom) delete object.status;
+    this.recordManager(object, ctx, 'Update');
+    this.admit(type, object, undefined);
+    const key = storageKey(type, metadata.namespace, metadata.name);
+    if (ctx.dryRun) {
+      if (this.storage.get(key)) throw errors.alreadyExists(type.resource, type.group, metadata.name);
+      return this.present(type, object as KubeObject);
+    }
+    try {
+      const stored = await this.storage.create(key, object as KubeObject);
+      for (const hook of this.hooks) hook.afterWrite?.(type, stored.object, undefined, false);
+      return this.present(type, stored.object);
+    } catch (e) {
+      throw this.mapStorageError(e, type, metadata.name);
+    }
+  }
+
+  private recordManager(object: Obj, ctx: WriteContext, operation: 'Update' | 'Apply'): void {
+    if (!ctx.fieldManager) return;
+    const entries: Obj[] = (object.metadata.managedFields ?? []).filter((e: Obj) => !(e.manager === ctx.fieldManager && e.operation === operation));
+    entries.push({ manager: ctx.fieldManager, operation, apiVersion: object.apiVersion, time: now(), fieldsType: 'FieldsV1', fieldsV1: {} });
+    object.metadata.managedFields = entries;
+  }
+
+  mapStorageError(e: unknown, type: ResourceType, name: string): Error {
+    if (e instanceof StorageError) {
+      switch (e.code) {
+        case 'AlreadyExists':
+          return errors.alreadyExists(type.resource, type.group, name);
+        case 'NotFound':
+          return errors.notFound(type.resource, type.group, name);
+        case 'Conflict':
+          return errors.conflict(type.resource, type.group, name);
+        case 'Expired':
+          return errors.gone(e.message);
+        case 'Closed':
+          return new ApiError(503, 'ServiceUnavailable', 'the server is shutting down');
+      }
+    }
+    return e as Error;
+  }
+
+  /**
+   * Replaces an object (PUT), or its status (subresource "status"). `expectedRevision` is the
+   * revision the caller based the change on, for internal read-modify-write cycles.
+   */
+  async update(
+    type: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    body: Obj,
+    options: WriteContext & { subresource?: 'status'; basedOn?: StoredItem } = {},
+  ): Promise<Obj> {
+    this.checkKind(type, body);
+    const current = options.basedOn ?? this.getItem(type, namespace, name);
+    const previous = current.object as Obj;
+    const incoming: Obj = structuredClone(body);
+    const inMeta: Obj = incoming.metadata ?? {};
+    if (inMeta.name !== undefined && inMeta.name !== name) {
+      throw errors.badRequest(`the name of the object (${String(inMeta.name)}) does not match the name on the URL (${name})`);
+    }
+    if (type.namespaced && inMeta.namespace && inMeta.namespace !== namespace) {
+      throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+    if (inMeta.resourceVersion !== undefined && inMeta.resourceVersion !== '' && String(inMeta.resourceVersion) !== String(current.revision)) {
+      throw errors.conflict(type.resource, type.group, name);
+    }
+    if (type.custom && !options.basedOn && (inMeta.resourceVersion === undefined || inMeta.resourceVersion === '')) {
+      throw errors.invalid(type.kind, type.group, name, [{ type: 'FieldValueInvalid', field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' }]);
+    }
+
+    let next: Obj;
+    if (options.subresource === 'status') {
+      next = structuredClone(previous);
+      if (incoming.status === undefined) delete next.status;
+      else next.status = incoming.status;
+    } else {
+      next = { ...incoming };
+      next.metadata = { ...inMeta };
+      if (type.status) {
+        if (previous.status === undefined) delete next.status;
+        else next.status = previous.status;
+      }
+      // Fields the server owns stay as they were.
+      for (const field of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation']) {
+        if (previous.metadata[field] !== undefined) next.metadata[field] = previous.metadata[field];
+        else delete next.metadata[field];
+      }
+      next.metadata.name = name;
+      if (type.namespaced) next.metadata.namespace = namespace;
+      // A finalizer may be removed but not added once deletion has started.
+      if (previous.metadata.deletionTimestamp) {
+        const before = new Set<string>(previous.metadata.finalizers ?? []);
+        const added = (next.metadata.finalizers ?? []).filter((f: string) => !before.has(f));
+        if (added.length > 0) {
+          throw errors.invalid(type.kind, type.group, name, [{ type: 'FieldValueForbidden', field: 'metadata.finalizers', message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}` }]);
+        }
+      }
+    }
+    next.apiVersion = previous.apiVersion;
+    next.kind = type.kind;
+    delete next.metadata.resourceVersion;
+    this.recordManager(next, options, 'Update');
+    this.admit(type, next, previous);
+    if (options.subresource !== 'status' && !sameJson(withoutMeta(next, type.status), withoutMeta(previous, type.status))) {
+      next.metadata.generation = (previous.metadata.generation ?? 0) + 1;
+    }
+    return this.write(type, namespace, name, next, current, options.dryRun ?? false);
+  }
+
+  /** Stores `next` over `current`, or removes it when its deletion has no finalizers left. */
+  private async write(type: ResourceType, namespace: string | undefined, name: string, next: Obj, current: StoredItem, dryRun: boolean): Promise<Obj> {
+    const key = storageKey(type, namespace, name);
+    const finishing = next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0;
+    const unchanged = sameJson({ ...next, metadata: { ...next.metadata, managedFields: undefined } }, { ...current.object, metadata: { ...current.object.metadata, resourceVersion: undefined, managedFields: undefined } });
+    if (dryRun) return this.present(type, { ...next, metadata: { ...next.metadata, resourceVersion: String(current.revision) } } as KubeObject);
+    try {
+      if (finishing) {
+        const deleted = await this.storage.delete(key, { expectedRevision: current.revision });
+        for (const hook of this.hooks) hook.afterWrite?.(type, deleted.object, current.object, true);
+        return this.present(type, deleted.object);
+      }
+      // An update that changes nothing is not written (no new resourceVersion, no watch event).
+      if (unchanged) return this.present(type, current.object);
+      const stored = await this.storage.update(key, next as KubeObject, { expectedRevision: current.revision });
+      for (const hook of this.hooks) hook.afterWrite?.(type, stored.object, current.object, false);
+      return this.present(type, stored.object);
+    } catch (e) {
+      throw this.mapStorageError(e, type, name);
+    }
+  }
+
+  async patch(
+    type: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    patchType: PatchType,
+    patch: unknown,
+    options: WriteContext & { subresource?: 'status'; force?: boolean } = {},
+  ): Promise<Obj> {
+    if (patchType === 'strategic' && !type.builtin) {
+      throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`);
+    }
+    if (patchType === 'apply' && !options.fieldManager) {
+      throw errors.invalid(type.kind, type.group, name, [{ type: 'FieldValueRequired', field: 'fieldManager', message: 'Required value: is required for apply patch' }]);
+    }
+    // Read-modify-write, retried when another writer got there first (as kube-apiserver does
+    // for patches that carry no resourceVersion of their own).
+    for (let attempt = 0; ; attempt++) {
+      let current: StoredItem | undefined;
+      try {
+        current = this.getItem(type, namespace, name);
+      } catch (e) {
+        if (patchType === 'apply' && e instanceof ApiError && e.code === 404) return this.applyCreate(type, namespace, name, patch, options);
+        throw e;
+      }
+      const base = this.present(type, current.object);
+      let patched: Obj;
+      try {
+        switch (patchType) {
+          case 'json':
+            patched = applyJsonPatch(base, patch);
+            break;
+          case 'merge':
+          case 'apply':
+            patched = applyMergePatch(base, patch);
+            break;
+          case 'strategic':
+            patched = applyStrategicMergePatch(base, patch);
+            break;
+        }
+      } catch (e) {
+        if (e instanceof PatchError) throw errors.invalid(type.kind, type.group, name, [{ type: 'FieldValueInvalid', message: e.message }]);
+        throw e;
+      }
+      if (typeof patched !== 'object' || patched === null || Array.isArray(patched)) throw errors.badRequest('the patch produced something that is not an object');
+      const pinned = patched.metadata?.resourceVersion !== undefined && patched.metadata.resourceVersion !== base.metadata.resourceVersion;
+      patched.metadata = { ...(patched.metadata ?? {}) };
+      if (!pinned) patched.metadata.resourceVersion = String(current.revision);
+      try {
+        return await this.update(type, namespace, name, patched, { ...options, subresource: options.subresource, basedOn: current });
+      } catch (e) {
+        if (!pinned && attempt < 5 && e instanceof ApiError && e.reason === 'Conflict') continue;
+        throw e;
+      }
+    }
+  }
+
+  private async applyCreate(type: ResourceType, namespace: string | undefined, name: string, patch: unknown, options: WriteContext): Promise<Obj> {
+    const object = structuredClone(patch) as Obj;
+    if (typeof object !== 'object' || object === null) throw errors.badRequest('an apply patch must be an object');
+    object.metadata = { ...(object.metadata ?? {}), name };
+    return this.create(type, namespace, object, options);
+  }
+
+  /** Deletes an object, or starts its deletion when finalizers hold it. Returns the object. */
+  async delete(
+    type: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    options: { dryRun?: boolean; preconditions?: { uid?: string; resourceVersion?: string }; propagationPolicy?: string } = {},
+  ): Promise<Obj> {
+    for (let attempt = 0; ; attempt++) {
+      const current = this.getItem(type, namespace, name);
+      const meta = current.object.metadata as Obj;
+      if (options.preconditions?.uid && options.preconditions.uid !== meta.uid) {
+        throw new ApiError(409, 'Conflict', `Precondition failed: UID in precondition: ${options.preconditions.uid}, UID in object meta: ${meta.uid}`);
+      }
+      if (options.preconditions?.resourceVersion && options.preconditions.resourceVersion !== String(current.revision)) {
+        throw new ApiError(409, 'Conflict', `Precondition failed: ResourceVersion in precondition: ${options.preconditions.resourceVersion}, ResourceVersion in object meta: ${current.revision}`);
+      }
+      const finalizers: string[] = [...(meta.finalizers ?? [])];
+      if (options.propagationPolicy === 'Foreground' && !finalizers.includes('foregroundDeletion') && !meta.deletionTimestamp) finalizers.push('foregroundDeletion');
+      if (options.propagationPolicy === 'Orphan' && !finalizers.includes('orphan') && !meta.deletionTimestamp) finalizers.push('orphan');
+      const held = finalizers.length > 0 || type.resource === 'namespaces';
+      if (options.dryRun) return this.present(type, current.object);
+      try {
+        if (held) {
+          if (meta.deletionTimestamp && sameJson(finalizers, meta.finalizers ?? [])) return this.present(type, current.object);
+          const next: Obj = structuredClone(current.object);
+          next.metadata.deletionTimestamp ??= now();
+          next.metadata.deletionGracePeriodSeconds ??= 0;
+          next.metadata.finalizers = finalizers;
+          if (type.resource === 'namespaces') next.status = { ...(next.status ?? {}), phase: 'Terminating' };
+          delete next.metadata.resourceVersion;
+          const stored = await this.storage.update(current.key, next as KubeObject, { expectedRevision: current.revision });
+          for (const hook of this.hooks) hook.afterWrite?.(type, stored.object, current.object, false);
+          return this.present(type, stored.object);
+        }
+        const deleted = await this.storage.delete(current.key, { expectedRevision: current.revision });
+        for (const hook of this.hooks) hook.afterWrite?.(type, deleted.object, current.object, true);
+        return this.present(type, deleted.object);
+      } catch (e) {
+        if (e instanceof StorageError && e.code === 'Conflict' && attempt < 5) continue;
+        throw this.mapStorageError(e, type, name);
+      }
+    }
+  }
+
+  /** The value of a field-selector path on an object, as a string (missing → ""). */
+  fieldValue(object: Obj, field: string): string | undefined {
+    const value = jsonPathFirst(object, `.${field}`);
+    if (value === undefined || value === null) return field === 'spec.unschedulable' || field === 'spec.hostNetwork' ? 'false' : '';
+    return String(value);
+  }
+}

@@ -1,0 +1,60 @@
+// `bosun start`: brings up a local bosun cluster on this machine and keeps it running.
+import type { Command } from 'commander';
+import { bringUp } from '../cluster/bring-up.js';
+import { parseHostPort } from './listen.js';
+import { repositoryRoot } from './release.js';
+
+export function register(program: Command): void {
+  program
+    .command('start')
+    .description('bring up a local bosun cluster (API server, signed releases, update service, cluster-version operator) and keep it running')
+    .option('--data-dir <dir>', 'where the cluster keeps its state', '.bosun')
+    .option('--listen <host:port>', 'API server address', '127.0.0.1:6443')
+    .option('--update-service <host:port>', 'update service address', '127.0.0.1:8080')
+    .option('--version <version>', 'the release to install', '1.0.0')
+    .option('--channel <channel>', 'the update channel to follow', 'stable-1.0')
+    .addHelpText(
+      'after',
+      `
+Example:
+  $ bosun start
+  [1/6] starting the API server on https://127.0.0.1:6443 (0.0s)
+  [2/6] building and signing releases into .bosun/releases (0.3s)
+  ...
+  bosun is up. Try:
+    kubectl --kubeconfig .bosun/kubeconfig get clusterversion
+
+A second start reuses the data directory. Stop with Ctrl-C.`,
+    )
+    .action(async (opts: { dataDir: string; listen: string; updateService: string; version: string; channel: string }) => {
+      const cluster = await bringUp({
+        dataDir: opts.dataDir,
+        releaseSources: `${repositoryRoot}release-payload`,
+        cvoManifests: `${repositoryRoot}manifests`,
+        api: parseHostPort(opts.listen, '--listen'),
+        updateService: parseHostPort(opts.updateService, '--update-service'),
+        version: opts.version,
+        channel: opts.channel,
+        progress: (line) => console.log(line),
+      });
+      console.log(`
+bosun is up.
+  API server:     ${cluster.api.url}
+  kubeconfig:     ${cluster.kubeconfigPath}
+  update service: ${cluster.updateService.url}
+
+Try:
+  export KUBECONFIG=${cluster.kubeconfigPath}
+  kubectl get clusterversion
+  kubectl api-resources
+  bosun adm upgrade recommend --upstream ${cluster.updateService.url} --channel ${opts.channel} --version ${opts.version}
+
+Stop with Ctrl-C.`);
+      const shutdown = async () => {
+        await cluster.stop();
+        process.exit(0);
+      };
+      process.once('SIGINT', () => void shutdown());
+      process.once('SIGTERM', () => void shutdown());
+    });
+}

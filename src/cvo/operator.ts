@@ -1,0 +1,434 @@
+// The cluster-version operator's sync loop: ClusterVersion/version names the release to run;
+// the CVO loads that payload from the release store, applies it as a task graph, and reports
+// what it is doing in the ClusterVersion's status as OpenShift's CVO does.
+//
+// State machine of the loop (one iteration per pass):
+//   no ClusterVersion            → wait
+//   desired image not loaded     → load it (RetrievePayload → LoadPayload → VerifyPayloadVersion);
+//                                  failure: ReleaseAccepted=False naming the step and the file,
+//                                  the cluster stays on what it had; success: ReleaseAccepted=True
+//                                  (PayloadLoaded) and a Partial history entry
+//   mode                         → Initializing until some release has Completed, Updating
+//                                  while the loaded release has not, Reconciling after
+//   apply the graph              → progress "Working towards X: n of m done (p% complete)";
+//                                  success: history Completed, Available=True,
+//                                  Progressing=False, Failing=False; failure: Failing=True with
+//                                  the reason and the manifest or operator named, retried with
+//                                  backoff
+//   Reconciling                  → the whole payload again every reconcile interval, so a
+//                                  deleted or edited managed object is put back; a change of
+//                                  desiredUpdate interrupts the wait.
+//
+// Beside the loop, the CVO asks the update service (spec.upstream + spec.channel) for the
+// releases the cluster may move to (status.availableUpdates, conditionalUpdates,
+// desired.channels, RetrievedUpdates), resolves a version-only desiredUpdate against them, and
+// runs the upgrade preconditions before it starts an update (ReleaseAccepted=False reason
+// PreconditionChecks when they block; force records them in history[].acceptedRisks).
+//
+// Before loading, a release is verified (verify.ts): its content against its digest, and its
+// digest against signatures from the keys of the verification ConfigMap; failures refuse it
+// (ReleaseAccepted=False, RetrievePayload, "The update cannot be verified: …") unless forced.
+//
+// Leader election (runClusterVersionOperator) keeps two CVOs from applying at once.
+//
+// Not yet here (later work): the Degraded-tolerance timers of openshift.md.
+import { createHash } from 'node:crypto';
+import * as k8s from '@kubernetes/client-node';
+import { logger } from '../common/log.js';
+import { loadPayload } from './payload/payload.js';
+import type { Payload } from './payload/payload.js';
+import { resolvePullspec } from './payload/release-store.js';
+import { filterManifests } from './payload/inclusion.js';
+import { buildTaskGraph, workersFor, type GraphMode } from './task-graph.js';
+import { runTaskGraph } from './task-graph-runner.js';
+import { applyManifest, UpdateError } from './apply.js';
+import { describeManifest } from './payload/manifest.js';
+import { fetchUpdateGraph, RetrievalError } from './updates/upstream.js';
+import { walkGraph, GraphWalkError, type Release } from './updates/graph-walk.js';
+import { evaluateConditionalUpdate } from './updates/risks.js';
+import { prometheusEvaluator } from './updates/prometheus.js';
+import { resolveDesiredUpdate, ResolveError } from './updates/resolve.js';
+import { checkPreconditions } from './updates/preconditions.js';
+import { digestProblem, loadVerifier, verifyRelease } from './verify.js';
+import { LeaderElector } from '../kube/leader-election.js';
+
+type Obj = Record<string, any>;
+const log = logger('cluster-version-operator');
+
+const GROUP = 'config.openshift.io';
+const VERSION = 'v1';
+const PLURAL = 'clusterversions';
+const NAME = 'version';
+
+export interface CvoOptions {
+  kubeconfig: k8s.KubeConfig;
+  releaseStore: string;
+  /** How often a completed release is applied again (OpenShift: every few minutes). */
+  reconcileIntervalMs?: number;
+  /** How long one attempt waits on a CRD, Job or ClusterOperator. */
+  waitTimeoutMs?: number;
+  signal: AbortSignal;
+  /** A Prometheus-compatible API that PromQL risks are evaluated against (else they are Unknown). */
+  metricsUrl?: string;
+  /** How often the update service is asked for updates (default 5 minutes). */
+  upstreamPollMs?: number;
+  /** Called with each progress message while a release is being applied (for a CLI to show). */
+  onProgress?: (message: string) => void;
+}
+
+interface Loaded {
+  image: string;
+  payload: Payload;
+}
+
+function now(): string {
+  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** Sets a condition; lastTransitionTime moves only when the status changes. */
+export function setCondition(conditions: Obj[], type: string, status: string, reason: string, message: string): Obj[] {
+  const old = conditions.find((c) => c.type === type);
+  const next = { type, status, reason, message, lastTransitionTime: old && old.status === status ? old.lastTransitionTime : now() };
+  return [...conditions.filter((c) => c.type !== type), next];
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(t);
+      resolve();
+    }, { once: true });
+  });
+
+export class ClusterVersionOperator {
+  private readonly custom: k8s.CustomObjectsApi;
+  private readonly objects: k8s.KubernetesObjectApi;
+  private loaded?: Loaded;
+  private failures = 0;
+  private lastPoll = 0;
+  private pollFailures = 0;
+  private lastForce: boolean | undefined;
+  private lastPollKey = '';
+
+  constructor(private readonly options: CvoOptions) {
+    this.custom = options.kubeconfig.makeApiClient(k8s.CustomObjectsApi);
+    this.objects = k8s.KubernetesObjectApi.makeApiClient(options.kubeconfig);
+  }
+
+  private async readClusterVersion(): Promise<Obj | undefined> {
+    try {
+      return (await this.custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: NAME })) as Obj;
+    } catch (e) {
+      if ((e as { code?: number }).code === 404) return undefined;
+      throw e;
+    }
+  }
+
+  /** Read-modify-write of the status, retried on conflicts. */
+  private async updateStatus(change: (status: Obj, cv: Obj) => Obj): Promise<Obj | undefined> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const cv = await this.readClusterVersion();
+      if (!cv) return undefined;
+      // availableUpdates is required (and nullable) in OpenShift's schema.
+      const status = change({ availableUpdates: null, ...structuredClone(cv.status ?? {}) }, cv);
+      if (JSON.stringify(status) === JSON.stringify(cv.status ?? {})) return cv;
+      try {
+        return (await this.custom.replaceClusterCustomObjectStatus({ group: GROUP, version: VERSION, plural: PLURAL, name: NAME, body: { ...cv, status } })) as Obj;
+      } catch (e) {
+        if ((e as { code?: number }).code !== 409) throw e;
+      }
+    }
+    return undefined;
+  }
+
+  async run(): Promise<void> {
+    const { signal } = this.options;
+    log.info({ releaseStore: this.options.releaseStore }, 'cluster-version operator started');
+    while (!signal.aborted) {
+      let waitMs = 1000;
+      try {
+        waitMs = await this.syncOnce();
+      } catch (e) {
+        log.warn({ error: (e as { body?: string }).body ?? (e as Error).message }, 'sync failed');
+      }
+      await this.waitForChange(waitMs);
+    }
+  }
+
+  /** Waits up to `ms`, returning early when desiredUpdate changes. */
+  private async waitForChange(ms: number): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (!this.options.signal.aborted && Date.now() < deadline) {
+      await sleep(Math.min(1000, deadline - Date.now()), this.options.signal);
+      const cv = await this.readClusterVersion().catch(() => undefined);
+      if (!cv) continue;
+      await this.aggregateUpgradeable().catch(() => undefined);
+      await this.pollUpdates(cv).catch((e) => log.warn({ error: (e as Error).message }, 'update retrieval failed'));
+      const desired = cv.spec?.desiredUpdate ?? {};
+      if ((desired.image && desired.image !== this.loaded?.image) || (!desired.image && desired.version && desired.version !== this.loaded?.payload.version)) return;
+      if (desired.force !== this.lastForce) return;
+    }
+  }
+
+  /** One pass of the state machine; returns how long to wait before the next. */
+  async syncOnce(): Promise<number> {
+    const cv = await this.readClusterVersion();
+    if (!cv) return 1000;
+    await this.aggregateUpgradeable().catch((e) => log.warn({ error: (e as Error).message }, 'reading ClusterOperators failed'));
+    await this.pollUpdates(cv).catch((e) => log.warn({ error: (e as Error).message }, 'update retrieval failed'));
+    const desired = cv.spec?.desiredUpdate ?? {};
+    this.lastForce = desired.force;
+    let image: string | undefined = desired.image;
+    if (!image && desired.version) {
+      try {
+        image = resolveDesiredUpdate(desired, cv.status?.availableUpdates ?? [], cv.status?.conditionalUpdates ?? []).image;
+      } catch (e) {
+        const message = e instanceof ResolveError ? e.message : (e as Error).message;
+        await this.updateStatus((st, c) => ({ ...st, observedGeneration: c.metadata.generation, conditions: setCondition(st.conditions ?? [], 'ReleaseAccepted', 'False', 'RetrievePayload', `Retrieving payload failed version="${desired.version}" image="" failure=${message}`) }));
+        return 5000;
+      }
+    }
+    if (!image) {
+      await this.updateStatus((s, c) => ({ ...s, observedGeneration: c.metadata.generation, conditions: setCondition(s.conditions ?? [], 'ReleaseAccepted', 'False', 'NoDesiredUpdate', 'spec.desiredUpdate.image names no release; set it to a release pullspec (bosun.local/release@sha256:…)') }));
+      return 5000;
+    }
+    if (image !== this.loaded?.image) {
+      const loaded = await this.load(image, desired.version, cv);
+      if (!loaded) return 5000;
+      this.loaded = loaded;
+    }
+    return this.apply(this.loaded!, cv);
+  }
+
+  /** Upgradeable=False on the ClusterVersion, with every operator's reason, when any operator says so. */
+  private async aggregateUpgradeable(): Promise<void> {
+    const list = (await this.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'clusteroperators' })) as { items: Obj[] };
+    const blocking = list.items
+      .map((co) => ({ name: co.metadata.name as string, c: (co.status?.conditions ?? []).find((x: Obj) => x.type === 'Upgradeable') as Obj | undefined }))
+      .filter((x) => x.c?.status === 'False');
+    await this.updateStatus((st) => {
+      if (blocking.length === 0) return { ...st, conditions: (st.conditions ?? []).filter((c: Obj) => c.type !== 'Upgradeable') };
+      const reason = blocking.length === 1 ? (blocking[0].c!.reason ?? 'OperatorNotUpgradeable') : 'ClusterOperatorsNotUpgradeable';
+      const message =
+        blocking.length === 1
+          ? `Cluster operator ${blocking[0].name} should not be upgraded between minor versions: ${blocking[0].c!.message ?? blocking[0].c!.reason ?? ''}`
+          : `Multiple cluster operators should not be upgraded between minor versions:\n${blocking.map((b) => `* Cluster operator ${b.name}: ${b.c!.reason ?? ''}: ${b.c!.message ?? ''}`).join('\n')}`;
+      return { ...st, conditions: setCondition(st.conditions ?? [], 'Upgradeable', 'False', reason, message) };
+    });
+  }
+
+  /** Asks the update service what this cluster may move to; keeps the last answer on failure. */
+  private async pollUpdates(cv: Obj): Promise<void> {
+    const upstream: string | undefined = cv.spec?.upstream;
+    const channel: string = cv.spec?.channel ?? '';
+    const current = (cv.status?.history ?? []).find((h: Obj) => h.state === 'Completed');
+    const key = `${upstream}|${channel}|${current?.image}`;
+    // After failures the upstream is retried sooner than the regular interval, backing off
+    // exponentially (5 s, 10 s, 20 s, …) up to it, so a flapping service is neither hammered nor
+    // left unasked for long.
+    const interval = this.options.upstreamPollMs ?? 300_000;
+    const due = this.pollFailures === 0 ? interval : Math.min(interval, Math.min(5_000, interval) * 2 ** (this.pollFailures - 1));
+    if (key === this.lastPollKey && Date.now() - this.lastPoll < due) return;
+    this.lastPoll = Date.now();
+    this.lastPollKey = key;
+    const fail = (reason: string, message: string) => {
+      this.pollFailures++;
+      return this.updateStatus((st) => ({ ...st, conditions: setCondition(st.conditions ?? [], 'RetrievedUpdates', 'False', reason, message) }));
+    };
+    if (!upstream) return void (await fail('NoUpstream', 'No upstream server has been set to retrieve updates.'));
+    if (!current) return void (await fail('NoCurrentVersion', 'The cluster version does not have a semantic version assigned and cannot calculate valid upgrades.'));
+    try {
+      const graph = await fetchUpdateGraph({ upstream, channel, version: current.version, id: cv.spec?.clusterID });
+      const choices = walkGraph(graph, current.version, current.image);
+      const conditionalUpdates: Obj[] = [];
+      for (const update of choices.conditionalUpdates) {
+        const recommended = await evaluateConditionalUpdate(update, this.options.metricsUrl ? prometheusEvaluator(this.options.metricsUrl) : undefined);
+        conditionalUpdates.push({ release: update.release, risks: update.risks, conditions: [{ ...recommended, lastTransitionTime: now() }] });
+      }
+      const available: Release[] = choices.availableUpdates;
+      await this.updateStatus((st) => ({
+        ...st,
+        availableUpdates: available.length ? available : null,
+        conditionalUpdates: conditionalUpdates.length ? conditionalUpdates : undefined,
+        desired: { ...(st.desired ?? { version: current.version, image: current.image }), channels: choices.channels.length ? choices.channels : undefined },
+        conditions: setCondition(st.conditions ?? [], 'RetrievedUpdates', 'True', 'AsExpected', ''),
+      }));
+      this.pollFailures = 0;
+    } catch (e) {
+      if (e instanceof RetrievalError || e instanceof GraphWalkError) return void (await fail(e.reason, e.message));
+      return void (await fail('RemoteFailed', (e as Error).message));
+    }
+  }
+
+  private async load(image: string, wantVersion: string | undefined, cv: Obj): Promise<Loaded | undefined> {
+    const refuse = async (reason: string, message: string) => {
+      log.warn({ image, reason }, message);
+      await this.updateStatus((s, c) => ({ ...s, observedGeneration: c.metadata.generation, conditions: setCondition(s.conditions ?? [], 'ReleaseAccepted', 'False', reason, message) }));
+      return undefined;
+    };
+    let dir: string;
+    try {
+      dir = resolvePullspec(this.options.releaseStore, image);
+    } catch (e) {
+      return refuse('RetrievePayload', `Retrieving payload failed version="${wantVersion ?? ''}" image="${image}" failure=${(e as Error).message}`);
+    }
+    const force = cv.spec?.desiredUpdate?.force === true;
+    const risks: string[] = [];
+    let verified = false;
+    const unverified = (why: string) => `The update cannot be verified: ${why}`;
+    const tampered = digestProblem(dir, image);
+    if (tampered) {
+      if (!force) return refuse('RetrievePayload', `Retrieving payload failed version="${wantVersion ?? ''}" image="${image}" failure=${unverified(tampered)}`);
+      risks.push(`${unverified(tampered)}; the image may not be safe to use`);
+    }
+    const verifier = await loadVerifier(this.options.kubeconfig, cv.spec?.signatureStores);
+    if (verifier) {
+      const result = await verifyRelease(verifier, image);
+      if (result.verified) verified = !tampered;
+      else if (!force) return refuse('RetrievePayload', `Retrieving payload failed version="${wantVersion ?? ''}" image="${image}" failure=${unverified(result.reason)}`);
+      else risks.push(`${unverified(result.reason)}; the image may not be safe to use`);
+    }
+    let payload: Payload;
+    try {
+      payload = loadPayload(dir);
+    } catch (e) {
+      return refuse('LoadPayload', `Loading payload failed version="${wantVersion ?? ''}" image="${image}" failure=${(e as Error).message}`);
+    }
+    if (wantVersion && payload.version !== wantVersion) {
+      return refuse('VerifyPayloadVersion', `Verifying payload failed version="${wantVersion}" image="${image}" failure=release image version ${payload.version} does not match the expected upstream version ${wantVersion}`);
+    }
+    // Preconditions, for an update from a completed release to another version.
+    const completed: Obj[] = (cv.status?.history ?? []).filter((h: Obj) => h.state === 'Completed');
+    const current = completed[0];
+    let acceptedRisks: string | undefined;
+    if (risks.length) acceptedRisks = risks.join('\n');
+    if (current && current.image !== image && current.version !== payload.version) {
+      const desired = cv.spec?.desiredUpdate ?? {};
+      let target;
+      try {
+        target = resolveDesiredUpdate({ image }, cv.status?.availableUpdates ?? [], cv.status?.conditionalUpdates ?? []);
+      } catch {
+        target = { version: payload.version, image, recommended: 'NotInGraph' as const };
+      }
+      const result = checkPreconditions({
+        currentVersion: current.version,
+        target: { ...target, version: payload.version },
+        previousVersion: completed[1]?.version,
+        upgradeable: (cv.status?.conditions ?? []).find((c: Obj) => c.type === 'Upgradeable'),
+        force: desired.force === true,
+      });
+      if (!result.accepted) {
+        return refuse('PreconditionChecks', `Preconditions failed for payload loaded version="${payload.version}" image="${image}": ${result.blocking.map((b) => `${b.name}: ${b.message}`).join('; ')}`);
+      }
+      const accepted = result.acceptedRisks ?? (result.warnings.length ? result.warnings.map((w) => w.message).join('; ') : undefined);
+      if (accepted) risks.push(accepted);
+    }
+    if (risks.length) acceptedRisks = risks.join('\n');
+    const message = `Payload loaded version="${payload.version}" image="${image}" architecture="${process.arch === 'x64' ? 'amd64' : process.arch}"${acceptedRisks ? ` (accepted risks: ${acceptedRisks})` : ''}`;
+    await this.updateStatus((s, c) => {
+      const history: Obj[] = [...(s.history ?? [])];
+      if (history[0]?.image !== image) {
+        if (history[0]?.state === 'Partial') history[0] = { ...history[0], completionTime: now() };
+        history.unshift({ state: 'Partial', startedTime: now(), completionTime: null, version: payload.version, image, verified, ...(acceptedRisks ? { acceptedRisks } : {}) });
+      }
+      return {
+        ...s,
+        observedGeneration: c.metadata.generation,
+        desired: { version: payload.version, image, ...(s.desired?.channels ? { channels: s.desired.channels } : {}) },
+        history: history.slice(0, 100),
+        versionHash: createHash('sha256').update(image).digest().subarray(0, 8).toString('base64url'),
+        conditions: setCondition(s.conditions ?? [], 'ReleaseAccepted', 'True', 'PayloadLoaded', message),
+      };
+    });
+    log.info({ version: payload.version, image }, 'payload loaded');
+    return { image, payload };
+  }
+
+  private async apply(loaded: Loaded, cv: Obj): Promise<number> {
+    const history: Obj[] = cv.status?.history ?? [];
+    const everCompleted = history.some((h) => h.state === 'Completed');
+    const thisCompleted = history[0]?.image === loaded.image && history[0]?.state === 'Completed';
+    const mode: GraphMode = !everCompleted ? 'Initializing' : thisCompleted ? 'Reconciling' : 'Updating';
+    const { included } = filterManifests(loaded.payload.manifests, { overrides: cv.spec?.overrides });
+    const graph = buildTaskGraph(included, mode, { attempt: this.failures });
+    const total = included.length;
+    let done = 0;
+    let lastReport = 0;
+    let waitingOn = '';
+    const version = loaded.payload.version;
+    const report = async (force = false) => {
+      if (mode === 'Reconciling' || (!force && Date.now() - lastReport < 1000)) return;
+      lastReport = Date.now();
+      const pct = total === 0 ? 100 : Math.floor((done / total) * 100);
+      const message = `Working towards ${version}: ${done} of ${total} done (${pct}% complete)${waitingOn ? `, waiting on ${waitingOn}` : ''}`;
+      this.options.onProgress?.(message);
+      await this.updateStatus((s) => ({ ...s, conditions: setCondition(s.conditions ?? [], 'Progressing', 'True', '', message) })).catch(() => undefined);
+    };
+    await report(true);
+    const owner = { apiVersion: cv.apiVersion, kind: cv.kind, name: cv.metadata.name, uid: cv.metadata.uid };
+    const ctx = { client: this.objects, owner, awaitVersions: mode !== 'Initializing', waitTimeoutMs: this.options.waitTimeoutMs ?? 60_000, signal: this.options.signal };
+    const result = await runTaskGraph(graph, workersFor(mode, graph), async (tasks) => {
+      for (const task of tasks) {
+        if (task.manifest.gvk.kind === 'ClusterOperator') waitingOn = `clusteroperator ${task.manifest.object.metadata.name}`;
+        await applyManifest(task.manifest, ctx);
+        done++;
+        void report();
+      }
+    }, this.options.signal);
+
+    if (result.errors.length === 0) {
+      this.failures = 0;
+      if (mode !== 'Reconciling') this.options.onProgress?.(`Working towards ${version}: ${done} of ${total} done (100% complete)`);
+      await this.updateStatus((s) => {
+        const h: Obj[] = [...(s.history ?? [])];
+        if (h[0]?.image === loaded.image && h[0].state !== 'Completed') h[0] = { ...h[0], state: 'Completed', completionTime: now() };
+        let conditions = setCondition(s.conditions ?? [], 'Available', 'True', '', `Done applying ${version}`);
+        conditions = setCondition(conditions, 'Failing', 'False', '', '');
+        conditions = setCondition(conditions, 'Progressing', 'False', '', `Cluster version is ${version}`);
+        return { ...s, history: h, conditions };
+      });
+      if (mode !== 'Reconciling') log.info({ version, mode }, 'payload applied');
+      return this.options.reconcileIntervalMs ?? 180_000;
+    }
+
+    this.failures++;
+    const first = result.errors[0];
+    const reason = first instanceof UpdateError ? first.reason : 'UpdatePayloadFailed';
+    const more = result.errors.length > 1 ? `Multiple errors are preventing progress:\n* ${result.errors.map((e) => e.message).join('\n* ')}` : first.message;
+    const incomplete = result.firstIncomplete ? ` (${result.incomplete} incomplete task nodes, beginning with ${describeManifest(result.firstIncomplete.manifest)})` : '';
+    log.warn({ version, mode, reason, errors: result.errors.length }, first.message);
+    await this.updateStatus((s) => {
+      let conditions = setCondition(s.conditions ?? [], 'Failing', 'True', reason, `${more}${incomplete}`);
+      if (mode !== 'Reconciling') conditions = setCondition(conditions, 'Progressing', 'True', reason, `Unable to apply ${version}: ${first.message}`);
+      if (!(s.history ?? []).some((h: Obj) => h.state === 'Completed')) conditions = setCondition(conditions, 'Available', 'False', '', '');
+      return { ...s, conditions };
+    });
+    return Math.min(1000 * 2 ** Math.min(this.failures, 5), 30_000);
+  }
+}
+
+export interface CvoLeaderElection {
+  identity?: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
+
+/**
+ * Runs the operator until the signal aborts, only while holding the Lease
+ * openshift-cluster-version/version, so that two CVOs (a bootstrap one and the Deployment's,
+ * or two replicas) never apply at once.
+ */
+export async function runClusterVersionOperator(options: CvoOptions & { leaderElection?: CvoLeaderElection }): Promise<void> {
+  const elector = new LeaderElector({
+    kubeconfig: options.kubeconfig,
+    namespace: 'openshift-cluster-version',
+    name: 'version',
+    ...options.leaderElection,
+    signal: options.signal,
+    onStartedLeading: (leading) => new ClusterVersionOperator({ ...options, signal: leading }).run(),
+  });
+  await elector.run();
+}

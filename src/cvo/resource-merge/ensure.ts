@@ -1,0 +1,114 @@
+// The primitive of every merge: make `existing` carry what `required` sets, and nothing more.
+// Objects are merged key by key (keys the manifest does not set are left to whoever set them);
+// lists and scalars are replaced, but only when they differ. "Differ" is judged by isSubset:
+// a list matches when it has the same length and each element carries at least what the
+// manifest's element says. So fields the API server defaults (a probe's periodSeconds, an env
+// fieldRef's apiVersion, a port's protocol) never count as a difference, and merging the
+// result again changes nothing: no hot-looping against the API server or other controllers.
+// A null in the manifest means "not set" (as `creationTimestamp: null` in generated YAML).
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+export interface MergeResult<T = JsonObject> {
+  modified: boolean;
+  object: T;
+}
+
+export function isPlainObject(v: unknown): v is JsonObject {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+export function clone<T>(v: T): T {
+  return v === undefined ? v : structuredClone(v);
+}
+
+/** Whether existing already carries everything required sets (see the header). */
+export function isSubset(required: unknown, existing: unknown): boolean {
+  if (required === null || required === undefined) return true;
+  if (Array.isArray(required)) {
+    return Array.isArray(existing) && existing.length === required.length && required.every((r, i) => isSubset(r, existing[i]));
+  }
+  if (isPlainObject(required)) {
+    return isPlainObject(existing) && Object.entries(required).every(([k, r]) => isSubset(r, existing[k]));
+  }
+  return required === existing;
+}
+
+/** Exact structural equality, for fields replaced as a whole (selectors, node selectors). */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
+  if (isPlainObject(a)) {
+    if (!isPlainObject(b)) return false;
+    const ka = Object.keys(a).filter((k) => a[k] !== undefined);
+    const kb = Object.keys(b).filter((k) => b[k] !== undefined);
+    return ka.length === kb.length && ka.every((k) => deepEqual(a[k], b[k]));
+  }
+  return false;
+}
+
+/** Per-field overrides of the default rule while merging one object (see ensureFields). */
+export type FieldRules = Record<string, (existing: Json | undefined, required: Json) => { value: Json | undefined; modified: boolean }>;
+
+/** The default rule: merge objects key by key, replace lists and scalars that differ. */
+export function ensure(existing: Json | undefined, required: Json | undefined): { value: Json | undefined; modified: boolean } {
+  if (required === null || required === undefined) return { value: existing, modified: false };
+  if (isPlainObject(required) && isPlainObject(existing)) {
+    const r = ensureFields(existing, required);
+    return { value: r.object, modified: r.modified };
+  }
+  if (isSubset(required, existing)) return { value: existing, modified: false };
+  return { value: clone(required), modified: true };
+}
+
+/**
+ * Merges the keys of required into a copy of existing, each by its rule in `rules` or by the
+ * default rule; keys listed in `skip` are never written.
+ */
+export function ensureFields(existing: JsonObject | undefined, required: JsonObject, rules: FieldRules = {}, skip: readonly string[] = []): MergeResult {
+  const object: JsonObject = { ...(existing ?? {}) };
+  let modified = false;
+  for (const [key, req] of Object.entries(required)) {
+    if (skip.includes(key) || req === null || req === undefined) continue;
+    const r = rules[key] ? rules[key](object[key], req) : ensure(object[key], req);
+    if (r.modified) {
+      modified = true;
+      if (r.value === undefined) delete object[key];
+      else object[key] = r.value;
+    }
+  }
+  return { modified, object };
+}
+
+/** A rule replacing the field as a whole unless exactly equal (maps that are owned whole, e.g. selectors). */
+export function replaceUnlessEqual(existing: Json | undefined, required: Json): { value: Json; modified: boolean } {
+  return deepEqual(existing, required) ? { value: existing as Json, modified: false } : { value: clone(required), modified: true };
+}
+
+/** A rule replacing the field as a whole unless existing already carries it (isSubset). */
+export function replaceUnlessSubset(existing: Json | undefined, required: Json): { value: Json; modified: boolean } {
+  return isSubset(required, existing) ? { value: existing as Json, modified: false } : { value: clone(required), modified: true };
+}
+
+/**
+ * String maps (labels, annotations, ConfigMap data): the manifest's keys win, other keys stay.
+ * A manifest key ending in "-" removes that key instead, as library-go's MergeMap does.
+ */
+export function mergeStringMap(existing: Json | undefined, required: Json): { value: Json; modified: boolean } {
+  const out: JsonObject = isPlainObject(existing) ? { ...existing } : {};
+  let modified = !isPlainObject(existing) && isPlainObject(required) && Object.keys(required).some((k) => !k.endsWith('-'));
+  for (const [k, v] of Object.entries(isPlainObject(required) ? required : {})) {
+    if (k.endsWith('-')) {
+      const target = k.slice(0, -1);
+      if (target in out) {
+        delete out[target];
+        modified = true;
+      }
+    } else if (out[k] !== v) {
+      out[k] = v;
+      modified = true;
+    }
+  }
+  return { value: out, modified };
+}

@@ -1,0 +1,188 @@
+// Leader election on a coordination.k8s.io/v1 Lease, as client-go's leaderelection does it: a
+// candidate takes the Lease when it is free or its holder stopped renewing for leaseDuration,
+// renews it every retryPeriod while leading, and stops leading when it could not renew within
+// renewDeadline — before anyone else may take it, so two leaders never act at once as long as
+// clocks advance alike. Writes use the Lease's resourceVersion, so two candidates racing for a
+// free Lease cannot both win.
+//
+// States: candidate → (acquired) leading → (renew failed past the deadline, or stopped) →
+// candidate again, or done when the signal aborts (a leader then releases the Lease at once so a
+// successor need not wait out the lease duration).
+import * as k8s from '@kubernetes/client-node';
+import { hostname } from 'node:os';
+import { logger } from '../common/log.js';
+
+const log = logger('leader-election');
+
+export interface LeaderElectionOptions {
+  kubeconfig: k8s.KubeConfig;
+  namespace: string;
+  name: string;
+  /** Who this candidate is (default: hostname + pid). */
+  identity?: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  /** Stops the candidate; a leader releases the Lease. */
+  signal: AbortSignal;
+  /** Runs while leading; its signal aborts when leadership is lost or the candidate stops. */
+  onStartedLeading: (leading: AbortSignal) => Promise<void> | void;
+  onStoppedLeading?: () => void;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(t);
+      resolve();
+    }, { once: true });
+  });
+
+function code(e: unknown): number | undefined {
+  return (e as { code?: number }).code;
+}
+
+export class LeaderElector {
+  private readonly coordination: k8s.CoordinationV1Api;
+  private readonly core: k8s.CoreV1Api;
+  readonly identity: string;
+  private readonly leaseDurationMs: number;
+  private readonly renewDeadlineMs: number;
+  private readonly retryPeriodMs: number;
+  private leading = false;
+
+  constructor(private readonly options: LeaderElectionOptions) {
+    this.coordination = options.kubeconfig.makeApiClient(k8s.CoordinationV1Api);
+    this.core = options.kubeconfig.makeApiClient(k8s.CoreV1Api);
+    this.identity = options.identity ?? `${hostname()}_${process.pid}`;
+    this.leaseDurationMs = options.leaseDurationMs ?? 137_000;
+    this.renewDeadlineMs = options.renewDeadlineMs ?? 107_000;
+    this.retryPeriodMs = options.retryPeriodMs ?? 26_000;
+    if (this.renewDeadlineMs >= this.leaseDurationMs) throw new Error('renewDeadline must be shorter than leaseDuration');
+  }
+
+  isLeader(): boolean {
+    return this.leading;
+  }
+
+  /** Tries to take or renew the Lease once; true when this candidate holds it afterwards. */
+  async tryAcquireOrRenew(): Promise<boolean> {
+    const { namespace, name } = this.options;
+    const now = new Date();
+    const durationSeconds = Math.max(1, Math.round(this.leaseDurationMs / 1000));
+    let lease: k8s.V1Lease;
+    try {
+      lease = await this.coordination.readNamespacedLease({ name, namespace });
+    } catch (e) {
+      if (code(e) !== 404) throw e;
+      await this.ensureNamespace();
+      try {
+        await this.coordination.createNamespacedLease({
+          namespace,
+          body: { metadata: { name, namespace }, spec: { holderIdentity: this.identity, leaseDurationSeconds: durationSeconds, acquireTime: now as never, renewTime: now as never, leaseTransitions: 0 } },
+        });
+        return true;
+      } catch (err) {
+        if (code(err) === 409) return false;
+        throw err;
+      }
+    }
+    const spec = lease.spec ?? {};
+    const holder = spec.holderIdentity ?? '';
+    const renewed = spec.renewTime ? new Date(spec.renewTime as unknown as string).getTime() : 0;
+    const expired = renewed + (spec.leaseDurationSeconds ?? durationSeconds) * 1000 < now.getTime();
+    if (holder !== this.identity && holder !== '' && !expired) return false;
+    const takingOver = holder !== this.identity;
+    const next: k8s.V1Lease = {
+      ...lease,
+      spec: {
+        ...spec,
+        holderIdentity: this.identity,
+        leaseDurationSeconds: durationSeconds,
+        renewTime: now as never,
+        ...(takingOver ? { acquireTime: now as never, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 } : {}),
+      },
+    };
+    try {
+      await this.coordination.replaceNamespacedLease({ name, namespace, body: next });
+      return true;
+    } catch (e) {
+      if (code(e) === 409) return false;
+      throw e;
+    }
+  }
+
+  private async ensureNamespace(): Promise<void> {
+    try {
+      await this.core.createNamespace({ body: { metadata: { name: this.options.namespace } } });
+    } catch (e) {
+      if (code(e) !== 409) throw e;
+    }
+  }
+
+  /** Gives the Lease up so another candidate can take it at once. */
+  private async release(): Promise<void> {
+    const { namespace, name } = this.options;
+    try {
+      const lease = await this.coordination.readNamespacedLease({ name, namespace });
+      if (lease.spec?.holderIdentity !== this.identity) return;
+      await this.coordination.replaceNamespacedLease({ name, namespace, body: { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1 } } });
+    } catch (e) {
+      log.warn({ lease: `${namespace}/${name}`, error: (e as Error).message }, 'could not release the lease');
+    }
+  }
+
+  /** Campaigns until the signal aborts; runs onStartedLeading each time leadership is won. */
+  async run(): Promise<void> {
+    const { signal } = this.options;
+    const lease = `${this.options.namespace}/${this.options.name}`;
+    while (!signal.aborted) {
+      // Candidate: retry until the Lease is ours.
+      let acquired = false;
+      try {
+        acquired = await this.tryAcquireOrRenew();
+      } catch (e) {
+        log.warn({ lease, error: (e as Error).message }, 'leader election attempt failed');
+      }
+      if (!acquired) {
+        await sleep(this.retryPeriodMs, signal);
+        continue;
+      }
+      log.info({ lease, identity: this.identity }, 'became leader');
+      this.leading = true;
+      const leadership = new AbortController();
+      const stopLeading = () => leadership.abort();
+      signal.addEventListener('abort', stopLeading, { once: true });
+      const work = Promise.resolve()
+        .then(() => this.options.onStartedLeading(leadership.signal))
+        .catch((e) => log.warn({ lease, error: (e as Error).message }, 'leader work failed'));
+      // Leading: renew, and stop before the Lease could be taken by another.
+      let lastRenew = Date.now();
+      while (!leadership.signal.aborted) {
+        await sleep(this.retryPeriodMs, leadership.signal);
+        if (leadership.signal.aborted) break;
+        // false: someone else holds the Lease now (stop at once); an error: the API server is not
+        // answering (keep trying until the renew deadline).
+        let outcome: boolean | 'error';
+        try {
+          outcome = await this.tryAcquireOrRenew();
+        } catch (e) {
+          outcome = 'error';
+          log.warn({ lease, error: (e as Error).message }, 'renewing the lease failed');
+        }
+        if (outcome === true) lastRenew = Date.now();
+        else if (outcome === false || Date.now() - lastRenew >= this.renewDeadlineMs) {
+          log.warn({ lease, identity: this.identity }, 'lost leadership');
+          leadership.abort();
+        }
+      }
+      this.leading = false;
+      signal.removeEventListener('abort', stopLeading);
+      await work;
+      this.options.onStoppedLeading?.();
+      if (signal.aborted) await this.release();
+    }
+  }
+}

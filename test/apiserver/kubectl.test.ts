@@ -1,0 +1,153 @@
+// The real kubectl against the embedded API server, with nothing but --kubeconfig.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { startTestApiServer, KUBECTL, type TestApiServer } from '../helpers/apiserver.js';
+
+let api: TestApiServer;
+before(async () => {
+  api = await startTestApiServer();
+});
+after(async () => {
+  await api.stop();
+});
+
+async function ok(args: string[], input?: string): Promise<string> {
+  const r = await api.kubectl(args, { input });
+  assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
+  return r.stdout;
+}
+
+const deployment = (image: string, env: string) => `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, labels: {app: web}}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: app
+        image: ${image}
+        env: [${env}]
+`;
+
+test('version and api-resources', async () => {
+  assert.match(await ok(['version']), /Server Version: v1\.33\.0\+bosun/);
+  const resources = await ok(['api-resources']);
+  for (const line of [/^deployments\s+deploy\s+apps\/v1\s+true\s+Deployment/m, /^pods\s+po\s+v1\s+true\s+Pod/m, /^customresourcedefinitions\s+crd,crds\s+apiextensions\.k8s\.io\/v1\s+false/m]) {
+    assert.match(resources, line);
+  }
+});
+
+test('apply twice is unchanged, then configured; patch types, label, annotate, scale', async () => {
+  assert.match(await ok(['apply', '-f', '-'], deployment('nginx:1', '{name: A, value: "1"}, {name: B, value: "2"}')), /deployment.apps\/web created/);
+  assert.match(await ok(['apply', '-f', '-'], deployment('nginx:1', '{name: A, value: "1"}, {name: B, value: "2"}')), /deployment.apps\/web unchanged/);
+  assert.match(await ok(['apply', '-f', '-'], deployment('nginx:2', '{name: A, value: "1"}, {name: C, value: "3"}')), /deployment.apps\/web configured/);
+  const d = JSON.parse(await ok(['get', 'deployment', 'web', '-o', 'json']));
+  assert.equal(d.spec.template.spec.containers[0].image, 'nginx:2');
+  assert.deepEqual(d.spec.template.spec.containers[0].env, [{ name: 'A', value: '1' }, { name: 'C', value: '3' }]);
+  assert.equal(d.metadata.generation, 2);
+
+  await ok(['patch', 'deployment', 'web', '--type', 'strategic', '-p', '{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:3"}]}}}}']);
+  await ok(['patch', 'deployment', 'web', '--type', 'merge', '-p', '{"metadata":{"labels":{"merged":"yes"}}}']);
+  await ok(['patch', 'deployment', 'web', '--type', 'json', '-p', '[{"op":"replace","path":"/spec/replicas","value":3}]']);
+  await ok(['label', 'deployment', 'web', 'tier=front']);
+  await ok(['annotate', 'deployment', 'web', 'note=hello']);
+  await ok(['scale', 'deployment', 'web', '--replicas=4']);
+  const after = JSON.parse(await ok(['get', 'deployment', 'web', '-o', 'json']));
+  assert.equal(after.spec.template.spec.containers[0].image, 'nginx:3');
+  assert.equal(after.spec.template.spec.containers[0].env.length, 2, 'strategic patch keeps the env');
+  assert.equal(after.metadata.labels.merged, 'yes');
+  assert.equal(after.metadata.labels.tier, 'front');
+  assert.equal(after.metadata.annotations.note, 'hello');
+  assert.equal(after.spec.replicas, 4);
+  assert.match(await ok(['get', 'deployments', '-o', 'wide']), /^web\s+0\/4\s+0\s+0\s+\S+\s+app\s+nginx:3\s+app=web$/m);
+  assert.match(await ok(['get', 'all']), /deployment\.apps\/web/);
+});
+
+test('create deployment (a protobuf body) keeps replicas 0, port and command', async () => {
+  assert.match(await ok(['create', 'deployment', 'pb', '--image=nginx', '--port=8080', '--replicas=0', '--', 'sleep', '10']), /deployment.apps\/pb created/);
+  const d = JSON.parse(await ok(['get', 'deployment', 'pb', '-o', 'json']));
+  assert.equal(d.spec.replicas, 0);
+  assert.deepEqual(d.spec.selector, { matchLabels: { app: 'pb' } });
+  assert.deepEqual(d.spec.template.spec.containers, [{ name: 'nginx', image: 'nginx', command: ['sleep', '10'], ports: [{ containerPort: 8080 }] }]);
+  await ok(['delete', 'deployment', 'pb']);
+});
+
+test('a CRD becomes established and its resources print their columns', async () => {
+  await ok(['apply', '-f', '-'], readFileSync(new URL('./fixtures/widgets-crd.yaml', import.meta.url), 'utf8'));
+  assert.match(await ok(['wait', '--for', 'condition=established', 'crd/widgets.example.com', '--timeout=20s']), /condition met/);
+  const widget = (name: string, size: number, tier: string, extra = '') => `apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: ${name}, labels: {tier: ${tier}}}\nspec: {size: ${size}, replicas: 1${extra}}\n`;
+  assert.match(await ok(['apply', '-f', '-'], widget('w1', 3, 'a')), /widget.example.com\/w1 created/);
+  assert.match(await ok(['apply', '-f', '-'], widget('w1', 3, 'a')), /unchanged/);
+  await ok(['create', '-f', '-'], widget('w2', 5, 'b', ', junk: true'));
+  assert.match(await ok(['get', 'widgets']), /^NAME\s+SIZE\s+PHASE\s+AGE\nw1\s+3\s+\S+\nw2\s+5\s+\S+\n$/);
+  assert.match(await ok(['get', 'wd', '-l', 'tier=b']), /^w2\s+5/m);
+  assert.doesNotMatch(await ok(['get', 'wd', '-l', 'tier=b']), /^w1/m);
+  assert.equal(await ok(['get', 'wd', '--field-selector', 'metadata.name=w1', '-o', 'name']), 'widget.example.com/w1\n');
+  assert.equal(await ok(['get', 'wd', 'w1', '-o', 'jsonpath={.spec.color}']), 'blue', 'schema default applied');
+  assert.deepEqual(JSON.parse(await ok(['get', 'wd', 'w2', '-o', 'json'])).spec, { size: 5, replicas: 1, color: 'blue' }, 'unknown field pruned, default applied');
+  await ok(['get', 'wd', '-o', 'wide']);
+  await ok(['scale', 'wd', 'w1', '--replicas=6']);
+  assert.equal(await ok(['get', 'wd', 'w1', '-o', 'jsonpath={.spec.replicas}']), '6');
+  const invalid = await api.kubectl(['create', '-f', '-'], { input: widget('bad', 0, 'a') });
+  assert.notEqual(invalid.code, 0);
+  assert.match(invalid.stderr, /spec\.size: Invalid value: 0: spec\.size in body should be greater than or equal to 1/);
+  assert.match(await ok(['get', 'all']), /widget\.example\.com\/w1/);
+});
+
+test('a finalizer keeps a deleted object until it is removed', async () => {
+  await ok(['create', 'configmap', 'held', '--from-literal=a=b']);
+  await ok(['patch', 'configmap', 'held', '--type', 'merge', '-p', '{"metadata":{"finalizers":["example.com/hold"]}}']);
+  await ok(['delete', 'configmap', 'held', '--wait=false']);
+  assert.notEqual(await ok(['get', 'configmap', 'held', '-o', 'jsonpath={.metadata.deletionTimestamp}']), '');
+  await ok(['patch', 'configmap', 'held', '--type', 'json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']);
+  const gone = await api.kubectl(['get', 'configmap', 'held']);
+  assert.notEqual(gone.code, 0);
+  assert.match(gone.stderr, /configmaps "held" not found/);
+});
+
+test('get -w prints changes as they happen', async () => {
+  await ok(['create', 'configmap', 'watched', '--from-literal=a=b']);
+  const child = spawn(KUBECTL, ['--kubeconfig', api.kubeconfigPath, 'get', 'configmaps', '-w', '--output-watch-events']);
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  const waitFor = async (re: RegExp) => {
+    for (let i = 0; i < 100 && !re.test(out); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.match(out, re);
+  };
+  try {
+    await waitFor(/ADDED\s+watched/);
+    await ok(['label', 'configmap', 'watched', 'x=y']);
+    await waitFor(/MODIFIED\s+watched/);
+    await ok(['delete', 'configmap', 'watched']);
+    await waitFor(/DELETED\s+watched/);
+  } finally {
+    child.kill();
+  }
+});
+
+test('cordon and uncordon a node', async () => {
+  await ok(['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-1', labels: { 'node-role.kubernetes.io/worker': '' } }, status: { conditions: [{ type: 'Ready', status: 'True' }] } }));
+  assert.match(await ok(['cordon', 'node-1']), /cordoned/);
+  assert.match(await ok(['get', 'nodes']), /^node-1\s+Ready,SchedulingDisabled\s+worker/m);
+  assert.equal(await ok(['get', 'nodes', '--field-selector', 'spec.unschedulable=true', '-o', 'name']), 'node/node-1\n');
+  assert.match(await ok(['uncordon', 'node-1']), /uncordoned/);
+  assert.match(await ok(['get', 'nodes']), /^node-1\s+Ready\s+worker/m);
+});
+
+test('namespaces: creating in a missing one fails; deleting one removes its contents', async () => {
+  const missing = await api.kubectl(['create', 'configmap', 'x', '-n', 'nowhere']);
+  assert.notEqual(missing.code, 0);
+  assert.match(missing.stderr, /namespaces "nowhere" not found/);
+  await ok(['create', 'namespace', 'team']);
+  await ok(['create', 'configmap', 'c1', '-n', 'team', '--from-literal=a=b']);
+  await ok(['delete', 'namespace', 'team', '--timeout=20s']);
+  const gone = await api.kubectl(['get', 'configmap', 'c1', '-n', 'team']);
+  assert.notEqual(gone.code, 0);
+  assert.match((await api.kubectl(['get', 'namespace', 'team'])).stderr, /not found/);
+});

@@ -1,0 +1,124 @@
+// Starts the embedded API server in-process on 127.0.0.1 with a random port and a temporary data
+// directory, and runs the real kubectl against it.
+import { spawn } from 'node:child_process';
+import { request as httpsRequest, Agent } from 'node:https';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startApiServer, type ApiServer } from '../../src/apiserver/server.js';
+
+export interface KubectlResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface TestApiServer {
+  url: string;
+  token: string;
+  caPem: string;
+  kubeconfigPath: string;
+  dataDir: string;
+  port: number;
+  server: ApiServer;
+  kubectl(args: string[], options?: { input?: string; timeoutMs?: number }): Promise<KubectlResult>;
+  /** Raw HTTPS request with the admin token; body objects are sent as JSON. */
+  request(method: string, path: string, options?: RequestOptions): Promise<HttpResult>;
+  /** Stops the server; its data directory is removed unless it was given or `keepData` is set. */
+  stop(options?: { keepData?: boolean }): Promise<void>;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  contentType?: string;
+  accept?: string;
+  /** Another bearer token, or null for none. */
+  token?: string | null;
+}
+
+export interface HttpResult {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  json: any;
+}
+
+/** One HTTPS request to a server whose CA is `ca`. */
+export function httpsJson(agent: Agent, url: string, token: string, method: string, path: string, opts: RequestOptions = {}): Promise<HttpResult> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = {};
+    if (opts.token !== null) headers.authorization = `Bearer ${opts.token ?? token}`;
+    if (opts.accept) headers.accept = opts.accept;
+    let body: string | undefined;
+    if (opts.body !== undefined) {
+      body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+      headers['content-type'] = opts.contentType ?? 'application/json';
+    }
+    const req = httpsRequest(`${url}${path}`, { method, headers, agent }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (text += d));
+      res.on('end', () => {
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          json = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export const KUBECTL = process.env.KUBECTL ?? 'kubectl';
+
+export function runKubectl(kubeconfig: string, args: string[], options: { input?: string; timeoutMs?: number } = {}): Promise<KubectlResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(KUBECTL, ['--kubeconfig', kubeconfig, ...args], { env: { ...process.env, KUBECONFIG: '' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 30_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+export async function startTestApiServer(options: { dataDir?: string; compactKeep?: number; port?: number; bookmarkIntervalMs?: number; compactIntervalMs?: number } = {}): Promise<TestApiServer> {
+  const ownDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'bosun-apiserver-'));
+  const server = await startApiServer({
+    dataDir,
+    host: '127.0.0.1',
+    port: options.port ?? 0,
+    compactKeep: options.compactKeep,
+    bookmarkIntervalMs: options.bookmarkIntervalMs,
+    compactIntervalMs: options.compactIntervalMs,
+    logLevel: 'warn',
+  });
+  const agent = new Agent({ ca: server.caPem, keepAlive: true });
+  return {
+    url: server.url,
+    token: server.token,
+    caPem: server.caPem,
+    kubeconfigPath: server.kubeconfigPath,
+    dataDir,
+    port: server.port,
+    server,
+    kubectl: (args, opts) => runKubectl(server.kubeconfigPath, args, opts),
+    request: (method, path, opts) => httpsJson(agent, server.url, server.token, method, path, opts),
+    async stop(stopOptions = {}) {
+      await server.stop();
+      agent.destroy();
+      if (ownDir && !stopOptions.keepData) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,89 @@
+// Leader election on a Lease in the embedded API server: one leader at a time, a released
+// Lease is taken over at once, an abandoned one after it expires.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as k8s from '@kubernetes/client-node';
+import { startTestApiServer } from '../helpers/apiserver.js';
+import { LeaderElector } from '../../src/kube/leader-election.js';
+
+test('two candidates never lead at once, and leadership passes on', async () => {
+  const api = await startTestApiServer();
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(api.kubeconfigPath);
+  const timings = { leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 150 };
+  const stops = [new AbortController(), new AbortController()];
+  const leading = [false, false];
+  const electors = stops.map(
+    (stop, i) =>
+      new LeaderElector({
+        kubeconfig: kc,
+        namespace: 'kube-system',
+        name: 'test-lock',
+        identity: `candidate-${i}`,
+        ...timings,
+        signal: stop.signal,
+        onStartedLeading: async (signal) => {
+          leading[i] = true;
+          await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
+          leading[i] = false;
+        },
+      }),
+  );
+  const runs = electors.map((e) => e.run());
+  let both = 0;
+  const sampler = setInterval(() => {
+    if (leading[0] && leading[1]) both++;
+  }, 20);
+  try {
+    const until = async (what: string, check: () => boolean, ms = 5000) => {
+      const deadline = Date.now() + ms;
+      while (!check()) {
+        if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    await until('a leader', () => leading[0] || leading[1]);
+    const first = leading[0] ? 0 : 1;
+    await new Promise((r) => setTimeout(r, 800));
+    assert.ok(leading[first] && !leading[1 - first], 'the leader keeps renewing; the other waits');
+    // A clean stop releases the Lease: the other takes over well before it would expire.
+    const handover = Date.now();
+    stops[first].abort();
+    await until('the other candidate to lead', () => leading[1 - first], 3000);
+    assert.ok(Date.now() - handover < 1500, 'a released lease is taken at once');
+    const lease = await kc.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: 'test-lock', namespace: 'kube-system' });
+    assert.equal(lease.spec?.holderIdentity, `candidate-${1 - first}`);
+    assert.equal(lease.spec?.leaseTransitions, 1);
+    assert.equal(both, 0, 'never two leaders');
+  } finally {
+    clearInterval(sampler);
+    for (const s of stops) s.abort();
+    await Promise.all(runs);
+    await api.stop();
+  }
+});
+
+test('an abandoned lease is taken over only after it expires', async () => {
+  const api = await startTestApiServer();
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(api.kubeconfigPath);
+  try {
+    const coordination = kc.makeApiClient(k8s.CoordinationV1Api);
+    await coordination.createNamespacedLease({
+      namespace: 'kube-system',
+      body: { metadata: { name: 'held' }, spec: { holderIdentity: 'crashed-process', leaseDurationSeconds: 2, renewTime: new Date() as never, leaseTransitions: 0 } },
+    });
+    const stop = new AbortController();
+    let leadingSince = 0;
+    const elector = new LeaderElector({ kubeconfig: kc, namespace: 'kube-system', name: 'held', identity: 'newcomer', leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 100, signal: stop.signal, onStartedLeading: () => void (leadingSince = Date.now()) });
+    const started = Date.now();
+    const run = elector.run();
+    while (!leadingSince && Date.now() - started < 6000) await new Promise((r) => setTimeout(r, 50));
+    stop.abort();
+    await run;
+    assert.ok(leadingSince, 'took over the expired lease');
+    assert.ok(leadingSince - started >= 1500, `took over after ${leadingSince - started} ms, before the lease expired`);
+  } finally {
+    await api.stop();
+  }
+});
