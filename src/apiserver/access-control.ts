@@ -1,17 +1,20 @@
 // Wires authentication of ServiceAccount tokens and RBAC authorization into a running API server:
 // creates the bootstrap RBAC policy at first start, keeps an RBAC index current from a storage
 // watch (so role changes apply on the next request, no restart), installs it as the server's
-// authorizer, and accepts tokens signed with the key in `<data dir>/pki/sa.key`.
+// authorizer, accepts tokens signed with the key in `<data dir>/pki/sa.key`, and serves
+// TokenRequest (`serviceaccounts/<sa>/token`) and the authorization.k8s.io access reviews.
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { logger } from '../common/log.js';
-import type { ApiServer, RequestAttributes as ServerAttributes } from './server.js';
+import type { ApiServer, PostRequest, RequestAttributes as ServerAttributes } from './server.js';
+import { errors } from './errors.js';
+import { selfSubjectAccessReview, selfSubjectRulesReview, subjectAccessReview } from './access-review.js';
 import type { KubeObject } from './storage/types.js';
 import { forbiddenMessage, RbacIndex, type BindingObject, type RbacKind, type RoleObject } from './rbac.js';
 import { BOOTSTRAP_CLUSTER_ROLES, BOOTSTRAP_CLUSTER_ROLE_BINDINGS } from './rbac-bootstrap.js';
 import type { RequestAttributes } from './request-attributes.js';
 import {
-  authenticateToken, issueToken, loadOrCreateSigningKeys, type IssuedToken, type SigningKeys, type TokenRequestSpec,
+  authenticateToken, issueToken, loadOrCreateSigningKeys, TokenRequestError, type IssuedToken, type SigningKeys, type TokenRequestSpec,
 } from './serviceaccount-tokens.js';
 
 const log = logger('access-control');
@@ -78,12 +81,65 @@ export async function enableAccessControl(server: ApiServer, dataDir: string): P
     return undefined;
   });
 
+  const issueServiceAccountToken = (namespace: string, name: string, spec: TokenRequestSpec = {}) => {
+    const sa = lookupServiceAccount(namespace, name);
+    return sa ? issueToken(keys, { namespace, name, uid: sa.uid }, spec) : undefined;
+  };
+  server.addPostHandler(async (request) => answerPost(request, rbac, issueServiceAccountToken));
+
   return {
-    rbac, keys,
-    issueServiceAccountToken(namespace, name, spec = {}) {
-      const sa = lookupServiceAccount(namespace, name);
-      return sa ? issueToken(keys, { namespace, name, uid: sa.uid }, spec) : undefined;
-    },
+    rbac, keys, issueServiceAccountToken,
     stop: () => watcher.stop(),
   };
+}
+
+const AUTHZ = 'authorization.k8s.io';
+
+async function answerPost(request: PostRequest, rbac: RbacIndex,
+  issue: (namespace: string, name: string, spec?: TokenRequestSpec) => IssuedToken | undefined): Promise<{ code: number; body: unknown } | undefined> {
+  const { body, user } = request;
+  const created = { creationTimestamp: null };
+  if (request.group === '' && request.resource === 'serviceaccounts' && request.subresource === 'token' && request.name && request.namespace) {
+    const spec = (body.spec ?? {}) as TokenRequestSpec;
+    let issued: IssuedToken | undefined;
+    try {
+      issued = issue(request.namespace, request.name, spec);
+    } catch (err) {
+      if (err instanceof TokenRequestError) {
+        throw errors.invalid('TokenRequest', 'authentication.k8s.io', request.name, [{ field: 'spec.expirationSeconds', message: err.message }]);
+      }
+      throw err;
+    }
+    if (!issued) throw errors.notFound('serviceaccounts', '', request.name);
+    return {
+      code: 201,
+      body: {
+        kind: 'TokenRequest', apiVersion: 'authentication.k8s.io/v1',
+        metadata: { name: request.name, namespace: request.namespace, ...created },
+        spec: { audiences: issued.audiences, expirationSeconds: issued.expirationSeconds, boundObjectRef: spec.boundObjectRef ?? null },
+        status: { token: issued.token, expirationTimestamp: issued.expirationTimestamp },
+      },
+    };
+  }
+  if (request.group !== AUTHZ || request.name) return undefined;
+  const spec = (body.spec ?? {}) as Record<string, any>;
+  const answer = (kind: string, status: unknown) => ({
+    code: 201, body: { kind, apiVersion: `${AUTHZ}/v1`, metadata: { ...(body.metadata ?? {}), ...created }, spec, status },
+  });
+  switch (request.resource) {
+    case 'selfsubjectaccessreviews':
+      return answer('SelfSubjectAccessReview', selfSubjectAccessReview(rbac, user, spec));
+    case 'selfsubjectrulesreviews':
+      return answer('SelfSubjectRulesReview', selfSubjectRulesReview(rbac, user, spec));
+    case 'subjectaccessreviews': {
+      const attrs: RequestAttributes = {
+        user, verb: 'create', resourceRequest: true, apiGroup: AUTHZ, apiVersion: 'v1', resource: 'subjectaccessreviews',
+        subresource: '', namespace: '', name: '', path: '',
+      };
+      if (!rbac.authorize(attrs).allowed) throw errors.forbidden(forbiddenMessage(attrs));
+      return answer('SubjectAccessReview', subjectAccessReview(rbac, spec));
+    }
+    default:
+      return undefined;
+  }
 }

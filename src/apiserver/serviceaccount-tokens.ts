@@ -45,6 +45,8 @@ export interface ServiceAccountRef {
 export interface TokenRequestSpec {
   audiences?: string[] | null;
   expirationSeconds?: number | null;
+  /** Echoed back; tokens here are not bound to a pod or secret. */
+  boundObjectRef?: unknown;
 }
 
 export interface IssuedToken {

@@ -60,8 +60,31 @@ test('a cloud-controller-manager service account token: granted, forbidden, tamp
     await admin(['create', 'serviceaccount', 'cloud-controller-manager', '-n', 'kube-system']);
     await admin(['apply', '-f', '-'], CCM);
     await admin(['get', 'clusterrole', 'cluster-admin', 'system:discovery', 'system:basic-user']);
-    const token = access.issueServiceAccountToken('kube-system', 'cloud-controller-manager')!.token;
+    const created = await admin(['create', 'token', 'cloud-controller-manager', '-n', 'kube-system', '--duration=20m']);
+    const token = created.stdout.trim();
+    const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
+    assert.equal(claims.exp - claims.iat, 1200);
+    assert.match((await api.kubectl(['create', 'token', 'nobody', '-n', 'kube-system'])).stderr, /serviceaccounts "nobody" not found/);
+    assert.match((await api.kubectl(['create', 'token', 'cloud-controller-manager', '-n', 'kube-system', '--duration=5m'])).stderr, /10 minutes/);
     const as = (t: string, args: string[]) => api.kubectl([`--token=${t}`, ...args]);
+
+    // kubectl auth can-i agrees with the role.
+    const canI = async (...args: string[]) => (await as(token, ['auth', 'can-i', ...args])).stdout.trim();
+    assert.equal(await canI('patch', 'nodes/status'), 'yes');
+    assert.equal(await canI('delete', 'nodes'), 'yes');
+    assert.equal(await canI('get', 'services'), 'no');
+    assert.equal(await canI('create', 'pods', '-n', 'default'), 'no');
+    const list = (await as(token, ['auth', 'can-i', '--list', '-n', 'default'])).stdout;
+    assert.match(list, /nodes\/status\s+\[\]\s+\[\]\s+\[patch\]/);
+    assert.match(list, /persistentvolumes\s+\[\]\s+\[\]\s+\[get list update watch\]/);
+    assert.doesNotMatch(list, /^pods\s/m);
+    const sar = (verb: string, resource: string) => api.request('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: 'system:serviceaccount:kube-system:cloud-controller-manager', groups: ['system:authenticated'], resourceAttributes: { verb, resource, namespace: 'default' } } },
+    });
+    assert.equal((await sar('delete', 'pods')).json.status.allowed, false);
+    assert.equal((await sar('create', 'endpoints')).json.status.allowed, true);
+    // A service account may not ask about others.
+    assert.equal((await api.request('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', { token, body: { spec: { user: 'x', resourceAttributes: { verb: 'get', resource: 'pods' } } } })).status, 403);
 
     assert.equal((await as(token, ['get', 'nodes'])).code, 0);
     assert.equal((await as(token, ['get', 'services', '-A'])).code, 0);
