@@ -170,7 +170,7 @@ export interface StatusObject {
   status: 'Failure';
   message: string;
   reason: string;
-  details: { causes?: { type?: string; message: string }[]; retryAfterSeconds?: number };
+  details: { causes?: { reason?: string; message: string }[]; retryAfterSeconds?: number };
   code: number;
 }
 
@@ -186,7 +186,7 @@ function tooManyRequests(cause: string, retryAfterSeconds: number): EvictionDeci
     action: 'refuse',
     status: {
       kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: VIOLATION, reason: 'TooManyRequests',
-      details: { causes: [{ type: 'DisruptionBudget', message: cause }], retryAfterSeconds: retryAfterSeconds || undefined },
+      details: { causes: [{ reason: 'DisruptionBudget', message: cause }], retryAfterSeconds: retryAfterSeconds || undefined },
       code: 429,
     },
   };

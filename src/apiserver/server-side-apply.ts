@@ -249,7 +249,7 @@ export function conflictMessage(conflicts: ApplyConflict[]): string {
 export function conflictStatus(conflicts: ApplyConflict[]): JsonObject {
   return {
     kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: conflictMessage(conflicts), reason: 'Conflict',
-    details: { causes: conflicts.map((c) => ({ type: 'FieldManagerConflict', message: `conflict with ${c.manager}`, field: c.field })) },
+    details: { causes: conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with ${c.manager}`, field: c.field })) },
     code: 409,
   };
 }

@@ -77,7 +77,7 @@ test('eviction decisions', () => {
     assert.equal(refused.status.code, 429);
     assert.equal(refused.status.reason, 'TooManyRequests');
     assert.equal(refused.status.message, "Cannot evict pod as it would violate the pod's disruption budget.");
-    assert.deepEqual(refused.status.details.causes, [{ type: 'DisruptionBudget', message: 'The disruption budget web needs 1 healthy pods and has 1 currently' }]);
+    assert.deepEqual(refused.status.details.causes, [{ reason: 'DisruptionBudget', message: 'The disruption budget web needs 1 healthy pods and has 1 currently' }]);
   }
 
   const stale = decideEviction(pod('a'), [{ ...pdb({ minAvailable: 1 }, healthy), metadata: { name: 'web', namespace: 'default', generation: 2 } }], now);

@@ -77,7 +77,7 @@ test('two managers conflict on a differing value unless forced; forcing takes ow
     assert.equal(refused.status.code, 409);
     assert.equal(refused.status.reason, 'Conflict');
     assert.equal(refused.status.message, 'Apply failed with 2 conflicts: conflicts with "kubectl":\n- .spec.replicas\n- .spec.template.spec.containers[name="web"].image');
-    assert.deepEqual((refused.status.details as { causes: unknown[] }).causes[0], { type: 'FieldManagerConflict', message: 'conflict with "kubectl"', field: '.spec.replicas' });
+    assert.deepEqual((refused.status.details as { causes: unknown[] }).causes[0], { reason: 'FieldManagerConflict', message: 'conflict with "kubectl"', field: '.spec.replicas' });
   }
   const forced = ok(serverSideApply(first.object, other, { manager: 'ops', force: true, now }));
   assert.equal((forced.object.spec as { replicas: number }).replicas, 5);
