@@ -6,13 +6,13 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { logger } from '../common/log.js';
-import type { ApiServer, PostRequest, RequestAttributes as ServerAttributes } from './server.js';
+import type { ApiServer, PostRequest } from './server.js';
 import { errors } from './errors.js';
 import { selfSubjectAccessReview, selfSubjectRulesReview, subjectAccessReview } from './access-review.js';
 import type { KubeObject } from './storage/types.js';
 import { forbiddenMessage, RbacIndex, type BindingObject, type RbacKind, type RoleObject } from './rbac.js';
 import { BOOTSTRAP_CLUSTER_ROLES, BOOTSTRAP_CLUSTER_ROLE_BINDINGS } from './rbac-bootstrap.js';
-import type { RequestAttributes } from './request-attributes.js';
+import { completeAttributes, type RequestAttributes } from './request-attributes.js';
 import {
   authenticateToken, issueToken, loadOrCreateSigningKeys, TokenRequestError, type IssuedToken, type SigningKeys, type TokenRequestSpec,
 } from './serviceaccount-tokens.js';
@@ -33,13 +33,6 @@ export interface AccessControl {
 
 function kindOfKey(key: string): RbacKind | undefined {
   return KIND_BY_RESOURCE[key.slice(RBAC_PREFIX.length).split('/')[0]];
-}
-
-function toAttributes(a: ServerAttributes): RequestAttributes {
-  return {
-    user: a.user, verb: a.verb, resourceRequest: a.resourceRequest, apiGroup: a.apiGroup, apiVersion: '',
-    resource: a.resource, subresource: a.subresource ?? '', namespace: a.namespace ?? '', name: a.name ?? '', path: a.path,
-  };
 }
 
 export async function enableAccessControl(server: ApiServer, dataDir: string): Promise<AccessControl> {
@@ -65,7 +58,7 @@ export async function enableAccessControl(server: ApiServer, dataDir: string): P
     else rbac.upsert(kind, event.object as unknown as RoleObject | BindingObject);
   });
   server.setAuthorizer((attributes) => {
-    const attrs = toAttributes(attributes);
+    const attrs = completeAttributes(attributes);
     return rbac.authorize(attrs).allowed ? undefined : forbiddenMessage(attrs);
   });
 

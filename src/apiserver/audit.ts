@@ -1,11 +1,12 @@
 // The audit trail: one structured line per request that changes something (who, verb, resource,
 // namespace, name, result code, user agent, request id), logged through pino and, when a file is
 // given, appended as JSON lines (by default `<data dir>/audit.log`) so an administrator can answer
-// "who changed this" with grep or jq.
+// "who changed this" with grep or jq. `enableAudit` attaches it to a running API server.
 import fs from 'node:fs';
 import path from 'node:path';
 import { logger as componentLogger, type Logger } from '../common/log.js';
-import type { RequestAttributes } from './request-attributes.js';
+import { completeAttributes, type RequestAttributes } from './request-attributes.js';
+import type { ApiServer } from './server.js';
 
 export interface AuditEvent {
   time: string;
@@ -50,6 +51,7 @@ export const AUDIT_FILE = 'audit.log';
 export class AuditLog {
   private readonly log: Logger;
   private readonly file?: fs.WriteStream;
+  private closing?: Promise<void>;
 
   constructor(options: { dataDir?: string; logger?: Logger } = {}) {
     this.log = options.logger ?? componentLogger('audit');
@@ -64,13 +66,21 @@ export class AuditLog {
   record(event: AuditEvent): void {
     if (!isMutating(event.verb)) return;
     this.log.info({ audit: event }, `${event.user} ${event.verb} ${event.resource}${event.namespace ? ` -n ${event.namespace}` : ''}${event.name ? ` ${event.name}` : ''} → ${event.code}`);
-    this.file?.write(`${JSON.stringify(event)}\n`);
+    if (!this.closing) this.file?.write(`${JSON.stringify(event)}\n`);
   }
 
-  /** Flushes and closes the file. */
+  /** Flushes and closes the file. Idempotent. */
   close(): Promise<void> {
     const file = this.file;
     if (!file) return Promise.resolve();
-    return new Promise((resolve) => file.end(resolve));
+    this.closing ??= new Promise((resolve) => file.end(() => resolve()));
+    return this.closing;
   }
+}
+
+/** Audits every mutating resource request the server answers, into `<dataDir>/audit.log` and the log. */
+export function enableAudit(server: ApiServer, dataDir: string): AuditLog {
+  const audit = new AuditLog({ dataDir });
+  server.onCompleted((c) => audit.record(auditEvent(completeAttributes(c.attributes), { code: c.code, userAgent: c.userAgent, requestId: c.requestId })));
+  return audit;
 }

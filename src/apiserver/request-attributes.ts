@@ -78,3 +78,14 @@ export function requestAttributes(user: UserInfo, method: string, url: string): 
   if (attrs.name === '' && attrs.verb === 'delete') attrs.verb = 'deletecollection';
   return attrs;
 }
+
+/** Fills in the optional parts of attributes built elsewhere (the server's authorization hook). */
+export function completeAttributes(a: {
+  user: UserInfo; verb: string; resourceRequest: boolean; apiGroup: string; resource: string; path: string;
+  subresource?: string; namespace?: string; name?: string; apiVersion?: string;
+}): RequestAttributes {
+  return {
+    user: a.user, verb: a.verb, resourceRequest: a.resourceRequest, apiGroup: a.apiGroup, apiVersion: a.apiVersion ?? '',
+    resource: a.resource, subresource: a.subresource ?? '', namespace: a.namespace ?? '', name: a.name ?? '', path: a.path,
+  };
+}

@@ -52,6 +52,14 @@ export type Authenticator = (token: string) => User | undefined;
 /** Returns undefined to allow, or the reason to refuse (becomes a 403). */
 export type Authorizer = (attributes: RequestAttributes) => string | undefined;
 
+/** A finished resource request, for the audit trail. */
+export interface CompletedRequest {
+  attributes: RequestAttributes;
+  code: number;
+  userAgent: string;
+  requestId: string;
+}
+
 /** A POST to an endpoint the object store does not serve itself (`pods/eviction`, `selfsubjectaccessreviews`, ...). */
 export interface PostRequest {
   user: User;
@@ -97,6 +105,8 @@ export interface ApiServer {
   resources: Resources;
   /** Adds a handler for POSTs to subresources and virtual resources; authorization has been checked for subresources of stored types. */
   addPostHandler(handler: PostHandler): void;
+  /** Calls `listener` after every resource request has been answered. */
+  onCompleted(listener: (request: CompletedRequest) => void): void;
   stop(): Promise<void>;
 }
 
@@ -263,6 +273,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const authenticators: Authenticator[] = [(token) => (token === adminToken ? { name: 'system:admin', groups: ['system:masters', 'system:authenticated'] } : undefined)];
   let authorize: Authorizer = () => undefined;
   const postHandlers: PostHandler[] = [];
+  const completedListeners: ((request: CompletedRequest) => void)[] = [];
   const runPostHandlers = async (request: FastifyRequest, parsed: RequestPath): Promise<{ code: number; body: unknown } | undefined> => {
     if (request.method !== 'POST' || postHandlers.length === 0) return undefined;
     const post: PostRequest = {
@@ -339,6 +350,11 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     const resource = (request as FastifyRequest & { resourceLabel?: string }).resourceLabel ?? '';
     const verb = (request as FastifyRequest & { verbLabel?: string }).verbLabel ?? request.method;
     requestCount.inc({ verb, resource, code: String(reply.statusCode) });
+    const attributes = (request as FastifyRequest & { attributes?: RequestAttributes }).attributes;
+    if (attributes) {
+      const completed: CompletedRequest = { attributes, code: reply.statusCode, userAgent: request.headers['user-agent'] ?? '', requestId: String(request.id) };
+      for (const listener of completedListeners) listener(completed);
+    }
     if (startedAt !== undefined && verb !== 'watch') {
       const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
       requestDuration.observe({ verb, resource }, seconds);
@@ -426,7 +442,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     if (!type.namespaced && parsed.namespace) return sendError(reply, errors.pathNotFound(pathOnly));
 
     const user = (request as FastifyRequest & { user: User }).user;
-    const refusal = authorize({
+    const attributes: RequestAttributes = {
       user,
       verb,
       apiGroup: type.group,
@@ -436,7 +452,9 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       name: parsed.name,
       path: pathOnly,
       resourceRequest: true,
-    });
+    };
+    Object.assign(request, { attributes });
+    const refusal = authorize(attributes);
     if (refusal) return sendError(reply, errors.forbidden(refusal));
 
     checkAcceptable(request.headers.accept);
@@ -749,6 +767,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     addAuthenticator: (a) => authenticators.push(a),
     resources,
     addPostHandler: (h) => postHandlers.push(h),
+    onCompleted: (l) => completedListeners.push(l),
     setAuthorizer: (a) => {
       authorize = a;
     },

@@ -4,7 +4,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApiServer } from '../helpers/apiserver.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { enableAccessControl } from '../../src/apiserver/access-control.js';
+import { enableAudit } from '../../src/apiserver/audit.js';
 
 const CCM = `
 apiVersion: rbac.authorization.k8s.io/v1
@@ -51,6 +54,7 @@ subjects:
 test('a cloud-controller-manager service account token: granted, forbidden, tampered, changed role', { timeout: 60_000 }, async () => {
   const api = await startTestApiServer();
   const access = await enableAccessControl(api.server, api.dataDir);
+  const audit = enableAudit(api.server, api.dataDir);
   try {
     const admin = async (args: string[], input?: string) => {
       const r = await api.kubectl(args, { input });
@@ -115,7 +119,18 @@ test('a cloud-controller-manager service account token: granted, forbidden, tamp
     // Deleting the service account invalidates its tokens.
     await admin(['delete', 'serviceaccount', 'cloud-controller-manager', '-n', 'kube-system']);
     assert.match((await as(token, ['get', 'nodes'])).stderr, /Unauthorized/);
+
+    // The audit trail names who changed what, refusals included; reads are not in it.
+    await audit.close();
+    const lines = readFileSync(join(api.dataDir, 'audit.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const sa = 'system:serviceaccount:kube-system:cloud-controller-manager';
+    assert.ok(lines.some((e) => e.user === sa && e.verb === 'create' && e.resource === 'serviceaccounts' && e.name === undefined && e.namespace === 'default' && e.code === 201));
+    assert.ok(lines.some((e) => e.user === sa && e.verb === 'delete' && e.resource === 'services' && e.name === 'kubernetes' && e.code === 403));
+    assert.ok(lines.some((e) => e.user === 'system:admin' && e.verb === 'patch' && e.resource === 'clusterroles.rbac.authorization.k8s.io' && e.name === 'cloud-controller-manager' && e.code === 200));
+    assert.ok(lines.some((e) => e.user === 'system:admin' && e.verb === 'create' && e.resource === 'serviceaccounts/token' && e.code === 201));
+    assert.ok(lines.every((e) => !['get', 'list', 'watch'].includes(e.verb)));
   } finally {
+    await audit.close();
     access.stop();
     await api.stop();
   }
