@@ -4,6 +4,7 @@ import { startApiServer } from '../apiserver/server.js';
 import { enableAccessControl } from '../apiserver/access-control.js';
 import { enableAudit } from '../apiserver/audit.js';
 import { enableEvictions } from '../apiserver/eviction.js';
+import { enableGarbageCollector } from '../apiserver/garbage-collector.js';
 import { parseHostPort } from './listen.js';
 
 export function register(program: Command): void {
@@ -19,7 +20,7 @@ export function register(program: Command): void {
 On first start it creates a CA, a serving certificate and an admin token in DIR/pki and writes
 DIR/kubeconfig; later starts reuse them. RBAC is enforced (the admin token is system:masters),
 ServiceAccount tokens come from \`kubectl create token\`, evictions respect PodDisruptionBudgets,
-and every change is audited to DIR/audit.log. Use it with the real kubectl:
+owner references are garbage-collected, and every change is audited to DIR/audit.log. Use it with the real kubectl:
 
   $ bosun apiserver --data-dir .bosun
   API server listening on https://127.0.0.1:6443
@@ -34,6 +35,7 @@ and every change is audited to DIR/audit.log. Use it with the real kubectl:
       const server = await startApiServer({ dataDir: opts.dataDir, host, port, compactKeep });
       const access = await enableAccessControl(server, opts.dataDir);
       const evictions = enableEvictions(server);
+      const gc = enableGarbageCollector(server);
       const audit = enableAudit(server, opts.dataDir);
       console.log(`API server listening on ${server.url}`);
       console.log(`kubeconfig: ${server.kubeconfigPath}`);
@@ -41,6 +43,7 @@ and every change is audited to DIR/audit.log. Use it with the real kubectl:
         console.log(`${signal}: shutting down`);
         access.stop();
         evictions.stop();
+        gc.stop();
         await server.stop();
         await audit.close();
         process.exit(0);
