@@ -3,7 +3,7 @@
 // for a namespace whenever a pod or PDB there changes (level-triggered: rewriting an unchanged
 // status is skipped, so the PDB's own watch event settles), and afresh before every eviction.
 import { logger } from '../common/log.js';
-import type { ApiServer } from './server.js';
+import type { ApiServer, PostRequest } from './server.js';
 import { computePdbStatus, decideEviction, type ControllerScale, type Pdb, type Pod } from './disruption.js';
 import { ApiError } from './errors.js';
 
@@ -40,9 +40,9 @@ export function enableEvictions(server: ApiServer): DisruptionController {
     }
   };
 
-  const writeStatus = async (pdb: Obj, status: Obj) => {
-    await resources.update(pdbType, pdb.metadata.namespace, pdb.metadata.name, { ...pdb, status }, { subresource: 'status' });
-  };
+  /** Writes a PDB's status; returns the PDB as stored (with its new resourceVersion). */
+  const writeStatus = async (pdb: Obj, status: Obj): Promise<Obj> =>
+    resources.update(pdbType, pdb.metadata.namespace, pdb.metadata.name, { ...pdb, status }, { subresource: 'status' });
 
   /** Recomputes the status of every PDB in a namespace; returns them as now stored. */
   const syncNamespace = async (ns: string): Promise<Pdb[]> => {
@@ -55,8 +55,7 @@ export function enableEvictions(server: ApiServer): DisruptionController {
       // Keep the transition time stable: a status equal apart from it is not rewritten.
       const comparable = (s: Obj | undefined) => JSON.stringify({ ...s, conditions: s?.conditions?.map((c: Obj) => ({ ...c, lastTransitionTime: undefined })) });
       if (comparable(status) !== comparable(pdb.status)) {
-        await writeStatus(pdb, status);
-        out.push({ ...pdb, status } as Pdb);
+        out.push(await writeStatus(pdb, status) as Pdb);
       } else out.push(pdb as Pdb);
     }
     return out;
@@ -88,26 +87,36 @@ export function enableEvictions(server: ApiServer): DisruptionController {
   const watchers = [storage.watch(PDB_PREFIX, from, (e) => schedule(e.key)), storage.watch(POD_PREFIX, from, (e) => schedule(e.key))];
   for (const item of storage.list(PDB_PREFIX).items) schedule(item.key);
 
+  /** One eviction: the PDB status afresh, the decision, then the budget and the pod written. */
+  const evict = async (request: PostRequest, ns: string, name: string) => {
+    const pod = resources.get(podType, ns, name) as Pod;
+    const pdbs = await syncNamespace(ns);
+    const decision = decideEviction(pod, pdbs, new Date());
+    if (decision.action === 'refuse') {
+      const s = decision.status;
+      throw new ApiError(s.code, s.reason, s.message, s.details);
+    }
+    const dryRun = request.dryRun || (request.body.deleteOptions?.dryRun ?? []).includes('All');
+    if (decision.pdb && !dryRun) {
+      const pdb = pdbs.find((p) => p.metadata.name === decision.pdb!.name)!;
+      await writeStatus(pdb as Obj, decision.pdb.status);
+    }
+    await resources.delete(podType, ns, name, { dryRun, preconditions: request.body.deleteOptions?.preconditions });
+    return { code: 201, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 } };
+  };
+
   server.addPostHandler(async (request) => {
     if (request.group !== '' || request.resource !== 'pods' || request.subresource !== 'eviction' || !request.name || !request.namespace) return undefined;
     const ns = request.namespace;
     const name = request.name;
-    return serialized(async () => {
-      const pod = resources.get(podType, ns, name) as Pod;
-      const pdbs = await syncNamespace(ns);
-      const decision = decideEviction(pod, pdbs, new Date());
-      if (decision.action === 'refuse') {
-        const s = decision.status;
-        throw new ApiError(s.code, s.reason, s.message, s.details);
+    // A PDB changed by someone else between read and write: decide again, as kube-apiserver does.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await serialized(() => evict(request, ns, name));
+      } catch (err) {
+        if (!(err instanceof ApiError && err.reason === 'Conflict') || attempt >= 3) throw err;
       }
-      const dryRun = request.dryRun || (request.body.deleteOptions?.dryRun ?? []).includes('All');
-      if (decision.pdb && !dryRun) {
-        const pdb = pdbs.find((p) => p.metadata.name === decision.pdb!.name)!;
-        await writeStatus(pdb as Obj, decision.pdb.status);
-      }
-      await resources.delete(podType, ns, name, { dryRun, preconditions: request.body.deleteOptions?.preconditions });
-      return { code: 201, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 } };
-    });
+    }
   });
 
   return { stop: () => watchers.forEach((w) => w.stop()) };
