@@ -218,6 +218,38 @@ const MESSAGES: Record<string, Record<number, Field>> = {
     3: { name: 'imagePullSecrets', kind: { message: 'LocalObjectReference' }, repeated: true },
     4: { name: 'automountServiceAccountToken', kind: 'bool' },
   },
+  // What `kubectl create token`, `kubectl auth can-i` and `kubectl drain` send.
+  TokenRequest: { 1: { name: 'metadata', kind: { message: 'ObjectMeta' } }, 2: { name: 'spec', kind: { message: 'TokenRequestSpec' } } },
+  TokenRequestSpec: {
+    1: { name: 'audiences', kind: 'string', repeated: true },
+    3: { name: 'boundObjectRef', kind: { message: 'BoundObjectReference' } },
+    4: { name: 'expirationSeconds', kind: 'int', optional: true },
+  },
+  BoundObjectReference: { 1: { name: 'kind', kind: 'string' }, 2: { name: 'apiVersion', kind: 'string' }, 3: { name: 'name', kind: 'string' }, 4: { name: 'uid', kind: 'string' } },
+  SelfSubjectAccessReview: { 1: { name: 'metadata', kind: { message: 'ObjectMeta' } }, 2: { name: 'spec', kind: { message: 'SubjectAccessReviewSpec' } } },
+  SubjectAccessReview: { 1: { name: 'metadata', kind: { message: 'ObjectMeta' } }, 2: { name: 'spec', kind: { message: 'SubjectAccessReviewSpec' } } },
+  // SelfSubjectAccessReviewSpec has fields 1 and 2 of SubjectAccessReviewSpec.
+  SubjectAccessReviewSpec: {
+    1: { name: 'resourceAttributes', kind: { message: 'ResourceAttributes' } },
+    2: { name: 'nonResourceAttributes', kind: { message: 'NonResourceAttributes' } },
+    3: { name: 'user', kind: 'string' },
+    4: { name: 'groups', kind: 'string', repeated: true },
+    6: { name: 'uid', kind: 'string' },
+  },
+  ResourceAttributes: {
+    1: { name: 'namespace', kind: 'string' }, 2: { name: 'verb', kind: 'string' }, 3: { name: 'group', kind: 'string' },
+    4: { name: 'version', kind: 'string' }, 5: { name: 'resource', kind: 'string' }, 6: { name: 'subresource', kind: 'string' },
+    7: { name: 'name', kind: 'string' },
+  },
+  NonResourceAttributes: { 1: { name: 'path', kind: 'string' }, 2: { name: 'verb', kind: 'string' } },
+  SelfSubjectRulesReview: { 1: { name: 'metadata', kind: { message: 'ObjectMeta' } }, 2: { name: 'spec', kind: { message: 'SelfSubjectRulesReviewSpec' } } },
+  SelfSubjectRulesReviewSpec: { 1: { name: 'namespace', kind: 'string' } },
+  Eviction: { 1: { name: 'metadata', kind: { message: 'ObjectMeta' } }, 2: { name: 'deleteOptions', kind: { message: 'DeleteOptions' } } },
+  DeleteOptions: {
+    1: { name: 'gracePeriodSeconds', kind: 'int', optional: true },
+    4: { name: 'propagationPolicy', kind: 'string' },
+    5: { name: 'dryRun', kind: 'string', repeated: true },
+  },
 };
 
 export class ProtobufError extends Error {}

@@ -52,6 +52,29 @@ export type Authenticator = (token: string) => User | undefined;
 /** Returns undefined to allow, or the reason to refuse (becomes a 403). */
 export type Authorizer = (attributes: RequestAttributes) => string | undefined;
 
+/** A finished resource request, for the audit trail. */
+export interface CompletedRequest {
+  attributes: RequestAttributes;
+  code: number;
+  userAgent: string;
+  requestId: string;
+}
+
+/** A POST to an endpoint the object store does not serve itself (`pods/eviction`, `selfsubjectaccessreviews`, ...). */
+export interface PostRequest {
+  user: User;
+  group: string;
+  version: string;
+  namespace?: string;
+  resource: string;
+  name?: string;
+  subresource?: string;
+  body: Record<string, any>;
+  dryRun: boolean;
+}
+/** Answers the POST (`{code, body}`), or undefined when the endpoint is not this handler's. Throw ApiError to refuse. */
+export type PostHandler = (request: PostRequest) => Promise<{ code: number; body: unknown } | undefined>;
+
 export interface ApiServerOptions {
   dataDir: string;
   host?: string;
@@ -78,6 +101,12 @@ export interface ApiServer {
   addAuthenticator(authenticator: Authenticator): void;
   /** Replaces the authorizer (default: every authenticated user may do everything). */
   setAuthorizer(authorizer: Authorizer): void;
+  /** The object semantics (create/update/delete with hooks), for endpoints served beside the store. */
+  resources: Resources;
+  /** Adds a handler for POSTs to subresources and virtual resources; authorization has been checked for subresources of stored types. */
+  addPostHandler(handler: PostHandler): void;
+  /** Calls `listener` after every resource request has been answered. */
+  onCompleted(listener: (request: CompletedRequest) => void): void;
   stop(): Promise<void>;
 }
 
@@ -243,6 +272,22 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
 
   const authenticators: Authenticator[] = [(token) => (token === adminToken ? { name: 'system:admin', groups: ['system:masters', 'system:authenticated'] } : undefined)];
   let authorize: Authorizer = () => undefined;
+  const postHandlers: PostHandler[] = [];
+  const completedListeners: ((request: CompletedRequest) => void)[] = [];
+  const runPostHandlers = async (request: FastifyRequest, parsed: RequestPath): Promise<{ code: number; body: unknown } | undefined> => {
+    if (request.method !== 'POST' || postHandlers.length === 0) return undefined;
+    const post: PostRequest = {
+      user: (request as FastifyRequest & { user: User }).user, group: parsed.group, version: parsed.version,
+      namespace: parsed.namespace, resource: parsed.resource, name: parsed.name, subresource: parsed.subresource,
+      body: (parseBody(request.body as Buffer, request.headers['content-type']) ?? {}) as Obj,
+      dryRun: (request.query as Record<string, string | undefined>).dryRun === 'All',
+    };
+    for (const handler of postHandlers) {
+      const answer = await handler(post);
+      if (answer) return answer;
+    }
+    return undefined;
+  };
 
   // Metrics.
   const metrics = new MetricsRegistry();
@@ -305,6 +350,11 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     const resource = (request as FastifyRequest & { resourceLabel?: string }).resourceLabel ?? '';
     const verb = (request as FastifyRequest & { verbLabel?: string }).verbLabel ?? request.method;
     requestCount.inc({ verb, resource, code: String(reply.statusCode) });
+    const attributes = (request as FastifyRequest & { attributes?: RequestAttributes }).attributes;
+    if (attributes) {
+      const completed: CompletedRequest = { attributes, code: reply.statusCode, userAgent: request.headers['user-agent'] ?? '', requestId: String(request.id) };
+      for (const listener of completedListeners) listener(completed);
+    }
     if (startedAt !== undefined && verb !== 'watch') {
       const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
       requestDuration.observe({ verb, resource }, seconds);
@@ -358,6 +408,10 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       if (t.scale) entries.push({ name: `${t.resource}/scale`, singularName: '', namespaced: t.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
       if (t.builtin && t.resource === 'pods' && !t.group) {
         entries.push({ name: 'pods/binding', singularName: '', namespaced: true, kind: 'Binding', verbs: ['create'] });
+        if (postHandlers.length > 0) entries.push({ name: 'pods/eviction', singularName: '', namespaced: true, group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] });
+      }
+      if (t.builtin && t.resource === 'serviceaccounts' && !t.group && postHandlers.length > 0) {
+        entries.push({ name: 'serviceaccounts/token', singularName: '', namespaced: true, group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', verbs: ['create'] });
       }
     }
     return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources: entries };
@@ -377,7 +431,10 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       return sendJson(reply, 200, resourceList(group, version));
     }
     const type = registry.lookup(parsed.group, parsed.version, parsed.resource);
-    if (!type) return sendError(reply, errors.pathNotFound(pathOnly));
+    if (!type) {
+      const answer = await runPostHandlers(request, parsed);
+      return answer ? sendJson(reply, answer.code, answer.body) : sendError(reply, errors.pathNotFound(pathOnly));
+    }
     const query = request.query as Record<string, string | undefined>;
     const watch = parsed.watchPrefix || query.watch === 'true' || query.watch === '1';
     const verb = verbOf(request.method, parsed, watch);
@@ -385,7 +442,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     if (!type.namespaced && parsed.namespace) return sendError(reply, errors.pathNotFound(pathOnly));
 
     const user = (request as FastifyRequest & { user: User }).user;
-    const refusal = authorize({
+    const attributes: RequestAttributes = {
       user,
       verb,
       apiGroup: type.group,
@@ -395,7 +452,9 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       name: parsed.name,
       path: pathOnly,
       resourceRequest: true,
-    });
+    };
+    Object.assign(request, { attributes });
+    const refusal = authorize(attributes);
     if (refusal) return sendError(reply, errors.forbidden(refusal));
 
     checkAcceptable(request.headers.accept);
@@ -410,7 +469,10 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     const fieldManager = query.fieldManager ?? (typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'].split('/')[0] : undefined);
     const ns = parsed.namespace;
     const sub = parsed.subresource;
-    if (sub && !['status', 'scale', 'binding'].includes(sub)) return sendError(reply, errors.pathNotFound(pathOnly));
+    if (sub && !['status', 'scale', 'binding'].includes(sub)) {
+      const answer = await runPostHandlers(request, parsed);
+      return answer ? sendJson(reply, answer.code, answer.body) : sendError(reply, errors.pathNotFound(pathOnly));
+    }
     if (sub === 'status' && !type.status) return sendError(reply, errors.pathNotFound(pathOnly));
     if (sub === 'scale' && !type.scale) return sendError(reply, errors.pathNotFound(pathOnly));
     if (sub === 'binding' && type.resource !== 'pods') return sendError(reply, errors.pathNotFound(pathOnly));
@@ -708,6 +770,9 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     storage,
     registry,
     addAuthenticator: (a) => authenticators.push(a),
+    resources,
+    addPostHandler: (h) => postHandlers.push(h),
+    onCompleted: (l) => completedListeners.push(l),
     setAuthorizer: (a) => {
       authorize = a;
     },

@@ -1,6 +1,10 @@
 // `bosun apiserver`: runs the embedded Kubernetes-compatible API server in the foreground.
 import type { Command } from 'commander';
 import { startApiServer } from '../apiserver/server.js';
+import { enableAccessControl } from '../apiserver/access-control.js';
+import { enableAudit } from '../apiserver/audit.js';
+import { enableEvictions } from '../apiserver/eviction.js';
+import { enableGarbageCollector } from '../apiserver/garbage-collector.js';
 import { parseHostPort } from './listen.js';
 
 export function register(program: Command): void {
@@ -14,7 +18,9 @@ export function register(program: Command): void {
       'after',
       `
 On first start it creates a CA, a serving certificate and an admin token in DIR/pki and writes
-DIR/kubeconfig; later starts reuse them. Use it with the real kubectl:
+DIR/kubeconfig; later starts reuse them. RBAC is enforced (the admin token is system:masters),
+ServiceAccount tokens come from \`kubectl create token\`, evictions respect PodDisruptionBudgets,
+owner references are garbage-collected, and every change is audited to DIR/audit.log. Use it with the real kubectl:
 
   $ bosun apiserver --data-dir .bosun
   API server listening on https://127.0.0.1:6443
@@ -27,11 +33,19 @@ DIR/kubeconfig; later starts reuse them. Use it with the real kubectl:
       const compactKeep = Number(opts.compactKeep);
       if (!Number.isInteger(compactKeep) || compactKeep < 1) throw new Error(`--compact-keep must be a positive integer, got "${opts.compactKeep}"`);
       const server = await startApiServer({ dataDir: opts.dataDir, host, port, compactKeep });
+      const access = await enableAccessControl(server, opts.dataDir);
+      const evictions = enableEvictions(server);
+      const gc = enableGarbageCollector(server);
+      const audit = enableAudit(server, opts.dataDir);
       console.log(`API server listening on ${server.url}`);
       console.log(`kubeconfig: ${server.kubeconfigPath}`);
       const shutdown = async (signal: string) => {
         console.log(`${signal}: shutting down`);
+        access.stop();
+        evictions.stop();
+        gc.stop();
         await server.stop();
+        await audit.close();
         process.exit(0);
       };
       process.once('SIGTERM', () => void shutdown('SIGTERM'));

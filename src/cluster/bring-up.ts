@@ -20,6 +20,7 @@ import { startUpdateService, type UpdateService } from '../update-service/server
 import { runClusterVersionOperator } from '../cvo/operator.js';
 import { VERIFICATION_ANNOTATION, VERIFICATION_NAMESPACE } from '../cvo/verify.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
+import { forClient } from '../kube/client-node-compat.js';
 
 export interface BringUpOptions {
   dataDir: string;
@@ -73,7 +74,7 @@ async function createMissing(client: k8s.KubernetesObjectApi, objects: k8s.Kuber
       await client.read(object as k8s.KubernetesObject & { metadata: { name: string } });
     } catch (e) {
       if ((e as { code?: number }).code !== 404) throw e;
-      await client.create(object);
+      await client.create(forClient(object as Record<string, any>));
       created++;
     }
   }

@@ -9,6 +9,7 @@ import { describeManifest } from './payload/manifest.js';
 import { applyMode } from './payload/inclusion.js';
 import { merge } from './resource-merge/merge.js';
 import { sleep } from '../common/sleep.js';
+import { forClient, fromClient } from '../kube/client-node-compat.js';
 
 type Obj = Record<string, any>;
 
@@ -75,7 +76,7 @@ export function toUpdateError(e: unknown, m: Manifest): UpdateError {
 
 async function readOrUndefined(client: k8s.KubernetesObjectApi, object: Obj): Promise<Obj | undefined> {
   try {
-    return (await client.read({ apiVersion: object.apiVersion, kind: object.kind, metadata: { name: object.metadata.name, namespace: object.metadata.namespace } })) as Obj;
+    return fromClient((await client.read({ apiVersion: object.apiVersion, kind: object.kind, metadata: { name: object.metadata.name, namespace: object.metadata.namespace } })) as Obj);
   } catch (e) {
     if (httpCode(e) === 404) return undefined;
     throw e;
@@ -104,7 +105,7 @@ export async function applyManifest(m: Manifest, ctx: ApplyContext): Promise<voi
     if (!existing) {
       // A ClusterOperator is created without status: its operator reports that.
       const { status: _status, ...body } = required;
-      live = (await ctx.client.create((m.gvk.kind === 'ClusterOperator' ? body : required) as k8s.KubernetesObject)) as Obj;
+      live = fromClient((await ctx.client.create(forClient(m.gvk.kind === 'ClusterOperator' ? body : required))) as Obj);
     } else if (mode.mode === 'create-only' || m.gvk.kind === 'ClusterOperator') {
       live = existing;
     } else {
@@ -112,9 +113,9 @@ export async function applyManifest(m: Manifest, ctx: ApplyContext): Promise<voi
       live = existing;
       if (result.recreate) {
         await ctx.client.delete(existing as k8s.KubernetesObject);
-        live = (await ctx.client.create(required as k8s.KubernetesObject)) as Obj;
+        live = fromClient((await ctx.client.create(forClient(required))) as Obj);
       } else if (result.modified) {
-        live = (await ctx.client.replace(result.object as k8s.KubernetesObject)) as Obj;
+        live = fromClient((await ctx.client.replace(forClient(result.object))) as Obj);
       }
     }
     await waitForHealth(m, live, required, ctx);

@@ -12,6 +12,7 @@ import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js'
 import { buildRelease, type BuiltRelease } from '../../src/cvo/payload/build.js';
 import { readReleaseFiles, writeRelease } from '../../src/cvo/payload/release-store.js';
 import { ClusterVersionOperator } from '../../src/cvo/operator.js';
+import { forClient } from '../../src/kube/client-node-compat.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 let api: TestApiServer;
@@ -35,7 +36,7 @@ before(async () => {
   for (const file of readdirSync(dir).sort()) {
     for (const doc of parseAllDocuments(readFileSync(join(dir, file), 'utf8'))) {
       const o = doc.toJS();
-      if (o?.kind === 'CustomResourceDefinition') await objects.create(o);
+      if (o?.kind === 'CustomResourceDefinition') await objects.create(forClient(o));
     }
   }
 });
