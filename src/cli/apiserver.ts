@@ -1,10 +1,6 @@
 // `bosun apiserver`: runs the embedded Kubernetes-compatible API server in the foreground.
 import type { Command } from 'commander';
-import { startApiServer } from '../apiserver/server.js';
-import { enableAccessControl } from '../apiserver/access-control.js';
-import { enableAudit } from '../apiserver/audit.js';
-import { enableEvictions } from '../apiserver/eviction.js';
-import { enableGarbageCollector } from '../apiserver/garbage-collector.js';
+import { startClusterApiServer } from '../apiserver/cluster-api.js';
 import { parseHostPort } from './listen.js';
 
 export function register(program: Command): void {
@@ -32,20 +28,12 @@ owner references are garbage-collected, and every change is audited to DIR/audit
       const { host, port } = parseHostPort(opts.listen, '--listen');
       const compactKeep = Number(opts.compactKeep);
       if (!Number.isInteger(compactKeep) || compactKeep < 1) throw new Error(`--compact-keep must be a positive integer, got "${opts.compactKeep}"`);
-      const server = await startApiServer({ dataDir: opts.dataDir, host, port, compactKeep });
-      const access = await enableAccessControl(server, opts.dataDir);
-      const evictions = enableEvictions(server);
-      const gc = enableGarbageCollector(server);
-      const audit = enableAudit(server, opts.dataDir);
+      const { server, stop } = await startClusterApiServer({ dataDir: opts.dataDir, host, port, compactKeep });
       console.log(`API server listening on ${server.url}`);
       console.log(`kubeconfig: ${server.kubeconfigPath}`);
       const shutdown = async (signal: string) => {
         console.log(`${signal}: shutting down`);
-        access.stop();
-        evictions.stop();
-        gc.stop();
-        await server.stop();
-        await audit.close();
+        await stop();
         process.exit(0);
       };
       process.once('SIGTERM', () => void shutdown('SIGTERM'));

@@ -12,7 +12,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { startApiServer, type ApiServer } from '../apiserver/server.js';
+import type { ApiServer } from '../apiserver/server.js';
+import { startClusterApiServer } from '../apiserver/cluster-api.js';
 import { buildRelease, type BuiltRelease } from '../cvo/payload/build.js';
 import { generateSigningKey, parsePullspec, signRelease } from '../release/signature.js';
 import { readStoredSignatures, storeSignature } from '../release/signature-store.js';
@@ -88,7 +89,8 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
   mkdirSync(options.dataDir, { recursive: true });
 
   step(1, `starting the API server on https://${options.api.host}:${options.api.port}`);
-  const api = await startApiServer({ dataDir: options.dataDir, host: options.api.host, port: options.api.port, logLevel: 'warn' });
+  const cluster = await startClusterApiServer({ dataDir: options.dataDir, host: options.api.host, port: options.api.port, logLevel: 'warn' });
+  const api = cluster.server;
   let updateService: UpdateService | undefined;
   try {
     const store = join(options.dataDir, 'releases');
@@ -165,12 +167,12 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
         cvoStop.abort();
         await cvoRunning;
         await service.close();
-        await api.stop();
+        await cluster.stop();
       },
     };
   } catch (e) {
     await updateService?.close();
-    await api.stop();
+    await cluster.stop();
     throw e;
   }
 }
