@@ -2,30 +2,19 @@
 // update, and `--to … --wait` following an update to completion.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { rmSync } from 'node:fs';
 import { bringUp, type LocalCluster } from '../../src/cluster/bring-up.js';
+import { localClusterOptions } from '../helpers/local-cluster.js';
 import { runBosun } from '../helpers/cli.js';
 import { chooseTarget, progressBar, renderUpgradeStatus } from '../../src/cli/adm-upgrade-cluster.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 let cluster: LocalCluster;
 let dataDir: string;
 
 before(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'bosun-adm-upgrade-'));
-  cluster = await bringUp({
-    dataDir,
-    releaseSources: join(root, 'release-payload'),
-    cvoManifests: join(root, 'manifests'),
-    api: { host: '127.0.0.1', port: 0 },
-    updateService: { host: '127.0.0.1', port: 0 },
-    version: '1.0.0',
-    channel: 'stable-1.0',
-    upstreamPollMs: 300,
-  });
+  const options = localClusterOptions({ upstreamPollMs: 300 });
+  dataDir = options.dataDir;
+  cluster = await bringUp(options);
 });
 after(async () => {
   await cluster.stop();

@@ -2,28 +2,16 @@
 // ClusterVersion/version; a second start reuses everything.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { rmSync } from 'node:fs';
 import { bringUp } from '../../src/cluster/bring-up.js';
+import { localClusterOptions } from '../helpers/local-cluster.js';
 import { runKubectl } from '../helpers/apiserver.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 
 test('bring-up gives a ClusterVersion naming a signed release from the update service', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'bosun-start-'));
   const lines: string[] = [];
-  const options = {
-    dataDir,
-    releaseSources: join(root, 'release-payload'),
-    cvoManifests: join(root, 'manifests'),
-    api: { host: '127.0.0.1', port: 0 },
-    updateService: { host: '127.0.0.1', port: 0 },
-    version: '1.0.0',
-    channel: 'stable-1.0',
-    progress: (line: string) => lines.push(line),
-  };
+  const options = localClusterOptions({ progress: (line: string) => lines.push(line) });
+  const dataDir = options.dataDir;
   let cluster: Awaited<ReturnType<typeof bringUp>> | undefined;
   try {
     cluster = await bringUp(options);

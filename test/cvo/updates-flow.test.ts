@@ -5,12 +5,12 @@
 // keeps its last known updates when the upstream is down or answers garbage.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
 import { bringUp } from '../../src/cluster/bring-up.js';
+import { localClusterOptions } from '../helpers/local-cluster.js';
 import { readReleaseFiles, writeRelease } from '../../src/cvo/payload/release-store.js';
 import { buildRelease } from '../../src/cvo/payload/build.js';
 import { parsePullspec, signRelease } from '../../src/release/signature.js';
@@ -32,17 +32,9 @@ async function eventually<T>(what: string, check: () => Promise<T | undefined>, 
 const cond = (cv: any, type: string) => (cv.status?.conditions ?? []).find((c: any) => c.type === type);
 
 test('updates, channels, verification, preconditions, force and a failing upstream', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'bosun-updates-'));
-  const cluster = await bringUp({
-    dataDir,
-    releaseSources: join(root, 'release-payload'),
-    cvoManifests: join(root, 'manifests'),
-    api: { host: '127.0.0.1', port: 0 },
-    updateService: { host: '127.0.0.1', port: 0 },
-    version: '1.0.0',
-    channel: 'stable-1.0',
-    upstreamPollMs: 300,
-  });
+  const options = localClusterOptions({ upstreamPollMs: 300 });
+  const dataDir = options.dataDir;
+  const cluster = await bringUp(options);
   try {
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(cluster.kubeconfigPath);
