@@ -30,18 +30,18 @@ export function isFalse(conditions: readonly Condition[] | undefined, type: stri
  * The conditions with `update` set: added if absent, else replaced, keeping lastTransitionTime
  * unless the status changed. The input is not modified; order is kept (new types go last).
  */
-export function setCondition<C extends Condition>(conditions: readonly C[] | undefined, update: Omit<C, 'lastTransitionTime'> & { lastTransitionTime?: string }, now: Date = new Date()): C[] {
+export function setCondition(conditions: readonly Condition[] | undefined, update: Condition, now: Date = new Date()): Condition[] {
   const list = [...(conditions ?? [])];
   const index = list.findIndex((c) => c.type === update.type);
   const existing = index >= 0 ? list[index] : undefined;
   const lastTransitionTime = existing && existing.status === update.status && existing.lastTransitionTime ? existing.lastTransitionTime : (update.lastTransitionTime ?? rfc3339(now));
-  const next = { ...update, lastTransitionTime } as C;
+  const next: Condition = { ...update, lastTransitionTime };
   if (index >= 0) list[index] = next;
   else list.push(next);
   return list;
 }
 
-export function removeCondition<C extends Condition>(conditions: readonly C[] | undefined, type: string): C[] {
+export function removeCondition(conditions: readonly Condition[] | undefined, type: string): Condition[] {
   return (conditions ?? []).filter((c) => c.type !== type);
 }
 
