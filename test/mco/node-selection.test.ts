@@ -111,7 +111,8 @@ test('paused pools choose nothing', () => {
 });
 
 test('pool status arithmetic and conditions', () => {
-  const now = '2024-02-01T00:00:00Z';
+  const now = new Date('2024-02-01T00:00:00Z');
+  const nowText = '2024-02-01T00:00:00Z';
   const cond = (s: ReturnType<typeof computePoolStatus>, type: string) => s.conditions!.find((c) => c.type === type)!;
   const rows: { name: string; nodes: NodeView[]; paused?: boolean; renderError?: string; want: [number, number, number, number, number]; updated: string; updating: string; degraded: string; nodeDegraded: string; message?: [string, RegExp] }[] = [
     { name: 'all updated', nodes: [node('a', { current: NEW }), node('b', { current: NEW })], want: [2, 2, 2, 0, 0], updated: 'True', updating: 'False', degraded: 'False', nodeDegraded: 'False', message: ['Updated', new RegExp(`All nodes are updated with MachineConfig ${NEW}`)] },
@@ -139,5 +140,5 @@ test('pool status arithmetic and conditions', () => {
   p.status = { conditions: [{ type: 'Updated', status: 'True', lastTransitionTime: '2020-01-01T00:00:00Z' }, { type: 'Updating', status: 'True', lastTransitionTime: '2020-01-01T00:00:00Z' }] };
   const s = computePoolStatus({ pool: p, nodes: [node('a', { current: NEW })], target: NEW, now });
   assert.equal(cond(s, 'Updated').lastTransitionTime, '2020-01-01T00:00:00Z');
-  assert.equal(cond(s, 'Updating').lastTransitionTime, now);
+  assert.equal(cond(s, 'Updating').lastTransitionTime, nowText);
 });

@@ -19,9 +19,10 @@
 // Nodes already unavailable that do not target the config are always picked (first, oldest
 // first): pointing them at it takes nothing further down. A paused pool picks nothing.
 import { fromLabelSelectorObject, matchesLabels, SelectorError } from '../../apiserver/selectors.js';
+import { setCondition, type Condition } from '../../kube/conditions.js';
 import {
   CURRENT_CONFIG_ANNOTATION, DESIRED_CONFIG_ANNOTATION, REASON_ANNOTATION, STATE_ANNOTATION, ZONE_LABEL,
-  type Condition, type MachineConfigPool, type MachineConfigPoolStatus, type NodeView,
+  type MachineConfigPool, type MachineConfigPoolStatus, type NodeView,
 } from './types.js';
 
 export type NodeState = 'Done' | 'Working' | 'Degraded' | 'Unreconcilable';
@@ -165,7 +166,7 @@ export interface PoolStatusInputs {
   renderError?: string;
   /** Nodes of this pool's selector that also match another custom pool. */
   conflicts?: string[];
-  now: string;
+  now: Date;
 }
 
 /** The status the pool should have. Conditions keep their lastTransitionTime unless status changes. */
@@ -201,11 +202,9 @@ export function computePoolStatus(inp: PoolStatusInputs): MachineConfigPoolStatu
   const degradedMsg = [nodeDegraded ? conds.find((c) => c.type === 'NodeDegraded')!.message : '', inp.renderError ?? ''].filter(Boolean).join('; ');
   set('Degraded', nodeDegraded || renderDegraded, nodeDegraded ? 'NodeDegraded' : renderDegraded ? 'RenderDegraded' : '', degradedMsg);
 
+  // Existing conditions keep their lastTransitionTime while their status holds.
   const previous = pool.status?.conditions ?? [];
-  const conditions = conds.map((c) => {
-    const old = previous.find((p) => p.type === c.type);
-    return { ...c, lastTransitionTime: old && old.status === c.status && old.lastTransitionTime ? old.lastTransitionTime : inp.now };
-  });
+  const conditions = conds.map((c) => setCondition(previous, c, inp.now).find((x) => x.type === c.type)!);
 
   return {
     observedGeneration: pool.metadata.generation,

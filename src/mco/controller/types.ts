@@ -2,6 +2,7 @@
 // (MachineConfig, MachineConfigPool, ControllerConfig, KubeletConfig) and the Node fields it uses,
 // typed as far as the controller needs them; the annotation and label keys OpenShift uses.
 import type { MetaLabelSelector } from '../../apiserver/selectors.js';
+import type { Condition } from '../../kube/conditions.js';
 
 export const MCO_GROUP = 'machineconfiguration.openshift.io';
 export const MCO_API_VERSION = `${MCO_GROUP}/v1`;
@@ -47,13 +48,7 @@ export interface ObjectReference {
   fieldPath?: string;
 }
 
-export interface Condition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason?: string;
-  message?: string;
-  lastTransitionTime?: string;
-}
+export type { Condition };
 
 export interface MachineConfigSpec {
   /** Raw Ignition 3.x; unknown fields preserved by the CRD. */
