@@ -10,20 +10,10 @@ import { generateKubeletConfigs, validateKubeletConfig } from '../../src/mco/con
 import { validateMachineConfig } from '../../src/mco/controller/validation.js';
 import { mergeMachineConfigs } from '../../src/mco/controller/render.js';
 import { decodeDataUrl } from '../../src/mco/common/ignition/data-url.js';
-import type { ControllerConfig, KubeletConfig, MachineConfig, MachineConfigPool, MachineConfigSpec } from '../../src/mco/controller/types.js';
+import { controllerConfig, TEST_CA } from './controller-fixtures.js';
+import type { KubeletConfig, MachineConfig, MachineConfigPool, MachineConfigSpec } from '../../src/mco/controller/types.js';
 
-const CA = '-----BEGIN CERTIFICATE-----\nMIIBbosunTESTca\n-----END CERTIFICATE-----\n';
-export const controllerConfig = (): ControllerConfig => ({
-  apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'ControllerConfig',
-  metadata: { name: 'machine-config-controller', uid: 'cc-uid' },
-  spec: {
-    clusterDNSIP: '172.30.0.10',
-    kubeAPIServerServingCAData: Buffer.from(CA).toString('base64'),
-    rootCAData: Buffer.from(CA).toString('base64'),
-    releaseImage: 'quay.io/bosun/release:4.16.0',
-    images: { infraImageKey: 'quay.io/bosun/pause:3.9' },
-  },
-});
+const CA = TEST_CA;
 const inputs = { controllerVersion: 'v1', pullSecret: '{"auths":{"quay.io":{"auth":"eDp5"}}}', sshAuthorizedKeys: ['ssh-ed25519 AAAA admin@example.com'] };
 
 function fileOf(mc: MachineConfig | MachineConfigSpec, path: string): { text: string; mode: number } | undefined {

@@ -3,6 +3,7 @@
 // openshift-machine-config-operator/machine-config-controller (so two replicas never act at once),
 // until the signal aborts.
 import type * as k8s from '@kubernetes/client-node';
+import { setMaxListeners } from 'node:events';
 import { createRequire } from 'node:module';
 import { KubeClient } from '../../kube/client.js';
 import type { Controller } from '../../kube/controller.js';
@@ -54,7 +55,14 @@ export async function runMachineConfigController(options: MachineConfigControlle
   await elector.run();
 }
 
-async function runControllers(kubeconfig: k8s.KubeConfig, settings: ControllerSettings, signal: AbortSignal): Promise<void> {
+async function runControllers(kubeconfig: k8s.KubeConfig, settings: ControllerSettings, outer: AbortSignal): Promise<void> {
+  // Four controllers over five informers each listen for the stop; one signal of our own, linked
+  // to the caller's, carries all of those listeners without Node's leak warning.
+  const stopper = new AbortController();
+  setMaxListeners(64, stopper.signal);
+  if (outer.aborted) stopper.abort();
+  else outer.addEventListener('abort', () => stopper.abort(), { once: true });
+  const signal = stopper.signal;
   const client = new KubeClient(kubeconfig);
   const factory = new InformerFactory(client);
   let node: Controller | undefined;
