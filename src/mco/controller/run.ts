@@ -6,7 +6,6 @@ import type * as k8s from '@kubernetes/client-node';
 import { setMaxListeners } from 'node:events';
 import { createRequire } from 'node:module';
 import { KubeClient } from '../../kube/client.js';
-import type { Controller } from '../../kube/controller.js';
 import { EventRecorder } from '../../kube/events.js';
 import { InformerFactory } from '../../kube/informer.js';
 import { LeaderElector } from '../../kube/leader-election.js';
@@ -65,7 +64,6 @@ async function runControllers(kubeconfig: k8s.KubeConfig, settings: ControllerSe
   const signal = stopper.signal;
   const client = new KubeClient(kubeconfig);
   const factory = new InformerFactory(client);
-  let node: Controller | undefined;
   const ctx: McoContext = {
     client,
     informers: {
@@ -78,9 +76,10 @@ async function runControllers(kubeconfig: k8s.KubeConfig, settings: ControllerSe
     events: new EventRecorder(client, { component: 'machineconfigcontroller' }),
     settings,
     renderOutcome: new Map(),
-    refreshPoolStatus: (pool) => node?.enqueue(pool),
+    // Called only once the controllers run, after `node` below exists.
+    refreshPoolStatus: (pool) => node.enqueue(pool),
   };
-  node = nodeController(ctx);
+  const node = nodeController(ctx);
   const controllers = [templateController(ctx), kubeletConfigController(ctx), renderController(ctx), node];
   factory.start(signal);
   await Promise.all(controllers.map((c) => c.run(signal)));
