@@ -4,12 +4,13 @@ import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
 import { serveMetrics } from '../kube/metrics.js';
-import { DEFAULT_RENDERED_GC_GRACE_MS, runMachineConfigController } from '../mco/controller/run.js';
+import { DEFAULT_RENDER_DELAY_MS, DEFAULT_RENDERED_GC_GRACE_MS, runMachineConfigController } from '../mco/controller/run.js';
 
 interface Options {
   kubeconfig?: string;
   sshKeyFile?: string;
   renderedGcGrace: string;
+  renderDelay: string;
   releaseVersion?: string;
   metricsPort?: string;
   leaderElect: boolean;
@@ -20,6 +21,12 @@ export function readSshKeys(file: string): string[] {
   return readFileSync(file, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
 }
 
+function nonNegativeSeconds(text: string, flag: string): number {
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isFinite(n) || n < 0) throw new Error(`${flag} must be a non-negative number of seconds, got "${text}"`);
+  return n;
+}
+
 export function register(program: Command): void {
   program
     .command('machine-config-controller')
@@ -27,6 +34,7 @@ export function register(program: Command): void {
     .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG, then the in-cluster service account)')
     .option('--ssh-key-file <file>', 'public keys for the core user (authorized_keys format), written as 99-<role>-ssh')
     .option('--rendered-gc-grace <seconds>', 'delete a rendered config nothing has referenced for this long', String(DEFAULT_RENDERED_GC_GRACE_MS / 1000))
+    .option('--render-delay <seconds>', 'wait this long after a MachineConfig change before rendering, so a burst renders once', String(DEFAULT_RENDER_DELAY_MS / 1000))
     .option('--release-version <version>', 'release version for the release-image-version annotation when the ControllerConfig carries none')
     .option('--metrics-port <port>', 'serve Prometheus metrics on 127.0.0.1:<port>/metrics')
     .option('--no-leader-elect', 'run without the Lease openshift-machine-config-operator/machine-config-controller (one instance only)')
@@ -45,8 +53,8 @@ Example:
   NAME     CONFIG                                             UPDATED   UPDATING   DEGRADED   MACHINECOUNT   ...
   worker   rendered-worker-0f8e4b1c2d3a4f5e6a7b8c9d0e1f2a3b   True      False      False      3              ...`)
     .action(async (o: Options) => {
-      const grace = Number(o.renderedGcGrace);
-      if (!Number.isFinite(grace) || grace < 0) throw new Error(`--rendered-gc-grace must be a non-negative number of seconds, got "${o.renderedGcGrace}"`);
+      const grace = nonNegativeSeconds(o.renderedGcGrace, '--rendered-gc-grace');
+      const renderDelay = nonNegativeSeconds(o.renderDelay, '--render-delay');
       const metricsPort = o.metricsPort === undefined ? undefined : Number(o.metricsPort);
       if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort < 65536)) throw new Error(`--metrics-port must be a port number, got "${o.metricsPort}"`);
       const sshAuthorizedKeys = o.sshKeyFile ? readSshKeys(o.sshKeyFile) : undefined;
@@ -57,7 +65,7 @@ Example:
       const metrics = metricsPort !== undefined ? await serveMetrics(metricsPort) : undefined;
       try {
         await runMachineConfigController({
-          kubeconfig, signal: controller.signal, sshAuthorizedKeys, renderedGCGraceMs: grace * 1000, releaseVersion: o.releaseVersion,
+          kubeconfig, signal: controller.signal, sshAuthorizedKeys, renderedGCGraceMs: grace * 1000, renderDelayMs: renderDelay * 1000, releaseVersion: o.releaseVersion,
           ...(o.leaderElect ? {} : { leaderElection: false as const }),
         });
       } finally {

@@ -14,7 +14,7 @@ test('bosun machine-config-controller renders the pools with the given ssh keys 
   const dir = mkdtempSync(join(tmpdir(), 'bosun-mcc-'));
   const keyFile = join(dir, 'keys.pub');
   writeFileSync(keyFile, '# admin\nssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBosunCli admin@example.com\n\n');
-  const child = spawn(process.execPath, [bosunBin, 'machine-config-controller', '--kubeconfig', api.kubeconfigPath, '--no-leader-elect', '--ssh-key-file', keyFile], { env: { ...process.env, BOSUN_LOG_LEVEL: 'warn' } });
+  const child = spawn(process.execPath, [bosunBin, 'machine-config-controller', '--kubeconfig', api.kubeconfigPath, '--no-leader-elect', '--render-delay', '0.1', '--ssh-key-file', keyFile], { env: { ...process.env, BOSUN_LOG_LEVEL: 'warn' } });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));

@@ -29,7 +29,7 @@ async function withController(fn: (api: TestApiServer) => Promise<void>, workerM
     });
     await send(api, 'POST', `${MCO}/controllerconfigs`, controllerConfig({ pullSecret: { namespace: 'openshift-config', name: 'pull-secret' } }));
     for (const pool of builtInPools(workerMaxUnavailable)) await send(api, 'POST', `${MCO}/machineconfigpools`, pool);
-    running = runMachineConfigController({ kubeconfig: loadKubeConfig(api.kubeconfigPath), signal: stop.signal, sshAuthorizedKeys: [SSH_KEY], renderedGCGraceMs: GRACE_MS, leaderElection: false, controllerVersion: 'test-version' });
+    running = runMachineConfigController({ kubeconfig: loadKubeConfig(api.kubeconfigPath), signal: stop.signal, sshAuthorizedKeys: [SSH_KEY], renderedGCGraceMs: GRACE_MS, renderDelayMs: 50, leaderElection: false, controllerVersion: 'test-version' });
     await fn(api);
   } finally {
     stop.abort();

@@ -62,16 +62,18 @@ test('units and the core user merge by name, later wins', () => {
 });
 
 test('MachineConfig fields: kernelArguments appended, extensions union, fips OR, kernelType and osImageURL last set', () => {
-  const table: { name: string; configs: MachineConfig[]; want: Partial<MachineConfigSpec> }[] = [
+  const infraPool = pool('infra', { machineConfigSelector: { matchExpressions: [{ key: 'machineconfiguration.openshift.io/role', operator: 'In', values: ['worker', 'infra'] }] } });
+  const table: { name: string; configs: MachineConfig[]; want: Partial<MachineConfigSpec>; pool?: MachineConfigPool }[] = [
     { name: 'defaults', configs: [mc('00-a', {})], want: { kernelArguments: [], extensions: [], fips: false, kernelType: 'default', osImageURL: options.osImageURL } },
     { name: 'kernel arguments in name order, duplicates kept', configs: [mc('20-b', { kernelArguments: ['b', 'x'] }), mc('10-a', { kernelArguments: ['a', 'x'] })], want: { kernelArguments: ['a', 'x', 'b', 'x'] } },
     { name: 'extensions union', configs: [mc('10-a', { extensions: ['usbguard', 'wasm'] }), mc('20-b', { extensions: ['wasm', 'ipsec'] })], want: { extensions: ['usbguard', 'wasm', 'ipsec'] } },
+    { name: 'worker-role configs merge first', configs: [mc('10-infra', { kernelArguments: ['infra'], osImageURL: 'img-infra' }, 'infra'), mc('90-worker', { kernelArguments: ['worker'], osImageURL: 'img-worker' })], want: { kernelArguments: ['worker', 'infra'], osImageURL: 'img-infra' }, pool: infraPool },
     { name: 'fips any', configs: [mc('10-a', { fips: true }), mc('20-b', { fips: false })], want: { fips: true } },
     { name: 'kernelType last non-default', configs: [mc('10-a', { kernelType: 'realtime' }), mc('20-b', { kernelType: '64k-pages' }), mc('30-c', { kernelType: 'default' })], want: { kernelType: '64k-pages' } },
     { name: 'osImageURL last non-empty', configs: [mc('10-a', { osImageURL: 'img-a' }), mc('20-b', { osImageURL: 'img-b' }), mc('30-c', { osImageURL: '' })], want: { osImageURL: 'img-b' } },
   ];
   for (const row of table) {
-    const { rendered } = renderPool(pool(), row.configs, options);
+    const { rendered } = renderPool(row.pool ?? pool(), row.configs, options);
     for (const [k, v] of Object.entries(row.want)) assert.deepEqual((rendered.spec as any)[k], v, `${row.name}: ${k}`);
   }
 });
@@ -122,11 +124,12 @@ test('rendered object: owner reference to the pool, annotations, source list', (
   assert.equal(rendered.metadata.labels, undefined, 'rendered configs carry no role label, so no pool selects them');
 });
 
-test('selection: matchLabels, matchExpressions (a custom pool takes worker configs too), empty selects nothing', () => {
-  const all = [mc('00-worker', {}), mc('00-master', {}, 'master'), mc('50-infra', {}, 'infra')];
-  assert.deepEqual(selectMachineConfigs(pool('worker'), all).map((m) => m.metadata.name), ['00-worker']);
+test('selection: matchLabels, matchExpressions (a custom pool takes worker configs too, and its own win), empty selects nothing', () => {
+  const all = [mc('00-worker', {}), mc('00-master', {}, 'master'), mc('50-infra', { files: { '/etc/kubernetes/kubelet.conf': 'infra' } }, 'infra'), mc('99-worker-generated-kubelet', { files: { '/etc/kubernetes/kubelet.conf': 'worker' } })];
+  assert.deepEqual(selectMachineConfigs(pool('worker'), all).map((m) => m.metadata.name), ['00-worker', '99-worker-generated-kubelet']);
   const [, infra] = docs('openshift-machineconfigpools.yaml') as MachineConfigPool[];
-  assert.deepEqual(selectMachineConfigs(infra, all).map((m) => m.metadata.name), ['00-worker', '50-infra']);
+  assert.deepEqual(selectMachineConfigs(infra, all).map((m) => m.metadata.name), ['00-worker', '99-worker-generated-kubelet', '50-infra']);
+  assert.equal(fileText(renderPool(infra, all, options).rendered.spec, '/etc/kubernetes/kubelet.conf'), 'infra');
   assert.deepEqual(selectMachineConfigs(pool('worker', { machineConfigSelector: {} }), all), []);
   assert.throws(() => renderPool(pool('worker', { machineConfigSelector: {} }), all, options), (e: unknown) => e instanceof RenderError && e.reason === 'NoMachineConfigs');
   assert.throws(() => renderPool(pool('worker', { machineConfigSelector: { matchExpressions: [{ key: 'a', operator: 'Bogus' }] } }), all, options),
@@ -140,6 +143,17 @@ test('OpenShift\'s own MachineConfigs render for its worker pool', () => {
   assert.deepEqual(source.map((s) => s.name), ['05-worker-kernelarg-selinuxpermissive', '99-worker-chrony']);
   assert.deepEqual(rendered.spec.kernelArguments, ['enforcing=0']);
   assert.match(fileText(rendered.spec, '/etc/chrony.conf')!, /^pool 0.rhel.pool.ntp.org iburst/);
+});
+
+test('the kernel-devel extension with a non-default kernel stops the render, naming the configs', () => {
+  assert.throws(() => renderPool(pool(), [mc('10-rt', { kernelType: 'realtime' }), mc('20-devel', { extensions: ['kernel-devel'] })], options),
+    (e: unknown) => e instanceof RenderError && e.machineConfigs.join() === '10-rt,20-devel' && /kernel-devel extension needs the default kernel, not kernelType realtime/.test(e.message));
+  assert.ok(renderPool(pool(), [mc('10-rt', { kernelType: 'default' }), mc('20-devel', { extensions: ['kernel-devel'] })], options));
+});
+
+test('baseOSExtensionsContainerImage: the ControllerConfig\'s unless a config sets one', () => {
+  assert.equal(mergeMachineConfigs([mc('10-a', {})], { baseOSExtensionsContainerImage: 'ext:cc' }).baseOSExtensionsContainerImage, 'ext:cc');
+  assert.equal(mergeMachineConfigs([mc('10-a', { baseOSExtensionsContainerImage: 'ext:mc' }), mc('20-b', {})], { baseOSExtensionsContainerImage: 'ext:cc' }).baseOSExtensionsContainerImage, 'ext:mc');
 });
 
 test('an invalid MachineConfig stops the render, naming it and the field', () => {

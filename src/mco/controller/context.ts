@@ -25,6 +25,8 @@ export interface ControllerSettings {
   sshAuthorizedKeys?: string[];
   /** How long an unreferenced rendered config is kept before it is deleted. */
   renderedGCGraceMs: number;
+  /** How long after a MachineConfig or ControllerConfig change the pools are rendered. */
+  renderDelayMs: number;
 }
 
 export interface McoContext {

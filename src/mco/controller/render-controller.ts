@@ -21,9 +21,16 @@ export function renderController(ctx: McoContext): Controller {
     resyncPeriodMs: 10 * 60_000,
   });
   const allPools = () => ctx.informers.pools.list().map((p) => p.metadata.name as string);
+  // Writers of MachineConfigs (the template and kubelet-config controllers, an admin applying a
+  // set) write several in a row: render once after the burst rather than once per object, which
+  // would roll nodes through intermediate configs (OpenShift waits 5 s for the same reason).
+  const renderSoon = () => {
+    for (const pool of allPools()) controller.enqueue(pool, ctx.settings.renderDelayMs);
+    return undefined;
+  };
   controller.watch(ctx.informers.pools);
-  controller.watch(ctx.informers.machineConfigs, allPools);
-  controller.watch(ctx.informers.controllerConfigs, allPools);
+  controller.watch(ctx.informers.machineConfigs, renderSoon);
+  controller.watch(ctx.informers.controllerConfigs, renderSoon);
   // Node references decide garbage collection.
   controller.watch(ctx.informers.nodes, (node, type, old) => {
     if (type !== 'update') return allPools();
@@ -58,8 +65,8 @@ async function syncRender(ctx: McoContext, poolName: string, { log }: SyncContex
     const { rendered, source } = renderPool(pool, all, {
       controllerVersion: ctx.settings.controllerVersion,
       releaseVersion: cc.metadata.annotations?.[RELEASE_IMAGE_VERSION_ANNOTATION] ?? ctx.settings.releaseVersion,
-      osImageURL: cc.spec.osImageURL,
-      baseOSExtensionsContainerImage: (cc.spec as { baseOSExtensionsContainerImage?: string }).baseOSExtensionsContainerImage,
+      osImageURL: cc.spec.baseOSContainerImage || cc.spec.osImageURL,
+      baseOSExtensionsContainerImage: cc.spec.baseOSExtensionsContainerImage,
       currentSpec: current?.spec,
       currentSources: (pool.spec.configuration?.source ?? []).map((s) => s.name ?? ''),
     });

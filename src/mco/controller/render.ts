@@ -3,13 +3,17 @@
 // move to it from its current rendered config. No I/O: the render controller reads the objects,
 // calls renderPool and writes what it returns.
 //
-// Merge rules (OpenShift's): the selected configs are sorted by name and folded left to right, so
-// for the same file path, unit or user a later name wins (Ignition merge semantics); a file whose
+// Merge rules (OpenShift's): the selected configs are sorted by name — those labelled for the
+// worker role first, so that a custom pool's own configs override the worker configs it inherits
+// (for the worker and master pools this is plain name order) — and folded left to right, so for
+// the same file path, unit or user a later config wins (Ignition merge semantics); a file whose
 // `overwrite` is unset gets overwrite=true; kernelArguments are concatenated in that order;
 // extensions are the union in order of first appearance; fips is true if any config sets it;
-// kernelType is the last value other than "" and "default" (else "default"); osImageURL is the
-// last non-empty one, else the ControllerConfig's. The rendered Ignition is written at spec 3.5.0
-// whatever the inputs' versions (every 3.x config is valid 3.5), so names do not depend on them.
+// kernelType is the last value other than "" and "default" (else "default"), and the
+// kernel-devel extension needs the default kernel; osImageURL and baseOSExtensionsContainerImage
+// are the last non-empty ones, else the ControllerConfig's. The rendered Ignition is written at
+// spec 3.5.0 whatever the inputs' versions (every 3.x config is valid 3.5), so names do not
+// depend on them.
 import { createHash } from 'node:crypto';
 import { fromLabelSelectorObject, matchesLabels, SelectorError } from '../../apiserver/selectors.js';
 import { mergeAll } from '../common/ignition/merge.js';
@@ -17,7 +21,7 @@ import { isEmptyValue } from '../common/ignition/schema.js';
 import type { IgnitionConfig } from '../common/ignition/types.js';
 import { formatSpec3, LATEST_SPEC3_MINOR } from '../common/ignition/version.js';
 import {
-  GENERATED_BY_VERSION_ANNOTATION, MCO_API_VERSION, RELEASE_IMAGE_VERSION_ANNOTATION,
+  GENERATED_BY_VERSION_ANNOTATION, MCO_API_VERSION, RELEASE_IMAGE_VERSION_ANNOTATION, ROLE_LABEL,
   ownerReferenceTo, type MachineConfig, type MachineConfigPool, type MachineConfigSpec, type ObjectReference,
 } from './types.js';
 import { unreconcilableChanges, validateMachineConfig, type SpecProblem } from './validation.js';
@@ -57,8 +61,8 @@ export interface RenderResult {
   source: ObjectReference[];
 }
 
-/** The MachineConfigs the pool's machineConfigSelector selects, in merge order (by name). An
- *  absent or empty selector selects nothing, as in OpenShift. */
+/** The MachineConfigs the pool's machineConfigSelector selects, in merge order (worker-role
+ *  configs first, each group by name). An absent or empty selector selects nothing, as in OpenShift. */
 export function selectMachineConfigs(pool: MachineConfigPool, all: MachineConfig[]): MachineConfig[] {
   const raw = pool.spec.machineConfigSelector;
   if (!raw || (Object.keys(raw.matchLabels ?? {}).length === 0 && (raw.matchExpressions ?? []).length === 0)) return [];
@@ -69,7 +73,11 @@ export function selectMachineConfigs(pool: MachineConfigPool, all: MachineConfig
   }
   return all
     .filter((mc) => !mc.metadata.deletionTimestamp && !isRendered(mc) && matchesLabels(selector, mc.metadata.labels))
-    .sort((a, b) => compareNames(a.metadata.name ?? '', b.metadata.name ?? ''));
+    .sort((a, b) => Number(!isWorkerConfig(a)) - Number(!isWorkerConfig(b)) || compareNames(a.metadata.name ?? '', b.metadata.name ?? ''));
+}
+
+function isWorkerConfig(mc: MachineConfig): boolean {
+  return mc.metadata.labels?.[ROLE_LABEL] === 'worker';
 }
 
 /** True for the controller's own output (never an input to another render). */
@@ -95,12 +103,14 @@ export function mergeMachineConfigs(configs: MachineConfig[], defaults: Pick<Ren
   let fips = false;
   let kernelType = 'default';
   let osImageURL = defaults.osImageURL ?? '';
+  let extensionsImage = defaults.baseOSExtensionsContainerImage ?? '';
   for (const { spec } of configs) {
     kernelArguments.push(...(spec.kernelArguments ?? []));
     for (const e of spec.extensions ?? []) if (!extensions.includes(e)) extensions.push(e);
     fips ||= spec.fips === true;
     if (spec.kernelType && spec.kernelType !== 'default') kernelType = spec.kernelType;
     if (spec.osImageURL) osImageURL = spec.osImageURL;
+    if (spec.baseOSExtensionsContainerImage) extensionsImage = spec.baseOSExtensionsContainerImage;
   }
   return {
     config: ignition,
@@ -109,7 +119,7 @@ export function mergeMachineConfigs(configs: MachineConfig[], defaults: Pick<Ren
     fips,
     kernelType,
     osImageURL,
-    ...(defaults.baseOSExtensionsContainerImage ? { baseOSExtensionsContainerImage: defaults.baseOSExtensionsContainerImage } : {}),
+    ...(extensionsImage ? { baseOSExtensionsContainerImage: extensionsImage } : {}),
   };
 }
 
@@ -138,6 +148,10 @@ export function renderPool(pool: MachineConfigPool, all: MachineConfig[], option
   }
 
   const spec = mergeMachineConfigs(selected, options);
+  if (spec.kernelType !== 'default' && spec.extensions?.includes('kernel-devel')) {
+    const blamed = selected.filter((mc) => mc.spec.extensions?.includes('kernel-devel') || (mc.spec.kernelType && mc.spec.kernelType !== 'default')).map((mc) => mc.metadata.name ?? '');
+    throw new RenderError('InvalidMachineConfig', `MachineConfig ${blamed.join(', ')}: the kernel-devel extension needs the default kernel, not kernelType ${spec.kernelType}`, blamed);
+  }
   const size = Buffer.byteLength(JSON.stringify(spec));
   if (size > MAX_RENDERED_BYTES) {
     throw new RenderError('TooLarge', `pool ${poolName}: the rendered config would be ${size} bytes, more than the ${MAX_RENDERED_BYTES} an object may hold`, largestConfigs(selected));

@@ -21,6 +21,8 @@ const { version } = createRequire(import.meta.url)('../../../package.json') as {
 export const DEFAULT_CONTROLLER_VERSION = `bosun-${version}`;
 /** OpenShift keeps old rendered configs forever; bosun deletes unreferenced ones after this. */
 export const DEFAULT_RENDERED_GC_GRACE_MS = 60 * 60_000;
+/** As OpenShift's render controller: changes arriving within this window render once. */
+export const DEFAULT_RENDER_DELAY_MS = 5_000;
 
 export interface MachineConfigControllerOptions {
   kubeconfig: k8s.KubeConfig;
@@ -30,6 +32,7 @@ export interface MachineConfigControllerOptions {
   /** Public keys for the `core` user (99-<role>-ssh). */
   sshAuthorizedKeys?: string[];
   renderedGCGraceMs?: number;
+  renderDelayMs?: number;
   /** Leader election settings; false runs without a Lease (tests, a single instance). */
   leaderElection?: false | { identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
 }
@@ -40,8 +43,10 @@ export async function runMachineConfigController(options: MachineConfigControlle
     releaseVersion: options.releaseVersion,
     sshAuthorizedKeys: options.sshAuthorizedKeys,
     renderedGCGraceMs: options.renderedGCGraceMs ?? DEFAULT_RENDERED_GC_GRACE_MS,
+    renderDelayMs: options.renderDelayMs ?? DEFAULT_RENDER_DELAY_MS,
   };
   if (!(settings.renderedGCGraceMs >= 0)) throw new Error(`the rendered-config grace period must be a non-negative number of milliseconds, not ${options.renderedGCGraceMs}`);
+  if (!(settings.renderDelayMs >= 0)) throw new Error(`the render delay must be a non-negative number of milliseconds, not ${options.renderDelayMs}`);
   if (options.leaderElection === false) return runControllers(options.kubeconfig, settings, options.signal);
   const elector = new LeaderElector({
     kubeconfig: options.kubeconfig,

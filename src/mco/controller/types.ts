@@ -105,6 +105,9 @@ export interface ControllerConfigSpec {
   rootCAData: string;
   releaseImage: string;
   images?: Record<string, string>;
+  /** The OS image rendered configs default to (OpenShift 4.12+); osImageURL before that. */
+  baseOSContainerImage?: string;
+  baseOSExtensionsContainerImage?: string;
   osImageURL?: string;
   platform?: string;
   ipFamilies?: string;

@@ -22,7 +22,7 @@ export interface SpecProblem {
 
 export const KERNEL_TYPES = ['default', 'realtime', '64k-pages'] as const;
 /** RHCOS extensions OpenShift accepts in spec.extensions. */
-export const SUPPORTED_EXTENSIONS = ['two-node-ha', 'wasm', 'ipsec', 'usbguard', 'kerberos', 'kernel-devel', 'sandboxed-containers', 'sysstat'] as const;
+export const SUPPORTED_EXTENSIONS = ['wasm', 'ipsec', 'usbguard', 'kerberos', 'kernel-devel', 'sandboxed-containers', 'sysstat'] as const;
 /** The one user whose ssh keys and password the daemon manages on a running node. */
 export const CORE_USER = 'core';
 const CORE_USER_MUTABLE_FIELDS = new Set(['name', 'sshAuthorizedKeys', 'passwordHash']);
