@@ -88,6 +88,13 @@ test('a new worker MachineConfig renders a new config and rolls out at most maxU
     });
     assert.match(r2, /^rendered-worker-[0-9a-f]{32}$/);
 
+    // Until the daemon moves, two nodes are targeted and the other three carry UpdateInProgress.
+    const hasTaint = (n: any) => (n.spec?.taints ?? []).some((t: any) => t.key === 'UpdateInProgress' && t.effect === 'PreferNoSchedule');
+    await waitFor('untargeted nodes to be tainted UpdateInProgress', async () => {
+      const nodes = (await getJson(api, '/api/v1/nodes')).items as any[];
+      return nodes.every((n) => (n.metadata.annotations[DESIRED] === r2) !== hasTaint(n)) && nodes.filter(hasTaint).length === 3;
+    });
+
     // Play the daemon until every node is on r2, watching the invariants on the way.
     let most = 0;
     const order: string[] = [];
@@ -111,6 +118,7 @@ test('a new worker MachineConfig renders a new config and rolls out at most maxU
     assert.deepEqual(order.slice(0, 2).map((o) => o.split(':')[0]).sort(), ['a', 'b']);
 
     const done = await settledWorker(api, zones.length);
+    await waitFor('the UpdateInProgress taints to go', async () => ((await getJson(api, '/api/v1/nodes')).items as any[]).every((n) => !hasTaint(n)));
     assert.equal(done.status.configuration.name, r2);
     assert.equal(cond(done, 'Updating').status, 'False');
     assert.match(cond(done, 'Updated').message, new RegExp(`All nodes are updated with MachineConfig ${r2}`));

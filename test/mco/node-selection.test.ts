@@ -2,7 +2,7 @@
 // maxUnavailable, candidate choice and zone ordering, paused pools, and pool status arithmetic.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chooseCandidates, computePoolStatus, maxUnavailableCount, poolMembership } from '../../src/mco/controller/node-selection.js';
+import { chooseCandidates, computePoolStatus, maxUnavailableCount, poolMembership, updateInProgressTaintChanges } from '../../src/mco/controller/node-selection.js';
 import type { MachineConfigPool, NodeView } from '../../src/mco/controller/types.js';
 
 const OLD = 'rendered-worker-old';
@@ -141,4 +141,12 @@ test('pool status arithmetic and conditions', () => {
   const s = computePoolStatus({ pool: p, nodes: [node('a', { current: NEW })], target: NEW, now });
   assert.equal(cond(s, 'Updated').lastTransitionTime, '2020-01-01T00:00:00Z');
   assert.equal(cond(s, 'Updating').lastTransitionTime, nowText);
+});
+
+test('UpdateInProgress taint: on nodes not yet targeted, off targeted ones, untouched for paused pools', () => {
+  const tainted = (n: NodeView) => ({ ...n, spec: { taints: [{ key: 'other', effect: 'NoSchedule' }, { key: 'UpdateInProgress', effect: 'PreferNoSchedule' }] } });
+  const nodes = [node('old'), tainted(node('old-tainted')), node('targeted', { desired: NEW, state: 'Working' }), tainted(node('targeted-tainted', { desired: NEW })), node('done', { current: NEW })];
+  assert.deepEqual(updateInProgressTaintChanges(pool('worker'), nodes, NEW), { add: ['old'], remove: ['targeted-tainted'] });
+  assert.deepEqual(updateInProgressTaintChanges(pool('worker', { paused: true }), nodes, NEW), { add: [], remove: [] });
+  assert.deepEqual(updateInProgressTaintChanges(pool('worker'), nodes, ''), { add: [], remove: [] });
 });

@@ -1,6 +1,7 @@
 // The node controller: for each pool, points up to maxUnavailable of its nodes at the pool's
 // target rendered config by writing their desiredConfig annotation (node-selection.ts decides
-// which), and writes the pool's status — counts and the Updated / Updating / Degraded /
+// which), keeps OpenShift's UpdateInProgress:PreferNoSchedule taint on the nodes not yet
+// targeted, and writes the pool's status — counts and the Updated / Updating / Degraded /
 // NodeDegraded / RenderDegraded conditions, the last from the render controller's outcome. It
 // writes nothing else on a node; the daemon owns currentConfig and state, and each change to
 // them brings the pool back here.
@@ -9,7 +10,7 @@ import { findCondition } from '../../kube/conditions.js';
 import { Controller, type SyncContext } from '../../kube/controller.js';
 import type { Obj } from '../../kube/client.js';
 import { MACHINE_CONFIG_POOLS, NODES, type McoContext } from './context.js';
-import { chooseCandidates, computePoolStatus, poolMembership } from './node-selection.js';
+import { chooseCandidates, computePoolStatus, poolMembership, UPDATE_IN_PROGRESS_TAINT, updateInProgressTaintChanges } from './node-selection.js';
 import { DESIRED_CONFIG_ANNOTATION, type MachineConfigPool, type NodeView } from './types.js';
 
 /** Nodes this controller patched, with the resourceVersion they had before, until the informer
@@ -75,6 +76,17 @@ async function syncPool(ctx: McoContext, poolName: string, { log }: SyncContext,
     }
     if (choice.nodes.length === 0 && choice.reason && nodes.some((n) => n.metadata.annotations?.[DESIRED_CONFIG_ANNOTATION] !== target)) {
       log.debug({ pool: poolName, reason: choice.reason }, 'no node targeted');
+    }
+    const taints = updateInProgressTaintChanges(pool, nodes, target);
+    for (const name of [...taints.add, ...taints.remove]) {
+      const at = nodes.findIndex((n) => n.metadata.name === name);
+      const node = nodes[at];
+      const others = (node.spec?.taints ?? []).filter((t) => !(t.key === UPDATE_IN_PROGRESS_TAINT.key && t.effect === UPDATE_IN_PROGRESS_TAINT.effect));
+      const wanted = taints.add.includes(name) ? [...others, { ...UPDATE_IN_PROGRESS_TAINT }] : others;
+      // The taint list is replaced whole: the resourceVersion makes a concurrent change a conflict (retried).
+      const updated = (await ctx.client.mergePatch(NODES, name, undefined, { metadata: { resourceVersion: node.metadata.resourceVersion }, spec: { taints: wanted } })) as NodeView;
+      recent.set(name, { before: node.metadata.resourceVersion, patched: updated });
+      nodes[at] = updated;
     }
   }
 

@@ -157,6 +157,27 @@ export function chooseCandidates(pool: MachineConfigPool, nodes: NodeView[], tar
   return { nodes: all, capacity };
 }
 
+/** OpenShift's taint on nodes a rollout has still to reach, so new pods prefer other nodes. */
+export const UPDATE_IN_PROGRESS_TAINT = { key: 'UpdateInProgress', effect: 'PreferNoSchedule' } as const;
+
+export function hasUpdateInProgressTaint(n: NodeView): boolean {
+  return (n.spec?.taints ?? []).some((t) => t.key === UPDATE_IN_PROGRESS_TAINT.key && t.effect === UPDATE_IN_PROGRESS_TAINT.effect);
+}
+
+/** Nodes to taint (desiredConfig not yet the target) and to untaint (targeted), by name. A
+ *  paused pool or one without a target changes no taints. */
+export function updateInProgressTaintChanges(pool: MachineConfigPool, nodes: NodeView[], target: string): { add: string[]; remove: string[] } {
+  if (!target || pool.spec.paused) return { add: [], remove: [] };
+  const add: string[] = [];
+  const remove: string[] = [];
+  for (const n of nodes) {
+    const targeted = ann(n, DESIRED_CONFIG_ANNOTATION) === target;
+    if (!targeted && !hasUpdateInProgressTaint(n)) add.push(n.metadata.name ?? '');
+    if (targeted && hasUpdateInProgressTaint(n)) remove.push(n.metadata.name ?? '');
+  }
+  return { add, remove };
+}
+
 export interface PoolStatusInputs {
   pool: MachineConfigPool;
   nodes: NodeView[];
