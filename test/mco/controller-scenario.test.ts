@@ -128,7 +128,7 @@ test('a new worker MachineConfig renders a new config and rolls out at most maxU
   }, 1);
 });
 
-test('an invalid or unreconcilable MachineConfig sets RenderDegraded naming it and changes nothing else; deleting it clears the condition', async () => {
+test('an invalid or unreconcilable MachineConfig sets RenderDegraded naming it and changes nothing else; deleting it clears the condition; a bad maxUnavailable degrades; a paused pool renders without rolling out', async () => {
   await withController(async (api) => {
     const initial = await waitFor('a rendered worker config', async () => {
       const p = await pool(api, 'worker');
@@ -169,6 +169,31 @@ test('an invalid or unreconcilable MachineConfig sets RenderDegraded naming it a
       assert.equal(cond(cleared, 'Degraded').status, 'False');
       assert.equal(cleared.spec.configuration.name, target);
     }
+
+    // A maxUnavailable the controller cannot read: Degraded (InvalidSpec), nothing rolls.
+    await send(api, 'PATCH', `${MCO}/machineconfigpools/worker`, { spec: { maxUnavailable: 'lots' } }, 'application/merge-patch+json');
+    const invalid = await waitFor('Degraded for a bad maxUnavailable', async () => {
+      const p = await pool(api, 'worker');
+      return cond(p, 'Degraded')?.reason === 'InvalidSpec' && p;
+    });
+    assert.match(cond(invalid, 'Degraded').message, /spec\.maxUnavailable must be an integer or a percentage like "30%", not "lots"/);
+
+    // A paused pool renders but does not roll out; unpausing resumes.
+    await send(api, 'PATCH', `${MCO}/machineconfigpools/worker`, { spec: { maxUnavailable: 1, paused: true } }, 'application/merge-patch+json');
+    await send(api, 'POST', `${MCO}/machineconfigs`, {
+      apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig',
+      metadata: { name: '80-worker-paused', labels: { 'machineconfiguration.openshift.io/role': 'worker' } },
+      spec: { config: { ignition: { version: '3.4.0' } }, kernelArguments: ['nosmt'] },
+    });
+    const paused = await waitFor('a new target while paused, reported as paused', async () => {
+      const p = await pool(api, 'worker');
+      return p.spec.configuration.name !== target && /^Pool is paused; will not update to rendered-worker-/.test(cond(p, 'Updating')?.message ?? '') && p;
+    });
+    assert.equal(cond(paused, 'Degraded').status, 'False');
+    assert.equal(cond(paused, 'Updated').status, 'False');
+    for (const n of (await getJson(api, '/api/v1/nodes')).items) assert.equal(n.metadata.annotations[DESIRED], target, 'no node is targeted while paused');
+    await send(api, 'PATCH', `${MCO}/machineconfigpools/worker`, { spec: { paused: false } }, 'application/merge-patch+json');
+    await waitFor('one node targeted after unpausing', async () => ((await getJson(api, '/api/v1/nodes')).items as any[]).filter((n) => n.metadata.annotations[DESIRED] === paused.spec.configuration.name).length === 1);
   });
 });
 

@@ -135,6 +135,9 @@ test('pool status arithmetic and conditions', () => {
     assert.equal(s.observedGeneration, 2);
     assert.deepEqual(s.configuration, row.updated === 'True' ? { name: NEW } : undefined, `${row.name}: status.configuration follows spec only when updated`);
   }
+  const bad = computePoolStatus({ pool: pool('worker'), nodes: [node('a', { current: NEW })], target: NEW, specError: 'pool worker: spec.maxUnavailable must be an integer or a percentage like "30%", not "lots"', now });
+  assert.deepEqual([cond(bad, 'Degraded').status, cond(bad, 'Degraded').reason], ['True', 'InvalidSpec']);
+  assert.match(cond(bad, 'Degraded').message!, /maxUnavailable/);
   // lastTransitionTime is kept while a condition's status holds.
   const p = pool('worker');
   p.status = { conditions: [{ type: 'Updated', status: 'True', lastTransitionTime: '2020-01-01T00:00:00Z' }, { type: 'Updating', status: 'True', lastTransitionTime: '2020-01-01T00:00:00Z' }] };

@@ -7,7 +7,7 @@
 // them brings the pool back here.
 import { applyStatus } from '../../kube/apply.js';
 import { findCondition } from '../../kube/conditions.js';
-import { Controller, type SyncContext } from '../../kube/controller.js';
+import { Controller, TerminalError, type SyncContext } from '../../kube/controller.js';
 import type { Obj } from '../../kube/client.js';
 import { MACHINE_CONFIG_POOLS, NODES, type McoContext } from './context.js';
 import { chooseCandidates, computePoolStatus, poolMembership, UPDATE_IN_PROGRESS_TAINT, updateInProgressTaintChanges } from './node-selection.js';
@@ -63,8 +63,14 @@ async function syncPool(ctx: McoContext, poolName: string, { log }: SyncContext,
   const nodes = [...(members.get(poolName) ?? [])];
   const target = pool.spec.configuration?.name ?? '';
 
-  if (target) {
-    const choice = chooseCandidates(pool, nodes, target);
+  let specError: string | undefined;
+  let choice: ReturnType<typeof chooseCandidates> | undefined;
+  try {
+    choice = target ? chooseCandidates(pool, nodes, target) : undefined;
+  } catch (e) {
+    specError = `pool ${poolName}: ${(e as Error).message}`;
+  }
+  if (choice) {
     for (const node of choice.nodes) {
       const name = node.metadata.name!;
       const from = node.metadata.annotations?.[DESIRED_CONFIG_ANNOTATION];
@@ -91,9 +97,11 @@ async function syncPool(ctx: McoContext, poolName: string, { log }: SyncContext,
   }
 
   const conflicted = [...conflicts].filter(([, pools]) => pools.includes(poolName)).map(([node]) => node);
-  const status = computePoolStatus({ pool, nodes, target, renderError: renderError(ctx, pool), conflicts: conflicted, now: new Date() });
+  const status = computePoolStatus({ pool, nodes, target, renderError: renderError(ctx, pool), specError, conflicts: conflicted, now: new Date() });
   const clean = JSON.parse(JSON.stringify(status)) as Obj;
   if (await applyStatus(ctx.client, MACHINE_CONFIG_POOLS, pool as Obj, clean)) {
     log.info({ pool: poolName, machineCount: status.machineCount, updated: status.updatedMachineCount, unavailable: status.unavailableMachineCount, degraded: status.degradedMachineCount }, 'pool status updated');
   }
+  // Not retried: the pool's own spec must change first (which brings it back here).
+  if (specError) throw new TerminalError(specError);
 }

@@ -126,12 +126,13 @@ function olderFirst(a: NodeView, b: NodeView): number {
   return compare(a.metadata.name, b.metadata.name);
 }
 
-/** The nodes of `pool` to set desiredConfig = target on now (see the header for the rules). */
+/** The nodes of `pool` to set desiredConfig = target on now (see the header for the rules).
+ *  Throws on a maxUnavailable it cannot read, whether or not anything is pending. */
 export function chooseCandidates(pool: MachineConfigPool, nodes: NodeView[], target: string): CandidateChoice {
+  const max = maxUnavailableCount(pool.spec.maxUnavailable, nodes.length);
   const pending = nodes.filter((n) => ann(n, DESIRED_CONFIG_ANNOTATION) !== target);
   if (pending.length === 0) return { nodes: [], capacity: 0, reason: 'every node already targets the config' };
   if (pool.spec.paused) return { nodes: [], capacity: 0, reason: `Pool is paused; will not update to ${target}` };
-  const max = maxUnavailableCount(pool.spec.maxUnavailable, nodes.length);
   const unavailable = nodes.filter(isNodeUnavailable);
   const capacity = Math.max(0, max - unavailable.length);
   // Nodes that are down already lose nothing by being retargeted (and a node no daemon has
@@ -185,6 +186,8 @@ export interface PoolStatusInputs {
   target: string;
   /** The render failure to report, if the last render failed. */
   renderError?: string;
+  /** A pool spec the controller cannot act on (e.g. a bad maxUnavailable): Degraded, no rollout. */
+  specError?: string;
   /** Nodes of this pool's selector that also match another custom pool. */
   conflicts?: string[];
   now: Date;
@@ -220,8 +223,9 @@ export function computePoolStatus(inp: PoolStatusInputs): MachineConfigPoolStatu
   set('NodeDegraded', nodeDegraded, nodeDegraded ? `${nodeProblems.length} nodes are reporting degraded status on sync` : '', nodeProblems.join(', '));
   const renderDegraded = inp.renderError !== undefined;
   set('RenderDegraded', renderDegraded, renderDegraded ? 'RenderFailed' : '', inp.renderError ? `Failed to render configuration for pool ${pool.metadata.name}: ${inp.renderError}` : '');
-  const degradedMsg = [nodeDegraded ? conds.find((c) => c.type === 'NodeDegraded')!.message : '', inp.renderError ?? ''].filter(Boolean).join('; ');
-  set('Degraded', nodeDegraded || renderDegraded, nodeDegraded ? 'NodeDegraded' : renderDegraded ? 'RenderDegraded' : '', degradedMsg);
+  const degradedMsg = [nodeDegraded ? conds.find((c) => c.type === 'NodeDegraded')!.message : '', inp.renderError ?? '', inp.specError ?? ''].filter(Boolean).join('; ');
+  const degradedReason = nodeDegraded ? 'NodeDegraded' : renderDegraded ? 'RenderDegraded' : inp.specError ? 'InvalidSpec' : '';
+  set('Degraded', degradedReason !== '', degradedReason, degradedMsg);
 
   // Existing conditions keep their lastTransitionTime while their status holds.
   const previous = pool.status?.conditions ?? [];

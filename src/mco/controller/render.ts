@@ -140,7 +140,11 @@ export function renderedName(poolName: string, spec: MachineConfigSpec): string 
 export function renderPool(pool: MachineConfigPool, all: MachineConfig[], options: RenderOptions): RenderResult {
   const poolName = pool.metadata.name ?? '';
   const selected = selectMachineConfigs(pool, all);
-  if (selected.length === 0) throw new RenderError('NoMachineConfigs', `pool ${poolName}: no MachineConfigs match spec.machineConfigSelector`);
+  if (selected.length === 0) {
+    const raw = pool.spec.machineConfigSelector;
+    const empty = !raw || (Object.keys(raw.matchLabels ?? {}).length === 0 && (raw.matchExpressions ?? []).length === 0);
+    throw new RenderError('NoMachineConfigs', `pool ${poolName}: ${empty ? 'spec.machineConfigSelector is empty, which selects nothing' : 'no MachineConfigs match spec.machineConfigSelector'}`);
+  }
 
   const invalid = selected.map((mc) => ({ mc, problems: validateMachineConfig(mc) })).filter((x) => x.problems.length > 0);
   if (invalid.length > 0) {
