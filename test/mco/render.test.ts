@@ -131,7 +131,7 @@ test('selection: matchLabels, matchExpressions (a custom pool takes worker confi
   assert.deepEqual(selectMachineConfigs(infra, all).map((m) => m.metadata.name), ['00-worker', '99-worker-generated-kubelet', '50-infra']);
   assert.equal(fileText(renderPool(infra, all, options).rendered.spec, '/etc/kubernetes/kubelet.conf'), 'infra');
   assert.deepEqual(selectMachineConfigs(pool('worker', { machineConfigSelector: {} }), all), []);
-  assert.throws(() => renderPool(pool('worker', { machineConfigSelector: {} }), all, options), (e: unknown) => e instanceof RenderError && e.reason === 'NoMachineConfigs' && /selector is empty/.test(e.message));
+  assert.throws(() => renderPool(pool('worker', { machineConfigSelector: {} }), all, options), (e: unknown) => e instanceof RenderError && e.reason === 'NoMachineConfigs' && /machineConfigSelector is empty, which selects nothing/.test(e.message));
   assert.throws(() => renderPool(pool('gpu'), all, options), (e: unknown) => e instanceof RenderError && /pool gpu: no MachineConfigs match/.test(e.message));
   assert.throws(() => renderPool(pool('worker', { machineConfigSelector: { matchExpressions: [{ key: 'a', operator: 'Bogus' }] } }), all, options),
     (e: unknown) => e instanceof RenderError && e.reason === 'InvalidSelector' && /Bogus/.test(e.message));
