@@ -13,20 +13,29 @@ import { MACHINE_CONFIG_POOLS, NODES, type McoContext } from './context.js';
 import { chooseCandidates, computePoolStatus, poolMembership, UPDATE_IN_PROGRESS_TAINT, updateInProgressTaintChanges } from './node-selection.js';
 import { DESIRED_CONFIG_ANNOTATION, type MachineConfigPool, type NodeView } from './types.js';
 
-/** Nodes this controller patched, with the resourceVersion they had before, until the informer
+/** Nodes this controller patched, with the resourceVersions they had before, until the informer
  *  shows the patch: a sync in between must not count a just-targeted node as untouched (and
  *  target more nodes than maxUnavailable allows). */
-type RecentPatches = Map<string, { before: string | undefined; patched: NodeView }>;
+type RecentPatches = Map<string, { stale: Set<string>; patched: NodeView }>;
 
 function withRecentPatches(nodes: NodeView[], recent: RecentPatches): NodeView[] {
+  const present = new Set(nodes.map((n) => n.metadata.name ?? ''));
+  for (const name of recent.keys()) if (!present.has(name)) recent.delete(name);
   return nodes.map((n) => {
     const name = n.metadata.name ?? '';
     const p = recent.get(name);
     if (!p) return n;
-    if (n.metadata.resourceVersion === p.before) return p.patched;
+    if (p.stale.has(n.metadata.resourceVersion ?? '')) return p.patched;
     recent.delete(name);
     return n;
   });
+}
+
+function rememberPatch(recent: RecentPatches, before: NodeView, patched: NodeView): void {
+  const name = before.metadata.name ?? '';
+  const stale = recent.get(name)?.stale ?? new Set<string>();
+  stale.add(before.metadata.resourceVersion ?? '');
+  recent.set(name, { stale, patched });
 }
 
 export function nodeController(ctx: McoContext): Controller {
@@ -76,7 +85,7 @@ async function syncPool(ctx: McoContext, poolName: string, { log }: SyncContext,
       const from = node.metadata.annotations?.[DESIRED_CONFIG_ANNOTATION];
       const updated = (await ctx.client.mergePatch(NODES, name, undefined, { metadata: { annotations: { [DESIRED_CONFIG_ANNOTATION]: target } } })) as NodeView;
       nodes[nodes.indexOf(node)] = updated;
-      recent.set(name, { before: node.metadata.resourceVersion, patched: updated });
+      rememberPatch(recent, node, updated);
       log.info({ pool: poolName, node: name, from: from ?? null, to: target }, 'node targeted');
       void ctx.events.event(updated as Obj, 'Normal', 'SetDesiredConfig', `Targeted node ${name} to MachineConfig: ${target}`);
     }
@@ -91,7 +100,7 @@ async function syncPool(ctx: McoContext, poolName: string, { log }: SyncContext,
       const wanted = taints.add.includes(name) ? [...others, { ...UPDATE_IN_PROGRESS_TAINT }] : others;
       // The taint list is replaced whole: the resourceVersion makes a concurrent change a conflict (retried).
       const updated = (await ctx.client.mergePatch(NODES, name, undefined, { metadata: { resourceVersion: node.metadata.resourceVersion }, spec: { taints: wanted } })) as NodeView;
-      recent.set(name, { before: node.metadata.resourceVersion, patched: updated });
+      rememberPatch(recent, node, updated);
       nodes[at] = updated;
     }
   }
