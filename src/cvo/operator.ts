@@ -63,6 +63,7 @@ import { sleep } from '../common/sleep.js';
 import { KubeClient, type ResourceRef } from '../kube/client.js';
 import { InformerFactory, type Informer } from '../kube/informer.js';
 import { createCvoMetrics, type CvoMetrics } from './metrics.js';
+import { serveMetrics } from '../kube/metrics.js';
 
 type Obj = Record<string, any>;
 const log = logger('cluster-version-operator');
@@ -124,6 +125,7 @@ export class ClusterVersionOperator {
   private pollFailures = 0;
   private lastForce: boolean | undefined;
   private lastPollKey = '';
+  private readonly client: KubeClient;
   private readonly informers: InformerFactory;
   private readonly cvInformer: Informer;
   private readonly coInformer: Informer;
@@ -134,17 +136,25 @@ export class ClusterVersionOperator {
   constructor(private readonly options: CvoOptions) {
     this.custom = options.kubeconfig.makeApiClient(k8s.CustomObjectsApi);
     this.objects = k8s.KubernetesObjectApi.makeApiClient(options.kubeconfig);
-    this.informers = new InformerFactory(new KubeClient(options.kubeconfig));
+    this.client = new KubeClient(options.kubeconfig);
+    this.informers = new InformerFactory(this.client);
     this.cvInformer = this.informers.forResource(CLUSTER_VERSIONS, { fieldSelector: `metadata.name=${NAME}` });
     this.coInformer = this.informers.forResource(CLUSTER_OPERATORS);
     this.cvInformer.on(() => this.wake?.());
-    this.metrics =
-      options.metrics ??
-      createCvoMetrics({
-        clusterVersion: () => this.cvInformer.get(NAME),
-        clusterOperators: () => this.coInformer.list(),
-        lastPayload: () => this.lastPayload,
-      });
+    this.metrics = options.metrics ?? createCvoMetrics(this);
+  }
+
+  /** What the metrics are computed from (the informer caches). */
+  clusterVersion(): Obj | undefined {
+    return this.cvInformer.get(NAME);
+  }
+
+  clusterOperators(): Obj[] {
+    return this.coInformer.list();
+  }
+
+  lastPayloadApplied(): { version: string; applied: number; pending: number } | undefined {
+    return this.lastPayload;
   }
 
   /** The ClusterVersion from the informer's cache, or from the API before the cache is synced. */
@@ -340,6 +350,8 @@ export class ClusterVersionOperator {
     } catch (e) {
       return refuse('LoadPayload', `Loading payload failed version="${wantVersion ?? ''}" image="${image}" failure=${(e as Error).message}`);
     }
+    const unknownKind = await this.firstUnknownKind(payload);
+    if (unknownKind) return refuse('LoadPayload', `Loading payload failed version="${wantVersion ?? ''}" image="${image}" failure=${unknownKind}`);
     if (wantVersion && payload.version !== wantVersion) {
       return refuse('VerifyPayloadVersion', `Verifying payload failed version="${wantVersion}" image="${image}" failure=release image version ${payload.version} does not match the expected upstream version ${wantVersion}`);
     }
@@ -475,6 +487,38 @@ export class ClusterVersionOperator {
   }
 
   /**
+   * The first manifest whose kind neither the cluster serves nor a CRD of the payload defines
+   * (described with its file), so that such a payload is refused before anything is applied.
+   */
+  private async firstUnknownKind(payload: Payload): Promise<string | undefined> {
+    const defined = new Set<string>();
+    for (const m of payload.manifests) {
+      const crd = m.object as Obj;
+      if (m.gvk.kind !== 'CustomResourceDefinition' || !crd.spec?.group || !crd.spec?.names?.kind) continue;
+      for (const v of (crd.spec.versions ?? []) as Obj[]) defined.add(`${crd.spec.group}/${v.name}/${crd.spec.names.kind}`);
+    }
+    const checked = new Map<string, boolean>();
+    for (const m of payload.manifests) {
+      const apiVersion = m.object.apiVersion as string;
+      const key = `${apiVersion}/${m.gvk.kind}`;
+      if (defined.has(key)) continue;
+      let known = checked.get(key);
+      if (known === undefined) {
+        try {
+          await this.client.resourceFor(apiVersion, m.gvk.kind);
+          known = true;
+        } catch (e) {
+          if ((e as { code?: number }).code !== 404) throw e;
+          known = false;
+        }
+        checked.set(key, known);
+      }
+      if (!known) return `release-manifests/${m.file} (document ${m.document}): the cluster serves no kind ${m.gvk.kind} in ${apiVersion}, and no CustomResourceDefinition in the payload defines it`;
+    }
+    return undefined;
+  }
+
+  /**
    * When an update's only errors are ClusterOperators it waits on, and waiting is still within
    * what OpenShift tolerates, the operators to name in Progressing (and a SlowClusterOperator
    * message once waiting has gone on longer than expected); undefined when it is a failure.
@@ -508,14 +552,36 @@ export interface CvoLeaderElection {
  * openshift-cluster-version/version, so that two CVOs (a bootstrap one and the Deployment's,
  * or two replicas) never apply at once.
  */
-export async function runClusterVersionOperator(options: CvoOptions & { leaderElection?: CvoLeaderElection }): Promise<void> {
+export async function runClusterVersionOperator(options: CvoOptions & { leaderElection?: CvoLeaderElection; metricsListen?: { host: string; port: number } }): Promise<void> {
+  // One set of metrics for the process, fed by whichever operator instance leads (none: empty).
+  let current: ClusterVersionOperator | undefined;
+  const metrics =
+    options.metrics ??
+    createCvoMetrics({
+      clusterVersion: () => current?.clusterVersion(),
+      clusterOperators: () => current?.clusterOperators() ?? [],
+      lastPayloadApplied: () => current?.lastPayloadApplied(),
+    });
+  const server = options.metricsListen ? await serveMetrics(options.metricsListen.port, options.metricsListen.host, [metrics.registry]) : undefined;
+  if (server) log.info({ address: `http://${options.metricsListen!.host}:${options.metricsListen!.port}/metrics` }, 'serving metrics');
   const elector = new LeaderElector({
     kubeconfig: options.kubeconfig,
     namespace: 'openshift-cluster-version',
     name: 'version',
     ...options.leaderElection,
     signal: options.signal,
-    onStartedLeading: (leading) => new ClusterVersionOperator({ ...options, signal: leading }).run(),
+    onStartedLeading: async (leading) => {
+      current = new ClusterVersionOperator({ ...options, metrics, signal: leading });
+      try {
+        await current.run();
+      } finally {
+        current = undefined;
+      }
+    },
   });
-  await elector.run();
+  try {
+    await elector.run();
+  } finally {
+    server?.close();
+  }
 }
