@@ -37,8 +37,8 @@
 // Failing=Unknown, reason SlowClusterOperator; a Degraded operator is tolerated for
 // degradedToleranceMs (40 minutes) from the start of the update before Failing=True.
 //
-// The ClusterVersion and the ClusterOperators are watched through informers: a change to
-// desiredUpdate wakes the loop at once, and waiting reads the caches rather than the API.
+// The ClusterVersion and the ClusterOperators are watched through informers: a change to the
+// ClusterVersion's spec starts a pass at once, and waiting reads the caches rather than the API.
 // Metrics (metrics.ts) are computed from the same caches.
 import { createHash } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
@@ -59,9 +59,9 @@ import { resolveDesiredUpdate, ResolveError } from './updates/resolve.js';
 import { checkPreconditions } from './updates/preconditions.js';
 import { digestProblem, loadVerifier, verifyRelease } from './verify.js';
 import { LeaderElector } from '../kube/leader-election.js';
-import { sleep } from '../common/sleep.js';
 import { KubeClient, type ResourceRef } from '../kube/client.js';
 import { InformerFactory, type Informer } from '../kube/informer.js';
+import { Controller } from '../kube/controller.js';
 import { createCvoMetrics, type CvoMetrics } from './metrics.js';
 import { serveMetrics } from '../kube/metrics.js';
 
@@ -123,13 +123,13 @@ export class ClusterVersionOperator {
   private failures = 0;
   private lastPoll = 0;
   private pollFailures = 0;
-  private lastForce: boolean | undefined;
   private lastPollKey = '';
   private readonly client: KubeClient;
   private readonly informers: InformerFactory;
   private readonly cvInformer: Informer;
   private readonly coInformer: Informer;
-  private wake?: () => void;
+  /** Whether the last pass was held by a ClusterOperator gate. */
+  private waitingOn = false;
   private lastPayload?: { version: string; applied: number; pending: number };
   readonly metrics: CvoMetrics;
 
@@ -140,7 +140,6 @@ export class ClusterVersionOperator {
     this.informers = new InformerFactory(this.client);
     this.cvInformer = this.informers.forResource(CLUSTER_VERSIONS, { fieldSelector: `metadata.name=${NAME}` });
     this.coInformer = this.informers.forResource(CLUSTER_OPERATORS);
-    this.cvInformer.on(() => this.wake?.());
     this.metrics = options.metrics ?? createCvoMetrics(this);
   }
 
@@ -191,49 +190,57 @@ export class ClusterVersionOperator {
     return undefined;
   }
 
+  /**
+   * Runs until the signal aborts, as two controllers of the toolkit on the key "version": the
+   * payload controller (load, apply, report; requeued after the wait the pass asks for, and at
+   * once when the ClusterVersion's spec changes) and the status controller (Upgradeable from the
+   * ClusterOperators, available updates from the update service), so that asking the update
+   * service and aggregating operators go on while a long update waits on an operator.
+   */
   async run(): Promise<void> {
     const { signal } = this.options;
     log.info({ releaseStore: this.options.releaseStore }, 'cluster-version operator started');
+    // Only spec changes (a new generation) are news to the payload controller: its own status
+    // writes must not wake it.
+    const specChanged = (object: Obj, type: string, old?: Obj) =>
+      object.metadata?.name === NAME && (type !== 'update' || object.metadata?.generation !== old?.metadata?.generation) ? NAME : undefined;
+    const queue = { baseDelayMs: 1000, maxDelayMs: 30_000 };
+    const payload = new Controller({
+      name: 'cluster-version-operator',
+      queue,
+      sync: async () => ({ requeueAfterMs: await this.syncOnce() }),
+    })
+      .watch(this.cvInformer, specChanged)
+      // While a pass waits on operators, their changes are news too.
+      .watch(this.coInformer, () => (this.waitingOn ? NAME : undefined));
+    const status = new Controller({
+      name: 'cluster-version-status',
+      queue,
+      sync: async () => {
+        const cv = this.cvInformer.get(NAME);
+        // Only once the payload controller has written a status (the schema requires desired,
+        // observedGeneration and versionHash with any).
+        if (cv?.status?.desired) {
+          await this.aggregateUpgradeable();
+          await this.pollUpdates(cv);
+        }
+        return { requeueAfterMs: 1000 };
+      },
+    })
+      .watch(this.cvInformer, specChanged)
+      .watch(this.coInformer, () => NAME);
+    payload.enqueue(NAME);
+    status.enqueue(NAME);
     this.informers.start(signal);
-    while (!signal.aborted) {
-      let waitMs = 1000;
-      try {
-        waitMs = await this.syncOnce();
-      } catch (e) {
-        log.warn({ error: (e as { body?: string }).body ?? (e as Error).message }, 'sync failed');
-      }
-      await this.waitForChange(waitMs);
-    }
+    await Promise.all([payload.run(signal), status.run(signal)]);
     await this.informers.stop();
-  }
-
-  /** Waits up to `ms`, returning early when desiredUpdate changes. */
-  private async waitForChange(ms: number): Promise<void> {
-    const deadline = Date.now() + ms;
-    while (!this.options.signal.aborted && Date.now() < deadline) {
-      // A ClusterVersion event cuts the wait short; otherwise look again every second.
-      const woken = new AbortController();
-      this.wake = () => woken.abort();
-      await sleep(Math.min(1000, deadline - Date.now()), AbortSignal.any([this.options.signal, woken.signal]));
-      this.wake = undefined;
-      const cv = await this.cachedClusterVersion().catch(() => undefined);
-      if (!cv) continue;
-      await this.aggregateUpgradeable().catch(() => undefined);
-      await this.pollUpdates(cv).catch((e) => log.warn({ error: (e as Error).message }, 'update retrieval failed'));
-      const desired = cv.spec?.desiredUpdate ?? {};
-      if ((desired.image && desired.image !== this.loaded?.image) || (!desired.image && desired.version && desired.version !== this.loaded?.payload.version)) return;
-      if (desired.force !== this.lastForce) return;
-    }
   }
 
   /** One pass of the state machine; returns how long to wait before the next. */
   async syncOnce(): Promise<number> {
     const cv = await this.cachedClusterVersion();
     if (!cv) return 1000;
-    await this.aggregateUpgradeable().catch((e) => log.warn({ error: (e as Error).message }, 'reading ClusterOperators failed'));
-    await this.pollUpdates(cv).catch((e) => log.warn({ error: (e as Error).message }, 'update retrieval failed'));
     const desired = cv.spec?.desiredUpdate ?? {};
-    this.lastForce = desired.force;
     let image: string | undefined = desired.image;
     if (!image && desired.version) {
       try {
@@ -438,6 +445,7 @@ export class ClusterVersionOperator {
     }, this.options.signal);
     this.metrics.applyDuration.observe({ mode }, (Date.now() - passStarted) / 1000);
     this.lastPayload = { version, applied: done, pending: total - done };
+    this.waitingOn = result.errors.some((e) => e instanceof UpdateError && OPERATOR_WAIT_REASONS.has(e.reason));
 
     if (result.errors.length === 0) {
       this.failures = 0;
@@ -469,7 +477,7 @@ export class ClusterVersionOperator {
             : setCondition(conditions, 'Failing', 'False', '', '');
           return { ...s, conditions };
         });
-        return Math.min(1000 * 2 ** Math.min(this.failures - 1, 2), 5000);
+        return 5000;
       }
     }
     const first = result.errors[0];
