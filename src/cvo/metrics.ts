@@ -18,7 +18,7 @@ type Obj = Record<string, any>;
 export interface CvoMetricsSource {
   clusterVersion(): Obj | undefined;
   clusterOperators(): Obj[];
-  lastPayload(): { version: string; applied: number; pending: number } | undefined;
+  lastPayloadApplied(): { version: string; applied: number; pending: number } | undefined;
 }
 
 const seconds = (time: string | undefined | null): number | undefined => {
@@ -88,7 +88,7 @@ export function createCvoMetrics(source: CvoMetricsSource): CvoMetrics {
     registers: [registry],
     collect() {
       this.reset();
-      const last = source.lastPayload();
+      const last = source.lastPayloadApplied();
       if (!last) return;
       this.set({ type: 'applied', version: last.version }, last.applied);
       this.set({ type: 'pending', version: last.version }, last.pending);

@@ -37,8 +37,8 @@
 // Failing=Unknown, reason SlowClusterOperator; a Degraded operator is tolerated for
 // degradedToleranceMs (40 minutes) from the start of the update before Failing=True.
 //
-// The ClusterVersion and the ClusterOperators are watched through informers: a change to
-// desiredUpdate wakes the loop at once, and waiting reads the caches rather than the API.
+// The ClusterVersion and the ClusterOperators are watched through informers: a change to the
+// ClusterVersion's spec starts a pass at once, and waiting reads the caches rather than the API.
 // Metrics (metrics.ts) are computed from the same caches.
 import { createHash } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
@@ -59,10 +59,11 @@ import { resolveDesiredUpdate, ResolveError } from './updates/resolve.js';
 import { checkPreconditions } from './updates/preconditions.js';
 import { digestProblem, loadVerifier, verifyRelease } from './verify.js';
 import { LeaderElector } from '../kube/leader-election.js';
-import { sleep } from '../common/sleep.js';
 import { KubeClient, type ResourceRef } from '../kube/client.js';
 import { InformerFactory, type Informer } from '../kube/informer.js';
+import { Controller } from '../kube/controller.js';
 import { createCvoMetrics, type CvoMetrics } from './metrics.js';
+import { serveMetrics } from '../kube/metrics.js';
 
 type Obj = Record<string, any>;
 const log = logger('cluster-version-operator');
@@ -122,29 +123,37 @@ export class ClusterVersionOperator {
   private failures = 0;
   private lastPoll = 0;
   private pollFailures = 0;
-  private lastForce: boolean | undefined;
   private lastPollKey = '';
+  private readonly client: KubeClient;
   private readonly informers: InformerFactory;
   private readonly cvInformer: Informer;
   private readonly coInformer: Informer;
-  private wake?: () => void;
+  /** Whether the last pass was held by a ClusterOperator gate. */
+  private waitingOn = false;
   private lastPayload?: { version: string; applied: number; pending: number };
   readonly metrics: CvoMetrics;
 
   constructor(private readonly options: CvoOptions) {
     this.custom = options.kubeconfig.makeApiClient(k8s.CustomObjectsApi);
     this.objects = k8s.KubernetesObjectApi.makeApiClient(options.kubeconfig);
-    this.informers = new InformerFactory(new KubeClient(options.kubeconfig));
+    this.client = new KubeClient(options.kubeconfig);
+    this.informers = new InformerFactory(this.client);
     this.cvInformer = this.informers.forResource(CLUSTER_VERSIONS, { fieldSelector: `metadata.name=${NAME}` });
     this.coInformer = this.informers.forResource(CLUSTER_OPERATORS);
-    this.cvInformer.on(() => this.wake?.());
-    this.metrics =
-      options.metrics ??
-      createCvoMetrics({
-        clusterVersion: () => this.cvInformer.get(NAME),
-        clusterOperators: () => this.coInformer.list(),
-        lastPayload: () => this.lastPayload,
-      });
+    this.metrics = options.metrics ?? createCvoMetrics(this);
+  }
+
+  /** What the metrics are computed from (the informer caches). */
+  clusterVersion(): Obj | undefined {
+    return this.cvInformer.get(NAME);
+  }
+
+  clusterOperators(): Obj[] {
+    return this.coInformer.list();
+  }
+
+  lastPayloadApplied(): { version: string; applied: number; pending: number } | undefined {
+    return this.lastPayload;
   }
 
   /** The ClusterVersion from the informer's cache, or from the API before the cache is synced. */
@@ -181,49 +190,57 @@ export class ClusterVersionOperator {
     return undefined;
   }
 
+  /**
+   * Runs until the signal aborts, as two controllers of the toolkit on the key "version": the
+   * payload controller (load, apply, report; requeued after the wait the pass asks for, and at
+   * once when the ClusterVersion's spec changes) and the status controller (Upgradeable from the
+   * ClusterOperators, available updates from the update service), so that asking the update
+   * service and aggregating operators go on while a long update waits on an operator.
+   */
   async run(): Promise<void> {
     const { signal } = this.options;
     log.info({ releaseStore: this.options.releaseStore }, 'cluster-version operator started');
+    // Only spec changes (a new generation) are news to the payload controller: its own status
+    // writes must not wake it.
+    const specChanged = (object: Obj, type: string, old?: Obj) =>
+      object.metadata?.name === NAME && (type !== 'update' || object.metadata?.generation !== old?.metadata?.generation) ? NAME : undefined;
+    const queue = { baseDelayMs: 1000, maxDelayMs: 30_000 };
+    const payload = new Controller({
+      name: 'cluster-version-operator',
+      queue,
+      sync: async () => ({ requeueAfterMs: await this.syncOnce() }),
+    })
+      .watch(this.cvInformer, specChanged)
+      // While a pass waits on operators, their changes are news too.
+      .watch(this.coInformer, () => (this.waitingOn ? NAME : undefined));
+    const status = new Controller({
+      name: 'cluster-version-status',
+      queue,
+      sync: async () => {
+        const cv = this.cvInformer.get(NAME);
+        // Only once the payload controller has written a status (the schema requires desired,
+        // observedGeneration and versionHash with any).
+        if (cv?.status?.desired) {
+          await this.aggregateUpgradeable();
+          await this.pollUpdates(cv);
+        }
+        return { requeueAfterMs: 1000 };
+      },
+    })
+      .watch(this.cvInformer, specChanged)
+      .watch(this.coInformer, () => NAME);
+    payload.enqueue(NAME);
+    status.enqueue(NAME);
     this.informers.start(signal);
-    while (!signal.aborted) {
-      let waitMs = 1000;
-      try {
-        waitMs = await this.syncOnce();
-      } catch (e) {
-        log.warn({ error: (e as { body?: string }).body ?? (e as Error).message }, 'sync failed');
-      }
-      await this.waitForChange(waitMs);
-    }
+    await Promise.all([payload.run(signal), status.run(signal)]);
     await this.informers.stop();
-  }
-
-  /** Waits up to `ms`, returning early when desiredUpdate changes. */
-  private async waitForChange(ms: number): Promise<void> {
-    const deadline = Date.now() + ms;
-    while (!this.options.signal.aborted && Date.now() < deadline) {
-      // A ClusterVersion event cuts the wait short; otherwise look again every second.
-      const woken = new AbortController();
-      this.wake = () => woken.abort();
-      await sleep(Math.min(1000, deadline - Date.now()), AbortSignal.any([this.options.signal, woken.signal]));
-      this.wake = undefined;
-      const cv = await this.cachedClusterVersion().catch(() => undefined);
-      if (!cv) continue;
-      await this.aggregateUpgradeable().catch(() => undefined);
-      await this.pollUpdates(cv).catch((e) => log.warn({ error: (e as Error).message }, 'update retrieval failed'));
-      const desired = cv.spec?.desiredUpdate ?? {};
-      if ((desired.image && desired.image !== this.loaded?.image) || (!desired.image && desired.version && desired.version !== this.loaded?.payload.version)) return;
-      if (desired.force !== this.lastForce) return;
-    }
   }
 
   /** One pass of the state machine; returns how long to wait before the next. */
   async syncOnce(): Promise<number> {
     const cv = await this.cachedClusterVersion();
     if (!cv) return 1000;
-    await this.aggregateUpgradeable().catch((e) => log.warn({ error: (e as Error).message }, 'reading ClusterOperators failed'));
-    await this.pollUpdates(cv).catch((e) => log.warn({ error: (e as Error).message }, 'update retrieval failed'));
     const desired = cv.spec?.desiredUpdate ?? {};
-    this.lastForce = desired.force;
     let image: string | undefined = desired.image;
     if (!image && desired.version) {
       try {
@@ -340,6 +357,8 @@ export class ClusterVersionOperator {
     } catch (e) {
       return refuse('LoadPayload', `Loading payload failed version="${wantVersion ?? ''}" image="${image}" failure=${(e as Error).message}`);
     }
+    const unknownKind = await this.firstUnknownKind(payload);
+    if (unknownKind) return refuse('LoadPayload', `Loading payload failed version="${wantVersion ?? ''}" image="${image}" failure=${unknownKind}`);
     if (wantVersion && payload.version !== wantVersion) {
       return refuse('VerifyPayloadVersion', `Verifying payload failed version="${wantVersion}" image="${image}" failure=release image version ${payload.version} does not match the expected upstream version ${wantVersion}`);
     }
@@ -426,6 +445,7 @@ export class ClusterVersionOperator {
     }, this.options.signal);
     this.metrics.applyDuration.observe({ mode }, (Date.now() - passStarted) / 1000);
     this.lastPayload = { version, applied: done, pending: total - done };
+    this.waitingOn = result.errors.some((e) => e instanceof UpdateError && OPERATOR_WAIT_REASONS.has(e.reason));
 
     if (result.errors.length === 0) {
       this.failures = 0;
@@ -457,7 +477,7 @@ export class ClusterVersionOperator {
             : setCondition(conditions, 'Failing', 'False', '', '');
           return { ...s, conditions };
         });
-        return Math.min(1000 * 2 ** Math.min(this.failures - 1, 2), 5000);
+        return 5000;
       }
     }
     const first = result.errors[0];
@@ -472,6 +492,38 @@ export class ClusterVersionOperator {
       return { ...s, conditions };
     });
     return Math.min(1000 * 2 ** Math.min(this.failures, 5), 30_000);
+  }
+
+  /**
+   * The first manifest whose kind neither the cluster serves nor a CRD of the payload defines
+   * (described with its file), so that such a payload is refused before anything is applied.
+   */
+  private async firstUnknownKind(payload: Payload): Promise<string | undefined> {
+    const defined = new Set<string>();
+    for (const m of payload.manifests) {
+      const crd = m.object as Obj;
+      if (m.gvk.kind !== 'CustomResourceDefinition' || !crd.spec?.group || !crd.spec?.names?.kind) continue;
+      for (const v of (crd.spec.versions ?? []) as Obj[]) defined.add(`${crd.spec.group}/${v.name}/${crd.spec.names.kind}`);
+    }
+    const checked = new Map<string, boolean>();
+    for (const m of payload.manifests) {
+      const apiVersion = m.object.apiVersion as string;
+      const key = `${apiVersion}/${m.gvk.kind}`;
+      if (defined.has(key)) continue;
+      let known = checked.get(key);
+      if (known === undefined) {
+        try {
+          await this.client.resourceFor(apiVersion, m.gvk.kind);
+          known = true;
+        } catch (e) {
+          if ((e as { code?: number }).code !== 404) throw e;
+          known = false;
+        }
+        checked.set(key, known);
+      }
+      if (!known) return `release-manifests/${m.file} (document ${m.document}): the cluster serves no kind ${m.gvk.kind} in ${apiVersion}, and no CustomResourceDefinition in the payload defines it`;
+    }
+    return undefined;
   }
 
   /**
@@ -508,14 +560,36 @@ export interface CvoLeaderElection {
  * openshift-cluster-version/version, so that two CVOs (a bootstrap one and the Deployment's,
  * or two replicas) never apply at once.
  */
-export async function runClusterVersionOperator(options: CvoOptions & { leaderElection?: CvoLeaderElection }): Promise<void> {
+export async function runClusterVersionOperator(options: CvoOptions & { leaderElection?: CvoLeaderElection; metricsListen?: { host: string; port: number } }): Promise<void> {
+  // One set of metrics for the process, fed by whichever operator instance leads (none: empty).
+  let current: ClusterVersionOperator | undefined;
+  const metrics =
+    options.metrics ??
+    createCvoMetrics({
+      clusterVersion: () => current?.clusterVersion(),
+      clusterOperators: () => current?.clusterOperators() ?? [],
+      lastPayloadApplied: () => current?.lastPayloadApplied(),
+    });
+  const server = options.metricsListen ? await serveMetrics(options.metricsListen.port, options.metricsListen.host, [metrics.registry]) : undefined;
+  if (server) log.info({ address: `http://${options.metricsListen!.host}:${options.metricsListen!.port}/metrics` }, 'serving metrics');
   const elector = new LeaderElector({
     kubeconfig: options.kubeconfig,
     namespace: 'openshift-cluster-version',
     name: 'version',
     ...options.leaderElection,
     signal: options.signal,
-    onStartedLeading: (leading) => new ClusterVersionOperator({ ...options, signal: leading }).run(),
+    onStartedLeading: async (leading) => {
+      current = new ClusterVersionOperator({ ...options, metrics, signal: leading });
+      try {
+        await current.run();
+      } finally {
+        current = undefined;
+      }
+    },
   });
-  await elector.run();
+  try {
+    await elector.run();
+  } finally {
+    server?.close();
+  }
 }
