@@ -138,6 +138,9 @@ test('pool status arithmetic and conditions', () => {
   const bad = computePoolStatus({ pool: pool('worker'), nodes: [node('a', { current: NEW })], target: NEW, specError: 'pool worker: spec.maxUnavailable must be an integer or a percentage like "30%", not "lots"', now });
   assert.deepEqual([cond(bad, 'Degraded').status, cond(bad, 'Degraded').reason], ['True', 'InvalidSpec']);
   assert.match(cond(bad, 'Degraded').message!, /maxUnavailable/);
+  const conflicted = computePoolStatus({ pool: pool('infra'), nodes: [], target: NEW, conflicts: ['x1'], now });
+  assert.equal(cond(conflicted, 'NodeDegraded').status, 'True');
+  assert.match(cond(conflicted, 'NodeDegraded').message!, /Node x1 belongs to more than one custom pool; it is in none/);
   // lastTransitionTime is kept while a condition's status holds.
   const p = pool('worker');
   p.status = { conditions: [{ type: 'Updated', status: 'True', lastTransitionTime: '2020-01-01T00:00:00Z' }, { type: 'Updating', status: 'True', lastTransitionTime: '2020-01-01T00:00:00Z' }] };
