@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { generateTemplateConfigs, TemplateError } from '../../src/mco/controller/template.js';
 import { generateKubeletConfigs, validateKubeletConfig } from '../../src/mco/controller/kubelet-config.js';
+import { kubeletTlsFor } from '../../src/mco/controller/tls-profile.js';
 import { validateMachineConfig } from '../../src/mco/controller/validation.js';
 import { mergeMachineConfigs } from '../../src/mco/controller/render.js';
 import { decodeDataUrl } from '../../src/mco/common/ignition/data-url.js';
@@ -96,6 +97,7 @@ test('KubeletConfig (OpenShift\'s example) → 99-worker-generated-kubelet: base
   assert.deepEqual(conf.systemReserved, { cpu: '1000m', 'ephemeral-storage': '1Gi', memory: '1Gi' });
   assert.deepEqual(conf.clusterDNS, ['172.30.0.10']);
   assert.equal(conf.tlsMinVersion, 'VersionTLS12');
+  assert.deepEqual(conf.tlsCipherSuites, ['TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256']);
   // Merged after the template, the generated file wins.
   const merged = mergeMachineConfigs([...generateTemplateConfigs(controllerConfig(), inputs).filter((m) => m.metadata.labels!['machineconfiguration.openshift.io/role'] === 'worker'), mc]);
   assert.equal(JSON.parse(fileOf(merged, '/etc/kubernetes/kubelet.conf')!.text).maxPods, 500);
@@ -110,6 +112,9 @@ test('KubeletConfig: forbidden and inconsistent fields give a Failure condition 
     [{ kubeletConfig: { evictionSoft: { 'memory.available': '500Mi' } } }, /evictionSoft\.memory\.available needs evictionSoftGracePeriod\.memory\.available/],
     [{ autoSizingReserved: true, kubeletConfig: { systemReserved: { cpu: '1' } } }, /autoSizingReserved and systemReserved/],
     [{}, /KubeletConfig is empty/],
+    [{ tlsSecurityProfile: { type: 'Custom', custom: { ciphers: ['ECDHE-RSA-AES128-GCM-SHA256', 'NOT-A-CIPHER'], minTLSVersion: 'VersionTLS12' } } }, /unknown cipher "NOT-A-CIPHER"/],
+    [{ tlsSecurityProfile: { type: 'Paranoid' } }, /unknown type "Paranoid"/],
+    [{ tlsSecurityProfile: { type: 'Modern' }, kubeletConfig: { tlsMinVersion: 'VersionTLS10' } }, /tlsMinVersion cannot be set together with spec\.tlsSecurityProfile/],
     [{ kubeletConfig: { maxPods: 300 }, machineConfigPoolSelector: { matchLabels: { nothing: 'here' } } }, /selects no MachineConfigPool/],
   ];
   for (const [spec, message] of rows) {
@@ -139,4 +144,22 @@ test('several KubeletConfigs for one pool: oldest takes the plain name, newer on
   assert.deepEqual(validateMachineConfig(second), []);
   // Same inputs, same bytes.
   assert.equal(JSON.stringify(generateKubeletConfigs([older, newer], pools, controllerConfig(), 'v1').machineConfigs), JSON.stringify(out.machineConfigs));
+});
+
+test('TLS profiles: OpenSSL names become the IANA names the kubelet takes; suites Go lacks are left out', () => {
+  assert.deepEqual(kubeletTlsFor({ type: 'Intermediate' }), {
+    tlsMinVersion: 'VersionTLS12',
+    tlsCipherSuites: [
+      'TLS_AES_128_GCM_SHA256', 'TLS_AES_256_GCM_SHA384', 'TLS_CHACHA20_POLY1305_SHA256',
+      'TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256', 'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256', 'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384',
+      'TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384', 'TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256', 'TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256',
+    ],
+  });
+  assert.deepEqual(kubeletTlsFor({ type: 'Modern' }).tlsMinVersion, 'VersionTLS13');
+  const old = kubeletTlsFor({ type: 'Old' });
+  assert.equal(old.tlsMinVersion, 'VersionTLS10');
+  assert.ok(old.tlsCipherSuites.includes('TLS_RSA_WITH_3DES_EDE_CBC_SHA') && !old.tlsCipherSuites.some((c) => c.startsWith('TLS_DHE')));
+  assert.throws(() => kubeletTlsFor({ type: 'Custom', custom: { ciphers: ['DHE-RSA-AES128-GCM-SHA256'], minTLSVersion: 'VersionTLS12' } }), /no cipher suite the kubelet can offer/);
+  assert.throws(() => kubeletTlsFor({ type: 'Custom', custom: { ciphers: ['AES128-SHA'], minTLSVersion: 'TLS1.2' } }), /minTLSVersion "TLS1\.2"/);
+  assert.throws(() => kubeletTlsFor({ type: 'Custom' }), /needs custom\.ciphers/);
 });

@@ -1,8 +1,9 @@
 // KubeletConfig → MachineConfig `99-<pool>-generated-kubelet`, as a pure function. For every pool
 // a KubeletConfig's machineConfigPoolSelector selects, the generated MachineConfig rewrites
 // /etc/kubernetes/kubelet.conf with the role's base configuration (template.ts) deep-merged with
-// spec.kubeletConfig (objects merge, anything else replaces), plus a kubelet log-level dropin
-// (spec.logLevel) and the node-sizing switch (spec.autoSizingReserved).
+// spec.kubeletConfig (objects merge, anything else replaces) and the TLS settings of
+// spec.tlsSecurityProfile (tls-profile.ts), plus a kubelet log-level dropin (spec.logLevel) and
+// the node-sizing switch (spec.autoSizingReserved).
 //
 // Several KubeletConfigs for one pool are ordered by creation time (then name): the first writes
 // `99-<pool>-generated-kubelet`, the next `…-1`, and so on, each the base plus its own settings,
@@ -13,6 +14,7 @@
 // generated for it; a good one gets {type: Success, status: "True", message: "Success"}.
 import { fromLabelSelectorObject, matchesLabels, SelectorError } from '../../apiserver/selectors.js';
 import { encodeDataUrl } from '../common/ignition/data-url.js';
+import { kubeletTlsFor, type TlsSecurityProfile } from './tls-profile.js';
 import { baseKubeletConfiguration, KUBELET_CONFIG_PATH, serializeKubeletConfig, TEMPLATE_IGNITION_VERSION, type Role } from './template.js';
 import {
   GENERATED_BY_VERSION_ANNOTATION, MCO_API_VERSION, ROLE_LABEL,
@@ -36,10 +38,8 @@ export const FORBIDDEN_KUBELET_FIELDS: Record<string, string> = {
 export const KUBELET_LOG_DROPIN = '20-logging.conf';
 export const NODE_SIZING_ENV_PATH = '/etc/node-sizing-enabled.env';
 
-const TLS_PROFILE_MIN_VERSION: Record<string, string> = { Old: 'VersionTLS10', Intermediate: 'VersionTLS12', Modern: 'VersionTLS13' };
-
 export interface KubeletConfigWithTls extends KubeletConfig {
-  spec: KubeletConfig['spec'] & { tlsSecurityProfile?: { type?: string; custom?: { minTLSVersion?: string } | null } | null };
+  spec: KubeletConfig['spec'] & { tlsSecurityProfile?: TlsSecurityProfile | null };
 }
 
 /** Problems with a KubeletConfig's own fields (empty when it can be applied). */
@@ -69,6 +69,12 @@ export function validateKubeletConfig(kc: KubeletConfigWithTls): string[] {
   }
   if (kc.spec?.logLevel != null && (!Number.isInteger(kc.spec.logLevel) || kc.spec.logLevel < 0 || kc.spec.logLevel > 10)) {
     problems.push(`spec.logLevel must be an integer from 0 to 10, not ${kc.spec.logLevel}`);
+  }
+  if (kc.spec?.tlsSecurityProfile) {
+    try { kubeletTlsFor(kc.spec.tlsSecurityProfile); } catch (e) { problems.push((e as Error).message); }
+    for (const key of ['tlsMinVersion', 'tlsCipherSuites']) {
+      if (fields[key] !== undefined) problems.push(`KubeletConfiguration: ${key} cannot be set together with spec.tlsSecurityProfile`);
+    }
   }
   return problems;
 }
@@ -158,9 +164,7 @@ function compareCreation(a: KubeletConfig, b: KubeletConfig): number {
 function kubeletMachineConfig(kc: KubeletConfigWithTls, pool: MachineConfigPool, poolName: string, index: number, cc: ControllerConfig, controllerVersion: string): MachineConfig {
   const { apiVersion: _a, kind: _k, ...userFields } = (kc.spec.kubeletConfig ?? {}) as Record<string, unknown>;
   let merged = deepMerge(baseKubeletConfiguration(cc, poolRole(pool)), userFields);
-  const tls = kc.spec.tlsSecurityProfile;
-  const minTls = tls?.type === 'Custom' ? tls.custom?.minTLSVersion : TLS_PROFILE_MIN_VERSION[tls?.type ?? ''];
-  if (minTls) merged = { ...merged, tlsMinVersion: minTls };
+  if (kc.spec.tlsSecurityProfile) merged = { ...merged, ...kubeletTlsFor(kc.spec.tlsSecurityProfile) };
   if (kc.spec.autoSizingReserved === true) {
     const { systemReserved: _s, ...rest } = merged;
     merged = rest;
