@@ -3,13 +3,16 @@
 import type { Command } from 'commander';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FileRenderedConfigSource } from '../mco/server/rendered-config-source.js';
+import { FileRenderedConfigSource, type RenderedConfigSource } from '../mco/server/rendered-config-source.js';
+import { ApiRenderedConfigSource } from '../mco/server/api-config-source.js';
+import { loadKubeConfig } from '../kube/kubeconfig.js';
 import { DEFAULT_HTTP_PORT, DEFAULT_TLS_PORT, MachineConfigServer, type Listen } from '../mco/server/server.js';
 import { generateCa, issueServingCert, type ServingTls } from '../mco/server/serving-tls.js';
 import { logger } from '../common/log.js';
 
 interface Options {
-  configDir: string;
+  configDir?: string;
+  kubeconfig?: string;
   listenTls: string;
   listenHttp: string;
   cert?: string;
@@ -51,7 +54,8 @@ export function register(program: Command): void {
   program
     .command('machine-config-server')
     .description('serve rendered machine configs as Ignition to booting machines (GET|HEAD /config/<pool>)')
-    .requiredOption('--config-dir <dir>', 'directory of rendered MachineConfig objects, one <pool>.json per pool (reloaded on change)')
+    .option('--kubeconfig <file>', 'serve each MachineConfigPool\'s rendered config from the cluster (default source; $KUBECONFIG or in-cluster when neither this nor --config-dir is given)')
+    .option('--config-dir <dir>', 'serve from a directory of rendered MachineConfig objects instead, one <pool>.json per pool (reloaded on change)')
     .option('--listen-tls <host:port>', 'TLS listener, or "off"', `0.0.0.0:${DEFAULT_TLS_PORT}`)
     .option('--listen-http <host:port>', 'plain-HTTP listener, or "off"', `0.0.0.0:${DEFAULT_HTTP_PORT}`)
     .option('--cert <file>', 'serving certificate (PEM); with --key')
@@ -66,12 +70,23 @@ Accept negotiation: application/vnd.coreos.ignition+json;version=X (q-ordered). 
 served as asked (a newer 3.x gets 3.5), 2.x gets a 2.2 translation, no Ignition type gets 3.4.0,
 anything else 400. Unknown pools 404. Metrics at /metrics, health at /healthz.
 
-Example:
+In a cluster a pool's config is the rendered MachineConfig its spec.configuration names.
+
+Examples:
+  bosun machine-config-server --kubeconfig .bosun/kubeconfig --listen-tls 127.0.0.1:22623 --listen-http 127.0.0.1:22624
   bosun machine-config-server --config-dir ./rendered --listen-tls 127.0.0.1:22623 --listen-http 127.0.0.1:22624`)
     .action(async (o: Options) => {
       const listenTls = parseListen(o.listenTls, '--listen-tls');
       const listenHttp = parseListen(o.listenHttp, '--listen-http');
-      const source = new FileRenderedConfigSource(o.configDir).watch();
+      if (o.configDir && o.kubeconfig) throw new Error('--config-dir and --kubeconfig are two sources; give one');
+      const stopSource = new AbortController();
+      let source: RenderedConfigSource & { close?: () => void };
+      if (o.configDir) source = new FileRenderedConfigSource(o.configDir).watch();
+      else {
+        const api = new ApiRenderedConfigSource(loadKubeConfig(o.kubeconfig));
+        await api.start(stopSource.signal);
+        source = api;
+      }
       const server = new MachineConfigServer({
         source,
         tls: listenTls ? await servingTls(o) : undefined,
@@ -80,7 +95,7 @@ Example:
         bootstrapKubeconfig: o.bootstrapKubeconfig ? readFileSync(o.bootstrapKubeconfig, 'utf8') : undefined,
       });
       await server.start();
-      const stop = () => { source.close(); void server.close().then(() => process.exit(0)); };
+      const stop = () => { source.close?.(); stopSource.abort(); void server.close().then(() => process.exit(0)); };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     });

@@ -12,6 +12,7 @@ import { register as registerReleaseSigning } from './release-signing.js';
 import { register as registerAdmUpgrade } from './adm-upgrade.js';
 import { register as registerMachineConfigServer } from './machine-config-server.js';
 import { register as registerMachineConfigController } from './machine-config-controller.js';
+import { register as registerMachineConfigOperator } from './machine-config-operator.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -37,6 +38,7 @@ registerUpdateService(program);
 registerReleaseSigning(program);
 registerAdmUpgrade(program);
 registerMachineConfigServer(program);
+registerMachineConfigOperator(program);
 registerMachineConfigController(program);
 
 try {

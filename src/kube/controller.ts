@@ -7,6 +7,7 @@
 //   - a TerminalError: not retried (until the key's objects change again), reported.
 // A resync period re-enqueues every key of the primary kind. Shutdown stops taking keys and waits
 // for the syncs in flight.
+import { setMaxListeners } from 'node:events';
 import { logger, type Logger } from '../common/log.js';
 import { sleep } from '../common/sleep.js';
 import { type Obj } from './client.js';
@@ -96,7 +97,13 @@ export class Controller {
   /** Starts the informers, waits for their caches, then runs workers until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
     for (const { informer } of this.informers) informer.start(signal);
-    await Promise.all(this.informers.map(({ informer }) => informer.waitForSync(signal))).catch(() => undefined);
+    // One listener on the caller's signal however many informers there are to wait for.
+    const waiting = new AbortController();
+    setMaxListeners(0, waiting.signal);
+    const stopWaiting = () => waiting.abort();
+    signal.addEventListener('abort', stopWaiting, { once: true });
+    await Promise.all(this.informers.map(({ informer }) => informer.waitForSync(waiting.signal))).catch(() => undefined);
+    signal.removeEventListener('abort', stopWaiting);
     if (signal.aborted) return;
     this.log.info({ workers: this.options.workers ?? 1 }, 'controller started');
     const onAbort = () => this.queue.shutDown();

@@ -7,6 +7,7 @@
 //
 // One informer per resource and selector is shared by every controller of a process through an
 // InformerFactory.
+import { setMaxListeners } from 'node:events';
 import { logger } from '../common/log.js';
 import { sleep } from '../common/sleep.js';
 import { type KubeClient, type Obj, type ResourceRef, apiVersionOf, resourcePath } from './client.js';
@@ -78,15 +79,20 @@ export class Informer {
   waitForSync(signal?: AbortSignal): Promise<void> {
     if (this.synced) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      this.syncWaiters.push(resolve);
-      signal?.addEventListener('abort', () => reject(signal.reason ?? new Error('aborted')), { once: true });
+      const onAbort = () => reject(signal?.reason ?? new Error('aborted'));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.syncWaiters.push(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      });
     });
   }
 
   /** Starts listing and watching until `signal` aborts or stop() is called. Idempotent. */
   start(signal?: AbortSignal): void {
+    if (this.running) return;
     signal?.addEventListener('abort', () => this.stopper.abort(), { once: true });
-    this.running ??= this.run().catch((e) => log.error({ err: e, informer: this.description }, 'informer ended'));
+    this.running = this.run().catch((e) => log.error({ err: e, informer: this.description }, 'informer ended'));
   }
 
   async stop(): Promise<void> {
@@ -257,7 +263,13 @@ export class InformerFactory {
 
   /** Starts every informer, now and as they are added, until `signal` aborts. */
   start(signal: AbortSignal): void {
-    this.signal = signal;
+    // One listener on the caller's signal; the informers listen on ours (any number of them).
+    const own = new AbortController();
+    setMaxListeners(0, own.signal);
+    if (signal.aborted) own.abort();
+    else signal.addEventListener('abort', () => own.abort(), { once: true });
+    this.signal = own.signal;
+    signal = own.signal;
     for (const informer of this.informers.values()) informer.start(signal);
   }
 

@@ -1,0 +1,409 @@
+// The machine-config operator: keeps the machine-config controller's inputs and workloads in step
+// with the cluster and reports the component's health, as OpenShift's MCO does.
+//
+// One key ("cluster"), reconciled whenever any input changes:
+//   ControllerConfig machine-config-controller  ← Infrastructure/cluster, Network/cluster, the
+//       API server CA (ConfigMap openshift-config-managed/kube-apiserver-server-ca), the root CA
+//       (ConfigMap kube-system/root-ca, else the API server CA), the pull secret
+//       (Secret openshift-config/pull-secret), the payload's images (ConfigMap
+//       openshift-machine-config-operator/machine-config-operator-images, images.json), and the
+//       release version (annotation machineconfiguration.openshift.io/release-image-version);
+//   MachineConfigPools master and worker       created with OpenShift's selectors when missing;
+//                                              an administrator's changes are kept;
+//   the controller Deployment and the server DaemonSet, from the payload's image;
+//   Secrets openshift-machine-api/{master,worker}-user-data: pointer Ignition configs merging
+//       https://<api-int host>:22623/config/<pool>, trusting the root CA, that new machines boot from;
+//   ClusterOperator/machine-config: Available once the templates are generated and both pools
+//       have a rendered config; Progressing while a pool is not yet rendered for this release or
+//       is rolling out; Degraded when a pool is (naming it and why); Upgradeable=False while a
+//       pool is degraded; versions[operator] = the release version only once every pool's
+//       rendered config was generated for it.
+import { logger } from '../../common/log.js';
+import { KubeClient, type Obj, type ResourceRef } from '../../kube/client.js';
+import { InformerFactory, type Informer } from '../../kube/informer.js';
+import { Controller } from '../../kube/controller.js';
+import { applyObject } from '../../kube/apply.js';
+import { setCondition, findCondition, rfc3339, type Condition } from '../../kube/conditions.js';
+import { LeaderElector } from '../../kube/leader-election.js';
+import type * as k8s from '@kubernetes/client-node';
+
+const log = logger('machine-config-operator');
+const MCO = 'machineconfiguration.openshift.io';
+export const OPERATOR_NAMESPACE = 'openshift-machine-config-operator';
+export const MACHINE_API_NAMESPACE = 'openshift-machine-api';
+const RELEASE_VERSION_ANNOTATION = `${MCO}/release-image-version`;
+const KEY = 'cluster';
+
+const ref = (group: string, resource: string, namespaced = false, version = 'v1'): ResourceRef => ({ group, version, resource, namespaced });
+const R = {
+  infrastructures: ref('config.openshift.io', 'infrastructures'),
+  networks: ref('config.openshift.io', 'networks'),
+  clusterOperators: ref('config.openshift.io', 'clusteroperators'),
+  controllerConfigs: ref(MCO, 'controllerconfigs'),
+  pools: ref(MCO, 'machineconfigpools'),
+  machineConfigs: ref(MCO, 'machineconfigs'),
+  configMaps: ref('', 'configmaps', true),
+  secrets: ref('', 'secrets', true),
+  namespaces: ref('', 'namespaces'),
+  deployments: ref('apps', 'deployments', true),
+  daemonSets: ref('apps', 'daemonsets', true),
+};
+
+export interface MachineConfigOperatorOptions {
+  kubeconfig: k8s.KubeConfig;
+  signal: AbortSignal;
+  /** The release this operator belongs to (OpenShift: $RELEASE_VERSION), or a function giving it. */
+  releaseVersion: string | (() => string | undefined);
+  /** Port of the machine-config server's TLS listener that user data points at (default 22623). */
+  serverPort?: number;
+  resyncPeriodMs?: number;
+  leaderElection?: false | { identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
+}
+
+/** A pointer Ignition config that merges the pool's config from the machine-config server. */
+export function pointerIgnition(source: string, caPem: string | undefined): Obj {
+  return {
+    ignition: {
+      version: '3.2.0',
+      config: { merge: [{ source }] },
+      ...(caPem ? { security: { tls: { certificateAuthorities: [{ source: `data:text/plain;charset=utf-8;base64,${Buffer.from(caPem).toString('base64')}` }] } } } : {}),
+    },
+  };
+}
+
+/** The host booting machines reach the machine-config server on: the internal API endpoint's. */
+export function serverHost(infrastructure: Obj | undefined): string {
+  const url = infrastructure?.status?.apiServerInternalURI ?? infrastructure?.status?.apiServerURL;
+  if (!url) return '127.0.0.1';
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return '127.0.0.1';
+  }
+}
+
+/** The cluster DNS service IP: the 10th address of the first service network (OpenShift's rule). */
+export function clusterDnsIp(network: Obj | undefined): string {
+  const cidr: string | undefined = network?.status?.serviceNetwork?.[0] ?? network?.spec?.serviceNetwork?.[0];
+  const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/\d+$/.exec(cidr ?? '');
+  if (!m) return '172.30.0.10';
+  const n = ((Number(m[1]) << 24) | (Number(m[2]) << 16) | (Number(m[3]) << 8) | Number(m[4])) + 10;
+  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+}
+
+const b64 = (text: string | undefined) => (text ? Buffer.from(text).toString('base64') : '');
+
+interface PoolView {
+  name: string;
+  rendered?: string;
+  renderedVersion?: string;
+  degraded?: Condition;
+  updating: boolean;
+}
+
+export class MachineConfigOperator {
+  private readonly client: KubeClient;
+  private readonly factory: InformerFactory;
+  private readonly informers: Record<string, Informer>;
+
+  constructor(private readonly options: MachineConfigOperatorOptions) {
+    this.client = new KubeClient(options.kubeconfig);
+    this.factory = new InformerFactory(this.client);
+    this.informers = {
+      infrastructures: this.factory.forResource(R.infrastructures),
+      networks: this.factory.forResource(R.networks),
+      controllerConfigs: this.factory.forResource(R.controllerConfigs),
+      pools: this.factory.forResource(R.pools),
+      machineConfigs: this.factory.forResource(R.machineConfigs, { labelSelector: undefined }),
+      operatorConfigMaps: this.factory.forResource(R.configMaps, { namespace: OPERATOR_NAMESPACE }),
+      managedConfigMaps: this.factory.forResource(R.configMaps, { namespace: 'openshift-config-managed' }),
+      kubeSystemConfigMaps: this.factory.forResource(R.configMaps, { namespace: 'kube-system' }),
+      configSecrets: this.factory.forResource(R.secrets, { namespace: 'openshift-config' }),
+      clusterOperators: this.factory.forResource(R.clusterOperators, { fieldSelector: 'metadata.name=machine-config' }),
+      deployments: this.factory.forResource(R.deployments, { namespace: OPERATOR_NAMESPACE }),
+    };
+  }
+
+  version(): string | undefined {
+    const v = this.options.releaseVersion;
+    return typeof v === 'function' ? v() : v;
+  }
+
+  async run(): Promise<void> {
+    const { signal } = this.options;
+    const controller = new Controller({
+      name: 'machine-config-operator',
+      resyncPeriodMs: this.options.resyncPeriodMs ?? 300_000,
+      queue: { baseDelayMs: 500, maxDelayMs: 60_000 },
+      sync: () => this.sync(),
+      onError: (_key, error, retries) => {
+        if (retries >= 3) void this.reportFailure(error).catch(() => undefined);
+      },
+    });
+    for (const informer of Object.values(this.informers)) controller.watch(informer, () => KEY);
+    controller.enqueue(KEY);
+    this.factory.start(signal);
+    await controller.run(signal);
+    await this.factory.stop();
+  }
+
+  private configMap(informer: Informer, namespace: string, name: string): Obj | undefined {
+    return informer.get(name, namespace);
+  }
+
+  private async sync(): Promise<void> {
+    const version = this.version();
+    if (!version) {
+      log.info('no release version yet; waiting');
+      return;
+    }
+    const infrastructure = this.informers.infrastructures.get('cluster');
+    const network = this.informers.networks.get('cluster');
+    const serverCa: string | undefined = this.configMap(this.informers.managedConfigMaps, 'openshift-config-managed', 'kube-apiserver-server-ca')?.data?.['ca-bundle.crt'];
+    const rootCa: string | undefined = this.configMap(this.informers.kubeSystemConfigMaps, 'kube-system', 'root-ca')?.data?.['ca.crt'] ?? serverCa;
+    const imagesText: string | undefined = this.configMap(this.informers.operatorConfigMaps, OPERATOR_NAMESPACE, 'machine-config-operator-images')?.data?.['images.json'];
+    let images: Record<string, string> = {};
+    if (imagesText) {
+      try {
+        images = JSON.parse(imagesText);
+      } catch (e) {
+        throw new Error(`ConfigMap ${OPERATOR_NAMESPACE}/machine-config-operator-images: images.json is not JSON: ${(e as Error).message}`);
+      }
+    }
+    const pullSecret = this.informers.configSecrets.get('pull-secret', 'openshift-config');
+
+    // The controller's inputs.
+    await applyObject(
+      this.client,
+      {
+        apiVersion: `${MCO}/v1`,
+        kind: 'ControllerConfig',
+        metadata: { name: 'machine-config-controller', annotations: { [RELEASE_VERSION_ANNOTATION]: version } },
+        spec: {
+          clusterDNSIP: clusterDnsIp(network),
+          cloudProviderConfig: '',
+          ipFamilies: String(network?.status?.serviceNetwork?.[0] ?? network?.spec?.serviceNetwork?.[0] ?? '').includes(':') ? 'IPv6' : 'IPv4',
+          kubeAPIServerServingCAData: b64(serverCa),
+          rootCAData: b64(rootCa),
+          releaseImage: images.releaseImage ?? '',
+          images,
+          ...(images.baseOSContainerImage ? { baseOSContainerImage: images.baseOSContainerImage } : {}),
+          platform: String(infrastructure?.status?.platformStatus?.type ?? infrastructure?.status?.platform ?? 'None').toLowerCase(),
+          ...(pullSecret ? { pullSecret: { namespace: 'openshift-config', name: 'pull-secret' } } : {}),
+          ...(infrastructure ? { infra: { apiVersion: infrastructure.apiVersion, kind: infrastructure.kind, spec: infrastructure.spec ?? {}, status: infrastructure.status ?? {} } } : {}),
+        },
+      },
+      R.controllerConfigs,
+    );
+
+    // The two pools every cluster has; only created (an administrator may pause or tune them).
+    for (const role of ['master', 'worker']) {
+      if (this.informers.pools.get(role)) continue;
+      await this.client
+        .create(R.pools, {
+          apiVersion: `${MCO}/v1`,
+          kind: 'MachineConfigPool',
+          metadata: { name: role, labels: { [`pools.operator.machineconfiguration.openshift.io/${role}`]: '' } },
+          spec: {
+            machineConfigSelector: { matchLabels: { [`${MCO}/role`]: role } },
+            nodeSelector: { matchLabels: { [`node-role.kubernetes.io/${role}`]: '' } },
+            paused: false,
+            maxUnavailable: 1,
+          },
+        })
+        .catch((e) => {
+          if ((e as { code?: number }).code !== 409) throw e;
+        });
+    }
+
+    // The workloads, from the payload's image.
+    const image = images.machineConfigOperator;
+    if (image) await this.applyWorkloads(image, version);
+
+    // User data for new machines.
+    await this.ensureNamespace(MACHINE_API_NAMESPACE);
+    const host = serverHost(infrastructure);
+    for (const role of ['master', 'worker']) {
+      const userData = JSON.stringify(pointerIgnition(`https://${host}:${this.options.serverPort ?? 22623}/config/${role}`, rootCa));
+      await applyObject(
+        this.client,
+        {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: `${role}-user-data`, namespace: MACHINE_API_NAMESPACE, labels: { 'machine.openshift.io/cluster-api-cluster': infrastructure?.status?.infrastructureName ?? 'bosun' } },
+          type: 'Opaque',
+          data: { userData: Buffer.from(userData).toString('base64'), disableTemplating: Buffer.from('true').toString('base64') },
+        },
+        R.secrets,
+      );
+    }
+
+    await this.reportStatus(version);
+  }
+
+  private async ensureNamespace(name: string): Promise<void> {
+    if (await this.client.read(R.namespaces, name)) return;
+    await this.client.create(R.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }).catch((e) => {
+      if ((e as { code?: number }).code !== 409) throw e;
+    });
+  }
+
+  private async applyWorkloads(image: string, version: string): Promise<void> {
+    const env = [{ name: 'RELEASE_VERSION', value: version }];
+    const tolerations = [{ key: 'node-role.kubernetes.io/master', operator: 'Exists', effect: 'NoSchedule' }];
+    await applyObject(
+      this.client,
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'machine-config-controller', namespace: OPERATOR_NAMESPACE, labels: { 'k8s-app': 'machine-config-controller' } },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { 'k8s-app': 'machine-config-controller' } },
+          template: {
+            metadata: { labels: { 'k8s-app': 'machine-config-controller' } },
+            spec: {
+              serviceAccountName: 'machine-config-controller',
+              nodeSelector: { 'node-role.kubernetes.io/master': '' },
+              tolerations,
+              containers: [{ name: 'machine-config-controller', image, command: ['bosun', 'machine-config-controller'], env }],
+            },
+          },
+        },
+      },
+      R.deployments,
+    );
+    await applyObject(
+      this.client,
+      {
+        apiVersion: 'apps/v1',
+        kind: 'DaemonSet',
+        metadata: { name: 'machine-config-server', namespace: OPERATOR_NAMESPACE, labels: { 'k8s-app': 'machine-config-server' } },
+        spec: {
+          selector: { matchLabels: { 'k8s-app': 'machine-config-server' } },
+          template: {
+            metadata: { labels: { 'k8s-app': 'machine-config-server' } },
+            spec: {
+              serviceAccountName: 'machine-config-server',
+              hostNetwork: true,
+              nodeSelector: { 'node-role.kubernetes.io/master': '' },
+              tolerations,
+              containers: [{ name: 'machine-config-server', image, command: ['bosun', 'machine-config-server', '--kubeconfig', '/etc/kubernetes/kubeconfig'], env, ports: [{ name: 'tls', containerPort: 22623, hostPort: 22623 }, { name: 'http', containerPort: 22624, hostPort: 22624 }] }],
+            },
+          },
+        },
+      },
+      R.daemonSets,
+    );
+  }
+
+  private pools(): PoolView[] {
+    return ['master', 'worker', ...this.informers.pools.list().map((p) => String(p.metadata.name)).filter((n) => n !== 'master' && n !== 'worker').sort()].map((name) => {
+      const pool = this.informers.pools.get(name);
+      const rendered: string | undefined = pool?.spec?.configuration?.name || undefined;
+      const mc = rendered ? this.informers.machineConfigs.get(rendered) : undefined;
+      const conditions: Condition[] = pool?.status?.conditions ?? [];
+      const degraded = findCondition(conditions, 'Degraded');
+      return {
+        name,
+        rendered,
+        renderedVersion: mc?.metadata?.annotations?.[RELEASE_VERSION_ANNOTATION],
+        degraded: degraded?.status === 'True' ? degraded : undefined,
+        updating: findCondition(conditions, 'Updating')?.status === 'True',
+      };
+    });
+  }
+
+  private async reportStatus(version: string): Promise<void> {
+    const cc = this.informers.controllerConfigs.get('machine-config-controller');
+    const templated = findCondition(cc?.status?.conditions, 'TemplateControllerCompleted')?.status === 'True';
+    const pools = this.pools();
+    const unrendered = pools.filter((p) => (p.name === 'master' || p.name === 'worker') && !p.rendered).map((p) => p.name);
+    const behind = pools.filter((p) => p.rendered && p.renderedVersion !== version).map((p) => p.name);
+    const degraded = pools.filter((p) => p.degraded);
+    const updating = pools.filter((p) => p.updating).map((p) => p.name);
+    const current = this.informers.clusterOperators.get('machine-config');
+    const reported: Obj[] = current?.status?.versions ?? [];
+    const done = templated && unrendered.length === 0 && behind.length === 0;
+    const versions = done ? [{ name: 'operator', version }] : reported.length ? reported : undefined;
+    const now = new Date();
+    let conditions: Condition[] = current?.status?.conditions ?? [];
+    const available = templated && unrendered.length === 0;
+    conditions = setCondition(
+      conditions,
+      available
+        ? { type: 'Available', status: 'True', reason: 'AsExpected', message: `Cluster has deployed ${(versions ?? [])[0]?.version ?? version}` }
+        : { type: 'Available', status: 'False', reason: templated ? 'PoolsNotRendered' : 'TemplatesNotGenerated', message: templated ? `Waiting for the render controller to render pools ${unrendered.join(', ')}` : 'Waiting for the template controller to generate the base MachineConfigs' },
+      now,
+    );
+    const progressing = !done || updating.length > 0;
+    conditions = setCondition(
+      conditions,
+      progressing
+        ? { type: 'Progressing', status: 'True', reason: done ? 'PoolsUpdating' : 'RenderingForRelease', message: done ? `Pools ${updating.join(', ')} are rolling out their configuration` : `Working towards ${version}${behind.length ? `: pools ${behind.join(', ')} not yet rendered for it` : ''}` }
+        : { type: 'Progressing', status: 'False', reason: 'AsExpected', message: `Cluster version is ${version}` },
+      now,
+    );
+    conditions = setCondition(
+      conditions,
+      degraded.length
+        ? { type: 'Degraded', status: 'True', reason: 'MachineConfigPoolsDegraded', message: degraded.map((p) => `Failed to resync ${version} because: pool ${p.name} is degraded: ${p.degraded!.message || p.degraded!.reason}`).join('; ') }
+        : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: '' },
+      now,
+    );
+    conditions = setCondition(
+      conditions,
+      degraded.length
+        ? { type: 'Upgradeable', status: 'False', reason: 'DegradedPool', message: `One or more machine config pools are degraded: ${degraded.map((p) => p.name).join(', ')}` }
+        : { type: 'Upgradeable', status: 'True', reason: 'AsExpected', message: '' },
+      now,
+    );
+    await this.writeClusterOperator(conditions, versions);
+  }
+
+  private async writeClusterOperator(conditions: Condition[], versions: Obj[] | undefined): Promise<void> {
+    let current = this.informers.clusterOperators.get('machine-config') ?? (await this.client.read(R.clusterOperators, 'machine-config'));
+    if (!current) {
+      current = await this.client.create(R.clusterOperators, { apiVersion: 'config.openshift.io/v1', kind: 'ClusterOperator', metadata: { name: 'machine-config' }, spec: {} }).catch(async (e) => {
+        if ((e as { code?: number }).code !== 409) throw e;
+        return this.client.get(R.clusterOperators, 'machine-config');
+      });
+    }
+    const status = {
+      conditions,
+      ...(versions ? { versions } : {}),
+      relatedObjects: [
+        { group: '', resource: 'namespaces', name: OPERATOR_NAMESPACE },
+        { group: MCO, resource: 'machineconfigpools', name: '' },
+        { group: MCO, resource: 'controllerconfigs', name: '' },
+        { group: MCO, resource: 'machineconfigs', name: '' },
+      ],
+    };
+    const strip = (s: Obj | undefined) => JSON.stringify({ ...s, conditions: (s?.conditions ?? []).map(({ lastTransitionTime: _t, ...c }: Obj) => c) });
+    if (strip(current!.status) === strip(status)) return;
+    await this.client.mergePatch(R.clusterOperators, 'machine-config', undefined, { metadata: { resourceVersion: current!.metadata.resourceVersion }, status }, 'status');
+  }
+
+  /** A sync that keeps failing is the operator's own degradation. */
+  private async reportFailure(error: Error): Promise<void> {
+    const current = this.informers.clusterOperators.get('machine-config');
+    let conditions = setCondition(current?.status?.conditions, { type: 'Degraded', status: 'True', reason: 'MachineConfigOperatorFailing', message: `Failed to resync ${this.version() ?? ''}: ${error.message}` });
+    if (!findCondition(conditions, 'Available')) conditions = setCondition(conditions, { type: 'Available', status: 'False', reason: 'MachineConfigOperatorFailing', message: 'The operator cannot bring up the machine-config component; see Degraded' });
+    await this.writeClusterOperator(conditions, current?.status?.versions);
+    log.error({ err: error.message, at: rfc3339() }, 'sync keeps failing; reported Degraded');
+  }
+}
+
+/** Runs the operator while holding the Lease openshift-machine-config-operator/machine-config. */
+export async function runMachineConfigOperator(options: MachineConfigOperatorOptions): Promise<void> {
+  if (options.leaderElection === false) return new MachineConfigOperator(options).run();
+  const elector = new LeaderElector({
+    kubeconfig: options.kubeconfig,
+    namespace: OPERATOR_NAMESPACE,
+    name: 'machine-config',
+    ...options.leaderElection,
+    signal: options.signal,
+    onStartedLeading: (leading) => new MachineConfigOperator({ ...options, signal: leading }).run(),
+  });
+  await elector.run();
+}
