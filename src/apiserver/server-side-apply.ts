@@ -71,7 +71,7 @@ export function crdListTypes(schema: SchemaNode | undefined): ListTypes {
 }
 
 // Fields the server owns; never part of anyone's field set.
-const IGNORED_TOP = new Set(['apiVersion', 'kind', 'status']);
+const IGNORED_TOP = new Set(['apiVersion', 'kind']);
 const IGNORED_METADATA = new Set(['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
   'managedFields', 'selfLink', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generateName']);
 
@@ -94,12 +94,21 @@ function itemKey(item: Json, keys: string[]): string {
 /** A set of field paths; each path is a list of elements (`f:spec`, `k:{"name":"x"}`, `v:"a"`), stored JSON-encoded. */
 export type FieldSet = Set<string>;
 
-/** The fields an object sets (the paths of its leaves and of keyed/set list items). */
-export function fieldSetOf(object: ObjectData, listTypes: ListTypes = builtinListTypes): FieldSet {
+/**
+ * Which part of an object a write manages: `main` is everything but `status` (the main endpoint),
+ * `status` only `status` (the status subresource), as kube-apiserver resets the other part.
+ */
+export type FieldScope = 'main' | 'status';
+
+const STATUS_PREFIX = '["f:status"';
+const inScope = (path: string, scope: FieldScope): boolean => path.startsWith(STATUS_PREFIX) === (scope === 'status');
+
+/** The fields an object sets (the paths of its leaves and of keyed/set list items) within `scope`. */
+export function fieldSetOf(object: ObjectData, listTypes: ListTypes = builtinListTypes, scope: FieldScope = 'main'): FieldSet {
   const out: FieldSet = new Set();
   const walk = (value: JsonObject, path: string[], names: string[]): void => {
     for (const [k, v] of Object.entries(value)) {
-      if (names.length === 0 && IGNORED_TOP.has(k)) continue;
+      if (names.length === 0 && (IGNORED_TOP.has(k) || (k === 'status') !== (scope === 'status'))) continue;
       if (names.length === 1 && names[0] === 'metadata' && IGNORED_METADATA.has(k)) continue;
       const p = [...path, `f:${k}`];
       const n = [...names, k];
@@ -209,7 +218,7 @@ function merge(live: Json | undefined, applied: Json, names: string[], listTypes
 }
 
 export interface ApplyConflict {
-  /** The other manager, printed as kube does: `"name"`, or `"name" using apps/v1 at <time>` for an Update. */
+  /** The other manager, printed as kube does: `"name"`, or `"name" using apps/v1` for an Update. */
   manager: string;
   /** The field, e.g. `.spec.replicas`, `.spec.template.spec.containers[name="web"].image`. */
   field: string;
@@ -228,10 +237,11 @@ export function pathString(path: string[]): string {
   }).join('');
 }
 
+// kube-apiserver prints the manager's identifier, which leaves the time out.
 function printManager(e: ManagedFieldsEntry): string {
   let s = JSON.stringify(e.manager);
   if (e.subresource) s += ` with subresource ${JSON.stringify(e.subresource)}`;
-  if (e.operation === 'Update') s += e.time ? ` using ${e.apiVersion} at ${e.time}` : ` using ${e.apiVersion}`;
+  if (e.operation === 'Update') s += ` using ${e.apiVersion}`;
   return s;
 }
 
@@ -275,25 +285,44 @@ export type ApplyResult =
   | { ok: true; object: ObjectData; managedFields: ManagedFieldsEntry[] }
   | { ok: false; conflicts: ApplyConflict[]; status: JsonObject };
 
+function managedEntries(object: JsonObject | undefined): ManagedFieldsEntry[] {
+  const meta = isObject(object?.metadata) ? object.metadata : {};
+  return (Array.isArray(meta.managedFields) ? meta.managedFields : []) as unknown as ManagedFieldsEntry[];
+}
+
+/** The time of a rewritten entry: kept when its fields did not change (so that a no-op write stays one). */
+function entryTime(previous: ManagedFieldsEntry | undefined, apiVersion: string, fields: JsonObject, now: Date): string {
+  if (previous?.time && previous.apiVersion === apiVersion && sortedJson(previous.fieldsV1) === sortedJson(fields)) return previous.time;
+  return timestamp(now);
+}
+
+/** The manager kube-apiserver gives the fields of an object that has no managedFields yet, on its first apply. */
+export const BEFORE_FIRST_APPLY = 'before-first-apply';
+
 /**
  * Applies `applied` (the parsed apply-patch body) over `live` (undefined when the object does
- * not exist yet) as field manager `options.manager`. The result carries metadata.managedFields.
+ * not exist yet) as field manager `options.manager`. The result carries metadata.managedFields;
+ * entries keep their order, and an entry whose fields did not change keeps its time.
  */
 export function serverSideApply(liveData: ObjectData | undefined, appliedData: ObjectData, options: ApplyOptions): ApplyResult {
   const live = liveData as JsonObject | undefined;
   const applied = appliedData as JsonObject;
+  const scope: FieldScope = options.subresource === 'status' ? 'status' : 'main';
   const listTypes = options.listTypes ?? builtinListTypes;
   const now = options.now ?? new Date();
   const apiVersion = typeof applied.apiVersion === 'string' ? applied.apiVersion : '';
-  const liveMeta = isObject(live?.metadata) ? live.metadata : {};
-  const entries = (Array.isArray(liveMeta.managedFields) ? liveMeta.managedFields : []) as unknown as ManagedFieldsEntry[];
+  let entries = managedEntries(live);
+  if (live && entries.length === 0) {
+    entries = recordUpdate(undefined, live, { manager: BEFORE_FIRST_APPLY, apiVersion, listTypes, now, subresource: options.subresource });
+  }
   const me = { manager: options.manager, operation: 'Apply' as const, apiVersion, subresource: options.subresource };
-  const appliedSet = fieldSetOf(applied, listTypes);
-  const others = entries.filter((e) => !sameEntry(e, me)).map((e) => ({ entry: e, set: decodeFieldSet(e.fieldsV1) }));
-  const previous = decodeFieldSet(entries.find((e) => sameEntry(e, me))?.fieldsV1);
+  const appliedSet = fieldSetOf(applied, listTypes, scope);
+  const previousEntry = entries.find((e) => sameEntry(e, me));
+  const others = entries.filter((e) => e !== previousEntry).map((e) => ({ entry: e, set: decodeFieldSet(e.fieldsV1), changed: false }));
+  const previous = decodeFieldSet(previousEntry?.fieldsV1);
 
   const conflicts: ApplyConflict[] = [];
-  const taken: { set: FieldSet; path: string }[] = [];
+  const taken: { other: (typeof others)[number]; path: string }[] = [];
   for (const p of appliedSet) {
     const path = JSON.parse(p) as string[];
     const last = path[path.length - 1];
@@ -302,13 +331,16 @@ export function serverSideApply(liveData: ObjectData | undefined, appliedData: O
     for (const o of others) {
       if (!o.set.has(p)) continue;
       conflicts.push({ manager: printManager(o.entry), field: pathString(path) });
-      taken.push({ set: o.set, path: p });
+      taken.push({ other: o, path: p });
     }
   }
   if (conflicts.length > 0 && !options.force) return { ok: false, conflicts, status: conflictStatus(conflicts) };
-  for (const t of taken) t.set.delete(t.path);
+  for (const t of taken) {
+    t.other.set.delete(t.path);
+    t.other.changed = true;
+  }
 
-  const object = merge(live ?? {}, applied, [], listTypes) as JsonObject;
+  const object = merge(live ?? {}, scope === 'status' ? { status: applied.status ?? {} } : applied, [], listTypes) as JsonObject;
   const ownedByOthers = (p: string): boolean => {
     const prefix = p.slice(0, -1);
     return others.some((o) => [...o.set].some((q) => q === p || q.startsWith(`${prefix},`)));
@@ -319,11 +351,19 @@ export function serverSideApply(liveData: ObjectData | undefined, appliedData: O
   const outermost = dropped.filter((p) => !dropped.some((q) => q !== p && p.startsWith(`${q.slice(0, -1)},`)));
   for (const p of outermost) removeAt(object, JSON.parse(p) as string[]);
 
-  const managedFields: ManagedFieldsEntry[] = others.filter((o) => o.set.size > 0)
-    .map((o) => ({ ...o.entry, fieldsV1: encodeFieldSet(o.set) }));
-  const mine: ManagedFieldsEntry = { manager: options.manager, operation: 'Apply', apiVersion, time: timestamp(now), fieldsType: 'FieldsV1', fieldsV1: encodeFieldSet(appliedSet) };
+  const fields = encodeFieldSet(appliedSet);
+  const mine: ManagedFieldsEntry = { manager: options.manager, operation: 'Apply', apiVersion, time: entryTime(previousEntry, apiVersion, fields, now), fieldsType: 'FieldsV1', fieldsV1: fields };
   if (options.subresource) mine.subresource = options.subresource;
-  managedFields.push(mine);
+  const managedFields: ManagedFieldsEntry[] = [];
+  for (const e of entries) {
+    if (e === previousEntry) {
+      managedFields.push(mine);
+      continue;
+    }
+    const o = others.find((x) => x.entry === e)!;
+    if (o.set.size > 0) managedFields.push(o.changed ? { ...e, fieldsV1: encodeFieldSet(o.set) } : e);
+  }
+  if (!previousEntry) managedFields.push(mine);
   object.metadata = { ...(isObject(object.metadata) ? object.metadata : {}), managedFields: managedFields as unknown as Json };
   return { ok: true, object, managedFields };
 }
@@ -332,35 +372,51 @@ export function serverSideApply(liveData: ObjectData | undefined, appliedData: O
  * The managedFields after an ordinary write (create, update, patch) by `manager` (the
  * `fieldManager` parameter, else derived from the user agent): the fields it changed become its
  * own (Update operation, per API version) and leave every other manager; fields that no longer
- * exist leave everyone.
+ * exist leave everyone. `old` is undefined for a create (every field is the creator's).
  */
 export function recordUpdate(oldData: ObjectData | undefined, updatedData: ObjectData,
   options: { manager: string; apiVersion: string; listTypes?: ListTypes; now?: Date; subresource?: string }): ManagedFieldsEntry[] {
   const listTypes = options.listTypes ?? builtinListTypes;
+  const scope: FieldScope = options.subresource === 'status' ? 'status' : 'main';
   const old = oldData as JsonObject | undefined;
   const updated = updatedData as JsonObject;
-  const oldMeta = isObject(old?.metadata) ? old.metadata : {};
-  const entries = (Array.isArray(oldMeta.managedFields) ? oldMeta.managedFields : []) as unknown as ManagedFieldsEntry[];
-  const newSet = fieldSetOf(updated, listTypes);
-  const changed = [...newSet].filter((p) => {
+  const entries = managedEntries(old);
+  const newSet = fieldSetOf(updated, listTypes, scope);
+  const exists = (p: string): boolean => (inScope(p, scope) ? newSet.has(p) : valueAt(updated, JSON.parse(p) as string[]) !== undefined);
+  const changed = !old ? [...newSet] : [...newSet].filter((p) => {
     const path = JSON.parse(p) as string[];
-    return sortedJson(valueAt(old, path) ?? null) !== sortedJson(valueAt(updated, path) ?? null) || valueAt(old, path) === undefined;
+    const before = valueAt(old, path);
+    return before === undefined || sortedJson(before) !== sortedJson(valueAt(updated, path) ?? null);
   });
   const me = { manager: options.manager, operation: 'Update' as const, apiVersion: options.apiVersion, subresource: options.subresource };
   const result: ManagedFieldsEntry[] = [];
   let mine: FieldSet = new Set();
+  let mineEntry: ManagedFieldsEntry | undefined;
+  let mineIndex = -1;
   for (const e of entries) {
     const set = decodeFieldSet(e.fieldsV1);
-    for (const p of [...set]) if (!newSet.has(p)) set.delete(p);
-    if (sameEntry(e, me)) { mine = set; continue; }
-    for (const p of changed) set.delete(p);
-    if (set.size > 0) result.push({ ...e, fieldsV1: encodeFieldSet(set) });
+    let modified = false;
+    for (const p of [...set]) {
+      if (exists(p)) continue;
+      set.delete(p);
+      modified = true;
+    }
+    if (sameEntry(e, me)) {
+      mine = set;
+      mineEntry = e;
+      mineIndex = result.length;
+      continue;
+    }
+    for (const p of changed) if (set.delete(p)) modified = true;
+    if (set.size > 0) result.push(modified ? { ...e, fieldsV1: encodeFieldSet(set) } : e);
   }
   for (const p of changed) mine.add(p);
   if (mine.size > 0) {
-    const entry: ManagedFieldsEntry = { manager: options.manager, operation: 'Update', apiVersion: options.apiVersion, time: timestamp(options.now ?? new Date()), fieldsType: 'FieldsV1', fieldsV1: encodeFieldSet(mine) };
+    const fields = encodeFieldSet(mine);
+    const entry: ManagedFieldsEntry = { manager: options.manager, operation: 'Update', apiVersion: options.apiVersion, time: entryTime(mineEntry, options.apiVersion, fields, options.now ?? new Date()), fieldsType: 'FieldsV1', fieldsV1: fields };
     if (options.subresource) entry.subresource = options.subresource;
-    result.push(entry);
+    if (mineIndex >= 0) result.splice(mineIndex, 0, entry);
+    else result.push(entry);
   }
   return result;
 }

@@ -22,6 +22,7 @@ import { crdHooks, loadCrds } from './crds.js';
 import { formatLabelSelector, fromLabelSelectorObject, matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
 import { crdTable, tableFor, type Table, type TableOptions } from './tables.js';
 import { namespaceHooks, cleanUpTerminatingNamespaces } from './namespaces.js';
+import { managerFromUserAgent } from './server-side-apply.js';
 
 type Obj = Record<string, any>;
 
@@ -466,7 +467,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     if (query.dryRun !== undefined && query.dryRun !== '' && !dryRun && OPTIONS_KIND[request.method]) {
       return sendError(reply, errors.invalid(OPTIONS_KIND[request.method], 'meta.k8s.io', '', [{ type: 'FieldValueNotSupported', field: 'dryRun', message: `Unsupported value: ${JSON.stringify(query.dryRun)}: supported values: "All"` }]));
     }
-    const fieldManager = query.fieldManager ?? (typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'].split('/')[0] : undefined);
+    // Writes without a fieldManager are recorded under the client's program name; applies must name one.
+    const fieldManager = query.fieldManager || managerFromUserAgent(request.headers['user-agent']);
     const ns = parsed.namespace;
     const sub = parsed.subresource;
     if (sub && !['status', 'scale', 'binding'].includes(sub)) {
@@ -513,9 +515,10 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
           const next = patchType === 'json' ? applyJsonPatch(current, patch) : applyMergePatch(current, patch);
           return sendJson(reply, 200, await updateScale(type, ns, parsed.name, next, dryRun));
         }
-        const force = query.force === 'true';
+        const force = query.force === undefined ? undefined : query.force === 'true' || query.force === '1';
         const before = storage.get(`${resources.prefix(type, ns)}${type.namespaced ? '' : '/'}${parsed.name}`);
-        const result = await resources.patch(type, ns, parsed.name, patchType, patch, { subresource: sub as 'status' | undefined, dryRun, fieldManager, force });
+        const manager = patchType === 'apply' ? query.fieldManager : fieldManager;
+        const result = await resources.patch(type, ns, parsed.name, patchType, patch, { subresource: sub as 'status' | undefined, dryRun, fieldManager: manager, force });
         return sendJson(reply, patchType === 'apply' && !before ? 201 : 200, result);
       }
       case 'DELETE': {
