@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { StorageError, type KubeObject, type Storage, type StoredItem } from './storage/types.js';
 import { ApiError, errors, type FieldProblem, type StatusDetails } from './errors.js';
 import { apiVersionOf, storageKey, storagePrefix, type Registry, type ResourceType } from './registry.js';
-import { applyDefaults, prune, validate as validateSchema } from './crd-schema.js';
+import { applyDefaults, prune, unknownFields, validate as validateSchema } from './crd-schema.js';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, PatchError } from './patch.js';
 import { builtinProblems, metadataProblems, nameProblem } from './validation.js';
 import { jsonPathFirst } from './tables.js';
@@ -22,6 +22,10 @@ export interface WriteContext {
   fieldManager?: string;
   /** managedFields already worked out (by an apply), stored as they are. */
   managedFields?: ManagedFieldsEntry[];
+  /** What to do with fields a custom resource's schema does not declare (kube's default: Warn). */
+  fieldValidation?: 'Ignore' | 'Warn' | 'Strict';
+  /** Collects warnings for the response (`Warning` headers). */
+  warnings?: string[];
 }
 
 /** What kube-apiserver does with managedFields sent in a request: `[{}]` resets them, none or `[]` keeps the stored ones. */
@@ -177,11 +181,16 @@ export class Resources {
   }
 
   /** Defaults, prunes and validates; throws 422 Invalid with every problem. */
-  private admit(type: ResourceType, object: Obj, previous: Obj | undefined): void {
+  private admit(type: ResourceType, object: Obj, previous: Obj | undefined, ctx: WriteContext): void {
     const name = object.metadata?.name ?? '';
     let problems: FieldProblem[];
     if (type.custom) {
       if (type.custom.schema) {
+        const unknown = ctx.fieldValidation === 'Ignore' ? [] : unknownFields(type.custom.schema, object);
+        if (unknown.length > 0 && ctx.fieldValidation === 'Strict') {
+          throw errors.badRequest(`${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}: strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
+        }
+        ctx.warnings?.push(...unknown.map((f) => `unknown field "${f}"`));
         prune(type.custom.schema, object);
         applyDefaults(type.custom.schema, object);
       }
@@ -222,7 +231,7 @@ export class Resources {
     delete metadata.deletionTimestamp;
     delete metadata.deletionGracePeriodSeconds;
     if (type.status && type.custom) delete object.status;
-    this.admit(type, object, undefined);
+    this.admit(type, object, undefined, ctx);
     this.recordManager(type, object, undefined, ctx);
     const key = storageKey(type, metadata.namespace, metadata.name);
     if (ctx.dryRun) {
@@ -338,7 +347,7 @@ export class Resources {
     next.apiVersion = previous.apiVersion;
     next.kind = type.kind;
     delete next.metadata.resourceVersion;
-    this.admit(type, next, previous);
+    this.admit(type, next, previous, options);
     this.recordManager(type, next, previous, options);
     if (options.subresource !== 'status' && !sameJson(withoutMeta(next, type.status), withoutMeta(previous, type.status))) {
       next.metadata.generation = (previous.metadata.generation ?? 0) + 1;
@@ -434,6 +443,12 @@ export class Resources {
     if (meta.name !== undefined && meta.name !== name) throw errors.badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`);
     if (meta.managedFields !== undefined) throw errors.badRequest('metadata.managedFields must be nil');
     const applied: Obj = { ...(patch as Obj), apiVersion: apiVersionOf(type), kind: type.kind, metadata: { ...meta, name } };
+    const unknown = type.custom?.schema && options.fieldValidation !== 'Ignore' ? unknownFields(type.custom.schema, applied) : [];
+    if (unknown.length > 0 && options.fieldValidation === 'Strict') {
+      const problems = unknown.map((f) => `.${f}: field not declared in schema`);
+      throw errors.badRequest(`failed to create typed patch object (${apiVersionOf(type)}, Kind=${type.kind}): ${problems.length === 1 ? problems[0] : `errors:\n  ${problems.join('\n  ')}`}`);
+    }
+    options.warnings?.push(...unknown.map((f) => `unknown field "${f}"`));
     const pinned = meta.resourceVersion !== undefined;
     const listTypes = this.listTypes(type);
     for (let attempt = 0; ; attempt++) {
@@ -442,7 +457,7 @@ export class Resources {
       const live = current ? this.present(type, current.object) : undefined;
       const result = serverSideApply(live, applied, { manager: options.fieldManager!, force: options.force, listTypes, subresource: options.subresource });
       if (!result.ok) throw new ApiError(409, 'Conflict', String(result.status.message), result.status.details as unknown as StatusDetails);
-      const context = { dryRun: options.dryRun, fieldManager: options.fieldManager, managedFields: result.managedFields };
+      const context: WriteContext = { dryRun: options.dryRun, fieldManager: options.fieldManager, managedFields: result.managedFields, fieldValidation: 'Ignore' };
       try {
         if (!current) return await this.create(type, namespace, result.object, context);
         return await this.update(type, namespace, name, result.object, { ...context, subresource: options.subresource, basedOn: current });

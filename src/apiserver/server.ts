@@ -23,6 +23,7 @@ import { formatLabelSelector, fromLabelSelectorObject, matchesFields, matchesLab
 import { crdTable, tableFor, type Table, type TableOptions } from './tables.js';
 import { namespaceHooks, cleanUpTerminatingNamespaces } from './namespaces.js';
 import { managerFromUserAgent } from './server-side-apply.js';
+import { OpenApi, type OpenApiDocument } from './openapi.js';
 
 type Obj = Record<string, any>;
 
@@ -161,6 +162,20 @@ function checkAcceptable(accept: string | undefined): void {
   const types = accept.split(',').map((t) => t.trim().split(';')[0]);
   if (types.some((t) => t === '*/*' || t === 'application/json' || t === 'application/*' || t === 'application/yaml' || t === '')) return;
   throw errors.notAcceptable(`only the following media types are accepted: application/json, application/yaml`);
+}
+
+/**
+ * Which form of an OpenAPI document an Accept header asks for: the first listed type that is
+ * JSON (or a wildcard) or one of the `protobuf` media types; undefined when none is served.
+ */
+function negotiateOpenApi(accept: string | undefined, protobufTypes: string[]): 'json' | 'protobuf' | undefined {
+  if (!accept) return 'json';
+  for (const part of accept.split(',')) {
+    const type = part.trim().split(';')[0].trim();
+    if (protobufTypes.includes(type)) return 'protobuf';
+    if (type === 'application/json' || type === '*/*' || type === 'application/*' || type === '') return 'json';
+  }
+  return undefined;
 }
 
 function parseBody(raw: Buffer | undefined, contentType: string | undefined): unknown {
@@ -320,6 +335,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   // header exactly (kube-api.md, trap 1).
   const sendJson = (reply: FastifyReply, code: number, value: unknown) => reply.code(code).header('content-type', 'application/json').send(Buffer.from(JSON.stringify(value)));
   const sendError = (reply: FastifyReply, error: ApiError) => sendJson(reply, error.code, error.toStatus());
+  // Warnings reach clients as `Warning: 299 - "text"` headers (kubectl prints them).
+  const withWarnings = (reply: FastifyReply, warnings: string[]) => (warnings.length > 0 ? reply.header('warning', warnings.map((w) => `299 - ${JSON.stringify(w)}`)) : reply);
 
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
     if (error instanceof ApiError) return sendError(reply, error);
@@ -380,10 +397,40 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   );
   app.get('/metrics', async (_req, reply) => reply.header('content-type', metrics.contentType).send(await metrics.metrics()));
 
-  // OpenAPI: enough for kubectl's client-side validation to proceed (kube-api.md, trap 2).
-  app.get('/openapi/v2', async (_req, reply) =>
-    reply.header('content-type', 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf').send(Buffer.from([0x0a, 0x03, 0x32, 0x2e, 0x30])),
-  );
+  // OpenAPI (kube-api.md, trap 2): v3 for kubectl explain and kubectl's choice of server-side
+  // field validation; v2 as JSON, and as the smallest valid protobuf document for the kubectl
+  // versions that ask for it in that form only (their client-side validation then defers to us).
+  const openApi = new OpenApi(registry, KUBERNETES_VERSION.gitVersion);
+  const sendDocument = (request: FastifyRequest, reply: FastifyReply, document: OpenApiDocument, contentType: string) => {
+    reply.header('etag', `"${document.hash}"`).header('vary', 'Accept');
+    if (request.headers['if-none-match'] === `"${document.hash}"`) return reply.code(304).send();
+    return reply.code(200).header('content-type', contentType).send(document.json);
+  };
+  app.get('/openapi/v2', async (request, reply) => {
+    const format = negotiateOpenApi(request.headers.accept, ['application/com.github.proto-openapi.spec.v2@v1.0+protobuf', 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf']);
+    if (format === 'protobuf') {
+      return reply.header('content-type', 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf').send(Buffer.from([0x0a, 0x03, 0x32, 0x2e, 0x30]));
+    }
+    if (format === undefined) return sendError(reply, errors.notAcceptable('only application/json and application/com.github.proto-openapi.spec.v2@v1.0+protobuf are served'));
+    return sendDocument(request, reply, openApi.v2(), 'application/json');
+  });
+  app.get('/openapi/v3', async (request, reply) => sendDocument(request, reply, openApi.v3Index(), 'application/json'));
+  app.get('/openapi/v3/*', async (request, reply) => {
+    const [path, search = ''] = request.url.slice('/openapi/v3/'.length).split('?');
+    const document = openApi.v3(path.replace(/\/+$/, ''));
+    if (!document) return sendError(reply, errors.pathNotFound(`/openapi/v3/${path}`));
+    // Only JSON is served; a client asking for protobuf alone gets 406.
+    if (negotiateOpenApi(request.headers.accept, ['application/com.github.proto-openapi.spec.v3@v1.0+protobuf', 'application/com.github.proto-openapi.spec.v3.v1.0+protobuf']) !== 'json') {
+      return sendError(reply, errors.notAcceptable('only application/json is served for OpenAPI v3 documents'));
+    }
+    const hash = new URLSearchParams(search).get('hash');
+    if (hash !== null) {
+      // An outdated hash is sent to the current document, as kube-apiserver does.
+      if (hash !== document.hash) return reply.code(301).header('location', `/openapi/v3/${path}?hash=${document.hash}`).send();
+      reply.header('cache-control', 'public, immutable').header('expires', new Date(Date.now() + 365 * 86400_000).toUTCString());
+    }
+    return sendDocument(request, reply, document, 'application/json');
+  });
 
   // Discovery.
   const serverAddress = () => `${host}:${port}`;
@@ -467,6 +514,12 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     if (query.dryRun !== undefined && query.dryRun !== '' && !dryRun && OPTIONS_KIND[request.method]) {
       return sendError(reply, errors.invalid(OPTIONS_KIND[request.method], 'meta.k8s.io', '', [{ type: 'FieldValueNotSupported', field: 'dryRun', message: `Unsupported value: ${JSON.stringify(query.dryRun)}: supported values: "All"` }]));
     }
+    // Unknown fields of custom resources: refused (Strict), reported in Warning headers (Warn, the default) or ignored.
+    const fieldValidation = (query.fieldValidation || 'Warn') as 'Ignore' | 'Warn' | 'Strict';
+    if (!['Ignore', 'Warn', 'Strict'].includes(fieldValidation) && OPTIONS_KIND[request.method]) {
+      return sendError(reply, errors.invalid(OPTIONS_KIND[request.method], 'meta.k8s.io', '', [{ type: 'FieldValueNotSupported', field: 'fieldValidation', message: `Unsupported value: ${JSON.stringify(fieldValidation)}: supported values: "Ignore", "Strict", "Warn"` }]));
+    }
+    const warnings: string[] = [];
     // Writes without a fieldManager are recorded under the client's program name; applies must name one.
     const fieldManager = query.fieldManager || managerFromUserAgent(request.headers['user-agent']);
     const ns = parsed.namespace;
@@ -497,14 +550,15 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         if (sub === 'binding' && parsed.name) return sendJson(reply, 201, await bindPod(type, ns, parsed.name, parseBody(request.body as Buffer, request.headers['content-type']) as Obj, dryRun));
         if (parsed.name) return sendError(reply, errors.methodNotAllowed('POST', pathOnly));
         const body = parseBody(request.body as Buffer, request.headers['content-type']) as Obj;
-        const created = await resources.create(type, ns, body, { dryRun, fieldManager });
-        return sendJson(reply, 201, created);
+        const created = await resources.create(type, ns, body, { dryRun, fieldManager, fieldValidation, warnings });
+        return sendJson(withWarnings(reply, warnings), 201, created);
       }
       case 'PUT': {
         if (!parsed.name) return sendError(reply, errors.methodNotAllowed('PUT', pathOnly));
         const body = parseBody(request.body as Buffer, request.headers['content-type']) as Obj;
         if (sub === 'scale') return sendJson(reply, 200, await updateScale(type, ns, parsed.name, body, dryRun));
-        return sendJson(reply, 200, await resources.update(type, ns, parsed.name, body, { subresource: sub as 'status' | undefined, dryRun, fieldManager }));
+        const updated = await resources.update(type, ns, parsed.name, body, { subresource: sub as 'status' | undefined, dryRun, fieldManager, fieldValidation, warnings });
+        return sendJson(withWarnings(reply, warnings), 200, updated);
       }
       case 'PATCH': {
         if (!parsed.name) return sendError(reply, errors.methodNotAllowed('PATCH', pathOnly));
@@ -518,8 +572,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         const force = query.force === undefined ? undefined : query.force === 'true' || query.force === '1';
         const before = storage.get(`${resources.prefix(type, ns)}${type.namespaced ? '' : '/'}${parsed.name}`);
         const manager = patchType === 'apply' ? query.fieldManager : fieldManager;
-        const result = await resources.patch(type, ns, parsed.name, patchType, patch, { subresource: sub as 'status' | undefined, dryRun, fieldManager: manager, force });
-        return sendJson(reply, patchType === 'apply' && !before ? 201 : 200, result);
+        const result = await resources.patch(type, ns, parsed.name, patchType, patch, { subresource: sub as 'status' | undefined, dryRun, fieldManager: manager, force, fieldValidation, warnings });
+        return sendJson(withWarnings(reply, warnings), patchType === 'apply' && !before ? 201 : 200, result);
       }
       case 'DELETE': {
         let deleteOptions: Obj = {};
