@@ -184,7 +184,9 @@ export class OpenApi {
   /** The v3 index: every group-version with its document's address. */
   v3Index(): OpenApiDocument {
     const paths: Record<string, { serverRelativeURL: string }> = {};
-    for (const gv of this.groupVersions()) {
+    const served = this.groupVersions();
+    for (const path of this.cache.keys()) if (!served.some((gv) => gv.path === path)) this.cache.delete(path);
+    for (const gv of served) {
       const entry = this.entry(gv.group, gv.version);
       if (entry) paths[gv.path] = { serverRelativeURL: `/openapi/v3/${gv.path}?hash=${entry.document.hash}` };
     }

@@ -22,6 +22,8 @@ export interface WriteContext {
   fieldManager?: string;
   /** managedFields already worked out (by an apply), stored as they are. */
   managedFields?: ManagedFieldsEntry[];
+  /** The subresource a write came through when it is not status (scale), as managedFields name it. */
+  managedSubresource?: string;
   /** What to do with fields a custom resource's schema does not declare (kube's default: Warn). */
   fieldValidation?: 'Ignore' | 'Warn' | 'Strict';
   /** Collects warnings for the response (`Warning` headers). */
@@ -264,7 +266,8 @@ export class Resources {
     if (!ctx.fieldManager) return;
     const base = ctx.subresource ? previous?.metadata.managedFields : requestManagedFields(object.metadata.managedFields, previous?.metadata.managedFields);
     const old = previous ? { ...previous, metadata: { ...previous.metadata, managedFields: base } } : Array.isArray(base) && base.length > 0 ? { metadata: { managedFields: base } } : undefined;
-    const managedFields = recordUpdate(old, object, { manager: ctx.fieldManager, apiVersion: apiVersionOf(type), listTypes: this.listTypes(type), subresource: ctx.subresource });
+    const subresource = ctx.subresource ?? ctx.managedSubresource;
+    const managedFields = recordUpdate(old, object, { manager: ctx.fieldManager, apiVersion: apiVersionOf(type), listTypes: this.listTypes(type), subresource });
     if (managedFields.length > 0) object.metadata.managedFields = managedFields;
     else delete object.metadata.managedFields;
   }

@@ -556,7 +556,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       case 'PUT': {
         if (!parsed.name) return sendError(reply, errors.methodNotAllowed('PUT', pathOnly));
         const body = parseBody(request.body as Buffer, request.headers['content-type']) as Obj;
-        if (sub === 'scale') return sendJson(reply, 200, await updateScale(type, ns, parsed.name, body, dryRun));
+        if (sub === 'scale') return sendJson(reply, 200, await updateScale(type, ns, parsed.name, body, dryRun, fieldManager));
         const updated = await resources.update(type, ns, parsed.name, body, { subresource: sub as 'status' | undefined, dryRun, fieldManager, fieldValidation, warnings });
         return sendJson(withWarnings(reply, warnings), 200, updated);
       }
@@ -567,7 +567,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         if (sub === 'scale') {
           const current = toScale(type, resources.get(type, ns, parsed.name));
           const next = patchType === 'json' ? applyJsonPatch(current, patch) : applyMergePatch(current, patch);
-          return sendJson(reply, 200, await updateScale(type, ns, parsed.name, next, dryRun));
+          return sendJson(reply, 200, await updateScale(type, ns, parsed.name, next, dryRun, fieldManager));
         }
         const force = query.force === undefined ? undefined : query.force === 'true' || query.force === '1';
         const before = storage.get(`${resources.prefix(type, ns)}${type.namespaced ? '' : '/'}${parsed.name}`);
@@ -756,7 +756,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     };
   }
 
-  async function updateScale(type: ResourceType, ns: string | undefined, name: string, scale: Obj, dryRun: boolean): Promise<Obj> {
+  async function updateScale(type: ResourceType, ns: string | undefined, name: string, scale: Obj, dryRun: boolean, fieldManager: string): Promise<Obj> {
     const replicas = scale?.spec?.replicas;
     if (!Number.isInteger(replicas) || replicas < 0) {
       throw errors.invalid('Scale', 'autoscaling', name, [{ type: 'FieldValueInvalid', field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0` }]);
@@ -769,7 +769,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       cursor = cursor[p];
     });
     if (scale.metadata?.resourceVersion) patch.metadata = { resourceVersion: scale.metadata.resourceVersion };
-    const updated = await resources.patch(type, ns, name, 'merge', patch, { dryRun });
+    const updated = await resources.patch(type, ns, name, 'merge', patch, { dryRun, fieldManager, managedSubresource: 'scale' });
     return toScale(type, updated);
   }
 

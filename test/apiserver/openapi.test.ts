@@ -5,6 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
+import { enableAccessControl } from '../../src/apiserver/access-control.js';
 
 let api: TestApiServer;
 before(async () => {
@@ -204,4 +205,19 @@ test('/openapi/v2: JSON with every definition, protobuf for the clients that ask
   assert.equal(proto.status, 200);
   assert.equal(proto.headers['content-type'], 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf');
   assert.equal((await api.request('GET', '/openapi/v2', { accept: 'text/html' })).status, 406);
+});
+
+test('with RBAC enforced, OpenAPI stays open to any authenticated user', async () => {
+  const access = await enableAccessControl(api.server, api.dataDir);
+  try {
+    await ok(['create', 'serviceaccount', 'nobody']);
+    const token = access.issueServiceAccountToken('default', 'nobody')!.token;
+    const index = await api.request('GET', '/openapi/v3', { token });
+    assert.equal(index.status, 200);
+    assert.equal((await api.request('GET', index.json.paths['apis/apps/v1'].serverRelativeURL, { token })).status, 200);
+    assert.equal((await api.request('GET', '/openapi/v2', { token, accept: 'application/json' })).status, 200);
+    assert.equal((await api.request('GET', '/api/v1/namespaces/default/configmaps', { token })).status, 403);
+  } finally {
+    access.stop();
+  }
 });

@@ -132,6 +132,16 @@ test('ordinary writes record Update managers; an applier conflicts with them', a
   assert.deepEqual(managers(put.json)['unknown/Update'], { 'f:data': { 'f:b': {} } });
 });
 
+test('scaling through /scale takes ownership of replicas, recorded with subresource "scale"', async () => {
+  await ok(['apply', '--server-side', '-f', '-'], deployment({ replicas: 2 }).replace('name: web', 'name: scaled'));
+  await ok(['scale', 'deployment', 'scaled', '--replicas=3']);
+  const d = await getJson(['deployment', 'scaled']);
+  const scaler = d.metadata.managedFields.find((e: any) => e.subresource === 'scale');
+  assert.deepEqual({ operation: scaler.operation, fields: scaler.fieldsV1 }, { operation: 'Update', fields: { 'f:spec': { 'f:replicas': {} } } });
+  const refused = await api.kubectl(['apply', '--server-side', '-f', '-'], { input: deployment({ replicas: 2 }).replace('name: web', 'name: scaled') });
+  assert.match(refused.stderr, /conflict with "kubectl" with subresource "scale" using apps\/v1: \.spec\.replicas/);
+});
+
 test('apply needs a fieldManager; force only goes with apply; dry runs persist nothing', async () => {
   const path = '/api/v1/namespaces/default/configmaps/dry';
   const body = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dry}\ndata: {k: v}\n';
