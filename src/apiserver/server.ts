@@ -1,6 +1,6 @@
 // The embedded Kubernetes-compatible API server: HTTPS (fastify) in front of the object
 // semantics in resources.ts and the SQLite storage. It serves discovery, /version, health,
-// OpenAPI enough for kubectl's validation, metrics, and the resource endpoints of every built-in
+// OpenAPI (openapi.ts), metrics, and the resource endpoints of every built-in
 // and custom type — including watches — with bearer-token authentication and a pluggable
 // authorization hook.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
