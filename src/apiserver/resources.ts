@@ -1,7 +1,8 @@
 // Object semantics of the API server, independent of HTTP: create / get / list / update / patch /
 // delete over the storage, with what kube-apiserver adds — server-set metadata, generation,
 // status subresources, finalizers and deletionTimestamp, optimistic concurrency, defaults,
-// validation, custom-resource schemas, namespace checks and dry runs.
+// validation, custom-resource schemas, namespace checks, dry runs, server-side apply and
+// managedFields (server-side-apply.ts).
 import { randomUUID } from 'node:crypto';
 import { StorageError, type KubeObject, type Storage, type StoredItem } from './storage/types.js';
 import { ApiError, errors, type FieldProblem, type StatusDetails } from './errors.js';
