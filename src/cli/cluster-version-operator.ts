@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { runClusterVersionOperator } from '../cvo/operator.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
+import { parseHostPort } from './listen.js';
 
 export function register(program: Command): void {
   program
@@ -11,6 +12,7 @@ export function register(program: Command): void {
     .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG, then the in-cluster service account)')
     .option('--reconcile-interval <seconds>', 'how often a completed release is applied again', '180')
     .option('--metrics-url <url>', 'Prometheus-compatible API to evaluate PromQL update risks against (without it they are Recommended=Unknown)')
+    .option('--metrics-listen <host:port>', 'serve Prometheus metrics (cluster_version, cluster_operator_up, …) on http://HOST:PORT/metrics; "off" to not serve them', '127.0.0.1:9099')
     .addHelpText(
       'after',
       `
@@ -18,15 +20,20 @@ Example:
   $ bosun cluster-version-operator --kubeconfig .bosun/kubeconfig --release-store .bosun/releases
   $ kubectl get clusterversion
   NAME      VERSION   AVAILABLE   PROGRESSING   SINCE   STATUS
-  version   1.0.0     True        False         5s      Cluster version is 1.0.0`,
+  version   1.0.0     True        False         5s      Cluster version is 1.0.0
+  $ curl -s 127.0.0.1:9099/metrics | grep '^cluster_version{'
+  cluster_version{type="cluster",version="",image="",from_version=""} 1795420800
+  cluster_version{type="completed",version="1.0.0",image="bosun.local/release@sha256:0bb5…",from_version=""} 1795420807
+  …`,
     )
-    .action(async (opts: { releaseStore: string; kubeconfig?: string; reconcileInterval: string; metricsUrl?: string }) => {
+    .action(async (opts: { releaseStore: string; kubeconfig?: string; reconcileInterval: string; metricsUrl?: string; metricsListen: string }) => {
       const interval = Number(opts.reconcileInterval);
       if (!Number.isFinite(interval) || interval <= 0) throw new Error(`--reconcile-interval must be a positive number of seconds, got "${opts.reconcileInterval}"`);
+      const metricsListen = opts.metricsListen === 'off' ? undefined : parseHostPort(opts.metricsListen, '--metrics-listen');
       const kc = loadKubeConfig(opts.kubeconfig);
       const controller = new AbortController();
       process.once('SIGTERM', () => controller.abort());
       process.once('SIGINT', () => controller.abort());
-      await runClusterVersionOperator({ kubeconfig: kc, releaseStore: opts.releaseStore, reconcileIntervalMs: interval * 1000, metricsUrl: opts.metricsUrl, signal: controller.signal });
+      await runClusterVersionOperator({ kubeconfig: kc, releaseStore: opts.releaseStore, reconcileIntervalMs: interval * 1000, metricsUrl: opts.metricsUrl, metricsListen, signal: controller.signal });
     });
 }

@@ -11,6 +11,7 @@ import { register as registerUpdateService } from './update-service.js';
 import { register as registerReleaseSigning } from './release-signing.js';
 import { register as registerAdmUpgrade } from './adm-upgrade.js';
 import { register as registerMachineConfigServer } from './machine-config-server.js';
+import { register as registerMachineConfigController } from './machine-config-controller.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -36,6 +37,7 @@ registerUpdateService(program);
 registerReleaseSigning(program);
 registerAdmUpgrade(program);
 registerMachineConfigServer(program);
+registerMachineConfigController(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -31,7 +31,15 @@
 //
 // Leader election (runClusterVersionOperator) keeps two CVOs from applying at once.
 //
-// Not yet here (later work): the Degraded-tolerance timers of openshift.md.
+// Waiting on ClusterOperators during an update is progress, not failure: an operator not yet
+// Available or not yet at the new version is named in Progressing ("…, waiting on X") with
+// Failing=False; after slowOperatorMs (30 minutes; 90 for machine-config, which reboots nodes)
+// Failing=Unknown, reason SlowClusterOperator; a Degraded operator is tolerated for
+// degradedToleranceMs (40 minutes) from the start of the update before Failing=True.
+//
+// The ClusterVersion and the ClusterOperators are watched through informers: a change to the
+// ClusterVersion's spec starts a pass at once, and waiting reads the caches rather than the API.
+// Metrics (metrics.ts) are computed from the same caches.
 import { createHash } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
 import { logger } from '../common/log.js';
@@ -51,7 +59,11 @@ import { resolveDesiredUpdate, ResolveError } from './updates/resolve.js';
 import { checkPreconditions } from './updates/preconditions.js';
 import { digestProblem, loadVerifier, verifyRelease } from './verify.js';
 import { LeaderElector } from '../kube/leader-election.js';
-import { sleep } from '../common/sleep.js';
+import { KubeClient, type ResourceRef } from '../kube/client.js';
+import { InformerFactory, type Informer } from '../kube/informer.js';
+import { Controller } from '../kube/controller.js';
+import { createCvoMetrics, type CvoMetrics } from './metrics.js';
+import { serveMetrics } from '../kube/metrics.js';
 
 type Obj = Record<string, any>;
 const log = logger('cluster-version-operator');
@@ -60,6 +72,10 @@ const GROUP = 'config.openshift.io';
 const VERSION = 'v1';
 const PLURAL = 'clusterversions';
 const NAME = 'version';
+const CLUSTER_VERSIONS: ResourceRef = { group: GROUP, version: VERSION, resource: PLURAL, namespaced: false };
+const CLUSTER_OPERATORS: ResourceRef = { group: GROUP, version: VERSION, resource: 'clusteroperators', namespaced: false };
+/** Reasons a ClusterOperator gate gives while it waits on the operator. */
+const OPERATOR_WAIT_REASONS = new Set(['ClusterOperatorNotAvailable', 'ClusterOperatorDegraded', 'ClusterOperatorUpdating']);
 
 export interface CvoOptions {
   kubeconfig: k8s.KubeConfig;
@@ -75,6 +91,12 @@ export interface CvoOptions {
   upstreamPollMs?: number;
   /** Called with each progress message while a release is being applied (for a CLI to show). */
   onProgress?: (message: string) => void;
+  /** How long a Degraded ClusterOperator is tolerated during an update before Failing (default 40 minutes). */
+  degradedToleranceMs?: number;
+  /** How long waiting on a ClusterOperator during an update is normal (default 30 minutes; machine-config 3×). */
+  slowOperatorMs?: number;
+  /** Metrics to record into (default: a registry of this operator's own; see `metrics`). */
+  metrics?: CvoMetrics;
 }
 
 interface Loaded {
@@ -101,12 +123,42 @@ export class ClusterVersionOperator {
   private failures = 0;
   private lastPoll = 0;
   private pollFailures = 0;
-  private lastForce: boolean | undefined;
   private lastPollKey = '';
+  private readonly client: KubeClient;
+  private readonly informers: InformerFactory;
+  private readonly cvInformer: Informer;
+  private readonly coInformer: Informer;
+  /** Whether the last pass was held by a ClusterOperator gate. */
+  private waitingOn = false;
+  private lastPayload?: { version: string; applied: number; pending: number };
+  readonly metrics: CvoMetrics;
 
   constructor(private readonly options: CvoOptions) {
     this.custom = options.kubeconfig.makeApiClient(k8s.CustomObjectsApi);
     this.objects = k8s.KubernetesObjectApi.makeApiClient(options.kubeconfig);
+    this.client = new KubeClient(options.kubeconfig);
+    this.informers = new InformerFactory(this.client);
+    this.cvInformer = this.informers.forResource(CLUSTER_VERSIONS, { fieldSelector: `metadata.name=${NAME}` });
+    this.coInformer = this.informers.forResource(CLUSTER_OPERATORS);
+    this.metrics = options.metrics ?? createCvoMetrics(this);
+  }
+
+  /** What the metrics are computed from (the informer caches). */
+  clusterVersion(): Obj | undefined {
+    return this.cvInformer.get(NAME);
+  }
+
+  clusterOperators(): Obj[] {
+    return this.coInformer.list();
+  }
+
+  lastPayloadApplied(): { version: string; applied: number; pending: number } | undefined {
+    return this.lastPayload;
+  }
+
+  /** The ClusterVersion from the informer's cache, or from the API before the cache is synced. */
+  private async cachedClusterVersion(): Promise<Obj | undefined> {
+    return this.cvInformer.hasSynced() ? this.cvInformer.get(NAME) : this.readClusterVersion();
   }
 
   private async readClusterVersion(): Promise<Obj | undefined> {
@@ -120,6 +172,9 @@ export class ClusterVersionOperator {
 
   /** Read-modify-write of the status, retried on conflicts. */
   private async updateStatus(change: (status: Obj, cv: Obj) => Obj): Promise<Obj | undefined> {
+    // Nothing to write when the cached object already says it (the common case while waiting).
+    const cached = this.cvInformer.hasSynced() ? this.cvInformer.get(NAME) : undefined;
+    if (cached && JSON.stringify(change({ availableUpdates: null, ...structuredClone(cached.status ?? {}) }, cached)) === JSON.stringify(cached.status ?? {})) return cached;
     for (let attempt = 0; attempt < 5; attempt++) {
       const cv = await this.readClusterVersion();
       if (!cv) return undefined;
@@ -135,43 +190,57 @@ export class ClusterVersionOperator {
     return undefined;
   }
 
+  /**
+   * Runs until the signal aborts, as two controllers of the toolkit on the key "version": the
+   * payload controller (load, apply, report; requeued after the wait the pass asks for, and at
+   * once when the ClusterVersion's spec changes) and the status controller (Upgradeable from the
+   * ClusterOperators, available updates from the update service), so that asking the update
+   * service and aggregating operators go on while a long update waits on an operator.
+   */
   async run(): Promise<void> {
     const { signal } = this.options;
     log.info({ releaseStore: this.options.releaseStore }, 'cluster-version operator started');
-    while (!signal.aborted) {
-      let waitMs = 1000;
-      try {
-        waitMs = await this.syncOnce();
-      } catch (e) {
-        log.warn({ error: (e as { body?: string }).body ?? (e as Error).message }, 'sync failed');
-      }
-      await this.waitForChange(waitMs);
-    }
-  }
-
-  /** Waits up to `ms`, returning early when desiredUpdate changes. */
-  private async waitForChange(ms: number): Promise<void> {
-    const deadline = Date.now() + ms;
-    while (!this.options.signal.aborted && Date.now() < deadline) {
-      await sleep(Math.min(1000, deadline - Date.now()), this.options.signal);
-      const cv = await this.readClusterVersion().catch(() => undefined);
-      if (!cv) continue;
-      await this.aggregateUpgradeable().catch(() => undefined);
-      await this.pollUpdates(cv).catch((e) => log.warn({ error: (e as Error).message }, 'update retrieval failed'));
-      const desired = cv.spec?.desiredUpdate ?? {};
-      if ((desired.image && desired.image !== this.loaded?.image) || (!desired.image && desired.version && desired.version !== this.loaded?.payload.version)) return;
-      if (desired.force !== this.lastForce) return;
-    }
+    // Only spec changes (a new generation) are news to the payload controller: its own status
+    // writes must not wake it.
+    const specChanged = (object: Obj, type: string, old?: Obj) =>
+      object.metadata?.name === NAME && (type !== 'update' || object.metadata?.generation !== old?.metadata?.generation) ? NAME : undefined;
+    const queue = { baseDelayMs: 1000, maxDelayMs: 30_000 };
+    const payload = new Controller({
+      name: 'cluster-version-operator',
+      queue,
+      sync: async () => ({ requeueAfterMs: await this.syncOnce() }),
+    })
+      .watch(this.cvInformer, specChanged)
+      // While a pass waits on operators, their changes are news too.
+      .watch(this.coInformer, () => (this.waitingOn ? NAME : undefined));
+    const status = new Controller({
+      name: 'cluster-version-status',
+      queue,
+      sync: async () => {
+        const cv = this.cvInformer.get(NAME);
+        // Only once the payload controller has written a status (the schema requires desired,
+        // observedGeneration and versionHash with any).
+        if (cv?.status?.desired) {
+          await this.aggregateUpgradeable();
+          await this.pollUpdates(cv);
+        }
+        return { requeueAfterMs: 1000 };
+      },
+    })
+      .watch(this.cvInformer, specChanged)
+      .watch(this.coInformer, () => NAME);
+    payload.enqueue(NAME);
+    status.enqueue(NAME);
+    this.informers.start(signal);
+    await Promise.all([payload.run(signal), status.run(signal)]);
+    await this.informers.stop();
   }
 
   /** One pass of the state machine; returns how long to wait before the next. */
   async syncOnce(): Promise<number> {
-    const cv = await this.readClusterVersion();
+    const cv = await this.cachedClusterVersion();
     if (!cv) return 1000;
-    await this.aggregateUpgradeable().catch((e) => log.warn({ error: (e as Error).message }, 'reading ClusterOperators failed'));
-    await this.pollUpdates(cv).catch((e) => log.warn({ error: (e as Error).message }, 'update retrieval failed'));
     const desired = cv.spec?.desiredUpdate ?? {};
-    this.lastForce = desired.force;
     let image: string | undefined = desired.image;
     if (!image && desired.version) {
       try {
@@ -196,8 +265,8 @@ export class ClusterVersionOperator {
 
   /** Upgradeable=False on the ClusterVersion, with every operator's reason, when any operator says so. */
   private async aggregateUpgradeable(): Promise<void> {
-    const list = (await this.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'clusteroperators' })) as { items: Obj[] };
-    const blocking = list.items
+    const items: Obj[] = this.coInformer.hasSynced() ? this.coInformer.list() : ((await this.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'clusteroperators' })) as { items: Obj[] }).items;
+    const blocking = items
       .map((co) => ({ name: co.metadata.name as string, c: (co.status?.conditions ?? []).find((x: Obj) => x.type === 'Upgradeable') as Obj | undefined }))
       .filter((x) => x.c?.status === 'False');
     await this.updateStatus((st) => {
@@ -288,6 +357,8 @@ export class ClusterVersionOperator {
     } catch (e) {
       return refuse('LoadPayload', `Loading payload failed version="${wantVersion ?? ''}" image="${image}" failure=${(e as Error).message}`);
     }
+    const unknownKind = await this.firstUnknownKind(payload);
+    if (unknownKind) return refuse('LoadPayload', `Loading payload failed version="${wantVersion ?? ''}" image="${image}" failure=${unknownKind}`);
     if (wantVersion && payload.version !== wantVersion) {
       return refuse('VerifyPayloadVersion', `Verifying payload failed version="${wantVersion}" image="${image}" failure=release image version ${payload.version} does not match the expected upstream version ${wantVersion}`);
     }
@@ -361,14 +432,20 @@ export class ClusterVersionOperator {
     await report(true);
     const owner = { apiVersion: cv.apiVersion, kind: cv.kind, name: cv.metadata.name, uid: cv.metadata.uid };
     const ctx = { client: this.objects, owner, awaitVersions: mode !== 'Initializing', waitTimeoutMs: this.options.waitTimeoutMs ?? 60_000, signal: this.options.signal };
+    const passStarted = Date.now();
     const result = await runTaskGraph(graph, workersFor(mode, graph), async (tasks) => {
       for (const task of tasks) {
         if (task.manifest.gvk.kind === 'ClusterOperator') waitingOn = `clusteroperator ${task.manifest.object.metadata.name}`;
+        const started = Date.now();
         await applyManifest(task.manifest, ctx);
+        this.metrics.manifestDuration.observe({ kind: task.manifest.gvk.kind }, (Date.now() - started) / 1000);
         done++;
         void report();
       }
     }, this.options.signal);
+    this.metrics.applyDuration.observe({ mode }, (Date.now() - passStarted) / 1000);
+    this.lastPayload = { version, applied: done, pending: total - done };
+    this.waitingOn = result.errors.some((e) => e instanceof UpdateError && OPERATOR_WAIT_REASONS.has(e.reason));
 
     if (result.errors.length === 0) {
       this.failures = 0;
@@ -386,6 +463,23 @@ export class ClusterVersionOperator {
     }
 
     this.failures++;
+    if (mode === 'Updating') {
+      const waiting = this.waitingOnOperators(result.errors, history[0]);
+      if (waiting) {
+        const pct = total === 0 ? 100 : Math.floor((done / total) * 100);
+        const message = `Working towards ${version}: ${done} of ${total} done (${pct}% complete), waiting on ${waiting.names.join(', ')}`;
+        this.options.onProgress?.(message);
+        log.info({ version, waitingOn: waiting.names }, 'waiting on cluster operators');
+        await this.updateStatus((s) => {
+          let conditions = setCondition(s.conditions ?? [], 'Progressing', 'True', '', message);
+          conditions = waiting.slow
+            ? setCondition(conditions, 'Failing', 'Unknown', 'SlowClusterOperator', waiting.slow)
+            : setCondition(conditions, 'Failing', 'False', '', '');
+          return { ...s, conditions };
+        });
+        return 5000;
+      }
+    }
     const first = result.errors[0];
     const reason = first instanceof UpdateError ? first.reason : 'UpdatePayloadFailed';
     const more = result.errors.length > 1 ? `Multiple errors are preventing progress:\n* ${result.errors.map((e) => e.message).join('\n* ')}` : first.message;
@@ -398,6 +492,59 @@ export class ClusterVersionOperator {
       return { ...s, conditions };
     });
     return Math.min(1000 * 2 ** Math.min(this.failures, 5), 30_000);
+  }
+
+  /**
+   * The first manifest whose kind neither the cluster serves nor a CRD of the payload defines
+   * (described with its file), so that such a payload is refused before anything is applied.
+   */
+  private async firstUnknownKind(payload: Payload): Promise<string | undefined> {
+    const defined = new Set<string>();
+    for (const m of payload.manifests) {
+      const crd = m.object as Obj;
+      if (m.gvk.kind !== 'CustomResourceDefinition' || !crd.spec?.group || !crd.spec?.names?.kind) continue;
+      for (const v of (crd.spec.versions ?? []) as Obj[]) defined.add(`${crd.spec.group}/${v.name}/${crd.spec.names.kind}`);
+    }
+    const checked = new Map<string, boolean>();
+    for (const m of payload.manifests) {
+      const apiVersion = m.object.apiVersion as string;
+      const key = `${apiVersion}/${m.gvk.kind}`;
+      if (defined.has(key)) continue;
+      let known = checked.get(key);
+      if (known === undefined) {
+        try {
+          await this.client.resourceFor(apiVersion, m.gvk.kind);
+          known = true;
+        } catch (e) {
+          if ((e as { code?: number }).code !== 404) throw e;
+          known = false;
+        }
+        checked.set(key, known);
+      }
+      if (!known) return `release-manifests/${m.file} (document ${m.document}): the cluster serves no kind ${m.gvk.kind} in ${apiVersion}, and no CustomResourceDefinition in the payload defines it`;
+    }
+    return undefined;
+  }
+
+  /**
+   * When an update's only errors are ClusterOperators it waits on, and waiting is still within
+   * what OpenShift tolerates, the operators to name in Progressing (and a SlowClusterOperator
+   * message once waiting has gone on longer than expected); undefined when it is a failure.
+   */
+  private waitingOnOperators(errors: Error[], entry: Obj | undefined): { names: string[]; slow?: string } | undefined {
+    const gates = errors.filter((e): e is UpdateError => e instanceof UpdateError && OPERATOR_WAIT_REASONS.has(e.reason));
+    if (gates.length === 0 || gates.length !== errors.length) return undefined;
+    const started = Date.parse(entry?.startedTime ?? '');
+    const elapsed = Number.isFinite(started) ? Date.now() - started : 0;
+    if (gates.some((e) => e.reason === 'ClusterOperatorDegraded') && elapsed >= (this.options.degradedToleranceMs ?? 40 * 60_000)) return undefined;
+    const names = [...new Set(gates.map((e) => String(e.manifest?.object.metadata?.name ?? 'unknown')))].sort();
+    const base = this.options.slowOperatorMs ?? 30 * 60_000;
+    const slow = names.filter((name) => elapsed > (name === 'machine-config' ? 3 * base : base));
+    const minutes = (ms: number) => (ms >= 60_000 ? `${Math.round(ms / 60_000)} minutes` : `${Math.round(ms / 1000)} seconds`);
+    return {
+      names,
+      slow: slow.length ? `waiting on ${slow.join(', ')} over ${minutes(slow.includes('machine-config') && slow.length === 1 ? 3 * base : base)} which is longer than expected` : undefined,
+    };
   }
 }
 
@@ -413,14 +560,36 @@ export interface CvoLeaderElection {
  * openshift-cluster-version/version, so that two CVOs (a bootstrap one and the Deployment's,
  * or two replicas) never apply at once.
  */
-export async function runClusterVersionOperator(options: CvoOptions & { leaderElection?: CvoLeaderElection }): Promise<void> {
+export async function runClusterVersionOperator(options: CvoOptions & { leaderElection?: CvoLeaderElection; metricsListen?: { host: string; port: number } }): Promise<void> {
+  // One set of metrics for the process, fed by whichever operator instance leads (none: empty).
+  let current: ClusterVersionOperator | undefined;
+  const metrics =
+    options.metrics ??
+    createCvoMetrics({
+      clusterVersion: () => current?.clusterVersion(),
+      clusterOperators: () => current?.clusterOperators() ?? [],
+      lastPayloadApplied: () => current?.lastPayloadApplied(),
+    });
+  const server = options.metricsListen ? await serveMetrics(options.metricsListen.port, options.metricsListen.host, [metrics.registry]) : undefined;
+  if (server) log.info({ address: `http://${options.metricsListen!.host}:${options.metricsListen!.port}/metrics` }, 'serving metrics');
   const elector = new LeaderElector({
     kubeconfig: options.kubeconfig,
     namespace: 'openshift-cluster-version',
     name: 'version',
     ...options.leaderElection,
     signal: options.signal,
-    onStartedLeading: (leading) => new ClusterVersionOperator({ ...options, signal: leading }).run(),
+    onStartedLeading: async (leading) => {
+      current = new ClusterVersionOperator({ ...options, metrics, signal: leading });
+      try {
+        await current.run();
+      } finally {
+        current = undefined;
+      }
+    },
   });
-  await elector.run();
+  try {
+    await elector.run();
+  } finally {
+    server?.close();
+  }
 }

@@ -1,0 +1,177 @@
+// A small JSON client for the Kubernetes API, for the toolkit's informers, apply helpers and event
+// recorder. client-node's typed clients re-serialise every object through their models (dropping
+// what a model does not know: CRD schema keys, fields newer than the model); this one sends and
+// receives the wire JSON unchanged, over the kubeconfig's TLS settings, credentials and the
+// keep-alive agent `loadKubeConfig` installs.
+import type * as k8s from '@kubernetes/client-node';
+import { request as httpsRequest, type RequestOptions } from 'node:https';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+
+export type Obj = Record<string, any>;
+
+/** A resource as the API serves it: group ('' for core), version, plural, namespaced or not. */
+export interface ResourceRef {
+  group: string;
+  version: string;
+  resource: string;
+  namespaced: boolean;
+}
+
+/** An error the API server answered with, carrying its Status. */
+export class KubeApiError extends Error {
+  constructor(
+    readonly code: number,
+    readonly reason: string,
+    message: string,
+    readonly status?: Obj,
+  ) {
+    super(message);
+    this.name = 'KubeApiError';
+  }
+}
+
+export function isNotFound(e: unknown): boolean {
+  return (e as { code?: number })?.code === 404;
+}
+export function isConflict(e: unknown): boolean {
+  return (e as { code?: number })?.code === 409;
+}
+export function isAlreadyExists(e: unknown): boolean {
+  return e instanceof KubeApiError && e.code === 409 && e.reason === 'AlreadyExists';
+}
+
+export function apiVersionOf(ref: ResourceRef): string {
+  return ref.group ? `${ref.group}/${ref.version}` : ref.version;
+}
+
+/** The URL path of a collection or object: /api/v1/namespaces/ns/configmaps/name/status. */
+export function resourcePath(ref: ResourceRef, namespace?: string, name?: string, subresource?: string): string {
+  const base = ref.group ? `/apis/${ref.group}/${ref.version}` : `/api/${ref.version}`;
+  const ns = ref.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+  const obj = name ? `/${encodeURIComponent(name)}${subresource ? `/${subresource}` : ''}` : '';
+  return `${base}${ns}/${ref.resource}${obj}`;
+}
+
+export interface RequestInit {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  contentType?: string;
+  signal?: AbortSignal;
+}
+
+export class KubeClient {
+  private readonly discovery = new Map<string, Promise<Obj[]>>();
+
+  constructor(readonly kubeconfig: k8s.KubeConfig) {}
+
+  /** Opens a request and resolves with the response (any status), for streaming callers. */
+  async open(method: string, path: string, init: RequestInit = {}): Promise<IncomingMessage> {
+    const cluster = this.kubeconfig.getCurrentCluster();
+    if (!cluster) throw new Error('the kubeconfig names no current cluster');
+    const url = new URL(cluster.server.replace(/\/$/, '') + path);
+    for (const [k, v] of Object.entries(init.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const opts: RequestOptions = { method, headers: { accept: 'application/json' } };
+    await this.kubeconfig.applyToHTTPSOptions(opts);
+    const payload = init.body === undefined ? undefined : typeof init.body === 'string' ? init.body : JSON.stringify(init.body);
+    if (payload !== undefined) {
+      (opts.headers as Obj)['content-type'] = init.contentType ?? 'application/json';
+      (opts.headers as Obj)['content-length'] = Buffer.byteLength(payload);
+    }
+    const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
+    if (url.protocol === 'http:') delete opts.agent;
+    const attempt = (retry: boolean) =>
+      new Promise<IncomingMessage>((resolve, reject) => {
+        const req = send(url, { ...opts, signal: init.signal }, resolve);
+        req.on('error', (e: NodeJS.ErrnoException) => {
+          // A kept-alive connection the server closed meanwhile (it restarted, or timed the idle
+          // socket out): the request never reached it, so send it again on a fresh connection.
+          if (retry && req.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) resolve(attempt(false));
+          else reject(e);
+        });
+        req.end(payload);
+      });
+    return attempt(true);
+  }
+
+  /** Sends a request and returns the decoded JSON body; non-2xx answers throw a KubeApiError. */
+  async request<T = Obj>(method: string, path: string, init: RequestInit = {}): Promise<T> {
+    const res = await this.open(method, path, init);
+    const chunks: Buffer[] = [];
+    for await (const chunk of res) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    let body: Obj | undefined;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = undefined;
+    }
+    const code = res.statusCode ?? 0;
+    if (code < 200 || code >= 300) {
+      const message = body?.message ?? (text.slice(0, 200) || `HTTP ${code}`);
+      throw new KubeApiError(code, body?.reason ?? '', `${method} ${path}: ${message}`, body);
+    }
+    return body as T;
+  }
+
+  get(ref: ResourceRef, name: string, namespace?: string): Promise<Obj> {
+    return this.request('GET', resourcePath(ref, namespace, name));
+  }
+
+  /** The object, or undefined when it does not exist. */
+  async read(ref: ResourceRef, name: string, namespace?: string): Promise<Obj | undefined> {
+    try {
+      return await this.get(ref, name, namespace);
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
+  }
+
+  list(ref: ResourceRef, namespace?: string, query: RequestInit['query'] = {}): Promise<Obj> {
+    return this.request('GET', resourcePath(ref, namespace), { query });
+  }
+
+  create(ref: ResourceRef, object: Obj, query: RequestInit['query'] = {}): Promise<Obj> {
+    return this.request('POST', resourcePath(ref, object.metadata?.namespace), { body: object, query });
+  }
+
+  update(ref: ResourceRef, object: Obj, subresource?: string): Promise<Obj> {
+    return this.request('PUT', resourcePath(ref, object.metadata?.namespace, object.metadata?.name, subresource), { body: object });
+  }
+
+  /** A JSON merge patch (RFC 7386) of the object or its subresource. */
+  mergePatch(ref: ResourceRef, name: string, namespace: string | undefined, patch: Obj, subresource?: string): Promise<Obj> {
+    return this.request('PATCH', resourcePath(ref, namespace, name, subresource), { body: patch, contentType: 'application/merge-patch+json' });
+  }
+
+  async delete(ref: ResourceRef, name: string, namespace?: string, options: Obj = {}): Promise<Obj | undefined> {
+    try {
+      return await this.request('DELETE', resourcePath(ref, namespace, name), { body: { kind: 'DeleteOptions', apiVersion: 'v1', ...options } });
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
+  }
+
+  /** The resource serving `kind` in `apiVersion`, from discovery (cached; refreshed on a miss). */
+  async resourceFor(apiVersion: string, kind: string): Promise<ResourceRef> {
+    const [group, version] = apiVersion.includes('/') ? apiVersion.split('/', 2) : ['', apiVersion];
+    const find = async (fresh: boolean) => {
+      if (fresh) this.discovery.delete(apiVersion);
+      let pending = this.discovery.get(apiVersion);
+      if (!pending) {
+        pending = this.request<Obj>('GET', group ? `/apis/${group}/${version}` : `/api/${version}`).then((list) => list.resources ?? []);
+        pending.catch(() => this.discovery.delete(apiVersion));
+        this.discovery.set(apiVersion, pending);
+      }
+      const resources = await pending.catch((e) => {
+        if (isNotFound(e)) return [] as Obj[];
+        throw e;
+      });
+      return resources.find((r) => r.kind === kind && !String(r.name).includes('/'));
+    };
+    const found = (await find(false)) ?? (await find(true));
+    if (!found) throw new KubeApiError(404, 'NotFound', `the server has no resource for kind ${kind} in ${apiVersion}`);
+    return { group, version, resource: found.name, namespaced: Boolean(found.namespaced) };
+  }
+}

@@ -1,0 +1,161 @@
+// The controller every bosun reconciler is built from: informers feed keys into a work queue
+// (each watched kind maps its events to the keys of the objects to reconcile), workers take keys
+// and call the sync function, and the outcome decides what happens next:
+//   - success: the key's failures are forgotten; `{ requeueAfterMs }` asks for it again later;
+//   - an error: the key comes back after its backoff, and the error is logged and reported
+//     (onError) — with the retry count, so a persistent failure stands out;
+//   - a TerminalError: not retried (until the key's objects change again), reported.
+// A resync period re-enqueues every key of the primary kind. Shutdown stops taking keys and waits
+// for the syncs in flight.
+import { logger, type Logger } from '../common/log.js';
+import { sleep } from '../common/sleep.js';
+import { type Obj } from './client.js';
+import { type EventType, type Informer, keyOf } from './informer.js';
+import { reconcileErrors, reconcileTime, reconcileTotal } from './metrics.js';
+import { WorkQueue, type WorkQueueOptions } from './workqueue.js';
+
+/** An error retrying cannot fix (bad input): reported, not retried. */
+export class TerminalError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TerminalError';
+  }
+}
+
+export interface SyncResult {
+  /** Reconcile this key again after this long (e.g. to wait for a grace period). */
+  requeueAfterMs?: number;
+}
+
+export interface SyncContext {
+  signal: AbortSignal;
+  log: Logger;
+}
+
+export type SyncFunction = (key: string, context: SyncContext) => Promise<SyncResult | void> | SyncResult | void;
+
+/** Maps an event on a watched object to the keys to reconcile (none: undefined or []). */
+export type KeyMapper = (object: Obj, type: EventType, old?: Obj) => string | string[] | undefined;
+
+export interface ControllerOptions {
+  name: string;
+  sync: SyncFunction;
+  /** Concurrent workers (default 1). A key is never synced by two at once. */
+  workers?: number;
+  /** Re-enqueue every object of the primary informers this often (default: never). */
+  resyncPeriodMs?: number;
+  queue?: Omit<WorkQueueOptions, 'name'>;
+  /** Called for every failed sync: report it (a condition, an event). */
+  onError?: (key: string, error: Error, retries: number, terminal: boolean) => void;
+  /** Retries after which an error is logged as persistent (default 5). */
+  persistentAfter?: number;
+}
+
+export class Controller {
+  readonly name: string;
+  readonly queue: WorkQueue;
+  private readonly informers: Array<{ informer: Informer; primary: boolean }> = [];
+  private readonly log: Logger;
+  private readonly lastErrors = new Map<string, Error>();
+
+  constructor(private readonly options: ControllerOptions) {
+    this.name = options.name;
+    this.queue = new WorkQueue({ name: options.name, ...options.queue });
+    this.log = logger(options.name);
+  }
+
+  /**
+   * Watches an informer. Without a mapper the informer is primary: its objects' own keys are
+   * reconciled, and they are what a resync re-enqueues.
+   */
+  watch(informer: Informer, map?: KeyMapper): this {
+    this.informers.push({ informer, primary: !map });
+    const mapper: KeyMapper = map ?? ((object) => keyOf(object));
+    informer.on((type, object, old) => {
+      let keys: string | string[] | undefined;
+      try {
+        keys = mapper(object, type, old);
+      } catch (e) {
+        this.log.error({ err: e }, 'mapping an event to keys failed');
+        return;
+      }
+      for (const key of typeof keys === 'string' ? [keys] : (keys ?? [])) this.queue.add(key);
+    });
+    return this;
+  }
+
+  enqueue(key: string, afterMs = 0): void {
+    this.queue.addAfter(key, afterMs);
+  }
+
+  /** The last error a key's sync failed with, until it succeeds. */
+  lastError(key: string): Error | undefined {
+    return this.lastErrors.get(key);
+  }
+
+  /** Starts the informers, waits for their caches, then runs workers until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    for (const { informer } of this.informers) informer.start(signal);
+    await Promise.all(this.informers.map(({ informer }) => informer.waitForSync(signal))).catch(() => undefined);
+    if (signal.aborted) return;
+    this.log.info({ workers: this.options.workers ?? 1 }, 'controller started');
+    const onAbort = () => this.queue.shutDown();
+    signal.addEventListener('abort', onAbort, { once: true });
+    const resync = this.options.resyncPeriodMs ? this.resyncLoop(this.options.resyncPeriodMs, signal) : Promise.resolve();
+    const workers = Array.from({ length: this.options.workers ?? 1 }, () => this.worker(signal));
+    await Promise.all([...workers, resync]);
+    signal.removeEventListener('abort', onAbort);
+    this.log.info('controller stopped');
+  }
+
+  private async resyncLoop(periodMs: number, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      await sleep(periodMs, signal);
+      if (signal.aborted) return;
+      for (const { informer, primary } of this.informers) if (primary) for (const object of informer.list()) this.queue.add(keyOf(object));
+    }
+  }
+
+  private async worker(signal: AbortSignal): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      const started = process.hrtime.bigint();
+      try {
+        const result = await this.options.sync(key, { signal, log: this.log.child({ key }) });
+        this.queue.forget(key);
+        this.lastErrors.delete(key);
+        if (result?.requeueAfterMs !== undefined) {
+          reconcileTotal.inc({ controller: this.name, result: 'requeue_after' });
+          this.queue.addAfter(key, result.requeueAfterMs);
+        } else {
+          reconcileTotal.inc({ controller: this.name, result: 'success' });
+        }
+      } catch (e) {
+        const error = e instanceof Error ? e : new Error(String(e));
+        this.lastErrors.set(key, error);
+        reconcileErrors.inc({ controller: this.name });
+        const terminal = error instanceof TerminalError;
+        const retries = this.queue.retries(key);
+        if (terminal) {
+          reconcileTotal.inc({ controller: this.name, result: 'terminal_error' });
+          this.queue.forget(key);
+          this.log.error({ key, err: error.message }, 'sync failed; not retrying');
+        } else {
+          reconcileTotal.inc({ controller: this.name, result: 'error' });
+          const delay = signal.aborted ? 0 : this.queue.addRateLimited(key);
+          const persistent = retries + 1 >= (this.options.persistentAfter ?? 5);
+          this.log[persistent ? 'error' : 'warn']({ key, err: error.message, retries: retries + 1, retryInMs: delay }, persistent ? 'sync keeps failing' : 'sync failed; retrying');
+        }
+        try {
+          this.options.onError?.(key, error, retries + 1, terminal);
+        } catch (reportError) {
+          this.log.error({ key, err: reportError }, 'reporting a sync error failed');
+        }
+      } finally {
+        reconcileTime.observe({ controller: this.name }, Number(process.hrtime.bigint() - started) / 1e9);
+        this.queue.done(key);
+      }
+    }
+  }
+}

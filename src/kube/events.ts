@@ -1,0 +1,91 @@
+// An event recorder as client-go's: core/v1 Events about an object, named <object>.<hex time>,
+// with source component and host. Repeats of the same event (same object, type, reason and
+// message) within the aggregation window are not new Events: the first one's count goes up and
+// its lastTimestamp moves, so a hot loop shows as one line with a count rather than a flood.
+// Recording never throws: a failure to record is logged and the caller goes on.
+import { hostname } from 'node:os';
+import { logger } from '../common/log.js';
+import { type KubeClient, type Obj, type ResourceRef, isNotFound } from './client.js';
+import { rfc3339 } from './conditions.js';
+
+const log = logger('events');
+const EVENTS: ResourceRef = { group: '', version: 'v1', resource: 'events', namespaced: true };
+
+export type EventKind = 'Normal' | 'Warning';
+
+export interface EventRecorderOptions {
+  component: string;
+  host?: string;
+  /** How long repeats count into the same Event (default 10 minutes, as client-go). */
+  aggregationWindowMs?: number;
+  /** Namespace for events about cluster-scoped objects (default "default"). */
+  clusterScopedNamespace?: string;
+}
+
+interface Recorded {
+  name: string;
+  namespace: string;
+  count: number;
+  firstAt: number;
+}
+
+export class EventRecorder {
+  private readonly recent = new Map<string, Recorded>();
+  private readonly host: string;
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly options: EventRecorderOptions,
+  ) {
+    this.host = options.host ?? hostname();
+  }
+
+  /** Records an event about `object` (awaitable; never rejects). */
+  async event(object: Obj, type: EventKind, reason: string, message: string): Promise<void> {
+    try {
+      await this.record(object, type, reason, message);
+    } catch (e) {
+      log.warn({ err: (e as Error).message, reason, object: object.metadata?.name }, 'could not record an event');
+    }
+  }
+
+  private async record(object: Obj, type: EventKind, reason: string, message: string): Promise<void> {
+    const meta = object.metadata ?? {};
+    const namespace = meta.namespace ?? this.options.clusterScopedNamespace ?? 'default';
+    const key = JSON.stringify([object.apiVersion, object.kind, meta.namespace, meta.name, meta.uid, type, reason, message]);
+    const now = Date.now();
+    const window = this.options.aggregationWindowMs ?? 600_000;
+    const seen = this.recent.get(key);
+    if (seen && now - seen.firstAt < window) {
+      seen.count++;
+      try {
+        await this.client.mergePatch(EVENTS, seen.name, seen.namespace, { count: seen.count, lastTimestamp: rfc3339(new Date(now)) });
+        return;
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+        this.recent.delete(key); // the Event was deleted: record a new one
+      }
+    }
+    const name = `${meta.name ?? 'unknown'}.${(now * 1_000_000 + Math.floor(Math.random() * 1_000_000)).toString(16)}`;
+    const timestamp = rfc3339(new Date(now));
+    await this.client.create(EVENTS, {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name, namespace },
+      involvedObject: { apiVersion: object.apiVersion, kind: object.kind, name: meta.name, namespace: meta.namespace, uid: meta.uid, resourceVersion: meta.resourceVersion },
+      type,
+      reason,
+      message,
+      source: { component: this.options.component, host: this.host },
+      reportingComponent: this.options.component,
+      reportingInstance: this.host,
+      firstTimestamp: timestamp,
+      lastTimestamp: timestamp,
+      count: 1,
+    });
+    this.recent.set(key, { name, namespace, count: 1, firstAt: now });
+    if (this.recent.size > 4096) {
+      for (const [k, r] of this.recent) if (now - r.firstAt >= window) this.recent.delete(k);
+    }
+  }
+}

@@ -1,0 +1,160 @@
+// The work queue controllers take keys from, with client-go's guarantees: a key waiting is held
+// once however often it is added (dedupe), a key being processed is never handed to a second
+// worker (an add while it is processed comes back after it is done), a failed key returns after
+// a per-key exponential backoff with a cap, all retries share an overall rate limit (a token
+// bucket), and a key can be asked back after a given time (requeue-after).
+import { queueAdds, queueDepth, queueRetries, queueWait, queueWork } from './metrics.js';
+
+export interface WorkQueueOptions {
+  name: string;
+  /** First retry delay of a failing key (default 5 ms), doubled per failure… */
+  baseDelayMs?: number;
+  /** …up to this cap (default 1000 s, as client-go). */
+  maxDelayMs?: number;
+  /** Overall retry rate limit: tokens per second (default 10) and burst (default 100). */
+  ratePerSecond?: number;
+  burst?: number;
+}
+
+export class WorkQueue {
+  readonly name: string;
+  private readonly queue: string[] = [];
+  private readonly waiting = new Set<string>();
+  private readonly processing = new Set<string>();
+  /** Keys added again while processing: they go back in the queue when done. */
+  private readonly dirtyWhileProcessing = new Set<string>();
+  private readonly addedAt = new Map<string, number>();
+  private readonly startedAt = new Map<string, number>();
+  private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  private readonly failures = new Map<string, number>();
+  private readonly getters: Array<(key: string | undefined) => void> = [];
+  private shuttingDown = false;
+  private readonly baseDelayMs: number;
+  private readonly maxDelayMs: number;
+  private readonly rate: number;
+  private readonly burst: number;
+  private tokens: number;
+  private tokensAt = Date.now();
+
+  constructor(options: WorkQueueOptions) {
+    this.name = options.name;
+    this.baseDelayMs = options.baseDelayMs ?? 5;
+    this.maxDelayMs = options.maxDelayMs ?? 1_000_000;
+    this.rate = options.ratePerSecond ?? 10;
+    this.burst = options.burst ?? 100;
+    this.tokens = this.burst;
+  }
+
+  /** Keys waiting (not counting keys being processed or scheduled for later). */
+  get length(): number {
+    return this.queue.length;
+  }
+
+  /** Adds a key now; a key already waiting is not added twice. */
+  add(key: string): void {
+    if (this.shuttingDown) return;
+    if (this.processing.has(key)) {
+      this.dirtyWhileProcessing.add(key);
+      return;
+    }
+    if (this.waiting.has(key)) return;
+    this.waiting.add(key);
+    this.addedAt.set(key, Date.now());
+    queueAdds.inc({ name: this.name });
+    const getter = this.getters.shift();
+    if (getter) {
+      this.waiting.delete(key);
+      this.begin(key);
+      getter(key);
+      return;
+    }
+    this.queue.push(key);
+    queueDepth.set({ name: this.name }, this.queue.length);
+  }
+
+  /** Adds a key after `ms`; an earlier pending delayed add of the same key wins. */
+  addAfter(key: string, ms: number): void {
+    if (this.shuttingDown) return;
+    if (ms <= 0) return this.add(key);
+    const at = Date.now() + ms;
+    const pending = this.timers.get(key);
+    if (pending && pending.at <= at) return;
+    if (pending) clearTimeout(pending.timer);
+    const timer = setTimeout(() => {
+      this.timers.delete(key);
+      this.add(key);
+    }, ms);
+    this.timers.set(key, { at, timer });
+  }
+
+  /** Adds a failed key back after its backoff (and the overall rate limit). */
+  addRateLimited(key: string): number {
+    const failures = this.failures.get(key) ?? 0;
+    this.failures.set(key, failures + 1);
+    const perItem = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** Math.min(failures, 40));
+    const overall = this.takeToken();
+    const delay = Math.max(perItem, overall);
+    queueRetries.inc({ name: this.name });
+    this.addAfter(key, delay);
+    return delay;
+  }
+
+  /** Forgets a key's failures (after a success, or a terminal error). */
+  forget(key: string): void {
+    this.failures.delete(key);
+  }
+
+  retries(key: string): number {
+    return this.failures.get(key) ?? 0;
+  }
+
+  /** The next key, waiting until there is one; undefined once the queue shuts down. */
+  get(): Promise<string | undefined> {
+    if (this.shuttingDown) return Promise.resolve(undefined);
+    const key = this.queue.shift();
+    if (key !== undefined) {
+      this.waiting.delete(key);
+      queueDepth.set({ name: this.name }, this.queue.length);
+      this.begin(key);
+      return Promise.resolve(key);
+    }
+    return new Promise((resolve) => this.getters.push(resolve));
+  }
+
+  /** Marks a key processed; if it was added meanwhile, it is queued again. */
+  done(key: string): void {
+    this.processing.delete(key);
+    const started = this.startedAt.get(key);
+    if (started !== undefined) queueWork.observe({ name: this.name }, (Date.now() - started) / 1000);
+    this.startedAt.delete(key);
+    if (this.dirtyWhileProcessing.delete(key)) this.add(key);
+  }
+
+  shutDown(): void {
+    this.shuttingDown = true;
+    for (const { timer } of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    for (const getter of this.getters.splice(0)) getter(undefined);
+  }
+
+  get isShuttingDown(): boolean {
+    return this.shuttingDown;
+  }
+
+  private begin(key: string): void {
+    this.processing.add(key);
+    const added = this.addedAt.get(key);
+    if (added !== undefined) queueWait.observe({ name: this.name }, (Date.now() - added) / 1000);
+    this.addedAt.delete(key);
+    this.startedAt.set(key, Date.now());
+  }
+
+  /** Delay (ms) until the overall bucket grants a retry; takes the token. */
+  private takeToken(): number {
+    const now = Date.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.tokensAt) / 1000) * this.rate);
+    this.tokensAt = now;
+    this.tokens -= 1;
+    return this.tokens >= 0 ? 0 : Math.ceil((-this.tokens / this.rate) * 1000);
+  }
+}

@@ -1,0 +1,41 @@
+// What the machine-config controller's four sub-controllers share in one process: the API
+// client, one informer per kind, the event recorder, the options, and the render outcome per pool
+// (the render controller decides RenderDegraded; the node controller is the one writer of pool
+// status and reports it).
+import type { Informer } from '../../kube/informer.js';
+import type { KubeClient, ResourceRef } from '../../kube/client.js';
+import type { EventRecorder } from '../../kube/events.js';
+
+export const MACHINE_CONFIGS: ResourceRef = { group: 'machineconfiguration.openshift.io', version: 'v1', resource: 'machineconfigs', namespaced: false };
+export const MACHINE_CONFIG_POOLS: ResourceRef = { group: 'machineconfiguration.openshift.io', version: 'v1', resource: 'machineconfigpools', namespaced: false };
+export const CONTROLLER_CONFIGS: ResourceRef = { group: 'machineconfiguration.openshift.io', version: 'v1', resource: 'controllerconfigs', namespaced: false };
+export const KUBELET_CONFIGS: ResourceRef = { group: 'machineconfiguration.openshift.io', version: 'v1', resource: 'kubeletconfigs', namespaced: false };
+export const NODES: ResourceRef = { group: '', version: 'v1', resource: 'nodes', namespaced: false };
+export const SECRETS: ResourceRef = { group: '', version: 'v1', resource: 'secrets', namespaced: true };
+
+/** The singleton ControllerConfig the operator keeps in step with the cluster. */
+export const CONTROLLER_CONFIG_NAME = 'machine-config-controller';
+export const TEMPLATE_COMPLETED = 'TemplateControllerCompleted';
+export const TEMPLATE_FAILING = 'TemplateControllerFailing';
+
+export interface ControllerSettings {
+  controllerVersion: string;
+  /** Release version for the release-image-version annotation when the ControllerConfig has none. */
+  releaseVersion?: string;
+  sshAuthorizedKeys?: string[];
+  /** How long an unreferenced rendered config is kept before it is deleted. */
+  renderedGCGraceMs: number;
+  /** How long after a MachineConfig or ControllerConfig change the pools are rendered. */
+  renderDelayMs: number;
+}
+
+export interface McoContext {
+  client: KubeClient;
+  informers: { machineConfigs: Informer; pools: Informer; controllerConfigs: Informer; kubeletConfigs: Informer; nodes: Informer };
+  events: EventRecorder;
+  settings: ControllerSettings;
+  /** Pool → the last render's failure (undefined: it rendered). Absent: not rendered since start. */
+  renderOutcome: Map<string, string | undefined>;
+  /** Asks the node controller to look at a pool again (its status reports render outcomes). */
+  refreshPoolStatus(pool: string): void;
+}

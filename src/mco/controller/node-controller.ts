@@ -1,0 +1,99 @@
+// The node controller: for each pool, points up to maxUnavailable of its nodes at the pool's
+// target rendered config by writing their desiredConfig annotation (node-selection.ts decides
+// which), keeps OpenShift's UpdateInProgress:PreferNoSchedule taint on the nodes not yet
+// targeted, and writes the pool's status — counts and the Updated / Updating / Degraded /
+// NodeDegraded / RenderDegraded conditions, the last from the render controller's outcome. It
+// writes nothing else on a node; the daemon owns currentConfig and state, and each change to
+// them brings the pool back here.
+import { applyStatus } from '../../kube/apply.js';
+import { findCondition } from '../../kube/conditions.js';
+import { Controller, type SyncContext } from '../../kube/controller.js';
+import type { Obj } from '../../kube/client.js';
+import { MACHINE_CONFIG_POOLS, NODES, type McoContext } from './context.js';
+import { chooseCandidates, computePoolStatus, poolMembership, UPDATE_IN_PROGRESS_TAINT, updateInProgressTaintChanges } from './node-selection.js';
+import { DESIRED_CONFIG_ANNOTATION, type MachineConfigPool, type NodeView } from './types.js';
+
+/** Nodes this controller patched, with the resourceVersion they had before, until the informer
+ *  shows the patch: a sync in between must not count a just-targeted node as untouched (and
+ *  target more nodes than maxUnavailable allows). */
+type RecentPatches = Map<string, { before: string | undefined; patched: NodeView }>;
+
+function withRecentPatches(nodes: NodeView[], recent: RecentPatches): NodeView[] {
+  return nodes.map((n) => {
+    const name = n.metadata.name ?? '';
+    const p = recent.get(name);
+    if (!p) return n;
+    if (n.metadata.resourceVersion === p.before) return p.patched;
+    recent.delete(name);
+    return n;
+  });
+}
+
+export function nodeController(ctx: McoContext): Controller {
+  const recent: RecentPatches = new Map();
+  const controller = new Controller({
+    name: 'machine-config-controller-node',
+    sync: (key, sc) => syncPool(ctx, key, sc, recent),
+    resyncPeriodMs: 10 * 60_000,
+  });
+  controller.watch(ctx.informers.pools);
+  // A node's labels decide its pool; its annotations and readiness decide the pool's status.
+  // Every pool is looked at (there are few), which also covers a node leaving a pool.
+  controller.watch(ctx.informers.nodes, () => ctx.informers.pools.list().map((p) => p.metadata.name as string));
+  return controller;
+}
+
+const RENDER_MESSAGE_PREFIX = (pool: string) => `Failed to render configuration for pool ${pool}: `;
+
+/** The render failure to report: the render controller's outcome, or (before its first render in
+ *  this process) what the pool already says, so a restart does not flap RenderDegraded. */
+function renderError(ctx: McoContext, pool: MachineConfigPool): string | undefined {
+  const name = pool.metadata.name!;
+  if (ctx.renderOutcome.has(name)) return ctx.renderOutcome.get(name);
+  const existing = findCondition(pool.status?.conditions, 'RenderDegraded');
+  if (existing?.status !== 'True') return undefined;
+  const message = existing.message ?? '';
+  return message.startsWith(RENDER_MESSAGE_PREFIX(name)) ? message.slice(RENDER_MESSAGE_PREFIX(name).length) : message;
+}
+
+async function syncPool(ctx: McoContext, poolName: string, { log }: SyncContext, recent: RecentPatches): Promise<void> {
+  const pool = ctx.informers.pools.get(poolName) as MachineConfigPool | undefined;
+  if (!pool || pool.metadata.deletionTimestamp) return;
+  const { members, conflicts } = poolMembership(ctx.informers.pools.list() as MachineConfigPool[], withRecentPatches(ctx.informers.nodes.list() as NodeView[], recent));
+  const nodes = [...(members.get(poolName) ?? [])];
+  const target = pool.spec.configuration?.name ?? '';
+
+  if (target) {
+    const choice = chooseCandidates(pool, nodes, target);
+    for (const node of choice.nodes) {
+      const name = node.metadata.name!;
+      const from = node.metadata.annotations?.[DESIRED_CONFIG_ANNOTATION];
+      const updated = (await ctx.client.mergePatch(NODES, name, undefined, { metadata: { annotations: { [DESIRED_CONFIG_ANNOTATION]: target } } })) as NodeView;
+      nodes[nodes.indexOf(node)] = updated;
+      recent.set(name, { before: node.metadata.resourceVersion, patched: updated });
+      log.info({ pool: poolName, node: name, from: from ?? null, to: target }, 'node targeted');
+      void ctx.events.event(updated as Obj, 'Normal', 'SetDesiredConfig', `Targeted node ${name} to MachineConfig: ${target}`);
+    }
+    if (choice.nodes.length === 0 && choice.reason && nodes.some((n) => n.metadata.annotations?.[DESIRED_CONFIG_ANNOTATION] !== target)) {
+      log.debug({ pool: poolName, reason: choice.reason }, 'no node targeted');
+    }
+    const taints = updateInProgressTaintChanges(pool, nodes, target);
+    for (const name of [...taints.add, ...taints.remove]) {
+      const at = nodes.findIndex((n) => n.metadata.name === name);
+      const node = nodes[at];
+      const others = (node.spec?.taints ?? []).filter((t) => !(t.key === UPDATE_IN_PROGRESS_TAINT.key && t.effect === UPDATE_IN_PROGRESS_TAINT.effect));
+      const wanted = taints.add.includes(name) ? [...others, { ...UPDATE_IN_PROGRESS_TAINT }] : others;
+      // The taint list is replaced whole: the resourceVersion makes a concurrent change a conflict (retried).
+      const updated = (await ctx.client.mergePatch(NODES, name, undefined, { metadata: { resourceVersion: node.metadata.resourceVersion }, spec: { taints: wanted } })) as NodeView;
+      recent.set(name, { before: node.metadata.resourceVersion, patched: updated });
+      nodes[at] = updated;
+    }
+  }
+
+  const conflicted = [...conflicts].filter(([, pools]) => pools.includes(poolName)).map(([node]) => node);
+  const status = computePoolStatus({ pool, nodes, target, renderError: renderError(ctx, pool), conflicts: conflicted, now: new Date() });
+  const clean = JSON.parse(JSON.stringify(status)) as Obj;
+  if (await applyStatus(ctx.client, MACHINE_CONFIG_POOLS, pool as Obj, clean)) {
+    log.info({ pool: poolName, machineCount: status.machineCount, updated: status.updatedMachineCount, unavailable: status.unavailableMachineCount, degraded: status.degradedMachineCount }, 'pool status updated');
+  }
+}

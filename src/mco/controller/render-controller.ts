@@ -1,0 +1,126 @@
+// The render controller: for each MachineConfigPool, once the ControllerConfig's templates are
+// complete, renders the selected MachineConfigs (render.ts), writes the rendered MachineConfig and
+// points pool.spec.configuration (name and source) at it. A render that fails (invalid or
+// unreconcilable MachineConfig, nothing selected) leaves the pool on its current config and is
+// reported as RenderDegraded through the node controller, which writes pool status. Afterwards it
+// garbage-collects the pool's rendered configs nothing has referenced for the grace period
+// (rendered-gc.ts), checking the nodes afresh from the API before any delete.
+import { applyObject } from '../../kube/apply.js';
+import { Controller, type SyncContext, type SyncResult } from '../../kube/controller.js';
+import { isTrue } from '../../kube/conditions.js';
+import { CONTROLLER_CONFIG_NAME, MACHINE_CONFIG_POOLS, MACHINE_CONFIGS, NODES, TEMPLATE_COMPLETED, type McoContext } from './context.js';
+import { RELEASE_IMAGE_VERSION_ANNOTATION, type ControllerConfig, type MachineConfig, type MachineConfigPool, type NodeView } from './types.js';
+import { renderPool, RenderError } from './render.js';
+import { planCollection, referencedConfigs } from './rendered-gc.js';
+
+export function renderController(ctx: McoContext): Controller {
+  const unreferencedSince = new Map<string, Map<string, number>>();
+  const controller = new Controller({
+    name: 'machine-config-controller-render',
+    sync: (key, sc) => syncRender(ctx, key, sc, unreferencedSince),
+    resyncPeriodMs: 10 * 60_000,
+  });
+  const allPools = () => ctx.informers.pools.list().map((p) => p.metadata.name as string);
+  // Writers of MachineConfigs (the template and kubelet-config controllers, an admin applying a
+  // set) write several in a row: render once after the burst rather than once per object, which
+  // would roll nodes through intermediate configs (OpenShift waits 5 s for the same reason).
+  const renderSoon = () => {
+    for (const pool of allPools()) controller.enqueue(pool, ctx.settings.renderDelayMs);
+    return undefined;
+  };
+  controller.watch(ctx.informers.pools);
+  controller.watch(ctx.informers.machineConfigs, renderSoon);
+  controller.watch(ctx.informers.controllerConfigs, renderSoon);
+  // Node references decide garbage collection.
+  controller.watch(ctx.informers.nodes, (node, type, old) => {
+    if (type !== 'update') return allPools();
+    const refs = (n: typeof node | undefined) => JSON.stringify([n?.metadata?.annotations?.['machineconfiguration.openshift.io/currentConfig'], n?.metadata?.annotations?.['machineconfiguration.openshift.io/desiredConfig']]);
+    return refs(node) === refs(old) ? undefined : allPools();
+  });
+  return controller;
+}
+
+function templatesComplete(cc: ControllerConfig | undefined): cc is ControllerConfig {
+  if (!cc) return false;
+  return isTrue(cc.status?.conditions, TEMPLATE_COMPLETED) && cc.status?.observedGeneration === cc.metadata.generation;
+}
+
+async function syncRender(ctx: McoContext, poolName: string, { log }: SyncContext, memory: Map<string, Map<string, number>>): Promise<SyncResult | void> {
+  const pool = ctx.informers.pools.get(poolName) as MachineConfigPool | undefined;
+  if (!pool || pool.metadata.deletionTimestamp) {
+    ctx.renderOutcome.delete(poolName);
+    memory.delete(poolName);
+    return;
+  }
+  const cc = ctx.informers.controllerConfigs.get(CONTROLLER_CONFIG_NAME) as ControllerConfig | undefined;
+  if (!templatesComplete(cc)) {
+    log.debug({ pool: poolName }, 'waiting for the ControllerConfig templates before rendering');
+    return;
+  }
+  const all = ctx.informers.machineConfigs.list() as MachineConfig[];
+  const currentName = pool.spec.configuration?.name;
+  const current = currentName ? (ctx.informers.machineConfigs.get(currentName) as MachineConfig | undefined) : undefined;
+  let outcome: string | undefined;
+  try {
+    const { rendered, source } = renderPool(pool, all, {
+      controllerVersion: ctx.settings.controllerVersion,
+      releaseVersion: cc.metadata.annotations?.[RELEASE_IMAGE_VERSION_ANNOTATION] ?? ctx.settings.releaseVersion,
+      osImageURL: cc.spec.baseOSContainerImage || cc.spec.osImageURL,
+      baseOSExtensionsContainerImage: cc.spec.baseOSExtensionsContainerImage,
+      currentSpec: current?.spec,
+      currentSources: (pool.spec.configuration?.source ?? []).map((s) => s.name ?? ''),
+    });
+    const name = rendered.metadata.name!;
+    const { action } = await applyObject(ctx.client, rendered, MACHINE_CONFIGS);
+    if (action === 'created') log.info({ pool: poolName, machineConfig: name, sources: source.map((s) => s.name) }, 'rendered config generated');
+    const sameSources = (pool.spec.configuration?.source ?? []).map((s) => s.name).join() === source.map((s) => s.name).join();
+    if (currentName !== name || !sameSources) {
+      await ctx.client.mergePatch(MACHINE_CONFIG_POOLS, poolName, undefined, { spec: { configuration: { name, source } } });
+      if (currentName !== name) {
+        log.info({ pool: poolName, from: currentName ?? null, to: name }, 'pool targets a new rendered config');
+        void ctx.events.event(pool, 'Normal', 'SetDesiredConfig', `Targeted pool ${poolName} at ${name}${currentName ? ` (was ${currentName})` : ''}`);
+      }
+    }
+  } catch (e) {
+    if (!(e instanceof RenderError)) throw e;
+    outcome = e.message;
+  }
+  const previous = ctx.renderOutcome.get(poolName);
+  if (!ctx.renderOutcome.has(poolName) || previous !== outcome) {
+    ctx.renderOutcome.set(poolName, outcome);
+    if (outcome) {
+      log.warn({ pool: poolName, err: outcome }, 'render failed; pool stays on its current config');
+      void ctx.events.event(pool, 'Warning', 'RenderFailed', outcome);
+    } else if (previous) {
+      log.info({ pool: poolName }, 'render recovered');
+    }
+    ctx.refreshPoolStatus(poolName);
+  }
+  return collectGarbage(ctx, pool, log, memory);
+}
+
+async function collectGarbage(ctx: McoContext, pool: MachineConfigPool, log: SyncContext['log'], memory: Map<string, Map<string, number>>): Promise<SyncResult | void> {
+  const poolName = pool.metadata.name!;
+  const since = memory.get(poolName) ?? new Map<string, number>();
+  memory.set(poolName, since);
+  const pools = ctx.informers.pools.list() as MachineConfigPool[];
+  const configs = ctx.informers.machineConfigs.list() as MachineConfig[];
+  const plan = planCollection(poolName, configs, referencedConfigs(pools, ctx.informers.nodes.list() as NodeView[]), since, Date.now(), ctx.settings.renderedGCGraceMs);
+  if (plan.collect.length > 0) {
+    // The caches may lag: before deleting anything, ask the API server who references what now.
+    const fresh = referencedConfigs(
+      ((await ctx.client.list(MACHINE_CONFIG_POOLS)).items ?? []) as MachineConfigPool[],
+      ((await ctx.client.list(NODES)).items ?? []) as NodeView[],
+    );
+    for (const name of plan.collect) {
+      if (fresh.has(name)) {
+        since.delete(name);
+        continue;
+      }
+      await ctx.client.delete(MACHINE_CONFIGS, name);
+      since.delete(name);
+      log.info({ pool: poolName, machineConfig: name, graceMs: ctx.settings.renderedGCGraceMs }, 'deleted a rendered config nothing references');
+    }
+  }
+  return plan.recheckInMs !== undefined ? { requeueAfterMs: plan.recheckInMs } : undefined;
+}

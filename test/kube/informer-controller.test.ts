@@ -1,0 +1,159 @@
+// Informers, controllers and the event recorder against the embedded API server: the cache stays
+// right across watch timeouts, a server restart and a compaction (no missed deletes); a
+// controller retries failures with backoff and reports them, does not retry terminal errors,
+// requeues after, resyncs, never syncs one key twice at once, and stops cleanly.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { startTestApiServer } from '../helpers/apiserver.js';
+import { KubeClient, type ResourceRef } from '../../src/kube/client.js';
+import { InformerFactory } from '../../src/kube/informer.js';
+import { Controller, TerminalError } from '../../src/kube/controller.js';
+import { EventRecorder } from '../../src/kube/events.js';
+import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
+import { registry } from '../../src/kube/metrics.js';
+
+const CONFIGMAPS: ResourceRef = { group: '', version: 'v1', resource: 'configmaps', namespaced: true };
+
+async function eventually(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+test('an informer keeps its cache right across watch timeouts, a restart with a missed delete, and a compaction', async () => {
+  let api = await startTestApiServer({ compactKeep: 5, compactIntervalMs: 200 });
+  const { dataDir, port } = api;
+  const client = new KubeClient(loadKubeConfig(api.kubeconfigPath));
+  const factory = new InformerFactory(client);
+  const informer = factory.forResource(CONFIGMAPS, { namespace: 'default', watchTimeoutSeconds: 1 });
+  const seen: string[] = [];
+  informer.on((type, o) => seen.push(`${type} ${o.metadata.name} ${o.data?.v ?? ''}`.trim()));
+  const stop = new AbortController();
+  try {
+    await client.create(CONFIGMAPS, { metadata: { name: 'before', namespace: 'default' }, data: { v: '0' } });
+    factory.start(stop.signal);
+    await factory.waitForSync();
+    assert.deepEqual(seen, ['add before 0']);
+    assert.equal(informer.get('before', 'default')?.kind, 'ConfigMap', 'listed items carry their kind');
+
+    await client.create(CONFIGMAPS, { metadata: { name: 'a', namespace: 'default' }, data: { v: '1' } });
+    await eventually(() => seen.includes('add a 1'), 'add a');
+    await new Promise((r) => setTimeout(r, 1500)); // past a watch timeout
+    await client.mergePatch(CONFIGMAPS, 'a', 'default', { data: { v: '2' } });
+    await eventually(() => seen.includes('update a 2'), 'update after a watch timeout');
+
+    // The server goes away; an object is deleted while the informer cannot watch (a second
+    // server on the same data). On its return the informer must notice the delete.
+    await api.stop({ keepData: true });
+    api = await startTestApiServer({ dataDir, port, compactKeep: 5, compactIntervalMs: 200 });
+    await client.delete(CONFIGMAPS, 'before', 'default');
+    for (let i = 0; i < 20; i++) await client.create(CONFIGMAPS, { metadata: { name: `bulk-${i}`, namespace: 'default' } });
+    await client.mergePatch(CONFIGMAPS, 'a', 'default', { data: { v: '3' } });
+    await eventually(() => seen.includes('delete before 0') && seen.includes('update a 3') && informer.list().length === 21, 'the cache to converge', 15_000);
+    assert.deepEqual(informer.list().map((o) => o.metadata.name).sort(), ['a', ...Array.from({ length: 20 }, (_, i) => `bulk-${i}`)].sort());
+    assert.ok(informer.lists >= 2, `the informer listed again after falling behind the compaction (lists: ${informer.lists})`);
+  } finally {
+    stop.abort();
+    await factory.stop();
+    await api.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a controller retries with backoff and reports, drops terminal errors, requeues after, resyncs, and never runs a key twice at once', async () => {
+  const api = await startTestApiServer();
+  const client = new KubeClient(loadKubeConfig(api.kubeconfigPath));
+  const factory = new InformerFactory(client);
+  const informer = factory.forResource(CONFIGMAPS, { namespace: 'default' });
+  const syncs = new Map<string, number>();
+  const reported: string[] = [];
+  let running = 0;
+  let maxRunning = 0;
+  const active = new Set<string>();
+  let overlap = false;
+  const controller = new Controller({
+    name: 'test-controller',
+    workers: 4,
+    resyncPeriodMs: 400,
+    queue: { baseDelayMs: 20, maxDelayMs: 200 },
+    onError: (key, error, retries, terminal) => reported.push(`${key} ${retries} ${terminal ? 'terminal' : 'retry'} ${error.message}`),
+    sync: async (key) => {
+      if (active.has(key)) overlap = true;
+      active.add(key);
+      running++;
+      maxRunning = Math.max(maxRunning, running);
+      try {
+        const n = (syncs.get(key) ?? 0) + 1;
+        syncs.set(key, n);
+        await new Promise((r) => setTimeout(r, 20));
+        const object = informer.getByKey(key);
+        const mode = object?.data?.mode;
+        if (mode === 'flaky' && n < 3) throw new Error(`not yet (${n})`);
+        if (mode === 'bad') throw new TerminalError('this object is invalid');
+        if (mode === 'later' && n === 1) return { requeueAfterMs: 150 };
+        return undefined;
+      } finally {
+        running--;
+        active.delete(key);
+      }
+    },
+  }).watch(informer);
+  const stop = new AbortController();
+  const run = controller.run(stop.signal);
+  factory.start(stop.signal);
+  try {
+    for (const [name, mode] of [['flaky', 'flaky'], ['bad', 'bad'], ['later', 'later'], ['plain', 'plain']]) {
+      await client.create(CONFIGMAPS, { metadata: { name, namespace: 'default' }, data: { mode } });
+    }
+    await eventually(() => (syncs.get('default/flaky') ?? 0) >= 3 && !controller.lastError('default/flaky'), 'flaky to succeed on its third try');
+    assert.deepEqual(reported.filter((r) => r.startsWith('default/flaky')), ['default/flaky 1 retry not yet (1)', 'default/flaky 2 retry not yet (2)']);
+    assert.equal(controller.lastError('default/flaky'), undefined, 'success clears the error');
+    await eventually(() => (syncs.get('default/later') ?? 0) >= 2, 'later to be requeued');
+    assert.deepEqual(reported.filter((r) => r.startsWith('default/bad')), ['default/bad 1 terminal this object is invalid']);
+    assert.match(controller.lastError('default/bad')?.message ?? '', /invalid/);
+
+    // Hammer one key with changes while 4 workers run: never two syncs of it at once.
+    await Promise.all(Array.from({ length: 15 }, (_, i) => client.mergePatch(CONFIGMAPS, 'plain', 'default', { data: { i: String(i) } })));
+    // A resync brings every key back, the terminal one included.
+    const before = syncs.get('default/bad')!;
+    await eventually(() => syncs.get('default/bad')! > before, 'a resync', 3000);
+    assert.equal(overlap, false, 'a key was synced by two workers at once');
+    assert.ok(maxRunning > 1, 'workers ran in parallel');
+
+    const metrics = await registry.metrics();
+    assert.match(metrics, /controller_runtime_reconcile_total\{controller="test-controller",result="error"\} [1-9]/);
+    assert.match(metrics, /controller_runtime_reconcile_total\{controller="test-controller",result="terminal_error"\} [1-9]/);
+    assert.match(metrics, /workqueue_adds_total\{name="test-controller"\} [1-9]/);
+  } finally {
+    stop.abort();
+    await run;
+    await factory.stop();
+    await api.stop();
+  }
+});
+
+test('the event recorder aggregates repeats into one Event with a count', async () => {
+  const api = await startTestApiServer();
+  try {
+    const client = new KubeClient(loadKubeConfig(api.kubeconfigPath));
+    const cm = await client.create(CONFIGMAPS, { metadata: { name: 'subject', namespace: 'default' } });
+    const recorder = new EventRecorder(client, { component: 'test-recorder' });
+    for (let i = 0; i < 3; i++) await recorder.event({ apiVersion: 'v1', kind: 'ConfigMap', ...cm }, 'Warning', 'SyncFailed', 'it broke');
+    await recorder.event({ apiVersion: 'v1', kind: 'ConfigMap', ...cm }, 'Normal', 'Synced', 'fine now');
+    const events = (await api.kubectl(['get', 'events', '-n', 'default', '-o', 'json'])).stdout;
+    const items = JSON.parse(events).items as any[];
+    const failed = items.filter((e) => e.reason === 'SyncFailed');
+    assert.equal(failed.length, 1);
+    assert.equal(failed[0].count, 3);
+    assert.equal(failed[0].involvedObject.name, 'subject');
+    assert.equal(failed[0].source.component, 'test-recorder');
+    assert.equal(items.filter((e) => e.reason === 'Synced').length, 1);
+    const described = await api.kubectl(['describe', 'configmap', 'subject', '-n', 'default']);
+    assert.match(described.stdout, /Warning\s+SyncFailed.*it broke/);
+  } finally {
+    await api.stop();
+  }
+});

@@ -1,0 +1,142 @@
+// Base configs from a ControllerConfig (src/mco/controller/template.ts) and KubeletConfig →
+// `99-<pool>-generated-kubelet` (src/mco/controller/kubelet-config.ts).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import { generateTemplateConfigs, TemplateError } from '../../src/mco/controller/template.js';
+import { generateKubeletConfigs, validateKubeletConfig } from '../../src/mco/controller/kubelet-config.js';
+import { validateMachineConfig } from '../../src/mco/controller/validation.js';
+import { mergeMachineConfigs } from '../../src/mco/controller/render.js';
+import { decodeDataUrl } from '../../src/mco/common/ignition/data-url.js';
+import { controllerConfig, TEST_CA } from './controller-fixtures.js';
+import type { KubeletConfig, MachineConfig, MachineConfigPool, MachineConfigSpec } from '../../src/mco/controller/types.js';
+
+const CA = TEST_CA;
+const inputs = { controllerVersion: 'v1', pullSecret: '{"auths":{"quay.io":{"auth":"eDp5"}}}', sshAuthorizedKeys: ['ssh-ed25519 AAAA admin@example.com'] };
+
+function fileOf(mc: MachineConfig | MachineConfigSpec, path: string): { text: string; mode: number } | undefined {
+  const spec = 'spec' in mc ? mc.spec : mc;
+  const f = (spec.config as any).storage?.files?.find((x: any) => x.path === path);
+  return f ? { text: decodeDataUrl(f.contents.source).toString(), mode: f.mode } : undefined;
+}
+
+test('templates: the OpenShift names per role, each valid, labelled, owned by the ControllerConfig', () => {
+  const mcs = generateTemplateConfigs(controllerConfig(), inputs);
+  assert.deepEqual(mcs.map((m) => m.metadata.name), [
+    '00-master', '00-worker', '01-master-container-runtime', '01-master-kubelet', '01-worker-container-runtime', '01-worker-kubelet', '99-master-ssh', '99-worker-ssh',
+  ]);
+  for (const mc of mcs) {
+    assert.deepEqual(validateMachineConfig(mc), [], mc.metadata.name);
+    assert.equal(mc.metadata.labels!['machineconfiguration.openshift.io/role'], mc.metadata.name!.includes('master') ? 'master' : 'worker');
+    assert.equal(mc.metadata.annotations!['machineconfiguration.openshift.io/generated-by-controller-version'], 'v1');
+    assert.equal(mc.metadata.ownerReferences![0].kind, 'ControllerConfig');
+  }
+  const byName = new Map(mcs.map((m) => [m.metadata.name, m]));
+  assert.equal(fileOf(byName.get('00-worker')!, '/etc/kubernetes/kubelet-ca.crt')!.text, CA);
+  assert.deepEqual(fileOf(byName.get('00-worker')!, '/var/lib/kubelet/config.json'), { text: inputs.pullSecret, mode: 0o600 });
+  const kubelet = JSON.parse(fileOf(byName.get('01-worker-kubelet')!, '/etc/kubernetes/kubelet.conf')!.text);
+  assert.equal(kubelet.kind, 'KubeletConfiguration');
+  assert.deepEqual(kubelet.clusterDNS, ['172.30.0.10']);
+  assert.equal(kubelet.authentication.x509.clientCAFile, '/etc/kubernetes/kubelet-ca.crt');
+  assert.equal(kubelet.registerWithTaints, undefined);
+  assert.deepEqual(JSON.parse(fileOf(byName.get('01-master-kubelet')!, '/etc/kubernetes/kubelet.conf')!.text).registerWithTaints, [{ effect: 'NoSchedule', key: 'node-role.kubernetes.io/master' }]);
+  const unit = (byName.get('01-worker-kubelet')!.spec.config as any).systemd.units[0];
+  assert.equal(unit.name, 'kubelet.service');
+  assert.equal(unit.enabled, true);
+  assert.match(unit.contents, /--config=\/etc\/kubernetes\/kubelet\.conf/);
+  assert.match(unit.contents, /--node-labels=node-role\.kubernetes\.io\/worker /);
+  assert.match(fileOf(byName.get('01-worker-container-runtime')!, '/etc/crio/crio.conf.d/01-bosun-base')!.text, /pause_image = "quay\.io\/bosun\/pause:3\.9"/);
+  assert.deepEqual((byName.get('99-worker-ssh')!.spec.config as any).passwd.users, [{ name: 'core', sshAuthorizedKeys: inputs.sshAuthorizedKeys }]);
+});
+
+test('templates are deterministic and follow their inputs', () => {
+  const a = JSON.stringify(generateTemplateConfigs(controllerConfig(), inputs));
+  assert.equal(JSON.stringify(generateTemplateConfigs(controllerConfig(), { ...inputs })), a);
+  const changed = controllerConfig();
+  changed.spec.clusterDNSIP = '172.30.0.11';
+  assert.notEqual(JSON.stringify(generateTemplateConfigs(changed, inputs)), a);
+  const names = generateTemplateConfigs(controllerConfig(), { controllerVersion: 'v1' }).map((m) => m.metadata.name);
+  assert.ok(!names.includes('99-worker-ssh') && !names.includes('99-master-ssh'), 'no ssh config without keys');
+  assert.equal(fileOf(generateTemplateConfigs(controllerConfig(), { controllerVersion: 'v1' })[1], '/var/lib/kubelet/config.json'), undefined);
+});
+
+test('templates refuse a ControllerConfig they cannot use', () => {
+  const noCa = controllerConfig();
+  noCa.spec.kubeAPIServerServingCAData = Buffer.from('not a certificate').toString('base64');
+  assert.throws(() => generateTemplateConfigs(noCa, inputs), (e: unknown) => e instanceof TemplateError && /kubeAPIServerServingCAData holds no PEM certificate/.test(e.message));
+  const noDns = controllerConfig();
+  noDns.spec.clusterDNSIP = '';
+  assert.throws(() => generateTemplateConfigs(noDns, inputs), /clusterDNSIP is empty/);
+  assert.throws(() => generateTemplateConfigs(controllerConfig(), { ...inputs, pullSecret: 'nope' }), /pull secret is not JSON/);
+});
+
+const pools: MachineConfigPool[] = ['master', 'worker', 'infra'].map((name) => ({
+  metadata: { name, labels: { [`pools.operator.machineconfiguration.openshift.io/${name}`]: '' } },
+  spec: {},
+}));
+const kubeletConfig = (name: string, spec: Record<string, unknown>, created = '2024-01-01T00:00:00Z'): KubeletConfig => ({
+  apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'KubeletConfig',
+  metadata: { name, uid: `uid-${name}`, creationTimestamp: created },
+  spec: { machineConfigPoolSelector: { matchLabels: { 'pools.operator.machineconfiguration.openshift.io/worker': '' } }, ...spec },
+});
+
+test('KubeletConfig (OpenShift\'s example) → 99-worker-generated-kubelet: base plus user fields, later in merge order than the template', () => {
+  const fixture = parseYaml(readFileSync(fileURLToPath(new URL('./fixtures/openshift-kubeletconfig.yaml', import.meta.url)), 'utf8')) as KubeletConfig;
+  const out = generateKubeletConfigs([fixture], pools, controllerConfig(), 'v1');
+  assert.deepEqual(out.conditions.get('set-max-pods'), { type: 'Success', status: 'True', message: 'Success' });
+  assert.deepEqual(out.machineConfigs.map((m) => m.metadata.name), ['99-worker-generated-kubelet']);
+  const mc = out.machineConfigs[0];
+  assert.deepEqual(validateMachineConfig(mc), []);
+  assert.equal(mc.metadata.labels!['machineconfiguration.openshift.io/role'], 'worker');
+  assert.equal(mc.metadata.ownerReferences![0].kind, 'KubeletConfig');
+  const conf = JSON.parse(fileOf(mc, '/etc/kubernetes/kubelet.conf')!.text);
+  assert.equal(conf.maxPods, 500);
+  assert.deepEqual(conf.systemReserved, { cpu: '1000m', 'ephemeral-storage': '1Gi', memory: '1Gi' });
+  assert.deepEqual(conf.clusterDNS, ['172.30.0.10']);
+  assert.equal(conf.tlsMinVersion, 'VersionTLS12');
+  // Merged after the template, the generated file wins.
+  const merged = mergeMachineConfigs([...generateTemplateConfigs(controllerConfig(), inputs).filter((m) => m.metadata.labels!['machineconfiguration.openshift.io/role'] === 'worker'), mc]);
+  assert.equal(JSON.parse(fileOf(merged, '/etc/kubernetes/kubelet.conf')!.text).maxPods, 500);
+});
+
+test('KubeletConfig: forbidden and inconsistent fields give a Failure condition and no MachineConfig', () => {
+  const rows: [Record<string, unknown>, RegExp][] = [
+    [{ kubeletConfig: { cgroupDriver: 'cgroupfs' } }, /cgroupDriver is not allowed to be set .*but contains: "cgroupfs"/],
+    [{ kubeletConfig: { clusterDNS: ['1.1.1.1'] } }, /clusterDNS is not allowed/],
+    [{ kubeletConfig: { staticPodPath: '/tmp' } }, /staticPodPath is not allowed/],
+    [{ kubeletConfig: { featureGates: { X: true } } }, /featureGates is not allowed/],
+    [{ kubeletConfig: { evictionSoft: { 'memory.available': '500Mi' } } }, /evictionSoft\.memory\.available needs evictionSoftGracePeriod\.memory\.available/],
+    [{ autoSizingReserved: true, kubeletConfig: { systemReserved: { cpu: '1' } } }, /autoSizingReserved and systemReserved/],
+    [{}, /KubeletConfig is empty/],
+    [{ kubeletConfig: { maxPods: 300 }, machineConfigPoolSelector: { matchLabels: { nothing: 'here' } } }, /selects no MachineConfigPool/],
+  ];
+  for (const [spec, message] of rows) {
+    const kc = kubeletConfig('bad', spec);
+    const out = generateKubeletConfigs([kc], pools, controllerConfig(), 'v1');
+    assert.deepEqual(out.machineConfigs, [], JSON.stringify(spec));
+    const c = out.conditions.get('bad')!;
+    assert.equal(c.type, 'Failure');
+    assert.equal(c.status, 'False');
+    assert.match(c.message!, /^Error: /);
+    assert.match(c.message!, message);
+  }
+  assert.deepEqual(validateKubeletConfig(kubeletConfig('ok', { kubeletConfig: { maxPods: 300, evictionSoft: { 'memory.available': '1Gi' }, evictionSoftGracePeriod: { 'memory.available': '1m' } } })), []);
+});
+
+test('several KubeletConfigs for one pool: oldest takes the plain name, newer ones suffixes; log level and auto sizing', () => {
+  const older = kubeletConfig('b-older', { kubeletConfig: { maxPods: 300 } }, '2024-01-01T00:00:00Z');
+  const newer = kubeletConfig('a-newer', { logLevel: 4, autoSizingReserved: true }, '2024-02-01T00:00:00Z');
+  const out = generateKubeletConfigs([newer, older], pools, controllerConfig(), 'v1');
+  assert.deepEqual(out.machineConfigs.map((m) => [m.metadata.name, m.metadata.ownerReferences![0].name]), [
+    ['99-worker-generated-kubelet', 'b-older'], ['99-worker-generated-kubelet-1', 'a-newer'],
+  ]);
+  const second = out.machineConfigs[1];
+  assert.equal(fileOf(second, '/etc/node-sizing-enabled.env')!.text, 'NODE_SIZING_ENABLED=true\n');
+  assert.equal(JSON.parse(fileOf(second, '/etc/kubernetes/kubelet.conf')!.text).systemReserved, undefined);
+  assert.deepEqual((second.spec.config as any).systemd.units, [{ name: 'kubelet.service', dropins: [{ name: '20-logging.conf', contents: '[Service]\nEnvironment="KUBELET_LOG_LEVEL=4"\n' }] }]);
+  assert.deepEqual(validateMachineConfig(second), []);
+  // Same inputs, same bytes.
+  assert.equal(JSON.stringify(generateKubeletConfigs([older, newer], pools, controllerConfig(), 'v1').machineConfigs), JSON.stringify(out.machineConfigs));
+});
