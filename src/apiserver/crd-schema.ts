@@ -122,6 +122,28 @@ export function prune(schema: JSONSchemaProps | undefined, value: unknown, isRoo
   return value;
 }
 
+/**
+ * The fields pruning would drop, as paths (`spec.bogus`, `spec.items[0].extra`): what
+ * kube-apiserver's strict field validation (`fieldValidation=Strict|Warn`) reports.
+ */
+export function unknownFields(schema: JSONSchemaProps | undefined, value: unknown, path = ''): string[] {
+  if (!schema || (schema['x-kubernetes-preserve-unknown-fields'] && !schema.properties)) return [];
+  const out: string[] = [];
+  if (isObject(value)) {
+    const preserve = schema['x-kubernetes-preserve-unknown-fields'] === true;
+    const embedded = schema['x-kubernetes-embedded-resource'] === true;
+    for (const key of Object.keys(value)) {
+      if ((path === '' || embedded) && ROOT_FIELDS.has(key)) continue;
+      const prop = schema.properties?.[key] ?? (isObject(schema.additionalProperties) ? schema.additionalProperties : undefined);
+      if (prop) out.push(...unknownFields(prop, value[key], childPath(path, key)));
+      else if (schema.additionalProperties !== true && !preserve) out.push(childPath(path, key));
+    }
+  } else if (Array.isArray(value) && schema.items) {
+    value.forEach((item, i) => out.push(...unknownFields(schema.items, item, `${path}[${i}]`)));
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Validation
 

@@ -1,15 +1,17 @@
 // Object semantics of the API server, independent of HTTP: create / get / list / update / patch /
 // delete over the storage, with what kube-apiserver adds — server-set metadata, generation,
 // status subresources, finalizers and deletionTimestamp, optimistic concurrency, defaults,
-// validation, custom-resource schemas, namespace checks and dry runs.
+// validation, custom-resource schemas, namespace checks, dry runs, server-side apply and
+// managedFields (server-side-apply.ts).
 import { randomUUID } from 'node:crypto';
 import { StorageError, type KubeObject, type Storage, type StoredItem } from './storage/types.js';
-import { ApiError, errors, type FieldProblem } from './errors.js';
+import { ApiError, errors, type FieldProblem, type StatusDetails } from './errors.js';
 import { apiVersionOf, storageKey, storagePrefix, type Registry, type ResourceType } from './registry.js';
-import { applyDefaults, prune, validate as validateSchema } from './crd-schema.js';
+import { applyDefaults, prune, unknownFields, validate as validateSchema } from './crd-schema.js';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, PatchError } from './patch.js';
 import { builtinProblems, metadataProblems, nameProblem } from './validation.js';
 import { jsonPathFirst } from './tables.js';
+import { builtinListTypes, crdListTypes, recordUpdate, serverSideApply, type ListTypes, type ManagedFieldsEntry } from './server-side-apply.js';
 
 type Obj = Record<string, any>;
 
@@ -17,7 +19,22 @@ export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
 
 export interface WriteContext {
   dryRun?: boolean;
+  /** Who writes, for metadata.managedFields; writes without one (the server's own) leave them as they are. */
   fieldManager?: string;
+  /** managedFields already worked out (by an apply), stored as they are. */
+  managedFields?: ManagedFieldsEntry[];
+  /** The subresource a write came through when it is not status (scale), as managedFields name it. */
+  managedSubresource?: string;
+  /** What to do with fields a custom resource's schema does not declare (kube's default: Warn). */
+  fieldValidation?: 'Ignore' | 'Warn' | 'Strict';
+  /** Collects warnings for the response (`Warning` headers). */
+  warnings?: string[];
+}
+
+/** What kube-apiserver does with managedFields sent in a request: `[{}]` resets them, none or `[]` keeps the stored ones. */
+function requestManagedFields(sent: unknown, stored: unknown): unknown {
+  if (Array.isArray(sent) && sent.length === 1 && typeof sent[0] === 'object' && sent[0] !== null && Object.keys(sent[0]).length === 0) return [];
+  return Array.isArray(sent) && sent.length > 0 ? sent : stored;
 }
 
 /** Hooks other parts of the server attach to writes (CRD registration, namespace cleanup, …). */
@@ -167,11 +184,16 @@ export class Resources {
   }
 
   /** Defaults, prunes and validates; throws 422 Invalid with every problem. */
-  private admit(type: ResourceType, object: Obj, previous: Obj | undefined): void {
+  private admit(type: ResourceType, object: Obj, previous: Obj | undefined, ctx: WriteContext): void {
     const name = object.metadata?.name ?? '';
     let problems: FieldProblem[];
     if (type.custom) {
       if (type.custom.schema) {
+        const unknown = ctx.fieldValidation === 'Ignore' ? [] : unknownFields(type.custom.schema, object);
+        if (unknown.length > 0 && ctx.fieldValidation === 'Strict') {
+          throw errors.badRequest(`${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}: strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
+        }
+        ctx.warnings?.push(...unknown.map((f) => `unknown field "${f}"`));
         prune(type.custom.schema, object);
         applyDefaults(type.custom.schema, object);
       }
@@ -212,8 +234,8 @@ export class Resources {
     delete metadata.deletionTimestamp;
     delete metadata.deletionGracePeriodSeconds;
     if (type.status && type.custom) delete object.status;
-    this.recordManager(object, ctx, 'Update');
-    this.admit(type, object, undefined);
+    this.admit(type, object, undefined, ctx);
+    this.recordManager(type, object, undefined, ctx);
     const key = storageKey(type, metadata.namespace, metadata.name);
     if (ctx.dryRun) {
       if (this.storage.get(key)) throw errors.alreadyExists(type.resource, type.group, metadata.name);
@@ -228,11 +250,27 @@ export class Resources {
     }
   }
 
-  private recordManager(object: Obj, ctx: WriteContext, operation: 'Update' | 'Apply'): void {
+  /** How server-side apply merges this type's lists: strategic merge keys, or the CRD schema's list types. */
+  listTypes(type: ResourceType): ListTypes {
+    return type.custom ? crdListTypes(type.custom.schema) : builtinListTypes;
+  }
+
+  /**
+   * Keeps metadata.managedFields as kube-apiserver does on create/update/patch: the fields the
+   * writer changed become its own (operation Update), removed fields leave every manager.
+   */
+  private recordManager(type: ResourceType, object: Obj, previous: Obj | undefined, ctx: WriteContext & { subresource?: string }): void {
+    if (ctx.managedFields) {
+      object.metadata.managedFields = ctx.managedFields;
+      return;
+    }
     if (!ctx.fieldManager) return;
-    const entries: Obj[] = (object.metadata.managedFields ?? []).filter((e: Obj) => !(e.manager === ctx.fieldManager && e.operation === operation));
-    entries.push({ manager: ctx.fieldManager, operation, apiVersion: object.apiVersion, time: now(), fieldsType: 'FieldsV1', fieldsV1: {} });
-    object.metadata.managedFields = entries;
+    const base = ctx.subresource ? previous?.metadata.managedFields : requestManagedFields(object.metadata.managedFields, previous?.metadata.managedFields);
+    const old = previous ? { ...previous, metadata: { ...previous.metadata, managedFields: base } } : Array.isArray(base) && base.length > 0 ? { metadata: { managedFields: base } } : undefined;
+    const subresource = ctx.subresource ?? ctx.managedSubresource;
+    const managedFields = recordUpdate(old, object, { manager: ctx.fieldManager, apiVersion: apiVersionOf(type), listTypes: this.listTypes(type), subresource });
+    if (managedFields.length > 0) object.metadata.managedFields = managedFields;
+    else delete object.metadata.managedFields;
   }
 
   mapStorageError(e: unknown, type: ResourceType, name: string): Error {
@@ -313,8 +351,8 @@ export class Resources {
     next.apiVersion = previous.apiVersion;
     next.kind = type.kind;
     delete next.metadata.resourceVersion;
-    this.recordManager(next, options, 'Update');
-    this.admit(type, next, previous);
+    this.admit(type, next, previous, options);
+    this.recordManager(type, next, previous, options);
     if (options.subresource !== 'status' && !sameJson(withoutMeta(next, type.status), withoutMeta(previous, type.status))) {
       next.metadata.generation = (previous.metadata.generation ?? 0) + 1;
     }
@@ -325,7 +363,8 @@ export class Resources {
   private async write(type: ResourceType, namespace: string | undefined, name: string, next: Obj, current: StoredItem, dryRun: boolean): Promise<Obj> {
     const key = storageKey(type, namespace, name);
     const finishing = next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0;
-    const unchanged = sameJson({ ...next, metadata: { ...next.metadata, managedFields: undefined } }, { ...current.object, metadata: { ...current.object.metadata, resourceVersion: undefined, managedFields: undefined } });
+    const unchanged = sameJson({ ...next, metadata: { ...next.metadata, managedFields: undefined } }, { ...current.object, metadata: { ...current.object.metadata, resourceVersion: undefined, managedFields: undefined } })
+      && sameJson(next.metadata.managedFields ?? [], current.object.metadata.managedFields ?? []);
     if (dryRun) return this.present(type, { ...next, metadata: { ...next.metadata, resourceVersion: String(current.revision) } } as KubeObject);
     try {
       if (finishing) {
@@ -355,18 +394,16 @@ export class Resources {
       throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`);
     }
     if (patchType === 'apply' && !options.fieldManager) {
-      throw errors.invalid(type.kind, type.group, name, [{ type: 'FieldValueRequired', field: 'fieldManager', message: 'Required value: is required for apply patch' }]);
+      throw errors.invalid('PatchOptions', 'meta.k8s.io', '', [{ type: 'FieldValueRequired', field: 'fieldManager', message: 'Required value: is required for apply patch' }]);
     }
+    if (patchType !== 'apply' && options.force !== undefined) {
+      throw errors.invalid('PatchOptions', 'meta.k8s.io', '', [{ type: 'FieldValueForbidden', field: 'force', message: 'Forbidden: may not be specified for non-apply patch' }]);
+    }
+    if (patchType === 'apply') return this.apply(type, namespace, name, patch, options);
     // Read-modify-write, retried when another writer got there first (as kube-apiserver does
     // for patches that carry no resourceVersion of their own).
     for (let attempt = 0; ; attempt++) {
-      let current: StoredItem | undefined;
-      try {
-        current = this.getItem(type, namespace, name);
-      } catch (e) {
-        if (patchType === 'apply' && e instanceof ApiError && e.code === 404) return this.applyCreate(type, namespace, name, patch, options);
-        throw e;
-      }
+      const current = this.getItem(type, namespace, name);
       const base = this.present(type, current.object);
       let patched: Obj;
       try {
@@ -375,7 +412,6 @@ export class Resources {
             patched = applyJsonPatch(base, patch);
             break;
           case 'merge':
-          case 'apply':
             patched = applyMergePatch(base, patch);
             break;
           case 'strategic':
@@ -399,11 +435,41 @@ export class Resources {
     }
   }
 
-  private async applyCreate(type: ResourceType, namespace: string | undefined, name: string, patch: unknown, options: WriteContext): Promise<Obj> {
-    const object = structuredClone(patch) as Obj;
-    if (typeof object !== 'object' || object === null) throw errors.badRequest('an apply patch must be an object');
-    object.metadata = { ...(object.metadata ?? {}), name };
-    return this.create(type, namespace, object, options);
+  /**
+   * Server-side apply: merges the applied configuration into the object (creating it when
+   * absent) as `fieldManager`, refusing with 409 when it would change fields other managers own
+   * unless forced; retried like a patch when another writer got there first.
+   */
+  private async apply(type: ResourceType, namespace: string | undefined, name: string, patch: unknown, options: WriteContext & { subresource?: 'status'; force?: boolean }): Promise<Obj> {
+    if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) throw errors.badRequest('the apply patch must be an object');
+    this.checkKind(type, patch as Obj);
+    const meta: Obj = (patch as Obj).metadata ?? {};
+    if (meta.name !== undefined && meta.name !== name) throw errors.badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`);
+    if (meta.managedFields !== undefined) throw errors.badRequest('metadata.managedFields must be nil');
+    const applied: Obj = { ...(patch as Obj), apiVersion: apiVersionOf(type), kind: type.kind, metadata: { ...meta, name } };
+    const unknown = type.custom?.schema && options.fieldValidation !== 'Ignore' ? unknownFields(type.custom.schema, applied) : [];
+    if (unknown.length > 0 && options.fieldValidation === 'Strict') {
+      const problems = unknown.map((f) => `.${f}: field not declared in schema`);
+      throw errors.badRequest(`failed to create typed patch object (${apiVersionOf(type)}, Kind=${type.kind}): ${problems.length === 1 ? problems[0] : `errors:\n  ${problems.join('\n  ')}`}`);
+    }
+    options.warnings?.push(...unknown.map((f) => `unknown field "${f}"`));
+    const pinned = meta.resourceVersion !== undefined;
+    const listTypes = this.listTypes(type);
+    for (let attempt = 0; ; attempt++) {
+      const current = this.storage.get(storageKey(type, namespace, name));
+      if (!current && options.subresource) throw errors.notFound(type.resource, type.group, name);
+      const live = current ? this.present(type, current.object) : undefined;
+      const result = serverSideApply(live, applied, { manager: options.fieldManager!, force: options.force, listTypes, subresource: options.subresource });
+      if (!result.ok) throw new ApiError(409, 'Conflict', String(result.status.message), result.status.details as unknown as StatusDetails);
+      const context: WriteContext = { dryRun: options.dryRun, fieldManager: options.fieldManager, managedFields: result.managedFields, fieldValidation: 'Ignore' };
+      try {
+        if (!current) return await this.create(type, namespace, result.object, context);
+        return await this.update(type, namespace, name, result.object, { ...context, subresource: options.subresource, basedOn: current });
+      } catch (e) {
+        if (!pinned && attempt < 5 && e instanceof ApiError && (e.reason === 'Conflict' || e.reason === 'AlreadyExists')) continue;
+        throw e;
+      }
+    }
   }
 
   /** Deletes an object, or starts its deletion when finalizers hold it. Returns the object. */

@@ -71,7 +71,7 @@ export function crdListTypes(schema: SchemaNode | undefined): ListTypes {
 }
 
 // Fields the server owns; never part of anyone's field set.
-const IGNORED_TOP = new Set(['apiVersion', 'kind', 'status']);
+const IGNORED_TOP = new Set(['apiVersion', 'kind']);
 const IGNORED_METADATA = new Set(['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
   'managedFields', 'selfLink', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generateName']);
 
@@ -94,12 +94,19 @@ function itemKey(item: Json, keys: string[]): string {
 /** A set of field paths; each path is a list of elements (`f:spec`, `k:{"name":"x"}`, `v:"a"`), stored JSON-encoded. */
 export type FieldSet = Set<string>;
 
-/** The fields an object sets (the paths of its leaves and of keyed/set list items). */
-export function fieldSetOf(object: ObjectData, listTypes: ListTypes = builtinListTypes): FieldSet {
+/**
+ * Which part of an object a write manages: `main` is everything but `status` (the main endpoint),
+ * `status` only `status` (the status subresource), as kube-apiserver resets the other part.
+ */
+export type FieldScope = 'main' | 'status';
+
+
+/** The fields an object sets (the paths of its leaves and of keyed/set list items) within `scope`. */
+export function fieldSetOf(object: ObjectData, listTypes: ListTypes = builtinListTypes, scope: FieldScope = 'main'): FieldSet {
   const out: FieldSet = new Set();
   const walk = (value: JsonObject, path: string[], names: string[]): void => {
     for (const [k, v] of Object.entries(value)) {
-      if (names.length === 0 && IGNORED_TOP.has(k)) continue;
+      if (names.length === 0 && (IGNORED_TOP.has(k) || (k === 'status') !== (scope === 'status'))) continue;
       if (names.length === 1 && names[0] === 'metadata' && IGNORED_METADATA.has(k)) continue;
       const p = [...path, `f:${k}`];
       const n = [...names, k];
@@ -209,7 +216,7 @@ function merge(live: Json | undefined, applied: Json, names: string[], listTypes
 }
 
 export interface ApplyConflict {
-  /** The other manager, printed as kube does: `"name"`, or `"name" using apps/v1 at <time>` for an Update. */
+  /** The other manager, printed as kube does: `"name"`, or `"name" using apps/v1` for an Update. */
   manager: string;
   /** The field, e.g. `.spec.replicas`, `.spec.template.spec.containers[name="web"].image`. */
   field: string;
@@ -228,10 +235,11 @@ export function pathString(path: string[]): string {
   }).join('');
 }
 
+// kube-apiserver prints the manager's identifier, which leaves the time out.
 function printManager(e: ManagedFieldsEntry): string {
   let s = JSON.stringify(e.manager);
   if (e.subresource) s += ` with subresource ${JSON.stringify(e.subresource)}`;
-  if (e.operation === 'Update') s += e.time ? ` using ${e.apiVersion} at ${e.time}` : ` using ${e.apiVersion}`;
+  if (e.operation === 'Update') s += ` using ${e.apiVersion}`;
   return s;
 }
 
@@ -275,25 +283,44 @@ export type ApplyResult =
   | { ok: true; object: ObjectData; managedFields: ManagedFieldsEntry[] }
   | { ok: false; conflicts: ApplyConflict[]; status: JsonObject };
 
+function managedEntries(object: JsonObject | undefined): ManagedFieldsEntry[] {
+  const meta = isObject(object?.metadata) ? object.metadata : {};
+  return (Array.isArray(meta.managedFields) ? meta.managedFields : []) as unknown as ManagedFieldsEntry[];
+}
+
+/** The time of a rewritten entry: kept when its fields did not change (so that a no-op write stays one). */
+function entryTime(previous: ManagedFieldsEntry | undefined, apiVersion: string, fields: JsonObject, now: Date): string {
+  if (previous?.time && previous.apiVersion === apiVersion && sortedJson(previous.fieldsV1) === sortedJson(fields)) return previous.time;
+  return timestamp(now);
+}
+
+/** The manager kube-apiserver gives the fields of an object that has no managedFields yet, on its first apply. */
+export const BEFORE_FIRST_APPLY = 'before-first-apply';
+
 /**
  * Applies `applied` (the parsed apply-patch body) over `live` (undefined when the object does
- * not exist yet) as field manager `options.manager`. The result carries metadata.managedFields.
+ * not exist yet) as field manager `options.manager`. The result carries metadata.managedFields;
+ * entries keep their order, and an entry whose fields did not change keeps its time.
  */
 export function serverSideApply(liveData: ObjectData | undefined, appliedData: ObjectData, options: ApplyOptions): ApplyResult {
   const live = liveData as JsonObject | undefined;
   const applied = appliedData as JsonObject;
+  const scope: FieldScope = options.subresource === 'status' ? 'status' : 'main';
   const listTypes = options.listTypes ?? builtinListTypes;
   const now = options.now ?? new Date();
   const apiVersion = typeof applied.apiVersion === 'string' ? applied.apiVersion : '';
-  const liveMeta = isObject(live?.metadata) ? live.metadata : {};
-  const entries = (Array.isArray(liveMeta.managedFields) ? liveMeta.managedFields : []) as unknown as ManagedFieldsEntry[];
+  let entries = managedEntries(live);
+  if (live && entries.length === 0) {
+    entries = recordUpdate(undefined, live, { manager: BEFORE_FIRST_APPLY, apiVersion, listTypes, now, subresource: options.subresource });
+  }
   const me = { manager: options.manager, operation: 'Apply' as const, apiVersion, subresource: options.subresource };
-  const appliedSet = fieldSetOf(applied, listTypes);
-  const others = entries.filter((e) => !sameEntry(e, me)).map((e) => ({ entry: e, set: decodeFieldSet(e.fieldsV1) }));
-  const previous = decodeFieldSet(entries.find((e) => sameEntry(e, me))?.fieldsV1);
+  const appliedSet = fieldSetOf(applied, listTypes, scope);
+  const previousEntry = entries.find((e) => sameEntry(e, me));
+  const others = entries.filter((e) => e !== previousEntry).map((e) => ({ entry: e, set: decodeFieldSet(e.fieldsV1), changed: false }));
+  const previous = decodeFieldSet(previousEntry?.fieldsV1);
 
   const conflicts: ApplyConflict[] = [];
-  const taken: { set: FieldSet; path: string }[] = [];
+  const taken: { other: (typeof others)[number]; path: string }[] = [];
   for (const p of appliedSet) {
     const path = JSON.parse(p) as string[];
     const last = path[path.length - 1];
@@ -302,13 +329,16 @@ export function serverSideApply(liveData: ObjectData | undefined, appliedData: O
     for (const o of others) {
       if (!o.set.has(p)) continue;
       conflicts.push({ manager: printManager(o.entry), field: pathString(path) });
-      taken.push({ set: o.set, path: p });
+      taken.push({ other: o, path: p });
     }
   }
   if (conflicts.length > 0 && !options.force) return { ok: false, conflicts, status: conflictStatus(conflicts) };
-  for (const t of taken) t.set.delete(t.path);
+  for (const t of taken) {
+    t.other.set.delete(t.path);
+    t.other.changed = true;
+  }
 
-  const object = merge(live ?? {}, applied, [], listTypes) as JsonObject;
+  const object = merge(live ?? {}, scope === 'status' ? { status: applied.status ?? {} } : applied, [], listTypes) as JsonObject;
   const ownedByOthers = (p: string): boolean => {
     const prefix = p.slice(0, -1);
     return others.some((o) => [...o.set].some((q) => q === p || q.startsWith(`${prefix},`)));
@@ -319,48 +349,213 @@ export function serverSideApply(liveData: ObjectData | undefined, appliedData: O
   const outermost = dropped.filter((p) => !dropped.some((q) => q !== p && p.startsWith(`${q.slice(0, -1)},`)));
   for (const p of outermost) removeAt(object, JSON.parse(p) as string[]);
 
-  const managedFields: ManagedFieldsEntry[] = others.filter((o) => o.set.size > 0)
-    .map((o) => ({ ...o.entry, fieldsV1: encodeFieldSet(o.set) }));
-  const mine: ManagedFieldsEntry = { manager: options.manager, operation: 'Apply', apiVersion, time: timestamp(now), fieldsType: 'FieldsV1', fieldsV1: encodeFieldSet(appliedSet) };
+  const fields = encodeFieldSet(appliedSet);
+  const mine: ManagedFieldsEntry = { manager: options.manager, operation: 'Apply', apiVersion, time: entryTime(previousEntry, apiVersion, fields, now), fieldsType: 'FieldsV1', fieldsV1: fields };
   if (options.subresource) mine.subresource = options.subresource;
-  managedFields.push(mine);
+  const managedFields: ManagedFieldsEntry[] = [];
+  for (const e of entries) {
+    if (e === previousEntry) {
+      managedFields.push(mine);
+      continue;
+    }
+    const o = others.find((x) => x.entry === e)!;
+    if (o.set.size > 0) managedFields.push(o.changed ? { ...e, fieldsV1: encodeFieldSet(o.set) } : e);
+  }
+  if (!previousEntry) managedFields.push(mine);
   object.metadata = { ...(isObject(object.metadata) ? object.metadata : {}), managedFields: managedFields as unknown as Json };
   return { ok: true, object, managedFields };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Update bookkeeping on every write: kept cheap with field sets as trees, walked once with the
+// object (the flat path sets above serve apply, which is rarer).
+
+/** A field set as a tree: children by path element; `member` when the path itself is in the set. */
+interface FieldNode {
+  member: boolean;
+  children: Map<string, FieldNode>;
+}
+
+const emptyNode = (member = false): FieldNode => ({ member, children: new Map() });
+const isEmptyNode = (node: FieldNode): boolean => !node.member && node.children.size === 0;
+
+function nodeFromFields(fields: Json | undefined): FieldNode {
+  const node = emptyNode();
+  if (!isObject(fields)) return node;
+  for (const [el, child] of Object.entries(fields)) {
+    if (el === '.') node.member = true;
+    else {
+      const sub = nodeFromFields(child);
+      if (!isObject(child) || Object.keys(child).length === 0) sub.member = true;
+      node.children.set(el, sub);
+    }
+  }
+  return node;
+}
+
+function fieldsFromNode(node: FieldNode): JsonObject {
+  const out: JsonObject = {};
+  if (node.member && node.children.size > 0) out['.'] = {};
+  for (const el of [...node.children.keys()].sort()) out[el] = fieldsFromNode(node.children.get(el)!);
+  return out;
+}
+
+function deepEqual(a: Json | undefined, b: Json | undefined): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((x, i) => deepEqual(x, b[i]));
+  }
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((k) => deepEqual(a[k], b[k]));
+}
+
+/** The items of a list by their path element (`k:…` for the given keys, `v:…` for sets). */
+function itemsByElement(list: Json[], keys: string[] | undefined): Map<string, Json> {
+  return new Map(list.map((item) => [keys ? itemKey(item, keys) : `v:${sortedJson(item)}`, item]));
+}
+
+/** The value at one path element below `value`, or undefined. */
+function childValue(value: Json | undefined, el: string): Json | undefined {
+  if (el.startsWith('f:')) return isObject(value) ? value[el.slice(2)] : undefined;
+  if (!Array.isArray(value)) return undefined;
+  if (el.startsWith('k:')) {
+    const key = JSON.parse(el.slice(2)) as JsonObject;
+    const fields = Object.keys(key);
+    return value.find((item) => isObject(item) && fields.every((f) => deepEqual(item[f], key[f])));
+  }
+  if (el.startsWith('v:')) return value.find((item) => sortedJson(item) === el.slice(2));
+  return value[Number(el.slice(2))];
+}
+
+/**
+ * The fields of `updated` within `scope` that are new or differ from `old` (all of them when
+ * `old` is undefined): leaves whose values changed, and list items that were added.
+ */
+function changedFields(old: JsonObject | undefined, updated: JsonObject, listTypes: ListTypes, scope: FieldScope): FieldNode {
+  const names: string[] = [];
+  const walk = (value: JsonObject, before: Json | undefined, node: FieldNode): void => {
+    const previous = isObject(before) ? before : undefined;
+    for (const [k, v] of Object.entries(value)) {
+      if (names.length === 0 && (IGNORED_TOP.has(k) || (k === 'status') !== (scope === 'status'))) continue;
+      if (names.length === 1 && names[0] === 'metadata' && IGNORED_METADATA.has(k)) continue;
+      const b = previous?.[k];
+      const el = `f:${k}`;
+      names.push(k);
+      if (isObject(v) && Object.keys(v).length > 0) {
+        const child = emptyNode();
+        walk(v, b, child);
+        if (!isEmptyNode(child)) node.children.set(el, child);
+      } else if (Array.isArray(v) && listTypes(names).type !== 'atomic') {
+        const lt = listTypes(names);
+        const keys = lt.type === 'map' ? lt.keys : undefined;
+        const beforeItems = Array.isArray(b) ? itemsByElement(b, keys) : new Map<string, Json>();
+        const child = emptyNode();
+        for (const item of v) {
+          const itemEl = keys ? itemKey(item, keys) : `v:${sortedJson(item)}`;
+          const beforeItem = beforeItems.get(itemEl);
+          const itemNode = emptyNode(beforeItem === undefined);
+          if (keys && isObject(item)) walk(item, beforeItem, itemNode);
+          if (!isEmptyNode(itemNode)) child.children.set(itemEl, itemNode);
+        }
+        if (!isEmptyNode(child)) node.children.set(el, child);
+      } else if (b === undefined || !deepEqual(b, v)) node.children.set(el, emptyNode(true));
+      names.pop();
+    }
+  };
+  const root = emptyNode();
+  walk(updated, old, root);
+  return root;
+}
+
+/** Drops the fields that no longer exist in `value`; true when something was dropped. */
+function keepExisting(node: FieldNode, value: Json | undefined): boolean {
+  let dropped = false;
+  for (const [el, child] of node.children) {
+    const v = childValue(value, el);
+    if (v === undefined) {
+      node.children.delete(el);
+      dropped = true;
+      continue;
+    }
+    if (keepExisting(child, v)) dropped = true;
+    if (isEmptyNode(child)) node.children.delete(el);
+  }
+  return dropped;
+}
+
+/** Removes `other`'s fields from `node`; true when something was removed. */
+function subtract(node: FieldNode, other: FieldNode): boolean {
+  let removed = false;
+  if (node.member && other.member) {
+    node.member = false;
+    removed = true;
+  }
+  for (const [el, otherChild] of other.children) {
+    const child = node.children.get(el);
+    if (!child) continue;
+    if (subtract(child, otherChild)) removed = true;
+    if (isEmptyNode(child)) node.children.delete(el);
+  }
+  return removed;
+}
+
+/** Adds `other`'s fields to `node`; true when something was added. */
+function union(node: FieldNode, other: FieldNode): boolean {
+  let added = false;
+  if (other.member && !node.member) {
+    node.member = true;
+    added = true;
+  }
+  for (const [el, otherChild] of other.children) {
+    let child = node.children.get(el);
+    if (!child) node.children.set(el, (child = emptyNode()));
+    if (union(child, otherChild)) added = true;
+  }
+  return added;
 }
 
 /**
  * The managedFields after an ordinary write (create, update, patch) by `manager` (the
  * `fieldManager` parameter, else derived from the user agent): the fields it changed become its
  * own (Update operation, per API version) and leave every other manager; fields that no longer
- * exist leave everyone.
+ * exist leave everyone. `old` is undefined for a create (every field is the creator's). Entries
+ * keep their order; one whose fields did not change is returned as it was.
  */
 export function recordUpdate(oldData: ObjectData | undefined, updatedData: ObjectData,
   options: { manager: string; apiVersion: string; listTypes?: ListTypes; now?: Date; subresource?: string }): ManagedFieldsEntry[] {
   const listTypes = options.listTypes ?? builtinListTypes;
+  const scope: FieldScope = options.subresource === 'status' ? 'status' : 'main';
   const old = oldData as JsonObject | undefined;
   const updated = updatedData as JsonObject;
-  const oldMeta = isObject(old?.metadata) ? old.metadata : {};
-  const entries = (Array.isArray(oldMeta.managedFields) ? oldMeta.managedFields : []) as unknown as ManagedFieldsEntry[];
-  const newSet = fieldSetOf(updated, listTypes);
-  const changed = [...newSet].filter((p) => {
-    const path = JSON.parse(p) as string[];
-    return sortedJson(valueAt(old, path) ?? null) !== sortedJson(valueAt(updated, path) ?? null) || valueAt(old, path) === undefined;
-  });
+  const changed = changedFields(old, updated, listTypes, scope);
   const me = { manager: options.manager, operation: 'Update' as const, apiVersion: options.apiVersion, subresource: options.subresource };
   const result: ManagedFieldsEntry[] = [];
-  let mine: FieldSet = new Set();
-  for (const e of entries) {
-    const set = decodeFieldSet(e.fieldsV1);
-    for (const p of [...set]) if (!newSet.has(p)) set.delete(p);
-    if (sameEntry(e, me)) { mine = set; continue; }
-    for (const p of changed) set.delete(p);
-    if (set.size > 0) result.push({ ...e, fieldsV1: encodeFieldSet(set) });
+  let mine = emptyNode();
+  let mineEntry: ManagedFieldsEntry | undefined;
+  let mineModified = false;
+  let mineIndex = -1;
+  for (const e of managedEntries(old)) {
+    const node = nodeFromFields(e.fieldsV1);
+    let modified = keepExisting(node, updated);
+    if (sameEntry(e, me)) {
+      [mine, mineEntry, mineModified, mineIndex] = [node, e, modified, result.length];
+      continue;
+    }
+    if (subtract(node, changed)) modified = true;
+    if (!isEmptyNode(node)) result.push(modified ? { ...e, fieldsV1: fieldsFromNode(node) } : e);
   }
-  for (const p of changed) mine.add(p);
-  if (mine.size > 0) {
-    const entry: ManagedFieldsEntry = { manager: options.manager, operation: 'Update', apiVersion: options.apiVersion, time: timestamp(options.now ?? new Date()), fieldsType: 'FieldsV1', fieldsV1: encodeFieldSet(mine) };
-    if (options.subresource) entry.subresource = options.subresource;
-    result.push(entry);
+  if (union(mine, changed)) mineModified = true;
+  if (!isEmptyNode(mine)) {
+    let entry = mineEntry;
+    if (!entry || mineModified) {
+      entry = { manager: options.manager, operation: 'Update', apiVersion: options.apiVersion, time: timestamp(options.now ?? new Date()), fieldsType: 'FieldsV1', fieldsV1: fieldsFromNode(mine) };
+      if (options.subresource) entry.subresource = options.subresource;
+    }
+    if (mineIndex >= 0) result.splice(mineIndex, 0, entry);
+    else result.push(entry);
   }
   return result;
 }

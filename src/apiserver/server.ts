@@ -1,6 +1,6 @@
 // The embedded Kubernetes-compatible API server: HTTPS (fastify) in front of the object
 // semantics in resources.ts and the SQLite storage. It serves discovery, /version, health,
-// OpenAPI enough for kubectl's validation, metrics, and the resource endpoints of every built-in
+// OpenAPI (openapi.ts), metrics, and the resource endpoints of every built-in
 // and custom type — including watches — with bearer-token authentication and a pluggable
 // authorization hook.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -22,6 +22,8 @@ import { crdHooks, loadCrds } from './crds.js';
 import { formatLabelSelector, fromLabelSelectorObject, matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
 import { crdTable, tableFor, type Table, type TableOptions } from './tables.js';
 import { namespaceHooks, cleanUpTerminatingNamespaces } from './namespaces.js';
+import { managerFromUserAgent } from './server-side-apply.js';
+import { OpenApi, type OpenApiDocument } from './openapi.js';
 
 type Obj = Record<string, any>;
 
@@ -160,6 +162,20 @@ function checkAcceptable(accept: string | undefined): void {
   const types = accept.split(',').map((t) => t.trim().split(';')[0]);
   if (types.some((t) => t === '*/*' || t === 'application/json' || t === 'application/*' || t === 'application/yaml' || t === '')) return;
   throw errors.notAcceptable(`only the following media types are accepted: application/json, application/yaml`);
+}
+
+/**
+ * Which form of an OpenAPI document an Accept header asks for: the first listed type that is
+ * JSON (or a wildcard) or one of the `protobuf` media types; undefined when none is served.
+ */
+function negotiateOpenApi(accept: string | undefined, protobufTypes: string[]): 'json' | 'protobuf' | undefined {
+  if (!accept) return 'json';
+  for (const part of accept.split(',')) {
+    const type = part.trim().split(';')[0].trim();
+    if (protobufTypes.includes(type)) return 'protobuf';
+    if (type === 'application/json' || type === '*/*' || type === 'application/*' || type === '') return 'json';
+  }
+  return undefined;
 }
 
 function parseBody(raw: Buffer | undefined, contentType: string | undefined): unknown {
@@ -319,6 +335,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   // header exactly (kube-api.md, trap 1).
   const sendJson = (reply: FastifyReply, code: number, value: unknown) => reply.code(code).header('content-type', 'application/json').send(Buffer.from(JSON.stringify(value)));
   const sendError = (reply: FastifyReply, error: ApiError) => sendJson(reply, error.code, error.toStatus());
+  // Warnings reach clients as `Warning: 299 - "text"` headers (kubectl prints them).
+  const withWarnings = (reply: FastifyReply, warnings: string[]) => (warnings.length > 0 ? reply.header('warning', warnings.map((w) => `299 - ${JSON.stringify(w)}`)) : reply);
 
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
     if (error instanceof ApiError) return sendError(reply, error);
@@ -379,10 +397,40 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   );
   app.get('/metrics', async (_req, reply) => reply.header('content-type', metrics.contentType).send(await metrics.metrics()));
 
-  // OpenAPI: enough for kubectl's client-side validation to proceed (kube-api.md, trap 2).
-  app.get('/openapi/v2', async (_req, reply) =>
-    reply.header('content-type', 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf').send(Buffer.from([0x0a, 0x03, 0x32, 0x2e, 0x30])),
-  );
+  // OpenAPI (kube-api.md, trap 2): v3 for kubectl explain and kubectl's choice of server-side
+  // field validation; v2 as JSON, and as the smallest valid protobuf document for the kubectl
+  // versions that ask for it in that form only (their client-side validation then defers to us).
+  const openApi = new OpenApi(registry, KUBERNETES_VERSION.gitVersion);
+  const sendDocument = (request: FastifyRequest, reply: FastifyReply, document: OpenApiDocument, contentType: string) => {
+    reply.header('etag', `"${document.hash}"`).header('vary', 'Accept');
+    if (request.headers['if-none-match'] === `"${document.hash}"`) return reply.code(304).send();
+    return reply.code(200).header('content-type', contentType).send(document.json);
+  };
+  app.get('/openapi/v2', async (request, reply) => {
+    const format = negotiateOpenApi(request.headers.accept, ['application/com.github.proto-openapi.spec.v2@v1.0+protobuf', 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf']);
+    if (format === 'protobuf') {
+      return reply.header('content-type', 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf').send(Buffer.from([0x0a, 0x03, 0x32, 0x2e, 0x30]));
+    }
+    if (format === undefined) return sendError(reply, errors.notAcceptable('only application/json and application/com.github.proto-openapi.spec.v2@v1.0+protobuf are served'));
+    return sendDocument(request, reply, openApi.v2(), 'application/json');
+  });
+  app.get('/openapi/v3', async (request, reply) => sendDocument(request, reply, openApi.v3Index(), 'application/json'));
+  app.get('/openapi/v3/*', async (request, reply) => {
+    const [path, search = ''] = request.url.slice('/openapi/v3/'.length).split('?');
+    const document = openApi.v3(path.replace(/\/+$/, ''));
+    if (!document) return sendError(reply, errors.pathNotFound(`/openapi/v3/${path}`));
+    // Only JSON is served; a client asking for protobuf alone gets 406.
+    if (negotiateOpenApi(request.headers.accept, ['application/com.github.proto-openapi.spec.v3@v1.0+protobuf', 'application/com.github.proto-openapi.spec.v3.v1.0+protobuf']) !== 'json') {
+      return sendError(reply, errors.notAcceptable('only application/json is served for OpenAPI v3 documents'));
+    }
+    const hash = new URLSearchParams(search).get('hash');
+    if (hash !== null) {
+      // An outdated hash is sent to the current document, as kube-apiserver does.
+      if (hash !== document.hash) return reply.code(301).header('location', `/openapi/v3/${path}?hash=${document.hash}`).send();
+      reply.header('cache-control', 'public, immutable').header('expires', new Date(Date.now() + 365 * 86400_000).toUTCString());
+    }
+    return sendDocument(request, reply, document, 'application/json');
+  });
 
   // Discovery.
   const serverAddress = () => `${host}:${port}`;
@@ -466,7 +514,14 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     if (query.dryRun !== undefined && query.dryRun !== '' && !dryRun && OPTIONS_KIND[request.method]) {
       return sendError(reply, errors.invalid(OPTIONS_KIND[request.method], 'meta.k8s.io', '', [{ type: 'FieldValueNotSupported', field: 'dryRun', message: `Unsupported value: ${JSON.stringify(query.dryRun)}: supported values: "All"` }]));
     }
-    const fieldManager = query.fieldManager ?? (typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'].split('/')[0] : undefined);
+    // Unknown fields of custom resources: refused (Strict), reported in Warning headers (Warn, the default) or ignored.
+    const fieldValidation = (query.fieldValidation || 'Warn') as 'Ignore' | 'Warn' | 'Strict';
+    if (!['Ignore', 'Warn', 'Strict'].includes(fieldValidation) && OPTIONS_KIND[request.method]) {
+      return sendError(reply, errors.invalid(OPTIONS_KIND[request.method], 'meta.k8s.io', '', [{ type: 'FieldValueNotSupported', field: 'fieldValidation', message: `Unsupported value: ${JSON.stringify(fieldValidation)}: supported values: "Ignore", "Strict", "Warn"` }]));
+    }
+    const warnings: string[] = [];
+    // Writes without a fieldManager are recorded under the client's program name; applies must name one.
+    const fieldManager = query.fieldManager || managerFromUserAgent(request.headers['user-agent']);
     const ns = parsed.namespace;
     const sub = parsed.subresource;
     if (sub && !['status', 'scale', 'binding'].includes(sub)) {
@@ -495,14 +550,15 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         if (sub === 'binding' && parsed.name) return sendJson(reply, 201, await bindPod(type, ns, parsed.name, parseBody(request.body as Buffer, request.headers['content-type']) as Obj, dryRun));
         if (parsed.name) return sendError(reply, errors.methodNotAllowed('POST', pathOnly));
         const body = parseBody(request.body as Buffer, request.headers['content-type']) as Obj;
-        const created = await resources.create(type, ns, body, { dryRun, fieldManager });
-        return sendJson(reply, 201, created);
+        const created = await resources.create(type, ns, body, { dryRun, fieldManager, fieldValidation, warnings });
+        return sendJson(withWarnings(reply, warnings), 201, created);
       }
       case 'PUT': {
         if (!parsed.name) return sendError(reply, errors.methodNotAllowed('PUT', pathOnly));
         const body = parseBody(request.body as Buffer, request.headers['content-type']) as Obj;
-        if (sub === 'scale') return sendJson(reply, 200, await updateScale(type, ns, parsed.name, body, dryRun));
-        return sendJson(reply, 200, await resources.update(type, ns, parsed.name, body, { subresource: sub as 'status' | undefined, dryRun, fieldManager }));
+        if (sub === 'scale') return sendJson(reply, 200, await updateScale(type, ns, parsed.name, body, dryRun, fieldManager));
+        const updated = await resources.update(type, ns, parsed.name, body, { subresource: sub as 'status' | undefined, dryRun, fieldManager, fieldValidation, warnings });
+        return sendJson(withWarnings(reply, warnings), 200, updated);
       }
       case 'PATCH': {
         if (!parsed.name) return sendError(reply, errors.methodNotAllowed('PATCH', pathOnly));
@@ -511,12 +567,13 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         if (sub === 'scale') {
           const current = toScale(type, resources.get(type, ns, parsed.name));
           const next = patchType === 'json' ? applyJsonPatch(current, patch) : applyMergePatch(current, patch);
-          return sendJson(reply, 200, await updateScale(type, ns, parsed.name, next, dryRun));
+          return sendJson(reply, 200, await updateScale(type, ns, parsed.name, next, dryRun, fieldManager));
         }
-        const force = query.force === 'true';
+        const force = query.force === undefined ? undefined : query.force === 'true' || query.force === '1';
         const before = storage.get(`${resources.prefix(type, ns)}${type.namespaced ? '' : '/'}${parsed.name}`);
-        const result = await resources.patch(type, ns, parsed.name, patchType, patch, { subresource: sub as 'status' | undefined, dryRun, fieldManager, force });
-        return sendJson(reply, patchType === 'apply' && !before ? 201 : 200, result);
+        const manager = patchType === 'apply' ? query.fieldManager : fieldManager;
+        const result = await resources.patch(type, ns, parsed.name, patchType, patch, { subresource: sub as 'status' | undefined, dryRun, fieldManager: manager, force, fieldValidation, warnings });
+        return sendJson(withWarnings(reply, warnings), patchType === 'apply' && !before ? 201 : 200, result);
       }
       case 'DELETE': {
         let deleteOptions: Obj = {};
@@ -699,7 +756,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     };
   }
 
-  async function updateScale(type: ResourceType, ns: string | undefined, name: string, scale: Obj, dryRun: boolean): Promise<Obj> {
+  async function updateScale(type: ResourceType, ns: string | undefined, name: string, scale: Obj, dryRun: boolean, fieldManager: string): Promise<Obj> {
     const replicas = scale?.spec?.replicas;
     if (!Number.isInteger(replicas) || replicas < 0) {
       throw errors.invalid('Scale', 'autoscaling', name, [{ type: 'FieldValueInvalid', field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0` }]);
@@ -712,7 +769,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       cursor = cursor[p];
     });
     if (scale.metadata?.resourceVersion) patch.metadata = { resourceVersion: scale.metadata.resourceVersion };
-    const updated = await resources.patch(type, ns, name, 'merge', patch, { dryRun });
+    const updated = await resources.patch(type, ns, name, 'merge', patch, { dryRun, fieldManager, managedSubresource: 'scale' });
     return toScale(type, updated);
   }
 

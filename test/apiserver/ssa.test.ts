@@ -88,14 +88,14 @@ test('two managers conflict on a differing value unless forced; forcing takes ow
   assert.ok(!back.ok && back.conflicts.every((c) => c.manager === '"ops"'));
 });
 
-test('an Update manager conflicts with an applier, printed with its API version and time', () => {
+test('an Update manager conflicts with an applier, printed with its API version', () => {
   const created = deployment(1, 'nginx:1');
   const managedFields = recordUpdate(undefined, created, { manager: 'kubectl-client-side-apply', apiVersion: 'apps/v1', now });
   assert.equal(managedFields[0].operation, 'Update');
   const live = { ...created, metadata: { ...created.metadata, managedFields } };
   const r = serverSideApply(live, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' }, spec: { replicas: 2 } }, { manager: 'kubectl', now });
   assert.ok(!r.ok);
-  if (!r.ok) assert.equal(r.status.message, 'Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using apps/v1 at 2026-01-01T00:00:00Z: .spec.replicas');
+  if (!r.ok) assert.equal(r.status.message, 'Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using apps/v1: .spec.replicas');
 });
 
 test('Update bookkeeping moves changed fields to the writer and forgets removed ones', () => {
@@ -128,4 +128,33 @@ test('custom resources: list-map-keys from the schema, other lists atomic', () =
   // m1 stops applying item 1: it is removed; item 2 (m2's) stays.
   const d = ok(serverSideApply(b.object, cr([], ['x', 'y']), { manager: 'm1', listTypes, now }));
   assert.deepEqual((d.object.spec as { items: unknown }).items, [{ id: 2, v: 'b' }]);
+});
+
+test('Update bookkeeping: added items are the adder\'s, status owners survive main writes, unchanged entries stay as they were', () => {
+  const created = { ...deployment(1, 'nginx:1'), status: { replicas: 0 } };
+  const byCreator = recordUpdate(undefined, created, { manager: 'creator', apiVersion: 'apps/v1', now });
+  const withStatus = recordUpdate({ ...created, metadata: { ...created.metadata, managedFields: byCreator } }, { ...created, status: { replicas: 1 } },
+    { manager: 'controller', apiVersion: 'apps/v1', now, subresource: 'status' });
+  assert.deepEqual(withStatus.find((e) => e.manager === 'controller')!.fieldsV1, { 'f:status': { 'f:replicas': {} } });
+  const live = { ...created, status: { replicas: 1 }, metadata: { ...created.metadata, managedFields: withStatus } };
+
+  // Another writer changes the image and adds a container: the new item (with its fields) is
+  // its own; the existing item stays the creator's, only its image moves.
+  const next = structuredClone(live) as any;
+  next.spec.template.spec.containers = [{ name: 'web', image: 'nginx:2', args: ['a', 'b'] }, { name: 'side', image: 'busybox', args: [] }];
+  const later = new Date('2026-01-02T00:00:00Z');
+  const mf = recordUpdate(live, next, { manager: 'editor', apiVersion: 'apps/v1', now: later });
+  const editor = decodeFieldSet(mf.find((e) => e.manager === 'editor')!.fieldsV1);
+  const containers = ['f:spec', 'f:template', 'f:spec', 'f:containers'];
+  assert.ok(editor.has(JSON.stringify([...containers, 'k:{"name":"side"}'])));
+  assert.ok(editor.has(JSON.stringify([...containers, 'k:{"name":"side"}', 'f:image'])));
+  assert.ok(editor.has(JSON.stringify([...containers, 'k:{"name":"web"}', 'f:image'])));
+  assert.ok(!editor.has(JSON.stringify([...containers, 'k:{"name":"web"}'])));
+  assert.ok(decodeFieldSet(mf.find((e) => e.manager === 'creator')!.fieldsV1).has(JSON.stringify([...containers, 'k:{"name":"web"}'])));
+  // The status manager's entry is untouched by a write to the main resource: the same object.
+  assert.equal(mf.find((e) => e.manager === 'controller'), withStatus.find((e) => e.manager === 'controller'));
+  // Writing again without changes leaves every entry (and its time) as it was.
+  const again = recordUpdate({ ...next, metadata: { ...next.metadata, managedFields: mf } }, next, { manager: 'editor', apiVersion: 'apps/v1', now: new Date('2026-01-03T00:00:00Z') });
+  assert.deepEqual(again, mf);
+  assert.equal(again.find((e) => e.manager === 'editor')!.time, '2026-01-02T00:00:00Z');
 });

@@ -34,6 +34,8 @@ export interface RequestOptions {
   accept?: string;
   /** Another bearer token, or null for none. */
   token?: string | null;
+  /** More request headers. */
+  headers?: Record<string, string>;
 }
 
 export interface HttpResult {
@@ -46,7 +48,7 @@ export interface HttpResult {
 /** One HTTPS request to a server whose CA is `ca`. */
 export function httpsJson(agent: Agent, url: string, token: string, method: string, path: string, opts: RequestOptions = {}): Promise<HttpResult> {
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...opts.headers };
     if (opts.token !== null) headers.authorization = `Bearer ${opts.token ?? token}`;
     if (opts.accept) headers.accept = opts.accept;
     let body: string | undefined;
