@@ -38,7 +38,8 @@ test('bosun cluster-version-operator installs the desired release and serves met
     }
   }
   const cvRef = { group: 'config.openshift.io', version: 'v1', resource: 'clusterversions', namespaced: false };
-  await client.create(cvRef, { apiVersion: 'config.openshift.io/v1', kind: 'ClusterVersion', metadata: { name: 'version' }, spec: { clusterID: '6b1c1b1e-0000-4000-8000-000000000003', desiredUpdate: { version: '1.0.0', image: release.pullspec } } });
+  // No machine-config operator runs here: its ClusterOperator gate is overridden as unmanaged.
+  await client.create(cvRef, { apiVersion: 'config.openshift.io/v1', kind: 'ClusterVersion', metadata: { name: 'version' }, spec: { clusterID: '6b1c1b1e-0000-4000-8000-000000000003', overrides: [{ kind: 'ClusterOperator', group: 'config.openshift.io', name: 'machine-config', namespace: '', unmanaged: true }], desiredUpdate: { version: '1.0.0', image: release.pullspec } } });
   const port = await freePort();
   const child = spawn(process.execPath, [bosunBin, 'cluster-version-operator', '--kubeconfig', api.kubeconfigPath, '--release-store', store, '--metrics-listen', `127.0.0.1:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
