@@ -1,12 +1,15 @@
 // Bring-up of a local bosun cluster on one machine (`bosun start`), in the order of an OpenShift
-// install: API server → releases built and signed → update service → the CVO's CRDs →
-// ClusterVersion/version naming the release to install → the cluster-version operator, run in
-// this process as OpenShift's bootstrap node runs it, applies the payload until the
-// ClusterVersion is Available. A second start reuses the data directory: certificates, token,
-// keys, releases and objects are kept.
+// install: API server → releases built and signed → update service → the payload's CRDs →
+// the cluster's facts (Infrastructure, CAs, pull secret) and ClusterVersion/version naming the
+// release to install → the machine-config server, operator and controller → the cluster-version
+// operator, run in this process as OpenShift's bootstrap node runs it, applies the payload until
+// the ClusterVersion is Available. A second start reuses the data directory: certificates,
+// token, keys, releases and objects are kept.
 //
-// Not yet here (later issues): the machine-config server and controllers, machines and node
-// agents, and the hand-over from the bootstrap CVO to the CVO Deployment.
+// The machine-config components run in this process until the local substrate runs them as
+// pods; the operator follows its Deployment's RELEASE_VERSION so that updates move it too.
+// Not yet here (later issues): machines and node agents, and the hand-over from the bootstrap
+// CVO to the CVO Deployment.
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,7 +24,13 @@ import { startUpdateService, type UpdateService } from '../update-service/server
 import { runClusterVersionOperator } from '../cvo/operator.js';
 import { VERIFICATION_ANNOTATION, VERIFICATION_NAMESPACE } from '../cvo/verify.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
+import { KubeClient } from '../kube/client.js';
 import { forClient } from '../kube/client-node-compat.js';
+import { createCA, issueServingCert as issuePkiServingCert, loadOrCreate } from '../common/pki.js';
+import { MachineConfigServer } from '../mco/server/server.js';
+import { ApiRenderedConfigSource } from '../mco/server/api-config-source.js';
+import { runMachineConfigOperator } from '../mco/operator/operator.js';
+import { runMachineConfigController } from '../mco/controller/run.js';
 
 export interface BringUpOptions {
   dataDir: string;
@@ -38,11 +47,14 @@ export interface BringUpOptions {
   upstreamPollMs?: number;
   /** How long to wait for the ClusterVersion to become Available (default 5 minutes). */
   installTimeoutMs?: number;
+  /** The machine-config server's listeners (default 127.0.0.1:22623 TLS and :22624 HTTP). */
+  machineConfigServer?: { host: string; tlsPort: number; httpPort: number };
 }
 
 export interface LocalCluster {
   api: ApiServer;
   updateService: UpdateService;
+  machineConfigServer: MachineConfigServer;
   releases: BuiltRelease[];
   kubeconfigPath: string;
   stop(): Promise<void>;
@@ -85,13 +97,15 @@ async function createMissing(client: k8s.KubernetesObjectApi, objects: k8s.Kuber
 export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
   const say = options.progress ?? (() => undefined);
   const started = Date.now();
-  const step = (n: number, text: string) => say(`[${n}/6] ${text} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
+  const step = (n: number, text: string) => say(`[${n}/7] ${text} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
   mkdirSync(options.dataDir, { recursive: true });
 
   step(1, `starting the API server on https://${options.api.host}:${options.api.port}`);
   const cluster = await startClusterApiServer({ dataDir: options.dataDir, host: options.api.host, port: options.api.port, logLevel: 'warn' });
   const api = cluster.server;
   let updateService: UpdateService | undefined;
+  let mcs: MachineConfigServer | undefined;
+  const stopComponents = new AbortController();
   try {
     const store = join(options.dataDir, 'releases');
     const signatures = join(options.dataDir, 'signatures');
@@ -111,19 +125,22 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
     step(3, `starting the update service on http://${options.updateService.host}:${options.updateService.port}`);
     updateService = await startUpdateService({ graphData: options.releaseSources, releases: store, signatures, host: options.updateService.host, port: options.updateService.port });
 
-    step(4, "applying the cluster-version operator's CRDs");
+    step(4, "applying the payload's CRDs");
     const kc = loadKubeConfig(api.kubeconfigPath);
     const client = k8s.KubernetesObjectApi.makeApiClient(kc);
-    const manifestsDir = join(target.dir, 'manifests');
-    const crds = readdirSync(manifestsDir)
-      .filter((f) => /\.ya?ml$/.test(f))
-      .sort()
-      .flatMap((f) => parseAllDocuments(readFileSync(join(manifestsDir, f), 'utf8')).map((d) => d.toJS() as k8s.KubernetesObject))
-      .filter((o) => o?.kind === 'CustomResourceDefinition');
+    // Every CRD of the payload up front (the CVO's own and the operators'), as OpenShift's
+    // bootstrap does, so that the bootstrap components can watch their kinds from the start.
+    const crds = ['manifests', 'release-manifests']
+      .map((sub) => join(target.dir, sub))
+      .flatMap((dir) => readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort().map((f) => join(dir, f)))
+      .flatMap((file) => parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as k8s.KubernetesObject))
+      .filter((o) => o?.kind === 'CustomResourceDefinition')
+      .filter((o, i, all) => all.findIndex((x) => x.metadata?.name === o.metadata?.name) === i);
     const created = await createMissing(client, crds);
     say(`      ${crds.length} CRDs (${created} new)`);
 
-    step(5, `ClusterVersion/version: install ${options.version} from channel ${options.channel}`);
+    step(5, `cluster facts and ClusterVersion/version: install ${options.version} from channel ${options.channel}`);
+    await createClusterFacts(client, kc, api.caPem, api.url);
     const upstream = `${updateService.url}/api/upgrades_info/v1/graph`;
     // The CVO trusts releases signed by this cluster's release key, found in its signature store.
     await createMissing(client, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: VERIFICATION_NAMESPACE } } as k8s.KubernetesObject]);
@@ -145,8 +162,30 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
         spec: { clusterID: randomUUID(), channel: options.channel, upstream, desiredUpdate: { version: options.version, image: target.pullspec } },
       } as k8s.KubernetesObject,
     ]);
-    step(6, 'the cluster-version operator applies the payload');
-    const cvoStop = new AbortController();
+    const mcsListen = options.machineConfigServer ?? { host: '127.0.0.1', tlsPort: 22623, httpPort: 22624 };
+    step(6, `starting the machine-config server on https://${mcsListen.host}:${mcsListen.tlsPort}, its operator and controller`);
+    // The server's certificate comes from the cluster CA, which the user data tells machines to trust.
+    const pkiDir = join(options.dataDir, 'pki');
+    const clusterCa = await loadOrCreate(pkiDir, 'ca', () => createCA('bosun-ca'));
+    const mcsCert = await loadOrCreate(pkiDir, 'machine-config-server', () => issuePkiServingCert(clusterCa, 'machine-config-server', ['127.0.0.1', 'localhost', mcsListen.host]));
+    const source = new ApiRenderedConfigSource(kc);
+    await source.start(stopComponents.signal);
+    mcs = new MachineConfigServer({
+      source,
+      tls: { cert: mcsCert.certPem, key: mcsCert.keyPem, ca: clusterCa.certPem },
+      listenTls: { host: mcsListen.host, port: mcsListen.tlsPort },
+      listenHttp: { host: mcsListen.host, port: mcsListen.httpPort },
+    });
+    await mcs.start();
+    const shortLease = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+    const mcoRunning = Promise.all([
+      runMachineConfigOperator({ kubeconfig: kc, signal: stopComponents.signal, releaseVersion: options.version, followDeployment: true, serverPort: mcs.port('tls'), leaderElection: { identity: 'bootstrap', ...shortLease } }),
+      runMachineConfigController({ kubeconfig: kc, signal: stopComponents.signal, renderDelayMs: 500, leaderElection: { identity: 'bootstrap', ...shortLease } }),
+    ]);
+    say(`      http://${mcsListen.host}:${mcs.port('http')}/config/<pool> as well`);
+
+    step(7, 'the cluster-version operator applies the payload');
+    const cvoStop = stopComponents;
     // Short lease timings: a restarted bring-up should not wait minutes for its own old lease.
     const cvoRunning = runClusterVersionOperator({
       kubeconfig: kc,
@@ -158,22 +197,51 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
     });
     await followClusterVersion(kc, say, options.installTimeoutMs ?? 300_000);
     const service = updateService;
+    const server = mcs;
     return {
       api,
       updateService: service,
+      machineConfigServer: server,
       releases,
       kubeconfigPath: api.kubeconfigPath,
       async stop() {
-        cvoStop.abort();
-        await cvoRunning;
+        stopComponents.abort();
+        await Promise.all([cvoRunning, mcoRunning]);
+        await server.close();
         await service.close();
         await cluster.stop();
       },
     };
   } catch (e) {
+    stopComponents.abort();
+    await mcs?.close();
     await updateService?.close();
     await cluster.stop();
     throw e;
+  }
+}
+
+/**
+ * What an installer writes before the operators run: Infrastructure/cluster (platform None, the
+ * API endpoints), the API server's CA for the machine-config operator (openshift-config-managed/
+ * kube-apiserver-server-ca, kube-system/root-ca) and a pull secret (openshift-config/pull-secret;
+ * bosun's images need none, so it holds no credentials). Existing objects are kept.
+ */
+async function createClusterFacts(client: k8s.KubernetesObjectApi, kubeconfig: k8s.KubeConfig, caPem: string, apiUrl: string): Promise<void> {
+  const obj = (o: Record<string, unknown>) => o as k8s.KubernetesObject;
+  await createMissing(client, ['openshift-config', 'openshift-config-managed'].map((name) => obj({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })));
+  await createMissing(client, [
+    obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-apiserver-server-ca', namespace: 'openshift-config-managed' }, data: { 'ca-bundle.crt': caPem } }),
+    obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'root-ca', namespace: 'kube-system' }, data: { 'ca.crt': caPem } }),
+    obj({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'pull-secret', namespace: 'openshift-config' }, type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': Buffer.from('{"auths":{}}').toString('base64') } }),
+  ]);
+  // Infrastructure's facts live in its status, written through the status subresource.
+  const kube = new KubeClient(kubeconfig);
+  const infrastructures = { group: 'config.openshift.io', version: 'v1', resource: 'infrastructures', namespaced: false };
+  const live = (await kube.read(infrastructures, 'cluster')) ?? (await kube.create(infrastructures, { apiVersion: 'config.openshift.io/v1', kind: 'Infrastructure', metadata: { name: 'cluster' }, spec: { platformSpec: { type: 'None' } } }));
+  if (!live.status?.apiServerURL) {
+    const status = { infrastructureName: 'bosun-local', platform: 'None', platformStatus: { type: 'None' }, controlPlaneTopology: 'HighlyAvailable', infrastructureTopology: 'HighlyAvailable', apiServerURL: apiUrl, apiServerInternalURI: apiUrl, etcdDiscoveryDomain: '' };
+    await kube.mergePatch(infrastructures, 'cluster', undefined, { status }, 'status');
   }
 }
 

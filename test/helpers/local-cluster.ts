@@ -15,6 +15,7 @@ export function localClusterOptions(extra: Partial<BringUpOptions> = {}): BringU
     cvoManifests: join(root, 'manifests'),
     api: { host: '127.0.0.1', port: 0 },
     updateService: { host: '127.0.0.1', port: 0 },
+    machineConfigServer: { host: '127.0.0.1', tlsPort: 0, httpPort: 0 },
     version: '1.0.0',
     channel: 'stable-1.0',
     ...extra,

@@ -54,6 +54,12 @@ export interface MachineConfigOperatorOptions {
   signal: AbortSignal;
   /** The release this operator belongs to (OpenShift: $RELEASE_VERSION), or a function giving it. */
   releaseVersion: string | (() => string | undefined);
+  /**
+   * Run as the payload's operator Deployment would (bosun start runs the operator in-process):
+   * the version is the RELEASE_VERSION of Deployment openshift-machine-config-operator/
+   * machine-config-operator once the CVO has applied it, so an update moves this operator too.
+   */
+  followDeployment?: boolean;
   /** Port of the machine-config server's TLS listener that user data points at (default 22623). */
   serverPort?: number;
   resyncPeriodMs?: number;
@@ -125,6 +131,12 @@ export class MachineConfigOperator {
   }
 
   version(): string | undefined {
+    if (this.options.followDeployment) {
+      const deployment = this.informers.deployments.get('machine-config-operator', OPERATOR_NAMESPACE);
+      const env: Obj[] = deployment?.spec?.template?.spec?.containers?.[0]?.env ?? [];
+      const fromDeployment = env.find((e) => e.name === 'RELEASE_VERSION')?.value;
+      if (fromDeployment) return fromDeployment;
+    }
     const v = this.options.releaseVersion;
     return typeof v === 'function' ? v() : v;
   }
