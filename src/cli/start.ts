@@ -7,26 +7,29 @@ import { repositoryRoot } from './release.js';
 export function register(program: Command): void {
   program
     .command('start')
-    .description('bring up a local bosun cluster (API server, signed releases, update service, cluster-version operator) and keep it running')
+    .description('bring up a local bosun cluster (API server, signed releases, update service, machine-config server/operator/controller, cluster-version operator) and keep it running')
     .option('--data-dir <dir>', 'where the cluster keeps its state', '.bosun')
     .option('--listen <host:port>', 'API server address', '127.0.0.1:6443')
     .option('--update-service <host:port>', 'update service address', '127.0.0.1:8080')
     .option('--version <version>', 'the release to install', '1.0.0')
     .option('--channel <channel>', 'the update channel to follow', 'stable-1.0')
+    .option('--machine-config-server <host:tls-port>', 'machine-config server address (plain HTTP on the next port)', '127.0.0.1:22623')
     .addHelpText(
       'after',
       `
 Example:
   $ bosun start
-  [1/6] starting the API server on https://127.0.0.1:6443 (0.0s)
-  [2/6] building and signing releases into .bosun/releases (0.3s)
+  [1/7] starting the API server on https://127.0.0.1:6443 (0.0s)
+  [2/7] building and signing releases into .bosun/releases (0.3s)
   ...
   bosun is up. Try:
     kubectl --kubeconfig .bosun/kubeconfig get clusterversion
 
 A second start reuses the data directory. Stop with Ctrl-C.`,
     )
-    .action(async (opts: { dataDir: string; listen: string; updateService: string; version: string; channel: string }) => {
+    .action(async (opts: { dataDir: string; listen: string; updateService: string; version: string; channel: string; machineConfigServer: string }) => {
+      const mcs = parseHostPort(opts.machineConfigServer, '--machine-config-server');
+      if (mcs.port === 0 || mcs.port >= 65535) throw new Error(`--machine-config-server needs a fixed TLS port below 65535 (the HTTP port is the next one), got "${opts.machineConfigServer}"`);
       const cluster = await bringUp({
         dataDir: opts.dataDir,
         releaseSources: `${repositoryRoot}release-payload`,
@@ -35,6 +38,7 @@ A second start reuses the data directory. Stop with Ctrl-C.`,
         updateService: parseHostPort(opts.updateService, '--update-service'),
         version: opts.version,
         channel: opts.channel,
+        machineConfigServer: { host: mcs.host, tlsPort: mcs.port, httpPort: mcs.port + 1 },
         progress: (line) => console.log(line),
       });
       console.log(`
@@ -42,10 +46,13 @@ bosun is up.
   API server:     ${cluster.api.url}
   kubeconfig:     ${cluster.kubeconfigPath}
   update service: ${cluster.updateService.url}
+  machine configs: https://${mcs.host}:${cluster.machineConfigServer.port('tls')}/config/<pool> (http on :${cluster.machineConfigServer.port('http')})
 
 Try:
   export KUBECONFIG=${cluster.kubeconfigPath}
   kubectl get clusterversion
+  kubectl get clusteroperators
+  kubectl get machineconfigpools
   kubectl api-resources
   bosun adm upgrade recommend --upstream ${cluster.updateService.url} --channel ${opts.channel} --version ${opts.version}
 
