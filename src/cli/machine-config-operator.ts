@@ -21,8 +21,8 @@ openshift-machine-config-operator/machine-config-operator-images (images.json).
 Example:
   $ RELEASE_VERSION=1.0.0 bosun machine-config-operator --kubeconfig .bosun/kubeconfig
   $ kubectl get co machine-config
-  NAME             VERSION   AVAILABLE   PROGRESSING   DEGRADED   SINCE   MESSAGE
-  machine-config   1.0.0     True        False         False      12s     Cluster version is 1.0.0`)
+  NAME             VERSION   AVAILABLE   PROGRESSING   DEGRADED   SINCE
+  machine-config   1.0.0     True        False         False      12s`)
     .action(async (o: { kubeconfig?: string; releaseVersion?: string; serverPort: string; leaderElect: boolean }) => {
       const version = o.releaseVersion ?? process.env.RELEASE_VERSION;
       if (!version) throw new Error('the release version is unknown: pass --release-version or set RELEASE_VERSION');
