@@ -47,6 +47,7 @@ import { loadPayload } from './payload/payload.js';
 import type { Payload } from './payload/payload.js';
 import { resolvePullspec } from './payload/release-store.js';
 import { filterManifests } from './payload/inclusion.js';
+import { enabledCapabilities, knownCapabilities } from './payload/capabilities.js';
 import { buildTaskGraph, workersFor, type GraphMode } from './task-graph.js';
 import { runTaskGraph } from './task-graph-runner.js';
 import { applyManifest, UpdateError } from './apply.js';
@@ -414,7 +415,15 @@ export class ClusterVersionOperator {
     const everCompleted = history.some((h) => h.state === 'Completed');
     const thisCompleted = history[0]?.image === loaded.image && history[0]?.state === 'Completed';
     const mode: GraphMode = !everCompleted ? 'Initializing' : thisCompleted ? 'Reconciling' : 'Updating';
-    const { included } = filterManifests(loaded.payload.manifests, { overrides: cv.spec?.overrides });
+    // Capabilities: the spec's baseline and additional ones, plus every one enabled before (a
+    // capability once enabled stays enabled, as in OpenShift); the feature set from
+    // FeatureGate/cluster.
+    const enabled = enabledCapabilities(cv.spec?.capabilities);
+    for (const c of (cv.status?.capabilities?.enabledCapabilities ?? []) as string[]) enabled.add(c);
+    const featureGate = await this.client.read({ group: GROUP, version: VERSION, resource: 'featuregates', namespaced: false }, 'cluster').catch(() => undefined);
+    const featureSet: string = featureGate?.spec?.featureSet ?? '';
+    const { included } = filterManifests(loaded.payload.manifests, { overrides: cv.spec?.overrides, enabledCapabilities: enabled, knownCapabilities: new Set(knownCapabilities), featureSet });
+    await this.updateStatus((s) => ({ ...s, capabilities: { enabledCapabilities: [...enabled].sort(), knownCapabilities: [...knownCapabilities].sort() } }));
     const graph = buildTaskGraph(included, mode, { attempt: this.failures });
     const total = included.length;
     let done = 0;

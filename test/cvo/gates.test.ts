@@ -2,7 +2,8 @@
 // levels (alpha at 10, beta at 20): an update never starts level 20 before alpha reports the new
 // version; a Degraded operator is tolerated for a while and then Failing names it; broken
 // payloads (bad YAML, a kind nobody serves, a version mismatch) are refused with the file named
-// and the cluster left as it was; the CVO's metrics say what the cluster is doing.
+// and the cluster left as it was; the CVO's metrics say what the cluster is doing. Manifests of
+// a disabled capability or another feature set are left out until enabled.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,6 +28,8 @@ const operatorManifests: Record<string, string> = {
   '0000_10_alpha_00_namespace.yaml': `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: bosun-gates\n  ${include}\n`,
   '0000_10_alpha_01_config.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: alpha-config\n  namespace: bosun-gates\n  ${include}\ndata:\n  version: "{{VERSION}}"\n`,
   '0000_10_alpha_90_clusteroperator.yaml': `apiVersion: config.openshift.io/v1\nkind: ClusterOperator\nmetadata:\n  name: alpha\n  ${include}\nspec: {}\nstatus:\n  versions:\n  - name: operator\n    version: "{{VERSION}}"\n`,
+  '0000_10_alpha_02_console.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: console-config\n  namespace: bosun-gates\n  ${include}\n    capability.openshift.io/name: Console\n`,
+  '0000_10_alpha_03_tech-preview.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: tech-preview-config\n  namespace: bosun-gates\n  ${include}\n    release.openshift.io/feature-set: TechPreviewNoUpgrade\n`,
   '0000_20_beta_01_config.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: beta-config\n  namespace: bosun-gates\n  ${include}\ndata:\n  version: "{{VERSION}}"\n`,
   '0000_20_beta_90_clusteroperator.yaml': `apiVersion: config.openshift.io/v1\nkind: ClusterOperator\nmetadata:\n  name: beta\n  ${include}\nspec: {}\nstatus:\n  versions:\n  - name: operator\n    version: "{{VERSION}}"\n`,
 };
@@ -97,7 +100,7 @@ async function setDesired(image: string, version?: string): Promise<void> {
 
 test('levels wait on their operators, Degraded is tolerated then Failing, broken payloads are refused, metrics', async () => {
   // No machine-config operator runs here: its ClusterOperator gate is overridden as unmanaged.
-  await client.create(CV, { apiVersion: 'config.openshift.io/v1', kind: 'ClusterVersion', metadata: { name: 'version' }, spec: { clusterID: '6b1c1b1e-0000-4000-8000-000000000002', overrides: [{ kind: 'ClusterOperator', group: 'config.openshift.io', name: 'machine-config', namespace: '', unmanaged: true }], desiredUpdate: { version: '1.0.0', image: releases['1.0.0'].pullspec } } });
+  await client.create(CV, { apiVersion: 'config.openshift.io/v1', kind: 'ClusterVersion', metadata: { name: 'version' }, spec: { clusterID: '6b1c1b1e-0000-4000-8000-000000000002', capabilities: { baselineCapabilitySet: 'None' }, overrides: [{ kind: 'ClusterOperator', group: 'config.openshift.io', name: 'machine-config', namespace: '', unmanaged: true }], desiredUpdate: { version: '1.0.0', image: releases['1.0.0'].pullspec } } });
   const stop = new AbortController();
   const cvo = new ClusterVersionOperator({ kubeconfig: loadKubeConfig(api.kubeconfigPath), releaseStore: store, reconcileIntervalMs: 1000, waitTimeoutMs: 800, degradedToleranceMs: 10_000, slowOperatorMs: 120_000, signal: stop.signal });
   const running = cvo.run();
@@ -106,6 +109,16 @@ test('levels wait on their operators, Degraded is tolerated then Failing, broken
     await play('alpha', { available: true, version: '1.0.0' });
     await play('beta', { available: true, version: '1.0.0' });
     await eventually('1.0.0 to be installed', async () => (await cv()).status?.history?.[0]?.state === 'Completed');
+
+    // Capability Console is off (baseline None) and the feature set is Default: neither manifest applied.
+    assert.equal(await client.read(CM, 'console-config', 'bosun-gates'), undefined);
+    assert.equal(await client.read(CM, 'tech-preview-config', 'bosun-gates'), undefined);
+    assert.deepEqual((await cv()).status.capabilities.enabledCapabilities, []);
+    await client.mergePatch(CV, 'version', undefined, { spec: { capabilities: { additionalEnabledCapabilities: ['Console'] } } });
+    await eventually('the Console manifest once the capability is enabled', async () => client.read(CM, 'console-config', 'bosun-gates'));
+    assert.deepEqual((await cv()).status.capabilities.enabledCapabilities, ['Console']);
+    await client.create({ group: 'config.openshift.io', version: 'v1', resource: 'featuregates', namespaced: false }, { apiVersion: 'config.openshift.io/v1', kind: 'FeatureGate', metadata: { name: 'cluster' }, spec: { featureSet: 'TechPreviewNoUpgrade' } });
+    await eventually('the TechPreviewNoUpgrade manifest under that feature set', async () => client.read(CM, 'tech-preview-config', 'bosun-gates'));
 
     // Update: level 10 is applied, then the CVO waits on alpha, naming it; level 20 is untouched.
     await setDesired(releases['1.0.1'].pullspec, '1.0.1');
