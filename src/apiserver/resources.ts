@@ -154,13 +154,13 @@ export class Resources {
     return type.namespaced && namespace ? `${storagePrefix(type)}${namespace}/` : storagePrefix(type);
   }
 
-  private checkNamespace(type: ResourceType, namespace: string | undefined, creating: boolean): void {
+  private checkNamespace(type: ResourceType, namespace: string | undefined, creating: boolean, name = ''): void {
     if (!type.namespaced) return;
     if (!namespace) throw errors.badRequest('the server could not find the requested resource: a namespace is required');
     const ns = this.storage.get(`/core/namespaces//${namespace}`);
     if (!ns) throw errors.notFound('namespaces', '', namespace);
     if (creating && (ns.object.metadata as Obj).deletionTimestamp) {
-      throw new ApiError(403, 'Forbidden', `${type.kind.toLowerCase()}s "${''}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`, {
+      throw new ApiError(403, 'Forbidden', `${type.resource} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`, {
         kind: type.resource,
         causes: [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }],
       });
@@ -216,7 +216,7 @@ export class Resources {
       }
       metadata.namespace = namespace ?? metadata.namespace;
     } else delete metadata.namespace;
-    this.checkNamespace(type, metadata.namespace, true);
+    this.checkNamespace(type, metadata.namespace, true, metadata.name ?? '');
     if (metadata.resourceVersion) throw errors.badRequest('resourceVersion should not be set on objects to be created');
     if (!metadata.name) {
       if (!metadata.generateName) {

@@ -177,4 +177,17 @@ test('namespaces: creating in a missing one fails; deleting one removes its cont
   const gone = await api.kubectl(['get', 'configmap', 'c1', '-n', 'team']);
   assert.notEqual(gone.code, 0);
   assert.match((await api.kubectl(['get', 'namespace', 'team'])).stderr, /not found/);
+
+  // A namespace held Terminating by an object's finalizer refuses new content, as Kubernetes does.
+  await ok(['create', 'namespace', 'held']);
+  await ok(['create', '-f', '-'], 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: keeper\n  namespace: held\n  finalizers: [example.com/hold]\n');
+  await ok(['delete', 'namespace', 'held', '--wait=false']);
+  const phase = async () => (await api.kubectl(['get', 'namespace', 'held', '-o', 'jsonpath={.status.phase}'])).stdout;
+  for (let i = 0; i < 50 && (await phase()) !== 'Terminating'; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(await phase(), 'Terminating');
+  const refused = await api.kubectl(['create', 'configmap', 'late', '-n', 'held']);
+  assert.notEqual(refused.code, 0);
+  assert.match(refused.stderr, /configmaps "late" is forbidden: unable to create new content in namespace held because it is being terminated/);
+  await ok(['patch', 'configmap', 'keeper', '-n', 'held', '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+  await ok(['wait', '--for=delete', 'namespace/held', '--timeout=20s']);
 });
