@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { enableAccessControl } from '../../src/apiserver/access-control.js';
 import { enableAudit } from '../../src/apiserver/audit.js';
+import { issueToken, loadOrCreateSigningKeys } from '../../src/apiserver/serviceaccount-tokens.js';
 
 const CCM = `
 apiVersion: rbac.authorization.k8s.io/v1
@@ -106,6 +107,14 @@ test('a cloud-controller-manager service account token: granted, forbidden, tamp
     const refused = await as(tampered, ['get', 'nodes']);
     assert.notEqual(refused.code, 0);
     assert.match(refused.stderr, /Unauthorized/);
+    // A token the server signed for this account, expired an hour ago: 401 as well.
+    const account = JSON.parse((await admin(['get', 'serviceaccount', 'cloud-controller-manager', '-n', 'kube-system', '-o', 'json'])).stdout);
+    const keys = loadOrCreateSigningKeys(join(api.dataDir, 'pki'));
+    const expired = issueToken(keys, { namespace: 'kube-system', name: 'cloud-controller-manager', uid: account.metadata.uid }, { expirationSeconds: 600 }, { now: new Date(Date.now() - 2 * 3600_000) }).token;
+    const late = await as(expired, ['get', 'nodes']);
+    assert.notEqual(late.code, 0);
+    assert.match(late.stderr, /Unauthorized/);
+    assert.equal((await api.request('GET', '/api/v1/nodes', { token: expired })).status, 401);
 
     // Granting pods takes effect without a restart.
     await admin(['patch', 'clusterrole', 'cloud-controller-manager', '--type=json', '-p', '[{"op":"add","path":"/rules/-","value":{"apiGroups":[""],"resources":["pods"],"verbs":["list"]}}]']);
