@@ -26,8 +26,16 @@ const include = { 'include.release.openshift.io/self-managed-high-availability':
 writeFileSync(join(sources, 'manifests', '0000_00_bench_00_namespace.yaml'), JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench', annotations: include } }));
 for (let i = 0; i < MANIFESTS - 1; i++) {
   const level = String(1 + (i % (LEVELS - 1))).padStart(2, '0');
-  const component = `component${Math.floor(i / LEVELS) % COMPONENTS}`;
-  const doc = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: 'bench', annotations: include }, data: { version: '{{VERSION}}', index: String(i) } };
+  // 11 is coprime to 30: every component appears, spread over the levels.
+  const component = `component${(i * 11) % COMPONENTS}`;
+  const meta = (prefix: string) => ({ name: `${prefix}-${i}`, namespace: 'bench', annotations: include, labels: { 'bench/version': '{{VERSION}}' } });
+  // Mostly ConfigMaps, as in a real payload; every 10th a Secret, every 25th a ServiceAccount.
+  const doc =
+    i % 25 === 0
+      ? { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta('sa') }
+      : i % 10 === 0
+        ? { apiVersion: 'v1', kind: 'Secret', metadata: meta('secret'), type: 'Opaque', stringData: { version: '{{VERSION}}', index: String(i) } }
+        : { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta('cm'), data: { version: '{{VERSION}}', index: String(i) } };
   writeFileSync(join(sources, 'manifests', `0000_${level}_${component}_${String(i).padStart(4, '0')}.yaml`), JSON.stringify(doc));
 }
 const store = join(work, 'store');

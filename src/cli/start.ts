@@ -22,8 +22,16 @@ Example:
   [1/7] starting the API server on https://127.0.0.1:6443 (0.0s)
   [2/7] building and signing releases into .bosun/releases (0.3s)
   ...
-  bosun is up. Try:
-    kubectl --kubeconfig .bosun/kubeconfig get clusterversion
+  [7/7] the cluster-version operator applies the payload (2.2s)
+        Working towards 1.0.0: 28 of 28 done (100% complete)
+
+  bosun is up.
+    API server:     https://127.0.0.1:6443
+    kubeconfig:     .bosun/kubeconfig
+  ...
+  Try:
+    export KUBECONFIG=.bosun/kubeconfig
+    kubectl get clusterversion
 
 A second start reuses the data directory. Stop with Ctrl-C.`,
     )
