@@ -202,6 +202,20 @@ test('the real Ignition client boots from the worker user data', { skip: ignitio
   assert.equal(annotations['machineconfiguration.openshift.io/desiredConfig'], pool.spec.configuration.name);
 });
 
+test('a new root CA reaches ControllerConfig and the user data', async () => {
+  const rotated = await generateCa('bosun-test-root-ca-2');
+  await client.mergePatch(R.configMaps, 'root-ca', 'kube-system', { data: { 'ca.crt': rotated.cert } });
+  await eventually('ControllerConfig to carry the new root CA', async () => Buffer.from((await client.get(R.controllerConfigs, 'machine-config-controller')).spec.rootCAData, 'base64').toString() === rotated.cert);
+  await eventually('the worker user data to trust the new CA', async () => {
+    const secret = await client.get(R.secrets, 'worker-user-data', 'openshift-machine-api');
+    const userData = JSON.parse(Buffer.from(secret.data.userData, 'base64').toString());
+    return decodeDataUrl(userData.ignition.security.tls.certificateAuthorities[0].source).toString() === rotated.cert;
+  });
+  // Put the original back for the server's certificate (issued by it) and the tests after.
+  await client.mergePatch(R.configMaps, 'root-ca', 'kube-system', { data: { 'ca.crt': ca.cert } });
+  await eventually('ControllerConfig back on the original CA', async () => Buffer.from((await client.get(R.controllerConfigs, 'machine-config-controller')).spec.rootCAData, 'base64').toString() === ca.cert);
+});
+
 test('a degraded pool degrades the operator; a new release is reported once rendered for it', async () => {
   // An invalid MachineConfig for the workers: the pool is RenderDegraded, the operator Degraded.
   await client.create(R.machineConfigs, { apiVersion: `${MCO}/v1`, kind: 'MachineConfig', metadata: { name: '99-worker-bad', labels: { [`${MCO}/role`]: 'worker' } }, spec: { config: { ignition: { version: '3.2.0' }, storage: { files: [{ path: 'relative/path', contents: { source: 'data:,x' } }] } } } });
