@@ -91,6 +91,13 @@ test('kubectl drain waits for the disruption budget, then evicts; DaemonSet pods
     assert.match(result.stderr + result.stdout, /Cannot evict pod as it would violate the pod's disruption budget/);
     assert.match(result.stdout, /node\/n1 drained/);
     assert.deepEqual((await ok(['get', 'pods', '-o', 'jsonpath={.items[*].metadata.name}'])).trim().split(' ').sort(), ['agent-x', 'web-c', 'web-d']);
+
+    // policy/v1beta1 Evictions (older clients) get the same answers.
+    const evict = (name: string) => api.request('POST', `/api/v1/namespaces/default/pods/${name}/eviction`, { body: { apiVersion: 'policy/v1beta1', kind: 'Eviction', metadata: { name, namespace: 'default' } } });
+    const refused = await evict('web-c');
+    assert.equal(refused.status, 429);
+    assert.match(refused.json.message, /Cannot evict pod as it would violate the pod's disruption budget/);
+    assert.equal((await evict('agent-x')).status, 201, 'a pod no budget covers is evicted');
   } finally {
     evictions.stop();
     await api.stop();
