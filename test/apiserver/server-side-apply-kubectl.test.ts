@@ -5,11 +5,16 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import YAML from 'yaml';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
+import { enableAudit, type AuditLog } from '../../src/apiserver/audit.js';
 
 let api: TestApiServer;
+let audit: AuditLog;
 before(async () => {
   api = await startTestApiServer();
+  audit = enableAudit(api.server, api.dataDir);
 });
 after(async () => {
   await api.stop();
@@ -237,4 +242,13 @@ test('custom resources: list-map keys from the CRD schema, conflicts, and the st
     body: 'apiVersion: ssa.example.com/v1\nkind: Gadget\nmetadata: {name: none}\nstatus: {ready: true}\n', contentType: 'application/apply-patch+yaml',
   });
   assert.equal(missing.status, 404);
+});
+
+test('the audit trail names the user of every change made by these applies', async () => {
+  await audit.close();
+  const events = readFileSync(join(api.dataDir, 'audit.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const applies = events.filter((e) => e.verb === 'patch' && e.resource === 'deployments.apps');
+  assert.ok(applies.length > 0, 'the applies were audited');
+  for (const e of events) assert.ok(typeof e.user === 'string' && e.user.length > 0, `an audit line without a user: ${JSON.stringify(e)}`);
+  assert.ok(applies.every((e) => e.user === 'system:admin'), 'the admin kubeconfig applied them');
 });
