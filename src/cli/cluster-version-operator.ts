@@ -12,6 +12,9 @@ export function register(program: Command): void {
     .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG, then the in-cluster service account)')
     .option('--reconcile-interval <seconds>', 'how often a completed release is applied again', '180')
     .option('--metrics-url <url>', 'Prometheus-compatible API to evaluate PromQL update risks against (without it they are Recommended=Unknown)')
+    .option('--lease-duration <seconds>', 'leader election: how long a Lease not renewed stays taken (OpenShift: 137)', '137')
+    .option('--renew-deadline <seconds>', 'leader election: a leader that could not renew for this long stops applying', '107')
+    .option('--retry-period <seconds>', 'leader election: how often the Lease is renewed or tried', '26')
     .option('--metrics-listen <host:port>', 'serve Prometheus metrics (cluster_version, cluster_operator_up, …) on http://HOST:PORT/metrics; "off" to not serve them', '127.0.0.1:9099')
     .addHelpText(
       'after',
@@ -26,7 +29,14 @@ Example:
   cluster_version{type="completed",version="1.0.0",image="bosun.local/release@sha256:0bb5…",from_version=""} 1795420807
   …`,
     )
-    .action(async (opts: { releaseStore: string; kubeconfig?: string; reconcileInterval: string; metricsUrl?: string; metricsListen: string }) => {
+    .action(async (opts: { releaseStore: string; kubeconfig?: string; reconcileInterval: string; metricsUrl?: string; metricsListen: string; leaseDuration: string; renewDeadline: string; retryPeriod: string }) => {
+      const seconds = (text: string, flag: string) => {
+        const n = Number(text);
+        if (!Number.isFinite(n) || n <= 0) throw new Error(`${flag} must be a positive number of seconds, got "${text}"`);
+        return n * 1000;
+      };
+      const leaderElection = { leaseDurationMs: seconds(opts.leaseDuration, '--lease-duration'), renewDeadlineMs: seconds(opts.renewDeadline, '--renew-deadline'), retryPeriodMs: seconds(opts.retryPeriod, '--retry-period') };
+      if (leaderElection.renewDeadlineMs >= leaderElection.leaseDurationMs) throw new Error('--renew-deadline must be shorter than --lease-duration');
       const interval = Number(opts.reconcileInterval);
       if (!Number.isFinite(interval) || interval <= 0) throw new Error(`--reconcile-interval must be a positive number of seconds, got "${opts.reconcileInterval}"`);
       const metricsListen = opts.metricsListen === 'off' ? undefined : parseHostPort(opts.metricsListen, '--metrics-listen');
@@ -34,6 +44,6 @@ Example:
       const controller = new AbortController();
       process.once('SIGTERM', () => controller.abort());
       process.once('SIGINT', () => controller.abort());
-      await runClusterVersionOperator({ kubeconfig: kc, releaseStore: opts.releaseStore, reconcileIntervalMs: interval * 1000, metricsUrl: opts.metricsUrl, metricsListen, signal: controller.signal });
+      await runClusterVersionOperator({ kubeconfig: kc, releaseStore: opts.releaseStore, reconcileIntervalMs: interval * 1000, metricsUrl: opts.metricsUrl, metricsListen, leaderElection, signal: controller.signal });
     });
 }

@@ -444,9 +444,14 @@ export class ClusterVersionOperator {
     const passStarted = Date.now();
     const result = await runTaskGraph(graph, workersFor(mode, graph), async (tasks) => {
       for (const task of tasks) {
-        if (task.manifest.gvk.kind === 'ClusterOperator') waitingOn = `clusteroperator ${task.manifest.object.metadata.name}`;
+        if (task.manifest.gvk.kind === 'ClusterOperator') {
+          // Say at once what the pass is about to wait on (the wait may be long).
+          waitingOn = String(task.manifest.object.metadata.name);
+          void report(true);
+        }
         const started = Date.now();
         await applyManifest(task.manifest, ctx);
+        if (waitingOn === task.manifest.object.metadata.name) waitingOn = '';
         this.metrics.manifestDuration.observe({ kind: task.manifest.gvk.kind }, (Date.now() - started) / 1000);
         done++;
         void report();

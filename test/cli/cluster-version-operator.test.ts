@@ -1,5 +1,7 @@
 // `bosun cluster-version-operator` as a process: installs the release ClusterVersion/version
-// names, serves its metrics, stops on SIGTERM; bad options are refused with a clear error.
+// names, serves its metrics, stops on SIGTERM; killed (SIGKILL) in the middle of an update, a new
+// process takes the Lease over once it expires and finishes the update; bad options are refused
+// with a clear error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -12,6 +14,7 @@ import { parseAllDocuments } from 'yaml';
 import { startTestApiServer } from '../helpers/apiserver.js';
 import { bosunBin, runBosun } from '../helpers/cli.js';
 import { buildRelease } from '../../src/cvo/payload/build.js';
+import { readReleaseFiles, writeRelease } from '../../src/cvo/payload/release-store.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 
@@ -65,6 +68,70 @@ test('bosun cluster-version-operator installs the desired release and serves met
     assert.equal(await exited, 0, `exit on SIGTERM; output:\n${output}`);
   } finally {
     child.kill('SIGKILL');
+    await api.stop();
+    rmSync(store, { recursive: true, force: true });
+  }
+});
+
+test('a CVO killed in the middle of an update: the next one takes over and finishes it', { timeout: 120_000 }, async () => {
+  const api = await startTestApiServer();
+  const store = mkdtempSync(join(tmpdir(), 'bosun-cli-cvo-kill-'));
+  const release = buildRelease({ version: '1.0.0', from: join(root, 'release-payload'), cvoManifests: join(root, 'manifests'), store });
+  const next = buildRelease({ version: '1.0.1', from: join(root, 'release-payload'), cvoManifests: join(root, 'manifests'), store });
+  // 1.0.1 with a ClusterOperator the test plays: the update waits on it.
+  const gated = writeRelease(store, {
+    ...readReleaseFiles(next.dir),
+    'release-manifests/0000_50_example-operator_90_clusteroperator.yaml': 'apiVersion: config.openshift.io/v1\nkind: ClusterOperator\nmetadata:\n  name: example\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: "true"\nspec: {}\nstatus:\n  versions:\n  - name: operator\n    version: 1.0.1\n',
+  });
+  const client = new KubeClient(loadKubeConfig(api.kubeconfigPath));
+  for (const file of readdirSync(join(release.dir, 'manifests')).sort()) {
+    for (const doc of parseAllDocuments(readFileSync(join(release.dir, 'manifests', file), 'utf8'))) {
+      const o = doc.toJS();
+      if (o?.kind === 'CustomResourceDefinition') await client.create({ group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions', namespaced: false }, o);
+    }
+  }
+  const cvRef = { group: 'config.openshift.io', version: 'v1', resource: 'clusterversions', namespaced: false };
+  const coRef = { group: 'config.openshift.io', version: 'v1', resource: 'clusteroperators', namespaced: false };
+  await client.create(cvRef, {
+    apiVersion: 'config.openshift.io/v1', kind: 'ClusterVersion', metadata: { name: 'version' },
+    // No machine-config operator runs here: its ClusterOperator gate is overridden as unmanaged.
+    spec: { clusterID: '6b1c1b1e-0000-4000-8000-000000000004', overrides: [{ kind: 'ClusterOperator', group: 'config.openshift.io', name: 'machine-config', namespace: '', unmanaged: true }], desiredUpdate: { version: '1.0.0', image: release.pullspec } },
+  });
+  const start = () => {
+    const child = spawn(process.execPath, [bosunBin, 'cluster-version-operator', '--kubeconfig', api.kubeconfigPath, '--release-store', store, '--metrics-listen', 'off', '--lease-duration', '4', '--renew-deadline', '3', '--retry-period', '0.5'], { stdio: ['ignore', 'pipe', 'pipe']});
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    return { child, output: () => output, exited: new Promise<void>((r) => child.on('close', () => r())) };
+  };
+  const until = async (what: string, check: (cv: any) => boolean, output: () => string) => {
+    const deadline = Date.now() + 45_000;
+    for (;;) {
+      const cv = await client.get(cvRef, 'version');
+      if (check(cv)) return cv;
+      if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}; output:\n${output().slice(-3000)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+  const first = start();
+  let second: ReturnType<typeof start> | undefined;
+  try {
+    await until('1.0.0 installed', (cv) => cv.status?.history?.[0]?.state === 'Completed', first.output);
+    await client.mergePatch(cvRef, 'version', undefined, { spec: { desiredUpdate: { version: '1.0.1', image: gated.pullspec } } });
+    await until('the update to wait on the operator', (cv) => /waiting on example$/.test((cv.status?.conditions ?? []).find((c: any) => c.type === 'Progressing')?.message ?? ''), first.output);
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    second = start();
+    const t = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    await client.mergePatch(coRef, 'example', undefined, { status: { conditions: [{ type: 'Available', status: 'True', reason: 'AsExpected', lastTransitionTime: t }, { type: 'Degraded', status: 'False', reason: 'AsExpected', lastTransitionTime: t }], versions: [{ name: 'operator', version: '1.0.1' }] } }, 'status');
+    const done = await until('the update to be finished by the second CVO', (cv) => cv.status?.history?.[0]?.image === gated.pullspec && cv.status.history[0].state === 'Completed', second.output);
+    assert.deepEqual(done.status.history.map((h: any) => [h.version, h.state]), [['1.0.1', 'Completed'], ['1.0.0', 'Completed']]);
+    const lease = await client.get({ group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespaced: true }, 'version', 'openshift-cluster-version');
+    assert.equal(lease.spec.holderIdentity.split('_').pop(), String(second.child.pid), 'the second process holds the Lease');
+  } finally {
+    first.child.kill('SIGKILL');
+    second?.child.kill('SIGKILL');
     await api.stop();
     rmSync(store, { recursive: true, force: true });
   }
