@@ -12,6 +12,7 @@ import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js'
 import { buildRelease, type BuiltRelease } from '../../src/cvo/payload/build.js';
 import { readReleaseFiles, writeRelease } from '../../src/cvo/payload/release-store.js';
 import { ClusterVersionOperator } from '../../src/cvo/operator.js';
+import { createCvoMetrics } from '../../src/cvo/metrics.js';
 import { forClient } from '../../src/kube/client-node-compat.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -183,14 +184,20 @@ test('two CVOs under leader election: one applies, the other takes over when it 
   const { runClusterVersionOperator } = await import('../../src/cvo/operator.js');
   const timings = { leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 150 };
   const stops = [new AbortController(), new AbortController()];
+  // Each instance records what it applies into metrics of its own.
+  const metrics = stops.map(() => createCvoMetrics({ clusterVersion: () => undefined, clusterOperators: () => [], lastPayloadApplied: () => undefined }));
+  const applied = async (i: number) => (await metrics[i].manifestDuration.get()).values.filter((v) => v.metricName?.endsWith('_count')).reduce((n, v) => n + v.value, 0);
   const runs = stops.map((stop, i) =>
-    runClusterVersionOperator({ kubeconfig: kc, releaseStore: store, reconcileIntervalMs: 300, waitTimeoutMs: 1500, signal: stop.signal, leaderElection: { identity: `cvo-${i}`, ...timings } }),
+    runClusterVersionOperator({ kubeconfig: kc, releaseStore: store, reconcileIntervalMs: 300, waitTimeoutMs: 1500, signal: stop.signal, metrics: metrics[i], leaderElection: { identity: `cvo-${i}`, ...timings } }),
   );
   const coordination = kc.makeApiClient(k8s.CoordinationV1Api);
   const holder = async () => (await coordination.readNamespacedLease({ name: 'version', namespace: 'openshift-cluster-version' })).spec?.holderIdentity;
   try {
     const first = await eventually('a CVO to hold the lease', async () => ((await holder())?.startsWith('cvo-') ? await holder() : undefined));
     const i = Number(first!.split('-')[1]);
+    // The leader reconciles; the other one applies nothing at all.
+    await eventually('the leader to apply a few passes', async () => ((await applied(i)) > 30 ? true : undefined));
+    assert.equal(await applied(1 - i), 0, 'the CVO without the Lease applied manifests');
     stops[i].abort();
     await eventually('the other CVO to take over', async () => ((await holder()) === `cvo-${1 - i}` ? true : undefined));
     // The new leader reconciles: a deleted managed object comes back.
@@ -200,6 +207,7 @@ test('two CVOs under leader election: one applies, the other takes over when it 
       const again = await objects.read({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'cluster-version-operator', namespace: 'openshift-cluster-version' } });
       return again.metadata?.uid !== sa.metadata?.uid ? again : undefined;
     });
+    assert.ok((await applied(1 - i)) > 0);
   } finally {
     for (const s of stops) s.abort();
     await Promise.all(runs);
