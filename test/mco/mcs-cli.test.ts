@@ -1,0 +1,59 @@
+// `bosun machine-config-server` as a process: serves a directory of rendered configs, logs each
+// request naming the pool, the version served and the client's address, and stops on SIGTERM;
+// options that contradict each other are refused.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bosunBin, runBosun } from '../helpers/cli.js';
+import { workerConfig, writeRendered } from './mcs-fixture.js';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+test('bosun machine-config-server serves a config directory and logs pool, version and client', { timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bosun-mcs-cli-'));
+  writeRendered(dir, 'worker', 'rendered-worker-7', workerConfig);
+  const port = await freePort();
+  const child = spawn(process.execPath, [bosunBin, 'machine-config-server', '--config-dir', dir, '--listen-tls', 'off', '--listen-http', `127.0.0.1:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  const exited = new Promise<number | null>((r) => child.on('close', r));
+  try {
+    const deadline = Date.now() + 30_000;
+    while (!/"msg":"listening"/.test(output)) {
+      if (Date.now() > deadline) assert.fail(`the server did not start:\n${output}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const res = await fetch(`http://127.0.0.1:${port}/config/worker`, { headers: { accept: 'application/vnd.coreos.ignition+json;version=3.1.0' } });
+    assert.equal(res.status, 200);
+    assert.equal(((await res.json()) as { ignition: { version: string } }).ignition.version, '3.1.0');
+    await new Promise((r) => setTimeout(r, 200));
+    const served = output.split('\n').filter((l) => l.includes('"serving config"')).map((l) => JSON.parse(l));
+    assert.equal(served.length, 1, output);
+    assert.equal(served[0].pool, 'worker');
+    assert.equal(served[0].version, '3.1.0');
+    assert.equal(served[0].config, 'rendered-worker-7');
+    assert.match(served[0].client, /127\.0\.0\.1/);
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+  } finally {
+    child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('bosun machine-config-server refuses two config sources', async () => {
+  const r = await runBosun(['machine-config-server', '--config-dir', '/tmp', '--kubeconfig', '/tmp/k', '--listen-tls', 'off', '--listen-http', '127.0.0.1:0']);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /error: --config-dir and --kubeconfig are two sources; give one/);
+});
