@@ -5,13 +5,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
 import { startTestApiServer } from '../helpers/apiserver.js';
+import { createReleaseCrds, freePort } from '../helpers/cluster-objects.js';
 import { bosunBin, runBosun } from '../helpers/cli.js';
 import { buildRelease } from '../../src/cvo/payload/build.js';
 import { readReleaseFiles, writeRelease } from '../../src/cvo/payload/release-store.js';
@@ -20,26 +19,12 @@ import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((r) => server.close(r));
-  return port;
-}
-
 test('bosun cluster-version-operator installs the desired release and serves metrics', async () => {
   const api = await startTestApiServer();
   const store = mkdtempSync(join(tmpdir(), 'bosun-cli-cvo-'));
   const release = buildRelease({ version: '1.0.0', from: join(root, 'release-payload'), cvoManifests: join(root, 'manifests'), store });
   const client = new KubeClient(loadKubeConfig(api.kubeconfigPath));
-  const dir = join(release.dir, 'manifests');
-  for (const file of readdirSync(dir).sort()) {
-    for (const doc of parseAllDocuments(readFileSync(join(dir, file), 'utf8'))) {
-      const o = doc.toJS();
-      if (o?.kind === 'CustomResourceDefinition') await client.create({ group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions', namespaced: false }, o);
-    }
-  }
+  await createReleaseCrds(client, release.dir);
   const cvRef = { group: 'config.openshift.io', version: 'v1', resource: 'clusterversions', namespaced: false };
   // No machine-config operator runs here: its ClusterOperator gate is overridden as unmanaged.
   await client.create(cvRef, { apiVersion: 'config.openshift.io/v1', kind: 'ClusterVersion', metadata: { name: 'version' }, spec: { clusterID: '6b1c1b1e-0000-4000-8000-000000000003', overrides: [{ kind: 'ClusterOperator', group: 'config.openshift.io', name: 'machine-config', namespace: '', unmanaged: true }], desiredUpdate: { version: '1.0.0', image: release.pullspec } } });
@@ -84,12 +69,7 @@ test('a CVO killed in the middle of an update: the next one takes over and finis
     'release-manifests/0000_50_example-operator_90_clusteroperator.yaml': 'apiVersion: config.openshift.io/v1\nkind: ClusterOperator\nmetadata:\n  name: example\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: "true"\nspec: {}\nstatus:\n  versions:\n  - name: operator\n    version: 1.0.1\n',
   });
   const client = new KubeClient(loadKubeConfig(api.kubeconfigPath));
-  for (const file of readdirSync(join(release.dir, 'manifests')).sort()) {
-    for (const doc of parseAllDocuments(readFileSync(join(release.dir, 'manifests', file), 'utf8'))) {
-      const o = doc.toJS();
-      if (o?.kind === 'CustomResourceDefinition') await client.create({ group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions', namespaced: false }, o);
-    }
-  }
+  await createReleaseCrds(client, release.dir);
   const cvRef = { group: 'config.openshift.io', version: 'v1', resource: 'clusterversions', namespaced: false };
   const coRef = { group: 'config.openshift.io', version: 'v1', resource: 'clusteroperators', namespaced: false };
   await client.create(cvRef, {

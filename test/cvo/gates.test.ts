@@ -6,12 +6,13 @@
 // a disabled capability or another feature set are left out until enabled.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
+import { eventually } from '../helpers/eventually.js';
+import { createReleaseCrds } from '../helpers/cluster-objects.js';
 import { buildRelease, type BuiltRelease } from '../../src/cvo/payload/build.js';
 import { readReleaseFiles, writeRelease } from '../../src/cvo/payload/release-store.js';
 import { ClusterVersionOperator } from '../../src/cvo/operator.js';
@@ -49,34 +50,13 @@ before(async () => {
   releases = {};
   for (const version of ['1.0.0', '1.0.1']) releases[version] = buildRelease({ version, from: source, cvoManifests: join(root, 'manifests'), store });
   client = new KubeClient(loadKubeConfig(api.kubeconfigPath));
-  const dir = join(releases['1.0.0'].dir, 'manifests');
-  for (const file of readdirSync(dir).sort()) {
-    for (const doc of parseAllDocuments(readFileSync(join(dir, file), 'utf8'))) {
-      const o = doc.toJS();
-      if (o?.kind === 'CustomResourceDefinition') await client.create({ group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions', namespaced: false }, o);
-    }
-  }
+  await createReleaseCrds(client, releases['1.0.0'].dir);
 });
 after(async () => {
   await api.stop();
   rmSync(store, { recursive: true, force: true });
   rmSync(source, { recursive: true, force: true });
 });
-
-async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined && v !== false) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const cond = (o: any, type: string) => (o?.status?.conditions ?? []).find((c: any) => c.type === type);
 const cv = () => client.get(CV, 'version');

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
+import { eventually } from '../helpers/eventually.js';
 import { buildRelease, type BuiltRelease } from '../../src/cvo/payload/build.js';
 import { readReleaseFiles, writeRelease } from '../../src/cvo/payload/release-store.js';
 import { ClusterVersionOperator } from '../../src/cvo/operator.js';
@@ -48,21 +49,6 @@ after(async () => {
 
 async function clusterVersion(): Promise<any> {
   return custom.getClusterCustomObject({ group: 'config.openshift.io', version: 'v1', plural: 'clusterversions', name: 'version' });
-}
-
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined && v !== false) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 const cond = (cv: any, type: string) => (cv.status?.conditions ?? []).find((c: any) => c.type === type);

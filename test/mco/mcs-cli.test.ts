@@ -5,19 +5,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bosunBin, runBosun } from '../helpers/cli.js';
+import { freePort } from '../helpers/cluster-objects.js';
 import { workerConfig, writeRendered } from './mcs-fixture.js';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 test('bosun machine-config-server serves a config directory and logs pool, version and client', { timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bosun-mcs-cli-'));

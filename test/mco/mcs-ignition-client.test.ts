@@ -3,27 +3,18 @@
 // serves at every spec version this Ignition knows (2.14 knows 3.0.0–3.3.0; 3.4/3.5 and 2.2 are
 // "unsupported config version" to it, which the test checks rather than assumes).
 //
-// Workable subset here: the fetch stage and the files stage into a scratch root. Ignition 2.14
-// relabels written files with SELinux's `setfiles` at the end of the files stage whatever the
-// root's /etc/selinux/config says, and needs SELINUXTYPE there; `setfiles` (policycoreutils) is
-// not installed, so the test puts a no-op `setfiles` first on PATH. The disks, mount and kargs
-// stages (block devices, mounts, bootloader) are not run.
+// The fetch and files stages run into a scratch root (test/helpers/ignition.ts says why and how).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readFileSync, readlinkSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { IGNITION_VALIDATE, bootWithIgnition, skipWithoutIgnition } from '../helpers/ignition.js';
 import { get, startFixture, workerConfig, BOOTSTRAP_KUBECONFIG, type Fixture } from './mcs-fixture.js';
 import { decodeDataUrl, encodeDataUrl } from '../../src/mco/common/ignition/data-url.js';
 
-// Debian installs the client under dracut's modules; elsewhere it may be on PATH (as .ci/run accepts).
-const IGNITION = ['/usr/lib/dracut/modules.d/30ignition/ignition', ...(process.env.PATH ?? '').split(':').map((d) => `${d}/ignition`)].find((p) => existsSync(p)) ?? 'ignition';
-const VALIDATE = 'ignition-validate';
-const missing = !existsSync(IGNITION) || spawnSync(VALIDATE, ['--version']).status !== 0;
-// Skipped only outside CI: under CI (.ci/run installs it) a missing client is a failure.
-const skip = missing && !process.env.CI ? 'ignition not installed (apt-get install ignition)' : false;
 
 let f: Fixture;
 let work: string;
@@ -50,10 +41,10 @@ async function run(cmd: string, args: string[], env?: NodeJS.ProcessEnv): Promis
 function validate(text: string): Promise<{ ok: boolean; out: string }> {
   const file = join(work, `v-${Math.random().toString(36).slice(2)}.ign`);
   writeFileSync(file, text);
-  return run(VALIDATE, [file]);
+  return run(IGNITION_VALIDATE, [file]);
 }
 
-test('ignition-validate accepts what the server serves at every version it supports', { skip }, async () => {
+test('ignition-validate accepts what the server serves at every version it supports', { skip: skipWithoutIgnition }, async () => {
   const supported: string[] = [];
   for (const v of ['3.0.0', '3.1.0', '3.2.0', '3.3.0', '3.4.0', '3.5.0', '2.2.0']) {
     const r = await get(f, 'tls', '/config/worker', { accept: `application/vnd.coreos.ignition+json;version=${v}` });
@@ -78,16 +69,7 @@ function walk(root: string, dir = root): string[] {
   });
 }
 
-test('the real Ignition client fetches from the server and writes exactly the rendered files and units', { skip, timeout: 90_000 }, async () => {
-  const root = join(work, 'root');
-  const runDir = join(work, 'run');
-  const bin = join(work, 'bin');
-  mkdirSync(join(root, 'etc/selinux'), { recursive: true });
-  mkdirSync(runDir);
-  mkdirSync(bin);
-  writeFileSync(join(root, 'etc/selinux/config'), 'SELINUX=disabled\nSELINUXTYPE=targeted\n');
-  writeFileSync(join(bin, 'setfiles'), '#!/bin/sh\ncat >/dev/null\n');
-  chmodSync(join(bin, 'setfiles'), 0o755);
+test('the real Ignition client fetches from the server and writes exactly the rendered files and units', { skip: skipWithoutIgnition, timeout: 90_000 }, async () => {
   const pointer = join(work, 'pointer.ign');
   writeFileSync(pointer, JSON.stringify({
     ignition: {
@@ -96,12 +78,7 @@ test('the real Ignition client fetches from the server and writes exactly the re
       security: { tls: { certificateAuthorities: [{ source: encodeDataUrl(f.ca) }] } },
     },
   }));
-  const env = { ...process.env, IGNITION_CONFIG_FILE: pointer, PATH: `${bin}:${process.env.PATH}` };
-  const common = ['-platform', 'file', '-log-to-stdout', '-config-cache', join(runDir, 'ignition.json'), '-state-file', join(runDir, 'state'), '-neednet', join(runDir, 'neednet')];
-  for (const stage of [['-stage', 'fetch'], ['-stage', 'files', '-root', root]]) {
-    const r = await run(IGNITION, [...common, ...stage], env);
-    assert.ok(r.ok, `ignition ${stage.join(' ')} failed:\n${r.out}`);
-  }
+  const root = await bootWithIgnition(pointer, work);
   // Ignition 2.14 asks for 3.3.0 (its newest stable spec) and got it over TLS.
   const served = (await f.server.metrics.requests.get()).values.find((v) => v.labels.listener === 'tls' && v.labels.version === '3.3.0' && v.labels.code === 200);
   assert.ok(served && served.value >= 1, 'the server served 3.3.0 over TLS');

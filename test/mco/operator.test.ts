@@ -6,14 +6,14 @@
 // the pools are rendered for it; a degraded pool degrades the operator, naming it.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
-import { promisify } from 'node:util';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { repositoryRoot } from '../../src/cli/release.js';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
+import { eventually } from '../helpers/eventually.js';
+import { bootWithIgnition, skipWithoutIgnition } from '../helpers/ignition.js';
 import { KubeClient, type ResourceRef } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { MachineConfigOperator } from '../../src/mco/operator/operator.js';
@@ -24,8 +24,6 @@ import { generateCa, issueServingCert } from '../../src/mco/server/serving-tls.j
 import { decodeDataUrl } from '../../src/mco/common/ignition/data-url.js';
 
 // Debian installs the client under dracut's modules; elsewhere it may be on PATH (as .ci/run accepts).
-const IGNITION = ['/usr/lib/dracut/modules.d/30ignition/ignition', ...(process.env.PATH ?? '').split(':').map((d) => `${d}/ignition`)].find((p) => existsSync(p)) ?? 'ignition';
-const ignitionMissing = !existsSync(IGNITION) || spawnSync('ignition-validate', ['--version']).status !== 0;
 
 const ref = (group: string, resource: string, namespaced = false, version = 'v1'): ResourceRef => ({ group, version, resource, namespaced });
 const MCO = 'machineconfiguration.openshift.io';
@@ -51,21 +49,6 @@ let server: MachineConfigServer;
 const stop = new AbortController();
 let version = '1.0.0';
 let running: Promise<unknown>;
-
-async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined && v !== false) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const cond = (o: any, type: string) => (o?.status?.conditions ?? []).find((c: any) => c.type === type);
 
@@ -166,29 +149,11 @@ test('the server serves each pool its rendered config from the API', async () =>
   assert.equal((await fetch(`http://127.0.0.1:${server.port('http')}/config/nosuchpool`)).status, 404);
 });
 
-test('the real Ignition client boots from the worker user data', { skip: ignitionMissing && !process.env.CI ? 'ignition not installed (apt-get install ignition)' : false, timeout: 90_000 }, async () => {
-  const root = join(work, 'root');
-  const runDir = join(work, 'run');
-  const bin = join(work, 'bin');
-  mkdirSync(join(root, 'etc/selinux'), { recursive: true });
-  mkdirSync(runDir);
-  mkdirSync(bin);
-  writeFileSync(join(root, 'etc/selinux/config'), 'SELINUX=disabled\nSELINUXTYPE=targeted\n');
-  writeFileSync(join(bin, 'setfiles'), '#!/bin/sh\ncat >/dev/null\n');
-  chmodSync(join(bin, 'setfiles'), 0o755);
+test('the real Ignition client boots from the worker user data', { skip: skipWithoutIgnition, timeout: 90_000 }, async () => {
   const secret = await client.get(R.secrets, 'worker-user-data', 'openshift-machine-api');
   const pointer = join(work, 'user-data.ign');
   writeFileSync(pointer, Buffer.from(secret.data.userData, 'base64'));
-  const env = { ...process.env, IGNITION_CONFIG_FILE: pointer, PATH: `${bin}:${process.env.PATH}` };
-  const common = ['-platform', 'file', '-log-to-stdout', '-config-cache', join(runDir, 'ignition.json'), '-state-file', join(runDir, 'state'), '-neednet', join(runDir, 'neednet')];
-  for (const stage of [['-stage', 'fetch'], ['-stage', 'files', '-root', root]]) {
-    try {
-      await promisify(execFile)(IGNITION, [...common, ...stage], { env, timeout: 60_000 });
-    } catch (e) {
-      const err = e as { stdout?: string; stderr?: string };
-      assert.fail(`ignition ${stage.join(' ')} failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
-    }
-  }
+  const root = await bootWithIgnition(pointer, work);
   const pool = await client.get(R.pools, 'worker');
   const rendered = await client.get(R.machineConfigs, pool.spec.configuration.name);
   for (const file of rendered.spec.config.storage.files) {
