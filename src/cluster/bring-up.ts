@@ -185,12 +185,11 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
     say(`      http://${mcsListen.host}:${mcs.port('http')}/config/<pool> as well`);
 
     step(7, 'the cluster-version operator applies the payload');
-    const cvoStop = stopComponents;
     // Short lease timings: a restarted bring-up should not wait minutes for its own old lease.
     const cvoRunning = runClusterVersionOperator({
       kubeconfig: kc,
       releaseStore: store,
-      signal: cvoStop.signal,
+      signal: stopComponents.signal,
       upstreamPollMs: options.upstreamPollMs,
       onProgress: (message) => say(`      ${message}`),
       leaderElection: { identity: 'bootstrap', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },

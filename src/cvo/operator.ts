@@ -63,6 +63,7 @@ import { LeaderElector } from '../kube/leader-election.js';
 import { KubeClient, type ResourceRef } from '../kube/client.js';
 import { InformerFactory, type Informer } from '../kube/informer.js';
 import { Controller } from '../kube/controller.js';
+import { rfc3339, setCondition as setKubeCondition, type Condition } from '../kube/conditions.js';
 import { createCvoMetrics, type CvoMetrics } from './metrics.js';
 import { serveMetrics } from '../kube/metrics.js';
 
@@ -105,14 +106,11 @@ interface Loaded {
   payload: Payload;
 }
 
-function now(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
+const now = (): string => rfc3339();
 
-/** Sets a condition; lastTransitionTime moves only when the status changes. */
+/** Sets a condition (lastTransitionTime moves only when the status changes) and puts it last. */
 export function setCondition(conditions: Obj[], type: string, status: string, reason: string, message: string): Obj[] {
-  const old = conditions.find((c) => c.type === type);
-  const next = { type, status, reason, message, lastTransitionTime: old && old.status === status ? old.lastTransitionTime : now() };
+  const [next] = setKubeCondition(conditions.filter((c) => c.type === type) as Condition[], { type, status, reason, message });
   return [...conditions.filter((c) => c.type !== type), next];
 }
 

@@ -15,11 +15,7 @@ after(async () => {
   await api.stop();
 });
 
-async function ok(args: string[], input?: string): Promise<string> {
-  const r = await api.kubectl(args, { input });
-  assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
-  return r.stdout;
-}
+const ok = (args: string[], input?: string): Promise<string> => api.kubectlOk(args, input);
 
 const crd = (extraField = '') => `
 apiVersion: apiextensions.k8s.io/v1

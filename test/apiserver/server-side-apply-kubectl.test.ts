@@ -20,11 +20,7 @@ after(async () => {
   await api.stop();
 });
 
-async function ok(args: string[], input?: string): Promise<string> {
-  const r = await api.kubectl(args, { input });
-  assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
-  return r.stdout;
-}
+const ok = (args: string[], input?: string): Promise<string> => api.kubectlOk(args, input);
 
 async function getJson(args: string[]): Promise<any> {
   return JSON.parse(await ok(['get', ...args, '-o', 'json', '--show-managed-fields']));

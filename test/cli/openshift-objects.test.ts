@@ -11,11 +11,7 @@ import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js'
 
 let api: TestApiServer;
 
-async function kubectl(args: string[], input?: string): Promise<string> {
-  const r = await api.kubectl(args, { input });
-  assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-}
+const kubectl = (args: string[], input?: string): Promise<string> => api.kubectlOk(args, input);
 
 /** Creates each live object (server-set metadata dropped) and then writes its status. */
 async function load(file: string, keep: (o: any) => boolean = () => true): Promise<void> {

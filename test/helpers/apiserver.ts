@@ -1,5 +1,6 @@
 // Starts the embedded API server in-process on 127.0.0.1 with a random port and a temporary data
 // directory, and runs the real kubectl against it.
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { request as httpsRequest, Agent } from 'node:https';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,6 +23,8 @@ export interface TestApiServer {
   port: number;
   server: ApiServer;
   kubectl(args: string[], options?: { input?: string; timeoutMs?: number }): Promise<KubectlResult>;
+  /** Runs kubectl, fails the test unless it exits 0, and returns its stdout. */
+  kubectlOk(args: string[], input?: string): Promise<string>;
   /** Raw HTTPS request with the admin token; body objects are sent as JSON. */
   request(method: string, path: string, options?: RequestOptions): Promise<HttpResult>;
   /** Stops the server; its data directory is removed unless it was given or `keepData` is set. */
@@ -118,6 +121,11 @@ export async function startTestApiServer(options: { dataDir?: string; compactKee
     port: server.port,
     server,
     kubectl: (args, opts) => runKubectl(server.kubeconfigPath, args, opts),
+    kubectlOk: async (args, input) => {
+      const r = await runKubectl(server.kubeconfigPath, args, { input });
+      assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
+      return r.stdout;
+    },
     request: (method, path, opts) => httpsJson(agent, server.url, server.token, method, path, opts),
     async stop(stopOptions = {}) {
       await server.stop();

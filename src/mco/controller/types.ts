@@ -3,6 +3,7 @@
 // typed as far as the controller needs them; the annotation and label keys OpenShift uses.
 import type { MetaLabelSelector } from '../../apiserver/selectors.js';
 import type { Condition } from '../../kube/conditions.js';
+import type { OwnerReference } from '../../apiserver/garbage-collection.js';
 
 export const MCO_GROUP = 'machineconfiguration.openshift.io';
 export const MCO_API_VERSION = `${MCO_GROUP}/v1`;
@@ -29,15 +30,6 @@ export interface ObjectMeta {
   deletionTimestamp?: string;
 }
 
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
-
 export interface ObjectReference {
   apiVersion?: string;
   kind?: string;
@@ -48,7 +40,7 @@ export interface ObjectReference {
   fieldPath?: string;
 }
 
-export type { Condition };
+export type { Condition, OwnerReference };
 
 export interface MachineConfigSpec {
   /** Raw Ignition 3.x; unknown fields preserved by the CRD. */

@@ -23,7 +23,7 @@ import { KubeClient, type Obj, type ResourceRef } from '../../kube/client.js';
 import { InformerFactory, type Informer } from '../../kube/informer.js';
 import { Controller } from '../../kube/controller.js';
 import { applyObject } from '../../kube/apply.js';
-import { setCondition, findCondition, rfc3339, type Condition } from '../../kube/conditions.js';
+import { setCondition, findCondition, sameConditions, type Condition } from '../../kube/conditions.js';
 import { LeaderElector } from '../../kube/leader-election.js';
 import type * as k8s from '@kubernetes/client-node';
 
@@ -120,7 +120,7 @@ export class MachineConfigOperator {
       networks: this.factory.forResource(R.networks),
       controllerConfigs: this.factory.forResource(R.controllerConfigs),
       pools: this.factory.forResource(R.pools),
-      machineConfigs: this.factory.forResource(R.machineConfigs, { labelSelector: undefined }),
+      machineConfigs: this.factory.forResource(R.machineConfigs),
       operatorConfigMaps: this.factory.forResource(R.configMaps, { namespace: OPERATOR_NAMESPACE }),
       managedConfigMaps: this.factory.forResource(R.configMaps, { namespace: 'openshift-config-managed' }),
       kubeSystemConfigMaps: this.factory.forResource(R.configMaps, { namespace: 'kube-system' }),
@@ -159,10 +159,6 @@ export class MachineConfigOperator {
     await this.factory.stop();
   }
 
-  private configMap(informer: Informer, namespace: string, name: string): Obj | undefined {
-    return informer.get(name, namespace);
-  }
-
   private async sync(): Promise<void> {
     const version = this.version();
     if (!version) {
@@ -171,9 +167,9 @@ export class MachineConfigOperator {
     }
     const infrastructure = this.informers.infrastructures.get('cluster');
     const network = this.informers.networks.get('cluster');
-    const serverCa: string | undefined = this.configMap(this.informers.managedConfigMaps, 'openshift-config-managed', 'kube-apiserver-server-ca')?.data?.['ca-bundle.crt'];
-    const rootCa: string | undefined = this.configMap(this.informers.kubeSystemConfigMaps, 'kube-system', 'root-ca')?.data?.['ca.crt'] ?? serverCa;
-    const imagesText: string | undefined = this.configMap(this.informers.operatorConfigMaps, OPERATOR_NAMESPACE, 'machine-config-operator-images')?.data?.['images.json'];
+    const serverCa: string | undefined = this.informers.managedConfigMaps.get('kube-apiserver-server-ca', 'openshift-config-managed')?.data?.['ca-bundle.crt'];
+    const rootCa: string | undefined = this.informers.kubeSystemConfigMaps.get('root-ca', 'kube-system')?.data?.['ca.crt'] ?? serverCa;
+    const imagesText: string | undefined = this.informers.operatorConfigMaps.get('machine-config-operator-images', OPERATOR_NAMESPACE)?.data?.['images.json'];
     let images: Record<string, string> = {};
     if (imagesText) {
       try {
@@ -391,8 +387,8 @@ export class MachineConfigOperator {
         { group: MCO, resource: 'machineconfigs', name: '' },
       ],
     };
-    const strip = (s: Obj | undefined) => JSON.stringify({ ...s, conditions: (s?.conditions ?? []).map(({ lastTransitionTime: _t, ...c }: Obj) => c) });
-    if (strip(current!.status) === strip(status)) return;
+    const rest = (s: Obj | undefined) => JSON.stringify({ ...s, conditions: undefined });
+    if (sameConditions(current!.status?.conditions, conditions) && rest(current!.status) === rest(status)) return;
     await this.client.mergePatch(R.clusterOperators, 'machine-config', undefined, { metadata: { resourceVersion: current!.metadata.resourceVersion }, status }, 'status');
   }
 
@@ -402,7 +398,7 @@ export class MachineConfigOperator {
     let conditions = setCondition(current?.status?.conditions, { type: 'Degraded', status: 'True', reason: 'MachineConfigOperatorFailing', message: `Failed to resync ${this.version() ?? ''}: ${error.message}` });
     if (!findCondition(conditions, 'Available')) conditions = setCondition(conditions, { type: 'Available', status: 'False', reason: 'MachineConfigOperatorFailing', message: 'The operator cannot bring up the machine-config component; see Degraded' });
     await this.writeClusterOperator(conditions, current?.status?.versions);
-    log.error({ err: error.message, at: rfc3339() }, 'sync keeps failing; reported Degraded');
+    log.error({ err: error.message }, 'sync keeps failing; reported Degraded');
   }
 }
 
