@@ -9,4 +9,5 @@ export { type Condition, type ConditionStatus, findCondition, isFalse, isTrue, r
 export { EventRecorder, type EventKind, type EventRecorderOptions } from './events.js';
 export { applyObject, applyStatus, isSubset, type ApplyAction, type ApplyResult } from './apply.js';
 export { registry as metricsRegistry, serveMetrics } from './metrics.js';
+export { type Clock, type ClockTimer, FakeClock, realClock, sleepOn } from './clock.js';
 export { forClient, fromClient } from './client-node-compat.js';
