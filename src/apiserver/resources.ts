@@ -1,17 +1,21 @@
 // Object semantics of the API server, independent of HTTP: create / get / list / update / patch /
 // delete over the storage, with what kube-apiserver adds — server-set metadata, generation,
-// status subresources, finalizers and deletionTimestamp, optimistic concurrency, defaults,
-// validation, custom-resource schemas, namespace checks, dry runs, server-side apply and
-// managedFields (server-side-apply.ts).
+// status subresources, finalizers and deletionTimestamp, optimistic concurrency, custom-resource
+// schemas, namespace checks, dry runs, server-side apply and managedFields (server-side-apply.ts).
+// What differs by kind (defaults, validation, names, deletion) comes from the kind's strategy
+// (kinds/).
 import { randomUUID } from 'node:crypto';
 import { StorageError, type KubeObject, type Storage, type StoredItem } from './storage/types.js';
 import { ApiError, errors, type FieldProblem, type StatusDetails } from './errors.js';
 import { apiVersionOf, storageKey, storagePrefix, type Registry, type ResourceType } from './registry.js';
 import { applyDefaults, prune, unknownFields, validate as validateSchema } from './crd-schema.js';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, PatchError } from './patch.js';
-import { builtinProblems, metadataProblems, nameProblem } from './validation.js';
-import { jsonPathFirst } from './tables.js';
-import { builtinListTypes, crdListTypes, recordUpdate, serverSideApply, type ListTypes, type ManagedFieldsEntry } from './server-side-apply.js';
+import { metadataProblems, nameProblem } from './validation.js';
+import { jsonPathFirst } from './jsonpath.js';
+import { builtinListTypes, crdListTypes, type ListTypes } from './field-sets.js';
+import { recordUpdate, type ManagedFieldsEntry } from './managed-fields.js';
+import { serverSideApply } from './server-side-apply.js';
+import { strategyFor } from './kinds/index.js';
 
 type Obj = Record<string, any>;
 
@@ -64,57 +68,6 @@ function withoutMeta(object: Obj, dropStatus: boolean): Obj {
 
 function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
-}
-
-let nextClusterIP = 1;
-let nextNodePort = 30000;
-
-/** Server-side defaults of the built-in kinds that clients rely on seeing. */
-function applyBuiltinDefaults(type: ResourceType, object: Obj, previous: Obj | undefined): void {
-  switch (type.resource) {
-    case 'namespaces':
-      object.spec = { finalizers: ['kubernetes'], ...(object.spec ?? {}) };
-      object.status = { phase: previous?.status?.phase ?? 'Active', ...(object.status ?? {}) };
-      break;
-    case 'pods':
-      object.spec = { restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler', serviceAccountName: 'default', terminationGracePeriodSeconds: 30, ...object.spec };
-      if (!object.status?.phase) object.status = { ...(object.status ?? {}), phase: 'Pending', qosClass: 'BestEffort' };
-      break;
-    case 'services': {
-      const spec = (object.spec = { type: 'ClusterIP', sessionAffinity: 'None', ...(object.spec ?? {}) });
-      if (!spec.clusterIP) {
-        spec.clusterIP = previous?.spec?.clusterIP ?? `172.30.${Math.floor(nextClusterIP / 250) % 256}.${(nextClusterIP++ % 250) + 1}`;
-        spec.clusterIPs = [spec.clusterIP];
-      }
-      for (const port of spec.ports ?? []) {
-        port.protocol ??= 'TCP';
-        port.targetPort ??= port.port;
-        if ((spec.type === 'NodePort' || spec.type === 'LoadBalancer') && !port.nodePort) {
-          const old = (previous?.spec?.ports ?? []).find((p: Obj) => p.port === port.port && p.nodePort);
-          port.nodePort = old?.nodePort ?? 30000 + (nextNodePort++ % 2768);
-        }
-      }
-      break;
-    }
-    case 'deployments':
-      object.spec = { replicas: 1, revisionHistoryLimit: 10, progressDeadlineSeconds: 600, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } }, ...object.spec };
-      break;
-    case 'replicasets':
-    case 'statefulsets':
-      object.spec = { replicas: 1, ...object.spec };
-      break;
-    case 'jobs':
-      object.spec = { completions: 1, parallelism: 1, backoffLimit: 6, ...object.spec };
-      break;
-    case 'secrets':
-      object.type ??= 'Opaque';
-      if (object.stringData) {
-        object.data = { ...(object.data ?? {}) };
-        for (const [k, v] of Object.entries(object.stringData as Record<string, string>)) object.data[k] = Buffer.from(String(v)).toString('base64');
-        delete object.stringData;
-      }
-      break;
-  }
 }
 
 export class Resources {
@@ -199,8 +152,9 @@ export class Resources {
       }
       problems = [...metadataProblems(object), ...validateSchema(type.custom.schema, object)];
     } else {
-      applyBuiltinDefaults(type, object, previous);
-      problems = builtinProblems(type, object);
+      const strategy = strategyFor(type);
+      strategy?.defaults?.(object, previous);
+      problems = [...metadataProblems(object), ...(strategy?.validate?.(object, previous) ?? [])];
     }
     for (const hook of this.hooks) hook.beforeWrite?.(type, object, previous);
     if (problems.length > 0) throw errors.invalid(type.kind, type.group, name, problems);
@@ -224,7 +178,7 @@ export class Resources {
       }
       metadata.name = `${String(metadata.generateName).slice(0, 58)}${randomSuffix()}`;
     }
-    const problem = typeof metadata.name === 'string' ? nameProblem(type, metadata.name) : 'must be a string';
+    const problem = typeof metadata.name === 'string' ? nameProblem(strategyFor(type)?.names ?? 'subdomain', metadata.name) : 'must be a string';
     if (problem) throw errors.invalid(type.kind, type.group, String(metadata.name), [{ type: 'FieldValueInvalid', field: 'metadata.name', message: `Invalid value: "${metadata.name}": ${problem}` }]);
     object.apiVersion = apiVersionOf(type.custom ? { group: type.group, version: type.custom.storageVersion } : type);
     object.kind = type.kind;
@@ -491,7 +445,8 @@ export class Resources {
       const finalizers: string[] = [...(meta.finalizers ?? [])];
       if (options.propagationPolicy === 'Foreground' && !finalizers.includes('foregroundDeletion') && !meta.deletionTimestamp) finalizers.push('foregroundDeletion');
       if (options.propagationPolicy === 'Orphan' && !finalizers.includes('orphan') && !meta.deletionTimestamp) finalizers.push('orphan');
-      const held = finalizers.length > 0 || type.resource === 'namespaces';
+      const terminate = strategyFor(type)?.terminate;
+      const held = finalizers.length > 0 || terminate !== undefined;
       if (options.dryRun) return this.present(type, current.object);
       try {
         if (held) {
@@ -500,7 +455,7 @@ export class Resources {
           next.metadata.deletionTimestamp ??= now();
           next.metadata.deletionGracePeriodSeconds ??= 0;
           next.metadata.finalizers = finalizers;
-          if (type.resource === 'namespaces') next.status = { ...(next.status ?? {}), phase: 'Terminating' };
+          terminate?.(next);
           delete next.metadata.resourceVersion;
           const stored = await this.storage.update(current.key, next as KubeObject, { expectedRevision: current.revision });
           for (const hook of this.hooks) hook.afterWrite?.(type, stored.object, current.object, false);

@@ -1,0 +1,42 @@
+// The registry of built-in kinds: every kind's strategy, in the order discovery lists them, found
+// by group and resource. registry.ts serves their types; resources.ts and tables.ts apply their
+// defaults, validation, generation rules and printers.
+import type { Printer } from '../printing.js';
+import type { ResourceType } from '../registry.js';
+import { configmaps } from './configmaps.js';
+import { customresourcedefinitions } from './customresourcedefinitions.js';
+import { daemonsets } from './daemonsets.js';
+import { deployments } from './deployments.js';
+import { endpoints } from './endpoints.js';
+import { coreEvents, events } from './events.js';
+import { jobs } from './jobs.js';
+import { leases } from './leases.js';
+import { namespaces } from './namespaces.js';
+import { nodes } from './nodes.js';
+import { poddisruptionbudgets } from './poddisruptionbudgets.js';
+import { pods } from './pods.js';
+import { clusterrolebindings, clusterroles, rolebindings, roles } from './rbac.js';
+import { replicasets } from './replicasets.js';
+import { secrets } from './secrets.js';
+import { serviceaccounts } from './serviceaccounts.js';
+import { services } from './services.js';
+import { statefulsets } from './statefulsets.js';
+import type { KindStrategy } from './strategy.js';
+
+export const STRATEGIES: KindStrategy[] = [
+  namespaces, nodes, pods, services, endpoints, configmaps, secrets, serviceaccounts, coreEvents, events, leases,
+  deployments, replicasets, daemonsets, statefulsets, jobs, poddisruptionbudgets, customresourcedefinitions,
+  roles, rolebindings, clusterroles, clusterrolebindings,
+];
+
+const byGroupResource = new Map(STRATEGIES.map((s) => [`${s.type.group}/${s.type.resource}`, s]));
+
+/** The strategy of a built-in type; undefined for custom resources. */
+export function strategyFor(type: Pick<ResourceType, 'group' | 'resource' | 'builtin'>): KindStrategy | undefined {
+  return type.builtin ? byGroupResource.get(`${type.group}/${type.resource}`) : undefined;
+}
+
+/** The printer of a built-in resource by its plural (core's first where two groups share one, as Events do). */
+export function printerFor(resource: string): Printer | undefined {
+  return STRATEGIES.find((s) => s.type.resource === resource && s.printer)?.printer;
+}
