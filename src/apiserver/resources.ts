@@ -15,7 +15,8 @@ import { jsonPathFirst } from './jsonpath.js';
 import { builtinListTypes, crdListTypes, type ListTypes } from './field-sets.js';
 import { recordUpdate, type ManagedFieldsEntry } from './managed-fields.js';
 import { serverSideApply } from './server-side-apply.js';
-import { strategyFor } from './kinds/index.js';
+import { STRATEGIES, strategyFor } from './kinds/index.js';
+import type { Allocations, KindStrategy } from './kinds/strategy.js';
 
 type Obj = Record<string, any>;
 
@@ -71,11 +72,21 @@ function sameJson(a: unknown, b: unknown): boolean {
 }
 
 export class Resources {
+  /** The pools kinds allocate from (Service IPs and node ports), rebuilt from storage. */
+  private readonly allocations = new Map<KindStrategy, Allocations>();
+
   constructor(
     private readonly storage: Storage,
     private readonly registry: Registry,
     private readonly hooks: ResourceHooks[] = [],
-  ) {}
+  ) {
+    for (const strategy of STRATEGIES) if (strategy.allocations) this.allocations.set(strategy, strategy.allocations(storage));
+  }
+
+  private allocationsOf(type: ResourceType): Allocations | undefined {
+    const strategy = strategyFor(type);
+    return strategy && this.allocations.get(strategy);
+  }
 
   addHooks(hooks: ResourceHooks): void {
     this.hooks.push(hooks);
@@ -191,7 +202,9 @@ export class Resources {
     this.admit(type, object, undefined, ctx);
     this.recordManager(type, object, undefined, ctx);
     const key = storageKey(type, metadata.namespace, metadata.name);
+    const giveBack = this.allocationsOf(type)?.reserve(object, undefined);
     if (ctx.dryRun) {
+      giveBack?.();
       if (this.storage.get(key)) throw errors.alreadyExists(type.resource, type.group, metadata.name);
       return this.present(type, object as KubeObject);
     }
@@ -200,6 +213,7 @@ export class Resources {
       for (const hook of this.hooks) hook.afterWrite?.(type, stored.object, undefined, false);
       return this.present(type, stored.object);
     } catch (e) {
+      giveBack?.();
       throw this.mapStorageError(e, type, metadata.name);
     }
   }
@@ -310,28 +324,44 @@ export class Resources {
     if (options.subresource !== 'status' && !sameJson(withoutMeta(next, type.status), withoutMeta(previous, type.status))) {
       next.metadata.generation = (previous.metadata.generation ?? 0) + 1;
     }
-    return this.write(type, namespace, name, next, current, options.dryRun ?? false);
+    const giveBack = this.allocationsOf(type)?.reserve(next, previous);
+    return this.write(type, namespace, name, next, current, options.dryRun ?? false, giveBack);
   }
 
-  /** Stores `next` over `current`, or removes it when its deletion has no finalizers left. */
-  private async write(type: ResourceType, namespace: string | undefined, name: string, next: Obj, current: StoredItem, dryRun: boolean): Promise<Obj> {
+  /**
+   * Stores `next` over `current`, or removes it when its deletion has no finalizers left; what
+   * was reserved for `next` is given back (`giveBack`) when nothing is written, and what
+   * `current` held and the result no longer holds is freed.
+   */
+  private async write(type: ResourceType, namespace: string | undefined, name: string, next: Obj, current: StoredItem, dryRun: boolean, giveBack?: () => void): Promise<Obj> {
     const key = storageKey(type, namespace, name);
     const finishing = next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0;
     const unchanged = sameJson({ ...next, metadata: { ...next.metadata, managedFields: undefined } }, { ...current.object, metadata: { ...current.object.metadata, resourceVersion: undefined, managedFields: undefined } })
       && sameJson(next.metadata.managedFields ?? [], current.object.metadata.managedFields ?? []);
-    if (dryRun) return this.present(type, { ...next, metadata: { ...next.metadata, resourceVersion: String(current.revision) } } as KubeObject);
+    const allocations = this.allocationsOf(type);
+    if (dryRun) {
+      giveBack?.();
+      return this.present(type, { ...next, metadata: { ...next.metadata, resourceVersion: String(current.revision) } } as KubeObject);
+    }
     try {
       if (finishing) {
         const deleted = await this.storage.delete(key, { expectedRevision: current.revision });
+        giveBack?.();
+        allocations?.settle(undefined, current.object);
         for (const hook of this.hooks) hook.afterWrite?.(type, deleted.object, current.object, true);
         return this.present(type, deleted.object);
       }
       // An update that changes nothing is not written (no new resourceVersion, no watch event).
-      if (unchanged) return this.present(type, current.object);
+      if (unchanged) {
+        giveBack?.();
+        return this.present(type, current.object);
+      }
       const stored = await this.storage.update(key, next as KubeObject, { expectedRevision: current.revision });
+      allocations?.settle(stored.object, current.object);
       for (const hook of this.hooks) hook.afterWrite?.(type, stored.object, current.object, false);
       return this.present(type, stored.object);
     } catch (e) {
+      giveBack?.();
       throw this.mapStorageError(e, type, name);
     }
   }
@@ -462,6 +492,7 @@ export class Resources {
           return this.present(type, stored.object);
         }
         const deleted = await this.storage.delete(current.key, { expectedRevision: current.revision });
+        this.allocationsOf(type)?.settle(undefined, current.object);
         for (const hook of this.hooks) hook.afterWrite?.(type, deleted.object, current.object, true);
         return this.present(type, deleted.object);
       } catch (e) {
