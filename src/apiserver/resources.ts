@@ -16,7 +16,7 @@ import { builtinListTypes, crdListTypes, type ListTypes } from './field-sets.js'
 import { recordUpdate, type ManagedFieldsEntry } from './managed-fields.js';
 import { serverSideApply } from './server-side-apply.js';
 import { STRATEGIES, strategyFor } from './kinds/index.js';
-import type { Allocations, KindStrategy } from './kinds/strategy.js';
+import { customResourceChanged, type Allocations, type KindStrategy } from './kinds/strategy.js';
 
 type Obj = Record<string, any>;
 
@@ -62,13 +62,19 @@ function now(): string {
   return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-function withoutMeta(object: Obj, dropStatus: boolean): Obj {
-  const { metadata: _m, status, ...rest } = object;
-  return dropStatus ? rest : { ...rest, status };
-}
-
 function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Whether objects of a type carry metadata.generation: custom resources, and built-ins whose strategy says so. */
+function tracksGeneration(type: ResourceType): boolean {
+  return type.custom !== undefined || strategyFor(type)?.generation !== undefined;
+}
+
+/** Whether an update bumps the generation: the kind's rule, or the custom-resource rule. */
+function generationChanged(type: ResourceType, next: Obj, previous: Obj): boolean {
+  if (type.custom) return customResourceChanged(next, previous, type.status);
+  return strategyFor(type)?.generation?.(next, previous) ?? false;
 }
 
 export class Resources {
@@ -195,7 +201,9 @@ export class Resources {
     object.kind = type.kind;
     metadata.uid = randomUUID();
     metadata.creationTimestamp = now();
-    metadata.generation = 1;
+    // Only kinds whose strategy keeps a generation get one (custom resources always do).
+    if (tracksGeneration(type)) metadata.generation = 1;
+    else delete metadata.generation;
     delete metadata.deletionTimestamp;
     delete metadata.deletionGracePeriodSeconds;
     if (type.status && type.custom) delete object.status;
@@ -321,7 +329,7 @@ export class Resources {
     delete next.metadata.resourceVersion;
     this.admit(type, next, previous, options);
     this.recordManager(type, next, previous, options);
-    if (options.subresource !== 'status' && !sameJson(withoutMeta(next, type.status), withoutMeta(previous, type.status))) {
+    if (options.subresource !== 'status' && tracksGeneration(type) && generationChanged(type, next, previous)) {
       next.metadata.generation = (previous.metadata.generation ?? 0) + 1;
     }
     const giveBack = this.allocationsOf(type)?.reserve(next, previous);
@@ -482,6 +490,9 @@ export class Resources {
         if (held) {
           if (meta.deletionTimestamp && sameJson(finalizers, meta.finalizers ?? [])) return this.present(type, current.object);
           const next: Obj = structuredClone(current.object);
+          // The first deletion request changes what controllers of the object should do: a
+          // generation, where the object has one, goes up (as kube-apiserver's BeforeDelete does).
+          if (!next.metadata.deletionTimestamp && next.metadata.generation > 0) next.metadata.generation += 1;
           next.metadata.deletionTimestamp ??= now();
           next.metadata.deletionGracePeriodSeconds ??= 0;
           next.metadata.finalizers = finalizers;

@@ -2,7 +2,7 @@
 // template's containers, and the STATUS / COMPLETIONS / DURATION columns.
 import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, selectorString } from '../printing.js';
 import { containersProblems } from './pods.js';
-import { ALL, builtinType, type KindStrategy } from './strategy.js';
+import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames } from './workloads.js';
 
 export const jobs: KindStrategy = {
@@ -10,6 +10,7 @@ export const jobs: KindStrategy = {
   defaults(object) {
     object.spec = { completions: 1, parallelism: 1, backoffLimit: 6, ...object.spec };
   },
+  generation: specChanged,
   validate: (o) => containersProblems(o.spec?.template?.spec?.containers, 'spec.template.spec.containers'),
   printer: {
     columns: [NAME_COLUMN, column('Status'), column('Completions'), column('Duration'), AGE_COLUMN, column('Containers', 'string', 1), column('Images', 'string', 1), column('Selector', 'string', 1)],

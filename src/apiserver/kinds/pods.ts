@@ -1,10 +1,10 @@
 // Pods (core/v1): defaults, the containers' validation (shared with the workloads that embed a
-// pod template), the READY/STATUS/RESTARTS columns as kubectl computes them, and generation on
-// spec changes (kube-apiserver's pod strategy, since pod generation tracking).
+// pod template), the READY/STATUS/RESTARTS columns as kubectl computes them, and a generation
+// bumped by spec changes (kube-apiserver's pod strategy since pod generation tracking).
 import type { FieldProblem } from '../errors.js';
 import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, orNone, type Printer } from '../printing.js';
 import { DNS1123_LABEL } from '../validation.js';
-import { ALL, builtinType, type KindStrategy, type Obj } from './strategy.js';
+import { ALL, builtinType, specChanged, type KindStrategy, type Obj } from './strategy.js';
 
 /** Problems with a list of containers: present, named as DNS labels without duplicates, with an image. */
 export function containersProblems(containers: unknown, field: string): FieldProblem[] {
@@ -128,4 +128,5 @@ export const pods: KindStrategy = {
   },
   validate: (o) => containersProblems(o.spec?.containers, 'spec.containers'),
   printer,
+  generation: specChanged,
 };

@@ -1,7 +1,7 @@
 // ReplicaSets (apps/v1): one replica by default, workload validation, scale, and the
 // DESIRED / CURRENT / READY columns.
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN, selectorString } from '../printing.js';
-import { ALL, builtinType, type KindStrategy } from './strategy.js';
+import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames, replicasScale, workloadProblems } from './workloads.js';
 
 export const replicasets: KindStrategy = {
@@ -9,6 +9,7 @@ export const replicasets: KindStrategy = {
   defaults(object) {
     object.spec = { replicas: 1, ...object.spec };
   },
+  generation: specChanged,
   validate: workloadProblems,
   printer: {
     columns: [NAME_COLUMN, column('Desired', 'integer'), column('Current', 'integer'), column('Ready', 'integer'), AGE_COLUMN, column('Containers', 'string', 1), column('Images', 'string', 1), column('Selector', 'string', 1)],

@@ -1,6 +1,6 @@
 // StatefulSets (apps/v1): one replica by default, workload validation, scale, and the READY column.
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../printing.js';
-import { ALL, builtinType, type KindStrategy } from './strategy.js';
+import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames, replicasScale, workloadProblems } from './workloads.js';
 
 export const statefulsets: KindStrategy = {
@@ -8,6 +8,7 @@ export const statefulsets: KindStrategy = {
   defaults(object) {
     object.spec = { replicas: 1, ...object.spec };
   },
+  generation: specChanged,
   validate: workloadProblems,
   printer: {
     columns: [NAME_COLUMN, column('Ready'), AGE_COLUMN, column('Containers', 'string', 1), column('Images', 'string', 1)],
