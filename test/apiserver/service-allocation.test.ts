@@ -121,6 +121,8 @@ test('a taken node port or cluster IP is refused with 422 (kubectl and HTTPS); d
     const sameIP = await api.request('POST', SVC, { body: service('third', 'ClusterIP', { clusterIP: ip }) });
     assert.equal(sameIP.status, 422);
     assert.match(sameIP.json.message, new RegExp(`spec\\.clusterIPs: Invalid value: .*failed to allocate IP ${ip.replace(/\./g, '\\.')}: provided IP is already allocated`));
+    const notAList = await api.request('POST', SVC, { body: { metadata: { name: 'bad' }, spec: { type: 'NodePort', ports: { port: 80 } } } });
+    assert.equal(notAList.status, 422, notAList.text);
     const outside = await api.request('POST', SVC, { body: service('fourth', 'NodePort', {}, { nodePort: 8080 }) });
     assert.equal(outside.status, 422);
     assert.match(outside.json.message, /provided port is not in the valid range. The range of valid ports is 30000-32767/);
@@ -159,6 +161,12 @@ test('a taken node port or cluster IP is refused with 422 (kubectl and HTTPS); d
       const r = await api.request('POST', SVC, { body: service(name, 'NodePort', {}, { nodePort: port }) });
       assert.equal(r.status, 201, `${name}: ${r.text}`);
     }
+
+    // An empty cluster IP asks for one; a LoadBalancer may opt out of node ports.
+    const empty = await api.request('POST', SVC, { body: service('empty-ip', 'LoadBalancer', { clusterIP: '', allocateLoadBalancerNodePorts: false }) });
+    assert.equal(empty.status, 201, empty.text);
+    assert.match(empty.json.spec.clusterIP, /^172\.30\./);
+    assert.equal(empty.json.spec.ports[0].nodePort, undefined);
 
     // Headless and ExternalName Services hold no cluster IP.
     const headless = await api.request('POST', SVC, { body: service('headless', 'ClusterIP', { clusterIP: 'None' }) });

@@ -73,6 +73,8 @@ function ipToNumber(ip: string): number | undefined {
 const numberToIp = (n: number): string => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
 
 const usesNodePorts = (spec: Obj | undefined): boolean => spec?.type === 'NodePort' || spec?.type === 'LoadBalancer';
+/** Whether ports without one get a node port: NodePort, and LoadBalancer unless allocateLoadBalancerNodePorts is false. */
+const allocatesNodePorts = (spec: Obj): boolean => spec.type === 'NodePort' || (spec.type === 'LoadBalancer' && spec.allocateLoadBalancerNodePorts !== false);
 /** Whether a Service holds a cluster IP from the range: not ExternalName, not headless. */
 const usesClusterIP = (spec: Obj | undefined): boolean => spec?.type !== 'ExternalName' && spec?.clusterIP !== 'None';
 
@@ -135,6 +137,7 @@ export function serviceAllocations(storage: Storage): Allocations {
           const mine = new Set<number>();
           ((spec.ports ?? []) as Obj[]).forEach((port, i) => {
             if (!port.nodePort) {
+              if (!allocatesNodePorts(spec)) return;
               const offset = ports.next();
               if (offset === undefined) throw errors.internal('failed to allocate a nodePort: range is full');
               taken.push(() => ports.release(offset));

@@ -24,7 +24,7 @@ function defaults(object: Obj, previous: Obj | undefined): void {
   }
   if (spec.clusterIP) spec.clusterIPs = [spec.clusterIP];
   else delete spec.clusterIPs;
-  for (const port of spec.ports ?? []) {
+  for (const port of Array.isArray(spec.ports) ? spec.ports : []) {
     if (typeof port !== 'object' || port === null) continue;
     port.protocol ??= 'TCP';
     port.targetPort ??= port.port;
@@ -36,12 +36,14 @@ function defaults(object: Obj, previous: Obj | undefined): void {
 
 function validate(o: Obj, previous: Obj | undefined): FieldProblem[] {
   const problems: FieldProblem[] = [];
-  ((o.spec?.ports ?? []) as Obj[]).forEach((p, i) => {
+  const ports: unknown = o.spec?.ports ?? [];
+  if (!Array.isArray(ports)) return [{ type: 'FieldValueInvalid', field: 'spec.ports', message: 'Invalid value: must be a list of ports' }];
+  (ports as Obj[]).forEach((p, i) => {
     if (!Number.isInteger(p?.port) || p.port < 1 || p.port > 65535) problems.push({ type: 'FieldValueInvalid', field: `spec.ports[${i}].port`, message: `Invalid value: ${JSON.stringify(p?.port)}: must be between 1 and 65535, inclusive` });
     if (p?.nodePort && !usesNodePorts(o.spec)) problems.push({ type: 'FieldValueForbidden', field: `spec.ports[${i}].nodePort`, message: `Forbidden: may not be used when \`type\` is '${o.spec?.type}'` });
   });
   const ip = o.spec?.clusterIP;
-  if (ip !== undefined && ip !== 'None' && !(typeof ip === 'string' && IPV4.test(ip))) {
+  if (ip !== undefined && ip !== '' && ip !== 'None' && !(typeof ip === 'string' && IPV4.test(ip))) {
     problems.push({ type: 'FieldValueInvalid', field: 'spec.clusterIPs[0]', message: `Invalid value: ${JSON.stringify(ip)}: must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)` });
   }
   const before = previous?.spec;
