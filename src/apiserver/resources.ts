@@ -15,7 +15,7 @@ import { jsonPathFirst } from './jsonpath.js';
 import { builtinListTypes, crdListTypes, type ListTypes } from './field-sets.js';
 import { recordUpdate, type ManagedFieldsEntry } from './managed-fields.js';
 import { serverSideApply } from './server-side-apply.js';
-import { STRATEGIES, strategyFor } from './kinds/index.js';
+import { STRATEGIES, strategyFor, strategyOf } from './kinds/index.js';
 import { customResourceChanged, type Allocations, type KindStrategy } from './kinds/strategy.js';
 
 type Obj = Record<string, any>;
@@ -516,7 +516,7 @@ export class Resources {
   /** The value of a field-selector path on an object, as a string (missing → ""). */
   fieldValue(object: Obj, field: string): string | undefined {
     const value = jsonPathFirst(object, `.${field}`);
-    if (value === undefined || value === null) return field === 'spec.unschedulable' || field === 'spec.hostNetwork' ? 'false' : '';
+    if (value === undefined || value === null) return strategyOf(object)?.fieldDefaults?.[field] ?? '';
     return String(value);
   }
 }

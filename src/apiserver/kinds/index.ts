@@ -36,6 +36,13 @@ export function strategyFor(type: Pick<ResourceType, 'group' | 'resource' | 'bui
   return type.builtin ? byGroupResource.get(`${type.group}/${type.resource}`) : undefined;
 }
 
+/** The strategy of a built-in object, by its apiVersion's group and its kind. */
+export function strategyOf(object: { apiVersion?: unknown; kind?: unknown }): KindStrategy | undefined {
+  const apiVersion = String(object.apiVersion ?? '');
+  const group = apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
+  return STRATEGIES.find((s) => s.type.group === group && s.type.kind === object.kind);
+}
+
 /** The printer of a built-in resource by its plural (core's first where two groups share one, as Events do). */
 export function printerFor(resource: string): Printer | undefined {
   return STRATEGIES.find((s) => s.type.resource === resource && s.printer)?.printer;

@@ -23,6 +23,7 @@ function nodeRoles(o: Obj): string {
 
 export const nodes: KindStrategy = {
   type: builtinType('', 'v1', 'nodes', 'Node', { namespaced: false, shortNames: ['no'], status: true, fieldSelectors: ['spec.unschedulable'] }),
+  fieldDefaults: { 'spec.unschedulable': 'false' },
   printer: {
     columns: [NAME_COLUMN, column('Status'), column('Roles'), AGE_COLUMN, column('Version'), column('Internal-IP', 'string', 1), column('External-IP', 'string', 1), column('OS-Image', 'string', 1), column('Kernel-Version', 'string', 1), column('Container-Runtime', 'string', 1)],
     cells: (o, now) => [o.metadata.name, nodeStatus(o), nodeRoles(o), ageCell(o, now), orNone(o.status?.nodeInfo?.kubeletVersion), address(o, 'InternalIP'), address(o, 'ExternalIP'), orNone(o.status?.nodeInfo?.osImage), orNone(o.status?.nodeInfo?.kernelVersion), orNone(o.status?.nodeInfo?.containerRuntimeVersion)],

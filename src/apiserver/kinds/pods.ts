@@ -126,6 +126,7 @@ export const pods: KindStrategy = {
     object.spec = { restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler', serviceAccountName: 'default', terminationGracePeriodSeconds: 30, ...object.spec };
     if (!object.status?.phase) object.status = { ...(object.status ?? {}), phase: 'Pending', qosClass: 'BestEffort' };
   },
+  fieldDefaults: { 'spec.hostNetwork': 'false' },
   validate: (o) => containersProblems(o.spec?.containers, 'spec.containers'),
   printer,
   generation: specChanged,

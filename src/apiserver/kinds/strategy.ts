@@ -38,6 +38,8 @@ export interface KindStrategy {
   defaults?(object: Obj, previous: Obj | undefined): void;
   /** Problems with the kind's own fields (metadata is checked for every kind). */
   validate?(object: Obj, previous: Obj | undefined): FieldProblem[];
+  /** What a field selector reads for an unset field, where kube's selectable fields default it. */
+  fieldDefaults?: Record<string, string>;
   /** Columns for `kubectl get`; Name and Age when absent. */
   printer?: Printer;
   /**
