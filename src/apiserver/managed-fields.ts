@@ -224,6 +224,26 @@ export function recordUpdate(oldData: ObjectData | undefined, updatedData: Objec
   return result;
 }
 
+/** What kube-apiserver does with managedFields sent in a request: `[{}]` resets them, none or `[]` keeps the stored ones. */
+function requestManagedFields(sent: unknown, stored: unknown): unknown {
+  if (Array.isArray(sent) && sent.length === 1 && typeof sent[0] === 'object' && sent[0] !== null && Object.keys(sent[0]).length === 0) return [];
+  return Array.isArray(sent) && sent.length > 0 ? sent : stored;
+}
+
+/**
+ * Sets metadata.managedFields of `object` after an ordinary write by `manager` over `previous`
+ * (undefined for a create), starting from the managedFields the request sent, or the stored ones
+ * for a write through the status subresource (`viaStatus`), which ignores what was sent.
+ */
+export function recordWrite(object: Record<string, any>, previous: Record<string, any> | undefined,
+  options: { manager: string; apiVersion: string; listTypes: ListTypes; subresource?: string; viaStatus: boolean }): void {
+  const base = options.viaStatus ? previous?.metadata.managedFields : requestManagedFields(object.metadata.managedFields, previous?.metadata.managedFields);
+  const old = previous ? { ...previous, metadata: { ...previous.metadata, managedFields: base } } : Array.isArray(base) && base.length > 0 ? { metadata: { managedFields: base } } : undefined;
+  const managedFields = recordUpdate(old, object, { manager: options.manager, apiVersion: options.apiVersion, listTypes: options.listTypes, subresource: options.subresource });
+  if (managedFields.length > 0) object.metadata.managedFields = managedFields;
+  else delete object.metadata.managedFields;
+}
+
 /** The field manager of a write without `fieldManager`: the user agent's program name, as kube derives it. */
 export function managerFromUserAgent(userAgent: string | undefined): string {
   const name = (userAgent ?? '').split('/')[0].trim();

@@ -13,10 +13,10 @@ import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, PatchError }
 import { metadataProblems, nameProblem } from './validation.js';
 import { jsonPathFirst } from './jsonpath.js';
 import { builtinListTypes, crdListTypes, type ListTypes } from './field-sets.js';
-import { recordUpdate, type ManagedFieldsEntry } from './managed-fields.js';
+import { recordWrite, type ManagedFieldsEntry } from './managed-fields.js';
 import { serverSideApply } from './server-side-apply.js';
-import { STRATEGIES, strategyFor, strategyOf } from './kinds/index.js';
-import { customResourceChanged, type Allocations, type KindStrategy } from './kinds/strategy.js';
+import { generationChanged, kindAllocations, strategyFor, strategyOf, tracksGeneration } from './kinds/index.js';
+import type { Allocations } from './kinds/strategy.js';
 
 type Obj = Record<string, any>;
 
@@ -34,12 +34,6 @@ export interface WriteContext {
   fieldValidation?: 'Ignore' | 'Warn' | 'Strict';
   /** Collects warnings for the response (`Warning` headers). */
   warnings?: string[];
-}
-
-/** What kube-apiserver does with managedFields sent in a request: `[{}]` resets them, none or `[]` keeps the stored ones. */
-function requestManagedFields(sent: unknown, stored: unknown): unknown {
-  if (Array.isArray(sent) && sent.length === 1 && typeof sent[0] === 'object' && sent[0] !== null && Object.keys(sent[0]).length === 0) return [];
-  return Array.isArray(sent) && sent.length > 0 ? sent : stored;
 }
 
 /** Hooks other parts of the server attach to writes (CRD registration, namespace cleanup, …). */
@@ -66,32 +60,16 @@ function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-/** Whether objects of a type carry metadata.generation: custom resources, and built-ins whose strategy says so. */
-function tracksGeneration(type: ResourceType): boolean {
-  return type.custom !== undefined || strategyFor(type)?.generation !== undefined;
-}
-
-/** Whether an update bumps the generation: the kind's rule, or the custom-resource rule. */
-function generationChanged(type: ResourceType, next: Obj, previous: Obj): boolean {
-  if (type.custom) return customResourceChanged(next, previous, type.status);
-  return strategyFor(type)?.generation?.(next, previous) ?? false;
-}
-
 export class Resources {
-  /** The pools kinds allocate from (Service IPs and node ports), rebuilt from storage. */
-  private readonly allocations = new Map<KindStrategy, Allocations>();
+  /** The pools a type allocates from (Service IPs and node ports), rebuilt from storage. */
+  private readonly allocationsOf: (type: ResourceType) => Allocations | undefined;
 
   constructor(
     private readonly storage: Storage,
     private readonly registry: Registry,
     private readonly hooks: ResourceHooks[] = [],
   ) {
-    for (const strategy of STRATEGIES) if (strategy.allocations) this.allocations.set(strategy, strategy.allocations(storage));
-  }
-
-  private allocationsOf(type: ResourceType): Allocations | undefined {
-    const strategy = strategyFor(type);
-    return strategy && this.allocations.get(strategy);
+    this.allocationsOf = kindAllocations(storage);
   }
 
   addHooks(hooks: ResourceHooks): void {
@@ -241,12 +219,8 @@ export class Resources {
       return;
     }
     if (!ctx.fieldManager) return;
-    const base = ctx.subresource ? previous?.metadata.managedFields : requestManagedFields(object.metadata.managedFields, previous?.metadata.managedFields);
-    const old = previous ? { ...previous, metadata: { ...previous.metadata, managedFields: base } } : Array.isArray(base) && base.length > 0 ? { metadata: { managedFields: base } } : undefined;
     const subresource = ctx.subresource ?? ctx.managedSubresource;
-    const managedFields = recordUpdate(old, object, { manager: ctx.fieldManager, apiVersion: apiVersionOf(type), listTypes: this.listTypes(type), subresource });
-    if (managedFields.length > 0) object.metadata.managedFields = managedFields;
-    else delete object.metadata.managedFields;
+    recordWrite(object, previous, { manager: ctx.fieldManager, apiVersion: apiVersionOf(type), listTypes: this.listTypes(type), subresource, viaStatus: ctx.subresource !== undefined });
   }
 
   mapStorageError(e: unknown, type: ResourceType, name: string): Error {

@@ -21,7 +21,8 @@ import { secrets } from './secrets.js';
 import { serviceaccounts } from './serviceaccounts.js';
 import { services } from './services.js';
 import { statefulsets } from './statefulsets.js';
-import type { KindStrategy } from './strategy.js';
+import type { Storage } from '../storage/types.js';
+import { customResourceChanged, type Allocations, type KindStrategy, type Obj } from './strategy.js';
 
 export const STRATEGIES: KindStrategy[] = [
   namespaces, nodes, pods, services, endpoints, configmaps, secrets, serviceaccounts, coreEvents, events, leases,
@@ -34,6 +35,26 @@ const byGroupResource = new Map(STRATEGIES.map((s) => [`${s.type.group}/${s.type
 /** The strategy of a built-in type; undefined for custom resources. */
 export function strategyFor(type: Pick<ResourceType, 'group' | 'resource' | 'builtin'>): KindStrategy | undefined {
   return type.builtin ? byGroupResource.get(`${type.group}/${type.resource}`) : undefined;
+}
+
+/** The pools of every kind that allocates (Services), over one storage, looked up by type. */
+export function kindAllocations(storage: Storage): (type: ResourceType) => Allocations | undefined {
+  const pools = new Map(STRATEGIES.flatMap((s) => (s.allocations ? [[s, s.allocations(storage)] as const] : [])));
+  return (type) => {
+    const strategy = strategyFor(type);
+    return strategy && pools.get(strategy);
+  };
+}
+
+/** Whether objects of a type carry metadata.generation: custom resources, and built-ins whose strategy says so. */
+export function tracksGeneration(type: ResourceType): boolean {
+  return type.custom !== undefined || strategyFor(type)?.generation !== undefined;
+}
+
+/** Whether an update bumps the generation: the kind's rule, or the custom-resource rule. */
+export function generationChanged(type: ResourceType, next: Obj, previous: Obj): boolean {
+  if (type.custom) return customResourceChanged(next, previous, type.status);
+  return strategyFor(type)?.generation?.(next, previous) ?? false;
 }
 
 /** The strategy of a built-in object, by its apiVersion's group and its kind. */
