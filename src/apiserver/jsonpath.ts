@@ -1,5 +1,5 @@
 // The subset of Kubernetes JSONPath that printer columns and field selectors use: fields
-// (`.a.b`, `['a.b']`, `a\\.b`), indexes (`[0]`, `[-1]`), wildcards and `[?(@.f == "v")]` filters,
+// (`.a.b`, `['a.b']`, `a\.b`), indexes (`[0]`, `[-1]`), wildcards and `[?(@.f == "v")]` filters,
 // evaluated to the first match.
 
 type Obj = Record<string, any>;
