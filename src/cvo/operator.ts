@@ -48,6 +48,7 @@ import type { Payload } from './payload/payload.js';
 import { resolvePullspec } from './payload/release-store.js';
 import { filterManifests } from './payload/inclusion.js';
 import { enabledCapabilities, knownCapabilities } from './payload/capabilities.js';
+import { enabledFeatureGates, majorVersionOf } from './payload/feature-gates.js';
 import { buildTaskGraph, workersFor, type GraphMode } from './task-graph.js';
 import { runTaskGraph } from './task-graph-runner.js';
 import { applyManifest, UpdateError } from './apply.js';
@@ -420,7 +421,14 @@ export class ClusterVersionOperator {
     for (const c of (cv.status?.capabilities?.enabledCapabilities ?? []) as string[]) enabled.add(c);
     const featureGate = await this.client.read({ group: GROUP, version: VERSION, resource: 'featuregates', namespaced: false }, 'cluster').catch(() => undefined);
     const featureSet: string = featureGate?.spec?.featureSet ?? '';
-    const { included } = filterManifests(loaded.payload.manifests, { overrides: cv.spec?.overrides, enabledCapabilities: enabled, knownCapabilities: new Set(knownCapabilities), featureSet });
+    const { included } = filterManifests(loaded.payload.manifests, {
+      overrides: cv.spec?.overrides,
+      enabledCapabilities: enabled,
+      knownCapabilities: new Set(knownCapabilities),
+      featureSet,
+      enabledFeatureGates: enabledFeatureGates(featureGate, loaded.payload.version),
+      majorVersion: majorVersionOf(loaded.payload.version),
+    });
     await this.updateStatus((s) => ({ ...s, capabilities: { enabledCapabilities: [...enabled].sort(), knownCapabilities: [...knownCapabilities].sort() } }));
     const graph = buildTaskGraph(included, mode, { attempt: this.failures });
     const total = included.length;
