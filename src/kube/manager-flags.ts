@@ -104,6 +104,8 @@ export interface ComponentCommand<O extends object> {
   description: string;
   /** The Lease --leader-elect campaigns for. */
   lease: { namespace: string; name: string };
+  /** The source component of its Events (default: name). */
+  eventSource?: string;
   defaults?: ManagerFlagDefaults;
   /** The component's own flags (listed before the shared ones). */
   flags?: (command: Command) => void;
@@ -120,7 +122,7 @@ export function registerComponent<O extends object>(program: Command, spec: Comp
   addManagerFlags(command, spec.defaults);
   if (spec.help) command.addHelpText('after', spec.help);
   command.action(async (options: O & ManagerFlags) => {
-    const manager = new Manager({ ...managerOptionsFromFlags(options, spec), handleSignals: true });
+    const manager = new Manager({ ...managerOptionsFromFlags(options, spec), eventSource: spec.eventSource, handleSignals: true });
     await spec.setup(manager, options);
     await manager.start();
   });

@@ -80,6 +80,8 @@ export interface ManagerOptions {
   healthListen?: Listen;
   /** Run leader runnables only while holding this Lease; omitted: always run them. */
   leaderElection?: LeaderElectionSettings;
+  /** The source component of the Events it records (default: name). */
+  eventSource?: string;
   /** Sets every logger's level (trace … silent). */
   logLevel?: string;
   /** Stop gracefully on SIGTERM/SIGINT (a second one exits at once). For a command's process. */
@@ -148,7 +150,7 @@ export class Manager {
   }
 
   get events(): EventRecorder {
-    return (this.recorder ??= new EventRecorder(this.client, { component: this.name }));
+    return (this.recorder ??= new EventRecorder(this.client, { component: this.options.eventSource ?? this.name }));
   }
 
   /** The signal that aborts when the manager stops. */
@@ -236,7 +238,15 @@ export class Manager {
   }
 
   /** Runs runnables until the signal aborts; a failure stops the whole manager. */
-  private async runAll(list: Tracked[], signal: AbortSignal): Promise<void> {
+  private async runAll(list: Tracked[], outer: AbortSignal): Promise<void> {
+    // Controllers and their workers each listen on the signal: one of our own, linked to the
+    // caller's, carries any number of listeners without Node's leak warning.
+    const linked = new AbortController();
+    setMaxListeners(0, linked.signal);
+    const signal = linked.signal;
+    const abort = () => linked.abort();
+    if (outer.aborted) abort();
+    else outer.addEventListener('abort', abort, { once: true });
     await Promise.all(
       list.map(async (tracked) => {
         try {
@@ -251,6 +261,7 @@ export class Manager {
         }
       }),
     );
+    outer.removeEventListener('abort', abort);
   }
 
   /** Aborts on the caller's signal and, when asked, on SIGTERM/SIGINT; returns the unlinker. */
