@@ -85,15 +85,14 @@ Examples:
       const listenHttp = parseListen(o.listenHttp, '--listen-http');
       if (o.configDir && o.kubeconfig) throw new Error('--config-dir and --kubeconfig are two sources; give one');
       const source: RenderedConfigSource = o.configDir ? new FileRenderedConfigSource(o.configDir).watch() : new ApiRenderedConfigSource(manager.informers);
-      manager.add(
-        new MachineConfigServer({
-          source,
-          tls: listenTls ? await servingTls(o) : undefined,
-          listenTls,
-          listenHttp,
-          bootstrapKubeconfig: o.bootstrapKubeconfig ? readFileSync(o.bootstrapKubeconfig, 'utf8') : undefined,
-        }),
-      );
+      const server = new MachineConfigServer({
+        source,
+        tls: listenTls ? await servingTls(o) : undefined,
+        listenTls,
+        listenHttp,
+        bootstrapKubeconfig: o.bootstrapKubeconfig ? readFileSync(o.bootstrapKubeconfig, 'utf8') : undefined,
+      });
+      manager.add(server).addMetrics(server.metrics.registry);
     },
   });
 }
