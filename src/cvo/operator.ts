@@ -29,7 +29,9 @@
 // digest against signatures from the keys of the verification ConfigMap; failures refuse it
 // (ReleaseAccepted=False, RetrievePayload, "The update cannot be verified: …") unless forced.
 //
-// Leader election (runClusterVersionOperator) keeps two CVOs from applying at once.
+// The CVO runs on the component manager (addClusterVersionOperator): its Lease
+// openshift-cluster-version/version keeps two CVOs from applying at once, and every leadership
+// term starts a fresh operator on the manager's client and informers.
 //
 // Waiting on ClusterOperators during an update is progress, not failure: an operator not yet
 // Available or not yet at the new version is named in Progressing ("…, waiting on X") with
@@ -56,13 +58,12 @@ import { UpdatePoller } from './available-updates.js';
 import {
   acceptedStatus, defaultTimers, progressingStatus, progressMessage, refusedStatus, syncStatus, upgradeableStatus,
 } from './status.js';
-import { LeaderElector } from '../kube/leader-election.js';
+import { Manager, type Listen, type LeaderElectionSettings } from '../kube/manager.js';
 import { isConflict, KubeClient, type ResourceRef } from '../kube/client.js';
 import { InformerFactory, type Informer } from '../kube/informer.js';
 import { Controller } from '../kube/controller.js';
 import { realClock, type Clock, type ClockTimer } from '../kube/clock.js';
 import { createCvoMetrics, type CvoMetrics } from './metrics.js';
-import { serveMetrics } from '../kube/metrics.js';
 
 type Obj = Record<string, any>;
 const log = logger('cluster-version-operator');
@@ -96,7 +97,13 @@ export interface CvoOptions {
   metrics?: CvoMetrics;
   /** The clock every time rule reads (default: the wall clock). */
   clock?: Clock;
+  /** A client and informers to share (a manager's); without them the operator makes and runs its own. */
+  client?: KubeClient;
+  informers?: InformerFactory;
 }
+
+/** The component: its name and the Lease its replicas campaign for. */
+export const CLUSTER_VERSION_OPERATOR = { name: 'cluster-version-operator', lease: { namespace: 'openshift-cluster-version', name: 'version' } };
 
 export class ClusterVersionOperator {
   private loaded?: Loaded;
@@ -114,9 +121,9 @@ export class ClusterVersionOperator {
   readonly metrics: CvoMetrics;
 
   constructor(private readonly options: CvoOptions) {
-    this.client = new KubeClient(options.kubeconfig);
+    this.client = options.client ?? new KubeClient(options.kubeconfig);
     this.clock = options.clock ?? realClock;
-    this.informers = new InformerFactory(this.client);
+    this.informers = options.informers ?? new InformerFactory(this.client);
     this.cvInformer = this.informers.forResource(CLUSTER_VERSIONS, { fieldSelector: `metadata.name=${NAME}` });
     this.coInformer = this.informers.forResource(CLUSTER_OPERATORS);
     this.poller = new UpdatePoller({ clock: this.clock, intervalMs: options.upstreamPollMs, metricsUrl: options.metricsUrl });
@@ -214,10 +221,12 @@ export class ClusterVersionOperator {
       .watch(this.coInformer, () => NAME);
     payload.enqueue(NAME);
     status.enqueue(NAME);
-    this.informers.start(signal);
+    // Shared informers are the manager's to run; our own are ours.
+    const ownInformers = !this.options.informers;
+    if (ownInformers) this.informers.start(signal);
     signal.addEventListener('abort', () => this.requeue && this.clock.clearTimeout(this.requeue), { once: true });
     await Promise.all([payload.run(signal), status.run(signal)]);
-    await this.informers.stop();
+    if (ownInformers) await this.informers.stop();
   }
 
   /** Runs `fn` after `ms` on the clock, replacing what was scheduled before. */
@@ -317,38 +326,27 @@ export class ClusterVersionOperator {
   }
 }
 
-export interface CvoLeaderElection {
-  identity?: string;
-  leaseDurationMs?: number;
-  renewDeadlineMs?: number;
-  retryPeriodMs?: number;
-}
+export type CvoSettings = Omit<CvoOptions, 'kubeconfig' | 'signal' | 'client' | 'informers'>;
 
 /**
- * Runs the operator until the signal aborts, only while holding the Lease
- * openshift-cluster-version/version, so that two CVOs (a bootstrap one and the Deployment's,
- * or two replicas) never apply at once.
+ * Adds the CVO to a manager: a fresh operator for every leadership term, on the manager's client
+ * and informers, with one set of metrics for the process (fed by the operator of the current
+ * term; empty while not leading).
  */
-export async function runClusterVersionOperator(options: CvoOptions & { leaderElection?: CvoLeaderElection; metricsListen?: { host: string; port: number } }): Promise<void> {
-  // One set of metrics for the process, fed by whichever operator instance leads (none: empty).
+export function addClusterVersionOperator(manager: Manager, settings: CvoSettings): CvoMetrics {
   let current: ClusterVersionOperator | undefined;
   const metrics =
-    options.metrics ??
+    settings.metrics ??
     createCvoMetrics({
       clusterVersion: () => current?.clusterVersion(),
       clusterOperators: () => current?.clusterOperators() ?? [],
       lastPayloadApplied: () => current?.lastPayloadApplied(),
     });
-  const server = options.metricsListen ? await serveMetrics(options.metricsListen.port, options.metricsListen.host, [metrics.registry]) : undefined;
-  if (server) log.info({ address: `http://${options.metricsListen!.host}:${options.metricsListen!.port}/metrics` }, 'serving metrics');
-  const elector = new LeaderElector({
-    kubeconfig: options.kubeconfig,
-    namespace: 'openshift-cluster-version',
-    name: 'version',
-    ...options.leaderElection,
-    signal: options.signal,
-    onStartedLeading: async (leading) => {
-      current = new ClusterVersionOperator({ ...options, metrics, signal: leading });
+  manager.addMetrics(metrics.registry);
+  manager.add({
+    name: CLUSTER_VERSION_OPERATOR.name,
+    start: async (signal) => {
+      current = new ClusterVersionOperator({ ...settings, metrics, kubeconfig: manager.kubeconfig, client: manager.client, informers: manager.informers, signal });
       try {
         await current.run();
       } finally {
@@ -356,9 +354,17 @@ export async function runClusterVersionOperator(options: CvoOptions & { leaderEl
       }
     },
   });
-  try {
-    await elector.run();
-  } finally {
-    server?.close();
-  }
+  return metrics;
+}
+
+/**
+ * Runs the CVO on a manager of its own until the signal aborts, holding the Lease
+ * openshift-cluster-version/version (timings and identity from `leaderElection`), serving
+ * metrics on `metricsListen` when given. For callers that run the CVO in-process (bring-up).
+ */
+export async function runClusterVersionOperator(options: CvoOptions & { leaderElection?: Partial<LeaderElectionSettings>; metricsListen?: Listen }): Promise<void> {
+  const { kubeconfig, signal, leaderElection, metricsListen, ...settings } = options;
+  const manager = new Manager({ name: CLUSTER_VERSION_OPERATOR.name, kubeconfig, metricsListen, leaderElection: { ...CLUSTER_VERSION_OPERATOR.lease, ...leaderElection } });
+  addClusterVersionOperator(manager, settings);
+  await manager.start(signal);
 }
