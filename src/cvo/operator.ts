@@ -40,19 +40,21 @@
 // degradedToleranceMs (40 minutes) from the start of the update before Failing=True. Which
 // errors are waiting and which are failures is each error's effect (errors.ts).
 //
-// The ClusterVersion and the ClusterOperators are watched through informers: a change to the
-// ClusterVersion's spec starts a pass at once, and waiting reads the caches rather than the API.
+// The ClusterVersion, the ClusterOperators and FeatureGate/cluster are watched through
+// informers: a change to the ClusterVersion's spec, or to the feature set or gates, starts a
+// pass at once, and waiting reads the caches rather than the API.
 // Metrics (metrics.ts) are computed from the same caches.
 //
 // This file is the shell: informers, controllers, reading and writing the ClusterVersion. The
 // steps live beside it — loading (load.ts), one pass of the graph (sync.ts), the status each
 // step leads to (status.ts, pure), available updates (available-updates.ts) — and every time
 // rule reads the injected clock (options.clock), so tests move time instead of waiting.
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
 import { logger } from '../common/log.js';
 import { resolveDesiredUpdate } from './updates/resolve.js';
 import { knownCapabilities } from './payload/capabilities.js';
 import { loadRelease, type Loaded } from './load.js';
+import { enabledFeatureGates } from './payload/feature-gates.js';
 import { passCapabilities, passMode, syncPayload } from './sync.js';
 import { UpdatePoller } from './available-updates.js';
 import {
@@ -112,6 +114,7 @@ export class ClusterVersionOperator {
   private readonly informers: InformerFactory;
   private readonly cvInformer: Informer;
   private readonly coInformer: Informer;
+  private readonly fgInformer: Informer;
   private readonly clock: Clock;
   private readonly poller: UpdatePoller;
   /** Whether the last pass was held by ClusterOperators it waits on. */
@@ -126,6 +129,7 @@ export class ClusterVersionOperator {
     this.informers = options.informers ?? new InformerFactory(this.client);
     this.cvInformer = this.informers.forResource(CLUSTER_VERSIONS, { fieldSelector: `metadata.name=${NAME}` });
     this.coInformer = this.informers.forResource(CLUSTER_OPERATORS);
+    this.fgInformer = this.informers.forResource(FEATURE_GATES, { fieldSelector: 'metadata.name=cluster' });
     this.poller = new UpdatePoller({ clock: this.clock, intervalMs: options.upstreamPollMs, metricsUrl: options.metricsUrl });
     this.metrics = options.metrics ?? createCvoMetrics(this);
   }
@@ -200,7 +204,10 @@ export class ClusterVersionOperator {
     })
       .watch(this.cvInformer, specChanged)
       // While a pass waits on operators, their changes are news too.
-      .watch(this.coInformer, () => (this.waitingOn ? NAME : undefined));
+      .watch(this.coInformer, () => (this.waitingOn ? NAME : undefined))
+      // A change of the feature set or of the gates enabled at the loaded version changes what
+      // the payload includes (OpenShift's CVO refreshes the payload then too).
+      .watch(this.fgInformer, (object, type, old) => (type === 'update' && !this.gatesChanged(old, object) ? undefined : NAME));
     const status = new Controller({
       name: 'cluster-version-status',
       queue,
@@ -227,6 +234,13 @@ export class ClusterVersionOperator {
     signal.addEventListener('abort', () => this.requeue && this.clock.clearTimeout(this.requeue), { once: true });
     await Promise.all([payload.run(signal), status.run(signal)]);
     if (ownInformers) await this.informers.stop();
+  }
+
+  /** Whether two versions of FeatureGate/cluster differ in what payload inclusion reads. */
+  private gatesChanged(old: Obj | undefined, next: Obj): boolean {
+    const version = this.loaded?.payload.version ?? '';
+    const key = (fg: Obj | undefined) => JSON.stringify([fg?.spec?.featureSet ?? '', [...enabledFeatureGates(fg, version)].sort()]);
+    return key(old) !== key(next);
   }
 
   /** Runs `fn` after `ms` on the clock, replacing what was scheduled before. */
@@ -270,7 +284,7 @@ export class ClusterVersionOperator {
 
   /** Applies the loaded payload once and writes the status the pass leads to; returns the wait before the next. */
   private async apply(loaded: Loaded, cv: Obj): Promise<number> {
-    const featureGate = await this.client.read(FEATURE_GATES, 'cluster').catch(() => undefined);
+    const featureGate = this.fgInformer.hasSynced() ? this.fgInformer.get('cluster') : await this.client.read(FEATURE_GATES, 'cluster');
     const enabled = passCapabilities(cv);
     await this.updateStatus((s) => ({ ...s, capabilities: { enabledCapabilities: [...enabled].sort(), knownCapabilities: [...knownCapabilities].sort() } }));
     const version = loaded.payload.version;

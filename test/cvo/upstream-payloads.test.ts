@@ -105,7 +105,8 @@ test('the CVO applies exactly what the feature-gate payload includes, and follow
   await client.mergePatch(FG, 'cluster', undefined, { status: { featureGates: [{ version: '1.0.0-abc', enabled: [{ name: 'ExperimentalFeature' }], disabled: [{ name: 'LegacyFeature' }] }] } }, 'status');
   await client.create(CV, { apiVersion: 'config.openshift.io/v1', kind: 'ClusterVersion', metadata: { name: 'version' }, spec: { clusterID: '6b1c1b1e-0000-4000-8000-000000000009', desiredUpdate: { image: fg.pullspec, version: '1.0.0-abc' } } });
   const stop = new AbortController();
-  const cvo = new ClusterVersionOperator({ kubeconfig: loadKubeConfig(api.kubeconfigPath), releaseStore: store, reconcileIntervalMs: 300, waitTimeoutMs: 2000, signal: stop.signal });
+  // A reconcile interval far off: what follows a FeatureGate change is the change's doing.
+  const cvo = new ClusterVersionOperator({ kubeconfig: loadKubeConfig(api.kubeconfigPath), releaseStore: store, reconcileIntervalMs: 600_000, waitTimeoutMs: 2000, signal: stop.signal });
   const running = cvo.run();
   try {
     await eventually('1.0.0-abc to complete', async () => (await client.get(CV, 'version')).status?.history?.[0]?.state === 'Completed');
@@ -114,14 +115,17 @@ test('the CVO applies exactly what the feature-gate payload includes, and follow
     assert.equal((await client.read(CM, 'legacy-excluded', 'default'))?.data?.key, 'new-implementation');
 
     // LegacyFeature turned on: the CVO no longer manages legacy-excluded (a manifest left out is
-    // not deleted, as in OpenShift), so a deleted one stays deleted while the others come back.
-    await client.mergePatch(FG, 'cluster', undefined, { status: { featureGates: [{ version: '1.0.0-abc', enabled: [{ name: 'ExperimentalFeature' }, { name: 'LegacyFeature' }] }] } }, 'status');
-    await new Promise((r) => setTimeout(r, 1000));
+    // not deleted, as in OpenShift), so a deleted one stays deleted while the others come back
+    // on the pass the gate change starts.
     await client.delete(CM, 'legacy-excluded', 'default');
     await client.delete(CM, 'experimental-feature', 'default');
-    await eventually('experimental-feature to be put back', async () => client.read(CM, 'experimental-feature', 'default'));
+    await client.mergePatch(FG, 'cluster', undefined, { status: { featureGates: [{ version: '1.0.0-abc', enabled: [{ name: 'ExperimentalFeature' }, { name: 'LegacyFeature' }] }] } }, 'status');
+    await eventually('experimental-feature to be put back', async () => client.read(CM, 'experimental-feature', 'default'), 10_000);
     await new Promise((r) => setTimeout(r, 1000));
     assert.equal(await client.read(CM, 'legacy-excluded', 'default'), undefined);
+    // And off again: legacy-excluded is the payload's once more.
+    await client.mergePatch(FG, 'cluster', undefined, { status: { featureGates: [{ version: '1.0.0-abc', enabled: [{ name: 'ExperimentalFeature' }] }] } }, 'status');
+    await eventually('legacy-excluded to be created again', async () => client.read(CM, 'legacy-excluded', 'default'), 10_000);
   } finally {
     stop.abort();
     await running;
