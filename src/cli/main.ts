@@ -13,6 +13,7 @@ import { register as registerAdmUpgrade } from './adm-upgrade.js';
 import { register as registerMachineConfigServer } from './machine-config-server.js';
 import { register as registerMachineConfigController } from './machine-config-controller.js';
 import { register as registerMachineConfigOperator } from './machine-config-operator.js';
+import { register as registerCloud } from './cloud.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -40,6 +41,7 @@ registerAdmUpgrade(program);
 registerMachineConfigServer(program);
 registerMachineConfigOperator(program);
 registerMachineConfigController(program);
+registerCloud(program);
 
 try {
   await program.parseAsync(process.argv);
