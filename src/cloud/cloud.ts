@@ -10,7 +10,7 @@
 //
 // After a restart of the cloud, instances that were pending or running boot again and stopping
 // ones are stopped: the machines ran inside the process that went away.
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { logger, type Logger } from '../common/log.js';
 import { allocateAddress, newInstanceId } from './addresses.js';
@@ -61,6 +61,10 @@ export class LocalCloud {
   /** Brings the machines back to their recorded states (after a restart or a crash). */
   recover(): void {
     this.log.info({ ignition: this.firmware.describe() }, 'local cloud starting');
+    const machines = join(this.opts.dataDir, 'machines');
+    mkdirSync(machines, { recursive: true, mode: 0o755 });
+    const problem = this.firmware.problemWith(machines);
+    if (problem) this.log.warn(problem);
     for (const instance of this.store.instances.list()) {
       if (instance.state === 'pending' || instance.state === 'running') {
         this.update(instance.id, { state: 'pending', machine: { ...instance.machine, phase: 'Booting', message: 'booting after a restart of the cloud' } });

@@ -7,7 +7,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { findIgnitionBinary, runIgnitionBinary } from './ignition/binary.js';
+import { findIgnitionBinary, runIgnitionBinary, untraversableAncestor } from './ignition/binary.js';
 import { fetchStage } from './ignition/fetch-stage.js';
 import { filesStage } from './ignition/files-stage.js';
 import { kargsStage, readCmdline } from './ignition/kargs-stage.js';
@@ -65,6 +65,12 @@ export class Firmware {
   /** Which Ignition this firmware runs, for logs and status. */
   describe(): string {
     return this.binary ? `ignition binary ${this.binary}` : 'bosun\'s built-in Ignition';
+  }
+
+  /** Why machines under `machinesDir` would fail to write users' ssh keys, if they would. */
+  problemWith(machinesDir: string): string | undefined {
+    const blocked = this.binary ? untraversableAncestor(machinesDir) : undefined;
+    return blocked && `${blocked} is not searchable by other users (mode o-x): the Ignition client writes ssh keys as the user and will fail; chmod o+x ${blocked} or use another data directory`;
   }
 
   async boot(m: MachineDir, signal: AbortSignal, report: (message: string) => void): Promise<BootResult> {

@@ -5,8 +5,8 @@
 // no-op `setfiles` goes first on PATH. The disks and mount stages (block devices) are not run; the
 // kargs stage is bosun's (kargs-stage.ts), from the config Ignition cached after fetching.
 import { execFile } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { IgnitionConfig } from '../../mco/common/ignition/types.js';
 
@@ -19,6 +19,21 @@ export function findIgnitionBinary(): string | undefined {
 }
 
 export class IgnitionBinaryError extends Error {}
+
+/**
+ * The first directory on the way to `dir` that other users cannot pass through, if any. Ignition
+ * writes a user's ssh keys as that user, who must be able to reach the machine root (on a host
+ * the root is `/`); a data directory under a private home or a 0700 temp directory fails there.
+ */
+export function untraversableAncestor(dir: string): string | undefined {
+  let d = resolve(dir);
+  for (;;) {
+    if (existsSync(d) && (statSync(d).mode & 0o001) === 0) return d;
+    const up = dirname(d);
+    if (up === d) return undefined;
+    d = up;
+  }
+}
 
 export interface BinaryRun {
   binary: string;

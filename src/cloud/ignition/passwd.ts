@@ -52,6 +52,7 @@ function nextId(used: number[], system: boolean): number {
 }
 
 export function ensureGroups(root: string, groups: Group[]): void {
+  if (groups.length === 0) return;
   let entries = readGroups(root);
   for (const g of groups) {
     if (g.shouldExist === false) { entries = entries.filter((e) => e.name !== g.name); continue; }
@@ -67,6 +68,7 @@ export function ensureGroups(root: string, groups: Group[]): void {
 }
 
 export function ensureUsers(root: string, users: User[]): void {
+  if (users.length === 0) return;
   let entries = readPasswd(root);
   const groups = readGroups(root);
   let groupsChanged = false;
