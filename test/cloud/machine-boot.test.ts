@@ -113,11 +113,15 @@ const PER_BOOT = ['etc/machine-id', 'proc/sys/kernel/random/boot_id', 'etc/.igni
 // useradd's lock file, left by the real client's useradd; bosun's applier takes no lock.
 const USERADD_LOCK = 'etc/.pwd.lock';
 
+// Ignition writes its preset lines from a Go map, in no fixed order.
+const PRESETS = 'etc/systemd/system-preset/20-ignition.preset';
+
 function comparable(t: Map<string, TreeNode>): Record<string, TreeNode> {
   const out: Record<string, TreeNode> = {};
   for (const [path, node] of t) {
     if (path === USERADD_LOCK) continue;
     out[path] = PER_BOOT.includes(path) ? { ...node, content: '(per boot)' } : node;
+    if (path === PRESETS) out[path] = { ...node, content: node.content!.split('\n').sort().join('\n') };
   }
   return out;
 }
@@ -177,6 +181,27 @@ test('a machine waits for its machine-config server: Booting with the reason, th
     const up = await waitForInstance(cloud.client, created.id, 'booted', isUp);
     assert.equal(up.machine.message, undefined);
     assert.equal(readFileSync(join(cloud.dataDir, 'machines', created.id, 'root/etc/infra'), 'utf8'), 'infra\n');
+  } finally {
+    await cloud.close();
+  }
+});
+
+test('a machine stuck fetching its config can be stopped and terminated at once', { timeout: 60_000 }, async () => {
+  const cloud = await startCloud({ ignition: 'builtin' });
+  try {
+    const created = await cloud.client.createInstance({ name: 'stuck-0', userData: pointer().replace('/config/worker', '/config/nowhere') });
+    await waitForInstance(cloud.client, created.id, 'retrying the fetch', (i) => /config\/nowhere: 404/.test(i.machine.message ?? ''));
+    assert.equal((await cloud.client.operate('stop', created.id)).state, 'stopping');
+    const stopped = await waitForInstance(cloud.client, created.id, 'stopped', (i) => i.state === 'stopped', 5_000);
+    assert.equal(stopped.machine.phase, 'Down');
+    assert.equal(existsSync(join(cloud.dataDir, 'machines', created.id, 'root/boot/ignition.firstboot')), true, 'Ignition has not run yet');
+    assert.deepEqual(cloud.runtime.of(created.id), [], 'the runtime never started');
+    await cloud.client.operate('start', created.id);
+    await waitForInstance(cloud.client, created.id, 'retrying again', (i) => i.state === 'pending' && /404/.test(i.machine.message ?? ''));
+    const started = Date.now();
+    assert.equal((await cloud.client.operate('terminate', created.id)).state, 'terminated');
+    assert.ok(Date.now() - started < 5_000);
+    assert.equal(existsSync(join(cloud.dataDir, 'machines', created.id)), false);
   } finally {
     await cloud.close();
   }
