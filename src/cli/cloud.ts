@@ -1,15 +1,13 @@
 // `bosun cloud …`: the local cloud. `serve` runs it (state and machines in the data directory);
 // the other subcommands talk to a running one, found through --cloud-url or the endpoint file in
-// --data-dir, and print what they did as a cloud CLI does.
+// --data-dir, and print what they did as a cloud CLI does. Only `serve` loads the service itself.
 import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { DEFAULT_INSTANCE_TYPE, INSTANCE_TYPES, ZONES } from '../cloud/catalogue.js';
 import { CloudClient } from '../cloud/client.js';
-import { DEFAULT_BOOT_DELAY_MS } from '../cloud/cloud.js';
 import { readEndpoint } from '../cloud/endpoint.js';
 import type { IgnitionMode } from '../cloud/firmware.js';
-import type { Operation } from '../cloud/lifecycle.js';
-import { CloudService } from '../cloud/service.js';
+import { DEFAULT_BOOT_DELAY_MS, type Operation } from '../cloud/lifecycle.js';
 import { INSTANCE_STATES, type Instance, type InstanceState } from '../cloud/types.js';
 import { parseHostPort } from './listen.js';
 
@@ -87,6 +85,8 @@ Example:
       const { dataDir } = o;
       const { host, port } = parseHostPort(o.listen, '--listen');
       if (!['auto', 'binary', 'builtin'].includes(o.ignition)) throw new Error(`--ignition must be auto, binary or builtin, got "${o.ignition}"`);
+      // Loaded here so that the client subcommands do not load the server, its database and Ignition.
+      const { CloudService } = await import('../cloud/service.js');
       const service = new CloudService({ dataDir, host, port, bootDelayMs: parseDuration(o.bootDelay, '--boot-delay'), ignition: o.ignition as IgnitionMode });
       const url = await service.start();
       console.log(`local cloud listening on ${url} (data dir ${dataDir})`);

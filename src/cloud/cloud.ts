@@ -17,7 +17,7 @@ import { allocateAddress, newInstanceId } from './addresses.js';
 import { INSTANCE_ADDRESS_PREFIX, REGION, ZONES } from './catalogue.js';
 import { invalid, notFound, conflict } from './errors.js';
 import { Firmware, createMachineDisk, machineDir, type IgnitionMode } from './firmware.js';
-import { transition, type Operation } from './lifecycle.js';
+import { DEFAULT_BOOT_DELAY_MS, transition, type Operation } from './lifecycle.js';
 import { Machine } from './machine.js';
 import { NO_RUNTIME, type MachineRuntime } from './machine-runtime.js';
 import { parseCreateInstance } from './requests.js';
@@ -38,8 +38,6 @@ export interface CloudOptions {
 }
 
 export interface InstanceFilter { states?: InstanceState[]; names?: string[]; ids?: string[] }
-
-export const DEFAULT_BOOT_DELAY_MS = 3000;
 
 export class LocalCloud {
   readonly store: CloudStore;

@@ -4,6 +4,9 @@
 import { conflict } from './errors.js';
 import type { InstanceState } from './types.js';
 
+/** How long a rebooting machine stays down unless configured otherwise. */
+export const DEFAULT_BOOT_DELAY_MS = 3000;
+
 export type Operation = 'start' | 'stop' | 'reboot' | 'terminate';
 export const OPERATIONS: readonly Operation[] = ['start', 'stop', 'reboot', 'terminate'];
 
