@@ -1,12 +1,12 @@
 // Ignition's files stage, in bosun: writes a rendered config into a machine root in Ignition's
 // order and with its defaults — users and groups; then files, directories and links (parents
 // before children; missing parents 0755; files 0644 and directories 0755 unless `mode` says
-// otherwise; `overwrite` false refuses to replace an existing node with new contents; `append`
+// otherwise; `overwrite` false refuses contents for an existing node, even the same; `append`
 // after the contents; owners by id or by name from the root's passwd/group); then systemd units
 // (contents at /etc/systemd/system/<unit>, dropins in <unit>.d/, masks as links to /dev/null,
 // `enabled` as lines of /etc/systemd/system-preset/20-ignition.preset); finally Ignition's
 // /etc/.ignition-result.json.
-import { appendFileSync, chmodSync, existsSync, linkSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync, type Stats } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import type { DirectoryEntry, FileEntry, IgnitionConfig, LinkEntry, NodeBase, Unit } from '../../mco/common/ignition/types.js';
 import { fetchResource, ResourceError } from './resource.js';
@@ -50,12 +50,12 @@ export async function filesStage(config: IgnitionConfig, root: string, opts: Fil
   for (const unit of config.systemd?.units ?? []) writeUnit(root, unit, presets);
   if (presets.length > 0) {
     const file = inRoot(root, '/etc/systemd/system-preset/20-ignition.preset');
-    mkParents(file);
+    mkParents(root, file);
     writeFileSync(file, presets.map((l) => `${l}\n`).join(''), { mode: 0o644 });
   }
 
   const result = inRoot(root, '/etc/.ignition-result.json');
-  mkParents(result);
+  mkParents(root, result);
   const date = (opts.now?.() ?? new Date()).toISOString().replace(/\.\d{3}Z$/, 'Z');
   writeFileSync(result, `${JSON.stringify({ provisioningBootID: opts.bootId, provisioningDate: date, userConfigProvided: true }, null, 2)}\n`, { mode: 0o600 });
 }
@@ -76,17 +76,15 @@ function setOwner(root: string, target: string, node: NodeBase, followLinks = tr
 
 async function writeFile(root: string, f: FileEntry, opts: FilesStageOptions): Promise<void> {
   const target = inRoot(root, f.path);
+  mkParents(root, target);
   const before = existing(target);
   const hasContents = f.contents?.source !== undefined && f.contents?.source !== null;
   if (before) {
     if (f.overwrite) rmSync(target, { recursive: true, force: true });
     else if (!before.isFile()) throw new FilesStageError(`file "${f.path}": a ${before.isDirectory() ? 'directory' : 'link'} is already there and overwrite is false`);
-    else if (hasContents) {
-      const wanted = await fetchResource(f.contents!, { cas: opts.cas, signal: opts.signal });
-      if (!readFileSync(target).equals(wanted)) throw new FilesStageError(`file "${f.path}" already exists with other contents and overwrite is false`);
-    }
+    // Ignition refuses even identical contents: only overwrite replaces a file.
+    else if (hasContents) throw new FilesStageError(`file "${f.path}": a file exists there already and overwrite is false`);
   }
-  mkParents(target);
   const keep = before && !f.overwrite;
   if (!keep) writeFileSync(target, hasContents ? await fetchResource(f.contents!, { cas: opts.cas, signal: opts.signal }) : Buffer.alloc(0));
   for (const r of f.append ?? []) appendFileSync(target, await fetchResource(r, { cas: opts.cas, signal: opts.signal }));
@@ -96,12 +94,12 @@ async function writeFile(root: string, f: FileEntry, opts: FilesStageOptions): P
 
 function writeDirectory(root: string, d: DirectoryEntry): void {
   const target = inRoot(root, d.path);
+  mkParents(root, target);
   const before = existing(target);
   if (before && !before.isDirectory()) {
     if (!d.overwrite) throw new FilesStageError(`directory "${d.path}": a ${before.isFile() ? 'file' : 'link'} is already there and overwrite is false`);
     rmSync(target, { force: true });
   }
-  mkParents(target);
   if (!existsSync(target)) mkdirSync(target, { mode: 0o755 });
   chmodSync(target, d.mode ?? 0o755);
   setOwner(root, target, d);
@@ -109,6 +107,7 @@ function writeDirectory(root: string, d: DirectoryEntry): void {
 
 function writeLink(root: string, l: LinkEntry): void {
   const target = inRoot(root, l.path);
+  mkParents(root, target);
   const before = existing(target);
   if (before) {
     const same = !l.hard && before.isSymbolicLink() && readLinkSafe(target) === l.target;
@@ -116,7 +115,6 @@ function writeLink(root: string, l: LinkEntry): void {
     if (!l.overwrite) throw new FilesStageError(`link "${l.path}": something is already there and overwrite is false`);
     rmSync(target, { recursive: true, force: true });
   }
-  mkParents(target);
   if (l.hard) linkSync(inRoot(root, l.target!), target);
   else symlinkSync(l.target!, target);
   setOwner(root, target, l, false);
@@ -130,18 +128,18 @@ function writeUnit(root: string, unit: Unit, presets: string[]): void {
   const path = `/etc/systemd/system/${unit.name}`;
   const target = inRoot(root, path);
   if (unit.contents != null && !unit.mask) {
-    mkParents(target);
+    mkParents(root, target);
     rmSync(target, { force: true });
     writeFileSync(target, unit.contents, { mode: 0o644 });
   }
   for (const dropin of unit.dropins ?? []) {
     if (dropin.contents == null) continue;
     const file = inRoot(root, `${path}.d/${dropin.name}`);
-    mkParents(file);
+    mkParents(root, file);
     writeFileSync(file, dropin.contents, { mode: 0o644 });
   }
   if (unit.mask) {
-    mkParents(target);
+    mkParents(root, target);
     rmSync(target, { force: true });
     symlinkSync('/dev/null', target);
   } else if (unit.mask === false && existing(target)?.isSymbolicLink() && readLinkSafe(target) === '/dev/null') {

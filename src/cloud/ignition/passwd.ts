@@ -2,11 +2,11 @@
 // useradd/groupadd `--root`: entries in `<root>/etc/passwd` and `<root>/etc/group`, a home
 // directory, and ssh keys where Ignition writes them (`~/.ssh/authorized_keys.d/ignition`).
 // Defaults are useradd's for a root without login.defs: uid/gid from 1000 up, primary group 100
-// ("users"), home /home/<name>, password "*" (no password), shell /bin/bash.
+// ("users"), home /home/<name>, password "*" (no password; groups too), shell /bin/bash.
 import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Group, User } from '../../mco/common/ignition/types.js';
-import { chownIfRoot, FilesStageError, inRoot } from './root-path.js';
+import { chownIfRoot, FilesStageError, inRoot, mkParents } from './root-path.js';
 
 interface PasswdEntry { name: string; password: string; uid: number; gid: number; gecos: string; home: string; shell: string }
 interface GroupEntry { name: string; password: string; gid: number; members: string[] }
@@ -62,7 +62,7 @@ export function ensureGroups(root: string, groups: Group[]): void {
       if (g.passwordHash != null) existing.password = g.passwordHash;
       continue;
     }
-    entries.push({ name: g.name, password: g.passwordHash ?? 'x', gid: g.gid ?? nextId(entries.map((e) => e.gid), g.system === true), members: [] });
+    entries.push({ name: g.name, password: g.passwordHash ?? '*', gid: g.gid ?? nextId(entries.map((e) => e.gid), g.system === true), members: [] });
   }
   writeGroups(root, entries);
 }
@@ -89,6 +89,7 @@ export function ensureUsers(root: string, users: User[]): void {
       entries.push(entry);
       if (!u.noCreateHome) {
         const home = inRoot(root, entry.home);
+        mkParents(root, home);
         mkdirSync(home, { recursive: true, mode: 0o755 });
         chownIfRoot(home, entry.uid, entry.gid);
       }
@@ -115,6 +116,7 @@ export function ensureUsers(root: string, users: User[]): void {
 function writeAuthorizedKeys(root: string, user: PasswdEntry, keys: string[]): void {
   const ssh = join(inRoot(root, user.home), '.ssh');
   const dir = join(ssh, 'authorized_keys.d');
+  mkParents(root, ssh);
   for (const d of [ssh, dir]) {
     mkdirSync(d, { recursive: true, mode: 0o700 });
     chmodSync(d, 0o700);

@@ -1,7 +1,7 @@
 // Paths inside a machine root: an Ignition path (absolute, as the config names it) resolved under
-// the root without escaping it, and the ownership helpers every writer in the files stage uses.
-import { chownSync, lchownSync, mkdirSync } from 'node:fs';
-import { dirname, join, posix } from 'node:path';
+// the root without escaping it (neither by `..` nor through symbolic links), and the ownership helpers every writer in the files stage uses.
+import { chownSync, lchownSync, mkdirSync, realpathSync } from 'node:fs';
+import { dirname, join, posix, sep } from 'node:path';
 
 export class FilesStageError extends Error {}
 
@@ -12,9 +12,16 @@ export function inRoot(root: string, path: string): string {
   return join(root, normal);
 }
 
-/** Creates the missing parents of `target` as Ignition does: mode 0755, owned by root. */
-export function mkParents(target: string): void {
+/**
+ * Creates the missing parents of `target` as Ignition does (mode 0755, owned by root), and
+ * refuses a target whose parent a symbolic link in the root leads out of it: a machine's config
+ * writes into the machine, never onto the host.
+ */
+export function mkParents(root: string, target: string): void {
   mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
+  const real = realpathSync(dirname(target));
+  const realRoot = realpathSync(root);
+  if (real !== realRoot && !real.startsWith(realRoot + sep)) throw new FilesStageError(`${target.slice(root.length)} leads out of the machine root through a symbolic link (to ${real})`);
 }
 
 const isRoot = process.getuid?.() === 0;
