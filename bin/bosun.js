@@ -1,15 +1,16 @@
 #!/usr/bin/env node
-// The `bosun` command. Runs the compiled CLI from dist/ when it has been built (npm run build),
-// otherwise the TypeScript sources through tsx, so a fresh checkout works either way.
-import { existsSync } from 'node:fs';
+// The `bosun` command. Runs the compiled CLI from dist/ when it is a build of the current sources
+// (npm run build; npm start builds first), otherwise the TypeScript sources through tsx, so a
+// fresh checkout works either way and a stale build is never run.
+import { compiledEntry, compiledIsFresh } from './compiled.js';
+import { pathToFileURL } from 'node:url';
 
 // `bosun start` shows its own progress; its components' routine logs would drown it, so they
 // default to warnings there (BOSUN_LOG_LEVEL=info brings them back). Set before any logger exists.
 if (process.argv[2] === 'start' && !process.env.BOSUN_LOG_LEVEL) process.env.BOSUN_LOG_LEVEL = 'warn';
 
-const compiled = new URL('../dist/cli/main.js', import.meta.url);
-if (existsSync(compiled)) {
-  await import(compiled.href);
+if (compiledIsFresh()) {
+  await import(pathToFileURL(compiledEntry).href);
 } else {
   const { register } = await import('tsx/esm/api');
   register();

@@ -1,21 +1,27 @@
-// The `bosun` command: one subcommand per component, each defined in its own file in src/cli/
-// and registered here.
+// The `bosun` command: one subcommand per component, each defined in its own file in src/cli/.
+// A process loads only the command it runs: the table below maps each name to its module, and
+// only `bosun --help` (or an unknown name) loads them all to list them. Every node may run a
+// dozen bosun components as processes, so each must pay only for its own code.
 import { Command } from 'commander';
-import { createRequire } from 'node:module';
-import { register as registerApiserver } from './apiserver.js';
-import { register as registerStart } from './start.js';
-import { register as registerCvo } from './cluster-version-operator.js';
-import { register as registerRelease } from './release.js';
-import { register as registerAdmRelease } from './adm-release.js';
-import { register as registerUpdateService } from './update-service.js';
-import { register as registerReleaseSigning } from './release-signing.js';
-import { register as registerAdmUpgrade } from './adm-upgrade.js';
-import { register as registerMachineConfigServer } from './machine-config-server.js';
-import { register as registerMachineConfigController } from './machine-config-controller.js';
-import { register as registerMachineConfigOperator } from './machine-config-operator.js';
-import { register as registerCloud } from './cloud.js';
+import { readFileSync } from 'node:fs';
 
-const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
+type Registrar = { register(program: Command): void };
+
+/** Subcommands by name, with the modules that define each (a group such as `adm` has several). */
+const commands: Record<string, Array<() => Promise<Registrar>>> = {
+  start: [() => import('./start.js')],
+  apiserver: [() => import('./apiserver.js')],
+  'cluster-version-operator': [() => import('./cluster-version-operator.js')],
+  release: [() => import('./release.js'), () => import('./release-signing.js')],
+  adm: [() => import('./adm-release.js'), () => import('./adm-upgrade.js')],
+  'update-service': [() => import('./update-service.js')],
+  'machine-config-server': [() => import('./machine-config-server.js')],
+  'machine-config-operator': [() => import('./machine-config-operator.js')],
+  'machine-config-controller': [() => import('./machine-config-controller.js')],
+  cloud: [() => import('./cloud.js')],
+};
+
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 const program = new Command();
 program
@@ -29,21 +35,13 @@ program
   .description('print the bosun version')
   .action(() => console.log(`bosun ${version}`));
 
-// Subcommand registrations, one line each.
-registerStart(program);
-registerApiserver(program);
-registerCvo(program);
-registerRelease(program);
-registerAdmRelease(program);
-registerUpdateService(program);
-registerReleaseSigning(program);
-registerAdmUpgrade(program);
-registerMachineConfigServer(program);
-registerMachineConfigOperator(program);
-registerMachineConfigController(program);
-registerCloud(program);
-
 try {
+  const name = process.argv[2];
+  if (name !== 'version') {
+    const wanted = name !== undefined && Object.hasOwn(commands, name) ? commands[name] : Object.values(commands).flat();
+    // Registered in the table's order, so that `bosun --help` lists them the same way every time.
+    for (const module of await Promise.all(wanted.map((load) => load()))) module.register(program);
+  }
   await program.parseAsync(process.argv);
 } catch (error) {
   // A command that fails says why in one line and exits non-zero; BOSUN_DEBUG=1 shows the stack.
