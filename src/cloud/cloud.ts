@@ -10,7 +10,7 @@
 //
 // After a restart of the cloud, instances that were pending or running boot again and stopping
 // ones are stopped: the machines ran inside the process that went away.
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { logger, type Logger } from '../common/log.js';
 import { allocateAddress, newInstanceId } from './addresses.js';
@@ -63,6 +63,14 @@ export class LocalCloud {
     mkdirSync(machines, { recursive: true, mode: 0o755 });
     const problem = this.firmware.problemWith(machines);
     if (problem) this.log.warn(problem);
+    // Machine directories of no live instance: left by a crash mid-create or mid-terminate.
+    for (const id of readdirSync(machines)) {
+      const instance = this.store.instances.get(id);
+      if (!instance || instance.state === 'terminated') {
+        rmSync(join(machines, id), { recursive: true, force: true });
+        this.log.info({ instance: id }, 'removed an orphaned machine directory');
+      }
+    }
     for (const instance of this.store.instances.list()) {
       if (instance.state === 'pending' || instance.state === 'running') {
         this.update(instance.id, { state: 'pending', machine: { ...instance.machine, phase: 'Booting', message: 'booting after a restart of the cloud' } });
@@ -146,9 +154,10 @@ export class LocalCloud {
         this.machine(id).abortBoot();
         await this.enqueue(id, async () => {
           await this.shutdownMachine(id);
+          // Recorded first: a crash before the directory goes leaves an orphan that recover() sweeps.
+          this.update(id, { state: 'terminated', terminatedAt: new Date().toISOString() });
           rmSync(machineDir(this.opts.dataDir, id).dir, { recursive: true, force: true });
           this.machines.delete(id);
-          this.update(id, { state: 'terminated', terminatedAt: new Date().toISOString() });
           this.log.info({ instance: id }, 'instance terminated');
         });
         break;
@@ -200,8 +209,8 @@ export class LocalCloud {
   }
 
   private async bootMachine(id: string, delayMs: number): Promise<void> {
-    // A stop or terminate accepted after this boot was queued wins.
-    if (!['pending', 'running'].includes(this.getInstance(id).state)) return;
+    // A stop or terminate accepted after this boot was queued wins, and so does close().
+    if (this.closed || !['pending', 'running'].includes(this.getInstance(id).state)) return;
     if (!existsSync(machineDir(this.opts.dataDir, id).root)) {
       this.setMachine(id, 'Failed', `the machine's root ${machineDir(this.opts.dataDir, id).root} is missing`);
       return;

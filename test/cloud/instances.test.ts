@@ -4,7 +4,7 @@
 // runtime hook seeing every boot and shutdown in order.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { CloudError } from '../../src/cloud/errors.js';
 import type { Instance } from '../../src/cloud/types.js';
@@ -52,6 +52,16 @@ test('addresses are distinct while held; zones spread when none is asked for; fi
   assert.deepEqual((await f.client.listInstances({ names: ['spread-2'] })).map((i) => i.id), [made[1].id]);
   assert.ok((await f.client.listInstances({ states: ['running'] })).every((i) => i.state === 'running'));
   assert.deepEqual(await f.client.listInstances({ states: ['stopped'], names: ['spread-1'] }), []);
+});
+
+test('twenty concurrent creates get twenty distinct addresses and IDs', async () => {
+  const made = await Promise.all(Array.from({ length: 20 }, (_, n) => f.client.createInstance({ name: `burst-${n}` })));
+  assert.equal(new Set(made.map((i) => i.privateIp)).size, 20);
+  assert.equal(new Set(made.map((i) => i.id)).size, 20);
+  const held = (await f.client.listInstances()).filter((i) => i.state !== 'terminated').map((i) => i.privateIp);
+  assert.equal(new Set(held).size, held.length, 'no address held twice');
+  for (const i of made) await waitForBoot(f.client, i.id);
+  for (const i of made) await f.client.operate('terminate', i.id);
 });
 
 test('reboot: the machine goes down for the boot delay and comes back with a new boot ID, without Ignition', async () => {
@@ -142,6 +152,15 @@ test('operations on unknown instances are 404, in the wrong state 409, unknown p
   await assert.rejects(f.client.request('GET', '/v2/nothing'), (e: CloudError) => e.status === 404 && e.code === 'NotFound');
   await assert.rejects(f.client.request('GET', '/v1/instances?state=sleeping'), (e: CloudError) => e.status === 400 && /state "sleeping" is not an instance state/.test(e.message));
   await assert.rejects(f.client.request('GET', '/v1/instances?colour=red'), (e: CloudError) => e.status === 400 && /unknown filter "colour"/.test(e.message));
+});
+
+test('a restart sweeps machine directories that belong to no live instance (a crash mid-create or mid-terminate)', async () => {
+  const orphan = join(f.dataDir, 'machines', 'i-0000000000000dead');
+  mkdirSync(join(orphan, 'root/etc'), { recursive: true });
+  const live = await create('keep-me');
+  await f.restart();
+  assert.equal(existsSync(orphan), false);
+  assert.ok(existsSync(root(live)));
 });
 
 test('state survives a restart: records as they were, running machines boot again, stopped ones stay down', async () => {
