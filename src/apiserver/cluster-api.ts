@@ -1,8 +1,11 @@
 // The API server as a cluster runs it: the server plus what kube-apiserver and
 // kube-controller-manager add around it — RBAC and ServiceAccount tokens, evictions with
-// disruption budgets, garbage collection, and the audit log. Used by `bosun apiserver` and
+// disruption budgets, garbage collection, the CSR signer, and the audit log. Used by `bosun apiserver` and
 // `bosun start`.
+import { join } from 'node:path';
+import { createCA, loadOrCreate } from '../common/pki.js';
 import { startApiServer, type ApiServer, type ApiServerOptions } from './server.js';
+import { enableCsrSigning } from './certificates/signing-controller.js';
 import { enableAccessControl } from './access-control.js';
 import { enableAudit } from './audit.js';
 import { enableEvictions } from './eviction.js';
@@ -18,6 +21,8 @@ export async function startClusterApiServer(options: ApiServerOptions): Promise<
   const access = await enableAccessControl(server, options.dataDir);
   const evictions = enableEvictions(server);
   const gc = enableGarbageCollector(server);
+  // The server has created the CA by now; the signer signs with it, as the cluster-signing CA.
+  const signing = enableCsrSigning(server, await loadOrCreate(join(options.dataDir, 'pki'), 'ca', () => createCA('bosun-ca')));
   const audit = enableAudit(server, options.dataDir);
   return {
     server,
@@ -25,6 +30,7 @@ export async function startClusterApiServer(options: ApiServerOptions): Promise<
       access.stop();
       evictions.stop();
       gc.stop();
+      signing.stop();
       await server.stop();
       await audit.close();
     },

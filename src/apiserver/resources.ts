@@ -17,6 +17,7 @@ import { recordWrite, type ManagedFieldsEntry } from './managed-fields.js';
 import { serverSideApply } from './server-side-apply.js';
 import { generationChanged, kindAllocations, strategyFor, strategyOf, tracksGeneration } from './kinds/index.js';
 import type { Allocations } from './kinds/strategy.js';
+import type { UserInfo } from './request-attributes.js';
 
 type Obj = Record<string, any>;
 
@@ -34,6 +35,8 @@ export interface WriteContext {
   fieldValidation?: 'Ignore' | 'Warn' | 'Strict';
   /** Collects warnings for the response (`Warning` headers). */
   warnings?: string[];
+  /** Who writes, for kinds that record it (a CSR's spec.username); the server's own writes have none. */
+  user?: UserInfo;
 }
 
 /** Hooks other parts of the server attach to writes (CRD registration, namespace cleanup, …). */
@@ -148,7 +151,7 @@ export class Resources {
       problems = [...metadataProblems(object), ...validateSchema(type.custom.schema, object)];
     } else {
       const strategy = strategyFor(type);
-      strategy?.defaults?.(object, previous);
+      strategy?.defaults?.(object, previous, ctx.user);
       problems = [...metadataProblems(object), ...(strategy?.validate?.(object, previous) ?? [])];
     }
     for (const hook of this.hooks) hook.beforeWrite?.(type, object, previous);
@@ -250,7 +253,7 @@ export class Resources {
     namespace: string | undefined,
     name: string,
     body: Obj,
-    options: WriteContext & { subresource?: 'status'; basedOn?: StoredItem } = {},
+    options: WriteContext & { subresource?: string; basedOn?: StoredItem } = {},
   ): Promise<Obj> {
     this.checkKind(type, body);
     const current = options.basedOn ?? this.getItem(type, namespace, name);
@@ -271,7 +274,10 @@ export class Resources {
     }
 
     let next: Obj;
-    if (options.subresource === 'status') {
+    const throughSubresource = options.subresource ? strategyFor(type)?.subresourceUpdates?.[options.subresource] : undefined;
+    if (throughSubresource) {
+      next = throughSubresource(incoming, previous);
+    } else if (options.subresource === 'status') {
       next = structuredClone(previous);
       if (incoming.status === undefined) delete next.status;
       else next.status = incoming.status;
@@ -303,7 +309,7 @@ export class Resources {
     delete next.metadata.resourceVersion;
     this.admit(type, next, previous, options);
     this.recordManager(type, next, previous, options);
-    if (options.subresource !== 'status' && tracksGeneration(type) && generationChanged(type, next, previous)) {
+    if (options.subresource === undefined && tracksGeneration(type) && generationChanged(type, next, previous)) {
       next.metadata.generation = (previous.metadata.generation ?? 0) + 1;
     }
     const giveBack = this.allocationsOf(type)?.reserve(next, previous);
@@ -354,7 +360,7 @@ export class Resources {
     name: string,
     patchType: PatchType,
     patch: unknown,
-    options: WriteContext & { subresource?: 'status'; force?: boolean } = {},
+    options: WriteContext & { subresource?: string; force?: boolean } = {},
   ): Promise<Obj> {
     if (patchType === 'strategic' && !type.builtin) {
       throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`);
@@ -406,7 +412,7 @@ export class Resources {
    * absent) as `fieldManager`, refusing with 409 when it would change fields other managers own
    * unless forced; retried like a patch when another writer got there first.
    */
-  private async apply(type: ResourceType, namespace: string | undefined, name: string, patch: unknown, options: WriteContext & { subresource?: 'status'; force?: boolean }): Promise<Obj> {
+  private async apply(type: ResourceType, namespace: string | undefined, name: string, patch: unknown, options: WriteContext & { subresource?: string; force?: boolean }): Promise<Obj> {
     if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) throw errors.badRequest('the apply patch must be an object');
     this.checkKind(type, patch as Obj);
     const meta: Obj = (patch as Obj).metadata ?? {};
