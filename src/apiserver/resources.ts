@@ -41,8 +41,13 @@ export interface WriteContext {
 
 /** Hooks other parts of the server attach to writes (CRD registration, namespace cleanup, …). */
 export interface ResourceHooks {
-  /** Runs before a create or update is stored; may change the object or throw an ApiError. */
-  beforeWrite?(type: ResourceType, object: Obj, previous: Obj | undefined): void;
+  /**
+   * Runs before a create or update is stored; may change the object or throw an ApiError.
+   * `context` says who writes and through which subresource (for admission such as NodeRestriction).
+   */
+  beforeWrite?(type: ResourceType, object: Obj, previous: Obj | undefined, context: WriteContext & { subresource?: string }): void;
+  /** Runs before an object is deleted (or its deletion starts); may throw an ApiError to refuse. */
+  beforeDelete?(type: ResourceType, object: Obj, context: { user?: UserInfo }): void;
   /** Runs after a write is stored (not for dry runs). */
   afterWrite?(type: ResourceType, object: Obj, previous: Obj | undefined, deleted: boolean): void;
 }
@@ -135,7 +140,7 @@ export class Resources {
   }
 
   /** Defaults, prunes and validates; throws 422 Invalid with every problem. */
-  private admit(type: ResourceType, object: Obj, previous: Obj | undefined, ctx: WriteContext): void {
+  private admit(type: ResourceType, object: Obj, previous: Obj | undefined, ctx: WriteContext & { subresource?: string }): void {
     const name = object.metadata?.name ?? '';
     let problems: FieldProblem[];
     if (type.custom) {
@@ -154,7 +159,7 @@ export class Resources {
       strategy?.defaults?.(object, previous, ctx.user);
       problems = [...metadataProblems(object), ...(strategy?.validate?.(object, previous) ?? [])];
     }
-    for (const hook of this.hooks) hook.beforeWrite?.(type, object, previous);
+    for (const hook of this.hooks) hook.beforeWrite?.(type, object, previous, ctx);
     if (problems.length > 0) throw errors.invalid(type.kind, type.group, name, problems);
   }
 
@@ -449,11 +454,12 @@ export class Resources {
     type: ResourceType,
     namespace: string | undefined,
     name: string,
-    options: { dryRun?: boolean; preconditions?: { uid?: string; resourceVersion?: string }; propagationPolicy?: string } = {},
+    options: { dryRun?: boolean; preconditions?: { uid?: string; resourceVersion?: string }; propagationPolicy?: string; user?: UserInfo } = {},
   ): Promise<Obj> {
     for (let attempt = 0; ; attempt++) {
       const current = this.getItem(type, namespace, name);
       const meta = current.object.metadata as Obj;
+      for (const hook of this.hooks) hook.beforeDelete?.(type, current.object, { user: options.user });
       if (options.preconditions?.uid && options.preconditions.uid !== meta.uid) {
         throw new ApiError(409, 'Conflict', `Precondition failed: UID in precondition: ${options.preconditions.uid}, UID in object meta: ${meta.uid}`);
       }
