@@ -22,6 +22,8 @@ export interface RequestAttributes {
   name: string;
   /** The URL path without the query (what nonResourceURLs rules match). */
   path: string;
+  /** The raw field selector of a list or watch (kube's GetFieldSelector; the Node authorizer reads it). */
+  fieldSelector?: string;
 }
 
 const METHOD_VERBS: Record<string, string> = {
@@ -72,6 +74,7 @@ export function requestAttributes(user: UserInfo, method: string, url: string): 
   if (parts.length >= 3 && attrs.verb !== 'proxy') attrs.subresource = parts[2];
   if (attrs.name === '' && attrs.verb === 'get') {
     attrs.verb = isTrue(parsed.searchParams.get('watch')) ? 'watch' : 'list';
+    if (parsed.searchParams.get('fieldSelector')) attrs.fieldSelector = parsed.searchParams.get('fieldSelector')!;
     const named = /(?:^|,)metadata\.name==?([^,]+)/.exec(parsed.searchParams.get('fieldSelector') ?? '');
     if (named) attrs.name = named[1];
   }
@@ -82,10 +85,11 @@ export function requestAttributes(user: UserInfo, method: string, url: string): 
 /** Fills in the optional parts of attributes built elsewhere (the server's authorization hook). */
 export function completeAttributes(a: {
   user: UserInfo; verb: string; resourceRequest: boolean; apiGroup: string; resource: string; path: string;
-  subresource?: string; namespace?: string; name?: string; apiVersion?: string;
+  subresource?: string; namespace?: string; name?: string; apiVersion?: string; fieldSelector?: string;
 }): RequestAttributes {
   return {
     user: a.user, verb: a.verb, resourceRequest: a.resourceRequest, apiGroup: a.apiGroup, apiVersion: a.apiVersion ?? '',
     resource: a.resource, subresource: a.subresource ?? '', namespace: a.namespace ?? '', name: a.name ?? '', path: a.path,
+    ...(a.fieldSelector ? { fieldSelector: a.fieldSelector } : {}),
   };
 }

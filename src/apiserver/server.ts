@@ -10,7 +10,11 @@ import { join, resolve } from 'node:path';
 import { Counter, Gauge, Histogram, Registry as MetricsRegistry } from 'prom-client';
 import YAML from 'yaml';
 import { logger } from '../common/log.js';
-import { createCA, issueServingCert, loadOrCreate } from '../common/pki.js';
+import { createCA, issueClientCert, issueServingCert, loadOrCreate } from '../common/pki.js';
+import type { TLSSocket } from 'node:tls';
+import { certificateUser } from './client-certificates.js';
+import { podLogLocation, streamPodLogs } from './nodes/pod-logs.js';
+import { strategyFor } from './kinds/index.js';
 import { openSqliteStorage } from './storage/sqlite.js';
 import { StorageError, type KubeObject, type Storage, type WatchEvent } from './storage/types.js';
 import { ApiError, errors } from './errors.js';
@@ -47,6 +51,8 @@ export interface RequestAttributes {
   name?: string;
   path: string;
   resourceRequest: boolean;
+  /** The raw field selector of a list or watch (kube's GetFieldSelector). */
+  fieldSelector?: string;
 }
 
 /** Finds who is calling from the bearer token, or undefined when no authenticator knows it. */
@@ -274,6 +280,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const tokenPath = join(pkiDir, 'admin.token');
   if (!existsSync(tokenPath)) writeFileSync(tokenPath, randomBytes(32).toString('base64url') + '\n', { mode: 0o600 });
   const adminToken = readFileSync(tokenPath, 'utf8').trim();
+  // The API server's own credentials towards kubelets (kube's --kubelet-client-certificate).
+  const kubeletClientCert = await loadOrCreate(pkiDir, 'apiserver-kubelet-client', () => issueClientCert(ca, { commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'] }));
 
   const storage = openSqliteStorage(join(dataDir, 'state.db'));
   const registry = new Registry();
@@ -319,7 +327,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   new Gauge({ name: 'apiserver_storage_revision', help: 'The current storage revision', registers: [metrics], collect() { this.set(storage.currentRevision()); } });
 
   const app: FastifyInstance = Fastify({
-    https: { key: serving.keyPem, cert: serving.certPem, minVersion: 'TLSv1.2' },
+    // Client certificates are asked for, not required: tokens keep working beside them.
+    https: { key: serving.keyPem, cert: serving.certPem, minVersion: 'TLSv1.2', requestCert: true, rejectUnauthorized: false, ca: ca.certPem },
     bodyLimit: BODY_LIMIT,
     logger: false,
     return503OnClosing: true,
@@ -356,7 +365,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     if (OPEN_PATHS.has(path) || path.startsWith('/healthz/') || path.startsWith('/livez/') || path.startsWith('/readyz/')) return;
     const header = request.headers.authorization ?? '';
     const token = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
-    const user = token ? authenticators.map((a) => a(token)).find((u) => u !== undefined) : undefined;
+    const user = certificateUser(request.raw.socket as TLSSocket) ?? (token ? authenticators.map((a) => a(token)).find((u) => u !== undefined) : undefined);
     if (!user) {
       sendError(reply, errors.unauthorized());
       return reply;
@@ -453,9 +462,13 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       entry.storageVersionHash = storageVersionHash(t);
       entries.push(entry);
       if (t.status) entries.push({ name: `${t.resource}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: ['get', 'patch', 'update'] });
+      for (const sub of Object.keys(strategyFor(t)?.subresourceUpdates ?? {})) {
+        if (sub !== 'status') entries.push({ name: `${t.resource}/${sub}`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: ['get', 'patch', 'update'] });
+      }
       if (t.scale) entries.push({ name: `${t.resource}/scale`, singularName: '', namespaced: t.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
       if (t.builtin && t.resource === 'pods' && !t.group) {
         entries.push({ name: 'pods/binding', singularName: '', namespaced: true, kind: 'Binding', verbs: ['create'] });
+        entries.push({ name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] });
         if (postHandlers.length > 0) entries.push({ name: 'pods/eviction', singularName: '', namespaced: true, group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] });
       }
       if (t.builtin && t.resource === 'serviceaccounts' && !t.group && postHandlers.length > 0) {
@@ -500,6 +513,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       name: parsed.name,
       path: pathOnly,
       resourceRequest: true,
+      fieldSelector: query.fieldSelector,
     };
     Object.assign(request, { attributes });
     const refusal = authorize(attributes);
@@ -524,11 +538,24 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     const fieldManager = query.fieldManager || managerFromUserAgent(request.headers['user-agent']);
     const ns = parsed.namespace;
     const sub = parsed.subresource;
-    if (sub && !['status', 'scale', 'binding'].includes(sub)) {
+    const kindSubresources = Object.keys(strategyFor(type)?.subresourceUpdates ?? {});
+    if (sub === 'log' && type.resource === 'pods' && !type.group) {
+      if (request.method !== 'GET' || !parsed.name) return sendError(reply, errors.methodNotAllowed(request.method, pathOnly));
+      const pod = resources.get(type, ns, parsed.name);
+      const node = pod.spec?.nodeName ? storage.get(`/core/nodes//${pod.spec.nodeName}`)?.object : undefined;
+      const location = podLogLocation(pod, node, query);
+      await streamPodLogs(location, { clientCert: kubeletClientCert }, () => {
+        reply.hijack();
+        return reply.raw;
+      }, (listener) => request.raw.on('close', listener));
+      return reply;
+    }
+    if (sub && !['status', 'scale', 'binding', ...kindSubresources].includes(sub)) {
       const answer = await runPostHandlers(request, parsed);
       return answer ? sendJson(reply, answer.code, answer.body) : sendError(reply, errors.pathNotFound(pathOnly));
     }
     if (sub === 'status' && !type.status) return sendError(reply, errors.pathNotFound(pathOnly));
+    if (sub && kindSubresources.includes(sub) && sub !== 'status' && !['GET', 'PUT', 'PATCH'].includes(request.method)) return sendError(reply, errors.methodNotAllowed(request.method, pathOnly));
     if (sub === 'scale' && !type.scale) return sendError(reply, errors.pathNotFound(pathOnly));
     if (sub === 'binding' && type.resource !== 'pods') return sendError(reply, errors.pathNotFound(pathOnly));
 
@@ -550,14 +577,14 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         if (sub === 'binding' && parsed.name) return sendJson(reply, 201, await bindPod(type, ns, parsed.name, parseBody(request.body as Buffer, request.headers['content-type']) as Obj, dryRun));
         if (parsed.name) return sendError(reply, errors.methodNotAllowed('POST', pathOnly));
         const body = parseBody(request.body as Buffer, request.headers['content-type']) as Obj;
-        const created = await resources.create(type, ns, body, { dryRun, fieldManager, fieldValidation, warnings });
+        const created = await resources.create(type, ns, body, { dryRun, fieldManager, fieldValidation, warnings, user });
         return sendJson(withWarnings(reply, warnings), 201, created);
       }
       case 'PUT': {
         if (!parsed.name) return sendError(reply, errors.methodNotAllowed('PUT', pathOnly));
         const body = parseBody(request.body as Buffer, request.headers['content-type']) as Obj;
         if (sub === 'scale') return sendJson(reply, 200, await updateScale(type, ns, parsed.name, body, dryRun, fieldManager));
-        const updated = await resources.update(type, ns, parsed.name, body, { subresource: sub as 'status' | undefined, dryRun, fieldManager, fieldValidation, warnings });
+        const updated = await resources.update(type, ns, parsed.name, body, { subresource: sub, dryRun, fieldManager, fieldValidation, warnings, user });
         return sendJson(withWarnings(reply, warnings), 200, updated);
       }
       case 'PATCH': {
@@ -572,7 +599,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         const force = query.force === undefined ? undefined : query.force === 'true' || query.force === '1';
         const before = storage.get(`${resources.prefix(type, ns)}${type.namespaced ? '' : '/'}${parsed.name}`);
         const manager = patchType === 'apply' ? query.fieldManager : fieldManager;
-        const result = await resources.patch(type, ns, parsed.name, patchType, patch, { subresource: sub as 'status' | undefined, dryRun, fieldManager: manager, force, fieldValidation, warnings });
+        const result = await resources.patch(type, ns, parsed.name, patchType, patch, { subresource: sub, dryRun, fieldManager: manager, force, fieldValidation, warnings, user });
         return sendJson(withWarnings(reply, warnings), patchType === 'apply' && !before ? 201 : 200, result);
       }
       case 'DELETE': {
@@ -581,11 +608,11 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         const propagationPolicy = query.propagationPolicy ?? deleteOptions.propagationPolicy ?? (deleteOptions.orphanDependents === true ? 'Orphan' : undefined);
         const dry = dryRun || (Array.isArray(deleteOptions.dryRun) && deleteOptions.dryRun.includes('All'));
         if (parsed.name) {
-          const result = await resources.delete(type, ns, parsed.name, { dryRun: dry, preconditions: deleteOptions.preconditions, propagationPolicy });
+          const result = await resources.delete(type, ns, parsed.name, { dryRun: dry, preconditions: deleteOptions.preconditions, propagationPolicy, user });
           return sendJson(reply, 200, result);
         }
         const matching = listMatching(type, ns, query);
-        for (const item of matching) await resources.delete(type, item.metadata.namespace, item.metadata.name, { dryRun: dry, propagationPolicy }).catch(() => undefined);
+        for (const item of matching) await resources.delete(type, item.metadata.namespace, item.metadata.name, { dryRun: dry, propagationPolicy, user }).catch(() => undefined);
         return sendJson(reply, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { group: type.group, kind: type.resource } });
       }
       default:
