@@ -1,0 +1,153 @@
+// What a pod requests and what a node has left, as kube-scheduler counts them (its NodeInfo and
+// the resource helpers it shares with the kubelet):
+//   - a pod's request = max(sum of its containers + its sidecars, each init container on top of
+//     the sidecars started before it) + the pod overhead;
+//   - a node's requested = the sum over the non-terminal pods bound (or assumed) to it;
+//   - for scoring only, a container without a cpu or memory request counts as 100m / 200Mi, so
+//     that best-effort pods still spread (kube's "non-zero" requests).
+import { quantityMilliValue, quantityValue } from '../../kube/quantity.js';
+import type { Container, ContainerPort, Node, Pod, ResourceList } from './types.js';
+
+export interface Resources {
+  milliCPU: number;
+  memory: number;
+  ephemeralStorage: number;
+  /** Extended resources (example.com/gpu) and hugepages, in whole units. */
+  scalar: Record<string, number>;
+}
+
+export const DEFAULT_MILLI_CPU_REQUEST = 100;
+export const DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024;
+
+function empty(): Resources {
+  return { milliCPU: 0, memory: 0, ephemeralStorage: 0, scalar: {} };
+}
+
+/** Resources other than cpu, memory, ephemeral-storage and pods that the scheduler counts. */
+export function isScalarResource(name: string): boolean {
+  return name.startsWith('hugepages-') || (name.includes('/') && !name.startsWith('requests.'));
+}
+
+/** A resource list as Resources; unparsable quantities throw a QuantityError. */
+export function toResources(list: ResourceList | null | undefined): Resources {
+  const r = empty();
+  for (const [name, quantity] of Object.entries(list ?? {})) {
+    if (name === 'cpu') r.milliCPU = quantityMilliValue(quantity);
+    else if (name === 'memory') r.memory = quantityValue(quantity);
+    else if (name === 'ephemeral-storage') r.ephemeralStorage = quantityValue(quantity);
+    else if (isScalarResource(name)) r.scalar[name] = quantityValue(quantity);
+  }
+  return r;
+}
+
+function add(into: Resources, other: Resources): void {
+  into.milliCPU += other.milliCPU;
+  into.memory += other.memory;
+  into.ephemeralStorage += other.ephemeralStorage;
+  for (const [name, v] of Object.entries(other.scalar)) into.scalar[name] = (into.scalar[name] ?? 0) + v;
+}
+
+function max(into: Resources, other: Resources): void {
+  into.milliCPU = Math.max(into.milliCPU, other.milliCPU);
+  into.memory = Math.max(into.memory, other.memory);
+  into.ephemeralStorage = Math.max(into.ephemeralStorage, other.ephemeralStorage);
+  for (const [name, v] of Object.entries(other.scalar)) into.scalar[name] = Math.max(into.scalar[name] ?? 0, v);
+}
+
+function copy(r: Resources): Resources {
+  return { ...r, scalar: { ...r.scalar } };
+}
+
+const isSidecar = (c: Container) => c.restartPolicy === 'Always';
+
+/**
+ * A pod's effective request. With `nonZero`, containers without a cpu/memory request count the
+ * scoring defaults instead.
+ */
+export function podRequests(pod: Pod, nonZero = false): Resources {
+  const of = (c: Container) => {
+    const r = toResources(c.resources?.requests);
+    if (nonZero) {
+      const requests = c.resources?.requests ?? {};
+      if (!('cpu' in requests)) r.milliCPU = DEFAULT_MILLI_CPU_REQUEST;
+      if (!('memory' in requests)) r.memory = DEFAULT_MEMORY_REQUEST;
+    }
+    return r;
+  };
+  const total = empty();
+  for (const c of pod.spec.containers ?? []) add(total, of(c));
+  // Init containers run one at a time, each beside the sidecars started before it; sidecars keep
+  // running beside the regular containers.
+  const sidecars = empty();
+  const initPeak = empty();
+  for (const c of pod.spec.initContainers ?? []) {
+    const request = of(c);
+    if (isSidecar(c)) {
+      add(total, request);
+      add(sidecars, request);
+      max(initPeak, sidecars);
+    } else {
+      const running = copy(request);
+      add(running, sidecars);
+      max(initPeak, running);
+    }
+  }
+  max(total, initPeak);
+  if (pod.spec.overhead) add(total, toResources(pod.spec.overhead));
+  return total;
+}
+
+export interface HostPort {
+  hostIP: string;
+  protocol: string;
+  port: number;
+}
+
+/** The host ports a pod's containers (and sidecars) bind; "" and 0.0.0.0 mean every address. */
+export function podHostPorts(pod: Pod): HostPort[] {
+  const containers = [...(pod.spec.containers ?? []), ...(pod.spec.initContainers ?? []).filter(isSidecar)];
+  return containers
+    .flatMap((c) => c.ports ?? [])
+    .filter((p: ContainerPort) => (p.hostPort ?? 0) > 0)
+    .map((p) => ({ hostIP: p.hostIP || '0.0.0.0', protocol: p.protocol || 'TCP', port: p.hostPort! }));
+}
+
+/** Whether two host ports collide: same port and protocol, and an address in common. */
+export function portsConflict(a: HostPort, b: HostPort): boolean {
+  return a.port === b.port && a.protocol === b.protocol && (a.hostIP === b.hostIP || a.hostIP === '0.0.0.0' || b.hostIP === '0.0.0.0');
+}
+
+/** A node with what its pods use: kube-scheduler's NodeInfo. */
+export interface NodeInfo {
+  node: Node;
+  name: string;
+  labels: Record<string, string>;
+  pods: readonly Pod[];
+  allocatable: Resources;
+  allowedPods: number;
+  requested: Resources;
+  nonZeroRequested: Resources;
+  usedPorts: HostPort[];
+}
+
+export function nodeInfo(node: Node, pods: readonly Pod[]): NodeInfo {
+  const allocatableList = node.status?.allocatable ?? {};
+  const requested = empty();
+  const nonZeroRequested = empty();
+  for (const pod of pods) {
+    add(requested, podRequests(pod));
+    add(nonZeroRequested, podRequests(pod, true));
+  }
+  return {
+    node,
+    name: node.metadata.name,
+    labels: node.metadata.labels ?? {},
+    pods,
+    allocatable: toResources(allocatableList),
+    // A node that does not say how many pods it takes takes none, as in kube.
+    allowedPods: allocatableList.pods === undefined ? 0 : quantityValue(allocatableList.pods),
+    requested,
+    nonZeroRequested,
+    usedPorts: pods.flatMap(podHostPorts),
+  };
+}
