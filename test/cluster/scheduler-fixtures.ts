@@ -25,7 +25,7 @@ export function node(name: string, spec: NodeSpec = {}): Node {
 
 export function pod(name: string, spec: Partial<Pod['spec']> & { labels?: Record<string, string>; namespace?: string; requests?: Record<string, string> } = {}): Pod {
   const { labels, namespace, requests, ...rest } = spec;
-  const containers: Container[] = rest.containers ?? [{ name: 'main', resources: requests ? { requests } : {} }];
+  const containers: Container[] = rest.containers ?? [{ name: 'main', image: 'registry.example/app:1', resources: requests ? { requests } : {} }];
   return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: namespace ?? 'default', labels }, spec: { ...rest, containers } };
 }
 

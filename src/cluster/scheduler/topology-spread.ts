@@ -160,3 +160,30 @@ export function spreadScores(pod: Pod, feasible: readonly NodeInfo[], all: reado
   }
   return scores;
 }
+
+interface ServiceLike {
+  metadata: { namespace?: string };
+  spec?: { selector?: Record<string, string> | null } | null;
+}
+
+/**
+ * The selector system default spreading counts with (kube's helper.DefaultSelector): the merged
+ * selectors of the pod's namespace's Services that select it, plus the selector of its controller
+ * (a ReplicaSet or StatefulSet, passed as `ownerSelector`). Undefined when nothing selects the pod.
+ */
+export function defaultSpreadSelector(pod: Pod, services: readonly ServiceLike[], ownerSelector?: MetaLabelSelector | null): MetaLabelSelector | undefined {
+  const labels = pod.metadata.labels ?? {};
+  const namespace = pod.metadata.namespace ?? 'default';
+  const matchLabels: Record<string, string> = {};
+  for (const service of services) {
+    const selector = service.spec?.selector;
+    if ((service.metadata.namespace ?? 'default') !== namespace || !selector || Object.keys(selector).length === 0) continue;
+    if (Object.entries(selector).every(([k, v]) => labels[k] === v)) Object.assign(matchLabels, selector);
+  }
+  const matchExpressions = [
+    ...Object.entries(ownerSelector?.matchLabels ?? {}).map(([key, value]) => ({ key, operator: 'In', values: [value] })),
+    ...(ownerSelector?.matchExpressions ?? []).map((e) => ({ key: e.key, operator: e.operator, values: e.values ?? [] })),
+  ];
+  if (Object.keys(matchLabels).length === 0 && matchExpressions.length === 0) return undefined;
+  return { matchLabels, matchExpressions };
+}

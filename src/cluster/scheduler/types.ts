@@ -56,6 +56,7 @@ export interface ContainerPort {
 
 export interface Container {
   name: string;
+  image?: string;
   resources?: { requests?: ResourceList | null; limits?: ResourceList | null } | null;
   ports?: ContainerPort[] | null;
   restartPolicy?: string;
