@@ -41,11 +41,11 @@ What it does, per kube-scheduler's default profile:
   binding   POST pods/<name>/binding; a pod that fits nowhere stays Pending with a FailedScheduling
             Event and PodScheduled=False (Unschedulable), and is retried when nodes or pods change
 
-Example:
+Example (three tainted masters, two workers with 2 cpus each):
   $ bosun scheduler --kubeconfig .bosun/kubeconfig &
-  $ kubectl run web --image=nginx --requests=cpu=64
-  $ kubectl describe pod web | tail -2
-    Warning  FailedScheduling  2s  default-scheduler  0/5 nodes are available: 2 Insufficient cpu, 3 node(s) had untolerated taint {node-role.kubernetes.io/master: }.`)
+  $ kubectl apply -f big.yaml          # a pod requesting 3 cpus
+  $ kubectl describe pod big | tail -1
+    Warning  FailedScheduling  2s    default-scheduler  0/5 nodes are available: 2 Insufficient cpu, 3 node(s) had untolerated taint {node-role.kubernetes.io/master: }.`)
     .action(async (o: Options) => {
       const metricsAddress = o.metricsListen === undefined ? undefined : parseHostPort(o.metricsListen, '--metrics-listen');
       const kubeconfig = loadKubeConfig(o.kubeconfig);
