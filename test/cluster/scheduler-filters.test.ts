@@ -128,6 +128,8 @@ test('NodeResourcesFit: requests against allocatable minus what bound pods reque
       nodes: [small], want: { small: ['Insufficient cpu'] },
     },
     { name: 'overhead', pod: pod('p', { requests: { cpu: '900m' }, overhead: { cpu: '200m' } }), nodes: [small], want: { small: ['Insufficient cpu'] } },
+    { name: 'a bound pod whose request does not parse counts as nothing', pod: pod('p', { requests: { cpu: '1' } }), nodes: [small], bound: { small: [pod('q', { requests: { cpu: 'lots' } })] }, want: { small: [] } },
+    { name: 'a node whose allocatable does not parse offers nothing', pod: pod('p', { requests: { cpu: '1' } }), nodes: [node('odd', { cpu: 'four' })], want: { odd: ['Insufficient cpu'] } },
     { name: 'terminating pods still hold their requests', pod: pod('p', { requests: { cpu: '600m' } }), nodes: [small], bound: { small: [{ ...pod('q', { requests: { cpu: '500m' } }), metadata: { name: 'q', namespace: 'default', deletionTimestamp: '2026-01-01T00:00:00Z' } }] }, want: { small: ['Insufficient cpu'] } },
   ]);
 });

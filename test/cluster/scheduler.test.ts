@@ -121,3 +121,18 @@ test('pods racing for the last slots of a node: assumed placements count, so no 
     assert.equal(((await client.list(PODS, 'default')).items as Pod[]).filter((p) => p.spec.nodeName === 'only').length, 3, 'never more than fit');
   });
 });
+
+test('a pod whose requests do not parse is told why, once, instead of blocking the queue', async () => {
+  await withScheduler(async ({ client }) => {
+    await createNode(client, node('w0'));
+    await client.create(PODS, pod('odd', { requests: { cpu: 'lots' } }));
+    await client.create(PODS, pod('fine', { requests: { cpu: '100m' } }));
+    await eventually('fine bound', async () => (await boundNode(client, 'fine')) === 'w0');
+    const condition = await eventually('odd marked', async () =>
+      (await client.get(PODS, 'odd', 'default')).status?.conditions?.find((c: Obj) => c.type === 'PodScheduled'));
+    assert.equal(condition.status, 'False');
+    assert.equal(condition.reason, 'SchedulerError');
+    assert.match(condition.message, /^quantities must match the regular expression .*"lots"$/);
+    assert.equal(await boundNode(client, 'odd'), undefined);
+  });
+});

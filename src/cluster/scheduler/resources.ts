@@ -5,7 +5,7 @@
 //   - a node's requested = the sum over the non-terminal pods bound (or assumed) to it;
 //   - for scoring only, a container without a cpu or memory request counts as 100m / 200Mi, so
 //     that best-effort pods still spread (kube's "non-zero" requests).
-import { quantityMilliValue, quantityValue } from '../../kube/quantity.js';
+import { QuantityError, quantityMilliValue, quantityValue } from '../../kube/quantity.js';
 import type { Container, ContainerPort, Node, Pod, ResourceList } from './types.js';
 
 export interface Resources {
@@ -130,22 +130,37 @@ export interface NodeInfo {
   usedPorts: HostPort[];
 }
 
+/** `compute()`, or `fallback` when some quantity in it cannot be parsed. */
+function orElse<T>(compute: () => T, fallback: T): T {
+  try {
+    return compute();
+  } catch (e) {
+    if (e instanceof QuantityError) return fallback;
+    throw e;
+  }
+}
+
+/**
+ * A node and what its pods use. Quantities the API server let through but that do not parse
+ * must not stop every other pod from being scheduled: a bound pod's unparsable request counts as
+ * nothing, and a node with an unparsable allocatable offers nothing.
+ */
 export function nodeInfo(node: Node, pods: readonly Pod[]): NodeInfo {
   const allocatableList = node.status?.allocatable ?? {};
   const requested = empty();
   const nonZeroRequested = empty();
   for (const pod of pods) {
-    add(requested, podRequests(pod));
-    add(nonZeroRequested, podRequests(pod, true));
+    add(requested, orElse(() => podRequests(pod), empty()));
+    add(nonZeroRequested, orElse(() => podRequests(pod, true), empty()));
   }
   return {
     node,
     name: node.metadata.name,
     labels: node.metadata.labels ?? {},
     pods,
-    allocatable: toResources(allocatableList),
+    allocatable: orElse(() => toResources(allocatableList), empty()),
     // A node that does not say how many pods it takes takes none, as in kube.
-    allowedPods: allocatableList.pods === undefined ? 0 : quantityValue(allocatableList.pods),
+    allowedPods: orElse(() => (allocatableList.pods === undefined ? 0 : quantityValue(allocatableList.pods)), 0),
     requested,
     nonZeroRequested,
     usedPorts: pods.flatMap(podHostPorts),

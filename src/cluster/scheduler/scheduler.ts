@@ -23,10 +23,11 @@ import type { MetaLabelSelector } from '../../apiserver/selectors.js';
 import { type Logger, logger } from '../../common/log.js';
 import { type KubeClient, type Obj, type ResourceRef, isConflict, isNotFound, resourcePath } from '../../kube/client.js';
 import { rfc3339 } from '../../kube/conditions.js';
-import { Controller, type SyncContext, type SyncResult } from '../../kube/controller.js';
+import { Controller, type SyncContext, type SyncResult, TerminalError } from '../../kube/controller.js';
 import type { EventRecorder } from '../../kube/events.js';
 import type { EventType, Informer, InformerFactory } from '../../kube/informer.js';
 import { registry } from '../../kube/metrics.js';
+import { QuantityError } from '../../kube/quantity.js';
 import { isTerminal, podKey, SchedulerCache } from './cache.js';
 import { schedulePod } from './schedule.js';
 import { defaultSpreadSelector } from './topology-spread.js';
@@ -187,7 +188,13 @@ export class Scheduler {
       result = schedulePod(pod, snapshot, { defaultSpreadSelector: this.defaultSpreadSelector(pod) });
     } catch (e) {
       attempts.inc({ result: 'error' });
-      throw e;
+      if (!(e instanceof QuantityError)) throw e;
+      // The pod's own requests do not parse: retrying cannot help until the pod changes (which
+      // brings it back). Say so where `kubectl describe pod` shows it, as kube's SchedulerError.
+      this.unschedulable.delete(key);
+      await this.options.events.event(pod as Obj, 'Warning', 'FailedScheduling', e.message);
+      await this.setPodScheduledFalse(pod, 'SchedulerError', e.message);
+      throw new TerminalError(e.message);
     }
     if ('error' in result) {
       attempts.inc({ result: 'unschedulable' });
