@@ -136,3 +136,23 @@ test('a pod whose requests do not parse is told why, once, instead of blocking t
     assert.equal(await boundNode(client, 'odd'), undefined);
   });
 });
+
+test('uncordoning a node and removing scheduling gates bring waiting pods back', async () => {
+  await withScheduler(async ({ client }) => {
+    await createNode(client, node('w0', { unschedulable: true }));
+    await client.create(PODS, pod('waits'));
+    await client.create(PODS, pod('gated', { schedulingGates: [{ name: 'example.com/quota' }] }));
+    const waiting = await eventually('waits unschedulable', async () =>
+      (await client.get(PODS, 'waits', 'default')).status?.conditions?.find((c: Obj) => c.type === 'PodScheduled' && c.reason === 'Unschedulable'));
+    assert.equal(waiting.message, '0/1 nodes are available: 1 node(s) were unschedulable.');
+    const gated = await eventually('gated condition', async () =>
+      (await client.get(PODS, 'gated', 'default')).status?.conditions?.find((c: Obj) => c.type === 'PodScheduled'));
+    assert.deepEqual([gated.status, gated.reason, gated.message], ['False', 'SchedulingGated', 'Scheduling is blocked due to non-empty scheduling gates']);
+
+    await client.mergePatch(NODES, 'w0', undefined, { spec: { unschedulable: null } });
+    await eventually('waits bound after uncordon', async () => (await boundNode(client, 'waits')) === 'w0');
+    assert.equal(await boundNode(client, 'gated'), undefined, 'gated pods are not scheduled');
+    await client.mergePatch(PODS, 'gated', 'default', { spec: { schedulingGates: null } });
+    await eventually('gated bound once its gates are gone', async () => (await boundNode(client, 'gated')) === 'w0');
+  });
+});
