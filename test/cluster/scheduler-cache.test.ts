@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SchedulerCache } from '../../src/cluster/scheduler/cache.js';
+import { NodeInfoCache } from '../../src/cluster/scheduler/resources.js';
 import { defaultSpreadSelector } from '../../src/cluster/scheduler/topology-spread.js';
 import { node, pod } from './scheduler-fixtures.js';
 
@@ -50,4 +51,21 @@ test('the default spreading selector: Services selecting the pod, merged with it
     ],
   ];
   for (const [name, services, owner, want] of cases) assert.deepEqual(defaultSpreadSelector(p, services, owner), want, name);
+});
+
+test('NodeInfos are kept across cycles while a node and its pods are the same objects', () => {
+  const cache = new NodeInfoCache();
+  const [a, b] = [node('a'), node('b')];
+  const onA = [onNode(pod('p', { requests: { cpu: '1' } }), 'a')];
+  const first = cache.get([a, b], new Map([['a', onA]]));
+  const second = cache.get([a, b], new Map([['a', [...onA]]]));
+  assert.equal(second[0], first[0], 'same node, same pods: reused');
+  assert.equal(second[1], first[1]);
+  const more = [...onA, onNode(pod('q', { requests: { cpu: '2' } }), 'a')];
+  const third = cache.get([a, b], new Map([['a', more]]));
+  assert.notEqual(third[0], first[0], 'a pod more: recounted');
+  assert.equal(third[0].requested.milliCPU, 3000);
+  assert.equal(third[1], first[1], 'other nodes untouched');
+  const relabelled = { ...b, metadata: { ...b.metadata, labels: { zone: 'x' } } };
+  assert.notEqual(cache.get([a, relabelled], new Map([['a', more]]))[1], first[1], 'a new node object: rebuilt');
 });

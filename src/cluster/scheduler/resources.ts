@@ -23,9 +23,13 @@ function empty(): Resources {
   return { milliCPU: 0, memory: 0, ephemeralStorage: 0, scalar: {} };
 }
 
-/** Resources other than cpu, memory, ephemeral-storage and pods that the scheduler counts. */
+/**
+ * Resources other than cpu, memory, ephemeral-storage and pods that the scheduler counts (kube's
+ * IsScalarResourceName): extended (`example.com/gpu`), `kubernetes.io/`-prefixed, hugepages and
+ * attachable volumes.
+ */
 export function isScalarResource(name: string): boolean {
-  return name.startsWith('hugepages-') || (name.includes('/') && !name.startsWith('requests.'));
+  return name.startsWith('hugepages-') || name.startsWith('attachable-volumes-') || (name.includes('/') && !name.startsWith('requests.'));
 }
 
 /** A resource list as Resources; unparsable quantities throw a QuantityError. */
@@ -60,11 +64,22 @@ function copy(r: Resources): Resources {
 
 const isSidecar = (c: Container) => c.restartPolicy === 'Always';
 
+// Pods from the informer are immutable snapshots (an update is a new object), so what each one
+// requests is computed once, not on every scheduling cycle for every pod in the cluster.
+const memo = [new WeakMap<Pod, Resources>(), new WeakMap<Pod, Resources>()];
+
 /**
  * A pod's effective request. With `nonZero`, containers without a cpu/memory request count the
- * scoring defaults instead.
+ * scoring defaults instead. The result is shared: do not modify it.
  */
 export function podRequests(pod: Pod, nonZero = false): Resources {
+  const cache = memo[nonZero ? 1 : 0];
+  let requests = cache.get(pod);
+  if (!requests) cache.set(pod, (requests = computePodRequests(pod, nonZero)));
+  return requests;
+}
+
+function computePodRequests(pod: Pod, nonZero: boolean): Resources {
   const of = (c: Container) => {
     const r = toResources(c.resources?.requests);
     if (nonZero) {
@@ -165,4 +180,27 @@ export function nodeInfo(node: Node, pods: readonly Pod[]): NodeInfo {
     nonZeroRequested,
     usedPorts: pods.flatMap(podHostPorts),
   };
+}
+
+/**
+ * NodeInfos kept from one scheduling cycle to the next: a node whose object and pods are the same
+ * objects as last time (informer objects are replaced, never changed, on update) keeps its
+ * NodeInfo, so a cycle costs a comparison per pod rather than a recount of the cluster.
+ */
+export class NodeInfoCache {
+  private infos = new Map<string, NodeInfo>();
+
+  get(nodes: readonly Node[], podsByNode: ReadonlyMap<string, readonly Pod[]>): NodeInfo[] {
+    const next = new Map<string, NodeInfo>();
+    const out = nodes.map((node) => {
+      const pods = podsByNode.get(node.metadata.name) ?? [];
+      const previous = this.infos.get(node.metadata.name);
+      const same = previous && previous.node === node && previous.pods.length === pods.length && previous.pods.every((p, i) => p === pods[i]);
+      const info = same ? previous : nodeInfo(node, pods);
+      next.set(node.metadata.name, info);
+      return info;
+    });
+    this.infos = next;
+    return out;
+  }
 }

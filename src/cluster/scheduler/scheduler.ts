@@ -29,6 +29,7 @@ import type { EventType, Informer, InformerFactory } from '../../kube/informer.j
 import { registry } from '../../kube/metrics.js';
 import { QuantityError } from '../../kube/quantity.js';
 import { isTerminal, podKey, SchedulerCache } from './cache.js';
+import { NodeInfoCache } from './resources.js';
 import { schedulePod } from './schedule.js';
 import { defaultSpreadSelector } from './topology-spread.js';
 import type { Node, Pod } from './types.js';
@@ -70,6 +71,7 @@ interface Waiting {
 export class Scheduler {
   readonly controller: Controller;
   private readonly cache = new SchedulerCache();
+  private readonly nodeInfos = new NodeInfoCache();
   private readonly unschedulable = new Map<string, Waiting>();
   private readonly bindings = new Set<Promise<void>>();
   private readonly pods: Informer;
@@ -185,7 +187,7 @@ export class Scheduler {
     const snapshot = this.cache.snapshot(this.nodes.list() as Node[], this.pods.list() as Pod[], namespaceLabels);
     let result;
     try {
-      result = schedulePod(pod, snapshot, { defaultSpreadSelector: this.defaultSpreadSelector(pod) });
+      result = schedulePod(pod, snapshot, { defaultSpreadSelector: this.defaultSpreadSelector(pod) }, this.nodeInfos.get(snapshot.nodes, snapshot.podsByNode));
     } catch (e) {
       attempts.inc({ result: 'error' });
       if (!(e instanceof QuantityError)) throw e;
