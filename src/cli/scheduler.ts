@@ -6,13 +6,7 @@
 // shrinks to the scheduler's own flags.
 import type { Command } from 'commander';
 import { setMaxListeners } from 'node:events';
-import { DEFAULT_SCHEDULER_NAME, Scheduler } from '../cluster/scheduler/scheduler.js';
-import { KubeClient } from '../kube/client.js';
-import { EventRecorder } from '../kube/events.js';
-import { InformerFactory } from '../kube/informer.js';
-import { loadKubeConfig } from '../kube/kubeconfig.js';
-import { LeaderElector } from '../kube/leader-election.js';
-import { serveMetrics } from '../kube/metrics.js';
+import { DEFAULT_SCHEDULER_NAME } from '../cluster/scheduler/types.js';
 import { parseHostPort } from './listen.js';
 
 interface Options {
@@ -48,6 +42,11 @@ Example (three tainted masters, two workers with 2 cpus each):
     Warning  FailedScheduling  2s    default-scheduler  0/5 nodes are available: 2 Insufficient cpu, 3 node(s) had untolerated taint {node-role.kubernetes.io/master: }.`)
     .action(async (o: Options) => {
       const metricsAddress = o.metricsListen === undefined ? undefined : parseHostPort(o.metricsListen, '--metrics-listen');
+      // The machinery loads only when the command runs (not for `bosun --help`).
+      const [{ Scheduler }, { KubeClient }, { EventRecorder }, { InformerFactory }, { loadKubeConfig }, { LeaderElector }, { serveMetrics }] = await Promise.all([
+        import('../cluster/scheduler/scheduler.js'), import('../kube/client.js'), import('../kube/events.js'), import('../kube/informer.js'),
+        import('../kube/kubeconfig.js'), import('../kube/leader-election.js'), import('../kube/metrics.js'),
+      ]);
       const kubeconfig = loadKubeConfig(o.kubeconfig);
       const stop = new AbortController();
       setMaxListeners(64, stop.signal);

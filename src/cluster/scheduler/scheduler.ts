@@ -32,9 +32,8 @@ import { isTerminal, podKey, SchedulerCache } from './cache.js';
 import { NodeInfoCache } from './resources.js';
 import { schedulePod } from './schedule.js';
 import { defaultSpreadSelector } from './topology-spread.js';
-import type { Node, Pod } from './types.js';
+import { DEFAULT_SCHEDULER_NAME, type Node, type Pod } from './types.js';
 
-export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
 export const SCHEDULING_GATED_MESSAGE = 'Scheduling is blocked due to non-empty scheduling gates';
 
 const core = (resource: string, namespaced: boolean): ResourceRef => ({ group: '', version: 'v1', resource, namespaced });

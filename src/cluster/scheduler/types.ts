@@ -115,5 +115,8 @@ export interface ClusterSnapshot {
   namespaceLabels?: ReadonlyMap<string, Record<string, string>>;
 }
 
+/** The scheduler pods get when they name none (spec.schedulerName). */
+export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
+
 export const HOSTNAME_LABEL = 'kubernetes.io/hostname';
 export const ZONE_LABEL = 'topology.kubernetes.io/zone';
