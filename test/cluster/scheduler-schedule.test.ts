@@ -113,6 +113,16 @@ test('least allocated prefers the emptier node; PreferNoSchedule taints are avoi
   assert.equal((schedulePod(pod('p'), snapshot([node('c'), node('b'), node('d')])) as { node: string }).node, 'b');
 });
 
+test('preferred node affinity: matching terms add their weight; it outweighs a little free room', () => {
+  const preferred = (weight: number, key: string, value: string) => ({ weight, preference: { matchExpressions: [{ key, operator: 'In', values: [value] }] } });
+  const nodes = [node('a', { labels: { disk: 'hdd' } }), node('b', { labels: { disk: 'ssd', gpu: 'yes' } }), node('c', { labels: { disk: 'ssd' } })];
+  const p = pod('p', { affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [preferred(80, 'disk', 'ssd'), preferred(20, 'gpu', 'yes'), { weight: 50, preference: {} }] } } });
+  const result = schedulePod(p, snapshot(nodes, { b: [pod('q', { requests: { cpu: '1' } })] }));
+  assert.ok('node' in result);
+  assert.deepEqual(Object.fromEntries(result.scores.map((s) => [s.name, s.plugins.NodeAffinity])), { a: 0, b: 100, c: 80 });
+  assert.equal(result.node, 'b');
+});
+
 test('score normalisation as kube: DefaultNormalizeScore and the spread plugin\'s min/max', () => {
   assert.deepEqual(normalize([0, 1, 3], true), [100, 67, 0]);
   assert.deepEqual(normalize([0, 0], true), [100, 100]);
@@ -128,7 +138,7 @@ test('scores per plugin are those kube computes for the same cluster', () => {
   assert.ok('node' in result);
   const byName = Object.fromEntries(result.scores.map((s) => [s.name, s.plugins]));
   // LeastAllocated: a = ((4000-2000)*100/4000 + (8Gi-3Gi)*100/8Gi)/2 = (50 + 62)/2 = 56; b = (75 + 87)/2 = 81.
-  assert.deepEqual(byName.a, { PodTopologySpread: 0, TaintToleration: 100, NodeResourcesFit: 56 });
-  assert.deepEqual(byName.b, { PodTopologySpread: 0, TaintToleration: 100, NodeResourcesFit: 81 });
+  assert.deepEqual(byName.a, { PodTopologySpread: 0, TaintToleration: 100, NodeAffinity: 0, NodeResourcesFit: 56 });
+  assert.deepEqual(byName.b, { PodTopologySpread: 0, TaintToleration: 100, NodeAffinity: 0, NodeResourcesFit: 81 });
   assert.equal(result.node, 'b');
 });

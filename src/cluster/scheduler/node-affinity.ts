@@ -3,7 +3,7 @@
 // nodeSelectorTerm; within a term every matchExpression (on labels) and matchField (on
 // metadata.name) must hold. A term with neither matches no node; a requirement that cannot be
 // parsed (Gt with a non-integer, In without values) makes its term match nothing, as kube ignores
-// such terms rather than failing the pod.
+// such terms rather than failing the pod. Preferred terms add their weight to a node's score.
 import type { Node, NodeSelectorRequirement, NodeSelectorTerm, Pod } from './types.js';
 
 const INTEGER = /^[+-]?\d+$/;
@@ -71,4 +71,17 @@ export function pinnedNodeNames(pod: Pod): Set<string> | undefined {
     for (const n of names) union.add(n);
   }
   return union;
+}
+
+/**
+ * The sum of the weights of the pod's preferred node-affinity terms the node matches (kube's
+ * NodeAffinity score, before normalisation). Terms with weight 0 or no requirements count for
+ * nothing.
+ */
+export function preferredNodeAffinityScore(pod: Pod, node: Node): number {
+  let score = 0;
+  for (const { weight, preference } of pod.spec.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []) {
+    if (weight && preference && termMatches(preference, node)) score += weight;
+  }
+  return score;
 }

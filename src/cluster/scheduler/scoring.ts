@@ -3,17 +3,20 @@
 // plugin's weight, and the highest total wins.
 //   - PodTopologySpread (weight 2): fewer matching pods in the node's domains is better;
 //   - TaintToleration (weight 3): fewer PreferNoSchedule taints the pod does not tolerate;
+//   - NodeAffinity (weight 2): the weights of the preferred node-affinity terms the node matches;
 //   - NodeResourcesFit, LeastAllocated (weight 1): more cpu and memory left after placing the pod.
 // Integer arithmetic truncates as Go's does, so scores equal kube's. Where kube picks at random
 // among equal totals, this picks the node whose name sorts first, so a run can be reproduced.
+// Not scored (yet): preferred inter-pod affinity, NodeResourcesBalancedAllocation, ImageLocality.
 import type { MetaLabelSelector } from '../../apiserver/selectors.js';
 import type { CycleState } from './filters.js';
+import { preferredNodeAffinityScore } from './node-affinity.js';
 import { type NodeInfo, podRequests } from './resources.js';
 import { intolerablePreferNoScheduleTaints } from './taints.js';
 import { spreadScores } from './topology-spread.js';
 
 export const MAX_NODE_SCORE = 100;
-export const SCORE_WEIGHTS = { PodTopologySpread: 2, TaintToleration: 3, NodeResourcesFit: 1 } as const;
+export const SCORE_WEIGHTS = { PodTopologySpread: 2, TaintToleration: 3, NodeAffinity: 2, NodeResourcesFit: 1 } as const;
 type Plugin = keyof typeof SCORE_WEIGHTS;
 
 export interface NodeScore {
@@ -69,8 +72,9 @@ export function scoreNodes(state: CycleState, feasible: readonly NodeInfo[], all
   // A pod without ScheduleAnyway constraints (and no defaults) skips the plugin: 0 for every node.
   const spread = spreadRaw.size === 0 ? feasible.map(() => 0) : normalizeSpread(feasible.map((n) => spreadRaw.get(n.name)));
   const taints = normalize(feasible.map((n) => intolerablePreferNoScheduleTaints(n.node.spec?.taints, state.pod.spec.tolerations)), true);
+  const affinity = normalize(feasible.map((n) => preferredNodeAffinityScore(state.pod, n.node)), false);
   return feasible.map((info, i) => {
-    const plugins = { PodTopologySpread: spread[i], TaintToleration: taints[i], NodeResourcesFit: leastAllocatedScore(state, info) };
+    const plugins = { PodTopologySpread: spread[i], TaintToleration: taints[i], NodeAffinity: affinity[i], NodeResourcesFit: leastAllocatedScore(state, info) };
     const total = (Object.keys(plugins) as Plugin[]).reduce((sum, p) => sum + plugins[p] * SCORE_WEIGHTS[p], 0);
     return { name: info.name, total, plugins };
   });

@@ -83,7 +83,10 @@ export interface Pod {
     schedulerName?: string;
     nodeSelector?: Record<string, string> | null;
     affinity?: {
-      nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: NodeSelectorTerm[] } | null } | null;
+      nodeAffinity?: {
+        requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: NodeSelectorTerm[] } | null;
+        preferredDuringSchedulingIgnoredDuringExecution?: Array<{ weight: number; preference: NodeSelectorTerm }> | null;
+      } | null;
       podAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: PodAffinityTerm[] | null } | null;
       podAntiAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: PodAffinityTerm[] | null } | null;
     } | null;
