@@ -1,11 +1,13 @@
 // `bosun scheduler` as a user runs it: the real command in a child process against the embedded
-// API server takes the kube-system/kube-scheduler Lease, binds a pod, and stops cleanly on SIGTERM;
+// API server takes the kube-system/kube-scheduler Lease, binds a pod, serves its metrics, and stops
+// cleanly on SIGTERM;
 // --help shows what it does with an example; a bad flag is a one-line error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { startTestApiServer } from '../helpers/apiserver.js';
 import { bosunBin, runBosun } from '../helpers/cli.js';
+import { freePort } from '../helpers/cluster-objects.js';
 import { eventually } from '../helpers/eventually.js';
 import { node, pod } from './scheduler-fixtures.js';
 
@@ -21,9 +23,10 @@ test('bosun scheduler with a bad --metrics-listen says so and exits non-zero', a
   assert.match(r.stderr, /--metrics-listen must be HOST:PORT/);
 });
 
-test('bosun scheduler leads through its Lease, binds pods and stops on SIGTERM', async () => {
+test('bosun scheduler leads through its Lease, binds pods, counts them in its metrics and stops on SIGTERM', async () => {
   const api = await startTestApiServer({ port: 0 });
-  const child = spawn(process.execPath, [bosunBin, 'scheduler', '--kubeconfig', api.kubeconfigPath], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const metricsPort = await freePort();
+  const child = spawn(process.execPath, [bosunBin, 'scheduler', '--kubeconfig', api.kubeconfigPath, '--metrics-listen', `127.0.0.1:${metricsPort}`], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   try {
@@ -34,6 +37,9 @@ test('bosun scheduler leads through its Lease, binds pods and stops on SIGTERM',
     await eventually('web bound', async () => (await api.request('GET', '/api/v1/namespaces/default/pods/web')).json.spec.nodeName === 'worker-0', 30_000);
     const lease = await api.kubectlOk(['get', 'lease', 'kube-scheduler', '-n', 'kube-system', '-o', 'jsonpath={.spec.holderIdentity}']);
     assert.ok(lease.length > 0, 'the Lease names its holder');
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    assert.match(metrics, /^scheduler_schedule_attempts_total\{result="scheduled"\} 1$/m);
+    assert.match(metrics, /^scheduler_pending_pods\{queue="unschedulable"\} 0$/m);
     child.kill('SIGTERM');
     const code = await new Promise((resolve) => child.once('exit', resolve));
     assert.equal(code, 0, stderr);

@@ -18,7 +18,7 @@
 //
 // TODO(h-manager): run this on the component manager (src/kube/manager.ts) once it exists; the
 // `bosun scheduler` command wires client, informers, events, lease and metrics by hand for now.
-import { Counter } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import type { MetaLabelSelector } from '../../apiserver/selectors.js';
 import { type Logger, logger } from '../../common/log.js';
 import { type KubeClient, type Obj, type ResourceRef, isConflict, isNotFound, resourcePath } from '../../kube/client.js';
@@ -44,6 +44,12 @@ const attempts = new Counter({
   name: 'scheduler_schedule_attempts_total',
   help: 'Scheduling attempts by result (scheduled, unschedulable, error).',
   labelNames: ['result'],
+  registers: [registry],
+});
+const pendingPods = new Gauge({
+  name: 'scheduler_pending_pods',
+  help: 'Pods waiting to be scheduled, by queue (unschedulable: tried, fit nowhere, waiting for a change).',
+  labelNames: ['queue'],
   registers: [registry],
 });
 
@@ -107,6 +113,13 @@ export class Scheduler {
     await Promise.allSettled([...this.bindings]);
   }
 
+  /** Records (or clears) a pod's place among the unschedulable. */
+  private setWaiting(key: string, waiting: Waiting | undefined): void {
+    if (waiting) this.unschedulable.set(key, waiting);
+    else this.unschedulable.delete(key);
+    pendingPods.set({ queue: 'unschedulable' }, this.unschedulable.size);
+  }
+
   private ours(pod: Pod): boolean {
     return (pod.spec.schedulerName || DEFAULT_SCHEDULER_NAME) === this.name;
   }
@@ -133,13 +146,13 @@ export class Scheduler {
     const key = podKey(pod);
     if (type === 'delete') {
       this.cache.forget(key);
-      this.unschedulable.delete(key);
+      this.setWaiting(key, undefined);
       if (pod.spec.nodeName && !isTerminal(pod)) this.retryUnschedulable(false); // its room is free
       return undefined;
     }
     this.cache.observe(pod);
     if (pod.spec.nodeName) {
-      this.unschedulable.delete(key);
+      this.setWaiting(key, undefined);
       if (old && !isTerminal(old) && isTerminal(pod)) this.retryUnschedulable(false);
       else if (!old?.spec.nodeName || JSON.stringify(old.metadata.labels) !== JSON.stringify(pod.metadata.labels)) this.retryUnschedulable(true);
       return undefined;
@@ -173,12 +186,12 @@ export class Scheduler {
   private async scheduleOne(key: string, { log }: SyncContext): Promise<SyncResult | void> {
     const pod = this.pods.getByKey(key) as Pod | undefined;
     if (!pod || !this.needsScheduling(pod) || this.cache.isAssumed(key)) {
-      this.unschedulable.delete(key);
+      this.setWaiting(key, undefined);
       return;
     }
     if ((pod.spec.schedulingGates ?? []).length > 0) {
       // Not attempted until its gates are removed (that update brings it back).
-      this.unschedulable.delete(key);
+      this.setWaiting(key, undefined);
       await this.setPodScheduledFalse(pod, 'SchedulingGated', SCHEDULING_GATED_MESSAGE);
       return;
     }
@@ -192,7 +205,7 @@ export class Scheduler {
       if (!(e instanceof QuantityError)) throw e;
       // The pod's own requests do not parse: retrying cannot help until the pod changes (which
       // brings it back). Say so where `kubectl describe pod` shows it, as kube's SchedulerError.
-      this.unschedulable.delete(key);
+      this.setWaiting(key, undefined);
       await this.options.events.event(pod as Obj, 'Warning', 'FailedScheduling', e.message);
       await this.setPodScheduledFalse(pod, 'SchedulerError', e.message);
       throw new TerminalError(e.message);
@@ -202,13 +215,13 @@ export class Scheduler {
       const message = result.error.message;
       const previous = this.unschedulable.get(key);
       const podSensitive = !!(pod.spec.affinity?.podAffinity || pod.spec.affinity?.podAntiAffinity || (pod.spec.topologySpreadConstraints ?? []).length > 0);
-      this.unschedulable.set(key, { attempts: (previous?.attempts ?? 0) + 1, lastAttemptAt: Date.now(), podSensitive });
+      this.setWaiting(key, { attempts: (previous?.attempts ?? 0) + 1, lastAttemptAt: Date.now(), podSensitive });
       log.info({ pod: key, reason: message }, 'unable to schedule pod; waiting');
       await this.options.events.event(pod as Obj, 'Warning', 'FailedScheduling', message);
       await this.setPodScheduledFalse(pod, 'Unschedulable', message);
       return { requeueAfterMs: this.options.unschedulableRetryMs ?? 5 * 60_000 };
     }
-    this.unschedulable.delete(key);
+    this.setWaiting(key, undefined);
     this.cache.assume(pod, result.node);
     const binding = this.bind(pod, result.node, log).finally(() => this.bindings.delete(binding));
     this.bindings.add(binding);
@@ -234,7 +247,7 @@ export class Scheduler {
       }
       const waiting = this.unschedulable.get(key) ?? { attempts: 0, lastAttemptAt: 0, podSensitive: false };
       const retryInMs = this.backoffMs(waiting.attempts + 1);
-      this.unschedulable.set(key, { ...waiting, attempts: waiting.attempts + 1, lastAttemptAt: Date.now() });
+      this.setWaiting(key, { ...waiting, attempts: waiting.attempts + 1, lastAttemptAt: Date.now() });
       log.warn({ pod: key, node: nodeName, err: (e as Error).message, retryInMs }, 'binding failed; retrying');
       this.controller.enqueue(key, retryInMs);
     }
