@@ -5,7 +5,9 @@ import assert from 'node:assert/strict';
 import { filterNode, preFilter } from '../../src/cluster/scheduler/filters.js';
 import { buildNodeInfos } from '../../src/cluster/scheduler/schedule.js';
 import type { Node, Pod } from '../../src/cluster/scheduler/types.js';
-import { node, pod, snapshot } from './scheduler-fixtures.js';
+import { existing, node, pod, snapshot } from './scheduler-fixtures.js';
+import { nodeInfo } from '../../src/cluster/scheduler/resources.js';
+import { spreadFilterReason, spreadFilterState } from '../../src/cluster/scheduler/topology-spread.js';
 
 interface Case {
   name: string;
@@ -184,3 +186,43 @@ test('filters run in kube order and the first failure is the reason', () => run(
   },
   { name: 'cordoned and tainted', pod: pod('p'), nodes: [node('m', { unschedulable: true, taints: [taint('x', 'NoSchedule')] })], want: { m: [UNSCHEDULABLE] } },
 ]));
+
+test('PodTopologySpread filter verdicts equal kube-scheduler\'s own single-constraint cases', () => {
+  const zoned = (name: string, zone: string, key = 'zone') => ({ metadata: { name, labels: { [key]: zone, node: name } }, status: { allocatable: { pods: '110' } } }) as Node;
+  const four = [zoned('node-a', 'zone1'), zoned('node-b', 'zone1'), zoned('node-x', 'zone2'), zoned('node-y', 'zone2')];
+  const spreadPod = (maxSkew: number, key: string, selectorKey = 'foo', label = 'foo', extra: Partial<Pod['spec']> = {}): Pod => ({
+    metadata: { name: 'p', namespace: 'default', labels: { [label]: '' } },
+    spec: { containers: [{ name: 'c' }], topologySpreadConstraints: [{ maxSkew, topologyKey: key, whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchExpressions: [{ key: selectorKey, operator: 'Exists' }] } }], ...extra },
+  });
+  const ok = undefined;
+  const no = "node(s) didn't match pod topology spread constraints";
+  const missing = `${no} (missing required label)`;
+  const spread2103 = ['node-a:foo', 'node-a:foo', 'node-b:foo', 'node-y:foo', 'node-y:foo', 'node-y:foo'];
+  const cases: Array<{ name: string; pod: Pod; nodes: Node[]; pods: string[]; want: Record<string, string | undefined> }> = [
+    { name: 'no existing pods', pod: spreadPod(1, 'zone'), nodes: four, pods: [], want: { 'node-a': ok, 'node-b': ok, 'node-x': ok, 'node-y': ok } },
+    { name: "incoming pod doesn't match itself", pod: spreadPod(1, 'zone', 'bar'), nodes: four, pods: [], want: { 'node-a': ok, 'node-b': ok, 'node-x': ok, 'node-y': ok } },
+    { name: 'other namespaces do not count', pod: spreadPod(1, 'zone'), nodes: four, pods: ['node-a:foo:ns1', 'node-a:foo:ns1', 'node-x:foo', 'node-y:foo'], want: { 'node-a': ok, 'node-b': ok, 'node-x': no, 'node-y': no } },
+    { name: 'zones 3/3, all fit', pod: spreadPod(1, 'zone'), nodes: four, pods: ['node-a:foo', 'node-a:foo', 'node-b:foo', 'node-y:foo', 'node-y:foo', 'node-y:foo'], want: { 'node-a': ok, 'node-b': ok, 'node-x': ok, 'node-y': ok } },
+    {
+      name: "1/2 because node-b lacks 'zone'", pod: spreadPod(1, 'zone'), nodes: [four[0], zoned('node-b', 'zone1', 'zon'), four[2], four[3]],
+      pods: ['node-a:foo', 'node-b:foo', 'node-x:foo', 'node-y:foo'], want: { 'node-a': ok, 'node-b': missing, 'node-x': no, 'node-y': no },
+    },
+    { name: "no node has 'rack'", pod: spreadPod(1, 'rack'), nodes: [four[0], four[2]], pods: [], want: { 'node-a': missing, 'node-x': missing } },
+    { name: 'nodes 2/1/0/3, only node-x fits', pod: spreadPod(1, 'node'), nodes: four, pods: spread2103, want: { 'node-a': no, 'node-b': no, 'node-x': ok, 'node-y': no } },
+    { name: 'nodes 2/1/0/3, maxSkew 2', pod: spreadPod(2, 'node'), nodes: four, pods: spread2103, want: { 'node-a': no, 'node-b': ok, 'node-x': ok, 'node-y': no } },
+    { name: "nodes 2/1/0/3, pod doesn't match itself", pod: spreadPod(1, 'node', 'foo', 'bar'), nodes: four, pods: spread2103, want: { 'node-a': no, 'node-b': ok, 'node-x': ok, 'node-y': no } },
+    {
+      name: 'node affinity narrows the domains to node-a and node-y',
+      pod: spreadPod(1, 'node', 'foo', 'foo', { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'node', operator: 'In', values: ['node-a', 'node-y'] }] }] } } } }),
+      nodes: four, pods: spread2103, want: { 'node-a': ok, 'node-y': no },
+    },
+    { name: 'terminating pods are excluded', pod: spreadPod(1, 'node'), nodes: [four[0], four[1]], pods: ['node-a:foo:terminating', 'node-b:foo'], want: { 'node-a': ok, 'node-b': no } },
+  ];
+  for (const c of cases) {
+    const pods = existing(c.pods);
+    const infos = c.nodes.map((n) => nodeInfo(n, pods.filter((p) => p.spec.nodeName === n.metadata.name)));
+    const state = spreadFilterState(c.pod, infos);
+    const got = Object.fromEntries(infos.filter((i) => i.name in c.want).map((i) => [i.name, spreadFilterReason(state, c.pod, i)]));
+    assert.deepEqual(got, c.want, c.name);
+  }
+});

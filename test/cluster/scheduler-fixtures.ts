@@ -37,3 +37,18 @@ export function snapshot(nodes: Node[], bound: Record<string, Pod[]> = {}, names
     namespaceLabels: namespaceLabels ? new Map(Object.entries(namespaceLabels)) : undefined,
   };
 }
+
+/** Existing pods from "node:label,label[:ns1|:terminating]" shorthands, e.g. "node-a:foo,bar". */
+export function existing(specs: string[]): Pod[] {
+  return specs.map((s, i) => {
+    const [nodeName, labels, flag] = s.split(':');
+    return {
+      metadata: {
+        name: `e${i}`, namespace: flag === 'ns1' ? 'ns1' : 'default',
+        labels: Object.fromEntries(labels.split(',').filter(Boolean).map((l) => [l, ''])),
+        ...(flag === 'terminating' ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
+      },
+      spec: { nodeName, containers: [{ name: 'c' }] },
+    };
+  });
+}

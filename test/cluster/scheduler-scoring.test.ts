@@ -10,27 +10,13 @@ import { nodeInfo } from '../../src/cluster/scheduler/resources.js';
 import { leastAllocatedScore, normalizeSpread } from '../../src/cluster/scheduler/scoring.js';
 import { spreadScores } from '../../src/cluster/scheduler/topology-spread.js';
 import type { Node, Pod, TopologySpreadConstraint } from '../../src/cluster/scheduler/types.js';
+import { existing } from './scheduler-fixtures.js';
 
 const HOST = 'kubernetes.io/hostname';
 const exists = (key: string): MetaLabelSelector => ({ matchExpressions: [{ key, operator: 'Exists' }] });
 const soft = (maxSkew: number, topologyKey: string, labelSelector: MetaLabelSelector): TopologySpreadConstraint => ({ maxSkew, topologyKey, whenUnsatisfiable: 'ScheduleAnyway', labelSelector });
 const mkNode = (name: string, labels: Record<string, string>): Node => ({ metadata: { name, labels }, status: { allocatable: { cpu: '4', memory: '8Gi', pods: '110' } } });
 const host = (name: string, extra: Record<string, string> = {}) => mkNode(name, { [HOST]: name, ...extra });
-
-/** Existing pods as "node:label,label" shorthands, e.g. "node-a:foo,bar". */
-function existing(specs: string[]): Pod[] {
-  return specs.map((s, i) => {
-    const [nodeName, labels, flag] = s.split(':');
-    return {
-      metadata: {
-        name: `e${i}`, namespace: flag === 'ns1' ? 'ns1' : 'default',
-        labels: Object.fromEntries(labels.split(',').filter(Boolean).map((l) => [l, ''])),
-        ...(flag === 'terminating' ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
-      },
-      spec: { nodeName, containers: [{ name: 'c' }] },
-    };
-  });
-}
 
 interface Case {
   name: string;
