@@ -6,7 +6,9 @@
 //     (onError) — with the retry count, so a persistent failure stands out;
 //   - a TerminalError: not retried (until the key's objects change again), reported.
 // A resync period re-enqueues every key of the primary kind. Shutdown stops taking keys and waits
-// for the syncs in flight.
+// for the syncs in flight. A controller is a manager Runnable (start = run) and can run again
+// after a stop (a new leadership term): it then starts from a fresh queue holding every key its
+// informers' caches map to.
 import { setMaxListeners } from 'node:events';
 import { logger, type Logger } from '../common/log.js';
 import { sleep } from '../common/sleep.js';
@@ -54,15 +56,19 @@ export interface ControllerOptions {
 
 export class Controller {
   readonly name: string;
-  readonly queue: WorkQueue;
-  private readonly informers: Array<{ informer: Informer; primary: boolean }> = [];
+  private workQueue: WorkQueue;
+  private readonly informers: Array<{ informer: Informer; primary: boolean; mapper: KeyMapper }> = [];
   private readonly log: Logger;
   private readonly lastErrors = new Map<string, Error>();
 
   constructor(private readonly options: ControllerOptions) {
     this.name = options.name;
-    this.queue = new WorkQueue({ name: options.name, ...options.queue });
+    this.workQueue = new WorkQueue({ name: options.name, ...options.queue });
     this.log = logger(options.name);
+  }
+
+  get queue(): WorkQueue {
+    return this.workQueue;
   }
 
   /**
@@ -70,19 +76,26 @@ export class Controller {
    * reconciled, and they are what a resync re-enqueues.
    */
   watch(informer: Informer, map?: KeyMapper): this {
-    this.informers.push({ informer, primary: !map });
     const mapper: KeyMapper = map ?? ((object) => keyOf(object));
-    informer.on((type, object, old) => {
-      let keys: string | string[] | undefined;
-      try {
-        keys = mapper(object, type, old);
-      } catch (e) {
-        this.log.error({ err: e }, 'mapping an event to keys failed');
-        return;
-      }
-      for (const key of typeof keys === 'string' ? [keys] : (keys ?? [])) this.queue.add(key);
-    });
+    this.informers.push({ informer, primary: !map, mapper });
+    informer.on((type, object, old) => this.enqueueMapped(mapper, type, object, old));
     return this;
+  }
+
+  private enqueueMapped(mapper: KeyMapper, type: EventType, object: Obj, old?: Obj): void {
+    let keys: string | string[] | undefined;
+    try {
+      keys = mapper(object, type, old);
+    } catch (e) {
+      this.log.error({ err: e }, 'mapping an event to keys failed');
+      return;
+    }
+    for (const key of typeof keys === 'string' ? [keys] : (keys ?? [])) this.queue.add(key);
+  }
+
+  /** As run(): the manager's Runnable interface. */
+  start(signal: AbortSignal): Promise<void> {
+    return this.run(signal);
   }
 
   enqueue(key: string, afterMs = 0): void {
@@ -96,6 +109,11 @@ export class Controller {
 
   /** Starts the informers, waits for their caches, then runs workers until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
+    if (this.workQueue.isShuttingDown) {
+      // Run again (a new leadership term): what happened meanwhile is in the caches, not the queue.
+      this.workQueue = new WorkQueue({ name: this.name, ...this.options.queue });
+      for (const { informer, mapper } of this.informers) for (const object of informer.list()) this.enqueueMapped(mapper, 'add', object);
+    }
     for (const { informer } of this.informers) informer.start(signal);
     // One listener on the caller's signal however many informers there are to wait for.
     const waiting = new AbortController();

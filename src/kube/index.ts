@@ -10,4 +10,7 @@ export { EventRecorder, type EventKind, type EventRecorderOptions } from './even
 export { applyObject, applyStatus, isSubset, type ApplyAction, type ApplyResult } from './apply.js';
 export { registry as metricsRegistry, serveMetrics } from './metrics.js';
 export { type Clock, type ClockTimer, FakeClock, realClock, sleepOn } from './clock.js';
-export { forClient, fromClient } from './client-node-compat.js';
+export { Manager, type LeaderElectionSettings, type ManagerOptions, type Runnable } from './manager.js';
+export { addManagerFlags, managerOptionsFromFlags, registerComponent, type ComponentCommand, type ManagerFlagDefaults, type ManagerFlags } from './manager-flags.js';
+export { HealthChecks, type HealthCheck, type Listen } from './endpoints.js';
+export { resources, type ResourceDefinition } from './resources.js';

@@ -277,6 +277,11 @@ export class InformerFactory {
     await Promise.all([...this.informers.values()].map((i) => i.waitForSync(signal)));
   }
 
+  /** The informers whose first list is not in yet (readiness). */
+  unsynced(): string[] {
+    return [...this.informers.values()].filter((i) => !i.hasSynced()).map((i) => i.description);
+  }
+
   async stop(): Promise<void> {
     await Promise.all([...this.informers.values()].map((i) => i.stop()));
   }

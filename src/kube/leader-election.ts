@@ -8,15 +8,23 @@
 // States: candidate → (acquired) leading → (renew failed past the deadline, or stopped) →
 // candidate again, or done when the signal aborts (a leader then releases the Lease at once so a
 // successor need not wait out the lease duration).
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
 import { hostname } from 'node:os';
 import { logger } from '../common/log.js';
 import { sleep } from '../common/sleep.js';
+import { KubeClient, type Obj } from './client.js';
+import { resources } from './resources.js';
 
 const log = logger('leader-election');
+const { leases: LEASES, namespaces: NAMESPACES } = resources;
+
+/** A MicroTime as the API writes it: RFC 3339 with microseconds. */
+const microTime = (date: Date) => date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 
 export interface LeaderElectionOptions {
-  kubeconfig: k8s.KubeConfig;
+  /** How to reach the API: a client, or a kubeconfig to make one from. */
+  client?: KubeClient;
+  kubeconfig?: k8s.KubeConfig;
   namespace: string;
   name: string;
   /** Who this candidate is (default: hostname + pid). */
@@ -37,8 +45,7 @@ function code(e: unknown): number | undefined {
 }
 
 export class LeaderElector {
-  private readonly coordination: k8s.CoordinationV1Api;
-  private readonly core: k8s.CoreV1Api;
+  private readonly client: KubeClient;
   readonly identity: string;
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
@@ -46,8 +53,9 @@ export class LeaderElector {
   private leading = false;
 
   constructor(private readonly options: LeaderElectionOptions) {
-    this.coordination = options.kubeconfig.makeApiClient(k8s.CoordinationV1Api);
-    this.core = options.kubeconfig.makeApiClient(k8s.CoreV1Api);
+    if (options.client) this.client = options.client;
+    else if (options.kubeconfig) this.client = new KubeClient(options.kubeconfig);
+    else throw new Error('leader election needs a client or a kubeconfig');
     this.identity = options.identity ?? `${hostname()}_${process.pid}`;
     this.leaseDurationMs = options.leaseDurationMs ?? 137_000;
     this.renewDeadlineMs = options.renewDeadlineMs ?? 107_000;
@@ -64,16 +72,16 @@ export class LeaderElector {
     const { namespace, name } = this.options;
     const now = new Date();
     const durationSeconds = Math.max(1, Math.round(this.leaseDurationMs / 1000));
-    let lease: k8s.V1Lease;
-    try {
-      lease = await this.coordination.readNamespacedLease({ name, namespace });
-    } catch (e) {
-      if (code(e) !== 404) throw e;
+    const lease = await this.client.read(LEASES, name, namespace);
+    if (!lease) {
       await this.ensureNamespace();
       try {
-        await this.coordination.createNamespacedLease({
-          namespace,
-          body: { metadata: { name, namespace }, spec: { holderIdentity: this.identity, leaseDurationSeconds: durationSeconds, acquireTime: now as never, renewTime: now as never, leaseTransitions: 0 } },
+        const stamp = microTime(now);
+        await this.client.create(LEASES, {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name, namespace },
+          spec: { holderIdentity: this.identity, leaseDurationSeconds: durationSeconds, acquireTime: stamp, renewTime: stamp, leaseTransitions: 0 },
         });
         return true;
       } catch (err) {
@@ -81,24 +89,24 @@ export class LeaderElector {
         throw err;
       }
     }
-    const spec = lease.spec ?? {};
+    const spec: Obj = lease.spec ?? {};
     const holder = spec.holderIdentity ?? '';
-    const renewed = spec.renewTime ? new Date(spec.renewTime as unknown as string).getTime() : 0;
+    const renewed = spec.renewTime ? new Date(spec.renewTime).getTime() : 0;
     const expired = renewed + (spec.leaseDurationSeconds ?? durationSeconds) * 1000 < now.getTime();
     if (holder !== this.identity && holder !== '' && !expired) return false;
     const takingOver = holder !== this.identity;
-    const next: k8s.V1Lease = {
+    const next: Obj = {
       ...lease,
       spec: {
         ...spec,
         holderIdentity: this.identity,
         leaseDurationSeconds: durationSeconds,
-        renewTime: now as never,
-        ...(takingOver ? { acquireTime: now as never, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 } : {}),
+        renewTime: microTime(now),
+        ...(takingOver ? { acquireTime: microTime(now), leaseTransitions: (spec.leaseTransitions ?? 0) + 1 } : {}),
       },
     };
     try {
-      await this.coordination.replaceNamespacedLease({ name, namespace, body: next });
+      await this.client.update(LEASES, next);
       return true;
     } catch (e) {
       if (code(e) === 409) return false;
@@ -108,7 +116,7 @@ export class LeaderElector {
 
   private async ensureNamespace(): Promise<void> {
     try {
-      await this.core.createNamespace({ body: { metadata: { name: this.options.namespace } } });
+      await this.client.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: this.options.namespace } });
     } catch (e) {
       if (code(e) !== 409) throw e;
     }
@@ -118,9 +126,9 @@ export class LeaderElector {
   private async release(): Promise<void> {
     const { namespace, name } = this.options;
     try {
-      const lease = await this.coordination.readNamespacedLease({ name, namespace });
-      if (lease.spec?.holderIdentity !== this.identity) return;
-      await this.coordination.replaceNamespacedLease({ name, namespace, body: { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1 } } });
+      const lease = await this.client.read(LEASES, name, namespace);
+      if (lease?.spec?.holderIdentity !== this.identity) return;
+      await this.client.update(LEASES, { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1 } });
     } catch (e) {
       log.warn({ lease: `${namespace}/${name}`, error: (e as Error).message }, 'could not release the lease');
     }

@@ -3,15 +3,9 @@
 // (the render controller decides RenderDegraded; the node controller is the one writer of pool
 // status and reports it).
 import type { Informer } from '../../kube/informer.js';
-import type { KubeClient, ResourceRef } from '../../kube/client.js';
+import type { KubeClient } from '../../kube/client.js';
 import type { EventRecorder } from '../../kube/events.js';
 
-export const MACHINE_CONFIGS: ResourceRef = { group: 'machineconfiguration.openshift.io', version: 'v1', resource: 'machineconfigs', namespaced: false };
-export const MACHINE_CONFIG_POOLS: ResourceRef = { group: 'machineconfiguration.openshift.io', version: 'v1', resource: 'machineconfigpools', namespaced: false };
-export const CONTROLLER_CONFIGS: ResourceRef = { group: 'machineconfiguration.openshift.io', version: 'v1', resource: 'controllerconfigs', namespaced: false };
-export const KUBELET_CONFIGS: ResourceRef = { group: 'machineconfiguration.openshift.io', version: 'v1', resource: 'kubeletconfigs', namespaced: false };
-export const NODES: ResourceRef = { group: '', version: 'v1', resource: 'nodes', namespaced: false };
-export const SECRETS: ResourceRef = { group: '', version: 'v1', resource: 'secrets', namespaced: true };
 
 /** The singleton ControllerConfig the operator keeps in step with the cluster. */
 export const CONTROLLER_CONFIG_NAME = 'machine-config-controller';

@@ -9,7 +9,8 @@ import { applyStatus } from '../../kube/apply.js';
 import { findCondition } from '../../kube/conditions.js';
 import { Controller, TerminalError, type SyncContext } from '../../kube/controller.js';
 import type { Obj } from '../../kube/client.js';
-import { MACHINE_CONFIG_POOLS, NODES, type McoContext } from './context.js';
+import { type McoContext } from './context.js';
+import { resources } from '../../kube/resources.js';
 import { chooseCandidates, computePoolStatus, poolMembership, UPDATE_IN_PROGRESS_TAINT, updateInProgressTaintChanges } from './node-selection.js';
 import { DESIRED_CONFIG_ANNOTATION, type MachineConfigPool, type NodeView } from './types.js';
 
@@ -83,7 +84,7 @@ async function syncPool(ctx: McoContext, poolName: string, { log }: SyncContext,
     for (const node of choice.nodes) {
       const name = node.metadata.name!;
       const from = node.metadata.annotations?.[DESIRED_CONFIG_ANNOTATION];
-      const updated = (await ctx.client.mergePatch(NODES, name, undefined, { metadata: { annotations: { [DESIRED_CONFIG_ANNOTATION]: target } } })) as NodeView;
+      const updated = (await ctx.client.mergePatch(resources.nodes, name, undefined, { metadata: { annotations: { [DESIRED_CONFIG_ANNOTATION]: target } } })) as NodeView;
       nodes[nodes.indexOf(node)] = updated;
       rememberPatch(recent, node, updated);
       log.info({ pool: poolName, node: name, from: from ?? null, to: target }, 'node targeted');
@@ -99,7 +100,7 @@ async function syncPool(ctx: McoContext, poolName: string, { log }: SyncContext,
       const others = (node.spec?.taints ?? []).filter((t) => !(t.key === UPDATE_IN_PROGRESS_TAINT.key && t.effect === UPDATE_IN_PROGRESS_TAINT.effect));
       const wanted = taints.add.includes(name) ? [...others, { ...UPDATE_IN_PROGRESS_TAINT }] : others;
       // The taint list is replaced whole: the resourceVersion makes a concurrent change a conflict (retried).
-      const updated = (await ctx.client.mergePatch(NODES, name, undefined, { metadata: { resourceVersion: node.metadata.resourceVersion }, spec: { taints: wanted } })) as NodeView;
+      const updated = (await ctx.client.mergePatch(resources.nodes, name, undefined, { metadata: { resourceVersion: node.metadata.resourceVersion }, spec: { taints: wanted } })) as NodeView;
       rememberPatch(recent, node, updated);
       nodes[at] = updated;
     }
@@ -108,7 +109,7 @@ async function syncPool(ctx: McoContext, poolName: string, { log }: SyncContext,
   const conflicted = [...conflicts].filter(([, pools]) => pools.includes(poolName)).map(([node]) => node);
   const status = computePoolStatus({ pool, nodes, target, renderError: renderError(ctx, pool), specError, conflicts: conflicted, now: new Date() });
   const clean = JSON.parse(JSON.stringify(status)) as Obj;
-  if (await applyStatus(ctx.client, MACHINE_CONFIG_POOLS, pool as Obj, clean)) {
+  if (await applyStatus(ctx.client, resources.machineConfigPools, pool as Obj, clean)) {
     log.info({ pool: poolName, machineCount: status.machineCount, updated: status.updatedMachineCount, unavailable: status.unavailableMachineCount, degraded: status.degradedMachineCount }, 'pool status updated');
   }
   // Not retried: the pool's own spec must change first (which brings it back here).

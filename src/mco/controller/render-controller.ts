@@ -8,7 +8,8 @@
 import { applyObject } from '../../kube/apply.js';
 import { Controller, type SyncContext, type SyncResult } from '../../kube/controller.js';
 import { isTrue } from '../../kube/conditions.js';
-import { CONTROLLER_CONFIG_NAME, MACHINE_CONFIG_POOLS, MACHINE_CONFIGS, NODES, TEMPLATE_COMPLETED, type McoContext } from './context.js';
+import { CONTROLLER_CONFIG_NAME, TEMPLATE_COMPLETED, type McoContext } from './context.js';
+import { resources } from '../../kube/resources.js';
 import { RELEASE_IMAGE_VERSION_ANNOTATION, type ControllerConfig, type MachineConfig, type MachineConfigPool, type NodeView } from './types.js';
 import { renderPool, RenderError } from './render.js';
 import { planCollection, referencedConfigs } from './rendered-gc.js';
@@ -71,11 +72,11 @@ async function syncRender(ctx: McoContext, poolName: string, { log }: SyncContex
       currentSources: (pool.spec.configuration?.source ?? []).map((s) => s.name ?? ''),
     });
     const name = rendered.metadata.name!;
-    const { action } = await applyObject(ctx.client, rendered, MACHINE_CONFIGS);
+    const { action } = await applyObject(ctx.client, rendered, resources.machineConfigs);
     if (action === 'created') log.info({ pool: poolName, machineConfig: name, sources: source.map((s) => s.name) }, 'rendered config generated');
     const sameSources = (pool.spec.configuration?.source ?? []).map((s) => s.name).join() === source.map((s) => s.name).join();
     if (currentName !== name || !sameSources) {
-      await ctx.client.mergePatch(MACHINE_CONFIG_POOLS, poolName, undefined, { spec: { configuration: { name, source } } });
+      await ctx.client.mergePatch(resources.machineConfigPools, poolName, undefined, { spec: { configuration: { name, source } } });
       if (currentName !== name) {
         log.info({ pool: poolName, from: currentName ?? null, to: name }, 'pool targets a new rendered config');
         void ctx.events.event(pool, 'Normal', 'SetDesiredConfig', `Targeted pool ${poolName} at ${name}${currentName ? ` (was ${currentName})` : ''}`);
@@ -109,15 +110,15 @@ async function collectGarbage(ctx: McoContext, pool: MachineConfigPool, log: Syn
   if (plan.collect.length > 0) {
     // The caches may lag: before deleting anything, ask the API server who references what now.
     const fresh = referencedConfigs(
-      ((await ctx.client.list(MACHINE_CONFIG_POOLS)).items ?? []) as MachineConfigPool[],
-      ((await ctx.client.list(NODES)).items ?? []) as NodeView[],
+      ((await ctx.client.list(resources.machineConfigPools)).items ?? []) as MachineConfigPool[],
+      ((await ctx.client.list(resources.nodes)).items ?? []) as NodeView[],
     );
     for (const name of plan.collect) {
       if (fresh.has(name)) {
         since.delete(name);
         continue;
       }
-      await ctx.client.delete(MACHINE_CONFIGS, name);
+      await ctx.client.delete(resources.machineConfigs, name);
       since.delete(name);
       log.info({ pool: poolName, machineConfig: name, graceMs: ctx.settings.renderedGCGraceMs }, 'deleted a rendered config nothing references');
     }
