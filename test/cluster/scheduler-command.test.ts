@@ -1,6 +1,6 @@
 // `bosun scheduler` as a user runs it: the real command in a child process against the embedded
-// API server takes the kube-system/kube-scheduler Lease, binds a pod, serves its metrics, and stops
-// cleanly on SIGTERM;
+// API server (on the component manager) takes the kube-system/kube-scheduler Lease, binds a pod,
+// serves its metrics and /readyz, and stops cleanly on SIGTERM;
 // --help shows what it does with an example; a bad flag is a one-line error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +14,7 @@ import { node, pod } from './scheduler-fixtures.js';
 test('bosun scheduler --help describes the filters and scoring with an example', async () => {
   const r = await runBosun(['scheduler', '--help']);
   assert.equal(r.code, 0, r.stderr);
-  for (const expected of ['--kubeconfig', '--scheduler-name', '--metrics-listen', '--no-leader-elect', 'TaintToleration', 'LeastAllocated', 'Example', '0/5 nodes are available']) assert.ok(r.stdout.includes(expected), expected);
+  for (const expected of ['--kubeconfig', '--scheduler-name', '--metrics-listen', '--health-listen', '--no-leader-elect', 'kube-system/kube-scheduler', 'TaintToleration', 'LeastAllocated', 'Example', '0/5 nodes are available']) assert.ok(r.stdout.includes(expected), expected);
 });
 
 test('bosun scheduler with a bad --metrics-listen says so and exits non-zero', async () => {
@@ -23,10 +23,10 @@ test('bosun scheduler with a bad --metrics-listen says so and exits non-zero', a
   assert.match(r.stderr, /--metrics-listen must be HOST:PORT/);
 });
 
-test('bosun scheduler leads through its Lease, binds pods, counts them in its metrics and stops on SIGTERM', async () => {
+test('bosun scheduler leads through its Lease, binds pods, serves metrics and readiness, and stops on SIGTERM', async () => {
   const api = await startTestApiServer({ port: 0 });
-  const metricsPort = await freePort();
-  const child = spawn(process.execPath, [bosunBin, 'scheduler', '--kubeconfig', api.kubeconfigPath, '--metrics-listen', `127.0.0.1:${metricsPort}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const [metricsPort, healthPort] = [await freePort(), await freePort()];
+  const child = spawn(process.execPath, [bosunBin, 'scheduler', '--kubeconfig', api.kubeconfigPath, '--metrics-listen', `127.0.0.1:${metricsPort}`, '--health-listen', `127.0.0.1:${healthPort}`], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   try {
@@ -40,6 +40,7 @@ test('bosun scheduler leads through its Lease, binds pods, counts them in its me
     const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     assert.match(metrics, /^scheduler_schedule_attempts_total\{result="scheduled"\} 1$/m);
     assert.match(metrics, /^scheduler_pending_pods\{queue="unschedulable"\} 0$/m);
+    assert.equal((await fetch(`http://127.0.0.1:${healthPort}/readyz`)).status, 200);
     child.kill('SIGTERM');
     const code = await new Promise((resolve) => child.once('exit', resolve));
     assert.equal(code, 0, stderr);

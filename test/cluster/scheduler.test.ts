@@ -30,7 +30,7 @@ async function withScheduler(body: (ctx: { api: TestApiServer; client: KubeClien
     maxBackoffMs: 400,
   });
   const stop = new AbortController();
-  const running = scheduler.run(stop.signal);
+  const running = scheduler.start(stop.signal);
   try {
     await body({ api, client });
   } finally {

@@ -16,18 +16,20 @@
 // than their back-off (1 s doubling to 10 s per attempt, kube's defaults), and at the latest every
 // 5 minutes (kube's podMaxInUnschedulablePodsDuration).
 //
-// TODO(h-manager): run this on the component manager (src/kube/manager.ts) once it exists; the
-// `bosun scheduler` command wires client, informers, events, lease and metrics by hand for now.
+// It runs on the component manager (`addScheduler`), leading through the Lease
+// kube-system/kube-scheduler as kube-scheduler does; `bosun scheduler` is that declaration.
 import { Counter, Gauge } from 'prom-client';
 import type { MetaLabelSelector } from '../../apiserver/selectors.js';
 import { type Logger, logger } from '../../common/log.js';
-import { type KubeClient, type Obj, type ResourceRef, isConflict, isNotFound, resourcePath } from '../../kube/client.js';
+import { type KubeClient, type Obj, isConflict, isNotFound, resourcePath } from '../../kube/client.js';
 import { rfc3339 } from '../../kube/conditions.js';
 import { Controller, type SyncContext, type SyncResult, TerminalError } from '../../kube/controller.js';
-import type { EventRecorder } from '../../kube/events.js';
+import { EventRecorder } from '../../kube/events.js';
 import type { EventType, Informer, InformerFactory } from '../../kube/informer.js';
+import type { Manager, Runnable } from '../../kube/manager.js';
 import { registry } from '../../kube/metrics.js';
 import { QuantityError } from '../../kube/quantity.js';
+import { resources } from '../../kube/resources.js';
 import { isTerminal, podKey, SchedulerCache } from './cache.js';
 import { NodeInfoCache } from './resources.js';
 import { schedulePod } from './schedule.js';
@@ -36,9 +38,8 @@ import { DEFAULT_SCHEDULER_NAME, type Node, type Pod } from './types.js';
 
 export const SCHEDULING_GATED_MESSAGE = 'Scheduling is blocked due to non-empty scheduling gates';
 
-const core = (resource: string, namespaced: boolean): ResourceRef => ({ group: '', version: 'v1', resource, namespaced });
-const apps = (resource: string): ResourceRef => ({ group: 'apps', version: 'v1', resource, namespaced: true });
-const PODS = core('pods', true);
+/** The component as the manager runs it: kube-scheduler's Lease and Event source. */
+export const SCHEDULER_COMPONENT = { name: 'scheduler', lease: { namespace: 'kube-system', name: 'kube-scheduler' }, eventSource: DEFAULT_SCHEDULER_NAME };
 
 const attempts = new Counter({
   name: 'scheduler_schedule_attempts_total',
@@ -73,7 +74,8 @@ interface Waiting {
   podSensitive: boolean;
 }
 
-export class Scheduler {
+export class Scheduler implements Runnable {
+  readonly name = 'scheduler';
   readonly controller: Controller;
   private readonly cache = new SchedulerCache();
   private readonly nodeInfos = new NodeInfoCache();
@@ -85,18 +87,18 @@ export class Scheduler {
   private readonly services: Informer;
   private readonly replicaSets: Informer;
   private readonly statefulSets: Informer;
-  private readonly name: string;
+  private readonly schedulerName: string;
   private readonly log: Logger = logger('scheduler');
 
   constructor(private readonly options: SchedulerOptions) {
-    this.name = options.schedulerName ?? DEFAULT_SCHEDULER_NAME;
+    this.schedulerName = options.schedulerName ?? DEFAULT_SCHEDULER_NAME;
     const f = options.informers;
-    this.pods = f.forResource(PODS);
-    this.nodes = f.forResource(core('nodes', false));
-    this.namespaces = f.forResource(core('namespaces', false));
-    this.services = f.forResource(core('services', true));
-    this.replicaSets = f.forResource(apps('replicasets'));
-    this.statefulSets = f.forResource(apps('statefulsets'));
+    this.pods = f.forResource(resources.pods);
+    this.nodes = f.forResource(resources.nodes);
+    this.namespaces = f.forResource(resources.namespaces);
+    this.services = f.forResource(resources.services);
+    this.replicaSets = f.forResource(resources.replicaSets);
+    this.statefulSets = f.forResource(resources.statefulSets);
     const none = () => undefined; // read from the cache only; the controller starts and syncs them
     this.controller = new Controller({ name: 'scheduler', workers: 1, sync: (key, context) => this.scheduleOne(key, context) })
       .watch(this.pods, (object, type, old) => this.onPod(object as Pod, type, old as Pod | undefined))
@@ -107,8 +109,8 @@ export class Scheduler {
       .watch(this.statefulSets, none);
   }
 
-  /** Schedules until `signal` aborts; bindings in flight are awaited before it returns. */
-  async run(signal: AbortSignal): Promise<void> {
+  /** Schedules until `signal` aborts (one leadership term); bindings in flight are awaited before it returns. */
+  async start(signal: AbortSignal): Promise<void> {
     await this.controller.run(signal);
     await Promise.allSettled([...this.bindings]);
   }
@@ -121,7 +123,7 @@ export class Scheduler {
   }
 
   private ours(pod: Pod): boolean {
-    return (pod.spec.schedulerName || DEFAULT_SCHEDULER_NAME) === this.name;
+    return (pod.spec.schedulerName || DEFAULT_SCHEDULER_NAME) === this.schedulerName;
   }
 
   private needsScheduling(pod: Pod): boolean {
@@ -231,7 +233,7 @@ export class Scheduler {
     const key = podKey(pod);
     const { name, namespace, uid } = pod.metadata;
     try {
-      await this.options.client.request('POST', resourcePath(PODS, namespace, name, 'binding'), {
+      await this.options.client.request('POST', resourcePath(resources.pods, namespace, name, 'binding'), {
         body: { apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace, uid }, target: { apiVersion: 'v1', kind: 'Node', name: nodeName } },
       });
       attempts.inc({ result: 'scheduled' });
@@ -259,7 +261,7 @@ export class Scheduler {
     if (current?.status === 'False' && current.reason === reason && current.message === message) return;
     const lastTransitionTime = current?.status === 'False' && current.lastTransitionTime ? current.lastTransitionTime : rfc3339(new Date());
     try {
-      await this.options.client.request('PATCH', resourcePath(PODS, pod.metadata.namespace, pod.metadata.name, 'status'), {
+      await this.options.client.request('PATCH', resourcePath(resources.pods, pod.metadata.namespace, pod.metadata.name, 'status'), {
         contentType: 'application/strategic-merge-patch+json',
         body: { status: { conditions: [{ type: 'PodScheduled', status: 'False', reason, message, lastProbeTime: null, lastTransitionTime }] } },
       });
@@ -267,4 +269,16 @@ export class Scheduler {
       if (!isNotFound(e)) throw e;
     }
   }
+}
+
+/**
+ * Puts a scheduler on a manager (the command's, or bring-up's). Its Events name the scheduler as
+ * their source, as kube-scheduler's name the profile's scheduler.
+ */
+export function addScheduler(manager: Manager, options: { schedulerName?: string } = {}): Scheduler {
+  const schedulerName = options.schedulerName ?? DEFAULT_SCHEDULER_NAME;
+  const events = schedulerName === SCHEDULER_COMPONENT.eventSource ? manager.events : new EventRecorder(manager.client, { component: schedulerName });
+  const scheduler = new Scheduler({ client: manager.client, informers: manager.informers, events, schedulerName });
+  manager.add(scheduler);
+  return scheduler;
 }
