@@ -1,7 +1,7 @@
-// Scores checked against the cases of kube-scheduler's own scoring tests
-// (pkg/scheduler/framework/plugins/podtopologyspread/scoring_test.go and
-// noderesources/least_allocated_test.go): the same clusters must give the same scores, so bosun
-// ranks nodes as kube does.
+// Scores checked against the cases of kube-scheduler's own scoring tests (in
+// pkg/scheduler/framework/plugins: podtopologyspread/scoring_test.go,
+// noderesources/least_allocated_test.go, interpodaffinity/scoring_test.go): the same clusters
+// must give the same scores, so bosun ranks nodes as kube does.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MetaLabelSelector } from '../../src/apiserver/selectors.js';
@@ -9,7 +9,8 @@ import { preFilter } from '../../src/cluster/scheduler/filters.js';
 import { nodeInfo } from '../../src/cluster/scheduler/resources.js';
 import { leastAllocatedScore, normalizeSpread } from '../../src/cluster/scheduler/scoring.js';
 import { spreadScores } from '../../src/cluster/scheduler/topology-spread.js';
-import type { Node, Pod, TopologySpreadConstraint } from '../../src/cluster/scheduler/types.js';
+import { podAffinityScores } from '../../src/cluster/scheduler/pod-affinity.js';
+import type { Node, Pod, PodAffinityTerm, TopologySpreadConstraint } from '../../src/cluster/scheduler/types.js';
 import { existing } from './scheduler-fixtures.js';
 
 const HOST = 'kubernetes.io/hostname';
@@ -180,5 +181,64 @@ test('NodeResourcesFit LeastAllocated scores equal kube-scheduler\'s for its own
     const infos = c.nodes.map((n) => nodeInfo(n, (c.existing ?? []).filter((p) => p.spec.nodeName === n.metadata.name)));
     const state = preFilter(c.pod, infos);
     assert.deepEqual(infos.map((info) => leastAllocatedScore(state, info)), c.want, c.name);
+  }
+});
+
+test('InterPodAffinity scores equal kube-scheduler\'s for its own preferred-affinity cases', () => {
+  const sec = (op: string, ...values: string[]) => ({ key: 'security', operator: op, ...(values.length ? { values } : {}) });
+  const term = (topologyKey: string, expressions: object[], extra: object = {}) => ({ topologyKey, labelSelector: { matchExpressions: expressions }, ...extra }) as PodAffinityTerm;
+  const pref = (weight: number, t: PodAffinityTerm) => ({ weight, podAffinityTerm: t });
+  const teamSelector = { namespaces: ['subteam2.team2'], namespaceSelector: { matchExpressions: [{ key: 'team', operator: 'In', values: ['team1'] }] } };
+  const A = {
+    stayWithS1InRegion: { podAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [pref(5, term('region', [sec('In', 'S1')]))] } },
+    stayWithS2InRegion: { podAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [pref(6, term('region', [sec('In', 'S2')]))] } },
+    affinity3: { podAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [pref(8, term('region', [sec('NotIn', 'S1'), sec('In', 'S2')])), pref(2, term('region', [sec('Exists'), { key: 'wrongkey', operator: 'DoesNotExist' }]))] } },
+    hardAffinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term('region', [sec('In', 'S1', 'value2')]), term('region', [sec('Exists'), { key: 'wrongkey', operator: 'DoesNotExist' }])] } },
+    awayFromS1InAz: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [pref(5, term('az', [sec('In', 'S1')]))] } },
+    awayFromS2InAz: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [pref(5, term('az', [sec('In', 'S2')]))] } },
+    stayWithS1InRegionAwayFromS2InAz: {
+      podAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [pref(8, term('region', [sec('In', 'S1')]))] },
+      podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [pref(5, term('az', [sec('In', 'S2')]))] },
+    },
+    affinityNamespaceSelector: { podAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [pref(5, term('region', [sec('In', 'S1')], teamSelector))] } },
+    antiAffinityNamespaceSelector: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [pref(5, term('region', [sec('In', 'S1')], teamSelector))] } },
+  };
+  type Affinity = NonNullable<Pod['spec']['affinity']>;
+  const L = { china: { region: 'China' }, india: { region: 'India' }, az1: { az: 'az1' }, az2: { az: 'az2' }, chinaAz1: { region: 'China', az: 'az1' } };
+  const p = (security?: string, affinity?: Affinity, namespace = 'default'): Pod => ({ metadata: { name: 'p', namespace, labels: security ? { security } : {} }, spec: { containers: [], affinity } });
+  const on = (nodeName: string, security?: string, affinity?: Affinity): Pod => ({ ...p(security, affinity), spec: { nodeName, containers: [], affinity } });
+  const cases: Array<{ name: string; pod: Pod; pods: Pod[]; nodes: Array<Record<string, string>>; want: number[] }> = [
+    { name: 'affinity: matching topology and pods score high', pod: p('S1', A.stayWithS1InRegion), pods: [on('n1', 'S1'), on('n2', 'S2'), on('n3', 'S1')], nodes: [L.china, L.india, L.az1], want: [100, 0, 0] },
+    { name: 'affinity: the whole domain scores alike', pod: p(undefined, A.stayWithS1InRegion), pods: [on('n1', 'S1')], nodes: [L.china, L.chinaAz1, L.india], want: [100, 100, 0] },
+    {
+      name: 'affinity: the region with more matches', pod: p('S1', A.stayWithS2InRegion), pods: [on('n1', 'S2'), on('n1', 'S2'), on('n2', 'S2'), on('n3', 'S2'), on('n4', 'S2'), on('n5', 'S2')],
+      nodes: [L.china, L.india, L.china, L.china, L.india], want: [100, 0, 100, 100, 0],
+    },
+    { name: 'affinity: operators and failed matches', pod: p('S1', A.affinity3), pods: [on('n1', 'S1'), on('n2', 'S2'), on('n3', 'S1')], nodes: [L.china, L.india, L.az1], want: [20, 100, 0] },
+    { name: 'affinity symmetry (preferred)', pod: p('S2'), pods: [on('n1', 'S1', A.stayWithS1InRegion), on('n2', 'S2', A.stayWithS2InRegion)], nodes: [L.china, L.india, L.az1], want: [0, 100, 0] },
+    { name: 'affinity symmetry with a namespace selector', pod: p('S1', undefined, 'subteam1.team1'), pods: [on('n1', 'S1', A.affinityNamespaceSelector), on('n2', 'S2', A.stayWithS2InRegion)], nodes: [L.china, L.india, L.az1], want: [100, 0, 0] },
+    { name: 'anti-affinity symmetry with a namespace selector', pod: p('S1', undefined, 'subteam1.team1'), pods: [on('n1', 'S1', A.antiAffinityNamespaceSelector), on('n2', 'S2', A.stayWithS2InRegion)], nodes: [L.china, L.india, L.az1], want: [0, 100, 100] },
+    { name: 'affinity symmetry (required, hardPodAffinityWeight)', pod: p('S1'), pods: [on('n1', 'S1', A.hardAffinity), on('n2', 'S2', A.hardAffinity)], nodes: [L.china, L.india, L.az1], want: [100, 100, 0] },
+    { name: 'anti-affinity: away from matching pods', pod: p('S1', A.awayFromS1InAz), pods: [on('n1', 'S1'), on('n2', 'S2')], nodes: [L.az1, L.china], want: [0, 100] },
+    { name: 'anti-affinity: nodes without the key score high', pod: p('S1', A.awayFromS1InAz), pods: [on('n1', 'S1'), on('n2', 'S1')], nodes: [L.az1, L.china], want: [0, 100] },
+    { name: 'anti-affinity: more matches score lower', pod: p('S1', A.awayFromS1InAz), pods: [on('n1', 'S1'), on('n1', 'S1'), on('n2', 'S2')], nodes: [L.az1, L.india], want: [0, 100] },
+    { name: 'anti-affinity symmetry', pod: p('S2'), pods: [on('n1', 'S1', A.awayFromS2InAz), on('n2', 'S2', A.awayFromS1InAz)], nodes: [L.az1, L.az2], want: [0, 100] },
+    { name: 'affinity and anti-affinity', pod: p('S1', A.stayWithS1InRegionAwayFromS2InAz), pods: [on('n1', 'S1'), on('n2', 'S1')], nodes: [L.china, L.az1], want: [100, 0] },
+    {
+      name: 'affinity and anti-affinity, same labels', pod: p('S1', A.stayWithS1InRegionAwayFromS2InAz),
+      pods: [on('n1', 'S1'), on('n1', 'S1'), on('n2', 'S1'), on('n3', 'S1'), on('n3', 'S1'), on('n4', 'S1'), on('n5', 'S1')],
+      nodes: [L.chinaAz1, L.india, L.china, L.china, L.india], want: [100, 0, 100, 100, 0],
+    },
+    {
+      name: 'affinity, anti-affinity and symmetry', pod: p('S1', A.stayWithS1InRegionAwayFromS2InAz),
+      pods: [on('n1', 'S1'), on('n2', 'S2'), on('n3', undefined, A.stayWithS1InRegionAwayFromS2InAz), on('n4', undefined, A.awayFromS1InAz)],
+      nodes: [L.china, L.az1, L.india, L.az2], want: [100, 0, 100, 0],
+    },
+    { name: 'some nodes of a domain without pods with affinity', pod: p('S1'), pods: [on('n1', 'S1'), on('n2', undefined, A.stayWithS1InRegionAwayFromS2InAz)], nodes: [L.china, L.china], want: [0, 0] },
+  ];
+  const namespaceLabels = new Map([['subteam1.team1', { team: 'team1' }], ['subteam2.team1', { team: 'team1' }], ['subteam1.team2', { team: 'team2' }], ['subteam2.team2', { team: 'team2' }]]);
+  for (const c of cases) {
+    const infos = c.nodes.map((labels, i) => nodeInfo({ metadata: { name: `n${i + 1}`, labels } }, c.pods.filter((x) => x.spec.nodeName === `n${i + 1}`)));
+    assert.deepEqual(podAffinityScores(c.pod, infos, infos, namespaceLabels), c.want, c.name);
   }
 });

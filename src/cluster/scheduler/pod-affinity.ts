@@ -7,9 +7,15 @@
 //   - anti-affinity: no term may find a matching pod in the node's domain;
 //   - symmetry: no existing pod's anti-affinity term may match the incoming pod in that domain.
 // Domains are counted once per pod (the PreFilter), then each node is a lookup.
+//
+// Scoring (kube's InterPodAffinity score) sums, per domain, the weights of the preferred terms
+// that hold there: the pod's preferred affinity (+weight) and anti-affinity (−weight) against the
+// pods in the domain, and the domain's pods' terms against the pod — their preferred affinity
+// (+weight), preferred anti-affinity (−weight) and required affinity (+1, kube's
+// hardPodAffinityWeight); nodes are then scaled between the lowest (0) and highest (100) sum.
 import { fromLabelSelectorObject, matchesLabels, type LabelSelector } from '../../apiserver/selectors.js';
 import type { NodeInfo } from './resources.js';
-import type { Pod, PodAffinityTerm } from './types.js';
+import type { Pod, PodAffinityRules, PodAffinityTerm } from './types.js';
 
 export const ERR_AFFINITY = "node(s) didn't match pod affinity rules";
 export const ERR_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules";
@@ -95,4 +101,36 @@ export function podAffinityReason(state: PodAffinityState, info: NodeInfo): stri
     if ((state.existingAntiAffinityCounts.get(pairKey(key, value)) ?? 0) > 0) return ERR_EXISTING_ANTI_AFFINITY;
   }
   return undefined;
+}
+
+/** kube-scheduler's default hardPodAffinityWeight: an existing pod's required affinity, as a preference. */
+export const HARD_POD_AFFINITY_WEIGHT = 1;
+
+const preferred = (rules: PodAffinityRules | null | undefined) => rules?.preferredDuringSchedulingIgnoredDuringExecution ?? [];
+
+/** InterPodAffinity scores (0–100) for the feasible nodes; all 0 when no preference applies. */
+export function podAffinityScores(pod: Pod, feasible: readonly NodeInfo[], all: readonly NodeInfo[], namespaceLabels: NamespaceLabels): number[] {
+  const weighted = (owner: Pod, rules: PodAffinityRules | null | undefined, sign: number) =>
+    preferred(rules).map((w) => ({ term: compileTerm(owner, w.podAffinityTerm), weight: sign * w.weight }));
+  const ownTerms = [...weighted(pod, pod.spec.affinity?.podAffinity, 1), ...weighted(pod, pod.spec.affinity?.podAntiAffinity, -1)];
+  const domains = new Map<string, number>();
+  const credit = (term: Term, info: NodeInfo, weight: number) => {
+    const value = info.labels[term.topologyKey];
+    if (value !== undefined) domains.set(pairKey(term.topologyKey, value), (domains.get(pairKey(term.topologyKey, value)) ?? 0) + weight);
+  };
+  for (const info of all) {
+    for (const existing of info.pods) {
+      for (const { term, weight } of ownTerms) if (termMatchesPod(term, existing, namespaceLabels)) credit(term, info, weight);
+      const theirs = [
+        ...required(existing.spec.affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution).map((t) => ({ term: compileTerm(existing, t), weight: HARD_POD_AFFINITY_WEIGHT })),
+        ...weighted(existing, existing.spec.affinity?.podAffinity, 1),
+        ...weighted(existing, existing.spec.affinity?.podAntiAffinity, -1),
+      ];
+      for (const { term, weight } of theirs) if (termMatchesPod(term, pod, namespaceLabels)) credit(term, info, weight);
+    }
+  }
+  if (domains.size === 0) return feasible.map(() => 0);
+  const raw = feasible.map((info) => Object.entries(info.labels).reduce((sum, [key, value]) => sum + (domains.get(pairKey(key, value)) ?? 0), 0));
+  const [lowest, highest] = [Math.min(...raw), Math.max(...raw)];
+  return raw.map((s) => (highest > lowest ? Math.trunc((100 * (s - lowest)) / (highest - lowest)) : 0));
 }

@@ -73,6 +73,6 @@ export function schedulePod(pod: Pod, snapshot: ClusterSnapshot, options: Schedu
     else feasible.push(info);
   }
   if (feasible.length === 0) return { error: new FitError(numAllNodes, rejected) };
-  const scores = scoreNodes(state, feasible, infos, options.defaultSpreadSelector);
+  const scores = scoreNodes(state, feasible, infos, options.defaultSpreadSelector, snapshot.namespaceLabels);
   return { node: selectHost(scores)!, feasible: feasible.length, scores };
 }

@@ -4,19 +4,21 @@
 //   - PodTopologySpread (weight 2): fewer matching pods in the node's domains is better;
 //   - TaintToleration (weight 3): fewer PreferNoSchedule taints the pod does not tolerate;
 //   - NodeAffinity (weight 2): the weights of the preferred node-affinity terms the node matches;
+//   - InterPodAffinity (weight 2): preferred pod affinity and anti-affinity, both ways;
 //   - NodeResourcesFit, LeastAllocated (weight 1): more cpu and memory left after placing the pod.
 // Integer arithmetic truncates as Go's does, so scores equal kube's. Where kube picks at random
 // among equal totals, this picks the node whose name sorts first, so a run can be reproduced.
-// Not scored (yet): preferred inter-pod affinity, NodeResourcesBalancedAllocation, ImageLocality.
+// Not scored (yet): NodeResourcesBalancedAllocation, ImageLocality.
 import type { MetaLabelSelector } from '../../apiserver/selectors.js';
 import type { CycleState } from './filters.js';
 import { preferredNodeAffinityScore } from './node-affinity.js';
+import { podAffinityScores } from './pod-affinity.js';
 import { type NodeInfo, podRequests } from './resources.js';
 import { intolerablePreferNoScheduleTaints } from './taints.js';
 import { spreadScores } from './topology-spread.js';
 
 export const MAX_NODE_SCORE = 100;
-export const SCORE_WEIGHTS = { PodTopologySpread: 2, TaintToleration: 3, NodeAffinity: 2, NodeResourcesFit: 1 } as const;
+export const SCORE_WEIGHTS = { PodTopologySpread: 2, TaintToleration: 3, NodeAffinity: 2, InterPodAffinity: 2, NodeResourcesFit: 1 } as const;
 type Plugin = keyof typeof SCORE_WEIGHTS;
 
 export interface NodeScore {
@@ -67,14 +69,15 @@ export function normalizeSpread(raw: ReadonlyArray<number | undefined>): number[
   return raw.map((s) => (s === undefined ? 0 : highest === 0 ? MAX_NODE_SCORE : div(MAX_NODE_SCORE * (highest + lowest - s), highest)));
 }
 
-export function scoreNodes(state: CycleState, feasible: readonly NodeInfo[], all: readonly NodeInfo[], defaultSpreadSelector?: MetaLabelSelector): NodeScore[] {
+export function scoreNodes(state: CycleState, feasible: readonly NodeInfo[], all: readonly NodeInfo[], defaultSpreadSelector?: MetaLabelSelector, namespaceLabels?: ReadonlyMap<string, Record<string, string>>): NodeScore[] {
   const spreadRaw = spreadScores(state.pod, feasible, all, defaultSpreadSelector);
   // A pod without ScheduleAnyway constraints (and no defaults) skips the plugin: 0 for every node.
   const spread = spreadRaw.size === 0 ? feasible.map(() => 0) : normalizeSpread(feasible.map((n) => spreadRaw.get(n.name)));
   const taints = normalize(feasible.map((n) => intolerablePreferNoScheduleTaints(n.node.spec?.taints, state.pod.spec.tolerations)), true);
   const affinity = normalize(feasible.map((n) => preferredNodeAffinityScore(state.pod, n.node)), false);
+  const podAffinity = podAffinityScores(state.pod, feasible, all, namespaceLabels);
   return feasible.map((info, i) => {
-    const plugins = { PodTopologySpread: spread[i], TaintToleration: taints[i], NodeAffinity: affinity[i], NodeResourcesFit: leastAllocatedScore(state, info) };
+    const plugins = { PodTopologySpread: spread[i], TaintToleration: taints[i], NodeAffinity: affinity[i], InterPodAffinity: podAffinity[i], NodeResourcesFit: leastAllocatedScore(state, info) };
     const total = (Object.keys(plugins) as Plugin[]).reduce((sum, p) => sum + plugins[p] * SCORE_WEIGHTS[p], 0);
     return { name: info.name, total, plugins };
   });

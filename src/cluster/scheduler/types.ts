@@ -36,6 +36,11 @@ export interface PodAffinityTerm {
   topologyKey: string;
 }
 
+export interface PodAffinityRules {
+  requiredDuringSchedulingIgnoredDuringExecution?: PodAffinityTerm[] | null;
+  preferredDuringSchedulingIgnoredDuringExecution?: Array<{ weight: number; podAffinityTerm: PodAffinityTerm }> | null;
+}
+
 export interface TopologySpreadConstraint {
   maxSkew: number;
   topologyKey: string;
@@ -87,8 +92,8 @@ export interface Pod {
         requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: NodeSelectorTerm[] } | null;
         preferredDuringSchedulingIgnoredDuringExecution?: Array<{ weight: number; preference: NodeSelectorTerm }> | null;
       } | null;
-      podAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: PodAffinityTerm[] | null } | null;
-      podAntiAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: PodAffinityTerm[] | null } | null;
+      podAffinity?: PodAffinityRules | null;
+      podAntiAffinity?: PodAffinityRules | null;
     } | null;
     tolerations?: Toleration[] | null;
     containers: Container[];
