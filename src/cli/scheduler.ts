@@ -24,7 +24,8 @@ What it does, per kube-scheduler's default profile:
             InterPodAffinity (required affinity and anti-affinity)
   scoring   PodTopologySpread (ScheduleAnyway; hostname and zone by default) x2, TaintToleration
             (PreferNoSchedule) x3, NodeAffinity (preferred terms) x2, InterPodAffinity (preferred
-            terms, both ways) x2, NodeResourcesFit LeastAllocated x1; ties go to the first name
+            terms, both ways) x2, NodeResourcesFit LeastAllocated x1, BalancedAllocation x1;
+            ties go to the node whose name sorts first
   binding   POST pods/<name>/binding; a pod that fits nowhere stays Pending with a FailedScheduling
             Event and PodScheduled=False (Unschedulable), and is retried when nodes or pods change
 

@@ -138,7 +138,8 @@ test('scores per plugin are those kube computes for the same cluster', () => {
   assert.ok('node' in result);
   const byName = Object.fromEntries(result.scores.map((s) => [s.name, s.plugins]));
   // LeastAllocated: a = ((4000-2000)*100/4000 + (8Gi-3Gi)*100/8Gi)/2 = (50 + 62)/2 = 56; b = (75 + 87)/2 = 81.
-  assert.deepEqual(byName.a, { PodTopologySpread: 0, TaintToleration: 100, NodeAffinity: 0, InterPodAffinity: 0, NodeResourcesFit: 56 });
-  assert.deepEqual(byName.b, { PodTopologySpread: 0, TaintToleration: 100, NodeAffinity: 0, InterPodAffinity: 0, NodeResourcesFit: 81 });
+  // BalancedAllocation: a = (1 - |0.5 - 0.375|/2) * 100 = 93; b = (1 - |0.25 - 0.125|/2) * 100 = 93.
+  assert.deepEqual(byName.a, { PodTopologySpread: 0, TaintToleration: 100, NodeAffinity: 0, InterPodAffinity: 0, NodeResourcesFit: 56, NodeResourcesBalancedAllocation: 93 });
+  assert.deepEqual(byName.b, { PodTopologySpread: 0, TaintToleration: 100, NodeAffinity: 0, InterPodAffinity: 0, NodeResourcesFit: 81, NodeResourcesBalancedAllocation: 93 });
   assert.equal(result.node, 'b');
 });

@@ -1,13 +1,14 @@
 // Scores checked against the cases of kube-scheduler's own scoring tests (in
 // pkg/scheduler/framework/plugins: podtopologyspread/scoring_test.go,
-// noderesources/least_allocated_test.go, interpodaffinity/scoring_test.go): the same clusters
+// noderesources/least_allocated_test.go and balanced_allocation_test.go,
+// interpodaffinity/scoring_test.go): the same clusters
 // must give the same scores, so bosun ranks nodes as kube does.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MetaLabelSelector } from '../../src/apiserver/selectors.js';
 import { preFilter } from '../../src/cluster/scheduler/filters.js';
 import { nodeInfo } from '../../src/cluster/scheduler/resources.js';
-import { leastAllocatedScore, normalizeSpread } from '../../src/cluster/scheduler/scoring.js';
+import { balancedAllocationScore, leastAllocatedScore, normalizeSpread } from '../../src/cluster/scheduler/scoring.js';
 import { spreadScores } from '../../src/cluster/scheduler/topology-spread.js';
 import { podAffinityScores } from '../../src/cluster/scheduler/pod-affinity.js';
 import type { Node, Pod, PodAffinityTerm, TopologySpreadConstraint } from '../../src/cluster/scheduler/types.js';
@@ -240,5 +241,24 @@ test('InterPodAffinity scores equal kube-scheduler\'s for its own preferred-affi
   for (const c of cases) {
     const infos = c.nodes.map((labels, i) => nodeInfo({ metadata: { name: `n${i + 1}`, labels } }, c.pods.filter((x) => x.spec.nodeName === `n${i + 1}`)));
     assert.deepEqual(podAffinityScores(c.pod, infos, infos, namespaceLabels), c.want, c.name);
+  }
+});
+
+test('NodeResourcesBalancedAllocation scores equal kube-scheduler\'s for its own test clusters', () => {
+  const cpuOnly = (name: string, nodeName?: string) => reqPod(name, nodeName, { cpu: '1000m', memory: '0' }, { cpu: '2000m', memory: '0' });
+  const cpuAndMemory = (name: string, nodeName?: string) => reqPod(name, nodeName, { cpu: '1000m', memory: '2000' }, { cpu: '2000m', memory: '3000' });
+  const milli = (name: string, cpu: number, memory: number) => sized(name, { cpu: `${cpu}m`, memory: String(memory) });
+  const existingPods = [cpuOnly('e1', 'node1'), cpuAndMemory('e2', 'node2')];
+  const cases: Array<{ name: string; pod: Pod; nodes: Node[]; existing?: Pod[]; want: [number, number] }> = [
+    { name: 'best-effort pods are not scored', pod: reqPod('p', undefined), nodes: [milli('node1', 4000, 10000), milli('node2', 4000, 10000)], want: [0, 0] },
+    { name: 'nothing scheduled, resources requested, differently sized nodes', pod: cpuAndMemory('p'), nodes: [milli('node1', 4000, 10000), milli('node2', 6000, 10000)], want: [87, 100] },
+    { name: 'resources requested, pods scheduled with resources', pod: cpuAndMemory('p'), nodes: [milli('node1', 10000, 20000), milli('node2', 10000, 20000)], existing: existingPods, want: [82, 95] },
+    { name: 'differently sized nodes', pod: cpuAndMemory('p'), nodes: [milli('node1', 10000, 20000), milli('node2', 10000, 50000)], existing: existingPods, want: [82, 80] },
+    { name: 'requested resources at node capacity', pod: cpuOnly('p'), nodes: [milli('node1', 6000, 10000), milli('node2', 6000, 10000)], existing: existingPods, want: [50, 75] },
+  ];
+  for (const c of cases) {
+    const infos = c.nodes.map((n) => nodeInfo(n, (c.existing ?? []).filter((p) => p.spec.nodeName === n.metadata.name)));
+    const state = preFilter(c.pod, infos);
+    assert.deepEqual(infos.map((info) => balancedAllocationScore(state, info)), c.want, c.name);
   }
 });

@@ -5,10 +5,11 @@
 //   - TaintToleration (weight 3): fewer PreferNoSchedule taints the pod does not tolerate;
 //   - NodeAffinity (weight 2): the weights of the preferred node-affinity terms the node matches;
 //   - InterPodAffinity (weight 2): preferred pod affinity and anti-affinity, both ways;
-//   - NodeResourcesFit, LeastAllocated (weight 1): more cpu and memory left after placing the pod.
+//   - NodeResourcesFit, LeastAllocated (weight 1): more cpu and memory left after placing the pod;
+//   - NodeResourcesBalancedAllocation (weight 1): cpu and memory equally used after placing it.
 // Integer arithmetic truncates as Go's does, so scores equal kube's. Where kube picks at random
 // among equal totals, this picks the node whose name sorts first, so a run can be reproduced.
-// Not scored (yet): NodeResourcesBalancedAllocation, ImageLocality.
+// Not scored: ImageLocality (nodes here report no images).
 import type { MetaLabelSelector } from '../../apiserver/selectors.js';
 import type { CycleState } from './filters.js';
 import { preferredNodeAffinityScore } from './node-affinity.js';
@@ -18,7 +19,7 @@ import { intolerablePreferNoScheduleTaints } from './taints.js';
 import { spreadScores } from './topology-spread.js';
 
 export const MAX_NODE_SCORE = 100;
-export const SCORE_WEIGHTS = { PodTopologySpread: 2, TaintToleration: 3, NodeAffinity: 2, InterPodAffinity: 2, NodeResourcesFit: 1 } as const;
+export const SCORE_WEIGHTS = { PodTopologySpread: 2, TaintToleration: 3, NodeAffinity: 2, InterPodAffinity: 2, NodeResourcesFit: 1, NodeResourcesBalancedAllocation: 1 } as const;
 type Plugin = keyof typeof SCORE_WEIGHTS;
 
 export interface NodeScore {
@@ -51,6 +52,22 @@ export function leastAllocatedScore(state: CycleState, info: NodeInfo): number {
   return weights === 0 ? 0 : div(score, weights);
 }
 
+/**
+ * BalancedAllocation: 100 × (1 − the standard deviation of the cpu and memory fractions the node
+ * would have in use), by the pod's actual requests; a pod requesting neither scores 0 everywhere
+ * (kube skips the plugin for best-effort pods so they do not pile onto one node).
+ */
+export function balancedAllocationScore(state: CycleState, info: NodeInfo): number {
+  const pod = state.requests;
+  if (pod.milliCPU === 0 && pod.memory === 0) return 0;
+  const fractions: number[] = [];
+  for (const [requested, allocatable] of [[info.requested.milliCPU + pod.milliCPU, info.allocatable.milliCPU], [info.requested.memory + pod.memory, info.allocatable.memory]]) {
+    if (allocatable !== 0) fractions.push(Math.min(1, requested / allocatable));
+  }
+  const deviation = fractions.length === 2 ? Math.abs((fractions[0] - fractions[1]) / 2) : 0;
+  return Math.trunc((1 - deviation) * MAX_NODE_SCORE);
+}
+
 /** Kube's DefaultNormalizeScore: scale to 0–100 by the highest; reversed, fewer is better. */
 export function normalize(raw: readonly number[], reverse: boolean): number[] {
   const highest = Math.max(0, ...raw);
@@ -77,7 +94,7 @@ export function scoreNodes(state: CycleState, feasible: readonly NodeInfo[], all
   const affinity = normalize(feasible.map((n) => preferredNodeAffinityScore(state.pod, n.node)), false);
   const podAffinity = podAffinityScores(state.pod, feasible, all, namespaceLabels);
   return feasible.map((info, i) => {
-    const plugins = { PodTopologySpread: spread[i], TaintToleration: taints[i], NodeAffinity: affinity[i], InterPodAffinity: podAffinity[i], NodeResourcesFit: leastAllocatedScore(state, info) };
+    const plugins = { PodTopologySpread: spread[i], TaintToleration: taints[i], NodeAffinity: affinity[i], InterPodAffinity: podAffinity[i], NodeResourcesFit: leastAllocatedScore(state, info), NodeResourcesBalancedAllocation: balancedAllocationScore(state, info) };
     const total = (Object.keys(plugins) as Plugin[]).reduce((sum, p) => sum + plugins[p] * SCORE_WEIGHTS[p], 0);
     return { name: info.name, total, plugins };
   });
