@@ -20,7 +20,7 @@
 // kube-system/kube-scheduler as kube-scheduler does; `bosun scheduler` is that declaration.
 import { Counter, Gauge } from 'prom-client';
 import type { MetaLabelSelector } from '../../apiserver/selectors.js';
-import { type Logger, logger } from '../../common/log.js';
+import type { Logger } from '../../common/log.js';
 import { type KubeClient, type Obj, isConflict, isNotFound, resourcePath } from '../../kube/client.js';
 import { rfc3339 } from '../../kube/conditions.js';
 import { Controller, type SyncContext, type SyncResult, TerminalError } from '../../kube/controller.js';
@@ -88,7 +88,6 @@ export class Scheduler implements Runnable {
   private readonly replicaSets: Informer;
   private readonly statefulSets: Informer;
   private readonly schedulerName: string;
-  private readonly log: Logger = logger('scheduler');
 
   constructor(private readonly options: SchedulerOptions) {
     this.schedulerName = options.schedulerName ?? DEFAULT_SCHEDULER_NAME;
