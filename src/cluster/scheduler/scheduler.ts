@@ -191,7 +191,9 @@ export class Scheduler implements Runnable {
       return;
     }
     if ((pod.spec.schedulingGates ?? []).length > 0) {
-      // Not attempted until its gates are removed (that update brings it back).
+      // Not attempted until its gates are removed (that update brings it back). kube-apiserver
+      // writes this condition when such a pod is created; bosun's API server does not (yet), so
+      // the scheduler does — a no-op where the condition is already there.
       this.setWaiting(key, undefined);
       await this.setPodScheduledFalse(pod, 'SchedulingGated', SCHEDULING_GATED_MESSAGE);
       return;
