@@ -1,7 +1,7 @@
 // What the machine-config controller's four sub-controllers share in one process: the API
-// client, one informer per kind, the event recorder, the options, and the render outcome per pool
-// (the render controller decides RenderDegraded; the node controller is the one writer of pool
-// status and reports it).
+// client, one informer per kind, the event recorder and the options. They pass nothing to each
+// other in memory: the render controller's RenderDegraded is on the pool, where the node
+// controller reads it.
 import type { Informer } from '../../kube/informer.js';
 import type { KubeClient } from '../../kube/client.js';
 import type { EventRecorder } from '../../kube/events.js';
@@ -28,8 +28,4 @@ export interface McoContext {
   informers: { machineConfigs: Informer; pools: Informer; controllerConfigs: Informer; kubeletConfigs: Informer; nodes: Informer };
   events: EventRecorder;
   settings: ControllerSettings;
-  /** Pool → the last render's failure (undefined: it rendered). Absent: not rendered since start. */
-  renderOutcome: Map<string, string | undefined>;
-  /** Asks the node controller to look at a pool again (its status reports render outcomes). */
-  refreshPoolStatus(pool: string): void;
 }

@@ -19,7 +19,7 @@
 // Nodes already unavailable that do not target the config are always picked (first, oldest
 // first): pointing them at it takes nothing further down. A paused pool picks nothing.
 import { fromLabelSelectorObject, matchesLabels, SelectorError } from '../../apiserver/selectors.js';
-import { setCondition, type Condition } from '../../kube/conditions.js';
+import { findCondition, setCondition, type Condition } from '../../kube/conditions.js';
 import {
   CURRENT_CONFIG_ANNOTATION, DESIRED_CONFIG_ANNOTATION, REASON_ANNOTATION, STATE_ANNOTATION, ZONE_LABEL,
   type MachineConfigPool, type MachineConfigPoolStatus, type NodeView,
@@ -184,8 +184,6 @@ export interface PoolStatusInputs {
   nodes: NodeView[];
   /** The pool's target rendered config (spec.configuration.name). */
   target: string;
-  /** The render failure to report, if the last render failed. */
-  renderError?: string;
   /** A pool spec the controller cannot act on (e.g. a bad maxUnavailable): Degraded, no rollout. */
   specError?: string;
   /** Nodes of this pool's selector that also match another custom pool. */
@@ -221,9 +219,11 @@ export function computePoolStatus(inp: PoolStatusInputs): MachineConfigPoolStatu
   for (const c of inp.conflicts ?? []) nodeProblems.push(`Node ${c} belongs to more than one custom pool; it is in none`);
   const nodeDegraded = nodeProblems.length > 0;
   set('NodeDegraded', nodeDegraded, nodeDegraded ? `${nodeProblems.length} nodes are reporting degraded status on sync` : '', nodeProblems.join(', '));
-  const renderDegraded = inp.renderError !== undefined;
-  set('RenderDegraded', renderDegraded, renderDegraded ? 'RenderFailed' : '', inp.renderError ? `Failed to render configuration for pool ${pool.metadata.name}: ${inp.renderError}` : '');
-  const degradedMsg = [nodeDegraded ? conds.find((c) => c.type === 'NodeDegraded')!.message : '', inp.renderError ?? '', inp.specError ?? ''].filter(Boolean).join('; ');
+  // RenderDegraded is the render controller's: carried over as it is, counted into Degraded.
+  const render = findCondition(pool.status?.conditions, 'RenderDegraded');
+  if (render) conds.push(render);
+  const renderDegraded = render?.status === 'True';
+  const degradedMsg = [nodeDegraded ? conds.find((c) => c.type === 'NodeDegraded')!.message : '', renderDegraded ? (render.message ?? '') : '', inp.specError ?? ''].filter(Boolean).join('; ');
   const degradedReason = nodeDegraded ? 'NodeDegraded' : renderDegraded ? 'RenderDegraded' : inp.specError ? 'InvalidSpec' : '';
   set('Degraded', degradedReason !== '', degradedReason, degradedMsg);
 

@@ -65,12 +65,8 @@ export function addMachineConfigController(manager: Manager, options: MachineCon
     },
     events: manager.events,
     settings,
-    renderOutcome: new Map(),
-    // Called only once the controllers run, after `node` below exists.
-    refreshPoolStatus: (pool) => node.enqueue(pool),
   };
-  const node = nodeController(ctx);
-  manager.add(templateController(ctx), kubeletConfigController(ctx), renderController(ctx), node);
+  manager.add(templateController(ctx), kubeletConfigController(ctx), renderController(ctx), nodeController(ctx));
 }
 
 export async function runMachineConfigController(options: MachineConfigControllerOptions): Promise<void> {
