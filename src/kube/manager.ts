@@ -8,7 +8,8 @@
 // API (stable; other components build on it):
 //   const manager = new Manager({ name, kubeconfig?, metricsListen?, healthListen?,
 //                                 leaderElection?: { namespace, name, identity?, leaseDurationMs?,
-//                                 renewDeadlineMs?, retryPeriodMs? }, logLevel?, handleSignals? });
+//                                 renewDeadlineMs?, retryPeriodMs? }, eventSource?, logLevel?,
+//                                 handleSignals? });
 //   manager.kubeconfig / .client / .informers / .events      shared by everything it runs
 //   manager.add(runnable, …)          anything with `name` and `start(signal)` (optionally `stop()`,
 //                                     and `needsLeaderElection: false` for servers that run on
