@@ -13,7 +13,7 @@
 // informers' caches map to.
 import { setMaxListeners } from 'node:events';
 import { logger, type Logger } from '../common/log.js';
-import { sleep } from '../common/sleep.js';
+import { type Clock, realClock, sleepOn } from './clock.js';
 import { type Obj } from './client.js';
 import { type DegradedOnError, reportDegraded } from './degraded.js';
 import { type EventType, type Informer, keyOf } from './informer.js';
@@ -51,6 +51,8 @@ export interface ControllerOptions {
   workers?: number;
   /** Re-enqueue every object of the primary informers this often (default: never). */
   resyncPeriodMs?: number;
+  /** The clock the resync period runs on (default the wall clock). */
+  clock?: Clock;
   queue?: Omit<WorkQueueOptions, 'name'>;
   /** Called for every failed sync: report it (a condition, an event). */
   onError?: (key: string, error: Error, retries: number, terminal: boolean) => void;
@@ -142,7 +144,7 @@ export class Controller {
 
   private async resyncLoop(periodMs: number, signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
-      await sleep(periodMs, signal);
+      await sleepOn(this.options.clock ?? realClock, periodMs, signal);
       if (signal.aborted) return;
       for (const { informer, primary } of this.informers) if (primary) for (const object of informer.list()) this.queue.add(keyOf(object));
     }

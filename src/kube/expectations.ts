@@ -9,6 +9,7 @@
 //     deletions expected per owner key; a controller waits until they are observed, or until
 //     they expire (a watch event lost), before it counts again.
 import type { Obj } from './client.js';
+import { type Clock, realClock } from './clock.js';
 import { keyOf } from './informer.js';
 
 export class WriteExpectations<T extends Obj = Obj> {
@@ -48,12 +49,12 @@ export class CountExpectations {
 
   constructor(
     private readonly ttlMs = 5 * 60_000,
-    private readonly now: () => number = Date.now,
+    private readonly clock: Clock = realClock,
   ) {}
 
   /** Expects `adds` creations and `deletes` deletions for `key` (replacing what was expected). */
   expect(key: string, adds: number, deletes: number): void {
-    this.expected.set(key, { adds, deletes, at: this.now() });
+    this.expected.set(key, { adds, deletes, at: this.clock.now() });
   }
 
   creationObserved(key: string): void {
@@ -79,7 +80,7 @@ export class CountExpectations {
   satisfied(key: string): boolean {
     const e = this.expected.get(key);
     if (!e) return true;
-    return (e.adds <= 0 && e.deletes <= 0) || this.now() - e.at > this.ttlMs;
+    return (e.adds <= 0 && e.deletes <= 0) || this.clock.now() - e.at > this.ttlMs;
   }
 
   forget(key: string): void {

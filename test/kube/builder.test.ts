@@ -7,6 +7,7 @@ import { eventually } from '../helpers/eventually.js';
 import type { Obj, ResourceRef } from '../../src/kube/client.js';
 import { Controller, TerminalError } from '../../src/kube/controller.js';
 import { CountExpectations, WriteExpectations } from '../../src/kube/expectations.js';
+import { FakeClock } from '../../src/kube/clock.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { Manager } from '../../src/kube/manager.js';
 import { controllerOf, controllerReference, enqueueOwner } from '../../src/kube/owners.js';
@@ -69,8 +70,8 @@ test('write expectations: the written object stands in for the stale cached one 
 });
 
 test('count expectations: satisfied when observed, lowered, or expired', () => {
-  let now = 0;
-  const e = new CountExpectations(1000, () => now);
+  const clock = new FakeClock();
+  const e = new CountExpectations(1000, clock);
   const steps: Array<[string, () => void, boolean]> = [
     ['nothing expected', () => undefined, true],
     ['expect 2 creations', () => e.expect('ns/rs', 2, 0), false],
@@ -79,7 +80,7 @@ test('count expectations: satisfied when observed, lowered, or expired', () => {
     ['expect 1 deletion', () => e.expect('ns/rs', 0, 1), false],
     ['the delete failed', () => e.lowerExpectations('ns/rs', 0, 1), true],
     ['expect 3 creations', () => e.expect('ns/rs', 3, 0), false],
-    ['an event lost: expired', () => (now += 1001), true],
+    ['an event lost: expired', () => clock.advance(1001), true],
     ['forgotten', () => e.forget('ns/rs'), true],
   ];
   for (const [name, step, satisfied] of steps) {
