@@ -24,7 +24,7 @@ export interface DegradedOnError {
   /** Consecutive failures before it turns True (default 1); a TerminalError turns it at once. */
   after?: number;
   /** A cache of the objects, to skip the read when the condition already says the right thing. */
-  informer?: Informer;
+  informer?: Pick<Informer<any>, 'get'>;
 }
 
 function objectOf(d: DegradedOnError, key: string): { name: string; namespace?: string } {

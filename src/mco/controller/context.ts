@@ -5,6 +5,7 @@
 import type { Informer } from '../../kube/informer.js';
 import type { KubeClient } from '../../kube/client.js';
 import type { EventRecorder } from '../../kube/events.js';
+import type { ControllerConfig, KubeletConfig, MachineConfig, MachineConfigPool, NodeView } from './types.js';
 
 
 /** The singleton ControllerConfig the operator keeps in step with the cluster. */
@@ -25,7 +26,7 @@ export interface ControllerSettings {
 
 export interface McoContext {
   client: KubeClient;
-  informers: { machineConfigs: Informer; pools: Informer; controllerConfigs: Informer; kubeletConfigs: Informer; nodes: Informer };
+  informers: { machineConfigs: Informer<MachineConfig>; pools: Informer<MachineConfigPool>; controllerConfigs: Informer<ControllerConfig>; kubeletConfigs: Informer<KubeletConfig>; nodes: Informer<NodeView> };
   events: EventRecorder;
   settings: ControllerSettings;
 }

@@ -13,7 +13,7 @@ import type { Obj } from '../../kube/client.js';
 import { type McoContext } from './context.js';
 import { resources } from '../../kube/resources.js';
 import { chooseCandidates, computePoolStatus, poolMembership, UPDATE_IN_PROGRESS_TAINT, updateInProgressTaintChanges } from './node-selection.js';
-import { DESIRED_CONFIG_ANNOTATION, type MachineConfigPool, type NodeView } from './types.js';
+import { DESIRED_CONFIG_ANNOTATION, type NodeView } from './types.js';
 
 export function nodeController(ctx: McoContext): Controller {
   // Nodes patched but not yet seen patched in the cache: a sync in between must not count a
@@ -32,9 +32,9 @@ export function nodeController(ctx: McoContext): Controller {
 }
 
 async function syncPool(ctx: McoContext, poolName: string, { log }: SyncContext, recent: WriteExpectations<NodeView>): Promise<void> {
-  const pool = ctx.informers.pools.get(poolName) as MachineConfigPool | undefined;
+  const pool = ctx.informers.pools.get(poolName);
   if (!pool || pool.metadata.deletionTimestamp) return;
-  const { members, conflicts } = poolMembership(ctx.informers.pools.list() as MachineConfigPool[], recent.overlay(ctx.informers.nodes.list() as NodeView[]));
+  const { members, conflicts } = poolMembership(ctx.informers.pools.list(), recent.overlay(ctx.informers.nodes.list()));
   const nodes = [...(members.get(poolName) ?? [])];
   const target = pool.spec.configuration?.name ?? '';
 

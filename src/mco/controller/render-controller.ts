@@ -12,7 +12,7 @@ import { Controller, TerminalError, type SyncContext, type SyncResult } from '..
 import { findCondition, isTrue } from '../../kube/conditions.js';
 import { CONTROLLER_CONFIG_NAME, TEMPLATE_COMPLETED, type McoContext } from './context.js';
 import { resources } from '../../kube/resources.js';
-import { RELEASE_IMAGE_VERSION_ANNOTATION, type ControllerConfig, type MachineConfig, type MachineConfigPool, type NodeView } from './types.js';
+import { RELEASE_IMAGE_VERSION_ANNOTATION, type ControllerConfig, type MachineConfigPool, type NodeView } from './types.js';
 import { renderFailureMessage, renderPool, RenderError } from './render.js';
 import { planCollection, referencedConfigs } from './rendered-gc.js';
 
@@ -51,19 +51,19 @@ function templatesComplete(cc: ControllerConfig | undefined): cc is ControllerCo
 }
 
 async function syncRender(ctx: McoContext, poolName: string, { log }: SyncContext, memory: Map<string, Map<string, number>>): Promise<SyncResult | void> {
-  const pool = ctx.informers.pools.get(poolName) as MachineConfigPool | undefined;
+  const pool = ctx.informers.pools.get(poolName);
   if (!pool || pool.metadata.deletionTimestamp) {
     memory.delete(poolName);
     return;
   }
-  const cc = ctx.informers.controllerConfigs.get(CONTROLLER_CONFIG_NAME) as ControllerConfig | undefined;
+  const cc = ctx.informers.controllerConfigs.get(CONTROLLER_CONFIG_NAME);
   if (!templatesComplete(cc)) {
     log.debug({ pool: poolName }, 'waiting for the ControllerConfig templates before rendering');
     return;
   }
-  const all = ctx.informers.machineConfigs.list() as MachineConfig[];
+  const all = ctx.informers.machineConfigs.list();
   const currentName = pool.spec.configuration?.name;
-  const current = currentName ? (ctx.informers.machineConfigs.get(currentName) as MachineConfig | undefined) : undefined;
+  const current = currentName ? ctx.informers.machineConfigs.get(currentName) : undefined;
   let failure: RenderError | undefined;
   try {
     const { rendered, source } = renderPool(pool, all, {
@@ -108,9 +108,9 @@ async function collectGarbage(ctx: McoContext, pool: MachineConfigPool, log: Syn
   const poolName = pool.metadata.name!;
   const since = memory.get(poolName) ?? new Map<string, number>();
   memory.set(poolName, since);
-  const pools = ctx.informers.pools.list() as MachineConfigPool[];
-  const configs = ctx.informers.machineConfigs.list() as MachineConfig[];
-  const plan = planCollection(poolName, configs, referencedConfigs(pools, ctx.informers.nodes.list() as NodeView[]), since, Date.now(), ctx.settings.renderedGCGraceMs);
+  const pools = ctx.informers.pools.list();
+  const configs = ctx.informers.machineConfigs.list();
+  const plan = planCollection(poolName, configs, referencedConfigs(pools, ctx.informers.nodes.list()), since, Date.now(), ctx.settings.renderedGCGraceMs);
   if (plan.collect.length > 0) {
     // The caches may lag: before deleting anything, ask the API server who references what now.
     const fresh = referencedConfigs(
