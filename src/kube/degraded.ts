@@ -23,6 +23,9 @@ export interface DegradedOnError {
   message?: (error: Error, key: string) => string;
   /** Consecutive failures before it turns True (default 1); a TerminalError turns it at once. */
   after?: number;
+  /** Conditions that follow from the named one, recomputed in the same write (an aggregate
+   *  Degraded), so that readers never see one without the other. */
+  derive?: (object: Obj, conditions: Condition[]) => Condition[];
   /** A cache of the objects, to skip the read when the condition already says the right thing. */
   informer?: Pick<Informer<any>, 'get'>;
 }
@@ -50,7 +53,8 @@ export async function reportDegraded(d: DegradedOnError, key: string, error: Err
   if (!live) return 'gone';
   const current = findCondition(live.status?.conditions, d.condition);
   if (says(current, wanted)) return 'unchanged';
-  const conditions = setCondition(live.status?.conditions, wanted);
+  let conditions = setCondition(live.status?.conditions, wanted);
+  if (d.derive) conditions = d.derive(live, conditions);
   try {
     await d.client.mergePatch(d.resource, name, namespace, { metadata: { resourceVersion: live.metadata.resourceVersion }, status: { conditions } }, 'status');
   } catch (e) {

@@ -12,7 +12,7 @@ import { WriteExpectations } from '../../kube/expectations.js';
 import type { Obj } from '../../kube/client.js';
 import { type McoContext } from './context.js';
 import { resources } from '../../kube/resources.js';
-import { chooseCandidates, computePoolStatus, poolMembership, UPDATE_IN_PROGRESS_TAINT, updateInProgressTaintChanges } from './node-selection.js';
+import { chooseCandidates, computePoolStatus, poolSpecError, poolMembership, UPDATE_IN_PROGRESS_TAINT, updateInProgressTaintChanges } from './node-selection.js';
 import { DESIRED_CONFIG_ANNOTATION, type NodeView } from './types.js';
 
 export function nodeController(ctx: McoContext): Controller {
@@ -38,13 +38,8 @@ async function syncPool(ctx: McoContext, poolName: string, { log }: SyncContext,
   const nodes = [...(members.get(poolName) ?? [])];
   const target = pool.spec.configuration?.name ?? '';
 
-  let specError: string | undefined;
-  let choice: ReturnType<typeof chooseCandidates> | undefined;
-  try {
-    choice = target ? chooseCandidates(pool, nodes, target) : undefined;
-  } catch (e) {
-    specError = `pool ${poolName}: ${(e as Error).message}`;
-  }
+  const specError = poolSpecError(pool);
+  const choice = target && !specError ? chooseCandidates(pool, nodes, target) : undefined;
   if (choice) {
     for (const node of choice.nodes) {
       const name = node.metadata.name!;

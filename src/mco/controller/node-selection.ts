@@ -179,6 +179,32 @@ export function updateInProgressTaintChanges(pool: MachineConfigPool, nodes: Nod
   return { add, remove };
 }
 
+/** Why the pool's spec cannot be acted on (an unreadable maxUnavailable), once it has a target. */
+export function poolSpecError(pool: MachineConfigPool): string | undefined {
+  if (!pool.spec.configuration?.name) return undefined;
+  try {
+    maxUnavailableCount(pool.spec.maxUnavailable, 0);
+    return undefined;
+  } catch (e) {
+    return `pool ${pool.metadata.name}: ${(e as Error).message}`;
+  }
+}
+
+/** Degraded as the pool sums it: nodes first, then the render, then an invalid spec. */
+function degradedFrom(nodeDegraded: Condition | undefined, renderDegraded: Condition | undefined, specError: string | undefined): Condition {
+  const nodes = nodeDegraded?.status === 'True';
+  const render = renderDegraded?.status === 'True';
+  const message = [nodes ? nodeDegraded.message : '', render ? renderDegraded.message : '', specError ?? ''].filter(Boolean).join('; ');
+  const reason = nodes ? 'NodeDegraded' : render ? 'RenderDegraded' : specError ? 'InvalidSpec' : '';
+  return { type: 'Degraded', status: reason ? 'True' : 'False', reason, message };
+}
+
+/** The pool's conditions with Degraded recomputed from them, for a writer of one of its inputs
+ *  (the render controller setting RenderDegraded), so the pool never says one without the other. */
+export function withDegraded(pool: MachineConfigPool, conditions: Condition[], now: Date = new Date()): Condition[] {
+  return setCondition(conditions, degradedFrom(findCondition(conditions, 'NodeDegraded'), findCondition(conditions, 'RenderDegraded'), poolSpecError(pool)), now);
+}
+
 export interface PoolStatusInputs {
   pool: MachineConfigPool;
   nodes: NodeView[];
@@ -222,10 +248,7 @@ export function computePoolStatus(inp: PoolStatusInputs): MachineConfigPoolStatu
   // RenderDegraded is the render controller's: carried over as it is, counted into Degraded.
   const render = findCondition(pool.status?.conditions, 'RenderDegraded');
   if (render) conds.push(render);
-  const renderDegraded = render?.status === 'True';
-  const degradedMsg = [nodeDegraded ? conds.find((c) => c.type === 'NodeDegraded')!.message : '', renderDegraded ? (render.message ?? '') : '', inp.specError ?? ''].filter(Boolean).join('; ');
-  const degradedReason = nodeDegraded ? 'NodeDegraded' : renderDegraded ? 'RenderDegraded' : inp.specError ? 'InvalidSpec' : '';
-  set('Degraded', degradedReason !== '', degradedReason, degradedMsg);
+  conds.push(degradedFrom(conds.find((c) => c.type === 'NodeDegraded'), render, inp.specError));
 
   // Existing conditions keep their lastTransitionTime while their status holds.
   const previous = pool.status?.conditions ?? [];

@@ -3,8 +3,9 @@
 // points pool.spec.configuration (name and source) at it. A render that fails (invalid or
 // unreconcilable MachineConfig, nothing selected) leaves the pool on its current config; this
 // controller writes the pool's RenderDegraded condition itself (True with the failure, False once
-// a render succeeds — the toolkit's degraded-on-error), and the node controller, which writes the
-// rest of pool status, reads it from there to compute Degraded. Afterwards it
+// a render succeeds — the toolkit's degraded-on-error) together with Degraded, summed by the same
+// rule as the node controller's (withDegraded); the node controller, which writes the rest of pool
+// status, carries RenderDegraded over from the pool. Afterwards it
 // garbage-collects the pool's rendered configs nothing has referenced for the grace period
 // (rendered-gc.ts), checking the nodes afresh from the API before any delete.
 import { applyObject } from '../../kube/apply.js';
@@ -15,6 +16,7 @@ import { resources } from '../../kube/resources.js';
 import { RELEASE_IMAGE_VERSION_ANNOTATION, type ControllerConfig, type MachineConfigPool, type NodeView } from './types.js';
 import { renderFailureMessage, renderPool, RenderError } from './render.js';
 import { planCollection, referencedConfigs } from './rendered-gc.js';
+import { withDegraded } from './node-selection.js';
 
 export function renderController(ctx: McoContext): Controller {
   const unreferencedSince = new Map<string, Map<string, number>>();
@@ -23,7 +25,7 @@ export function renderController(ctx: McoContext): Controller {
     sync: (key, sc) => syncRender(ctx, key, sc, unreferencedSince),
     resyncPeriodMs: 10 * 60_000,
     // A bad MachineConfig fails at once (TerminalError); an API error only when it persists.
-    degraded: { client: ctx.client, resource: resources.machineConfigPools, informer: ctx.informers.pools, condition: 'RenderDegraded', reason: 'RenderFailed', after: 3, message: (error, pool) => renderFailureMessage(pool, error.message) },
+    degraded: { client: ctx.client, resource: resources.machineConfigPools, informer: ctx.informers.pools, condition: 'RenderDegraded', reason: 'RenderFailed', after: 3, message: (error, pool) => renderFailureMessage(pool, error.message), derive: (pool, conditions) => withDegraded(pool as MachineConfigPool, conditions) },
   });
   const allPools = () => ctx.informers.pools.list().map((p) => p.metadata.name as string);
   // Writers of MachineConfigs (the template and kubelet-config controllers, an admin applying a
