@@ -14,3 +14,7 @@ export { Manager, type LeaderElectionSettings, type ManagerOptions, type Runnabl
 export { addManagerFlags, managerOptionsFromFlags, registerComponent, type ComponentCommand, type ManagerFlagDefaults, type ManagerFlags } from './manager-flags.js';
 export { HealthChecks, type HealthCheck, type Listen } from './endpoints.js';
 export { resources, type ResourceDefinition } from './resources.js';
+export { annotationsChanged, anyOf, generationChanged, labelsChanged, type EventFilter } from './predicates.js';
+export { controllerOf, controllerReference, enqueueOwner, type OwnerReference } from './owners.js';
+export { CountExpectations, WriteExpectations } from './expectations.js';
+export { degradedCondition, reportDegraded, type DegradedOnError } from './degraded.js';

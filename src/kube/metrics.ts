@@ -1,7 +1,8 @@
 // Prometheus metrics of the controller toolkit, named as controller-runtime and client-go's
 // workqueue name theirs so that existing dashboards and alerts read them: reconciles by result,
 // reconcile errors and durations per controller; queue depth, adds, retries, time waiting and
-// time working per queue. Every bosun process keeps them in one registry, served by serveMetrics.
+// time working per queue. Every bosun process keeps them in one registry, served on a component
+// manager's /metrics (manager.ts), or by serveMetrics.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { createServer, type Server } from 'node:http';
 

@@ -33,6 +33,11 @@ export const MAX_RENDERED_BYTES = 1.5 * 1024 * 1024;
 export type RenderErrorReason = 'InvalidSelector' | 'NoMachineConfigs' | 'InvalidMachineConfig' | 'Unreconcilable' | 'TooLarge';
 
 /** Why a pool cannot be rendered, naming the MachineConfigs at fault; the pool keeps its config. */
+/** The RenderDegraded message for a pool's render failure, as OpenShift words it. */
+export function renderFailureMessage(pool: string, error: string): string {
+  return `Failed to render configuration for pool ${pool}: ${error}`;
+}
+
 export class RenderError extends Error {
   constructor(readonly reason: RenderErrorReason, message: string, readonly machineConfigs: string[] = []) {
     super(message);
