@@ -4,20 +4,28 @@
 // unreconcilable MachineConfig, nothing selected) leaves the pool on its current config and is
 // reported as RenderDegraded through the node controller, which writes pool status. Afterwards it
 // garbage-collects the pool's rendered configs nothing has referenced for the grace period
-// (rendered-gc.ts), checking the nodes afresh from the API before any delete.
+// (rendered-gc.ts), checking the nodes afresh from the API before any delete. What Ignition only
+// warns about in a selected MachineConfig (unused keys such as spec-2 leftovers, ...) never stops
+// a render: it is logged and recorded as a Warning Event on that MachineConfig, once per change.
 import { applyObject } from '../../kube/apply.js';
 import { Controller, type SyncContext, type SyncResult } from '../../kube/controller.js';
 import { isTrue } from '../../kube/conditions.js';
 import { CONTROLLER_CONFIG_NAME, MACHINE_CONFIG_POOLS, MACHINE_CONFIGS, NODES, TEMPLATE_COMPLETED, type McoContext } from './context.js';
 import { RELEASE_IMAGE_VERSION_ANNOTATION, type ControllerConfig, type MachineConfig, type MachineConfigPool, type NodeView } from './types.js';
-import { renderPool, RenderError } from './render.js';
+import { renderPool, RenderError, selectMachineConfigs } from './render.js';
+import { formatProblem } from '../common/ignition/parse.js';
+import { validateConfig } from '../common/ignition/validate.js';
 import { planCollection, referencedConfigs } from './rendered-gc.js';
 
 export function renderController(ctx: McoContext): Controller {
   const unreferencedSince = new Map<string, Map<string, number>>();
+  const warned = new Map<string, string>();
   const controller = new Controller({
     name: 'machine-config-controller-render',
-    sync: (key, sc) => syncRender(ctx, key, sc, unreferencedSince),
+    sync: (key, sc) => {
+      reportIgnitionWarnings(ctx, key, sc.log, warned);
+      return syncRender(ctx, key, sc, unreferencedSince);
+    },
     resyncPeriodMs: 10 * 60_000,
   });
   const allPools = () => ctx.informers.pools.list().map((p) => p.metadata.name as string);
@@ -38,6 +46,32 @@ export function renderController(ctx: McoContext): Controller {
     return refs(node) === refs(old) ? undefined : allPools();
   });
   return controller;
+}
+
+/**
+ * Logs and records (Warning Event `IgnitionWarnings`) what Ignition would warn about in the
+ * MachineConfigs the pool selects: once per MachineConfig version (`reported` remembers which),
+ * whether or not the render succeeds.
+ */
+function reportIgnitionWarnings(ctx: McoContext, poolName: string, log: SyncContext['log'], reported: Map<string, string>): void {
+  const pool = ctx.informers.pools.get(poolName) as MachineConfigPool | undefined;
+  let selected: MachineConfig[];
+  try {
+    selected = pool ? selectMachineConfigs(pool, ctx.informers.machineConfigs.list() as MachineConfig[]) : [];
+  } catch (e) {
+    if (e instanceof RenderError) return; // a bad selector: the render reports it
+    throw e;
+  }
+  for (const mc of selected) {
+    const name = mc.metadata.name!;
+    const version = `${mc.metadata.uid}/${mc.metadata.resourceVersion}`;
+    if (!mc.spec?.config || reported.get(name) === version) continue;
+    reported.set(name, version);
+    const warnings = validateConfig(mc.spec.config).filter((p) => p.warning).map((p) => `spec.config.${formatProblem(p)}`);
+    if (warnings.length === 0) continue;
+    log.warn({ pool: poolName, machineConfig: name, warnings }, 'MachineConfig has Ignition warnings; it renders as Ignition would apply it');
+    void ctx.events.event(mc, 'Warning', 'IgnitionWarnings', `Ignition config has warnings (ignored keys are not rendered): ${warnings.join('; ')}`);
+  }
 }
 
 function templatesComplete(cc: ControllerConfig | undefined): cc is ControllerConfig {
