@@ -82,6 +82,9 @@ const severities: { name: string; config: unknown; problems: [string, 'error' | 
   { name: 'plain-HTTP proxy for HTTPS warns', config: { ignition: { version: '3.1.0', proxy: { httpProxy: 'http://p:3128', httpsProxy: 'http://p:3128' } } }, problems: [['ignition.proxy.httpsProxy', 'warning', /insecure plaintext HTTP proxy/]] },
   { name: 'a proxy must be http(s)', config: { ignition: { version: '3.1.0', proxy: { httpProxy: 'socks5://p:1080' } } }, problems: [['ignition.proxy.httpProxy', 'error', /proxies must be http\(s\)/]] },
   { name: 'owner on a hard link warns', config: v('3.3.0', { storage: { files: [file('/a')], links: [{ path: '/l', target: '/a', hard: true, user: { name: 'core' } }] } }), problems: [['storage.links[0].user.name', 'warning', /ignored for hard link/]] },
+  { name: 'gs from 3.2', config: v('3.2.0', { storage: { files: [{ path: '/a', contents: { source: 'gs://bucket/key' } }] } }), problems: [] },
+  { name: 'gs not in 3.1', config: v('3.1.0', { storage: { files: [{ path: '/a', contents: { source: 'gs://bucket/key' } }] } }), problems: [['storage.files[0].contents.source', 'error', /scheme "gs"/]] },
+  { name: 'an s3 versionId may not be empty', config: v('3.0.0', { storage: { files: [{ path: '/a', contents: { source: 's3://bucket/key?versionId=' } }] } }), problems: [['storage.files[0].contents.source', 'error', /version ID/]] },
   { name: 'a warning does not hide an error', config: v('3.2.0', { networkd: {}, storage: { files: [file('etc/a')] } }), problems: [['networkd', 'warning', /unused key/], ['storage.files[0].path', 'error', /not absolute/]] },
 ];
 

@@ -27,7 +27,8 @@ export interface CheckedConfig {
   config?: IgnitionConfig;
 }
 
-const SOURCE_SCHEMES: Record<string, Spec3Minor> = { data: 0, http: 0, https: 0, tftp: 0, s3: 0, gs: 1, arn: 4 };
+/** URL schemes of resources, with the spec minor that introduced each (Ignition's url.go). */
+const SOURCE_SCHEMES: Record<string, Spec3Minor> = { data: 0, http: 0, https: 0, tftp: 0, s3: 0, gs: 2, arn: 4 };
 const UNIT_SUFFIXES = ['.service', '.socket', '.device', '.mount', '.automount', '.swap', '.target', '.path', '.timer', '.snapshot', '.slice', '.scope'];
 
 /** The spec-3 minor of a config's `ignition.version`, or a problem naming why there is none. */
@@ -127,6 +128,7 @@ function checkSource(source: string, path: string, minor: Spec3Minor, out: Valid
     out.push({ path, message: `unsupported URL scheme "${scheme}"` });
     return;
   }
+  if (scheme === 's3' && url.searchParams.has('versionId') && !url.searchParams.get('versionId')) out.push({ path, message: 'invalid S3 object version ID (empty versionId)' });
   if (scheme === 'data') {
     try { decodeDataUrl(source); } catch (e) {
       if (e instanceof DataUrlError) out.push({ path, message: `cannot decode data URL: ${e.message}` });
