@@ -226,7 +226,7 @@ function check(schema: JSONSchemaProps, value: unknown, path: string, causes: Ca
     if (schema.minItems !== undefined && value.length < schema.minItems) {
       causes.push({ type: 'FieldValueInvalid', field: path, message: `Invalid value: ${value.length}: ${path} in body should have at least ${schema.minItems} items` });
     }
-    if (schema.uniqueItems || schema['x-kubernetes-list-type'] === 'set') {
+    if (schema['x-kubernetes-list-type'] === 'set') {
       const seen = new Set<string>();
       value.forEach((item, i) => {
         const key = JSON.stringify(item);

@@ -48,8 +48,10 @@ function checkNode(s: JSONSchemaProps, level: Level, path: string, out: string[]
     const where = { root: 'at the root', item: 'for specified array items', field: 'for specified object fields' }[level];
     out.push(`${path}.type: Required value: must not be empty ${where}`);
   }
-  if (s.type !== undefined && !KNOWN_TYPES.has(s.type)) out.push(`${path}.type: Unsupported value: "${s.type}": supported values: "array", "boolean", "integer", "number", "object", "string"`);
+  if (s.type === 'null') out.push(`${path}.type: Forbidden: type cannot be set to null, use nullable as an alternative`);
+  else if (s.type !== undefined && !KNOWN_TYPES.has(s.type)) out.push(`${path}.type: Unsupported value: "${s.type}": supported values: "array", "boolean", "integer", "number", "object", "string"`);
   if (level === 'root' && s.type !== undefined && s.type !== 'object') out.push(`${path}.type: Invalid value: "${s.type}": must be object at the root`);
+  if (level === 'root' && s.nullable === true) out.push(`${path}.nullable: Forbidden: nullable cannot be true at the root`);
   if (intOrString && s.type !== undefined) out.push(`${path}.type: Invalid value: "${s.type}": must be empty if x-kubernetes-int-or-string is true`);
   if (intOrString && preserve) out.push(`${path}.x-kubernetes-preserve-unknown-fields: Invalid value: true: must be false if x-kubernetes-int-or-string is true`);
   if (intOrString && embedded) out.push(`${path}.x-kubernetes-embedded-resource: Invalid value: true: must be false if x-kubernetes-int-or-string is true`);
@@ -83,6 +85,7 @@ function checkNode(s: JSONSchemaProps, level: Level, path: string, out: string[]
   }
 
   checkExtensions(s, path, out);
+  checkSupported(s, path, out);
   checkJunctors(s, path, isIntOrStringAnyOf(s.anyOf), isIntOrStringAnyOf(s.allOf?.[0]?.anyOf), out);
 }
 
@@ -98,39 +101,64 @@ function checkExtensions(s: JSONSchemaProps, path: string, out: string[]): void 
   const listType = s['x-kubernetes-list-type'];
   const mapKeys = s['x-kubernetes-list-map-keys'];
   const mapType = s['x-kubernetes-map-type'];
-  if (listType !== undefined) {
-    if (!LIST_TYPES.includes(listType)) out.push(`${path}.x-kubernetes-list-type: Unsupported value: "${listType}": supported values: "atomic", "set", "map"`);
-    if (s.type !== 'array') out.push(`${path}.x-kubernetes-list-type: Invalid value: "${listType}": must only be used if type is array`);
-  }
+  const item = isObject(s.items) ? s.items : undefined;
+  if (mapType !== undefined && s.type !== 'object') out.push(wrongType(path, s.type, 'object', 'x-kubernetes-map-type'));
+  if (mapType !== undefined && !MAP_TYPES.includes(mapType)) out.push(`${path}.x-kubernetes-map-type: Unsupported value: "${mapType}": supported values: "atomic", "granular"`);
+  if (listType !== undefined && s.type !== 'array') out.push(wrongType(path, s.type, 'array', 'x-kubernetes-list-type'));
+  if (listType !== undefined && !LIST_TYPES.includes(listType)) out.push(`${path}.x-kubernetes-list-type: Unsupported value: "${listType}": supported values: "atomic", "set", "map"`);
   if (Array.isArray(mapKeys) && mapKeys.length > 0 && listType !== 'map') {
     out.push(listType === undefined ? `${path}.x-kubernetes-list-type: Required value: must be map if x-kubernetes-list-map-keys is non-empty` : `${path}.x-kubernetes-list-type: Invalid value: "${listType}": must be map if x-kubernetes-list-map-keys is non-empty`);
   }
-  if (listType === 'map') {
-    if (!Array.isArray(mapKeys) || mapKeys.length === 0) out.push(`${path}.x-kubernetes-list-map-keys: Required value: must not be empty if x-kubernetes-list-type is map`);
-    const items = s.items;
-    if (!isObject(items)) out.push(`${path}.items: Required value: must have a schema if x-kubernetes-list-type is map`);
-    else if (items.type !== 'object') out.push(`${path}.items.type: Invalid value: "${items.type ?? ''}": must be object if parent array's x-kubernetes-list-type is map`);
-    else {
-      const seen = new Set<string>();
-      for (const key of Array.isArray(mapKeys) ? mapKeys : []) {
-        const prop = items.properties?.[key];
-        if (!prop) out.push(`${path}.x-kubernetes-list-map-keys: Invalid value: ${JSON.stringify(mapKeys)}: entries must all be names of item properties`);
-        else if (prop.type === 'array' || prop.type === 'object') out.push(`${path}.items.properties[${key}].type: Invalid value: "${prop.type}": must be a scalar type if parent array's x-kubernetes-list-type is map`);
-        if (seen.has(key)) out.push(`${path}.x-kubernetes-list-map-keys: Invalid value: ${JSON.stringify(mapKeys)}: must not contain duplicate entries`);
-        seen.add(key);
-      }
-    }
-  }
   // A set compares whole items, so an item that is itself a map or list must be atomic.
-  const item = s.items;
-  if (listType === 'set' && isObject(item)) {
-    if (item.type === 'object' && item['x-kubernetes-map-type'] !== 'atomic') out.push(`${path}.items.x-kubernetes-map-type: Invalid value: "${item['x-kubernetes-map-type'] ?? ''}": must be atomic as item of a list with x-kubernetes-list-type=set`);
-    if (item.type === 'array' && (item['x-kubernetes-list-type'] ?? 'atomic') !== 'atomic') out.push(`${path}.items.x-kubernetes-list-type: Invalid value: "${item['x-kubernetes-list-type']}": must be atomic as item of a list with x-kubernetes-list-type=set`);
+  if (listType === 'set' && item?.type === 'object' && item['x-kubernetes-map-type'] !== 'atomic') out.push(`${path}.items.x-kubernetes-map-type: Invalid value: "${item['x-kubernetes-map-type'] ?? ''}": must be atomic as item of a list with x-kubernetes-list-type=set`);
+  if (listType === 'set' && item?.type === 'array' && (item['x-kubernetes-list-type'] ?? 'atomic') !== 'atomic') out.push(`${path}.items.x-kubernetes-list-type: Invalid value: "${item['x-kubernetes-list-type']}": must be atomic as item of a list with x-kubernetes-list-type=set`);
+  if ((listType === 'set' || listType === 'map') && item?.nullable === true) out.push(`${path}.items.nullable: Forbidden: cannot be nullable when x-kubernetes-list-type is ${listType}`);
+  if (listType !== 'map') return;
+
+  if (!Array.isArray(mapKeys) || mapKeys.length === 0) out.push(`${path}.x-kubernetes-list-map-keys: Required value: must not be empty if x-kubernetes-list-type is map`);
+  if (!item) {
+    out.push(`${path}.items: Required value: must have a schema if x-kubernetes-list-type is map`);
+    return;
   }
-  if (mapType !== undefined) {
-    if (!MAP_TYPES.includes(mapType)) out.push(`${path}.x-kubernetes-map-type: Unsupported value: "${mapType}": supported values: "granular", "atomic"`);
-    if (s.type !== 'object') out.push(`${path}.x-kubernetes-map-type: Invalid value: "${mapType}": must only be used if type is object`);
+  if (item.type !== 'object') {
+    out.push(`${path}.items.type: Invalid value: "${item.type ?? ''}": must be object if parent array's x-kubernetes-list-type is map`);
+    return;
   }
+  // Each key identifies an item, so it is a scalar every item has.
+  const seen = new Set<string>();
+  for (const key of Array.isArray(mapKeys) ? mapKeys : []) {
+    const prop = item.properties?.[key];
+    const at = `${path}.items.properties[${key}]`;
+    if (!prop) out.push(`${path}.x-kubernetes-list-map-keys: Invalid value: ${JSON.stringify(mapKeys)}: entries must all be names of item properties`);
+    else {
+      if (prop.type === 'array' || prop.type === 'object') out.push(`${at}.type: Invalid value: "${prop.type}": must be a scalar type if parent array's x-kubernetes-list-type is map`);
+      if (!(item.required ?? []).includes(key) && prop.default === undefined) out.push(`${at}.default: Required value: this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property`);
+      if (prop.nullable === true) out.push(`${at}.nullable: Forbidden: this property is in x-kubernetes-list-map-keys, so it cannot be nullable`);
+    }
+    if (seen.has(key)) out.push(`${path}.x-kubernetes-list-map-keys: Invalid value: ${JSON.stringify(mapKeys)}: must not contain duplicate entries`);
+    seen.add(key);
+  }
+}
+
+function wrongType(path: string, type: string | undefined, wanted: string, extension: string): string {
+  return type === undefined
+    ? `${path}.type: Required value: must be ${wanted} if ${extension} is specified`
+    : `${path}.type: Invalid value: "${type}": must be ${wanted} if ${extension} is specified`;
+}
+
+/** Parts of OpenAPI that CRD schemas may not use at all. */
+const UNSUPPORTED: Array<[string, string]> = [
+  ['$ref', '$ref is not supported'],
+  ['id', 'id is not supported'],
+  ['additionalItems', 'additionalItems is not supported'],
+  ['patternProperties', 'patternProperties is not supported'],
+  ['definitions', 'definitions is not supported'],
+  ['dependencies', 'dependencies is not supported'],
+];
+
+function checkSupported(s: JSONSchemaProps, path: string, out: string[]): void {
+  for (const [field, message] of UNSUPPORTED) if (s[field] !== undefined && s[field] !== null) out.push(`${path}.${field}: Forbidden: ${message}`);
+  if (s.uniqueItems === true) out.push(`${path}.uniqueItems: Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -183,6 +211,7 @@ function checkNested(v: JSONSchemaProps, path: string, skipAnyOf: boolean, out: 
   }
   for (const flag of NESTED_FORBIDDEN_FLAGS) if (v[flag] === true) out.push(`${path}.${flag}: Forbidden: must be false to be structural`);
   if (v.properties?.metadata !== undefined) out.push(`${path}.properties[metadata]: Forbidden: must not be specified in a nested context`);
+  checkSupported(v, path, out);
 }
 
 /**
