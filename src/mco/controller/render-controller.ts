@@ -62,6 +62,7 @@ function reportIgnitionWarnings(ctx: McoContext, poolName: string, log: SyncCont
     if (e instanceof RenderError) return; // a bad selector: the render reports it
     throw e;
   }
+  for (const name of reported.keys()) if (!ctx.informers.machineConfigs.get(name)) reported.delete(name);
   for (const mc of selected) {
     const name = mc.metadata.name!;
     const version = `${mc.metadata.uid}/${mc.metadata.resourceVersion}`;
@@ -70,8 +71,14 @@ function reportIgnitionWarnings(ctx: McoContext, poolName: string, log: SyncCont
     const warnings = validateConfig(mc.spec.config).filter((p) => p.warning).map((p) => `spec.config.${formatProblem(p)}`);
     if (warnings.length === 0) continue;
     log.warn({ pool: poolName, machineConfig: name, warnings }, 'MachineConfig has Ignition warnings; it renders as Ignition would apply it');
-    void ctx.events.event(mc, 'Warning', 'IgnitionWarnings', `Ignition config has warnings (ignored keys are not rendered): ${warnings.join('; ')}`);
+    void ctx.events.event(mc, 'Warning', 'IgnitionWarnings', eventMessage('Ignition config has warnings (ignored keys are not rendered): ', warnings));
   }
+}
+
+/** An Event's message stays within the 1024 characters Kubernetes allows; the log has it all. */
+function eventMessage(prefix: string, items: string[]): string {
+  const message = prefix + items.join('; ');
+  return message.length <= 1024 ? message : `${message.slice(0, 1023)}…`;
 }
 
 function templatesComplete(cc: ControllerConfig | undefined): cc is ControllerConfig {
