@@ -7,22 +7,30 @@
 // rule as the node controller's (withDegraded); the node controller, which writes the rest of pool
 // status, carries RenderDegraded over from the pool. Afterwards it
 // garbage-collects the pool's rendered configs nothing has referenced for the grace period
-// (rendered-gc.ts), checking the nodes afresh from the API before any delete.
+// (rendered-gc.ts), checking the nodes afresh from the API before any delete. What Ignition only
+// warns about in a selected MachineConfig (unused keys such as spec-2 leftovers, ...) never stops
+// a render: it is logged and recorded as a Warning Event on that MachineConfig, once per change.
 import { applyObject } from '../../kube/apply.js';
 import { Controller, TerminalError, type SyncContext, type SyncResult } from '../../kube/controller.js';
 import { findCondition, isTrue } from '../../kube/conditions.js';
 import { CONTROLLER_CONFIG_NAME, TEMPLATE_COMPLETED, type McoContext } from './context.js';
 import { resources } from '../../kube/resources.js';
-import { RELEASE_IMAGE_VERSION_ANNOTATION, type ControllerConfig, type MachineConfigPool, type NodeView } from './types.js';
-import { renderFailureMessage, renderPool, RenderError } from './render.js';
+import { RELEASE_IMAGE_VERSION_ANNOTATION, type ControllerConfig, type MachineConfig, type MachineConfigPool, type NodeView } from './types.js';
+import { renderFailureMessage, renderPool, RenderError, selectMachineConfigs } from './render.js';
+import { formatProblem } from '../common/ignition/parse.js';
+import { validateConfig } from '../common/ignition/validate.js';
 import { planCollection, referencedConfigs } from './rendered-gc.js';
 import { withDegraded } from './node-selection.js';
 
 export function renderController(ctx: McoContext): Controller {
   const unreferencedSince = new Map<string, Map<string, number>>();
+  const warned = new Map<string, string>();
   const controller = new Controller({
     name: 'machine-config-controller-render',
-    sync: (key, sc) => syncRender(ctx, key, sc, unreferencedSince),
+    sync: (key, sc) => {
+      reportIgnitionWarnings(ctx, key, sc.log, warned);
+      return syncRender(ctx, key, sc, unreferencedSince);
+    },
     resyncPeriodMs: 10 * 60_000,
     // A bad MachineConfig fails at once (TerminalError); an API error only when it persists.
     degraded: { client: ctx.client, resource: resources.machineConfigPools, informer: ctx.informers.pools, condition: 'RenderDegraded', reason: 'RenderFailed', after: 3, message: (error, pool) => renderFailureMessage(pool, error.message), derive: (pool, conditions) => withDegraded(pool as MachineConfigPool, conditions) },
@@ -45,6 +53,39 @@ export function renderController(ctx: McoContext): Controller {
     return refs(node) === refs(old) ? undefined : allPools();
   });
   return controller;
+}
+
+/**
+ * Logs and records (Warning Event `IgnitionWarnings`) what Ignition would warn about in the
+ * MachineConfigs the pool selects: once per MachineConfig version (`reported` remembers which),
+ * whether or not the render succeeds.
+ */
+function reportIgnitionWarnings(ctx: McoContext, poolName: string, log: SyncContext['log'], reported: Map<string, string>): void {
+  const pool = ctx.informers.pools.get(poolName) as MachineConfigPool | undefined;
+  let selected: MachineConfig[];
+  try {
+    selected = pool ? selectMachineConfigs(pool, ctx.informers.machineConfigs.list() as MachineConfig[]) : [];
+  } catch (e) {
+    if (e instanceof RenderError) return; // a bad selector: the render reports it
+    throw e;
+  }
+  for (const name of reported.keys()) if (!ctx.informers.machineConfigs.get(name)) reported.delete(name);
+  for (const mc of selected) {
+    const name = mc.metadata.name!;
+    const version = `${mc.metadata.uid}/${mc.metadata.resourceVersion}`;
+    if (!mc.spec?.config || reported.get(name) === version) continue;
+    reported.set(name, version);
+    const warnings = validateConfig(mc.spec.config).filter((p) => p.warning).map((p) => `spec.config.${formatProblem(p)}`);
+    if (warnings.length === 0) continue;
+    log.warn({ pool: poolName, machineConfig: name, warnings }, 'MachineConfig has Ignition warnings; it renders as Ignition would apply it');
+    void ctx.events.event(mc, 'Warning', 'IgnitionWarnings', eventMessage('Ignition config has warnings (ignored keys are not rendered): ', warnings));
+  }
+}
+
+/** An Event's message stays within the 1024 characters Kubernetes allows; the log has it all. */
+function eventMessage(prefix: string, items: string[]): string {
+  const message = prefix + items.join('; ');
+  return message.length <= 1024 ? message : `${message.slice(0, 1023)}…`;
 }
 
 function templatesComplete(cc: ControllerConfig | undefined): cc is ControllerConfig {
