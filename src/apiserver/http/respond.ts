@@ -1,0 +1,32 @@
+// How answers are written: JSON with an exact `application/json` Content-Type, warnings as
+// `Warning: 299` headers, and every failure as a Kubernetes `Status`, whoever raised it (our
+// handlers, the filters, or fastify itself for bodies it could not read).
+import type { FastifyReply } from 'fastify';
+import { ApiError, errors } from '../errors.js';
+import { BODY_LIMIT } from './body.js';
+
+// A Buffer body keeps fastify from appending '; charset=utf-8': discovery clients compare the
+// header exactly (kube-api.md, trap 1).
+export function sendJson(reply: FastifyReply, code: number, value: unknown): FastifyReply {
+  return reply.code(code).header('content-type', 'application/json').send(Buffer.from(JSON.stringify(value)));
+}
+
+export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  return sendJson(reply, error.code, error.toStatus());
+}
+
+/** Warnings reach clients as `Warning: 299 - "text"` headers (kubectl prints them). */
+export function withWarnings(reply: FastifyReply, warnings: string[]): FastifyReply {
+  return warnings.length > 0 ? reply.header('warning', warnings.map((w) => `299 - ${JSON.stringify(w)}`)) : reply;
+}
+
+/** The Status for any error a request ended with: ours as they are, fastify's and the runtime's mapped. */
+export function statusOf(error: Error & { statusCode?: number; code?: string }): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413) {
+    return errors.tooLarge(`the request body is larger than the limit of ${BODY_LIMIT} bytes`);
+  }
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return errors.unsupportedMediaType(error.message);
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return errors.badRequest(error.message);
+  return errors.internal(error.message);
+}
