@@ -15,6 +15,7 @@ import { Resources } from './resources.js';
 import { crdHooks, loadCrds } from './crds.js';
 import { namespaceHooks, cleanUpTerminatingNamespaces } from './namespaces.js';
 import { OpenApi } from './openapi.js';
+import { objectSizeHooks } from './object-size.js';
 import { loadServingMaterial, writeKubeconfig } from './serving.js';
 import { QueryParams } from './http/query.js';
 import { sendError, statusOf } from './http/respond.js';
@@ -51,6 +52,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const resources = new Resources(storage, registry);
   resources.addHooks(crdHooks(registry, storage));
   resources.addHooks(namespaceHooks(resources, registry));
+  resources.addHooks(objectSizeHooks());
   for (const ns of DEFAULT_NAMESPACES) {
     if (!storage.get(`/core/namespaces//${ns}`)) await resources.create(registry.lookup('', 'v1', 'namespaces')!, undefined, { metadata: { name: ns } });
   }
@@ -75,11 +77,19 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     logger: false,
     return503OnClosing: true,
     forceCloseConnections: true,
-    // A request Node cannot parse (an unknown method, a broken header) still gets a Status.
+    // The router's own refusals (a URL that does not decode, …) are Statuses too.
+    frameworkErrors: (error, _request, reply) => sendError(reply, statusOf(error)),
+    // A request Node cannot parse still gets a Status: a method it does not know is a 405, as
+    // kube-apiserver answers one; anything else (a broken header, …) a 400.
     clientErrorHandler: (err, socket) => {
       if (!socket.writable) return;
-      const body = JSON.stringify(errors.badRequest(`the request could not be parsed: ${err.message}`).toStatus());
-      socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      // At run time the packet is the Buffer Node's parser stopped in.
+      const packet: unknown = err.rawPacket;
+      const [method = '', path = ''] = (Buffer.isBuffer(packet) ? packet.subarray(0, 2048).toString('latin1').split('\r\n')[0] : '').split(' ');
+      const error = err.code === 'HPE_INVALID_METHOD' ? errors.methodNotAllowed(method, path.split('?')[0]) : errors.badRequest(`the request could not be parsed: ${err.message}`);
+      const body = JSON.stringify(error.toStatus());
+      const reason = error.code === 405 ? 'Method Not Allowed' : 'Bad Request';
+      socket.end(`HTTP/1.1 ${error.code} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     },
   });
   for (const method of ROUTED_METHODS) if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });

@@ -1,8 +1,9 @@
 // Request bodies read and decoded as kube-apiserver does, with its limits: read by the handler
 // (after authentication and authorization) up to 3 MiB, more is a 413; JSON, YAML or Kubernetes
-// protobuf by Content-Type; a nesting depth limit checked before and after parsing (so no decoder
-// and no later walk over the object recurses without bound over client data); and the patch
-// type named by a PATCH's Content-Type.
+// protobuf by Content-Type; a nesting depth limit (checked on YAML's syntax tree before the
+// document is built, and on every decoded value) so that no decoder and no later walk over the
+// object recurses without bound over client data; and the patch type named by a PATCH's
+// Content-Type.
 import type { FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import YAML from 'yaml';
@@ -15,10 +16,13 @@ export const BODY_LIMIT = 3 * 1024 * 1024;
 
 /**
  * The deepest nesting of objects and arrays a body may have. kube's JSON decoder allows 10,000;
- * ours is lower so that the recursive walks over objects (schema validation, merges, managed
- * fields) stay far from the stack limit, and still far beyond any real object.
+ * ours is lower because the YAML parser and our walks over objects (schema validation, merges,
+ * managed fields) recurse, and a recursion near V8's stack limit can end the process instead of
+ * throwing (a regular expression compiled there fails with "RegExpCompiler Allocation failed").
+ * The YAML parser runs out of stack at about 450 levels of a sequence of maps; real objects stay
+ * far below this.
  */
-export const MAX_DEPTH = 512;
+export const MAX_DEPTH = 300;
 
 const tooLarge = () => errors.tooLarge(`the request body is larger than the limit of ${BODY_LIMIT} bytes`);
 
@@ -63,21 +67,25 @@ export function requestBody(request: FastifyRequest): Promise<Buffer> {
 
 const tooDeep = () => errors.badRequest(`the request body could not be decoded: the object is nested deeper than ${MAX_DEPTH} levels`);
 
-/** The deepest bracket nesting of JSON or flow-style YAML text, in one pass, strings skipped. */
-export function textNestingDepth(text: string): number {
-  let depth = 0;
+const YAML_COLLECTIONS = new Set(['block-map', 'block-seq', 'flow-collection']);
+
+/**
+ * The nesting depth of YAML text, measured on the YAML library's concrete syntax tree, which
+ * its parser builds without recursion; building the document from it recurses, so this is
+ * checked first. Walked with an explicit stack; stops counting past MAX_DEPTH.
+ */
+export function yamlNestingDepth(text: string): number {
   let deepest = 0;
-  let quote = '';
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quote) {
-      if (c === '\\' && quote === '"') i++;
-      else if (c === quote) quote = '';
-      continue;
-    }
-    if (c === '"' || c === "'") quote = c;
-    else if (c === '{' || c === '[') deepest = Math.max(deepest, ++depth);
-    else if (c === '}' || c === ']') depth = Math.max(0, depth - 1);
+  const seen = new Set<object>();
+  const stack: [unknown, number][] = [...new YAML.Parser().parse(text)].map((t): [unknown, number] => [t, 0]);
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== 'object' || seen.has(node)) continue;
+    seen.add(node);
+    const here = YAML_COLLECTIONS.has((node as { type?: string }).type ?? '') ? depth + 1 : depth;
+    deepest = Math.max(deepest, here);
+    if (deepest > MAX_DEPTH) return deepest;
+    for (const child of Object.values(node)) if (child !== null && typeof child === 'object') stack.push([child, here]);
   }
   return deepest;
 }
@@ -121,15 +129,15 @@ export function decodeBody(raw: Buffer | undefined, contentType: string | undefi
     throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got "${type}")`);
   }
   const text = raw.toString('utf8');
-  // Block-style YAML nests by indentation, which this scan does not see; the check after
-  // parsing catches that, and the parser itself is bounded by its own stack check.
-  if (textNestingDepth(text) > MAX_DEPTH) throw tooDeep();
+  // JSON.parse does not recurse on the stack; the YAML parser does, so YAML is measured first.
+  const yaml = YAML_TYPES.has(type);
+  if (yaml && yamlNestingDepth(text) > MAX_DEPTH) throw tooDeep();
   let value: unknown;
   try {
-    // Aliases are expanded by the parser; its default alias limit stops "billion laughs" bodies.
-    value = YAML_TYPES.has(type) ? YAML.parse(text) : JSON.parse(text);
+    // Aliases are expanded by the parser; its default alias limit stops "billion laughs" bodies,
+    // and the check below catches aliases that nest.
+    value = yaml ? YAML.parse(text) : JSON.parse(text);
   } catch (e) {
-    if (e instanceof RangeError) throw tooDeep();
     throw errors.badRequest(`the request body could not be decoded: ${(e as Error).message.split('\n')[0]}`);
   }
   if (valueNestingDepth(value) > MAX_DEPTH) throw tooDeep();
