@@ -3,10 +3,9 @@
 // types, and Update-operation bookkeeping.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  crdListTypes, decodeFieldSet, encodeFieldSet, fieldSetOf, managerFromUserAgent, recordUpdate, serverSideApply,
-  type ManagedFieldsEntry,
-} from '../../src/apiserver/server-side-apply.js';
+import { crdListTypes, decodeFieldSet, encodeFieldSet, fieldSetOf, type ManagedFieldsEntry } from '../../src/apiserver/field-sets.js';
+import { managerFromUserAgent, recordUpdate } from '../../src/apiserver/managed-fields.js';
+import { serverSideApply } from '../../src/apiserver/server-side-apply.js';
 
 const now = new Date('2026-01-01T00:00:00Z');
 

@@ -3,7 +3,7 @@
 // the write options, and hands the request to reads, watches, writes or subresources.
 import { errors } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
-import { managerFromUserAgent } from '../server-side-apply.js';
+import { managerFromUserAgent } from '../managed-fields.js';
 import { verbsOf } from './discovery.js';
 import { serveGet, serveList } from './read.js';
 import type { ServerState } from './state.js';
