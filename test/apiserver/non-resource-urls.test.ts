@@ -2,11 +2,12 @@
 // service account reads discovery, /version, health and OpenAPI (bootstrap `system:discovery`
 // and `system:public-info-viewer`) but gets 403 on /metrics, /debug/* and /logs until a role
 // with `nonResourceURLs` grants them; `kubectl auth can-i` agrees; anonymous callers reach only
-// health and /version.
+// health and /version. Every request, resource or not, passes the one authorizer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApiServer } from '../helpers/apiserver.js';
 import { enableAccessControl } from '../../src/apiserver/access-control.js';
+import type { RequestAttributes } from '../../src/apiserver/server.js';
 
 const METRICS_READER = `
 apiVersion: rbac.authorization.k8s.io/v1
@@ -66,6 +67,52 @@ test('non-resource URLs are authorized through RBAC nonResourceURLs', { timeout:
     assert.deepEqual(monitoring.subjects.map((s: any) => s.name), ['system:monitoring']);
   } finally {
     access.stop();
+    await api.stop();
+  }
+});
+
+test('every request, resource or not, passes the one authorizer with kube request attributes', async () => {
+  const api = await startTestApiServer();
+  try {
+    const seen: RequestAttributes[] = [];
+    let refuse = false;
+    api.server.setAuthorizer((attributes) => {
+      seen.push(attributes);
+      return refuse ? `no (${attributes.path})` : undefined;
+    });
+    const table: [string, string, Partial<RequestAttributes>][] = [
+      ['GET', '/version/', { resourceRequest: false, verb: 'get', path: '/version' }],
+      ['GET', '/api', { resourceRequest: false, path: '/api' }],
+      ['GET', '/apis/apps/v1', { resourceRequest: false, path: '/apis/apps/v1' }],
+      ['GET', '/openapi/v3/api/v1', { resourceRequest: false, path: '/openapi/v3/api/v1' }],
+      ['GET', '/metrics', { resourceRequest: false, path: '/metrics' }],
+      ['GET', '/no/such/path', { resourceRequest: false, path: '/no/such/path' }],
+      ['GET', '/api/v1/namespaces/default/configmaps?watch=True&timeoutSeconds=1', { resourceRequest: true, verb: 'watch', resource: 'configmaps', namespace: 'default' }],
+      ['DELETE', '/apis/apps/v1/namespaces/default/deployments/d', { verb: 'delete', apiGroup: 'apps', resource: 'deployments', name: 'd' }],
+      ['POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', { verb: 'create', apiGroup: 'authorization.k8s.io', resource: 'selfsubjectaccessreviews' }],
+      ['POST', '/api/v1/namespaces/default/pods/p/eviction', { verb: 'create', resource: 'pods', subresource: 'eviction', name: 'p' }],
+    ];
+    for (const [method, path, want] of table) {
+      seen.length = 0;
+      await api.request(method, path, method === 'POST' ? { body: {} } : {});
+      assert.equal(seen.length, 1, `${method} ${path} was authorized once`);
+      for (const [k, v] of Object.entries(want)) assert.equal(seen[0][k as keyof RequestAttributes], v, `${method} ${path}: ${k}`);
+      assert.equal(seen[0].user.name, 'system:admin');
+    }
+    // Anonymous health checks are authorized too, as system:anonymous.
+    seen.length = 0;
+    await api.request('GET', '/healthz', { token: null });
+    assert.deepEqual(seen.map((a) => [a.user.name, a.user.groups, a.path]), [['system:anonymous', ['system:unauthenticated'], '/healthz']]);
+
+    refuse = true;
+    for (const [method, path] of table) {
+      const r = await api.request(method, path, method === 'POST' ? { body: {} } : {});
+      assert.equal(r.status, 403, `${method} ${path}`);
+      assert.equal(r.json.kind, 'Status');
+      assert.match(r.json.message, /^no \(/);
+    }
+    assert.equal((await api.request('GET', '/healthz', { token: null })).status, 403);
+  } finally {
     await api.stop();
   }
 });
