@@ -1,7 +1,7 @@
 // What kube-apiserver refuses before or while decoding, refused here the same way and always as a
 // Status: bodies over 3 MiB (413), bodies nested deeper than the limit in JSON and YAML (400,
-// where a deep YAML body used to end the process), ConfigMap and Secret data over 1 MiB (422
-// "Too long"), `.` and `..` as a namespace or name (400), methods no route serves (405, the
+// where a deep YAML body used to end the process), JSON patches that would nest deeper (422),
+// ConfigMap and Secret data over 1 MiB (422 "Too long"), `.` and `..` as a namespace or name (400), methods no route serves (405, the
 // ones Node's parser does not know included), and URLs the router cannot decode (400).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,7 +10,7 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
-import { MAX_DEPTH } from '../../src/apiserver/http/body.js';
+import { MAX_DEPTH, MAX_PATCHED_DEPTH } from '../../src/apiserver/nesting.js';
 
 let api: TestApiServer;
 let dir: string;
@@ -69,6 +69,13 @@ test('deeply nested bodies are a 400 and the server stays up (JSON and YAML, flo
   // As deep as allowed is decoded (and then judged on its content).
   const ok = await api.request('POST', CM, { body: { metadata: { name: 'deep-ok', annotations: {} }, data: {}, extra: JSON.parse(nest(MAX_DEPTH - 3)) } });
   assert.equal(ok.status, 201, JSON.stringify(ok.json).slice(0, 300));
+  // A JSON patch cannot build what a body may not carry: adds at deep paths are checked on the result.
+  const deep = (n: number) => JSON.parse(nest(n));
+  const ops = [{ op: 'add', path: '/extra', value: deep(250) }, { op: 'add', path: `/extra${'/a'.repeat(249)}`, value: deep(250) }];
+  const grown = await api.request('PATCH', `${CM}/deep-ok`, { body: ops, contentType: 'application/json-patch+json' });
+  assertStatus(grown, 422, 'Invalid', new RegExp(`nested deeper than ${MAX_PATCHED_DEPTH} levels`));
+  const one = await api.request('PATCH', `${CM}/deep-ok`, { body: ops.slice(0, 1), contentType: 'application/json-patch+json' });
+  assert.equal(one.status, 200, one.text);
   // kubectl sees the reason.
   writeFileSync(join(dir, 'deep.yaml'), `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep}\nbogus: ${'['.repeat(400)}${']'.repeat(400)}\n`);
   const kubectl = await api.kubectl(['create', '-f', join(dir, 'deep.yaml')]);

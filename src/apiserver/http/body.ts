@@ -9,20 +9,11 @@ import type { Readable } from 'node:stream';
 import YAML from 'yaml';
 import { ApiError, errors } from '../errors.js';
 import { decodeKubernetesProtobuf, ProtobufError } from '../protobuf.js';
+import { MAX_DEPTH, valueNestingDepth } from '../nesting.js';
 import type { PatchType } from '../resources.js';
 
 /** The largest request body accepted (kube-apiserver's limit is 3 MiB too). */
 export const BODY_LIMIT = 3 * 1024 * 1024;
-
-/**
- * The deepest nesting of objects and arrays a body may have. kube's JSON decoder allows 10,000;
- * ours is lower because the YAML parser and our walks over objects (schema validation, merges,
- * managed fields) recurse, and a recursion near V8's stack limit can end the process instead of
- * throwing (a regular expression compiled there fails with "RegExpCompiler Allocation failed").
- * The YAML parser runs out of stack at about 450 levels of a sequence of maps; real objects stay
- * far below this.
- */
-export const MAX_DEPTH = 300;
 
 const tooLarge = () => errors.tooLarge(`the request body is larger than the limit of ${BODY_LIMIT} bytes`);
 
@@ -86,20 +77,6 @@ export function yamlNestingDepth(text: string): number {
     deepest = Math.max(deepest, here);
     if (deepest > MAX_DEPTH) return deepest;
     for (const child of Object.values(node)) if (child !== null && typeof child === 'object') stack.push([child, here]);
-  }
-  return deepest;
-}
-
-/** The nesting depth of a decoded value, walked with an explicit stack (never recursion). */
-export function valueNestingDepth(value: unknown): number {
-  let deepest = 0;
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    deepest = Math.max(deepest, depth + 1);
-    if (deepest > MAX_DEPTH) return deepest;
-    for (const child of Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
   }
   return deepest;
 }
