@@ -17,9 +17,8 @@ import { namespaceHooks, cleanUpTerminatingNamespaces } from './namespaces.js';
 import { OpenApi } from './openapi.js';
 import { objectSizeHooks } from './object-size.js';
 import { loadServingMaterial, writeKubeconfig } from './serving.js';
-import { QueryParams } from './http/query.js';
-import { sendError, statusOf } from './http/respond.js';
-import { chain, type RequestContext } from './filters/chain.js';
+import { answerUnparsable, sendError, statusOf } from './http/respond.js';
+import { chain, requestContext } from './filters/chain.js';
 import { requestMetrics } from './filters/metrics.js';
 import { recovery } from './filters/recovery.js';
 import { authentication } from './filters/authentication.js';
@@ -79,18 +78,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     forceCloseConnections: true,
     // The router's own refusals (a URL that does not decode, …) are Statuses too.
     frameworkErrors: (error, _request, reply) => sendError(reply, statusOf(error)),
-    // A request Node cannot parse still gets a Status: a method it does not know is a 405, as
-    // kube-apiserver answers one; anything else (a broken header, …) a 400.
-    clientErrorHandler: (err, socket) => {
-      if (!socket.writable) return;
-      // At run time the packet is the Buffer Node's parser stopped in.
-      const packet: unknown = err.rawPacket;
-      const [method = '', path = ''] = (Buffer.isBuffer(packet) ? packet.subarray(0, 2048).toString('latin1').split('\r\n')[0] : '').split(' ');
-      const error = err.code === 'HPE_INVALID_METHOD' ? errors.methodNotAllowed(method, path.split('?')[0]) : errors.badRequest(`the request could not be parsed: ${err.message}`);
-      const body = JSON.stringify(error.toStatus());
-      const reason = error.code === 405 ? 'Method Not Allowed' : 'Bad Request';
-      socket.end(`HTTP/1.1 ${error.code} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-    },
+    // A request Node cannot parse still gets a Status (http/respond.ts).
+    clientErrorHandler: answerUnparsable,
   });
   for (const method of ROUTED_METHODS) if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
   // Bodies are read by the handlers, after authentication and authorization (http/body.ts).
@@ -102,9 +91,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     method: ROUTED_METHODS,
     url: '*',
     handler: async (request, reply) => {
-      const [rawPath] = request.url.split('?');
-      const ctx: RequestContext = { request, reply, path: rawPath.length > 1 ? rawPath.replace(/\/+$/, '') || '/' : rawPath, query: QueryParams.fromUrl(request.url) };
-      await serve(ctx);
+      await serve(requestContext(request, reply));
       return reply;
     },
   });

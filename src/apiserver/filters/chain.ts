@@ -4,7 +4,7 @@
 // next; one that refuses throws an ApiError, which the recovery filter answers. Audit wraps
 // authorization, as in kube-apiserver's chain, so that refusals are recorded too.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { QueryParams } from '../http/query.js';
+import { QueryParams } from '../http/query.js';
 import type { RequestAttributes, RequestInfo } from '../request-attributes.js';
 import type { User } from '../types.js';
 
@@ -21,6 +21,12 @@ export interface RequestContext {
   attributes?: RequestAttributes;
   /** The resource label of the request metrics (the handler for resources sets it). */
   metricResource?: string;
+}
+
+/** The context a request starts the chain with. */
+export function requestContext(request: FastifyRequest, reply: FastifyReply): RequestContext {
+  const [rawPath] = request.url.split('?');
+  return { request, reply, path: rawPath.length > 1 ? rawPath.replace(/\/+$/, '') || '/' : rawPath, query: QueryParams.fromUrl(request.url) };
 }
 
 /** A context after authentication and request information: what handlers see. */

@@ -2,6 +2,7 @@
 // `Warning: 299` headers, and every failure as a Kubernetes `Status`, whoever raised it (our
 // handlers, the filters, or fastify itself for bodies it could not read).
 import type { FastifyReply } from 'fastify';
+import type { Socket } from 'node:net';
 import { ApiError, errors } from '../errors.js';
 import { BODY_LIMIT } from './body.js';
 
@@ -29,4 +30,19 @@ export function statusOf(error: Error & { statusCode?: number; code?: string }):
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return errors.unsupportedMediaType(error.message);
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return errors.badRequest(error.message);
   return errors.internal(error.message);
+}
+
+/**
+ * The answer to a request Node's HTTP parser could not read, written on the socket: a method it
+ * does not know is a 405, as kube-apiserver answers one; anything else (a broken header, …) a 400.
+ */
+export function answerUnparsable(err: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
+  if (!socket.writable) return;
+  // At run time the packet is the Buffer the parser stopped in.
+  const packet = err.rawPacket;
+  const [method = '', path = ''] = (Buffer.isBuffer(packet) ? packet.subarray(0, 2048).toString('latin1').split('\r\n')[0] : '').split(' ');
+  const error = err.code === 'HPE_INVALID_METHOD' ? errors.methodNotAllowed(method, path.split('?')[0]) : errors.badRequest(`the request could not be parsed: ${err.message}`);
+  const body = JSON.stringify(error.toStatus());
+  const reason = error.code === 405 ? 'Method Not Allowed' : 'Bad Request';
+  socket.end(`HTTP/1.1 ${error.code} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
