@@ -69,6 +69,17 @@ test('a boolean that does not parse is a 400 Status naming the parameter', async
   assert.match(kubectl.stderr, /BadRequest|invalid value for query parameter "watch"/);
 });
 
+test('pretty=<ParseBool spelling> indents the answer', async () => {
+  for (const value of ['True', 't', '1']) {
+    const r = await api.request('GET', `${CM}/q-a?pretty=${value}`);
+    assert.ok(r.text.startsWith('{\n  "'), r.text.slice(0, 40));
+    assert.equal(r.json.metadata.name, 'q-a');
+  }
+  assert.ok(!(await api.request('GET', `${CM}/q-a?pretty=False`)).text.includes('\n'));
+  assert.ok((await api.request('GET', '/version?pretty=true')).text.includes('\n  "major"'));
+  assert.equal((await api.request('GET', '/version?pretty=yes')).status, 400);
+});
+
 test('trailing slashes are served as without them', async () => {
   const table: [string, (json: any) => void][] = [
     ['/version/', (j) => assert.equal(j.gitVersion, 'v1.33.0+bosun')],

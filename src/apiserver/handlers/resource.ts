@@ -67,7 +67,6 @@ export function serveResource(state: ServerState) {
     if (!FIELD_VALIDATION.includes(fieldValidation) && OPTIONS_KIND[method]) throw unsupported(method, 'fieldValidation', fieldValidation, FIELD_VALIDATION);
     // Writes without a fieldManager are recorded under the client's program name; applies must name one.
     const fieldManager = query.string('fieldManager') || managerFromUserAgent(request.headers['user-agent']);
-    query.bool('pretty');
 
     if (sub !== '' && !['status', 'scale', 'binding'].includes(sub)) return servePost(ctx, state, dryRun);
     if ((sub === 'status' && !type.status) || (sub === 'scale' && !type.scale) || (sub === 'binding' && (type.resource !== 'pods' || type.group !== ''))) throw errors.pathNotFound(path);

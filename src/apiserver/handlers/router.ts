@@ -21,6 +21,8 @@ export function router(state: ServerState, openApi: OpenApi, metrics: MetricsReg
   ];
   const resource = serveResource(state);
   return async (ctx: AuthorizedContext) => {
+    // Read here for every answer (http/respond.ts indents with it); a bad value is a 400.
+    ctx.query.bool('pretty');
     if (ctx.info.resourceRequest) return resource(ctx);
     const route = routes.find(([matches]) => matches(ctx.path));
     if (!route) throw errors.pathNotFound(ctx.path);

@@ -5,11 +5,15 @@ import type { FastifyReply } from 'fastify';
 import type { Socket } from 'node:net';
 import { ApiError, errors } from '../errors.js';
 import { BODY_LIMIT } from './body.js';
+import { parseBool, QueryParams } from './query.js';
 
 // A Buffer body keeps fastify from appending '; charset=utf-8': discovery clients compare the
-// header exactly (kube-api.md, trap 1).
+// header exactly (kube-api.md, trap 1). `?pretty=true` indents, as kube-apiserver does (the
+// router has refused a value that does not parse).
 export function sendJson(reply: FastifyReply, code: number, value: unknown): FastifyReply {
-  return reply.code(code).header('content-type', 'application/json').send(Buffer.from(JSON.stringify(value)));
+  const pretty = QueryParams.fromUrl(reply.request.url).string('pretty');
+  const text = pretty !== undefined && parseBool(pretty) ? `${JSON.stringify(value, null, 2)}\n` : JSON.stringify(value);
+  return reply.code(code).header('content-type', 'application/json').send(Buffer.from(text));
 }
 
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
