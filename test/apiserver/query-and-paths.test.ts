@@ -20,13 +20,14 @@ const FALSE = ['0', 'f', 'F', 'FALSE', 'false', 'False'];
 
 /** The events of a watch response (one JSON object per line), or undefined when it is not a watch. */
 function watchEvents(text: string): { type: string; object: any }[] | undefined {
-  const lines = text.trim().split('\n').map((l) => JSON.parse(l));
+  const lines = text.trim().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
   return lines.every((l) => typeof l.type === 'string' && l.object) ? lines : undefined;
 }
 
 test('watch=<every ParseBool spelling> watches or lists as Go would read it', async () => {
-  for (const value of TRUE) {
-    const r = await api.request('GET', `${CM}?watch=${value}&timeoutSeconds=1`);
+  const watches = await Promise.all(TRUE.map((value) => api.request('GET', `${CM}?watch=${value}&timeoutSeconds=1`)));
+  for (const [i, r] of watches.entries()) {
+    const value = TRUE[i];
     assert.equal(r.status, 200, value);
     const events = watchEvents(r.text);
     assert.ok(events, `watch=${value} is a watch stream: ${r.text.slice(0, 100)}`);
@@ -44,6 +45,18 @@ test('allowWatchBookmarks=True asks for bookmarks', async () => {
   assert.ok(watchEvents(r.text)?.some((e) => e.type === 'BOOKMARK'), r.text.slice(0, 200));
   const none = await api.request('GET', `${CM}?watch=1&allowWatchBookmarks=F&timeoutSeconds=1`);
   assert.ok(!watchEvents(none.text)?.some((e) => e.type === 'BOOKMARK'));
+});
+
+test('sendInitialEvents (watch-list): the state first, closed by an initial-events-end bookmark; false sends none', async () => {
+  const rv = (await api.request('GET', CM)).json.metadata.resourceVersion;
+  const list = await api.request('GET', `${CM}?watch=1&sendInitialEvents=True&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${rv}&timeoutSeconds=1`);
+  const events = watchEvents(list.text)!;
+  assert.deepEqual(events.slice(0, 2).map((e) => [e.type, e.object.metadata.name ?? e.object.metadata.annotations?.['k8s.io/initial-events-end']]), [['ADDED', 'q-a'], ['BOOKMARK', 'true']]);
+  const none = await api.request('GET', `${CM}?watch=1&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&timeoutSeconds=1`);
+  assert.ok(!watchEvents(none.text)?.some((e) => e.type === 'ADDED'), none.text.slice(0, 200));
+  const refused = await api.request('GET', `${CM}?watch=1&sendInitialEvents=true`);
+  assert.equal(refused.status, 422);
+  assert.equal(refused.json.message, 'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
 });
 
 test('a boolean that does not parse is a 400 Status naming the parameter', async () => {

@@ -1,8 +1,10 @@
 // Watches: a chunked stream of `{"type","object"}` lines from a resourceVersion (or from the
 // current state, sent first as ADDED), selectors applied to each event (an object that starts or
 // stops matching is ADDED or DELETED for this watch), BOOKMARKs when asked for, 410 Expired as an
-// ERROR event for a compacted revision, and an end after `timeoutSeconds`.
-import { errors } from '../errors.js';
+// ERROR event for a compacted revision, and an end after `timeoutSeconds`. `sendInitialEvents`
+// (watch-list) as kube-apiserver serves it: with true, the current state first whatever the
+// resourceVersion, closed by a BOOKMARK annotated `k8s.io/initial-events-end`; with false, none.
+import { errors, type FieldProblem } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import { apiVersionOf, type ResourceType } from '../registry.js';
 import { StorageError, type KubeObject, type WatchEvent } from '../storage/types.js';
@@ -13,6 +15,26 @@ type Obj = Record<string, any>;
 
 /** A slow consumer may hold at most this much unsent data before its watch is ended. */
 const MAX_BUFFERED = 64 * 1024 * 1024;
+
+const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
+
+function bookmark(type: ResourceType, revision: number, annotations?: Record<string, string>): Obj {
+  return { kind: type.kind, apiVersion: apiVersionOf(type), metadata: { resourceVersion: String(revision), ...(annotations ? { annotations } : {}) } };
+}
+
+/** kube's rules for `sendInitialEvents` and `resourceVersionMatch` on a watch (422 otherwise). */
+function checkWatchList(initialEvents: boolean | undefined, resourceVersionMatch: string | undefined): void {
+  const problems: FieldProblem[] = [];
+  const forbidden = (message: string) => problems.push({ type: 'FieldValueForbidden', field: 'resourceVersionMatch', message: `Forbidden: ${message}` });
+  if (initialEvents !== undefined && resourceVersionMatch !== 'NotOlderThan') forbidden('sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
+  if (resourceVersionMatch) {
+    if (initialEvents === undefined) forbidden('resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
+    if (resourceVersionMatch !== 'NotOlderThan') {
+      problems.push({ type: 'FieldValueNotSupported', field: 'resourceVersionMatch', message: `Unsupported value: ${JSON.stringify(resourceVersionMatch)}: supported values: "NotOlderThan"` });
+    }
+  }
+  if (problems.length > 0) throw errors.invalid('ListOptions', 'meta.k8s.io', '', problems);
+}
 
 /** Streams a watch of a collection, or of one object when `name` is given. */
 export function serveWatch(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, name?: string): void {
@@ -25,9 +47,8 @@ export function serveWatch(ctx: AuthorizedContext, state: ServerState, type: Res
   // setTimeout cannot wait longer than 2^31 - 1 ms.
   const timeoutSeconds = Math.min(query.count('timeoutSeconds') ?? 1800, 2_147_483);
   const bookmarks = query.bool('allowWatchBookmarks');
-  // sendInitialEvents is parsed so a bad value is refused; the initial state is sent whenever no
-  // resourceVersion is given, which is what clients asking for it also get from kube.
-  query.bool('sendInitialEvents');
+  const initialEvents = query.optionalBool('sendInitialEvents');
+  checkWatchList(initialEvents, query.string('resourceVersionMatch'));
   const table = tableWriter(ctx, type);
   const prefix = resources.prefix(type, namespace);
 
@@ -64,11 +85,12 @@ export function serveWatch(ctx: AuthorizedContext, state: ServerState, type: Res
   res.on('close', stop);
 
   let from: number;
-  if (!rvParam || rvParam === '0') {
+  if (initialEvents ?? (!rvParam || rvParam === '0')) {
     const current = storage.list(prefix, { filter });
     for (const item of current.items) send('ADDED', resources.present(type, item.object));
     from = current.revision;
-  } else from = Number(rvParam);
+    if (initialEvents) send('BOOKMARK', bookmark(type, from, { [INITIAL_EVENTS_END]: 'true' }));
+  } else from = rvParam && rvParam !== '0' ? Number(rvParam) : storage.currentRevision();
 
   const onEvent = (event: WatchEvent) => {
     if (closed) return;
@@ -97,7 +119,7 @@ export function serveWatch(ctx: AuthorizedContext, state: ServerState, type: Res
   if (timeoutSeconds > 0) timers.push(setTimeout(stop, timeoutSeconds * 1000));
   if (bookmarks) {
     const interval = setInterval(() => {
-      send('BOOKMARK', { kind: type.kind, apiVersion: apiVersionOf(type), metadata: { resourceVersion: String(storage.currentRevision()) } });
+      send('BOOKMARK', bookmark(type, storage.currentRevision()));
     }, state.bookmarkIntervalMs);
     timers.push(interval as unknown as NodeJS.Timeout);
   }
