@@ -1,6 +1,6 @@
 // The embedded Kubernetes-compatible API server: wires HTTPS (fastify), the SQLite storage, the
 // type registry and object semantics (resources.ts) to one filter chain (filters/) that every
-// request passes — metrics, recovery, authentication, request information, audit,
+// request passes — metrics, recovery, shutdown, authentication, request information, audit,
 // authorization — ending in the handlers by concern (handlers/). It only wires: what a request
 // does is decided in those files.
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -21,6 +21,7 @@ import { answerUnparsable, sendError, statusOf } from './http/respond.js';
 import { chain, requestContext } from './filters/chain.js';
 import { requestMetrics } from './filters/metrics.js';
 import { recovery } from './filters/recovery.js';
+import { shutdown } from './filters/shutdown.js';
 import { authentication } from './filters/authentication.js';
 import { withRequestInfo } from './filters/request-info.js';
 import { audit } from './filters/audit.js';
@@ -59,6 +60,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
 
   const authenticators: Authenticator[] = [(token) => (token === serving.adminToken ? { name: 'system:admin', groups: ['system:masters', 'system:authenticated'] } : undefined)];
   let authorizer: Authorizer = () => undefined;
+  let stopped = false;
   const completedListeners: ((request: CompletedRequest) => void)[] = [];
   const metrics = requestMetrics(storage, log);
   let port = options.port ?? 6443;
@@ -67,14 +69,15 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000, serverAddress: () => `${host}:${port}`,
   };
   const serve = chain(
-    [metrics.filter, recovery(log), authentication(authenticators), withRequestInfo(), audit(completedListeners), authorization(() => authorizer)],
+    [metrics.filter, recovery(log), shutdown(() => stopped), authentication(authenticators), withRequestInfo(), audit(completedListeners), authorization(() => authorizer)],
     router(state, new OpenApi(registry, KUBERNETES_VERSION.gitVersion), metrics.registry),
   );
 
   const app: FastifyInstance = Fastify({
     https: { key: serving.keyPem, cert: serving.certPem, minVersion: 'TLSv1.2' },
     logger: false,
-    return503OnClosing: true,
+    // Requests during shutdown get a Status from the chain (filters/shutdown.ts).
+    return503OnClosing: false,
     forceCloseConnections: true,
     // The router's own refusals (a URL that does not decode, …) are Statuses too.
     frameworkErrors: (error, _request, reply) => sendError(reply, statusOf(error)),
@@ -118,7 +121,6 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
 
   log.info({ url, dataDir, revision: storage.currentRevision() }, 'API server listening');
 
-  let stopped = false;
   return {
     url, port, host, kubeconfigPath, caPem: serving.caPem, token: serving.adminToken, storage, registry, resources,
     addAuthenticator: (a) => authenticators.push(a),

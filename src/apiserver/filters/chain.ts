@@ -1,7 +1,7 @@
 // The filter chain every request passes through, resource and non-resource alike: metrics →
-// recovery (every failure becomes a Status) → authentication → request information → audit →
-// authorization → the handler (handlers/router.ts). Each filter does one thing and calls the
-// next; one that refuses throws an ApiError, which the recovery filter answers. Audit wraps
+// recovery (every failure becomes a Status) → shutdown → authentication → request information →
+// audit → authorization → the handler (handlers/router.ts). Each filter does one thing and calls
+// the next; one that refuses throws an ApiError, which the recovery filter answers. Audit wraps
 // authorization, as in kube-apiserver's chain, so that refusals are recorded too.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { QueryParams } from '../http/query.js';
