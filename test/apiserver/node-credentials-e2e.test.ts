@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
+import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -97,8 +98,17 @@ test('a node gets its client certificate through a CSR approved with kubectl and
     assert.equal(issued.status.conditions[0].reason, 'KubectlApprove');
     assert.match(ok(await c.admin(['get', 'csr', 'node-csr-a']), 'get csr'), /Approved,Issued/);
 
-    // As the node, with the certificate it was given.
+    // The certificate says who the node is, is for client auth only, and comes from the cluster CA.
     const certPem = Buffer.from(issued.status.certificate, 'base64').toString();
+    const cert = new X509Certificate(certPem);
+    assert.equal(cert.subject, 'CN=system:node:worker-a\nO=system:nodes');
+    assert.ok(cert.checkIssued(new X509Certificate(c.cluster.server.caPem)));
+    assert.deepEqual(cert.keyUsage, ['1.3.6.1.5.5.7.3.2']);
+    assert.equal(cert.subjectAltName, undefined);
+    const days = (Date.parse(cert.validTo) - Date.now()) / 86400_000;
+    assert.ok(days > 364 && days < 366, `valid for ${days} days`);
+
+    // As the node, with the certificate it was given.
     const node = c.kubeconfig('node', { 'client-certificate-data': Buffer.from(certPem).toString('base64'), 'client-key-data': Buffer.from(keyPem).toString('base64') });
     const nodeObject = (name: string, labels: Record<string, string> = {}) => JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name, ...labels } } });
     ok(await runKubectl(node, ['create', '-f', '-'], { input: nodeObject('worker-a', { 'node-role.kubernetes.io/worker': '' }) }), 'register own node');
@@ -139,6 +149,32 @@ test('a node gets its client certificate through a CSR approved with kubectl and
     await assert.rejects(core.patchNodeStatus({ name: 'worker-b', body: { status: { conditions: [] } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch)), refusedBy(notOwn));
     await assert.rejects(core.patchNode({ name: 'worker-b', body: { metadata: { labels: { 'example.com/team': 'infra' } } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch)), refusedBy(notOwn));
     assert.match(ok(await c.admin(['get', 'nodes']), 'nodes'), /worker-a\s+Ready/);
+
+    // Its serving certificate, requested with its client certificate (kubelet-serving signer).
+    const serving = await createCertificateRequest({ commonName: 'system:node:worker-a', organizations: ['system:nodes'] }, ['127.0.1.7', 'worker-a']);
+    ok(await runKubectl(node, ['create', '-f', '-'], { input: csrManifest('serving-a', serving.requestPem, 'kubernetes.io/kubelet-serving', ['digital signature', 'server auth']) }), 'serving CSR');
+    assert.equal(JSON.parse(ok(await c.admin(['get', 'csr', 'serving-a', '-o', 'json']), 'get')).spec.username, 'system:node:worker-a');
+    ok(await c.admin(['certificate', 'approve', 'serving-a']), 'approve serving');
+    const servingCert = await eventually('the serving CSR to be issued', async () => {
+      const csr = JSON.parse(ok(await c.admin(['get', 'csr', 'serving-a', '-o', 'json']), 'get'));
+      return csr.status.certificate ? new X509Certificate(Buffer.from(csr.status.certificate, 'base64')) : undefined;
+    });
+    assert.equal(servingCert.subjectAltName, 'DNS:worker-a, IP Address:127.0.1.7');
+    assert.deepEqual(servingCert.keyUsage, ['1.3.6.1.5.5.7.3.1']);
+
+    // What a kubelet reads: its pods by spec.nodeName, and only the secrets they refer to.
+    const pod = (name: string, nodeName: string, secret: string) => JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' }, spec: { nodeName, containers: [{ name: 'c', image: 'x' }], volumes: [{ name: 's', secret: { secretName: secret } }] } });
+    for (const name of ['for-a', 'for-b']) ok(await c.admin(['create', 'secret', 'generic', name, '--from-literal=k=v']), 'secret');
+    ok(await c.admin(['create', '-f', '-'], pod('web-a', 'worker-a', 'for-a')), 'pod on a');
+    ok(await c.admin(['create', '-f', '-'], pod('web-b', 'worker-b', 'for-b')), 'pod on b');
+    assert.match(ok(await runKubectl(node, ['get', 'pods', '-A', '--field-selector', 'spec.nodeName=worker-a']), 'own pods'), /web-a/);
+    assert.match((await runKubectl(node, ['get', 'pods', '-A'])).stderr, /can only list\/watch pods with spec.nodeName field selector/);
+    ok(await runKubectl(node, ['get', 'secret', 'for-a', '-n', 'default']), 'secret of its pod');
+    assert.match((await runKubectl(node, ['get', 'secret', 'for-b', '-n', 'default'])).stderr, /no relationship found between node 'worker-a' and this object/);
+    // Evicting a pod on another node is NodeRestriction's to refuse.
+    const eviction = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'web-b', namespace: 'default' } };
+    await assert.rejects(core.createNamespacedPodEviction({ name: 'web-b', namespace: 'default', body: eviction }), refusedBy(/can only evict pods with spec.nodeName set to itself/));
+    assert.match(ok(await c.admin(['get', 'pods']), 'pods'), /web-b/);
   } finally {
     await c.cluster.stop();
     rmSync(c.dir, { recursive: true, force: true });
