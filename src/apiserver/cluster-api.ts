@@ -2,9 +2,8 @@
 // kube-controller-manager add around it — RBAC and ServiceAccount tokens, evictions with
 // disruption budgets, garbage collection, node credentials and restrictions, the CSR signer, and
 // the audit log. Used by `bosun apiserver` and `bosun start`.
-import { join } from 'node:path';
-import { createCA, loadOrCreate } from '../common/pki.js';
 import { startApiServer, type ApiServer, type ApiServerOptions } from './server.js';
+import { loadClusterCA } from './serving.js';
 import { enableCsrSigning } from './certificates/signing-controller.js';
 import { enableNodeAccess } from './nodes/node-access.js';
 import { enableAccessControl } from './access-control.js';
@@ -25,8 +24,8 @@ export async function startClusterApiServer(options: ApiServerOptions): Promise<
   const access = await enableAccessControl(server, options.dataDir, { before: nodes.authorize });
   const evictions = enableEvictions(server);
   const gc = enableGarbageCollector(server);
-  // The server has created the CA by now; the signer signs with it, as the cluster-signing CA.
-  const signing = enableCsrSigning(server, await loadOrCreate(join(options.dataDir, 'pki'), 'ca', () => createCA('bosun-ca')));
+  // The cluster CA is also the cluster-signing CA (kube-controller-manager's --cluster-signing-*).
+  const signing = enableCsrSigning(server, await loadClusterCA(options.dataDir));
   const audit = enableAudit(server, options.dataDir);
   return {
     server,
