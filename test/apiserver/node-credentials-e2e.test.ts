@@ -228,6 +228,7 @@ test('denied, misfit and invalid CSRs: kubectl deny, the signer\'s Failed condit
       assert.notEqual(r.code, 0, name);
       assert.match(r.stderr, message, name);
     }
+    assert.match(ok(await c.admin(['explain', 'csr.spec.signerName']), 'explain'), /kubernetes.io\/kube-apiserver-client-kubelet/);
     // Status writes cannot approve: the decision only changes through the approval subresource.
     const viaStatus = await c.cluster.server.resources.update(csrType, undefined, 'to-deny',
       { metadata: { name: 'to-deny' }, status: { conditions: [] } }, { subresource: 'status' });
