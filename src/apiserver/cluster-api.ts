@@ -1,11 +1,12 @@
 // The API server as a cluster runs it: the server plus what kube-apiserver and
 // kube-controller-manager add around it — RBAC and ServiceAccount tokens, evictions with
-// disruption budgets, garbage collection, node credentials and restrictions, the CSR signer, and
-// the audit log. Used by `bosun apiserver` and `bosun start`.
+// disruption budgets, garbage collection, node credentials and restrictions, the CSR signer, the
+// bootstrap-token cleaner, and the audit log. Used by `bosun apiserver` and `bosun start`.
 import { startApiServer, type ApiServer, type ApiServerOptions } from './server.js';
 import { loadClusterCA } from './serving.js';
 import { enableCsrSigning } from './certificates/signing-controller.js';
 import { enableNodeAccess } from './nodes/node-access.js';
+import { enableBootstrapTokenCleaner } from './nodes/token-cleaner.js';
 import { enableAccessControl } from './access-control.js';
 import { enableAudit } from './audit.js';
 import { enableEvictions } from './eviction.js';
@@ -26,6 +27,7 @@ export async function startClusterApiServer(options: ApiServerOptions): Promise<
   const gc = enableGarbageCollector(server);
   // The cluster CA is also the cluster-signing CA (kube-controller-manager's --cluster-signing-*).
   const signing = enableCsrSigning(server, await loadClusterCA(options.dataDir));
+  const tokenCleaner = enableBootstrapTokenCleaner(server);
   const audit = enableAudit(server, options.dataDir);
   return {
     server,
@@ -35,6 +37,7 @@ export async function startClusterApiServer(options: ApiServerOptions): Promise<
       evictions.stop();
       gc.stop();
       signing.stop();
+      tokenCleaner.stop();
       await server.stop();
       await audit.close();
     },

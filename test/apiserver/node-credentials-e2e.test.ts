@@ -238,3 +238,26 @@ test('denied, misfit and invalid CSRs: kubectl deny, the signer\'s Failed condit
     rmSync(c.dir, { recursive: true, force: true });
   }
 });
+
+test('expired bootstrap tokens stop authenticating and are deleted by the token cleaner', async () => {
+  const c = await startCluster();
+  let restarted: ClusterApiServer | undefined;
+  try {
+    const expired = generateBootstrapToken();
+    const valid = generateBootstrapToken();
+    ok(await c.admin(['apply', '-f', '-'], JSON.stringify(bootstrapTokenSecret(expired, { expiration: new Date(Date.now() + 1500) }))), 'expiring token');
+    ok(await c.admin(['apply', '-f', '-'], JSON.stringify(bootstrapTokenSecret(valid, { expiration: new Date(Date.now() + 3600_000) }))), 'valid token');
+    ok(await runKubectl(c.kubeconfig('soon', { token: expired }), ['get', 'csr']), 'before expiry');
+    await new Promise((r) => setTimeout(r, 1600));
+    assert.match((await runKubectl(c.kubeconfig('late', { token: expired }), ['get', 'csr'])).stderr, /Unauthorized/);
+    // The cleaner runs at start (then every minute): a restart finds the expired Secret and deletes it.
+    await c.cluster.stop();
+    restarted = await startClusterApiServer({ dataDir: c.dir, host: '127.0.0.1', port: 0, logLevel: 'warn' });
+    const server = restarted.server;
+    await eventually('the expired token Secret to be deleted', async () => !server.storage.get(`/core/secrets/kube-system/bootstrap-token-${expired.slice(0, 6)}`));
+    assert.ok(server.storage.get(`/core/secrets/kube-system/bootstrap-token-${valid.slice(0, 6)}`));
+  } finally {
+    await (restarted ?? c.cluster).stop();
+    rmSync(c.dir, { recursive: true, force: true });
+  }
+});
