@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { startClusterApiServer, type ClusterApiServer } from '../../src/apiserver/cluster-api.js';
-import { createCertificateRequest } from '../../src/common/pki.js';
+import { createCA, createCertificateRequest, issueClientCert } from '../../src/common/pki.js';
 import { bootstrapTokenSecret, generateBootstrapToken } from '../../src/apiserver/nodes/bootstrap-tokens.js';
 import { runKubectl, type KubectlResult } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
@@ -228,6 +228,10 @@ test('denied, misfit and invalid CSRs: kubectl deny, the signer\'s Failed condit
       assert.notEqual(r.code, 0, name);
       assert.match(r.stderr, message, name);
     }
+    // A certificate from another CA is no credential, whatever its subject says.
+    const forged = await issueClientCert(await createCA('someone-else'), { commonName: 'system:admin', organizations: ['system:masters'] });
+    const forgedConfig = c.kubeconfig('forged', { 'client-certificate-data': Buffer.from(forged.certPem).toString('base64'), 'client-key-data': Buffer.from(forged.keyPem).toString('base64') });
+    assert.match((await runKubectl(forgedConfig, ['get', 'nodes'])).stderr, /Unauthorized|must be logged in/);
     assert.match(ok(await c.admin(['explain', 'csr.spec.signerName']), 'explain'), /kubernetes.io\/kube-apiserver-client-kubelet/);
     // Status writes cannot approve: the decision only changes through the approval subresource.
     const viaStatus = await c.cluster.server.resources.update(csrType, undefined, 'to-deny',
