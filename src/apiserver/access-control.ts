@@ -28,6 +28,8 @@ export interface AccessControl {
   keys: SigningKeys;
   /** Issues a token for an existing service account (what TokenRequest does), or undefined when it does not exist. */
   issueServiceAccountToken(namespace: string, name: string, spec?: TokenRequestSpec): IssuedToken | undefined;
+  /** The server's authorizer (the chained one, then RBAC): undefined to allow, or the 403 message. */
+  authorize(attributes: RequestAttributes): string | undefined;
   stop(): void;
 }
 
@@ -60,12 +62,13 @@ export async function enableAccessControl(server: ApiServer, dataDir: string, op
     if (event.type === 'DELETED') rbac.remove(kind, event.object.metadata.namespace, event.object.metadata.name ?? '');
     else rbac.upsert(kind, event.object as unknown as RoleObject | BindingObject);
   });
-  server.setAuthorizer((attributes) => {
+  const authorize = (attributes: RequestAttributes): string | undefined => {
     const first = options.before?.(attributes);
     if (first?.allowed) return undefined;
     // Nobody allowed it: the 403 carries the earlier authorizer's reason, as kube's union does.
     return rbac.authorize(attributes).allowed ? undefined : forbiddenMessage(attributes, first?.reason ?? '');
-  });
+  };
+  server.setAuthorizer(authorize);
 
   const keys = loadOrCreateSigningKeys(join(dataDir, 'pki'));
   const lookupServiceAccount = (namespace: string, name: string) => {
@@ -86,7 +89,7 @@ export async function enableAccessControl(server: ApiServer, dataDir: string, op
   server.addPostHandler(async (request) => answerPost(request, rbac, issueServiceAccountToken));
 
   return {
-    rbac, keys, issueServiceAccountToken,
+    rbac, keys, issueServiceAccountToken, authorize,
     stop: () => watcher.stop(),
   };
 }

@@ -5,6 +5,7 @@
 import { startApiServer, type ApiServer, type ApiServerOptions } from './server.js';
 import { loadClusterCA } from './serving.js';
 import { enableCsrSigning } from './certificates/signing-controller.js';
+import { certificateAdmission } from './certificates/admission.js';
 import { enableNodeAccess } from './nodes/node-access.js';
 import { enableBootstrapTokenCleaner } from './nodes/token-cleaner.js';
 import { enableAccessControl } from './access-control.js';
@@ -23,6 +24,7 @@ export async function startClusterApiServer(options: ApiServerOptions): Promise<
   // handlers that answer them, and its authorizer goes in front of RBAC.
   const nodes = enableNodeAccess(server);
   const access = await enableAccessControl(server, options.dataDir, { before: nodes.authorize });
+  server.resources.addHooks(certificateAdmission(access.authorize));
   const evictions = enableEvictions(server);
   const gc = enableGarbageCollector(server);
   // The cluster CA is also the cluster-signing CA (kube-controller-manager's --cluster-signing-*).

@@ -228,6 +228,28 @@ test('denied, misfit and invalid CSRs: kubectl deny, the signer\'s Failed condit
       assert.notEqual(r.code, 0, name);
       assert.match(r.stderr, message, name);
     }
+    // Approving takes the `approve` verb on the signer (kube's CertificateApproval), and no
+    // signer mints system:masters client certificates (CertificateSubjectRestriction).
+    const masters = await createCertificateRequest({ commonName: 'mallory', organizations: ['system:masters'] });
+    const minted = await c.admin(['create', '-f', '-'], csrManifest('mallory', masters.requestPem, 'kubernetes.io/kube-apiserver-client', ['client auth']));
+    assert.match(minted.stderr, /use of kubernetes.io\/kube-apiserver-client signer with system:masters group is not allowed/);
+    ok(await c.admin(['create', '-f', '-'], csrManifest('bob-client', user.requestPem, 'kubernetes.io/kube-apiserver-client', ['client auth'])), 'create');
+    const approverRole = (signerRule: boolean) => YAML.stringify({
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'csr-approver' },
+      rules: [
+        { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/approval'], verbs: ['update'] },
+        ...(signerRule ? [{ apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: ['kubernetes.io/*'], verbs: ['approve'] }] : []),
+      ],
+    });
+    ok(await c.admin(['create', 'serviceaccount', 'approver']), 'sa');
+    ok(await c.admin(['apply', '-f', '-'], approverRole(false)), 'role');
+    ok(await c.admin(['create', 'clusterrolebinding', 'csr-approver', '--clusterrole=csr-approver', '--serviceaccount=default:approver']), 'binding');
+    const approver = c.kubeconfig('approver', { token: ok(await c.admin(['create', 'token', 'approver']), 'token').trim() });
+    assert.match((await runKubectl(approver, ['certificate', 'approve', 'bob-client'])).stderr, /user not permitted to approve requests with signerName "kubernetes.io\/kube-apiserver-client"/);
+    ok(await c.admin(['apply', '-f', '-'], approverRole(true)), 'role with signers');
+    assert.match(ok(await runKubectl(approver, ['certificate', 'approve', 'bob-client']), 'approve as approver'), /approved/);
+
     // A certificate from another CA is no credential, whatever its subject says.
     const forged = await issueClientCert(await createCA('someone-else'), { commonName: 'system:admin', organizations: ['system:masters'] });
     const forgedConfig = c.kubeconfig('forged', { 'client-certificate-data': Buffer.from(forged.certPem).toString('base64'), 'client-key-data': Buffer.from(forged.keyPem).toString('base64') });
