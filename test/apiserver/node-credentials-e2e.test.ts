@@ -121,6 +121,9 @@ test('a node gets its client certificate through a CSR approved with kubectl and
     const other = await runKubectl(node, ['label', 'node', 'worker-b', 'example.com/team=infra']);
     assert.notEqual(other.code, 0);
     assert.match(other.stderr, /nodes "worker-b" is forbidden: User "system:node:worker-a" cannot get resource "nodes"/);
+    // `kubectl auth can-i` asks the same authorizers: the Node authorizer, then RBAC.
+    assert.equal((await runKubectl(node, ['auth', 'can-i', 'get', 'node/worker-a'])).stdout.trim(), 'yes');
+    assert.equal((await runKubectl(node, ['auth', 'can-i', 'get', 'node/worker-b'])).stdout.trim(), 'no');
     const readOther = await runKubectl(node, ['get', 'node', 'worker-b']);
     assert.match(readOther.stderr, /cannot get resource "nodes".*node 'worker-a' cannot read 'worker-b', only its own Node object/);
     const restricted = await runKubectl(node, ['label', 'node', 'worker-a', 'node-restriction.kubernetes.io/pool=gold']);
