@@ -99,6 +99,12 @@ function applyBuiltinDefaults(type: ResourceType, object: Obj, previous: Obj | u
     case 'deployments':
       object.spec = { replicas: 1, revisionHistoryLimit: 10, progressDeadlineSeconds: 600, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } }, ...object.spec };
       break;
+    case 'daemonsets': {
+      // As kube-apiserver: `kubectl rollout status daemonset` refuses a DaemonSet without a strategy type.
+      const spec = (object.spec = { revisionHistoryLimit: 10, updateStrategy: { type: 'RollingUpdate' }, ...object.spec });
+      if (spec.updateStrategy?.type === 'RollingUpdate') spec.updateStrategy.rollingUpdate = { maxUnavailable: 1, maxSurge: 0, ...spec.updateStrategy.rollingUpdate };
+      break;
+    }
     case 'replicasets':
     case 'statefulsets':
       object.spec = { replicas: 1, ...object.spec };

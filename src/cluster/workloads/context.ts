@@ -1,0 +1,25 @@
+// What the workload controllers share in one process: the client, one informer per kind, the
+// event recorder and the clock; and resolving an object's controller reference against a cache
+// (kube's resolveControllerRef: the name must exist with the same uid).
+import type { Clock, EventRecorder, Informer, KubeClient, Obj } from '../../kube/index.js';
+import { controllerOf } from './pods.js';
+
+export interface WorkloadContext {
+  client: KubeClient;
+  informers: { pods: Informer; nodes: Informer; replicaSets: Informer; deployments: Informer; daemonSets: Informer };
+  events: EventRecorder;
+  clock: Clock;
+}
+
+/** The object of `kind` in `owners` that controls `object`, if it still exists with that uid. */
+export function controllingOwner(object: Obj | undefined, kind: string, owners: Informer): Obj | undefined {
+  const ref = object && controllerOf(object);
+  if (!ref || ref.kind !== kind) return undefined;
+  const owner = owners.get(ref.name, object.metadata.namespace);
+  return owner?.metadata?.uid === ref.uid ? owner : undefined;
+}
+
+/** namespace/name */
+export function keyFor(object: Obj): string {
+  return `${object.metadata.namespace}/${object.metadata.name}`;
+}
