@@ -1,5 +1,5 @@
 // Canonical JSON (keys sorted at every level), so that two objects that say the same thing compare
-// and hash the same whatever order their keys arrived in; and the status-field rule kube's
+// and hash the same whatever order their keys arrived in; semantic emptiness; and the status-field rule kube's
 // `omitempty` follows, so that statuses read as kube-controller-manager writes them.
 import type { Obj } from '../../kube/index.js';
 
@@ -12,6 +12,25 @@ export function canonicalJson(value: unknown): string {
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   return JSON.stringify(value ?? null);
+}
+
+/**
+ * The value without nulls, empty objects and empty arrays, at any depth: what Go's typed
+ * round-trip adds or drops (`creationTimestamp: null`, `resources: {}`) when kubectl sends a
+ * template back, and what kube's semantic equality does not tell apart.
+ */
+export function withoutEmpty(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    const items = value.map(withoutEmpty).filter((v) => v !== undefined);
+    return items.length ? items : undefined;
+  }
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Obj)
+      .map(([k, v]) => [k, withoutEmpty(v)] as const)
+      .filter(([, v]) => v !== undefined);
+    return entries.length ? Object.fromEntries(entries) : undefined;
+  }
+  return value === null ? undefined : value;
 }
 
 export function sameJson(a: unknown, b: unknown): boolean {

@@ -4,7 +4,7 @@
 // alphabet without vowels; bosun hashes the canonical JSON of the template the same way, so the
 // value is stable, changes with the template and has kube's shape (e.g. `5d59d67564`).
 import type { Obj } from '../../kube/index.js';
-import { canonicalJson, sameJson } from './canonical.js';
+import { canonicalJson, sameJson, withoutEmpty } from './canonical.js';
 import { POD_TEMPLATE_HASH } from './resources.js';
 
 const SAFE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
@@ -24,14 +24,14 @@ function safeEncode(text: string): string {
 }
 
 export function templateHash(template: Obj, collisionCount?: number): string {
-  const bytes = new TextEncoder().encode(canonicalJson(template));
+  const bytes = new TextEncoder().encode(canonicalJson(withoutEmpty(template) ?? {}));
   const withCollision = collisionCount === undefined ? bytes : new Uint8Array([...bytes, ...new Uint8Array(new Uint32Array([collisionCount]).buffer)]);
   return safeEncode(String(fnv32a(withCollision)));
 }
 
 /** The template without the pod-template-hash label (kube's EqualIgnoreHash compares these). */
 function withoutHashLabel(template: Obj | undefined): Obj {
-  const copy = structuredClone(template ?? {});
+  const copy = (withoutEmpty(template) ?? {}) as Obj;
   if (copy.metadata?.labels) {
     delete copy.metadata.labels[POD_TEMPLATE_HASH];
     if (Object.keys(copy.metadata.labels).length === 0) delete copy.metadata.labels;
