@@ -1,0 +1,151 @@
+// The DaemonSet controller against the embedded API server with the scheduler/kubelet stand-ins:
+// exactly one pod per matching node (nodeSelector, taints against the tolerations it adds, the
+// uninitialized taint only where the DaemonSet tolerates it), pods aimed at their node through
+// node affinity on metadata.name for the scheduler to bind, following nodes joining, changing and
+// leaving, a rolling update within maxUnavailable watched event by event, the status counts and
+// `kubectl rollout status daemonset`; the node verdicts and tolerations as tables.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { InformerFactory, type Obj, loadKubeConfig } from '../../src/kube/index.js';
+import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
+import { DAEMON_SETS, NODES, PODS } from '../../src/cluster/workloads/resources.js';
+import { daemonTolerations, nodeVerdict, targetNode } from '../../src/cluster/workloads/daemonset.js';
+import { isReady } from '../../src/cluster/workloads/pods.js';
+import { eventually } from '../helpers/eventually.js';
+import { createNode, startStandIns, startWorkloadTestServer } from './workloads/stand-ins.js';
+
+const daemonSet = (name: string, spec: Obj = {}, podSpec: Obj = {}): Obj => ({
+  apiVersion: 'apps/v1',
+  kind: 'DaemonSet',
+  metadata: { name, namespace: 'default' },
+  spec: {
+    selector: { matchLabels: { app: name } },
+    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'agent:1' }], ...podSpec } },
+    ...spec,
+  },
+});
+
+const UNINITIALIZED = { key: 'node.cloudprovider.kubernetes.io/uninitialized', value: 'true', effect: 'NoSchedule' };
+
+test('a DaemonSet runs one pod on exactly the matching nodes, follows nodes joining and leaving, and rolls within maxUnavailable', async () => {
+  const { api, client } = await startWorkloadTestServer();
+  const stop = new AbortController();
+  const standIns = startStandIns(client, { readyAfterMs: 100 });
+  try {
+    await createNode(client, 'worker-a', { labels: { role: 'worker' } });
+    await createNode(client, 'worker-b', { labels: { role: 'worker' }, taints: [{ key: 'dedicated', value: 'db', effect: 'NoSchedule' }] });
+    await createNode(client, 'worker-c', { labels: { role: 'worker' }, unschedulable: true, taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' }] });
+    await createNode(client, 'worker-d', { labels: { role: 'worker' }, taints: [UNINITIALIZED] });
+    await createNode(client, 'master-0', { labels: { role: 'master' } });
+    const running = runWorkloadControllers({ kubeconfig: loadKubeConfig(api.kubeconfigPath), signal: stop.signal, controllers: ['daemonset'] });
+    await client.create(DAEMON_SETS, daemonSet('agent', {}, { nodeSelector: { role: 'worker' } }));
+    // Before the cloud provider initialises a node, only DaemonSets that say so run there.
+    await client.create(DAEMON_SETS, daemonSet('cloud', {}, { hostNetwork: true, tolerations: [{ key: UNINITIALIZED.key, operator: 'Exists', effect: 'NoSchedule' }] }));
+
+    const nodesOf = async (app: string) =>
+      ((await client.list(PODS, 'default', { labelSelector: `app=${app}` })).items as Obj[])
+        .filter((p) => !p.metadata.deletionTimestamp)
+        .map((p) => p.spec.nodeName ?? `unbound:${targetNode(p)}`)
+        .sort();
+    const settle = (app: string, want: string[]) =>
+      eventually(`${app} on ${want.join(',')}`, async () => {
+        const ds = await client.get(DAEMON_SETS, app, 'default');
+        const s = ds.status ?? {};
+        return JSON.stringify(await nodesOf(app)) === JSON.stringify(want) && s.numberReady === want.length && s.desiredNumberScheduled === want.length && ds;
+      });
+    let agent = await settle('agent', ['worker-a', 'worker-c']);
+    assert.deepEqual(agent.status, { currentNumberScheduled: 2, numberMisscheduled: 0, desiredNumberScheduled: 2, numberReady: 2, observedGeneration: 1, updatedNumberScheduled: 2, numberAvailable: 2 });
+    await settle('cloud', ['master-0', 'worker-a', 'worker-c', 'worker-d']);
+
+    // Each pod is aimed at its node through node affinity, with the tolerations kube adds.
+    const pod = ((await client.list(PODS, 'default', { labelSelector: 'app=cloud' })).items as Obj[]).find((p) => p.spec.nodeName === 'worker-d')!;
+    assert.deepEqual(pod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution, { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['worker-d'] }] }] });
+    assert.deepEqual(
+      pod.spec.tolerations.map((t: Obj) => `${t.key}:${t.effect}`).sort(),
+      [UNINITIALIZED.key, 'node.kubernetes.io/disk-pressure', 'node.kubernetes.io/memory-pressure', 'node.kubernetes.io/network-unavailable', 'node.kubernetes.io/not-ready', 'node.kubernetes.io/pid-pressure', 'node.kubernetes.io/unreachable', 'node.kubernetes.io/unschedulable']
+        .map((k) => `${k}:${k.endsWith('not-ready') || k.endsWith('unreachable') ? 'NoExecute' : 'NoSchedule'}`)
+        .sort(),
+    );
+    assert.match(pod.metadata.labels['controller-revision-hash'], /^[bcdfghjklmnpqrstvwxz2456789]+$/);
+    assert.equal(pod.metadata.ownerReferences[0].kind, 'DaemonSet');
+
+    // Nodes join, change and leave.
+    await createNode(client, 'worker-e', { labels: { role: 'worker' } });
+    await settle('agent', ['worker-a', 'worker-c', 'worker-e']);
+    await client.mergePatch(NODES, 'worker-b', undefined, { spec: { taints: null } }); // the dedicated taint is lifted
+    await settle('agent', ['worker-a', 'worker-b', 'worker-c', 'worker-e']);
+    await client.mergePatch(NODES, 'worker-a', undefined, { metadata: { labels: { role: 'retired' } } });
+    await settle('agent', ['worker-b', 'worker-c', 'worker-e']);
+    await client.delete(NODES, 'worker-e');
+    // The pod bound to the deleted node is the pod garbage collector's; the DaemonSet stops counting the node.
+    agent = await eventually('worker-e no longer desired', async () => {
+      const ds = await client.get(DAEMON_SETS, 'agent', 'default');
+      return ds.status.desiredNumberScheduled === 3 && ds.status.numberReady === 3 && ds;
+    });
+    assert.equal(agent.status.numberMisscheduled, 0);
+    await client.request('DELETE', '/api/v1/namespaces/default/pods', { query: { labelSelector: 'app=agent', fieldSelector: 'spec.nodeName=worker-e' } });
+
+    // Rolling update, watched: at no moment more than maxUnavailable (1) desired nodes without a ready pod.
+    await settle('agent', ['worker-b', 'worker-c']);
+    const factory = new InformerFactory(client);
+    const pods = factory.forResource(PODS, { namespace: 'default', labelSelector: 'app=agent' });
+    const watched = new AbortController();
+    let worst = 0;
+    let events = 0;
+    pods.on(() => {
+      events++;
+      const covered = new Set(pods.list().filter((p) => !p.metadata.deletionTimestamp && isReady(p)).map((p) => p.spec.nodeName));
+      worst = Math.max(worst, ['worker-b', 'worker-c', 'worker-d'].filter((n) => !covered.has(n)).length);
+    });
+    factory.start(watched.signal);
+    await factory.waitForSync();
+    await client.mergePatch(NODES, 'worker-d', undefined, { spec: { taints: null } }); // initialised
+    await settle('agent', ['worker-b', 'worker-c', 'worker-d']);
+    worst = 0;
+    await api.kubectlOk(['set', 'image', 'daemonset/agent', 'c=agent:2']);
+    const r = await api.kubectl(['rollout', 'status', 'daemonset/agent', '--timeout=60s'], { timeoutMs: 70_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /daemon set "agent" successfully rolled out/);
+    watched.abort();
+    await factory.stop();
+    const images = ((await client.list(PODS, 'default', { labelSelector: 'app=agent' })).items as Obj[]).map((p) => p.spec.containers[0].image);
+    assert.deepEqual(images, ['agent:2', 'agent:2', 'agent:2']);
+    assert.ok(events > 6, `observed the rollout (${events} events)`);
+    assert.equal(worst, 1, 'one node at a time went without a ready pod');
+    assert.deepEqual((await client.get(DAEMON_SETS, 'agent', 'default')).status, {
+      currentNumberScheduled: 3, numberMisscheduled: 0, desiredNumberScheduled: 3, numberReady: 3, observedGeneration: 2, updatedNumberScheduled: 3, numberAvailable: 3,
+    });
+    stop.abort();
+    await running;
+  } finally {
+    stop.abort();
+    await standIns.stop();
+    await api.stop();
+  }
+});
+
+test('where a DaemonSet runs, as kube decides it', () => {
+  const node = (name: string, o: { labels?: Obj; taints?: Obj[] } = {}): Obj => ({ metadata: { name, labels: o.labels ?? {} }, spec: { taints: o.taints } });
+  const ds = (podSpec: Obj = {}) => daemonSet('x', {}, podSpec);
+  const cases: Array<[string, Obj, Obj, boolean, boolean]> = [
+    ['a plain node', node('n'), ds(), true, true],
+    ['nodeSelector mismatch', node('n'), ds({ nodeSelector: { a: 'b' } }), false, false],
+    ['required affinity In', node('n', { labels: { zone: 'a' } }), ds({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a', 'b'] }] }] } } } }), true, true],
+    ['required affinity NotIn', node('n', { labels: { zone: 'a' } }), ds({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'NotIn', values: ['a'] }] }] } } } }), false, false],
+    ['matchFields on another name', node('n'), ds({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['m'] }] }] } } } }), false, false],
+    ['untolerated NoSchedule: no new pod, the old may stay', node('n', { taints: [{ key: 'k', effect: 'NoSchedule' }] }), ds(), false, true],
+    ['untolerated NoExecute: none', node('n', { taints: [{ key: 'k', effect: 'NoExecute' }] }), ds(), false, false],
+    ['tolerated taint', node('n', { taints: [{ key: 'k', value: 'v', effect: 'NoSchedule' }] }), ds({ tolerations: [{ key: 'k', operator: 'Equal', value: 'v', effect: 'NoSchedule' }] }), true, true],
+    ['not-ready NoExecute is tolerated by default', node('n', { taints: [{ key: 'node.kubernetes.io/not-ready', effect: 'NoExecute' }] }), ds(), true, true],
+    ['unschedulable is tolerated by default', node('n', { taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' }] }), ds(), true, true],
+    ['network-unavailable only for hostNetwork', node('n', { taints: [{ key: 'node.kubernetes.io/network-unavailable', effect: 'NoSchedule' }] }), ds(), false, true],
+    ['network-unavailable with hostNetwork', node('n', { taints: [{ key: 'node.kubernetes.io/network-unavailable', effect: 'NoSchedule' }] }), ds({ hostNetwork: true }), true, true],
+    ['uninitialized is not tolerated by default', node('n', { taints: [UNINITIALIZED] }), ds(), false, true],
+    ['template nodeName elsewhere', node('n'), ds({ nodeName: 'm' }), false, false],
+  ];
+  for (const [what, n, d, shouldRun, shouldContinueRunning] of cases) assert.deepEqual(nodeVerdict(n, d), { shouldRun, shouldContinueRunning }, what);
+  // A toleration the template already has for the same key and effect is replaced, not doubled.
+  const tolerations = daemonTolerations({ tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 }] });
+  assert.equal(tolerations.filter((t) => t.key === 'node.kubernetes.io/not-ready').length, 1);
+  assert.equal(tolerations.find((t) => t.key === 'node.kubernetes.io/not-ready')!.tolerationSeconds, undefined);
+});
