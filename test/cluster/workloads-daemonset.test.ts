@@ -37,7 +37,7 @@ test('a DaemonSet runs one pod on exactly the matching nodes, follows nodes join
     await createNode(client, 'worker-c', { labels: { role: 'worker' }, unschedulable: true, taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' }] });
     await createNode(client, 'worker-d', { labels: { role: 'worker' }, taints: [UNINITIALIZED] });
     await createNode(client, 'master-0', { labels: { role: 'master' } });
-    const running = runWorkloadControllers({ kubeconfig: loadKubeConfig(api.kubeconfigPath), signal: stop.signal, controllers: ['daemonset'] });
+    const running = runWorkloadControllers({ kubeconfig: loadKubeConfig(api.kubeconfigPath), signal: stop.signal, controllers: ['daemonset'], leaderElection: false });
     await client.create(DAEMON_SETS, daemonSet('agent', {}, { nodeSelector: { role: 'worker' } }));
     // Before the cloud provider initialises a node, only DaemonSets that say so run there.
     await client.create(DAEMON_SETS, daemonSet('cloud', {}, { hostNetwork: true, tolerations: [{ key: UNINITIALIZED.key, operator: 'Exists', effect: 'NoSchedule' }] }));

@@ -35,7 +35,7 @@ async function withCluster(fn: (api: TestApiServer, client: import('../../src/ku
   try {
     await createNode(client, 'node-1');
     await createNode(client, 'node-2');
-    const running = runWorkloadControllers({ kubeconfig: loadKubeConfig(api.kubeconfigPath), signal: stop.signal, controllers: ['replicaset', 'deployment'] });
+    const running = runWorkloadControllers({ kubeconfig: loadKubeConfig(api.kubeconfigPath), signal: stop.signal, controllers: ['replicaset', 'deployment'], leaderElection: false });
     await fn(api, client);
     stop.abort();
     await running;

@@ -44,7 +44,7 @@ test('a ReplicaSet makes exactly its replicas, owned and named from it, adopts a
   watch.on('error', () => undefined);
   try {
     await createNode(client, 'node-1');
-    const running = runWorkloadControllers({ kubeconfig: loadKubeConfig(api.kubeconfigPath), signal: stop.signal, controllers: ['replicaset'] });
+    const running = runWorkloadControllers({ kubeconfig: loadKubeConfig(api.kubeconfigPath), signal: stop.signal, controllers: ['replicaset'], leaderElection: false });
     // An orphan the selector matches, made before the ReplicaSet: adopted, so only 19 are created.
     await client.create(PODS, { metadata: { name: 'orphan', namespace: 'default', labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'img:0' }] } });
     const set = await client.create(REPLICA_SETS, rs('web', 20));
@@ -128,7 +128,7 @@ test('scaling a ReplicaSet down deletes in kube order: unscheduled, pending, not
   try {
     await createNode(client, 'node-1');
     await createNode(client, 'node-2');
-    const running = runWorkloadControllers({ kubeconfig: loadKubeConfig(api.kubeconfigPath), signal: stop.signal, controllers: ['replicaset'] });
+    const running = runWorkloadControllers({ kubeconfig: loadKubeConfig(api.kubeconfigPath), signal: stop.signal, controllers: ['replicaset'], leaderElection: false });
     await client.create(REPLICA_SETS, rs('db', 6));
     const pods = await eventually('6 pods', async () => {
       const list = await podsOf(client, 'db');

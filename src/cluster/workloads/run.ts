@@ -1,9 +1,11 @@
 // `runWorkloadControllers`: the workload controllers of kube-controller-manager that bosun runs
-// (ReplicaSet, Deployment, DaemonSet) over one set of shared informers, until the signal aborts.
-// They are ordinary API clients: on a real cluster, kube-controller-manager can run instead.
+// (ReplicaSet, Deployment, DaemonSet) over one set of shared informers, while holding the Lease
+// kube-system/kube-controller-manager as kube-controller-manager does (so two instances never act
+// at once), until the signal aborts. They are ordinary API clients: on a real cluster,
+// kube-controller-manager can run instead.
 import type * as k8s from '@kubernetes/client-node';
 import { setMaxListeners } from 'node:events';
-import { type Clock, type Controller, EventRecorder, InformerFactory, KubeClient, realClock } from '../../kube/index.js';
+import { type Clock, type Controller, EventRecorder, InformerFactory, KubeClient, LeaderElector, realClock } from '../../kube/index.js';
 import type { WorkloadContext } from './context.js';
 import { daemonSetController } from './daemonset-controller.js';
 import { deploymentController } from './deployment-controller.js';
@@ -19,19 +21,56 @@ export const WORKLOAD_CONTROLLERS = {
 
 export type WorkloadControllerName = keyof typeof WORKLOAD_CONTROLLERS;
 
+/**
+ * Reads a --controllers list as kube-controller-manager does: `*` for all, `name` to enable one,
+ * `-name` to disable one (`*,-daemonset`). Unknown names are an error naming the known ones.
+ */
+export function selectControllers(spec: string): WorkloadControllerName[] {
+  const known = Object.keys(WORKLOAD_CONTROLLERS) as WorkloadControllerName[];
+  const items = spec.split(',').map((s) => s.trim()).filter(Boolean);
+  const chosen = new Set<WorkloadControllerName>();
+  for (const item of items) {
+    if (item === '*') for (const name of known) chosen.add(name);
+  }
+  for (const item of items) {
+    if (item === '*') continue;
+    const name = item.replace(/^-/, '');
+    if (!known.includes(name as WorkloadControllerName)) throw new Error(`"${name}" is not a known controller; known controllers: ${known.join(', ')}`);
+    if (item.startsWith('-')) chosen.delete(name as WorkloadControllerName);
+    else chosen.add(name as WorkloadControllerName);
+  }
+  return known.filter((name) => chosen.has(name));
+}
+
 export interface WorkloadControllerOptions {
   kubeconfig: k8s.KubeConfig;
   signal: AbortSignal;
   /** Which controllers to run (default: all). */
   controllers?: WorkloadControllerName[];
   clock?: Clock;
+  /** Leader election on kube-system/kube-controller-manager (default on); false runs without (tests, one instance). */
+  leaderElection?: false | { identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
 }
 
 export async function runWorkloadControllers(options: WorkloadControllerOptions): Promise<void> {
+  if (options.leaderElection === false) return runControllers(options, options.signal);
+  const elector = new LeaderElector({
+    kubeconfig: options.kubeconfig,
+    namespace: 'kube-system',
+    name: 'kube-controller-manager',
+    ...options.leaderElection,
+    signal: options.signal,
+    onStartedLeading: (leading) => runControllers(options, leading),
+  });
+  await elector.run();
+}
+
+async function runControllers(options: WorkloadControllerOptions, outer: AbortSignal): Promise<void> {
+  // Three controllers over five informers listen for the stop: one signal of our own carries them.
   const stopper = new AbortController();
   setMaxListeners(64, stopper.signal);
-  if (options.signal.aborted) stopper.abort();
-  else options.signal.addEventListener('abort', () => stopper.abort(), { once: true });
+  if (outer.aborted) stopper.abort();
+  else outer.addEventListener('abort', () => stopper.abort(), { once: true });
   const client = new KubeClient(options.kubeconfig);
   const factory = new InformerFactory(client);
   const shared: Omit<WorkloadContext, 'events'> = {
