@@ -111,6 +111,14 @@ function applyBuiltinDefaults(type: ResourceType, object: Obj, previous: Obj | u
       break;
     case 'jobs':
       object.spec = { completions: 1, parallelism: 1, backoffLimit: 6, ...object.spec };
+      // As kube-apiserver: without manualSelector a Job selects its pods by its own uid.
+      if (!previous && !object.spec.manualSelector && !object.spec.selector) {
+        const { uid, name } = object.metadata;
+        object.spec.selector = { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } };
+        const template = (object.spec.template ??= {});
+        template.metadata = { ...(template.metadata ?? {}) };
+        template.metadata.labels = { ...(template.metadata.labels ?? {}), 'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': name, 'controller-uid': uid, 'job-name': name };
+      }
       break;
     case 'secrets':
       object.type ??= 'Opaque';

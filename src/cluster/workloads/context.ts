@@ -6,7 +6,7 @@ import { controllerOf } from './pods.js';
 
 export interface WorkloadContext {
   client: KubeClient;
-  informers: { pods: Informer; nodes: Informer; replicaSets: Informer; deployments: Informer; daemonSets: Informer };
+  informers: { pods: Informer; nodes: Informer; replicaSets: Informer; deployments: Informer; daemonSets: Informer; jobs: Informer };
   events: EventRecorder;
   clock: Clock;
 }

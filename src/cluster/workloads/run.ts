@@ -1,5 +1,5 @@
 // `runWorkloadControllers`: the workload controllers of kube-controller-manager that bosun runs
-// (ReplicaSet, Deployment, DaemonSet) over one set of shared informers, while holding the Lease
+// (ReplicaSet, Deployment, DaemonSet, Job) over one set of shared informers, while holding the Lease
 // kube-system/kube-controller-manager as kube-controller-manager does (so two instances never act
 // at once), until the signal aborts. They are ordinary API clients: on a real cluster,
 // kube-controller-manager can run instead.
@@ -9,14 +9,16 @@ import { type Clock, type Controller, EventRecorder, InformerFactory, KubeClient
 import type { WorkloadContext } from './context.js';
 import { daemonSetController } from './daemonset-controller.js';
 import { deploymentController } from './deployment-controller.js';
+import { jobController, type JobControllerOptions } from './job-controller.js';
 import { replicaSetController } from './replicaset-controller.js';
-import { DAEMON_SETS, DEPLOYMENTS, NODES, PODS, REPLICA_SETS } from './resources.js';
+import { DAEMON_SETS, DEPLOYMENTS, JOBS, NODES, PODS, REPLICA_SETS } from './resources.js';
 
 /** The controllers by the names kube-controller-manager's --controllers flag uses. */
 export const WORKLOAD_CONTROLLERS = {
-  replicaset: replicaSetController,
-  deployment: deploymentController,
-  daemonset: daemonSetController,
+  replicaset: (ctx: WorkloadContext) => replicaSetController(ctx),
+  deployment: (ctx: WorkloadContext) => deploymentController(ctx),
+  daemonset: (ctx: WorkloadContext) => daemonSetController(ctx),
+  job: (ctx: WorkloadContext, options: WorkloadControllerOptions) => jobController(ctx, options.job),
 } as const;
 
 export type WorkloadControllerName = keyof typeof WORKLOAD_CONTROLLERS;
@@ -48,6 +50,7 @@ export interface WorkloadControllerOptions {
   /** Which controllers to run (default: all). */
   controllers?: WorkloadControllerName[];
   clock?: Clock;
+  job?: JobControllerOptions;
   /** Leader election on kube-system/kube-controller-manager (default on); false runs without (tests, one instance). */
   leaderElection?: false | { identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
 }
@@ -66,7 +69,7 @@ export async function runWorkloadControllers(options: WorkloadControllerOptions)
 }
 
 async function runControllers(options: WorkloadControllerOptions, outer: AbortSignal): Promise<void> {
-  // Three controllers over five informers listen for the stop: one signal of our own carries them.
+  // Four controllers over six informers listen for the stop: one signal of our own carries them.
   const stopper = new AbortController();
   setMaxListeners(64, stopper.signal);
   if (outer.aborted) stopper.abort();
@@ -81,12 +84,13 @@ async function runControllers(options: WorkloadControllerOptions, outer: AbortSi
       replicaSets: factory.forResource(REPLICA_SETS),
       deployments: factory.forResource(DEPLOYMENTS),
       daemonSets: factory.forResource(DAEMON_SETS),
+      jobs: factory.forResource(JOBS),
     },
     clock: options.clock ?? realClock,
   };
   const names = options.controllers ?? (Object.keys(WORKLOAD_CONTROLLERS) as WorkloadControllerName[]);
   // Each controller reports Events as itself, as kube's do (`replicaset-controller`, …).
-  const controllers: Controller[] = names.map((name) => WORKLOAD_CONTROLLERS[name]({ ...shared, events: new EventRecorder(client, { component: `${name}-controller` }) }));
+  const controllers: Controller[] = names.map((name) => WORKLOAD_CONTROLLERS[name]({ ...shared, events: new EventRecorder(client, { component: `${name}-controller` }) }, options));
   factory.start(stopper.signal);
   await Promise.all(controllers.map((c) => c.run(stopper.signal)));
   await factory.stop();

@@ -13,6 +13,8 @@ export interface StandInOptions {
   readyAfterMs?: number;
   /** Pods for which this returns true are reported Running but never Ready. */
   holdReady?: (pod: Obj) => boolean;
+  /** The phase each bound pod reaches (default Running); Succeeded/Failed pods are reported not ready. */
+  phase?: (pod: Obj) => 'Running' | 'Succeeded' | 'Failed';
   /** Run the scheduler stand-in (default true). */
   schedule?: boolean;
 }
@@ -51,9 +53,10 @@ export function startStandIns(client: KubeClient, options: StandInOptions = {}):
       act(`bind ${key}`, () => client.request('POST', `/api/v1/namespaces/${namespace}/pods/${name}/binding`, { body: { apiVersion: 'v1', kind: 'Binding', metadata: { name }, target: { kind: 'Node', name: node } } }));
       return;
     }
-    const held = options.holdReady?.(pod) ?? false;
+    const phase = options.phase?.(pod) ?? 'Running';
+    const held = phase !== 'Running' || (options.holdReady?.(pod) ?? false);
     const ready = (pod.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True');
-    if (pod.status?.phase === 'Running' && ready === !held) return;
+    if (pod.status?.phase === phase && ready === !held) return;
     act(
       `ready ${key}`,
       () => {
@@ -61,7 +64,7 @@ export function startStandIns(client: KubeClient, options: StandInOptions = {}):
         const status = held ? 'False' : 'True';
         return client.mergePatch(PODS, name, namespace, {
           status: {
-            phase: 'Running',
+            phase,
             conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: type === 'PodScheduled' || type === 'Initialized' ? 'True' : status, lastTransitionTime: now })),
           },
         }, 'status');
