@@ -9,7 +9,7 @@ import { EventRecorder, InformerFactory, type Obj, realClock, rfc3339 } from '..
 import type { WorkloadContext } from '../../src/cluster/workloads/context.js';
 import { replicaSetController } from '../../src/cluster/workloads/replicaset-controller.js';
 import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
-import { DAEMON_SETS, DEPLOYMENTS, JOBS, NODES, PODS, REPLICA_SETS } from '../../src/cluster/workloads/resources.js';
+import { DAEMON_SETS, DEPLOYMENTS, ENDPOINTS, JOBS, NODES, PODS, REPLICA_SETS, SERVICES } from '../../src/cluster/workloads/resources.js';
 import { deletionOrder } from '../../src/cluster/workloads/delete-order.js';
 import { loadKubeConfig } from '../../src/kube/index.js';
 import { eventually } from '../helpers/eventually.js';
@@ -101,6 +101,8 @@ test('with a slow pod informer, expectations keep the ReplicaSet controller from
         deployments: factory.forResource(DEPLOYMENTS),
         daemonSets: factory.forResource(DAEMON_SETS),
         jobs: factory.forResource(JOBS),
+        services: factory.forResource(SERVICES),
+        endpoints: factory.forResource(ENDPOINTS),
       },
       events: new EventRecorder(client, { component: 'replicaset-controller' }),
       clock: realClock,

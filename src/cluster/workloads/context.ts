@@ -6,7 +6,8 @@ import { controllerOf } from './pods.js';
 
 export interface WorkloadContext {
   client: KubeClient;
-  informers: { pods: Informer; nodes: Informer; replicaSets: Informer; deployments: Informer; daemonSets: Informer; jobs: Informer };
+  /** One informer per kind; run.ts makes each on first use, so a process watches only what its controllers need. */
+  informers: Record<'pods' | 'nodes' | 'replicaSets' | 'deployments' | 'daemonSets' | 'jobs' | 'services' | 'endpoints', Informer>;
   events: EventRecorder;
   clock: Clock;
 }

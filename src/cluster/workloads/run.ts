@@ -1,5 +1,5 @@
 // `runWorkloadControllers`: the workload controllers of kube-controller-manager that bosun runs
-// (ReplicaSet, Deployment, DaemonSet, Job) over one set of shared informers, while holding the Lease
+// (ReplicaSet, Deployment, DaemonSet, Job, Endpoints) over one set of shared informers, while holding the Lease
 // kube-system/kube-controller-manager as kube-controller-manager does (so two instances never act
 // at once), until the signal aborts. They are ordinary API clients: on a real cluster,
 // kube-controller-manager can run instead.
@@ -9,9 +9,10 @@ import { type Clock, type Controller, EventRecorder, InformerFactory, KubeClient
 import type { WorkloadContext } from './context.js';
 import { daemonSetController } from './daemonset-controller.js';
 import { deploymentController } from './deployment-controller.js';
+import { endpointsController } from './endpoints-controller.js';
 import { jobController, type JobControllerOptions } from './job-controller.js';
 import { replicaSetController } from './replicaset-controller.js';
-import { DAEMON_SETS, DEPLOYMENTS, JOBS, NODES, PODS, REPLICA_SETS } from './resources.js';
+import { DAEMON_SETS, DEPLOYMENTS, ENDPOINTS, JOBS, NODES, PODS, REPLICA_SETS, SERVICES } from './resources.js';
 
 /** The controllers by the names kube-controller-manager's --controllers flag uses. */
 export const WORKLOAD_CONTROLLERS = {
@@ -19,6 +20,7 @@ export const WORKLOAD_CONTROLLERS = {
   deployment: (ctx: WorkloadContext) => deploymentController(ctx),
   daemonset: (ctx: WorkloadContext) => daemonSetController(ctx),
   job: (ctx: WorkloadContext, options: WorkloadControllerOptions) => jobController(ctx, options.job),
+  endpoint: (ctx: WorkloadContext) => endpointsController(ctx),
 } as const;
 
 export type WorkloadControllerName = keyof typeof WORKLOAD_CONTROLLERS;
@@ -69,7 +71,7 @@ export async function runWorkloadControllers(options: WorkloadControllerOptions)
 }
 
 async function runControllers(options: WorkloadControllerOptions, outer: AbortSignal): Promise<void> {
-  // Four controllers over six informers listen for the stop: one signal of our own carries them.
+  // The controllers and their informers listen for the stop: one signal of our own carries them.
   const stopper = new AbortController();
   setMaxListeners(64, stopper.signal);
   if (outer.aborted) stopper.abort();
@@ -79,12 +81,14 @@ async function runControllers(options: WorkloadControllerOptions, outer: AbortSi
   const shared: Omit<WorkloadContext, 'events'> = {
     client,
     informers: {
-      pods: factory.forResource(PODS),
-      nodes: factory.forResource(NODES),
-      replicaSets: factory.forResource(REPLICA_SETS),
-      deployments: factory.forResource(DEPLOYMENTS),
-      daemonSets: factory.forResource(DAEMON_SETS),
-      jobs: factory.forResource(JOBS),
+      get pods() { return factory.forResource(PODS); },
+      get nodes() { return factory.forResource(NODES); },
+      get replicaSets() { return factory.forResource(REPLICA_SETS); },
+      get deployments() { return factory.forResource(DEPLOYMENTS); },
+      get daemonSets() { return factory.forResource(DAEMON_SETS); },
+      get jobs() { return factory.forResource(JOBS); },
+      get services() { return factory.forResource(SERVICES); },
+      get endpoints() { return factory.forResource(ENDPOINTS); },
     },
     clock: options.clock ?? realClock,
   };

@@ -1,7 +1,8 @@
 // Stand-ins for the components the workload controllers hand their pods to, so that tests can run
 // them against the embedded API server alone: a scheduler that binds pending pods (to the node a
 // daemon pod's node affinity names, else round-robin) through pods/binding — the scheduler's job —
-// and a kubelet that reports bound pods Running and Ready through pods/status — the kubelet's job.
+// and a kubelet that reports bound pods Running and Ready, with a pod IP, through pods/status — the
+// kubelet's job.
 // They act only through the API, as the real ones do. `holdReady` keeps chosen pods not ready.
 import { type EventType, Informer, InformerFactory, KubeClient, type Obj, type ResourceRef, keyOf, loadKubeConfig, rfc3339 } from '../../../src/kube/index.js';
 import { NODES, PODS } from '../../../src/cluster/workloads/resources.js';
@@ -29,6 +30,7 @@ export function startStandIns(client: KubeClient, options: StandInOptions = {}):
   const nodes = factory.forResource(NODES);
   const busy = new Set<string>();
   let next = 0;
+  let nextIp = 0;
   const stop = new AbortController();
 
   const act = (key: string, work: () => Promise<unknown>, afterMs = 0) => {
@@ -62,9 +64,12 @@ export function startStandIns(client: KubeClient, options: StandInOptions = {}):
       () => {
         const now = rfc3339();
         const status = held ? 'False' : 'True';
+        const podIP = pod.status?.podIP ?? `10.128.${Math.floor(++nextIp / 250)}.${(nextIp % 250) + 1}`;
         return client.mergePatch(PODS, name, namespace, {
           status: {
             phase,
+            podIP,
+            podIPs: [{ ip: podIP }],
             conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: type === 'PodScheduled' || type === 'Initialized' ? 'True' : status, lastTransitionTime: now })),
           },
         }, 'status');
