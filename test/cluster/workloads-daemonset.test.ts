@@ -2,7 +2,7 @@
 // exactly one pod per matching node (nodeSelector, taints against the tolerations it adds, the
 // uninitialized taint only where the DaemonSet tolerates it), pods aimed at their node through
 // node affinity on metadata.name for the scheduler to bind, following nodes joining, changing and
-// leaving, a rolling update within maxUnavailable watched event by event, the status counts and
+// leaving, rolling updates within maxUnavailable and within maxSurge watched event by event, the status counts and
 // `kubectl rollout status daemonset`; the node verdicts and tolerations as tables.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -92,10 +92,21 @@ test('a DaemonSet runs one pod on exactly the matching nodes, follows nodes join
     const watched = new AbortController();
     let worst = 0;
     let events = 0;
+    let most = 0;
+    let surging = 0;
     pods.on(() => {
       events++;
-      const covered = new Set(pods.list().filter((p) => !p.metadata.deletionTimestamp && isReady(p)).map((p) => p.spec.nodeName));
+      const active = pods.list().filter((p) => !p.metadata.deletionTimestamp);
+      const covered = new Set(active.filter(isReady).map((p) => p.spec.nodeName));
       worst = Math.max(worst, ['worker-b', 'worker-c', 'worker-d'].filter((n) => !covered.has(n)).length);
+      most = Math.max(most, active.length);
+      // A node surging: an old pod still there beside a new one not ready yet (kube's maxSurge counts these).
+      const nodes = new Set(active.map((p) => p.spec.nodeName ?? targetNode(p)));
+      const isNew = (p: Obj) => p.spec.containers[0].image === 'agent:3';
+      surging = Math.max(surging, [...nodes].filter((n) => {
+        const here = active.filter((p) => (p.spec.nodeName ?? targetNode(p)) === n);
+        return here.some((p) => !isNew(p)) && here.some((p) => isNew(p) && !isReady(p));
+      }).length);
     });
     factory.start(watched.signal);
     await factory.waitForSync();
@@ -106,14 +117,26 @@ test('a DaemonSet runs one pod on exactly the matching nodes, follows nodes join
     const r = await api.kubectl(['rollout', 'status', 'daemonset/agent', '--timeout=60s'], { timeoutMs: 70_000 });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /daemon set "agent" successfully rolled out/);
-    watched.abort();
-    await factory.stop();
-    const images = ((await client.list(PODS, 'default', { labelSelector: 'app=agent' })).items as Obj[]).map((p) => p.spec.containers[0].image);
-    assert.deepEqual(images, ['agent:2', 'agent:2', 'agent:2']);
+    const images = async () => ((await client.list(PODS, 'default', { labelSelector: 'app=agent' })).items as Obj[]).map((p) => p.spec.containers[0].image);
+    assert.deepEqual(await images(), ['agent:2', 'agent:2', 'agent:2']);
     assert.ok(events > 6, `observed the rollout (${events} events)`);
     assert.equal(worst, 1, 'one node at a time went without a ready pod');
+    assert.equal(most, 3, 'no surge without maxSurge');
+
+    // maxSurge 1, maxUnavailable 0: a new pod is ready beside the old before the old goes.
+    await client.mergePatch(DAEMON_SETS, 'agent', 'default', { spec: { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } }, template: { spec: { containers: [{ name: 'c', image: 'agent:3' }] } } } });
+    [worst, most, events, surging] = [0, 0, 0, 0];
+    const surged = await api.kubectl(['rollout', 'status', 'daemonset/agent', '--timeout=60s'], { timeoutMs: 70_000 });
+    assert.equal(surged.code, 0, surged.stderr);
+    await eventually('only new pods left', async () => JSON.stringify(await images()) === JSON.stringify(['agent:3', 'agent:3', 'agent:3']));
+    watched.abort();
+    await factory.stop();
+    assert.ok(events > 6, `observed the surge rollout (${events} events)`);
+    assert.equal(worst, 0, 'every node kept a ready pod throughout');
+    assert.equal(surging, 1, 'one node surging at a time');
+    assert.ok(most >= 4, 'a new pod ran beside an old one');
     assert.deepEqual((await client.get(DAEMON_SETS, 'agent', 'default')).status, {
-      currentNumberScheduled: 3, numberMisscheduled: 0, desiredNumberScheduled: 3, numberReady: 3, observedGeneration: 2, updatedNumberScheduled: 3, numberAvailable: 3,
+      currentNumberScheduled: 3, numberMisscheduled: 0, desiredNumberScheduled: 3, numberReady: 3, observedGeneration: 3, updatedNumberScheduled: 3, numberAvailable: 3,
     });
     stop.abort();
     await running;

@@ -2,8 +2,7 @@
 // (daemonset.ts), created with a required node affinity on the node's name so that the scheduler
 // binds it — what kube has done since ScheduleDaemonSetPods went GA — and deleted where the node
 // no longer admits it; duplicates and failed pods replaced (failed ones with back-off); a rolling
-// update within maxUnavailable (maxSurge is not implemented: it counts only toward the
-// both-zero rule); the status counts `kubectl rollout status daemonset` reads. It follows nodes
+// update within maxSurge and maxUnavailable; the status counts `kubectl rollout status daemonset` reads. It follows nodes
 // joining, changing and leaving through the node informer. Pods bound to a deleted node are the
 // pod garbage collector's to remove, as in kube; unscheduled pods aimed at a deleted node are this
 // controller's.
@@ -12,7 +11,7 @@ import { matchesLabels } from '../../apiserver/selectors.js';
 import { sameJson } from './canonical.js';
 import { claim, ownerStillThere } from './claim.js';
 import { controllingOwner, keyFor, type WorkloadContext } from './context.js';
-import { daemonPod, daemonSetStatus, nodeVerdict, oldestFirst, rollingUpdateDeletions, targetNode } from './daemonset.js';
+import { daemonPod, daemonSetStatus, isUpdated, nodeVerdict, oldestFirst, rollingUpdateStep, targetNode, updateBudget } from './daemonset.js';
 import { Expectations } from './expectations.js';
 import { BURST_REPLICAS, createPods, deletePods, observePods } from './pod-control.js';
 import { controllerOf, isTerminal, msUntilAvailable } from './pods.js';
@@ -113,7 +112,15 @@ export function daemonSetController(ctx: WorkloadContext, expectations = new Exp
             running.push(pod);
           }
         }
-        toDelete.push(...oldestFirst(running).slice(1));
+        if (updateBudget(ds, 1)[0] === 0) {
+          toDelete.push(...oldestFirst(running).slice(1));
+        } else {
+          // Surging: the oldest up-to-date pod and the oldest old pod may both stay.
+          const sorted = oldestFirst(running);
+          const keepFresh = sorted.find((p) => isUpdated(p, hash, ds));
+          const keepOld = sorted.find((p) => !isUpdated(p, hash, ds));
+          toDelete.push(...sorted.filter((p) => p !== keepFresh && p !== keepOld));
+        }
       } else {
         toDelete.push(...onNode.filter((p) => !p.metadata.deletionTimestamp));
       }
@@ -135,12 +142,15 @@ export function daemonSetController(ctx: WorkloadContext, expectations = new Exp
 
   async function rollingUpdate(ds: Obj, nodeList: Obj[], podsByNode: Map<string, Obj[]>, hash: string): Promise<Error | undefined> {
     let desired = 0;
+    const wanted = new Set<string>();
     for (const node of nodeList) {
       if (!nodeVerdict(node, ds).shouldRun) continue;
       desired++;
+      wanted.add(node.metadata.name);
       if (!podsByNode.has(node.metadata.name)) podsByNode.set(node.metadata.name, []);
     }
-    return syncNodes(ds, [], rollingUpdateDeletions(ds, desired, podsByNode, hash, ctx.clock.now()), hash);
+    const step = rollingUpdateStep(ds, desired, podsByNode, (node) => wanted.has(node), hash, ctx.clock.now());
+    return syncNodes(ds, step.surgeNodes, step.deletions, hash);
   }
 
   return controller;

@@ -1,8 +1,8 @@
 // The DaemonSet controller's decisions, as kube's: which nodes should run a daemon pod (and which
 // may keep one), the pod it makes for a node — with the tolerations the controller adds by itself
 // and a required node affinity on the node's name, so that the scheduler binds it there as it
-// does in kube today — which pods are up to date, the rolling update's next deletions within
-// maxUnavailable, and the status counts. Pure.
+// does in kube today — which pods are up to date, the rolling update's next step within
+// maxSurge and maxUnavailable, and the status counts. Pure.
 import type { Obj } from '../../kube/index.js';
 import { scaledValue } from './int-or-percent.js';
 import { nodeAffinityMatches, type Taint, type Toleration, untoleratedTaint } from './node-fit.js';
@@ -113,41 +113,89 @@ export function oldestFirst(pods: Obj[]): Obj[] {
   });
 }
 
-/** maxUnavailable against the desired count, rounded up; with maxSurge it can't be zero (kube's updatedDesiredNodeCounts). */
-export function maxUnavailable(ds: Obj, desired: number): number {
+/** [maxSurge, maxUnavailable] against the desired count, rounded up; both zero means one unavailable (kube's updatedDesiredNodeCounts). */
+export function updateBudget(ds: Obj, desired: number): [number, number] {
   const rolling = ds.spec?.updateStrategy?.rollingUpdate ?? {};
   const unavailable = scaledValue(rolling.maxUnavailable, desired, true, 1);
   const surge = scaledValue(rolling.maxSurge, desired, true, 0);
-  return unavailable === 0 && surge === 0 ? 1 : unavailable;
+  return unavailable === 0 && surge === 0 ? [0, 1] : [surge, unavailable];
+}
+
+/** The node's one up-to-date and one old pod; undefined when it has more of either (manage sorts that out). */
+function podsOnNode(pods: Obj[], hash: string, ds: Obj): { fresh?: Obj; old?: Obj } | undefined {
+  const active = pods.filter((p) => !p.metadata.deletionTimestamp);
+  const fresh = active.filter((p) => isUpdated(p, hash, ds));
+  const old = active.filter((p) => !isUpdated(p, hash, ds));
+  return fresh.length > 1 || old.length > 1 ? undefined : { fresh: fresh[0], old: old[0] };
+}
+
+export interface RollingStep {
+  /** Old pods to delete now. */
+  deletions: Obj[];
+  /** Nodes to create an up-to-date pod on now, beside the old one (surge). */
+  surgeNodes: string[];
 }
 
 /**
- * The old pods the rolling update deletes now (kube's rollingUpdate without surge): old pods that
+ * The rolling update's next step (kube's rollingUpdate). Without maxSurge: delete old pods that
  * are unavailable anyway, then available old pods while fewer than maxUnavailable nodes lack an
- * available up-to-date pod.
+ * available up-to-date pod. With maxSurge: start an up-to-date pod beside an old one (at once
+ * where the old one is unavailable, else on at most maxSurge nodes at a time), and delete the old
+ * pod once its replacement is available. `byNode` holds every desired node, with no pods if none.
  */
-export function rollingUpdateDeletions(ds: Obj, desired: number, byNode: Map<string, Obj[]>, hash: string, now: number): Obj[] {
+export function rollingUpdateStep(ds: Obj, desired: number, byNode: Map<string, Obj[]>, shouldRun: (node: string) => boolean, hash: string, now: number): RollingStep {
   const minReady = ds.spec?.minReadySeconds ?? 0;
-  const limit = maxUnavailable(ds, desired);
-  let unavailable = 0;
-  const replaceNow: Obj[] = [];
-  const candidates: Obj[] = [];
-  for (const pods of byNode.values()) {
-    const active = pods.filter((p) => !p.metadata.deletionTimestamp);
-    const fresh = active.filter((p) => isUpdated(p, hash, ds));
-    const old = active.filter((p) => !isUpdated(p, hash, ds));
-    if (fresh.length > 1 || old.length > 1 || (fresh.length === 1) === (old.length === 1)) {
-      unavailable++; // nothing, or both: the manage step sorts this node out first
-    } else if (fresh.length === 1) {
-      if (!isAvailable(fresh[0], minReady, now)) unavailable++;
-    } else if (!isAvailable(old[0], minReady, now)) {
-      replaceNow.push(old[0]);
-    } else if (unavailable < limit) {
-      candidates.push(old[0]);
+  const [maxSurge, maxUnavailable] = updateBudget(ds, desired);
+  const available = (pod: Obj) => isAvailable(pod, minReady, now);
+  if (maxSurge === 0) {
+    let unavailable = 0;
+    const replaceNow: Obj[] = [];
+    const candidates: Obj[] = [];
+    for (const pods of byNode.values()) {
+      const found = podsOnNode(pods, hash, ds);
+      if (!found || Boolean(found.fresh) === Boolean(found.old)) unavailable++;
+      else if (found.fresh) {
+        if (!available(found.fresh)) unavailable++;
+      } else if (!available(found.old!)) replaceNow.push(found.old!);
+      else if (unavailable < maxUnavailable) candidates.push(found.old!);
+    }
+    const room = Math.min(Math.max(0, maxUnavailable - unavailable), candidates.length);
+    return { deletions: [...replaceNow, ...candidates.slice(0, room)], surgeNodes: [] };
+  }
+  const deletions: Obj[] = [];
+  const notWanted: Obj[] = [];
+  const replaceNow: string[] = [];
+  const candidates: string[] = [];
+  let surging = 0;
+  let availableCount = 0;
+  for (const [node, pods] of byNode) {
+    const found = podsOnNode(pods, hash, ds);
+    if (!found) {
+      surging++;
+      continue;
+    }
+    const { fresh, old } = found;
+    if ((old && available(old)) || (!old && fresh && available(fresh))) availableCount++;
+    if (!old) continue;
+    if (!fresh) {
+      if (!available(old)) {
+        if (shouldRun(node)) replaceNow.push(node);
+        else deletions.push(old);
+      } else if (!shouldRun(node)) {
+        notWanted.push(old);
+      } else if (surging < maxSurge) {
+        candidates.push(node);
+      }
+    } else if (!available(fresh)) {
+      surging++;
+    } else {
+      deletions.push(old);
     }
   }
-  const room = Math.min(Math.max(0, limit - unavailable), candidates.length);
-  return [...replaceNow, ...candidates.slice(0, room)];
+  // Pods on nodes that no longer want one go only while enough others are available elsewhere.
+  deletions.push(...notWanted.slice(0, Math.max(0, Math.min(notWanted.length, availableCount - desired))));
+  const room = Math.min(Math.max(0, maxSurge - surging), candidates.length);
+  return { deletions, surgeNodes: [...replaceNow, ...candidates.slice(0, room)] };
 }
 
 /** The status counts (kube's updateDaemonSetStatus); `observe` raises observedGeneration. */
