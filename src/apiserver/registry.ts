@@ -93,6 +93,7 @@ export const BUILTIN_TYPES: ResourceType[] = [
   }),
   builtin('', 'v1', 'services', 'Service', { shortNames: ['svc'], categories: ALL, status: true }),
   builtin('', 'v1', 'endpoints', 'Endpoints', { shortNames: ['ep'], singular: 'endpoints' }),
+  builtin('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice'),
   builtin('', 'v1', 'configmaps', 'ConfigMap', { shortNames: ['cm'] }),
   builtin('', 'v1', 'secrets', 'Secret', { fieldSelectors: ['type'] }),
   builtin('', 'v1', 'serviceaccounts', 'ServiceAccount', { shortNames: ['sa'] }),
@@ -116,7 +117,7 @@ export const BUILTIN_TYPES: ResourceType[] = [
 ];
 
 /** Preferred order of groups in discovery (built-ins first, as kube-apiserver lists them). */
-const GROUP_ORDER = ['', 'apps', 'events.k8s.io', 'batch', 'policy', 'rbac.authorization.k8s.io', 'apiextensions.k8s.io', 'coordination.k8s.io'];
+const GROUP_ORDER = ['', 'apps', 'events.k8s.io', 'batch', 'policy', 'rbac.authorization.k8s.io', 'apiextensions.k8s.io', 'coordination.k8s.io', 'discovery.k8s.io'];
 
 export class Registry {
   private readonly byGroupVersion = new Map<string, Map<string, ResourceType>>();

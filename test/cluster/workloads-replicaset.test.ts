@@ -9,7 +9,7 @@ import { EventRecorder, InformerFactory, type Obj, realClock, rfc3339 } from '..
 import type { WorkloadContext } from '../../src/cluster/workloads/context.js';
 import { replicaSetController } from '../../src/cluster/workloads/replicaset-controller.js';
 import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
-import { DAEMON_SETS, DEPLOYMENTS, ENDPOINTS, JOBS, NODES, PODS, REPLICA_SETS, SERVICES } from '../../src/cluster/workloads/resources.js';
+import { DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, NODES, PODS, REPLICA_SETS, SERVICES } from '../../src/cluster/workloads/resources.js';
 import { deletionOrder } from '../../src/cluster/workloads/delete-order.js';
 import { loadKubeConfig } from '../../src/kube/index.js';
 import { eventually } from '../helpers/eventually.js';
@@ -103,6 +103,7 @@ test('with a slow pod informer, expectations keep the ReplicaSet controller from
         jobs: factory.forResource(JOBS),
         services: factory.forResource(SERVICES),
         endpoints: factory.forResource(ENDPOINTS),
+        endpointSlices: factory.forResource(ENDPOINT_SLICES),
       },
       events: new EventRecorder(client, { component: 'replicaset-controller' }),
       clock: realClock,

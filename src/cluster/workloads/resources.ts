@@ -6,6 +6,7 @@ import type { ResourceRef } from '../../kube/index.js';
 export const PODS: ResourceRef = { group: '', version: 'v1', resource: 'pods', namespaced: true };
 export const SERVICES: ResourceRef = { group: '', version: 'v1', resource: 'services', namespaced: true };
 export const ENDPOINTS: ResourceRef = { group: '', version: 'v1', resource: 'endpoints', namespaced: true };
+export const ENDPOINT_SLICES: ResourceRef = { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices', namespaced: true };
 export const NODES: ResourceRef = { group: '', version: 'v1', resource: 'nodes', namespaced: false };
 export const REPLICA_SETS: ResourceRef = { group: 'apps', version: 'v1', resource: 'replicasets', namespaced: true };
 export const DEPLOYMENTS: ResourceRef = { group: 'apps', version: 'v1', resource: 'deployments', namespaced: true };

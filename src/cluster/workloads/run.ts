@@ -1,5 +1,5 @@
 // `runWorkloadControllers`: the workload controllers of kube-controller-manager that bosun runs
-// (ReplicaSet, Deployment, DaemonSet, Job, Endpoints) over one set of shared informers, while holding the Lease
+// (ReplicaSet, Deployment, DaemonSet, Job, Endpoints, EndpointSlices) over one set of shared informers, while holding the Lease
 // kube-system/kube-controller-manager as kube-controller-manager does (so two instances never act
 // at once), until the signal aborts. They are ordinary API clients: on a real cluster,
 // kube-controller-manager can run instead.
@@ -9,10 +9,11 @@ import { type Clock, type Controller, EventRecorder, InformerFactory, KubeClient
 import type { WorkloadContext } from './context.js';
 import { daemonSetController } from './daemonset-controller.js';
 import { deploymentController } from './deployment-controller.js';
+import { endpointSliceController } from './endpointslice-controller.js';
 import { endpointsController } from './endpoints-controller.js';
 import { jobController, type JobControllerOptions } from './job-controller.js';
 import { replicaSetController } from './replicaset-controller.js';
-import { DAEMON_SETS, DEPLOYMENTS, ENDPOINTS, JOBS, NODES, PODS, REPLICA_SETS, SERVICES } from './resources.js';
+import { DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, NODES, PODS, REPLICA_SETS, SERVICES } from './resources.js';
 
 /** The controllers by the names kube-controller-manager's --controllers flag uses. */
 export const WORKLOAD_CONTROLLERS = {
@@ -21,6 +22,7 @@ export const WORKLOAD_CONTROLLERS = {
   daemonset: (ctx: WorkloadContext) => daemonSetController(ctx),
   job: (ctx: WorkloadContext, options: WorkloadControllerOptions) => jobController(ctx, options.job),
   endpoint: (ctx: WorkloadContext) => endpointsController(ctx),
+  endpointslice: (ctx: WorkloadContext) => endpointSliceController(ctx),
 } as const;
 
 export type WorkloadControllerName = keyof typeof WORKLOAD_CONTROLLERS;
@@ -89,6 +91,7 @@ async function runControllers(options: WorkloadControllerOptions, outer: AbortSi
       get jobs() { return factory.forResource(JOBS); },
       get services() { return factory.forResource(SERVICES); },
       get endpoints() { return factory.forResource(ENDPOINTS); },
+      get endpointSlices() { return factory.forResource(ENDPOINT_SLICES); },
     },
     clock: options.clock ?? realClock,
   };
