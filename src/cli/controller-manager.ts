@@ -1,5 +1,6 @@
 // `bosun controller-manager`: runs the workload controllers (ReplicaSet, Deployment, DaemonSet, Job,
-// Endpoints, EndpointSlices) against a cluster until SIGTERM, as kube-controller-manager runs them.
+// Endpoints, EndpointSlices, pod garbage collection) against a cluster until SIGTERM, as
+// kube-controller-manager runs them.
 import type { Command } from 'commander';
 import { runWorkloadControllers, selectControllers, WORKLOAD_CONTROLLERS } from '../cluster/workloads/run.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
@@ -19,7 +20,7 @@ interface Options {
 export function register(program: Command): void {
   program
     .command('controller-manager')
-    .description("run the workload controllers kube-controller-manager runs: ReplicaSet, Deployment, DaemonSet, Job, Endpoints, EndpointSlices")
+    .description("run the workload controllers kube-controller-manager runs: ReplicaSet, Deployment, DaemonSet, Job, Endpoints, EndpointSlices, pod GC")
     .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG, then the in-cluster service account)')
     .option('--controllers <list>', `controllers to run: * for all, NAME to enable, -NAME to disable (known: ${Object.keys(WORKLOAD_CONTROLLERS).join(', ')})`, '*')
     .option('--no-leader-elect', 'run without the Lease kube-system/kube-controller-manager (one instance only)')

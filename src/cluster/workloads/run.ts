@@ -1,5 +1,5 @@
 // `runWorkloadControllers`: the workload controllers of kube-controller-manager that bosun runs
-// (ReplicaSet, Deployment, DaemonSet, Job, Endpoints, EndpointSlices) over one set of shared informers, while holding the Lease
+// (ReplicaSet, Deployment, DaemonSet, Job, Endpoints, EndpointSlices, pod garbage collection) over one set of shared informers, while holding the Lease
 // kube-system/kube-controller-manager as kube-controller-manager does (so two instances never act
 // at once), until the signal aborts. They are ordinary API clients: on a real cluster,
 // kube-controller-manager can run instead.
@@ -12,6 +12,7 @@ import { deploymentController } from './deployment-controller.js';
 import { endpointSliceController } from './endpointslice-controller.js';
 import { endpointsController } from './endpoints-controller.js';
 import { jobController, type JobControllerOptions } from './job-controller.js';
+import { podGcController, type PodGcOptions } from './pod-gc-controller.js';
 import { replicaSetController } from './replicaset-controller.js';
 import { DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, NODES, PODS, REPLICA_SETS, SERVICES } from './resources.js';
 
@@ -23,6 +24,7 @@ export const WORKLOAD_CONTROLLERS = {
   job: (ctx: WorkloadContext, options: WorkloadControllerOptions) => jobController(ctx, options.job),
   endpoint: (ctx: WorkloadContext) => endpointsController(ctx),
   endpointslice: (ctx: WorkloadContext) => endpointSliceController(ctx),
+  podgc: (ctx: WorkloadContext, options: WorkloadControllerOptions) => podGcController(ctx, options.podGc),
 } as const;
 
 export type WorkloadControllerName = keyof typeof WORKLOAD_CONTROLLERS;
@@ -55,6 +57,7 @@ export interface WorkloadControllerOptions {
   controllers?: WorkloadControllerName[];
   clock?: Clock;
   job?: JobControllerOptions;
+  podGc?: PodGcOptions;
   /** Leader election on kube-system/kube-controller-manager (default on); false runs without (tests, one instance). */
   leaderElection?: false | { identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
 }
