@@ -7,7 +7,7 @@ import { controllerOf } from './pods.js';
 export interface WorkloadContext {
   client: KubeClient;
   /** One informer per kind; run.ts makes each on first use, so a process watches only what its controllers need. */
-  informers: Record<'pods' | 'nodes' | 'replicaSets' | 'deployments' | 'daemonSets' | 'jobs' | 'services' | 'endpoints' | 'endpointSlices', Informer>;
+  informers: Record<'pods' | 'nodes' | 'replicaSets' | 'deployments' | 'daemonSets' | 'jobs' | 'services' | 'endpoints' | 'endpointSlices' | 'namespaces' | 'rootCaConfigMaps', Informer>;
   events: EventRecorder;
   clock: Clock;
 }

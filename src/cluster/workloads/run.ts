@@ -1,10 +1,12 @@
 // `runWorkloadControllers`: the workload controllers of kube-controller-manager that bosun runs
-// (ReplicaSet, Deployment, DaemonSet, Job, Endpoints, EndpointSlices, pod garbage collection) over one set of shared informers, while holding the Lease
+// (ReplicaSet, Deployment, DaemonSet, Job, Endpoints, EndpointSlices, pod garbage collection, root CA
+// publisher) over one set of shared informers, while holding the Lease
 // kube-system/kube-controller-manager as kube-controller-manager does (so two instances never act
 // at once), until the signal aborts. They are ordinary API clients: on a real cluster,
 // kube-controller-manager can run instead.
 import type * as k8s from '@kubernetes/client-node';
 import { setMaxListeners } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { type Clock, type Controller, EventRecorder, InformerFactory, KubeClient, LeaderElector, realClock } from '../../kube/index.js';
 import type { WorkloadContext } from './context.js';
 import { daemonSetController } from './daemonset-controller.js';
@@ -13,8 +15,9 @@ import { endpointSliceController } from './endpointslice-controller.js';
 import { endpointsController } from './endpoints-controller.js';
 import { jobController, type JobControllerOptions } from './job-controller.js';
 import { podGcController, type PodGcOptions } from './pod-gc-controller.js';
+import { ROOT_CA_CONFIG_MAP, rootCaPublisher } from './root-ca-publisher.js';
 import { replicaSetController } from './replicaset-controller.js';
-import { DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, NODES, PODS, REPLICA_SETS, SERVICES } from './resources.js';
+import { CONFIG_MAPS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, NAMESPACES, NODES, PODS, REPLICA_SETS, SERVICES } from './resources.js';
 
 /** The controllers by the names kube-controller-manager's --controllers flag uses. */
 export const WORKLOAD_CONTROLLERS = {
@@ -25,6 +28,7 @@ export const WORKLOAD_CONTROLLERS = {
   endpoint: (ctx: WorkloadContext) => endpointsController(ctx),
   endpointslice: (ctx: WorkloadContext) => endpointSliceController(ctx),
   podgc: (ctx: WorkloadContext, options: WorkloadControllerOptions) => podGcController(ctx, options.podGc),
+  'root-ca-cert-publisher': (ctx: WorkloadContext, options: WorkloadControllerOptions) => rootCaPublisher(ctx, options.rootCa ?? clusterCa(options.kubeconfig)),
 } as const;
 
 export type WorkloadControllerName = keyof typeof WORKLOAD_CONTROLLERS;
@@ -58,6 +62,8 @@ export interface WorkloadControllerOptions {
   clock?: Clock;
   job?: JobControllerOptions;
   podGc?: PodGcOptions;
+  /** The CA published as kube-root-ca.crt (default: the kubeconfig's cluster CA). */
+  rootCa?: string;
   /** Leader election on kube-system/kube-controller-manager (default on); false runs without (tests, one instance). */
   leaderElection?: false | { identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
 }
@@ -95,6 +101,8 @@ async function runControllers(options: WorkloadControllerOptions, outer: AbortSi
       get services() { return factory.forResource(SERVICES); },
       get endpoints() { return factory.forResource(ENDPOINTS); },
       get endpointSlices() { return factory.forResource(ENDPOINT_SLICES); },
+      get namespaces() { return factory.forResource(NAMESPACES); },
+      get rootCaConfigMaps() { return factory.forResource(CONFIG_MAPS, { fieldSelector: `metadata.name=${ROOT_CA_CONFIG_MAP}` }); },
     },
     clock: options.clock ?? realClock,
   };
@@ -104,4 +112,12 @@ async function runControllers(options: WorkloadControllerOptions, outer: AbortSi
   factory.start(stopper.signal);
   await Promise.all(controllers.map((c) => c.run(stopper.signal)));
   await factory.stop();
+}
+
+/** The CA of the kubeconfig's cluster, PEM; an error naming the fix when there is none. */
+function clusterCa(kubeconfig: k8s.KubeConfig): string {
+  const cluster = kubeconfig.getCurrentCluster();
+  if (cluster?.caData) return Buffer.from(cluster.caData, 'base64').toString('utf8');
+  if (cluster?.caFile) return readFileSync(cluster.caFile, 'utf8');
+  throw new Error('the kubeconfig names no cluster CA to publish as kube-root-ca.crt; give one with --root-ca-file');
 }
