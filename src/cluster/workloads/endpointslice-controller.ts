@@ -4,7 +4,9 @@
 // still wanted is reused and updated only when its endpoints or labels change; missing ones are
 // created with a name generated from the Service's; the rest are deleted — also when the Service
 // goes (kube leaves that to the garbage collector through the owner reference; this controller
-// does it itself, so no slice outlives its Service where no collector runs).
+// does it itself, so no slice outlives its Service where no collector runs). As kube's slice
+// tracker, it remembers what it wrote and waits while the informer has not caught up, so a stale
+// cache never makes it create a slice twice.
 import { Controller, type Obj, type SyncResult } from '../../kube/index.js';
 import { canonicalJson, sameJson } from './canonical.js';
 import { keyFor, type WorkloadContext } from './context.js';
@@ -26,6 +28,19 @@ export function endpointSliceController(ctx: WorkloadContext): Controller {
   const managedSlices = (namespace: string, name: string) =>
     endpointSlices.list().filter((s) => s.metadata.namespace === namespace && s.metadata.labels?.[SERVICE_NAME] === name && s.metadata.labels?.[MANAGED_BY] === CONTROLLER_NAME);
 
+  /** Per Service: the slices this controller wrote last (name → resourceVersion, or deleted). */
+  const written = new Map<string, Map<string, string | 'deleted'>>();
+  const caughtUp = (key: string, namespace: string) =>
+    [...(written.get(key) ?? new Map<string, string | 'deleted'>())].every(([name, rv]) => {
+      const seen = endpointSlices.get(name, namespace);
+      return rv === 'deleted' ? !seen : Boolean(seen) && Number(seen!.metadata.resourceVersion) >= Number(rv);
+    });
+
+  // A slice deleted by anyone has been seen for what it is: nothing to wait for.
+  endpointSlices.on((type, slice) => {
+    if (type === 'delete') written.get(`${slice.metadata.namespace}/${slice.metadata.labels?.[SERVICE_NAME]}`)?.delete(slice.metadata.name);
+  });
+
   const controller = new Controller({ name: 'endpointslice-controller', workers: 2, sync: (key) => sync(key) });
   controller.watch(services);
   controller.watch(pods, (pod, _type, old) => [...new Set([...servicesOf(pod), ...(old ? servicesOf(old) : [])])]);
@@ -35,6 +50,9 @@ export function endpointSliceController(ctx: WorkloadContext): Controller {
 
   async function sync(key: string): Promise<SyncResult | void> {
     const [namespace, name] = key.split('/');
+    if (!caughtUp(key, namespace)) return { requeueAfterMs: 100 };
+    const wrote = new Map<string, string | 'deleted'>();
+    written.set(key, wrote);
     const existing = managedSlices(namespace, name);
     const service = services.getByKey(key);
     const wanted: SliceContent[] = service && service.spec?.type !== 'ExternalName' && service.spec?.selector
@@ -49,9 +67,10 @@ export function endpointSliceController(ctx: WorkloadContext): Controller {
       if (slice) {
         unused.splice(unused.indexOf(slice), 1);
         if (sameJson(slice.endpoints ?? [], content.endpoints) && sameJson(slice.metadata.labels ?? {}, labels)) continue;
-        await ctx.client.update(ENDPOINT_SLICES, { ...slice, metadata: { ...slice.metadata, labels }, endpoints: content.endpoints });
+        const updated = await ctx.client.update(ENDPOINT_SLICES, { ...slice, metadata: { ...slice.metadata, labels }, endpoints: content.endpoints });
+        wrote.set(updated.metadata.name, updated.metadata.resourceVersion);
       } else {
-        await ctx.client.create(ENDPOINT_SLICES, {
+        const created = await ctx.client.create(ENDPOINT_SLICES, {
           apiVersion: 'discovery.k8s.io/v1',
           kind: 'EndpointSlice',
           metadata: { generateName: `${name.slice(0, 57)}-`, namespace, labels, ownerReferences: [controllerRefTo(service!)] },
@@ -59,9 +78,14 @@ export function endpointSliceController(ctx: WorkloadContext): Controller {
           ports: content.ports,
           endpoints: content.endpoints,
         });
+        wrote.set(created.metadata.name, created.metadata.resourceVersion);
       }
     }
-    for (const slice of unused) await ctx.client.delete(ENDPOINT_SLICES, slice.metadata.name, namespace, { preconditions: { uid: slice.metadata.uid } });
+    for (const slice of unused) {
+      await ctx.client.delete(ENDPOINT_SLICES, slice.metadata.name, namespace, { preconditions: { uid: slice.metadata.uid } });
+      wrote.set(slice.metadata.name, 'deleted');
+    }
+    if (!service) written.delete(key);
   }
 
   return controller;
