@@ -6,7 +6,7 @@
 // deleted gives the registry new type objects, which is what the cache compares).
 import { createHash } from 'node:crypto';
 import type { Registry, ResourceType } from './registry.js';
-import { BUILTIN_SCHEMAS, builtinSchemaName, customResourceTypeMeta, genericSchema, type Schema } from './openapi-builtins.js';
+import { BUILTIN_SCHEMAS, builtinSchemaName, customResourceTypeMeta, genericSchema, type Schema } from './openapi/builtins.js';
 
 export interface OpenApiDocument {
   /** The serialised document. */

@@ -1,9 +1,10 @@
-// The resource types the API server serves: the built-in kinds, and the custom resources of
-// every Established CustomResourceDefinition. Discovery, routing, storage keys and validation all
-// look types up here.
+// The resource types the API server serves: the built-in kinds (declared by their strategies in
+// kinds/), and the custom resources of every Established CustomResourceDefinition. Discovery,
+// routing, storage keys and validation all look types up here.
 import { createHash } from 'node:crypto';
 import type { JSONSchemaProps } from './crd-schema.js';
 import type { PrinterColumn } from './tables.js';
+import { STRATEGIES } from './kinds/index.js';
 
 export interface ScaleSubresource {
   specReplicasPath: string;
@@ -55,66 +56,8 @@ export function storageVersionHash(t: ResourceType): string {
   return createHash('sha256').update(`${t.group}/${t.version}/${t.kind}`).digest().subarray(0, 8).toString('base64');
 }
 
-function builtin(
-  group: string,
-  version: string,
-  resource: string,
-  kind: string,
-  options: Partial<Pick<ResourceType, 'namespaced' | 'shortNames' | 'categories' | 'status' | 'scale' | 'fieldSelectors' | 'singular'>> = {},
-): ResourceType {
-  return {
-    group,
-    version,
-    resource,
-    kind,
-    listKind: `${kind}List`,
-    singular: options.singular ?? kind.toLowerCase(),
-    namespaced: options.namespaced ?? true,
-    shortNames: options.shortNames ?? [],
-    categories: options.categories ?? [],
-    status: options.status ?? false,
-    scale: options.scale,
-    fieldSelectors: options.fieldSelectors ?? [],
-    builtin: true,
-  };
-}
-
-const replicasScale: ScaleSubresource = { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' };
-const ALL = ['all'];
-
-export const BUILTIN_TYPES: ResourceType[] = [
-  builtin('', 'v1', 'namespaces', 'Namespace', { namespaced: false, shortNames: ['ns'], status: true, fieldSelectors: ['status.phase'] }),
-  builtin('', 'v1', 'nodes', 'Node', { namespaced: false, shortNames: ['no'], status: true, fieldSelectors: ['spec.unschedulable'] }),
-  builtin('', 'v1', 'pods', 'Pod', {
-    shortNames: ['po'],
-    categories: ALL,
-    status: true,
-    fieldSelectors: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName'],
-  }),
-  builtin('', 'v1', 'services', 'Service', { shortNames: ['svc'], categories: ALL, status: true }),
-  builtin('', 'v1', 'endpoints', 'Endpoints', { shortNames: ['ep'], singular: 'endpoints' }),
-  builtin('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice'),
-  builtin('', 'v1', 'configmaps', 'ConfigMap', { shortNames: ['cm'] }),
-  builtin('', 'v1', 'secrets', 'Secret', { fieldSelectors: ['type'] }),
-  builtin('', 'v1', 'serviceaccounts', 'ServiceAccount', { shortNames: ['sa'] }),
-  builtin('', 'v1', 'events', 'Event', {
-    shortNames: ['ev'],
-    fieldSelectors: ['involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid', 'involvedObject.apiVersion', 'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason', 'reportingComponent', 'source', 'type'],
-  }),
-  builtin('events.k8s.io', 'v1', 'events', 'Event', { shortNames: ['ev'] }),
-  builtin('coordination.k8s.io', 'v1', 'leases', 'Lease'),
-  builtin('apps', 'v1', 'deployments', 'Deployment', { shortNames: ['deploy'], categories: ALL, status: true, scale: replicasScale }),
-  builtin('apps', 'v1', 'replicasets', 'ReplicaSet', { shortNames: ['rs'], categories: ALL, status: true, scale: replicasScale }),
-  builtin('apps', 'v1', 'daemonsets', 'DaemonSet', { shortNames: ['ds'], categories: ALL, status: true }),
-  builtin('apps', 'v1', 'statefulsets', 'StatefulSet', { shortNames: ['sts'], categories: ALL, status: true, scale: replicasScale }),
-  builtin('batch', 'v1', 'jobs', 'Job', { categories: ALL, status: true }),
-  builtin('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget', { shortNames: ['pdb'], status: true }),
-  builtin('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', { namespaced: false, shortNames: ['crd', 'crds'], status: true }),
-  builtin('rbac.authorization.k8s.io', 'v1', 'roles', 'Role'),
-  builtin('rbac.authorization.k8s.io', 'v1', 'rolebindings', 'RoleBinding'),
-  builtin('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', { namespaced: false }),
-  builtin('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', { namespaced: false }),
-];
+/** The built-in types, in the order discovery lists them (each kind's strategy in kinds/ declares its own). */
+export const BUILTIN_TYPES: ResourceType[] = STRATEGIES.map((s) => s.type);
 
 /** Preferred order of groups in discovery (built-ins first, as kube-apiserver lists them). */
 const GROUP_ORDER = ['', 'apps', 'events.k8s.io', 'batch', 'policy', 'rbac.authorization.k8s.io', 'apiextensions.k8s.io', 'coordination.k8s.io', 'discovery.k8s.io'];

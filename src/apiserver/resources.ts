@@ -1,17 +1,22 @@
 // Object semantics of the API server, independent of HTTP: create / get / list / update / patch /
 // delete over the storage, with what kube-apiserver adds — server-set metadata, generation,
-// status subresources, finalizers and deletionTimestamp, optimistic concurrency, defaults,
-// validation, custom-resource schemas, namespace checks, dry runs, server-side apply and
-// managedFields (server-side-apply.ts).
+// status subresources, finalizers and deletionTimestamp, optimistic concurrency, custom-resource
+// schemas, namespace checks, dry runs, server-side apply and managedFields (server-side-apply.ts).
+// What differs by kind (defaults, validation, names, deletion) comes from the kind's strategy
+// (kinds/).
 import { randomUUID } from 'node:crypto';
 import { StorageError, type KubeObject, type Storage, type StoredItem } from './storage/types.js';
 import { ApiError, errors, type FieldProblem, type StatusDetails } from './errors.js';
 import { apiVersionOf, storageKey, storagePrefix, type Registry, type ResourceType } from './registry.js';
 import { applyDefaults, prune, unknownFields, validate as validateSchema } from './crd-schema.js';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, PatchError } from './patch.js';
-import { builtinProblems, metadataProblems, nameProblem } from './validation.js';
-import { jsonPathFirst } from './tables.js';
-import { builtinListTypes, crdListTypes, recordUpdate, serverSideApply, type ListTypes, type ManagedFieldsEntry } from './server-side-apply.js';
+import { metadataProblems, nameProblem } from './validation.js';
+import { jsonPathFirst } from './jsonpath.js';
+import { builtinListTypes, crdListTypes, type ListTypes } from './field-sets.js';
+import { recordWrite, type ManagedFieldsEntry } from './managed-fields.js';
+import { serverSideApply } from './server-side-apply.js';
+import { generationChanged, kindAllocations, strategyFor, strategyOf, tracksGeneration } from './kinds/index.js';
+import type { Allocations } from './kinds/strategy.js';
 
 type Obj = Record<string, any>;
 
@@ -29,12 +34,6 @@ export interface WriteContext {
   fieldValidation?: 'Ignore' | 'Warn' | 'Strict';
   /** Collects warnings for the response (`Warning` headers). */
   warnings?: string[];
-}
-
-/** What kube-apiserver does with managedFields sent in a request: `[{}]` resets them, none or `[]` keeps the stored ones. */
-function requestManagedFields(sent: unknown, stored: unknown): unknown {
-  if (Array.isArray(sent) && sent.length === 1 && typeof sent[0] === 'object' && sent[0] !== null && Object.keys(sent[0]).length === 0) return [];
-  return Array.isArray(sent) && sent.length > 0 ? sent : stored;
 }
 
 /** Hooks other parts of the server attach to writes (CRD registration, namespace cleanup, …). */
@@ -57,86 +56,21 @@ function now(): string {
   return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-function withoutMeta(object: Obj, dropStatus: boolean): Obj {
-  const { metadata: _m, status, ...rest } = object;
-  return dropStatus ? rest : { ...rest, status };
-}
-
 function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-let nextClusterIP = 1;
-let nextNodePort = 30000;
-
-/** Server-side defaults of the built-in kinds that clients rely on seeing. */
-function applyBuiltinDefaults(type: ResourceType, object: Obj, previous: Obj | undefined): void {
-  switch (type.resource) {
-    case 'namespaces':
-      object.spec = { finalizers: ['kubernetes'], ...(object.spec ?? {}) };
-      object.status = { phase: previous?.status?.phase ?? 'Active', ...(object.status ?? {}) };
-      break;
-    case 'pods':
-      object.spec = { restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler', serviceAccountName: 'default', terminationGracePeriodSeconds: 30, ...object.spec };
-      if (!object.status?.phase) object.status = { ...(object.status ?? {}), phase: 'Pending', qosClass: 'BestEffort' };
-      break;
-    case 'services': {
-      const spec = (object.spec = { type: 'ClusterIP', sessionAffinity: 'None', ...(object.spec ?? {}) });
-      if (!spec.clusterIP) {
-        spec.clusterIP = previous?.spec?.clusterIP ?? `172.30.${Math.floor(nextClusterIP / 250) % 256}.${(nextClusterIP++ % 250) + 1}`;
-        spec.clusterIPs = [spec.clusterIP];
-      }
-      for (const port of spec.ports ?? []) {
-        port.protocol ??= 'TCP';
-        port.targetPort ??= port.port;
-        if ((spec.type === 'NodePort' || spec.type === 'LoadBalancer') && !port.nodePort) {
-          const old = (previous?.spec?.ports ?? []).find((p: Obj) => p.port === port.port && p.nodePort);
-          port.nodePort = old?.nodePort ?? 30000 + (nextNodePort++ % 2768);
-        }
-      }
-      break;
-    }
-    case 'deployments':
-      object.spec = { replicas: 1, revisionHistoryLimit: 10, progressDeadlineSeconds: 600, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } }, ...object.spec };
-      break;
-    case 'daemonsets': {
-      // As kube-apiserver: `kubectl rollout status daemonset` refuses a DaemonSet without a strategy type.
-      const spec = (object.spec = { revisionHistoryLimit: 10, updateStrategy: { type: 'RollingUpdate' }, ...object.spec });
-      if (spec.updateStrategy?.type === 'RollingUpdate') spec.updateStrategy.rollingUpdate = { maxUnavailable: 1, maxSurge: 0, ...spec.updateStrategy.rollingUpdate };
-      break;
-    }
-    case 'replicasets':
-    case 'statefulsets':
-      object.spec = { replicas: 1, ...object.spec };
-      break;
-    case 'jobs':
-      object.spec = { completions: 1, parallelism: 1, backoffLimit: 6, ...object.spec };
-      // As kube-apiserver: without manualSelector a Job selects its pods by its own uid.
-      if (!previous && !object.spec.manualSelector && !object.spec.selector) {
-        const { uid, name } = object.metadata;
-        object.spec.selector = { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } };
-        const template = (object.spec.template ??= {});
-        template.metadata = { ...(template.metadata ?? {}) };
-        template.metadata.labels = { ...(template.metadata.labels ?? {}), 'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': name, 'controller-uid': uid, 'job-name': name };
-      }
-      break;
-    case 'secrets':
-      object.type ??= 'Opaque';
-      if (object.stringData) {
-        object.data = { ...(object.data ?? {}) };
-        for (const [k, v] of Object.entries(object.stringData as Record<string, string>)) object.data[k] = Buffer.from(String(v)).toString('base64');
-        delete object.stringData;
-      }
-      break;
-  }
-}
-
 export class Resources {
+  /** The pools a type allocates from (Service IPs and node ports), rebuilt from storage. */
+  private readonly allocationsOf: (type: ResourceType) => Allocations | undefined;
+
   constructor(
     private readonly storage: Storage,
     private readonly registry: Registry,
     private readonly hooks: ResourceHooks[] = [],
-  ) {}
+  ) {
+    this.allocationsOf = kindAllocations(storage);
+  }
 
   addHooks(hooks: ResourceHooks): void {
     this.hooks.push(hooks);
@@ -213,8 +147,9 @@ export class Resources {
       }
       problems = [...metadataProblems(object), ...validateSchema(type.custom.schema, object)];
     } else {
-      applyBuiltinDefaults(type, object, previous);
-      problems = builtinProblems(type, object);
+      const strategy = strategyFor(type);
+      strategy?.defaults?.(object, previous);
+      problems = [...metadataProblems(object), ...(strategy?.validate?.(object, previous) ?? [])];
     }
     for (const hook of this.hooks) hook.beforeWrite?.(type, object, previous);
     if (problems.length > 0) throw errors.invalid(type.kind, type.group, name, problems);
@@ -238,20 +173,24 @@ export class Resources {
       }
       metadata.name = `${String(metadata.generateName).slice(0, 58)}${randomSuffix()}`;
     }
-    const problem = typeof metadata.name === 'string' ? nameProblem(type, metadata.name) : 'must be a string';
+    const problem = typeof metadata.name === 'string' ? nameProblem(strategyFor(type)?.names ?? 'subdomain', metadata.name) : 'must be a string';
     if (problem) throw errors.invalid(type.kind, type.group, String(metadata.name), [{ type: 'FieldValueInvalid', field: 'metadata.name', message: `Invalid value: "${metadata.name}": ${problem}` }]);
     object.apiVersion = apiVersionOf(type.custom ? { group: type.group, version: type.custom.storageVersion } : type);
     object.kind = type.kind;
     metadata.uid = randomUUID();
     metadata.creationTimestamp = now();
-    metadata.generation = 1;
+    // Only kinds whose strategy keeps a generation get one (custom resources always do).
+    if (tracksGeneration(type)) metadata.generation = 1;
+    else delete metadata.generation;
     delete metadata.deletionTimestamp;
     delete metadata.deletionGracePeriodSeconds;
     if (type.status && type.custom) delete object.status;
     this.admit(type, object, undefined, ctx);
     this.recordManager(type, object, undefined, ctx);
     const key = storageKey(type, metadata.namespace, metadata.name);
+    const giveBack = this.allocationsOf(type)?.reserve(object, undefined);
     if (ctx.dryRun) {
+      giveBack?.();
       if (this.storage.get(key)) throw errors.alreadyExists(type.resource, type.group, metadata.name);
       return this.present(type, object as KubeObject);
     }
@@ -260,6 +199,7 @@ export class Resources {
       for (const hook of this.hooks) hook.afterWrite?.(type, stored.object, undefined, false);
       return this.present(type, stored.object);
     } catch (e) {
+      giveBack?.();
       throw this.mapStorageError(e, type, metadata.name);
     }
   }
@@ -279,12 +219,8 @@ export class Resources {
       return;
     }
     if (!ctx.fieldManager) return;
-    const base = ctx.subresource ? previous?.metadata.managedFields : requestManagedFields(object.metadata.managedFields, previous?.metadata.managedFields);
-    const old = previous ? { ...previous, metadata: { ...previous.metadata, managedFields: base } } : Array.isArray(base) && base.length > 0 ? { metadata: { managedFields: base } } : undefined;
     const subresource = ctx.subresource ?? ctx.managedSubresource;
-    const managedFields = recordUpdate(old, object, { manager: ctx.fieldManager, apiVersion: apiVersionOf(type), listTypes: this.listTypes(type), subresource });
-    if (managedFields.length > 0) object.metadata.managedFields = managedFields;
-    else delete object.metadata.managedFields;
+    recordWrite(object, previous, { manager: ctx.fieldManager, apiVersion: apiVersionOf(type), listTypes: this.listTypes(type), subresource, viaStatus: ctx.subresource !== undefined });
   }
 
   mapStorageError(e: unknown, type: ResourceType, name: string): Error {
@@ -339,6 +275,10 @@ export class Resources {
       next = structuredClone(previous);
       if (incoming.status === undefined) delete next.status;
       else next.status = incoming.status;
+      for (const field of strategyFor(type)?.statusMetadata ?? []) {
+        if (inMeta[field] === undefined) delete next.metadata[field];
+        else next.metadata[field] = inMeta[field];
+      }
     } else {
       next = { ...incoming };
       next.metadata = { ...inMeta };
@@ -367,31 +307,47 @@ export class Resources {
     delete next.metadata.resourceVersion;
     this.admit(type, next, previous, options);
     this.recordManager(type, next, previous, options);
-    if (options.subresource !== 'status' && !sameJson(withoutMeta(next, type.status), withoutMeta(previous, type.status))) {
+    if (options.subresource !== 'status' && tracksGeneration(type) && generationChanged(type, next, previous)) {
       next.metadata.generation = (previous.metadata.generation ?? 0) + 1;
     }
-    return this.write(type, namespace, name, next, current, options.dryRun ?? false);
+    const giveBack = this.allocationsOf(type)?.reserve(next, previous);
+    return this.write(type, namespace, name, next, current, options.dryRun ?? false, giveBack);
   }
 
-  /** Stores `next` over `current`, or removes it when its deletion has no finalizers left. */
-  private async write(type: ResourceType, namespace: string | undefined, name: string, next: Obj, current: StoredItem, dryRun: boolean): Promise<Obj> {
+  /**
+   * Stores `next` over `current`, or removes it when its deletion has no finalizers left; what
+   * was reserved for `next` is given back (`giveBack`) when nothing is written, and what
+   * `current` held and the result no longer holds is freed.
+   */
+  private async write(type: ResourceType, namespace: string | undefined, name: string, next: Obj, current: StoredItem, dryRun: boolean, giveBack?: () => void): Promise<Obj> {
     const key = storageKey(type, namespace, name);
     const finishing = next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0;
     const unchanged = sameJson({ ...next, metadata: { ...next.metadata, managedFields: undefined } }, { ...current.object, metadata: { ...current.object.metadata, resourceVersion: undefined, managedFields: undefined } })
       && sameJson(next.metadata.managedFields ?? [], current.object.metadata.managedFields ?? []);
-    if (dryRun) return this.present(type, { ...next, metadata: { ...next.metadata, resourceVersion: String(current.revision) } } as KubeObject);
+    const allocations = this.allocationsOf(type);
+    if (dryRun) {
+      giveBack?.();
+      return this.present(type, { ...next, metadata: { ...next.metadata, resourceVersion: String(current.revision) } } as KubeObject);
+    }
     try {
       if (finishing) {
         const deleted = await this.storage.delete(key, { expectedRevision: current.revision });
+        giveBack?.();
+        allocations?.settle(undefined, current.object);
         for (const hook of this.hooks) hook.afterWrite?.(type, deleted.object, current.object, true);
         return this.present(type, deleted.object);
       }
       // An update that changes nothing is not written (no new resourceVersion, no watch event).
-      if (unchanged) return this.present(type, current.object);
+      if (unchanged) {
+        giveBack?.();
+        return this.present(type, current.object);
+      }
       const stored = await this.storage.update(key, next as KubeObject, { expectedRevision: current.revision });
+      allocations?.settle(stored.object, current.object);
       for (const hook of this.hooks) hook.afterWrite?.(type, stored.object, current.object, false);
       return this.present(type, stored.object);
     } catch (e) {
+      giveBack?.();
       throw this.mapStorageError(e, type, name);
     }
   }
@@ -505,22 +461,27 @@ export class Resources {
       const finalizers: string[] = [...(meta.finalizers ?? [])];
       if (options.propagationPolicy === 'Foreground' && !finalizers.includes('foregroundDeletion') && !meta.deletionTimestamp) finalizers.push('foregroundDeletion');
       if (options.propagationPolicy === 'Orphan' && !finalizers.includes('orphan') && !meta.deletionTimestamp) finalizers.push('orphan');
-      const held = finalizers.length > 0 || type.resource === 'namespaces';
+      const terminate = strategyFor(type)?.terminate;
+      const held = finalizers.length > 0 || terminate !== undefined;
       if (options.dryRun) return this.present(type, current.object);
       try {
         if (held) {
           if (meta.deletionTimestamp && sameJson(finalizers, meta.finalizers ?? [])) return this.present(type, current.object);
           const next: Obj = structuredClone(current.object);
+          // The first deletion request changes what controllers of the object should do: a
+          // generation, where the object has one, goes up (as kube-apiserver's BeforeDelete does).
+          if (!next.metadata.deletionTimestamp && next.metadata.generation > 0) next.metadata.generation += 1;
           next.metadata.deletionTimestamp ??= now();
           next.metadata.deletionGracePeriodSeconds ??= 0;
           next.metadata.finalizers = finalizers;
-          if (type.resource === 'namespaces') next.status = { ...(next.status ?? {}), phase: 'Terminating' };
+          terminate?.(next);
           delete next.metadata.resourceVersion;
           const stored = await this.storage.update(current.key, next as KubeObject, { expectedRevision: current.revision });
           for (const hook of this.hooks) hook.afterWrite?.(type, stored.object, current.object, false);
           return this.present(type, stored.object);
         }
         const deleted = await this.storage.delete(current.key, { expectedRevision: current.revision });
+        this.allocationsOf(type)?.settle(undefined, current.object);
         for (const hook of this.hooks) hook.afterWrite?.(type, deleted.object, current.object, true);
         return this.present(type, deleted.object);
       } catch (e) {
@@ -533,7 +494,7 @@ export class Resources {
   /** The value of a field-selector path on an object, as a string (missing → ""). */
   fieldValue(object: Obj, field: string): string | undefined {
     const value = jsonPathFirst(object, `.${field}`);
-    if (value === undefined || value === null) return field === 'spec.unschedulable' || field === 'spec.hostNetwork' ? 'false' : '';
+    if (value === undefined || value === null) return strategyOf(object)?.fieldDefaults?.[field] ?? '';
     return String(value);
   }
 }

@@ -1,6 +1,5 @@
 // `bosun apiserver`: runs the embedded Kubernetes-compatible API server in the foreground.
 import type { Command } from 'commander';
-import { startClusterApiServer } from '../apiserver/cluster-api.js';
 import { parseHostPort } from './listen.js';
 
 export function register(program: Command): void {
@@ -28,6 +27,7 @@ owner references are garbage-collected, and every change is audited to DIR/audit
       const { host, port } = parseHostPort(opts.listen, '--listen');
       const compactKeep = Number(opts.compactKeep);
       if (!Number.isInteger(compactKeep) || compactKeep < 1) throw new Error(`--compact-keep must be a positive integer, got "${opts.compactKeep}"`);
+      const { startClusterApiServer } = await import('../apiserver/cluster-api.js');
       const { server, stop } = await startClusterApiServer({ dataDir: opts.dataDir, host, port, compactKeep });
       console.log(`API server listening on ${server.url}`);
       console.log(`kubeconfig: ${server.kubeconfigPath}`);

@@ -1,19 +1,21 @@
 // `bosun machine-config-operator`: keeps ControllerConfig, the pools, the controller and server
 // workloads and the user-data Secrets in step with the cluster, and reports
-// ClusterOperator/machine-config, until SIGTERM.
+// ClusterOperator/machine-config, on the component manager until SIGTERM.
 import type { Command } from 'commander';
-import { loadKubeConfig } from '../kube/kubeconfig.js';
-import { runMachineConfigOperator } from '../mco/operator/operator.js';
+import { registerComponent } from '../kube/manager-flags.js';
+import { MACHINE_CONFIG_OPERATOR, addMachineConfigOperator } from '../mco/operator/operator.js';
 
 export function register(program: Command): void {
-  program
-    .command('machine-config-operator')
-    .description('run the machine-config operator: ControllerConfig, pools, controller and server workloads, user-data Secrets, ClusterOperator/machine-config')
-    .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG, then the in-cluster service account)')
-    .option('--release-version <version>', 'the release this operator belongs to (default: $RELEASE_VERSION)')
-    .option('--server-port <port>', 'TLS port of the machine-config server that user data points at', '22623')
-    .option('--no-leader-elect', 'run without the Lease openshift-machine-config-operator/machine-config (one instance only)')
-    .addHelpText('after', `
+  registerComponent<{ releaseVersion?: string; serverPort: string }>(program, {
+    ...MACHINE_CONFIG_OPERATOR,
+    description: 'run the machine-config operator: ControllerConfig, pools, controller and server workloads, user-data Secrets, ClusterOperator/machine-config',
+    flags: (command) =>
+      command
+        .option('--release-version <version>', 'the release this operator belongs to (default: $RELEASE_VERSION)')
+        .option('--server-port <port>', 'TLS port of the machine-config server that user data points at', '22623'),
+    help: `
+Leader election: the Lease openshift-machine-config-operator/machine-config.
+
 Inputs: Infrastructure/cluster, Network/cluster, ConfigMaps openshift-config-managed/kube-apiserver-server-ca
 and kube-system/root-ca, Secret openshift-config/pull-secret, ConfigMap
 openshift-machine-config-operator/machine-config-operator-images (images.json).
@@ -22,16 +24,13 @@ Example:
   $ RELEASE_VERSION=1.0.0 bosun machine-config-operator --kubeconfig .bosun/kubeconfig
   $ kubectl get co machine-config
   NAME             VERSION   AVAILABLE   PROGRESSING   DEGRADED   SINCE
-  machine-config   1.0.0     True        False         False      12s`)
-    .action(async (o: { kubeconfig?: string; releaseVersion?: string; serverPort: string; leaderElect: boolean }) => {
+  machine-config   1.0.0     True        False         False      12s`,
+    setup(manager, o) {
       const version = o.releaseVersion ?? process.env.RELEASE_VERSION;
       if (!version) throw new Error('the release version is unknown: pass --release-version or set RELEASE_VERSION');
       const port = Number(o.serverPort);
       if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`--server-port must be a port number, got "${o.serverPort}"`);
-      const kubeconfig = loadKubeConfig(o.kubeconfig);
-      const controller = new AbortController();
-      process.once('SIGTERM', () => controller.abort());
-      process.once('SIGINT', () => controller.abort());
-      await runMachineConfigOperator({ kubeconfig, signal: controller.signal, releaseVersion: version, serverPort: port, leaderElection: o.leaderElect ? undefined : false });
-    });
+      addMachineConfigOperator(manager, { releaseVersion: version, serverPort: port });
+    },
+  });
 }

@@ -1,18 +1,18 @@
 // `bosun machine-config-server`: serves each pool's rendered config as Ignition to booting
-// machines, from a directory of rendered MachineConfig objects (`<pool>.json`).
+// machines, from the cluster's pools or a directory of rendered MachineConfig objects
+// (`<pool>.json`), on the component manager until SIGTERM.
 import type { Command } from 'commander';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FileRenderedConfigSource, type RenderedConfigSource } from '../mco/server/rendered-config-source.js';
 import { ApiRenderedConfigSource } from '../mco/server/api-config-source.js';
-import { loadKubeConfig } from '../kube/kubeconfig.js';
+import { registerComponent } from '../kube/manager-flags.js';
 import { DEFAULT_HTTP_PORT, DEFAULT_TLS_PORT, MachineConfigServer, type Listen } from '../mco/server/server.js';
 import { generateCa, issueServingCert, type ServingTls } from '../mco/server/serving-tls.js';
 import { logger } from '../common/log.js';
 
 interface Options {
   configDir?: string;
-  kubeconfig?: string;
   listenTls: string;
   listenHttp: string;
   cert?: string;
@@ -51,42 +51,40 @@ async function servingTls(o: Options): Promise<ServingTls> {
 }
 
 export function register(program: Command): void {
-  program
-    .command('machine-config-server')
-    .description('serve rendered machine configs as Ignition to booting machines (GET|HEAD /config/<pool>)')
-    .option('--kubeconfig <file>', 'serve each MachineConfigPool\'s rendered config from the cluster (default source; $KUBECONFIG or in-cluster when neither this nor --config-dir is given)')
-    .option('--config-dir <dir>', 'serve from a directory of rendered MachineConfig objects instead, one <pool>.json per pool (reloaded on change)')
-    .option('--listen-tls <host:port>', 'TLS listener, or "off"', `0.0.0.0:${DEFAULT_TLS_PORT}`)
-    .option('--listen-http <host:port>', 'plain-HTTP listener, or "off"', `0.0.0.0:${DEFAULT_HTTP_PORT}`)
-    .option('--cert <file>', 'serving certificate (PEM); with --key')
-    .option('--key <file>', 'serving key (PEM); with --cert')
-    .option('--ca <file>', 'CA certificate (PEM): the CA of --cert, or the CA that signs a generated serving certificate (with --ca-key)')
-    .option('--ca-key <file>', 'key of --ca, to sign a generated serving certificate')
-    .option('--tls-dir <dir>', 'where a generated CA is written when no certificate options are given', '.bosun/machine-config-server')
-    .option('--san <host>', 'extra DNS name or IP for a generated serving certificate (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
-    .option('--bootstrap-kubeconfig <file>', 'kubelet bootstrap kubeconfig to serve at /etc/kubernetes/kubeconfig')
-    .addHelpText('after', `
+  registerComponent<Options>(program, {
+    name: 'machine-config-server',
+    lease: { namespace: 'openshift-machine-config-operator', name: 'machine-config-server' },
+    // Every replica serves (OpenShift runs one per control-plane node): nothing waits for a Lease.
+    defaults: { leaderElect: false, kubeconfigHelp: "serve each MachineConfigPool's rendered config from the cluster (default source; $KUBECONFIG or in-cluster when neither this nor --config-dir is given)" },
+    description: 'serve rendered machine configs as Ignition to booting machines (GET|HEAD /config/<pool>)',
+    flags: (command) =>
+      command
+        .option('--config-dir <dir>', 'serve from a directory of rendered MachineConfig objects instead, one <pool>.json per pool (reloaded on change)')
+        .option('--listen-tls <host:port>', 'TLS listener, or "off"', `0.0.0.0:${DEFAULT_TLS_PORT}`)
+        .option('--listen-http <host:port>', 'plain-HTTP listener, or "off"', `0.0.0.0:${DEFAULT_HTTP_PORT}`)
+        .option('--cert <file>', 'serving certificate (PEM); with --key')
+        .option('--key <file>', 'serving key (PEM); with --cert')
+        .option('--ca <file>', 'CA certificate (PEM): the CA of --cert, or the CA that signs a generated serving certificate (with --ca-key)')
+        .option('--ca-key <file>', 'key of --ca, to sign a generated serving certificate')
+        .option('--tls-dir <dir>', 'where a generated CA is written when no certificate options are given', '.bosun/machine-config-server')
+        .option('--san <host>', 'extra DNS name or IP for a generated serving certificate (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+        .option('--bootstrap-kubeconfig <file>', 'kubelet bootstrap kubeconfig to serve at /etc/kubernetes/kubeconfig'),
+    help: `
 Accept negotiation: application/vnd.coreos.ignition+json;version=X (q-ordered). 3.0–3.5 are
 served as asked (a newer 3.x gets 3.5), 2.x gets a 2.2 translation, no Ignition type gets 3.4.0,
-anything else 400. Unknown pools 404. Metrics at /metrics, health at /healthz.
+anything else 400. Unknown pools 404. The config listeners also answer /metrics and /healthz.
+The server runs on every replica: --leader-elect holds no work back.
 
 In a cluster a pool's config is the rendered MachineConfig its spec.configuration names.
 
 Examples:
   bosun machine-config-server --kubeconfig .bosun/kubeconfig --listen-tls 127.0.0.1:22623 --listen-http 127.0.0.1:22624
-  bosun machine-config-server --config-dir ./rendered --listen-tls 127.0.0.1:22623 --listen-http 127.0.0.1:22624`)
-    .action(async (o: Options) => {
+  bosun machine-config-server --config-dir ./rendered --listen-tls 127.0.0.1:22623 --listen-http 127.0.0.1:22624`,
+    async setup(manager, o) {
       const listenTls = parseListen(o.listenTls, '--listen-tls');
       const listenHttp = parseListen(o.listenHttp, '--listen-http');
       if (o.configDir && o.kubeconfig) throw new Error('--config-dir and --kubeconfig are two sources; give one');
-      const stopSource = new AbortController();
-      let source: RenderedConfigSource & { close?: () => void };
-      if (o.configDir) source = new FileRenderedConfigSource(o.configDir).watch();
-      else {
-        const api = new ApiRenderedConfigSource(loadKubeConfig(o.kubeconfig));
-        await api.start(stopSource.signal);
-        source = api;
-      }
+      const source: RenderedConfigSource = o.configDir ? new FileRenderedConfigSource(o.configDir).watch() : new ApiRenderedConfigSource(manager.informers);
       const server = new MachineConfigServer({
         source,
         tls: listenTls ? await servingTls(o) : undefined,
@@ -94,9 +92,7 @@ Examples:
         listenHttp,
         bootstrapKubeconfig: o.bootstrapKubeconfig ? readFileSync(o.bootstrapKubeconfig, 'utf8') : undefined,
       });
-      await server.start();
-      const stop = () => { source.close?.(); stopSource.abort(); void server.close().then(() => process.exit(0)); };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-    });
+      manager.add(server).addMetrics(server.metrics.registry);
+    },
+  });
 }

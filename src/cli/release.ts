@@ -2,7 +2,6 @@
 // shared: other commands (keygen, sign, verify) attach to it through releaseGroup().
 import { Command } from 'commander';
 import { fileURLToPath } from 'node:url';
-import { buildRelease } from '../cvo/payload/build.js';
 
 /** The repository root (src/cli/ and dist/cli/ are both two levels down). */
 export const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -30,7 +29,8 @@ export function register(program: Command): void {
       'after',
       '\nThe pullspec is bosun.local/release@sha256:<hex>, the digest of the release files (the same\nsources and version always give the same pullspec). Example:\n  bosun release build --version 1.0.0 --out .bosun/releases',
     )
-    .action((opts: { version: string; from: string; cvoManifests: string; out: string }) => {
+    .action(async (opts: { version: string; from: string; cvoManifests: string; out: string }) => {
+      const { buildRelease } = await import('../cvo/payload/build.js');
       try {
         const built = buildRelease({ version: opts.version, from: opts.from, cvoManifests: opts.cvoManifests, store: opts.out });
         console.log(built.pullspec);

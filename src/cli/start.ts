@@ -1,6 +1,5 @@
 // `bosun start`: brings up a local bosun cluster on this machine and keeps it running.
 import type { Command } from 'commander';
-import { bringUp } from '../cluster/bring-up.js';
 import { parseHostPort } from './listen.js';
 import { repositoryRoot } from './release.js';
 
@@ -38,6 +37,7 @@ A second start reuses the data directory. Stop with Ctrl-C.`,
     .action(async (opts: { dataDir: string; listen: string; updateService: string; version: string; channel: string; machineConfigServer: string }) => {
       const mcs = parseHostPort(opts.machineConfigServer, '--machine-config-server');
       if (mcs.port === 0 || mcs.port >= 65535) throw new Error(`--machine-config-server needs a fixed TLS port below 65535 (the HTTP port is the next one), got "${opts.machineConfigServer}"`);
+      const { bringUp } = await import('../cluster/bring-up.js');
       const cluster = await bringUp({
         dataDir: opts.dataDir,
         releaseSources: `${repositoryRoot}release-payload`,

@@ -1,7 +1,6 @@
 // `bosun update-service`: the Cincinnati-compatible update service over a graph-data directory
 // and a release store (and optionally a signature store).
 import type { Command } from 'commander';
-import { startUpdateService } from '../update-service/server.js';
 import { parseHostPort } from './listen.js';
 
 
@@ -30,6 +29,7 @@ Example:
       let service;
       try {
         const { host, port } = parseHostPort(opts.listen, '--listen');
+        const { startUpdateService } = await import('../update-service/server.js');
         service = await startUpdateService({ graphData: opts.graphData, releases: opts.releases, signatures: opts.signatures, host, port });
       } catch (err) {
         console.error(`error: ${(err as Error).message}`);

@@ -13,7 +13,6 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import type { ApiServer } from '../apiserver/server.js';
 import { startClusterApiServer } from '../apiserver/cluster-api.js';
@@ -24,13 +23,14 @@ import { startUpdateService, type UpdateService } from '../update-service/server
 import { runClusterVersionOperator } from '../cvo/operator.js';
 import { VERIFICATION_ANNOTATION, VERIFICATION_NAMESPACE } from '../cvo/verify.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
-import { KubeClient } from '../kube/client.js';
-import { forClient } from '../kube/client-node-compat.js';
+import { KubeClient, type Obj } from '../kube/client.js';
+import { Manager } from '../kube/manager.js';
+import { resources } from '../kube/resources.js';
 import { createCA, issueServingCert as issuePkiServingCert, loadOrCreate } from '../common/pki.js';
 import { MachineConfigServer } from '../mco/server/server.js';
 import { ApiRenderedConfigSource } from '../mco/server/api-config-source.js';
-import { runMachineConfigOperator } from '../mco/operator/operator.js';
-import { runMachineConfigController } from '../mco/controller/run.js';
+import { MACHINE_CONFIG_OPERATOR, addMachineConfigOperator } from '../mco/operator/operator.js';
+import { MACHINE_CONFIG_CONTROLLER, addMachineConfigController } from '../mco/controller/run.js';
 
 export interface BringUpOptions {
   dataDir: string;
@@ -80,16 +80,13 @@ async function loadOrCreateSigningKey(dir: string): Promise<{ privateKey: string
 }
 
 /** Creates each object unless it exists (the CVO, once here, owns keeping them as they should be). */
-async function createMissing(client: k8s.KubernetesObjectApi, objects: k8s.KubernetesObject[]): Promise<number> {
+async function createMissing(client: KubeClient, objects: Obj[]): Promise<number> {
   let created = 0;
   for (const object of objects) {
-    try {
-      await client.read(object as k8s.KubernetesObject & { metadata: { name: string } });
-    } catch (e) {
-      if ((e as { code?: number }).code !== 404) throw e;
-      await client.create(forClient(object as Record<string, any>));
-      created++;
-    }
+    const resource = await client.resourceFor(object.apiVersion, object.kind);
+    if (await client.read(resource, object.metadata.name, object.metadata.namespace)) continue;
+    await client.create(resource, object);
+    created++;
   }
   return created;
 }
@@ -127,32 +124,32 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
 
     step(4, "applying the payload's CRDs");
     const kc = loadKubeConfig(api.kubeconfigPath);
-    const client = k8s.KubernetesObjectApi.makeApiClient(kc);
+    const client = new KubeClient(kc);
     // Every CRD of the payload up front (the CVO's own and the operators'), as OpenShift's
     // bootstrap does, so that the bootstrap components can watch their kinds from the start.
     const crds = ['manifests', 'release-manifests']
       .map((sub) => join(target.dir, sub))
       .flatMap((dir) => readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort().map((f) => join(dir, f)))
-      .flatMap((file) => parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as k8s.KubernetesObject))
+      .flatMap((file) => parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Obj))
       .filter((o) => o?.kind === 'CustomResourceDefinition')
       .filter((o, i, all) => all.findIndex((x) => x.metadata?.name === o.metadata?.name) === i);
     const created = await createMissing(client, crds);
     say(`      ${crds.length} CRDs (${created} new)`);
 
     step(5, `cluster facts and ClusterVersion/version: install ${options.version} from channel ${options.channel}`);
-    await createClusterFacts(client, kc, api.caPem, api.url);
+    await createClusterFacts(client, api.caPem, api.url);
     const upstream = `${updateService.url}/api/upgrades_info/v1/graph`;
     // The CVO trusts releases signed by this cluster's release key, found in its signature store.
-    await createMissing(client, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: VERIFICATION_NAMESPACE } } as k8s.KubernetesObject]);
+    await createMissing(client, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: VERIFICATION_NAMESPACE } }]);
     const verification = {
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: 'release-verification', namespace: VERIFICATION_NAMESPACE, annotations: { [VERIFICATION_ANNOTATION]: '' } },
       data: { 'verifier-public-key-bosun-local': key.publicKey, 'store-bosun-local': `${updateService.url}/signatures` },
     };
-    if ((await createMissing(client, [verification as k8s.KubernetesObject])) === 0) {
-      const live = (await client.read(verification as k8s.KubernetesObject & { metadata: { name: string } })) as k8s.V1ConfigMap;
-      if (JSON.stringify(live.data) !== JSON.stringify(verification.data)) await client.replace({ ...live, data: verification.data } as k8s.KubernetesObject);
+    if ((await createMissing(client, [verification])) === 0) {
+      const live = await client.get(resources.configMaps, verification.metadata.name, VERIFICATION_NAMESPACE);
+      if (JSON.stringify(live.data) !== JSON.stringify(verification.data)) await client.update(resources.configMaps, { ...live, data: verification.data });
     }
     await createMissing(client, [
       {
@@ -160,7 +157,7 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
         kind: 'ClusterVersion',
         metadata: { name: 'version' },
         spec: { clusterID: randomUUID(), channel: options.channel, upstream, desiredUpdate: { version: options.version, image: target.pullspec } },
-      } as k8s.KubernetesObject,
+      },
     ]);
     const mcsListen = options.machineConfigServer ?? { host: '127.0.0.1', tlsPort: 22623, httpPort: 22624 };
     step(6, `starting the machine-config server on https://${mcsListen.host}:${mcsListen.tlsPort}, its operator and controller`);
@@ -168,20 +165,25 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
     const pkiDir = join(options.dataDir, 'pki');
     const clusterCa = await loadOrCreate(pkiDir, 'ca', () => createCA('bosun-ca'));
     const mcsCert = await loadOrCreate(pkiDir, 'machine-config-server', () => issuePkiServingCert(clusterCa, 'machine-config-server', ['127.0.0.1', 'localhost', mcsListen.host]));
-    const source = new ApiRenderedConfigSource(kc);
-    await source.start(stopComponents.signal);
+    // Three components on managers of their own, as their Deployments and DaemonSet would run
+    // them: the server on every replica, the operator and controller each under its Lease.
+    // Short lease timings: a restarted bring-up should not wait minutes for its own old lease.
+    const shortLease = { identity: 'bootstrap', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+    const mcsManager = new Manager({ name: 'machine-config-server', kubeconfig: kc });
     mcs = new MachineConfigServer({
-      source,
+      source: new ApiRenderedConfigSource(mcsManager.informers),
       tls: { cert: mcsCert.certPem, key: mcsCert.keyPem, ca: clusterCa.certPem },
       listenTls: { host: mcsListen.host, port: mcsListen.tlsPort },
       listenHttp: { host: mcsListen.host, port: mcsListen.httpPort },
     });
-    await mcs.start();
-    const shortLease = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
-    const mcoRunning = Promise.all([
-      runMachineConfigOperator({ kubeconfig: kc, signal: stopComponents.signal, releaseVersion: options.version, followDeployment: true, serverPort: mcs.port('tls'), leaderElection: { identity: 'bootstrap', ...shortLease } }),
-      runMachineConfigController({ kubeconfig: kc, signal: stopComponents.signal, renderDelayMs: 500, leaderElection: { identity: 'bootstrap', ...shortLease } }),
-    ]);
+    const mcsRunning = mcsManager.add(mcs).start(stopComponents.signal);
+    await Promise.race([mcs.listening, mcsRunning.then(() => Promise.reject(new Error('the machine-config server stopped before listening')))]);
+    const operator = new Manager({ ...MACHINE_CONFIG_OPERATOR, kubeconfig: kc, leaderElection: { ...MACHINE_CONFIG_OPERATOR.lease, ...shortLease } });
+    addMachineConfigOperator(operator, { releaseVersion: options.version, followDeployment: true, serverPort: mcs.port('tls') });
+    const controller = new Manager({ ...MACHINE_CONFIG_CONTROLLER, kubeconfig: kc, leaderElection: { ...MACHINE_CONFIG_CONTROLLER.lease, ...shortLease } });
+    addMachineConfigController(controller, { renderDelayMs: 500 });
+    const mcoRunning = Promise.all([mcsRunning, operator.start(stopComponents.signal), controller.start(stopComponents.signal)]);
+    mcoRunning.catch((e) => say(`      the machine-config components stopped: ${(e as Error).message}`));
     say(`      http://${mcsListen.host}:${mcs.port('http')}/config/<pool> as well`);
 
     step(7, 'the cluster-version operator applies the payload');
@@ -194,7 +196,7 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
       onProgress: (message) => say(`      ${message}`),
       leaderElection: { identity: 'bootstrap', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },
     });
-    await followClusterVersion(kc, say, options.installTimeoutMs ?? 300_000);
+    await followClusterVersion(client, say, options.installTimeoutMs ?? 300_000);
     const service = updateService;
     const server = mcs;
     return {
@@ -206,7 +208,6 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
       async stop() {
         stopComponents.abort();
         await Promise.all([cvoRunning, mcoRunning]);
-        await server.close();
         await service.close();
         await cluster.stop();
       },
@@ -226,31 +227,28 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
  * kube-apiserver-server-ca, kube-system/root-ca) and a pull secret (openshift-config/pull-secret;
  * bosun's images need none, so it holds no credentials). Existing objects are kept.
  */
-async function createClusterFacts(client: k8s.KubernetesObjectApi, kubeconfig: k8s.KubeConfig, caPem: string, apiUrl: string): Promise<void> {
-  const obj = (o: Record<string, unknown>) => o as k8s.KubernetesObject;
-  await createMissing(client, ['openshift-config', 'openshift-config-managed'].map((name) => obj({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })));
+async function createClusterFacts(client: KubeClient, caPem: string, apiUrl: string): Promise<void> {
+  await createMissing(client, ['openshift-config', 'openshift-config-managed'].map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })));
   await createMissing(client, [
-    obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-apiserver-server-ca', namespace: 'openshift-config-managed' }, data: { 'ca-bundle.crt': caPem } }),
-    obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'root-ca', namespace: 'kube-system' }, data: { 'ca.crt': caPem } }),
-    obj({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'pull-secret', namespace: 'openshift-config' }, type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': Buffer.from('{"auths":{}}').toString('base64') } }),
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-apiserver-server-ca', namespace: 'openshift-config-managed' }, data: { 'ca-bundle.crt': caPem } },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'root-ca', namespace: 'kube-system' }, data: { 'ca.crt': caPem } },
+    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'pull-secret', namespace: 'openshift-config' }, type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': Buffer.from('{"auths":{}}').toString('base64') } },
   ]);
   // Infrastructure's facts live in its status, written through the status subresource.
-  const kube = new KubeClient(kubeconfig);
-  const infrastructures = { group: 'config.openshift.io', version: 'v1', resource: 'infrastructures', namespaced: false };
-  const live = (await kube.read(infrastructures, 'cluster')) ?? (await kube.create(infrastructures, { apiVersion: 'config.openshift.io/v1', kind: 'Infrastructure', metadata: { name: 'cluster' }, spec: { platformSpec: { type: 'None' } } }));
+  const { infrastructures } = resources;
+  const live = (await client.read(infrastructures, 'cluster')) ?? (await client.create(infrastructures, { apiVersion: 'config.openshift.io/v1', kind: 'Infrastructure', metadata: { name: 'cluster' }, spec: { platformSpec: { type: 'None' } } }));
   if (!live.status?.apiServerURL) {
     const status = { infrastructureName: 'bosun-local', platform: 'None', platformStatus: { type: 'None' }, controlPlaneTopology: 'HighlyAvailable', infrastructureTopology: 'HighlyAvailable', apiServerURL: apiUrl, apiServerInternalURI: apiUrl, etcdDiscoveryDomain: '' };
-    await kube.mergePatch(infrastructures, 'cluster', undefined, { status }, 'status');
+    await client.mergePatch(infrastructures, 'cluster', undefined, { status }, 'status');
   }
 }
 
 /** Prints the ClusterVersion's Progressing message as it changes, until Available=True. */
-async function followClusterVersion(kc: k8s.KubeConfig, say: (line: string) => void, timeoutMs: number): Promise<void> {
-  const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+async function followClusterVersion(client: KubeClient, say: (line: string) => void, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   for (;;) {
-    const cv = (await custom.getClusterCustomObject({ group: 'config.openshift.io', version: 'v1', plural: 'clusterversions', name: 'version' })) as Record<string, any>;
+    const cv = await client.get(resources.clusterVersions, 'version');
     const conditions: Array<Record<string, string>> = cv.status?.conditions ?? [];
     const get = (type: string) => conditions.find((c) => c.type === type);
     const line = [get('Failing')?.status === 'True' ? `failing: ${get('Failing')?.message}` : '', get('ReleaseAccepted')?.status === 'False' ? `release not accepted: ${get('ReleaseAccepted')?.message}` : '']

@@ -1,5 +1,5 @@
 // The pino logger every bosun component uses: structured, one line per event, with the component
-// named in every line. Level from BOSUN_LOG_LEVEL (default "info").
+// named in every line. Level from BOSUN_LOG_LEVEL (default "info"), or setLogLevel (--log-level).
 import { pino, type Logger } from 'pino';
 
 const root: Logger = pino({
@@ -8,9 +8,24 @@ const root: Logger = pino({
   timestamp: pino.stdTimeFunctions.isoTime,
 });
 
+// pino children copy their parent's level when created; most are created at module load, before
+// a command has read its --log-level, so setLogLevel sets each one made here.
+const components = new Set<Logger>();
+
 export type { Logger };
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
 /** A child logger for one component, e.g. logger('apiserver'). */
 export function logger(component: string, bindings: Record<string, unknown> = {}): Logger {
-  return root.child({ component, ...bindings });
+  const child = root.child({ component, ...bindings });
+  components.add(child);
+  return child;
+}
+
+/** Sets the level of every component's logger, existing and to come. */
+export function setLogLevel(level: string): void {
+  if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new Error(`unknown log level "${level}" (one of ${LOG_LEVELS.join(', ')})`);
+  root.level = level;
+  for (const child of components) child.level = level;
 }

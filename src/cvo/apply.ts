@@ -2,85 +2,32 @@
 // what is missing, merges with the per-kind semantics of resource-merge/ (writing only when
 // something the manifest sets differs), deletes what the payload marks for deletion, waits for
 // CRDs to be Established, Jobs to complete and ClusterOperators to report healthy, and turns
-// every failure into an UpdateError with a reason an administrator can act on.
-import * as k8s from '@kubernetes/client-node';
+// every failure into an UpdateError (errors.ts) with a reason an administrator can act on and
+// the effect it has on the update.
 import type { Manifest } from './payload/manifest.js';
 import { describeManifest } from './payload/manifest.js';
 import { applyMode } from './payload/inclusion.js';
 import { merge } from './resource-merge/merge.js';
 import { sleep } from '../common/sleep.js';
-import { forClient, fromClient } from '../kube/client-node-compat.js';
+import type { KubeClient, ResourceRef } from '../kube/client.js';
+import type { GraphMode } from './task-graph.js';
+import { toUpdateError, UpdateError, type UpdateEffect } from './errors.js';
 
 type Obj = Record<string, any>;
 
-/** An error with a stable reason (UpdatePayloadResourceInvalid, ClusterOperatorNotAvailable, …). */
-export class UpdateError extends Error {
-  constructor(
-    readonly reason: string,
-    message: string,
-    readonly manifest?: Manifest,
-  ) {
-    super(message);
-    this.name = 'UpdateError';
-  }
-}
-
 export interface ApplyContext {
-  client: k8s.KubernetesObjectApi;
+  client: KubeClient;
   /** The ClusterVersion every managed object is owned by. */
   owner?: { apiVersion: string; kind: string; name: string; uid: string };
-  /** Whether ClusterOperator versions are awaited (not while Initializing). */
-  awaitVersions: boolean;
-  /** How long to wait for a CRD, Job or ClusterOperator before failing this attempt. */
+  /** The pass's mode: ClusterOperator versions are not awaited while Initializing, and what an unhealthy operator means depends on it. */
+  mode: GraphMode;
+  /** How long to wait for a CRD, Job or ClusterOperator before failing this attempt (paces API polling; the status rules read the CVO's clock). */
   waitTimeoutMs: number;
   signal?: AbortSignal;
 }
 
-function httpCode(e: unknown): number | undefined {
-  return (e as { code?: number }).code;
-}
-
-function bodyMessage(e: unknown): string {
-  const body = (e as { body?: unknown }).body;
-  if (typeof body === 'string') {
-    try {
-      return JSON.parse(body).message ?? body;
-    } catch {
-      return body;
-    }
-  }
-  return (e as Error).message;
-}
-
-/** Maps an API failure while applying `m` to the reason OpenShift's CVO would report. */
-export function toUpdateError(e: unknown, m: Manifest): UpdateError {
-  if (e instanceof UpdateError) return e;
-  const what = describeManifest(m);
-  const code = httpCode(e);
-  const message = bodyMessage(e);
-  switch (code) {
-    case 404:
-      return new UpdateError('UpdatePayloadResourceTypeMissing', `Could not update ${what} (${m.file}): the server does not recognize this resource, check extension API servers: ${message}`, m);
-    case 409:
-      return new UpdateError('UpdatePayloadResourceConflict', `Could not update ${what} (${m.file}): the object is being modified by someone else: ${message}`, m);
-    case 400:
-    case 422:
-      return new UpdateError('UpdatePayloadResourceInvalid', `Could not update ${what} (${m.file}): the object is invalid, possibly due to local cluster configuration: ${message}`, m);
-    case 401:
-    case 403:
-      return new UpdateError('UpdatePayloadResourceForbidden', `Could not update ${what} (${m.file}): the server refused the request: ${message}`, m);
-    default:
-      return new UpdateError('UpdatePayloadFailed', `Could not update ${what} (${m.file}): ${message}`, m);
-  }
-}
-
-async function readOrUndefined(client: k8s.KubernetesObjectApi, object: Obj): Promise<Obj | undefined> {
-  try {
-    return fromClient((await client.read({ apiVersion: object.apiVersion, kind: object.kind, metadata: { name: object.metadata.name, namespace: object.metadata.namespace } })) as Obj);
-  } catch (e) {
-    if (httpCode(e) === 404) return undefined;
-    throw e;
-  }
+async function refFor(client: KubeClient, object: Obj): Promise<ResourceRef> {
+  return client.resourceFor(object.apiVersion, object.kind);
 }
 
 function withOwner(required: Obj, owner: ApplyContext['owner']): Obj {
@@ -93,32 +40,34 @@ function withOwner(required: Obj, owner: ApplyContext['owner']): Obj {
 /** Applies one manifest and waits for what its kind needs; throws an UpdateError on failure. */
 export async function applyManifest(m: Manifest, ctx: ApplyContext): Promise<void> {
   const mode = applyMode(m);
-  if ('error' in mode) throw new UpdateError('UpdatePayloadResourceInvalid', `${describeManifest(m)} (${m.file}): ${mode.error}`, m);
+  if ('error' in mode) throw new UpdateError({ reason: 'UpdatePayloadResourceInvalid', message: `${describeManifest(m)} (${m.file}): ${mode.error}`, effect: 'fail', manifest: m });
   const required = withOwner(structuredClone(m.object) as Obj, ctx.owner);
+  const { name, namespace } = required.metadata;
   try {
-    const existing = await readOrUndefined(ctx.client, required);
+    const ref = await refFor(ctx.client, required);
+    const existing = await ctx.client.read(ref, name, namespace);
     if (mode.mode === 'delete') {
-      if (existing && !existing.metadata.deletionTimestamp) await ctx.client.delete(existing as k8s.KubernetesObject);
+      if (existing && !existing.metadata.deletionTimestamp) await ctx.client.delete(ref, name, namespace);
       return;
     }
     let live: Obj;
     if (!existing) {
       // A ClusterOperator is created without status: its operator reports that.
       const { status: _status, ...body } = required;
-      live = fromClient((await ctx.client.create(forClient(m.gvk.kind === 'ClusterOperator' ? body : required))) as Obj);
+      live = await ctx.client.create(ref, m.gvk.kind === 'ClusterOperator' ? body : required);
     } else if (mode.mode === 'create-only' || m.gvk.kind === 'ClusterOperator') {
       live = existing;
     } else {
       const result = merge(existing, required);
       live = existing;
       if (result.recreate) {
-        await ctx.client.delete(existing as k8s.KubernetesObject);
-        live = fromClient((await ctx.client.create(forClient(required))) as Obj);
+        await ctx.client.delete(ref, name, namespace);
+        live = await ctx.client.create(ref, required);
       } else if (result.modified) {
-        live = fromClient((await ctx.client.replace(forClient(result.object))) as Obj);
+        live = await ctx.client.update(ref, result.object);
       }
     }
-    await waitForHealth(m, live, required, ctx);
+    await waitForHealth(m, ref, live, required, ctx);
   } catch (e) {
     throw toUpdateError(e, m);
   }
@@ -129,52 +78,59 @@ function condition(object: Obj | undefined, type: string): Obj | undefined {
 }
 
 /** Waits for the kinds the CVO gates on; other kinds are done once written. */
-async function waitForHealth(m: Manifest, live: Obj, required: Obj, ctx: ApplyContext): Promise<void> {
+async function waitForHealth(m: Manifest, ref: ResourceRef, live: Obj, required: Obj, ctx: ApplyContext): Promise<void> {
   const kind = m.gvk.kind;
   if (kind !== 'CustomResourceDefinition' && kind !== 'Job' && kind !== 'ClusterOperator') return;
   const deadline = Date.now() + ctx.waitTimeoutMs;
   let current: Obj | undefined = live;
   for (;;) {
-    const verdict = kind === 'CustomResourceDefinition' ? crdReady(current) : kind === 'Job' ? jobDone(current, m) : clusterOperatorReady(current, required, ctx.awaitVersions);
+    const verdict = kind === 'CustomResourceDefinition' ? crdReady(current) : kind === 'Job' ? jobDone(current, m) : clusterOperatorReady(current, required, ctx.mode);
     if (verdict === true) return;
-    if (Date.now() > deadline || ctx.signal?.aborted) throw new UpdateError(verdict.reason, verdict.message, m);
+    if (Date.now() > deadline || ctx.signal?.aborted) {
+      throw new UpdateError({ ...verdict, manifest: m, ...(kind === 'ClusterOperator' ? { operator: String(required.metadata.name) } : {}) });
+    }
     await sleep(250, ctx.signal);
-    current = await readOrUndefined(ctx.client, required);
+    current = await ctx.client.read(ref, required.metadata.name, required.metadata.namespace);
   }
 }
 
-type Verdict = true | { reason: string; message: string };
+type Verdict = true | { reason: string; message: string; effect: UpdateEffect };
 
 function crdReady(crd: Obj | undefined): Verdict {
-  return condition(crd, 'Established')?.status === 'True' ? true : { reason: 'UpdatePayloadResourceNotEstablished', message: `customresourcedefinition "${crd?.metadata?.name}" is not Established yet` };
+  return condition(crd, 'Established')?.status === 'True' ? true : { reason: 'UpdatePayloadResourceNotEstablished', message: `customresourcedefinition "${crd?.metadata?.name}" is not Established yet`, effect: 'fail' };
 }
 
 function jobDone(job: Obj | undefined, m: Manifest): Verdict {
-  if (condition(job, 'Failed')?.status === 'True') return { reason: 'UpdatePayloadJobFailed', message: `job ${describeManifest(m)} failed: ${condition(job, 'Failed')?.message ?? ''}` };
-  return condition(job, 'Complete')?.status === 'True' ? true : { reason: 'UpdatePayloadJobNotComplete', message: `Waiting for job ${describeManifest(m)} to complete` };
+  if (condition(job, 'Failed')?.status === 'True') return { reason: 'UpdatePayloadJobFailed', message: `job ${describeManifest(m)} failed: ${condition(job, 'Failed')?.message ?? ''}`, effect: 'fail' };
+  return condition(job, 'Complete')?.status === 'True' ? true : { reason: 'UpdatePayloadJobNotComplete', message: `Waiting for job ${describeManifest(m)} to complete`, effect: 'fail' };
 }
 
 /**
  * A ClusterOperator gates its part of the graph: Available=True, Degraded not True, and — except
- * while Initializing — every version the manifest lists reported by the operator.
+ * while Initializing — every version the manifest lists reported by the operator. The effect of
+ * each verdict follows the mode: during an update, an operator not yet Available or not yet at
+ * the new version is progress (`none`), a Degraded one is tolerated for an interval
+ * (`fail-after-interval`); while Initializing a Degraded operator is only reported; otherwise an
+ * unavailable operator fails the pass.
  */
-export function clusterOperatorReady(co: Obj | undefined, required: Obj, awaitVersions: boolean): Verdict {
+export function clusterOperatorReady(co: Obj | undefined, required: Obj, mode: GraphMode): Verdict {
   const name = required.metadata.name;
   const available = condition(co, 'Available');
   if (available?.status !== 'True') {
-    return { reason: 'ClusterOperatorNotAvailable', message: `Cluster operator ${name} is not available${available?.message ? `: ${available.message}` : ''}` };
+    return { reason: 'ClusterOperatorNotAvailable', message: `Cluster operator ${name} is not available${available?.message ? `: ${available.message}` : ''}`, effect: mode === 'Updating' ? 'none' : 'fail' };
   }
   const degraded = condition(co, 'Degraded');
   if (degraded?.status === 'True') {
-    return { reason: 'ClusterOperatorDegraded', message: `Cluster operator ${name} is degraded${degraded.message ? `: ${degraded.message}` : ''}` };
+    return { reason: 'ClusterOperatorDegraded', message: `Cluster operator ${name} is degraded${degraded.message ? `: ${degraded.message}` : ''}`, effect: mode === 'Initializing' ? 'report' : 'fail-after-interval' };
   }
-  if (awaitVersions) {
+  if (mode !== 'Initializing') {
     const reported = new Map<string, string>((co?.status?.versions ?? []).map((v: Obj) => [v.name, v.version]));
     for (const want of (required.status?.versions ?? []) as Obj[]) {
       if (reported.get(want.name) !== want.version) {
         return {
           reason: 'ClusterOperatorUpdating',
           message: `Cluster operator ${name} is updating versions: ${want.name} is ${reported.get(want.name) ?? 'not reported'}, waiting for ${want.version}`,
+          effect: 'none',
         };
       }
     }

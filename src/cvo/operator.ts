@@ -29,55 +29,53 @@
 // digest against signatures from the keys of the verification ConfigMap; failures refuse it
 // (ReleaseAccepted=False, RetrievePayload, "The update cannot be verified: …") unless forced.
 //
-// Leader election (runClusterVersionOperator) keeps two CVOs from applying at once.
+// The CVO runs on the component manager (addClusterVersionOperator): its Lease
+// openshift-cluster-version/version keeps two CVOs from applying at once, and every leadership
+// term starts a fresh operator on the manager's client and informers.
 //
 // Waiting on ClusterOperators during an update is progress, not failure: an operator not yet
 // Available or not yet at the new version is named in Progressing ("…, waiting on X") with
 // Failing=False; after slowOperatorMs (30 minutes; 90 for machine-config, which reboots nodes)
 // Failing=Unknown, reason SlowClusterOperator; a Degraded operator is tolerated for
-// degradedToleranceMs (40 minutes) from the start of the update before Failing=True.
+// degradedToleranceMs (40 minutes) from the start of the update before Failing=True. Which
+// errors are waiting and which are failures is each error's effect (errors.ts).
 //
-// The ClusterVersion and the ClusterOperators are watched through informers: a change to the
-// ClusterVersion's spec starts a pass at once, and waiting reads the caches rather than the API.
+// The ClusterVersion, the ClusterOperators and FeatureGate/cluster are watched through
+// informers: a change to the ClusterVersion's spec, or to the feature set or gates, starts a
+// pass at once, and waiting reads the caches rather than the API.
 // Metrics (metrics.ts) are computed from the same caches.
-import { createHash } from 'node:crypto';
-import * as k8s from '@kubernetes/client-node';
+//
+// This file is the shell: informers, controllers, reading and writing the ClusterVersion. The
+// steps live beside it — loading (load.ts), one pass of the graph (sync.ts), the status each
+// step leads to (status.ts, pure), available updates (available-updates.ts) — and every time
+// rule reads the injected clock (options.clock), so tests move time instead of waiting.
+import type * as k8s from '@kubernetes/client-node';
 import { logger } from '../common/log.js';
-import { loadPayload } from './payload/payload.js';
-import type { Payload } from './payload/payload.js';
-import { resolvePullspec } from './payload/release-store.js';
-import { filterManifests } from './payload/inclusion.js';
-import { enabledCapabilities, knownCapabilities } from './payload/capabilities.js';
-import { buildTaskGraph, workersFor, type GraphMode } from './task-graph.js';
-import { runTaskGraph } from './task-graph-runner.js';
-import { applyManifest, UpdateError } from './apply.js';
-import { describeManifest } from './payload/manifest.js';
-import { fetchUpdateGraph, RetrievalError } from './updates/upstream.js';
-import { walkGraph, GraphWalkError, type Release } from './updates/graph-walk.js';
-import { evaluateConditionalUpdate } from './updates/risks.js';
-import { prometheusEvaluator } from './updates/prometheus.js';
-import { resolveDesiredUpdate, ResolveError } from './updates/resolve.js';
-import { checkPreconditions } from './updates/preconditions.js';
-import { digestProblem, loadVerifier, verifyRelease } from './verify.js';
-import { LeaderElector } from '../kube/leader-election.js';
-import { KubeClient, type ResourceRef } from '../kube/client.js';
+import { resolveDesiredUpdate } from './updates/resolve.js';
+import { knownCapabilities } from './payload/capabilities.js';
+import { loadRelease, type Loaded } from './load.js';
+import { enabledFeatureGates } from './payload/feature-gates.js';
+import { passCapabilities, passMode, syncPayload } from './sync.js';
+import { UpdatePoller } from './available-updates.js';
+import {
+  acceptedStatus, defaultTimers, progressingStatus, progressMessage, refusedStatus, syncStatus, upgradeableStatus,
+} from './status.js';
+import { Manager, type Listen, type LeaderElectionSettings } from '../kube/manager.js';
+import { isConflict, KubeClient, type ResourceRef } from '../kube/client.js';
 import { InformerFactory, type Informer } from '../kube/informer.js';
 import { Controller } from '../kube/controller.js';
-import { rfc3339, setCondition as setKubeCondition, type Condition } from '../kube/conditions.js';
+import { realClock, type Clock, type ClockTimer } from '../kube/clock.js';
 import { createCvoMetrics, type CvoMetrics } from './metrics.js';
-import { serveMetrics } from '../kube/metrics.js';
 
 type Obj = Record<string, any>;
 const log = logger('cluster-version-operator');
 
 const GROUP = 'config.openshift.io';
 const VERSION = 'v1';
-const PLURAL = 'clusterversions';
 const NAME = 'version';
-const CLUSTER_VERSIONS: ResourceRef = { group: GROUP, version: VERSION, resource: PLURAL, namespaced: false };
+const CLUSTER_VERSIONS: ResourceRef = { group: GROUP, version: VERSION, resource: 'clusterversions', namespaced: false };
 const CLUSTER_OPERATORS: ResourceRef = { group: GROUP, version: VERSION, resource: 'clusteroperators', namespaced: false };
-/** Reasons a ClusterOperator gate gives while it waits on the operator. */
-const OPERATOR_WAIT_REASONS = new Set(['ClusterOperatorNotAvailable', 'ClusterOperatorDegraded', 'ClusterOperatorUpdating']);
+const FEATURE_GATES: ResourceRef = { group: GROUP, version: VERSION, resource: 'featuregates', namespaced: false };
 
 export interface CvoOptions {
   kubeconfig: k8s.KubeConfig;
@@ -99,46 +97,40 @@ export interface CvoOptions {
   slowOperatorMs?: number;
   /** Metrics to record into (default: a registry of this operator's own; see `metrics`). */
   metrics?: CvoMetrics;
+  /** The clock every time rule reads (default: the wall clock). */
+  clock?: Clock;
+  /** A client and informers to share (a manager's); without them the operator makes and runs its own. */
+  client?: KubeClient;
+  informers?: InformerFactory;
 }
 
-interface Loaded {
-  image: string;
-  payload: Payload;
-}
-
-const now = (): string => rfc3339();
-
-/** Sets a condition (lastTransitionTime moves only when the status changes) and puts it last. */
-export function setCondition(conditions: Obj[], type: string, status: string, reason: string, message: string): Obj[] {
-  const [next] = setKubeCondition(conditions.filter((c) => c.type === type) as Condition[], { type, status, reason, message });
-  return [...conditions.filter((c) => c.type !== type), next];
-}
-
+/** The component: its name and the Lease its replicas campaign for. */
+export const CLUSTER_VERSION_OPERATOR = { name: 'cluster-version-operator', lease: { namespace: 'openshift-cluster-version', name: 'version' } };
 
 export class ClusterVersionOperator {
-  private readonly custom: k8s.CustomObjectsApi;
-  private readonly objects: k8s.KubernetesObjectApi;
   private loaded?: Loaded;
   private failures = 0;
-  private lastPoll = 0;
-  private pollFailures = 0;
-  private lastPollKey = '';
   private readonly client: KubeClient;
   private readonly informers: InformerFactory;
   private readonly cvInformer: Informer;
   private readonly coInformer: Informer;
-  /** Whether the last pass was held by a ClusterOperator gate. */
+  private readonly fgInformer: Informer;
+  private readonly clock: Clock;
+  private readonly poller: UpdatePoller;
+  /** Whether the last pass was held by ClusterOperators it waits on. */
   private waitingOn = false;
   private lastPayload?: { version: string; applied: number; pending: number };
+  private requeue?: ClockTimer;
   readonly metrics: CvoMetrics;
 
   constructor(private readonly options: CvoOptions) {
-    this.custom = options.kubeconfig.makeApiClient(k8s.CustomObjectsApi);
-    this.objects = k8s.KubernetesObjectApi.makeApiClient(options.kubeconfig);
-    this.client = new KubeClient(options.kubeconfig);
-    this.informers = new InformerFactory(this.client);
+    this.client = options.client ?? new KubeClient(options.kubeconfig);
+    this.clock = options.clock ?? realClock;
+    this.informers = options.informers ?? new InformerFactory(this.client);
     this.cvInformer = this.informers.forResource(CLUSTER_VERSIONS, { fieldSelector: `metadata.name=${NAME}` });
     this.coInformer = this.informers.forResource(CLUSTER_OPERATORS);
+    this.fgInformer = this.informers.forResource(FEATURE_GATES, { fieldSelector: 'metadata.name=cluster' });
+    this.poller = new UpdatePoller({ clock: this.clock, intervalMs: options.upstreamPollMs, metricsUrl: options.metricsUrl });
     this.metrics = options.metrics ?? createCvoMetrics(this);
   }
 
@@ -155,35 +147,31 @@ export class ClusterVersionOperator {
     return this.lastPayload;
   }
 
-  /** The ClusterVersion from the informer's cache, or from the API before the cache is synced. */
-  private async cachedClusterVersion(): Promise<Obj | undefined> {
-    return this.cvInformer.hasSynced() ? this.cvInformer.get(NAME) : this.readClusterVersion();
+  private now(): number {
+    return this.clock.now();
   }
 
-  private async readClusterVersion(): Promise<Obj | undefined> {
-    try {
-      return (await this.custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: NAME })) as Obj;
-    } catch (e) {
-      if ((e as { code?: number }).code === 404) return undefined;
-      throw e;
-    }
+  /** The ClusterVersion from the informer's cache, or from the API before the cache is synced. */
+  private async cachedClusterVersion(): Promise<Obj | undefined> {
+    return this.cvInformer.hasSynced() ? this.cvInformer.get(NAME) : this.client.read(CLUSTER_VERSIONS, NAME);
   }
 
   /** Read-modify-write of the status, retried on conflicts. */
   private async updateStatus(change: (status: Obj, cv: Obj) => Obj): Promise<Obj | undefined> {
+    // availableUpdates is required (and nullable) in OpenShift's schema.
+    const current = (cv: Obj) => ({ availableUpdates: null, ...structuredClone(cv.status ?? {}) });
     // Nothing to write when the cached object already says it (the common case while waiting).
     const cached = this.cvInformer.hasSynced() ? this.cvInformer.get(NAME) : undefined;
-    if (cached && JSON.stringify(change({ availableUpdates: null, ...structuredClone(cached.status ?? {}) }, cached)) === JSON.stringify(cached.status ?? {})) return cached;
+    if (cached && JSON.stringify(change(current(cached), cached)) === JSON.stringify(cached.status ?? {})) return cached;
     for (let attempt = 0; attempt < 5; attempt++) {
-      const cv = await this.readClusterVersion();
+      const cv = await this.client.read(CLUSTER_VERSIONS, NAME);
       if (!cv) return undefined;
-      // availableUpdates is required (and nullable) in OpenShift's schema.
-      const status = change({ availableUpdates: null, ...structuredClone(cv.status ?? {}) }, cv);
+      const status = change(current(cv), cv);
       if (JSON.stringify(status) === JSON.stringify(cv.status ?? {})) return cv;
       try {
-        return (await this.custom.replaceClusterCustomObjectStatus({ group: GROUP, version: VERSION, plural: PLURAL, name: NAME, body: { ...cv, status } })) as Obj;
+        return await this.client.update(CLUSTER_VERSIONS, { ...cv, status }, 'status');
       } catch (e) {
-        if ((e as { code?: number }).code !== 409) throw e;
+        if (!isConflict(e)) throw e;
       }
     }
     return undefined;
@@ -191,10 +179,11 @@ export class ClusterVersionOperator {
 
   /**
    * Runs until the signal aborts, as two controllers of the toolkit on the key "version": the
-   * payload controller (load, apply, report; requeued after the wait the pass asks for, and at
-   * once when the ClusterVersion's spec changes) and the status controller (Upgradeable from the
-   * ClusterOperators, available updates from the update service), so that asking the update
-   * service and aggregating operators go on while a long update waits on an operator.
+   * payload controller (load, apply, report; enqueued again after the wait the pass asks for,
+   * timed on the clock, and at once when the ClusterVersion's spec changes) and the status
+   * controller (Upgradeable from the ClusterOperators, available updates from the update
+   * service), so that asking the update service and aggregating operators go on while a long
+   * update waits on an operator.
    */
   async run(): Promise<void> {
     const { signal } = this.options;
@@ -207,11 +196,18 @@ export class ClusterVersionOperator {
     const payload = new Controller({
       name: 'cluster-version-operator',
       queue,
-      sync: async () => ({ requeueAfterMs: await this.syncOnce() }),
+      sync: async () => {
+        const delay = await this.syncOnce();
+        this.schedule(() => payload.enqueue(NAME), delay);
+        return {};
+      },
     })
       .watch(this.cvInformer, specChanged)
       // While a pass waits on operators, their changes are news too.
-      .watch(this.coInformer, () => (this.waitingOn ? NAME : undefined));
+      .watch(this.coInformer, () => (this.waitingOn ? NAME : undefined))
+      // A change of the feature set or of the gates enabled at the loaded version changes what
+      // the payload includes (OpenShift's CVO refreshes the payload then too).
+      .watch(this.fgInformer, (object, type, old) => (type === 'update' && !this.gatesChanged(old, object) ? undefined : NAME));
     const status = new Controller({
       name: 'cluster-version-status',
       queue,
@@ -220,8 +216,10 @@ export class ClusterVersionOperator {
         // Only once the payload controller has written a status (the schema requires desired,
         // observedGeneration and versionHash with any).
         if (cv?.status?.desired) {
-          await this.aggregateUpgradeable();
-          await this.pollUpdates(cv);
+          const operators = this.coInformer.hasSynced() ? this.coInformer.list() : ((await this.client.list(CLUSTER_OPERATORS)).items as Obj[]);
+          await this.updateStatus((st) => upgradeableStatus(st, operators, this.now()));
+          const change = await this.poller.poll(cv);
+          if (change) await this.updateStatus(change);
         }
         return { requeueAfterMs: 1000 };
       },
@@ -230,368 +228,139 @@ export class ClusterVersionOperator {
       .watch(this.coInformer, () => NAME);
     payload.enqueue(NAME);
     status.enqueue(NAME);
-    this.informers.start(signal);
+    // Shared informers are the manager's to run; our own are ours.
+    const ownInformers = !this.options.informers;
+    if (ownInformers) this.informers.start(signal);
+    signal.addEventListener('abort', () => this.requeue && this.clock.clearTimeout(this.requeue), { once: true });
     await Promise.all([payload.run(signal), status.run(signal)]);
-    await this.informers.stop();
+    if (ownInformers) await this.informers.stop();
+  }
+
+  /** Whether two versions of FeatureGate/cluster differ in what payload inclusion reads. */
+  private gatesChanged(old: Obj | undefined, next: Obj): boolean {
+    const version = this.loaded?.payload.version ?? '';
+    const key = (fg: Obj | undefined) => JSON.stringify([fg?.spec?.featureSet ?? '', [...enabledFeatureGates(fg, version)].sort()]);
+    return key(old) !== key(next);
+  }
+
+  /** Runs `fn` after `ms` on the clock, replacing what was scheduled before. */
+  private schedule(fn: () => void, ms: number): void {
+    if (this.requeue) this.clock.clearTimeout(this.requeue);
+    if (this.options.signal.aborted) return;
+    this.requeue = this.clock.setTimeout(fn, ms);
   }
 
   /** One pass of the state machine; returns how long to wait before the next. */
   async syncOnce(): Promise<number> {
     const cv = await this.cachedClusterVersion();
     if (!cv) return 1000;
+    const generation = cv.metadata?.generation;
     const desired = cv.spec?.desiredUpdate ?? {};
+    const refuse = async (reason: string, message: string) => {
+      await this.updateStatus((st, c) => refusedStatus(st, c.metadata.generation, reason, message, this.now()));
+      return 5000;
+    };
     let image: string | undefined = desired.image;
     if (!image && desired.version) {
       try {
         image = resolveDesiredUpdate(desired, cv.status?.availableUpdates ?? [], cv.status?.conditionalUpdates ?? []).image;
       } catch (e) {
-        const message = e instanceof ResolveError ? e.message : (e as Error).message;
-        await this.updateStatus((st, c) => ({ ...st, observedGeneration: c.metadata.generation, conditions: setCondition(st.conditions ?? [], 'ReleaseAccepted', 'False', 'RetrievePayload', `Retrieving payload failed version="${desired.version}" image="" failure=${message}`) }));
-        return 5000;
+        return refuse('RetrievePayload', `Retrieving payload failed version="${desired.version}" image="" failure=${(e as Error).message}`);
       }
     }
-    if (!image) {
-      await this.updateStatus((s, c) => ({ ...s, observedGeneration: c.metadata.generation, conditions: setCondition(s.conditions ?? [], 'ReleaseAccepted', 'False', 'NoDesiredUpdate', 'spec.desiredUpdate.image names no release; set it to a release pullspec (bosun.local/release@sha256:…)') }));
-      return 5000;
-    }
+    if (!image) return refuse('NoDesiredUpdate', 'spec.desiredUpdate.image names no release; set it to a release pullspec (bosun.local/release@sha256:…)');
     if (image !== this.loaded?.image) {
-      const loaded = await this.load(image, desired.version, cv);
-      if (!loaded) return 5000;
-      this.loaded = loaded;
+      const result = await loadRelease(this.client, this.options.releaseStore, image, desired.version, cv);
+      if ('refused' in result) {
+        log.warn({ image, reason: result.refused.reason }, result.refused.message);
+        return refuse(result.refused.reason, result.refused.message);
+      }
+      await this.updateStatus((st, c) => acceptedStatus(st, c.metadata.generation ?? generation, result.accepted, this.now()));
+      log.info({ version: result.loaded.payload.version, image }, 'payload loaded');
+      this.loaded = result.loaded;
     }
-    return this.apply(this.loaded!, cv);
+    return this.apply(this.loaded!, (await this.cachedClusterVersion()) ?? cv);
   }
 
-  /** Upgradeable=False on the ClusterVersion, with every operator's reason, when any operator says so. */
-  private async aggregateUpgradeable(): Promise<void> {
-    const items: Obj[] = this.coInformer.hasSynced() ? this.coInformer.list() : ((await this.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'clusteroperators' })) as { items: Obj[] }).items;
-    const blocking = items
-      .map((co) => ({ name: co.metadata.name as string, c: (co.status?.conditions ?? []).find((x: Obj) => x.type === 'Upgradeable') as Obj | undefined }))
-      .filter((x) => x.c?.status === 'False');
-    await this.updateStatus((st) => {
-      if (blocking.length === 0) return { ...st, conditions: (st.conditions ?? []).filter((c: Obj) => c.type !== 'Upgradeable') };
-      const reason = blocking.length === 1 ? (blocking[0].c!.reason ?? 'OperatorNotUpgradeable') : 'ClusterOperatorsNotUpgradeable';
-      const message =
-        blocking.length === 1
-          ? `Cluster operator ${blocking[0].name} should not be upgraded between minor versions: ${blocking[0].c!.message ?? blocking[0].c!.reason ?? ''}`
-          : `Multiple cluster operators should not be upgraded between minor versions:\n${blocking.map((b) => `* Cluster operator ${b.name}: ${b.c!.reason ?? ''}: ${b.c!.message ?? ''}`).join('\n')}`;
-      return { ...st, conditions: setCondition(st.conditions ?? [], 'Upgradeable', 'False', reason, message) };
-    });
-  }
-
-  /** Asks the update service what this cluster may move to; keeps the last answer on failure. */
-  private async pollUpdates(cv: Obj): Promise<void> {
-    const upstream: string | undefined = cv.spec?.upstream;
-    const channel: string = cv.spec?.channel ?? '';
-    const current = (cv.status?.history ?? []).find((h: Obj) => h.state === 'Completed');
-    const key = `${upstream}|${channel}|${current?.image}`;
-    // After failures the upstream is retried sooner than the regular interval, backing off
-    // exponentially (5 s, 10 s, 20 s, …) up to it, so a flapping service is neither hammered nor
-    // left unasked for long.
-    const interval = this.options.upstreamPollMs ?? 300_000;
-    const due = this.pollFailures === 0 ? interval : Math.min(interval, Math.min(5_000, interval) * 2 ** (this.pollFailures - 1));
-    if (key === this.lastPollKey && Date.now() - this.lastPoll < due) return;
-    this.lastPoll = Date.now();
-    this.lastPollKey = key;
-    const fail = (reason: string, message: string) => {
-      this.pollFailures++;
-      return this.updateStatus((st) => ({ ...st, conditions: setCondition(st.conditions ?? [], 'RetrievedUpdates', 'False', reason, message) }));
-    };
-    if (!upstream) return void (await fail('NoUpstream', 'No upstream server has been set to retrieve updates.'));
-    if (!current) return void (await fail('NoCurrentVersion', 'The cluster version does not have a semantic version assigned and cannot calculate valid upgrades.'));
-    try {
-      const graph = await fetchUpdateGraph({ upstream, channel, version: current.version, id: cv.spec?.clusterID });
-      const choices = walkGraph(graph, current.version, current.image);
-      const conditionalUpdates: Obj[] = [];
-      for (const update of choices.conditionalUpdates) {
-        const recommended = await evaluateConditionalUpdate(update, this.options.metricsUrl ? prometheusEvaluator(this.options.metricsUrl) : undefined);
-        conditionalUpdates.push({ release: update.release, risks: update.risks, conditions: [{ ...recommended, lastTransitionTime: now() }] });
-      }
-      const available: Release[] = choices.availableUpdates;
-      await this.updateStatus((st) => ({
-        ...st,
-        availableUpdates: available.length ? available : null,
-        conditionalUpdates: conditionalUpdates.length ? conditionalUpdates : undefined,
-        desired: { ...(st.desired ?? { version: current.version, image: current.image }), channels: choices.channels.length ? choices.channels : undefined },
-        conditions: setCondition(st.conditions ?? [], 'RetrievedUpdates', 'True', 'AsExpected', ''),
-      }));
-      this.pollFailures = 0;
-    } catch (e) {
-      if (e instanceof RetrievalError || e instanceof GraphWalkError) return void (await fail(e.reason, e.message));
-      return void (await fail('RemoteFailed', (e as Error).message));
-    }
-  }
-
-  private async load(image: string, wantVersion: string | undefined, cv: Obj): Promise<Loaded | undefined> {
-    const refuse = async (reason: string, message: string) => {
-      log.warn({ image, reason }, message);
-      await this.updateStatus((s, c) => ({ ...s, observedGeneration: c.metadata.generation, conditions: setCondition(s.conditions ?? [], 'ReleaseAccepted', 'False', reason, message) }));
-      return undefined;
-    };
-    let dir: string;
-    try {
-      dir = resolvePullspec(this.options.releaseStore, image);
-    } catch (e) {
-      return refuse('RetrievePayload', `Retrieving payload failed version="${wantVersion ?? ''}" image="${image}" failure=${(e as Error).message}`);
-    }
-    const force = cv.spec?.desiredUpdate?.force === true;
-    const risks: string[] = [];
-    let verified = false;
-    const unverified = (why: string) => `The update cannot be verified: ${why}`;
-    const tampered = digestProblem(dir, image);
-    if (tampered) {
-      if (!force) return refuse('RetrievePayload', `Retrieving payload failed version="${wantVersion ?? ''}" image="${image}" failure=${unverified(tampered)}`);
-      risks.push(`${unverified(tampered)}; the image may not be safe to use`);
-    }
-    const verifier = await loadVerifier(this.options.kubeconfig, cv.spec?.signatureStores);
-    if (verifier) {
-      const result = await verifyRelease(verifier, image);
-      if (result.verified) verified = !tampered;
-      else if (!force) return refuse('RetrievePayload', `Retrieving payload failed version="${wantVersion ?? ''}" image="${image}" failure=${unverified(result.reason)}`);
-      else risks.push(`${unverified(result.reason)}; the image may not be safe to use`);
-    }
-    let payload: Payload;
-    try {
-      payload = loadPayload(dir);
-    } catch (e) {
-      return refuse('LoadPayload', `Loading payload failed version="${wantVersion ?? ''}" image="${image}" failure=${(e as Error).message}`);
-    }
-    const unknownKind = await this.firstUnknownKind(payload);
-    if (unknownKind) return refuse('LoadPayload', `Loading payload failed version="${wantVersion ?? ''}" image="${image}" failure=${unknownKind}`);
-    if (wantVersion && payload.version !== wantVersion) {
-      return refuse('VerifyPayloadVersion', `Verifying payload failed version="${wantVersion}" image="${image}" failure=release image version ${payload.version} does not match the expected upstream version ${wantVersion}`);
-    }
-    // Preconditions, for an update from a completed release to another version.
-    const completed: Obj[] = (cv.status?.history ?? []).filter((h: Obj) => h.state === 'Completed');
-    const current = completed[0];
-    let acceptedRisks: string | undefined;
-    if (risks.length) acceptedRisks = risks.join('\n');
-    if (current && current.image !== image && current.version !== payload.version) {
-      const desired = cv.spec?.desiredUpdate ?? {};
-      let target;
-      try {
-        target = resolveDesiredUpdate({ image }, cv.status?.availableUpdates ?? [], cv.status?.conditionalUpdates ?? []);
-      } catch {
-        target = { version: payload.version, image, recommended: 'NotInGraph' as const };
-      }
-      const result = checkPreconditions({
-        currentVersion: current.version,
-        target: { ...target, version: payload.version },
-        previousVersion: completed[1]?.version,
-        upgradeable: (cv.status?.conditions ?? []).find((c: Obj) => c.type === 'Upgradeable'),
-        force: desired.force === true,
-      });
-      if (!result.accepted) {
-        return refuse('PreconditionChecks', `Preconditions failed for payload loaded version="${payload.version}" image="${image}": ${result.blocking.map((b) => `${b.name}: ${b.message}`).join('; ')}`);
-      }
-      const accepted = result.acceptedRisks ?? (result.warnings.length ? result.warnings.map((w) => w.message).join('; ') : undefined);
-      if (accepted) risks.push(accepted);
-    }
-    if (risks.length) acceptedRisks = risks.join('\n');
-    const message = `Payload loaded version="${payload.version}" image="${image}" architecture="${process.arch === 'x64' ? 'amd64' : process.arch}"${acceptedRisks ? ` (accepted risks: ${acceptedRisks})` : ''}`;
-    await this.updateStatus((s, c) => {
-      const history: Obj[] = [...(s.history ?? [])];
-      if (history[0]?.image !== image) {
-        if (history[0]?.state === 'Partial') history[0] = { ...history[0], completionTime: now() };
-        history.unshift({ state: 'Partial', startedTime: now(), completionTime: null, version: payload.version, image, verified, ...(acceptedRisks ? { acceptedRisks } : {}) });
-      }
-      return {
-        ...s,
-        observedGeneration: c.metadata.generation,
-        desired: { version: payload.version, image, ...(s.desired?.channels ? { channels: s.desired.channels } : {}) },
-        history: history.slice(0, 100),
-        versionHash: createHash('sha256').update(image).digest().subarray(0, 8).toString('base64url'),
-        conditions: setCondition(s.conditions ?? [], 'ReleaseAccepted', 'True', 'PayloadLoaded', message),
-      };
-    });
-    log.info({ version: payload.version, image }, 'payload loaded');
-    return { image, payload };
-  }
-
+  /** Applies the loaded payload once and writes the status the pass leads to; returns the wait before the next. */
   private async apply(loaded: Loaded, cv: Obj): Promise<number> {
-    const history: Obj[] = cv.status?.history ?? [];
-    const everCompleted = history.some((h) => h.state === 'Completed');
-    const thisCompleted = history[0]?.image === loaded.image && history[0]?.state === 'Completed';
-    const mode: GraphMode = !everCompleted ? 'Initializing' : thisCompleted ? 'Reconciling' : 'Updating';
-    // Capabilities: the spec's baseline and additional ones, plus every one enabled before (a
-    // capability once enabled stays enabled, as in OpenShift); the feature set from
-    // FeatureGate/cluster.
-    const enabled = enabledCapabilities(cv.spec?.capabilities);
-    for (const c of (cv.status?.capabilities?.enabledCapabilities ?? []) as string[]) enabled.add(c);
-    const featureGate = await this.client.read({ group: GROUP, version: VERSION, resource: 'featuregates', namespaced: false }, 'cluster').catch(() => undefined);
-    const featureSet: string = featureGate?.spec?.featureSet ?? '';
-    const { included } = filterManifests(loaded.payload.manifests, { overrides: cv.spec?.overrides, enabledCapabilities: enabled, knownCapabilities: new Set(knownCapabilities), featureSet });
+    const featureGate = this.fgInformer.hasSynced() ? this.fgInformer.get('cluster') : await this.client.read(FEATURE_GATES, 'cluster');
+    const enabled = passCapabilities(cv);
     await this.updateStatus((s) => ({ ...s, capabilities: { enabledCapabilities: [...enabled].sort(), knownCapabilities: [...knownCapabilities].sort() } }));
-    const graph = buildTaskGraph(included, mode, { attempt: this.failures });
-    const total = included.length;
-    let done = 0;
-    let lastReport = 0;
-    let waitingOn = '';
     const version = loaded.payload.version;
-    const report = async (force = false) => {
-      if (mode === 'Reconciling' || (!force && Date.now() - lastReport < 1000)) return;
-      lastReport = Date.now();
-      const pct = total === 0 ? 100 : Math.floor((done / total) * 100);
-      const message = `Working towards ${version}: ${done} of ${total} done (${pct}% complete)${waitingOn ? `, waiting on ${waitingOn}` : ''}`;
-      this.options.onProgress?.(message);
-      await this.updateStatus((s) => ({ ...s, conditions: setCondition(s.conditions ?? [], 'Progressing', 'True', '', message) })).catch(() => undefined);
-    };
-    await report(true);
-    const owner = { apiVersion: cv.apiVersion, kind: cv.kind, name: cv.metadata.name, uid: cv.metadata.uid };
-    const ctx = { client: this.objects, owner, awaitVersions: mode !== 'Initializing', waitTimeoutMs: this.options.waitTimeoutMs ?? 60_000, signal: this.options.signal };
-    const passStarted = Date.now();
-    const result = await runTaskGraph(graph, workersFor(mode, graph), async (tasks) => {
-      for (const task of tasks) {
-        if (task.manifest.gvk.kind === 'ClusterOperator') {
-          // Say at once what the pass is about to wait on (the wait may be long).
-          waitingOn = String(task.manifest.object.metadata.name);
-          void report(true);
-        }
-        const started = Date.now();
-        await applyManifest(task.manifest, ctx);
-        if (waitingOn === task.manifest.object.metadata.name) waitingOn = '';
-        this.metrics.manifestDuration.observe({ kind: task.manifest.gvk.kind }, (Date.now() - started) / 1000);
-        done++;
-        void report();
-      }
-    }, this.options.signal);
-    this.metrics.applyDuration.observe({ mode }, (Date.now() - passStarted) / 1000);
-    this.lastPayload = { version, applied: done, pending: total - done };
-    this.waitingOn = result.errors.some((e) => e instanceof UpdateError && OPERATOR_WAIT_REASONS.has(e.reason));
-
-    if (result.errors.length === 0) {
-      this.failures = 0;
-      if (mode !== 'Reconciling') this.options.onProgress?.(`Working towards ${version}: ${done} of ${total} done (100% complete)`);
-      await this.updateStatus((s) => {
-        const h: Obj[] = [...(s.history ?? [])];
-        if (h[0]?.image === loaded.image && h[0].state !== 'Completed') h[0] = { ...h[0], state: 'Completed', completionTime: now() };
-        let conditions = setCondition(s.conditions ?? [], 'Available', 'True', '', `Done applying ${version}`);
-        conditions = setCondition(conditions, 'Failing', 'False', '', '');
-        conditions = setCondition(conditions, 'Progressing', 'False', '', `Cluster version is ${version}`);
-        return { ...s, history: h, conditions };
-      });
-      if (mode !== 'Reconciling') log.info({ version, mode }, 'payload applied');
-      return this.options.reconcileIntervalMs ?? 180_000;
-    }
-
-    this.failures++;
-    if (mode === 'Updating') {
-      const waiting = this.waitingOnOperators(result.errors, history[0]);
-      if (waiting) {
-        const pct = total === 0 ? 100 : Math.floor((done / total) * 100);
-        const message = `Working towards ${version}: ${done} of ${total} done (${pct}% complete), waiting on ${waiting.names.join(', ')}`;
+    const reconciling = passMode(cv.status?.history ?? [], loaded.image) === 'Reconciling';
+    let lastReport: number | undefined;
+    let lastWaiting = '';
+    const result = await syncPayload(loaded, cv, featureGate, {
+      client: this.client,
+      clock: this.clock,
+      metrics: this.metrics,
+      attempt: this.failures,
+      waitTimeoutMs: this.options.waitTimeoutMs ?? 60_000,
+      signal: this.options.signal,
+      onProgress: (done, total, waitingOn) => {
+        // Progress is shown while working towards a release (not while reconciling one), at
+        // most once a second, and at once when the pass is about to wait on an operator.
+        if (reconciling) return;
+        const now = this.now();
+        if (lastReport !== undefined && now - lastReport < 1000 && !(waitingOn && waitingOn !== lastWaiting)) return;
+        lastReport = now;
+        lastWaiting = waitingOn;
+        const message = progressMessage(version, done, total, waitingOn ? [waitingOn] : []);
         this.options.onProgress?.(message);
-        log.info({ version, waitingOn: waiting.names }, 'waiting on cluster operators');
-        await this.updateStatus((s) => {
-          let conditions = setCondition(s.conditions ?? [], 'Progressing', 'True', '', message);
-          conditions = waiting.slow
-            ? setCondition(conditions, 'Failing', 'Unknown', 'SlowClusterOperator', waiting.slow)
-            : setCondition(conditions, 'Failing', 'False', '', '');
-          return { ...s, conditions };
-        });
-        return 5000;
-      }
-    }
-    const first = result.errors[0];
-    const reason = first instanceof UpdateError ? first.reason : 'UpdatePayloadFailed';
-    const more = result.errors.length > 1 ? `Multiple errors are preventing progress:\n* ${result.errors.map((e) => e.message).join('\n* ')}` : first.message;
-    const incomplete = result.firstIncomplete ? ` (${result.incomplete} incomplete task nodes, beginning with ${describeManifest(result.firstIncomplete.manifest)})` : '';
-    log.warn({ version, mode, reason, errors: result.errors.length }, first.message);
-    await this.updateStatus((s) => {
-      let conditions = setCondition(s.conditions ?? [], 'Failing', 'True', reason, `${more}${incomplete}`);
-      if (mode !== 'Reconciling') conditions = setCondition(conditions, 'Progressing', 'True', reason, `Unable to apply ${version}: ${first.message}`);
-      if (!(s.history ?? []).some((h: Obj) => h.state === 'Completed')) conditions = setCondition(conditions, 'Available', 'False', '', '');
-      return { ...s, conditions };
+        void this.updateStatus((s) => progressingStatus(s, message, this.now())).catch(() => undefined);
+      },
     });
-    return Math.min(1000 * 2 ** Math.min(this.failures, 5), 30_000);
-  }
-
-  /**
-   * The first manifest whose kind neither the cluster serves nor a CRD of the payload defines
-   * (described with its file), so that such a payload is refused before anything is applied.
-   */
-  private async firstUnknownKind(payload: Payload): Promise<string | undefined> {
-    const defined = new Set<string>();
-    for (const m of payload.manifests) {
-      const crd = m.object as Obj;
-      if (m.gvk.kind !== 'CustomResourceDefinition' || !crd.spec?.group || !crd.spec?.names?.kind) continue;
-      for (const v of (crd.spec.versions ?? []) as Obj[]) defined.add(`${crd.spec.group}/${v.name}/${crd.spec.names.kind}`);
-    }
-    const checked = new Map<string, boolean>();
-    for (const m of payload.manifests) {
-      const apiVersion = m.object.apiVersion as string;
-      const key = `${apiVersion}/${m.gvk.kind}`;
-      if (defined.has(key)) continue;
-      let known = checked.get(key);
-      if (known === undefined) {
-        try {
-          await this.client.resourceFor(apiVersion, m.gvk.kind);
-          known = true;
-        } catch (e) {
-          if ((e as { code?: number }).code !== 404) throw e;
-          known = false;
+    this.lastPayload = { version, applied: result.done, pending: result.total - result.done };
+    const timers = { slowOperatorMs: this.options.slowOperatorMs ?? defaultTimers.slowOperatorMs, degradedToleranceMs: this.options.degradedToleranceMs ?? defaultTimers.degradedToleranceMs };
+    const now = this.now();
+    // Computed on the status as it is when written (the status controller writes too).
+    let outcome = syncStatus({ availableUpdates: null, ...structuredClone(((await this.cachedClusterVersion()) ?? cv).status ?? {}) }, result, now, timers);
+    await this.updateStatus((s) => (outcome = syncStatus(s, result, now, timers)).status);
+    // Held by ClusterOperators (waiting or failing on them): their changes start the next pass.
+    this.waitingOn = result.errors.some((e) => e.operator !== undefined);
+    switch (outcome.verdict) {
+      case 'completed':
+        this.failures = 0;
+        if (result.mode !== 'Reconciling') {
+          this.options.onProgress?.(progressMessage(version, result.done, result.total));
+          log.info({ version, mode: result.mode }, 'payload applied');
         }
-        checked.set(key, known);
-      }
-      if (!known) return `release-manifests/${m.file} (document ${m.document}): the cluster serves no kind ${m.gvk.kind} in ${apiVersion}, and no CustomResourceDefinition in the payload defines it`;
+        return this.options.reconcileIntervalMs ?? 180_000;
+      case 'waiting':
+        this.failures++;
+        this.options.onProgress?.(outcome.progress!);
+        log.info({ version, waitingOn: outcome.waitingOn }, 'waiting on cluster operators');
+        return 5000;
+      case 'failing':
+        this.failures++;
+        log.warn({ version, mode: result.mode, reason: result.errors[0].reason, errors: result.errors.length }, result.errors[0].message);
+        return Math.min(1000 * 2 ** Math.min(this.failures, 5), 30_000);
     }
-    return undefined;
-  }
-
-  /**
-   * When an update's only errors are ClusterOperators it waits on, and waiting is still within
-   * what OpenShift tolerates, the operators to name in Progressing (and a SlowClusterOperator
-   * message once waiting has gone on longer than expected); undefined when it is a failure.
-   */
-  private waitingOnOperators(errors: Error[], entry: Obj | undefined): { names: string[]; slow?: string } | undefined {
-    const gates = errors.filter((e): e is UpdateError => e instanceof UpdateError && OPERATOR_WAIT_REASONS.has(e.reason));
-    if (gates.length === 0 || gates.length !== errors.length) return undefined;
-    const started = Date.parse(entry?.startedTime ?? '');
-    const elapsed = Number.isFinite(started) ? Date.now() - started : 0;
-    if (gates.some((e) => e.reason === 'ClusterOperatorDegraded') && elapsed >= (this.options.degradedToleranceMs ?? 40 * 60_000)) return undefined;
-    const names = [...new Set(gates.map((e) => String(e.manifest?.object.metadata?.name ?? 'unknown')))].sort();
-    const base = this.options.slowOperatorMs ?? 30 * 60_000;
-    const slow = names.filter((name) => elapsed > (name === 'machine-config' ? 3 * base : base));
-    const minutes = (ms: number) => (ms >= 60_000 ? `${Math.round(ms / 60_000)} minutes` : `${Math.round(ms / 1000)} seconds`);
-    return {
-      names,
-      slow: slow.length ? `waiting on ${slow.join(', ')} over ${minutes(slow.includes('machine-config') && slow.length === 1 ? 3 * base : base)} which is longer than expected` : undefined,
-    };
   }
 }
 
-export interface CvoLeaderElection {
-  identity?: string;
-  leaseDurationMs?: number;
-  renewDeadlineMs?: number;
-  retryPeriodMs?: number;
-}
+export type CvoSettings = Omit<CvoOptions, 'kubeconfig' | 'signal' | 'client' | 'informers'>;
 
 /**
- * Runs the operator until the signal aborts, only while holding the Lease
- * openshift-cluster-version/version, so that two CVOs (a bootstrap one and the Deployment's,
- * or two replicas) never apply at once.
+ * Adds the CVO to a manager: a fresh operator for every leadership term, on the manager's client
+ * and informers, with one set of metrics for the process (fed by the operator of the current
+ * term; empty while not leading).
  */
-export async function runClusterVersionOperator(options: CvoOptions & { leaderElection?: CvoLeaderElection; metricsListen?: { host: string; port: number } }): Promise<void> {
-  // One set of metrics for the process, fed by whichever operator instance leads (none: empty).
+export function addClusterVersionOperator(manager: Manager, settings: CvoSettings): CvoMetrics {
   let current: ClusterVersionOperator | undefined;
   const metrics =
-    options.metrics ??
+    settings.metrics ??
     createCvoMetrics({
       clusterVersion: () => current?.clusterVersion(),
       clusterOperators: () => current?.clusterOperators() ?? [],
       lastPayloadApplied: () => current?.lastPayloadApplied(),
     });
-  const server = options.metricsListen ? await serveMetrics(options.metricsListen.port, options.metricsListen.host, [metrics.registry]) : undefined;
-  if (server) log.info({ address: `http://${options.metricsListen!.host}:${options.metricsListen!.port}/metrics` }, 'serving metrics');
-  const elector = new LeaderElector({
-    kubeconfig: options.kubeconfig,
-    namespace: 'openshift-cluster-version',
-    name: 'version',
-    ...options.leaderElection,
-    signal: options.signal,
-    onStartedLeading: async (leading) => {
-      current = new ClusterVersionOperator({ ...options, metrics, signal: leading });
+  manager.addMetrics(metrics.registry);
+  manager.add({
+    name: CLUSTER_VERSION_OPERATOR.name,
+    start: async (signal) => {
+      current = new ClusterVersionOperator({ ...settings, metrics, kubeconfig: manager.kubeconfig, client: manager.client, informers: manager.informers, signal });
       try {
         await current.run();
       } finally {
@@ -599,9 +368,17 @@ export async function runClusterVersionOperator(options: CvoOptions & { leaderEl
       }
     },
   });
-  try {
-    await elector.run();
-  } finally {
-    server?.close();
-  }
+  return metrics;
+}
+
+/**
+ * Runs the CVO on a manager of its own until the signal aborts, holding the Lease
+ * openshift-cluster-version/version (timings and identity from `leaderElection`), serving
+ * metrics on `metricsListen` when given. For callers that run the CVO in-process (bring-up).
+ */
+export async function runClusterVersionOperator(options: CvoOptions & { leaderElection?: Partial<LeaderElectionSettings>; metricsListen?: Listen }): Promise<void> {
+  const { kubeconfig, signal, leaderElection, metricsListen, ...settings } = options;
+  const manager = new Manager({ name: CLUSTER_VERSION_OPERATOR.name, kubeconfig, metricsListen, leaderElection: { ...CLUSTER_VERSION_OPERATOR.lease, ...leaderElection } });
+  addClusterVersionOperator(manager, settings);
+  await manager.start(signal);
 }

@@ -4,13 +4,14 @@
 // (keys `verifier-public-key-*` and `store-*`) plus ClusterVersion spec.signatureStores; with no
 // such ConfigMap nothing is verified (as in OpenShift builds without a verifier) and history says
 // verified: false.
-import * as k8s from '@kubernetes/client-node';
+import { isNotFound, type KubeClient, type ResourceRef } from '../kube/client.js';
 import { computeReleaseDigest, digestOfPullspec } from './payload/release-store.js';
 import { readKeyring, verifyReleaseSignature, SignatureError } from '../release/signature.js';
 import { fetchSignatures } from '../release/signature-store.js';
 
 export const VERIFICATION_ANNOTATION = 'release.openshift.io/verification-config-map';
 export const VERIFICATION_NAMESPACE = 'openshift-config-managed';
+const CONFIG_MAPS: ResourceRef = { group: '', version: 'v1', resource: 'configmaps', namespaced: true };
 
 export interface Verifier {
   armoredKeys: string[];
@@ -20,13 +21,12 @@ export interface Verifier {
 export type Verification = { verified: true; signer: string } | { verified: false; reason: string };
 
 /** The verifier configured in the cluster, or undefined when none is. */
-export async function loadVerifier(kc: k8s.KubeConfig, signatureStores: Array<{ url: string }> = []): Promise<Verifier | undefined> {
-  const core = kc.makeApiClient(k8s.CoreV1Api);
-  let maps: k8s.V1ConfigMap[];
+export async function loadVerifier(client: KubeClient, signatureStores: Array<{ url: string }> = []): Promise<Verifier | undefined> {
+  let maps: Array<{ metadata?: { annotations?: Record<string, string> }; data?: Record<string, string> }>;
   try {
-    maps = (await core.listNamespacedConfigMap({ namespace: VERIFICATION_NAMESPACE })).items;
+    maps = (await client.list(CONFIG_MAPS, VERIFICATION_NAMESPACE)).items ?? [];
   } catch (e) {
-    if ((e as { code?: number }).code === 404) return undefined;
+    if (isNotFound(e)) return undefined;
     throw e;
   }
   const verifiers = maps.filter((m) => m.metadata?.annotations?.[VERIFICATION_ANNOTATION] !== undefined);

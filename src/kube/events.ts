@@ -5,11 +5,12 @@
 // Recording never throws: a failure to record is logged and the caller goes on.
 import { hostname } from 'node:os';
 import { logger } from '../common/log.js';
-import { type KubeClient, type Obj, type ResourceRef, isNotFound } from './client.js';
+import { type KubeClient, type Obj, isNotFound } from './client.js';
 import { rfc3339 } from './conditions.js';
+import { resources } from './resources.js';
 
 const log = logger('events');
-const EVENTS: ResourceRef = { group: '', version: 'v1', resource: 'events', namespaced: true };
+const EVENTS = resources.events;
 
 export type EventKind = 'Normal' | 'Warning';
 

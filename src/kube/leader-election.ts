@@ -8,15 +8,23 @@
 // States: candidate → (acquired) leading → (renew failed past the deadline, or stopped) →
 // candidate again, or done when the signal aborts (a leader then releases the Lease at once so a
 // successor need not wait out the lease duration).
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
 import { hostname } from 'node:os';
 import { logger } from '../common/log.js';
-import { sleep } from '../common/sleep.js';
+import { type Clock, realClock, sleepOn } from './clock.js';
+import { KubeClient, type Obj } from './client.js';
+import { resources } from './resources.js';
 
 const log = logger('leader-election');
+const { leases: LEASES, namespaces: NAMESPACES } = resources;
+
+/** A MicroTime as the API writes it: RFC 3339 with microseconds. */
+const microTime = (date: Date) => date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 
 export interface LeaderElectionOptions {
-  kubeconfig: k8s.KubeConfig;
+  /** How to reach the API: a client, or a kubeconfig to make one from. */
+  client?: KubeClient;
+  kubeconfig?: k8s.KubeConfig;
   namespace: string;
   name: string;
   /** Who this candidate is (default: hostname + pid). */
@@ -24,6 +32,8 @@ export interface LeaderElectionOptions {
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
+  /** Time for renewals and expiry (default the wall clock; tests pass a FakeClock). */
+  clock?: Clock;
   /** Stops the candidate; a leader releases the Lease. */
   signal: AbortSignal;
   /** Runs while leading; its signal aborts when leadership is lost or the candidate stops. */
@@ -37,18 +47,20 @@ function code(e: unknown): number | undefined {
 }
 
 export class LeaderElector {
-  private readonly coordination: k8s.CoordinationV1Api;
-  private readonly core: k8s.CoreV1Api;
+  private readonly client: KubeClient;
   readonly identity: string;
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
   private leading = false;
+  private readonly clock: Clock;
 
   constructor(private readonly options: LeaderElectionOptions) {
-    this.coordination = options.kubeconfig.makeApiClient(k8s.CoordinationV1Api);
-    this.core = options.kubeconfig.makeApiClient(k8s.CoreV1Api);
+    if (options.client) this.client = options.client;
+    else if (options.kubeconfig) this.client = new KubeClient(options.kubeconfig);
+    else throw new Error('leader election needs a client or a kubeconfig');
     this.identity = options.identity ?? `${hostname()}_${process.pid}`;
+    this.clock = options.clock ?? realClock;
     this.leaseDurationMs = options.leaseDurationMs ?? 137_000;
     this.renewDeadlineMs = options.renewDeadlineMs ?? 107_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 26_000;
@@ -62,18 +74,18 @@ export class LeaderElector {
   /** Tries to take or renew the Lease once; true when this candidate holds it afterwards. */
   async tryAcquireOrRenew(): Promise<boolean> {
     const { namespace, name } = this.options;
-    const now = new Date();
+    const now = new Date(this.clock.now());
     const durationSeconds = Math.max(1, Math.round(this.leaseDurationMs / 1000));
-    let lease: k8s.V1Lease;
-    try {
-      lease = await this.coordination.readNamespacedLease({ name, namespace });
-    } catch (e) {
-      if (code(e) !== 404) throw e;
+    const lease = await this.client.read(LEASES, name, namespace);
+    if (!lease) {
       await this.ensureNamespace();
       try {
-        await this.coordination.createNamespacedLease({
-          namespace,
-          body: { metadata: { name, namespace }, spec: { holderIdentity: this.identity, leaseDurationSeconds: durationSeconds, acquireTime: now as never, renewTime: now as never, leaseTransitions: 0 } },
+        const stamp = microTime(now);
+        await this.client.create(LEASES, {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name, namespace },
+          spec: { holderIdentity: this.identity, leaseDurationSeconds: durationSeconds, acquireTime: stamp, renewTime: stamp, leaseTransitions: 0 },
         });
         return true;
       } catch (err) {
@@ -81,24 +93,24 @@ export class LeaderElector {
         throw err;
       }
     }
-    const spec = lease.spec ?? {};
+    const spec: Obj = lease.spec ?? {};
     const holder = spec.holderIdentity ?? '';
-    const renewed = spec.renewTime ? new Date(spec.renewTime as unknown as string).getTime() : 0;
+    const renewed = spec.renewTime ? new Date(spec.renewTime).getTime() : 0;
     const expired = renewed + (spec.leaseDurationSeconds ?? durationSeconds) * 1000 < now.getTime();
     if (holder !== this.identity && holder !== '' && !expired) return false;
     const takingOver = holder !== this.identity;
-    const next: k8s.V1Lease = {
+    const next: Obj = {
       ...lease,
       spec: {
         ...spec,
         holderIdentity: this.identity,
         leaseDurationSeconds: durationSeconds,
-        renewTime: now as never,
-        ...(takingOver ? { acquireTime: now as never, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 } : {}),
+        renewTime: microTime(now),
+        ...(takingOver ? { acquireTime: microTime(now), leaseTransitions: (spec.leaseTransitions ?? 0) + 1 } : {}),
       },
     };
     try {
-      await this.coordination.replaceNamespacedLease({ name, namespace, body: next });
+      await this.client.update(LEASES, next);
       return true;
     } catch (e) {
       if (code(e) === 409) return false;
@@ -108,7 +120,7 @@ export class LeaderElector {
 
   private async ensureNamespace(): Promise<void> {
     try {
-      await this.core.createNamespace({ body: { metadata: { name: this.options.namespace } } });
+      await this.client.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: this.options.namespace } });
     } catch (e) {
       if (code(e) !== 409) throw e;
     }
@@ -118,9 +130,9 @@ export class LeaderElector {
   private async release(): Promise<void> {
     const { namespace, name } = this.options;
     try {
-      const lease = await this.coordination.readNamespacedLease({ name, namespace });
-      if (lease.spec?.holderIdentity !== this.identity) return;
-      await this.coordination.replaceNamespacedLease({ name, namespace, body: { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1 } } });
+      const lease = await this.client.read(LEASES, name, namespace);
+      if (lease?.spec?.holderIdentity !== this.identity) return;
+      await this.client.update(LEASES, { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1 } });
     } catch (e) {
       log.warn({ lease: `${namespace}/${name}`, error: (e as Error).message }, 'could not release the lease');
     }
@@ -139,7 +151,7 @@ export class LeaderElector {
         log.warn({ lease, error: (e as Error).message }, 'leader election attempt failed');
       }
       if (!acquired) {
-        await sleep(this.retryPeriodMs, signal);
+        await sleepOn(this.clock, this.retryPeriodMs, signal);
         continue;
       }
       log.info({ lease, identity: this.identity }, 'became leader');
@@ -151,9 +163,9 @@ export class LeaderElector {
         .then(() => this.options.onStartedLeading(leadership.signal))
         .catch((e) => log.warn({ lease, error: (e as Error).message }, 'leader work failed'));
       // Leading: renew, and stop before the Lease could be taken by another.
-      let lastRenew = Date.now();
+      let lastRenew = this.clock.now();
       while (!leadership.signal.aborted) {
-        await sleep(this.retryPeriodMs, leadership.signal);
+        await sleepOn(this.clock, this.retryPeriodMs, leadership.signal);
         if (leadership.signal.aborted) break;
         // false: someone else holds the Lease now (stop at once); an error: the API server is not
         // answering (keep trying until the renew deadline).
@@ -164,8 +176,8 @@ export class LeaderElector {
           outcome = 'error';
           log.warn({ lease, error: (e as Error).message }, 'renewing the lease failed');
         }
-        if (outcome === true) lastRenew = Date.now();
-        else if (outcome === false || Date.now() - lastRenew >= this.renewDeadlineMs) {
+        if (outcome === true) lastRenew = this.clock.now();
+        else if (outcome === false || this.clock.now() - lastRenew >= this.renewDeadlineMs) {
           log.warn({ lease, identity: this.identity }, 'lost leadership');
           leadership.abort();
         }

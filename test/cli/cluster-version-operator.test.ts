@@ -122,3 +122,49 @@ test('bosun cluster-version-operator refuses a bad --metrics-listen', async () =
   assert.equal(result.code, 1);
   assert.match(result.stderr, /error: --metrics-listen must be HOST:PORT \(for example 127\.0\.0\.1:6443\), got "nonsense"/);
 });
+
+test('bosun cluster-version-operator runs on the component manager: the shared flags, health endpoints, its own flags checked', async () => {
+  const help = await runBosun(['cluster-version-operator', '--help']);
+  assert.equal(help.code, 0, help.stderr);
+  for (const flag of ['--release-store', '--reconcile-interval', '--metrics-url', '--kubeconfig', '--metrics-listen', '--health-listen', '--leader-elect', '--no-leader-elect', '--lease-duration', '--renew-deadline', '--retry-period', '--log-level']) {
+    assert.match(help.stdout, new RegExp(`${flag}\\b`), `--help lists ${flag}`);
+  }
+  const badInterval = await runBosun(['cluster-version-operator', '--release-store', '/tmp/none', '--metrics-listen', 'off', '--reconcile-interval', 'soon']);
+  assert.equal(badInterval.code, 1);
+  assert.match(badInterval.stderr, /--reconcile-interval must be a positive number of seconds, got "soon"/);
+
+  const api = await startTestApiServer();
+  const store = mkdtempSync(join(tmpdir(), 'bosun-cli-cvo-health-'));
+  const health = await freePort();
+  const child = spawn(process.execPath, [bosunBin, 'cluster-version-operator', '--kubeconfig', api.kubeconfigPath, '--release-store', store, '--metrics-listen', 'off', '--health-listen', `127.0.0.1:${health}`, '--no-leader-elect', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  const exited = new Promise<number | null>((r) => child.on('close', r));
+  try {
+    // Not ready while its caches cannot sync (no ClusterVersion CRD yet); ready once they do.
+    const status = (path: string) => fetch(`http://127.0.0.1:${health}${path}`).then((r) => r.status).catch(() => 0);
+    let deadline = Date.now() + 20_000;
+    while ((await status('/readyz')) === 0) {
+      if (Date.now() > deadline) assert.fail(`/readyz never answered; output:\n${output}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.equal(await status('/readyz'), 500);
+    await createReleaseCrds(new KubeClient(loadKubeConfig(api.kubeconfigPath)), root);
+    deadline = Date.now() + 30_000;
+    for (;;) {
+      const ready = await status('/readyz');
+      if (ready === 200) break;
+      if (Date.now() > deadline) assert.fail(`/readyz never answered 200; output:\n${output}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.equal((await fetch(`http://127.0.0.1:${health}/healthz`)).status, 200);
+    assert.doesNotMatch(output, /"level":30/, '--log-level warn leaves out info lines');
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0, `exit on SIGTERM; output:\n${output}`);
+  } finally {
+    child.kill('SIGKILL');
+    await api.stop();
+    rmSync(store, { recursive: true, force: true });
+  }
+});

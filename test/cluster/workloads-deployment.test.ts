@@ -7,11 +7,11 @@
 // (fenceposts, new ReplicaSet size, proportional scaling) as tables.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { InformerFactory, type Obj, loadKubeConfig } from '../../src/kube/index.js';
+import { controllerOf, InformerFactory, type Obj, loadKubeConfig } from '../../src/kube/index.js';
 import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
 import { DEPLOYMENTS, PODS, REPLICA_SETS } from '../../src/cluster/workloads/resources.js';
 import { fenceposts, newReplicaSetSize, proportionalSizes } from '../../src/cluster/workloads/deployment-scaling.js';
-import { controllerOf, isReady } from '../../src/cluster/workloads/pods.js';
+import { isReady } from '../../src/cluster/workloads/pods.js';
 import { eventually } from '../helpers/eventually.js';
 import type { TestApiServer } from '../helpers/apiserver.js';
 import { createNode, startStandIns, startWorkloadTestServer } from './workloads/stand-ins.js';

@@ -1,4 +1,5 @@
-// Inclusion rules (profile, capabilities, feature sets, overrides) and the apply-mode annotations.
+// Inclusion rules (profile, capabilities, feature sets, feature gates, major version, overrides)
+// and the apply-mode annotations.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { enabledCapabilities, knownCapabilities } from '../../src/cvo/payload/capabilities.js';
@@ -39,6 +40,20 @@ const cases: { name: string; annotations: Record<string, string>; options?: Incl
     options: { overrides: [{ kind: 'ConfigMap', group: '', namespace: '', name: 'x', unmanaged: true }] },
     want: /overridden as unmanaged/,
   },
+  { name: 'feature gate enabled', annotations: { ...ha, 'release.openshift.io/feature-gate': 'Alpha' }, options: { enabledFeatureGates: new Set(['Alpha']) }, want: true },
+  { name: 'feature gate not enabled', annotations: { ...ha, 'release.openshift.io/feature-gate': 'Alpha' }, options: { enabledFeatureGates: new Set() }, want: /feature gate Alpha is not enabled/ },
+  { name: 'negated gate, gate off', annotations: { ...ha, 'release.openshift.io/feature-gate': '-Legacy' }, options: { enabledFeatureGates: new Set(['Alpha']) }, want: true },
+  { name: 'negated gate, gate on', annotations: { ...ha, 'release.openshift.io/feature-gate': '-Legacy' }, options: { enabledFeatureGates: new Set(['Legacy']) }, want: /feature gate Legacy is enabled, and the manifest requires it disabled/ },
+  { name: 'gate list: every entry must hold', annotations: { ...ha, 'release.openshift.io/feature-gate': 'Alpha, -Legacy' }, options: { enabledFeatureGates: new Set(['Alpha', 'Legacy']) }, want: /Legacy is enabled/ },
+  { name: 'gate list: all hold', annotations: { ...ha, 'release.openshift.io/feature-gate': 'Alpha,-Legacy,' }, options: { enabledFeatureGates: new Set(['Alpha']) }, want: true },
+  { name: 'gates not known: gate annotation not checked', annotations: { ...ha, 'release.openshift.io/feature-gate': 'Alpha' }, want: true },
+  {
+    name: 'feature set and feature gate together',
+    annotations: { ...ha, 'release.openshift.io/feature-gate': 'Alpha', 'release.openshift.io/feature-set': 'Default' },
+    options: { featureSet: '', enabledFeatureGates: new Set(['Alpha']) },
+    want: /a manifest names a feature set or feature gates, not both/,
+  },
+  { name: 'major version on a ConfigMap', annotations: { ...ha, 'release.openshift.io/major-version': '4' }, options: { majorVersion: 4 }, want: /only supported on FeatureGates and CustomResourceDefinitions, not on a ConfigMap/ },
   {
     name: 'override for another object does not apply',
     annotations: ha,
@@ -50,6 +65,38 @@ const cases: { name: string; annotations: Record<string, string>; options?: Incl
 for (const c of cases) {
   test(`inclusion — ${c.name}`, () => {
     const r = includeManifest(withAnnotations(c.annotations), c.options);
+    if (c.want === true) assert.deepEqual(r, { included: true });
+    else {
+      assert.equal(r.included, false);
+      assert.match((r as { reason: string }).reason, c.want);
+    }
+  });
+}
+
+const crd = (majorVersion: string) => ({
+  file: '0000_50_x_crd.yaml',
+  document: 0,
+  gvk: { group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition' },
+  object: { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'xs.example.com', annotations: { ...ha, 'release.openshift.io/major-version': majorVersion } } },
+});
+const majorCases: { value: string; major: number; want: true | RegExp }[] = [
+  { value: '4', major: 4, want: true },
+  { value: '4', major: 5, want: /major version 5 is not one of release.openshift.io\/major-version: 4/ },
+  { value: '4,5', major: 5, want: true },
+  { value: ' 4 , 5 ', major: 4, want: true },
+  { value: '4,5', major: 3, want: /not one of/ },
+  { value: '-3', major: 5, want: true },
+  { value: '-3', major: 3, want: /major version 3 is excluded/ },
+  { value: '-3,-4', major: 4, want: /major version 4 is excluded/ },
+  { value: '5,-3', major: 4, want: /not one of/ },
+  { value: '4,-4', major: 5, want: /both includes and excludes 4/ },
+  { value: 'four', major: 4, want: /invalid included major version "four"/ },
+  { value: '-x', major: 4, want: /invalid excluded major version "x"/ },
+  { value: '', major: 4, want: true },
+];
+for (const c of majorCases) {
+  test(`major version — ${JSON.stringify(c.value)} in a payload of major ${c.major}`, () => {
+    const r = includeManifest(crd(c.value), { majorVersion: c.major });
     if (c.want === true) assert.deepEqual(r, { included: true });
     else {
       assert.equal(r.included, false);

@@ -1,6 +1,6 @@
 // `bosun machine-config-server` as a process: serves a directory of rendered configs, logs each
 // request naming the pool, the version served and the client's address, and stops on SIGTERM;
-// options that contradict each other are refused.
+// options that contradict each other are refused; its manager serves metrics and health.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { bosunBin, runBosun } from '../helpers/cli.js';
 import { freePort } from '../helpers/cluster-objects.js';
 import { workerConfig, writeRendered } from './mcs-fixture.js';
+import { startMcoApiServer } from './controller-fixtures.js';
+import { fetchWhen, startComponent } from './component-process.js';
 
 test('bosun machine-config-server serves a config directory and logs pool, version and client', { timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bosun-mcs-cli-'));
@@ -48,4 +50,23 @@ test('bosun machine-config-server refuses two config sources', async () => {
   const r = await runBosun(['machine-config-server', '--config-dir', '/tmp', '--kubeconfig', '/tmp/k', '--listen-tls', 'off', '--listen-http', '127.0.0.1:0']);
   assert.equal(r.code, 1);
   assert.match(r.stderr, /error: --config-dir and --kubeconfig are two sources; give one/);
+});
+
+test('bosun machine-config-server serves metrics and health on the shared listener, from the cluster', { timeout: 60_000 }, async () => {
+  const api = await startMcoApiServer();
+  const [port, endpoints] = [await freePort(), await freePort()];
+  const address = `127.0.0.1:${endpoints}`;
+  const component = startComponent(['machine-config-server', '--kubeconfig', api.kubeconfigPath, '--listen-tls', 'off', '--listen-http', `127.0.0.1:${port}`, '--metrics-listen', address, '--health-listen', address]);
+  try {
+    assert.match(await fetchWhen(address, '/readyz?verbose'), /\[\+\]informer-sync ok/);
+    assert.equal(await fetchWhen(address, '/healthz'), 'ok');
+    assert.equal((await fetch(`http://127.0.0.1:${port}/config/worker`)).status, 404, 'no pools in the cluster yet');
+    const metrics = await fetchWhen(address, '/metrics');
+    assert.match(metrics, /mcs_requests_total\{listener="http",pool="worker",version="",code="404"\} 1/);
+    assert.match(metrics, /process_cpu_seconds_total/);
+    assert.equal(await component.stop(), 0, component.output());
+  } finally {
+    component.child.kill('SIGKILL');
+    await api.stop();
+  }
 });

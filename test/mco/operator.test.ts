@@ -16,7 +16,7 @@ import { eventually } from '../helpers/eventually.js';
 import { bootWithIgnition, skipWithoutIgnition } from '../helpers/ignition.js';
 import { KubeClient, type ResourceRef } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
-import { MachineConfigOperator } from '../../src/mco/operator/operator.js';
+import { runMachineConfigOperator } from '../../src/mco/operator/operator.js';
 import { runMachineConfigController } from '../../src/mco/controller/run.js';
 import { ApiRenderedConfigSource } from '../../src/mco/server/api-config-source.js';
 import { MachineConfigServer } from '../../src/mco/server/server.js';
@@ -84,9 +84,8 @@ before(async () => {
   await source.start(stop.signal);
   server = new MachineConfigServer({ source, tls: await issueServingCert(ca, ['127.0.0.1']), listenTls: { host: '127.0.0.1', port: 0 }, listenHttp: { host: '127.0.0.1', port: 0 }, bootstrapKubeconfig: 'apiVersion: v1\nkind: Config\n' });
   await server.start();
-  const operator = new MachineConfigOperator({ kubeconfig, signal: stop.signal, releaseVersion: () => version, serverPort: server.port('tls') });
   running = Promise.all([
-    operator.run(),
+    runMachineConfigOperator({ kubeconfig, signal: stop.signal, releaseVersion: () => version, serverPort: server.port('tls'), leaderElection: false }),
     runMachineConfigController({ kubeconfig, signal: stop.signal, leaderElection: false, renderDelayMs: 100, renderedGCGraceMs: 3_600_000 }),
   ]);
 });

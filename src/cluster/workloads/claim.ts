@@ -5,7 +5,7 @@
 // resourceVersion, so an object changed meanwhile is not claimed on stale facts (the sync fails
 // with a conflict and runs again).
 import { type KubeClient, type Obj, type ResourceRef, isNotFound } from '../../kube/index.js';
-import { controllerOf, controllerRefTo, type OwnerReference } from './pods.js';
+import { controllerOf, controllerReference, type OwnerReference } from '../../kube/index.js';
 
 export interface ClaimOptions {
   client: KubeClient;
@@ -46,7 +46,7 @@ export async function claim(candidates: Obj[], options: ClaimOptions): Promise<O
       await options.canAdopt();
       adoptionChecked = true;
     }
-    const adopted = await patchOwners(client, resource, object, [...refs, controllerRefTo(owner)]);
+    const adopted = await patchOwners(client, resource, object, [...refs, controllerReference(owner)]);
     if (adopted) claimed.push(adopted);
   }
   return claimed;

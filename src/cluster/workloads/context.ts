@@ -2,7 +2,7 @@
 // event recorder and the clock; and resolving an object's controller reference against a cache
 // (kube's resolveControllerRef: the name must exist with the same uid).
 import type { Clock, EventRecorder, Informer, KubeClient, Obj } from '../../kube/index.js';
-import { controllerOf } from './pods.js';
+import { controllerOf } from '../../kube/index.js';
 
 export interface WorkloadContext {
   client: KubeClient;

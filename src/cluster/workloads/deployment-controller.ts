@@ -9,7 +9,7 @@ import { claim, ownerStillThere } from './claim.js';
 import { controllingOwner, keyFor, type WorkloadContext } from './context.js';
 import { DeploymentRollout } from './deployment-rollout.js';
 import { isRollingUpdate } from './deployment-scaling.js';
-import { controllerOf } from './pods.js';
+import { controllerOf } from '../../kube/index.js';
 import { selectorOf } from './replicaset-controller.js';
 import { DEPLOYMENTS, REPLICA_SETS } from './resources.js';
 

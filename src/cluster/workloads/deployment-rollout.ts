@@ -14,7 +14,8 @@ import { activeOrLatest, byCreation, isRollingUpdate, maxUnavailable, newReplica
 import {
   availableReplicas, calculateStatus, condition, deploymentComplete, hasProgressDeadline, newCondition, pausedCondition, progressDeadline, REASON, rolloutStatus, setCondition, storedStatus,
 } from './deployment-status.js';
-import { controllerOf, controllerRefTo, isTerminal } from './pods.js';
+import { isTerminal } from './pods.js';
+import { controllerOf, controllerReference } from '../../kube/index.js';
 import { DEPLOYMENTS, DESIRED_REPLICAS, POD_TEMPLATE_HASH, REPLICA_SETS, REVISION } from './resources.js';
 import { equalIgnoringHash, templateHash } from './template-hash.js';
 
@@ -59,11 +60,15 @@ export class DeploymentRollout {
     await this.updateStatus({ ...(this.d.status ?? {}), conditions: setCondition(this.d.status?.conditions, next) });
   }
 
-  /** The Deployment's revision annotation follows its new ReplicaSet's. */
+  /**
+   * The Deployment's revision annotation follows its new ReplicaSet's. Written with the status, as
+   * kube does it, so that it is no change of the Deployment's generation.
+   */
   private async setRevision(revision: string): Promise<void> {
     if (this.d.metadata.annotations?.[REVISION] === revision) return;
-    const updated = await this.ctx.client.mergePatch(DEPLOYMENTS, this.d.metadata.name, this.d.metadata.namespace, { metadata: { annotations: { [REVISION]: revision } } });
-    this.d = { ...this.d, metadata: { ...this.d.metadata, annotations: updated.metadata.annotations, resourceVersion: updated.metadata.resourceVersion } };
+    const metadata = { ...this.d.metadata, annotations: { ...(this.d.metadata.annotations ?? {}), [REVISION]: revision } };
+    const updated = await this.ctx.client.update(DEPLOYMENTS, { ...this.d, metadata }, 'status');
+    this.d = { ...this.d, metadata: { ...metadata, resourceVersion: updated.metadata.resourceVersion }, status: updated.status };
   }
 
   /** kube's getNewReplicaSet: the ReplicaSet whose template is the Deployment's, created if asked. */
@@ -94,7 +99,7 @@ export class DeploymentRollout {
     const rs: Obj = {
       apiVersion: 'apps/v1',
       kind: 'ReplicaSet',
-      metadata: { name, namespace: d.metadata.namespace, labels: template.metadata.labels, ownerReferences: [controllerRefTo(d)] },
+      metadata: { name, namespace: d.metadata.namespace, labels: template.metadata.labels, ownerReferences: [controllerReference(d)] },
       spec: { replicas: 0, minReadySeconds: d.spec.minReadySeconds ?? 0, selector, template },
     };
     rs.spec.replicas = newReplicaSetSize(d, [...this.rss, rs], rs);

@@ -11,7 +11,7 @@ import { Controller, type Obj, type SyncResult } from '../../kube/index.js';
 import { canonicalJson, sameJson } from './canonical.js';
 import { keyFor, type WorkloadContext } from './context.js';
 import { desiredSlices, MANAGED_BY, CONTROLLER_NAME, SERVICE_NAME, sliceLabels, type SliceContent } from './endpointslice.js';
-import { controllerRefTo } from './pods.js';
+import { controllerReference } from '../../kube/index.js';
 import { ENDPOINT_SLICES } from './resources.js';
 
 const selects = (service: Obj, pod: Obj) => {
@@ -73,7 +73,7 @@ export function endpointSliceController(ctx: WorkloadContext): Controller {
         const created = await ctx.client.create(ENDPOINT_SLICES, {
           apiVersion: 'discovery.k8s.io/v1',
           kind: 'EndpointSlice',
-          metadata: { generateName: `${name.slice(0, 57)}-`, namespace, labels, ownerReferences: [controllerRefTo(service!)] },
+          metadata: { generateName: `${name.slice(0, 57)}-`, namespace, labels, ownerReferences: [controllerReference(service!)] },
           addressType: content.addressType,
           ports: content.ports,
           endpoints: content.endpoints,

@@ -19,7 +19,8 @@ import {
   deadlineAt, failure, failureBackoffMs, hasCondition, isFinished, JOB_TRACKING_FINALIZER, outcome, SUCCEEDED, succeededEnough, wantActive, withCondition,
 } from './job.js';
 import { BURST_REPLICAS, createPods, deletePods, observePods } from './pod-control.js';
-import { controllerOf, isReady, podFromTemplate } from './pods.js';
+import { isReady, podFromTemplate } from './pods.js';
+import { controllerOf } from '../../kube/index.js';
 import { selectorOf } from './replicaset-controller.js';
 import { JOBS, PODS } from './resources.js';
 

@@ -1,26 +1,6 @@
-// Facts about pods and ownership that every workload controller asks: is a pod active, ready,
-// available (ready for minReadySeconds), which controller owns an object, and the pod a template
-// makes (kube's controller_utils and podutil).
-import type { Obj } from '../../kube/index.js';
-
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
-
-/** The ownerReference a controller puts on what it makes (controller, blocking owner deletion). */
-export function controllerRefTo(owner: Obj): OwnerReference {
-  return { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true };
-}
-
-/** The ownerReference with controller: true, if any. */
-export function controllerOf(object: Obj): OwnerReference | undefined {
-  return (object.metadata?.ownerReferences ?? []).find((r: OwnerReference) => r.controller === true);
-}
+// Facts about pods that every workload controller asks: is a pod active, ready, available (ready
+// for minReadySeconds), and the pod a template makes (kube's controller_utils and podutil).
+import { controllerReference, type Obj } from '../../kube/index.js';
 
 export function isTerminal(pod: Obj): boolean {
   return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
@@ -74,7 +54,7 @@ export function podFromTemplate(template: Obj, owner: Obj, extraLabels: Record<s
     generateName: `${owner.metadata.name}-`,
     namespace: owner.metadata.namespace,
     labels: { ...(meta.labels ?? {}), ...extraLabels },
-    ownerReferences: [controllerRefTo(owner)],
+    ownerReferences: [controllerReference(owner)],
   };
   if (meta.annotations) metadata.annotations = { ...meta.annotations };
   if (meta.finalizers) metadata.finalizers = [...meta.finalizers];

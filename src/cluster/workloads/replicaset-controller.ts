@@ -12,7 +12,8 @@ import { controllingOwner, keyFor, type WorkloadContext } from './context.js';
 import { podsToDelete } from './delete-order.js';
 import { Expectations } from './expectations.js';
 import { BURST_REPLICAS, createPods, deletePods, observePods } from './pod-control.js';
-import { controllerOf, isActive, msUntilAvailable, podFromTemplate } from './pods.js';
+import { isActive, msUntilAvailable, podFromTemplate } from './pods.js';
+import { controllerOf } from '../../kube/index.js';
 import { replicaSetStatus, type ManageFailure } from './replicaset.js';
 import { PODS, REPLICA_SETS } from './resources.js';
 

@@ -1,13 +1,12 @@
-// `runWorkloadControllers`: the workload controllers of kube-controller-manager that bosun runs
+// The workload controllers of kube-controller-manager that bosun runs
 // (ReplicaSet, Deployment, DaemonSet, Job, Endpoints, EndpointSlices, pod garbage collection, root CA
-// publisher) over one set of shared informers, while holding the Lease
+// publisher), added to a component manager over its shared informers; the manager holds the Lease
 // kube-system/kube-controller-manager as kube-controller-manager does (so two instances never act
-// at once), until the signal aborts. They are ordinary API clients: on a real cluster,
+// at once). They are ordinary API clients: on a real cluster,
 // kube-controller-manager can run instead.
 import type * as k8s from '@kubernetes/client-node';
-import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { type Clock, type Controller, EventRecorder, InformerFactory, KubeClient, LeaderElector, realClock } from '../../kube/index.js';
+import { type Clock, EventRecorder, Manager, realClock } from '../../kube/index.js';
 import type { WorkloadContext } from './context.js';
 import { daemonSetController } from './daemonset-controller.js';
 import { deploymentController } from './deployment-controller.js';
@@ -19,16 +18,19 @@ import { ROOT_CA_CONFIG_MAP, rootCaPublisher } from './root-ca-publisher.js';
 import { replicaSetController } from './replicaset-controller.js';
 import { CONFIG_MAPS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, NAMESPACES, NODES, PODS, REPLICA_SETS, SERVICES } from './resources.js';
 
+/** What a controller may need beyond its context. */
+type ControllerOptions = WorkloadControllerSettings & { kubeconfig: k8s.KubeConfig };
+
 /** The controllers by the names kube-controller-manager's --controllers flag uses. */
 export const WORKLOAD_CONTROLLERS = {
   replicaset: (ctx: WorkloadContext) => replicaSetController(ctx),
   deployment: (ctx: WorkloadContext) => deploymentController(ctx),
   daemonset: (ctx: WorkloadContext) => daemonSetController(ctx),
-  job: (ctx: WorkloadContext, options: WorkloadControllerOptions) => jobController(ctx, options.job),
+  job: (ctx: WorkloadContext, options: ControllerOptions) => jobController(ctx, options.job),
   endpoint: (ctx: WorkloadContext) => endpointsController(ctx),
   endpointslice: (ctx: WorkloadContext) => endpointSliceController(ctx),
-  podgc: (ctx: WorkloadContext, options: WorkloadControllerOptions) => podGcController(ctx, options.podGc),
-  'root-ca-cert-publisher': (ctx: WorkloadContext, options: WorkloadControllerOptions) => rootCaPublisher(ctx, options.rootCa ?? clusterCa(options.kubeconfig)),
+  podgc: (ctx: WorkloadContext, options: ControllerOptions) => podGcController(ctx, options.podGc),
+  'root-ca-cert-publisher': (ctx: WorkloadContext, options: ControllerOptions) => rootCaPublisher(ctx, options.rootCa ?? clusterCa(options.kubeconfig)),
 } as const;
 
 export type WorkloadControllerName = keyof typeof WORKLOAD_CONTROLLERS;
@@ -54,9 +56,10 @@ export function selectControllers(spec: string): WorkloadControllerName[] {
   return known.filter((name) => chosen.has(name));
 }
 
-export interface WorkloadControllerOptions {
-  kubeconfig: k8s.KubeConfig;
-  signal: AbortSignal;
+/** kube-controller-manager's Lease, and the component's name. */
+export const CONTROLLER_MANAGER = { name: 'controller-manager', lease: { namespace: 'kube-system', name: 'kube-controller-manager' } };
+
+export interface WorkloadControllerSettings {
   /** Which controllers to run (default: all). */
   controllers?: WorkloadControllerName[];
   clock?: Clock;
@@ -64,33 +67,21 @@ export interface WorkloadControllerOptions {
   podGc?: PodGcOptions;
   /** The CA published as kube-root-ca.crt (default: the kubeconfig's cluster CA). */
   rootCa?: string;
+}
+
+export interface WorkloadControllerOptions extends WorkloadControllerSettings {
+  kubeconfig: k8s.KubeConfig;
+  signal: AbortSignal;
   /** Leader election on kube-system/kube-controller-manager (default on); false runs without (tests, one instance). */
   leaderElection?: false | { identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
 }
 
-export async function runWorkloadControllers(options: WorkloadControllerOptions): Promise<void> {
-  if (options.leaderElection === false) return runControllers(options, options.signal);
-  const elector = new LeaderElector({
-    kubeconfig: options.kubeconfig,
-    namespace: 'kube-system',
-    name: 'kube-controller-manager',
-    ...options.leaderElection,
-    signal: options.signal,
-    onStartedLeading: (leading) => runControllers(options, leading),
-  });
-  await elector.run();
-}
-
-async function runControllers(options: WorkloadControllerOptions, outer: AbortSignal): Promise<void> {
-  // The controllers and their informers listen for the stop: one signal of our own carries them.
-  const stopper = new AbortController();
-  setMaxListeners(64, stopper.signal);
-  if (outer.aborted) stopper.abort();
-  else outer.addEventListener('abort', () => stopper.abort(), { once: true });
-  const client = new KubeClient(options.kubeconfig);
-  const factory = new InformerFactory(client);
+/** Adds the selected controllers to a manager, over its client and shared informers. */
+export function addWorkloadControllers(manager: Manager, settings: WorkloadControllerSettings): void {
+  const factory = manager.informers;
   const shared: Omit<WorkloadContext, 'events'> = {
-    client,
+    client: manager.client,
+    // Made on first use, so that a process watches only what its controllers need.
     informers: {
       get pods() { return factory.forResource(PODS); },
       get nodes() { return factory.forResource(NODES); },
@@ -104,14 +95,25 @@ async function runControllers(options: WorkloadControllerOptions, outer: AbortSi
       get namespaces() { return factory.forResource(NAMESPACES); },
       get rootCaConfigMaps() { return factory.forResource(CONFIG_MAPS, { fieldSelector: `metadata.name=${ROOT_CA_CONFIG_MAP}` }); },
     },
-    clock: options.clock ?? realClock,
+    clock: settings.clock ?? realClock,
   };
-  const names = options.controllers ?? (Object.keys(WORKLOAD_CONTROLLERS) as WorkloadControllerName[]);
+  const options = { ...settings, kubeconfig: manager.kubeconfig };
+  const names = settings.controllers ?? (Object.keys(WORKLOAD_CONTROLLERS) as WorkloadControllerName[]);
   // Each controller reports Events as itself, as kube's do (`replicaset-controller`, …).
-  const controllers: Controller[] = names.map((name) => WORKLOAD_CONTROLLERS[name]({ ...shared, events: new EventRecorder(client, { component: `${name}-controller` }) }, options));
-  factory.start(stopper.signal);
-  await Promise.all(controllers.map((c) => c.run(stopper.signal)));
-  await factory.stop();
+  for (const name of names) manager.add(WORKLOAD_CONTROLLERS[name]({ ...shared, events: new EventRecorder(manager.client, { component: `${name}-controller` }) }, options));
+}
+
+/** Runs the controllers on a manager of their own until the signal aborts (tests, embedding). */
+export async function runWorkloadControllers(options: WorkloadControllerOptions): Promise<void> {
+  const { name, lease } = CONTROLLER_MANAGER;
+  const manager = new Manager({
+    name,
+    kubeconfig: options.kubeconfig,
+    clock: options.clock,
+    leaderElection: options.leaderElection === false ? undefined : { ...lease, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...options.leaderElection },
+  });
+  addWorkloadControllers(manager, options);
+  await manager.start(options.signal);
 }
 
 /** The CA of the kubeconfig's cluster, PEM; an error naming the fix when there is none. */

@@ -1,17 +1,12 @@
 // What the machine-config controller's four sub-controllers share in one process: the API
-// client, one informer per kind, the event recorder, the options, and the render outcome per pool
-// (the render controller decides RenderDegraded; the node controller is the one writer of pool
-// status and reports it).
+// client, one informer per kind, the event recorder and the options. They pass nothing to each
+// other in memory: the render controller's RenderDegraded is on the pool, where the node
+// controller reads it.
 import type { Informer } from '../../kube/informer.js';
-import type { KubeClient, ResourceRef } from '../../kube/client.js';
+import type { KubeClient } from '../../kube/client.js';
 import type { EventRecorder } from '../../kube/events.js';
+import type { ControllerConfig, KubeletConfig, MachineConfig, MachineConfigPool, NodeView } from './types.js';
 
-export const MACHINE_CONFIGS: ResourceRef = { group: 'machineconfiguration.openshift.io', version: 'v1', resource: 'machineconfigs', namespaced: false };
-export const MACHINE_CONFIG_POOLS: ResourceRef = { group: 'machineconfiguration.openshift.io', version: 'v1', resource: 'machineconfigpools', namespaced: false };
-export const CONTROLLER_CONFIGS: ResourceRef = { group: 'machineconfiguration.openshift.io', version: 'v1', resource: 'controllerconfigs', namespaced: false };
-export const KUBELET_CONFIGS: ResourceRef = { group: 'machineconfiguration.openshift.io', version: 'v1', resource: 'kubeletconfigs', namespaced: false };
-export const NODES: ResourceRef = { group: '', version: 'v1', resource: 'nodes', namespaced: false };
-export const SECRETS: ResourceRef = { group: '', version: 'v1', resource: 'secrets', namespaced: true };
 
 /** The singleton ControllerConfig the operator keeps in step with the cluster. */
 export const CONTROLLER_CONFIG_NAME = 'machine-config-controller';
@@ -31,11 +26,7 @@ export interface ControllerSettings {
 
 export interface McoContext {
   client: KubeClient;
-  informers: { machineConfigs: Informer; pools: Informer; controllerConfigs: Informer; kubeletConfigs: Informer; nodes: Informer };
+  informers: { machineConfigs: Informer<MachineConfig>; pools: Informer<MachineConfigPool>; controllerConfigs: Informer<ControllerConfig>; kubeletConfigs: Informer<KubeletConfig>; nodes: Informer<NodeView> };
   events: EventRecorder;
   settings: ControllerSettings;
-  /** Pool → the last render's failure (undefined: it rendered). Absent: not rendered since start. */
-  renderOutcome: Map<string, string | undefined>;
-  /** Asks the node controller to look at a pool again (its status reports render outcomes). */
-  refreshPoolStatus(pool: string): void;
 }

@@ -19,12 +19,13 @@
 //       pool is degraded; versions[operator] = the release version only once every pool's
 //       rendered config was generated for it.
 import { logger } from '../../common/log.js';
-import { KubeClient, type Obj, type ResourceRef } from '../../kube/client.js';
-import { InformerFactory, type Informer } from '../../kube/informer.js';
+import type { KubeClient, Obj } from '../../kube/client.js';
+import type { InformerFactory, Informer } from '../../kube/informer.js';
 import { Controller } from '../../kube/controller.js';
 import { applyObject } from '../../kube/apply.js';
 import { setCondition, findCondition, sameConditions, type Condition } from '../../kube/conditions.js';
-import { LeaderElector } from '../../kube/leader-election.js';
+import { Manager, type Runnable } from '../../kube/manager.js';
+import { resources as R } from '../../kube/resources.js';
 import type * as k8s from '@kubernetes/client-node';
 
 const log = logger('machine-config-operator');
@@ -34,24 +35,10 @@ export const MACHINE_API_NAMESPACE = 'openshift-machine-api';
 const RELEASE_VERSION_ANNOTATION = `${MCO}/release-image-version`;
 const KEY = 'cluster';
 
-const ref = (group: string, resource: string, namespaced = false, version = 'v1'): ResourceRef => ({ group, version, resource, namespaced });
-const R = {
-  infrastructures: ref('config.openshift.io', 'infrastructures'),
-  networks: ref('config.openshift.io', 'networks'),
-  clusterOperators: ref('config.openshift.io', 'clusteroperators'),
-  controllerConfigs: ref(MCO, 'controllerconfigs'),
-  pools: ref(MCO, 'machineconfigpools'),
-  machineConfigs: ref(MCO, 'machineconfigs'),
-  configMaps: ref('', 'configmaps', true),
-  secrets: ref('', 'secrets', true),
-  namespaces: ref('', 'namespaces'),
-  deployments: ref('apps', 'deployments', true),
-  daemonSets: ref('apps', 'daemonsets', true),
-};
+/** The component's name and its Lease, as OpenShift names them. */
+export const MACHINE_CONFIG_OPERATOR = { name: 'machine-config-operator', lease: { namespace: OPERATOR_NAMESPACE, name: 'machine-config' } };
 
-export interface MachineConfigOperatorOptions {
-  kubeconfig: k8s.KubeConfig;
-  signal: AbortSignal;
+export interface MachineConfigOperatorSettings {
   /** The release this operator belongs to (OpenShift: $RELEASE_VERSION), or a function giving it. */
   releaseVersion: string | (() => string | undefined);
   /**
@@ -63,6 +50,11 @@ export interface MachineConfigOperatorOptions {
   /** Port of the machine-config server's TLS listener that user data points at (default 22623). */
   serverPort?: number;
   resyncPeriodMs?: number;
+}
+
+export interface MachineConfigOperatorOptions extends MachineConfigOperatorSettings {
+  kubeconfig: k8s.KubeConfig;
+  signal: AbortSignal;
   leaderElection?: false | { identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
 }
 
@@ -107,19 +99,25 @@ interface PoolView {
   updating: boolean;
 }
 
-export class MachineConfigOperator {
+/** The operator, a manager Runnable: one controller on the key "cluster" over the manager's informers. */
+export class MachineConfigOperator implements Runnable {
+  readonly name = 'machine-config-operator';
   private readonly client: KubeClient;
   private readonly factory: InformerFactory;
   private readonly informers: Record<string, Informer>;
+  private readonly controller: Controller;
 
-  constructor(private readonly options: MachineConfigOperatorOptions) {
-    this.client = new KubeClient(options.kubeconfig);
-    this.factory = new InformerFactory(this.client);
+  constructor(
+    from: { client: KubeClient; informers: InformerFactory },
+    private readonly options: MachineConfigOperatorSettings,
+  ) {
+    this.client = from.client;
+    this.factory = from.informers;
     this.informers = {
       infrastructures: this.factory.forResource(R.infrastructures),
       networks: this.factory.forResource(R.networks),
       controllerConfigs: this.factory.forResource(R.controllerConfigs),
-      pools: this.factory.forResource(R.pools),
+      pools: this.factory.forResource(R.machineConfigPools),
       machineConfigs: this.factory.forResource(R.machineConfigs),
       operatorConfigMaps: this.factory.forResource(R.configMaps, { namespace: OPERATOR_NAMESPACE }),
       managedConfigMaps: this.factory.forResource(R.configMaps, { namespace: 'openshift-config-managed' }),
@@ -128,6 +126,16 @@ export class MachineConfigOperator {
       clusterOperators: this.factory.forResource(R.clusterOperators, { fieldSelector: 'metadata.name=machine-config' }),
       deployments: this.factory.forResource(R.deployments, { namespace: OPERATOR_NAMESPACE }),
     };
+    this.controller = new Controller({
+      name: 'machine-config-operator',
+      resyncPeriodMs: this.options.resyncPeriodMs ?? 300_000,
+      queue: { baseDelayMs: 500, maxDelayMs: 60_000 },
+      sync: () => this.sync(),
+      onError: (_key, error, retries) => {
+        if (retries >= 3) void this.reportFailure(error).catch(() => undefined);
+      },
+    });
+    for (const informer of Object.values(this.informers)) this.controller.watch(informer, () => KEY);
   }
 
   version(): string | undefined {
@@ -141,22 +149,10 @@ export class MachineConfigOperator {
     return typeof v === 'function' ? v() : v;
   }
 
-  async run(): Promise<void> {
-    const { signal } = this.options;
-    const controller = new Controller({
-      name: 'machine-config-operator',
-      resyncPeriodMs: this.options.resyncPeriodMs ?? 300_000,
-      queue: { baseDelayMs: 500, maxDelayMs: 60_000 },
-      sync: () => this.sync(),
-      onError: (_key, error, retries) => {
-        if (retries >= 3) void this.reportFailure(error).catch(() => undefined);
-      },
-    });
-    for (const informer of Object.values(this.informers)) controller.watch(informer, () => KEY);
-    controller.enqueue(KEY);
-    this.factory.start(signal);
-    await controller.run(signal);
-    await this.factory.stop();
+  async start(signal: AbortSignal): Promise<void> {
+    // Once at start even when no input exists yet (the pools are created here).
+    this.controller.enqueue(KEY);
+    await this.controller.run(signal);
   }
 
   private async sync(): Promise<void> {
@@ -208,7 +204,7 @@ export class MachineConfigOperator {
     for (const role of ['master', 'worker']) {
       if (this.informers.pools.get(role)) continue;
       await this.client
-        .create(R.pools, {
+        .create(R.machineConfigPools, {
           apiVersion: `${MCO}/v1`,
           kind: 'MachineConfigPool',
           metadata: { name: role, labels: { [`pools.operator.machineconfiguration.openshift.io/${role}`]: '' } },
@@ -402,16 +398,15 @@ export class MachineConfigOperator {
   }
 }
 
-/** Runs the operator while holding the Lease openshift-machine-config-operator/machine-config. */
+/** Adds the operator to a manager (which owns client, informers and the Lease). */
+export function addMachineConfigOperator(manager: Manager, settings: MachineConfigOperatorSettings): void {
+  manager.add(new MachineConfigOperator(manager, settings));
+}
+
+/** Runs the operator on a manager of its own, holding the Lease openshift-machine-config-operator/machine-config. */
 export async function runMachineConfigOperator(options: MachineConfigOperatorOptions): Promise<void> {
-  if (options.leaderElection === false) return new MachineConfigOperator(options).run();
-  const elector = new LeaderElector({
-    kubeconfig: options.kubeconfig,
-    namespace: OPERATOR_NAMESPACE,
-    name: 'machine-config',
-    ...options.leaderElection,
-    signal: options.signal,
-    onStartedLeading: (leading) => new MachineConfigOperator({ ...options, signal: leading }).run(),
-  });
-  await elector.run();
+  const { name, lease } = MACHINE_CONFIG_OPERATOR;
+  const manager = new Manager({ name, kubeconfig: options.kubeconfig, leaderElection: options.leaderElection === false ? undefined : { ...lease, ...options.leaderElection } });
+  addMachineConfigOperator(manager, options);
+  await manager.start(options.signal);
 }

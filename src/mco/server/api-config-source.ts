@@ -4,15 +4,14 @@
 // server's body cache stays warm across requests. A rendered config that does not parse is
 // logged and the pool keeps the last one that did.
 import { logger } from '../../common/log.js';
-import { KubeClient, type ResourceRef } from '../../kube/client.js';
+import { KubeClient } from '../../kube/client.js';
 import { InformerFactory, type Informer } from '../../kube/informer.js';
+import { resources } from '../../kube/resources.js';
 import { parseConfig } from '../common/ignition/parse.js';
 import type * as k8s from '@kubernetes/client-node';
 import type { RenderedConfig, RenderedConfigSource } from './rendered-config-source.js';
 
 const log = logger('machine-config-server');
-const POOLS: ResourceRef = { group: 'machineconfiguration.openshift.io', version: 'v1', resource: 'machineconfigpools', namespaced: false };
-const MACHINE_CONFIGS: ResourceRef = { group: 'machineconfiguration.openshift.io', version: 'v1', resource: 'machineconfigs', namespaced: false };
 
 export class ApiRenderedConfigSource implements RenderedConfigSource {
   private readonly factory: InformerFactory;
@@ -21,10 +20,11 @@ export class ApiRenderedConfigSource implements RenderedConfigSource {
   /** Parsed configs by rendered name, with the resourceVersion they were parsed from. */
   private readonly parsed = new Map<string, { resourceVersion: string; rendered: RenderedConfig }>();
 
-  constructor(kubeconfig: k8s.KubeConfig) {
-    this.factory = new InformerFactory(new KubeClient(kubeconfig));
-    this.pools = this.factory.forResource(POOLS);
-    this.configs = this.factory.forResource(MACHINE_CONFIGS);
+  /** From a kubeconfig (informers of its own, started by start()) or a manager's informers. */
+  constructor(from: k8s.KubeConfig | InformerFactory) {
+    this.factory = from instanceof InformerFactory ? from : new InformerFactory(new KubeClient(from));
+    this.pools = this.factory.forResource(resources.machineConfigPools);
+    this.configs = this.factory.forResource(resources.machineConfigs);
     this.configs.on((type, mc) => {
       if (type === 'delete') this.parsed.delete(mc.metadata?.name);
     });
@@ -33,7 +33,11 @@ export class ApiRenderedConfigSource implements RenderedConfigSource {
   /** Starts watching; resolves once both caches are filled. */
   async start(signal: AbortSignal): Promise<void> {
     this.factory.start(signal);
-    await this.factory.waitForSync(signal);
+    await this.waitForSync(signal);
+  }
+
+  async waitForSync(signal?: AbortSignal): Promise<void> {
+    await Promise.all([this.pools.waitForSync(signal), this.configs.waitForSync(signal)]);
   }
 
   get(pool: string): RenderedConfig | undefined {

@@ -18,6 +18,10 @@ export interface RenderedConfigSource {
   /** The pool's target rendered config, or undefined when the pool is unknown. The server caches
    *  serialized bodies per returned object, so return the same object until it changes. */
   get(pool: string): RenderedConfig | undefined;
+  /** Resolves once the source knows every pool (the server listens only then). */
+  waitForSync?(signal?: AbortSignal): Promise<void>;
+  /** Stops watching. */
+  close?(): void;
 }
 
 const log = logger('machine-config-server');

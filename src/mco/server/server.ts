@@ -2,11 +2,13 @@
 // port 22623) or plain HTTP (22624) and get the pool's rendered config as Ignition, at the spec
 // version their Accept header asks for. Also `/healthz` and `/metrics`. Built directly on
 // node:http/node:https (HTTP/1.1 only, TLS 1.2+) with bodies cached per (config, version), so
-// a boot storm costs one render per pool and version, not one per request.
+// a boot storm costs one render per pool and version, not one per request. A manager Runnable on
+// every replica (no Lease): it listens once its source knows the pools, and closes on stop.
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { logger } from '../../common/log.js';
+import type { Runnable } from '../../kube/manager.js';
 import { negotiateVersion } from './accept.js';
 import { ServerMetrics } from './metrics.js';
 import type { RenderedConfigSource } from './rendered-config-source.js';
@@ -31,10 +33,15 @@ export interface MachineConfigServerOptions {
 const POOL_RE = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 const log = logger('machine-config-server');
 
-export class MachineConfigServer {
+export class MachineConfigServer implements Runnable {
+  readonly name = 'machine-config-server';
+  readonly needsLeaderElection = false;
   readonly metrics = new ServerMetrics();
   private readonly cache: ServedBodyCache;
   private readonly servers: { name: 'tls' | 'http'; server: Server; listen: Listen }[] = [];
+  private markListening!: () => void;
+  /** Resolves once the listeners are bound (their ports known, with port 0). */
+  readonly listening = new Promise<void>((resolve) => (this.markListening = resolve));
 
   constructor(private readonly options: MachineConfigServerOptions) {
     this.cache = new ServedBodyCache(options.bootstrapKubeconfig);
@@ -59,12 +66,16 @@ export class MachineConfigServer {
     }
   }
 
-  async start(): Promise<void> {
+  /** Listens (once the source has synced); returns when listening. */
+  async start(signal?: AbortSignal): Promise<void> {
+    await this.options.source.waitForSync?.(signal);
+    if (signal?.aborted) return;
     await Promise.all(this.servers.map(({ server, listen }) => new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(listen.port, listen.host, () => { server.off('error', reject); resolve(); });
     })));
     for (const s of this.servers) log.info({ listener: s.name, address: this.address(s.name) }, 'listening');
+    this.markListening();
   }
 
   /** "host:port" the listener is bound to (useful with port 0). */
@@ -76,6 +87,12 @@ export class MachineConfigServer {
 
   port(listener: 'tls' | 'http'): number | undefined {
     return (this.servers.find((x) => x.name === listener)?.server.address() as AddressInfo | null | undefined)?.port;
+  }
+
+  /** Closes the listeners and the source. */
+  async stop(): Promise<void> {
+    this.options.source.close?.();
+    await this.close();
   }
 
   async close(): Promise<void> {

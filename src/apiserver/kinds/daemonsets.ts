@@ -1,0 +1,21 @@
+// DaemonSets (apps/v1): kube's defaults (RollingUpdate, maxUnavailable 1, maxSurge 0, ten
+// revisions — `kubectl rollout status daemonset` refuses a DaemonSet without a strategy type),
+// workload validation and the DESIRED / CURRENT / READY / UP-TO-DATE / AVAILABLE / NODE SELECTOR
+// columns.
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN, selectorString } from '../printing.js';
+import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
+import { containerImages, containerNames, workloadProblems } from './workloads.js';
+
+export const daemonsets: KindStrategy = {
+  type: builtinType('apps', 'v1', 'daemonsets', 'DaemonSet', { shortNames: ['ds'], categories: ALL, status: true }),
+  defaults(object) {
+    const spec = (object.spec = { revisionHistoryLimit: 10, updateStrategy: { type: 'RollingUpdate' }, ...object.spec });
+    if (spec.updateStrategy?.type === 'RollingUpdate') spec.updateStrategy.rollingUpdate = { maxUnavailable: 1, maxSurge: 0, ...spec.updateStrategy.rollingUpdate };
+  },
+  generation: specChanged,
+  validate: workloadProblems,
+  printer: {
+    columns: [NAME_COLUMN, column('Desired', 'integer'), column('Current', 'integer'), column('Ready', 'integer'), column('Up-to-date', 'integer'), column('Available', 'integer'), column('Node Selector'), AGE_COLUMN, column('Containers', 'string', 1), column('Images', 'string', 1), column('Selector', 'string', 1)],
+    cells: (o, now) => [o.metadata.name, o.status?.desiredNumberScheduled ?? 0, o.status?.currentNumberScheduled ?? 0, o.status?.numberReady ?? 0, o.status?.updatedNumberScheduled ?? 0, o.status?.numberAvailable ?? 0, selectorString(o.spec?.template?.spec?.nodeSelector), ageCell(o, now), containerNames(o), containerImages(o), selectorString(o.spec?.selector)],
+  },
+};

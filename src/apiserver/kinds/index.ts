@@ -1,0 +1,71 @@
+// The registry of built-in kinds: every kind's strategy, in the order discovery lists them, found
+// by group and resource. registry.ts serves their types; resources.ts and tables.ts apply their
+// defaults, validation, generation rules and printers.
+import type { Printer } from '../printing.js';
+import type { ResourceType } from '../registry.js';
+import { configmaps } from './configmaps.js';
+import { customresourcedefinitions } from './customresourcedefinitions.js';
+import { daemonsets } from './daemonsets.js';
+import { deployments } from './deployments.js';
+import { endpoints } from './endpoints.js';
+import { endpointslices } from './endpointslices.js';
+import { coreEvents, events } from './events.js';
+import { jobs } from './jobs.js';
+import { leases } from './leases.js';
+import { namespaces } from './namespaces.js';
+import { nodes } from './nodes.js';
+import { poddisruptionbudgets } from './poddisruptionbudgets.js';
+import { pods } from './pods.js';
+import { clusterrolebindings, clusterroles, rolebindings, roles } from './rbac.js';
+import { replicasets } from './replicasets.js';
+import { secrets } from './secrets.js';
+import { serviceaccounts } from './serviceaccounts.js';
+import { services } from './services.js';
+import { statefulsets } from './statefulsets.js';
+import type { Storage } from '../storage/types.js';
+import { customResourceChanged, type Allocations, type KindStrategy, type Obj } from './strategy.js';
+
+export const STRATEGIES: KindStrategy[] = [
+  namespaces, nodes, pods, services, endpoints, configmaps, secrets, serviceaccounts, coreEvents, events, leases,
+  deployments, replicasets, daemonsets, statefulsets, jobs, poddisruptionbudgets, customresourcedefinitions,
+  roles, rolebindings, clusterroles, clusterrolebindings, endpointslices,
+];
+
+const byGroupResource = new Map(STRATEGIES.map((s) => [`${s.type.group}/${s.type.resource}`, s]));
+
+/** The strategy of a built-in type; undefined for custom resources. */
+export function strategyFor(type: Pick<ResourceType, 'group' | 'resource' | 'builtin'>): KindStrategy | undefined {
+  return type.builtin ? byGroupResource.get(`${type.group}/${type.resource}`) : undefined;
+}
+
+/** The pools of every kind that allocates (Services), over one storage, looked up by type. */
+export function kindAllocations(storage: Storage): (type: ResourceType) => Allocations | undefined {
+  const pools = new Map(STRATEGIES.flatMap((s) => (s.allocations ? [[s, s.allocations(storage)] as const] : [])));
+  return (type) => {
+    const strategy = strategyFor(type);
+    return strategy && pools.get(strategy);
+  };
+}
+
+/** Whether objects of a type carry metadata.generation: custom resources, and built-ins whose strategy says so. */
+export function tracksGeneration(type: ResourceType): boolean {
+  return type.custom !== undefined || strategyFor(type)?.generation !== undefined;
+}
+
+/** Whether an update bumps the generation: the kind's rule, or the custom-resource rule. */
+export function generationChanged(type: ResourceType, next: Obj, previous: Obj): boolean {
+  if (type.custom) return customResourceChanged(next, previous, type.status);
+  return strategyFor(type)?.generation?.(next, previous) ?? false;
+}
+
+/** The strategy of a built-in object, by its apiVersion's group and its kind. */
+export function strategyOf(object: { apiVersion?: unknown; kind?: unknown }): KindStrategy | undefined {
+  const apiVersion = String(object.apiVersion ?? '');
+  const group = apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
+  return STRATEGIES.find((s) => s.type.group === group && s.type.kind === object.kind);
+}
+
+/** The printer of a built-in resource by its plural (core's first where two groups share one, as Events do). */
+export function printerFor(resource: string): Printer | undefined {
+  return STRATEGIES.find((s) => s.type.resource === resource && s.printer)?.printer;
+}

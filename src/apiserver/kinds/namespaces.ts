@@ -1,0 +1,18 @@
+// Namespaces (core/v1): the `kubernetes` finalizer and phase Active by default, names that are
+// DNS labels, and a deletion that waits: the namespace goes Terminating while its contents are
+// deleted (namespaces.ts does the clean-up).
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../printing.js';
+import { builtinType, type KindStrategy } from './strategy.js';
+
+export const namespaces: KindStrategy = {
+  type: builtinType('', 'v1', 'namespaces', 'Namespace', { namespaced: false, shortNames: ['ns'], status: true, fieldSelectors: ['status.phase'] }),
+  names: 'label',
+  defaults(object, previous) {
+    object.spec = { finalizers: ['kubernetes'], ...(object.spec ?? {}) };
+    object.status = { phase: previous?.status?.phase ?? 'Active', ...(object.status ?? {}) };
+  },
+  printer: { columns: [NAME_COLUMN, column('Status'), AGE_COLUMN], cells: (o, now) => [o.metadata.name, o.status?.phase ?? 'Active', ageCell(o, now)] },
+  terminate(object) {
+    object.status = { ...(object.status ?? {}), phase: 'Terminating' };
+  },
+};

@@ -1,0 +1,133 @@
+// Pods (core/v1): defaults, the containers' validation (shared with the workloads that embed a
+// pod template), the READY/STATUS/RESTARTS columns as kubectl computes them, and a generation
+// bumped by spec changes (kube-apiserver's pod strategy since pod generation tracking).
+import type { FieldProblem } from '../errors.js';
+import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, orNone, type Printer } from '../printing.js';
+import { DNS1123_LABEL } from '../validation.js';
+import { ALL, builtinType, specChanged, type KindStrategy, type Obj } from './strategy.js';
+
+/** Problems with a list of containers: present, named as DNS labels without duplicates, with an image. */
+export function containersProblems(containers: unknown, field: string): FieldProblem[] {
+  if (!Array.isArray(containers) || containers.length === 0) return [{ type: 'FieldValueRequired', field, message: 'Required value' }];
+  const problems: FieldProblem[] = [];
+  const names = new Set<string>();
+  containers.forEach((c: Obj, i) => {
+    if (!c?.name) problems.push({ type: 'FieldValueRequired', field: `${field}[${i}].name`, message: 'Required value' });
+    else if (typeof c.name !== 'string' || c.name.length > 63 || !DNS1123_LABEL.test(c.name)) {
+      problems.push({ type: 'FieldValueInvalid', field: `${field}[${i}].name`, message: `Invalid value: ${JSON.stringify(c.name)}: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character` });
+    } else if (names.has(c.name)) problems.push({ type: 'FieldValueDuplicate', field: `${field}[${i}].name`, message: `Duplicate value: "${c.name}"` });
+    else names.add(c.name);
+    if (!c?.image) problems.push({ type: 'FieldValueRequired', field: `${field}[${i}].image`, message: 'Required value' });
+  });
+  return problems;
+}
+
+const isRestartableInit = (c: Obj | undefined): boolean => c?.restartPolicy === 'Always';
+const laterTime = (a: number, t: unknown): number => {
+  const parsed = typeof t === 'string' ? Date.parse(t) : NaN;
+  return Number.isNaN(parsed) ? a : Math.max(a, parsed);
+};
+const exitReason = (t: Obj): string => (t.signal ? `Signal:${t.signal}` : `ExitCode:${t.exitCode ?? 0}`);
+
+/**
+ * Ready, Status and Restarts of a pod as kubectl's printPod computes them: init containers first
+ * (`Init:1/2`, `Init:CrashLoopBackOff`), then the first container with a waiting or terminated
+ * reason, `Completed` turned back to Running/NotReady while a container still runs, and
+ * `Terminating` for a pod being deleted that has not finished.
+ */
+function podSummary(o: Obj, now: number): { ready: string; status: string; restarts: string } {
+  const spec: Obj = o.spec ?? {};
+  const status: Obj = o.status ?? {};
+  const initSpecs = new Map<string, Obj>((spec.initContainers ?? []).map((c: Obj) => [c.name, c]));
+  const total = (spec.containers ?? []).length + [...initSpecs.values()].filter(isRestartableInit).length;
+  let readyCount = 0;
+  let reason: string = status.reason || status.phase || '';
+  if ((status.conditions ?? []).some((c: Obj) => c.type === 'PodScheduled' && c.reason === 'SchedulingGated')) reason = 'SchedulingGated';
+
+  let restarts = 0;
+  let sidecarRestarts = 0;
+  let lastRestart = 0;
+  let lastSidecarRestart = 0;
+  let initializing = false;
+  const initStatuses: Obj[] = status.initContainerStatuses ?? [];
+  for (let i = 0; i < initStatuses.length; i++) {
+    const cs = initStatuses[i];
+    const restartable = isRestartableInit(initSpecs.get(cs.name));
+    restarts += cs.restartCount ?? 0;
+    lastRestart = laterTime(lastRestart, cs.lastState?.terminated?.finishedAt);
+    if (restartable) {
+      sidecarRestarts += cs.restartCount ?? 0;
+      lastSidecarRestart = laterTime(lastSidecarRestart, cs.lastState?.terminated?.finishedAt);
+    }
+    const terminated: Obj | undefined = cs.state?.terminated;
+    const waiting: Obj | undefined = cs.state?.waiting;
+    if (terminated && (terminated.exitCode ?? 0) === 0) continue;
+    if (restartable && cs.started === true) {
+      if (cs.ready) readyCount++;
+      continue;
+    }
+    if (terminated) reason = terminated.reason ? `Init:${terminated.reason}` : `Init:${exitReason(terminated)}`;
+    else if (waiting?.reason && waiting.reason !== 'PodInitializing') reason = `Init:${waiting.reason}`;
+    else reason = `Init:${i}/${initSpecs.size}`;
+    initializing = true;
+    break;
+  }
+
+  const initialized = (status.conditions ?? []).some((c: Obj) => c.type === 'Initialized' && c.status === 'True');
+  if (!initializing || initialized) {
+    restarts = sidecarRestarts;
+    lastRestart = lastSidecarRestart;
+    let hasRunning = false;
+    const statuses: Obj[] = status.containerStatuses ?? [];
+    // Walked backwards so that the first container's reason wins, as in kubectl.
+    for (let i = statuses.length - 1; i >= 0; i--) {
+      const cs = statuses[i];
+      restarts += cs.restartCount ?? 0;
+      lastRestart = laterTime(lastRestart, cs.lastState?.terminated?.finishedAt);
+      const terminated: Obj | undefined = cs.state?.terminated;
+      if (cs.state?.waiting?.reason) reason = cs.state.waiting.reason;
+      else if (terminated?.reason) reason = terminated.reason;
+      else if (terminated) reason = exitReason(terminated);
+      else if (cs.ready && cs.state?.running) {
+        hasRunning = true;
+        readyCount++;
+      }
+    }
+    if (reason === 'Completed' && hasRunning) reason = condition(o, 'Ready')?.status === 'True' ? 'Running' : 'NotReady';
+  }
+
+  const terminal = status.phase === 'Succeeded' || status.phase === 'Failed';
+  if (o.metadata?.deletionTimestamp && status.reason === 'NodeLost') reason = 'Unknown';
+  else if (o.metadata?.deletionTimestamp && !terminal) reason = 'Terminating';
+
+  const restartsCell = restarts !== 0 && lastRestart > 0 ? `${restarts} (${humanDuration(now - lastRestart)} ago)` : String(restarts);
+  return { ready: `${readyCount}/${total}`, status: reason, restarts: restartsCell };
+}
+
+const printer: Printer = {
+  columns: [NAME_COLUMN, column('Ready'), column('Status'), column('Restarts', 'string'), AGE_COLUMN, column('IP', 'string', 1), column('Node', 'string', 1), column('Nominated Node', 'string', 1), column('Readiness Gates', 'string', 1)],
+  cells: (o, now) => {
+    const { ready, status, restarts } = podSummary(o, now);
+    const gates: Obj[] = o.spec?.readinessGates ?? [];
+    const gatesCell = gates.length ? `${gates.filter((g) => condition(o, g.conditionType)?.status === 'True').length}/${gates.length}` : '<none>';
+    const ip = o.status?.podIPs?.[0]?.ip ?? o.status?.podIP;
+    return [o.metadata.name, ready, status, restarts, ageCell(o, now), orNone(ip), orNone(o.spec?.nodeName), orNone(o.status?.nominatedNodeName), gatesCell];
+  },
+};
+
+export const pods: KindStrategy = {
+  type: builtinType('', 'v1', 'pods', 'Pod', {
+    shortNames: ['po'],
+    categories: ALL,
+    status: true,
+    fieldSelectors: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName'],
+  }),
+  defaults(object) {
+    object.spec = { restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler', serviceAccountName: 'default', terminationGracePeriodSeconds: 30, ...object.spec };
+    if (!object.status?.phase) object.status = { ...(object.status ?? {}), phase: 'Pending', qosClass: 'BestEffort' };
+  },
+  fieldDefaults: { 'spec.hostNetwork': 'false' },
+  validate: (o) => containersProblems(o.spec?.containers, 'spec.containers'),
+  printer,
+  generation: specChanged,
+};

@@ -1,0 +1,18 @@
+// ReplicaSets (apps/v1): one replica by default, workload validation, scale, and the
+// DESIRED / CURRENT / READY columns.
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN, selectorString } from '../printing.js';
+import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
+import { containerImages, containerNames, replicasScale, workloadProblems } from './workloads.js';
+
+export const replicasets: KindStrategy = {
+  type: builtinType('apps', 'v1', 'replicasets', 'ReplicaSet', { shortNames: ['rs'], categories: ALL, status: true, scale: replicasScale }),
+  defaults(object) {
+    object.spec = { replicas: 1, ...object.spec };
+  },
+  generation: specChanged,
+  validate: workloadProblems,
+  printer: {
+    columns: [NAME_COLUMN, column('Desired', 'integer'), column('Current', 'integer'), column('Ready', 'integer'), AGE_COLUMN, column('Containers', 'string', 1), column('Images', 'string', 1), column('Selector', 'string', 1)],
+    cells: (o, now) => [o.metadata.name, o.spec?.replicas ?? 1, o.status?.replicas ?? 0, o.status?.readyReplicas ?? 0, ageCell(o, now), containerNames(o), containerImages(o), selectorString(o.spec?.selector)],
+  },
+};

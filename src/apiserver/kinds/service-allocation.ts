@@ -1,0 +1,172 @@
+// Cluster IPs and node ports of Services, allocated as kube-apiserver's allocators do: from a
+// range (the service network 172.30.0.0/16, node ports 30000-32767), rebuilt at start from the
+// Services in storage so that nothing already held is handed out again after a restart. A
+// requested value that is taken is refused (422, kube's messages); values are taken before the
+// write and given back when it does not happen, and freed once a Service no longer holds them
+// (deleted, type changed away from NodePort/LoadBalancer, or to ExternalName). Reservation is
+// synchronous, so concurrent requests can never get the same value.
+import { errors } from '../errors.js';
+import type { Storage } from '../storage/types.js';
+import type { Allocations, Obj } from './strategy.js';
+
+/** The service network OpenShift uses by default. */
+export const SERVICE_CIDR = '172.30.0.0/16';
+export const NODE_PORT_MIN = 30000;
+export const NODE_PORT_MAX = 32767;
+
+/**
+ * A set of offsets 0..size-1 taken one by one. Dynamic allocation starts above a lower band kept
+ * for explicit requests (kube's static band: size/16 for IPs, size/32 for ports, bounded), and
+ * uses the band only once the rest is full.
+ */
+export class RangeAllocator {
+  private readonly used = new Set<number>();
+  private cursor: number;
+
+  constructor(
+    readonly size: number,
+    private readonly band: number,
+  ) {
+    this.cursor = band;
+  }
+
+  has(offset: number): boolean {
+    return this.used.has(offset);
+  }
+
+  /** Takes `offset`; false when it is already taken. */
+  take(offset: number): boolean {
+    if (this.used.has(offset)) return false;
+    this.used.add(offset);
+    return true;
+  }
+
+  /** Takes the next free offset, or undefined when the range is full. */
+  next(): number | undefined {
+    const upper = this.size - this.band;
+    for (let i = 0; i < upper; i++) {
+      const offset = this.band + ((this.cursor - this.band + i) % upper);
+      if (this.take(offset)) {
+        this.cursor = offset + 1 >= this.size ? this.band : offset + 1;
+        return offset;
+      }
+    }
+    for (let offset = 0; offset < this.band; offset++) if (this.take(offset)) return offset;
+    return undefined;
+  }
+
+  release(offset: number): void {
+    this.used.delete(offset);
+  }
+}
+
+const staticBand = (size: number, divisor: number, max: number): number => Math.min(Math.max(16, Math.floor(size / divisor)), max);
+
+function ipToNumber(ip: string): number | undefined {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(ip);
+  if (!m) return undefined;
+  const parts = m.slice(1).map(Number);
+  if (parts.some((p) => p > 255)) return undefined;
+  return ((parts[0] << 24) >>> 0) + (parts[1] << 16) + (parts[2] << 8) + parts[3];
+}
+
+const numberToIp = (n: number): string => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+
+const usesNodePorts = (spec: Obj | undefined): boolean => spec?.type === 'NodePort' || spec?.type === 'LoadBalancer';
+/** Whether ports without one get a node port: NodePort, and LoadBalancer unless allocateLoadBalancerNodePorts is false. */
+const allocatesNodePorts = (spec: Obj): boolean => spec.type === 'NodePort' || (spec.type === 'LoadBalancer' && spec.allocateLoadBalancerNodePorts !== false);
+/** Whether a Service holds a cluster IP from the range: not ExternalName, not headless. */
+const usesClusterIP = (spec: Obj | undefined): boolean => spec?.type !== 'ExternalName' && spec?.clusterIP !== 'None';
+
+/** The cluster IP a Service holds, if any. */
+function heldIP(service: Obj | undefined): string | undefined {
+  const spec = service?.spec;
+  return usesClusterIP(spec) && typeof spec?.clusterIP === 'string' && spec.clusterIP !== '' ? spec.clusterIP : undefined;
+}
+
+/** The node ports a Service holds (one port may serve TCP and UDP). */
+function heldPorts(service: Obj | undefined): Set<number> {
+  return new Set(((service?.spec?.ports ?? []) as Obj[]).map((p) => p?.nodePort).filter((n): n is number => Number.isInteger(n) && n > 0));
+}
+
+/** The allocators of one server, over the Services already in `storage`. */
+export function serviceAllocations(storage: Storage): Allocations {
+  const [network, bits] = SERVICE_CIDR.split('/');
+  const base = ipToNumber(network)!;
+  const ipCount = 2 ** (32 - Number(bits)) - 2; // neither the network nor the broadcast address
+  const ips = new RangeAllocator(ipCount, staticBand(ipCount, 16, 256));
+  const portCount = NODE_PORT_MAX - NODE_PORT_MIN + 1;
+  const ports = new RangeAllocator(portCount, staticBand(portCount, 32, 128));
+  const ipOffset = (ip: string): number | undefined => {
+    const n = ipToNumber(ip);
+    return n !== undefined && n > base && n - base - 1 < ipCount ? n - base - 1 : undefined;
+  };
+
+  for (const { object } of storage.list('/core/services/').items) {
+    const ip = heldIP(object);
+    const offset = ip === undefined ? undefined : ipOffset(ip);
+    if (offset !== undefined) ips.take(offset);
+    for (const port of heldPorts(object)) if (port >= NODE_PORT_MIN && port <= NODE_PORT_MAX) ports.take(port - NODE_PORT_MIN);
+  }
+
+  const invalid = (object: Obj, field: string, value: unknown, message: string) =>
+    errors.invalid('Service', '', object.metadata?.name ?? '', [{ type: 'FieldValueInvalid', field, message: `Invalid value: ${JSON.stringify(value)}: ${message}` }]);
+
+  return {
+    reserve(object, previous) {
+      const taken: Array<() => void> = [];
+      const undo = () => taken.splice(0).forEach((release) => release());
+      try {
+        const spec: Obj = object.spec ?? {};
+        if (usesClusterIP(spec)) {
+          if (!spec.clusterIP) {
+            const offset = ips.next();
+            if (offset === undefined) throw errors.internal('failed to allocate a serviceIP: range is full');
+            taken.push(() => ips.release(offset));
+            spec.clusterIP = numberToIp(base + 1 + offset);
+          } else if (spec.clusterIP !== heldIP(previous)) {
+            const offset = ipOffset(spec.clusterIP);
+            const problem = offset === undefined ? `the provided IP (${spec.clusterIP}) is not in the valid range. The range of valid IPs is ${SERVICE_CIDR}` : !ips.take(offset) ? 'provided IP is already allocated' : undefined;
+            if (problem) throw invalid(object, 'spec.clusterIPs', spec.clusterIPs ?? [spec.clusterIP], `failed to allocate IP ${spec.clusterIP}: ${problem}`);
+            taken.push(() => ips.release(offset!));
+          }
+          spec.clusterIPs = [spec.clusterIP];
+        }
+        if (usesNodePorts(spec)) {
+          const held = heldPorts(previous);
+          const mine = new Set<number>();
+          ((spec.ports ?? []) as Obj[]).forEach((port, i) => {
+            if (!port.nodePort) {
+              if (!allocatesNodePorts(spec)) return;
+              const offset = ports.next();
+              if (offset === undefined) throw errors.internal('failed to allocate a nodePort: range is full');
+              taken.push(() => ports.release(offset));
+              port.nodePort = NODE_PORT_MIN + offset;
+            } else if (!held.has(port.nodePort) && !mine.has(port.nodePort)) {
+              const inRange = Number.isInteger(port.nodePort) && port.nodePort >= NODE_PORT_MIN && port.nodePort <= NODE_PORT_MAX;
+              const problem = !inRange ? `provided port is not in the valid range. The range of valid ports is ${NODE_PORT_MIN}-${NODE_PORT_MAX}` : !ports.take(port.nodePort - NODE_PORT_MIN) ? 'provided port is already allocated' : undefined;
+              if (problem) throw invalid(object, `spec.ports[${i}].nodePort`, port.nodePort, problem);
+              const offset = port.nodePort - NODE_PORT_MIN;
+              taken.push(() => ports.release(offset));
+            }
+            mine.add(port.nodePort);
+          });
+        }
+      } catch (e) {
+        undo();
+        throw e;
+      }
+      return undo;
+    },
+
+    settle(object, previous) {
+      const ip = heldIP(previous);
+      if (ip !== undefined && ip !== heldIP(object)) {
+        const offset = ipOffset(ip);
+        if (offset !== undefined) ips.release(offset);
+      }
+      const still = heldPorts(object);
+      for (const port of heldPorts(previous)) if (!still.has(port) && port >= NODE_PORT_MIN && port <= NODE_PORT_MAX) ports.release(port - NODE_PORT_MIN);
+    },
+  };
+}

@@ -1,0 +1,8 @@
+// ServiceAccounts (core/v1): the SECRETS column.
+import { AGE_COLUMN, ageCell, column, count, NAME_COLUMN } from '../printing.js';
+import { builtinType, type KindStrategy } from './strategy.js';
+
+export const serviceaccounts: KindStrategy = {
+  type: builtinType('', 'v1', 'serviceaccounts', 'ServiceAccount', { shortNames: ['sa'] }),
+  printer: { columns: [NAME_COLUMN, column('Secrets', 'integer'), AGE_COLUMN], cells: (o, now) => [o.metadata.name, count(o.secrets), ageCell(o, now)] },
+};

@@ -1,0 +1,79 @@
+// Services (core/v1): type ClusterIP and port defaults, a cluster IP and node ports allocated to
+// them (service-allocation.ts) and kept across updates, names that are DNS labels, valid ports
+// and cluster IPs, and the TYPE / CLUSTER-IP / EXTERNAL-IP / PORT(S) columns.
+import type { FieldProblem } from '../errors.js';
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN, orNone, selectorString } from '../printing.js';
+import { serviceAllocations } from './service-allocation.js';
+import { ALL, builtinType, type KindStrategy, type Obj } from './strategy.js';
+
+const usesNodePorts = (spec: Obj | undefined): boolean => spec?.type === 'NodePort' || spec?.type === 'LoadBalancer';
+const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+
+/**
+ * Defaults, and what an update keeps of what the server allocated (kube's patchAllocatedValues
+ * and dropTypeDependentFields): a cluster IP or node port the request leaves out stays, node
+ * ports go when the type no longer uses them, the cluster IP when the type becomes ExternalName.
+ */
+function defaults(object: Obj, previous: Obj | undefined): void {
+  const spec = (object.spec = { type: 'ClusterIP', sessionAffinity: 'None', ...(object.spec ?? {}) });
+  const old: Obj | undefined = previous?.spec;
+  if (!spec.clusterIP && Array.isArray(spec.clusterIPs) && typeof spec.clusterIPs[0] === 'string') spec.clusterIP = spec.clusterIPs[0];
+  if (old?.clusterIP && old.type !== 'ExternalName') {
+    if (!spec.clusterIP && spec.type !== 'ExternalName') spec.clusterIP = old.clusterIP;
+    else if (spec.type === 'ExternalName' && spec.clusterIP === old.clusterIP) delete spec.clusterIP;
+  }
+  if (spec.clusterIP) spec.clusterIPs = [spec.clusterIP];
+  else delete spec.clusterIPs;
+  for (const port of Array.isArray(spec.ports) ? spec.ports : []) {
+    if (typeof port !== 'object' || port === null) continue;
+    port.protocol ??= 'TCP';
+    port.targetPort ??= port.port;
+    const oldPort = usesNodePorts(old) ? (old!.ports ?? []).find((p: Obj) => p?.port === port.port && p.nodePort) : undefined;
+    if (usesNodePorts(spec) && !port.nodePort && oldPort) port.nodePort = oldPort.nodePort;
+    else if (!usesNodePorts(spec) && oldPort && port.nodePort === oldPort.nodePort) delete port.nodePort;
+  }
+}
+
+function validate(o: Obj, previous: Obj | undefined): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const ports: unknown = o.spec?.ports ?? [];
+  if (!Array.isArray(ports)) return [{ type: 'FieldValueInvalid', field: 'spec.ports', message: 'Invalid value: must be a list of ports' }];
+  (ports as Obj[]).forEach((p, i) => {
+    if (!Number.isInteger(p?.port) || p.port < 1 || p.port > 65535) problems.push({ type: 'FieldValueInvalid', field: `spec.ports[${i}].port`, message: `Invalid value: ${JSON.stringify(p?.port)}: must be between 1 and 65535, inclusive` });
+    if (p?.nodePort && !usesNodePorts(o.spec)) problems.push({ type: 'FieldValueForbidden', field: `spec.ports[${i}].nodePort`, message: `Forbidden: may not be used when \`type\` is '${o.spec?.type}'` });
+  });
+  const ip = o.spec?.clusterIP;
+  if (ip !== undefined && ip !== '' && ip !== 'None' && !(typeof ip === 'string' && IPV4.test(ip))) {
+    problems.push({ type: 'FieldValueInvalid', field: 'spec.clusterIPs[0]', message: `Invalid value: ${JSON.stringify(ip)}: must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)` });
+  }
+  const before = previous?.spec;
+  if (before?.clusterIP && ip && ip !== before.clusterIP && before.type !== 'ExternalName' && o.spec?.type !== 'ExternalName') {
+    problems.push({ type: 'FieldValueInvalid', field: 'spec.clusterIPs[0]', message: `Invalid value: ${JSON.stringify(ip)}: may not change once set` });
+  }
+  return problems;
+}
+
+function servicePorts(o: Obj): string {
+  const ports = (o.spec?.ports ?? []).map((p: Obj) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ''}/${p.protocol ?? 'TCP'}`);
+  return ports.length ? ports.join(',') : '<none>';
+}
+
+function externalIP(o: Obj): string {
+  if (o.spec?.type === 'ExternalName') return orNone(o.spec?.externalName);
+  const ingress = (o.status?.loadBalancer?.ingress ?? []).map((i: Obj) => i.ip ?? i.hostname);
+  const ips = [...(o.spec?.externalIPs ?? []), ...ingress];
+  if (ips.length) return ips.join(',');
+  return o.spec?.type === 'LoadBalancer' ? '<pending>' : '<none>';
+}
+
+export const services: KindStrategy = {
+  type: builtinType('', 'v1', 'services', 'Service', { shortNames: ['svc'], categories: ALL, status: true }),
+  names: 'label',
+  defaults,
+  validate,
+  allocations: serviceAllocations,
+  printer: {
+    columns: [NAME_COLUMN, column('Type'), column('Cluster-IP'), column('External-IP'), column('Port(s)'), AGE_COLUMN, column('Selector', 'string', 1)],
+    cells: (o, now) => [o.metadata.name, o.spec?.type ?? 'ClusterIP', orNone(o.spec?.clusterIP), externalIP(o), servicePorts(o), ageCell(o, now), selectorString(o.spec?.selector)],
+  },
+};

@@ -1,0 +1,17 @@
+// StatefulSets (apps/v1): one replica by default, workload validation, scale, and the READY column.
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../printing.js';
+import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
+import { containerImages, containerNames, replicasScale, workloadProblems } from './workloads.js';
+
+export const statefulsets: KindStrategy = {
+  type: builtinType('apps', 'v1', 'statefulsets', 'StatefulSet', { shortNames: ['sts'], categories: ALL, status: true, scale: replicasScale }),
+  defaults(object) {
+    object.spec = { replicas: 1, ...object.spec };
+  },
+  generation: specChanged,
+  validate: workloadProblems,
+  printer: {
+    columns: [NAME_COLUMN, column('Ready'), AGE_COLUMN, column('Containers', 'string', 1), column('Images', 'string', 1)],
+    cells: (o, now) => [o.metadata.name, `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 1}`, ageCell(o, now), containerNames(o), containerImages(o)],
+  },
+};

@@ -1,0 +1,115 @@
+// The strategy of one built-in kind, as kube-apiserver keeps one per kind in its registry
+// (pkg/registry/<group>/<kind>/strategy.go): the kind's discovery facts, server-side defaults,
+// validation of its own fields, printer columns, what bumps metadata.generation, how its names
+// are checked, how its deletion waits for its own clean-up, and what it allocates from pools
+// shared by all its objects. Generic mechanics (storage, patch, apply, garbage collection) stay
+// outside; kinds/index.ts is the registry of strategies by group and resource.
+import type { FieldProblem } from '../errors.js';
+import type { Printer } from '../printing.js';
+import type { ResourceType } from '../registry.js';
+import type { Storage } from '../storage/types.js';
+
+export type Obj = Record<string, any>;
+
+/** How names of a kind are checked: DNS-1123 subdomain (most kinds), label, or path segment (RBAC). */
+export type NameRule = 'subdomain' | 'label' | 'path';
+
+/**
+ * Values a kind hands out from pools shared by all its objects (a Service's cluster IP and node
+ * ports), kept for one server over one storage.
+ */
+export interface Allocations {
+  /**
+   * Takes what `object` needs and `previous` (its stored state, on an update) does not hold yet:
+   * fills in what is unset, refuses with 422 what is taken. Returns how to give back what it took,
+   * for when the write does not happen (failed, refused, or a dry run).
+   */
+  reserve(object: Obj, previous: Obj | undefined): () => void;
+  /** After a stored write: frees what `previous` held that `object` no longer holds (all of it when deleted). */
+  settle(object: Obj | undefined, previous: Obj | undefined): void;
+}
+
+export interface KindStrategy {
+  /** Discovery, routing and storage facts. */
+  type: ResourceType;
+  /** How names are checked; a DNS-1123 subdomain when not said. */
+  names?: NameRule;
+  /** Server-side defaults, as kube-apiserver's defaulting and PrepareForCreate/Update fill them in. */
+  defaults?(object: Obj, previous: Obj | undefined): void;
+  /** Problems with the kind's own fields (metadata is checked for every kind). */
+  validate?(object: Obj, previous: Obj | undefined): FieldProblem[];
+  /** What a field selector reads for an unset field, where kube's selectable fields default it. */
+  fieldDefaults?: Record<string, string>;
+  /** Columns for `kubectl get`; Name and Age when absent. */
+  printer?: Printer;
+  /**
+   * Kinds that keep metadata.generation (1 on create) say which updates bump it; kinds without
+   * it never get one, as kube-apiserver's strategies that never set it.
+   */
+  generation?(next: Obj, previous: Obj): boolean;
+  /**
+   * Metadata a status update may change (kube's <kind>StatusStrategy keeps it from the request):
+   * the Deployment controller writes its revision annotation with the status, without a new generation.
+   */
+  statusMetadata?: Array<'annotations' | 'labels'>;
+  /** Kinds whose deletion waits for a clean-up of their own (Namespaces): marks the object as terminating. */
+  terminate?(object: Obj): void;
+  /** Pools the kind allocates from, rebuilt from what `storage` holds. */
+  allocations?(storage: Storage): Allocations;
+}
+
+/** A built-in type: namespaced, no status, no short names unless said. */
+export function builtinType(
+  group: string,
+  version: string,
+  resource: string,
+  kind: string,
+  options: Partial<Pick<ResourceType, 'namespaced' | 'shortNames' | 'categories' | 'status' | 'scale' | 'fieldSelectors' | 'singular'>> = {},
+): ResourceType {
+  return {
+    group,
+    version,
+    resource,
+    kind,
+    listKind: `${kind}List`,
+    singular: options.singular ?? kind.toLowerCase(),
+    namespaced: options.namespaced ?? true,
+    shortNames: options.shortNames ?? [],
+    categories: options.categories ?? [],
+    status: options.status ?? false,
+    scale: options.scale,
+    fieldSelectors: options.fieldSelectors ?? [],
+    builtin: true,
+  };
+}
+
+/** The `all` category (`kubectl get all`). */
+export const ALL = ['all'];
+
+/** Deep equality of JSON values, key order aside (apiequality.Semantic.DeepEqual for plain data). */
+export function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((x, i) => sameValue(x, b[i]));
+  }
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((k) => k in b && sameValue((a as Obj)[k], (b as Obj)[k]));
+}
+
+/** The generation rule of most kinds that keep one: a change of spec. */
+export const specChanged = (next: Obj, previous: Obj): boolean => !sameValue(next.spec, previous.spec);
+
+/**
+ * The generation rule of custom resources (kube's customresource strategy): any change outside
+ * metadata, and outside status too when the status subresource is enabled.
+ */
+export function customResourceChanged(next: Obj, previous: Obj, statusSubresource: boolean): boolean {
+  const content = (o: Obj): Obj => {
+    const { metadata: _m, status, ...rest } = o;
+    return statusSubresource ? rest : { ...rest, status };
+  };
+  return !sameValue(content(next), content(previous));
+}

@@ -1,0 +1,106 @@
+// The local cloud's load balancers and routes: stored and served, for the cloud provider of the
+// cloud-controller-manager (which keys balancers by name and routes by name). A balancer holds a
+// virtual IP in 127.0.200.0/24 — the one it asks for, or one derived from its name so that it is
+// stable — until it is deleted; its targets and a route's target must be live instances.
+import { createHash } from 'node:crypto';
+import { allocateAddress } from './addresses.js';
+import { LOAD_BALANCER_ADDRESS_PREFIX } from './catalogue.js';
+import { conflict, invalid, notFound } from './errors.js';
+import { parseCidr, parseLoadBalancer, parseRoute } from './requests.js';
+import type { CloudStore } from './store.js';
+import type { LoadBalancer, Route } from './types.js';
+
+export class Network {
+  constructor(private readonly store: CloudStore) {}
+
+  listLoadBalancers(): LoadBalancer[] {
+    return this.store.loadBalancers.list();
+  }
+
+  getLoadBalancer(name: string): LoadBalancer {
+    const lb = this.store.loadBalancers.get(name);
+    if (!lb) throw notFound('LoadBalancerNotFound', `load balancer "${name}" does not exist`);
+    return lb;
+  }
+
+  /** Creates or replaces the balancer `name`; `created` tells which. Its address never changes. */
+  ensureLoadBalancer(name: string, body: unknown): { loadBalancer: LoadBalancer; created: boolean } {
+    const request = parseLoadBalancer(body, name);
+    return this.store.transaction(() => {
+      this.requireLiveInstances(request.targets, 'targets');
+      const existing = this.store.loadBalancers.get(name);
+      const others = this.store.loadBalancers.list().filter((lb) => lb.name !== name);
+      if (existing && request.address && request.address !== existing.address) {
+        throw conflict('AddressChange', `load balancer "${name}" has address ${existing.address}; delete it to get ${request.address}`);
+      }
+      const holder = others.find((lb) => lb.address === request.address);
+      if (request.address && holder) throw conflict('AddressInUse', `address ${request.address} is held by load balancer "${holder.name}"`);
+      const address = existing?.address ?? request.address ?? allocateAddress(LOAD_BALANCER_ADDRESS_PREFIX, others.map((lb) => lb.address), 'load balancers', preferredHost(name));
+      const now = new Date().toISOString();
+      const loadBalancer: LoadBalancer = {
+        name, address, ports: request.ports, targets: request.targets, sourceRanges: request.sourceRanges,
+        createdAt: existing?.createdAt ?? now, updatedAt: now,
+      };
+      this.store.loadBalancers.put(name, loadBalancer);
+      return { loadBalancer, created: !existing };
+    });
+  }
+
+  deleteLoadBalancer(name: string): LoadBalancer {
+    return this.store.transaction(() => {
+      const lb = this.getLoadBalancer(name);
+      this.store.loadBalancers.delete(name);
+      return lb;
+    });
+  }
+
+  listRoutes(): Route[] {
+    return this.store.routes.list();
+  }
+
+  getRoute(name: string): Route {
+    const route = this.store.routes.get(name);
+    if (!route) throw notFound('RouteNotFound', `route "${name}" does not exist`);
+    return route;
+  }
+
+  createRoute(body: unknown): Route {
+    const request = parseRoute(body);
+    return this.store.transaction(() => {
+      this.requireLiveInstances([request.targetInstance], 'targetInstance');
+      if (this.store.routes.get(request.name)) throw conflict('RouteAlreadyExists', `route "${request.name}" already exists`);
+      const wanted = parseCidr(request.destinationCidr)!;
+      const overlapping = this.store.routes.list().find((r) => overlaps(parseCidr(r.destinationCidr)!, wanted));
+      if (overlapping) throw conflict('RouteAlreadyExists', `destination ${request.destinationCidr} overlaps route "${overlapping.name}" (${overlapping.destinationCidr})`);
+      const route: Route = { ...request, createdAt: new Date().toISOString() };
+      this.store.routes.put(route.name, route);
+      return route;
+    });
+  }
+
+  deleteRoute(name: string): Route {
+    return this.store.transaction(() => {
+      const route = this.getRoute(name);
+      this.store.routes.delete(name);
+      return route;
+    });
+  }
+
+  private requireLiveInstances(ids: string[], field: string): void {
+    for (const id of ids) {
+      const instance = this.store.instances.get(id);
+      if (!instance || instance.state === 'terminated') throw invalid('InvalidInstanceID.NotFound', `${field}: instance ${id} ${instance ? 'is terminated' : 'does not exist'}`);
+    }
+  }
+}
+
+/** A host number 1–254 from the balancer's name, so the same name gets the same address. */
+function preferredHost(name: string): number {
+  return (createHash('sha256').update(name).digest().readUInt32BE(0) % 254) + 1;
+}
+
+function overlaps(a: { base: number; bits: number }, b: { base: number; bits: number }): boolean {
+  const bits = Math.min(a.bits, b.bits);
+  const size = 2 ** (32 - bits);
+  return Math.floor(a.base / size) === Math.floor(b.base / size);
+}

@@ -1,0 +1,61 @@
+// The local cloud's objects as its API returns them and its store keeps them: instances, load
+// balancers and routes. Plain JSON, so the HTTP API, the store and the CLI share one shape.
+
+/** An instance's lifecycle as a cloud reports it (EC2's words). `pending`: booting (firmware and,
+ *  on first boot, Ignition); `running`: booted, its runtime started; `stopping` → `stopped`: shut
+ *  down, root kept; `terminated`: gone, its root removed and its address released. */
+export type InstanceState = 'pending' | 'running' | 'stopping' | 'stopped' | 'terminated';
+export const INSTANCE_STATES: readonly InstanceState[] = ['pending', 'running', 'stopping', 'stopped', 'terminated'];
+
+/** How the machine behind an instance is doing, beyond the cloud state: a reboot keeps the
+ *  instance `running` (as EC2 does) while the machine is `Down` and then `Booting`. */
+export type MachinePhase = 'Down' | 'Booting' | 'Up' | 'Failed';
+
+export interface Instance {
+  id: string;
+  name: string;
+  type: string;
+  zone: string;
+  region: string;
+  privateIp: string;
+  /** The Ignition config the machine boots from (JSON text); absent when none was given. */
+  userData?: string;
+  state: InstanceState;
+  /** RFC 3339; when the instance was last started (EC2's LaunchTime). */
+  launchTime: string;
+  createdAt: string;
+  /** Linux's boot ID of the current (or last) boot: a new random UUID every boot. */
+  bootId?: string;
+  machine: { phase: MachinePhase; message?: string; bootCount: number };
+  terminatedAt?: string;
+}
+
+export interface LoadBalancerPort {
+  name?: string;
+  protocol: 'TCP';
+  /** Port the balancer listens on at its address. */
+  port: number;
+  /** Port on every target that traffic goes to (a Service's NodePort). */
+  targetPort: number;
+}
+
+export interface LoadBalancer {
+  name: string;
+  /** Virtual IP in 127.0.200.0/24. */
+  address: string;
+  ports: LoadBalancerPort[];
+  /** Instance IDs traffic is spread over. */
+  targets: string[];
+  /** Client CIDRs allowed (empty: everyone). */
+  sourceRanges: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Route {
+  name: string;
+  /** Pod CIDR routed to the target, e.g. 127.1.3.0/24. */
+  destinationCidr: string;
+  targetInstance: string;
+  createdAt: string;
+}

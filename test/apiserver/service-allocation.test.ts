@@ -1,0 +1,182 @@
+// Service cluster IPs and node ports as kube-apiserver allocates them: rebuilt from storage after
+// a restart (no value handed out twice), distinct under concurrent creates, a taken value refused
+// with 422 and kube's message (through kubectl too), freed on delete and on a type change, and not
+// held by dry runs or failed creates.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as k8s from '@kubernetes/client-node';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
+import { RangeAllocator } from '../../src/apiserver/kinds/service-allocation.js';
+
+const SVC = '/api/v1/namespaces/default/services';
+
+function service(name: string, type = 'NodePort', extra: Record<string, unknown> = {}, port: Record<string, unknown> = {}) {
+  return { metadata: { name }, spec: { type, selector: { app: name }, ports: [{ port: 80, ...port }], ...extra } };
+}
+
+/** Every cluster IP and node port held by the stored Services, failing on any held twice. */
+async function heldValues(api: TestApiServer): Promise<{ ips: Set<string>; ports: Set<number> }> {
+  const list = await api.request('GET', SVC);
+  assert.equal(list.status, 200);
+  const ips = new Set<string>();
+  const ports = new Set<number>();
+  for (const s of list.json.items) {
+    if (s.spec.clusterIP && s.spec.clusterIP !== 'None') {
+      assert.ok(!ips.has(s.spec.clusterIP), `cluster IP ${s.spec.clusterIP} held twice`);
+      ips.add(s.spec.clusterIP);
+    }
+    for (const p of s.spec.ports ?? []) {
+      if (!p.nodePort) continue;
+      assert.ok(!ports.has(p.nodePort), `node port ${p.nodePort} held twice`);
+      ports.add(p.nodePort);
+    }
+  }
+  return { ips, ports };
+}
+
+test('RangeAllocator: dynamic values above the static band first, the band once the rest is full, released values reused', () => {
+  const cases: Array<{ name: string; size: number; band: number; taken: number[]; want: Array<number | undefined> }> = [
+    { name: 'starts above the band', size: 8, band: 2, taken: [], want: [2, 3, 4] },
+    { name: 'skips taken values', size: 8, band: 2, taken: [2, 4], want: [3, 5, 6] },
+    { name: 'falls back to the band, then full', size: 4, band: 2, taken: [2, 3], want: [0, 1, undefined] },
+  ];
+  for (const c of cases) {
+    const r = new RangeAllocator(c.size, c.band);
+    for (const t of c.taken) assert.ok(r.take(t), c.name);
+    assert.deepEqual(c.want.map(() => r.next()), c.want, c.name);
+  }
+  const r = new RangeAllocator(4, 0);
+  assert.deepEqual([r.next(), r.next(), r.next(), r.next(), r.next()], [0, 1, 2, 3, undefined]);
+  assert.equal(r.take(1), false);
+  r.release(1);
+  assert.equal(r.next(), 1);
+});
+
+test('after a restart on the same data directory, 50 new Services get no cluster IP or node port already held', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bosun-svc-alloc-'));
+  try {
+    let api = await startTestApiServer({ dataDir });
+    for (let i = 0; i < 30; i++) {
+      const r = await api.request('POST', SVC, { body: service(`before-${i}`, i % 3 === 0 ? 'ClusterIP' : 'NodePort') });
+      assert.equal(r.status, 201, r.text);
+    }
+    const before = await heldValues(api);
+    assert.equal(before.ips.size, 30);
+    await api.stop({ keepData: true });
+
+    api = await startTestApiServer({ dataDir });
+    try {
+      for (let i = 0; i < 50; i++) {
+        const r = await api.request('POST', SVC, { body: service(`after-${i}`) });
+        assert.equal(r.status, 201, r.text);
+        assert.ok(!before.ips.has(r.json.spec.clusterIP), `after-${i} got ${r.json.spec.clusterIP}, held before the restart`);
+        assert.ok(!before.ports.has(r.json.spec.ports[0].nodePort), `after-${i} got node port ${r.json.spec.ports[0].nodePort}, held before the restart`);
+      }
+      const after = await heldValues(api);
+      assert.equal(after.ips.size, 80);
+      assert.equal(after.ports.size, 70);
+    } finally {
+      await api.stop({ keepData: true });
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('20 concurrent creates through client-node get distinct cluster IPs and node ports', async () => {
+  const api = await startTestApiServer();
+  try {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(api.kubeconfigPath);
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    const created = await Promise.all(Array.from({ length: 20 }, (_, i) =>
+      core.createNamespacedService({ namespace: 'default', body: { metadata: { name: `c-${i}` }, spec: { type: 'NodePort', ports: [{ port: 80 }, { port: 443 }] } } })));
+    const ips = created.map((s) => s.spec!.clusterIP!);
+    const ports = created.flatMap((s) => s.spec!.ports!.map((p) => p.nodePort!));
+    assert.equal(new Set(ips).size, 20, `duplicate cluster IPs: ${ips.join(' ')}`);
+    assert.equal(new Set(ports).size, 40, `duplicate node ports: ${ports.join(' ')}`);
+    for (const p of ports) assert.ok(p >= 30000 && p <= 32767, `node port ${p} out of range`);
+    await heldValues(api);
+  } finally {
+    await api.stop();
+  }
+});
+
+test('a taken node port or cluster IP is refused with 422 (kubectl and HTTPS); delete, type change, dry run and a failed create free them', async () => {
+  const api = await startTestApiServer();
+  try {
+    const first = await api.request('POST', SVC, { body: service('first', 'NodePort', {}, { nodePort: 30080 }) });
+    assert.equal(first.status, 201, first.text);
+    const ip = first.json.spec.clusterIP as string;
+    assert.match(ip, /^172\.30\.\d+\.\d+$/);
+    assert.deepEqual(first.json.spec.clusterIPs, [ip]);
+
+    const samePort = await api.request('POST', SVC, { body: service('second', 'NodePort', {}, { nodePort: 30080 }) });
+    assert.equal(samePort.status, 422);
+    assert.equal(samePort.json.reason, 'Invalid');
+    assert.match(samePort.json.message, /spec\.ports\[0\]\.nodePort: Invalid value: 30080: provided port is already allocated/);
+    const sameIP = await api.request('POST', SVC, { body: service('third', 'ClusterIP', { clusterIP: ip }) });
+    assert.equal(sameIP.status, 422);
+    assert.match(sameIP.json.message, new RegExp(`spec\\.clusterIPs: Invalid value: .*failed to allocate IP ${ip.replace(/\./g, '\\.')}: provided IP is already allocated`));
+    const notAList = await api.request('POST', SVC, { body: { metadata: { name: 'bad' }, spec: { type: 'NodePort', ports: { port: 80 } } } });
+    assert.equal(notAList.status, 422, notAList.text);
+    const outside = await api.request('POST', SVC, { body: service('fourth', 'NodePort', {}, { nodePort: 8080 }) });
+    assert.equal(outside.status, 422);
+    assert.match(outside.json.message, /provided port is not in the valid range. The range of valid ports is 30000-32767/);
+
+    const kubectlPort = await api.kubectl(['create', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Service', ...service('by-kubectl', 'NodePort', {}, { nodePort: 30080 }) }) });
+    assert.notEqual(kubectlPort.code, 0);
+    assert.match(kubectlPort.stderr, /is invalid: spec\.ports\[0\]\.nodePort: Invalid value: 30080: provided port is already allocated/);
+    const kubectlIP = await api.kubectl(['create', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Service', ...service('by-kubectl', 'ClusterIP', { clusterIP: ip }) }) });
+    assert.notEqual(kubectlIP.code, 0);
+    assert.match(kubectlIP.stderr, /provided IP is already allocated/);
+
+    // An update keeps what was allocated when the request leaves it out.
+    const replaced = await api.request('PUT', `${SVC}/first`, { body: { ...service('first', 'NodePort'), metadata: { name: 'first' } } });
+    assert.equal(replaced.status, 200, replaced.text);
+    assert.equal(replaced.json.spec.clusterIP, ip);
+    assert.equal(replaced.json.spec.ports[0].nodePort, 30080);
+    const moved = await api.request('PUT', `${SVC}/first`, { body: { ...replaced.json, spec: { ...replaced.json.spec, clusterIP: '172.30.9.9', clusterIPs: ['172.30.9.9'] } } });
+    assert.equal(moved.status, 422);
+    assert.match(moved.json.message, /may not change once set/);
+
+    // NodePort → ClusterIP frees the node port; deleting frees the cluster IP.
+    const retyped = await api.request('PATCH', `${SVC}/first`, { body: { spec: { type: 'ClusterIP' } }, contentType: 'application/merge-patch+json' });
+    assert.equal(retyped.status, 200, retyped.text);
+    assert.equal(retyped.json.spec.ports[0].nodePort, undefined);
+    await api.kubectlOk(['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Service', ...service('takes-port', 'NodePort', {}, { nodePort: 30080 }) }));
+    assert.equal((await api.request('DELETE', `${SVC}/first`)).status, 200);
+    const takesIP = await api.request('POST', SVC, { body: service('takes-ip', 'ClusterIP', { clusterIP: ip }) });
+    assert.equal(takesIP.status, 201, takesIP.text);
+
+    // A dry run and a create that fails (the name exists) hold nothing.
+    const dry = await api.request('POST', `${SVC}?dryRun=All`, { body: service('dry', 'NodePort', {}, { nodePort: 30090 }) });
+    assert.equal(dry.status, 201, dry.text);
+    const clash = await api.request('POST', SVC, { body: service('takes-ip', 'NodePort', {}, { nodePort: 30091 }) });
+    assert.equal(clash.status, 409);
+    for (const [name, port] of [['real-1', 30090], ['real-2', 30091]] as const) {
+      const r = await api.request('POST', SVC, { body: service(name, 'NodePort', {}, { nodePort: port }) });
+      assert.equal(r.status, 201, `${name}: ${r.text}`);
+    }
+
+    // An empty cluster IP asks for one; a LoadBalancer may opt out of node ports.
+    const empty = await api.request('POST', SVC, { body: service('empty-ip', 'LoadBalancer', { clusterIP: '', allocateLoadBalancerNodePorts: false }) });
+    assert.equal(empty.status, 201, empty.text);
+    assert.match(empty.json.spec.clusterIP, /^172\.30\./);
+    assert.equal(empty.json.spec.ports[0].nodePort, undefined);
+
+    // Headless and ExternalName Services hold no cluster IP.
+    const headless = await api.request('POST', SVC, { body: service('headless', 'ClusterIP', { clusterIP: 'None' }) });
+    assert.equal(headless.status, 201, headless.text);
+    assert.deepEqual(headless.json.spec.clusterIPs, ['None']);
+    const external = await api.request('POST', SVC, { body: { metadata: { name: 'ext' }, spec: { type: 'ExternalName', externalName: 'example.com' } } });
+    assert.equal(external.status, 201, external.text);
+    assert.equal(external.json.spec.clusterIP, undefined);
+    await heldValues(api);
+  } finally {
+    await api.stop();
+  }
+});
