@@ -3,7 +3,9 @@
 // are outstanding the controller does not manage replicas again, so a slow informer never makes it
 // create twice (or delete a pod it already deleted). Observations come from the informer's
 // events; an expectation older than its TTL counts as met, so a lost event cannot wedge a
-// controller forever.
+// controller forever. Deletions are tracked by pod, as kube's UIDTrackingControllerExpectations do
+// (the toolkit's CountExpectations count them): a pod seen first marked for deletion and then gone
+// is one deletion, not two.
 import { type Clock, realClock } from '../../kube/index.js';
 
 /** As kube: five minutes. */
