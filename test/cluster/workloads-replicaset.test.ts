@@ -9,7 +9,7 @@ import { EventRecorder, InformerFactory, type Obj, realClock, rfc3339 } from '..
 import type { WorkloadContext } from '../../src/cluster/workloads/context.js';
 import { replicaSetController } from '../../src/cluster/workloads/replicaset-controller.js';
 import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
-import { CONFIG_MAPS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, NAMESPACES, NODES, PODS, REPLICA_SETS, SERVICES } from '../../src/cluster/workloads/resources.js';
+import { CONFIG_MAPS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, LEASES, NAMESPACES, NODES, PODS, REPLICA_SETS, SERVICES } from '../../src/cluster/workloads/resources.js';
 import { deletionOrder } from '../../src/cluster/workloads/delete-order.js';
 import { loadKubeConfig } from '../../src/kube/index.js';
 import { eventually } from '../helpers/eventually.js';
@@ -106,6 +106,7 @@ test('with a slow pod informer, expectations keep the ReplicaSet controller from
         endpointSlices: factory.forResource(ENDPOINT_SLICES),
         namespaces: factory.forResource(NAMESPACES),
         rootCaConfigMaps: factory.forResource(CONFIG_MAPS),
+        nodeLeases: factory.forResource(LEASES),
       },
       events: new EventRecorder(client, { component: 'replicaset-controller' }),
       clock: realClock,

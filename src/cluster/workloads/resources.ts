@@ -9,6 +9,7 @@ export const ENDPOINTS: ResourceRef = { group: '', version: 'v1', resource: 'end
 export const ENDPOINT_SLICES: ResourceRef = { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices', namespaced: true };
 export const NAMESPACES: ResourceRef = { group: '', version: 'v1', resource: 'namespaces', namespaced: false };
 export const CONFIG_MAPS: ResourceRef = { group: '', version: 'v1', resource: 'configmaps', namespaced: true };
+export const LEASES: ResourceRef = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespaced: true };
 export const NODES: ResourceRef = { group: '', version: 'v1', resource: 'nodes', namespaced: false };
 export const REPLICA_SETS: ResourceRef = { group: 'apps', version: 'v1', resource: 'replicasets', namespaced: true };
 export const DEPLOYMENTS: ResourceRef = { group: 'apps', version: 'v1', resource: 'deployments', namespaced: true };

@@ -1,6 +1,6 @@
 // The workload controllers of kube-controller-manager that bosun runs
-// (ReplicaSet, Deployment, DaemonSet, Job, Endpoints, EndpointSlices, pod garbage collection, root CA
-// publisher), added to a component manager over its shared informers; the manager holds the Lease
+// (ReplicaSet, Deployment, DaemonSet, Job, Endpoints, EndpointSlices, node lifecycle, pod garbage
+// collection, root CA publisher), added to a component manager over its shared informers; the manager holds the Lease
 // kube-system/kube-controller-manager as kube-controller-manager does (so two instances never act
 // at once). They are ordinary API clients: on a real cluster,
 // kube-controller-manager can run instead.
@@ -13,10 +13,11 @@ import { deploymentController } from './deployment-controller.js';
 import { endpointSliceController } from './endpointslice-controller.js';
 import { endpointsController } from './endpoints-controller.js';
 import { jobController, type JobControllerOptions } from './job-controller.js';
+import { nodeLifecycleController, type NodeLifecycleOptions } from './node-lifecycle-controller.js';
 import { podGcController, type PodGcOptions } from './pod-gc-controller.js';
 import { ROOT_CA_CONFIG_MAP, rootCaPublisher } from './root-ca-publisher.js';
 import { replicaSetController } from './replicaset-controller.js';
-import { CONFIG_MAPS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, NAMESPACES, NODES, PODS, REPLICA_SETS, SERVICES } from './resources.js';
+import { CONFIG_MAPS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, LEASES, NAMESPACES, NODES, PODS, REPLICA_SETS, SERVICES } from './resources.js';
 
 /** What a controller may need beyond its context. */
 type ControllerOptions = WorkloadControllerSettings & { kubeconfig: k8s.KubeConfig };
@@ -29,6 +30,7 @@ export const WORKLOAD_CONTROLLERS = {
   job: (ctx: WorkloadContext, options: ControllerOptions) => jobController(ctx, options.job),
   endpoint: (ctx: WorkloadContext) => endpointsController(ctx),
   endpointslice: (ctx: WorkloadContext) => endpointSliceController(ctx),
+  nodelifecycle: (ctx: WorkloadContext, options: ControllerOptions) => nodeLifecycleController(ctx, options.nodeLifecycle),
   podgc: (ctx: WorkloadContext, options: ControllerOptions) => podGcController(ctx, options.podGc),
   'root-ca-cert-publisher': (ctx: WorkloadContext, options: ControllerOptions) => rootCaPublisher(ctx, options.rootCa ?? clusterCa(options.kubeconfig)),
 } as const;
@@ -65,6 +67,7 @@ export interface WorkloadControllerSettings {
   clock?: Clock;
   job?: JobControllerOptions;
   podGc?: PodGcOptions;
+  nodeLifecycle?: NodeLifecycleOptions;
   /** The CA published as kube-root-ca.crt (default: the kubeconfig's cluster CA). */
   rootCa?: string;
 }
@@ -93,6 +96,7 @@ export function addWorkloadControllers(manager: Manager, settings: WorkloadContr
       get endpoints() { return factory.forResource(ENDPOINTS); },
       get endpointSlices() { return factory.forResource(ENDPOINT_SLICES); },
       get namespaces() { return factory.forResource(NAMESPACES); },
+      get nodeLeases() { return factory.forResource(LEASES, { namespace: 'kube-node-lease' }); },
       get rootCaConfigMaps() { return factory.forResource(CONFIG_MAPS, { fieldSelector: `metadata.name=${ROOT_CA_CONFIG_MAP}` }); },
     },
     clock: settings.clock ?? realClock,

@@ -1,12 +1,13 @@
 // Stand-ins for the components the workload controllers hand their pods to, so that tests can run
-// them against the embedded API server alone: a scheduler that binds pending pods (to the node a
-// daemon pod's node affinity names, else round-robin) through pods/binding — the scheduler's job —
-// and a kubelet that reports bound pods Running and Ready, with a pod IP, through pods/status — the
-// kubelet's job.
-// They act only through the API, as the real ones do. `holdReady` keeps chosen pods not ready.
+// them against the embedded API server alone: a scheduler that binds pending pods through
+// pods/binding (to the node a daemon pod's node affinity names, else round-robin over the nodes
+// whose taints it tolerates) — the scheduler's job — and a kubelet that reports bound pods Running
+// and Ready, with a pod IP, through pods/status — the kubelet's job. They act only through the
+// API, as the real ones do. `holdReady` keeps chosen pods not ready.
 import { type EventType, Informer, InformerFactory, KubeClient, type Obj, type ResourceRef, keyOf, loadKubeConfig, rfc3339 } from '../../../src/kube/index.js';
 import { NODES, PODS } from '../../../src/cluster/workloads/resources.js';
 import { targetNode } from '../../../src/cluster/workloads/daemonset.js';
+import { untoleratedTaint } from '../../../src/cluster/workloads/node-fit.js';
 import { startTestApiServer, type TestApiServer } from '../../helpers/apiserver.js';
 
 export interface StandInOptions {
@@ -16,6 +17,8 @@ export interface StandInOptions {
   holdReady?: (pod: Obj) => boolean;
   /** The phase each bound pod reaches (default Running); Succeeded/Failed pods are reported not ready. */
   phase?: (pod: Obj) => 'Running' | 'Succeeded' | 'Failed';
+  /** Whether a node's kubelet is running (default: all are); a stopped one reports nothing. */
+  kubeletUp?: (node: string) => boolean;
   /** Run the scheduler stand-in (default true). */
   schedule?: boolean;
 }
@@ -49,12 +52,18 @@ export function startStandIns(client: KubeClient, options: StandInOptions = {}):
     const key = `${namespace}/${name}`;
     if (!pod.spec?.nodeName) {
       if (options.schedule === false) return;
-      const names = nodes.list().map((n) => n.metadata.name).sort();
+      // Nodes whose NoSchedule/NoExecute taints the pod tolerates (the scheduler's taint filter).
+      const names = nodes
+        .list()
+        .filter((n) => !untoleratedTaint(n.spec?.taints, pod.spec?.tolerations, (t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute'))
+        .map((n) => n.metadata.name)
+        .sort();
       const node = targetNode(pod) ?? names[next++ % Math.max(1, names.length)];
       if (!node) return;
       act(`bind ${key}`, () => client.request('POST', `/api/v1/namespaces/${namespace}/pods/${name}/binding`, { body: { apiVersion: 'v1', kind: 'Binding', metadata: { name }, target: { kind: 'Node', name: node } } }));
       return;
     }
+    if (options.kubeletUp && !options.kubeletUp(pod.spec.nodeName)) return;
     const phase = options.phase?.(pod) ?? 'Running';
     const held = phase !== 'Running' || (options.holdReady?.(pod) ?? false);
     const ready = (pod.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True');
