@@ -1,7 +1,10 @@
-// The RBAC objects the API server creates at first start, as kube-apiserver's bootstrap policy
-// does: `cluster-admin` for the group `system:masters` (the admin kubeconfig's identity), and
-// discovery, /version, health and OpenAPI plus self access reviews open to every authenticated user
-// (`system:discovery`, `system:basic-user`, `system:public-info-viewer`).
+// The RBAC objects the API server creates at first start (and adds when missing on later starts),
+// as kube-apiserver's bootstrap policy does: `cluster-admin` for the group `system:masters` (the
+// admin kubeconfig's identity); discovery, /version, health and OpenAPI plus self access reviews
+// open to every authenticated user (`system:discovery`, `system:basic-user`,
+// `system:public-info-viewer`, the last also to anonymous callers); and `/metrics` with the
+// health checks for the group `system:monitoring` only. Every other non-resource URL (/metrics,
+// /debug/*, /logs) needs a rule that names it.
 import type { BindingObject, RoleObject } from './rbac.js';
 
 const RBAC_API = 'rbac.authorization.k8s.io/v1';
@@ -43,6 +46,10 @@ export const BOOTSTRAP_CLUSTER_ROLES: (RoleObject & { apiVersion: string })[] = 
     nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'],
     verbs: ['get'],
   }]),
+  clusterRole('system:monitoring', [{
+    nonResourceURLs: ['/metrics', '/metrics/slis', '/livez', '/readyz', '/healthz', '/livez/*', '/readyz/*', '/healthz/*'],
+    verbs: ['get'],
+  }]),
 ];
 
 export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS: (BindingObject & { apiVersion: string })[] = [
@@ -50,4 +57,5 @@ export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS: (BindingObject & { apiVersion: str
   bindToGroups('system:discovery', ['system:authenticated']),
   bindToGroups('system:basic-user', ['system:authenticated']),
   bindToGroups('system:public-info-viewer', ['system:authenticated', 'system:unauthenticated']),
+  bindToGroups('system:monitoring', ['system:monitoring']),
 ];

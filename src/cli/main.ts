@@ -19,6 +19,7 @@ const commands: Record<string, Array<() => Promise<Registrar>>> = {
   'machine-config-operator': [() => import('./machine-config-operator.js')],
   'machine-config-controller': [() => import('./machine-config-controller.js')],
   cloud: [() => import('./cloud.js')],
+  scheduler: [() => import('./scheduler.js')],
   'controller-manager': [() => import('./controller-manager.js')],
 };
 
