@@ -1,12 +1,13 @@
-// The DaemonSet controller against the embedded API server with the scheduler/kubelet stand-ins:
-// exactly one pod per matching node (nodeSelector, taints against the tolerations it adds, the
-// uninitialized taint only where the DaemonSet tolerates it), pods aimed at their node through
-// node affinity on metadata.name for the scheduler to bind, following nodes joining, changing and
-// leaving, rolling updates within maxUnavailable and within maxSurge watched event by event, the status counts and
-// `kubectl rollout status daemonset`; the node verdicts and tolerations as tables.
+// The DaemonSet controller against the embedded API server with the real scheduler (binding the
+// daemon pods through their node affinity on metadata.name) and the kubelet stand-in: exactly one
+// pod per matching node (nodeSelector, taints against the tolerations it adds, the uninitialized
+// taint only where the DaemonSet tolerates it), following nodes joining, changing and leaving,
+// rolling updates within maxUnavailable and within maxSurge watched event by event, the status
+// counts and `kubectl rollout status daemonset`; the node verdicts and tolerations as tables.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { InformerFactory, type Obj, loadKubeConfig } from '../../src/kube/index.js';
+import { InformerFactory, Manager, type Obj, loadKubeConfig } from '../../src/kube/index.js';
+import { addScheduler } from '../../src/cluster/scheduler/scheduler.js';
 import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
 import { DAEMON_SETS, NODES, PODS } from '../../src/cluster/workloads/resources.js';
 import { daemonTolerations, nodeVerdict, targetNode } from '../../src/cluster/workloads/daemonset.js';
@@ -30,7 +31,11 @@ const UNINITIALIZED = { key: 'node.cloudprovider.kubernetes.io/uninitialized', v
 test('a DaemonSet runs one pod on exactly the matching nodes, follows nodes joining and leaving, and rolls within maxUnavailable', async () => {
   const { api, client } = await startWorkloadTestServer();
   const stop = new AbortController();
-  const standIns = startStandIns(client, { readyAfterMs: 100 });
+  // The real scheduler binds the daemon pods through their node affinity; the kubelet stand-in runs them.
+  const standIns = startStandIns(client, { readyAfterMs: 100, schedule: false });
+  const scheduler = new Manager({ name: 'scheduler', kubeconfig: loadKubeConfig(api.kubeconfigPath) });
+  addScheduler(scheduler);
+  const scheduling = scheduler.start(stop.signal);
   try {
     await createNode(client, 'worker-a', { labels: { role: 'worker' } });
     await createNode(client, 'worker-b', { labels: { role: 'worker' }, taints: [{ key: 'dedicated', value: 'db', effect: 'NoSchedule' }] });
@@ -140,6 +145,7 @@ test('a DaemonSet runs one pod on exactly the matching nodes, follows nodes join
     });
     stop.abort();
     await running;
+    await scheduling;
   } finally {
     stop.abort();
     await standIns.stop();

@@ -5,7 +5,9 @@
 // maxSurge and maxUnavailable, and the status counts. Pure.
 import type { Obj } from '../../kube/index.js';
 import { scaledValue } from './int-or-percent.js';
-import { nodeAffinityMatches, type Taint, type Toleration, untoleratedTaint } from './node-fit.js';
+import { matchesRequiredNodeAffinity } from '../scheduler/node-affinity.js';
+import { firstUntoleratedTaint, toleratesTaintWith } from '../scheduler/taints.js';
+import type { Node, Pod, Taint, Toleration } from '../scheduler/types.js';
 import { isAvailable, isReady, podFromTemplate } from './pods.js';
 import { CONTROLLER_REVISION_HASH, POD_TEMPLATE_GENERATION } from './resources.js';
 
@@ -48,11 +50,12 @@ export interface NodeVerdict {
 export function nodeVerdict(node: Obj, ds: Obj): NodeVerdict {
   const spec = ds.spec?.template?.spec ?? {};
   if (spec.nodeName && spec.nodeName !== node.metadata.name) return { shouldRun: false, shouldContinueRunning: false };
-  if (!nodeAffinityMatches(spec, node)) return { shouldRun: false, shouldContinueRunning: false };
+  // The same node affinity and taint rules as the scheduler's filters (kube's DaemonSet predicates).
+  if (!matchesRequiredNodeAffinity({ metadata: {}, spec } as Pod, node as Node)) return { shouldRun: false, shouldContinueRunning: false };
   const tolerations = daemonTolerations(spec);
   const taints: Taint[] = node.spec?.taints ?? [];
-  if (untoleratedTaint(taints, tolerations, (t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute')) {
-    return { shouldRun: false, shouldContinueRunning: !untoleratedTaint(taints, tolerations, (t) => t.effect === 'NoExecute') };
+  if (firstUntoleratedTaint(taints, tolerations)) {
+    return { shouldRun: false, shouldContinueRunning: !taints.some((t) => t.effect === 'NoExecute' && !toleratesTaintWith(tolerations, t)) };
   }
   return { shouldRun: true, shouldContinueRunning: true };
 }

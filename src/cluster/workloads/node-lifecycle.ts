@@ -7,7 +7,8 @@
 // taint, else when its shortest tolerationSeconds runs out (kube's taint-eviction controller). Pure.
 import type { Obj } from '../../kube/index.js';
 import { rfc3339 } from '../../kube/index.js';
-import { tolerates, type Taint, type Toleration } from './node-fit.js';
+import { toleratesTaint } from '../scheduler/taints.js';
+import type { Taint, Toleration } from '../scheduler/types.js';
 
 /** kube-controller-manager's --node-monitor-grace-period (50 s since Kubernetes 1.32). */
 export const NODE_MONITOR_GRACE_MS = 50_000;
@@ -103,7 +104,7 @@ export function evictionDelay(pod: Obj, taints: Array<Taint & { timeAdded?: stri
   const tolerations: Toleration[] = pod.spec?.tolerations ?? [];
   const used = new Set<Toleration>();
   for (const taint of noExecute) {
-    const matching = tolerations.filter((t) => tolerates(t, taint));
+    const matching = tolerations.filter((t) => toleratesTaint(t, taint));
     if (!matching.length) return 0;
     for (const t of matching) used.add(t);
   }

@@ -7,7 +7,7 @@
 import { type EventType, Informer, InformerFactory, KubeClient, type Obj, type ResourceRef, keyOf, loadKubeConfig, rfc3339 } from '../../../src/kube/index.js';
 import { NODES, PODS } from '../../../src/cluster/workloads/resources.js';
 import { targetNode } from '../../../src/cluster/workloads/daemonset.js';
-import { untoleratedTaint } from '../../../src/cluster/workloads/node-fit.js';
+import { firstUntoleratedTaint } from '../../../src/cluster/scheduler/taints.js';
 import { startTestApiServer, type TestApiServer } from '../../helpers/apiserver.js';
 
 export interface StandInOptions {
@@ -55,7 +55,7 @@ export function startStandIns(client: KubeClient, options: StandInOptions = {}):
       // Nodes whose NoSchedule/NoExecute taints the pod tolerates (the scheduler's taint filter).
       const names = nodes
         .list()
-        .filter((n) => !untoleratedTaint(n.spec?.taints, pod.spec?.tolerations, (t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute'))
+        .filter((n) => !firstUntoleratedTaint(n.spec?.taints, pod.spec?.tolerations))
         .map((n) => n.metadata.name)
         .sort();
       const node = targetNode(pod) ?? names[next++ % Math.max(1, names.length)];
@@ -106,13 +106,16 @@ export async function startWorkloadTestServer(): Promise<{ api: TestApiServer; c
   return { api, client };
 }
 
+/** A Node with what its kubelet would report on registering: capacity and allocatable. */
 export async function createNode(client: KubeClient, name: string, extra: { labels?: Record<string, string>; taints?: Obj[]; unschedulable?: boolean } = {}): Promise<Obj> {
-  return client.create(NODES, {
+  await client.create(NODES, {
     apiVersion: 'v1',
     kind: 'Node',
     metadata: { name, labels: { 'kubernetes.io/hostname': name, ...(extra.labels ?? {}) } },
     spec: { ...(extra.taints ? { taints: extra.taints } : {}), ...(extra.unschedulable ? { unschedulable: true } : {}) },
   });
+  const resources = { cpu: '4', memory: '8Gi', pods: '110' };
+  return client.mergePatch(NODES, name, undefined, { status: { capacity: resources, allocatable: resources } }, 'status');
 }
 
 /**
