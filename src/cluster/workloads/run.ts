@@ -1,9 +1,9 @@
-// The workload controllers of kube-controller-manager that bosun runs
-// (ReplicaSet, Deployment, DaemonSet, Job, Endpoints, EndpointSlices, node lifecycle, pod garbage
-// collection, root CA publisher), added to a component manager over its shared informers; the manager holds the Lease
+// The controllers of kube-controller-manager that bosun runs (ReplicaSet, Deployment, DaemonSet,
+// Job, Endpoints, EndpointSlices, node lifecycle, pod garbage collection, root CA publisher), added
+// to a component manager over its shared informers; the manager holds the Lease
 // kube-system/kube-controller-manager as kube-controller-manager does (so two instances never act
-// at once). They are ordinary API clients: on a real cluster,
-// kube-controller-manager can run instead.
+// at once). They are ordinary API clients: on a real cluster, kube-controller-manager can run
+// instead.
 import type * as k8s from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
 import { type Clock, EventRecorder, Manager, realClock } from '../../kube/index.js';
@@ -22,17 +22,20 @@ import { CONFIG_MAPS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS
 /** What a controller may need beyond its context. */
 type ControllerOptions = WorkloadControllerSettings & { kubeconfig: k8s.KubeConfig };
 
-/** The controllers by the names kube-controller-manager's --controllers flag uses. */
+/**
+ * The controllers by the names kube-controller-manager's --controllers flag uses, each with the
+ * component its Events name as their source (as kube's do).
+ */
 export const WORKLOAD_CONTROLLERS = {
-  replicaset: (ctx: WorkloadContext) => replicaSetController(ctx),
-  deployment: (ctx: WorkloadContext) => deploymentController(ctx),
-  daemonset: (ctx: WorkloadContext) => daemonSetController(ctx),
-  job: (ctx: WorkloadContext, options: ControllerOptions) => jobController(ctx, options.job),
-  endpoint: (ctx: WorkloadContext) => endpointsController(ctx),
-  endpointslice: (ctx: WorkloadContext) => endpointSliceController(ctx),
-  nodelifecycle: (ctx: WorkloadContext, options: ControllerOptions) => nodeLifecycleController(ctx, options.nodeLifecycle),
-  podgc: (ctx: WorkloadContext, options: ControllerOptions) => podGcController(ctx, options.podGc),
-  'root-ca-cert-publisher': (ctx: WorkloadContext, options: ControllerOptions) => rootCaPublisher(ctx, options.rootCa ?? clusterCa(options.kubeconfig)),
+  replicaset: { component: 'replicaset-controller', make: (ctx: WorkloadContext) => replicaSetController(ctx) },
+  deployment: { component: 'deployment-controller', make: (ctx: WorkloadContext) => deploymentController(ctx) },
+  daemonset: { component: 'daemonset-controller', make: (ctx: WorkloadContext) => daemonSetController(ctx) },
+  job: { component: 'job-controller', make: (ctx: WorkloadContext, o: ControllerOptions) => jobController(ctx, o.job) },
+  endpoint: { component: 'endpoint-controller', make: (ctx: WorkloadContext) => endpointsController(ctx) },
+  endpointslice: { component: 'endpoint-slice-controller', make: (ctx: WorkloadContext) => endpointSliceController(ctx) },
+  nodelifecycle: { component: 'node-controller', make: (ctx: WorkloadContext, o: ControllerOptions) => nodeLifecycleController(ctx, o.nodeLifecycle) },
+  podgc: { component: 'pod-garbage-collector', make: (ctx: WorkloadContext, o: ControllerOptions) => podGcController(ctx, o.podGc) },
+  'root-ca-cert-publisher': { component: 'root-ca-cert-publisher', make: (ctx: WorkloadContext, o: ControllerOptions) => rootCaPublisher(ctx, o.rootCa ?? clusterCa(o.kubeconfig)) },
 } as const;
 
 export type WorkloadControllerName = keyof typeof WORKLOAD_CONTROLLERS;
@@ -103,8 +106,10 @@ export function addWorkloadControllers(manager: Manager, settings: WorkloadContr
   };
   const options = { ...settings, kubeconfig: manager.kubeconfig };
   const names = settings.controllers ?? (Object.keys(WORKLOAD_CONTROLLERS) as WorkloadControllerName[]);
-  // Each controller reports Events as itself, as kube's do (`replicaset-controller`, …).
-  for (const name of names) manager.add(WORKLOAD_CONTROLLERS[name]({ ...shared, events: new EventRecorder(manager.client, { component: `${name}-controller` }) }, options));
+  for (const name of names) {
+    const { component, make } = WORKLOAD_CONTROLLERS[name];
+    manager.add(make({ ...shared, events: new EventRecorder(manager.client, { component }) }, options));
+  }
 }
 
 /** Runs the controllers on a manager of their own until the signal aborts (tests, embedding). */
