@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { InformerFactory, Manager, type Obj, loadKubeConfig } from '../../src/kube/index.js';
 import { addScheduler } from '../../src/cluster/scheduler/scheduler.js';
 import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
-import { DAEMON_SETS, NODES, PODS } from '../../src/cluster/workloads/resources.js';
+import { CONTROLLER_REVISIONS, DAEMON_SETS, NODES, PODS } from '../../src/cluster/workloads/resources.js';
 import { daemonTolerations, nodeVerdict, targetNode } from '../../src/cluster/workloads/daemonset.js';
 import { isReady } from '../../src/cluster/workloads/pods.js';
 import { eventually } from '../helpers/eventually.js';
@@ -140,8 +140,18 @@ test('a DaemonSet runs one pod on exactly the matching nodes, follows nodes join
     assert.equal(worst, 0, 'every node kept a ready pod throughout');
     assert.equal(surging, 1, 'one node surging at a time');
     assert.ok(most >= 4, 'a new pod ran beside an old one');
+
+    // History: one ControllerRevision per template; kubectl reads it and rolls back through it.
+    const history = await api.kubectlOk(['rollout', 'history', 'daemonset/agent']);
+    assert.deepEqual(history.split('\n').map((l) => l.split(/\s+/)[0]).filter((w) => /^\d+$/.test(w)), ['1', '2', '3']);
+    const undo = await api.kubectl(['rollout', 'undo', 'daemonset/agent', '--to-revision=1']);
+    assert.equal(undo.code, 0, undo.stderr);
+    assert.equal((await api.kubectl(['rollout', 'status', 'daemonset/agent', '--timeout=60s'], { timeoutMs: 70_000 })).code, 0);
+    await eventually('the first template back', async () => JSON.stringify(await images()) === JSON.stringify(['agent:1', 'agent:1', 'agent:1']));
+    const revisions = ((await client.list(CONTROLLER_REVISIONS, 'default', { labelSelector: 'app=agent' })).items as Obj[]).map((h) => [h.data.spec.template.spec.containers[0].image, h.revision]);
+    assert.deepEqual(revisions.sort((a, b) => a[1] - b[1]), [['agent:2', 2], ['agent:3', 3], ['agent:1', 4]], 'the rolled-back template took the next revision');
     assert.deepEqual((await client.get(DAEMON_SETS, 'agent', 'default')).status, {
-      currentNumberScheduled: 3, numberMisscheduled: 0, desiredNumberScheduled: 3, numberReady: 3, observedGeneration: 3, updatedNumberScheduled: 3, numberAvailable: 3,
+      currentNumberScheduled: 3, numberMisscheduled: 0, desiredNumberScheduled: 3, numberReady: 3, observedGeneration: 4, updatedNumberScheduled: 3, numberAvailable: 3,
     });
     stop.abort();
     await running;

@@ -9,7 +9,7 @@ import { EventRecorder, InformerFactory, type Obj, realClock, rfc3339 } from '..
 import type { WorkloadContext } from '../../src/cluster/workloads/context.js';
 import { replicaSetController } from '../../src/cluster/workloads/replicaset-controller.js';
 import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
-import { CONFIG_MAPS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, LEASES, NAMESPACES, NODES, PODS, REPLICA_SETS, SERVICES } from '../../src/cluster/workloads/resources.js';
+import { CONFIG_MAPS, CONTROLLER_REVISIONS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, LEASES, NAMESPACES, NODES, PODS, REPLICA_SETS, SERVICES } from '../../src/cluster/workloads/resources.js';
 import { deletionOrder } from '../../src/cluster/workloads/delete-order.js';
 import { loadKubeConfig } from '../../src/kube/index.js';
 import { eventually } from '../helpers/eventually.js';
@@ -100,6 +100,7 @@ test('with a slow pod informer, expectations keep the ReplicaSet controller from
         replicaSets: factory.forResource(REPLICA_SETS),
         deployments: factory.forResource(DEPLOYMENTS),
         daemonSets: factory.forResource(DAEMON_SETS),
+        controllerRevisions: factory.forResource(CONTROLLER_REVISIONS),
         jobs: factory.forResource(JOBS),
         services: factory.forResource(SERVICES),
         endpoints: factory.forResource(ENDPOINTS),

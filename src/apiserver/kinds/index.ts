@@ -4,6 +4,7 @@
 import type { Printer } from '../printing.js';
 import type { ResourceType } from '../registry.js';
 import { configmaps } from './configmaps.js';
+import { controllerrevisions } from './controllerrevisions.js';
 import { customresourcedefinitions } from './customresourcedefinitions.js';
 import { daemonsets } from './daemonsets.js';
 import { deployments } from './deployments.js';
@@ -27,7 +28,7 @@ import { customResourceChanged, type Allocations, type KindStrategy, type Obj } 
 
 export const STRATEGIES: KindStrategy[] = [
   namespaces, nodes, pods, services, endpoints, configmaps, secrets, serviceaccounts, coreEvents, events, leases,
-  deployments, replicasets, daemonsets, statefulsets, jobs, poddisruptionbudgets, customresourcedefinitions,
+  deployments, replicasets, daemonsets, statefulsets, controllerrevisions, jobs, poddisruptionbudgets, customresourcedefinitions,
   roles, rolebindings, clusterroles, clusterrolebindings, endpointslices,
 ];
 

@@ -7,7 +7,7 @@ import { controllerOf } from '../../kube/index.js';
 export interface WorkloadContext {
   client: KubeClient;
   /** One informer per kind; run.ts makes each on first use, so a process watches only what its controllers need. */
-  informers: Record<'pods' | 'nodes' | 'replicaSets' | 'deployments' | 'daemonSets' | 'jobs' | 'services' | 'endpoints' | 'endpointSlices' | 'namespaces' | 'rootCaConfigMaps' | 'nodeLeases', Informer>;
+  informers: Record<'pods' | 'nodes' | 'replicaSets' | 'deployments' | 'daemonSets' | 'controllerRevisions' | 'jobs' | 'services' | 'endpoints' | 'endpointSlices' | 'namespaces' | 'rootCaConfigMaps' | 'nodeLeases', Informer>;
   events: EventRecorder;
   clock: Clock;
 }

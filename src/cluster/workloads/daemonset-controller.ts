@@ -2,29 +2,30 @@
 // (daemonset.ts), created with a required node affinity on the node's name so that the scheduler
 // binds it — what kube has done since ScheduleDaemonSetPods went GA — and deleted where the node
 // no longer admits it; duplicates and failed pods replaced (failed ones with back-off); a rolling
-// update within maxSurge and maxUnavailable; the status counts `kubectl rollout status daemonset` reads. It follows nodes
+// update within maxSurge and maxUnavailable; the template history in ControllerRevisions
+// (daemonset-history.ts); the status counts `kubectl rollout status daemonset` reads. It follows nodes
 // joining, changing and leaving through the node informer. Pods bound to a deleted node are the
 // pod garbage collector's to remove, as in kube; unscheduled pods aimed at a deleted node are this
 // controller's.
-import { Controller, type Obj, type SyncResult } from '../../kube/index.js';
+import { Controller, controllerOf, type Obj, type SyncResult } from '../../kube/index.js';
 import { matchesLabels } from '../../apiserver/selectors.js';
 import { sameJson } from './canonical.js';
 import { claim, ownerStillThere } from './claim.js';
 import { controllingOwner, keyFor, type WorkloadContext } from './context.js';
+import { cleanupHistory, constructHistory } from './daemonset-history.js';
 import { daemonPod, daemonSetStatus, isUpdated, nodeVerdict, oldestFirst, rollingUpdateStep, targetNode, updateBudget } from './daemonset.js';
 import { Expectations } from './expectations.js';
 import { BURST_REPLICAS, createPods, deletePods, observePods } from './pod-control.js';
 import { isTerminal, msUntilAvailable } from './pods.js';
-import { controllerOf } from '../../kube/index.js';
 import { selectorOf } from './replicaset-controller.js';
-import { DAEMON_SETS, PODS } from './resources.js';
+import { CONTROLLER_REVISIONS, DAEMON_SETS, PODS } from './resources.js';
 import { templateHash } from './template-hash.js';
 
 /** Back-off before a failed daemon pod is replaced again (kube: 1 s doubling to 15 min). */
 const FAILED_POD_BACKOFF = { initialMs: 1000, maxMs: 15 * 60_000 };
 
 export function daemonSetController(ctx: WorkloadContext, expectations = new Expectations(ctx.clock)): Controller {
-  const { pods, nodes, daemonSets } = ctx.informers;
+  const { pods, nodes, daemonSets, controllerRevisions } = ctx.informers;
   observePods(ctx, 'DaemonSet', expectations);
   const failedBackoff = new Map<string, { delayMs: number; notBefore: number }>();
 
@@ -40,6 +41,7 @@ export function daemonSetController(ctx: WorkloadContext, expectations = new Exp
   controller.watch(pods, (pod, _type, old) => [...new Set([...ownersOf(pod), ...(old ? ownersOf(old) : [])])]);
   // Any node change may change where daemon pods belong; there are few DaemonSets.
   controller.watch(nodes, () => daemonSets.list().map(keyFor));
+  controller.watch(controllerRevisions, (history) => (controllingOwner(history, 'DaemonSet', daemonSets) ? `${history.metadata.namespace}/${controllerOf(history)!.name}` : undefined));
 
   async function sync(key: string): Promise<SyncResult | void> {
     const ds = daemonSets.getByKey(key);
@@ -58,6 +60,14 @@ export function daemonSetController(ctx: WorkloadContext, expectations = new Exp
       canAdopt: ownerStillThere(ctx.client, DAEMON_SETS, ds),
     });
     const hash = templateHash(ds.spec.template, ds.status?.collisionCount);
+    const histories = await claim(controllerRevisions.list().filter((h) => h.metadata.namespace === ds.metadata.namespace), {
+      client: ctx.client,
+      resource: CONTROLLER_REVISIONS,
+      owner: ds,
+      matches: (h) => matchesLabels(selector, h.metadata.labels),
+      canAdopt: ownerStillThere(ctx.client, DAEMON_SETS, ds),
+    });
+    const { old } = await constructHistory(ctx, ds, histories, hash);
     const nodeList = nodes.list();
     const satisfied = expectations.satisfied(key);
     let error: Error | undefined;
@@ -69,6 +79,7 @@ export function daemonSetController(ctx: WorkloadContext, expectations = new Exp
       if (!error && expectations.satisfied(key) && (ds.spec?.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate') {
         error = await rollingUpdate(ds, nodeList, byNode(owned), hash);
       }
+      if (!error) await cleanupHistory(ctx, ds, old, owned);
     }
     const now = ctx.clock.now();
     const status = daemonSetStatus(ds, nodeList, byNode(owned), hash, now, satisfied);

@@ -14,6 +14,7 @@ export const NODES: ResourceRef = { group: '', version: 'v1', resource: 'nodes',
 export const REPLICA_SETS: ResourceRef = { group: 'apps', version: 'v1', resource: 'replicasets', namespaced: true };
 export const DEPLOYMENTS: ResourceRef = { group: 'apps', version: 'v1', resource: 'deployments', namespaced: true };
 export const DAEMON_SETS: ResourceRef = { group: 'apps', version: 'v1', resource: 'daemonsets', namespaced: true };
+export const CONTROLLER_REVISIONS: ResourceRef = { group: 'apps', version: 'v1', resource: 'controllerrevisions', namespaced: true };
 export const JOBS: ResourceRef = { group: 'batch', version: 'v1', resource: 'jobs', namespaced: true };
 
 /** The label a Deployment adds to its ReplicaSets' selectors and templates. */

@@ -17,7 +17,7 @@ import { nodeLifecycleController, type NodeLifecycleOptions } from './node-lifec
 import { podGcController, type PodGcOptions } from './pod-gc-controller.js';
 import { ROOT_CA_CONFIG_MAP, rootCaPublisher } from './root-ca-publisher.js';
 import { replicaSetController } from './replicaset-controller.js';
-import { CONFIG_MAPS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, LEASES, NAMESPACES, NODES, PODS, REPLICA_SETS, SERVICES } from './resources.js';
+import { CONFIG_MAPS, CONTROLLER_REVISIONS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, LEASES, NAMESPACES, NODES, PODS, REPLICA_SETS, SERVICES } from './resources.js';
 
 /** What a controller may need beyond its context. */
 type ControllerOptions = WorkloadControllerSettings & { kubeconfig: k8s.KubeConfig };
@@ -94,6 +94,7 @@ export function addWorkloadControllers(manager: Manager, settings: WorkloadContr
       get replicaSets() { return factory.forResource(REPLICA_SETS); },
       get deployments() { return factory.forResource(DEPLOYMENTS); },
       get daemonSets() { return factory.forResource(DAEMON_SETS); },
+      get controllerRevisions() { return factory.forResource(CONTROLLER_REVISIONS); },
       get jobs() { return factory.forResource(JOBS); },
       get services() { return factory.forResource(SERVICES); },
       get endpoints() { return factory.forResource(ENDPOINTS); },
