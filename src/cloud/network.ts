@@ -11,7 +11,8 @@ import type { CloudStore } from './store.js';
 import type { LoadBalancer, Route } from './types.js';
 
 export class Network {
-  constructor(private readonly store: CloudStore) {}
+  /** `onChange` runs after every stored change to the balancers (the proxies follow them). */
+  constructor(private readonly store: CloudStore, private readonly onChange: () => void = () => undefined) {}
 
   listLoadBalancers(): LoadBalancer[] {
     return this.store.loadBalancers.list();
@@ -26,7 +27,7 @@ export class Network {
   /** Creates or replaces the balancer `name`; `created` tells which. Its address never changes. */
   ensureLoadBalancer(name: string, body: unknown): { loadBalancer: LoadBalancer; created: boolean } {
     const request = parseLoadBalancer(body, name);
-    return this.store.transaction(() => {
+    const result = this.store.transaction(() => {
       this.requireLiveInstances(request.targets, 'targets');
       const existing = this.store.loadBalancers.get(name);
       const others = this.store.loadBalancers.list().filter((lb) => lb.name !== name);
@@ -44,14 +45,18 @@ export class Network {
       this.store.loadBalancers.put(name, loadBalancer);
       return { loadBalancer, created: !existing };
     });
+    this.onChange();
+    return result;
   }
 
   deleteLoadBalancer(name: string): LoadBalancer {
-    return this.store.transaction(() => {
+    const deleted = this.store.transaction(() => {
       const lb = this.getLoadBalancer(name);
       this.store.loadBalancers.delete(name);
       return lb;
     });
+    this.onChange();
+    return deleted;
   }
 
   listRoutes(): Route[] {

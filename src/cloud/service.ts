@@ -1,9 +1,11 @@
 // The local cloud as a running service: the instances (cloud.ts), the network objects
-// (network.ts) and the HTTP API on a loopback address, with the endpoint file written for clients.
+// (network.ts) and the HTTP API on a loopback address, with the endpoint file written for clients;
+// the load balancers' proxies (load-balancer-proxy.ts) follow the stored balancers while it runs.
 import type { FastifyInstance } from 'fastify';
 import { buildCloudApi } from './api.js';
 import { LocalCloud, type CloudOptions } from './cloud.js';
 import { removeEndpoint, writeEndpoint } from './endpoint.js';
+import { LoadBalancerProxies } from './load-balancer-proxy.js';
 import { Network } from './network.js';
 
 export interface ServeOptions extends CloudOptions {
@@ -15,12 +17,18 @@ export interface ServeOptions extends CloudOptions {
 export class CloudService {
   readonly cloud: LocalCloud;
   readonly network: Network;
+  readonly proxies: LoadBalancerProxies;
   private readonly app: FastifyInstance;
+  private proxySync: Promise<void> = Promise.resolve();
   url = '';
 
   constructor(private readonly opts: ServeOptions) {
     this.cloud = new LocalCloud(opts);
-    this.network = new Network(this.cloud.store);
+    this.proxies = new LoadBalancerProxies((id) => {
+      const instance = this.cloud.store.instances.get(id);
+      return instance && instance.state !== 'terminated' ? instance.privateIp : undefined;
+    });
+    this.network = new Network(this.cloud.store, () => void this.syncProxies());
     this.app = buildCloudApi(this.cloud, this.network);
   }
 
@@ -28,6 +36,7 @@ export class CloudService {
     const host = this.opts.host ?? '127.0.0.1';
     if (!isLoopback(host)) throw new Error(`the local cloud listens on loopback only; ${host} is not a loopback address`);
     this.cloud.recover();
+    await this.syncProxies();
     await this.app.listen({ host, port: this.opts.port ?? 0 });
     const address = this.app.server.address();
     const port = typeof address === 'object' && address ? address.port : this.opts.port;
@@ -39,7 +48,16 @@ export class CloudService {
   async close(): Promise<void> {
     removeEndpoint(this.opts.dataDir, process.pid);
     await this.app.close();
+    await this.proxySync;
+    await this.proxies.closeAll();
     await this.cloud.close();
+  }
+
+  /** Brings the proxies in line with the stored balancers; syncs run one after another. */
+  syncProxies(): Promise<void> {
+    // A failed sync (a closed store at shutdown) must not stop later ones.
+    this.proxySync = this.proxySync.then(() => this.proxies.sync(this.network.listLoadBalancers())).catch(() => undefined);
+    return this.proxySync;
   }
 }
 

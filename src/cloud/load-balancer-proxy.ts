@@ -1,0 +1,140 @@
+// The data plane of the local cloud's load balancers: for every stored balancer and each of its
+// ports, a userspace TCP proxy listening on the balancer's virtual IP (127.0.200.M:port) that
+// forwards each connection to one of its targets' private IPs on the port's targetPort (a
+// Service's NodePort) — round-robin, trying the next target when one refuses — and refuses
+// clients outside the balancer's sourceRanges. The cloud service runs it, so balancers carry
+// traffic as long as the cloud runs, whoever created them (as a real cloud's do), and survive a
+// restart of the cloud-controller-manager. `sync` reconciles the listeners by diff against the
+// stored balancers: unchanged listeners keep their connections.
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { logger } from '../common/log.js';
+import { parseCidr } from './requests.js';
+import type { LoadBalancer } from './types.js';
+
+const log = logger('cloud-lb-proxy');
+
+/** How long a target may take to accept before the next one is tried. */
+const CONNECT_TIMEOUT_MS = 2_000;
+
+/** True when `ip` (dotted IPv4, or IPv4-mapped IPv6) lies in one of `ranges`; empty: everyone. */
+export function allowedSource(ip: string, ranges: string[]): boolean {
+  if (ranges.length === 0) return true;
+  const m = /^(?:::ffff:)?(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(ip);
+  if (!m) return false;
+  const value = m.slice(1, 5).map(Number).reduce((a, x) => a * 256 + x, 0);
+  return ranges.some((r) => {
+    const cidr = parseCidr(r);
+    if (!cidr) return false;
+    const size = 2 ** (32 - cidr.bits);
+    return Math.floor(value / size) === Math.floor(cidr.base / size);
+  });
+}
+
+interface Listener {
+  server: Server;
+  balancer: LoadBalancer;
+  targetPort: number;
+  next: number;
+  sockets: Set<Socket>;
+}
+
+export class LoadBalancerProxies {
+  private readonly listeners = new Map<string, Listener>();
+
+  /** `resolve` gives a target instance's private IP, or undefined when it has none (gone). */
+  constructor(private readonly resolve: (instanceId: string) => string | undefined) {}
+
+  /** Makes the listeners match `balancers`: new ones opened, changed ones updated, others closed. */
+  async sync(balancers: LoadBalancer[]): Promise<void> {
+    const wanted = new Map<string, { balancer: LoadBalancer; port: number; targetPort: number }>();
+    for (const lb of balancers) for (const p of lb.ports) wanted.set(`${lb.address}:${p.port}`, { balancer: lb, port: p.port, targetPort: p.targetPort });
+    for (const [key, l] of this.listeners) {
+      const w = wanted.get(key);
+      if (!w || w.balancer.name !== l.balancer.name) await this.close(key);
+    }
+    for (const [key, w] of wanted) {
+      const existing = this.listeners.get(key);
+      if (existing) {
+        // Targets, source ranges and target port apply to new connections without reopening.
+        existing.balancer = w.balancer;
+        existing.targetPort = w.targetPort;
+        continue;
+      }
+      await this.open(key, w.balancer, w.port, w.targetPort);
+    }
+  }
+
+  /** The addresses listened on (address:port), for tests and `bosun cloud` output. */
+  listening(): string[] {
+    return [...this.listeners.keys()].sort();
+  }
+
+  async closeAll(): Promise<void> {
+    for (const key of [...this.listeners.keys()]) await this.close(key);
+  }
+
+  private async open(key: string, balancer: LoadBalancer, port: number, targetPort: number): Promise<void> {
+    const listener: Listener = { server: createServer(), balancer, targetPort, next: 0, sockets: new Set() };
+    listener.server.on('connection', (client) => this.accept(listener, client));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        listener.server.once('error', reject);
+        listener.server.listen({ host: balancer.address, port }, () => resolve());
+      });
+    } catch (e) {
+      // A port taken by something else on this address: reported, tried again on the next sync.
+      log.warn({ err: e }, `load balancer ${balancer.name}: cannot listen on ${key}`);
+      return;
+    }
+    listener.server.on('error', (e) => log.warn({ err: e }, `load balancer ${balancer.name} on ${key}`));
+    this.listeners.set(key, listener);
+  }
+
+  private async close(key: string): Promise<void> {
+    const l = this.listeners.get(key);
+    if (!l) return;
+    this.listeners.delete(key);
+    for (const s of l.sockets) s.destroy();
+    await new Promise<void>((resolve) => l.server.close(() => resolve()));
+  }
+
+  private accept(l: Listener, client: Socket): void {
+    if (!allowedSource(client.remoteAddress ?? '', l.balancer.sourceRanges)) {
+      client.destroy();
+      return;
+    }
+    l.sockets.add(client);
+    client.on('close', () => l.sockets.delete(client));
+    client.on('error', () => client.destroy());
+    client.pause();
+    const targets = l.balancer.targets.map((id) => this.resolve(id)).filter((ip): ip is string => ip !== undefined);
+    const start = l.next++;
+    const attempt = (i: number) => {
+      if (client.destroyed) return;
+      if (i >= targets.length) {
+        client.destroy();
+        return;
+      }
+      const host = targets[(start + i) % targets.length];
+      const upstream = connect({ host, port: l.targetPort });
+      const timer = setTimeout(() => upstream.destroy(new Error('connect timeout')), CONNECT_TIMEOUT_MS);
+      let connected = false;
+      upstream.once('error', () => {
+        clearTimeout(timer);
+        if (!connected) attempt(i + 1);
+      });
+      upstream.once('connect', () => {
+        connected = true;
+        clearTimeout(timer);
+        l.sockets.add(upstream);
+        upstream.on('close', () => { l.sockets.delete(upstream); client.destroy(); });
+        upstream.on('error', () => client.destroy());
+        client.on('close', () => upstream.destroy());
+        client.pipe(upstream);
+        upstream.pipe(client);
+        client.resume();
+      });
+    };
+    attempt(0);
+  }
+}
