@@ -21,6 +21,7 @@ const commands: Record<string, Array<() => Promise<Registrar>>> = {
   cloud: [() => import('./cloud.js')],
   scheduler: [() => import('./scheduler.js')],
   'controller-manager': [() => import('./controller-manager.js')],
+  'cloud-controller-manager': [() => import('./cloud-controller-manager.js')],
 };
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };

@@ -1,0 +1,39 @@
+// What the cloud-controller-manager's controllers share in one process: the API client, the
+// shared node and service informers, the cloud provider, the cluster's name (which prefixes its
+// balancers and routes in the cloud), an event recorder per controller, and the names and
+// resources they use — the ones k8s.io/cloud-provider uses, so kubectl users see the same words.
+import type { EventRecorder, Informer, KubeClient, Obj, ResourceRef } from '../kube/index.js';
+import type { CloudProvider } from './cloud-provider.js';
+
+export const NODES: ResourceRef = { group: '', version: 'v1', resource: 'nodes', namespaced: false };
+export const SERVICES: ResourceRef = { group: '', version: 'v1', resource: 'services', namespaced: true };
+
+/** Set by the kubelet when the cloud provider is external; removed by the node controller. */
+export const UNINITIALIZED_TAINT = 'node.cloudprovider.kubernetes.io/uninitialized';
+/** Put on a NotReady node whose instance is shut down; removed when it is Ready again. */
+export const SHUTDOWN_TAINT = 'node.cloudprovider.kubernetes.io/shutdown';
+/** Nodes carrying this label get no load balancer traffic. */
+export const EXCLUDE_FROM_LB_LABEL = 'node.kubernetes.io/exclude-from-external-load-balancers';
+/** Added to a LoadBalancer Service before the cloud is touched; removed once its balancer is gone. */
+export const LB_CLEANUP_FINALIZER = 'service.kubernetes.io/load-balancer-cleanup';
+
+export interface CcmContext {
+  client: KubeClient;
+  nodes: Informer;
+  services: Informer;
+  cloud: CloudProvider;
+  clusterName: string;
+  events(component: string): EventRecorder;
+}
+
+/** A Node as an Event's involvedObject wants it (informer items may lack kind). */
+export const asNode = (node: Obj): Obj => ({ apiVersion: 'v1', kind: 'Node', ...node });
+export const asService = (service: Obj): Obj => ({ apiVersion: 'v1', kind: 'Service', ...service });
+
+export function isReady(node: Obj): boolean {
+  return (node.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True');
+}
+
+export function hasTaint(node: Obj, key: string): boolean {
+  return (node.spec?.taints ?? []).some((t: Obj) => t.key === key);
+}

@@ -1,0 +1,195 @@
+// The `local` cloud provider: the cloud-controller-manager's view of bosun's local cloud
+// (src/cloud) through its HTTP API. Instances are found by providerID `local://<instance-id>`
+// (or, before a node has one, by instance name = node name); a LoadBalancer Service becomes one
+// cloud balancer named from a hash of cluster/namespace/name — so its virtual IP, which the cloud
+// derives from the name, stays the same across restarts — listening on the Service's ports and
+// forwarding to the nodes' NodePorts (the cloud runs the proxies); a node's podCIDR becomes a
+// cloud route named `<cluster>-<node UID>`.
+//
+// Cloud config (--cloud-config), INI or YAML: `url` (the cloud's API) or `dataDir` (a data
+// directory whose running cloud is found through its endpoint file).
+import { createHash } from 'node:crypto';
+import { CloudClient } from '../cloud/client.js';
+import { readEndpoint } from '../cloud/endpoint.js';
+import type { CloudError } from '../cloud/errors.js';
+import type { Instance, LoadBalancerPort } from '../cloud/types.js';
+import type { Obj } from '../kube/index.js';
+import {
+  type CloudProvider, type InstanceMetadata, type InstancesV2, type LoadBalancer, type LoadBalancerStatus, type Route, type Routes,
+  parseCloudConfig, registerCloudProvider,
+} from './cloud-provider.js';
+
+export const LOCAL_PROVIDER = 'local';
+const PREFIX = `${LOCAL_PROVIDER}://`;
+/** The annotation older clients use for loadBalancerSourceRanges; upstream honours both. */
+const SOURCE_RANGES_ANNOTATION = 'service.beta.kubernetes.io/load-balancer-source-ranges';
+
+const isNotFound = (e: unknown) => (e as CloudError).status === 404;
+
+/** The cloud's URL from the config text; an error naming the two keys when neither is there. */
+export function cloudUrlFromConfig(config: string | undefined): string {
+  const values = parseCloudConfig(config ?? '');
+  if (values.url) return values.url;
+  if (values.dataDir) return readEndpoint(values.dataDir);
+  throw new Error('the local cloud provider needs --cloud-config with "url = <the local cloud\'s API URL>" or "dataDir = <its data directory>"');
+}
+
+/** The instance ID in a `local://` providerID, or undefined for another provider's. */
+export function instanceIdOf(providerID: string | undefined): string | undefined {
+  return providerID?.startsWith(PREFIX) ? providerID.slice(PREFIX.length) : undefined;
+}
+
+/** The balancer's name: the cluster's name and a hash of cluster/namespace/name, so it is stable
+ *  and tells the cluster's balancers apart from others in the same cloud. */
+export function balancerName(clusterName: string, service: Obj): string {
+  const hash = createHash('sha256').update(`${clusterName}/${service.metadata.namespace}/${service.metadata.name}`).digest('hex').slice(0, 16);
+  return `${clusterName}-lb-${hash}`;
+}
+
+/** The balancer's listeners from the Service's ports; an error for what the cloud cannot do. */
+export function balancerPorts(service: Obj): LoadBalancerPort[] {
+  const ports: Obj[] = service.spec?.ports ?? [];
+  if (ports.length === 0) throw new Error('the Service has no ports');
+  return ports.map((p) => {
+    const protocol = p.protocol ?? 'TCP';
+    if (protocol !== 'TCP') throw new Error(`port ${p.port}: protocol ${protocol} is not supported by the local cloud (TCP only)`);
+    if (!p.nodePort) throw new Error(`port ${p.port} has no nodePort yet`);
+    return { ...(p.name ? { name: p.name } : {}), protocol: 'TCP', port: p.port, targetPort: p.nodePort };
+  });
+}
+
+export function sourceRanges(service: Obj): string[] {
+  const ranges: string[] = service.spec?.loadBalancerSourceRanges ?? [];
+  if (ranges.length) return ranges;
+  const annotation: string | undefined = service.metadata?.annotations?.[SOURCE_RANGES_ANNOTATION];
+  return annotation ? annotation.split(',').map((s) => s.trim()).filter(Boolean) : [];
+}
+
+export class LocalCloudProvider implements CloudProvider {
+  private readonly client: CloudClient;
+
+  constructor(url: string) {
+    this.client = new CloudClient(url);
+  }
+
+  initialize(): void { /* nothing to start: every call goes to the cloud's API */ }
+  providerName(): string { return LOCAL_PROVIDER; }
+  hasClusterID(): boolean { return true; }
+  instances(): undefined { return undefined; }
+  zones(): undefined { return undefined; }
+  clusters(): undefined { return undefined; }
+
+  instancesV2(): InstancesV2 {
+    return {
+      instanceExists: async (node) => {
+        const i = await this.instanceOf(node);
+        return i !== undefined && i.state !== 'terminated';
+      },
+      instanceShutdown: async (node) => {
+        const i = await this.instanceOf(node);
+        return i?.state === 'stopped' || i?.state === 'stopping';
+      },
+      instanceMetadata: async (node): Promise<InstanceMetadata> => {
+        const i = await this.instanceOf(node);
+        if (!i || i.state === 'terminated') throw new Error(`node ${node.metadata.name}: no instance in the local cloud`);
+        return {
+          providerID: `${PREFIX}${i.id}`,
+          instanceType: i.type,
+          nodeAddresses: [{ type: 'InternalIP', address: i.privateIp }, { type: 'Hostname', address: i.name }],
+          zone: i.zone,
+          region: i.region,
+        };
+      },
+    };
+  }
+
+  loadBalancer(): LoadBalancer {
+    return {
+      getLoadBalancerName: balancerName,
+      getLoadBalancer: async (cluster, service) => {
+        try {
+          return statusOf(await this.client.request<{ address: string }>('GET', `/v1/loadbalancers/${balancerName(cluster, service)}`));
+        } catch (e) {
+          if (isNotFound(e)) return undefined;
+          throw e;
+        }
+      },
+      ensureLoadBalancer: (cluster, service, nodes) => this.ensure(cluster, service, nodes),
+      updateLoadBalancer: async (cluster, service, nodes) => { await this.ensure(cluster, service, nodes); },
+      ensureLoadBalancerDeleted: (cluster, service) => this.deleteBalancer(balancerName(cluster, service)),
+      listLoadBalancerNames: async (cluster) => (await this.client.listLoadBalancers()).map((lb) => lb.name).filter((n) => n.startsWith(`${cluster}-lb-`)),
+      deleteLoadBalancerByName: (name) => this.deleteBalancer(name),
+    };
+  }
+
+  routes(): Routes {
+    const prefix = (cluster: string) => `${cluster}-`;
+    return {
+      listRoutes: async (cluster) => {
+        const names = new Map((await this.client.listInstances()).map((i) => [i.id, i.name]));
+        return (await this.client.listRoutes()).filter((r) => r.name.startsWith(prefix(cluster)))
+          .map((r): Route => ({ name: r.name, targetNode: names.get(r.targetInstance) ?? r.targetInstance, destinationCIDR: r.destinationCidr }));
+      },
+      createRoute: async (cluster, nameHint, route, node) => {
+        const instance = await this.instanceOf(node);
+        if (!instance || instance.state === 'terminated') throw new Error(`node ${route.targetNode}: no instance in the local cloud`);
+        await this.client.createRoute({ name: `${prefix(cluster)}${nameHint}`, destinationCidr: route.destinationCIDR, targetInstance: instance.id });
+      },
+      deleteRoute: async (_cluster, route) => {
+        try {
+          await this.client.deleteRoute(route.name);
+        } catch (e) {
+          if (!isNotFound(e)) throw e;
+        }
+      },
+    };
+  }
+
+  private async ensure(cluster: string, service: Obj, nodes: Obj[]): Promise<LoadBalancerStatus> {
+    const name = balancerName(cluster, service);
+    const ports = balancerPorts(service);
+    const wanted = nodes.map((n) => instanceIdOf(n.spec?.providerID)).filter((id): id is string => id !== undefined);
+    // Only live instances: a node whose instance just went is dropped rather than failing the balancer.
+    const live = new Set(wanted.length ? (await this.client.listInstances({ ids: wanted, states: ['pending', 'running', 'stopping', 'stopped'] })).map((i) => i.id) : []);
+    const spec = { ports, targets: wanted.filter((id) => live.has(id)), sourceRanges: sourceRanges(service) };
+    const requested: string | undefined = service.spec?.loadBalancerIP || undefined;
+    let existing: { address: string } | undefined;
+    try {
+      existing = await this.client.request('GET', `/v1/loadbalancers/${name}`);
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+    // A new spec.loadBalancerIP: the cloud never moves a balancer, so it is made again there.
+    if (existing && requested && existing.address !== requested) await this.deleteBalancer(name);
+    return statusOf(await this.client.ensureLoadBalancer(name, { ...spec, ...(requested ? { address: requested } : {}) }));
+  }
+
+  private async deleteBalancer(name: string): Promise<void> {
+    try {
+      await this.client.deleteLoadBalancer(name);
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+  }
+
+  /** The node's instance: by providerID, else by name (a node not yet initialised). */
+  private async instanceOf(node: Obj): Promise<Instance | undefined> {
+    const id = instanceIdOf(node.spec?.providerID);
+    if (id) {
+      try {
+        return await this.client.getInstance(id);
+      } catch (e) {
+        if (isNotFound(e)) return undefined;
+        throw e;
+      }
+    }
+    const found = await this.client.listInstances({ names: [node.metadata.name] });
+    return found.find((i) => i.state !== 'terminated') ?? found[0];
+  }
+}
+
+function statusOf(lb: { address: string }): LoadBalancerStatus {
+  return { ingress: [{ ip: lb.address }] };
+}
+
+registerCloudProvider(LOCAL_PROVIDER, (config) => new LocalCloudProvider(cloudUrlFromConfig(config)));

@@ -1,0 +1,149 @@
+// The service controller (k8s.io/cloud-provider's): a `type: LoadBalancer` Service without a
+// loadBalancerClass gets a cloud balancer. The cleanup finalizer goes on before the cloud is
+// touched, so a Service cannot vanish leaving its balancer behind; the balancer is ensured over
+// the eligible nodes and its address written to status.loadBalancer through services/status;
+// node-set changes are pushed with updateLoadBalancer; a Service deleted or no longer a
+// LoadBalancer loses its balancer, then the finalizer. Failures are Warning events and retried
+// per Service with exponential back-off from 5 s to 300 s, as upstream. At start, balancers of
+// this cluster with no Service are removed (orphans of a CCM that stopped mid-delete).
+import { Controller, type Obj, type Runnable, isNotFound, keyOf } from '../kube/index.js';
+import { logger } from '../common/log.js';
+import { asService, type CcmContext, EXCLUDE_FROM_LB_LABEL, isReady, LB_CLEANUP_FINALIZER, SERVICES } from './context.js';
+
+const log = logger('service-controller');
+
+/** Nodes a balancer sends traffic to: initialised (providerID), Ready, not excluded, not being
+ *  removed by an autoscaler — upstream's predicates for externalTrafficPolicy Cluster. */
+export function eligibleNode(node: Obj): boolean {
+  return Boolean(node.spec?.providerID) && isReady(node) && !node.metadata.deletionTimestamp
+    && node.metadata.labels?.[EXCLUDE_FROM_LB_LABEL] === undefined
+    && !(node.spec?.taints ?? []).some((t: Obj) => t.key === 'ToBeDeletedByClusterAutoscaler');
+}
+
+export function wantsLoadBalancer(service: Obj): boolean {
+  return service.spec?.type === 'LoadBalancer' && !service.spec?.loadBalancerClass && !service.metadata.deletionTimestamp;
+}
+
+const hasFinalizer = (s: Obj) => (s.metadata.finalizers ?? []).includes(LB_CLEANUP_FINALIZER);
+
+/** What of a Service its balancer is made from: a change means ensure again. */
+function balancerSpec(service: Obj): string {
+  const s = service.spec ?? {};
+  return JSON.stringify([s.ports, s.loadBalancerIP, s.loadBalancerSourceRanges, service.metadata.annotations?.['service.beta.kubernetes.io/load-balancer-source-ranges']]);
+}
+
+export function serviceController(ctx: CcmContext): Runnable {
+  const balancers = ctx.cloud.loadBalancer();
+  if (!balancers) throw new Error(`cloud provider "${ctx.cloud.providerName()}" does not support load balancers, which the service controller needs`);
+  const events = ctx.events('service-controller');
+  /** Per Service key: the spec and node set its balancer was last made from. */
+  const applied = new Map<string, { spec: string; nodes: string }>();
+
+  const controller = new Controller({ name: 'service-controller', workers: 2, sync: (key) => sync(key), queue: { baseDelayMs: 5_000, maxDelayMs: 300_000 } });
+  controller.watch(ctx.services);
+  // A change in the set of eligible nodes touches every LoadBalancer Service.
+  controller.watch(ctx.nodes, (node, type, old) => {
+    const before = type === 'add' ? false : eligibleNode(old ?? node);
+    const after = type === 'delete' ? false : eligibleNode(node);
+    if (before === after && !(after && type === 'add')) return undefined;
+    return ctx.services.list().filter(wantsLoadBalancer).map(keyOf);
+  });
+
+  const nodes = () => ctx.nodes.list().filter(eligibleNode).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+
+  async function sync(key: string): Promise<void> {
+    const service = ctx.services.getByKey(key);
+    if (!service) {
+      applied.delete(key);
+      return;
+    }
+    if (!wantsLoadBalancer(service)) {
+      if (hasFinalizer(service)) await deleteBalancer(key, service);
+      return;
+    }
+    let current = service;
+    if (!hasFinalizer(current)) {
+      current = await ctx.client.mergePatch(SERVICES, service.metadata.name, service.metadata.namespace, {
+        metadata: { resourceVersion: service.metadata.resourceVersion, finalizers: [...(service.metadata.finalizers ?? []), LB_CLEANUP_FINALIZER] },
+      });
+    }
+    const targets = nodes();
+    const want = { spec: balancerSpec(current), nodes: targets.map((n) => n.metadata.name).join(',') };
+    const last = applied.get(key);
+    const hasIngress = (current.status?.loadBalancer?.ingress ?? []).length > 0;
+    if (last && last.spec === want.spec && hasIngress) {
+      if (last.nodes === want.nodes) return;
+      try {
+        await balancers!.updateLoadBalancer(ctx.clusterName, current, targets);
+      } catch (e) {
+        void events.event(asService(current), 'Warning', 'UpdateLoadBalancerFailed', `Error updating load balancer with new hosts ${want.nodes}, error: ${(e as Error).message}`);
+        throw e;
+      }
+      applied.set(key, want);
+      void events.event(asService(current), 'Normal', 'UpdatedLoadBalancer', 'Updated load balancer with new hosts');
+      return;
+    }
+    void events.event(asService(current), 'Normal', 'EnsuringLoadBalancer', 'Ensuring load balancer');
+    let status;
+    try {
+      status = await balancers!.ensureLoadBalancer(ctx.clusterName, current, targets);
+    } catch (e) {
+      void events.event(asService(current), 'Warning', 'SyncLoadBalancerFailed', `Error syncing load balancer: failed to ensure load balancer: ${(e as Error).message}`);
+      throw e;
+    }
+    if (JSON.stringify(current.status?.loadBalancer ?? {}) !== JSON.stringify(status)) {
+      await ctx.client.mergePatch(SERVICES, current.metadata.name, current.metadata.namespace, { status: { loadBalancer: status } }, 'status');
+    }
+    applied.set(key, want);
+    void events.event(asService(current), 'Normal', 'EnsuredLoadBalancer', 'Ensured load balancer');
+  }
+
+  async function deleteBalancer(key: string, service: Obj): Promise<void> {
+    void events.event(asService(service), 'Normal', 'DeletingLoadBalancer', 'Deleting load balancer');
+    try {
+      await balancers!.ensureLoadBalancerDeleted(ctx.clusterName, service);
+    } catch (e) {
+      void events.event(asService(service), 'Warning', 'DeleteLoadBalancerFailed', `Error deleting load balancer: ${(e as Error).message}`);
+      throw e;
+    }
+    void events.event(asService(service), 'Normal', 'DeletedLoadBalancer', 'Deleted load balancer');
+    const { name, namespace } = service.metadata;
+    try {
+      // A Service that stopped being a LoadBalancer keeps living: its status no longer names a balancer.
+      if (!service.metadata.deletionTimestamp && service.status?.loadBalancer?.ingress) {
+        await ctx.client.mergePatch(SERVICES, name, namespace, { status: { loadBalancer: null } }, 'status');
+      }
+      await ctx.client.mergePatch(SERVICES, name, namespace, {
+        metadata: { resourceVersion: service.metadata.resourceVersion, finalizers: (service.metadata.finalizers ?? []).filter((f: string) => f !== LB_CLEANUP_FINALIZER) },
+      });
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+    applied.delete(key);
+  }
+
+  /** Balancers of this cluster whose Service is gone: left by a CCM stopped mid-delete (or by a
+   *  Service deleted while no CCM ran and its finalizer was forced off). */
+  async function removeOrphans(): Promise<void> {
+    if (!balancers!.listLoadBalancerNames || !balancers!.deleteLoadBalancerByName) return;
+    const owned = new Set(ctx.services.list().filter((s) => wantsLoadBalancer(s) || hasFinalizer(s)).map((s) => balancers!.getLoadBalancerName(ctx.clusterName, s)));
+    for (const name of await balancers!.listLoadBalancerNames(ctx.clusterName)) {
+      if (owned.has(name)) continue;
+      log.info(`removing orphaned load balancer ${name}: no Service of this cluster has it`);
+      await balancers!.deleteLoadBalancerByName(name);
+    }
+  }
+
+  return {
+    name: 'service-controller',
+    async start(signal: AbortSignal) {
+      await Promise.all([ctx.services.waitForSync(signal), ctx.nodes.waitForSync(signal)]);
+      try {
+        await removeOrphans();
+      } catch (e) {
+        log.warn({ err: e }, 'could not remove orphaned load balancers; the Services themselves are still reconciled');
+      }
+      await controller.run(signal);
+    },
+  };
+}
