@@ -110,11 +110,12 @@ export function serviceController(ctx: CcmContext): Runnable {
     const { name, namespace } = service.metadata;
     try {
       // A Service that stopped being a LoadBalancer keeps living: its status no longer names a balancer.
+      let current = service;
       if (!service.metadata.deletionTimestamp && service.status?.loadBalancer?.ingress) {
-        await ctx.client.mergePatch(SERVICES, name, namespace, { status: { loadBalancer: null } }, 'status');
+        current = await ctx.client.mergePatch(SERVICES, name, namespace, { status: { loadBalancer: null } }, 'status');
       }
       await ctx.client.mergePatch(SERVICES, name, namespace, {
-        metadata: { resourceVersion: service.metadata.resourceVersion, finalizers: (service.metadata.finalizers ?? []).filter((f: string) => f !== LB_CLEANUP_FINALIZER) },
+        metadata: { resourceVersion: current.metadata.resourceVersion, finalizers: (current.metadata.finalizers ?? []).filter((f: string) => f !== LB_CLEANUP_FINALIZER) },
       });
     } catch (e) {
       if (!isNotFound(e)) throw e;

@@ -1,0 +1,223 @@
+// The cloud-controller-manager against the embedded API server and a real local cloud: nodes
+// registered with the uninitialized taint are initialised from their instances; routes follow the
+// podCIDRs; a LoadBalancer Service gets a virtual IP whose proxies (run by the cloud) carry real
+// TCP to the nodes' NodePorts, spreading over them, following port and node-set changes and source
+// ranges; deleting the Service removes its balancer and finalizer; an orphaned balancer is removed
+// at start; a NotReady node whose instance is terminated is deleted.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, get, type Server } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { Manager, type Obj, loadKubeConfig, KubeClient } from '../src/kube/index.js';
+import { addCloudControllers } from '../src/ccm-operator/ccm.js';
+import { balancerName } from '../src/ccm-operator/local-provider.js';
+import { LB_CLEANUP_FINALIZER, NODES, SERVICES, UNINITIALIZED_TAINT } from '../src/ccm-operator/context.js';
+import type { Instance } from '../src/cloud/types.js';
+import { startTestApiServer, type TestApiServer } from './helpers/apiserver.js';
+import { eventually } from './helpers/eventually.js';
+import { isUp, startCloud, waitForInstance, type CloudFixture } from './cloud/cloud-fixture.js';
+
+const EVENTS = { group: '', version: 'v1', resource: 'events', namespaced: true };
+// A cluster name of its own, so this run's balancer addresses (derived from it) differ from any
+// other test's sharing the loopback network.
+const CLUSTER = `ccm${randomBytes(3).toString('hex')}`;
+
+let api: TestApiServer;
+let cloud: CloudFixture;
+let client: KubeClient;
+let instances: Instance[];
+const stop = new AbortController();
+const backends: Server[] = [];
+
+/** GET http://host:port/ → the body, or the error's code (ECONNRESET, ECONNREFUSED…). */
+function httpGet(host: string, port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const req = get({ host, port, path: '/', agent: false, timeout: 3000 }, (res) => {
+      let body = '';
+      res.on('data', (d) => (body += d));
+      res.on('end', () => resolve(body));
+    });
+    req.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+    req.on('timeout', () => req.destroy(Object.assign(new Error('timeout'), { code: 'TIMEOUT' })));
+  });
+}
+
+/** What the node agent's kube-proxy does on a real node (built by another part of bosun): serve
+ *  the Service's NodePort on the node's IP. Here a small HTTP server answering with the node name. */
+async function serveNodePort(node: string, ip: string, port: number): Promise<void> {
+  const server = createServer((_req, res) => res.end(node));
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, ip, () => resolve()));
+  backends.push(server);
+}
+
+async function setReady(name: string, status: 'True' | 'False'): Promise<void> {
+  const node = await client.get(NODES, name);
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const conditions = (node.status?.conditions ?? []).filter((c: Obj) => c.type !== 'Ready');
+  await client.mergePatch(NODES, name, undefined, { status: { conditions: [...conditions, { type: 'Ready', status, reason: status === 'True' ? 'KubeletReady' : 'KubeletNotReady', message: '', lastHeartbeatTime: now, lastTransitionTime: now }] } }, 'status');
+}
+
+async function eventReasons(name: string, namespace = 'default'): Promise<string[]> {
+  const list = await client.list(EVENTS, namespace);
+  return list.items.filter((e: Obj) => e.involvedObject?.name === name).map((e: Obj) => e.reason);
+}
+
+const balancers = async () => (await cloud.client.listLoadBalancers()).filter((lb) => lb.name.startsWith(`${CLUSTER}-`));
+
+before(async () => {
+  api = await startTestApiServer();
+  cloud = await startCloud();
+  client = new KubeClient(loadKubeConfig(api.kubeconfigPath));
+  instances = [];
+  for (const name of ['ccm-node-a', 'ccm-node-b', 'ccm-node-c']) {
+    const created = await cloud.client.createInstance({ name, zone: name === 'ccm-node-b' ? 'local-b' : 'local-a' });
+    instances.push(await waitForInstance(cloud.client, created.id, 'up', isUp));
+  }
+  // Nodes as a kubelet with an external cloud provider registers them.
+  for (const [i, instance] of instances.entries()) {
+    await client.create(NODES, {
+      metadata: { name: instance.name, labels: { 'kubernetes.io/hostname': instance.name } },
+      spec: { podCIDR: `127.1.${i + 1}.0/24`, podCIDRs: [`127.1.${i + 1}.0/24`], taints: [{ key: UNINITIALIZED_TAINT, value: 'true', effect: 'NoSchedule' }] },
+    });
+    await setReady(instance.name, 'True');
+  }
+  // A balancer of this cluster whose Service never existed (a CCM stopped mid-delete).
+  await cloud.client.ensureLoadBalancer(`${CLUSTER}-lb-0123456789abcdef`, { ports: [{ protocol: 'TCP', port: 9999, targetPort: 30999 }], targets: [], sourceRanges: [] });
+  await cloud.client.ensureLoadBalancer('someone-else', { ports: [{ protocol: 'TCP', port: 9998, targetPort: 30998 }], targets: [], sourceRanges: [] });
+
+  const manager = new Manager({ name: 'cloud-controller-manager', kubeconfig: loadKubeConfig(api.kubeconfigPath) });
+  await addCloudControllers(manager, {
+    cloudProvider: 'local', cloudConfig: `[Global]\nurl = ${cloud.service.url}\n`, clusterName: CLUSTER, clusterCidr: '127.1.0.0/16',
+    periods: { nodeMonitorMs: 300, routesMs: 500, nodeStatusMs: 1000 },
+  });
+  void manager.start(stop.signal);
+});
+
+after(async () => {
+  stop.abort();
+  for (const s of backends) s.closeAllConnections(), s.close();
+  await new Promise((r) => setTimeout(r, 200));
+  await cloud.close();
+  await api.stop();
+});
+
+test('uninitialised nodes get providerID, labels and addresses from their instances and lose the taint', async () => {
+  for (const instance of instances) {
+    const node = await eventually(`${instance.name} initialised`, async () => {
+      const n = await client.get(NODES, instance.name);
+      return (n.spec.taints ?? []).some((t: Obj) => t.key === UNINITIALIZED_TAINT) ? undefined : n;
+    }, 10_000);
+    assert.equal(node.spec.providerID, `local://${instance.id}`);
+    const labels = node.metadata.labels;
+    assert.deepEqual(
+      [labels['node.kubernetes.io/instance-type'], labels['topology.kubernetes.io/zone'], labels['topology.kubernetes.io/region'], labels['failure-domain.beta.kubernetes.io/zone'], labels['beta.kubernetes.io/instance-type']],
+      [instance.type, instance.zone, instance.region, instance.zone, instance.type],
+    );
+    assert.deepEqual(node.status.addresses, [{ type: 'InternalIP', address: instance.privateIp }, { type: 'Hostname', address: instance.name }]);
+    await eventually(`Synced event on ${instance.name}`, async () => (await eventReasons(instance.name)).includes('Synced'));
+  }
+});
+
+test('a route per podCIDR and NetworkUnavailable=False (RouteCreated); stale routes in the cluster CIDR go', async () => {
+  await cloud.client.createRoute({ name: `${CLUSTER}-stale`, destinationCidr: '127.1.99.0/24', targetInstance: instances[0].id });
+  await cloud.client.createRoute({ name: 'outside-cluster-cidr', destinationCidr: '127.2.0.0/24', targetInstance: instances[0].id });
+  await eventually('routes for every podCIDR, the stale one gone', async () => {
+    const routes = (await cloud.client.listRoutes()).map((r) => `${r.destinationCidr} ${r.targetInstance}`).sort();
+    const want = [...instances.map((inst, i) => `127.1.${i + 1}.0/24 ${inst.id}`), `127.2.0.0/24 ${instances[0].id}`].sort();
+    return JSON.stringify(routes) === JSON.stringify(want);
+  }, 10_000);
+  for (const instance of instances) {
+    await eventually(`NetworkUnavailable=False on ${instance.name}`, async () => {
+      const c = (await client.get(NODES, instance.name)).status.conditions.find((x: Obj) => x.type === 'NetworkUnavailable');
+      return c?.status === 'False' && c.reason === 'RouteCreated';
+    });
+  }
+});
+
+test('a LoadBalancer Service: finalizer, ingress IP, real TCP through the VIP spread over the nodes, updates, source ranges, deletion', async () => {
+  assert.deepEqual((await cloud.client.listLoadBalancers()).map((lb) => lb.name).filter((n) => !n.startsWith(`${CLUSTER}-lb-`) || n.endsWith('0123456789abcdef')).sort(),
+    ['someone-else'], 'the orphan of this cluster is removed at start; another cluster\'s balancer stays');
+  const created = await client.create(SERVICES, {
+    metadata: { name: 'web', namespace: 'default' },
+    spec: { type: 'LoadBalancer', selector: { app: 'web' }, ports: [{ name: 'http', port: 18080, targetPort: 8080 }] },
+  });
+  const nodePort = created.spec.ports[0].nodePort as number;
+  for (const i of instances) await serveNodePort(i.name, i.privateIp, nodePort);
+
+  const svc = await eventually('ingress IP', async () => {
+    const s = await client.get(SERVICES, 'web', 'default');
+    return s.status?.loadBalancer?.ingress?.[0]?.ip ? s : undefined;
+  }, 15_000);
+  const vip = svc.status.loadBalancer.ingress[0].ip as string;
+  assert.match(vip, /^127\.0\.200\.\d+$/);
+  assert.ok(svc.metadata.finalizers.includes(LB_CLEANUP_FINALIZER));
+  const [lb] = await balancers();
+  assert.equal(lb.name, balancerName(CLUSTER, svc));
+  assert.deepEqual(lb.ports, [{ name: 'http', protocol: 'TCP', port: 18080, targetPort: nodePort }]);
+  assert.deepEqual([...lb.targets].sort(), instances.map((i) => i.id).sort());
+  await eventually('Ensuring/Ensured events', async () => {
+    const reasons = await eventReasons('web');
+    return reasons.includes('EnsuringLoadBalancer') && reasons.includes('EnsuredLoadBalancer');
+  });
+
+  const seen = new Set<string>();
+  await eventually('traffic through the VIP reaches every node', async () => {
+    seen.add(await httpGet(vip, 18080));
+    return instances.every((i) => seen.has(i.name));
+  }, 10_000);
+
+  // A node that refuses: the proxy tries the next one, so no request fails.
+  backends[2].close();
+  backends[2].closeAllConnections();
+  for (let i = 0; i < 6; i++) assert.match(await httpGet(vip, 18080), /^ccm-node-[ab]$/);
+
+  // Node set: the exclusion label takes node c out of the balancer.
+  await client.mergePatch(NODES, instances[2].name, undefined, { metadata: { labels: { 'node.kubernetes.io/exclude-from-external-load-balancers': '' } } });
+  await eventually('node c out of the balancer', async () => {
+    const [b] = await balancers();
+    return b.targets.length === 2 && !b.targets.includes(instances[2].id);
+  }, 10_000);
+  await eventually('UpdatedLoadBalancer event', async () => (await eventReasons('web')).includes('UpdatedLoadBalancer'));
+
+  // Ports: a second port is served, the address and status stay.
+  await client.mergePatch(SERVICES, 'web', 'default', { spec: { ports: [{ name: 'http', port: 18080, targetPort: 8080, nodePort }, { name: 'alt', port: 18081, targetPort: 8080 }] } });
+  const altNodePort = (await client.get(SERVICES, 'web', 'default')).spec.ports[1].nodePort as number;
+  for (const i of instances.slice(0, 2)) await serveNodePort(`${i.name}-alt`, i.privateIp, altNodePort);
+  await eventually('the second port through the VIP', async () => /-alt$/.test(await httpGet(vip, 18081)), 10_000);
+  assert.equal((await client.get(SERVICES, 'web', 'default')).status.loadBalancer.ingress[0].ip, vip, 'the address survives a port change');
+
+  // Source ranges: a client outside them is refused.
+  await client.mergePatch(SERVICES, 'web', 'default', { spec: { loadBalancerSourceRanges: ['10.0.0.0/8'] } });
+  await eventually('refused from 127.0.0.1', async () => !/^ccm-node/.test(await httpGet(vip, 18080)), 10_000);
+  await client.mergePatch(SERVICES, 'web', 'default', { spec: { loadBalancerSourceRanges: ['127.0.0.0/8'] } });
+  await eventually('allowed again', async () => /^ccm-node/.test(await httpGet(vip, 18080)), 10_000);
+
+  // Deleting the Service removes its balancer, then the finalizer (and so the Service).
+  await client.delete(SERVICES, 'web', 'default');
+  await eventually('Service gone', async () => (await client.read(SERVICES, 'web', 'default')) === undefined, 10_000);
+  assert.deepEqual(await balancers(), []);
+  assert.notEqual(await httpGet(vip, 18080), 'ccm-node-a', 'nothing listens on the VIP any more');
+});
+
+test('a spec.loadBalancerIP is honoured', async () => {
+  await client.create(SERVICES, { metadata: { name: 'pinned', namespace: 'default' }, spec: { type: 'LoadBalancer', loadBalancerIP: '127.0.200.201', ports: [{ port: 18090 }] } });
+  await eventually('pinned address', async () => (await client.get(SERVICES, 'pinned', 'default')).status?.loadBalancer?.ingress?.[0]?.ip === '127.0.200.201', 10_000);
+  await client.mergePatch(SERVICES, 'pinned', 'default', { spec: { type: 'ClusterIP', loadBalancerIP: null } });
+  await eventually('balancer gone when the type changes', async () => (await balancers()).length === 0, 10_000);
+  const s = await eventually('finalizer removed', async () => {
+    const x = await client.get(SERVICES, 'pinned', 'default');
+    return (x.metadata.finalizers ?? []).includes(LB_CLEANUP_FINALIZER) ? undefined : x;
+  });
+  assert.deepEqual(s.status.loadBalancer ?? {}, {});
+});
+
+test('a NotReady node whose instance is stopped is tainted shutdown; once terminated it is deleted', async () => {
+  const victim = instances[1];
+  await setReady(victim.name, 'False');
+  await cloud.client.operate('stop', victim.id);
+  await eventually('shutdown taint', async () => ((await client.get(NODES, victim.name)).spec.taints ?? []).some((t: Obj) => t.key === 'node.cloudprovider.kubernetes.io/shutdown'), 15_000);
+  await cloud.client.operate('terminate', victim.id);
+  await eventually(`${victim.name} deleted`, async () => (await client.read(NODES, victim.name)) === undefined, 15_000);
+  assert.ok((await eventReasons(victim.name)).includes('DeletingNode'));
+  assert.ok(await client.read(NODES, instances[0].name), 'Ready nodes stay');
+});
