@@ -95,7 +95,10 @@ before(async () => {
 
 after(async () => {
   stop.abort();
-  for (const s of backends) s.closeAllConnections(), s.close();
+  for (const s of backends) {
+    s.closeAllConnections();
+    s.close();
+  }
   await new Promise((r) => setTimeout(r, 200));
   await cloud.close();
   await api.stop();

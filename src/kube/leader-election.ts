@@ -78,15 +78,23 @@ export class LeaderElector {
     const durationSeconds = Math.max(1, Math.round(this.leaseDurationMs / 1000));
     const lease = await this.client.read(LEASES, name, namespace);
     if (!lease) {
-      await this.ensureNamespace();
+      const stamp = microTime(now);
+      const create = () => this.client.create(LEASES, {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name, namespace },
+        spec: { holderIdentity: this.identity, leaseDurationSeconds: durationSeconds, acquireTime: stamp, renewTime: stamp, leaseTransitions: 0 },
+      });
       try {
-        const stamp = microTime(now);
-        await this.client.create(LEASES, {
-          apiVersion: 'coordination.k8s.io/v1',
-          kind: 'Lease',
-          metadata: { name, namespace },
-          spec: { holderIdentity: this.identity, leaseDurationSeconds: durationSeconds, acquireTime: stamp, renewTime: stamp, leaseTransitions: 0 },
-        });
+        try {
+          await create();
+        } catch (err) {
+          // The namespace is made only when missing: a component whose role grants leases but
+          // not namespaces (the cloud-controller-manager's) must still be able to lead.
+          if (code(err) !== 404) throw err;
+          await this.ensureNamespace();
+          await create();
+        }
         return true;
       } catch (err) {
         if (code(err) === 409) return false;
