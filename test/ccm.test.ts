@@ -26,7 +26,7 @@ let api: TestApiServer;
 let cloud: CloudFixture;
 let client: KubeClient;
 let instances: Instance[];
-const stop = new AbortController();
+let stop = new AbortController();
 const backends: Server[] = [];
 
 /** GET http://host:port/ → the body, or the error's code (ECONNRESET, ECONNREFUSED…). */
@@ -85,13 +85,18 @@ before(async () => {
   await cloud.client.ensureLoadBalancer(`${CLUSTER}-lb-0123456789abcdef`, { ports: [{ protocol: 'TCP', port: 9999, targetPort: 30999 }], targets: [], sourceRanges: [] });
   await cloud.client.ensureLoadBalancer('someone-else', { ports: [{ protocol: 'TCP', port: 9998, targetPort: 30998 }], targets: [], sourceRanges: [] });
 
+  await startCcm();
+});
+
+async function startCcm(): Promise<void> {
+  stop = new AbortController();
   const manager = new Manager({ name: 'cloud-controller-manager', kubeconfig: loadKubeConfig(api.kubeconfigPath) });
   await addCloudControllers(manager, {
     cloudProvider: 'local', cloudConfig: `[Global]\nurl = ${cloud.service.url}\n`, clusterName: CLUSTER, clusterCidr: '127.1.0.0/16',
     periods: { nodeMonitorMs: 300, routesMs: 500, nodeStatusMs: 1000 },
   });
   void manager.start(stop.signal);
-});
+}
 
 after(async () => {
   stop.abort();
@@ -212,6 +217,25 @@ test('a spec.loadBalancerIP is honoured', async () => {
     return (x.metadata.finalizers ?? []).includes(LB_CLEANUP_FINALIZER) ? undefined : x;
   });
   assert.deepEqual(s.status.loadBalancer ?? {}, {});
+});
+
+test('balancers are the cloud\'s: traffic flows with no CCM running, and a new CCM keeps the address', async () => {
+  await client.create(SERVICES, { metadata: { name: 'steady', namespace: 'default' }, spec: { type: 'LoadBalancer', ports: [{ port: 18095 }] } });
+  const nodePort = (await client.get(SERVICES, 'steady', 'default')).spec.ports[0].nodePort as number;
+  await serveNodePort('steady-a', instances[0].privateIp, nodePort);
+  const vip = await eventually('steady ingress', async () => (await client.get(SERVICES, 'steady', 'default')).status?.loadBalancer?.ingress?.[0]?.ip as string | undefined, 10_000);
+  await eventually('steady serves', async () => (await httpGet(vip, 18095)) === 'steady-a', 10_000);
+  stop.abort();
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(await httpGet(vip, 18095), 'steady-a', 'the balancer carries traffic while no CCM runs');
+  const before = await balancers();
+  await startCcm();
+  await eventually('the new CCM has synced the Service', async () => (await eventReasons('steady')).filter((r) => r === 'EnsuredLoadBalancer').length >= 2, 10_000);
+  assert.deepEqual((await balancers()).map((b) => [b.name, b.address, b.createdAt]), before.map((b) => [b.name, b.address, b.createdAt]));
+  assert.equal((await client.get(SERVICES, 'steady', 'default')).status.loadBalancer.ingress[0].ip, vip);
+  assert.equal(await httpGet(vip, 18095), 'steady-a');
+  await client.delete(SERVICES, 'steady', 'default');
+  await eventually('steady gone', async () => (await client.read(SERVICES, 'steady', 'default')) === undefined && (await balancers()).length === 0, 10_000);
 });
 
 test('a NotReady node whose instance is stopped is tainted shutdown; once terminated it is deleted', async () => {
