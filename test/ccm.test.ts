@@ -207,6 +207,20 @@ test('a LoadBalancer Service: finalizer, ingress IP, real TCP through the VIP sp
   assert.notEqual(await httpGet(vip, 18080), 'ccm-node-a', 'nothing listens on the VIP any more');
 });
 
+test('a Service the cloud cannot serve: finalizer first, SyncLoadBalancerFailed, no balancer', async () => {
+  await client.create(SERVICES, { metadata: { name: 'dns', namespace: 'default' }, spec: { type: 'LoadBalancer', ports: [{ port: 18053, protocol: 'UDP' }] } });
+  await eventually('SyncLoadBalancerFailed', async () => (await eventReasons('dns')).includes('SyncLoadBalancerFailed'), 10_000);
+  const events = (await client.list(EVENTS, 'default')).items.filter((e: Obj) => e.involvedObject?.name === 'dns' && e.reason === 'SyncLoadBalancerFailed');
+  assert.match(events[0].message, /^Error syncing load balancer: .*protocol UDP is not supported by the local cloud/);
+  assert.equal(events[0].type, 'Warning');
+  const s = await client.get(SERVICES, 'dns', 'default');
+  assert.ok(s.metadata.finalizers.includes(LB_CLEANUP_FINALIZER), 'the finalizer is there before the cloud is asked');
+  assert.deepEqual(s.status?.loadBalancer ?? {}, {});
+  assert.deepEqual(await balancers(), []);
+  await client.delete(SERVICES, 'dns', 'default');
+  await eventually('dns gone', async () => (await client.read(SERVICES, 'dns', 'default')) === undefined, 10_000);
+});
+
 test('a spec.loadBalancerIP is honoured', async () => {
   await client.create(SERVICES, { metadata: { name: 'pinned', namespace: 'default' }, spec: { type: 'LoadBalancer', loadBalancerIP: '127.0.200.201', ports: [{ port: 18090 }] } });
   await eventually('pinned address', async () => (await client.get(SERVICES, 'pinned', 'default')).status?.loadBalancer?.ingress?.[0]?.ip === '127.0.200.201', 10_000);
@@ -216,7 +230,7 @@ test('a spec.loadBalancerIP is honoured', async () => {
     const x = await client.get(SERVICES, 'pinned', 'default');
     return (x.metadata.finalizers ?? []).includes(LB_CLEANUP_FINALIZER) ? undefined : x;
   });
-  assert.deepEqual(s.status.loadBalancer ?? {}, {});
+  assert.deepEqual(s.status?.loadBalancer ?? {}, {});
 });
 
 test('balancers are the cloud\'s: traffic flows with no CCM running, and a new CCM keeps the address', async () => {

@@ -39,24 +39,26 @@ export function cloudNodeController(ctx: CcmContext, resyncPeriodMs = NODE_STATU
 
   async function initialize(node: Obj): Promise<void> {
     const meta = await instances!.instanceMetadata(node);
+    // Addresses first: once the taint is gone, the node is complete.
+    const withAddresses = await updateAddresses(node, meta);
     const taints = (node.spec?.taints ?? []).filter((t: Obj) => t.key !== UNINITIALIZED_TAINT);
     let updated: Obj;
     try {
       updated = await ctx.client.mergePatch(NODES, node.metadata.name, undefined, {
-        metadata: { resourceVersion: node.metadata.resourceVersion, labels: cloudLabels(meta) },
+        metadata: { resourceVersion: withAddresses.metadata.resourceVersion, labels: cloudLabels(meta) },
         spec: { ...(node.spec?.providerID ? {} : { providerID: meta.providerID }), taints: taints.length ? taints : null },
       });
     } catch (e) {
       if (isNotFound(e)) return;
       throw e;
     }
-    await updateAddresses(updated, meta);
     void events.event(asNode(updated), 'Normal', 'Synced', 'Node synced successfully');
   }
 
-  async function updateAddresses(node: Obj, meta: InstanceMetadata): Promise<void> {
-    if (JSON.stringify(node.status?.addresses ?? []) === JSON.stringify(meta.nodeAddresses)) return;
-    await ctx.client.mergePatch(NODES, node.metadata.name, undefined, { status: { addresses: meta.nodeAddresses } }, 'status');
+  /** Writes the cloud's addresses when they differ; returns the node as it now is. */
+  async function updateAddresses(node: Obj, meta: InstanceMetadata): Promise<Obj> {
+    if (JSON.stringify(node.status?.addresses ?? []) === JSON.stringify(meta.nodeAddresses)) return node;
+    return ctx.client.mergePatch(NODES, node.metadata.name, undefined, { status: { addresses: meta.nodeAddresses } }, 'status');
   }
 
   return controller;

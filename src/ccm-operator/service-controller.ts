@@ -68,6 +68,7 @@ export function serviceController(ctx: CcmContext): Runnable {
       });
     }
     const targets = nodes();
+    if (targets.length === 0) void events.event(asService(current), 'Warning', 'UnAvailableLoadBalancer', 'There are no available nodes for LoadBalancer');
     const want = { spec: balancerSpec(current), nodes: targets.map((n) => n.metadata.name).join(',') };
     const last = applied.get(key);
     const hasIngress = (current.status?.loadBalancer?.ingress ?? []).length > 0;
