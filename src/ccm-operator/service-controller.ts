@@ -4,10 +4,12 @@
 // the eligible nodes and its address written to status.loadBalancer through services/status;
 // node-set changes are pushed with updateLoadBalancer; a Service deleted or no longer a
 // LoadBalancer loses its balancer, then the finalizer. Failures are Warning events and retried
-// per Service with exponential back-off from 5 s to 300 s, as upstream. At start, balancers of
+// per Service with exponential back-off from 5 s to 300 s, as upstream; a cloud that answers
+// RetryError (not done yet, not failed) is asked again after the delay it gives, without an event. At start, balancers of
 // this cluster with no Service are removed (orphans of a CCM that stopped mid-delete).
-import { Controller, type Obj, type Runnable, isNotFound, keyOf } from '../kube/index.js';
+import { Controller, type Obj, type Runnable, type SyncResult, isNotFound, keyOf } from '../kube/index.js';
 import { logger } from '../common/log.js';
+import { RetryError } from './cloud-provider.js';
 import { asService, type CcmContext, EXCLUDE_FROM_LB_LABEL, isReady, LB_CLEANUP_FINALIZER, SERVICES } from './context.js';
 
 const log = logger('service-controller');
@@ -51,14 +53,14 @@ export function serviceController(ctx: CcmContext): Runnable {
 
   const nodes = () => ctx.nodes.list().filter(eligibleNode).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
 
-  async function sync(key: string): Promise<void> {
+  async function sync(key: string): Promise<SyncResult | void> {
     const service = ctx.services.getByKey(key);
     if (!service) {
       applied.delete(key);
       return;
     }
     if (!wantsLoadBalancer(service)) {
-      if (hasFinalizer(service)) await deleteBalancer(key, service);
+      if (hasFinalizer(service)) return deleteBalancer(key, service);
       return;
     }
     let current = service;
@@ -77,6 +79,7 @@ export function serviceController(ctx: CcmContext): Runnable {
       try {
         await balancers!.updateLoadBalancer(ctx.clusterName, current, targets);
       } catch (e) {
+        if (e instanceof RetryError) return { requeueAfterMs: e.retryAfterMs };
         void events.event(asService(current), 'Warning', 'UpdateLoadBalancerFailed', `Error updating load balancer with new hosts ${want.nodes}, error: ${(e as Error).message}`);
         throw e;
       }
@@ -89,6 +92,7 @@ export function serviceController(ctx: CcmContext): Runnable {
     try {
       status = await balancers!.ensureLoadBalancer(ctx.clusterName, current, targets);
     } catch (e) {
+      if (e instanceof RetryError) return { requeueAfterMs: e.retryAfterMs };
       void events.event(asService(current), 'Warning', 'SyncLoadBalancerFailed', `Error syncing load balancer: failed to ensure load balancer: ${(e as Error).message}`);
       throw e;
     }
@@ -99,11 +103,12 @@ export function serviceController(ctx: CcmContext): Runnable {
     void events.event(asService(current), 'Normal', 'EnsuredLoadBalancer', 'Ensured load balancer');
   }
 
-  async function deleteBalancer(key: string, service: Obj): Promise<void> {
+  async function deleteBalancer(key: string, service: Obj): Promise<SyncResult | void> {
     void events.event(asService(service), 'Normal', 'DeletingLoadBalancer', 'Deleting load balancer');
     try {
       await balancers!.ensureLoadBalancerDeleted(ctx.clusterName, service);
     } catch (e) {
+      if (e instanceof RetryError) return { requeueAfterMs: e.retryAfterMs };
       void events.event(asService(service), 'Warning', 'DeleteLoadBalancerFailed', `Error deleting load balancer: ${(e as Error).message}`);
       throw e;
     }
