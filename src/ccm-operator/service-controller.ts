@@ -3,10 +3,12 @@
 // touched, so a Service cannot vanish leaving its balancer behind; the balancer is ensured over
 // the eligible nodes and its address written to status.loadBalancer through services/status;
 // node-set changes are pushed with updateLoadBalancer; a Service deleted or no longer a
-// LoadBalancer loses its balancer, then the finalizer. Failures are Warning events and retried
-// per Service with exponential back-off from 5 s to 300 s, as upstream; a cloud that answers
-// RetryError (not done yet, not failed) is asked again after the delay it gives, without an event. At start, balancers of
-// this cluster with no Service are removed (orphans of a CCM that stopped mid-delete).
+// LoadBalancer loses its balancer, then the finalizer. Failures are Warning events (upstream's
+// reasons: SyncLoadBalancerFailed for ensure and delete, UpdateLoadBalancerFailed for node-set
+// updates) retried per Service with exponential back-off from 5 s to 300 s, as upstream; a
+// cloud that answers RetryError (not done yet, not failed) is asked again after the delay it
+// gives, without an event. At start, balancers of this cluster with no Service are removed
+// (orphans of a CCM that stopped mid-delete).
 import { Controller, type Obj, type Runnable, type SyncResult, isNotFound, keyOf } from '../kube/index.js';
 import { logger } from '../common/log.js';
 import { RetryError } from './cloud-provider.js';
@@ -103,20 +105,25 @@ export function serviceController(ctx: CcmContext): Runnable {
     void events.event(asService(current), 'Normal', 'EnsuredLoadBalancer', 'Ensured load balancer');
   }
 
+  /** As upstream: Deleting/Deleted events around the cloud call (Deleting only when there is a
+   *  balancer), a failure reported as SyncLoadBalancerFailed; the status emptied, then the
+   *  finalizer removed. */
   async function deleteBalancer(key: string, service: Obj): Promise<SyncResult | void> {
-    void events.event(asService(service), 'Normal', 'DeletingLoadBalancer', 'Deleting load balancer');
+    const failed = (e: unknown) => void events.event(asService(service), 'Warning', 'SyncLoadBalancerFailed', `Error syncing load balancer: failed to delete load balancer: ${(e as Error).message}`);
     try {
-      await balancers!.ensureLoadBalancerDeleted(ctx.clusterName, service);
+      if (await balancers!.getLoadBalancer(ctx.clusterName, service)) {
+        void events.event(asService(service), 'Normal', 'DeletingLoadBalancer', 'Deleting load balancer');
+        await balancers!.ensureLoadBalancerDeleted(ctx.clusterName, service);
+      }
     } catch (e) {
       if (e instanceof RetryError) return { requeueAfterMs: e.retryAfterMs };
-      void events.event(asService(service), 'Warning', 'DeleteLoadBalancerFailed', `Error deleting load balancer: ${(e as Error).message}`);
+      failed(e);
       throw e;
     }
-    void events.event(asService(service), 'Normal', 'DeletedLoadBalancer', 'Deleted load balancer');
     const { name, namespace } = service.metadata;
     try {
-      // A Service that stopped being a LoadBalancer keeps living: its status no longer names a balancer.
       let current = service;
+      // A Service that stopped being a LoadBalancer keeps living: its status no longer names a balancer.
       if (!service.metadata.deletionTimestamp && service.status?.loadBalancer?.ingress) {
         current = await ctx.client.mergePatch(SERVICES, name, namespace, { status: { loadBalancer: null } }, 'status');
       }
@@ -126,6 +133,7 @@ export function serviceController(ctx: CcmContext): Runnable {
     } catch (e) {
       if (!isNotFound(e)) throw e;
     }
+    void events.event(asService(service), 'Normal', 'DeletedLoadBalancer', 'Deleted load balancer');
     applied.delete(key);
   }
 
