@@ -124,6 +124,10 @@ test('uninitialised nodes get providerID, labels and addresses from their instan
     assert.deepEqual(node.status.addresses, [{ type: 'InternalIP', address: instance.privateIp }, { type: 'Hostname', address: instance.name }]);
     await eventually(`Synced event on ${instance.name}`, async () => (await eventReasons(instance.name)).includes('Synced'));
   }
+  // Addresses follow the cloud: a wrong one is put back on the next periodic sync.
+  const a = instances[0];
+  await client.mergePatch(NODES, a.name, undefined, { status: { addresses: [{ type: 'InternalIP', address: '10.9.9.9' }] } }, 'status');
+  await eventually('addresses restored', async () => (await client.get(NODES, a.name)).status.addresses[0].address === a.privateIp, 10_000);
 });
 
 test('a route per podCIDR and NetworkUnavailable=False (RouteCreated); stale routes in the cluster CIDR go', async () => {

@@ -49,7 +49,7 @@ export function serviceController(ctx: CcmContext): Runnable {
   controller.watch(ctx.nodes, (node, type, old) => {
     const before = type === 'add' ? false : eligibleNode(old ?? node);
     const after = type === 'delete' ? false : eligibleNode(node);
-    if (before === after && !(after && type === 'add')) return undefined;
+    if (before === after) return undefined;
     return ctx.services.list().filter(wantsLoadBalancer).map(keyOf);
   });
 
