@@ -4,12 +4,12 @@
 // pure: they return a new document and never modify their inputs. A JSON patch may not produce
 // an object nested deeper than the decoding limit (nesting.ts).
 
+import { BosunError } from '../common/errors.js';
 import { MAX_PATCHED_DEPTH, valueNestingDepth } from './nesting.js';
 
-export class PatchError extends Error {
+export class PatchError extends BosunError {
   constructor(message: string) {
-    super(message);
-    this.name = 'PatchError';
+    super('PatchInvalid', message);
   }
 }
 

@@ -2,10 +2,10 @@
 // `?labelSelector=` and `?fieldSelector=`, and metav1.LabelSelector objects (matchLabels +
 // matchExpressions) used by Deployments, PDBs, MachineConfigPools and friends.
 
-export class SelectorError extends Error {
+import { BosunError } from '../common/errors.js';
+export class SelectorError extends BosunError {
   constructor(message: string) {
-    super(message);
-    this.name = 'SelectorError';
+    super('SelectorInvalid', message);
   }
 }
 

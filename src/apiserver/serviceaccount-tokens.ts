@@ -2,6 +2,7 @@
 // directory, with the claims kube-apiserver writes; authentication turns such a token back into
 // the service account's user, or says why it is not valid. Only node:crypto: a JWT is three
 // base64url parts and one RSA signature, too little to need a library.
+import { BosunError } from '../common/errors.js';
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, sign, verify, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -57,8 +58,12 @@ export interface IssuedToken {
   expirationSeconds: number;
 }
 
-export class TokenRequestError extends Error {
-  readonly reason = 'Invalid';
+/** A TokenRequest the server refuses; its reason is the Kubernetes Status reason it answers with. */
+export class TokenRequestError extends BosunError {
+  declare readonly reason: 'Invalid';
+  constructor(message: string) {
+    super('Invalid', message);
+  }
 }
 
 function base64url(data: Buffer | string): string {

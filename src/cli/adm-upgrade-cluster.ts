@@ -3,6 +3,7 @@
 // `--to-image` start an update (with `--wait`, followed to the end with a progress bar);
 // `channel NAME` picks the channel. The pure parts (rendering, choosing a target) are exported
 // for tests.
+import { BosunError } from '../common/errors.js';
 import type { Command } from 'commander';
 import * as k8s from '@kubernetes/client-node';
 import semver from 'semver';
@@ -11,7 +12,11 @@ import { loadKubeConfig } from '../kube/kubeconfig.js';
 type Obj = Record<string, any>;
 const CV = { group: 'config.openshift.io', version: 'v1', plural: 'clusterversions', name: 'version' };
 
-export class UpgradeCommandError extends Error {}
+export class UpgradeCommandError extends BosunError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('UpgradeRefused', message, options);
+  }
+}
 
 const cond = (cv: Obj, type: string): Obj | undefined => (cv.status?.conditions ?? []).find((c: Obj) => c.type === type);
 
