@@ -3,6 +3,7 @@
 // `pods/eviction` subresource makes, both as kube-controller-manager and kube-apiserver do them.
 // Pure functions over plain objects; the caller reads pods and PDBs and writes the results.
 
+import { rfc3339 } from '../common/time.js';
 export interface OwnerReference {
   apiVersion: string;
   kind: string;
@@ -157,7 +158,7 @@ function disruptionAllowedConditions(previous: Condition[] | undefined, disrupti
   const condition: Condition = {
     type: 'DisruptionAllowed', status, reason: allowed ? 'SufficientPods' : 'InsufficientPods', message: '',
     observedGeneration: generation,
-    lastTransitionTime: old && old.status === status ? old.lastTransitionTime : now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    lastTransitionTime: old && old.status === status ? old.lastTransitionTime : rfc3339(now),
   };
   return [...(previous ?? []).filter((c) => c.type !== 'DisruptionAllowed'), condition];
 }
@@ -225,7 +226,7 @@ export function decideEviction(pod: Pod, namespacePdbs: Pdb[], now: Date): Evict
   const disruptionsAllowed = status.disruptionsAllowed - 1;
   const next: PdbStatus = {
     ...status, disruptionsAllowed,
-    disruptedPods: { ...(status.disruptedPods ?? {}), [pod.metadata.name]: now.toISOString().replace(/\.\d{3}Z$/, 'Z') },
+    disruptedPods: { ...(status.disruptedPods ?? {}), [pod.metadata.name]: rfc3339(now) },
   };
   if (disruptionsAllowed === 0) next.conditions = disruptionAllowedConditions(status.conditions, 0, status.observedGeneration, now);
   return { action: 'delete', pdb: { name: pdb.metadata.name, status: next } };

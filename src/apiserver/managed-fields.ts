@@ -1,6 +1,7 @@
 // managedFields as kube-apiserver keeps them: the entries (manager, operation, API version,
 // subresource, fieldsV1), and the Update bookkeeping the server does on every ordinary create,
 // update and patch: the fields a writer changed become its own and leave every other manager.
+import { rfc3339 } from '../common/time.js';
 import {
   builtinListTypes, IGNORED_METADATA, IGNORED_TOP, isObject, itemKey, sortedJson,
   type FieldScope, type Json, type JsonObject, type ListTypes, type ObjectData,
@@ -19,10 +20,6 @@ export interface ManagedFieldsEntry {
 export function sameEntry(a: ManagedFieldsEntry, b: Pick<ManagedFieldsEntry, 'manager' | 'operation' | 'apiVersion' | 'subresource'>): boolean {
   return a.manager === b.manager && a.operation === b.operation && (a.subresource ?? '') === (b.subresource ?? '')
     && (a.operation === 'Apply' || a.apiVersion === b.apiVersion);
-}
-
-export function timestamp(now: Date): string {
-  return now.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** The managedFields entries of an object (none when it has no metadata). */
@@ -215,7 +212,7 @@ export function recordUpdate(oldData: ObjectData | undefined, updatedData: Objec
   if (!isEmptyNode(mine)) {
     let entry = mineEntry;
     if (!entry || mineModified) {
-      entry = { manager: options.manager, operation: 'Update', apiVersion: options.apiVersion, time: timestamp(options.now ?? new Date()), fieldsType: 'FieldsV1', fieldsV1: fieldsFromNode(mine) };
+      entry = { manager: options.manager, operation: 'Update', apiVersion: options.apiVersion, time: rfc3339(options.now ?? new Date()), fieldsType: 'FieldsV1', fieldsV1: fieldsFromNode(mine) };
       if (options.subresource) entry.subresource = options.subresource;
     }
     if (mineIndex >= 0) result.splice(mineIndex, 0, entry);

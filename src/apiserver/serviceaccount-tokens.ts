@@ -2,6 +2,7 @@
 // directory, with the claims kube-apiserver writes; authentication turns such a token back into
 // the service account's user, or says why it is not valid. Only node:crypto: a JWT is three
 // base64url parts and one RSA signature, too little to need a library.
+import { rfc3339 } from '../common/time.js';
 import { BosunError } from '../common/errors.js';
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, sign, verify, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
@@ -100,7 +101,7 @@ export function issueToken(keys: SigningKeys, sa: ServiceAccountRef, spec: Token
   const signature = sign('sha256', Buffer.from(signingInput), keys.privateKey);
   return {
     token: `${signingInput}.${base64url(signature)}`,
-    expirationTimestamp: new Date(claims.exp * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    expirationTimestamp: rfc3339(new Date(claims.exp * 1000)),
     audiences, expirationSeconds,
   };
 }

@@ -8,6 +8,7 @@
 // States: candidate → (acquired) leading → (renew failed past the deadline, or stopped) →
 // candidate again, or done when the signal aborts (a leader then releases the Lease at once so a
 // successor need not wait out the lease duration).
+import { rfc3339Micro } from '../common/time.js';
 import type * as k8s from '@kubernetes/client-node';
 import { hostname } from 'node:os';
 import { logger } from '../common/log.js';
@@ -17,9 +18,6 @@ import { resources } from './resources.js';
 
 const log = logger('leader-election');
 const { leases: LEASES, namespaces: NAMESPACES } = resources;
-
-/** A MicroTime as the API writes it: RFC 3339 with microseconds. */
-const microTime = (date: Date) => date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 
 export interface LeaderElectionOptions {
   /** How to reach the API: a client, or a kubeconfig to make one from. */
@@ -80,7 +78,7 @@ export class LeaderElector {
     if (!lease) {
       await this.ensureNamespace();
       try {
-        const stamp = microTime(now);
+        const stamp = rfc3339Micro(now);
         await this.client.create(LEASES, {
           apiVersion: 'coordination.k8s.io/v1',
           kind: 'Lease',
@@ -105,8 +103,8 @@ export class LeaderElector {
         ...spec,
         holderIdentity: this.identity,
         leaseDurationSeconds: durationSeconds,
-        renewTime: microTime(now),
-        ...(takingOver ? { acquireTime: microTime(now), leaseTransitions: (spec.leaseTransitions ?? 0) + 1 } : {}),
+        renewTime: rfc3339Micro(now),
+        ...(takingOver ? { acquireTime: rfc3339Micro(now), leaseTransitions: (spec.leaseTransitions ?? 0) + 1 } : {}),
       },
     };
     try {

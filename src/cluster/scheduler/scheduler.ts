@@ -22,7 +22,7 @@ import { Counter, Gauge } from 'prom-client';
 import type { MetaLabelSelector } from '../../apiserver/selectors.js';
 import type { Logger } from '../../common/log.js';
 import { type KubeClient, type Obj, isConflict, isNotFound, resourcePath } from '../../kube/client.js';
-import { rfc3339 } from '../../kube/conditions.js';
+import { rfc3339 } from '../../common/time.js';
 import { Controller, type SyncContext, type SyncResult, TerminalError } from '../../kube/controller.js';
 import { EventRecorder } from '../../kube/events.js';
 import type { EventType, Informer, InformerFactory } from '../../kube/informer.js';
