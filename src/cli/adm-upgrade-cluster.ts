@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import * as k8s from '@kubernetes/client-node';
 import semver from 'semver';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
+import { isConflict, isNotFound } from '../kube/client.js';
 
 type Obj = Record<string, any>;
 const CV = { group: 'config.openshift.io', version: 'v1', plural: 'clusterversions', name: 'version' };
@@ -121,7 +122,7 @@ async function readCV(api: k8s.CustomObjectsApi): Promise<Obj> {
   try {
     return (await api.getClusterCustomObject(CV)) as Obj;
   } catch (e) {
-    if ((e as { code?: number }).code === 404) throw new UpgradeCommandError('there is no ClusterVersion "version" in this cluster');
+    if (isNotFound(e)) throw new UpgradeCommandError('there is no ClusterVersion "version" in this cluster');
     throw new UpgradeCommandError(`cannot read ClusterVersion "version": ${(e as Error).message.split('\n')[0]}`);
   }
 }
@@ -133,7 +134,7 @@ async function patchSpec(api: k8s.CustomObjectsApi, change: (spec: Obj) => Obj):
       await api.replaceClusterCustomObject({ ...CV, body: { ...cv, spec: change({ ...(cv.spec ?? {}) }) } });
       return;
     } catch (e) {
-      if ((e as { code?: number }).code !== 409) throw e;
+      if (!isConflict(e)) throw e;
     }
   }
   throw new UpgradeCommandError('the ClusterVersion kept changing underneath; try again');

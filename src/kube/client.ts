@@ -18,8 +18,7 @@ export interface ResourceRef {
   namespaced: boolean;
 }
 
-/** An error the API server answered with, carrying its Status. */
-/** An error answer from a Kubernetes API server; its reason is the Status reason. */
+/** An error the API server answered with, carrying its Status; its reason is the Status reason. */
 export class KubeApiError extends BosunError {
   constructor(
     readonly code: number,

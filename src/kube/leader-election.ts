@@ -13,7 +13,7 @@ import type * as k8s from '@kubernetes/client-node';
 import { hostname } from 'node:os';
 import { logger } from '../common/log.js';
 import { type Clock, realClock, sleepOn } from './clock.js';
-import { KubeClient, type Obj } from './client.js';
+import { isConflict, KubeClient, type Obj } from './client.js';
 import { resources } from './resources.js';
 
 const log = logger('leader-election');
@@ -37,11 +37,6 @@ export interface LeaderElectionOptions {
   /** Runs while leading; its signal aborts when leadership is lost or the candidate stops. */
   onStartedLeading: (leading: AbortSignal) => Promise<void> | void;
   onStoppedLeading?: () => void;
-}
-
-
-function code(e: unknown): number | undefined {
-  return (e as { code?: number }).code;
 }
 
 export class LeaderElector {
@@ -87,7 +82,7 @@ export class LeaderElector {
         });
         return true;
       } catch (err) {
-        if (code(err) === 409) return false;
+        if (isConflict(err)) return false;
         throw err;
       }
     }
@@ -111,7 +106,7 @@ export class LeaderElector {
       await this.client.update(LEASES, next);
       return true;
     } catch (e) {
-      if (code(e) === 409) return false;
+      if (isConflict(e)) return false;
       throw e;
     }
   }
@@ -120,7 +115,7 @@ export class LeaderElector {
     try {
       await this.client.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: this.options.namespace } });
     } catch (e) {
-      if (code(e) !== 409) throw e;
+      if (!isConflict(e)) throw e;
     }
   }
 
