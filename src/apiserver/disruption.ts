@@ -4,13 +4,7 @@
 // Pure functions over plain objects; the caller reads pods and PDBs and writes the results.
 
 import { rfc3339 } from '../common/time.js';
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-}
+import type { OwnerReference } from '../common/kube-types.js';
 
 export interface Pod {
   metadata: {
