@@ -10,7 +10,7 @@ import { readEndpoint } from '../cloud/endpoint.js';
 import type { IgnitionMode } from '../cloud/firmware.js';
 import { DEFAULT_BOOT_DELAY_MS, type Operation } from '../cloud/lifecycle.js';
 import { INSTANCE_STATES, type Instance, type InstanceState } from '../cloud/types.js';
-import { parseHostPort } from './listen.js';
+import { parseHostPort } from '../common/listen.js';
 
 interface Connection { cloudUrl?: string; dataDir: string }
 
