@@ -9,7 +9,7 @@
 // ", ", and a final ".". (kube-scheduler's default profile appends a "preemption: ..." sentence
 // from its preemption plugin; bosun does not preempt, so there is none.)
 import { BosunError } from '../../common/errors.js';
-import type { MetaLabelSelector } from '../../apiserver/selectors.js';
+import type { MetaLabelSelector } from '../../common/label-selectors.js';
 import { filterNode, preFilter } from './filters.js';
 import { pinnedNodeNames } from './node-affinity.js';
 import { type NodeInfo, nodeInfo } from './resources.js';

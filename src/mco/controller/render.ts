@@ -16,7 +16,7 @@
 // depend on them.
 import { BosunError } from '../../common/errors.js';
 import { createHash } from 'node:crypto';
-import { fromLabelSelectorObject, matchesLabels, SelectorError } from '../../apiserver/selectors.js';
+import { fromLabelSelectorObject, matchesLabels, SelectorError } from '../../common/label-selectors.js';
 import { mergeAll } from '../common/ignition/merge.js';
 import { parseConfig } from '../common/ignition/parse.js';
 import { isEmptyValue } from '../common/ignition/schema.js';

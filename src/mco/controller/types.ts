@@ -1,7 +1,7 @@
 // The machineconfiguration.openshift.io/v1 objects the machine-config controller reads and writes
 // (MachineConfig, MachineConfigPool, ControllerConfig, KubeletConfig) and the Node fields it uses,
 // typed as far as the controller needs them; the annotation and label keys OpenShift uses.
-import type { MetaLabelSelector } from '../../apiserver/selectors.js';
+import type { MetaLabelSelector } from '../../common/label-selectors.js';
 import type { Condition } from '../../kube/conditions.js';
 import type { ObjectMeta, OwnerReference } from '../../common/kube-types.js';
 

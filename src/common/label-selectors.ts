@@ -1,8 +1,10 @@
 // Label and field selectors as kube-apiserver parses and matches them: the string forms of
 // `?labelSelector=` and `?fieldSelector=`, and metav1.LabelSelector objects (matchLabels +
-// matchExpressions) used by Deployments, PDBs, MachineConfigPools and friends.
+// matchExpressions) used by Deployments, PDBs, MachineConfigPools and friends. Shared by the API
+// server and the components that select objects (as apimachinery's labels package is), so that
+// neither side imports the other for it.
 
-import { BosunError } from '../common/errors.js';
+import { BosunError } from './errors.js';
 export class SelectorError extends BosunError {
   constructor(message: string) {
     super('SelectorInvalid', message);

@@ -9,7 +9,7 @@ import {
   matchesLabels,
   parseFieldSelector,
   parseLabelSelector,
-} from '../../src/apiserver/selectors.js';
+} from '../../src/common/label-selectors.js';
 
 const labels = { app: 'web', tier: 'front', 'example.com/team': 'a' };
 
