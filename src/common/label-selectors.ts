@@ -136,6 +136,26 @@ export interface MetaLabelSelector {
 }
 
 /**
+ * Whether a stored metav1.LabelSelector object selects `labels` (a PDB's selector, a ClusterRole's
+ * aggregation selectors): the object was admitted already, so there is no error to give — an
+ * operator this does not know selects nothing. `null`/`undefined` selects nothing; `{}` everything.
+ */
+export function storedSelectorMatches(selector: MetaLabelSelector | null | undefined, labels: Record<string, string> = {}): boolean {
+  if (!selector) return false;
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
+  for (const e of selector.matchExpressions ?? []) {
+    const present = Object.hasOwn(labels, e.key);
+    const inValues = present && (e.values ?? []).includes(labels[e.key]);
+    const ok = e.operator === 'In' ? inValues
+      : e.operator === 'NotIn' ? !inValues
+        : e.operator === 'Exists' ? present
+          : e.operator === 'DoesNotExist' ? !present : false;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+/**
  * Converts a metav1.LabelSelector object. `null`/`undefined` selects nothing (as for a PDB or a
  * pool without a selector); `{}` selects everything.
  */
