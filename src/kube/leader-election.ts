@@ -19,10 +19,8 @@ import { resources } from './resources.js';
 const log = logger('leader-election');
 const { leases: LEASES, namespaces: NAMESPACES } = resources;
 
-export interface LeaderElectionOptions {
-  /** How to reach the API: a client, or a kubeconfig to make one from. */
-  client?: KubeClient;
-  kubeconfig?: k8s.KubeConfig;
+/** Which Lease, who competes for it and its timings: what a component's flags set. */
+export interface LeaderElectionSettings {
   namespace: string;
   name: string;
   /** Who this candidate is (default: hostname + pid). */
@@ -30,6 +28,12 @@ export interface LeaderElectionOptions {
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
+}
+
+export interface LeaderElectionOptions extends LeaderElectionSettings {
+  /** How to reach the API: a client, or a kubeconfig to make one from. */
+  client?: KubeClient;
+  kubeconfig?: k8s.KubeConfig;
   /** Time for renewals and expiry (default the wall clock; tests pass a FakeClock). */
   clock?: Clock;
   /** Stops the candidate; a leader releases the Lease. */
