@@ -1,6 +1,7 @@
 // managedFields as kube-apiserver keeps them: the entries (manager, operation, API version,
 // subresource, fieldsV1), and the Update bookkeeping the server does on every ordinary create,
 // update and patch: the fields a writer changed become its own and leave every other manager.
+import { jsonEqual } from '../common/json.js';
 import { rfc3339 } from '../common/time.js';
 import {
   builtinListTypes, IGNORED_METADATA, IGNORED_TOP, isObject, itemKey, sortedJson,
@@ -61,18 +62,6 @@ function fieldsFromNode(node: FieldNode): JsonObject {
   return out;
 }
 
-function deepEqual(a: Json | undefined, b: Json | undefined): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((x, i) => deepEqual(x, b[i]));
-  }
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  return keys.every((k) => deepEqual(a[k], b[k]));
-}
-
 /** The items of a list by their path element (`k:…` for the given keys, `v:…` for sets). */
 function itemsByElement(list: Json[], keys: string[] | undefined): Map<string, Json> {
   return new Map(list.map((item) => [keys ? itemKey(item, keys) : `v:${sortedJson(item)}`, item]));
@@ -85,7 +74,7 @@ function childValue(value: Json | undefined, el: string): Json | undefined {
   if (el.startsWith('k:')) {
     const key = JSON.parse(el.slice(2)) as JsonObject;
     const fields = Object.keys(key);
-    return value.find((item) => isObject(item) && fields.every((f) => deepEqual(item[f], key[f])));
+    return value.find((item) => isObject(item) && fields.every((f) => jsonEqual(item[f], key[f])));
   }
   if (el.startsWith('v:')) return value.find((item) => sortedJson(item) === el.slice(2));
   return value[Number(el.slice(2))];
@@ -122,7 +111,7 @@ function changedFields(old: JsonObject | undefined, updated: JsonObject, listTyp
           if (!isEmptyNode(itemNode)) child.children.set(itemEl, itemNode);
         }
         if (!isEmptyNode(child)) node.children.set(el, child);
-      } else if (b === undefined || !deepEqual(b, v)) node.children.set(el, emptyNode(true));
+      } else if (b === undefined || !jsonEqual(b, v)) node.children.set(el, emptyNode(true));
       names.pop();
     }
   };

@@ -9,11 +9,11 @@
 // - `nullMeans: 'absent'`: the field must not be there — as a JSON merge patch deletes a field
 //   given null, which is how the toolkit's applyObject writes the difference.
 
+import { isPlainObject } from './json.js';
+
 export interface SubsetOptions {
   nullMeans: 'unset' | 'absent';
 }
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** True when everything `desired` sets is so in `live` (see the header for null). */
 export function isSubset(desired: unknown, live: unknown, options: SubsetOptions): boolean {

@@ -7,6 +7,7 @@
 // result again changes nothing: no hot-looping against the API server or other controllers.
 // A null in the manifest means "not set" (as `creationTimestamp: null` in generated YAML):
 // NULL_MEANS_UNSET, the option every merge here passes to isSubset.
+import { isPlainObject as isObject, jsonEqual } from '../../common/json.js';
 import { isSubset, type SubsetOptions } from '../../common/subset.js';
 
 export const NULL_MEANS_UNSET: SubsetOptions = { nullMeans: 'unset' };
@@ -20,24 +21,11 @@ export interface MergeResult<T = JsonObject> {
 }
 
 export function isPlainObject(v: unknown): v is JsonObject {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
+  return isObject(v);
 }
 
 export function clone<T>(v: T): T {
   return v === undefined ? v : structuredClone(v);
-}
-
-/** Exact structural equality, for fields replaced as a whole (selectors, node selectors). */
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
-  if (isPlainObject(a)) {
-    if (!isPlainObject(b)) return false;
-    const ka = Object.keys(a).filter((k) => a[k] !== undefined);
-    const kb = Object.keys(b).filter((k) => b[k] !== undefined);
-    return ka.length === kb.length && ka.every((k) => deepEqual(a[k], b[k]));
-  }
-  return false;
 }
 
 /** Per-field overrides of the default rule while merging one object (see ensureFields). */
@@ -73,9 +61,9 @@ export function ensureFields(existing: JsonObject | undefined, required: JsonObj
   return { modified, object };
 }
 
-/** A rule replacing the field as a whole unless exactly equal (maps that are owned whole, e.g. selectors). */
+/** A rule replacing the field as a whole unless exactly equal (jsonEqual: maps that are owned whole, e.g. selectors). */
 export function replaceUnlessEqual(existing: Json | undefined, required: Json): { value: Json; modified: boolean } {
-  return deepEqual(existing, required) ? { value: existing as Json, modified: false } : { value: clone(required), modified: true };
+  return jsonEqual(existing, required) ? { value: existing as Json, modified: false } : { value: clone(required), modified: true };
 }
 
 /** A rule replacing the field as a whole unless existing already carries it (isSubset). */
