@@ -24,8 +24,8 @@ import { WorkQueue, type WorkQueueOptions } from './workqueue.js';
 
 /** An error retrying cannot fix (bad input): reported, not retried. */
 export class TerminalError extends BosunError {
-  constructor(message: string, reason = 'Terminal') {
-    super(reason, message);
+  constructor(message: string) {
+    super('Terminal', message);
   }
 }
 
