@@ -3,6 +3,7 @@
 // watch (so role changes apply on the next request, no restart), installs it as the server's
 // authorizer, accepts tokens signed with the key in `<data dir>/pki/sa.key`, and serves
 // TokenRequest (`serviceaccounts/<sa>/token`) and the authorization.k8s.io access reviews.
+import { rfc3339 } from '../common/time.js';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { logger } from '../common/log.js';
@@ -46,7 +47,7 @@ export async function enableAccessControl(server: ApiServer, dataDir: string, op
     const key = `${RBAC_PREFIX}${object.kind === 'ClusterRole' ? 'clusterroles' : 'clusterrolebindings'}//${object.metadata.name}`;
     if (storage.get(key)) continue;
     const stored = structuredClone(object) as unknown as KubeObject;
-    Object.assign(stored.metadata, { uid: randomUUID(), creationTimestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') });
+    Object.assign(stored.metadata, { uid: randomUUID(), creationTimestamp: rfc3339() });
     await storage.create(key, stored);
   }
 

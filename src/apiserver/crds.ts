@@ -1,6 +1,7 @@
 // CustomResourceDefinitions: what the API server checks when one is written, the conditions it
 // sets (NamesAccepted, then Established), and the resource types it starts serving. Deleting a
 // CRD removes its custom resources.
+import { rfc3339 } from '../common/time.js';
 import { errors, type FieldProblem } from './errors.js';
 import { compareKubeVersions, storagePrefix, type Registry, type ResourceType } from './registry.js';
 import type { JSONSchemaProps } from './crd-schema.js';
@@ -97,7 +98,7 @@ export function crdHooks(registry: Registry, storage: Storage): ResourceHooks {
         .flatMap(([g, v]) => registry.resources(g, v))
         .find((t) => t.resource === names.plural && t.builtin);
       if (collision) throw errors.invalid('CustomResourceDefinition', 'apiextensions.k8s.io', object.metadata.name, [{ field: 'spec.names.plural', message: 'Invalid value: a built-in resource has this name' }]);
-      const time = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const time = rfc3339();
       const previous: Obj[] | undefined = object.status?.conditions;
       object.status = {
         ...(object.status ?? {}),

@@ -3,13 +3,9 @@
 // `pods/eviction` subresource makes, both as kube-controller-manager and kube-apiserver do them.
 // Pure functions over plain objects; the caller reads pods and PDBs and writes the results.
 
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-}
+import { rfc3339 } from '../common/time.js';
+import type { OwnerReference } from '../common/kube-types.js';
+import { storedSelectorMatches, type MetaLabelSelector } from '../common/label-selectors.js';
 
 export interface Pod {
   metadata: {
@@ -20,11 +16,6 @@ export interface Pod {
     ownerReferences?: OwnerReference[];
   };
   status?: { phase?: string; conditions?: { type: string; status: string }[] };
-}
-
-export interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: string; values?: string[] }[];
 }
 
 export interface Condition {
@@ -51,7 +42,7 @@ export interface Pdb {
   spec: {
     minAvailable?: number | string;
     maxUnavailable?: number | string;
-    selector?: LabelSelector | null;
+    selector?: MetaLabelSelector | null;
     unhealthyPodEvictionPolicy?: 'IfHealthyBudget' | 'AlwaysAllow';
   };
   status?: PdbStatus;
@@ -60,22 +51,8 @@ export interface Pdb {
 /** How long an eviction counts as in progress before the pod is expected gone (kube's DeletionTimeout). */
 export const DISRUPTED_POD_TIMEOUT_MS = 2 * 60 * 1000;
 
-export function selectorMatches(selector: LabelSelector | null | undefined, labels: Record<string, string> = {}): boolean {
-  // policy/v1: an empty selector matches every pod in the namespace; a missing one matches none.
-  if (!selector) return false;
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
-  for (const e of selector.matchExpressions ?? []) {
-    const present = Object.hasOwn(labels, e.key);
-    const inValues = present && (e.values ?? []).includes(labels[e.key]);
-    const ok = e.operator === 'In' ? inValues : e.operator === 'NotIn' ? !inValues
-      : e.operator === 'Exists' ? present : e.operator === 'DoesNotExist' ? !present : false;
-    if (!ok) return false;
-  }
-  return true;
-}
-
 export function pdbMatchesPod(pdb: Pdb, pod: Pod): boolean {
-  return (pdb.metadata.namespace ?? '') === (pod.metadata.namespace ?? '') && selectorMatches(pdb.spec.selector, pod.metadata.labels);
+  return (pdb.metadata.namespace ?? '') === (pod.metadata.namespace ?? '') && storedSelectorMatches(pdb.spec.selector, pod.metadata.labels);
 }
 
 export function isPodReady(pod: Pod): boolean {
@@ -157,7 +134,7 @@ function disruptionAllowedConditions(previous: Condition[] | undefined, disrupti
   const condition: Condition = {
     type: 'DisruptionAllowed', status, reason: allowed ? 'SufficientPods' : 'InsufficientPods', message: '',
     observedGeneration: generation,
-    lastTransitionTime: old && old.status === status ? old.lastTransitionTime : now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    lastTransitionTime: old && old.status === status ? old.lastTransitionTime : rfc3339(now),
   };
   return [...(previous ?? []).filter((c) => c.type !== 'DisruptionAllowed'), condition];
 }
@@ -225,7 +202,7 @@ export function decideEviction(pod: Pod, namespacePdbs: Pdb[], now: Date): Evict
   const disruptionsAllowed = status.disruptionsAllowed - 1;
   const next: PdbStatus = {
     ...status, disruptionsAllowed,
-    disruptedPods: { ...(status.disruptedPods ?? {}), [pod.metadata.name]: now.toISOString().replace(/\.\d{3}Z$/, 'Z') },
+    disruptedPods: { ...(status.disruptedPods ?? {}), [pod.metadata.name]: rfc3339(now) },
   };
   if (disruptionsAllowed === 0) next.conditions = disruptionAllowedConditions(status.conditions, 0, status.observedGeneration, now);
   return { action: 'delete', pdb: { name: pdb.metadata.name, status: next } };

@@ -1,6 +1,7 @@
 // Kubernetes `Status` errors: every failure the API server answers with is one of these, so that
 // kubectl and client-node print the message and act on the reason and code.
 
+import { BosunError } from '../common/errors.js';
 /** A cause as it appears in JSON (metav1.StatusCause's type is serialised as `reason`). */
 export interface StatusCause {
   reason?: string;
@@ -34,15 +35,15 @@ export interface Status {
   code: number;
 }
 
-export class ApiError extends Error {
+/** An error the API server answers with; its reason is the Kubernetes Status reason. */
+export class ApiError extends BosunError {
   constructor(
     readonly code: number,
-    readonly reason: string,
+    reason: string,
     message: string,
     readonly details?: StatusDetails,
   ) {
-    super(message);
-    this.name = 'ApiError';
+    super(reason, message);
   }
 
   toStatus(): Status {

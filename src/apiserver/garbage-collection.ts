@@ -6,31 +6,17 @@
 // Pure and level-triggered: `gcActions(objects)` is recomputed from the current objects, so after a
 // restart the dependents of owners deleted meanwhile are still found (their owners are absent).
 
+import type { ObjectMeta, OwnerReference } from '../common/kube-types.js';
+
 export const FOREGROUND_FINALIZER = 'foregroundDeletion';
 export const ORPHAN_FINALIZER = 'orphan';
 
 export type PropagationPolicy = 'Background' | 'Foreground' | 'Orphan';
 
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
-
 export interface GcObject {
   apiVersion?: string;
   kind?: string;
-  metadata: {
-    name?: string;
-    namespace?: string;
-    uid?: string;
-    ownerReferences?: OwnerReference[];
-    finalizers?: string[];
-    deletionTimestamp?: string;
-  };
+  metadata: ObjectMeta;
 }
 
 export interface ObjectRef {

@@ -1,6 +1,8 @@
 // managedFields as kube-apiserver keeps them: the entries (manager, operation, API version,
 // subresource, fieldsV1), and the Update bookkeeping the server does on every ordinary create,
 // update and patch: the fields a writer changed become its own and leave every other manager.
+import { jsonEqual } from '../common/json.js';
+import { rfc3339 } from '../common/time.js';
 import {
   builtinListTypes, IGNORED_METADATA, IGNORED_TOP, isObject, itemKey, sortedJson,
   type FieldScope, type Json, type JsonObject, type ListTypes, type ObjectData,
@@ -19,10 +21,6 @@ export interface ManagedFieldsEntry {
 export function sameEntry(a: ManagedFieldsEntry, b: Pick<ManagedFieldsEntry, 'manager' | 'operation' | 'apiVersion' | 'subresource'>): boolean {
   return a.manager === b.manager && a.operation === b.operation && (a.subresource ?? '') === (b.subresource ?? '')
     && (a.operation === 'Apply' || a.apiVersion === b.apiVersion);
-}
-
-export function timestamp(now: Date): string {
-  return now.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** The managedFields entries of an object (none when it has no metadata). */
@@ -64,18 +62,6 @@ function fieldsFromNode(node: FieldNode): JsonObject {
   return out;
 }
 
-function deepEqual(a: Json | undefined, b: Json | undefined): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((x, i) => deepEqual(x, b[i]));
-  }
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  return keys.every((k) => deepEqual(a[k], b[k]));
-}
-
 /** The items of a list by their path element (`k:…` for the given keys, `v:…` for sets). */
 function itemsByElement(list: Json[], keys: string[] | undefined): Map<string, Json> {
   return new Map(list.map((item) => [keys ? itemKey(item, keys) : `v:${sortedJson(item)}`, item]));
@@ -88,7 +74,7 @@ function childValue(value: Json | undefined, el: string): Json | undefined {
   if (el.startsWith('k:')) {
     const key = JSON.parse(el.slice(2)) as JsonObject;
     const fields = Object.keys(key);
-    return value.find((item) => isObject(item) && fields.every((f) => deepEqual(item[f], key[f])));
+    return value.find((item) => isObject(item) && fields.every((f) => jsonEqual(item[f], key[f])));
   }
   if (el.startsWith('v:')) return value.find((item) => sortedJson(item) === el.slice(2));
   return value[Number(el.slice(2))];
@@ -125,7 +111,7 @@ function changedFields(old: JsonObject | undefined, updated: JsonObject, listTyp
           if (!isEmptyNode(itemNode)) child.children.set(itemEl, itemNode);
         }
         if (!isEmptyNode(child)) node.children.set(el, child);
-      } else if (b === undefined || !deepEqual(b, v)) node.children.set(el, emptyNode(true));
+      } else if (b === undefined || !jsonEqual(b, v)) node.children.set(el, emptyNode(true));
       names.pop();
     }
   };
@@ -215,7 +201,7 @@ export function recordUpdate(oldData: ObjectData | undefined, updatedData: Objec
   if (!isEmptyNode(mine)) {
     let entry = mineEntry;
     if (!entry || mineModified) {
-      entry = { manager: options.manager, operation: 'Update', apiVersion: options.apiVersion, time: timestamp(options.now ?? new Date()), fieldsType: 'FieldsV1', fieldsV1: fieldsFromNode(mine) };
+      entry = { manager: options.manager, operation: 'Update', apiVersion: options.apiVersion, time: rfc3339(options.now ?? new Date()), fieldsType: 'FieldsV1', fieldsV1: fieldsFromNode(mine) };
       if (options.subresource) entry.subresource = options.subresource;
     }
     if (mineIndex >= 0) result.splice(mineIndex, 0, entry);

@@ -4,12 +4,13 @@
 // pure: they return a new document and never modify their inputs. A JSON patch may not produce
 // an object nested deeper than the decoding limit (nesting.ts).
 
+import { BosunError } from '../common/errors.js';
+import { jsonEqual } from '../common/json.js';
 import { MAX_PATCHED_DEPTH, valueNestingDepth } from './nesting.js';
 
-export class PatchError extends Error {
+export class PatchError extends BosunError {
   constructor(message: string) {
-    super(message);
-    this.name = 'PatchError';
+    super('PatchInvalid', message);
   }
 }
 
@@ -18,19 +19,6 @@ type JsonObject = { [key: string]: Json };
 
 const clone = <T>(value: T): T => (value === undefined ? value : (structuredClone(value) as T));
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const bb = b as unknown[];
-    return a.length === bb.length && a.every((x, i) => deepEqual(x, bb[i]));
-  }
-  const ka = Object.keys(a as object);
-  const kb = Object.keys(b as object);
-  return ka.length === kb.length && ka.every((k) => deepEqual((a as JsonObject)[k], (b as JsonObject)[k]));
-}
 
 // ---------------------------------------------------------------------------------------------
 // RFC 6902 JSON patch
@@ -142,7 +130,7 @@ export function applyJsonPatch<T>(document: T, operations: unknown): T {
         break;
       }
       case 'test':
-        if (!deepEqual(getAt(doc, path, op), raw.value)) throw new PatchError(`test operation at "${path}" failed: the value differs`);
+        if (!jsonEqual(getAt(doc, path, op), raw.value)) throw new PatchError(`test operation at "${path}" failed: the value differs`);
         break;
       default:
         throw new PatchError(`operation ${i}: unknown op "${op}"`);
@@ -250,7 +238,7 @@ function mergeMap(target: Json | undefined, patch: JsonObject, parentField: stri
       const field = key.slice(DELETE_PRIMITIVE.length);
       if (!Array.isArray(value)) throw new PatchError(`${key} must be a list`);
       const current = out[field];
-      if (Array.isArray(current)) out[field] = current.filter((x) => !value.some((v) => deepEqual(v, x)));
+      if (Array.isArray(current)) out[field] = current.filter((x) => !value.some((v) => jsonEqual(v, x)));
       continue;
     }
     if (value === null) {
@@ -304,7 +292,7 @@ function mergeList(current: Json | undefined, patch: Json[], parentField: string
 
   if (SET_LISTS.has(field)) {
     const out = [...existing];
-    for (const v of patch) if (!out.some((x) => deepEqual(x, v))) out.push(v);
+    for (const v of patch) if (!out.some((x) => jsonEqual(x, v))) out.push(v);
     return normalizeOrder(out, patch, existing, undefined);
   }
   const key = strategicMergeKey(parentField, field);
@@ -314,7 +302,7 @@ function mergeList(current: Json | undefined, patch: Json[], parentField: string
   for (const item of patch as JsonObject[]) {
     const id = item[key];
     if (id === undefined) throw new PatchError(`the list "${field}" is merged by "${key}", but an element of the patch has no "${key}"`);
-    const index = out.findIndex((x) => isObject(x) && deepEqual(x[key], id));
+    const index = out.findIndex((x) => isObject(x) && jsonEqual(x[key], id));
     if (item[DIRECTIVE] === 'delete') {
       if (index >= 0) out.splice(index, 1);
       continue;
@@ -322,7 +310,7 @@ function mergeList(current: Json | undefined, patch: Json[], parentField: string
     if (index >= 0) out[index] = mergeMap(out[index], item, field);
     else out.push(mergeMap({}, item, field));
   }
-  const remaining = existing.filter((x) => out.some((y) => isObject(x) && isObject(y) && deepEqual(x[key], y[key])));
+  const remaining = existing.filter((x) => out.some((y) => isObject(x) && isObject(y) && jsonEqual(x[key], y[key])));
   return normalizeOrder(out, patch, remaining, key);
 }
 
@@ -334,7 +322,7 @@ function mergeList(current: Json | undefined, patch: Json[], parentField: string
  */
 function normalizeOrder(merged: Json[], order: Json[], live: Json[], key: string | undefined): Json[] {
   const idOf = (x: Json): Json => (key !== undefined && isObject(x) ? x[key] : x);
-  const indexIn = (list: Json[], x: Json): number => list.findIndex((y) => deepEqual(idOf(y), idOf(x)));
+  const indexIn = (list: Json[], x: Json): number => list.findIndex((y) => jsonEqual(idOf(y), idOf(x)));
   const rank = (list: Json[]) => (x: Json): number => {
     const i = indexIn(list, x);
     return i < 0 ? Number.MAX_SAFE_INTEGER : i;

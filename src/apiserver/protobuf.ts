@@ -7,6 +7,7 @@
 // what kubectl's `create <kind>` generators send (test/apiserver/kubectl.test.ts checks each
 // against the same command's `--dry-run=client -o json`).
 
+import { BosunError } from '../common/errors.js';
 type FieldKind =
   | 'string'
   | 'bytes'
@@ -266,7 +267,11 @@ const MESSAGES: Record<string, Record<number, Field>> = {
   },
 };
 
-export class ProtobufError extends Error {}
+export class ProtobufError extends BosunError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('ProtobufMalformed', message, options);
+  }
+}
 
 class Reader {
   pos = 0;

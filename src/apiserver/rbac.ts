@@ -4,6 +4,7 @@
 // Kubernetes' exact wording. The index is updated object by object as RBAC objects change, so a
 // changed role takes effect on the next request without a restart.
 import type { RequestAttributes, UserInfo } from './request-attributes.js';
+import { storedSelectorMatches, type MetaLabelSelector } from '../common/label-selectors.js';
 
 export interface PolicyRule {
   verbs: string[];
@@ -11,11 +12,6 @@ export interface PolicyRule {
   resources?: string[];
   resourceNames?: string[];
   nonResourceURLs?: string[];
-}
-
-export interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: string; values?: string[] }[];
 }
 
 interface Meta {
@@ -29,7 +25,7 @@ export interface RoleObject {
   kind?: string;
   metadata: Meta;
   rules?: PolicyRule[] | null;
-  aggregationRule?: { clusterRoleSelectors?: LabelSelector[] };
+  aggregationRule?: { clusterRoleSelectors?: MetaLabelSelector[] };
 }
 
 export interface Subject {
@@ -86,20 +82,6 @@ export function ruleAllows(attrs: RequestAttributes, rule: PolicyRule): boolean 
     && ((rule.resourceNames ?? []).length === 0 || (rule.resourceNames ?? []).includes(attrs.name));
 }
 
-export function selectorMatches(selector: LabelSelector, labels: Record<string, string> = {}): boolean {
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
-  for (const e of selector.matchExpressions ?? []) {
-    const present = Object.hasOwn(labels, e.key);
-    const inValues = present && (e.values ?? []).includes(labels[e.key]);
-    const ok = e.operator === 'In' ? inValues
-      : e.operator === 'NotIn' ? !inValues
-        : e.operator === 'Exists' ? present
-          : e.operator === 'DoesNotExist' ? !present : false;
-    if (!ok) return false;
-  }
-  return true;
-}
-
 function subjectApplies(subject: Subject, user: UserInfo, bindingNamespace: string): boolean {
   switch (subject.kind) {
     case 'User': return subject.name === user.name;
@@ -150,7 +132,7 @@ export class RbacIndex {
     const rules: PolicyRule[] = [];
     for (const other of this.objects.ClusterRole.values() as Iterable<RoleObject>) {
       if (other === role || other.aggregationRule) continue;
-      if (selectors.some((s) => selectorMatches(s, other.metadata.labels))) rules.push(...(other.rules ?? []));
+      if (selectors.some((s) => storedSelectorMatches(s, other.metadata.labels))) rules.push(...(other.rules ?? []));
     }
     return rules;
   }

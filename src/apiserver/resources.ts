@@ -4,6 +4,7 @@
 // schemas, namespace checks, dry runs, server-side apply and managedFields (server-side-apply.ts).
 // What differs by kind (defaults, validation, names, deletion) comes from the kind's strategy
 // (kinds/).
+import { rfc3339 } from '../common/time.js';
 import { randomUUID } from 'node:crypto';
 import { StorageError, type KubeObject, type Storage, type StoredItem } from './storage/types.js';
 import { ApiError, errors, type FieldProblem, type StatusDetails } from './errors.js';
@@ -54,10 +55,6 @@ function randomSuffix(): string {
   let s = '';
   for (let i = 0; i < 5; i++) s += GENERATE_CHARS[Math.floor(Math.random() * GENERATE_CHARS.length)];
   return s;
-}
-
-function now(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
@@ -182,7 +179,7 @@ export class Resources {
     object.apiVersion = apiVersionOf(type.custom ? { group: type.group, version: type.custom.storageVersion } : type);
     object.kind = type.kind;
     metadata.uid = randomUUID();
-    metadata.creationTimestamp = now();
+    metadata.creationTimestamp = rfc3339();
     // Only kinds whose strategy keeps a generation get one (custom resources always do).
     if (tracksGeneration(type)) metadata.generation = 1;
     else delete metadata.generation;
@@ -471,7 +468,7 @@ export class Resources {
           // The first deletion request changes what controllers of the object should do: a
           // generation, where the object has one, goes up (as kube-apiserver's BeforeDelete does).
           if (!next.metadata.deletionTimestamp && next.metadata.generation > 0) next.metadata.generation += 1;
-          next.metadata.deletionTimestamp ??= now();
+          next.metadata.deletionTimestamp ??= rfc3339();
           next.metadata.deletionGracePeriodSeconds ??= 0;
           next.metadata.finalizers = finalizers;
           terminate?.(next);

@@ -3,11 +3,12 @@
 // removes fields its manager applied before and no longer applies (when nobody else owns them).
 // Field sets and list types are in field-sets.ts, managedFields and the Update bookkeeping of
 // ordinary writes in managed-fields.ts.
+import { rfc3339 } from '../common/time.js';
 import {
   builtinListTypes, decodeFieldSet, encodeFieldSet, fieldSetOf, findItem, isObject, itemKey, removeAt, sortedJson, valueAt,
   type FieldScope, type Json, type JsonObject, type ListTypes, type ObjectData,
 } from './field-sets.js';
-import { managedEntries, recordUpdate, sameEntry, timestamp, type ManagedFieldsEntry } from './managed-fields.js';
+import { managedEntries, recordUpdate, sameEntry, type ManagedFieldsEntry } from './managed-fields.js';
 
 // The names this module has always exported, for the modules and tests that import them from here.
 export { builtinListTypes, crdListTypes, decodeFieldSet, encodeFieldSet, fieldSetOf } from './field-sets.js';
@@ -99,7 +100,7 @@ export type ApplyResult =
 /** The time of a rewritten entry: kept when its fields did not change (so that a no-op write stays one). */
 function entryTime(previous: ManagedFieldsEntry | undefined, apiVersion: string, fields: JsonObject, now: Date): string {
   if (previous?.time && previous.apiVersion === apiVersion && sortedJson(previous.fieldsV1) === sortedJson(fields)) return previous.time;
-  return timestamp(now);
+  return rfc3339(now);
 }
 
 /** The manager kube-apiserver gives the fields of an object that has no managedFields yet, on its first apply. */

@@ -2,6 +2,8 @@
 // directory, with the claims kube-apiserver writes; authentication turns such a token back into
 // the service account's user, or says why it is not valid. Only node:crypto: a JWT is three
 // base64url parts and one RSA signature, too little to need a library.
+import { rfc3339 } from '../common/time.js';
+import { BosunError } from '../common/errors.js';
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, sign, verify, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -57,8 +59,12 @@ export interface IssuedToken {
   expirationSeconds: number;
 }
 
-export class TokenRequestError extends Error {
-  readonly reason = 'Invalid';
+/** A TokenRequest the server refuses; its reason is the Kubernetes Status reason it answers with. */
+export class TokenRequestError extends BosunError {
+  declare readonly reason: 'Invalid';
+  constructor(message: string) {
+    super('Invalid', message);
+  }
 }
 
 function base64url(data: Buffer | string): string {
@@ -95,7 +101,7 @@ export function issueToken(keys: SigningKeys, sa: ServiceAccountRef, spec: Token
   const signature = sign('sha256', Buffer.from(signingInput), keys.privateKey);
   return {
     token: `${signingInput}.${base64url(signature)}`,
-    expirationTimestamp: new Date(claims.exp * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    expirationTimestamp: rfc3339(new Date(claims.exp * 1000)),
     audiences, expirationSeconds,
   };
 }

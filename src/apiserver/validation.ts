@@ -4,7 +4,7 @@
 // 422 Invalid.
 import type { FieldProblem } from './errors.js';
 import type { NameRule } from './kinds/strategy.js';
-import { labelKeyProblem, labelValueProblem } from './selectors.js';
+import { labelKeyProblem, labelValueProblem } from '../common/label-selectors.js';
 
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 export const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

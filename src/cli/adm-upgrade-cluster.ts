@@ -3,15 +3,22 @@
 // `--to-image` start an update (with `--wait`, followed to the end with a progress bar);
 // `channel NAME` picks the channel. The pure parts (rendering, choosing a target) are exported
 // for tests.
+import { BosunError } from '../common/errors.js';
 import type { Command } from 'commander';
-import * as k8s from '@kubernetes/client-node';
 import semver from 'semver';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
+import { isConflict, isNotFound, KubeClient } from '../kube/client.js';
+import { resources } from '../kube/resources.js';
 
 type Obj = Record<string, any>;
-const CV = { group: 'config.openshift.io', version: 'v1', plural: 'clusterversions', name: 'version' };
+const CV = resources.clusterVersions;
+const CV_NAME = 'version';
 
-export class UpgradeCommandError extends Error {}
+export class UpgradeCommandError extends BosunError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('UpgradeRefused', message, options);
+  }
+}
 
 const cond = (cv: Obj, type: string): Obj | undefined => (cv.status?.conditions ?? []).find((c: Obj) => c.type === type);
 
@@ -108,34 +115,35 @@ export function progressBar(message: string, width = 30): string {
   return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(pct).padStart(3)}%  ${message}`;
 }
 
-function client(kubeconfig?: string): k8s.CustomObjectsApi {
-  return loadKubeConfig(kubeconfig).makeApiClient(k8s.CustomObjectsApi);
+/** The API client (client-node only loads the kubeconfig and its credentials). */
+function client(kubeconfig?: string): KubeClient {
+  return new KubeClient(loadKubeConfig(kubeconfig));
 }
 
-async function readCV(api: k8s.CustomObjectsApi): Promise<Obj> {
+async function readCV(api: KubeClient): Promise<Obj> {
   try {
-    return (await api.getClusterCustomObject(CV)) as Obj;
+    return await api.get(CV, CV_NAME);
   } catch (e) {
-    if ((e as { code?: number }).code === 404) throw new UpgradeCommandError('there is no ClusterVersion "version" in this cluster');
+    if (isNotFound(e)) throw new UpgradeCommandError('there is no ClusterVersion "version" in this cluster');
     throw new UpgradeCommandError(`cannot read ClusterVersion "version": ${(e as Error).message.split('\n')[0]}`);
   }
 }
 
-async function patchSpec(api: k8s.CustomObjectsApi, change: (spec: Obj) => Obj): Promise<void> {
+async function patchSpec(api: KubeClient, change: (spec: Obj) => Obj): Promise<void> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const cv = await readCV(api);
     try {
-      await api.replaceClusterCustomObject({ ...CV, body: { ...cv, spec: change({ ...(cv.spec ?? {}) }) } });
+      await api.update(CV, { ...cv, spec: change({ ...(cv.spec ?? {}) }) });
       return;
     } catch (e) {
-      if ((e as { code?: number }).code !== 409) throw e;
+      if (!isConflict(e)) throw e;
     }
   }
   throw new UpgradeCommandError('the ClusterVersion kept changing underneath; try again');
 }
 
 /** Follows an update until its history entry is Completed; fails on Failing or refusal. */
-async function follow(api: k8s.CustomObjectsApi, image: string, timeoutMs: number): Promise<void> {
+async function follow(api: KubeClient, image: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   const tty = process.stdout.isTTY;
@@ -204,7 +212,9 @@ Examples:
     .description('set the update channel (it must be one the current release is in, unless --allow-explicit-channel)')
     .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG)')
     .option('--allow-explicit-channel', 'set a channel the current release does not list')
-    .action(async (name: string, opts: { kubeconfig?: string; allowExplicitChannel?: boolean }) => {
+    .action(async (name: string, _opts: unknown, command: Command) => {
+      // --kubeconfig is an option of `adm upgrade` too, which takes it wherever it stands.
+      const opts = command.optsWithGlobals<{ kubeconfig?: string; allowExplicitChannel?: boolean }>();
       const api = client(opts.kubeconfig);
       const cv = await readCV(api);
       const channels: string[] = cv.status?.desired?.channels ?? [];

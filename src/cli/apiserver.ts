@@ -1,6 +1,6 @@
 // `bosun apiserver`: runs the embedded Kubernetes-compatible API server in the foreground.
 import type { Command } from 'commander';
-import { parseHostPort } from './listen.js';
+import { parseHostPort } from '../common/listen.js';
 
 export function register(program: Command): void {
   program

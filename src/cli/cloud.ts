@@ -1,6 +1,7 @@
 // `bosun cloud …`: the local cloud. `serve` runs it (state and machines in the data directory);
 // the other subcommands talk to a running one, found through --cloud-url or the endpoint file in
 // --data-dir, and print what they did as a cloud CLI does. Only `serve` loads the service itself.
+import { rfc3339 } from '../common/time.js';
 import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { DEFAULT_INSTANCE_TYPE, INSTANCE_TYPES, ZONES } from '../cloud/catalogue.js';
@@ -9,7 +10,7 @@ import { readEndpoint } from '../cloud/endpoint.js';
 import type { IgnitionMode } from '../cloud/firmware.js';
 import { DEFAULT_BOOT_DELAY_MS, type Operation } from '../cloud/lifecycle.js';
 import { INSTANCE_STATES, type Instance, type InstanceState } from '../cloud/types.js';
-import { parseHostPort } from './listen.js';
+import { parseHostPort } from '../common/listen.js';
 
 interface Connection { cloudUrl?: string; dataDir: string }
 
@@ -29,7 +30,7 @@ function table(rows: string[][]): string {
 }
 
 function launched(i: Instance): string {
-  return i.launchTime.replace(/\.\d{3}Z$/, 'Z');
+  return rfc3339(new Date(i.launchTime));
 }
 
 export function instancesTable(instances: Instance[]): string {

@@ -1,6 +1,6 @@
 // `bosun start`: brings up a local bosun cluster on this machine and keeps it running.
 import type { Command } from 'commander';
-import { parseHostPort } from './listen.js';
+import { parseHostPort } from '../common/listen.js';
 import { repositoryRoot } from './release.js';
 
 export function register(program: Command): void {

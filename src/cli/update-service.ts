@@ -1,7 +1,7 @@
 // `bosun update-service`: the Cincinnati-compatible update service over a graph-data directory
 // and a release store (and optionally a signature store).
 import type { Command } from 'commander';
-import { parseHostPort } from './listen.js';
+import { parseHostPort } from '../common/listen.js';
 
 
 export function register(program: Command): void {

@@ -2,10 +2,15 @@
 // (`InvalidInstanceType`, `IncorrectInstanceState`, …) and a message that names what is wrong.
 // The API answers it as `{"error":{"code","message"}}`; the client turns such a body back into one.
 
-export class CloudError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
-    super(message);
-    this.name = 'CloudError';
+import { BosunError } from '../common/errors.js';
+/** An error the cloud's API answers with; its reason is the API's error code (also read as `code`). */
+export class CloudError extends BosunError {
+  constructor(readonly status: number, code: string, message: string) {
+    super(code, message);
+  }
+
+  get code(): string {
+    return this.reason;
   }
 
   toJSON(): { error: { code: string; message: string } } {

@@ -5,7 +5,7 @@
 // a flapping service is neither hammered nor left unasked for long; keeps the last answer on
 // failure.
 import type { Clock } from '../kube/clock.js';
-import { rfc3339 } from '../kube/conditions.js';
+import { rfc3339 } from '../common/time.js';
 import { fetchUpdateGraph, RetrievalError } from './updates/upstream.js';
 import { walkGraph, GraphWalkError, type Release } from './updates/graph-walk.js';
 import { evaluateConditionalUpdate } from './updates/risks.js';

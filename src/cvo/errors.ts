@@ -1,6 +1,7 @@
 // The CVO's errors while syncing a payload, as OpenShift's payload.UpdateError: a stable reason,
 // a message an administrator can act on, and the effect the error has on the update — which the
 // status computation (status.ts) reads, rather than guessing it from reasons.
+import { BosunError } from '../common/errors.js';
 import { KubeApiError } from '../kube/client.js';
 import type { Manifest } from './payload/manifest.js';
 import { describeManifest } from './payload/manifest.js';
@@ -17,8 +18,7 @@ import { describeManifest } from './payload/manifest.js';
  */
 export type UpdateEffect = 'report' | 'none' | 'fail' | 'fail-after-interval';
 
-export class UpdateError extends Error {
-  readonly reason: string;
+export class UpdateError extends BosunError {
   readonly effect: UpdateEffect;
   /** The manifest being applied, when the error is about one. */
   readonly manifest?: Manifest;
@@ -26,9 +26,7 @@ export class UpdateError extends Error {
   readonly operator?: string;
 
   constructor(init: { reason: string; message: string; effect: UpdateEffect; manifest?: Manifest; operator?: string }) {
-    super(init.message);
-    this.name = 'UpdateError';
-    this.reason = init.reason;
+    super(init.reason, init.message);
     this.effect = init.effect;
     this.manifest = init.manifest;
     this.operator = init.operator;

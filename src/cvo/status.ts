@@ -10,7 +10,8 @@
 // update, failing after; `report` and `fail` fail. While Reconciling every error fails, as
 // nothing is in progress.
 import { createHash } from 'node:crypto';
-import { rfc3339, setCondition as setKubeCondition, type Condition } from '../kube/conditions.js';
+import { setCondition as setKubeCondition, type Condition } from '../kube/conditions.js';
+import { rfc3339 } from '../common/time.js';
 import type { Manifest } from './payload/manifest.js';
 import { describeManifest } from './payload/manifest.js';
 import type { GraphMode } from './task-graph.js';

@@ -2,29 +2,17 @@
 // sets and writing only when they differ. A field someone else set (a defaulted field, another
 // controller's annotation, status) is left alone and does not count as a difference, so two
 // controllers sharing an object do not fight, and a steady state makes no writes at all.
+import { isSubset } from '../common/subset.js';
 import { type KubeClient, type Obj, type ResourceRef, isConflict, isNotFound } from './client.js';
+
+/** A null in a manifest here means the field is to be absent: the merge patch deletes it. */
+const NULL_MEANS_ABSENT = { nullMeans: 'absent' } as const;
 
 export type ApplyAction = 'created' | 'updated' | 'unchanged';
 
 export interface ApplyResult {
   action: ApplyAction;
   object: Obj;
-}
-
-/**
- * True when everything `desired` sets is so in `live`: objects key by key (a null in desired
- * means "absent"), lists item by item with the same length, scalars equal.
- */
-export function isSubset(desired: unknown, live: unknown): boolean {
-  if (desired === null) return live === null || live === undefined;
-  if (Array.isArray(desired)) {
-    return Array.isArray(live) && live.length === desired.length && desired.every((d, i) => isSubset(d, live[i]));
-  }
-  if (typeof desired === 'object') {
-    if (live === null || typeof live !== 'object' || Array.isArray(live)) return false;
-    return Object.entries(desired as Obj).every(([k, v]) => isSubset(v, (live as Obj)[k]));
-  }
-  return desired === live;
 }
 
 /** The parts of a manifest an apply writes: metadata labels, annotations and owners, and the body (not status). */
@@ -55,7 +43,7 @@ export async function applyObject(client: KubeClient, desired: Obj, resource?: R
       }
     }
     const fields = appliedFields(desired);
-    if (isSubset(fields, live)) return { action: 'unchanged', object: live };
+    if (isSubset(fields, live, NULL_MEANS_ABSENT)) return { action: 'unchanged', object: live };
     const patch = { ...fields, metadata: { ...fields.metadata, resourceVersion: live.metadata?.resourceVersion } };
     try {
       return { action: 'updated', object: await client.mergePatch(ref, name, namespace, patch) };
@@ -68,7 +56,7 @@ export async function applyObject(client: KubeClient, desired: Obj, resource?: R
 
 /** Writes `status` to the status subresource when it differs from the object's; returns whether it wrote. */
 export async function applyStatus(client: KubeClient, resource: ResourceRef, live: Obj, status: Obj): Promise<boolean> {
-  if (isSubset(status, live.status ?? {}) && isSubset(live.status ?? {}, status)) return false;
+  if (isSubset(status, live.status ?? {}, NULL_MEANS_ABSENT) && isSubset(live.status ?? {}, status, NULL_MEANS_ABSENT)) return false;
   try {
     await client.mergePatch(resource, live.metadata.name, live.metadata.namespace, { metadata: { resourceVersion: live.metadata.resourceVersion }, status }, 'status');
   } catch (e) {

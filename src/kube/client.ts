@@ -3,6 +3,7 @@
 // what a model does not know: CRD schema keys, fields newer than the model); this one sends and
 // receives the wire JSON unchanged, over the kubeconfig's TLS settings, credentials and the
 // keep-alive agent `loadKubeConfig` installs.
+import { BosunError } from '../common/errors.js';
 import type * as k8s from '@kubernetes/client-node';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
@@ -17,16 +18,15 @@ export interface ResourceRef {
   namespaced: boolean;
 }
 
-/** An error the API server answered with, carrying its Status. */
-export class KubeApiError extends Error {
+/** An error the API server answered with, carrying its Status; its reason is the Status reason. */
+export class KubeApiError extends BosunError {
   constructor(
     readonly code: number,
-    readonly reason: string,
+    reason: string,
     message: string,
     readonly status?: Obj,
   ) {
-    super(message);
-    this.name = 'KubeApiError';
+    super(reason, message);
   }
 }
 

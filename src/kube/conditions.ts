@@ -2,6 +2,7 @@
 // moves only when the status changes (a new reason or message alone keeps it), so "since when"
 // stays true; observedGeneration when the caller tracks it.
 
+import { rfc3339 } from '../common/time.js';
 export type ConditionStatus = 'True' | 'False' | 'Unknown';
 
 export interface Condition {
@@ -50,9 +51,4 @@ export function sameConditions(a: readonly Condition[] | undefined, b: readonly 
   const strip = (list: readonly Condition[] | undefined) =>
     JSON.stringify([...(list ?? [])].map(({ lastTransitionTime: _t, ...rest }) => rest).sort((x, y) => x.type.localeCompare(y.type)));
   return strip(a) === strip(b);
-}
-
-/** RFC 3339 at second precision, as Kubernetes' metav1.Time serialises. */
-export function rfc3339(date: Date = new Date()): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }

@@ -11,6 +11,7 @@
 // for the syncs in flight. A controller is a manager Runnable (start = run) and can run again
 // after a stop (a new leadership term): it then starts from a fresh queue holding every key its
 // informers' caches map to.
+import { BosunError } from '../common/errors.js';
 import { setMaxListeners } from 'node:events';
 import { logger, type Logger } from '../common/log.js';
 import { type Clock, realClock, sleepOn } from './clock.js';
@@ -22,10 +23,9 @@ import { reconcileErrors, reconcileTime, reconcileTotal } from './metrics.js';
 import { WorkQueue, type WorkQueueOptions } from './workqueue.js';
 
 /** An error retrying cannot fix (bad input): reported, not retried. */
-export class TerminalError extends Error {
+export class TerminalError extends BosunError {
   constructor(message: string) {
-    super(message);
-    this.name = 'TerminalError';
+    super('Terminal', message);
   }
 }
 

@@ -6,7 +6,7 @@
 import { hostname } from 'node:os';
 import { logger } from '../common/log.js';
 import { type KubeClient, type Obj, isNotFound } from './client.js';
-import { rfc3339 } from './conditions.js';
+import { rfc3339 } from '../common/time.js';
 import { resources } from './resources.js';
 
 const log = logger('events');

@@ -5,9 +5,11 @@ export { Informer, InformerFactory, keyOf, type EventType, type InformerOptions 
 export { WorkQueue, type WorkQueueOptions } from './workqueue.js';
 export { Controller, TerminalError, type ControllerOptions, type KeyMapper, type SyncContext, type SyncFunction, type SyncResult } from './controller.js';
 export { LeaderElector, type LeaderElectionOptions } from './leader-election.js';
-export { type Condition, type ConditionStatus, findCondition, isFalse, isTrue, removeCondition, rfc3339, sameConditions, setCondition } from './conditions.js';
+export { type Condition, type ConditionStatus, findCondition, isFalse, isTrue, removeCondition, sameConditions, setCondition } from './conditions.js';
+export { rfc3339, rfc3339Micro } from '../common/time.js';
 export { EventRecorder, type EventKind, type EventRecorderOptions } from './events.js';
-export { applyObject, applyStatus, isSubset, type ApplyAction, type ApplyResult } from './apply.js';
+export { applyObject, applyStatus, type ApplyAction, type ApplyResult } from './apply.js';
+export { isSubset, type SubsetOptions } from '../common/subset.js';
 export { registry as metricsRegistry } from './metrics.js';
 export { type Clock, type ClockTimer, FakeClock, realClock, sleepOn } from './clock.js';
 export { Manager, type LeaderElectionSettings, type ManagerOptions, type Runnable } from './manager.js';

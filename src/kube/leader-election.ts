@@ -8,23 +8,19 @@
 // States: candidate → (acquired) leading → (renew failed past the deadline, or stopped) →
 // candidate again, or done when the signal aborts (a leader then releases the Lease at once so a
 // successor need not wait out the lease duration).
+import { rfc3339Micro } from '../common/time.js';
 import type * as k8s from '@kubernetes/client-node';
 import { hostname } from 'node:os';
 import { logger } from '../common/log.js';
 import { type Clock, realClock, sleepOn } from './clock.js';
-import { KubeClient, type Obj } from './client.js';
+import { isConflict, isNotFound, KubeClient, type Obj } from './client.js';
 import { resources } from './resources.js';
 
 const log = logger('leader-election');
 const { leases: LEASES, namespaces: NAMESPACES } = resources;
 
-/** A MicroTime as the API writes it: RFC 3339 with microseconds. */
-const microTime = (date: Date) => date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-
-export interface LeaderElectionOptions {
-  /** How to reach the API: a client, or a kubeconfig to make one from. */
-  client?: KubeClient;
-  kubeconfig?: k8s.KubeConfig;
+/** Which Lease, who competes for it and its timings: what a component's flags set. */
+export interface LeaderElectionSettings {
   namespace: string;
   name: string;
   /** Who this candidate is (default: hostname + pid). */
@@ -32,6 +28,12 @@ export interface LeaderElectionOptions {
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
+}
+
+export interface LeaderElectionOptions extends LeaderElectionSettings {
+  /** How to reach the API: a client, or a kubeconfig to make one from. */
+  client?: KubeClient;
+  kubeconfig?: k8s.KubeConfig;
   /** Time for renewals and expiry (default the wall clock; tests pass a FakeClock). */
   clock?: Clock;
   /** Stops the candidate; a leader releases the Lease. */
@@ -39,11 +41,6 @@ export interface LeaderElectionOptions {
   /** Runs while leading; its signal aborts when leadership is lost or the candidate stops. */
   onStartedLeading: (leading: AbortSignal) => Promise<void> | void;
   onStoppedLeading?: () => void;
-}
-
-
-function code(e: unknown): number | undefined {
-  return (e as { code?: number }).code;
 }
 
 export class LeaderElector {
@@ -78,7 +75,7 @@ export class LeaderElector {
     const durationSeconds = Math.max(1, Math.round(this.leaseDurationMs / 1000));
     const lease = await this.client.read(LEASES, name, namespace);
     if (!lease) {
-      const stamp = microTime(now);
+      const stamp = rfc3339Micro(now);
       const create = () => this.client.create(LEASES, {
         apiVersion: 'coordination.k8s.io/v1',
         kind: 'Lease',
@@ -91,13 +88,13 @@ export class LeaderElector {
         } catch (err) {
           // The namespace is made only when missing: a component whose role grants leases but
           // not namespaces (the cloud-controller-manager's) must still be able to lead.
-          if (code(err) !== 404) throw err;
+          if (!isNotFound(err)) throw err;
           await this.ensureNamespace();
           await create();
         }
         return true;
       } catch (err) {
-        if (code(err) === 409) return false;
+        if (isConflict(err)) return false;
         throw err;
       }
     }
@@ -113,15 +110,15 @@ export class LeaderElector {
         ...spec,
         holderIdentity: this.identity,
         leaseDurationSeconds: durationSeconds,
-        renewTime: microTime(now),
-        ...(takingOver ? { acquireTime: microTime(now), leaseTransitions: (spec.leaseTransitions ?? 0) + 1 } : {}),
+        renewTime: rfc3339Micro(now),
+        ...(takingOver ? { acquireTime: rfc3339Micro(now), leaseTransitions: (spec.leaseTransitions ?? 0) + 1 } : {}),
       },
     };
     try {
       await this.client.update(LEASES, next);
       return true;
     } catch (e) {
-      if (code(e) === 409) return false;
+      if (isConflict(e)) return false;
       throw e;
     }
   }
@@ -130,7 +127,7 @@ export class LeaderElector {
     try {
       await this.client.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: this.options.namespace } });
     } catch (e) {
-      if (code(e) !== 409) throw e;
+      if (!isConflict(e)) throw e;
     }
   }
 

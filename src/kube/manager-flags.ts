@@ -12,7 +12,7 @@
 // and a setup that adds its runnables to the manager the command then runs until SIGTERM.
 import { Option, type Command } from 'commander';
 import { LOG_LEVELS, logger } from '../common/log.js';
-import { parseHostPort } from '../cli/listen.js';
+import { parseHostPort } from '../common/listen.js';
 import { Manager, type Listen, type ManagerOptions } from './manager.js';
 
 export interface ManagerFlags {

@@ -45,10 +45,10 @@ import { HealthChecks, type HealthCheck, type Listen, boundAddress, serveEndpoin
 import { EventRecorder } from './events.js';
 import { InformerFactory } from './informer.js';
 import { loadKubeConfig } from './kubeconfig.js';
-import { LeaderElector } from './leader-election.js';
+import { LeaderElector, type LeaderElectionSettings } from './leader-election.js';
 import { registry as toolkitRegistry } from './metrics.js';
 
-export type { Listen, HealthCheck };
+export type { LeaderElectionSettings, Listen, HealthCheck };
 
 /** Something a manager runs: a controller, a server, a loop. */
 export interface Runnable {
@@ -60,15 +60,6 @@ export interface Runnable {
   stop?(): Promise<void> | void;
   /** false: runs on every replica, leader or not (servers). Default true. */
   readonly needsLeaderElection?: boolean;
-}
-
-export interface LeaderElectionSettings {
-  namespace: string;
-  name: string;
-  identity?: string;
-  leaseDurationMs?: number;
-  renewDeadlineMs?: number;
-  retryPeriodMs?: number;
 }
 
 export interface ManagerOptions {

@@ -2,7 +2,7 @@
 // an owned object changes (controller-runtime's EnqueueRequestForOwner with OnlyControllerOwner):
 // a Pod's events enqueue its ReplicaSet, a ReplicaSet's its Deployment. Owners live in the
 // owned object's namespace (or are cluster-scoped); an ownerReference never crosses namespaces.
-import type { OwnerReference } from '../apiserver/garbage-collection.js';
+import type { OwnerReference } from '../common/kube-types.js';
 import type { Obj } from './client.js';
 import type { KeyMapper } from './controller.js';
 

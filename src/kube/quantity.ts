@@ -11,10 +11,10 @@
 //               | ("e" | "E") [sign] digits          (powers of 10)
 // Note `1E` is 10^18 (exa) while `1E3` is 1000.
 
-export class QuantityError extends Error {
+import { BosunError } from '../common/errors.js';
+export class QuantityError extends BosunError {
   constructor(input: unknown) {
-    super(`quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': ${JSON.stringify(input)}`);
-    this.name = 'QuantityError';
+    super('QuantityInvalid', `quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': ${JSON.stringify(input)}`);
   }
 }
 

@@ -50,7 +50,9 @@ export async function fetchSignatures(storeURL: string, digest: string, options:
       const cause = (err as { cause?: { code?: string } }).cause;
       throw new Error(`signature store ${base} is unreachable (${cause?.code ?? (err as Error).message})`);
     }
-    if (res.status === 404) break;
+    // A plain HTTP 404 from the store (not a Kubernetes Status): there is no signature-n, the list ends.
+    const noSuchSignature = res.status === 404;
+    if (noSuchSignature) break;
     if (!res.ok) throw new Error(`signature store answered ${res.status} for ${url}`);
     out.push(new Uint8Array(await res.arrayBuffer()));
   }

@@ -6,6 +6,7 @@
 //
 // Red Hat's own release signatures are version 3 signature packets, which openpgp.js 6 no longer
 // parses; those are verified by legacy-v3-signature.ts, everything else by openpgp.js.
+import { BosunError } from '../common/errors.js';
 import * as openpgp from 'openpgp';
 import { findV3Signature, verifyV3Signature } from './legacy-v3-signature.js';
 
@@ -24,12 +25,12 @@ export interface SignatureClaim {
 export type SignatureFailure = 'Malformed' | 'UntrustedKey' | 'BadSignature' | 'DigestMismatch' | 'Missing' | 'BadKeyring';
 
 /** A verification failure with a stable reason and a message an administrator can act on. */
-export class SignatureError extends Error {
+export class SignatureError extends BosunError {
   constructor(
-    readonly reason: SignatureFailure,
+    override readonly reason: SignatureFailure,
     message: string,
   ) {
-    super(message);
+    super(reason, message);
   }
 }
 

@@ -2,6 +2,7 @@
 // `channels/<name>.yaml` {name, versions[]} and `blocked-edges/*.yaml` {to, from, url, name,
 // message, matchingRules, fixedIn}. Parsing is pure (text in, typed data or a named error out);
 // loadGraphData is the thin shell that reads a directory.
+import { BosunError } from '../common/errors.js';
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -30,12 +31,12 @@ export interface GraphData {
   blockedEdges: BlockedEdge[];
 }
 
-export class GraphDataError extends Error {
+export class GraphDataError extends BosunError {
   constructor(
     readonly file: string,
     message: string,
   ) {
-    super(`${file}: ${message}`);
+    super('GraphDataInvalid', `${file}: ${message}`);
   }
 }
 

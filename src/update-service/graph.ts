@@ -2,6 +2,7 @@
 // architecture); blocked edges remove them (no matchingRules) or turn them into conditional
 // edges carrying risks (with matchingRules); channels select which nodes a client sees.
 // No I/O here: the server builds once per graph-data change and serves the precomputed result.
+import { BosunError } from '../common/errors.js';
 import semver from 'semver';
 import { CHANNELS_METADATA_KEY, type ConditionalEdge, type GraphNode, type GraphResponse, type Risk } from './cincinnati.js';
 import type { GraphData } from './graph-data.js';
@@ -36,7 +37,11 @@ export interface UpdateGraph {
   stats: { releases: number; edges: number; removed: number; conditional: number };
 }
 
-export class GraphBuildError extends Error {}
+export class GraphBuildError extends BosunError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('GraphContradictory', message, options);
+  }
+}
 
 const keyOf = (version: string, arch: string): string => `${version}+${arch}`;
 

@@ -2,6 +2,7 @@
 // metadata parsing are the payload code's) as update-graph nodes. Strict: a release whose
 // release-metadata is missing or invalid fails the load, so the server keeps its previous graph
 // (or refuses to start) and says which release is wrong.
+import { BosunError } from '../common/errors.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { releaseManifestsDir } from '../cvo/payload/payload.js';
@@ -12,7 +13,11 @@ import type { Release } from './graph.js';
 /** Release metadata key naming the payload's architecture; absent means amd64. */
 export const ARCHITECTURE_METADATA_KEY = 'release.openshift.io/architecture';
 
-export class ReleaseMetadataError extends Error {}
+export class ReleaseMetadataError extends BosunError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('ReleaseMetadataInvalid', message, options);
+  }
+}
 
 /** Every release in STORE; a store that does not exist yet holds no releases. */
 export function loadReleaseStore(store: string): Release[] {

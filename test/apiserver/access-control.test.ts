@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { enableAccessControl } from '../../src/apiserver/access-control.js';
 import { enableAudit } from '../../src/apiserver/audit.js';
 import { issueToken, loadOrCreateSigningKeys } from '../../src/apiserver/serviceaccount-tokens.js';
+import { eventually } from '../helpers/eventually.js';
 
 const CCM = `
 apiVersion: rbac.authorization.k8s.io/v1
@@ -118,12 +119,7 @@ test('a cloud-controller-manager service account token: granted, forbidden, tamp
 
     // Granting pods takes effect without a restart.
     await admin(['patch', 'clusterrole', 'cloud-controller-manager', '--type=json', '-p', '[{"op":"add","path":"/rules/-","value":{"apiGroups":[""],"resources":["pods"],"verbs":["list"]}}]']);
-    let allowed = false;
-    for (let i = 0; i < 20 && !allowed; i++) {
-      allowed = (await as(token, ['get', 'pods', '-n', 'default'])).code === 0;
-      if (!allowed) await new Promise((r) => setTimeout(r, 100));
-    }
-    assert.ok(allowed, 'pods became listable after the ClusterRole changed');
+    await eventually('pods to become listable after the ClusterRole changed', async () => (await as(token, ['get', 'pods', '-n', 'default'])).code === 0, 5000);
 
     // Deleting the service account invalidates its tokens.
     await admin(['delete', 'serviceaccount', 'cloud-controller-manager', '-n', 'kube-system']);

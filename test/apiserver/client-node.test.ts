@@ -6,19 +6,12 @@ import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
 import { rmSync } from 'node:fs';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
+import { eventually } from '../helpers/eventually.js';
 
 function clientFor(api: TestApiServer): k8s.KubeConfig {
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(api.kubeconfigPath);
   return kc;
-}
-
-async function eventually(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 test('typed clients, KubernetesObjectApi and CustomObjectsApi', async () => {
@@ -100,25 +93,25 @@ test('an informer sees adds, updates and deletes across a watch timeout, a resta
   try {
     await informer.start();
     await core().createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'a' }, data: { v: '1' } } });
-    await eventually(() => seen.includes('add a'), 'add a');
+    await eventually('add a', () => seen.includes('add a'), { timeoutMs: 10_000, intervalMs: 50 });
     await core().patchNamespacedConfigMap({ name: 'a', namespace: 'default', body: [{ op: 'replace', path: '/data/v', value: '2' }] });
-    await eventually(() => seen.includes('update a 2'), 'update a 2');
+    await eventually('update a 2', () => seen.includes('update a 2'), { timeoutMs: 10_000, intervalMs: 50 });
 
     // Past a watch timeout (the server closes the stream), changes still arrive.
     await new Promise((r) => setTimeout(r, 1500));
     await core().createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'b' }, data: { v: '1' } } });
-    await eventually(() => seen.includes('add b'), 'add b after a watch timeout');
+    await eventually('add b after a watch timeout', () => seen.includes('add b'), { timeoutMs: 10_000, intervalMs: 50 });
 
     // Across a server restart on the same port and data.
     await api.stop({ keepData: true });
     api = await startTestApiServer({ dataDir, port, compactKeep: 5, compactIntervalMs: 200 });
     await core().deleteNamespacedConfigMap({ name: 'a', namespace: 'default' });
-    await eventually(() => seen.includes('delete a'), 'delete a after a restart', 15_000);
+    await eventually('delete a after a restart', () => seen.includes('delete a'), { timeoutMs: 15_000, intervalMs: 50 });
 
     // Many writes while the informer's resourceVersion falls behind a compaction: it relists.
     for (let i = 0; i < 20; i++) await core().createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: `bulk-${i}` } } });
     await core().patchNamespacedConfigMap({ name: 'b', namespace: 'default', body: [{ op: 'replace', path: '/data/v', value: '9' }] });
-    await eventually(() => seen.includes('update b 9') && informer.list('default').length === 21, 'the cache to converge after compaction', 15_000);
+    await eventually('the cache to converge after compaction', () => seen.includes('update b 9') && informer.list('default').length === 21, { timeoutMs: 15_000, intervalMs: 50 });
     assert.deepEqual(informer.list('default').map((o) => o.metadata?.name).sort(), ['b', ...Array.from({ length: 20 }, (_, i) => `bulk-${i}`)].sort());
     assert.ok(api.server.storage.compactedRevision() > 0, 'compaction happened');
   } finally {

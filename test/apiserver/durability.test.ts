@@ -10,14 +10,14 @@ import { join } from 'node:path';
 import YAML from 'yaml';
 import { bosunBin } from '../helpers/cli.js';
 import { httpsJson } from '../helpers/apiserver.js';
+import { eventually } from '../helpers/eventually.js';
 
 async function startChild(dataDir: string, port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, [bosunBin, 'apiserver', '--data-dir', dataDir, '--listen', `127.0.0.1:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
-  for (let i = 0; i < 200 && !out.includes('API server listening on'); i++) await new Promise((r) => setTimeout(r, 50));
-  assert.match(out, /API server listening on/, `the API server did not start: ${out}`);
+  await eventually('the API server to start', () => out.includes('API server listening on'), { timeoutMs: 10_000, intervalMs: 50, detail: () => out });
   return child;
 }
 

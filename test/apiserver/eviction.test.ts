@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApiServer } from '../helpers/apiserver.js';
 import { enableEvictions } from '../../src/apiserver/eviction.js';
+import { eventually } from '../helpers/eventually.js';
 
 const setup = `
 apiVersion: v1
@@ -71,11 +72,10 @@ test('kubectl drain waits for the disruption budget, then evicts; DaemonSet pods
     await readyPod('agent-x', 'n1', { kind: 'DaemonSet', name: 'agent', uid: dsUid }, 'agent');
 
     const pdbStatus = async () => JSON.parse(await ok(['get', 'pdb', 'web', '-o', 'jsonpath={.status}']));
-    let status = await pdbStatus();
-    for (let i = 0; i < 20 && status.currentHealthy !== 2; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      status = await pdbStatus();
-    }
+    const status = await eventually('the PDB to count 2 healthy pods', async () => {
+      const s = await pdbStatus();
+      return s.currentHealthy === 2 ? s : undefined;
+    }, 5000);
     assert.deepEqual([status.currentHealthy, status.desiredHealthy, status.expectedPods, status.disruptionsAllowed], [2, 2, 2, 0]);
     assert.equal(status.conditions[0].reason, 'InsufficientPods');
 

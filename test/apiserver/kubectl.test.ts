@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { startTestApiServer, KUBECTL, type TestApiServer } from '../helpers/apiserver.js';
+import { eventually } from '../helpers/eventually.js';
 
 let api: TestApiServer;
 before(async () => {
@@ -139,10 +140,7 @@ test('get -w prints changes as they happen', async () => {
   const child = spawn(KUBECTL, ['--kubeconfig', api.kubeconfigPath, 'get', 'configmaps', '-w', '--output-watch-events']);
   let out = '';
   child.stdout.on('data', (d) => (out += d));
-  const waitFor = async (re: RegExp) => {
-    for (let i = 0; i < 100 && !re.test(out); i++) await new Promise((r) => setTimeout(r, 100));
-    assert.match(out, re);
-  };
+  const waitFor = (re: RegExp) => eventually(`kubectl get -w to print ${re}`, () => re.test(out), { timeoutMs: 10_000, detail: () => out });
   try {
     await waitFor(/ADDED\s+watched/);
     await ok(['label', 'configmap', 'watched', 'x=y']);
@@ -179,8 +177,7 @@ test('namespaces: creating in a missing one fails; deleting one removes its cont
   await ok(['create', '-f', '-'], 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: keeper\n  namespace: held\n  finalizers: [example.com/hold]\n');
   await ok(['delete', 'namespace', 'held', '--wait=false']);
   const phase = async () => (await api.kubectl(['get', 'namespace', 'held', '-o', 'jsonpath={.status.phase}'])).stdout;
-  for (let i = 0; i < 50 && (await phase()) !== 'Terminating'; i++) await new Promise((r) => setTimeout(r, 100));
-  assert.equal(await phase(), 'Terminating');
+  await eventually('the namespace to be Terminating', async () => (await phase()) === 'Terminating', 10_000);
   const refused = await api.kubectl(['create', 'configmap', 'late', '-n', 'held']);
   assert.notEqual(refused.code, 0);
   assert.match(refused.stderr, /configmaps "late" is forbidden: unable to create new content in namespace held because it is being terminated/);

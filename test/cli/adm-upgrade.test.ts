@@ -7,6 +7,7 @@ import { bringUp, type LocalCluster } from '../../src/cluster/bring-up.js';
 import { localClusterOptions } from '../helpers/local-cluster.js';
 import { runBosun } from '../helpers/cli.js';
 import { chooseTarget, progressBar, renderUpgradeStatus } from '../../src/cli/adm-upgrade-cluster.js';
+import { eventually } from '../helpers/eventually.js';
 
 let cluster: LocalCluster;
 let dataDir: string;
@@ -23,13 +24,13 @@ after(async () => {
 
 const adm = (...args: string[]) => runBosun(['adm', 'upgrade', ...args, '--kubeconfig', cluster.kubeconfigPath], { timeoutMs: 60_000 });
 
-async function untilOutput(args: string[], re: RegExp): Promise<string> {
-  for (let i = 0; i < 60; i++) {
+function untilOutput(args: string[], re: RegExp): Promise<string> {
+  let last = '';
+  return eventually(`bosun adm upgrade ${args.join(' ')} to print ${re}`, async () => {
     const r = await adm(...args);
-    if (re.test(r.stdout)) return r.stdout;
-    await new Promise((res) => setTimeout(res, 250));
-  }
-  assert.fail(`bosun adm upgrade ${args.join(' ')} never printed ${re}`);
+    last = r.stdout + r.stderr;
+    return re.test(r.stdout) ? r.stdout : undefined;
+  }, { timeoutMs: 60_000, intervalMs: 250, detail: () => last });
 }
 
 test('status, channel, a refused conditional update, then --to --wait', async () => {

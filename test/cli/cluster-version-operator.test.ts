@@ -16,6 +16,7 @@ import { buildRelease } from '../../src/cvo/payload/build.js';
 import { readReleaseFiles, writeRelease } from '../../src/cvo/payload/release-store.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
+import { eventually } from '../helpers/eventually.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -35,13 +36,7 @@ test('bosun cluster-version-operator installs the desired release and serves met
   child.stderr.on('data', (d) => (output += d));
   const exited = new Promise<number | null>((r) => child.on('close', r));
   try {
-    const deadline = Date.now() + 40_000;
-    for (;;) {
-      const cv = await client.get(cvRef, 'version');
-      if (cv.status?.history?.[0]?.state === 'Completed') break;
-      if (Date.now() > deadline) assert.fail(`the release was not installed; output:\n${output}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await eventually('the release to be installed', async () => (await client.get(cvRef, 'version')).status?.history?.[0]?.state === 'Completed', { timeoutMs: 40_000, intervalMs: 200, detail: () => output });
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     assert.match(metrics, /^cluster_version\{type="completed",version="1\.0\.0",image="bosun\.local\/release@sha256:[0-9a-f]{64}",from_version=""\} \d+$/m);
     assert.match(metrics, /^cluster_version\{type="cluster",[^}]*\} \d+$/m);
@@ -84,15 +79,10 @@ test('a CVO killed in the middle of an update: the next one takes over and finis
     child.stderr.on('data', (d) => (output += d));
     return { child, output: () => output, exited: new Promise<void>((r) => child.on('close', () => r())) };
   };
-  const until = async (what: string, check: (cv: any) => boolean, output: () => string) => {
-    const deadline = Date.now() + 45_000;
-    for (;;) {
-      const cv = await client.get(cvRef, 'version');
-      if (check(cv)) return cv;
-      if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}; output:\n${output().slice(-3000)}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  };
+  const until = (what: string, check: (cv: any) => boolean, output: () => string) => eventually(what, async () => {
+    const cv = await client.get(cvRef, 'version');
+    return check(cv) ? cv : undefined;
+  }, { timeoutMs: 45_000, intervalMs: 200, detail: () => output().slice(-3000) });
   const first = start();
   let second: ReturnType<typeof start> | undefined;
   try {
@@ -144,20 +134,10 @@ test('bosun cluster-version-operator runs on the component manager: the shared f
   try {
     // Not ready while its caches cannot sync (no ClusterVersion CRD yet); ready once they do.
     const status = (path: string) => fetch(`http://127.0.0.1:${health}${path}`).then((r) => r.status).catch(() => 0);
-    let deadline = Date.now() + 20_000;
-    while ((await status('/readyz')) === 0) {
-      if (Date.now() > deadline) assert.fail(`/readyz never answered; output:\n${output}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await eventually('/readyz to answer', async () => (await status('/readyz')) !== 0, { timeoutMs: 20_000, intervalMs: 200, detail: () => output });
     assert.equal(await status('/readyz'), 500);
     await createReleaseCrds(new KubeClient(loadKubeConfig(api.kubeconfigPath)), root);
-    deadline = Date.now() + 30_000;
-    for (;;) {
-      const ready = await status('/readyz');
-      if (ready === 200) break;
-      if (Date.now() > deadline) assert.fail(`/readyz never answered 200; output:\n${output}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await eventually('/readyz to answer 200', async () => (await status('/readyz')) === 200, { timeoutMs: 30_000, intervalMs: 200, detail: () => output });
     assert.equal((await fetch(`http://127.0.0.1:${health}/healthz`)).status, 200);
     assert.doesNotMatch(output, /"level":30/, '--log-level warn leaves out info lines');
     child.kill('SIGTERM');

@@ -5,7 +5,7 @@
 // must give the same scores, so bosun ranks nodes as kube does.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { MetaLabelSelector } from '../../src/apiserver/selectors.js';
+import type { MetaLabelSelector } from '../../src/common/label-selectors.js';
 import { preFilter } from '../../src/cluster/scheduler/filters.js';
 import { nodeInfo } from '../../src/cluster/scheduler/resources.js';
 import { balancedAllocationScore, leastAllocatedScore, normalizeSpread } from '../../src/cluster/scheduler/scoring.js';

@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { DAEMON_SETS, PODS } from '../../src/cluster/workloads/resources.js';
 import { bosunBin, runBosun } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
+import { freePort } from '../helpers/cluster-objects.js';
 import { createNode, startStandIns, startWorkloadTestServer } from './workloads/stand-ins.js';
 
 test('bosun controller-manager refuses an unknown controller name, naming the known ones', async () => {
@@ -19,7 +20,8 @@ test('bosun controller-manager refuses an unknown controller name, naming the kn
 test('bosun controller-manager runs the selected controllers under its Lease and stops on SIGTERM', async () => {
   const { api, client } = await startWorkloadTestServer();
   const standIns = startStandIns(client);
-  const child = spawn(process.execPath, [bosunBin, 'controller-manager', '--kubeconfig', api.kubeconfigPath, '--controllers', '*,-daemonset'], { env: { ...process.env, BOSUN_LOG_LEVEL: 'warn' } });
+  const [metricsPort, healthPort] = [await freePort(), await freePort()];
+  const child = spawn(process.execPath, [bosunBin, 'controller-manager', '--kubeconfig', api.kubeconfigPath, '--controllers', '*,-daemonset', '--metrics-listen', `127.0.0.1:${metricsPort}`, '--health-listen', `127.0.0.1:${healthPort}`], { env: { ...process.env, BOSUN_LOG_LEVEL: 'warn' } });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   try {
@@ -33,6 +35,11 @@ test('bosun controller-manager runs the selected controllers under its Lease and
     await new Promise((r) => setTimeout(r, 1500));
     assert.equal((await client.list(PODS, 'default', { labelSelector: 'app=agent' })).items.length, 0, 'the disabled DaemonSet controller made nothing');
     await eventually('2 pods of web', async () => (await client.list(PODS, 'default', { labelSelector: 'app=web' })).items.length === 2);
+    // The shared component endpoints: the toolkit's reconcile metrics per controller, and readiness.
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    assert.match(metrics, /^controller_runtime_reconcile_total\{controller="[^"]*deployment[^"]*",result="success"\} [1-9]/m);
+    assert.equal((await fetch(`http://127.0.0.1:${healthPort}/readyz`)).status, 200);
+    assert.equal((await fetch(`http://127.0.0.1:${healthPort}/healthz`)).status, 200);
     child.kill('SIGTERM');
     const [code] = await once(child, 'exit');
     assert.equal(code, 0, stderr);

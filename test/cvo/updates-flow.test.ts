@@ -15,19 +15,13 @@ import { readReleaseFiles, writeRelease } from '../../src/cvo/payload/release-st
 import { buildRelease } from '../../src/cvo/payload/build.js';
 import { parsePullspec, signRelease } from '../../src/release/signature.js';
 import { storeSignature } from '../../src/release/signature-store.js';
+import { eventually as eventuallyWithin } from '../helpers/eventually.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const CV = { group: 'config.openshift.io', version: 'v1', plural: 'clusterversions', name: 'version' };
 
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
+/** Each step waits on a CVO that polls the update service: up to 30 s. */
+const eventually = <T>(what: string, check: () => Promise<T | undefined>) => eventuallyWithin(what, check, { timeoutMs: 30_000, intervalMs: 150 });
 
 const cond = (cv: any, type: string) => (cv.status?.conditions ?? []).find((c: any) => c.type === type);
 

@@ -4,7 +4,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApiServer } from '../helpers/apiserver.js';
 import { setCondition, findCondition, sameConditions, removeCondition } from '../../src/kube/conditions.js';
-import { applyObject, applyStatus, isSubset } from '../../src/kube/apply.js';
+import { applyObject, applyStatus } from '../../src/kube/apply.js';
+import { isSubset as isSubsetOf } from '../../src/common/subset.js';
+
+// applyObject's comparison: a null in the manifest means the field is to be absent.
+const isSubset = (desired: unknown, live: unknown) => isSubsetOf(desired, live, { nullMeans: 'absent' });
 import { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 

@@ -12,16 +12,9 @@ import { Controller, TerminalError } from '../../src/kube/controller.js';
 import { EventRecorder } from '../../src/kube/events.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { registry } from '../../src/kube/metrics.js';
+import { eventually } from '../helpers/eventually.js';
 
 const CONFIGMAPS: ResourceRef = { group: '', version: 'v1', resource: 'configmaps', namespaced: true };
-
-async function eventually(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 test('an informer keeps its cache right across watch timeouts, a restart with a missed delete, and a compaction', async () => {
   let api = await startTestApiServer({ compactKeep: 5, compactIntervalMs: 200 });
@@ -40,10 +33,10 @@ test('an informer keeps its cache right across watch timeouts, a restart with a 
     assert.equal(informer.get('before', 'default')?.kind, 'ConfigMap', 'listed items carry their kind');
 
     await client.create(CONFIGMAPS, { metadata: { name: 'a', namespace: 'default' }, data: { v: '1' } });
-    await eventually(() => seen.includes('add a 1'), 'add a');
+    await eventually('add a', () => seen.includes('add a 1'), { timeoutMs: 10_000, intervalMs: 25 });
     await new Promise((r) => setTimeout(r, 1500)); // past a watch timeout
     await client.mergePatch(CONFIGMAPS, 'a', 'default', { data: { v: '2' } });
-    await eventually(() => seen.includes('update a 2'), 'update after a watch timeout');
+    await eventually('update after a watch timeout', () => seen.includes('update a 2'), { timeoutMs: 10_000, intervalMs: 25 });
 
     // The server goes away; an object is deleted while the informer cannot watch (a second
     // server on the same data). On its return the informer must notice the delete.
@@ -52,7 +45,7 @@ test('an informer keeps its cache right across watch timeouts, a restart with a 
     await client.delete(CONFIGMAPS, 'before', 'default');
     for (let i = 0; i < 20; i++) await client.create(CONFIGMAPS, { metadata: { name: `bulk-${i}`, namespace: 'default' } });
     await client.mergePatch(CONFIGMAPS, 'a', 'default', { data: { v: '3' } });
-    await eventually(() => seen.includes('delete before 0') && seen.includes('update a 3') && informer.list().length === 21, 'the cache to converge', 15_000);
+    await eventually('the cache to converge', () => seen.includes('delete before 0') && seen.includes('update a 3') && informer.list().length === 21, { timeoutMs: 15_000, intervalMs: 25 });
     assert.deepEqual(informer.list().map((o) => o.metadata.name).sort(), ['a', ...Array.from({ length: 20 }, (_, i) => `bulk-${i}`)].sort());
     assert.ok(informer.lists >= 2, `the informer listed again after falling behind the compaction (lists: ${informer.lists})`);
   } finally {
@@ -108,10 +101,10 @@ test('a controller retries with backoff and reports, drops terminal errors, requ
     for (const [name, mode] of [['flaky', 'flaky'], ['bad', 'bad'], ['later', 'later'], ['plain', 'plain']]) {
       await client.create(CONFIGMAPS, { metadata: { name, namespace: 'default' }, data: { mode } });
     }
-    await eventually(() => (syncs.get('default/flaky') ?? 0) >= 3 && !controller.lastError('default/flaky'), 'flaky to succeed on its third try');
+    await eventually('flaky to succeed on its third try', () => (syncs.get('default/flaky') ?? 0) >= 3 && !controller.lastError('default/flaky'), { timeoutMs: 10_000, intervalMs: 25 });
     assert.deepEqual(reported.filter((r) => r.startsWith('default/flaky')), ['default/flaky 1 retry not yet (1)', 'default/flaky 2 retry not yet (2)']);
     assert.equal(controller.lastError('default/flaky'), undefined, 'success clears the error');
-    await eventually(() => (syncs.get('default/later') ?? 0) >= 2, 'later to be requeued');
+    await eventually('later to be requeued', () => (syncs.get('default/later') ?? 0) >= 2, { timeoutMs: 10_000, intervalMs: 25 });
     assert.deepEqual(reported.filter((r) => r.startsWith('default/bad')), ['default/bad 1 terminal this object is invalid']);
     assert.match(controller.lastError('default/bad')?.message ?? '', /invalid/);
 
@@ -119,7 +112,7 @@ test('a controller retries with backoff and reports, drops terminal errors, requ
     await Promise.all(Array.from({ length: 15 }, (_, i) => client.mergePatch(CONFIGMAPS, 'plain', 'default', { data: { i: String(i) } })));
     // A resync brings every key back, the terminal one included.
     const before = syncs.get('default/bad')!;
-    await eventually(() => syncs.get('default/bad')! > before, 'a resync', 3000);
+    await eventually('a resync', () => syncs.get('default/bad')! > before, { timeoutMs: 3000, intervalMs: 25 });
     assert.equal(overlap, false, 'a key was synced by two workers at once');
     assert.ok(maxRunning > 1, 'workers ran in parallel');
 

@@ -10,6 +10,7 @@ import { KubeClient } from '../../src/kube/client.js';
 import { FakeClock } from '../../src/kube/clock.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { resources } from '../../src/kube/resources.js';
+import { eventually } from '../helpers/eventually.js';
 
 test('two candidates never lead at once, and leadership passes on', async () => {
   const api = await startTestApiServer();
@@ -40,13 +41,7 @@ test('two candidates never lead at once, and leadership passes on', async () => 
     if (leading[0] && leading[1]) both++;
   }, 20);
   try {
-    const until = async (what: string, check: () => boolean, ms = 5000) => {
-      const deadline = Date.now() + ms;
-      while (!check()) {
-        if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    };
+    const until = (what: string, check: () => boolean, timeoutMs = 5000) => eventually(what, check, { timeoutMs, intervalMs: 20 });
     await until('a leader', () => leading[0] || leading[1]);
     const first = leading[0] ? 0 : 1;
     await new Promise((r) => setTimeout(r, 800));
@@ -83,8 +78,7 @@ test('an abandoned lease is taken over only after it expires', async () => {
     const elector = new LeaderElector({ kubeconfig: kc, namespace: 'kube-system', name: 'held', identity: 'newcomer', leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 100, signal: stop.signal, onStartedLeading: () => void (leadingSince = Date.now()) });
     const started = Date.now();
     const run = elector.run();
-    while (!leadingSince && Date.now() - started < 6000) await new Promise((r) => setTimeout(r, 50));
-    stop.abort();
+    await eventually('the newcomer to take over the expired lease', () => leadingSince > 0, { timeoutMs: 6000, intervalMs: 50 }).finally(() => stop.abort());
     await run;
     assert.ok(leadingSince, 'took over the expired lease');
     assert.ok(leadingSince - started >= 1500, `took over after ${leadingSince - started} ms, before the lease expired`);

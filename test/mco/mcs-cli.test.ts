@@ -12,6 +12,7 @@ import { freePort } from '../helpers/cluster-objects.js';
 import { workerConfig, writeRendered } from './mcs-fixture.js';
 import { startMcoApiServer } from './controller-fixtures.js';
 import { fetchWhen, startComponent } from './component-process.js';
+import { eventually } from '../helpers/eventually.js';
 
 test('bosun machine-config-server serves a config directory and logs pool, version and client', { timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bosun-mcs-cli-'));
@@ -23,11 +24,7 @@ test('bosun machine-config-server serves a config directory and logs pool, versi
   child.stderr.on('data', (d) => (output += d));
   const exited = new Promise<number | null>((r) => child.on('close', r));
   try {
-    const deadline = Date.now() + 30_000;
-    while (!/"msg":"listening"/.test(output)) {
-      if (Date.now() > deadline) assert.fail(`the server did not start:\n${output}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await eventually('the server to start', () => /"msg":"listening"/.test(output), { timeoutMs: 30_000, detail: () => output });
     const res = await fetch(`http://127.0.0.1:${port}/config/worker`, { headers: { accept: 'application/vnd.coreos.ignition+json;version=3.1.0' } });
     assert.equal(res.status, 200);
     assert.equal(((await res.json()) as { ignition: { version: string } }).ignition.version, '3.1.0');

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { startUpdateService, negotiate, type UpdateService } from '../../src/update-service/server.js';
 import { writeReleasesFrom } from '../helpers/release-store.js';
 import { runBosun } from '../helpers/cli.js';
+import { eventually } from '../helpers/eventually.js';
 
 let dir: string;
 let graphData: string;
@@ -98,14 +99,6 @@ test('server: release payloads and signatures are served as files; traversal is 
   assert.equal((await fetch(`${svc.url}/releases/nothing-here`)).status, 404);
 });
 
-async function waitFor(cond: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 test('server: `adm upgrade recommend` lists recommended and conditional updates', async () => {
   const r = await runBosun(['adm', 'upgrade', 'recommend', '--upstream', svc.url, '--channel', 'stable-1.0', '--version', '1.0.0']);
   assert.equal(r.code, 0, r.stderr);
@@ -126,7 +119,7 @@ test('server: graph data changes are picked up; a bad change keeps the previous 
   const generation = svc.generation();
   const file = join(graphData, 'blocked-edges', 'test-block.yaml');
   writeFileSync(file, 'to: 1.1.0\nfrom: 1[.]0[.]1[+].*\n');
-  await waitFor(() => svc.generation() > generation, 'a reload');
+  await eventually('a reload', () => svc.generation() > generation, { timeoutMs: 5000, intervalMs: 25 });
   assert.deepEqual(await edgesFrom101(), ['1.0.2']);
 
   const good = svc.generation();
@@ -137,7 +130,7 @@ test('server: graph data changes are picked up; a bad change keeps the previous 
 
   unlinkSync(join(graphData, 'channels', 'broken.yaml'));
   unlinkSync(file);
-  await waitFor(() => svc.generation() > good, 'the repaired reload');
+  await eventually('the repaired reload', () => svc.generation() > good, { timeoutMs: 5000, intervalMs: 25 });
   assert.deepEqual(await edgesFrom101(), ['1.0.2', '1.1.0']);
 });
 

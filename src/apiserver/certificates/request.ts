@@ -4,6 +4,7 @@
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { webcrypto } from 'node:crypto';
+import { BosunError } from '../../common/errors.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
 
@@ -17,7 +18,12 @@ export interface ParsedRequest {
   uris: string[];
 }
 
-export class RequestError extends Error {}
+/** `spec.request` is not a PKCS#10 request kube would accept. */
+export class RequestError extends BosunError {
+  constructor(message: string) {
+    super('InvalidCertificateRequest', message);
+  }
+}
 
 const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g;
 

@@ -6,7 +6,7 @@ import type { AuthorizedContext } from '../filters/chain.js';
 import type { QueryParams } from '../http/query.js';
 import { sendJson } from '../http/respond.js';
 import { apiVersionOf, type ResourceType } from '../registry.js';
-import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError } from '../selectors.js';
+import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError } from '../../common/label-selectors.js';
 import { StorageError, type KubeObject } from '../storage/types.js';
 import { crdTable, tableFor, type IncludeObject, type Table, type TableOptions } from '../tables.js';
 import type { ServerState } from './state.js';

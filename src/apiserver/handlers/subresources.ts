@@ -7,7 +7,7 @@ import { decodeBody, decodeObject, patchTypeOf, requestBody } from '../http/body
 import { sendJson } from '../http/respond.js';
 import { applyJsonPatch, applyMergePatch } from '../patch.js';
 import type { ResourceType } from '../registry.js';
-import { formatLabelSelector, fromLabelSelectorObject } from '../selectors.js';
+import { formatLabelSelector, fromLabelSelectorObject } from '../../common/label-selectors.js';
 import type { PostRequest } from '../types.js';
 import type { ServerState } from './state.js';
 

@@ -3,7 +3,8 @@
 // changes (not by annotations written with the status), and the READY / UP-TO-DATE / AVAILABLE
 // columns.
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN, selectorString } from '../printing.js';
-import { ALL, builtinType, sameValue, specChanged, type KindStrategy } from './strategy.js';
+import { jsonEqual } from '../../common/json.js';
+import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames, replicasScale, workloadProblems } from './workloads.js';
 
 export const deployments: KindStrategy = {
@@ -15,7 +16,7 @@ export const deployments: KindStrategy = {
   // kube's deployment status strategy resets spec and labels only: the controller's revision annotation goes with the status.
   statusMetadata: ['annotations'],
   // Annotations count too: they are copied to the ReplicaSets (kube's deployment strategy).
-  generation: (next, previous) => specChanged(next, previous) || !sameValue(next.metadata?.annotations, previous.metadata?.annotations),
+  generation: (next, previous) => specChanged(next, previous) || !jsonEqual(next.metadata?.annotations, previous.metadata?.annotations),
   printer: {
     columns: [NAME_COLUMN, column('Ready'), column('Up-to-date', 'integer'), column('Available', 'integer'), AGE_COLUMN, column('Containers', 'string', 1), column('Images', 'string', 1), column('Selector', 'string', 1)],
     cells: (o, now) => [o.metadata.name, `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 1}`, o.status?.updatedReplicas ?? 0, o.status?.availableReplicas ?? 0, ageCell(o, now), containerNames(o), containerImages(o), selectorString(o.spec?.selector)],

@@ -4,6 +4,7 @@
 // are checked, how its deletion waits for its own clean-up, and what it allocates from pools
 // shared by all its objects. Generic mechanics (storage, patch, apply, garbage collection) stay
 // outside; kinds/index.ts is the registry of strategies by group and resource.
+import { jsonEqual } from '../../common/json.js';
 import type { FieldProblem } from '../errors.js';
 import type { Printer } from '../printing.js';
 import type { ResourceType } from '../registry.js';
@@ -111,21 +112,8 @@ export function replaceStatus(incoming: Obj, previous: Obj, metadataFields: stri
 /** The `all` category (`kubectl get all`). */
 export const ALL = ['all'];
 
-/** Deep equality of JSON values, key order aside (apiequality.Semantic.DeepEqual for plain data). */
-export function sameValue(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((x, i) => sameValue(x, b[i]));
-  }
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  return keys.every((k) => k in b && sameValue((a as Obj)[k], (b as Obj)[k]));
-}
-
 /** The generation rule of most kinds that keep one: a change of spec. */
-export const specChanged = (next: Obj, previous: Obj): boolean => !sameValue(next.spec, previous.spec);
+export const specChanged = (next: Obj, previous: Obj): boolean => !jsonEqual(next.spec, previous.spec);
 
 /**
  * The generation rule of custom resources (kube's customresource strategy): any change outside
@@ -136,5 +124,5 @@ export function customResourceChanged(next: Obj, previous: Obj, statusSubresourc
     const { metadata: _m, status, ...rest } = o;
     return statusSubresource ? rest : { ...rest, status };
   };
-  return !sameValue(content(next), content(previous));
+  return !jsonEqual(content(next), content(previous));
 }

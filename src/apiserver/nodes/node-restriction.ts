@@ -7,7 +7,7 @@
 import { qualifiedResource } from '../errors.js';
 import { NODE_LEASE_NAMESPACE, nodeIdentity } from './node-authorizer.js';
 import { podReferences } from './node-graph.js';
-import { sameValue } from '../kinds/strategy.js';
+import { jsonEqual } from '../../common/json.js';
 import type { UserInfo } from '../request-attributes.js';
 
 type Obj = Record<string, any>;
@@ -71,10 +71,10 @@ function admitNode(node: string, a: AdmissionRequest): string | undefined {
   }
   if (a.operation === 'UPDATE') {
     const old = a.oldObject ?? {};
-    if (object.spec?.configSource && !sameValue(object.spec.configSource, old.spec?.configSource)) {
+    if (object.spec?.configSource && !jsonEqual(object.spec.configSource, old.spec?.configSource)) {
       return `node "${node}" is not allowed to update configSource to a new non-nil configSource`;
     }
-    if (!sameValue(object.spec?.taints ?? [], old.spec?.taints ?? [])) return `node "${node}" is not allowed to modify taints`;
+    if (!jsonEqual(object.spec?.taints ?? [], old.spec?.taints ?? [])) return `node "${node}" is not allowed to modify taints`;
     const forbidden = forbiddenNodeLabels(object.metadata?.labels, old.metadata?.labels);
     if (forbidden.length > 0) return `is not allowed to modify labels: ${forbidden.join(', ')}`;
   }
@@ -120,7 +120,7 @@ function admitPod(node: string, a: AdmissionRequest, lookups: AdmissionLookups):
     case 'status':
       if (a.operation !== 'UPDATE') return `unexpected operation "${a.operation}"`;
       if (a.oldObject?.spec?.nodeName !== node) return `node "${node}" can only update pod status for pods with spec.nodeName set to itself`;
-      if (!sameValue(a.object?.metadata?.labels ?? {}, a.oldObject?.metadata?.labels ?? {})) return `node "${node}" cannot update labels through pod status`;
+      if (!jsonEqual(a.object?.metadata?.labels ?? {}, a.oldObject?.metadata?.labels ?? {})) return `node "${node}" cannot update labels through pod status`;
       return undefined;
     case 'eviction': {
       if (a.operation !== 'CREATE') return `unexpected operation ${a.operation}`;

@@ -7,6 +7,7 @@
 // `/core/pods/default/web-1`, `/apps/deployments/default/web`, `/core/nodes//node-1`.
 // A prefix such as `/core/pods/default/` selects a namespace, `/core/pods/` every pod.
 
+import { BosunError } from '../../common/errors.js';
 /** A Kubernetes object as stored: JSON-serialisable, with `metadata`. */
 export interface KubeObject {
   apiVersion?: string;
@@ -75,13 +76,15 @@ export interface WriteOptions {
 
 export type StorageErrorCode = 'NotFound' | 'AlreadyExists' | 'Conflict' | 'Expired' | 'Closed';
 
-export class StorageError extends Error {
-  constructor(
-    readonly code: StorageErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'StorageError';
+/** A storage failure; its reason is its code (the two are one value, read under either name). */
+export class StorageError extends BosunError {
+  declare readonly reason: StorageErrorCode;
+  constructor(code: StorageErrorCode, message: string) {
+    super(code, message);
+  }
+
+  get code(): StorageErrorCode {
+    return this.reason;
   }
 }
 

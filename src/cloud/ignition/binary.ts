@@ -4,6 +4,7 @@
 // `setfiles` whatever the root's /etc/selinux/config says; a machine has no SELinux policy, so a
 // no-op `setfiles` goes first on PATH. The disks and mount stages (block devices) are not run; the
 // kargs stage is bosun's (kargs-stage.ts), from the config Ignition cached after fetching.
+import { BosunError } from '../../common/errors.js';
 import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -18,7 +19,11 @@ export function findIgnitionBinary(): string | undefined {
   return candidates.find((p) => existsSync(p));
 }
 
-export class IgnitionBinaryError extends Error {}
+export class IgnitionBinaryError extends BosunError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('IgnitionBinaryFailed', message, options);
+  }
+}
 
 /**
  * The first directory on the way to `dir` that other users cannot pass through, if any. Ignition

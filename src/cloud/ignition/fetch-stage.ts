@@ -5,6 +5,7 @@
 // Ignition sends, over https trusting the config's `ignition.security.tls.certificateAuthorities`.
 // A source that cannot be reached yet (network error, non-2xx) is retried with back-off until it
 // answers or the boot is aborted, as a booting machine waits for its machine-config server.
+import { BosunError } from '../../common/errors.js';
 import { mergeConfigs } from '../../mco/common/ignition/merge.js';
 import { parseConfig, IgnitionConfigError } from '../../mco/common/ignition/parse.js';
 import type { IgnitionConfig, Resource } from '../../mco/common/ignition/types.js';
@@ -18,7 +19,11 @@ export const CONFIG_ACCEPT = `${IGNITION_MEDIA_TYPE};version=${formatSpec3(LATES
 /** Ignition refuses configs referencing configs deeper than this. */
 const MAX_DEPTH = 10;
 
-export class FetchStageError extends Error {}
+export class FetchStageError extends BosunError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('IgnitionFetchFailed', message, options);
+  }
+}
 
 export interface FetchStageOptions {
   signal: AbortSignal;

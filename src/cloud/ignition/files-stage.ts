@@ -6,6 +6,7 @@
 // (contents at /etc/systemd/system/<unit>, dropins in <unit>.d/, masks as links to /dev/null,
 // `enabled` as lines of /etc/systemd/system-preset/20-ignition.preset); finally Ignition's
 // /etc/.ignition-result.json.
+import { rfc3339 } from '../../common/time.js';
 import { appendFileSync, chmodSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import type { DirectoryEntry, FileEntry, IgnitionConfig, LinkEntry, NodeBase, Unit } from '../../mco/common/ignition/types.js';
@@ -56,7 +57,7 @@ export async function filesStage(config: IgnitionConfig, root: string, opts: Fil
 
   const result = inRoot(root, '/etc/.ignition-result.json');
   mkParents(root, result);
-  const date = (opts.now?.() ?? new Date()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const date = rfc3339(opts.now?.() ?? new Date());
   writeFileSync(result, `${JSON.stringify({ provisioningBootID: opts.bootId, provisioningDate: date, userConfigProvided: true }, null, 2)}\n`, { mode: 0o600 });
 }
 

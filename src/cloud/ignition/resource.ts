@@ -2,6 +2,7 @@
 // resource's httpHeaders, the config's CAs added to the system's, redirects followed), gzip
 // decompression, and `verification.hash` (sha512/sha256) checked over the decompressed bytes, as
 // Ignition checks it. Errors say whether retrying may help (network, 5xx) or not.
+import { BosunError } from '../../common/errors.js';
 import { createHash } from 'node:crypto';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -10,9 +11,9 @@ import { gunzipSync } from 'node:zlib';
 import { decodeDataUrl, DataUrlError } from '../../mco/common/ignition/data-url.js';
 import type { Resource } from '../../mco/common/ignition/types.js';
 
-export class ResourceError extends Error {
+export class ResourceError extends BosunError {
   constructor(message: string, readonly retriable: boolean) {
-    super(message);
+    super(retriable ? 'IgnitionResourceUnavailable' : 'IgnitionResourceFailed', message);
   }
 }
 

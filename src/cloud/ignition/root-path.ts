@@ -1,9 +1,14 @@
 // Paths inside a machine root: an Ignition path (absolute, as the config names it) resolved under
 // the root without escaping it (neither by `..` nor through symbolic links), and the ownership helpers every writer in the files stage uses.
+import { BosunError } from '../../common/errors.js';
 import { chownSync, lchownSync, mkdirSync, realpathSync } from 'node:fs';
 import { dirname, join, posix, sep } from 'node:path';
 
-export class FilesStageError extends Error {}
+export class FilesStageError extends BosunError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('IgnitionFilesFailed', message, options);
+  }
+}
 
 /** `<root><path>`, refusing paths that `..` would take out of the root. */
 export function inRoot(root: string, path: string): string {

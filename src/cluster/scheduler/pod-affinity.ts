@@ -13,7 +13,7 @@
 // pods in the domain, and the domain's pods' terms against the pod — their preferred affinity
 // (+weight), preferred anti-affinity (−weight) and required affinity (+1, kube's
 // hardPodAffinityWeight); nodes are then scaled between the lowest (0) and highest (100) sum.
-import { fromLabelSelectorObject, matchesLabels, type LabelSelector } from '../../apiserver/selectors.js';
+import { fromLabelSelectorObject, matchesLabels, type LabelSelector } from '../../common/label-selectors.js';
 import type { NodeInfo } from './resources.js';
 import type { Pod, PodAffinityRules, PodAffinityTerm } from './types.js';
 

@@ -8,7 +8,8 @@
 // strings (so "2 Insufficient cpu" comes before "3 node(s) had untolerated taint ..."), joined by
 // ", ", and a final ".". (kube-scheduler's default profile appends a "preemption: ..." sentence
 // from its preemption plugin; bosun does not preempt, so there is none.)
-import type { MetaLabelSelector } from '../../apiserver/selectors.js';
+import { BosunError } from '../../common/errors.js';
+import type { MetaLabelSelector } from '../../common/label-selectors.js';
 import { filterNode, preFilter } from './filters.js';
 import { pinnedNodeNames } from './node-affinity.js';
 import { type NodeInfo, nodeInfo } from './resources.js';
@@ -18,7 +19,7 @@ import type { ClusterSnapshot, Pod } from './types.js';
 export const ERR_NO_NODES_AVAILABLE = 'no nodes available to schedule pods';
 export const ERR_AFFINITY_TERMS_CONFLICT = 'pod affinity terms conflict';
 
-export class FitError extends Error {
+export class FitError extends BosunError {
   constructor(
     readonly numAllNodes: number,
     /** The reasons each rejected node gave. */
@@ -26,8 +27,7 @@ export class FitError extends Error {
     /** A PreFilter's verdict that rules out every node at once. */
     readonly preFilterMessage?: string,
   ) {
-    super(fitErrorMessage(numAllNodes, nodeReasons, preFilterMessage));
-    this.name = 'FitError';
+    super('Unschedulable', fitErrorMessage(numAllNodes, nodeReasons, preFilterMessage));
   }
 }
 

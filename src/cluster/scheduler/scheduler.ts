@@ -19,10 +19,10 @@
 // It runs on the component manager (`addScheduler`), leading through the Lease
 // kube-system/kube-scheduler as kube-scheduler does; `bosun scheduler` is that declaration.
 import { Counter, Gauge } from 'prom-client';
-import type { MetaLabelSelector } from '../../apiserver/selectors.js';
+import type { MetaLabelSelector } from '../../common/label-selectors.js';
 import type { Logger } from '../../common/log.js';
 import { type KubeClient, type Obj, isConflict, isNotFound, resourcePath } from '../../kube/client.js';
-import { rfc3339 } from '../../kube/conditions.js';
+import { rfc3339 } from '../../common/time.js';
 import { Controller, type SyncContext, type SyncResult, TerminalError } from '../../kube/controller.js';
 import { EventRecorder } from '../../kube/events.js';
 import type { EventType, Informer, InformerFactory } from '../../kube/informer.js';

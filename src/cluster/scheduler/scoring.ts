@@ -10,7 +10,7 @@
 // Integer arithmetic truncates as Go's does, so scores equal kube's. Where kube picks at random
 // among equal totals, this picks the node whose name sorts first, so a run can be reproduced.
 // Not scored: ImageLocality (nodes here report no images).
-import type { MetaLabelSelector } from '../../apiserver/selectors.js';
+import type { MetaLabelSelector } from '../../common/label-selectors.js';
 import type { CycleState } from './filters.js';
 import { preferredNodeAffinityScore } from './node-affinity.js';
 import { podAffinityScores } from './pod-affinity.js';

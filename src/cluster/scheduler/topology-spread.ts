@@ -8,7 +8,7 @@
 // and, with nodeTaintsPolicy Honor, whose taints it tolerates, form domains. Pods being deleted do
 // not count. A pod with no constraints of its own gets the system defaults (hostname maxSkew 3,
 // zone maxSkew 5, ScheduleAnyway) over the selector of the Services and controllers it belongs to.
-import { fromLabelSelectorObject, matchesLabels, type LabelSelector, type MetaLabelSelector } from '../../apiserver/selectors.js';
+import { fromLabelSelectorObject, matchesLabels, type LabelSelector, type MetaLabelSelector } from '../../common/label-selectors.js';
 import { matchesRequiredNodeAffinity } from './node-affinity.js';
 import type { NodeInfo } from './resources.js';
 import { firstUntoleratedTaint } from './taints.js';

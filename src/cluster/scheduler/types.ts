@@ -1,6 +1,7 @@
 // The parts of core/v1 Pods, Nodes and Namespaces the scheduler reads, typed, and the snapshot of
 // the cluster the pure core schedules against.
-import type { MetaLabelSelector } from '../../apiserver/selectors.js';
+import type { MetaLabelSelector } from '../../common/label-selectors.js';
+import type { OwnerReference } from '../../common/kube-types.js';
 
 export type ResourceList = Record<string, string | number>;
 
@@ -76,7 +77,7 @@ export interface ObjectMeta {
   deletionTimestamp?: string;
   creationTimestamp?: string;
   resourceVersion?: string;
-  ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }>;
+  ownerReferences?: OwnerReference[];
 }
 
 export interface Pod {

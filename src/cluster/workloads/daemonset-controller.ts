@@ -8,7 +8,7 @@
 // pod garbage collector's to remove, as in kube; unscheduled pods aimed at a deleted node are this
 // controller's.
 import { Controller, controllerOf, type Obj, type SyncResult } from '../../kube/index.js';
-import { matchesLabels } from '../../apiserver/selectors.js';
+import { matchesLabels } from '../../common/label-selectors.js';
 import { sameJson } from './canonical.js';
 import { claim, ownerStillThere } from './claim.js';
 import { controllingOwner, keyFor, type WorkloadContext } from './context.js';

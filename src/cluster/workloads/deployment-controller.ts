@@ -4,7 +4,7 @@
 // being deleted; scaling only while paused or when only `replicas` changed; otherwise a
 // RollingUpdate or Recreate step. Pod deletions wake it too, since Recreate waits for old pods.
 import { Controller, type Obj, type SyncResult } from '../../kube/index.js';
-import { matchesLabels } from '../../apiserver/selectors.js';
+import { matchesLabels } from '../../common/label-selectors.js';
 import { claim, ownerStillThere } from './claim.js';
 import { controllingOwner, keyFor, type WorkloadContext } from './context.js';
 import { DeploymentRollout } from './deployment-rollout.js';

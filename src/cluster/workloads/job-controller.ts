@@ -9,7 +9,7 @@
 // twice or loses it. Success sets SuccessCriteriaMet, failure FailureTarget; Complete or Failed
 // follow once no pod is left running or uncounted.
 import { Controller, type Obj, type SyncResult, isNotFound, rfc3339 } from '../../kube/index.js';
-import { matchesLabels } from '../../apiserver/selectors.js';
+import { matchesLabels } from '../../common/label-selectors.js';
 import { sameJson } from './canonical.js';
 import { claim, ownerStillThere } from './claim.js';
 import { controllingOwner, keyFor, type WorkloadContext } from './context.js';

@@ -5,7 +5,7 @@
 // availableReplicas after minReadySeconds, observedGeneration, ReplicaFailure). Expectations keep a
 // slow informer from making it act twice on the same shortfall.
 import { Controller, TerminalError, type Obj, type SyncResult } from '../../kube/index.js';
-import { fromLabelSelectorObject, matchesLabels, SelectorError } from '../../apiserver/selectors.js';
+import { fromLabelSelectorObject, matchesLabels, SelectorError } from '../../common/label-selectors.js';
 import { sameJson } from './canonical.js';
 import { claim, ownerStillThere } from './claim.js';
 import { controllingOwner, keyFor, type WorkloadContext } from './context.js';

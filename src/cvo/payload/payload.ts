@@ -2,6 +2,7 @@
 // manifest plus release-metadata and image-references) and manifests/ (the CVO's own install
 // manifests). Owns validating a payload as a whole (pure, over file contents) and loading one
 // from disk; every problem is reported with its file and document, all at once.
+import { BosunError } from '../../common/errors.js';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -32,10 +33,9 @@ export interface Payload {
 }
 
 /** A payload that failed validation; `problems` lists everything wrong, by file and document. */
-export class PayloadInvalidError extends Error {
+export class PayloadInvalidError extends BosunError {
   constructor(readonly source: string, readonly problems: PayloadProblem[]) {
-    super(`the release payload ${source} is invalid: ${problems.map(formatProblem).join('; ')}`);
-    this.name = 'PayloadInvalidError';
+    super('PayloadInvalid', `the release payload ${source} is invalid: ${problems.map(formatProblem).join('; ')}`);
   }
 }
 

@@ -5,7 +5,12 @@
 // manifest's element says. So fields the API server defaults (a probe's periodSeconds, an env
 // fieldRef's apiVersion, a port's protocol) never count as a difference, and merging the
 // result again changes nothing: no hot-looping against the API server or other controllers.
-// A null in the manifest means "not set" (as `creationTimestamp: null` in generated YAML).
+// A null in the manifest means "not set" (as `creationTimestamp: null` in generated YAML):
+// NULL_MEANS_UNSET, the option every merge here passes to isSubset.
+import { isPlainObject as isObject, jsonEqual } from '../../common/json.js';
+import { isSubset, type SubsetOptions } from '../../common/subset.js';
+
+export const NULL_MEANS_UNSET: SubsetOptions = { nullMeans: 'unset' };
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
@@ -16,36 +21,11 @@ export interface MergeResult<T = JsonObject> {
 }
 
 export function isPlainObject(v: unknown): v is JsonObject {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
+  return isObject(v);
 }
 
 export function clone<T>(v: T): T {
   return v === undefined ? v : structuredClone(v);
-}
-
-/** Whether existing already carries everything required sets (see the header). */
-export function isSubset(required: unknown, existing: unknown): boolean {
-  if (required === null || required === undefined) return true;
-  if (Array.isArray(required)) {
-    return Array.isArray(existing) && existing.length === required.length && required.every((r, i) => isSubset(r, existing[i]));
-  }
-  if (isPlainObject(required)) {
-    return isPlainObject(existing) && Object.entries(required).every(([k, r]) => isSubset(r, existing[k]));
-  }
-  return required === existing;
-}
-
-/** Exact structural equality, for fields replaced as a whole (selectors, node selectors). */
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
-  if (isPlainObject(a)) {
-    if (!isPlainObject(b)) return false;
-    const ka = Object.keys(a).filter((k) => a[k] !== undefined);
-    const kb = Object.keys(b).filter((k) => b[k] !== undefined);
-    return ka.length === kb.length && ka.every((k) => deepEqual(a[k], b[k]));
-  }
-  return false;
 }
 
 /** Per-field overrides of the default rule while merging one object (see ensureFields). */
@@ -58,7 +38,7 @@ export function ensure(existing: Json | undefined, required: Json | undefined): 
     const r = ensureFields(existing, required);
     return { value: r.object, modified: r.modified };
   }
-  if (isSubset(required, existing)) return { value: existing, modified: false };
+  if (isSubset(required, existing, NULL_MEANS_UNSET)) return { value: existing, modified: false };
   return { value: clone(required), modified: true };
 }
 
@@ -81,14 +61,14 @@ export function ensureFields(existing: JsonObject | undefined, required: JsonObj
   return { modified, object };
 }
 
-/** A rule replacing the field as a whole unless exactly equal (maps that are owned whole, e.g. selectors). */
+/** A rule replacing the field as a whole unless exactly equal (jsonEqual: maps that are owned whole, e.g. selectors). */
 export function replaceUnlessEqual(existing: Json | undefined, required: Json): { value: Json; modified: boolean } {
-  return deepEqual(existing, required) ? { value: existing as Json, modified: false } : { value: clone(required), modified: true };
+  return jsonEqual(existing, required) ? { value: existing as Json, modified: false } : { value: clone(required), modified: true };
 }
 
 /** A rule replacing the field as a whole unless existing already carries it (isSubset). */
 export function replaceUnlessSubset(existing: Json | undefined, required: Json): { value: Json; modified: boolean } {
-  return isSubset(required, existing) ? { value: existing as Json, modified: false } : { value: clone(required), modified: true };
+  return isSubset(required, existing, NULL_MEANS_UNSET) ? { value: existing as Json, modified: false } : { value: clone(required), modified: true };
 }
 
 /**

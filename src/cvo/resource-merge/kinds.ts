@@ -18,9 +18,10 @@
 //   ClusterOperator              metadata and spec; status belongs to the operator
 //   anything else                every top-level field but status, by the default rule
 import {
-  ensureFields, isPlainObject, isSubset, mergeStringMap, replaceUnlessEqual, replaceUnlessSubset,
+  ensureFields, isPlainObject, mergeStringMap, NULL_MEANS_UNSET, replaceUnlessEqual, replaceUnlessSubset,
   type FieldRules, type Json, type JsonObject,
 } from './ensure.js';
+import { isSubset } from '../../common/subset.js';
 import { mergePodTemplate } from './pod-template.js';
 
 export interface KindMergeResult {
@@ -72,7 +73,7 @@ const workloadSpec = (strategyField: string): FieldRules => ({
 });
 
 const jobMerge: KindMerge = (existing, required) =>
-  isSubset(required.spec, existing.spec)
+  isSubset(required.spec, existing.spec, NULL_MEANS_UNSET)
     ? { modified: false, object: existing }
     : { modified: false, object: existing, recreate: 'the Job spec differs from the manifest and a Job cannot be changed: it must be deleted and created again' };
 
@@ -86,7 +87,7 @@ function normalizeSubjects(subjects: Json | undefined): Json {
 }
 
 const bindingMerge: KindMerge = (existing, required) => {
-  if (!isSubset(required.roleRef, existing.roleRef)) {
+  if (!isSubset(required.roleRef, existing.roleRef, NULL_MEANS_UNSET)) {
     return { modified: false, object: existing, recreate: 'the roleRef differs from the manifest and cannot be changed: the binding must be deleted and created again' };
   }
   const wanted = normalizeSubjects(required.subjects);

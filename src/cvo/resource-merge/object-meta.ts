@@ -2,7 +2,8 @@
 // namespace set; labels and annotations merged with the manifest's keys winning; owner
 // references added or updated by uid (or kind and name), never removed. Everything else in
 // metadata (resourceVersion, uid, finalizers, managedFields, …) belongs to the server or others.
-import { isPlainObject, isSubset, clone, mergeStringMap, type Json, type JsonObject, type MergeResult } from './ensure.js';
+import { isSubset } from '../../common/subset.js';
+import { isPlainObject, clone, mergeStringMap, NULL_MEANS_UNSET, type Json, type JsonObject, type MergeResult } from './ensure.js';
 
 function sameOwner(a: JsonObject, b: JsonObject): boolean {
   if (a.uid && b.uid) return a.uid === b.uid;
@@ -18,7 +19,7 @@ function mergeOwnerReferences(existing: Json | undefined, required: Json): { val
     if (i < 0) {
       out.push(clone(ref));
       modified = true;
-    } else if (!isSubset(ref, out[i])) {
+    } else if (!isSubset(ref, out[i], NULL_MEANS_UNSET)) {
       out[i] = clone(ref);
       modified = true;
     }

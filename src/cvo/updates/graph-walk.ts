@@ -3,6 +3,7 @@
 // Unconditional edges become availableUpdates; conditional edges become conditionalUpdates with
 // their risks, rules of unknown types pruned, and a target dropped when a risk keeps no rule (as
 // OpenShift's CVO does, so nothing is offered that cannot be evaluated). Pure.
+import { BosunError } from '../../common/errors.js';
 import semver from 'semver';
 import { CHANNELS_METADATA_KEY, type GraphResponse, type MatchingRule, type Risk } from '../../update-service/cincinnati.js';
 
@@ -30,12 +31,12 @@ export interface UpdateChoices {
 export const KNOWN_RULE_TYPES = new Set(['Always', 'PromQL']);
 
 /** Failures with OpenShift's RetrievedUpdates reasons. */
-export class GraphWalkError extends Error {
+export class GraphWalkError extends BosunError {
   constructor(
-    readonly reason: 'ResponseInvalid' | 'VersionNotFound',
+    override readonly reason: 'ResponseInvalid' | 'VersionNotFound',
     message: string,
   ) {
-    super(message);
+    super(reason, message);
   }
 }
 

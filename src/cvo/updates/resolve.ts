@@ -1,6 +1,7 @@
 // Resolving a ClusterVersion desiredUpdate to a payload: a version-only request is looked up in
 // availableUpdates (then conditionalUpdates, which marks it not recommended); a request with an
 // image is taken as given. Pure.
+import { BosunError } from '../../common/errors.js';
 import type { ConditionalUpdate, Release } from './graph-walk.js';
 import type { RecommendedCondition } from './risks.js';
 
@@ -19,7 +20,11 @@ export interface ResolvedUpdate {
   message?: string;
 }
 
-export class ResolveError extends Error {}
+export class ResolveError extends BosunError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('DesiredUpdateUnresolvable', message, options);
+  }
+}
 
 export function resolveDesiredUpdate(
   desired: DesiredUpdate,

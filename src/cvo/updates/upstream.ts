@@ -1,17 +1,18 @@
 // Asking a Cincinnati-compatible update service for a channel's graph, with failures mapped to
 // OpenShift's RetrievedUpdates reasons (InvalidURI, NoChannel, RemoteFailed, ResponseFailed,
 // ResponseInvalid). Used by `bosun adm upgrade recommend` and by the CVO's update poller.
+import { BosunError } from '../../common/errors.js';
 import { CHANNEL_PATTERN, GRAPH_PATH, type GraphResponse } from '../../update-service/cincinnati.js';
 import { parseGraphResponse } from './graph-walk.js';
 
 export type RetrievalReason = 'InvalidURI' | 'NoChannel' | 'RemoteFailed' | 'ResponseFailed' | 'ResponseInvalid';
 
-export class RetrievalError extends Error {
+export class RetrievalError extends BosunError {
   constructor(
-    readonly reason: RetrievalReason,
+    override readonly reason: RetrievalReason,
     message: string,
   ) {
-    super(message);
+    super(reason, message);
   }
 }
 

@@ -18,7 +18,7 @@
 // across zones and never takes a second node down in a zone while another zone has none down.
 // Nodes already unavailable that do not target the config are always picked (first, oldest
 // first): pointing them at it takes nothing further down. A paused pool picks nothing.
-import { fromLabelSelectorObject, matchesLabels, SelectorError } from '../../apiserver/selectors.js';
+import { fromLabelSelectorObject, matchesLabels, SelectorError } from '../../common/label-selectors.js';
 import { findCondition, setCondition, type Condition } from '../../kube/conditions.js';
 import {
   CURRENT_CONFIG_ANNOTATION, DESIRED_CONFIG_ANNOTATION, REASON_ANNOTATION, STATE_ANNOTATION, ZONE_LABEL,

@@ -14,8 +14,9 @@
 // are the last non-empty ones, else the ControllerConfig's. The rendered Ignition is written at
 // spec 3.5.0 whatever the inputs' versions (every 3.x config is valid 3.5), so names do not
 // depend on them.
+import { BosunError } from '../../common/errors.js';
 import { createHash } from 'node:crypto';
-import { fromLabelSelectorObject, matchesLabels, SelectorError } from '../../apiserver/selectors.js';
+import { fromLabelSelectorObject, matchesLabels, SelectorError } from '../../common/label-selectors.js';
 import { mergeAll } from '../common/ignition/merge.js';
 import { parseConfig } from '../common/ignition/parse.js';
 import { isEmptyValue } from '../common/ignition/schema.js';
@@ -39,10 +40,9 @@ export function renderFailureMessage(pool: string, error: string): string {
   return `Failed to render configuration for pool ${pool}: ${error}`;
 }
 
-export class RenderError extends Error {
-  constructor(readonly reason: RenderErrorReason, message: string, readonly machineConfigs: string[] = []) {
-    super(message);
-    this.name = 'RenderError';
+export class RenderError extends BosunError {
+  constructor(override readonly reason: RenderErrorReason, message: string, readonly machineConfigs: string[] = []) {
+    super(reason, message);
   }
 }
 

@@ -7,6 +7,7 @@
 //   99-<role>-ssh               the `core` user's sshAuthorizedKeys (the installer's objects in
 //                               OpenShift; here generated when keys are given)
 // Pure and deterministic: the same ControllerConfig and inputs give byte-identical objects.
+import { BosunError } from '../../common/errors.js';
 import { encodeDataUrl } from '../common/ignition/data-url.js';
 import type { FileEntry, IgnitionConfig, Unit } from '../common/ignition/types.js';
 import { canonicalJson } from './render.js';
@@ -31,7 +32,11 @@ export interface TemplateInputs {
   sshAuthorizedKeys?: string[];
 }
 
-export class TemplateError extends Error {}
+export class TemplateError extends BosunError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('TemplateInvalid', message, options);
+  }
+}
 
 /** Every base MachineConfig for every role, sorted by name. */
 export function generateTemplateConfigs(cc: ControllerConfig, inputs: TemplateInputs): MachineConfig[] {

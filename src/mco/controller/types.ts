@@ -1,9 +1,9 @@
 // The machineconfiguration.openshift.io/v1 objects the machine-config controller reads and writes
 // (MachineConfig, MachineConfigPool, ControllerConfig, KubeletConfig) and the Node fields it uses,
 // typed as far as the controller needs them; the annotation and label keys OpenShift uses.
-import type { MetaLabelSelector } from '../../apiserver/selectors.js';
+import type { MetaLabelSelector } from '../../common/label-selectors.js';
 import type { Condition } from '../../kube/conditions.js';
-import type { OwnerReference } from '../../apiserver/garbage-collection.js';
+import type { ObjectMeta, OwnerReference } from '../../common/kube-types.js';
 
 export const MCO_GROUP = 'machineconfiguration.openshift.io';
 export const MCO_API_VERSION = `${MCO_GROUP}/v1`;
@@ -17,19 +17,6 @@ export const STATE_ANNOTATION = `${MCO_GROUP}/state`;
 export const REASON_ANNOTATION = `${MCO_GROUP}/reason`;
 export const ZONE_LABEL = 'topology.kubernetes.io/zone';
 
-export interface ObjectMeta {
-  name?: string;
-  namespace?: string;
-  uid?: string;
-  generation?: number;
-  resourceVersion?: string;
-  creationTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  ownerReferences?: OwnerReference[];
-  deletionTimestamp?: string;
-}
-
 export interface ObjectReference {
   apiVersion?: string;
   kind?: string;
@@ -40,7 +27,7 @@ export interface ObjectReference {
   fieldPath?: string;
 }
 
-export type { Condition, OwnerReference };
+export type { Condition, ObjectMeta, OwnerReference };
 
 export interface MachineConfigSpec {
   /** Raw Ignition 3.x; unknown fields preserved by the CRD. */

@@ -19,7 +19,7 @@
 //       pool is degraded; versions[operator] = the release version only once every pool's
 //       rendered config was generated for it.
 import { logger } from '../../common/log.js';
-import type { KubeClient, Obj } from '../../kube/client.js';
+import { isConflict, type KubeClient, type Obj } from '../../kube/client.js';
 import type { InformerFactory, Informer } from '../../kube/informer.js';
 import { Controller } from '../../kube/controller.js';
 import { applyObject } from '../../kube/apply.js';
@@ -216,7 +216,7 @@ export class MachineConfigOperator implements Runnable {
           },
         })
         .catch((e) => {
-          if ((e as { code?: number }).code !== 409) throw e;
+          if (!isConflict(e)) throw e;
         });
     }
 
@@ -248,7 +248,7 @@ export class MachineConfigOperator implements Runnable {
   private async ensureNamespace(name: string): Promise<void> {
     if (await this.client.read(R.namespaces, name)) return;
     await this.client.create(R.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }).catch((e) => {
-      if ((e as { code?: number }).code !== 409) throw e;
+      if (!isConflict(e)) throw e;
     });
   }
 
@@ -369,7 +369,7 @@ export class MachineConfigOperator implements Runnable {
     let current = this.informers.clusterOperators.get('machine-config') ?? (await this.client.read(R.clusterOperators, 'machine-config'));
     if (!current) {
       current = await this.client.create(R.clusterOperators, { apiVersion: 'config.openshift.io/v1', kind: 'ClusterOperator', metadata: { name: 'machine-config' }, spec: {} }).catch(async (e) => {
-        if ((e as { code?: number }).code !== 409) throw e;
+        if (!isConflict(e)) throw e;
         return this.client.get(R.clusterOperators, 'machine-config');
       });
     }

@@ -1,4 +1,4 @@
-// Parsing of HOST:PORT options shared by every server command.
+// Parsing of HOST:PORT options shared by every server command and the component manager's flags.
 
 export function parseHostPort(value: string, option: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(value);

@@ -1,11 +1,13 @@
 // Label and field selectors as kube-apiserver parses and matches them: the string forms of
 // `?labelSelector=` and `?fieldSelector=`, and metav1.LabelSelector objects (matchLabels +
-// matchExpressions) used by Deployments, PDBs, MachineConfigPools and friends.
+// matchExpressions) used by Deployments, PDBs, MachineConfigPools and friends. Shared by the API
+// server and the components that select objects (as apimachinery's labels package is), so that
+// neither side imports the other for it.
 
-export class SelectorError extends Error {
+import { BosunError } from './errors.js';
+export class SelectorError extends BosunError {
   constructor(message: string) {
-    super(message);
-    this.name = 'SelectorError';
+    super('SelectorInvalid', message);
   }
 }
 
@@ -131,6 +133,26 @@ export function matchesLabels(selector: LabelSelector, labels: Record<string, st
 export interface MetaLabelSelector {
   matchLabels?: Record<string, string> | null;
   matchExpressions?: Array<{ key: string; operator: string; values?: string[] | null }> | null;
+}
+
+/**
+ * Whether a stored metav1.LabelSelector object selects `labels` (a PDB's selector, a ClusterRole's
+ * aggregation selectors): the object was admitted already, so there is no error to give — an
+ * operator this does not know selects nothing. `null`/`undefined` selects nothing; `{}` everything.
+ */
+export function storedSelectorMatches(selector: MetaLabelSelector | null | undefined, labels: Record<string, string> = {}): boolean {
+  if (!selector) return false;
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
+  for (const e of selector.matchExpressions ?? []) {
+    const present = Object.hasOwn(labels, e.key);
+    const inValues = present && (e.values ?? []).includes(labels[e.key]);
+    const ok = e.operator === 'In' ? inValues
+      : e.operator === 'NotIn' ? !inValues
+        : e.operator === 'Exists' ? present
+          : e.operator === 'DoesNotExist' ? !present : false;
+    if (!ok) return false;
+  }
+  return true;
 }
 
 /**

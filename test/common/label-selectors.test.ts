@@ -9,7 +9,8 @@ import {
   matchesLabels,
   parseFieldSelector,
   parseLabelSelector,
-} from '../../src/apiserver/selectors.js';
+  storedSelectorMatches,
+} from '../../src/common/label-selectors.js';
 
 const labels = { app: 'web', tier: 'front', 'example.com/team': 'a' };
 
@@ -79,4 +80,20 @@ test('field selectors: supported fields only, = == !=', () => {
   ]);
   assert.throws(() => parseFieldSelector('metadata.name=a=b', supported), /unescaped '='/);
   assert.throws(() => parseFieldSelector('metadata.name=a\\x', supported), /invalid escape sequence/);
+});
+
+test('stored selector objects: null selects nothing, {} everything, an unknown operator nothing', () => {
+  const rows: [Parameters<typeof storedSelectorMatches>[0], boolean][] = [
+    [null, false],
+    [undefined, false],
+    [{}, true],
+    [{ matchLabels: { app: 'web' } }, true],
+    [{ matchLabels: { app: 'db' } }, false],
+    [{ matchExpressions: [{ key: 'tier', operator: 'In', values: ['front', 'back'] }] }, true],
+    [{ matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['front'] }] }, false],
+    [{ matchExpressions: [{ key: 'missing', operator: 'DoesNotExist' }] }, true],
+    [{ matchExpressions: [{ key: 'app', operator: 'Exists' }] }, true],
+    [{ matchExpressions: [{ key: 'app', operator: 'Near' }] }, false],
+  ];
+  for (const [selector, want] of rows) assert.equal(storedSelectorMatches(selector, labels), want, JSON.stringify(selector));
 });
