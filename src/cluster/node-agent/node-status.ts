@@ -41,7 +41,7 @@ export class NodeStatusReporter {
     const wanted = nodeForRegistration(this.facts);
     try {
       this.node = await this.client.create(NODES, wanted);
-      this.log.info({ node: this.facts.name }, 'node registered');
+      this.log.info('node registered');
     } catch (e) {
       if (!isAlreadyExists(e)) throw e;
       // Re-registration (a reboot): the kubelet keeps the existing Node and reconciles its own labels.
@@ -49,7 +49,7 @@ export class NodeStatusReporter {
       const labels = { ...existing.metadata.labels, ...nodeLabels(this.facts) };
       const spec = existing.spec?.podCIDR ? {} : { podCIDR: this.facts.podCIDR, podCIDRs: [this.facts.podCIDR] };
       this.node = await this.client.mergePatch(NODES, this.facts.name, undefined, { metadata: { labels }, ...(Object.keys(spec).length ? { spec } : {}) });
-      this.log.info({ node: this.facts.name }, 'node already registered; taken over');
+      this.log.info('node already registered; taken over');
     }
     await this.reportStatus(true);
     return this.node!;

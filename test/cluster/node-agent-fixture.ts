@@ -1,0 +1,90 @@
+// A small local cluster for the node agent's tests: the embedded API server, the local cloud with
+// the node agent as its machine runtime, and machines that boot (through bosun's Ignition applier)
+// from the worker role's rendered MachineConfigs — the kubelet unit, kubelet.conf and CA the MCO's
+// templates write — plus a bootstrap kubeconfig and, where the test says so, a node kubeconfig.
+import { mkdtempSync, chmodSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CloudClient } from '../../src/cloud/client.js';
+import { CloudService } from '../../src/cloud/service.js';
+import type { Instance } from '../../src/cloud/types.js';
+import { NodeAgentRuntime } from '../../src/cluster/node-agent/runtime.js';
+import type { NodeAgentOptions } from '../../src/cluster/node-agent/agent.js';
+import { encodeDataUrl } from '../../src/mco/common/ignition/data-url.js';
+import { generateRoleConfigs } from '../../src/mco/controller/template.js';
+import { mergeMachineConfigs } from '../../src/mco/controller/render.js';
+import { KubeClient, loadKubeConfig, type Obj } from '../../src/kube/index.js';
+import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
+import { eventually } from '../helpers/eventually.js';
+import { controllerConfig } from '../mco/controller-fixtures.js';
+
+export interface NodeCluster {
+  api: TestApiServer;
+  kube: KubeClient;
+  cloud: CloudService;
+  client: CloudClient;
+  runtime: NodeAgentRuntime;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+export function kubeconfigText(server: string, caPem: string, user: Obj): string {
+  return JSON.stringify({
+    apiVersion: 'v1', kind: 'Config',
+    clusters: [{ name: 'local', cluster: { server, 'certificate-authority-data': Buffer.from(caPem).toString('base64') } }],
+    users: [{ name: 'kubelet', user }],
+    contexts: [{ name: 'kubelet', context: { cluster: 'local', user: 'kubelet' } }],
+    'current-context': 'kubelet',
+  });
+}
+
+/**
+ * The worker role's Ignition config as the MCO renders it, with the kubelet told that the cloud
+ * provider is external (OpenShift's template passes --cloud-provider=external on cloud platforms),
+ * a bootstrap kubeconfig, and optionally the node's own kubeconfig already in place.
+ */
+export function workerUserData(api: TestApiServer, opts: { bootstrapUser: Obj; nodeUser?: Obj }): string {
+  const cc = controllerConfig({ kubeAPIServerServingCAData: Buffer.from(api.caPem).toString('base64') });
+  const spec = mergeMachineConfigs(generateRoleConfigs(cc, 'worker', { controllerVersion: 'test' }));
+  const config = structuredClone(spec.config) as Obj;
+  for (const unit of config.systemd.units) {
+    if (unit.name === 'kubelet.service') unit.contents = unit.contents.replace('    --node-labels=', '    --cloud-provider=external \\\n    --node-labels=');
+  }
+  const file = (path: string, text: string) => ({ path, mode: 0o600, overwrite: true, contents: { source: encodeDataUrl(text) } });
+  config.storage.files.push(file('/etc/kubernetes/kubeconfig', kubeconfigText(api.url, api.caPem, opts.bootstrapUser)));
+  if (opts.nodeUser) config.storage.files.push(file('/var/lib/kubelet/kubeconfig', kubeconfigText(api.url, api.caPem, opts.nodeUser)));
+  return JSON.stringify(config);
+}
+
+export async function startNodeCluster(agent: Partial<NodeAgentOptions> = {}): Promise<NodeCluster> {
+  const api = await startTestApiServer();
+  const dataDir = mkdtempSync(join(tmpdir(), 'bosun-nodes-'));
+  chmodSync(dataDir, 0o755);
+  const runtime = new NodeAgentRuntime({ leaseRenewIntervalMs: 1000, nodeStatusUpdateMs: 1000, restartDelayMs: 1000, csrPollMs: 200, ...agent });
+  const cloud = new CloudService({ dataDir, bootDelayMs: 500, ignition: 'builtin', runtime, host: '127.0.0.1', port: 0 });
+  const client = new CloudClient(await cloud.start());
+  return {
+    api, cloud, client, runtime, dataDir,
+    kube: new KubeClient(loadKubeConfig(api.kubeconfigPath)),
+    async close() {
+      await cloud.close();
+      await api.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Creates a machine and waits until its Node reports Ready for the given boot. */
+export async function bootWorker(c: NodeCluster, name: string, userData: string, type = 'local.small'): Promise<Instance> {
+  const created = await c.client.createInstance({ name, type, zone: 'local-b', userData });
+  await eventually(`${name} booted`, async () => {
+    const i = await c.client.getInstance(created.id);
+    if (i.machine.phase === 'Failed') throw new Error(`${name} failed to boot: ${i.machine.message}`);
+    return i.machine.phase === 'Up';
+  }, 30_000);
+  return c.client.getInstance(created.id);
+}
+
+export function readyCondition(node: Obj | undefined): Obj | undefined {
+  return node?.status?.conditions?.find((c: Obj) => c.type === 'Ready');
+}
