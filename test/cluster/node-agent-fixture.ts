@@ -5,6 +5,7 @@
 import { mkdtempSync, chmodSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { enableAccessControl } from '../../src/apiserver/access-control.js';
 import { CloudClient } from '../../src/cloud/client.js';
 import { CloudService } from '../../src/cloud/service.js';
 import type { Instance } from '../../src/cloud/types.js';
@@ -58,6 +59,8 @@ export function workerUserData(api: TestApiServer, opts: { bootstrapUser: Obj; n
 
 export async function startNodeCluster(agent: Partial<NodeAgentOptions> = {}): Promise<NodeCluster> {
   const api = await startTestApiServer();
+  // RBAC and ServiceAccount tokens (TokenRequest), as the cluster's API server has them.
+  const access = await enableAccessControl(api.server, api.dataDir);
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-nodes-'));
   chmodSync(dataDir, 0o755);
   const runtime = new NodeAgentRuntime({ leaseRenewIntervalMs: 1000, nodeStatusUpdateMs: 1000, restartDelayMs: 1000, csrPollMs: 200, ...agent });
@@ -68,6 +71,7 @@ export async function startNodeCluster(agent: Partial<NodeAgentOptions> = {}): P
     kube: new KubeClient(loadKubeConfig(api.kubeconfigPath)),
     async close() {
       await cloud.close();
+      access.stop();
       await api.stop();
       rmSync(dataDir, { recursive: true, force: true });
     },

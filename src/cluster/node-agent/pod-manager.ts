@@ -70,7 +70,7 @@ export class PodManager {
     const worker: PodWorker = new PodWorker(pod, podIP, { ...this.o, log: this.o.log, onChange: () => this.writeStatus(worker) });
     this.workers.set(uid, worker);
     this.o.log.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podIP }, 'pod admitted');
-    worker.start().catch((e) => this.o.log.error({ pod: pod.metadata.name, err: (e as Error).message }, 'pod failed to start'));
+    worker.start();
   }
 
   private podIP(pod: Obj): string | undefined {

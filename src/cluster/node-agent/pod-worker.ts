@@ -64,12 +64,31 @@ export class PodWorker {
     return join(this.ctx.root, 'var/log/pods', `${namespace}_${name}_${uid}`, container, `${restart}.log`);
   }
 
-  async start(): Promise<void> {
-    const needsSandbox = (this.pod.spec.containers as Obj[]).some((c) => containerKind(c.image) !== 'simulated');
-    if (needsSandbox) await this.prepareSandbox();
-    this.loops = (this.pod.spec.containers as Obj[]).map((c, i) => this.runContainer(c, this.records[i]).catch((e) => {
+  /** Prepares the sandbox (retried until it can be: the service account may not exist yet), then runs the containers. */
+  start(): void {
+    this.loops = [this.run()];
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.stopper.signal;
+    const containers = this.pod.spec.containers as Obj[];
+    if (containers.some((c) => containerKind(c.image) !== 'simulated')) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await this.prepareSandbox();
+          break;
+        } catch (e) {
+          const message = `failed to set up the pod sandbox: ${(e as Error).message}`;
+          this.ctx.log.warn({ pod: `${this.pod.metadata.namespace}/${this.pod.metadata.name}`, err: message }, 'pod sandbox not ready; retrying');
+          for (const r of this.records) this.set(r, { state: { waiting: { reason: 'ContainerCreating', message } } });
+          await sleep(crashBackoffMs(attempt, this.ctx.backoff.baseMs, this.ctx.backoff.maxMs), signal);
+          if (signal.aborted) return;
+        }
+      }
+    }
+    await Promise.all(containers.map((c, i) => this.runContainer(c, this.records[i]).catch((e) => {
       this.ctx.log.error({ pod: this.pod.metadata.name, container: c.name, err: (e as Error).message }, 'container loop failed');
-    }));
+    })));
   }
 
   /** Stops every container (SIGTERM, `graceMs`, SIGKILL) and removes the sandbox's secrets. */
