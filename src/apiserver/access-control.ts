@@ -35,7 +35,10 @@ function kindOfKey(key: string): RbacKind | undefined {
   return KIND_BY_RESOURCE[key.slice(RBAC_PREFIX.length).split('/')[0]];
 }
 
-export async function enableAccessControl(server: ApiServer, dataDir: string): Promise<AccessControl> {
+/** An authorizer consulted before RBAC (kube's `--authorization-mode=Node,RBAC`): allows, or gives no opinion and a reason. */
+export type ChainedAuthorizer = (attributes: RequestAttributes) => { allowed: true } | { allowed: false; reason: string };
+
+export async function enableAccessControl(server: ApiServer, dataDir: string, options: { before?: ChainedAuthorizer } = {}): Promise<AccessControl> {
   const { storage } = server;
   for (const object of [...BOOTSTRAP_CLUSTER_ROLES, ...BOOTSTRAP_CLUSTER_ROLE_BINDINGS]) {
     const key = `${RBAC_PREFIX}${object.kind === 'ClusterRole' ? 'clusterroles' : 'clusterrolebindings'}//${object.metadata.name}`;
@@ -59,7 +62,10 @@ export async function enableAccessControl(server: ApiServer, dataDir: string): P
   });
   server.setAuthorizer((attributes) => {
     const attrs = completeAttributes(attributes);
-    return rbac.authorize(attrs).allowed ? undefined : forbiddenMessage(attrs);
+    const first = options.before?.(attrs);
+    if (first?.allowed) return undefined;
+    // Nobody allowed it: the 403 carries the earlier authorizer's reason, as kube's union does.
+    return rbac.authorize(attrs).allowed ? undefined : forbiddenMessage(attrs, first?.reason ?? '');
   });
 
   const keys = loadOrCreateSigningKeys(join(dataDir, 'pki'));

@@ -2,7 +2,13 @@
 // does: `cluster-admin` for the group `system:masters` (the admin kubeconfig's identity), and
 // discovery, /version, health and OpenAPI plus self access reviews open to every authenticated user
 // (`system:discovery`, `system:basic-user`, `system:public-info-viewer`).
+//
+// For nodes: `system:node` (the Node authorizer's static rules), `system:node-bootstrapper` bound
+// to `system:bootstrappers` (bootstrap tokens may create and watch CSRs, as kubeadm binds it),
+// kube's CSR approval roles, and `system:node-proxier` bound to `system:nodes` too, because a
+// bosun node agent also plays kube-proxy with the node's own credentials.
 import type { BindingObject, RoleObject } from './rbac.js';
+import { NODE_RULES } from './nodes/node-authorizer.js';
 
 const RBAC_API = 'rbac.authorization.k8s.io/v1';
 
@@ -18,18 +24,37 @@ function clusterRole(name: string, rules: RoleObject['rules']): RoleObject & { a
   return { apiVersion: RBAC_API, kind: 'ClusterRole', metadata: bootstrapMetadata(name), rules };
 }
 
-function bindToGroups(name: string, groups: string[]): BindingObject & { apiVersion: string } {
+function bindToGroups(name: string, groups: string[], users: string[] = []): BindingObject & { apiVersion: string } {
   return {
     apiVersion: RBAC_API, kind: 'ClusterRoleBinding', metadata: bootstrapMetadata(name),
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
-    subjects: groups.map((g) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: g })),
+    subjects: [
+      ...users.map((u) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: u })),
+      ...groups.map((g) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: g })),
+    ],
   };
 }
+
+const CSRS = { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'] };
 
 export const BOOTSTRAP_CLUSTER_ROLES: (RoleObject & { apiVersion: string })[] = [
   clusterRole('cluster-admin', [
     { apiGroups: ['*'], resources: ['*'], verbs: ['*'] },
     { nonResourceURLs: ['*'], verbs: ['*'] },
+  ]),
+  clusterRole('system:node', NODE_RULES),
+  clusterRole('system:node-bootstrapper', [{ ...CSRS, verbs: ['create', 'get', 'list', 'watch'] }]),
+  clusterRole('system:certificates.k8s.io:certificatesigningrequests:nodeclient', [{ ...CSRS, resources: ['certificatesigningrequests/nodeclient'], verbs: ['create'] }]),
+  clusterRole('system:certificates.k8s.io:certificatesigningrequests:selfnodeclient', [{ ...CSRS, resources: ['certificatesigningrequests/selfnodeclient'], verbs: ['create'] }]),
+  clusterRole('system:node-proxier', [
+    { apiGroups: [''], resources: ['endpoints', 'services'], verbs: ['list', 'watch'] },
+    { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch', 'update'] },
+    { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
+  ]),
+  clusterRole('system:kubelet-api-admin', [
+    { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'proxy'] },
+    { apiGroups: [''], resources: ['nodes/log', 'nodes/metrics', 'nodes/proxy', 'nodes/stats'], verbs: ['*'] },
   ]),
   clusterRole('system:discovery', [{
     nonResourceURLs: ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/'],
@@ -47,6 +72,8 @@ export const BOOTSTRAP_CLUSTER_ROLES: (RoleObject & { apiVersion: string })[] = 
 
 export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS: (BindingObject & { apiVersion: string })[] = [
   bindToGroups('cluster-admin', ['system:masters']),
+  bindToGroups('system:node-bootstrapper', ['system:bootstrappers']),
+  bindToGroups('system:node-proxier', ['system:nodes'], ['system:kube-proxy']),
   bindToGroups('system:discovery', ['system:authenticated']),
   bindToGroups('system:basic-user', ['system:authenticated']),
   bindToGroups('system:public-info-viewer', ['system:authenticated', 'system:unauthenticated']),

@@ -17,6 +17,7 @@ import { recordWrite, type ManagedFieldsEntry } from './managed-fields.js';
 import { serverSideApply } from './server-side-apply.js';
 import { generationChanged, kindAllocations, strategyFor, strategyOf, tracksGeneration } from './kinds/index.js';
 import type { Allocations } from './kinds/strategy.js';
+import type { UserInfo } from './request-attributes.js';
 
 type Obj = Record<string, any>;
 
@@ -34,12 +35,19 @@ export interface WriteContext {
   fieldValidation?: 'Ignore' | 'Warn' | 'Strict';
   /** Collects warnings for the response (`Warning` headers). */
   warnings?: string[];
+  /** Who writes, for kinds that record it (a CSR's spec.username); the server's own writes have none. */
+  user?: UserInfo;
 }
 
 /** Hooks other parts of the server attach to writes (CRD registration, namespace cleanup, …). */
 export interface ResourceHooks {
-  /** Runs before a create or update is stored; may change the object or throw an ApiError. */
-  beforeWrite?(type: ResourceType, object: Obj, previous: Obj | undefined): void;
+  /**
+   * Runs before a create or update is stored; may change the object or throw an ApiError.
+   * `context` says who writes and through which subresource (for admission such as NodeRestriction).
+   */
+  beforeWrite?(type: ResourceType, object: Obj, previous: Obj | undefined, context: WriteContext & { subresource?: string }): void;
+  /** Runs before an object is deleted (or its deletion starts); may throw an ApiError to refuse. */
+  beforeDelete?(type: ResourceType, object: Obj, context: { user?: UserInfo }): void;
   /** Runs after a write is stored (not for dry runs). */
   afterWrite?(type: ResourceType, object: Obj, previous: Obj | undefined, deleted: boolean): void;
 }
@@ -132,7 +140,7 @@ export class Resources {
   }
 
   /** Defaults, prunes and validates; throws 422 Invalid with every problem. */
-  private admit(type: ResourceType, object: Obj, previous: Obj | undefined, ctx: WriteContext): void {
+  private admit(type: ResourceType, object: Obj, previous: Obj | undefined, ctx: WriteContext & { subresource?: string }): void {
     const name = object.metadata?.name ?? '';
     let problems: FieldProblem[];
     if (type.custom) {
@@ -148,10 +156,10 @@ export class Resources {
       problems = [...metadataProblems(object), ...validateSchema(type.custom.schema, object)];
     } else {
       const strategy = strategyFor(type);
-      strategy?.defaults?.(object, previous);
+      strategy?.defaults?.(object, previous, ctx.user);
       problems = [...metadataProblems(object), ...(strategy?.validate?.(object, previous) ?? [])];
     }
-    for (const hook of this.hooks) hook.beforeWrite?.(type, object, previous);
+    for (const hook of this.hooks) hook.beforeWrite?.(type, object, previous, ctx);
     if (problems.length > 0) throw errors.invalid(type.kind, type.group, name, problems);
   }
 
@@ -250,7 +258,7 @@ export class Resources {
     namespace: string | undefined,
     name: string,
     body: Obj,
-    options: WriteContext & { subresource?: 'status'; basedOn?: StoredItem } = {},
+    options: WriteContext & { subresource?: string; basedOn?: StoredItem } = {},
   ): Promise<Obj> {
     this.checkKind(type, body);
     const current = options.basedOn ?? this.getItem(type, namespace, name);
@@ -271,7 +279,10 @@ export class Resources {
     }
 
     let next: Obj;
-    if (options.subresource === 'status') {
+    const throughSubresource = options.subresource ? strategyFor(type)?.subresourceUpdates?.[options.subresource] : undefined;
+    if (throughSubresource) {
+      next = throughSubresource(incoming, previous);
+    } else if (options.subresource === 'status') {
       next = structuredClone(previous);
       if (incoming.status === undefined) delete next.status;
       else next.status = incoming.status;
@@ -303,7 +314,7 @@ export class Resources {
     delete next.metadata.resourceVersion;
     this.admit(type, next, previous, options);
     this.recordManager(type, next, previous, options);
-    if (options.subresource !== 'status' && tracksGeneration(type) && generationChanged(type, next, previous)) {
+    if (options.subresource === undefined && tracksGeneration(type) && generationChanged(type, next, previous)) {
       next.metadata.generation = (previous.metadata.generation ?? 0) + 1;
     }
     const giveBack = this.allocationsOf(type)?.reserve(next, previous);
@@ -354,7 +365,7 @@ export class Resources {
     name: string,
     patchType: PatchType,
     patch: unknown,
-    options: WriteContext & { subresource?: 'status'; force?: boolean } = {},
+    options: WriteContext & { subresource?: string; force?: boolean } = {},
   ): Promise<Obj> {
     if (patchType === 'strategic' && !type.builtin) {
       throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`);
@@ -406,7 +417,7 @@ export class Resources {
    * absent) as `fieldManager`, refusing with 409 when it would change fields other managers own
    * unless forced; retried like a patch when another writer got there first.
    */
-  private async apply(type: ResourceType, namespace: string | undefined, name: string, patch: unknown, options: WriteContext & { subresource?: 'status'; force?: boolean }): Promise<Obj> {
+  private async apply(type: ResourceType, namespace: string | undefined, name: string, patch: unknown, options: WriteContext & { subresource?: string; force?: boolean }): Promise<Obj> {
     if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) throw errors.badRequest('the apply patch must be an object');
     this.checkKind(type, patch as Obj);
     const meta: Obj = (patch as Obj).metadata ?? {};
@@ -443,11 +454,12 @@ export class Resources {
     type: ResourceType,
     namespace: string | undefined,
     name: string,
-    options: { dryRun?: boolean; preconditions?: { uid?: string; resourceVersion?: string }; propagationPolicy?: string } = {},
+    options: { dryRun?: boolean; preconditions?: { uid?: string; resourceVersion?: string }; propagationPolicy?: string; user?: UserInfo } = {},
   ): Promise<Obj> {
     for (let attempt = 0; ; attempt++) {
       const current = this.getItem(type, namespace, name);
       const meta = current.object.metadata as Obj;
+      for (const hook of this.hooks) hook.beforeDelete?.(type, current.object, { user: options.user });
       if (options.preconditions?.uid && options.preconditions.uid !== meta.uid) {
         throw new ApiError(409, 'Conflict', `Precondition failed: UID in precondition: ${options.preconditions.uid}, UID in object meta: ${meta.uid}`);
       }

@@ -1,5 +1,7 @@
-// The cluster's certificates: a self-signed CA kept in the data directory, and serving
-// certificates it issues (the API server's, the machine-config server's). ECDSA P-256, which
+// The cluster's certificates: a self-signed CA kept in the data directory, serving
+// certificates it issues (the API server's, the machine-config server's), client certificates
+// (the API server's own to kubelets), and certificates signed from a PKCS#10 request (what the
+// CSR signer hands out), plus the key and request a client makes for one. ECDSA P-256, which
 // every client in play (kubectl, client-node, Ignition) accepts.
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
@@ -60,28 +62,95 @@ export async function createCA(commonName: string): Promise<KeyPair> {
 
 /** Issues a serving certificate for `hosts` (DNS names and IP addresses), valid for two years. */
 export async function issueServingCert(ca: KeyPair, commonName: string, hosts: string[]): Promise<KeyPair> {
-  const caCert = new x509.X509Certificate(ca.certPem);
-  const caKey = await importKey(ca.keyPem);
   const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
   const now = Date.now();
-  const cert = await x509.X509CertificateGenerator.create({
-    serialNumber: serial(),
+  const certPem = await signPublicKey(ca, keys.publicKey, {
     subject: `CN=${commonName}`,
-    issuer: caCert.subject,
+    keyUsages: x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment,
+    extendedKeyUsages: [x509.ExtendedKeyUsage.serverAuth],
+    altNames: hosts.map((h) => ({ type: isIP(h) ? 'ip' : 'dns', value: h })),
     notBefore: new Date(now - DAY),
     notAfter: new Date(now + 730 * DAY),
-    signingAlgorithm: ALGORITHM,
-    publicKey: keys.publicKey,
-    signingKey: caKey,
-    extensions: [
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-      new x509.SubjectAlternativeNameExtension(hosts.map((h) => ({ type: isIP(h) ? 'ip' : 'dns', value: h }))),
-      await x509.AuthorityKeyIdentifierExtension.create(caCert),
-    ],
   });
-  return { certPem: cert.toString('pem') + '\n', keyPem: await exportKey(keys.privateKey) };
+  return { certPem, keyPem: await exportKey(keys.privateKey) };
+}
+
+/** A subject as kube's signers read it: the common name is the user, organizations its groups. */
+export interface Subject {
+  commonName: string;
+  organizations?: string[];
+}
+
+/** Escapes a value for an RFC 4514 string name (`CN=…,O=…`). */
+function rdnValue(value: string): string {
+  return value.replace(/([,+"\\<>;=])/g, '\\$1').replace(/^([ #])/, '\\$1').replace(/ $/, '\\ ');
+}
+
+export function subjectName(subject: Subject): string {
+  return [`CN=${rdnValue(subject.commonName)}`, ...(subject.organizations ?? []).map((o) => `O=${rdnValue(o)}`)].join(', ');
+}
+
+/** Issues a client certificate (`client auth`) for `subject`, valid for one year. */
+export async function issueClientCert(ca: KeyPair, subject: Subject): Promise<KeyPair> {
+  const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
+  const certPem = await signPublicKey(ca, keys.publicKey, {
+    subject: subjectName(subject),
+    keyUsages: x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment,
+    extendedKeyUsages: [x509.ExtendedKeyUsage.clientAuth],
+    notAfter: new Date(Date.now() + 365 * DAY),
+  });
+  return { certPem, keyPem: await exportKey(keys.privateKey) };
+}
+
+/** What a certificate issued for a key says: its subject, usages, alternative names and end of validity. */
+export interface CertificateTemplate {
+  subject: string | x509.Name;
+  keyUsages: number;
+  extendedKeyUsages: string[];
+  /** DNS names, IP addresses, e-mail addresses and URIs, as the request carried them. */
+  altNames?: { type: 'dns' | 'ip' | 'email' | 'url'; value: string }[];
+  notBefore?: Date;
+  notAfter: Date;
+}
+
+/** Signs `publicKey` with the CA as `template` says (not a CA itself). Returns the certificate's PEM. */
+export async function signPublicKey(ca: KeyPair, publicKey: x509.PublicKey | CryptoKey, template: CertificateTemplate): Promise<string> {
+  const caCert = new x509.X509Certificate(ca.certPem);
+  const extensions: x509.Extension[] = [
+    new x509.BasicConstraintsExtension(false, undefined, true),
+    await x509.AuthorityKeyIdentifierExtension.create(caCert),
+  ];
+  if (template.keyUsages !== 0) extensions.push(new x509.KeyUsagesExtension(template.keyUsages, true));
+  if (template.extendedKeyUsages.length > 0) extensions.push(new x509.ExtendedKeyUsageExtension(template.extendedKeyUsages));
+  if (template.altNames && template.altNames.length > 0) extensions.push(new x509.SubjectAlternativeNameExtension(template.altNames));
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: serial(),
+    subject: template.subject,
+    issuer: caCert.subject,
+    // Backdated a little, as kube's signer does, so that clocks slightly behind accept it.
+    notBefore: template.notBefore ?? new Date(Date.now() - 5 * 60 * 1000),
+    notAfter: template.notAfter,
+    signingAlgorithm: ALGORITHM,
+    publicKey,
+    signingKey: await importKey(ca.keyPem),
+    extensions,
+  });
+  return cert.toString('pem') + '\n';
+}
+
+/**
+ * A new key and a PKCS#10 certificate request for `subject` (and `hosts` as DNS/IP alternative
+ * names, for serving certificates), as a kubelet makes one for its CSR.
+ */
+export async function createCertificateRequest(subject: Subject, hosts: string[] = []): Promise<{ keyPem: string; requestPem: string }> {
+  const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
+  const request = await x509.Pkcs10CertificateRequestGenerator.create({
+    name: subjectName(subject),
+    keys,
+    signingAlgorithm: ALGORITHM,
+    extensions: hosts.length > 0 ? [new x509.SubjectAlternativeNameExtension(hosts.map((h) => ({ type: isIP(h) ? 'ip' : 'dns', value: h })))] : [],
+  });
+  return { keyPem: await exportKey(keys.privateKey), requestPem: request.toString('pem') + '\n' };
 }
 
 /**

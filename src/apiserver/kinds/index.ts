@@ -3,6 +3,7 @@
 // defaults, validation, generation rules and printers.
 import type { Printer } from '../printing.js';
 import type { ResourceType } from '../registry.js';
+import { certificatesigningrequests } from './certificatesigningrequests.js';
 import { configmaps } from './configmaps.js';
 import { customresourcedefinitions } from './customresourcedefinitions.js';
 import { daemonsets } from './daemonsets.js';
@@ -27,7 +28,7 @@ import { customResourceChanged, type Allocations, type KindStrategy, type Obj } 
 export const STRATEGIES: KindStrategy[] = [
   namespaces, nodes, pods, services, endpoints, configmaps, secrets, serviceaccounts, coreEvents, events, leases,
   deployments, replicasets, daemonsets, statefulsets, jobs, poddisruptionbudgets, customresourcedefinitions,
-  roles, rolebindings, clusterroles, clusterrolebindings,
+  roles, rolebindings, clusterroles, clusterrolebindings, certificatesigningrequests,
 ];
 
 const byGroupResource = new Map(STRATEGIES.map((s) => [`${s.type.group}/${s.type.resource}`, s]));

@@ -123,7 +123,10 @@ export const pods: KindStrategy = {
     fieldSelectors: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName'],
   }),
   defaults(object) {
-    object.spec = { restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler', serviceAccountName: 'default', terminationGracePeriodSeconds: 30, ...object.spec };
+    // Mirror pods (a kubelet's static pods) get no service account, as kube's ServiceAccount
+    // admission leaves them alone: NodeRestriction refuses a node's pod that refers to one.
+    const mirror = Object.hasOwn(object.metadata?.annotations ?? {}, 'kubernetes.io/config.mirror');
+    object.spec = { restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler', ...(mirror ? {} : { serviceAccountName: 'default' }), terminationGracePeriodSeconds: 30, ...object.spec };
     if (!object.status?.phase) object.status = { ...(object.status ?? {}), phase: 'Pending', qosClass: 'BestEffort' };
   },
   fieldDefaults: { 'spec.hostNetwork': 'false' },

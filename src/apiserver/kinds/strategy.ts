@@ -7,6 +7,7 @@
 import type { FieldProblem } from '../errors.js';
 import type { Printer } from '../printing.js';
 import type { ResourceType } from '../registry.js';
+import type { UserInfo } from '../request-attributes.js';
 import type { Storage } from '../storage/types.js';
 
 export type Obj = Record<string, any>;
@@ -34,12 +35,21 @@ export interface KindStrategy {
   type: ResourceType;
   /** How names are checked; a DNS-1123 subdomain when not said. */
   names?: NameRule;
-  /** Server-side defaults, as kube-apiserver's defaulting and PrepareForCreate/Update fill them in. */
-  defaults?(object: Obj, previous: Obj | undefined): void;
+  /**
+   * Server-side defaults, as kube-apiserver's defaulting and PrepareForCreate/Update fill them in;
+   * `requester` is who writes (kube's request context), for kinds that record it.
+   */
+  defaults?(object: Obj, previous: Obj | undefined, requester?: UserInfo): void;
   /** Problems with the kind's own fields (metadata is checked for every kind). */
   validate?(object: Obj, previous: Obj | undefined): FieldProblem[];
   /** What a field selector reads for an unset field, where kube's selectable fields default it. */
   fieldDefaults?: Record<string, string>;
+  /**
+   * How an update through a subresource merges into the stored object, for kinds that say more
+   * than "status replaces status" (a CSR's status keeps its approval; its `approval` subresource
+   * changes only conditions). Keyed by subresource; every key is served and listed in discovery.
+   */
+  subresourceUpdates?: Record<string, (incoming: Obj, previous: Obj) => Obj>;
   /** Columns for `kubectl get`; Name and Age when absent. */
   printer?: Printer;
   /**

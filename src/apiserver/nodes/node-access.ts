@@ -1,0 +1,90 @@
+// Wires node support into a running API server, as kube-apiserver runs it for kubelets: the node
+// graph kept current from a watch on pods, the Node authorizer over it (chained in front of RBAC
+// by access control), NodeRestriction on every write, deletion, eviction and TokenRequest by a
+// node, bootstrap-token authentication, and the API server's own client certificate towards
+// kubelets (for pods/log).
+import { join } from 'node:path';
+import { logger } from '../../common/log.js';
+import { createCA, issueClientCert, loadOrCreate, type KeyPair } from '../../common/pki.js';
+import { errors } from '../errors.js';
+import type { ApiServer } from '../server.js';
+import type { ResourceType } from '../registry.js';
+import type { UserInfo } from '../request-attributes.js';
+import { authenticateBootstrapToken, BOOTSTRAP_TOKEN_SECRET_PREFIX } from './bootstrap-tokens.js';
+import { NodeGraph } from './node-graph.js';
+import { authorizeNode, nodeIdentity, type NodeDecision, type NodeRequestAttributes } from './node-authorizer.js';
+import { admissionForbiddenMessage, nodeRestrictionRefusal, type AdmissionLookups, type AdmissionRequest } from './node-restriction.js';
+
+const log = logger('node-access');
+const PODS = '/core/pods/';
+
+type Obj = Record<string, any>;
+
+export interface NodeAccess {
+  /** The Node authorizer's decision on a request (chained before RBAC). */
+  authorize(attributes: NodeRequestAttributes): NodeDecision;
+  /** The API server's client certificate towards kubelets (CN kube-apiserver-kubelet-client, O system:masters). */
+  kubeletClientCert: KeyPair;
+  stop(): void;
+}
+
+export async function enableNodeAccess(server: ApiServer, dataDir: string): Promise<NodeAccess> {
+  const { storage, resources } = server;
+  const pki = join(dataDir, 'pki');
+  const ca = await loadOrCreate(pki, 'ca', () => createCA('bosun-ca'));
+  const kubeletClientCert = await loadOrCreate(pki, 'apiserver-kubelet-client', () => issueClientCert(ca, { commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'] }));
+
+  const graph = new NodeGraph();
+  const listed = storage.list(PODS);
+  for (const item of listed.items) graph.upsertPod(item.object);
+  const watcher = storage.watch(PODS, listed.revision, (event) => {
+    if (event.type === 'DELETED') graph.removePod(String(event.object.metadata.namespace), String(event.object.metadata.name));
+    else graph.upsertPod(event.object);
+  });
+
+  server.addAuthenticator((token) => {
+    const result = authenticateBootstrapToken(token, (id) => storage.get(`/core/secrets/kube-system/${BOOTSTRAP_TOKEN_SECRET_PREFIX}${id}`)?.object);
+    if (result.ok) return result.user;
+    if (!result.notBootstrapToken) log.info({ reason: result.reason }, 'bootstrap token refused');
+    return undefined;
+  });
+
+  const lookups: AdmissionLookups = {
+    pod: (namespace, name) => storage.get(`${PODS}${namespace}/${name}`)?.object,
+    node: (name) => storage.get(`/core/nodes//${name}`)?.object,
+  };
+  const admit = (request: AdmissionRequest) => {
+    const refusal = nodeRestrictionRefusal(request, lookups);
+    if (refusal !== undefined) throw errors.forbidden(admissionForbiddenMessage(request, refusal));
+  };
+  const isNode = (user: UserInfo | undefined): user is UserInfo => user !== undefined && nodeIdentity(user) !== undefined;
+  const base = (type: ResourceType, object: Obj, user: UserInfo) => ({
+    user, group: type.group, resource: type.resource, namespace: String(object.metadata?.namespace ?? ''), name: String(object.metadata?.name ?? ''),
+  });
+  resources.addHooks({
+    beforeWrite(type, object, previous, context) {
+      if (!isNode(context.user)) return;
+      admit({ ...base(type, object, context.user), operation: previous ? 'UPDATE' : 'CREATE', subresource: context.subresource ?? '', object, oldObject: previous });
+    },
+    beforeDelete(type, object, context) {
+      if (!isNode(context.user)) return;
+      admit({ ...base(type, object, context.user), operation: 'DELETE', subresource: '', oldObject: object });
+    },
+  });
+  // Evictions and TokenRequests are POSTs answered beside the store: checked here, before the
+  // handlers that answer them (this one never answers, it only refuses).
+  server.addPostHandler(async (request) => {
+    if (!isNode(request.user) || request.group !== '' || !request.subresource) return undefined;
+    admit({
+      user: request.user, operation: 'CREATE', group: '', resource: request.resource, subresource: request.subresource,
+      namespace: request.namespace ?? '', name: request.name ?? '', object: request.body,
+    });
+    return undefined;
+  });
+
+  return {
+    authorize: (attributes) => authorizeNode(attributes, graph),
+    kubeletClientCert,
+    stop: () => watcher.stop(),
+  };
+}

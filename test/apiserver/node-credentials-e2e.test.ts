@@ -1,0 +1,193 @@
+// A node's credentials end to end, as a kubelet gets them, with the real kubectl and client-node:
+// a bootstrap token (a kube-system Secret) → a CSR created as system:bootstrap:<id> → approved
+// with `kubectl certificate approve` → signed by the API server → client-certificate
+// authentication as system:node:<name>, which may write its own Node and Lease and gets 403 on
+// another node and on labels NodeRestriction forbids. Denials, signer refusals and
+// `kubectl get csr` columns on the way.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as k8s from '@kubernetes/client-node';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import YAML from 'yaml';
+import { startClusterApiServer, type ClusterApiServer } from '../../src/apiserver/cluster-api.js';
+import { createCertificateRequest } from '../../src/common/pki.js';
+import { bootstrapTokenSecret, generateBootstrapToken } from '../../src/apiserver/nodes/bootstrap-tokens.js';
+import { runKubectl, type KubectlResult } from '../helpers/apiserver.js';
+import { eventually } from '../helpers/eventually.js';
+
+interface Cluster {
+  cluster: ClusterApiServer;
+  dir: string;
+  admin(args: string[], input?: string): Promise<KubectlResult>;
+  /** A kubeconfig for the same server with other credentials. */
+  kubeconfig(name: string, user: Record<string, string>): string;
+}
+
+async function startCluster(): Promise<Cluster> {
+  const dir = mkdtempSync(join(tmpdir(), 'bosun-nodes-'));
+  const cluster = await startClusterApiServer({ dataDir: dir, host: '127.0.0.1', port: 0, logLevel: 'warn' });
+  const { server } = cluster;
+  return {
+    cluster, dir,
+    admin: (args, input) => runKubectl(server.kubeconfigPath, args, { input }),
+    kubeconfig(name, user) {
+      const path = join(dir, `${name}.kubeconfig`);
+      writeFileSync(path, YAML.stringify({
+        apiVersion: 'v1', kind: 'Config',
+        clusters: [{ name: 'bosun', cluster: { server: server.url, 'certificate-authority-data': Buffer.from(server.caPem).toString('base64') } }],
+        users: [{ name, user }],
+        contexts: [{ name, context: { cluster: 'bosun', user: name } }],
+        'current-context': name,
+      }));
+      return path;
+    },
+  };
+}
+
+const ok = (r: KubectlResult, what: string) => {
+  assert.equal(r.code, 0, `${what}: ${r.stderr}`);
+  return r.stdout;
+};
+
+function csrManifest(name: string, requestPem: string, signerName: string, usages: string[]): string {
+  return YAML.stringify({
+    apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name },
+    spec: { request: Buffer.from(requestPem).toString('base64'), signerName, usages, username: 'forged', groups: ['system:masters'] },
+  });
+}
+
+test('a node gets its client certificate through a CSR approved with kubectl and is kept to its own objects', async () => {
+  const c = await startCluster();
+  try {
+    // The administrator makes a bootstrap token, as `kubeadm token create` stores it.
+    const token = generateBootstrapToken();
+    const id = token.slice(0, 6);
+    ok(await c.admin(['apply', '-f', '-'], JSON.stringify(bootstrapTokenSecret(token, { expiration: new Date(Date.now() + 3600_000) }))), 'bootstrap token');
+    const bootstrap = c.kubeconfig('bootstrap', { token });
+
+    // As the bootstrapper: may create and read CSRs, nothing else.
+    const whoami = ok(await runKubectl(bootstrap, ['auth', 'can-i', 'create', 'certificatesigningrequests']), 'can-i');
+    assert.equal(whoami.trim(), 'yes');
+    const denied = await runKubectl(bootstrap, ['get', 'nodes']);
+    assert.notEqual(denied.code, 0);
+    assert.match(denied.stderr, new RegExp(`User "system:bootstrap:${id}" cannot list resource "nodes"`));
+
+    const { keyPem, requestPem } = await createCertificateRequest({ commonName: 'system:node:worker-a', organizations: ['system:nodes'] });
+    ok(await runKubectl(bootstrap, ['create', '-f', '-'], { input: csrManifest('node-csr-a', requestPem, 'kubernetes.io/kube-apiserver-client-kubelet', ['digital signature', 'client auth']) }), 'create CSR');
+    const created = JSON.parse(ok(await c.admin(['get', 'csr', 'node-csr-a', '-o', 'json']), 'get csr'));
+    // Who asked is recorded by the server, whatever the client claimed.
+    assert.equal(created.spec.username, `system:bootstrap:${id}`);
+    assert.deepEqual(created.spec.groups, ['system:bootstrappers', 'system:authenticated']);
+    // The bootstrapper cannot approve its own request.
+    const selfApprove = await runKubectl(bootstrap, ['certificate', 'approve', 'node-csr-a']);
+    assert.notEqual(selfApprove.code, 0);
+    assert.match(selfApprove.stderr, /cannot update resource "certificatesigningrequests\/approval"/);
+
+    const pending = ok(await c.admin(['get', 'csr']), 'get csr table');
+    assert.match(pending, /^NAME\s+AGE\s+SIGNERNAME\s+REQUESTOR\s+REQUESTEDDURATION\s+CONDITION\n/);
+    assert.match(pending, new RegExp(`node-csr-a\\s+\\S+\\s+kubernetes.io/kube-apiserver-client-kubelet\\s+system:bootstrap:${id}\\s+<none>\\s+Pending`));
+    assert.match(ok(await c.admin(['certificate', 'approve', 'node-csr-a']), 'approve'), /certificatesigningrequest.certificates.k8s.io\/node-csr-a approved/);
+    const issued = await eventually('the CSR to be issued', async () => {
+      const csr = JSON.parse(ok(await c.admin(['get', 'csr', 'node-csr-a', '-o', 'json']), 'get'));
+      return csr.status.certificate ? csr : undefined;
+    });
+    assert.equal(issued.status.conditions[0].type, 'Approved');
+    assert.equal(issued.status.conditions[0].reason, 'KubectlApprove');
+    assert.match(ok(await c.admin(['get', 'csr', 'node-csr-a']), 'get csr'), /Approved,Issued/);
+
+    // As the node, with the certificate it was given.
+    const certPem = Buffer.from(issued.status.certificate, 'base64').toString();
+    const node = c.kubeconfig('node', { 'client-certificate-data': Buffer.from(certPem).toString('base64'), 'client-key-data': Buffer.from(keyPem).toString('base64') });
+    const nodeObject = (name: string, labels: Record<string, string> = {}) => JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name, ...labels } } });
+    ok(await runKubectl(node, ['create', '-f', '-'], { input: nodeObject('worker-a', { 'node-role.kubernetes.io/worker': '' }) }), 'register own node');
+    ok(await runKubectl(node, ['label', 'node', 'worker-a', 'example.com/team=infra']), 'label own node');
+    ok(await runKubectl(node, ['get', 'node', 'worker-a']), 'read own node');
+    ok(await c.admin(['create', '-f', '-'], nodeObject('worker-b')), 'admin registers another node');
+
+    const other = await runKubectl(node, ['label', 'node', 'worker-b', 'example.com/team=infra']);
+    assert.notEqual(other.code, 0);
+    assert.match(other.stderr, /nodes "worker-b" is forbidden: node "worker-a" is not allowed to modify node "worker-b"/);
+    const readOther = await runKubectl(node, ['get', 'node', 'worker-b']);
+    assert.match(readOther.stderr, /cannot get resource "nodes".*node 'worker-a' cannot read 'worker-b', only its own Node object/);
+    const restricted = await runKubectl(node, ['label', 'node', 'worker-a', 'node-restriction.kubernetes.io/pool=gold']);
+    assert.notEqual(restricted.code, 0);
+    assert.match(restricted.stderr, /is not allowed to modify labels: node-restriction.kubernetes.io\/pool/);
+    const taint = await runKubectl(node, ['taint', 'node', 'worker-a', 'example.com/x=y:NoSchedule']);
+    assert.match(taint.stderr, /not allowed to modify taints/);
+    const deleteOwn = await runKubectl(node, ['delete', 'node', 'worker-a']);
+    assert.notEqual(deleteOwn.code, 0);
+
+    // Its own Lease in kube-node-lease, and no other.
+    const lease = (name: string) => JSON.stringify({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace: 'kube-node-lease' }, spec: { holderIdentity: name, leaseDurationSeconds: 40 } });
+    ok(await runKubectl(node, ['create', '-f', '-'], { input: lease('worker-a') }), 'own lease');
+    const otherLease = await runKubectl(node, ['create', '-f', '-'], { input: lease('worker-b') });
+    assert.match(otherLease.stderr, /can only access node lease with the same name as the requesting node/);
+
+    // client-node over the same client certificate: status updates of its own Node.
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(node);
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    await core.patchNodeStatus({ name: 'worker-a', body: { status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }] } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+    assert.equal((await core.readNode({ name: 'worker-a' })).status?.conditions?.[0]?.type, 'Ready');
+    await assert.rejects(core.patchNodeStatus({ name: 'worker-b', body: { status: { conditions: [] } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch)),
+      (e: unknown) => (e as { code?: number }).code === 403);
+    assert.match(ok(await c.admin(['get', 'nodes']), 'nodes'), /worker-a\s+Ready/);
+  } finally {
+    await c.cluster.stop();
+    rmSync(c.dir, { recursive: true, force: true });
+  }
+});
+
+test('denied, misfit and invalid CSRs: kubectl deny, the signer\'s Failed condition, and 422s', async () => {
+  const c = await startCluster();
+  try {
+    const user = await createCertificateRequest({ commonName: 'alice', organizations: ['devs'] });
+    ok(await c.admin(['create', '-f', '-'], csrManifest('alice-as-node', user.requestPem, 'kubernetes.io/kube-apiserver-client-kubelet', ['client auth'])), 'create');
+    ok(await c.admin(['create', '-f', '-'], csrManifest('alice-client', user.requestPem, 'kubernetes.io/kube-apiserver-client', ['client auth'])), 'create');
+    ok(await c.admin(['create', '-f', '-'], csrManifest('to-deny', user.requestPem, 'kubernetes.io/kube-apiserver-client', ['client auth'])), 'create');
+    // The admin created them: the requester is the admin, not what the manifest says.
+    assert.equal(JSON.parse(ok(await c.admin(['get', 'csr', 'alice-client', '-o', 'json']), 'get')).spec.username, 'system:admin');
+
+    assert.match(ok(await c.admin(['certificate', 'deny', 'to-deny']), 'deny'), /denied/);
+    ok(await c.admin(['certificate', 'approve', 'alice-as-node', 'alice-client']), 'approve');
+    const failed = await eventually('the misfit CSR to fail', async () => {
+      const csr = JSON.parse(ok(await c.admin(['get', 'csr', 'alice-as-node', '-o', 'json']), 'get'));
+      return csr.status.conditions?.find((x: { type: string }) => x.type === 'Failed') ? csr : undefined;
+    });
+    assert.equal(failed.status.certificate, undefined);
+    assert.match(failed.status.conditions.find((x: { type: string }) => x.type === 'Failed').message, /subject organization is not system:nodes/);
+    await eventually('the client CSR to be issued', async () => JSON.parse(ok(await c.admin(['get', 'csr', 'alice-client', '-o', 'json']), 'get')).status.certificate);
+    const table = ok(await c.admin(['get', 'csr']), 'table');
+    assert.match(table, /alice-as-node\s.*\sApproved,Failed\n/);
+    assert.match(table, /alice-client\s.*\sApproved,Issued\n/);
+    assert.match(table, /to-deny\s.*\sDenied\n/);
+    // A denied request cannot be approved afterwards (kubectl needs --force, and then the API refuses).
+    const flip = await c.admin(['certificate', 'approve', 'to-deny', '--force']);
+    assert.notEqual(flip.code, 0);
+    assert.match(flip.stderr, /Approved and Denied conditions are mutually exclusive|may not remove a condition of type "Denied"/);
+
+    const invalid: [string, Record<string, unknown>, RegExp][] = [
+      ['no request', { signerName: 'example.com/x', usages: ['client auth'] }, /spec.request: Required value/],
+      ['not a CSR', { request: Buffer.from('hello').toString('base64'), signerName: 'example.com/x', usages: ['client auth'] }, /PEM block type must be CERTIFICATE REQUEST/],
+      ['no signer', { request: Buffer.from(user.requestPem).toString('base64'), usages: ['client auth'] }, /spec.signerName: Required value/],
+      ['unqualified signer', { request: Buffer.from(user.requestPem).toString('base64'), signerName: 'mine', usages: ['client auth'] }, /fully qualified domain and path/],
+      ['unknown usage', { request: Buffer.from(user.requestPem).toString('base64'), signerName: 'example.com/x', usages: ['flying'] }, /spec.usages\[0\]: Unsupported value: "flying"/],
+      ['short duration', { request: Buffer.from(user.requestPem).toString('base64'), signerName: 'example.com/x', usages: ['client auth'], expirationSeconds: 60 }, /may not specify a duration less than 600 seconds/],
+    ];
+    for (const [name, spec, message] of invalid) {
+      const r = await c.admin(['create', '-f', '-'], JSON.stringify({ apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name: 'bad' }, spec }));
+      assert.notEqual(r.code, 0, name);
+      assert.match(r.stderr, message, name);
+    }
+    // Status writes cannot approve: the decision only changes through the approval subresource.
+    const viaStatus = await c.cluster.server.resources.update(c.cluster.server.registry.lookup('certificates.k8s.io', 'v1', 'certificatesigningrequests')!, undefined, 'to-deny',
+      { metadata: { name: 'to-deny' }, status: { conditions: [] } }, { subresource: 'status' });
+    assert.equal(viaStatus.status.conditions[0].type, 'Denied');
+  } finally {
+    await c.cluster.stop();
+    rmSync(c.dir, { recursive: true, force: true });
+  }
+});
