@@ -1,11 +1,12 @@
-// A small local cluster for the node agent's tests: the embedded API server, the local cloud with
+// A small local cluster for the node agent's tests: the API server as a cluster runs it (RBAC,
+// ServiceAccount tokens, node access, the CSR signer), the local cloud with
 // the node agent as its machine runtime, and machines that boot (through bosun's Ignition applier)
 // from the worker role's rendered MachineConfigs — the kubelet unit, kubelet.conf and CA the MCO's
 // templates write — plus a bootstrap kubeconfig and, where the test says so, a node kubeconfig.
 import { mkdtempSync, chmodSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { enableAccessControl } from '../../src/apiserver/access-control.js';
+import { startClusterApiServer, type ClusterApiServer } from '../../src/apiserver/cluster-api.js';
 import { CloudClient } from '../../src/cloud/client.js';
 import { CloudService } from '../../src/cloud/service.js';
 import type { Instance } from '../../src/cloud/types.js';
@@ -15,12 +16,25 @@ import { encodeDataUrl } from '../../src/mco/common/ignition/data-url.js';
 import { generateRoleConfigs } from '../../src/mco/controller/template.js';
 import { mergeMachineConfigs } from '../../src/mco/controller/render.js';
 import { KubeClient, loadKubeConfig, type Obj } from '../../src/kube/index.js';
-import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
+import { runKubectl, type KubectlResult } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
 import { controllerConfig } from '../mco/controller-fixtures.js';
 
+/** What the tests need of the API server. */
+export interface Api {
+  url: string;
+  port: number;
+  caPem: string;
+  token: string;
+  kubeconfigPath: string;
+  dataDir: string;
+  kubectl(args: string[], input?: string): Promise<KubectlResult>;
+  kubectlOk(args: string[], input?: string): Promise<string>;
+}
+
 export interface NodeCluster {
-  api: TestApiServer;
+  api: Api;
+  apiServer: ClusterApiServer;
   kube: KubeClient;
   cloud: CloudService;
   client: CloudClient;
@@ -44,7 +58,7 @@ export function kubeconfigText(server: string, caPem: string, user: Obj): string
  * provider is external (OpenShift's template passes --cloud-provider=external on cloud platforms),
  * a bootstrap kubeconfig, and optionally the node's own kubeconfig already in place.
  */
-export function workerUserData(api: TestApiServer, opts: { bootstrapUser: Obj; nodeUser?: Obj }): string {
+export function workerUserData(api: Api, opts: { bootstrapUser: Obj; nodeUser?: Obj }): string {
   const cc = controllerConfig({ kubeAPIServerServingCAData: Buffer.from(api.caPem).toString('base64') });
   const spec = mergeMachineConfigs(generateRoleConfigs(cc, 'worker', { controllerVersion: 'test' }));
   const config = structuredClone(spec.config) as Obj;
@@ -58,21 +72,30 @@ export function workerUserData(api: TestApiServer, opts: { bootstrapUser: Obj; n
 }
 
 export async function startNodeCluster(agent: Partial<NodeAgentOptions> = {}): Promise<NodeCluster> {
-  const api = await startTestApiServer();
-  // RBAC and ServiceAccount tokens (TokenRequest), as the cluster's API server has them.
-  const access = await enableAccessControl(api.server, api.dataDir);
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-nodes-'));
   chmodSync(dataDir, 0o755);
+  const apiDir = join(dataDir, 'apiserver');
+  const apiServer = await startClusterApiServer({ dataDir: apiDir, host: '127.0.0.1', port: 0, logLevel: 'warn' });
+  const { server } = apiServer;
+  const kubectl = (args: string[], input?: string) => runKubectl(server.kubeconfigPath, args, { input });
+  const api: Api = {
+    url: server.url, port: server.port, caPem: server.caPem, token: server.token, kubeconfigPath: server.kubeconfigPath, dataDir: apiDir,
+    kubectl,
+    async kubectlOk(args, input) {
+      const r = await kubectl(args, input);
+      if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed: ${r.stderr}`);
+      return r.stdout;
+    },
+  };
   const runtime = new NodeAgentRuntime({ leaseRenewIntervalMs: 1000, nodeStatusUpdateMs: 1000, restartDelayMs: 1000, csrPollMs: 200, ...agent });
   const cloud = new CloudService({ dataDir, bootDelayMs: 500, ignition: 'builtin', runtime, host: '127.0.0.1', port: 0 });
   const client = new CloudClient(await cloud.start());
   return {
-    api, cloud, client, runtime, dataDir,
+    api, apiServer, cloud, client, runtime, dataDir,
     kube: new KubeClient(loadKubeConfig(api.kubeconfigPath)),
     async close() {
       await cloud.close();
-      access.stop();
-      await api.stop();
+      await apiServer.stop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

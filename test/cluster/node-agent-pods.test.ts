@@ -6,6 +6,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import type { Instance } from '../../src/cloud/types.js';
@@ -78,6 +79,45 @@ test('bosun.local/echo answers with its pod name on its pod IP, logs each reques
   assert.ok(nodePort, 'the API server allocates a NodePort');
   const viaNodePort = await eventually('NodePort answers', () => httpGet(machine.privateIp, nodePort, '/via-node-port').catch(() => undefined));
   assert.deepEqual(viaNodePort, { status: 200, body: 'echo-1\n' });
+});
+
+/** A GET to the node's :10250 as the API server makes it (its kubelet-client certificate), or with `cert: false` none. */
+function kubeletGet(path: string, opts: { cert?: boolean; onData?: (chunk: string, abort: () => void) => void } = {}): Promise<{ status: number; body: string }> {
+  const pki = join(c.api.dataDir, 'pki');
+  const tls = opts.cert === false ? {} : { cert: readFileSync(join(pki, 'apiserver-kubelet-client.crt')), key: readFileSync(join(pki, 'apiserver-kubelet-client.key')) };
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest({ host: machine.privateIp, port: 10250, path, agent: false, rejectUnauthorized: false, ...tls }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        body += d;
+        opts.onData?.(body, () => { req.destroy(); resolve({ status: res.statusCode ?? 0, body }); });
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('the node serves container logs on <nodeIP>:10250 (tail, timestamps, follow) to clients with a certificate from the cluster CA only', { timeout: 30_000 }, async () => {
+  const all = await kubeletGet('/containerLogs/default/echo-1/main');
+  assert.equal(all.status, 200);
+  assert.match(all.body, /^echo server for pod echo-1 listening on 127\.1\.\d+\.\d+:9090\n/);
+  assert.match(all.body, /GET \/hello\n/);
+  const tail = await kubeletGet('/containerLogs/default/echo-1/main?tailLines=1&timestamps=true');
+  assert.match(tail.body, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z \S+ \S+ GET \/via-node-port\n$/);
+  assert.equal((await kubeletGet('/containerLogs/default/missing/main')).status, 404);
+  assert.equal((await kubeletGet('/containerLogs/default/echo-1/nope')).status, 400);
+  await assert.rejects(kubeletGet('/containerLogs/default/echo-1/main', { cert: false }), 'no client certificate, no logs');
+
+  const p = (await getPod('echo-1'))!;
+  const following = kubeletGet('/containerLogs/default/echo-1/main?follow=true&tailLines=0', {
+    onData: (body, abort) => { if (/GET \/while-following/.test(body)) abort(); },
+  });
+  await new Promise((r) => setTimeout(r, 500));
+  await httpGet(p.status.podIP, 9090, '/while-following');
+  assert.match((await following).body, /GET \/while-following/);
 });
 
 test('a component pod runs as a process with its env, args and projected service-account token', { timeout: 60_000 }, async () => {
