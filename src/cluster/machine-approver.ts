@@ -8,11 +8,11 @@
 //     the node itself, and every SAN one of that instance's: its private address or its name.
 // Anything else stays pending and the reason is logged; requests for machines not (yet) in the
 // cloud are looked at again, as a machine may be created just after its CSR.
+import { parseCertificateRequest } from '../apiserver/certificates/request.js';
 import { logger, type Logger } from '../common/log.js';
 import type { CloudClient } from '../cloud/client.js';
 import type { Instance } from '../cloud/types.js';
 import { Controller, Informer, resourcePath, type KubeClient, type Obj } from '../kube/index.js';
-import { parseCertificateRequest } from './node-agent/certificates.js';
 import { CLIENT_SIGNER, SERVING_SIGNER } from './node-agent/credentials.js';
 import { CSRS } from './node-agent/resources.js';
 

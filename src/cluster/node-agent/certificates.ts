@@ -1,17 +1,17 @@
 // The node agent's key material: a key pair with a PKCS#10 request for a node identity (as the
 // kubelet's certificate manager makes for its client and serving certificates), a self-signed
-// serving certificate for the time before the serving CSR is signed, and reading a certificate's
-// subject and validity (to tell whether stored credentials can still be used).
+// serving certificate for the time before the serving CSR is signed, and whether a certificate
+// can still be used (to tell whether stored credentials can be).
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { webcrypto, X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
+import { createCertificateRequest } from '../../common/pki.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
 
 const EC = { name: 'ECDSA', namedCurve: 'P-256' } as const;
 const SIGN = { name: 'ECDSA', hash: 'SHA-256' } as const;
-const SAN_OID = '2.5.29.17';
 
 function toPem(der: ArrayBuffer, label: string): string {
   const base64 = Buffer.from(der).toString('base64').replace(/(.{64})/g, '$1\n');
@@ -36,14 +36,8 @@ export interface CertificateRequest {
 
 /** A key and a request for `CN=system:node:<name>, O=system:nodes`, with SANs for a serving certificate. */
 export async function nodeCertificateRequest(nodeName: string, hosts: string[] = []): Promise<CertificateRequest> {
-  const keys = await newKeys();
-  const csr = await x509.Pkcs10CertificateRequestGenerator.create({
-    name: [{ O: ['system:nodes'] }, { CN: [`system:node:${nodeName}`] }],
-    keys,
-    signingAlgorithm: SIGN,
-    extensions: subjectAltNames(hosts),
-  });
-  return { csrPem: `${csr.toString('pem')}\n`, keyPem: toPem(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey), 'PRIVATE KEY') };
+  const { keyPem, requestPem } = await createCertificateRequest({ commonName: `system:node:${nodeName}`, organizations: ['system:nodes'] }, hosts);
+  return { csrPem: requestPem, keyPem };
 }
 
 /** A self-signed serving certificate for `hosts` (the kubelet's fallback when it has no signed one). */
@@ -63,26 +57,6 @@ export async function selfSignedServing(commonName: string, hosts: string[]): Pr
     ],
   });
   return { certPem: `${cert.toString('pem')}\n`, keyPem: toPem(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey), 'PRIVATE KEY') };
-}
-
-export interface RequestedIdentity {
-  commonName?: string;
-  organizations: string[];
-  ipAddresses: string[];
-  dnsNames: string[];
-}
-
-/** What a PEM certificate request asks for: subject and SANs (for the machine approver). */
-export function parseCertificateRequest(pem: string): RequestedIdentity {
-  const csr = new x509.Pkcs10CertificateRequest(pem);
-  const raw = csr.extensions.find((e) => e.type === SAN_OID);
-  const names = raw ? new x509.SubjectAlternativeNameExtension(raw.rawData).names.toJSON() : [];
-  return {
-    commonName: csr.subjectName.getField('CN')[0],
-    organizations: csr.subjectName.getField('O'),
-    ipAddresses: names.filter((n) => n.type === 'ip').map((n) => n.value),
-    dnsNames: names.filter((n) => n.type === 'dns').map((n) => n.value),
-  };
 }
 
 /** Whether a PEM certificate is for `commonName` and valid for at least `marginMs` more. */
