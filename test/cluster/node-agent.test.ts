@@ -68,14 +68,21 @@ test('a booted machine registers its Node Ready with its addresses, labels, tain
   assert.match(out, new RegExp(`worker-a\\s+Ready\\s+worker\\s+\\S+\\s+v1\\.33\\.0\\+bosun\\s+${instance.privateIp.replace(/\./g, '\\.')}`));
 });
 
-test('a machine whose Ignition config has no kubelet fails to boot, saying why', { timeout: 30_000 }, async () => {
-  const created = await c.client.createInstance({ name: 'no-kubelet', userData: JSON.stringify({ ignition: { version: '3.2.0' } }) });
+test('a machine whose Ignition config installs no kubelet boots and runs no node agent; a broken kubelet config fails the boot, saying why', { timeout: 30_000 }, async () => {
+  const bare = await bootWorker(c, 'no-kubelet', JSON.stringify({ ignition: { version: '3.2.0' } }));
+  assert.equal(bare.machine.phase, 'Up');
+  assert.equal(c.runtime.agent(bare.id), undefined);
+  assert.equal(await node('no-kubelet'), undefined);
+  await c.client.operate('terminate', bare.id);
+
+  const unit = '[Service]\nExecStart=/usr/bin/kubelet --config=/etc/kubernetes/missing.conf --kubeconfig=/var/lib/kubelet/kubeconfig\n';
+  const broken = await c.client.createInstance({ name: 'broken-kubelet', userData: JSON.stringify({ ignition: { version: '3.2.0' }, systemd: { units: [{ name: 'kubelet.service', enabled: true, contents: unit }] } }) });
   const failed = await eventually('boot failed', async () => {
-    const i = await c.client.getInstance(created.id);
+    const i = await c.client.getInstance(broken.id);
     return i.machine.phase === 'Failed' ? i : undefined;
   });
-  assert.match(failed.machine.message!, /no kubelet unit at \/etc\/systemd\/system\/kubelet.service/);
-  await c.client.operate('terminate', created.id);
+  assert.match(failed.machine.message!, /the kubelet unit names --config=\/etc\/kubernetes\/missing.conf, which is not in the machine root/);
+  await c.client.operate('terminate', broken.id);
 });
 
 test('a reboot stops the heartbeat while the machine is down; the node comes back with the new boot ID', { timeout: 90_000 }, async () => {
