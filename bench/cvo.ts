@@ -13,7 +13,8 @@ import { loadPayload } from '../src/cvo/payload/payload.js';
 import { buildTaskGraph } from '../src/cvo/task-graph.js';
 import { ClusterVersionOperator } from '../src/cvo/operator.js';
 import { loadKubeConfig } from '../src/kube/kubeconfig.js';
-import { forClient } from '../src/kube/client-node-compat.js';
+import { KubeClient } from '../src/kube/client.js';
+import { createReleaseCrds } from '../test/helpers/cluster-objects.js';
 
 const LEVELS = 40;
 const COMPONENTS = 30;
@@ -48,7 +49,7 @@ const api = await startTestApiServer();
 const kc = loadKubeConfig(api.kubeconfigPath);
 const custom = kc.makeApiClient(k8s.CustomObjectsApi);
 const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
-for (const m of loadPayload(v1.dir).cvoManifests.filter((x) => x.gvk.kind === 'CustomResourceDefinition')) await objects.create(forClient(m.object));
+await createReleaseCrds(new KubeClient(kc), v1.dir);
 
 async function requests(): Promise<{ total: number; seconds: number; count: number }> {
   const text = (await api.request('GET', '/metrics')).text;

@@ -1,5 +1,5 @@
 // Update service benchmark: the time to build the graph from the full real graph data
-// (../shared/data/cincinnati-graph-data, 76 channels, 1,383 versions, 1,717 blocked edges, with
+// (test/fixtures/cincinnati-graph-data, 76 channels, 1,383 versions, 1,717 blocked edges, with
 // synthesised release metadata), and requests/s and latency percentiles for stable-4.14 (178
 // versions, several thousand edges) served over HTTP with keep-alive. Targets: build < 1 s,
 // >= 2,000 req/s. Bounded: about 15 s in all.
@@ -7,13 +7,14 @@ import { Agent, request } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { loadGraphData } from '../src/update-service/graph-data.js';
 import { precompute, lookup } from '../src/update-service/responses.js';
 import { startUpdateService } from '../src/update-service/server.js';
 import { synthesiseReleases } from '../test/helpers/synthetic-releases.js';
 import { writeRelease } from '../test/helpers/release-store.js';
 
-const DATA = process.env.GRAPH_DATA ?? '/work/shared/data/cincinnati-graph-data';
+const DATA = process.env.GRAPH_DATA ?? fileURLToPath(new URL('../test/fixtures/cincinnati-graph-data', import.meta.url));
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const CHANNEL = 'stable-4.14';

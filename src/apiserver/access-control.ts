@@ -12,7 +12,7 @@ import { selfSubjectAccessReview, selfSubjectRulesReview, subjectAccessReview } 
 import type { KubeObject } from './storage/types.js';
 import { forbiddenMessage, RbacIndex, type BindingObject, type RbacKind, type RoleObject } from './rbac.js';
 import { BOOTSTRAP_CLUSTER_ROLES, BOOTSTRAP_CLUSTER_ROLE_BINDINGS } from './rbac-bootstrap.js';
-import { completeAttributes, type RequestAttributes } from './request-attributes.js';
+import type { RequestAttributes } from './request-attributes.js';
 import {
   authenticateToken, issueToken, loadOrCreateSigningKeys, TokenRequestError, type IssuedToken, type SigningKeys, type TokenRequestSpec,
 } from './serviceaccount-tokens.js';
@@ -61,11 +61,10 @@ export async function enableAccessControl(server: ApiServer, dataDir: string, op
     else rbac.upsert(kind, event.object as unknown as RoleObject | BindingObject);
   });
   server.setAuthorizer((attributes) => {
-    const attrs = completeAttributes(attributes);
-    const first = options.before?.(attrs);
+    const first = options.before?.(attributes);
     if (first?.allowed) return undefined;
     // Nobody allowed it: the 403 carries the earlier authorizer's reason, as kube's union does.
-    return rbac.authorize(attrs).allowed ? undefined : forbiddenMessage(attrs, first?.reason ?? '');
+    return rbac.authorize(attributes).allowed ? undefined : forbiddenMessage(attributes, first?.reason ?? '');
   });
 
   const keys = loadOrCreateSigningKeys(join(dataDir, 'pki'));
@@ -130,14 +129,9 @@ async function answerPost(request: PostRequest, rbac: RbacIndex,
       return answer('SelfSubjectAccessReview', selfSubjectAccessReview(rbac, user, spec));
     case 'selfsubjectrulesreviews':
       return answer('SelfSubjectRulesReview', selfSubjectRulesReview(rbac, user, spec));
-    case 'subjectaccessreviews': {
-      const attrs: RequestAttributes = {
-        user, verb: 'create', resourceRequest: true, apiGroup: AUTHZ, apiVersion: 'v1', resource: 'subjectaccessreviews',
-        subresource: '', namespace: '', name: '', path: '',
-      };
-      if (!rbac.authorize(attrs).allowed) throw errors.forbidden(forbiddenMessage(attrs));
+    // The filter chain has authorized the create, as for every request.
+    case 'subjectaccessreviews':
       return answer('SubjectAccessReview', subjectAccessReview(rbac, spec));
-    }
     default:
       return undefined;
   }

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { logger as componentLogger, type Logger } from '../common/log.js';
-import { completeAttributes, type RequestAttributes } from './request-attributes.js';
+import type { RequestAttributes } from './request-attributes.js';
 import type { ApiServer } from './server.js';
 
 export interface AuditEvent {
@@ -78,9 +78,9 @@ export class AuditLog {
   }
 }
 
-/** Audits every mutating resource request the server answers, into `<dataDir>/audit.log` and the log. */
+/** Audits every mutating request the server answers, into `<dataDir>/audit.log` and the log. */
 export function enableAudit(server: ApiServer, dataDir: string): AuditLog {
   const audit = new AuditLog({ dataDir });
-  server.onCompleted((c) => audit.record(auditEvent(completeAttributes(c.attributes), { code: c.code, userAgent: c.userAgent, requestId: c.requestId })));
+  server.onCompleted((c) => audit.record(auditEvent(c.attributes, { code: c.code, userAgent: c.userAgent, requestId: c.requestId })));
   return audit;
 }

@@ -21,7 +21,7 @@ export async function startClusterApiServer(options: ApiServerOptions): Promise<
   const server = await startApiServer(options);
   // Node access first: its NodeRestriction checks of evictions and TokenRequests run before the
   // handlers that answer them, and its authorizer goes in front of RBAC.
-  const nodes = await enableNodeAccess(server, options.dataDir);
+  const nodes = enableNodeAccess(server);
   const access = await enableAccessControl(server, options.dataDir, { before: nodes.authorize });
   const evictions = enableEvictions(server);
   const gc = enableGarbageCollector(server);

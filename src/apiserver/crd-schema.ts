@@ -1,6 +1,6 @@
 // OpenAPI v3 structural schemas of CustomResourceDefinitions, as kube-apiserver applies them to
 // custom resources: defaulting, pruning of unknown fields, and validation with field paths in
-// the causes of a 422. Also the check that a CRD's schema is structural at all.
+// the causes of a 422. Whether a CRD's schema is structural at all is crd-structural.ts.
 
 export interface JSONSchemaProps {
   type?: string;
@@ -73,27 +73,33 @@ const ROOT_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
 
 /**
  * Fills in `default` values (schema order, deepest last), as kube-apiserver does on read and
- * write. A `null` in a field that is not `nullable` counts as absent: it is replaced by the
- * default, or dropped when there is none (kube-apiserver's PruneNonNullableNullsWithoutDefaults).
+ * write. A `null` where the schema does not say `nullable: true` counts as absent: it is
+ * replaced by the default, or dropped when there is none (kube-apiserver's
+ * PruneNonNullableNullsWithoutDefaults, which runs before defaulting). This holds for declared
+ * properties and additionalProperties; in a list a null item can only be defaulted, since
+ * dropping it would shift the others, so one without a default is left for validation to refuse.
  */
 export function applyDefaults(schema: JSONSchemaProps | undefined, value: unknown): unknown {
   if (!schema) return value;
   if (isObject(value)) {
-    for (const [key, prop] of Object.entries(schema.properties ?? {})) {
-      if (value[key] === null && !prop.nullable) {
+    const propertyOf = (key: string) => schema.properties?.[key] ?? (isObject(schema.additionalProperties) ? schema.additionalProperties : undefined);
+    for (const key of Object.keys(value)) {
+      const prop = propertyOf(key);
+      if (prop && value[key] === null && !prop.nullable) {
         if (prop.default === undefined) delete value[key];
-        else value[key] = undefined;
+        else value[key] = structuredClone(prop.default);
       }
-      if (value[key] === undefined && prop.default !== undefined) value[key] = structuredClone(prop.default);
-      if (value[key] !== undefined) value[key] = applyDefaults(prop, value[key]);
     }
-    if (isObject(schema.additionalProperties)) {
-      for (const key of Object.keys(value)) {
-        if (!schema.properties?.[key]) value[key] = applyDefaults(schema.additionalProperties, value[key]);
-      }
+    for (const [key, prop] of Object.entries(schema.properties ?? {})) {
+      if (value[key] === undefined && prop.default !== undefined) value[key] = structuredClone(prop.default);
+    }
+    for (const key of Object.keys(value)) {
+      const prop = propertyOf(key);
+      if (prop) value[key] = applyDefaults(prop, value[key]);
     }
   } else if (Array.isArray(value) && schema.items) {
-    return value.map((item) => applyDefaults(schema.items, item));
+    const items = schema.items;
+    return value.map((item) => applyDefaults(items, item === null && !items.nullable && items.default !== undefined ? structuredClone(items.default) : item));
   }
   return value;
 }
@@ -155,16 +161,19 @@ export function validate(schema: JSONSchemaProps | undefined, value: unknown, pa
 }
 
 function check(schema: JSONSchemaProps, value: unknown, path: string, causes: Cause[], isRoot: boolean): void {
+  // kube-apiserver validates an int-or-string node as having the two types "integer,string".
+  const intOrString = schema['x-kubernetes-int-or-string'] === true;
   if (value === null) {
-    if (!schema.nullable && schema.type !== undefined && !schema['x-kubernetes-preserve-unknown-fields']) {
-      causes.push({ type: 'FieldValueTypeInvalid', field: path, message: `Invalid value: "null": ${path} in body must be of type ${schema.type}: "null"` });
+    const type = intOrString ? 'integer,string' : schema.type;
+    if (!schema.nullable && type !== undefined) {
+      causes.push({ type: 'FieldValueTypeInvalid', field: path, message: `Invalid value: "null": ${path} in body must be of type ${type}: "null"` });
     }
     return;
   }
   const actual = typeOf(value);
-  if (schema['x-kubernetes-int-or-string']) {
+  if (intOrString) {
     if (actual !== 'integer' && actual !== 'string') {
-      causes.push({ type: 'FieldValueTypeInvalid', field: path, message: `Invalid value: ${render(value)}: ${path} in body must be of type integer or string: "${actual}"` });
+      causes.push({ type: 'FieldValueTypeInvalid', field: path, message: `Invalid value: "${actual}": ${path} in body must be of type integer,string: "${actual}"` });
       return;
     }
   } else if (schema.type) {
@@ -190,7 +199,7 @@ function check(schema: JSONSchemaProps, value: unknown, path: string, causes: Ca
     if (schema.minLength !== undefined && value.length < schema.minLength) {
       causes.push({ type: 'FieldValueInvalid', field: path, message: `Invalid value: ${render(value)}: ${path} in body should be at least ${schema.minLength} chars long` });
     }
-    if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(value)) {
+    if (schema.pattern !== undefined && !matches(compiledPattern(schema.pattern), value)) {
       causes.push({ type: 'FieldValueInvalid', field: path, message: `Invalid value: ${render(value)}: ${path} in body should match '${schema.pattern}'` });
     }
   }
@@ -217,7 +226,7 @@ function check(schema: JSONSchemaProps, value: unknown, path: string, causes: Ca
     if (schema.minItems !== undefined && value.length < schema.minItems) {
       causes.push({ type: 'FieldValueInvalid', field: path, message: `Invalid value: ${value.length}: ${path} in body should have at least ${schema.minItems} items` });
     }
-    if (schema.uniqueItems || schema['x-kubernetes-list-type'] === 'set') {
+    if (schema['x-kubernetes-list-type'] === 'set') {
       const seen = new Set<string>();
       value.forEach((item, i) => {
         const key = JSON.stringify(item);
@@ -225,6 +234,7 @@ function check(schema: JSONSchemaProps, value: unknown, path: string, causes: Ca
         seen.add(key);
       });
     }
+    if (schema['x-kubernetes-list-type'] === 'map') duplicateMapKeys(schema['x-kubernetes-list-map-keys'] ?? [], value, path, causes);
     if (schema.items) value.forEach((item, i) => check(schema.items!, item, `${path}[${i}]`, causes, false));
   }
 
@@ -264,52 +274,44 @@ function check(schema: JSONSchemaProps, value: unknown, path: string, causes: Ca
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Structural check of a CRD's schema
-
-/**
- * Problems that make a schema non-structural (kube-apiserver refuses such CRDs in
- * apiextensions.k8s.io/v1): every node needs a type unless it is int-or-string or preserves
- * unknown fields; properties and additionalProperties are exclusive; combinators may not
- * declare types, defaults or descriptions of their own.
- */
-export function structuralProblems(schema: JSONSchemaProps | undefined, path = 'spec.validation.openAPIV3Schema'): string[] {
-  if (!schema) return [`${path}: Required value: schemas are required`];
-  const problems: string[] = [];
-  walk(schema, path, problems, true);
-  return problems;
+function matches(pattern: RegExp | undefined, value: string): boolean {
+  return pattern ? pattern.test(value) : true;
 }
 
-const KNOWN_TYPES = new Set(['object', 'array', 'string', 'integer', 'number', 'boolean']);
+/** Items of a list-type map with the same values in all the key fields. */
+function duplicateMapKeys(keys: string[], items: unknown[], path: string, causes: Cause[]): void {
+  const seen = new Set<string>();
+  items.forEach((item, i) => {
+    if (!isObject(item)) return;
+    const key = JSON.stringify(Object.fromEntries(keys.map((k) => [k, item[k]])));
+    if (seen.has(key)) causes.push({ type: 'FieldValueDuplicate', field: `${path}[${i}]`, message: `Duplicate value: ${key}` });
+    seen.add(key);
+  });
+}
 
-function walk(schema: JSONSchemaProps, path: string, problems: string[], isRoot: boolean): void {
-  if (!isObject(schema)) {
-    problems.push(`${path}: Invalid value: must be an object`);
-    return;
-  }
-  const intOrString = schema['x-kubernetes-int-or-string'] === true;
-  const preserve = schema['x-kubernetes-preserve-unknown-fields'] === true;
-  if (schema.type === undefined && !intOrString && !preserve) problems.push(`${path}.type: Required value: must not be empty for specified object fields`);
-  if (schema.type !== undefined && !KNOWN_TYPES.has(schema.type)) problems.push(`${path}.type: Unsupported value: "${schema.type}"`);
-  if (isRoot && schema.type !== undefined && schema.type !== 'object') problems.push(`${path}.type: Invalid value: "${schema.type}": must be object at the root`);
-  if (schema.properties && isObject(schema.additionalProperties)) problems.push(`${path}.additionalProperties: Forbidden: additionalProperties and properties are mutually exclusive`);
-  if (schema.type === 'array' && !schema.items) problems.push(`${path}.items: Required value: must be specified for arrays`);
-  if (intOrString && schema.type !== undefined) problems.push(`${path}.type: Invalid value: "${schema.type}": must be empty if x-kubernetes-int-or-string is true`);
-  if (schema['x-kubernetes-preserve-unknown-fields'] === false) problems.push(`${path}.x-kubernetes-preserve-unknown-fields: Invalid value: false: must be true or undefined`);
-  if (schema['x-kubernetes-embedded-resource'] === true && schema.type !== 'object') problems.push(`${path}.type: Required value: must be object if x-kubernetes-embedded-resource is true`);
-  if (isRoot && isObject(schema.properties?.metadata)) {
-    for (const field of Object.keys(schema.properties.metadata.properties ?? {})) {
-      if (field !== 'name' && field !== 'generateName') problems.push(`${path}.properties[metadata].properties[${field}]: Forbidden: only name and generateName may be specified at the root metadata`);
-    }
-  }
-  for (const [name, prop] of Object.entries(schema.properties ?? {})) walk(prop, `${path}.properties[${name}]`, problems, false);
-  if (isObject(schema.additionalProperties)) walk(schema.additionalProperties, `${path}.additionalProperties`, problems, false);
-  if (schema.items) walk(schema.items, `${path}.items`, problems, false);
-  for (const combinator of ['allOf', 'anyOf', 'oneOf'] as const) {
-    (schema[combinator] ?? []).forEach((sub, i) => {
-      for (const forbidden of ['type', 'default', 'description', 'nullable'] as const) {
-        if (sub[forbidden] !== undefined) problems.push(`${path}.${combinator}[${i}].${forbidden}: Forbidden: must be empty to be structural`);
+const patterns = new Map<string, RegExp | undefined>();
+
+/**
+ * A schema's pattern as a RegExp, compiled once. Patterns are written for Go's RE2: most mean
+ * the same in JavaScript's Unicode mode, some (such as `\_`) only in its plain mode, and flags
+ * at the start (`(?i)`, `^(?i)`) become JavaScript flags. A pattern JavaScript cannot compile at
+ * all (RE2-only syntax) goes unchecked rather than refused, as kube-apiserver accepts it.
+ */
+function compiledPattern(pattern: string): RegExp | undefined {
+  if (!patterns.has(pattern)) {
+    const inline = /^(\^?)\(\?([ims]+)\)/.exec(pattern);
+    const source = inline ? inline[1] + pattern.slice(inline[0].length) : pattern;
+    const flags = inline?.[2] ?? '';
+    let compiled: RegExp | undefined;
+    for (const mode of ['u', '']) {
+      try {
+        compiled = new RegExp(source, flags + mode);
+        break;
+      } catch {
+        // the next mode, or unchecked
       }
-    });
+    }
+    patterns.set(pattern, compiled);
   }
+  return patterns.get(pattern);
 }

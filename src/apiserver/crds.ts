@@ -3,7 +3,8 @@
 // CRD removes its custom resources.
 import { errors, type FieldProblem } from './errors.js';
 import { compareKubeVersions, storagePrefix, type Registry, type ResourceType } from './registry.js';
-import { structuralProblems, type JSONSchemaProps } from './crd-schema.js';
+import type { JSONSchemaProps } from './crd-schema.js';
+import { structuralProblems } from './crd-structural.js';
 import type { ResourceHooks } from './resources.js';
 import type { Storage } from './storage/types.js';
 
@@ -39,10 +40,18 @@ export function crdProblems(crd: Obj): FieldProblem[] {
     const schema = v.schema?.openAPIV3Schema as JSONSchemaProps | undefined;
     for (const p of structuralProblems(schema, `spec.versions[${i}].schema.openAPIV3Schema`)) {
       const [field, ...rest] = p.split(': ');
-      add(field, rest.join(': '));
+      add(field, rest.join(': '), causeType(rest[0]));
     }
   });
   return problems;
+}
+
+/** The cause reason for a field error's kind ("Required value", "Forbidden", ...). */
+function causeType(kind: string): string {
+  if (kind.startsWith('Required value')) return 'FieldValueRequired';
+  if (kind.startsWith('Forbidden')) return 'FieldValueForbidden';
+  if (kind.startsWith('Unsupported value')) return 'FieldValueNotSupported';
+  return 'FieldValueInvalid';
 }
 
 /** The resource types a CRD serves, one per served version. */

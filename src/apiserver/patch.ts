@@ -1,7 +1,10 @@
 // The patch formats kube-apiserver accepts: RFC 6902 JSON patch, RFC 7386 JSON merge patch, and
 // Kubernetes' strategic merge patch for built-in kinds (lists merged by key, directives such as
 // `$patch`, `$setElementOrder/…`, `$retainKeys`, `$deleteFromPrimitiveList/…`). All functions are
-// pure: they return a new document and never modify their inputs.
+// pure: they return a new document and never modify their inputs. A JSON patch may not produce
+// an object nested deeper than the decoding limit (nesting.ts).
+
+import { MAX_PATCHED_DEPTH, valueNestingDepth } from './nesting.js';
 
 export class PatchError extends Error {
   constructor(message: string) {
@@ -145,6 +148,9 @@ export function applyJsonPatch<T>(document: T, operations: unknown): T {
         throw new PatchError(`operation ${i}: unknown op "${op}"`);
     }
   });
+  // Adds at deep paths are the one way a patch nests deeper than its own body; repeated, they
+  // would grow a stored object without bound.
+  if (valueNestingDepth(doc, MAX_PATCHED_DEPTH) > MAX_PATCHED_DEPTH) throw new PatchError(`the patched object would be nested deeper than ${MAX_PATCHED_DEPTH} levels`);
   return doc as T;
 }
 

@@ -13,6 +13,8 @@ type FieldKind =
   | 'int'
   | 'bool'
   | 'intOrString'
+  /** metav1.Time: seconds and nanos, written as RFC 3339 the way its JSON form is. */
+  | 'time'
   | { message: string }
   | { map: 'string' | 'bytes' };
 
@@ -245,6 +247,18 @@ const MESSAGES: Record<string, Record<number, Field>> = {
   SelfSubjectRulesReview: { 1: { name: 'metadata', kind: { message: 'ObjectMeta' } }, 2: { name: 'spec', kind: { message: 'SelfSubjectRulesReviewSpec' } } },
   SelfSubjectRulesReviewSpec: { 1: { name: 'namespace', kind: 'string' } },
   Eviction: { 1: { name: 'metadata', kind: { message: 'ObjectMeta' } }, 2: { name: 'deleteOptions', kind: { message: 'DeleteOptions' } } },
+  // certificates.k8s.io/v1: what `kubectl certificate approve|deny` sends back.
+  CertificateSigningRequest: { 1: { name: 'metadata', kind: { message: 'ObjectMeta' } }, 2: { name: 'spec', kind: { message: 'CertificateSigningRequestSpec' } }, 3: { name: 'status', kind: { message: 'CertificateSigningRequestStatus' } } },
+  CertificateSigningRequestSpec: {
+    1: { name: 'request', kind: 'bytes' }, 2: { name: 'username', kind: 'string' }, 3: { name: 'uid', kind: 'string' }, 4: { name: 'groups', kind: 'string', repeated: true },
+    5: { name: 'usages', kind: 'string', repeated: true }, 7: { name: 'signerName', kind: 'string' }, 8: { name: 'expirationSeconds', kind: 'int', optional: true },
+  },
+  CertificateSigningRequestStatus: { 1: { name: 'conditions', kind: { message: 'CertificateSigningRequestCondition' }, repeated: true }, 2: { name: 'certificate', kind: 'bytes' } },
+  CertificateSigningRequestCondition: {
+    1: { name: 'type', kind: 'string' }, 6: { name: 'status', kind: 'string' }, 2: { name: 'reason', kind: 'string' }, 3: { name: 'message', kind: 'string' },
+    4: { name: 'lastUpdateTime', kind: 'time' }, 5: { name: 'lastTransitionTime', kind: 'time' },
+  },
+  Time: { 1: { name: 'seconds', kind: 'int' }, 2: { name: 'nanos', kind: 'int' } },
   DeleteOptions: {
     1: { name: 'gracePeriodSeconds', kind: 'int', optional: true },
     4: { name: 'propagationPolicy', kind: 'string' },
@@ -325,6 +339,10 @@ function decodeValue(r: Reader, field: Field, wireType: number): unknown {
     // type 1 is a string, anything else an int (an absent intVal is Go's zero).
     const v = decodeMessage(raw, 'IntOrString') as { type?: number; intVal?: number; strVal?: string };
     return v.type === 1 ? (v.strVal ?? '') : (v.intVal ?? 0);
+  }
+  if (kind === 'time') {
+    const t = decodeMessage(raw, 'Time') as { seconds?: number };
+    return new Date((t.seconds ?? 0) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
   }
   if ('message' in kind) return decodeMessage(raw, kind.message);
   // A map entry: key = 1, value = 2.

@@ -1,12 +1,17 @@
-// The RBAC objects the API server creates at first start, as kube-apiserver's bootstrap policy
-// does: `cluster-admin` for the group `system:masters` (the admin kubeconfig's identity), and
-// discovery, /version, health and OpenAPI plus self access reviews open to every authenticated user
-// (`system:discovery`, `system:basic-user`, `system:public-info-viewer`).
+// The RBAC objects the API server creates at first start (and adds when missing on later starts),
+// as kube-apiserver's bootstrap policy does: `cluster-admin` for the group `system:masters` (the
+// admin kubeconfig's identity); discovery, /version, health and OpenAPI plus self access reviews
+// open to every authenticated user (`system:discovery`, `system:basic-user`,
+// `system:public-info-viewer`, the last also to anonymous callers); and `/metrics` with the
+// health checks for the group `system:monitoring` only. Every other non-resource URL (/metrics,
+// /debug/*, /logs) needs a rule that names it.
 //
 // For nodes: `system:node` (the Node authorizer's static rules), `system:node-bootstrapper` bound
 // to `system:bootstrappers` (bootstrap tokens may create and watch CSRs, as kubeadm binds it),
-// kube's CSR approval roles, and `system:node-proxier` bound to `system:nodes` too, because a
-// bosun node agent also plays kube-proxy with the node's own credentials.
+// kube's CSR approval roles, `system:node-proxier` for kube-proxy, and `bosun:node-service-proxy`
+// (endpoints and endpoint slices to list and watch) for `system:nodes`, because a bosun node
+// agent also plays kube-proxy with the node's own credentials (services are in the node rules;
+// nodes stay limited to their own Node by the Node authorizer).
 import type { BindingObject, RoleObject } from './rbac.js';
 import { NODE_RULES } from './nodes/node-authorizer.js';
 
@@ -52,6 +57,10 @@ export const BOOTSTRAP_CLUSTER_ROLES: (RoleObject & { apiVersion: string })[] = 
     { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch', 'update'] },
     { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
   ]),
+  clusterRole('bosun:node-service-proxy', [
+    { apiGroups: [''], resources: ['endpoints'], verbs: ['list', 'watch'] },
+    { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
+  ]),
   clusterRole('system:kubelet-api-admin', [
     { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'proxy'] },
     { apiGroups: [''], resources: ['nodes/log', 'nodes/metrics', 'nodes/proxy', 'nodes/stats'], verbs: ['*'] },
@@ -68,13 +77,19 @@ export const BOOTSTRAP_CLUSTER_ROLES: (RoleObject & { apiVersion: string })[] = 
     nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'],
     verbs: ['get'],
   }]),
+  clusterRole('system:monitoring', [{
+    nonResourceURLs: ['/metrics', '/metrics/slis', '/livez', '/readyz', '/healthz', '/livez/*', '/readyz/*', '/healthz/*'],
+    verbs: ['get'],
+  }]),
 ];
 
 export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS: (BindingObject & { apiVersion: string })[] = [
   bindToGroups('cluster-admin', ['system:masters']),
   bindToGroups('system:node-bootstrapper', ['system:bootstrappers']),
-  bindToGroups('system:node-proxier', ['system:nodes'], ['system:kube-proxy']),
+  bindToGroups('system:node-proxier', [], ['system:kube-proxy']),
+  bindToGroups('bosun:node-service-proxy', ['system:nodes']),
   bindToGroups('system:discovery', ['system:authenticated']),
   bindToGroups('system:basic-user', ['system:authenticated']),
   bindToGroups('system:public-info-viewer', ['system:authenticated', 'system:unauthenticated']),
+  bindToGroups('system:monitoring', ['system:monitoring']),
 ];

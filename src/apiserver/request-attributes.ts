@@ -1,7 +1,9 @@
-// Turns an HTTP method and URL into the authorization attributes kube-apiserver's RequestInfoFactory
+// Turns an HTTP method and URL into the request information kube-apiserver's RequestInfoFactory
 // derives: resource requests (`/api/v1/...`, `/apis/<group>/<version>/...`) get verb, API group,
 // resource, subresource, namespace and name; everything else is a non-resource request on a path.
-// The authorizer (rbac.ts), the audit line (audit.ts) and the Forbidden message all read these.
+// This is the one implementation: the server's filter chain routes and authorizes with it, and
+// the authorizer (rbac.ts), the audit line (audit.ts) and the Forbidden message read its result.
+import { parseBool } from './http/query.js';
 
 export interface UserInfo {
   name: string;
@@ -22,6 +24,16 @@ export interface RequestAttributes {
   name: string;
   /** The URL path without the query (what nonResourceURLs rules match). */
   path: string;
+  /** The raw field selector of a list or watch (kube's GetFieldSelector; the Node authorizer reads it). */
+  fieldSelector?: string;
+}
+
+/** The attributes without the user, plus what routing needs beyond authorization. */
+export interface RequestInfo extends Omit<RequestAttributes, 'user'> {
+  /** The name as the path gives it ('' for collections, even when a field selector names one). */
+  pathName: string;
+  /** The path segments from the resource on (resource, name, subresource, anything after). */
+  parts: string[];
 }
 
 const METHOD_VERBS: Record<string, string> = {
@@ -31,61 +43,71 @@ const METHOD_VERBS: Record<string, string> = {
 // kube treats `/namespaces/<ns>/status` and `/finalize` as subresources of the namespace itself.
 const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
 
-function isTrue(value: string | null): boolean {
-  return value === '1' || value === 'true';
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 /**
- * The attributes of one request, as kube-apiserver computes them. `url` may carry a query
- * (watch=1, fieldSelector=metadata.name=x turn a list into a watch / a named request).
+ * The request information for a method and a URL (path and optional query). A `watch` that does
+ * not parse counts as a watch here, as in kube: the stricter verb is authorized, and the handler
+ * refuses the value with a 400.
  */
-export function requestAttributes(user: UserInfo, method: string, url: string): RequestAttributes {
-  const parsed = new URL(url, 'http://localhost');
-  const path = parsed.pathname;
-  const attrs: RequestAttributes = {
-    user, verb: (METHOD_VERBS[method.toUpperCase()] ?? method.toLowerCase()),
+export function requestInfo(method: string, url: string): RequestInfo {
+  const at = url.indexOf('?');
+  const path = at < 0 ? url : url.slice(0, at);
+  const query = new URLSearchParams(at < 0 ? '' : url.slice(at + 1));
+  const info: RequestInfo = {
+    verb: (METHOD_VERBS[method.toUpperCase()] ?? method.toLowerCase()),
     resourceRequest: false, apiGroup: '', apiVersion: '', resource: '', subresource: '',
-    namespace: '', name: '', path,
+    namespace: '', name: '', path, pathName: '', parts: [],
   };
-  let parts = path.split('/').filter((p) => p !== '').map(decodeURIComponent);
-  if (parts.length < 3 || (parts[0] !== 'api' && parts[0] !== 'apis')) return attrs;
+  let parts = path.split('/').filter((p) => p !== '').map(decodeSegment);
+  if (parts.length < 3 || (parts[0] !== 'api' && parts[0] !== 'apis')) return info;
   const prefix = parts[0];
   parts = parts.slice(1);
   if (prefix === 'apis') {
-    if (parts.length < 3) return attrs;
-    attrs.apiGroup = parts[0];
+    if (parts.length < 3) return info;
+    info.apiGroup = parts[0];
     parts = parts.slice(1);
   }
-  attrs.resourceRequest = true;
-  attrs.apiVersion = parts[0];
+  info.resourceRequest = true;
+  info.apiVersion = parts[0];
   parts = parts.slice(1);
   if (parts[0] === 'watch' || parts[0] === 'proxy') {
-    attrs.verb = parts[0];
+    info.verb = parts[0];
     parts = parts.slice(1);
   }
   if (parts[0] === 'namespaces' && parts.length > 1) {
-    attrs.namespace = parts[1];
+    info.namespace = parts[1];
     if (parts.length > 2 && !NAMESPACE_SUBRESOURCES.has(parts[2])) parts = parts.slice(2);
   }
-  attrs.resource = parts[0] ?? '';
-  attrs.name = parts[1] ?? '';
-  if (parts.length >= 3 && attrs.verb !== 'proxy') attrs.subresource = parts[2];
-  if (attrs.name === '' && attrs.verb === 'get') {
-    attrs.verb = isTrue(parsed.searchParams.get('watch')) ? 'watch' : 'list';
-    const named = /(?:^|,)metadata\.name==?([^,]+)/.exec(parsed.searchParams.get('fieldSelector') ?? '');
-    if (named) attrs.name = named[1];
+  info.parts = parts;
+  info.resource = parts[0] ?? '';
+  info.name = info.pathName = parts[1] ?? '';
+  if (parts.length >= 3 && info.verb !== 'proxy') info.subresource = parts[2];
+  if (info.name === '' && info.verb === 'get') {
+    const watch = query.get('watch');
+    info.verb = watch !== null && watch !== '' && parseBool(watch) !== false ? 'watch' : 'list';
+    const selector = query.get('fieldSelector');
+    if (selector) info.fieldSelector = selector;
+    const named = /(?:^|,)metadata\.name==?([^,]+)/.exec(query.get('fieldSelector') ?? '');
+    if (named) info.name = named[1];
   }
-  if (attrs.name === '' && attrs.verb === 'delete') attrs.verb = 'deletecollection';
-  return attrs;
+  if (info.name === '' && info.verb === 'delete') info.verb = 'deletecollection';
+  return info;
 }
 
-/** Fills in the optional parts of attributes built elsewhere (the server's authorization hook). */
-export function completeAttributes(a: {
-  user: UserInfo; verb: string; resourceRequest: boolean; apiGroup: string; resource: string; path: string;
-  subresource?: string; namespace?: string; name?: string; apiVersion?: string;
-}): RequestAttributes {
-  return {
-    user: a.user, verb: a.verb, resourceRequest: a.resourceRequest, apiGroup: a.apiGroup, apiVersion: a.apiVersion ?? '',
-    resource: a.resource, subresource: a.subresource ?? '', namespace: a.namespace ?? '', name: a.name ?? '', path: a.path,
-  };
+/** The attributes of one request, as kube-apiserver computes them. */
+export function requestAttributes(user: UserInfo, method: string, url: string): RequestAttributes {
+  return withUser(user, requestInfo(method, url));
+}
+
+/** The authorization attributes of request information. */
+export function withUser(user: UserInfo, info: RequestInfo): RequestAttributes {
+  const { pathName: _pathName, parts: _parts, ...attributes } = info;
+  return { user, ...attributes };
 }

@@ -16,7 +16,7 @@ import { builtinListTypes, crdListTypes, type ListTypes } from './field-sets.js'
 import { recordWrite, type ManagedFieldsEntry } from './managed-fields.js';
 import { serverSideApply } from './server-side-apply.js';
 import { generationChanged, kindAllocations, strategyFor, strategyOf, tracksGeneration } from './kinds/index.js';
-import type { Allocations } from './kinds/strategy.js';
+import { replaceStatus, type Allocations } from './kinds/strategy.js';
 import type { UserInfo } from './request-attributes.js';
 
 type Obj = Record<string, any>;
@@ -41,10 +41,7 @@ export interface WriteContext {
 
 /** Hooks other parts of the server attach to writes (CRD registration, namespace cleanup, …). */
 export interface ResourceHooks {
-  /**
-   * Runs before a create or update is stored; may change the object or throw an ApiError.
-   * `context` says who writes and through which subresource (for admission such as NodeRestriction).
-   */
+  /** Runs before a create or update is stored (`context`: who writes, through which subresource); may change the object or throw an ApiError. */
   beforeWrite?(type: ResourceType, object: Obj, previous: Obj | undefined, context: WriteContext & { subresource?: string }): void;
   /** Runs before an object is deleted (or its deletion starts); may throw an ApiError to refuse. */
   beforeDelete?(type: ResourceType, object: Obj, context: { user?: UserInfo }): void;
@@ -279,14 +276,9 @@ export class Resources {
     }
 
     let next: Obj;
-    const throughSubresource = options.subresource ? strategyFor(type)?.subresourceUpdates?.[options.subresource] : undefined;
-    if (throughSubresource) {
-      next = throughSubresource(incoming, previous);
-    } else if (options.subresource === 'status') {
-      next = structuredClone(previous);
-      if (incoming.status === undefined) delete next.status;
-      else next.status = incoming.status;
-    } else {
+    const throughSubresource = options.subresource === undefined ? undefined : strategyFor(type)?.subresourceUpdates?.[options.subresource] ?? (options.subresource === 'status' ? replaceStatus : undefined);
+    if (throughSubresource) next = throughSubresource(incoming, previous);
+    else {
       next = { ...incoming };
       next.metadata = { ...inMeta };
       if (type.status) {

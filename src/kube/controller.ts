@@ -5,15 +5,19 @@
 //   - an error: the key comes back after its backoff, and the error is logged and reported
 //     (onError) — with the retry count, so a persistent failure stands out;
 //   - a TerminalError: not retried (until the key's objects change again), reported.
-// A resync period re-enqueues every key of the primary kind. Shutdown stops taking keys and waits
+// With `degraded`, each outcome is also written as a condition on a named object (degraded.ts).
+// Watches take an event filter (predicates.ts) beside the key mapper (owners.ts has the owner
+// mapping). A resync period re-enqueues every key of the primary kind. Shutdown stops taking keys and waits
 // for the syncs in flight. A controller is a manager Runnable (start = run) and can run again
 // after a stop (a new leadership term): it then starts from a fresh queue holding every key its
 // informers' caches map to.
 import { setMaxListeners } from 'node:events';
 import { logger, type Logger } from '../common/log.js';
-import { sleep } from '../common/sleep.js';
+import { type Clock, realClock, sleepOn } from './clock.js';
 import { type Obj } from './client.js';
+import { type DegradedOnError, reportDegraded } from './degraded.js';
 import { type EventType, type Informer, keyOf } from './informer.js';
+import type { EventFilter } from './predicates.js';
 import { reconcileErrors, reconcileTime, reconcileTotal } from './metrics.js';
 import { WorkQueue, type WorkQueueOptions } from './workqueue.js';
 
@@ -38,7 +42,7 @@ export interface SyncContext {
 export type SyncFunction = (key: string, context: SyncContext) => Promise<SyncResult | void> | SyncResult | void;
 
 /** Maps an event on a watched object to the keys to reconcile (none: undefined or []). */
-export type KeyMapper = (object: Obj, type: EventType, old?: Obj) => string | string[] | undefined;
+export type KeyMapper<T extends Obj = Obj> = (object: T, type: EventType, old?: T) => string | string[] | undefined;
 
 export interface ControllerOptions {
   name: string;
@@ -47,17 +51,21 @@ export interface ControllerOptions {
   workers?: number;
   /** Re-enqueue every object of the primary informers this often (default: never). */
   resyncPeriodMs?: number;
+  /** The clock the resync period runs on (default the wall clock). */
+  clock?: Clock;
   queue?: Omit<WorkQueueOptions, 'name'>;
   /** Called for every failed sync: report it (a condition, an event). */
   onError?: (key: string, error: Error, retries: number, terminal: boolean) => void;
   /** Retries after which an error is logged as persistent (default 5). */
   persistentAfter?: number;
+  /** Report each outcome as a condition on an object (e.g. RenderDegraded on the key's pool). */
+  degraded?: DegradedOnError;
 }
 
 export class Controller {
   readonly name: string;
   private workQueue: WorkQueue;
-  private readonly informers: Array<{ informer: Informer; primary: boolean; mapper: KeyMapper }> = [];
+  private readonly informers: Array<{ informer: Informer<any>; primary: boolean; mapper: KeyMapper<any> }> = [];
   private readonly log: Logger;
   private readonly lastErrors = new Map<string, Error>();
 
@@ -75,14 +83,15 @@ export class Controller {
    * Watches an informer. Without a mapper the informer is primary: its objects' own keys are
    * reconciled, and they are what a resync re-enqueues.
    */
-  watch(informer: Informer, map?: KeyMapper): this {
-    const mapper: KeyMapper = map ?? ((object) => keyOf(object));
+  watch<T extends Obj>(informer: Informer<T>, map?: KeyMapper<T>, filter?: EventFilter<T>): this {
+    const keys: KeyMapper<T> = map ?? ((object) => keyOf(object));
+    const mapper: KeyMapper<T> = filter ? (object, type, old) => (filter(type, object, old) ? keys(object, type, old) : undefined) : keys;
     this.informers.push({ informer, primary: !map, mapper });
     informer.on((type, object, old) => this.enqueueMapped(mapper, type, object, old));
     return this;
   }
 
-  private enqueueMapped(mapper: KeyMapper, type: EventType, object: Obj, old?: Obj): void {
+  private enqueueMapped<T extends Obj>(mapper: KeyMapper<T>, type: EventType, object: T, old?: T): void {
     let keys: string | string[] | undefined;
     try {
       keys = mapper(object, type, old);
@@ -135,7 +144,7 @@ export class Controller {
 
   private async resyncLoop(periodMs: number, signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
-      await sleep(periodMs, signal);
+      await sleepOn(this.options.clock ?? realClock, periodMs, signal);
       if (signal.aborted) return;
       for (const { informer, primary } of this.informers) if (primary) for (const object of informer.list()) this.queue.add(keyOf(object));
     }
@@ -156,6 +165,7 @@ export class Controller {
         } else {
           reconcileTotal.inc({ controller: this.name, result: 'success' });
         }
+        await this.report(key, undefined);
       } catch (e) {
         const error = e instanceof Error ? e : new Error(String(e));
         this.lastErrors.set(key, error);
@@ -177,10 +187,22 @@ export class Controller {
         } catch (reportError) {
           this.log.error({ key, err: reportError }, 'reporting a sync error failed');
         }
+        if (terminal || retries + 1 >= (this.options.degraded?.after ?? 1)) await this.report(key, error);
       } finally {
         reconcileTime.observe({ controller: this.name }, Number(process.hrtime.bigint() - started) / 1e9);
         this.queue.done(key);
       }
+    }
+  }
+
+  /** Writes the outcome as the degraded condition, when asked to; a failed write is retried. */
+  private async report(key: string, error: Error | undefined): Promise<void> {
+    if (!this.options.degraded) return;
+    try {
+      await reportDegraded(this.options.degraded, key, error);
+    } catch (e) {
+      this.log.warn({ key, condition: this.options.degraded.condition, err: (e as Error).message }, 'could not write the condition; retrying');
+      this.queue.addRateLimited(key);
     }
   }
 }

@@ -8,9 +8,13 @@ export { LeaderElector, type LeaderElectionOptions } from './leader-election.js'
 export { type Condition, type ConditionStatus, findCondition, isFalse, isTrue, removeCondition, rfc3339, sameConditions, setCondition } from './conditions.js';
 export { EventRecorder, type EventKind, type EventRecorderOptions } from './events.js';
 export { applyObject, applyStatus, isSubset, type ApplyAction, type ApplyResult } from './apply.js';
-export { registry as metricsRegistry, serveMetrics } from './metrics.js';
+export { registry as metricsRegistry } from './metrics.js';
 export { type Clock, type ClockTimer, FakeClock, realClock, sleepOn } from './clock.js';
 export { Manager, type LeaderElectionSettings, type ManagerOptions, type Runnable } from './manager.js';
 export { addManagerFlags, managerOptionsFromFlags, registerComponent, type ComponentCommand, type ManagerFlagDefaults, type ManagerFlags } from './manager-flags.js';
 export { HealthChecks, type HealthCheck, type Listen } from './endpoints.js';
 export { resources, type ResourceDefinition } from './resources.js';
+export { annotationsChanged, anyOf, generationChanged, labelsChanged, type EventFilter } from './predicates.js';
+export { controllerOf, controllerReference, enqueueOwner, type OwnerReference } from './owners.js';
+export { CountExpectations, WriteExpectations } from './expectations.js';
+export { degradedCondition, reportDegraded, type DegradedOnError } from './degraded.js';

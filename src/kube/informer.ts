@@ -15,7 +15,7 @@ import { type KubeClient, type Obj, type ResourceRef, apiVersionOf, resourcePath
 const log = logger('informer');
 
 export type EventType = 'add' | 'update' | 'delete';
-export type Handler = (type: EventType, object: Obj, old?: Obj) => void;
+export type Handler<T extends Obj = Obj> = (type: EventType, object: T, old?: T) => void;
 
 export interface InformerOptions {
   namespace?: string;
@@ -32,9 +32,10 @@ export function keyOf(object: Obj): string {
   return namespace ? `${namespace}/${name}` : String(name);
 }
 
-export class Informer {
-  private readonly cache = new Map<string, Obj>();
-  private readonly handlers: Handler[] = [];
+/** An informer of objects of type T (as the API serves them; typing is the caller's claim). */
+export class Informer<T extends Obj = Obj> {
+  private readonly cache = new Map<string, T>();
+  private readonly handlers: Handler<T>[] = [];
   private resourceVersion = '';
   private synced = false;
   private readonly syncWaiters: Array<() => void> = [];
@@ -54,20 +55,20 @@ export class Informer {
   }
 
   /** Registers a handler; objects already in the cache are replayed to it as adds. */
-  on(handler: Handler): void {
+  on(handler: Handler<T>): void {
     this.handlers.push(handler);
     for (const object of this.cache.values()) handler('add', object);
   }
 
-  list(): Obj[] {
+  list(): T[] {
     return [...this.cache.values()];
   }
 
-  get(name: string, namespace?: string): Obj | undefined {
+  get(name: string, namespace?: string): T | undefined {
     return this.cache.get(namespace ? `${namespace}/${name}` : name);
   }
 
-  getByKey(key: string): Obj | undefined {
+  getByKey(key: string): T | undefined {
     return this.cache.get(key);
   }
 
@@ -100,7 +101,7 @@ export class Informer {
     await this.running;
   }
 
-  private emit(type: EventType, object: Obj, old?: Obj): void {
+  private emit(type: EventType, object: T, old?: T): void {
     for (const handler of this.handlers) {
       try {
         handler(type, object, old);
@@ -139,7 +140,7 @@ export class Informer {
   }
 
   private async relist(signal: AbortSignal): Promise<void> {
-    const fresh = new Map<string, Obj>();
+    const fresh = new Map<string, T>();
     let continueToken: string | undefined;
     let resourceVersion = '';
     do {
@@ -152,7 +153,7 @@ export class Informer {
       const kind = String(page.kind ?? '').replace(/List$/, '');
       for (const item of page.items ?? []) {
         // Lists carry kind and apiVersion on the list only; put them back on each item.
-        const object = { apiVersion: apiVersionOf(this.resource), kind, ...item };
+        const object = { apiVersion: apiVersionOf(this.resource), kind, ...item } as T;
         fresh.set(keyOf(object), object);
       }
       continueToken = page.metadata?.continue || undefined;
@@ -216,7 +217,7 @@ export class Informer {
   }
 
   private handleEvent(event: Obj): 'expired' | undefined {
-    const object = event.object as Obj;
+    const object = event.object as T;
     if (event.type === 'ERROR') {
       if (object?.code === 410) return 'expired';
       throw new Error(`watch error: ${object?.message ?? JSON.stringify(object)}`);
@@ -246,11 +247,12 @@ export class InformerFactory {
   constructor(readonly client: KubeClient) {}
 
   /** The informer for `apiVersion`/`kind` (resolved through discovery). */
-  async forKind(apiVersion: string, kind: string, options: InformerOptions = {}): Promise<Informer> {
-    return this.forResource(await this.client.resourceFor(apiVersion, kind), options);
+  async forKind<T extends Obj = Obj>(apiVersion: string, kind: string, options: InformerOptions = {}): Promise<Informer<T>> {
+    return this.forResource<T>(await this.client.resourceFor(apiVersion, kind), options);
   }
 
-  forResource(resource: ResourceRef, options: InformerOptions = {}): Informer {
+  /** The shared informer of a resource (typed: `forResource<Node>(resources.nodes)`). */
+  forResource<T extends Obj = Obj>(resource: ResourceRef, options: InformerOptions = {}): Informer<T> {
     const key = JSON.stringify([resource.group, resource.version, resource.resource, options.namespace, options.labelSelector, options.fieldSelector]);
     let informer = this.informers.get(key);
     if (!informer) {
@@ -258,7 +260,7 @@ export class InformerFactory {
       this.informers.set(key, informer);
       if (this.signal) informer.start(this.signal);
     }
-    return informer;
+    return informer as unknown as Informer<T>;
   }
 
   /** Starts every informer, now and as they are added, until `signal` aborts. */

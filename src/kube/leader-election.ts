@@ -11,7 +11,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import { hostname } from 'node:os';
 import { logger } from '../common/log.js';
-import { sleep } from '../common/sleep.js';
+import { type Clock, realClock, sleepOn } from './clock.js';
 import { KubeClient, type Obj } from './client.js';
 import { resources } from './resources.js';
 
@@ -32,6 +32,8 @@ export interface LeaderElectionOptions {
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
+  /** Time for renewals and expiry (default the wall clock; tests pass a FakeClock). */
+  clock?: Clock;
   /** Stops the candidate; a leader releases the Lease. */
   signal: AbortSignal;
   /** Runs while leading; its signal aborts when leadership is lost or the candidate stops. */
@@ -51,12 +53,14 @@ export class LeaderElector {
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
   private leading = false;
+  private readonly clock: Clock;
 
   constructor(private readonly options: LeaderElectionOptions) {
     if (options.client) this.client = options.client;
     else if (options.kubeconfig) this.client = new KubeClient(options.kubeconfig);
     else throw new Error('leader election needs a client or a kubeconfig');
     this.identity = options.identity ?? `${hostname()}_${process.pid}`;
+    this.clock = options.clock ?? realClock;
     this.leaseDurationMs = options.leaseDurationMs ?? 137_000;
     this.renewDeadlineMs = options.renewDeadlineMs ?? 107_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 26_000;
@@ -70,7 +74,7 @@ export class LeaderElector {
   /** Tries to take or renew the Lease once; true when this candidate holds it afterwards. */
   async tryAcquireOrRenew(): Promise<boolean> {
     const { namespace, name } = this.options;
-    const now = new Date();
+    const now = new Date(this.clock.now());
     const durationSeconds = Math.max(1, Math.round(this.leaseDurationMs / 1000));
     const lease = await this.client.read(LEASES, name, namespace);
     if (!lease) {
@@ -147,7 +151,7 @@ export class LeaderElector {
         log.warn({ lease, error: (e as Error).message }, 'leader election attempt failed');
       }
       if (!acquired) {
-        await sleep(this.retryPeriodMs, signal);
+        await sleepOn(this.clock, this.retryPeriodMs, signal);
         continue;
       }
       log.info({ lease, identity: this.identity }, 'became leader');
@@ -159,9 +163,9 @@ export class LeaderElector {
         .then(() => this.options.onStartedLeading(leadership.signal))
         .catch((e) => log.warn({ lease, error: (e as Error).message }, 'leader work failed'));
       // Leading: renew, and stop before the Lease could be taken by another.
-      let lastRenew = Date.now();
+      let lastRenew = this.clock.now();
       while (!leadership.signal.aborted) {
-        await sleep(this.retryPeriodMs, leadership.signal);
+        await sleepOn(this.clock, this.retryPeriodMs, leadership.signal);
         if (leadership.signal.aborted) break;
         // false: someone else holds the Lease now (stop at once); an error: the API server is not
         // answering (keep trying until the renew deadline).
@@ -172,8 +176,8 @@ export class LeaderElector {
           outcome = 'error';
           log.warn({ lease, error: (e as Error).message }, 'renewing the lease failed');
         }
-        if (outcome === true) lastRenew = Date.now();
-        else if (outcome === false || Date.now() - lastRenew >= this.renewDeadlineMs) {
+        if (outcome === true) lastRenew = this.clock.now();
+        else if (outcome === false || this.clock.now() - lastRenew >= this.renewDeadlineMs) {
           log.warn({ lease, identity: this.identity }, 'lost leadership');
           leadership.abort();
         }

@@ -8,7 +8,8 @@
 // API (stable; other components build on it):
 //   const manager = new Manager({ name, kubeconfig?, metricsListen?, healthListen?,
 //                                 leaderElection?: { namespace, name, identity?, leaseDurationMs?,
-//                                 renewDeadlineMs?, retryPeriodMs? }, logLevel?, handleSignals? });
+//                                 renewDeadlineMs?, retryPeriodMs? }, eventSource?, logLevel?,
+//                                 clock?, handleSignals? });
 //   manager.kubeconfig / .client / .informers / .events      shared by everything it runs
 //   manager.add(runnable, …)          anything with `name` and `start(signal)` (optionally `stop()`,
 //                                     and `needsLeaderElection: false` for servers that run on
@@ -39,6 +40,7 @@ import { setMaxListeners } from 'node:events';
 import type { Registry } from 'prom-client';
 import { logger, setLogLevel } from '../common/log.js';
 import { KubeClient } from './client.js';
+import type { Clock } from './clock.js';
 import { HealthChecks, type HealthCheck, type Listen, boundAddress, serveEndpoints } from './endpoints.js';
 import { EventRecorder } from './events.js';
 import { InformerFactory } from './informer.js';
@@ -84,6 +86,8 @@ export interface ManagerOptions {
   eventSource?: string;
   /** Sets every logger's level (trace … silent). */
   logLevel?: string;
+  /** The clock leader election runs on (default the wall clock). */
+  clock?: Clock;
   /** Stop gracefully on SIGTERM/SIGINT (a second one exits at once). For a command's process. */
   handleSignals?: boolean;
 }
@@ -214,7 +218,7 @@ export class Manager {
       const work = [this.runAll(always, stop)];
       const election = this.options.leaderElection;
       if (election && leaders.length) {
-        this.elector = new LeaderElector({ client: this.client, ...election, signal: stop, onStartedLeading: (term) => this.runAll(leaders, term) });
+        this.elector = new LeaderElector({ client: this.client, clock: this.options.clock, ...election, signal: stop, onStartedLeading: (term) => this.runAll(leaders, term) });
         work.push(this.elector.run());
       } else work.push(this.runAll(leaders, stop));
       work.push(new Promise<void>((resolve) => (stop.aborted ? resolve() : stop.addEventListener('abort', () => resolve(), { once: true }))));

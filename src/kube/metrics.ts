@@ -1,9 +1,9 @@
 // Prometheus metrics of the controller toolkit, named as controller-runtime and client-go's
 // workqueue name theirs so that existing dashboards and alerts read them: reconciles by result,
 // reconcile errors and durations per controller; queue depth, adds, retries, time waiting and
-// time working per queue. Every bosun process keeps them in one registry, served by serveMetrics.
+// time working per queue. Every bosun process keeps them in one registry, served on a component
+// manager's /metrics (manager.ts).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { createServer, type Server } from 'node:http';
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
@@ -34,23 +34,3 @@ export const queueAdds = new Counter({ name: 'workqueue_adds_total', help: 'Keys
 export const queueRetries = new Counter({ name: 'workqueue_retries_total', help: 'Keys re-added after a failure (rate limited).', labelNames: ['name'], registers: [registry] });
 export const queueWait = new Histogram({ name: 'workqueue_queue_duration_seconds', help: 'Time a key waits in the queue before it is processed.', labelNames: ['name'], buckets, registers: [registry] });
 export const queueWork = new Histogram({ name: 'workqueue_work_duration_seconds', help: 'Time spent processing a key.', labelNames: ['name'], buckets, registers: [registry] });
-
-/** Serves the registry on http://host:port/metrics; resolves with the server once listening. */
-export async function serveMetrics(port: number, host = '127.0.0.1', extra: Registry[] = []): Promise<Server> {
-  const merged = extra.length ? Registry.merge([registry, ...extra]) : registry;
-  const server = createServer((req, res) => {
-    if (req.url !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
-      res.writeHead(req.url === '/metrics' ? 405 : 404, { 'content-type': 'text/plain' }).end(req.url === '/metrics' ? 'method not allowed\n' : 'not found: only /metrics is served\n');
-      return;
-    }
-    merged.metrics().then(
-      (text) => res.writeHead(200, { 'content-type': merged.contentType }).end(req.method === 'HEAD' ? undefined : text),
-      (e) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`collecting metrics failed: ${(e as Error).message}\n`),
-    );
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-  return server;
-}

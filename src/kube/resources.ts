@@ -28,6 +28,7 @@ export const resources = {
   deployments: def('apps', 'v1', 'deployments', 'Deployment', true),
   daemonSets: def('apps', 'v1', 'daemonsets', 'DaemonSet', true),
   replicaSets: def('apps', 'v1', 'replicasets', 'ReplicaSet', true),
+  statefulSets: def('apps', 'v1', 'statefulsets', 'StatefulSet', true),
   leases: def('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
   customResourceDefinitions: def('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false),
   // config.openshift.io

@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import semver from 'semver';
 import { CHANNEL_PATTERN, type MatchingRule } from './cincinnati.js';
-import { parseSimpleYaml } from './simple-yaml.js';
 
 export interface Channel {
   name: string;
@@ -52,8 +51,6 @@ function requireString(obj: Record<string, unknown>, key: string, file: string):
 }
 
 function parseYaml(text: string, file: string): unknown {
-  const simple = parseSimpleYaml(text);
-  if (simple !== undefined) return simple;
   try {
     return parse(text);
   } catch (err) {

@@ -106,9 +106,11 @@ test('a node gets its client certificate through a CSR approved with kubectl and
     ok(await runKubectl(node, ['get', 'node', 'worker-a']), 'read own node');
     ok(await c.admin(['create', '-f', '-'], nodeObject('worker-b')), 'admin registers another node');
 
+    // Another node: kubectl cannot even read it (kube 1.33's Node authorizer), and a write that
+    // skips the read is refused by NodeRestriction.
     const other = await runKubectl(node, ['label', 'node', 'worker-b', 'example.com/team=infra']);
     assert.notEqual(other.code, 0);
-    assert.match(other.stderr, /nodes "worker-b" is forbidden: node "worker-a" is not allowed to modify node "worker-b"/);
+    assert.match(other.stderr, /nodes "worker-b" is forbidden: User "system:node:worker-a" cannot get resource "nodes"/);
     const readOther = await runKubectl(node, ['get', 'node', 'worker-b']);
     assert.match(readOther.stderr, /cannot get resource "nodes".*node 'worker-a' cannot read 'worker-b', only its own Node object/);
     const restricted = await runKubectl(node, ['label', 'node', 'worker-a', 'node-restriction.kubernetes.io/pool=gold']);
@@ -132,8 +134,10 @@ test('a node gets its client certificate through a CSR approved with kubectl and
     await core.patchNodeStatus({ name: 'worker-a', body: { status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }] } } },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
     assert.equal((await core.readNode({ name: 'worker-a' })).status?.conditions?.[0]?.type, 'Ready');
-    await assert.rejects(core.patchNodeStatus({ name: 'worker-b', body: { status: { conditions: [] } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch)),
-      (e: unknown) => (e as { code?: number }).code === 403);
+    const refusedBy = (message: RegExp) => (e: unknown) => (e as { code?: number }).code === 403 && message.test(String((e as { body?: unknown }).body));
+    const notOwn = /nodes \\?"worker-b\\?" is forbidden: node \\?"worker-a\\?" is not allowed to modify node \\?"worker-b\\?"/;
+    await assert.rejects(core.patchNodeStatus({ name: 'worker-b', body: { status: { conditions: [] } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch)), refusedBy(notOwn));
+    await assert.rejects(core.patchNode({ name: 'worker-b', body: { metadata: { labels: { 'example.com/team': 'infra' } } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch)), refusedBy(notOwn));
     assert.match(ok(await c.admin(['get', 'nodes']), 'nodes'), /worker-a\s+Ready/);
   } finally {
     await c.cluster.stop();
@@ -164,10 +168,16 @@ test('denied, misfit and invalid CSRs: kubectl deny, the signer\'s Failed condit
     assert.match(table, /alice-as-node\s.*\sApproved,Failed\n/);
     assert.match(table, /alice-client\s.*\sApproved,Issued\n/);
     assert.match(table, /to-deny\s.*\sDenied\n/);
-    // A denied request cannot be approved afterwards (kubectl needs --force, and then the API refuses).
-    const flip = await c.admin(['certificate', 'approve', 'to-deny', '--force']);
-    assert.notEqual(flip.code, 0);
-    assert.match(flip.stderr, /Approved and Denied conditions are mutually exclusive|may not remove a condition of type "Denied"/);
+    // A denied request cannot be approved afterwards: kubectl says so, and the API refuses it too.
+    const flip = await c.admin(['certificate', 'approve', 'to-deny']);
+    assert.match(flip.stderr, /already Denied/);
+    const csrType = c.cluster.server.registry.lookup('certificates.k8s.io', 'v1', 'certificatesigningrequests')!;
+    const approved = { type: 'Approved', status: 'True', reason: 'Mine' };
+    const denied = c.cluster.server.resources.get(csrType, undefined, 'to-deny');
+    await assert.rejects(c.cluster.server.resources.update(csrType, undefined, 'to-deny', { ...denied, status: { conditions: [approved] } }, { subresource: 'approval' }),
+      /may not remove a condition of type "Denied"/);
+    await assert.rejects(c.cluster.server.resources.update(csrType, undefined, 'to-deny', { ...denied, status: { conditions: [...denied.status.conditions, approved] } }, { subresource: 'approval' }),
+      /Approved and Denied conditions are mutually exclusive/);
 
     const invalid: [string, Record<string, unknown>, RegExp][] = [
       ['no request', { signerName: 'example.com/x', usages: ['client auth'] }, /spec.request: Required value/],
@@ -183,7 +193,7 @@ test('denied, misfit and invalid CSRs: kubectl deny, the signer\'s Failed condit
       assert.match(r.stderr, message, name);
     }
     // Status writes cannot approve: the decision only changes through the approval subresource.
-    const viaStatus = await c.cluster.server.resources.update(c.cluster.server.registry.lookup('certificates.k8s.io', 'v1', 'certificatesigningrequests')!, undefined, 'to-deny',
+    const viaStatus = await c.cluster.server.resources.update(csrType, undefined, 'to-deny',
       { metadata: { name: 'to-deny' }, status: { conditions: [] } }, { subresource: 'status' });
     assert.equal(viaStatus.status.conditions[0].type, 'Denied');
   } finally {

@@ -98,10 +98,12 @@ test('kubectl logs and logs -f reach the kubelet of the pod\'s node and stream b
     assert.equal(await exited, 0);
     assert.match(out, /^line 1\nline 2\nline 3\nline 4\nline 5\n(line \d+\n)*the end\n$/);
 
-    // Without RBAC for pods/log a user is refused before the kubelet is asked.
+    // A user who may read pods but not pods/log is refused before the kubelet is asked.
     const before = kubelet.requests.length;
     const sa = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'viewer', namespace: 'default' } };
     await runKubectl(kubeconfig, ['create', '-f', '-'], { input: JSON.stringify(sa) });
+    assert.equal((await kubectl(['create', 'role', 'pod-reader', '--verb=get', '--resource=pods'])).code, 0);
+    assert.equal((await kubectl(['create', 'rolebinding', 'viewer', '--role=pod-reader', '--serviceaccount=default:viewer'])).code, 0);
     const token = (await kubectl(['create', 'token', 'viewer'])).stdout.trim();
     const refused = await runKubectl(kubeconfig, ['--token', token, 'logs', 'web', '-c', 'app']);
     assert.match(refused.stderr, /cannot get resource "pods\/log"/);

@@ -3,6 +3,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApiServer, type TestApiServer, type RequestOptions } from '../helpers/apiserver.js';
+import { prng } from '../helpers/prng.js';
 
 let api: TestApiServer;
 before(async () => {
@@ -11,16 +12,6 @@ before(async () => {
 after(async () => {
   await api.stop();
 });
-
-/** mulberry32: small, seeded, deterministic. */
-function prng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Case {
   what: string;

@@ -192,6 +192,7 @@ spec:
                 x-kubernetes-list-map-keys: [name]
                 items:
                   type: object
+                  required: [name]
                   properties:
                     name: {type: string}
                     count: {type: integer}

@@ -2,19 +2,19 @@
 // an update to a second release, a release that cannot be retrieved, and a ClusterOperator gate.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
 import { buildRelease, type BuiltRelease } from '../../src/cvo/payload/build.js';
 import { readReleaseFiles, writeRelease } from '../../src/cvo/payload/release-store.js';
 import { ClusterVersionOperator } from '../../src/cvo/operator.js';
 import { createCvoMetrics } from '../../src/cvo/metrics.js';
-import { forClient } from '../../src/kube/client-node-compat.js';
+import { KubeClient } from '../../src/kube/client.js';
+import { createReleaseCrds } from '../helpers/cluster-objects.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 let api: TestApiServer;
@@ -34,13 +34,7 @@ before(async () => {
   objects = k8s.KubernetesObjectApi.makeApiClient(kc);
   custom = kc.makeApiClient(k8s.CustomObjectsApi);
   // What the installer gives a cluster first: the CVO's CRDs.
-  const dir = join(releases['1.0.0'].dir, 'manifests');
-  for (const file of readdirSync(dir).sort()) {
-    for (const doc of parseAllDocuments(readFileSync(join(dir, file), 'utf8'))) {
-      const o = doc.toJS();
-      if (o?.kind === 'CustomResourceDefinition') await objects.create(forClient(o));
-    }
-  }
+  await createReleaseCrds(new KubeClient(kc), releases['1.0.0'].dir);
 });
 after(async () => {
   await api.stop();

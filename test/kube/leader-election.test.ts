@@ -1,10 +1,15 @@
 // Leader election on a Lease in the embedded API server: one leader at a time, a released
-// Lease is taken over at once, an abandoned one after it expires.
+// Lease is taken over at once, an abandoned one after it expires (on the wall clock and on an
+// injected one).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
 import { startTestApiServer } from '../helpers/apiserver.js';
 import { LeaderElector } from '../../src/kube/leader-election.js';
+import { KubeClient } from '../../src/kube/client.js';
+import { FakeClock } from '../../src/kube/clock.js';
+import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
+import { resources } from '../../src/kube/resources.js';
 
 test('two candidates never lead at once, and leadership passes on', async () => {
   const api = await startTestApiServer();
@@ -83,6 +88,35 @@ test('an abandoned lease is taken over only after it expires', async () => {
     await run;
     assert.ok(leadingSince, 'took over the expired lease');
     assert.ok(leadingSince - started >= 1500, `took over after ${leadingSince - started} ms, before the lease expired`);
+  } finally {
+    await api.stop();
+  }
+});
+
+test('on an injected clock, an abandoned lease of OpenShift length (137 s) is taken over without waiting for it', async () => {
+  const api = await startTestApiServer();
+  const clock = new FakeClock();
+  try {
+    const client = new KubeClient(loadKubeConfig(api.kubeconfigPath));
+    const stamp = new Date(clock.now()).toISOString();
+    await client.create(resources.leases, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'openshift-length', namespace: 'kube-system' }, spec: { holderIdentity: 'crashed-process', leaseDurationSeconds: 137, renewTime: stamp, acquireTime: stamp, leaseTransitions: 0 } });
+    const stop = new AbortController();
+    let leadingAt: number | undefined;
+    const elector = new LeaderElector({ client, clock, namespace: 'kube-system', name: 'openshift-length', identity: 'newcomer', signal: stop.signal, onStartedLeading: () => void (leadingAt = clock.now()) });
+    const started = Date.now();
+    const run = elector.run();
+    const start = clock.now();
+    while (leadingAt === undefined && Date.now() - started < 10_000) {
+      await new Promise((r) => setTimeout(r, 25)); // let the attempt in flight finish
+      clock.advance(5000);
+    }
+    stop.abort();
+    await run;
+    assert.ok(leadingAt !== undefined, 'took over the expired lease');
+    assert.ok(leadingAt - start >= 137_000, `took over after ${leadingAt - start} ms of clock time, before the lease expired`);
+    assert.ok(Date.now() - started < 10_000, 'in well under the real lease duration');
+    const lease = await client.get(resources.leases, 'openshift-length', 'kube-system');
+    assert.equal(lease.spec.leaseTransitions, 1);
   } finally {
     await api.stop();
   }

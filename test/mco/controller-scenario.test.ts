@@ -224,3 +224,37 @@ test('KubeletConfig: generated 99-worker-generated-kubelet, Success or Failure o
     await waitFor('the generated config to go with its KubeletConfig', async () => !(await exists(api, `${MCO}/machineconfigs/99-worker-generated-kubelet`)));
   });
 });
+
+test('a MachineConfig with spec-2 leftovers renders as Ignition reads it; the warning is an Event on it and the pool is not degraded', async () => {
+  await withController(async (api) => {
+    await waitFor('a rendered worker config', async () => ((await pool(api, 'worker')).spec.configuration?.source ?? []).some((s: any) => s.name === '99-worker-ssh'));
+    // Seen on real clusters: configs converted from spec 2 keep `networkd` and files' `filesystem`.
+    await send(api, 'POST', `${MCO}/machineconfigs`, {
+      apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig',
+      metadata: { name: '60-worker-spec2-leftovers', labels: { 'machineconfiguration.openshift.io/role': 'worker' } },
+      spec: { config: { ignition: { version: '3.2.0' }, networkd: {}, storage: { files: [{ path: '/etc/leftover.conf', filesystem: 'root', mode: 0o644, contents: { source: encodeDataUrl('leftover=1\n') } }] } } },
+    });
+    const rendered = await waitFor('the worker pool to target a config with the new MachineConfig', async () => {
+      const p = await pool(api, 'worker');
+      return (p.spec.configuration?.source ?? []).some((s: any) => s.name === '60-worker-spec2-leftovers') && p;
+    });
+    assert.notEqual(cond(rendered, 'RenderDegraded')?.status, 'True');
+    const config = (await getJson(api, `${MCO}/machineconfigs/${rendered.spec.configuration.name}`)).spec.config;
+    const file = config.storage.files.find((f: any) => f.path === '/etc/leftover.conf');
+    assert.equal(decodeDataUrl(file.contents.source).toString(), 'leftover=1\n');
+    assert.equal('filesystem' in file, false, 'keys Ignition ignores are not rendered');
+    assert.equal('networkd' in config, false);
+
+    const events = await waitFor('the IgnitionWarnings Event', async () => {
+      const list = JSON.parse(await api.kubectlOk(['get', 'events', '-A', '--field-selector', 'involvedObject.name=60-worker-spec2-leftovers', '-o', 'json'])).items as any[];
+      return list.length > 0 && list;
+    });
+    assert.equal(events.length, 1);
+    assert.equal(events[0].type, 'Warning');
+    assert.equal(events[0].reason, 'IgnitionWarnings');
+    assert.equal(events[0].involvedObject.kind, 'MachineConfig');
+    assert.match(events[0].message, /spec\.config\.networkd: unused key/);
+    assert.match(events[0].message, /spec\.config\.storage\.files\[0\]\.filesystem: unused key/);
+    assert.equal(cond(await pool(api, 'worker'), 'RenderDegraded')?.status, 'False');
+  });
+});

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chooseCandidates, computePoolStatus, maxUnavailableCount, poolMembership, updateInProgressTaintChanges } from '../../src/mco/controller/node-selection.js';
 import type { MachineConfigPool, NodeView } from '../../src/mco/controller/types.js';
+import { renderFailureMessage } from '../../src/mco/controller/render.js';
 
 const OLD = 'rendered-worker-old';
 const NEW = 'rendered-worker-new';
@@ -125,7 +126,9 @@ test('pool status arithmetic and conditions', () => {
   ];
   for (const row of rows) {
     const p = pool('worker', { paused: row.paused });
-    const s = computePoolStatus({ pool: p, nodes: row.nodes, target: NEW, renderError: row.renderError, now });
+    // A render failure is on the pool as the render controller writes it.
+    if (row.renderError) p.status = { conditions: [{ type: 'RenderDegraded', status: 'True', reason: 'RenderFailed', message: renderFailureMessage('worker', row.renderError) }] };
+    const s = computePoolStatus({ pool: p, nodes: row.nodes, target: NEW, now });
     assert.deepEqual([s.machineCount, s.updatedMachineCount, s.readyMachineCount, s.unavailableMachineCount, s.degradedMachineCount], row.want, row.name);
     assert.equal(cond(s, 'Updated').status, row.updated, `${row.name}: Updated`);
     assert.equal(cond(s, 'Updating').status, row.updating, `${row.name}: Updating`);

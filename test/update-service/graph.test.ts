@@ -2,6 +2,7 @@
 // conditional edges with risks, architectures; graph-data validation; the real data loads.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
 import { buildGraph, channelGraph, GraphBuildError, type Release } from '../../src/update-service/graph.js';
 import { GraphDataError, loadGraphData, parseBlockedEdge, parseChannel, type GraphData } from '../../src/update-service/graph-data.js';
 import { precompute, lookup } from '../../src/update-service/responses.js';
@@ -132,7 +133,7 @@ test('graph data: bad files are refused with the file and the cause named', () =
 });
 
 test('graph data: the real cincinnati-graph-data loads and builds with synthesised releases', () => {
-  const real = loadGraphData('/work/shared/data/cincinnati-graph-data');
+  const real = loadGraphData(fileURLToPath(new URL('../fixtures/cincinnati-graph-data', import.meta.url)));
   assert.equal(real.channels.length, 76);
   assert.equal(real.blockedEdges.length, 1717);
   assert.equal(real.blockedEdges.filter((b) => b.risk).length, 1601);

@@ -7,7 +7,7 @@
 import type { FieldProblem } from '../errors.js';
 import { column, AGE_COLUMN, ageCell, humanDuration, NAME_COLUMN } from '../printing.js';
 import { KEY_USAGES, parseCertificateRequest, pemBlocks, RequestError } from '../certificates/request.js';
-import { builtinType, type KindStrategy, type Obj } from './strategy.js';
+import { builtinType, replaceStatus, type KindStrategy, type Obj } from './strategy.js';
 
 const APPROVAL_TYPES = ['Approved', 'Denied'];
 const TRUE_ONLY_TYPES = [...APPROVAL_TYPES, 'Failed'];
@@ -46,8 +46,7 @@ function populateConditionTimestamps(next: Obj, previous: Obj): void {
 
 /** A status update: the signer's view, which keeps spec and the Approved/Denied decision as stored. */
 function statusUpdate(incoming: Obj, previous: Obj): Obj {
-  const next = structuredClone(previous);
-  next.status = structuredClone(incoming.status ?? {});
+  const next = replaceStatus({ status: structuredClone(incoming.status ?? {}) }, previous);
   const kept = conditionsOf(previous).filter((c) => APPROVAL_TYPES.includes(c.type));
   next.status.conditions = [...conditionsOf(next).filter((c) => !APPROVAL_TYPES.includes(c?.type)), ...kept];
   if (next.status.conditions.length === 0) delete next.status.conditions;

@@ -88,6 +88,14 @@ export function builtinType(
   };
 }
 
+/** An update through `status` as most kinds take it: the stored object with the incoming status. */
+export function replaceStatus(incoming: Obj, previous: Obj): Obj {
+  const next = structuredClone(previous);
+  if (incoming.status === undefined) delete next.status;
+  else next.status = incoming.status;
+  return next;
+}
+
 /** The `all` category (`kubectl get all`). */
 export const ALL = ['all'];
 

@@ -1,11 +1,8 @@
 // Wires node support into a running API server, as kube-apiserver runs it for kubelets: the node
 // graph kept current from a watch on pods, the Node authorizer over it (chained in front of RBAC
 // by access control), NodeRestriction on every write, deletion, eviction and TokenRequest by a
-// node, bootstrap-token authentication, and the API server's own client certificate towards
-// kubelets (for pods/log).
-import { join } from 'node:path';
+// node, and bootstrap-token authentication.
 import { logger } from '../../common/log.js';
-import { createCA, issueClientCert, loadOrCreate, type KeyPair } from '../../common/pki.js';
 import { errors } from '../errors.js';
 import type { ApiServer } from '../server.js';
 import type { ResourceType } from '../registry.js';
@@ -23,16 +20,11 @@ type Obj = Record<string, any>;
 export interface NodeAccess {
   /** The Node authorizer's decision on a request (chained before RBAC). */
   authorize(attributes: NodeRequestAttributes): NodeDecision;
-  /** The API server's client certificate towards kubelets (CN kube-apiserver-kubelet-client, O system:masters). */
-  kubeletClientCert: KeyPair;
   stop(): void;
 }
 
-export async function enableNodeAccess(server: ApiServer, dataDir: string): Promise<NodeAccess> {
+export function enableNodeAccess(server: ApiServer): NodeAccess {
   const { storage, resources } = server;
-  const pki = join(dataDir, 'pki');
-  const ca = await loadOrCreate(pki, 'ca', () => createCA('bosun-ca'));
-  const kubeletClientCert = await loadOrCreate(pki, 'apiserver-kubelet-client', () => issueClientCert(ca, { commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'] }));
 
   const graph = new NodeGraph();
   const listed = storage.list(PODS);
@@ -84,7 +76,6 @@ export async function enableNodeAccess(server: ApiServer, dataDir: string): Prom
 
   return {
     authorize: (attributes) => authorizeNode(attributes, graph),
-    kubeletClientCert,
     stop: () => watcher.stop(),
   };
 }

@@ -13,8 +13,8 @@ import type { NodeRelations, RelatedResource } from './node-graph.js';
 
 export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
 
-/** Attributes plus the raw field selector of a list or watch (kube's GetFieldSelector). */
-export type NodeRequestAttributes = RequestAttributes & { fieldSelector?: string };
+/** The attributes the Node authorizer reads (the field selector of lists and watches among them). */
+export type NodeRequestAttributes = RequestAttributes;
 
 export type NodeDecision = { allowed: true } | { allowed: false; reason: string };
 

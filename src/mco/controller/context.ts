@@ -1,10 +1,11 @@
 // What the machine-config controller's four sub-controllers share in one process: the API
-// client, one informer per kind, the event recorder, the options, and the render outcome per pool
-// (the render controller decides RenderDegraded; the node controller is the one writer of pool
-// status and reports it).
+// client, one informer per kind, the event recorder and the options. They pass nothing to each
+// other in memory: the render controller's RenderDegraded is on the pool, where the node
+// controller reads it.
 import type { Informer } from '../../kube/informer.js';
 import type { KubeClient } from '../../kube/client.js';
 import type { EventRecorder } from '../../kube/events.js';
+import type { ControllerConfig, KubeletConfig, MachineConfig, MachineConfigPool, NodeView } from './types.js';
 
 
 /** The singleton ControllerConfig the operator keeps in step with the cluster. */
@@ -25,11 +26,7 @@ export interface ControllerSettings {
 
 export interface McoContext {
   client: KubeClient;
-  informers: { machineConfigs: Informer; pools: Informer; controllerConfigs: Informer; kubeletConfigs: Informer; nodes: Informer };
+  informers: { machineConfigs: Informer<MachineConfig>; pools: Informer<MachineConfigPool>; controllerConfigs: Informer<ControllerConfig>; kubeletConfigs: Informer<KubeletConfig>; nodes: Informer<NodeView> };
   events: EventRecorder;
   settings: ControllerSettings;
-  /** Pool → the last render's failure (undefined: it rendered). Absent: not rendered since start. */
-  renderOutcome: Map<string, string | undefined>;
-  /** Asks the node controller to look at a pool again (its status reports render outcomes). */
-  refreshPoolStatus(pool: string): void;
 }

@@ -11,7 +11,6 @@ import { CONTROLLER_CONFIG_NAME, type McoContext } from './context.js';
 import { resources } from '../../kube/resources.js';
 import { generateKubeletConfigs, type KubeletConfigWithTls } from './kubelet-config.js';
 import { TemplateError } from './template.js';
-import type { ControllerConfig, MachineConfig, MachineConfigPool } from './types.js';
 
 const KEY = 'cluster';
 
@@ -29,7 +28,7 @@ export function kubeletConfigController(ctx: McoContext): Controller {
 }
 
 async function syncKubeletConfigs(ctx: McoContext, { log }: SyncContext): Promise<void> {
-  const cc = ctx.informers.controllerConfigs.get(CONTROLLER_CONFIG_NAME) as ControllerConfig | undefined;
+  const cc = ctx.informers.controllerConfigs.get(CONTROLLER_CONFIG_NAME);
   if (!cc) {
     log.debug('waiting for the ControllerConfig');
     return;
@@ -37,7 +36,7 @@ async function syncKubeletConfigs(ctx: McoContext, { log }: SyncContext): Promis
   const kcs = ctx.informers.kubeletConfigs.list() as KubeletConfigWithTls[];
   let outcome;
   try {
-    outcome = generateKubeletConfigs(kcs, ctx.informers.pools.list() as MachineConfigPool[], cc, ctx.settings.controllerVersion);
+    outcome = generateKubeletConfigs(kcs, ctx.informers.pools.list(), cc, ctx.settings.controllerVersion);
   } catch (e) {
     // The base kubelet configuration needs a usable ControllerConfig; the template controller reports that.
     if (e instanceof TemplateError) { log.warn({ err: e.message }, 'cannot generate kubelet configs yet'); return; }
@@ -48,7 +47,7 @@ async function syncKubeletConfigs(ctx: McoContext, { log }: SyncContext): Promis
     if (action !== 'unchanged') log.info({ machineConfig: mc.metadata.name, action, kubeletConfig: mc.metadata.ownerReferences?.[0]?.name }, 'kubelet config written');
   }
   const wanted = new Set(outcome.machineConfigs.map((mc) => mc.metadata.name));
-  for (const mc of ctx.informers.machineConfigs.list() as MachineConfig[]) {
+  for (const mc of ctx.informers.machineConfigs.list()) {
     const generated = (mc.metadata.ownerReferences ?? []).some((o) => o.kind === 'KubeletConfig') && /^99-.+-generated-kubelet(-\d+)?$/.test(mc.metadata.name ?? '');
     if (generated && !wanted.has(mc.metadata.name)) {
       await ctx.client.delete(resources.machineConfigs, mc.metadata.name!);

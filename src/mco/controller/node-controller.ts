@@ -2,45 +2,23 @@
 // target rendered config by writing their desiredConfig annotation (node-selection.ts decides
 // which), keeps OpenShift's UpdateInProgress:PreferNoSchedule taint on the nodes not yet
 // targeted, and writes the pool's status — counts and the Updated / Updating / Degraded /
-// NodeDegraded / RenderDegraded conditions, the last from the render controller's outcome. It
+// NodeDegraded conditions, and Degraded from those and the RenderDegraded condition the render
+// controller keeps on the pool (carried over as it is). It
 // writes nothing else on a node; the daemon owns currentConfig and state, and each change to
 // them brings the pool back here.
 import { applyStatus } from '../../kube/apply.js';
-import { findCondition } from '../../kube/conditions.js';
 import { Controller, TerminalError, type SyncContext } from '../../kube/controller.js';
+import { WriteExpectations } from '../../kube/expectations.js';
 import type { Obj } from '../../kube/client.js';
 import { type McoContext } from './context.js';
 import { resources } from '../../kube/resources.js';
-import { chooseCandidates, computePoolStatus, poolMembership, UPDATE_IN_PROGRESS_TAINT, updateInProgressTaintChanges } from './node-selection.js';
-import { DESIRED_CONFIG_ANNOTATION, type MachineConfigPool, type NodeView } from './types.js';
-
-/** Nodes this controller patched, with the resourceVersions they had before, until the informer
- *  shows the patch: a sync in between must not count a just-targeted node as untouched (and
- *  target more nodes than maxUnavailable allows). */
-type RecentPatches = Map<string, { stale: Set<string>; patched: NodeView }>;
-
-function withRecentPatches(nodes: NodeView[], recent: RecentPatches): NodeView[] {
-  const present = new Set(nodes.map((n) => n.metadata.name ?? ''));
-  for (const name of recent.keys()) if (!present.has(name)) recent.delete(name);
-  return nodes.map((n) => {
-    const name = n.metadata.name ?? '';
-    const p = recent.get(name);
-    if (!p) return n;
-    if (p.stale.has(n.metadata.resourceVersion ?? '')) return p.patched;
-    recent.delete(name);
-    return n;
-  });
-}
-
-function rememberPatch(recent: RecentPatches, before: NodeView, patched: NodeView): void {
-  const name = before.metadata.name ?? '';
-  const stale = recent.get(name)?.stale ?? new Set<string>();
-  stale.add(before.metadata.resourceVersion ?? '');
-  recent.set(name, { stale, patched });
-}
+import { chooseCandidates, computePoolStatus, poolSpecError, poolMembership, UPDATE_IN_PROGRESS_TAINT, updateInProgressTaintChanges } from './node-selection.js';
+import { DESIRED_CONFIG_ANNOTATION, type NodeView } from './types.js';
 
 export function nodeController(ctx: McoContext): Controller {
-  const recent: RecentPatches = new Map();
+  // Nodes patched but not yet seen patched in the cache: a sync in between must not count a
+  // just-targeted node as untouched (and target more nodes than maxUnavailable allows).
+  const recent = new WriteExpectations<NodeView>();
   const controller = new Controller({
     name: 'machine-config-controller-node',
     sync: (key, sc) => syncPool(ctx, key, sc, recent),
@@ -53,40 +31,22 @@ export function nodeController(ctx: McoContext): Controller {
   return controller;
 }
 
-const RENDER_MESSAGE_PREFIX = (pool: string) => `Failed to render configuration for pool ${pool}: `;
-
-/** The render failure to report: the render controller's outcome, or (before its first render in
- *  this process) what the pool already says, so a restart does not flap RenderDegraded. */
-function renderError(ctx: McoContext, pool: MachineConfigPool): string | undefined {
-  const name = pool.metadata.name!;
-  if (ctx.renderOutcome.has(name)) return ctx.renderOutcome.get(name);
-  const existing = findCondition(pool.status?.conditions, 'RenderDegraded');
-  if (existing?.status !== 'True') return undefined;
-  const message = existing.message ?? '';
-  return message.startsWith(RENDER_MESSAGE_PREFIX(name)) ? message.slice(RENDER_MESSAGE_PREFIX(name).length) : message;
-}
-
-async function syncPool(ctx: McoContext, poolName: string, { log }: SyncContext, recent: RecentPatches): Promise<void> {
-  const pool = ctx.informers.pools.get(poolName) as MachineConfigPool | undefined;
+async function syncPool(ctx: McoContext, poolName: string, { log }: SyncContext, recent: WriteExpectations<NodeView>): Promise<void> {
+  const pool = ctx.informers.pools.get(poolName);
   if (!pool || pool.metadata.deletionTimestamp) return;
-  const { members, conflicts } = poolMembership(ctx.informers.pools.list() as MachineConfigPool[], withRecentPatches(ctx.informers.nodes.list() as NodeView[], recent));
+  const { members, conflicts } = poolMembership(ctx.informers.pools.list(), recent.overlay(ctx.informers.nodes.list()));
   const nodes = [...(members.get(poolName) ?? [])];
   const target = pool.spec.configuration?.name ?? '';
 
-  let specError: string | undefined;
-  let choice: ReturnType<typeof chooseCandidates> | undefined;
-  try {
-    choice = target ? chooseCandidates(pool, nodes, target) : undefined;
-  } catch (e) {
-    specError = `pool ${poolName}: ${(e as Error).message}`;
-  }
+  const specError = poolSpecError(pool);
+  const choice = target && !specError ? chooseCandidates(pool, nodes, target) : undefined;
   if (choice) {
     for (const node of choice.nodes) {
       const name = node.metadata.name!;
       const from = node.metadata.annotations?.[DESIRED_CONFIG_ANNOTATION];
       const updated = (await ctx.client.mergePatch(resources.nodes, name, undefined, { metadata: { annotations: { [DESIRED_CONFIG_ANNOTATION]: target } } })) as NodeView;
       nodes[nodes.indexOf(node)] = updated;
-      rememberPatch(recent, node, updated);
+      recent.expect(node, updated);
       log.info({ pool: poolName, node: name, from: from ?? null, to: target }, 'node targeted');
       void ctx.events.event(updated as Obj, 'Normal', 'SetDesiredConfig', `Targeted node ${name} to MachineConfig: ${target}`);
     }
@@ -101,13 +61,13 @@ async function syncPool(ctx: McoContext, poolName: string, { log }: SyncContext,
       const wanted = taints.add.includes(name) ? [...others, { ...UPDATE_IN_PROGRESS_TAINT }] : others;
       // The taint list is replaced whole: the resourceVersion makes a concurrent change a conflict (retried).
       const updated = (await ctx.client.mergePatch(resources.nodes, name, undefined, { metadata: { resourceVersion: node.metadata.resourceVersion }, spec: { taints: wanted } })) as NodeView;
-      rememberPatch(recent, node, updated);
+      recent.expect(node, updated);
       nodes[at] = updated;
     }
   }
 
   const conflicted = [...conflicts].filter(([, pools]) => pools.includes(poolName)).map(([node]) => node);
-  const status = computePoolStatus({ pool, nodes, target, renderError: renderError(ctx, pool), specError, conflicts: conflicted, now: new Date() });
+  const status = computePoolStatus({ pool, nodes, target, specError, conflicts: conflicted, now: new Date() });
   const clean = JSON.parse(JSON.stringify(status)) as Obj;
   if (await applyStatus(ctx.client, resources.machineConfigPools, pool as Obj, clean)) {
     log.info({ pool: poolName, machineCount: status.machineCount, updated: status.updatedMachineCount, unavailable: status.unavailableMachineCount, degraded: status.degradedMachineCount }, 'pool status updated');

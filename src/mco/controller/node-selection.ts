@@ -19,7 +19,7 @@
 // Nodes already unavailable that do not target the config are always picked (first, oldest
 // first): pointing them at it takes nothing further down. A paused pool picks nothing.
 import { fromLabelSelectorObject, matchesLabels, SelectorError } from '../../apiserver/selectors.js';
-import { setCondition, type Condition } from '../../kube/conditions.js';
+import { findCondition, setCondition, type Condition } from '../../kube/conditions.js';
 import {
   CURRENT_CONFIG_ANNOTATION, DESIRED_CONFIG_ANNOTATION, REASON_ANNOTATION, STATE_ANNOTATION, ZONE_LABEL,
   type MachineConfigPool, type MachineConfigPoolStatus, type NodeView,
@@ -179,13 +179,37 @@ export function updateInProgressTaintChanges(pool: MachineConfigPool, nodes: Nod
   return { add, remove };
 }
 
+/** Why the pool's spec cannot be acted on (an unreadable maxUnavailable), once it has a target. */
+export function poolSpecError(pool: MachineConfigPool): string | undefined {
+  if (!pool.spec.configuration?.name) return undefined;
+  try {
+    maxUnavailableCount(pool.spec.maxUnavailable, 0);
+    return undefined;
+  } catch (e) {
+    return `pool ${pool.metadata.name}: ${(e as Error).message}`;
+  }
+}
+
+/** Degraded as the pool sums it: nodes first, then the render, then an invalid spec. */
+function degradedFrom(nodeDegraded: Condition | undefined, renderDegraded: Condition | undefined, specError: string | undefined): Condition {
+  const nodes = nodeDegraded?.status === 'True';
+  const render = renderDegraded?.status === 'True';
+  const message = [nodes ? nodeDegraded.message : '', render ? renderDegraded.message : '', specError ?? ''].filter(Boolean).join('; ');
+  const reason = nodes ? 'NodeDegraded' : render ? 'RenderDegraded' : specError ? 'InvalidSpec' : '';
+  return { type: 'Degraded', status: reason ? 'True' : 'False', reason, message };
+}
+
+/** The pool's conditions with Degraded recomputed from them, for a writer of one of its inputs
+ *  (the render controller setting RenderDegraded), so the pool never says one without the other. */
+export function withDegraded(pool: MachineConfigPool, conditions: Condition[], now: Date = new Date()): Condition[] {
+  return setCondition(conditions, degradedFrom(findCondition(conditions, 'NodeDegraded'), findCondition(conditions, 'RenderDegraded'), poolSpecError(pool)), now);
+}
+
 export interface PoolStatusInputs {
   pool: MachineConfigPool;
   nodes: NodeView[];
   /** The pool's target rendered config (spec.configuration.name). */
   target: string;
-  /** The render failure to report, if the last render failed. */
-  renderError?: string;
   /** A pool spec the controller cannot act on (e.g. a bad maxUnavailable): Degraded, no rollout. */
   specError?: string;
   /** Nodes of this pool's selector that also match another custom pool. */
@@ -221,11 +245,10 @@ export function computePoolStatus(inp: PoolStatusInputs): MachineConfigPoolStatu
   for (const c of inp.conflicts ?? []) nodeProblems.push(`Node ${c} belongs to more than one custom pool; it is in none`);
   const nodeDegraded = nodeProblems.length > 0;
   set('NodeDegraded', nodeDegraded, nodeDegraded ? `${nodeProblems.length} nodes are reporting degraded status on sync` : '', nodeProblems.join(', '));
-  const renderDegraded = inp.renderError !== undefined;
-  set('RenderDegraded', renderDegraded, renderDegraded ? 'RenderFailed' : '', inp.renderError ? `Failed to render configuration for pool ${pool.metadata.name}: ${inp.renderError}` : '');
-  const degradedMsg = [nodeDegraded ? conds.find((c) => c.type === 'NodeDegraded')!.message : '', inp.renderError ?? '', inp.specError ?? ''].filter(Boolean).join('; ');
-  const degradedReason = nodeDegraded ? 'NodeDegraded' : renderDegraded ? 'RenderDegraded' : inp.specError ? 'InvalidSpec' : '';
-  set('Degraded', degradedReason !== '', degradedReason, degradedMsg);
+  // RenderDegraded is the render controller's: carried over as it is, counted into Degraded.
+  const render = findCondition(pool.status?.conditions, 'RenderDegraded');
+  if (render) conds.push(render);
+  conds.push(degradedFrom(conds.find((c) => c.type === 'NodeDegraded'), render, inp.specError));
 
   // Existing conditions keep their lastTransitionTime while their status holds.
   const previous = pool.status?.conditions ?? [];

@@ -1,25 +1,39 @@
 // The render controller: for each MachineConfigPool, once the ControllerConfig's templates are
 // complete, renders the selected MachineConfigs (render.ts), writes the rendered MachineConfig and
 // points pool.spec.configuration (name and source) at it. A render that fails (invalid or
-// unreconcilable MachineConfig, nothing selected) leaves the pool on its current config and is
-// reported as RenderDegraded through the node controller, which writes pool status. Afterwards it
+// unreconcilable MachineConfig, nothing selected) leaves the pool on its current config; this
+// controller writes the pool's RenderDegraded condition itself (True with the failure, False once
+// a render succeeds — the toolkit's degraded-on-error) together with Degraded, summed by the same
+// rule as the node controller's (withDegraded); the node controller, which writes the rest of pool
+// status, carries RenderDegraded over from the pool. Afterwards it
 // garbage-collects the pool's rendered configs nothing has referenced for the grace period
-// (rendered-gc.ts), checking the nodes afresh from the API before any delete.
+// (rendered-gc.ts), checking the nodes afresh from the API before any delete. What Ignition only
+// warns about in a selected MachineConfig (unused keys such as spec-2 leftovers, ...) never stops
+// a render: it is logged and recorded as a Warning Event on that MachineConfig, once per change.
 import { applyObject } from '../../kube/apply.js';
-import { Controller, type SyncContext, type SyncResult } from '../../kube/controller.js';
-import { isTrue } from '../../kube/conditions.js';
+import { Controller, TerminalError, type SyncContext, type SyncResult } from '../../kube/controller.js';
+import { findCondition, isTrue } from '../../kube/conditions.js';
 import { CONTROLLER_CONFIG_NAME, TEMPLATE_COMPLETED, type McoContext } from './context.js';
 import { resources } from '../../kube/resources.js';
 import { RELEASE_IMAGE_VERSION_ANNOTATION, type ControllerConfig, type MachineConfig, type MachineConfigPool, type NodeView } from './types.js';
-import { renderPool, RenderError } from './render.js';
+import { renderFailureMessage, renderPool, RenderError, selectMachineConfigs } from './render.js';
+import { formatProblem } from '../common/ignition/parse.js';
+import { validateConfig } from '../common/ignition/validate.js';
 import { planCollection, referencedConfigs } from './rendered-gc.js';
+import { withDegraded } from './node-selection.js';
 
 export function renderController(ctx: McoContext): Controller {
   const unreferencedSince = new Map<string, Map<string, number>>();
+  const warned = new Map<string, string>();
   const controller = new Controller({
     name: 'machine-config-controller-render',
-    sync: (key, sc) => syncRender(ctx, key, sc, unreferencedSince),
+    sync: (key, sc) => {
+      reportIgnitionWarnings(ctx, key, sc.log, warned);
+      return syncRender(ctx, key, sc, unreferencedSince);
+    },
     resyncPeriodMs: 10 * 60_000,
+    // A bad MachineConfig fails at once (TerminalError); an API error only when it persists.
+    degraded: { client: ctx.client, resource: resources.machineConfigPools, informer: ctx.informers.pools, condition: 'RenderDegraded', reason: 'RenderFailed', after: 3, message: (error, pool) => renderFailureMessage(pool, error.message), derive: (pool, conditions) => withDegraded(pool as MachineConfigPool, conditions) },
   });
   const allPools = () => ctx.informers.pools.list().map((p) => p.metadata.name as string);
   // Writers of MachineConfigs (the template and kubelet-config controllers, an admin applying a
@@ -41,27 +55,59 @@ export function renderController(ctx: McoContext): Controller {
   return controller;
 }
 
+/**
+ * Logs and records (Warning Event `IgnitionWarnings`) what Ignition would warn about in the
+ * MachineConfigs the pool selects: once per MachineConfig version (`reported` remembers which),
+ * whether or not the render succeeds.
+ */
+function reportIgnitionWarnings(ctx: McoContext, poolName: string, log: SyncContext['log'], reported: Map<string, string>): void {
+  const pool = ctx.informers.pools.get(poolName) as MachineConfigPool | undefined;
+  let selected: MachineConfig[];
+  try {
+    selected = pool ? selectMachineConfigs(pool, ctx.informers.machineConfigs.list() as MachineConfig[]) : [];
+  } catch (e) {
+    if (e instanceof RenderError) return; // a bad selector: the render reports it
+    throw e;
+  }
+  for (const name of reported.keys()) if (!ctx.informers.machineConfigs.get(name)) reported.delete(name);
+  for (const mc of selected) {
+    const name = mc.metadata.name!;
+    const version = `${mc.metadata.uid}/${mc.metadata.resourceVersion}`;
+    if (!mc.spec?.config || reported.get(name) === version) continue;
+    reported.set(name, version);
+    const warnings = validateConfig(mc.spec.config).filter((p) => p.warning).map((p) => `spec.config.${formatProblem(p)}`);
+    if (warnings.length === 0) continue;
+    log.warn({ pool: poolName, machineConfig: name, warnings }, 'MachineConfig has Ignition warnings; it renders as Ignition would apply it');
+    void ctx.events.event(mc, 'Warning', 'IgnitionWarnings', eventMessage('Ignition config has warnings (ignored keys are not rendered): ', warnings));
+  }
+}
+
+/** An Event's message stays within the 1024 characters Kubernetes allows; the log has it all. */
+function eventMessage(prefix: string, items: string[]): string {
+  const message = prefix + items.join('; ');
+  return message.length <= 1024 ? message : `${message.slice(0, 1023)}…`;
+}
+
 function templatesComplete(cc: ControllerConfig | undefined): cc is ControllerConfig {
   if (!cc) return false;
   return isTrue(cc.status?.conditions, TEMPLATE_COMPLETED) && cc.status?.observedGeneration === cc.metadata.generation;
 }
 
 async function syncRender(ctx: McoContext, poolName: string, { log }: SyncContext, memory: Map<string, Map<string, number>>): Promise<SyncResult | void> {
-  const pool = ctx.informers.pools.get(poolName) as MachineConfigPool | undefined;
+  const pool = ctx.informers.pools.get(poolName);
   if (!pool || pool.metadata.deletionTimestamp) {
-    ctx.renderOutcome.delete(poolName);
     memory.delete(poolName);
     return;
   }
-  const cc = ctx.informers.controllerConfigs.get(CONTROLLER_CONFIG_NAME) as ControllerConfig | undefined;
+  const cc = ctx.informers.controllerConfigs.get(CONTROLLER_CONFIG_NAME);
   if (!templatesComplete(cc)) {
     log.debug({ pool: poolName }, 'waiting for the ControllerConfig templates before rendering');
     return;
   }
-  const all = ctx.informers.machineConfigs.list() as MachineConfig[];
+  const all = ctx.informers.machineConfigs.list();
   const currentName = pool.spec.configuration?.name;
-  const current = currentName ? (ctx.informers.machineConfigs.get(currentName) as MachineConfig | undefined) : undefined;
-  let outcome: string | undefined;
+  const current = currentName ? ctx.informers.machineConfigs.get(currentName) : undefined;
+  let failure: RenderError | undefined;
   try {
     const { rendered, source } = renderPool(pool, all, {
       controllerVersion: ctx.settings.controllerVersion,
@@ -84,29 +130,30 @@ async function syncRender(ctx: McoContext, poolName: string, { log }: SyncContex
     }
   } catch (e) {
     if (!(e instanceof RenderError)) throw e;
-    outcome = e.message;
+    failure = e;
   }
-  const previous = ctx.renderOutcome.get(poolName);
-  if (!ctx.renderOutcome.has(poolName) || previous !== outcome) {
-    ctx.renderOutcome.set(poolName, outcome);
-    if (outcome) {
-      log.warn({ pool: poolName, err: outcome }, 'render failed; pool stays on its current config');
-      void ctx.events.event(pool, 'Warning', 'RenderFailed', outcome);
-    } else if (previous) {
-      log.info({ pool: poolName }, 'render recovered');
-    }
-    ctx.refreshPoolStatus(poolName);
+  const reported = findCondition(pool.status?.conditions, 'RenderDegraded');
+  const result = await collectGarbage(ctx, pool, log, memory);
+  if (!failure) {
+    if (reported?.status === 'True') log.info({ pool: poolName }, 'render recovered');
+    return result;
   }
-  return collectGarbage(ctx, pool, log, memory);
+  // Said once per failure, not on every retry of the same one.
+  if (reported?.status !== 'True' || reported.message !== renderFailureMessage(poolName, failure.message)) {
+    log.warn({ pool: poolName, err: failure.message }, 'render failed; pool stays on its current config');
+    void ctx.events.event(pool, 'Warning', 'RenderFailed', failure.message);
+  }
+  // Not retried: the MachineConfigs must change first (which brings the pool back here).
+  throw new TerminalError(failure.message);
 }
 
 async function collectGarbage(ctx: McoContext, pool: MachineConfigPool, log: SyncContext['log'], memory: Map<string, Map<string, number>>): Promise<SyncResult | void> {
   const poolName = pool.metadata.name!;
   const since = memory.get(poolName) ?? new Map<string, number>();
   memory.set(poolName, since);
-  const pools = ctx.informers.pools.list() as MachineConfigPool[];
-  const configs = ctx.informers.machineConfigs.list() as MachineConfig[];
-  const plan = planCollection(poolName, configs, referencedConfigs(pools, ctx.informers.nodes.list() as NodeView[]), since, Date.now(), ctx.settings.renderedGCGraceMs);
+  const pools = ctx.informers.pools.list();
+  const configs = ctx.informers.machineConfigs.list();
+  const plan = planCollection(poolName, configs, referencedConfigs(pools, ctx.informers.nodes.list()), since, Date.now(), ctx.settings.renderedGCGraceMs);
   if (plan.collect.length > 0) {
     // The caches may lag: before deleting anything, ask the API server who references what now.
     const fresh = referencedConfigs(

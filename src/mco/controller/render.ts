@@ -17,6 +17,7 @@
 import { createHash } from 'node:crypto';
 import { fromLabelSelectorObject, matchesLabels, SelectorError } from '../../apiserver/selectors.js';
 import { mergeAll } from '../common/ignition/merge.js';
+import { parseConfig } from '../common/ignition/parse.js';
 import { isEmptyValue } from '../common/ignition/schema.js';
 import type { IgnitionConfig } from '../common/ignition/types.js';
 import { formatSpec3, LATEST_SPEC3_MINOR } from '../common/ignition/version.js';
@@ -33,6 +34,11 @@ export const MAX_RENDERED_BYTES = 1.5 * 1024 * 1024;
 export type RenderErrorReason = 'InvalidSelector' | 'NoMachineConfigs' | 'InvalidMachineConfig' | 'Unreconcilable' | 'TooLarge';
 
 /** Why a pool cannot be rendered, naming the MachineConfigs at fault; the pool keeps its config. */
+/** The RenderDegraded message for a pool's render failure, as OpenShift words it. */
+export function renderFailureMessage(pool: string, error: string): string {
+  return `Failed to render configuration for pool ${pool}: ${error}`;
+}
+
 export class RenderError extends Error {
   constructor(readonly reason: RenderErrorReason, message: string, readonly machineConfigs: string[] = []) {
     super(message);
@@ -93,7 +99,8 @@ function compareNames(a: string, b: string): number {
 export function mergeMachineConfigs(configs: MachineConfig[], defaults: Pick<RenderOptions, 'osImageURL' | 'baseOSExtensionsContainerImage'> = {}): MachineConfigSpec {
   const ignition = mergeAll([
     { ignition: { version: RENDERED_IGNITION_VERSION } },
-    ...configs.map((mc) => (mc.spec.config ?? { ignition: { version: RENDERED_IGNITION_VERSION } }) as IgnitionConfig),
+    // As Ignition reads each config (the MCO parses into typed structs): keys it ignores vanish.
+    ...configs.map((mc) => (mc.spec.config ? parseConfig(mc.spec.config).config : { ignition: { version: RENDERED_IGNITION_VERSION } })),
   ]);
   ignition.ignition.version = RENDERED_IGNITION_VERSION;
   for (const f of ignition.storage?.files ?? []) if (f.overwrite === undefined || f.overwrite === null) f.overwrite = true;

@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { Manager } from '../../kube/manager.js';
 import { resources } from '../../kube/resources.js';
 import type { ControllerSettings, McoContext } from './context.js';
+import type { ControllerConfig, KubeletConfig, MachineConfig, MachineConfigPool, NodeView } from './types.js';
 import { kubeletConfigController } from './kubelet-config-controller.js';
 import { nodeController } from './node-controller.js';
 import { renderController } from './render-controller.js';
@@ -57,20 +58,16 @@ export function addMachineConfigController(manager: Manager, options: MachineCon
   const ctx: McoContext = {
     client: manager.client,
     informers: {
-      machineConfigs: informers.forResource(resources.machineConfigs),
-      pools: informers.forResource(resources.machineConfigPools),
-      controllerConfigs: informers.forResource(resources.controllerConfigs),
-      kubeletConfigs: informers.forResource(resources.kubeletConfigs),
-      nodes: informers.forResource(resources.nodes),
+      machineConfigs: informers.forResource<MachineConfig>(resources.machineConfigs),
+      pools: informers.forResource<MachineConfigPool>(resources.machineConfigPools),
+      controllerConfigs: informers.forResource<ControllerConfig>(resources.controllerConfigs),
+      kubeletConfigs: informers.forResource<KubeletConfig>(resources.kubeletConfigs),
+      nodes: informers.forResource<NodeView>(resources.nodes),
     },
     events: manager.events,
     settings,
-    renderOutcome: new Map(),
-    // Called only once the controllers run, after `node` below exists.
-    refreshPoolStatus: (pool) => node.enqueue(pool),
   };
-  const node = nodeController(ctx);
-  manager.add(templateController(ctx), kubeletConfigController(ctx), renderController(ctx), node);
+  manager.add(templateController(ctx), kubeletConfigController(ctx), renderController(ctx), nodeController(ctx));
 }
 
 export async function runMachineConfigController(options: MachineConfigControllerOptions): Promise<void> {

@@ -10,7 +10,7 @@ import { Controller, TerminalError, type SyncContext } from '../../kube/controll
 import { CONTROLLER_CONFIG_NAME, TEMPLATE_COMPLETED, TEMPLATE_FAILING, type McoContext } from './context.js';
 import { resources } from '../../kube/resources.js';
 import { generateTemplateConfigs, TemplateError } from './template.js';
-import type { ControllerConfig, MachineConfig } from './types.js';
+import type { ControllerConfig } from './types.js';
 
 export function templateController(ctx: McoContext): Controller {
   const controller = new Controller({
@@ -36,7 +36,7 @@ async function readPullSecret(ctx: McoContext, cc: ControllerConfig): Promise<st
 
 async function syncTemplates(ctx: McoContext, key: string, { log }: SyncContext): Promise<void> {
   if (key !== CONTROLLER_CONFIG_NAME) return;
-  const cc = ctx.informers.controllerConfigs.get(key) as ControllerConfig | undefined;
+  const cc = ctx.informers.controllerConfigs.get(key);
   if (!cc || cc.metadata.deletionTimestamp) return;
   let failure: string | undefined;
   try {
@@ -47,7 +47,7 @@ async function syncTemplates(ctx: McoContext, key: string, { log }: SyncContext)
       if (action !== 'unchanged') log.info({ machineConfig: mc.metadata.name, action }, 'base config written');
     }
     const wanted = new Set(desired.map((mc) => mc.metadata.name));
-    for (const mc of ctx.informers.machineConfigs.list() as MachineConfig[]) {
+    for (const mc of ctx.informers.machineConfigs.list()) {
       const ours = (mc.metadata.ownerReferences ?? []).some((o) => o.kind === 'ControllerConfig' && o.uid === cc.metadata.uid);
       if (ours && !wanted.has(mc.metadata.name)) {
         await ctx.client.delete(resources.machineConfigs, mc.metadata.name!);

@@ -1,7 +1,8 @@
 // What the render controller checks before a pool may move to a new rendered config:
 // - each MachineConfig on its own (validateMachineConfig): its Ignition parses and validates at
-//   its declared version (so a version newer than 3.5.0 is refused), no setuid/setgid/sticky file
-//   modes, a known kernelType, supported extensions;
+//   its declared version (so a version newer than 3.5.0 is refused; what Ignition only warns
+//   about passes), no setuid/setgid/sticky file modes (the MCO's own rule, stricter than
+//   Ignition's warning), a known kernelType, supported extensions;
 // - the change from the pool's current rendered config to the new one (unreconcilableChanges):
 //   only what the machine-config daemon can apply to a running node may change — files (not
 //   `append`), systemd units, the `core` user's sshAuthorizedKeys and passwordHash, and the
@@ -9,7 +10,7 @@
 //   section, groups, other users, disks, raid, filesystems, luks, directories, links, Ignition's
 //   own kernelArguments section and fips are fixed at install time.
 // Every problem names the MachineConfig (when known) and the field.
-import { validateConfig } from '../common/ignition/validate.js';
+import { isError, validateConfig } from '../common/ignition/validate.js';
 import { isEmptyValue } from '../common/ignition/schema.js';
 import type { FileEntry, IgnitionConfig, User } from '../common/ignition/types.js';
 import type { MachineConfig, MachineConfigSpec } from './types.js';
@@ -33,7 +34,8 @@ export function validateMachineConfig(mc: MachineConfig): SpecProblem[] {
   const problems: SpecProblem[] = [];
   const spec = mc.spec ?? {};
   if (spec.config !== undefined && spec.config !== null) {
-    const ignitionProblems = validateConfig(spec.config);
+    // Ignition's warnings (unused keys, ...) never stop a render; the render controller reports them.
+    const ignitionProblems = validateConfig(spec.config).filter(isError);
     problems.push(...ignitionProblems.map((p) => ({ field: p.path ? `spec.config.${p.path}` : 'spec.config', message: p.message })));
     if (ignitionProblems.length === 0) {
       ((spec.config as IgnitionConfig).storage?.files ?? []).forEach((f, i) => {

@@ -1,15 +1,34 @@
-// Semantic validation of Ignition 3.x configs, following what Ignition itself checks: the
-// version, field types, fields unknown to (or newer than) the config's version, duplicate
-// paths across files/directories/links, duplicate unit/dropin/user/group names, absolute
-// paths, file modes, resource URLs (scheme, decodable data URLs), hashes and compression.
-// Every problem names the field path, e.g. `storage.files[2].mode`.
+// Semantic validation of Ignition 3.x configs, following what Ignition itself checks (its
+// config/v3_*/types validation): errors for the version, field types, duplicate paths across
+// files/directories/links, duplicate unit/dropin/user/group names, absolute paths, file modes,
+// resource URLs (scheme, decodable data URLs), hashes, compression and proxies. What Ignition
+// only warns about stays a warning: keys unknown to (or newer than) the config's version, which
+// it ignores ("unused key"), setuid/setgid/sticky mode bits (not functional before spec 3.6),
+// an owner on a hard link, a plain-HTTP proxy for HTTPS. Every problem names the field path,
+// e.g. `storage.files[2].mode`.
 import { CONFIG_SHAPE, type Shape } from './schema.js';
+import type { IgnitionConfig } from './types.js';
 import { decodeDataUrl, DataUrlError } from './data-url.js';
 import { isSpec3Minor, parseSpecVersion, type Spec3Minor } from './version.js';
 
-export interface ValidationProblem { path: string; message: string }
+export interface ValidationProblem {
+  path: string;
+  message: string;
+  /** Set when Ignition reports the problem and still applies the config. */
+  warning?: true;
+}
 
-const SOURCE_SCHEMES: Record<string, Spec3Minor> = { data: 0, http: 0, https: 0, tftp: 0, s3: 0, gs: 1, arn: 4 };
+export const isError = (p: ValidationProblem): boolean => !p.warning;
+
+/** The problems of a config, and the config as Ignition reads it: without the keys it ignores. */
+export interface CheckedConfig {
+  problems: ValidationProblem[];
+  /** Present when there is no error. */
+  config?: IgnitionConfig;
+}
+
+/** URL schemes of resources, with the spec minor that introduced each (Ignition's url.go). */
+const SOURCE_SCHEMES: Record<string, Spec3Minor> = { data: 0, http: 0, https: 0, tftp: 0, s3: 0, gs: 2, arn: 4 };
 const UNIT_SUFFIXES = ['.service', '.socket', '.device', '.mount', '.automount', '.swap', '.target', '.path', '.timer', '.snapshot', '.slice', '.scope'];
 
 /** The spec-3 minor of a config's `ignition.version`, or a problem naming why there is none. */
@@ -25,46 +44,58 @@ export function configMinor(config: unknown): Spec3Minor | ValidationProblem {
   return v.minor;
 }
 
-/** All problems in a config; empty when Ignition would accept it. */
+/** All problems in a config, warnings included; no error when Ignition would accept it. */
 export function validateConfig(config: unknown): ValidationProblem[] {
-  if (config === null || typeof config !== 'object' || Array.isArray(config)) return [{ path: '', message: 'config must be a JSON object' }];
+  return checkConfig(config).problems;
+}
+
+/** Validates a config and, when it has no error, returns it as Ignition reads it. */
+export function checkConfig(config: unknown): CheckedConfig {
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) return { problems: [{ path: '', message: 'config must be a JSON object' }] };
   const minor = configMinor(config);
-  if (typeof minor !== 'number') return [minor];
+  if (typeof minor !== 'number') return { problems: [minor] };
   const problems: ValidationProblem[] = [];
-  checkShape(config, CONFIG_SHAPE, '', minor, problems);
-  if (problems.length === 0) checkSemantics(config as Record<string, any>, minor, problems);
-  return problems;
+  const known = checkShape(config, CONFIG_SHAPE, '', minor, problems) as IgnitionConfig;
+  if (problems.some(isError)) return { problems };
+  checkSemantics(known as unknown as Record<string, any>, minor, problems);
+  return problems.some(isError) ? { problems } : { problems, config: known };
 }
 
 function join(path: string, name: string): string {
   return path ? `${path}.${name}` : name;
 }
 
-function checkShape(value: unknown, shape: Shape, path: string, minor: Spec3Minor, out: ValidationProblem[]): void {
-  if (value === null || value === undefined) return;
+/**
+ * Checks types against the spec's shape and returns a copy without the keys Ignition ignores:
+ * those that are not fields of the config's version (it decodes into that version's types, so
+ * they are "unused keys", reported as warnings).
+ */
+function checkShape(value: unknown, shape: Shape, path: string, minor: Spec3Minor, out: ValidationProblem[]): unknown {
+  if (value === null || value === undefined) return value;
   switch (shape.kind) {
     case 'string':
       if (typeof value !== 'string') out.push({ path, message: 'must be a string' });
-      return;
+      return value;
     case 'bool':
       if (typeof value !== 'boolean') out.push({ path, message: 'must be a boolean' });
-      return;
+      return value;
     case 'int':
       if (typeof value !== 'number' || !Number.isInteger(value)) out.push({ path, message: 'must be an integer' });
-      return;
+      return value;
     case 'array':
-      if (!Array.isArray(value)) { out.push({ path, message: 'must be a list' }); return; }
-      value.forEach((v, i) => checkShape(v, shape.of, `${path}[${i}]`, minor, out));
-      return;
+      if (!Array.isArray(value)) { out.push({ path, message: 'must be a list' }); return value; }
+      return value.map((v, i) => checkShape(v, shape.of, `${path}[${i}]`, minor, out));
     case 'object': {
-      if (typeof value !== 'object' || Array.isArray(value)) { out.push({ path, message: 'must be an object' }); return; }
+      if (typeof value !== 'object' || Array.isArray(value)) { out.push({ path, message: 'must be an object' }); return value; }
+      const known: Record<string, unknown> = {};
       for (const [name, v] of Object.entries(value as Record<string, unknown>)) {
         const field = shape.fields[name];
         const p = join(path, name);
-        if (!field) out.push({ path: p, message: 'is not a field of Ignition spec 3.' + minor });
-        else if (field.since > minor && v !== null && v !== undefined) out.push({ path: p, message: `is not available in spec 3.${minor} (introduced in 3.${field.since})` });
-        else checkShape(v, field.shape, p, minor, out);
+        if (!field) out.push({ path: p, message: `unused key: not a field of Ignition spec 3.${minor}, ignored`, warning: true });
+        else if (field.since > minor && v !== null && v !== undefined) out.push({ path: p, message: `unused key: not available in spec 3.${minor} (introduced in 3.${field.since}), ignored`, warning: true });
+        else known[name] = checkShape(v, field.shape, p, minor, out);
       }
+      return known;
     }
   }
 }
@@ -79,9 +110,10 @@ function checkResource(r: any, path: string, minor: Spec3Minor, out: ValidationP
   if (r.compression && r.compression !== 'gzip') out.push({ path: `${path}.compression`, message: `unsupported compression "${r.compression}" (only "gzip")` });
   const hash = r.verification?.hash;
   if (hash) {
-    const m = /^(sha512|sha256)-([0-9a-f]+)$/.exec(hash);
+    // Ignition knows sha512, and sha256 from spec 3.1; it checks the sum's length, not its digits.
+    const m = /^(sha512|sha256)-(.*)$/.exec(hash);
     const len = m?.[1] === 'sha512' ? 128 : 64;
-    if (!m || m[2].length !== len || (m[1] === 'sha256' && minor < 2)) out.push({ path: `${path}.verification.hash`, message: `invalid hash "${hash}" (expected sha512-<hex>${minor >= 2 ? ' or sha256-<hex>' : ''})` });
+    if (!m || m[2].length !== len || (m[1] === 'sha256' && minor < 1)) out.push({ path: `${path}.verification.hash`, message: `invalid hash "${hash}" (expected sha512-<hex>${minor >= 1 ? ' or sha256-<hex>' : ''})` });
   }
   if (r.httpHeaders?.length && !/^https?:/.test(r.source ?? '')) out.push({ path: `${path}.httpHeaders`, message: 'only allowed with http(s) sources' });
 }
@@ -96,6 +128,7 @@ function checkSource(source: string, path: string, minor: Spec3Minor, out: Valid
     out.push({ path, message: `unsupported URL scheme "${scheme}"` });
     return;
   }
+  if (scheme === 's3' && url.searchParams.has('versionId') && !url.searchParams.get('versionId')) out.push({ path, message: 'invalid S3 object version ID (empty versionId)' });
   if (scheme === 'data') {
     try { decodeDataUrl(source); } catch (e) {
       if (e instanceof DataUrlError) out.push({ path, message: `cannot decode data URL: ${e.message}` });
@@ -111,6 +144,16 @@ function abbrev(s: string): string {
 function checkMode(mode: unknown, path: string, out: ValidationProblem[]): void {
   if (typeof mode !== 'number') return;
   if (mode < 0 || mode > 0o7777) out.push({ path, message: `invalid mode ${mode} (decimal; must be between 0 and 4095, i.e. 07777)` });
+  else if ((mode & 0o7000) !== 0) out.push({ path, message: `mode 0${mode.toString(8)}: setuid/setgid/sticky bits are not supported or functional in spec versions older than 3.6.0`, warning: true });
+}
+
+/** Proxies must be http(s); a plain-HTTP proxy for HTTPS works but is worth a warning. */
+function checkProxy(url: unknown, path: string, httpOk: boolean, out: ValidationProblem[]): void {
+  if (typeof url !== 'string') return;
+  let scheme: string;
+  try { scheme = new URL(url).protocol.slice(0, -1); } catch { out.push({ path, message: `"${abbrev(url)}" is not a valid URL` }); return; }
+  if (scheme !== 'http' && scheme !== 'https') out.push({ path, message: 'proxies must be http(s)' });
+  else if (scheme === 'http' && !httpOk) out.push({ path, message: 'insecure plaintext HTTP proxy specified for HTTPS resources', warning: true });
 }
 
 function checkPath(p: unknown, path: string, out: ValidationProblem[]): void {
@@ -134,6 +177,8 @@ function checkSemantics(c: Record<string, any>, minor: Spec3Minor, out: Validati
   (ign.config?.merge ?? []).forEach((r: any, i: number) => checkResource(r, `ignition.config.merge[${i}]`, minor, out, true));
   checkResource(ign.config?.replace, 'ignition.config.replace', minor, out, false);
   (ign.security?.tls?.certificateAuthorities ?? []).forEach((r: any, i: number) => checkResource(r, `ignition.security.tls.certificateAuthorities[${i}]`, minor, out, true));
+  checkProxy(ign.proxy?.httpProxy, 'ignition.proxy.httpProxy', true, out);
+  checkProxy(ign.proxy?.httpsProxy, 'ignition.proxy.httpsProxy', false, out);
 
   // Files, directories and links share one namespace of paths.
   const byPath = new Map<string, string>();
@@ -151,7 +196,13 @@ function checkSemantics(c: Record<string, any>, minor: Spec3Minor, out: Validati
         checkResource(n.contents, `${p}.contents`, minor, out, false);
         (n.append ?? []).forEach((r: any, j: number) => checkResource(r, `${p}.append[${j}]`, minor, out, false));
       }
-      if (kind === 'links' && !n?.target && !(minor >= 4 && n?.overwrite === false)) out.push({ path: `${p}.target`, message: 'is required' });
+      // Ignition requires a link's target from spec 3.3 (earlier specs leave it to the apply).
+      if (kind === 'links' && !n?.target && minor >= 3) out.push({ path: `${p}.target`, message: 'is required' });
+      if (kind === 'links' && n?.hard === true) {
+        for (const [who, key] of [['user', 'id'], ['user', 'name'], ['group', 'id'], ['group', 'name']] as const) {
+          if (n[who]?.[key] !== undefined && n[who]?.[key] !== null) out.push({ path: `${p}.${who}.${key}`, message: 'user/group ignored for hard link', warning: true });
+        }
+      }
     });
   }
   (c.storage?.filesystems ?? []).forEach((f: any, i: number) => { if (f?.path) checkPath(f.path, `storage.filesystems[${i}].path`, out); });

@@ -1,0 +1,83 @@
+// Discovery: `/api` (APIVersions), `/apis` (APIGroupList), `/apis/<group>` (APIGroup) and the
+// APIResourceList of each group-version, with subresources as their own entries. A group or
+// version that does not answer is never advertised.
+import { errors } from '../errors.js';
+import type { AuthorizedContext } from '../filters/chain.js';
+import { sendJson } from '../http/respond.js';
+import { storageVersionHash, VERBS, type ResourceType } from '../registry.js';
+import type { ServerState } from './state.js';
+import { strategyFor } from '../kinds/index.js';
+
+type Obj = Record<string, any>;
+
+/** `/api`, `/apis`, `/api/<v>`, `/apis/<g>`, `/apis/<g>/<v>`: the paths discovery answers. */
+export function isDiscoveryPath(path: string): boolean {
+  return /^\/(api(\/[^/]+)?|apis(\/[^/]+){0,2})$/.test(path);
+}
+
+function groupInfo(g: { name: string; versions: string[] }): Obj {
+  return {
+    name: g.name,
+    versions: g.versions.map((v) => ({ groupVersion: `${g.name}/${v}`, version: v })),
+    preferredVersion: { groupVersion: `${g.name}/${g.versions[0]}`, version: g.versions[0] },
+  };
+}
+
+/** The verbs a type's collection and objects answer (namespaces have no collection delete, as in kube). */
+export function verbsOf(type: ResourceType): string[] {
+  return type.builtin && type.group === '' && type.resource === 'namespaces' ? VERBS.filter((v) => v !== 'deletecollection') : VERBS;
+}
+
+function resourceList(state: ServerState, group: string, version: string): Obj {
+  const withPostHandlers = state.postHandlers.length > 0;
+  const entries: Obj[] = [];
+  for (const t of state.registry.resources(group, version)) {
+    const entry: Obj = { name: t.resource, singularName: t.singular, namespaced: t.namespaced, kind: t.kind, verbs: verbsOf(t) };
+    if (t.shortNames.length) entry.shortNames = t.shortNames;
+    if (t.categories.length) entry.categories = t.categories;
+    entry.storageVersionHash = storageVersionHash(t);
+    entries.push(entry);
+    if (t.status) entries.push({ name: `${t.resource}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: ['get', 'patch', 'update'] });
+    for (const sub of Object.keys(strategyFor(t)?.subresourceUpdates ?? {}).filter((s) => s !== 'status')) {
+      entries.push({ name: `${t.resource}/${sub}`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: ['get', 'patch', 'update'] });
+    }
+    if (t.scale) entries.push({ name: `${t.resource}/scale`, singularName: '', namespaced: t.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
+    if (t.builtin && t.resource === 'pods' && !t.group) {
+      entries.push({ name: 'pods/binding', singularName: '', namespaced: true, kind: 'Binding', verbs: ['create'] });
+      entries.push({ name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] });
+      if (withPostHandlers) entries.push({ name: 'pods/eviction', singularName: '', namespaced: true, group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] });
+    }
+    if (t.builtin && t.resource === 'serviceaccounts' && !t.group && withPostHandlers) {
+      entries.push({ name: 'serviceaccounts/token', singularName: '', namespaced: true, group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', verbs: ['create'] });
+    }
+  }
+  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources: entries };
+}
+
+export function serveDiscovery(state: ServerState) {
+  return async (ctx: AuthorizedContext): Promise<void> => {
+    const { registry } = state;
+    const [prefix, first, second] = ctx.path.split('/').filter(Boolean);
+    if (prefix === 'api') {
+      if (first === undefined) {
+        sendJson(ctx.reply, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: state.serverAddress() }] });
+        return;
+      }
+      if (!registry.hasGroupVersion('', first)) throw errors.pathNotFound(ctx.path);
+      sendJson(ctx.reply, 200, resourceList(state, '', first));
+      return;
+    }
+    if (first === undefined) {
+      sendJson(ctx.reply, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: registry.groups().map(groupInfo) });
+      return;
+    }
+    if (second === undefined) {
+      const group = registry.groups().find((g) => g.name === first);
+      if (!group) throw errors.pathNotFound(ctx.path);
+      sendJson(ctx.reply, 200, { kind: 'APIGroup', apiVersion: 'v1', ...groupInfo(group) });
+      return;
+    }
+    if (!registry.hasGroupVersion(first, second)) throw errors.pathNotFound(ctx.path);
+    sendJson(ctx.reply, 200, resourceList(state, first, second));
+  };
+}

@@ -1,0 +1,19 @@
+// `pods/<name>/log` (GET): found where the pod's kubelet serves it and streamed through from
+// there, as kube-apiserver proxies it (nodes/pod-logs.ts has the location and the stream).
+import { errors } from '../errors.js';
+import type { AuthorizedContext } from '../filters/chain.js';
+import { podLogLocation, streamPodLogs } from '../nodes/pod-logs.js';
+import type { ResourceType } from '../registry.js';
+import type { ServerState } from './state.js';
+
+export async function serveLogs(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, name: string): Promise<void> {
+  const { request, reply } = ctx;
+  if (request.method !== 'GET' || name === '') throw errors.methodNotAllowed(request.method, ctx.path);
+  const pod = state.resources.get(type, namespace, name);
+  const node = pod.spec?.nodeName ? state.storage.get(`/core/nodes//${pod.spec.nodeName}`)?.object : undefined;
+  const query = Object.fromEntries(['container', 'follow', 'previous', 'timestamps', 'tailLines', 'limitBytes', 'sinceSeconds', 'sinceTime'].map((k) => [k, ctx.query.string(k)]));
+  await streamPodLogs(podLogLocation(pod, node, query), { clientCert: state.kubeletClientCert }, () => {
+    reply.hijack();
+    return reply.raw;
+  }, (listener) => request.raw.on('close', listener));
+}

@@ -1,0 +1,32 @@
+// The handler at the end of the filter chain: resource requests go to the resource handler;
+// non-resource paths to discovery, OpenAPI, health, version or metrics, which answer GET (and
+// HEAD) only. Anything else is a 404 Status.
+import type { Registry as MetricsRegistry } from 'prom-client';
+import { errors } from '../errors.js';
+import type { AuthorizedContext, Handler } from '../filters/chain.js';
+import type { OpenApi } from '../openapi.js';
+import { isDiscoveryPath, serveDiscovery } from './discovery.js';
+import { isHealthPath, serveHealth, serveMetrics, serveVersion } from './health.js';
+import { isOpenApiPath, serveOpenApi } from './openapi.js';
+import { serveResource } from './resource.js';
+import type { ServerState } from './state.js';
+
+export function router(state: ServerState, openApi: OpenApi, metrics: MetricsRegistry): Handler {
+  const routes: [(path: string) => boolean, Handler][] = [
+    [isHealthPath, serveHealth],
+    [(p) => p === '/version', serveVersion],
+    [(p) => p === '/metrics', serveMetrics(metrics)],
+    [isOpenApiPath, serveOpenApi(openApi)],
+    [isDiscoveryPath, serveDiscovery(state)],
+  ];
+  const resource = serveResource(state);
+  return async (ctx: AuthorizedContext) => {
+    // Read here for every answer (http/respond.ts indents with it); a bad value is a 400.
+    ctx.query.bool('pretty');
+    if (ctx.info.resourceRequest) return resource(ctx);
+    const route = routes.find(([matches]) => matches(ctx.path));
+    if (!route) throw errors.pathNotFound(ctx.path);
+    if (ctx.request.method !== 'GET' && ctx.request.method !== 'HEAD') throw errors.methodNotAllowed(ctx.request.method, ctx.path);
+    return route[1](ctx);
+  };
+}

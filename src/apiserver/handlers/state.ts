@@ -1,0 +1,24 @@
+// What the handlers share: the store, the type registry, the object semantics, the POST handlers
+// added by access control and eviction, the bookkeeping of open watches, and the server's client
+// certificate towards kubelets.
+import type { Gauge } from 'prom-client';
+import type { KeyPair } from '../../common/pki.js';
+import type { Registry } from '../registry.js';
+import type { Resources } from '../resources.js';
+import type { Storage } from '../storage/types.js';
+import type { PostHandler } from '../types.js';
+
+export interface ServerState {
+  storage: Storage;
+  registry: Registry;
+  resources: Resources;
+  postHandlers: PostHandler[];
+  /** Stops every open watch (at shutdown); each watch adds its stop function while open. */
+  watches: Set<() => void>;
+  openWatches: Gauge;
+  bookmarkIntervalMs: number;
+  /** `host:port` as clients reach the server, for discovery's serverAddressByClientCIDRs. */
+  serverAddress(): string;
+  /** What pods/log presents to kubelets. */
+  kubeletClientCert: KeyPair;
+}

@@ -1,0 +1,118 @@
+// Subresources served beside the object store: `scale` (autoscaling/v1 Scale over the paths the
+// type declares), `pods/binding` (the scheduler's write of spec.nodeName), and POSTs answered by
+// handlers other parts of bosun add (eviction, TokenRequest, access reviews).
+import { errors } from '../errors.js';
+import type { AuthorizedContext } from '../filters/chain.js';
+import { decodeBody, decodeObject, patchTypeOf, requestBody } from '../http/body.js';
+import { sendJson } from '../http/respond.js';
+import { applyJsonPatch, applyMergePatch } from '../patch.js';
+import type { ResourceType } from '../registry.js';
+import { formatLabelSelector, fromLabelSelectorObject } from '../selectors.js';
+import type { PostRequest } from '../types.js';
+import type { ServerState } from './state.js';
+
+type Obj = Record<string, any>;
+
+function valueAt(object: Obj, path: string): unknown {
+  let v: any = object;
+  for (const p of path.replace(/^\./, '').split('.')) v = v?.[p];
+  return v;
+}
+
+function toScale(type: ResourceType, object: Obj): Obj {
+  const scale = type.scale!;
+  const replicas = (path: string) => {
+    const v = valueAt(object, path);
+    return typeof v === 'number' ? v : 0;
+  };
+  let selector = '';
+  if (scale.labelSelectorPath) {
+    const v = valueAt(object, scale.labelSelectorPath);
+    if (typeof v === 'string') selector = v;
+  }
+  if (!selector && object.spec?.selector && type.builtin) {
+    selector = formatLabelSelector(fromLabelSelectorObject(object.spec.selector));
+  }
+  return {
+    kind: 'Scale',
+    apiVersion: 'autoscaling/v1',
+    metadata: { name: object.metadata.name, namespace: object.metadata.namespace, uid: object.metadata.uid, resourceVersion: object.metadata.resourceVersion, creationTimestamp: object.metadata.creationTimestamp },
+    spec: { replicas: replicas(scale.specReplicasPath) },
+    status: { replicas: replicas(scale.statusReplicasPath), ...(selector ? { selector } : {}) },
+  };
+}
+
+async function updateScale(state: ServerState, type: ResourceType, ns: string | undefined, name: string, scale: Obj, dryRun: boolean, fieldManager: string): Promise<Obj> {
+  const replicas = scale?.spec?.replicas;
+  if (!Number.isInteger(replicas) || replicas < 0) {
+    throw errors.invalid('Scale', 'autoscaling', name, [{ type: 'FieldValueInvalid', field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0` }]);
+  }
+  const path = type.scale!.specReplicasPath.replace(/^\./, '').split('.');
+  const patch: Obj = {};
+  let cursor = patch;
+  path.forEach((p, i) => {
+    cursor[p] = i === path.length - 1 ? replicas : {};
+    cursor = cursor[p];
+  });
+  if (scale.metadata?.resourceVersion) patch.metadata = { resourceVersion: scale.metadata.resourceVersion };
+  const updated = await state.resources.patch(type, ns, name, 'merge', patch, { dryRun, fieldManager, managedSubresource: 'scale' });
+  return toScale(type, updated);
+}
+
+/** GET, PUT and PATCH of `<resource>/scale`. */
+export async function serveScale(ctx: AuthorizedContext, state: ServerState, type: ResourceType, ns: string | undefined, name: string, dryRun: boolean, fieldManager: string): Promise<void> {
+  const { request, reply } = ctx;
+  const contentType = request.headers['content-type'];
+  switch (request.method) {
+    case 'GET':
+    case 'HEAD':
+      sendJson(reply, 200, toScale(type, state.resources.get(type, ns, name)));
+      return;
+    case 'PUT':
+      sendJson(reply, 200, await updateScale(state, type, ns, name, decodeObject(await requestBody(request), contentType), dryRun, fieldManager));
+      return;
+    case 'PATCH': {
+      const patchType = patchTypeOf(contentType);
+      const patch = decodeBody(await requestBody(request), contentType);
+      const current = toScale(type, state.resources.get(type, ns, name));
+      const next = patchType === 'json' ? applyJsonPatch(current, patch) : applyMergePatch(current, patch);
+      sendJson(reply, 200, await updateScale(state, type, ns, name, next, dryRun, fieldManager));
+      return;
+    }
+    default:
+      throw errors.methodNotAllowed(request.method, ctx.path);
+  }
+}
+
+/** POST `pods/<name>/binding`: sets spec.nodeName once. */
+export async function serveBinding(ctx: AuthorizedContext, state: ServerState, type: ResourceType, ns: string | undefined, name: string, dryRun: boolean): Promise<void> {
+  if (ctx.request.method !== 'POST') throw errors.methodNotAllowed(ctx.request.method, ctx.path);
+  const binding = decodeObject(await requestBody(ctx.request), ctx.request.headers['content-type']);
+  const node = binding?.target?.name;
+  if (!node) throw errors.invalid('Binding', '', name, [{ type: 'FieldValueRequired', field: 'target.name', message: 'Required value' }]);
+  const pod = state.resources.get(type, ns, name);
+  if (pod.spec?.nodeName) throw errors.conflict('pods/binding', '', name);
+  await state.resources.patch(type, ns, name, 'merge', { spec: { nodeName: node } }, { dryRun });
+  sendJson(ctx.reply, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
+}
+
+/** Offers a POST to the added handlers; 404 when none answers it. */
+export async function servePost(ctx: AuthorizedContext, state: ServerState, dryRun: boolean): Promise<void> {
+  const { info } = ctx;
+  if (ctx.request.method === 'POST' && state.postHandlers.length > 0) {
+    const post: PostRequest = {
+      user: ctx.user, group: info.apiGroup, version: info.apiVersion,
+      namespace: info.namespace || undefined, resource: info.resource, name: info.pathName || undefined, subresource: info.subresource || undefined,
+      body: decodeObject(await requestBody(ctx.request), ctx.request.headers['content-type']),
+      dryRun,
+    };
+    for (const handler of state.postHandlers) {
+      const answer = await handler(post);
+      if (answer) {
+        sendJson(ctx.reply, answer.code, answer.body);
+        return;
+      }
+    }
+  }
+  throw errors.pathNotFound(ctx.path);
+}

@@ -1,0 +1,78 @@
+// Writes: create (POST), replace (PUT), patch (PATCH: JSON, merge, strategic merge, apply),
+// delete and collection delete (DELETE, with DeleteOptions from the body or the query), each
+// with dryRun, fieldManager and fieldValidation as kube-apiserver reads them. The object
+// semantics are in ../resources.ts; admission rules that belong to the request path (immortal
+// namespaces) are checked here.
+import { errors } from '../errors.js';
+import type { AuthorizedContext } from '../filters/chain.js';
+import { decodeBody, decodeObject, patchTypeOf, requestBody } from '../http/body.js';
+import { sendJson, withWarnings } from '../http/respond.js';
+import { admitDelete } from '../namespaces.js';
+import type { ResourceType } from '../registry.js';
+import type { WriteContext } from '../resources.js';
+import { selectorFilter } from './read.js';
+import type { ServerState } from './state.js';
+
+type Obj = Record<string, any>;
+
+/** What every write of one request shares. */
+export interface WriteOptions {
+  dryRun: boolean;
+  fieldManager: string;
+  fieldValidation: NonNullable<WriteContext['fieldValidation']>;
+  warnings: string[];
+  /** `status`, or a subresource of the kind's own (a CSR's `approval`). */
+  subresource?: string;
+  /** Who writes (a CSR records it; NodeRestriction checks it). */
+  user: NonNullable<WriteContext['user']>;
+}
+
+export async function serveCreate(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, options: WriteOptions): Promise<void> {
+  const object = decodeObject(await requestBody(ctx.request), ctx.request.headers['content-type']);
+  const created = await state.resources.create(type, namespace, object, options);
+  sendJson(withWarnings(ctx.reply, options.warnings), 201, created);
+}
+
+export async function serveUpdate(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, name: string, options: WriteOptions): Promise<void> {
+  const object = decodeObject(await requestBody(ctx.request), ctx.request.headers['content-type']);
+  const updated = await state.resources.update(type, namespace, name, object, options);
+  sendJson(withWarnings(ctx.reply, options.warnings), 200, updated);
+}
+
+export async function servePatch(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, name: string, options: WriteOptions): Promise<void> {
+  const { resources, storage } = state;
+  const patchType = patchTypeOf(ctx.request.headers['content-type']);
+  const patch = decodeBody(await requestBody(ctx.request), ctx.request.headers['content-type']);
+  const force = ctx.query.optionalBool('force');
+  const before = storage.get(`${resources.prefix(type, namespace)}${type.namespaced ? '' : '/'}${name}`);
+  // An apply must name its manager; other patches fall back to the client's program name.
+  const fieldManager = patchType === 'apply' ? ctx.query.string('fieldManager') : options.fieldManager;
+  const result = await resources.patch(type, namespace, name, patchType, patch, { ...options, fieldManager, force });
+  sendJson(withWarnings(ctx.reply, options.warnings), patchType === 'apply' && !before ? 201 : 200, result);
+}
+
+/** DeleteOptions from the body (when there is one) and the query. */
+async function deleteOptions(ctx: AuthorizedContext, dryRun: boolean): Promise<{ dryRun: boolean; propagationPolicy?: string; preconditions?: Obj }> {
+  const raw = await requestBody(ctx.request);
+  const options: Obj = raw.length > 0 ? decodeObject(raw, ctx.request.headers['content-type']) : {};
+  const propagationPolicy = ctx.query.string('propagationPolicy') ?? options.propagationPolicy ?? (options.orphanDependents === true ? 'Orphan' : undefined);
+  if (propagationPolicy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(propagationPolicy)) {
+    throw errors.invalid('DeleteOptions', 'meta.k8s.io', '', [{ type: 'FieldValueNotSupported', field: 'propagationPolicy', message: `Unsupported value: ${JSON.stringify(propagationPolicy)}: supported values: "Foreground", "Background", "Orphan"` }]);
+  }
+  const preconditions = options.preconditions !== null && typeof options.preconditions === 'object' ? options.preconditions as Obj : undefined;
+  return { dryRun: dryRun || (Array.isArray(options.dryRun) && options.dryRun.includes('All')), propagationPolicy, preconditions };
+}
+
+export async function serveDelete(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, name: string, dryRun: boolean): Promise<void> {
+  const options = await deleteOptions(ctx, dryRun);
+  admitDelete(type, name);
+  sendJson(ctx.reply, 200, await state.resources.delete(type, namespace, name, { ...options, user: ctx.user }));
+}
+
+export async function serveDeleteCollection(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, dryRun: boolean): Promise<void> {
+  const { resources, storage } = state;
+  const { dryRun: dry, propagationPolicy } = await deleteOptions(ctx, dryRun);
+  const matching = storage.list(resources.prefix(type, namespace), { filter: selectorFilter(state, type, ctx.query) }).items.map((i) => i.object as Obj);
+  for (const item of matching) await resources.delete(type, item.metadata.namespace, item.metadata.name, { dryRun: dry, propagationPolicy, user: ctx.user }).catch(() => undefined);
+  sendJson(ctx.reply, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { group: type.group, kind: type.resource } });
+}

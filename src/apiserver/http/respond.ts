@@ -1,0 +1,52 @@
+// How answers are written: JSON with an exact `application/json` Content-Type, warnings as
+// `Warning: 299` headers, and every failure as a Kubernetes `Status`, whoever raised it (our
+// handlers, the filters, or fastify itself for bodies it could not read).
+import type { FastifyReply } from 'fastify';
+import type { Socket } from 'node:net';
+import { ApiError, errors } from '../errors.js';
+import { BODY_LIMIT } from './body.js';
+import { parseBool, QueryParams } from './query.js';
+
+// A Buffer body keeps fastify from appending '; charset=utf-8': discovery clients compare the
+// header exactly (kube-api.md, trap 1). `?pretty=true` indents, as kube-apiserver does (the
+// router has refused a value that does not parse).
+export function sendJson(reply: FastifyReply, code: number, value: unknown): FastifyReply {
+  const pretty = QueryParams.fromUrl(reply.request.url).string('pretty');
+  const text = pretty !== undefined && parseBool(pretty) ? `${JSON.stringify(value, null, 2)}\n` : JSON.stringify(value);
+  return reply.code(code).header('content-type', 'application/json').send(Buffer.from(text));
+}
+
+export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  return sendJson(reply, error.code, error.toStatus());
+}
+
+/** Warnings reach clients as `Warning: 299 - "text"` headers (kubectl prints them). */
+export function withWarnings(reply: FastifyReply, warnings: string[]): FastifyReply {
+  return warnings.length > 0 ? reply.header('warning', warnings.map((w) => `299 - ${JSON.stringify(w)}`)) : reply;
+}
+
+/** The Status for any error a request ended with: ours as they are, fastify's and the runtime's mapped. */
+export function statusOf(error: Error & { statusCode?: number; code?: string }): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413) {
+    return errors.tooLarge(`the request body is larger than the limit of ${BODY_LIMIT} bytes`);
+  }
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return errors.unsupportedMediaType(error.message);
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return errors.badRequest(error.message);
+  return errors.internal(error.message);
+}
+
+/**
+ * The answer to a request Node's HTTP parser could not read, written on the socket: a method it
+ * does not know is a 405, as kube-apiserver answers one; anything else (a broken header, …) a 400.
+ */
+export function answerUnparsable(err: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
+  if (!socket.writable) return;
+  // At run time the packet is the Buffer the parser stopped in.
+  const packet = err.rawPacket;
+  const [method = '', path = ''] = (Buffer.isBuffer(packet) ? packet.subarray(0, 2048).toString('latin1').split('\r\n')[0] : '').split(' ');
+  const error = err.code === 'HPE_INVALID_METHOD' ? errors.methodNotAllowed(method, path.split('?')[0]) : errors.badRequest(`the request could not be parsed: ${err.message}`);
+  const body = JSON.stringify(error.toStatus());
+  const reason = error.code === 405 ? 'Method Not Allowed' : 'Bad Request';
+  socket.end(`HTTP/1.1 ${error.code} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}

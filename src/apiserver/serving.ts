@@ -1,0 +1,40 @@
+// What the server needs to be reached securely, kept in `<data dir>/pki`: the CA, the serving
+// certificate, the admin token, the admin kubeconfig that carries them to clients, and the
+// server's own client certificate towards kubelets (kube's --kubelet-client-certificate).
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import YAML from 'yaml';
+import { createCA, issueClientCert, issueServingCert, loadOrCreate, type KeyPair } from '../common/pki.js';
+
+export interface ServingMaterial {
+  caPem: string;
+  keyPem: string;
+  certPem: string;
+  adminToken: string;
+  /** CN kube-apiserver-kubelet-client, O system:masters: what pods/log presents to kubelets. */
+  kubeletClientCert: KeyPair;
+}
+
+export async function loadServingMaterial(dataDir: string, host: string): Promise<ServingMaterial> {
+  const pkiDir = join(dataDir, 'pki');
+  const ca = await loadOrCreate(pkiDir, 'ca', () => createCA('bosun-ca'));
+  const serving = await loadOrCreate(pkiDir, 'apiserver', () => issueServingCert(ca, 'bosun-apiserver', ['127.0.0.1', 'localhost', '::1', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', host]));
+  const tokenPath = join(pkiDir, 'admin.token');
+  if (!existsSync(tokenPath)) writeFileSync(tokenPath, randomBytes(32).toString('base64url') + '\n', { mode: 0o600 });
+  const kubeletClientCert = await loadOrCreate(pkiDir, 'apiserver-kubelet-client', () => issueClientCert(ca, { commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'] }));
+  return { caPem: ca.certPem, keyPem: serving.keyPem, certPem: serving.certPem, adminToken: readFileSync(tokenPath, 'utf8').trim(), kubeletClientCert };
+}
+
+export function writeKubeconfig(path: string, server: string, caPem: string, token: string): void {
+  const kubeconfig = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'bosun', cluster: { server, 'certificate-authority-data': Buffer.from(caPem).toString('base64') } }],
+    users: [{ name: 'admin', user: { token } }],
+    contexts: [{ name: 'admin@bosun', context: { cluster: 'bosun', user: 'admin', namespace: 'default' } }],
+    'current-context': 'admin@bosun',
+    preferences: {},
+  };
+  writeFileSync(path, YAML.stringify(kubeconfig), { mode: 0o600 });
+}

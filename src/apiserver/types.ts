@@ -1,0 +1,73 @@
+// The API server's public types: its options, the running server's handle, and the extension
+// points other parts of bosun attach to it (authenticators, the authorizer, POST handlers for
+// virtual resources, completion listeners for the audit trail).
+import type { Storage } from './storage/types.js';
+import type { Registry } from './registry.js';
+import type { Resources } from './resources.js';
+import type { RequestAttributes, UserInfo } from './request-attributes.js';
+
+export type { RequestAttributes } from './request-attributes.js';
+export type User = UserInfo;
+
+/** Finds who is calling from the bearer token, or undefined when no authenticator knows it. */
+export type Authenticator = (token: string) => User | undefined;
+/** Returns undefined to allow, or the reason to refuse (becomes a 403). */
+export type Authorizer = (attributes: RequestAttributes) => string | undefined;
+
+/** A finished request (resource or not), for the audit trail. */
+export interface CompletedRequest {
+  attributes: RequestAttributes;
+  code: number;
+  userAgent: string;
+  requestId: string;
+}
+
+/** A POST to an endpoint the object store does not serve itself (`pods/eviction`, `selfsubjectaccessreviews`, ...). */
+export interface PostRequest {
+  user: User;
+  group: string;
+  version: string;
+  namespace?: string;
+  resource: string;
+  name?: string;
+  subresource?: string;
+  body: Record<string, any>;
+  dryRun: boolean;
+}
+/** Answers the POST (`{code, body}`), or undefined when the endpoint is not this handler's. Throw ApiError to refuse. */
+export type PostHandler = (request: PostRequest) => Promise<{ code: number; body: unknown } | undefined>;
+
+export interface ApiServerOptions {
+  dataDir: string;
+  host?: string;
+  port?: number;
+  /** Keep this many revisions in the log (default 10,000); older watches get 410. */
+  compactKeep?: number;
+  /** How often compaction runs (default 60 s). */
+  compactIntervalMs?: number;
+  /** How often watches that asked for them get a BOOKMARK (default 60 s). */
+  bookmarkIntervalMs?: number;
+  logLevel?: string;
+}
+
+export interface ApiServer {
+  url: string;
+  port: number;
+  host: string;
+  kubeconfigPath: string;
+  caPem: string;
+  token: string;
+  storage: Storage;
+  registry: Registry;
+  /** Adds an authenticator tried after the admin token. */
+  addAuthenticator(authenticator: Authenticator): void;
+  /** Replaces the authorizer (default: every authenticated user may do everything). */
+  setAuthorizer(authorizer: Authorizer): void;
+  /** The object semantics (create/update/delete with hooks), for endpoints served beside the store. */
+  resources: Resources;
+  /** Adds a handler for POSTs to subresources and virtual resources; the request has been authorized. */
+  addPostHandler(handler: PostHandler): void;
+  /** Calls `listener` after every authenticated request has been answered. */
+  onCompleted(listener: (request: CompletedRequest) => void): void;
+  stop(): Promise<void>;
+}

@@ -1,0 +1,285 @@
+// The scheduler's controller shell, around the pure core in schedule.ts. It watches pods, nodes
+// (and the Services, ReplicaSets, StatefulSets and Namespaces that spreading and affinity read),
+// and schedules one pod at a time, as kube-scheduler's scheduling cycle does:
+//
+//   pending pod (unbound, spec.schedulerName ours, not terminating)
+//     → schedule against a snapshot (informers + assumed pods)
+//     → fits: assume it onto the node in the cache, then bind (POST pods/<name>/binding) without
+//       waiting — the next pod already sees the assumed placement; a failed binding forgets the
+//       assumption and the pod comes back after its back-off; success records a `Scheduled` Event;
+//     → fits nowhere: a `FailedScheduling` Warning Event and the `PodScheduled=False` condition
+//       (reason `Unschedulable`) with kube's message; the pod waits among the unschedulable.
+//
+// Unschedulable pods are retried when the cluster changes in a way that could help them — a node
+// added, or its labels, taints, unschedulable flag or allocatable changed; a bound pod deleted or
+// finished; for pods with inter-pod affinity or spread constraints, a pod bound — but no sooner
+// than their back-off (1 s doubling to 10 s per attempt, kube's defaults), and at the latest every
+// 5 minutes (kube's podMaxInUnschedulablePodsDuration).
+//
+// It runs on the component manager (`addScheduler`), leading through the Lease
+// kube-system/kube-scheduler as kube-scheduler does; `bosun scheduler` is that declaration.
+import { Counter, Gauge } from 'prom-client';
+import type { MetaLabelSelector } from '../../apiserver/selectors.js';
+import type { Logger } from '../../common/log.js';
+import { type KubeClient, type Obj, isConflict, isNotFound, resourcePath } from '../../kube/client.js';
+import { rfc3339 } from '../../kube/conditions.js';
+import { Controller, type SyncContext, type SyncResult, TerminalError } from '../../kube/controller.js';
+import { EventRecorder } from '../../kube/events.js';
+import type { EventType, Informer, InformerFactory } from '../../kube/informer.js';
+import type { Manager, Runnable } from '../../kube/manager.js';
+import { registry } from '../../kube/metrics.js';
+import { QuantityError } from '../../kube/quantity.js';
+import { resources } from '../../kube/resources.js';
+import { isTerminal, podKey, SchedulerCache } from './cache.js';
+import { NodeInfoCache } from './resources.js';
+import { schedulePod } from './schedule.js';
+import { defaultSpreadSelector } from './topology-spread.js';
+import { DEFAULT_SCHEDULER_NAME, type Node, type Pod } from './types.js';
+
+export const SCHEDULING_GATED_MESSAGE = 'Scheduling is blocked due to non-empty scheduling gates';
+
+/** The component as the manager runs it: kube-scheduler's Lease and Event source. */
+export const SCHEDULER_COMPONENT = { name: 'scheduler', lease: { namespace: 'kube-system', name: 'kube-scheduler' }, eventSource: DEFAULT_SCHEDULER_NAME };
+
+const attempts = new Counter({
+  name: 'scheduler_schedule_attempts_total',
+  help: 'Scheduling attempts by result (scheduled, unschedulable, error).',
+  labelNames: ['result'],
+  registers: [registry],
+});
+const pendingPods = new Gauge({
+  name: 'scheduler_pending_pods',
+  help: 'Pods waiting to be scheduled, by queue (unschedulable: tried, fit nowhere, waiting for a change).',
+  labelNames: ['queue'],
+  registers: [registry],
+});
+
+export interface SchedulerOptions {
+  client: KubeClient;
+  informers: InformerFactory;
+  /** Records Scheduled / FailedScheduling Events (component default-scheduler). */
+  events: EventRecorder;
+  /** Pods naming this scheduler (or none) are ours (default "default-scheduler"). */
+  schedulerName?: string;
+  initialBackoffMs?: number;
+  maxBackoffMs?: number;
+  /** Retry an unschedulable pod at least this often even when nothing changed. */
+  unschedulableRetryMs?: number;
+}
+
+interface Waiting {
+  attempts: number;
+  lastAttemptAt: number;
+  /** Whether bound pods can change its fate (it has inter-pod affinity or spread constraints). */
+  podSensitive: boolean;
+}
+
+export class Scheduler implements Runnable {
+  readonly name = 'scheduler';
+  readonly controller: Controller;
+  private readonly cache = new SchedulerCache();
+  private readonly nodeInfos = new NodeInfoCache();
+  private readonly unschedulable = new Map<string, Waiting>();
+  private readonly bindings = new Set<Promise<void>>();
+  private readonly pods: Informer;
+  private readonly nodes: Informer;
+  private readonly namespaces: Informer;
+  private readonly services: Informer;
+  private readonly replicaSets: Informer;
+  private readonly statefulSets: Informer;
+  private readonly schedulerName: string;
+
+  constructor(private readonly options: SchedulerOptions) {
+    this.schedulerName = options.schedulerName ?? DEFAULT_SCHEDULER_NAME;
+    const f = options.informers;
+    this.pods = f.forResource(resources.pods);
+    this.nodes = f.forResource(resources.nodes);
+    this.namespaces = f.forResource(resources.namespaces);
+    this.services = f.forResource(resources.services);
+    this.replicaSets = f.forResource(resources.replicaSets);
+    this.statefulSets = f.forResource(resources.statefulSets);
+    const none = () => undefined; // read from the cache only; the controller starts and syncs them
+    this.controller = new Controller({ name: 'scheduler', workers: 1, sync: (key, context) => this.scheduleOne(key, context) })
+      .watch(this.pods, (object, type, old) => this.onPod(object as Pod, type, old as Pod | undefined))
+      .watch(this.nodes, (object, type, old) => this.onNode(object as Node, type, old as Node | undefined))
+      .watch(this.namespaces, none)
+      .watch(this.services, none)
+      .watch(this.replicaSets, none)
+      .watch(this.statefulSets, none);
+  }
+
+  /** Schedules until `signal` aborts (one leadership term); bindings in flight are awaited before it returns. */
+  async start(signal: AbortSignal): Promise<void> {
+    await this.controller.run(signal);
+    await Promise.allSettled([...this.bindings]);
+  }
+
+  /** Records (or clears) a pod's place among the unschedulable. */
+  private setWaiting(key: string, waiting: Waiting | undefined): void {
+    if (waiting) this.unschedulable.set(key, waiting);
+    else this.unschedulable.delete(key);
+    pendingPods.set({ queue: 'unschedulable' }, this.unschedulable.size);
+  }
+
+  private ours(pod: Pod): boolean {
+    return (pod.spec.schedulerName || DEFAULT_SCHEDULER_NAME) === this.schedulerName;
+  }
+
+  private needsScheduling(pod: Pod): boolean {
+    return !pod.spec.nodeName && this.ours(pod) && !pod.metadata.deletionTimestamp && !isTerminal(pod);
+  }
+
+  private backoffMs(attempt: number): number {
+    const initial = this.options.initialBackoffMs ?? 1000;
+    return Math.min(initial * 2 ** Math.max(0, attempt - 1), this.options.maxBackoffMs ?? 10_000);
+  }
+
+  /** Moves unschedulable pods back to the queue, each after what is left of its back-off. */
+  private retryUnschedulable(podSensitiveOnly: boolean): void {
+    const now = Date.now();
+    for (const [key, waiting] of this.unschedulable) {
+      if (podSensitiveOnly && !waiting.podSensitive) continue;
+      this.controller.enqueue(key, Math.max(0, waiting.lastAttemptAt + this.backoffMs(waiting.attempts) - now));
+    }
+  }
+
+  private onPod(pod: Pod, type: EventType, old: Pod | undefined): string | undefined {
+    const key = podKey(pod);
+    if (type === 'delete') {
+      this.cache.forget(key);
+      this.setWaiting(key, undefined);
+      if (pod.spec.nodeName && !isTerminal(pod)) this.retryUnschedulable(false); // its room is free
+      return undefined;
+    }
+    this.cache.observe(pod);
+    if (pod.spec.nodeName) {
+      this.setWaiting(key, undefined);
+      if (old && !isTerminal(old) && isTerminal(pod)) this.retryUnschedulable(false);
+      else if (!old?.spec.nodeName || JSON.stringify(old.metadata.labels) !== JSON.stringify(pod.metadata.labels)) this.retryUnschedulable(true);
+      return undefined;
+    }
+    if (!this.needsScheduling(pod)) return undefined;
+    const waiting = this.unschedulable.get(key);
+    if (!waiting) return key;
+    // Our own status write comes back as an update: only a change to what scheduling reads
+    // (spec, labels) is worth another attempt, after the back-off.
+    if (old && JSON.stringify([old.spec, old.metadata.labels]) === JSON.stringify([pod.spec, pod.metadata.labels])) return undefined;
+    this.controller.enqueue(key, Math.max(0, waiting.lastAttemptAt + this.backoffMs(waiting.attempts) - Date.now()));
+    return undefined;
+  }
+
+  private onNode(node: Node, type: EventType, old: Node | undefined): undefined {
+    const relevant = (n: Node) => JSON.stringify([n.metadata.labels, n.spec?.taints, n.spec?.unschedulable, n.status?.allocatable]);
+    if (type === 'add' || (type === 'update' && (!old || relevant(old) !== relevant(node)))) this.retryUnschedulable(false);
+    return undefined;
+  }
+
+  private defaultSpreadSelector(pod: Pod): MetaLabelSelector | undefined {
+    const owner = pod.metadata.ownerReferences?.find((r) => r.controller);
+    let ownerSelector: MetaLabelSelector | undefined;
+    if (owner?.apiVersion === 'apps/v1' && (owner.kind === 'ReplicaSet' || owner.kind === 'StatefulSet')) {
+      const informer = owner.kind === 'ReplicaSet' ? this.replicaSets : this.statefulSets;
+      ownerSelector = informer.get(owner.name, pod.metadata.namespace)?.spec?.selector;
+    }
+    return defaultSpreadSelector(pod, this.services.list() as Array<{ metadata: { namespace?: string } }>, ownerSelector);
+  }
+
+  private async scheduleOne(key: string, { log }: SyncContext): Promise<SyncResult | void> {
+    const pod = this.pods.getByKey(key) as Pod | undefined;
+    if (!pod || !this.needsScheduling(pod) || this.cache.isAssumed(key)) {
+      this.setWaiting(key, undefined);
+      return;
+    }
+    if ((pod.spec.schedulingGates ?? []).length > 0) {
+      // Not attempted until its gates are removed (that update brings it back). kube-apiserver
+      // writes this condition when such a pod is created; bosun's API server does not (yet), so
+      // the scheduler does — a no-op where the condition is already there.
+      this.setWaiting(key, undefined);
+      await this.setPodScheduledFalse(pod, 'SchedulingGated', SCHEDULING_GATED_MESSAGE);
+      return;
+    }
+    const namespaceLabels = new Map(this.namespaces.list().map((ns: Obj) => [ns.metadata.name as string, (ns.metadata.labels ?? {}) as Record<string, string>]));
+    const snapshot = this.cache.snapshot(this.nodes.list() as Node[], this.pods.list() as Pod[], namespaceLabels);
+    let result;
+    try {
+      result = schedulePod(pod, snapshot, { defaultSpreadSelector: this.defaultSpreadSelector(pod) }, this.nodeInfos.get(snapshot.nodes, snapshot.podsByNode));
+    } catch (e) {
+      attempts.inc({ result: 'error' });
+      if (!(e instanceof QuantityError)) throw e;
+      // The pod's own requests do not parse: retrying cannot help until the pod changes (which
+      // brings it back). Say so where `kubectl describe pod` shows it, as kube's SchedulerError.
+      this.setWaiting(key, undefined);
+      await this.options.events.event(pod as Obj, 'Warning', 'FailedScheduling', e.message);
+      await this.setPodScheduledFalse(pod, 'SchedulerError', e.message);
+      throw new TerminalError(e.message);
+    }
+    if ('error' in result) {
+      attempts.inc({ result: 'unschedulable' });
+      const message = result.error.message;
+      const previous = this.unschedulable.get(key);
+      const podSensitive = !!(pod.spec.affinity?.podAffinity || pod.spec.affinity?.podAntiAffinity || (pod.spec.topologySpreadConstraints ?? []).length > 0);
+      this.setWaiting(key, { attempts: (previous?.attempts ?? 0) + 1, lastAttemptAt: Date.now(), podSensitive });
+      log.info({ pod: key, reason: message }, 'unable to schedule pod; waiting');
+      await this.options.events.event(pod as Obj, 'Warning', 'FailedScheduling', message);
+      await this.setPodScheduledFalse(pod, 'Unschedulable', message);
+      return { requeueAfterMs: this.options.unschedulableRetryMs ?? 5 * 60_000 };
+    }
+    this.setWaiting(key, undefined);
+    this.cache.assume(pod, result.node);
+    const binding = this.bind(pod, result.node, log).finally(() => this.bindings.delete(binding));
+    this.bindings.add(binding);
+  }
+
+  private async bind(pod: Pod, nodeName: string, log: Logger): Promise<void> {
+    const key = podKey(pod);
+    const { name, namespace, uid } = pod.metadata;
+    try {
+      await this.options.client.request('POST', resourcePath(resources.pods, namespace, name, 'binding'), {
+        body: { apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace, uid }, target: { apiVersion: 'v1', kind: 'Node', name: nodeName } },
+      });
+      attempts.inc({ result: 'scheduled' });
+      log.info({ pod: key, node: nodeName }, 'bound pod');
+      await this.options.events.event(pod as Obj, 'Normal', 'Scheduled', `Successfully assigned ${namespace}/${name} to ${nodeName}`);
+    } catch (e) {
+      this.cache.forget(key);
+      attempts.inc({ result: 'error' });
+      // Gone, or bound by someone else meanwhile: the informer will say so; nothing to retry.
+      if (isNotFound(e) || isConflict(e)) {
+        log.info({ pod: key, node: nodeName, err: (e as Error).message }, 'binding not needed any more');
+        return;
+      }
+      const waiting = this.unschedulable.get(key) ?? { attempts: 0, lastAttemptAt: 0, podSensitive: false };
+      const retryInMs = this.backoffMs(waiting.attempts + 1);
+      this.setWaiting(key, { ...waiting, attempts: waiting.attempts + 1, lastAttemptAt: Date.now() });
+      log.warn({ pod: key, node: nodeName, err: (e as Error).message, retryInMs }, 'binding failed; retrying');
+      this.controller.enqueue(key, retryInMs);
+    }
+  }
+
+  /** Writes PodScheduled=False (as kube's updatePod: only when status, reason or message change). */
+  private async setPodScheduledFalse(pod: Pod, reason: string, message: string): Promise<void> {
+    const current = pod.status?.conditions?.find((c) => c.type === 'PodScheduled') as { status?: string; reason?: string; message?: string; lastTransitionTime?: string } | undefined;
+    if (current?.status === 'False' && current.reason === reason && current.message === message) return;
+    const lastTransitionTime = current?.status === 'False' && current.lastTransitionTime ? current.lastTransitionTime : rfc3339(new Date());
+    try {
+      await this.options.client.request('PATCH', resourcePath(resources.pods, pod.metadata.namespace, pod.metadata.name, 'status'), {
+        contentType: 'application/strategic-merge-patch+json',
+        body: { status: { conditions: [{ type: 'PodScheduled', status: 'False', reason, message, lastProbeTime: null, lastTransitionTime }] } },
+      });
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+  }
+}
+
+/**
+ * Puts a scheduler on a manager (the command's, or bring-up's). Its Events name the scheduler as
+ * their source, as kube-scheduler's name the profile's scheduler.
+ */
+export function addScheduler(manager: Manager, options: { schedulerName?: string } = {}): Scheduler {
+  const schedulerName = options.schedulerName ?? DEFAULT_SCHEDULER_NAME;
+  const events = schedulerName === SCHEDULER_COMPONENT.eventSource ? manager.events : new EventRecorder(manager.client, { component: schedulerName });
+  const scheduler = new Scheduler({ client: manager.client, informers: manager.informers, events, schedulerName });
+  manager.add(scheduler);
+  return scheduler;
+}
