@@ -122,9 +122,9 @@ export class NodeAgent {
     await this.logs.start(nodeIP, KUBELET_PORT, { ...selfSigned, clientCaPem });
     if (config.serverTLSBootstrap) void this.requestServingCertificate(client, nodeIP, signal);
     this.proxy = new ServiceProxy(client, nodeIP, this.log);
-    await Promise.all([this.pods.start(signal), this.proxy.start(signal)]);
     this.log.info({ nodeIP, podCIDR }, 'node agent running');
-    await reporter.run(signal);
+    // The heartbeat does not wait for the pod and service caches: a node is Ready once registered.
+    await Promise.all([reporter.run(signal), this.pods.start(signal), this.proxy.start(signal)]);
   }
 
   /** The serving certificate from a kubelet-serving CSR; the self-signed one serves until then. */
