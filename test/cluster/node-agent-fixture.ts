@@ -58,7 +58,7 @@ export function kubeconfigText(server: string, caPem: string, user: Obj): string
  * provider is external (OpenShift's template passes --cloud-provider=external on cloud platforms),
  * a bootstrap kubeconfig, and optionally the node's own kubeconfig already in place.
  */
-export function workerUserData(api: Api, opts: { bootstrapUser: Obj; nodeUser?: Obj }): string {
+export function workerUserData(api: Api, opts: { bootstrapUser: Obj; nodeUser?: Obj; files?: Record<string, string> }): string {
   const cc = controllerConfig({ kubeAPIServerServingCAData: Buffer.from(api.caPem).toString('base64') });
   const spec = mergeMachineConfigs(generateRoleConfigs(cc, 'worker', { controllerVersion: 'test' }));
   const config = structuredClone(spec.config) as Obj;
@@ -68,6 +68,7 @@ export function workerUserData(api: Api, opts: { bootstrapUser: Obj; nodeUser?: 
   const file = (path: string, text: string) => ({ path, mode: 0o600, overwrite: true, contents: { source: encodeDataUrl(text) } });
   config.storage.files.push(file('/etc/kubernetes/kubeconfig', kubeconfigText(api.url, api.caPem, opts.bootstrapUser)));
   if (opts.nodeUser) config.storage.files.push(file('/var/lib/kubelet/kubeconfig', kubeconfigText(api.url, api.caPem, opts.nodeUser)));
+  for (const [path, text] of Object.entries(opts.files ?? {})) config.storage.files.push(file(path, text));
   return JSON.stringify(config);
 }
 

@@ -21,7 +21,21 @@ const SERVICES = { group: '', version: 'v1', resource: 'services', namespaced: t
 
 let c: NodeCluster;
 let machine: Instance;
+let other: Instance;
 let root: string;
+
+const STATIC_POD = `apiVersion: v1
+kind: Pod
+metadata:
+  name: static-echo
+  namespace: kube-system
+  labels: {app: static-echo}
+spec:
+  containers:
+  - name: echo
+    image: bosun.local/echo
+    ports: [{containerPort: 7070}]
+`;
 
 before(async () => {
   c = await startNodeCluster({
@@ -30,7 +44,9 @@ before(async () => {
     crashBackoffBaseMs: 400,
     crashBackoffMaxMs: 3200,
   });
-  machine = await bootWorker(c, 'worker-p', workerUserData(c.api, { bootstrapUser: { token: c.api.token }, nodeUser: { token: c.api.token } }));
+  const admin = { bootstrapUser: { token: c.api.token }, nodeUser: { token: c.api.token } };
+  machine = await bootWorker(c, 'worker-p', workerUserData(c.api, { ...admin, files: { '/etc/kubernetes/manifests/static-echo.yaml': STATIC_POD } }));
+  other = await bootWorker(c, 'worker-q', workerUserData(c.api, admin));
   root = join(c.dataDir, 'machines', machine.id, 'root');
   await eventually('node registered', () => c.kube.read({ group: '', version: 'v1', resource: 'nodes', namespaced: false }, 'worker-p'));
 });
@@ -63,7 +79,10 @@ function logOf(p: Obj, restart = 0, container = 'main'): string {
 }
 
 test('bosun.local/echo answers with its pod name on its pod IP, logs each request, and is reachable through a NodePort', { timeout: 60_000 }, async () => {
-  await c.kube.create(PODS, pod('echo-1', { image: 'bosun.local/echo:1.0@sha256:abc', ports: [{ name: 'http', containerPort: 9090 }] }));
+  await c.kube.create(PODS, pod('echo-1', {
+    image: 'bosun.local/echo:1.0@sha256:abc', ports: [{ name: 'http', containerPort: 9090 }],
+    readinessProbe: { httpGet: { path: '/ready', port: 'http' }, periodSeconds: 1 },
+  }));
   const p = await eventually('echo-1 Ready', async () => { const x = await getPod('echo-1'); return ready(x) ? x : undefined; }, 30_000);
   const N = machine.privateIp.split('.')[3];
   assert.match(p.status.podIP, new RegExp(`^127\\.1\\.${N}\\.\\d+$`));
@@ -79,6 +98,10 @@ test('bosun.local/echo answers with its pod name on its pod IP, logs each reques
   assert.ok(nodePort, 'the API server allocates a NodePort');
   const viaNodePort = await eventually('NodePort answers', () => httpGet(machine.privateIp, nodePort, '/via-node-port').catch(() => undefined));
   assert.deepEqual(viaNodePort, { status: 200, body: 'echo-1\n' });
+  // Every node proxies the NodePort, also one the pod does not run on.
+  const viaOtherNode = await eventually('NodePort answers on the other node', () => httpGet(other.privateIp, nodePort, '/via-other-node').catch(() => undefined));
+  assert.deepEqual(viaOtherNode, { status: 200, body: 'echo-1\n' });
+  assert.match(logOf(p), /GET \/ready/, 'the readiness probe reached the server');
 });
 
 /** A GET to the node's :10250 as the API server makes it (its kubelet-client certificate), or with `cert: false` none. */
@@ -106,7 +129,7 @@ test('the node serves container logs on <nodeIP>:10250 (tail, timestamps, follow
   assert.match(all.body, /^echo server for pod echo-1 listening on 127\.1\.\d+\.\d+:9090\n/);
   assert.match(all.body, /GET \/hello\n/);
   const tail = await kubeletGet('/containerLogs/default/echo-1/main?tailLines=1&timestamps=true');
-  assert.match(tail.body, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z \S+ \S+ GET \/via-node-port\n$/);
+  assert.match(tail.body, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z \S+ \S+ GET \/\S+\n$/);
   assert.equal((await kubeletGet('/containerLogs/default/missing/main')).status, 404);
   assert.equal((await kubeletGet('/containerLogs/default/echo-1/nope')).status, 400);
   await assert.rejects(kubeletGet('/containerLogs/default/echo-1/main', { cert: false }), 'no client certificate, no logs');
@@ -172,6 +195,30 @@ test('a crashing process goes to CrashLoopBackOff with growing delays between re
   assert.ok(gap(3) > gap(2) * 1.4, `delays grow: ${gap(2)} ms then ${gap(3)} ms`);
   assert.ok(gap(4) > gap(3) * 1.4, `delays grow: ${gap(3)} ms then ${gap(4)} ms`);
   assert.match(logOf(await getPod('crasher') as Obj, 2), /stderr F crashing as asked/);
+});
+
+test('a static pod manifest in /etc/kubernetes/manifests runs, mirrored in the API as <name>-<node>', { timeout: 30_000 }, async () => {
+  const mirror = await eventually('the mirror pod Ready', async () => {
+    const x = await c.kube.read(PODS, 'static-echo-worker-p', 'kube-system');
+    return ready(x) ? x : undefined;
+  });
+  assert.equal(mirror.spec.nodeName, 'worker-p');
+  assert.ok(mirror.metadata.annotations['kubernetes.io/config.mirror']);
+  assert.equal((await httpGet(mirror.status.podIP, 7070)).body, 'static-echo-worker-p\n');
+});
+
+test('a failing liveness probe restarts the container', { timeout: 30_000 }, async () => {
+  await c.kube.create(PODS, pod('unlive', {
+    image: 'bosun.local/echo', ports: [{ containerPort: 8080 }],
+    livenessProbe: { tcpSocket: { port: 1 }, periodSeconds: 1, failureThreshold: 1 },
+  }, { terminationGracePeriodSeconds: 1 }));
+  const restarted = await eventually('unlive restarted', async () => {
+    const x = await getPod('unlive');
+    const cs = x?.status?.containerStatuses?.[0];
+    return cs?.restartCount >= 1 && cs.lastState?.terminated ? x : undefined;
+  });
+  assert.equal(restarted.status.containerStatuses[0].lastState.terminated.message, 'Container failed liveness probe');
+  await c.kube.delete(PODS, 'unlive', 'default');
 });
 
 test('a reboot stops the process pods and starts them again; a deleted pod\'s process gets SIGTERM', { timeout: 90_000 }, async () => {

@@ -1,8 +1,8 @@
 // The node agent of one booted machine: the kubelet's part, started from the files Ignition wrote
 // into the machine root. It gets its credentials (TLS bootstrap), registers the Node, keeps its
-// Lease and status, runs the pods bound to it, serves their logs on <nodeIP>:10250 and proxies
-// NodePorts. A failure before it is running is retried every restartDelay, as systemd restarts
-// the kubelet unit (Restart=always); stop() ends everything it started.
+// Lease and status, runs the pods bound to it (its static pods through mirror pods), serves their
+// logs on <nodeIP>:10250 and proxies NodePorts. A failure is retried every restartDelay, as
+// systemd restarts the kubelet unit (Restart=always); stop() ends everything it started.
 import { existsSync, readFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +20,7 @@ import { NodeStatusReporter } from './node-status.js';
 import { PodManager } from './pod-manager.js';
 import { podCidrFor } from './pod-spec.js';
 import { ServiceProxy } from './service-proxy.js';
+import { StaticPods } from './static-pods.js';
 
 export interface NodeAgentOptions {
   /** Lease renewal period (default 10 s, a quarter of the 40 s lease). */
@@ -34,6 +35,8 @@ export interface NodeAgentOptions {
   /** The command line that runs a bosun component with a subcommand argv. */
   componentCommand: (argv: string[]) => string[];
   echoCommand: string[];
+  /** How often the static pod directory is read again (default 20 s, the kubelet's fileCheckFrequency). */
+  staticPodCheckMs?: number;
   /** How often the CSRs are polled while waiting for a certificate (default 1 s). */
   csrPollMs?: number;
   log: Logger;
@@ -124,7 +127,8 @@ export class NodeAgent {
     this.proxy = new ServiceProxy(client, nodeIP, this.log);
     this.log.info({ nodeIP, podCIDR }, 'node agent running');
     // The heartbeat does not wait for the pod and service caches: a node is Ready once registered.
-    await Promise.all([reporter.run(signal), this.pods.start(signal), this.proxy.start(signal)]);
+    const staticPods = config.staticPodPath ? new StaticPods(client, join(root, config.staticPodPath), this.nodeName, this.log, this.o.staticPodCheckMs).run(signal) : undefined;
+    await Promise.all([reporter.run(signal), this.pods.start(signal), this.proxy.start(signal), staticPods]);
   }
 
   /** The serving certificate from a kubelet-serving CSR; the self-signed one serves until then. */
