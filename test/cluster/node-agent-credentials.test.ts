@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { bootstrapTokenSecret, generateBootstrapToken } from '../../src/apiserver/nodes/bootstrap-tokens.js';
@@ -109,6 +110,17 @@ test('kubectl logs [--tail] [-f] [--previous] shows a pod\'s container log throu
   assert.equal((await c.api.kubectlOk(['logs', 'echo-c', '--tail=1'])).trim().split('\n').length, 1);
   const followed = await runKubectl(c.api.kubeconfigPath, ['logs', '-f', 'echo-c'], { timeoutMs: 2000 });
   assert.match(followed.stdout, /listening on/);
+
+  // A certificate from the cluster CA is not enough: the node's own may not read logs (nodes/proxy).
+  const user = JSON.parse(readFileSync(join(root, 'var/lib/kubelet/kubeconfig'), 'utf8')).users[0].user;
+  const asNode = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    httpsRequest({
+      host: machine.privateIp, port: 10250, path: '/containerLogs/default/echo-c/echo', agent: false, ca: c.api.caPem,
+      cert: Buffer.from(user['client-certificate-data'], 'base64'), key: Buffer.from(user['client-key-data'], 'base64'),
+    }, (res) => { let b = ''; res.on('data', (d) => (b += d)); res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b })); }).on('error', reject).end();
+  });
+  assert.equal(asNode.status, 403);
+  assert.match(asNode.body, /Forbidden \(user=system:node:worker-c, verb=get, resource=nodes, subresource=proxy\)/);
 
   await c.client.operate('reboot', machine.id);
   await eventually('echo-c restarted', async () => { const x = await c.kube.read(PODS, 'echo-c', 'default'); return x?.status?.containerStatuses?.[0]?.restartCount === 1 && x.status.containerStatuses[0].ready; }, 30_000);

@@ -120,7 +120,10 @@ export class NodeAgent {
       backoff: { baseMs: this.o.crashBackoffBaseMs ?? 10_000, maxMs: this.o.crashBackoffMaxMs ?? 300_000 },
       log: this.log,
     });
-    this.logs = new LogsServer(root, { pod: (ns, name) => this.pods?.pods().find((p) => p.metadata.namespace === ns && p.metadata.name === name) }, this.log);
+    this.logs = new LogsServer(root, {
+      pod: (ns, name) => this.pods?.pods().find((p) => p.metadata.namespace === ns && p.metadata.name === name),
+      authorize: (user, verb, subresource) => subjectAccessReview(client, user, { verb, resource: 'nodes', subresource, name: this.nodeName }),
+    }, this.log);
     const selfSigned = await selfSignedServing(`${this.nodeName}@${Math.floor(Date.now() / 1000)}`, [nodeIP, this.nodeName]);
     await this.logs.start(nodeIP, KUBELET_PORT, { ...selfSigned, clientCaPem });
     if (config.serverTLSBootstrap) void this.requestServingCertificate(client, nodeIP, signal);
@@ -156,4 +159,12 @@ export class NodeAgent {
     await this.teardown();
     this.log.info('node agent stopped');
   }
+}
+
+/** Asks the API server whether `user` may do what the attributes say (the kubelet's Webhook authorizer). */
+async function subjectAccessReview(client: KubeClient, user: { name: string; groups: string[] }, attributes: Record<string, string>): Promise<boolean> {
+  const review = await client.request<Record<string, any>>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+    body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: user.name, groups: user.groups, resourceAttributes: { group: '', version: 'v1', ...attributes } } },
+  });
+  return review.status?.allowed === true;
 }

@@ -1,12 +1,15 @@
 // The kubelet's HTTPS endpoint on <nodeIP>:10250, the part the API server proxies `kubectl logs` to:
 // GET /containerLogs/<namespace>/<pod>/<container> with follow, previous, tailLines, timestamps and
 // limitBytes, read from the container's log files under /var/log/pods in the machine root. Clients
-// must present a certificate from the client CA the KubeletConfiguration names (the API server's
-// kubelet-client certificate); the serving certificate can be replaced while running (the signed
-// one from the kubelet-serving CSR replaces the self-signed one).
+// must present a certificate from the client CA the KubeletConfiguration names, and its subject
+// (CN user, O groups) must be allowed `get nodes/proxy` on this node — asked of the API server
+// with a SubjectAccessReview, the kubelet's Webhook authorization (the API server's
+// kubelet-client certificate is). The serving certificate can be replaced while running (the
+// signed one from the kubelet-serving CSR replaces the self-signed one).
 import { existsSync, readdirSync, readFileSync, statSync, openSync, readSync, closeSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import type { Logger } from '../../common/log.js';
 import type { Obj } from '../../kube/index.js';
@@ -14,6 +17,8 @@ import type { Obj } from '../../kube/index.js';
 export interface LogSource {
   /** The pod bound to this node, if any. */
   pod(namespace: string, name: string): Obj | undefined;
+  /** Whether the user may `verb` nodes/<subresource> of this node. */
+  authorize(user: { name: string; groups: string[] }, verb: string, subresource: string): Promise<boolean>;
 }
 
 /** The log files of a container, oldest restart first. */
@@ -54,7 +59,10 @@ export class LogsServer {
     this.server = createServer({
       cert: tls.certPem, key: tls.keyPem,
       ...(tls.clientCaPem ? { ca: tls.clientCaPem, requestCert: true, rejectUnauthorized: true } : { requestCert: false }),
-    }, (req, res) => this.handle(req, res));
+    }, (req, res) => {
+      this.authorized(req, res).then((ok) => (ok ? this.handle(req, res) : undefined), (e) => problem(res, 500, `authorization failed: ${(e as Error).message}`))
+        .catch((e) => this.log.warn({ err: (e as Error).message }, 'serving a kubelet request failed'));
+    });
     await new Promise<void>((resolve, reject) => {
       this.server!.once('error', reject);
       this.server!.listen(port, address, () => resolve());
@@ -72,6 +80,18 @@ export class LogsServer {
     if (!server) return;
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
+  }
+
+  /** The client certificate's subject asked about with the kubelet's attributes (`get nodes/proxy`); 403 otherwise. */
+  private async authorized(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    const cert = (req.socket as TLSSocket).getPeerCertificate?.();
+    const subject = cert?.subject as Record<string, string | string[]> | undefined;
+    const name = [subject?.CN].flat()[0];
+    const groups = [subject?.O ?? []].flat();
+    const verb = req.method === 'GET' || req.method === 'HEAD' ? 'get' : 'create';
+    if (name && (await this.source.authorize({ name, groups }, verb, 'proxy'))) return true;
+    problem(res, name ? 403 : 401, name ? `Forbidden (user=${name}, verb=${verb}, resource=nodes, subresource=proxy)` : 'Unauthorized');
+    return false;
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
