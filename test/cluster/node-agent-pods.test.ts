@@ -123,7 +123,7 @@ function kubeletGet(path: string, opts: { cert?: boolean; onData?: (chunk: strin
   });
 }
 
-test('the node serves container logs on <nodeIP>:10250 (tail, timestamps, follow) to the API server's kubelet-client certificate, to no client without one', { timeout: 30_000 }, async () => {
+test('the node serves container logs on <nodeIP>:10250 (tail, timestamps, follow) to the API server\'s kubelet-client certificate, to no client without one', { timeout: 30_000 }, async () => {
   const all = await kubeletGet('/containerLogs/default/echo-1/main');
   assert.equal(all.status, 200);
   assert.match(all.body, /^echo server for pod echo-1 listening on 127\.1\.\d+\.\d+:9090\n/);
