@@ -27,6 +27,12 @@ export function criTimestamp(d = new Date()): string {
   return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000000Z');
 }
 
+/** Every container process alive in this process: they die with it (a machine's processes do not outlive its host). */
+const alive = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of alive) child.kill('SIGKILL');
+});
+
 export class ContainerProcess {
   readonly exited: Promise<ProcessExit>;
   readonly startedAt = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -38,12 +44,14 @@ export class ContainerProcess {
     mkdirSync(dirname(spec.logFile), { recursive: true });
     this.log = createWriteStream(spec.logFile, { flags: 'a' });
     this.child = spawn(spec.argv[0], spec.argv.slice(1), { cwd: spec.cwd, env: spec.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    alive.add(this.child);
     this.pipe(this.child.stdout!, 'stdout');
     this.pipe(this.child.stderr!, 'stderr');
     this.exited = new Promise((resolve) => {
       const finish = (exit: Omit<ProcessExit, 'finishedAt'>) => {
         if (this.done) return;
         this.done = true;
+        alive.delete(this.child);
         this.log.end(() => resolve({ ...exit, finishedAt: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') }));
       };
       this.child.on('error', (e) => finish({ exitCode: 128, error: e.message }));

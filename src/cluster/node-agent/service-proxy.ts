@@ -56,12 +56,22 @@ export class ServiceProxy {
 
   async start(signal: AbortSignal): Promise<void> {
     this.useSlices = await this.client.resourceFor('discovery.k8s.io/v1', 'EndpointSlice').then(() => true, () => false);
-    this.endpoints = new Informer(this.client, this.useSlices ? ENDPOINT_SLICES : PODS);
+    // Without EndpointSlices the Ready pods are the endpoints — when this node may list them all
+    // (a node's own credentials may not: the Node authorizer gives it only its own pods).
+    if (this.useSlices || await this.mayListPods()) this.endpoints = new Informer(this.client, this.useSlices ? ENDPOINT_SLICES : PODS);
+    else this.log.warn('the API server serves no EndpointSlices and this node may not list pods: NodePorts are listened on but have no endpoints');
     this.services.on(() => this.reconcile());
     this.services.start(signal);
-    this.endpoints.start(signal);
-    await Promise.all([this.services.waitForSync(signal), this.endpoints.waitForSync(signal)]);
+    this.endpoints?.start(signal);
+    await Promise.all([this.services.waitForSync(signal), this.endpoints?.waitForSync(signal)]);
     this.reconcile();
+  }
+
+  private async mayListPods(): Promise<boolean> {
+    const review = await this.client.request<Obj>('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb: 'watch', resource: 'pods', version: 'v1' } } },
+    }).catch(() => undefined);
+    return review?.status?.allowed === true;
   }
 
   private endpointsOf(service: Obj, servicePort: Obj): Endpoint[] {
