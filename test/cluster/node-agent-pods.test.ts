@@ -143,17 +143,21 @@ test('the node serves container logs on <nodeIP>:10250 (tail, timestamps, follow
   assert.match((await following).body, /GET \/while-following/);
 });
 
-test('a component pod runs as a process with its env, args and projected service-account token', { timeout: 60_000 }, async () => {
+test('a component pod runs as a process with its env, args, projected service-account token, ConfigMap and hostPath volumes', { timeout: 60_000 }, async () => {
+  await c.kube.create({ group: '', version: 'v1', resource: 'configmaps', namespaced: true }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'proc-config', namespace: 'default' }, data: { 'greeting.txt': 'hi from a configmap\n' } });
   await c.kube.create(PODS, pod('proc-1', {
     image: 'bosun.local/test-component:v1', args: ['serve', '--flag=value'],
+    volumeMounts: [{ name: 'config', mountPath: '/etc/proc-config' }, { name: 'data', mountPath: '/data' }],
     env: [
+      { name: 'READ_PATH', value: '/etc/proc-config/greeting.txt' },
+      { name: 'WRITE_PATH', value: '/data/written' },
       { name: 'MY_POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
       { name: 'MY_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
       { name: 'MY_POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
       { name: 'MY_NODE', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
       { name: 'GREETING', value: 'hello $(MY_POD_NAME)' },
     ],
-  }));
+  }, { volumes: [{ name: 'config', configMap: { name: 'proc-config' } }, { name: 'data', hostPath: { path: '/var/lib/proc-data' } }] }));
   const p = await eventually('proc-1 Running', async () => { const x = await getPod('proc-1'); return x?.status?.phase === 'Running' && ready(x) ? x : undefined; });
   const log = await eventually('proc-1 logged its identity', async () => { const l = logOf(p); return /whoami/.test(l) ? l : undefined; });
   const printed = JSON.parse(/stdout F (\{.*\})$/m.exec(log)![1]);
@@ -164,6 +168,8 @@ test('a component pod runs as a process with its env, args and projected service
   });
   assert.equal(printed.namespace, 'default');
   assert.equal(printed.tokenParts, 3);
+  assert.equal(printed.read, 'hi from a configmap\n');
+  assert.equal(readFileSync(join(root, 'var/lib/proc-data/written'), 'utf8'), 'written by proc-1\n', 'the hostPath is the machine root\'s directory');
   // The token authenticates as the pod's service account (which may not read pods: 403, not 401).
   assert.match(log, /whoami (200 allowed|403 .*system:serviceaccount:default:default)/);
 });

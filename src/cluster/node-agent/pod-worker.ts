@@ -1,13 +1,14 @@
 // One pod on the node, from the moment it is bound here until it is gone: its sandbox directory
-// (the pod's filesystem view: service-account token, CA and namespace; hostPath and emptyDir
-// mounts as links into the machine root), and one loop per container — a process that is
-// restarted under the restart policy with the crash-loop back-off and probed, or, for images that
-// are not bosun's, a simulated container that is Running and Ready at once (kwok-style).
+// (the pod's filesystem view, $BOSUN_IN_CLUSTER_ROOT: the service-account token, CA and
+// namespace; hostPath, emptyDir, ConfigMap and Secret volumes linked at their mount paths), and
+// one loop per container — a process restarted under the restart policy with the crash-loop
+// back-off and probed, or, for images that are not bosun's, a simulated container that is Running
+// and Ready at once (kwok-style).
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/sleep.js';
-import { resourcePath, type KubeClient, type Obj } from '../../kube/index.js';
+import { resourcePath, resources, type KubeClient, type Obj } from '../../kube/index.js';
 import { ContainerProcess, type ProcessExit } from './container-process.js';
 import { componentArgv, containerEnv, containerKind, echoPort } from './pod-spec.js';
 import { crashBackoffMs, restarts, type ContainerRecord } from './pod-status.js';
@@ -115,6 +116,7 @@ export class PodWorker {
         let target: string | undefined;
         if (volume?.hostPath) target = join(this.ctx.root, volume.hostPath.path);
         else if (volume?.emptyDir) target = join(this.dir, 'volumes/kubernetes.io~empty-dir', volume.name);
+        else if (volume?.configMap || volume?.secret) target = await this.writeKeyVolume(volume);
         if (!target) continue;
         mkdirSync(target, { recursive: true });
         const link = join(this.rootfs, mount.mountPath);
@@ -123,6 +125,32 @@ export class PodWorker {
         symlinkSync(target, link);
       }
     }
+  }
+
+  /** A ConfigMap or Secret volume: its keys (or the items asked for) as files, with the volume's mode. */
+  private async writeKeyVolume(volume: Obj): Promise<string | undefined> {
+    const secret = Boolean(volume.secret);
+    const source = volume.secret ?? volume.configMap;
+    const name = secret ? source.secretName : source.name;
+    const dir = join(this.dir, `volumes/kubernetes.io~${secret ? 'secret' : 'configmap'}`, volume.name);
+    const object = await this.ctx.client.read(secret ? resources.secrets : resources.configMaps, name, this.pod.metadata.namespace);
+    if (!object && !source.optional) throw new Error(`${secret ? 'secret' : 'configmap'} "${name}" not found`);
+    const data: Record<string, Buffer> = {};
+    for (const [k, v] of Object.entries<string>(object?.data ?? {})) data[k] = secret ? Buffer.from(v, 'base64') : Buffer.from(v);
+    for (const [k, v] of Object.entries<string>(object?.binaryData ?? {})) data[k] = Buffer.from(v, 'base64');
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    const items: Obj[] = source.items ?? Object.keys(data).map((key) => ({ key, path: key }));
+    for (const item of items) {
+      if (!(item.key in data)) {
+        if (source.optional) continue;
+        throw new Error(`key ${item.key} not found in ${secret ? 'Secret' : 'ConfigMap'} ${this.pod.metadata.namespace}/${name}`);
+      }
+      const file = join(dir, item.path);
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, data[item.key], { mode: item.mode ?? source.defaultMode ?? 0o644 });
+    }
+    return dir;
   }
 
   /** A bound token from TokenRequest, written to the sandbox and renewed at 80% of its life. */
