@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { logger } from '../common/log.js';
 import type { ApiServer, PostRequest } from './server.js';
 import { errors } from './errors.js';
-import { selfSubjectAccessReview, selfSubjectRulesReview, subjectAccessReview } from './access-review.js';
+import { selfSubjectAccessReview, selfSubjectRulesReview, subjectAccessReview, type Authorizes } from './access-review.js';
 import type { KubeObject } from './storage/types.js';
 import { forbiddenMessage, RbacIndex, type BindingObject, type RbacKind, type RoleObject } from './rbac.js';
 import { BOOTSTRAP_CLUSTER_ROLES, BOOTSTRAP_CLUSTER_ROLE_BINDINGS } from './rbac-bootstrap.js';
@@ -28,6 +28,8 @@ export interface AccessControl {
   keys: SigningKeys;
   /** Issues a token for an existing service account (what TokenRequest does), or undefined when it does not exist. */
   issueServiceAccountToken(namespace: string, name: string, spec?: TokenRequestSpec): IssuedToken | undefined;
+  /** The server's authorizer (the chained one, then RBAC): undefined to allow, or the 403 message. */
+  authorize(attributes: RequestAttributes): string | undefined;
   stop(): void;
 }
 
@@ -60,12 +62,21 @@ export async function enableAccessControl(server: ApiServer, dataDir: string, op
     if (event.type === 'DELETED') rbac.remove(kind, event.object.metadata.namespace, event.object.metadata.name ?? '');
     else rbac.upsert(kind, event.object as unknown as RoleObject | BindingObject);
   });
-  server.setAuthorizer((attributes) => {
-    const first = options.before?.(attributes);
-    if (first?.allowed) return undefined;
-    // Nobody allowed it: the 403 carries the earlier authorizer's reason, as kube's union does.
-    return rbac.authorize(attributes).allowed ? undefined : forbiddenMessage(attributes, first?.reason ?? '');
-  });
+  // kube's union of authorizers (Node, then RBAC), as requests and access reviews see it; when
+  // nobody allows, the reason is the earlier authorizer's, for the 403.
+  const chained: Authorizes = {
+    authorize(attributes) {
+      const first = options.before?.(attributes);
+      if (first?.allowed) return { allowed: true, reason: '' };
+      const decision = rbac.authorize(attributes);
+      return decision.allowed ? decision : { allowed: false, reason: first?.reason ?? '' };
+    },
+  };
+  const authorize = (attributes: RequestAttributes): string | undefined => {
+    const decision = chained.authorize(attributes);
+    return decision.allowed ? undefined : forbiddenMessage(attributes, decision.reason);
+  };
+  server.setAuthorizer(authorize);
 
   const keys = loadOrCreateSigningKeys(join(dataDir, 'pki'));
   const lookupServiceAccount = (namespace: string, name: string) => {
@@ -83,17 +94,17 @@ export async function enableAccessControl(server: ApiServer, dataDir: string, op
     const sa = lookupServiceAccount(namespace, name);
     return sa ? issueToken(keys, { namespace, name, uid: sa.uid }, spec) : undefined;
   };
-  server.addPostHandler(async (request) => answerPost(request, rbac, issueServiceAccountToken));
+  server.addPostHandler(async (request) => answerPost(request, rbac, chained, issueServiceAccountToken));
 
   return {
-    rbac, keys, issueServiceAccountToken,
+    rbac, keys, issueServiceAccountToken, authorize,
     stop: () => watcher.stop(),
   };
 }
 
 const AUTHZ = 'authorization.k8s.io';
 
-async function answerPost(request: PostRequest, rbac: RbacIndex,
+async function answerPost(request: PostRequest, rbac: RbacIndex, chained: Authorizes,
   issue: (namespace: string, name: string, spec?: TokenRequestSpec) => IssuedToken | undefined): Promise<{ code: number; body: unknown } | undefined> {
   const { body, user } = request;
   const created = { creationTimestamp: null };
@@ -126,12 +137,12 @@ async function answerPost(request: PostRequest, rbac: RbacIndex,
   });
   switch (request.resource) {
     case 'selfsubjectaccessreviews':
-      return answer('SelfSubjectAccessReview', selfSubjectAccessReview(rbac, user, spec));
+      return answer('SelfSubjectAccessReview', selfSubjectAccessReview(chained, user, spec));
     case 'selfsubjectrulesreviews':
       return answer('SelfSubjectRulesReview', selfSubjectRulesReview(rbac, user, spec));
     // The filter chain has authorized the create, as for every request.
     case 'subjectaccessreviews':
-      return answer('SubjectAccessReview', subjectAccessReview(rbac, spec));
+      return answer('SubjectAccessReview', subjectAccessReview(chained, spec));
     default:
       return undefined;
   }

@@ -1,7 +1,8 @@
 // The authorization.k8s.io reviews: SubjectAccessReview (may this user do this?),
 // SelfSubjectAccessReview (may I? — `kubectl auth can-i`) and SelfSubjectRulesReview (what may I
 // do in this namespace? — `kubectl auth can-i --list`). Each takes the review's spec and returns the
-// status kube-apiserver would fill in, answered by the RBAC index.
+// status kube-apiserver would fill in, answered by the server's authorizers (access reviews) or the
+// RBAC index (rules reviews).
 import type { RbacIndex, PolicyRule } from './rbac.js';
 import type { RequestAttributes, UserInfo } from './request-attributes.js';
 
@@ -44,7 +45,10 @@ function reviewAttributes(user: UserInfo, spec: AccessReviewSpec): RequestAttrib
   };
 }
 
-function review(index: RbacIndex, user: UserInfo, spec: AccessReviewSpec): AccessReviewStatus {
+/** What answers access reviews: the RBAC index, or the chain of authorizers the server runs. */
+export type Authorizes = Pick<RbacIndex, 'authorize'>;
+
+function review(index: Authorizes, user: UserInfo, spec: AccessReviewSpec): AccessReviewStatus {
   const attrs = reviewAttributes(user, spec);
   if (typeof attrs === 'string') return { allowed: false, evaluationError: attrs };
   const decision = index.authorize(attrs);
@@ -52,12 +56,12 @@ function review(index: RbacIndex, user: UserInfo, spec: AccessReviewSpec): Acces
 }
 
 /** Status of a SubjectAccessReview: the user is the one named in the spec. */
-export function subjectAccessReview(index: RbacIndex, spec: AccessReviewSpec): AccessReviewStatus {
+export function subjectAccessReview(index: Authorizes, spec: AccessReviewSpec): AccessReviewStatus {
   return review(index, { name: spec.user ?? '', groups: spec.groups ?? [], uid: spec.uid }, spec);
 }
 
 /** Status of a SelfSubjectAccessReview: the user is the one making the request. */
-export function selfSubjectAccessReview(index: RbacIndex, requester: UserInfo, spec: AccessReviewSpec): AccessReviewStatus {
+export function selfSubjectAccessReview(index: Authorizes, requester: UserInfo, spec: AccessReviewSpec): AccessReviewStatus {
   return review(index, requester, spec);
 }
 

@@ -1,12 +1,13 @@
 // The API server as a cluster runs it: the server plus what kube-apiserver and
 // kube-controller-manager add around it — RBAC and ServiceAccount tokens, evictions with
-// disruption budgets, garbage collection, node credentials and restrictions, the CSR signer, and
-// the audit log. Used by `bosun apiserver` and `bosun start`.
-import { join } from 'node:path';
-import { createCA, loadOrCreate } from '../common/pki.js';
+// disruption budgets, garbage collection, node credentials and restrictions, the CSR signer, the
+// bootstrap-token cleaner, and the audit log. Used by `bosun apiserver` and `bosun start`.
 import { startApiServer, type ApiServer, type ApiServerOptions } from './server.js';
+import { loadClusterCA } from './serving.js';
 import { enableCsrSigning } from './certificates/signing-controller.js';
+import { certificateAdmission } from './certificates/admission.js';
 import { enableNodeAccess } from './nodes/node-access.js';
+import { enableBootstrapTokenCleaner } from './nodes/token-cleaner.js';
 import { enableAccessControl } from './access-control.js';
 import { enableAudit } from './audit.js';
 import { enableEvictions } from './eviction.js';
@@ -23,10 +24,12 @@ export async function startClusterApiServer(options: ApiServerOptions): Promise<
   // handlers that answer them, and its authorizer goes in front of RBAC.
   const nodes = enableNodeAccess(server);
   const access = await enableAccessControl(server, options.dataDir, { before: nodes.authorize });
+  server.resources.addHooks(certificateAdmission(access.authorize));
   const evictions = enableEvictions(server);
   const gc = enableGarbageCollector(server);
-  // The server has created the CA by now; the signer signs with it, as the cluster-signing CA.
-  const signing = enableCsrSigning(server, await loadOrCreate(join(options.dataDir, 'pki'), 'ca', () => createCA('bosun-ca')));
+  // The cluster CA is also the cluster-signing CA (kube-controller-manager's --cluster-signing-*).
+  const signing = enableCsrSigning(server, await loadClusterCA(options.dataDir));
+  const tokenCleaner = enableBootstrapTokenCleaner(server);
   const audit = enableAudit(server, options.dataDir);
   return {
     server,
@@ -36,6 +39,7 @@ export async function startClusterApiServer(options: ApiServerOptions): Promise<
       evictions.stop();
       gc.stop();
       signing.stop();
+      tokenCleaner.stop();
       await server.stop();
       await audit.close();
     },

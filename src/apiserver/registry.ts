@@ -60,7 +60,7 @@ export function storageVersionHash(t: ResourceType): string {
 export const BUILTIN_TYPES: ResourceType[] = STRATEGIES.map((s) => s.type);
 
 /** Preferred order of groups in discovery (built-ins first, as kube-apiserver lists them). */
-const GROUP_ORDER = ['', 'apps', 'events.k8s.io', 'batch', 'policy', 'rbac.authorization.k8s.io', 'apiextensions.k8s.io', 'coordination.k8s.io'];
+const GROUP_ORDER = ['', 'apps', 'events.k8s.io', 'batch', 'policy', 'rbac.authorization.k8s.io', 'apiextensions.k8s.io', 'coordination.k8s.io', 'discovery.k8s.io'];
 
 export class Registry {
   private readonly byGroupVersion = new Map<string, Map<string, ResourceType>>();

@@ -17,7 +17,6 @@ import { recordWrite, type ManagedFieldsEntry } from './managed-fields.js';
 import { serverSideApply } from './server-side-apply.js';
 import { generationChanged, kindAllocations, strategyFor, strategyOf, tracksGeneration } from './kinds/index.js';
 import { replaceStatus, type Allocations } from './kinds/strategy.js';
-import type { UserInfo } from './request-attributes.js';
 
 type Obj = Record<string, any>;
 
@@ -36,7 +35,7 @@ export interface WriteContext {
   /** Collects warnings for the response (`Warning` headers). */
   warnings?: string[];
   /** Who writes, for kinds that record it (a CSR's spec.username); the server's own writes have none. */
-  user?: UserInfo;
+  user?: import('./request-attributes.js').UserInfo;
 }
 
 /** Hooks other parts of the server attach to writes (CRD registration, namespace cleanup, …). */
@@ -44,7 +43,7 @@ export interface ResourceHooks {
   /** Runs before a create or update is stored (`context`: who writes, through which subresource); may change the object or throw an ApiError. */
   beforeWrite?(type: ResourceType, object: Obj, previous: Obj | undefined, context: WriteContext & { subresource?: string }): void;
   /** Runs before an object is deleted (or its deletion starts); may throw an ApiError to refuse. */
-  beforeDelete?(type: ResourceType, object: Obj, context: { user?: UserInfo }): void;
+  beforeDelete?(type: ResourceType, object: Obj, context: Pick<WriteContext, 'user'>): void;
   /** Runs after a write is stored (not for dry runs). */
   afterWrite?(type: ResourceType, object: Obj, previous: Obj | undefined, deleted: boolean): void;
 }
@@ -276,8 +275,9 @@ export class Resources {
     }
 
     let next: Obj;
-    const throughSubresource = options.subresource === undefined ? undefined : strategyFor(type)?.subresourceUpdates?.[options.subresource] ?? (options.subresource === 'status' ? replaceStatus : undefined);
+    const throughSubresource = options.subresource === undefined ? undefined : strategyFor(type)?.subresourceUpdates?.[options.subresource];
     if (throughSubresource) next = throughSubresource(incoming, previous);
+    else if (options.subresource === 'status') next = replaceStatus(incoming, previous, strategyFor(type)?.statusMetadata);
     else {
       next = { ...incoming };
       next.metadata = { ...inMeta };
@@ -446,7 +446,7 @@ export class Resources {
     type: ResourceType,
     namespace: string | undefined,
     name: string,
-    options: { dryRun?: boolean; preconditions?: { uid?: string; resourceVersion?: string }; propagationPolicy?: string; user?: UserInfo } = {},
+    options: { dryRun?: boolean; preconditions?: { uid?: string; resourceVersion?: string }; propagationPolicy?: string } & Pick<WriteContext, 'user'> = {},
   ): Promise<Obj> {
     for (let attempt = 0; ; attempt++) {
       const current = this.getItem(type, namespace, name);

@@ -16,9 +16,14 @@ export interface ServingMaterial {
   kubeletClientCert: KeyPair;
 }
 
+/** The cluster CA in `<data dir>/pki` (created at first start): it serves, and signs what the CSR signer issues. */
+export function loadClusterCA(dataDir: string): Promise<KeyPair> {
+  return loadOrCreate(join(dataDir, 'pki'), 'ca', () => createCA('bosun-ca'));
+}
+
 export async function loadServingMaterial(dataDir: string, host: string): Promise<ServingMaterial> {
   const pkiDir = join(dataDir, 'pki');
-  const ca = await loadOrCreate(pkiDir, 'ca', () => createCA('bosun-ca'));
+  const ca = await loadClusterCA(dataDir);
   const serving = await loadOrCreate(pkiDir, 'apiserver', () => issueServingCert(ca, 'bosun-apiserver', ['127.0.0.1', 'localhost', '::1', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', host]));
   const tokenPath = join(pkiDir, 'admin.token');
   if (!existsSync(tokenPath)) writeFileSync(tokenPath, randomBytes(32).toString('base64url') + '\n', { mode: 0o600 });

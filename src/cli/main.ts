@@ -20,6 +20,7 @@ const commands: Record<string, Array<() => Promise<Registrar>>> = {
   'machine-config-controller': [() => import('./machine-config-controller.js')],
   cloud: [() => import('./cloud.js')],
   scheduler: [() => import('./scheduler.js')],
+  'controller-manager': [() => import('./controller-manager.js')],
 };
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };

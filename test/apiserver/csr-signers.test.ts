@@ -6,6 +6,7 @@ import { createCertificateRequest } from '../../src/common/pki.js';
 import { parseCertificateRequest, RequestError } from '../../src/apiserver/certificates/request.js';
 import { APISERVER_CLIENT_SIGNER, KUBELET_CLIENT_SIGNER, KUBELET_SERVING_SIGNER, signerRefusal } from '../../src/apiserver/certificates/signers.js';
 import { certificateDuration, decide } from '../../src/apiserver/certificates/signing-controller.js';
+import { authorizedForSigner } from '../../src/apiserver/certificates/admission.js';
 
 const node = { commonName: 'system:node:worker-0', organizations: ['system:nodes'] };
 const request = async (subject: Parameters<typeof createCertificateRequest>[0], hosts: string[] = []) => parseCertificateRequest((await createCertificateRequest(subject, hosts)).requestPem);
@@ -79,4 +80,15 @@ test('certificate lifetimes honour expirationSeconds between ten minutes and the
   assert.equal(certificateDuration(3600, year), 3600_000);
   assert.equal(certificateDuration(60, year), 600_000);
   assert.equal(certificateDuration(10 * 365 * 86400, year), year);
+});
+
+test('approving and signing are authorized per signer name, or its domain\'s wildcard', () => {
+  const user = { name: 'approver', groups: [] };
+  const allowing = (names: string[]) => (a: { verb: string; apiGroup: string; resource: string; name: string }) =>
+    (a.apiGroup === 'certificates.k8s.io' && a.resource === 'signers' && a.verb === 'approve' && names.includes(a.name) ? undefined : 'no');
+  assert.equal(authorizedForSigner(allowing([KUBELET_CLIENT_SIGNER]), user, 'approve', KUBELET_CLIENT_SIGNER), true);
+  assert.equal(authorizedForSigner(allowing([KUBELET_CLIENT_SIGNER]), user, 'approve', KUBELET_SERVING_SIGNER), false);
+  assert.equal(authorizedForSigner(allowing(['kubernetes.io/*']), user, 'approve', KUBELET_SERVING_SIGNER), true);
+  assert.equal(authorizedForSigner(allowing(['kubernetes.io/*']), user, 'approve', 'example.com/mine'), false);
+  assert.equal(authorizedForSigner(allowing(['kubernetes.io/*']), user, 'sign', KUBELET_SERVING_SIGNER), false);
 });

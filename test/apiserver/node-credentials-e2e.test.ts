@@ -7,12 +7,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
+import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { startClusterApiServer, type ClusterApiServer } from '../../src/apiserver/cluster-api.js';
-import { createCertificateRequest } from '../../src/common/pki.js';
+import { createCA, createCertificateRequest, issueClientCert } from '../../src/common/pki.js';
 import { bootstrapTokenSecret, generateBootstrapToken } from '../../src/apiserver/nodes/bootstrap-tokens.js';
 import { runKubectl, type KubectlResult } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
@@ -97,8 +98,17 @@ test('a node gets its client certificate through a CSR approved with kubectl and
     assert.equal(issued.status.conditions[0].reason, 'KubectlApprove');
     assert.match(ok(await c.admin(['get', 'csr', 'node-csr-a']), 'get csr'), /Approved,Issued/);
 
-    // As the node, with the certificate it was given.
+    // The certificate says who the node is, is for client auth only, and comes from the cluster CA.
     const certPem = Buffer.from(issued.status.certificate, 'base64').toString();
+    const cert = new X509Certificate(certPem);
+    assert.equal(cert.subject, 'CN=system:node:worker-a\nO=system:nodes');
+    assert.ok(cert.checkIssued(new X509Certificate(c.cluster.server.caPem)));
+    assert.deepEqual(cert.keyUsage, ['1.3.6.1.5.5.7.3.2']);
+    assert.equal(cert.subjectAltName, undefined);
+    const days = (Date.parse(cert.validTo) - Date.now()) / 86400_000;
+    assert.ok(days > 364 && days < 366, `valid for ${days} days`);
+
+    // As the node, with the certificate it was given.
     const node = c.kubeconfig('node', { 'client-certificate-data': Buffer.from(certPem).toString('base64'), 'client-key-data': Buffer.from(keyPem).toString('base64') });
     const nodeObject = (name: string, labels: Record<string, string> = {}) => JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name, ...labels } } });
     ok(await runKubectl(node, ['create', '-f', '-'], { input: nodeObject('worker-a', { 'node-role.kubernetes.io/worker': '' }) }), 'register own node');
@@ -111,6 +121,9 @@ test('a node gets its client certificate through a CSR approved with kubectl and
     const other = await runKubectl(node, ['label', 'node', 'worker-b', 'example.com/team=infra']);
     assert.notEqual(other.code, 0);
     assert.match(other.stderr, /nodes "worker-b" is forbidden: User "system:node:worker-a" cannot get resource "nodes"/);
+    // `kubectl auth can-i` asks the same authorizers: the Node authorizer, then RBAC.
+    assert.equal((await runKubectl(node, ['auth', 'can-i', 'get', 'node/worker-a'])).stdout.trim(), 'yes');
+    assert.equal((await runKubectl(node, ['auth', 'can-i', 'get', 'node/worker-b'])).stdout.trim(), 'no');
     const readOther = await runKubectl(node, ['get', 'node', 'worker-b']);
     assert.match(readOther.stderr, /cannot get resource "nodes".*node 'worker-a' cannot read 'worker-b', only its own Node object/);
     const restricted = await runKubectl(node, ['label', 'node', 'worker-a', 'node-restriction.kubernetes.io/pool=gold']);
@@ -139,6 +152,32 @@ test('a node gets its client certificate through a CSR approved with kubectl and
     await assert.rejects(core.patchNodeStatus({ name: 'worker-b', body: { status: { conditions: [] } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch)), refusedBy(notOwn));
     await assert.rejects(core.patchNode({ name: 'worker-b', body: { metadata: { labels: { 'example.com/team': 'infra' } } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch)), refusedBy(notOwn));
     assert.match(ok(await c.admin(['get', 'nodes']), 'nodes'), /worker-a\s+Ready/);
+
+    // Its serving certificate, requested with its client certificate (kubelet-serving signer).
+    const serving = await createCertificateRequest({ commonName: 'system:node:worker-a', organizations: ['system:nodes'] }, ['127.0.1.7', 'worker-a']);
+    ok(await runKubectl(node, ['create', '-f', '-'], { input: csrManifest('serving-a', serving.requestPem, 'kubernetes.io/kubelet-serving', ['digital signature', 'server auth']) }), 'serving CSR');
+    assert.equal(JSON.parse(ok(await c.admin(['get', 'csr', 'serving-a', '-o', 'json']), 'get')).spec.username, 'system:node:worker-a');
+    ok(await c.admin(['certificate', 'approve', 'serving-a']), 'approve serving');
+    const servingCert = await eventually('the serving CSR to be issued', async () => {
+      const csr = JSON.parse(ok(await c.admin(['get', 'csr', 'serving-a', '-o', 'json']), 'get'));
+      return csr.status.certificate ? new X509Certificate(Buffer.from(csr.status.certificate, 'base64')) : undefined;
+    });
+    assert.equal(servingCert.subjectAltName, 'DNS:worker-a, IP Address:127.0.1.7');
+    assert.deepEqual(servingCert.keyUsage, ['1.3.6.1.5.5.7.3.1']);
+
+    // What a kubelet reads: its pods by spec.nodeName, and only the secrets they refer to.
+    const pod = (name: string, nodeName: string, secret: string) => JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' }, spec: { nodeName, containers: [{ name: 'c', image: 'x' }], volumes: [{ name: 's', secret: { secretName: secret } }] } });
+    for (const name of ['for-a', 'for-b']) ok(await c.admin(['create', 'secret', 'generic', name, '--from-literal=k=v']), 'secret');
+    ok(await c.admin(['create', '-f', '-'], pod('web-a', 'worker-a', 'for-a')), 'pod on a');
+    ok(await c.admin(['create', '-f', '-'], pod('web-b', 'worker-b', 'for-b')), 'pod on b');
+    assert.match(ok(await runKubectl(node, ['get', 'pods', '-A', '--field-selector', 'spec.nodeName=worker-a']), 'own pods'), /web-a/);
+    assert.match((await runKubectl(node, ['get', 'pods', '-A'])).stderr, /can only list\/watch pods with spec.nodeName field selector/);
+    ok(await runKubectl(node, ['get', 'secret', 'for-a', '-n', 'default']), 'secret of its pod');
+    assert.match((await runKubectl(node, ['get', 'secret', 'for-b', '-n', 'default'])).stderr, /no relationship found between node 'worker-a' and this object/);
+    // Evicting a pod on another node is NodeRestriction's to refuse.
+    const eviction = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'web-b', namespace: 'default' } };
+    await assert.rejects(core.createNamespacedPodEviction({ name: 'web-b', namespace: 'default', body: eviction }), refusedBy(/can only evict pods with spec.nodeName set to itself/));
+    assert.match(ok(await c.admin(['get', 'pods']), 'pods'), /web-b/);
   } finally {
     await c.cluster.stop();
     rmSync(c.dir, { recursive: true, force: true });
@@ -192,12 +231,62 @@ test('denied, misfit and invalid CSRs: kubectl deny, the signer\'s Failed condit
       assert.notEqual(r.code, 0, name);
       assert.match(r.stderr, message, name);
     }
+    // Approving takes the `approve` verb on the signer (kube's CertificateApproval), and no
+    // signer mints system:masters client certificates (CertificateSubjectRestriction).
+    const masters = await createCertificateRequest({ commonName: 'mallory', organizations: ['system:masters'] });
+    const minted = await c.admin(['create', '-f', '-'], csrManifest('mallory', masters.requestPem, 'kubernetes.io/kube-apiserver-client', ['client auth']));
+    assert.match(minted.stderr, /use of kubernetes.io\/kube-apiserver-client signer with system:masters group is not allowed/);
+    ok(await c.admin(['create', '-f', '-'], csrManifest('bob-client', user.requestPem, 'kubernetes.io/kube-apiserver-client', ['client auth'])), 'create');
+    const approverRole = (signerRule: boolean) => YAML.stringify({
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'csr-approver' },
+      rules: [
+        { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/approval'], verbs: ['update'] },
+        ...(signerRule ? [{ apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: ['kubernetes.io/*'], verbs: ['approve'] }] : []),
+      ],
+    });
+    ok(await c.admin(['create', 'serviceaccount', 'approver']), 'sa');
+    ok(await c.admin(['apply', '-f', '-'], approverRole(false)), 'role');
+    ok(await c.admin(['create', 'clusterrolebinding', 'csr-approver', '--clusterrole=csr-approver', '--serviceaccount=default:approver']), 'binding');
+    const approver = c.kubeconfig('approver', { token: ok(await c.admin(['create', 'token', 'approver']), 'token').trim() });
+    assert.match((await runKubectl(approver, ['certificate', 'approve', 'bob-client'])).stderr, /user not permitted to approve requests with signerName "kubernetes.io\/kube-apiserver-client"/);
+    ok(await c.admin(['apply', '-f', '-'], approverRole(true)), 'role with signers');
+    assert.match(ok(await runKubectl(approver, ['certificate', 'approve', 'bob-client']), 'approve as approver'), /approved/);
+
+    // A certificate from another CA is no credential, whatever its subject says.
+    const forged = await issueClientCert(await createCA('someone-else'), { commonName: 'system:admin', organizations: ['system:masters'] });
+    const forgedConfig = c.kubeconfig('forged', { 'client-certificate-data': Buffer.from(forged.certPem).toString('base64'), 'client-key-data': Buffer.from(forged.keyPem).toString('base64') });
+    assert.match((await runKubectl(forgedConfig, ['get', 'nodes'])).stderr, /Unauthorized|must be logged in/);
+    assert.match(ok(await c.admin(['explain', 'csr.spec.signerName']), 'explain'), /kubernetes.io\/kube-apiserver-client-kubelet/);
     // Status writes cannot approve: the decision only changes through the approval subresource.
     const viaStatus = await c.cluster.server.resources.update(csrType, undefined, 'to-deny',
       { metadata: { name: 'to-deny' }, status: { conditions: [] } }, { subresource: 'status' });
     assert.equal(viaStatus.status.conditions[0].type, 'Denied');
   } finally {
     await c.cluster.stop();
+    rmSync(c.dir, { recursive: true, force: true });
+  }
+});
+
+test('expired bootstrap tokens stop authenticating and are deleted by the token cleaner', async () => {
+  const c = await startCluster();
+  let restarted: ClusterApiServer | undefined;
+  try {
+    const expired = generateBootstrapToken();
+    const valid = generateBootstrapToken();
+    ok(await c.admin(['apply', '-f', '-'], JSON.stringify(bootstrapTokenSecret(expired, { expiration: new Date(Date.now() + 1500) }))), 'expiring token');
+    ok(await c.admin(['apply', '-f', '-'], JSON.stringify(bootstrapTokenSecret(valid, { expiration: new Date(Date.now() + 3600_000) }))), 'valid token');
+    ok(await runKubectl(c.kubeconfig('soon', { token: expired }), ['get', 'csr']), 'before expiry');
+    await new Promise((r) => setTimeout(r, 1600));
+    assert.match((await runKubectl(c.kubeconfig('late', { token: expired }), ['get', 'csr'])).stderr, /Unauthorized/);
+    // The cleaner runs at start (then every minute): a restart finds the expired Secret and deletes it.
+    await c.cluster.stop();
+    restarted = await startClusterApiServer({ dataDir: c.dir, host: '127.0.0.1', port: 0, logLevel: 'warn' });
+    const server = restarted.server;
+    await eventually('the expired token Secret to be deleted', async () => !server.storage.get(`/core/secrets/kube-system/bootstrap-token-${expired.slice(0, 6)}`));
+    assert.ok(server.storage.get(`/core/secrets/kube-system/bootstrap-token-${valid.slice(0, 6)}`));
+  } finally {
+    await (restarted ?? c.cluster).stop();
     rmSync(c.dir, { recursive: true, force: true });
   }
 });

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { authenticateBootstrapToken, bootstrapTokenSecret, generateBootstrapToken } from '../../src/apiserver/nodes/bootstrap-tokens.js';
 import { userFromSubject } from '../../src/apiserver/client-certificates.js';
+import { expiredBootstrapTokens } from '../../src/apiserver/nodes/token-cleaner.js';
 import { podLogLocation } from '../../src/apiserver/nodes/pod-logs.js';
 import { ApiError } from '../../src/apiserver/errors.js';
 
@@ -72,4 +73,14 @@ test('pods/log goes to the kubelet of the pod\'s node with the log options', () 
   for (const [name, call, code, message] of refused) {
     assert.throws(call, (e: unknown) => e instanceof ApiError && e.code === code && message.test(e.message), name);
   }
+});
+
+test('the token cleaner picks bootstrap token Secrets past their expiration, and nothing else', () => {
+  const now = new Date('2026-01-01T00:00:00Z');
+  const token = (expiration?: Date) => bootstrapTokenSecret(generateBootstrapToken(), { expiration });
+  const expired = token(new Date('2025-12-31T23:59:59Z'));
+  const current = token(new Date('2026-01-01T00:00:01Z'));
+  const forever = token();
+  const opaque = { ...expired, type: 'Opaque' };
+  assert.deepEqual(expiredBootstrapTokens([expired, current, forever, opaque], now), [expired]);
 });

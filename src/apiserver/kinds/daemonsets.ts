@@ -1,11 +1,17 @@
-// DaemonSets (apps/v1): workload validation and the DESIRED / CURRENT / READY / UP-TO-DATE /
-// AVAILABLE / NODE SELECTOR columns.
+// DaemonSets (apps/v1): kube's defaults (RollingUpdate, maxUnavailable 1, maxSurge 0, ten
+// revisions — `kubectl rollout status daemonset` refuses a DaemonSet without a strategy type),
+// workload validation and the DESIRED / CURRENT / READY / UP-TO-DATE / AVAILABLE / NODE SELECTOR
+// columns.
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN, selectorString } from '../printing.js';
 import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames, workloadProblems } from './workloads.js';
 
 export const daemonsets: KindStrategy = {
   type: builtinType('apps', 'v1', 'daemonsets', 'DaemonSet', { shortNames: ['ds'], categories: ALL, status: true }),
+  defaults(object) {
+    const spec = (object.spec = { revisionHistoryLimit: 10, updateStrategy: { type: 'RollingUpdate' }, ...object.spec });
+    if (spec.updateStrategy?.type === 'RollingUpdate') spec.updateStrategy.rollingUpdate = { maxUnavailable: 1, maxSurge: 0, ...spec.updateStrategy.rollingUpdate };
+  },
   generation: specChanged,
   validate: workloadProblems,
   printer: {

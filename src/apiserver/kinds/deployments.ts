@@ -1,6 +1,7 @@
 // Deployments (apps/v1): kube's defaults (one replica, rolling update 25%/25%, ten revisions,
 // 600 s progress deadline), workload validation, scale, a generation bumped by spec and annotation
-// changes, and the READY / UP-TO-DATE / AVAILABLE columns.
+// changes (not by annotations written with the status), and the READY / UP-TO-DATE / AVAILABLE
+// columns.
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN, selectorString } from '../printing.js';
 import { ALL, builtinType, sameValue, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames, replicasScale, workloadProblems } from './workloads.js';
@@ -11,6 +12,8 @@ export const deployments: KindStrategy = {
     object.spec = { replicas: 1, revisionHistoryLimit: 10, progressDeadlineSeconds: 600, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } }, ...object.spec };
   },
   validate: workloadProblems,
+  // kube's deployment status strategy resets spec and labels only: the controller's revision annotation goes with the status.
+  statusMetadata: ['annotations'],
   // Annotations count too: they are copied to the ReplicaSets (kube's deployment strategy).
   generation: (next, previous) => specChanged(next, previous) || !sameValue(next.metadata?.annotations, previous.metadata?.annotations),
   printer: {

@@ -5,10 +5,12 @@ import type { Printer } from '../printing.js';
 import type { ResourceType } from '../registry.js';
 import { certificatesigningrequests } from './certificatesigningrequests.js';
 import { configmaps } from './configmaps.js';
+import { controllerrevisions } from './controllerrevisions.js';
 import { customresourcedefinitions } from './customresourcedefinitions.js';
 import { daemonsets } from './daemonsets.js';
 import { deployments } from './deployments.js';
 import { endpoints } from './endpoints.js';
+import { endpointslices } from './endpointslices.js';
 import { coreEvents, events } from './events.js';
 import { jobs } from './jobs.js';
 import { leases } from './leases.js';
@@ -27,8 +29,8 @@ import { customResourceChanged, type Allocations, type KindStrategy, type Obj } 
 
 export const STRATEGIES: KindStrategy[] = [
   namespaces, nodes, pods, services, endpoints, configmaps, secrets, serviceaccounts, coreEvents, events, leases,
-  deployments, replicasets, daemonsets, statefulsets, jobs, poddisruptionbudgets, customresourcedefinitions,
-  roles, rolebindings, clusterroles, clusterrolebindings, certificatesigningrequests,
+  deployments, replicasets, daemonsets, statefulsets, controllerrevisions, jobs, poddisruptionbudgets, customresourcedefinitions,
+  roles, rolebindings, clusterroles, clusterrolebindings, endpointslices, certificatesigningrequests,
 ];
 
 const byGroupResource = new Map(STRATEGIES.map((s) => [`${s.type.group}/${s.type.resource}`, s]));

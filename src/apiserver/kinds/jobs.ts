@@ -1,4 +1,5 @@
-// Jobs (batch/v1): kube's defaults (one completion, parallelism 1, backoffLimit 6), the
+// Jobs (batch/v1): kube's defaults (one completion, parallelism 1, backoffLimit 6; without
+// manualSelector, a selector on the Job's own uid and the labels that go with it), the
 // template's containers, and the STATUS / COMPLETIONS / DURATION columns.
 import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, selectorString } from '../printing.js';
 import { containersProblems } from './pods.js';
@@ -7,8 +8,15 @@ import { containerImages, containerNames } from './workloads.js';
 
 export const jobs: KindStrategy = {
   type: builtinType('batch', 'v1', 'jobs', 'Job', { categories: ALL, status: true }),
-  defaults(object) {
+  defaults(object, previous) {
     object.spec = { completions: 1, parallelism: 1, backoffLimit: 6, ...object.spec };
+    if (!previous && !object.spec.manualSelector && !object.spec.selector) {
+      const { uid, name } = object.metadata;
+      object.spec.selector = { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } };
+      const template = (object.spec.template ??= {});
+      template.metadata = { ...(template.metadata ?? {}) };
+      template.metadata.labels = { ...(template.metadata.labels ?? {}), 'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': name, 'controller-uid': uid, 'job-name': name };
+    }
   },
   generation: specChanged,
   validate: (o) => containersProblems(o.spec?.template?.spec?.containers, 'spec.template.spec.containers'),

@@ -1,10 +1,24 @@
-// Pods (core/v1): defaults, the containers' validation (shared with the workloads that embed a
+// Pods (core/v1): defaults (with DefaultTolerationSeconds' tolerations), the containers' validation (shared with the workloads that embed a
 // pod template), the READY/STATUS/RESTARTS columns as kubectl computes them, and a generation
 // bumped by spec changes (kube-apiserver's pod strategy since pod generation tracking).
 import type { FieldProblem } from '../errors.js';
 import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, orNone, type Printer } from '../printing.js';
 import { DNS1123_LABEL } from '../validation.js';
 import { ALL, builtinType, specChanged, type KindStrategy, type Obj } from './strategy.js';
+
+/**
+ * kube-apiserver's DefaultTolerationSeconds admission: a new pod that does not tolerate the
+ * not-ready and unreachable NoExecute taints tolerates them for 300 s, so that a node's short
+ * outage does not evict it at once.
+ */
+function withDefaultTolerations(tolerations: Obj[] | undefined): Obj[] {
+  const list = [...(tolerations ?? [])];
+  const tolerates = (key: string) => list.some((t) => (t.key === key || !t.key) && (t.effect === 'NoExecute' || !t.effect));
+  for (const key of ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']) {
+    if (!tolerates(key)) list.push({ key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 });
+  }
+  return list;
+}
 
 /** Problems with a list of containers: present, named as DNS labels without duplicates, with an image. */
 export function containersProblems(containers: unknown, field: string): FieldProblem[] {
@@ -122,12 +136,13 @@ export const pods: KindStrategy = {
     status: true,
     fieldSelectors: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName'],
   }),
-  defaults(object) {
+  defaults(object, previous) {
     // Mirror pods (a kubelet's static pods) get no service account, as kube's ServiceAccount
     // admission leaves them alone: NodeRestriction refuses a node's pod that refers to one.
     const mirror = Object.hasOwn(object.metadata?.annotations ?? {}, 'kubernetes.io/config.mirror');
     object.spec = { restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler', ...(mirror ? {} : { serviceAccountName: 'default' }), terminationGracePeriodSeconds: 30, ...object.spec };
     if (!object.status?.phase) object.status = { ...(object.status ?? {}), phase: 'Pending', qosClass: 'BestEffort' };
+    if (!previous) object.spec.tolerations = withDefaultTolerations(object.spec.tolerations);
   },
   fieldDefaults: { 'spec.hostNetwork': 'false' },
   validate: (o) => containersProblems(o.spec?.containers, 'spec.containers'),

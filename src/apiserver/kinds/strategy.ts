@@ -57,6 +57,11 @@ export interface KindStrategy {
    * it never get one, as kube-apiserver's strategies that never set it.
    */
   generation?(next: Obj, previous: Obj): boolean;
+  /**
+   * Metadata a status update may change (kube's <kind>StatusStrategy keeps it from the request):
+   * the Deployment controller writes its revision annotation with the status, without a new generation.
+   */
+  statusMetadata?: Array<'annotations' | 'labels'>;
   /** Kinds whose deletion waits for a clean-up of their own (Namespaces): marks the object as terminating. */
   terminate?(object: Obj): void;
   /** Pools the kind allocates from, rebuilt from what `storage` holds. */
@@ -88,11 +93,18 @@ export function builtinType(
   };
 }
 
-/** An update through `status` as most kinds take it: the stored object with the incoming status. */
-export function replaceStatus(incoming: Obj, previous: Obj): Obj {
+/**
+ * An update through `status` as most kinds take it: the stored object with the incoming status,
+ * and the incoming metadata fields the kind lets its status writers set (statusMetadata).
+ */
+export function replaceStatus(incoming: Obj, previous: Obj, metadataFields: string[] = []): Obj {
   const next = structuredClone(previous);
   if (incoming.status === undefined) delete next.status;
   else next.status = incoming.status;
+  for (const field of metadataFields) {
+    if (incoming.metadata?.[field] === undefined) delete next.metadata[field];
+    else next.metadata[field] = incoming.metadata[field];
+  }
   return next;
 }
 

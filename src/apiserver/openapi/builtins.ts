@@ -4,6 +4,7 @@
 // (`io.k8s.api.core.v1.ConfigMap`), one file per group of kinds. Kinds without a schema get a
 // generic one.
 import { free, kind, SPEC, STATUS, typeMeta, type Schema } from './builders.js';
+import { CERTIFICATES_SCHEMAS } from './certificates.js';
 import { CLUSTER_SCHEMAS } from './cluster.js';
 import { CORE_V1_SCHEMAS } from './core-v1.js';
 import { META_V1_SCHEMAS } from './meta-v1.js';
@@ -13,7 +14,7 @@ import { WORKLOAD_SCHEMAS } from './workloads.js';
 export type { Schema } from './builders.js';
 
 /** The definitions: name → schema. Top-level kinds carry their x-kubernetes-group-version-kind when published. */
-export const BUILTIN_SCHEMAS: Record<string, Schema> = { ...META_V1_SCHEMAS, ...CORE_V1_SCHEMAS, ...POD_SCHEMAS, ...WORKLOAD_SCHEMAS, ...CLUSTER_SCHEMAS };
+export const BUILTIN_SCHEMAS: Record<string, Schema> = { ...META_V1_SCHEMAS, ...CORE_V1_SCHEMAS, ...POD_SCHEMAS, ...WORKLOAD_SCHEMAS, ...CLUSTER_SCHEMAS, ...CERTIFICATES_SCHEMAS };
 
 /** The definition name of each built-in kind, by group/version/kind. */
 export function builtinSchemaName(group: string, version: string, kindName: string): string {

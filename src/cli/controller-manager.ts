@@ -1,0 +1,43 @@
+// `bosun controller-manager`: runs the workload controllers (ReplicaSet, Deployment, DaemonSet, Job,
+// Endpoints, EndpointSlices, node lifecycle, pod garbage collection, root CA publisher) on the
+// component manager until SIGTERM, as kube-controller-manager runs them, under its Lease
+// kube-system/kube-controller-manager.
+import type { Command } from 'commander';
+import { readFileSync } from 'node:fs';
+import { registerComponent } from '../kube/manager-flags.js';
+import { addWorkloadControllers, CONTROLLER_MANAGER, selectControllers, WORKLOAD_CONTROLLERS } from '../cluster/workloads/run.js';
+
+interface Options {
+  controllers: string;
+  rootCaFile?: string;
+  nodeMonitorGracePeriod: string;
+}
+
+export function register(program: Command): void {
+  registerComponent<Options>(program, {
+    ...CONTROLLER_MANAGER,
+    description: 'run the controllers kube-controller-manager runs: ReplicaSet, Deployment, DaemonSet, Job, Endpoints, EndpointSlices, node lifecycle, pod GC, root CA publisher',
+    // kube-controller-manager's lease timings.
+    defaults: { leaseDuration: 15, renewDeadline: 10, retryPeriod: 2 },
+    flags: (command) =>
+      command
+        .option('--controllers <list>', `controllers to run: * for all, NAME to enable, -NAME to disable (known: ${Object.keys(WORKLOAD_CONTROLLERS).join(', ')})`, '*')
+        .option('--node-monitor-grace-period <seconds>', 'a node whose kubelet is silent this long goes NotReady (Unknown) and is tainted unreachable', '50')
+        .option('--root-ca-file <file>', "the CA published to every namespace as ConfigMap kube-root-ca.crt (default: the kubeconfig's cluster CA)"),
+    help: `
+Leader election: the Lease kube-system/kube-controller-manager.
+
+Example:
+  $ bosun controller-manager --kubeconfig .bosun/kubeconfig
+  $ kubectl create deployment web --image=bosun.local/echo --replicas=3
+  $ kubectl rollout status deployment/web
+  deployment "web" successfully rolled out`,
+    setup(manager, o) {
+      const controllers = selectControllers(o.controllers);
+      if (controllers.length === 0) throw new Error(`--controllers "${o.controllers}" leaves no controller to run`);
+      const grace = Number(o.nodeMonitorGracePeriod);
+      if (!Number.isFinite(grace) || grace <= 0) throw new Error(`--node-monitor-grace-period must be a positive number of seconds, got "${o.nodeMonitorGracePeriod}"`);
+      addWorkloadControllers(manager, { controllers, rootCa: o.rootCaFile ? readFileSync(o.rootCaFile, 'utf8') : undefined, nodeLifecycle: { gracePeriodMs: grace * 1000 } });
+    },
+  });
+}

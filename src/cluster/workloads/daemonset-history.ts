@@ -1,0 +1,84 @@
+// A DaemonSet's template history in ControllerRevisions, as kube's DaemonSet controller keeps it
+// (and as `kubectl rollout history` / `rollout undo daemonset` read it): one revision per template,
+// named `<daemonset>-<hash>`, labelled with the template's labels and its controller-revision-hash,
+// holding a strategic merge patch that puts the template back (`$patch: replace`). The current
+// template's revision is created, or — after a rollback — renumbered above the others; duplicates
+// go; old revisions no live pod runs go beyond revisionHistoryLimit, oldest first.
+import { controllerOf, controllerReference, isAlreadyExists, isNotFound, type Obj } from '../../kube/index.js';
+import { canonicalJson, withoutEmpty } from './canonical.js';
+import type { WorkloadContext } from './context.js';
+import { CONTROLLER_REVISION_HASH, CONTROLLER_REVISIONS, DAEMON_SETS } from './resources.js';
+
+/** kube's getPatch: the patch that restores the DaemonSet's template. */
+export function revisionPatch(ds: Obj): Obj {
+  return { spec: { template: { ...structuredClone(ds.spec?.template ?? {}), $patch: 'replace' } } };
+}
+
+const samePatch = (a: unknown, b: unknown) => canonicalJson(withoutEmpty(a)) === canonicalJson(withoutEmpty(b));
+const revisionOf = (h: Obj) => Number(h.revision ?? 0);
+
+/**
+ * Makes sure the current template has the newest revision; returns it and the other revisions.
+ * `owned` are the ControllerRevisions the DaemonSet controls.
+ */
+export async function constructHistory(ctx: WorkloadContext, ds: Obj, owned: Obj[], hash: string): Promise<{ current: Obj; old: Obj[] }> {
+  const patch = revisionPatch(ds);
+  const matching = owned.filter((h) => h.metadata.labels?.[CONTROLLER_REVISION_HASH] === hash || samePatch(h.data, patch)).sort((a, b) => revisionOf(b) - revisionOf(a));
+  const others = owned.filter((h) => !matching.includes(h));
+  const max = Math.max(0, ...owned.map(revisionOf));
+  let current: Obj;
+  if (matching.length === 0) {
+    const name = `${ds.metadata.name}-${hash}`;
+    const revision: Obj = {
+      apiVersion: 'apps/v1',
+      kind: 'ControllerRevision',
+      metadata: {
+        name,
+        namespace: ds.metadata.namespace,
+        labels: { ...(ds.spec?.template?.metadata?.labels ?? {}), [CONTROLLER_REVISION_HASH]: hash },
+        ...(ds.metadata.annotations ? { annotations: { ...ds.metadata.annotations } } : {}),
+        ownerReferences: [controllerReference(ds)],
+      },
+      data: patch,
+      revision: max + 1,
+    };
+    try {
+      current = await ctx.client.create(CONTROLLER_REVISIONS, revision);
+    } catch (e) {
+      if (!isAlreadyExists(e)) throw e;
+      const found = await ctx.client.read(CONTROLLER_REVISIONS, name, ds.metadata.namespace);
+      if (!found || controllerOf(found)?.uid !== ds.metadata.uid || !samePatch(found.data, patch)) {
+        // Another template hashed to this name: hash again with a higher collision count.
+        await ctx.client.update(DAEMON_SETS, { ...ds, status: { ...(ds.status ?? {}), collisionCount: (ds.status?.collisionCount ?? 0) + 1 } }, 'status');
+        throw e;
+      }
+      current = found;
+    }
+  } else {
+    [current] = matching;
+    for (const duplicate of matching.slice(1)) await deleteRevision(ctx, duplicate);
+    if (revisionOf(current) < max) current = await ctx.client.update(CONTROLLER_REVISIONS, { ...current, revision: max + 1 });
+  }
+  return { current, old: others };
+}
+
+/** Deletes old revisions beyond revisionHistoryLimit that no live pod runs, oldest first (kube's cleanupHistory). */
+export async function cleanupHistory(ctx: WorkloadContext, ds: Obj, old: Obj[], pods: Obj[]): Promise<void> {
+  let toKill = old.length - (ds.spec?.revisionHistoryLimit ?? 10);
+  if (toKill <= 0) return;
+  const live = new Set(pods.map((p) => p.metadata?.labels?.[CONTROLLER_REVISION_HASH]).filter(Boolean));
+  for (const history of [...old].sort((a, b) => revisionOf(a) - revisionOf(b))) {
+    if (toKill <= 0) break;
+    if (live.has(history.metadata.labels?.[CONTROLLER_REVISION_HASH])) continue;
+    await deleteRevision(ctx, history);
+    toKill--;
+  }
+}
+
+async function deleteRevision(ctx: WorkloadContext, history: Obj): Promise<void> {
+  try {
+    await ctx.client.delete(CONTROLLER_REVISIONS, history.metadata.name, history.metadata.namespace, { preconditions: { uid: history.metadata.uid } });
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+  }
+}

@@ -1,0 +1,30 @@
+// The pod garbage collector's decisions, as kube's podgc: finished pods beyond the threshold go
+// oldest first; pods bound to a node that no longer exists go once the node has been missing for
+// the quarantine time (kube checks again against the API server first, as the controller does);
+// pods being deleted that were never scheduled go at once (no kubelet will ever finish them). Pure.
+import type { Obj } from '../../kube/index.js';
+import { isTerminal } from './pods.js';
+
+/** kube-controller-manager's --terminated-pod-gc-threshold default. */
+export const TERMINATED_POD_THRESHOLD = 12_500;
+/** How long a pod's node must be missing before the pod is collected (kube: 40 s). */
+export const ORPHAN_QUARANTINE_MS = 40_000;
+
+/** Finished pods beyond `threshold`, oldest first (kube's gcTerminated). */
+export function excessTerminated(pods: Obj[], threshold: number): Obj[] {
+  const finished = pods.filter((p) => isTerminal(p) && !p.metadata.deletionTimestamp);
+  if (threshold <= 0 || finished.length <= threshold) return [];
+  return finished
+    .sort((a, b) => (a.metadata.creationTimestamp < b.metadata.creationTimestamp ? -1 : a.metadata.creationTimestamp > b.metadata.creationTimestamp ? 1 : 0))
+    .slice(0, finished.length - threshold);
+}
+
+/** Pods bound to a node not in `nodes` (kube's gcOrphaned candidates). */
+export function orphaned(pods: Obj[], nodes: Set<string>): Obj[] {
+  return pods.filter((p) => p.spec?.nodeName && !nodes.has(p.spec.nodeName));
+}
+
+/** Pods being deleted that no node ever got (kube's gcUnscheduledTerminating). */
+export function unscheduledTerminating(pods: Obj[]): Obj[] {
+  return pods.filter((p) => p.metadata.deletionTimestamp && !p.spec?.nodeName);
+}

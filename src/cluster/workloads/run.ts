@@ -1,0 +1,135 @@
+// The controllers of kube-controller-manager that bosun runs (ReplicaSet, Deployment, DaemonSet,
+// Job, Endpoints, EndpointSlices, node lifecycle, pod garbage collection, root CA publisher), added
+// to a component manager over its shared informers; the manager holds the Lease
+// kube-system/kube-controller-manager as kube-controller-manager does (so two instances never act
+// at once). They are ordinary API clients: on a real cluster, kube-controller-manager can run
+// instead.
+import type * as k8s from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import { type Clock, EventRecorder, Manager, realClock } from '../../kube/index.js';
+import type { WorkloadContext } from './context.js';
+import { daemonSetController } from './daemonset-controller.js';
+import { deploymentController } from './deployment-controller.js';
+import { endpointSliceController } from './endpointslice-controller.js';
+import { endpointsController } from './endpoints-controller.js';
+import { jobController, type JobControllerOptions } from './job-controller.js';
+import { nodeLifecycleController, type NodeLifecycleOptions } from './node-lifecycle-controller.js';
+import { podGcController, type PodGcOptions } from './pod-gc-controller.js';
+import { ROOT_CA_CONFIG_MAP, rootCaPublisher } from './root-ca-publisher.js';
+import { replicaSetController } from './replicaset-controller.js';
+import { CONFIG_MAPS, CONTROLLER_REVISIONS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, LEASES, NAMESPACES, NODES, PODS, REPLICA_SETS, SERVICES } from './resources.js';
+
+/** What a controller may need beyond its context. */
+type ControllerOptions = WorkloadControllerSettings & { kubeconfig: k8s.KubeConfig };
+
+/**
+ * The controllers by the names kube-controller-manager's --controllers flag uses, each with the
+ * component its Events name as their source (as kube's do).
+ */
+export const WORKLOAD_CONTROLLERS = {
+  replicaset: { component: 'replicaset-controller', make: (ctx: WorkloadContext) => replicaSetController(ctx) },
+  deployment: { component: 'deployment-controller', make: (ctx: WorkloadContext) => deploymentController(ctx) },
+  daemonset: { component: 'daemonset-controller', make: (ctx: WorkloadContext) => daemonSetController(ctx) },
+  job: { component: 'job-controller', make: (ctx: WorkloadContext, o: ControllerOptions) => jobController(ctx, o.job) },
+  endpoint: { component: 'endpoint-controller', make: (ctx: WorkloadContext) => endpointsController(ctx) },
+  endpointslice: { component: 'endpoint-slice-controller', make: (ctx: WorkloadContext) => endpointSliceController(ctx) },
+  nodelifecycle: { component: 'node-controller', make: (ctx: WorkloadContext, o: ControllerOptions) => nodeLifecycleController(ctx, o.nodeLifecycle) },
+  podgc: { component: 'pod-garbage-collector', make: (ctx: WorkloadContext, o: ControllerOptions) => podGcController(ctx, o.podGc) },
+  'root-ca-cert-publisher': { component: 'root-ca-cert-publisher', make: (ctx: WorkloadContext, o: ControllerOptions) => rootCaPublisher(ctx, o.rootCa ?? clusterCa(o.kubeconfig)) },
+} as const;
+
+export type WorkloadControllerName = keyof typeof WORKLOAD_CONTROLLERS;
+
+/**
+ * Reads a --controllers list as kube-controller-manager does: `*` for all, `name` to enable one,
+ * `-name` to disable one (`*,-daemonset`). Unknown names are an error naming the known ones.
+ */
+export function selectControllers(spec: string): WorkloadControllerName[] {
+  const known = Object.keys(WORKLOAD_CONTROLLERS) as WorkloadControllerName[];
+  const items = spec.split(',').map((s) => s.trim()).filter(Boolean);
+  const chosen = new Set<WorkloadControllerName>();
+  for (const item of items) {
+    if (item === '*') for (const name of known) chosen.add(name);
+  }
+  for (const item of items) {
+    if (item === '*') continue;
+    const name = item.replace(/^-/, '');
+    if (!known.includes(name as WorkloadControllerName)) throw new Error(`"${name}" is not a known controller; known controllers: ${known.join(', ')}`);
+    if (item.startsWith('-')) chosen.delete(name as WorkloadControllerName);
+    else chosen.add(name as WorkloadControllerName);
+  }
+  return known.filter((name) => chosen.has(name));
+}
+
+/** kube-controller-manager's Lease, and the component's name. */
+export const CONTROLLER_MANAGER = { name: 'controller-manager', lease: { namespace: 'kube-system', name: 'kube-controller-manager' } };
+
+export interface WorkloadControllerSettings {
+  /** Which controllers to run (default: all). */
+  controllers?: WorkloadControllerName[];
+  clock?: Clock;
+  job?: JobControllerOptions;
+  podGc?: PodGcOptions;
+  nodeLifecycle?: NodeLifecycleOptions;
+  /** The CA published as kube-root-ca.crt (default: the kubeconfig's cluster CA). */
+  rootCa?: string;
+}
+
+export interface WorkloadControllerOptions extends WorkloadControllerSettings {
+  kubeconfig: k8s.KubeConfig;
+  signal: AbortSignal;
+  /** Leader election on kube-system/kube-controller-manager (default on); false runs without (tests, one instance). */
+  leaderElection?: false | { identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
+}
+
+/** Adds the selected controllers to a manager, over its client and shared informers. */
+export function addWorkloadControllers(manager: Manager, settings: WorkloadControllerSettings): void {
+  const factory = manager.informers;
+  const shared: Omit<WorkloadContext, 'events'> = {
+    client: manager.client,
+    // Made on first use, so that a process watches only what its controllers need.
+    informers: {
+      get pods() { return factory.forResource(PODS); },
+      get nodes() { return factory.forResource(NODES); },
+      get replicaSets() { return factory.forResource(REPLICA_SETS); },
+      get deployments() { return factory.forResource(DEPLOYMENTS); },
+      get daemonSets() { return factory.forResource(DAEMON_SETS); },
+      get controllerRevisions() { return factory.forResource(CONTROLLER_REVISIONS); },
+      get jobs() { return factory.forResource(JOBS); },
+      get services() { return factory.forResource(SERVICES); },
+      get endpoints() { return factory.forResource(ENDPOINTS); },
+      get endpointSlices() { return factory.forResource(ENDPOINT_SLICES); },
+      get namespaces() { return factory.forResource(NAMESPACES); },
+      get nodeLeases() { return factory.forResource(LEASES, { namespace: 'kube-node-lease' }); },
+      get rootCaConfigMaps() { return factory.forResource(CONFIG_MAPS, { fieldSelector: `metadata.name=${ROOT_CA_CONFIG_MAP}` }); },
+    },
+    clock: settings.clock ?? realClock,
+  };
+  const options = { ...settings, kubeconfig: manager.kubeconfig };
+  const names = settings.controllers ?? (Object.keys(WORKLOAD_CONTROLLERS) as WorkloadControllerName[]);
+  for (const name of names) {
+    const { component, make } = WORKLOAD_CONTROLLERS[name];
+    manager.add(make({ ...shared, events: new EventRecorder(manager.client, { component }) }, options));
+  }
+}
+
+/** Runs the controllers on a manager of their own until the signal aborts (tests, embedding). */
+export async function runWorkloadControllers(options: WorkloadControllerOptions): Promise<void> {
+  const { name, lease } = CONTROLLER_MANAGER;
+  const manager = new Manager({
+    name,
+    kubeconfig: options.kubeconfig,
+    clock: options.clock,
+    leaderElection: options.leaderElection === false ? undefined : { ...lease, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...options.leaderElection },
+  });
+  addWorkloadControllers(manager, options);
+  await manager.start(options.signal);
+}
+
+/** The CA of the kubeconfig's cluster, PEM; an error naming the fix when there is none. */
+function clusterCa(kubeconfig: k8s.KubeConfig): string {
+  const cluster = kubeconfig.getCurrentCluster();
+  if (cluster?.caData) return Buffer.from(cluster.caData, 'base64').toString('utf8');
+  if (cluster?.caFile) return readFileSync(cluster.caFile, 'utf8');
+  throw new Error('the kubeconfig names no cluster CA to publish as kube-root-ca.crt; give one with --root-ca-file');
+}

@@ -1,0 +1,54 @@
+// The pod garbage collector against the embedded API server: a pod bound to a node that is gone
+// is failed with DisruptionTarget DeletionByPodGC and deleted after the quarantine, and only then;
+// finished pods beyond the threshold go oldest first.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { type Obj, loadKubeConfig } from '../../src/kube/index.js';
+import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
+import { NODES, PODS } from '../../src/cluster/workloads/resources.js';
+import { eventually } from '../helpers/eventually.js';
+import { createNode, startWorkloadTestServer } from './workloads/stand-ins.js';
+
+const pod = (name: string, nodeName?: string): Obj => ({ metadata: { name, namespace: 'default' }, spec: { ...(nodeName ? { nodeName } : {}), containers: [{ name: 'c', image: 'i' }] } });
+
+test('pods on a deleted node are collected after the quarantine; finished pods beyond the threshold, oldest first', async () => {
+  const { api, client } = await startWorkloadTestServer();
+  const stop = new AbortController();
+  try {
+    await createNode(client, 'node-1');
+    await createNode(client, 'node-2');
+    await client.create(PODS, pod('stays', 'node-1'));
+    // A finalizer holds the orphan after its deletion, so that what the collector wrote can be read.
+    await client.create(PODS, { ...pod('orphan', 'node-2'), metadata: { name: 'orphan', namespace: 'default', finalizers: ['example.com/hold'] } });
+    const running = runWorkloadControllers({ kubeconfig: loadKubeConfig(api.kubeconfigPath), signal: stop.signal, controllers: ['podgc'], leaderElection: false, podGc: { quarantineMs: 1500, terminatedThreshold: 1 } });
+    const deletedAt = Date.now();
+    await client.delete(NODES, 'node-2');
+    await new Promise((r) => setTimeout(r, 700));
+    assert.ok(!(await client.get(PODS, 'orphan', 'default')).metadata.deletionTimestamp, 'not before the quarantine');
+    const collected = await eventually('the orphan collected', async () => {
+      const p = await client.get(PODS, 'orphan', 'default');
+      return p.metadata.deletionTimestamp && p;
+    });
+    assert.ok(Date.now() - deletedAt >= 1500);
+    assert.equal(collected.status.phase, 'Failed');
+    const disruption = collected.status.conditions.find((c: Obj) => c.type === 'DisruptionTarget');
+    assert.deepEqual([disruption.status, disruption.reason, disruption.message], ['True', 'DeletionByPodGC', 'PodGC: node no longer exists']);
+    await client.mergePatch(PODS, 'orphan', 'default', { metadata: { finalizers: null } });
+    assert.ok(!(await client.get(PODS, 'stays', 'default')).metadata.deletionTimestamp, 'a pod on a live node stays');
+
+    for (const name of ['done-1', 'done-2', 'done-3']) {
+      await client.create(PODS, pod(name, 'node-1'));
+      await client.mergePatch(PODS, name, 'default', { status: { phase: 'Succeeded' } }, 'status');
+      await new Promise((r) => setTimeout(r, 1100)); // creation times are kept to the second
+    }
+    await eventually('only the newest finished pod left', async () => {
+      const names = ((await client.list(PODS, 'default')).items as Obj[]).map((p) => p.metadata.name).sort();
+      return JSON.stringify(names) === JSON.stringify(['done-3', 'stays']);
+    });
+    stop.abort();
+    await running;
+  } finally {
+    stop.abort();
+    await api.stop();
+  }
+});
