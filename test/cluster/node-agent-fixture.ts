@@ -1,5 +1,6 @@
 // A small local cluster for the node agent's tests: the API server as a cluster runs it (RBAC,
-// ServiceAccount tokens, node access, the CSR signer), the local cloud with
+// ServiceAccount tokens, node access, the CSR signer), the workload controllers the agent relies
+// on (EndpointSlices for its NodePorts, node lifecycle for NotReady), the local cloud with
 // the node agent as its machine runtime, and machines that boot (through bosun's Ignition applier)
 // from the worker role's rendered MachineConfigs — the kubelet unit, kubelet.conf and CA the MCO's
 // templates write — plus a bootstrap kubeconfig and, where the test says so, a node kubeconfig.
@@ -10,6 +11,9 @@ import { startClusterApiServer, type ClusterApiServer } from '../../src/apiserve
 import { CloudClient } from '../../src/cloud/client.js';
 import { CloudService } from '../../src/cloud/service.js';
 import type { Instance } from '../../src/cloud/types.js';
+import { bootstrapTokenSecret, generateBootstrapToken } from '../../src/apiserver/nodes/bootstrap-tokens.js';
+import { machineApprover } from '../../src/cluster/machine-approver.js';
+import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
 import { NodeAgentRuntime } from '../../src/cluster/node-agent/runtime.js';
 import type { NodeAgentOptions } from '../../src/cluster/node-agent/agent.js';
 import { encodeDataUrl } from '../../src/mco/common/ignition/data-url.js';
@@ -40,6 +44,9 @@ export interface NodeCluster {
   client: CloudClient;
   runtime: NodeAgentRuntime;
   dataDir: string;
+  /** Aborted when the cluster closes (for what tests run beside it). */
+  signal: AbortSignal;
+  approverStarted?: boolean;
   close(): Promise<void>;
 }
 
@@ -72,7 +79,30 @@ export function workerUserData(api: Api, opts: { bootstrapUser: Obj; nodeUser?: 
   return JSON.stringify(config);
 }
 
-export async function startNodeCluster(agent: Partial<NodeAgentOptions> = {}): Promise<NodeCluster> {
+export interface NodeClusterOptions {
+  agent?: Partial<NodeAgentOptions>;
+  /** How long a rebooting machine stays down (default 500 ms). */
+  bootDelayMs?: number;
+  /** The node lifecycle controller's grace period before a silent node goes NotReady (default 40 s). */
+  nodeGraceMs?: number;
+}
+
+/**
+ * The user data of a worker that gets its credentials as a kubelet does: a bootstrap token (made
+ * here, as `kubeadm token create` stores it) in its bootstrap kubeconfig, approved by the machine
+ * approver, which runs from now until the cluster closes.
+ */
+export async function bootstrapUserData(c: NodeCluster, files?: Record<string, string>): Promise<string> {
+  if (!c.approverStarted) {
+    c.approverStarted = true;
+    void machineApprover({ client: c.kube, cloud: c.client }).run(c.signal);
+  }
+  const token = generateBootstrapToken();
+  await c.api.kubectlOk(['apply', '-f', '-'], JSON.stringify(bootstrapTokenSecret(token, { expiration: new Date(Date.now() + 3600_000) })));
+  return workerUserData(c.api, { bootstrapUser: { token }, files });
+}
+
+export async function startNodeCluster(o: NodeClusterOptions = {}): Promise<NodeCluster> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-nodes-'));
   chmodSync(dataDir, 0o755);
   const apiDir = join(dataDir, 'apiserver');
@@ -88,14 +118,22 @@ export async function startNodeCluster(agent: Partial<NodeAgentOptions> = {}): P
       return r.stdout;
     },
   };
-  const runtime = new NodeAgentRuntime({ leaseRenewIntervalMs: 1000, nodeStatusUpdateMs: 1000, restartDelayMs: 1000, csrPollMs: 200, ...agent });
-  const cloud = new CloudService({ dataDir, bootDelayMs: 500, ignition: 'builtin', runtime, host: '127.0.0.1', port: 0 });
+  const controllers = new AbortController();
+  const kube = new KubeClient(loadKubeConfig(api.kubeconfigPath));
+  const workloads = runWorkloadControllers({
+    kubeconfig: kube.kubeconfig, signal: controllers.signal, leaderElection: false,
+    controllers: ['endpointslice', 'nodelifecycle'], nodeLifecycle: { gracePeriodMs: o.nodeGraceMs ?? 40_000 },
+  });
+  const runtime = new NodeAgentRuntime({ leaseRenewIntervalMs: 1000, nodeStatusUpdateMs: 1000, restartDelayMs: 1000, csrPollMs: 200, ...o.agent });
+  const cloud = new CloudService({ dataDir, bootDelayMs: o.bootDelayMs ?? 500, ignition: 'builtin', runtime, host: '127.0.0.1', port: 0 });
   const client = new CloudClient(await cloud.start());
   return {
-    api, apiServer, cloud, client, runtime, dataDir,
-    kube: new KubeClient(loadKubeConfig(api.kubeconfigPath)),
+    api, apiServer, cloud, client, runtime, dataDir, signal: controllers.signal,
+    kube,
     async close() {
       await cloud.close();
+      controllers.abort();
+      await workloads;
       await apiServer.stop();
       rmSync(dataDir, { recursive: true, force: true });
     },

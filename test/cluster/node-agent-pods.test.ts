@@ -13,7 +13,7 @@ import type { Instance } from '../../src/cloud/types.js';
 import { bosunCommand } from '../../src/cluster/node-agent/runtime.js';
 import type { Obj } from '../../src/kube/index.js';
 import { eventually } from '../helpers/eventually.js';
-import { bootWorker, startNodeCluster, workerUserData, type NodeCluster } from './node-agent-fixture.js';
+import { bootstrapUserData, bootWorker, startNodeCluster, type NodeCluster } from './node-agent-fixture.js';
 
 const COMPONENT = fileURLToPath(new URL('./node-agent-component.mjs', import.meta.url));
 const PODS = { group: '', version: 'v1', resource: 'pods', namespaced: true };
@@ -39,14 +39,16 @@ spec:
 
 before(async () => {
   c = await startNodeCluster({
-    // `version` runs the real bosun command; anything else the test component.
-    componentCommand: (argv) => (argv[0] === 'version' ? bosunCommand(argv) : [process.execPath, COMPONENT, ...argv]),
-    crashBackoffBaseMs: 400,
-    crashBackoffMaxMs: 3200,
+    agent: {
+      // `version` runs the real bosun command; anything else the test component.
+      componentCommand: (argv) => (argv[0] === 'version' ? bosunCommand(argv) : [process.execPath, COMPONENT, ...argv]),
+      crashBackoffBaseMs: 400,
+      crashBackoffMaxMs: 3200,
+    },
   });
-  const admin = { bootstrapUser: { token: c.api.token }, nodeUser: { token: c.api.token } };
-  machine = await bootWorker(c, 'worker-p', workerUserData(c.api, { ...admin, files: { '/etc/kubernetes/manifests/static-echo.yaml': STATIC_POD } }));
-  other = await bootWorker(c, 'worker-q', workerUserData(c.api, admin));
+  // The nodes run on their own credentials (bootstrap token → CSR → machine approver).
+  machine = await bootWorker(c, 'worker-p', await bootstrapUserData(c, { '/etc/kubernetes/manifests/static-echo.yaml': STATIC_POD }));
+  other = await bootWorker(c, 'worker-q', await bootstrapUserData(c));
   root = join(c.dataDir, 'machines', machine.id, 'root');
   await eventually('node registered', () => c.kube.read({ group: '', version: 'v1', resource: 'nodes', namespaced: false }, 'worker-p'));
 });

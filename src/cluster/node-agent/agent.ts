@@ -109,7 +109,7 @@ export class NodeAgent {
       statusUpdateMs: this.o.nodeStatusUpdateMs ?? parseDuration(config.nodeStatusUpdateFrequency, 10_000),
       statusReportMs: parseDuration(config.nodeStatusReportFrequency, 5 * 60_000),
     }, this.log);
-    await reporter.register();
+    const node = await reporter.register();
 
     const clientCaFile = config.authentication?.x509?.clientCAFile;
     const clientCaPem = clientCaFile && existsSync(join(root, clientCaFile)) ? readFileSync(join(root, clientCaFile), 'utf8') : undefined;
@@ -130,7 +130,7 @@ export class NodeAgent {
     this.proxy = new ServiceProxy(client, nodeIP, this.log);
     this.log.info({ nodeIP, podCIDR }, 'node agent running');
     // The heartbeat does not wait for the pod and service caches: a node is Ready once registered.
-    const staticPods = config.staticPodPath ? new StaticPods(client, join(root, config.staticPodPath), this.nodeName, this.log, this.o.staticPodCheckMs).run(signal) : undefined;
+    const staticPods = config.staticPodPath ? new StaticPods(client, join(root, config.staticPodPath), { name: this.nodeName, uid: node.metadata.uid }, this.log, this.o.staticPodCheckMs).run(signal) : undefined;
     await Promise.all([reporter.run(signal), this.pods.start(signal), this.proxy.start(signal), staticPods]);
   }
 

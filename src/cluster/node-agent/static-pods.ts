@@ -18,8 +18,9 @@ const SOURCE_ANNOTATION = 'kubernetes.io/config.source';
 
 export const isMirrorPod = (pod: Obj) => pod.metadata?.annotations?.[MIRROR_ANNOTATION] !== undefined;
 
-/** The mirror pod of a manifest on `nodeName`. Pure. */
-export function mirrorPod(manifest: Obj, nodeName: string): Obj {
+/** The mirror pod of a manifest on a node, owned by the Node (as NodeRestriction requires). Pure. */
+export function mirrorPod(manifest: Obj, node: { name: string; uid: string }): Obj {
+  const nodeName = node.name;
   const hash = createHash('sha256').update(JSON.stringify(manifest)).digest('hex').slice(0, 32);
   const meta = manifest.metadata ?? {};
   return {
@@ -30,7 +31,7 @@ export function mirrorPod(manifest: Obj, nodeName: string): Obj {
       namespace: meta.namespace ?? 'default',
       labels: meta.labels ?? {},
       annotations: { ...meta.annotations, [MIRROR_ANNOTATION]: hash, [HASH_ANNOTATION]: hash, [SOURCE_ANNOTATION]: 'file' },
-      ownerReferences: [],
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: nodeName, uid: node.uid, controller: true }],
     },
     spec: { ...manifest.spec, nodeName, automountServiceAccountToken: false },
   };
@@ -56,7 +57,7 @@ export class StaticPods {
   constructor(
     private readonly client: KubeClient,
     private readonly dir: string,
-    private readonly nodeName: string,
+    private readonly node: { name: string; uid: string },
     private readonly log: Logger,
     private readonly checkIntervalMs = 20_000,
   ) {}
@@ -74,8 +75,8 @@ export class StaticPods {
 
   /** Makes the mirror pods match the manifests. */
   async sync(): Promise<void> {
-    const wanted = readManifests(this.dir, this.log).map((m) => mirrorPod(m, this.nodeName));
-    const existing = ((await this.client.list(PODS, undefined, { fieldSelector: `spec.nodeName=${this.nodeName}` })).items as Obj[]).filter(isMirrorPod);
+    const wanted = readManifests(this.dir, this.log).map((m) => mirrorPod(m, this.node));
+    const existing = ((await this.client.list(PODS, undefined, { fieldSelector: `spec.nodeName=${this.node.name}` })).items as Obj[]).filter(isMirrorPod);
     for (const pod of wanted) {
       const current = existing.find((p) => p.metadata.namespace === pod.metadata.namespace && p.metadata.name === pod.metadata.name);
       if (current?.metadata.annotations[MIRROR_ANNOTATION] === pod.metadata.annotations[MIRROR_ANNOTATION]) continue;
