@@ -110,6 +110,7 @@ export class NodeAgent {
       statusReportMs: parseDuration(config.nodeStatusReportFrequency, 5 * 60_000),
     }, this.log);
     const node = await reporter.register();
+    signal.throwIfAborted();
 
     const clientCaFile = config.authentication?.x509?.clientCAFile;
     const clientCaPem = clientCaFile && existsSync(join(root, clientCaFile)) ? readFileSync(join(root, clientCaFile), 'utf8') : undefined;
@@ -126,6 +127,8 @@ export class NodeAgent {
     }, this.log);
     const selfSigned = await selfSignedServing(`${this.nodeName}@${Math.floor(Date.now() / 1000)}`, [nodeIP, this.nodeName]);
     await this.logs.start(nodeIP, KUBELET_PORT, { ...selfSigned, clientCaPem });
+    // Stopped while starting: nothing more is started (a watch started now would never end).
+    signal.throwIfAborted();
     if (config.serverTLSBootstrap) void this.requestServingCertificate(client, nodeIP, signal);
     this.proxy = new ServiceProxy(client, nodeIP, this.log);
     this.log.info({ nodeIP, podCIDR }, 'node agent running');
