@@ -40,12 +40,7 @@ export class PodManager {
     return this.informer.waitForSync(signal);
   }
 
-  /** The workers running now, by pod uid (for the logs server and the service proxy). */
-  worker(namespace: string, name: string): PodWorker | undefined {
-    return [...this.workers.values()].find((w) => w.pod.metadata.namespace === namespace && w.pod.metadata.name === name);
-  }
-
-  /** A pod's container log files, newest restart last (for the logs endpoint). */
+  /** The pods bound to this node, as last seen (for the logs endpoint). */
   pods(): Obj[] {
     return this.informer.list();
   }

@@ -52,7 +52,11 @@ export class PodWorker {
       const before = previous.find((s) => s.name === c.name);
       // A container that ran before (the machine rebooted, the agent restarted) counts its restart.
       const restartCount = (before?.restartCount ?? 0) + (before?.state?.running || before?.state?.terminated ? 1 : 0);
-      return { name: c.name, image: c.image, containerID: '', restartCount, state: { waiting: { reason: 'ContainerCreating' } }, lastState: before?.state?.running ? { terminated: { exitCode: 255, reason: 'Unknown', startedAt: before.state.running.startedAt, finishedAt: now() } } : (before?.lastState ?? {}), ready: false, started: false };
+      // What it last was: stopped by the shutdown (terminated), or gone with the machine (Unknown, as kube reports it).
+      const lastState = before?.state?.terminated ? { terminated: before.state.terminated }
+        : before?.state?.running ? { terminated: { exitCode: 255, reason: 'Unknown', startedAt: before.state.running.startedAt, finishedAt: now() } }
+        : (before?.lastState ?? {});
+      return { name: c.name, image: c.image, containerID: '', restartCount, state: { waiting: { reason: 'ContainerCreating' } }, lastState, ready: false, started: false };
     });
   }
 
