@@ -64,7 +64,5 @@ export function registerAdmUpgrade(adm: Command): Command {
 
 /** Registers `bosun adm upgrade`. */
 export function register(program: Command): void {
-  // `recommend --version V` must reach the subcommand, not bosun's own --version.
-  program.enablePositionalOptions();
   registerClusterUpgrade(registerAdmUpgrade(admGroup(program)));
 }

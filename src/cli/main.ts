@@ -30,7 +30,11 @@ program
   .name('bosun')
   .description('An OpenShift-style platform control plane: cluster-version operator, update service, machine-config operator, cloud-controller-manager operator.')
   .version(version, '--version', 'print the bosun version')
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // Before any subcommand exists, so every group inherits it: bosun's own options are recognised
+  // only before the subcommand name, and a subcommand's `--version V` or `--kubeconfig F` reaches
+  // that subcommand whatever its parent group also defines.
+  .enablePositionalOptions();
 
 program
   .command('version')

@@ -15,9 +15,6 @@ export function releaseGroup(program: Command): Command {
 }
 
 export function register(program: Command): void {
-  // `release build --version V` must reach the subcommand, not bosun's own --version: program
-  // options are only recognised before the subcommand name.
-  program.enablePositionalOptions();
   releaseGroup(program)
     .command('build')
     .description('build the release payload for a version into a release store and print its pullspec')

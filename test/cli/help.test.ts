@@ -15,8 +15,8 @@ test('an unknown subcommand fails with a message and a non-zero exit', async () 
   assert.match(r.stderr, /unknown command/);
 });
 
-// Every component command runs on the manager with the same flags (h-cvo adds the CVO here).
-const COMPONENTS = ['machine-config-operator', 'machine-config-controller', 'machine-config-server'];
+// Every component command runs on the manager with the same flags.
+const COMPONENTS = ['cluster-version-operator', 'machine-config-operator', 'machine-config-controller', 'machine-config-server', 'scheduler', 'controller-manager'];
 const SHARED_FLAGS = ['--kubeconfig <file>', '--metrics-listen <host:port>', '--health-listen <host:port>', '--leader-elect [bool]', '--no-leader-elect', '--lease-duration <seconds>', '--renew-deadline <seconds>', '--retry-period <seconds>', '--log-level <level>'];
 
 for (const component of COMPONENTS) {
@@ -27,3 +27,13 @@ for (const component of COMPONENTS) {
     assert.ok(!r.stdout.includes('--metrics-port'), 'the deprecated alias is not documented');
   });
 }
+
+test("a subcommand's option reaches it even where its parent group defines the same option", async () => {
+  // `adm upgrade` and `adm upgrade channel` both take --kubeconfig; bosun itself takes --version.
+  const channel = await runBosun(['adm', 'upgrade', 'channel', 'nightly-9', '--kubeconfig', '/nonexistent/kubeconfig']);
+  assert.equal(channel.code, 1);
+  assert.match(channel.stderr, /\/nonexistent\/kubeconfig/);
+  const recommend = await runBosun(['adm', 'upgrade', 'recommend', '--upstream', 'http://127.0.0.1:9', '--channel', 'stable-1.0', '--version', '1.0.0']);
+  assert.doesNotMatch(recommend.stdout, /^bosun \d/m, 'bosun printed its own version instead of running recommend');
+  assert.equal(recommend.code, 1);
+});
