@@ -203,6 +203,12 @@ test('a crashing process goes to CrashLoopBackOff with growing delays between re
   assert.ok(gap(3) > gap(2) * 1.4, `delays grow: ${gap(2)} ms then ${gap(3)} ms`);
   assert.ok(gap(4) > gap(3) * 1.4, `delays grow: ${gap(3)} ms then ${gap(4)} ms`);
   assert.match(logOf(await getPod('crasher') as Obj, 2), /stderr F crashing as asked/);
+  const events = ((await c.kube.list({ group: '', version: 'v1', resource: 'events', namespaced: true }, 'default')).items as Obj[]).filter((e) => e.involvedObject?.name === 'crasher');
+  const backOffEvent = events.find((e) => e.reason === 'BackOff');
+  assert.equal(backOffEvent?.type, 'Warning');
+  assert.equal(backOffEvent?.source?.component, 'kubelet');
+  assert.equal(backOffEvent?.source?.host, 'worker-p');
+  assert.ok(events.some((e) => e.reason === 'Started'));
 });
 
 test('a static pod manifest in /etc/kubernetes/manifests runs, mirrored in the API as <name>-<node>', { timeout: 30_000 }, async () => {

@@ -106,4 +106,7 @@ test('a reboot stops the heartbeat: the Node goes NotReady while the machine is 
   const rebooted = await c.client.getInstance(instance.id);
   assert.equal(after.status.nodeInfo.bootID, rebooted.bootId);
   assert.equal(after.metadata.uid, before!.metadata.uid, 'the same Node object, taken over');
+  const rebootedEvent = await eventually('a Rebooted event', async () => ((await c.kube.list({ group: '', version: 'v1', resource: 'events', namespaced: true }, 'default')).items as Obj[])
+    .find((e) => e.reason === 'Rebooted' && e.involvedObject?.name === 'worker-a'));
+  assert.equal(rebootedEvent.message, `Node worker-a has been rebooted, boot id: ${rebooted.bootId}`);
 });

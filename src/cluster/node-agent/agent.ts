@@ -8,7 +8,7 @@ import { release } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/sleep.js';
-import { KubeClient, loadKubeConfig } from '../../kube/index.js';
+import { EventRecorder, KubeClient, loadKubeConfig } from '../../kube/index.js';
 import { instanceType, DEFAULT_INSTANCE_TYPE } from '../../cloud/catalogue.js';
 import type { BootedMachine } from '../../cloud/machine-runtime.js';
 import { selfSignedServing, nodeCertificateRequest } from './certificates.js';
@@ -103,12 +103,13 @@ export class NodeAgent {
       labels: this.files.nodeLabels, registerWithTaints: this.files.registerWithTaints,
       externalCloudProvider: this.files.cloudProvider === 'external', config,
     };
+    const events = new EventRecorder(client, { component: 'kubelet', host: this.nodeName });
     const reporter = new NodeStatusReporter(client, facts, {
       leaseDurationSeconds: 40,
       renewIntervalMs: this.o.leaseRenewIntervalMs ?? 10_000,
       statusUpdateMs: this.o.nodeStatusUpdateMs ?? parseDuration(config.nodeStatusUpdateFrequency, 10_000),
       statusReportMs: parseDuration(config.nodeStatusReportFrequency, 5 * 60_000),
-    }, this.log);
+    }, events, this.log);
     const node = await reporter.register();
     signal.throwIfAborted();
 
@@ -119,7 +120,7 @@ export class NodeAgent {
       apiServer: { host: server.hostname, port: server.port || '443', caPem },
       componentCommand: this.o.componentCommand, echoCommand: this.o.echoCommand,
       backoff: { baseMs: this.o.crashBackoffBaseMs ?? 10_000, maxMs: this.o.crashBackoffMaxMs ?? 300_000 },
-      log: this.log,
+      events, log: this.log,
     });
     this.logs = new LogsServer(root, {
       pod: (ns, name) => this.pods?.pods().find((p) => p.metadata.namespace === ns && p.metadata.name === name),

@@ -5,7 +5,7 @@
 // otherwise, as the kubelet does since node leases.
 import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/sleep.js';
-import { isAlreadyExists, isConflict, isNotFound, type KubeClient, type Obj } from '../../kube/index.js';
+import { isAlreadyExists, isConflict, isNotFound, type EventRecorder, type KubeClient, type Obj } from '../../kube/index.js';
 import { nodeForRegistration, nodeLabels, nodeStatus, statusChanged, type NodeFacts } from './node-object.js';
 import { LEASES, NODES } from './resources.js';
 
@@ -33,6 +33,7 @@ export class NodeStatusReporter {
     private readonly client: KubeClient,
     private readonly facts: NodeFacts,
     private readonly timing: NodeStatusTiming,
+    private readonly events: EventRecorder,
     private readonly log: Logger,
   ) {}
 
@@ -46,12 +47,18 @@ export class NodeStatusReporter {
       if (!isAlreadyExists(e)) throw e;
       // Re-registration (a reboot): the kubelet keeps the existing Node and reconciles its own labels.
       const existing = await this.client.get(NODES, this.facts.name);
+      const previousBoot = existing.status?.nodeInfo?.bootID;
+      if (previousBoot && previousBoot !== this.facts.bootId) {
+        void this.events.event(nodeRef(existing), 'Warning', 'Rebooted', `Node ${this.facts.name} has been rebooted, boot id: ${this.facts.bootId}`);
+      }
       const labels = { ...existing.metadata.labels, ...nodeLabels(this.facts) };
       const spec = existing.spec?.podCIDR ? {} : { podCIDR: this.facts.podCIDR, podCIDRs: [this.facts.podCIDR] };
       this.node = await this.client.mergePatch(NODES, this.facts.name, undefined, { metadata: { labels }, ...(Object.keys(spec).length ? { spec } : {}) });
       this.log.info('node already registered; taken over');
     }
+    void this.events.event(nodeRef(this.node!), 'Normal', 'Starting', 'Starting kubelet.');
     await this.reportStatus(true);
+    void this.events.event(nodeRef(this.node!), 'Normal', 'NodeReady', `Node ${this.facts.name} status is now: NodeReady`);
     return this.node!;
   }
 
@@ -117,4 +124,9 @@ export class NodeStatusReporter {
     this.lastStatus = status;
     this.lastReport = Date.now();
   }
+}
+
+/** Events about a Node name it by its name as uid, as the kubelet's node reference does. */
+function nodeRef(node: Obj): Obj {
+  return { apiVersion: 'v1', kind: 'Node', metadata: { name: node.metadata.name, uid: node.metadata.name } };
 }

@@ -8,7 +8,7 @@ import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/sleep.js';
-import { resourcePath, resources, type KubeClient, type Obj } from '../../kube/index.js';
+import { resourcePath, resources, type EventKind, type EventRecorder, type KubeClient, type Obj } from '../../kube/index.js';
 import { ContainerProcess, type ProcessExit } from './container-process.js';
 import { componentArgv, containerEnv, containerKind, echoPort } from './pod-spec.js';
 import { crashBackoffMs, restarts, type ContainerRecord } from './pod-status.js';
@@ -29,6 +29,8 @@ export interface PodContext {
   componentCommand: (argv: string[]) => string[];
   echoCommand: string[];
   backoff: { baseMs: number; maxMs: number };
+  /** Events about pods, as the kubelet records them (Started, Killing, BackOff, Unhealthy, …). */
+  events: EventRecorder;
   log: Logger;
   /** The pod's status changed: write it. */
   onChange: () => void;
@@ -86,6 +88,7 @@ export class PodWorker {
           const message = `failed to set up the pod sandbox: ${(e as Error).message}`;
           this.ctx.log.warn({ pod: `${this.pod.metadata.namespace}/${this.pod.metadata.name}`, err: message }, 'pod sandbox not ready; retrying');
           for (const r of this.records) this.set(r, { state: { waiting: { reason: 'ContainerCreating', message } } });
+          this.event('Warning', 'FailedCreatePodSandBox', message);
           await sleep(crashBackoffMs(attempt, this.ctx.backoff.baseMs, this.ctx.backoff.maxMs), signal);
           if (signal.aborted) return;
         }
@@ -172,6 +175,10 @@ export class PodWorker {
     }, Math.max(10_000, lifeMs * 0.8));
   }
 
+  private event(type: EventKind, reason: string, message: string): void {
+    void this.ctx.events.event({ apiVersion: 'v1', kind: 'Pod', metadata: this.pod.metadata }, type, reason, message);
+  }
+
   private set(record: ContainerRecord, patch: Partial<ContainerRecord>): void {
     Object.assign(record, patch);
     this.ctx.onChange();
@@ -200,12 +207,18 @@ export class PodWorker {
       const startedAt = proc.startedAt;
       this.set(record, { containerID: id(), state: { running: { startedAt } }, ready: !container.readinessProbe, started: true });
       this.ctx.log.info({ pod: `${this.pod.metadata.namespace}/${this.pod.metadata.name}`, container: container.name, pid: proc.pid, argv }, 'container started');
+      this.event('Normal', 'Started', `Started container ${container.name}`);
       let livenessFailed = false;
       const probers = [
-        container.readinessProbe && new Prober(container.readinessProbe, container, this.podIP, false, (ok) => this.set(record, { ready: ok })),
+        container.readinessProbe && new Prober(container.readinessProbe, container, this.podIP, false, (ok) => {
+          this.set(record, { ready: ok });
+          if (!ok) this.event('Warning', 'Unhealthy', 'Readiness probe failed');
+        }),
         container.livenessProbe && new Prober(container.livenessProbe, container, this.podIP, true, (ok) => {
           if (ok) return;
           livenessFailed = true;
+          this.event('Warning', 'Unhealthy', 'Liveness probe failed');
+          this.event('Normal', 'Killing', `Container ${container.name} failed liveness probe, will be restarted`);
           this.ctx.log.info({ pod: this.pod.metadata.name, container: container.name }, 'liveness probe failed; restarting the container');
           void proc.stop(this.podGraceMs());
         }),
@@ -214,6 +227,7 @@ export class PodWorker {
       const stopped = new Promise<'stop'>((resolve) => signal.addEventListener('abort', () => resolve('stop'), { once: true }));
       const outcome: ProcessExit | 'stop' = await Promise.race([proc.exited, stopped]);
       for (const p of probers) p.stop();
+      if (outcome === 'stop') this.event('Normal', 'Killing', `Stopping container ${container.name}`);
       const exit = outcome === 'stop' ? await proc.stop(this.graceMs) : outcome;
       const terminated = {
         exitCode: exit.exitCode, ...(exit.signal ? { signal: exit.signal } : {}),
@@ -234,6 +248,7 @@ export class PodWorker {
           ? { waiting: { reason: 'CrashLoopBackOff', message: `back-off ${formatDelay(delay)} restarting failed container=${container.name} pod=${name}_${namespace}(${uid})` } }
           : { terminated },
       });
+      if (delay > 0) this.event('Warning', 'BackOff', `Back-off restarting failed container ${container.name} in pod ${name}_${namespace}(${uid})`);
       await sleep(delay, signal);
       if (signal.aborted) return;
       record.restartCount++;
