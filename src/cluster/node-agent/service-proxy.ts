@@ -58,7 +58,10 @@ export class ServiceProxy {
     this.useSlices = await this.client.resourceFor('discovery.k8s.io/v1', 'EndpointSlice').then(() => true, () => false);
     // Without EndpointSlices the Ready pods are the endpoints — when this node may list them all
     // (a node's own credentials may not: the Node authorizer gives it only its own pods).
-    if (this.useSlices || await this.mayListPods()) this.endpoints = new Informer(this.client, this.useSlices ? ENDPOINT_SLICES : PODS);
+    const podsAllowed = this.useSlices || await this.mayListPods();
+    // Stopped meanwhile: an informer started on an aborted signal would never stop.
+    signal.throwIfAborted();
+    if (podsAllowed) this.endpoints = new Informer(this.client, this.useSlices ? ENDPOINT_SLICES : PODS);
     else this.log.warn('the API server serves no EndpointSlices and this node may not list pods: NodePorts are listened on but have no endpoints');
     this.services.on(() => this.reconcile());
     this.services.start(signal);
