@@ -88,7 +88,8 @@ Example:
       if (!['auto', 'binary', 'builtin'].includes(o.ignition)) throw new Error(`--ignition must be auto, binary or builtin, got "${o.ignition}"`);
       // Loaded here so that the client subcommands do not load the server, its database and Ignition.
       const { CloudService } = await import('../cloud/service.js');
-      const service = new CloudService({ dataDir, host, port, bootDelayMs: parseDuration(o.bootDelay, '--boot-delay'), ignition: o.ignition as IgnitionMode });
+      const { NodeAgentRuntime } = await import('../cluster/node-agent/runtime.js');
+      const service = new CloudService({ dataDir, host, port, bootDelayMs: parseDuration(o.bootDelay, '--boot-delay'), ignition: o.ignition as IgnitionMode, runtime: new NodeAgentRuntime() });
       const url = await service.start();
       console.log(`local cloud listening on ${url} (data dir ${dataDir})`);
       const stop = () => { void service.close().then(() => process.exit(0)); };

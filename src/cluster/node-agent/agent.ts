@@ -1,0 +1,174 @@
+// The node agent of one booted machine: the kubelet's part, started from the files Ignition wrote
+// into the machine root. It gets its credentials (TLS bootstrap), registers the Node, keeps its
+// Lease and status, runs the pods bound to it (its static pods through mirror pods), serves their
+// logs on <nodeIP>:10250 and proxies NodePorts. A failure is retried every restartDelay, as
+// systemd restarts the kubelet unit (Restart=always); stop() ends everything it started.
+import { existsSync, readFileSync } from 'node:fs';
+import { release } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from '../../common/log.js';
+import { sleep } from '../../common/sleep.js';
+import { EventRecorder, KubeClient, loadKubeConfig } from '../../kube/index.js';
+import { instanceType, DEFAULT_INSTANCE_TYPE } from '../../cloud/catalogue.js';
+import type { BootedMachine } from '../../cloud/machine-runtime.js';
+import { selfSignedServing, nodeCertificateRequest } from './certificates.js';
+import { ensureClientCredentials, requestCertificate, SERVING_CERT_PATH, SERVING_SIGNER, writePrivate } from './credentials.js';
+import { parseDuration, readKubeletFiles, type KubeletFiles } from './kubelet-files.js';
+import { LogsServer } from './logs-server.js';
+import { KUBELET_PORT, type NodeFacts } from './node-object.js';
+import { NodeStatusReporter } from './node-status.js';
+import { PodManager } from './pod-manager.js';
+import { podCidrFor } from './pod-spec.js';
+import { ServiceProxy } from './service-proxy.js';
+import { StaticPods } from './static-pods.js';
+
+export interface NodeAgentOptions {
+  /** Lease renewal period (default 10 s, a quarter of the 40 s lease). */
+  leaseRenewIntervalMs?: number;
+  /** Overrides the KubeletConfiguration's nodeStatusUpdateFrequency. */
+  nodeStatusUpdateMs?: number;
+  /** The crash-loop back-off: first delay and cap (default 10 s and 5 min). */
+  crashBackoffBaseMs?: number;
+  crashBackoffMaxMs?: number;
+  /** How long the agent waits before starting again after a failure (default 10 s, RestartSec). */
+  restartDelayMs?: number;
+  /** The command line that runs a bosun component with a subcommand argv. */
+  componentCommand: (argv: string[]) => string[];
+  echoCommand: string[];
+  /** How often the static pod directory is read again (default 20 s, the kubelet's fileCheckFrequency). */
+  staticPodCheckMs?: number;
+  /** How often the CSRs are polled while waiting for a certificate (default 1 s). */
+  csrPollMs?: number;
+  log: Logger;
+}
+
+export class NodeAgent {
+  private readonly stopper = new AbortController();
+  private running?: Promise<void>;
+  private pods?: PodManager;
+  private proxy?: ServiceProxy;
+  private logs?: LogsServer;
+  readonly files: KubeletFiles;
+  readonly log: Logger;
+
+  constructor(readonly machine: BootedMachine, private readonly o: NodeAgentOptions) {
+    this.files = readKubeletFiles(machine.root);
+    this.log = o.log.child({ node: machine.instance.name });
+  }
+
+  get nodeName(): string {
+    return this.machine.instance.name;
+  }
+
+  start(): void {
+    this.running = this.loop();
+  }
+
+  private async loop(): Promise<void> {
+    const signal = this.stopper.signal;
+    while (!signal.aborted) {
+      try {
+        await this.run(signal);
+      } catch (e) {
+        if (signal.aborted) break;
+        this.log.error({ err: (e as Error).message }, 'node agent failed; starting again');
+      }
+      await this.teardown();
+      await sleep(this.o.restartDelayMs ?? 10_000, signal);
+    }
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    const { root, instance } = this.machine;
+    const kubeconfig = await ensureClientCredentials({
+      root, nodeName: this.nodeName, kubeconfigPath: this.files.kubeconfigPath, bootstrapKubeconfigPath: this.files.bootstrapKubeconfigPath,
+      signal, log: this.log, pollMs: this.o.csrPollMs,
+    });
+    const kc = loadKubeConfig(kubeconfig);
+    const client = new KubeClient(kc);
+    const cluster = kc.getCurrentCluster()!;
+    const server = new URL(cluster.server);
+    const caPem = cluster.caData ? Buffer.from(cluster.caData, 'base64').toString('utf8') : cluster.caFile ? readFileSync(cluster.caFile, 'utf8') : '';
+
+    const nodeIP = instance.privateIp;
+    const podCIDR = podCidrFor(nodeIP);
+    const config = this.files.config;
+    const facts: NodeFacts = {
+      name: this.nodeName, internalIP: nodeIP, hostname: this.nodeName,
+      instanceType: instanceType(instance.type) ?? instanceType(DEFAULT_INSTANCE_TYPE)!,
+      zone: instance.zone, region: instance.region, podCIDR,
+      bootId: this.machine.bootId,
+      machineId: readFileSync(join(root, 'etc/machine-id'), 'utf8').trim(),
+      kernelVersion: release(), architecture: process.arch,
+      labels: this.files.nodeLabels, registerWithTaints: this.files.registerWithTaints,
+      externalCloudProvider: this.files.cloudProvider === 'external', config,
+    };
+    const events = new EventRecorder(client, { component: 'kubelet', host: this.nodeName });
+    const reporter = new NodeStatusReporter(client, facts, {
+      leaseDurationSeconds: 40,
+      renewIntervalMs: this.o.leaseRenewIntervalMs ?? 10_000,
+      statusUpdateMs: this.o.nodeStatusUpdateMs ?? parseDuration(config.nodeStatusUpdateFrequency, 10_000),
+      statusReportMs: parseDuration(config.nodeStatusReportFrequency, 5 * 60_000),
+    }, events, this.log);
+    const node = await reporter.register();
+    signal.throwIfAborted();
+
+    const clientCaFile = config.authentication?.x509?.clientCAFile;
+    const clientCaPem = clientCaFile && existsSync(join(root, clientCaFile)) ? readFileSync(join(root, clientCaFile), 'utf8') : undefined;
+    this.pods = new PodManager({
+      client, root, nodeName: this.nodeName, nodeIP, podCIDR,
+      apiServer: { host: server.hostname, port: server.port || '443', caPem },
+      componentCommand: this.o.componentCommand, echoCommand: this.o.echoCommand,
+      backoff: { baseMs: this.o.crashBackoffBaseMs ?? 10_000, maxMs: this.o.crashBackoffMaxMs ?? 300_000 },
+      events, log: this.log,
+    });
+    this.logs = new LogsServer(root, {
+      pod: (ns, name) => this.pods?.pods().find((p) => p.metadata.namespace === ns && p.metadata.name === name),
+      authorize: (user, verb, subresource) => subjectAccessReview(client, user, { verb, resource: 'nodes', subresource, name: this.nodeName }),
+    }, this.log);
+    const selfSigned = await selfSignedServing(`${this.nodeName}@${Math.floor(Date.now() / 1000)}`, [nodeIP, this.nodeName]);
+    await this.logs.start(nodeIP, KUBELET_PORT, { ...selfSigned, clientCaPem });
+    // Stopped while starting: nothing more is started (a watch started now would never end).
+    signal.throwIfAborted();
+    if (config.serverTLSBootstrap) void this.requestServingCertificate(client, nodeIP, signal);
+    this.proxy = new ServiceProxy(client, nodeIP, this.log);
+    this.log.info({ nodeIP, podCIDR }, 'node agent running');
+    // The heartbeat does not wait for the pod and service caches: a node is Ready once registered.
+    const staticPods = config.staticPodPath ? new StaticPods(client, join(root, config.staticPodPath), { name: this.nodeName, uid: node.metadata.uid }, this.log, this.o.staticPodCheckMs).run(signal) : undefined;
+    await Promise.all([reporter.run(signal), this.pods.start(signal), this.proxy.start(signal), staticPods]);
+  }
+
+  /** The serving certificate from a kubelet-serving CSR; the self-signed one serves until then. */
+  private async requestServingCertificate(client: KubeClient, nodeIP: string, signal: AbortSignal): Promise<void> {
+    try {
+      const request = await nodeCertificateRequest(this.nodeName, [nodeIP, this.nodeName]);
+      const certPem = await requestCertificate(client, { csrPem: request.csrPem, signerName: SERVING_SIGNER, usages: ['digital signature', 'server auth'] }, signal, this.log, this.o.csrPollMs);
+      writePrivate(join(this.machine.root, SERVING_CERT_PATH), `${certPem.trimEnd()}\n${request.keyPem}`);
+      this.logs?.setServingCertificate(certPem, request.keyPem);
+      this.log.info('serving certificate issued');
+    } catch (e) {
+      if (!signal.aborted) this.log.warn({ err: (e as Error).message }, 'no signed serving certificate; serving with the self-signed one');
+    }
+  }
+
+  private async teardown(): Promise<void> {
+    await Promise.all([this.pods?.stop(), this.proxy?.stop(), this.logs?.stop()]);
+    this.pods = this.proxy = this.logs = undefined;
+  }
+
+  /** Stops the heartbeat and every pod (the machine is going down). */
+  async stop(): Promise<void> {
+    this.stopper.abort();
+    await this.running;
+    await this.teardown();
+    this.log.info('node agent stopped');
+  }
+}
+
+/** Asks the API server whether `user` may do what the attributes say (the kubelet's Webhook authorizer). */
+async function subjectAccessReview(client: KubeClient, user: { name: string; groups: string[] }, attributes: Record<string, string>): Promise<boolean> {
+  const review = await client.request<Record<string, any>>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+    body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: user.name, groups: user.groups, resourceAttributes: { group: '', version: 'v1', ...attributes } } },
+  });
+  return review.status?.allowed === true;
+}

@@ -1,0 +1,93 @@
+// One run of a container as a child process: spawned with its environment, its stdout and stderr
+// written to the container's log file in the CRI log format the kubelet's log files use
+// (`<RFC3339Nano> <stream> F <line>`), and stopped the way the kubelet stops a container: SIGTERM,
+// then SIGKILL once the grace period is over.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Readable } from 'node:stream';
+
+export interface ProcessSpec {
+  argv: string[];
+  env: Record<string, string>;
+  cwd: string;
+  logFile: string;
+}
+
+export interface ProcessExit {
+  exitCode: number;
+  signal?: string;
+  finishedAt: string;
+  /** Why it could not start (spawn error), when it did not. */
+  error?: string;
+}
+
+/** Go's RFC3339Nano as CRI log lines use it (nanoseconds padded from milliseconds). */
+export function criTimestamp(d = new Date()): string {
+  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000000Z');
+}
+
+/** Every container process alive in this process: they die with it (a machine's processes do not outlive its host). */
+const alive = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of alive) child.kill('SIGKILL');
+});
+
+export class ContainerProcess {
+  readonly exited: Promise<ProcessExit>;
+  readonly startedAt = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  private readonly child: ChildProcess;
+  private readonly log: WriteStream;
+  private done = false;
+
+  constructor(spec: ProcessSpec) {
+    mkdirSync(dirname(spec.logFile), { recursive: true });
+    this.log = createWriteStream(spec.logFile, { flags: 'a' });
+    this.child = spawn(spec.argv[0], spec.argv.slice(1), { cwd: spec.cwd, env: spec.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    alive.add(this.child);
+    this.pipe(this.child.stdout!, 'stdout');
+    this.pipe(this.child.stderr!, 'stderr');
+    this.exited = new Promise((resolve) => {
+      const finish = (exit: Omit<ProcessExit, 'finishedAt'>) => {
+        if (this.done) return;
+        this.done = true;
+        alive.delete(this.child);
+        this.log.end(() => resolve({ ...exit, finishedAt: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') }));
+      };
+      this.child.on('error', (e) => finish({ exitCode: 128, error: e.message }));
+      this.child.on('close', (code, signal) => finish(signal ? { exitCode: 128 + signalNumber(signal), signal } : { exitCode: code ?? 0 }));
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  private pipe(stream: Readable, name: 'stdout' | 'stderr'): void {
+    let partial = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop()!;
+      for (const line of lines) this.log.write(`${criTimestamp()} ${name} F ${line}\n`);
+    });
+    stream.on('end', () => {
+      if (partial) this.log.write(`${criTimestamp()} ${name} P ${partial}\n`);
+    });
+  }
+
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
+  async stop(graceMs: number): Promise<ProcessExit> {
+    if (!this.done) {
+      this.child.kill(graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
+      const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+      await this.exited;
+      clearTimeout(timer);
+    }
+    return this.exited;
+  }
+}
+
+function signalNumber(signal: string): number {
+  return ({ SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGTERM: 15 } as Record<string, number>)[signal] ?? 0;
+}

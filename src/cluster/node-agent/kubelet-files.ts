@@ -1,0 +1,109 @@
+// What the node agent starts from: the kubelet's files as Ignition wrote them into the machine root
+// — the kubelet unit (its ExecStart flags, with drop-ins), the KubeletConfiguration it names with
+// --config, and the kubeconfigs named by --bootstrap-kubeconfig and --kubeconfig. Parsing is pure;
+// readKubeletFiles resolves every path inside the root, never on the host.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+
+export const KUBELET_UNIT = '/etc/systemd/system/kubelet.service';
+
+/** The flags a kubelet unit's ExecStart gives the kubelet (`--name=value` and `--name value`). */
+export function parseUnitFlags(unit: string, dropins: string[] = []): Map<string, string> {
+  const flags = new Map<string, string>();
+  // A drop-in's ExecStart replaces the unit's (after an empty `ExecStart=` reset, as systemd reads it).
+  let execStart = '';
+  for (const text of [unit, ...dropins]) {
+    const joined = text.replace(/\\\r?\n/g, ' ');
+    for (const line of joined.split(/\r?\n/)) {
+      const m = /^\s*ExecStart\s*=\s*(.*)$/.exec(line);
+      if (m) execStart = m[1].trim();
+    }
+  }
+  const words = execStart.split(/\s+/).filter(Boolean).slice(1);
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i];
+    if (!word.startsWith('--')) continue;
+    const eq = word.indexOf('=');
+    if (eq > 0) flags.set(word.slice(2, eq), unquote(word.slice(eq + 1)));
+    else if (words[i + 1] !== undefined && !words[i + 1].startsWith('--')) flags.set(word.slice(2), unquote(words[++i]));
+    else flags.set(word.slice(2), 'true');
+  }
+  return flags;
+}
+
+function unquote(value: string): string {
+  return value.replace(/^"(.*)"$/, '$1').replace(/^'(.*)'$/, '$1');
+}
+
+/** `--node-labels` as the kubelet reads it: `k=v` pairs separated by commas, a bare key meaning "". */
+export function parseNodeLabels(value: string | undefined): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const item of (value ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    const eq = item.indexOf('=');
+    if (eq < 0) labels[item] = '';
+    else labels[item.slice(0, eq)] = item.slice(eq + 1);
+  }
+  return labels;
+}
+
+/** `--register-with-taints` / registerWithTaints entries: `key=value:Effect` or `key:Effect`. */
+export function parseTaints(value: string | undefined): Array<{ key: string; value?: string; effect: string }> {
+  return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean).map((item) => {
+    const [kv, effect] = item.split(':');
+    const [key, v] = kv.split('=');
+    return v === undefined ? { key, effect } : { key, value: v, effect };
+  });
+}
+
+/** A Go duration as the kubelet's config writes them (`10s`, `5m0s`, `1h`), in milliseconds. */
+export function parseDuration(value: unknown, fallbackMs: number): number {
+  if (typeof value !== 'string' || value === '') return fallbackMs;
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  let total = 0;
+  let matched = '';
+  for (const m of value.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) {
+    total += Number(m[1]) * units[m[2]];
+    matched += m[0];
+  }
+  return matched === value ? total : fallbackMs;
+}
+
+export interface KubeletFiles {
+  flags: Map<string, string>;
+  /** The KubeletConfiguration (empty when the unit names none). */
+  config: Record<string, any>;
+  /** Root-relative paths as the unit names them. */
+  bootstrapKubeconfigPath?: string;
+  kubeconfigPath: string;
+  nodeLabels: Record<string, string>;
+  registerWithTaints: Array<{ key: string; value?: string; effect: string }>;
+  /** `--cloud-provider`: "external" makes the node wait for the cloud-controller-manager. */
+  cloudProvider?: string;
+}
+
+/** Reads the kubelet's unit and configuration from a machine root; throws saying what is missing. */
+export function readKubeletFiles(root: string): KubeletFiles {
+  const unitPath = join(root, KUBELET_UNIT);
+  if (!existsSync(unitPath)) throw new Error(`no kubelet unit at ${KUBELET_UNIT} in the machine root: its Ignition config did not install the kubelet`);
+  const dropinDir = `${unitPath}.d`;
+  const dropins = existsSync(dropinDir) ? readdirSync(dropinDir).filter((n) => n.endsWith('.conf')).sort().map((n) => readFileSync(join(dropinDir, n), 'utf8')) : [];
+  const flags = parseUnitFlags(readFileSync(unitPath, 'utf8'), dropins);
+  let config: Record<string, any> = {};
+  const configPath = flags.get('config');
+  if (configPath) {
+    const file = join(root, configPath);
+    if (!existsSync(file)) throw new Error(`the kubelet unit names --config=${configPath}, which is not in the machine root`);
+    config = (parseYaml(readFileSync(file, 'utf8')) as Record<string, any>) ?? {};
+  }
+  const taints = config.registerWithTaints ?? parseTaints(flags.get('register-with-taints'));
+  return {
+    flags,
+    config,
+    bootstrapKubeconfigPath: flags.get('bootstrap-kubeconfig'),
+    kubeconfigPath: flags.get('kubeconfig') ?? '/var/lib/kubelet/kubeconfig',
+    nodeLabels: parseNodeLabels(flags.get('node-labels')),
+    registerWithTaints: taints,
+    cloudProvider: flags.get('cloud-provider') || undefined,
+  };
+}

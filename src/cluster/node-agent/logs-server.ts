@@ -1,0 +1,156 @@
+// The kubelet's HTTPS endpoint on <nodeIP>:10250, the part the API server proxies `kubectl logs` to:
+// GET /containerLogs/<namespace>/<pod>/<container> with follow, previous, tailLines, timestamps and
+// limitBytes, read from the container's log files under /var/log/pods in the machine root. Clients
+// must present a certificate from the client CA the KubeletConfiguration names, and its subject
+// (CN user, O groups) must be allowed `get nodes/proxy` on this node — asked of the API server
+// with a SubjectAccessReview, the kubelet's Webhook authorization (the API server's
+// kubelet-client certificate is). The serving certificate can be replaced while running (the
+// signed one from the kubelet-serving CSR replaces the self-signed one).
+import { existsSync, readdirSync, readFileSync, statSync, openSync, readSync, closeSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import { join } from 'node:path';
+import type { Logger } from '../../common/log.js';
+import type { Obj } from '../../kube/index.js';
+
+export interface LogSource {
+  /** The pod bound to this node, if any. */
+  pod(namespace: string, name: string): Obj | undefined;
+  /** Whether the user may `verb` nodes/<subresource> of this node. */
+  authorize(user: { name: string; groups: string[] }, verb: string, subresource: string): Promise<boolean>;
+}
+
+/** The log files of a container, oldest restart first. */
+export function logFiles(root: string, pod: Obj, container: string): string[] {
+  const dir = join(root, 'var/log/pods', `${pod.metadata.namespace}_${pod.metadata.name}_${pod.metadata.uid}`, container);
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).filter((n) => /^\d+\.log$/.test(n)).sort((a, b) => parseInt(a) - parseInt(b)).map((n) => join(dir, n));
+}
+
+/** CRI log lines as `kubectl logs` shows them: the message, with its timestamp when asked. */
+export function formatCriLines(text: string, timestamps: boolean): string[] {
+  const out: string[] = [];
+  for (const line of text.split('\n')) {
+    const m = /^(\S+) (stdout|stderr) ([FP]) (.*)$/.exec(line);
+    if (!m) continue;
+    const msg = m[3] === 'F' ? `${m[4]}\n` : m[4];
+    out.push(timestamps ? `${m[1]} ${msg}` : msg);
+  }
+  return out;
+}
+
+function problem(res: ServerResponse, code: number, message: string): void {
+  res.writeHead(code, { 'content-type': 'text/plain' }).end(`${message}\n`);
+}
+
+export class LogsServer {
+  private server?: Server;
+  private clientCaPem?: string;
+
+  constructor(
+    private readonly root: string,
+    private readonly source: LogSource,
+    private readonly log: Logger,
+  ) {}
+
+  async start(address: string, port: number, tls: { certPem: string; keyPem: string; clientCaPem?: string }): Promise<void> {
+    this.clientCaPem = tls.clientCaPem;
+    this.server = createServer({
+      cert: tls.certPem, key: tls.keyPem,
+      ...(tls.clientCaPem ? { ca: tls.clientCaPem, requestCert: true, rejectUnauthorized: true } : { requestCert: false }),
+    }, (req, res) => {
+      this.authorized(req, res).then((ok) => (ok ? this.handle(req, res) : undefined), (e) => problem(res, 500, `authorization failed: ${(e as Error).message}`))
+        .catch((e) => this.log.warn({ err: (e as Error).message }, 'serving a kubelet request failed'));
+    });
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(port, address, () => resolve());
+    });
+  }
+
+  /** Serves with a new certificate from now on (connections already open keep theirs). */
+  setServingCertificate(certPem: string, keyPem: string): void {
+    this.server?.setSecureContext({ cert: certPem, key: keyPem, ...(this.clientCaPem ? { ca: this.clientCaPem } : {}) });
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
+
+  /** The client certificate's subject asked about with the kubelet's attributes (`get nodes/proxy`); 403 otherwise. */
+  private async authorized(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    const cert = (req.socket as TLSSocket).getPeerCertificate?.();
+    const subject = cert?.subject as Record<string, string | string[]> | undefined;
+    const name = [subject?.CN].flat()[0];
+    const groups = [subject?.O ?? []].flat();
+    const verb = req.method === 'GET' || req.method === 'HEAD' ? 'get' : 'create';
+    if (name && (await this.source.authorize({ name, groups }, verb, 'proxy'))) return true;
+    problem(res, name ? 403 : 401, name ? `Forbidden (user=${name}, verb=${verb}, resource=nodes, subresource=proxy)` : 'Unauthorized');
+    return false;
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const url = new URL(req.url ?? '/', 'https://node');
+    const m = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(url.pathname);
+    if (req.method !== 'GET' || !m) return problem(res, 404, `404 page not found: ${url.pathname}`);
+    const [namespace, name, container] = m.slice(1).map(decodeURIComponent);
+    const pod = this.source.pod(namespace, name);
+    if (!pod) return problem(res, 404, `pod ${namespace}/${name} is not on this node`);
+    if (!(pod.spec.containers as Obj[]).some((c) => c.name === container)) return problem(res, 400, `container ${container} is not valid for pod ${name}`);
+    const q = url.searchParams;
+    const flag = (k: string) => q.get(k) === 'true' || q.get(k) === '1';
+    const files = logFiles(this.root, pod, container);
+    const file = flag('previous') ? files[files.length - 2] : files[files.length - 1];
+    if (!file) {
+      return problem(res, 400, flag('previous') ? `previous terminated container "${container}" in pod "${name}" not found` : `container "${container}" in pod "${name}" is waiting to start: ContainerCreating`);
+    }
+    const timestamps = flag('timestamps');
+    let lines = formatCriLines(readFileSync(file, 'utf8'), timestamps);
+    const tail = q.get('tailLines');
+    if (tail !== null && /^\d+$/.test(tail)) lines = Number(tail) === 0 ? [] : lines.slice(-Number(tail));
+    let body = lines.join('');
+    const limit = q.get('limitBytes');
+    if (limit !== null && /^\d+$/.test(limit)) body = body.slice(0, Number(limit));
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.write(body);
+    if (!flag('follow')) return void res.end();
+    this.follow(file, statSync(file).size, timestamps, pod, container, req, res);
+  }
+
+  /** Streams what is appended to the file until the client goes or the container restarts. */
+  private follow(file: string, from: number, timestamps: boolean, pod: Obj, container: string, req: IncomingMessage, res: ServerResponse): void {
+    let offset = from;
+    let partial = '';
+    const timer = setInterval(() => {
+      try {
+        const size = statSync(file).size;
+        if (size > offset) {
+          const buf = Buffer.alloc(size - offset);
+          const fd = openSync(file, 'r');
+          readSync(fd, buf, 0, buf.length, offset);
+          closeSync(fd);
+          offset = size;
+          const text = partial + buf.toString('utf8');
+          const cut = text.lastIndexOf('\n') + 1;
+          partial = text.slice(cut);
+          res.write(formatCriLines(text.slice(0, cut), timestamps).join(''));
+        }
+        const files = logFiles(this.root, pod, container);
+        if (files[files.length - 1] !== file || !this.server) end();
+      } catch (e) {
+        this.log.debug({ err: (e as Error).message }, 'log follow ended');
+        end();
+      }
+    }, 250);
+    const end = () => {
+      clearInterval(timer);
+      res.end();
+    };
+    req.on('close', () => clearInterval(timer));
+  }
+}

@@ -1,0 +1,132 @@
+// The node's presence in the API: registration (create the Node, or take over the existing one
+// after a reboot), the Lease in kube-node-lease renewed every renewInterval (the heartbeat the
+// node lifecycle controller watches), and the Node's status — computed every
+// nodeStatusUpdateFrequency and written when it changed, or every nodeStatusReportFrequency
+// otherwise, as the kubelet does since node leases.
+import type { Logger } from '../../common/log.js';
+import { sleep } from '../../common/sleep.js';
+import { isAlreadyExists, isConflict, isNotFound, type EventRecorder, type KubeClient, type Obj } from '../../kube/index.js';
+import { nodeForRegistration, nodeLabels, nodeStatus, statusChanged, type NodeFacts } from './node-object.js';
+import { LEASES, NODES } from './resources.js';
+
+export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
+
+export interface NodeStatusTiming {
+  leaseDurationSeconds: number;
+  renewIntervalMs: number;
+  statusUpdateMs: number;
+  statusReportMs: number;
+}
+
+/** A Lease's renewTime: MicroTime, RFC 3339 with microseconds. */
+function microTime(d = new Date()): string {
+  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+export class NodeStatusReporter {
+  private node?: Obj;
+  private lease?: Obj;
+  private lastStatus?: Obj;
+  private lastReport = 0;
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly facts: NodeFacts,
+    private readonly timing: NodeStatusTiming,
+    private readonly events: EventRecorder,
+    private readonly log: Logger,
+  ) {}
+
+  /** Creates the Node, or updates the existing one's labels the kubelet owns; then reports status. */
+  async register(): Promise<Obj> {
+    const wanted = nodeForRegistration(this.facts);
+    try {
+      this.node = await this.client.create(NODES, wanted);
+      this.log.info('node registered');
+    } catch (e) {
+      if (!isAlreadyExists(e)) throw e;
+      // Re-registration (a reboot): the kubelet keeps the existing Node and reconciles its own labels.
+      const existing = await this.client.get(NODES, this.facts.name);
+      const previousBoot = existing.status?.nodeInfo?.bootID;
+      if (previousBoot && previousBoot !== this.facts.bootId) {
+        void this.events.event(nodeRef(existing), 'Warning', 'Rebooted', `Node ${this.facts.name} has been rebooted, boot id: ${this.facts.bootId}`);
+      }
+      const labels = { ...existing.metadata.labels, ...nodeLabels(this.facts) };
+      const spec = existing.spec?.podCIDR ? {} : { podCIDR: this.facts.podCIDR, podCIDRs: [this.facts.podCIDR] };
+      this.node = await this.client.mergePatch(NODES, this.facts.name, undefined, { metadata: { labels }, ...(Object.keys(spec).length ? { spec } : {}) });
+      this.log.info('node already registered; taken over');
+    }
+    void this.events.event(nodeRef(this.node!), 'Normal', 'Starting', 'Starting kubelet.');
+    await this.reportStatus(true);
+    void this.events.event(nodeRef(this.node!), 'Normal', 'NodeReady', `Node ${this.facts.name} status is now: NodeReady`);
+    return this.node!;
+  }
+
+  /** Renews the lease and reports status until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    await Promise.all([this.leaseLoop(signal), this.statusLoop(signal)]);
+  }
+
+  private async leaseLoop(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        await this.renewLease();
+      } catch (e) {
+        if (!signal.aborted) this.log.warn({ err: (e as Error).message }, 'failed to renew the node lease');
+      }
+      await sleep(this.timing.renewIntervalMs, signal);
+    }
+  }
+
+  private async statusLoop(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      await sleep(this.timing.statusUpdateMs, signal);
+      if (signal.aborted) return;
+      try {
+        await this.reportStatus(false);
+      } catch (e) {
+        if (!signal.aborted) this.log.warn({ err: (e as Error).message }, 'failed to update the node status');
+      }
+    }
+  }
+
+  async renewLease(): Promise<Obj> {
+    const name = this.facts.name;
+    const spec = { holderIdentity: name, leaseDurationSeconds: this.timing.leaseDurationSeconds, renewTime: microTime() };
+    if (this.lease) {
+      try {
+        this.lease = await this.client.update(LEASES, { ...this.lease, spec: { ...this.lease.spec, ...spec } });
+        return this.lease;
+      } catch (e) {
+        if (!isConflict(e) && !isNotFound(e)) throw e;
+        this.lease = undefined;
+      }
+    }
+    const current = await this.client.read(LEASES, name, NODE_LEASE_NAMESPACE);
+    if (current) {
+      this.lease = await this.client.update(LEASES, { ...current, spec: { ...current.spec, ...spec } });
+    } else {
+      const owner = this.node ? [{ apiVersion: 'v1', kind: 'Node', name, uid: this.node.metadata.uid }] : undefined;
+      this.lease = await this.client.create(LEASES, {
+        apiVersion: 'coordination.k8s.io/v1', kind: 'Lease',
+        metadata: { name, namespace: NODE_LEASE_NAMESPACE, ...(owner ? { ownerReferences: owner } : {}) },
+        spec,
+      });
+    }
+    return this.lease!;
+  }
+
+  private async reportStatus(force: boolean): Promise<void> {
+    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const status = nodeStatus(this.facts, this.lastStatus?.conditions ?? this.node?.status?.conditions, now);
+    if (!force && !statusChanged(this.lastStatus, status) && Date.now() - this.lastReport < this.timing.statusReportMs) return;
+    this.node = await this.client.mergePatch(NODES, this.facts.name, undefined, { status }, 'status');
+    this.lastStatus = status;
+    this.lastReport = Date.now();
+  }
+}
+
+/** Events about a Node name it by its name as uid, as the kubelet's node reference does. */
+function nodeRef(node: Obj): Obj {
+  return { apiVersion: 'v1', kind: 'Node', metadata: { name: node.metadata.name, uid: node.metadata.name } };
+}

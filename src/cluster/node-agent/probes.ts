@@ -1,0 +1,75 @@
+// Readiness and liveness probes of process containers, as the kubelet's prober runs them: httpGet
+// (success on 200–399) and tcpSocket (a connection opens) against the pod's IP; exec probes have no
+// container to run in, so they count as succeeding. A Prober tracks consecutive successes and
+// failures against the probe's thresholds and reports when its verdict flips.
+import { request } from 'node:http';
+import { connect } from 'node:net';
+import type { Obj } from '../../kube/index.js';
+import { resolvePort } from './pod-spec.js';
+
+export async function probeOnce(probe: Obj, container: Obj, podIP: string): Promise<boolean> {
+  const timeoutMs = (probe.timeoutSeconds ?? 1) * 1000;
+  if (probe.httpGet) {
+    const port = resolvePort(probe.httpGet.port, container);
+    if (!port) return false;
+    return new Promise((resolve) => {
+      const req = request({ host: probe.httpGet.host || podIP, port, path: probe.httpGet.path ?? '/', method: 'GET', timeout: timeoutMs,
+        headers: Object.fromEntries((probe.httpGet.httpHeaders ?? []).map((h: Obj) => [h.name, h.value])) }, (res) => {
+        res.resume();
+        resolve((res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 400);
+      });
+      req.on('timeout', () => req.destroy());
+      req.on('error', () => resolve(false));
+      req.end();
+    });
+  }
+  if (probe.tcpSocket) {
+    const port = resolvePort(probe.tcpSocket.port, container);
+    if (!port) return false;
+    return new Promise((resolve) => {
+      const socket = connect({ host: probe.tcpSocket.host || podIP, port, timeout: timeoutMs });
+      socket.on('connect', () => { socket.destroy(); resolve(true); });
+      socket.on('timeout', () => { socket.destroy(); resolve(false); });
+      socket.on('error', () => resolve(false));
+    });
+  }
+  return true;
+}
+
+/** Runs a probe every periodSeconds after initialDelaySeconds; `onResult` gets each flip of the verdict. */
+export class Prober {
+  private timer?: NodeJS.Timeout;
+  private successes = 0;
+  private failures = 0;
+  private verdict: boolean;
+
+  constructor(
+    private readonly probe: Obj,
+    private readonly container: Obj,
+    private readonly podIP: string,
+    initial: boolean,
+    private readonly onResult: (ok: boolean) => void,
+  ) {
+    this.verdict = initial;
+  }
+
+  start(): void {
+    const tick = async () => {
+      const ok = await probeOnce(this.probe, this.container, this.podIP);
+      if (!this.timer) return;
+      if (ok) { this.successes++; this.failures = 0; } else { this.failures++; this.successes = 0; }
+      const next = ok ? (this.successes >= (this.probe.successThreshold ?? 1) ? true : this.verdict) : (this.failures >= (this.probe.failureThreshold ?? 3) ? false : this.verdict);
+      if (next !== this.verdict) {
+        this.verdict = next;
+        this.onResult(next);
+      }
+      if (this.timer) this.timer = setTimeout(tick, (this.probe.periodSeconds ?? 10) * 1000);
+    };
+    this.timer = setTimeout(tick, (this.probe.initialDelaySeconds ?? 0) * 1000);
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}

@@ -1,0 +1,7 @@
+// The resources the node agent and the machine approver use beyond the toolkit's catalogue
+// (src/kube/resources.ts): CertificateSigningRequests and EndpointSlices.
+import { resources, type ResourceDefinition } from '../../kube/index.js';
+
+export const CSRS: ResourceDefinition = { group: 'certificates.k8s.io', version: 'v1', resource: 'certificatesigningrequests', kind: 'CertificateSigningRequest', namespaced: false };
+export const ENDPOINT_SLICES: ResourceDefinition = { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices', kind: 'EndpointSlice', namespaced: true };
+export const { nodes: NODES, pods: PODS, leases: LEASES, services: SERVICES } = resources;

@@ -1,0 +1,48 @@
+// The node agent as the local cloud's MachineRuntime: a booted machine gets a NodeAgent started
+// from its root, a machine going down has its agent stopped (heartbeat, pods, servers) before the
+// cloud reports it down. One runtime serves every machine of a cloud.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { logger } from '../../common/log.js';
+import type { BootedMachine, MachineRuntime } from '../../cloud/machine-runtime.js';
+import { NodeAgent, type NodeAgentOptions } from './agent.js';
+import { KUBELET_UNIT } from './kubelet-files.js';
+import { scriptCommand } from './pod-spec.js';
+
+/** `node bin/bosun.js <argv…>`: bosun's command (compiled when built, else through tsx). */
+export function bosunCommand(argv: string[]): string[] {
+  return [process.execPath, fileURLToPath(new URL('../../../bin/bosun.js', import.meta.url)), ...argv];
+}
+
+export class NodeAgentRuntime implements MachineRuntime {
+  private readonly agents = new Map<string, NodeAgent>();
+  private readonly options: NodeAgentOptions;
+
+  constructor(options: Partial<NodeAgentOptions> = {}) {
+    this.options = { componentCommand: bosunCommand, echoCommand: scriptCommand('echo'), log: logger('node-agent'), ...options };
+  }
+
+  async onBoot(machine: BootedMachine): Promise<void> {
+    // A machine whose Ignition config installed no kubelet boots and runs nothing, as systemd
+    // would start no kubelet; kubelet files that are there but broken fail the boot, saying why.
+    if (!existsSync(join(machine.root, KUBELET_UNIT))) {
+      this.options.log.info({ instance: machine.instance.id, name: machine.instance.name }, `no ${KUBELET_UNIT} in the machine root: no node agent runs`);
+      return;
+    }
+    const agent = new NodeAgent(machine, this.options);
+    this.agents.set(machine.instance.id, agent);
+    agent.start();
+  }
+
+  async onShutdown(machine: BootedMachine): Promise<void> {
+    const agent = this.agents.get(machine.instance.id);
+    this.agents.delete(machine.instance.id);
+    await agent?.stop();
+  }
+
+  /** The agent running on an instance, if it is up. */
+  agent(instanceId: string): NodeAgent | undefined {
+    return this.agents.get(instanceId);
+  }
+}

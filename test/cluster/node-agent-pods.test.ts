@@ -1,0 +1,254 @@
+// Pods bound to a node: the echo image runs as a real HTTP server on its pod IP and behind a
+// NodePort; a component pod runs as a process with its env, args and projected token; a real bosun
+// command runs to completion; a crashing process goes to CrashLoopBackOff with growing delays; a
+// reboot restarts the process pods; a deleted pod's process gets SIGTERM.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import type { Instance } from '../../src/cloud/types.js';
+import { bosunCommand } from '../../src/cluster/node-agent/runtime.js';
+import type { Obj } from '../../src/kube/index.js';
+import { eventually } from '../helpers/eventually.js';
+import { bootstrapUserData, bootWorker, startNodeCluster, type NodeCluster } from './node-agent-fixture.js';
+
+const COMPONENT = fileURLToPath(new URL('./node-agent-component.mjs', import.meta.url));
+const PODS = { group: '', version: 'v1', resource: 'pods', namespaced: true };
+const SERVICES = { group: '', version: 'v1', resource: 'services', namespaced: true };
+
+let c: NodeCluster;
+let machine: Instance;
+let other: Instance;
+let root: string;
+
+const STATIC_POD = `apiVersion: v1
+kind: Pod
+metadata:
+  name: static-echo
+  namespace: kube-system
+  labels: {app: static-echo}
+spec:
+  containers:
+  - name: echo
+    image: bosun.local/echo
+    ports: [{containerPort: 7070}]
+`;
+
+before(async () => {
+  c = await startNodeCluster({
+    agent: {
+      // `version` runs the real bosun command; anything else the test component.
+      componentCommand: (argv) => (argv[0] === 'version' ? bosunCommand(argv) : [process.execPath, COMPONENT, ...argv]),
+      crashBackoffBaseMs: 400,
+      crashBackoffMaxMs: 3200,
+    },
+  });
+  // The nodes run on their own credentials (bootstrap token → CSR → machine approver).
+  machine = await bootWorker(c, 'worker-p', await bootstrapUserData(c, { '/etc/kubernetes/manifests/static-echo.yaml': STATIC_POD }));
+  other = await bootWorker(c, 'worker-q', await bootstrapUserData(c));
+  root = join(c.dataDir, 'machines', machine.id, 'root');
+  await eventually('node registered', () => c.kube.read({ group: '', version: 'v1', resource: 'nodes', namespaced: false }, 'worker-p'));
+});
+after(async () => {
+  await c?.close();
+});
+
+function pod(name: string, container: Obj, extra: Obj = {}): Obj {
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', labels: { app: name } }, spec: { nodeName: 'worker-p', terminationGracePeriodSeconds: 5, containers: [{ name: 'main', ...container }], ...extra } };
+}
+
+const getPod = (name: string) => c.kube.read(PODS, name, 'default');
+const ready = (p: Obj | undefined) => p?.status?.conditions?.some((x: Obj) => x.type === 'Ready' && x.status === 'True');
+
+function httpGet(host: string, port: number, path = '/'): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host, port, path, agent: false }, (res) => {
+      let body = '';
+      res.on('data', (d) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function logOf(p: Obj, restart = 0, container = 'main'): string {
+  const file = join(root, 'var/log/pods', `default_${p.metadata.name}_${p.metadata.uid}`, container, `${restart}.log`);
+  return existsSync(file) ? readFileSync(file, 'utf8') : '';
+}
+
+test('bosun.local/echo answers with its pod name on its pod IP, logs each request, and is reachable through a NodePort', { timeout: 60_000 }, async () => {
+  await c.kube.create(PODS, pod('echo-1', {
+    image: 'bosun.local/echo:1.0@sha256:abc', ports: [{ name: 'http', containerPort: 9090 }],
+    readinessProbe: { httpGet: { path: '/ready', port: 'http' }, periodSeconds: 1 },
+  }));
+  const p = await eventually('echo-1 Ready', async () => { const x = await getPod('echo-1'); return ready(x) ? x : undefined; }, 30_000);
+  const N = machine.privateIp.split('.')[3];
+  assert.match(p.status.podIP, new RegExp(`^127\\.1\\.${N}\\.\\d+$`));
+  assert.equal(p.status.hostIP, machine.privateIp);
+  assert.equal(p.status.phase, 'Running');
+  assert.deepEqual(p.status.conditions.map((x: Obj) => `${x.type}=${x.status}`).sort(), ['ContainersReady=True', 'Initialized=True', 'PodReadyToStartContainers=True', 'PodScheduled=True', 'Ready=True']);
+  const answer = await eventually('echo answers', () => httpGet(p.status.podIP, 9090, '/hello').catch(() => undefined));
+  assert.deepEqual(answer, { status: 200, body: 'echo-1\n' });
+  await eventually('the request logged', async () => /GET \/hello/.test(logOf(p)));
+
+  const svc = await c.kube.create(SERVICES, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'echo', namespace: 'default' }, spec: { type: 'NodePort', selector: { app: 'echo-1' }, ports: [{ port: 80, targetPort: 'http' }] } });
+  const nodePort = svc.spec.ports[0].nodePort;
+  assert.ok(nodePort, 'the API server allocates a NodePort');
+  const viaNodePort = await eventually('NodePort answers', () => httpGet(machine.privateIp, nodePort, '/via-node-port').catch(() => undefined));
+  assert.deepEqual(viaNodePort, { status: 200, body: 'echo-1\n' });
+  // Every node proxies the NodePort, also one the pod does not run on.
+  const viaOtherNode = await eventually('NodePort answers on the other node', () => httpGet(other.privateIp, nodePort, '/via-other-node').catch(() => undefined));
+  assert.deepEqual(viaOtherNode, { status: 200, body: 'echo-1\n' });
+  assert.match(logOf(p), /GET \/ready/, 'the readiness probe reached the server');
+});
+
+/** A GET to the node's :10250 as the API server makes it (its kubelet-client certificate), or with `cert: false` none. */
+function kubeletGet(path: string, opts: { cert?: boolean; onData?: (chunk: string, abort: () => void) => void } = {}): Promise<{ status: number; body: string }> {
+  const pki = join(c.api.dataDir, 'pki');
+  const tls = opts.cert === false ? {} : { cert: readFileSync(join(pki, 'apiserver-kubelet-client.crt')), key: readFileSync(join(pki, 'apiserver-kubelet-client.key')) };
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest({ host: machine.privateIp, port: 10250, path, agent: false, rejectUnauthorized: false, ...tls }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        body += d;
+        opts.onData?.(body, () => { req.destroy(); resolve({ status: res.statusCode ?? 0, body }); });
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('the node serves container logs on <nodeIP>:10250 (tail, timestamps, follow) to the API server\'s kubelet-client certificate, to no client without one', { timeout: 30_000 }, async () => {
+  const all = await kubeletGet('/containerLogs/default/echo-1/main');
+  assert.equal(all.status, 200);
+  assert.match(all.body, /^echo server for pod echo-1 listening on 127\.1\.\d+\.\d+:9090\n/);
+  assert.match(all.body, /GET \/hello\n/);
+  const tail = await kubeletGet('/containerLogs/default/echo-1/main?tailLines=1&timestamps=true');
+  assert.match(tail.body, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z \S+ \S+ GET \/\S+\n$/);
+  assert.equal((await kubeletGet('/containerLogs/default/missing/main')).status, 404);
+  assert.equal((await kubeletGet('/containerLogs/default/echo-1/nope')).status, 400);
+  await assert.rejects(kubeletGet('/containerLogs/default/echo-1/main', { cert: false }), 'no client certificate, no logs');
+
+  const p = (await getPod('echo-1'))!;
+  const following = kubeletGet('/containerLogs/default/echo-1/main?follow=true&tailLines=0', {
+    onData: (body, abort) => { if (/GET \/while-following/.test(body)) abort(); },
+  });
+  await new Promise((r) => setTimeout(r, 500));
+  await httpGet(p.status.podIP, 9090, '/while-following');
+  assert.match((await following).body, /GET \/while-following/);
+});
+
+test('a component pod runs as a process with its env, args, projected service-account token, ConfigMap and hostPath volumes', { timeout: 60_000 }, async () => {
+  await c.kube.create({ group: '', version: 'v1', resource: 'configmaps', namespaced: true }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'proc-config', namespace: 'default' }, data: { 'greeting.txt': 'hi from a configmap\n' } });
+  await c.kube.create(PODS, pod('proc-1', {
+    image: 'bosun.local/test-component:v1', args: ['serve', '--flag=value'],
+    volumeMounts: [{ name: 'config', mountPath: '/etc/proc-config' }, { name: 'data', mountPath: '/data' }],
+    env: [
+      { name: 'READ_PATH', value: '/etc/proc-config/greeting.txt' },
+      { name: 'WRITE_PATH', value: '/data/written' },
+      { name: 'MY_POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      { name: 'MY_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+      { name: 'MY_POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+      { name: 'MY_NODE', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+      { name: 'GREETING', value: 'hello $(MY_POD_NAME)' },
+    ],
+  }, { volumes: [{ name: 'config', configMap: { name: 'proc-config' } }, { name: 'data', hostPath: { path: '/var/lib/proc-data' } }] }));
+  const p = await eventually('proc-1 Running', async () => { const x = await getPod('proc-1'); return x?.status?.phase === 'Running' && ready(x) ? x : undefined; });
+  const log = await eventually('proc-1 logged its identity', async () => { const l = logOf(p); return /whoami/.test(l) ? l : undefined; });
+  const printed = JSON.parse(/stdout F (\{.*\})$/m.exec(log)![1]);
+  assert.deepEqual(printed.argv, ['serve', '--flag=value']);
+  assert.deepEqual(printed.env, {
+    MY_POD_NAME: 'proc-1', MY_NAMESPACE: 'default', MY_POD_IP: p.status.podIP, MY_NODE: 'worker-p', GREETING: 'hello proc-1',
+    KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String(c.api.port),
+  });
+  assert.equal(printed.namespace, 'default');
+  assert.equal(printed.tokenParts, 3);
+  assert.equal(printed.read, 'hi from a configmap\n');
+  assert.equal(readFileSync(join(root, 'var/lib/proc-data/written'), 'utf8'), 'written by proc-1\n', 'the hostPath is the machine root\'s directory');
+  // The token authenticates as the pod's service account (which may not read pods: 403, not 401).
+  assert.match(log, /whoami (200 allowed|403 .*system:serviceaccount:default:default)/);
+});
+
+test('a real bosun command runs as a pod process to completion', { timeout: 60_000 }, async () => {
+  await c.kube.create(PODS, pod('bosun-version', { image: 'bosun.local/bosun:v1', command: ['bosun'], args: ['version'] }, { restartPolicy: 'Never' }));
+  const p = await eventually('bosun-version Succeeded', async () => { const x = await getPod('bosun-version'); return x?.status?.phase === 'Succeeded' ? x : undefined; }, 45_000);
+  assert.equal(p.status.containerStatuses[0].state.terminated.reason, 'Completed');
+  assert.match(logOf(p), /stdout F bosun \d+\.\d+\.\d+/);
+});
+
+test('a crashing process goes to CrashLoopBackOff with growing delays between restarts', { timeout: 60_000 }, async () => {
+  await c.kube.create(PODS, pod('crasher', { image: 'bosun.local/test-component:v1', args: ['crash'] }));
+  const seen = new Map<number, number>();
+  let backOff: Obj | undefined;
+  await eventually('four restarts', async () => {
+    const x = await getPod('crasher');
+    const cs = x?.status?.containerStatuses?.[0];
+    if (cs && !seen.has(cs.restartCount)) seen.set(cs.restartCount, Date.now());
+    if (cs?.state?.waiting?.reason === 'CrashLoopBackOff') backOff = cs;
+    return seen.has(4) ? x : undefined;
+  }, 45_000);
+  assert.ok(backOff, 'CrashLoopBackOff was reported while waiting');
+  assert.match(backOff!.state.waiting.message, /^back-off \d+s restarting failed container=main pod=crasher_default\(/);
+  assert.equal(backOff!.lastState.terminated.exitCode, 1);
+  assert.equal(backOff!.lastState.terminated.reason, 'Error');
+  const gap = (n: number) => seen.get(n)! - seen.get(n - 1)!;
+  // Back-off 400 ms, 800 ms, 1600 ms: each wait about twice the one before.
+  assert.ok(gap(3) > gap(2) * 1.4, `delays grow: ${gap(2)} ms then ${gap(3)} ms`);
+  assert.ok(gap(4) > gap(3) * 1.4, `delays grow: ${gap(3)} ms then ${gap(4)} ms`);
+  assert.match(logOf(await getPod('crasher') as Obj, 2), /stderr F crashing as asked/);
+  const events = ((await c.kube.list({ group: '', version: 'v1', resource: 'events', namespaced: true }, 'default')).items as Obj[]).filter((e) => e.involvedObject?.name === 'crasher');
+  const backOffEvent = events.find((e) => e.reason === 'BackOff');
+  assert.equal(backOffEvent?.type, 'Warning');
+  assert.equal(backOffEvent?.source?.component, 'kubelet');
+  assert.equal(backOffEvent?.source?.host, 'worker-p');
+  assert.ok(events.some((e) => e.reason === 'Started'));
+});
+
+test('a static pod manifest in /etc/kubernetes/manifests runs, mirrored in the API as <name>-<node>', { timeout: 30_000 }, async () => {
+  const mirror = await eventually('the mirror pod Ready', async () => {
+    const x = await c.kube.read(PODS, 'static-echo-worker-p', 'kube-system');
+    return ready(x) ? x : undefined;
+  });
+  assert.equal(mirror.spec.nodeName, 'worker-p');
+  assert.ok(mirror.metadata.annotations['kubernetes.io/config.mirror']);
+  assert.equal((await httpGet(mirror.status.podIP, 7070)).body, 'static-echo-worker-p\n');
+});
+
+test('a failing liveness probe restarts the container', { timeout: 30_000 }, async () => {
+  await c.kube.create(PODS, pod('unlive', {
+    image: 'bosun.local/echo', ports: [{ containerPort: 8080 }],
+    livenessProbe: { tcpSocket: { port: 1 }, periodSeconds: 1, failureThreshold: 1 },
+  }, { terminationGracePeriodSeconds: 1 }));
+  const restarted = await eventually('unlive restarted', async () => {
+    const x = await getPod('unlive');
+    const cs = x?.status?.containerStatuses?.[0];
+    return cs?.restartCount >= 1 && cs.lastState?.terminated ? x : undefined;
+  });
+  assert.equal(restarted.status.containerStatuses[0].lastState.terminated.message, 'Container failed liveness probe');
+  await c.kube.delete(PODS, 'unlive', 'default');
+});
+
+test('a reboot stops the process pods and starts them again; a deleted pod\'s process gets SIGTERM', { timeout: 90_000 }, async () => {
+  const before = await getPod('echo-1');
+  await c.client.operate('reboot', machine.id);
+  await eventually('echo-1 restarted after the reboot', async () => {
+    const x = await getPod('echo-1');
+    return x?.status?.containerStatuses?.[0]?.restartCount === before!.status.containerStatuses[0].restartCount + 1 && ready(x) ? x : undefined;
+  }, 30_000);
+  const again = await eventually('echo answers again', () => httpGet(before!.status.podIP, 9090).catch(() => undefined));
+  assert.equal(again.body, 'echo-1\n');
+  const proc = (await getPod('proc-1'))!;
+  const secondRun = await eventually('proc-1 ran again', async () => { const l = logOf(proc, 1); return /whoami/.test(l) ? l : undefined; }, 30_000);
+  assert.ok(secondRun);
+  assert.match(logOf(proc, 0), /SIGTERM received/, 'the first run was stopped with SIGTERM');
+
+  await c.kube.delete(PODS, 'proc-1', 'default');
+  await eventually('proc-1 stopped', async () => /SIGTERM received/.test(logOf(proc, 1)));
+});

@@ -1,0 +1,100 @@
+// The node agent's pure pieces, table-driven: the kubelet unit and config as read from the root,
+// quantities and allocatable, pod phase and back-off, environment expansion and the downward API,
+// images, CRI log lines, and Service endpoints.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseDuration, parseNodeLabels, parseTaints, parseUnitFlags } from '../../src/cluster/node-agent/kubelet-files.js';
+import { allocatableOf, parseQuantity, type NodeFacts } from '../../src/cluster/node-agent/node-object.js';
+import { crashBackoffMs, podPhase, type ContainerRecord } from '../../src/cluster/node-agent/pod-status.js';
+import { allocatePodIP, componentArgv, containerKind, expand, fieldRefValue, podCidrFor } from '../../src/cluster/node-agent/pod-spec.js';
+import { formatCriLines } from '../../src/cluster/node-agent/logs-server.js';
+import { endpointsFromPods, endpointsFromSlices } from '../../src/cluster/node-agent/service-proxy.js';
+import type { Obj } from '../../src/kube/index.js';
+
+test('unit flags: continuation lines, both flag forms, quotes, and a drop-in\'s ExecStart replacing the unit\'s', () => {
+  const unit = '[Service]\nExecStart=/usr/bin/kubelet \\\n    --config=/etc/kubernetes/kubelet.conf \\\n    --node-labels "a=b,c" \\\n    --v=${LEVEL}\n';
+  const flags = parseUnitFlags(unit);
+  assert.equal(flags.get('config'), '/etc/kubernetes/kubelet.conf');
+  assert.equal(flags.get('node-labels'), 'a=b,c');
+  assert.equal(flags.get('v'), '${LEVEL}');
+  const dropped = parseUnitFlags(unit, ['[Service]\nExecStart=\nExecStart=/usr/bin/kubelet --cloud-provider=external\n']);
+  assert.deepEqual([...dropped.entries()], [['cloud-provider', 'external']]);
+});
+
+test('node labels, taints and durations as the kubelet parses them', () => {
+  assert.deepEqual(parseNodeLabels('node-role.kubernetes.io/worker,topology/x=y, ,z='), { 'node-role.kubernetes.io/worker': '', 'topology/x': 'y', z: '' });
+  assert.deepEqual(parseTaints('a=b:NoSchedule,c:NoExecute'), [{ key: 'a', value: 'b', effect: 'NoSchedule' }, { key: 'c', effect: 'NoExecute' }]);
+  for (const [text, ms] of [['10s', 10_000], ['5m0s', 300_000], ['1h30m', 5_400_000], ['250ms', 250], ['soon', 42], ['', 42]] as const) {
+    assert.equal(parseDuration(text, 42), ms, text);
+  }
+});
+
+test('quantities and allocatable: capacity less reservations and the hard eviction threshold', () => {
+  for (const [q, v] of [['500m', 0.5], ['2', 2], ['1Gi', 1024 ** 3], ['100Mi', 100 * 1024 ** 2], ['1k', 1000], ['x', 0]] as const) assert.equal(parseQuantity(q), v, q);
+  const facts = { instanceType: { name: 'local.medium', cpu: 4, memoryMiB: 8192 }, config: { systemReserved: { cpu: '500m', memory: '1Gi' }, kubeReserved: { cpu: '250m' }, evictionHard: { 'memory.available': '200Mi' } } } as unknown as NodeFacts;
+  const a = allocatableOf(facts);
+  assert.equal(a.cpu, '3250m');
+  assert.equal(a.memory, `${(8192 - 1024 - 200) * 1024}Ki`);
+  assert.equal(a.pods, '110');
+});
+
+const record = (state: Obj, restartCount = 0): ContainerRecord => ({ name: 'c', image: 'i', containerID: '', restartCount, state, lastState: {}, ready: false, started: false });
+const exited = (exitCode: number) => ({ terminated: { exitCode } });
+
+test('pod phase from container states and the restart policy', () => {
+  const cases: Array<[string | undefined, ContainerRecord[], string]> = [
+    [undefined, [record({ waiting: { reason: 'ContainerCreating' } })], 'Pending'],
+    [undefined, [record({ running: {} })], 'Running'],
+    [undefined, [record({ waiting: { reason: 'CrashLoopBackOff' } }, 3)], 'Running'],
+    ['Always', [record(exited(0))], 'Running'],
+    ['Never', [record(exited(0))], 'Succeeded'],
+    ['Never', [record(exited(0)), record(exited(2))], 'Failed'],
+    ['OnFailure', [record(exited(0))], 'Succeeded'],
+    ['OnFailure', [record(exited(1))], 'Running'],
+    ['Never', [record(exited(0)), record({ running: {} })], 'Running'],
+  ];
+  for (const [policy, containers, phase] of cases) assert.equal(podPhase({ spec: { restartPolicy: policy } }, containers), phase, `${policy} ${JSON.stringify(containers.map((c) => c.state))}`);
+});
+
+test('crash-loop back-off: 10 s doubling, capped at 5 min', () => {
+  assert.deepEqual([1, 2, 3, 4, 5, 6, 7, 8].map((n) => crashBackoffMs(n, 10_000, 300_000) / 1000), [10, 20, 40, 80, 160, 300, 300, 300]);
+});
+
+test('environment: $(VAR) expansion, $$ escapes, unknown references kept; the downward API', () => {
+  assert.equal(expand('a-$(X)-$(Y)-$$(X)', { X: '1' }), 'a-1-$(Y)-$(X)');
+  const pod = { metadata: { name: 'p', namespace: 'ns', uid: 'u', labels: { app: 'x' } }, spec: { nodeName: 'n' } };
+  const table: Array<[string, string]> = [['metadata.name', 'p'], ['metadata.namespace', 'ns'], ['metadata.uid', 'u'], ['spec.nodeName', 'n'], ['spec.serviceAccountName', 'default'], ['status.podIP', '127.1.3.7'], ['status.hostIP', '127.0.1.3'], ["metadata.labels['app']", 'x']];
+  for (const [path, value] of table) assert.equal(fieldRefValue(pod, path, '127.1.3.7', '127.0.1.3'), value, path);
+});
+
+test('images and command lines; pod CIDR and IPs', () => {
+  assert.equal(containerKind('bosun.local/echo'), 'echo');
+  assert.equal(containerKind('bosun.local/echo:1.0@sha256:abc'), 'echo');
+  assert.equal(containerKind('bosun.local/cluster-version-operator:1.0.0'), 'component');
+  assert.equal(containerKind('quay.io/openshift/echo'), 'simulated');
+  assert.deepEqual(componentArgv({ command: ['/usr/bin/bosun'], args: ['cluster-version-operator', '--v=2'] }), ['cluster-version-operator', '--v=2']);
+  assert.deepEqual(componentArgv({ args: ['machine-config-operator'] }), ['machine-config-operator']);
+  assert.equal(podCidrFor('127.0.1.12'), '127.1.12.0/24');
+  assert.equal(allocatePodIP('127.1.12.0/24', new Set(['127.1.12.2', '127.1.12.3'])), '127.1.12.4');
+  assert.equal(allocatePodIP('127.1.12.0/24', new Set(Array.from({ length: 253 }, (_, i) => `127.1.12.${i + 2}`))), undefined);
+});
+
+test('CRI log lines: full and partial lines, with and without timestamps', () => {
+  const text = '2026-01-01T00:00:00.000000000Z stdout F hello\n2026-01-01T00:00:01.000000000Z stderr P par\n2026-01-01T00:00:01.000000000Z stderr F tial\nnot a log line\n';
+  assert.deepEqual(formatCriLines(text, false), ['hello\n', 'par', 'tial\n']);
+  assert.deepEqual(formatCriLines(text, true)[0], '2026-01-01T00:00:00.000000000Z hello\n');
+});
+
+test('Service endpoints from Ready pods (named target ports) and from EndpointSlices', () => {
+  const svc = { metadata: { name: 's', namespace: 'ns' }, spec: { selector: { app: 'a' } } };
+  const pod = (name: string, ready: boolean, ns = 'ns', labels = { app: 'a' }) => ({
+    metadata: { name, namespace: ns, labels }, spec: { containers: [{ ports: [{ name: 'http', containerPort: 8080 }] }] },
+    status: { podIP: `127.1.1.${name.length}`, conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
+  });
+  const pods = [pod('a', true), pod('bb', false), pod('ccc', true, 'other'), pod('dddd', true, 'ns', { app: 'z' } as { app: string })];
+  assert.deepEqual(endpointsFromPods(svc, { port: 80, targetPort: 'http' }, pods), [{ ip: '127.1.1.1', port: 8080 }]);
+  assert.deepEqual(endpointsFromPods(svc, { port: 80, targetPort: 9000 }, pods), [{ ip: '127.1.1.1', port: 9000 }]);
+  const slices = [{ metadata: { namespace: 'ns', labels: { 'kubernetes.io/service-name': 's' } }, ports: [{ name: 'web', port: 8080 }], endpoints: [{ addresses: ['127.1.2.2'], conditions: { ready: true } }, { addresses: ['127.1.2.3'], conditions: { ready: false } }] }];
+  assert.deepEqual(endpointsFromSlices(svc, { name: 'web', port: 80 }, slices), [{ ip: '127.1.2.2', port: 8080 }]);
+  assert.deepEqual(endpointsFromSlices(svc, { name: 'other', port: 80 }, slices), []);
+});
