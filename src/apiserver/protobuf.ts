@@ -8,6 +8,7 @@
 // against the same command's `--dry-run=client -o json`).
 
 import { BosunError } from '../common/errors.js';
+import { rfc3339 } from '../common/time.js';
 type FieldKind =
   | 'string'
   | 'bytes'
@@ -347,7 +348,7 @@ function decodeValue(r: Reader, field: Field, wireType: number): unknown {
   }
   if (kind === 'time') {
     const t = decodeMessage(raw, 'Time') as { seconds?: number };
-    return new Date((t.seconds ?? 0) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    return rfc3339(new Date((t.seconds ?? 0) * 1000));
   }
   if ('message' in kind) return decodeMessage(raw, kind.message);
   // A map entry: key = 1, value = 2.

@@ -3,6 +3,7 @@
 // undefined for "not supported"), and providers register by name with a factory that takes the
 // cloud config (the text of --cloud-config, INI or YAML as the provider likes).
 import type { Obj } from '../kube/index.js';
+import { BosunError } from '../common/errors.js';
 
 export interface NodeAddress {
   type: 'InternalIP' | 'ExternalIP' | 'Hostname' | 'InternalDNS' | 'ExternalDNS';
@@ -32,10 +33,9 @@ export interface LoadBalancerStatus {
 }
 
 /** A cloud that cannot finish now but will: the controller retries after `retryAfterMs`. */
-export class RetryError extends Error {
+export class RetryError extends BosunError {
   constructor(message: string, readonly retryAfterMs: number) {
-    super(message);
-    this.name = 'RetryError';
+    super('CloudRetry', message);
   }
 }
 

@@ -15,6 +15,7 @@ import type { Instance } from '../cloud/types.js';
 import { Controller, Informer, resourcePath, type KubeClient, type Obj } from '../kube/index.js';
 import { CLIENT_SIGNER, SERVING_SIGNER } from './node-agent/credentials.js';
 import { CSRS } from './node-agent/resources.js';
+import { rfc3339 } from '../common/time.js';
 
 const NODE_BOOTSTRAPPER = 'system:serviceaccount:openshift-machine-config-operator:node-bootstrapper';
 const CLIENT_USAGES = new Set(['digital signature', 'key encipherment', 'client auth']);
@@ -95,7 +96,7 @@ export function machineApprover(o: MachineApproverOptions): Controller {
           ...csr.status,
           conditions: [...(csr.status?.conditions ?? []), {
             type: 'Approved', status: 'True', reason: 'NodeCSRApprove', message: `This CSR was approved by the machine approver: ${decision.message}`,
-            lastUpdateTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+            lastUpdateTime: rfc3339(),
           }],
         },
       };

@@ -12,6 +12,7 @@ import type { ApiServer } from '../server.js';
 import { csrHasCondition } from '../kinds/certificatesigningrequests.js';
 import { parseCertificateRequest, RequestError, signatureValid, usageBits } from './request.js';
 import { isBuiltinSigner, signerRefusal } from './signers.js';
+import { rfc3339 } from '../../common/time.js';
 
 const log = logger('csr-signer');
 const PREFIX = '/certificates.k8s.io/certificatesigningrequests/';
@@ -69,7 +70,7 @@ export function enableCsrSigning(server: ApiServer, ca: KeyPair, options: { cert
     if (decision.action === 'none') return;
     if (decision.action === 'fail') {
       log.info({ csr: name, signer: csr.spec.signerName, reason: decision.message }, 'CSR refused by its signer');
-      const at = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const at = rfc3339();
       const failed = { type: 'Failed', status: 'True', reason: 'SignerValidationFailure', message: decision.message, lastUpdateTime: at, lastTransitionTime: at };
       await writeStatus(csr, { ...(csr.status ?? {}), conditions: [...(csr.status?.conditions ?? []), failed] });
       return;

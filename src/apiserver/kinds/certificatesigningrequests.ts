@@ -8,6 +8,7 @@ import type { FieldProblem } from '../errors.js';
 import { column, AGE_COLUMN, ageCell, humanDuration, NAME_COLUMN } from '../printing.js';
 import { KEY_USAGES, parseCertificateRequest, pemBlocks, RequestError } from '../certificates/request.js';
 import { builtinType, replaceStatus, type KindStrategy, type Obj } from './strategy.js';
+import { rfc3339 } from '../../common/time.js';
 
 const APPROVAL_TYPES = ['Approved', 'Denied'];
 const TRUE_ONLY_TYPES = [...APPROVAL_TYPES, 'Failed'];
@@ -15,9 +16,7 @@ const LEGACY_SIGNER = 'kubernetes.io/legacy-unknown';
 const QUALIFIED_SIGNER = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+\/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?(\/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)*$/;
 const MIN_EXPIRATION_SECONDS = 600;
 
-function now(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
+const now = (): string => rfc3339();
 
 const conditionsOf = (o: Obj | undefined): Obj[] => (Array.isArray(o?.status?.conditions) ? o.status.conditions : []);
 const hasTrue = (o: Obj | undefined, type: string): boolean => conditionsOf(o).some((c) => c?.type === type && c?.status === 'True');

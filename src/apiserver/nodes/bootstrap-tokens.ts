@@ -6,6 +6,7 @@
 // nobody (kube's plugin/pkg/auth/authenticator/token/bootstrap).
 import { randomInt, timingSafeEqual } from 'node:crypto';
 import type { UserInfo } from '../request-attributes.js';
+import { rfc3339 } from '../../common/time.js';
 
 type Obj = Record<string, any>;
 
@@ -38,7 +39,7 @@ export function bootstrapTokenSecret(token: string, options: BootstrapTokenOptio
   const bad = (options.extraGroups ?? []).find((g) => !EXTRA_GROUP.test(g));
   if (bad !== undefined) throw new Error(`auth-extra-group ${JSON.stringify(bad)} does not match ${EXTRA_GROUP}`);
   const data: Record<string, string> = { 'token-id': m[1], 'token-secret': m[2], 'usage-bootstrap-authentication': 'true', 'usage-bootstrap-signing': 'true' };
-  if (options.expiration) data.expiration = options.expiration.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  if (options.expiration) data.expiration = rfc3339(options.expiration);
   if (options.extraGroups?.length) data['auth-extra-groups'] = options.extraGroups.join(',');
   if (options.description) data.description = options.description;
   return {

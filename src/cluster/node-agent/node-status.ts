@@ -8,6 +8,7 @@ import { sleep } from '../../common/sleep.js';
 import { isAlreadyExists, isConflict, isNotFound, type EventRecorder, type KubeClient, type Obj } from '../../kube/index.js';
 import { nodeForRegistration, nodeLabels, nodeStatus, statusChanged, type NodeFacts } from './node-object.js';
 import { LEASES, NODES } from './resources.js';
+import { rfc3339Micro } from '../../common/time.js';
 
 export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
 
@@ -18,10 +19,6 @@ export interface NodeStatusTiming {
   statusReportMs: number;
 }
 
-/** A Lease's renewTime: MicroTime, RFC 3339 with microseconds. */
-function microTime(d = new Date()): string {
-  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
 
 export class NodeStatusReporter {
   private node?: Obj;
@@ -92,7 +89,7 @@ export class NodeStatusReporter {
 
   async renewLease(): Promise<Obj> {
     const name = this.facts.name;
-    const spec = { holderIdentity: name, leaseDurationSeconds: this.timing.leaseDurationSeconds, renewTime: microTime() };
+    const spec = { holderIdentity: name, leaseDurationSeconds: this.timing.leaseDurationSeconds, renewTime: rfc3339Micro() };
     if (this.lease) {
       try {
         this.lease = await this.client.update(LEASES, { ...this.lease, spec: { ...this.lease.spec, ...spec } });

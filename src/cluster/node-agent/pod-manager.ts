@@ -9,6 +9,7 @@ import { allocatePodIP } from './pod-spec.js';
 import { podStatus } from './pod-status.js';
 import { PodWorker, type PodContext } from './pod-worker.js';
 import { PODS } from './resources.js';
+import { rfc3339 } from '../../common/time.js';
 
 export interface PodManagerOptions extends Omit<PodContext, 'onChange' | 'log'> {
   podCIDR: string;
@@ -111,7 +112,7 @@ export class PodManager {
     s.running = (async () => {
       do {
         s.pending = false;
-        const status = podStatus(worker.pod, worker.records, { podIP: worker.podIP, hostIP: this.o.nodeIP, startTime: worker.startTime }, new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'));
+        const status = podStatus(worker.pod, worker.records, { podIP: worker.podIP, hostIP: this.o.nodeIP, startTime: worker.startTime }, rfc3339());
         try {
           const written = await this.o.client.mergePatch(PODS, worker.pod.metadata.name, worker.pod.metadata.namespace, { status }, 'status');
           worker.pod = { ...worker.pod, status: written.status };

@@ -13,6 +13,7 @@ import { ContainerProcess, type ProcessExit } from './container-process.js';
 import { componentArgv, containerEnv, containerKind, echoPort } from './pod-spec.js';
 import { crashBackoffMs, restarts, type ContainerRecord } from './pod-status.js';
 import { Prober } from './probes.js';
+import { rfc3339 } from '../../common/time.js';
 
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 const TOKEN_SECONDS = 3607;
@@ -36,7 +37,7 @@ export interface PodContext {
   onChange: () => void;
 }
 
-const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+const now = () => rfc3339();
 
 export class PodWorker {
   readonly records: ContainerRecord[];
