@@ -8,6 +8,7 @@ import { sendJson } from '../http/respond.js';
 import { applyJsonPatch, applyMergePatch } from '../patch.js';
 import type { ResourceType } from '../registry.js';
 import { formatLabelSelector, fromLabelSelectorObject } from '../../common/label-selectors.js';
+import { rfc3339 } from '../../common/time.js';
 import type { PostRequest } from '../types.js';
 import type { ServerState } from './state.js';
 
@@ -84,15 +85,28 @@ export async function serveScale(ctx: AuthorizedContext, state: ServerState, typ
   }
 }
 
-/** POST `pods/<name>/binding`: sets spec.nodeName once. */
+/**
+ * POST `pods/<name>/binding`: sets spec.nodeName once, copies the Binding's annotations onto the
+ * pod, and marks it `PodScheduled=True`, as kube-apiserver's binding storage does (a pod the
+ * scheduler once found unschedulable must not keep saying so once bound).
+ */
 export async function serveBinding(ctx: AuthorizedContext, state: ServerState, type: ResourceType, ns: string | undefined, name: string, dryRun: boolean): Promise<void> {
   if (ctx.request.method !== 'POST') throw errors.methodNotAllowed(ctx.request.method, ctx.path);
   const binding = decodeObject(await requestBody(ctx.request), ctx.request.headers['content-type']);
   const node = binding?.target?.name;
   if (!node) throw errors.invalid('Binding', '', name, [{ type: 'FieldValueRequired', field: 'target.name', message: 'Required value' }]);
   const pod = state.resources.get(type, ns, name);
+  if (pod.metadata?.deletionTimestamp) throw errors.conflict('pods/binding', '', name);
   if (pod.spec?.nodeName) throw errors.conflict('pods/binding', '', name);
-  await state.resources.patch(type, ns, name, 'merge', { spec: { nodeName: node } }, { dryRun });
+  const annotations = binding?.metadata?.annotations;
+  await state.resources.patch(type, ns, name, 'merge', { metadata: annotations ? { annotations } : {}, spec: { nodeName: node } }, { dryRun });
+  const conditions: Record<string, unknown>[] = Array.isArray(pod.status?.conditions) ? pod.status.conditions : [];
+  const scheduled = conditions.find((c) => c?.type === 'PodScheduled');
+  if (scheduled?.status !== 'True') {
+    const others = conditions.filter((c) => c?.type !== 'PodScheduled');
+    const condition = { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: rfc3339() };
+    await state.resources.patch(type, ns, name, 'merge', { status: { conditions: [...others, condition] } }, { dryRun, subresource: 'status' });
+  }
   sendJson(ctx.reply, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
 }
 
