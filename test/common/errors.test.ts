@@ -10,7 +10,8 @@ import { test } from 'node:test';
 import { BosunError } from '../../src/common/errors.js';
 
 const SRC = join(import.meta.dirname, '../../src');
-const ENTRY_POINTS = new Set(['cli/main.ts']);
+// Programs, not modules: importing them runs them (the CLI; the echo workload's HTTP server).
+const ENTRY_POINTS = new Set(['cli/main.ts', 'cluster/node-agent/echo.ts']);
 
 function modules(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
