@@ -79,6 +79,8 @@ export class Informer<T extends Obj = Obj> {
   /** Resolves once the first list is in the cache. */
   waitForSync(signal?: AbortSignal): Promise<void> {
     if (this.synced) return Promise.resolve();
+    // A signal that is already aborted fires no 'abort' event: answer it now, not never.
+    if (signal?.aborted) return Promise.reject(signal.reason ?? new Error('aborted'));
     return new Promise((resolve, reject) => {
       const onAbort = () => reject(signal?.reason ?? new Error('aborted'));
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -92,7 +94,10 @@ export class Informer<T extends Obj = Obj> {
   /** Starts listing and watching until `signal` aborts or stop() is called. Idempotent. */
   start(signal?: AbortSignal): void {
     if (this.running) return;
-    signal?.addEventListener('abort', () => this.stopper.abort(), { once: true });
+    // An already-aborted signal fires no 'abort' event, so it is checked here: started with one,
+    // the informer stops at once instead of watching forever.
+    if (signal?.aborted) this.stopper.abort();
+    else signal?.addEventListener('abort', () => this.stopper.abort(), { once: true });
     this.running = this.run().catch((e) => log.error({ err: e, informer: this.description }, 'informer ended'));
   }
 

@@ -150,3 +150,16 @@ test('the event recorder aggregates repeats into one Event with a count', async 
     await api.stop();
   }
 });
+
+test('an informer started with an already-aborted signal stops at once, and waiting on it fails', async () => {
+  const api = await startTestApiServer();
+  try {
+    const informer = new InformerFactory(new KubeClient(loadKubeConfig(api.kubeconfigPath))).forResource({ group: '', version: 'v1', resource: 'configmaps', namespaced: true });
+    const aborted = AbortSignal.abort();
+    informer.start(aborted);
+    await assert.rejects(informer.waitForSync(aborted));
+    await informer.stop();
+  } finally {
+    await api.stop();
+  }
+});
