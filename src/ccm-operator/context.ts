@@ -2,11 +2,12 @@
 // shared node and service informers, the cloud provider, the cluster's name (which prefixes its
 // balancers and routes in the cloud), an event recorder per controller, and the names and
 // resources they use — the ones k8s.io/cloud-provider uses, so kubectl users see the same words.
-import type { EventRecorder, Informer, KubeClient, Obj, ResourceRef } from '../kube/index.js';
+import type { EventRecorder, Informer, KubeClient, Obj } from '../kube/index.js';
+import { resources } from '../kube/resources.js';
 import type { CloudProvider } from './cloud-provider.js';
 
-export const NODES: ResourceRef = { group: '', version: 'v1', resource: 'nodes', namespaced: false };
-export const SERVICES: ResourceRef = { group: '', version: 'v1', resource: 'services', namespaced: true };
+export const NODES = resources.nodes;
+export const SERVICES = resources.services;
 
 /** Set by the kubelet when the cloud provider is external; removed by the node controller. */
 export const UNINITIALIZED_TAINT = 'node.cloudprovider.kubernetes.io/uninitialized';

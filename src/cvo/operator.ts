@@ -61,7 +61,8 @@ import {
   acceptedStatus, defaultTimers, progressingStatus, progressMessage, refusedStatus, syncStatus, upgradeableStatus,
 } from './status.js';
 import { Manager, type Listen, type LeaderElectionSettings } from '../kube/manager.js';
-import { isConflict, KubeClient, type ResourceRef } from '../kube/client.js';
+import { isConflict, KubeClient } from '../kube/client.js';
+import { resources } from '../kube/resources.js';
 import { InformerFactory, type Informer } from '../kube/informer.js';
 import { Controller } from '../kube/controller.js';
 import { realClock, type Clock, type ClockTimer } from '../kube/clock.js';
@@ -70,12 +71,10 @@ import { createCvoMetrics, type CvoMetrics } from './metrics.js';
 type Obj = Record<string, any>;
 const log = logger('cluster-version-operator');
 
-const GROUP = 'config.openshift.io';
-const VERSION = 'v1';
 const NAME = 'version';
-const CLUSTER_VERSIONS: ResourceRef = { group: GROUP, version: VERSION, resource: 'clusterversions', namespaced: false };
-const CLUSTER_OPERATORS: ResourceRef = { group: GROUP, version: VERSION, resource: 'clusteroperators', namespaced: false };
-const FEATURE_GATES: ResourceRef = { group: GROUP, version: VERSION, resource: 'featuregates', namespaced: false };
+const CLUSTER_VERSIONS = resources.clusterVersions;
+const CLUSTER_OPERATORS = resources.clusterOperators;
+const FEATURE_GATES = resources.featureGates;
 
 export interface CvoOptions {
   kubeconfig: k8s.KubeConfig;

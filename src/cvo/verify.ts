@@ -4,14 +4,15 @@
 // (keys `verifier-public-key-*` and `store-*`) plus ClusterVersion spec.signatureStores; with no
 // such ConfigMap nothing is verified (as in OpenShift builds without a verifier) and history says
 // verified: false.
-import { isNotFound, type KubeClient, type ResourceRef } from '../kube/client.js';
+import { isNotFound, type KubeClient } from '../kube/client.js';
+import { resources } from '../kube/resources.js';
 import { computeReleaseDigest, digestOfPullspec } from './payload/release-store.js';
 import { readKeyring, verifyReleaseSignature, SignatureError } from '../release/signature.js';
 import { fetchSignatures } from '../release/signature-store.js';
 
 export const VERIFICATION_ANNOTATION = 'release.openshift.io/verification-config-map';
 export const VERIFICATION_NAMESPACE = 'openshift-config-managed';
-const CONFIG_MAPS: ResourceRef = { group: '', version: 'v1', resource: 'configmaps', namespaced: true };
+const CONFIG_MAPS = resources.configMaps;
 
 export interface Verifier {
   armoredKeys: string[];

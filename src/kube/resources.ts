@@ -24,11 +24,15 @@ export const resources = {
   configMaps: def('', 'v1', 'configmaps', 'ConfigMap', true),
   secrets: def('', 'v1', 'secrets', 'Secret', true),
   events: def('', 'v1', 'events', 'Event', true),
+  endpoints: def('', 'v1', 'endpoints', 'Endpoints', true),
+  endpointSlices: def('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice', true),
   // workloads and coordination
   deployments: def('apps', 'v1', 'deployments', 'Deployment', true),
   daemonSets: def('apps', 'v1', 'daemonsets', 'DaemonSet', true),
   replicaSets: def('apps', 'v1', 'replicasets', 'ReplicaSet', true),
   statefulSets: def('apps', 'v1', 'statefulsets', 'StatefulSet', true),
+  controllerRevisions: def('apps', 'v1', 'controllerrevisions', 'ControllerRevision', true),
+  jobs: def('batch', 'v1', 'jobs', 'Job', true),
   leases: def('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
   customResourceDefinitions: def('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false),
   // config.openshift.io

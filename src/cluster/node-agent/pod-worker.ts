@@ -165,7 +165,7 @@ export class PodWorker {
   private async refreshToken(): Promise<void> {
     const { namespace, name, uid } = this.pod.metadata;
     const sa = this.pod.spec.serviceAccountName ?? 'default';
-    const tr = await this.ctx.client.request<Obj>('POST', `${resourcePath({ group: '', version: 'v1', resource: 'serviceaccounts', namespaced: true }, namespace, sa)}/token`, {
+    const tr = await this.ctx.client.request<Obj>('POST', `${resourcePath(resources.serviceAccounts, namespace, sa)}/token`, {
       body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: TOKEN_SECONDS, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name, uid } } },
     });
     writeFileSync(join(this.rootfs, SERVICE_ACCOUNT_DIR, 'token'), tr.status.token, { mode: 0o600 });

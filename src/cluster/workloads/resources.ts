@@ -1,21 +1,21 @@
 // The resources the workload controllers read and write, and the labels and annotations through
 // which they talk to each other and to kubectl — the names kube-controller-manager uses, so that
-// `kubectl rollout` and users' habits work unchanged.
-import type { ResourceRef } from '../../kube/index.js';
+// `kubectl rollout` and users' habits work unchanged. The resources are the toolkit catalogue's.
+import { resources } from '../../kube/resources.js';
 
-export const PODS: ResourceRef = { group: '', version: 'v1', resource: 'pods', namespaced: true };
-export const SERVICES: ResourceRef = { group: '', version: 'v1', resource: 'services', namespaced: true };
-export const ENDPOINTS: ResourceRef = { group: '', version: 'v1', resource: 'endpoints', namespaced: true };
-export const ENDPOINT_SLICES: ResourceRef = { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices', namespaced: true };
-export const NAMESPACES: ResourceRef = { group: '', version: 'v1', resource: 'namespaces', namespaced: false };
-export const CONFIG_MAPS: ResourceRef = { group: '', version: 'v1', resource: 'configmaps', namespaced: true };
-export const LEASES: ResourceRef = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespaced: true };
-export const NODES: ResourceRef = { group: '', version: 'v1', resource: 'nodes', namespaced: false };
-export const REPLICA_SETS: ResourceRef = { group: 'apps', version: 'v1', resource: 'replicasets', namespaced: true };
-export const DEPLOYMENTS: ResourceRef = { group: 'apps', version: 'v1', resource: 'deployments', namespaced: true };
-export const DAEMON_SETS: ResourceRef = { group: 'apps', version: 'v1', resource: 'daemonsets', namespaced: true };
-export const CONTROLLER_REVISIONS: ResourceRef = { group: 'apps', version: 'v1', resource: 'controllerrevisions', namespaced: true };
-export const JOBS: ResourceRef = { group: 'batch', version: 'v1', resource: 'jobs', namespaced: true };
+export const PODS = resources.pods;
+export const SERVICES = resources.services;
+export const ENDPOINTS = resources.endpoints;
+export const ENDPOINT_SLICES = resources.endpointSlices;
+export const NAMESPACES = resources.namespaces;
+export const CONFIG_MAPS = resources.configMaps;
+export const LEASES = resources.leases;
+export const NODES = resources.nodes;
+export const REPLICA_SETS = resources.replicaSets;
+export const DEPLOYMENTS = resources.deployments;
+export const DAEMON_SETS = resources.daemonSets;
+export const CONTROLLER_REVISIONS = resources.controllerRevisions;
+export const JOBS = resources.jobs;
 
 /** The label a Deployment adds to its ReplicaSets' selectors and templates. */
 export const POD_TEMPLATE_HASH = 'pod-template-hash';
