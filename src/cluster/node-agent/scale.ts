@@ -9,6 +9,7 @@
 // in the bench), not as system:node:<name>.
 import { setMaxListeners } from 'node:events';
 import type { Logger } from '../../common/log.js';
+import { sleep } from '../../common/sleep.js';
 import { rfc3339 } from '../../common/time.js';
 import { EventRecorder, Informer, isNotFound, type KubeClient, type Obj } from '../../kube/index.js';
 import type { NodeFacts } from './node-object.js';
@@ -107,9 +108,11 @@ export class SimulatedNodes {
         const log = this.o.log.child({ node: facts.name });
         const reporter = new TimedReporter(this.client, facts, timing, this.events, log, this.o.onLeaseRenewed);
         await reporter.register();
+        await reporter.renewLease();
         this.nodes.set(facts.name, { facts, reporter, podIPs: new Map() });
-        // Each node's heartbeat starts when it registered, spreading renewals over the interval as kubelets' are.
-        this.loops.push(reporter.run(signal));
+        // Kubelets start at different times, so their renewals are spread over the interval; nodes
+        // registered together would renew in lockstep, a burst no real cluster sees.
+        this.loops.push(sleep(Math.random() * timing.renewIntervalMs, signal).then(() => signal.aborted ? undefined : reporter.run(signal)));
       }
     };
     await Promise.all(Array.from({ length: this.o.registerConcurrency ?? 20 }, register));
