@@ -16,7 +16,7 @@ import { KubeClient, loadKubeConfig } from '../src/kube/index.js';
 const args = process.argv.slice(2);
 const steadyIndex = args.indexOf('--steady');
 const STEADY_S = steadyIndex >= 0 ? Number(args[steadyIndex + 1]) : Number(process.env.BENCH_STEADY_S ?? 60);
-const counts = args.filter((a, i) => /^\d+$/.test(a) && i !== steadyIndex + 1).map(Number);
+const counts = args.filter((a, i) => /^\d+$/.test(a) && (steadyIndex < 0 || i !== steadyIndex + 1)).map(Number);
 const NODES = counts.length > 0 ? counts : [100, 500, 1000];
 const IDLE_S = 10;
 const RENEW_MS = 10_000;
