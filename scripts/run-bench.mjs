@@ -1,15 +1,18 @@
 #!/usr/bin/env node
-// Runs the benchmarks in bench/ (every bench/*.ts, or the ones named: npm run bench -- apiserver).
+// Runs the benchmarks in bench/ (every bench/*.ts, or the ones named: npm run bench -- apiserver);
+// arguments that name no benchmark go to the chosen ones (npm run bench:nodes -- 100).
 import { readdirSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 
-const wanted = process.argv.slice(2);
 const all = readdirSync('bench').filter((f) => f.endsWith('.ts')).sort();
+const names = (a) => all.some((f) => f.startsWith(a));
+const wanted = process.argv.slice(2).filter(names);
+const passed = process.argv.slice(2).filter((a) => !names(a));
 const chosen = all.filter((f) => wanted.length === 0 || wanted.some((w) => f.startsWith(w)));
 let status = 0;
 for (const file of chosen) {
   console.log(`\n=== bench/${file}`);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', `bench/${file}`], { stdio: 'inherit' });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', `bench/${file}`, ...passed], { stdio: 'inherit' });
   if (r.status !== 0) status = r.status ?? 1;
 }
 process.exit(status);

@@ -1,0 +1,130 @@
+// npm run bench:nodes [-- N…] [-- --steady SECONDS] — the node agent's scale mode: for each N
+// (default 100, 500 and 1,000) a fresh embedded API server in its own process and N simulated
+// nodes in this one (one shared client on the admin kubeconfig), renewing their Leases every 10 s
+// as kubelets do. Reports the Lease renewal latency p50/p99 over the steady state, and the API
+// server's CPU (utime+stime from /proc/<pid>/stat) and RSS, each against the same server idle
+// before the nodes came (the reference), so the per-node figures are deltas. Bounded: per N about
+// 10 s idle + registration + one renewal interval of warm-up + the steady state (default 60 s).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { logger, setLogLevel } from '../src/common/log.js';
+import { SimulatedNodes } from '../src/cluster/node-agent/scale.js';
+import { KubeClient, loadKubeConfig } from '../src/kube/index.js';
+
+const args = process.argv.slice(2);
+const steadyIndex = args.indexOf('--steady');
+const STEADY_S = steadyIndex >= 0 ? Number(args[steadyIndex + 1]) : Number(process.env.BENCH_STEADY_S ?? 60);
+const counts = args.filter((a, i) => /^\d+$/.test(a) && (steadyIndex < 0 || i !== steadyIndex + 1)).map(Number);
+const NODES = counts.length > 0 ? counts : [100, 500, 1000];
+const IDLE_S = 10;
+const RENEW_MS = 10_000;
+const CLOCK_TICKS = 100; // USER_HZ on Linux (getconf CLK_TCK)
+setLogLevel(process.env.BOSUN_LOG_LEVEL ?? 'warn'); // not a line per node registered
+if (!(STEADY_S > 0)) throw new Error(`--steady wants a number of seconds, got ${args[steadyIndex + 1]}`);
+
+interface Sample { cpuMs: number; rssKiB: number; at: number }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The server process's CPU time so far and its resident memory, from /proc. */
+function sample(pid: number): Sample {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15)
+  const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return { cpuMs: (ticks * 1000) / CLOCK_TICKS, rssKiB: Number(rss), at: performance.now() };
+}
+
+/** The server over `seconds`: percent of one core, and its RSS averaged over a sample a second (one sample swings with GC). */
+async function observe(pid: number, seconds: number): Promise<{ cpu: number; rssKiB: number }> {
+  const first = sample(pid);
+  let last = first;
+  let rssSum = 0;
+  for (let i = 0; i < seconds; i++) {
+    await sleep(1000);
+    last = sample(pid);
+    rssSum += last.rssKiB;
+  }
+  return { cpu: (100 * (last.cpuMs - first.cpuMs)) / (last.at - first.at), rssKiB: rssSum / seconds };
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function startServer(dataDir: string): Promise<ChildProcess> {
+  const port = 30000 + Math.floor(Math.random() * 20000);
+  const server = spawn(process.execPath, [new URL('../bin/bosun.js', import.meta.url).pathname, 'apiserver', '--data-dir', dataDir, '--listen', `127.0.0.1:${port}`], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, BOSUN_LOG_LEVEL: 'warn' },
+  });
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    server.stdout!.on('data', (d) => {
+      out += d;
+      if (out.includes('API server listening')) resolve();
+    });
+    server.once('exit', () => reject(new Error(`the API server exited: ${out}`)));
+  });
+  return server;
+}
+
+async function stopServer(server: ChildProcess): Promise<void> {
+  if (server.exitCode !== null) return;
+  const exited = new Promise((r) => server.once('exit', r));
+  server.kill('SIGTERM');
+  await exited;
+}
+
+const fmt = (n: number, digits = 1) => n.toFixed(digits);
+
+async function run(n: number): Promise<{ n: number; p99: number }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bosun-bench-nodes-'));
+  const server = await startServer(dataDir);
+  const pid = server.pid!;
+  try {
+    // The reference: the same server with no nodes.
+    await sleep(5000); // start-up settles
+    const idle = await observe(pid, IDLE_S);
+
+    const client = new KubeClient(loadKubeConfig(join(dataDir, 'kubeconfig')));
+    let latencies: number[] = [];
+    const sim = new SimulatedNodes(client, { count: n, leaseRenewIntervalMs: RENEW_MS, onLeaseRenewed: (ms) => latencies.push(ms), log: logger('bench-nodes') });
+    const registerStart = performance.now();
+    await sim.start();
+    const registerS = (performance.now() - registerStart) / 1000;
+    try {
+      // One interval of warm-up: every node has renewed once, its Lease exists.
+      await sleep(RENEW_MS);
+      latencies = [];
+      const selfStart = process.cpuUsage();
+      const steadyStart = performance.now();
+      const steady = await observe(pid, STEADY_S);
+      const self = process.cpuUsage(selfStart);
+
+      const sorted = [...latencies].sort((a, b) => a - b);
+      const p50 = percentile(sorted, 50);
+      const p99 = percentile(sorted, 99);
+      const agentsCpu = ((self.user + self.system) / 1000 / (performance.now() - steadyStart)) * 100;
+      console.log(`N=${n}: registered in ${fmt(registerS)} s; ${sorted.length} Lease renewals in ${STEADY_S} s (${fmt(sorted.length / STEADY_S)}/s)`);
+      console.log(`  lease renewal latency  p50 ${fmt(p50)} ms  p99 ${fmt(p99)} ms  max ${fmt(sorted[sorted.length - 1] ?? NaN)} ms`);
+      console.log(`  API server CPU         ${fmt(steady.cpu)}% of a core (idle reference ${fmt(idle.cpu)}%)  → ${fmt((1000 * (steady.cpu - idle.cpu)) / n, 2)}% of a core per 1,000 nodes`);
+      console.log(`  API server RSS         ${fmt(steady.rssKiB / 1024)} MiB mean (idle reference ${fmt(idle.rssKiB / 1024)} MiB)  → ${fmt((steady.rssKiB - idle.rssKiB) / n)} KiB per node`);
+      console.log(`  simulated nodes' process CPU ${fmt(agentsCpu)}% of a core, RSS ${fmt(process.memoryUsage().rss / 1024 / 1024)} MiB (this process, all N nodes)`);
+      return { n, p99 };
+    } finally {
+      await sim.stop();
+    }
+  } finally {
+    await stopServer(server);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+console.log(`scale mode: N = ${NODES.join(', ')}; renewal every ${RENEW_MS / 1000} s; ${STEADY_S} s steady state; load average ${loadavg().map((l) => fmt(l, 2)).join(' ')} on this machine at the start`);
+const results: Array<{ n: number; p99: number }> = [];
+for (const n of NODES) results.push(await run(n));
+console.log(`load average at the end ${loadavg().map((l) => fmt(l, 2)).join(' ')}`);
+for (const r of results) console.log(`goal (lease p99 < 100 ms) at N=${r.n}: ${r.p99 < 100 ? 'met' : 'missed'} (${fmt(r.p99)} ms)`);
