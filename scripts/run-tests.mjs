@@ -1,10 +1,15 @@
 #!/usr/bin/env node
-// Runs every test/**/*.test.ts file with node's built-in test runner (through tsx), so the
-// runner's own summary ("# pass N", "# fail N") is what gets printed.
+// Runs every test/**/*.test.ts file with node's built-in test runner (through tsx).
 // Usage: npm test [-- PATH_FRAGMENT ...]   (only files whose path contains a fragment)
-import { readdirSync, statSync } from 'node:fs';
+//
+// Files that bind the local cloud's shared addresses (machines on 127.0.1.N, pod IPs on
+// 127.1.N.x, balancers on 127.0.200.M: each test's cloud hands out the same ones) say so with the
+// marker `test: shared-addresses` and run one at a time, beside the other files, which run
+// TEST_CONCURRENCY (default 2) at a time. Each group prints node's own summary; the last line sums
+// both ("tests: N passed, N failed, N skipped").
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 
 function find(dir) {
   const out = [];
@@ -22,6 +27,34 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-const args = ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=180000', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files];
-const result = spawnSync(process.execPath, args, { stdio: 'inherit' });
-process.exit(result.status ?? 1);
+const exclusive = files.filter((f) => readFileSync(f, 'utf8').includes('test: shared-addresses'));
+const shared = files.filter((f) => !exclusive.includes(f));
+
+/** Runs one group; streams its output and resolves with its exit code and summary counts. */
+function run(group, concurrency) {
+  return new Promise((resolve) => {
+    const args = ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=180000', `--test-concurrency=${concurrency}`, ...group];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const counts = { pass: 0, fail: 0, skipped: 0 };
+    let pending = '';
+    child.stdout.on('data', (chunk) => {
+      process.stdout.write(chunk);
+      pending += chunk;
+      const lines = pending.split('\n');
+      pending = lines.pop();
+      for (const line of lines) {
+        const m = /^ℹ (pass|fail|skipped) (\d+)$/.exec(line);
+        if (m) counts[m[1]] = Number(m[2]);
+      }
+    });
+    child.on('close', (code) => resolve({ code: code ?? 1, counts }));
+  });
+}
+
+const results = await Promise.all([
+  shared.length ? run(shared, process.env.TEST_CONCURRENCY ?? 2) : undefined,
+  exclusive.length ? run(exclusive, 1) : undefined,
+].filter(Boolean));
+const sum = (k) => results.reduce((n, r) => n + r.counts[k], 0);
+console.log(`\ntests: ${sum('pass')} passed, ${sum('fail')} failed, ${sum('skipped')} skipped`);
+process.exit(results.some((r) => r.code !== 0) ? 1 : 0);

@@ -1,3 +1,4 @@
+// test: shared-addresses (binds the local cloud's machine, pod or balancer addresses; run alone)
 // `bosun cloud-controller-manager` as a user runs it: --help lists the controllers with an
 // example; bad flags are one-line errors; the real command in a child process, given a cloud
 // config file naming the local cloud's data directory, takes its Lease, initialises a node and

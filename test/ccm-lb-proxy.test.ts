@@ -1,3 +1,4 @@
+// test: shared-addresses (binds the local cloud's machine, pod or balancer addresses; run alone)
 // The local cloud's load balancer proxies (src/cloud/load-balancer-proxy.ts) on their own: a
 // stored balancer listens on its VIP, spreads connections round-robin over its targets' private
 // IPs on the target port, skips a target that refuses, comes back after the cloud restarts (it is

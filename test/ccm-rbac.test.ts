@@ -1,3 +1,4 @@
+// test: shared-addresses (binds the local cloud's machine, pod or balancer addresses; run alone)
 // The cloud-controller-manager runs with exactly the ClusterRole the Kubernetes documentation
 // gives the CCM (../shared/design/openshift.md) plus the two grants a current CCM also needs
 // (services/status patch for the balancer's address; leases for leader election), as a

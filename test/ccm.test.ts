@@ -1,3 +1,4 @@
+// test: shared-addresses (binds the local cloud's machine, pod or balancer addresses; run alone)
 // The cloud-controller-manager against the embedded API server and a real local cloud: nodes
 // registered with the uninitialized taint are initialised from their instances; routes follow the
 // podCIDRs; a LoadBalancer Service gets a virtual IP whose proxies (run by the cloud) carry real

@@ -1,3 +1,4 @@
+// test: shared-addresses (binds the local cloud's machine, pod or balancer addresses; run alone)
 // `bosun cloud …` as a user runs it: `serve` as its own process, the other subcommands finding it
 // through the data directory (or --cloud-url), printing cloud-CLI tables, failing clearly on bad
 // input; and the service killed outright (SIGKILL) comes back with every acknowledged instance.

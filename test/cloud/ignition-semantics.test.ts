@@ -1,3 +1,4 @@
+// test: shared-addresses (binds the local cloud's machine, pod or balancer addresses; run alone)
 // bosun's Ignition against the real client, case by case: the same config on the same prepared
 // root through both firmwares must succeed or fail alike and leave identical trees. The cases
 // are the edges of Ignition's files stage — existing nodes with and without overwrite, existing

@@ -1,3 +1,4 @@
+// test: shared-addresses (binds the local cloud's machine, pod or balancer addresses; run alone)
 // The local cloud's instances through its HTTP API, on a random loopback port: creation and what
 // an instance records, filters, reboots (a new boot ID, after the boot delay, without Ignition),
 // stop/start, terminate (root removed, address released), restarts of the service, and the

@@ -1,3 +1,4 @@
+// test: shared-addresses (binds the local cloud's machine, pod or balancer addresses; run alone)
 // The pure cores of the local cloud, as tables: which operation each state accepts and what it
 // moves to, and how addresses are allocated around the ones held.
 import { test } from 'node:test';

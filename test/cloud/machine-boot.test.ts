@@ -1,3 +1,4 @@
+// test: shared-addresses (binds the local cloud's machine, pod or balancer addresses; run alone)
 // A machine's first boot from a pointer config, against a real machine-config server (TLS, its
 // CA in the pointer) serving a rendered config that uses what Ignition can do: files from data
 // URLs and http, gzip with verification, append, modes, owners by name, directories, symbolic

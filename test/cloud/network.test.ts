@@ -1,3 +1,4 @@
+// test: shared-addresses (binds the local cloud's machine, pod or balancer addresses; run alone)
 // Load balancers and routes in the local cloud: stored, listed, updated and deleted through the
 // HTTP API, with addresses that stay put and requests refused whole when anything is wrong.
 import { after, before, test } from 'node:test';

@@ -1,3 +1,4 @@
+// test: shared-addresses (binds the local cloud's machine, pod or balancer addresses; run alone)
 // THE CREDENTIAL FLOW, against the server side of node credentials (h-nodeauth: CSRs and their
 // signer, bootstrap tokens, client-certificate authentication, the Node authorizer and
 // NodeRestriction, the pods/log proxy).

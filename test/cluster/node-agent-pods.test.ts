@@ -1,3 +1,4 @@
+// test: shared-addresses (binds the local cloud's machine, pod or balancer addresses; run alone)
 // Pods bound to a node: the echo image runs as a real HTTP server on its pod IP and behind a
 // NodePort; a component pod runs as a process with its env, args and projected token; a real bosun
 // command runs to completion; a crashing process goes to CrashLoopBackOff with growing delays; a

@@ -1,3 +1,4 @@
+// test: shared-addresses (binds the local cloud's machine, pod or balancer addresses; run alone)
 // Scale mode: 20 simulated nodes in this process register Ready against the embedded API server,
 // renew their Leases, run a pod bound to one of them as Running/Ready without a process, and stop
 // cleanly (no renewal after stop).

@@ -1,3 +1,4 @@
+// test: shared-addresses (binds the local cloud's machine, pod or balancer addresses; run alone)
 // A machine booted by the local cloud from the worker role's rendered config: its node agent
 // registers the Node (addresses, labels, taint, capacity, nodeInfo), renews its Lease, and after a
 // reboot comes back with the new boot ID, having stopped its heartbeat while down.
