@@ -16,6 +16,7 @@ import { NODES, SERVICES, UNINITIALIZED_TAINT } from '../src/ccm-operator/contex
 import { startTestApiServer } from './helpers/apiserver.js';
 import { eventually } from './helpers/eventually.js';
 import { isUp, startCloud, waitForInstance } from './cloud/cloud-fixture.js';
+import { CCM_DOCUMENTED_RULES } from './helpers/ccm-role.js';
 
 const ROLE = `
 apiVersion: rbac.authorization.k8s.io/v1
@@ -23,28 +24,7 @@ kind: ClusterRole
 metadata:
   name: cloud-controller-manager
 rules:
-- apiGroups: [""]
-  resources: [events]
-  verbs: [create, patch, update]
-- apiGroups: [""]
-  resources: [nodes]
-  verbs: ["*"]
-- apiGroups: [""]
-  resources: [nodes/status]
-  verbs: [patch]
-- apiGroups: [""]
-  resources: [services]
-  verbs: [list, patch, update, watch]
-- apiGroups: [""]
-  resources: [serviceaccounts]
-  verbs: [create]
-- apiGroups: [""]
-  resources: [persistentvolumes]
-  verbs: [get, list, update, watch]
-- apiGroups: [""]
-  resources: [endpoints]
-  verbs: [create, get, list, watch, update]
-# Not in the documented role, needed by a current CCM: the service controller writes the
+${CCM_DOCUMENTED_RULES}# Not in the documented role, needed by a current CCM: the service controller writes the
 # balancer's address through the status subresource.
 - apiGroups: [""]
   resources: [services/status]

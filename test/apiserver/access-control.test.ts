@@ -10,6 +10,7 @@ import { enableAccessControl } from '../../src/apiserver/access-control.js';
 import { enableAudit } from '../../src/apiserver/audit.js';
 import { issueToken, loadOrCreateSigningKeys } from '../../src/apiserver/serviceaccount-tokens.js';
 import { eventually } from '../helpers/eventually.js';
+import { CCM_DOCUMENTED_RULES } from '../helpers/ccm-role.js';
 
 const CCM = `
 apiVersion: rbac.authorization.k8s.io/v1
@@ -17,28 +18,7 @@ kind: ClusterRole
 metadata:
   name: cloud-controller-manager
 rules:
-- apiGroups: [""]
-  resources: [events]
-  verbs: [create, patch, update]
-- apiGroups: [""]
-  resources: [nodes]
-  verbs: ["*"]
-- apiGroups: [""]
-  resources: [nodes/status]
-  verbs: [patch]
-- apiGroups: [""]
-  resources: [services]
-  verbs: [list, patch, update, watch]
-- apiGroups: [""]
-  resources: [serviceaccounts]
-  verbs: [create]
-- apiGroups: [""]
-  resources: [persistentvolumes]
-  verbs: [get, list, update, watch]
-- apiGroups: [""]
-  resources: [endpoints]
-  verbs: [create, get, list, watch, update]
----
+${CCM_DOCUMENTED_RULES}---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
 metadata:
