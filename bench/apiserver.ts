@@ -2,7 +2,7 @@
 // creates/updates/gets per second with 16 concurrent clients and their p50/p99 latency, the time
 // to list 10,000 objects, p99 watch delivery latency to 500 watchers, and a raw better-sqlite3
 // insert loop with the same durability settings for comparison. Bounded: about a minute.
-import { spawn } from 'node:child_process';
+import { startApiServerProcess } from './lib/apiserver-process.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -17,19 +17,7 @@ const WATCHERS = 500;
 const WATCH_EVENTS = 50;
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bosun-bench-'));
-const port = 30000 + Math.floor(Math.random() * 20000);
-const server = spawn(process.execPath, [new URL('../bin/bosun.js', import.meta.url).pathname, 'apiserver', '--data-dir', dataDir, '--listen', `127.0.0.1:${port}`], {
-  stdio: ['ignore', 'pipe', 'inherit'],
-  env: { ...process.env, BOSUN_LOG_LEVEL: 'warn' },
-});
-await new Promise<void>((resolve, reject) => {
-  let out = '';
-  server.stdout!.on('data', (d) => {
-    out += d;
-    if (out.includes('API server listening')) resolve();
-  });
-  server.once('exit', () => reject(new Error(`the API server exited: ${out}`)));
-});
+const server = await startApiServerProcess(dataDir);
 
 const kubeconfig = YAML.parse(readFileSync(join(dataDir, 'kubeconfig'), 'utf8'));
 const token: string = kubeconfig.users[0].user.token;

@@ -5,7 +5,8 @@
 // server's CPU (utime+stime from /proc/<pid>/stat) and RSS, each against the same server idle
 // before the nodes came (the reference), so the per-node figures are deltas. Bounded: per N about
 // 10 s idle + registration + one renewal interval of warm-up + the steady state (default 60 s).
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { startApiServerProcess } from './lib/apiserver-process.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,23 +55,6 @@ function percentile(sorted: number[], p: number): number {
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-async function startServer(dataDir: string): Promise<ChildProcess> {
-  const port = 30000 + Math.floor(Math.random() * 20000);
-  const server = spawn(process.execPath, [new URL('../bin/bosun.js', import.meta.url).pathname, 'apiserver', '--data-dir', dataDir, '--listen', `127.0.0.1:${port}`], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, BOSUN_LOG_LEVEL: 'warn' },
-  });
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    server.stdout!.on('data', (d) => {
-      out += d;
-      if (out.includes('API server listening')) resolve();
-    });
-    server.once('exit', () => reject(new Error(`the API server exited: ${out}`)));
-  });
-  return server;
-}
-
 async function stopServer(server: ChildProcess): Promise<void> {
   if (server.exitCode !== null) return;
   const exited = new Promise((r) => server.once('exit', r));
@@ -82,7 +66,7 @@ const fmt = (n: number, digits = 1) => n.toFixed(digits);
 
 async function run(n: number): Promise<{ n: number; p99: number }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-bench-nodes-'));
-  const server = await startServer(dataDir);
+  const server = await startApiServerProcess(dataDir);
   const pid = server.pid!;
   try {
     // The reference: the same server with no nodes.
