@@ -169,11 +169,16 @@ export class LocalCloud {
   }
 
   /** Powers every machine off (their recorded states stay, so a restart brings them back). */
-  async close(): Promise<void> {
+  async powerOff(): Promise<void> {
     this.closed = true;
     for (const m of this.machines.values()) m.abortBoot();
     await Promise.all([...this.work.values()]);
     await Promise.all([...this.machines.values()].map((m) => m.shutdown()));
+  }
+
+  /** Powers every machine off and closes the store. */
+  async close(): Promise<void> {
+    await this.powerOff();
     this.store.close();
   }
 
