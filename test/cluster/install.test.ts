@@ -85,8 +85,9 @@ test('a fresh install: 3 masters and 2 workers Ready, the operators as pods on t
   }
   assert.equal(((await json(['get', 'pods', '-n', 'openshift-machine-config-operator', '-l', 'k8s-app=machine-config-server'])).items as Obj[]).length, 3);
   // The CVO that now leads is the pod, not the bootstrap.
-  const lease = await json(['get', 'lease', 'version', '-n', 'openshift-cluster-version']);
-  assert.match(lease.spec.holderIdentity, /^bosun-local-master-\d_\d+$/, 'the CVO pod (host network: its node name) holds the Lease');
+  // (The bootstrap released the Lease; the pod takes it at its next try, within its retry period.)
+  await eventually('the CVO pod (host network: its node name) holding the Lease', async () =>
+    /^bosun-local-master-\d_\d+$/.test((await json(['get', 'lease', 'version', '-n', 'openshift-cluster-version'])).spec.holderIdentity ?? ''), 60_000);
   const logs = await kubectl(['logs', '-n', 'openshift-cluster-version', 'deploy/cluster-version-operator']);
   assert.match(logs, /became leader/);
 
