@@ -86,8 +86,8 @@ test('a fresh install: 3 masters and 2 workers Ready, the operators as pods on t
   assert.equal(((await json(['get', 'pods', '-n', 'openshift-machine-config-operator', '-l', 'k8s-app=machine-config-server'])).items as Obj[]).length, 3);
   // The CVO that now leads is the pod, not the bootstrap.
   // (The bootstrap released the Lease; the pod takes it at its next try, within its retry period.)
-  await eventually('the CVO pod (host network: its node name) holding the Lease', async () =>
-    /^bosun-local-master-\d_\d+$/.test((await json(['get', 'lease', 'version', '-n', 'openshift-cluster-version'])).spec.holderIdentity ?? ''), 60_000);
+  await eventually('the CVO pod holding the Lease, by its name', async () =>
+    /^cluster-version-operator-[a-z0-9]+-[a-z0-9]+$/.test((await json(['get', 'lease', 'version', '-n', 'openshift-cluster-version'])).spec.holderIdentity ?? ''), 60_000);
   const logs = await kubectl(['logs', '-n', 'openshift-cluster-version', 'deploy/cluster-version-operator']);
   assert.match(logs, /became leader/);
 
@@ -168,6 +168,9 @@ test("killing the CVO pod's process: the node agent restarts it, and an update t
   const before = new Set(OPERATOR_NAMESPACES.length ? ((await Promise.all(OPERATOR_NAMESPACES.map((ns) => json(['get', 'pods', '-n', ns])))).flatMap((l) => l.items as Obj[]).map((p) => p.metadata.uid)) : []);
   const target = cluster.releases.find((r) => r.version === '1.0.1')!;
   await kubectl(['patch', 'clusterversion', 'version', '--type', 'merge', '-p', JSON.stringify({ spec: { desiredUpdate: { version: '1.0.1', image: target.pullspec } } })]);
+  // Killed again while it updates: the update goes on.
+  await eventually('the update to 1.0.1 under way', async () => (await json(['get', 'clusterversion', 'version'])).status.history?.[0]?.version === '1.0.1', 60_000);
+  process.kill(findPid('cluster-version-operator'), 'SIGKILL');
   await eventually('ClusterVersion 1.0.1 completed', async () => {
     const cv = await json(['get', 'clusterversion', 'version']);
     return cv.status.history?.[0]?.version === '1.0.1' && cv.status.history[0].state === 'Completed';
