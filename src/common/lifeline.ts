@@ -8,7 +8,7 @@ const GRACE_MS = 10_000;
 export function holdLifeline(): void {
   if (process.env.BOSUN_LIFELINE !== 'stdin') return;
   const lost = () => {
-    setTimeout(() => process.exit(137), GRACE_MS).unref();
+    setTimeout(() => process.exit(137), GRACE_MS);
     process.kill(process.pid, 'SIGTERM');
   };
   process.stdin.on('end', lost);
