@@ -2,7 +2,8 @@
 // Pods bound to a node: the echo image runs as a real HTTP server on its pod IP and behind a
 // NodePort; a component pod runs as a process with its env, args and projected token; a real bosun
 // command runs to completion; a crashing process goes to CrashLoopBackOff with growing delays; a
-// reboot restarts the process pods; a deleted pod's process gets SIGTERM.
+// reboot restarts the process pods; a deleted pod's process gets SIGTERM; kubectl delete waits out
+// the graceful deletion the node finishes, and --force removes at once.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -252,4 +253,36 @@ test('a reboot stops the process pods and starts them again; a deleted pod\'s pr
 
   await c.kube.delete(PODS, 'proc-1', 'default');
   await eventually('proc-1 stopped', async () => /SIGTERM received/.test(logOf(proc, 1)));
+});
+
+test('kubectl delete pod waits while the node stops the pod (SIGTERM, grace period, SIGKILL) and deletes it; --grace-period=0 --force removes it at once', { timeout: 60_000 }, async () => {
+  const lingering = (name: string) => pod(name, { image: 'bosun.local/test-component:v1', args: ['linger'] }, { terminationGracePeriodSeconds: 3 });
+  await c.kube.create(PODS, lingering('graceful'));
+  const p = await eventually('graceful running', async () => { const x = await getPod('graceful'); return ready(x) && /whoami/.test(logOf(x!)) ? x : undefined; });
+  const started = Date.now();
+  const deleting = c.api.kubectl(['delete', 'pod', 'graceful', '-n', 'default']);
+  // While kubectl waits, the pod is Terminating: marked with its grace period, still there.
+  const marked = await eventually('graceful marked for deletion', async () => { const x = await getPod('graceful'); return x?.metadata.deletionTimestamp ? x : undefined; });
+  assert.equal(marked.metadata.deletionGracePeriodSeconds, 3);
+  const ends = Date.parse(marked.metadata.deletionTimestamp);
+  assert.ok(ends >= started + 2000 && ends <= Date.now() + 3000, `deletionTimestamp is when the grace period ends (${marked.metadata.deletionTimestamp})`);
+  assert.match(await c.api.kubectlOk(['get', 'pod', 'graceful', '-n', 'default']), /graceful\s+\S+\s+Terminating/);
+  const deleted = await deleting;
+  assert.equal(deleted.code, 0, deleted.stderr);
+  assert.match(deleted.stdout, /pod "graceful" deleted/);
+  const took = Date.now() - started;
+  assert.ok(took >= 2500, `kubectl waited out the grace period the process ignored SIGTERM for (${took} ms)`);
+  assert.equal(await getPod('graceful'), undefined, 'gone when kubectl returns');
+  assert.match(logOf(p), /SIGTERM received/);
+  const events = ((await c.kube.list({ group: '', version: 'v1', resource: 'events', namespaced: true }, 'default')).items as Obj[]).filter((e) => e.involvedObject?.name === 'graceful');
+  assert.ok(events.some((e) => e.reason === 'Killing'), 'the kubelet recorded the Killing event');
+
+  await c.kube.create(PODS, lingering('forced'));
+  const f = await eventually('forced running', async () => { const x = await getPod('forced'); return ready(x) && /whoami/.test(logOf(x!)) ? x : undefined; });
+  const forcedAt = Date.now();
+  const forced = await c.api.kubectl(['delete', 'pod', 'forced', '-n', 'default', '--grace-period=0', '--force']);
+  assert.equal(forced.code, 0, forced.stderr);
+  assert.ok(Date.now() - forcedAt < 2500, 'a forced deletion does not wait');
+  assert.equal(await getPod('forced'), undefined);
+  await eventually('the forced pod\'s process stopped', async () => /SIGTERM received/.test(logOf(f)));
 });
