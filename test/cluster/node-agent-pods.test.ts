@@ -6,7 +6,7 @@
 // the graceful deletion the node finishes, and --force removes at once.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { fileURLToPath } from 'node:url';
@@ -235,6 +235,19 @@ test('a failing liveness probe restarts the container', { timeout: 30_000 }, asy
   });
   assert.equal(restarted.status.containerStatuses[0].lastState.terminated.message, 'Container failed liveness probe');
   await c.kube.delete(PODS, 'unlive', 'default');
+});
+
+test('an exec readiness probe runs in the container\'s environment and directory: not Ready until its command succeeds', { timeout: 30_000 }, async () => {
+  await c.kube.create(PODS, pod('exec-ready', {
+    image: 'bosun.local/echo', ports: [{ containerPort: 8181 }], env: [{ name: 'MODE', value: 'serving' }],
+    readinessProbe: { exec: { command: ['sh', '-c', 'test "$MODE" = serving && test -f ready'] }, periodSeconds: 1 },
+  }, { terminationGracePeriodSeconds: 1 }));
+  const p = await eventually('exec-ready running', async () => { const x = await getPod('exec-ready'); return x?.status?.containerStatuses?.[0]?.state?.running ? x : undefined; });
+  await new Promise((r) => setTimeout(r, 2500));
+  assert.ok(!ready(await getPod('exec-ready')), 'the probe fails while its file is missing');
+  writeFileSync(join(root, 'var/lib/kubelet/pods', p.metadata.uid, 'rootfs/ready'), '');
+  await eventually('exec-ready Ready', async () => ready(await getPod('exec-ready')));
+  await c.kube.delete(PODS, 'exec-ready', 'default', { gracePeriodSeconds: 0 });
 });
 
 test('a reboot stops the process pods and starts them again; a deleted pod\'s process gets SIGTERM', { timeout: 90_000 }, async () => {

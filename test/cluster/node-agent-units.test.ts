@@ -1,6 +1,6 @@
 // The node agent's pure pieces, table-driven: the kubelet unit and config as read from the root,
 // quantities and allocatable, pod phase and back-off, environment expansion and the downward API,
-// images, CRI log lines, and Service endpoints.
+// images, CRI log lines, Service endpoints and proxied addresses, and exec probes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseDuration, parseNodeLabels, parseTaints, parseUnitFlags } from '../../src/cluster/node-agent/kubelet-files.js';
@@ -8,7 +8,8 @@ import { allocatableOf, parseQuantity, type NodeFacts } from '../../src/cluster/
 import { crashBackoffMs, podPhase, type ContainerRecord } from '../../src/cluster/node-agent/pod-status.js';
 import { allocatePodIP, componentArgv, containerKind, expand, fieldRefValue, podCidrFor } from '../../src/cluster/node-agent/pod-spec.js';
 import { formatCriLines } from '../../src/cluster/node-agent/logs-server.js';
-import { endpointsFromPods, endpointsFromSlices } from '../../src/cluster/node-agent/service-proxy.js';
+import { endpointsFromPods, endpointsFromSlices, proxiedAddresses } from '../../src/cluster/node-agent/service-proxy.js';
+import { execSucceeds, probeOnce } from '../../src/cluster/node-agent/probes.js';
 import type { Obj } from '../../src/kube/index.js';
 
 test('unit flags: continuation lines, both flag forms, quotes, and a drop-in\'s ExecStart replacing the unit\'s', () => {
@@ -97,4 +98,43 @@ test('Service endpoints from Ready pods (named target ports) and from EndpointSl
   const slices = [{ metadata: { namespace: 'ns', labels: { 'kubernetes.io/service-name': 's' } }, ports: [{ name: 'web', port: 8080 }], endpoints: [{ addresses: ['127.1.2.2'], conditions: { ready: true } }, { addresses: ['127.1.2.3'], conditions: { ready: false } }] }];
   assert.deepEqual(endpointsFromSlices(svc, { name: 'web', port: 80 }, slices), [{ ip: '127.1.2.2', port: 8080 }]);
   assert.deepEqual(endpointsFromSlices(svc, { name: 'other', port: 80 }, slices), []);
+});
+
+test('exec probes: the command exits 0 in the container\'s environment and directory within the timeout', async () => {
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', MODE: 'serving' };
+  const cases: Array<[string, string[], number, boolean]> = [
+    ['exit 0', ['sh', '-c', 'exit 0'], 1000, true],
+    ['non-zero exit', ['sh', '-c', 'exit 3'], 1000, false],
+    ['the container\'s env', ['sh', '-c', 'test "$MODE" = serving'], 1000, true],
+    ['the container\'s directory', ['sh', '-c', 'test "$(pwd)" = /tmp'], 1000, true],
+    ['past the timeout', ['sleep', '5'], 200, false],
+    ['a command that cannot start', ['/nonexistent/probe'], 1000, false],
+    ['no command', [], 1000, false],
+  ];
+  for (const [name, command, timeoutMs, want] of cases) {
+    const started = Date.now();
+    assert.equal(await execSucceeds(command, env, '/tmp', timeoutMs), want, name);
+    assert.ok(Date.now() - started < 2000, `${name}: bounded by the timeout`);
+  }
+  const target = { container: { name: 'c' }, podIP: '127.0.0.1', env, cwd: '/tmp' };
+  assert.equal(await probeOnce({ exec: { command: ['sh', '-c', 'test "$MODE" = serving'] } }, target), true);
+  assert.equal(await probeOnce({ exec: { command: ['sh', '-c', 'test "$MODE" = idle'] } }, target), false);
+  assert.equal(await probeOnce({}, target), false, 'a probe without a handler fails');
+});
+
+test('proxied addresses: NodePorts on the node IP, every TCP Service port on a loopback cluster IP, nothing else', () => {
+  const svc = (name: string, spec: Obj): Obj => ({ metadata: { name, namespace: 'default' }, spec });
+  const services = [
+    svc('web', { type: 'NodePort', clusterIP: '127.30.0.5', clusterIPs: ['127.30.0.5'], ports: [{ name: 'http', port: 80, nodePort: 30080 }, { name: 'dns', port: 53, protocol: 'UDP', nodePort: 30053 }] }),
+    svc('internal', { clusterIP: '127.30.0.6', ports: [{ port: 8080 }] }),
+    svc('routed', { type: 'LoadBalancer', clusterIP: '172.30.0.7', ports: [{ port: 443, nodePort: 30443 }] }),
+    svc('headless', { clusterIP: 'None', ports: [{ port: 9000 }] }),
+    svc('alias', { type: 'ExternalName', externalName: 'example.com', ports: [{ port: 80 }] }),
+  ];
+  assert.deepEqual(proxiedAddresses(services, '127.0.1.4').map((a) => `${a.kind} ${a.ip}:${a.port} ${a.service}/${a.portName}`), [
+    'nodePort 127.0.1.4:30080 default/web/http',
+    'clusterIP 127.30.0.5:80 default/web/http',
+    'clusterIP 127.30.0.6:8080 default/internal/',
+    'nodePort 127.0.1.4:30443 default/routed/',
+  ]);
 });

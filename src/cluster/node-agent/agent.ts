@@ -1,8 +1,9 @@
 // The node agent of one booted machine: the kubelet's part, started from the files Ignition wrote
 // into the machine root. It gets its credentials (TLS bootstrap), registers the Node, keeps its
 // Lease and status, runs the pods bound to it (its static pods through mirror pods), serves their
-// logs on <nodeIP>:10250 and proxies NodePorts. A failure is retried every restartDelay, as
-// systemd restarts the kubelet unit (Restart=always); stop() ends everything it started.
+// logs on <nodeIP>:10250 and proxies NodePorts and (loopback) cluster IPs. A failure is retried
+// every restartDelay, as systemd restarts the kubelet unit (Restart=always); stop() ends
+// everything it started.
 import { existsSync, readFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { join } from 'node:path';

@@ -2,7 +2,7 @@
 // (the pod's filesystem view, $BOSUN_IN_CLUSTER_ROOT: the service-account token, CA and
 // namespace; hostPath, emptyDir, ConfigMap and Secret volumes linked at their mount paths), and
 // one loop per container — a process restarted under the restart policy with the crash-loop
-// back-off and probed, or, for images that are not bosun's, a simulated container that is Running
+// back-off and probed (exec probes in its environment), or, for images that are not bosun's, a simulated container that is Running
 // and Ready at once (kwok-style).
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -210,12 +210,13 @@ export class PodWorker {
       this.ctx.log.info({ pod: `${this.pod.metadata.namespace}/${this.pod.metadata.name}`, container: container.name, pid: proc.pid, argv }, 'container started');
       this.event('Normal', 'Started', `Started container ${container.name}`);
       let livenessFailed = false;
+      const target = { container, podIP: this.podIP, env, cwd: this.rootfs };
       const probers = [
-        container.readinessProbe && new Prober(container.readinessProbe, container, this.podIP, false, (ok) => {
+        container.readinessProbe && new Prober(container.readinessProbe, target, false, (ok) => {
           this.set(record, { ready: ok });
           if (!ok) this.event('Warning', 'Unhealthy', 'Readiness probe failed');
         }),
-        container.livenessProbe && new Prober(container.livenessProbe, container, this.podIP, true, (ok) => {
+        container.livenessProbe && new Prober(container.livenessProbe, target, true, (ok) => {
           if (ok) return;
           livenessFailed = true;
           this.event('Warning', 'Unhealthy', 'Liveness probe failed');
