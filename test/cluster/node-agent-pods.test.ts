@@ -2,7 +2,8 @@
 // Pods bound to a node: the echo image runs as a real HTTP server on its pod IP and behind a
 // NodePort; a component pod runs as a process with its env, args and projected token; a real bosun
 // command runs to completion; a crashing process goes to CrashLoopBackOff with growing delays; a
-// reboot restarts the process pods; a deleted pod's process gets SIGTERM; kubectl delete waits out
+// reboot restarts the process pods; a deleted pod's process gets SIGTERM; init containers run in
+// order first; exec probes run in the container's environment; kubectl delete waits out
 // the graceful deletion the node finishes, and --force removes at once.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -235,6 +236,45 @@ test('a failing liveness probe restarts the container', { timeout: 30_000 }, asy
   });
   assert.equal(restarted.status.containerStatuses[0].lastState.terminated.message, 'Container failed liveness probe');
   await c.kube.delete(PODS, 'unlive', 'default');
+});
+
+test('init containers run in order to completion before the app container; one failing under restartPolicy Never fails the pod (Init:Error), under Always it crash-loops', { timeout: 60_000 }, async () => {
+  await c.kube.create(PODS, pod('with-init', { image: 'bosun.local/echo', ports: [{ containerPort: 8282 }] }, {
+    terminationGracePeriodSeconds: 1,
+    initContainers: [
+      { name: 'first', image: 'bosun.local/bosun:v1', command: ['bosun'], args: ['version'] },
+      { name: 'second', image: 'registry.example/setup:1' },
+    ],
+  }));
+  const seen = new Set<string>();
+  const p = await eventually('with-init Running', async () => {
+    const x = await getPod('with-init');
+    const initialized = x?.status?.conditions?.find((k: Obj) => k.type === 'Initialized')?.status;
+    if (x?.status?.phase) seen.add(`${x.status.phase}/${initialized}/${x.status.containerStatuses?.[0]?.state?.waiting?.reason ?? ''}`);
+    return x?.status?.phase === 'Running' && ready(x) ? x : undefined;
+  }, 45_000);
+  assert.ok(seen.has('Pending/False/PodInitializing'), `Pending, not initialized, the app container waiting, while the init containers ran: ${[...seen].join(', ')}`);
+  const [first, second] = p.status.initContainerStatuses;
+  assert.deepEqual([first.name, first.state.terminated?.exitCode, first.state.terminated?.reason], ['first', 0, 'Completed']);
+  assert.deepEqual([second.name, second.state.terminated?.exitCode], ['second', 0]);
+  assert.ok(Date.parse(first.state.terminated.finishedAt) <= Date.parse(p.status.containerStatuses[0].state.running.startedAt), 'the app container started after the first init container finished');
+  assert.match(logOf(p, 0, 'first'), /stdout F bosun \d+\.\d+\.\d+/);
+  assert.match(await c.api.kubectlOk(['get', 'pod', 'with-init', '-n', 'default']), /with-init\s+1\/1\s+Running/);
+
+  await c.kube.create(PODS, pod('init-fails', { image: 'bosun.local/echo' }, { restartPolicy: 'Never', initContainers: [{ name: 'setup', image: 'bosun.local/test-component:v1', args: ['crash'] }] }));
+  const failed = await eventually('init-fails Failed', async () => { const x = await getPod('init-fails'); return x?.status?.phase === 'Failed' ? x : undefined; });
+  assert.equal(failed.status.initContainerStatuses[0].state.terminated.exitCode, 1);
+  assert.equal(failed.status.containerStatuses[0].state.waiting?.reason, 'PodInitializing', 'the app container never started');
+  assert.match(await c.api.kubectlOk(['get', 'pod', 'init-fails', '-n', 'default']), /init-fails\s+0\/1\s+Init:Error/);
+
+  await c.kube.create(PODS, pod('init-loops', { image: 'bosun.local/echo' }, { initContainers: [{ name: 'setup', image: 'bosun.local/test-component:v1', args: ['crash'] }] }));
+  await eventually('init-loops crash-looping', async () => {
+    const x = await getPod('init-loops');
+    const s = x?.status?.initContainerStatuses?.[0];
+    return s?.restartCount >= 2 && s.state?.waiting?.reason === 'CrashLoopBackOff' && x!.status.phase === 'Pending';
+  }, 30_000);
+  assert.match(await c.api.kubectlOk(['get', 'pod', 'init-loops', '-n', 'default']), /init-loops\s+0\/1\s+Init:CrashLoopBackOff/);
+  for (const name of ['with-init', 'init-fails', 'init-loops']) await c.kube.delete(PODS, name, 'default', { gracePeriodSeconds: 0 });
 });
 
 test('an exec readiness probe runs in the container\'s environment and directory: not Ready until its command succeeds', { timeout: 30_000 }, async () => {

@@ -1,11 +1,11 @@
 // The node agent's pure pieces, table-driven: the kubelet unit and config as read from the root,
-// quantities and allocatable, pod phase and back-off, environment expansion and the downward API,
+// quantities and allocatable, pod phase (init containers too) and back-off, environment expansion and the downward API,
 // images, CRI log lines, Service endpoints and proxied addresses, and exec probes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseDuration, parseNodeLabels, parseTaints, parseUnitFlags } from '../../src/cluster/node-agent/kubelet-files.js';
 import { allocatableOf, parseQuantity, type NodeFacts } from '../../src/cluster/node-agent/node-object.js';
-import { crashBackoffMs, podPhase, type ContainerRecord } from '../../src/cluster/node-agent/pod-status.js';
+import { crashBackoffMs, podPhase, podStatus, type ContainerRecord } from '../../src/cluster/node-agent/pod-status.js';
 import { allocatePodIP, componentArgv, containerKind, expand, fieldRefValue, podCidrFor } from '../../src/cluster/node-agent/pod-spec.js';
 import { formatCriLines } from '../../src/cluster/node-agent/logs-server.js';
 import { endpointsFromPods, endpointsFromSlices, proxiedAddresses } from '../../src/cluster/node-agent/service-proxy.js';
@@ -55,6 +55,26 @@ test('pod phase from container states and the restart policy', () => {
     ['Never', [record(exited(0)), record({ running: {} })], 'Running'],
   ];
   for (const [policy, containers, phase] of cases) assert.equal(podPhase({ spec: { restartPolicy: policy } }, containers), phase, `${policy} ${JSON.stringify(containers.map((c) => c.state))}`);
+});
+
+test('init containers: Pending until each has completed (a sidecar once started), Failed when one fails under Never; Initialized and initContainerStatuses', () => {
+  const init = (state: Obj, extra: Partial<ContainerRecord> = {}): ContainerRecord => ({ ...record(state), name: extra.name ?? 'init', ...extra });
+  const waiting = record({ waiting: { reason: 'PodInitializing' } });
+  const cases: Array<[string, string | undefined, ContainerRecord[], ContainerRecord[], string]> = [
+    ['first init running', 'Always', [init({ running: {} }), init({ waiting: { reason: 'PodInitializing' } })], [waiting], 'Pending'],
+    ['init crashed, retried (Always)', 'Always', [init(exited(1))], [waiting], 'Pending'],
+    ['init crashed, retried (OnFailure)', 'OnFailure', [init({ waiting: { reason: 'CrashLoopBackOff' } }, { restartCount: 2 })], [waiting], 'Pending'],
+    ['init failed under Never', 'Never', [init(exited(1))], [waiting], 'Failed'],
+    ['inits done, app running', 'Always', [init(exited(0)), init(exited(0))], [record({ running: {} })], 'Running'],
+    ['a sidecar started, app running', 'Always', [init({ running: {} }, { restartable: true, started: true })], [record({ running: {} })], 'Running'],
+    ['a sidecar not yet started', 'Always', [init({ waiting: { reason: 'ContainerCreating' } }, { restartable: true })], [waiting], 'Pending'],
+  ];
+  for (const [name, policy, inits, containers, phase] of cases) assert.equal(podPhase({ spec: { restartPolicy: policy } }, containers, inits), phase, name);
+  const status = podStatus({ spec: { restartPolicy: 'Always', containers: [{ name: 'c' }] } }, [waiting], { podIP: '127.1.1.2', hostIP: '127.0.1.1', startTime: 'T' }, 'T', [init(exited(0), { name: 'a' }), init({ running: {} }, { name: 'b' })]);
+  assert.deepEqual(status.initContainerStatuses.map((s: Obj) => [s.name, Object.keys(s.state)[0]]), [['a', 'terminated'], ['b', 'running']]);
+  const initialized = status.conditions.find((c: Obj) => c.type === 'Initialized');
+  assert.deepEqual([initialized.status, initialized.reason, initialized.message], ['False', 'ContainersNotInitialized', 'containers with incomplete status: [b]']);
+  assert.equal(podStatus({ spec: { containers: [{ name: 'c' }] } }, [record({ running: {} })], { podIP: 'p', hostIP: 'h', startTime: 'T' }, 'T').initContainerStatuses, undefined, 'no init containers, no initContainerStatuses');
 });
 
 test('crash-loop back-off: 10 s doubling, capped at 5 min', () => {

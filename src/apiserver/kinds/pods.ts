@@ -146,7 +146,10 @@ export const pods: KindStrategy = {
     if (!previous) object.spec.tolerations = withDefaultTolerations(object.spec.tolerations);
   },
   fieldDefaults: { 'spec.hostNetwork': 'false' },
-  validate: (o) => containersProblems(o.spec?.containers, 'spec.containers'),
+  validate: (o) => [
+    ...containersProblems(o.spec?.containers, 'spec.containers'),
+    ...(Array.isArray(o.spec?.initContainers) && o.spec.initContainers.length > 0 ? containersProblems(o.spec.initContainers, 'spec.initContainers') : []),
+  ],
   printer,
   generation: specChanged,
   // A pod on a node gets its grace period (asked for, else its own) for its kubelet to stop it; a

@@ -112,7 +112,7 @@ export class PodManager {
     s.running = (async () => {
       do {
         s.pending = false;
-        const status = podStatus(worker.pod, worker.records, { podIP: worker.podIP, hostIP: this.o.nodeIP, startTime: worker.startTime }, rfc3339());
+        const status = podStatus(worker.pod, worker.records, { podIP: worker.podIP, hostIP: this.o.nodeIP, startTime: worker.startTime }, rfc3339(), worker.inits);
         try {
           const written = await this.o.client.mergePatch(PODS, worker.pod.metadata.name, worker.pod.metadata.namespace, { status }, 'status');
           worker.pod = { ...worker.pod, status: written.status };

@@ -1,7 +1,9 @@
 // One pod on the node, from the moment it is bound here until it is gone: its sandbox directory
 // (the pod's filesystem view, $BOSUN_IN_CLUSTER_ROOT: the service-account token, CA and
-// namespace; hostPath, emptyDir, ConfigMap and Secret volumes linked at their mount paths), and
-// one loop per container — a process restarted under the restart policy with the crash-loop
+// namespace; hostPath, emptyDir, ConfigMap and Secret volumes linked at their mount paths), its
+// init containers run one after the other to completion first (a failed one retried under the
+// pod's restart policy, or failing the pod under Never; a sidecar — restartPolicy Always — started
+// and kept running beside the rest), and then one loop per container — a process restarted under the restart policy with the crash-loop
 // back-off and probed (exec probes in its environment), or, for images that are not bosun's, a simulated container that is Running
 // and Ready at once (kwok-style).
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -11,7 +13,7 @@ import { sleep } from '../../common/sleep.js';
 import { resourcePath, resources, type EventKind, type EventRecorder, type KubeClient, type Obj } from '../../kube/index.js';
 import { ContainerProcess, type ProcessExit } from './container-process.js';
 import { componentArgv, containerEnv, containerKind, echoPort } from './pod-spec.js';
-import { crashBackoffMs, restarts, type ContainerRecord } from './pod-status.js';
+import { crashBackoffMs, initRestartPolicy, restarts, type ContainerRecord } from './pod-status.js';
 import { Prober } from './probes.js';
 import { rfc3339 } from '../../common/time.js';
 
@@ -39,8 +41,21 @@ export interface PodContext {
 
 const now = () => rfc3339();
 
+/** A container's record as the worker starts: what it was before (a reboot, an agent restart) counted. */
+function recordFor(c: Obj, previous: Obj[], waiting: string): ContainerRecord {
+  const before = previous.find((s) => s.name === c.name);
+  // A container that ran before (the machine rebooted, the agent restarted) counts its restart.
+  const restartCount = (before?.restartCount ?? 0) + (before?.state?.running || before?.state?.terminated ? 1 : 0);
+  // What it last was: stopped by the shutdown (terminated), or gone with the machine (Unknown, as kube reports it).
+  const lastState = before?.state?.terminated ? { terminated: before.state.terminated }
+    : before?.state?.running ? { terminated: { exitCode: 255, reason: 'Unknown', startedAt: before.state.running.startedAt, finishedAt: now() } }
+    : (before?.lastState ?? {});
+  return { name: c.name, image: c.image, containerID: '', restartCount, state: { waiting: { reason: waiting } }, lastState, ready: false, started: false };
+}
+
 export class PodWorker {
   readonly records: ContainerRecord[];
+  readonly inits: ContainerRecord[];
   readonly startTime = now();
   private readonly stopper = new AbortController();
   private graceMs = 30_000;
@@ -50,17 +65,10 @@ export class PodWorker {
 
   constructor(public pod: Obj, readonly podIP: string, private readonly ctx: PodContext) {
     this.dir = join(ctx.root, 'var/lib/kubelet/pods', pod.metadata.uid);
-    const previous: Obj[] = pod.status?.containerStatuses ?? [];
-    this.records = (pod.spec.containers as Obj[]).map((c) => {
-      const before = previous.find((s) => s.name === c.name);
-      // A container that ran before (the machine rebooted, the agent restarted) counts its restart.
-      const restartCount = (before?.restartCount ?? 0) + (before?.state?.running || before?.state?.terminated ? 1 : 0);
-      // What it last was: stopped by the shutdown (terminated), or gone with the machine (Unknown, as kube reports it).
-      const lastState = before?.state?.terminated ? { terminated: before.state.terminated }
-        : before?.state?.running ? { terminated: { exitCode: 255, reason: 'Unknown', startedAt: before.state.running.startedAt, finishedAt: now() } }
-        : (before?.lastState ?? {});
-      return { name: c.name, image: c.image, containerID: '', restartCount, state: { waiting: { reason: 'ContainerCreating' } }, lastState, ready: false, started: false };
-    });
+    const initSpecs: Obj[] = pod.spec.initContainers ?? [];
+    this.inits = initSpecs.map((c) => ({ ...recordFor(c, pod.status?.initContainerStatuses ?? [], 'PodInitializing'), restartable: c.restartPolicy === 'Always' }));
+    // App containers wait for the init containers as kubelet reports it: PodInitializing.
+    this.records = (pod.spec.containers as Obj[]).map((c) => recordFor(c, pod.status?.containerStatuses ?? [], initSpecs.length ? 'PodInitializing' : 'ContainerCreating'));
   }
 
   get rootfs(): string {
@@ -74,13 +82,14 @@ export class PodWorker {
 
   /** Prepares the sandbox (retried until it can be: the service account may not exist yet), then runs the containers. */
   start(): void {
-    this.loops = [this.run()];
+    this.loops.push(this.run());
   }
 
   private async run(): Promise<void> {
     const signal = this.stopper.signal;
     const containers = this.pod.spec.containers as Obj[];
-    if (containers.some((c) => containerKind(c.image) !== 'simulated')) {
+    const initSpecs: Obj[] = this.pod.spec.initContainers ?? [];
+    if ([...initSpecs, ...containers].some((c) => containerKind(c.image) !== 'simulated')) {
       for (let attempt = 1; ; attempt++) {
         try {
           await this.prepareSandbox();
@@ -88,16 +97,28 @@ export class PodWorker {
         } catch (e) {
           const message = `failed to set up the pod sandbox: ${(e as Error).message}`;
           this.ctx.log.warn({ pod: `${this.pod.metadata.namespace}/${this.pod.metadata.name}`, err: message }, 'pod sandbox not ready; retrying');
-          for (const r of this.records) this.set(r, { state: { waiting: { reason: 'ContainerCreating', message } } });
+          for (const r of [...this.inits, ...this.records]) this.set(r, { state: { waiting: { reason: 'ContainerCreating', message } } });
           this.event('Warning', 'FailedCreatePodSandBox', message);
           await sleep(crashBackoffMs(attempt, this.ctx.backoff.baseMs, this.ctx.backoff.maxMs), signal);
           if (signal.aborted) return;
         }
       }
     }
-    await Promise.all(containers.map((c, i) => this.runContainer(c, this.records[i]).catch((e) => {
+    const loop = (c: Obj, r: ContainerRecord, policy: string) => this.runContainer(c, r, policy).catch((e) => {
       this.ctx.log.error({ pod: this.pod.metadata.name, container: c.name, err: (e as Error).message }, 'container loop failed');
-    })));
+    });
+    for (const [i, c] of initSpecs.entries()) {
+      const r = this.inits[i];
+      if (r.restartable) {
+        this.loops.push(loop(c, r, 'Always'));
+        while (!r.started && !signal.aborted) await sleep(100, signal);
+        continue;
+      }
+      await loop(c, r, initRestartPolicy(this.pod, r));
+      // Stopped, or failed for good (restartPolicy Never: the pod is Failed); app containers never start.
+      if (signal.aborted || r.state.terminated?.exitCode !== 0) return;
+    }
+    await Promise.all(containers.map((c, i) => loop(c, this.records[i], this.pod.spec.restartPolicy)));
   }
 
   /** Stops every container (SIGTERM, `graceMs`, SIGKILL) and removes the sandbox's secrets. */
@@ -185,12 +206,16 @@ export class PodWorker {
     this.ctx.onChange();
   }
 
-  private async runContainer(container: Obj, record: ContainerRecord): Promise<void> {
+  /** Runs a container under `policy` (the pod's, or an init container's): returns once it has stopped for good. */
+  private async runContainer(container: Obj, record: ContainerRecord, policy: string | undefined): Promise<void> {
     const signal = this.stopper.signal;
     const kind = containerKind(container.image);
     const id = () => `bosun://${this.pod.metadata.uid.slice(0, 8)}-${container.name}-${record.restartCount}`;
     if (kind === 'simulated') {
-      this.set(record, { containerID: id(), state: { running: { startedAt: now() } }, ready: true, started: true });
+      // A simulated init container completes at once; any other is running and ready.
+      const at = now();
+      if (policy !== 'Always' && this.inits.includes(record)) this.set(record, { containerID: id(), state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: at, finishedAt: at, containerID: id() } }, started: false });
+      else this.set(record, { containerID: id(), state: { running: { startedAt: at } }, ready: true, started: true });
       return;
     }
     let crashes = 0;
@@ -237,7 +262,7 @@ export class PodWorker {
         ...(exit.error ? { message: exit.error } : livenessFailed ? { message: 'Container failed liveness probe' } : {}),
         startedAt, finishedAt: exit.finishedAt, containerID: id(),
       };
-      if (outcome === 'stop' || !restarts(this.pod.spec.restartPolicy, exit.exitCode)) {
+      if (outcome === 'stop' || !restarts(policy, exit.exitCode)) {
         this.set(record, { state: { terminated }, ready: false });
         return;
       }
