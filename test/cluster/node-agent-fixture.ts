@@ -87,6 +87,8 @@ export interface NodeClusterOptions {
   bootDelayMs?: number;
   /** The node lifecycle controller's grace period before a silent node goes NotReady (default 40 s). */
   nodeGraceMs?: number;
+  /** The CSR signer's certificate lifetime (--cluster-signing-duration; default a year). */
+  clusterSigningDurationMs?: number;
 }
 
 /**
@@ -108,7 +110,7 @@ export async function startNodeCluster(o: NodeClusterOptions = {}): Promise<Node
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-nodes-'));
   chmodSync(dataDir, 0o755);
   const apiDir = join(dataDir, 'apiserver');
-  const apiServer = await startClusterApiServer({ dataDir: apiDir, host: '127.0.0.1', port: 0, logLevel: 'warn' });
+  const apiServer = await startClusterApiServer({ dataDir: apiDir, host: '127.0.0.1', port: 0, logLevel: 'warn', clusterSigningDurationMs: o.clusterSigningDurationMs });
   const { server } = apiServer;
   const kubectl = (args: string[], input?: string) => runKubectl(server.kubeconfigPath, args, { input });
   const api: Api = {

@@ -41,6 +41,8 @@ export interface NodeAgentOptions {
   staticPodCheckMs?: number;
   /** How often the CSRs are polled while waiting for a certificate (default 1 s). */
   csrPollMs?: number;
+  /** Where the client certificate's renewal falls in 70–90% of its lifetime, in [0, 1) (default random). */
+  certificateRotationJitter?: () => number;
   log: Logger;
 }
 
@@ -139,7 +141,7 @@ export class NodeAgent {
     const staticPods = config.staticPodPath ? new StaticPods(client, join(root, config.staticPodPath), { name: this.nodeName, uid: node.metadata.uid }, this.log, this.o.staticPodCheckMs).run(signal) : undefined;
     // --rotate-certificates (rotateCertificates in KubeletConfiguration): the client certificate is renewed before it expires.
     const rotation = config.rotateCertificates
-      ? rotateClientCertificate({ root, nodeName: this.nodeName, kubeconfigFile: kubeconfig, kubeconfig: kc, client, signal, log: this.log, pollMs: this.o.csrPollMs })
+      ? rotateClientCertificate({ root, nodeName: this.nodeName, kubeconfigFile: kubeconfig, kubeconfig: kc, client, signal, log: this.log, pollMs: this.o.csrPollMs, jitter: this.o.certificateRotationJitter })
       : undefined;
     await Promise.all([reporter.run(signal), this.pods.start(signal), this.proxy.start(signal), staticPods, rotation]);
   }

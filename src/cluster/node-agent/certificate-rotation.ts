@@ -29,8 +29,8 @@ export interface RotationOptions {
   signal: AbortSignal;
   log: Logger;
   pollMs?: number;
-  /** Called after each rotation with the new certificate's end of validity. */
-  onRotated?: (notAfter: Date) => void;
+  /** Where in the 70–90% window the deadline falls, in [0, 1) (default random, as the kubelet's jitter). */
+  jitter?: () => number;
 }
 
 function currentCertificate(kc: k8s.KubeConfig): X509Certificate | undefined {
@@ -44,7 +44,7 @@ export async function rotateClientCertificate(o: RotationOptions): Promise<void>
     const cert = currentCertificate(o.kubeconfig);
     if (!cert) return;
     const notAfter = Date.parse(cert.validTo);
-    const deadline = rotationDeadline(Date.parse(cert.validFrom), notAfter, Math.random());
+    const deadline = rotationDeadline(Date.parse(cert.validFrom), notAfter, (o.jitter ?? Math.random)());
     o.log.info({ expires: cert.validTo, renewIn: `${Math.max(0, Math.round((deadline - Date.now()) / 1000))}s` }, 'client certificate rotation scheduled');
     await sleep(Math.max(0, deadline - Date.now()), o.signal);
     while (!o.signal.aborted) {
@@ -55,7 +55,6 @@ export async function rotateClientCertificate(o: RotationOptions): Promise<void>
         o.kubeconfig.loadFromFile(o.kubeconfigFile);
         const renewed = currentCertificate(o.kubeconfig)!;
         o.log.info({ expires: renewed.validTo }, 'client certificate rotated');
-        o.onRotated?.(new Date(renewed.validTo));
         break;
       } catch (e) {
         if (o.signal.aborted) return;
