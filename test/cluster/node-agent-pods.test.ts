@@ -312,6 +312,22 @@ test('kubectl delete pod waits while the node stops the pod (SIGTERM, grace peri
   const lingering = (name: string) => pod(name, { image: 'bosun.local/test-component:v1', args: ['linger'] }, { terminationGracePeriodSeconds: 3 });
   await c.kube.create(PODS, lingering('graceful'));
   const p = await eventually('graceful running', async () => { const x = await getPod('graceful'); return ready(x) && /whoami/.test(logOf(x!)) ? x : undefined; });
+  // What the node writes until the pod is gone, as a watch sees it.
+  const watch = await c.kube.open('GET', '/api/v1/namespaces/default/pods', { query: { watch: 1, fieldSelector: 'metadata.name=graceful', resourceVersion: p.metadata.resourceVersion } });
+  const phases = (async () => {
+    const seen: string[] = [];
+    let buffered = '';
+    for await (const chunk of watch) {
+      buffered += chunk;
+      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+        const event = JSON.parse(buffered.slice(0, nl));
+        buffered = buffered.slice(nl + 1);
+        seen.push(`${event.type} ${event.object.status?.phase}`);
+        if (event.type === 'DELETED') return seen;
+      }
+    }
+    return seen;
+  })();
   const started = Date.now();
   const deleting = c.api.kubectl(['delete', 'pod', 'graceful', '-n', 'default']);
   // While kubectl waits, the pod is Terminating: marked with its grace period, still there.
@@ -327,6 +343,10 @@ test('kubectl delete pod waits while the node stops the pod (SIGTERM, grace peri
   assert.ok(took >= 2500, `kubectl waited out the grace period the process ignored SIGTERM for (${took} ms)`);
   assert.equal(await getPod('graceful'), undefined, 'gone when kubectl returns');
   assert.match(logOf(p), /SIGTERM received/);
+  const seen = await phases;
+  watch.destroy();
+  assert.ok(seen.includes('MODIFIED Failed'), `the killed pod was reported Failed before it was deleted: ${seen.join(', ')}`);
+  assert.equal(seen.at(-1), 'DELETED Failed');
   const events = ((await c.kube.list({ group: '', version: 'v1', resource: 'events', namespaced: true }, 'default')).items as Obj[]).filter((e) => e.involvedObject?.name === 'graceful');
   assert.ok(events.some((e) => e.reason === 'Killing'), 'the kubelet recorded the Killing event');
 

@@ -75,6 +75,9 @@ test('init containers: Pending until each has completed (a sidecar once started)
   const initialized = status.conditions.find((c: Obj) => c.type === 'Initialized');
   assert.deepEqual([initialized.status, initialized.reason, initialized.message], ['False', 'ContainersNotInitialized', 'containers with incomplete status: [b]']);
   assert.equal(podStatus({ spec: { containers: [{ name: 'c' }] } }, [record({ running: {} })], { podIP: 'p', hostIP: 'h', startTime: 'T' }, 'T').initContainerStatuses, undefined, 'no init containers, no initContainerStatuses');
+  // A pod stopped because it is being deleted ends in a terminal phase, whatever its restart policy.
+  const terminal = (...codes: number[]) => podStatus({ spec: { restartPolicy: 'Always' } }, codes.map((code) => record(exited(code))), { podIP: 'p', hostIP: 'h', startTime: 'T' }, 'T', [], true).phase;
+  assert.deepEqual([terminal(0), terminal(0, 143), terminal(137)], ['Succeeded', 'Failed', 'Failed']);
 });
 
 test('crash-loop back-off: 10 s doubling, capped at 5 min', () => {

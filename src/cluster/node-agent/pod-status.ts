@@ -68,9 +68,14 @@ function condition(type: string, ok: boolean, previous: Obj[] | undefined, now: 
 
 export interface PodAddresses { podIP: string; hostIP: string; startTime: string }
 
-export function podStatus(pod: Obj, containers: ContainerRecord[], addr: PodAddresses, now: string, inits: ContainerRecord[] = []): Obj {
+/**
+ * The status to write. `terminal`: the pod was stopped for good because it is being deleted, and
+ * ends Succeeded when every container exited 0, else Failed (the kubelet's terminal phase before
+ * it deletes a pod, whatever its restart policy).
+ */
+export function podStatus(pod: Obj, containers: ContainerRecord[], addr: PodAddresses, now: string, inits: ContainerRecord[] = [], terminal = false): Obj {
   const previous: Obj[] | undefined = pod.status?.conditions;
-  const phase = podPhase(pod, containers, inits);
+  const phase = terminal ? (containers.every((c) => c.state.terminated?.exitCode === 0) ? 'Succeeded' : 'Failed') : podPhase(pod, containers, inits);
   const sidecars = inits.filter((c) => c.restartable);
   const notReady = [...sidecars, ...containers].filter((c) => !c.ready).map((c) => c.name);
   const allReady = notReady.length === 0 && phase === 'Running';

@@ -56,6 +56,8 @@ function recordFor(c: Obj, previous: Obj[], waiting: string): ContainerRecord {
 export class PodWorker {
   readonly records: ContainerRecord[];
   readonly inits: ContainerRecord[];
+  /** Stopped for good because the pod is being deleted: its status reports a terminal phase. */
+  terminal = false;
   readonly startTime = now();
   private readonly stopper = new AbortController();
   private graceMs = 30_000;
@@ -121,12 +123,24 @@ export class PodWorker {
     await Promise.all(containers.map((c, i) => loop(c, this.records[i], this.pod.spec.restartPolicy)));
   }
 
-  /** Stops every container (SIGTERM, `graceMs`, SIGKILL) and removes the sandbox's secrets. */
-  async stop(graceMs: number): Promise<void> {
+  /**
+   * Stops every container (SIGTERM, `graceMs`, SIGKILL) and removes the sandbox's secrets. A pod
+   * being deleted then ends in a terminal phase (as the kubelet reports it before deleting it):
+   * its simulated containers count as completed.
+   */
+  async stop(graceMs: number, deleting = false): Promise<void> {
     this.graceMs = graceMs;
     this.stopper.abort();
     clearTimeout(this.tokenTimer);
     await Promise.all(this.loops);
+    if (!deleting) return;
+    this.terminal = true;
+    const at = now();
+    for (const r of [...this.inits, ...this.records]) {
+      if (r.state.running) r.state = { terminated: { exitCode: 0, reason: 'Completed', startedAt: r.state.running.startedAt, finishedAt: at, containerID: r.containerID } };
+      r.ready = false;
+    }
+    this.ctx.onChange();
   }
 
   private async prepareSandbox(): Promise<void> {
