@@ -308,7 +308,7 @@ test('a reboot stops the process pods and starts them again; a deleted pod\'s pr
   await eventually('proc-1 stopped', async () => /SIGTERM received/.test(logOf(proc, 1)));
 });
 
-test('kubectl delete pod waits while the node stops the pod (SIGTERM, grace period, SIGKILL) and deletes it; --grace-period=0 --force removes it at once', { timeout: 60_000 }, async () => {
+test('kubectl delete pod waits while the node stops the pod (SIGTERM, grace period, SIGKILL) and deletes it; a shorter grace period later cuts it short; --grace-period=0 --force removes it at once', { timeout: 60_000 }, async () => {
   const lingering = (name: string) => pod(name, { image: 'bosun.local/test-component:v1', args: ['linger'] }, { terminationGracePeriodSeconds: 3 });
   await c.kube.create(PODS, lingering('graceful'));
   const p = await eventually('graceful running', async () => { const x = await getPod('graceful'); return ready(x) && /whoami/.test(logOf(x!)) ? x : undefined; });
@@ -349,6 +349,17 @@ test('kubectl delete pod waits while the node stops the pod (SIGTERM, grace peri
   assert.equal(seen.at(-1), 'DELETED Failed');
   const events = ((await c.kube.list({ group: '', version: 'v1', resource: 'events', namespaced: true }, 'default')).items as Obj[]).filter((e) => e.involvedObject?.name === 'graceful');
   assert.ok(events.some((e) => e.reason === 'Killing'), 'the kubelet recorded the Killing event');
+
+  // A grace period cut short by a later request: the node kills within the new one.
+  await c.kube.create(PODS, { ...lingering('shortened'), spec: { ...lingering('shortened').spec, terminationGracePeriodSeconds: 60 } });
+  const sp = await eventually('shortened running', async () => { const x = await getPod('shortened'); return ready(x) && /whoami/.test(logOf(x!)) ? x : undefined; });
+  const shortenedAt = Date.now();
+  await c.api.kubectlOk(['delete', 'pod', 'shortened', '-n', 'default', '--wait=false']);
+  await eventually('shortened got SIGTERM', async () => /SIGTERM received/.test(logOf(sp)));
+  assert.equal((await getPod('shortened'))?.metadata.deletionGracePeriodSeconds, 60);
+  await c.api.kubectlOk(['delete', 'pod', 'shortened', '-n', 'default', '--grace-period=1']);
+  assert.equal(await getPod('shortened'), undefined);
+  assert.ok(Date.now() - shortenedAt < 20_000, 'gone long before its 60 s grace period');
 
   await c.kube.create(PODS, lingering('forced'));
   const f = await eventually('forced running', async () => { const x = await getPod('forced'); return ready(x) && /whoami/.test(logOf(x!)) ? x : undefined; });

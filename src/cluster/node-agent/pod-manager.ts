@@ -79,10 +79,14 @@ export class PodManager {
   /** Stops a pod's containers; when the API asked for a graceful deletion, finishes it. */
   private terminate(pod: Obj, finishDeletion: boolean): Promise<void> {
     const uid = pod.metadata.uid;
-    const running = this.terminating.get(uid);
-    if (running) return running;
     const worker = this.workers.get(uid);
     const graceMs = (pod.metadata.deletionGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30) * 1000;
+    const running = this.terminating.get(uid);
+    if (running) {
+      // A later request shortened the grace period (kubectl delete --grace-period=1): the kubelet honours it.
+      worker?.shortenGrace(graceMs);
+      return running;
+    }
     const done = (async () => {
       if (worker) {
         this.o.log.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, graceMs }, 'stopping pod');

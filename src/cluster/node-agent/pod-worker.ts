@@ -58,6 +58,7 @@ export class PodWorker {
   readonly inits: ContainerRecord[];
   /** Stopped for good because the pod is being deleted: its status reports a terminal phase. */
   terminal = false;
+  private readonly processes = new Set<ContainerProcess>();
   readonly startTime = now();
   private readonly stopper = new AbortController();
   private graceMs = 30_000;
@@ -121,6 +122,13 @@ export class PodWorker {
       if (signal.aborted || r.state.terminated?.exitCode !== 0) return;
     }
     await Promise.all(containers.map((c, i) => loop(c, this.records[i], this.pod.spec.restartPolicy)));
+  }
+
+  /** A deletion's grace period cut short while the containers stop: they are killed within the new one. */
+  shortenGrace(graceMs: number): void {
+    if (!this.stopper.signal.aborted || graceMs >= this.graceMs) return;
+    this.graceMs = graceMs;
+    for (const proc of this.processes) void proc.stop(graceMs);
   }
 
   /**
@@ -244,6 +252,8 @@ export class PodWorker {
       }
       const argv = kind === 'echo' ? this.ctx.echoCommand : this.ctx.componentCommand(componentArgv(container));
       const proc = new ContainerProcess({ argv, env, cwd: this.rootfs, logFile: this.logFile(container.name, record.restartCount) });
+      this.processes.add(proc);
+      void proc.exited.then(() => this.processes.delete(proc));
       const startedAt = proc.startedAt;
       this.set(record, { containerID: id(), state: { running: { startedAt } }, ready: !container.readinessProbe, started: true });
       this.ctx.log.info({ pod: `${this.pod.metadata.namespace}/${this.pod.metadata.name}`, container: container.name, pid: proc.pid, argv }, 'container started');
