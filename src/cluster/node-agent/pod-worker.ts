@@ -3,9 +3,10 @@
 // namespace; hostPath, emptyDir, ConfigMap and Secret volumes linked at their mount paths), its
 // init containers run one after the other to completion first (a failed one retried under the
 // pod's restart policy, or failing the pod under Never; a sidecar — restartPolicy Always — started
-// and kept running beside the rest), and then one loop per container — a process restarted under the restart policy with the crash-loop
-// back-off and probed (exec probes in its environment), or, for images that are not bosun's, a simulated container that is Running
-// and Ready at once (kwok-style).
+// and kept running beside the rest), and then one loop per container — a process restarted under
+// the restart policy with the crash-loop back-off and probed (exec probes in its environment), or,
+// for images that are not bosun's, a simulated container that is Running and Ready at once
+// (kwok-style).
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
