@@ -21,6 +21,8 @@ export interface StandInOptions {
   kubeletUp?: (node: string) => boolean;
   /** Run the scheduler stand-in (default true). */
   schedule?: boolean;
+  /** Whether the kubelet finishes a pod's graceful deletion now (default: always); it is looked at again on the pod's next event. */
+  finishDeletion?: (pod: Obj) => boolean;
 }
 
 export interface StandIns {
@@ -52,7 +54,7 @@ export function startStandIns(client: KubeClient, options: StandInOptions = {}):
     const key = `${namespace}/${name}`;
     // A pod deleted gracefully: its kubelet stops it and then deletes it with grace 0.
     if (pod.metadata.deletionTimestamp) {
-      if (pod.spec?.nodeName && (options.kubeletUp?.(pod.spec.nodeName) ?? true)) {
+      if (pod.spec?.nodeName && (options.kubeletUp?.(pod.spec.nodeName) ?? true) && (options.finishDeletion?.(pod) ?? true)) {
         act(`finish ${key}`, () => client.delete(PODS, name, namespace, { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } }), options.readyAfterMs ?? 50);
       }
       return;
