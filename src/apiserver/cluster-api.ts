@@ -18,7 +18,8 @@ export interface ClusterApiServer {
   stop(): Promise<void>;
 }
 
-export async function startClusterApiServer(options: ApiServerOptions): Promise<ClusterApiServer> {
+/** kube-controller-manager's --cluster-signing-duration: the longest certificate the CSR signer issues (default a year). */
+export async function startClusterApiServer(options: ApiServerOptions & { clusterSigningDurationMs?: number }): Promise<ClusterApiServer> {
   const server = await startApiServer(options);
   // Node access first: its NodeRestriction checks of evictions and TokenRequests run before the
   // handlers that answer them, and its authorizer goes in front of RBAC.
@@ -28,7 +29,7 @@ export async function startClusterApiServer(options: ApiServerOptions): Promise<
   const evictions = enableEvictions(server);
   const gc = enableGarbageCollector(server);
   // The cluster CA is also the cluster-signing CA (kube-controller-manager's --cluster-signing-*).
-  const signing = enableCsrSigning(server, await loadClusterCA(options.dataDir));
+  const signing = enableCsrSigning(server, await loadClusterCA(options.dataDir), { certTtlMs: options.clusterSigningDurationMs });
   const tokenCleaner = enableBootstrapTokenCleaner(server);
   const audit = enableAudit(server, options.dataDir);
   return {

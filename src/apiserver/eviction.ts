@@ -101,7 +101,7 @@ export function enableEvictions(server: ApiServer): DisruptionController {
       const pdb = pdbs.find((p) => p.metadata.name === decision.pdb!.name)!;
       await writeStatus(pdb as Obj, decision.pdb.status);
     }
-    await resources.delete(podType, ns, name, { dryRun, preconditions: request.body.deleteOptions?.preconditions });
+    await resources.delete(podType, ns, name, { dryRun, preconditions: request.body.deleteOptions?.preconditions, gracePeriodSeconds: request.body.deleteOptions?.gracePeriodSeconds ?? undefined });
     return { code: 201, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 } };
   };
 

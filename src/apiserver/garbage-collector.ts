@@ -1,11 +1,16 @@
-// The garbage collector's loop: after any change (debounced), reads every object, asks
-// garbage-collection.ts what to do, and does it through the server's object semantics. Being
-// level-triggered over the whole store, it also finds dependents orphaned while the server was
-// down. A full scan per round is fine at the sizes a single-machine control plane holds.
+// The garbage collector's loop: it keeps the graph of objects — what garbage-collection.ts reads
+// of each (identity, owner references, finalizers, deletionTimestamp), filled from one read of
+// the store at start and kept from its watch, as kube's GC keeps its graph from informers — and
+// after a change to that graph (debounced) asks garbage-collection.ts what to do over all of it,
+// and does it through the server's object semantics. Level-triggered over the whole graph, it
+// also finds dependents orphaned while the server was down. Writes that leave the graph as it was
+// (a Lease renewed, a status written) start no round: rereading and parsing every stored object
+// after each of them kept the server busy in bursts that delayed every request (bench:nodes).
 import { logger } from '../common/log.js';
 import type { ApiServer } from './server.js';
 import type { ResourceType } from './registry.js';
 import { gcActions, type GcAction, type GcObject } from './garbage-collection.js';
+import type { KubeObject } from './storage/types.js';
 
 const log = logger('garbage-collector');
 
@@ -48,11 +53,12 @@ export function enableGarbageCollector(server: ApiServer, options: { debounceMs?
   let timer: NodeJS.Timeout | undefined;
   let round: Promise<void> = Promise.resolve();
   let stopped = false;
+  /** The graph: each stored object by key, as much of it as garbage collection reads. */
+  const graph = new Map<string, { node: GcObject; text: string }>();
   const runRound = async (): Promise<boolean> => {
-    const items = storage.list('/').items;
     const keyByUid = new Map<string, string>();
-    for (const i of items) if (typeof i.object.metadata.uid === 'string') keyByUid.set(i.object.metadata.uid, i.key);
-    const actions = gcActions(items.map((i) => i.object as GcObject));
+    for (const [key, { node }] of graph) if (typeof node.metadata.uid === 'string') keyByUid.set(node.metadata.uid, key);
+    const actions = gcActions([...graph.values()].map((e) => e.node));
     for (const action of actions) {
       try {
         await apply(action, keyByUid);
@@ -70,7 +76,20 @@ export function enableGarbageCollector(server: ApiServer, options: { debounceMs?
       round = round.then(runRound).then(() => undefined, (err) => log.warn({ err }, 'garbage collection round failed'));
     }, options.debounceMs ?? 100);
   };
-  const watcher = storage.watch('/', storage.currentRevision(), schedule);
+  /** Records an object in the graph; true when what garbage collection reads of it changed. */
+  const record = (key: string, object: KubeObject): boolean => {
+    const { name, namespace, uid, ownerReferences, finalizers, deletionTimestamp } = object.metadata as GcObject['metadata'];
+    const node: GcObject = { apiVersion: object.apiVersion, kind: object.kind, metadata: { name, namespace, uid, ownerReferences, finalizers, deletionTimestamp } };
+    const text = JSON.stringify(node);
+    const before = graph.get(key);
+    graph.set(key, { node, text });
+    return before ? before.text !== text : Boolean(ownerReferences?.length || deletionTimestamp);
+  };
+  const start = storage.currentRevision();
+  for (const item of storage.list('/').items) record(item.key, item.object);
+  const watcher = storage.watch('/', start, (event) => {
+    if (event.type === 'DELETED' ? graph.delete(event.key) : record(event.key, event.object)) schedule();
+  });
   schedule();
 
   return {

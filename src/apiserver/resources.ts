@@ -16,6 +16,7 @@ import { jsonPathFirst } from './jsonpath.js';
 import { builtinListTypes, crdListTypes, type ListTypes } from './field-sets.js';
 import { recordWrite, type ManagedFieldsEntry } from './managed-fields.js';
 import { serverSideApply } from './server-side-apply.js';
+import { gracefulStep } from './graceful-deletion.js';
 import { generationChanged, kindAllocations, strategyFor, strategyOf, tracksGeneration } from './kinds/index.js';
 import { replaceStatus, type Allocations } from './kinds/strategy.js';
 
@@ -317,7 +318,8 @@ export class Resources {
    */
   private async write(type: ResourceType, namespace: string | undefined, name: string, next: Obj, current: StoredItem, dryRun: boolean, giveBack?: () => void): Promise<Obj> {
     const key = storageKey(type, namespace, name);
-    const finishing = next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0;
+    // kube's ShouldDeleteDuringUpdate: no finalizer left and no grace period running (a terminating pod stays for its kubelet).
+    const finishing = next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0 && !(Number(current.object.metadata.deletionGracePeriodSeconds ?? 0) > 0);
     const unchanged = sameJson({ ...next, metadata: { ...next.metadata, managedFields: undefined } }, { ...current.object, metadata: { ...current.object.metadata, resourceVersion: undefined, managedFields: undefined } })
       && sameJson(next.metadata.managedFields ?? [], current.object.metadata.managedFields ?? []);
     const allocations = this.allocationsOf(type);
@@ -443,7 +445,7 @@ export class Resources {
     type: ResourceType,
     namespace: string | undefined,
     name: string,
-    options: { dryRun?: boolean; preconditions?: { uid?: string; resourceVersion?: string }; propagationPolicy?: string } & Pick<WriteContext, 'user'> = {},
+    options: { dryRun?: boolean; preconditions?: { uid?: string; resourceVersion?: string }; propagationPolicy?: string; gracePeriodSeconds?: number } & Pick<WriteContext, 'user'> = {},
   ): Promise<Obj> {
     for (let attempt = 0; ; attempt++) {
       const current = this.getItem(type, namespace, name);
@@ -458,20 +460,21 @@ export class Resources {
       const finalizers: string[] = [...(meta.finalizers ?? [])];
       if (options.propagationPolicy === 'Foreground' && !finalizers.includes('foregroundDeletion') && !meta.deletionTimestamp) finalizers.push('foregroundDeletion');
       if (options.propagationPolicy === 'Orphan' && !finalizers.includes('orphan') && !meta.deletionTimestamp) finalizers.push('orphan');
-      const terminate = strategyFor(type)?.terminate;
-      const held = finalizers.length > 0 || terminate !== undefined;
-      if (options.dryRun) return this.present(type, current.object);
+      const strategy = strategyFor(type);
+      const step = strategy?.gracePeriod ? gracefulStep(meta, options.gracePeriodSeconds, (asked) => strategy.gracePeriod!(current.object, asked), Date.now()) : undefined;
+      const graceful = step?.kind === 'graceful' ? step : undefined;
+      // Kept, marked, while a grace period runs or finalizers (or the kind's clean-up) hold it; a pending one stays as it is.
+      const held = graceful ? graceful.deletionGracePeriodSeconds > 0 || finalizers.length > 0 : finalizers.length > 0 || strategy?.terminate !== undefined;
+      if (options.dryRun || step?.kind === 'pending') return this.present(type, current.object);
       try {
         if (held) {
-          if (meta.deletionTimestamp && sameJson(finalizers, meta.finalizers ?? [])) return this.present(type, current.object);
+          if (!graceful && meta.deletionTimestamp && sameJson(finalizers, meta.finalizers ?? [])) return this.present(type, current.object);
           const next: Obj = structuredClone(current.object);
-          // The first deletion request changes what controllers of the object should do: a
-          // generation, where the object has one, goes up (as kube-apiserver's BeforeDelete does).
+          // A first deletion request changes what its controllers should do: a generation goes up (kube's BeforeDelete).
           if (!next.metadata.deletionTimestamp && next.metadata.generation > 0) next.metadata.generation += 1;
-          next.metadata.deletionTimestamp ??= rfc3339();
-          next.metadata.deletionGracePeriodSeconds ??= 0;
-          next.metadata.finalizers = finalizers;
-          terminate?.(next);
+          const marks = graceful ?? { deletionTimestamp: meta.deletionTimestamp ?? rfc3339(), deletionGracePeriodSeconds: meta.deletionGracePeriodSeconds ?? 0 };
+          Object.assign(next.metadata, { deletionTimestamp: marks.deletionTimestamp, deletionGracePeriodSeconds: marks.deletionGracePeriodSeconds, finalizers });
+          strategy?.terminate?.(next);
           delete next.metadata.resourceVersion;
           const stored = await this.storage.update(current.key, next as KubeObject, { expectedRevision: current.revision });
           for (const hook of this.hooks) hook.afterWrite?.(type, stored.object, current.object, false);

@@ -47,7 +47,8 @@ function pod(name: string, node: string, owner: { kind: string; name: string; ui
   return JSON.stringify({
     apiVersion: 'v1', kind: 'Pod',
     metadata: { name, namespace: 'default', labels: { app }, ownerReferences: [{ apiVersion: 'apps/v1', ...owner, controller: true }] },
-    spec: { nodeName: node, containers: [{ name: 'c', image: 'nginx' }] },
+    // No kubelet runs here to finish a graceful deletion: an evicted pod goes at once.
+    spec: { nodeName: node, terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'nginx' }] },
   });
 }
 

@@ -2,7 +2,7 @@
 // its argv, the environment a pod gets and what its service-account files hold, then asks the API
 // server for its own pod with the projected token (the answer names the user the token
 // authenticated as), and stays up until SIGTERM.
-// `crash` as the first argument exits 1 at once instead.
+// `crash` as the first argument exits 1 at once instead; `linger` ignores SIGTERM (only SIGKILL ends it).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
@@ -38,6 +38,6 @@ req.on('error', (e) => console.log(`whoami error ${e.message}`));
 req.end();
 process.on('SIGTERM', () => {
   console.log('SIGTERM received');
-  process.exit(0);
+  if (args[0] !== 'linger') process.exit(0);
 });
 setInterval(() => {}, 60_000);

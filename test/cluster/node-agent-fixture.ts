@@ -61,17 +61,19 @@ export function kubeconfigText(server: string, caPem: string, user: Obj): string
 }
 
 /**
- * The worker role's Ignition config as the MCO renders it, with the kubelet told that the cloud
- * provider is external (OpenShift's template passes --cloud-provider=external on cloud platforms),
- * a bootstrap kubeconfig, and optionally the node's own kubeconfig already in place.
+ * The worker role's Ignition config as the MCO renders it for bosun's local cloud (platform
+ * External, its cloud controller manager External: the kubelet unit passes
+ * --cloud-provider=external), a bootstrap kubeconfig, and optionally the node's own kubeconfig
+ * already in place.
  */
 export function workerUserData(api: Api, opts: { bootstrapUser: Obj; nodeUser?: Obj; files?: Record<string, string> }): string {
-  const cc = controllerConfig({ kubeAPIServerServingCAData: Buffer.from(api.caPem).toString('base64') });
+  const cc = controllerConfig({
+    kubeAPIServerServingCAData: Buffer.from(api.caPem).toString('base64'),
+    platform: 'external',
+    infra: { status: { platformStatus: { type: 'External', external: { cloudControllerManager: { state: 'External' } } } } },
+  });
   const spec = mergeMachineConfigs(generateRoleConfigs(cc, 'worker', { controllerVersion: 'test' }));
   const config = structuredClone(spec.config) as Obj;
-  for (const unit of config.systemd.units) {
-    if (unit.name === 'kubelet.service') unit.contents = unit.contents.replace('    --node-labels=', '    --cloud-provider=external \\\n    --node-labels=');
-  }
   const file = (path: string, text: string) => ({ path, mode: 0o600, overwrite: true, contents: { source: encodeDataUrl(text) } });
   config.storage.files.push(file('/etc/kubernetes/kubeconfig', kubeconfigText(api.url, api.caPem, opts.bootstrapUser)));
   if (opts.nodeUser) config.storage.files.push(file('/var/lib/kubelet/kubeconfig', kubeconfigText(api.url, api.caPem, opts.nodeUser)));
@@ -85,6 +87,8 @@ export interface NodeClusterOptions {
   bootDelayMs?: number;
   /** The node lifecycle controller's grace period before a silent node goes NotReady (default 40 s). */
   nodeGraceMs?: number;
+  /** The CSR signer's certificate lifetime (--cluster-signing-duration; default a year). */
+  clusterSigningDurationMs?: number;
 }
 
 /**
@@ -106,7 +110,7 @@ export async function startNodeCluster(o: NodeClusterOptions = {}): Promise<Node
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-nodes-'));
   chmodSync(dataDir, 0o755);
   const apiDir = join(dataDir, 'apiserver');
-  const apiServer = await startClusterApiServer({ dataDir: apiDir, host: '127.0.0.1', port: 0, logLevel: 'warn' });
+  const apiServer = await startClusterApiServer({ dataDir: apiDir, host: '127.0.0.1', port: 0, logLevel: 'warn', clusterSigningDurationMs: o.clusterSigningDurationMs });
   const { server } = apiServer;
   const kubectl = (args: string[], input?: string) => runKubectl(server.kubeconfigPath, args, { input });
   const api: Api = {

@@ -2,10 +2,12 @@
 // Pods bound to a node: the echo image runs as a real HTTP server on its pod IP and behind a
 // NodePort; a component pod runs as a process with its env, args and projected token; a real bosun
 // command runs to completion; a crashing process goes to CrashLoopBackOff with growing delays; a
-// reboot restarts the process pods; a deleted pod's process gets SIGTERM.
+// reboot restarts the process pods; a deleted pod's process gets SIGTERM; init containers run in
+// order first; exec probes run in the container's environment; kubectl delete waits out
+// the graceful deletion the node finishes, and --force removes at once.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { fileURLToPath } from 'node:url';
@@ -236,6 +238,58 @@ test('a failing liveness probe restarts the container', { timeout: 30_000 }, asy
   await c.kube.delete(PODS, 'unlive', 'default');
 });
 
+test('init containers run in order to completion before the app container; one failing under restartPolicy Never fails the pod (Init:Error), under Always it crash-loops', { timeout: 60_000 }, async () => {
+  await c.kube.create(PODS, pod('with-init', { image: 'bosun.local/echo', ports: [{ containerPort: 8282 }] }, {
+    terminationGracePeriodSeconds: 1,
+    initContainers: [
+      { name: 'first', image: 'bosun.local/bosun:v1', command: ['bosun'], args: ['version'] },
+      { name: 'second', image: 'registry.example/setup:1' },
+    ],
+  }));
+  const seen = new Set<string>();
+  const p = await eventually('with-init Running', async () => {
+    const x = await getPod('with-init');
+    const initialized = x?.status?.conditions?.find((k: Obj) => k.type === 'Initialized')?.status;
+    if (x?.status?.phase) seen.add(`${x.status.phase}/${initialized}/${x.status.containerStatuses?.[0]?.state?.waiting?.reason ?? ''}`);
+    return x?.status?.phase === 'Running' && ready(x) ? x : undefined;
+  }, 45_000);
+  assert.ok(seen.has('Pending/False/PodInitializing'), `Pending, not initialized, the app container waiting, while the init containers ran: ${[...seen].join(', ')}`);
+  const [first, second] = p.status.initContainerStatuses;
+  assert.deepEqual([first.name, first.state.terminated?.exitCode, first.state.terminated?.reason], ['first', 0, 'Completed']);
+  assert.deepEqual([second.name, second.state.terminated?.exitCode], ['second', 0]);
+  assert.ok(Date.parse(first.state.terminated.finishedAt) <= Date.parse(p.status.containerStatuses[0].state.running.startedAt), 'the app container started after the first init container finished');
+  assert.match(logOf(p, 0, 'first'), /stdout F bosun \d+\.\d+\.\d+/);
+  assert.match(await c.api.kubectlOk(['get', 'pod', 'with-init', '-n', 'default']), /with-init\s+1\/1\s+Running/);
+
+  await c.kube.create(PODS, pod('init-fails', { image: 'bosun.local/echo' }, { restartPolicy: 'Never', initContainers: [{ name: 'setup', image: 'bosun.local/test-component:v1', args: ['crash'] }] }));
+  const failed = await eventually('init-fails Failed', async () => { const x = await getPod('init-fails'); return x?.status?.phase === 'Failed' ? x : undefined; });
+  assert.equal(failed.status.initContainerStatuses[0].state.terminated.exitCode, 1);
+  assert.equal(failed.status.containerStatuses[0].state.waiting?.reason, 'PodInitializing', 'the app container never started');
+  assert.match(await c.api.kubectlOk(['get', 'pod', 'init-fails', '-n', 'default']), /init-fails\s+0\/1\s+Init:Error/);
+
+  await c.kube.create(PODS, pod('init-loops', { image: 'bosun.local/echo' }, { initContainers: [{ name: 'setup', image: 'bosun.local/test-component:v1', args: ['crash'] }] }));
+  await eventually('init-loops crash-looping', async () => {
+    const x = await getPod('init-loops');
+    const s = x?.status?.initContainerStatuses?.[0];
+    return s?.restartCount >= 2 && s.state?.waiting?.reason === 'CrashLoopBackOff' && x!.status.phase === 'Pending';
+  }, 30_000);
+  assert.match(await c.api.kubectlOk(['get', 'pod', 'init-loops', '-n', 'default']), /init-loops\s+0\/1\s+Init:CrashLoopBackOff/);
+  for (const name of ['with-init', 'init-fails', 'init-loops']) await c.kube.delete(PODS, name, 'default', { gracePeriodSeconds: 0 });
+});
+
+test('an exec readiness probe runs in the container\'s environment and directory: not Ready until its command succeeds', { timeout: 30_000 }, async () => {
+  await c.kube.create(PODS, pod('exec-ready', {
+    image: 'bosun.local/echo', ports: [{ containerPort: 8181 }], env: [{ name: 'MODE', value: 'serving' }],
+    readinessProbe: { exec: { command: ['sh', '-c', 'test "$MODE" = serving && test -f ready'] }, periodSeconds: 1 },
+  }, { terminationGracePeriodSeconds: 1 }));
+  const p = await eventually('exec-ready running', async () => { const x = await getPod('exec-ready'); return x?.status?.containerStatuses?.[0]?.state?.running ? x : undefined; });
+  await new Promise((r) => setTimeout(r, 2500));
+  assert.ok(!ready(await getPod('exec-ready')), 'the probe fails while its file is missing');
+  writeFileSync(join(root, 'var/lib/kubelet/pods', p.metadata.uid, 'rootfs/ready'), '');
+  await eventually('exec-ready Ready', async () => ready(await getPod('exec-ready')));
+  await c.kube.delete(PODS, 'exec-ready', 'default', { gracePeriodSeconds: 0 });
+});
+
 test('a reboot stops the process pods and starts them again; a deleted pod\'s process gets SIGTERM', { timeout: 90_000 }, async () => {
   const before = await getPod('echo-1');
   await c.client.operate('reboot', machine.id);
@@ -252,4 +306,67 @@ test('a reboot stops the process pods and starts them again; a deleted pod\'s pr
 
   await c.kube.delete(PODS, 'proc-1', 'default');
   await eventually('proc-1 stopped', async () => /SIGTERM received/.test(logOf(proc, 1)));
+});
+
+test('kubectl delete pod waits while the node stops the pod (SIGTERM, grace period, SIGKILL) and deletes it; a shorter grace period later cuts it short; --grace-period=0 --force removes it at once', { timeout: 60_000 }, async () => {
+  const lingering = (name: string) => pod(name, { image: 'bosun.local/test-component:v1', args: ['linger'] }, { terminationGracePeriodSeconds: 3 });
+  await c.kube.create(PODS, lingering('graceful'));
+  const p = await eventually('graceful running', async () => { const x = await getPod('graceful'); return ready(x) && /whoami/.test(logOf(x!)) ? x : undefined; });
+  // What the node writes until the pod is gone, as a watch sees it.
+  const watch = await c.kube.open('GET', '/api/v1/namespaces/default/pods', { query: { watch: 1, fieldSelector: 'metadata.name=graceful', resourceVersion: p.metadata.resourceVersion } });
+  const phases = (async () => {
+    const seen: string[] = [];
+    let buffered = '';
+    for await (const chunk of watch) {
+      buffered += chunk;
+      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+        const event = JSON.parse(buffered.slice(0, nl));
+        buffered = buffered.slice(nl + 1);
+        seen.push(`${event.type} ${event.object.status?.phase}`);
+        if (event.type === 'DELETED') return seen;
+      }
+    }
+    return seen;
+  })();
+  const started = Date.now();
+  const deleting = c.api.kubectl(['delete', 'pod', 'graceful', '-n', 'default']);
+  // While kubectl waits, the pod is Terminating: marked with its grace period, still there.
+  const marked = await eventually('graceful marked for deletion', async () => { const x = await getPod('graceful'); return x?.metadata.deletionTimestamp ? x : undefined; });
+  assert.equal(marked.metadata.deletionGracePeriodSeconds, 3);
+  const ends = Date.parse(marked.metadata.deletionTimestamp);
+  assert.ok(ends >= started + 2000 && ends <= Date.now() + 3000, `deletionTimestamp is when the grace period ends (${marked.metadata.deletionTimestamp})`);
+  assert.match(await c.api.kubectlOk(['get', 'pod', 'graceful', '-n', 'default']), /graceful\s+\S+\s+Terminating/);
+  const deleted = await deleting;
+  assert.equal(deleted.code, 0, deleted.stderr);
+  assert.match(deleted.stdout, /pod "graceful" deleted/);
+  const took = Date.now() - started;
+  assert.ok(took >= 2500, `kubectl waited out the grace period the process ignored SIGTERM for (${took} ms)`);
+  assert.equal(await getPod('graceful'), undefined, 'gone when kubectl returns');
+  assert.match(logOf(p), /SIGTERM received/);
+  const seen = await phases;
+  watch.destroy();
+  assert.ok(seen.includes('MODIFIED Failed'), `the killed pod was reported Failed before it was deleted: ${seen.join(', ')}`);
+  assert.equal(seen.at(-1), 'DELETED Failed');
+  const events = ((await c.kube.list({ group: '', version: 'v1', resource: 'events', namespaced: true }, 'default')).items as Obj[]).filter((e) => e.involvedObject?.name === 'graceful');
+  assert.ok(events.some((e) => e.reason === 'Killing'), 'the kubelet recorded the Killing event');
+
+  // A grace period cut short by a later request: the node kills within the new one.
+  await c.kube.create(PODS, { ...lingering('shortened'), spec: { ...lingering('shortened').spec, terminationGracePeriodSeconds: 60 } });
+  const sp = await eventually('shortened running', async () => { const x = await getPod('shortened'); return ready(x) && /whoami/.test(logOf(x!)) ? x : undefined; });
+  const shortenedAt = Date.now();
+  await c.api.kubectlOk(['delete', 'pod', 'shortened', '-n', 'default', '--wait=false']);
+  await eventually('shortened got SIGTERM', async () => /SIGTERM received/.test(logOf(sp)));
+  assert.equal((await getPod('shortened'))?.metadata.deletionGracePeriodSeconds, 60);
+  await c.api.kubectlOk(['delete', 'pod', 'shortened', '-n', 'default', '--grace-period=1']);
+  assert.equal(await getPod('shortened'), undefined);
+  assert.ok(Date.now() - shortenedAt < 20_000, 'gone long before its 60 s grace period');
+
+  await c.kube.create(PODS, lingering('forced'));
+  const f = await eventually('forced running', async () => { const x = await getPod('forced'); return ready(x) && /whoami/.test(logOf(x!)) ? x : undefined; });
+  const forcedAt = Date.now();
+  const forced = await c.api.kubectl(['delete', 'pod', 'forced', '-n', 'default', '--grace-period=0', '--force']);
+  assert.equal(forced.code, 0, forced.stderr);
+  assert.ok(Date.now() - forcedAt < 2500, 'a forced deletion does not wait');
+  assert.equal(await getPod('forced'), undefined);
+  await eventually('the forced pod\'s process stopped', async () => /SIGTERM received/.test(logOf(f)));
 });

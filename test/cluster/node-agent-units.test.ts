@@ -1,14 +1,15 @@
 // The node agent's pure pieces, table-driven: the kubelet unit and config as read from the root,
-// quantities and allocatable, pod phase and back-off, environment expansion and the downward API,
-// images, CRI log lines, and Service endpoints.
+// quantities and allocatable, pod phase (init containers too) and back-off, environment expansion and the downward API,
+// images, CRI log lines, Service endpoints and proxied addresses, and exec probes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseDuration, parseNodeLabels, parseTaints, parseUnitFlags } from '../../src/cluster/node-agent/kubelet-files.js';
 import { allocatableOf, parseQuantity, type NodeFacts } from '../../src/cluster/node-agent/node-object.js';
-import { crashBackoffMs, podPhase, type ContainerRecord } from '../../src/cluster/node-agent/pod-status.js';
+import { crashBackoffMs, podPhase, podStatus, type ContainerRecord } from '../../src/cluster/node-agent/pod-status.js';
 import { allocatePodIP, componentArgv, containerKind, expand, fieldRefValue, podCidrFor } from '../../src/cluster/node-agent/pod-spec.js';
 import { formatCriLines } from '../../src/cluster/node-agent/logs-server.js';
-import { endpointsFromPods, endpointsFromSlices } from '../../src/cluster/node-agent/service-proxy.js';
+import { endpointsFromPods, endpointsFromSlices, proxiedAddresses } from '../../src/cluster/node-agent/service-proxy.js';
+import { execSucceeds, probeOnce } from '../../src/cluster/node-agent/probes.js';
 import type { Obj } from '../../src/kube/index.js';
 
 test('unit flags: continuation lines, both flag forms, quotes, and a drop-in\'s ExecStart replacing the unit\'s', () => {
@@ -56,6 +57,29 @@ test('pod phase from container states and the restart policy', () => {
   for (const [policy, containers, phase] of cases) assert.equal(podPhase({ spec: { restartPolicy: policy } }, containers), phase, `${policy} ${JSON.stringify(containers.map((c) => c.state))}`);
 });
 
+test('init containers: Pending until each has completed (a sidecar once started), Failed when one fails under Never; Initialized and initContainerStatuses', () => {
+  const init = (state: Obj, extra: Partial<ContainerRecord> = {}): ContainerRecord => ({ ...record(state), name: extra.name ?? 'init', ...extra });
+  const waiting = record({ waiting: { reason: 'PodInitializing' } });
+  const cases: Array<[string, string | undefined, ContainerRecord[], ContainerRecord[], string]> = [
+    ['first init running', 'Always', [init({ running: {} }), init({ waiting: { reason: 'PodInitializing' } })], [waiting], 'Pending'],
+    ['init crashed, retried (Always)', 'Always', [init(exited(1))], [waiting], 'Pending'],
+    ['init crashed, retried (OnFailure)', 'OnFailure', [init({ waiting: { reason: 'CrashLoopBackOff' } }, { restartCount: 2 })], [waiting], 'Pending'],
+    ['init failed under Never', 'Never', [init(exited(1))], [waiting], 'Failed'],
+    ['inits done, app running', 'Always', [init(exited(0)), init(exited(0))], [record({ running: {} })], 'Running'],
+    ['a sidecar started, app running', 'Always', [init({ running: {} }, { restartable: true, started: true })], [record({ running: {} })], 'Running'],
+    ['a sidecar not yet started', 'Always', [init({ waiting: { reason: 'ContainerCreating' } }, { restartable: true })], [waiting], 'Pending'],
+  ];
+  for (const [name, policy, inits, containers, phase] of cases) assert.equal(podPhase({ spec: { restartPolicy: policy } }, containers, inits), phase, name);
+  const status = podStatus({ spec: { restartPolicy: 'Always', containers: [{ name: 'c' }] } }, [waiting], { podIP: '127.1.1.2', hostIP: '127.0.1.1', startTime: 'T' }, 'T', [init(exited(0), { name: 'a' }), init({ running: {} }, { name: 'b' })]);
+  assert.deepEqual(status.initContainerStatuses.map((s: Obj) => [s.name, Object.keys(s.state)[0]]), [['a', 'terminated'], ['b', 'running']]);
+  const initialized = status.conditions.find((c: Obj) => c.type === 'Initialized');
+  assert.deepEqual([initialized.status, initialized.reason, initialized.message], ['False', 'ContainersNotInitialized', 'containers with incomplete status: [b]']);
+  assert.equal(podStatus({ spec: { containers: [{ name: 'c' }] } }, [record({ running: {} })], { podIP: 'p', hostIP: 'h', startTime: 'T' }, 'T').initContainerStatuses, undefined, 'no init containers, no initContainerStatuses');
+  // A pod stopped because it is being deleted ends in a terminal phase, whatever its restart policy.
+  const terminal = (...codes: number[]) => podStatus({ spec: { restartPolicy: 'Always' } }, codes.map((code) => record(exited(code))), { podIP: 'p', hostIP: 'h', startTime: 'T' }, 'T', [], true).phase;
+  assert.deepEqual([terminal(0), terminal(0, 143), terminal(137)], ['Succeeded', 'Failed', 'Failed']);
+});
+
 test('crash-loop back-off: 10 s doubling, capped at 5 min', () => {
   assert.deepEqual([1, 2, 3, 4, 5, 6, 7, 8].map((n) => crashBackoffMs(n, 10_000, 300_000) / 1000), [10, 20, 40, 80, 160, 300, 300, 300]);
 });
@@ -97,4 +121,43 @@ test('Service endpoints from Ready pods (named target ports) and from EndpointSl
   const slices = [{ metadata: { namespace: 'ns', labels: { 'kubernetes.io/service-name': 's' } }, ports: [{ name: 'web', port: 8080 }], endpoints: [{ addresses: ['127.1.2.2'], conditions: { ready: true } }, { addresses: ['127.1.2.3'], conditions: { ready: false } }] }];
   assert.deepEqual(endpointsFromSlices(svc, { name: 'web', port: 80 }, slices), [{ ip: '127.1.2.2', port: 8080 }]);
   assert.deepEqual(endpointsFromSlices(svc, { name: 'other', port: 80 }, slices), []);
+});
+
+test('exec probes: the command exits 0 in the container\'s environment and directory within the timeout', async () => {
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', MODE: 'serving' };
+  const cases: Array<[string, string[], number, boolean]> = [
+    ['exit 0', ['sh', '-c', 'exit 0'], 1000, true],
+    ['non-zero exit', ['sh', '-c', 'exit 3'], 1000, false],
+    ['the container\'s env', ['sh', '-c', 'test "$MODE" = serving'], 1000, true],
+    ['the container\'s directory', ['sh', '-c', 'test "$(pwd)" = /tmp'], 1000, true],
+    ['past the timeout', ['sleep', '5'], 200, false],
+    ['a command that cannot start', ['/nonexistent/probe'], 1000, false],
+    ['no command', [], 1000, false],
+  ];
+  for (const [name, command, timeoutMs, want] of cases) {
+    const started = Date.now();
+    assert.equal(await execSucceeds(command, env, '/tmp', timeoutMs), want, name);
+    assert.ok(Date.now() - started < 2000, `${name}: bounded by the timeout`);
+  }
+  const target = { container: { name: 'c' }, podIP: '127.0.0.1', env, cwd: '/tmp' };
+  assert.equal(await probeOnce({ exec: { command: ['sh', '-c', 'test "$MODE" = serving'] } }, target), true);
+  assert.equal(await probeOnce({ exec: { command: ['sh', '-c', 'test "$MODE" = idle'] } }, target), false);
+  assert.equal(await probeOnce({}, target), false, 'a probe without a handler fails');
+});
+
+test('proxied addresses: NodePorts on the node IP, every TCP Service port on a loopback cluster IP, nothing else', () => {
+  const svc = (name: string, spec: Obj): Obj => ({ metadata: { name, namespace: 'default' }, spec });
+  const services = [
+    svc('web', { type: 'NodePort', clusterIP: '127.30.0.5', clusterIPs: ['127.30.0.5'], ports: [{ name: 'http', port: 80, nodePort: 30080 }, { name: 'dns', port: 53, protocol: 'UDP', nodePort: 30053 }] }),
+    svc('internal', { clusterIP: '127.30.0.6', ports: [{ port: 8080 }] }),
+    svc('routed', { type: 'LoadBalancer', clusterIP: '172.30.0.7', ports: [{ port: 443, nodePort: 30443 }] }),
+    svc('headless', { clusterIP: 'None', ports: [{ port: 9000 }] }),
+    svc('alias', { type: 'ExternalName', externalName: 'example.com', ports: [{ port: 80 }] }),
+  ];
+  assert.deepEqual(proxiedAddresses(services, '127.0.1.4').map((a) => `${a.kind} ${a.ip}:${a.port} ${a.service}/${a.portName}`), [
+    'nodePort 127.0.1.4:30080 default/web/http',
+    'clusterIP 127.30.0.5:80 default/web/http',
+    'clusterIP 127.30.0.6:8080 default/internal/',
+    'nodePort 127.0.1.4:30443 default/routed/',
+  ]);
 });

@@ -213,3 +213,45 @@ test('deletion order rules, one at a time', () => {
   const spread = pod('b', { node: 'quiet', readyAgoMs: 1000 });
   assert.ok(deletionOrder(crowded, spread, (p) => (p.spec.nodeName === 'busy' ? 3 : 1), now) < 0, 'pods on crowded nodes first');
 });
+
+test('a pod deleted gracefully is replaced while it terminates: not counted by its ReplicaSet, gone from the endpoints, removed once its kubelet finishes', async () => {
+  const { api, client } = await startWorkloadTestServer();
+  const stop = new AbortController();
+  // The kubelet stand-in finishes graceful deletions only once `finishing` is true.
+  let finishing = false;
+  const standIns = startStandIns(client, { finishDeletion: () => finishing });
+  try {
+    await createNode(client, 'node-1');
+    await client.create(SERVICES, { metadata: { name: 'graceful', namespace: 'default' }, spec: { selector: { app: 'graceful' }, ports: [{ port: 80 }] } });
+    const running = runWorkloadControllers({ kubeconfig: loadKubeConfig(api.kubeconfigPath), signal: stop.signal, controllers: ['replicaset', 'endpoint'], leaderElection: false });
+    await client.create(REPLICA_SETS, rs('graceful', 2));
+    await eventually('2 ready replicas', async () => (await client.get(REPLICA_SETS, 'graceful', 'default')).status?.readyReplicas === 2);
+    const [victim] = await podsOf(client, 'graceful');
+    const marked = await client.delete(PODS, victim.metadata.name, 'default');
+    assert.equal(marked?.metadata.deletionGracePeriodSeconds, 30, 'bound to a node: deleted gracefully');
+    // Terminating, it is not one of the two: a replacement comes at once, the endpoints drop it.
+    const all = await eventually('a replacement beside the terminating pod', async () => {
+      const pods = ((await client.list(PODS, 'default', { labelSelector: 'app=graceful' })).items as Obj[]);
+      return pods.length === 3 && pods.filter((p) => !p.metadata.deletionTimestamp).every((p) => p.status?.conditions?.some((c: Obj) => c.type === 'Ready' && c.status === 'True')) && pods;
+    });
+    assert.equal(all.filter((p: Obj) => p.metadata.deletionTimestamp).length, 1);
+    const status = (await client.get(REPLICA_SETS, 'graceful', 'default')).status;
+    assert.equal(status.replicas, 2, 'the terminating pod is not counted');
+    const addresses = await eventually('endpoints without the terminating pod', async () => {
+      const ep = await client.read(ENDPOINTS, 'graceful', 'default');
+      const ips = (ep?.subsets ?? []).flatMap((s: Obj) => (s.addresses ?? []).map((a: Obj) => a.ip));
+      return ips.length === 2 && ips;
+    });
+    assert.ok(!addresses.includes(victim.status.podIP), 'the terminating pod\'s address is gone');
+    finishing = true;
+    // The next event on the pod is the kubelet's cue (a real one would see its grace period run out).
+    await client.mergePatch(PODS, victim.metadata.name, 'default', { metadata: { annotations: { 'example.com/poke': '1' } } });
+    await eventually('the terminating pod removed once its kubelet finishes', async () => !(await client.read(PODS, victim.metadata.name, 'default')));
+    stop.abort();
+    await running;
+  } finally {
+    stop.abort();
+    await standIns.stop();
+    await api.stop();
+  }
+});

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { generateTemplateConfigs, TemplateError } from '../../src/mco/controller/template.js';
+import { cloudProvider, generateTemplateConfigs, TemplateError } from '../../src/mco/controller/template.js';
 import { generateKubeletConfigs, validateKubeletConfig } from '../../src/mco/controller/kubelet-config.js';
 import { kubeletTlsFor } from '../../src/mco/controller/tls-profile.js';
 import { validateMachineConfig } from '../../src/mco/controller/validation.js';
@@ -50,6 +50,26 @@ test('templates: the OpenShift names per role, each valid, labelled, owned by th
   assert.match(unit.contents, /--node-labels=node-role\.kubernetes\.io\/worker /);
   assert.match(fileOf(byName.get('01-worker-container-runtime')!, '/etc/crio/crio.conf.d/01-bosun-base')!.text, /pause_image = "quay\.io\/bosun\/pause:3\.9"/);
   assert.deepEqual((byName.get('99-worker-ssh')!.spec.config as any).passwd.users, [{ name: 'core', sshAuthorizedKeys: inputs.sshAuthorizedKeys }]);
+});
+
+test('the kubelet unit passes --cloud-provider as OpenShift renders it: external where a cloud controller manager initialises nodes', () => {
+  const external = (state?: string) => ({ status: { platformStatus: { type: 'External', ...(state ? { external: { cloudControllerManager: { state } } } : {}) } } });
+  const cases: Array<[string, Parameters<typeof controllerConfig>[0], string]> = [
+    ['no platform', {}, ''],
+    ['None', { platform: 'none', infra: { status: { platformStatus: { type: 'None' } } } }, ''],
+    ['BareMetal', { platform: 'baremetal' }, ''],
+    ['AWS', { platform: 'aws', infra: { status: { platformStatus: { type: 'AWS' } } } }, 'external'],
+    ['GCP, from the platform field alone', { platform: 'gcp' }, 'external'],
+    ['External with its CCM External (bosun\'s local cloud)', { platform: 'external', infra: external('External') }, 'external'],
+    ['External without a CCM', { platform: 'external', infra: external('None') }, ''],
+    ['External saying nothing', { platform: 'external', infra: external() }, ''],
+  ];
+  for (const [name, spec, want] of cases) {
+    const cc = controllerConfig(spec);
+    assert.equal(cloudProvider(cc), want, name);
+    const unit = (generateTemplateConfigs(cc, inputs).find((m) => m.metadata.name === '01-worker-kubelet')!.spec.config as any).systemd.units[0];
+    assert.match(unit.contents, new RegExp(`\\n    --cloud-provider=${want} \\\\\\n`), name);
+  }
 });
 
 test('templates are deterministic and follow their inputs', () => {

@@ -52,7 +52,7 @@ export async function servePatch(ctx: AuthorizedContext, state: ServerState, typ
 }
 
 /** DeleteOptions from the body (when there is one) and the query. */
-async function deleteOptions(ctx: AuthorizedContext, dryRun: boolean): Promise<{ dryRun: boolean; propagationPolicy?: string; preconditions?: Obj }> {
+async function deleteOptions(ctx: AuthorizedContext, dryRun: boolean): Promise<{ dryRun: boolean; propagationPolicy?: string; preconditions?: Obj; gracePeriodSeconds?: number }> {
   const raw = await requestBody(ctx.request);
   const options: Obj = raw.length > 0 ? decodeObject(raw, ctx.request.headers['content-type']) : {};
   const propagationPolicy = ctx.query.string('propagationPolicy') ?? options.propagationPolicy ?? (options.orphanDependents === true ? 'Orphan' : undefined);
@@ -60,7 +60,11 @@ async function deleteOptions(ctx: AuthorizedContext, dryRun: boolean): Promise<{
     throw errors.invalid('DeleteOptions', 'meta.k8s.io', '', [{ type: 'FieldValueNotSupported', field: 'propagationPolicy', message: `Unsupported value: ${JSON.stringify(propagationPolicy)}: supported values: "Foreground", "Background", "Orphan"` }]);
   }
   const preconditions = options.preconditions !== null && typeof options.preconditions === 'object' ? options.preconditions as Obj : undefined;
-  return { dryRun: dryRun || (Array.isArray(options.dryRun) && options.dryRun.includes('All')), propagationPolicy, preconditions };
+  const gracePeriodSeconds = ctx.query.integer('gracePeriodSeconds') ?? options.gracePeriodSeconds ?? undefined;
+  if (gracePeriodSeconds !== undefined && !Number.isSafeInteger(gracePeriodSeconds)) {
+    throw errors.invalid('DeleteOptions', 'meta.k8s.io', '', [{ type: 'FieldValueInvalid', field: 'gracePeriodSeconds', message: `Invalid value: ${JSON.stringify(gracePeriodSeconds)}: must be an integer` }]);
+  }
+  return { dryRun: dryRun || (Array.isArray(options.dryRun) && options.dryRun.includes('All')), propagationPolicy, preconditions, gracePeriodSeconds };
 }
 
 export async function serveDelete(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, name: string, dryRun: boolean): Promise<void> {
@@ -71,8 +75,8 @@ export async function serveDelete(ctx: AuthorizedContext, state: ServerState, ty
 
 export async function serveDeleteCollection(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, dryRun: boolean): Promise<void> {
   const { resources, storage } = state;
-  const { dryRun: dry, propagationPolicy } = await deleteOptions(ctx, dryRun);
+  const { dryRun: dry, propagationPolicy, gracePeriodSeconds } = await deleteOptions(ctx, dryRun);
   const matching = storage.list(resources.prefix(type, namespace), { filter: selectorFilter(state, type, ctx.query) }).items.map((i) => i.object as Obj);
-  for (const item of matching) await resources.delete(type, item.metadata.namespace, item.metadata.name, { dryRun: dry, propagationPolicy, user: ctx.user }).catch(() => undefined);
+  for (const item of matching) await resources.delete(type, item.metadata.namespace, item.metadata.name, { dryRun: dry, propagationPolicy, gracePeriodSeconds, user: ctx.user }).catch(() => undefined);
   sendJson(ctx.reply, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { group: type.group, kind: type.resource } });
 }

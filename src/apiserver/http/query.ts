@@ -45,6 +45,14 @@ export class QueryParams {
     return this.params.has(name) && this.params.get(name) !== '' ? this.bool(name) : undefined;
   }
 
+  /** A signed integer parameter (DeleteOptions' gracePeriodSeconds), or undefined when absent or empty. */
+  integer(name: string): number | undefined {
+    const text = this.params.get(name);
+    if (text === null || text === '') return undefined;
+    if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(Number(text))) throw errors.badRequest(`invalid value for query parameter "${name}": ${JSON.stringify(text)} is not an integer`);
+    return Number(text);
+  }
+
   /** A non-negative integer parameter, or undefined when absent or empty. */
   count(name: string): number | undefined {
     const text = this.params.get(name);

@@ -1,6 +1,7 @@
 // Pods (core/v1): defaults (with DefaultTolerationSeconds' tolerations), the containers' validation (shared with the workloads that embed a
-// pod template), the READY/STATUS/RESTARTS columns as kubectl computes them, and a generation
-// bumped by spec changes (kube-apiserver's pod strategy since pod generation tracking).
+// pod template), the READY/STATUS/RESTARTS columns as kubectl computes them, a generation
+// bumped by spec changes (kube-apiserver's pod strategy since pod generation tracking), and the
+// grace period a deletion gives a pod (graceful-deletion.ts applies it).
 import type { FieldProblem } from '../errors.js';
 import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, orNone, type Printer } from '../printing.js';
 import { DNS1123_LABEL } from '../validation.js';
@@ -145,7 +146,16 @@ export const pods: KindStrategy = {
     if (!previous) object.spec.tolerations = withDefaultTolerations(object.spec.tolerations);
   },
   fieldDefaults: { 'spec.hostNetwork': 'false' },
-  validate: (o) => containersProblems(o.spec?.containers, 'spec.containers'),
+  validate: (o) => [
+    ...containersProblems(o.spec?.containers, 'spec.containers'),
+    ...(Array.isArray(o.spec?.initContainers) && o.spec.initContainers.length > 0 ? containersProblems(o.spec.initContainers, 'spec.initContainers') : []),
+  ],
   printer,
   generation: specChanged,
+  // A pod on a node gets its grace period (asked for, else its own) for its kubelet to stop it; a
+  // pod no kubelet runs (unscheduled, or finished) has nothing to wait for.
+  gracePeriod(o, requested) {
+    if (!o.spec?.nodeName || o.status?.phase === 'Succeeded' || o.status?.phase === 'Failed') return 0;
+    return requested ?? o.spec?.terminationGracePeriodSeconds ?? 0;
+  },
 };

@@ -1,7 +1,7 @@
 // The strategy of one built-in kind, as kube-apiserver keeps one per kind in its registry
 // (pkg/registry/<group>/<kind>/strategy.go): the kind's discovery facts, server-side defaults,
 // validation of its own fields, printer columns, what bumps metadata.generation, how its names
-// are checked, how its deletion waits for its own clean-up, and what it allocates from pools
+// are checked, how its deletion waits for its own clean-up or a grace period, and what it allocates from pools
 // shared by all its objects. Generic mechanics (storage, patch, apply, garbage collection) stay
 // outside; kinds/index.ts is the registry of strategies by group and resource.
 import { jsonEqual } from '../../common/json.js';
@@ -63,6 +63,11 @@ export interface KindStrategy {
    * the Deployment controller writes its revision annotation with the status, without a new generation.
    */
   statusMetadata?: Array<'annotations' | 'labels'>;
+  /**
+   * Kinds deleted gracefully (Pods, kube's CheckGracefulDelete): the grace period in seconds a
+   * first deletion request gives the object, from the requested one; 0 deletes at once.
+   */
+  gracePeriod?(object: Obj, requested: number | undefined): number;
   /** Kinds whose deletion waits for a clean-up of their own (Namespaces): marks the object as terminating. */
   terminate?(object: Obj): void;
   /** Pools the kind allocates from, rebuilt from what `storage` holds. */

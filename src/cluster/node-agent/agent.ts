@@ -1,8 +1,9 @@
 // The node agent of one booted machine: the kubelet's part, started from the files Ignition wrote
-// into the machine root. It gets its credentials (TLS bootstrap), registers the Node, keeps its
-// Lease and status, runs the pods bound to it (its static pods through mirror pods), serves their
-// logs on <nodeIP>:10250 and proxies NodePorts. A failure is retried every restartDelay, as
-// systemd restarts the kubelet unit (Restart=always); stop() ends everything it started.
+// into the machine root. It gets its credentials (TLS bootstrap, then rotation), registers the
+// Node, keeps its Lease and status, runs the pods bound to it (its static pods through mirror
+// pods), serves their logs on <nodeIP>:10250 and proxies NodePorts and (loopback) cluster IPs. A
+// failure is retried every restartDelay, as systemd restarts the kubelet unit (Restart=always);
+// stop() ends everything it started.
 import { existsSync, readFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import { EventRecorder, KubeClient, loadKubeConfig } from '../../kube/index.js';
 import { instanceType, DEFAULT_INSTANCE_TYPE } from '../../cloud/catalogue.js';
 import type { BootedMachine } from '../../cloud/machine-runtime.js';
 import { selfSignedServing, nodeCertificateRequest } from './certificates.js';
+import { rotateClientCertificate } from './certificate-rotation.js';
 import { ensureClientCredentials, requestCertificate, SERVING_CERT_PATH, SERVING_SIGNER, writePrivate } from './credentials.js';
 import { parseDuration, readKubeletFiles, type KubeletFiles } from './kubelet-files.js';
 import { LogsServer } from './logs-server.js';
@@ -39,6 +41,8 @@ export interface NodeAgentOptions {
   staticPodCheckMs?: number;
   /** How often the CSRs are polled while waiting for a certificate (default 1 s). */
   csrPollMs?: number;
+  /** Where the client certificate's renewal falls in 70–90% of its lifetime, in [0, 1) (default random). */
+  certificateRotationJitter?: () => number;
   log: Logger;
 }
 
@@ -135,7 +139,11 @@ export class NodeAgent {
     this.log.info({ nodeIP, podCIDR }, 'node agent running');
     // The heartbeat does not wait for the pod and service caches: a node is Ready once registered.
     const staticPods = config.staticPodPath ? new StaticPods(client, join(root, config.staticPodPath), { name: this.nodeName, uid: node.metadata.uid }, this.log, this.o.staticPodCheckMs).run(signal) : undefined;
-    await Promise.all([reporter.run(signal), this.pods.start(signal), this.proxy.start(signal), staticPods]);
+    // --rotate-certificates (rotateCertificates in KubeletConfiguration): the client certificate is renewed before it expires.
+    const rotation = config.rotateCertificates
+      ? rotateClientCertificate({ root, nodeName: this.nodeName, kubeconfigFile: kubeconfig, kubeconfig: kc, client, signal, log: this.log, pollMs: this.o.csrPollMs, jitter: this.o.certificateRotationJitter })
+      : undefined;
+    await Promise.all([reporter.run(signal), this.pods.start(signal), this.proxy.start(signal), staticPods, rotation]);
   }
 
   /** The serving certificate from a kubelet-serving CSR; the self-signed one serves until then. */

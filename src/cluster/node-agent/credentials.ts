@@ -5,7 +5,8 @@
 // (signer kubernetes.io/kube-apiserver-client-kubelet) are sent with the bootstrap credentials,
 // the agent waits for the signed certificate, and writes the key and certificate under
 // /var/lib/kubelet/pki and a kubeconfig using them at the --kubeconfig path in the machine root.
-// The serving certificate's CSR (kubernetes.io/kubelet-serving) goes through requestCertificate too.
+// The serving certificate's CSR (kubernetes.io/kubelet-serving) goes through requestCertificate too,
+// and so does the client certificate's renewal (certificate-rotation.ts).
 import * as k8s from '@kubernetes/client-node';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -83,20 +84,24 @@ export async function ensureClientCredentials(o: BootstrapOptions): Promise<stri
   const request = await nodeCertificateRequest(o.nodeName);
   // ECDSA keys: "digital signature" and "client auth" (the kubelet adds "key encipherment" for RSA).
   const certPem = await requestCertificate(new KubeClient(bootstrap), { csrPem: request.csrPem, signerName: CLIENT_SIGNER, usages: ['digital signature', 'client auth'] }, o.signal, o.log, o.pollMs);
-  writePrivate(join(o.root, CLIENT_CERT_PATH), `${certPem.trimEnd()}\n${request.keyPem}`);
-  const cluster = bootstrap.getCurrentCluster()!;
+  writeClientCredentials(o.root, target, bootstrap.getCurrentCluster()!, certPem, request.keyPem);
+  o.log.info({ kubeconfig: o.kubeconfigPath }, 'client certificate issued; kubeconfig written');
+  return target;
+}
+
+/** Writes a signed client certificate with its key (kubelet-client-current.pem) and the kubeconfig at `target` that uses them. */
+export function writeClientCredentials(root: string, target: string, cluster: { server: string; caData?: string; caFile?: string }, certPem: string, keyPem: string): void {
+  writePrivate(join(root, CLIENT_CERT_PATH), `${certPem.trimEnd()}\n${keyPem}`);
   const caData = cluster.caData ?? (cluster.caFile ? Buffer.from(readFileSync(cluster.caFile)).toString('base64') : undefined);
   const kubeconfig = {
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [{ name: 'default-cluster', cluster: { server: cluster.server, ...(caData ? { 'certificate-authority-data': caData } : {}) } }],
-    users: [{ name: 'default-auth', user: { 'client-certificate-data': Buffer.from(certPem).toString('base64'), 'client-key-data': Buffer.from(request.keyPem).toString('base64') } }],
+    users: [{ name: 'default-auth', user: { 'client-certificate-data': Buffer.from(certPem).toString('base64'), 'client-key-data': Buffer.from(keyPem).toString('base64') } }],
     contexts: [{ name: 'default-context', context: { cluster: 'default-cluster', user: 'default-auth', namespace: 'default' } }],
     'current-context': 'default-context',
   };
   writePrivate(target, JSON.stringify(kubeconfig, null, 2));
-  o.log.info({ kubeconfig: o.kubeconfigPath }, 'client certificate issued; kubeconfig written');
-  return target;
 }
 
 export function writePrivate(file: string, content: string): void {

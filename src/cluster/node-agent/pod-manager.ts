@@ -1,8 +1,8 @@
 // The pods bound to this node (a watch on spec.nodeName, as the kubelet's pod config source): a
 // worker per pod, a pod IP from the node's podCIDR (the node IP for hostNetwork pods), the status
 // written to pods/status whenever a worker reports a change, and termination — a pod deleted with a
-// grace period (deletionTimestamp set) is stopped within it and then deleted with grace 0; a pod
-// that is simply gone from the API is stopped.
+// grace period (deletionTimestamp set) is stopped within it, reported in its terminal phase, and
+// then deleted with grace 0; a pod that is simply gone from the API is stopped.
 import type { Logger } from '../../common/log.js';
 import { Informer, isNotFound, type Obj } from '../../kube/index.js';
 import { allocatePodIP } from './pod-spec.js';
@@ -79,14 +79,18 @@ export class PodManager {
   /** Stops a pod's containers; when the API asked for a graceful deletion, finishes it. */
   private terminate(pod: Obj, finishDeletion: boolean): Promise<void> {
     const uid = pod.metadata.uid;
-    const running = this.terminating.get(uid);
-    if (running) return running;
     const worker = this.workers.get(uid);
     const graceMs = (pod.metadata.deletionGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30) * 1000;
+    const running = this.terminating.get(uid);
+    if (running) {
+      // A later request shortened the grace period (kubectl delete --grace-period=1): the kubelet honours it.
+      worker?.shortenGrace(graceMs);
+      return running;
+    }
     const done = (async () => {
       if (worker) {
         this.o.log.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, graceMs }, 'stopping pod');
-        await worker.stop(graceMs);
+        await worker.stop(graceMs, finishDeletion);
         this.workers.delete(uid);
         await this.writes.get(uid)?.running;
       }
@@ -112,7 +116,7 @@ export class PodManager {
     s.running = (async () => {
       do {
         s.pending = false;
-        const status = podStatus(worker.pod, worker.records, { podIP: worker.podIP, hostIP: this.o.nodeIP, startTime: worker.startTime }, rfc3339());
+        const status = podStatus(worker.pod, worker.records, { podIP: worker.podIP, hostIP: this.o.nodeIP, startTime: worker.startTime }, rfc3339(), worker.inits, worker.terminal);
         try {
           const written = await this.o.client.mergePatch(PODS, worker.pod.metadata.name, worker.pod.metadata.namespace, { status }, 'status');
           worker.pod = { ...worker.pod, status: written.status };

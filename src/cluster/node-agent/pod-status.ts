@@ -1,5 +1,6 @@
-// A pod's status as the kubelet computes it from its containers: container statuses (state,
-// lastState, restartCount, ready, started), the phase, and the conditions PodScheduled,
+// A pod's status as the kubelet computes it from its containers: container and init container
+// statuses (state, lastState, restartCount, ready, started), the phase (Pending until the init
+// containers have completed, Failed when one failed for good), and the conditions PodScheduled,
 // Initialized, ContainersReady and Ready — plus the crash-loop back-off. Pure.
 import type { Obj } from '../../kube/index.js';
 
@@ -12,6 +13,8 @@ export interface ContainerRecord {
   lastState: Obj;
   ready: boolean;
   started: boolean;
+  /** An init container with restartPolicy Always (a sidecar): it keeps running beside the app containers. */
+  restartable?: boolean;
 }
 
 /** The back-off before the next restart after `crashes` consecutive failures: base doubling to max. */
@@ -26,7 +29,25 @@ export function restarts(restartPolicy: string | undefined, exitCode: number): b
   return true;
 }
 
-export function podPhase(pod: Obj, containers: ContainerRecord[]): string {
+/** The restart policy an init container runs under: a failed one is retried unless the pod's policy is Never; a finished one is done. */
+export function initRestartPolicy(pod: Obj, init: ContainerRecord): string {
+  if (init.restartable) return 'Always';
+  return pod.spec?.restartPolicy === 'Never' ? 'Never' : 'OnFailure';
+}
+
+/** The init containers not yet done: regular ones until they exit 0, sidecars until they have started. */
+export function incompleteInit(inits: ContainerRecord[]): ContainerRecord[] {
+  return inits.filter((c) => (c.restartable ? !c.started : c.state.terminated?.exitCode !== 0));
+}
+
+/** An init container that failed and will not be retried (the pod's restartPolicy is Never). */
+function initFailed(pod: Obj, inits: ContainerRecord[]): boolean {
+  return inits.some((c) => !c.restartable && c.state.terminated && c.state.terminated.exitCode !== 0 && !restarts(initRestartPolicy(pod, c), c.state.terminated.exitCode));
+}
+
+export function podPhase(pod: Obj, containers: ContainerRecord[], inits: ContainerRecord[] = []): string {
+  if (initFailed(pod, inits)) return 'Failed';
+  if (incompleteInit(inits).length > 0) return 'Pending';
   const policy = pod.spec?.restartPolicy;
   const done = containers.length > 0 && containers.every((c) => c.state.terminated && !restarts(policy, c.state.terminated.exitCode));
   if (done) return containers.every((c) => c.state.terminated.exitCode === 0) ? 'Succeeded' : 'Failed';
@@ -47,17 +68,24 @@ function condition(type: string, ok: boolean, previous: Obj[] | undefined, now: 
 
 export interface PodAddresses { podIP: string; hostIP: string; startTime: string }
 
-export function podStatus(pod: Obj, containers: ContainerRecord[], addr: PodAddresses, now: string): Obj {
+/**
+ * The status to write. `terminal`: the pod was stopped for good because it is being deleted, and
+ * ends Succeeded when every container exited 0, else Failed (the kubelet's terminal phase before
+ * it deletes a pod, whatever its restart policy).
+ */
+export function podStatus(pod: Obj, containers: ContainerRecord[], addr: PodAddresses, now: string, inits: ContainerRecord[] = [], terminal = false): Obj {
   const previous: Obj[] | undefined = pod.status?.conditions;
-  const phase = podPhase(pod, containers);
-  const notReady = containers.filter((c) => !c.ready).map((c) => c.name);
+  const phase = terminal ? (containers.every((c) => c.state.terminated?.exitCode === 0) ? 'Succeeded' : 'Failed') : podPhase(pod, containers, inits);
+  const sidecars = inits.filter((c) => c.restartable);
+  const notReady = [...sidecars, ...containers].filter((c) => !c.ready).map((c) => c.name);
   const allReady = notReady.length === 0 && phase === 'Running';
   const message = `containers with unready status: [${notReady.join(' ')}]`;
+  const incomplete = incompleteInit(inits).map((c) => c.name);
   return {
     phase,
     conditions: [
       condition('PodReadyToStartContainers', true, previous, now),
-      condition('Initialized', true, previous, now),
+      condition('Initialized', incomplete.length === 0, previous, now, 'ContainersNotInitialized', `containers with incomplete status: [${incomplete.join(' ')}]`),
       condition('Ready', allReady, previous, now, 'ContainersNotReady', message),
       condition('ContainersReady', allReady, previous, now, 'ContainersNotReady', message),
       condition('PodScheduled', true, previous, now),
@@ -68,17 +96,22 @@ export function podStatus(pod: Obj, containers: ContainerRecord[], addr: PodAddr
     podIPs: [{ ip: addr.podIP }],
     startTime: addr.startTime,
     qosClass: qosClass(pod),
-    containerStatuses: containers.map((c) => ({
-      name: c.name,
-      image: c.image,
-      imageID: `${c.image.split('@')[0].split(':')[0]}@sha256:${'0'.repeat(64)}`,
-      containerID: c.containerID,
-      restartCount: c.restartCount,
-      ready: c.ready,
-      started: c.started,
-      state: c.state,
-      lastState: c.lastState,
-    })),
+    ...(inits.length > 0 ? { initContainerStatuses: inits.map(containerStatus) } : {}),
+    containerStatuses: containers.map(containerStatus),
+  };
+}
+
+function containerStatus(c: ContainerRecord): Obj {
+  return {
+    name: c.name,
+    image: c.image,
+    imageID: `${c.image.split('@')[0].split(':')[0]}@sha256:${'0'.repeat(64)}`,
+    containerID: c.containerID,
+    restartCount: c.restartCount,
+    ready: c.ready,
+    started: c.started,
+    state: c.state,
+    lastState: c.lastState,
   };
 }
 

@@ -1,9 +1,12 @@
 // One pod on the node, from the moment it is bound here until it is gone: its sandbox directory
 // (the pod's filesystem view, $BOSUN_IN_CLUSTER_ROOT: the service-account token, CA and
-// namespace; hostPath, emptyDir, ConfigMap and Secret volumes linked at their mount paths), and
-// one loop per container — a process restarted under the restart policy with the crash-loop
-// back-off and probed, or, for images that are not bosun's, a simulated container that is Running
-// and Ready at once (kwok-style).
+// namespace; hostPath, emptyDir, ConfigMap and Secret volumes linked at their mount paths), its
+// init containers run one after the other to completion first (a failed one retried under the
+// pod's restart policy, or failing the pod under Never; a sidecar — restartPolicy Always — started
+// and kept running beside the rest), and then one loop per container — a process restarted under
+// the restart policy with the crash-loop back-off and probed (exec probes in its environment), or,
+// for images that are not bosun's, a simulated container that is Running and Ready at once
+// (kwok-style).
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
@@ -11,7 +14,7 @@ import { sleep } from '../../common/sleep.js';
 import { resourcePath, resources, type EventKind, type EventRecorder, type KubeClient, type Obj } from '../../kube/index.js';
 import { ContainerProcess, type ProcessExit } from './container-process.js';
 import { componentArgv, containerEnv, containerKind, echoPort } from './pod-spec.js';
-import { crashBackoffMs, restarts, type ContainerRecord } from './pod-status.js';
+import { crashBackoffMs, initRestartPolicy, restarts, type ContainerRecord } from './pod-status.js';
 import { Prober } from './probes.js';
 import { rfc3339 } from '../../common/time.js';
 
@@ -39,8 +42,24 @@ export interface PodContext {
 
 const now = () => rfc3339();
 
+/** A container's record as the worker starts: what it was before (a reboot, an agent restart) counted. */
+function recordFor(c: Obj, previous: Obj[], waiting: string): ContainerRecord {
+  const before = previous.find((s) => s.name === c.name);
+  // A container that ran before (the machine rebooted, the agent restarted) counts its restart.
+  const restartCount = (before?.restartCount ?? 0) + (before?.state?.running || before?.state?.terminated ? 1 : 0);
+  // What it last was: stopped by the shutdown (terminated), or gone with the machine (Unknown, as kube reports it).
+  const lastState = before?.state?.terminated ? { terminated: before.state.terminated }
+    : before?.state?.running ? { terminated: { exitCode: 255, reason: 'Unknown', startedAt: before.state.running.startedAt, finishedAt: now() } }
+    : (before?.lastState ?? {});
+  return { name: c.name, image: c.image, containerID: '', restartCount, state: { waiting: { reason: waiting } }, lastState, ready: false, started: false };
+}
+
 export class PodWorker {
   readonly records: ContainerRecord[];
+  readonly inits: ContainerRecord[];
+  /** Stopped for good because the pod is being deleted: its status reports a terminal phase. */
+  terminal = false;
+  private readonly processes = new Set<ContainerProcess>();
   readonly startTime = now();
   private readonly stopper = new AbortController();
   private graceMs = 30_000;
@@ -50,17 +69,10 @@ export class PodWorker {
 
   constructor(public pod: Obj, readonly podIP: string, private readonly ctx: PodContext) {
     this.dir = join(ctx.root, 'var/lib/kubelet/pods', pod.metadata.uid);
-    const previous: Obj[] = pod.status?.containerStatuses ?? [];
-    this.records = (pod.spec.containers as Obj[]).map((c) => {
-      const before = previous.find((s) => s.name === c.name);
-      // A container that ran before (the machine rebooted, the agent restarted) counts its restart.
-      const restartCount = (before?.restartCount ?? 0) + (before?.state?.running || before?.state?.terminated ? 1 : 0);
-      // What it last was: stopped by the shutdown (terminated), or gone with the machine (Unknown, as kube reports it).
-      const lastState = before?.state?.terminated ? { terminated: before.state.terminated }
-        : before?.state?.running ? { terminated: { exitCode: 255, reason: 'Unknown', startedAt: before.state.running.startedAt, finishedAt: now() } }
-        : (before?.lastState ?? {});
-      return { name: c.name, image: c.image, containerID: '', restartCount, state: { waiting: { reason: 'ContainerCreating' } }, lastState, ready: false, started: false };
-    });
+    const initSpecs: Obj[] = pod.spec.initContainers ?? [];
+    this.inits = initSpecs.map((c) => ({ ...recordFor(c, pod.status?.initContainerStatuses ?? [], 'PodInitializing'), restartable: c.restartPolicy === 'Always' }));
+    // App containers wait for the init containers as kubelet reports it: PodInitializing.
+    this.records = (pod.spec.containers as Obj[]).map((c) => recordFor(c, pod.status?.containerStatuses ?? [], initSpecs.length ? 'PodInitializing' : 'ContainerCreating'));
   }
 
   get rootfs(): string {
@@ -74,13 +86,14 @@ export class PodWorker {
 
   /** Prepares the sandbox (retried until it can be: the service account may not exist yet), then runs the containers. */
   start(): void {
-    this.loops = [this.run()];
+    this.loops.push(this.run());
   }
 
   private async run(): Promise<void> {
     const signal = this.stopper.signal;
     const containers = this.pod.spec.containers as Obj[];
-    if (containers.some((c) => containerKind(c.image) !== 'simulated')) {
+    const initSpecs: Obj[] = this.pod.spec.initContainers ?? [];
+    if ([...initSpecs, ...containers].some((c) => containerKind(c.image) !== 'simulated')) {
       for (let attempt = 1; ; attempt++) {
         try {
           await this.prepareSandbox();
@@ -88,24 +101,55 @@ export class PodWorker {
         } catch (e) {
           const message = `failed to set up the pod sandbox: ${(e as Error).message}`;
           this.ctx.log.warn({ pod: `${this.pod.metadata.namespace}/${this.pod.metadata.name}`, err: message }, 'pod sandbox not ready; retrying');
-          for (const r of this.records) this.set(r, { state: { waiting: { reason: 'ContainerCreating', message } } });
+          for (const r of [...this.inits, ...this.records]) this.set(r, { state: { waiting: { reason: 'ContainerCreating', message } } });
           this.event('Warning', 'FailedCreatePodSandBox', message);
           await sleep(crashBackoffMs(attempt, this.ctx.backoff.baseMs, this.ctx.backoff.maxMs), signal);
           if (signal.aborted) return;
         }
       }
     }
-    await Promise.all(containers.map((c, i) => this.runContainer(c, this.records[i]).catch((e) => {
+    const loop = (c: Obj, r: ContainerRecord, policy: string) => this.runContainer(c, r, policy).catch((e) => {
       this.ctx.log.error({ pod: this.pod.metadata.name, container: c.name, err: (e as Error).message }, 'container loop failed');
-    })));
+    });
+    for (const [i, c] of initSpecs.entries()) {
+      const r = this.inits[i];
+      if (r.restartable) {
+        this.loops.push(loop(c, r, 'Always'));
+        while (!r.started && !signal.aborted) await sleep(100, signal);
+        continue;
+      }
+      await loop(c, r, initRestartPolicy(this.pod, r));
+      // Stopped, or failed for good (restartPolicy Never: the pod is Failed); app containers never start.
+      if (signal.aborted || r.state.terminated?.exitCode !== 0) return;
+    }
+    await Promise.all(containers.map((c, i) => loop(c, this.records[i], this.pod.spec.restartPolicy)));
   }
 
-  /** Stops every container (SIGTERM, `graceMs`, SIGKILL) and removes the sandbox's secrets. */
-  async stop(graceMs: number): Promise<void> {
+  /** A deletion's grace period cut short while the containers stop: they are killed within the new one. */
+  shortenGrace(graceMs: number): void {
+    if (!this.stopper.signal.aborted || graceMs >= this.graceMs) return;
+    this.graceMs = graceMs;
+    for (const proc of this.processes) void proc.stop(graceMs);
+  }
+
+  /**
+   * Stops every container (SIGTERM, `graceMs`, SIGKILL) and removes the sandbox's secrets. A pod
+   * being deleted then ends in a terminal phase (as the kubelet reports it before deleting it):
+   * its simulated containers count as completed.
+   */
+  async stop(graceMs: number, deleting = false): Promise<void> {
     this.graceMs = graceMs;
     this.stopper.abort();
     clearTimeout(this.tokenTimer);
     await Promise.all(this.loops);
+    if (!deleting) return;
+    this.terminal = true;
+    const at = now();
+    for (const r of [...this.inits, ...this.records]) {
+      if (r.state.running) r.state = { terminated: { exitCode: 0, reason: 'Completed', startedAt: r.state.running.startedAt, finishedAt: at, containerID: r.containerID } };
+      r.ready = false;
+    }
+    this.ctx.onChange();
   }
 
   private async prepareSandbox(): Promise<void> {
@@ -185,12 +229,16 @@ export class PodWorker {
     this.ctx.onChange();
   }
 
-  private async runContainer(container: Obj, record: ContainerRecord): Promise<void> {
+  /** Runs a container under `policy` (the pod's, or an init container's): returns once it has stopped for good. */
+  private async runContainer(container: Obj, record: ContainerRecord, policy: string | undefined): Promise<void> {
     const signal = this.stopper.signal;
     const kind = containerKind(container.image);
     const id = () => `bosun://${this.pod.metadata.uid.slice(0, 8)}-${container.name}-${record.restartCount}`;
     if (kind === 'simulated') {
-      this.set(record, { containerID: id(), state: { running: { startedAt: now() } }, ready: true, started: true });
+      // A simulated init container completes at once; any other is running and ready.
+      const at = now();
+      if (policy !== 'Always' && this.inits.includes(record)) this.set(record, { containerID: id(), state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: at, finishedAt: at, containerID: id() } }, started: false });
+      else this.set(record, { containerID: id(), state: { running: { startedAt: at } }, ready: true, started: true });
       return;
     }
     let crashes = 0;
@@ -205,17 +253,20 @@ export class PodWorker {
       }
       const argv = kind === 'echo' ? this.ctx.echoCommand : this.ctx.componentCommand(componentArgv(container, env));
       const proc = new ContainerProcess({ argv, env, cwd: this.rootfs, logFile: this.logFile(container.name, record.restartCount) });
+      this.processes.add(proc);
+      void proc.exited.then(() => this.processes.delete(proc));
       const startedAt = proc.startedAt;
       this.set(record, { containerID: id(), state: { running: { startedAt } }, ready: !container.readinessProbe, started: true });
       this.ctx.log.info({ pod: `${this.pod.metadata.namespace}/${this.pod.metadata.name}`, container: container.name, pid: proc.pid, argv }, 'container started');
       this.event('Normal', 'Started', `Started container ${container.name}`);
       let livenessFailed = false;
+      const target = { container, podIP: this.podIP, env, cwd: this.rootfs };
       const probers = [
-        container.readinessProbe && new Prober(container.readinessProbe, container, this.podIP, false, (ok) => {
+        container.readinessProbe && new Prober(container.readinessProbe, target, false, (ok) => {
           this.set(record, { ready: ok });
           if (!ok) this.event('Warning', 'Unhealthy', 'Readiness probe failed');
         }),
-        container.livenessProbe && new Prober(container.livenessProbe, container, this.podIP, true, (ok) => {
+        container.livenessProbe && new Prober(container.livenessProbe, target, true, (ok) => {
           if (ok) return;
           livenessFailed = true;
           this.event('Warning', 'Unhealthy', 'Liveness probe failed');
@@ -236,7 +287,7 @@ export class PodWorker {
         ...(exit.error ? { message: exit.error } : livenessFailed ? { message: 'Container failed liveness probe' } : {}),
         startedAt, finishedAt: exit.finishedAt, containerID: id(),
       };
-      if (outcome === 'stop' || !restarts(this.pod.spec.restartPolicy, exit.exitCode)) {
+      if (outcome === 'stop' || !restarts(policy, exit.exitCode)) {
         this.set(record, { state: { terminated }, ready: false });
         return;
       }

@@ -1,14 +1,36 @@
 // Readiness and liveness probes of process containers, as the kubelet's prober runs them: httpGet
-// (success on 200–399) and tcpSocket (a connection opens) against the pod's IP; exec probes have no
-// container to run in, so they count as succeeding. A Prober tracks consecutive successes and
-// failures against the probe's thresholds and reports when its verdict flips.
+// (success on 200–399) and tcpSocket (a connection opens) against the pod's IP, exec (the command
+// exits 0 within timeoutSeconds) run in the container's environment — its env and its root as the
+// working directory, as the container's own process runs. A Prober tracks consecutive successes
+// and failures against the probe's thresholds and reports when its verdict flips.
+import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import type { Obj } from '../../kube/index.js';
 import { resolvePort } from './pod-spec.js';
 
-export async function probeOnce(probe: Obj, container: Obj, podIP: string): Promise<boolean> {
+/** What a probe runs against: the container, its pod's IP, and for exec probes its process environment. */
+export interface ProbeTarget {
+  container: Obj;
+  podIP: string;
+  env?: Record<string, string>;
+  cwd?: string;
+}
+
+/** Runs `command` (no shell, as the CRI's exec) and says whether it exited 0 before the timeout; a command that cannot start fails. */
+export function execSucceeds(command: string[], env: Record<string, string>, cwd: string | undefined, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (command.length === 0) return resolve(false);
+    const child = spawn(command[0], command.slice(1), { env, cwd, stdio: 'ignore', timeout: timeoutMs, killSignal: 'SIGKILL' });
+    child.on('error', () => resolve(false));
+    child.on('exit', (code) => resolve(code === 0));
+  });
+}
+
+export async function probeOnce(probe: Obj, target: ProbeTarget): Promise<boolean> {
+  const { container, podIP } = target;
   const timeoutMs = (probe.timeoutSeconds ?? 1) * 1000;
+  if (probe.exec) return execSucceeds((probe.exec.command ?? []).map(String), target.env ?? {}, target.cwd, timeoutMs);
   if (probe.httpGet) {
     const port = resolvePort(probe.httpGet.port, container);
     if (!port) return false;
@@ -33,7 +55,8 @@ export async function probeOnce(probe: Obj, container: Obj, podIP: string): Prom
       socket.on('error', () => resolve(false));
     });
   }
-  return true;
+  // A probe with no handler the kubelet knows fails (kube's prober: "missing probe handler").
+  return false;
 }
 
 /** Runs a probe every periodSeconds after initialDelaySeconds; `onResult` gets each flip of the verdict. */
@@ -45,8 +68,7 @@ export class Prober {
 
   constructor(
     private readonly probe: Obj,
-    private readonly container: Obj,
-    private readonly podIP: string,
+    private readonly target: ProbeTarget,
     initial: boolean,
     private readonly onResult: (ok: boolean) => void,
   ) {
@@ -55,7 +77,7 @@ export class Prober {
 
   start(): void {
     const tick = async () => {
-      const ok = await probeOnce(this.probe, this.container, this.podIP);
+      const ok = await probeOnce(this.probe, this.target);
       if (!this.timer) return;
       if (ok) { this.successes++; this.failures = 0; } else { this.failures++; this.successes = 0; }
       const next = ok ? (this.successes >= (this.probe.successThreshold ?? 1) ? true : this.verdict) : (this.failures >= (this.probe.failureThreshold ?? 3) ? false : this.verdict);

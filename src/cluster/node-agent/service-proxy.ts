@@ -1,8 +1,14 @@
 // The node's part of kube-proxy, in userspace: for every Service port with a NodePort, a TCP
-// listener on <nodeIP>:<nodePort> that forwards each connection to a ready endpoint, round-robin.
-// Endpoints come from EndpointSlices when the API server serves them, else from the Ready pods
-// the Service's selector matches (what the EndpointSlice controller would have put there).
-// ClusterIPs are not proxied: a Service's cluster IP is not an address of this host's loopback.
+// listener on <nodeIP>:<nodePort>, and for every Service port a listener on <clusterIP>:<port>,
+// each forwarding every connection to a ready endpoint, round-robin. Endpoints come from
+// EndpointSlices when the API server serves them, else from the Ready pods the Service's selector
+// matches (what the EndpointSlice controller would have put there).
+// Cluster IPs: kube-proxy intercepts them with netfilter, which needs root; here a cluster IP is
+// served only when it is a loopback address (127.0.0.0/8, every one of which is this host's), and
+// skipped otherwise (logged once) — a service network such as 172.30.0.0/16 is not routed on
+// loopback. All machines share the host's loopback, so one cluster IP is one listener on the
+// host: the first node to bind it serves it for every node; the others find it in use and try
+// again every few seconds, so that it moves when that node goes down.
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from '../../common/log.js';
 import { Informer, keyOf, type KubeClient, type Obj } from '../../kube/index.js';
@@ -43,12 +49,46 @@ export function endpointsFromSlices(service: Obj, servicePort: Obj, slices: Obj[
   return out;
 }
 
+interface Listener { server: Server; service: string; portName: string; next: number }
+
+/** How often a node tries again to serve a cluster IP another node on this host holds. */
+const CLUSTER_IP_RETRY_MS = 5000;
+
+/** Whether an address is IPv4 loopback (127.0.0.0/8): bindable on this host without root. */
+export function isLoopback(ip: string): boolean {
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(ip);
+}
+
+/** An address the node proxies: a NodePort on the node's IP, or a Service port on its loopback cluster IP. */
+export interface ProxiedAddress { kind: 'nodePort' | 'clusterIP'; ip: string; port: number; service: string; portName: string }
+
+/** Every TCP address the node's proxy listens on for these Services (kube-proxy's service map). Pure. */
+export function proxiedAddresses(services: Obj[], nodeIP: string): ProxiedAddress[] {
+  const out: ProxiedAddress[] = [];
+  for (const svc of services) {
+    const type = svc.spec?.type ?? 'ClusterIP';
+    if (type === 'ExternalName') continue;
+    const ips: string[] = (svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]).filter((ip: string | undefined) => ip && ip !== 'None' && isLoopback(ip));
+    for (const p of svc.spec?.ports ?? []) {
+      if ((p.protocol ?? 'TCP') !== 'TCP') continue;
+      const base = { service: keyOf(svc), portName: p.name ?? '' };
+      if (p.nodePort && (type === 'NodePort' || type === 'LoadBalancer')) out.push({ kind: 'nodePort', ip: nodeIP, port: p.nodePort, ...base });
+      for (const ip of ips) out.push({ kind: 'clusterIP', ip, port: p.port, ...base });
+    }
+  }
+  return out;
+}
+
 export class ServiceProxy {
   private readonly services: Informer;
   private endpoints?: Informer;
   private useSlices = false;
-  private readonly listeners = new Map<number, { server: Server; service: string; portName: string; next: number }>();
+  /** By `<ip>:<port>`. */
+  private readonly listeners = new Map<string, Listener>();
   private readonly sockets = new Set<Socket>();
+  private readonly skipped = new Set<string>();
+  private retry?: NodeJS.Timeout;
+  private stopped = false;
 
   constructor(private readonly client: KubeClient, private readonly nodeIP: string, private readonly log: Logger) {
     this.services = new Informer(client, SERVICES);
@@ -82,34 +122,50 @@ export class ServiceProxy {
     return this.useSlices ? endpointsFromSlices(service, servicePort, objects) : endpointsFromPods(service, servicePort, objects);
   }
 
-  /** Listens on every NodePort there is, and on no other. */
+  /** Listens on every NodePort and loopback cluster IP there is, and on no other. */
   private reconcile(): void {
-    const wanted = new Map<number, { service: string; portName: string }>();
+    const wanted = new Map(proxiedAddresses(this.services.list(), this.nodeIP).map((a) => [`${a.ip}:${a.port}`, a]));
     for (const svc of this.services.list()) {
-      if (svc.spec?.type !== 'NodePort' && svc.spec?.type !== 'LoadBalancer') continue;
-      for (const p of svc.spec.ports ?? []) if (p.nodePort && (p.protocol ?? 'TCP') === 'TCP') wanted.set(p.nodePort, { service: keyOf(svc), portName: p.name ?? '' });
-    }
-    for (const [port, l] of this.listeners) {
-      if (!wanted.has(port)) {
-        l.server.close();
-        this.listeners.delete(port);
+      const ip = svc.spec?.clusterIP;
+      if (ip && ip !== 'None' && !isLoopback(ip) && !this.skipped.has(keyOf(svc))) {
+        this.skipped.add(keyOf(svc));
+        this.log.info({ service: keyOf(svc), clusterIP: ip }, 'the cluster IP is not a loopback address: not proxied on this host');
       }
     }
-    for (const [port, w] of wanted) {
-      const existing = this.listeners.get(port);
+    for (const [address, l] of this.listeners) {
+      if (!wanted.has(address)) {
+        l.server.close();
+        this.listeners.delete(address);
+      }
+    }
+    for (const [address, w] of wanted) {
+      const existing = this.listeners.get(address);
       if (existing) {
-        Object.assign(existing, w);
+        Object.assign(existing, { service: w.service, portName: w.portName });
         continue;
       }
-      const entry = { ...w, next: 0, server: createServer((socket) => this.forward(port, socket)) };
-      entry.server.on('error', (e) => this.log.warn({ port, err: e.message }, 'cannot listen on the NodePort'));
-      entry.server.listen(port, this.nodeIP);
-      this.listeners.set(port, entry);
+      const entry: Listener = { service: w.service, portName: w.portName, next: 0, server: createServer((socket) => this.forward(address, socket)) };
+      entry.server.on('error', (e: NodeJS.ErrnoException) => {
+        this.listeners.delete(address);
+        // A cluster IP another node on this host already serves: taken over when it is freed.
+        if (e.code === 'EADDRINUSE' && w.kind === 'clusterIP') this.scheduleRetry();
+        else this.log.warn({ address, err: e.message }, `cannot listen on the ${w.kind === 'nodePort' ? 'NodePort' : 'cluster IP'}`);
+      });
+      entry.server.listen(w.port, w.ip);
+      this.listeners.set(address, entry);
     }
   }
 
-  private forward(nodePort: number, socket: Socket): void {
-    const l = this.listeners.get(nodePort);
+  private scheduleRetry(): void {
+    if (this.retry || this.stopped) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      if (!this.stopped) this.reconcile();
+    }, CLUSTER_IP_RETRY_MS);
+  }
+
+  private forward(address: string, socket: Socket): void {
+    const l = this.listeners.get(address);
     const svc = l && this.services.getByKey(l.service);
     const servicePort = svc?.spec.ports?.find((p: Obj) => (p.name ?? '') === l!.portName);
     const endpoints = servicePort ? this.endpointsOf(svc!, servicePort) : [];
@@ -132,6 +188,8 @@ export class ServiceProxy {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retry);
     for (const s of this.sockets) s.destroy();
     await Promise.all([...this.listeners.values()].map((l) => new Promise((r) => l.server.close(r))));
     this.listeners.clear();

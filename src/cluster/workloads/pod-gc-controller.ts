@@ -3,11 +3,12 @@
 // pod-gc.ts picks. Before
 // deleting a pod for its missing node it asks the API server whether the node is really gone, and
 // it marks the pod as kube does (phase Failed unless finished, condition DisruptionTarget
-// DeletionByPodGC) so that its controllers see why it went. Deletions are forced (grace 0): no
-// kubelet is left to finish them.
+// DeletionByPodGC) so that its controllers see why it went; terminating pods on an out-of-service
+// node are failed and deleted likewise. Deletions are forced (grace 0): no kubelet is left to
+// finish them — a graceful deletion already running on such a node is cut short.
 import { Controller, type Obj, type SyncResult, isNotFound, rfc3339 } from '../../kube/index.js';
 import type { WorkloadContext } from './context.js';
-import { excessTerminated, orphaned, ORPHAN_QUARANTINE_MS, TERMINATED_POD_THRESHOLD, unscheduledTerminating } from './pod-gc.js';
+import { excessTerminated, orphaned, ORPHAN_QUARANTINE_MS, TERMINATED_POD_THRESHOLD, terminatingOutOfService, unscheduledTerminating } from './pod-gc.js';
 import { isTerminal } from './pods.js';
 import { NODES, PODS } from './resources.js';
 
@@ -40,6 +41,17 @@ export function podGcController(ctx: WorkloadContext, options: PodGcOptions = {}
     }
   }
 
+  /** kube's markFailedAndDeletePodWithCondition: phase Failed unless finished (and the condition, if any), then a forced deletion. */
+  async function markFailedAndDelete(pod: Obj, condition?: Obj): Promise<void> {
+    const conditions = condition ? [...(pod.status?.conditions ?? []).filter((c: Obj) => c.type !== condition.type), condition] : undefined;
+    try {
+      if (!isTerminal(pod) || conditions) await ctx.client.mergePatch(PODS, pod.metadata.name, pod.metadata.namespace, { status: { ...(isTerminal(pod) ? {} : { phase: 'Failed' }), ...(conditions ? { conditions } : {}) } }, 'status');
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+    await forceDelete(pod);
+  }
+
   async function sync(): Promise<SyncResult | void> {
     const all = pods.list();
     for (const pod of excessTerminated(all, threshold)) await forceDelete(pod);
@@ -56,14 +68,10 @@ export function podGcController(ctx: WorkloadContext, options: PodGcOptions = {}
         continue;
       }
       if (await ctx.client.read(NODES, node)) continue; // the cache was behind
-      const conditions = [...(pod.status?.conditions ?? []).filter((c: Obj) => c.type !== 'DisruptionTarget'), { type: 'DisruptionTarget', status: 'True', reason: 'DeletionByPodGC', message: 'PodGC: node no longer exists', lastTransitionTime: rfc3339(new Date(now)) }];
-      try {
-        await ctx.client.mergePatch(PODS, pod.metadata.name, pod.metadata.namespace, { status: { ...(isTerminal(pod) ? {} : { phase: 'Failed' }), conditions } }, 'status');
-      } catch (e) {
-        if (!isNotFound(e)) throw e;
-      }
-      await forceDelete(pod);
+      await markFailedAndDelete(pod, { type: 'DisruptionTarget', status: 'True', reason: 'DeletionByPodGC', message: 'PodGC: node no longer exists', lastTransitionTime: rfc3339(new Date(now)) });
     }
+    const byName = new Map(nodes.list().map((n) => [n.metadata.name as string, n]));
+    for (const pod of terminatingOutOfService(all, byName)) await markFailedAndDelete(pod);
     for (const pod of unscheduledTerminating(all)) await forceDelete(pod);
     return { requeueAfterMs: Math.min(PERIOD_MS, (recheckInMs ?? PERIOD_MS) + 50) };
   }

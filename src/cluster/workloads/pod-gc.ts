@@ -1,7 +1,9 @@
 // The pod garbage collector's decisions, as kube's podgc: finished pods beyond the threshold go
 // oldest first; pods bound to a node that no longer exists go once the node has been missing for
 // the quarantine time (kube checks again against the API server first, as the controller does);
-// pods being deleted that were never scheduled go at once (no kubelet will ever finish them). Pure.
+// pods being deleted that were never scheduled go at once (no kubelet will ever finish them), and so
+// do pods being deleted on a node that is not Ready and tainted out-of-service (kube's
+// gcTerminating: an administrator has said the node is down for good). Pure.
 import type { Obj } from '../../kube/index.js';
 import { isTerminal } from './pods.js';
 
@@ -22,6 +24,19 @@ export function excessTerminated(pods: Obj[], threshold: number): Obj[] {
 /** Pods bound to a node not in `nodes` (kube's gcOrphaned candidates). */
 export function orphaned(pods: Obj[], nodes: Set<string>): Obj[] {
   return pods.filter((p) => p.spec?.nodeName && !nodes.has(p.spec.nodeName));
+}
+
+/** The taint an administrator puts on a node that is shut down for good (NodeOutOfServiceVolumeDetach). */
+export const OUT_OF_SERVICE_TAINT = 'node.kubernetes.io/out-of-service';
+
+/** Pods being deleted on a node that is not Ready and out of service: no kubelet will finish them (kube's gcTerminating). */
+export function terminatingOutOfService(pods: Obj[], nodes: Map<string, Obj>): Obj[] {
+  return pods.filter((p) => {
+    const node = p.metadata.deletionTimestamp && p.spec?.nodeName ? nodes.get(p.spec.nodeName) : undefined;
+    if (!node) return false;
+    const ready = (node.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True');
+    return !ready && (node.spec?.taints ?? []).some((t: Obj) => t.key === OUT_OF_SERVICE_TAINT);
+  });
 }
 
 /** Pods being deleted that no node ever got (kube's gcUnscheduledTerminating). */

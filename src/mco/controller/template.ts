@@ -61,7 +61,7 @@ export function generateRoleConfigs(cc: ControllerConfig, role: Role, inputs: Te
     mc(`01-${role}-container-runtime`, { storage: { files: [file('/etc/crio/crio.conf.d/01-bosun-base', crioDropIn(cc))] } }),
     mc(`01-${role}-kubelet`, {
       storage: { files: [file(KUBELET_CONFIG_PATH, serializeKubeletConfig(baseKubeletConfiguration(cc, role)))] },
-      systemd: { units: [kubeletUnit(role)] },
+      systemd: { units: [kubeletUnit(role, cloudProvider(cc))] },
     }),
   ];
   const keys = (inputs.sshAuthorizedKeys ?? []).map((k) => k.trim()).filter(Boolean);
@@ -145,7 +145,24 @@ function nodeLabels(role: Role): string {
   return role === 'master' ? 'node-role.kubernetes.io/control-plane,node-role.kubernetes.io/master' : 'node-role.kubernetes.io/worker';
 }
 
-function kubeletUnit(role: Role): Unit {
+/** Platforms whose cloud provider runs outside the kubelet, in a cloud controller manager (OpenShift 4.14+). */
+const EXTERNAL_CLOUD_PLATFORMS = new Set(['alibabacloud', 'aws', 'azure', 'gcp', 'ibmcloud', 'nutanix', 'openstack', 'powervs', 'vsphere']);
+
+/**
+ * The kubelet's --cloud-provider, as the MCO's template function `cloudProvider` gives it:
+ * `external` where a cloud controller manager initialises the nodes (the cloud platforms, and an
+ * External platform whose platformStatus says its CCM is External — bosun's local cloud), so
+ * that each node registers with the node.cloudprovider.kubernetes.io/uninitialized taint; empty
+ * where no cloud provider runs (None, BareMetal).
+ */
+export function cloudProvider(cc: ControllerConfig): string {
+  const status = cc.spec.infra?.status?.platformStatus;
+  const platform = String(status?.type ?? cc.spec.platform ?? '').toLowerCase();
+  if (platform === 'external') return status?.external?.cloudControllerManager?.state === 'External' ? 'external' : '';
+  return EXTERNAL_CLOUD_PLATFORMS.has(platform) ? 'external' : '';
+}
+
+function kubeletUnit(role: Role, provider: string): Unit {
   const contents = [
     '[Unit]',
     'Description=Kubernetes Kubelet',
@@ -163,6 +180,7 @@ function kubeletUnit(role: Role): Unit {
     '    --bootstrap-kubeconfig=/etc/kubernetes/kubeconfig \\',
     '    --kubeconfig=/var/lib/kubelet/kubeconfig \\',
     `    --node-labels=${nodeLabels(role)} \\`,
+    `    --cloud-provider=${provider} \\`,
     '    --v=${KUBELET_LOG_LEVEL}',
     'Restart=always',
     'RestartSec=10',

@@ -97,7 +97,7 @@ export interface ControllerConfigSpec {
   proxy?: { httpProxy?: string; httpsProxy?: string; noProxy?: string } | null;
   pullSecret?: ObjectReference;
   dns?: { spec?: { baseDomain?: string } } | null;
-  infra?: { status?: { platformStatus?: { type?: string } } } | null;
+  infra?: { status?: { platformStatus?: { type?: string; external?: { cloudControllerManager?: { state?: string } } } } } | null;
 }
 
 export interface ControllerConfig {

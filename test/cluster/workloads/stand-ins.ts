@@ -2,8 +2,8 @@
 // them against the embedded API server alone: a scheduler that binds pending pods through
 // pods/binding (to the node a daemon pod's node affinity names, else round-robin over the nodes
 // whose taints it tolerates) — the scheduler's job — and a kubelet that reports bound pods Running
-// and Ready, with a pod IP, through pods/status — the kubelet's job. They act only through the
-// API, as the real ones do. `holdReady` keeps chosen pods not ready.
+// and Ready, with a pod IP, through pods/status, and finishes graceful deletions (grace 0) — the
+// kubelet's job. They act only through the API, as the real ones do. `holdReady` keeps chosen pods not ready.
 import { type EventType, Informer, InformerFactory, KubeClient, type Obj, type ResourceRef, keyOf, loadKubeConfig, rfc3339 } from '../../../src/kube/index.js';
 import { NODES, PODS } from '../../../src/cluster/workloads/resources.js';
 import { targetNode } from '../../../src/cluster/workloads/daemonset.js';
@@ -21,6 +21,8 @@ export interface StandInOptions {
   kubeletUp?: (node: string) => boolean;
   /** Run the scheduler stand-in (default true). */
   schedule?: boolean;
+  /** Whether the kubelet finishes a pod's graceful deletion now (default: always); it is looked at again on the pod's next event. */
+  finishDeletion?: (pod: Obj) => boolean;
 }
 
 export interface StandIns {
@@ -47,9 +49,17 @@ export function startStandIns(client: KubeClient, options: StandInOptions = {}):
   };
 
   const handle = (pod: Obj) => {
-    if (stop.signal.aborted || pod.metadata.deletionTimestamp || pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') return;
+    if (stop.signal.aborted) return;
     const { name, namespace } = pod.metadata;
     const key = `${namespace}/${name}`;
+    // A pod deleted gracefully: its kubelet stops it and then deletes it with grace 0.
+    if (pod.metadata.deletionTimestamp) {
+      if (pod.spec?.nodeName && (options.kubeletUp?.(pod.spec.nodeName) ?? true) && (options.finishDeletion?.(pod) ?? true)) {
+        act(`finish ${key}`, () => client.delete(PODS, name, namespace, { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } }), options.readyAfterMs ?? 50);
+      }
+      return;
+    }
+    if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') return;
     if (!pod.spec?.nodeName) {
       if (options.schedule === false) return;
       // Nodes whose NoSchedule/NoExecute taints the pod tolerates (the scheduler's taint filter).

@@ -1,0 +1,64 @@
+// test: shared-addresses (binds the local cloud's machine, pod or balancer addresses; run alone)
+// Client certificate rotation: with the CSR signer issuing 150-second certificates (valid from
+// 5 minutes back, as kube's signer backdates them) and the agent's jitter at its low end, a node
+// that bootstrapped its certificate renews it itself at 70% of its lifetime — about 15 s after it
+// was issued — with a second CSR requested by system:node:<name> and approved by the machine
+// approver, writes the new key, certificate and kubeconfig where the bootstrap wrote them, and
+// carries on (Ready, its Lease renewed) on the new credentials. The deadline is table-tested.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { rotationDeadline } from '../../src/cluster/node-agent/certificate-rotation.js';
+import { CLIENT_CERT_PATH } from '../../src/cluster/node-agent/credentials.js';
+import type { Obj } from '../../src/kube/index.js';
+import { eventually } from '../helpers/eventually.js';
+import { bootstrapUserData, bootWorker, readyCondition, startNodeCluster, type NodeCluster } from './node-agent-fixture.js';
+
+const NODES = { group: '', version: 'v1', resource: 'nodes', namespaced: false };
+const LEASES = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespaced: true };
+const CSRS = { group: 'certificates.k8s.io', version: 'v1', resource: 'certificatesigningrequests', namespaced: false };
+const LIFETIME_MS = 150_000;
+
+let c: NodeCluster;
+
+before(async () => {
+  c = await startNodeCluster({ clusterSigningDurationMs: LIFETIME_MS, agent: { certificateRotationJitter: () => 0 } });
+});
+after(async () => {
+  await c?.close();
+});
+
+test('the rotation deadline falls between 70% and 90% of the lifetime', () => {
+  const cases: Array<[number, number]> = [[0, 70_000], [0.5, 80_000], [0.999, 89_980]];
+  for (const [random, want] of cases) assert.equal(Math.round(rotationDeadline(1_000_000, 1_100_000, random)), 1_000_000 + want, `random ${random}`);
+});
+
+test('a node renews its client certificate at 70% of its lifetime and carries on with the new one', { timeout: 60_000 }, async () => {
+  const machine = await bootWorker(c, 'worker-r', await bootstrapUserData(c));
+  const root = join(c.dataDir, 'machines', machine.id, 'root');
+  const pem = () => readFileSync(join(root, CLIENT_CERT_PATH), 'utf8');
+  await eventually('worker-r Ready', async () => readyCondition(await c.kube.read(NODES, 'worker-r'))?.status === 'True');
+  const first = new X509Certificate(pem());
+  const notBefore = Date.parse(first.validFrom);
+  const expires = Date.parse(first.validTo);
+  const deadline = rotationDeadline(notBefore, expires, 0);
+  assert.ok(expires - Date.now() <= LIFETIME_MS, `the signer issued a short certificate (${first.validFrom} – ${first.validTo})`);
+
+  const second = await eventually('a new client certificate', async () => { const cert = new X509Certificate(pem()); return cert.serialNumber !== first.serialNumber ? cert : undefined; }, 40_000);
+  const rotatedAt = Date.now();
+  assert.ok(rotatedAt >= deadline - 1000 && rotatedAt < expires, `renewed at the deadline (${new Date(deadline).toISOString()}), before the expiry`);
+  assert.match(second.subject, /CN=system:node:worker-r/);
+  assert.ok(Date.parse(second.validTo) > expires);
+  const renewals = ((await c.kube.list(CSRS)).items as Obj[]).filter((r) => r.spec.signerName === 'kubernetes.io/kube-apiserver-client-kubelet' && r.spec.username === 'system:node:worker-r');
+  assert.ok(renewals.length >= 1, 'the renewal was requested by the node itself');
+  assert.ok(renewals.every((r) => r.status.conditions.some((k: Obj) => k.type === 'Approved' && k.status === 'True')), 'and approved by the machine approver');
+  const kubeconfig = JSON.parse(readFileSync(join(root, 'var/lib/kubelet/kubeconfig'), 'utf8'));
+  const inUse = new X509Certificate(Buffer.from(kubeconfig.users[0].user['client-certificate-data'], 'base64'));
+  assert.ok([second.serialNumber, new X509Certificate(pem()).serialNumber].includes(inUse.serialNumber), 'the kubeconfig names the renewed certificate');
+
+  const renewed = (await c.kube.get(LEASES, 'worker-r', 'kube-node-lease')).spec.renewTime;
+  await eventually('the Lease renewed on the new credentials', async () => (await c.kube.get(LEASES, 'worker-r', 'kube-node-lease')).spec.renewTime !== renewed, 10_000);
+  assert.equal(readyCondition(await c.kube.read(NODES, 'worker-r'))?.status, 'True');
+});
