@@ -1,0 +1,333 @@
+// The etcd storage backend: the API server's objects in an etcd v3 cluster shared by several API
+// servers, as kube-apiserver keeps them.
+//
+// Layout: the storage key `/<group>/<resource>/<namespace>/<name>` lives at etcd key
+// `<prefix>/<group>/<resource>/<namespace>/<name>` (prefix `/registry` by default), its value the
+// object as JSON without resourceVersion; an object's resourceVersion is its etcd mod revision.
+//
+// Writes are etcd transactions conditioned on the key's revision (create: the key does not exist;
+// update/delete: its mod revision is the one expected, or it exists at all), so optimistic
+// concurrency is decided by etcd, across every server. Reads are served by a watch cache
+// (watch-cache.ts) fed only by one etcd watch on the prefix, started at the revision of an
+// initial load: every server sees every server's writes the same way, and a write resolves only
+// once its own server's cache has seen it, so the writer reads its own write.
+//
+// Compaction: each server periodically proposes one, but only the server that wins a transaction
+// on `<prefix>/compact_rev_key` compacts etcd (kube-apiserver's scheme), so N servers do not
+// compact N times. A server whose watch falls behind etcd's compaction reloads everything.
+import { readFileSync } from 'node:fs';
+import { Etcd3, type IKeyValue, type IWatchResponse } from 'etcd3';
+import { logger } from '../../common/log.js';
+import { WatchCache, withRevision } from './watch-cache.js';
+import { StorageError, type KubeObject, type ListOptions, type ListResult, type Storage, type StoredItem, type WatchEvent, type Watcher, type WriteOptions } from './types.js';
+
+export interface EtcdStorageOptions {
+  /** Client URLs, e.g. https://127.0.0.1:2379. */
+  endpoints: string[];
+  /** Key prefix (default `/registry`). */
+  prefix?: string;
+  /** TLS: the CA that signed the etcd servers' certificates, and this client's certificate and key. */
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+  /** How long one etcd call may take before it fails (default 5 s). */
+  callTimeoutMs?: number;
+  /** How long a write waits for its server's cache to show it before it resolves anyway (default 10 s). */
+  cacheWaitMs?: number;
+  /** Most events the watch cache keeps (default 50,000). */
+  maxEvents?: number;
+}
+
+const log = logger('etcd-storage');
+const COMPACT_KEY = '/compact_rev_key';
+const RECONNECT_MS = 200;
+// Progress requests make etcd tell the watch how far it has got when no key under the prefix
+// changes; the cache's revision, and so bookmarks, keep up with the cluster.
+const PROGRESS_MS = 5_000;
+
+/** The first key after every key that starts with `prefix` (etcd's range end for a prefix). */
+function prefixEnd(prefix: Buffer): Buffer {
+  const end = Buffer.from(prefix);
+  for (let i = end.length - 1; i >= 0; i--) {
+    if (end[i] < 0xff) {
+      end[i] += 1;
+      return end.subarray(0, i + 1);
+    }
+  }
+  return Buffer.from([0]);
+}
+
+function encode(object: KubeObject): Buffer {
+  const { resourceVersion: _omitted, ...metadata } = object.metadata;
+  return Buffer.from(JSON.stringify({ ...object, metadata }));
+}
+
+export class EtcdStorage implements Storage {
+  private readonly client: Etcd3;
+  private readonly cache: WatchCache;
+  private readonly prefix: string;
+  private readonly callTimeoutMs: number;
+  private readonly cacheWaitMs: number;
+  private stream?: Awaited<ReturnType<Etcd3['watchClient']['watch']>>;
+  private progressTimer?: NodeJS.Timeout;
+  private reconnectTimer?: NodeJS.Timeout;
+  private closed = false;
+  /** The compaction key's mod revision as this server last saw it (kube's compaction scheme). */
+  private compactSeen = 0;
+
+  constructor(private readonly options: EtcdStorageOptions) {
+    if (options.endpoints.length === 0) throw new Error('no etcd endpoints');
+    this.prefix = (options.prefix ?? '/registry').replace(/\/+$/, '');
+    this.callTimeoutMs = options.callTimeoutMs ?? 5_000;
+    this.cacheWaitMs = options.cacheWaitMs ?? 10_000;
+    this.cache = new WatchCache({ maxEvents: options.maxEvents });
+    const tls = options.caFile !== undefined;
+    this.client = new Etcd3({
+      hosts: options.endpoints,
+      credentials: tls
+        ? {
+            rootCertificate: readFileSync(options.caFile!),
+            certChain: options.certFile ? readFileSync(options.certFile) : undefined,
+            privateKey: options.keyFile ? readFileSync(options.keyFile) : undefined,
+          }
+        : undefined,
+      dialTimeout: this.callTimeoutMs,
+      defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + this.callTimeoutMs }),
+    });
+  }
+
+  private etcdKey(key: string): Buffer {
+    return Buffer.from(this.prefix + key);
+  }
+
+  private storageKey(etcdKey: Buffer): string {
+    return etcdKey.toString().slice(this.prefix.length);
+  }
+
+  private decode(kv: IKeyValue, revision = Number(kv.mod_revision)): StoredItem {
+    const object = JSON.parse(kv.value.toString()) as KubeObject;
+    return { key: this.storageKey(kv.key), object: withRevision(object, revision), revision: Number(kv.mod_revision) };
+  }
+
+  /** Loads every object under the prefix and starts following changes from there. */
+  async start(): Promise<void> {
+    await this.load();
+    this.progressTimer = setInterval(() => this.stream?.write({ progress_request: {} }), PROGRESS_MS);
+    this.progressTimer.unref();
+  }
+
+  private async load(): Promise<void> {
+    const start = Buffer.from(this.prefix + '/');
+    const response = await this.client.kv.range({ key: start, range_end: prefixEnd(start) });
+    const revision = Number(response.header.revision);
+    const items = response.kvs.filter((kv) => this.storageKey(kv.key) !== COMPACT_KEY).map((kv) => this.decode(kv));
+    this.cache.reset(items, revision);
+    await this.follow(revision);
+  }
+
+  /** Opens the watch stream from `revision` + 1; on any break, reopens it from where it got to. */
+  private async follow(revision: number): Promise<void> {
+    const start = Buffer.from(this.prefix + '/');
+    const stream = await this.client.watchClient.watch();
+    if (this.closed) {
+      stream.end();
+      return;
+    }
+    this.stream = stream;
+    let broken = false;
+    const reconnect = (reason: string) => {
+      if (broken || this.closed) return;
+      broken = true;
+      this.stream = undefined;
+      try {
+        stream.end();
+      } catch {
+        // already gone
+      }
+      log.warn({ reason, revision: this.cache.currentRevision() }, 'etcd watch broke; reconnecting');
+      this.reconnectTimer = setTimeout(() => {
+        this.follow(this.cache.currentRevision()).catch((e: Error) => reconnect(e.message));
+      }, RECONNECT_MS);
+    };
+    stream.on('data', (response: IWatchResponse) => {
+      if (Number(response.compact_revision) > 0) {
+        // The events this server missed are gone: reload, and tell watchers the difference.
+        log.warn({ compacted: response.compact_revision }, 'etcd watch fell behind compaction; reloading');
+        broken = true;
+        stream.end();
+        this.load().catch((e: Error) => reconnect(e.message));
+        return;
+      }
+      if (response.canceled) return reconnect(`watch canceled: ${response.cancel_reason}`);
+      this.onEvents(response);
+    });
+    stream.on('error', (e: Error) => reconnect(e.message));
+    stream.on('end', () => reconnect('stream ended'));
+    stream.write({
+      create_request: { key: start, range_end: prefixEnd(start), start_revision: String(revision + 1), prev_kv: true, progress_notify: true },
+    });
+  }
+
+  private onEvents(response: IWatchResponse): void {
+    for (const event of response.events ?? []) {
+      const key = this.storageKey(event.kv.key);
+      if (key === COMPACT_KEY) continue;
+      const revision = Number(event.kv.mod_revision);
+      const previous = event.prev_kv ? this.decode(event.prev_kv).object : undefined;
+      if (event.type === 'Delete') {
+        if (!previous) continue; // a delete of a key this server never had (prev_kv compacted away)
+        this.cache.apply({ type: 'DELETED', key, revision, object: withRevision(previous, revision), previous });
+      } else {
+        const object = this.decode(event.kv).object;
+        this.cache.apply({ type: event.kv.version === '1' ? 'ADDED' : 'MODIFIED', key, revision, object, previous });
+      }
+    }
+    // A response (with events or a progress notification) covers everything up to its header.
+    if (!response.created) this.cache.progress(Number(response.header.revision));
+    this.cache.release();
+  }
+
+  currentRevision(): number {
+    return this.cache.currentRevision();
+  }
+
+  compactedRevision(): number {
+    return this.cache.compactedRevision();
+  }
+
+  get(key: string): StoredItem | undefined {
+    this.assertOpen();
+    return this.cache.get(key);
+  }
+
+  list(prefix: string, options?: ListOptions): ListResult {
+    this.assertOpen();
+    return this.cache.list(prefix, options);
+  }
+
+  watch(prefix: string, afterRevision: number, onEvent: (event: WatchEvent) => void): Watcher {
+    this.assertOpen();
+    return this.cache.watch(prefix, afterRevision, onEvent);
+  }
+
+  async create(key: string, object: KubeObject): Promise<StoredItem> {
+    this.assertOpen();
+    const k = this.etcdKey(key);
+    const response = await this.client.kv.txn({
+      compare: [{ key: k, target: 'Create', result: 'Equal', create_revision: 0 }],
+      success: [{ request_put: { key: k, value: encode(object) } }],
+    });
+    if (!response.succeeded) throw new StorageError('AlreadyExists', `${key} already exists`);
+    const revision = Number(response.header.revision);
+    return this.written({ key, object: withRevision(object, revision), revision });
+  }
+
+  async update(key: string, object: KubeObject, options: WriteOptions = {}): Promise<StoredItem> {
+    this.assertOpen();
+    const k = this.etcdKey(key);
+    const response = await this.client.kv.txn({
+      compare: [this.condition(k, options)],
+      success: [{ request_put: { key: k, value: encode(object) } }],
+      failure: [{ request_range: { key: k } }],
+    });
+    if (!response.succeeded) throw this.refusal(key, response.responses[0]?.response_range.kvs[0], options);
+    const revision = Number(response.header.revision);
+    return this.written({ key, object: withRevision(object, revision), revision });
+  }
+
+  async delete(key: string, options: WriteOptions = {}): Promise<StoredItem> {
+    this.assertOpen();
+    const k = this.etcdKey(key);
+    const response = await this.client.kv.txn({
+      compare: [this.condition(k, options)],
+      success: [{ request_delete_range: { key: k, prev_kv: true } }],
+      failure: [{ request_range: { key: k } }],
+    });
+    if (!response.succeeded) throw this.refusal(key, response.responses[0]?.response_range.kvs[0], options);
+    const revision = Number(response.header.revision);
+    const previous = response.responses[0]?.response_delete_range.prev_kvs[0];
+    if (!previous) throw new StorageError('NotFound', `${key} not found`);
+    return this.written({ key, object: this.decode(previous, revision).object, revision });
+  }
+
+  /** The condition of an update or delete: at the expected revision, or existing at all. */
+  private condition(key: Buffer, options: WriteOptions) {
+    return options.expectedRevision !== undefined
+      ? { key, target: 'Mod' as const, result: 'Equal' as const, mod_revision: options.expectedRevision }
+      : { key, target: 'Create' as const, result: 'Greater' as const, create_revision: 0 };
+  }
+
+  private refusal(key: string, current: IKeyValue | undefined, options: WriteOptions): StorageError {
+    if (!current) return new StorageError('NotFound', `${key} not found`);
+    return new StorageError('Conflict', `${key} is at revision ${current.mod_revision}, not ${options.expectedRevision}`);
+  }
+
+  /** Resolves a write once this server's cache shows it (or after cacheWaitMs: it is durable anyway). */
+  private async written(item: StoredItem): Promise<StoredItem> {
+    const revision = item.revision;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        log.warn({ key: item.key, revision, cached: this.cache.currentRevision() }, 'the watch cache is behind a write');
+        resolve();
+      }, this.cacheWaitMs);
+    });
+    await Promise.race([this.cache.reached(revision), late]);
+    clearTimeout(timer);
+    return item;
+  }
+
+  compact(keep: number): void {
+    this.assertOpen();
+    const target = this.cache.currentRevision() - Math.max(keep, 1);
+    if (target <= this.cache.compactedRevision()) return;
+    this.cache.compact(target);
+    this.compactEtcd(target).catch((e: Error) => log.warn({ err: e, target }, 'etcd compaction failed'));
+  }
+
+  /**
+   * Compacts etcd at `target` unless another server compacted since this one last looked: the
+   * transaction on the compaction key lets exactly one of several servers win each round.
+   */
+  private async compactEtcd(target: number): Promise<void> {
+    const key = this.etcdKey(COMPACT_KEY);
+    const response = await this.client.kv.txn({
+      compare: [{ key, target: 'Mod', result: 'Equal', mod_revision: this.compactSeen }],
+      success: [{ request_put: { key, value: Buffer.from(String(target)) } }],
+      failure: [{ request_range: { key } }],
+    });
+    if (!response.succeeded) {
+      this.compactSeen = Number(response.responses[0]?.response_range.kvs[0]?.mod_revision ?? 0);
+      return;
+    }
+    this.compactSeen = Number(response.header.revision);
+    await this.client.kv.compact({ revision: target, physical: false });
+    log.debug({ target }, 'etcd compacted');
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new StorageError('Closed', 'storage is closed');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.progressTimer);
+    clearTimeout(this.reconnectTimer);
+    this.stream?.end();
+    this.cache.close();
+    this.client.close();
+  }
+}
+
+/** Connects to etcd, loads the prefix into the watch cache and follows it. */
+export async function openEtcdStorage(options: EtcdStorageOptions): Promise<EtcdStorage> {
+  const storage = new EtcdStorage(options);
+  try {
+    await storage.start();
+  } catch (e) {
+    await storage.close();
+    throw new Error(`cannot reach etcd at ${options.endpoints.join(',')}: ${(e as Error).message}`, { cause: e });
+  }
+  return storage;
+}
