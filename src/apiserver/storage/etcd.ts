@@ -40,6 +40,9 @@ export interface EtcdStorageOptions {
 
 const log = logger('etcd-storage');
 const COMPACT_KEY = '/compact_rev_key';
+/** Written by a server whose watch replays history, to learn when the replay is done (follow()). */
+const MARKER_KEY = '/watch_marker';
+const isBookkeeping = (key: string): boolean => key === COMPACT_KEY || key === MARKER_KEY;
 const RECONNECT_MS = 200;
 // Progress requests make etcd tell the watch how far it has got when no key under the prefix
 // changes; the cache's revision, and so bookmarks, keep up with the cluster.
@@ -74,6 +77,8 @@ export class EtcdStorage implements Storage {
   private closed = false;
   /** The compaction key's mod revision as this server last saw it (kube's compaction scheme). */
   private compactSeen = 0;
+  /** The compaction in flight, which close() lets finish. */
+  private compacting: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: EtcdStorageOptions) {
     if (options.endpoints.length === 0) throw new Error('no etcd endpoints');
@@ -111,21 +116,83 @@ export class EtcdStorage implements Storage {
 
   /** Loads every object under the prefix and starts following changes from there. */
   async start(): Promise<void> {
-    await this.load();
+    await this.load(true);
     this.progressTimer = setInterval(() => this.stream?.write({ progress_request: {} }), PROGRESS_MS);
     this.progressTimer.unref();
   }
 
-  private async load(): Promise<void> {
+  /**
+   * Loads the prefix as of etcd's last compaction and replays every change since through the
+   * watch, so that this server's cache keeps the same history etcd does (watches and paged lists
+   * from before this server started still work); resolves once the cache has caught up.
+   */
+  private async load(withHistory: boolean): Promise<void> {
     const start = Buffer.from(this.prefix + '/');
-    const response = await this.client.kv.range({ key: start, range_end: prefixEnd(start) });
-    const revision = Number(response.header.revision);
-    const items = response.kvs.filter((kv) => this.storageKey(kv.key) !== COMPACT_KEY).map((kv) => this.decode(kv));
+    const compactKey = this.etcdKey(COMPACT_KEY);
+    this.compactSeen = Number((await this.client.kv.range({ key: compactKey })).kvs[0]?.mod_revision ?? 0);
+    let response;
+    let revision = 0;
+    try {
+      if (!withHistory) throw new Error('a reload starts from now');
+      revision = await this.etcdCompactedRevision();
+      // Revision 1 is etcd's empty beginning; a range at revision 0 would mean "now".
+      response = await this.client.kv.range({ key: start, range_end: prefixEnd(start), revision: Math.max(revision, 1) });
+    } catch {
+      // A reload, or compacted further meanwhile: start from now, without history.
+      response = await this.client.kv.range({ key: start, range_end: prefixEnd(start) });
+      revision = Number(response.header.revision);
+    }
+    const now = Number((await this.client.kv.range({ key: compactKey })).header.revision);
+    const items = response.kvs.filter((kv) => !isBookkeeping(this.storageKey(kv.key))).map((kv) => this.decode(kv));
     this.cache.reset(items, revision);
-    await this.follow(revision);
+    await this.follow(Math.max(revision, 1));
+    await this.caughtUp(now);
   }
 
-  /** Opens the watch stream from `revision` + 1; on any break, reopens it from where it got to. */
+  /**
+   * The revision etcd last compacted at (0 if never). etcd says it only to a watch that starts
+   * below it; so when revision 1 is gone, a watch from revision 1 is answered with it.
+   */
+  private async etcdCompactedRevision(): Promise<number> {
+    const key = this.etcdKey(COMPACT_KEY);
+    try {
+      await this.client.kv.range({ key, revision: 1 });
+      return 0;
+    } catch {
+      // compacted: ask a watch
+    }
+    const stream = await this.client.watchClient.watch();
+    try {
+      return await new Promise<number>((resolve, reject) => {
+        stream.on('data', (response: IWatchResponse) => {
+          if (Number(response.compact_revision) > 0) resolve(Number(response.compact_revision));
+        });
+        stream.on('error', reject);
+        setTimeout(() => reject(new Error('etcd did not say where it compacted')), this.callTimeoutMs).unref();
+        stream.write({ create_request: { key, start_revision: '1' } });
+      });
+    } finally {
+      stream.end();
+    }
+  }
+
+  /** Waits until the watch has delivered everything up to `revision`. */
+  private async caughtUp(revision: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.cache.reached(revision), new Promise((r) => (timer = setTimeout(r, this.cacheWaitMs)))]);
+    clearTimeout(timer);
+    if (this.cache.currentRevision() < revision) throw new Error(`the etcd watch did not catch up with revision ${revision}`);
+  }
+
+  /**
+   * Opens the watch stream from `revision` + 1; on any break, reopens it from where it got to.
+   *
+   * A watch that starts in the past first replays history, and until it has, etcd's progress
+   * answers may run ahead of the events still to come (etcd 3.4 answers a stream's progress
+   * request whatever its watchers' state). So a replaying watch trusts no progress answer until
+   * it has seen its own write of a marker key, made once the watch exists: every event before
+   * the marker has then been delivered.
+   */
   private async follow(revision: number): Promise<void> {
     const start = Buffer.from(this.prefix + '/');
     const stream = await this.client.watchClient.watch();
@@ -135,6 +202,7 @@ export class EtcdStorage implements Storage {
     }
     this.stream = stream;
     let broken = false;
+    let synced = false;
     const reconnect = (reason: string) => {
       if (broken || this.closed) return;
       broken = true;
@@ -150,16 +218,29 @@ export class EtcdStorage implements Storage {
       }, RECONNECT_MS);
     };
     stream.on('data', (response: IWatchResponse) => {
+      if (broken) return;
       if (Number(response.compact_revision) > 0) {
         // The events this server missed are gone: reload, and tell watchers the difference.
         log.warn({ compacted: response.compact_revision }, 'etcd watch fell behind compaction; reloading');
         broken = true;
         stream.end();
-        this.load().catch((e: Error) => reconnect(e.message));
+        this.load(false).catch((e: Error) => reconnect(e.message));
         return;
       }
       if (response.canceled) return reconnect(`watch canceled: ${response.cancel_reason}`);
-      this.onEvents(response);
+      if (response.created) {
+        // Nothing to replay: the cache is already as of the watch's start.
+        if (Number(response.header.revision) <= revision) {
+          synced = true;
+          this.cache.progress(Number(response.header.revision));
+          this.cache.release();
+        } else this.client.kv.put({ key: this.etcdKey(MARKER_KEY), value: Buffer.from(String(revision)) }).catch((e: Error) => reconnect(e.message));
+        return;
+      }
+      if (response.events.length === 0) {
+        if (synced) this.cache.progress(Number(response.header.revision));
+      } else if (this.onEvents(response)) synced = true;
+      this.cache.release();
     });
     stream.on('error', (e: Error) => reconnect(e.message));
     stream.on('end', () => reconnect('stream ended'));
@@ -168,11 +249,18 @@ export class EtcdStorage implements Storage {
     });
   }
 
-  private onEvents(response: IWatchResponse): void {
-    for (const event of response.events ?? []) {
+  /** Applies a response's events to the cache; true when the marker key was among them. */
+  private onEvents(response: IWatchResponse): boolean {
+    let marker = false;
+    for (const event of response.events) {
       const key = this.storageKey(event.kv.key);
-      if (key === COMPACT_KEY) continue;
       const revision = Number(event.kv.mod_revision);
+      if (key === MARKER_KEY) {
+        marker = true;
+        this.cache.progress(revision);
+        continue;
+      }
+      if (key === COMPACT_KEY) continue;
       const previous = event.prev_kv ? this.decode(event.prev_kv).object : undefined;
       if (event.type === 'Delete') {
         if (!previous) continue; // a delete of a key this server never had (prev_kv compacted away)
@@ -182,9 +270,7 @@ export class EtcdStorage implements Storage {
         this.cache.apply({ type: event.kv.version === '1' ? 'ADDED' : 'MODIFIED', key, revision, object, previous });
       }
     }
-    // A response (with events or a progress notification) covers everything up to its header.
-    if (!response.created) this.cache.progress(Number(response.header.revision));
-    this.cache.release();
+    return marker;
   }
 
   currentRevision(): number {
@@ -282,7 +368,7 @@ export class EtcdStorage implements Storage {
     const target = this.cache.currentRevision() - Math.max(keep, 1);
     if (target <= this.cache.compactedRevision()) return;
     this.cache.compact(target);
-    this.compactEtcd(target).catch((e: Error) => log.warn({ err: e, target }, 'etcd compaction failed'));
+    this.compacting = this.compactEtcd(target).catch((e: Error) => log.warn({ err: e, target }, 'etcd compaction failed'));
   }
 
   /**
@@ -316,6 +402,7 @@ export class EtcdStorage implements Storage {
     clearTimeout(this.reconnectTimer);
     this.stream?.end();
     this.cache.close();
+    await this.compacting;
     this.client.close();
   }
 }
