@@ -88,7 +88,6 @@ for (const backend of backends) {
 
   test(`${backend.name}: concurrent writes are group-committed, and a failing op fails only itself`, { skip: backend.skip }, async () => {
     const { s, cleanup } = await backend.open();
-    const base = s.currentRevision();
     try {
       const stats = () => (s instanceof SqliteStorage ? s.stats().transactions : 0);
       const before = stats();
@@ -108,7 +107,6 @@ for (const backend of backends) {
 
   test(`${backend.name}: paged lists see a consistent snapshot while writes continue`, { skip: backend.skip }, async () => {
     const { s, cleanup } = await backend.open();
-    const base = s.currentRevision();
     try {
       for (let i = 0; i < 30; i++) await s.create(`/core/configmaps/default/k${String(i).padStart(2, '0')}`, cm(`k${i}`, { v: 'old' }));
       const first = s.list('/core/configmaps/default/', { limit: 10 });
