@@ -1,9 +1,13 @@
 // A real etcd for tests, from Debian's etcd-server: a cluster in a temporary directory on random
-// loopback ports, stopped (by pid) and removed afterwards. Tests skip without the binary, except
+// loopback ports, stopped (by pid) and removed afterwards; and API server processes on it. Tests skip without the binary, except
 // under CI, where .ci/run installs it and a missing binary is a failure.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import YAML from 'yaml';
+import { startApiServerProcess, type ApiServerProcess } from '../../bench/lib/apiserver-process.js';
+import { httpsJson, runKubectl, type HttpResult, type KubectlResult, type RequestOptions } from './apiserver.js';
 import { ETCD_BINARY, startEtcdCluster, type EtcdCluster, type EtcdClusterOptions } from '../../src/cluster/etcd-cluster.js';
 
 export const skipWithoutEtcd = !existsSync(ETCD_BINARY) && !process.env.CI ? 'etcd not installed (apt-get install etcd-server)' : false;
@@ -25,4 +29,52 @@ export async function startTestEtcd(options: EtcdClusterOptions = {}): Promise<T
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A `bosun apiserver` process on etcd, with its own data directory and kubeconfig. */
+export interface EtcdApiServer {
+  url: string;
+  dataDir: string;
+  kubeconfigPath: string;
+  process: ApiServerProcess;
+  request(method: string, path: string, options?: RequestOptions): Promise<HttpResult>;
+  kubectl(args: string[]): Promise<KubectlResult>;
+  /** Kills the process (SIGKILL unless said otherwise) and waits for it to exit. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/**
+ * Starts `count` API server processes on the etcd at `endpoints`, each in `<dir>/apiserver-<i>`;
+ * the first makes the certificates and admin token, the others get a copy of its pki directory,
+ * as kube-apiservers behind one address share theirs.
+ */
+export async function startApiServersOnEtcd(count: number, dir: string, etcdArgs: string[]): Promise<EtcdApiServer[]> {
+  const start = async (i: number): Promise<EtcdApiServer> => {
+    const dataDir = join(dir, `apiserver-${i}`);
+    if (i > 0) cpSync(join(dir, 'apiserver-0', 'pki'), join(dataDir, 'pki'), { recursive: true });
+    const proc = await startApiServerProcess(dataDir, etcdArgs);
+    const kubeconfigPath = join(dataDir, 'kubeconfig');
+    const kubeconfig = YAML.parse(readFileSync(kubeconfigPath, 'utf8'));
+    const token: string = kubeconfig.users[0].user.token;
+    const ca = Buffer.from(kubeconfig.clusters[0].cluster['certificate-authority-data'], 'base64').toString();
+    const agent = new Agent({ ca, keepAlive: true });
+    return {
+      url: proc.url,
+      dataDir,
+      kubeconfigPath,
+      process: proc,
+      request: (method, path, options) => httpsJson(agent, proc.url, token, method, path, options),
+      kubectl: (args) => runKubectl(kubeconfigPath, args),
+      async kill(signal = 'SIGKILL') {
+        agent.destroy();
+        if (proc.exitCode !== null || proc.signalCode !== null) return;
+        const exited = new Promise((r) => proc.once('exit', r));
+        proc.kill(signal);
+        await exited;
+      },
+    };
+  };
+  const first = await start(0);
+  const rest = await Promise.all(Array.from({ length: count - 1 }, (_, i) => start(i + 1)));
+  return [first, ...rest];
 }

@@ -4,7 +4,10 @@
 // requested value that is taken is refused (422, kube's messages); values are taken before the
 // write and given back when it does not happen, and freed once a Service no longer holds them
 // (deleted, type changed away from NodePort/LoadBalancer, or to ExternalName). Reservation is
-// synchronous, so concurrent requests can never get the same value.
+// synchronous, so concurrent requests to one server can never get the same value. Several servers
+// on one etcd each follow the Services in storage through its watch, so each knows what the
+// others handed out once it has seen their writes; every value remembers the Service holding it,
+// so a late notice of a release never frees a value another Service has taken since.
 import { errors } from '../errors.js';
 import type { Storage } from '../storage/types.js';
 import type { Allocations, Obj } from './strategy.js';
@@ -20,7 +23,8 @@ export const NODE_PORT_MAX = 32767;
  * uses the band only once the rest is full.
  */
 export class RangeAllocator {
-  private readonly used = new Set<number>();
+  /** Taken offsets and who holds each (a Service's namespace/name; '' when not said). */
+  private readonly used = new Map<number, string>();
   private cursor: number;
 
   constructor(
@@ -34,29 +38,31 @@ export class RangeAllocator {
     return this.used.has(offset);
   }
 
-  /** Takes `offset`; false when it is already taken. */
-  take(offset: number): boolean {
-    if (this.used.has(offset)) return false;
-    this.used.add(offset);
+  /** Takes `offset` for `owner`; false when it is already taken (by another owner, when one is named). */
+  take(offset: number, owner = ''): boolean {
+    const holder = this.used.get(offset);
+    if (holder !== undefined) return owner !== '' && holder === owner;
+    this.used.set(offset, owner);
     return true;
   }
 
-  /** Takes the next free offset, or undefined when the range is full. */
-  next(): number | undefined {
+  /** Takes the next free offset for `owner`, or undefined when the range is full. */
+  next(owner = ''): number | undefined {
     const upper = this.size - this.band;
     for (let i = 0; i < upper; i++) {
       const offset = this.band + ((this.cursor - this.band + i) % upper);
-      if (this.take(offset)) {
+      if (this.take(offset, owner)) {
         this.cursor = offset + 1 >= this.size ? this.band : offset + 1;
         return offset;
       }
     }
-    for (let offset = 0; offset < this.band; offset++) if (this.take(offset)) return offset;
+    for (let offset = 0; offset < this.band; offset++) if (this.take(offset, owner)) return offset;
     return undefined;
   }
 
-  release(offset: number): void {
-    this.used.delete(offset);
+  /** Frees `offset`; with `owner`, only while that owner still holds it. */
+  release(offset: number, owner?: string): void {
+    if (owner === undefined || this.used.get(offset) === owner) this.used.delete(offset);
   }
 }
 
@@ -84,6 +90,9 @@ function heldIP(service: Obj | undefined): string | undefined {
   return usesClusterIP(spec) && typeof spec?.clusterIP === 'string' && spec.clusterIP !== '' ? spec.clusterIP : undefined;
 }
 
+/** Who holds a Service's values: its namespace/name. */
+const ownerOf = (service: Obj | undefined): string => `${service?.metadata?.namespace ?? ''}/${service?.metadata?.name ?? ''}`;
+
 /** The node ports a Service holds (one port may serve TCP and UDP). */
 function heldPorts(service: Obj | undefined): Set<number> {
   return new Set(((service?.spec?.ports ?? []) as Obj[]).map((p) => p?.nodePort).filter((n): n is number => Number.isInteger(n) && n > 0));
@@ -102,33 +111,58 @@ export function serviceAllocations(storage: Storage): Allocations {
     return n !== undefined && n > base && n - base - 1 < ipCount ? n - base - 1 : undefined;
   };
 
-  for (const { object } of storage.list('/core/services/').items) {
+  const inPortRange = (port: number) => port >= NODE_PORT_MIN && port <= NODE_PORT_MAX;
+  /** Frees what `previous` held and `object` (its next state, if any) does not, while `previous` still holds it. */
+  const settle = (object: Obj | undefined, previous: Obj | undefined) => {
+    const owner = ownerOf(previous);
+    const ip = heldIP(previous);
+    if (ip !== undefined && ip !== heldIP(object)) {
+      const offset = ipOffset(ip);
+      if (offset !== undefined) ips.release(offset, owner);
+    }
+    const still = heldPorts(object);
+    for (const port of heldPorts(previous)) if (!still.has(port) && inPortRange(port)) ports.release(port - NODE_PORT_MIN, owner);
+  };
+  /** Marks what a stored Service holds as taken by it. */
+  const hold = (object: Obj) => {
+    const owner = ownerOf(object);
     const ip = heldIP(object);
     const offset = ip === undefined ? undefined : ipOffset(ip);
-    if (offset !== undefined) ips.take(offset);
-    for (const port of heldPorts(object)) if (port >= NODE_PORT_MIN && port <= NODE_PORT_MAX) ports.take(port - NODE_PORT_MIN);
-  }
+    if (offset !== undefined) ips.take(offset, owner);
+    for (const port of heldPorts(object)) if (inPortRange(port)) ports.take(port - NODE_PORT_MIN, owner);
+  };
+
+  const listed = storage.list('/core/services/');
+  for (const { object } of listed.items) hold(object);
+  // Services written through other API servers sharing the storage (this server's own writes
+  // come through here too, and change nothing: reserve and settle already did).
+  storage.watch('/core/services/', listed.revision, (event) => {
+    if (event.type === 'DELETED') return settle(undefined, event.previous ?? event.object);
+    hold(event.object);
+    if (event.previous) settle(event.object, event.previous);
+  });
 
   const invalid = (object: Obj, field: string, value: unknown, message: string) =>
     errors.invalid('Service', '', object.metadata?.name ?? '', [{ type: 'FieldValueInvalid', field, message: `Invalid value: ${JSON.stringify(value)}: ${message}` }]);
 
   return {
     reserve(object, previous) {
+      const owner = ownerOf(object);
       const taken: Array<() => void> = [];
       const undo = () => taken.splice(0).forEach((release) => release());
       try {
         const spec: Obj = object.spec ?? {};
         if (usesClusterIP(spec)) {
           if (!spec.clusterIP) {
-            const offset = ips.next();
+            const offset = ips.next(owner);
             if (offset === undefined) throw errors.internal('failed to allocate a serviceIP: range is full');
-            taken.push(() => ips.release(offset));
+            taken.push(() => ips.release(offset, owner));
             spec.clusterIP = numberToIp(base + 1 + offset);
           } else if (spec.clusterIP !== heldIP(previous)) {
             const offset = ipOffset(spec.clusterIP);
-            const problem = offset === undefined ? `the provided IP (${spec.clusterIP}) is not in the valid range. The range of valid IPs is ${SERVICE_CIDR}` : !ips.take(offset) ? 'provided IP is already allocated' : undefined;
+            const problem = offset === undefined ? `the provided IP (${spec.clusterIP}) is not in the valid range. The range of valid IPs is ${SERVICE_CIDR}` : !ips.take(offset, owner) ? 'provided IP is already allocated' : undefined;
             if (problem) throw invalid(object, 'spec.clusterIPs', spec.clusterIPs ?? [spec.clusterIP], `failed to allocate IP ${spec.clusterIP}: ${problem}`);
-            taken.push(() => ips.release(offset!));
+            taken.push(() => ips.release(offset!, owner));
           }
           spec.clusterIPs = [spec.clusterIP];
         }
@@ -138,16 +172,16 @@ export function serviceAllocations(storage: Storage): Allocations {
           ((spec.ports ?? []) as Obj[]).forEach((port, i) => {
             if (!port.nodePort) {
               if (!allocatesNodePorts(spec)) return;
-              const offset = ports.next();
+              const offset = ports.next(owner);
               if (offset === undefined) throw errors.internal('failed to allocate a nodePort: range is full');
-              taken.push(() => ports.release(offset));
+              taken.push(() => ports.release(offset, owner));
               port.nodePort = NODE_PORT_MIN + offset;
             } else if (!held.has(port.nodePort) && !mine.has(port.nodePort)) {
               const inRange = Number.isInteger(port.nodePort) && port.nodePort >= NODE_PORT_MIN && port.nodePort <= NODE_PORT_MAX;
-              const problem = !inRange ? `provided port is not in the valid range. The range of valid ports is ${NODE_PORT_MIN}-${NODE_PORT_MAX}` : !ports.take(port.nodePort - NODE_PORT_MIN) ? 'provided port is already allocated' : undefined;
+              const problem = !inRange ? `provided port is not in the valid range. The range of valid ports is ${NODE_PORT_MIN}-${NODE_PORT_MAX}` : !ports.take(port.nodePort - NODE_PORT_MIN, owner) ? 'provided port is already allocated' : undefined;
               if (problem) throw invalid(object, `spec.ports[${i}].nodePort`, port.nodePort, problem);
               const offset = port.nodePort - NODE_PORT_MIN;
-              taken.push(() => ports.release(offset));
+              taken.push(() => ports.release(offset, owner));
             }
             mine.add(port.nodePort);
           });
@@ -159,14 +193,6 @@ export function serviceAllocations(storage: Storage): Allocations {
       return undo;
     },
 
-    settle(object, previous) {
-      const ip = heldIP(previous);
-      if (ip !== undefined && ip !== heldIP(object)) {
-        const offset = ipOffset(ip);
-        if (offset !== undefined) ips.release(offset);
-      }
-      const still = heldPorts(object);
-      for (const port of heldPorts(previous)) if (!still.has(port) && port >= NODE_PORT_MIN && port <= NODE_PORT_MAX) ports.release(port - NODE_PORT_MIN);
-    },
+    settle,
   };
 }
