@@ -2,7 +2,7 @@
 // loopback ports, stopped (by pid) and removed afterwards; and API server processes on it. Tests skip without the binary, except
 // under CI, where .ci/run installs it and a missing binary is a failure.
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent } from 'node:https';
+import { Agent, request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
@@ -39,6 +39,8 @@ export interface EtcdApiServer {
   process: ApiServerProcess;
   request(method: string, path: string, options?: RequestOptions): Promise<HttpResult>;
   kubectl(args: string[]): Promise<KubectlResult>;
+  /** Opens a watch (`path` with watch=1); its events collect in `events` until `close()`. */
+  watch(path: string): { events: Array<{ type: string; object: any }>; close(): void };
   /** Kills the process (SIGKILL unless said otherwise) and waits for it to exit. */
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
@@ -65,6 +67,24 @@ export async function startApiServersOnEtcd(count: number, dir: string, etcdArgs
       process: proc,
       request: (method, path, options) => httpsJson(agent, proc.url, token, method, path, options),
       kubectl: (args) => runKubectl(kubeconfigPath, args),
+      watch(path) {
+        const events: Array<{ type: string; object: any }> = [];
+        const req = httpsRequest(`${proc.url}${path}`, { agent: new Agent({ ca }), headers: { authorization: `Bearer ${token}` } }, (res) => {
+          let buffer = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            buffer += chunk;
+            for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
+              events.push(JSON.parse(buffer.slice(0, nl)));
+              buffer = buffer.slice(nl + 1);
+            }
+          });
+          res.on('error', () => undefined);
+        });
+        req.on('error', () => undefined);
+        req.end();
+        return { events, close: () => req.destroy() };
+      },
       async kill(signal = 'SIGKILL') {
         agent.destroy();
         if (proc.exitCode !== null || proc.signalCode !== null) return;

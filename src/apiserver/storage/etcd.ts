@@ -16,7 +16,7 @@
 // on `<prefix>/compact_rev_key` compacts etcd (kube-apiserver's scheme), so N servers do not
 // compact N times. A server whose watch falls behind etcd's compaction reloads everything.
 import { readFileSync } from 'node:fs';
-import { Etcd3, type IKeyValue, type IWatchResponse } from 'etcd3';
+import { Etcd3, isRecoverableError, type IKeyValue, type IOptions, type IWatchResponse } from 'etcd3';
 import { logger } from '../../common/log.js';
 import { WatchCache, withRevision } from './watch-cache.js';
 import { StorageError, type KubeObject, type ListOptions, type ListResult, type Storage, type StoredItem, type WatchEvent, type Watcher, type WriteOptions } from './types.js';
@@ -30,7 +30,11 @@ export interface EtcdStorageOptions {
   caFile?: string;
   certFile?: string;
   keyFile?: string;
-  /** How long one etcd call may take before it fails (default 5 s). */
+  /**
+   * How long one etcd call may take before it fails (default 3 s; the first load gets ten times
+   * that). A write that reaches a member while the cluster elects a leader waits there until it
+   * fails, so this bounds how long writes stall when the leader dies.
+   */
   callTimeoutMs?: number;
   /** How long a write waits for its server's cache to show it before it resolves anyway (default 10 s). */
   cacheWaitMs?: number;
@@ -47,6 +51,34 @@ const RECONNECT_MS = 200;
 // Progress requests make etcd tell the watch how far it has got when no key under the prefix
 // changes; the cache's revision, and so bookmarks, keep up with the cluster.
 const PROGRESS_MS = 5_000;
+
+type Policy = NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
+const noEvent = () => ({ dispose: () => undefined });
+
+/**
+ * The client's fault handling: a call that fails for a reason another member may not have (a
+ * dead member, a timeout during an election) is tried on the next member, up to once per member.
+ * The client's default also puts a circuit breaker on each member, which under a burst of
+ * timeouts during an election opened on every member at once and refused all calls for seconds
+ * after the cluster had recovered: no breaker here.
+ */
+function faultHandling(members: number): IOptions['faultHandling'] {
+  const policy = (attempts: number): Policy =>
+    ({
+      onSuccess: noEvent,
+      onFailure: noEvent,
+      async execute<T>(fn: (context: { signal: AbortSignal }) => PromiseLike<T> | T): Promise<T> {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await fn({ signal: new AbortController().signal });
+          } catch (e) {
+            if (attempt >= attempts || !isRecoverableError(e as Error)) throw e;
+          }
+        }
+      },
+    }) as unknown as Policy;
+  return { host: () => policy(1), global: policy(Math.max(members, 1)) };
+}
 
 /** The first key after every key that starts with `prefix` (etcd's range end for a prefix). */
 function prefixEnd(prefix: Buffer): Buffer {
@@ -83,7 +115,7 @@ export class EtcdStorage implements Storage {
   constructor(private readonly options: EtcdStorageOptions) {
     if (options.endpoints.length === 0) throw new Error('no etcd endpoints');
     this.prefix = (options.prefix ?? '/registry').replace(/\/+$/, '');
-    this.callTimeoutMs = options.callTimeoutMs ?? 5_000;
+    this.callTimeoutMs = options.callTimeoutMs ?? 3_000;
     this.cacheWaitMs = options.cacheWaitMs ?? 10_000;
     this.cache = new WatchCache({ maxEvents: options.maxEvents });
     const tls = options.caFile !== undefined;
@@ -97,6 +129,7 @@ export class EtcdStorage implements Storage {
           }
         : undefined,
       dialTimeout: this.callTimeoutMs,
+      faultHandling: faultHandling(options.endpoints.length),
       defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + this.callTimeoutMs }),
     });
   }
@@ -136,10 +169,10 @@ export class EtcdStorage implements Storage {
       if (!withHistory) throw new Error('a reload starts from now');
       revision = await this.etcdCompactedRevision();
       // Revision 1 is etcd's empty beginning; a range at revision 0 would mean "now".
-      response = await this.client.kv.range({ key: start, range_end: prefixEnd(start), revision: Math.max(revision, 1) });
+      response = await this.client.kv.range({ key: start, range_end: prefixEnd(start), revision: Math.max(revision, 1) }, { deadline: Date.now() + 10 * this.callTimeoutMs });
     } catch {
       // A reload, or compacted further meanwhile: start from now, without history.
-      response = await this.client.kv.range({ key: start, range_end: prefixEnd(start) });
+      response = await this.client.kv.range({ key: start, range_end: prefixEnd(start) }, { deadline: Date.now() + 10 * this.callTimeoutMs });
       revision = Number(response.header.revision);
     }
     const now = Number((await this.client.kv.range({ key: compactKey })).header.revision);
