@@ -7,10 +7,11 @@
 // directories, where they rejoin the cluster they belonged to. With `tls`, clients must present a
 // certificate signed by the cluster's CA (written to <dataDir>/pki), as kube-apiserver's etcd does.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
-import { Etcd3 } from 'etcd3';
+import type { Etcd3 } from 'etcd3';
+import { etcdClient } from '../apiserver/storage/etcd.js';
 import { createCA, issueClientCert, issueServingCert } from '../common/pki.js';
 
 export const ETCD_BINARY = process.env.BOSUN_ETCD_BINARY ?? '/usr/bin/etcd';
@@ -167,14 +168,7 @@ export class EtcdCluster {
 
   /** A client of the given endpoints (default: all) with this cluster's TLS material. */
   connect(endpoints = this.client.endpoints): Etcd3 {
-    return new Etcd3({
-      hosts: endpoints,
-      dialTimeout: 2_000,
-      defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + 2_000 }),
-      credentials: this.client.caFile
-        ? { rootCertificate: readFileSync(this.client.caFile), certChain: readFileSync(this.client.certFile!), privateKey: readFileSync(this.client.keyFile!) }
-        : undefined,
-    });
+    return etcdClient({ ...this.client, endpoints }, 2_000);
   }
 
   /** Resolves once every running member answers and the cluster has a leader. */

@@ -80,6 +80,24 @@ function faultHandling(members: number): IOptions['faultHandling'] {
   return { host: () => policy(1), global: policy(Math.max(members, 1)) };
 }
 
+/** The etcd client the store uses (also what bench:apiserver measures raw puts with). */
+export function etcdClient(options: EtcdStorageOptions, callTimeoutMs = options.callTimeoutMs ?? 3_000): Etcd3 {
+  return new Etcd3({
+    hosts: options.endpoints,
+    credentials:
+      options.caFile !== undefined
+        ? {
+            rootCertificate: readFileSync(options.caFile),
+            certChain: options.certFile ? readFileSync(options.certFile) : undefined,
+            privateKey: options.keyFile ? readFileSync(options.keyFile) : undefined,
+          }
+        : undefined,
+    dialTimeout: callTimeoutMs,
+    faultHandling: faultHandling(options.endpoints.length),
+    defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + callTimeoutMs }),
+  });
+}
+
 /** The first key after every key that starts with `prefix` (etcd's range end for a prefix). */
 function prefixEnd(prefix: Buffer): Buffer {
   const end = Buffer.from(prefix);
@@ -118,20 +136,7 @@ export class EtcdStorage implements Storage {
     this.callTimeoutMs = options.callTimeoutMs ?? 3_000;
     this.cacheWaitMs = options.cacheWaitMs ?? 10_000;
     this.cache = new WatchCache({ maxEvents: options.maxEvents });
-    const tls = options.caFile !== undefined;
-    this.client = new Etcd3({
-      hosts: options.endpoints,
-      credentials: tls
-        ? {
-            rootCertificate: readFileSync(options.caFile!),
-            certChain: options.certFile ? readFileSync(options.certFile) : undefined,
-            privateKey: options.keyFile ? readFileSync(options.keyFile) : undefined,
-          }
-        : undefined,
-      dialTimeout: this.callTimeoutMs,
-      faultHandling: faultHandling(options.endpoints.length),
-      defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + this.callTimeoutMs }),
-    });
+    this.client = etcdClient(options, this.callTimeoutMs);
   }
 
   private etcdKey(key: string): Buffer {
