@@ -13,6 +13,7 @@ export function register(program: Command): void {
     .option('--version <version>', 'the release to install', '1.0.0')
     .option('--channel <channel>', 'the update channel to follow', 'stable-1.0')
     .option('--machine-config-server <host:tls-port>', 'machine-config server address (plain HTTP on the next port)', '127.0.0.1:22623')
+    .option('--etcd', 'keep the API state in a local 3-member etcd cluster (Debian etcd-server) served by two API servers behind the API address')
     .addHelpText(
       'after',
       `
@@ -32,9 +33,13 @@ Example:
     export KUBECONFIG=.bosun/kubeconfig
     kubectl get clusterversion
 
+With --etcd the API state lives in a local 3-member etcd cluster (DIR/etcd, clients over TLS with
+certificates) served by two API servers (DIR and DIR/apiserver-1) behind the --listen address;
+step 1 then prints the same line and the kubeconfig points at that address.
+
 A second start reuses the data directory. Stop with Ctrl-C.`,
     )
-    .action(async (opts: { dataDir: string; listen: string; updateService: string; version: string; channel: string; machineConfigServer: string }) => {
+    .action(async (opts: { dataDir: string; listen: string; updateService: string; version: string; channel: string; machineConfigServer: string; etcd?: boolean }) => {
       const mcs = parseHostPort(opts.machineConfigServer, '--machine-config-server');
       if (mcs.port === 0 || mcs.port >= 65535) throw new Error(`--machine-config-server needs a fixed TLS port below 65535 (the HTTP port is the next one), got "${opts.machineConfigServer}"`);
       const { bringUp } = await import('../cluster/bring-up.js');
@@ -48,6 +53,7 @@ A second start reuses the data directory. Stop with Ctrl-C.`,
         channel: opts.channel,
         machineConfigServer: { host: mcs.host, tlsPort: mcs.port, httpPort: mcs.port + 1 },
         progress: (line) => console.log(line),
+        etcd: opts.etcd,
       });
       console.log(`
 bosun is up.

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { ApiServer } from '../apiserver/server.js';
 import { startClusterApiServer } from '../apiserver/cluster-api.js';
+import { startEtcdControlPlane } from './etcd-control-plane.js';
 import { buildRelease, type BuiltRelease } from '../cvo/payload/build.js';
 import { generateSigningKey, parsePullspec, signRelease } from '../release/signature.js';
 import { readStoredSignatures, storeSignature } from '../release/signature-store.js';
@@ -49,6 +50,8 @@ export interface BringUpOptions {
   installTimeoutMs?: number;
   /** The machine-config server's listeners (default 127.0.0.1:22623 TLS and :22624 HTTP). */
   machineConfigServer?: { host: string; tlsPort: number; httpPort: number };
+  /** #17: a local 3-member etcd and two API servers behind the `api` address, instead of one API server on SQLite. */
+  etcd?: boolean;
 }
 
 export interface LocalCluster {
@@ -98,7 +101,9 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
   mkdirSync(options.dataDir, { recursive: true });
 
   step(1, `starting the API server on https://${options.api.host}:${options.api.port}`);
-  const cluster = await startClusterApiServer({ dataDir: options.dataDir, host: options.api.host, port: options.api.port, logLevel: 'warn' });
+  // #17 hook (etcd-control-plane.ts): with --etcd, a 3-member etcd and two API servers behind the api address.
+  const apiOptions = { dataDir: options.dataDir, host: options.api.host, port: options.api.port, logLevel: 'warn' };
+  const cluster = options.etcd ? await startEtcdControlPlane(apiOptions) : await startClusterApiServer(apiOptions);
   const api = cluster.server;
   let updateService: UpdateService | undefined;
   let mcs: MachineConfigServer | undefined;

@@ -1,13 +1,14 @@
 // A local etcd cluster on loopback, run from Debian's etcd binary (package etcd-server): N
 // members (3 by default), each its own process with its own data directory under one parent, on
-// ports picked free at start. It is what `bosun start --etcd` puts under its API servers, and
-// what the etcd storage tests and bench:apiserver --storage etcd run against.
+// ports picked free at the first start and kept (members.json) for the next ones. It is what
+// `bosun start --etcd` puts under its API servers, and what the etcd storage tests and
+// bench:apiserver --storage etcd run against.
 //
 // Members can be stopped (SIGKILL, like a machine dying) and restarted from their data
 // directories, where they rejoin the cluster they belonged to. With `tls`, clients must present a
 // certificate signed by the cluster's CA (written to <dataDir>/pki), as kube-apiserver's etcd does.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Etcd3 } from 'etcd3';
@@ -71,15 +72,23 @@ export class EtcdCluster {
     const scheme = this.options.tls ? 'https' : 'http';
     const count = this.options.members ?? 3;
     mkdirSync(this.dataDir, { recursive: true });
+    // A member's peer URL is part of the cluster's membership, kept in its data directory: a
+    // cluster started again from its data directory must come back on the same addresses.
+    const layoutPath = join(this.dataDir, 'members.json');
+    const saved: Array<Pick<Member, 'name' | 'clientUrl' | 'peerUrl'>> | undefined = existsSync(layoutPath) ? JSON.parse(readFileSync(layoutPath, 'utf8')) : undefined;
+    if (saved && (saved.length !== count || !saved.every((m) => m.clientUrl.startsWith(`${scheme}://`)))) {
+      throw new Error(`${this.dataDir} holds a ${saved.length}-member etcd cluster (${saved[0]?.clientUrl.split(':')[0]}); it cannot be started as ${count} members over ${scheme}`);
+    }
     for (let i = 0; i < count; i++) {
       this.members.push({
         name: `etcd-${i}`,
         dataDir: join(resolve(this.dataDir), `etcd-${i}`),
-        clientUrl: `${scheme}://${host}:${await freePort(host)}`,
-        peerUrl: `http://${host}:${await freePort(host)}`,
+        clientUrl: saved?.[i].clientUrl ?? `${scheme}://${host}:${await freePort(host)}`,
+        peerUrl: saved?.[i].peerUrl ?? `http://${host}:${await freePort(host)}`,
         output: '',
       });
     }
+    if (!saved) writeFileSync(layoutPath, JSON.stringify(this.members.map(({ name, clientUrl, peerUrl }) => ({ name, clientUrl, peerUrl })), null, 2) + '\n');
     this.client = { endpoints: this.members.map((m) => m.clientUrl) };
     if (this.options.tls) this.client = { ...this.client, ...(await this.writePki(host)) };
     for (let i = 0; i < count; i++) this.startMember(i);
@@ -89,11 +98,12 @@ export class EtcdCluster {
 
   private async writePki(host: string): Promise<Omit<EtcdClientConfig, 'endpoints'>> {
     const dir = join(resolve(this.dataDir), 'pki');
+    const files = { caFile: join(dir, 'ca.crt'), servingCert: join(dir, 'server.crt'), servingKey: join(dir, 'server.key'), certFile: join(dir, 'client.crt'), keyFile: join(dir, 'client.key') };
+    if (Object.values(files).every((f) => existsSync(f))) return { caFile: files.caFile, certFile: files.certFile, keyFile: files.keyFile };
     mkdirSync(dir, { recursive: true });
     const ca = await createCA('bosun-etcd-ca');
     const serving = await issueServingCert(ca, 'etcd', [host, 'localhost']);
     const client = await issueClientCert(ca, { commonName: 'bosun-apiserver' });
-    const files = { caFile: join(dir, 'ca.crt'), servingCert: join(dir, 'server.crt'), servingKey: join(dir, 'server.key'), certFile: join(dir, 'client.crt'), keyFile: join(dir, 'client.key') };
     writeFileSync(files.caFile, ca.certPem);
     writeFileSync(files.servingCert, serving.certPem);
     writeFileSync(files.servingKey, serving.keyPem, { mode: 0o600 });
