@@ -13,6 +13,7 @@ import { openSqliteStorage, SqliteStorage } from '../../src/apiserver/storage/sq
 import { openEtcdStorage } from '../../src/apiserver/storage/etcd.js';
 import { StorageError, type Storage, type WatchEvent } from '../../src/apiserver/storage/types.js';
 import { skipWithoutEtcd, startTestEtcd, type TestEtcd } from '../helpers/etcd.js';
+import { eventually } from '../helpers/eventually.js';
 
 function tempDb(): { path: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'bosun-storage-'));
@@ -217,5 +218,37 @@ test('every acknowledged write survives SIGKILL', async () => {
     }
   } finally {
     cleanup();
+  }
+});
+
+test('etcd: of two stores on one prefix one compacts etcd per round; a store follows the cluster revision for bookmarks', { skip: skipWithoutEtcd }, async () => {
+  const options = { endpoints: etcd!.cluster.client.endpoints, prefix: `/storage-test-${++prefixes}`, progressIntervalMs: 100 };
+  const [s1, s2] = [await openEtcdStorage(options), await openEtcdStorage(options)];
+  const other = await openEtcdStorage({ ...options, prefix: `/storage-test-${++prefixes}` });
+  const raw = etcd!.cluster.connect();
+  try {
+    for (let i = 0; i < 10; i++) await s1.create(`/core/configmaps/default/c${i}`, cm(`c${i}`));
+    // The other store saw every write through its own watch.
+    const last = s1.currentRevision();
+    await eventually('the second store has caught up', () => s2.currentRevision() >= last, 5_000);
+    assert.equal(s2.list('/core/configmaps/').items.length, 10);
+
+    s1.compact(2);
+    const target = last - 2;
+    const marker = () => raw.kv.range({ key: Buffer.from(`${options.prefix}/compact_rev_key`) }).then((r) => r.kvs[0]?.value.toString());
+    await eventually('s1 compacted etcd', async () => (await marker()) === String(target), 5_000);
+    await assert.rejects(raw.kv.range({ key: Buffer.from('/'), revision: target - 1 }), /compacted/);
+    // s2 has not seen s1's round: its proposal loses, and etcd keeps what it has.
+    s2.compact(1);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(await marker(), String(target));
+    assert.throws(() => s1.watch('/core/configmaps/', target - 1, () => {}), (e: unknown) => e instanceof StorageError && e.code === 'Expired');
+
+    // A write under another prefix moves the cluster's revision; progress answers bring the store there.
+    const elsewhere = await other.create('/core/configmaps/default/x', cm('x'));
+    await eventually('s1 follows the cluster revision', () => s1.currentRevision() >= elsewhere.revision, 5_000);
+  } finally {
+    raw.close();
+    await Promise.all([s1.close(), s2.close(), other.close()]);
   }
 });

@@ -38,6 +38,8 @@ export interface EtcdStorageOptions {
   callTimeoutMs?: number;
   /** How long a write waits for its server's cache to show it before it resolves anyway (default 10 s). */
   cacheWaitMs?: number;
+  /** How often the watch asks etcd how far it has got, which moves bookmarks on (default 5 s). */
+  progressIntervalMs?: number;
   /** Most events the watch cache keeps (default 50,000). */
   maxEvents?: number;
 }
@@ -155,7 +157,7 @@ export class EtcdStorage implements Storage {
   /** Loads every object under the prefix and starts following changes from there. */
   async start(): Promise<void> {
     await this.load(true);
-    this.progressTimer = setInterval(() => this.stream?.write({ progress_request: {} }), PROGRESS_MS);
+    this.progressTimer = setInterval(() => this.stream?.write({ progress_request: {} }), this.options.progressIntervalMs ?? PROGRESS_MS);
     this.progressTimer.unref();
   }
 
@@ -241,29 +243,22 @@ export class EtcdStorage implements Storage {
     this.stream = stream;
     let broken = false;
     let synced = false;
-    const reconnect = (reason: string) => {
+    const reconnect = (reason: string, reload = false) => {
       if (broken || this.closed) return;
       broken = true;
-      this.stream = undefined;
+      if (this.stream === stream) this.stream = undefined;
       try {
         stream.end();
       } catch {
         // already gone
       }
-      log.warn({ reason, revision: this.cache.currentRevision() }, 'etcd watch broke; reconnecting');
-      this.reconnectTimer = setTimeout(() => {
-        this.follow(this.cache.currentRevision()).catch((e: Error) => reconnect(e.message));
-      }, RECONNECT_MS);
+      this.resume(reason, reload);
     };
     stream.on('data', (response: IWatchResponse) => {
       if (broken) return;
       if (Number(response.compact_revision) > 0) {
         // The events this server missed are gone: reload, and tell watchers the difference.
-        log.warn({ compacted: response.compact_revision }, 'etcd watch fell behind compaction; reloading');
-        broken = true;
-        stream.end();
-        this.load(false).catch((e: Error) => reconnect(e.message));
-        return;
+        return reconnect(`the watch fell behind etcd's compaction at ${response.compact_revision}`, true);
       }
       if (response.canceled) return reconnect(`watch canceled: ${response.cancel_reason}`);
       if (response.created) {
@@ -285,6 +280,18 @@ export class EtcdStorage implements Storage {
     stream.write({
       create_request: { key: start, range_end: prefixEnd(start), start_revision: String(revision + 1), prev_kv: true, progress_notify: true },
     });
+  }
+
+  /**
+   * Follows etcd again from where the cache got to, after `RECONNECT_MS`, until it works; with
+   * `reload`, first loads everything again (the events missed are gone: watchers get the difference).
+   */
+  private resume(reason: string, reload: boolean): void {
+    if (this.closed) return;
+    log.warn({ reason, revision: this.cache.currentRevision(), reload }, 'etcd watch broke; following again');
+    this.reconnectTimer = setTimeout(() => {
+      (reload ? this.load(false) : this.follow(this.cache.currentRevision())).catch((e: Error) => this.resume(e.message, reload));
+    }, RECONNECT_MS);
   }
 
   /** Applies a response's events to the cache; true when the marker key was among them. */
