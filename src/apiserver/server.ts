@@ -45,7 +45,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const log = logger('apiserver');
   if (options.logLevel) log.level = options.logLevel;
   mkdirSync(dataDir, { recursive: true });
-  const serving = await loadServingMaterial(dataDir, host);
+  const serving = await loadServingMaterial(dataDir, host, options.servingNames);
 
   // SQLite in the data directory, or etcd shared with other API servers (storage/etcd.ts).
   const storage = options.etcd ? await openEtcdStorage(options.etcd) : openSqliteStorage(join(dataDir, 'state.db'));

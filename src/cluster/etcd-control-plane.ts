@@ -11,15 +11,14 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { join } from 'node:path';
 import { startClusterApiServer, type ClusterApiServer } from '../apiserver/cluster-api.js';
 import { writeKubeconfig } from '../apiserver/serving.js';
-import type { ApiServer } from '../apiserver/server.js';
+import type { ApiServer, ApiServerOptions } from '../apiserver/server.js';
 import { startEtcdCluster, type EtcdCluster } from './etcd-cluster.js';
 
-export interface EtcdControlPlaneOptions {
-  dataDir: string;
+/** What each API server gets (host and port are the front's), and how many there are. */
+export interface EtcdControlPlaneOptions extends Omit<ApiServerOptions, 'etcd' | 'host' | 'port'> {
   /** The `api` address clients use (port 0: any free port). */
   host: string;
   port: number;
-  logLevel?: string;
   /** API servers behind the front (default 2). */
   apiServers?: number;
 }
@@ -66,17 +65,18 @@ async function startFront(host: string, port: number, backends: () => number[]):
 }
 
 export async function startEtcdControlPlane(options: EtcdControlPlaneOptions): Promise<EtcdControlPlane> {
+  const { apiServers = 2, ...serverOptions } = options;
   mkdirSync(options.dataDir, { recursive: true });
   const etcd = await startEtcdCluster(join(options.dataDir, 'etcd'), { tls: true });
   const servers: ClusterApiServer[] = [];
   let front: Server | undefined;
   try {
     const storage = { ...etcd.client, prefix: '/registry' };
-    const dirs = Array.from({ length: options.apiServers ?? 2 }, (_, i) => (i === 0 ? options.dataDir : join(options.dataDir, `apiserver-${i}`)));
+    const dirs = Array.from({ length: apiServers }, (_, i) => (i === 0 ? options.dataDir : join(options.dataDir, `apiserver-${i}`)));
     for (const [i, dataDir] of dirs.entries()) {
       // Every server behind the front presents the same certificate and knows the same tokens.
       if (i > 0 && !existsSync(join(dataDir, 'pki'))) cpSync(join(dirs[0], 'pki'), join(dataDir, 'pki'), { recursive: true });
-      servers.push(await startClusterApiServer({ dataDir, host: options.host, port: 0, logLevel: options.logLevel, etcd: storage }));
+      servers.push(await startClusterApiServer({ ...serverOptions, dataDir, host: options.host, port: 0, etcd: storage }));
     }
     front = await startFront(options.host, options.port, () => servers.map((s) => s.server.port));
     const port = (front.address() as { port: number }).port;
