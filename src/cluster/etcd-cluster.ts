@@ -126,7 +126,8 @@ export class EtcdCluster {
       '--initial-cluster', this.members.map((m) => `${m.name}=${m.peerUrl}`).join(','),
       '--initial-cluster-state', 'new',
       '--initial-cluster-token', 'bosun-etcd',
-      '--listen-metrics-urls', '',
+      // Anything the API server accepts (bodies up to 3 MiB) fits in one etcd request.
+      '--max-request-bytes', String(4 * 1024 * 1024),
       ...(this.options.fastElections ? ['--heartbeat-interval', '50', '--election-timeout', '500'] : []),
       ...(this.options.tls ? ['--cert-file', join(pki, 'server.crt'), '--key-file', join(pki, 'server.key'), '--client-cert-auth', '--trusted-ca-file', join(pki, 'ca.crt')] : []),
     ];

@@ -221,7 +221,7 @@ test('every acknowledged write survives SIGKILL', async () => {
   }
 });
 
-test('etcd: of two stores on one prefix one compacts etcd per round; a store follows the cluster revision for bookmarks', { skip: skipWithoutEtcd }, async () => {
+test('etcd: of two stores on one prefix one compacts etcd per round; a store loads in pages and follows the cluster revision for bookmarks', { skip: skipWithoutEtcd }, async () => {
   const options = { endpoints: etcd!.cluster.client.endpoints, prefix: `/storage-test-${++prefixes}`, progressIntervalMs: 100 };
   const [s1, s2] = [await openEtcdStorage(options), await openEtcdStorage(options)];
   const other = await openEtcdStorage({ ...options, prefix: `/storage-test-${++prefixes}` });
@@ -232,9 +232,15 @@ test('etcd: of two stores on one prefix one compacts etcd per round; a store fol
     const last = s1.currentRevision();
     await eventually('the second store has caught up', () => s2.currentRevision() >= last, 5_000);
     assert.equal(s2.list('/core/configmaps/').items.length, 10);
+    // A store opened now loads them in pages.
+    const s3 = await openEtcdStorage({ ...options, loadPageSize: 3 });
+    assert.deepEqual(s3.list('/core/configmaps/').items.map((i) => i.key), s1.list('/core/configmaps/').items.map((i) => i.key));
+    await s3.close();
 
+    // (s3's open wrote its watch marker: the revision has moved on since `last`.)
+    await eventually('s1 saw s3\'s marker', () => s1.currentRevision() > last, 5_000);
+    const target = s1.currentRevision() - 2;
     s1.compact(2);
-    const target = last - 2;
     const marker = () => raw.kv.range({ key: Buffer.from(`${options.prefix}/compact_rev_key`) }).then((r) => r.kvs[0]?.value.toString());
     await eventually('s1 compacted etcd', async () => (await marker()) === String(target), 5_000);
     await assert.rejects(raw.kv.range({ key: Buffer.from('/'), revision: target - 1 }), /compacted/);

@@ -40,6 +40,8 @@ export interface EtcdStorageOptions {
   cacheWaitMs?: number;
   /** How often the watch asks etcd how far it has got, which moves bookmarks on (default 5 s). */
   progressIntervalMs?: number;
+  /** Keys per page of the initial load (default 1,000: a few MiB at most). */
+  loadPageSize?: number;
   /** Most events the watch cache keeps (default 50,000). */
   maxEvents?: number;
 }
@@ -50,6 +52,7 @@ const COMPACT_KEY = '/compact_rev_key';
 const MARKER_KEY = '/watch_marker';
 const isBookkeeping = (key: string): boolean => key === COMPACT_KEY || key === MARKER_KEY;
 const RECONNECT_MS = 200;
+
 // Progress requests make etcd tell the watch how far it has got when no key under the prefix
 // changes; the cache's revision, and so bookmarks, keep up with the cluster.
 const PROGRESS_MS = 5_000;
@@ -95,6 +98,8 @@ export function etcdClient(options: EtcdStorageOptions, callTimeoutMs = options.
           }
         : undefined,
     dialTimeout: callTimeoutMs,
+    // A watch catching up may carry many events in one response.
+    grpcOptions: { 'grpc.max_receive_message_length': -1 },
     faultHandling: faultHandling(options.endpoints.length),
     defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + callTimeoutMs }),
   });
@@ -167,26 +172,39 @@ export class EtcdStorage implements Storage {
    * from before this server started still work); resolves once the cache has caught up.
    */
   private async load(withHistory: boolean): Promise<void> {
-    const start = Buffer.from(this.prefix + '/');
     const compactKey = this.etcdKey(COMPACT_KEY);
     this.compactSeen = Number((await this.client.kv.range({ key: compactKey })).kvs[0]?.mod_revision ?? 0);
-    let response;
+    let items: StoredItem[];
     let revision = 0;
     try {
       if (!withHistory) throw new Error('a reload starts from now');
       revision = await this.etcdCompactedRevision();
       // Revision 1 is etcd's empty beginning; a range at revision 0 would mean "now".
-      response = await this.client.kv.range({ key: start, range_end: prefixEnd(start), revision: Math.max(revision, 1) }, { deadline: Date.now() + 10 * this.callTimeoutMs });
+      items = (await this.rangeAll(Math.max(revision, 1))).items;
     } catch {
       // A reload, or compacted further meanwhile: start from now, without history.
-      response = await this.client.kv.range({ key: start, range_end: prefixEnd(start) }, { deadline: Date.now() + 10 * this.callTimeoutMs });
-      revision = Number(response.header.revision);
+      ({ items, revision } = await this.rangeAll(0));
     }
     const now = Number((await this.client.kv.range({ key: compactKey })).header.revision);
-    const items = response.kvs.filter((kv) => !isBookkeeping(this.storageKey(kv.key))).map((kv) => this.decode(kv));
     this.cache.reset(items, revision);
     await this.follow(Math.max(revision, 1));
     await this.caughtUp(now);
+  }
+
+  /** Every object under the prefix as of `revision` (0: now), read in pages (loadPageSize keys). */
+  private async rangeAll(revision: number): Promise<{ items: StoredItem[]; revision: number }> {
+    const start = Buffer.from(this.prefix + '/');
+    const end = prefixEnd(start);
+    const items: StoredItem[] = [];
+    let key = start;
+    for (;;) {
+      const page = await this.client.kv.range({ key, range_end: end, revision, limit: this.options.loadPageSize ?? 1000 }, { deadline: Date.now() + 10 * this.callTimeoutMs });
+      // Every later page is read at the revision of the first.
+      if (revision === 0) revision = Number(page.header.revision);
+      for (const kv of page.kvs) if (!isBookkeeping(this.storageKey(kv.key))) items.push(this.decode(kv));
+      if (!page.more || page.kvs.length === 0) return { items, revision };
+      key = Buffer.concat([page.kvs[page.kvs.length - 1].key, Buffer.from([0])]);
+    }
   }
 
   /**
@@ -278,7 +296,7 @@ export class EtcdStorage implements Storage {
     stream.on('error', (e: Error) => reconnect(e.message));
     stream.on('end', () => reconnect('stream ended'));
     stream.write({
-      create_request: { key: start, range_end: prefixEnd(start), start_revision: String(revision + 1), prev_kv: true, progress_notify: true },
+      create_request: { key: start, range_end: prefixEnd(start), start_revision: String(revision + 1), prev_kv: true, progress_notify: true, fragment: true },
     });
   }
 
