@@ -175,6 +175,31 @@ test('the etcd leader killed while 16 clients write: no acknowledged write is lo
   }
 });
 
+test('each etcd member killed in turn and restarted: both servers keep delivering each other\'s writes to their watchers', { skip, timeout: 60_000 }, async () => {
+  assert.equal((await a.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'rolling' } } })).status, 201);
+  await eventually('B sees the namespace', async () => (await b.request('GET', '/api/v1/namespaces/rolling')).status === 200, 5_000);
+  const watches = [a, b].map((s) => s.watch('/api/v1/namespaces/rolling/configmaps?watch=1&resourceVersion=0'));
+  try {
+    // Whichever member each server's watch stream is on, one of these kills breaks it.
+    for (let member = 0; member < 3; member++) {
+      await etcd.cluster.killMember(member);
+      const pairs: Array<[EtcdApiServer, (typeof watches)[number]]> = [[a, watches[1]], [b, watches[0]]];
+      for (const [i, [writer, watch]] of pairs.entries()) {
+        const name = `m${member}-${i}`;
+        await eventually(`a write through server ${i} with member ${member} down`, async () => {
+          const r = await writer.request('POST', '/api/v1/namespaces/rolling/configmaps', { body: cm(name) });
+          return r.status === 201 || r.status === 409;
+        }, 10_000);
+        await eventually(`the other server's watcher gets ${name}`, () => watch.events.some((e) => e.object.metadata.name === name), 10_000);
+      }
+      etcd.cluster.startMember(member);
+      await etcd.cluster.waitHealthy(20_000);
+    }
+  } finally {
+    for (const w of watches) w.close();
+  }
+});
+
 test('one API server killed: the other\'s clients are unaffected', { skip, timeout: 30_000 }, async () => {
   const ns = await a.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'survivors' } } });
   assert.equal(ns.status, 201, ns.text);

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEtcdControlPlane } from '../../src/cluster/etcd-control-plane.js';
+import { openEtcdStorage } from '../../src/apiserver/storage/etcd.js';
 import { runKubectl } from '../helpers/apiserver.js';
 import { skipWithoutEtcd } from '../helpers/etcd.js';
 
@@ -25,6 +26,8 @@ test('two API servers on a TLS etcd behind one address; restart from the same da
       assert.ok(served.every((n) => n > 0), `requests per server: ${served.join(', ')}`);
       // Every etcd client URL is https, and the servers present a client certificate to it.
       assert.ok(plane.etcd.client.endpoints.every((u) => u.startsWith('https://')) && plane.etcd.client.certFile);
+      // Without a client certificate etcd does not let a client in.
+      await assert.rejects(openEtcdStorage({ endpoints: plane.etcd.client.endpoints, caFile: plane.etcd.client.caFile, callTimeoutMs: 1_000 }), /cannot reach etcd/);
       // One API server stops: the front hands connections to the other.
       await plane.servers[1].stop();
       const after = await kubectl(['get', 'configmap', 'through-front', '-o', 'jsonpath={.data.a}']);

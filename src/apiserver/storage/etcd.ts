@@ -251,7 +251,7 @@ export class EtcdStorage implements Storage {
    * it has seen its own write of a marker key, made once the watch exists: every event before
    * the marker has then been delivered.
    */
-  private async follow(revision: number): Promise<void> {
+  private async follow(revision: number, attempt = 0): Promise<void> {
     const start = Buffer.from(this.prefix + '/');
     const stream = await this.client.watchClient.watch();
     if (this.closed) {
@@ -261,6 +261,7 @@ export class EtcdStorage implements Storage {
     this.stream = stream;
     let broken = false;
     let synced = false;
+    let delivered = false;
     const reconnect = (reason: string, reload = false) => {
       if (broken || this.closed) return;
       broken = true;
@@ -270,10 +271,12 @@ export class EtcdStorage implements Storage {
       } catch {
         // already gone
       }
-      this.resume(reason, reload);
+      // A stream that broke before it delivered anything counts as one more failed attempt.
+      this.resume(reason, reload, delivered ? 1 : attempt + 1);
     };
     stream.on('data', (response: IWatchResponse) => {
       if (broken) return;
+      delivered = true;
       if (Number(response.compact_revision) > 0) {
         // The events this server missed are gone: reload, and tell watchers the difference.
         return reconnect(`the watch fell behind etcd's compaction at ${response.compact_revision}`, true);
@@ -304,11 +307,12 @@ export class EtcdStorage implements Storage {
    * Follows etcd again from where the cache got to, after `RECONNECT_MS`, until it works; with
    * `reload`, first loads everything again (the events missed are gone: watchers get the difference).
    */
-  private resume(reason: string, reload: boolean): void {
+  private resume(reason: string, reload: boolean, attempt = 1): void {
     if (this.closed) return;
-    log.warn({ reason, revision: this.cache.currentRevision(), reload }, 'etcd watch broke; following again');
+    // The first break is worth a warning; the retries until a live member answers are not.
+    (attempt === 1 ? log.warn.bind(log) : log.debug.bind(log))({ reason, revision: this.cache.currentRevision(), reload, attempt }, 'etcd watch broke; following again');
     this.reconnectTimer = setTimeout(() => {
-      (reload ? this.load(false) : this.follow(this.cache.currentRevision())).catch((e: Error) => this.resume(e.message, reload));
+      (reload ? this.load(false) : this.follow(this.cache.currentRevision(), attempt)).catch((e: Error) => this.resume(e.message, reload, attempt + 1));
     }, RECONNECT_MS);
   }
 
