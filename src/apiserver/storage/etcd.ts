@@ -10,7 +10,9 @@
 // concurrency is decided by etcd, across every server. Reads are served by a watch cache
 // (watch-cache.ts) fed only by one etcd watch on the prefix, started at the revision of an
 // initial load: every server sees every server's writes the same way, and a write resolves only
-// once its own server's cache has seen it, so the writer reads its own write.
+// once its own server's cache has seen it, so the writer reads its own write. Another server
+// shows it as soon as its watch delivers it (milliseconds): reads there are not linearizable, as
+// kube-apiserver's reads from its watch cache are not. Etcd decides every write's conflicts.
 //
 // Compaction: each server periodically proposes one, but only the server that wins a transaction
 // on `<prefix>/compact_rev_key` compacts etcd (kube-apiserver's scheme), so N servers do not
