@@ -19,7 +19,7 @@
 // bootstrap runs. With no masters (`masters: 0`) there are no machines: the bootstrap components
 // run the cluster in this process for as long as it runs.
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { ApiServer } from '../apiserver/server.js';
@@ -39,7 +39,7 @@ import { startUpdateService, type UpdateService } from '../update-service/server
 import { NodeAgentRuntime } from './node-agent/runtime.js';
 import { API_INT_ADDRESS, MCS_HTTP_PORT, MCS_TLS_PORT, ensureApiInt } from './install/api-int.js';
 import { Bootstrap } from './install/bootstrap.js';
-import { createMissing, writeClusterFacts } from './install/cluster-facts.js';
+import { MCO_NAMESPACE, createMissing, writeClusterFacts } from './install/cluster-facts.js';
 import { startControlPlane, type ControlPlane } from './install/control-plane.js';
 import { SharedReleaseStore, createMachines, machineName, nodesReady, userData, type Role } from './install/machines.js';
 import { Progress } from './install/progress.js';
@@ -73,6 +73,8 @@ export interface BringUpOptions {
   /** The local cloud's API (default 127.0.0.1 on a free port). */
   cloud?: { host: string; port: number };
   instanceType?: string;
+  /** The first host number of the machines' addresses 127.0.1.N (default 1). */
+  firstInstanceHost?: number;
   /** #17: a local 3-member etcd and two API servers behind the `api` address, instead of one API server on SQLite. */
   etcd?: boolean;
 }
@@ -107,7 +109,9 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
   const workers = options.workers ?? 0;
   if (masters === 0 && workers > 0) throw new Error('workers need masters: give --masters 1 or more');
   const withMachines = masters > 0;
-  const progress = new Progress(say, withMachines ? 9 : 7);
+  // An installed cluster with machines comes back as it was: no bootstrap, no new machines.
+  const installed = withMachines && existsSync(installedMarker(options.dataDir));
+  const progress = new Progress(say, installed ? 6 : withMachines ? 9 : 7);
   const stack = new Stack();
   try {
     progress.step(1, `starting the API server on https://${options.api.host}:${options.api.port}`);
@@ -131,20 +135,20 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
     const updateService = await startUpdateService({ graphData: options.releaseSources, releases: published.store, signatures: published.signatures, host: options.updateService.host, port: options.updateService.port });
     stack.push(() => updateService.close());
 
-    // An installed cluster with machines comes back as it was: no bootstrap, no new machines.
-    const installed = withMachines && (await isInstalled(client));
+
     let cloud: CloudService | undefined;
     let cloudClient: CloudClient | undefined;
     let controlPlane: ControlPlane | undefined;
+    const machinesStartedAt = Date.now();
     if (withMachines) {
       const listen = options.cloud ?? { host: '127.0.0.1', port: 0 };
       progress.step(4, `starting the local cloud on http://${listen.host}:${listen.port} and the control plane's controllers`);
       const runtime = new SharedReleaseStore(published.store, new NodeAgentRuntime());
-      cloud = new CloudService({ dataDir: options.dataDir, bootDelayMs: options.bootDelayMs, runtime, host: listen.host, port: listen.port });
+      cloud = new CloudService({ dataDir: options.dataDir, bootDelayMs: options.bootDelayMs, firstInstanceHost: options.firstInstanceHost, runtime, host: listen.host, port: listen.port });
       cloudClient = new CloudClient(await cloud.start());
       const service = cloud;
       stack.push(() => service.close());
-      controlPlane = startControlPlane(kc, cloudClient, say);
+      controlPlane = startControlPlane(api.kubeconfigPath, cloudClient, say);
       const plane = controlPlane;
       stack.push(() => plane.stop());
       progress.detail(`cloud API ${cloud.url}; machines under ${join(options.dataDir, 'machines')}`);
@@ -152,12 +156,15 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
 
     if (installed) {
       const cc = cloudClient!;
-      progress.total = 6;
       progress.step(5, 'bringing the installed cluster back: its machines boot again (no Ignition, no bootstrap)');
       await ensureApiInt(cc, { api: { host: api.host, port: api.port }, masters: (await rolesInCloud(cc)).master });
       const names = (await cc.listInstances({ states: ['pending', 'running'] })).map((i) => i.name);
-      await progress.waitFor(`${names.length} nodes Ready`, () => nodesReady(client, names), { timeoutMs: 180_000 });
-      progress.step(6, 'the operators run as pods again on the masters; waiting for the ClusterVersion');
+      await progress.waitFor(`${names.length} nodes Ready`, async () => {
+        const bootIds = new Map((await cc.listInstances({ states: ['running'] })).filter((i) => i.machine.phase === 'Up').map((i) => [i.name, i.bootId]));
+        return nodesReady(client, names, bootIds);
+      }, { timeoutMs: 180_000 });
+      progress.step(6, 'the operators run as pods again on the masters; waiting for them and the ClusterVersion');
+      await progress.waitFor('the operator pods running again', () => operatorPodsRestarted(client, machinesStartedAt - 1000), { timeoutMs: 180_000 });
       await followClusterVersion(client, say, options.installTimeoutMs ?? 300_000);
       return localCluster({ api, updateService, cloud, releases: published.releases, installed: false, stack });
     }
@@ -189,8 +196,10 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
       throw new Error(`with machines the bootstrap machine-config server must listen on ${MCS_TLS_PORT}/${MCS_HTTP_PORT}, where api-int forwards (got ${serverListen.tlsPort}/${serverListen.httpPort})`);
     }
     progress.step(withMachines ? 6 : 5, `bootstrap: the machine-config server on https://${serverListen.host}:${serverListen.tlsPort}, its operator and controller, and the cluster-version operator`);
+    const bootstrapKubeconfig = withMachines ? await secretValue(client, MCO_NAMESPACE, 'node-bootstrapper-token', 'kubeconfig') : undefined;
     const bootstrap = await Bootstrap.start({
-      kubeconfig: kc, pkiDir, releaseStore: published.store, releaseVersion: options.version, server: serverListen, serverNames,
+      bootstrapKubeconfig,
+      kubeconfigPath: api.kubeconfigPath, pkiDir, releaseStore: published.store, releaseVersion: options.version, server: serverListen, serverNames,
       userDataPort: withMachines ? MCS_TLS_PORT : undefined, upstreamPollMs: options.upstreamPollMs, say,
     });
     stack.push(() => bootstrap.stop());
@@ -211,7 +220,8 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
 
     progress.step(withMachines ? 9 : 6, 'the cluster-version operator applies the payload');
     await followClusterVersion(client, say, options.installTimeoutMs ?? 300_000);
-    if (!withMachines) progress.step(7, 'the cluster is Available');
+    if (withMachines) writeFileSync(installedMarker(options.dataDir), `${new Date().toISOString()} ${options.version}\n`);
+    else progress.step(7, 'the cluster is Available');
     return localCluster({ api, updateService, cloud, bootstrap, releases: published.releases, installed: true, stack });
   } catch (e) {
     await stack.unwind();
@@ -236,15 +246,23 @@ function localCluster(o: { api: ApiServer; updateService: UpdateService; cloud?:
 /** Creates the role's machines from its user data and waits until their nodes are Ready. */
 async function bootMachines(client: KubeClient, cloud: CloudClient, progress: Progress, role: Role, count: number, type = DEFAULT_INSTANCE_TYPE): Promise<string[]> {
   let data: string | undefined;
-  await progress.waitFor(`the machine-config operator's ${role}-user-data`, async () => {
+  // The machines boot from the pool's rendered config: it must exist before they fetch it.
+  await progress.waitFor(`the ${role} pool's rendered config and ${role}-user-data`, async () => {
+    const pool = await client.read(resources.machineConfigPools, role);
+    const rendered: string | undefined = pool?.spec?.configuration?.name;
     data = await userData(client, role);
-    return { done: data !== undefined, status: data ? 'written' : 'not written yet' };
+    return { done: Boolean(rendered && data), status: rendered ? `${rendered}; user data ${data ? 'written' : 'not written yet'}` : 'not rendered yet' };
   }, { timeoutMs: 120_000 });
   const machines = await createMachines(cloud, role, count, data!, type);
   for (const m of machines) progress.detail(`${m.name.padEnd(28)} ${m.id}  ${m.privateIp.padEnd(12)} ${m.zone}`);
   const names = Array.from({ length: count }, (_, i) => machineName(role, i));
   await progress.waitFor(`${count} ${role} node${count === 1 ? '' : 's'} Ready`, () => nodesReady(client, names), { timeoutMs: 180_000 });
   return machines.map((m) => m.id);
+}
+
+async function secretValue(client: KubeClient, namespace: string, name: string, key: string): Promise<string | undefined> {
+  const data: string | undefined = (await client.read(resources.secrets, name, namespace))?.data?.[key];
+  return data === undefined ? undefined : Buffer.from(data, 'base64').toString('utf8');
 }
 
 /** The live machines of each role, by their names. */
@@ -254,10 +272,16 @@ async function rolesInCloud(cloud: CloudClient): Promise<Record<Role, string[]>>
   return { master: of('master'), worker: of('worker') };
 }
 
-/** Installed: the ClusterVersion has completed an update (the install is the first). */
-async function isInstalled(client: KubeClient): Promise<boolean> {
-  const cv = await client.read(resources.clusterVersions, 'version').catch(() => undefined);
-  return (cv?.status?.history ?? []).some((h: Obj) => h.state === 'Completed');
+/** Written when an install with machines completed: later starts bring the cluster back. */
+function installedMarker(dataDir: string): string {
+  return join(dataDir, 'installed');
+}
+
+/** Done when every pod of the payload's operator namespaces runs a container started since `since`. */
+async function operatorPodsRestarted(client: KubeClient, since: number): Promise<{ done: boolean; status: string }> {
+  const pods = (await Promise.all(['openshift-cluster-version', 'openshift-machine-config-operator'].map(async (ns) => (await client.list(resources.pods, ns)).items as Obj[]))).flat();
+  const fresh = pods.filter((p) => (p.status?.containerStatuses ?? []).some((c: Obj) => c.ready && Date.parse(c.state?.running?.startedAt ?? '') >= since));
+  return { done: pods.length > 0 && fresh.length === pods.length, status: `${fresh.length}/${pods.length} running again` };
 }
 
 /** Every CRD of the payload (the CVO's own and the operators'), as OpenShift's bootstrap applies

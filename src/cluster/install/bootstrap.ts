@@ -7,7 +7,7 @@
 //
 // Without machines nothing ever takes over: the bootstrap components run the cluster for as long
 // as the process runs.
-import type * as k8s from '@kubernetes/client-node';
+import { loadKubeConfig } from '../../kube/kubeconfig.js';
 import { createCA, issueServingCert, loadOrCreate } from '../../common/pki.js';
 import { runClusterVersionOperator } from '../../cvo/operator.js';
 import { Manager } from '../../kube/manager.js';
@@ -19,7 +19,9 @@ import { MachineConfigServer } from '../../mco/server/server.js';
 const SHORT_LEASE = { identity: 'bootstrap', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 
 export interface BootstrapOptions {
-  kubeconfig: k8s.KubeConfig;
+  /** Each component connects on its own (as its own process would): one client's connection
+   *  pool is not shared by every watch of the bootstrap. */
+  kubeconfigPath: string;
   pkiDir: string;
   releaseStore: string;
   releaseVersion: string;
@@ -27,6 +29,8 @@ export interface BootstrapOptions {
   server: { host: string; tlsPort: number; httpPort: number };
   /** Names and addresses the server's certificate is valid for, beside its host. */
   serverNames: string[];
+  /** The kubelet's bootstrap kubeconfig the server gives booting machines. */
+  bootstrapKubeconfig?: string;
   /** The port machines' user data points at (the api-int balancer's, or this server's). */
   userDataPort?: number;
   upstreamPollMs?: number;
@@ -69,12 +73,13 @@ export class Bootstrap {
     // The server's certificate comes from the cluster CA, which the user data tells machines to trust.
     const ca = await loadOrCreate(this.o.pkiDir, 'ca', () => createCA('bosun-ca'));
     const cert = await loadOrCreate(this.o.pkiDir, 'machine-config-server', () => issueServingCert(ca, 'machine-config-server', [...new Set(['127.0.0.1', 'localhost', host, ...this.o.serverNames])]));
-    const manager = new Manager({ name: 'machine-config-server', kubeconfig: this.o.kubeconfig });
+    const manager = new Manager({ name: 'machine-config-server', kubeconfig: loadKubeConfig(this.o.kubeconfigPath) });
     this.server = new MachineConfigServer({
       source: new ApiRenderedConfigSource(manager.informers),
       tls: { cert: cert.certPem, key: cert.keyPem, ca: ca.certPem },
       listenTls: { host, port: tlsPort },
       listenHttp: { host, port: httpPort },
+      bootstrapKubeconfig: this.o.bootstrapKubeconfig,
     });
     const running = manager.add(this.server).start(this.signal('server'));
     this.track('server', running);
@@ -82,15 +87,15 @@ export class Bootstrap {
   }
 
   private startOperators(): void {
-    const kubeconfig = this.o.kubeconfig;
-    const operator = new Manager({ ...MACHINE_CONFIG_OPERATOR, kubeconfig, leaderElection: { ...MACHINE_CONFIG_OPERATOR.lease, ...SHORT_LEASE } });
+    const kubeconfig = () => loadKubeConfig(this.o.kubeconfigPath);
+    const operator = new Manager({ ...MACHINE_CONFIG_OPERATOR, kubeconfig: kubeconfig(), leaderElection: { ...MACHINE_CONFIG_OPERATOR.lease, ...SHORT_LEASE } });
     addMachineConfigOperator(operator, { releaseVersion: this.o.releaseVersion, followDeployment: true, serverPort: this.o.userDataPort ?? this.server.port('tls') });
     this.track('operator', operator.start(this.signal('operator')));
-    const controller = new Manager({ ...MACHINE_CONFIG_CONTROLLER, kubeconfig, leaderElection: { ...MACHINE_CONFIG_CONTROLLER.lease, ...SHORT_LEASE } });
+    const controller = new Manager({ ...MACHINE_CONFIG_CONTROLLER, kubeconfig: kubeconfig(), leaderElection: { ...MACHINE_CONFIG_CONTROLLER.lease, ...SHORT_LEASE } });
     addMachineConfigController(controller, { renderDelayMs: 500 });
     this.track('controller', controller.start(this.signal('controller')));
     this.track('cvo', runClusterVersionOperator({
-      kubeconfig,
+      kubeconfig: kubeconfig(),
       releaseStore: this.o.releaseStore,
       signal: this.signal('cvo'),
       upstreamPollMs: this.o.upstreamPollMs,

@@ -66,14 +66,19 @@ export async function createMachines(cloud: CloudClient, role: Role, count: numb
   return machines;
 }
 
-/** How the nodes of these machines are doing: done when every one is registered and Ready. */
-export async function nodesReady(client: KubeClient, names: string[]): Promise<{ done: boolean; status: string }> {
+/**
+ * How the nodes of these machines are doing: done when every one is registered and Ready. With
+ * `bootIds` (machine name → the boot ID the cloud reports), only a node whose agent reported from
+ * that boot counts: after a restart the stored Nodes still say Ready from before.
+ */
+export async function nodesReady(client: KubeClient, names: string[], bootIds?: Map<string, string | undefined>): Promise<{ done: boolean; status: string }> {
   const nodes = new Map<string, Obj>(((await client.list(resources.nodes)).items as Obj[]).map((n) => [n.metadata.name as string, n]));
-  const ready = names.filter((n) => nodes.get(n)?.status?.conditions?.some((c: Obj) => c.type === 'Ready' && c.status === 'True'));
+  const current = (n: string) => !bootIds || (bootIds.get(n) !== undefined && nodes.get(n)?.status?.nodeInfo?.bootID === bootIds.get(n));
+  const ready = names.filter((n) => current(n) && nodes.get(n)?.status?.conditions?.some((c: Obj) => c.type === 'Ready' && c.status === 'True'));
   const registered = names.filter((n) => nodes.has(n));
   const missing = names.filter((n) => !nodes.has(n));
   return {
     done: ready.length === names.length,
-    status: `${ready.length}/${names.length} Ready, ${registered.length} registered${missing.length ? `; booting: ${missing.join(', ')}` : ''}`,
+    status: `${ready.length}/${names.length} Ready${bootIds ? ' from this boot' : ''}, ${registered.length} registered${missing.length ? `; booting: ${missing.join(', ')}` : ''}`,
   };
 }

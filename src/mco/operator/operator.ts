@@ -303,6 +303,8 @@ export class MachineConfigOperator implements Runnable {
                 args: ['--listen-tls', '$(HOST_IP):22623', '--listen-http', '$(HOST_IP):22624', '--cert', '/etc/ssl/mcs/tls.crt', '--key', '/etc/ssl/mcs/tls.key', '--bootstrap-kubeconfig', '/etc/mcs/bootstrap-token/kubeconfig'],
                 env: [...env, { name: 'HOST_IP', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } }],
                 ports: [{ name: 'tls', containerPort: 22623, hostPort: 22623 }, { name: 'http', containerPort: 22624, hostPort: 22624 }],
+                // Ready once it serves: the install takes the bootstrap server out of api-int then.
+                readinessProbe: { httpGet: { path: '/healthz', port: 22624 }, periodSeconds: 5 },
                 volumeMounts: [{ name: 'certs', mountPath: '/etc/ssl/mcs' }, { name: 'node-bootstrap-token', mountPath: '/etc/mcs/bootstrap-token' }],
               }],
               volumes: [{ name: 'certs', secret: { secretName: 'machine-config-server-tls' } }, { name: 'node-bootstrap-token', secret: { secretName: 'node-bootstrapper-token' } }],
