@@ -1,9 +1,10 @@
 // Two `bosun apiserver` processes on one real 3-member etcd cluster: a write through one is read
-// and watched through the other, kubectl works through either, CRDs and Service allocations are
-// shared; and faults, each bounded in time: the etcd leader killed while 16 clients write (no
-// acknowledged write lost, both servers take writes again within seconds), the killed member
-// restarted from its data directory rejoins with what was written meanwhile, and one API server
-// killed while the other's clients go on unaffected.
+// and watched through the other, kubectl works through either, CRDs are shared, and Service IPs and
+// node ports allocated through both at once stay distinct; and faults, each bounded in time: the
+// etcd leader killed while 16 clients write (no acknowledged write lost, both servers take writes
+// again within seconds), the killed member restarted from its data directory rejoins with what
+// was written meanwhile, every member killed in turn, and one API server killed while the other's
+// clients go on unaffected.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventually } from '../helpers/eventually.js';
@@ -82,23 +83,22 @@ test('a CRD made through one server is served by the other; Services get distinc
     return r.status === 201;
   }, 5_000);
 
-  const ips = new Set<string>();
-  const ports = new Set<number>();
-  for (let i = 0; i < 12; i++) {
-    const [via, other] = i % 2 === 0 ? [a, b] : [b, a];
-    const r = await via.request('POST', '/api/v1/namespaces/default/services', { body: { apiVersion: 'v1', kind: 'Service', metadata: { name: `svc-${i}` }, spec: { type: 'NodePort', ports: [{ port: 80 }] } } });
-    assert.equal(r.status, 201, r.text);
-    assert.ok(!ips.has(r.json.spec.clusterIP), `cluster IP ${r.json.spec.clusterIP} handed out twice`);
-    assert.ok(!ports.has(r.json.spec.ports[0].nodePort), `node port ${r.json.spec.ports[0].nodePort} handed out twice`);
-    ips.add(r.json.spec.clusterIP);
-    ports.add(r.json.spec.ports[0].nodePort);
-    // The next Service goes through the other server once it has seen this one.
-    await eventually('the other server sees the Service', async () => (await other.request('GET', `/api/v1/namespaces/default/services/svc-${i}`)).status === 200, 5_000);
-  }
-  // An explicit value taken through one server is refused through the other.
-  const taken = [...ports][0];
-  const refused = await b.request('POST', '/api/v1/namespaces/default/services', { body: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'svc-dup' }, spec: { type: 'NodePort', ports: [{ port: 80, nodePort: taken }] } } });
+  // Both servers allocate at once: the claims in etcd keep every value to one Service.
+  const created = await Promise.all(
+    Array.from({ length: 24 }, (_, i) => (i % 2 === 0 ? a : b).request('POST', '/api/v1/namespaces/default/services', { body: { apiVersion: 'v1', kind: 'Service', metadata: { name: `svc-${i}` }, spec: { type: 'NodePort', ports: [{ port: 80 }] } } })),
+  );
+  for (const r of created) assert.equal(r.status, 201, r.text);
+  const ips = created.map((r) => r.json.spec.clusterIP as string);
+  const ports = created.map((r) => r.json.spec.ports[0].nodePort as number);
+  assert.equal(new Set(ips).size, ips.length, `a cluster IP handed out twice: ${ips.join(' ')}`);
+  assert.equal(new Set(ports).size, ports.length, `a node port handed out twice: ${ports.join(' ')}`);
+  // A value taken through one server is refused through the other, and free again once its Service is gone.
+  const svcDup = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'svc-dup' }, spec: { type: 'NodePort', ports: [{ port: 80, nodePort: ports[0] }] } };
+  const refused = await b.request('POST', '/api/v1/namespaces/default/services', { body: svcDup });
   assert.equal(refused.status, 422, refused.text);
+  assert.match(refused.json.message, /provided port is already allocated/);
+  assert.equal((await a.request('DELETE', '/api/v1/namespaces/default/services/svc-0')).status, 200);
+  await eventually('the freed node port is taken through the other server', async () => (await b.request('POST', '/api/v1/namespaces/default/services', { body: svcDup })).status === 201, 5_000);
 });
 
 /** `clients` writers creating ConfigMaps through `servers` in turn until `stop` is set. */

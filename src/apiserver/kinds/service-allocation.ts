@@ -5,12 +5,15 @@
 // write and given back when it does not happen, and freed once a Service no longer holds them
 // (deleted, type changed away from NodePort/LoadBalancer, or to ExternalName). Reservation is
 // synchronous, so concurrent requests to one server can never get the same value. Several servers
-// on one etcd each follow the Services in storage through its watch, so each knows what the
-// others handed out once it has seen their writes; every value remembers the Service holding it,
+// on one etcd must never hand out one value twice either: before a Service is written, each value
+// newly taken for it is claimed in storage (allocation-claims.ts), which etcd grants to one server
+// only; a server that loses a claim takes another value (or refuses a requested one). Each server
+// follows the claims and the Services in storage, and every value remembers the Service holding it,
 // so a late notice of a release never frees a value another Service has taken since.
 import { errors } from '../errors.js';
 import type { Storage } from '../storage/types.js';
 import type { Allocations, Obj } from './strategy.js';
+import { AllocationClaims, type Claim } from './allocation-claims.js';
 
 /** The service network OpenShift uses by default. */
 export const SERVICE_CIDR = '172.30.0.0/16';
@@ -38,12 +41,16 @@ export class RangeAllocator {
     return this.used.has(offset);
   }
 
-  /** Takes `offset` for `owner`; false when it is already taken (by another owner, when one is named). */
+  /** Takes `offset` for `owner`; false when it is already taken. */
   take(offset: number, owner = ''): boolean {
-    const holder = this.used.get(offset);
-    if (holder !== undefined) return owner !== '' && holder === owner;
+    if (this.used.has(offset)) return false;
     this.used.set(offset, owner);
     return true;
+  }
+
+  /** Records that `owner` holds `offset`, whoever held it here (a claim in storage says so). */
+  assign(offset: number, owner: string): void {
+    this.used.set(offset, owner);
   }
 
   /** Takes the next free offset for `owner`, or undefined when the range is full. */
@@ -90,6 +97,21 @@ function heldIP(service: Obj | undefined): string | undefined {
   return usesClusterIP(spec) && typeof spec?.clusterIP === 'string' && spec.clusterIP !== '' ? spec.clusterIP : undefined;
 }
 
+const IP_POOL = 'serviceips';
+const PORT_POOL = 'servicenodeports';
+const IP_TAKEN = 'provided IP is already allocated';
+const PORT_TAKEN = 'provided port is already allocated';
+/** How many values a create tries when other servers keep claiming the ones it picks. */
+const MAX_CLAIM_ATTEMPTS = 16;
+
+/** A value reserve took for an object: which pool, where, whether it was picked (not asked for), for which port. */
+interface Pending {
+  pool: typeof IP_POOL | typeof PORT_POOL;
+  offset: number;
+  dynamic: boolean;
+  index?: number;
+}
+
 /** Who holds a Service's values: its namespace/name. */
 const ownerOf = (service: Obj | undefined): string => `${service?.metadata?.namespace ?? ''}/${service?.metadata?.name ?? ''}`;
 
@@ -112,16 +134,22 @@ export function serviceAllocations(storage: Storage): Allocations {
   };
 
   const inPortRange = (port: number) => port >= NODE_PORT_MIN && port <= NODE_PORT_MAX;
-  /** Frees what `previous` held and `object` (its next state, if any) does not, while `previous` still holds it. */
-  const settle = (object: Obj | undefined, previous: Obj | undefined) => {
+  const claims = new AllocationClaims(storage);
+  /** Frees what `previous` held and `object` (its next state, if any) does not, while `previous` still holds it; `drop`: its claims too. */
+  const release = (object: Obj | undefined, previous: Obj | undefined, drop = false) => {
     const owner = ownerOf(previous);
     const ip = heldIP(previous);
     if (ip !== undefined && ip !== heldIP(object)) {
       const offset = ipOffset(ip);
       if (offset !== undefined) ips.release(offset, owner);
+      if (drop) claims.drop(IP_POOL, ip, owner);
     }
     const still = heldPorts(object);
-    for (const port of heldPorts(previous)) if (!still.has(port) && inPortRange(port)) ports.release(port - NODE_PORT_MIN, owner);
+    for (const port of heldPorts(previous)) {
+      if (still.has(port) || !inPortRange(port)) continue;
+      ports.release(port - NODE_PORT_MIN, owner);
+      if (drop) claims.drop(PORT_POOL, String(port), owner);
+    }
   };
   /** Marks what a stored Service holds as taken by it. */
   const hold = (object: Obj) => {
@@ -137,53 +165,80 @@ export function serviceAllocations(storage: Storage): Allocations {
   // Services written through other API servers sharing the storage (this server's own writes
   // come through here too, and change nothing: reserve and settle already did).
   storage.watch('/core/services/', listed.revision, (event) => {
-    if (event.type === 'DELETED') return settle(undefined, event.previous ?? event.object);
+    if (event.type === 'DELETED') return release(undefined, event.previous ?? event.object);
     hold(event.object);
-    if (event.previous) settle(event.object, event.previous);
+    if (event.previous) release(event.object, event.previous);
   });
+  // Claims made through any server: the value is its claimant's, whatever this server thought.
+  const poolOf = (claim: Claim): [RangeAllocator, number] | undefined => {
+    if (claim.pool === IP_POOL) {
+      const offset = ipOffset(claim.value);
+      return offset === undefined ? undefined : [ips, offset];
+    }
+    const port = Number(claim.value);
+    return claim.pool === PORT_POOL && inPortRange(port) ? [ports, port - NODE_PORT_MIN] : undefined;
+  };
+  const assign = (claim: Claim) => {
+    const [pool, offset] = poolOf(claim) ?? [];
+    pool?.assign(offset!, claim.owner);
+  };
+  const known = claims.list();
+  known.claims.forEach(assign);
+  claims.follow(known.revision, assign, (claim) => {
+    const [pool, offset] = poolOf(claim) ?? [];
+    pool?.release(offset!, claim.owner);
+  });
+  /** Values reserve took for an object, not yet claimed; and the claims made for it (given back with it). */
+  const pending = new WeakMap<Obj, Pending[]>();
+  const claimed = new WeakMap<Obj, Array<[string, string]>>();
 
   const invalid = (object: Obj, field: string, value: unknown, message: string) =>
     errors.invalid('Service', '', object.metadata?.name ?? '', [{ type: 'FieldValueInvalid', field, message: `Invalid value: ${JSON.stringify(value)}: ${message}` }]);
+  const ipInvalid = (object: Obj, problem: string) => invalid(object, 'spec.clusterIPs', object.spec.clusterIPs ?? [object.spec.clusterIP], `failed to allocate IP ${object.spec.clusterIP}: ${problem}`);
+  const portInvalid = (object: Obj, index: number, problem: string) => invalid(object, `spec.ports[${index}].nodePort`, object.spec.ports[index].nodePort, problem);
 
   return {
     reserve(object, previous) {
       const owner = ownerOf(object);
-      const taken: Array<() => void> = [];
-      const undo = () => taken.splice(0).forEach((release) => release());
+      const mine: Pending[] = [];
+      const undo = () => {
+        for (const entry of mine.splice(0)) (entry.pool === IP_POOL ? ips : ports).release(entry.offset, owner);
+        for (const [pool, value] of claimed.get(object)?.splice(0) ?? []) claims.drop(pool, value, owner);
+      };
+      pending.set(object, mine);
       try {
         const spec: Obj = object.spec ?? {};
         if (usesClusterIP(spec)) {
           if (!spec.clusterIP) {
             const offset = ips.next(owner);
             if (offset === undefined) throw errors.internal('failed to allocate a serviceIP: range is full');
-            taken.push(() => ips.release(offset, owner));
+            mine.push({ pool: IP_POOL, offset, dynamic: true });
             spec.clusterIP = numberToIp(base + 1 + offset);
           } else if (spec.clusterIP !== heldIP(previous)) {
             const offset = ipOffset(spec.clusterIP);
-            const problem = offset === undefined ? `the provided IP (${spec.clusterIP}) is not in the valid range. The range of valid IPs is ${SERVICE_CIDR}` : !ips.take(offset, owner) ? 'provided IP is already allocated' : undefined;
-            if (problem) throw invalid(object, 'spec.clusterIPs', spec.clusterIPs ?? [spec.clusterIP], `failed to allocate IP ${spec.clusterIP}: ${problem}`);
-            taken.push(() => ips.release(offset!, owner));
+            const problem = offset === undefined ? `the provided IP (${spec.clusterIP}) is not in the valid range. The range of valid IPs is ${SERVICE_CIDR}` : !ips.take(offset, owner) ? IP_TAKEN : undefined;
+            if (problem) throw ipInvalid(object, problem);
+            mine.push({ pool: IP_POOL, offset: offset!, dynamic: false });
           }
           spec.clusterIPs = [spec.clusterIP];
         }
         if (usesNodePorts(spec)) {
           const held = heldPorts(previous);
-          const mine = new Set<number>();
+          const taken = new Set<number>();
           ((spec.ports ?? []) as Obj[]).forEach((port, i) => {
             if (!port.nodePort) {
               if (!allocatesNodePorts(spec)) return;
               const offset = ports.next(owner);
               if (offset === undefined) throw errors.internal('failed to allocate a nodePort: range is full');
-              taken.push(() => ports.release(offset, owner));
+              mine.push({ pool: PORT_POOL, offset, dynamic: true, index: i });
               port.nodePort = NODE_PORT_MIN + offset;
-            } else if (!held.has(port.nodePort) && !mine.has(port.nodePort)) {
+            } else if (!held.has(port.nodePort) && !taken.has(port.nodePort)) {
               const inRange = Number.isInteger(port.nodePort) && port.nodePort >= NODE_PORT_MIN && port.nodePort <= NODE_PORT_MAX;
-              const problem = !inRange ? `provided port is not in the valid range. The range of valid ports is ${NODE_PORT_MIN}-${NODE_PORT_MAX}` : !ports.take(port.nodePort - NODE_PORT_MIN, owner) ? 'provided port is already allocated' : undefined;
-              if (problem) throw invalid(object, `spec.ports[${i}].nodePort`, port.nodePort, problem);
-              const offset = port.nodePort - NODE_PORT_MIN;
-              taken.push(() => ports.release(offset, owner));
+              const problem = !inRange ? `provided port is not in the valid range. The range of valid ports is ${NODE_PORT_MIN}-${NODE_PORT_MAX}` : !ports.take(port.nodePort - NODE_PORT_MIN, owner) ? PORT_TAKEN : undefined;
+              if (problem) throw portInvalid(object, i, problem);
+              mine.push({ pool: PORT_POOL, offset: port.nodePort - NODE_PORT_MIN, dynamic: false, index: i });
             }
-            mine.add(port.nodePort);
+            taken.add(port.nodePort);
           });
         }
       } catch (e) {
@@ -193,6 +248,33 @@ export function serviceAllocations(storage: Storage): Allocations {
       return undo;
     },
 
-    settle,
+    async commit(object) {
+      const owner = ownerOf(object);
+      const made: Array<[string, string]> = [];
+      claimed.set(object, made);
+      for (const entry of pending.get(object) ?? []) {
+        const pool = entry.pool === IP_POOL ? ips : ports;
+        for (let attempt = 1; ; attempt++) {
+          const value = entry.pool === IP_POOL ? numberToIp(base + 1 + entry.offset) : String(NODE_PORT_MIN + entry.offset);
+          const holder = await claims.claim(entry.pool, value, owner);
+          if (holder === undefined) {
+            made.push([entry.pool, value]);
+            break;
+          }
+          // Another server handed this value out first: it is that Service's.
+          pool.assign(entry.offset, holder);
+          if (!entry.dynamic) throw entry.pool === IP_POOL ? ipInvalid(object, IP_TAKEN) : portInvalid(object, entry.index!, PORT_TAKEN);
+          const next = pool.next(owner);
+          if (next === undefined || attempt >= MAX_CLAIM_ATTEMPTS) throw errors.internal(`failed to allocate a ${entry.pool === IP_POOL ? 'serviceIP' : 'nodePort'}: range is full`);
+          entry.offset = next;
+          if (entry.pool === IP_POOL) {
+            object.spec.clusterIP = numberToIp(base + 1 + next);
+            object.spec.clusterIPs = [object.spec.clusterIP];
+          } else object.spec.ports[entry.index!].nodePort = NODE_PORT_MIN + next;
+        }
+      }
+    },
+
+    settle: (object, previous) => release(object, previous, true),
   };
 }
