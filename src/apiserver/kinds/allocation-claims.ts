@@ -14,13 +14,16 @@ export interface Claim {
   pool: string;
   value: string;
   owner: string;
+  /** When it was made (ms since the epoch). */
+  createdAt: number;
 }
 
 const keyOf = (pool: string, value: string) => `${PREFIX}${pool}//${value}`;
 
 function parse(key: string, object: KubeObject): Claim | undefined {
   const [pool, , value] = key.slice(PREFIX.length).split('/');
-  return typeof object.owner === 'string' && pool && value ? { pool, value, owner: object.owner } : undefined;
+  const createdAt = Date.parse(String(object.metadata.creationTimestamp));
+  return typeof object.owner === 'string' && pool && value ? { pool, value, owner: object.owner, createdAt: Number.isNaN(createdAt) ? 0 : createdAt } : undefined;
 }
 
 export class AllocationClaims {
@@ -47,7 +50,7 @@ export class AllocationClaims {
   async claim(pool: string, value: string, owner: string): Promise<string | undefined> {
     const key = keyOf(pool, value);
     try {
-      await this.storage.create(key, { metadata: { name: value }, owner });
+      await this.storage.create(key, { metadata: { name: value, creationTimestamp: new Date().toISOString() }, owner });
       return undefined;
     } catch (e) {
       if (!(e instanceof StorageError) || e.code !== 'AlreadyExists') throw e;

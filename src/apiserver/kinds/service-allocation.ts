@@ -101,6 +101,8 @@ const IP_POOL = 'serviceips';
 const PORT_POOL = 'servicenodeports';
 const IP_TAKEN = 'provided IP is already allocated';
 const PORT_TAKEN = 'provided port is already allocated';
+/** How old a claim without its Service must be before a starting server frees it. */
+const ORPHAN_CLAIM_AGE_MS = 60_000;
 /** How many values a create tries when other servers keep claiming the ones it picks. */
 const MAX_CLAIM_ATTEMPTS = 16;
 
@@ -184,6 +186,13 @@ export function serviceAllocations(storage: Storage): Allocations {
   };
   const known = claims.list();
   known.claims.forEach(assign);
+  // A claim whose Service does not hold its value was left by a create that never got written (its
+  // server died in between) or a drop that failed: freed here, once no create can still be on its way.
+  for (const claim of known.claims) {
+    if (Date.now() - claim.createdAt < ORPHAN_CLAIM_AGE_MS) continue;
+    const service = storage.get(`/core/services/${claim.owner}`)?.object;
+    if (!(claim.pool === IP_POOL ? heldIP(service) === claim.value : heldPorts(service).has(Number(claim.value)))) claims.drop(claim.pool, claim.value, claim.owner);
+  }
   claims.follow(known.revision, assign, (claim) => {
     const [pool, offset] = poolOf(claim) ?? [];
     pool?.release(offset!, claim.owner);
