@@ -82,6 +82,8 @@ const expect = (status: number, want: number, what: string) => {
 
 try {
   console.log(`bosun apiserver over HTTPS on 127.0.0.1, ${storage === 'etcd' ? 'on a local 3-member etcd' : 'on SQLite'}, ${OPS} operations per verb\n`);
+  // Raw etcd puts right before the API's creates, so that both see the same machine.
+  const rawPuts = etcd ? await rawEtcdPuts(etcd.client, 2000, CONCURRENCY) : 0;
   const rvs: string[] = [];
   await phase('create', OPS, async (i) => {
     const r = await call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: `cm-${i}` }, data: { k: 'v' } });
@@ -157,9 +159,8 @@ try {
   watchAgent.destroy();
 
   if (etcd) {
-    const puts = await rawEtcdPuts(etcd.client, 2000, CONCURRENCY);
-    console.log(`\nraw etcd puts through the same client (etcd3), ${CONCURRENCY} writers: ${Math.round(puts)} puts/s`);
-    console.log(`ratio: API creates/s over HTTPS ÷ raw etcd puts/s = ${(rates.create / puts).toFixed(2)} (goal ≥ 0.5)`);
+    console.log(`\nraw etcd puts through the same client (etcd3), ${CONCURRENCY} writers, just before the creates: ${Math.round(rawPuts)} puts/s`);
+    console.log(`ratio: API creates/s over HTTPS ÷ raw etcd puts/s = ${(rates.create / rawPuts).toFixed(2)} (goal ≥ 0.5)`);
   } else {
     const raw = rawSqliteInserts(dataDir, 2000);
     console.log(`\nraw better-sqlite3 (WAL, synchronous=FULL): ${Math.round(raw.perInsertPerSecond)} inserts/s one per transaction, ${Math.round(raw.batchedPerSecond)} inserts/s in batches of 16`);
