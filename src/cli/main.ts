@@ -4,6 +4,9 @@
 // dozen bosun components as processes, so each must pay only for its own code.
 import { Command } from 'commander';
 import { readFileSync } from 'node:fs';
+import { holdLifeline } from '../common/lifeline.js';
+
+holdLifeline();
 
 type Registrar = { register(program: Command): void };
 

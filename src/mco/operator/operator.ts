@@ -253,7 +253,7 @@ export class MachineConfigOperator implements Runnable {
   }
 
   private async applyWorkloads(image: string, version: string): Promise<void> {
-    const env = [{ name: 'RELEASE_VERSION', value: version }];
+    const env = [{ name: 'RELEASE_VERSION', value: version }, { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }];
     const tolerations = [{ key: 'node-role.kubernetes.io/master', operator: 'Exists', effect: 'NoSchedule' }];
     await applyObject(
       this.client,
