@@ -136,11 +136,21 @@ async function deleteAll(storage: Storage, prefix: string): Promise<void> {
   await Promise.allSettled(items.map((item) => storage.delete(item.key)));
 }
 
-/** Serves every CRD already stored (at start-up). */
+/**
+ * Serves every CRD stored, at start-up and then as CRDs change through any API server on the same
+ * storage (several share one etcd): a terminating CRD is served until it is gone, as in afterWrite.
+ */
 export function loadCrds(registry: Registry, storage: Storage): void {
-  for (const item of storage.list('/apiextensions.k8s.io/customresourcedefinitions/').items) {
+  const prefix = '/apiextensions.k8s.io/customresourcedefinitions/';
+  const listed = storage.list(prefix);
+  for (const item of listed.items) {
     const crd = item.object as Obj;
     if (crd.metadata.deletionTimestamp) continue;
     registry.setCustom(crd.metadata.name, customTypes(crd));
   }
+  storage.watch(prefix, listed.revision, (event) => {
+    const crd = event.object as Obj;
+    if (event.type === 'DELETED') registry.setCustom(crd.metadata.name, []);
+    else if (!crd.metadata.deletionTimestamp) registry.setCustom(crd.metadata.name, customTypes(crd));
+  });
 }

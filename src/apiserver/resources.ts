@@ -197,6 +197,7 @@ export class Resources {
       return this.present(type, object as KubeObject);
     }
     try {
+      await this.allocationsOf(type)?.commit?.(object);
       const stored = await this.storage.create(key, object as KubeObject);
       for (const hook of this.hooks) hook.afterWrite?.(type, stored.object, undefined, false);
       return this.present(type, stored.object);
@@ -340,6 +341,7 @@ export class Resources {
         giveBack?.();
         return this.present(type, current.object);
       }
+      await allocations?.commit?.(next);
       const stored = await this.storage.update(key, next as KubeObject, { expectedRevision: current.revision });
       allocations?.settle(stored.object, current.object);
       for (const hook of this.hooks) hook.afterWrite?.(type, stored.object, current.object, false);

@@ -1,4 +1,4 @@
-// The embedded Kubernetes-compatible API server: wires HTTPS (fastify), the SQLite storage, the
+// The embedded Kubernetes-compatible API server: wires HTTPS (fastify), the storage (SQLite or etcd), the
 // type registry and object semantics (resources.ts) to one filter chain (filters/) that every
 // request passes — metrics, recovery, shutdown, authentication, request information, audit,
 // authorization — ending in the handlers by concern (handlers/). It only wires: what a request
@@ -9,6 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { logger } from '../common/log.js';
 import { openSqliteStorage } from './storage/sqlite.js';
+import { openEtcdStorage } from './storage/etcd.js';
 import { errors } from './errors.js';
 import { Registry } from './registry.js';
 import { Resources } from './resources.js';
@@ -46,7 +47,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   mkdirSync(dataDir, { recursive: true });
   const serving = await loadServingMaterial(dataDir, host, options.servingNames);
 
-  const storage = openSqliteStorage(join(dataDir, 'state.db'));
+  // SQLite in the data directory, or etcd shared with other API servers (storage/etcd.ts).
+  const storage = options.etcd ? await openEtcdStorage(options.etcd) : openSqliteStorage(join(dataDir, 'state.db'));
   const registry = new Registry();
   loadCrds(registry, storage);
   const resources = new Resources(storage, registry);
@@ -54,7 +56,11 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   resources.addHooks(namespaceHooks(resources, registry));
   resources.addHooks(objectSizeHooks());
   for (const ns of DEFAULT_NAMESPACES) {
-    if (!storage.get(`/core/namespaces//${ns}`)) await resources.create(registry.lookup('', 'v1', 'namespaces')!, undefined, { metadata: { name: ns } });
+    if (storage.get(`/core/namespaces//${ns}`)) continue;
+    // Another API server on the same etcd may create it at the same moment.
+    await resources.create(registry.lookup('', 'v1', 'namespaces')!, undefined, { metadata: { name: ns } }).catch((e: Error) => {
+      if ((e as { reason?: string }).reason !== 'AlreadyExists') throw e;
+    });
   }
   cleanUpTerminatingNamespaces(resources, registry);
 
@@ -120,7 +126,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   }, options.compactIntervalMs ?? 60_000);
   compactTimer.unref();
 
-  log.info({ url, dataDir, revision: storage.currentRevision() }, 'API server listening');
+  log.info({ url, dataDir, storage: options.etcd ? `etcd ${options.etcd.endpoints.join(',')}` : 'sqlite', revision: storage.currentRevision() }, 'API server listening');
 
   return {
     url, port, host, kubeconfigPath, caPem: serving.caPem, token: serving.adminToken, storage, registry, resources,

@@ -2,6 +2,7 @@
 // points other parts of bosun attach to it (authenticators, the authorizer, POST handlers for
 // virtual resources, completion listeners for the audit trail).
 import type { Storage } from './storage/types.js';
+import type { EtcdStorageOptions } from './storage/etcd.js';
 import type { Registry } from './registry.js';
 import type { Resources } from './resources.js';
 import type { RequestAttributes, UserInfo } from './request-attributes.js';
@@ -51,6 +52,8 @@ export interface ApiServerOptions {
   /** How often watches that asked for them get a BOOKMARK (default 60 s). */
   bookmarkIntervalMs?: number;
   logLevel?: string;
+  /** Keep objects in this etcd cluster instead of SQLite in the data directory. */
+  etcd?: EtcdStorageOptions;
 }
 
 export interface ApiServer {

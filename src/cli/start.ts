@@ -26,6 +26,7 @@ export function register(program: Command): void {
     .option('--workers <n>', 'workers to install', count('--workers', 20), 2)
     .option('--boot-delay <seconds>', 'how long a rebooting machine stays down', '3')
     .option('--machine-config-server <host:tls-port>', 'bootstrap machine-config server address (plain HTTP on the next port)', '127.0.0.1:22623')
+    .option('--etcd', 'keep the API state in a local 3-member etcd cluster (Debian etcd-server) served by two API servers behind the API address')
     .addHelpText(
       'after',
       `
@@ -47,11 +48,14 @@ Example:
     kubeconfig:     .bosun/kubeconfig
   ...
 
+With --etcd the API state lives in a local 3-member etcd cluster (DIR/etcd, clients over TLS with
+certificates) served by two API servers (DIR and DIR/apiserver-1) behind the --listen address.
+
 A second start brings the same cluster back (same nodes and objects; the machines boot without
 Ignition and no bootstrap runs); --masters/--workers apply to the install only. Stop with Ctrl-C;
 remove the cluster with \`bosun destroy\`.`,
     )
-    .action(async (opts: { dataDir: string; listen: string; updateService: string; cloud: string; version: string; channel: string; masters: number; workers: number; bootDelay: string; machineConfigServer: string }) => {
+    .action(async (opts: { dataDir: string; listen: string; updateService: string; cloud: string; version: string; channel: string; masters: number; workers: number; bootDelay: string; machineConfigServer: string; etcd?: boolean }) => {
       const mcs = parseHostPort(opts.machineConfigServer, '--machine-config-server');
       if (mcs.port === 0 || mcs.port >= 65535) throw new Error(`--machine-config-server needs a fixed TLS port below 65535 (the HTTP port is the next one), got "${opts.machineConfigServer}"`);
       const bootDelay = Number(opts.bootDelay);
@@ -86,6 +90,7 @@ remove the cluster with \`bosun destroy\`.`,
           bootDelayMs: bootDelay * 1000,
           machineConfigServer: { host: mcs.host, tlsPort: mcs.port, httpPort: mcs.port + 1 },
           progress: (line) => console.log(line),
+          etcd: opts.etcd,
         });
       } catch (e) {
         release();

@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { ApiServer } from '../apiserver/server.js';
 import { startClusterApiServer } from '../apiserver/cluster-api.js';
+import { startEtcdControlPlane } from './etcd-control-plane.js';
 import { CloudClient } from '../cloud/client.js';
 import { CloudService } from '../cloud/service.js';
 import { DEFAULT_INSTANCE_TYPE } from '../cloud/catalogue.js';
@@ -74,6 +75,8 @@ export interface BringUpOptions {
   instanceType?: string;
   /** The first host number of the machines' addresses 127.0.1.N (default 1). */
   firstInstanceHost?: number;
+  /** #17: a local 3-member etcd and two API servers behind the `api` address, instead of one API server on SQLite. */
+  etcd?: boolean;
 }
 
 export interface LocalCluster {
@@ -112,10 +115,12 @@ export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
   const stack = new Stack();
   try {
     progress.step(1, `starting the API server on https://${options.api.host}:${options.api.port}`);
-    const cluster = await startClusterApiServer({
+    const apiOptions = {
       dataDir: options.dataDir, host: options.api.host, port: options.api.port, logLevel: 'warn',
       servingNames: withMachines ? [API_INT_ADDRESS] : [],
-    });
+    };
+    // #17 hook (etcd-control-plane.ts): with --etcd, a 3-member etcd and two API servers behind the api address.
+    const cluster = options.etcd ? await startEtcdControlPlane(apiOptions) : await startClusterApiServer(apiOptions);
     stack.push(() => cluster.stop());
     const api = cluster.server;
     const kc = loadKubeConfig(api.kubeconfigPath);

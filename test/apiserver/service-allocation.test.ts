@@ -1,7 +1,7 @@
 // Service cluster IPs and node ports as kube-apiserver allocates them: rebuilt from storage after
 // a restart (no value handed out twice), distinct under concurrent creates, a taken value refused
 // with 422 and kube's message (through kubectl too), freed on delete and on a type change, and not
-// held by dry runs or failed creates.
+// held by dry runs or failed creates; claims left behind by creates that never happened freed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
 import { RangeAllocator } from '../../src/apiserver/kinds/service-allocation.js';
+import { openSqliteStorage } from '../../src/apiserver/storage/sqlite.js';
 
 const SVC = '/api/v1/namespaces/default/services';
 
@@ -178,5 +179,33 @@ test('a taken node port or cluster IP is refused with 422 (kubectl and HTTPS); d
     await heldValues(api);
   } finally {
     await api.stop();
+  }
+});
+
+test('a claim left by a create that was never written is freed at the next start once old, not while it may be in flight', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bosun-alloc-claims-'));
+  try {
+    let api = await startTestApiServer({ dataDir });
+    await api.stop({ keepData: true });
+    // What a server that died between claiming and writing its Service leaves behind.
+    const storage = openSqliteStorage(join(dataDir, 'state.db'));
+    const claim = (port: number, ageMs: number) =>
+      storage.create(`/allocations/servicenodeports//${port}`, { metadata: { name: String(port), creationTimestamp: new Date(Date.now() - ageMs).toISOString() }, owner: 'default/ghost' });
+    await claim(30555, 120_000);
+    await claim(30556, 1_000);
+    await storage.close();
+
+    api = await startTestApiServer({ dataDir });
+    try {
+      const old = await api.request('POST', SVC, { body: service('takes-old', 'NodePort', {}, { nodePort: 30555 }) });
+      assert.equal(old.status, 201, old.text);
+      const fresh = await api.request('POST', SVC, { body: service('takes-fresh', 'NodePort', {}, { nodePort: 30556 }) });
+      assert.equal(fresh.status, 422, fresh.text);
+      assert.match(fresh.json.message, /provided port is already allocated/);
+    } finally {
+      await api.stop({ keepData: true });
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
   }
 });

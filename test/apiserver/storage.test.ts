@@ -1,13 +1,19 @@
-// The SQLite storage: revisions, optimistic concurrency, snapshots for paging, watches,
-// compaction, restarts, group commit, and durability under SIGKILL.
-import { test } from 'node:test';
+// The storage interface on both backends — SQLite, and etcd (a real single-member etcd this file
+// starts) — with the same tests: revisions, optimistic concurrency, snapshots for paging, watches,
+// compaction, restarts; and, SQLite only, group commit and durability under SIGKILL. Revisions
+// are asserted relative to where each test starts (etcd's revision is the cluster's, shared by
+// every prefix).
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
-import { openSqliteStorage } from '../../src/apiserver/storage/sqlite.js';
-import { StorageError, type WatchEvent } from '../../src/apiserver/storage/types.js';
+import { openSqliteStorage, SqliteStorage } from '../../src/apiserver/storage/sqlite.js';
+import { openEtcdStorage } from '../../src/apiserver/storage/etcd.js';
+import { StorageError, type Storage, type WatchEvent } from '../../src/apiserver/storage/types.js';
+import { skipWithoutEtcd, startTestEtcd, type TestEtcd } from '../helpers/etcd.js';
+import { eventually } from '../helpers/eventually.js';
 
 function tempDb(): { path: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'bosun-storage-'));
@@ -20,129 +26,170 @@ async function rejectsWith(promise: Promise<unknown>, code: string): Promise<voi
   await assert.rejects(promise, (e: unknown) => e instanceof StorageError && e.code === code);
 }
 
-test('create, get, update, delete with revisions and resourceVersions', async () => {
-  const { path, cleanup } = tempDb();
-  const s = openSqliteStorage(path);
-  try {
-    assert.equal(s.currentRevision(), 0);
-    const a = await s.create('/core/configmaps/default/a', cm('a'));
-    assert.equal(a.revision, 1);
-    assert.equal(a.object.metadata.resourceVersion, '1');
-    await rejectsWith(s.create('/core/configmaps/default/a', cm('a')), 'AlreadyExists');
-    const u = await s.update('/core/configmaps/default/a', cm('a', { x: '1' }), { expectedRevision: 1 });
-    assert.equal(u.revision, 2);
-    await rejectsWith(s.update('/core/configmaps/default/a', cm('a', { x: '2' }), { expectedRevision: 1 }), 'Conflict');
-    await rejectsWith(s.update('/core/configmaps/default/missing', cm('missing')), 'NotFound');
-    assert.deepEqual(s.get('/core/configmaps/default/a')?.object, { ...cm('a', { x: '1' }), metadata: { name: 'a', namespace: 'default', resourceVersion: '2' } });
-    const d = await s.delete('/core/configmaps/default/a');
-    assert.equal(d.revision, 3);
-    assert.equal(d.object.metadata.resourceVersion, '3');
-    assert.equal(s.get('/core/configmaps/default/a'), undefined);
-    await rejectsWith(s.delete('/core/configmaps/default/a'), 'NotFound');
-  } finally {
-    await s.close();
-    cleanup();
-  }
+/** One store per test: `open` gives it, `reopen` opens the same data again, `cleanup` removes it. */
+interface Opened {
+  s: Storage;
+  reopen(): Promise<Storage>;
+  cleanup(): void;
+}
+
+let etcd: TestEtcd | undefined;
+let prefixes = 0;
+before(async () => {
+  if (!skipWithoutEtcd) etcd = await startTestEtcd({ members: 1 });
+});
+after(async () => {
+  await etcd?.stop();
 });
 
-test('concurrent writes are group-committed, and a failing op fails only itself', async () => {
-  const { path, cleanup } = tempDb();
-  const s = openSqliteStorage(path);
-  try {
-    const before = s.stats().transactions;
-    const results = await Promise.allSettled(
-      Array.from({ length: 200 }, (_, i) => s.create(`/core/configmaps/default/c${i % 150}`, cm(`c${i % 150}`))),
-    );
-    assert.equal(results.filter((r) => r.status === 'fulfilled').length, 150);
-    assert.equal(results.filter((r) => r.status === 'rejected').length, 50);
-    assert.ok(s.stats().transactions - before <= 3, `200 writes took ${s.stats().transactions - before} transactions`);
-    assert.equal(s.list('/core/configmaps/').items.length, 150);
-  } finally {
-    await s.close();
-    cleanup();
-  }
-});
+const backends: Array<{ name: string; skip: string | false; open(smallRing?: boolean): Promise<Opened> }> = [
+  {
+    name: 'sqlite',
+    skip: false,
+    async open(smallRing) {
+      const { path, cleanup } = tempDb();
+      return { s: openSqliteStorage(path, smallRing ? { ringSize: 5 } : {}), reopen: async () => openSqliteStorage(path), cleanup };
+    },
+  },
+  {
+    name: 'etcd',
+    skip: skipWithoutEtcd,
+    async open() {
+      const options = { endpoints: etcd!.cluster.client.endpoints, prefix: `/storage-test-${++prefixes}` };
+      return { s: await openEtcdStorage(options), reopen: () => openEtcdStorage(options), cleanup: () => undefined };
+    },
+  },
+];
 
-test('paged lists see a consistent snapshot while writes continue', async () => {
-  const { path, cleanup } = tempDb();
-  const s = openSqliteStorage(path);
-  try {
-    for (let i = 0; i < 30; i++) await s.create(`/core/configmaps/default/k${String(i).padStart(2, '0')}`, cm(`k${i}`, { v: 'old' }));
-    const first = s.list('/core/configmaps/default/', { limit: 10 });
-    assert.equal(first.items.length, 10);
-    assert.equal(first.continueAfter, '/core/configmaps/default/k09');
-    // Change the world after the first page: modify, delete, add.
-    await s.update('/core/configmaps/default/k15', cm('k15', { v: 'new' }));
-    await s.delete('/core/configmaps/default/k20');
-    await s.create('/core/configmaps/default/k25a', cm('k25a'));
-    const rest = s.list('/core/configmaps/default/', { atRevision: first.revision, startAfter: first.continueAfter });
-    assert.equal(rest.items.length, 20);
-    assert.deepEqual(rest.items.find((i) => i.key.endsWith('k15'))?.object.data, { v: 'old' });
-    assert.ok(rest.items.some((i) => i.key.endsWith('k20')));
-    assert.ok(!rest.items.some((i) => i.key.endsWith('k25a')));
-    assert.equal(rest.continueAfter, undefined);
-    const now = s.list('/core/configmaps/default/');
-    assert.equal(now.items.length, 30);
-    const filtered = s.list('/core/configmaps/default/', { filter: (o) => (o.data as Record<string, string>).v === 'new' });
-    assert.deepEqual(filtered.items.map((i) => i.key), ['/core/configmaps/default/k15']);
-  } finally {
-    await s.close();
-    cleanup();
-  }
-});
+for (const backend of backends) {
+  test(`${backend.name}: create, get, update, delete with revisions and resourceVersions`, { skip: backend.skip }, async () => {
+    const { s, cleanup } = await backend.open();
+    const base = s.currentRevision();
+    try {
+      assert.equal(s.currentRevision(), base);
+      const a = await s.create('/core/configmaps/default/a', cm('a'));
+      assert.equal(a.revision, base + 1);
+      assert.equal(a.object.metadata.resourceVersion, String(base + 1));
+      await rejectsWith(s.create('/core/configmaps/default/a', cm('a')), 'AlreadyExists');
+      const u = await s.update('/core/configmaps/default/a', cm('a', { x: '1' }), { expectedRevision: base + 1 });
+      assert.equal(u.revision, base + 2);
+      await rejectsWith(s.update('/core/configmaps/default/a', cm('a', { x: '2' }), { expectedRevision: base + 1 }), 'Conflict');
+      await rejectsWith(s.update('/core/configmaps/default/missing', cm('missing')), 'NotFound');
+      assert.deepEqual(s.get('/core/configmaps/default/a')?.object, { ...cm('a', { x: '1' }), metadata: { name: 'a', namespace: 'default', resourceVersion: String(base + 2) } });
+      const d = await s.delete('/core/configmaps/default/a');
+      assert.equal(d.revision, base + 3);
+      assert.equal(d.object.metadata.resourceVersion, String(base + 3));
+      assert.equal(s.get('/core/configmaps/default/a'), undefined);
+      await rejectsWith(s.delete('/core/configmaps/default/a'), 'NotFound');
+    } finally {
+      await s.close();
+      cleanup();
+    }
+  });
 
-test('watches replay history, deliver live events in order, and expire after compaction', async () => {
-  const { path, cleanup } = tempDb();
-  const s = openSqliteStorage(path, { ringSize: 5 });
-  try {
-    for (let i = 0; i < 10; i++) await s.create(`/core/configmaps/default/w${i}`, cm(`w${i}`));
-    await s.create('/core/secrets/default/other', cm('other'));
-    const seen: WatchEvent[] = [];
-    // Revision 2 is older than the ring (size 5): replayed from the log.
-    const w = s.watch('/core/configmaps/', 2, (e) => seen.push(e));
-    assert.deepEqual(seen.map((e) => e.revision), [3, 4, 5, 6, 7, 8, 9, 10]);
-    await s.update('/core/configmaps/default/w0', cm('w0', { a: 'b' }));
-    await s.delete('/core/configmaps/default/w1');
-    assert.deepEqual(seen.slice(-2).map((e) => [e.type, e.revision]), [['MODIFIED', 12], ['DELETED', 13]]);
-    assert.equal(seen.at(-1)!.object.metadata.resourceVersion, '13');
-    w.stop();
-    await s.create('/core/configmaps/default/after', cm('after'));
-    assert.equal(seen.length, 10);
-    s.compact(3);
-    assert.equal(s.compactedRevision(), 11);
-    assert.throws(() => s.watch('/core/configmaps/', 5, () => {}), (e: unknown) => e instanceof StorageError && e.code === 'Expired');
-    assert.throws(() => s.list('/core/configmaps/', { atRevision: 5 }), (e: unknown) => e instanceof StorageError && e.code === 'Expired');
-    const late: WatchEvent[] = [];
-    s.watch('/core/configmaps/', 12, (e) => late.push(e)).stop();
-    assert.deepEqual(late.map((e) => e.revision), [13, 14]);
-    // A snapshot between the compaction point and now still sees keys last written before it.
-    assert.equal(s.list('/core/configmaps/', { atRevision: 12 }).items.length, 10);
-  } finally {
-    await s.close();
-    cleanup();
-  }
-});
+  test(`${backend.name}: concurrent writes are group-committed, and a failing op fails only itself`, { skip: backend.skip }, async () => {
+    const { s, cleanup } = await backend.open();
+    try {
+      const stats = () => (s instanceof SqliteStorage ? s.stats().transactions : 0);
+      const before = stats();
+      const results = await Promise.allSettled(
+        Array.from({ length: 200 }, (_, i) => s.create(`/core/configmaps/default/c${i % 150}`, cm(`c${i % 150}`))),
+      );
+      assert.equal(results.filter((r) => r.status === 'fulfilled').length, 150);
+      assert.equal(results.filter((r) => r.status === 'rejected').length, 50);
+      // SQLite only: the writes share transactions (etcd batches in its own raft log).
+      assert.ok(stats() - before <= 3, `200 writes took ${stats() - before} transactions`);
+      assert.equal(s.list('/core/configmaps/').items.length, 150);
+    } finally {
+      await s.close();
+      cleanup();
+    }
+  });
 
-test('data and revisions survive a restart; closed storage refuses calls', async () => {
-  const { path, cleanup } = tempDb();
-  let s = openSqliteStorage(path);
-  await s.create('/core/configmaps/default/p', cm('p'));
-  await s.update('/core/configmaps/default/p', cm('p', { k: 'v' }));
-  await s.close();
-  await rejectsWith(s.create('/core/configmaps/default/q', cm('q')), 'Closed');
-  s = openSqliteStorage(path);
-  try {
-    assert.equal(s.currentRevision(), 2);
-    assert.deepEqual(s.get('/core/configmaps/default/p')?.object.data, { k: 'v' });
-    const seen: number[] = [];
-    s.watch('/core/configmaps/', 0, (e) => seen.push(e.revision)).stop();
-    assert.deepEqual(seen, [1, 2]);
-    assert.equal((await s.create('/core/configmaps/default/q', cm('q'))).revision, 3);
-  } finally {
+  test(`${backend.name}: paged lists see a consistent snapshot while writes continue`, { skip: backend.skip }, async () => {
+    const { s, cleanup } = await backend.open();
+    try {
+      for (let i = 0; i < 30; i++) await s.create(`/core/configmaps/default/k${String(i).padStart(2, '0')}`, cm(`k${i}`, { v: 'old' }));
+      const first = s.list('/core/configmaps/default/', { limit: 10 });
+      assert.equal(first.items.length, 10);
+      assert.equal(first.continueAfter, '/core/configmaps/default/k09');
+      // Change the world after the first page: modify, delete, add.
+      await s.update('/core/configmaps/default/k15', cm('k15', { v: 'new' }));
+      await s.delete('/core/configmaps/default/k20');
+      await s.create('/core/configmaps/default/k25a', cm('k25a'));
+      const rest = s.list('/core/configmaps/default/', { atRevision: first.revision, startAfter: first.continueAfter });
+      assert.equal(rest.items.length, 20);
+      assert.deepEqual(rest.items.find((i) => i.key.endsWith('k15'))?.object.data, { v: 'old' });
+      assert.ok(rest.items.some((i) => i.key.endsWith('k20')));
+      assert.ok(!rest.items.some((i) => i.key.endsWith('k25a')));
+      assert.equal(rest.continueAfter, undefined);
+      const now = s.list('/core/configmaps/default/');
+      assert.equal(now.items.length, 30);
+      const filtered = s.list('/core/configmaps/default/', { filter: (o) => (o.data as Record<string, string>).v === 'new' });
+      assert.deepEqual(filtered.items.map((i) => i.key), ['/core/configmaps/default/k15']);
+    } finally {
+      await s.close();
+      cleanup();
+    }
+  });
+
+  test(`${backend.name}: watches replay history, deliver live events in order, and expire after compaction`, { skip: backend.skip }, async () => {
+    const { s, cleanup } = await backend.open(true);
+    const base = s.currentRevision();
+    try {
+      for (let i = 0; i < 10; i++) await s.create(`/core/configmaps/default/w${i}`, cm(`w${i}`));
+      await s.create('/core/secrets/default/other', cm('other'));
+      const seen: WatchEvent[] = [];
+      // SQLite: revision 2 is older than the ring (size 5), replayed from the log.
+      const w = s.watch('/core/configmaps/', base + 2, (e) => seen.push(e));
+      assert.deepEqual(seen.map((e) => e.revision), [3, 4, 5, 6, 7, 8, 9, 10].map((r) => base + r));
+      await s.update('/core/configmaps/default/w0', cm('w0', { a: 'b' }));
+      await s.delete('/core/configmaps/default/w1');
+      assert.deepEqual(seen.slice(-2).map((e) => [e.type, e.revision]), [['MODIFIED', base + 12], ['DELETED', base + 13]]);
+      assert.equal(seen.at(-1)!.object.metadata.resourceVersion, String(base + 13));
+      w.stop();
+      await s.create('/core/configmaps/default/after', cm('after'));
+      assert.equal(seen.length, 10);
+      s.compact(3);
+      assert.equal(s.compactedRevision(), base + 11);
+      assert.throws(() => s.watch('/core/configmaps/', base + 5, () => {}), (e: unknown) => e instanceof StorageError && e.code === 'Expired');
+      assert.throws(() => s.list('/core/configmaps/', { atRevision: base + 5 }), (e: unknown) => e instanceof StorageError && e.code === 'Expired');
+      const late: WatchEvent[] = [];
+      s.watch('/core/configmaps/', base + 12, (e) => late.push(e)).stop();
+      assert.deepEqual(late.map((e) => e.revision), [base + 13, base + 14]);
+      // A snapshot between the compaction point and now still sees keys last written before it.
+      assert.equal(s.list('/core/configmaps/', { atRevision: base + 12 }).items.length, 10);
+    } finally {
+      await s.close();
+      cleanup();
+    }
+  });
+
+  test(`${backend.name}: data and revisions survive a restart; closed storage refuses calls`, { skip: backend.skip }, async () => {
+    const opened = await backend.open();
+    let s = opened.s;
+    const base = s.currentRevision();
+    await s.create('/core/configmaps/default/p', cm('p'));
+    await s.update('/core/configmaps/default/p', cm('p', { k: 'v' }));
     await s.close();
-    cleanup();
-  }
-});
+    await rejectsWith(s.create('/core/configmaps/default/q', cm('q')), 'Closed');
+    s = await opened.reopen();
+    try {
+      // etcd counts one more write: the marker a reopened store's replaying watch writes (etcd.ts).
+      const marker = backend.name === 'etcd' ? 1 : 0;
+      assert.equal(s.currentRevision(), base + 2 + marker);
+      assert.deepEqual(s.get('/core/configmaps/default/p')?.object.data, { k: 'v' });
+      assert.equal(s.get('/core/configmaps/default/p')?.revision, base + 2);
+      const seen: number[] = [];
+      s.watch('/core/configmaps/', base, (e) => seen.push(e.revision)).stop();
+      assert.deepEqual(seen, [base + 1, base + 2]);
+      assert.equal((await s.create('/core/configmaps/default/q', cm('q'))).revision, base + 3 + marker);
+    } finally {
+      await s.close();
+      opened.cleanup();
+    }
+  });
+}
 
 test('every acknowledged write survives SIGKILL', async () => {
   const { path, cleanup } = tempDb();
@@ -171,5 +218,44 @@ test('every acknowledged write survives SIGKILL', async () => {
     }
   } finally {
     cleanup();
+  }
+});
+
+test('etcd: of two stores on one prefix one compacts etcd per round; a store loads in pages and follows the cluster revision for bookmarks', { skip: skipWithoutEtcd }, async () => {
+  const options = { endpoints: etcd!.cluster.client.endpoints, prefix: `/storage-test-${++prefixes}`, progressIntervalMs: 100 };
+  const [s1, s2] = [await openEtcdStorage(options), await openEtcdStorage(options)];
+  const other = await openEtcdStorage({ ...options, prefix: `/storage-test-${++prefixes}` });
+  const raw = etcd!.cluster.connect();
+  try {
+    for (let i = 0; i < 10; i++) await s1.create(`/core/configmaps/default/c${i}`, cm(`c${i}`));
+    // The other store saw every write through its own watch.
+    const last = s1.currentRevision();
+    await eventually('the second store has caught up', () => s2.currentRevision() >= last, 5_000);
+    assert.equal(s2.list('/core/configmaps/').items.length, 10);
+    // A store opened now loads them in pages.
+    const s3 = await openEtcdStorage({ ...options, loadPageSize: 3 });
+    assert.deepEqual(s3.list('/core/configmaps/').items.map((i) => i.key), s1.list('/core/configmaps/').items.map((i) => i.key));
+    await s3.close();
+
+    // (s3's open wrote its watch marker: the revision has moved on since `last`.)
+    await eventually('s1 saw s3\'s marker', () => s1.currentRevision() > last, 5_000);
+    const target = s1.currentRevision() - 2;
+    s1.compact(2);
+    const marker = () => raw.kv.range({ key: Buffer.from(`${options.prefix}/compact_rev_key`) }).then((r) => r.kvs[0]?.value.toString());
+    await eventually('s1 compacted etcd', async () => (await marker()) === String(target), 5_000);
+    // (The compaction itself follows the winning transaction on the marker.)
+    await eventually('etcd forgot what came before the target', () => raw.kv.range({ key: Buffer.from('/'), revision: target - 1 }).then(() => false, (e: Error) => /compacted/.test(e.message)), 5_000);
+    // s2 has not seen s1's round: its proposal loses, and etcd keeps what it has.
+    s2.compact(1);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(await marker(), String(target));
+    assert.throws(() => s1.watch('/core/configmaps/', target - 1, () => {}), (e: unknown) => e instanceof StorageError && e.code === 'Expired');
+
+    // A write under another prefix moves the cluster's revision; progress answers bring the store there.
+    const elsewhere = await other.create('/core/configmaps/default/x', cm('x'));
+    await eventually('s1 follows the cluster revision', () => s1.currentRevision() >= elsewhere.revision, 5_000);
+  } finally {
+    raw.close();
+    await Promise.all([s1.close(), s2.close(), other.close()]);
   }
 });

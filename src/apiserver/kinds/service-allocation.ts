@@ -4,10 +4,16 @@
 // requested value that is taken is refused (422, kube's messages); values are taken before the
 // write and given back when it does not happen, and freed once a Service no longer holds them
 // (deleted, type changed away from NodePort/LoadBalancer, or to ExternalName). Reservation is
-// synchronous, so concurrent requests can never get the same value.
+// synchronous, so concurrent requests to one server can never get the same value. Several servers
+// on one etcd must never hand out one value twice either: before a Service is written, each value
+// newly taken for it is claimed in storage (allocation-claims.ts), which etcd grants to one server
+// only; a server that loses a claim takes another value (or refuses a requested one). Each server
+// follows the claims and the Services in storage, and every value remembers the Service holding it,
+// so a late notice of a release never frees a value another Service has taken since.
 import { errors } from '../errors.js';
 import type { Storage } from '../storage/types.js';
 import type { Allocations, Obj } from './strategy.js';
+import { AllocationClaims, type Claim } from './allocation-claims.js';
 
 /** The service network OpenShift uses by default. */
 export const SERVICE_CIDR = '172.30.0.0/16';
@@ -20,7 +26,8 @@ export const NODE_PORT_MAX = 32767;
  * uses the band only once the rest is full.
  */
 export class RangeAllocator {
-  private readonly used = new Set<number>();
+  /** Taken offsets and who holds each (a Service's namespace/name; '' when not said). */
+  private readonly used = new Map<number, string>();
   private cursor: number;
 
   constructor(
@@ -34,29 +41,35 @@ export class RangeAllocator {
     return this.used.has(offset);
   }
 
-  /** Takes `offset`; false when it is already taken. */
-  take(offset: number): boolean {
+  /** Takes `offset` for `owner`; false when it is already taken. */
+  take(offset: number, owner = ''): boolean {
     if (this.used.has(offset)) return false;
-    this.used.add(offset);
+    this.used.set(offset, owner);
     return true;
   }
 
-  /** Takes the next free offset, or undefined when the range is full. */
-  next(): number | undefined {
+  /** Records that `owner` holds `offset`, whoever held it here (a claim in storage says so). */
+  assign(offset: number, owner: string): void {
+    this.used.set(offset, owner);
+  }
+
+  /** Takes the next free offset for `owner`, or undefined when the range is full. */
+  next(owner = ''): number | undefined {
     const upper = this.size - this.band;
     for (let i = 0; i < upper; i++) {
       const offset = this.band + ((this.cursor - this.band + i) % upper);
-      if (this.take(offset)) {
+      if (this.take(offset, owner)) {
         this.cursor = offset + 1 >= this.size ? this.band : offset + 1;
         return offset;
       }
     }
-    for (let offset = 0; offset < this.band; offset++) if (this.take(offset)) return offset;
+    for (let offset = 0; offset < this.band; offset++) if (this.take(offset, owner)) return offset;
     return undefined;
   }
 
-  release(offset: number): void {
-    this.used.delete(offset);
+  /** Frees `offset`; with `owner`, only while that owner still holds it. */
+  release(offset: number, owner?: string): void {
+    if (owner === undefined || this.used.get(offset) === owner) this.used.delete(offset);
   }
 }
 
@@ -84,6 +97,26 @@ function heldIP(service: Obj | undefined): string | undefined {
   return usesClusterIP(spec) && typeof spec?.clusterIP === 'string' && spec.clusterIP !== '' ? spec.clusterIP : undefined;
 }
 
+const IP_POOL = 'serviceips';
+const PORT_POOL = 'servicenodeports';
+const IP_TAKEN = 'provided IP is already allocated';
+const PORT_TAKEN = 'provided port is already allocated';
+/** How old a claim without its Service must be before a starting server frees it. */
+const ORPHAN_CLAIM_AGE_MS = 60_000;
+/** How many values a create tries when other servers keep claiming the ones it picks. */
+const MAX_CLAIM_ATTEMPTS = 16;
+
+/** A value reserve took for an object: which pool, where, whether it was picked (not asked for), for which port. */
+interface Pending {
+  pool: typeof IP_POOL | typeof PORT_POOL;
+  offset: number;
+  dynamic: boolean;
+  index?: number;
+}
+
+/** Who holds a Service's values: its namespace/name. */
+const ownerOf = (service: Obj | undefined): string => `${service?.metadata?.namespace ?? ''}/${service?.metadata?.name ?? ''}`;
+
 /** The node ports a Service holds (one port may serve TCP and UDP). */
 function heldPorts(service: Obj | undefined): Set<number> {
   return new Set(((service?.spec?.ports ?? []) as Obj[]).map((p) => p?.nodePort).filter((n): n is number => Number.isInteger(n) && n > 0));
@@ -102,54 +135,119 @@ export function serviceAllocations(storage: Storage): Allocations {
     return n !== undefined && n > base && n - base - 1 < ipCount ? n - base - 1 : undefined;
   };
 
-  for (const { object } of storage.list('/core/services/').items) {
+  const inPortRange = (port: number) => port >= NODE_PORT_MIN && port <= NODE_PORT_MAX;
+  const claims = new AllocationClaims(storage);
+  /** Frees what `previous` held and `object` (its next state, if any) does not, while `previous` still holds it; `drop`: its claims too. */
+  const release = (object: Obj | undefined, previous: Obj | undefined, drop = false) => {
+    const owner = ownerOf(previous);
+    const ip = heldIP(previous);
+    if (ip !== undefined && ip !== heldIP(object)) {
+      const offset = ipOffset(ip);
+      if (offset !== undefined) ips.release(offset, owner);
+      if (drop) claims.drop(IP_POOL, ip, owner);
+    }
+    const still = heldPorts(object);
+    for (const port of heldPorts(previous)) {
+      if (still.has(port) || !inPortRange(port)) continue;
+      ports.release(port - NODE_PORT_MIN, owner);
+      if (drop) claims.drop(PORT_POOL, String(port), owner);
+    }
+  };
+  /** Marks what a stored Service holds as taken by it. */
+  const hold = (object: Obj) => {
+    const owner = ownerOf(object);
     const ip = heldIP(object);
     const offset = ip === undefined ? undefined : ipOffset(ip);
-    if (offset !== undefined) ips.take(offset);
-    for (const port of heldPorts(object)) if (port >= NODE_PORT_MIN && port <= NODE_PORT_MAX) ports.take(port - NODE_PORT_MIN);
+    if (offset !== undefined) ips.take(offset, owner);
+    for (const port of heldPorts(object)) if (inPortRange(port)) ports.take(port - NODE_PORT_MIN, owner);
+  };
+
+  const listed = storage.list('/core/services/');
+  for (const { object } of listed.items) hold(object);
+  // Services written through other API servers sharing the storage (this server's own writes
+  // come through here too, and change nothing: reserve and settle already did).
+  storage.watch('/core/services/', listed.revision, (event) => {
+    if (event.type === 'DELETED') return release(undefined, event.previous ?? event.object);
+    hold(event.object);
+    if (event.previous) release(event.object, event.previous);
+  });
+  // Claims made through any server: the value is its claimant's, whatever this server thought.
+  const poolOf = (claim: Claim): [RangeAllocator, number] | undefined => {
+    if (claim.pool === IP_POOL) {
+      const offset = ipOffset(claim.value);
+      return offset === undefined ? undefined : [ips, offset];
+    }
+    const port = Number(claim.value);
+    return claim.pool === PORT_POOL && inPortRange(port) ? [ports, port - NODE_PORT_MIN] : undefined;
+  };
+  const assign = (claim: Claim) => {
+    const [pool, offset] = poolOf(claim) ?? [];
+    pool?.assign(offset!, claim.owner);
+  };
+  const known = claims.list();
+  known.claims.forEach(assign);
+  // A claim whose Service does not hold its value was left by a create that never got written (its
+  // server died in between) or a drop that failed: freed here, once no create can still be on its way.
+  for (const claim of known.claims) {
+    if (Date.now() - claim.createdAt < ORPHAN_CLAIM_AGE_MS) continue;
+    const service = storage.get(`/core/services/${claim.owner}`)?.object;
+    if (!(claim.pool === IP_POOL ? heldIP(service) === claim.value : heldPorts(service).has(Number(claim.value)))) claims.drop(claim.pool, claim.value, claim.owner);
   }
+  claims.follow(known.revision, assign, (claim) => {
+    const [pool, offset] = poolOf(claim) ?? [];
+    pool?.release(offset!, claim.owner);
+  });
+  /** Values reserve took for an object, not yet claimed; and the claims made for it (given back with it). */
+  const pending = new WeakMap<Obj, Pending[]>();
+  const claimed = new WeakMap<Obj, Array<[string, string]>>();
 
   const invalid = (object: Obj, field: string, value: unknown, message: string) =>
     errors.invalid('Service', '', object.metadata?.name ?? '', [{ type: 'FieldValueInvalid', field, message: `Invalid value: ${JSON.stringify(value)}: ${message}` }]);
+  const ipInvalid = (object: Obj, problem: string) => invalid(object, 'spec.clusterIPs', object.spec.clusterIPs ?? [object.spec.clusterIP], `failed to allocate IP ${object.spec.clusterIP}: ${problem}`);
+  const portInvalid = (object: Obj, index: number, problem: string) => invalid(object, `spec.ports[${index}].nodePort`, object.spec.ports[index].nodePort, problem);
 
   return {
     reserve(object, previous) {
-      const taken: Array<() => void> = [];
-      const undo = () => taken.splice(0).forEach((release) => release());
+      const owner = ownerOf(object);
+      const mine: Pending[] = [];
+      const undo = () => {
+        for (const entry of mine.splice(0)) (entry.pool === IP_POOL ? ips : ports).release(entry.offset, owner);
+        for (const [pool, value] of claimed.get(object)?.splice(0) ?? []) claims.drop(pool, value, owner);
+      };
+      pending.set(object, mine);
       try {
         const spec: Obj = object.spec ?? {};
         if (usesClusterIP(spec)) {
           if (!spec.clusterIP) {
-            const offset = ips.next();
+            const offset = ips.next(owner);
             if (offset === undefined) throw errors.internal('failed to allocate a serviceIP: range is full');
-            taken.push(() => ips.release(offset));
+            mine.push({ pool: IP_POOL, offset, dynamic: true });
             spec.clusterIP = numberToIp(base + 1 + offset);
           } else if (spec.clusterIP !== heldIP(previous)) {
             const offset = ipOffset(spec.clusterIP);
-            const problem = offset === undefined ? `the provided IP (${spec.clusterIP}) is not in the valid range. The range of valid IPs is ${SERVICE_CIDR}` : !ips.take(offset) ? 'provided IP is already allocated' : undefined;
-            if (problem) throw invalid(object, 'spec.clusterIPs', spec.clusterIPs ?? [spec.clusterIP], `failed to allocate IP ${spec.clusterIP}: ${problem}`);
-            taken.push(() => ips.release(offset!));
+            const problem = offset === undefined ? `the provided IP (${spec.clusterIP}) is not in the valid range. The range of valid IPs is ${SERVICE_CIDR}` : !ips.take(offset, owner) ? IP_TAKEN : undefined;
+            if (problem) throw ipInvalid(object, problem);
+            mine.push({ pool: IP_POOL, offset: offset!, dynamic: false });
           }
           spec.clusterIPs = [spec.clusterIP];
         }
         if (usesNodePorts(spec)) {
           const held = heldPorts(previous);
-          const mine = new Set<number>();
+          const taken = new Set<number>();
           ((spec.ports ?? []) as Obj[]).forEach((port, i) => {
             if (!port.nodePort) {
               if (!allocatesNodePorts(spec)) return;
-              const offset = ports.next();
+              const offset = ports.next(owner);
               if (offset === undefined) throw errors.internal('failed to allocate a nodePort: range is full');
-              taken.push(() => ports.release(offset));
+              mine.push({ pool: PORT_POOL, offset, dynamic: true, index: i });
               port.nodePort = NODE_PORT_MIN + offset;
-            } else if (!held.has(port.nodePort) && !mine.has(port.nodePort)) {
+            } else if (!held.has(port.nodePort) && !taken.has(port.nodePort)) {
               const inRange = Number.isInteger(port.nodePort) && port.nodePort >= NODE_PORT_MIN && port.nodePort <= NODE_PORT_MAX;
-              const problem = !inRange ? `provided port is not in the valid range. The range of valid ports is ${NODE_PORT_MIN}-${NODE_PORT_MAX}` : !ports.take(port.nodePort - NODE_PORT_MIN) ? 'provided port is already allocated' : undefined;
-              if (problem) throw invalid(object, `spec.ports[${i}].nodePort`, port.nodePort, problem);
-              const offset = port.nodePort - NODE_PORT_MIN;
-              taken.push(() => ports.release(offset));
+              const problem = !inRange ? `provided port is not in the valid range. The range of valid ports is ${NODE_PORT_MIN}-${NODE_PORT_MAX}` : !ports.take(port.nodePort - NODE_PORT_MIN, owner) ? PORT_TAKEN : undefined;
+              if (problem) throw portInvalid(object, i, problem);
+              mine.push({ pool: PORT_POOL, offset: port.nodePort - NODE_PORT_MIN, dynamic: false, index: i });
             }
-            mine.add(port.nodePort);
+            taken.add(port.nodePort);
           });
         }
       } catch (e) {
@@ -159,14 +257,33 @@ export function serviceAllocations(storage: Storage): Allocations {
       return undo;
     },
 
-    settle(object, previous) {
-      const ip = heldIP(previous);
-      if (ip !== undefined && ip !== heldIP(object)) {
-        const offset = ipOffset(ip);
-        if (offset !== undefined) ips.release(offset);
+    async commit(object) {
+      const owner = ownerOf(object);
+      const made: Array<[string, string]> = [];
+      claimed.set(object, made);
+      for (const entry of pending.get(object) ?? []) {
+        const pool = entry.pool === IP_POOL ? ips : ports;
+        for (let attempt = 1; ; attempt++) {
+          const value = entry.pool === IP_POOL ? numberToIp(base + 1 + entry.offset) : String(NODE_PORT_MIN + entry.offset);
+          const holder = await claims.claim(entry.pool, value, owner);
+          if (holder === undefined) {
+            made.push([entry.pool, value]);
+            break;
+          }
+          // Another server handed this value out first: it is that Service's.
+          pool.assign(entry.offset, holder);
+          if (!entry.dynamic) throw entry.pool === IP_POOL ? ipInvalid(object, IP_TAKEN) : portInvalid(object, entry.index!, PORT_TAKEN);
+          const next = pool.next(owner);
+          if (next === undefined || attempt >= MAX_CLAIM_ATTEMPTS) throw errors.internal(`failed to allocate a ${entry.pool === IP_POOL ? 'serviceIP' : 'nodePort'}: range is full`);
+          entry.offset = next;
+          if (entry.pool === IP_POOL) {
+            object.spec.clusterIP = numberToIp(base + 1 + next);
+            object.spec.clusterIPs = [object.spec.clusterIP];
+          } else object.spec.ports[entry.index!].nodePort = NODE_PORT_MIN + next;
+        }
       }
-      const still = heldPorts(object);
-      for (const port of heldPorts(previous)) if (!still.has(port) && port >= NODE_PORT_MIN && port <= NODE_PORT_MAX) ports.release(port - NODE_PORT_MIN);
     },
+
+    settle: (object, previous) => release(object, previous, true),
   };
 }

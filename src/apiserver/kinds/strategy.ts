@@ -27,6 +27,12 @@ export interface Allocations {
    * for when the write does not happen (failed, refused, or a dry run).
    */
   reserve(object: Obj, previous: Obj | undefined): () => void;
+  /**
+   * Before the write that follows `reserve`: makes what it took for `object` the object's in
+   * storage, where every API server sharing it sees it; may replace a value another server took
+   * first (refusing one that was asked for). Reserve's give-back undoes it too.
+   */
+  commit?(object: Obj): Promise<void>;
   /** After a stored write: frees what `previous` held that `object` no longer holds (all of it when deleted). */
   settle(object: Obj | undefined, previous: Obj | undefined): void;
 }

@@ -1,7 +1,8 @@
 // The storage interface of the embedded API server: a revisioned key-value store of Kubernetes
 // objects. One global, strictly increasing revision numbers every write; an object's
-// resourceVersion is the revision of its last write. The SQLite backend (sqlite.ts) is the one in
-// use; the interface is kept small so that another backend (etcd) can be added later.
+// resourceVersion is the revision of its last write. Two backends: SQLite in the data directory
+// (sqlite.ts, the default) and etcd shared by several API servers (etcd.ts); reads are synchronous
+// in both (etcd's are served by a watch cache, watch-cache.ts).
 //
 // Keys are `/<group or "core">/<resource>/<namespace or "">/<name>`, e.g.
 // `/core/pods/default/web-1`, `/apps/deployments/default/web`, `/core/nodes//node-1`.

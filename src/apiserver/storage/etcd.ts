@@ -1,0 +1,489 @@
+// The etcd storage backend: the API server's objects in an etcd v3 cluster shared by several API
+// servers, as kube-apiserver keeps them.
+//
+// Layout: the storage key `/<group>/<resource>/<namespace>/<name>` lives at etcd key
+// `<prefix>/<group>/<resource>/<namespace>/<name>` (prefix `/registry` by default), its value the
+// object as JSON without resourceVersion; an object's resourceVersion is its etcd mod revision.
+//
+// Writes are etcd transactions conditioned on the key's revision (create: the key does not exist;
+// update/delete: its mod revision is the one expected, or it exists at all), so optimistic
+// concurrency is decided by etcd, across every server. Reads are served by a watch cache
+// (watch-cache.ts) fed only by one etcd watch on the prefix, started at the revision of an
+// initial load: every server sees every server's writes the same way, and a write resolves only
+// once its own server's cache has seen it, so the writer reads its own write. Another server
+// shows it as soon as its watch delivers it (milliseconds): reads there are not linearizable, as
+// kube-apiserver's reads from its watch cache are not. Etcd decides every write's conflicts.
+//
+// Compaction: each server periodically proposes one, but only the server that wins a transaction
+// on `<prefix>/compact_rev_key` compacts etcd (kube-apiserver's scheme), so N servers do not
+// compact N times. A server whose watch falls behind etcd's compaction reloads everything.
+import { readFileSync } from 'node:fs';
+import { Etcd3, isRecoverableError, type IKeyValue, type IOptions, type IWatchResponse } from 'etcd3';
+import { logger } from '../../common/log.js';
+import { WatchCache, withRevision } from './watch-cache.js';
+import { StorageError, type KubeObject, type ListOptions, type ListResult, type Storage, type StoredItem, type WatchEvent, type Watcher, type WriteOptions } from './types.js';
+
+export interface EtcdStorageOptions {
+  /** Client URLs, e.g. https://127.0.0.1:2379. */
+  endpoints: string[];
+  /** Key prefix (default `/registry`). */
+  prefix?: string;
+  /** TLS: the CA that signed the etcd servers' certificates, and this client's certificate and key. */
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+  /**
+   * How long one etcd call may take before it fails (default 3 s; the first load gets ten times
+   * that). A write that reaches a member while the cluster elects a leader waits there until it
+   * fails, so this bounds how long writes stall when the leader dies.
+   */
+  callTimeoutMs?: number;
+  /** How long a write waits for its server's cache to show it before it resolves anyway (default 10 s). */
+  cacheWaitMs?: number;
+  /** How often the watch asks etcd how far it has got, which moves bookmarks on (default 5 s). */
+  progressIntervalMs?: number;
+  /** Keys per page of the initial load (default 1,000: a few MiB at most). */
+  loadPageSize?: number;
+  /** Most events the watch cache keeps (default 50,000). */
+  maxEvents?: number;
+}
+
+const log = logger('etcd-storage');
+const COMPACT_KEY = '/compact_rev_key';
+/** Written by a server whose watch replays history, to learn when the replay is done (follow()). */
+const MARKER_KEY = '/watch_marker';
+const isBookkeeping = (key: string): boolean => key === COMPACT_KEY || key === MARKER_KEY;
+const RECONNECT_MS = 200;
+
+// Progress requests make etcd tell the watch how far it has got when no key under the prefix
+// changes; the cache's revision, and so bookmarks, keep up with the cluster.
+const PROGRESS_MS = 5_000;
+
+type Policy = NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
+const noEvent = () => ({ dispose: () => undefined });
+
+/**
+ * The client's fault handling: a call that fails for a reason another member may not have (a
+ * dead member, a timeout during an election) is tried on the next member, up to once per member.
+ * The client's default also puts a circuit breaker on each member, which under a burst of
+ * timeouts during an election opened on every member at once and refused all calls for seconds
+ * after the cluster had recovered: no breaker here.
+ */
+function faultHandling(members: number): IOptions['faultHandling'] {
+  const policy = (attempts: number): Policy =>
+    ({
+      onSuccess: noEvent,
+      onFailure: noEvent,
+      async execute<T>(fn: (context: { signal: AbortSignal }) => PromiseLike<T> | T): Promise<T> {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await fn({ signal: new AbortController().signal });
+          } catch (e) {
+            if (attempt >= attempts || !isRecoverableError(e as Error)) throw e;
+          }
+        }
+      },
+    }) as unknown as Policy;
+  return { host: () => policy(1), global: policy(Math.max(members, 1)) };
+}
+
+/** The etcd client the store uses (also what bench:apiserver measures raw puts with). */
+export function etcdClient(options: EtcdStorageOptions, callTimeoutMs = options.callTimeoutMs ?? 3_000): Etcd3 {
+  return new Etcd3({
+    hosts: options.endpoints,
+    credentials:
+      options.caFile !== undefined
+        ? {
+            rootCertificate: readFileSync(options.caFile),
+            certChain: options.certFile ? readFileSync(options.certFile) : undefined,
+            privateKey: options.keyFile ? readFileSync(options.keyFile) : undefined,
+          }
+        : undefined,
+    dialTimeout: callTimeoutMs,
+    // A watch catching up may carry many events in one response.
+    grpcOptions: { 'grpc.max_receive_message_length': -1 },
+    faultHandling: faultHandling(options.endpoints.length),
+    defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + callTimeoutMs }),
+  });
+}
+
+/** The first key after every key that starts with `prefix` (etcd's range end for a prefix). */
+function prefixEnd(prefix: Buffer): Buffer {
+  const end = Buffer.from(prefix);
+  for (let i = end.length - 1; i >= 0; i--) {
+    if (end[i] < 0xff) {
+      end[i] += 1;
+      return end.subarray(0, i + 1);
+    }
+  }
+  return Buffer.from([0]);
+}
+
+function encode(object: KubeObject): Buffer {
+  const { resourceVersion: _omitted, ...metadata } = object.metadata;
+  return Buffer.from(JSON.stringify({ ...object, metadata }));
+}
+
+export class EtcdStorage implements Storage {
+  private readonly client: Etcd3;
+  private readonly cache: WatchCache;
+  private readonly prefix: string;
+  private readonly callTimeoutMs: number;
+  private readonly cacheWaitMs: number;
+  private stream?: Awaited<ReturnType<Etcd3['watchClient']['watch']>>;
+  private progressTimer?: NodeJS.Timeout;
+  private reconnectTimer?: NodeJS.Timeout;
+  private closed = false;
+  /** The compaction key's mod revision as this server last saw it (kube's compaction scheme). */
+  private compactSeen = 0;
+  /** The compaction in flight, which close() lets finish. */
+  private compacting: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: EtcdStorageOptions) {
+    if (options.endpoints.length === 0) throw new Error('no etcd endpoints');
+    this.prefix = (options.prefix ?? '/registry').replace(/\/+$/, '');
+    this.callTimeoutMs = options.callTimeoutMs ?? 3_000;
+    this.cacheWaitMs = options.cacheWaitMs ?? 10_000;
+    this.cache = new WatchCache({ maxEvents: options.maxEvents });
+    this.client = etcdClient(options, this.callTimeoutMs);
+  }
+
+  private etcdKey(key: string): Buffer {
+    return Buffer.from(this.prefix + key);
+  }
+
+  private storageKey(etcdKey: Buffer): string {
+    return etcdKey.toString().slice(this.prefix.length);
+  }
+
+  private decode(kv: IKeyValue, revision = Number(kv.mod_revision)): StoredItem {
+    const object = JSON.parse(kv.value.toString()) as KubeObject;
+    return { key: this.storageKey(kv.key), object: withRevision(object, revision), revision: Number(kv.mod_revision) };
+  }
+
+  /** Loads every object under the prefix and starts following changes from there. */
+  async start(): Promise<void> {
+    await this.load(true);
+    this.progressTimer = setInterval(() => this.stream?.write({ progress_request: {} }), this.options.progressIntervalMs ?? PROGRESS_MS);
+    this.progressTimer.unref();
+  }
+
+  /**
+   * Loads the prefix as of etcd's last compaction and replays every change since through the
+   * watch, so that this server's cache keeps the same history etcd does (watches and paged lists
+   * from before this server started still work); resolves once the cache has caught up.
+   */
+  private async load(withHistory: boolean): Promise<void> {
+    const compactKey = this.etcdKey(COMPACT_KEY);
+    this.compactSeen = Number((await this.client.kv.range({ key: compactKey })).kvs[0]?.mod_revision ?? 0);
+    let items: StoredItem[];
+    let revision = 0;
+    try {
+      if (!withHistory) throw new Error('a reload starts from now');
+      revision = await this.etcdCompactedRevision();
+      // Revision 1 is etcd's empty beginning; a range at revision 0 would mean "now".
+      items = (await this.rangeAll(Math.max(revision, 1))).items;
+    } catch {
+      // A reload, or compacted further meanwhile: start from now, without history.
+      ({ items, revision } = await this.rangeAll(0));
+    }
+    const now = Number((await this.client.kv.range({ key: compactKey })).header.revision);
+    this.cache.reset(items, revision);
+    await this.follow(Math.max(revision, 1));
+    await this.caughtUp(now);
+  }
+
+  /** Every object under the prefix as of `revision` (0: now), read in pages (loadPageSize keys). */
+  private async rangeAll(revision: number): Promise<{ items: StoredItem[]; revision: number }> {
+    const start = Buffer.from(this.prefix + '/');
+    const end = prefixEnd(start);
+    const items: StoredItem[] = [];
+    let key = start;
+    for (;;) {
+      const page = await this.client.kv.range({ key, range_end: end, revision, limit: this.options.loadPageSize ?? 1000 }, { deadline: Date.now() + 10 * this.callTimeoutMs });
+      // Every later page is read at the revision of the first.
+      if (revision === 0) revision = Number(page.header.revision);
+      for (const kv of page.kvs) if (!isBookkeeping(this.storageKey(kv.key))) items.push(this.decode(kv));
+      if (!page.more || page.kvs.length === 0) return { items, revision };
+      key = Buffer.concat([page.kvs[page.kvs.length - 1].key, Buffer.from([0])]);
+    }
+  }
+
+  /**
+   * The revision etcd last compacted at (0 if never). etcd says it only to a watch that starts
+   * below it; so when revision 1 is gone, a watch from revision 1 is answered with it.
+   */
+  private async etcdCompactedRevision(): Promise<number> {
+    const key = this.etcdKey(COMPACT_KEY);
+    try {
+      await this.client.kv.range({ key, revision: 1 });
+      return 0;
+    } catch {
+      // compacted: ask a watch
+    }
+    const stream = await this.client.watchClient.watch();
+    try {
+      return await new Promise<number>((resolve, reject) => {
+        stream.on('data', (response: IWatchResponse) => {
+          if (Number(response.compact_revision) > 0) resolve(Number(response.compact_revision));
+        });
+        stream.on('error', reject);
+        setTimeout(() => reject(new Error('etcd did not say where it compacted')), this.callTimeoutMs).unref();
+        stream.write({ create_request: { key, start_revision: '1' } });
+      });
+    } finally {
+      stream.end();
+    }
+  }
+
+  /** Waits until the watch has delivered everything up to `revision`. */
+  private async caughtUp(revision: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.cache.reached(revision), new Promise((r) => (timer = setTimeout(r, this.cacheWaitMs)))]);
+    clearTimeout(timer);
+    if (this.cache.currentRevision() < revision) throw new Error(`the etcd watch did not catch up with revision ${revision}`);
+  }
+
+  /**
+   * Opens the watch stream from `revision` + 1; on any break, reopens it from where it got to.
+   *
+   * A watch that starts in the past first replays history, and until it has, etcd's progress
+   * answers may run ahead of the events still to come (etcd 3.4 answers a stream's progress
+   * request whatever its watchers' state). So a replaying watch trusts no progress answer until
+   * it has seen its own write of a marker key, made once the watch exists: every event before
+   * the marker has then been delivered.
+   */
+  private async follow(revision: number, attempt = 0): Promise<void> {
+    const start = Buffer.from(this.prefix + '/');
+    const stream = await this.client.watchClient.watch();
+    if (this.closed) {
+      stream.end();
+      return;
+    }
+    this.stream = stream;
+    let broken = false;
+    let synced = false;
+    let delivered = false;
+    const reconnect = (reason: string, reload = false) => {
+      if (broken || this.closed) return;
+      broken = true;
+      if (this.stream === stream) this.stream = undefined;
+      try {
+        stream.end();
+      } catch {
+        // already gone
+      }
+      // A stream that broke before it delivered anything counts as one more failed attempt.
+      this.resume(reason, reload, delivered ? 1 : attempt + 1);
+    };
+    stream.on('data', (response: IWatchResponse) => {
+      if (broken) return;
+      delivered = true;
+      if (Number(response.compact_revision) > 0) {
+        // The events this server missed are gone: reload, and tell watchers the difference.
+        return reconnect(`the watch fell behind etcd's compaction at ${response.compact_revision}`, true);
+      }
+      if (response.canceled) return reconnect(`watch canceled: ${response.cancel_reason}`);
+      if (response.created) {
+        // Nothing to replay: the cache is already as of the watch's start.
+        if (Number(response.header.revision) <= revision) {
+          synced = true;
+          this.cache.progress(Number(response.header.revision));
+          this.cache.release();
+        } else this.client.kv.put({ key: this.etcdKey(MARKER_KEY), value: Buffer.from(String(revision)) }).catch((e: Error) => reconnect(e.message));
+        return;
+      }
+      if (response.events.length === 0) {
+        if (synced) this.cache.progress(Number(response.header.revision));
+      } else if (this.onEvents(response)) synced = true;
+      this.cache.release();
+    });
+    stream.on('error', (e: Error) => reconnect(e.message));
+    stream.on('end', () => reconnect('stream ended'));
+    stream.write({
+      create_request: { key: start, range_end: prefixEnd(start), start_revision: String(revision + 1), prev_kv: true, progress_notify: true, fragment: true },
+    });
+  }
+
+  /**
+   * Follows etcd again from where the cache got to, after `RECONNECT_MS`, until it works; with
+   * `reload`, first loads everything again (the events missed are gone: watchers get the difference).
+   */
+  private resume(reason: string, reload: boolean, attempt = 1): void {
+    if (this.closed) return;
+    // The first break is worth a warning; the retries until a live member answers are not.
+    (attempt === 1 ? log.warn.bind(log) : log.debug.bind(log))({ reason, revision: this.cache.currentRevision(), reload, attempt }, 'etcd watch broke; following again');
+    this.reconnectTimer = setTimeout(() => {
+      (reload ? this.load(false) : this.follow(this.cache.currentRevision(), attempt)).catch((e: Error) => this.resume(e.message, reload, attempt + 1));
+    }, RECONNECT_MS);
+  }
+
+  /** Applies a response's events to the cache; true when the marker key was among them. */
+  private onEvents(response: IWatchResponse): boolean {
+    let marker = false;
+    for (const event of response.events) {
+      const key = this.storageKey(event.kv.key);
+      const revision = Number(event.kv.mod_revision);
+      if (key === MARKER_KEY) {
+        marker = true;
+        this.cache.progress(revision);
+        continue;
+      }
+      if (key === COMPACT_KEY) continue;
+      const previous = event.prev_kv ? this.decode(event.prev_kv).object : undefined;
+      if (event.type === 'Delete') {
+        if (!previous) continue; // a delete of a key this server never had (prev_kv compacted away)
+        this.cache.apply({ type: 'DELETED', key, revision, object: withRevision(previous, revision), previous });
+      } else {
+        const object = this.decode(event.kv).object;
+        this.cache.apply({ type: event.kv.version === '1' ? 'ADDED' : 'MODIFIED', key, revision, object, previous });
+      }
+    }
+    return marker;
+  }
+
+  currentRevision(): number {
+    return this.cache.currentRevision();
+  }
+
+  compactedRevision(): number {
+    return this.cache.compactedRevision();
+  }
+
+  get(key: string): StoredItem | undefined {
+    this.assertOpen();
+    return this.cache.get(key);
+  }
+
+  list(prefix: string, options?: ListOptions): ListResult {
+    this.assertOpen();
+    return this.cache.list(prefix, options);
+  }
+
+  watch(prefix: string, afterRevision: number, onEvent: (event: WatchEvent) => void): Watcher {
+    this.assertOpen();
+    return this.cache.watch(prefix, afterRevision, onEvent);
+  }
+
+  async create(key: string, object: KubeObject): Promise<StoredItem> {
+    this.assertOpen();
+    const k = this.etcdKey(key);
+    const response = await this.client.kv.txn({
+      compare: [{ key: k, target: 'Create', result: 'Equal', create_revision: 0 }],
+      success: [{ request_put: { key: k, value: encode(object) } }],
+    });
+    if (!response.succeeded) throw new StorageError('AlreadyExists', `${key} already exists`);
+    const revision = Number(response.header.revision);
+    return this.written({ key, object: withRevision(object, revision), revision });
+  }
+
+  async update(key: string, object: KubeObject, options: WriteOptions = {}): Promise<StoredItem> {
+    this.assertOpen();
+    const k = this.etcdKey(key);
+    const response = await this.client.kv.txn({
+      compare: [this.condition(k, options)],
+      success: [{ request_put: { key: k, value: encode(object) } }],
+      failure: [{ request_range: { key: k } }],
+    });
+    if (!response.succeeded) throw this.refusal(key, response.responses[0]?.response_range.kvs[0], options);
+    const revision = Number(response.header.revision);
+    return this.written({ key, object: withRevision(object, revision), revision });
+  }
+
+  async delete(key: string, options: WriteOptions = {}): Promise<StoredItem> {
+    this.assertOpen();
+    const k = this.etcdKey(key);
+    const response = await this.client.kv.txn({
+      compare: [this.condition(k, options)],
+      success: [{ request_delete_range: { key: k, prev_kv: true } }],
+      failure: [{ request_range: { key: k } }],
+    });
+    if (!response.succeeded) throw this.refusal(key, response.responses[0]?.response_range.kvs[0], options);
+    const revision = Number(response.header.revision);
+    const previous = response.responses[0]?.response_delete_range.prev_kvs[0];
+    if (!previous) throw new StorageError('NotFound', `${key} not found`);
+    return this.written({ key, object: this.decode(previous, revision).object, revision });
+  }
+
+  /** The condition of an update or delete: at the expected revision, or existing at all. */
+  private condition(key: Buffer, options: WriteOptions) {
+    return options.expectedRevision !== undefined
+      ? { key, target: 'Mod' as const, result: 'Equal' as const, mod_revision: options.expectedRevision }
+      : { key, target: 'Create' as const, result: 'Greater' as const, create_revision: 0 };
+  }
+
+  private refusal(key: string, current: IKeyValue | undefined, options: WriteOptions): StorageError {
+    if (!current) return new StorageError('NotFound', `${key} not found`);
+    return new StorageError('Conflict', `${key} is at revision ${current.mod_revision}, not ${options.expectedRevision}`);
+  }
+
+  /** Resolves a write once this server's cache shows it (or after cacheWaitMs: it is durable anyway). */
+  private async written(item: StoredItem): Promise<StoredItem> {
+    const revision = item.revision;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        log.warn({ key: item.key, revision, cached: this.cache.currentRevision() }, 'the watch cache is behind a write');
+        resolve();
+      }, this.cacheWaitMs);
+    });
+    await Promise.race([this.cache.reached(revision), late]);
+    clearTimeout(timer);
+    return item;
+  }
+
+  compact(keep: number): void {
+    this.assertOpen();
+    const target = this.cache.currentRevision() - Math.max(keep, 1);
+    if (target <= this.cache.compactedRevision()) return;
+    this.cache.compact(target);
+    this.compacting = this.compactEtcd(target).catch((e: Error) => log.warn({ err: e, target }, 'etcd compaction failed'));
+  }
+
+  /**
+   * Compacts etcd at `target` unless another server compacted since this one last looked: the
+   * transaction on the compaction key lets exactly one of several servers win each round.
+   */
+  private async compactEtcd(target: number): Promise<void> {
+    const key = this.etcdKey(COMPACT_KEY);
+    const response = await this.client.kv.txn({
+      compare: [{ key, target: 'Mod', result: 'Equal', mod_revision: this.compactSeen }],
+      success: [{ request_put: { key, value: Buffer.from(String(target)) } }],
+      failure: [{ request_range: { key } }],
+    });
+    if (!response.succeeded) {
+      this.compactSeen = Number(response.responses[0]?.response_range.kvs[0]?.mod_revision ?? 0);
+      return;
+    }
+    this.compactSeen = Number(response.header.revision);
+    await this.client.kv.compact({ revision: target, physical: false });
+    log.debug({ target }, 'etcd compacted');
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new StorageError('Closed', 'storage is closed');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.progressTimer);
+    clearTimeout(this.reconnectTimer);
+    this.stream?.end();
+    this.cache.close();
+    await this.compacting;
+    this.client.close();
+  }
+}
+
+/** Connects to etcd, loads the prefix into the watch cache and follows it. */
+export async function openEtcdStorage(options: EtcdStorageOptions): Promise<EtcdStorage> {
+  const storage = new EtcdStorage(options);
+  try {
+    await storage.start();
+  } catch (e) {
+    await storage.close();
+    throw new Error(`cannot reach etcd at ${options.endpoints.join(',')}: ${(e as Error).message}`, { cause: e });
+  }
+  return storage;
+}

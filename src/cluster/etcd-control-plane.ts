@@ -1,0 +1,104 @@
+// The highly available control plane of `bosun start --etcd`, on one machine: a local 3-member
+// etcd cluster (etcd-cluster.ts, clients over TLS with certificates) and two API servers on it,
+// behind the `api` address — a TCP front that hands each connection to the next API server that
+// accepts it, as the load balancer in front of OpenShift's API servers does. TLS passes through
+// it: both servers serve the same certificate (server 1 gets a copy of server 0's pki).
+//
+// Layout under the data directory: etcd/ (members, pki), the first API server in the data
+// directory itself (pki/, audit.log, kubeconfig pointing at the front), the second in apiserver-1/.
+import { cpSync, existsSync, mkdirSync } from 'node:fs';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { startClusterApiServer, type ClusterApiServer } from '../apiserver/cluster-api.js';
+import { writeKubeconfig } from '../apiserver/serving.js';
+import type { ApiServer, ApiServerOptions } from '../apiserver/server.js';
+import { startEtcdCluster, type EtcdCluster } from './etcd-cluster.js';
+
+/** What each API server gets (host and port are the front's), and how many there are. */
+export interface EtcdControlPlaneOptions extends Omit<ApiServerOptions, 'etcd' | 'host' | 'port'> {
+  /** The `api` address clients use (port 0: any free port). */
+  host: string;
+  port: number;
+  /** API servers behind the front (default 2). */
+  apiServers?: number;
+}
+
+export interface EtcdControlPlane extends ClusterApiServer {
+  /** The front: url, port and kubeconfig are the `api` address; the rest is the first server's. */
+  server: ApiServer;
+  servers: ClusterApiServer[];
+  etcd: EtcdCluster;
+}
+
+/** A TCP front on host:port passing each connection to the first of `backends` (in turn) that accepts it. */
+async function startFront(host: string, port: number, backends: () => number[]): Promise<Server> {
+  let next = 0;
+  const open = new Set<Socket>();
+  const front = createServer((client) => {
+    open.add(client);
+    client.once('close', () => open.delete(client));
+    client.pause();
+    const ports = backends();
+    const first = next++ % ports.length;
+    const tryBackend = (attempt: number) => {
+      if (attempt >= ports.length) return client.destroy();
+      const upstream: Socket = createConnection({ host, port: ports[(first + attempt) % ports.length] });
+      upstream.once('error', () => tryBackend(attempt + 1));
+      upstream.once('connect', () => {
+        upstream.removeAllListeners('error');
+        upstream.on('error', () => client.destroy());
+        client.on('error', () => upstream.destroy());
+        client.pipe(upstream).pipe(client);
+        client.resume();
+      });
+    };
+    tryBackend(0);
+  });
+  await new Promise<void>((resolve, reject) => front.once('error', reject).listen(port, host, resolve));
+  // Closing the front also ends the connections through it (watches would hold it open).
+  const close = front.close.bind(front);
+  front.close = (callback) => {
+    for (const socket of open) socket.destroy();
+    return close(callback);
+  };
+  return front;
+}
+
+export async function startEtcdControlPlane(options: EtcdControlPlaneOptions): Promise<EtcdControlPlane> {
+  const { apiServers = 2, ...serverOptions } = options;
+  mkdirSync(options.dataDir, { recursive: true });
+  const etcd = await startEtcdCluster(join(options.dataDir, 'etcd'), { tls: true });
+  const servers: ClusterApiServer[] = [];
+  let front: Server | undefined;
+  try {
+    const storage = { ...etcd.client, prefix: '/registry' };
+    const dirs = Array.from({ length: apiServers }, (_, i) => (i === 0 ? options.dataDir : join(options.dataDir, `apiserver-${i}`)));
+    for (const [i, dataDir] of dirs.entries()) {
+      // Every server behind the front presents the same certificate and knows the same tokens.
+      if (i > 0 && !existsSync(join(dataDir, 'pki'))) cpSync(join(dirs[0], 'pki'), join(dataDir, 'pki'), { recursive: true });
+      servers.push(await startClusterApiServer({ ...serverOptions, dataDir, host: options.host, port: 0, etcd: storage }));
+    }
+    front = await startFront(options.host, options.port, () => servers.map((s) => s.server.port));
+    const port = (front.address() as { port: number }).port;
+    const url = `https://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
+    const first = servers[0].server;
+    const kubeconfigPath = join(options.dataDir, 'kubeconfig');
+    writeKubeconfig(kubeconfigPath, url, first.caPem, first.token);
+    const closing = front;
+    return {
+      server: { ...first, url, port, host: options.host, kubeconfigPath },
+      servers,
+      etcd,
+      async stop() {
+        await new Promise((r) => closing.close(r));
+        await Promise.all(servers.map((s) => s.stop()));
+        await etcd.stop();
+      },
+    };
+  } catch (e) {
+    front?.close();
+    await Promise.all(servers.map((s) => s.stop()));
+    await etcd.stop();
+    throw e;
+  }
+}
