@@ -1,0 +1,56 @@
+// `bosun cluster-api-controllers`: Cluster API's core controllers (Cluster, Machine, MachineSet,
+// MachineDeployment, MachineHealthCheck), the bootstrap data copy, and the local infrastructure
+// provider (LocalCluster, LocalMachine) on the component manager until SIGTERM, under the Lease
+// openshift-cluster-api/cluster-api-controllers.
+import type { Command } from 'commander';
+import { registerComponent } from '../kube/manager-flags.js';
+
+interface Options {
+  cloudUrl?: string;
+  cloudDataDir?: string;
+  namespace: string;
+}
+
+export function register(program: Command): void {
+  registerComponent<Options>(program, {
+    name: 'cluster-api-controllers',
+    lease: { namespace: 'openshift-cluster-api', name: 'cluster-api-controllers' },
+    description: 'run Cluster API: machines, machine sets and deployments, health checks, and the local infrastructure provider',
+    defaults: { leaseDuration: 137, renewDeadline: 107, retryPeriod: 26 },
+    flags: (command) =>
+      command
+        .option('--cloud-url <url>', "the local cloud's API (as `bosun cloud serve` prints it)")
+        .option('--cloud-data-dir <dir>', 'find the local cloud through the data directory it serves instead')
+        .option('--namespace <name>', 'where the bootstrap data Secrets (worker-user-data, master-user-data) are copied to', 'openshift-cluster-api'),
+    help: `
+Leader election: the Lease openshift-cluster-api/cluster-api-controllers.
+
+Controllers:
+  cluster            Cluster phase, failure domains and machine counts from its LocalCluster
+  machine            bootstrap data → LocalMachine → providerID → nodeRef; on delete: drain the
+                     node (evictions honour PodDisruptionBudgets), delete the instance, the node
+  machineset         replicas, spec.deletion.order, the cluster.x-k8s.io/delete-machine annotation,
+                     machines a health check handed over are replaced
+  machinedeployment  rolling updates (maxSurge/maxUnavailable) through MachineSets; scale subresource
+  machinehealthcheck unhealthy node conditions, node startup timeout, the remediation limit
+  bootstrap-data     openshift-machine-api/{worker,master}-user-data copied as Cluster API bootstrap data
+  localcluster, localmachine   the local infrastructure provider (instances in the local cloud)
+
+Example (the local cloud running for .bosun):
+  $ bosun cluster-api-controllers --kubeconfig .bosun/kubeconfig --cloud-data-dir .bosun
+  $ kubectl -n openshift-cluster-api scale machinedeployment worker --replicas 3
+  machinedeployment.cluster.x-k8s.io/worker scaled
+  $ kubectl -n openshift-cluster-api get machines
+  NAME                      CLUSTER   NODE NAME                 FAILURE DOMAIN   READY   AVAILABLE   UP-TO-DATE   PHASE     AGE   VERSION
+  worker-5d8f9c7b4-x2kqp    local     worker-5d8f9c7b4-x2kqp    local-a          True    True        True         Running   2m
+  …`,
+    async setup(manager, o) {
+      if (!o.cloudUrl === !o.cloudDataDir) throw new Error('give the local cloud with --cloud-url or --cloud-data-dir (one of them)');
+      const { readEndpoint } = await import('../cloud/endpoint.js');
+      const cloudUrl = o.cloudUrl ?? readEndpoint(o.cloudDataDir!);
+      if (!/^https?:\/\//.test(cloudUrl)) throw new Error(`--cloud-url must be an http(s) URL, got "${cloudUrl}"`);
+      const { addClusterApiControllers } = await import('../capi/controllers.js');
+      addClusterApiControllers(manager, { cloudUrl, namespace: o.namespace });
+    },
+  });
+}
