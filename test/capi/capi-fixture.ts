@@ -18,6 +18,7 @@ import { repositoryRoot } from '../../src/cli/release.js';
 import { runKubectl, type KubectlResult } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
 import { startCloud, type CloudFixture } from '../cloud/cloud-fixture.js';
+import type { ServeOptions } from '../../src/cloud/service.js';
 
 export const NS = CLUSTER_API_NAMESPACE;
 export const CLUSTER = 'local';
@@ -41,7 +42,7 @@ export async function installCrds(kubectlOk: CapiCluster['kubectlOk']): Promise<
   for (const { crd } of CLUSTER_API_CRDS) await kubectlOk(['wait', '--for=condition=Established', `crd/${crd.metadata.name}`, '--timeout=20s']);
 }
 
-export async function startCapiCluster(o: { controllers?: boolean } = {}): Promise<CapiCluster> {
+export async function startCapiCluster(o: { controllers?: boolean; cloud?: Partial<ServeOptions> } = {}): Promise<CapiCluster> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-capi-'));
   const api = await startClusterApiServer({ dataDir, host: '127.0.0.1', port: 0, logLevel: 'warn' });
   const kubeconfigPath = api.server.kubeconfigPath;
@@ -53,7 +54,7 @@ export async function startCapiCluster(o: { controllers?: boolean } = {}): Promi
   };
   await installCrds(kubectlOk);
   await kubectlOk(['create', 'namespace', NS]);
-  const cloud = await startCloud({ bootDelayMs: 100 });
+  const cloud = await startCloud({ bootDelayMs: 100, ...o.cloud });
   const kubeconfig = loadKubeConfig(kubeconfigPath);
   const kube = new KubeClient(kubeconfig);
   const manager = new Manager({ name: 'cluster-api-controllers', kubeconfig, logLevel: process.env.BOSUN_LOG_LEVEL ?? 'warn' });
