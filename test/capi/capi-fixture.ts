@@ -15,10 +15,14 @@ import { addClusterApiControllers } from '../../src/capi/controllers.js';
 import { CLUSTER_API_CRDS } from '../../src/capi/crds.js';
 import { KubeClient, Manager, type Obj, isNotFound, loadKubeConfig, resources, rfc3339 } from '../../src/kube/index.js';
 import { repositoryRoot } from '../../src/cli/release.js';
+import { setLogLevel } from '../../src/common/log.js';
 import { runKubectl, type KubectlResult } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
 import { startCloud, type CloudFixture } from '../cloud/cloud-fixture.js';
 import type { ServeOptions } from '../../src/cloud/service.js';
+
+// The servers' routine lines (audit, cloud) would bury a failure's output.
+setLogLevel(process.env.BOSUN_LOG_LEVEL ?? 'warn');
 
 export const NS = CLUSTER_API_NAMESPACE;
 export const CLUSTER = 'local';
