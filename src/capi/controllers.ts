@@ -6,6 +6,7 @@ import type { Clock, Manager } from '../kube/index.js';
 import { CLUSTER_API_NAMESPACE } from './api.js';
 import { bootstrapDataController } from './bootstrap-data.js';
 import { clusterController } from './cluster-controller.js';
+import { clusterOperatorController } from './cluster-operator.js';
 import { capiContext } from './context.js';
 import { localClusterController } from './local/localcluster-controller.js';
 import { localMachineController } from './local/localmachine-controller.js';
@@ -21,6 +22,10 @@ export interface ClusterApiSettings {
   cloudUrl: string;
   /** Where the bootstrap data Secrets are copied to (default openshift-cluster-api). */
   namespace?: string;
+  /** The release these controllers belong to (RELEASE_VERSION): reported on ClusterOperator/cluster-api. */
+  releaseVersion?: string;
+  /** Report ClusterOperator/cluster-api (default true). */
+  clusterOperator?: boolean;
   clock?: Clock;
 }
 
@@ -37,4 +42,5 @@ export function addClusterApiControllers(manager: Manager, settings: ClusterApiS
     localClusterController(ctx, cloud),
     localMachineController(ctx, cloud),
   );
+  if (settings.clusterOperator !== false) manager.add(clusterOperatorController(ctx, settings.releaseVersion));
 }

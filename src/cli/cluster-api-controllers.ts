@@ -9,6 +9,7 @@ interface Options {
   cloudUrl?: string;
   cloudDataDir?: string;
   namespace: string;
+  releaseVersion?: string;
 }
 
 export function register(program: Command): void {
@@ -21,7 +22,8 @@ export function register(program: Command): void {
       command
         .option('--cloud-url <url>', "the local cloud's API (as `bosun cloud serve` prints it)")
         .option('--cloud-data-dir <dir>', 'find the local cloud through the data directory it serves instead')
-        .option('--namespace <name>', 'where the bootstrap data Secrets (worker-user-data, master-user-data) are copied to', 'openshift-cluster-api'),
+        .option('--namespace <name>', 'where the bootstrap data Secrets (worker-user-data, master-user-data) are copied to', 'openshift-cluster-api')
+        .option('--release-version <version>', 'the release reported on ClusterOperator/cluster-api (default: $RELEASE_VERSION)', process.env.RELEASE_VERSION),
     help: `
 Leader election: the Lease openshift-cluster-api/cluster-api-controllers.
 
@@ -50,7 +52,7 @@ Example (the local cloud running for .bosun):
       const cloudUrl = o.cloudUrl ?? readEndpoint(o.cloudDataDir!);
       if (!/^https?:\/\//.test(cloudUrl)) throw new Error(`--cloud-url must be an http(s) URL, got "${cloudUrl}"`);
       const { addClusterApiControllers } = await import('../capi/controllers.js');
-      addClusterApiControllers(manager, { cloudUrl, namespace: o.namespace });
+      addClusterApiControllers(manager, { cloudUrl, namespace: o.namespace, releaseVersion: o.releaseVersion });
     },
   });
 }

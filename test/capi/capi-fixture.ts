@@ -26,6 +26,8 @@ setLogLevel(process.env.BOSUN_LOG_LEVEL ?? 'warn');
 
 export const NS = CLUSTER_API_NAMESPACE;
 export const CLUSTER = 'local';
+/** The release the controllers report on ClusterOperator/cluster-api. */
+export const RELEASE = '1.0.0';
 /** The smallest Ignition config a machine boots from: nothing to write, no kubelet. */
 export const EMPTY_IGNITION = JSON.stringify({ ignition: { version: '3.4.0' } });
 
@@ -57,12 +59,13 @@ export async function startCapiCluster(o: { controllers?: boolean; cloud?: Parti
     return r.stdout;
   };
   await installCrds(kubectlOk);
+  await kubectlOk(['apply', '-f', join(repositoryRoot, 'manifests/0000_00_cluster-version-operator_01_clusteroperators.crd.yaml')]);
   await kubectlOk(['create', 'namespace', NS]);
   const cloud = await startCloud({ bootDelayMs: 100, ...o.cloud });
   const kubeconfig = loadKubeConfig(kubeconfigPath);
   const kube = new KubeClient(kubeconfig);
   const manager = new Manager({ name: 'cluster-api-controllers', kubeconfig, logLevel: process.env.BOSUN_LOG_LEVEL ?? 'warn' });
-  if (o.controllers !== false) addClusterApiControllers(manager, { cloudUrl: cloud.service.url });
+  if (o.controllers !== false) addClusterApiControllers(manager, { cloudUrl: cloud.service.url, releaseVersion: RELEASE });
   const running = o.controllers !== false ? manager.start() : Promise.resolve();
   return {
     api, kube, cloud, manager, kubectl, kubectlOk,

@@ -11,7 +11,7 @@ import { API_VERSION, INFRA_API_VERSION, LOCAL_MACHINES, MACHINES } from '../../
 import type { MachineRuntime } from '../../src/cloud/machine-runtime.js';
 import { type Obj, resources } from '../../src/kube/index.js';
 import { eventually } from '../helpers/eventually.js';
-import { CLUSTER, EMPTY_IGNITION, NS, type CapiCluster, createClusterObjects, machineSpec, runKubelets, startCapiCluster } from './capi-fixture.js';
+import { CLUSTER, EMPTY_IGNITION, NS, RELEASE, type CapiCluster, createClusterObjects, machineSpec, runKubelets, startCapiCluster } from './capi-fixture.js';
 
 /** Fault injection: a machine takes this long to shut down, so a termination is seen in progress. */
 const SHUTDOWN_MS = 2_000;
@@ -133,4 +133,14 @@ test('deleting a Machine: a PDB delays the drain; the finalizer holds the Machin
   assert.equal((await c.cloud.client.getInstance(instanceId)).state, 'terminated', 'gone only once the instance is');
   assert.equal(await c.kube.read(LOCAL_MACHINES, 'm1', NS), undefined);
   assert.equal(await c.kube.read(resources.nodes, 'm1'), undefined, 'the Node was deleted');
+});
+
+test('ClusterOperator/cluster-api is Available at the release once the CRDs are served', async () => {
+  const co = await eventually('ClusterOperator/cluster-api reported', async () => {
+    const x = await c.kube.read(resources.clusterOperators, 'cluster-api');
+    return x?.status?.versions ? x : undefined;
+  });
+  assert.deepEqual(co.status.versions, [{ name: 'operator', version: RELEASE }]);
+  assert.deepEqual(co.status.conditions.map((x: Obj) => [x.type, x.status]), [['Available', 'True'], ['Progressing', 'False'], ['Degraded', 'False'], ['Upgradeable', 'True']]);
+  assert.ok(co.status.relatedObjects.some((r: Obj) => r.resource === 'machines' && r.group === 'cluster.x-k8s.io'));
 });

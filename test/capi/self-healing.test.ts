@@ -1,0 +1,100 @@
+// test: shared-addresses (starts a local cloud whose machines run node agents)
+// End to end, with every part real: the MCO's worker user data (a bootstrap token, the worker's
+// rendered config) in openshift-machine-api/worker-user-data is copied as Cluster API bootstrap
+// data; a MachineDeployment's machines boot in the local cloud, their node agents get
+// certificates through the machine approver and register, the cloud controller manager gives
+// the Nodes their providerIDs, and the Machines go Running. Terminating one worker's instance
+// from the cloud: the Node goes silent, the node lifecycle controller marks it Unknown, the CCM
+// deletes it (its instance is gone), the MachineHealthCheck marks the Machine, its MachineSet
+// replaces it, and a new Node joins Ready — no human action. The time from the termination to
+// the Ready replacement is printed.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { addCloudControllers } from '../../src/ccm-operator/ccm.js';
+import { API_VERSION, INFRA_API_VERSION, MACHINES, MACHINE_DEPLOYMENTS, MACHINE_HEALTH_CHECKS, MACHINE_API_NAMESPACE } from '../../src/capi/api.js';
+import { addClusterApiControllers } from '../../src/capi/controllers.js';
+import { Manager, type Obj, resources } from '../../src/kube/index.js';
+import { eventually } from '../helpers/eventually.js';
+import { bootstrapUserData, readyCondition, startNodeCluster, type NodeCluster } from '../cluster/node-agent-fixture.js';
+import { CLUSTER, NS, installCrds, machineDeployment } from './capi-fixture.js';
+
+let c: NodeCluster;
+const managers = new AbortController();
+let running: Promise<unknown>[] = [];
+
+before(async () => {
+  c = await startNodeCluster({ nodeGraceMs: 3_000 });
+  await installCrds(c.api.kubectlOk);
+  await c.api.kubectlOk(['create', 'namespace', NS]);
+  await c.api.kubectlOk(['create', 'namespace', MACHINE_API_NAMESPACE]);
+  // What the MCO writes: the worker's Ignition under `userData`.
+  const userData = await bootstrapUserData(c);
+  await c.api.kubectlOk(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'worker-user-data', namespace: MACHINE_API_NAMESPACE }, data: { userData: Buffer.from(userData).toString('base64') } }));
+
+  const ccm = new Manager({ name: 'cloud-controller-manager', kubeconfig: c.kube.kubeconfig });
+  await addCloudControllers(ccm, { cloudProvider: 'local', cloudConfig: `[Global]\nurl = ${c.cloud.url}\n`, controllers: ['cloud-node', 'cloud-node-lifecycle'], periods: { nodeMonitorMs: 500, nodeStatusMs: 1000 } });
+  const capi = new Manager({ name: 'cluster-api-controllers', kubeconfig: c.kube.kubeconfig });
+  addClusterApiControllers(capi, { cloudUrl: c.cloud.url, clusterOperator: false });
+  running = [ccm.start(managers.signal), capi.start(managers.signal)];
+
+  const apply = (o: Obj) => c.api.kubectlOk(['apply', '-f', '-'], JSON.stringify(o));
+  await apply({ apiVersion: INFRA_API_VERSION, kind: 'LocalCluster', metadata: { name: CLUSTER, namespace: NS }, spec: { controlPlaneEndpoint: { host: '127.0.0.1', port: c.api.port } } });
+  await apply({ apiVersion: API_VERSION, kind: 'Cluster', metadata: { name: CLUSTER, namespace: NS }, spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'LocalCluster', name: CLUSTER } } });
+  await apply({ apiVersion: INFRA_API_VERSION, kind: 'LocalMachineTemplate', metadata: { name: 'small', namespace: NS }, spec: { template: { spec: { instanceType: 'local.small' } } } });
+});
+
+after(async () => {
+  managers.abort();
+  await Promise.allSettled(running);
+  await c?.close();
+});
+
+const nodeReady = async (name: string) => readyCondition(await c.kube.read(resources.nodes, name))?.status === 'True';
+
+async function runningWorkers(count: number, timeoutMs: number): Promise<Obj[]> {
+  return eventually(`${count} Running workers with Ready nodes`, async () => {
+    const ms = ((await c.kube.list(MACHINES, NS, { labelSelector: 'pool=workers' })).items ?? []).filter((m: Obj) => !m.metadata.deletionTimestamp);
+    if (ms.length !== count || !ms.every((m: Obj) => m.status?.phase === 'Running' && m.status?.nodeRef)) return undefined;
+    for (const m of ms) if (!(await nodeReady(m.status.nodeRef.name))) return undefined;
+    return ms;
+  }, { timeoutMs, intervalMs: 200 });
+}
+
+test('workers of a MachineDeployment join as Ready nodes, booted from the MCO\'s user data', async () => {
+  await eventually('the bootstrap data copied', async () => (await c.kube.read(resources.secrets, 'worker-user-data', NS))?.data?.value);
+  await c.kube.create(MACHINE_DEPLOYMENTS, machineDeployment('workers', 2));
+  await c.kube.create(MACHINE_HEALTH_CHECKS, {
+    apiVersion: API_VERSION, kind: 'MachineHealthCheck', metadata: { name: 'workers', namespace: NS },
+    spec: {
+      clusterName: CLUSTER, selector: { matchLabels: { pool: 'workers' } },
+      checks: { nodeStartupTimeoutSeconds: 120, unhealthyNodeConditions: [{ type: 'Ready', status: 'Unknown', timeoutSeconds: 5 }, { type: 'Ready', status: 'False', timeoutSeconds: 5 }] },
+    },
+  });
+  const workers = await runningWorkers(2, 45_000);
+  for (const m of workers) {
+    const node = await c.kube.get(resources.nodes, m.status.nodeRef.name);
+    assert.equal(node.metadata.name, m.metadata.name);
+    assert.equal(node.spec.providerID, m.spec.providerID, 'the CCM set the providerID the Machine carries');
+  }
+  const listing = await c.api.kubectlOk(['get', 'machines,machinesets,machinedeployments', '-A']);
+  for (const m of workers) assert.match(listing, new RegExp(`${NS}\\s+machine.cluster.x-k8s.io/${m.metadata.name}\\s+local\\s+${m.metadata.name}\\s+`));
+});
+
+test('terminating a worker\'s instance gets it replaced by a Ready node, with no human action', async () => {
+  const before = await runningWorkers(2, 10_000);
+  const victim = before[0];
+  const instanceId = victim.spec.providerID.replace('local://', '');
+  const started = Date.now();
+  await c.client.operate('terminate', instanceId);
+  const after = await eventually('a replacement Ready', async () => {
+    const ms = await runningWorkers(2, 1_000).catch(() => undefined);
+    return ms && !ms.some((m) => m.metadata.name === victim.metadata.name) ? ms : undefined;
+  }, { timeoutMs: 50_000, intervalMs: 500 });
+  const seconds = (Date.now() - started) / 1000;
+  const marked = JSON.parse(await c.api.kubectlOk(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${victim.metadata.name},reason=MachineMarkedUnhealthy`, '-o', 'json'])).items;
+  assert.equal(marked.length, 1, 'the health check marked the machine');
+  const replacement = after.find((m) => m.metadata.name !== before[1].metadata.name)!.metadata.name;
+  console.log(`self-healing: instance ${instanceId} terminated → replacement ${replacement} Ready in ${seconds.toFixed(1)} s (${marked[0].message})`);
+  assert.equal(await c.kube.read(MACHINES, victim.metadata.name, NS), undefined, 'the dead machine is gone');
+  assert.equal(await c.kube.read(resources.nodes, victim.metadata.name), undefined, 'and its node');
+});
