@@ -6,7 +6,13 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse as parseYaml } from 'yaml';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { structuralProblems } from '../../src/apiserver/crd-structural.js';
+import { renderSource } from '../../src/cvo/payload/build.js';
+import { includeManifest } from '../../src/cvo/payload/inclusion.js';
+import { parseManifestFile } from '../../src/cvo/payload/manifest.js';
+import { repositoryRoot } from '../../src/cli/release.js';
 import { CLUSTER_API_CRDS, crdYaml } from '../../src/capi/crds.js';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
 import { CLUSTER, NS, installCrds, machineDeployment, machineSpec, payloadFile } from './capi-fixture.js';
@@ -98,4 +104,22 @@ test('bad input is refused with the field that is wrong', async () => {
   const noRef = await api.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine', metadata: { name: 'x', namespace: NS }, spec: { clusterName: CLUSTER, bootstrap: { dataSecretName: 'w' } } }) });
   assert.notEqual(noRef.code, 0);
   assert.match(noRef.stderr, /spec.infrastructureRef: Required value/);
+});
+
+test('the payload: CRDs and namespace always; the controllers, their RBAC and ClusterOperator only with the ClusterAPIInstall gate', () => {
+  const dir = join(repositoryRoot, 'release-payload/manifests');
+  const manifests = readdirSync(dir).filter((f) => f.startsWith('0000_30_cluster-api_')).flatMap((file) => {
+    const { manifests: parsed, problems } = parseManifestFile(file, renderSource(file, payloadFile(file), '1.0.0'));
+    assert.deepEqual(problems, [], file);
+    return parsed;
+  });
+  const included = (gates: string[]) => manifests.filter((m) => includeManifest(m, { enabledFeatureGates: new Set(gates), featureSet: '' }).included).map((m) => `${m.gvk.kind}/${m.object.metadata.name}`);
+  const always = ['Namespace/openshift-cluster-api', ...CLUSTER_API_CRDS.map(({ crd }) => `CustomResourceDefinition/${crd.metadata.name}`)];
+  assert.deepEqual(included([]).sort(), always.sort());
+  assert.deepEqual(included(['ClusterAPIInstall']).filter((x) => !always.includes(x)).sort(), [
+    'ClusterOperator/cluster-api', 'ClusterRole/cluster-api-controllers', 'ClusterRoleBinding/cluster-api-controllers', 'Deployment/cluster-api-controllers', 'ServiceAccount/cluster-api-controllers',
+  ]);
+  const deployment = manifests.find((m) => m.gvk.kind === 'Deployment')!.object as any;
+  assert.deepEqual(deployment.spec.template.spec.containers[0].args, ['cluster-api-controllers', '--cloud-url', '$(CLOUD_URL)']);
+  assert.equal(deployment.spec.template.spec.containers[0].image, 'bosun.local/cluster-api-controllers:1.0.0');
 });
