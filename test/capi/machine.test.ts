@@ -135,6 +135,22 @@ test('deleting a Machine: a PDB delays the drain; the finalizer holds the Machin
   assert.equal(await c.kube.read(resources.nodes, 'm1'), undefined, 'the Node was deleted');
 });
 
+test('spec.deletion.nodeDrainTimeoutSeconds: a drain a PDB blocks is given up after the timeout, with a Warning', async () => {
+  await createMachine('m3', { deletion: { nodeDrainTimeoutSeconds: 2 } });
+  await eventually('m3 Running', async () => (await getMachine('m3'))?.status?.phase === 'Running');
+  await c.kube.create(resources.pods, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'cache', namespace: 'default', labels: { app: 'cache' } }, spec: { nodeName: 'm3', containers: [{ name: 'cache', image: 'cache' }] } });
+  await c.kube.mergePatch(resources.pods, 'cache', 'default', { status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } }, 'status');
+  await c.kubectlOk(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'cache', namespace: 'default' }, spec: { maxUnavailable: 0, selector: { matchLabels: { app: 'cache' } } } }));
+  await eventually('the PDB computed', async () => (await c.kubectlOk(['-n', 'default', 'get', 'pdb', 'cache', '-o', 'jsonpath={.status.expectedPods}'])) === '1');
+  const started = Date.now();
+  await c.kube.delete(MACHINES, 'm3', NS);
+  await eventually('m3 gone despite the PDB', async () => !(await getMachine('m3')), 20_000);
+  assert.ok(Date.now() - started >= 1_000, 'not before the drain timeout');
+  const reasons = JSON.parse(await c.kubectlOk(['-n', NS, 'get', 'events', '--field-selector', 'involvedObject.name=m3', '-o', 'json'])).items.map((e: Obj) => `${e.type} ${e.reason}: ${e.message}`);
+  assert.ok(reasons.includes('Warning FailedDrainNode: Node m3 not drained within 2s; going on with the deletion'), reasons.join('\n'));
+  await c.kubectlOk(['-n', 'default', 'delete', 'pdb', 'cache']);
+});
+
 test('ClusterOperator/cluster-api is Available at the release once the CRDs are served', async () => {
   const co = await eventually('ClusterOperator/cluster-api reported', async () => {
     const x = await c.kube.read(resources.clusterOperators, 'cluster-api');
