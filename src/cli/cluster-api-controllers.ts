@@ -39,13 +39,13 @@ Controllers:
   localcluster, localmachine   the local infrastructure provider (instances in the local cloud)
 
 Example (the local cloud running for .bosun):
-  $ bosun cluster-api-controllers --kubeconfig .bosun/kubeconfig --cloud-data-dir .bosun
-  $ kubectl -n openshift-cluster-api scale machinedeployment worker --replicas 3
-  machinedeployment.cluster.x-k8s.io/worker scaled
-  $ kubectl -n openshift-cluster-api get machines
-  NAME                      CLUSTER   NODE NAME                 FAILURE DOMAIN   READY   AVAILABLE   UP-TO-DATE   PHASE     AGE   VERSION
-  worker-5d8f9c7b4-x2kqp    local     worker-5d8f9c7b4-x2kqp    local-a          True    True        True         Running   2m
-  …`,
+  $ bosun cluster-api-controllers --kubeconfig .bosun/kubeconfig --cloud-data-dir .bosun &
+  $ kubectl get machines -A
+  NAMESPACE               NAME                       CLUSTER   NODE NAME                  FAILURE DOMAIN   READY   AVAILABLE   UP-TO-DATE   PHASE     AGE   VERSION
+  openshift-cluster-api   workers-865b744446-6wx68   local     workers-865b744446-6wx68   local-a          True    True        True         Running   3s    v1.33.0
+  openshift-cluster-api   workers-865b744446-k9h46   local     workers-865b744446-k9h46   local-b          True    True        True         Running   3s    v1.33.0
+  $ kubectl -n openshift-cluster-api scale machinedeployment workers --replicas 3
+  machinedeployment.cluster.x-k8s.io/workers scaled`,
     async setup(manager, o) {
       if (!o.cloudUrl === !o.cloudDataDir) throw new Error('give the local cloud with --cloud-url or --cloud-data-dir (one of them)');
       const { readEndpoint } = await import('../cloud/endpoint.js');
