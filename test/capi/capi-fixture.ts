@@ -112,6 +112,14 @@ export function machineDeployment(name: string, replicas: number, extra: Obj = {
   };
 }
 
+/** A MachineHealthCheck of the machines labelled pool=<name>. */
+export function machineHealthCheck(name: string, checks: Obj, remediation?: Obj): Obj {
+  return {
+    apiVersion: API_VERSION, kind: 'MachineHealthCheck', metadata: { name, namespace: NS },
+    spec: { clusterName: CLUSTER, selector: { matchLabels: { pool: name } }, checks, ...(remediation ? { remediation } : {}) },
+  };
+}
+
 const readyCondition = (status: 'True' | 'False' | 'Unknown', message: string) => ({
   type: 'Ready', status, reason: status === 'True' ? 'KubeletReady' : 'KubeletNotReady', message, lastHeartbeatTime: rfc3339(), lastTransitionTime: rfc3339(),
 });

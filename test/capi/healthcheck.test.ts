@@ -8,10 +8,10 @@
 // Event RemediationRestricted).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { API_VERSION, MACHINES, MACHINE_DEPLOYMENTS, MACHINE_HEALTH_CHECKS } from '../../src/capi/api.js';
+import { MACHINES, MACHINE_DEPLOYMENTS, MACHINE_HEALTH_CHECKS } from '../../src/capi/api.js';
 import type { Obj } from '../../src/kube/index.js';
 import { eventually } from '../helpers/eventually.js';
-import { CLUSTER, NS, type CapiCluster, createClusterObjects, machineDeployment, machinesOf, runKubelets, setNodeReady, startCapiCluster, waitForRunning } from './capi-fixture.js';
+import { NS, type CapiCluster, createClusterObjects, machineDeployment, machineHealthCheck, machinesOf, runKubelets, setNodeReady, startCapiCluster, waitForRunning } from './capi-fixture.js';
 
 let c: CapiCluster;
 const kubelets = new AbortController();
@@ -22,14 +22,9 @@ before(async () => {
   await createClusterObjects(c);
   kubeletLoop = runKubelets(c, kubelets.signal, held);
   await c.kube.create(MACHINE_DEPLOYMENTS, machineDeployment('workers', 3));
-  await c.kube.create(MACHINE_HEALTH_CHECKS, {
-    apiVersion: API_VERSION, kind: 'MachineHealthCheck', metadata: { name: 'workers', namespace: NS },
-    spec: {
-      clusterName: CLUSTER, selector: { matchLabels: { pool: 'workers' } },
-      checks: { nodeStartupTimeoutSeconds: 3, unhealthyNodeConditions: [{ type: 'Ready', status: 'False', timeoutSeconds: 2 }, { type: 'Ready', status: 'Unknown', timeoutSeconds: 2 }] },
-      remediation: { triggerIf: { unhealthyLessThanOrEqualTo: 1 } },
-    },
-  });
+  await c.kube.create(MACHINE_HEALTH_CHECKS, machineHealthCheck('workers',
+    { nodeStartupTimeoutSeconds: 3, unhealthyNodeConditions: [{ type: 'Ready', status: 'False', timeoutSeconds: 2 }, { type: 'Ready', status: 'Unknown', timeoutSeconds: 2 }] },
+    { triggerIf: { unhealthyLessThanOrEqualTo: 1 } }));
 });
 after(async () => {
   kubelets.abort();

@@ -16,7 +16,7 @@ import { addClusterApiControllers } from '../../src/capi/controllers.js';
 import { Manager, type Obj, resources } from '../../src/kube/index.js';
 import { eventually } from '../helpers/eventually.js';
 import { bootstrapUserData, readyCondition, startNodeCluster, type NodeCluster } from '../cluster/node-agent-fixture.js';
-import { CLUSTER, NS, installCrds, machineDeployment } from './capi-fixture.js';
+import { CLUSTER, NS, installCrds, machineDeployment, machineHealthCheck } from './capi-fixture.js';
 
 let c: NodeCluster;
 const managers = new AbortController();
@@ -63,13 +63,7 @@ async function runningWorkers(count: number, timeoutMs: number): Promise<Obj[]> 
 test('workers of a MachineDeployment join as Ready nodes, booted from the MCO\'s user data', async () => {
   await eventually('the bootstrap data copied', async () => (await c.kube.read(resources.secrets, 'worker-user-data', NS))?.data?.value);
   await c.kube.create(MACHINE_DEPLOYMENTS, machineDeployment('workers', 2));
-  await c.kube.create(MACHINE_HEALTH_CHECKS, {
-    apiVersion: API_VERSION, kind: 'MachineHealthCheck', metadata: { name: 'workers', namespace: NS },
-    spec: {
-      clusterName: CLUSTER, selector: { matchLabels: { pool: 'workers' } },
-      checks: { nodeStartupTimeoutSeconds: 120, unhealthyNodeConditions: [{ type: 'Ready', status: 'Unknown', timeoutSeconds: 5 }, { type: 'Ready', status: 'False', timeoutSeconds: 5 }] },
-    },
-  });
+  await c.kube.create(MACHINE_HEALTH_CHECKS, machineHealthCheck('workers', { nodeStartupTimeoutSeconds: 120, unhealthyNodeConditions: [{ type: 'Ready', status: 'Unknown', timeoutSeconds: 5 }, { type: 'Ready', status: 'False', timeoutSeconds: 5 }] }));
   const workers = await runningWorkers(2, 45_000);
   for (const m of workers) {
     const node = await c.kube.get(resources.nodes, m.status.nodeRef.name);
