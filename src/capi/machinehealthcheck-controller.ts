@@ -69,7 +69,7 @@ export function machineHealthCheckController(ctx: CapiContext): Controller {
 
     for (const m of healthy) {
       // A Machine that recovered before its owner acted is no longer handed over.
-      const handedOver = machineCondition(m, CONDITION.ownerRemediated)?.reason === 'WaitingForRemediation';
+      const handedOver = ['WaitingForRemediation', 'RemediationDeferred'].includes(String(machineCondition(m, CONDITION.ownerRemediated)?.reason));
       await write(m, [{ type: CONDITION.healthCheckSucceeded, status: 'True', reason: 'HealthCheckSucceeded', message: '' }], handedOver ? [CONDITION.ownerRemediated] : []);
     }
     for (const m of unhealthy) {

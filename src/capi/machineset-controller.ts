@@ -11,9 +11,9 @@
 import { randomInt } from 'node:crypto';
 import { Controller, CountExpectations, type Obj, TerminalError, controllerOf, controllerReference, enqueueOwner, isNotFound, setCondition } from '../kube/index.js';
 import { formatLabelSelector, fromLabelSelectorObject, storedSelectorMatches } from '../common/label-selectors.js';
-import { ANNOTATION, API_VERSION, CONDITION, GROUP, LABEL, MACHINES, MACHINE_SETS, conditionIs, desiredReplicas, eventTarget, isDeleting } from './api.js';
+import { ANNOTATION, API_VERSION, CONDITION, GROUP, LABEL, MACHINES, MACHINE_SETS, conditionIs, desiredReplicas, eventTarget, isDeleting, machineCondition } from './api.js';
 import { type CapiContext, type ContractRef, informers } from './context.js';
-import { type DeletionOrder, machinesToDelete, machinesToRemediate } from './machineset-scaling.js';
+import { type DeletionOrder, machinesToDelete, machinesToRemediate, remediationBudget } from './machineset-scaling.js';
 import { sameStatus } from './machine-status.js';
 
 const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
@@ -123,8 +123,19 @@ export function machineSetController(ctx: CapiContext): Controller {
       let active = owned.filter((m) => !isDeleting(m));
       const scaling = { up: '', down: '' };
 
-      // Hand-overs from a health check: delete them; replacements follow below.
-      const remediate = machinesToRemediate(active);
+      // Hand-overs from a health check: delete them (within the MachineDeployment's
+      // remediation.maxInFlight; the rest wait, RemediationDeferred); replacements follow below.
+      const deploymentRef = controllerOf(set);
+      const deployment = deploymentRef?.kind === 'MachineDeployment' ? inf.machineDeployments().get(deploymentRef.name, set.metadata.namespace) : undefined;
+      const deploymentMachines = deployment ? machines.list().filter((m) => m.metadata.namespace === set.metadata.namespace && m.metadata.labels?.[LABEL.deploymentName] === deployment.metadata.name) : [];
+      const candidates = machinesToRemediate(active);
+      const budget = remediationBudget(deployment, deploymentMachines);
+      const remediate = candidates.slice(0, budget);
+      for (const machine of candidates.slice(budget)) {
+        const message = `Waiting because there are already too many remediations in progress (spec.remediation.maxInFlight is ${deployment?.spec.remediation.maxInFlight})`;
+        if (machineCondition(machine, CONDITION.ownerRemediated)?.reason === 'RemediationDeferred') continue;
+        await ctx.client.update(MACHINES, { ...machine, status: { ...machine.status, conditions: setCondition(machine.status?.conditions, { type: CONDITION.ownerRemediated, status: 'False', reason: 'RemediationDeferred', message }, new Date(ctx.clock.now())) } }, 'status');
+      }
       for (const machine of remediate) {
         const now = new Date(ctx.clock.now());
         await ctx.client.update(MACHINES, { ...machine, status: { ...machine.status, conditions: setCondition(machine.status?.conditions, { type: CONDITION.ownerRemediated, status: 'False', reason: 'MachineDeleting', message: 'Machine is deleting' }, now) } }, 'status').catch((e) => {
@@ -159,6 +170,7 @@ export function machineSetController(ctx: CapiContext): Controller {
         }
       }
       await writeStatus(set, active, scaling);
+      if (candidates.length > remediate.length) return { requeueAfterMs: 5_000 };
     },
   });
   controller.watch(sets);

@@ -5,7 +5,8 @@
 // stable order, by uid, so that two passes agree on whom to delete). Pure.
 import { createHash } from 'node:crypto';
 import type { Obj } from '../kube/index.js';
-import { ANNOTATION, CONDITION, conditionIs } from './api.js';
+import { scaledValue } from '../cluster/workloads/int-or-percent.js';
+import { ANNOTATION, CONDITION, conditionIs, desiredReplicas, isDeleting, machineCondition } from './api.js';
 
 export type DeletionOrder = 'Random' | 'Newest' | 'Oldest';
 
@@ -33,4 +34,17 @@ export function machinesToDelete(machines: Obj[], count: number, order: Deletion
 /** The Machines a health check handed to their owner (HealthCheckSucceeded and OwnerRemediated False). */
 export function machinesToRemediate(machines: Obj[]): Obj[] {
   return machines.filter((m) => conditionIs(m, CONDITION.healthCheckSucceeded, 'False') && conditionIs(m, CONDITION.ownerRemediated, 'False'));
+}
+
+/**
+ * How many of a MachineDeployment's machines may be remediated now under its
+ * spec.remediation.maxInFlight (an int or a percentage of its replicas, rounded up; unset: no
+ * limit): the limit less the machines already being deleted for remediation.
+ */
+export function remediationBudget(deployment: Obj | undefined, deploymentMachines: Obj[]): number {
+  const maxInFlight = deployment?.spec?.remediation?.maxInFlight;
+  if (maxInFlight === undefined || maxInFlight === null) return Number.POSITIVE_INFINITY;
+  const limit = scaledValue(maxInFlight, desiredReplicas(deployment!), true);
+  const inFlight = deploymentMachines.filter((m) => isDeleting(m) && machineCondition(m, CONDITION.ownerRemediated)?.reason === 'MachineDeleting').length;
+  return Math.max(0, limit - inFlight);
 }

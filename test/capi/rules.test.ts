@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { judgeTarget, remediationAllowance } from '../../src/capi/health.js';
 import { machineStatus } from '../../src/capi/machine-status.js';
-import { machinesToDelete } from '../../src/capi/machineset-scaling.js';
+import { machinesToDelete, remediationBudget } from '../../src/capi/machineset-scaling.js';
 import { fenceposts, rollingStep, templateHash } from '../../src/capi/rollout.js';
 import type { Obj } from '../../src/kube/index.js';
 
@@ -118,4 +118,15 @@ test('machineStatus: the phase follows bootstrap, infrastructure and node; Faile
   const waiting = machineStatus({ machine: { ...machine(), spec: { ...machine().spec, minReadySeconds: 30 } }, bootstrapReady: true, infra: infra(true), node: readyNode, now });
   assert.equal(waiting.status.conditions.find((c: Obj) => c.type === 'Available').reason, 'WaitingForMinReadySeconds');
   assert.equal(waiting.recheckAfterMs, 30_000);
+});
+
+test('remediationBudget: a MachineDeployment\'s remediation.maxInFlight less the remediations under way', () => {
+  const md = (maxInFlight?: number | string, replicas = 4) => ({ spec: { replicas, remediation: maxInFlight === undefined ? undefined : { maxInFlight } } });
+  const remediating = { metadata: { name: 'a', deletionTimestamp: '2026-01-01T00:00:00Z' }, status: { conditions: [{ type: 'OwnerRemediated', status: 'False', reason: 'MachineDeleting' }] } };
+  const scaledDown = { metadata: { name: 'b', deletionTimestamp: '2026-01-01T00:00:00Z' }, status: {} };
+  assert.equal(remediationBudget(undefined, []), Number.POSITIVE_INFINITY, 'a MachineSet of its own: no limit');
+  assert.equal(remediationBudget(md(), [remediating]), Number.POSITIVE_INFINITY);
+  assert.equal(remediationBudget(md(1), []), 1);
+  assert.equal(remediationBudget(md(1), [remediating, scaledDown]), 0, 'only remediations count');
+  assert.equal(remediationBudget(md('50%', 3), [remediating]), 1, 'a percentage of the replicas, rounded up');
 });
