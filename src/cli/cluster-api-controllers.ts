@@ -3,11 +3,15 @@
 // provider (LocalCluster, LocalMachine) on the component manager until SIGTERM, under the Lease
 // openshift-cluster-api/cluster-api-controllers.
 import type { Command } from 'commander';
+import { readFileSync } from 'node:fs';
+import type { Manager } from '../kube/manager.js';
 import { registerComponent } from '../kube/manager-flags.js';
 
 interface Options {
   cloudUrl?: string;
   cloudDataDir?: string;
+  cloudConfig?: string;
+  cloudConfigMap?: string;
   namespace: string;
   releaseVersion?: string;
 }
@@ -22,6 +26,8 @@ export function register(program: Command): void {
       command
         .option('--cloud-url <url>', "the local cloud's API (as `bosun cloud serve` prints it)")
         .option('--cloud-data-dir <dir>', 'find the local cloud through the data directory it serves instead')
+        .option('--cloud-config <file>', 'or read it from a cloud config file, as the cloud controller manager\'s (url = … or dataDir = …, INI, YAML or JSON)')
+        .option('--cloud-config-map <namespace/name>', 'or from that cloud config in a ConfigMap\'s key "config" (in the cluster: openshift-config/cloud-provider-config)')
         .option('--namespace <name>', 'where the bootstrap data Secrets (worker-user-data, master-user-data) are copied to', 'openshift-cluster-api')
         .option('--release-version <version>', 'the release reported on ClusterOperator/cluster-api (default: $RELEASE_VERSION)', process.env.RELEASE_VERSION),
     help: `
@@ -47,12 +53,38 @@ Example (the local cloud running for .bosun):
   $ kubectl -n openshift-cluster-api scale machinedeployment workers --replicas 3
   machinedeployment.cluster.x-k8s.io/workers scaled`,
     async setup(manager, o) {
-      if (!o.cloudUrl === !o.cloudDataDir) throw new Error('give the local cloud with --cloud-url or --cloud-data-dir (one of them)');
-      const { readEndpoint } = await import('../cloud/endpoint.js');
-      const cloudUrl = o.cloudUrl ?? readEndpoint(o.cloudDataDir!);
-      if (!/^https?:\/\//.test(cloudUrl)) throw new Error(`--cloud-url must be an http(s) URL, got "${cloudUrl}"`);
+      const given = [o.cloudUrl, o.cloudDataDir, o.cloudConfig, o.cloudConfigMap].filter((v) => v !== undefined);
+      if (given.length !== 1) throw new Error('give the local cloud with one of --cloud-url, --cloud-data-dir, --cloud-config or --cloud-config-map');
+      const cloudUrl = await resolveCloudUrl(manager, o);
+      if (!/^https?:\/\//.test(cloudUrl)) throw new Error(`the local cloud's URL must be http(s), got "${cloudUrl}"`);
       const { addClusterApiControllers } = await import('../capi/controllers.js');
       addClusterApiControllers(manager, { cloudUrl, namespace: o.namespace, releaseVersion: o.releaseVersion });
     },
   });
+}
+
+/** The local cloud's API URL from whichever flag gave it. */
+async function resolveCloudUrl(manager: Manager, o: Options): Promise<string> {
+  if (o.cloudUrl) return o.cloudUrl;
+  if (o.cloudDataDir) return (await import('../cloud/endpoint.js')).readEndpoint(o.cloudDataDir);
+  const { cloudUrlFromConfig } = await import('../ccm-operator/local-provider.js');
+  // The install writes the config as JSON ({"url": …}); a cloud config file is INI or YAML.
+  const fromConfig = (text: string): string => {
+    let json: { url?: unknown; dataDir?: unknown } | undefined;
+    try { json = JSON.parse(text); } catch { json = undefined; }
+    return json && typeof json === 'object' ? cloudUrlFromConfig(Object.entries(json).map(([k, v]) => `${k} = ${String(v)}`).join('\n')) : cloudUrlFromConfig(text);
+  };
+  if (o.cloudConfig) {
+    try {
+      return fromConfig(readFileSync(o.cloudConfig, 'utf8'));
+    } catch (e) {
+      throw new Error(`cannot use --cloud-config ${o.cloudConfig}: ${(e as Error).message}`);
+    }
+  }
+  const [namespace, name] = String(o.cloudConfigMap).split('/');
+  if (!namespace || !name) throw new Error(`--cloud-config-map must be <namespace>/<name>, got "${o.cloudConfigMap}"`);
+  const { resources } = await import('../kube/resources.js');
+  const map = await manager.client.read(resources.configMaps, name, namespace);
+  if (!map?.data?.config) throw new Error(`ConfigMap ${namespace}/${name} ${map ? 'has no key "config"' : 'does not exist'}`);
+  return fromConfig(map.data.config);
 }

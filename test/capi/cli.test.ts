@@ -25,14 +25,19 @@ test('--help names the controllers and the Lease', async () => {
   for (const name of ['machinehealthcheck', 'machinedeployment', 'machineset', 'localmachine', 'bootstrap-data']) assert.match(r.stdout, new RegExp(`\\b${name}\\b`));
 });
 
-test('without a cloud it says what to give, and exits non-zero', async () => {
+test('without a cloud, or with a cloud config that is not there, it says what is wrong and exits non-zero', async () => {
+  const missing = await runBosun(['cluster-api-controllers', '--kubeconfig', c.api.server.kubeconfigPath, '--cloud-config-map', 'openshift-config/nope']);
+  assert.equal(missing.code, 1);
+  assert.equal(missing.stderr.trim(), 'error: ConfigMap openshift-config/nope does not exist');
   const r = await runBosun(['cluster-api-controllers', '--kubeconfig', c.api.server.kubeconfigPath]);
   assert.equal(r.code, 1);
-  assert.equal(r.stderr.trim(), 'error: give the local cloud with --cloud-url or --cloud-data-dir (one of them)');
+  assert.equal(r.stderr.trim(), 'error: give the local cloud with one of --cloud-url, --cloud-data-dir, --cloud-config or --cloud-config-map');
 });
 
-test('the command runs the controllers until SIGTERM', async () => {
-  const child = spawn(process.execPath, [bosunBin, 'cluster-api-controllers', '--kubeconfig', c.api.server.kubeconfigPath, '--cloud-url', c.cloud.service.url, '--no-leader-elect', '--log-level', 'warn', '--release-version', '1.0.0']);
+test('the command, finding the cloud through the install\'s cloud config ConfigMap, runs the controllers until SIGTERM', async () => {
+  await c.kubectlOk(['create', 'namespace', 'openshift-config']);
+  await c.kubectlOk(['-n', 'openshift-config', 'create', 'configmap', 'cloud-provider-config', `--from-literal=config=${JSON.stringify({ url: c.cloud.service.url }, null, 2)}`]);
+  const child = spawn(process.execPath, [bosunBin, 'cluster-api-controllers', '--kubeconfig', c.api.server.kubeconfigPath, '--cloud-config-map', 'openshift-config/cloud-provider-config', '--no-leader-elect', '--log-level', 'warn', '--release-version', '1.0.0']);
   let output = '';
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));

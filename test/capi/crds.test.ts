@@ -120,6 +120,6 @@ test('the payload: CRDs and namespace always; the controllers, their RBAC and Cl
     'ClusterOperator/cluster-api', 'ClusterRole/cluster-api-controllers', 'ClusterRoleBinding/cluster-api-controllers', 'Deployment/cluster-api-controllers', 'ServiceAccount/cluster-api-controllers',
   ]);
   const deployment = manifests.find((m) => m.gvk.kind === 'Deployment')!.object as any;
-  assert.deepEqual(deployment.spec.template.spec.containers[0].args, ['cluster-api-controllers', '--cloud-url', '$(CLOUD_URL)']);
+  assert.deepEqual(deployment.spec.template.spec.containers[0].args, ['cluster-api-controllers', '--cloud-config-map', 'openshift-config/cloud-provider-config']);
   assert.equal(deployment.spec.template.spec.containers[0].image, 'bosun.local/cluster-api-controllers:1.0.0');
 });
