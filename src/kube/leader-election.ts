@@ -56,7 +56,8 @@ export class LeaderElector {
     if (options.client) this.client = options.client;
     else if (options.kubeconfig) this.client = new KubeClient(options.kubeconfig);
     else throw new Error('leader election needs a client or a kubeconfig');
-    this.identity = options.identity ?? `${hostname()}_${process.pid}`;
+    // $HOSTNAME first: a pod's name (a node agent's pods are processes of the machine's host).
+    this.identity = options.identity ?? `${process.env.HOSTNAME || hostname()}_${process.pid}`;
     this.clock = options.clock ?? realClock;
     this.leaseDurationMs = options.leaseDurationMs ?? 137_000;
     this.renewDeadlineMs = options.renewDeadlineMs ?? 107_000;
