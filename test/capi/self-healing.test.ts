@@ -7,12 +7,16 @@
 // from the cloud: the Node goes silent, the node lifecycle controller marks it Unknown, the CCM
 // deletes it (its instance is gone), the MachineHealthCheck marks the Machine, its MachineSet
 // replaces it, and a new Node joins Ready — no human action. The time from the termination to
-// the Ready replacement is printed.
+// the Ready replacement is printed. The approver runs as it does with Cluster API: a machine
+// made in the cloud without a Machine gets no certificate, so no Node.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { addCloudControllers } from '../../src/ccm-operator/ccm.js';
 import { API_VERSION, INFRA_API_VERSION, MACHINES, MACHINE_DEPLOYMENTS, MACHINE_HEALTH_CHECKS, MACHINE_API_NAMESPACE } from '../../src/capi/api.js';
 import { addClusterApiControllers } from '../../src/capi/controllers.js';
+import { parseCertificateRequest } from '../../src/apiserver/certificates/request.js';
+import { machineApprover } from '../../src/cluster/machine-approver.js';
+import { CSRS } from '../../src/cluster/node-agent/resources.js';
 import { Manager, type Obj, resources } from '../../src/kube/index.js';
 import { eventually } from '../helpers/eventually.js';
 import { bootstrapUserData, readyCondition, startNodeCluster, type NodeCluster } from '../cluster/node-agent-fixture.js';
@@ -21,14 +25,18 @@ import { CLUSTER, NS, installCrds, machineDeployment, machineHealthCheck } from 
 let c: NodeCluster;
 const managers = new AbortController();
 let running: Promise<unknown>[] = [];
+let userData: string;
 
 before(async () => {
   c = await startNodeCluster({ nodeGraceMs: 3_000 });
   await installCrds(c.api.kubectlOk);
   await c.api.kubectlOk(['create', 'namespace', NS]);
   await c.api.kubectlOk(['create', 'namespace', MACHINE_API_NAMESPACE]);
+  // The machine approver as it runs with Cluster API: a node needs a Machine with its address.
+  c.approverStarted = true;
+  void machineApprover({ client: c.kube, cloud: c.client, machines: async () => (await c.kube.list(MACHINES)).items ?? [] }).run(c.signal);
   // What the MCO writes: the worker's Ignition under `userData`.
-  const userData = await bootstrapUserData(c);
+  userData = await bootstrapUserData(c);
   await c.api.kubectlOk(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'worker-user-data', namespace: MACHINE_API_NAMESPACE }, data: { userData: Buffer.from(userData).toString('base64') } }));
 
   const ccm = new Manager({ name: 'cloud-controller-manager', kubeconfig: c.kube.kubeconfig });
@@ -91,4 +99,14 @@ test('terminating a worker\'s instance gets it replaced by a Ready node, with no
   console.log(`self-healing: instance ${instanceId} terminated → replacement ${replacement} Ready in ${seconds.toFixed(1)} s (${marked[0].message})`);
   assert.equal(await c.kube.read(MACHINES, victim.metadata.name, NS), undefined, 'the dead machine is gone');
   assert.equal(await c.kube.read(resources.nodes, victim.metadata.name), undefined, 'and its node');
+});
+
+test('a machine made in the cloud behind Cluster API\'s back gets no node: no Machine, no certificate', async () => {
+  const rogue = await c.client.createInstance({ name: 'rogue', type: 'local.small', zone: 'local-c', userData });
+  await eventually('rogue booted', async () => (await c.client.getInstance(rogue.id)).machine.phase === 'Up', 20_000);
+  const rogueRequests = async () => ((await c.kube.list(CSRS)).items as Obj[]).filter((x) => parseCertificateRequest(Buffer.from(x.spec.request, 'base64').toString('utf8')).commonName === 'system:node:rogue');
+  await eventually('the rogue\'s certificate request', async () => (await rogueRequests()).length > 0, 20_000);
+  await new Promise((r) => setTimeout(r, 2_000));
+  for (const request of await rogueRequests()) assert.deepEqual(request.status?.conditions ?? [], [], 'left pending');
+  assert.equal(await c.kube.read(resources.nodes, 'rogue'), undefined, 'no Node registered for a machine no Machine backs');
 });
