@@ -6,7 +6,8 @@
 // the Nodes their providerIDs, and the Machines go Running. Terminating one worker's instance
 // from the cloud: the Node goes silent, the node lifecycle controller marks it Unknown, the CCM
 // deletes it (its instance is gone), the MachineHealthCheck marks the Machine, its MachineSet
-// replaces it, and a new Node joins Ready — no human action. The time from the termination to
+// replaces it, and a new Node joins Ready — no human action. `kubectl scale machinedeployment`
+// adds a Ready node and removes one, drained first. The time from the termination to
 // the Ready replacement is printed. The approver runs as it does with Cluster API: a machine
 // made in the cloud without a Machine gets no certificate, so no Node.
 import { after, before, test } from 'node:test';
@@ -99,6 +100,21 @@ test('terminating a worker\'s instance gets it replaced by a Ready node, with no
   console.log(`self-healing: instance ${instanceId} terminated → replacement ${replacement} Ready in ${seconds.toFixed(1)} s (${marked[0].message})`);
   assert.equal(await c.kube.read(MACHINES, victim.metadata.name, NS), undefined, 'the dead machine is gone');
   assert.equal(await c.kube.read(resources.nodes, victim.metadata.name), undefined, 'and its node');
+});
+
+test('kubectl scale machinedeployment to 3 adds a Ready node; back to 2 removes one, drained first', async () => {
+  const two = await runningWorkers(2, 10_000);
+  assert.match(await c.api.kubectlOk(['-n', NS, 'scale', 'machinedeployment', 'workers', '--replicas=3']), /scaled/);
+  const three = await runningWorkers(3, 30_000);
+  const added = three.find((m) => !two.some((t) => t.metadata.name === m.metadata.name))!;
+  assert.ok(await nodeReady(added.metadata.name));
+  await c.api.kubectlOk(['-n', NS, 'scale', 'machinedeployment', 'workers', '--replicas=2']);
+  const left = await runningWorkers(2, 30_000);
+  const removed = three.find((m) => !left.some((t) => t.metadata.name === m.metadata.name))!;
+  await eventually(`${removed.metadata.name} gone`, async () => !(await c.kube.read(MACHINES, removed.metadata.name, NS)), 30_000);
+  assert.equal(await c.kube.read(resources.nodes, removed.metadata.name), undefined);
+  const reasons = JSON.parse(await c.api.kubectlOk(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${removed.metadata.name}`, '-o', 'json'])).items.map((e: Obj) => e.reason);
+  assert.ok(reasons.includes('SuccessfulDrainNode'), `drained first: ${reasons}`);
 });
 
 test('a machine made in the cloud behind Cluster API\'s back gets no node: no Machine, no certificate', async () => {
