@@ -21,7 +21,6 @@ export const MACHINE_DEPLOYMENTS = resources.machineDeployments;
 export const MACHINE_HEALTH_CHECKS = resources.machineHealthChecks;
 export const LOCAL_CLUSTERS = resources.localClusters;
 export const LOCAL_MACHINES = resources.localMachines;
-export const LOCAL_MACHINE_TEMPLATES = resources.localMachineTemplates;
 
 export const LABEL = {
   clusterName: 'cluster.x-k8s.io/cluster-name',

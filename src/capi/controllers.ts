@@ -1,6 +1,6 @@
 // Cluster API's controllers and the local infrastructure provider's, added to one component
 // manager (`bosun cluster-api-controllers` and the tests run them this way). The manager holds
-// the Lease openshift-cluster-api/cluster-api-controllers while it acts.
+// the Lease openshift-cluster-api/cluster-api-controllers while it acts (the command's flags).
 import { CloudClient } from '../cloud/client.js';
 import type { Clock, Manager } from '../kube/index.js';
 import { CLUSTER_API_NAMESPACE } from './api.js';
@@ -14,8 +14,6 @@ import { machineController } from './machine-controller.js';
 import { machineDeploymentController } from './machinedeployment-controller.js';
 import { machineHealthCheckController } from './machinehealthcheck-controller.js';
 import { machineSetController } from './machineset-controller.js';
-
-export const CLUSTER_API_CONTROLLERS = { name: 'cluster-api-controllers', lease: { namespace: CLUSTER_API_NAMESPACE, name: 'cluster-api-controllers' } };
 
 export interface ClusterApiSettings {
   /** The local cloud's API (the infrastructure provider's). */
