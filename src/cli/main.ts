@@ -26,6 +26,7 @@ const commands: Record<string, Array<() => Promise<Registrar>>> = {
   scheduler: [() => import('./scheduler.js')],
   'controller-manager': [() => import('./controller-manager.js')],
   'cloud-controller-manager': [() => import('./cloud-controller-manager.js')],
+  'cluster-api-controllers': [() => import('./cluster-api-controllers.js')],
 };
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };

@@ -6,6 +6,8 @@
 //     named <name>;
 //   - serving (kubernetes.io/kubelet-serving): the same subject, server-auth usages, asked for by
 //     the node itself, and every SAN one of that instance's: its private address or its name.
+// With Cluster API managing the machines (option `machines`), a Machine whose status.addresses
+// name the node and carry its address must exist as well, as OpenShift's approver requires.
 // Anything else stays pending and the reason is logged; requests for machines not (yet) in the
 // cloud are looked at again, as a machine may be created just after its CSR.
 import { parseCertificateRequest } from '../apiserver/certificates/request.js';
@@ -30,8 +32,23 @@ export type Decision = { approve: true; message: string } | { approve: false; re
 
 const decided = (csr: Obj) => (csr.status?.conditions ?? []).some((c: Obj) => ['Approved', 'Denied', 'Failed'].includes(c.type));
 
-/** Whether to approve a CSR, given the cloud's instances. Pure. */
-export function decide(csr: Obj, instances: Instance[]): Decision {
+/**
+ * The Cluster API Machine behind a node, when Cluster API manages the machines: one not being
+ * deleted whose status.addresses name the node (Hostname or InternalDNS) and carry the
+ * instance's address.
+ */
+function machineOf(machines: Obj[], node: string, ip: string): Obj | undefined {
+  return machines.find((m) => {
+    const addresses: Obj[] = m.status?.addresses ?? [];
+    return !m.metadata?.deletionTimestamp && addresses.some((a) => (a.type === 'Hostname' || a.type === 'InternalDNS') && a.address === node) && addresses.some((a) => a.type === 'InternalIP' && a.address === ip);
+  });
+}
+
+/**
+ * Whether to approve a CSR, given the cloud's instances and, when Cluster API manages the
+ * machines, its Machines (then a Machine with the node's name and address must exist too). Pure.
+ */
+export function decide(csr: Obj, instances: Instance[], machines?: Obj[]): Decision {
   const spec = csr.spec ?? {};
   const signer = spec.signerName;
   if (signer !== CLIENT_SIGNER && signer !== SERVING_SIGNER) return { approve: false, reason: `signer ${signer} is not a kubelet signer`, recheck: false };
@@ -66,12 +83,19 @@ export function decide(csr: Obj, instances: Instance[]): Decision {
     const strayName = requested.dnsNames.find((d) => d !== instance.name);
     if (strayName) return { approve: false, reason: `DNS name ${strayName} is not machine ${instance.id}'s`, recheck: false };
   }
+  if (machines) {
+    const machine = machineOf(machines, name, instance.privateIp);
+    if (!machine) return { approve: false, reason: `no Machine has the address of node ${name} (${instance.privateIp})`, recheck: true };
+    return { approve: true, message: `Machine ${machine.metadata.namespace}/${machine.metadata.name} (instance ${instance.id}, ${instance.privateIp}) backs node ${name}` };
+  }
   return { approve: true, message: `machine ${instance.id} (${instance.privateIp}) backs node ${name}` };
 }
 
 export interface MachineApproverOptions {
   client: KubeClient;
   cloud: CloudClient;
+  /** Cluster API manages the machines: the Machines a node must be backed by as well. */
+  machines?: () => Promise<Obj[]>;
   log?: Logger;
 }
 
@@ -85,7 +109,7 @@ export function machineApprover(o: MachineApproverOptions): Controller {
       const csr = csrs.getByKey(key);
       if (!csr || decided(csr) || csr.status?.certificate) return;
       if (Date.now() - Date.parse(csr.metadata.creationTimestamp) > MAX_AGE_MS) return;
-      const decision = decide(csr, await o.cloud.listInstances());
+      const decision = decide(csr, await o.cloud.listInstances(), o.machines ? await o.machines() : undefined);
       if (!decision.approve) {
         log.info({ csr: key, signer: csr.spec.signerName, requestor: csr.spec.username, reason: decision.reason }, 'certificate signing request left pending');
         return decision.recheck ? { requeueAfterMs: RECHECK_MS } : undefined;

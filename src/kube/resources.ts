@@ -13,6 +13,8 @@ const def = (group: string, version: string, resource: string, kind: string, nam
 
 const MCO = 'machineconfiguration.openshift.io';
 const CONFIG = 'config.openshift.io';
+const CAPI = 'cluster.x-k8s.io';
+const CAPI_INFRA = 'infrastructure.cluster.x-k8s.io';
 
 export const resources = {
   // core/v1
@@ -46,4 +48,13 @@ export const resources = {
   machineConfigPools: def(MCO, 'v1', 'machineconfigpools', 'MachineConfigPool', false),
   controllerConfigs: def(MCO, 'v1', 'controllerconfigs', 'ControllerConfig', false),
   kubeletConfigs: def(MCO, 'v1', 'kubeletconfigs', 'KubeletConfig', false),
+  // cluster.x-k8s.io (Cluster API) and its local infrastructure provider
+  clusters: def(CAPI, 'v1beta2', 'clusters', 'Cluster', true),
+  machines: def(CAPI, 'v1beta2', 'machines', 'Machine', true),
+  machineSets: def(CAPI, 'v1beta2', 'machinesets', 'MachineSet', true),
+  machineDeployments: def(CAPI, 'v1beta2', 'machinedeployments', 'MachineDeployment', true),
+  machineHealthChecks: def(CAPI, 'v1beta2', 'machinehealthchecks', 'MachineHealthCheck', true),
+  localClusters: def(CAPI_INFRA, 'v1beta2', 'localclusters', 'LocalCluster', true),
+  localMachines: def(CAPI_INFRA, 'v1beta2', 'localmachines', 'LocalMachine', true),
+  localMachineTemplates: def(CAPI_INFRA, 'v1beta2', 'localmachinetemplates', 'LocalMachineTemplate', true),
 } as const satisfies Record<string, ResourceDefinition>;

@@ -50,3 +50,19 @@ test('machine approver: a request that is not a CSR stays pending with the reaso
   assert.equal(d.approve, false);
   assert.match((d as { reason: string }).reason, /not a PEM certificate request/);
 });
+
+test('machine approver with Cluster API: only a node a Machine names, with its address, is approved', async () => {
+  const request = await csr({ signer: CLIENT, usages: ['digital signature', 'client auth'], ...bootstrapper });
+  const machine = (name: string, node: string, ip: string, deleting = false) => ({
+    metadata: { name, namespace: 'openshift-cluster-api', ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
+    status: { addresses: [{ type: 'InternalIP', address: ip }, { type: 'Hostname', address: node }] },
+  });
+  const approved = decide(request, cloud, [machine('worker-0', 'worker-0', '127.0.1.1')]);
+  assert.equal(approved.approve, true);
+  assert.match((approved as { message: string }).message, /Machine openshift-cluster-api\/worker-0/);
+  for (const machines of [[], [machine('worker-0', 'worker-0', '127.0.1.7')], [machine('worker-0', 'worker-0', '127.0.1.1', true)]]) {
+    const d = decide(request, cloud, machines);
+    assert.equal(d.approve, false);
+    assert.match((d as { reason: string }).reason, /no Machine has the address of node worker-0 \(127\.0\.1\.1\)/);
+  }
+});

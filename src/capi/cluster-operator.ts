@@ -1,0 +1,64 @@
+// ClusterOperator/cluster-api: how the CVO sees Cluster API. Available once every Cluster API and
+// local provider CRD is served and this replica leads (it is a leader runnable, so a report comes
+// only from the controllers that act); the release's version (RELEASE_VERSION, as OpenShift's
+// operators read it) is reported once available, which is what the CVO waits for at run level 30.
+// Not Available while a CRD is missing, saying which. Progressing=False and Upgradeable=True: the
+// controllers hold no state an upgrade could break.
+import { Controller, type Condition, type Obj, isConflict, resources, sameConditions, setCondition } from '../kube/index.js';
+import { CLUSTER_API_NAMESPACE, GROUP, INFRA_GROUP } from './api.js';
+import type { CapiContext } from './context.js';
+import { CLUSTER_API_CRDS } from './crds.js';
+
+export const CLUSTER_OPERATOR = 'cluster-api';
+const CRD_NAMES = CLUSTER_API_CRDS.map(({ crd }) => crd.metadata.name as string);
+
+export function clusterOperatorController(ctx: CapiContext, version: string | undefined): Controller {
+  const operators = ctx.informer(resources.clusterOperators, { fieldSelector: `metadata.name=${CLUSTER_OPERATOR}` });
+  const crds = ctx.informer(resources.customResourceDefinitions);
+
+  async function write(conditions: Condition[], versions: Obj[] | undefined): Promise<void> {
+    let current = operators.get(CLUSTER_OPERATOR) ?? (await ctx.client.read(resources.clusterOperators, CLUSTER_OPERATOR));
+    if (!current) {
+      current = await ctx.client.create(resources.clusterOperators, { apiVersion: 'config.openshift.io/v1', kind: 'ClusterOperator', metadata: { name: CLUSTER_OPERATOR }, spec: {} }).catch((e) => {
+        if (!isConflict(e)) throw e;
+        return ctx.client.get(resources.clusterOperators, CLUSTER_OPERATOR);
+      });
+    }
+    const status = {
+      conditions,
+      ...(versions ? { versions } : {}),
+      relatedObjects: [
+        { group: '', resource: 'namespaces', name: CLUSTER_API_NAMESPACE },
+        ...CLUSTER_API_CRDS.map(({ crd }) => ({ group: crd.spec.group === GROUP ? GROUP : INFRA_GROUP, resource: crd.spec.names.plural, name: '' })),
+      ],
+    };
+    const rest = (s: Obj | undefined) => JSON.stringify({ ...s, conditions: undefined });
+    if (sameConditions(current!.status?.conditions, conditions) && rest(current!.status) === rest(status)) return;
+    await ctx.client.mergePatch(resources.clusterOperators, CLUSTER_OPERATOR, undefined, { metadata: { resourceVersion: current!.metadata.resourceVersion }, status }, 'status');
+  }
+
+  const controller = new Controller({
+    name: 'cluster-operator-status',
+    clock: ctx.clock,
+    resyncPeriodMs: 60_000,
+    sync: async () => {
+      const now = new Date(ctx.clock.now());
+      const established = (name: string) => (crds.get(name)?.status?.conditions ?? []).some((c: Obj) => c.type === 'Established' && c.status === 'True');
+      const missing = CRD_NAMES.filter((name) => !established(name));
+      const current = operators.get(CLUSTER_OPERATOR);
+      let conditions: Condition[] = current?.status?.conditions ?? [];
+      const available = missing.length === 0;
+      conditions = setCondition(conditions, available
+        ? { type: 'Available', status: 'True', reason: 'AsExpected', message: `Cluster API is available${version ? ` at ${version}` : ''}` }
+        : { type: 'Available', status: 'False', reason: 'CustomResourceDefinitionsMissing', message: `CRDs not established: ${missing.join(', ')}` }, now);
+      conditions = setCondition(conditions, { type: 'Progressing', status: 'False', reason: 'AsExpected', message: '' }, now);
+      conditions = setCondition(conditions, { type: 'Degraded', status: 'False', reason: 'AsExpected', message: '' }, now);
+      conditions = setCondition(conditions, { type: 'Upgradeable', status: 'True', reason: 'AsExpected', message: '' }, now);
+      const versions = available && version ? [{ name: 'operator', version }] : current?.status?.versions;
+      await write(conditions, versions);
+    },
+  });
+  controller.watch(operators, () => CLUSTER_OPERATOR);
+  controller.watch(crds, (crd) => (CRD_NAMES.includes(crd.metadata?.name) ? CLUSTER_OPERATOR : undefined));
+  return controller;
+}

@@ -1,0 +1,44 @@
+// Cluster API's controllers and the local infrastructure provider's, added to one component
+// manager (`bosun cluster-api-controllers` and the tests run them this way). The manager holds
+// the Lease openshift-cluster-api/cluster-api-controllers while it acts (the command's flags).
+import { CloudClient } from '../cloud/client.js';
+import type { Clock, Manager } from '../kube/index.js';
+import { CLUSTER_API_NAMESPACE } from './api.js';
+import { bootstrapDataController } from './bootstrap-data.js';
+import { clusterController } from './cluster-controller.js';
+import { clusterOperatorController } from './cluster-operator.js';
+import { capiContext } from './context.js';
+import { localClusterController } from './local/localcluster-controller.js';
+import { localMachineController } from './local/localmachine-controller.js';
+import { machineController } from './machine-controller.js';
+import { machineDeploymentController } from './machinedeployment-controller.js';
+import { machineHealthCheckController } from './machinehealthcheck-controller.js';
+import { machineSetController } from './machineset-controller.js';
+
+export interface ClusterApiSettings {
+  /** The local cloud's API (the infrastructure provider's). */
+  cloudUrl: string;
+  /** Where the bootstrap data Secrets are copied to (default openshift-cluster-api). */
+  namespace?: string;
+  /** The release these controllers belong to (RELEASE_VERSION): reported on ClusterOperator/cluster-api. */
+  releaseVersion?: string;
+  /** Report ClusterOperator/cluster-api (default true). */
+  clusterOperator?: boolean;
+  clock?: Clock;
+}
+
+export function addClusterApiControllers(manager: Manager, settings: ClusterApiSettings): void {
+  const ctx = capiContext(manager, settings.clock);
+  const cloud = new CloudClient(settings.cloudUrl);
+  manager.add(
+    bootstrapDataController(ctx, settings.namespace ?? CLUSTER_API_NAMESPACE),
+    clusterController(ctx),
+    machineController(ctx),
+    machineSetController(ctx),
+    machineDeploymentController(ctx),
+    machineHealthCheckController(ctx),
+    localClusterController(ctx, cloud),
+    localMachineController(ctx, cloud),
+  );
+  if (settings.clusterOperator !== false) manager.add(clusterOperatorController(ctx, settings.releaseVersion));
+}

@@ -1,0 +1,186 @@
+// The MachineSet controller (Cluster API's machineset controller): keeps `spec.replicas` Machines
+// of its template. A new Machine is named `<set>-<random>`; its infrastructure machine is cloned
+// first from the template spec.template.spec.infrastructureRef names (a LocalMachineTemplate
+// gives a LocalMachine of the same name as the Machine), then the Machine is created, owned by
+// the set. Too many: machinesToDelete picks whom (machineset-scaling.ts). Machines a
+// MachineHealthCheck handed over (OwnerRemediated=False) are deleted, their replacements made in
+// the same pass. Machines being deleted do not count, so a replacement boots while the old one
+// drains. Creations and deletions the cache has not shown yet are remembered (expectations), so
+// two passes never create twice. Status: replicas, ready, available and up-to-date counts, the
+// selector (for the scale subresource) and the ScalingUp/ScalingDown conditions.
+import { randomInt } from 'node:crypto';
+import { Controller, CountExpectations, type Obj, TerminalError, controllerOf, controllerReference, enqueueOwner, isNotFound, setCondition } from '../kube/index.js';
+import { formatLabelSelector, fromLabelSelectorObject, storedSelectorMatches } from '../common/label-selectors.js';
+import { ANNOTATION, API_VERSION, CONDITION, GROUP, LABEL, MACHINES, MACHINE_SETS, conditionIs, desiredReplicas, eventTarget, isDeleting, machineCondition } from './api.js';
+import { type CapiContext, type ContractRef, informers } from './context.js';
+import { type DeletionOrder, machinesToDelete, machinesToRemediate, remediationBudget } from './machineset-scaling.js';
+import { sameStatus } from './machine-status.js';
+
+const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+const randomSuffix = () => Array.from({ length: 5 }, () => SUFFIX_ALPHABET[randomInt(SUFFIX_ALPHABET.length)]).join('');
+
+export function machineSetController(ctx: CapiContext): Controller {
+  const inf = informers(ctx);
+  const sets = inf.machineSets();
+  const machines = inf.machines();
+  const events = ctx.events('machineset-controller');
+  const expectations = new CountExpectations(5 * 60_000, ctx.clock);
+
+  const ownedBy = (set: Obj) => machines.list().filter((m) => m.metadata.namespace === set.metadata.namespace && controllerOf(m)?.uid === set.metadata.uid);
+
+  /** Clones the infrastructure template into an infrastructure machine named `name`; returns its reference. */
+  async function cloneInfrastructure(set: Obj, name: string, labels: Record<string, string>): Promise<ContractRef> {
+    const templateRef = set.spec.template.spec.infrastructureRef;
+    const template = await ctx.client.read(await ctx.resolve(templateRef), templateRef.name, set.metadata.namespace);
+    if (!template) throw new Error(`${templateRef.kind} ${set.metadata.namespace}/${templateRef.name} (spec.template.spec.infrastructureRef) does not exist`);
+    const kind = String(templateRef.kind).replace(/Template$/, '');
+    const resource = await ctx.resolve({ apiGroup: templateRef.apiGroup, kind });
+    await ctx.client.create(resource, {
+      apiVersion: template.apiVersion,
+      kind,
+      metadata: {
+        name,
+        namespace: set.metadata.namespace,
+        labels: { ...(template.spec?.template?.metadata?.labels ?? {}), ...labels },
+        annotations: { ...(template.spec?.template?.metadata?.annotations ?? {}), [ANNOTATION.clonedFromName]: templateRef.name, [ANNOTATION.clonedFromGroupKind]: `${templateRef.kind}.${templateRef.apiGroup}` },
+      },
+      spec: structuredClone(template.spec?.template?.spec ?? {}),
+    });
+    return { apiGroup: templateRef.apiGroup, kind, name };
+  }
+
+  async function createMachine(set: Obj): Promise<void> {
+    const template = set.spec.template;
+    const name = `${set.metadata.name}-${randomSuffix()}`;
+    const labels: Record<string, string> = {
+      ...(template.metadata?.labels ?? {}),
+      [LABEL.setName]: set.metadata.name,
+      [LABEL.clusterName]: set.spec.clusterName,
+      ...(set.metadata.labels?.[LABEL.deploymentName] ? { [LABEL.deploymentName]: set.metadata.labels[LABEL.deploymentName] } : {}),
+    };
+    const infrastructureRef = await cloneInfrastructure(set, name, labels);
+    try {
+      await ctx.client.create(MACHINES, {
+        apiVersion: API_VERSION,
+        kind: 'Machine',
+        metadata: { name, namespace: set.metadata.namespace, labels, annotations: { ...(template.metadata?.annotations ?? {}) }, ownerReferences: [controllerReference({ apiVersion: API_VERSION, kind: 'MachineSet', ...set })] },
+        spec: { ...structuredClone(template.spec), clusterName: set.spec.clusterName, infrastructureRef },
+      });
+    } catch (e) {
+      // No Machine: no orphan infrastructure either.
+      await ctx.client.delete(await ctx.resolve(infrastructureRef), name, set.metadata.namespace).catch(() => undefined);
+      throw e;
+    }
+  }
+
+  async function writeStatus(set: Obj, active: Obj[], scaling: { up: string; down: string }): Promise<void> {
+    const now = new Date(ctx.clock.now());
+    const desired = desiredReplicas(set);
+    const count = (type: string) => active.filter((m) => conditionIs(m, type, 'True')).length;
+    const upToDate = active.filter((m) => !conditionIs(m, CONDITION.upToDate, 'False')).length;
+    let conditions = set.status?.conditions ?? [];
+    conditions = setCondition(conditions, active.length < desired
+      ? { type: CONDITION.scalingUp, status: 'True', reason: 'ScalingUp', message: scaling.up || `Scaling up from ${active.length} to ${desired} replicas` }
+      : { type: CONDITION.scalingUp, status: 'False', reason: 'NotScalingUp', message: '' }, now);
+    conditions = setCondition(conditions, active.length > desired
+      ? { type: CONDITION.scalingDown, status: 'True', reason: 'ScalingDown', message: scaling.down || `Scaling down from ${active.length} to ${desired} replicas` }
+      : { type: CONDITION.scalingDown, status: 'False', reason: 'NotScalingDown', message: '' }, now);
+    const notReady = active.filter((m) => !conditionIs(m, CONDITION.ready, 'True')).map((m) => m.metadata.name);
+    conditions = setCondition(conditions, active.length === 0
+      ? { type: CONDITION.machinesReady, status: 'True', reason: 'NoReplicas', message: '' }
+      : notReady.length ? { type: CONDITION.machinesReady, status: 'False', reason: 'NotReady', message: `Machines ${notReady.join(', ')} are not Ready` } : { type: CONDITION.machinesReady, status: 'True', reason: 'Ready', message: '' }, now);
+    const status = {
+      ...(set.status ?? {}),
+      selector: formatLabelSelector(fromLabelSelectorObject(set.spec.selector)),
+      replicas: active.length,
+      readyReplicas: count(CONDITION.ready),
+      availableReplicas: count(CONDITION.available),
+      upToDateReplicas: upToDate,
+      observedGeneration: set.metadata.generation,
+      conditions,
+    };
+    if (!sameStatus(status, set.status)) await ctx.client.update(MACHINE_SETS, { ...set, status }, 'status');
+  }
+
+  const controller = new Controller({
+    name: 'machineset-controller',
+    workers: 2,
+    clock: ctx.clock,
+    sync: async (key) => {
+      const set = sets.getByKey(key);
+      if (!set) return void expectations.forget(key);
+      if (isDeleting(set)) return; // its Machines go through the garbage collector (owner references)
+      const templateLabels = set.spec.template?.metadata?.labels ?? {};
+      if (!set.spec.selector || (!Object.keys(set.spec.selector.matchLabels ?? {}).length && !(set.spec.selector.matchExpressions ?? []).length)) {
+        throw new TerminalError(`MachineSet ${key}: an empty spec.selector is not valid`);
+      }
+      if (!storedSelectorMatches(set.spec.selector, templateLabels)) {
+        void events.event(eventTarget(set, 'MachineSet'), 'Warning', 'InvalidSelector', 'spec.selector does not match spec.template.metadata.labels');
+        throw new TerminalError(`MachineSet ${key}: spec.selector does not match spec.template.metadata.labels`);
+      }
+      if (!expectations.satisfied(key)) return { requeueAfterMs: 1_000 };
+      const owned = ownedBy(set);
+      let active = owned.filter((m) => !isDeleting(m));
+      const scaling = { up: '', down: '' };
+
+      // Hand-overs from a health check: delete them (within the MachineDeployment's
+      // remediation.maxInFlight; the rest wait, RemediationDeferred); replacements follow below.
+      const deploymentRef = controllerOf(set);
+      const deployment = deploymentRef?.kind === 'MachineDeployment' ? inf.machineDeployments().get(deploymentRef.name, set.metadata.namespace) : undefined;
+      const deploymentMachines = deployment ? machines.list().filter((m) => m.metadata.namespace === set.metadata.namespace && m.metadata.labels?.[LABEL.deploymentName] === deployment.metadata.name) : [];
+      const candidates = machinesToRemediate(active);
+      const budget = remediationBudget(deployment, deploymentMachines);
+      const remediate = candidates.slice(0, budget);
+      for (const machine of candidates.slice(budget)) {
+        const message = `Waiting because there are already too many remediations in progress (spec.remediation.maxInFlight is ${deployment?.spec.remediation.maxInFlight})`;
+        if (machineCondition(machine, CONDITION.ownerRemediated)?.reason === 'RemediationDeferred') continue;
+        await ctx.client.update(MACHINES, { ...machine, status: { ...machine.status, conditions: setCondition(machine.status?.conditions, { type: CONDITION.ownerRemediated, status: 'False', reason: 'RemediationDeferred', message }, new Date(ctx.clock.now())) } }, 'status');
+      }
+      for (const machine of remediate) {
+        const now = new Date(ctx.clock.now());
+        await ctx.client.update(MACHINES, { ...machine, status: { ...machine.status, conditions: setCondition(machine.status?.conditions, { type: CONDITION.ownerRemediated, status: 'False', reason: 'MachineDeleting', message: 'Machine is deleting' }, now) } }, 'status').catch((e) => {
+          if (!isNotFound(e)) throw e;
+        });
+        await ctx.client.delete(MACHINES, machine.metadata.name, machine.metadata.namespace);
+        void events.event(eventTarget(set, 'MachineSet'), 'Normal', 'MachineRemediated', `Deleted unhealthy Machine ${machine.metadata.name} for remediation`);
+      }
+      active = active.filter((m) => !remediate.includes(m));
+
+      const diff = desiredReplicas(set) - active.length;
+      if (diff > 0) {
+        expectations.expect(key, diff, 0);
+        for (let i = 0; i < diff; i++) {
+          try {
+            await createMachine(set);
+          } catch (e) {
+            expectations.lowerExpectations(key, diff - i, 0);
+            scaling.up = `Failed to create a Machine: ${(e as Error).message}`;
+            void events.event(eventTarget(set, 'MachineSet'), 'Warning', 'FailedCreate', scaling.up);
+            await writeStatus(set, active, scaling);
+            throw e;
+          }
+        }
+        void events.event(eventTarget(set, 'MachineSet'), 'Normal', 'SuccessfulCreate', `Created ${diff} Machine${diff > 1 ? 's' : ''}`);
+      } else if (diff < 0) {
+        const victims = machinesToDelete(active, -diff, (set.spec.deletion?.order ?? 'Random') as DeletionOrder);
+        expectations.expect(key, 0, victims.length);
+        for (const machine of victims) {
+          await ctx.client.delete(MACHINES, machine.metadata.name, machine.metadata.namespace);
+          void events.event(eventTarget(set, 'MachineSet'), 'Normal', 'SuccessfulDelete', `Deleted Machine ${machine.metadata.name}`);
+        }
+      }
+      await writeStatus(set, active, scaling);
+      if (candidates.length > remediate.length) return { requeueAfterMs: 5_000 };
+    },
+  });
+  controller.watch(sets);
+  const ownerKey = enqueueOwner({ group: GROUP, kind: 'MachineSet' });
+  controller.watch(machines, (machine, type, old) => {
+    const key = ownerKey(machine, type, old) as string | undefined;
+    if (!key) return undefined;
+    if (type === 'add') expectations.creationObserved(key);
+    if ((type === 'update' && isDeleting(machine) && !isDeleting(old ?? {})) || (type === 'delete' && !isDeleting(machine))) expectations.deletionObserved(key);
+    return key;
+  });
+  return controller;
+}
