@@ -12,7 +12,7 @@ import type { EventRecorder } from '../../kube/events.js';
 import type { InformerFactory } from '../../kube/informer.js';
 import type { Runnable } from '../../kube/manager.js';
 import { resources } from '../../kube/resources.js';
-import { CURRENT_CONFIG_ANNOTATION, DESIRED_CONFIG_ANNOTATION, MCO_GROUP, REASON_ANNOTATION, STATE_ANNOTATION, type MachineConfig } from '../controller/types.js';
+import { CURRENT_CONFIG_ANNOTATION, DESIRED_CONFIG_ANNOTATION, DESIRED_DRAIN_ANNOTATION, LAST_APPLIED_DRAIN_ANNOTATION, REASON_ANNOTATION, STATE_ANNOTATION, type MachineConfig } from '../controller/types.js';
 import { unreconcilableChanges } from '../controller/validation.js';
 import { diffConfigs, forcedDiff } from './diff.js';
 import { describeAction, planActions, type NodeDisruptionPolicy } from './disruption-policy.js';
@@ -22,8 +22,6 @@ import { nextStep, type NodeAnnotations, type Observation, type Step } from './s
 import { rootReader, validateOnDisk } from './validate.js';
 import { WriteError, writeDiff } from './writer.js';
 
-export const DESIRED_DRAIN_ANNOTATION = `${MCO_GROUP}/desiredDrain`;
-export const LAST_APPLIED_DRAIN_ANNOTATION = `${MCO_GROUP}/lastAppliedDrain`;
 /** The node disruption policy's home (operator.openshift.io/v1, cluster-scoped, named cluster). */
 export const MACHINE_CONFIGURATIONS = { group: 'operator.openshift.io', version: 'v1', resource: 'machineconfigurations', namespaced: false };
 export const MACHINE_CONFIG_DAEMON = { name: 'machine-config-daemon', lease: { namespace: 'openshift-machine-config-operator', name: 'machine-config-daemon' }, eventSource: 'machineconfigdaemon' };

@@ -10,7 +10,8 @@
 //       release version (annotation machineconfiguration.openshift.io/release-image-version);
 //   MachineConfigPools master and worker       created with OpenShift's selectors when missing;
 //                                              an administrator's changes are kept;
-//   the controller Deployment and the server DaemonSet, from the payload's image;
+//   the controller Deployment, the server DaemonSet (masters) and the daemon DaemonSet (every
+//       node), from the payload's image;
 //   Secrets openshift-machine-api/{master,worker}-user-data: pointer Ignition configs merging
 //       https://<api-int host>:22623/config/<pool>, trusting the root CA, that new machines boot from;
 //   ClusterOperator/machine-config: Available once the templates are generated and both pools
@@ -293,6 +294,39 @@ export class MachineConfigOperator implements Runnable {
               nodeSelector: { 'node-role.kubernetes.io/master': '' },
               tolerations,
               containers: [{ name: 'machine-config-server', image, command: ['bosun', 'machine-config-server', '--kubeconfig', '/etc/kubernetes/kubeconfig'], env, ports: [{ name: 'tls', containerPort: 22623, hostPort: 22623 }, { name: 'http', containerPort: 22624, hostPort: 22624 }] }],
+            },
+          },
+        },
+      },
+      R.daemonSets,
+    );
+    // The daemon on every node, as OpenShift runs it: the host's root at /rootfs, the host's
+    // network, privileged, tolerating every taint (a cordoned or tainted node still needs its daemon).
+    await applyObject(
+      this.client,
+      {
+        apiVersion: 'apps/v1',
+        kind: 'DaemonSet',
+        metadata: { name: 'machine-config-daemon', namespace: OPERATOR_NAMESPACE, labels: { 'k8s-app': 'machine-config-daemon' } },
+        spec: {
+          selector: { matchLabels: { 'k8s-app': 'machine-config-daemon' } },
+          updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '10%' } },
+          template: {
+            metadata: { labels: { 'k8s-app': 'machine-config-daemon' } },
+            spec: {
+              serviceAccountName: 'machine-config-daemon',
+              hostNetwork: true,
+              hostPID: true,
+              priorityClassName: 'system-node-critical',
+              nodeSelector: { 'kubernetes.io/os': 'linux' },
+              tolerations: [{ operator: 'Exists' }],
+              containers: [{
+                name: 'machine-config-daemon', image, command: ['bosun', 'machine-config-daemon'],
+                env: [...env, { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+                securityContext: { privileged: true },
+                volumeMounts: [{ name: 'rootfs', mountPath: '/rootfs', mountPropagation: 'HostToContainer' }],
+              }],
+              volumes: [{ name: 'rootfs', hostPath: { path: '/' } }],
             },
           },
         },
