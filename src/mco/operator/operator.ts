@@ -100,6 +100,41 @@ interface PoolView {
   updating: boolean;
 }
 
+/**
+ * The machine-config daemon's DaemonSet, as OpenShift runs it: on every node (tolerating every
+ * taint: a cordoned or tainted node still needs its daemon), the host's root at /rootfs, the
+ * host's network and PID namespace, privileged.
+ */
+export function daemonDaemonSet(image: string, env: Obj[]): Obj {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: { name: 'machine-config-daemon', namespace: OPERATOR_NAMESPACE, labels: { 'k8s-app': 'machine-config-daemon' } },
+    spec: {
+      selector: { matchLabels: { 'k8s-app': 'machine-config-daemon' } },
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '10%' } },
+      template: {
+        metadata: { labels: { 'k8s-app': 'machine-config-daemon' } },
+        spec: {
+          serviceAccountName: 'machine-config-daemon',
+          hostNetwork: true,
+          hostPID: true,
+          priorityClassName: 'system-node-critical',
+          nodeSelector: { 'kubernetes.io/os': 'linux' },
+          tolerations: [{ operator: 'Exists' }],
+          containers: [{
+            name: 'machine-config-daemon', image, command: ['bosun', 'machine-config-daemon'],
+            env: [...env, { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+            securityContext: { privileged: true },
+            volumeMounts: [{ name: 'rootfs', mountPath: '/rootfs', mountPropagation: 'HostToContainer' }],
+          }],
+          volumes: [{ name: 'rootfs', hostPath: { path: '/' } }],
+        },
+      },
+    },
+  };
+}
+
 /** The operator, a manager Runnable: one controller on the key "cluster" over the manager's informers. */
 export class MachineConfigOperator implements Runnable {
   readonly name = 'machine-config-operator';
@@ -300,39 +335,7 @@ export class MachineConfigOperator implements Runnable {
       },
       R.daemonSets,
     );
-    // The daemon on every node, as OpenShift runs it: the host's root at /rootfs, the host's
-    // network, privileged, tolerating every taint (a cordoned or tainted node still needs its daemon).
-    await applyObject(
-      this.client,
-      {
-        apiVersion: 'apps/v1',
-        kind: 'DaemonSet',
-        metadata: { name: 'machine-config-daemon', namespace: OPERATOR_NAMESPACE, labels: { 'k8s-app': 'machine-config-daemon' } },
-        spec: {
-          selector: { matchLabels: { 'k8s-app': 'machine-config-daemon' } },
-          updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '10%' } },
-          template: {
-            metadata: { labels: { 'k8s-app': 'machine-config-daemon' } },
-            spec: {
-              serviceAccountName: 'machine-config-daemon',
-              hostNetwork: true,
-              hostPID: true,
-              priorityClassName: 'system-node-critical',
-              nodeSelector: { 'kubernetes.io/os': 'linux' },
-              tolerations: [{ operator: 'Exists' }],
-              containers: [{
-                name: 'machine-config-daemon', image, command: ['bosun', 'machine-config-daemon'],
-                env: [...env, { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
-                securityContext: { privileged: true },
-                volumeMounts: [{ name: 'rootfs', mountPath: '/rootfs', mountPropagation: 'HostToContainer' }],
-              }],
-              volumes: [{ name: 'rootfs', hostPath: { path: '/' } }],
-            },
-          },
-        },
-      },
-      R.daemonSets,
-    );
+    await applyObject(this.client, daemonDaemonSet(image, env), R.daemonSets);
   }
 
   private pools(): PoolView[] {
