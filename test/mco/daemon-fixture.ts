@@ -21,6 +21,8 @@ import { bootstrapUserData, bootWorker, startNodeCluster, type NodeCluster, type
 import { builtInPools, controllerConfig } from './controller-fixtures.js';
 
 export const MCO_NS = 'openshift-machine-config-operator';
+/** The install's key for `core` (99-worker-ssh), so every machine has the user, as RHCOS does. */
+export const INSTALL_SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIInstallKey admin@example.com';
 export const A = {
   current: 'machineconfiguration.openshift.io/currentConfig',
   desired: 'machineconfiguration.openshift.io/desiredConfig',
@@ -57,7 +59,7 @@ export async function startMcoCluster(o: NodeClusterOptions & { workerMaxUnavail
   await c.kube.create(resources.controllerConfigs, controllerConfig({ kubeAPIServerServingCAData: Buffer.from(c.api.caPem).toString('base64') }) as Obj);
   for (const pool of builtInPools(o.workerMaxUnavailable)) await c.kube.create(resources.machineConfigPools, pool as Obj);
 
-  running.push(runMachineConfigController({ kubeconfig, signal: stop.signal, leaderElection: false, renderDelayMs: 50, controllerVersion: 'test', drainTiming: { retryMs: 1000, slowRetryMs: 2000, thresholdMs: 5000 } }));
+  running.push(runMachineConfigController({ kubeconfig, signal: stop.signal, sshAuthorizedKeys: [INSTALL_SSH_KEY], leaderElection: false, renderDelayMs: 50, controllerVersion: 'test', drainTiming: { retryMs: 1000, slowRetryMs: 2000, thresholdMs: 5000 } }));
   running.push(runWorkloadControllers({ kubeconfig, signal: stop.signal, leaderElection: false, controllers: ['daemonset', 'replicaset', 'deployment'] }));
   const scheduler = new Manager({ name: 'scheduler', kubeconfig });
   addScheduler(scheduler);
@@ -87,15 +89,17 @@ export async function startMcoCluster(o: NodeClusterOptions & { workerMaxUnavail
         return name && !not.includes(name) ? name : undefined;
       }, 20_000);
     },
-    async workersDoneOn(config: string, timeoutMs = 60_000) {
+    async workersDoneOn(config: string, timeoutMs = 40_000) {
+      let seen = '';
       await eventually(`workers Done on ${config}`, async () => {
         const pool = await c.kube.get(resources.machineConfigPools, 'worker');
         const nodes = (await c.kube.list(resources.nodes)).items as Obj[];
         const workers = nodes.filter((n) => 'node-role.kubernetes.io/worker' in (n.metadata.labels ?? {}));
         const done = workers.every((n) => n.metadata.annotations?.[A.current] === config && n.metadata.annotations?.[A.state] === 'Done' && !n.spec?.unschedulable);
         const updated = pool.status?.conditions?.some((x: Obj) => x.type === 'Updated' && x.status === 'True') && pool.status?.configuration?.name === config;
+        seen = workers.map((n) => `${n.metadata.name}: ${n.metadata.annotations?.[A.state]} ${n.metadata.annotations?.[A.current]} → ${n.metadata.annotations?.[A.desired]}${n.spec?.unschedulable ? ' cordoned' : ''} ${n.metadata.annotations?.[A.reason] ?? ''}`).join('\n');
         return workers.length > 0 && done && updated;
-      }, timeoutMs);
+      }, { timeoutMs, detail: () => seen });
     },
     async close() {
       stop.abort();

@@ -92,7 +92,7 @@ test('an ssh-key-only change is written without a reboot', { timeout: 60_000 }, 
   const previous = (await c.kube.get(resources.machineConfigPools, 'worker')).spec.configuration.name;
   await c.kube.create(resources.machineConfigs, {
     apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig',
-    metadata: { name: '60-worker-ssh', labels: { 'machineconfiguration.openshift.io/role': 'worker' } },
+    metadata: { name: '99-worker-ssh-extra', labels: { 'machineconfiguration.openshift.io/role': 'worker' } },
     spec: { config: { ignition: { version: '3.2.0' }, passwd: { users: [{ name: 'core', sshAuthorizedKeys: [NEW_KEY] }] } } },
   });
   const r2 = await c.renderedWorker([previous]);

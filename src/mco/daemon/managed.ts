@@ -2,7 +2,8 @@
 // with their modes), its systemd units (contents at /etc/systemd/system/<unit>, drop-ins in
 // <unit>.d/, a mask as a link to /dev/null, `enabled` as the <target>.wants link `systemctl
 // enable` makes from the unit's [Install] WantedBy=, `enabled: false` as that link absent), and
-// the `core` user's ssh keys at /home/core/.ssh/authorized_keys.d/ignition (0600). The daemon's
+// the `core` user's ssh keys at /home/core/.ssh/authorized_keys.d/ignition (0600, the user's and
+// its primary group's). The daemon's
 // diff, writer and validation all work on this list, so they agree on what "the config" is.
 // Pure.
 import { BosunError } from '../../common/errors.js';
@@ -18,8 +19,8 @@ export const CORE_SSH_KEYS = `/home/${CORE_USER}/.ssh/authorized_keys.d/ignition
 /** What one path should be. */
 export type ManagedEntry =
   | { path: string; kind: 'file'; data: Buffer; mode: number; source: 'file' | 'unit' | 'sshkey'; user?: string; group?: string }
-  | { path: string; kind: 'link'; target: string; source: 'unit' }
-  | { path: string; kind: 'absent'; source: 'unit' };
+  | { path: string; kind: 'link'; target: string; source: 'unit'; enablement?: boolean }
+  | { path: string; kind: 'absent'; source: 'unit'; enablement: true };
 
 export class ManagedConfigError extends BosunError {
   constructor(message: string) {
@@ -57,8 +58,8 @@ function unitEntries(unit: Unit): ManagedEntry[] {
   for (const d of unit.dropins ?? []) {
     if (d.contents != null) out.push({ path: `${path}.d/${d.name}`, kind: 'file', data: Buffer.from(d.contents), mode: 0o644, source: 'unit' });
   }
-  if (!unit.mask && unit.enabled === true) for (const dir of wantedBy(unit)) out.push({ path: `${UNIT_DIR}/${dir}/${unit.name}`, kind: 'link', target: path, source: 'unit' });
-  if (!unit.mask && unit.enabled === false) for (const dir of wantedBy(unit)) out.push({ path: `${UNIT_DIR}/${dir}/${unit.name}`, kind: 'absent', source: 'unit' });
+  if (!unit.mask && unit.enabled === true) for (const dir of wantedBy(unit)) out.push({ path: `${UNIT_DIR}/${dir}/${unit.name}`, kind: 'link', target: path, source: 'unit', enablement: true });
+  if (!unit.mask && unit.enabled === false) for (const dir of wantedBy(unit)) out.push({ path: `${UNIT_DIR}/${dir}/${unit.name}`, kind: 'absent', source: 'unit', enablement: true });
   return out;
 }
 
@@ -71,7 +72,7 @@ export function managedEntries(spec: MachineConfigSpec | undefined): Map<string,
   }
   for (const unit of config.systemd?.units ?? []) for (const e of unitEntries(unit)) out.set(e.path, e);
   const keys = sshKeys(spec);
-  if (keys.length) out.set(CORE_SSH_KEYS, { path: CORE_SSH_KEYS, kind: 'file', data: Buffer.from(keys.map((k) => `${k}\n`).join('')), mode: 0o600, source: 'sshkey', user: CORE_USER, group: CORE_USER });
+  if (keys.length) out.set(CORE_SSH_KEYS, { path: CORE_SSH_KEYS, kind: 'file', data: Buffer.from(keys.map((k) => `${k}\n`).join('')), mode: 0o600, source: 'sshkey', user: CORE_USER });
   return out;
 }
 

@@ -1,6 +1,8 @@
 // After a boot, and while the node is Done: does the disk hold what a rendered config says?
 // Checks every managed path (managed.ts) — a file's contents and mode, a link's target (a masked
-// unit is its link to /dev/null; its contents are not looked at), a disabled unit's link absent —
+// unit is its link to /dev/null; its contents are not looked at) — but not enablement: at first
+// boot Ignition only writes presets, which systemd turns into links itself (OpenShift's daemon
+// does not validate enablement either) —
 // and that the running kernel's command line (/proc/cmdline) has the config's kernel arguments.
 // Answers with the first mismatch in OpenShift's words (`content mismatch for file "<path>"`,
 // `mode mismatch for file: "<path>"; expected: -rw-r--r--/420/0644; received: …`), or undefined.
@@ -38,11 +40,8 @@ export const PROC_CMDLINE = '/proc/cmdline';
 /** The first way the disk differs from the config, or undefined when it matches. */
 export function validateOnDisk(spec: MachineConfigSpec, disk: DiskReader): string | undefined {
   for (const e of managedEntries(spec).values()) {
+    if (e.kind === 'absent' || (e.kind === 'link' && e.enablement)) continue;
     const st = disk.stat(e.path);
-    if (e.kind === 'absent') {
-      if (st) return `"${e.path}" exists but the unit it enables is disabled`;
-      continue;
-    }
     if (e.kind === 'link') {
       if (!st) return `could not stat file: "${e.path}": no such file or directory`;
       if (st.kind !== 'link') return `expected a link at "${e.path}" to "${e.target}", found a ${st.kind}`;

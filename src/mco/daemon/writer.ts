@@ -68,13 +68,13 @@ function restore(root: string, path: string): void {
 function place(root: string, e: ManagedEntry): void {
   const target = inRoot(root, e.path);
   if (e.kind === 'absent') { rmSync(target, { force: true }); return; }
-  if (e.source === 'sshkey') {
+  const sshOwner = e.kind === 'file' && e.source === 'sshkey' && e.user ? userIds(root, e.user, e.path) : undefined;
+  if (sshOwner) {
     // ~/.ssh and ~/.ssh/authorized_keys.d: 0700, the user's.
     for (const dir of [dirname(dirname(target)), dirname(target)]) {
       mkParents(root, join(dir, 'x'));
       chmodSync(dir, 0o700);
-      const uid = ownerOf(root, e.user, 'user', e.path);
-      if (uid !== undefined) chownIfRoot(dir, uid, ownerOf(root, e.group, 'group', e.path) ?? uid);
+      chownIfRoot(dir, sshOwner.uid, sshOwner.gid);
     }
   }
   mkParents(root, target);
@@ -84,8 +84,8 @@ function place(root: string, e: ManagedEntry): void {
   else {
     writeFileSync(tmp, e.data, { mode: e.mode });
     chmodSync(tmp, e.mode);
-    const uid = ownerOf(root, e.user, 'user', e.path);
-    const gid = ownerOf(root, e.group, 'group', e.path);
+    const uid = sshOwner?.uid ?? ownerOf(root, e.user, 'user', e.path);
+    const gid = sshOwner?.gid ?? ownerOf(root, e.group, 'group', e.path);
     if (uid !== undefined || gid !== undefined) chownIfRoot(tmp, uid ?? 0, gid ?? 0);
   }
   // A directory in the way is replaced, as Ignition's overwrite does.
@@ -95,6 +95,15 @@ function place(root: string, e: ManagedEntry): void {
 
 function ownerOf(root: string, name: string | undefined, kind: 'user' | 'group', path: string): number | undefined {
   return name ? resolveOwner(root, { name }, kind, path) : undefined;
+}
+
+/** A user's uid and primary gid from the root's passwd (the ssh keys belong to the user and its group). */
+function userIds(root: string, name: string, path: string): { uid: number; gid: number } {
+  const file = join(root, 'etc/passwd');
+  const line = (existsSync(file) ? readFileSync(file, 'utf8') : '').split('\n').find((l) => l.split(':')[0] === name);
+  if (!line) throw new WriteError(`${path}: user "${name}" does not exist in the root`);
+  const [, , uid, gid] = line.split(':');
+  return { uid: Number(uid), gid: Number(gid) };
 }
 
 function applyPath(root: string, c: PathChange): void {
