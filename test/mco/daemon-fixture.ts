@@ -13,7 +13,7 @@ import { addScheduler } from '../../src/cluster/scheduler/scheduler.js';
 import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
 import { runMachineConfigController } from '../../src/mco/controller/run.js';
 import { servedConfig } from '../../src/mco/server/served-config.js';
-import { MachineConfigDaemon } from '../../src/mco/daemon/daemon.js';
+import { MachineConfigDaemon, type DaemonSettings } from '../../src/mco/daemon/daemon.js';
 import { RootMountHost } from '../../src/mco/daemon/host.js';
 import type { Instance } from '../../src/cloud/types.js';
 import { eventually } from '../helpers/eventually.js';
@@ -35,8 +35,8 @@ export interface McoCluster extends NodeCluster {
   bootWorker(name: string, files?: Record<string, string>): Promise<Instance>;
   rootOf(instance: Instance): string;
   node(name: string): Promise<Obj>;
-  /** Runs a daemon in this process against a machine's root (until the cluster closes). */
-  runDaemon(nodeName: string, instance: Instance, driftCheckIntervalMs?: number): void;
+  /** Runs a daemon in this process against a machine's root until the cluster closes or stop() is called. */
+  runDaemon(nodeName: string, instance: Instance, o?: { driftCheckIntervalMs?: number; afterStep?: DaemonSettings['afterStep'] }): { stop(): Promise<void> };
   /** Waits for the worker pool to have rendered a config other than those given, and returns its name. */
   renderedWorker(not?: string[]): Promise<string>;
   /** Waits until every worker node is Done on `config` and the pool is Updated. */
@@ -78,10 +78,14 @@ export async function startMcoCluster(o: NodeClusterOptions & { workerMaxUnavail
     },
     rootOf: (i: Instance) => join(c.dataDir, 'machines', i.id, 'root'),
     node: (name: string) => c.kube.get(resources.nodes, name),
-    runDaemon(nodeName: string, instance: Instance, driftCheckIntervalMs = 500) {
+    runDaemon(nodeName: string, instance: Instance, o: { driftCheckIntervalMs?: number; afterStep?: DaemonSettings['afterStep'] } = {}) {
+      const own = new AbortController();
+      stop.signal.addEventListener('abort', () => own.abort(), { once: true });
       const manager = new Manager({ name: `machine-config-daemon-${nodeName}`, kubeconfig, eventSource: 'machineconfigdaemon' });
-      manager.add(new MachineConfigDaemon(manager, { nodeName, host: new RootMountHost(m.rootOf(instance)), driftCheckIntervalMs }));
-      running.push(manager.start(stop.signal));
+      manager.add(new MachineConfigDaemon(manager, { nodeName, host: new RootMountHost(m.rootOf(instance)), driftCheckIntervalMs: o.driftCheckIntervalMs ?? 500, afterStep: o.afterStep }));
+      const done = manager.start(own.signal);
+      running.push(done);
+      return { async stop() { own.abort(); await done.catch(() => undefined); } };
     },
     async renderedWorker(not: string[] = []) {
       return eventually('a new rendered worker config', async () => {

@@ -27,12 +27,16 @@ export const MACHINE_CONFIGURATIONS = { group: 'operator.openshift.io', version:
 export const MACHINE_CONFIG_DAEMON = { name: 'machine-config-daemon', lease: { namespace: 'openshift-machine-config-operator', name: 'machine-config-daemon' }, eventSource: 'machineconfigdaemon' };
 export const DEFAULT_DRIFT_CHECK_MS = 10_000;
 const MAX_STEPS_PER_PASS = 30;
+/** A reboot asked for and not yet happened is asked for again after this long. */
+const REBOOT_REQUEST_RETRY_MS = 60_000;
 
 export interface DaemonSettings {
   nodeName: string;
   host: Host;
   /** How often a Done node's disk is compared with its config. */
   driftCheckIntervalMs?: number;
+  /** Called after each step that changed something (fault injection: tests kill or reboot here). */
+  afterStep?: (step: Step) => Promise<void> | void;
 }
 
 function annotationsOf(node: Obj): NodeAnnotations {
@@ -51,6 +55,8 @@ export class MachineConfigDaemon implements Runnable {
   private readonly controller: Controller;
   private readonly disk: DiskState;
   private readonly driftMs: number;
+  /** The boot a reboot was last asked of, and when: one request per boot unless it goes unanswered. */
+  private rebootAsked?: { bootId: string; at: number };
 
   constructor(from: { client: KubeClient; informers: InformerFactory; events: EventRecorder }, private readonly settings: DaemonSettings) {
     this.client = from.client;
@@ -76,8 +82,10 @@ export class MachineConfigDaemon implements Runnable {
       const node = await this.client.get(resources.nodes, this.settings.nodeName);
       const { observation, configs } = await this.observe(node);
       const step = nextStep(observation);
+      if (step.kind === 'reboot' && this.rebootAsked?.bootId === observation.bootId && Date.now() - this.rebootAsked.at < REBOOT_REQUEST_RETRY_MS) return { requeueAfterMs: 2_000 };
       if (step.kind !== 'idle' && step.kind !== 'wait') log.info({ node: this.settings.nodeName, step: describeStep(step) }, 'step');
       const outcome = await this.take(step, node, observation, configs, log);
+      if (step.kind !== 'idle' && step.kind !== 'wait') await this.settings.afterStep?.(step);
       if (outcome) return outcome;
     }
     return { requeueAfterMs: 1000 };
@@ -204,8 +212,9 @@ export class MachineConfigDaemon implements Runnable {
         if (o.node.state !== 'Rebooting') await this.patchNode({ [STATE_ANNOTATION]: 'Rebooting', [REASON_ANNOTATION]: '' });
         this.event(node, 'Normal', 'Reboot', `Node will reboot into config ${o.pending!.config}`);
         host.requestReboot();
-        // Still here later means the reboot has not happened: the next pass asks again.
-        return { requeueAfterMs: 5_000 };
+        this.rebootAsked = { bootId: o.bootId, at: Date.now() };
+        // Still here a while later means the reboot has not happened: a later pass asks again.
+        return { requeueAfterMs: 2_000 };
       case 'complete':
         if (this.disk.currentConfig()?.metadata.name !== step.config && configs.to) this.disk.writeCurrentConfig(configs.to);
         await this.patchNode({ [CURRENT_CONFIG_ANNOTATION]: step.config, [STATE_ANNOTATION]: 'Done', [REASON_ANNOTATION]: '' });
