@@ -32,9 +32,11 @@ async function update(k: number | undefined, fault: 'kill' | 'reboot'): Promise<
     afterStep(step) {
       steps.push(describe(step));
       if (steps.length === k && !hit) {
+        // stop() aborts synchronously: the pass takes no further step.
+        const stopped = daemon.stop();
         hit = (async () => {
-          if (fault === 'reboot') await c.client.operate('reboot', worker.id).catch(() => undefined);
-          await daemon.stop();
+          if (fault === 'reboot') await c.client.operate('reboot', worker.id);
+          await stopped;
         })();
       }
     },

@@ -35,7 +35,8 @@ export interface McoCluster extends NodeCluster {
   bootWorker(name: string, files?: Record<string, string>): Promise<Instance>;
   rootOf(instance: Instance): string;
   node(name: string): Promise<Obj>;
-  /** Runs a daemon in this process against a machine's root until the cluster closes or stop() is called. */
+  /** Runs a daemon in this process against a machine's root until the cluster closes or stop() is
+   *  called; stop() aborts at once (the running pass takes no further step) and resolves once it has wound down. */
   runDaemon(nodeName: string, instance: Instance, o?: { driftCheckIntervalMs?: number; afterStep?: DaemonSettings['afterStep'] }): { stop(): Promise<void> };
   /** Waits for the worker pool to have rendered a config other than those given, and returns its name. */
   renderedWorker(not?: string[]): Promise<string>;
