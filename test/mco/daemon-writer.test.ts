@@ -3,7 +3,7 @@
 // failing write rolled back.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { diffConfigs } from '../../src/mco/daemon/diff.js';
@@ -47,7 +47,7 @@ test('write keeps originals, validates, reports drift in OpenShift\'s words, and
   assert.equal(validateOnDisk(c1, rootReader(dir)), 'mode mismatch for file: "/etc/new"; expected: -rw-r-----/416/0640; received: -rw-r--r--/420/0644');
   chmodSync(join(dir, 'etc/new'), 0o640);
   assert.equal(readFileSync(join(dir, 'etc/systemd/system/x.service'), 'utf8').includes('ExecStart'), true);
-  assert.ok(existsSync(join(dir, 'etc/systemd/system/multi-user.target.wants/x.service')), 'enabled as systemctl enable links it');
+  assert.equal(readlinkSync(join(dir, 'etc/systemd/system/multi-user.target.wants/x.service')), '/etc/systemd/system/x.service', 'enabled as systemctl enable links it');
 
   writeDiff(dir, diffConfigs(c1, EMPTY));
   assert.equal(readFileSync(join(dir, 'etc/existing'), 'utf8'), 'original\n');
