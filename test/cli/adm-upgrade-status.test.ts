@@ -94,9 +94,9 @@ test('without --details=nodes completed nodes are left out; a degraded node and 
   assert.match(text, /infra +Excluded +50% \(1\/2\) +2 Available, 0 Progressing, 0 Draining, 1 Excluded/);
   assert.match(text, /ip-10-0-4-159-infra +Excluded +Paused +4\.17\.0/);
   assert.match(text, /ip-10-0-99-40 +Degraded +Updating +4\.17\.0 +\? +unexpected on-disk state/);
-  assert.match(text, /-       Error   Update Stalled   Node ip-10-0-99-40 is degraded/);
+  assert.match(text, /- {7}Error {3}Update Stalled {3}Node ip-10-0-99-40 is degraded/);
   const detailed = renderUpgradeStatus(assessUpgradeStatus(c), 'health');
-  assert.match(detailed, /Message: Node ip-10-0-99-40 is degraded\n  Since: +-\n  Level: +Error\n  Impact: +Update Stalled\n  Resources:\n    nodes: ip-10-0-99-40\n  Description: unexpected on-disk state/);
+  assert.match(detailed, /Message: Node ip-10-0-99-40 is degraded\n {2}Since: +-\n {2}Level: +Error\n {2}Impact: +Update Stalled\n {2}Resources:\n {4}nodes: ip-10-0-99-40\n {2}Description: unexpected on-disk state/);
 });
 
 test('a cluster that is not updating says so', () => {
