@@ -206,3 +206,26 @@ test('a degraded pool degrades the operator; a new release is reported once rend
   const rendered = await client.get(R.machineConfigs, after.spec.configuration.name);
   assert.equal(rendered.metadata.annotations['machineconfiguration.openshift.io/release-image-version'], '1.0.1');
 });
+
+test('a new release is reported only once the master pool\'s nodes run its config', async () => {
+  const NODES = ref('', 'nodes');
+  const target = (await client.get(R.pools, 'master')).spec.configuration.name;
+  // A master whose daemon has not moved it: the node controller targets it, it stays behind.
+  await client.create(NODES, {
+    apiVersion: 'v1', kind: 'Node',
+    metadata: { name: 'master-0', labels: { 'node-role.kubernetes.io/master': '' }, annotations: { [`${MCO}/currentConfig`]: 'rendered-master-older', [`${MCO}/desiredConfig`]: 'rendered-master-older', [`${MCO}/state`]: 'Done' } },
+    status: { conditions: [{ type: 'Ready', status: 'True' }] },
+  });
+  version = '1.0.2';
+  await client.mergePatch(R.infrastructures, 'cluster', undefined, { metadata: { labels: { nudge: '2' } } });
+  const waiting = await eventually('machine-config Progressing on the master pool', async () => {
+    const o = await client.read(R.clusterOperators, 'machine-config');
+    return /master pool is rolling out/.test(cond(o, 'Progressing')?.message ?? '') ? o : undefined;
+  });
+  assert.equal(waiting.status.versions[0].version, '1.0.1', 'the old version stays reported');
+  const now = (await client.get(R.pools, 'master')).spec.configuration.name;
+  assert.ok(now === target || now.startsWith('rendered-master-'));
+  // The daemon's part: the node now runs the target.
+  await client.mergePatch(NODES, 'master-0', undefined, { metadata: { annotations: { [`${MCO}/currentConfig`]: now, [`${MCO}/desiredConfig`]: now, [`${MCO}/state`]: 'Done' } } });
+  await eventually('machine-config to report 1.0.2', async () => (await client.read(R.clusterOperators, 'machine-config'))?.status?.versions?.[0]?.version === '1.0.2');
+});

@@ -18,7 +18,7 @@
 //       have a rendered config; Progressing while a pool is not yet rendered for this release or
 //       is rolling out; Degraded when a pool is (naming it and why); Upgradeable=False while a
 //       pool is degraded; versions[operator] = the release version only once every pool's
-//       rendered config was generated for it.
+//       rendered config was generated for it and the master pool's nodes all run it.
 import { logger } from '../../common/log.js';
 import { isConflict, type KubeClient, type Obj } from '../../kube/client.js';
 import type { InformerFactory, Informer } from '../../kube/informer.js';
@@ -98,6 +98,8 @@ interface PoolView {
   renderedVersion?: string;
   degraded?: Condition;
   updating: boolean;
+  /** Every node of the pool runs its target config (Updated, status.configuration caught up). */
+  updated: boolean;
 }
 
 /**
@@ -351,6 +353,7 @@ export class MachineConfigOperator implements Runnable {
         renderedVersion: mc?.metadata?.annotations?.[RELEASE_VERSION_ANNOTATION],
         degraded: degraded?.status === 'True' ? degraded : undefined,
         updating: findCondition(conditions, 'Updating')?.status === 'True',
+        updated: Boolean(rendered) && pool?.status?.configuration?.name === rendered && findCondition(conditions, 'Updated')?.status === 'True',
       };
     });
   }
@@ -365,7 +368,10 @@ export class MachineConfigOperator implements Runnable {
     const updating = pools.filter((p) => p.updating).map((p) => p.name);
     const current = this.informers.clusterOperators.get('machine-config');
     const reported: Obj[] = current?.status?.versions ?? [];
-    const done = templated && unrendered.length === 0 && behind.length === 0;
+    // As OpenShift's required pools: the new version is reported once the master pool's nodes run
+    // the config rendered for it (the CVO's update completes only then); workers may still roll.
+    const mastersBehind = pools.some((p) => p.name === 'master' && p.rendered && !p.updated);
+    const done = templated && unrendered.length === 0 && behind.length === 0 && !mastersBehind;
     const versions = done ? [{ name: 'operator', version }] : reported.length ? reported : undefined;
     const now = new Date();
     let conditions: Condition[] = current?.status?.conditions ?? [];
@@ -381,7 +387,7 @@ export class MachineConfigOperator implements Runnable {
     conditions = setCondition(
       conditions,
       progressing
-        ? { type: 'Progressing', status: 'True', reason: done ? 'PoolsUpdating' : 'RenderingForRelease', message: done ? `Pools ${updating.join(', ')} are rolling out their configuration` : `Working towards ${version}${behind.length ? `: pools ${behind.join(', ')} not yet rendered for it` : ''}` }
+        ? { type: 'Progressing', status: 'True', reason: done ? 'PoolsUpdating' : 'RenderingForRelease', message: done ? `Pools ${updating.join(', ')} are rolling out their configuration` : `Working towards ${version}${behind.length ? `: pools ${behind.join(', ')} not yet rendered for it` : mastersBehind ? ': the master pool is rolling out its configuration' : ''}` }
         : { type: 'Progressing', status: 'False', reason: 'AsExpected', message: `Cluster version is ${version}` },
       now,
     );
