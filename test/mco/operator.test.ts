@@ -207,8 +207,20 @@ test('a degraded pool degrades the operator; a new release is reported once rend
   assert.equal(rendered.metadata.annotations['machineconfiguration.openshift.io/release-image-version'], '1.0.1');
 });
 
-test('a new release is reported only once the master pool\'s nodes run its config', async () => {
+test('with a daemon image the operator runs the daemon on every node, and reports a new release only once the master pool\'s nodes run its config', async () => {
   const NODES = ref('', 'nodes');
+  const images = await client.get(R.configMaps, 'machine-config-operator-images', 'openshift-machine-config-operator');
+  const json = JSON.parse(images.data['images.json']);
+  await client.mergePatch(R.configMaps, 'machine-config-operator-images', 'openshift-machine-config-operator', { data: { 'images.json': JSON.stringify({ ...json, machineConfigDaemon: json.machineConfigOperator }) } });
+  const ds = await eventually('the daemon DaemonSet', () => client.read(R.daemonSets, 'machine-config-daemon', 'openshift-machine-config-operator'));
+  const pod = ds.spec.template.spec;
+  assert.deepEqual(pod.tolerations, [{ operator: 'Exists' }], 'on every node, whatever its taints');
+  assert.equal(pod.hostNetwork, true);
+  assert.equal(pod.containers[0].securityContext.privileged, true);
+  assert.deepEqual(pod.volumes, [{ name: 'rootfs', hostPath: { path: '/' } }]);
+  assert.equal(pod.containers[0].volumeMounts[0].mountPath, '/rootfs');
+  assert.deepEqual(pod.containers[0].command, ['bosun', 'machine-config-daemon']);
+  assert.ok(pod.containers[0].env.some((e: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }) => e.name === 'NODE_NAME' && e.valueFrom?.fieldRef?.fieldPath === 'spec.nodeName'));
   const target = (await client.get(R.pools, 'master')).spec.configuration.name;
   // A master whose daemon has not moved it: the node controller targets it, it stays behind.
   await client.create(NODES, {

@@ -11,14 +11,15 @@
 //   MachineConfigPools master and worker       created with OpenShift's selectors when missing;
 //                                              an administrator's changes are kept;
 //   the controller Deployment, the server DaemonSet (masters) and the daemon DaemonSet (every
-//       node), from the payload's image;
+//       node; only when images.json names machineConfigDaemon), from the payload's images;
 //   Secrets openshift-machine-api/{master,worker}-user-data: pointer Ignition configs merging
 //       https://<api-int host>:22623/config/<pool>, trusting the root CA, that new machines boot from;
 //   ClusterOperator/machine-config: Available once the templates are generated and both pools
 //       have a rendered config; Progressing while a pool is not yet rendered for this release or
 //       is rolling out; Degraded when a pool is (naming it and why); Upgradeable=False while a
 //       pool is degraded; versions[operator] = the release version only once every pool's
-//       rendered config was generated for it and the master pool's nodes all run it.
+//       rendered config was generated for it and (with the daemon deployed) the master pool's
+//       nodes all run it.
 import { logger } from '../../common/log.js';
 import { isConflict, type KubeClient, type Obj } from '../../kube/client.js';
 import type { InformerFactory, Informer } from '../../kube/informer.js';
@@ -258,9 +259,12 @@ export class MachineConfigOperator implements Runnable {
         });
     }
 
-    // The workloads, from the payload's image.
+    // The workloads, from the payload's image. The daemon runs from the image images.json names
+    // machineConfigDaemon (OpenShift runs it from the operator's image; bosun's payload names it
+    // once the install runs the daemon on its nodes): without it nothing moves nodes.
     const image = images.machineConfigOperator;
-    if (image) await this.applyWorkloads(image, version);
+    const daemonImage = images.machineConfigDaemon;
+    if (image) await this.applyWorkloads(image, version, daemonImage);
 
     // User data for new machines.
     await this.ensureNamespace(MACHINE_API_NAMESPACE);
@@ -280,7 +284,7 @@ export class MachineConfigOperator implements Runnable {
       );
     }
 
-    await this.reportStatus(version);
+    await this.reportStatus(version, Boolean(image && daemonImage));
   }
 
   private async ensureNamespace(name: string): Promise<void> {
@@ -290,7 +294,7 @@ export class MachineConfigOperator implements Runnable {
     });
   }
 
-  private async applyWorkloads(image: string, version: string): Promise<void> {
+  private async applyWorkloads(image: string, version: string, daemonImage: string | undefined): Promise<void> {
     const env = [{ name: 'RELEASE_VERSION', value: version }, { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }];
     const tolerations = [{ key: 'node-role.kubernetes.io/master', operator: 'Exists', effect: 'NoSchedule' }];
     await applyObject(
@@ -352,7 +356,7 @@ export class MachineConfigOperator implements Runnable {
       },
       R.daemonSets,
     );
-    await applyObject(this.client, daemonDaemonSet(image, env), R.daemonSets);
+    if (daemonImage) await applyObject(this.client, daemonDaemonSet(daemonImage, env), R.daemonSets);
   }
 
   private pools(): PoolView[] {
@@ -373,7 +377,7 @@ export class MachineConfigOperator implements Runnable {
     });
   }
 
-  private async reportStatus(version: string): Promise<void> {
+  private async reportStatus(version: string, daemonDeployed: boolean): Promise<void> {
     const cc = this.informers.controllerConfigs.get('machine-config-controller');
     const templated = findCondition(cc?.status?.conditions, 'TemplateControllerCompleted')?.status === 'True';
     const pools = this.pools();
@@ -385,7 +389,8 @@ export class MachineConfigOperator implements Runnable {
     const reported: Obj[] = current?.status?.versions ?? [];
     // As OpenShift's required pools: the new version is reported once the master pool's nodes run
     // the config rendered for it (the CVO's update completes only then); workers may still roll.
-    const mastersBehind = pools.some((p) => p.name === 'master' && p.rendered && !p.updated);
+    // Without daemons nothing moves nodes, so there is nothing to wait for.
+    const mastersBehind = daemonDeployed && pools.some((p) => p.name === 'master' && p.rendered && !p.updated);
     const done = templated && unrendered.length === 0 && behind.length === 0 && !mastersBehind;
     const versions = done ? [{ name: 'operator', version }] : reported.length ? reported : undefined;
     const now = new Date();
