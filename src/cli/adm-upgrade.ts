@@ -7,6 +7,7 @@ import { evaluateConditionalUpdate } from '../cvo/updates/risks.js';
 import { fetchUpdateGraph, RetrievalError } from '../cvo/updates/upstream.js';
 import { admGroup } from './adm.js';
 import { registerClusterUpgrade } from './adm-upgrade-cluster.js';
+import { registerUpgradeStatus } from './adm-upgrade-status.js';
 
 function table(rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
@@ -64,5 +65,7 @@ export function registerAdmUpgrade(adm: Command): Command {
 
 /** Registers `bosun adm upgrade`. */
 export function register(program: Command): void {
-  registerClusterUpgrade(registerAdmUpgrade(admGroup(program)));
+  const upgrade = registerAdmUpgrade(admGroup(program));
+  registerClusterUpgrade(upgrade);
+  registerUpgradeStatus(upgrade);
 }

@@ -22,6 +22,7 @@ const commands: Record<string, Array<() => Promise<Registrar>>> = {
   'machine-config-server': [() => import('./machine-config-server.js')],
   'machine-config-operator': [() => import('./machine-config-operator.js')],
   'machine-config-controller': [() => import('./machine-config-controller.js')],
+  'machine-config-daemon': [() => import('./machine-config-daemon.js')],
   cloud: [() => import('./cloud.js')],
   scheduler: [() => import('./scheduler.js')],
   'controller-manager': [() => import('./controller-manager.js')],

@@ -20,6 +20,7 @@ import { Firmware, createMachineDisk, machineDir, type IgnitionMode } from './fi
 import { DEFAULT_BOOT_DELAY_MS, transition, type Operation } from './lifecycle.js';
 import { Machine } from './machine.js';
 import { NO_RUNTIME, type MachineRuntime } from './machine-runtime.js';
+import { PowerRequestWatcher } from './power-requests.js';
 import { parseCreateInstance } from './requests.js';
 import { CloudStore } from './store.js';
 import { INSTANCE_STATES, type Instance, type InstanceState } from './types.js';
@@ -47,6 +48,8 @@ export class LocalCloud {
   private readonly firmware: Firmware;
   private readonly runtime: MachineRuntime;
   private readonly machines = new Map<string, Machine>();
+  /** Per booted machine, the watch for a reboot or power-off asked from inside it (power-requests.ts). */
+  private readonly powerRequests = new Map<string, PowerRequestWatcher>();
   /** Per instance, the tail of its queue of machine work. */
   private readonly work = new Map<string, Promise<void>>();
   private readonly log: Logger;
@@ -171,6 +174,7 @@ export class LocalCloud {
   /** Powers every machine off (their recorded states stay, so a restart brings them back). */
   async powerOff(): Promise<void> {
     this.closed = true;
+    for (const w of this.powerRequests.values()) w.stop();
     for (const m of this.machines.values()) m.abortBoot();
     await Promise.all([...this.work.values()]);
     await Promise.all([...this.machines.values()].map((m) => m.shutdown()));
@@ -228,11 +232,20 @@ export class LocalCloud {
     if (!outcome.ok && outcome.aborted) return;
     const instance = this.getInstance(id);
     if (instance.state !== 'pending' && instance.state !== 'running') return;
-    if (outcome.ok) this.update(id, { state: 'running', bootId: outcome.bootId, machine: { phase: 'Up', bootCount: instance.machine.bootCount + 1 } });
+    if (outcome.ok) {
+      this.update(id, { state: 'running', bootId: outcome.bootId, machine: { phase: 'Up', bootCount: instance.machine.bootCount + 1 } });
+      this.powerRequests.get(id)?.stop();
+      this.powerRequests.set(id, new PowerRequestWatcher(machineDir(this.opts.dataDir, id).root, (request) => {
+        this.log.info({ instance: id, request }, 'power request from inside the machine');
+        this.operate(request, id).catch((e) => this.log.warn({ instance: id, err: (e as Error).message }, 'power request from inside the machine refused'));
+      }));
+    }
     else this.update(id, { state: 'running', machine: { phase: 'Failed', message: outcome.message, bootCount: instance.machine.bootCount + 1 } });
   }
 
   private async shutdownMachine(id: string): Promise<void> {
+    this.powerRequests.get(id)?.stop();
+    this.powerRequests.delete(id);
     await this.machine(id).shutdown();
     if (this.store.instances.get(id)) this.setMachine(id, 'Down');
   }

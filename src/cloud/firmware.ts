@@ -1,5 +1,5 @@
 // What happens between powering a machine on and handing it to its runtime, as a CoreOS host
-// boots: a new boot ID at `<root>/proc/sys/kernel/random/boot_id`; a machine ID generated on the
+// boots: /run emptied (a tmpfs); a new boot ID at `<root>/proc/sys/kernel/random/boot_id`; a machine ID generated on the
 // very first boot; on first boot only — while `<root>/boot/ignition.firstboot` exists, as on
 // CoreOS — Ignition on the user data (the real client when configured or found, otherwise bosun's
 // fetch and files stages), then the kargs stage, then the flag is removed; a failed Ignition leaves
@@ -75,6 +75,9 @@ export class Firmware {
 
   async boot(m: MachineDir, signal: AbortSignal, report: (message: string) => void): Promise<BootResult> {
     const bootId = randomUUID();
+    // /run is a tmpfs: nothing in it outlives a boot (a scheduled shutdown, the MCD's forcefile).
+    rmSync(join(m.root, 'run'), { recursive: true, force: true });
+    mkdirSync(join(m.root, 'run'), { mode: 0o755 });
     writeAt(m.root, BOOT_ID_FILE, `${bootId}\n`, 0o444);
     if (!existsSync(join(m.root, 'etc/machine-id'))) writeAt(m.root, 'etc/machine-id', `${randomBytes(16).toString('hex')}\n`, 0o444);
     const firstBoot = existsSync(join(m.root, FIRSTBOOT_FLAG));

@@ -206,3 +206,38 @@ test('a degraded pool degrades the operator; a new release is reported once rend
   const rendered = await client.get(R.machineConfigs, after.spec.configuration.name);
   assert.equal(rendered.metadata.annotations['machineconfiguration.openshift.io/release-image-version'], '1.0.1');
 });
+
+test('with a daemon image the operator runs the daemon on every node, and reports a new release only once the master pool\'s nodes run its config', async () => {
+  const NODES = ref('', 'nodes');
+  const images = await client.get(R.configMaps, 'machine-config-operator-images', 'openshift-machine-config-operator');
+  const json = JSON.parse(images.data['images.json']);
+  await client.mergePatch(R.configMaps, 'machine-config-operator-images', 'openshift-machine-config-operator', { data: { 'images.json': JSON.stringify({ ...json, machineConfigDaemon: json.machineConfigOperator }) } });
+  const ds = await eventually('the daemon DaemonSet', () => client.read(R.daemonSets, 'machine-config-daemon', 'openshift-machine-config-operator'));
+  const pod = ds.spec.template.spec;
+  assert.deepEqual(pod.tolerations, [{ operator: 'Exists' }], 'on every node, whatever its taints');
+  assert.equal(pod.hostNetwork, true);
+  assert.equal(pod.containers[0].securityContext.privileged, true);
+  assert.deepEqual(pod.volumes, [{ name: 'rootfs', hostPath: { path: '/' } }]);
+  assert.equal(pod.containers[0].volumeMounts[0].mountPath, '/rootfs');
+  assert.deepEqual(pod.containers[0].command, ['bosun', 'machine-config-daemon']);
+  assert.ok(pod.containers[0].env.some((e: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }) => e.name === 'NODE_NAME' && e.valueFrom?.fieldRef?.fieldPath === 'spec.nodeName'));
+  const target = (await client.get(R.pools, 'master')).spec.configuration.name;
+  // A master whose daemon has not moved it: the node controller targets it, it stays behind.
+  await client.create(NODES, {
+    apiVersion: 'v1', kind: 'Node',
+    metadata: { name: 'master-0', labels: { 'node-role.kubernetes.io/master': '' }, annotations: { [`${MCO}/currentConfig`]: 'rendered-master-older', [`${MCO}/desiredConfig`]: 'rendered-master-older', [`${MCO}/state`]: 'Done' } },
+    status: { conditions: [{ type: 'Ready', status: 'True' }] },
+  });
+  version = '1.0.2';
+  await client.mergePatch(R.infrastructures, 'cluster', undefined, { metadata: { labels: { nudge: '2' } } });
+  const waiting = await eventually('machine-config Progressing on the master pool', async () => {
+    const o = await client.read(R.clusterOperators, 'machine-config');
+    return /master pool is rolling out/.test(cond(o, 'Progressing')?.message ?? '') ? o : undefined;
+  });
+  assert.equal(waiting.status.versions[0].version, '1.0.1', 'the old version stays reported');
+  const now = (await client.get(R.pools, 'master')).spec.configuration.name;
+  assert.ok(now === target || now.startsWith('rendered-master-'));
+  // The daemon's part: the node now runs the target.
+  await client.mergePatch(NODES, 'master-0', undefined, { metadata: { annotations: { [`${MCO}/currentConfig`]: now, [`${MCO}/desiredConfig`]: now, [`${MCO}/state`]: 'Done' } } });
+  await eventually('machine-config to report 1.0.2', async () => (await client.read(R.clusterOperators, 'machine-config'))?.status?.versions?.[0]?.version === '1.0.2');
+});

@@ -1,4 +1,4 @@
-// The machine-config controller process: the template, kubelet-config, render and node
+// The machine-config controller process: the template, kubelet-config, render, node and drain
 // controllers over one set of informers, run by a component manager while holding the Lease
 // openshift-machine-config-operator/machine-config-controller (so two replicas never act at once).
 // `addMachineConfigController` puts them on a manager (the command's, or bring-up's);
@@ -12,6 +12,8 @@ import type { ControllerSettings, McoContext } from './context.js';
 import type { ControllerConfig, KubeletConfig, MachineConfig, MachineConfigPool, NodeView } from './types.js';
 import { kubeletConfigController } from './kubelet-config-controller.js';
 import { nodeController } from './node-controller.js';
+import { drainController } from './drain-controller.js';
+import { DEFAULT_DRAIN_TIMING, type DrainTiming } from './drain.js';
 import { renderController } from './render-controller.js';
 import { templateController } from './template-controller.js';
 
@@ -34,6 +36,8 @@ export interface MachineConfigControllerSettings {
   sshAuthorizedKeys?: string[];
   renderedGCGraceMs?: number;
   renderDelayMs?: number;
+  /** When failing drains are retried (default: after a minute, every 5 once failing for 10). */
+  drainTiming?: Partial<DrainTiming>;
 }
 
 export interface MachineConfigControllerOptions extends MachineConfigControllerSettings {
@@ -43,7 +47,7 @@ export interface MachineConfigControllerOptions extends MachineConfigControllerS
   leaderElection?: false | { identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
 }
 
-/** Adds the four controllers to a manager (which owns client, informers, events and Lease). */
+/** Adds the five controllers to a manager (which owns client, informers, events and Lease). */
 export function addMachineConfigController(manager: Manager, options: MachineConfigControllerSettings): void {
   const settings: ControllerSettings = {
     controllerVersion: options.controllerVersion ?? DEFAULT_CONTROLLER_VERSION,
@@ -67,7 +71,7 @@ export function addMachineConfigController(manager: Manager, options: MachineCon
     events: manager.events,
     settings,
   };
-  manager.add(templateController(ctx), kubeletConfigController(ctx), renderController(ctx), nodeController(ctx));
+  manager.add(templateController(ctx), kubeletConfigController(ctx), renderController(ctx), nodeController(ctx), drainController(ctx, { ...DEFAULT_DRAIN_TIMING, ...options.drainTiming }));
 }
 
 export async function runMachineConfigController(options: MachineConfigControllerOptions): Promise<void> {

@@ -15,6 +15,9 @@ export const CURRENT_CONFIG_ANNOTATION = `${MCO_GROUP}/currentConfig`;
 export const DESIRED_CONFIG_ANNOTATION = `${MCO_GROUP}/desiredConfig`;
 export const STATE_ANNOTATION = `${MCO_GROUP}/state`;
 export const REASON_ANNOTATION = `${MCO_GROUP}/reason`;
+/** The daemon's drain request (`drain-<config>`, `uncordon-<config>`) and the controller's answer. */
+export const DESIRED_DRAIN_ANNOTATION = `${MCO_GROUP}/desiredDrain`;
+export const LAST_APPLIED_DRAIN_ANNOTATION = `${MCO_GROUP}/lastAppliedDrain`;
 export const ZONE_LABEL = 'topology.kubernetes.io/zone';
 
 export interface ObjectReference {

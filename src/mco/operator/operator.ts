@@ -10,14 +10,16 @@
 //       release version (annotation machineconfiguration.openshift.io/release-image-version);
 //   MachineConfigPools master and worker       created with OpenShift's selectors when missing;
 //                                              an administrator's changes are kept;
-//   the controller Deployment and the server DaemonSet, from the payload's image;
+//   the controller Deployment, the server DaemonSet (masters) and the daemon DaemonSet (every
+//       node; only when images.json names machineConfigDaemon), from the payload's images;
 //   Secrets openshift-machine-api/{master,worker}-user-data: pointer Ignition configs merging
 //       https://<api-int host>:22623/config/<pool>, trusting the root CA, that new machines boot from;
 //   ClusterOperator/machine-config: Available once the templates are generated and both pools
 //       have a rendered config; Progressing while a pool is not yet rendered for this release or
 //       is rolling out; Degraded when a pool is (naming it and why); Upgradeable=False while a
 //       pool is degraded; versions[operator] = the release version only once every pool's
-//       rendered config was generated for it.
+//       rendered config was generated for it and (with the daemon deployed) the master pool's
+//       nodes all run it.
 import { logger } from '../../common/log.js';
 import { isConflict, type KubeClient, type Obj } from '../../kube/client.js';
 import type { InformerFactory, Informer } from '../../kube/informer.js';
@@ -97,6 +99,43 @@ interface PoolView {
   renderedVersion?: string;
   degraded?: Condition;
   updating: boolean;
+  /** Every node of the pool runs its target config (Updated, status.configuration caught up). */
+  updated: boolean;
+}
+
+/**
+ * The machine-config daemon's DaemonSet, as OpenShift runs it: on every node (tolerating every
+ * taint: a cordoned or tainted node still needs its daemon), the host's root at /rootfs, the
+ * host's network and PID namespace, privileged.
+ */
+export function daemonDaemonSet(image: string, env: Obj[]): Obj {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: { name: 'machine-config-daemon', namespace: OPERATOR_NAMESPACE, labels: { 'k8s-app': 'machine-config-daemon' } },
+    spec: {
+      selector: { matchLabels: { 'k8s-app': 'machine-config-daemon' } },
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '10%' } },
+      template: {
+        metadata: { labels: { 'k8s-app': 'machine-config-daemon' } },
+        spec: {
+          serviceAccountName: 'machine-config-daemon',
+          hostNetwork: true,
+          hostPID: true,
+          priorityClassName: 'system-node-critical',
+          nodeSelector: { 'kubernetes.io/os': 'linux' },
+          tolerations: [{ operator: 'Exists' }],
+          containers: [{
+            name: 'machine-config-daemon', image, command: ['bosun', 'machine-config-daemon'],
+            env: [...env, { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+            securityContext: { privileged: true },
+            volumeMounts: [{ name: 'rootfs', mountPath: '/rootfs', mountPropagation: 'HostToContainer' }],
+          }],
+          volumes: [{ name: 'rootfs', hostPath: { path: '/' } }],
+        },
+      },
+    },
+  };
 }
 
 /** The operator, a manager Runnable: one controller on the key "cluster" over the manager's informers. */
@@ -220,9 +259,12 @@ export class MachineConfigOperator implements Runnable {
         });
     }
 
-    // The workloads, from the payload's image.
+    // The workloads, from the payload's image. The daemon runs from the image images.json names
+    // machineConfigDaemon (OpenShift runs it from the operator's image; bosun's payload names it
+    // once the install runs the daemon on its nodes): without it nothing moves nodes.
     const image = images.machineConfigOperator;
-    if (image) await this.applyWorkloads(image, version);
+    const daemonImage = images.machineConfigDaemon;
+    if (image) await this.applyWorkloads(image, version, daemonImage);
 
     // User data for new machines.
     await this.ensureNamespace(MACHINE_API_NAMESPACE);
@@ -242,7 +284,7 @@ export class MachineConfigOperator implements Runnable {
       );
     }
 
-    await this.reportStatus(version);
+    await this.reportStatus(version, Boolean(image && daemonImage));
   }
 
   private async ensureNamespace(name: string): Promise<void> {
@@ -252,7 +294,7 @@ export class MachineConfigOperator implements Runnable {
     });
   }
 
-  private async applyWorkloads(image: string, version: string): Promise<void> {
+  private async applyWorkloads(image: string, version: string, daemonImage: string | undefined): Promise<void> {
     const env = [{ name: 'RELEASE_VERSION', value: version }, { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }];
     const tolerations = [{ key: 'node-role.kubernetes.io/master', operator: 'Exists', effect: 'NoSchedule' }];
     await applyObject(
@@ -314,6 +356,7 @@ export class MachineConfigOperator implements Runnable {
       },
       R.daemonSets,
     );
+    if (daemonImage) await applyObject(this.client, daemonDaemonSet(daemonImage, env), R.daemonSets);
   }
 
   private pools(): PoolView[] {
@@ -329,11 +372,12 @@ export class MachineConfigOperator implements Runnable {
         renderedVersion: mc?.metadata?.annotations?.[RELEASE_VERSION_ANNOTATION],
         degraded: degraded?.status === 'True' ? degraded : undefined,
         updating: findCondition(conditions, 'Updating')?.status === 'True',
+        updated: Boolean(rendered) && pool?.status?.configuration?.name === rendered && findCondition(conditions, 'Updated')?.status === 'True',
       };
     });
   }
 
-  private async reportStatus(version: string): Promise<void> {
+  private async reportStatus(version: string, daemonDeployed: boolean): Promise<void> {
     const cc = this.informers.controllerConfigs.get('machine-config-controller');
     const templated = findCondition(cc?.status?.conditions, 'TemplateControllerCompleted')?.status === 'True';
     const pools = this.pools();
@@ -343,7 +387,11 @@ export class MachineConfigOperator implements Runnable {
     const updating = pools.filter((p) => p.updating).map((p) => p.name);
     const current = this.informers.clusterOperators.get('machine-config');
     const reported: Obj[] = current?.status?.versions ?? [];
-    const done = templated && unrendered.length === 0 && behind.length === 0;
+    // As OpenShift's required pools: the new version is reported once the master pool's nodes run
+    // the config rendered for it (the CVO's update completes only then); workers may still roll.
+    // Without daemons nothing moves nodes, so there is nothing to wait for.
+    const mastersBehind = daemonDeployed && pools.some((p) => p.name === 'master' && p.rendered && !p.updated);
+    const done = templated && unrendered.length === 0 && behind.length === 0 && !mastersBehind;
     const versions = done ? [{ name: 'operator', version }] : reported.length ? reported : undefined;
     const now = new Date();
     let conditions: Condition[] = current?.status?.conditions ?? [];
@@ -359,7 +407,7 @@ export class MachineConfigOperator implements Runnable {
     conditions = setCondition(
       conditions,
       progressing
-        ? { type: 'Progressing', status: 'True', reason: done ? 'PoolsUpdating' : 'RenderingForRelease', message: done ? `Pools ${updating.join(', ')} are rolling out their configuration` : `Working towards ${version}${behind.length ? `: pools ${behind.join(', ')} not yet rendered for it` : ''}` }
+        ? { type: 'Progressing', status: 'True', reason: done ? 'PoolsUpdating' : 'RenderingForRelease', message: done ? `Pools ${updating.join(', ')} are rolling out their configuration` : `Working towards ${version}${behind.length ? `: pools ${behind.join(', ')} not yet rendered for it` : mastersBehind ? ': the master pool is rolling out its configuration' : ''}` }
         : { type: 'Progressing', status: 'False', reason: 'AsExpected', message: `Cluster version is ${version}` },
       now,
     );

@@ -1,0 +1,83 @@
+// The drain controller: answers a daemon's drain requests (drain.ts says what is asked). For
+// `drain-<config>`: cordon the node (spec.unschedulable), evict its pods through the eviction API
+// — so PodDisruptionBudgets hold — leaving DaemonSet and mirror pods, wait for the evicted pods
+// to be gone, then write lastAppliedDrain = the request. For `uncordon-<config>`: uncordon and
+// answer the same way. An eviction a budget refuses is tried again on drain.ts's schedule; each
+// failure is an Event DrainFailed naming the pod that blocks (DrainThresholdExceeded once it has
+// failed for the threshold).
+import { Controller, type SyncContext, type SyncResult } from '../../kube/controller.js';
+import { isNotFound, KubeApiError, resourcePath, type Obj } from '../../kube/index.js';
+import { resources } from '../../kube/resources.js';
+import type { McoContext } from './context.js';
+import { DEFAULT_DRAIN_TIMING, drainRequest, drainRetry, podsToEvict, type DrainTiming } from './drain.js';
+import { DESIRED_DRAIN_ANNOTATION, LAST_APPLIED_DRAIN_ANNOTATION, type NodeView } from './types.js';
+
+/** While a requested drain is not done: terminating pods are looked at again this soon. */
+const TERMINATING_POLL_MS = 500;
+
+export function drainController(ctx: McoContext, timing: DrainTiming = DEFAULT_DRAIN_TIMING): Controller {
+  const failingSince = new Map<string, { value: string; since: number }>();
+  const controller = new Controller({
+    name: 'machine-config-controller-drain',
+    sync: (key, sc) => syncDrain(ctx, key, sc, timing, failingSince),
+    queue: { baseDelayMs: 1000, maxDelayMs: timing.slowRetryMs },
+  });
+  controller.watch(ctx.informers.nodes);
+  return controller;
+}
+
+async function syncDrain(ctx: McoContext, name: string, { log }: SyncContext, timing: DrainTiming, failingSince: Map<string, { value: string; since: number }>): Promise<SyncResult | void> {
+  const node = ctx.informers.nodes.get(name);
+  if (!node) { failingSince.delete(name); return; }
+  const request = drainRequest(node.metadata.annotations, DESIRED_DRAIN_ANNOTATION, LAST_APPLIED_DRAIN_ANNOTATION);
+  if (request.action === 'none') { failingSince.delete(name); return; }
+  const asNode = { apiVersion: 'v1', kind: 'Node', metadata: node.metadata } as Obj;
+
+  if (request.action === 'uncordon') {
+    if (node.spec?.unschedulable) await ctx.client.mergePatch(resources.nodes, name, undefined, { spec: { unschedulable: null } });
+    await answer(ctx, node, request.value);
+    log.info({ node: name, request: request.value }, 'node uncordoned');
+    void ctx.events.event(asNode, 'Normal', 'Uncordon', `Uncordoned node ${name} (${request.value})`);
+    return;
+  }
+
+  if (!node.spec?.unschedulable) {
+    await ctx.client.mergePatch(resources.nodes, name, undefined, { spec: { unschedulable: true } });
+    void ctx.events.event(asNode, 'Normal', 'Cordon', `Cordoned node ${name} (${request.value})`);
+  }
+  const pods = (await ctx.client.list(resources.pods, undefined, { fieldSelector: `spec.nodeName=${name}` })).items as Obj[];
+  const { evict, terminating } = podsToEvict(pods);
+  const blocked: string[] = [];
+  for (const pod of evict) {
+    const { namespace, name: podName } = pod.metadata;
+    try {
+      await ctx.client.request('POST', `${resourcePath(resources.pods, namespace, podName)}/eviction`, {
+        body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: podName, namespace } },
+      });
+      log.info({ node: name, pod: `${namespace}/${podName}` }, 'pod evicted');
+    } catch (e) {
+      if (isNotFound(e)) continue;
+      if (e instanceof KubeApiError && (e.code === 429 || e.code === 500)) { blocked.push(`${namespace}/${podName}: ${e.message}`); continue; }
+      throw e;
+    }
+  }
+  if (blocked.length) {
+    const failing = failingSince.get(name)?.value === request.value ? failingSince.get(name)! : { value: request.value, since: Date.now() };
+    failingSince.set(name, failing);
+    const { afterMs, thresholdExceeded } = drainRetry(failing.since, Date.now(), timing);
+    const message = `Drain failed on node ${name}, will retry in ${Math.round(afterMs / 1000)}s: error when evicting pods: ${blocked.join('; ')}`;
+    log.warn({ node: name, blocked }, 'drain blocked');
+    void ctx.events.event(asNode, 'Warning', thresholdExceeded ? 'DrainThresholdExceeded' : 'DrainFailed', message);
+    return { requeueAfterMs: afterMs };
+  }
+  // Evicted pods still shutting down: look again soon (their deletion also wakes nothing here).
+  if (evict.length || terminating.length) return { requeueAfterMs: TERMINATING_POLL_MS };
+  await answer(ctx, node, request.value);
+  failingSince.delete(name);
+  log.info({ node: name, request: request.value }, 'node drained');
+  void ctx.events.event(asNode, 'Normal', 'Drain', `Drained node ${name} (${request.value})`);
+}
+
+async function answer(ctx: McoContext, node: NodeView, value: string): Promise<void> {
+  await ctx.client.mergePatch(resources.nodes, node.metadata.name!, undefined, { metadata: { annotations: { [LAST_APPLIED_DRAIN_ANNOTATION]: value } } });
+}

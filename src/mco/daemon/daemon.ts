@@ -1,0 +1,237 @@
+// The machine-config daemon: one per node (a DaemonSet pod with the host's root at /rootfs), the
+// only writer of its node's currentConfig, state and reason annotations and of the node's disk.
+// Its loop is state-machine.ts: each pass reads the node (from the API, not a cache, so it never
+// acts on its own stale write), the disk and the boot, asks nextStep, takes that step, and goes
+// round again until the step is to wait. A failed write is rolled back (writer.ts) and reported
+// as state=Degraded with the reason; the pass then fails and the work queue retries it with
+// back-off, so the node recovers by itself once the cause is gone. While Done it checks the disk
+// for drift every --drift-check-interval.
+import { Controller, type SyncContext, type SyncResult } from '../../kube/controller.js';
+import { isNotFound, type KubeClient, type Obj } from '../../kube/client.js';
+import type { EventRecorder } from '../../kube/events.js';
+import type { InformerFactory } from '../../kube/informer.js';
+import type { Runnable } from '../../kube/manager.js';
+import { resources } from '../../kube/resources.js';
+import { CURRENT_CONFIG_ANNOTATION, DESIRED_CONFIG_ANNOTATION, DESIRED_DRAIN_ANNOTATION, LAST_APPLIED_DRAIN_ANNOTATION, REASON_ANNOTATION, STATE_ANNOTATION, type MachineConfig } from '../controller/types.js';
+import { unreconcilableChanges } from '../controller/validation.js';
+import { diffConfigs, forcedDiff } from './diff.js';
+import { describeAction, planActions, type NodeDisruptionPolicy } from './disruption-policy.js';
+import { DiskState } from './disk-state.js';
+import type { Host } from './host.js';
+import { nextStep, type NodeAnnotations, type Observation, type Step } from './state-machine.js';
+import { rootReader, validateOnDisk } from './validate.js';
+import { WriteError, writeDiff } from './writer.js';
+
+/** The node disruption policy's home (operator.openshift.io/v1, cluster-scoped, named cluster). */
+export const MACHINE_CONFIGURATIONS = { group: 'operator.openshift.io', version: 'v1', resource: 'machineconfigurations', namespaced: false };
+export const MACHINE_CONFIG_DAEMON = { name: 'machine-config-daemon', lease: { namespace: 'openshift-machine-config-operator', name: 'machine-config-daemon' }, eventSource: 'machineconfigdaemon' };
+export const DEFAULT_DRIFT_CHECK_MS = 10_000;
+const MAX_STEPS_PER_PASS = 30;
+/** A reboot asked for and not yet happened is asked for again after this long. */
+const REBOOT_REQUEST_RETRY_MS = 60_000;
+
+export interface DaemonSettings {
+  nodeName: string;
+  host: Host;
+  /** How often a Done node's disk is compared with its config. */
+  driftCheckIntervalMs?: number;
+  /** Called after each step that changed something (fault injection: tests kill or reboot here). */
+  afterStep?: (step: Step) => Promise<void> | void;
+}
+
+function annotationsOf(node: Obj): NodeAnnotations {
+  const a: Record<string, string> = node.metadata?.annotations ?? {};
+  return {
+    currentConfig: a[CURRENT_CONFIG_ANNOTATION], desiredConfig: a[DESIRED_CONFIG_ANNOTATION], state: a[STATE_ANNOTATION], reason: a[REASON_ANNOTATION],
+    desiredDrain: a[DESIRED_DRAIN_ANNOTATION], lastAppliedDrain: a[LAST_APPLIED_DRAIN_ANNOTATION],
+  };
+}
+
+export class MachineConfigDaemon implements Runnable {
+  readonly name = 'machine-config-daemon';
+  readonly needsLeaderElection = false;
+  private readonly client: KubeClient;
+  private readonly events: EventRecorder;
+  private readonly controller: Controller;
+  private readonly disk: DiskState;
+  private readonly driftMs: number;
+  /** The boot a reboot was last asked of, and when: one request per boot unless it goes unanswered. */
+  private rebootAsked?: { bootId: string; at: number };
+
+  constructor(from: { client: KubeClient; informers: InformerFactory; events: EventRecorder }, private readonly settings: DaemonSettings) {
+    this.client = from.client;
+    this.events = from.events;
+    this.disk = new DiskState(settings.host.root);
+    this.driftMs = settings.driftCheckIntervalMs ?? DEFAULT_DRIFT_CHECK_MS;
+    this.controller = new Controller({
+      name: 'machine-config-daemon',
+      sync: (_key, sc) => this.sync(sc),
+      queue: { baseDelayMs: 1000, maxDelayMs: 60_000 },
+    });
+    const node = from.informers.forResource(resources.nodes, { fieldSelector: `metadata.name=${settings.nodeName}` });
+    this.controller.watch(node, () => settings.nodeName);
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    this.controller.enqueue(this.settings.nodeName);
+    await this.controller.run(signal);
+  }
+
+  private async sync({ log, signal }: SyncContext): Promise<SyncResult | void> {
+    for (let i = 0; i < MAX_STEPS_PER_PASS && !signal.aborted; i++) {
+      const node = await this.client.get(resources.nodes, this.settings.nodeName);
+      const { observation, configs } = await this.observe(node);
+      const step = nextStep(observation);
+      if (step.kind === 'reboot' && this.rebootAsked?.bootId === observation.bootId && Date.now() - this.rebootAsked.at < REBOOT_REQUEST_RETRY_MS) return { requeueAfterMs: 2_000 };
+      if (step.kind !== 'idle' && step.kind !== 'wait') log.info({ node: this.settings.nodeName, step: describeStep(step) }, 'step');
+      const outcome = await this.take(step, node, observation, configs, log);
+      if (step.kind !== 'idle' && step.kind !== 'wait') await this.settings.afterStep?.(step);
+      if (outcome) return outcome;
+    }
+    return { requeueAfterMs: 1000 };
+  }
+
+  /** What nextStep needs, and the configs it was computed from. */
+  private async observe(node: Obj): Promise<{ observation: Observation; configs: { from?: MachineConfig; to?: MachineConfig } }> {
+    const { host } = this.settings;
+    const a = annotationsOf(node);
+    const o: Observation = { node: a, bootId: host.bootId(), pending: this.disk.pending(), forceFile: host.forceFile() };
+    const configs: { from?: MachineConfig; to?: MachineConfig } = {};
+    if (!a.currentConfig) {
+      o.firstBoot = this.disk.firstBootAnnotations();
+      return { observation: o, configs };
+    }
+    const disk = rootReader(host.root);
+    if (o.pending) {
+      const pending = await this.config(o.pending.config);
+      o.validationError = validateOnDisk(pending.spec, disk);
+      return { observation: o, configs: { to: pending } };
+    }
+    const desired = a.desiredConfig || a.currentConfig;
+    configs.from = await this.config(a.currentConfig);
+    if (desired !== a.currentConfig || o.forceFile) {
+      configs.to = await this.config(desired);
+      const problems = unreconcilableChanges(configs.from.spec, configs.to.spec);
+      if (problems.length) o.unreconcilable = `can't reconcile config ${a.currentConfig} with ${desired}: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`;
+      else o.plan = planActions(diffConfigs(configs.from.spec, configs.to.spec), await this.policy());
+    } else {
+      o.validationError = validateOnDisk(configs.from.spec, disk);
+    }
+    return { observation: o, configs };
+  }
+
+  /** A rendered config: the one recorded on disk when it is that one, else from the API. */
+  private async config(name: string): Promise<MachineConfig> {
+    const onDisk = this.disk.currentConfig();
+    if (onDisk?.metadata.name === name) return onDisk;
+    try {
+      return (await this.client.get(resources.machineConfigs, name)) as MachineConfig;
+    } catch (e) {
+      if (isNotFound(e)) throw new Error(`machineconfig ${name} not found`);
+      throw e;
+    }
+  }
+
+  private async policy(): Promise<NodeDisruptionPolicy | undefined> {
+    try {
+      const mc = await this.client.read(MACHINE_CONFIGURATIONS, 'cluster');
+      return mc?.spec?.nodeDisruptionPolicy;
+    } catch (e) {
+      // A cluster without the MachineConfiguration kind has OpenShift's defaults only.
+      if (isNotFound(e) || /resource|not found|no matches/i.test((e as Error).message)) return undefined;
+      throw e;
+    }
+  }
+
+  private async patchNode(patch: Record<string, string | null>): Promise<void> {
+    await this.client.mergePatch(resources.nodes, this.settings.nodeName, undefined, { metadata: { annotations: patch } });
+  }
+
+  private event(node: Obj, type: 'Normal' | 'Warning', reason: string, message: string): void {
+    void this.events.event({ apiVersion: 'v1', kind: 'Node', metadata: node.metadata }, type, reason, message);
+  }
+
+  /** Takes one step; answers when the pass should end (and when to look again). */
+  private async take(step: Step, node: Obj, o: Observation, configs: { from?: MachineConfig; to?: MachineConfig }, log: SyncContext['log']): Promise<SyncResult | undefined> {
+    const { host } = this.settings;
+    const desired = o.node.desiredConfig ?? '';
+    switch (step.kind) {
+      case 'seed': {
+        const s = step.annotations;
+        await this.patchNode({
+          [CURRENT_CONFIG_ANNOTATION]: s.currentConfig!,
+          ...(o.node.desiredConfig ? {} : { [DESIRED_CONFIG_ANNOTATION]: s.desiredConfig ?? s.currentConfig! }),
+          [STATE_ANNOTATION]: 'Done', [REASON_ANNOTATION]: '',
+        });
+        if (this.disk.currentConfig()?.metadata.name !== s.currentConfig) this.disk.writeCurrentConfig(await this.config(s.currentConfig!));
+        return undefined;
+      }
+      case 'set-state':
+        await this.patchNode({ [STATE_ANNOTATION]: step.state, [REASON_ANNOTATION]: step.reason });
+        if (step.event) this.event(node, step.event.type, step.event.reason, step.reason || (step.state === 'Working' ? `Node is updating to ${desired}` : `Node is ${step.state} on ${o.node.currentConfig}`));
+        return undefined;
+      case 'request-drain':
+        await this.patchNode({ [DESIRED_DRAIN_ANNOTATION]: step.value });
+        this.event(node, 'Normal', step.value.startsWith('drain-') ? 'Drain' : 'Uncordon', `${step.value.startsWith('drain-') ? 'Draining' : 'Uncordoning'} node ${this.settings.nodeName} (${step.value})`);
+        return undefined;
+      case 'wait':
+        log.debug({ waitingFor: step.for }, 'waiting');
+        return { requeueAfterMs: this.driftMs };
+      case 'idle':
+        return { requeueAfterMs: this.driftMs };
+      case 'write':
+      case 'force': {
+        const from = configs.from!;
+        const to = configs.to ?? from;
+        const plan = o.plan ?? planActions(diffConfigs(from.spec, to.spec));
+        const force = step.kind === 'force';
+        try {
+          writeDiff(host.root, force ? forcedDiff(from.spec, to.spec) : diffConfigs(from.spec, to.spec));
+        } catch (e) {
+          const reason = `failed to update to ${to.metadata.name}: ${(e as Error).message}`;
+          await this.patchNode({ [STATE_ANNOTATION]: 'Degraded', [REASON_ANNOTATION]: reason });
+          this.event(node, 'Warning', 'UpdateFailed', reason);
+          if (e instanceof WriteError) throw e;
+          throw new WriteError(reason, { cause: e });
+        }
+        const reboot = force || plan.reboot;
+        this.disk.writePending({ config: to.metadata.name!, bootId: o.bootId, reboot, ...(force ? { skipValidation: true } : {}) });
+        this.disk.writeCurrentConfig(to);
+        if (force) host.removeForceFile();
+        this.event(node, 'Normal', 'OSUpdateStaged', `Changes to ${to.metadata.name} written${force ? ' (forced)' : ''}: ${plan.reasons.join('; ') || 'no file changes'}`);
+        if (!reboot) {
+          for (const action of plan.postActions) {
+            const done = await host.runAction(action);
+            log.info({ action: describeAction(action), done }, 'post-config action');
+            this.event(node, 'Normal', 'PostConfigAction', `${describeAction(action)}: ${done}`);
+          }
+        }
+        return undefined;
+      }
+      case 'reboot':
+        if (o.node.state !== 'Rebooting') await this.patchNode({ [STATE_ANNOTATION]: 'Rebooting', [REASON_ANNOTATION]: '' });
+        this.event(node, 'Normal', 'Reboot', `Node will reboot into config ${o.pending!.config}`);
+        host.requestReboot();
+        this.rebootAsked = { bootId: o.bootId, at: Date.now() };
+        // Still here a while later means the reboot has not happened: a later pass asks again.
+        return { requeueAfterMs: 2_000 };
+      case 'complete':
+        if (this.disk.currentConfig()?.metadata.name !== step.config && configs.to) this.disk.writeCurrentConfig(configs.to);
+        await this.patchNode({ [CURRENT_CONFIG_ANNOTATION]: step.config, [STATE_ANNOTATION]: 'Done', [REASON_ANNOTATION]: '' });
+        this.disk.clearPending();
+        host.removeForceFile();
+        this.event(node, 'Normal', 'NodeDone', `Setting node ${this.settings.nodeName}, currentConfig ${step.config} to Done`);
+        return undefined;
+    }
+  }
+}
+
+function describeStep(step: Step): string {
+  switch (step.kind) {
+    case 'set-state': return `state ${step.state}${step.reason ? `: ${step.reason}` : ''}`;
+    case 'request-drain': return `desiredDrain ${step.value}`;
+    case 'complete': return `complete ${step.config}`;
+    case 'seed': return `seed from node-annotations.json (${step.annotations.currentConfig})`;
+    default: return step.kind;
+  }
+}
