@@ -22,6 +22,7 @@ const commands: Record<string, Array<() => Promise<Registrar>>> = {
   scheduler: [() => import('./scheduler.js')],
   'controller-manager': [() => import('./controller-manager.js')],
   'cloud-controller-manager': [() => import('./cloud-controller-manager.js')],
+  'cluster-cloud-controller-manager-operator': [() => import('./cluster-cloud-controller-manager-operator.js')],
 };
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
