@@ -2,10 +2,12 @@
 // The local cloud's load balancer proxies (src/cloud/load-balancer-proxy.ts) on their own: a
 // stored balancer listens on its VIP, spreads connections round-robin over its targets' private
 // IPs on the target port, skips a target that refuses, comes back after the cloud restarts (it is
-// the cloud's, not the CCM's), and stops listening when deleted.
+// the cloud's, not the CCM's), and stops listening when deleted; and splices each connection with
+// half-closes, so neither an ended request nor a backend closing after its answer loses bytes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, connect, type Server } from 'node:net';
+import { randomBytes } from 'node:crypto';
 import { isUp, startCloud, waitForInstance } from './cloud/cloud-fixture.js';
 import { eventually } from './helpers/eventually.js';
 
@@ -50,6 +52,61 @@ test('a stored balancer carries TCP round-robin, skips refusing targets, survive
     await eventually('nothing listens on the VIP', async () => (await exchange(lb.address, 18200)) === 'ECONNREFUSED');
   } finally {
     for (const s of servers) s.close();
+    await cloud.close();
+  }
+});
+
+/** Sends `request` (ending the write side when `halfClose`), reads (pausing `readDelayMs` after each chunk) until the proxy closes; the bytes read. */
+function transfer(host: string, port: number, request: string, options: { halfClose: boolean; readDelayMs?: number }): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const s = connect({ host, port, allowHalfOpen: true });
+    const chunks: Buffer[] = [];
+    s.on('data', (d: Buffer) => {
+      chunks.push(d);
+      // A slow reader: the proxy has to hold the answer's tail while the backend is already gone.
+      if (options.readDelayMs) {
+        s.pause();
+        setTimeout(() => s.resume(), options.readDelayMs);
+      }
+    });
+    s.on('end', () => s.end());
+    s.on('close', () => resolve(Buffer.concat(chunks)));
+    s.on('error', reject);
+    s.setTimeout(10_000, () => s.destroy(new Error('no progress for 10 s')));
+    s.on('connect', () => {
+      if (options.halfClose) s.end(request);
+      else s.write(request);
+    });
+  });
+}
+
+test('connections are spliced with half-closes: an ended request still gets its answer, a backend closing after a large answer has every byte delivered', { timeout: 30_000 }, async () => {
+  const cloud = await startCloud();
+  const big = randomBytes(2 * 1024 * 1024);
+  const port = 30000 + Math.floor(Math.random() * 2000);
+  let server: Server | undefined;
+  try {
+    const target = await waitForInstance(cloud.client, (await cloud.client.createInstance({ name: 'px-half' })).id, 'up', isUp);
+    // "big": the whole answer at once, then the backend closes; anything else: answered once the client has ended its request.
+    server = createServer({ allowHalfOpen: true }, (c) => {
+      let request = '';
+      c.on('data', (d) => {
+        request += d;
+        if (request === 'big') c.end(big);
+      });
+      c.on('end', () => {
+        if (request !== 'big') c.end(`got ${request}`);
+      });
+    });
+    await new Promise<void>((resolve) => server!.listen(port, target.privateIp, () => resolve()));
+    const lb = await cloud.client.ensureLoadBalancer('half-close-lb', { ports: [{ protocol: 'TCP', port: 18201, targetPort: port }], targets: [target.id], sourceRanges: [] });
+    const answer = await eventually('the balancer listening', () => transfer(lb.address, 18201, 'ping', { halfClose: true }).catch(() => undefined));
+    assert.equal(answer.toString(), 'got ping', 'a half-closed request is answered');
+    const received = await transfer(lb.address, 18201, 'big', { halfClose: false, readDelayMs: 20 });
+    assert.equal(received.length, big.length, 'every byte of the answer arrives');
+    assert.ok(received.equals(big), 'the same bytes');
+  } finally {
+    server?.close();
     await cloud.close();
   }
 });

@@ -5,7 +5,10 @@
 // clients outside the balancer's sourceRanges. The cloud service runs it, so balancers carry
 // traffic as long as the cloud runs, whoever created them (as a real cloud's do), and survive a
 // restart of the cloud-controller-manager. `sync` reconciles the listeners by diff against the
-// stored balancers: unchanged listeners keep their connections.
+// stored balancers: unchanged listeners keep their connections. A connection is spliced as TCP
+// is: each side's FIN is passed on as a half-close (the other direction keeps flowing, so a
+// client that ends its request still gets the whole response, and a backend that closes after
+// its last byte has every byte delivered first); only a reset or an error tears both down.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { logger } from '../common/log.js';
 import { parseCidr } from './requests.js';
@@ -74,7 +77,7 @@ export class LoadBalancerProxies {
   }
 
   private async open(key: string, balancer: LoadBalancer, port: number, targetPort: number): Promise<void> {
-    const listener: Listener = { server: createServer(), balancer, targetPort, next: 0, sockets: new Set() };
+    const listener: Listener = { server: createServer({ allowHalfOpen: true }), balancer, targetPort, next: 0, sockets: new Set() };
     listener.server.on('connection', (client) => this.accept(listener, client));
     try {
       await new Promise<void>((resolve, reject) => {
@@ -116,7 +119,7 @@ export class LoadBalancerProxies {
         return;
       }
       const host = targets[(start + i) % targets.length];
-      const upstream = connect({ host, port: l.targetPort });
+      const upstream = connect({ host, port: l.targetPort, allowHalfOpen: true });
       const timer = setTimeout(() => upstream.destroy(new Error('connect timeout')), CONNECT_TIMEOUT_MS);
       let connected = false;
       upstream.once('error', () => {
@@ -127,9 +130,17 @@ export class LoadBalancerProxies {
         connected = true;
         clearTimeout(timer);
         l.sockets.add(upstream);
-        upstream.on('close', () => { l.sockets.delete(upstream); client.destroy(); });
         upstream.on('error', () => client.destroy());
-        client.on('close', () => upstream.destroy());
+        // A clean close has already ended the client through the pipe, which flushes what is
+        // still buffered for it; only a broken one is passed on as such.
+        upstream.on('close', (hadError) => {
+          l.sockets.delete(upstream);
+          if (hadError) client.destroy();
+        });
+        client.on('close', (hadError) => {
+          if (hadError) upstream.destroy();
+          else upstream.end();
+        });
         client.pipe(upstream);
         upstream.pipe(client);
         client.resume();
