@@ -27,9 +27,25 @@ export interface InstancesV2 {
   instanceMetadata(node: Obj): Promise<InstanceMetadata>;
 }
 
+/** One Service port as the balancer serves it; `error` (a CamelCase reason, or domain/CamelCase
+ *  for a provider's own) when it cannot. */
+export interface PortStatus {
+  port: number;
+  protocol: string;
+  error?: string;
+}
+
 /** The balancer's address as status.loadBalancer writes it. */
 export interface LoadBalancerStatus {
-  ingress: Array<{ ip?: string; hostname?: string }>;
+  ingress: Array<{ ip?: string; hostname?: string; ports?: PortStatus[] }>;
+}
+
+/** A Service none of whose ports the cloud can carry (e.g. UDP only on a TCP-only cloud): retrying
+ *  cannot help, so the controller waits for the Service to change. */
+export class UnsupportedPortsError extends BosunError {
+  constructor(message: string) {
+    super('UnsupportedPorts', message);
+  }
 }
 
 /** A cloud that cannot finish now but will: the controller retries after `retryAfterMs`. */
