@@ -259,6 +259,20 @@ test('TCP and UDP ports on one Service: the TCP port is balanced, the UDP port r
   await eventually('mixed gone', async () => (await client.read(SERVICES, 'mixed', 'default')) === undefined, 10_000);
 });
 
+test('externalTrafficPolicy Local: the balancer health-checks spec.healthCheckNodePort; Cluster: it does not', async () => {
+  await client.create(SERVICES, { metadata: { name: 'local-policy', namespace: 'default' }, spec: { type: 'LoadBalancer', externalTrafficPolicy: 'Local', healthCheckNodePort: 31999, ports: [{ port: 18097 }] } });
+  const s = await eventually('ingress', async () => {
+    const live = await client.get(SERVICES, 'local-policy', 'default');
+    return live.status?.loadBalancer?.ingress?.[0]?.ip ? live : undefined;
+  }, 10_000);
+  const balancer = async () => (await cloud.client.listLoadBalancers()).find((b) => b.name === balancerName(CLUSTER, s));
+  assert.deepEqual((await balancer())?.healthCheck, { port: 31999, path: '/healthz' });
+  await client.mergePatch(SERVICES, 'local-policy', 'default', { spec: { externalTrafficPolicy: 'Cluster', healthCheckNodePort: null } });
+  await eventually('no health check with policy Cluster', async () => (await balancer())?.healthCheck === undefined, 10_000);
+  await client.delete(SERVICES, 'local-policy', 'default');
+  await eventually('local-policy gone', async () => (await client.read(SERVICES, 'local-policy', 'default')) === undefined, 10_000);
+});
+
 test('a spec.loadBalancerIP is honoured', async () => {
   await client.create(SERVICES, { metadata: { name: 'pinned', namespace: 'default' }, spec: { type: 'LoadBalancer', loadBalancerIP: '127.0.200.201', ports: [{ port: 18090 }] } });
   await eventually('pinned address', async () => (await client.get(SERVICES, 'pinned', 'default')).status?.loadBalancer?.ingress?.[0]?.ip === '127.0.200.201', 10_000);

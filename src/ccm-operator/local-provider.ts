@@ -5,7 +5,9 @@
 // derives from the name, stays the same across restarts — listening on the Service's TCP ports and
 // forwarding to the nodes' NodePorts (the cloud runs the proxies; they carry TCP only, so UDP and
 // SCTP ports are left out and reported per port as local.bosun.io/ProtocolNotSupported, and a
-// Service with no TCP port gets no balancer but an UnsupportedPortsError); a node's podCIDR becomes a
+// Service with no TCP port gets no balancer but an UnsupportedPortsError; with
+// externalTrafficPolicy Local the balancer health-checks spec.healthCheckNodePort on every node and
+// sends only to nodes that pass, as Kubernetes' cloud balancers do); a node's podCIDR becomes a
 // cloud route named `<cluster>-<node UID>`.
 //
 // Cloud config (--cloud-config), INI or YAML: `url` (the cloud's API) or `dataDir` (a data
@@ -78,6 +80,16 @@ function portStatuses(service: Obj): PortStatus[] {
     const protocol = p.protocol ?? 'TCP';
     return { port: p.port, protocol, ...(protocol === 'TCP' ? {} : { error: PROTOCOL_NOT_SUPPORTED }) };
   });
+}
+
+/**
+ * externalTrafficPolicy Local: the balancer checks each node's spec.healthCheckNodePort (kube-proxy
+ * answers 200 there only on nodes with a ready local endpoint) and sends only to those, as cloud
+ * balancers do. Without a healthCheckNodePort there is nothing to check: every node gets traffic.
+ */
+export function healthCheckOf(service: Obj): { port: number; path: string } | undefined {
+  const port = service.spec?.healthCheckNodePort;
+  return service.spec?.externalTrafficPolicy === 'Local' && Number.isInteger(port) && port > 0 ? { port, path: '/healthz' } : undefined;
 }
 
 export function sourceRanges(service: Obj): string[] {
@@ -173,7 +185,8 @@ export class LocalCloudProvider implements CloudProvider {
     const wanted = nodes.map((n) => instanceIdOf(n.spec?.providerID)).filter((id): id is string => id !== undefined);
     // Only live instances: a node whose instance just went is dropped rather than failing the balancer.
     const live = new Set(wanted.length ? (await this.client.listInstances({ ids: wanted, states: ['pending', 'running', 'stopping', 'stopped'] })).map((i) => i.id) : []);
-    const spec = { ports, targets: wanted.filter((id) => live.has(id)), sourceRanges: sourceRanges(service) };
+    const check = healthCheckOf(service);
+    const spec = { ports, targets: wanted.filter((id) => live.has(id)), sourceRanges: sourceRanges(service), ...(check ? { healthCheck: check } : {}) };
     const requested: string | undefined = service.spec?.loadBalancerIP || undefined;
     let existing: { address: string } | undefined;
     try {

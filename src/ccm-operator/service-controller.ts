@@ -58,7 +58,7 @@ function portsError(service: Obj, status: LoadBalancerStatus): string | undefine
 /** What of a Service its balancer is made from: a change means ensure again. */
 function balancerSpec(service: Obj): string {
   const s = service.spec ?? {};
-  return JSON.stringify([s.ports, s.loadBalancerIP, s.loadBalancerSourceRanges, service.metadata.annotations?.['service.beta.kubernetes.io/load-balancer-source-ranges']]);
+  return JSON.stringify([s.ports, s.loadBalancerIP, s.loadBalancerSourceRanges, service.metadata.annotations?.['service.beta.kubernetes.io/load-balancer-source-ranges'], s.externalTrafficPolicy, s.healthCheckNodePort]);
 }
 
 export function serviceController(ctx: CcmContext): Runnable {

@@ -2,7 +2,8 @@
 // ports, a userspace TCP proxy listening on the balancer's virtual IP (127.0.200.M:port) that
 // forwards each connection to one of its targets' private IPs on the port's targetPort (a
 // Service's NodePort) — round-robin, trying the next target when one refuses — and refuses
-// clients outside the balancer's sourceRanges. The cloud service runs it, so balancers carry
+// clients outside the balancer's sourceRanges; a balancer with a health check sends only to the
+// targets passing it (load-balancer-health.ts). The cloud service runs it, so balancers carry
 // traffic as long as the cloud runs, whoever created them (as a real cloud's do), and survive a
 // restart of the cloud-controller-manager. `sync` reconciles the listeners by diff against the
 // stored balancers: unchanged listeners keep their connections. A connection is spliced as TCP
@@ -11,6 +12,7 @@
 // its last byte has every byte delivered first); only a reset or an error tears both down.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { logger } from '../common/log.js';
+import { LoadBalancerHealthChecks } from './load-balancer-health.js';
 import { parseCidr } from './requests.js';
 import type { LoadBalancer } from './types.js';
 
@@ -44,11 +46,16 @@ interface Listener {
 export class LoadBalancerProxies {
   private readonly listeners = new Map<string, Listener>();
 
+  private readonly health: LoadBalancerHealthChecks;
+
   /** `resolve` gives a target instance's private IP, or undefined when it has none (gone). */
-  constructor(private readonly resolve: (instanceId: string) => string | undefined) {}
+  constructor(private readonly resolve: (instanceId: string) => string | undefined) {
+    this.health = new LoadBalancerHealthChecks(resolve);
+  }
 
   /** Makes the listeners match `balancers`: new ones opened, changed ones updated, others closed. */
   async sync(balancers: LoadBalancer[]): Promise<void> {
+    this.health.sync(balancers);
     const wanted = new Map<string, { balancer: LoadBalancer; port: number; targetPort: number }>();
     for (const lb of balancers) for (const p of lb.ports) wanted.set(`${lb.address}:${p.port}`, { balancer: lb, port: p.port, targetPort: p.targetPort });
     for (const [key, l] of this.listeners) {
@@ -73,6 +80,7 @@ export class LoadBalancerProxies {
   }
 
   async closeAll(): Promise<void> {
+    this.health.stop();
     for (const key of [...this.listeners.keys()]) await this.close(key);
   }
 
@@ -110,7 +118,7 @@ export class LoadBalancerProxies {
     client.on('close', () => l.sockets.delete(client));
     client.on('error', () => client.destroy());
     client.pause();
-    const targets = l.balancer.targets.map((id) => this.resolve(id)).filter((ip): ip is string => ip !== undefined);
+    const targets = this.health.usable(l.balancer).map((id) => this.resolve(id)).filter((ip): ip is string => ip !== undefined);
     const start = l.next++;
     const attempt = (i: number) => {
       if (client.destroyed) return;

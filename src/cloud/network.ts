@@ -40,6 +40,7 @@ export class Network {
       const now = new Date().toISOString();
       const loadBalancer: LoadBalancer = {
         name, address, ports: request.ports, targets: request.targets, sourceRanges: request.sourceRanges,
+        ...(request.healthCheck ? { healthCheck: request.healthCheck } : {}),
         createdAt: existing?.createdAt ?? now, updatedAt: now,
       };
       this.store.loadBalancers.put(name, loadBalancer);

@@ -39,6 +39,11 @@ export interface LoadBalancerPort {
   targetPort: number;
 }
 
+export interface LoadBalancerHealthCheck {
+  port: number;
+  path: string;
+}
+
 export interface LoadBalancer {
   name: string;
   /** Virtual IP in 127.0.200.0/24. */
@@ -48,6 +53,9 @@ export interface LoadBalancer {
   targets: string[];
   /** Client CIDRs allowed (empty: everyone). */
   sourceRanges: string[];
+  /** Send traffic only to targets answering 200 to GET http://<target IP>:<port><path> (absent:
+   *  every target), as cloud balancers check kube-proxy's healthCheckNodePort. */
+  healthCheck?: LoadBalancerHealthCheck;
   createdAt: string;
   updatedAt: string;
 }
