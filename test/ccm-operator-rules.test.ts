@@ -85,6 +85,7 @@ test('operatorStatus: the version only once the Deployment rolled out; what was 
     ['stalled', { version: '1.0.1', decision: deploy, deployment: d(3, { observedGeneration: 3, replicas: 2, updatedReplicas: 1, availableReplicas: 1, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'ReplicaSet "x" has timed out progressing.' }] }), current: old }, { Available: 'True', Degraded: 'True' }, '1.0.0'],
     ['no CCM for the platform', { version: '1.0.1', decision: { deploy: false, message: 'platform None …' }, current: old }, { Available: 'True', Progressing: 'False', Degraded: 'False' }, '1.0.1'],
     ['no platform yet', { version: '1.0.1' }, { Available: 'False', Progressing: 'True' }, undefined],
+    ['images of the last release', { version: '1.0.1', decision: deploy, waiting: 'images of 1.0.0', current: { status: { ...old.status, conditions: [{ type: 'Available', status: 'True' }] } } }, { Available: 'True', Progressing: 'True', Degraded: 'False' }, '1.0.0'],
     ['failing', { version: '1.0.1', decision: deploy, failure: { reason: 'CloudConfigMissing', message: 'no config' }, current: old }, { Available: 'False', Degraded: 'True', Upgradeable: 'False' }, '1.0.0'],
   ];
   for (const [name, input, conditions, version] of cases) {

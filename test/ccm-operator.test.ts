@@ -27,7 +27,8 @@ let api: TestApiServer;
 let admin: KubeClient;
 let store: string;
 let version = '1.0.0';
-const stop = new AbortController();
+let stop = new AbortController();
+let running: Promise<void> | undefined;
 
 const co = () => admin.read(R.clusterOperators, 'cloud-controller-manager');
 const cond = (o: Obj | undefined, type: string) => (o?.status?.conditions ?? []).find((c: Obj) => c.type === type);
@@ -58,12 +59,12 @@ before(async () => {
   const { name, lease } = CLOUD_CONTROLLER_MANAGER_OPERATOR;
   const manager = new Manager({ name, kubeconfig: kc, leaderElection: { ...lease, identity: 'test', leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 500 } });
   addCloudControllerManagerOperator(manager, { releaseVersion: () => version });
-  void manager.start(stop.signal);
+  running = manager.start(stop.signal);
 });
 
 after(async () => {
   stop.abort();
-  await new Promise((r) => setTimeout(r, 300));
+  await running;
   await api.stop();
   rmSync(store, { recursive: true, force: true });
 });
@@ -187,4 +188,30 @@ test('External "local": cloud config missing → Degraded; then the CCM deployed
   await admin.mergePatch(R.configMaps, 'cloud-provider-config', 'openshift-config', { data: { config: 'url = http://127.0.0.1:8083\n' } });
   await eventually('cloud-conf follows', async () => (await admin.get(R.configMaps, 'cloud-conf', CCM_NAMESPACE)).data['cloud.conf'] === 'url = http://127.0.0.1:8083\n', 10_000);
   await eventually('the pods roll', async () => hash(await deployment()) !== hash(updated), 10_000);
+});
+
+test('run outside its Deployment (followDeployment), the operator takes its version from the Deployment the CVO applied', async () => {
+  // The payload's operator: the one above stops, one with the admin's credentials takes over.
+  stop.abort();
+  await running;
+  stop = new AbortController();
+  const { name, lease } = CLOUD_CONTROLLER_MANAGER_OPERATOR;
+  const manager = new Manager({ name, kubeconfig: loadKubeConfig(api.kubeconfigPath), leaderElection: { ...lease, identity: 'in-process', leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 500 } });
+  addCloudControllerManagerOperator(manager, { releaseVersion: 'not-this-one', followDeployment: true });
+  running = manager.start(stop.signal);
+
+  // The CVO applies 1.0.2: the operator's Deployment and the images it names.
+  const own = await admin.get(R.deployments, 'cluster-cloud-controller-manager-operator', OPERATOR_NAMESPACE);
+  assert.deepEqual(own.spec.template.spec.containers[0].env, [{ name: 'RELEASE_VERSION', value: '1.0.0' }], 'the payload\'s Deployment, rendered for 1.0.0');
+  const containers = own.spec.template.spec.containers.map((c: Obj) => ({ ...c, env: [{ name: 'RELEASE_VERSION', value: '1.0.2' }] }));
+  await admin.mergePatch(R.deployments, own.metadata.name, OPERATOR_NAMESPACE, { spec: { template: { spec: { containers } } } });
+  const images = await admin.get(R.configMaps, 'cloud-controller-manager-images', OPERATOR_NAMESPACE);
+  await admin.mergePatch(R.configMaps, images.metadata.name, OPERATOR_NAMESPACE, { data: { 'images.json': images.data['images.json'].replaceAll('1.0.1', '1.0.2') } });
+  await eventually('Progressing towards 1.0.2', async () => /towards operator: 1\.0\.2/.test(cond(await co(), 'Progressing')?.message ?? ''), 20_000);
+  const live = await eventually('the 1.0.2 image', async () => {
+    const d = await deployment();
+    return d?.spec.template.spec.containers[0].image === 'bosun.local/cloud-controller-manager:1.0.2' ? d : undefined;
+  }, 10_000);
+  await admin.mergePatch(R.deployments, live.metadata.name, CCM_NAMESPACE, { status: { observedGeneration: live.metadata.generation, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 } }, 'status');
+  await eventually('version 1.0.2 reported', async () => (await co())?.status?.versions?.[0]?.version === '1.0.2', 10_000);
 });

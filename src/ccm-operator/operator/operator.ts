@@ -30,11 +30,25 @@ export const CLOUD_CONTROLLER_MANAGER_OPERATOR = { name: 'cluster-cloud-controll
 export interface CcmOperatorSettings {
   /** The release this operator belongs to ($RELEASE_VERSION), or a function giving it. */
   releaseVersion: string | (() => string);
+  /**
+   * Run as the payload's operator Deployment would (when a process other than that Deployment's
+   * pod runs the operator, as an in-process bring-up may): the version is the RELEASE_VERSION of
+   * Deployment openshift-cloud-controller-manager-operator/cluster-cloud-controller-manager-operator
+   * once the CVO has applied it, so an update moves this operator too. Needs deployments read in
+   * that namespace.
+   */
+  followDeployment?: boolean;
   resyncPeriodMs?: number;
 }
 
+/** The operator's own Deployment in the payload. */
+export const OPERATOR_DEPLOYMENT = 'cluster-cloud-controller-manager-operator';
+
 /** images.json's key for a platform's CCM image: cloudControllerManager + the name capitalised. */
 export const imageKey = (name: string) => `cloudControllerManager${name.charAt(0).toUpperCase()}${name.slice(1)}`;
+
+/** Not a failure: an input of this release is not there yet (reported as Progressing). */
+class OperatorWaiting extends Error {}
 
 /** A failure the operator reports as such (Degraded with this reason) rather than retrying blindly. */
 class OperatorFailure extends Error {
@@ -48,6 +62,7 @@ export class CloudControllerManagerOperator implements Runnable {
   private readonly client: KubeClient;
   private readonly informers: Record<'infrastructures' | 'networks' | 'configConfigMaps' | 'managedConfigMaps' | 'operatorConfigMaps' | 'deployments' | 'clusterOperators', Informer>;
   private readonly controller: Controller;
+  private readonly ownDeployments?: Informer;
 
   constructor(from: { client: KubeClient; informers: InformerFactory }, private readonly settings: CcmOperatorSettings) {
     this.client = from.client;
@@ -73,9 +88,16 @@ export class CloudControllerManagerOperator implements Runnable {
       },
     });
     for (const informer of Object.values(this.informers)) this.controller.watch(informer, () => KEY);
+    if (settings.followDeployment) {
+      this.ownDeployments = f.forResource(R.deployments, { namespace: OPERATOR_NAMESPACE, fieldSelector: `metadata.name=${OPERATOR_DEPLOYMENT}` });
+      this.controller.watch(this.ownDeployments, () => KEY);
+    }
   }
 
   version(): string {
+    const env: Obj[] = this.ownDeployments?.get(OPERATOR_DEPLOYMENT, OPERATOR_NAMESPACE)?.spec?.template?.spec?.containers?.[0]?.env ?? [];
+    const fromDeployment: string | undefined = env.find((e) => e.name === 'RELEASE_VERSION')?.value;
+    if (fromDeployment) return fromDeployment;
     const v = this.settings.releaseVersion;
     return typeof v === 'function' ? v() : v;
   }
@@ -88,12 +110,19 @@ export class CloudControllerManagerOperator implements Runnable {
   private async sync(): Promise<void> {
     const infrastructure = this.informers.infrastructures.get('cluster');
     const decision = platformDecision(infrastructure);
-    if (!decision?.deploy) return this.report({ decision });
-    const deployment = await this.applyOperands(decision, infrastructure!);
-    await this.report({ decision, deployment });
+    // One version for the whole pass: what is deployed and what is reported must be the same release.
+    const version = this.version();
+    if (!decision?.deploy) return this.report({ decision }, version);
+    try {
+      const deployment = await this.applyOperands(decision, infrastructure!, version);
+      await this.report({ decision, deployment }, version);
+    } catch (e) {
+      if (!(e instanceof OperatorWaiting)) throw e;
+      await this.report({ decision, waiting: e.message }, version);
+    }
   }
 
-  private async applyOperands(decision: Extract<PlatformDecision, { deploy: true }>, infrastructure: Obj): Promise<Obj> {
+  private async applyOperands(decision: Extract<PlatformDecision, { deploy: true }>, infrastructure: Obj, version: string): Promise<Obj> {
     const config = cloudConfigFor(infrastructure, (namespace, name) =>
       (namespace === MANAGED_CLOUD_CONFIG.namespace ? this.informers.managedConfigMaps : this.informers.configConfigMaps).get(name, namespace));
     if ('missing' in config) throw new OperatorFailure('CloudConfigMissing', `the ${decision.name} cloud controller manager needs a cloud config: ${config.missing}`);
@@ -104,6 +133,10 @@ export class CloudControllerManagerOperator implements Runnable {
       images = JSON.parse(imagesText);
     } catch (e) {
       throw new OperatorFailure('ImagesInvalid', `ConfigMap ${OPERATOR_NAMESPACE}/${IMAGES_CONFIGMAP}: images.json is not JSON: ${(e as Error).message}`);
+    }
+    // Images of another release (the CVO has not applied this release's yet): keep what runs.
+    if (images.releaseVersion !== undefined && images.releaseVersion !== version) {
+      throw new OperatorWaiting(`ConfigMap ${OPERATOR_NAMESPACE}/${IMAGES_CONFIGMAP} names the images of release ${String(images.releaseVersion)}; waiting for those of ${version}`);
     }
     const image = images[imageKey(decision.name)];
     if (typeof image !== 'string' || !image) throw new OperatorFailure('ImagesMissing', `ConfigMap ${OPERATOR_NAMESPACE}/${IMAGES_CONFIGMAP}: images.json has no "${imageKey(decision.name)}"`);
@@ -125,9 +158,9 @@ export class CloudControllerManagerOperator implements Runnable {
     return cached && Number(cached.metadata.resourceVersion) >= Number(object.metadata.resourceVersion) ? cached : object;
   }
 
-  private async report(input: Omit<StatusInput, 'version' | 'current'>): Promise<void> {
+  private async report(input: Omit<StatusInput, 'version' | 'current'>, version = this.version()): Promise<void> {
     const current = this.informers.clusterOperators.get(CLUSTER_OPERATOR) ?? (await this.client.read(R.clusterOperators, CLUSTER_OPERATOR));
-    const { conditions, versions } = operatorStatus({ ...input, version: this.version(), current });
+    const { conditions, versions } = operatorStatus({ ...input, version, current });
     const status = {
       conditions,
       ...(versions ? { versions } : {}),

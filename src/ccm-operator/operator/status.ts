@@ -16,6 +16,8 @@ export interface StatusInput {
   decision?: PlatformDecision;
   /** The CCM Deployment as last written or read (with its status). */
   deployment?: Obj;
+  /** What of this release the operator still waits for before it can deploy (its images). */
+  waiting?: string;
   /** Why the operator cannot do its work (a sync failing again and again, a missing cloud config). */
   failure?: { reason: string; message: string };
   /** The ClusterOperator's current status. */
@@ -58,6 +60,14 @@ export function operatorStatus(input: StatusInput, now: Date = new Date()): Oper
     conditions = set(conditions, { type: 'Available', status: 'True', reason: 'NoCloudControllerManager', message: `Cluster Cloud Controller Manager Operator is available at ${version}: ${decision.message}` });
     for (const type of ['Progressing', 'Degraded', 'Upgradeable']) conditions = set(conditions, ok(type));
     return { conditions, versions: done };
+  }
+
+  if (input.waiting) {
+    conditions = set(conditions, { type: 'Progressing', status: 'True', reason: 'WaitingForRelease', message: `Progressing towards operator: ${version}: ${input.waiting}` });
+    if (!conditions.some((c) => c.type === 'Available')) conditions = set(conditions, { type: 'Available', status: 'False', reason: 'WaitingForRelease', message: input.waiting });
+    conditions = set(conditions, ok('Degraded'));
+    conditions = set(conditions, ok('Upgradeable'));
+    return { conditions, versions: reported };
   }
 
   const name = `${deployment?.metadata?.namespace}/${deployment?.metadata?.name}`;
