@@ -1,11 +1,16 @@
 // `bosun cluster-cloud-controller-manager-operator` as the payload's Deployment runs it: --help
-// says what it reads and deploys; without a release version it is a one-line error; the real
+// says what it reads and deploys; without a release version it is a one-line error; the CCM
+// command line it deploys reads the mounted cloud config below the pod's root; the real
 // command in a child process, with RELEASE_VERSION, takes its Lease, reports
 // ClusterOperator/cloud-controller-manager for a platform without a CCM and stops on SIGTERM.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ccmOperands } from '../src/ccm-operator/operator/operands.js';
 import { startTestApiServer } from './helpers/apiserver.js';
 import { bosunBin, runBosun } from './helpers/cli.js';
 import { eventually } from './helpers/eventually.js';
@@ -25,6 +30,21 @@ test('without a release version: a one-line error', async () => {
   const r = await runBosun(['cluster-cloud-controller-manager-operator', '--kubeconfig', '/nonexistent/kubeconfig'], { env: { ...process.env, RELEASE_VERSION: '' } });
   assert.notEqual(r.code, 0);
   assert.match(r.stderr, /the release version is unknown: pass --release-version or set RELEASE_VERSION/);
+});
+
+test("the CCM command the operator writes reads its --cloud-config below the pod's root, as the node agent mounts cloud-conf", async () => {
+  const root = mkdtempSync(join(tmpdir(), 'bosun-ccm-root-'));
+  try {
+    mkdirSync(join(root, 'etc/cloud-controller-manager/config'), { recursive: true });
+    // Not a cloud config: the error shows which file was read.
+    writeFileSync(join(root, 'etc/cloud-controller-manager/config/cloud.conf'), 'this is not a cloud config\n');
+    const { command } = ccmOperands({ provider: 'local', name: 'local', image: 'i', cloudConfig: '' }).deployment.spec.template.spec.containers[0];
+    const r = await runBosun([...command.slice(1), '--kubeconfig', '/nonexistent/kubeconfig'], { env: { BOSUN_IN_CLUSTER_ROOT: root } });
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /cloud config line 1: "this is not a cloud config" is neither a \[section\] nor key = value/);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 });
 
 test('the command leads through its Lease, reports the ClusterOperator for a platform without a CCM and stops on SIGTERM', { timeout: 60_000 }, async () => {
