@@ -3,8 +3,10 @@
 // asked GET http://<private IP>:<port><path> every few seconds, and only targets whose last answer
 // was a 200 within the timeout get new connections (kube-proxy answers 200 on nodes with a ready
 // local endpoint of the Service, 503 elsewhere). A target not checked yet counts as unhealthy; the
-// first round runs as soon as the balancer is seen. Balancers without a healthCheck send to every
-// target, unchecked.
+// first round runs as soon as the balancer is seen. When no target is healthy the balancer fails
+// open — every target gets traffic — as AWS's and GCP's network balancers do (so a cluster whose
+// nodes do not serve the health check port yet keeps working as with policy Cluster). Balancers
+// without a healthCheck send to every target, unchecked.
 import { request } from 'node:http';
 import type { LoadBalancer } from './types.js';
 
@@ -55,11 +57,12 @@ export class LoadBalancerHealthChecks {
     }
   }
 
-  /** The targets of `lb` that may get a new connection. */
+  /** The targets of `lb` that may get a new connection: the healthy ones, or all when none is. */
   usable(lb: LoadBalancer): string[] {
     if (!lb.healthCheck) return lb.targets;
     const healthy = this.checks.get(lb.name)?.healthy;
-    return lb.targets.filter((id) => healthy?.has(id));
+    const passing = lb.targets.filter((id) => healthy?.has(id));
+    return passing.length > 0 ? passing : lb.targets;
   }
 
   stop(): void {
