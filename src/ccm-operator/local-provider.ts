@@ -10,7 +10,7 @@
 // sends only to nodes that pass, as Kubernetes' cloud balancers do); a node's podCIDR becomes a
 // cloud route named `<cluster>-<node UID>`.
 //
-// Cloud config (--cloud-config), INI or YAML: `url` (the cloud's API) or `dataDir` (a data
+// Cloud config (--cloud-config), INI, YAML or JSON: `url` (the cloud's API) or `dataDir` (a data
 // directory whose running cloud is found through its endpoint file).
 import { createHash } from 'node:crypto';
 import { CloudClient } from '../cloud/client.js';

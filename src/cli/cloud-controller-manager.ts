@@ -25,7 +25,7 @@ export function register(program: Command): void {
     flags: (command) =>
       command
         .option('--cloud-provider <name>', 'the cloud provider (known: local)')
-        .option('--cloud-config <file>', "the provider's configuration file (for local: url = <cloud API> or dataDir = <data directory>)")
+        .option('--cloud-config <file>', "the provider's configuration file, INI, YAML or JSON (for local: url = <cloud API> or dataDir = <data directory>)")
         .option('--controllers <list>', 'controllers to run: * for all, NAME to enable, -NAME to disable (known: cloud-node, cloud-node-lifecycle, service, route)', '*')
         .option('--cluster-name <name>', "the cluster's name: prefixes its load balancers and routes in the cloud", 'kubernetes')
         .option('--cluster-cidr <cidr>', 'the pods\' CIDR: routes inside it that no node explains are removed')
