@@ -44,7 +44,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const log = logger('apiserver');
   if (options.logLevel) log.level = options.logLevel;
   mkdirSync(dataDir, { recursive: true });
-  const serving = await loadServingMaterial(dataDir, host);
+  const serving = await loadServingMaterial(dataDir, host, options.servingNames);
 
   const storage = openSqliteStorage(join(dataDir, 'state.db'));
   const registry = new Registry();

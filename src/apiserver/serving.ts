@@ -21,10 +21,10 @@ export function loadClusterCA(dataDir: string): Promise<KeyPair> {
   return loadOrCreate(join(dataDir, 'pki'), 'ca', () => createCA('bosun-ca'));
 }
 
-export async function loadServingMaterial(dataDir: string, host: string): Promise<ServingMaterial> {
+export async function loadServingMaterial(dataDir: string, host: string, extraNames: string[] = []): Promise<ServingMaterial> {
   const pkiDir = join(dataDir, 'pki');
   const ca = await loadClusterCA(dataDir);
-  const serving = await loadOrCreate(pkiDir, 'apiserver', () => issueServingCert(ca, 'bosun-apiserver', ['127.0.0.1', 'localhost', '::1', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', host]));
+  const serving = await loadOrCreate(pkiDir, 'apiserver', () => issueServingCert(ca, 'bosun-apiserver', ['127.0.0.1', 'localhost', '::1', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', host, ...extraNames]));
   const tokenPath = join(pkiDir, 'admin.token');
   if (!existsSync(tokenPath)) writeFileSync(tokenPath, randomBytes(32).toString('base64url') + '\n', { mode: 0o600 });
   const kubeletClientCert = await loadOrCreate(pkiDir, 'apiserver-kubelet-client', () => issueClientCert(ca, { commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'] }));

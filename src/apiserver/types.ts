@@ -41,6 +41,9 @@ export interface ApiServerOptions {
   dataDir: string;
   host?: string;
   port?: number;
+  /** More names and addresses the serving certificate is valid for (the install's api-int
+   *  balancer address), beside localhost, the listen host and the kubernetes service names. */
+  servingNames?: string[];
   /** Keep this many revisions in the log (default 10,000); older watches get 410. */
   compactKeep?: number;
   /** How often compaction runs (default 60 s). */

@@ -1,6 +1,7 @@
 // `bosun cluster-version-operator`: runs the CVO against a cluster on the component manager
 // until SIGTERM — the shared component flags (kubeconfig, metrics and health endpoints, leader
 // election on openshift-cluster-version/version, log level) plus the CVO's own.
+import { podPath } from '../common/pod-path.js';
 import type { Command } from 'commander';
 import { addClusterVersionOperator, CLUSTER_VERSION_OPERATOR } from '../cvo/operator.js';
 import { registerComponent } from '../kube/manager-flags.js';
@@ -31,7 +32,7 @@ Example:
     setup(manager, o) {
       const interval = Number(o.reconcileInterval);
       if (!Number.isFinite(interval) || interval <= 0) throw new Error(`--reconcile-interval must be a positive number of seconds, got "${o.reconcileInterval}"`);
-      addClusterVersionOperator(manager, { releaseStore: o.releaseStore, reconcileIntervalMs: interval * 1000, metricsUrl: o.metricsUrl });
+      addClusterVersionOperator(manager, { releaseStore: podPath(o.releaseStore), reconcileIntervalMs: interval * 1000, metricsUrl: o.metricsUrl });
     },
   });
 }

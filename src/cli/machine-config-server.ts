@@ -10,6 +10,7 @@ import { registerComponent } from '../kube/manager-flags.js';
 import { DEFAULT_HTTP_PORT, DEFAULT_TLS_PORT, MachineConfigServer, type Listen } from '../mco/server/server.js';
 import { generateCa, issueServingCert, type ServingTls } from '../mco/server/serving-tls.js';
 import { logger } from '../common/log.js';
+import { podPath } from '../common/pod-path.js';
 
 interface Options {
   configDir?: string;
@@ -80,10 +81,12 @@ In a cluster a pool's config is the rendered MachineConfig its spec.configuratio
 Examples:
   bosun machine-config-server --kubeconfig .bosun/kubeconfig --listen-tls 127.0.0.1:22623 --listen-http 127.0.0.1:22624
   bosun machine-config-server --config-dir ./rendered --listen-tls 127.0.0.1:22623 --listen-http 127.0.0.1:22624`,
-    async setup(manager, o) {
+    async setup(manager, given) {
+      // Files given by absolute path are found where the pod's volumes are (see podPath).
+      const o: Options = { ...given, configDir: podPath(given.configDir), cert: podPath(given.cert), key: podPath(given.key), ca: podPath(given.ca), caKey: podPath(given.caKey), tlsDir: podPath(given.tlsDir), bootstrapKubeconfig: podPath(given.bootstrapKubeconfig) };
       const listenTls = parseListen(o.listenTls, '--listen-tls');
       const listenHttp = parseListen(o.listenHttp, '--listen-http');
-      if (o.configDir && o.kubeconfig) throw new Error('--config-dir and --kubeconfig are two sources; give one');
+      if (o.configDir && given.kubeconfig) throw new Error('--config-dir and --kubeconfig are two sources; give one');
       const source: RenderedConfigSource = o.configDir ? new FileRenderedConfigSource(o.configDir).watch() : new ApiRenderedConfigSource(manager.informers);
       const server = new MachineConfigServer({
         source,

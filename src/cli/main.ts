@@ -4,12 +4,16 @@
 // dozen bosun components as processes, so each must pay only for its own code.
 import { Command } from 'commander';
 import { readFileSync } from 'node:fs';
+import { holdLifeline } from '../common/lifeline.js';
+
+holdLifeline();
 
 type Registrar = { register(program: Command): void };
 
 /** Subcommands by name, with the modules that define each (a group such as `adm` has several). */
 const commands: Record<string, Array<() => Promise<Registrar>>> = {
   start: [() => import('./start.js')],
+  destroy: [() => import('./destroy.js')],
   apiserver: [() => import('./apiserver.js')],
   'cluster-version-operator': [() => import('./cluster-version-operator.js')],
   release: [() => import('./release.js'), () => import('./release-signing.js')],

@@ -1,75 +1,111 @@
-// `bosun start`: brings up a local bosun cluster on this machine and keeps it running.
+// `bosun start`: installs a local bosun cluster on this machine (or brings an installed one back)
+// and keeps it running until Ctrl-C, which stops every machine and component cleanly.
 import type { Command } from 'commander';
 import { parseHostPort } from '../common/listen.js';
 import { repositoryRoot } from './release.js';
+import { holdDataDir } from '../cluster/install/data-dir-lock.js';
+
+function count(flag: string, max: number) {
+  return (v: string): number => {
+    if (!/^\d+$/.test(v) || Number(v) > max) throw new Error(`${flag} must be a whole number from 0 to ${max}, got "${v}"`);
+    return Number(v);
+  };
+}
 
 export function register(program: Command): void {
   program
     .command('start')
-    .description('bring up a local bosun cluster (API server, signed releases, update service, machine-config server/operator/controller, cluster-version operator) and keep it running')
+    .description('install a local bosun cluster on this machine — masters and workers booting from Ignition, the operators as pods — or bring an installed one back, and keep it running')
     .option('--data-dir <dir>', 'where the cluster keeps its state', '.bosun')
     .option('--listen <host:port>', 'API server address', '127.0.0.1:6443')
     .option('--update-service <host:port>', 'update service address', '127.0.0.1:8080')
+    .option('--cloud <host:port>', "the local cloud's API address", '127.0.0.1:8099')
     .option('--version <version>', 'the release to install', '1.0.0')
     .option('--channel <channel>', 'the update channel to follow', 'stable-1.0')
-    .option('--machine-config-server <host:tls-port>', 'machine-config server address (plain HTTP on the next port)', '127.0.0.1:22623')
+    .option('--masters <n>', 'masters to install (0: no machines; the operators run in this process)', count('--masters', 5), 3)
+    .option('--workers <n>', 'workers to install', count('--workers', 20), 2)
+    .option('--boot-delay <seconds>', 'how long a rebooting machine stays down', '3')
+    .option('--machine-config-server <host:tls-port>', 'bootstrap machine-config server address (plain HTTP on the next port)', '127.0.0.1:22623')
     .addHelpText(
       'after',
       `
 Example:
   $ bosun start
-  [1/7] starting the API server on https://127.0.0.1:6443 (0.0s)
-  [2/7] building and signing releases into .bosun/releases (0.3s)
+  [1/9] starting the API server on https://127.0.0.1:6443 (0.0s)
+  [2/9] building and signing releases into .bosun/releases (0.4s)
   ...
-  [7/7] the cluster-version operator applies the payload (2.2s)
-        Working towards 1.0.0: 28 of 28 done (100% complete)
+  [7/9] creating 3 masters; they boot from the bootstrap machine-config server (4.1s)
+        bosun-local-master-0         i-3f9c…  127.0.1.1    local-a
+        ...
+        waiting for 3 master nodes Ready
+          0/3 Ready, 0 registered; booting: bosun-local-master-0, … (0s)
+  ...
+  [9/9] the cluster-version operator applies the payload (71.9s)
 
-  bosun is up.
+  bosun is up: 3 masters, 2 workers.
     API server:     https://127.0.0.1:6443
     kubeconfig:     .bosun/kubeconfig
   ...
-  Try:
-    export KUBECONFIG=.bosun/kubeconfig
-    kubectl get clusterversion
 
-A second start reuses the data directory. Stop with Ctrl-C.`,
+A second start brings the same cluster back (same nodes and objects; the machines boot without
+Ignition and no bootstrap runs); --masters/--workers apply to the install only. Stop with Ctrl-C;
+remove the cluster with \`bosun destroy\`.`,
     )
-    .action(async (opts: { dataDir: string; listen: string; updateService: string; version: string; channel: string; machineConfigServer: string }) => {
+    .action(async (opts: { dataDir: string; listen: string; updateService: string; cloud: string; version: string; channel: string; masters: number; workers: number; bootDelay: string; machineConfigServer: string }) => {
       const mcs = parseHostPort(opts.machineConfigServer, '--machine-config-server');
       if (mcs.port === 0 || mcs.port >= 65535) throw new Error(`--machine-config-server needs a fixed TLS port below 65535 (the HTTP port is the next one), got "${opts.machineConfigServer}"`);
+      const bootDelay = Number(opts.bootDelay);
+      if (!Number.isFinite(bootDelay) || bootDelay < 0 || bootDelay > 600) throw new Error(`--boot-delay must be seconds from 0 to 600, got "${opts.bootDelay}"`);
+      if (opts.masters === 0 && opts.workers > 0) throw new Error('--workers needs masters: give --masters 1 or more (or --workers 0)');
+      const release = holdDataDir(opts.dataDir);
       const { bringUp } = await import('../cluster/bring-up.js');
-      const cluster = await bringUp({
-        dataDir: opts.dataDir,
-        releaseSources: `${repositoryRoot}release-payload`,
-        cvoManifests: `${repositoryRoot}manifests`,
-        api: parseHostPort(opts.listen, '--listen'),
-        updateService: parseHostPort(opts.updateService, '--update-service'),
-        version: opts.version,
-        channel: opts.channel,
-        machineConfigServer: { host: mcs.host, tlsPort: mcs.port, httpPort: mcs.port + 1 },
-        progress: (line) => console.log(line),
-      });
+      let cluster: Awaited<ReturnType<typeof bringUp>> | undefined;
+      let stopping = false;
+      const shutdown = async (code: number) => {
+        if (stopping) return;
+        stopping = true;
+        console.log('\nstopping: machines, then the control plane…');
+        await cluster?.stop();
+        release();
+        process.exit(code);
+      };
+      process.once('SIGINT', () => void shutdown(0));
+      process.once('SIGTERM', () => void shutdown(0));
+      try {
+        cluster = await bringUp({
+          dataDir: opts.dataDir,
+          releaseSources: `${repositoryRoot}release-payload`,
+          cvoManifests: `${repositoryRoot}manifests`,
+          api: parseHostPort(opts.listen, '--listen'),
+          updateService: parseHostPort(opts.updateService, '--update-service'),
+          cloud: parseHostPort(opts.cloud, '--cloud'),
+          version: opts.version,
+          channel: opts.channel,
+          masters: opts.masters,
+          workers: opts.workers,
+          bootDelayMs: bootDelay * 1000,
+          machineConfigServer: { host: mcs.host, tlsPort: mcs.port, httpPort: mcs.port + 1 },
+          progress: (line) => console.log(line),
+        });
+      } catch (e) {
+        release();
+        throw e;
+      }
+      const shape = opts.masters > 0 ? `${cluster.installed ? 'installed' : 'back'}: ${opts.masters} master${opts.masters === 1 ? '' : 's'}, ${opts.workers} worker${opts.workers === 1 ? '' : 's'}` : 'up (no machines)';
       console.log(`
-bosun is up.
+bosun is ${shape}.
   API server:     ${cluster.api.url}
   kubeconfig:     ${cluster.kubeconfigPath}
-  update service: ${cluster.updateService.url}
-  machine configs: https://${mcs.host}:${cluster.machineConfigServer.port('tls')}/config/<pool> (http on :${cluster.machineConfigServer.port('http')})
+  update service: ${cluster.updateService.url}${cluster.cloud ? `\n  local cloud:    ${cluster.cloud.url}` : ''}
 
 Try:
   export KUBECONFIG=${cluster.kubeconfigPath}
   kubectl get clusterversion
+  kubectl get nodes -o wide
+  kubectl get pods -A -o wide
   kubectl get clusteroperators
-  kubectl get machineconfigpools
-  kubectl api-resources
-  bosun adm upgrade recommend --upstream ${cluster.updateService.url} --channel ${opts.channel} --version ${opts.version}
+  bosun adm upgrade
 
 Stop with Ctrl-C.`);
-      const shutdown = async () => {
-        await cluster.stop();
-        process.exit(0);
-      };
-      process.once('SIGINT', () => void shutdown());
-      process.once('SIGTERM', () => void shutdown());
     });
 }

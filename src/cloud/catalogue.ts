@@ -29,3 +29,5 @@ export function instanceType(name: string): InstanceType | undefined {
 export const INSTANCE_ADDRESS_PREFIX = '127.0.1.';
 /** Load balancer virtual IPs: 127.0.200.M. */
 export const LOAD_BALANCER_ADDRESS_PREFIX = '127.0.200.';
+/** Internal load balancers' virtual IPs (the install's api-int is 127.0.100.1): 127.0.100.M. */
+export const INTERNAL_LOAD_BALANCER_ADDRESS_PREFIX = '127.0.100.';

@@ -32,6 +32,9 @@ export interface CloudOptions {
   ignitionBinary?: string;
   /** What runs on a machine once booted (the node agent); nothing by default. */
   runtime?: MachineRuntime;
+  /** The first host number instances' addresses are handed out from (127.0.1.N, default 1):
+   *  two clouds on one machine with different starts never hand out the same address. */
+  firstInstanceHost?: number;
   /** How long terminated instances stay visible (EC2: about an hour). */
   terminatedRetentionMs?: number;
   log?: Logger;
@@ -92,7 +95,7 @@ export class LocalCloud {
       const now = new Date().toISOString();
       const instance: Instance = {
         id, name: request.name, type: request.type, zone: request.zone ?? leastUsedZone(live), region: REGION,
-        privateIp: allocateAddress(INSTANCE_ADDRESS_PREFIX, live.map((i) => i.privateIp), 'instances'),
+        privateIp: allocateAddress(INSTANCE_ADDRESS_PREFIX, live.map((i) => i.privateIp), 'instances', this.opts.firstInstanceHost),
         ...(request.userData ? { userData: request.userData } : {}),
         state: 'pending', launchTime: now, createdAt: now, machine: { phase: 'Booting', bootCount: 0 },
       };
@@ -166,11 +169,16 @@ export class LocalCloud {
   }
 
   /** Powers every machine off (their recorded states stay, so a restart brings them back). */
-  async close(): Promise<void> {
+  async powerOff(): Promise<void> {
     this.closed = true;
     for (const m of this.machines.values()) m.abortBoot();
     await Promise.all([...this.work.values()]);
     await Promise.all([...this.machines.values()].map((m) => m.shutdown()));
+  }
+
+  /** Powers every machine off and closes the store. */
+  async close(): Promise<void> {
+    await this.powerOff();
     this.store.close();
   }
 

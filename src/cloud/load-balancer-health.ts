@@ -8,6 +8,7 @@
 // nodes do not serve the health check port yet keeps working as with policy Cluster). Balancers
 // without a healthCheck send to every target, unchecked.
 import { request } from 'node:http';
+import { isAddressTarget } from './requests.js';
 import type { LoadBalancer } from './types.js';
 
 export const HEALTH_CHECK_INTERVAL_MS = 2_000;
@@ -80,7 +81,7 @@ export class LoadBalancerHealthChecks {
     try {
       const { port, path } = lb.healthCheck;
       await Promise.all(lb.targets.map(async (id) => {
-        const ip = this.resolve(id);
+        const ip = isAddressTarget(id) ? id : this.resolve(id);
         if (ip !== undefined && (await probe(ip, port, path))) checked.healthy.add(id);
         else checked.healthy.delete(id);
       }));

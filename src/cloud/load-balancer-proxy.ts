@@ -13,7 +13,7 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { logger } from '../common/log.js';
 import { LoadBalancerHealthChecks } from './load-balancer-health.js';
-import { parseCidr } from './requests.js';
+import { isAddressTarget, parseCidr } from './requests.js';
 import type { LoadBalancer } from './types.js';
 
 const log = logger('cloud-lb-proxy');
@@ -39,6 +39,8 @@ interface Listener {
   server: Server;
   balancer: LoadBalancer;
   targetPort: number;
+  /** The listener's own targets (instance IDs or addresses), else the balancer's. */
+  targets?: string[];
   next: number;
   sockets: Set<Socket>;
 }
@@ -56,8 +58,8 @@ export class LoadBalancerProxies {
   /** Makes the listeners match `balancers`: new ones opened, changed ones updated, others closed. */
   async sync(balancers: LoadBalancer[]): Promise<void> {
     this.health.sync(balancers);
-    const wanted = new Map<string, { balancer: LoadBalancer; port: number; targetPort: number }>();
-    for (const lb of balancers) for (const p of lb.ports) wanted.set(`${lb.address}:${p.port}`, { balancer: lb, port: p.port, targetPort: p.targetPort });
+    const wanted = new Map<string, { balancer: LoadBalancer; port: number; targetPort: number; targets?: string[] }>();
+    for (const lb of balancers) for (const p of lb.ports) wanted.set(`${lb.address}:${p.port}`, { balancer: lb, port: p.port, targetPort: p.targetPort, targets: p.targets });
     for (const [key, l] of this.listeners) {
       const w = wanted.get(key);
       if (!w || w.balancer.name !== l.balancer.name) await this.close(key);
@@ -68,9 +70,10 @@ export class LoadBalancerProxies {
         // Targets, source ranges and target port apply to new connections without reopening.
         existing.balancer = w.balancer;
         existing.targetPort = w.targetPort;
+        existing.targets = w.targets;
         continue;
       }
-      await this.open(key, w.balancer, w.port, w.targetPort);
+      await this.open(key, w.balancer, w.port, w.targetPort, w.targets);
     }
   }
 
@@ -84,8 +87,8 @@ export class LoadBalancerProxies {
     for (const key of [...this.listeners.keys()]) await this.close(key);
   }
 
-  private async open(key: string, balancer: LoadBalancer, port: number, targetPort: number): Promise<void> {
-    const listener: Listener = { server: createServer({ allowHalfOpen: true }), balancer, targetPort, next: 0, sockets: new Set() };
+  private async open(key: string, balancer: LoadBalancer, port: number, targetPort: number, targets?: string[]): Promise<void> {
+    const listener: Listener = { server: createServer({ allowHalfOpen: true }), balancer, targetPort, targets, next: 0, sockets: new Set() };
     listener.server.on('connection', (client) => this.accept(listener, client));
     try {
       await new Promise<void>((resolve, reject) => {
@@ -118,7 +121,8 @@ export class LoadBalancerProxies {
     client.on('close', () => l.sockets.delete(client));
     client.on('error', () => client.destroy());
     client.pause();
-    const targets = this.health.usable(l.balancer).map((id) => this.resolve(id)).filter((ip): ip is string => ip !== undefined);
+    // A port's own targets are used as they are; the balancer's pass its health check, if it has one.
+    const targets = (l.targets ?? this.health.usable(l.balancer)).map((t) => (isAddressTarget(t) ? t : this.resolve(t))).filter((ip): ip is string => ip !== undefined);
     const start = l.next++;
     const attempt = (i: number) => {
       if (client.destroyed) return;

@@ -4,7 +4,8 @@
 // stable — until it is deleted; its targets and a route's target must be live instances.
 import { createHash } from 'node:crypto';
 import { allocateAddress } from './addresses.js';
-import { LOAD_BALANCER_ADDRESS_PREFIX } from './catalogue.js';
+import { INTERNAL_LOAD_BALANCER_ADDRESS_PREFIX, LOAD_BALANCER_ADDRESS_PREFIX } from './catalogue.js';
+import { isAddressTarget } from './requests.js';
 import { conflict, invalid, notFound } from './errors.js';
 import { parseCidr, parseLoadBalancer, parseRoute } from './requests.js';
 import type { CloudStore } from './store.js';
@@ -29,17 +30,22 @@ export class Network {
     const request = parseLoadBalancer(body, name);
     const result = this.store.transaction(() => {
       this.requireLiveInstances(request.targets, 'targets');
+      request.ports.forEach((p, i) => this.requireLiveInstances((p.targets ?? []).filter((t) => !isAddressTarget(t)), `ports[${i}].targets`));
       const existing = this.store.loadBalancers.get(name);
       const others = this.store.loadBalancers.list().filter((lb) => lb.name !== name);
+      if (existing && Boolean(existing.internal) !== Boolean(request.internal)) {
+        throw conflict('SchemeChange', `load balancer "${name}" is ${existing.internal ? 'internal' : 'internet-facing'}; delete it to change that`);
+      }
       if (existing && request.address && request.address !== existing.address) {
         throw conflict('AddressChange', `load balancer "${name}" has address ${existing.address}; delete it to get ${request.address}`);
       }
       const holder = others.find((lb) => lb.address === request.address);
       if (request.address && holder) throw conflict('AddressInUse', `address ${request.address} is held by load balancer "${holder.name}"`);
-      const address = existing?.address ?? request.address ?? allocateAddress(LOAD_BALANCER_ADDRESS_PREFIX, others.map((lb) => lb.address), 'load balancers', preferredHost(name));
+      const prefix = request.internal ? INTERNAL_LOAD_BALANCER_ADDRESS_PREFIX : LOAD_BALANCER_ADDRESS_PREFIX;
+      const address = existing?.address ?? request.address ?? allocateAddress(prefix, others.map((lb) => lb.address), request.internal ? 'internal load balancers' : 'load balancers', preferredHost(name));
       const now = new Date().toISOString();
       const loadBalancer: LoadBalancer = {
-        name, address, ports: request.ports, targets: request.targets, sourceRanges: request.sourceRanges,
+        name, address, ...(request.internal ? { internal: true } : {}), ports: request.ports, targets: request.targets, sourceRanges: request.sourceRanges,
         ...(request.healthCheck ? { healthCheck: request.healthCheck } : {}),
         createdAt: existing?.createdAt ?? now, updatedAt: now,
       };

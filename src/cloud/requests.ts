@@ -2,7 +2,7 @@
 // returns a typed request or throws one CloudError naming every problem (the first problem's
 // code classifies it: InvalidInstanceType, InvalidZone, InvalidUserData, InvalidParameter, …).
 import { parseConfig, IgnitionConfigError } from '../mco/common/ignition/parse.js';
-import { DEFAULT_INSTANCE_TYPE, INSTANCE_TYPES, LOAD_BALANCER_ADDRESS_PREFIX, ZONES, instanceType } from './catalogue.js';
+import { DEFAULT_INSTANCE_TYPE, INSTANCE_TYPES, INTERNAL_LOAD_BALANCER_ADDRESS_PREFIX, LOAD_BALANCER_ADDRESS_PREFIX, ZONES, instanceType } from './catalogue.js';
 import { invalid } from './errors.js';
 import type { LoadBalancerHealthCheck, LoadBalancerPort } from './types.js';
 
@@ -10,7 +10,12 @@ import type { LoadBalancerHealthCheck, LoadBalancerPort } from './types.js';
 export const MAX_USER_DATA_BYTES = 64 * 1024;
 
 export interface CreateInstanceRequest { name: string; type: string; zone?: string; userData?: string }
-export interface LoadBalancerRequest { name: string; ports: LoadBalancerPort[]; targets: string[]; sourceRanges: string[]; address?: string; healthCheck?: LoadBalancerHealthCheck }
+export interface LoadBalancerRequest { name: string; ports: LoadBalancerPort[]; targets: string[]; sourceRanges: string[]; address?: string; internal?: boolean; healthCheck?: LoadBalancerHealthCheck }
+
+/** A listener target given by address rather than instance: a loopback IPv4 address. */
+export function isAddressTarget(target: string): boolean {
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(target) && target.split('.').every((x) => Number(x) <= 255);
+}
 export interface RouteRequest { name: string; destinationCidr: string; targetInstance: string }
 
 interface Problem { code: string; message: string }
@@ -90,7 +95,10 @@ export function parseCidr(text: string): { base: number; bits: number } | undefi
 /** A load balancer to create or replace (ensure) by name. */
 export function parseLoadBalancer(input: unknown, name: string): LoadBalancerRequest {
   const p = new Problems();
-  const o = body(input, 'load balancer request', ['name', 'ports', 'targets', 'sourceRanges', 'address', 'healthCheck'], p);
+  const o = body(input, 'load balancer request', ['name', 'ports', 'targets', 'sourceRanges', 'address', 'internal', 'healthCheck'], p);
+  if (o.internal !== undefined && typeof o.internal !== 'boolean') p.add('InvalidParameter', 'internal must be true or false');
+  const internal = o.internal === true;
+  const prefix = internal ? INTERNAL_LOAD_BALANCER_ADDRESS_PREFIX : LOAD_BALANCER_ADDRESS_PREFIX;
   if (o.name !== undefined && o.name !== name) p.add('InvalidParameter', `name "${String(o.name)}" in the body differs from "${name}" in the path`);
   checkName(name, p);
   const ports: LoadBalancerPort[] = [];
@@ -107,21 +115,23 @@ export function parseLoadBalancer(input: unknown, name: string): LoadBalancerReq
       else seen.add(port.port);
       if (!isPort(port.targetPort)) p.add('InvalidParameter', `ports[${i}].targetPort must be an integer from 1 to 65535`);
       if (port.name !== undefined && typeof port.name !== 'string') p.add('InvalidParameter', `ports[${i}].name must be a string`);
-      if (isPort(port.port) && isPort(port.targetPort)) ports.push({ ...(typeof port.name === 'string' ? { name: port.name } : {}), protocol: 'TCP', port: port.port, targetPort: port.targetPort });
+      const own = port.targets === undefined ? undefined : stringList(port.targets, `ports[${i}].targets`, p);
+      if (own?.length === 0) p.add('InvalidParameter', `ports[${i}].targets must not be empty when given (leave it out to use the balancer's targets)`);
+      if (isPort(port.port) && isPort(port.targetPort)) ports.push({ ...(typeof port.name === 'string' ? { name: port.name } : {}), protocol: 'TCP', port: port.port, targetPort: port.targetPort, ...(own?.length ? { targets: own } : {}) });
     });
   }
   const targets = stringList(o.targets, 'targets', p);
   const sourceRanges = stringList(o.sourceRanges, 'sourceRanges', p);
   sourceRanges.forEach((r, i) => { if (!parseCidr(r)) p.add('InvalidParameter', `sourceRanges[${i}] "${r}" is not an IPv4 CIDR such as 10.0.0.0/8`); });
   const address = optionalString(o, 'address', p);
-  if (address !== undefined && !new RegExp(`^${LOAD_BALANCER_ADDRESS_PREFIX.replace(/\./g, '\\.')}(\\d{1,3})$`).test(address)) p.add('InvalidParameter', `address "${address}" is not in ${LOAD_BALANCER_ADDRESS_PREFIX}0/24`);
+  if (address !== undefined && !new RegExp(`^${prefix.replace(/\./g, '\\.')}(\\d{1,3})$`).test(address)) p.add('InvalidParameter', `address "${address}" is not in ${prefix}0/24${internal ? ' (internal balancers)' : ''}`);
   else if (address !== undefined) {
     const last = Number(address.split('.')[3]);
-    if (last < 1 || last > 254) p.add('InvalidParameter', `address "${address}" is not a host address of ${LOAD_BALANCER_ADDRESS_PREFIX}0/24`);
+    if (last < 1 || last > 254) p.add('InvalidParameter', `address "${address}" is not a host address of ${prefix}0/24`);
   }
   const healthCheck = parseHealthCheck(o.healthCheck, p);
   p.throwIfAny('load balancer request');
-  return { name, ports, targets, sourceRanges, ...(address ? { address } : {}), ...(healthCheck ? { healthCheck } : {}) };
+  return { name, ports, targets, sourceRanges, ...(address ? { address } : {}), ...(internal ? { internal } : {}), ...(healthCheck ? { healthCheck } : {}) };
 }
 
 /** `healthCheck: {port, path}` (path defaults to /healthz, kube-proxy's), or absent. */

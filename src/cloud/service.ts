@@ -48,6 +48,9 @@ export class CloudService {
   async close(): Promise<void> {
     removeEndpoint(this.opts.dataDir, process.pid);
     await this.app.close();
+    // Machines first: what runs on them still reaches the cluster through the balancers (api-int)
+    // while it stops — pods write their last status and release their Leases.
+    await this.cloud.powerOff();
     await this.proxySync;
     await this.proxies.closeAll();
     await this.cloud.close();

@@ -37,6 +37,12 @@ export interface LoadBalancerPort {
   port: number;
   /** Port on every target that traffic goes to (a Service's NodePort). */
   targetPort: number;
+  /**
+   * This listener's own targets, instead of the balancer's: instance IDs or loopback IPv4
+   * addresses (an NLB listener's target group of type `ip`). The install's api-int balancer
+   * uses it: 6443 goes to the API server's address, 22623 to the masters.
+   */
+  targets?: string[];
 }
 
 export interface LoadBalancerHealthCheck {
@@ -46,8 +52,10 @@ export interface LoadBalancerHealthCheck {
 
 export interface LoadBalancer {
   name: string;
-  /** Virtual IP in 127.0.200.0/24. */
+  /** Virtual IP: 127.0.200.0/24, or 127.0.100.0/24 for an internal balancer. */
   address: string;
+  /** Reachable only inside the cluster (AWS's `internal` scheme): its address is in 127.0.100.0/24. */
+  internal?: boolean;
   ports: LoadBalancerPort[];
   /** Instance IDs traffic is spread over. */
   targets: string[];

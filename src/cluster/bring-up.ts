@@ -1,36 +1,49 @@
 // Bring-up of a local bosun cluster on one machine (`bosun start`), in the order of an OpenShift
-// install: API server → releases built and signed → update service → the payload's CRDs →
-// the cluster's facts (Infrastructure, CAs, pull secret) and ClusterVersion/version naming the
-// release to install → the machine-config server, operator and controller → the cluster-version
-// operator, run in this process as OpenShift's bootstrap node runs it, applies the payload until
-// the ClusterVersion is Available. A second start reuses the data directory: certificates,
-// token, keys, releases and objects are kept.
+// install:
+//   API server → releases built and signed → update service → the payload's CRDs → the
+//   installer's facts (Infrastructure, CAs, pull secret, the machine-config server's certificate
+//   and bootstrap credentials) and ClusterVersion/version naming the release to install →
+//   bootstrap (install/bootstrap.ts: machine-config server, operator and controller and the CVO,
+//   run in this process as OpenShift's bootstrap node runs them) → the masters, created in the
+//   local cloud, boot from the bootstrap server through the api-int balancer and register → the
+//   CVO applies the payload, whose operators now run as pods on the masters → hand-over: each
+//   bootstrap component stops once its pod runs, and the bootstrap server leaves api-int → the
+//   workers boot from the masters' machine-config servers → ClusterVersion Available.
 //
-// The machine-config components run in this process until the local substrate runs them as
-// pods; the operator follows its Deployment's RELEASE_VERSION so that updates move it too.
-// Not yet here (later issues): machines and node agents, and the hand-over from the bootstrap
-// CVO to the CVO Deployment.
+// The host keeps what OpenShift's control-plane nodes run outside pods: the API server, and
+// beside it the workload controllers, the scheduler and the machine approver
+// (install/control-plane.ts), and the local cloud whose machines run node agents.
+//
+// A second start reuses the data directory: certificates, token, keys, releases, objects and
+// machines are kept; the machines boot again (without Ignition) and their pods come back, and no
+// bootstrap runs. With no masters (`masters: 0`) there are no machines: the bootstrap components
+// run the cluster in this process for as long as it runs.
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { ApiServer } from '../apiserver/server.js';
 import { startClusterApiServer } from '../apiserver/cluster-api.js';
-import { buildRelease, type BuiltRelease } from '../cvo/payload/build.js';
-import { generateSigningKey, parsePullspec, signRelease } from '../release/signature.js';
-import { readStoredSignatures, storeSignature } from '../release/signature-store.js';
-import { startUpdateService, type UpdateService } from '../update-service/server.js';
-import { runClusterVersionOperator } from '../cvo/operator.js';
+import { CloudClient } from '../cloud/client.js';
+import { CloudService } from '../cloud/service.js';
+import { DEFAULT_INSTANCE_TYPE } from '../cloud/catalogue.js';
+import { createCA, loadOrCreate } from '../common/pki.js';
+import type { BuiltRelease } from '../cvo/payload/build.js';
+import type { MachineConfigServer } from '../mco/server/server.js';
 import { VERIFICATION_ANNOTATION, VERIFICATION_NAMESPACE } from '../cvo/verify.js';
-import { loadKubeConfig } from '../kube/kubeconfig.js';
 import { KubeClient, type Obj } from '../kube/client.js';
-import { Manager } from '../kube/manager.js';
+import { loadKubeConfig } from '../kube/kubeconfig.js';
 import { resources } from '../kube/resources.js';
-import { createCA, issueServingCert as issuePkiServingCert, loadOrCreate } from '../common/pki.js';
-import { MachineConfigServer } from '../mco/server/server.js';
-import { ApiRenderedConfigSource } from '../mco/server/api-config-source.js';
-import { MACHINE_CONFIG_OPERATOR, addMachineConfigOperator } from '../mco/operator/operator.js';
-import { MACHINE_CONFIG_CONTROLLER, addMachineConfigController } from '../mco/controller/run.js';
+import { startUpdateService, type UpdateService } from '../update-service/server.js';
+import { NodeAgentRuntime } from './node-agent/runtime.js';
+import { API_INT_ADDRESS, MCS_HTTP_PORT, MCS_TLS_PORT, ensureApiInt } from './install/api-int.js';
+import { Bootstrap } from './install/bootstrap.js';
+import { MCO_NAMESPACE, createMissing, writeClusterFacts } from './install/cluster-facts.js';
+import { startControlPlane, type ControlPlane } from './install/control-plane.js';
+import { SharedReleaseStore, createMachines, machineName, nodesReady, userData, type Role } from './install/machines.js';
+import { Progress } from './install/progress.js';
+import { publishReleases } from './install/releases.js';
+import { handOver } from './install/hand-over.js';
 
 export interface BringUpOptions {
   dataDir: string;
@@ -47,199 +60,248 @@ export interface BringUpOptions {
   upstreamPollMs?: number;
   /** How long to wait for the ClusterVersion to become Available (default 5 minutes). */
   installTimeoutMs?: number;
-  /** The machine-config server's listeners (default 127.0.0.1:22623 TLS and :22624 HTTP). */
+  /** The bootstrap machine-config server's listeners (default 127.0.0.1:22623 TLS and :22624 HTTP;
+   *  with machines the ports must be 22623/22624, which api-int forwards to). */
   machineConfigServer?: { host: string; tlsPort: number; httpPort: number };
+  /** Masters (default 0: no machines; the bootstrap components run the cluster in this process). */
+  masters?: number;
+  /** Workers (default 0). */
+  workers?: number;
+  /** How long a rebooting machine stays down (default 3 s). */
+  bootDelayMs?: number;
+  /** The local cloud's API (default 127.0.0.1 on a free port). */
+  cloud?: { host: string; port: number };
+  instanceType?: string;
+  /** The first host number of the machines' addresses 127.0.1.N (default 1). */
+  firstInstanceHost?: number;
 }
 
 export interface LocalCluster {
   api: ApiServer;
   updateService: UpdateService;
-  machineConfigServer: MachineConfigServer;
+  /** The bootstrap machine-config server while it runs (always, without machines). */
+  machineConfigServer?: MachineConfigServer;
+  cloud?: CloudService;
   releases: BuiltRelease[];
   kubeconfigPath: string;
+  /** True when this start installed the cluster; false when it brought an installed one back. */
+  installed: boolean;
   stop(): Promise<void>;
 }
 
-/** The versions defined in release-payload/releases/, in file order. */
-function releaseVersions(sources: string): string[] {
-  return readdirSync(join(sources, 'releases'))
-    .filter((f) => f.endsWith('.yaml'))
-    .map((f) => f.slice(0, -'.yaml'.length))
-    .sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
-}
-
-async function loadOrCreateSigningKey(dir: string): Promise<{ privateKey: string; publicKey: string }> {
-  const privatePath = join(dir, 'signing-key.asc');
-  const publicPath = join(dir, 'signing-key.pub.asc');
-  if (existsSync(privatePath) && existsSync(publicPath)) return { privateKey: readFileSync(privatePath, 'utf8'), publicKey: readFileSync(publicPath, 'utf8') };
-  mkdirSync(dir, { recursive: true });
-  const key = await generateSigningKey('bosun local release signing key');
-  writeFileSync(privatePath, key.privateKey, { mode: 0o600 });
-  writeFileSync(publicPath, key.publicKey);
-  return key;
-}
-
-/** Creates each object unless it exists (the CVO, once here, owns keeping them as they should be). */
-async function createMissing(client: KubeClient, objects: Obj[]): Promise<number> {
-  let created = 0;
-  for (const object of objects) {
-    const resource = await client.resourceFor(object.apiVersion, object.kind);
-    if (await client.read(resource, object.metadata.name, object.metadata.namespace)) continue;
-    await client.create(resource, object);
-    created++;
+/** Stops what was started, last first. */
+class Stack {
+  private readonly stops: Array<() => Promise<void>> = [];
+  push(stop: () => Promise<void>): void {
+    this.stops.push(stop);
   }
-  return created;
+  async unwind(): Promise<void> {
+    while (this.stops.length) await this.stops.pop()!().catch(() => undefined);
+  }
 }
 
 export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
   const say = options.progress ?? (() => undefined);
-  const started = Date.now();
-  const step = (n: number, text: string) => say(`[${n}/7] ${text} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
-  mkdirSync(options.dataDir, { recursive: true });
-
-  step(1, `starting the API server on https://${options.api.host}:${options.api.port}`);
-  const cluster = await startClusterApiServer({ dataDir: options.dataDir, host: options.api.host, port: options.api.port, logLevel: 'warn' });
-  const api = cluster.server;
-  let updateService: UpdateService | undefined;
-  let mcs: MachineConfigServer | undefined;
-  const stopComponents = new AbortController();
+  const masters = options.masters ?? 0;
+  const workers = options.workers ?? 0;
+  if (masters === 0 && workers > 0) throw new Error('workers need masters: give --masters 1 or more');
+  const withMachines = masters > 0;
+  // An installed cluster with machines comes back as it was: no bootstrap, no new machines.
+  const installed = withMachines && existsSync(installedMarker(options.dataDir));
+  const progress = new Progress(say, installed ? 6 : withMachines ? 9 : 7);
+  const stack = new Stack();
   try {
-    const store = join(options.dataDir, 'releases');
-    const signatures = join(options.dataDir, 'signatures');
-    step(2, `building and signing releases into ${store}`);
-    const key = await loadOrCreateSigningKey(join(options.dataDir, 'keys'));
-    const releases: BuiltRelease[] = [];
-    for (const version of releaseVersions(options.releaseSources)) {
-      const built = buildRelease({ version, from: options.releaseSources, cvoManifests: options.cvoManifests, store });
-      const digest = parsePullspec(built.pullspec).digest;
-      if (readStoredSignatures(signatures, digest).length === 0) storeSignature(signatures, digest, await signRelease(built.pullspec, key.privateKey));
-      releases.push(built);
-      say(`      ${version.padEnd(8)} ${built.pullspec}`);
-    }
-    const target = releases.find((r) => r.version === options.version);
-    if (!target) throw new Error(`release ${options.version} is not defined in ${join(options.releaseSources, 'releases')} (have: ${releases.map((r) => r.version).join(', ')})`);
-
-    step(3, `starting the update service on http://${options.updateService.host}:${options.updateService.port}`);
-    updateService = await startUpdateService({ graphData: options.releaseSources, releases: store, signatures, host: options.updateService.host, port: options.updateService.port });
-
-    step(4, "applying the payload's CRDs");
+    progress.step(1, `starting the API server on https://${options.api.host}:${options.api.port}`);
+    const cluster = await startClusterApiServer({
+      dataDir: options.dataDir, host: options.api.host, port: options.api.port, logLevel: 'warn',
+      servingNames: withMachines ? [API_INT_ADDRESS] : [],
+    });
+    stack.push(() => cluster.stop());
+    const api = cluster.server;
     const kc = loadKubeConfig(api.kubeconfigPath);
     const client = new KubeClient(kc);
-    // Every CRD of the payload up front (the CVO's own and the operators'), as OpenShift's
-    // bootstrap does, so that the bootstrap components can watch their kinds from the start.
-    const crds = ['manifests', 'release-manifests']
-      .map((sub) => join(target.dir, sub))
-      .flatMap((dir) => readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort().map((f) => join(dir, f)))
-      .flatMap((file) => parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Obj))
-      .filter((o) => o?.kind === 'CustomResourceDefinition')
-      .filter((o, i, all) => all.findIndex((x) => x.metadata?.name === o.metadata?.name) === i);
-    const created = await createMissing(client, crds);
-    say(`      ${crds.length} CRDs (${created} new)`);
 
-    step(5, `cluster facts and ClusterVersion/version: install ${options.version} from channel ${options.channel}`);
-    await createClusterFacts(client, api.caPem, api.url);
-    const upstream = `${updateService.url}/api/upgrades_info/v1/graph`;
-    // The CVO trusts releases signed by this cluster's release key, found in its signature store.
-    await createMissing(client, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: VERIFICATION_NAMESPACE } }]);
-    const verification = {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'release-verification', namespace: VERIFICATION_NAMESPACE, annotations: { [VERIFICATION_ANNOTATION]: '' } },
-      data: { 'verifier-public-key-bosun-local': key.publicKey, 'store-bosun-local': `${updateService.url}/signatures` },
-    };
-    if ((await createMissing(client, [verification])) === 0) {
-      const live = await client.get(resources.configMaps, verification.metadata.name, VERIFICATION_NAMESPACE);
-      if (JSON.stringify(live.data) !== JSON.stringify(verification.data)) await client.update(resources.configMaps, { ...live, data: verification.data });
+    progress.step(2, `building and signing releases into ${join(options.dataDir, 'releases')}`);
+    const published = await publishReleases({ dataDir: options.dataDir, sources: options.releaseSources, cvoManifests: options.cvoManifests, say });
+    const target = published.releases.find((r) => r.version === options.version);
+    if (!target) throw new Error(`release ${options.version} is not defined in ${join(options.releaseSources, 'releases')} (have: ${published.releases.map((r) => r.version).join(', ')})`);
+
+    progress.step(3, `starting the update service on http://${options.updateService.host}:${options.updateService.port}`);
+    const updateService = await startUpdateService({ graphData: options.releaseSources, releases: published.store, signatures: published.signatures, host: options.updateService.host, port: options.updateService.port });
+    stack.push(() => updateService.close());
+
+
+    let cloud: CloudService | undefined;
+    let cloudClient: CloudClient | undefined;
+    let controlPlane: ControlPlane | undefined;
+    const machinesStartedAt = Date.now();
+    if (withMachines) {
+      const listen = options.cloud ?? { host: '127.0.0.1', port: 0 };
+      progress.step(4, `starting the local cloud on http://${listen.host}:${listen.port} and the control plane's controllers`);
+      const runtime = new SharedReleaseStore(published.store, new NodeAgentRuntime());
+      cloud = new CloudService({ dataDir: options.dataDir, bootDelayMs: options.bootDelayMs, firstInstanceHost: options.firstInstanceHost, runtime, host: listen.host, port: listen.port });
+      cloudClient = new CloudClient(await cloud.start());
+      const service = cloud;
+      stack.push(() => service.close());
+      controlPlane = startControlPlane(api.kubeconfigPath, cloudClient, say);
+      const plane = controlPlane;
+      stack.push(() => plane.stop());
+      progress.detail(`cloud API ${cloud.url}; machines under ${join(options.dataDir, 'machines')}`);
     }
-    await createMissing(client, [
-      {
-        apiVersion: 'config.openshift.io/v1',
-        kind: 'ClusterVersion',
-        metadata: { name: 'version' },
-        spec: { clusterID: randomUUID(), channel: options.channel, upstream, desiredUpdate: { version: options.version, image: target.pullspec } },
-      },
-    ]);
-    const mcsListen = options.machineConfigServer ?? { host: '127.0.0.1', tlsPort: 22623, httpPort: 22624 };
-    step(6, `starting the machine-config server on https://${mcsListen.host}:${mcsListen.tlsPort}, its operator and controller`);
-    // The server's certificate comes from the cluster CA, which the user data tells machines to trust.
-    const pkiDir = join(options.dataDir, 'pki');
-    const clusterCa = await loadOrCreate(pkiDir, 'ca', () => createCA('bosun-ca'));
-    const mcsCert = await loadOrCreate(pkiDir, 'machine-config-server', () => issuePkiServingCert(clusterCa, 'machine-config-server', ['127.0.0.1', 'localhost', mcsListen.host]));
-    // Three components on managers of their own, as their Deployments and DaemonSet would run
-    // them: the server on every replica, the operator and controller each under its Lease.
-    // Short lease timings: a restarted bring-up should not wait minutes for its own old lease.
-    const shortLease = { identity: 'bootstrap', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
-    const mcsManager = new Manager({ name: 'machine-config-server', kubeconfig: kc });
-    mcs = new MachineConfigServer({
-      source: new ApiRenderedConfigSource(mcsManager.informers),
-      tls: { cert: mcsCert.certPem, key: mcsCert.keyPem, ca: clusterCa.certPem },
-      listenTls: { host: mcsListen.host, port: mcsListen.tlsPort },
-      listenHttp: { host: mcsListen.host, port: mcsListen.httpPort },
-    });
-    const mcsRunning = mcsManager.add(mcs).start(stopComponents.signal);
-    await Promise.race([mcs.listening, mcsRunning.then(() => Promise.reject(new Error('the machine-config server stopped before listening')))]);
-    const operator = new Manager({ ...MACHINE_CONFIG_OPERATOR, kubeconfig: kc, leaderElection: { ...MACHINE_CONFIG_OPERATOR.lease, ...shortLease } });
-    addMachineConfigOperator(operator, { releaseVersion: options.version, followDeployment: true, serverPort: mcs.port('tls') });
-    const controller = new Manager({ ...MACHINE_CONFIG_CONTROLLER, kubeconfig: kc, leaderElection: { ...MACHINE_CONFIG_CONTROLLER.lease, ...shortLease } });
-    addMachineConfigController(controller, { renderDelayMs: 500 });
-    const mcoRunning = Promise.all([mcsRunning, operator.start(stopComponents.signal), controller.start(stopComponents.signal)]);
-    mcoRunning.catch((e) => say(`      the machine-config components stopped: ${(e as Error).message}`));
-    say(`      http://${mcsListen.host}:${mcs.port('http')}/config/<pool> as well`);
 
-    step(7, 'the cluster-version operator applies the payload');
-    // Short lease timings: a restarted bring-up should not wait minutes for its own old lease.
-    const cvoRunning = runClusterVersionOperator({
-      kubeconfig: kc,
-      releaseStore: store,
-      signal: stopComponents.signal,
-      upstreamPollMs: options.upstreamPollMs,
-      onProgress: (message) => say(`      ${message}`),
-      leaderElection: { identity: 'bootstrap', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },
+    if (installed) {
+      const cc = cloudClient!;
+      progress.step(5, 'bringing the installed cluster back: its machines boot again (no Ignition, no bootstrap)');
+      await ensureApiInt(cc, { api: { host: api.host, port: api.port }, masters: (await rolesInCloud(cc)).master });
+      const names = (await cc.listInstances({ states: ['pending', 'running'] })).map((i) => i.name);
+      await progress.waitFor(`${names.length} nodes Ready`, async () => {
+        const bootIds = new Map((await cc.listInstances({ states: ['running'] })).filter((i) => i.machine.phase === 'Up').map((i) => [i.name, i.bootId]));
+        return nodesReady(client, names, bootIds);
+      }, { timeoutMs: 180_000 });
+      progress.step(6, 'the operators run as pods again on the masters; waiting for them and the ClusterVersion');
+      await progress.waitFor('the operator pods running again', () => operatorPodsRestarted(client, machinesStartedAt - 1000), { timeoutMs: 180_000 });
+      await followClusterVersion(client, say, options.installTimeoutMs ?? 300_000);
+      return localCluster({ api, updateService, cloud, releases: published.releases, installed: false, stack });
+    }
+
+    progress.step(withMachines ? 5 : 4, "applying the payload's CRDs and the installer's facts");
+    const crds = payloadCrds(target.dir);
+    const created = await createMissing(client, crds);
+    progress.detail(`${crds.length} CRDs (${created} new)`);
+    const pkiDir = join(options.dataDir, 'pki');
+    const apiInternalUrl = withMachines ? `https://${API_INT_ADDRESS}:${api.port}` : api.url;
+    const serverNames = withMachines ? [API_INT_ADDRESS] : [];
+    await writeClusterFacts(client, {
+      caPem: api.caPem,
+      apiUrl: api.url,
+      apiInternalUrl,
+      machines: withMachines ? { cloudUrl: cloud!.url, clusterCa: await loadOrCreate(pkiDir, 'ca', () => createCA('bosun-ca')), serverNames: ['127.0.0.1', 'localhost', ...serverNames] } : undefined,
     });
+    await writeReleaseVerification(client, published.publicKey, `${updateService.url}/signatures`);
+    await createMissing(client, [{
+      apiVersion: 'config.openshift.io/v1',
+      kind: 'ClusterVersion',
+      metadata: { name: 'version' },
+      spec: { clusterID: randomUUID(), channel: options.channel, upstream: `${updateService.url}/api/upgrades_info/v1/graph`, desiredUpdate: { version: options.version, image: target.pullspec } },
+    }]);
+    progress.detail(`install ${options.version} from channel ${options.channel}`);
+
+    const serverListen = options.machineConfigServer ?? { host: '127.0.0.1', tlsPort: MCS_TLS_PORT, httpPort: MCS_HTTP_PORT };
+    if (withMachines && (serverListen.tlsPort !== MCS_TLS_PORT || serverListen.httpPort !== MCS_HTTP_PORT)) {
+      throw new Error(`with machines the bootstrap machine-config server must listen on ${MCS_TLS_PORT}/${MCS_HTTP_PORT}, where api-int forwards (got ${serverListen.tlsPort}/${serverListen.httpPort})`);
+    }
+    progress.step(withMachines ? 6 : 5, `bootstrap: the machine-config server on https://${serverListen.host}:${serverListen.tlsPort}, its operator and controller, and the cluster-version operator`);
+    const bootstrapKubeconfig = withMachines ? await secretValue(client, MCO_NAMESPACE, 'node-bootstrapper-token', 'kubeconfig') : undefined;
+    const bootstrap = await Bootstrap.start({
+      bootstrapKubeconfig,
+      kubeconfigPath: api.kubeconfigPath, pkiDir, releaseStore: published.store, releaseVersion: options.version, server: serverListen, serverNames,
+      userDataPort: withMachines ? MCS_TLS_PORT : undefined, upstreamPollMs: options.upstreamPollMs, say,
+    });
+    stack.push(() => bootstrap.stop());
+
+    if (withMachines) {
+      const cc = cloudClient!;
+      await ensureApiInt(cc, { api: { host: api.host, port: api.port }, bootstrapServer: serverListen.host, masters: [] });
+      progress.detail(`api-int: ${API_INT_ADDRESS}:${api.port} (API), :${MCS_TLS_PORT}/:${MCS_HTTP_PORT} (machine configs)`);
+      progress.step(7, `creating ${masters} master${masters === 1 ? '' : 's'}; they boot from the bootstrap machine-config server`);
+      const masterMachines = await bootMachines(client, cc, progress, 'master', masters, options.instanceType);
+      await ensureApiInt(cc, { api: { host: api.host, port: api.port }, bootstrapServer: serverListen.host, masters: masterMachines });
+      await handOver({ client, bootstrap, progress, masters });
+      await ensureApiInt(cc, { api: { host: api.host, port: api.port }, masters: masterMachines });
+      progress.detail('the bootstrap machine-config server left api-int; the masters serve machine configs');
+      progress.step(8, `creating ${workers} worker${workers === 1 ? '' : 's'}; they boot from the masters' machine-config servers`);
+      if (workers > 0) await bootMachines(client, cc, progress, 'worker', workers, options.instanceType);
+    }
+
+    progress.step(withMachines ? 9 : 6, 'the cluster-version operator applies the payload');
     await followClusterVersion(client, say, options.installTimeoutMs ?? 300_000);
-    const service = updateService;
-    const server = mcs;
-    return {
-      api,
-      updateService: service,
-      machineConfigServer: server,
-      releases,
-      kubeconfigPath: api.kubeconfigPath,
-      async stop() {
-        stopComponents.abort();
-        await Promise.all([cvoRunning, mcoRunning]);
-        await service.close();
-        await cluster.stop();
-      },
-    };
+    if (withMachines) writeFileSync(installedMarker(options.dataDir), `${new Date().toISOString()} ${options.version}\n`);
+    else progress.step(7, 'the cluster is Available');
+    return localCluster({ api, updateService, cloud, bootstrap, releases: published.releases, installed: true, stack });
   } catch (e) {
-    stopComponents.abort();
-    await mcs?.close();
-    await updateService?.close();
-    await cluster.stop();
+    await stack.unwind();
     throw e;
   }
 }
 
-/**
- * What an installer writes before the operators run: Infrastructure/cluster (platform None, the
- * API endpoints), the API server's CA for the machine-config operator (openshift-config-managed/
- * kube-apiserver-server-ca, kube-system/root-ca) and a pull secret (openshift-config/pull-secret;
- * bosun's images need none, so it holds no credentials). Existing objects are kept.
- */
-async function createClusterFacts(client: KubeClient, caPem: string, apiUrl: string): Promise<void> {
-  await createMissing(client, ['openshift-config', 'openshift-config-managed'].map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })));
-  await createMissing(client, [
-    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-apiserver-server-ca', namespace: 'openshift-config-managed' }, data: { 'ca-bundle.crt': caPem } },
-    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'root-ca', namespace: 'kube-system' }, data: { 'ca.crt': caPem } },
-    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'pull-secret', namespace: 'openshift-config' }, type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': Buffer.from('{"auths":{}}').toString('base64') } },
-  ]);
-  // Infrastructure's facts live in its status, written through the status subresource.
-  const { infrastructures } = resources;
-  const live = (await client.read(infrastructures, 'cluster')) ?? (await client.create(infrastructures, { apiVersion: 'config.openshift.io/v1', kind: 'Infrastructure', metadata: { name: 'cluster' }, spec: { platformSpec: { type: 'None' } } }));
-  if (!live.status?.apiServerURL) {
-    const status = { infrastructureName: 'bosun-local', platform: 'None', platformStatus: { type: 'None' }, controlPlaneTopology: 'HighlyAvailable', infrastructureTopology: 'HighlyAvailable', apiServerURL: apiUrl, apiServerInternalURI: apiUrl, etcdDiscoveryDomain: '' };
-    await client.mergePatch(infrastructures, 'cluster', undefined, { status }, 'status');
+function localCluster(o: { api: ApiServer; updateService: UpdateService; cloud?: CloudService; bootstrap?: Bootstrap; releases: BuiltRelease[]; installed: boolean; stack: Stack }): LocalCluster {
+  const bootstrap = o.bootstrap;
+  return {
+    api: o.api,
+    updateService: o.updateService,
+    cloud: o.cloud,
+    machineConfigServer: bootstrap?.parts().includes('server') ? bootstrap.server : undefined,
+    releases: o.releases,
+    kubeconfigPath: o.api.kubeconfigPath,
+    installed: o.installed,
+    stop: () => o.stack.unwind(),
+  };
+}
+
+/** Creates the role's machines from its user data and waits until their nodes are Ready. */
+async function bootMachines(client: KubeClient, cloud: CloudClient, progress: Progress, role: Role, count: number, type = DEFAULT_INSTANCE_TYPE): Promise<string[]> {
+  let data: string | undefined;
+  // The machines boot from the pool's rendered config: it must exist before they fetch it.
+  await progress.waitFor(`the ${role} pool's rendered config and ${role}-user-data`, async () => {
+    const pool = await client.read(resources.machineConfigPools, role);
+    const rendered: string | undefined = pool?.spec?.configuration?.name;
+    data = await userData(client, role);
+    return { done: Boolean(rendered && data), status: rendered ? `${rendered}; user data ${data ? 'written' : 'not written yet'}` : 'not rendered yet' };
+  }, { timeoutMs: 120_000 });
+  const machines = await createMachines(cloud, role, count, data!, type);
+  for (const m of machines) progress.detail(`${m.name.padEnd(28)} ${m.id}  ${m.privateIp.padEnd(12)} ${m.zone}`);
+  const names = Array.from({ length: count }, (_, i) => machineName(role, i));
+  await progress.waitFor(`${count} ${role} node${count === 1 ? '' : 's'} Ready`, () => nodesReady(client, names), { timeoutMs: 180_000 });
+  return machines.map((m) => m.id);
+}
+
+async function secretValue(client: KubeClient, namespace: string, name: string, key: string): Promise<string | undefined> {
+  const data: string | undefined = (await client.read(resources.secrets, name, namespace))?.data?.[key];
+  return data === undefined ? undefined : Buffer.from(data, 'base64').toString('utf8');
+}
+
+/** The live machines of each role, by their names. */
+async function rolesInCloud(cloud: CloudClient): Promise<Record<Role, string[]>> {
+  const live = await cloud.listInstances({ states: ['pending', 'running', 'stopping', 'stopped'] });
+  const of = (role: Role) => live.filter((i) => i.name.includes(`-${role}-`)).map((i) => i.id);
+  return { master: of('master'), worker: of('worker') };
+}
+
+/** Written when an install with machines completed: later starts bring the cluster back. */
+function installedMarker(dataDir: string): string {
+  return join(dataDir, 'installed');
+}
+
+/** Done when every pod of the payload's operator namespaces runs a container started since `since`. */
+async function operatorPodsRestarted(client: KubeClient, since: number): Promise<{ done: boolean; status: string }> {
+  const pods = (await Promise.all(['openshift-cluster-version', 'openshift-machine-config-operator'].map(async (ns) => (await client.list(resources.pods, ns)).items as Obj[]))).flat();
+  const fresh = pods.filter((p) => (p.status?.containerStatuses ?? []).some((c: Obj) => c.ready && Date.parse(c.state?.running?.startedAt ?? '') >= since));
+  return { done: pods.length > 0 && fresh.length === pods.length, status: `${fresh.length}/${pods.length} running again` };
+}
+
+/** Every CRD of the payload (the CVO's own and the operators'), as OpenShift's bootstrap applies
+ *  them up front, so that the bootstrap components can watch their kinds from the start. */
+function payloadCrds(releaseDir: string): Obj[] {
+  return ['manifests', 'release-manifests']
+    .map((sub) => join(releaseDir, sub))
+    .flatMap((dir) => readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort().map((f) => join(dir, f)))
+    .flatMap((file) => parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Obj))
+    .filter((o) => o?.kind === 'CustomResourceDefinition')
+    .filter((o, i, all) => all.findIndex((x) => x.metadata?.name === o.metadata?.name) === i);
+}
+
+/** The CVO trusts releases signed by this cluster's release key, found in its signature store. */
+async function writeReleaseVerification(client: KubeClient, publicKey: string, store: string): Promise<void> {
+  await createMissing(client, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: VERIFICATION_NAMESPACE } }]);
+  const verification = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'release-verification', namespace: VERIFICATION_NAMESPACE, annotations: { [VERIFICATION_ANNOTATION]: '' } },
+    data: { 'verifier-public-key-bosun-local': publicKey, 'store-bosun-local': store },
+  };
+  if ((await createMissing(client, [verification])) === 0) {
+    const live = await client.get(resources.configMaps, verification.metadata.name, VERIFICATION_NAMESPACE);
+    if (JSON.stringify(live.data) !== JSON.stringify(verification.data)) await client.update(resources.configMaps, { ...live, data: verification.data });
   }
 }
 

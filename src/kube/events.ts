@@ -38,7 +38,7 @@ export class EventRecorder {
     private readonly client: KubeClient,
     private readonly options: EventRecorderOptions,
   ) {
-    this.host = options.host ?? hostname();
+    this.host = options.host ?? (process.env.HOSTNAME || hostname());
   }
 
   /** Records an event about `object` (awaitable; never rejects). */

@@ -56,7 +56,10 @@ export class LeaderElector {
     if (options.client) this.client = options.client;
     else if (options.kubeconfig) this.client = new KubeClient(options.kubeconfig);
     else throw new Error('leader election needs a client or a kubeconfig');
-    this.identity = options.identity ?? `${hostname()}_${process.pid}`;
+    // In a pod that knows its name (POD_NAME from the downward API), the pod: a container
+    // restarted in the same pod takes its own Lease straight back instead of waiting for it to
+    // expire. Elsewhere the host ($HOSTNAME first: a hostNetwork pod's node) and the process.
+    this.identity = options.identity ?? (process.env.POD_NAME || `${process.env.HOSTNAME || hostname()}_${process.pid}`);
     this.clock = options.clock ?? realClock;
     this.leaseDurationMs = options.leaseDurationMs ?? 137_000;
     this.renewDeadlineMs = options.renewDeadlineMs ?? 107_000;

@@ -45,6 +45,7 @@ import { HealthChecks, type HealthCheck, type Listen, boundAddress, serveEndpoin
 import { EventRecorder } from './events.js';
 import { InformerFactory } from './informer.js';
 import { loadKubeConfig } from './kubeconfig.js';
+import { podPath } from '../common/pod-path.js';
 import { LeaderElector, type LeaderElectionSettings } from './leader-election.js';
 import { registry as toolkitRegistry } from './metrics.js';
 
@@ -127,7 +128,7 @@ export class Manager {
   }
 
   get kubeconfig(): k8s.KubeConfig {
-    if (!this.kc) this.kc = typeof this.options.kubeconfig === 'object' ? this.options.kubeconfig : loadKubeConfig(this.options.kubeconfig);
+    if (!this.kc) this.kc = typeof this.options.kubeconfig === 'object' ? this.options.kubeconfig : loadKubeConfig(podPath(this.options.kubeconfig));
     return this.kc;
   }
 

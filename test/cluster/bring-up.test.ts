@@ -44,14 +44,14 @@ test('bring-up gives a ClusterVersion naming a signed release from the update se
     const pools = await runKubectl(cluster.kubeconfigPath, ['get', 'mcp']);
     assert.match(pools.stdout, /^master\s+rendered-master-[0-9a-f]+\s+/m);
     assert.match(pools.stdout, /^worker\s+rendered-worker-[0-9a-f]+\s+/m);
-    const served = await getTls(`https://127.0.0.1:${cluster.machineConfigServer.port('tls')}/config/worker`, cluster.api.caPem, 'application/vnd.coreos.ignition+json;version=3.2.0');
+    const served = await getTls(`https://127.0.0.1:${cluster.machineConfigServer!.port('tls')}/config/worker`, cluster.api.caPem, 'application/vnd.coreos.ignition+json;version=3.2.0');
     assert.equal(served.status, 200);
     assert.ok(JSON.parse(served.body).storage.files.some((f: { path: string }) => f.path === '/etc/kubernetes/kubelet.conf'), 'the worker config has the kubelet configuration');
-    const plain = await fetch(`http://127.0.0.1:${cluster.machineConfigServer.port('http')}/config/master`, { headers: { accept: 'application/vnd.coreos.ignition+json;version=3.4.0' } });
+    const plain = await fetch(`http://127.0.0.1:${cluster.machineConfigServer!.port('http')}/config/master`, { headers: { accept: 'application/vnd.coreos.ignition+json;version=3.4.0' } });
     assert.equal(plain.status, 200);
     assert.equal(((await plain.json()) as { ignition: { version: string } }).ignition.version, '3.4.0');
     const userData = JSON.parse(Buffer.from((await runKubectl(cluster.kubeconfigPath, ['get', 'secret', 'worker-user-data', '-n', 'openshift-machine-api', '-o', 'jsonpath={.data.userData}'])).stdout, 'base64').toString());
-    assert.deepEqual(userData.ignition.config.merge, [{ source: `https://127.0.0.1:${cluster.machineConfigServer.port('tls')}/config/worker` }]);
+    assert.deepEqual(userData.ignition.config.merge, [{ source: `https://127.0.0.1:${cluster.machineConfigServer!.port('tls')}/config/worker` }]);
     const graph = await fetch(`${cluster.updateService.url}/api/upgrades_info/v1/graph?channel=stable-1.0`, { headers: { accept: 'application/json' } });
     const body = (await graph.json()) as { nodes: Array<{ version: string; payload: string }> };
     assert.ok(body.nodes.some((n) => n.version === '1.0.0' && n.payload === target.pullspec));

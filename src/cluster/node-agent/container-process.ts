@@ -43,7 +43,8 @@ export class ContainerProcess {
   constructor(spec: ProcessSpec) {
     mkdirSync(dirname(spec.logFile), { recursive: true });
     this.log = createWriteStream(spec.logFile, { flags: 'a' });
-    this.child = spawn(spec.argv[0], spec.argv.slice(1), { cwd: spec.cwd, env: spec.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // stdin is the process's lifeline (src/common/lifeline.ts): it closes when this process dies.
+    this.child = spawn(spec.argv[0], spec.argv.slice(1), { cwd: spec.cwd, env: { ...spec.env, BOSUN_LIFELINE: 'stdin' }, stdio: ['pipe', 'pipe', 'pipe'] });
     alive.add(this.child);
     this.pipe(this.child.stdout!, 'stdout');
     this.pipe(this.child.stderr!, 'stderr');

@@ -2,6 +2,9 @@
 // and port that answers every request with its pod name and logs each request (one line on
 // stdout, which the node agent writes to the container's log). Run as its own process by the agent.
 import { createServer } from 'node:http';
+import { holdLifeline } from '../../common/lifeline.js';
+
+holdLifeline();
 
 const address = process.env.BOSUN_ECHO_ADDRESS ?? '127.0.0.1';
 const port = Number(process.env.BOSUN_ECHO_PORT ?? 8080);

@@ -23,9 +23,10 @@ export function containerKind(image: string): ContainerKind {
   return component === ECHO_COMPONENT ? 'echo' : 'component';
 }
 
-/** The bosun subcommand line of a component container: command then args, without a leading `bosun`. */
-export function componentArgv(container: Obj): string[] {
-  const argv = [...(container.command ?? []), ...(container.args ?? [])].map(String);
+/** The bosun subcommand line of a component container: command then args, without a leading
+ *  `bosun`, with `$(VAR)` references to the container's environment expanded as the kubelet does. */
+export function componentArgv(container: Obj, env: Record<string, string> = {}): string[] {
+  const argv = [...(container.command ?? []), ...(container.args ?? [])].map((a) => expand(String(a), env));
   if (argv.length > 0 && /(^|\/)bosun(\.js)?$/.test(argv[0])) argv.shift();
   return argv;
 }

@@ -203,7 +203,7 @@ export class PodWorker {
         await sleep(this.ctx.backoff.baseMs, signal);
         continue;
       }
-      const argv = kind === 'echo' ? this.ctx.echoCommand : this.ctx.componentCommand(componentArgv(container));
+      const argv = kind === 'echo' ? this.ctx.echoCommand : this.ctx.componentCommand(componentArgv(container, env));
       const proc = new ContainerProcess({ argv, env, cwd: this.rootfs, logFile: this.logFile(container.name, record.restartCount) });
       const startedAt = proc.startedAt;
       this.set(record, { containerID: id(), state: { running: { startedAt } }, ready: !container.readinessProbe, started: true });
@@ -273,7 +273,6 @@ export class PodWorker {
       KUBERNETES_SERVICE_PORT_HTTPS: port,
       KUBERNETES_PORT: `tcp://${host}:${port}`,
       BOSUN_IN_CLUSTER_ROOT: this.rootfs,
-      ...(process.env.BOSUN_LOG_LEVEL ? { BOSUN_LOG_LEVEL: process.env.BOSUN_LOG_LEVEL } : {}),
     };
     const echo: Record<string, string> = kind === 'echo' ? { BOSUN_ECHO_ADDRESS: this.podIP, BOSUN_ECHO_PORT: String(echoPort(container)), BOSUN_ECHO_POD_NAME: this.pod.metadata.name } : {};
     return { ...base, ...echo, ...podEnv };

@@ -253,7 +253,7 @@ export class MachineConfigOperator implements Runnable {
   }
 
   private async applyWorkloads(image: string, version: string): Promise<void> {
-    const env = [{ name: 'RELEASE_VERSION', value: version }];
+    const env = [{ name: 'RELEASE_VERSION', value: version }, { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }];
     const tolerations = [{ key: 'node-role.kubernetes.io/master', operator: 'Exists', effect: 'NoSchedule' }];
     await applyObject(
       this.client,
@@ -292,7 +292,22 @@ export class MachineConfigOperator implements Runnable {
               hostNetwork: true,
               nodeSelector: { 'node-role.kubernetes.io/master': '' },
               tolerations,
-              containers: [{ name: 'machine-config-server', image, command: ['bosun', 'machine-config-server', '--kubeconfig', '/etc/kubernetes/kubeconfig'], env, ports: [{ name: 'tls', containerPort: 22623, hostPort: 22623 }, { name: 'http', containerPort: 22624, hostPort: 22624 }] }],
+              // As OpenShift's: the serving certificate from Secret machine-config-server-tls and
+              // the kubelet's bootstrap kubeconfig from Secret node-bootstrapper-token (both
+              // written by the installer); each replica listens on its node's address, which the
+              // api-int balancer's 22623/22624 listeners forward to.
+              containers: [{
+                name: 'machine-config-server',
+                image,
+                command: ['bosun', 'machine-config-server'],
+                args: ['--listen-tls', '$(HOST_IP):22623', '--listen-http', '$(HOST_IP):22624', '--cert', '/etc/ssl/mcs/tls.crt', '--key', '/etc/ssl/mcs/tls.key', '--bootstrap-kubeconfig', '/etc/mcs/bootstrap-token/kubeconfig'],
+                env: [...env, { name: 'HOST_IP', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } }],
+                ports: [{ name: 'tls', containerPort: 22623, hostPort: 22623 }, { name: 'http', containerPort: 22624, hostPort: 22624 }],
+                // Ready once it serves: the install takes the bootstrap server out of api-int then.
+                readinessProbe: { httpGet: { path: '/healthz', port: 22624 }, periodSeconds: 5 },
+                volumeMounts: [{ name: 'certs', mountPath: '/etc/ssl/mcs' }, { name: 'node-bootstrap-token', mountPath: '/etc/mcs/bootstrap-token' }],
+              }],
+              volumes: [{ name: 'certs', secret: { secretName: 'machine-config-server-tls' } }, { name: 'node-bootstrap-token', secret: { secretName: 'node-bootstrapper-token' } }],
             },
           },
         },

@@ -1,0 +1,107 @@
+// What an installer writes before the operators run, as openshift-install does:
+//   Infrastructure/cluster — the platform and the API endpoints (`api` for users, `api-int` for
+//     the cluster's own machines and pods);
+//   the API server's CA for the machine-config operator (openshift-config-managed/
+//     kube-apiserver-server-ca, kube-system/root-ca) and a pull secret (openshift-config/
+//     pull-secret; bosun's images need none, so it holds no credentials);
+//   with machines: the machine-config server's serving certificate (Secret
+//     openshift-machine-config-operator/machine-config-server-tls) and the kubelet's bootstrap
+//     credentials it serves to booting machines (Secret node-bootstrapper-token: a kubeconfig on
+//     a bootstrap token, whose CSRs the machine approver approves), and the cloud's address for
+//     the cloud controller manager (ConfigMap openshift-config/cloud-provider-config, named by
+//     Infrastructure spec.cloudConfig).
+// Existing objects are kept: a second start changes nothing the first one wrote.
+import { randomBytes } from 'node:crypto';
+import { bootstrapTokenSecret } from '../../apiserver/nodes/bootstrap-tokens.js';
+import { issueServingCert, type KeyPair } from '../../common/pki.js';
+import type { KubeClient, Obj } from '../../kube/client.js';
+import { resources } from '../../kube/resources.js';
+
+export const INFRASTRUCTURE_NAME = 'bosun-local';
+export const MCO_NAMESPACE = 'openshift-machine-config-operator';
+
+export interface ClusterFacts {
+  caPem: string;
+  /** The API as users reach it. */
+  apiUrl: string;
+  /** The API as the cluster's machines and pods reach it (the api-int balancer with machines). */
+  apiInternalUrl: string;
+  /** With machines: the platform is External, named `local`, and these are written too. */
+  machines?: { cloudUrl: string; clusterCa: KeyPair; serverNames: string[] };
+}
+
+/** Creates each object unless it exists; returns how many were created. */
+export async function createMissing(client: KubeClient, objects: Obj[]): Promise<number> {
+  let created = 0;
+  for (const object of objects) {
+    const resource = await client.resourceFor(object.apiVersion, object.kind);
+    if (await client.read(resource, object.metadata.name, object.metadata.namespace)) continue;
+    await client.create(resource, object);
+    created++;
+  }
+  return created;
+}
+
+const namespace = (name: string): Obj => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+const b64 = (text: string) => Buffer.from(text).toString('base64');
+
+/** A kubeconfig (JSON, which is YAML) for `server` trusting `caPem`, authenticating as `user`. */
+export function kubeconfigFor(server: string, caPem: string, user: Obj): string {
+  return JSON.stringify({
+    apiVersion: 'v1', kind: 'Config',
+    clusters: [{ name: 'cluster', cluster: { server, 'certificate-authority-data': b64(caPem) } }],
+    users: [{ name: 'user', user }],
+    contexts: [{ name: 'default', context: { cluster: 'cluster', user: 'user' } }],
+    'current-context': 'default',
+  });
+}
+
+export async function writeClusterFacts(client: KubeClient, facts: ClusterFacts): Promise<void> {
+  await createMissing(client, ['openshift-config', 'openshift-config-managed', MCO_NAMESPACE].map(namespace));
+  await createMissing(client, [
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-apiserver-server-ca', namespace: 'openshift-config-managed' }, data: { 'ca-bundle.crt': facts.caPem } },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'root-ca', namespace: 'kube-system' }, data: { 'ca.crt': facts.caPem } },
+    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'pull-secret', namespace: 'openshift-config' }, type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': b64('{"auths":{}}') } },
+  ]);
+  const m = facts.machines;
+  if (m) {
+    const serving = await issueServingCert(m.clusterCa, 'machine-config-server', m.serverNames);
+    // Never expiring, as the node-bootstrapper token OpenShift's machine-config server serves.
+    const token = `${randomBytes(3).toString('hex')}.${randomBytes(8).toString('hex')}`;
+    const tokenSecret = bootstrapTokenSecret(token, { description: 'bootstrap credentials the machine-config server gives booting machines' });
+    const existingToken = await client.read(resources.secrets, 'node-bootstrapper-token', MCO_NAMESPACE);
+    if (!existingToken) await createMissing(client, [tokenSecret]);
+    await createMissing(client, [
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'machine-config-server-tls', namespace: MCO_NAMESPACE }, type: 'kubernetes.io/tls', data: { 'tls.crt': b64(serving.certPem), 'tls.key': b64(serving.keyPem) } },
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'node-bootstrapper-token', namespace: MCO_NAMESPACE }, type: 'Opaque', data: { kubeconfig: b64(kubeconfigFor(facts.apiInternalUrl, facts.caPem, { token })) } },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cloud-provider-config', namespace: 'openshift-config' }, data: { config: JSON.stringify({ url: m.cloudUrl }, null, 2) } },
+    ]);
+  }
+  await writeInfrastructure(client, facts);
+}
+
+/** Infrastructure/cluster; its facts live in its status, written through the status subresource. */
+async function writeInfrastructure(client: KubeClient, facts: ClusterFacts): Promise<void> {
+  const { infrastructures } = resources;
+  const external = facts.machines !== undefined;
+  // OpenShift names a cloud whose CCM it does not ship with platform External and its name.
+  const platformSpec = external ? { type: 'External', external: { platformName: 'local' } } : { type: 'None' };
+  const live = (await client.read(infrastructures, 'cluster')) ?? (await client.create(infrastructures, {
+    apiVersion: 'config.openshift.io/v1',
+    kind: 'Infrastructure',
+    metadata: { name: 'cluster' },
+    spec: { platformSpec, ...(external ? { cloudConfig: { name: 'cloud-provider-config', key: 'config' } } : {}) },
+  }));
+  if (live.status?.apiServerURL) return;
+  const status = {
+    infrastructureName: INFRASTRUCTURE_NAME,
+    platform: platformSpec.type,
+    platformStatus: external ? { type: 'External', external: { cloudControllerManager: { state: 'External' } } } : { type: 'None' },
+    controlPlaneTopology: 'HighlyAvailable',
+    infrastructureTopology: 'HighlyAvailable',
+    apiServerURL: facts.apiUrl,
+    apiServerInternalURI: facts.apiInternalUrl,
+    etcdDiscoveryDomain: '',
+  };
+  await client.mergePatch(infrastructures, 'cluster', undefined, { status }, 'status');
+}

@@ -1,0 +1,34 @@
+// The control plane's own components beside the API server on the host, as kube-controller-manager
+// and kube-scheduler run beside kube-apiserver: the workload controllers, the scheduler and the
+// machine approver (which needs the cloud, to check that a node's machine exists). Each under its
+// Lease with short timings, so a restarted bring-up does not wait on its own old Lease.
+import type { CloudClient } from '../../cloud/client.js';
+import { KubeClient } from '../../kube/client.js';
+import { loadKubeConfig } from '../../kube/kubeconfig.js';
+import { Manager } from '../../kube/manager.js';
+import { machineApprover } from '../machine-approver.js';
+import { SCHEDULER_COMPONENT, addScheduler } from '../scheduler/scheduler.js';
+import { runWorkloadControllers } from '../workloads/run.js';
+
+const SHORT_LEASE = { identity: 'bring-up', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+
+export interface ControlPlane {
+  stop(): Promise<void>;
+}
+
+/** Each component connects on its own, as its own process would. */
+export function startControlPlane(kubeconfigPath: string, cloud: CloudClient, say: (line: string) => void): ControlPlane {
+  const stop = new AbortController();
+  const report = (what: string) => (e: unknown) => say(`      the ${what} stopped: ${(e as Error).message}`);
+  const workloads = runWorkloadControllers({ kubeconfig: loadKubeConfig(kubeconfigPath), signal: stop.signal, leaderElection: SHORT_LEASE }).catch(report('controller manager'));
+  const scheduler = new Manager({ ...SCHEDULER_COMPONENT, kubeconfig: loadKubeConfig(kubeconfigPath), leaderElection: { ...SCHEDULER_COMPONENT.lease, ...SHORT_LEASE } });
+  addScheduler(scheduler);
+  const scheduling = scheduler.start(stop.signal).catch(report('scheduler'));
+  const approving = Promise.resolve(machineApprover({ client: new KubeClient(loadKubeConfig(kubeconfigPath)), cloud }).run(stop.signal)).catch(report('machine approver'));
+  return {
+    async stop() {
+      stop.abort();
+      await Promise.all([workloads, scheduling, approving]);
+    },
+  };
+}
