@@ -3,7 +3,7 @@
 // the node, node lifecycle, service and route controllers over one cloud provider.
 import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
+import { podPath } from '../common/pod-path.js';
 import { registerComponent } from '../kube/manager-flags.js';
 
 interface Options {
@@ -59,10 +59,8 @@ Example (the local cloud running for .bosun):
       if (controllers.length === 0) throw new Error(`--controllers "${o.controllers}" leaves no controller to run`);
       let cloudConfig: string | undefined;
       if (o.cloudConfig) {
-        // In a pod of the local substrate, absolute paths are below the pod's root (as its service account is).
-        const root = process.env.BOSUN_IN_CLUSTER_ROOT;
-        const path = root && isAbsolute(o.cloudConfig) ? join(root, o.cloudConfig) : o.cloudConfig;
-        try { cloudConfig = readFileSync(path, 'utf8'); } catch (e) { throw new Error(`cannot read --cloud-config ${o.cloudConfig}: ${(e as Error).message}`); }
+        // Given by absolute path, it is found where the pod's volumes are (see podPath).
+        try { cloudConfig = readFileSync(podPath(o.cloudConfig), 'utf8'); } catch (e) { throw new Error(`cannot read --cloud-config ${o.cloudConfig}: ${(e as Error).message}`); }
       }
       await addCloudControllers(manager, { cloudProvider: o.cloudProvider, cloudConfig, controllers, clusterName: o.clusterName, clusterCidr: o.clusterCidr, configureCloudRoutes: o.configureCloudRoutes === 'true' });
     },
