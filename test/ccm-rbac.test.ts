@@ -1,14 +1,19 @@
 // test: shared-addresses (binds the local cloud's machine, pod or balancer addresses; run alone)
 // The cloud-controller-manager runs with exactly the ClusterRole the Kubernetes documentation
 // gives the CCM (../shared/design/openshift.md) plus the two grants a current CCM also needs
-// (services/status patch for the balancer's address; leases for leader election), as a
-// ServiceAccount token: every controller does its work (node initialised, route and
+// (services/status patch for the balancer's address; leases for leader election) — the rules read
+// from the payload's manifest (0000_26_cloud-controller-manager-operator_03_rbac_provider.yaml),
+// checked there against the documented role, so the two cannot drift — as the payload's
+// ServiceAccount's token: every controller does its work (node initialised, route and
 // NetworkUnavailable, balancer ingress, dead node deleted) and the same credentials get 403 for
 // anything outside those rules.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { KubeClient, type KubeApiError, Manager, type Obj, loadKubeConfig } from '../src/kube/index.js';
 import { enableAccessControl } from '../src/apiserver/access-control.js';
 import { addCloudControllers } from '../src/ccm-operator/ccm.js';
@@ -18,41 +23,29 @@ import { eventually } from './helpers/eventually.js';
 import { isUp, startCloud, waitForInstance } from './cloud/cloud-fixture.js';
 import { CCM_DOCUMENTED_RULES } from './helpers/ccm-role.js';
 
-const ROLE = `
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: cloud-controller-manager
-rules:
-${CCM_DOCUMENTED_RULES}# Not in the documented role, needed by a current CCM: the service controller writes the
-# balancer's address through the status subresource.
-- apiGroups: [""]
-  resources: [services/status]
-  verbs: [patch]
-# Not in the documented role, needed by a current CCM: leader election on a Lease.
-- apiGroups: [coordination.k8s.io]
-  resources: [leases]
-  verbs: [get, create, update]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: system:cloud-controller-manager
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: ClusterRole
-  name: cloud-controller-manager
-subjects:
-- kind: ServiceAccount
-  name: cloud-controller-manager
-  namespace: kube-system
-`;
+/** The CCM's ServiceAccount, ClusterRole and binding exactly as the payload ships them. */
+const MANIFEST = fileURLToPath(new URL('../release-payload/manifests/0000_26_cloud-controller-manager-operator_03_rbac_provider.yaml', import.meta.url));
+const CCM_NAMESPACE = 'openshift-cloud-controller-manager';
+const docs = parseAllDocuments(readFileSync(MANIFEST, 'utf8')).map((d) => d.toJS() as Obj);
+
+test("the payload's CCM ClusterRole is the documented role plus only services/status patch and leases", () => {
+  const role = docs.find((d) => d.kind === 'ClusterRole');
+  assert.ok(role, 'a ClusterRole in the manifest');
+  assert.deepEqual(role.rules, [
+    ...(parseYaml(CCM_DOCUMENTED_RULES) as Obj[]),
+    { apiGroups: [''], resources: ['services/status'], verbs: ['patch'] },
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+  ]);
+  const binding = docs.find((d) => d.kind === 'ClusterRoleBinding');
+  assert.deepEqual(binding?.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role.metadata.name });
+  assert.deepEqual(binding?.subjects, [{ kind: 'ServiceAccount', name: 'cloud-controller-manager', namespace: CCM_NAMESPACE }]);
+});
 
 const LEASES = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespaced: true };
 const PODS = { group: '', version: 'v1', resource: 'pods', namespaced: true };
 const SECRETS = { group: '', version: 'v1', resource: 'secrets', namespaced: true };
 
-test('every CCM controller works with exactly the CCM role (+ services/status, leases) and gets 403 outside it', { timeout: 90_000 }, async () => {
+test("every CCM controller works with exactly the payload's CCM role and gets 403 outside it", { timeout: 90_000 }, async () => {
   const api = await startTestApiServer();
   await enableAccessControl(api.server, api.dataDir);
   const cloud = await startCloud();
@@ -60,9 +53,9 @@ test('every CCM controller works with exactly the CCM role (+ services/status, l
   const cluster = `rbac${randomBytes(3).toString('hex')}`;
   try {
     const admin = new KubeClient(loadKubeConfig(api.kubeconfigPath));
-    await api.kubectlOk(['create', 'serviceaccount', 'cloud-controller-manager', '-n', 'kube-system']);
-    await api.kubectlOk(['apply', '-f', '-'], ROLE);
-    const token = (await api.kubectlOk(['create', 'token', 'cloud-controller-manager', '-n', 'kube-system', '--duration=1h'])).trim();
+    await api.kubectlOk(['create', 'namespace', CCM_NAMESPACE]);
+    await api.kubectlOk(['apply', '-f', MANIFEST]);
+    const token = (await api.kubectlOk(['create', 'token', 'cloud-controller-manager', '-n', CCM_NAMESPACE, '--duration=1h'])).trim();
     const kc = new k8s.KubeConfig();
     kc.loadFromOptions({
       clusters: [{ name: 'c', server: api.url, caData: Buffer.from(api.caPem).toString('base64') }],
@@ -125,7 +118,7 @@ test('every CCM controller works with exactly the CCM role (+ services/status, l
     for (const [what, call] of forbidden) {
       await assert.rejects(call(), (e: KubeApiError) => {
         assert.equal(e.code, 403, `${what}: ${e.message}`);
-        assert.match(e.message, /system:serviceaccount:kube-system:cloud-controller-manager/);
+        assert.match(e.message, /system:serviceaccount:openshift-cloud-controller-manager:cloud-controller-manager/);
         return true;
       }, what);
     }

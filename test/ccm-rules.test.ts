@@ -13,10 +13,15 @@ import { eligibleNode, wantsLoadBalancer } from '../src/ccm-operator/service-con
 import { cidrWithin, planRoutes } from '../src/ccm-operator/route-controller.js';
 import { allowedSource } from '../src/cloud/load-balancer-proxy.js';
 
-test('cloud config: INI and YAML, sections, comments; bad lines named', () => {
+test('cloud config: INI, YAML and JSON, sections, comments; bad lines named', () => {
   assert.deepEqual(parseCloudConfig('[Global]\nurl = http://127.0.0.1:1\n; comment\n[LoadBalancer]\nsubnet-id = "s-1"\n'), { url: 'http://127.0.0.1:1', 'LoadBalancer.subnet-id': 's-1' });
   assert.deepEqual(parseCloudConfig('---\n# yaml\nurl: http://x:2\ndataDir: \'/tmp/d\'\n'), { url: 'http://x:2', dataDir: '/tmp/d' });
   assert.throws(() => parseCloudConfig('url http://x'), /cloud config line 1: "url http:\/\/x" is neither/);
+  // JSON, as the install writes openshift-config/cloud-provider-config.
+  assert.deepEqual(parseCloudConfig('{\n  "url": "http://127.0.0.1:8082",\n  "LoadBalancer": {"port": 1}\n}'), { url: 'http://127.0.0.1:8082', 'LoadBalancer.port': '1' });
+  assert.throws(() => parseCloudConfig('{"url": '), /cloud config: not a JSON object/);
+  assert.throws(() => parseCloudConfig('{"url": ["a"]}'), /"url" must be a string, number, boolean or object/);
+  assert.equal(cloudUrlFromConfig('{"url": "http://a:1"}'), 'http://a:1');
   assert.equal(cloudUrlFromConfig('url = http://a:1'), 'http://a:1');
   assert.throws(() => cloudUrlFromConfig(''), /needs --cloud-config with "url = /);
   assert.throws(() => cloudUrlFromConfig('dataDir = /nonexistent/bosun'), /no local cloud is running for \/nonexistent\/bosun/);

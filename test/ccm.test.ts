@@ -226,8 +226,51 @@ test('a Service the cloud cannot serve: finalizer first, SyncLoadBalancerFailed,
   assert.ok(s.metadata.finalizers.includes(LB_CLEANUP_FINALIZER), 'the finalizer is there before the cloud is asked');
   assert.deepEqual(s.status?.loadBalancer ?? {}, {});
   assert.deepEqual(await balancers(), []);
+  // Said on the Service as Kubernetes says it (KEP-1435's condition), not only in an Event.
+  const ports = await eventually('LoadBalancerPortsError', async () => (await client.get(SERVICES, 'dns', 'default')).status?.conditions?.find((c: Obj) => c.type === 'LoadBalancerPortsError'), 10_000);
+  assert.equal(ports.status, 'True');
+  assert.equal(ports.reason, 'LoadBalancerMixedProtocolNotSupported');
+  assert.match(ports.message, /port 18053\/UDP: protocol UDP is not supported by the local cloud provider \(its load balancers carry TCP only\)/);
   await client.delete(SERVICES, 'dns', 'default');
   await eventually('dns gone', async () => (await client.read(SERVICES, 'dns', 'default')) === undefined, 10_000);
+});
+
+test('TCP and UDP ports on one Service: the TCP port is balanced, the UDP port reported per port and in LoadBalancerPortsError', async () => {
+  await client.create(SERVICES, { metadata: { name: 'mixed', namespace: 'default' }, spec: { type: 'LoadBalancer', ports: [{ name: 'tcp', port: 18095, protocol: 'TCP' }, { name: 'udp', port: 18096, protocol: 'UDP' }] } });
+  const s = await eventually('ingress with per-port status', async () => {
+    const live = await client.get(SERVICES, 'mixed', 'default');
+    return live.status?.loadBalancer?.ingress?.[0]?.ip ? live : undefined;
+  }, 10_000);
+  assert.deepEqual(s.status.loadBalancer.ingress[0].ports, [{ port: 18095, protocol: 'TCP' }, { port: 18096, protocol: 'UDP', error: 'local.bosun.io/ProtocolNotSupported' }]);
+  const [lb] = (await cloud.client.listLoadBalancers()).filter((b) => b.name === balancerName(CLUSTER, s));
+  assert.deepEqual(lb.ports.map((p) => `${p.port}/${p.protocol}`), ['18095/TCP']);
+  const cond = s.status.conditions.find((c: Obj) => c.type === 'LoadBalancerPortsError');
+  assert.equal(cond.status, 'True');
+  assert.match(cond.message, /does not serve port 18096\/UDP \(local.bosun.io\/ProtocolNotSupported\)/);
+
+  // Without the UDP port: the condition turns False and the per-port status goes.
+  await client.mergePatch(SERVICES, 'mixed', 'default', { spec: { ports: [{ name: 'tcp', port: 18095, protocol: 'TCP' }] } });
+  const fixed = await eventually('LoadBalancerPortsError=False', async () => {
+    const live = await client.get(SERVICES, 'mixed', 'default');
+    return live.status?.conditions?.find((c: Obj) => c.type === 'LoadBalancerPortsError')?.status === 'False' ? live : undefined;
+  }, 10_000);
+  assert.equal(fixed.status.loadBalancer.ingress[0].ports, undefined);
+  await client.delete(SERVICES, 'mixed', 'default');
+  await eventually('mixed gone', async () => (await client.read(SERVICES, 'mixed', 'default')) === undefined, 10_000);
+});
+
+test('externalTrafficPolicy Local: the balancer health-checks spec.healthCheckNodePort; Cluster: it does not', async () => {
+  await client.create(SERVICES, { metadata: { name: 'local-policy', namespace: 'default' }, spec: { type: 'LoadBalancer', externalTrafficPolicy: 'Local', healthCheckNodePort: 31999, ports: [{ port: 18097 }] } });
+  const s = await eventually('ingress', async () => {
+    const live = await client.get(SERVICES, 'local-policy', 'default');
+    return live.status?.loadBalancer?.ingress?.[0]?.ip ? live : undefined;
+  }, 10_000);
+  const balancer = async () => (await cloud.client.listLoadBalancers()).find((b) => b.name === balancerName(CLUSTER, s));
+  assert.deepEqual((await balancer())?.healthCheck, { port: 31999, path: '/healthz' });
+  await client.mergePatch(SERVICES, 'local-policy', 'default', { spec: { externalTrafficPolicy: 'Cluster', healthCheckNodePort: null } });
+  await eventually('no health check with policy Cluster', async () => (await balancer())?.healthCheck === undefined, 10_000);
+  await client.delete(SERVICES, 'local-policy', 'default');
+  await eventually('local-policy gone', async () => (await client.read(SERVICES, 'local-policy', 'default')) === undefined, 10_000);
 });
 
 test('a spec.loadBalancerIP is honoured', async () => {

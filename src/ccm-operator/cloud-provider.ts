@@ -27,9 +27,25 @@ export interface InstancesV2 {
   instanceMetadata(node: Obj): Promise<InstanceMetadata>;
 }
 
+/** One Service port as the balancer serves it; `error` (a CamelCase reason, or domain/CamelCase
+ *  for a provider's own) when it cannot. */
+export interface PortStatus {
+  port: number;
+  protocol: string;
+  error?: string;
+}
+
 /** The balancer's address as status.loadBalancer writes it. */
 export interface LoadBalancerStatus {
-  ingress: Array<{ ip?: string; hostname?: string }>;
+  ingress: Array<{ ip?: string; hostname?: string; ports?: PortStatus[] }>;
+}
+
+/** A Service none of whose ports the cloud can carry (e.g. UDP only on a TCP-only cloud): retrying
+ *  cannot help, so the controller waits for the Service to change. */
+export class UnsupportedPortsError extends BosunError {
+  constructor(message: string) {
+    super('UnsupportedPorts', message);
+  }
 }
 
 /** A cloud that cannot finish now but will: the controller retries after `retryAfterMs`. */
@@ -106,11 +122,13 @@ export async function initCloudProvider(name: string, config: string | undefined
 }
 
 /**
- * Reads a cloud config in either shape providers use: INI (`[Global]` then `key = value`, as
- * gcfg files) or flat YAML (`key: value`). Keys of the `[Global]` section (or outside any
- * section) come back as they are; other sections' keys as `section.key`. Comments (#, ;) skipped.
+ * Reads a cloud config in the shapes providers use: INI (`[Global]` then `key = value`, as gcfg
+ * files), flat YAML (`key: value`) or a JSON object (as OpenShift's installer writes some).
+ * Keys of the `[Global]` section (or outside any section) come back as they are; other
+ * sections' (or nested objects') keys as `section.key`. Comments (#, ;) skipped.
  */
 export function parseCloudConfig(text: string): Record<string, string> {
+  if (text.trimStart().startsWith('{')) return parseJsonCloudConfig(text);
   const out: Record<string, string> = {};
   let section = '';
   text.split(/\r?\n/).forEach((raw, i) => {
@@ -126,5 +144,25 @@ export function parseCloudConfig(text: string): Record<string, string> {
     const value = kv[2].replace(/^"(.*)"$/, '$1').replace(/^'(.*)'$/, '$1');
     out[section ? `${section}.${kv[1]}` : kv[1]] = value;
   });
+  return out;
+}
+
+function parseJsonCloudConfig(text: string): Record<string, string> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`cloud config: not a JSON object: ${(e as Error).message}`);
+  }
+  const out: Record<string, string> = {};
+  const flatten = (o: Record<string, unknown>, prefix: string) => {
+    for (const [k, v] of Object.entries(o)) {
+      if (v !== null && typeof v === 'object' && !Array.isArray(v)) flatten(v as Record<string, unknown>, `${prefix}${k}.`);
+      else if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[`${prefix}${k}`] = String(v);
+      else throw new Error(`cloud config: "${prefix}${k}" must be a string, number, boolean or object`);
+    }
+  };
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('cloud config: the JSON is not an object');
+  flatten(value as Record<string, unknown>, '');
   return out;
 }

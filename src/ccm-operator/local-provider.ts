@@ -2,11 +2,15 @@
 // (src/cloud) through its HTTP API. Instances are found by providerID `local://<instance-id>`
 // (or, before a node has one, by instance name = node name); a LoadBalancer Service becomes one
 // cloud balancer named from a hash of cluster/namespace/name — so its virtual IP, which the cloud
-// derives from the name, stays the same across restarts — listening on the Service's ports and
-// forwarding to the nodes' NodePorts (the cloud runs the proxies); a node's podCIDR becomes a
+// derives from the name, stays the same across restarts — listening on the Service's TCP ports and
+// forwarding to the nodes' NodePorts (the cloud runs the proxies; they carry TCP only, so UDP and
+// SCTP ports are left out and reported per port as local.bosun.io/ProtocolNotSupported, and a
+// Service with no TCP port gets no balancer but an UnsupportedPortsError; with
+// externalTrafficPolicy Local the balancer health-checks spec.healthCheckNodePort on every node and
+// sends only to nodes that pass, as Kubernetes' cloud balancers do); a node's podCIDR becomes a
 // cloud route named `<cluster>-<node UID>`.
 //
-// Cloud config (--cloud-config), INI or YAML: `url` (the cloud's API) or `dataDir` (a data
+// Cloud config (--cloud-config), INI, YAML or JSON: `url` (the cloud's API) or `dataDir` (a data
 // directory whose running cloud is found through its endpoint file).
 import { createHash } from 'node:crypto';
 import { CloudClient } from '../cloud/client.js';
@@ -15,8 +19,8 @@ import type { CloudError } from '../cloud/errors.js';
 import type { Instance, LoadBalancerPort } from '../cloud/types.js';
 import type { Obj } from '../kube/index.js';
 import {
-  type CloudProvider, type InstanceMetadata, type InstancesV2, type LoadBalancer, type LoadBalancerStatus, type Route, type Routes,
-  parseCloudConfig, registerCloudProvider,
+  type CloudProvider, type InstanceMetadata, type InstancesV2, type LoadBalancer, type LoadBalancerStatus, type PortStatus, type Route, type Routes,
+  parseCloudConfig, registerCloudProvider, UnsupportedPortsError,
 } from './cloud-provider.js';
 
 export const LOCAL_PROVIDER = 'local';
@@ -46,16 +50,46 @@ export function balancerName(clusterName: string, service: Obj): string {
   return `${clusterName}-lb-${hash}`;
 }
 
-/** The balancer's listeners from the Service's ports; an error for what the cloud cannot do. */
+/** The error a port the local cloud cannot carry gets in status.loadBalancer.ingress[].ports. */
+export const PROTOCOL_NOT_SUPPORTED = 'local.bosun.io/ProtocolNotSupported';
+
+/** The Service's ports the local cloud cannot carry (its balancers are TCP proxies), as messages. */
+export function unsupportedPorts(service: Obj): string[] {
+  return (service.spec?.ports ?? []).filter((p: Obj) => (p.protocol ?? 'TCP') !== 'TCP')
+    .map((p: Obj) => `port ${p.port}/${p.protocol}: protocol ${p.protocol} is not supported by the local cloud provider (its load balancers carry TCP only)`);
+}
+
+/**
+ * The balancer's listeners from the Service's TCP ports; ports of other protocols are left out
+ * (reported per port in the status). An UnsupportedPortsError when no port is TCP.
+ */
 export function balancerPorts(service: Obj): LoadBalancerPort[] {
   const ports: Obj[] = service.spec?.ports ?? [];
   if (ports.length === 0) throw new Error('the Service has no ports');
-  return ports.map((p) => {
-    const protocol = p.protocol ?? 'TCP';
-    if (protocol !== 'TCP') throw new Error(`port ${p.port}: protocol ${protocol} is not supported by the local cloud (TCP only)`);
+  const tcp = ports.filter((p) => (p.protocol ?? 'TCP') === 'TCP');
+  if (tcp.length === 0) throw new UnsupportedPortsError(unsupportedPorts(service).join('; '));
+  return tcp.map((p) => {
     if (!p.nodePort) throw new Error(`port ${p.port} has no nodePort yet`);
     return { ...(p.name ? { name: p.name } : {}), protocol: 'TCP', port: p.port, targetPort: p.nodePort };
   });
+}
+
+/** Per Service port: served, or the error of a protocol the cloud cannot carry. */
+function portStatuses(service: Obj): PortStatus[] {
+  return (service.spec?.ports ?? []).map((p: Obj) => {
+    const protocol = p.protocol ?? 'TCP';
+    return { port: p.port, protocol, ...(protocol === 'TCP' ? {} : { error: PROTOCOL_NOT_SUPPORTED }) };
+  });
+}
+
+/**
+ * externalTrafficPolicy Local: the balancer checks each node's spec.healthCheckNodePort (kube-proxy
+ * answers 200 there only on nodes with a ready local endpoint) and sends only to those, as cloud
+ * balancers do. Without a healthCheckNodePort there is nothing to check: every node gets traffic.
+ */
+export function healthCheckOf(service: Obj): { port: number; path: string } | undefined {
+  const port = service.spec?.healthCheckNodePort;
+  return service.spec?.externalTrafficPolicy === 'Local' && Number.isInteger(port) && port > 0 ? { port, path: '/healthz' } : undefined;
 }
 
 export function sourceRanges(service: Obj): string[] {
@@ -151,7 +185,8 @@ export class LocalCloudProvider implements CloudProvider {
     const wanted = nodes.map((n) => instanceIdOf(n.spec?.providerID)).filter((id): id is string => id !== undefined);
     // Only live instances: a node whose instance just went is dropped rather than failing the balancer.
     const live = new Set(wanted.length ? (await this.client.listInstances({ ids: wanted, states: ['pending', 'running', 'stopping', 'stopped'] })).map((i) => i.id) : []);
-    const spec = { ports, targets: wanted.filter((id) => live.has(id)), sourceRanges: sourceRanges(service) };
+    const check = healthCheckOf(service);
+    const spec = { ports, targets: wanted.filter((id) => live.has(id)), sourceRanges: sourceRanges(service), ...(check ? { healthCheck: check } : {}) };
     const requested: string | undefined = service.spec?.loadBalancerIP || undefined;
     let existing: { address: string } | undefined;
     try {
@@ -161,7 +196,9 @@ export class LocalCloudProvider implements CloudProvider {
     }
     // A new spec.loadBalancerIP: the cloud never moves a balancer, so it is made again there.
     if (existing && requested && existing.address !== requested) await this.deleteBalancer(name);
-    return statusOf(await this.client.ensureLoadBalancer(name, { ...spec, ...(requested ? { address: requested } : {}) }));
+    const lb = await this.client.ensureLoadBalancer(name, { ...spec, ...(requested ? { address: requested } : {}) });
+    const served = portStatuses(service);
+    return { ingress: [{ ip: lb.address, ...(served.some((p) => p.error) ? { ports: served } : {}) }] };
   }
 
   private async deleteBalancer(name: string): Promise<void> {

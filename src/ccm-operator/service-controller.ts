@@ -7,11 +7,15 @@
 // reasons: SyncLoadBalancerFailed for ensure and delete, UpdateLoadBalancerFailed for node-set
 // updates) retried per Service with exponential back-off from 5 s to 300 s, as upstream; a
 // cloud that answers RetryError (not done yet, not failed) is asked again after the delay it
-// gives, without an event. At start, balancers of this cluster with no Service are removed
-// (orphans of a CCM that stopped mid-delete).
-import { Controller, type Obj, type Runnable, type SyncResult, isNotFound, keyOf } from '../kube/index.js';
+// gives, without an event. Ports the balancer cannot serve (a provider reports them per port in
+// status.loadBalancer.ingress[].ports) are also said on the Service as Kubernetes says it: the
+// condition LoadBalancerPortsError (KEP-1435); a Service none of whose ports the cloud can carry
+// (UnsupportedPortsError) gets it with the SyncLoadBalancerFailed event and is not retried until
+// it changes. At start, balancers of this cluster with no Service are removed (orphans of a CCM
+// that stopped mid-delete).
+import { type Condition, Controller, type Obj, type Runnable, type SyncResult, TerminalError, isNotFound, keyOf, sameConditions, setCondition } from '../kube/index.js';
 import { logger } from '../common/log.js';
-import { RetryError } from './cloud-provider.js';
+import { type LoadBalancerStatus, RetryError, UnsupportedPortsError } from './cloud-provider.js';
 import { asService, type CcmContext, EXCLUDE_FROM_LB_LABEL, isReady, LB_CLEANUP_FINALIZER, SERVICES } from './context.js';
 
 const log = logger('service-controller');
@@ -30,10 +34,31 @@ export function wantsLoadBalancer(service: Obj): boolean {
 
 const hasFinalizer = (s: Obj) => (s.metadata.finalizers ?? []).includes(LB_CLEANUP_FINALIZER);
 
+/** Kubernetes' Service condition for ports a balancer cannot serve (KEP-1435), and its reason. */
+export const PORTS_ERROR_CONDITION = 'LoadBalancerPortsError';
+export const PORTS_ERROR_REASON = 'LoadBalancerMixedProtocolNotSupported';
+
+/** The Service's conditions with LoadBalancerPortsError as `error` says (undefined: none). */
+export function withPortsCondition(service: Obj, error: string | undefined, now = new Date()): Condition[] {
+  const conditions: Condition[] = service.status?.conditions ?? [];
+  if (!error && !conditions.some((c) => c.type === PORTS_ERROR_CONDITION)) return conditions;
+  return setCondition(conditions, {
+    type: PORTS_ERROR_CONDITION, status: error ? 'True' : 'False', reason: error ? PORTS_ERROR_REASON : 'LoadBalancerPortsAvailable',
+    message: error ?? '', observedGeneration: service.metadata.generation,
+  }, now);
+}
+
+/** What the balancer's status says about ports it cannot serve, as one message. */
+function portsError(service: Obj, status: LoadBalancerStatus): string | undefined {
+  const failed = status.ingress.flatMap((i) => i.ports ?? []).filter((p) => p.error);
+  if (failed.length === 0) return undefined;
+  return `the load balancer does not serve ${failed.map((p) => `port ${p.port}/${p.protocol} (${p.error})`).join(', ')} of Service ${service.metadata.namespace}/${service.metadata.name}`;
+}
+
 /** What of a Service its balancer is made from: a change means ensure again. */
 function balancerSpec(service: Obj): string {
   const s = service.spec ?? {};
-  return JSON.stringify([s.ports, s.loadBalancerIP, s.loadBalancerSourceRanges, service.metadata.annotations?.['service.beta.kubernetes.io/load-balancer-source-ranges']]);
+  return JSON.stringify([s.ports, s.loadBalancerIP, s.loadBalancerSourceRanges, service.metadata.annotations?.['service.beta.kubernetes.io/load-balancer-source-ranges'], s.externalTrafficPolicy, s.healthCheckNodePort]);
 }
 
 export function serviceController(ctx: CcmContext): Runnable {
@@ -96,13 +121,24 @@ export function serviceController(ctx: CcmContext): Runnable {
     } catch (e) {
       if (e instanceof RetryError) return { requeueAfterMs: e.retryAfterMs };
       void events.event(asService(current), 'Warning', 'SyncLoadBalancerFailed', `Error syncing load balancer: failed to ensure load balancer: ${(e as Error).message}`);
+      // Ports the cloud can never carry: said on the Service too, and not retried until it changes.
+      if (e instanceof UnsupportedPortsError) {
+        await writeStatus(current, current.status?.loadBalancer ?? {}, withPortsCondition(current, (e as Error).message));
+        throw new TerminalError((e as Error).message);
+      }
       throw e;
     }
-    if (JSON.stringify(current.status?.loadBalancer ?? {}) !== JSON.stringify(status)) {
-      await ctx.client.mergePatch(SERVICES, current.metadata.name, current.metadata.namespace, { status: { loadBalancer: status } }, 'status');
-    }
+    await writeStatus(current, status, withPortsCondition(current, portsError(current, status)));
     applied.set(key, want);
     void events.event(asService(current), 'Normal', 'EnsuredLoadBalancer', 'Ensured load balancer');
+  }
+
+  /** Writes status.loadBalancer and the conditions through services/status when they differ. */
+  async function writeStatus(service: Obj, loadBalancer: Obj, conditions: Condition[]): Promise<void> {
+    const sameLb = JSON.stringify(service.status?.loadBalancer ?? {}) === JSON.stringify(loadBalancer);
+    const same = sameLb && sameConditions(service.status?.conditions, conditions) && (service.status?.conditions ?? []).length === conditions.length;
+    if (same) return;
+    await ctx.client.mergePatch(SERVICES, service.metadata.name, service.metadata.namespace, { status: { loadBalancer, ...(conditions.length ? { conditions } : {}) } }, 'status');
   }
 
   /** As upstream: Deleting/Deleted events around the cloud call (Deleting only when there is a

@@ -3,6 +3,7 @@
 // the node, node lifecycle, service and route controllers over one cloud provider.
 import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
+import { podPath } from '../common/pod-path.js';
 import { registerComponent } from '../kube/manager-flags.js';
 
 interface Options {
@@ -24,7 +25,7 @@ export function register(program: Command): void {
     flags: (command) =>
       command
         .option('--cloud-provider <name>', 'the cloud provider (known: local)')
-        .option('--cloud-config <file>', "the provider's configuration file (for local: url = <cloud API> or dataDir = <data directory>)")
+        .option('--cloud-config <file>', "the provider's configuration file, INI, YAML or JSON (for local: url = <cloud API> or dataDir = <data directory>)")
         .option('--controllers <list>', 'controllers to run: * for all, NAME to enable, -NAME to disable (known: cloud-node, cloud-node-lifecycle, service, route)', '*')
         .option('--cluster-name <name>', "the cluster's name: prefixes its load balancers and routes in the cloud", 'kubernetes')
         .option('--cluster-cidr <cidr>', 'the pods\' CIDR: routes inside it that no node explains are removed')
@@ -58,7 +59,8 @@ Example (the local cloud running for .bosun):
       if (controllers.length === 0) throw new Error(`--controllers "${o.controllers}" leaves no controller to run`);
       let cloudConfig: string | undefined;
       if (o.cloudConfig) {
-        try { cloudConfig = readFileSync(o.cloudConfig, 'utf8'); } catch (e) { throw new Error(`cannot read --cloud-config ${o.cloudConfig}: ${(e as Error).message}`); }
+        // Given by absolute path, it is found where the pod's volumes are (see podPath).
+        try { cloudConfig = readFileSync(podPath(o.cloudConfig), 'utf8'); } catch (e) { throw new Error(`cannot read --cloud-config ${o.cloudConfig}: ${(e as Error).message}`); }
       }
       await addCloudControllers(manager, { cloudProvider: o.cloudProvider, cloudConfig, controllers, clusterName: o.clusterName, clusterCidr: o.clusterCidr, configureCloudRoutes: o.configureCloudRoutes === 'true' });
     },

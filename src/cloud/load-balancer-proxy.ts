@@ -2,12 +2,17 @@
 // ports, a userspace TCP proxy listening on the balancer's virtual IP (127.0.200.M:port) that
 // forwards each connection to one of its targets' private IPs on the port's targetPort (a
 // Service's NodePort) — round-robin, trying the next target when one refuses — and refuses
-// clients outside the balancer's sourceRanges. The cloud service runs it, so balancers carry
+// clients outside the balancer's sourceRanges; a balancer with a health check sends only to the
+// targets passing it (load-balancer-health.ts). The cloud service runs it, so balancers carry
 // traffic as long as the cloud runs, whoever created them (as a real cloud's do), and survive a
 // restart of the cloud-controller-manager. `sync` reconciles the listeners by diff against the
-// stored balancers: unchanged listeners keep their connections.
+// stored balancers: unchanged listeners keep their connections. A connection is spliced as TCP
+// is: each side's FIN is passed on as a half-close (the other direction keeps flowing, so a
+// client that ends its request still gets the whole response, and a backend that closes after
+// its last byte has every byte delivered first); only a reset or an error tears both down.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { logger } from '../common/log.js';
+import { LoadBalancerHealthChecks } from './load-balancer-health.js';
 import { isAddressTarget, parseCidr } from './requests.js';
 import type { LoadBalancer } from './types.js';
 
@@ -43,11 +48,16 @@ interface Listener {
 export class LoadBalancerProxies {
   private readonly listeners = new Map<string, Listener>();
 
+  private readonly health: LoadBalancerHealthChecks;
+
   /** `resolve` gives a target instance's private IP, or undefined when it has none (gone). */
-  constructor(private readonly resolve: (instanceId: string) => string | undefined) {}
+  constructor(private readonly resolve: (instanceId: string) => string | undefined) {
+    this.health = new LoadBalancerHealthChecks(resolve);
+  }
 
   /** Makes the listeners match `balancers`: new ones opened, changed ones updated, others closed. */
   async sync(balancers: LoadBalancer[]): Promise<void> {
+    this.health.sync(balancers);
     const wanted = new Map<string, { balancer: LoadBalancer; port: number; targetPort: number; targets?: string[] }>();
     for (const lb of balancers) for (const p of lb.ports) wanted.set(`${lb.address}:${p.port}`, { balancer: lb, port: p.port, targetPort: p.targetPort, targets: p.targets });
     for (const [key, l] of this.listeners) {
@@ -73,11 +83,12 @@ export class LoadBalancerProxies {
   }
 
   async closeAll(): Promise<void> {
+    this.health.stop();
     for (const key of [...this.listeners.keys()]) await this.close(key);
   }
 
   private async open(key: string, balancer: LoadBalancer, port: number, targetPort: number, targets?: string[]): Promise<void> {
-    const listener: Listener = { server: createServer(), balancer, targetPort, targets, next: 0, sockets: new Set() };
+    const listener: Listener = { server: createServer({ allowHalfOpen: true }), balancer, targetPort, targets, next: 0, sockets: new Set() };
     listener.server.on('connection', (client) => this.accept(listener, client));
     try {
       await new Promise<void>((resolve, reject) => {
@@ -110,7 +121,8 @@ export class LoadBalancerProxies {
     client.on('close', () => l.sockets.delete(client));
     client.on('error', () => client.destroy());
     client.pause();
-    const targets = (l.targets ?? l.balancer.targets).map((t) => (isAddressTarget(t) ? t : this.resolve(t))).filter((ip): ip is string => ip !== undefined);
+    // A port's own targets are used as they are; the balancer's pass its health check, if it has one.
+    const targets = (l.targets ?? this.health.usable(l.balancer)).map((t) => (isAddressTarget(t) ? t : this.resolve(t))).filter((ip): ip is string => ip !== undefined);
     const start = l.next++;
     const attempt = (i: number) => {
       if (client.destroyed) return;
@@ -119,7 +131,7 @@ export class LoadBalancerProxies {
         return;
       }
       const host = targets[(start + i) % targets.length];
-      const upstream = connect({ host, port: l.targetPort });
+      const upstream = connect({ host, port: l.targetPort, allowHalfOpen: true });
       const timer = setTimeout(() => upstream.destroy(new Error('connect timeout')), CONNECT_TIMEOUT_MS);
       let connected = false;
       upstream.once('error', () => {
@@ -130,9 +142,17 @@ export class LoadBalancerProxies {
         connected = true;
         clearTimeout(timer);
         l.sockets.add(upstream);
-        upstream.on('close', () => { l.sockets.delete(upstream); client.destroy(); });
         upstream.on('error', () => client.destroy());
-        client.on('close', () => upstream.destroy());
+        // A clean close has already ended the client through the pipe, which flushes what is
+        // still buffered for it; only a broken one is passed on as such.
+        upstream.on('close', (hadError) => {
+          l.sockets.delete(upstream);
+          if (hadError) client.destroy();
+        });
+        client.on('close', (hadError) => {
+          if (hadError) upstream.destroy();
+          else upstream.end();
+        });
         client.pipe(upstream);
         upstream.pipe(client);
         client.resume();

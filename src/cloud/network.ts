@@ -46,6 +46,7 @@ export class Network {
       const now = new Date().toISOString();
       const loadBalancer: LoadBalancer = {
         name, address, ...(request.internal ? { internal: true } : {}), ports: request.ports, targets: request.targets, sourceRanges: request.sourceRanges,
+        ...(request.healthCheck ? { healthCheck: request.healthCheck } : {}),
         createdAt: existing?.createdAt ?? now, updatedAt: now,
       };
       this.store.loadBalancers.put(name, loadBalancer);

@@ -4,13 +4,13 @@
 import { parseConfig, IgnitionConfigError } from '../mco/common/ignition/parse.js';
 import { DEFAULT_INSTANCE_TYPE, INSTANCE_TYPES, INTERNAL_LOAD_BALANCER_ADDRESS_PREFIX, LOAD_BALANCER_ADDRESS_PREFIX, ZONES, instanceType } from './catalogue.js';
 import { invalid } from './errors.js';
-import type { LoadBalancerPort } from './types.js';
+import type { LoadBalancerHealthCheck, LoadBalancerPort } from './types.js';
 
 /** EC2's user-data limit is 16 KiB; pointer configs with a CA are a few KiB, full configs more. */
 export const MAX_USER_DATA_BYTES = 64 * 1024;
 
 export interface CreateInstanceRequest { name: string; type: string; zone?: string; userData?: string }
-export interface LoadBalancerRequest { name: string; ports: LoadBalancerPort[]; targets: string[]; sourceRanges: string[]; address?: string; internal?: boolean }
+export interface LoadBalancerRequest { name: string; ports: LoadBalancerPort[]; targets: string[]; sourceRanges: string[]; address?: string; internal?: boolean; healthCheck?: LoadBalancerHealthCheck }
 
 /** A listener target given by address rather than instance: a loopback IPv4 address. */
 export function isAddressTarget(target: string): boolean {
@@ -95,7 +95,7 @@ export function parseCidr(text: string): { base: number; bits: number } | undefi
 /** A load balancer to create or replace (ensure) by name. */
 export function parseLoadBalancer(input: unknown, name: string): LoadBalancerRequest {
   const p = new Problems();
-  const o = body(input, 'load balancer request', ['name', 'ports', 'targets', 'sourceRanges', 'address', 'internal'], p);
+  const o = body(input, 'load balancer request', ['name', 'ports', 'targets', 'sourceRanges', 'address', 'internal', 'healthCheck'], p);
   if (o.internal !== undefined && typeof o.internal !== 'boolean') p.add('InvalidParameter', 'internal must be true or false');
   const internal = o.internal === true;
   const prefix = internal ? INTERNAL_LOAD_BALANCER_ADDRESS_PREFIX : LOAD_BALANCER_ADDRESS_PREFIX;
@@ -129,8 +129,21 @@ export function parseLoadBalancer(input: unknown, name: string): LoadBalancerReq
     const last = Number(address.split('.')[3]);
     if (last < 1 || last > 254) p.add('InvalidParameter', `address "${address}" is not a host address of ${prefix}0/24`);
   }
+  const healthCheck = parseHealthCheck(o.healthCheck, p);
   p.throwIfAny('load balancer request');
-  return { name, ports, targets, sourceRanges, ...(address ? { address } : {}), ...(internal ? { internal } : {}) };
+  return { name, ports, targets, sourceRanges, ...(address ? { address } : {}), ...(internal ? { internal } : {}), ...(healthCheck ? { healthCheck } : {}) };
+}
+
+/** `healthCheck: {port, path}` (path defaults to /healthz, kube-proxy's), or absent. */
+function parseHealthCheck(v: unknown, p: Problems): LoadBalancerHealthCheck | undefined {
+  if (v === undefined || v === null) return undefined;
+  const check = v as Record<string, unknown>;
+  if (typeof v !== 'object' || Array.isArray(v)) { p.add('InvalidParameter', 'healthCheck must be an object {port, path}'); return undefined; }
+  for (const key of Object.keys(check)) if (key !== 'port' && key !== 'path') p.add('InvalidParameter', `healthCheck.${key} is not a known field (port, path)`);
+  if (!isPort(check.port)) p.add('InvalidParameter', 'healthCheck.port must be an integer from 1 to 65535');
+  const path = check.path ?? '/healthz';
+  if (typeof path !== 'string' || !path.startsWith('/')) p.add('InvalidParameter', 'healthCheck.path must be a path starting with /');
+  return isPort(check.port) && typeof path === 'string' && path.startsWith('/') ? { port: check.port, path } : undefined;
 }
 
 function stringList(v: unknown, field: string, p: Problems): string[] {

@@ -45,6 +45,11 @@ export interface LoadBalancerPort {
   targets?: string[];
 }
 
+export interface LoadBalancerHealthCheck {
+  port: number;
+  path: string;
+}
+
 export interface LoadBalancer {
   name: string;
   /** Virtual IP: 127.0.200.0/24, or 127.0.100.0/24 for an internal balancer. */
@@ -56,6 +61,9 @@ export interface LoadBalancer {
   targets: string[];
   /** Client CIDRs allowed (empty: everyone). */
   sourceRanges: string[];
+  /** Send traffic only to targets answering 200 to GET http://<target IP>:<port><path> (absent:
+   *  every target), as cloud balancers check kube-proxy's healthCheckNodePort. */
+  healthCheck?: LoadBalancerHealthCheck;
   createdAt: string;
   updatedAt: string;
 }

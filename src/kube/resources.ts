@@ -36,6 +36,7 @@ export const resources = {
   controllerRevisions: def('apps', 'v1', 'controllerrevisions', 'ControllerRevision', true),
   jobs: def('batch', 'v1', 'jobs', 'Job', true),
   leases: def('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
+  podDisruptionBudgets: def('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget', true),
   customResourceDefinitions: def('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false),
   // config.openshift.io
   clusterVersions: def(CONFIG, 'v1', 'clusterversions', 'ClusterVersion', false),

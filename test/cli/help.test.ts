@@ -16,7 +16,7 @@ test('an unknown subcommand fails with a message and a non-zero exit', async () 
 });
 
 // Every component command runs on the manager with the same flags.
-const COMPONENTS = ['cluster-version-operator', 'machine-config-operator', 'machine-config-controller', 'machine-config-server', 'scheduler', 'controller-manager', 'cloud-controller-manager'];
+const COMPONENTS = ['cluster-version-operator', 'machine-config-operator', 'machine-config-controller', 'machine-config-server', 'scheduler', 'controller-manager', 'cloud-controller-manager', 'cluster-cloud-controller-manager-operator'];
 const SHARED_FLAGS = ['--kubeconfig <file>', '--metrics-listen <host:port>', '--health-listen <host:port>', '--leader-elect [bool]', '--no-leader-elect', '--lease-duration <seconds>', '--renew-deadline <seconds>', '--retry-period <seconds>', '--log-level <level>'];
 
 for (const component of COMPONENTS) {

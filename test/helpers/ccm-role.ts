@@ -1,7 +1,7 @@
 // The cloud controller manager's ClusterRole as the Kubernetes documentation gives it
 // ("Cloud Controller Manager Administration"), as YAML rules: the access-control test grants it to
-// a service account, and the CCM's RBAC test runs the CCM with exactly it plus what a current CCM
-// also needs.
+// a service account, and the CCM's RBAC test checks the payload's CCM ClusterRole against it (it
+// plus only what a current CCM also needs) before running the CCM with exactly the payload's rules.
 export const CCM_DOCUMENTED_RULES = `- apiGroups: [""]
   resources: [events]
   verbs: [create, patch, update]

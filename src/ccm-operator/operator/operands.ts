@@ -1,0 +1,109 @@
+// The objects the cloud-controller-manager operator deploys for a platform with a CCM, in
+// openshift-cloud-controller-manager, shaped as OpenShift's operator shapes them: the `cloud-conf`
+// ConfigMap (the provider's cloud config, key cloud.conf), the CCM Deployment (2 replicas under
+// leader election — 1 on a single-replica control plane — on the masters, tolerating the
+// uninitialized and not-ready taints, since nodes wait for the CCM to initialise them and the
+// network may wait for it too), and a PodDisruptionBudget keeping one replica up (none on a
+// single-replica control plane, as OpenShift). A hash of the cloud config in the pod template
+// rolls the pods when the config changes. The CCM's ServiceAccount and RBAC are the payload's
+// (release-payload/manifests/0000_26_cloud-controller-manager-operator_03_rbac_provider.yaml).
+import { createHash } from 'node:crypto';
+import type { Obj } from '../../kube/index.js';
+
+export const CCM_NAMESPACE = 'openshift-cloud-controller-manager';
+export const CLOUD_CONF = { name: 'cloud-conf', key: 'cloud.conf' };
+export const CCM_SERVICE_ACCOUNT = 'cloud-controller-manager';
+/** OpenShift's label naming the platform of a CCM's pods. */
+export const PROVIDER_LABEL = 'infrastructure.openshift.io/cloud-controller-manager';
+export const CONFIG_HASH_ANNOTATION = 'operator.openshift.io/config-hash';
+/** Where the cloud-conf ConfigMap is mounted in the CCM's pods. */
+export const CLOUD_CONFIG_DIR = '/etc/cloud-controller-manager/config';
+
+export interface OperandSettings {
+  /** The cloud provider (--cloud-provider) and the platform's name for object names. */
+  provider: string;
+  name: string;
+  image: string;
+  cloudConfig: string;
+  /** Infrastructure status.infrastructureName: prefixes the cluster's balancers and routes. */
+  clusterName?: string;
+  /** The pods' network (Network/cluster): routes inside it that no node explains are removed. */
+  clusterCidr?: string;
+  /** Infrastructure status.controlPlaneTopology SingleReplica: one replica, no PDB. */
+  singleReplica?: boolean;
+}
+
+export const deploymentName = (name: string) => `${name}-cloud-controller-manager`;
+
+export function ccmOperands(s: OperandSettings): { configMap: Obj; deployment: Obj; pdb?: Obj } {
+  const app = deploymentName(s.name);
+  const labels = { 'k8s-app': app, [PROVIDER_LABEL]: s.name };
+  const command = [
+    'bosun', 'cloud-controller-manager',
+    '--cloud-provider', s.provider,
+    '--cloud-config', `${CLOUD_CONFIG_DIR}/${CLOUD_CONF.key}`,
+    ...(s.clusterName ? ['--cluster-name', s.clusterName] : []),
+    ...(s.clusterCidr ? ['--cluster-cidr', s.clusterCidr] : []),
+    '--leader-elect',
+  ];
+  const configMap = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: CLOUD_CONF.name, namespace: CCM_NAMESPACE },
+    data: { [CLOUD_CONF.key]: s.cloudConfig },
+  };
+  const deployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: app, namespace: CCM_NAMESPACE, labels },
+    spec: {
+      replicas: s.singleReplica ? 1 : 2,
+      selector: { matchLabels: labels },
+      // Only the Lease holder acts: the old pods go before the new ones start (OpenShift's choice).
+      strategy: { type: 'Recreate' },
+      template: {
+        metadata: { labels, annotations: { [CONFIG_HASH_ANNOTATION]: createHash('sha256').update(s.cloudConfig).digest('hex').slice(0, 16) } },
+        spec: {
+          hostNetwork: true,
+          serviceAccountName: CCM_SERVICE_ACCOUNT,
+          priorityClassName: 'system-cluster-critical',
+          nodeSelector: { 'node-role.kubernetes.io/master': '' },
+          // The two replicas on different masters, so one master going down leaves a CCM.
+          affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: labels } }] } },
+          tolerations: [
+            { key: 'node-role.kubernetes.io/master', operator: 'Exists', effect: 'NoSchedule' },
+            // The CCM is what removes this taint: it must run on nodes that still carry it.
+            { key: 'node.cloudprovider.kubernetes.io/uninitialized', operator: 'Exists', effect: 'NoSchedule' },
+            // The network may need the CCM's addresses before nodes turn Ready.
+            { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoSchedule' },
+          ],
+          containers: [{
+            name: 'cloud-controller-manager',
+            image: s.image,
+            command,
+            resources: { requests: { cpu: '200m', memory: '50Mi' } },
+            terminationMessagePolicy: 'FallbackToLogsOnError',
+            volumeMounts: [{ name: 'cloud-config', mountPath: CLOUD_CONFIG_DIR, readOnly: true }],
+          }],
+          volumes: [{ name: 'cloud-config', configMap: { name: CLOUD_CONF.name, items: [{ key: CLOUD_CONF.key, path: CLOUD_CONF.key }] } }],
+        },
+      },
+    },
+  };
+  const pdb = s.singleReplica ? undefined : {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: { name: app, namespace: CCM_NAMESPACE },
+    spec: { minAvailable: 1, unhealthyPodEvictionPolicy: 'AlwaysAllow', selector: { matchLabels: labels } },
+  };
+  return { configMap, deployment, pdb };
+}
+
+/** Rolled out as the Deployment controller reports it: this generation observed, every replica updated and available, no old ones left. */
+export function rolledOut(deployment: Obj | undefined): boolean {
+  if (!deployment) return false;
+  const want = deployment.spec?.replicas ?? 1;
+  const s = deployment.status ?? {};
+  return (s.observedGeneration ?? 0) >= (deployment.metadata?.generation ?? 1)
+    && (s.updatedReplicas ?? 0) === want && (s.availableReplicas ?? 0) === want && (s.replicas ?? 0) === want;
+}

@@ -1,0 +1,188 @@
+// The cluster-cloud-controller-manager operator (OpenShift's cluster-cloud-controller-manager-
+// operator): one key ("cluster"), reconciled whenever any input changes.
+//   Infrastructure/cluster                the platform (platform.ts): a CCM to deploy, or none;
+//                                         status.infrastructureName → --cluster-name,
+//                                         status.controlPlaneTopology SingleReplica → 1 replica
+//   Network/cluster                       the pods' network → --cluster-cidr
+//   the cloud config (platform.ts)        copied into openshift-cloud-controller-manager/cloud-conf
+//   ConfigMap openshift-cloud-controller-manager-operator/cloud-controller-manager-images
+//                                         images.json: the CCM image per platform
+//                                         (cloudControllerManager<Name>, e.g. cloudControllerManagerLocal)
+//   → the operands (operands.ts) applied, and ClusterOperator/cloud-controller-manager (status.ts).
+// A sync failing three times in a row is reported as Degraded with its message.
+import { logger } from '../../common/log.js';
+import {
+  applyObject, Controller, type Informer, isConflict, type KubeClient, type InformerFactory, type Manager, type Obj, type Runnable,
+  resources as R, sameConditions,
+} from '../../kube/index.js';
+import { CCM_NAMESPACE, ccmOperands, deploymentName } from './operands.js';
+import { cloudConfigFor, CONFIG_NAMESPACE, MANAGED_CLOUD_CONFIG, platformDecision, type PlatformDecision } from './platform.js';
+import { CLUSTER_OPERATOR, operatorStatus, type StatusInput } from './status.js';
+
+const log = logger('cloud-controller-manager-operator');
+export const OPERATOR_NAMESPACE = 'openshift-cloud-controller-manager-operator';
+export const IMAGES_CONFIGMAP = 'cloud-controller-manager-images';
+const KEY = 'cluster';
+
+/** The component's name and its Lease (OpenShift's operator campaigns in its own namespace). */
+export const CLOUD_CONTROLLER_MANAGER_OPERATOR = { name: 'cluster-cloud-controller-manager-operator', lease: { namespace: OPERATOR_NAMESPACE, name: 'cluster-cloud-controller-manager-leader' } };
+
+export interface CcmOperatorSettings {
+  /** The release this operator belongs to ($RELEASE_VERSION), or a function giving it. */
+  releaseVersion: string | (() => string);
+  /**
+   * Run as the payload's operator Deployment would (when a process other than that Deployment's
+   * pod runs the operator, as an in-process bring-up may): the version is the RELEASE_VERSION of
+   * Deployment openshift-cloud-controller-manager-operator/cluster-cloud-controller-manager-operator
+   * once the CVO has applied it, so an update moves this operator too. Needs deployments read in
+   * that namespace.
+   */
+  followDeployment?: boolean;
+  resyncPeriodMs?: number;
+}
+
+/** The operator's own Deployment in the payload. */
+export const OPERATOR_DEPLOYMENT = 'cluster-cloud-controller-manager-operator';
+
+/** images.json's key for a platform's CCM image: cloudControllerManager + the name capitalised. */
+export const imageKey = (name: string) => `cloudControllerManager${name.charAt(0).toUpperCase()}${name.slice(1)}`;
+
+/** Not a failure: an input of this release is not there yet (reported as Progressing). */
+class OperatorWaiting extends Error {}
+
+/** A failure the operator reports as such (Degraded with this reason) rather than retrying blindly. */
+class OperatorFailure extends Error {
+  constructor(readonly reason: string, message: string) {
+    super(message);
+  }
+}
+
+export class CloudControllerManagerOperator implements Runnable {
+  readonly name = 'cloud-controller-manager-operator';
+  private readonly client: KubeClient;
+  private readonly informers: Record<'infrastructures' | 'networks' | 'configConfigMaps' | 'managedConfigMaps' | 'operatorConfigMaps' | 'deployments' | 'clusterOperators', Informer>;
+  private readonly controller: Controller;
+  private readonly ownDeployments?: Informer;
+
+  constructor(from: { client: KubeClient; informers: InformerFactory }, private readonly settings: CcmOperatorSettings) {
+    this.client = from.client;
+    const f = from.informers;
+    this.informers = {
+      infrastructures: f.forResource(R.infrastructures),
+      networks: f.forResource(R.networks),
+      configConfigMaps: f.forResource(R.configMaps, { namespace: CONFIG_NAMESPACE }),
+      managedConfigMaps: f.forResource(R.configMaps, { namespace: MANAGED_CLOUD_CONFIG.namespace, fieldSelector: `metadata.name=${MANAGED_CLOUD_CONFIG.name}` }),
+      operatorConfigMaps: f.forResource(R.configMaps, { namespace: OPERATOR_NAMESPACE }),
+      deployments: f.forResource(R.deployments, { namespace: CCM_NAMESPACE }),
+      clusterOperators: f.forResource(R.clusterOperators, { fieldSelector: `metadata.name=${CLUSTER_OPERATOR}` }),
+    };
+    this.controller = new Controller({
+      name: this.name,
+      resyncPeriodMs: settings.resyncPeriodMs ?? 300_000,
+      queue: { baseDelayMs: 500, maxDelayMs: 30_000 },
+      sync: () => this.sync(),
+      onError: (_key, error, retries) => {
+        if (error instanceof OperatorFailure || retries >= 3) {
+          void this.report({ failure: { reason: error instanceof OperatorFailure ? error.reason : 'SyncingFailed', message: error.message } }).catch((e) => log.warn({ err: (e as Error).message }, 'could not report Degraded'));
+        }
+      },
+    });
+    for (const informer of Object.values(this.informers)) this.controller.watch(informer, () => KEY);
+    if (settings.followDeployment) {
+      this.ownDeployments = f.forResource(R.deployments, { namespace: OPERATOR_NAMESPACE, fieldSelector: `metadata.name=${OPERATOR_DEPLOYMENT}` });
+      this.controller.watch(this.ownDeployments, () => KEY);
+    }
+  }
+
+  version(): string {
+    const env: Obj[] = this.ownDeployments?.get(OPERATOR_DEPLOYMENT, OPERATOR_NAMESPACE)?.spec?.template?.spec?.containers?.[0]?.env ?? [];
+    const fromDeployment: string | undefined = env.find((e) => e.name === 'RELEASE_VERSION')?.value;
+    if (fromDeployment) return fromDeployment;
+    const v = this.settings.releaseVersion;
+    return typeof v === 'function' ? v() : v;
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    this.controller.enqueue(KEY);
+    await this.controller.run(signal);
+  }
+
+  private async sync(): Promise<void> {
+    const infrastructure = this.informers.infrastructures.get('cluster');
+    const decision = platformDecision(infrastructure);
+    // One version for the whole pass: what is deployed and what is reported must be the same release.
+    const version = this.version();
+    if (!decision?.deploy) return this.report({ decision }, version);
+    try {
+      const deployment = await this.applyOperands(decision, infrastructure!, version);
+      await this.report({ decision, deployment }, version);
+    } catch (e) {
+      if (!(e instanceof OperatorWaiting)) throw e;
+      await this.report({ decision, waiting: e.message }, version);
+    }
+  }
+
+  private async applyOperands(decision: Extract<PlatformDecision, { deploy: true }>, infrastructure: Obj, version: string): Promise<Obj> {
+    const config = cloudConfigFor(infrastructure, (namespace, name) =>
+      (namespace === MANAGED_CLOUD_CONFIG.namespace ? this.informers.managedConfigMaps : this.informers.configConfigMaps).get(name, namespace));
+    if ('missing' in config) throw new OperatorFailure('CloudConfigMissing', `the ${decision.name} cloud controller manager needs a cloud config: ${config.missing}`);
+    const imagesText: string | undefined = this.informers.operatorConfigMaps.get(IMAGES_CONFIGMAP, OPERATOR_NAMESPACE)?.data?.['images.json'];
+    if (imagesText === undefined) throw new OperatorFailure('ImagesMissing', `ConfigMap ${OPERATOR_NAMESPACE}/${IMAGES_CONFIGMAP} with images.json does not exist`);
+    let images: Record<string, unknown>;
+    try {
+      images = JSON.parse(imagesText);
+    } catch (e) {
+      throw new OperatorFailure('ImagesInvalid', `ConfigMap ${OPERATOR_NAMESPACE}/${IMAGES_CONFIGMAP}: images.json is not JSON: ${(e as Error).message}`);
+    }
+    // Images of another release (the CVO has not applied this release's yet): keep what runs.
+    if (images.releaseVersion !== undefined && images.releaseVersion !== version) {
+      throw new OperatorWaiting(`ConfigMap ${OPERATOR_NAMESPACE}/${IMAGES_CONFIGMAP} names the images of release ${String(images.releaseVersion)}; waiting for those of ${version}`);
+    }
+    const image = images[imageKey(decision.name)];
+    if (typeof image !== 'string' || !image) throw new OperatorFailure('ImagesMissing', `ConfigMap ${OPERATOR_NAMESPACE}/${IMAGES_CONFIGMAP}: images.json has no "${imageKey(decision.name)}"`);
+    const network = this.informers.networks.get('cluster');
+    const operands = ccmOperands({
+      provider: decision.provider,
+      name: decision.name,
+      image,
+      cloudConfig: config.text,
+      clusterName: infrastructure.status?.infrastructureName || undefined,
+      clusterCidr: network?.status?.clusterNetwork?.[0]?.cidr ?? network?.spec?.clusterNetwork?.[0]?.cidr,
+      singleReplica: infrastructure.status?.controlPlaneTopology === 'SingleReplica',
+    });
+    await applyObject(this.client, operands.configMap, R.configMaps);
+    if (operands.pdb) await applyObject(this.client, operands.pdb, R.podDisruptionBudgets);
+    const { object } = await applyObject(this.client, operands.deployment, R.deployments);
+    // The informer may not have seen the write yet; the fresher of the two decides.
+    const cached = this.informers.deployments.get(deploymentName(decision.name), CCM_NAMESPACE);
+    return cached && Number(cached.metadata.resourceVersion) >= Number(object.metadata.resourceVersion) ? cached : object;
+  }
+
+  private async report(input: Omit<StatusInput, 'version' | 'current'>, version = this.version()): Promise<void> {
+    const current = this.informers.clusterOperators.get(CLUSTER_OPERATOR) ?? (await this.client.read(R.clusterOperators, CLUSTER_OPERATOR));
+    const { conditions, versions } = operatorStatus({ ...input, version, current });
+    const status = {
+      conditions,
+      ...(versions ? { versions } : {}),
+      relatedObjects: [
+        { group: 'config.openshift.io', resource: 'clusteroperators', name: CLUSTER_OPERATOR },
+        { group: '', resource: 'namespaces', name: OPERATOR_NAMESPACE },
+        { group: '', resource: 'namespaces', name: CCM_NAMESPACE },
+      ],
+    };
+    const live = current ?? (await this.client.create(R.clusterOperators, { apiVersion: 'config.openshift.io/v1', kind: 'ClusterOperator', metadata: { name: CLUSTER_OPERATOR }, spec: {} }).catch(async (e) => {
+      if (!isConflict(e)) throw e;
+      return this.client.get(R.clusterOperators, CLUSTER_OPERATOR);
+    }));
+    const rest = (s: Obj | undefined) => JSON.stringify({ ...s, conditions: undefined });
+    if (sameConditions(live.status?.conditions, conditions) && rest(live.status) === rest(status)) return;
+    await this.client.mergePatch(R.clusterOperators, CLUSTER_OPERATOR, undefined, { metadata: { resourceVersion: live.metadata.resourceVersion }, status }, 'status');
+  }
+}
+
+/** Adds the operator to a manager (which owns the client, the informers and the Lease). */
+export function addCloudControllerManagerOperator(manager: Manager, settings: CcmOperatorSettings): CloudControllerManagerOperator {
+  const operator = new CloudControllerManagerOperator(manager, settings);
+  manager.add(operator);
+  return operator;
+}
