@@ -61,7 +61,7 @@ test('a fresh install: 3 masters and 2 workers Ready, the operators as pods on t
   assert.equal(cluster.installed, true);
   const steps = lines.filter((l) => /^\[\d\/9\]/.test(l)).map((l) => l.slice(0, 5));
   assert.deepEqual(steps, ['[1/9]', '[2/9]', '[3/9]', '[4/9]', '[5/9]', '[6/9]', '[7/9]', '[8/9]', '[9/9]']);
-  assert.ok(lines.some((l) => /hand-over: the bootstrap cluster-version and machine-config operators stopped/.test(l)), 'the hand-over was shown');
+  assert.ok(lines.some((l) => /hand-over: the bootstrap cluster-version, machine-config and cloud-controller-manager operators stopped/.test(l)), 'the hand-over was shown');
   assert.ok(lines.some((l) => /waiting for 3 master nodes Ready/.test(l)), 'what is waited on was shown');
 
   const nodes = await kubectl(['get', 'nodes', '-o', 'wide']);

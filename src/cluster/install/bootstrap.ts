@@ -1,7 +1,7 @@
 // The bootstrap components, run in the bring-up process as OpenShift's bootstrap node runs them:
 // the machine-config server that the masters' first boot fetches from, the machine-config
-// operator and controller that render the pools it serves, and the cluster-version operator that
-// applies the payload. Each holds its component's Lease (short timings, so that a restarted
+// operator and controller that render the pools it serves, the cloud-controller-manager operator
+// (whose CCM initialises the nodes), and the cluster-version operator that applies the payload. Each holds its component's Lease (short timings, so that a restarted
 // bring-up does not wait on its own old Lease) and can be stopped on its own: stopping releases
 // the Lease at once, so the operator's pod on a master takes over — the hand-over.
 //
@@ -11,6 +11,7 @@ import { loadKubeConfig } from '../../kube/kubeconfig.js';
 import { createCA, issueServingCert, loadOrCreate } from '../../common/pki.js';
 import { runClusterVersionOperator } from '../../cvo/operator.js';
 import { Manager } from '../../kube/manager.js';
+import { CLOUD_CONTROLLER_MANAGER_OPERATOR, addCloudControllerManagerOperator } from '../../ccm-operator/operator/operator.js';
 import { MACHINE_CONFIG_CONTROLLER, addMachineConfigController } from '../../mco/controller/run.js';
 import { MACHINE_CONFIG_OPERATOR, addMachineConfigOperator } from '../../mco/operator/operator.js';
 import { ApiRenderedConfigSource } from '../../mco/server/api-config-source.js';
@@ -37,7 +38,7 @@ export interface BootstrapOptions {
   say: (line: string) => void;
 }
 
-type Part = 'cvo' | 'operator' | 'controller' | 'server';
+type Part = 'cvo' | 'operator' | 'controller' | 'server' | 'ccm-operator';
 
 export class Bootstrap {
   private readonly stops = new Map<Part, AbortController>();
@@ -94,6 +95,11 @@ export class Bootstrap {
     const controller = new Manager({ ...MACHINE_CONFIG_CONTROLLER, kubeconfig: kubeconfig(), leaderElection: { ...MACHINE_CONFIG_CONTROLLER.lease, ...SHORT_LEASE } });
     addMachineConfigController(controller, { renderDelayMs: 500 });
     this.track('controller', controller.start(this.signal('controller')));
+    // The cloud-controller-manager operator: it deploys the CCM that initialises the masters (or,
+    // without a cloud, reports that none is needed) before the payload's operator pod can run.
+    const ccmOperator = new Manager({ ...CLOUD_CONTROLLER_MANAGER_OPERATOR, kubeconfig: kubeconfig(), leaderElection: { ...CLOUD_CONTROLLER_MANAGER_OPERATOR.lease, ...SHORT_LEASE } });
+    addCloudControllerManagerOperator(ccmOperator, { releaseVersion: this.o.releaseVersion, followDeployment: true });
+    this.track('ccm-operator', ccmOperator.start(this.signal('ccm-operator')));
     this.track('cvo', runClusterVersionOperator({
       kubeconfig: kubeconfig(),
       releaseStore: this.o.releaseStore,

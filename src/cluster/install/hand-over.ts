@@ -1,8 +1,8 @@
 // The hand-over from the bootstrap to the masters, as OpenShift's bootstrap completes: each
 // bootstrap component stops once the pod that replaces it runs on a master — it releases its
 // Lease on stopping, and the pod, waiting on that Lease, takes over:
-//   the CVO and the machine-config operator when their payload Deployments have an available
-//     replica (the operator then keeps its controller Deployment and server DaemonSet);
+//   the CVO and the machine-config and cloud-controller-manager operators when their payload
+//     Deployments have an available replica (the operator then keeps its controller Deployment and server DaemonSet);
 //   the machine-config controller when its Deployment is available;
 //   the bootstrap machine-config server when every master's server pod is ready (the install then
 //     takes it out of api-int).
@@ -35,8 +35,9 @@ export async function handOver(o: { client: KubeClient; bootstrap: Bootstrap; pr
   const timeoutMs = 240_000;
   await progress.waitFor('the cluster-version operator pod', deployment('openshift-cluster-version', 'cluster-version-operator'), { timeoutMs });
   await progress.waitFor('the machine-config operator pod', deployment(MCO, 'machine-config-operator'), { timeoutMs });
-  await bootstrap.stopParts('cvo', 'operator');
-  progress.detail('hand-over: the bootstrap cluster-version and machine-config operators stopped; their pods take their Leases');
+  await progress.waitFor('the cloud-controller-manager operator pod', deployment('openshift-cloud-controller-manager-operator', 'cluster-cloud-controller-manager-operator'), { timeoutMs });
+  await bootstrap.stopParts('cvo', 'operator', 'ccm-operator');
+  progress.detail('hand-over: the bootstrap cluster-version, machine-config and cloud-controller-manager operators stopped; their pods take their Leases');
   await progress.waitFor('the machine-config controller pod', deployment(MCO, 'machine-config-controller'), { timeoutMs });
   await bootstrap.stopParts('controller');
   await progress.waitFor(`the machine-config server on ${o.masters} master${o.masters === 1 ? '' : 's'}`, async () => daemonSetReady(await client.read(resources.daemonSets, 'machine-config-server', MCO), o.masters), { timeoutMs });
