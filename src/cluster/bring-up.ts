@@ -279,7 +279,7 @@ function installedMarker(dataDir: string): string {
 
 /** Done when every pod of the payload's operator namespaces runs a container started since `since`. */
 async function operatorPodsRestarted(client: KubeClient, since: number): Promise<{ done: boolean; status: string }> {
-  const pods = (await Promise.all(['openshift-cluster-version', 'openshift-machine-config-operator'].map(async (ns) => (await client.list(resources.pods, ns)).items as Obj[]))).flat();
+  const pods = (await Promise.all(['openshift-cluster-version', 'openshift-machine-config-operator', 'openshift-cloud-controller-manager-operator', 'openshift-cloud-controller-manager'].map(async (ns) => (await client.list(resources.pods, ns)).items as Obj[]))).flat();
   const fresh = pods.filter((p) => (p.status?.containerStatuses ?? []).some((c: Obj) => c.ready && Date.parse(c.state?.running?.startedAt ?? '') >= since));
   return { done: pods.length > 0 && fresh.length === pods.length, status: `${fresh.length}/${pods.length} running again` };
 }
