@@ -78,10 +78,12 @@ test('a fresh install: 3 masters and 2 workers Ready, the operators as pods on t
   // Every operator pod runs, on a master, as a process.
   const masterNames = new Set(masters.map((n) => n.metadata.name));
   for (const ns of OPERATOR_NAMESPACES) {
-    const pods = (await json(['get', 'pods', '-n', ns])).items as Obj[];
-    assert.ok(pods.length > 0, `pods in ${ns}`);
+    // (A worker's daemon may still be starting: the workers have just joined.)
+    const pods = await eventually(`every pod in ${ns} running`, async () => {
+      const items = (await json(['get', 'pods', '-n', ns])).items as Obj[];
+      return items.length > 0 && items.every((p) => p.status.phase === 'Running') && items;
+    }, 60_000);
     for (const pod of pods) {
-      assert.equal(pod.status.phase, 'Running', `${pod.metadata.name} runs`);
       if (!onEveryNode(pod)) assert.ok(masterNames.has(pod.spec.nodeName), `${pod.metadata.name} is on a master (${pod.spec.nodeName})`);
     }
   }
@@ -113,7 +115,7 @@ test('a fresh install: 3 masters and 2 workers Ready, the operators as pods on t
   assert.deepEqual(userData.ignition.config.merge, [{ source: 'https://127.0.100.1:22623/config/worker' }]);
 });
 
-test("a worker's instance terminated: its Node goes NotReady and its pods are recreated on the other worker", async () => {
+test("a worker's instance terminated: its Node goes (NotReady, then deleted by the CCM) and its pods are recreated on the other worker", async () => {
   const deployment = {
     apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'default' },
     spec: {
@@ -139,9 +141,10 @@ test("a worker's instance terminated: its Node goes NotReady and its pods are re
   const cloud = new CloudClient(cluster.cloud!.url);
   const [victim] = await cloud.listInstances({ names: ['bosun-local-worker-b-0'] });
   await cloud.operate('terminate', victim.id);
-  await eventually('worker-b NotReady', async () => {
-    const node = await json(['get', 'node', 'bosun-local-worker-b-0']);
-    return node.status.conditions.some((c: Obj) => c.type === 'Ready' && c.status !== 'True');
+  await eventually('worker-b NotReady or gone', async () => {
+    const r = await runKubectl(cluster.kubeconfigPath, ['get', 'node', 'bosun-local-worker-b-0', '-o', 'json']);
+    if (r.code !== 0) return /NotFound/.test(r.stderr);
+    return JSON.parse(r.stdout).status.conditions.some((c: Obj) => c.type === 'Ready' && c.status !== 'True');
   }, 90_000);
   await eventually('both web pods running on worker-a', async () => {
     const pods = await running();
@@ -162,6 +165,7 @@ test('a stopped cluster comes back: the same nodes, the operators running again,
   assert.deepEqual(now.filter((uid) => before.includes(uid)), now, 'the same Node objects');
   const ready = (await json(['get', 'nodes'])).items.filter((n: Obj) => n.status.conditions.some((c: Obj) => c.type === 'Ready' && c.status === 'True'));
   assert.equal(ready.length, 4, 'the three masters and the surviving worker');
+  await eventually('the terminated worker\'s Node deleted by the CCM', async () => !(await json(['get', 'nodes'])).items.some((n: Obj) => n.metadata.name === 'bosun-local-worker-b-0'), 90_000);
   assert.match(await kubectl(['get', 'clusterversion']), /^version\s+1\.0\.0\s+True\s/m);
 });
 
