@@ -1,70 +1,36 @@
 // The install as `bosun start` runs it, on one shared cluster (test: shared-addresses — machines
 // on 127.0.1.N, api-int on 127.0.100.1): 3 masters and 2 workers boot from Ignition, the
 // operators run as pods on the masters and the bootstrap hands over to them; a worker's death
-// moves its pods; the cluster stops and comes back; the CVO pod survives its process being
-// killed; an update rolls the operators' pods.
+// moves its pods; the cluster stops and comes back. (The update on an installed cluster:
+// install-update.test.ts.)
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readlinkSync, rmSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
-import { createServer } from 'node:net';
-import { bringUp, type LocalCluster } from '../../src/cluster/bring-up.js';
 import { CloudClient } from '../../src/cloud/client.js';
-import { localClusterOptions } from '../helpers/local-cluster.js';
 import { runKubectl } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
+import { installCluster, OPERATOR_NAMESPACES, type InstalledCluster } from '../helpers/installed-cluster.js';
 import type { Obj } from '../../src/kube/client.js';
 
-/** A port free now, kept for the cluster's life: a restarted cluster keeps its addresses. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
-
-const [apiPort, updatePort, cloudPort] = [await freePort(), await freePort(), await freePort()];
-const options = localClusterOptions({
-  api: { host: '127.0.0.1', port: apiPort },
-  updateService: { host: '127.0.0.1', port: updatePort },
-  cloud: { host: '127.0.0.1', port: cloudPort },
-  masters: 3,
-  workers: 2,
-  bootDelayMs: 500,
-  // Away from the addresses other tests' clouds hand out first.
-  firstInstanceHost: 200,
-  machineConfigServer: { host: '127.0.0.1', tlsPort: 22623, httpPort: 22624 },
-});
-const lines: string[] = [];
-options.progress = (line) => lines.push(line);
-let cluster: LocalCluster;
-
-const kubectl = async (args: string[]) => {
-  const r = await runKubectl(cluster.kubeconfigPath, args, { timeoutMs: 30_000 });
-  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-};
-const json = async (args: string[]) => JSON.parse(await kubectl([...args, '-o', 'json'])) as Obj;
-const OPERATOR_NAMESPACES = ['openshift-cluster-version', 'openshift-machine-config-operator', 'openshift-cloud-controller-manager-operator', 'openshift-cloud-controller-manager'];
+let c: InstalledCluster;
+const kubectl = (args: string[]) => c.kubectl(args);
+const json = (args: string[]) => c.json(args);
 /** The daemon runs on every node; everything else of the operators runs on the masters. */
 const onEveryNode = (pod: Obj) => pod.metadata.labels?.['k8s-app'] === 'machine-config-daemon';
 
 before(async () => {
-  cluster = await bringUp(options);
+  c = await installCluster(2);
 });
 
 after(async () => {
-  await cluster?.stop();
-  rmSync(options.dataDir, { recursive: true, force: true });
+  await c?.destroy();
 });
 
 test('a fresh install: 3 masters and 2 workers Ready, the operators as pods on the masters, ClusterVersion Available', async () => {
-  assert.equal(cluster.installed, true);
-  const steps = lines.filter((l) => /^\[\d\/9\]/.test(l)).map((l) => l.slice(0, 5));
+  assert.equal(c.cluster.installed, true);
+  const steps = c.lines.filter((l) => /^\[\d\/9\]/.test(l)).map((l) => l.slice(0, 5));
   assert.deepEqual(steps, ['[1/9]', '[2/9]', '[3/9]', '[4/9]', '[5/9]', '[6/9]', '[7/9]', '[8/9]', '[9/9]']);
-  assert.ok(lines.some((l) => /hand-over: the bootstrap cluster-version, machine-config and cloud-controller-manager operators stopped/.test(l)), 'the hand-over was shown');
-  assert.ok(lines.some((l) => /waiting for 3 master nodes Ready/.test(l)), 'what is waited on was shown');
+  assert.ok(c.lines.some((l) => /hand-over: the bootstrap cluster-version, machine-config and cloud-controller-manager operators stopped/.test(l)), 'the hand-over was shown');
+  assert.ok(c.lines.some((l) => /waiting for 3 master nodes Ready/.test(l)), 'what is waited on was shown');
 
   const nodes = await kubectl(['get', 'nodes', '-o', 'wide']);
   for (const name of ['bosun-local-master-0', 'bosun-local-master-1', 'bosun-local-master-2']) {
@@ -107,7 +73,7 @@ test('a fresh install: 3 masters and 2 workers Ready, the operators as pods on t
   assert.match(await kubectl(['get', 'clusterversion']), /^version\s+1\.0\.0\s+True\s+False\s/m);
   assert.match(await kubectl(['get', 'co', 'machine-config']), /^machine-config\s+1\.0\.0\s+True\s/m);
   // Workers booted from the masters' servers through api-int: the bootstrap server is gone from it.
-  const cloud = new CloudClient(cluster.cloud!.url);
+  const cloud = new CloudClient(c.cluster.cloud!.url);
   const apiInt = (await cloud.listLoadBalancers()).find((lb) => lb.name === 'bosun-local-api-int')!;
   assert.equal(apiInt.address, '127.0.100.1');
   assert.deepEqual(apiInt.ports.find((p) => p.port === 22623)!.targets!.sort(), (await cloud.listInstances({ names: [...masterNames] })).map((i) => i.id).sort());
@@ -130,7 +96,7 @@ test("a worker's instance terminated: its Node goes (NotReady, then deleted by t
       },
     },
   };
-  const r = await runKubectl(cluster.kubeconfigPath, ['apply', '-f', '-'], { input: JSON.stringify(deployment) });
+  const r = await runKubectl(c.cluster.kubeconfigPath, ['apply', '-f', '-'], { input: JSON.stringify(deployment) });
   assert.equal(r.code, 0, r.stderr);
   const running = async () => ((await json(['get', 'pods', '-l', 'app=web'])).items as Obj[]).filter((p) => p.status.phase === 'Running' && !p.metadata.deletionTimestamp);
   const placed = await eventually('two web pods running, one per worker', async () => {
@@ -138,11 +104,11 @@ test("a worker's instance terminated: its Node goes (NotReady, then deleted by t
     return pods.length === 2 && new Set(pods.map((p) => p.spec.nodeName)).size === 2 && pods;
   }, 60_000);
   assert.ok(placed.every((p) => /worker/.test(p.spec.nodeName)), 'workloads land on workers, not on the tainted masters');
-  const cloud = new CloudClient(cluster.cloud!.url);
+  const cloud = new CloudClient(c.cluster.cloud!.url);
   const [victim] = await cloud.listInstances({ names: ['bosun-local-worker-b-0'] });
   await cloud.operate('terminate', victim.id);
   await eventually('worker-b NotReady or gone', async () => {
-    const r = await runKubectl(cluster.kubeconfigPath, ['get', 'node', 'bosun-local-worker-b-0', '-o', 'json']);
+    const r = await runKubectl(c.cluster.kubeconfigPath, ['get', 'node', 'bosun-local-worker-b-0', '-o', 'json']);
     if (r.code !== 0) return /NotFound/.test(r.stderr);
     return JSON.parse(r.stdout).status.conditions.some((c: Obj) => c.type === 'Ready' && c.status !== 'True');
   }, 90_000);
@@ -155,12 +121,10 @@ test("a worker's instance terminated: its Node goes (NotReady, then deleted by t
 
 test('a stopped cluster comes back: the same nodes, the operators running again, no bootstrap', async () => {
   const before = (((await json(['get', 'nodes'])).items as Obj[]).map((n) => n.metadata.uid as string)).sort();
-  await cluster.stop();
-  lines.length = 0;
-  cluster = await bringUp(options);
-  assert.equal(cluster.installed, false);
-  assert.ok(lines.some((l) => /^\[5\/6\] bringing the installed cluster back/.test(l)), lines.join('\n'));
-  assert.ok(!lines.some((l) => /bootstrap:/.test(l)), 'no bootstrap ran');
+  await c.restart();
+  assert.equal(c.cluster.installed, false);
+  assert.ok(c.lines.some((l) => /^\[5\/6\] bringing the installed cluster back/.test(l)), c.lines.join('\n'));
+  assert.ok(!c.lines.some((l) => /bootstrap:/.test(l)), 'no bootstrap ran');
   const now = (((await json(['get', 'nodes'])).items as Obj[]).map((n) => n.metadata.uid as string)).sort();
   assert.deepEqual(now.filter((uid) => before.includes(uid)), now, 'the same Node objects');
   const ready = (await json(['get', 'nodes'])).items.filter((n: Obj) => n.status.conditions.some((c: Obj) => c.type === 'Ready' && c.status === 'True'));
@@ -168,44 +132,3 @@ test('a stopped cluster comes back: the same nodes, the operators running again,
   await eventually('the terminated worker\'s Node deleted by the CCM', async () => !(await json(['get', 'nodes'])).items.some((n: Obj) => n.metadata.name === 'bosun-local-worker-b-0'), 90_000);
   assert.match(await kubectl(['get', 'clusterversion']), /^version\s+1\.0\.0\s+True\s/m);
 });
-
-test("killing the CVO pod's process: the node agent restarts it, and an update to 1.0.1 rolls the operators' pods", async () => {
-  const cvoPod = async () => ((await json(['get', 'pods', '-n', 'openshift-cluster-version'])).items as Obj[]).find((p) => !p.metadata.deletionTimestamp)!;
-  const pod = await cvoPod();
-  const restarts = pod.status.containerStatuses[0].restartCount;
-  const pid = await eventually('one CVO process', () => findPid('cluster-version-operator'), 30_000);
-  process.kill(pid, 'SIGKILL');
-  await eventually('the CVO container restarted', async () => {
-    const p = await cvoPod();
-    return p.metadata.uid === pod.metadata.uid && p.status.containerStatuses[0].restartCount > restarts && p.status.containerStatuses[0].ready;
-  }, 60_000);
-
-  const before = new Set(OPERATOR_NAMESPACES.length ? ((await Promise.all(OPERATOR_NAMESPACES.map((ns) => json(['get', 'pods', '-n', ns])))).flatMap((l) => l.items as Obj[]).map((p) => p.metadata.uid)) : []);
-  const target = cluster.releases.find((r) => r.version === '1.0.1')!;
-  await kubectl(['patch', 'clusterversion', 'version', '--type', 'merge', '-p', JSON.stringify({ spec: { desiredUpdate: { version: '1.0.1', image: target.pullspec } } })]);
-  // Killed again while it updates: the update goes on.
-  await eventually('the update to 1.0.1 under way', async () => (await json(['get', 'clusterversion', 'version'])).status.history?.[0]?.version === '1.0.1', 60_000);
-  process.kill(await eventually('one CVO process', () => findPid('cluster-version-operator'), 30_000), 'SIGKILL');
-  await eventually('ClusterVersion 1.0.1 completed', async () => {
-    const cv = await json(['get', 'clusterversion', 'version']);
-    return cv.status.history?.[0]?.version === '1.0.1' && cv.status.history[0].state === 'Completed';
-  }, 180_000);
-  for (const ns of OPERATOR_NAMESPACES) {
-    const deployments = (await json(['get', 'deployments', '-n', ns])).items as Obj[];
-    for (const d of deployments) assert.match(d.spec.template.spec.containers[0].image, /:1\.0\.1$/, `${ns}/${d.metadata.name} runs 1.0.1`);
-  }
-  await eventually('every operator pod replaced and running', async () => {
-    const pods = (await Promise.all(OPERATOR_NAMESPACES.map((ns) => json(['get', 'pods', '-n', ns])))).flatMap((l) => l.items as Obj[]);
-    return pods.length > 0 && pods.every((p) => !before.has(p.metadata.uid) && p.status.phase === 'Running');
-  }, 120_000);
-});
-
-/** The pid of the one process running `bosun <component>` in this test's machines (undefined
- *  while there is none, or two: a rollout under way). */
-function findPid(component: string): number | undefined {
-  const out = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
-  const cwd = (pid: number) => { try { return readlinkSync(`/proc/${pid}/cwd`); } catch { return ''; } };
-  const pids = out.split('\n').filter((l) => l.includes(`bosun.js ${component}`)).map((l) => Number(l.trim().split(/\s+/)[0]))
-    .filter((pid) => cwd(pid).startsWith(options.dataDir));
-  return pids.length === 1 ? pids[0] : undefined;
-}

@@ -1,0 +1,70 @@
+// A local cluster installed with machines for a test file (3 masters and the workers asked for,
+// booting through Ignition, the operators as pods): fixed free ports kept for the cluster's life
+// (a restarted cluster keeps its addresses), machine addresses away from the ones other tests'
+// clouds hand out first, the bring-up's progress lines kept, and kubectl on its kubeconfig.
+import { createServer } from 'node:net';
+import { rmSync } from 'node:fs';
+import { bringUp, type BringUpOptions, type LocalCluster } from '../../src/cluster/bring-up.js';
+import type { Obj } from '../../src/kube/client.js';
+import { localClusterOptions } from './local-cluster.js';
+import { runKubectl } from './apiserver.js';
+
+/** The payload's operators' namespaces. */
+export const OPERATOR_NAMESPACES = ['openshift-cluster-version', 'openshift-machine-config-operator', 'openshift-cloud-controller-manager-operator', 'openshift-cloud-controller-manager'];
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+export interface InstalledCluster {
+  options: BringUpOptions;
+  lines: string[];
+  cluster: LocalCluster;
+  kubectl(args: string[]): Promise<string>;
+  json(args: string[]): Promise<Obj>;
+  /** Stops the cluster and brings it back from its data directory. */
+  restart(): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+export async function installCluster(workers: number): Promise<InstalledCluster> {
+  const lines: string[] = [];
+  const options = localClusterOptions({
+    api: { host: '127.0.0.1', port: await freePort() },
+    updateService: { host: '127.0.0.1', port: await freePort() },
+    cloud: { host: '127.0.0.1', port: await freePort() },
+    masters: 3,
+    workers,
+    bootDelayMs: 500,
+    firstInstanceHost: 200,
+    machineConfigServer: { host: '127.0.0.1', tlsPort: 22623, httpPort: 22624 },
+    progress: (line) => lines.push(line),
+  });
+  const c: InstalledCluster = {
+    options,
+    lines,
+    cluster: await bringUp(options),
+    async kubectl(args) {
+      const r = await runKubectl(c.cluster.kubeconfigPath, args, { timeoutMs: 30_000 });
+      if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
+      return r.stdout;
+    },
+    async json(args) {
+      return JSON.parse(await c.kubectl([...args, '-o', 'json'])) as Obj;
+    },
+    async restart() {
+      await c.cluster.stop();
+      lines.length = 0;
+      c.cluster = await bringUp(options);
+    },
+    async destroy() {
+      await c.cluster?.stop();
+      rmSync(options.dataDir, { recursive: true, force: true });
+    },
+  };
+  return c;
+}
