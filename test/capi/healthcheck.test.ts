@@ -79,7 +79,8 @@ test('a Machine whose Node never appears is remediated after the node startup ti
       const m = (await machinesOf(c, 'pool=workers')).find((x) => !known.has(x.metadata.name) && condition(x, 'HealthCheckSucceeded')?.reason === 'NodeStartupTimeout');
       return m;
     }, 20_000);
-    assert.ok(['Provisioning', 'Provisioned'].includes(stuck.status.phase) && !stuck.status.nodeRef, `no Node: ${stuck.status.phase}`);
+    // (Remediation may already be deleting it.)
+    assert.ok(['Provisioning', 'Provisioned', 'Deleting'].includes(stuck.status.phase) && !stuck.status.nodeRef, `no Node: ${stuck.status.phase}`);
     await eventually(`${stuck.metadata.name} deleted`, async () => !(await c.kube.read(MACHINES, stuck.metadata.name, NS)), 20_000);
   } finally {
     clearInterval(holding);
