@@ -1,5 +1,5 @@
 // The local cluster's budgets, measured on `bosun start` as a user runs it (compiled, dist/ built
-// first when stale), in a fresh data directory: time from start to "bosun is installed"; the
+// first when stale), in a fresh data directory: time from start to "bosun is up"; the
 // memory of every process of the cluster (the start process and every pod process below it, RSS
 // summed) and their CPU while idle; Ctrl-C; the time a second start takes to bring it back; then
 // `bosun destroy`. Budgets from issue 13: install < 3 min, restart < 1 min, memory < 3 GB, idle CPU
@@ -71,7 +71,7 @@ function start(dataDir: string, ports: number[]): Promise<{ child: ChildProcess;
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
       process.stdout.write(d.toString().split('\n').filter((l) => /^\[\d/.test(l)).map((l) => `  ${l}\n`).join(''));
-      if (/bosun is (installed|back)/.test(out)) { clearTimeout(timer); resolve({ child, seconds: (Date.now() - started) / 1000 }); }
+      if (/bosun is up/.test(out)) { clearTimeout(timer); resolve({ child, seconds: (Date.now() - started) / 1000 }); }
     });
     child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`bosun start exited (${code}):\n${out.slice(-2000)}`)); });
   });

@@ -43,7 +43,7 @@ Example:
   ...
   [9/9] the cluster-version operator applies the payload (71.9s)
 
-  bosun is up: 3 masters, 2 workers.
+  bosun is up: 3 masters, 2 workers (installed).
     API server:     https://127.0.0.1:6443
     kubeconfig:     .bosun/kubeconfig
   ...
@@ -96,9 +96,9 @@ remove the cluster with \`bosun destroy\`.`,
         release();
         throw e;
       }
-      const shape = opts.masters > 0 ? `${cluster.installed ? 'installed' : 'back'}: ${opts.masters} master${opts.masters === 1 ? '' : 's'}, ${opts.workers} worker${opts.workers === 1 ? '' : 's'}` : 'up (no machines)';
+      const shape = opts.masters > 0 ? `${opts.masters} master${opts.masters === 1 ? '' : 's'}, ${opts.workers} worker${opts.workers === 1 ? '' : 's'} (${cluster.installed ? 'installed' : 'brought back'})` : 'no machines';
       console.log(`
-bosun is ${shape}.
+bosun is up: ${shape}.
   API server:     ${cluster.api.url}
   kubeconfig:     ${cluster.kubeconfigPath}
   update service: ${cluster.updateService.url}${cluster.cloud ? `\n  local cloud:    ${cluster.cloud.url}` : ''}
