@@ -11,7 +11,7 @@
 // After a restart of the cloud, instances that were pending or running boot again and stopping
 // ones are stopped: the machines ran inside the process that went away.
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { logger, type Logger } from '../common/log.js';
 import { allocateAddress, newInstanceId } from './addresses.js';
 import { INSTANCE_ADDRESS_PREFIX, REGION, ZONES } from './catalogue.js';
@@ -55,7 +55,12 @@ export class LocalCloud {
   private readonly log: Logger;
   private closed = false;
 
-  constructor(private readonly opts: CloudOptions) {
+  private readonly opts: CloudOptions;
+
+  constructor(options: CloudOptions) {
+    // Absolute: Ignition and the machines' processes run with other working directories.
+    this.opts = { ...options, dataDir: resolve(options.dataDir) };
+    const opts = this.opts;
     this.store = new CloudStore(join(opts.dataDir, 'cloud', 'state.db'));
     this.firmware = new Firmware({ ignition: opts.ignition ?? 'auto', ignitionBinary: opts.ignitionBinary });
     this.runtime = opts.runtime ?? NO_RUNTIME;

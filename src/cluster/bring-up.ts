@@ -20,7 +20,7 @@
 // run the cluster in this process for as long as it runs.
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { ApiServer } from '../apiserver/server.js';
 import { startClusterApiServer } from '../apiserver/cluster-api.js';
@@ -103,7 +103,9 @@ class Stack {
   }
 }
 
-export async function bringUp(options: BringUpOptions): Promise<LocalCluster> {
+export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
+  // Absolute: machines, pods and Ignition run with other working directories.
+  const options = { ...given, dataDir: resolve(given.dataDir) };
   const say = options.progress ?? (() => undefined);
   const masters = options.masters ?? 0;
   const workers = options.workers ?? 0;
