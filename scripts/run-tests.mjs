@@ -33,7 +33,7 @@ const shared = files.filter((f) => !exclusive.includes(f));
 /** Runs one group; streams its output and resolves with its exit code and summary counts. */
 function run(group, concurrency) {
   return new Promise((resolve) => {
-    const args = ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=300000', `--test-concurrency=${concurrency}`, ...group];
+    const args = ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=480000', `--test-concurrency=${concurrency}`, ...group];
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     const counts = { pass: 0, fail: 0, skipped: 0 };
     let pending = '';
