@@ -26,7 +26,7 @@ test("killing the CVO pod's process: the node agent restarts it, and an update t
   const cvoPod = async () => ((await json(['get', 'pods', '-n', 'openshift-cluster-version'])).items as Obj[]).find((p) => !p.metadata.deletionTimestamp)!;
   const pod = await cvoPod();
   const restarts = pod.status.containerStatuses[0].restartCount;
-  const pid = await eventually('one CVO process', () => findPid('cluster-version-operator'), 30_000);
+  const pid = await eventually('its process', () => findPid(pod.metadata.uid), 30_000);
   process.kill(pid, 'SIGKILL');
   await eventually('the CVO container restarted', async () => {
     const p = await cvoPod();
@@ -36,9 +36,14 @@ test("killing the CVO pod's process: the node agent restarts it, and an update t
   const before = new Set(OPERATOR_NAMESPACES.length ? ((await Promise.all(OPERATOR_NAMESPACES.map((ns) => json(['get', 'pods', '-n', ns])))).flatMap((l) => l.items as Obj[]).map((p) => p.metadata.uid)) : []);
   const target = c.cluster.releases.find((r) => r.version === '1.0.1')!;
   await kubectl(['patch', 'clusterversion', 'version', '--type', 'merge', '-p', JSON.stringify({ spec: { desiredUpdate: { version: '1.0.1', image: target.pullspec } } })]);
-  // Killed again while it updates: the update goes on.
-  await eventually('the update to 1.0.1 under way', async () => (await json(['get', 'clusterversion', 'version'])).status.history?.[0]?.version === '1.0.1', 60_000);
-  process.kill(await eventually('one CVO process', () => findPid('cluster-version-operator'), 30_000), 'SIGKILL');
+  // Killed again while the update is under way, once the CVO itself runs 1.0.1 (killing a pod
+  // that is being replaced would leave its Lease to expire first, as on any cluster): the
+  // restarted container takes its Lease back and the update goes on.
+  const updated = await eventually('the CVO pod at 1.0.1, running', async () => {
+    const p = await cvoPod();
+    return /:1\.0\.1$/.test(p?.spec.containers[0].image) && p.status.containerStatuses?.[0]?.ready && p;
+  }, 120_000);
+  process.kill(await eventually('its process', () => findPid(updated.metadata.uid), 30_000), 'SIGKILL');
   await eventually('ClusterVersion 1.0.1 completed', async () => {
     const cv = await json(['get', 'clusterversion', 'version']);
     return cv.status.history?.[0]?.version === '1.0.1' && cv.status.history[0].state === 'Completed';
@@ -53,12 +58,11 @@ test("killing the CVO pod's process: the node agent restarts it, and an update t
   }, 120_000);
 });
 
-/** The pid of the one process running `bosun <component>` in this test's machines (undefined
- *  while there is none, or two: a rollout under way). */
-function findPid(component: string): number | undefined {
+/** The pid of the container process of the pod with this UID (it runs in the pod's directory). */
+function findPid(podUid: string): number | undefined {
   const out = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
   const cwd = (pid: number) => { try { return readlinkSync(`/proc/${pid}/cwd`); } catch { return ''; } };
-  const pids = out.split('\n').filter((l) => l.includes(`bosun.js ${component}`)).map((l) => Number(l.trim().split(/\s+/)[0]))
-    .filter((pid) => cwd(pid).startsWith(c.options.dataDir));
+  const pids = out.split('\n').filter((l) => l.includes('bosun.js cluster-version-operator')).map((l) => Number(l.trim().split(/\s+/)[0]))
+    .filter((pid) => cwd(pid).startsWith(c.options.dataDir) && cwd(pid).includes(`/pods/${podUid}/`));
   return pids.length === 1 ? pids[0] : undefined;
 }
