@@ -34,10 +34,11 @@ test('a fresh install: 3 masters and 2 workers Ready, the operators as pods on t
 
   const nodes = await kubectl(['get', 'nodes', '-o', 'wide']);
   for (const name of ['bosun-local-master-0', 'bosun-local-master-1', 'bosun-local-master-2']) {
-    assert.match(nodes, new RegExp(`^${name}\\s+Ready\\s+control-plane,master\\s+\\S+\\s+v\\S+\\s+127\\.0\\.1\\.\\d+`, 'm'));
+    // (Ready,SchedulingDisabled while its daemon rolls it: see the note on #15.)
+    assert.match(nodes, new RegExp(`^${name}\\s+Ready(,SchedulingDisabled)?\\s+control-plane,master\\s+\\S+\\s+v\\S+\\s+127\\.0\\.1\\.\\d+`, 'm'));
   }
-  assert.match(nodes, /^bosun-local-worker-a-0\s+Ready\s+worker\s/m);
-  assert.match(nodes, /^bosun-local-worker-b-0\s+Ready\s+worker\s/m);
+  assert.match(nodes, /^bosun-local-worker-a-0\s+Ready(,SchedulingDisabled)?\s+worker\s/m);
+  assert.match(nodes, /^bosun-local-worker-b-0\s+Ready(,SchedulingDisabled)?\s+worker\s/m);
   const masters = (await json(['get', 'nodes', '-l', 'node-role.kubernetes.io/master'])).items as Obj[];
   assert.ok(masters.every((n) => n.spec.taints?.some((t: Obj) => t.key === 'node-role.kubernetes.io/master' && t.effect === 'NoSchedule')), 'masters are tainted NoSchedule');
 
@@ -62,7 +63,7 @@ test('a fresh install: 3 masters and 2 workers Ready, the operators as pods on t
   }
   assert.match(await kubectl(['get', 'co', 'cloud-controller-manager']), /^cloud-controller-manager\s+1\.0\.0\s+True\s/m);
   // The daemons took the nodes: both pools are Updated on their rendered configs.
-  await eventually('both pools Updated', async () => ((await json(['get', 'mcp'])).items as Obj[]).every((p) => p.status?.conditions?.some((c: Obj) => c.type === 'Updated' && c.status === 'True')), 60_000);
+  await eventually('both pools Updated', async () => ((await json(['get', 'mcp'])).items as Obj[]).every((p) => p.status?.conditions?.some((c: Obj) => c.type === 'Updated' && c.status === 'True')), 180_000);
   // The CVO that now leads is the pod, not the bootstrap.
   // (The bootstrap released the Lease; the pod takes it at its next try, within its retry period.)
   await eventually('the CVO pod holding the Lease, by its name', async () =>
