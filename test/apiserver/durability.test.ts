@@ -8,6 +8,7 @@ import { Agent } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
+import { createServer } from 'node:net';
 import { bosunBin } from '../helpers/cli.js';
 import { httpsJson } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
@@ -21,13 +22,18 @@ async function startChild(dataDir: string, port: number): Promise<ChildProcess> 
   return child;
 }
 
-function freePort(): number {
-  return 20000 + Math.floor(Math.random() * 20000);
+/** A port free now (the restarted server listens on the same one). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
 }
 
 test('every acknowledged write survives SIGKILL of bosun apiserver', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-durability-'));
-  const port = freePort();
+  const port = await freePort();
   let child = await startChild(dataDir, port);
   try {
     const kubeconfig = YAML.parse(readFileSync(join(dataDir, 'kubeconfig'), 'utf8'));
@@ -76,7 +82,7 @@ test('every acknowledged write survives SIGKILL of bosun apiserver', async () =>
 
 test('SIGTERM shuts the server down cleanly, and a restart reuses certificates, token and data', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-restart-'));
-  const port = freePort();
+  const port = await freePort();
   try {
     let child = await startChild(dataDir, port);
     const first = readFileSync(join(dataDir, 'kubeconfig'), 'utf8');
