@@ -8,23 +8,16 @@
 // 127.0.0.1:22623/22624, machines on 127.0.1.N), with the API, update service and cloud on free ports.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../src/common/listen.js';
 
 const [masters, workers] = [Number(process.argv[2] ?? 3), Number(process.argv[3] ?? 2)];
 const root = fileURLToPath(new URL('..', import.meta.url));
 const IDLE_SECONDS = 30;
 const TICKS_PER_SECOND = 100;
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const { port } = s.address() as { port: number };
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 /** Every process below `pid` (and itself), from /proc. */
 function tree(pid: number): number[] {

@@ -9,7 +9,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { Agent, createServer as createHttpServer, request } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import { freePort } from '../src/common/listen.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -117,11 +117,6 @@ function startBackends(port: number, ips: string[], children: ChildProcess[]): P
   });
 }
 
-function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer().once('error', reject).listen(0, host, () => { const p = (s.address() as AddressInfo).port; s.close(() => resolve(p)); });
-  });
-}
 
 const rps = (r: LoadResult) => r.requests / r.seconds;
 

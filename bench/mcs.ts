@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import { request as httpRequest, Agent as HttpAgent } from 'node:http';
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
-import { createServer, type AddressInfo } from 'node:net';
+import { freePort } from '../src/common/listen.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -72,11 +72,6 @@ function runLoad(url: string, caFile?: string): Promise<LoadResult> {
   });
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => { const p = (s.address() as AddressInfo).port; s.close(() => resolve(p)); });
-  });
-}
 
 function nginxBinary(): string | undefined {
   for (const p of ['/usr/sbin/nginx', '/usr/bin/nginx', '/usr/local/sbin/nginx']) if (existsSync(p)) return p;

@@ -9,11 +9,11 @@
 // certificate signed by the cluster's CA (written to <dataDir>/pki), as kube-apiserver's etcd does.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Etcd3 } from 'etcd3';
 import { etcdClient } from '../apiserver/storage/etcd.js';
 import { createCA, issueClientCert, issueServingCert } from '../common/pki.js';
+import { freePort } from '../common/listen.js';
 
 export const ETCD_BINARY = process.env.BOSUN_ETCD_BINARY ?? '/usr/bin/etcd';
 
@@ -47,13 +47,6 @@ interface Member {
   output: string;
 }
 
-async function freePort(host: string): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r, j) => server.once('error', j).listen(0, host, r));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 export class EtcdCluster {
   private readonly members: Member[] = [];

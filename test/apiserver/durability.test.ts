@@ -8,7 +8,7 @@ import { Agent } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
-import { createServer } from 'node:net';
+import { freePort } from '../../src/common/listen.js';
 import { bosunBin } from '../helpers/cli.js';
 import { httpsJson } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
@@ -22,14 +22,6 @@ async function startChild(dataDir: string, port: number): Promise<ChildProcess> 
   return child;
 }
 
-/** A port free now (the restarted server listens on the same one). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 test('every acknowledged write survives SIGKILL of bosun apiserver', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-durability-'));

@@ -1,7 +1,7 @@
 // Setting up what an installer gives a cluster before the CVO runs: the CRDs of a release, and a
 // free loopback port for a server a test starts as a child process.
 import { readFileSync, readdirSync } from 'node:fs';
-import { createServer } from 'node:net';
+export { freePort } from '../../src/common/listen.js';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { KubeClient } from '../../src/kube/client.js';
@@ -19,11 +19,3 @@ export async function createReleaseCrds(client: KubeClient, releaseDir: string):
   }
 }
 
-/** A loopback port nothing listens on right now. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((r) => server.close(r));
-  return port;
-}

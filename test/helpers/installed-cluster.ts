@@ -2,7 +2,7 @@
 // booting through Ignition, the operators as pods): fixed free ports kept for the cluster's life
 // (a restarted cluster keeps its addresses), machine addresses away from the ones other tests'
 // clouds hand out first, the bring-up's progress lines kept, and kubectl on its kubeconfig.
-import { createServer } from 'node:net';
+import { freePort } from '../../src/common/listen.js';
 import { rmSync } from 'node:fs';
 import { bringUp, type BringUpOptions, type LocalCluster } from '../../src/cluster/bring-up.js';
 import type { Obj } from '../../src/kube/client.js';
@@ -12,13 +12,6 @@ import { runKubectl } from './apiserver.js';
 /** The payload's operators' namespaces. */
 export const OPERATOR_NAMESPACES = ['openshift-cluster-version', 'openshift-machine-config-operator', 'openshift-cloud-controller-manager-operator', 'openshift-cloud-controller-manager'];
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 export interface InstalledCluster {
   options: BringUpOptions;

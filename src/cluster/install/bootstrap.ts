@@ -16,8 +16,9 @@ import { MACHINE_CONFIG_CONTROLLER, addMachineConfigController } from '../../mco
 import { MACHINE_CONFIG_OPERATOR, addMachineConfigOperator } from '../../mco/operator/operator.js';
 import { ApiRenderedConfigSource } from '../../mco/server/api-config-source.js';
 import { MachineConfigServer } from '../../mco/server/server.js';
+import { shortLease } from './control-plane.js';
 
-const SHORT_LEASE = { identity: 'bootstrap', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+const SHORT_LEASE = shortLease('bootstrap');
 
 export interface BootstrapOptions {
   /** Each component connects on its own (as its own process would): one client's connection

@@ -10,7 +10,13 @@ import { machineApprover } from '../machine-approver.js';
 import { SCHEDULER_COMPONENT, addScheduler } from '../scheduler/scheduler.js';
 import { runWorkloadControllers } from '../workloads/run.js';
 
-const SHORT_LEASE = { identity: 'bring-up', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+/** Lease timings for what the bring-up process runs itself, as `identity`: short, so that a
+ *  restarted bring-up does not wait minutes for its own old Lease. */
+export function shortLease(identity: string) {
+  return { identity, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+}
+
+const SHORT_LEASE = shortLease('bring-up');
 
 export interface ControlPlane {
   stop(): Promise<void>;
