@@ -7,6 +7,7 @@
 // single-replica control plane, as OpenShift). A hash of the cloud config in the pod template
 // rolls the pods when the config changes. The CCM's ServiceAccount and RBAC are the payload's
 // (release-payload/manifests/0000_26_cloud-controller-manager-operator_03_rbac_provider.yaml).
+export { rolledOut } from '../../kube/rollout.js';
 import { createHash } from 'node:crypto';
 import type { Obj } from '../../kube/index.js';
 
@@ -97,13 +98,4 @@ export function ccmOperands(s: OperandSettings): { configMap: Obj; deployment: O
     spec: { minAvailable: 1, unhealthyPodEvictionPolicy: 'AlwaysAllow', selector: { matchLabels: labels } },
   };
   return { configMap, deployment, pdb };
-}
-
-/** Rolled out as the Deployment controller reports it: this generation observed, every replica updated and available, no old ones left. */
-export function rolledOut(deployment: Obj | undefined): boolean {
-  if (!deployment) return false;
-  const want = deployment.spec?.replicas ?? 1;
-  const s = deployment.status ?? {};
-  return (s.observedGeneration ?? 0) >= (deployment.metadata?.generation ?? 1)
-    && (s.updatedReplicas ?? 0) === want && (s.availableReplicas ?? 0) === want && (s.replicas ?? 0) === want;
 }

@@ -8,18 +8,17 @@
 //     takes it out of api-int).
 import type { KubeClient, Obj } from '../../kube/client.js';
 import { resources } from '../../kube/resources.js';
+import { rolledOut } from '../../kube/rollout.js';
 import type { Bootstrap } from './bootstrap.js';
 import type { Progress } from './progress.js';
 
 const MCO = 'openshift-machine-config-operator';
 
-/** A Deployment's rollout as `kubectl rollout status` reads it. */
+/** A Deployment's rollout, with what it shows meanwhile. */
 export function deploymentReady(d: Obj | undefined): { done: boolean; status: string } {
   if (!d) return { done: false, status: 'not created yet' };
-  const want = d.spec?.replicas ?? 1;
   const s = d.status ?? {};
-  const done = (s.observedGeneration ?? 0) >= d.metadata.generation && (s.updatedReplicas ?? 0) >= want && (s.availableReplicas ?? 0) >= want;
-  return { done, status: `${s.availableReplicas ?? 0}/${want} available, ${s.updatedReplicas ?? 0} updated` };
+  return { done: rolledOut(d), status: `${s.availableReplicas ?? 0}/${d.spec?.replicas ?? 1} available, ${s.updatedReplicas ?? 0} updated` };
 }
 
 export function daemonSetReady(ds: Obj | undefined, nodes: number): { done: boolean; status: string } {
