@@ -8,7 +8,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { API_VERSION, LOCAL_MACHINES, MACHINES, MACHINE_DEPLOYMENTS, MACHINE_SETS } from '../../src/capi/api.js';
-import { type Obj, resources } from '../../src/kube/index.js';
+import { Informer, type Obj, resources } from '../../src/kube/index.js';
 import { eventually } from '../helpers/eventually.js';
 import { CLUSTER, NS, type CapiCluster, createClusterObjects, machineDeployment, machineSpec, machinesOf, runKubelets, startCapiCluster, waitForRunning } from './capi-fixture.js';
 
@@ -78,21 +78,24 @@ test('a MachineDeployment rolls a template change with maxSurge 1 / maxUnavailab
   assert.equal(firstSet[0].metadata.annotations['machinedeployment.clusters.x-k8s.io/revision'], '1');
   assert.equal(firstSet[0].metadata.name, `workers-${firstSet[0].metadata.labels['machine-template-hash']}`);
 
-  // Watch the rollout: sample every 100 ms.
+  // Watch the rollout: every state of the machines the API server passes through, one sample
+  // per watch event (polling could miss a deletion that completes between two polls).
   const samples: { live: number; available: number; oldDeleting: number; newReady: number }[] = [];
-  const sampling = new AbortController();
-  const sampler = (async () => {
-    while (!sampling.signal.aborted) {
-      const ms = await machinesOf(c, 'pool=workers');
-      const live = ms.filter((m) => !m.metadata.deletionTimestamp);
-      samples.push({
-        live: live.length, available: live.filter(isReady).length,
-        oldDeleting: ms.filter((m) => oldNames.has(m.metadata.name) && m.metadata.deletionTimestamp).length,
-        newReady: live.filter((m) => !oldNames.has(m.metadata.name) && isReady(m)).length,
-      });
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })();
+  const watching = new Informer(c.kube, MACHINES, { namespace: NS, labelSelector: 'pool=workers' });
+  let listed = false; // the first list arrives one add at a time: not states the API server was in
+  watching.on(() => {
+    if (!listed) return;
+    const ms = watching.list();
+    const live = ms.filter((m) => !m.metadata.deletionTimestamp);
+    samples.push({
+      live: live.length, available: live.filter(isReady).length,
+      oldDeleting: ms.filter((m) => oldNames.has(m.metadata.name) && m.metadata.deletionTimestamp).length,
+      newReady: live.filter((m) => !oldNames.has(m.metadata.name) && isReady(m)).length,
+    });
+  });
+  watching.start();
+  await watching.waitForSync();
+  listed = true;
   await c.kube.mergePatch(MACHINE_DEPLOYMENTS, 'workers', NS, { spec: { template: { spec: { version: 'v1.33.1' } } } });
   const deletedAt = new Map<string, string>();
   const after = await eventually('the rollout to finish', async () => {
@@ -101,8 +104,7 @@ test('a MachineDeployment rolls a template change with maxSurge 1 / maxUnavailab
     const done = ms.length === 2 && ms.every((m) => !oldNames.has(m.metadata.name) && m.spec.version === 'v1.33.1' && m.status?.phase === 'Running' && isReady(m));
     return done ? ms : undefined;
   }, 60_000);
-  sampling.abort();
-  await sampler;
+  await watching.stop();
 
   const firstNewReady = Math.min(...after.map((m) => Date.parse(m.status.conditions.find((x: Obj) => x.type === 'Ready').lastTransitionTime)));
   const firstOldDeleted = Math.min(...[...deletedAt.values()].map(Date.parse));
