@@ -24,7 +24,12 @@ after(async () => {
 
 test("killing the CVO pod's process: the node agent restarts it, and an update to 1.0.1 rolls the operators' pods", async () => {
   const cvoPod = async () => ((await json(['get', 'pods', '-n', 'openshift-cluster-version'])).items as Obj[]).find((p) => !p.metadata.deletionTimestamp)!;
-  const pod = await cvoPod();
+  // The install is done when the ClusterVersion is Available; on a loaded machine the pod may
+  // still be starting its container then (no containerStatuses yet).
+  const pod = await eventually('the CVO pod running', async () => {
+    const p = await cvoPod();
+    return p?.status?.containerStatuses?.[0]?.ready && p;
+  }, 120_000);
   const restarts = pod.status.containerStatuses[0].restartCount;
   const pid = await eventually('its process', () => findPid(pod.metadata.uid), 30_000);
   process.kill(pid, 'SIGKILL');
