@@ -11,6 +11,7 @@ interface Options {
   controllers: string;
   rootCaFile?: string;
   nodeMonitorGracePeriod: string;
+  nodeEvictionRate: string;
 }
 
 export function register(program: Command): void {
@@ -23,6 +24,7 @@ export function register(program: Command): void {
       command
         .option('--controllers <list>', `controllers to run: * for all, NAME to enable, -NAME to disable (known: ${Object.keys(WORKLOAD_CONTROLLERS).join(', ')})`, '*')
         .option('--node-monitor-grace-period <seconds>', 'a node whose kubelet is silent this long goes NotReady (Unknown) and is tainted unreachable', '50')
+        .option('--node-eviction-rate <per-second>', 'nodes per second per zone that may get evicting (NoExecute) taints; none in a small, mostly NotReady zone, and none at all while every node is NotReady', '0.1')
         .option('--root-ca-file <file>', "the CA published to every namespace as ConfigMap kube-root-ca.crt (default: the kubeconfig's cluster CA)"),
     help: `
 Leader election: the Lease kube-system/kube-controller-manager.
@@ -37,7 +39,9 @@ Example:
       if (controllers.length === 0) throw new Error(`--controllers "${o.controllers}" leaves no controller to run`);
       const grace = Number(o.nodeMonitorGracePeriod);
       if (!Number.isFinite(grace) || grace <= 0) throw new Error(`--node-monitor-grace-period must be a positive number of seconds, got "${o.nodeMonitorGracePeriod}"`);
-      addWorkloadControllers(manager, { controllers, rootCa: o.rootCaFile ? readFileSync(o.rootCaFile, 'utf8') : undefined, nodeLifecycle: { gracePeriodMs: grace * 1000 } });
+      const rate = Number(o.nodeEvictionRate);
+      if (!Number.isFinite(rate) || rate <= 0) throw new Error(`--node-eviction-rate must be a positive number of nodes per second, got "${o.nodeEvictionRate}"`);
+      addWorkloadControllers(manager, { controllers, rootCa: o.rootCaFile ? readFileSync(o.rootCaFile, 'utf8') : undefined, nodeLifecycle: { gracePeriodMs: grace * 1000, evictionRate: rate } });
     },
   });
 }

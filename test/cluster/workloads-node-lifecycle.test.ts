@@ -3,7 +3,8 @@
 // Unknown and is tainted unreachable; its pods are marked not Ready, evicted when their
 // tolerationSeconds run out (pods without their own keep the API server's 300 s default), and a
 // ReplicaSet's pod is recreated on another node; a kubelet posting Ready=False gets the not-ready
-// taints; a kubelet coming back clears them.
+// taints; a kubelet coming back clears them. Every node silent at once (master disruption) evicts
+// nothing and lifts the evicting taints; within a zone, evicting taints go on at the eviction rate.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type Obj, loadKubeConfig, rfc3339 } from '../../src/kube/index.js';
@@ -44,7 +45,7 @@ test('a silent node goes Unknown and unreachable; its pods go after their tolera
     await createNode(client, 'node-b');
     await heartbeat('node-a');
     await heartbeat('node-b');
-    const running = runWorkloadControllers({ kubeconfig: loadKubeConfig(api.kubeconfigPath), signal: stop.signal, controllers: ['nodelifecycle', 'replicaset'], leaderElection: false, nodeLifecycle: { gracePeriodMs: 1500 } });
+    const running = runWorkloadControllers({ kubeconfig: loadKubeConfig(api.kubeconfigPath), signal: stop.signal, controllers: ['nodelifecycle', 'replicaset'], leaderElection: false, nodeLifecycle: { gracePeriodMs: 1500, evictionRate: 1 } });
     await client.create(REPLICA_SETS, {
       metadata: { name: 'web', namespace: 'default' },
       spec: {
@@ -145,4 +146,107 @@ test('node health and taints as tables', async () => {
   assert.deepEqual(wantedTaints(node([ready('True', 1)], { taints: others }), now), [others[0]], 'its own taints go when healthy, others stay');
   assert.deepEqual(wantedTaints(node([ready('Unknown', 100)], { taints: others }), now).find((t: Obj) => t.effect === 'NoExecute'), others[1], 'timeAdded is kept');
   assert.deepEqual(wantedTaints(node([]), now), [], 'a node that has not reported yet is not tainted');
+});
+
+test('every node silent: master disruption mode evicts nothing; one node back, the others are tainted one per eviction interval', async () => {
+  const { api, client } = await startWorkloadTestServer();
+  const stop = new AbortController();
+  const nodes = ['node-a', 'node-b', 'node-c'];
+  const alive = new Set(nodes);
+  const heartbeat = async (node: string) => {
+    const now = rfc3339(new Date());
+    const lease = await client.read(LEASES, node, 'kube-node-lease');
+    if (lease) await client.mergePatch(LEASES, node, 'kube-node-lease', { spec: { renewTime: new Date().toISOString() } });
+    else await client.create(LEASES, { metadata: { name: node, namespace: 'kube-node-lease' }, spec: { holderIdentity: node, leaseDurationSeconds: 40, renewTime: new Date().toISOString() } });
+    const n = await client.get(NODES, node);
+    const old = (n.status?.conditions ?? []).find((c: Obj) => c.type === 'Ready');
+    await client.mergePatch(NODES, node, undefined, { status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: '', lastHeartbeatTime: now, lastTransitionTime: old?.status === 'True' ? old.lastTransitionTime : now }] } }, 'status');
+  };
+  let beating = true;
+  const beats = (async () => {
+    while (beating) {
+      for (const node of alive) await heartbeat(node).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+  })();
+  const evicting = async (node: string) => ((await client.get(NODES, node)).spec.taints ?? []).filter((t: Obj) => t.effect === 'NoExecute');
+  try {
+    if (!(await client.read(NAMESPACES, 'kube-node-lease'))) await client.create(NAMESPACES, { metadata: { name: 'kube-node-lease' } });
+    for (const n of nodes) await createNode(client, n);
+    for (const n of nodes) await heartbeat(n);
+    const running = runWorkloadControllers({ kubeconfig: loadKubeConfig(api.kubeconfigPath), signal: stop.signal, controllers: ['nodelifecycle'], leaderElection: false, nodeLifecycle: { gracePeriodMs: 1500, evictionRate: 0.5 } });
+    for (const n of nodes) await client.create(PODS, { metadata: { name: `p-${n}`, namespace: 'default' }, spec: { nodeName: n, tolerations: [{ key: UNREACHABLE, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 3 }], containers: [{ name: 'c', image: 'i' }] } });
+
+    // Every kubelet falls silent at once: all Unknown, none tainted NoExecute, no pod evicted.
+    alive.clear();
+    await eventually('every node Unknown', async () => {
+      const all = (await client.list(NODES)).items as Obj[];
+      return all.length === 3 && all.every((n) => n.status.conditions.find((c: Obj) => c.type === 'Ready').status === 'Unknown');
+    });
+    await new Promise((r) => setTimeout(r, 1500));
+    for (const n of nodes) {
+      assert.deepEqual(await evicting(n), [], `${n}: no evicting taint in master disruption mode`);
+      assert.ok(!(await client.read(PODS, `p-${n}`, 'default'))?.metadata.deletionTimestamp, `${n}'s pod stays`);
+      assert.ok(((await client.get(NODES, n)).spec.taints ?? []).some((t: Obj) => t.key === UNREACHABLE && t.effect === 'NoSchedule'), `${n} still tainted NoSchedule`);
+    }
+
+    // node-a comes back: the mode ends; node-b and node-c get evicting taints, one per 2 s (rate 0.5/s).
+    alive.add('node-a');
+    const times: Record<string, number> = {};
+    await eventually('node-b and node-c tainted unreachable NoExecute', async () => {
+      for (const n of ['node-b', 'node-c']) if (!times[n] && (await evicting(n)).length) times[n] = Date.now();
+      return times['node-b'] && times['node-c'];
+    }, 20_000);
+    const gap = Math.abs(times['node-b'] - times['node-c']);
+    assert.ok(gap >= 1500, `the second evicting taint waited for the zone's eviction rate (${gap} ms apart)`);
+    // Deleted gracefully: with no kubelet to finish them, they keep their deletionTimestamp.
+    const going = async (name: string) => {
+      const pod = await client.read(PODS, name, 'default');
+      return !pod || Boolean(pod.metadata.deletionTimestamp);
+    };
+    await eventually('their pods evicted', async () => (await going('p-node-b')) && (await going('p-node-c')));
+    assert.equal(await going('p-node-a'), false, "node-a's pod stays");
+    beating = false;
+    await beats;
+    stop.abort();
+    await running;
+  } finally {
+    beating = false;
+    stop.abort();
+    await api.stop();
+  }
+});
+
+test('zones, their disruption and the eviction rate as tables', async () => {
+  const { disruption, zoneEvictionRate, zoneOf, EvictionLimiter, wantedTaints } = await import('../../src/cluster/workloads/node-lifecycle.js');
+  const n = (zone: string, ready: string) => ({ metadata: { labels: zone ? { 'topology.kubernetes.io/region': 'local', 'topology.kubernetes.io/zone': zone } : {} }, status: { conditions: [{ type: 'Ready', status: ready }] } });
+  assert.equal(zoneOf(n('local-a', 'True')), 'local:local-a');
+  assert.equal(zoneOf(n('', 'True')), '');
+  const states = (nodes: Obj[]) => Object.fromEntries([...disruption(nodes).zones].map(([z, v]) => [z, v.state]));
+  assert.deepEqual(states([n('a', 'True'), n('a', 'Unknown'), n('b', 'Unknown')]), { 'local:a': 'Normal', 'local:b': 'FullDisruption' });
+  assert.deepEqual(states([n('a', 'True'), n('a', 'False'), n('a', 'Unknown'), n('a', 'Unknown')]), { 'local:a': 'PartialDisruption' }, 'more than 2 and at least 55% not Ready');
+  assert.deepEqual(states([n('a', 'True'), n('a', 'True'), n('a', 'Unknown'), n('a', 'Unknown')]), { 'local:a': 'Normal' }, '2 not Ready is never a disruption');
+  assert.equal(disruption([n('a', 'Unknown'), n('b', 'False')]).allFullyDisrupted, true);
+  assert.equal(disruption([n('a', 'Unknown'), n('b', 'True')]).allFullyDisrupted, false);
+  assert.equal(disruption([]).allFullyDisrupted, false, 'no nodes is no disruption');
+  assert.equal(zoneEvictionRate('Normal', 3), 0.1);
+  assert.equal(zoneEvictionRate('FullDisruption', 3), 0.1, 'a whole zone down while others are up: evict at the normal rate');
+  assert.equal(zoneEvictionRate('PartialDisruption', 10), 0, 'a small zone mostly down: stop');
+  assert.equal(zoneEvictionRate('PartialDisruption', 100), 0.01, 'a large one: the secondary rate');
+
+  const limiter = new EvictionLimiter(0.5, 0);
+  assert.equal(limiter.take(0), 0, 'burst 1');
+  assert.equal(limiter.take(0), 2000);
+  assert.equal(limiter.take(1000), 1000);
+  assert.equal(limiter.take(2000), 0);
+  limiter.setRate(0, 2000);
+  assert.equal(limiter.take(9000), Infinity);
+
+  const unknown = { metadata: {}, spec: { taints: [] }, status: { conditions: [{ type: 'Ready', status: 'Unknown' }] } };
+  const keys = (taints: Obj[]) => taints.map((t) => `${t.key}:${t.effect}`).sort();
+  assert.deepEqual(keys(wantedTaints(unknown, 0, 'hold')), [`${UNREACHABLE}:NoSchedule`], 'held: no new evicting taint');
+  assert.deepEqual(keys(wantedTaints(unknown, 0, 'add')), [`${UNREACHABLE}:NoExecute`, `${UNREACHABLE}:NoSchedule`]);
+  const wasNotReady = { ...unknown, spec: { taints: [{ key: 'node.kubernetes.io/not-ready', effect: 'NoExecute', timeAdded: '2026-01-01T00:00:00Z' }] } };
+  assert.deepEqual(wantedTaints(wasNotReady, 0, 'hold').find((t: Obj) => t.effect === 'NoExecute'), { key: UNREACHABLE, effect: 'NoExecute', timeAdded: '2026-01-01T00:00:00Z' }, 'not-ready swapped for unreachable at once, eviction time kept');
+  assert.deepEqual(keys(wantedTaints(wasNotReady, 0, 'remove')), [`${UNREACHABLE}:NoSchedule`], 'master disruption lifts evicting taints');
 });

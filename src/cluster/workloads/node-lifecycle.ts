@@ -80,16 +80,117 @@ export function nodeHealth(node: Obj, lease: Obj | undefined, now: number, grace
   };
 }
 
+/**
+ * What may happen to the node's not-ready / unreachable NoExecute taints (the evicting ones), as
+ * kube's zone eviction limiter decides: `add` them as the conditions say; `hold` — keep one the
+ * node has (swapping not-ready for unreachable and back) but add none, while the zone's eviction
+ * rate is spent or zero; `remove` them, in master disruption mode (every node of every zone not
+ * Ready: the fault is more likely the control plane's than every node's).
+ */
+export type NoExecutePolicy = 'add' | 'hold' | 'remove';
+
 /** The node's taints with this controller's set as its conditions say (others untouched, timeAdded kept). */
-export function wantedTaints(node: Obj, now: number): Taint[] {
+export function wantedTaints(node: Obj, now: number, noExecute: NoExecutePolicy = 'add'): Taint[] {
   const current: Array<Taint & { timeAdded?: string }> = node.spec?.taints ?? [];
   const foreign = current.filter((t) => !OWNED.has(`${t.key}:${t.effect}`));
-  const owned = CONDITION_TAINTS.filter((t) => t.when(node)).map((t) => {
+  const evicting = current.find((c) => c.effect === 'NoExecute' && OWNED.has(`${c.key}:${c.effect}`));
+  const owned = CONDITION_TAINTS.filter((t) => t.when(node)).flatMap((t) => {
     const existing = current.find((c) => c.key === t.key && c.effect === t.effect);
-    if (existing) return existing;
-    return t.effect === 'NoExecute' ? { key: t.key, effect: t.effect, timeAdded: rfc3339(new Date(now)) } : { key: t.key, effect: t.effect };
+    if (t.effect !== 'NoExecute') return [existing ?? { key: t.key, effect: t.effect }];
+    if (noExecute === 'remove') return [];
+    if (existing) return [existing];
+    // kube swaps not-ready for unreachable (and back) at once, keeping when eviction started.
+    if (evicting) return [{ key: t.key, effect: t.effect, timeAdded: evicting.timeAdded ?? rfc3339(new Date(now)) }];
+    return noExecute === 'add' ? [{ key: t.key, effect: t.effect, timeAdded: rfc3339(new Date(now)) }] : [];
   });
   return [...foreign, ...owned];
+}
+
+/** Whether the node would get an evicting taint it does not have yet (what the eviction rate limits). */
+export function wantsNewEvictingTaint(node: Obj): boolean {
+  const current: Taint[] = node.spec?.taints ?? [];
+  if (current.some((c) => c.effect === 'NoExecute' && OWNED.has(`${c.key}:${c.effect}`))) return false;
+  return CONDITION_TAINTS.some((t) => t.effect === 'NoExecute' && t.when(node));
+}
+
+// Zones and their disruption, as kube-controller-manager's node lifecycle controller computes
+// them: a zone with no Ready node is fully disrupted; one with more than 2 nodes not Ready and at
+// least --unhealthy-zone-threshold (55%) of them is partially disrupted.
+
+export type ZoneState = 'Normal' | 'PartialDisruption' | 'FullDisruption';
+
+/** --unhealthy-zone-threshold */
+export const UNHEALTHY_ZONE_THRESHOLD = 0.55;
+/** --large-cluster-size-threshold: a partially disrupted zone larger than this keeps evicting, slowly. */
+export const LARGE_CLUSTER_THRESHOLD = 50;
+/** --node-eviction-rate (nodes per second per zone) */
+export const NODE_EVICTION_RATE = 0.1;
+/** --secondary-node-eviction-rate */
+export const SECONDARY_NODE_EVICTION_RATE = 0.01;
+
+/** The node's zone, as kube keys it: region and zone from the topology labels ("" for neither). */
+export function zoneOf(node: Obj): string {
+  const labels = node.metadata?.labels ?? {};
+  const region = labels['topology.kubernetes.io/region'] ?? labels['failure-domain.beta.kubernetes.io/region'] ?? '';
+  const zone = labels['topology.kubernetes.io/zone'] ?? labels['failure-domain.beta.kubernetes.io/zone'] ?? '';
+  return region || zone ? `${region}:${zone}` : '';
+}
+
+/** The zone's state from its nodes (kube's ComputeZoneState). */
+export function zoneState(nodes: Obj[], threshold = UNHEALTHY_ZONE_THRESHOLD): ZoneState {
+  const ready = nodes.filter((n) => readyStatus(n) === 'True').length;
+  const notReady = nodes.length - ready;
+  if (ready === 0 && notReady > 0) return 'FullDisruption';
+  if (notReady > 2 && notReady / nodes.length >= threshold) return 'PartialDisruption';
+  return 'Normal';
+}
+
+export interface Disruption {
+  zones: Map<string, { state: ZoneState; size: number }>;
+  /** Every node of every zone not Ready: master disruption mode, no evictions at all. */
+  allFullyDisrupted: boolean;
+}
+
+export function disruption(nodes: Obj[], threshold = UNHEALTHY_ZONE_THRESHOLD): Disruption {
+  const byZone = new Map<string, Obj[]>();
+  for (const n of nodes) byZone.set(zoneOf(n), [...(byZone.get(zoneOf(n)) ?? []), n]);
+  const zones = new Map([...byZone].map(([zone, members]) => [zone, { state: zoneState(members, threshold), size: members.length }]));
+  return { zones, allFullyDisrupted: zones.size > 0 && [...zones.values()].every((z) => z.state === 'FullDisruption') };
+}
+
+/** Nodes per second that may get evicting taints in a zone (kube's setLimiterInZone). */
+export function zoneEvictionRate(state: ZoneState, size: number, rates = { normal: NODE_EVICTION_RATE, secondary: SECONDARY_NODE_EVICTION_RATE, largeCluster: LARGE_CLUSTER_THRESHOLD }): number {
+  if (state === 'PartialDisruption') return size > rates.largeCluster ? rates.secondary : 0;
+  return rates.normal;
+}
+
+/** A token bucket of burst 1 (kube's eviction limiter): whether one more may go now, else when. */
+export class EvictionLimiter {
+  private tokens = 1;
+  private last: number;
+  constructor(private qps: number, now: number) {
+    this.last = now;
+  }
+
+  setRate(qps: number, now: number): void {
+    this.refill(now);
+    this.qps = qps;
+  }
+
+  /** Takes a token: 0 when one was there, else the ms until one will be (Infinity at rate 0). */
+  take(now: number): number {
+    this.refill(now);
+    if (this.tokens >= 1) {
+      this.tokens -= 1;
+      return 0;
+    }
+    return this.qps > 0 ? Math.ceil(((1 - this.tokens) / this.qps) * 1000) : Infinity;
+  }
+
+  private refill(now: number): void {
+    this.tokens = Math.min(1, this.tokens + Math.max(0, now - this.last) / 1000 * this.qps);
+    this.last = now;
+  }
 }
 
 /**
