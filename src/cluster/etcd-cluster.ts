@@ -124,7 +124,9 @@ export class EtcdCluster {
       ...(this.options.fastElections ? ['--heartbeat-interval', '50', '--election-timeout', '500'] : []),
       ...(this.options.tls ? ['--cert-file', join(pki, 'server.crt'), '--key-file', join(pki, 'server.key'), '--client-cert-auth', '--trusted-ca-file', join(pki, 'ca.crt')] : []),
     ];
+    stopLeftover(member.dataDir);
     const child = spawn(ETCD_BINARY, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ETCD_LOGGER: 'zap', ETCD_LOG_LEVEL: 'warn' } });
+    if (child.pid) writeFileSync(`${member.dataDir}.pid`, String(child.pid));
     member.output = '';
     child.stderr!.on('data', (d: Buffer) => {
       member.output = (member.output + d.toString()).slice(-4000);
@@ -217,6 +219,42 @@ export class EtcdCluster {
       }),
     );
   }
+}
+
+/**
+ * A member left running by a process that was killed (SIGKILL leaves no chance to stop children):
+ * its pid file names it, and it is stopped before a new one starts on the same data directory —
+ * only when that process really is an etcd on that directory (a pid may have been reused).
+ */
+function stopLeftover(memberDataDir: string): void {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(`${memberDataDir}.pid`, 'utf8'));
+  } catch {
+    return;
+  }
+  let cmdline = '';
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return;
+  }
+  if (!cmdline.includes('etcd') || !cmdline.split('\0').includes(memberDataDir)) return;
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    return;
+  }
+  // Its ports and data directory lock are free once it is gone.
+  const deadline = Date.now() + 5_000;
+  const alive = () => {
+    try {
+      return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8')); // a zombie holds nothing
+    } catch {
+      return false;
+    }
+  };
+  while (alive() && Date.now() < deadline) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
 }
 
 /** Starts a local etcd cluster in `dataDir`; resolves once healthy. */

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEtcdControlPlane } from '../../src/cluster/etcd-control-plane.js';
+import { startEtcdCluster } from '../../src/cluster/etcd-cluster.js';
 import { openEtcdStorage } from '../../src/apiserver/storage/etcd.js';
 import { runKubectl } from '../helpers/apiserver.js';
 import { skipWithoutEtcd } from '../helpers/etcd.js';
@@ -46,5 +47,24 @@ test('two API servers on a TLS etcd behind one address; restart from the same da
     }
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a member left running by a killed bosun is stopped before a new start on its data directory', { skip: skipWithoutEtcd, timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bosun-etcd-left-'));
+  // The first cluster's process "dies" without stopping its member: the object is simply dropped.
+  const orphaned = await startEtcdCluster(join(dir, 'etcd'), { members: 1, fastElections: true });
+  const [leftPid] = orphaned.pids();
+  let again: Awaited<ReturnType<typeof startEtcdCluster>> | undefined;
+  try {
+    again = await startEtcdCluster(join(dir, 'etcd'), { members: 1, fastElections: true });
+    assert.notEqual(again.pids()[0], leftPid);
+    assert.throws(() => process.kill(leftPid!, 0), 'the member left running is gone');
+    const storage = await openEtcdStorage({ endpoints: again.client.endpoints, callTimeoutMs: 5_000 });
+    await storage.close();
+  } finally {
+    await again?.stop();
+    await orphaned.stop();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
