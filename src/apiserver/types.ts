@@ -54,6 +54,8 @@ export interface ApiServerOptions {
   logLevel?: string;
   /** Keep objects in this etcd cluster instead of SQLite in the data directory. */
   etcd?: EtcdStorageOptions;
+  /** --service-cluster-ip-range: the network Services' cluster IPs come from (default 172.30.0.0/16). */
+  serviceClusterIPRange?: string;
 }
 
 export interface ApiServer {
