@@ -27,7 +27,9 @@ function defaults(object: Obj, previous: Obj | undefined): void {
   }
   if (spec.clusterIP) spec.clusterIPs = [spec.clusterIP];
   else delete spec.clusterIPs;
-  if (usesNodePorts(spec)) spec.externalTrafficPolicy ??= 'Cluster';
+  const external = (o: Obj | undefined) => usesNodePorts(o) || (o?.externalIPs ?? []).length > 0;
+  if (external(spec)) spec.externalTrafficPolicy ??= 'Cluster';
+  else if (external(old) && spec.externalTrafficPolicy === old!.externalTrafficPolicy) delete spec.externalTrafficPolicy;
   if (needsHealthCheck(old) && old!.healthCheckNodePort) {
     if (needsHealthCheck(spec) && !spec.healthCheckNodePort) spec.healthCheckNodePort = old!.healthCheckNodePort;
     else if (!needsHealthCheck(spec) && spec.healthCheckNodePort === old!.healthCheckNodePort) delete spec.healthCheckNodePort;
@@ -53,7 +55,7 @@ function validate(o: Obj, previous: Obj | undefined): FieldProblem[] {
   const policy = o.spec?.externalTrafficPolicy;
   if (policy !== undefined && policy !== 'Cluster' && policy !== 'Local') {
     problems.push({ type: 'FieldValueNotSupported', field: 'spec.externalTrafficPolicy', message: `Unsupported value: ${JSON.stringify(policy)}: supported values: "Cluster", "Local"` });
-  } else if (policy !== undefined && !usesNodePorts(o.spec) && !(o.spec?.externalIPs ?? []).length) {
+  } else if (policy !== undefined && !usesNodePorts(o.spec) && !(Array.isArray(o.spec?.externalIPs) && o.spec.externalIPs.length)) {
     problems.push({ type: 'FieldValueInvalid', field: 'spec.externalTrafficPolicy', message: `Invalid value: ${JSON.stringify(policy)}: may only be set for externally-accessible services` });
   }
   const healthCheck = o.spec?.healthCheckNodePort;

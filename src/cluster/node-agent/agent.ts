@@ -1,7 +1,8 @@
 // The node agent of one booted machine: the kubelet's part, started from the files Ignition wrote
 // into the machine root. It gets its credentials (TLS bootstrap, then rotation), registers the
 // Node, keeps its Lease and status, runs the pods bound to it (its static pods through mirror
-// pods), serves their logs on <nodeIP>:10250 and proxies NodePorts and (loopback) cluster IPs. A
+// pods), serves their logs on <nodeIP>:10250 and proxies NodePorts and (loopback) cluster IPs, serving the
+// health-check node ports of externalTrafficPolicy Local load balancers. A
 // failure is retried every restartDelay, as systemd restarts the kubelet unit (Restart=always);
 // stop() ends everything it started.
 import { existsSync, readFileSync } from 'node:fs';
@@ -135,7 +136,7 @@ export class NodeAgent {
     // Stopped while starting: nothing more is started (a watch started now would never end).
     signal.throwIfAborted();
     if (config.serverTLSBootstrap) void this.requestServingCertificate(client, nodeIP, signal);
-    this.proxy = new ServiceProxy(client, nodeIP, this.log);
+    this.proxy = new ServiceProxy(client, this.nodeName, nodeIP, this.log);
     this.log.info({ nodeIP, podCIDR }, 'node agent running');
     // The heartbeat does not wait for the pod and service caches: a node is Ready once registered.
     const staticPods = config.staticPodPath ? new StaticPods(client, join(root, config.staticPodPath), { name: this.nodeName, uid: node.metadata.uid }, this.log, this.o.staticPodCheckMs).run(signal) : undefined;
