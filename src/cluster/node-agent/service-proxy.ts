@@ -182,7 +182,11 @@ export class ServiceProxy {
         if (this.listeners.get(address) === entry) this.listeners.delete(address);
         // A cluster IP another node on this host already serves: taken over when it is freed.
         if (e.code === 'EADDRINUSE' && w.kind === 'clusterIP') this.scheduleRetry();
-        else this.log.warn({ address, err: e.message }, `cannot listen on the ${{ nodePort: 'NodePort', clusterIP: 'cluster IP', healthCheck: 'health-check node port' }[w.kind]}`);
+        else {
+          // Ports below 1024 need root, or net.ipv4.ip_unprivileged_port_start lowered to them.
+          const hint = e.code === 'EACCES' ? ' (a port below 1024 needs root or sysctl net.ipv4.ip_unprivileged_port_start)' : '';
+          this.log.warn({ address, service: w.service, err: e.message }, `cannot listen on the ${{ nodePort: 'NodePort', clusterIP: 'cluster IP', healthCheck: 'health-check node port' }[w.kind]}${hint}`);
+        }
       });
       entry.server.listen(w.port, w.ip);
       this.listeners.set(address, entry);
