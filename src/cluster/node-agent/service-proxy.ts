@@ -40,7 +40,7 @@ export function endpointsFromPods(service: Obj, servicePort: Obj, pods: Obj[]): 
     if (pod.metadata.namespace !== service.metadata.namespace || !matches(service.spec.selector, pod.metadata.labels) || !podReady(pod)) continue;
     const target = servicePort.targetPort ?? servicePort.port;
     const port = (pod.spec.containers as Obj[]).map((c) => resolvePort(target, c)).find((p) => p !== undefined);
-    if (port) out.push({ ip: pod.status.podIP, port, nodeName: pod.spec.nodeName });
+    if (port) out.push({ ip: pod.status.podIP, port, ...(pod.spec.nodeName ? { nodeName: pod.spec.nodeName } : {}) });
   }
   return out;
 }
@@ -52,7 +52,7 @@ export function endpointsFromSlices(service: Obj, servicePort: Obj, slices: Obj[
     if (slice.metadata.namespace !== service.metadata.namespace || slice.metadata.labels?.['kubernetes.io/service-name'] !== service.metadata.name) continue;
     const port = (slice.ports ?? []).find((p: Obj) => (p.name ?? '') === (servicePort.name ?? ''))?.port;
     if (!port) continue;
-    for (const ep of slice.endpoints ?? []) if (ep.conditions?.ready !== false) for (const ip of ep.addresses ?? []) out.push({ ip, port, nodeName: ep.nodeName });
+    for (const ep of slice.endpoints ?? []) if (ep.conditions?.ready !== false) for (const ip of ep.addresses ?? []) out.push({ ip, port, ...(ep.nodeName ? { nodeName: ep.nodeName } : {}) });
   }
   return out;
 }
