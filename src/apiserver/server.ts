@@ -18,6 +18,7 @@ import { namespaceHooks, cleanUpTerminatingNamespaces } from './namespaces.js';
 import { OpenApi } from './openapi.js';
 import { objectSizeHooks } from './object-size.js';
 import { ensureKubernetesService } from './kubernetes-service.js';
+import { nthAddress } from '../common/ipv4.js';
 import { checkServiceCidr, DEFAULT_SERVICE_CIDR } from './kinds/service-allocation.js';
 import { loadServingMaterial, writeKubeconfig } from './serving.js';
 import { answerUnparsable, sendError, statusOf } from './http/respond.js';
@@ -49,7 +50,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const serviceClusterIPRange = options.serviceClusterIPRange ?? DEFAULT_SERVICE_CIDR;
   checkServiceCidr(serviceClusterIPRange);
   mkdirSync(dataDir, { recursive: true });
-  const serving = await loadServingMaterial(dataDir, host, options.servingNames);
+  // Valid for the `kubernetes` Service's cluster IP too, as kube-apiserver's own serving certificate is.
+  const serving = await loadServingMaterial(dataDir, host, [...(options.servingNames ?? []), nthAddress(serviceClusterIPRange, 1)]);
 
   // SQLite in the data directory, or etcd shared with other API servers (storage/etcd.ts).
   const storage = options.etcd ? await openEtcdStorage(options.etcd) : openSqliteStorage(join(dataDir, 'state.db'));

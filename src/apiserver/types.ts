@@ -43,7 +43,8 @@ export interface ApiServerOptions {
   host?: string;
   port?: number;
   /** More names and addresses the serving certificate is valid for (the install's api-int
-   *  balancer address), beside localhost, the listen host and the kubernetes service names. */
+   *  balancer address), beside localhost, the listen host, the kubernetes service names and its
+   *  cluster IP. */
   servingNames?: string[];
   /** Keep this many revisions in the log (default 10,000); older watches get 410. */
   compactKeep?: number;

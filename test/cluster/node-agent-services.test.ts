@@ -9,6 +9,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { get as httpsGet } from 'node:https';
 import type { Instance } from '../../src/cloud/types.js';
 import type { Obj } from '../../src/kube/index.js';
 import { eventually } from '../helpers/eventually.js';
@@ -56,10 +57,17 @@ async function service(name: string, spec: Obj): Promise<Obj> {
   return c.kube.create(SERVICES, { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'default' }, spec });
 }
 
-test('the kubernetes Service and every cluster IP come from the loopback service network', async () => {
+test('the kubernetes Service and every cluster IP come from the loopback service network; the API answers on https://127.30.0.1 through the nodes', async () => {
   const kubernetes = await c.kube.read(SERVICES, 'kubernetes', 'default');
   assert.equal(kubernetes?.spec.clusterIP, '127.30.0.1');
-  // Through the proxy to the API server: a TLS server answers there (any HTTP status will do).
+  // Through a node's proxy to the API server, whose certificate names the cluster IP.
+  const version = await eventually('the API through the kubernetes Service', () => new Promise<Obj>((resolve, reject) => {
+    httpsGet({ host: '127.30.0.1', port: 443, path: '/version', ca: c.api.caPem, headers: { authorization: `Bearer ${c.api.token}` }, agent: false }, (res) => {
+      let body = '';
+      res.on('data', (d) => (body += d)).on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(`${res.statusCode} ${body}`))));
+    }).on('error', reject);
+  }), 15_000);
+  assert.match(version.gitVersion, /^v1\./);
   const svc = await service('plain', { selector: { app: 'nothing' }, ports: [{ port: 8081 }] });
   assert.match(svc.spec.clusterIP, /^127\.30\.\d+\.\d+$/);
   await c.kube.delete(SERVICES, 'plain', 'default');
