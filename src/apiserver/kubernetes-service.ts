@@ -9,7 +9,7 @@
 // built).
 import { ipToNumber, nthAddress } from '../common/ipv4.js';
 import type { Logger } from '../common/log.js';
-import type { Registry } from './registry.js';
+import { storageKey, type Registry, type ResourceType } from './registry.js';
 import type { Resources } from './resources.js';
 import type { Obj } from './kinds/strategy.js';
 
@@ -46,7 +46,7 @@ export async function ensureKubernetesService(resources: Resources, registry: Re
   const ip = ipToNumber(host) !== undefined && host !== '0.0.0.0' ? host : '127.0.0.1';
   const wanted = kubernetesServiceObjects(serviceRange, { ip, port });
   const services = registry.lookup('', 'v1', 'services')!;
-  const existing = resources.store.get(`/core/services/${NAMESPACE}/${NAME}`)?.object as Obj | undefined;
+  const existing = resources.store.get(storageKey(services, NAMESPACE, NAME))?.object as Obj | undefined;
   if (existing && existing.spec?.clusterIP !== wanted.service.spec.clusterIP) {
     log.info({ service: `${NAMESPACE}/${NAME}`, clusterIP: existing.spec?.clusterIP, wanted: wanted.service.spec.clusterIP }, 'the kubernetes Service is outside the service network: recreating it');
     await resources.delete(services, NAMESPACE, NAME).catch(notFoundOk);
@@ -59,8 +59,6 @@ export async function ensureKubernetesService(resources: Resources, registry: Re
 const notFoundOk = (e: Error) => {
   if ((e as { reason?: string }).reason !== 'NotFound') throw e;
 };
-
-type ResourceType = NonNullable<ReturnType<Registry['lookup']>>;
 
 /** Creates `object`, or replaces the live one unless `same` says it already is as wanted; another server's write meanwhile wins. */
 async function upsert(resources: Resources, type: ResourceType, object: Obj, same: (live: Obj) => boolean): Promise<void> {
@@ -75,7 +73,9 @@ async function upsert(resources: Resources, type: ResourceType, object: Obj, sam
     ? same(live) ? undefined : resources.update(type, namespace, name, { ...live, ...object, metadata: { ...live.metadata, labels: object.metadata.labels } })
     : resources.create(type, namespace, object);
   await write?.catch((e: Error) => {
-    const reason = (e as { reason?: string }).reason;
-    if (reason !== 'AlreadyExists' && reason !== 'Conflict') throw e;
+    // Another server sharing the storage wrote it first (AlreadyExists, Conflict, or the cluster
+    // IP its create claimed): its write stands.
+    if (live === undefined && resources.store.get(storageKey(type, namespace, name))) return;
+    if ((e as { reason?: string }).reason !== 'Conflict') throw e;
   });
 }
