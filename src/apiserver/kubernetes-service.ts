@@ -4,9 +4,9 @@
 // on. Pods reach the API through it, where the node's service proxy serves the cluster IP.
 // Written at start: created when missing, replaced when its cluster IP is not the network's first
 // address (a data directory from a server with another range), endpoints rewritten when they name
-// another address. Several servers sharing one etcd each write their own address: the last one
-// started is the endpoint (kube-apiserver's lease reconciler, listing every live server, is not
-// built).
+// another address. Several servers sharing one etcd behind a balancer advertise the balancer
+// (`advertise`), so they agree; without it each writes its own address and the last one started is
+// the endpoint (kube-apiserver's lease reconciler, listing every live server, is not built).
 import { ipToNumber, nthAddress } from '../common/ipv4.js';
 import type { Logger } from '../common/log.js';
 import { storageKey, type Registry, type ResourceType } from './registry.js';
@@ -40,11 +40,11 @@ export function kubernetesServiceObjects(serviceRange: string, address: { ip: st
   };
 }
 
-/** Creates or corrects the `kubernetes` Service and its endpoints for a server on host:port. */
-export async function ensureKubernetesService(resources: Resources, registry: Registry, serviceRange: string, host: string, port: number, log: Logger): Promise<void> {
+/** Creates or corrects the `kubernetes` Service and its endpoints, naming the advertised address and port. */
+export async function ensureKubernetesService(resources: Resources, registry: Registry, serviceRange: string, advertise: { address: string; port: number }, log: Logger): Promise<void> {
   // A server on a name rather than an address: the Service still, with endpoints on loopback.
-  const ip = ipToNumber(host) !== undefined && host !== '0.0.0.0' ? host : '127.0.0.1';
-  const wanted = kubernetesServiceObjects(serviceRange, { ip, port });
+  const ip = ipToNumber(advertise.address) !== undefined && advertise.address !== '0.0.0.0' ? advertise.address : '127.0.0.1';
+  const wanted = kubernetesServiceObjects(serviceRange, { ip, port: advertise.port });
   const services = registry.lookup('', 'v1', 'services')!;
   const existing = resources.store.get(storageKey(services, NAMESPACE, NAME))?.object as Obj | undefined;
   if (existing && existing.spec?.clusterIP !== wanted.service.spec.clusterIP) {

@@ -131,7 +131,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     }
   }, options.compactIntervalMs ?? 60_000);
   compactTimer.unref();
-  await ensureKubernetesService(resources, registry, serviceClusterIPRange, host, port, log).catch(async (e) => {
+  await ensureKubernetesService(resources, registry, serviceClusterIPRange, options.advertise ?? { address: host, port }, log).catch(async (e) => {
     clearInterval(compactTimer);
     await app.close();
     await storage.close();

@@ -57,6 +57,9 @@ export interface ApiServerOptions {
   etcd?: EtcdStorageOptions;
   /** --service-cluster-ip-range: the network Services' cluster IPs come from (default 172.30.0.0/16). */
   serviceClusterIPRange?: string;
+  /** What the `kubernetes` Service's endpoints name (kube-apiserver's --advertise-address): a
+   *  balancer in front of several servers; default this server's listen address and port. */
+  advertise?: { address: string; port: number };
 }
 
 export interface ApiServer {
