@@ -18,7 +18,7 @@ import { recordWrite, type ManagedFieldsEntry } from './managed-fields.js';
 import { serverSideApply } from './server-side-apply.js';
 import { gracefulStep } from './graceful-deletion.js';
 import { generationChanged, kindAllocations, strategyFor, strategyOf, tracksGeneration } from './kinds/index.js';
-import { replaceStatus, type Allocations } from './kinds/strategy.js';
+import { replaceStatus, type Allocations, type AllocationSettings } from './kinds/strategy.js';
 
 type Obj = Record<string, any>;
 
@@ -69,9 +69,10 @@ export class Resources {
   constructor(
     private readonly storage: Storage,
     private readonly registry: Registry,
+    settings: AllocationSettings,
     private readonly hooks: ResourceHooks[] = [],
   ) {
-    this.allocationsOf = kindAllocations(storage);
+    this.allocationsOf = kindAllocations(storage, settings);
   }
 
   addHooks(hooks: ResourceHooks): void {

@@ -17,6 +17,9 @@ import { crdHooks, loadCrds } from './crds.js';
 import { namespaceHooks, cleanUpTerminatingNamespaces } from './namespaces.js';
 import { OpenApi } from './openapi.js';
 import { objectSizeHooks } from './object-size.js';
+import { ensureKubernetesService } from './kubernetes-service.js';
+import { nthAddress } from '../common/ipv4.js';
+import { checkServiceCidr, DEFAULT_SERVICE_CIDR } from './kinds/service-allocation.js';
 import { loadServingMaterial, writeKubeconfig } from './serving.js';
 import { answerUnparsable, sendError, statusOf } from './http/respond.js';
 import { chain, requestContext } from './filters/chain.js';
@@ -44,14 +47,17 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const host = options.host ?? '127.0.0.1';
   const log = logger('apiserver');
   if (options.logLevel) log.level = options.logLevel;
+  const serviceClusterIPRange = options.serviceClusterIPRange ?? DEFAULT_SERVICE_CIDR;
+  checkServiceCidr(serviceClusterIPRange);
   mkdirSync(dataDir, { recursive: true });
-  const serving = await loadServingMaterial(dataDir, host, options.servingNames);
+  // Valid for the `kubernetes` Service's cluster IP too, as kube-apiserver's own serving certificate is.
+  const serving = await loadServingMaterial(dataDir, host, [...(options.servingNames ?? []), nthAddress(serviceClusterIPRange, 1)]);
 
   // SQLite in the data directory, or etcd shared with other API servers (storage/etcd.ts).
   const storage = options.etcd ? await openEtcdStorage(options.etcd) : openSqliteStorage(join(dataDir, 'state.db'));
   const registry = new Registry();
   loadCrds(registry, storage);
-  const resources = new Resources(storage, registry);
+  const resources = new Resources(storage, registry, { serviceClusterIPRange });
   resources.addHooks(crdHooks(registry, storage));
   resources.addHooks(namespaceHooks(resources, registry));
   resources.addHooks(objectSizeHooks());
@@ -125,6 +131,12 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     }
   }, options.compactIntervalMs ?? 60_000);
   compactTimer.unref();
+  await ensureKubernetesService(resources, registry, serviceClusterIPRange, options.advertise ?? { address: host, port }, log).catch(async (e) => {
+    clearInterval(compactTimer);
+    await app.close();
+    await storage.close();
+    throw e;
+  });
 
   log.info({ url, dataDir, storage: options.etcd ? `etcd ${options.etcd.endpoints.join(',')}` : 'sqlite', revision: storage.currentRevision() }, 'API server listening');
 

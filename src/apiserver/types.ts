@@ -43,7 +43,8 @@ export interface ApiServerOptions {
   host?: string;
   port?: number;
   /** More names and addresses the serving certificate is valid for (the install's api-int
-   *  balancer address), beside localhost, the listen host and the kubernetes service names. */
+   *  balancer address), beside localhost, the listen host, the kubernetes service names and its
+   *  cluster IP. */
   servingNames?: string[];
   /** Keep this many revisions in the log (default 10,000); older watches get 410. */
   compactKeep?: number;
@@ -54,6 +55,11 @@ export interface ApiServerOptions {
   logLevel?: string;
   /** Keep objects in this etcd cluster instead of SQLite in the data directory. */
   etcd?: EtcdStorageOptions;
+  /** --service-cluster-ip-range: the network Services' cluster IPs come from (default 172.30.0.0/16). */
+  serviceClusterIPRange?: string;
+  /** What the `kubernetes` Service's endpoints name (kube-apiserver's --advertise-address): a
+   *  balancer in front of several servers; default this server's listen address and port. */
+  advertise?: { address: string; port: number };
 }
 
 export interface ApiServer {

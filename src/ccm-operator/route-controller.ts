@@ -4,7 +4,7 @@
 // exist (False / RouteCreated, or True / NoRouteCreated with a FailedToCreateRoute event).
 // Level-triggered on one key: the whole route table, on node changes and every 10 s.
 import { Controller, type Obj, isConflict, isNotFound, rfc3339 } from '../kube/index.js';
-import { parseCidr } from '../cloud/requests.js';
+import { parseCidr } from '../common/ipv4.js';
 import type { Route } from './cloud-provider.js';
 import { asNode, type CcmContext, NODES } from './context.js';
 

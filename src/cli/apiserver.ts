@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { parseHostPort } from '../common/listen.js';
 import type { EtcdStorageOptions } from '../apiserver/storage/etcd.js';
+import { checkServiceCidr, DEFAULT_SERVICE_CIDR } from '../apiserver/kinds/service-allocation.js';
 
 interface ApiServerFlags {
   dataDir: string;
@@ -13,6 +14,7 @@ interface ApiServerFlags {
   etcdCafile?: string;
   etcdCertfile?: string;
   etcdKeyfile?: string;
+  serviceClusterIpRange: string;
 }
 
 /** The etcd storage the flags ask for, checked; undefined for SQLite. */
@@ -48,6 +50,7 @@ export function register(program: Command): void {
     .option('--etcd-cafile <file>', 'CA that signed the etcd servers\' certificates (TLS)')
     .option('--etcd-certfile <file>', 'client certificate presented to etcd (TLS)')
     .option('--etcd-keyfile <file>', 'key of the client certificate presented to etcd (TLS)')
+    .option('--service-cluster-ip-range <cidr>', "the network Services' cluster IPs come from (/12 to /28); the `kubernetes` Service in default gets its first address", DEFAULT_SERVICE_CIDR)
     .addHelpText(
       'after',
       `
@@ -69,6 +72,17 @@ data directory for certificates and the audit log, so copy DIR/pki from the firs
   $ bosun apiserver --data-dir .bosun-a --listen 127.0.0.1:6443 --etcd-servers http://127.0.0.1:2379
   API server listening on https://127.0.0.1:6443 (etcd http://127.0.0.1:2379, prefix /registry)
   kubeconfig: .bosun-a/kubeconfig
+
+Cluster IPs come from --service-cluster-ip-range (OpenShift's 172.30.0.0/16 unless said); the
+\`kubernetes\` Service in default takes its first address and names this server as its endpoint.
+\`bosun start\` passes 127.30.0.0/16, a loopback network its node agents can listen on:
+
+  $ bosun apiserver --data-dir .bosun --service-cluster-ip-range 127.30.0.0/16
+  API server listening on https://127.0.0.1:6443
+  kubeconfig: .bosun/kubeconfig
+  $ kubectl --kubeconfig .bosun/kubeconfig get service kubernetes
+  NAME         TYPE        CLUSTER-IP    EXTERNAL-IP   PORT(S)   AGE
+  kubernetes   ClusterIP   127.30.0.1    <none>        443/TCP   5s
 `,
     )
     .action(async (opts: ApiServerFlags) => {
@@ -77,7 +91,8 @@ data directory for certificates and the audit log, so copy DIR/pki from the firs
       if (!Number.isInteger(compactKeep) || compactKeep < 1) throw new Error(`--compact-keep must be a positive integer, got "${opts.compactKeep}"`);
       const { startClusterApiServer } = await import('../apiserver/cluster-api.js');
       const etcd = etcdOptions(opts);
-      const { server, stop } = await startClusterApiServer({ dataDir: opts.dataDir, host, port, compactKeep, etcd });
+      checkServiceCidr(opts.serviceClusterIpRange);
+      const { server, stop } = await startClusterApiServer({ dataDir: opts.dataDir, host, port, compactKeep, etcd, serviceClusterIPRange: opts.serviceClusterIpRange });
       console.log(`API server listening on ${server.url}${etcd ? ` (etcd ${etcd.endpoints.join(',')}, prefix ${etcd.prefix})` : ''}`);
       console.log(`kubeconfig: ${server.kubeconfigPath}`);
       const shutdown = async (signal: string) => {

@@ -13,7 +13,8 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { logger } from '../common/log.js';
 import { LoadBalancerHealthChecks } from './load-balancer-health.js';
-import { isAddressTarget, parseCidr } from './requests.js';
+import { parseCidr } from '../common/ipv4.js';
+import { isAddressTarget } from './requests.js';
 import type { LoadBalancer } from './types.js';
 
 const log = logger('cloud-lb-proxy');

@@ -7,7 +7,8 @@ import { allocateAddress } from './addresses.js';
 import { INTERNAL_LOAD_BALANCER_ADDRESS_PREFIX, LOAD_BALANCER_ADDRESS_PREFIX } from './catalogue.js';
 import { isAddressTarget } from './requests.js';
 import { conflict, invalid, notFound } from './errors.js';
-import { parseCidr, parseLoadBalancer, parseRoute } from './requests.js';
+import { parseCidr } from '../common/ipv4.js';
+import { parseLoadBalancer, parseRoute } from './requests.js';
 import type { CloudStore } from './store.js';
 import type { LoadBalancer, Route } from './types.js';
 

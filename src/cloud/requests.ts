@@ -5,6 +5,7 @@ import { parseConfig, IgnitionConfigError } from '../mco/common/ignition/parse.j
 import { DEFAULT_INSTANCE_TYPE, INSTANCE_TYPES, INTERNAL_LOAD_BALANCER_ADDRESS_PREFIX, LOAD_BALANCER_ADDRESS_PREFIX, ZONES, instanceType } from './catalogue.js';
 import { invalid } from './errors.js';
 import type { LoadBalancerHealthCheck, LoadBalancerPort } from './types.js';
+import { parseCidr } from '../common/ipv4.js';
 
 /** EC2's user-data limit is 16 KiB; pointer configs with a CA are a few KiB, full configs more. */
 export const MAX_USER_DATA_BYTES = 64 * 1024;
@@ -77,19 +78,6 @@ export function parseCreateInstance(input: unknown): CreateInstanceRequest {
 
 function isPort(v: unknown): v is number {
   return typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 65535;
-}
-
-/** `a.b.c.d/n` with a network address (no host bits set), as Kubernetes' podCIDRs are. */
-export function parseCidr(text: string): { base: number; bits: number } | undefined {
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(text);
-  if (!m) return undefined;
-  const octets = m.slice(1, 5).map(Number);
-  const bits = Number(m[5]);
-  if (octets.some((x) => x > 255) || bits > 32) return undefined;
-  const base = octets.reduce((a, x) => a * 256 + x, 0);
-  const size = 2 ** (32 - bits);
-  if (base % size !== 0) return undefined;
-  return { base, bits };
 }
 
 /** A load balancer to create or replace (ensure) by name. */

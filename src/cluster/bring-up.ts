@@ -10,6 +10,9 @@
 //   bootstrap component stops once its pod runs, and the bootstrap server leaves api-int → the
 //   workers boot from the masters' machine-config servers → ClusterVersion Available.
 //
+// The service network is loopback (127.30.0.0/16, the API server's --service-cluster-ip-range and
+// Network/cluster's serviceNetwork), so that the node agents can serve cluster IPs without root.
+//
 // The host keeps what OpenShift's control-plane nodes run outside pods: the API server, and
 // beside it the workload controllers, the scheduler and the machine approver
 // (install/control-plane.ts), and the local cloud whose machines run node agents.
@@ -39,7 +42,7 @@ import { startUpdateService, type UpdateService } from '../update-service/server
 import { NodeAgentRuntime } from './node-agent/runtime.js';
 import { API_INT_ADDRESS, MCS_HTTP_PORT, MCS_TLS_PORT, ensureApiInt } from './install/api-int.js';
 import { Bootstrap } from './install/bootstrap.js';
-import { MCO_NAMESPACE, createMissing, writeClusterFacts } from './install/cluster-facts.js';
+import { LOCAL_SERVICE_NETWORK, MCO_NAMESPACE, createMissing, writeClusterFacts } from './install/cluster-facts.js';
 import { startControlPlane, type ControlPlane } from './install/control-plane.js';
 import { SharedReleaseStore, createMachines, machineName, nodesReady, userData, type Role } from './install/machines.js';
 import { Progress } from './install/progress.js';
@@ -120,6 +123,7 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
     const apiOptions = {
       dataDir: options.dataDir, host: options.api.host, port: options.api.port, logLevel: 'warn',
       servingNames: withMachines ? [API_INT_ADDRESS] : [],
+      serviceClusterIPRange: LOCAL_SERVICE_NETWORK,
     };
     // #17 hook (etcd-control-plane.ts): with --etcd, a 3-member etcd and two API servers behind the api address.
     const cluster = options.etcd ? await startEtcdControlPlane(apiOptions) : await startClusterApiServer(apiOptions);
@@ -180,6 +184,7 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
     const serverNames = withMachines ? [API_INT_ADDRESS] : [];
     await writeClusterFacts(client, {
       caPem: api.caPem,
+      serviceNetwork: LOCAL_SERVICE_NETWORK,
       apiUrl: api.url,
       apiInternalUrl,
       machines: withMachines ? { cloudUrl: cloud!.url, clusterCa: await loadOrCreate(pkiDir, 'ca', () => createCA('bosun-ca')), serverNames: ['127.0.0.1', 'localhost', ...serverNames] } : undefined,

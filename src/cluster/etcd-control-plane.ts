@@ -73,13 +73,15 @@ export async function startEtcdControlPlane(options: EtcdControlPlaneOptions): P
   try {
     const storage = { ...etcd.client, prefix: '/registry' };
     const dirs = Array.from({ length: apiServers }, (_, i) => (i === 0 ? options.dataDir : join(options.dataDir, `apiserver-${i}`)));
+    // The front first: the servers advertise it as the `kubernetes` Service's endpoint (a
+    // connection before any server is up is closed).
+    front = await startFront(options.host, options.port, () => servers.map((s) => s.server.port));
+    const port = (front.address() as { port: number }).port;
     for (const [i, dataDir] of dirs.entries()) {
       // Every server behind the front presents the same certificate and knows the same tokens.
       if (i > 0 && !existsSync(join(dataDir, 'pki'))) cpSync(join(dirs[0], 'pki'), join(dataDir, 'pki'), { recursive: true });
-      servers.push(await startClusterApiServer({ ...serverOptions, dataDir, host: options.host, port: 0, etcd: storage }));
+      servers.push(await startClusterApiServer({ ...serverOptions, dataDir, host: options.host, port: 0, etcd: storage, advertise: { address: options.host, port } }));
     }
-    front = await startFront(options.host, options.port, () => servers.map((s) => s.server.port));
-    const port = (front.address() as { port: number }).port;
     const url = `https://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
     const first = servers[0].server;
     const kubeconfigPath = join(options.dataDir, 'kubeconfig');

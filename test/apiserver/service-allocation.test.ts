@@ -2,6 +2,9 @@
 // a restart (no value handed out twice), distinct under concurrent creates, a taken value refused
 // with 422 and kube's message (through kubectl too), freed on delete and on a type change, and not
 // held by dry runs or failed creates; claims left behind by creates that never happened freed.
+// --service-cluster-ip-range chooses the network (and the `kubernetes` Service's address); a
+// LoadBalancer with externalTrafficPolicy Local gets a health-check node port, kept, refused when
+// taken and freed as node ports are.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
@@ -29,10 +32,10 @@ async function heldValues(api: TestApiServer): Promise<{ ips: Set<string>; ports
       assert.ok(!ips.has(s.spec.clusterIP), `cluster IP ${s.spec.clusterIP} held twice`);
       ips.add(s.spec.clusterIP);
     }
-    for (const p of s.spec.ports ?? []) {
-      if (!p.nodePort) continue;
-      assert.ok(!ports.has(p.nodePort), `node port ${p.nodePort} held twice`);
-      ports.add(p.nodePort);
+    for (const port of [...(s.spec.ports ?? []).map((p: { nodePort?: number }) => p.nodePort), s.spec.healthCheckNodePort]) {
+      if (!port) continue;
+      assert.ok(!ports.has(port), `node port ${port} held twice`);
+      ports.add(port);
     }
   }
   return { ips, ports };
@@ -65,7 +68,9 @@ test('after a restart on the same data directory, 50 new Services get no cluster
       assert.equal(r.status, 201, r.text);
     }
     const before = await heldValues(api);
-    assert.equal(before.ips.size, 30);
+    // The 30, and the `kubernetes` Service on the network's first address.
+    assert.equal(before.ips.size, 31);
+    assert.ok(before.ips.has('172.30.0.1'));
     await api.stop({ keepData: true });
 
     api = await startTestApiServer({ dataDir });
@@ -77,7 +82,7 @@ test('after a restart on the same data directory, 50 new Services get no cluster
         assert.ok(!before.ports.has(r.json.spec.ports[0].nodePort), `after-${i} got node port ${r.json.spec.ports[0].nodePort}, held before the restart`);
       }
       const after = await heldValues(api);
-      assert.equal(after.ips.size, 80);
+      assert.equal(after.ips.size, 81);
       assert.equal(after.ports.size, 70);
     } finally {
       await api.stop({ keepData: true });
@@ -207,5 +212,92 @@ test('a claim left by a create that was never written is freed at the next start
     }
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('--service-cluster-ip-range: cluster IPs and the kubernetes Service (its endpoints this server) come from it; a restart on another range moves the kubernetes Service', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bosun-svc-range-'));
+  try {
+    let api = await startTestApiServer({ dataDir, serviceClusterIPRange: '127.30.0.0/16' });
+    try {
+      const kubernetes = await api.request('GET', `${SVC}/kubernetes`);
+      assert.equal(kubernetes.status, 200, kubernetes.text);
+      assert.equal(kubernetes.json.spec.clusterIP, '127.30.0.1');
+      assert.deepEqual(kubernetes.json.spec.ports, [{ name: 'https', port: 443, protocol: 'TCP', targetPort: api.port }]);
+      const slice = await api.request('GET', '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes');
+      assert.equal(slice.status, 200, slice.text);
+      assert.deepEqual([slice.json.endpoints[0].addresses, slice.json.ports[0].port], [['127.0.0.1'], api.port]);
+      const created = await api.request('POST', SVC, { body: service('web', 'ClusterIP') });
+      assert.equal(created.status, 201, created.text);
+      assert.match(created.json.spec.clusterIP, /^127\.30\.\d+\.\d+$/);
+      const outside = await api.request('POST', SVC, { body: service('outside', 'ClusterIP', { clusterIP: '172.30.0.20' }) });
+      assert.equal(outside.status, 422);
+      assert.match(outside.json.message, /the provided IP \(172\.30\.0\.20\) is not in the valid range\. The range of valid IPs is 127\.30\.0\.0\/16/);
+      assert.match(await api.kubectlOk(['get', 'service', 'kubernetes']), /kubernetes\s+ClusterIP\s+127\.30\.0\.1\s+<none>\s+443\/TCP/);
+    } finally {
+      await api.stop({ keepData: true });
+    }
+    api = await startTestApiServer({ dataDir, serviceClusterIPRange: '10.96.0.0/12' });
+    try {
+      assert.equal((await api.request('GET', `${SVC}/kubernetes`)).json.spec.clusterIP, '10.96.0.1');
+      // A Service already stored keeps its address, as kube-apiserver keeps it.
+      assert.match((await api.request('GET', `${SVC}/web`)).json.spec.clusterIP, /^127\.30\./);
+    } finally {
+      await api.stop({ keepData: true });
+    }
+    for (const [range, message] of [['127.30.0.1/16', /no host bits set/], ['10.0.0.0/8', /from \/12 to \/28/], ['fd00::/108', /IPv4 network/]] as const) {
+      await assert.rejects(startTestApiServer({ dataDir, serviceClusterIPRange: range }), message, range);
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('externalTrafficPolicy Local on a LoadBalancer gets a healthCheckNodePort: kept on updates, refused when taken or not wanted, freed when the policy or type changes', async () => {
+  const api = await startTestApiServer();
+  try {
+    const local = await api.request('POST', SVC, { body: service('local', 'LoadBalancer', { externalTrafficPolicy: 'Local' }) });
+    assert.equal(local.status, 201, local.text);
+    const healthCheck = local.json.spec.healthCheckNodePort;
+    assert.ok(healthCheck >= 30000 && healthCheck <= 32767, `healthCheckNodePort ${healthCheck} in the node port range`);
+    assert.notEqual(healthCheck, local.json.spec.ports[0].nodePort);
+    const cluster = await api.request('POST', SVC, { body: service('cluster', 'LoadBalancer') });
+    assert.equal(cluster.json.spec.externalTrafficPolicy, 'Cluster', 'the policy defaults to Cluster');
+    assert.equal(cluster.json.spec.healthCheckNodePort, undefined, 'no health check with policy Cluster');
+
+    // An update that leaves it out keeps it.
+    const { healthCheckNodePort: _dropped, ...specWithout } = local.json.spec;
+    const kept = await api.request('PUT', `${SVC}/local`, { body: { ...local.json, spec: specWithout } });
+    assert.equal(kept.status, 200, kept.text);
+    assert.equal(kept.json.spec.healthCheckNodePort, healthCheck);
+
+    // Taken: by another Service's health check or node port.
+    const taken = await api.request('POST', SVC, { body: service('taken', 'LoadBalancer', { externalTrafficPolicy: 'Local', healthCheckNodePort: healthCheck }) });
+    assert.equal(taken.status, 422);
+    assert.match(taken.json.message, /spec\.healthCheckNodePort: Invalid value: \d+: provided port is already allocated/);
+    const asNodePort = await api.request('POST', SVC, { body: service('as-node-port', 'NodePort', {}, { nodePort: healthCheck }) });
+    assert.equal(asNodePort.status, 422, 'a health-check node port is a node port like the others');
+    // Not wanted: only a LoadBalancer with policy Local has one.
+    const unwanted = await api.request('POST', SVC, { body: service('unwanted', 'NodePort', { healthCheckNodePort: 31999 }) });
+    assert.equal(unwanted.status, 422);
+    assert.match(unwanted.json.message, /may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'/);
+    const policy = await api.request('POST', SVC, { body: service('policy', 'ClusterIP', { externalTrafficPolicy: 'Local' }) });
+    assert.equal(policy.status, 422);
+    assert.match(policy.json.message, /may only be set for externally-accessible services/);
+
+    // Policy Cluster: the port is freed and can be asked for.
+    const toCluster = await api.request('PUT', `${SVC}/local`, { body: { ...kept.json, spec: { ...kept.json.spec, externalTrafficPolicy: 'Cluster' } } });
+    assert.equal(toCluster.status, 200, toCluster.text);
+    assert.equal(toCluster.json.spec.healthCheckNodePort, undefined);
+    const reuse = await api.request('POST', SVC, { body: service('reuse', 'LoadBalancer', { externalTrafficPolicy: 'Local', healthCheckNodePort: healthCheck }) });
+    assert.equal(reuse.status, 201, reuse.text);
+    assert.equal(reuse.json.spec.healthCheckNodePort, healthCheck);
+    // Deleted: freed too.
+    assert.equal((await api.request('DELETE', `${SVC}/reuse`)).status, 200);
+    const again = await api.request('POST', SVC, { body: service('again', 'NodePort', {}, { nodePort: healthCheck }) });
+    assert.equal(again.status, 201, again.text);
+    await heldValues(api);
+  } finally {
+    await api.stop();
   }
 });

@@ -1,5 +1,6 @@
 // `bosun start`'s bring-up: API server, signed releases, update service, CRDs and
-// ClusterVersion/version, the machine-config server, operator and controller; a second start
+// ClusterVersion/version, the machine-config server, operator and controller, the loopback service
+// network (Network/cluster, the kubernetes Service, the cluster DNS address); a second start
 // reuses everything.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -52,6 +53,13 @@ test('bring-up gives a ClusterVersion naming a signed release from the update se
     assert.equal(((await plain.json()) as { ignition: { version: string } }).ignition.version, '3.4.0');
     const userData = JSON.parse(Buffer.from((await runKubectl(cluster.kubeconfigPath, ['get', 'secret', 'worker-user-data', '-n', 'openshift-machine-api', '-o', 'jsonpath={.data.userData}'])).stdout, 'base64').toString());
     assert.deepEqual(userData.ignition.config.merge, [{ source: `https://127.0.0.1:${cluster.machineConfigServer!.port('tls')}/config/worker` }]);
+    // The loopback service network: the API server's range, Network/cluster, the kubernetes
+    // Service and the kubelet's cluster DNS address derived from it.
+    const kubectlJson = async (args: string[]) => JSON.parse((await runKubectl(cluster!.kubeconfigPath, [...args, '-o', 'json'])).stdout);
+    const network = await kubectlJson(['get', 'network.config.openshift.io', 'cluster']);
+    assert.deepEqual([network.spec.serviceNetwork, network.status.serviceNetwork], [['127.30.0.0/16'], ['127.30.0.0/16']]);
+    assert.equal((await kubectlJson(['get', 'service', 'kubernetes', '-n', 'default'])).spec.clusterIP, '127.30.0.1');
+    assert.equal((await kubectlJson(['get', 'controllerconfig', 'machine-config-controller'])).spec.clusterDNSIP, '127.30.0.10');
     const graph = await fetch(`${cluster.updateService.url}/api/upgrades_info/v1/graph?channel=stable-1.0`, { headers: { accept: 'application/json' } });
     const body = (await graph.json()) as { nodes: Array<{ version: string; payload: string }> };
     assert.ok(body.nodes.some((n) => n.version === '1.0.0' && n.payload === target.pullspec));

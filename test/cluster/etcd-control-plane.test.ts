@@ -1,6 +1,7 @@
 // `bosun start --etcd`'s control plane: a 3-member etcd (TLS with client certificates) and two API
-// servers behind one address; kubectl through the front reaches both, either one may go, and a
-// second start from the same data directory finds everything again.
+// servers behind one address, which the kubernetes Service's endpoints name; kubectl through the
+// front reaches both, either one may go, and a second start from the same data directory finds
+// everything again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -29,6 +30,9 @@ test('two API servers on a TLS etcd behind one address; restart from the same da
       assert.ok(plane.etcd.client.endpoints.every((u) => u.startsWith('https://')) && plane.etcd.client.certFile);
       // Without a client certificate etcd does not let a client in.
       await assert.rejects(openEtcdStorage({ endpoints: plane.etcd.client.endpoints, caFile: plane.etcd.client.caFile, callTimeoutMs: 1_000 }), /cannot reach etcd/);
+      // The kubernetes Service's endpoint is the front, which both servers advertise.
+      const endpoint = await kubectl(['get', 'endpointslice', 'kubernetes', '-o', 'jsonpath={.endpoints[0].addresses[0]}:{.ports[0].port}']);
+      assert.equal(endpoint.stdout, `127.0.0.1:${plane.server.port}`);
       // One API server stops: the front hands connections to the other.
       await plane.servers[1].stop();
       const after = await kubectl(['get', 'configmap', 'through-front', '-o', 'jsonpath={.data.a}']);

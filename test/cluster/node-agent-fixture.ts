@@ -1,5 +1,5 @@
 // A small local cluster for the node agent's tests: the API server as a cluster runs it (RBAC,
-// ServiceAccount tokens, node access, the CSR signer), the workload controllers the agent relies
+// ServiceAccount tokens, node access, the CSR signer, the local cluster's loopback service network), the workload controllers the agent relies
 // on (EndpointSlices for its NodePorts, node lifecycle for NotReady), the local cloud with
 // the node agent as its machine runtime, and machines that boot (through bosun's Ignition applier)
 // from the worker role's rendered MachineConfigs — the kubelet unit, kubelet.conf and CA the MCO's
@@ -8,6 +8,7 @@ import { mkdtempSync, chmodSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startClusterApiServer, type ClusterApiServer } from '../../src/apiserver/cluster-api.js';
+import { LOCAL_SERVICE_NETWORK } from '../../src/cluster/install/cluster-facts.js';
 import { CloudClient } from '../../src/cloud/client.js';
 import { CloudService } from '../../src/cloud/service.js';
 import type { Instance } from '../../src/cloud/types.js';
@@ -89,6 +90,8 @@ export interface NodeClusterOptions {
   nodeGraceMs?: number;
   /** The CSR signer's certificate lifetime (--cluster-signing-duration; default a year). */
   clusterSigningDurationMs?: number;
+  /** The API server's --service-cluster-ip-range (default the local cluster's, loopback 127.30.0.0/16). */
+  serviceClusterIPRange?: string;
 }
 
 /**
@@ -110,7 +113,7 @@ export async function startNodeCluster(o: NodeClusterOptions = {}): Promise<Node
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-nodes-'));
   chmodSync(dataDir, 0o755);
   const apiDir = join(dataDir, 'apiserver');
-  const apiServer = await startClusterApiServer({ dataDir: apiDir, host: '127.0.0.1', port: 0, logLevel: 'warn', clusterSigningDurationMs: o.clusterSigningDurationMs });
+  const apiServer = await startClusterApiServer({ dataDir: apiDir, host: '127.0.0.1', port: 0, logLevel: 'warn', clusterSigningDurationMs: o.clusterSigningDurationMs, serviceClusterIPRange: o.serviceClusterIPRange ?? LOCAL_SERVICE_NETWORK });
   const { server } = apiServer;
   const kubectl = (args: string[], input?: string) => runKubectl(server.kubeconfigPath, args, { input });
   const api: Api = {

@@ -8,7 +8,7 @@ import { allocatableOf, parseQuantity, type NodeFacts } from '../../src/cluster/
 import { crashBackoffMs, podPhase, podStatus, type ContainerRecord } from '../../src/cluster/node-agent/pod-status.js';
 import { allocatePodIP, componentArgv, containerKind, expand, fieldRefValue, podCidrFor } from '../../src/cluster/node-agent/pod-spec.js';
 import { formatCriLines } from '../../src/cluster/node-agent/logs-server.js';
-import { endpointsFromPods, endpointsFromSlices, proxiedAddresses } from '../../src/cluster/node-agent/service-proxy.js';
+import { endpointsFor, endpointsFromPods, endpointsFromSlices, healthCheckAnswer, proxiedAddresses } from '../../src/cluster/node-agent/service-proxy.js';
 import { execSucceeds, probeOnce } from '../../src/cluster/node-agent/probes.js';
 import type { Obj } from '../../src/kube/index.js';
 
@@ -151,6 +151,7 @@ test('proxied addresses: NodePorts on the node IP, every TCP Service port on a l
     svc('web', { type: 'NodePort', clusterIP: '127.30.0.5', clusterIPs: ['127.30.0.5'], ports: [{ name: 'http', port: 80, nodePort: 30080 }, { name: 'dns', port: 53, protocol: 'UDP', nodePort: 30053 }] }),
     svc('internal', { clusterIP: '127.30.0.6', ports: [{ port: 8080 }] }),
     svc('routed', { type: 'LoadBalancer', clusterIP: '172.30.0.7', ports: [{ port: 443, nodePort: 30443 }] }),
+    svc('local', { type: 'LoadBalancer', externalTrafficPolicy: 'Local', healthCheckNodePort: 31000, clusterIP: '127.30.0.8', ports: [{ port: 443, nodePort: 30444 }] }),
     svc('headless', { clusterIP: 'None', ports: [{ port: 9000 }] }),
     svc('alias', { type: 'ExternalName', externalName: 'example.com', ports: [{ port: 80 }] }),
   ];
@@ -159,5 +160,23 @@ test('proxied addresses: NodePorts on the node IP, every TCP Service port on a l
     'clusterIP 127.30.0.5:80 default/web/http',
     'clusterIP 127.30.0.6:8080 default/internal/',
     'nodePort 127.0.1.4:30443 default/routed/',
+    'nodePort 127.0.1.4:30444 default/local/',
+    'clusterIP 127.30.0.8:443 default/local/',
+    'healthCheck 127.0.1.4:31000 default/local/',
   ]);
+});
+
+test('externalTrafficPolicy Local: NodePorts to the node\'s own endpoints only, cluster IPs to all; the health check counts ready local endpoints', () => {
+  const svc = (policy: string) => ({ metadata: { name: 's', namespace: 'ns' }, spec: { type: 'LoadBalancer', externalTrafficPolicy: policy } });
+  const endpoints = [{ ip: '127.1.1.2', port: 80, nodeName: 'a' }, { ip: '127.1.1.3', port: 80, nodeName: 'a' }, { ip: '127.1.2.2', port: 80, nodeName: 'b' }, { ip: '127.1.3.2', port: 80 }];
+  const ips = (list: Array<{ ip: string }>) => list.map((e) => e.ip);
+  assert.deepEqual(ips(endpointsFor('nodePort', svc('Local'), endpoints, 'a')), ['127.1.1.2', '127.1.1.3']);
+  assert.deepEqual(ips(endpointsFor('nodePort', svc('Local'), endpoints, 'c')), []);
+  assert.deepEqual(ips(endpointsFor('nodePort', svc('Cluster'), endpoints, 'c')), ips(endpoints));
+  assert.deepEqual(ips(endpointsFor('clusterIP', svc('Local'), endpoints, 'c')), ips(endpoints));
+  // One endpoint per address, whatever the number of ports.
+  const twoPorts = [...endpoints, { ip: '127.1.1.2', port: 443, nodeName: 'a' }];
+  assert.deepEqual(healthCheckAnswer(svc('Local'), twoPorts, 'a'), { status: 200, body: { service: { namespace: 'ns', name: 's' }, localEndpoints: 2, serviceProxyHealthy: true } });
+  assert.deepEqual(healthCheckAnswer(svc('Local'), twoPorts, 'c').status, 503);
+  assert.deepEqual(healthCheckAnswer(svc('Local'), twoPorts, 'c').body.localEndpoints, 0);
 });

@@ -99,7 +99,7 @@ export function runKubectl(kubeconfig: string, args: string[], options: { input?
   });
 }
 
-export async function startTestApiServer(options: { dataDir?: string; compactKeep?: number; port?: number; bookmarkIntervalMs?: number; compactIntervalMs?: number } = {}): Promise<TestApiServer> {
+export async function startTestApiServer(options: { dataDir?: string; compactKeep?: number; port?: number; bookmarkIntervalMs?: number; compactIntervalMs?: number; serviceClusterIPRange?: string } = {}): Promise<TestApiServer> {
   const ownDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'bosun-apiserver-'));
   const server = await startApiServer({
@@ -109,6 +109,7 @@ export async function startTestApiServer(options: { dataDir?: string; compactKee
     compactKeep: options.compactKeep,
     bookmarkIntervalMs: options.bookmarkIntervalMs,
     compactIntervalMs: options.compactIntervalMs,
+    serviceClusterIPRange: options.serviceClusterIPRange,
     logLevel: 'warn',
   });
   const agent = new Agent({ ca: server.caPem, keepAlive: true });

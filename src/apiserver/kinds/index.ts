@@ -25,7 +25,7 @@ import { serviceaccounts } from './serviceaccounts.js';
 import { services } from './services.js';
 import { statefulsets } from './statefulsets.js';
 import type { Storage } from '../storage/types.js';
-import { customResourceChanged, type Allocations, type KindStrategy, type Obj } from './strategy.js';
+import { customResourceChanged, type Allocations, type AllocationSettings, type KindStrategy, type Obj } from './strategy.js';
 
 export const STRATEGIES: KindStrategy[] = [
   namespaces, nodes, pods, services, endpoints, configmaps, secrets, serviceaccounts, coreEvents, events, leases,
@@ -41,8 +41,8 @@ export function strategyFor(type: Pick<ResourceType, 'group' | 'resource' | 'bui
 }
 
 /** The pools of every kind that allocates (Services), over one storage, looked up by type. */
-export function kindAllocations(storage: Storage): (type: ResourceType) => Allocations | undefined {
-  const pools = new Map(STRATEGIES.flatMap((s) => (s.allocations ? [[s, s.allocations(storage)] as const] : [])));
+export function kindAllocations(storage: Storage, settings: AllocationSettings): (type: ResourceType) => Allocations | undefined {
+  const pools = new Map(STRATEGIES.flatMap((s) => (s.allocations ? [[s, s.allocations(storage, settings)] as const] : [])));
   return (type) => {
     const strategy = strategyFor(type);
     return strategy && pools.get(strategy);

@@ -1,5 +1,7 @@
 // Cluster IPs and node ports of Services, allocated as kube-apiserver's allocators do: from a
-// range (the service network 172.30.0.0/16, node ports 30000-32767), rebuilt at start from the
+// range (the service network, --service-cluster-ip-range, 172.30.0.0/16 unless said; node ports
+// 30000-32767, which also hold the health-check node port of a LoadBalancer Service whose
+// externalTrafficPolicy is Local), rebuilt at start from the
 // Services in storage so that nothing already held is handed out again after a restart. A
 // requested value that is taken is refused (422, kube's messages); values are taken before the
 // write and given back when it does not happen, and freed once a Service no longer holds them
@@ -10,13 +12,25 @@
 // only; a server that loses a claim takes another value (or refuses a requested one). Each server
 // follows the claims and the Services in storage, and every value remembers the Service holding it,
 // so a late notice of a release never frees a value another Service has taken since.
+import { ipToNumber, numberToIp, parseCidr } from '../../common/ipv4.js';
 import { errors } from '../errors.js';
 import type { Storage } from '../storage/types.js';
-import type { Allocations, Obj } from './strategy.js';
+import type { Allocations, AllocationSettings, Obj } from './strategy.js';
 import { AllocationClaims, type Claim } from './allocation-claims.js';
 
-/** The service network OpenShift uses by default. */
-export const SERVICE_CIDR = '172.30.0.0/16';
+/** The service network OpenShift uses by default (install-config's serviceNetwork). */
+export const DEFAULT_SERVICE_CIDR = '172.30.0.0/16';
+
+/**
+ * A --service-cluster-ip-range, checked as kube-apiserver checks it: an IPv4 network address with
+ * a prefix of /12 (a million addresses) to /28 (a few); throws saying what is wrong.
+ */
+export function checkServiceCidr(text: string): { base: number; bits: number } {
+  const cidr = parseCidr(text);
+  if (!cidr) throw new Error(`--service-cluster-ip-range must be an IPv4 network such as 172.30.0.0/16 (no host bits set), got "${text}"`);
+  if (cidr.bits < 12 || cidr.bits > 28) throw new Error(`--service-cluster-ip-range ${text}: the prefix must be from /12 to /28`);
+  return cidr;
+}
 export const NODE_PORT_MIN = 30000;
 export const NODE_PORT_MAX = 32767;
 
@@ -75,16 +89,6 @@ export class RangeAllocator {
 
 const staticBand = (size: number, divisor: number, max: number): number => Math.min(Math.max(16, Math.floor(size / divisor)), max);
 
-function ipToNumber(ip: string): number | undefined {
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(ip);
-  if (!m) return undefined;
-  const parts = m.slice(1).map(Number);
-  if (parts.some((p) => p > 255)) return undefined;
-  return ((parts[0] << 24) >>> 0) + (parts[1] << 16) + (parts[2] << 8) + parts[3];
-}
-
-const numberToIp = (n: number): string => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
-
 const usesNodePorts = (spec: Obj | undefined): boolean => spec?.type === 'NodePort' || spec?.type === 'LoadBalancer';
 /** Whether ports without one get a node port: NodePort, and LoadBalancer unless allocateLoadBalancerNodePorts is false. */
 const allocatesNodePorts = (spec: Obj): boolean => spec.type === 'NodePort' || (spec.type === 'LoadBalancer' && spec.allocateLoadBalancerNodePorts !== false);
@@ -111,22 +115,29 @@ interface Pending {
   pool: typeof IP_POOL | typeof PORT_POOL;
   offset: number;
   dynamic: boolean;
-  index?: number;
+  /** The port's index, or 'healthCheck' for spec.healthCheckNodePort. */
+  index?: number | 'healthCheck';
 }
 
 /** Who holds a Service's values: its namespace/name. */
 const ownerOf = (service: Obj | undefined): string => `${service?.metadata?.namespace ?? ''}/${service?.metadata?.name ?? ''}`;
 
-/** The node ports a Service holds (one port may serve TCP and UDP). */
+/** Whether a Service gets a health-check node port: LoadBalancer with externalTrafficPolicy Local (kube's NeedsHealthCheck). */
+export const needsHealthCheck = (spec: Obj | undefined): boolean => spec?.type === 'LoadBalancer' && spec?.externalTrafficPolicy === 'Local';
+
+const isPortNumber = (n: unknown): n is number => Number.isInteger(n) && (n as number) > 0;
+
+/** The node ports a Service holds (one port may serve TCP and UDP), and its health-check node port. */
 function heldPorts(service: Obj | undefined): Set<number> {
-  return new Set(((service?.spec?.ports ?? []) as Obj[]).map((p) => p?.nodePort).filter((n): n is number => Number.isInteger(n) && n > 0));
+  const ports = ((service?.spec?.ports ?? []) as Obj[]).map((p) => p?.nodePort);
+  return new Set([...ports, service?.spec?.healthCheckNodePort].filter(isPortNumber));
 }
 
 /** The allocators of one server, over the Services already in `storage`. */
-export function serviceAllocations(storage: Storage): Allocations {
-  const [network, bits] = SERVICE_CIDR.split('/');
-  const base = ipToNumber(network)!;
-  const ipCount = 2 ** (32 - Number(bits)) - 2; // neither the network nor the broadcast address
+export function serviceAllocations(storage: Storage, settings: AllocationSettings): Allocations {
+  const range = settings.serviceClusterIPRange;
+  const { base, bits } = checkServiceCidr(range);
+  const ipCount = 2 ** (32 - bits) - 2; // neither the network nor the broadcast address
   const ips = new RangeAllocator(ipCount, staticBand(ipCount, 16, 256));
   const portCount = NODE_PORT_MAX - NODE_PORT_MIN + 1;
   const ports = new RangeAllocator(portCount, staticBand(portCount, 32, 128));
@@ -204,7 +215,9 @@ export function serviceAllocations(storage: Storage): Allocations {
   const invalid = (object: Obj, field: string, value: unknown, message: string) =>
     errors.invalid('Service', '', object.metadata?.name ?? '', [{ type: 'FieldValueInvalid', field, message: `Invalid value: ${JSON.stringify(value)}: ${message}` }]);
   const ipInvalid = (object: Obj, problem: string) => invalid(object, 'spec.clusterIPs', object.spec.clusterIPs ?? [object.spec.clusterIP], `failed to allocate IP ${object.spec.clusterIP}: ${problem}`);
-  const portInvalid = (object: Obj, index: number, problem: string) => invalid(object, `spec.ports[${index}].nodePort`, object.spec.ports[index].nodePort, problem);
+  const portInvalid = (object: Obj, index: number | 'healthCheck', problem: string) => index === 'healthCheck'
+    ? invalid(object, 'spec.healthCheckNodePort', object.spec.healthCheckNodePort, problem)
+    : invalid(object, `spec.ports[${index}].nodePort`, object.spec.ports[index].nodePort, problem);
 
   return {
     reserve(object, previous) {
@@ -225,7 +238,7 @@ export function serviceAllocations(storage: Storage): Allocations {
             spec.clusterIP = numberToIp(base + 1 + offset);
           } else if (spec.clusterIP !== heldIP(previous)) {
             const offset = ipOffset(spec.clusterIP);
-            const problem = offset === undefined ? `the provided IP (${spec.clusterIP}) is not in the valid range. The range of valid IPs is ${SERVICE_CIDR}` : !ips.take(offset, owner) ? IP_TAKEN : undefined;
+            const problem = offset === undefined ? `the provided IP (${spec.clusterIP}) is not in the valid range. The range of valid IPs is ${range}` : !ips.take(offset, owner) ? IP_TAKEN : undefined;
             if (problem) throw ipInvalid(object, problem);
             mine.push({ pool: IP_POOL, offset: offset!, dynamic: false });
           }
@@ -249,6 +262,22 @@ export function serviceAllocations(storage: Storage): Allocations {
             }
             taken.add(port.nodePort);
           });
+        }
+        if (needsHealthCheck(spec)) {
+          // kube-apiserver's allocHealthCheckNodePort: one more node port, kept while the Service needs it.
+          const requested = spec.healthCheckNodePort;
+          if (!requested) {
+            const offset = ports.next(owner);
+            if (offset === undefined) throw errors.internal('failed to allocate a healthCheckNodePort: range is full');
+            mine.push({ pool: PORT_POOL, offset, dynamic: true, index: 'healthCheck' });
+            spec.healthCheckNodePort = NODE_PORT_MIN + offset;
+          } else if (requested !== previous?.spec?.healthCheckNodePort) {
+            const inRange = Number.isInteger(requested) && requested >= NODE_PORT_MIN && requested <= NODE_PORT_MAX;
+            const inUse = ((spec.ports ?? []) as Obj[]).some((p) => p.nodePort === requested);
+            const problem = !inRange ? `provided port is not in the valid range. The range of valid ports is ${NODE_PORT_MIN}-${NODE_PORT_MAX}` : inUse || !ports.take(requested - NODE_PORT_MIN, owner) ? PORT_TAKEN : undefined;
+            if (problem) throw portInvalid(object, 'healthCheck', problem);
+            mine.push({ pool: PORT_POOL, offset: requested - NODE_PORT_MIN, dynamic: false, index: 'healthCheck' });
+          }
         }
       } catch (e) {
         undo();
@@ -279,7 +308,8 @@ export function serviceAllocations(storage: Storage): Allocations {
           if (entry.pool === IP_POOL) {
             object.spec.clusterIP = numberToIp(base + 1 + next);
             object.spec.clusterIPs = [object.spec.clusterIP];
-          } else object.spec.ports[entry.index!].nodePort = NODE_PORT_MIN + next;
+          } else if (entry.index === 'healthCheck') object.spec.healthCheckNodePort = NODE_PORT_MIN + next;
+          else object.spec.ports[entry.index!].nodePort = NODE_PORT_MIN + next;
         }
       }
     },

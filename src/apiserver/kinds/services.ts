@@ -1,9 +1,11 @@
 // Services (core/v1): type ClusterIP and port defaults, a cluster IP and node ports allocated to
 // them (service-allocation.ts) and kept across updates, names that are DNS labels, valid ports
-// and cluster IPs, and the TYPE / CLUSTER-IP / EXTERNAL-IP / PORT(S) columns.
+// and cluster IPs, externalTrafficPolicy (Cluster unless said, for NodePort and LoadBalancer) and the
+// health-check node port of an ETP Local load balancer, and the TYPE / CLUSTER-IP / EXTERNAL-IP /
+// PORT(S) columns.
 import type { FieldProblem } from '../errors.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN, orNone, selectorString } from '../printing.js';
-import { serviceAllocations } from './service-allocation.js';
+import { needsHealthCheck, serviceAllocations } from './service-allocation.js';
 import { ALL, builtinType, type KindStrategy, type Obj } from './strategy.js';
 
 const usesNodePorts = (spec: Obj | undefined): boolean => spec?.type === 'NodePort' || spec?.type === 'LoadBalancer';
@@ -12,7 +14,8 @@ const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]
 /**
  * Defaults, and what an update keeps of what the server allocated (kube's patchAllocatedValues
  * and dropTypeDependentFields): a cluster IP or node port the request leaves out stays, node
- * ports go when the type no longer uses them, the cluster IP when the type becomes ExternalName.
+ * ports go when the type no longer uses them, the cluster IP when the type becomes ExternalName;
+ * the health-check node port stays while the Service needs one and goes when it no longer does.
  */
 function defaults(object: Obj, previous: Obj | undefined): void {
   const spec = (object.spec = { type: 'ClusterIP', sessionAffinity: 'None', ...(object.spec ?? {}) });
@@ -24,6 +27,13 @@ function defaults(object: Obj, previous: Obj | undefined): void {
   }
   if (spec.clusterIP) spec.clusterIPs = [spec.clusterIP];
   else delete spec.clusterIPs;
+  const external = (o: Obj | undefined) => usesNodePorts(o) || (o?.externalIPs ?? []).length > 0;
+  if (external(spec)) spec.externalTrafficPolicy ??= 'Cluster';
+  else if (external(old) && spec.externalTrafficPolicy === old!.externalTrafficPolicy) delete spec.externalTrafficPolicy;
+  if (needsHealthCheck(old) && old!.healthCheckNodePort) {
+    if (needsHealthCheck(spec) && !spec.healthCheckNodePort) spec.healthCheckNodePort = old!.healthCheckNodePort;
+    else if (!needsHealthCheck(spec) && spec.healthCheckNodePort === old!.healthCheckNodePort) delete spec.healthCheckNodePort;
+  }
   for (const port of Array.isArray(spec.ports) ? spec.ports : []) {
     if (typeof port !== 'object' || port === null) continue;
     port.protocol ??= 'TCP';
@@ -42,6 +52,17 @@ function validate(o: Obj, previous: Obj | undefined): FieldProblem[] {
     if (!Number.isInteger(p?.port) || p.port < 1 || p.port > 65535) problems.push({ type: 'FieldValueInvalid', field: `spec.ports[${i}].port`, message: `Invalid value: ${JSON.stringify(p?.port)}: must be between 1 and 65535, inclusive` });
     if (p?.nodePort && !usesNodePorts(o.spec)) problems.push({ type: 'FieldValueForbidden', field: `spec.ports[${i}].nodePort`, message: `Forbidden: may not be used when \`type\` is '${o.spec?.type}'` });
   });
+  const policy = o.spec?.externalTrafficPolicy;
+  if (policy !== undefined && policy !== 'Cluster' && policy !== 'Local') {
+    problems.push({ type: 'FieldValueNotSupported', field: 'spec.externalTrafficPolicy', message: `Unsupported value: ${JSON.stringify(policy)}: supported values: "Cluster", "Local"` });
+  } else if (policy !== undefined && !usesNodePorts(o.spec) && !(Array.isArray(o.spec?.externalIPs) && o.spec.externalIPs.length)) {
+    problems.push({ type: 'FieldValueInvalid', field: 'spec.externalTrafficPolicy', message: `Invalid value: ${JSON.stringify(policy)}: may only be set for externally-accessible services` });
+  }
+  const healthCheck = o.spec?.healthCheckNodePort;
+  if (healthCheck !== undefined && healthCheck !== 0) {
+    if (!needsHealthCheck(o.spec)) problems.push({ type: 'FieldValueInvalid', field: 'spec.healthCheckNodePort', message: `Invalid value: ${JSON.stringify(healthCheck)}: may only be set when \`type\` is 'LoadBalancer' and \`externalTrafficPolicy\` is 'Local'` });
+    else if ((Array.isArray(ports) ? (ports as Obj[]) : []).some((p) => p?.nodePort === healthCheck)) problems.push({ type: 'FieldValueDuplicate', field: 'spec.healthCheckNodePort', message: `Duplicate value: ${JSON.stringify(healthCheck)}` });
+  }
   const ip = o.spec?.clusterIP;
   if (ip !== undefined && ip !== '' && ip !== 'None' && !(typeof ip === 'string' && IPV4.test(ip))) {
     problems.push({ type: 'FieldValueInvalid', field: 'spec.clusterIPs[0]', message: `Invalid value: ${JSON.stringify(ip)}: must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)` });

@@ -16,6 +16,12 @@ export type Obj = Record<string, any>;
 /** How names of a kind are checked: DNS-1123 subdomain (most kinds), label, or path segment (RBAC). */
 export type NameRule = 'subdomain' | 'label' | 'path';
 
+/** How one server's pools are configured (kube-apiserver's flags). */
+export interface AllocationSettings {
+  /** --service-cluster-ip-range: the network Services' cluster IPs come from. */
+  serviceClusterIPRange: string;
+}
+
 /**
  * Values a kind hands out from pools shared by all its objects (a Service's cluster IP and node
  * ports), kept for one server over one storage.
@@ -77,7 +83,7 @@ export interface KindStrategy {
   /** Kinds whose deletion waits for a clean-up of their own (Namespaces): marks the object as terminating. */
   terminate?(object: Obj): void;
   /** Pools the kind allocates from, rebuilt from what `storage` holds. */
-  allocations?(storage: Storage): Allocations;
+  allocations?(storage: Storage, settings: AllocationSettings): Allocations;
 }
 
 /** A built-in type: namespaced, no status, no short names unless said. */

@@ -1,6 +1,8 @@
 // What an installer writes before the operators run, as openshift-install does:
 //   Infrastructure/cluster — the platform and the API endpoints (`api` for users, `api-int` for
 //     the cluster's own machines and pods);
+//   Network/cluster — the service network the API server allocates cluster IPs from and the pod
+//     network (install-config's networking), which the MCO derives the cluster DNS address from;
 //   the API server's CA for the machine-config operator (openshift-config-managed/
 //     kube-apiserver-server-ca, kube-system/root-ca) and a pull secret (openshift-config/
 //     pull-secret; bosun's images need none, so it holds no credentials);
@@ -18,6 +20,15 @@ import type { KubeClient, Obj } from '../../kube/client.js';
 import { resources } from '../../kube/resources.js';
 
 export const INFRASTRUCTURE_NAME = 'bosun-local';
+
+/**
+ * The local cluster's service network: loopback, so that the node agents can listen on its
+ * cluster IPs without root. Apart from bosun's other loopback ranges: machines 127.0.1.N, api-int
+ * 127.0.100.0/24, load balancers 127.0.200.0/24, pods 127.1.0.0/16.
+ */
+export const LOCAL_SERVICE_NETWORK = '127.30.0.0/16';
+/** The pods' network: machine N's podCIDR is 127.1.N.0/24. */
+export const LOCAL_CLUSTER_NETWORK = { cidr: '127.1.0.0/16', hostPrefix: 24 };
 export const MCO_NAMESPACE = 'openshift-machine-config-operator';
 
 export interface ClusterFacts {
@@ -26,6 +37,8 @@ export interface ClusterFacts {
   apiUrl: string;
   /** The API as the cluster's machines and pods reach it (the api-int balancer with machines). */
   apiInternalUrl: string;
+  /** The service network (the API server's --service-cluster-ip-range). */
+  serviceNetwork: string;
   /** With machines: the platform is External, named `local`, and these are written too. */
   machines?: { cloudUrl: string; clusterCa: KeyPair; serverNames: string[] };
 }
@@ -78,6 +91,17 @@ export async function writeClusterFacts(client: KubeClient, facts: ClusterFacts)
     ]);
   }
   await writeInfrastructure(client, facts);
+  await writeNetwork(client, facts.serviceNetwork);
+}
+
+/** Network/cluster: what the installer asked for in spec, and (no network operator running) the same in status. */
+async function writeNetwork(client: KubeClient, serviceNetwork: string): Promise<void> {
+  const networking = { serviceNetwork: [serviceNetwork], clusterNetwork: [LOCAL_CLUSTER_NETWORK] };
+  const live = (await client.read(resources.networks, 'cluster')) ?? (await client.create(resources.networks, {
+    apiVersion: 'config.openshift.io/v1', kind: 'Network', metadata: { name: 'cluster' }, spec: networking,
+  }));
+  if (live.status?.serviceNetwork) return;
+  await client.mergePatch(resources.networks, 'cluster', undefined, { status: networking }, 'status');
 }
 
 /** Infrastructure/cluster; its facts live in its status, written through the status subresource. */

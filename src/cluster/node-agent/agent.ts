@@ -1,7 +1,8 @@
 // The node agent of one booted machine: the kubelet's part, started from the files Ignition wrote
 // into the machine root. It gets its credentials (TLS bootstrap, then rotation), registers the
 // Node, keeps its Lease and status, runs the pods bound to it (its static pods through mirror
-// pods), serves their logs on <nodeIP>:10250 and proxies NodePorts and (loopback) cluster IPs. A
+// pods), serves their logs on <nodeIP>:10250 and proxies NodePorts and (loopback) cluster IPs, serving the
+// health-check node ports of externalTrafficPolicy Local load balancers. A
 // failure is retried every restartDelay, as systemd restarts the kubelet unit (Restart=always);
 // stop() ends everything it started.
 import { existsSync, readFileSync } from 'node:fs';
@@ -12,9 +13,9 @@ import { sleep } from '../../common/sleep.js';
 import { EventRecorder, KubeClient, loadKubeConfig } from '../../kube/index.js';
 import { instanceType, DEFAULT_INSTANCE_TYPE } from '../../cloud/catalogue.js';
 import type { BootedMachine } from '../../cloud/machine-runtime.js';
-import { selfSignedServing, nodeCertificateRequest } from './certificates.js';
-import { rotateClientCertificate } from './certificate-rotation.js';
-import { ensureClientCredentials, requestCertificate, SERVING_CERT_PATH, SERVING_SIGNER, writePrivate } from './credentials.js';
+import { selfSignedServing } from './certificates.js';
+import { rotateClientCertificate, rotateServingCertificate } from './certificate-rotation.js';
+import { ensureClientCredentials } from './credentials.js';
 import { parseDuration, readKubeletFiles, type KubeletFiles } from './kubelet-files.js';
 import { LogsServer } from './logs-server.js';
 import { KUBELET_PORT, type NodeFacts } from './node-object.js';
@@ -41,7 +42,7 @@ export interface NodeAgentOptions {
   staticPodCheckMs?: number;
   /** How often the CSRs are polled while waiting for a certificate (default 1 s). */
   csrPollMs?: number;
-  /** Where the client certificate's renewal falls in 70–90% of its lifetime, in [0, 1) (default random). */
+  /** Where the client and serving certificates' renewals fall in 70–90% of their lifetimes, in [0, 1) (default random). */
   certificateRotationJitter?: () => number;
   log: Logger;
 }
@@ -134,8 +135,7 @@ export class NodeAgent {
     await this.logs.start(nodeIP, KUBELET_PORT, { ...selfSigned, clientCaPem });
     // Stopped while starting: nothing more is started (a watch started now would never end).
     signal.throwIfAborted();
-    if (config.serverTLSBootstrap) void this.requestServingCertificate(client, nodeIP, signal);
-    this.proxy = new ServiceProxy(client, nodeIP, this.log);
+    this.proxy = new ServiceProxy(client, this.nodeName, nodeIP, this.log);
     this.log.info({ nodeIP, podCIDR }, 'node agent running');
     // The heartbeat does not wait for the pod and service caches: a node is Ready once registered.
     const staticPods = config.staticPodPath ? new StaticPods(client, join(root, config.staticPodPath), { name: this.nodeName, uid: node.metadata.uid }, this.log, this.o.staticPodCheckMs).run(signal) : undefined;
@@ -143,20 +143,13 @@ export class NodeAgent {
     const rotation = config.rotateCertificates
       ? rotateClientCertificate({ root, nodeName: this.nodeName, kubeconfigFile: kubeconfig, kubeconfig: kc, client, signal, log: this.log, pollMs: this.o.csrPollMs, jitter: this.o.certificateRotationJitter })
       : undefined;
-    await Promise.all([reporter.run(signal), this.pods.start(signal), this.proxy.start(signal), staticPods, rotation]);
-  }
-
-  /** The serving certificate from a kubelet-serving CSR; the self-signed one serves until then. */
-  private async requestServingCertificate(client: KubeClient, nodeIP: string, signal: AbortSignal): Promise<void> {
-    try {
-      const request = await nodeCertificateRequest(this.nodeName, [nodeIP, this.nodeName]);
-      const certPem = await requestCertificate(client, { csrPem: request.csrPem, signerName: SERVING_SIGNER, usages: ['digital signature', 'server auth'] }, signal, this.log, this.o.csrPollMs);
-      writePrivate(join(this.machine.root, SERVING_CERT_PATH), `${certPem.trimEnd()}\n${request.keyPem}`);
-      this.logs?.setServingCertificate(certPem, request.keyPem);
-      this.log.info('serving certificate issued');
-    } catch (e) {
-      if (!signal.aborted) this.log.warn({ err: (e as Error).message }, 'no signed serving certificate; serving with the self-signed one');
-    }
+    // serverTLSBootstrap: the serving certificate from kubelet-serving CSRs, renewed as it ages
+    // (the self-signed one serves until the first is issued).
+    const logs = this.logs;
+    const serving = config.serverTLSBootstrap
+      ? rotateServingCertificate({ root, nodeName: this.nodeName, hosts: [nodeIP, this.nodeName], client, signal, log: this.log, pollMs: this.o.csrPollMs, jitter: this.o.certificateRotationJitter, install: (cert, key) => logs.setServingCertificate(cert, key) })
+      : undefined;
+    await Promise.all([reporter.run(signal), this.pods.start(signal), this.proxy.start(signal), staticPods, rotation, serving]);
   }
 
   private async teardown(): Promise<void> {

@@ -1,7 +1,8 @@
 // Readiness and liveness probes of process containers, as the kubelet's prober runs them: httpGet
 // (success on 200–399) and tcpSocket (a connection opens) against the pod's IP, exec (the command
 // exits 0 within timeoutSeconds) run in the container's environment — its env and its root as the
-// working directory, as the container's own process runs. A Prober tracks consecutive successes
+// working directory, as the container's own process runs. A grpc probe fails: the gRPC health
+// checking protocol wants a gRPC client (@grpc/grpc-js), which bosun does not depend on. A Prober tracks consecutive successes
 // and failures against the probe's thresholds and reports when its verdict flips.
 import { spawn } from 'node:child_process';
 import { request } from 'node:http';

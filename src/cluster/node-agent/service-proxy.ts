@@ -1,21 +1,29 @@
 // The node's part of kube-proxy, in userspace: for every Service port with a NodePort, a TCP
 // listener on <nodeIP>:<nodePort>, and for every Service port a listener on <clusterIP>:<port>,
-// each forwarding every connection to a ready endpoint, round-robin. Endpoints come from
-// EndpointSlices when the API server serves them, else from the Ready pods the Service's selector
-// matches (what the EndpointSlice controller would have put there).
+// each forwarding every connection to a ready endpoint, round-robin; a connection with no ready
+// endpoint is closed at once (kube-proxy rejects it). Endpoints come from EndpointSlices when the
+// API server serves them, else from the Ready pods the Service's selector matches (what the
+// EndpointSlice controller would have put there).
+// externalTrafficPolicy Local: a NodePort sends only to endpoints on this node (none here: closed),
+// and the Service's healthCheckNodePort is served on <nodeIP> over HTTP, as kube-proxy's health
+// check server: 200 with the count of ready local endpoints when there is one, 503 otherwise —
+// what a cloud load balancer checks to send only to nodes that have one. Cluster IPs use every
+// endpoint, whatever the policy.
 // Cluster IPs: kube-proxy intercepts them with netfilter, which needs root; here a cluster IP is
-// served only when it is a loopback address (127.0.0.0/8, every one of which is this host's), and
-// skipped otherwise (logged once) — a service network such as 172.30.0.0/16 is not routed on
-// loopback. All machines share the host's loopback, so one cluster IP is one listener on the
-// host: the first node to bind it serves it for every node; the others find it in use and try
-// again every few seconds, so that it moves when that node goes down.
+// served only when it is a loopback address (127.0.0.0/8, every one of which is this host's: the
+// local cluster's service network is 127.30.0.0/16), and skipped otherwise (logged once) — a
+// service network such as 172.30.0.0/16 is not routed on loopback. All machines share the host's
+// loopback, so one cluster IP is one listener on the host: the first node to bind it serves it for
+// every node; the others find it in use and try again every CLUSTER_IP_RETRY_MS, so that it moves
+// to another node within seconds of the holder stopping.
+import { createServer as createHttpServer, Server as HttpServer, type ServerResponse } from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from '../../common/log.js';
 import { Informer, keyOf, type KubeClient, type Obj } from '../../kube/index.js';
 import { resolvePort } from './pod-spec.js';
 import { ENDPOINT_SLICES, PODS, SERVICES } from './resources.js';
 
-export interface Endpoint { ip: string; port: number }
+export interface Endpoint { ip: string; port: number; nodeName?: string }
 
 /** Whether a label selector (a Service's map) matches the labels. */
 function matches(selector: Record<string, string> | undefined, labels: Record<string, string> | undefined): boolean {
@@ -32,7 +40,7 @@ export function endpointsFromPods(service: Obj, servicePort: Obj, pods: Obj[]): 
     if (pod.metadata.namespace !== service.metadata.namespace || !matches(service.spec.selector, pod.metadata.labels) || !podReady(pod)) continue;
     const target = servicePort.targetPort ?? servicePort.port;
     const port = (pod.spec.containers as Obj[]).map((c) => resolvePort(target, c)).find((p) => p !== undefined);
-    if (port) out.push({ ip: pod.status.podIP, port });
+    if (port) out.push({ ip: pod.status.podIP, port, ...(pod.spec.nodeName ? { nodeName: pod.spec.nodeName } : {}) });
   }
   return out;
 }
@@ -44,23 +52,40 @@ export function endpointsFromSlices(service: Obj, servicePort: Obj, slices: Obj[
     if (slice.metadata.namespace !== service.metadata.namespace || slice.metadata.labels?.['kubernetes.io/service-name'] !== service.metadata.name) continue;
     const port = (slice.ports ?? []).find((p: Obj) => (p.name ?? '') === (servicePort.name ?? ''))?.port;
     if (!port) continue;
-    for (const ep of slice.endpoints ?? []) if (ep.conditions?.ready !== false) for (const ip of ep.addresses ?? []) out.push({ ip, port });
+    for (const ep of slice.endpoints ?? []) if (ep.conditions?.ready !== false) for (const ip of ep.addresses ?? []) out.push({ ip, port, ...(ep.nodeName ? { nodeName: ep.nodeName } : {}) });
   }
   return out;
 }
 
-interface Listener { server: Server; service: string; portName: string; next: number }
+interface Listener { server: Server; kind: ProxiedAddress['kind']; service: string; portName: string; next: number }
 
 /** How often a node tries again to serve a cluster IP another node on this host holds. */
-const CLUSTER_IP_RETRY_MS = 5000;
+const CLUSTER_IP_RETRY_MS = 2000;
 
 /** Whether an address is IPv4 loopback (127.0.0.0/8): bindable on this host without root. */
 export function isLoopback(ip: string): boolean {
   return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(ip);
 }
 
-/** An address the node proxies: a NodePort on the node's IP, or a Service port on its loopback cluster IP. */
-export interface ProxiedAddress { kind: 'nodePort' | 'clusterIP'; ip: string; port: number; service: string; portName: string }
+/** An address the node serves: a NodePort or health-check node port on the node's IP, or a Service port on its loopback cluster IP. */
+export interface ProxiedAddress { kind: 'nodePort' | 'clusterIP' | 'healthCheck'; ip: string; port: number; service: string; portName: string }
+
+/** Whether a Service's NodePorts send only to endpoints on the node they are reached on. */
+export const externalTrafficLocal = (service: Obj): boolean => service.spec?.externalTrafficPolicy === 'Local';
+
+/** The endpoints a connection to `kind` may go to on `nodeName`. Pure. */
+export function endpointsFor(kind: ProxiedAddress['kind'], service: Obj, endpoints: Endpoint[], nodeName: string): Endpoint[] {
+  return kind === 'nodePort' && externalTrafficLocal(service) ? endpoints.filter((e) => e.nodeName === nodeName) : endpoints;
+}
+
+/** kube-proxy's health check answer for a Service on a node: 200 with its ready local endpoints, 503 with none. Pure. */
+export function healthCheckAnswer(service: Obj, endpoints: Endpoint[], nodeName: string): { status: number; body: Obj } {
+  const localEndpoints = new Set(endpoints.filter((e) => e.nodeName === nodeName).map((e) => e.ip)).size;
+  return {
+    status: localEndpoints > 0 ? 200 : 503,
+    body: { service: { namespace: service.metadata.namespace, name: service.metadata.name }, localEndpoints, serviceProxyHealthy: true },
+  };
+}
 
 /** Every TCP address the node's proxy listens on for these Services (kube-proxy's service map). Pure. */
 export function proxiedAddresses(services: Obj[], nodeIP: string): ProxiedAddress[] {
@@ -74,6 +99,10 @@ export function proxiedAddresses(services: Obj[], nodeIP: string): ProxiedAddres
       const base = { service: keyOf(svc), portName: p.name ?? '' };
       if (p.nodePort && (type === 'NodePort' || type === 'LoadBalancer')) out.push({ kind: 'nodePort', ip: nodeIP, port: p.nodePort, ...base });
       for (const ip of ips) out.push({ kind: 'clusterIP', ip, port: p.port, ...base });
+    }
+    const healthCheck = svc.spec?.healthCheckNodePort;
+    if (type === 'LoadBalancer' && externalTrafficLocal(svc) && Number.isInteger(healthCheck) && healthCheck > 0) {
+      out.push({ kind: 'healthCheck', ip: nodeIP, port: healthCheck, service: keyOf(svc), portName: '' });
     }
   }
   return out;
@@ -90,7 +119,7 @@ export class ServiceProxy {
   private retry?: NodeJS.Timeout;
   private stopped = false;
 
-  constructor(private readonly client: KubeClient, private readonly nodeIP: string, private readonly log: Logger) {
+  constructor(private readonly client: KubeClient, private readonly nodeName: string, private readonly nodeIP: string, private readonly log: Logger) {
     this.services = new Informer(client, SERVICES);
   }
 
@@ -122,7 +151,7 @@ export class ServiceProxy {
     return this.useSlices ? endpointsFromSlices(service, servicePort, objects) : endpointsFromPods(service, servicePort, objects);
   }
 
-  /** Listens on every NodePort and loopback cluster IP there is, and on no other. */
+  /** Listens on every NodePort, health-check node port and loopback cluster IP there is, and on no other. */
   private reconcile(): void {
     const wanted = new Map(proxiedAddresses(this.services.list(), this.nodeIP).map((a) => [`${a.ip}:${a.port}`, a]));
     for (const svc of this.services.list()) {
@@ -140,16 +169,24 @@ export class ServiceProxy {
     }
     for (const [address, w] of wanted) {
       const existing = this.listeners.get(address);
-      if (existing) {
+      if (existing && existing.kind === w.kind) {
         Object.assign(existing, { service: w.service, portName: w.portName });
         continue;
       }
-      const entry: Listener = { service: w.service, portName: w.portName, next: 0, server: createServer((socket) => this.forward(address, socket)) };
+      existing?.server.close();
+      const server = w.kind === 'healthCheck'
+        ? createHttpServer((_request, response) => this.answerHealthCheck(address, response))
+        : createServer((socket) => this.forward(address, socket));
+      const entry: Listener = { kind: w.kind, service: w.service, portName: w.portName, next: 0, server };
       entry.server.on('error', (e: NodeJS.ErrnoException) => {
-        this.listeners.delete(address);
+        if (this.listeners.get(address) === entry) this.listeners.delete(address);
         // A cluster IP another node on this host already serves: taken over when it is freed.
         if (e.code === 'EADDRINUSE' && w.kind === 'clusterIP') this.scheduleRetry();
-        else this.log.warn({ address, err: e.message }, `cannot listen on the ${w.kind === 'nodePort' ? 'NodePort' : 'cluster IP'}`);
+        else {
+          // Ports below 1024 need root, or net.ipv4.ip_unprivileged_port_start lowered to them.
+          const hint = e.code === 'EACCES' ? ' (a port below 1024 needs root or sysctl net.ipv4.ip_unprivileged_port_start)' : '';
+          this.log.warn({ address, service: w.service, err: e.message }, `cannot listen on the ${{ nodePort: 'NodePort', clusterIP: 'cluster IP', healthCheck: 'health-check node port' }[w.kind]}${hint}`);
+        }
       });
       entry.server.listen(w.port, w.ip);
       this.listeners.set(address, entry);
@@ -164,11 +201,20 @@ export class ServiceProxy {
     }, CLUSTER_IP_RETRY_MS);
   }
 
+  /** kube-proxy's health check server for one Service: any path, JSON, 200 or 503. */
+  private answerHealthCheck(address: string, response: ServerResponse): void {
+    const svc = this.services.getByKey(this.listeners.get(address)?.service ?? '');
+    const endpoints = ((svc?.spec?.ports ?? []) as Obj[]).flatMap((p) => this.endpointsOf(svc!, p));
+    const { status, body } = svc ? healthCheckAnswer(svc, endpoints, this.nodeName) : { status: 503, body: {} };
+    response.writeHead(status, { 'Content-Type': 'application/json', 'X-Content-Type-Options': 'nosniff', 'X-Load-Balancing-Endpoint-Weight': String(body.localEndpoints ?? 0) });
+    response.end(JSON.stringify(body));
+  }
+
   private forward(address: string, socket: Socket): void {
     const l = this.listeners.get(address);
     const svc = l && this.services.getByKey(l.service);
     const servicePort = svc?.spec.ports?.find((p: Obj) => (p.name ?? '') === l!.portName);
-    const endpoints = servicePort ? this.endpointsOf(svc!, servicePort) : [];
+    const endpoints = servicePort ? endpointsFor(l!.kind, svc!, this.endpointsOf(svc!, servicePort), this.nodeName) : [];
     if (!l || endpoints.length === 0) {
       socket.destroy();
       return;
@@ -191,7 +237,11 @@ export class ServiceProxy {
     this.stopped = true;
     clearTimeout(this.retry);
     for (const s of this.sockets) s.destroy();
-    await Promise.all([...this.listeners.values()].map((l) => new Promise((r) => l.server.close(r))));
+    await Promise.all([...this.listeners.values()].map((l) => new Promise((r) => {
+      l.server.close(r);
+      // A health check server's kept-alive connections would hold its close back.
+      if (l.server instanceof HttpServer) l.server.closeAllConnections();
+    })));
     this.listeners.clear();
     await Promise.all([this.services.stop(), this.endpoints?.stop()]);
   }

@@ -20,6 +20,8 @@
 //       pool is degraded; versions[operator] = the release version only once every pool's
 //       rendered config was generated for it and (with the daemon deployed) the master pool's
 //       nodes all run it.
+import { nthAddress, parseCidr } from '../../common/ipv4.js';
+import { DEFAULT_SERVICE_CIDR } from '../../apiserver/kinds/service-allocation.js';
 import { logger } from '../../common/log.js';
 import { isConflict, type KubeClient, type Obj } from '../../kube/client.js';
 import type { InformerFactory, Informer } from '../../kube/informer.js';
@@ -82,13 +84,13 @@ export function serverHost(infrastructure: Obj | undefined): string {
   }
 }
 
-/** The cluster DNS service IP: the 10th address of the first service network (OpenShift's rule). */
+/**
+ * The cluster DNS service IP: the 10th address of the first service network (OpenShift's rule),
+ * of OpenShift's default network while Network/cluster says none (or none that is IPv4).
+ */
 export function clusterDnsIp(network: Obj | undefined): string {
   const cidr: string | undefined = network?.status?.serviceNetwork?.[0] ?? network?.spec?.serviceNetwork?.[0];
-  const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/\d+$/.exec(cidr ?? '');
-  if (!m) return '172.30.0.10';
-  const n = ((Number(m[1]) << 24) | (Number(m[2]) << 16) | (Number(m[3]) << 8) | Number(m[4])) + 10;
-  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+  return nthAddress(cidr && parseCidr(cidr) ? cidr : DEFAULT_SERVICE_CIDR, 10);
 }
 
 const b64 = (text: string | undefined) => (text ? Buffer.from(text).toString('base64') : '');
