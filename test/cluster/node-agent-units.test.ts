@@ -9,7 +9,9 @@ import { crashBackoffMs, podPhase, podStatus, type ContainerRecord } from '../..
 import { allocatePodIP, componentArgv, containerKind, expand, fieldRefValue, podCidrFor } from '../../src/cluster/node-agent/pod-spec.js';
 import { formatCriLines } from '../../src/cluster/node-agent/logs-server.js';
 import { endpointsFor, endpointsFromPods, endpointsFromSlices, healthCheckAnswer, proxiedAddresses } from '../../src/cluster/node-agent/service-proxy.js';
-import { execSucceeds, probeOnce } from '../../src/cluster/node-agent/probes.js';
+import { execSucceeds, healthService, probeOnce } from '../../src/cluster/node-agent/probes.js';
+import * as grpc from '@grpc/grpc-js';
+import { freePort } from '../../src/common/listen.js';
 import type { Obj } from '../../src/kube/index.js';
 
 test('unit flags: continuation lines, both flag forms, quotes, and a drop-in\'s ExecStart replacing the unit\'s', () => {
@@ -143,6 +145,36 @@ test('exec probes: the command exits 0 in the container\'s environment and direc
   assert.equal(await probeOnce({ exec: { command: ['sh', '-c', 'test "$MODE" = serving'] } }, target), true);
   assert.equal(await probeOnce({ exec: { command: ['sh', '-c', 'test "$MODE" = idle'] } }, target), false);
   assert.equal(await probeOnce({}, target), false, 'a probe without a handler fails');
+});
+
+test('grpc probes: the gRPC health checking protocol\'s Check on the pod IP, SERVING within the timeout', async () => {
+  const statuses: Record<string, string> = { '': 'SERVING', 'db': 'NOT_SERVING' };
+  let slow = false;
+  const server = new grpc.Server();
+  server.addService(await healthService(), {
+    Check(call: grpc.ServerUnaryCall<{ service: string }, unknown>, callback: grpc.sendUnaryData<{ status: string }>) {
+      const status = statuses[call.request.service];
+      const answer = () => (status ? callback(null, { status }) : callback({ code: grpc.status.NOT_FOUND, details: 'unknown service' }));
+      if (slow) setTimeout(answer, 1500); else answer();
+    },
+  });
+  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  try {
+    const target = { container: { name: 'c' }, podIP: '127.0.0.1' };
+    assert.equal(await probeOnce({ grpc: { port } }, target), true, 'the server as a whole SERVING');
+    assert.equal(await probeOnce({ grpc: { port, service: 'db' } }, target), false, 'NOT_SERVING');
+    assert.equal(await probeOnce({ grpc: { port, service: 'nosuch' } }, target), false, 'NOT_FOUND');
+    slow = true;
+    const started = Date.now();
+    assert.equal(await probeOnce({ grpc: { port }, timeoutSeconds: 1 }, target), false, 'past the timeout');
+    assert.ok(Date.now() - started < 1400, 'bounded by the timeout');
+    slow = false;
+    assert.equal(await probeOnce({ grpc: { port: 0 } }, target), false, 'no port');
+  } finally {
+    server.forceShutdown();
+  }
+  const free = await freePort();
+  assert.equal(await probeOnce({ grpc: { port: free } }, { container: { name: 'c' }, podIP: '127.0.0.1' }), false, 'nothing listening');
 });
 
 test('proxied addresses: NodePorts on the node IP, every TCP Service port on a loopback cluster IP, nothing else', () => {

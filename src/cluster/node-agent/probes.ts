@@ -1,10 +1,12 @@
 // Readiness and liveness probes of process containers, as the kubelet's prober runs them: httpGet
 // (success on 200–399) and tcpSocket (a connection opens) against the pod's IP, exec (the command
 // exits 0 within timeoutSeconds) run in the container's environment — its env and its root as the
-// working directory, as the container's own process runs. A grpc probe fails: the gRPC health
-// checking protocol wants a gRPC client (@grpc/grpc-js), which bosun does not depend on. A Prober tracks consecutive successes
-// and failures against the probe's thresholds and reports when its verdict flips.
+// working directory, as the container's own process runs — and grpc (the gRPC health checking
+// protocol's Check on the pod's IP, plaintext as the kubelet's, SERVING within timeoutSeconds).
+// A Prober tracks consecutive successes and failures against the probe's thresholds and reports
+// when its verdict flips.
 import { spawn } from 'node:child_process';
+import type * as grpc from '@grpc/grpc-js';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import type { Obj } from '../../kube/index.js';
@@ -25,6 +27,52 @@ export function execSucceeds(command: string[], env: Record<string, string>, cwd
     const child = spawn(command[0], command.slice(1), { env, cwd, stdio: 'ignore', timeout: timeoutMs, killSignal: 'SIGKILL' });
     child.on('error', () => resolve(false));
     child.on('exit', (code) => resolve(code === 0));
+  });
+}
+
+/** grpc.health.v1 (the gRPC health checking protocol), as protobuf.js's JSON descriptor. */
+const HEALTH_PROTO = {
+  nested: { grpc: { nested: { health: { nested: { v1: { nested: {
+    HealthCheckRequest: { fields: { service: { type: 'string', id: 1 } } },
+    HealthCheckResponse: {
+      fields: { status: { type: 'ServingStatus', id: 1 } },
+      nested: { ServingStatus: { values: { UNKNOWN: 0, SERVING: 1, NOT_SERVING: 2, SERVICE_UNKNOWN: 3 } } },
+    },
+    Health: { methods: { Check: { requestType: 'HealthCheckRequest', responseType: 'HealthCheckResponse' } } },
+  } } } } } } },
+};
+
+type HealthClient = grpc.Client & { Check(request: { service: string }, options: grpc.CallOptions, callback: (err: grpc.ServiceError | null, response?: { status: string }) => void): void };
+type HealthConstructor = Omit<grpc.ServiceClientConstructor, 'new'> & (new (address: string, credentials: grpc.ChannelCredentials) => HealthClient);
+let health: Promise<{ grpc: typeof grpc; Health: HealthConstructor }> | undefined;
+
+/**
+ * The gRPC client and the grpc.health.v1.Health definition, loaded on the first grpc probe only:
+ * most node agents never run one, and each is a process of its own.
+ */
+function loadHealth(): Promise<{ grpc: typeof grpc; Health: HealthConstructor }> {
+  health ??= (async () => {
+    const [grpcModule, protoLoader] = await Promise.all([import('@grpc/grpc-js'), import('@grpc/proto-loader')]);
+    const definition = grpcModule.loadPackageDefinition(protoLoader.fromJSON(HEALTH_PROTO as Parameters<typeof protoLoader.fromJSON>[0], { enums: String, defaults: true })) as unknown as { grpc: { health: { v1: { Health: HealthConstructor } } } };
+    return { grpc: grpcModule, Health: definition.grpc.health.v1.Health };
+  })();
+  return health;
+}
+
+/** The grpc.health.v1.Health service definition (for servers that answer grpc probes). */
+export async function healthService(): Promise<grpc.ServiceDefinition> {
+  return (await loadHealth()).Health.service;
+}
+
+/** One Check call: true only for SERVING; an error, a timeout or any other status fails. */
+export async function grpcHealthy(host: string, port: number, service: string, timeoutMs: number): Promise<boolean> {
+  const { grpc: g, Health } = await loadHealth();
+  const client = new Health(`${host.includes(':') ? `[${host}]` : host}:${port}`, g.credentials.createInsecure());
+  return new Promise((resolve) => {
+    client.Check({ service }, { deadline: Date.now() + timeoutMs }, (err, response) => {
+      client.close();
+      resolve(!err && response?.status === 'SERVING');
+    });
   });
 }
 
@@ -55,6 +103,11 @@ export async function probeOnce(probe: Obj, target: ProbeTarget): Promise<boolea
       socket.on('timeout', () => { socket.destroy(); resolve(false); });
       socket.on('error', () => resolve(false));
     });
+  }
+  if (probe.grpc) {
+    const port = Number(probe.grpc.port);
+    if (!Number.isInteger(port) || port < 1 || port > 65535) return false;
+    return grpcHealthy(podIP, port, probe.grpc.service ?? '', timeoutMs);
   }
   // A probe with no handler the kubelet knows fails (kube's prober: "missing probe handler").
   return false;
