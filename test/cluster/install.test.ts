@@ -122,6 +122,11 @@ test('a fresh install: 3 masters and 2 workers Ready, the operators as pods on t
   }
   const health = await json(['get', 'machinehealthcheck', 'worker', '-n', NS]);
   assert.deepEqual(health.status.targets, [...workerNames].sort());
+  assert.equal(health.status.remediationsAllowed, 1, 'one worker at a time (unhealthyLessThanOrEqualTo: 1)');
+  // The machine approver approved the workers' certificates for their Machines, not just their instances.
+  const csrs = ((await json(['get', 'csr'])).items as Obj[]).filter((r) => workerNames.some((w) => r.spec.username === `system:node:${w}`));
+  assert.ok(csrs.length >= 2, 'the workers\' serving certificate requests');
+  for (const r of csrs) assert.match(r.status.conditions.find((x: Obj) => x.type === 'Approved').message, /Machine openshift-cluster-api\/worker-/);
   assert.match(await kubectl(['get', 'co', 'cluster-api']), /^cluster-api\s+1\.0\.0\s+True\s+False\s+False\s/m);
 });
 
