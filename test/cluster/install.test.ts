@@ -95,7 +95,13 @@ test('a fresh install: 3 masters and 2 workers Ready, the operators as pods on t
   assert.match(logs, /became leader/);
 
   // (A master its daemon just drained may have moved the CVO pod, which then makes a pass again.)
-  await eventually('ClusterVersion 1.0.0 Available and not Progressing', async () => /^version\s+1\.0\.0\s+True\s+False\s/m.test(await kubectl(['get', 'clusterversion'])), 120_000);
+  await eventually('ClusterVersion 1.0.0 Available and not Progressing', async () => /^version\s+1\.0\.0\s+True\s+False\s/m.test(await kubectl(['get', 'clusterversion'])), 120_000).catch(async (e) => {
+    // What the CVO waits on, to tell why.
+    const conditions = async (args: string[]) => JSON.stringify(((await json(args)).status?.conditions ?? []).map((x: Obj) => [x.type, x.status, x.reason, x.message]));
+    console.log(`clusterversion: ${await conditions(['get', 'clusterversion', 'version'])}\nco/machine-config: ${await conditions(['get', 'co', 'machine-config'])}\n${await kubectl(['get', 'mcp,co'])}\n${await kubectl(['get', 'pods', '-A', '-o', 'wide'])}`);
+    console.log((await kubectl(['logs', '-n', 'openshift-cluster-version', 'deploy/cluster-version-operator'])).split('\n').slice(-40).join('\n'));
+    throw e;
+  });
   assert.match(await kubectl(['get', 'co', 'machine-config']), /^machine-config\s+1\.0\.0\s+True\s/m);
   // Workers booted from the masters' servers through api-int: the bootstrap server is gone from it.
   const cloud = new CloudClient(c.cluster.cloud!.url);
