@@ -18,7 +18,7 @@ import { deploymentReady } from './hand-over.js';
 import type { Progress } from './progress.js';
 
 /** The label of the workers' Machines (MachineDeployment `worker`). */
-export const WORKER_SELECTOR = `${LABEL.deploymentName}=worker`;
+const WORKER_SELECTOR = `${LABEL.deploymentName}=worker`;
 /** The most workers the health check replaces at once: more unhealthy at the same time looks like
  *  a cluster-wide failure (the cloud, the network), which new machines would not fix. */
 const MAX_UNHEALTHY = 1;
@@ -63,7 +63,7 @@ async function machinesOf(client: KubeClient, labelSelector: string): Promise<Ob
 }
 
 /** Done when `count` Machines of the selector are Running with a Ready node. */
-export async function machinesRunning(client: KubeClient, labelSelector: string, count: number): Promise<{ done: boolean; status: string }> {
+async function machinesRunning(client: KubeClient, labelSelector: string, count: number): Promise<{ done: boolean; status: string }> {
   const machines = await machinesOf(client, labelSelector);
   const nodes = new Map<string, Obj>(((await client.list(resources.nodes)).items as Obj[]).map((n) => [n.metadata.name as string, n]));
   const ready = machines.filter((m) => m.status?.phase === 'Running' && nodes.get(m.status?.nodeRef?.name)?.status?.conditions?.some((c: Obj) => c.type === 'Ready' && c.status === 'True'));
