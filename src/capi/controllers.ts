@@ -1,6 +1,8 @@
 // Cluster API's controllers and the local infrastructure provider's, added to one component
 // manager (`bosun cluster-api-controllers` and the tests run them this way). The manager holds
 // the Lease openshift-cluster-api/cluster-api-controllers while it acts (the command's flags).
+// Without a cloud (platform None) there is no infrastructure provider: only ClusterOperator/
+// cluster-api is reported, saying so.
 import { CloudClient } from '../cloud/client.js';
 import type { Clock, Manager } from '../kube/index.js';
 import { CLUSTER_API_NAMESPACE } from './api.js';
@@ -16,19 +18,26 @@ import { machineHealthCheckController } from './machinehealthcheck-controller.js
 import { machineSetController } from './machineset-controller.js';
 
 export interface ClusterApiSettings {
-  /** The local cloud's API (the infrastructure provider's). */
-  cloudUrl: string;
+  /** The local cloud's API (the infrastructure provider's); none: no provider, only the report. */
+  cloudUrl?: string;
   /** Where the bootstrap data Secrets are copied to (default openshift-cluster-api). */
   namespace?: string;
   /** The release these controllers belong to (RELEASE_VERSION): reported on ClusterOperator/cluster-api. */
   releaseVersion?: string;
   /** Report ClusterOperator/cluster-api (default true). */
   clusterOperator?: boolean;
+  /** Report the release of the payload's Deployment (see cluster-operator.ts). */
+  followDeployment?: boolean;
   clock?: Clock;
 }
 
 export function addClusterApiControllers(manager: Manager, settings: ClusterApiSettings): void {
   const ctx = capiContext(manager, settings.clock);
+  const report = () => clusterOperatorController(ctx, { version: settings.releaseVersion, followDeployment: settings.followDeployment, noProvider: !settings.cloudUrl });
+  if (!settings.cloudUrl) {
+    if (settings.clusterOperator !== false) manager.add(report());
+    return;
+  }
   const cloud = new CloudClient(settings.cloudUrl);
   manager.add(
     bootstrapDataController(ctx, settings.namespace ?? CLUSTER_API_NAMESPACE),
@@ -40,5 +49,5 @@ export function addClusterApiControllers(manager: Manager, settings: ClusterApiS
     localClusterController(ctx, cloud),
     localMachineController(ctx, cloud),
   );
-  if (settings.clusterOperator !== false) manager.add(clusterOperatorController(ctx, settings.releaseVersion));
+  if (settings.clusterOperator !== false) manager.add(report());
 }

@@ -41,6 +41,8 @@ Example:
         waiting for 3 master nodes Ready
           0/3 Ready, 0 registered; booting: bosun-local-master-0, … (0s)
   ...
+  [8/9] Cluster API takes the machines: the masters adopted as Machines, 2 workers created by MachineDeployment worker with a MachineHealthCheck; they boot from the masters' machine-config servers (40.2s)
+  ...
   [9/9] the cluster-version operator applies the payload (71.9s)
 
   bosun is up: 3 masters, 2 workers (installed).
@@ -51,8 +53,11 @@ Example:
 With --etcd the API state lives in a local 3-member etcd cluster (DIR/etcd, clients over TLS with
 certificates) served by two API servers (DIR and DIR/apiserver-1) behind the --listen address.
 
-A second start brings the same cluster back (same nodes and objects; the machines boot without
-Ignition and no bootstrap runs); --masters/--workers apply to the install only. Stop with Ctrl-C;
+The workers are Cluster API machines: MachineDeployment worker in openshift-cluster-api (scale it
+with kubectl) and MachineHealthCheck worker, which replaces a worker whose node stays NotReady for
+30 s or disappears. A second start brings the same cluster back (same nodes, machines and objects;
+the machines boot without Ignition and no bootstrap runs); --masters/--workers apply to the
+install only. Stop with Ctrl-C;
 remove the cluster with \`bosun destroy\`.`,
     )
     .action(async (opts: { dataDir: string; listen: string; updateService: string; cloud: string; version: string; channel: string; masters: number; workers: number; bootDelay: string; machineConfigServer: string; etcd?: boolean }) => {
@@ -108,7 +113,9 @@ Try:
   kubectl get clusterversion
   kubectl get nodes -o wide
   kubectl get pods -A -o wide
-  kubectl get clusteroperators
+  kubectl get clusteroperators${opts.masters > 0 ? `
+  kubectl get machines,machinesets,machinedeployments -A
+  kubectl -n openshift-cluster-api scale machinedeployment worker --replicas=3` : ''}
   bosun adm upgrade
 
 Stop with Ctrl-C.`);

@@ -7,8 +7,10 @@
 //   run in this process as OpenShift's bootstrap node runs them) → the masters, created in the
 //   local cloud, boot from the bootstrap server through the api-int balancer and register → the
 //   CVO applies the payload, whose operators now run as pods on the masters → hand-over: each
-//   bootstrap component stops once its pod runs, and the bootstrap server leaves api-int → the
-//   workers boot from the masters' machine-config servers → ClusterVersion Available.
+//   bootstrap component stops once its pod runs, and the bootstrap server leaves api-int → Cluster
+//   API takes the machines (install/cluster-api.ts): the masters adopted as Machines, the workers
+//   created by MachineDeployment `worker` with a MachineHealthCheck, booting from the masters'
+//   machine-config servers → ClusterVersion Available.
 //
 // The service network is loopback (127.30.0.0/16, the API server's --service-cluster-ip-range and
 // Network/cluster's serviceNetwork), so that the node agents can serve cluster IPs without root.
@@ -44,7 +46,9 @@ import { API_INT_ADDRESS, MCS_HTTP_PORT, MCS_TLS_PORT, ensureApiInt } from './in
 import { Bootstrap } from './install/bootstrap.js';
 import { LOCAL_SERVICE_NETWORK, MCO_NAMESPACE, createMissing, writeClusterFacts } from './install/cluster-facts.js';
 import { startControlPlane, type ControlPlane } from './install/control-plane.js';
-import { SharedReleaseStore, createMachines, machineName, nodesReady, userData, type Role } from './install/machines.js';
+import { SharedReleaseStore, createMasters, nodesReady, userData } from './install/machines.js';
+import { workersThroughClusterApi } from './install/cluster-api.js';
+import type { Instance } from '../cloud/types.js';
 import { Progress } from './install/progress.js';
 import { publishReleases } from './install/releases.js';
 import { handOver } from './install/hand-over.js';
@@ -163,7 +167,7 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
     if (installed) {
       const cc = cloudClient!;
       progress.step(5, 'bringing the installed cluster back: its machines boot again (no Ignition, no bootstrap)');
-      await ensureApiInt(cc, { api: { host: api.host, port: api.port }, masters: (await rolesInCloud(cc)).master });
+      await ensureApiInt(cc, { api: { host: api.host, port: api.port }, masters: await mastersInCloud(cc) });
       const names = (await cc.listInstances({ states: ['pending', 'running'] })).map((i) => i.name);
       await progress.waitFor(`${names.length} nodes Ready`, async () => {
         const bootIds = new Map((await cc.listInstances({ states: ['running'] })).filter((i) => i.machine.phase === 'Up').map((i) => [i.name, i.bootId]));
@@ -207,7 +211,7 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
     const bootstrap = await Bootstrap.start({
       bootstrapKubeconfig,
       kubeconfigPath: api.kubeconfigPath, pkiDir, releaseStore: published.store, releaseVersion: options.version, server: serverListen, serverNames,
-      userDataPort: withMachines ? MCS_TLS_PORT : undefined, upstreamPollMs: options.upstreamPollMs, say,
+      userDataPort: withMachines ? MCS_TLS_PORT : undefined, upstreamPollMs: options.upstreamPollMs, clusterApiReport: !withMachines, say,
     });
     stack.push(() => bootstrap.stop());
 
@@ -216,13 +220,14 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
       await ensureApiInt(cc, { api: { host: api.host, port: api.port }, bootstrapServer: serverListen.host, masters: [] });
       progress.detail(`api-int: ${API_INT_ADDRESS}:${api.port} (API), :${MCS_TLS_PORT}/:${MCS_HTTP_PORT} (machine configs)`);
       progress.step(7, `creating ${masters} master${masters === 1 ? '' : 's'}; they boot from the bootstrap machine-config server`);
-      const masterMachines = await bootMachines(client, cc, progress, 'master', masters, options.instanceType);
-      await ensureApiInt(cc, { api: { host: api.host, port: api.port }, bootstrapServer: serverListen.host, masters: masterMachines });
+      const masterMachines = await bootMasters(client, cc, progress, masters, options.instanceType);
+      const masterIds = masterMachines.map((m) => m.id);
+      await ensureApiInt(cc, { api: { host: api.host, port: api.port }, bootstrapServer: serverListen.host, masters: masterIds });
       await handOver({ client, bootstrap, progress, masters });
-      await ensureApiInt(cc, { api: { host: api.host, port: api.port }, masters: masterMachines });
+      await ensureApiInt(cc, { api: { host: api.host, port: api.port }, masters: masterIds });
       progress.detail('the bootstrap machine-config server left api-int; the masters serve machine configs');
-      progress.step(8, `creating ${workers} worker${workers === 1 ? '' : 's'}; they boot from the masters' machine-config servers`);
-      if (workers > 0) await bootMachines(client, cc, progress, 'worker', workers, options.instanceType);
+      progress.step(8, `Cluster API takes the machines: the masters adopted as Machines, ${workers} worker${workers === 1 ? '' : 's'} created by MachineDeployment worker with a MachineHealthCheck; they boot from the masters' machine-config servers`);
+      await workersThroughClusterApi({ client, progress, masters: masterMachines, apiPort: api.port, workers, instanceType: options.instanceType ?? DEFAULT_INSTANCE_TYPE });
     }
 
     progress.step(withMachines ? 9 : 6, 'the cluster-version operator applies the payload');
@@ -250,21 +255,20 @@ function localCluster(o: { api: ApiServer; updateService: UpdateService; cloud?:
   };
 }
 
-/** Creates the role's machines from its user data and waits until their nodes are Ready. */
-async function bootMachines(client: KubeClient, cloud: CloudClient, progress: Progress, role: Role, count: number, type = DEFAULT_INSTANCE_TYPE): Promise<string[]> {
+/** Creates the masters from their user data and waits until their nodes are Ready. */
+async function bootMasters(client: KubeClient, cloud: CloudClient, progress: Progress, count: number, type = DEFAULT_INSTANCE_TYPE): Promise<Instance[]> {
   let data: string | undefined;
   // The machines boot from the pool's rendered config: it must exist before they fetch it.
-  await progress.waitFor(`the ${role} pool's rendered config and ${role}-user-data`, async () => {
-    const pool = await client.read(resources.machineConfigPools, role);
+  await progress.waitFor('the master pool\'s rendered config and master-user-data', async () => {
+    const pool = await client.read(resources.machineConfigPools, 'master');
     const rendered: string | undefined = pool?.spec?.configuration?.name;
-    data = await userData(client, role);
+    data = await userData(client, 'master');
     return { done: Boolean(rendered && data), status: rendered ? `${rendered}; user data ${data ? 'written' : 'not written yet'}` : 'not rendered yet' };
   }, { timeoutMs: 120_000 });
-  const machines = await createMachines(cloud, role, count, data!, type);
+  const machines = await createMasters(cloud, count, data!, type);
   for (const m of machines) progress.detail(`${m.name.padEnd(28)} ${m.id}  ${m.privateIp.padEnd(12)} ${m.zone}`);
-  const names = Array.from({ length: count }, (_, i) => machineName(role, i));
-  await progress.waitFor(`${count} ${role} node${count === 1 ? '' : 's'} Ready`, () => nodesReady(client, names), { timeoutMs: 180_000 });
-  return machines.map((m) => m.id);
+  await progress.waitFor(`${count} master node${count === 1 ? '' : 's'} Ready`, () => nodesReady(client, machines.map((m) => m.name)), { timeoutMs: 180_000 });
+  return machines;
 }
 
 async function secretValue(client: KubeClient, namespace: string, name: string, key: string): Promise<string | undefined> {
@@ -272,11 +276,10 @@ async function secretValue(client: KubeClient, namespace: string, name: string, 
   return data === undefined ? undefined : Buffer.from(data, 'base64').toString('utf8');
 }
 
-/** The live machines of each role, by their names. */
-async function rolesInCloud(cloud: CloudClient): Promise<Record<Role, string[]>> {
+/** The live masters' instance IDs (named <infra>-master-N). */
+async function mastersInCloud(cloud: CloudClient): Promise<string[]> {
   const live = await cloud.listInstances({ states: ['pending', 'running', 'stopping', 'stopped'] });
-  const of = (role: Role) => live.filter((i) => i.name.includes(`-${role}-`)).map((i) => i.id);
-  return { master: of('master'), worker: of('worker') };
+  return live.filter((i) => /-master-\d+$/.test(i.name)).map((i) => i.id);
 }
 
 /** Written when an install with machines completed: later starts bring the cluster back. */
@@ -286,7 +289,7 @@ function installedMarker(dataDir: string): string {
 
 /** Done when every pod of the payload's operator namespaces runs a container started since `since`. */
 async function operatorPodsRestarted(client: KubeClient, since: number): Promise<{ done: boolean; status: string }> {
-  const pods = (await Promise.all(['openshift-cluster-version', 'openshift-machine-config-operator', 'openshift-cloud-controller-manager-operator', 'openshift-cloud-controller-manager'].map(async (ns) => (await client.list(resources.pods, ns)).items as Obj[]))).flat();
+  const pods = (await Promise.all(['openshift-cluster-version', 'openshift-machine-config-operator', 'openshift-cloud-controller-manager-operator', 'openshift-cloud-controller-manager', 'openshift-cluster-api'].map(async (ns) => (await client.list(resources.pods, ns)).items as Obj[]))).flat();
   const fresh = pods.filter((p) => (p.status?.containerStatuses ?? []).some((c: Obj) => c.ready && Date.parse(c.state?.running?.startedAt ?? '') >= since));
   return { done: pods.length > 0 && fresh.length === pods.length, status: `${fresh.length}/${pods.length} running again` };
 }

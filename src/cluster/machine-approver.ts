@@ -6,8 +6,9 @@
 //     named <name>;
 //   - serving (kubernetes.io/kubelet-serving): the same subject, server-auth usages, asked for by
 //     the node itself, and every SAN one of that instance's: its private address or its name.
-// With Cluster API managing the machines (option `machines`), a Machine whose status.addresses
-// name the node and carry its address must exist as well, as OpenShift's approver requires.
+// With Cluster API managing the machines (option `machines`, once it gives Machines), a Machine
+// whose status.addresses name the node and carry its address must exist as well, as OpenShift's
+// approver requires.
 // Anything else stays pending and the reason is logged; requests for machines not (yet) in the
 // cloud are looked at again, as a machine may be created just after its CSR.
 import { parseCertificateRequest } from '../apiserver/certificates/request.js';
@@ -94,8 +95,9 @@ export function decide(csr: Obj, instances: Instance[], machines?: Obj[]): Decis
 export interface MachineApproverOptions {
   client: KubeClient;
   cloud: CloudClient;
-  /** Cluster API manages the machines: the Machines a node must be backed by as well. */
-  machines?: () => Promise<Obj[]>;
+  /** Cluster API manages the machines: the Machines a node must be backed by as well (undefined
+   *  from it: not yet, the cloud's instance suffices). */
+  machines?: () => Promise<Obj[] | undefined>;
   log?: Logger;
 }
 

@@ -290,6 +290,10 @@ export class ClusterVersionOperator {
     const reconciling = passMode(cv.status?.history ?? [], loaded.image) === 'Reconciling';
     let lastReport: number | undefined;
     let lastWaiting = '';
+    // Progress is written without holding up the pass, one write after the other; the pass's own
+    // status is written after the last of them, so that a late progress write (one that met a
+    // conflict and tried again) cannot put Progressing back once the pass has completed.
+    let progressWrites: Promise<unknown> = Promise.resolve();
     const result = await syncPayload(loaded, cv, featureGate, {
       client: this.client,
       clock: this.clock,
@@ -307,9 +311,10 @@ export class ClusterVersionOperator {
         lastWaiting = waitingOn;
         const message = progressMessage(version, done, total, waitingOn ? [waitingOn] : []);
         this.options.onProgress?.(message);
-        void this.updateStatus((s) => progressingStatus(s, message, this.now())).catch(() => undefined);
+        progressWrites = progressWrites.then(() => this.updateStatus((s) => progressingStatus(s, message, this.now()))).catch(() => undefined);
       },
     });
+    await progressWrites;
     this.lastPayload = { version, applied: result.done, pending: result.total - result.done };
     const timers = { slowOperatorMs: this.options.slowOperatorMs ?? defaultTimers.slowOperatorMs, degradedToleranceMs: this.options.degradedToleranceMs ?? defaultTimers.degradedToleranceMs };
     const now = this.now();

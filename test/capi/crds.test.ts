@@ -106,19 +106,18 @@ test('bad input is refused with the field that is wrong', async () => {
   assert.match(noRef.stderr, /spec.infrastructureRef: Required value/);
 });
 
-test('the payload: CRDs and namespace always; the controllers, their RBAC and ClusterOperator only with the ClusterAPIInstall gate', () => {
+test('the payload: the namespace, CRDs, controllers, their RBAC and ClusterOperator, on the default feature set (no gate)', () => {
   const dir = join(repositoryRoot, 'release-payload/manifests');
   const manifests = readdirSync(dir).filter((f) => f.startsWith('0000_30_cluster-api_')).flatMap((file) => {
     const { manifests: parsed, problems } = parseManifestFile(file, renderSource(file, payloadFile(file), '1.0.0'));
     assert.deepEqual(problems, [], file);
     return parsed;
   });
-  const included = (gates: string[]) => manifests.filter((m) => includeManifest(m, { enabledFeatureGates: new Set(gates), featureSet: '' }).included).map((m) => `${m.gvk.kind}/${m.object.metadata.name}`);
-  const always = ['Namespace/openshift-cluster-api', ...CLUSTER_API_CRDS.map(({ crd }) => `CustomResourceDefinition/${crd.metadata.name}`)];
-  assert.deepEqual(included([]).sort(), always.sort());
-  assert.deepEqual(included(['ClusterAPIInstall']).filter((x) => !always.includes(x)).sort(), [
+  const included = manifests.filter((m) => includeManifest(m, { enabledFeatureGates: new Set(), featureSet: '' }).included).map((m) => `${m.gvk.kind}/${m.object.metadata.name}`);
+  assert.deepEqual(included.sort(), [
+    'Namespace/openshift-cluster-api', ...CLUSTER_API_CRDS.map(({ crd }) => `CustomResourceDefinition/${crd.metadata.name}`),
     'ClusterOperator/cluster-api', 'ClusterRole/cluster-api-controllers', 'ClusterRoleBinding/cluster-api-controllers', 'Deployment/cluster-api-controllers', 'ServiceAccount/cluster-api-controllers',
-  ]);
+  ].sort());
   const deployment = manifests.find((m) => m.gvk.kind === 'Deployment')!.object as any;
   assert.deepEqual(deployment.spec.template.spec.containers[0].args, ['cluster-api-controllers', '--cloud-config-map', 'openshift-config/cloud-provider-config']);
   assert.equal(deployment.spec.template.spec.containers[0].image, 'bosun.local/cluster-api-controllers:1.0.0');

@@ -27,8 +27,8 @@ test('bosun cluster-version-operator installs the desired release and serves met
   const client = new KubeClient(loadKubeConfig(api.kubeconfigPath));
   await createReleaseCrds(client, release.dir);
   const cvRef = { group: 'config.openshift.io', version: 'v1', resource: 'clusterversions', namespaced: false };
-  // No machine-config or cloud-controller-manager operator runs here: their ClusterOperator gates are overridden as unmanaged.
-  await client.create(cvRef, { apiVersion: 'config.openshift.io/v1', kind: 'ClusterVersion', metadata: { name: 'version' }, spec: { clusterID: '6b1c1b1e-0000-4000-8000-000000000003', overrides: [{ kind: 'ClusterOperator', group: 'config.openshift.io', name: 'machine-config', namespace: '', unmanaged: true }, { kind: 'ClusterOperator', group: 'config.openshift.io', name: 'cloud-controller-manager', namespace: '', unmanaged: true }], desiredUpdate: { version: '1.0.0', image: release.pullspec } } });
+  // No machine-config, cloud-controller-manager or Cluster API operator runs here: their ClusterOperator gates are overridden as unmanaged.
+  await client.create(cvRef, { apiVersion: 'config.openshift.io/v1', kind: 'ClusterVersion', metadata: { name: 'version' }, spec: { clusterID: '6b1c1b1e-0000-4000-8000-000000000003', overrides: [{ kind: 'ClusterOperator', group: 'config.openshift.io', name: 'machine-config', namespace: '', unmanaged: true }, { kind: 'ClusterOperator', group: 'config.openshift.io', name: 'cloud-controller-manager', namespace: '', unmanaged: true }, { kind: 'ClusterOperator', group: 'config.openshift.io', name: 'cluster-api', namespace: '', unmanaged: true }], desiredUpdate: { version: '1.0.0', image: release.pullspec } } });
   const port = await freePort();
   const child = spawn(process.execPath, [bosunBin, 'cluster-version-operator', '--kubeconfig', api.kubeconfigPath, '--release-store', store, '--metrics-listen', `127.0.0.1:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -69,8 +69,8 @@ test('a CVO killed in the middle of an update: the next one takes over and finis
   const coRef = { group: 'config.openshift.io', version: 'v1', resource: 'clusteroperators', namespaced: false };
   await client.create(cvRef, {
     apiVersion: 'config.openshift.io/v1', kind: 'ClusterVersion', metadata: { name: 'version' },
-    // No machine-config or cloud-controller-manager operator runs here: their ClusterOperator gates are overridden as unmanaged.
-    spec: { clusterID: '6b1c1b1e-0000-4000-8000-000000000004', overrides: [{ kind: 'ClusterOperator', group: 'config.openshift.io', name: 'machine-config', namespace: '', unmanaged: true }, { kind: 'ClusterOperator', group: 'config.openshift.io', name: 'cloud-controller-manager', namespace: '', unmanaged: true }], desiredUpdate: { version: '1.0.0', image: release.pullspec } },
+    // No machine-config, cloud-controller-manager or Cluster API operator runs here: their ClusterOperator gates are overridden as unmanaged.
+    spec: { clusterID: '6b1c1b1e-0000-4000-8000-000000000004', overrides: [{ kind: 'ClusterOperator', group: 'config.openshift.io', name: 'machine-config', namespace: '', unmanaged: true }, { kind: 'ClusterOperator', group: 'config.openshift.io', name: 'cloud-controller-manager', namespace: '', unmanaged: true }, { kind: 'ClusterOperator', group: 'config.openshift.io', name: 'cluster-api', namespace: '', unmanaged: true }], desiredUpdate: { version: '1.0.0', image: release.pullspec } },
   });
   const start = () => {
     const child = spawn(process.execPath, [bosunBin, 'cluster-version-operator', '--kubeconfig', api.kubeconfigPath, '--release-store', store, '--metrics-listen', 'off', '--lease-duration', '4', '--renew-deadline', '3', '--retry-period', '0.5'], { stdio: ['ignore', 'pipe', 'pipe']});

@@ -42,6 +42,11 @@ test('bring-up gives a ClusterVersion naming a signed release from the update se
     // with a certificate from the cluster CA.
     const co = await runKubectl(cluster.kubeconfigPath, ['get', 'co', 'machine-config']);
     assert.match(co.stdout, /^machine-config\s+1\.0\.0\s+True\s+False\s+False\s+/m);
+    // Without machines Cluster API has no provider; the bring-up reports it (no pod would).
+    const capi = await runKubectl(cluster.kubeconfigPath, ['get', 'co', 'cluster-api', '-o', 'json']);
+    const capiStatus = JSON.parse(capi.stdout).status;
+    assert.deepEqual(capiStatus.versions, [{ name: 'operator', version: '1.0.0' }]);
+    assert.equal(capiStatus.conditions.find((x: { type: string }) => x.type === 'Available').reason, 'UnsupportedPlatform');
     const pools = await runKubectl(cluster.kubeconfigPath, ['get', 'mcp']);
     assert.match(pools.stdout, /^master\s+rendered-master-[0-9a-f]+\s+/m);
     assert.match(pools.stdout, /^worker\s+rendered-worker-[0-9a-f]+\s+/m);

@@ -80,7 +80,7 @@ async function setDesired(image: string, version?: string): Promise<void> {
 
 test('levels wait on their operators, Degraded is tolerated then Failing, broken payloads are refused, metrics', async () => {
   // No machine-config operator runs here: its ClusterOperator gate is overridden as unmanaged.
-  await client.create(CV, { apiVersion: 'config.openshift.io/v1', kind: 'ClusterVersion', metadata: { name: 'version' }, spec: { clusterID: '6b1c1b1e-0000-4000-8000-000000000002', capabilities: { baselineCapabilitySet: 'None' }, overrides: [{ kind: 'ClusterOperator', group: 'config.openshift.io', name: 'machine-config', namespace: '', unmanaged: true }], desiredUpdate: { version: '1.0.0', image: releases['1.0.0'].pullspec } } });
+  await client.create(CV, { apiVersion: 'config.openshift.io/v1', kind: 'ClusterVersion', metadata: { name: 'version' }, spec: { clusterID: '6b1c1b1e-0000-4000-8000-000000000002', capabilities: { baselineCapabilitySet: 'None' }, overrides: [{ kind: 'ClusterOperator', group: 'config.openshift.io', name: 'machine-config', namespace: '', unmanaged: true }, { kind: 'ClusterOperator', group: 'config.openshift.io', name: 'cluster-api', namespace: '', unmanaged: true }], desiredUpdate: { version: '1.0.0', image: releases['1.0.0'].pullspec } } });
   const stop = new AbortController();
   const cvo = new ClusterVersionOperator({ kubeconfig: loadKubeConfig(api.kubeconfigPath), releaseStore: store, reconcileIntervalMs: 1000, waitTimeoutMs: 800, degradedToleranceMs: 10_000, slowOperatorMs: 120_000, signal: stop.signal });
   const running = cvo.run();

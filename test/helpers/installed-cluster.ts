@@ -10,7 +10,7 @@ import { localClusterOptions } from './local-cluster.js';
 import { runKubectl } from './apiserver.js';
 
 /** The payload's operators' namespaces. */
-export const OPERATOR_NAMESPACES = ['openshift-cluster-version', 'openshift-machine-config-operator', 'openshift-cloud-controller-manager-operator', 'openshift-cloud-controller-manager'];
+export const OPERATOR_NAMESPACES = ['openshift-cluster-version', 'openshift-machine-config-operator', 'openshift-cloud-controller-manager-operator', 'openshift-cloud-controller-manager', 'openshift-cluster-api'];
 
 
 export interface InstalledCluster {

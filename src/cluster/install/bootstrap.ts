@@ -6,7 +6,8 @@
 // the Lease at once, so the operator's pod on a master takes over — the hand-over.
 //
 // Without machines nothing ever takes over: the bootstrap components run the cluster for as long
-// as the process runs.
+// as the process runs, and report ClusterOperator/cluster-api as well (no cloud, so no
+// infrastructure provider: Cluster API manages no machines), which no pod would.
 import { loadKubeConfig } from '../../kube/kubeconfig.js';
 import { createCA, issueServingCert, loadOrCreate } from '../../common/pki.js';
 import { runClusterVersionOperator } from '../../cvo/operator.js';
@@ -15,6 +16,7 @@ import { CLOUD_CONTROLLER_MANAGER_OPERATOR, addCloudControllerManagerOperator } 
 import { MACHINE_CONFIG_CONTROLLER, addMachineConfigController } from '../../mco/controller/run.js';
 import { MACHINE_CONFIG_OPERATOR, addMachineConfigOperator } from '../../mco/operator/operator.js';
 import { ApiRenderedConfigSource } from '../../mco/server/api-config-source.js';
+import { addClusterApiControllers } from '../../capi/controllers.js';
 import { MachineConfigServer } from '../../mco/server/server.js';
 import { shortLease } from './control-plane.js';
 
@@ -36,10 +38,12 @@ export interface BootstrapOptions {
   /** The port machines' user data points at (the api-int balancer's, or this server's). */
   userDataPort?: number;
   upstreamPollMs?: number;
+  /** No machines: report ClusterOperator/cluster-api here (no pod will). */
+  clusterApiReport?: boolean;
   say: (line: string) => void;
 }
 
-type Part = 'cvo' | 'operator' | 'controller' | 'server' | 'ccm-operator';
+type Part = 'cvo' | 'operator' | 'controller' | 'server' | 'ccm-operator' | 'cluster-api';
 
 export class Bootstrap {
   private readonly stops = new Map<Part, AbortController>();
@@ -101,6 +105,11 @@ export class Bootstrap {
     const ccmOperator = new Manager({ ...CLOUD_CONTROLLER_MANAGER_OPERATOR, kubeconfig: kubeconfig(), leaderElection: { ...CLOUD_CONTROLLER_MANAGER_OPERATOR.lease, ...SHORT_LEASE } });
     addCloudControllerManagerOperator(ccmOperator, { releaseVersion: this.o.releaseVersion, followDeployment: true });
     this.track('ccm-operator', ccmOperator.start(this.signal('ccm-operator')));
+    if (this.o.clusterApiReport) {
+      const clusterApi = new Manager({ name: 'cluster-api-controllers', kubeconfig: kubeconfig() });
+      addClusterApiControllers(clusterApi, { releaseVersion: this.o.releaseVersion, followDeployment: true });
+      this.track('cluster-api', clusterApi.start(this.signal('cluster-api')));
+    }
     this.track('cvo', runClusterVersionOperator({
       kubeconfig: kubeconfig(),
       releaseStore: this.o.releaseStore,

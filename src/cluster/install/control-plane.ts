@@ -1,9 +1,12 @@
 // The control plane's own components beside the API server on the host, as kube-controller-manager
 // and kube-scheduler run beside kube-apiserver: the workload controllers, the scheduler and the
-// machine approver (which needs the cloud, to check that a node's machine exists). Each under its
-// Lease with short timings, so a restarted bring-up does not wait on its own old Lease.
+// machine approver (which needs the cloud, to check that a node's machine exists, and — once
+// Cluster API manages the machines, i.e. Machines exist — a Machine with the node's address).
+// Each under its Lease with short timings, so a restarted bring-up does not wait on its own old
+// Lease.
+import { CLUSTER_API_NAMESPACE, MACHINES } from '../../capi/api.js';
 import type { CloudClient } from '../../cloud/client.js';
-import { KubeClient } from '../../kube/client.js';
+import { KubeClient, isNotFound, type Obj } from '../../kube/client.js';
 import { loadKubeConfig } from '../../kube/kubeconfig.js';
 import { Manager } from '../../kube/manager.js';
 import { machineApprover } from '../machine-approver.js';
@@ -18,6 +21,19 @@ export function shortLease(identity: string) {
 
 const SHORT_LEASE = shortLease('bring-up');
 
+/** The Machines a node's certificate needs one of, once Cluster API manages the machines; before
+ *  (the masters boot and register before Cluster API runs, as OpenShift's bootstrap approves
+ *  theirs) — no Machine CRD served yet, or no Machine — undefined: the cloud's instance suffices. */
+async function clusterApiMachines(client: KubeClient): Promise<Obj[] | undefined> {
+  try {
+    const machines = (await client.list(MACHINES, CLUSTER_API_NAMESPACE)).items as Obj[];
+    return machines.length ? machines : undefined;
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
 export interface ControlPlane {
   stop(): Promise<void>;
 }
@@ -30,7 +46,8 @@ export function startControlPlane(kubeconfigPath: string, cloud: CloudClient, sa
   const scheduler = new Manager({ ...SCHEDULER_COMPONENT, kubeconfig: loadKubeConfig(kubeconfigPath), leaderElection: { ...SCHEDULER_COMPONENT.lease, ...SHORT_LEASE } });
   addScheduler(scheduler);
   const scheduling = scheduler.start(stop.signal).catch(report('scheduler'));
-  const approving = Promise.resolve(machineApprover({ client: new KubeClient(loadKubeConfig(kubeconfigPath)), cloud }).run(stop.signal)).catch(report('machine approver'));
+  const approverClient = new KubeClient(loadKubeConfig(kubeconfigPath));
+  const approving = Promise.resolve(machineApprover({ client: approverClient, cloud, machines: () => clusterApiMachines(approverClient) }).run(stop.signal)).catch(report('machine approver'));
   return {
     async stop() {
       stop.abort();

@@ -1,9 +1,9 @@
-// The cluster's machines as the install makes them: masters and workers created in the local
-// cloud, spread over its zones, booting from the pointer Ignition config of their role that the
-// machine-config operator keeps in openshift-machine-api/<role>-user-data (as OpenShift's
-// installer and machine sets pass it as user data); and what every machine of the local cluster
-// shares with the host — the release image store, at /var/lib/bosun/releases in its root, where a
-// real node would pull release images from a registry.
+// The cluster's machines as the install makes them: the masters created in the local cloud,
+// spread over its zones, booting from the pointer Ignition config that the machine-config
+// operator keeps in openshift-machine-api/master-user-data (as OpenShift's installer passes it as
+// user data; the workers come from Cluster API, install/cluster-api.ts); and what every machine of
+// the local cluster shares with the host — the release image store, at /var/lib/bosun/releases in
+// its root, where a real node would pull release images from a registry.
 import { mkdirSync, rmSync, symlinkSync, readlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ZONES } from '../../cloud/catalogue.js';
@@ -17,10 +17,9 @@ import { INFRASTRUCTURE_NAME } from './cluster-facts.js';
 export type Role = 'master' | 'worker';
 export const RELEASE_STORE_PATH = '/var/lib/bosun/releases';
 
-/** The machines' names, as openshift-install names them: <infra>-master-N, <infra>-worker-<zone>-N. */
-export function machineName(role: Role, index: number): string {
-  const zone = ZONES[index % ZONES.length];
-  return role === 'master' ? `${INFRASTRUCTURE_NAME}-master-${index}` : `${INFRASTRUCTURE_NAME}-worker-${zone.slice(-1)}-${Math.floor(index / ZONES.length)}`;
+/** The masters' names, as openshift-install names them: <infra>-master-N. */
+export function masterName(index: number): string {
+  return `${INFRASTRUCTURE_NAME}-master-${index}`;
 }
 
 /** A machine runtime that links the host's release store into each machine, then runs `inner`. */
@@ -54,12 +53,12 @@ export async function userData(client: KubeClient, role: Role): Promise<string |
   return data ? Buffer.from(data, 'base64').toString('utf8') : undefined;
 }
 
-/** Creates the role's machines `from`..`to-1` that do not exist yet (by name); returns all of them. */
-export async function createMachines(cloud: CloudClient, role: Role, count: number, data: string, type: string): Promise<Instance[]> {
+/** Creates the masters 0..count-1 that do not exist yet (by name); returns all of them. */
+export async function createMasters(cloud: CloudClient, count: number, data: string, type: string): Promise<Instance[]> {
   const live = await cloud.listInstances({ states: ['pending', 'running', 'stopping', 'stopped'] });
   const machines: Instance[] = [];
   for (let i = 0; i < count; i++) {
-    const name = machineName(role, i);
+    const name = masterName(i);
     const existing = live.find((m) => m.name === name);
     machines.push(existing ?? (await cloud.createInstance({ name, type, zone: ZONES[i % ZONES.length], userData: data })));
   }
