@@ -86,7 +86,9 @@ export class MachineConfigDaemon implements Runnable {
     });
     const node = from.informers.forResource(resources.nodes, { fieldSelector: `metadata.name=${settings.nodeName}` });
     // Only annotations drive the loop (not the node agent's status writes), and not the daemon's
-    // own writes: the pass that wrote went on from the write's answer.
+    // own writes: the pass that wrote went on from the write's answer. (Should a relist fold
+    // someone else's change into an event of ours, the periodic pass — wait and idle requeue —
+    // sees it.)
     this.controller.watch(node, () => settings.nodeName, (type, object, old) => annotationsChanged(type, object, old) && !(type === 'update' && this.ownWrites.has(object.metadata?.resourceVersion ?? '')));
   }
 
