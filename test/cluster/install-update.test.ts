@@ -47,6 +47,11 @@ test("killing the CVO pod's process: the node agent restarts it; bosun adm upgra
   const nodesBefore = ((await json(['get', 'nodes'])).items as Obj[]);
   const bootIdsBefore = new Map(nodesBefore.map((n) => [n.metadata.name, n.status.nodeInfo.bootID]));
   const renderedBefore = (await json(['get', 'mcp', 'master'])).spec.configuration.name;
+  // The install ends on the configs the bootstrap rendered, as OpenShift's does: one rendered
+  // config per pool (the in-cluster controller rendered the same), every master booted from it.
+  const renderedAtInstall = ((await json(['get', 'mc'])).items as Obj[]).map((m) => m.metadata.name as string).filter((n) => n.startsWith('rendered-'));
+  assert.deepEqual(renderedAtInstall.filter((n) => n.startsWith('rendered-master-')), [renderedBefore], 'one rendered master config: nothing re-rendered after the bootstrap');
+  assert.equal(renderedAtInstall.filter((n) => n.startsWith('rendered-worker-')).length, 1);
   for (const n of nodesBefore) assert.equal(n.metadata.annotations['machineconfiguration.openshift.io/currentConfig'], renderedBefore, `${n.metadata.name} on the install's rendered config`);
 
   const kubeconfig = ['--kubeconfig', c.cluster.kubeconfigPath];
