@@ -15,7 +15,6 @@ import { installCluster, OPERATOR_NAMESPACES, type InstalledCluster } from '../h
 import type { Obj } from '../../src/kube/client.js';
 
 let c: InstalledCluster;
-const kubectl = (args: string[]) => c.kubectl(args);
 const json = (args: string[]) => c.json(args);
 
 before(async () => {
