@@ -71,6 +71,8 @@ export class MachineConfigDaemon implements Runnable {
   private readonly configs = new Map<string, MachineConfig>();
   /** The drain this daemon waits for, and since when (a restarted daemon starts the wait again, as OpenShift's). */
   private drainWait?: { value: string; since: number };
+  /** The node disruption policy, read once per pass (each step of a pass plans with the same). */
+  private passPolicy?: Promise<NodeDisruptionPolicy | undefined>;
   /** resourceVersions of the node this daemon wrote (the last few). */
   private readonly ownWrites = new Set<string>();
 
@@ -99,6 +101,7 @@ export class MachineConfigDaemon implements Runnable {
 
   private async sync({ log, signal }: SyncContext): Promise<SyncResult | void> {
     this.written = undefined;
+    this.passPolicy = undefined;
     for (let i = 0; i < MAX_STEPS_PER_PASS && !signal.aborted; i++) {
       const node = this.written ?? await this.client.get(resources.nodes, this.settings.nodeName);
       this.written = undefined;
@@ -136,7 +139,8 @@ export class MachineConfigDaemon implements Runnable {
       const problems = unreconcilableChanges(configs.from.spec, configs.to.spec);
       if (problems.length) o.unreconcilable = `can't reconcile config ${a.currentConfig} with ${desired}: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`;
       else {
-        o.plan = planActions(diffConfigs(configs.from.spec, configs.to.spec), await this.policy());
+        this.passPolicy ??= this.policy();
+        o.plan = planActions(diffConfigs(configs.from.spec, configs.to.spec), await this.passPolicy);
         o.drainTimedOut = this.drainTimedOut(node, a);
       }
     } else {
