@@ -87,11 +87,13 @@ export class MachineConfigDaemon implements Runnable {
       queue: { baseDelayMs: 1000, maxDelayMs: 60_000 },
     });
     const node = from.informers.forResource(resources.nodes, { fieldSelector: `metadata.name=${settings.nodeName}` });
-    // Only annotations drive the loop (not the node agent's status writes), and not the daemon's
-    // own writes: the pass that wrote went on from the write's answer. (Should a relist fold
-    // someone else's change into an event of ours, the periodic pass — wait and idle requeue —
-    // sees it.)
-    this.controller.watch(node, () => settings.nodeName, (type, object, old) => annotationsChanged(type, object, old) && !(type === 'update' && this.ownWrites.has(object.metadata?.resourceVersion ?? '')));
+    // The annotations and the boot drive the loop (not the node agent's other status writes), and
+    // not the daemon's own writes: the pass that wrote went on from the write's answer. (Should a
+    // relist fold someone else's change into an event of ours, the periodic pass — wait and idle
+    // requeue — sees it.)
+    const rebooted = (object: Obj, old?: Obj) => object.status?.nodeInfo?.bootID !== old?.status?.nodeInfo?.bootID;
+    this.controller.watch(node, () => settings.nodeName, (type, object, old) => type !== 'update' || rebooted(object, old)
+      || (annotationsChanged(type, object, old) && !this.ownWrites.has(object.metadata?.resourceVersion ?? '')));
   }
 
   async start(signal: AbortSignal): Promise<void> {
