@@ -1,10 +1,11 @@
-// npm run bench:rollout [-- N…] [-- --k K…] [-- --boot-delay SECONDS] — a MachineConfig rolled out
+// npm run bench:rollout [-- N…] [-- --k K…] [-- --boot-delay SECONDS] [-- --drain-time SECONDS] — a MachineConfig rolled out
 // over N nodes in scale mode: simulated nodes (src/cluster/node-agent/scale.ts) against the API
 // server in its own process, the machine-config controller (render, node and drain controllers)
 // and one real machine-config daemon per node in this process, each over its own root directory
 // (the first boot's files laid down as Ignition would). A node's machine is simulated: a reboot
 // kills its daemon, keeps the node down for the boot delay, gives it a new boot ID and starts a
-// new daemon, as a pod restarting after a real reboot. For each k (maxUnavailable, default 1 and
+// new daemon, as a pod restarting after a real reboot. With --drain-time each node runs a pod that
+// takes that long to stop once evicted, so the drain lasts that long. For each k (maxUnavailable, default 1 and
 // 5) and N (default 20) it reports the rollout's wall time against the ideal ⌈N/k⌉ × T1, where T1
 // is the same rollout on one node measured in this run (drain + write + reboot + validate +
 // uncordon, with the controller's reaction times): the ratio says what the rollout's ordering
@@ -25,23 +26,27 @@ import { DiskState } from '../src/mco/daemon/disk-state.js';
 import { diffConfigs } from '../src/mco/daemon/diff.js';
 import { writeDiff } from '../src/mco/daemon/writer.js';
 
-// Arguments: numbers are node counts; --k and --boot-delay take the numbers after them.
+// Arguments: numbers are node counts; --k, --boot-delay and --drain-time take the numbers after them.
 const NS: number[] = [];
 const KS: number[] = [];
 let bootDelayS = 2;
-for (let i = 0, into: 'n' | 'k' | 'boot' = 'n'; i < process.argv.length - 2; i++) {
+let drainTimeS = 0;
+for (let i = 0, into: 'n' | 'k' | 'boot' | 'drain' = 'n'; i < process.argv.length - 2; i++) {
   const a = process.argv[i + 2];
   if (a === '--k') into = 'k';
   else if (a === '--boot-delay') into = 'boot';
+  else if (a === '--drain-time') into = 'drain';
   else if (/^\d+(\.\d+)?$/.test(a)) {
     if (into === 'n') NS.push(Number(a));
     else if (into === 'k') KS.push(Number(a));
-    else { bootDelayS = Number(a); into = 'n'; }
-  } else throw new Error(`unknown argument ${a}: npm run bench:rollout -- [N…] [--k K…] [--boot-delay SECONDS]`);
+    else if (into === 'boot') { bootDelayS = Number(a); into = 'n'; }
+    else { drainTimeS = Number(a); into = 'n'; }
+  } else throw new Error(`unknown argument ${a}: npm run bench:rollout -- [N…] [--k K…] [--boot-delay SECONDS] [--drain-time SECONDS]`);
 }
 if (NS.length === 0) NS.push(20);
 if (KS.length === 0) KS.push(1, 5);
 const BOOT_DELAY_MS = bootDelayS * 1000;
+const DRAIN_TIME_MS = drainTimeS * 1000;
 setLogLevel(process.env.BOSUN_LOG_LEVEL ?? 'error');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const MCO = 'machineconfiguration.openshift.io';
@@ -103,7 +108,7 @@ async function rollout(n: number, k: number): Promise<{ ms: number; maxDown: num
     const r0 = await waitFor('a rendered config', async () => (await client.get(resources.machineConfigPools, 'worker')).spec?.configuration?.name as string | undefined, 20_000);
     const base = await client.get(resources.machineConfigs, r0);
 
-    sim = new SimulatedNodes(client, { count: n, leaseRenewIntervalMs: 10_000, log: logger('bench-rollout') });
+    sim = new SimulatedNodes(client, { count: n, leaseRenewIntervalMs: 10_000, podStopMs: DRAIN_TIME_MS, log: logger('bench-rollout') });
     await sim.start();
     for (let i = 0; i < n; i++) {
       // The first boot, as Ignition leaves a machine: the rendered config's files and the daemon's seed.
@@ -112,6 +117,8 @@ async function rollout(n: number, k: number): Promise<{ ms: number; maxDown: num
       new DiskState(root).writeCurrentConfig(base as never);
       const node = `sim-node-${i}`;
       await client.mergePatch(resources.nodes, node, undefined, { metadata: { annotations: { [`${MCO}/currentConfig`]: r0, [`${MCO}/desiredConfig`]: r0, [`${MCO}/state`]: 'Done' } } });
+      // The workload the drain evicts: a pod that takes the drain time to stop.
+      if (DRAIN_TIME_MS > 0) await client.create(resources.pods, { apiVersion: 'v1', kind: 'Pod', metadata: { name: `app-${i}`, namespace: 'default' }, spec: { nodeName: node, containers: [{ name: 'app', image: 'bench.local/app:1' }] } });
       const m = new SimMachine(root, node, kubeconfig);
       machines.push(m);
       m.start();
@@ -139,7 +146,7 @@ async function rollout(n: number, k: number): Promise<{ ms: number; maxDown: num
 }
 
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-console.log(`rollout in scale mode: N = ${NS.join(', ')}, maxUnavailable k = ${KS.join(', ')}, boot delay ${s(BOOT_DELAY_MS)}`);
+console.log(`rollout in scale mode: N = ${NS.join(', ')}, maxUnavailable k = ${KS.join(', ')}, boot delay ${s(BOOT_DELAY_MS)}, drain time ${s(DRAIN_TIME_MS)}`);
 const one = await rollout(1, 1);
 console.log(`reference T1 (one node: drain + write + reboot + validate + uncordon): ${s(one.ms)}`);
 for (const n of NS) {

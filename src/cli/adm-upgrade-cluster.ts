@@ -1,6 +1,7 @@
 // `bosun adm upgrade` against a cluster (modelled on `oc adm upgrade`): with no arguments, the
 // cluster's update state in plain words and its recommended updates; `--to`, `--to-latest`,
-// `--to-image` start an update (with `--wait`, followed to the end with a progress bar);
+// `--to-image` start an update (with `--wait`, followed to the end with a progress bar: the
+// ClusterVersion, then the machine config pools rolling the release's configs over the nodes);
 // `channel NAME` picks the channel. The pure parts (rendering, choosing a target) are exported
 // for tests.
 import { BosunError } from '../common/errors.js';
@@ -151,7 +152,8 @@ async function follow(api: KubeClient, image: string, timeoutMs: number): Promis
     const cv = await readCV(api);
     const head = cv.status?.history?.[0];
     if (head?.image === image && head.state === 'Completed') {
-      if (tty) process.stdout.write('\n');
+      if (tty && last) process.stdout.write('\n');
+      await followPools(api, deadline);
       console.log(`Cluster version is ${head.version}`);
       return;
     }
@@ -172,6 +174,38 @@ async function follow(api: KubeClient, image: string, timeoutMs: number): Promis
   }
 }
 
+/** A pool still rolling its config: not paused, with nodes, not all of them updated to it. */
+export function poolBehind(pool: Obj): boolean {
+  const st = pool.status ?? {};
+  if (pool.spec?.paused || !(st.machineCount > 0)) return false;
+  return st.configuration?.name !== pool.spec?.configuration?.name || st.updatedMachineCount !== st.machineCount || cond(pool, 'Updated')?.status !== 'True';
+}
+
+/**
+ * After the ClusterVersion completes (which, as OpenShift's, waits for the master pool only): the
+ * other pools rolling the release's configs, until every pool's nodes run them (paused pools are
+ * left out, as `oc adm upgrade status` excludes them).
+ */
+async function followPools(api: KubeClient, deadline: number): Promise<void> {
+  let last = '';
+  for (;;) {
+    let pools: Obj[];
+    try {
+      pools = ((await api.list(resources.machineConfigPools)).items ?? []) as Obj[];
+    } catch (e) {
+      if (isNotFound(e)) return; // no machine-config kinds: nothing rolls over nodes
+      throw e;
+    }
+    const behind = pools.filter(poolBehind);
+    if (behind.length === 0) return;
+    const line = `Waiting for the machine config pools: ${behind.map((p) => `${p.metadata.name} ${p.status?.updatedMachineCount ?? 0}/${p.status?.machineCount} nodes updated`).join(', ')}`;
+    if (line !== last) console.log(line);
+    last = line;
+    if (Date.now() > deadline) throw new UpgradeCommandError(`the machine config pools did not finish within the timeout; they go on — run 'kubectl get mcp' to see where they are`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
 export function registerClusterUpgrade(upgrade: Command): void {
   upgrade
     .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG)')
@@ -182,7 +216,7 @@ export function registerClusterUpgrade(upgrade: Command): void {
     .option('--allow-not-recommended', 'allow a conditional update whose risks apply or are unknown')
     .option('--allow-explicit-upgrade', 'allow --to-image to name a release the update service does not offer')
     .option('--force', 'let the cluster-version operator take the release despite failed preconditions (recorded as accepted risks)')
-    .option('--wait', 'follow the update with a progress bar until it completes or fails')
+    .option('--wait', 'follow the update with a progress bar until it completes — the ClusterVersion, then every machine config pool\'s nodes — or fails')
     .option('--timeout <seconds>', 'with --wait: give up waiting after this long', '1800')
     .addHelpText(
       'after',

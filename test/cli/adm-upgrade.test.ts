@@ -6,7 +6,7 @@ import { rmSync } from 'node:fs';
 import { bringUp, type LocalCluster } from '../../src/cluster/bring-up.js';
 import { localClusterOptions } from '../helpers/local-cluster.js';
 import { runBosun } from '../helpers/cli.js';
-import { chooseTarget, progressBar, renderUpgradeStatus } from '../../src/cli/adm-upgrade-cluster.js';
+import { chooseTarget, poolBehind, progressBar, renderUpgradeStatus } from '../../src/cli/adm-upgrade-cluster.js';
 import { eventually } from '../helpers/eventually.js';
 
 let cluster: LocalCluster;
@@ -83,4 +83,20 @@ test('target choice and rendering are pure', () => {
   assert.match(text, /Upgradeable=False\n\n {2}Reason: X\n {2}Message: operator foo says no/);
   assert.ok(text.indexOf('1.0.3') < text.indexOf('1.0.1'), 'newest first');
   assert.equal(progressBar('Working towards 1.0.1: 6 of 12 done (50% complete)', 10), '[#####.....]  50%  Working towards 1.0.1: 6 of 12 done (50% complete)');
+});
+
+test('--wait follows the pools after the ClusterVersion: a pool is behind until all its nodes run its config (paused and empty pools are not waited for)', () => {
+  const pool = (spec: Record<string, unknown>, status: Record<string, unknown>, updated = 'True') => ({
+    metadata: { name: 'worker' }, spec: { configuration: { name: 'rendered-worker-new' }, ...spec },
+    status: { configuration: { name: 'rendered-worker-new' }, machineCount: 2, updatedMachineCount: 2, conditions: [{ type: 'Updated', status: updated }], ...status },
+  });
+  const cases: Array<[string, ReturnType<typeof pool>, boolean]> = [
+    ['every node updated', pool({}, {}), false],
+    ['one node to go', pool({}, { updatedMachineCount: 1 }, 'False'), true],
+    ['the status still on the old config', pool({}, { configuration: { name: 'rendered-worker-old' } }), true],
+    ['counts caught up, Updated not yet True', pool({}, {}, 'False'), true],
+    ['paused', pool({ paused: true }, { updatedMachineCount: 0 }, 'False'), false],
+    ['no nodes', pool({}, { machineCount: 0, updatedMachineCount: 0 }), false],
+  ];
+  for (const [name, p, behind] of cases) assert.equal(poolBehind(p), behind, name);
 });

@@ -37,7 +37,7 @@ export interface McoCluster extends NodeCluster {
   node(name: string): Promise<Obj>;
   /** Runs a daemon in this process against a machine's root until the cluster closes or stop() is
    *  called; stop() aborts at once (the running pass takes no further step) and resolves once it has wound down. */
-  runDaemon(nodeName: string, instance: Instance, o?: { driftCheckIntervalMs?: number; afterStep?: DaemonSettings['afterStep'] }): { stop(): Promise<void> };
+  runDaemon(nodeName: string, instance: Instance, o?: { driftCheckIntervalMs?: number; drainTimeoutMs?: number; afterStep?: DaemonSettings['afterStep'] }): { stop(): Promise<void> };
   /** Waits for the worker pool to have rendered a config other than those given, and returns its name. */
   renderedWorker(not?: string[]): Promise<string>;
   /** Waits until every worker node is Done on `config` and the pool is Updated. */
@@ -79,11 +79,11 @@ export async function startMcoCluster(o: NodeClusterOptions & { workerMaxUnavail
     },
     rootOf: (i: Instance) => join(c.dataDir, 'machines', i.id, 'root'),
     node: (name: string) => c.kube.get(resources.nodes, name),
-    runDaemon(nodeName: string, instance: Instance, o: { driftCheckIntervalMs?: number; afterStep?: DaemonSettings['afterStep'] } = {}) {
+    runDaemon(nodeName: string, instance: Instance, o: { driftCheckIntervalMs?: number; drainTimeoutMs?: number; afterStep?: DaemonSettings['afterStep'] } = {}) {
       const own = new AbortController();
       stop.signal.addEventListener('abort', () => own.abort(), { once: true });
       const manager = new Manager({ name: `machine-config-daemon-${nodeName}`, kubeconfig, eventSource: 'machineconfigdaemon' });
-      manager.add(new MachineConfigDaemon(manager, { nodeName, host: new RootMountHost(m.rootOf(instance)), driftCheckIntervalMs: o.driftCheckIntervalMs ?? 500, afterStep: o.afterStep }));
+      manager.add(new MachineConfigDaemon(manager, { nodeName, host: new RootMountHost(m.rootOf(instance)), driftCheckIntervalMs: o.driftCheckIntervalMs ?? 500, drainTimeoutMs: o.drainTimeoutMs, afterStep: o.afterStep }));
       const done = manager.start(own.signal);
       running.push(done);
       return { async stop() { own.abort(); await done.catch(() => undefined); } };

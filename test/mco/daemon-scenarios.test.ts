@@ -2,7 +2,8 @@
 // The machine-config daemon's other paths on the local cloud, one daemon per worker run in this
 // process against the machine's root (the DaemonSet form is daemon-rollout.test.ts): a pull-secret
 // change reboots nothing; a PodDisruptionBudget holds a node cordoned, its drain failing with the
-// blocking pod named, until it allows the eviction; an unreconcilable MachineConfig touches no
+// blocking pod named — past the daemon's drain timeout the node and its pool are Degraded, naming
+// the node and the pod — until it allows the eviction and the update goes on; an unreconcilable MachineConfig touches no
 // node and says why; a managed file edited on a node degrades it (content, then mode) with an
 // Event ConfigDriftDetected, and restoring it recovers the node without a reboot; the forcefile
 // rewrites a drifted node's files, reboots it and brings it back Done.
@@ -17,6 +18,8 @@ import { A, startMcoCluster, type McoCluster } from './daemon-fixture.js';
 
 let c: McoCluster;
 let workers: Instance[];
+/** The daemons' drain timeout (OpenShift's is an hour): short, so the PDB scenario sees it pass. */
+const DRAIN_TIMEOUT_MS = 4000;
 const PDBS = { group: 'policy', version: 'v1', resource: 'poddisruptionbudgets', namespaced: true };
 
 const mc = (name: string, files: Record<string, string>) => ({
@@ -31,7 +34,7 @@ const events = async (reason: string) => ((await c.kube.list(resources.events, '
 before(async () => {
   c = await startMcoCluster({ workerMaxUnavailable: 1 });
   workers = [await c.bootWorker('worker-a'), await c.bootWorker('worker-b')];
-  for (const w of workers) c.runDaemon(w.name, w);
+  for (const w of workers) c.runDaemon(w.name, w, { drainTimeoutMs: DRAIN_TIMEOUT_MS });
   await c.workersDoneOn(await c.renderedWorker());
 }, { timeout: 60_000 });
 after(async () => {
@@ -48,7 +51,7 @@ test('a pull-secret change is written without a reboot', { timeout: 30_000 }, as
   for (const w of workers) assert.match(readFileSync(join(c.rootOf(w), 'var/lib/kubelet/config.json'), 'utf8'), /registry\.example\.com/);
 });
 
-test('a PodDisruptionBudget holds the drain, naming the pod, until it allows the eviction', { timeout: 50_000 }, async () => {
+test('a PodDisruptionBudget holds the drain, naming the pod, the pool Degraded past the drain timeout, until it allows the eviction', { timeout: 60_000 }, async () => {
   // One pod pinned to worker-a, its budget allowing no disruption.
   await c.kube.create(resources.deployments, {
     apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'guarded', namespace: 'default' },
@@ -69,11 +72,26 @@ test('a PodDisruptionBudget holds the drain, naming the pod, until it allows the
   const node = await c.node(failed.involvedObject.name);
   assert.equal(node.spec.unschedulable, true, 'the node stays cordoned');
   assert.equal(node.metadata.annotations[A.current], previous, 'nothing written yet');
-  const pool = await c.kube.get(resources.machineConfigPools, 'worker');
-  assert.notEqual(pool.status.conditions.find((x: Obj) => x.type === 'Updated')?.status, 'True');
+  // Past the drain timeout: the node Degraded, the pool NodeDegraded and Degraded, naming both.
+  const held = failed.involvedObject.name;
+  const degraded = await eventually('the pool NodeDegraded by the drain', async () => {
+    const p = await c.kube.get(resources.machineConfigPools, 'worker');
+    return p.status?.conditions?.find((x: Obj) => x.type === 'NodeDegraded' && x.status === 'True') && p;
+  }, 20_000);
+  const nodeDegraded = degraded.status.conditions.find((x: Obj) => x.type === 'NodeDegraded');
+  assert.match(nodeDegraded.message, new RegExp(`Node ${held} is reporting: "failed to drain node: ${held} after 4 seconds: error when evicting pods: default/guarded-[a-z0-9-]+: .*disruption budget`));
+  assert.equal(degraded.status.conditions.find((x: Obj) => x.type === 'Degraded')?.status, 'True');
+  assert.notEqual(degraded.status.conditions.find((x: Obj) => x.type === 'Updated')?.status, 'True');
+  const heldNode = await c.node(held);
+  assert.equal(heldNode.metadata.annotations[A.state], 'Degraded');
+  assert.equal(heldNode.spec.unschedulable, true, 'still cordoned');
+  assert.ok((await c.kube.list(resources.events, 'default')).items.some((e: Obj) => e.reason === 'FailedToDrain' && e.involvedObject.name === held), 'an Event FailedToDrain');
 
   await c.kube.mergePatch(PDBS, 'guarded', 'default', { spec: { minAvailable: 0 } });
   await c.workersDoneOn(next, 30_000);
+  const recovered = await c.kube.get(resources.machineConfigPools, 'worker');
+  assert.equal(recovered.status.conditions.find((x: Obj) => x.type === 'NodeDegraded')?.status, 'False');
+  assert.equal((await c.node(held)).metadata.annotations['machineconfiguration.openshift.io/lastDrainError'], undefined, 'the drain error is gone');
   for (const w of workers) assert.equal(readFileSync(join(c.rootOf(w), 'etc/bosun-pdb.conf'), 'utf8'), 'held\n');
 });
 

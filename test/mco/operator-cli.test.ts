@@ -41,6 +41,14 @@ test('bosun machine-config-operator creates the pools, serves metrics and health
     // The sync that created the pools may still be writing the rest when they appear.
     await eventually('a successful reconcile in the metrics', async () => /controller_runtime_reconcile_total\{controller="machine-config-operator",result="success"\} [1-9]/.test(await fetchWhen(`127.0.0.1:${metricsPort}`, '/metrics')));
     assert.ok((await getJson(api, lease)).spec.holderIdentity, 'the Lease is held');
+    // No ControllerConfig before the release's images are known: one without them would render
+    // configs that the release's own replace, rolling every node that booted from the first.
+    const controllerConfigs = '/apis/machineconfiguration.openshift.io/v1/controllerconfigs';
+    assert.deepEqual((await getJson(api, controllerConfigs)).items, []);
+    await api.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'openshift-machine-config-operator' } } });
+    await api.request('POST', '/api/v1/namespaces/openshift-machine-config-operator/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'machine-config-operator-images', namespace: 'openshift-machine-config-operator' }, data: { 'images.json': JSON.stringify({ releaseVersion: '1.0.0', baseOSContainerImage: 'bosun.local/rhel-coreos:1.0.0' }) } } });
+    const cc = await eventually('the ControllerConfig, once the images are there', async () => (await getJson(api, controllerConfigs)).items[0]);
+    assert.equal(cc.spec.images.releaseVersion, '1.0.0');
     assert.equal(await component.stop(), 0, component.output());
     assert.doesNotMatch(component.output(), /"level":30/, '--log-level warn holds back info lines, module loggers included');
     assert.equal((await getJson(api, lease)).spec.holderIdentity, '', 'a clean stop releases the Lease');

@@ -9,7 +9,7 @@ import { cloudProvider, generateTemplateConfigs, TemplateError } from '../../src
 import { generateKubeletConfigs, validateKubeletConfig } from '../../src/mco/controller/kubelet-config.js';
 import { kubeletTlsFor } from '../../src/mco/controller/tls-profile.js';
 import { validateMachineConfig } from '../../src/mco/controller/validation.js';
-import { mergeMachineConfigs } from '../../src/mco/controller/render.js';
+import { mergeMachineConfigs, renderedName } from '../../src/mco/controller/render.js';
 import { decodeDataUrl } from '../../src/mco/common/ignition/data-url.js';
 import { controllerConfig, TEST_CA } from './controller-fixtures.js';
 import type { KubeletConfig, MachineConfig, MachineConfigPool, MachineConfigSpec } from '../../src/mco/controller/types.js';
@@ -182,4 +182,17 @@ test('TLS profiles: OpenSSL names become the IANA names the kubelet takes; suite
   assert.throws(() => kubeletTlsFor({ type: 'Custom', custom: { ciphers: ['DHE-RSA-AES128-GCM-SHA256'], minTLSVersion: 'VersionTLS12' } }), /no cipher suite the kubelet can offer/);
   assert.throws(() => kubeletTlsFor({ type: 'Custom', custom: { ciphers: ['AES128-SHA'], minTLSVersion: 'TLS1.2' } }), /minTLSVersion "TLS1\.2"/);
   assert.throws(() => kubeletTlsFor({ type: 'Custom' }), /needs custom\.ciphers/);
+});
+
+test('the templates come with the release: /etc/bosun-release names it, so each release renders new configs for both pools', () => {
+  const of = (version?: string) => generateTemplateConfigs(controllerConfig({ images: { infraImageKey: 'quay.io/bosun/pause:3.9', ...(version ? { releaseVersion: version } : {}) } }), inputs);
+  for (const role of ['master', 'worker']) {
+    const base = (v?: string) => of(v).find((m) => m.metadata.name === `00-${role}`)!;
+    assert.deepEqual(fileOf(base('1.0.1'), '/etc/bosun-release'), { text: "# The bosun release whose machine-config templates rendered this node's configuration.\nVERSION=1.0.1\n", mode: 0o644 });
+    assert.equal(fileOf(base(), '/etc/bosun-release'), undefined, 'no release named, no file');
+    const spec = (v: string) => mergeMachineConfigs(of(v).filter((m) => m.metadata.labels!['machineconfiguration.openshift.io/role'] === role));
+    assert.notEqual(renderedName(role, spec('1.0.0')), renderedName(role, spec('1.0.1')), `${role}: a new release, a new rendered config`);
+    assert.equal(renderedName(role, spec('1.0.1')), renderedName(role, spec('1.0.1')));
+  }
+  assert.throws(() => of('1.0.1\nEVIL=1'), (e: Error) => e instanceof TemplateError && /releaseVersion .* is not a version/.test(e.message));
 });

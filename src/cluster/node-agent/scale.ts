@@ -3,7 +3,8 @@
 // renewInterval, the Node status — through NodeStatusReporter; what differs is the pod runtime:
 // pods bound to a simulated node run no process (kwok-style), they are admitted with a pod IP from
 // the node's CIDR and reported Running and Ready through the agent's own podStatus, and a pod
-// deleted gracefully is finished at once. No machine root, logs server or service proxy per node
+// deleted gracefully is finished at once (or after podStopMs, as containers taking that long to
+// stop). No machine root, logs server or service proxy per node
 // (those are a machine's own processes), and no TLS bootstrap: every node shares one KubeClient,
 // so in scale mode the nodes act with the credentials that client carries (the admin kubeconfig
 // in the bench), not as system:node:<name>.
@@ -26,6 +27,8 @@ export interface SimulatedNodesOptions {
   leaseRenewIntervalMs?: number;
   /** Node status computation period (default 10 s, nodeStatusUpdateFrequency). */
   statusUpdateMs?: number;
+  /** How long a gracefully deleted pod takes to stop before it is finished (default 0: at once). */
+  podStopMs?: number;
   /** How many nodes register at the same time (default 20). */
   registerConcurrency?: number;
   /** Called with the duration of every Lease renewal request, in milliseconds. */
@@ -76,6 +79,8 @@ export class SimulatedNodes {
   private readonly informer: Informer;
   private readonly events: EventRecorder;
   private loops: Array<Promise<void>> = [];
+  /** Pods being stopped (podStopMs), by uid: each is finished once. */
+  private readonly stopping = new Set<string>();
 
   constructor(private readonly client: KubeClient, private readonly o: SimulatedNodesOptions) {
     // Every node's heartbeat sleeps on this one signal: thousands of listeners are expected.
@@ -129,8 +134,16 @@ export class SimulatedNodes {
     const { name, namespace, uid } = pod.metadata;
     try {
       if (pod.metadata.deletionTimestamp) {
-        node.podIPs.delete(uid);
-        await this.client.delete(PODS, name, namespace, { gracePeriodSeconds: 0, preconditions: { uid } });
+        if (this.stopping.has(uid)) return;
+        this.stopping.add(uid);
+        try {
+          if (this.o.podStopMs) await sleep(this.o.podStopMs, this.stopper.signal);
+          if (this.stopper.signal.aborted) return;
+          node.podIPs.delete(uid);
+          await this.client.delete(PODS, name, namespace, { gracePeriodSeconds: 0, preconditions: { uid } });
+        } finally {
+          this.stopping.delete(uid);
+        }
         return;
       }
       if (pod.status?.phase === 'Running' || pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') return;

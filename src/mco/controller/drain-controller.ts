@@ -4,13 +4,15 @@
 // to be gone, then write lastAppliedDrain = the request. For `uncordon-<config>`: uncordon and
 // answer the same way. An eviction a budget refuses is tried again on drain.ts's schedule; each
 // failure is an Event DrainFailed naming the pod that blocks (DrainThresholdExceeded once it has
-// failed for the threshold).
+// failed for the threshold), and the node's lastDrainError annotation says the same until the
+// drain succeeds: the daemon, waiting longer than its drain timeout, degrades the node with it,
+// which the pool reports (NodeDegraded, Degraded) naming the node and the pod.
 import { Controller, type SyncContext, type SyncResult } from '../../kube/controller.js';
 import { isNotFound, KubeApiError, resourcePath, type Obj } from '../../kube/index.js';
 import { resources } from '../../kube/resources.js';
 import type { McoContext } from './context.js';
 import { DEFAULT_DRAIN_TIMING, drainRequest, drainRetry, podsToEvict, type DrainTiming } from './drain.js';
-import { DESIRED_DRAIN_ANNOTATION, LAST_APPLIED_DRAIN_ANNOTATION, type NodeView } from './types.js';
+import { DESIRED_DRAIN_ANNOTATION, DRAIN_ERROR_ANNOTATION, LAST_APPLIED_DRAIN_ANNOTATION, type NodeView } from './types.js';
 
 /** While a requested drain is not done: terminating pods are looked at again this soon. */
 const TERMINATING_POLL_MS = 500;
@@ -20,6 +22,9 @@ export function drainController(ctx: McoContext, timing: DrainTiming = DEFAULT_D
   const controller = new Controller({
     name: 'machine-config-controller-drain',
     sync: (key, sc) => syncDrain(ctx, key, sc, timing, failingSince),
+    // As OpenShift's (five workers): nodes of a rollout with maxUnavailable > 1 are drained side
+    // by side, not each behind the other's cordon, list and evictions.
+    workers: 5,
     queue: { baseDelayMs: 1000, maxDelayMs: timing.slowRetryMs },
   });
   controller.watch(ctx.informers.nodes);
@@ -34,8 +39,8 @@ async function syncDrain(ctx: McoContext, name: string, { log }: SyncContext, ti
   const asNode = { apiVersion: 'v1', kind: 'Node', metadata: node.metadata } as Obj;
 
   if (request.action === 'uncordon') {
-    if (node.spec?.unschedulable) await ctx.client.mergePatch(resources.nodes, name, undefined, { spec: { unschedulable: null } });
-    await answer(ctx, node, request.value);
+    // Uncordoned and answered in one write: the daemon completes the moment it sees the answer.
+    await answer(ctx, node, request.value, node.spec?.unschedulable ? { unschedulable: null } : undefined);
     log.info({ node: name, request: request.value }, 'node uncordoned');
     void ctx.events.event(asNode, 'Normal', 'Uncordon', `Uncordoned node ${name} (${request.value})`);
     return;
@@ -65,7 +70,9 @@ async function syncDrain(ctx: McoContext, name: string, { log }: SyncContext, ti
     const failing = failingSince.get(name)?.value === request.value ? failingSince.get(name)! : { value: request.value, since: Date.now() };
     failingSince.set(name, failing);
     const { afterMs, thresholdExceeded } = drainRetry(failing.since, Date.now(), timing);
-    const message = `Drain failed on node ${name}, will retry in ${Math.round(afterMs / 1000)}s: error when evicting pods: ${blocked.join('; ')}`;
+    const error = `error when evicting pods: ${blocked.join('; ')}`;
+    const message = `Drain failed on node ${name}, will retry in ${Math.round(afterMs / 1000)}s: ${error}`;
+    if (node.metadata.annotations?.[DRAIN_ERROR_ANNOTATION] !== error) await ctx.client.mergePatch(resources.nodes, name, undefined, { metadata: { annotations: { [DRAIN_ERROR_ANNOTATION]: error } } });
     log.warn({ node: name, blocked }, 'drain blocked');
     void ctx.events.event(asNode, 'Warning', thresholdExceeded ? 'DrainThresholdExceeded' : 'DrainFailed', message);
     return { requeueAfterMs: afterMs };
@@ -78,6 +85,8 @@ async function syncDrain(ctx: McoContext, name: string, { log }: SyncContext, ti
   void ctx.events.event(asNode, 'Normal', 'Drain', `Drained node ${name} (${request.value})`);
 }
 
-async function answer(ctx: McoContext, node: NodeView, value: string): Promise<void> {
-  await ctx.client.mergePatch(resources.nodes, node.metadata.name!, undefined, { metadata: { annotations: { [LAST_APPLIED_DRAIN_ANNOTATION]: value } } });
+/** lastAppliedDrain = the request (with any spec change in the same write); a drain error is gone. */
+async function answer(ctx: McoContext, node: NodeView, value: string, spec?: Obj): Promise<void> {
+  const clear = node.metadata.annotations?.[DRAIN_ERROR_ANNOTATION] !== undefined ? { [DRAIN_ERROR_ANNOTATION]: null } : {};
+  await ctx.client.mergePatch(resources.nodes, node.metadata.name!, undefined, { metadata: { annotations: { [LAST_APPLIED_DRAIN_ANNOTATION]: value, ...clear } }, ...(spec ? { spec } : {}) });
 }

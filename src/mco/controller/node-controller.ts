@@ -9,7 +9,7 @@
 import { applyStatus } from '../../kube/apply.js';
 import { Controller, TerminalError, type SyncContext } from '../../kube/controller.js';
 import { WriteExpectations } from '../../kube/expectations.js';
-import type { Obj } from '../../kube/client.js';
+import { isConflict, type Obj } from '../../kube/client.js';
 import { type McoContext } from './context.js';
 import { resources } from '../../kube/resources.js';
 import { chooseCandidates, computePoolStatus, poolSpecError, poolMembership, UPDATE_IN_PROGRESS_TAINT, updateInProgressTaintChanges } from './node-selection.js';
@@ -29,6 +29,30 @@ export function nodeController(ctx: McoContext): Controller {
   // Every pool is looked at (there are few), which also covers a node leaving a pool.
   controller.watch(ctx.informers.nodes, () => ctx.informers.pools.list().map((p) => p.metadata.name as string));
   return controller;
+}
+
+/** Conflicts a taint write retries on a fresh read before the sync fails (client-go's RetryOnConflict). */
+const TAINT_CONFLICT_RETRIES = 5;
+
+/**
+ * Adds or removes the UpdateInProgress taint. The taint list is replaced whole, so the write
+ * carries the node's resourceVersion; the daemons and the drain controller write the same nodes
+ * all through a rollout, so a conflict is read afresh and tried again at once rather than failing
+ * the pool's sync (whose retry would hold up the next node's turn).
+ */
+async function setUpdateInProgressTaint(ctx: McoContext, node: NodeView, present: boolean): Promise<NodeView> {
+  for (let attempt = 0; ; attempt++) {
+    const taints = node.spec?.taints ?? [];
+    const others = taints.filter((t) => !(t.key === UPDATE_IN_PROGRESS_TAINT.key && t.effect === UPDATE_IN_PROGRESS_TAINT.effect));
+    if ((others.length < taints.length) === present) return node;
+    const wanted = present ? [...others, { ...UPDATE_IN_PROGRESS_TAINT }] : others;
+    try {
+      return (await ctx.client.mergePatch(resources.nodes, node.metadata.name!, undefined, { metadata: { resourceVersion: node.metadata.resourceVersion }, spec: { taints: wanted } })) as NodeView;
+    } catch (e) {
+      if (!isConflict(e) || attempt >= TAINT_CONFLICT_RETRIES) throw e;
+      node = (await ctx.client.get(resources.nodes, node.metadata.name!)) as NodeView;
+    }
+  }
 }
 
 async function syncPool(ctx: McoContext, poolName: string, { log }: SyncContext, recent: WriteExpectations<NodeView>): Promise<void> {
@@ -56,12 +80,8 @@ async function syncPool(ctx: McoContext, poolName: string, { log }: SyncContext,
     const taints = updateInProgressTaintChanges(pool, nodes, target);
     for (const name of [...taints.add, ...taints.remove]) {
       const at = nodes.findIndex((n) => n.metadata.name === name);
-      const node = nodes[at];
-      const others = (node.spec?.taints ?? []).filter((t) => !(t.key === UPDATE_IN_PROGRESS_TAINT.key && t.effect === UPDATE_IN_PROGRESS_TAINT.effect));
-      const wanted = taints.add.includes(name) ? [...others, { ...UPDATE_IN_PROGRESS_TAINT }] : others;
-      // The taint list is replaced whole: the resourceVersion makes a concurrent change a conflict (retried).
-      const updated = (await ctx.client.mergePatch(resources.nodes, name, undefined, { metadata: { resourceVersion: node.metadata.resourceVersion }, spec: { taints: wanted } })) as NodeView;
-      recent.expect(node, updated);
+      const updated = await setUpdateInProgressTaint(ctx, nodes[at], taints.add.includes(name));
+      recent.expect(nodes[at], updated);
       nodes[at] = updated;
     }
   }

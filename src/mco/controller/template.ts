@@ -1,12 +1,18 @@
 // The base MachineConfigs every role starts from, generated from the cluster facts in the
 // ControllerConfig (the template controller writes them; OpenShift keeps the same names):
 //   00-<role>                   CA bundle for the kubelet, pull secret, extra trust bundle,
-//                               cloud provider config, proxy environment
+//                               cloud provider config, proxy environment, and /etc/bosun-release
+//                               naming the release whose templates these are
 //   01-<role>-kubelet           /etc/kubernetes/kubelet.conf and kubelet.service
 //   01-<role>-container-runtime CRI-O drop-in (systemd cgroups, pause image)
 //   99-<role>-ssh               the `core` user's sshAuthorizedKeys (the installer's objects in
 //                               OpenShift; here generated when keys are given)
 // Pure and deterministic: the same ControllerConfig and inputs give byte-identical objects.
+//
+// The templates come with the release, as OpenShift's come in the MCO image of its release:
+// /etc/bosun-release carries the release version from the ControllerConfig's images
+// (spec.images.releaseVersion, the release payload's machine-config-operator-images), so every
+// release renders new configs for every pool and an update rolls every node onto them.
 import { BosunError } from '../../common/errors.js';
 import { encodeDataUrl } from '../common/ignition/data-url.js';
 import type { FileEntry, IgnitionConfig, Unit } from '../common/ignition/types.js';
@@ -22,6 +28,7 @@ export type Role = (typeof ROLES)[number];
 export const KUBELET_CONFIG_PATH = '/etc/kubernetes/kubelet.conf';
 export const KUBELET_CA_PATH = '/etc/kubernetes/kubelet-ca.crt';
 export const PULL_SECRET_PATH = '/var/lib/kubelet/config.json';
+export const RELEASE_FILE_PATH = '/etc/bosun-release';
 export const TEMPLATE_IGNITION_VERSION = '3.2.0';
 
 export interface TemplateInputs {
@@ -98,7 +105,17 @@ function baseFiles(cc: ControllerConfig, inputs: TemplateInputs): FileEntry[] {
       .filter(([, v]) => v).map(([k, v]) => `${k}=${v}`);
     files.push(file('/etc/mco/proxy.env', `${lines.join('\n')}\n`));
   }
+  const release = releaseVersion(cc);
+  if (release) files.push(file(RELEASE_FILE_PATH, `# The bosun release whose machine-config templates rendered this node's configuration.\nVERSION=${release}\n`));
   return files;
+}
+
+/** The release the ControllerConfig's images come from (images.json `releaseVersion`), if it says. */
+export function releaseVersion(cc: ControllerConfig): string | undefined {
+  const v: unknown = cc.spec.images?.releaseVersion;
+  if (v === undefined || v === '') return undefined;
+  if (typeof v !== 'string' || !/^[0-9A-Za-z.+-]+$/.test(v)) throw new TemplateError(`ControllerConfig ${cc.metadata.name}: spec.images.releaseVersion ${JSON.stringify(v)} is not a version`);
+  return v;
 }
 
 /** The kubelet configuration every node of the role starts from; KubeletConfigs layer on it. */

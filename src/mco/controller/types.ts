@@ -18,6 +18,13 @@ export const REASON_ANNOTATION = `${MCO_GROUP}/reason`;
 /** The daemon's drain request (`drain-<config>`, `uncordon-<config>`) and the controller's answer. */
 export const DESIRED_DRAIN_ANNOTATION = `${MCO_GROUP}/desiredDrain`;
 export const LAST_APPLIED_DRAIN_ANNOTATION = `${MCO_GROUP}/lastAppliedDrain`;
+/**
+ * Why the requested drain is failing, as the drain controller last found it (the pods it cannot
+ * evict and why); removed once the drain succeeds. OpenShift keeps this on the node's
+ * MachineConfigNode (condition Drained); bosun, having no MachineConfigNodes, on the node, where
+ * the daemon reads it into its reason when the drain times out.
+ */
+export const DRAIN_ERROR_ANNOTATION = `${MCO_GROUP}/lastDrainError`;
 export const ZONE_LABEL = 'topology.kubernetes.io/zone';
 
 export interface ObjectReference {

@@ -1,18 +1,21 @@
 // The machine-config daemon: one per node (a DaemonSet pod with the host's root at /rootfs), the
 // only writer of its node's currentConfig, state and reason annotations and of the node's disk.
 // Its loop is state-machine.ts: each pass reads the node (from the API, not a cache, so it never
-// acts on its own stale write), the disk and the boot, asks nextStep, takes that step, and goes
-// round again until the step is to wait. A failed write is rolled back (writer.ts) and reported
+// acts on its own stale write: after a step that wrote the node, the write's answer is that
+// read), the disk and the boot, asks nextStep, takes that step, and goes round again until the
+// step is to wait. Rendered configs are named by the hash of their content, so each is fetched
+// once and kept (a few, the newest). A failed write is rolled back (writer.ts) and reported
 // as state=Degraded with the reason; the pass then fails and the work queue retries it with
 // back-off, so the node recovers by itself once the cause is gone. While Done it checks the disk
 // for drift every --drift-check-interval.
 import { Controller, type SyncContext, type SyncResult } from '../../kube/controller.js';
+import { annotationsChanged } from '../../kube/predicates.js';
 import { isNotFound, type KubeClient, type Obj } from '../../kube/client.js';
 import type { EventRecorder } from '../../kube/events.js';
 import type { InformerFactory } from '../../kube/informer.js';
 import type { Runnable } from '../../kube/manager.js';
 import { resources } from '../../kube/resources.js';
-import { CURRENT_CONFIG_ANNOTATION, DESIRED_CONFIG_ANNOTATION, DESIRED_DRAIN_ANNOTATION, LAST_APPLIED_DRAIN_ANNOTATION, REASON_ANNOTATION, STATE_ANNOTATION, type MachineConfig } from '../controller/types.js';
+import { CURRENT_CONFIG_ANNOTATION, DESIRED_CONFIG_ANNOTATION, DESIRED_DRAIN_ANNOTATION, DRAIN_ERROR_ANNOTATION, LAST_APPLIED_DRAIN_ANNOTATION, REASON_ANNOTATION, STATE_ANNOTATION, type MachineConfig } from '../controller/types.js';
 import { unreconcilableChanges } from '../controller/validation.js';
 import { diffConfigs, forcedDiff } from './diff.js';
 import { describeAction, planActions, type NodeDisruptionPolicy } from './disruption-policy.js';
@@ -26,7 +29,11 @@ import { WriteError, writeDiff } from './writer.js';
 export const MACHINE_CONFIGURATIONS = { group: 'operator.openshift.io', version: 'v1', resource: 'machineconfigurations', namespaced: false };
 export const MACHINE_CONFIG_DAEMON = { name: 'machine-config-daemon', lease: { namespace: 'openshift-machine-config-operator', name: 'machine-config-daemon' }, eventSource: 'machineconfigdaemon' };
 export const DEFAULT_DRIFT_CHECK_MS = 10_000;
+/** A drain not answered after this long degrades the node (OpenShift's daemon waits an hour). */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 60 * 60_000;
 const MAX_STEPS_PER_PASS = 30;
+/** Rendered configs kept in memory (the current and desired ones, and a few before them). */
+const CONFIG_CACHE_SIZE = 4;
 /** A reboot asked for and not yet happened is asked for again after this long. */
 const REBOOT_REQUEST_RETRY_MS = 60_000;
 
@@ -35,6 +42,8 @@ export interface DaemonSettings {
   host: Host;
   /** How often a Done node's disk is compared with its config. */
   driftCheckIntervalMs?: number;
+  /** How long a requested drain may go unanswered before the node is Degraded (default an hour). */
+  drainTimeoutMs?: number;
   /** Called after each step that changed something (fault injection: tests kill or reboot here). */
   afterStep?: (step: Step) => Promise<void> | void;
 }
@@ -57,6 +66,15 @@ export class MachineConfigDaemon implements Runnable {
   private readonly driftMs: number;
   /** The boot a reboot was last asked of, and when: one request per boot unless it goes unanswered. */
   private rebootAsked?: { bootId: string; at: number };
+  /** The node as the API server answered the last write of this pass, if the last step wrote it. */
+  private written?: Obj;
+  private readonly configs = new Map<string, MachineConfig>();
+  /** The drain this daemon waits for, and since when (a restarted daemon starts the wait again, as OpenShift's). */
+  private drainWait?: { value: string; since: number };
+  /** The node disruption policy, read once per pass (each step of a pass plans with the same). */
+  private passPolicy?: Promise<NodeDisruptionPolicy | undefined>;
+  /** resourceVersions of the node this daemon wrote (the last few). */
+  private readonly ownWrites = new Set<string>();
 
   constructor(from: { client: KubeClient; informers: InformerFactory; events: EventRecorder }, private readonly settings: DaemonSettings) {
     this.client = from.client;
@@ -69,7 +87,13 @@ export class MachineConfigDaemon implements Runnable {
       queue: { baseDelayMs: 1000, maxDelayMs: 60_000 },
     });
     const node = from.informers.forResource(resources.nodes, { fieldSelector: `metadata.name=${settings.nodeName}` });
-    this.controller.watch(node, () => settings.nodeName);
+    // The annotations and the boot drive the loop (not the node agent's other status writes), and
+    // not the daemon's own writes: the pass that wrote went on from the write's answer. (Should a
+    // relist fold someone else's change into an event of ours, the periodic pass — wait and idle
+    // requeue — sees it.)
+    const rebooted = (object: Obj, old?: Obj) => object.status?.nodeInfo?.bootID !== old?.status?.nodeInfo?.bootID;
+    this.controller.watch(node, () => settings.nodeName, (type, object, old) => type !== 'update' || rebooted(object, old)
+      || (annotationsChanged(type, object, old) && !this.ownWrites.has(object.metadata?.resourceVersion ?? '')));
   }
 
   async start(signal: AbortSignal): Promise<void> {
@@ -78,8 +102,11 @@ export class MachineConfigDaemon implements Runnable {
   }
 
   private async sync({ log, signal }: SyncContext): Promise<SyncResult | void> {
+    this.written = undefined;
+    this.passPolicy = undefined;
     for (let i = 0; i < MAX_STEPS_PER_PASS && !signal.aborted; i++) {
-      const node = await this.client.get(resources.nodes, this.settings.nodeName);
+      const node = this.written ?? await this.client.get(resources.nodes, this.settings.nodeName);
+      this.written = undefined;
       const { observation, configs } = await this.observe(node);
       const step = nextStep(observation);
       if (step.kind === 'reboot' && this.rebootAsked?.bootId === observation.bootId && Date.now() - this.rebootAsked.at < REBOOT_REQUEST_RETRY_MS) return { requeueAfterMs: 2_000 };
@@ -113,19 +140,44 @@ export class MachineConfigDaemon implements Runnable {
       configs.to = await this.config(desired);
       const problems = unreconcilableChanges(configs.from.spec, configs.to.spec);
       if (problems.length) o.unreconcilable = `can't reconcile config ${a.currentConfig} with ${desired}: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`;
-      else o.plan = planActions(diffConfigs(configs.from.spec, configs.to.spec), await this.policy());
+      else {
+        this.passPolicy ??= this.policy();
+        o.plan = planActions(diffConfigs(configs.from.spec, configs.to.spec), await this.passPolicy);
+        o.drainTimedOut = this.drainTimedOut(node, a);
+      }
     } else {
       o.validationError = validateOnDisk(configs.from.spec, disk);
     }
     return { observation: o, configs };
   }
 
+  /** When the node waits on its drain request longer than the drain timeout: the reason to give. */
+  private drainTimedOut(node: Obj, a: NodeAnnotations): string | undefined {
+    const asked = a.desiredDrain ?? '';
+    if (!asked.startsWith('drain-') || a.lastAppliedDrain === asked) {
+      this.drainWait = undefined;
+      return undefined;
+    }
+    if (this.drainWait?.value !== asked) this.drainWait = { value: asked, since: Date.now() };
+    const timeoutMs = this.settings.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
+    if (Date.now() - this.drainWait.since < timeoutMs) return undefined;
+    const why = node.metadata?.annotations?.[DRAIN_ERROR_ANNOTATION] || 'see the machine-config-controller logs for more information';
+    return `failed to drain node: ${this.settings.nodeName} after ${describeDuration(timeoutMs)}: ${why}`;
+  }
+
   /** A rendered config: the one recorded on disk when it is that one, else from the API. */
   private async config(name: string): Promise<MachineConfig> {
     const onDisk = this.disk.currentConfig();
     if (onDisk?.metadata.name === name) return onDisk;
+    const kept = this.configs.get(name);
+    if (kept) return kept;
     try {
-      return (await this.client.get(resources.machineConfigs, name)) as MachineConfig;
+      const mc = (await this.client.get(resources.machineConfigs, name)) as MachineConfig;
+      if (name.startsWith('rendered-')) {
+        this.configs.set(name, mc);
+        if (this.configs.size > CONFIG_CACHE_SIZE) this.configs.delete(this.configs.keys().next().value!);
+      }
+      return mc;
     } catch (e) {
       if (isNotFound(e)) throw new Error(`machineconfig ${name} not found`);
       throw e;
@@ -144,7 +196,9 @@ export class MachineConfigDaemon implements Runnable {
   }
 
   private async patchNode(patch: Record<string, string | null>): Promise<void> {
-    await this.client.mergePatch(resources.nodes, this.settings.nodeName, undefined, { metadata: { annotations: patch } });
+    this.written = await this.client.mergePatch(resources.nodes, this.settings.nodeName, undefined, { metadata: { annotations: patch } });
+    this.ownWrites.add(this.written.metadata?.resourceVersion ?? '');
+    if (this.ownWrites.size > 8) this.ownWrites.delete(this.ownWrites.values().next().value!);
   }
 
   private event(node: Obj, type: 'Normal' | 'Warning', reason: string, message: string): void {
@@ -224,6 +278,14 @@ export class MachineConfigDaemon implements Runnable {
         return undefined;
     }
   }
+}
+
+/** "1 hour", "90 seconds": a timeout as a reason says it. */
+function describeDuration(ms: number): string {
+  const unit = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  if (ms % 3_600_000 === 0) return unit(ms / 3_600_000, 'hour');
+  if (ms % 60_000 === 0) return unit(ms / 60_000, 'minute');
+  return unit(Math.round(ms / 1000), 'second');
 }
 
 function describeStep(step: Step): string {

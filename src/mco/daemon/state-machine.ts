@@ -12,7 +12,10 @@
 //     Working       state=Working
 //     reconcile     unreconcilable change → state=Unreconcilable with the reason; nothing written
 //     drain         the plan drains (Reboot or Drain actions) → desiredDrain=drain-<desired>,
-//                   wait for lastAppliedDrain to say the same
+//                   wait for lastAppliedDrain to say the same; still waiting after the drain
+//                   timeout (an hour, as OpenShift's) → state=Degraded, "failed to drain node: …"
+//                   with what the controller says blocks it; the wait goes on, and the drain
+//                   answered, the update continues (Working)
 //     write         files, units, ssh keys, kernel arguments (writer.ts; rolled back on failure →
 //                   Degraded, retried with back-off), then the pending record
 //                   {config, bootId, reboot} and /etc/machine-config-daemon/currentconfig
@@ -63,6 +66,8 @@ export interface Observation {
   plan?: Plan;
   /** How the disk differs from the config it should hold now (the pending one, else the current one). */
   validationError?: string;
+  /** The requested drain has not been answered within the drain timeout: why, for the reason. */
+  drainTimedOut?: string;
 }
 
 export type Step =
@@ -103,9 +108,13 @@ export function nextStep(o: Observation): Step {
       if (n.state === 'Unreconcilable' && n.reason === o.unreconcilable) return { kind: 'wait', for: 'a reconcilable desired config' };
       return { kind: 'set-state', state: 'Unreconcilable', reason: o.unreconcilable, event: { reason: 'Unreconcilable', type: 'Warning' } };
     }
+    const drain = `${DRAIN_PREFIX}${desired}`;
+    if (o.plan?.drain && o.drainTimedOut && n.desiredDrain === drain && n.lastAppliedDrain !== drain) {
+      if (n.state === 'Degraded' && n.reason === o.drainTimedOut) return { kind: 'wait', for: `the controller to drain the node (${drain}); the drain timed out` };
+      return { kind: 'set-state', state: 'Degraded', reason: o.drainTimedOut, event: { reason: 'FailedToDrain', type: 'Warning' } };
+    }
     if (n.state !== 'Working') return { kind: 'set-state', state: 'Working', reason: '', event: { reason: 'SetDesiredConfig', type: 'Normal' } };
     if (o.plan?.drain) {
-      const drain = `${DRAIN_PREFIX}${desired}`;
       if (n.desiredDrain !== drain) return { kind: 'request-drain', value: drain };
       if (n.lastAppliedDrain !== drain) return { kind: 'wait', for: `the controller to drain the node (${drain})` };
     }

@@ -8,6 +8,7 @@
 //       (Secret openshift-config/pull-secret), the payload's images (ConfigMap
 //       openshift-machine-config-operator/machine-config-operator-images, images.json), and the
 //       release version (annotation machineconfiguration.openshift.io/release-image-version);
+//       not written before images.json exists, so the first render is the release's own;
 //   MachineConfigPools master and worker       created with OpenShift's selectors when missing;
 //                                              an administrator's changes are kept;
 //   the controller Deployment, the server DaemonSet (masters) and the daemon DaemonSet (every
@@ -217,8 +218,13 @@ export class MachineConfigOperator implements Runnable {
     }
     const pullSecret = this.informers.configSecrets.get('pull-secret', 'openshift-config');
 
-    // The controller's inputs.
-    await applyObject(
+    // The controller's inputs, once the release's images are known. The bootstrap operator starts
+    // before the CVO has applied the images ConfigMap: a ControllerConfig written without them
+    // would render configs (no OS image, no release file) that the in-cluster operator's would
+    // replace a moment later, and every node that booted from the first would roll. OpenShift's
+    // bootstrap renders from the release's images for the same reason.
+    if (!imagesText) log.info({ configMap: `${OPERATOR_NAMESPACE}/machine-config-operator-images` }, 'no release images yet; the ControllerConfig waits for them');
+    else await applyObject(
       this.client,
       {
         apiVersion: `${MCO}/v1`,
