@@ -115,6 +115,15 @@ test('the operator brings the machine-config component up and reports it Availab
   assert.deepEqual(cc.spec.pullSecret, { namespace: 'openshift-config', name: 'pull-secret' });
   assert.equal(cc.metadata.annotations['machineconfiguration.openshift.io/release-image-version'], '1.0.0');
   assert.equal(cc.spec.platform, 'none');
+  assert.equal(cc.spec.images.infraImageKey, 'bosun.local/pause:1.0.0', "images.json's infraImage, as the templates read it");
+  for (const pool of ['master', 'worker']) {
+    const rendered = await eventually(`${pool}'s rendered config`, async () => {
+      const name = (await client.get(R.pools, pool)).spec.configuration?.name;
+      return name && client.get(R.machineConfigs, name);
+    });
+    const crio = rendered.spec.config.storage.files.find((f: { path: string }) => f.path === '/etc/crio/crio.conf.d/01-bosun-base');
+    assert.match(decodeDataUrl(crio.contents.source).toString(), /pause_image = "bosun\.local\/pause:1\.0\.0"/, `${pool}: CRI-O's pause image from the release`);
+  }
 
   for (const pool of ['master', 'worker']) {
     const p = await client.get(R.pools, pool);

@@ -237,7 +237,9 @@ export class MachineConfigOperator implements Runnable {
           kubeAPIServerServingCAData: b64(serverCa),
           rootCAData: b64(rootCa),
           releaseImage: images.releaseImage ?? '',
-          images,
+          // images.json names the pause image infraImage; the templates read it as infraImageKey,
+          // as OpenShift's operator hands it to its controller.
+          images: { ...images, ...(images.infraImage ? { infraImageKey: images.infraImage } : {}) },
           ...(images.baseOSContainerImage ? { baseOSContainerImage: images.baseOSContainerImage } : {}),
           platform: String(infrastructure?.status?.platformStatus?.type ?? infrastructure?.status?.platform ?? 'None').toLowerCase(),
           ...(pullSecret ? { pullSecret: { namespace: 'openshift-config', name: 'pull-secret' } } : {}),
