@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import type { Instance } from '../../src/cloud/types.js';
 import { bosunCommand } from '../../src/cluster/node-agent/runtime.js';
-import type { Obj } from '../../src/kube/index.js';
+import { Informer, type Obj } from '../../src/kube/index.js';
 import { eventually } from '../helpers/eventually.js';
 import { bootstrapUserData, bootWorker, startNodeCluster, type NodeCluster } from './node-agent-fixture.js';
 
@@ -239,6 +239,15 @@ test('a failing liveness probe restarts the container', { timeout: 30_000 }, asy
 });
 
 test('init containers run in order to completion before the app container; one failing under restartPolicy Never fails the pod (Init:Error), under Always it crash-loops', { timeout: 60_000 }, async () => {
+  // Every status the pod goes through, from a watch: the init containers may finish between two polls.
+  const seen = new Set<string>();
+  const watching = new Informer(c.kube, PODS, { namespace: 'default', fieldSelector: 'metadata.name=with-init' });
+  watching.on((_type, x) => {
+    const initialized = x.status?.conditions?.find((k: Obj) => k.type === 'Initialized')?.status;
+    if (x.status?.phase) seen.add(`${x.status.phase}/${initialized}/${x.status.containerStatuses?.[0]?.state?.waiting?.reason ?? ''}`);
+  });
+  watching.start();
+  await watching.waitForSync();
   await c.kube.create(PODS, pod('with-init', { image: 'bosun.local/echo', ports: [{ containerPort: 8282 }] }, {
     terminationGracePeriodSeconds: 1,
     initContainers: [
@@ -246,13 +255,11 @@ test('init containers run in order to completion before the app container; one f
       { name: 'second', image: 'registry.example/setup:1' },
     ],
   }));
-  const seen = new Set<string>();
   const p = await eventually('with-init Running', async () => {
     const x = await getPod('with-init');
-    const initialized = x?.status?.conditions?.find((k: Obj) => k.type === 'Initialized')?.status;
-    if (x?.status?.phase) seen.add(`${x.status.phase}/${initialized}/${x.status.containerStatuses?.[0]?.state?.waiting?.reason ?? ''}`);
     return x?.status?.phase === 'Running' && ready(x) ? x : undefined;
   }, 45_000);
+  await watching.stop();
   assert.ok(seen.has('Pending/False/PodInitializing'), `Pending, not initialized, the app container waiting, while the init containers ran: ${[...seen].join(', ')}`);
   const [first, second] = p.status.initContainerStatuses;
   assert.deepEqual([first.name, first.state.terminated?.exitCode, first.state.terminated?.reason], ['first', 0, 'Completed']);
