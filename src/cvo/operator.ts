@@ -316,6 +316,13 @@ export class ClusterVersionOperator {
     });
     await progressWrites;
     this.lastPayload = { version, applied: result.done, pending: result.total - result.done };
+    // A pass cut short because this operator is stopping (its pod replaced by the payload's new
+    // Deployment, its Lease lost) failed at nothing: the next leader goes on from where the
+    // cluster is. Writing "incomplete task nodes" as Failing would show a healthy update as failed.
+    if (this.options.signal.aborted) {
+      log.info({ version, applied: result.done, total: result.total }, 'pass interrupted: the operator is stopping');
+      return 0;
+    }
     const timers = { slowOperatorMs: this.options.slowOperatorMs ?? defaultTimers.slowOperatorMs, degradedToleranceMs: this.options.degradedToleranceMs ?? defaultTimers.degradedToleranceMs };
     const now = this.now();
     // Computed on the status as it is when written (the status controller writes too).

@@ -136,6 +136,10 @@ test('install, drift, update, a missing release, a ClusterOperator gate, and a C
     // The CVO stops in the middle of the update; a new one picks it up where the cluster is.
     controller.abort();
     await running;
+    // Its pass, cut short by the stop, failed at nothing: no "incomplete task nodes" written as Failing.
+    const stopped = await clusterVersion();
+    assert.equal(cond(stopped, 'Failing').reason, 'SlowClusterOperator', `after the stop: ${JSON.stringify(cond(stopped, 'Failing'))}`);
+    assert.doesNotMatch(JSON.stringify(stopped.status.conditions), /incomplete task nodes/);
     controller = new AbortController();
     running = startCvo();
     // The test plays the operator: Available, not Degraded, at the payload's version.
@@ -192,4 +196,17 @@ test('two CVOs under leader election: one applies, the other takes over when it 
     for (const s of stops) s.abort();
     await Promise.all(runs);
   }
+});
+
+test('a pass cut short because the CVO is stopping writes no failure (its pod replaced mid-update is no failed update)', async () => {
+  const stopping = new AbortController();
+  stopping.abort();
+  const cvo = new ClusterVersionOperator({ kubeconfig: kc, releaseStore: store, waitTimeoutMs: 1500, signal: stopping.signal });
+  // A new desired release (here a downgrade, refused: the pass reconciles the current one) makes
+  // the stopping CVO load and run a pass, which its stop cuts short before any task runs.
+  await setDesired(releases['1.0.0'].pullspec, '1.0.0');
+  await cvo.syncOnce();
+  const after = await clusterVersion();
+  assert.notEqual(cond(after, 'Failing')?.status, 'True', `Failing after an interrupted pass: ${JSON.stringify(cond(after, 'Failing'))}`);
+  assert.doesNotMatch(JSON.stringify(after.status.conditions), /incomplete task nodes/);
 });
