@@ -162,6 +162,13 @@ export class LeaderElector {
         await sleepOn(this.clock, this.retryPeriodMs, signal);
         continue;
       }
+      // Stopped while the Lease was being taken (a pod told to terminate as it won): give it back
+      // at once. An abort listener added now would never fire, and the Lease would stay held by a
+      // process that is going away, for every successor to wait out.
+      if (signal.aborted) {
+        await this.release();
+        break;
+      }
       log.info({ lease, identity: this.identity }, 'became leader');
       this.leading = true;
       const leadership = new AbortController();

@@ -115,3 +115,30 @@ test('on an injected clock, an abandoned lease of OpenShift length (137 s) is ta
     await api.stop();
   }
 });
+
+test('a candidate stopped while it takes the Lease does not lead, and gives the Lease back at once', { timeout: 10_000 }, async () => {
+  const api = await startTestApiServer();
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(api.kubeconfigPath);
+  const stop = new AbortController();
+  // Fault injection: the stop (a pod told to terminate) arrives while the Lease is being written.
+  class StoppedMidWrite extends KubeClient {
+    override async create(...args: Parameters<KubeClient['create']>) {
+      const created = await super.create(...args);
+      if (args[0] === resources.leases) stop.abort();
+      return created;
+    }
+  }
+  try {
+    let led = false;
+    const elector = new LeaderElector({ client: new StoppedMidWrite(kc), namespace: 'kube-system', name: 'stopping', identity: 'terminating-pod', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, signal: stop.signal, onStartedLeading: () => void (led = true) });
+    const started = Date.now();
+    await elector.run();
+    assert.ok(Date.now() - started < 2_000, 'it returned at once');
+    assert.equal(led, false, 'a stopped candidate does not start leading');
+    const lease = await kc.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: 'stopping', namespace: 'kube-system' });
+    assert.equal(lease.spec?.holderIdentity ?? '', '', 'the Lease is free for the next candidate');
+  } finally {
+    await api.stop();
+  }
+});
