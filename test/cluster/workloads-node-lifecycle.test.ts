@@ -7,7 +7,7 @@
 // nothing and lifts the evicting taints; within a zone, evicting taints go on at the eviction rate.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type Obj, loadKubeConfig, rfc3339 } from '../../src/kube/index.js';
+import { type KubeClient, type Obj, loadKubeConfig, rfc3339 } from '../../src/kube/index.js';
 import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
 import { LEASES, NAMESPACES, NODES, PODS, REPLICA_SETS } from '../../src/cluster/workloads/resources.js';
 import { evictionDelay } from '../../src/cluster/workloads/node-lifecycle.js';
@@ -16,12 +16,11 @@ import { createNode, startStandIns, startWorkloadTestServer } from './workloads/
 
 const UNREACHABLE = 'node.kubernetes.io/unreachable';
 
-test('a silent node goes Unknown and unreachable; its pods go after their toleration and come back elsewhere', async () => {
-  const { api, client } = await startWorkloadTestServer();
-  const stop = new AbortController();
-  const alive = new Set(['node-a', 'node-b']);
-  const standIns = startStandIns(client, { readyAfterMs: 20, kubeletUp: (node) => alive.has(node) });
-  // The kubelets' part: heartbeats through Leases and the Ready condition.
+/**
+ * The kubelets' part: heartbeats through Leases and the Ready condition, every 300 ms for the
+ * nodes in `alive` (which the test changes as kubelets fall silent or come back).
+ */
+function kubelets(client: KubeClient, alive: Set<string>) {
   const heartbeat = async (node: string, ready = 'True') => {
     const now = rfc3339(new Date());
     const lease = await client.read(LEASES, node, 'kube-node-lease');
@@ -39,6 +38,22 @@ test('a silent node goes Unknown and unreachable; its pods go after their tolera
       await new Promise((r) => setTimeout(r, 300));
     }
   })();
+  return {
+    heartbeat,
+    async stop() {
+      beating = false;
+      await beats;
+    },
+  };
+}
+
+test('a silent node goes Unknown and unreachable; its pods go after their toleration and come back elsewhere', async () => {
+  const { api, client } = await startWorkloadTestServer();
+  const stop = new AbortController();
+  const alive = new Set(['node-a', 'node-b']);
+  const standIns = startStandIns(client, { readyAfterMs: 20, kubeletUp: (node) => alive.has(node) });
+  const beats = kubelets(client, alive);
+  const { heartbeat } = beats;
   try {
     if (!(await client.read(NAMESPACES, 'kube-node-lease'))) await client.create(NAMESPACES, { metadata: { name: 'kube-node-lease' } });
     await createNode(client, 'node-a');
@@ -92,12 +107,11 @@ test('a silent node goes Unknown and unreachable; its pods go after their tolera
       const taints = (await client.get(NODES, 'node-b')).spec.taints ?? [];
       return taints.some((t: Obj) => t.key === 'node.kubernetes.io/not-ready' && t.effect === 'NoExecute');
     });
-    beating = false;
-    await beats;
+    await beats.stop();
     stop.abort();
     await running;
   } finally {
-    beating = false;
+    await beats.stop();
     stop.abort();
     await standIns.stop();
     await api.stop();
@@ -153,22 +167,8 @@ test('every node silent: master disruption mode evicts nothing; one node back, t
   const stop = new AbortController();
   const nodes = ['node-a', 'node-b', 'node-c'];
   const alive = new Set(nodes);
-  const heartbeat = async (node: string) => {
-    const now = rfc3339(new Date());
-    const lease = await client.read(LEASES, node, 'kube-node-lease');
-    if (lease) await client.mergePatch(LEASES, node, 'kube-node-lease', { spec: { renewTime: new Date().toISOString() } });
-    else await client.create(LEASES, { metadata: { name: node, namespace: 'kube-node-lease' }, spec: { holderIdentity: node, leaseDurationSeconds: 40, renewTime: new Date().toISOString() } });
-    const n = await client.get(NODES, node);
-    const old = (n.status?.conditions ?? []).find((c: Obj) => c.type === 'Ready');
-    await client.mergePatch(NODES, node, undefined, { status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: '', lastHeartbeatTime: now, lastTransitionTime: old?.status === 'True' ? old.lastTransitionTime : now }] } }, 'status');
-  };
-  let beating = true;
-  const beats = (async () => {
-    while (beating) {
-      for (const node of alive) await heartbeat(node).catch(() => undefined);
-      await new Promise((r) => setTimeout(r, 300));
-    }
-  })();
+  const beats = kubelets(client, alive);
+  const { heartbeat } = beats;
   const evicting = async (node: string) => ((await client.get(NODES, node)).spec.taints ?? []).filter((t: Obj) => t.effect === 'NoExecute');
   try {
     if (!(await client.read(NAMESPACES, 'kube-node-lease'))) await client.create(NAMESPACES, { metadata: { name: 'kube-node-lease' } });
@@ -206,12 +206,11 @@ test('every node silent: master disruption mode evicts nothing; one node back, t
     };
     await eventually('their pods evicted', async () => (await going('p-node-b')) && (await going('p-node-c')));
     assert.equal(await going('p-node-a'), false, "node-a's pod stays");
-    beating = false;
-    await beats;
+    await beats.stop();
     stop.abort();
     await running;
   } finally {
-    beating = false;
+    await beats.stop();
     stop.abort();
     await api.stop();
   }
