@@ -127,7 +127,7 @@ async function main(): Promise<void> {
   const { MachineConfigServer } = await import('../src/mco/server/server.js');
   const { FileRenderedConfigSource } = await import('../src/mco/server/rendered-config-source.js');
   const { generateCa, issueServingCert } = await import('../src/mco/server/serving-tls.js');
-  const { encodeDataUrl } = await import('../src/mco/common/ignition/data-url.js');
+  const { encodeDataUrl } = await import('../src/ignition/data-url.js');
 
   const dir = mkdtempSync(join(tmpdir(), 'bosun-bench-mcs-'));
   const children: ChildProcess[] = [];

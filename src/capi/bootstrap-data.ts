@@ -6,7 +6,7 @@
 // it from the machine-config server. The copy follows the source; a source without userData is
 // reported and left alone.
 import { Controller, TerminalError, type Obj, resources } from '../kube/index.js';
-import { sameJson } from '../cluster/workloads/canonical.js';
+import { sameJson } from '../kube/canonical.js';
 import { CLUSTER_API_NAMESPACE, MACHINE_API_NAMESPACE } from './api.js';
 import type { CapiContext } from './context.js';
 

@@ -13,7 +13,7 @@
 // Remediation is allowed while the unhealthy count is at most
 // remediation.triggerIf.unhealthyLessThanOrEqualTo (an int or a percentage of the targets,
 // default 100%) or, when given, within unhealthyInRange "[min-max]".
-import { scaledValue } from '../cluster/workloads/int-or-percent.js';
+import { scaledValue } from '../kube/int-or-percent.js';
 import { type Obj, findCondition } from '../kube/index.js';
 import { ANNOTATION, CONDITION } from './api.js';
 

@@ -10,7 +10,7 @@
 // Conditions other controllers own (HealthCheckSucceeded, OwnerRemediated) are kept as they are.
 // Pure: the caller reads the objects and writes the result.
 import { type Condition, type Obj, findCondition, rfc3339, setCondition } from '../kube/index.js';
-import { canonicalJson, withoutEmpty } from '../cluster/workloads/canonical.js';
+import { canonicalJson, withoutEmpty } from '../kube/canonical.js';
 import { CONDITION, type MachinePhase, isDeleting } from './api.js';
 
 export interface MachineObservation {

@@ -5,7 +5,7 @@
 // stable order, by uid, so that two passes agree on whom to delete). Pure.
 import { createHash } from 'node:crypto';
 import type { Obj } from '../kube/index.js';
-import { scaledValue } from '../cluster/workloads/int-or-percent.js';
+import { scaledValue } from '../kube/int-or-percent.js';
 import { ANNOTATION, CONDITION, conditionIs, desiredReplicas, isDeleting, machineCondition } from './api.js';
 
 export type DeletionOrder = 'Random' | 'Newest' | 'Oldest';

@@ -5,8 +5,8 @@
 // shrink (unavailable machines first, then oldest sets first) while the available machines stay
 // at least replicas − maxUnavailable. So with maxSurge 1 / maxUnavailable 0 a new machine is
 // available before an old one goes. Pure.
-import { templateHash as hashTemplate } from '../cluster/workloads/template-hash.js';
-import { scaledValue } from '../cluster/workloads/int-or-percent.js';
+import { templateHash as hashTemplate } from '../kube/template-hash.js';
+import { scaledValue } from '../kube/int-or-percent.js';
 import type { Obj } from '../kube/index.js';
 import { desiredReplicas } from './api.js';
 

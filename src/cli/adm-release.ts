@@ -9,7 +9,7 @@ import { defaultProfile, filterManifests } from '../cvo/payload/inclusion.js';
 import { majorVersionOf } from '../cvo/payload/feature-gates.js';
 import { describeManifest } from '../cvo/payload/manifest.js';
 import { loadPayload } from '../cvo/payload/payload.js';
-import { resolvePullspec } from '../cvo/payload/release-store.js';
+import { resolvePullspec } from '../release/release-store.js';
 import { buildTaskGraph, graphModes, taskGraphToDot, type GraphMode } from '../cvo/task-graph.js';
 import { admGroup } from './adm.js';
 

@@ -7,13 +7,13 @@ import { join } from 'node:path';
 import { releaseGroup } from './release.js';
 import {
   DEFAULT_CREATOR,
-  SignatureError,
   generateSigningKey,
   parsePullspec,
   readKeyring,
   signRelease,
   verifyReleaseSignature,
 } from '../release/signature.js';
+import { SignatureError } from '../release/signature-error.js';
 import { readStoredSignatures, storeSignature } from '../release/signature-store.js';
 
 function fail(message: string): never {

@@ -7,10 +7,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { findIgnitionBinary, runIgnitionBinary, untraversableAncestor } from './ignition/binary.js';
-import { fetchStage } from './ignition/fetch-stage.js';
-import { filesStage } from './ignition/files-stage.js';
-import { kargsStage, readCmdline } from './ignition/kargs-stage.js';
+import { findIgnitionBinary, runIgnitionBinary, untraversableAncestor } from '../ignition/apply/binary.js';
+import { fetchStage } from '../ignition/apply/fetch-stage.js';
+import { filesStage } from '../ignition/apply/files-stage.js';
+import { kargsStage, readCmdline } from '../ignition/apply/kargs-stage.js';
 
 /** auto: the real client when installed, else bosun's; binary/builtin: that one only. */
 export type IgnitionMode = 'auto' | 'binary' | 'builtin';

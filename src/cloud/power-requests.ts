@@ -1,27 +1,13 @@
 // How software on a local machine asks its machine to reboot or power off: as `shutdown -r` asks
 // systemd-logind, by writing the scheduled-shutdown record `/run/systemd/shutdown/scheduled`
-// (`USEC=<microseconds since the epoch>`, `MODE=reboot|poweroff|halt|kexec|dry-…`). While a
-// machine is up the cloud looks for that file in its root; once its time has come the record is
-// removed and the cloud reboots (reboot, kexec) or stops (poweroff, halt) the instance, exactly as
-// its API would — a new boot ID, the runtime shut down and booted again. Dry runs are removed and
-// ignored, as logind ignores them. (This is how the machine-config daemon reboots a node.)
+// (its format: common/scheduled-shutdown.ts). While a machine is up the cloud looks for that file
+// in its root; once its time has come the record is removed and the cloud reboots (reboot, kexec)
+// or stops (poweroff, halt) the instance, exactly as its API would — a new boot ID, the runtime
+// shut down and booted again. Dry runs are removed and ignored, as logind ignores them. (This is
+// how the machine-config daemon reboots a node.)
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-
-export const SCHEDULED_SHUTDOWN_FILE = '/run/systemd/shutdown/scheduled';
-
-export type PowerRequest = 'reboot' | 'stop';
-
-/** The request a scheduled-shutdown record makes at `nowMs`: undefined while it is in the future or when it asks nothing. */
-export function parseScheduledShutdown(text: string, nowMs: number): PowerRequest | 'ignore' | undefined {
-  const fields = new Map(text.split('\n').map((l) => l.split('=')).filter((kv) => kv.length >= 2).map(([k, ...v]) => [k.trim(), v.join('=').trim()]));
-  const usec = Number(fields.get('USEC') ?? '0');
-  if (Number.isFinite(usec) && usec / 1000 > nowMs) return undefined;
-  const mode = fields.get('MODE') ?? 'poweroff';
-  if (mode === 'reboot' || mode === 'kexec') return 'reboot';
-  if (mode === 'poweroff' || mode === 'halt') return 'stop';
-  return 'ignore';
-}
+import { parseScheduledShutdown, SCHEDULED_SHUTDOWN_FILE, type PowerRequest } from '../common/scheduled-shutdown.js';
 
 /** Polls one booted machine's root for a scheduled shutdown. */
 export class PowerRequestWatcher {

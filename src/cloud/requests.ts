@@ -1,7 +1,7 @@
 // Validation of what clients send the local cloud, before anything is written: each function
 // returns a typed request or throws one CloudError naming every problem (the first problem's
 // code classifies it: InvalidInstanceType, InvalidZone, InvalidUserData, InvalidParameter, …).
-import { parseConfig, IgnitionConfigError } from '../mco/common/ignition/parse.js';
+import { parseConfig, IgnitionConfigError } from '../ignition/parse.js';
 import { DEFAULT_INSTANCE_TYPE, INSTANCE_TYPES, INTERNAL_LOAD_BALANCER_ADDRESS_PREFIX, LOAD_BALANCER_ADDRESS_PREFIX, ZONES, instanceType } from './catalogue.js';
 import { invalid } from './errors.js';
 import type { LoadBalancerHealthCheck, LoadBalancerPort } from './types.js';

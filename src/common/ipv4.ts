@@ -2,6 +2,9 @@
 // of a network. Shared by the API server's service network, the MCO's cluster DNS address and the
 // local cloud's routes and source ranges.
 
+/** The service network OpenShift uses by default (install-config's serviceNetwork). */
+export const DEFAULT_SERVICE_CIDR = '172.30.0.0/16';
+
 /** `a.b.c.d` as a 32-bit unsigned number; undefined when it is not one. */
 export function ipToNumber(ip: string): number | undefined {
   const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(ip);

@@ -5,7 +5,7 @@
 // the preconditions. Returns the payload with what ReleaseAccepted says, or the step that
 // refused it and why; the caller writes the status (status.ts).
 import { loadPayload, type Payload } from './payload/payload.js';
-import { resolvePullspec } from './payload/release-store.js';
+import { resolvePullspec } from '../release/release-store.js';
 import { resolveDesiredUpdate } from './updates/resolve.js';
 import { checkPreconditions } from './updates/preconditions.js';
 import { digestProblem, loadVerifier, verifyRelease } from './verify.js';

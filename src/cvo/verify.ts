@@ -6,8 +6,9 @@
 // verified: false.
 import { isNotFound, type KubeClient } from '../kube/client.js';
 import { resources } from '../kube/resources.js';
-import { computeReleaseDigest, digestOfPullspec } from './payload/release-store.js';
-import { readKeyring, verifyReleaseSignature, SignatureError } from '../release/signature.js';
+import { computeReleaseDigest, digestOfPullspec } from '../release/release-store.js';
+import { readKeyring, verifyReleaseSignature } from '../release/signature.js';
+import { SignatureError } from '../release/signature-error.js';
 import { fetchSignatures } from '../release/signature-store.js';
 
 export const VERIFICATION_ANNOTATION = 'release.openshift.io/verification-config-map';

@@ -6,7 +6,7 @@
 import { createPublicKey, verify as cryptoVerify, constants } from 'node:crypto';
 import { inflateRawSync, inflateSync } from 'node:zlib';
 import type { Key } from 'openpgp';
-import { SignatureError } from './signature.js';
+import { SignatureError } from './signature-error.js';
 
 interface Packet {
   tag: number;

@@ -6,9 +6,9 @@
 //
 // Red Hat's own release signatures are version 3 signature packets, which openpgp.js 6 no longer
 // parses; those are verified by legacy-v3-signature.ts, everything else by openpgp.js.
-import { BosunError } from '../common/errors.js';
 import * as openpgp from 'openpgp';
 import { findV3Signature, verifyV3Signature } from './legacy-v3-signature.js';
+import { SignatureError } from './signature-error.js';
 
 export const SIGNATURE_TYPE = 'atomic container signature';
 export const DEFAULT_CREATOR = 'bosun release signer';
@@ -20,18 +20,6 @@ export interface SignatureClaim {
     identity: { 'docker-reference': string };
   };
   optional?: { creator?: string; timestamp?: number };
-}
-
-export type SignatureFailure = 'Malformed' | 'UntrustedKey' | 'BadSignature' | 'DigestMismatch' | 'Missing' | 'BadKeyring';
-
-/** A verification failure with a stable reason and a message an administrator can act on. */
-export class SignatureError extends BosunError {
-  constructor(
-    override readonly reason: SignatureFailure,
-    message: string,
-  ) {
-    super(reason, message);
-  }
 }
 
 export interface VerifiedSignature {

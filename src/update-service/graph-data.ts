@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import semver from 'semver';
-import { CHANNEL_PATTERN, type MatchingRule } from './cincinnati.js';
+import { CHANNEL_PATTERN, type MatchingRule } from '../cincinnati/graph-api.js';
 
 export interface Channel {
   name: string;

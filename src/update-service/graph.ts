@@ -4,7 +4,7 @@
 // No I/O here: the server builds once per graph-data change and serves the precomputed result.
 import { BosunError } from '../common/errors.js';
 import semver from 'semver';
-import { CHANNELS_METADATA_KEY, type ConditionalEdge, type GraphNode, type GraphResponse, type Risk } from './cincinnati.js';
+import { CHANNELS_METADATA_KEY, type ConditionalEdge, type GraphNode, type GraphResponse, type Risk } from '../cincinnati/graph-api.js';
 import type { GraphData } from './graph-data.js';
 
 export interface Release {

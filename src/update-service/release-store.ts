@@ -5,9 +5,8 @@
 import { BosunError } from '../common/errors.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { releaseManifestsDir } from '../cvo/payload/payload.js';
-import { listReleases } from '../cvo/payload/release-store.js';
-import { parseReleaseMetadata, releaseMetadataFile } from '../cvo/payload/release-metadata.js';
+import { listReleases, releaseManifestsDir } from '../release/release-store.js';
+import { parseReleaseMetadata, releaseMetadataFile } from '../release/release-metadata.js';
 import type { Release } from './graph.js';
 
 /** Release metadata key naming the payload's architecture; absent means amd64. */

@@ -20,7 +20,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { watch, type FSWatcher, existsSync, statSync, readdirSync, createReadStream } from 'node:fs';
 import { join, resolve, sep, relative } from 'node:path';
 import { logger } from '../common/log.js';
-import { CHANNEL_PATTERN, GRAPH_MEDIA_TYPES, GRAPH_PATH } from './cincinnati.js';
+import { CHANNEL_PATTERN, GRAPH_MEDIA_TYPES, GRAPH_PATH } from '../cincinnati/graph-api.js';
 import { loadGraphData } from './graph-data.js';
 import { loadReleaseStore } from './release-store.js';
 import { lookup, precompute, type PrecomputedGraphs } from './responses.js';

@@ -13,7 +13,7 @@ import { startTestApiServer } from '../helpers/apiserver.js';
 import { createReleaseCrds, freePort } from '../helpers/cluster-objects.js';
 import { bosunBin, runBosun } from '../helpers/cli.js';
 import { buildRelease } from '../../src/cvo/payload/build.js';
-import { readReleaseFiles, writeRelease } from '../../src/cvo/payload/release-store.js';
+import { readReleaseFiles, writeRelease } from '../../src/release/release-store.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { eventually } from '../helpers/eventually.js';

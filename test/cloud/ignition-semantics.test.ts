@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { encodeDataUrl } from '../../src/mco/common/ignition/data-url.js';
+import { encodeDataUrl } from '../../src/ignition/data-url.js';
 import { Firmware, createMachineDisk, machineDir, type IgnitionMode } from '../../src/cloud/firmware.js';
 import { skipWithoutIgnition } from '../helpers/ignition.js';
 import { tree, type TreeNode } from './cloud-fixture.js';

@@ -13,8 +13,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { encodeDataUrl } from '../../src/mco/common/ignition/data-url.js';
-import type { IgnitionConfig } from '../../src/mco/common/ignition/types.js';
+import { encodeDataUrl } from '../../src/ignition/data-url.js';
+import type { IgnitionConfig } from '../../src/ignition/types.js';
 import { FileRenderedConfigSource } from '../../src/mco/server/rendered-config-source.js';
 import { MachineConfigServer } from '../../src/mco/server/server.js';
 import { generateCa, issueServingCert } from '../../src/mco/server/serving-tls.js';

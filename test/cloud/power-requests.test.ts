@@ -1,8 +1,8 @@
-// A scheduled-shutdown record as the local cloud reads it (src/cloud/power-requests.ts), one row
+// A scheduled-shutdown record as the local cloud reads it (src/common/scheduled-shutdown.ts), one row
 // per case: logind's modes, a time still in the future, dry runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseScheduledShutdown } from '../../src/cloud/power-requests.js';
+import { parseScheduledShutdown } from '../../src/common/scheduled-shutdown.js';
 
 test('parseScheduledShutdown: one row per mode and time', () => {
   const now = 1_700_000_000_000;

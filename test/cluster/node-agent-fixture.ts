@@ -17,7 +17,7 @@ import { machineApprover } from '../../src/cluster/machine-approver.js';
 import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
 import { NodeAgentRuntime } from '../../src/cluster/node-agent/runtime.js';
 import type { NodeAgentOptions } from '../../src/cluster/node-agent/agent.js';
-import { encodeDataUrl } from '../../src/mco/common/ignition/data-url.js';
+import { encodeDataUrl } from '../../src/ignition/data-url.js';
 import { generateRoleConfigs } from '../../src/mco/controller/template.js';
 import { mergeMachineConfigs } from '../../src/mco/controller/render.js';
 import { KubeClient, loadKubeConfig, type Obj } from '../../src/kube/index.js';

@@ -7,7 +7,7 @@ import { type Obj, rfc3339 } from '../../src/kube/index.js';
 import { pausedCondition, rolloutStatus } from '../../src/cluster/workloads/deployment-status.js';
 import { historyToDelete, newReplicaSetAnnotations } from '../../src/cluster/workloads/deployment-revisions.js';
 import { rollingUpdateStep } from '../../src/cluster/workloads/daemonset.js';
-import { templateHash, equalIgnoringHash } from '../../src/cluster/workloads/template-hash.js';
+import { templateHash, equalIgnoringHash } from '../../src/kube/template-hash.js';
 
 const NOW = Date.UTC(2026, 0, 1, 12);
 const ago = (s: number) => rfc3339(new Date(NOW - s * 1000));

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { writeRelease } from '../../src/cvo/payload/release-store.js';
+import { writeRelease } from '../../src/release/release-store.js';
 import { ClusterVersionOperator } from '../../src/cvo/operator.js';
 import { FakeClock } from '../../src/kube/clock.js';
 import { KubeClient, type ResourceRef } from '../../src/kube/client.js';

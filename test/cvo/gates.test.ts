@@ -14,7 +14,7 @@ import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js'
 import { eventually } from '../helpers/eventually.js';
 import { createReleaseCrds } from '../helpers/cluster-objects.js';
 import { buildRelease, type BuiltRelease } from '../../src/cvo/payload/build.js';
-import { readReleaseFiles, writeRelease } from '../../src/cvo/payload/release-store.js';
+import { readReleaseFiles, writeRelease } from '../../src/release/release-store.js';
 import { ClusterVersionOperator } from '../../src/cvo/operator.js';
 import { KubeClient, type ResourceRef } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';

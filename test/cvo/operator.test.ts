@@ -10,7 +10,7 @@ import * as k8s from '@kubernetes/client-node';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
 import { buildRelease, type BuiltRelease } from '../../src/cvo/payload/build.js';
-import { readReleaseFiles, writeRelease } from '../../src/cvo/payload/release-store.js';
+import { readReleaseFiles, writeRelease } from '../../src/release/release-store.js';
 import { ClusterVersionOperator } from '../../src/cvo/operator.js';
 import { createCvoMetrics } from '../../src/cvo/metrics.js';
 import { KubeClient } from '../../src/kube/client.js';

@@ -9,7 +9,7 @@ import { buildRelease } from '../../src/cvo/payload/build.js';
 import { loadPayload } from '../../src/cvo/payload/payload.js';
 import {
   computeReleaseDigest, digestOfFiles, digestOfPullspec, listReleases, resolvePullspec, writeRelease,
-} from '../../src/cvo/payload/release-store.js';
+} from '../../src/release/release-store.js';
 import { repositoryRoot } from '../../src/cli/release.js';
 import { runBosun } from '../helpers/cli.js';
 import { tempDir } from './helpers.js';

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
 import { bringUp } from '../../src/cluster/bring-up.js';
 import { localClusterOptions } from '../helpers/local-cluster.js';
-import { readReleaseFiles, writeRelease } from '../../src/cvo/payload/release-store.js';
+import { readReleaseFiles, writeRelease } from '../../src/release/release-store.js';
 import { buildRelease } from '../../src/cvo/payload/build.js';
 import { parsePullspec, signRelease } from '../../src/release/signature.js';
 import { storeSignature } from '../../src/release/signature-store.js';

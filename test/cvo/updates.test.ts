@@ -7,7 +7,7 @@ import { evaluateConditionalUpdate, type PromQLEvaluator } from '../../src/cvo/u
 import { resolveDesiredUpdate, ResolveError } from '../../src/cvo/updates/resolve.js';
 import { checkPreconditions, type PreconditionInput } from '../../src/cvo/updates/preconditions.js';
 import { graphURL, RetrievalError } from '../../src/cvo/updates/upstream.js';
-import type { GraphResponse, Risk } from '../../src/update-service/cincinnati.js';
+import type { GraphResponse, Risk } from '../../src/cincinnati/graph-api.js';
 
 const node = (version: string, channels = 'stable-1.0,stable-1.1') => ({ version, payload: `bosun.local/release@sha256:${version.replace(/\D/g, '').padEnd(64, '0')}`, metadata: { 'io.openshift.upgrades.graph.release.channels': channels } });
 const always = (name: string): Risk => ({ name, url: `https://x/${name}`, message: `${name} happens`, matchingRules: [{ type: 'Always' }] });

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { loadPayload } from '../../src/cvo/payload/payload.js';
 import { filterManifests } from '../../src/cvo/payload/inclusion.js';
 import { enabledFeatureGates, majorVersionOf } from '../../src/cvo/payload/feature-gates.js';
-import { readReleaseFiles, writeRelease } from '../../src/cvo/payload/release-store.js';
+import { readReleaseFiles, writeRelease } from '../../src/release/release-store.js';
 import { buildRelease } from '../../src/cvo/payload/build.js';
 import { ClusterVersionOperator } from '../../src/cvo/operator.js';
 import { KubeClient, type ResourceRef } from '../../src/kube/client.js';

@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { writeRelease as storeFiles } from '../../src/cvo/payload/release-store.js';
+import { writeRelease as storeFiles } from '../../src/release/release-store.js';
 
 export interface ReleaseDefinition {
   version: string;

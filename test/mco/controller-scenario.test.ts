@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { runMachineConfigController } from '../../src/mco/controller/run.js';
-import { decodeDataUrl, encodeDataUrl } from '../../src/mco/common/ignition/data-url.js';
+import { decodeDataUrl, encodeDataUrl } from '../../src/ignition/data-url.js';
 import type { TestApiServer } from '../helpers/apiserver.js';
 import { builtInPools, controllerConfig, getJson, MCO, send, startMcoApiServer, waitFor, workerNode } from './controller-fixtures.js';
 

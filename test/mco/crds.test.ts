@@ -11,7 +11,7 @@ import { prune, validate } from '../../src/apiserver/crd-schema.js';
 import { structuralProblems } from '../../src/apiserver/crd-structural.js';
 import { crdTable } from '../../src/apiserver/tables.js';
 import { repositoryRoot } from '../../src/cli/release.js';
-import { validateConfig } from '../../src/mco/common/ignition/validate.js';
+import { validateConfig } from '../../src/ignition/validate.js';
 
 const manifestsDir = join(repositoryRoot, 'release-payload/manifests');
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { diffConfigs } from '../../src/mco/daemon/diff.js';
 import { planActions, type NodeDisruptionPolicy } from '../../src/mco/daemon/disruption-policy.js';
-import { encodeDataUrl } from '../../src/mco/common/ignition/data-url.js';
+import { encodeDataUrl } from '../../src/ignition/data-url.js';
 import { managedEntries, describeMode } from '../../src/mco/daemon/managed.js';
 import type { MachineConfigSpec } from '../../src/mco/controller/types.js';
 

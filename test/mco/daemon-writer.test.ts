@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { diffConfigs } from '../../src/mco/daemon/diff.js';
 import { writeDiff, WriteError } from '../../src/mco/daemon/writer.js';
 import { rootReader, validateOnDisk } from '../../src/mco/daemon/validate.js';
-import { encodeDataUrl } from '../../src/mco/common/ignition/data-url.js';
+import { encodeDataUrl } from '../../src/ignition/data-url.js';
 import type { MachineConfigSpec } from '../../src/mco/controller/types.js';
 
 const file = (path: string, text: string, mode = 0o644) => ({ path, mode, overwrite: true, contents: { source: encodeDataUrl(text) } });

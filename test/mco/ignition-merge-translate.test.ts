@@ -1,11 +1,11 @@
 // Ignition merge (parent ⊕ child, later wins per key) and translation (down to each 3.x, to 2.2).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mergeAll, mergeConfigs } from '../../src/mco/common/ignition/merge.js';
-import { translateToSpec2, translateToSpec3, TranslationError } from '../../src/mco/common/ignition/translate.js';
-import { validateConfig } from '../../src/mco/common/ignition/validate.js';
-import type { IgnitionConfig } from '../../src/mco/common/ignition/types.js';
-import { SPEC3_MINORS } from '../../src/mco/common/ignition/version.js';
+import { mergeAll, mergeConfigs } from '../../src/ignition/merge.js';
+import { translateToSpec2, translateToSpec3, TranslationError } from '../../src/ignition/translate.js';
+import { validateConfig } from '../../src/ignition/validate.js';
+import type { IgnitionConfig } from '../../src/ignition/types.js';
+import { SPEC3_MINORS } from '../../src/ignition/version.js';
 
 const base: IgnitionConfig = {
   ignition: { version: '3.2.0' },

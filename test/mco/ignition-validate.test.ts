@@ -1,8 +1,8 @@
 // Table-driven Ignition validation: every problem Ignition reports, named by field path.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { validateConfig } from '../../src/mco/common/ignition/validate.js';
-import { parseConfig, IgnitionConfigError } from '../../src/mco/common/ignition/parse.js';
+import { validateConfig } from '../../src/ignition/validate.js';
+import { parseConfig, IgnitionConfigError } from '../../src/ignition/parse.js';
 
 const v = (version: string, rest: object = {}) => ({ ignition: { version }, ...rest });
 const file = (path: string, extra: object = {}) => ({ path, contents: { source: 'data:,x' }, ...extra });

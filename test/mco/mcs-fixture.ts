@@ -8,7 +8,7 @@ import { request as httpsRequest } from 'node:https';
 import { FileRenderedConfigSource } from '../../src/mco/server/rendered-config-source.js';
 import { MachineConfigServer } from '../../src/mco/server/server.js';
 import { generateCa, issueServingCert } from '../../src/mco/server/serving-tls.js';
-import type { IgnitionConfig } from '../../src/mco/common/ignition/types.js';
+import type { IgnitionConfig } from '../../src/ignition/types.js';
 
 export const workerConfig: IgnitionConfig = {
   ignition: { version: '3.2.0' },

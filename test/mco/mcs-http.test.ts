@@ -3,8 +3,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:tls';
 import { get, startFixture, writeRendered, type Fixture, BOOTSTRAP_KUBECONFIG } from './mcs-fixture.js';
-import { decodeDataUrl } from '../../src/mco/common/ignition/data-url.js';
-import { negotiateVersion } from '../../src/mco/server/accept.js';
+import { decodeDataUrl } from '../../src/ignition/data-url.js';
+import { negotiateVersion } from '../../src/ignition/accept.js';
 
 let f: Fixture;
 before(async () => { f = await startFixture(); });

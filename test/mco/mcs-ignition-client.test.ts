@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { IGNITION_VALIDATE, bootWithIgnition, skipWithoutIgnition } from '../helpers/ignition.js';
 import { get, startFixture, workerConfig, BOOTSTRAP_KUBECONFIG, type Fixture } from './mcs-fixture.js';
-import { decodeDataUrl, encodeDataUrl } from '../../src/mco/common/ignition/data-url.js';
+import { decodeDataUrl, encodeDataUrl } from '../../src/ignition/data-url.js';
 
 
 let f: Fixture;

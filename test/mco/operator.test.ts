@@ -21,7 +21,7 @@ import { runMachineConfigController } from '../../src/mco/controller/run.js';
 import { ApiRenderedConfigSource } from '../../src/mco/server/api-config-source.js';
 import { MachineConfigServer } from '../../src/mco/server/server.js';
 import { generateCa, issueServingCert } from '../../src/mco/server/serving-tls.js';
-import { decodeDataUrl } from '../../src/mco/common/ignition/data-url.js';
+import { decodeDataUrl } from '../../src/ignition/data-url.js';
 
 // Debian installs the client under dracut's modules; elsewhere it may be on PATH (as .ci/run accepts).
 

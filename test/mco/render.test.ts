@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { mergeMachineConfigs, renderPool, renderedName, selectMachineConfigs, RenderError, canonicalJson } from '../../src/mco/controller/render.js';
-import { decodeDataUrl, encodeDataUrl } from '../../src/mco/common/ignition/data-url.js';
+import { decodeDataUrl, encodeDataUrl } from '../../src/ignition/data-url.js';
 import type { MachineConfig, MachineConfigPool, MachineConfigSpec } from '../../src/mco/controller/types.js';
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));

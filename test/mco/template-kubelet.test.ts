@@ -10,7 +10,7 @@ import { generateKubeletConfigs, validateKubeletConfig } from '../../src/mco/con
 import { kubeletTlsFor } from '../../src/mco/controller/tls-profile.js';
 import { validateMachineConfig } from '../../src/mco/controller/validation.js';
 import { mergeMachineConfigs, renderedName } from '../../src/mco/controller/render.js';
-import { decodeDataUrl } from '../../src/mco/common/ignition/data-url.js';
+import { decodeDataUrl } from '../../src/ignition/data-url.js';
 import { controllerConfig, TEST_CA } from './controller-fixtures.js';
 import type { KubeletConfig, MachineConfig, MachineConfigPool, MachineConfigSpec } from '../../src/mco/controller/types.js';
 

@@ -7,7 +7,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  SignatureError,
   buildClaim,
   generateSigningKey,
   parsePullspec,
@@ -16,6 +15,7 @@ import {
   verifyReleaseSignature,
   type SigningKey,
 } from '../../src/release/signature.js';
+import { SignatureError } from '../../src/release/signature-error.js';
 import { readStoredSignatures, storeSignature } from '../../src/release/signature-store.js';
 import { runBosun } from '../helpers/cli.js';
 

@@ -18,8 +18,8 @@ import type { Storage } from '../storage/types.js';
 import type { Allocations, AllocationSettings, Obj } from './strategy.js';
 import { AllocationClaims, type Claim } from './allocation-claims.js';
 
-/** The service network OpenShift uses by default (install-config's serviceNetwork). */
-export const DEFAULT_SERVICE_CIDR = '172.30.0.0/16';
+/** The service network OpenShift uses by default; defined with the IPv4 helpers, which the MCO reads too. */
+export { DEFAULT_SERVICE_CIDR } from '../../common/ipv4.js';
 
 /**
  * A --service-cluster-ip-range, checked as kube-apiserver checks it: an IPv4 network address with

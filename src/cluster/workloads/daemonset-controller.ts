@@ -9,7 +9,7 @@
 // controller's.
 import { Controller, controllerOf, type Obj, type SyncResult } from '../../kube/index.js';
 import { matchesLabels } from '../../common/label-selectors.js';
-import { sameJson } from './canonical.js';
+import { sameJson } from '../../kube/canonical.js';
 import { claim, ownerStillThere } from './claim.js';
 import { controllingOwner, keyFor, type WorkloadContext } from './context.js';
 import { cleanupHistory, constructHistory } from './daemonset-history.js';
@@ -19,7 +19,7 @@ import { BURST_REPLICAS, createPods, deletePods, observePods } from './pod-contr
 import { isTerminal, msUntilAvailable } from './pods.js';
 import { selectorOf } from './replicaset-controller.js';
 import { CONTROLLER_REVISIONS, DAEMON_SETS, PODS } from './resources.js';
-import { templateHash } from './template-hash.js';
+import { templateHash } from '../../kube/template-hash.js';
 
 /** Back-off before a failed daemon pod is replaced again (kube: 1 s doubling to 15 min). */
 const FAILED_POD_BACKOFF = { initialMs: 1000, maxMs: 15 * 60_000 };

@@ -5,7 +5,7 @@
 // template's revision is created, or — after a rollback — renumbered above the others; duplicates
 // go; old revisions no live pod runs go beyond revisionHistoryLimit, oldest first.
 import { controllerOf, controllerReference, isAlreadyExists, isNotFound, type Obj } from '../../kube/index.js';
-import { canonicalJson, withoutEmpty } from './canonical.js';
+import { canonicalJson, withoutEmpty } from '../../kube/canonical.js';
 import type { WorkloadContext } from './context.js';
 import { CONTROLLER_REVISION_HASH, CONTROLLER_REVISIONS, DAEMON_SETS } from './resources.js';
 

@@ -4,7 +4,7 @@
 // does in kube today — which pods are up to date, the rolling update's next step within
 // maxSurge and maxUnavailable, and the status counts. Pure.
 import type { Obj } from '../../kube/index.js';
-import { scaledValue } from './int-or-percent.js';
+import { scaledValue } from '../../kube/int-or-percent.js';
 import { matchesRequiredNodeAffinity } from '../scheduler/node-affinity.js';
 import { firstUntoleratedTaint, toleratesTaintWith } from '../scheduler/taints.js';
 import type { Node, Pod, Taint, Toleration } from '../scheduler/types.js';

@@ -7,7 +7,7 @@
 // write keeps this sync's copy of the objects current, and every write carries the
 // resourceVersion it was computed from, so two syncs on stale caches cannot both act.
 import { type Obj, type SyncResult, isAlreadyExists, isNotFound } from '../../kube/index.js';
-import { sameJson } from './canonical.js';
+import { sameJson } from '../../kube/canonical.js';
 import type { WorkloadContext } from './context.js';
 import { historyToDelete, maxRevision, newReplicaSetAnnotations, replicasAnnotations, replicasAnnotationsNeedUpdate, revisionOf } from './deployment-revisions.js';
 import { activeOrLatest, byCreation, isRollingUpdate, maxUnavailable, newReplicaSetSize, proportionalSizes, replicasOf, sumReplicas } from './deployment-scaling.js';
@@ -16,8 +16,8 @@ import {
 } from './deployment-status.js';
 import { isTerminal } from './pods.js';
 import { controllerOf, controllerReference } from '../../kube/index.js';
-import { DEPLOYMENTS, DESIRED_REPLICAS, POD_TEMPLATE_HASH, REPLICA_SETS, REVISION } from './resources.js';
-import { equalIgnoringHash, templateHash } from './template-hash.js';
+import { DEPLOYMENTS, DESIRED_REPLICAS, REPLICA_SETS, REVISION } from './resources.js';
+import { equalIgnoringHash, POD_TEMPLATE_HASH, templateHash } from '../../kube/template-hash.js';
 
 const available = (rs: Obj) => Math.min(rs.status?.availableReplicas ?? 0, replicasOf(rs));
 const isActiveRS = (rs: Obj) => replicasOf(rs) > 0;

@@ -3,7 +3,7 @@
 // may grow, and how a resize of a Deployment in mid-rollout spreads over its ReplicaSets in
 // proportion to their sizes. Pure.
 import type { Obj } from '../../kube/index.js';
-import { scaledValue } from './int-or-percent.js';
+import { scaledValue } from '../../kube/int-or-percent.js';
 import { MAX_REPLICAS } from './resources.js';
 
 export function replicasOf(object: Obj | undefined): number {

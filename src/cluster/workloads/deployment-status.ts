@@ -6,7 +6,7 @@
 // lastTransitionTime only on a change of status. Pure: callers pass the time.
 import type { Obj } from '../../kube/index.js';
 import { rfc3339 } from '../../kube/index.js';
-import { omitEmpty } from './canonical.js';
+import { omitEmpty } from '../../kube/canonical.js';
 import { maxUnavailable, replicasOf } from './deployment-scaling.js';
 
 export interface DeploymentCondition {

@@ -4,7 +4,7 @@
 // without a selector, and ExternalName ones, get none: their Endpoints are their owners' to write.
 // (EndpointSlices need the discovery.k8s.io API, which the API server does not serve yet.)
 import { Controller, type Obj, type SyncResult } from '../../kube/index.js';
-import { sameJson } from './canonical.js';
+import { sameJson } from '../../kube/canonical.js';
 import { keyFor, type WorkloadContext } from './context.js';
 import { endpointLabels, endpointSubsets } from './endpoints.js';
 import { ENDPOINTS } from './resources.js';

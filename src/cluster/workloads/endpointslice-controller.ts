@@ -8,7 +8,7 @@
 // tracker, it remembers what it wrote and waits while the informer has not caught up, so a stale
 // cache never makes it create a slice twice.
 import { Controller, type Obj, type SyncResult } from '../../kube/index.js';
-import { canonicalJson, sameJson } from './canonical.js';
+import { canonicalJson, sameJson } from '../../kube/canonical.js';
 import { keyFor, type WorkloadContext } from './context.js';
 import { desiredSlices, MANAGED_BY, CONTROLLER_NAME, SERVICE_NAME, sliceLabels, type SliceContent } from './endpointslice.js';
 import { controllerReference } from '../../kube/index.js';

@@ -4,7 +4,7 @@
 // publishNotReadyAddresses) — its node and zone, the ports resolved against the pod, endpoints
 // with the same ports and address type grouped, at most 100 to a slice. Pure.
 import type { Obj } from '../../kube/index.js';
-import { canonicalJson } from './canonical.js';
+import { canonicalJson } from '../../kube/canonical.js';
 import { HEADLESS, podPort, servesEndpoints } from './endpoints.js';
 import { isReady } from './pods.js';
 

@@ -10,7 +10,7 @@
 // follow once no pod is left running or uncounted.
 import { Controller, type Obj, type SyncResult, isNotFound, rfc3339 } from '../../kube/index.js';
 import { matchesLabels } from '../../common/label-selectors.js';
-import { sameJson } from './canonical.js';
+import { sameJson } from '../../kube/canonical.js';
 import { claim, ownerStillThere } from './claim.js';
 import { controllingOwner, keyFor, type WorkloadContext } from './context.js';
 import { podsToDelete } from './delete-order.js';

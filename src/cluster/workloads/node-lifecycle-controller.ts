@@ -12,7 +12,7 @@
 // those already there are lifted: then the fault is more likely the control plane's than every
 // node's, and evicting every pod of the cluster would only make it worse.
 import { Controller, type Obj, type SyncResult, isNotFound, rfc3339 } from '../../kube/index.js';
-import { sameJson } from './canonical.js';
+import { sameJson } from '../../kube/canonical.js';
 import type { WorkloadContext } from './context.js';
 import { logger } from '../../common/log.js';
 import { disruption, EvictionLimiter, evictionDelay, LARGE_CLUSTER_THRESHOLD, NODE_EVICTION_RATE, NODE_MONITOR_GRACE_MS, SECONDARY_NODE_EVICTION_RATE, NODE_STARTUP_GRACE_MS, type NoExecutePolicy, nodeHealth, wantedTaints, wantsNewEvictingTaint, zoneEvictionRate, zoneOf } from './node-lifecycle.js';

@@ -6,7 +6,7 @@
 // slow informer from making it act twice on the same shortfall.
 import { Controller, TerminalError, type Obj, type SyncResult } from '../../kube/index.js';
 import { fromLabelSelectorObject, matchesLabels, SelectorError } from '../../common/label-selectors.js';
-import { sameJson } from './canonical.js';
+import { sameJson } from '../../kube/canonical.js';
 import { claim, ownerStillThere } from './claim.js';
 import { controllingOwner, keyFor, type WorkloadContext } from './context.js';
 import { podsToDelete } from './delete-order.js';

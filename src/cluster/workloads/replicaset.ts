@@ -1,7 +1,7 @@
 // The ReplicaSet status kube's ReplicaSet controller writes, computed from the pods it owns: pure.
 import type { Condition, Obj } from '../../kube/index.js';
 import { rfc3339 } from '../../kube/index.js';
-import { omitEmpty } from './canonical.js';
+import { omitEmpty } from '../../kube/canonical.js';
 import { isAvailable, isReady } from './pods.js';
 
 /** Why managing replicas failed, for the ReplicaFailure condition. */

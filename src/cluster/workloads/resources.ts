@@ -17,8 +17,6 @@ export const DAEMON_SETS = resources.daemonSets;
 export const CONTROLLER_REVISIONS = resources.controllerRevisions;
 export const JOBS = resources.jobs;
 
-/** The label a Deployment adds to its ReplicaSets' selectors and templates. */
-export const POD_TEMPLATE_HASH = 'pod-template-hash';
 /** The label a DaemonSet puts on its pods: which template revision made them. */
 export const CONTROLLER_REVISION_HASH = 'controller-revision-hash';
 /** The DaemonSet's generation when the pod was made (deprecated in kube, still written). */

@@ -10,12 +10,12 @@ import { join } from 'node:path';
 import semver from 'semver';
 import { parse as parseYaml } from 'yaml';
 import { isManifestFileName } from './manifest.js';
-import { cvoManifestsDir, PayloadInvalidError, readPayloadFiles, releaseManifestsDir, validatePayload, type Payload, type PayloadFile } from './payload.js';
+import { PayloadInvalidError, readPayloadFiles, validatePayload, type Payload, type PayloadFile } from './payload.js';
 import {
   channelsMetadataKey, imageReferencesFile, releaseMetadataFile, serializeImageReferences, serializeReleaseMetadata,
   type ReleaseMetadata,
-} from './release-metadata.js';
-import { writeRelease, type ReleaseFiles } from './release-store.js';
+} from '../../release/release-metadata.js';
+import { cvoManifestsDir, releaseManifestsDir, writeRelease, type ReleaseFiles } from '../../release/release-store.js';
 
 export const versionPlaceholder = '{{VERSION}}';
 export const imageRegistry = 'bosun.local';

@@ -12,10 +12,8 @@ import {
 import {
   imageReferencesFile, parseImageReferences, parseReleaseMetadata, releaseMetadataFile,
   type ImageReferences, type ReleaseMetadata,
-} from './release-metadata.js';
-
-export const releaseManifestsDir = 'release-manifests';
-export const cvoManifestsDir = 'manifests';
+} from '../../release/release-metadata.js';
+import { cvoManifestsDir, releaseManifestsDir } from '../../release/release-store.js';
 
 export interface PayloadFile {
   name: string;

@@ -5,7 +5,7 @@
 // OpenShift's CVO does, so nothing is offered that cannot be evaluated). Pure.
 import { BosunError } from '../../common/errors.js';
 import semver from 'semver';
-import { CHANNELS_METADATA_KEY, type GraphResponse, type MatchingRule, type Risk } from '../../update-service/cincinnati.js';
+import { CHANNELS_METADATA_KEY, type GraphResponse, type MatchingRule, type Risk } from '../../cincinnati/graph-api.js';
 
 /** ClusterVersion's Release: what a cluster may move to. */
 export interface Release {

@@ -2,7 +2,7 @@
 // `PromQL` is asked of an injectable evaluator (the CVO wires one to --metrics-url) and must
 // answer exactly 0 or 1; a risk's rules are tried in order and the first definite answer wins; a
 // risk no rule could answer makes the update Recommended=Unknown (never silently recommended).
-import type { MatchingRule, Risk } from '../../update-service/cincinnati.js';
+import type { MatchingRule, Risk } from '../../cincinnati/graph-api.js';
 import type { ConditionalUpdate } from './graph-walk.js';
 
 /** Returns the value of a PromQL expression that should yield one sample; throws when it cannot. */

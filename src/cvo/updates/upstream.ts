@@ -2,7 +2,7 @@
 // OpenShift's RetrievedUpdates reasons (InvalidURI, NoChannel, RemoteFailed, ResponseFailed,
 // ResponseInvalid). Used by `bosun adm upgrade recommend` and by the CVO's update poller.
 import { BosunError } from '../../common/errors.js';
-import { CHANNEL_PATTERN, GRAPH_PATH, type GraphResponse } from '../../update-service/cincinnati.js';
+import { CHANNEL_PATTERN, GRAPH_PATH, type GraphResponse } from '../../cincinnati/graph-api.js';
 import { parseGraphResponse } from './graph-walk.js';
 
 export type RetrievalReason = 'InvalidURI' | 'NoChannel' | 'RemoteFailed' | 'ResponseFailed' | 'ResponseInvalid';

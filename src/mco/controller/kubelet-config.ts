@@ -13,7 +13,7 @@
 // OpenShift's condition {type: Failure, status: "False", message: "Error: …"} and nothing is
 // generated for it; a good one gets {type: Success, status: "True", message: "Success"}.
 import { fromLabelSelectorObject, matchesLabels, SelectorError } from '../../common/label-selectors.js';
-import { encodeDataUrl } from '../common/ignition/data-url.js';
+import { encodeDataUrl } from '../../ignition/data-url.js';
 import { kubeletTlsFor, type TlsSecurityProfile } from './tls-profile.js';
 import { baseKubeletConfiguration, KUBELET_CONFIG_PATH, serializeKubeletConfig, TEMPLATE_IGNITION_VERSION, type Role } from './template.js';
 import {

@@ -17,8 +17,8 @@ import { CONTROLLER_CONFIG_NAME, TEMPLATE_COMPLETED, type McoContext } from './c
 import { resources } from '../../kube/resources.js';
 import { RELEASE_IMAGE_VERSION_ANNOTATION, type ControllerConfig, type MachineConfig, type MachineConfigPool, type NodeView } from './types.js';
 import { renderFailureMessage, renderPool, RenderError, selectMachineConfigs } from './render.js';
-import { formatProblem } from '../common/ignition/parse.js';
-import { validateConfig } from '../common/ignition/validate.js';
+import { formatProblem } from '../../ignition/parse.js';
+import { validateConfig } from '../../ignition/validate.js';
 import { planCollection, referencedConfigs } from './rendered-gc.js';
 import { withDegraded } from './node-selection.js';
 

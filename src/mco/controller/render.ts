@@ -17,11 +17,11 @@
 import { BosunError } from '../../common/errors.js';
 import { createHash } from 'node:crypto';
 import { fromLabelSelectorObject, matchesLabels, SelectorError } from '../../common/label-selectors.js';
-import { mergeAll } from '../common/ignition/merge.js';
-import { parseConfig } from '../common/ignition/parse.js';
-import { isEmptyValue } from '../common/ignition/schema.js';
-import type { IgnitionConfig } from '../common/ignition/types.js';
-import { formatSpec3, LATEST_SPEC3_MINOR } from '../common/ignition/version.js';
+import { mergeAll } from '../../ignition/merge.js';
+import { parseConfig } from '../../ignition/parse.js';
+import { isEmptyValue } from '../../ignition/schema.js';
+import type { IgnitionConfig } from '../../ignition/types.js';
+import { formatSpec3, LATEST_SPEC3_MINOR } from '../../ignition/version.js';
 import {
   GENERATED_BY_VERSION_ANNOTATION, MCO_API_VERSION, RELEASE_IMAGE_VERSION_ANNOTATION, ROLE_LABEL,
   ownerReferenceTo, type MachineConfig, type MachineConfigPool, type MachineConfigSpec, type ObjectReference,

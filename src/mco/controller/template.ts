@@ -14,8 +14,8 @@
 // (spec.images.releaseVersion, the release payload's machine-config-operator-images), so every
 // release renders new configs for every pool and an update rolls every node onto them.
 import { BosunError } from '../../common/errors.js';
-import { encodeDataUrl } from '../common/ignition/data-url.js';
-import type { FileEntry, IgnitionConfig, Unit } from '../common/ignition/types.js';
+import { encodeDataUrl } from '../../ignition/data-url.js';
+import type { FileEntry, IgnitionConfig, Unit } from '../../ignition/types.js';
 import { canonicalJson } from './render.js';
 import {
   GENERATED_BY_VERSION_ANNOTATION, MCO_API_VERSION, ROLE_LABEL,

@@ -10,9 +10,9 @@
 //   section, groups, other users, disks, raid, filesystems, luks, directories, links, Ignition's
 //   own kernelArguments section and fips are fixed at install time.
 // Every problem names the MachineConfig (when known) and the field.
-import { isError, validateConfig } from '../common/ignition/validate.js';
-import { isEmptyValue } from '../common/ignition/schema.js';
-import type { FileEntry, IgnitionConfig, User } from '../common/ignition/types.js';
+import { isError, validateConfig } from '../../ignition/validate.js';
+import { isEmptyValue } from '../../ignition/schema.js';
+import type { FileEntry, IgnitionConfig, User } from '../../ignition/types.js';
 import type { MachineConfig, MachineConfigSpec } from './types.js';
 
 export interface SpecProblem {

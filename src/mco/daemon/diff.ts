@@ -3,7 +3,7 @@
 // that only a reboot applies (kernel arguments, kernel type, extensions, OS image). Pure.
 import type { MachineConfigSpec } from '../controller/types.js';
 import { sameValue } from '../controller/validation.js';
-import type { IgnitionConfig } from '../common/ignition/types.js';
+import type { IgnitionConfig } from '../../ignition/types.js';
 import { managedEntries, sameEntry, type ManagedEntry } from './managed.js';
 
 export interface PathChange {

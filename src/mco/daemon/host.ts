@@ -12,7 +12,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { SCHEDULED_SHUTDOWN_FILE } from '../../cloud/power-requests.js';
+import { SCHEDULED_SHUTDOWN_FILE } from '../../common/scheduled-shutdown.js';
 import type { PolicyAction } from './disruption-policy.js';
 
 export const FORCE_FILE = '/run/machine-config-daemon-force';

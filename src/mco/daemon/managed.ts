@@ -7,8 +7,8 @@
 // diff, writer and validation all work on this list, so they agree on what "the config" is.
 // Pure.
 import { BosunError } from '../../common/errors.js';
-import { decodeDataUrl } from '../common/ignition/data-url.js';
-import type { FileEntry, IgnitionConfig, Unit } from '../common/ignition/types.js';
+import { decodeDataUrl } from '../../ignition/data-url.js';
+import type { FileEntry, IgnitionConfig, Unit } from '../../ignition/types.js';
 import type { MachineConfigSpec } from '../controller/types.js';
 import { CORE_USER } from '../controller/validation.js';
 import { gunzipSync } from 'node:zlib';

@@ -9,7 +9,7 @@
 // Reads through a small interface so tests can hand it a map.
 import { lstatSync, readFileSync, readlinkSync } from 'node:fs';
 import type { MachineConfigSpec } from '../controller/types.js';
-import { inRoot } from '../../cloud/ignition/root-path.js';
+import { inRoot } from '../../ignition/apply/root-path.js';
 import { describeMode, managedEntries } from './managed.js';
 
 export interface DiskReader {

@@ -11,9 +11,9 @@
 import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { BosunError } from '../../common/errors.js';
-import { chownIfRoot, inRoot, mkParents } from '../../cloud/ignition/root-path.js';
-import { resolveOwner } from '../../cloud/ignition/passwd.js';
-import { CMDLINE_FILE } from '../../cloud/ignition/kargs-stage.js';
+import { chownIfRoot, inRoot, mkParents } from '../../ignition/apply/root-path.js';
+import { resolveOwner } from '../../ignition/apply/passwd.js';
+import { CMDLINE_FILE } from '../../ignition/apply/kargs-stage.js';
 import type { ConfigDiff, PathChange } from './diff.js';
 import type { ManagedEntry } from './managed.js';
 

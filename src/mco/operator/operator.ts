@@ -21,8 +21,7 @@
 //       pool is degraded; versions[operator] = the release version only once every pool's
 //       rendered config was generated for it and (with the daemon deployed) the master pool's
 //       nodes all run it.
-import { nthAddress, parseCidr } from '../../common/ipv4.js';
-import { DEFAULT_SERVICE_CIDR } from '../../apiserver/kinds/service-allocation.js';
+import { DEFAULT_SERVICE_CIDR, nthAddress, parseCidr } from '../../common/ipv4.js';
 import { logger } from '../../common/log.js';
 import { isConflict, type KubeClient, type Obj } from '../../kube/client.js';
 import type { InformerFactory, Informer } from '../../kube/informer.js';

@@ -7,7 +7,7 @@ import { logger } from '../../common/log.js';
 import { KubeClient } from '../../kube/client.js';
 import { InformerFactory, type Informer } from '../../kube/informer.js';
 import { resources } from '../../kube/resources.js';
-import { parseConfig } from '../common/ignition/parse.js';
+import { parseConfig } from '../../ignition/parse.js';
 import type * as k8s from '@kubernetes/client-node';
 import type { RenderedConfig, RenderedConfigSource } from './rendered-config-source.js';
 

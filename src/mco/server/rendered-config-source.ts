@@ -4,8 +4,8 @@
 // files, each a rendered MachineConfig object, and reloads when the directory changes.
 import { readdirSync, readFileSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
-import { parseConfig } from '../common/ignition/parse.js';
-import type { IgnitionConfig } from '../common/ignition/types.js';
+import { parseConfig } from '../../ignition/parse.js';
+import type { IgnitionConfig } from '../../ignition/types.js';
 import { logger } from '../../common/log.js';
 
 export interface RenderedConfig {

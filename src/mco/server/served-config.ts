@@ -3,11 +3,11 @@
 // with currentConfig = desiredConfig = the rendered name, state Done) and the kubelet's bootstrap
 // kubeconfig — translated to the negotiated spec version and serialized once per (config,
 // version): a boot storm of thousands of fetches reuses the same bytes.
-import { mergeConfigs } from '../common/ignition/merge.js';
-import { encodeDataUrl } from '../common/ignition/data-url.js';
-import { translateToSpec2, translateToSpec3 } from '../common/ignition/translate.js';
-import type { IgnitionConfig, FileEntry } from '../common/ignition/types.js';
-import type { Spec3Minor } from '../common/ignition/version.js';
+import { mergeConfigs } from '../../ignition/merge.js';
+import { encodeDataUrl } from '../../ignition/data-url.js';
+import { translateToSpec2, translateToSpec3 } from '../../ignition/translate.js';
+import type { IgnitionConfig, FileEntry } from '../../ignition/types.js';
+import type { Spec3Minor } from '../../ignition/version.js';
 import type { RenderedConfig } from './rendered-config-source.js';
 
 export const NODE_ANNOTATIONS_PATH = '/etc/machine-config-daemon/node-annotations.json';

@@ -9,7 +9,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { logger } from '../../common/log.js';
 import type { Runnable } from '../../kube/manager.js';
-import { negotiateVersion } from './accept.js';
+import { negotiateVersion } from '../../ignition/accept.js';
 import { ServerMetrics } from './metrics.js';
 import type { RenderedConfigSource } from './rendered-config-source.js';
 import { ServedBodyCache } from './served-config.js';

@@ -10,8 +10,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import semver from 'semver';
-import { cvoManifestsDir, releaseManifestsDir } from './payload.js';
 import { parseReleaseMetadata, releaseMetadataFile } from './release-metadata.js';
+
+/** A release's two directories: the payload's manifests (with release-metadata) and the CVO's own. */
+export const releaseManifestsDir = 'release-manifests';
+export const cvoManifestsDir = 'manifests';
 
 export const releaseRepository = 'bosun.local/release';
 

@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import type { IgnitionConfig } from '../../mco/common/ignition/types.js';
+import type { IgnitionConfig } from '../types.js';
 
 export const IGNITION_DRACUT_PATH = '/usr/lib/dracut/modules.d/30ignition/ignition';
 

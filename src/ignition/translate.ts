@@ -1,7 +1,7 @@
 // Translating an Ignition 3.x config down: to an older 3.x minor (every field must exist in that
 // version), and to spec 2.2 for old clients (root-filesystem files, directories, links, units,
 // users and groups). What cannot be expressed is an error naming the field, never silently lost.
-import { BosunError } from '../../../common/errors.js';
+import { BosunError } from '../common/errors.js';
 import { CONFIG_SHAPE, isEmptyValue, type Shape } from './schema.js';
 import type { IgnitionConfig, NodeOwner, Resource } from './types.js';
 import type { IgnitionConfigV2, V2File, V2NodeOwner, V2Verification } from './types-v2.js';

@@ -3,7 +3,7 @@
 // shows it at `<root>/proc/cmdline`, as Linux shows the running kernel's.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { IgnitionConfig } from '../../mco/common/ignition/types.js';
+import type { IgnitionConfig } from '../types.js';
 
 export const CMDLINE_FILE = 'etc/kernel/cmdline';
 

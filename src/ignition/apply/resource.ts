@@ -8,8 +8,8 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { rootCertificates } from 'node:tls';
 import { gunzipSync } from 'node:zlib';
-import { decodeDataUrl, DataUrlError } from '../../mco/common/ignition/data-url.js';
-import type { Resource } from '../../mco/common/ignition/types.js';
+import { decodeDataUrl, DataUrlError } from '../data-url.js';
+import type { Resource } from '../types.js';
 
 export class ResourceError extends BosunError {
   constructor(message: string, readonly retriable: boolean) {

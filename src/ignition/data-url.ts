@@ -1,7 +1,7 @@
 // RFC 2397 data URLs, as Ignition reads them for inline file contents: decoding (to check that a
 // config's contents are readable, and to write files) and encoding (for files bosun adds).
 
-import { BosunError } from '../../../common/errors.js';
+import { BosunError } from '../common/errors.js';
 export class DataUrlError extends BosunError {
   constructor(message: string, options?: ErrorOptions) {
     super('DataUrlInvalid', message, options);

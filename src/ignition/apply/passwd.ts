@@ -5,7 +5,7 @@
 // ("users"), home /home/<name>, password "*" (no password; groups too), shell /bin/bash.
 import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Group, User } from '../../mco/common/ignition/types.js';
+import type { Group, User } from '../types.js';
 import { chownIfRoot, FilesStageError, inRoot, mkParents } from './root-path.js';
 
 interface PasswdEntry { name: string; password: string; uid: number; gid: number; gecos: string; home: string; shell: string }

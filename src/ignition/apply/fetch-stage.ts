@@ -6,11 +6,11 @@
 // A source that cannot be reached yet (network error, non-2xx) is retried with back-off until it
 // answers or the boot is aborted, as a booting machine waits for its machine-config server.
 import { BosunError } from '../../common/errors.js';
-import { mergeConfigs } from '../../mco/common/ignition/merge.js';
-import { parseConfig, IgnitionConfigError } from '../../mco/common/ignition/parse.js';
-import type { IgnitionConfig, Resource } from '../../mco/common/ignition/types.js';
-import { LATEST_SPEC3_MINOR, formatSpec3 } from '../../mco/common/ignition/version.js';
-import { IGNITION_MEDIA_TYPE } from '../../mco/server/accept.js';
+import { mergeConfigs } from '../merge.js';
+import { parseConfig, IgnitionConfigError } from '../parse.js';
+import type { IgnitionConfig, Resource } from '../types.js';
+import { LATEST_SPEC3_MINOR, formatSpec3 } from '../version.js';
+import { IGNITION_MEDIA_TYPE } from '../accept.js';
 import { fetchResource, ResourceError } from './resource.js';
 
 /** What Ignition sends for configs: its newest spec version, anything else as a fallback. */

@@ -1,7 +1,7 @@
 // Parsing an Ignition 3.x config (JSON text or an already-decoded object) by its
 // `ignition.version`, as Ignition parses one: the result is typed and validated, without the keys
 // Ignition ignores, with the warnings Ignition would report; or an error listing every problem.
-import { BosunError } from '../../../common/errors.js';
+import { BosunError } from '../common/errors.js';
 import type { IgnitionConfig } from './types.js';
 import { checkConfig, isError, type ValidationProblem } from './validate.js';
 import type { Spec3Minor } from './version.js';

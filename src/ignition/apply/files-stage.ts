@@ -9,7 +9,7 @@
 import { rfc3339 } from '../../common/time.js';
 import { appendFileSync, chmodSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import type { DirectoryEntry, FileEntry, IgnitionConfig, LinkEntry, NodeBase, Unit } from '../../mco/common/ignition/types.js';
+import type { DirectoryEntry, FileEntry, IgnitionConfig, LinkEntry, NodeBase, Unit } from '../types.js';
 import { fetchResource, ResourceError } from './resource.js';
 import { ensureGroups, ensureUsers, resolveOwner } from './passwd.js';
 import { chownIfRoot, FilesStageError, inRoot, mkParents } from './root-path.js';

@@ -1,7 +1,7 @@
 // IntOrString values such as a rolling update's maxSurge and maxUnavailable: an integer, or a
 // percentage of a total, rounded up or down as the caller's rule says (kube's
 // GetScaledValueFromIntOrPercent).
-import { TerminalError } from '../../kube/index.js';
+import { TerminalError } from './controller.js';
 
 export type IntOrPercent = number | string | undefined | null;
 

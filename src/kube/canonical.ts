@@ -1,7 +1,7 @@
 // Canonical JSON (keys sorted at every level), so that two objects that say the same thing compare
 // and hash the same whatever order their keys arrived in; semantic emptiness; and the status-field rule kube's
 // `omitempty` follows, so that statuses read as kube-controller-manager writes them.
-import type { Obj } from '../../kube/index.js';
+import type { Obj } from './client.js';
 
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;

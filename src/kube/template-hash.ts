@@ -3,9 +3,11 @@
 // (over Go's deep-print of the struct, plus the collision count) and spells the number in an
 // alphabet without vowels; bosun hashes the canonical JSON of the template the same way, so the
 // value is stable, changes with the template and has kube's shape (e.g. `5d59d67564`).
-import type { Obj } from '../../kube/index.js';
+import type { Obj } from './client.js';
 import { canonicalJson, sameJson, withoutEmpty } from './canonical.js';
-import { POD_TEMPLATE_HASH } from './resources.js';
+
+/** The label a Deployment adds to its ReplicaSets' selectors and templates. */
+export const POD_TEMPLATE_HASH = 'pod-template-hash';
 
 const SAFE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 

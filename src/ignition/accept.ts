@@ -1,10 +1,11 @@
-// Accept-header negotiation for the machine-config server: which Ignition spec version to serve.
-// Clients ask with `application/vnd.coreos.ignition+json;version=X` entries, q-ordered. 3.x is
-// served at that minor when bosun knows it (a newer 3.x minor gets the newest bosun knows), any
-// 2.x gets the 2.2 translation, and a request without Ignition entries gets DEFAULT_VERSION.
-// OpenShift's default is 2.2; bosun defaults to 3.4.0, which every client since Ignition 2.15
-// reads and which can express everything a rendered config normally holds (kernelArguments).
-import { LATEST_SPEC3_MINOR, parseSpecVersion, formatSpec3, isSpec3Minor } from '../common/ignition/version.js';
+// Accept-header negotiation between Ignition clients and the machine-config server: which
+// Ignition spec version to serve (the local cloud's fetch stage asks as Ignition does). Clients
+// ask with `application/vnd.coreos.ignition+json;version=X` entries, q-ordered. 3.x is served at
+// that minor when bosun knows it (a newer 3.x minor gets the newest bosun knows), any 2.x gets the
+// 2.2 translation, and a request without Ignition entries gets DEFAULT_VERSION. OpenShift's
+// default is 2.2; bosun defaults to 3.4.0, which every client since Ignition 2.15 reads and which
+// can express everything a rendered config normally holds (kernelArguments).
+import { LATEST_SPEC3_MINOR, parseSpecVersion, formatSpec3, isSpec3Minor } from './version.js';
 
 export const IGNITION_MEDIA_TYPE = 'application/vnd.coreos.ignition+json';
 export const DEFAULT_VERSION = '3.4.0';

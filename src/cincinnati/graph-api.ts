@@ -11,7 +11,7 @@ export const GRAPH_MEDIA_TYPES = ['application/json', 'application/vnd.redhat.ci
 export const CHANNEL_PATTERN = /^[0-9a-z\-.]+$/;
 
 /** Release metadata key listing the channels a release belongs to (comma separated). */
-export { channelsMetadataKey as CHANNELS_METADATA_KEY } from '../cvo/payload/release-metadata.js';
+export { channelsMetadataKey as CHANNELS_METADATA_KEY } from '../release/release-metadata.js';
 
 export interface MatchingRule {
   type: string;
