@@ -1,6 +1,67 @@
-// Lint configuration: the recommended rules of ESLint and typescript-eslint, nothing exotic.
+// Lint configuration: the recommended rules of ESLint and typescript-eslint, and the component
+// boundaries of src/ ("Who may import whom" in docs/architecture.md) as no-restricted-imports.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+
+/**
+ * The operators. Each talks to the cluster through the Kubernetes API and to the cloud through the
+ * cloud's client, never through the API server's, the cluster's or the cloud's internals, and
+ * never through another operator's. A new operator's folder is added here and nowhere else.
+ */
+const OPERATORS = ['cvo', 'mco', 'ccm-operator', 'capi'];
+
+/** Code every operator may use: the toolkit, the shared formats, the error base. */
+const LIBRARIES = ['common', 'kube', 'ignition', 'cincinnati', 'release'];
+
+/** What an operator may use of the local cloud (`folder/module`): its API client and what it speaks in. */
+const CLOUD_CLIENT = ['cloud/client', 'cloud/types', 'cloud/errors', 'cloud/endpoint'];
+
+const BELOW_CLUSTER = ['common', 'kube', 'ignition', 'cincinnati', 'release', 'apiserver', 'cloud', 'update-service', ...OPERATORS];
+
+/**
+ * Who may import whom: every folder of src/ with the folders (or single modules, `folder/module`)
+ * it may import besides its own. An import of any other folder of src/ is a lint error.
+ */
+export const MAY_IMPORT = {
+  common: [],
+  kube: ['common'],
+  ignition: ['common'],
+  release: ['common'],
+  cincinnati: ['common', 'release'],
+  apiserver: ['common', 'kube'],
+  cloud: ['common', 'ignition'],
+  'update-service': ['common', 'cincinnati', 'release'],
+  ...Object.fromEntries(OPERATORS.map((operator) => [operator, [...LIBRARIES, ...CLOUD_CLIENT]])),
+  // What kube-controller-manager, the scheduler, the node agent and the installer would be: they
+  // run beside the API server and the cloud, and the install starts the operators' bootstrap copies.
+  cluster: BELOW_CLUSTER,
+  cli: [...BELOW_CLUSTER, 'cluster'],
+};
+
+/** Files are matched by depth so that each pattern names exactly one folder of src/. */
+export const MAX_DEPTH = 6;
+
+const escapeRegex = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** One config per depth of a file below src/FOLDER: the imports that would reach a folder it may not import. */
+function boundaries(folder) {
+  const allowed = MAY_IMPORT[folder];
+  const forbidden = Object.keys(MAY_IMPORT).filter((other) => other !== folder && !allowed.includes(other));
+  return Array.from({ length: MAX_DEPTH }, (_, i) => {
+    const toSrc = `^(?:\\.\\./){${i + 1}}`;
+    const patterns = forbidden.map((other) => {
+      const modules = allowed.filter((a) => a.startsWith(`${other}/`)).map((a) => escapeRegex(a.slice(other.length + 1)));
+      const except = modules.length ? `(?!(?:${modules.join('|')})\\.js$)` : '';
+      const only = modules.length ? ` beyond ${modules.map((m) => `${other}/${m}`).join(', ')}` : '';
+      return {
+        regex: `${toSrc}${escapeRegex(other)}/${except}`,
+        caseSensitive: true,
+        message: `src/${folder} may not import src/${other}${only}: components meet through the Kubernetes API or the cloud's client, and shared code lives in a folder both may import (docs/architecture.md, "Who may import whom").`,
+      };
+    });
+    return { files: [`src/${folder}/${'*/'.repeat(i)}*.ts`], rules: { 'no-restricted-imports': ['error', { patterns }] } };
+  });
+}
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.bosun/**', 'coverage/**'] },
@@ -13,4 +74,5 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
     },
   },
+  ...Object.keys(MAY_IMPORT).flatMap(boundaries),
 );
