@@ -10,27 +10,29 @@ import tseslint from 'typescript-eslint';
  */
 const OPERATORS = ['cvo', 'mco', 'ccm-operator', 'capi'];
 
-/** Code every operator may use: the toolkit, the shared formats, the error base. */
-const LIBRARIES = ['common', 'kube', 'ignition', 'cincinnati', 'release'];
+/** Code every operator may use: the API objects' types, the toolkit, the shared formats, the error base. */
+const LIBRARIES = ['api', 'common', 'kube', 'ignition', 'cincinnati', 'release'];
 
 /** What an operator may use of the local cloud (`folder/module`): its API client and what it speaks in. */
 const CLOUD_CLIENT = ['cloud/client', 'cloud/types', 'cloud/errors', 'cloud/endpoint'];
 
-const BELOW_CLUSTER = ['common', 'kube', 'ignition', 'cincinnati', 'release', 'apiserver', 'cloud', 'update-service', ...OPERATORS];
+const BELOW_CLUSTER = [...LIBRARIES, 'apiserver', 'cloud', 'update-service', ...OPERATORS];
 
 /**
  * Who may import whom: every folder of src/ with the folders (or single modules, `folder/module`)
  * it may import besides its own. An import of any other folder of src/ is a lint error.
  */
 export const MAY_IMPORT = {
-  common: [],
-  kube: ['common'],
-  ignition: ['common'],
-  release: ['common'],
-  cincinnati: ['common', 'release'],
-  apiserver: ['common', 'kube'],
-  cloud: ['common', 'ignition'],
-  'update-service': ['common', 'cincinnati', 'release'],
+  // The types of the API objects: every folder may use them, they use nothing.
+  api: [],
+  common: ['api'],
+  kube: ['api', 'common'],
+  ignition: ['api', 'common'],
+  release: ['api', 'common'],
+  cincinnati: ['api', 'common', 'release'],
+  apiserver: ['api', 'common', 'kube'],
+  cloud: ['api', 'common', 'ignition'],
+  'update-service': ['api', 'common', 'cincinnati', 'release'],
   ...Object.fromEntries(OPERATORS.map((operator) => [operator, [...LIBRARIES, ...CLOUD_CLIENT]])),
   // What kube-controller-manager, the scheduler, the node agent and the installer would be: they
   // run beside the API server and the cloud, and the install starts the operators' bootstrap copies.

@@ -1,6 +1,7 @@
 // The component boundaries of src/ as `npm run lint` enforces them (eslint.config.js, "Who may
 // import whom" in docs/architecture.md): ESLint itself lints one import per row, as it would lint
-// that line in a file of that folder, and every file of src/ is under a boundary rule.
+// that line in a file of that folder, and every file of src/ that ESLint lints is under a
+// boundary rule.
 import { strict as assert } from 'node:assert';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -39,6 +40,9 @@ const rows: { file: string; code: string; allowed: boolean }[] = [
   { file: 'src/common/log.ts', code: "import { resources } from '../kube/resources.js';", allowed: false },
   { file: 'src/cloud/firmware.ts', code: "import { negotiateVersion } from '../mco/server/served-config.js';", allowed: false },
   { file: 'src/release/signature.ts', code: "import { verifyRelease } from '../cvo/verify.js';", allowed: false },
+  // The API objects' types are for everyone and depend on no one.
+  { file: 'src/kube/informer.ts', code: "import type { Kind } from '../api/meta.js';", allowed: true },
+  { file: 'src/api/core.ts', code: "import type { Obj } from '../kube/client.js';", allowed: false },
   // The installer starts the operators; the command line reaches everything.
   { file: 'src/cluster/install/bootstrap.ts', code: "import { CapiControllers } from '../../capi/controllers.js';", allowed: true },
   { file: 'src/cli/start.ts', code: "import { bringUp } from '../cluster/bring-up.js';", allowed: true },
@@ -63,6 +67,7 @@ function sources(dir: string): string[] {
 test('every file of src/ is under a boundary rule (a new folder of src/ needs its row in the table)', async () => {
   const uncovered: string[] = [];
   for (const path of sources(join(ROOT, 'src'))) {
+    if (await eslint.isPathIgnored(path)) continue;
     const config = (await eslint.calculateConfigForFile(path)) as { rules?: Record<string, unknown[]> } | undefined;
     const rule = config?.rules?.['no-restricted-imports'];
     if (!rule || rule[0] === 0 || rule[0] === 'off') uncovered.push(relative(ROOT, path));
