@@ -45,10 +45,10 @@ const NETWORK_UNAVAILABLE = 'Network unavailable';
 const UNSCHEDULABLE = 'Node is marked unschedulable';
 const DAEMON_AT_WORK = 'Machine Config Daemon is processing the node';
 
-/** The pool's image for a layered pool, else undefined; whether the node's image annotation agrees. */
-function imageMatchesPool(node: Obj, pool: Obj, key: 'desiredImage' | 'currentImage', found: Unavailability[]): boolean {
+/** Whether the node's desired image is the layered pool's (noted in `found` when not), or absent for a pool that is not layered. */
+function desiredImageMatchesPool(node: Obj, pool: Obj, found: Unavailability[]): boolean {
   const image: string | undefined = pool.metadata?.annotations?.[`${MCO}/newestImageEquivalentConfig`];
-  const value = annotation(node, key);
+  const value = annotation(node, 'desiredImage');
   if (Object.hasOwn(pool.metadata?.labels ?? {}, `${MCO}/layering-enabled`) && image) {
     if (image === value) return true;
     found.push({ reason: `Node has an unexpected annotation ${MCO}/newestImageEquivalentConfig=${image}`, message: '', since: ZERO_TIME });
@@ -87,7 +87,7 @@ function unavailability(node: Obj, pool: Obj): { unavailable: boolean; why: Unav
     why.push({ reason: DAEMON_AT_WORK, message: '', since: ZERO_TIME });
     unavailable = true;
   }
-  return { unavailable: unavailable && imageMatchesPool(node, pool, 'desiredImage', why), why };
+  return { unavailable: unavailable && desiredImageMatchesPool(node, pool, why), why };
 }
 
 function seriouslyUnavailable(why: Unavailability[], now: number): boolean {
