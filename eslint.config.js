@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.bosun/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.bosun/**', 'coverage/**', 'src/api/generated/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
