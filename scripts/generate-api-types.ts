@@ -28,6 +28,7 @@ function toJsonSchema(schema: Schema): Schema {
     delete out.type;
     out.anyOf = [{ type: 'integer' }, { type: 'string' }];
   }
+  if (schema.nullable && typeof schema.type === 'string') out.type = [schema.type, 'null'];
   if (schema.properties) {
     out.properties = Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k, toJsonSchema(v)]));
     if (schema.additionalProperties === undefined) out.additionalProperties = Boolean(schema['x-kubernetes-preserve-unknown-fields']);

@@ -33,7 +33,7 @@ export interface ClusterOperatorBody {
      */
     extension?: {
       [k: string]: unknown | undefined;
-    };
+    } | null;
     /**
      * objects related to this operator, for inspection (must-gather).
      */
@@ -166,24 +166,26 @@ export interface ClusterVersionBody {
     /**
      * updates recommended for this cluster.
      */
-    availableUpdates: {
-      /**
-       * the update channels the release belongs to.
-       */
-      channels?: string[];
-      /**
-       * a container image location that contains the update.
-       */
-      image: string;
-      /**
-       * information about this release.
-       */
-      url?: string;
-      /**
-       * a semantic version identifying the update version.
-       */
-      version: string;
-    }[];
+    availableUpdates:
+      | {
+          /**
+           * the update channels the release belongs to.
+           */
+          channels?: string[];
+          /**
+           * a container image location that contains the update.
+           */
+          image: string;
+          /**
+           * information about this release.
+           */
+          url?: string;
+          /**
+           * a semantic version identifying the update version.
+           */
+          version: string;
+        }[]
+      | null;
     /**
      * the state of optional, core cluster components.
      */
@@ -313,7 +315,7 @@ export interface ClusterVersionBody {
        * risks accepted to initiate the update (force, not recommended, …).
        */
       acceptedRisks?: string;
-      completionTime: string;
+      completionTime: string | null;
       image: string;
       startedTime: string;
       /**
@@ -348,7 +350,7 @@ export interface FeatureGateBody {
     customNoUpgrade?: {
       disabled?: string[];
       enabled?: string[];
-    };
+    } | null;
     /**
      * the feature set; empty for the default. Leaving a NoUpgrade set is not possible.
      */

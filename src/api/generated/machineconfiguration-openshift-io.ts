@@ -12,10 +12,10 @@ export interface ControllerConfigBody {
     /**
      * PEM-encoded bundle of additional trusted CAs.
      */
-    additionalTrustBundle?: string;
+    additionalTrustBundle?: string | null;
     baseOSContainerImage?: string;
     baseOSExtensionsContainerImage?: string;
-    cloudProviderCAData?: string;
+    cloudProviderCAData?: string | null;
     cloudProviderConfig: string;
     clusterDNSIP: string;
     /**
@@ -23,7 +23,7 @@ export interface ControllerConfigBody {
      */
     dns?: {
       [k: string]: unknown | undefined;
-    };
+    } | null;
     /**
      * Deprecated.
      */
@@ -48,7 +48,7 @@ export interface ControllerConfigBody {
     infra?: {
       [k: string]: unknown | undefined;
     };
-    internalRegistryPullSecret?: string;
+    internalRegistryPullSecret?: string | null;
     /**
      * IPv4, IPv6 or DualStack.
      */
@@ -59,7 +59,7 @@ export interface ControllerConfigBody {
      */
     network?: {
       [k: string]: unknown | undefined;
-    };
+    } | null;
     /**
      * Deprecated; use network.
      */
@@ -76,7 +76,7 @@ export interface ControllerConfigBody {
       httpProxy?: string;
       httpsProxy?: string;
       noProxy?: string;
-    };
+    } | null;
     /**
      * The default pull secret.
      */
@@ -97,7 +97,7 @@ export interface ControllerConfigBody {
    */
   status?: {
     conditions?: {
-      lastTransitionTime?: string;
+      lastTransitionTime?: string | null;
       message?: string;
       reason?: string;
       status?: string;
@@ -122,14 +122,14 @@ export interface KubeletConfigBody {
    * KubeletConfigSpec defines the desired state of KubeletConfig.
    */
   spec: {
-    autoSizingReserved?: boolean;
+    autoSizingReserved?: boolean | null;
     /**
      * The kubelet configuration (kubelet.config.k8s.io/v1beta1 KubeletConfiguration fields).
      */
     kubeletConfig?: {
       [k: string]: unknown | undefined;
     };
-    logLevel?: number;
+    logLevel?: number | null;
     /**
      * Selects the pools the KubeletConfig applies to. A nil selector selects no pools.
      */
@@ -150,16 +150,16 @@ export interface KubeletConfigBody {
       custom?: {
         ciphers?: string[];
         minTLSVersion?: 'VersionTLS10' | 'VersionTLS11' | 'VersionTLS12' | 'VersionTLS13';
-      };
+      } | null;
       intermediate?: {
         [k: string]: unknown | undefined;
-      };
+      } | null;
       modern?: {
         [k: string]: unknown | undefined;
-      };
+      } | null;
       old?: {
         [k: string]: unknown | undefined;
-      };
+      } | null;
       type?: 'Old' | 'Intermediate' | 'Modern' | 'Custom';
     };
   };
@@ -168,7 +168,7 @@ export interface KubeletConfigBody {
    */
   status?: {
     conditions?: {
-      lastTransitionTime?: string;
+      lastTransitionTime?: string | null;
       message?: string;
       reason?: string;
       status?: string;
@@ -207,7 +207,7 @@ export interface MachineConfigBody {
     /**
      * Kernel arguments to add to the nodes.
      */
-    kernelArguments?: string[];
+    kernelArguments?: string[] | null;
     /**
      * Type of kernel: "default", "realtime" or "64k-pages".
      */
@@ -312,7 +312,7 @@ export interface MachineConfigPoolBody {
      * The current state of the MachineConfigPool.
      */
     conditions?: {
-      lastTransitionTime?: string;
+      lastTransitionTime?: string | null;
       message?: string;
       reason?: string;
       status?: string;
