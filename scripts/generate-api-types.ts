@@ -83,6 +83,7 @@ async function groupSource(group: string, kinds: KindSource[]): Promise<string> 
       additionalProperties: false,
       strictIndexSignatures: true,
       unknownAny: true,
+      ignoreMinAndMaxItems: true,
       format: true,
       style: { singleQuote: true, printWidth: 140 },
     });

@@ -23,3 +23,9 @@ export type MachineConfig = Kind<mco.MachineConfigBody>;
 export type MachineConfigPool = Kind<mco.MachineConfigPoolBody>;
 export type ControllerConfig = Kind<mco.ControllerConfigBody>;
 export type KubeletConfig = Kind<mco.KubeletConfigBody>;
+
+/** A ClusterVersion's status; the CVO builds it up field by field, so most code takes a Partial. */
+export type ClusterVersionStatus = NonNullable<config.ClusterVersionBody['status']>;
+export type ClusterVersionCondition = NonNullable<ClusterVersionStatus['conditions']>[number];
+export type ClusterOperatorStatus = NonNullable<config.ClusterOperatorBody['status']>;
+export type MachineConfigPoolStatus = NonNullable<mco.MachineConfigPoolBody['status']>;

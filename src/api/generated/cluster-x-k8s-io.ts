@@ -297,34 +297,20 @@ export interface MachineHealthCheckBody {
        * @minItems 1
        * @maxItems 100
        */
-      unhealthyNodeConditions?: [
-        {
-          type: string;
-          status: string;
-          timeoutSeconds: number;
-        },
-        ...{
-          type: string;
-          status: string;
-          timeoutSeconds: number;
-        }[]
-      ];
+      unhealthyNodeConditions?: {
+        type: string;
+        status: string;
+        timeoutSeconds: number;
+      }[];
       /**
        * @minItems 1
        * @maxItems 100
        */
-      unhealthyMachineConditions?: [
-        {
-          type: string;
-          status: 'True' | 'False' | 'Unknown';
-          timeoutSeconds: number;
-        },
-        ...{
-          type: string;
-          status: 'True' | 'False' | 'Unknown';
-          timeoutSeconds: number;
-        }[]
-      ];
+      unhealthyMachineConditions?: {
+        type: string;
+        status: 'True' | 'False' | 'Unknown';
+        timeoutSeconds: number;
+      }[];
     };
     remediation?: {
       triggerIf?: {

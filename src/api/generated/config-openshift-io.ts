@@ -226,52 +226,20 @@ export interface ClusterVersionBody {
       /**
        * @minItems 1
        */
-      risks: [
-        {
-          /**
-           * @minItems 1
-           */
-          matchingRules: [
-            {
-              promql?: {
-                promql: string;
-              };
-              type: 'Always' | 'PromQL';
-            },
-            ...{
-              promql?: {
-                promql: string;
-              };
-              type: 'Always' | 'PromQL';
-            }[]
-          ];
-          message: string;
-          name: string;
-          url: string;
-        },
-        ...{
-          /**
-           * @minItems 1
-           */
-          matchingRules: [
-            {
-              promql?: {
-                promql: string;
-              };
-              type: 'Always' | 'PromQL';
-            },
-            ...{
-              promql?: {
-                promql: string;
-              };
-              type: 'Always' | 'PromQL';
-            }[]
-          ];
-          message: string;
-          name: string;
-          url: string;
-        }[]
-      ];
+      risks: {
+        /**
+         * @minItems 1
+         */
+        matchingRules: {
+          promql?: {
+            promql: string;
+          };
+          type: 'Always' | 'PromQL';
+        }[];
+        message: string;
+        name: string;
+        url: string;
+      }[];
     }[];
     /**
      * Available, Progressing, Failing, RetrievedUpdates, Upgradeable, ReleaseAccepted, ….
