@@ -66,7 +66,7 @@ function boundaries(folder) {
 }
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.bosun/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.bosun/**', 'coverage/**', 'src/api/generated/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -8,12 +8,17 @@ import type { Manifest } from './payload/manifest.js';
 import { describeManifest } from './payload/manifest.js';
 import { applyMode } from './payload/inclusion.js';
 import { merge } from './resource-merge/merge.js';
+import type { JsonObject } from './resource-merge/ensure.js';
+import { ensureObjectMeta } from './resource-merge/object-meta.js';
 import { sleep } from '../common/sleep.js';
 import type { KubeClient, ResourceRef } from '../kube/client.js';
+import type * as api from '../api/index.js';
+import type { Condition } from '../kube/conditions.js';
 import type { GraphMode } from './task-graph.js';
 import { toUpdateError, UpdateError, type UpdateEffect } from './errors.js';
 
-type Obj = Record<string, any>;
+/** A payload object of any kind, as sent to and read back from the API. */
+type Unstructured = api.Unstructured;
 
 export interface ApplyContext {
   client: KubeClient;
@@ -26,13 +31,13 @@ export interface ApplyContext {
   signal?: AbortSignal;
 }
 
-async function refFor(client: KubeClient, object: Obj): Promise<ResourceRef> {
-  return client.resourceFor(object.apiVersion, object.kind);
+async function refFor(client: KubeClient, object: Unstructured): Promise<ResourceRef<Unstructured>> {
+  return (await client.resourceFor(String(object.apiVersion), String(object.kind))) as ResourceRef<Unstructured>;
 }
 
-function withOwner(required: Obj, owner: ApplyContext['owner']): Obj {
+function withOwner(required: Unstructured, owner: ApplyContext['owner']): Unstructured {
   if (!owner || required.kind === 'ClusterVersion' || required.kind === 'CustomResourceDefinition') return required;
-  const refs: Obj[] = required.metadata.ownerReferences ?? [];
+  const refs = required.metadata.ownerReferences ?? [];
   if (refs.some((r) => r.uid === owner.uid)) return required;
   return { ...required, metadata: { ...required.metadata, ownerReferences: [...refs, { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.name, uid: owner.uid, controller: true }] } };
 }
@@ -41,7 +46,7 @@ function withOwner(required: Obj, owner: ApplyContext['owner']): Obj {
 export async function applyManifest(m: Manifest, ctx: ApplyContext): Promise<void> {
   const mode = applyMode(m);
   if ('error' in mode) throw new UpdateError({ reason: 'UpdatePayloadResourceInvalid', message: `${describeManifest(m)} (${m.file}): ${mode.error}`, effect: 'fail', manifest: m });
-  const required = withOwner(structuredClone(m.object) as Obj, ctx.owner);
+  const required = withOwner(structuredClone(m.object) as Unstructured, ctx.owner);
   const { name, namespace } = required.metadata;
   try {
     const ref = await refFor(ctx.client, required);
@@ -50,21 +55,28 @@ export async function applyManifest(m: Manifest, ctx: ApplyContext): Promise<voi
       if (existing && !existing.metadata.deletionTimestamp) await ctx.client.delete(ref, name, namespace);
       return;
     }
-    let live: Obj;
+    let live: Unstructured;
     if (!existing) {
       // A ClusterOperator is created without status: its operator reports that.
       const { status: _status, ...body } = required;
       live = await ctx.client.create(ref, m.gvk.kind === 'ClusterOperator' ? body : required);
-    } else if (mode.mode === 'create-only' || m.gvk.kind === 'ClusterOperator') {
+    } else if (mode.mode === 'create-only') {
       live = existing;
+    } else if (m.gvk.kind === 'ClusterOperator') {
+      // An operator may create its ClusterOperator before the CVO reaches it: the status is the
+      // operator's, but the payload's metadata (the include.release.openshift.io annotations that
+      // tell clients which operators belong to the release) is the CVO's to merge in, as
+      // OpenShift's CVO does.
+      const meta = ensureObjectMeta(existing.metadata as unknown as JsonObject, required.metadata as unknown as JsonObject);
+      live = meta.modified ? await ctx.client.update(ref, { ...existing, metadata: meta.object as unknown as api.ObjectMeta }) : existing;
     } else {
-      const result = merge(existing, required);
+      const result = merge(existing as unknown as JsonObject, required as unknown as JsonObject);
       live = existing;
       if (result.recreate) {
         await ctx.client.delete(ref, name, namespace);
         live = await ctx.client.create(ref, required);
       } else if (result.modified) {
-        live = await ctx.client.update(ref, result.object);
+        live = await ctx.client.update(ref, result.object as unknown as Unstructured);
       }
     }
     await waitForHealth(m, ref, live, required, ctx);
@@ -73,18 +85,20 @@ export async function applyManifest(m: Manifest, ctx: ApplyContext): Promise<voi
   }
 }
 
-function condition(object: Obj | undefined, type: string): Obj | undefined {
-  return (object?.status?.conditions ?? []).find((c: Obj) => c.type === type);
+/** The condition of `type` in an object's status.conditions (any kind's). */
+function condition(object: unknown, type: string): Condition | undefined {
+  const conditions = (object as { status?: { conditions?: Condition[] } } | undefined)?.status?.conditions;
+  return (conditions ?? []).find((c) => c.type === type);
 }
 
 /** Waits for the kinds the CVO gates on; other kinds are done once written. */
-async function waitForHealth(m: Manifest, ref: ResourceRef, live: Obj, required: Obj, ctx: ApplyContext): Promise<void> {
+async function waitForHealth(m: Manifest, ref: ResourceRef<Unstructured>, live: Unstructured, required: Unstructured, ctx: ApplyContext): Promise<void> {
   const kind = m.gvk.kind;
   if (kind !== 'CustomResourceDefinition' && kind !== 'Job' && kind !== 'ClusterOperator') return;
   const deadline = Date.now() + ctx.waitTimeoutMs;
-  let current: Obj | undefined = live;
+  let current: Unstructured | undefined = live;
   for (;;) {
-    const verdict = kind === 'CustomResourceDefinition' ? crdReady(current) : kind === 'Job' ? jobDone(current, m) : clusterOperatorReady(current, required, ctx.mode);
+    const verdict = kind === 'CustomResourceDefinition' ? crdReady(current) : kind === 'Job' ? jobDone(current, m) : clusterOperatorReady(current as unknown as api.ClusterOperator | undefined, required as unknown as api.ClusterOperator, ctx.mode);
     if (verdict === true) return;
     if (Date.now() > deadline || ctx.signal?.aborted) {
       throw new UpdateError({ ...verdict, manifest: m, ...(kind === 'ClusterOperator' ? { operator: String(required.metadata.name) } : {}) });
@@ -96,11 +110,11 @@ async function waitForHealth(m: Manifest, ref: ResourceRef, live: Obj, required:
 
 type Verdict = true | { reason: string; message: string; effect: UpdateEffect };
 
-function crdReady(crd: Obj | undefined): Verdict {
+function crdReady(crd: Unstructured | undefined): Verdict {
   return condition(crd, 'Established')?.status === 'True' ? true : { reason: 'UpdatePayloadResourceNotEstablished', message: `customresourcedefinition "${crd?.metadata?.name}" is not Established yet`, effect: 'fail' };
 }
 
-function jobDone(job: Obj | undefined, m: Manifest): Verdict {
+function jobDone(job: Unstructured | undefined, m: Manifest): Verdict {
   if (condition(job, 'Failed')?.status === 'True') return { reason: 'UpdatePayloadJobFailed', message: `job ${describeManifest(m)} failed: ${condition(job, 'Failed')?.message ?? ''}`, effect: 'fail' };
   return condition(job, 'Complete')?.status === 'True' ? true : { reason: 'UpdatePayloadJobNotComplete', message: `Waiting for job ${describeManifest(m)} to complete`, effect: 'fail' };
 }
@@ -113,7 +127,7 @@ function jobDone(job: Obj | undefined, m: Manifest): Verdict {
  * (`fail-after-interval`); while Initializing a Degraded operator is only reported; otherwise an
  * unavailable operator fails the pass.
  */
-export function clusterOperatorReady(co: Obj | undefined, required: Obj, mode: GraphMode): Verdict {
+export function clusterOperatorReady(co: api.ClusterOperator | undefined, required: api.ClusterOperator, mode: GraphMode): Verdict {
   const name = required.metadata.name;
   const available = condition(co, 'Available');
   if (available?.status !== 'True') {
@@ -124,8 +138,8 @@ export function clusterOperatorReady(co: Obj | undefined, required: Obj, mode: G
     return { reason: 'ClusterOperatorDegraded', message: `Cluster operator ${name} is degraded${degraded.message ? `: ${degraded.message}` : ''}`, effect: mode === 'Initializing' ? 'report' : 'fail-after-interval' };
   }
   if (mode !== 'Initializing') {
-    const reported = new Map<string, string>((co?.status?.versions ?? []).map((v: Obj) => [v.name, v.version]));
-    for (const want of (required.status?.versions ?? []) as Obj[]) {
+    const reported = new Map<string, string>((co?.status?.versions ?? []).map((v) => [v.name, v.version]));
+    for (const want of required.status?.versions ?? []) {
       if (reported.get(want.name) !== want.version) {
         return {
           reason: 'ClusterOperatorUpdating',

@@ -12,8 +12,10 @@ import { evaluateConditionalUpdate } from './updates/risks.js';
 import { prometheusEvaluator } from './updates/prometheus.js';
 import { setCondition } from './status.js';
 
-type Obj = Record<string, any>;
-export type StatusChange = (status: Obj) => Obj;
+import type * as api from '../api/index.js';
+import type { VersionStatus } from './status.js';
+
+export type StatusChange = (status: VersionStatus) => VersionStatus;
 
 export interface UpdatePollerOptions {
   clock: Clock;
@@ -31,11 +33,11 @@ export class UpdatePoller {
   constructor(private readonly options: UpdatePollerOptions) {}
 
   /** The status change to write when a poll is due for `cv`, else undefined. */
-  async poll(cv: Obj): Promise<StatusChange | undefined> {
+  async poll(cv: api.ClusterVersion): Promise<StatusChange | undefined> {
     const { clock } = this.options;
     const upstream: string | undefined = cv.spec?.upstream;
     const channel: string = cv.spec?.channel ?? '';
-    const current = (cv.status?.history ?? []).find((h: Obj) => h.state === 'Completed');
+    const current = (cv.status?.history ?? []).find((h) => h.state === 'Completed');
     const key = `${upstream}|${channel}|${current?.image}`;
     const interval = this.options.intervalMs ?? 300_000;
     const due = this.failures === 0 ? interval : Math.min(interval, Math.min(5_000, interval) * 2 ** (this.failures - 1));
@@ -47,14 +49,16 @@ export class UpdatePoller {
       return (st) => ({ ...st, conditions: setCondition(st.conditions ?? [], 'RetrievedUpdates', 'False', reason, message, clock.now()) });
     };
     if (!upstream) return fail('NoUpstream', 'No upstream server has been set to retrieve updates.');
-    if (!current) return fail('NoCurrentVersion', 'The cluster version does not have a semantic version assigned and cannot calculate valid upgrades.');
+    if (!current?.version) return fail('NoCurrentVersion', 'The cluster version does not have a semantic version assigned and cannot calculate valid upgrades.');
+    const currentVersion = current.version;
     try {
       const graph = await fetchUpdateGraph({ upstream, channel, version: current.version, id: cv.spec?.clusterID });
       const choices = walkGraph(graph, current.version, current.image);
-      const conditionalUpdates: Obj[] = [];
+      const conditionalUpdates: api.ConditionalUpdate[] = [];
       for (const update of choices.conditionalUpdates) {
         const recommended = await evaluateConditionalUpdate(update, this.options.metricsUrl ? prometheusEvaluator(this.options.metricsUrl) : undefined);
-        conditionalUpdates.push({ release: update.release, risks: update.risks, conditions: [{ ...recommended, lastTransitionTime: rfc3339(new Date(clock.now())) }] });
+        // The graph's rule types are the CRD's (Always, PromQL); the update service serves no others.
+        conditionalUpdates.push({ release: update.release, risks: update.risks as api.ConditionalUpdate['risks'], conditions: [{ ...recommended, lastTransitionTime: rfc3339(new Date(clock.now())) }] });
       }
       const available: Release[] = choices.availableUpdates;
       this.failures = 0;
@@ -62,7 +66,7 @@ export class UpdatePoller {
         ...st,
         availableUpdates: available.length ? available : null,
         conditionalUpdates: conditionalUpdates.length ? conditionalUpdates : undefined,
-        desired: { ...(st.desired ?? { version: current.version, image: current.image }), channels: choices.channels.length ? choices.channels : undefined },
+        desired: { ...(st.desired ?? { version: currentVersion, image: current.image }), channels: choices.channels.length ? choices.channels : undefined },
         conditions: setCondition(st.conditions ?? [], 'RetrievedUpdates', 'True', 'AsExpected', '', clock.now()),
       });
     } catch (e) {

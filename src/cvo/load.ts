@@ -12,7 +12,7 @@ import { digestProblem, loadVerifier, verifyRelease } from './verify.js';
 import { isNotFound, type KubeClient } from '../kube/client.js';
 import type { Accepted } from './status.js';
 
-type Obj = Record<string, any>;
+import type * as api from '../api/index.js';
 
 export interface Loaded {
   image: string;
@@ -22,7 +22,7 @@ export interface Loaded {
 export type LoadResult = { loaded: Loaded; accepted: Accepted } | { refused: { reason: string; message: string } };
 
 /** Loads `image` (asked for as `wantVersion`, if given) for the ClusterVersion `cv`. */
-export async function loadRelease(client: KubeClient, releaseStore: string, image: string, wantVersion: string | undefined, cv: Obj): Promise<LoadResult> {
+export async function loadRelease(client: KubeClient, releaseStore: string, image: string, wantVersion: string | undefined, cv: api.ClusterVersion): Promise<LoadResult> {
   const refuse = (reason: string, message: string): LoadResult => ({ refused: { reason, message } });
   const failed = (step: string, failure: string, version = wantVersion ?? '') => `${step} failed version="${version}" image="${image}" failure=${failure}`;
   let dir: string;
@@ -59,7 +59,7 @@ export async function loadRelease(client: KubeClient, releaseStore: string, imag
     return refuse('VerifyPayloadVersion', `Verifying payload failed version="${wantVersion}" image="${image}" failure=release image version ${payload.version} does not match the expected upstream version ${wantVersion}`);
   }
   // Preconditions, for an update from a completed release to another version.
-  const completed: Obj[] = (cv.status?.history ?? []).filter((h: Obj) => h.state === 'Completed');
+  const completed = (cv.status?.history ?? []).filter((h) => h.state === 'Completed');
   const current = completed[0];
   if (current && current.image !== image && current.version !== payload.version) {
     let target;
@@ -69,10 +69,10 @@ export async function loadRelease(client: KubeClient, releaseStore: string, imag
       target = { version: payload.version, image, recommended: 'NotInGraph' as const };
     }
     const result = checkPreconditions({
-      currentVersion: current.version,
+      currentVersion: current.version ?? '',
       target: { ...target, version: payload.version },
       previousVersion: completed[1]?.version,
-      upgradeable: (cv.status?.conditions ?? []).find((c: Obj) => c.type === 'Upgradeable'),
+      upgradeable: (cv.status?.conditions ?? []).find((c) => c.type === 'Upgradeable'),
       force,
     });
     if (!result.accepted) {
@@ -93,9 +93,9 @@ export async function loadRelease(client: KubeClient, releaseStore: string, imag
 async function firstUnknownKind(client: KubeClient, payload: Payload): Promise<string | undefined> {
   const defined = new Set<string>();
   for (const m of payload.manifests) {
-    const crd = m.object as Obj;
+    const crd = m.object as unknown as api.CustomResourceDefinition;
     if (m.gvk.kind !== 'CustomResourceDefinition' || !crd.spec?.group || !crd.spec?.names?.kind) continue;
-    for (const v of (crd.spec.versions ?? []) as Obj[]) defined.add(`${crd.spec.group}/${v.name}/${crd.spec.names.kind}`);
+    for (const v of crd.spec.versions ?? []) defined.add(`${crd.spec.group}/${v.name}/${crd.spec.names.kind}`);
   }
   const checked = new Map<string, boolean>();
   for (const m of payload.manifests) {

@@ -13,11 +13,11 @@
 // The gauges are computed at scrape time from the operator's informer caches.
 import { Gauge, Histogram, Registry } from 'prom-client';
 
-type Obj = Record<string, any>;
+import type * as api from '../api/index.js';
 
 export interface CvoMetricsSource {
-  clusterVersion(): Obj | undefined;
-  clusterOperators(): Obj[];
+  clusterVersion(): api.ClusterVersion | undefined;
+  clusterOperators(): api.ClusterOperator[];
   lastPayloadApplied(): { version: string; applied: number; pending: number } | undefined;
 }
 
@@ -44,11 +44,11 @@ export function createCvoMetrics(source: CvoMetricsSource): CvoMetrics {
       this.reset();
       const cv = source.clusterVersion();
       if (!cv) return;
-      const history: Obj[] = cv.status?.history ?? [];
+      const history: api.UpdateHistory[] = cv.status?.history ?? [];
       const completed = history.filter((h) => h.state === 'Completed');
       const current = completed[0];
       const previous = completed[1];
-      const set = (type: string, entry: Obj | undefined, value: number | undefined, from?: string) => {
+      const set = (type: string, entry: { version?: string; image?: string } | undefined, value: number | undefined, from?: string) => {
         if (value === undefined) return;
         this.set({ type, version: entry?.version ?? '', image: entry?.image ?? '', from_version: from ?? '' }, value);
       };
@@ -61,11 +61,11 @@ export function createCvoMetrics(source: CvoMetricsSource): CvoMetrics {
       }
       const desired = cv.status?.desired;
       if (desired?.version || desired?.image) {
-        const entry = history.find((h) => h.image === desired.image) ?? desired;
-        set('desired', { version: desired.version, image: desired.image }, seconds(entry.startedTime) ?? Date.now() / 1000, current?.version);
+        const entry = history.find((h) => h.image === desired.image);
+        set('desired', { version: desired.version, image: desired.image }, seconds(entry?.startedTime) ?? Date.now() / 1000, current?.version);
       }
       if (history[0]?.state === 'Partial') set('updating', history[0], seconds(history[0].startedTime), current?.version);
-      const failing = (cv.status?.conditions ?? []).find((c: Obj) => c.type === 'Failing');
+      const failing = (cv.status?.conditions ?? []).find((c) => c.type === 'Failing');
       if (failing?.status === 'True') set('failure', history[0], seconds(failing.lastTransitionTime), current?.version);
     },
   });
@@ -102,8 +102,8 @@ export function createCvoMetrics(source: CvoMetricsSource): CvoMetrics {
     collect() {
       this.reset();
       for (const co of source.clusterOperators()) {
-        const available = (co.status?.conditions ?? []).find((c: Obj) => c.type === 'Available');
-        const version = (co.status?.versions ?? []).find((v: Obj) => v.name === 'operator')?.version ?? '';
+        const available = (co.status?.conditions ?? []).find((c) => c.type === 'Available');
+        const version = (co.status?.versions ?? []).find((v) => v.name === 'operator')?.version ?? '';
         this.set({ name: co.metadata?.name, version, reason: available?.reason ?? '' }, available?.status === 'True' ? 1 : 0);
       }
     },
@@ -116,7 +116,7 @@ export function createCvoMetrics(source: CvoMetricsSource): CvoMetrics {
     collect() {
       this.reset();
       for (const co of source.clusterOperators()) {
-        for (const c of (co.status?.conditions ?? []) as Obj[]) {
+        for (const c of co.status?.conditions ?? []) {
           this.set({ name: co.metadata?.name, condition: c.type, reason: c.reason ?? '' }, c.status === 'True' ? 1 : c.status === 'False' ? 0 : -1);
         }
       }

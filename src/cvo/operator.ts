@@ -58,7 +58,7 @@ import { enabledFeatureGates } from './payload/feature-gates.js';
 import { passCapabilities, passMode, syncPayload } from './sync.js';
 import { UpdatePoller } from './available-updates.js';
 import {
-  acceptedStatus, defaultTimers, progressingStatus, progressMessage, refusedStatus, syncStatus, upgradeableStatus,
+  acceptedStatus, defaultTimers, progressingStatus, progressMessage, refusedStatus, syncStatus, upgradeableStatus, type VersionStatus,
 } from './status.js';
 import { Manager, type Listen, type LeaderElectionSettings } from '../kube/manager.js';
 import { isConflict, KubeClient } from '../kube/client.js';
@@ -68,7 +68,7 @@ import { Controller } from '../kube/controller.js';
 import { realClock, type Clock, type ClockTimer } from '../kube/clock.js';
 import { createCvoMetrics, type CvoMetrics } from './metrics.js';
 
-type Obj = Record<string, any>;
+import type * as api from '../api/index.js';
 const log = logger('cluster-version-operator');
 
 const NAME = 'version';
@@ -111,9 +111,9 @@ export class ClusterVersionOperator {
   private failures = 0;
   private readonly client: KubeClient;
   private readonly informers: InformerFactory;
-  private readonly cvInformer: Informer;
-  private readonly coInformer: Informer;
-  private readonly fgInformer: Informer;
+  private readonly cvInformer: Informer<api.ClusterVersion>;
+  private readonly coInformer: Informer<api.ClusterOperator>;
+  private readonly fgInformer: Informer<api.FeatureGate>;
   private readonly clock: Clock;
   private readonly poller: UpdatePoller;
   /** Whether the last pass was held by ClusterOperators it waits on. */
@@ -134,11 +134,11 @@ export class ClusterVersionOperator {
   }
 
   /** What the metrics are computed from (the informer caches). */
-  clusterVersion(): Obj | undefined {
+  clusterVersion(): api.ClusterVersion | undefined {
     return this.cvInformer.get(NAME);
   }
 
-  clusterOperators(): Obj[] {
+  clusterOperators(): api.ClusterOperator[] {
     return this.coInformer.list();
   }
 
@@ -151,14 +151,14 @@ export class ClusterVersionOperator {
   }
 
   /** The ClusterVersion from the informer's cache, or from the API before the cache is synced. */
-  private async cachedClusterVersion(): Promise<Obj | undefined> {
+  private async cachedClusterVersion(): Promise<api.ClusterVersion | undefined> {
     return this.cvInformer.hasSynced() ? this.cvInformer.get(NAME) : this.client.read(CLUSTER_VERSIONS, NAME);
   }
 
   /** Read-modify-write of the status, retried on conflicts. */
-  private async updateStatus(change: (status: Obj, cv: Obj) => Obj): Promise<Obj | undefined> {
+  private async updateStatus(change: (status: VersionStatus, cv: api.ClusterVersion) => VersionStatus): Promise<api.ClusterVersion | undefined> {
     // availableUpdates is required (and nullable) in OpenShift's schema.
-    const current = (cv: Obj) => ({ availableUpdates: null, ...structuredClone(cv.status ?? {}) });
+    const current = (cv: api.ClusterVersion): VersionStatus => ({ availableUpdates: null, ...structuredClone(cv.status ?? {}) });
     // Nothing to write when the cached object already says it (the common case while waiting).
     const cached = this.cvInformer.hasSynced() ? this.cvInformer.get(NAME) : undefined;
     if (cached && JSON.stringify(change(current(cached), cached)) === JSON.stringify(cached.status ?? {})) return cached;
@@ -168,7 +168,7 @@ export class ClusterVersionOperator {
       const status = change(current(cv), cv);
       if (JSON.stringify(status) === JSON.stringify(cv.status ?? {})) return cv;
       try {
-        return await this.client.update(CLUSTER_VERSIONS, { ...cv, status }, 'status');
+        return await this.client.update(CLUSTER_VERSIONS, { ...cv, status: status as api.ClusterVersionStatus }, 'status');
       } catch (e) {
         if (!isConflict(e)) throw e;
       }
@@ -189,7 +189,7 @@ export class ClusterVersionOperator {
     log.info({ releaseStore: this.options.releaseStore }, 'cluster-version operator started');
     // Only spec changes (a new generation) are news to the payload controller: its own status
     // writes must not wake it.
-    const specChanged = (object: Obj, type: string, old?: Obj) =>
+    const specChanged = (object: api.ClusterVersion, type: string, old?: api.ClusterVersion) =>
       object.metadata?.name === NAME && (type !== 'update' || object.metadata?.generation !== old?.metadata?.generation) ? NAME : undefined;
     const queue = { baseDelayMs: 1000, maxDelayMs: 30_000 };
     const payload = new Controller({
@@ -215,7 +215,7 @@ export class ClusterVersionOperator {
         // Only once the payload controller has written a status (the schema requires desired,
         // observedGeneration and versionHash with any).
         if (cv?.status?.desired) {
-          const operators = this.coInformer.hasSynced() ? this.coInformer.list() : ((await this.client.list(CLUSTER_OPERATORS)).items as Obj[]);
+          const operators = this.coInformer.hasSynced() ? this.coInformer.list() : (await this.client.list(CLUSTER_OPERATORS)).items;
           await this.updateStatus((st) => upgradeableStatus(st, operators, this.now()));
           const change = await this.poller.poll(cv);
           if (change) await this.updateStatus(change);
@@ -236,9 +236,9 @@ export class ClusterVersionOperator {
   }
 
   /** Whether two versions of FeatureGate/cluster differ in what payload inclusion reads. */
-  private gatesChanged(old: Obj | undefined, next: Obj): boolean {
+  private gatesChanged(old: api.FeatureGate | undefined, next: api.FeatureGate): boolean {
     const version = this.loaded?.payload.version ?? '';
-    const key = (fg: Obj | undefined) => JSON.stringify([fg?.spec?.featureSet ?? '', [...enabledFeatureGates(fg, version)].sort()]);
+    const key = (fg: api.FeatureGate | undefined) => JSON.stringify([fg?.spec?.featureSet ?? '', [...enabledFeatureGates(fg, version)].sort()]);
     return key(old) !== key(next);
   }
 
@@ -282,7 +282,7 @@ export class ClusterVersionOperator {
   }
 
   /** Applies the loaded payload once and writes the status the pass leads to; returns the wait before the next. */
-  private async apply(loaded: Loaded, cv: Obj): Promise<number> {
+  private async apply(loaded: Loaded, cv: api.ClusterVersion): Promise<number> {
     const featureGate = this.fgInformer.hasSynced() ? this.fgInformer.get('cluster') : await this.client.read(FEATURE_GATES, 'cluster');
     const enabled = passCapabilities(cv);
     await this.updateStatus((s) => ({ ...s, capabilities: { enabledCapabilities: [...enabled].sort(), knownCapabilities: [...knownCapabilities].sort() } }));

@@ -17,7 +17,12 @@ import { describeManifest } from './payload/manifest.js';
 import type { GraphMode } from './task-graph.js';
 import type { UpdateError } from './errors.js';
 
-type Obj = Record<string, any>;
+import type * as api from '../api/index.js';
+
+/** The ClusterVersion status as the CVO builds it (fields filled in as it goes). */
+export type VersionStatus = Partial<api.ClusterVersionStatus>;
+type VersionCondition = api.ClusterVersionCondition;
+type History = api.UpdateHistory;
 
 export interface StatusTimers {
   /** How long waiting on a ClusterOperator during an update is normal (machine-config: 3×). */
@@ -31,13 +36,13 @@ export const defaultTimers: StatusTimers = { slowOperatorMs: 30 * 60_000, degrad
 const time = (now: number) => rfc3339(new Date(now));
 
 /** Sets a condition (lastTransitionTime moves only when the status changes) and puts it last. */
-export function setCondition(conditions: Obj[], type: string, status: string, reason: string, message: string, now: number): Obj[] {
+export function setCondition(conditions: readonly VersionCondition[], type: string, status: string, reason: string, message: string, now: number): VersionCondition[] {
   const [next] = setKubeCondition(conditions.filter((c) => c.type === type) as Condition[], { type, status, reason, message }, new Date(now));
-  return [...conditions.filter((c) => c.type !== type), next];
+  return [...conditions.filter((c) => c.type !== type), next as VersionCondition];
 }
 
 /** A release the CVO will not run: ReleaseAccepted=False with the step and why; nothing else moves. */
-export function refusedStatus(status: Obj, generation: number | undefined, reason: string, message: string, now: number): Obj {
+export function refusedStatus(status: VersionStatus, generation: number | undefined, reason: string, message: string, now: number): VersionStatus {
   return { ...status, observedGeneration: generation, conditions: setCondition(status.conditions ?? [], 'ReleaseAccepted', 'False', reason, message, now) };
 }
 
@@ -54,8 +59,8 @@ export interface Accepted {
  * A release loaded and accepted: desired names it, a new Partial history entry starts (the
  * previous one, if still Partial, ends now), ReleaseAccepted=True (PayloadLoaded).
  */
-export function acceptedStatus(status: Obj, generation: number | undefined, accepted: Accepted, now: number): Obj {
-  const history: Obj[] = [...(status.history ?? [])];
+export function acceptedStatus(status: VersionStatus, generation: number | undefined, accepted: Accepted, now: number): VersionStatus {
+  const history: History[] = [...(status.history ?? [])];
   if (history[0]?.image !== accepted.image) {
     if (history[0]?.state === 'Partial') history[0] = { ...history[0], completionTime: time(now) };
     history.unshift({
@@ -80,7 +85,7 @@ export function progressMessage(version: string, done: number, total: number, wa
 }
 
 /** Progress during a pass: Progressing=True with the message. */
-export function progressingStatus(status: Obj, message: string, now: number): Obj {
+export function progressingStatus(status: VersionStatus, message: string, now: number): VersionStatus {
   return { ...status, conditions: setCondition(status.conditions ?? [], 'Progressing', 'True', '', message, now) };
 }
 
@@ -98,7 +103,7 @@ export interface SyncResult {
 }
 
 export interface SyncOutcome {
-  status: Obj;
+  status: VersionStatus;
   /** completed: the payload is applied; waiting: progress, look again soon; failing: retry with back-off. */
   verdict: 'completed' | 'waiting' | 'failing';
   /** The Progressing message while waiting (for a CLI to show). */
@@ -128,9 +133,9 @@ function slowMessage(names: string[], elapsed: number, timers: StatusTimers): st
 }
 
 /** The status after a pass: Completed, waiting on operators, or failing — by the errors' effects. */
-export function syncStatus(status: Obj, result: SyncResult, now: number, timers: StatusTimers = defaultTimers): SyncOutcome {
+export function syncStatus(status: VersionStatus, result: SyncResult, now: number, timers: StatusTimers = defaultTimers): SyncOutcome {
   const { mode, version, errors } = result;
-  const history: Obj[] = [...(status.history ?? [])];
+  const history: History[] = [...(status.history ?? [])];
   if (errors.length === 0) {
     if (history[0]?.image === result.image && history[0].state !== 'Completed') history[0] = { ...history[0], state: 'Completed', completionTime: time(now) };
     let conditions = setCondition(status.conditions ?? [], 'Available', 'True', '', `Done applying ${version}`, now);
@@ -170,11 +175,11 @@ export function syncStatus(status: Obj, result: SyncResult, now: number, timers:
 }
 
 /** Upgradeable=False on the ClusterVersion, with every operator's reason, when any operator says so; removed otherwise. */
-export function upgradeableStatus(status: Obj, clusterOperators: Obj[], now: number): Obj {
+export function upgradeableStatus(status: VersionStatus, clusterOperators: readonly api.ClusterOperator[], now: number): VersionStatus {
   const blocking = clusterOperators
-    .map((co) => ({ name: co.metadata.name as string, c: (co.status?.conditions ?? []).find((x: Obj) => x.type === 'Upgradeable') as Obj | undefined }))
+    .map((co) => ({ name: co.metadata.name, c: (co.status?.conditions ?? []).find((x) => x.type === 'Upgradeable') }))
     .filter((x) => x.c?.status === 'False');
-  if (blocking.length === 0) return { ...status, conditions: (status.conditions ?? []).filter((c: Obj) => c.type !== 'Upgradeable') };
+  if (blocking.length === 0) return { ...status, conditions: (status.conditions ?? []).filter((c) => c.type !== 'Upgradeable') };
   const reason = blocking.length === 1 ? (blocking[0].c!.reason ?? 'OperatorNotUpgradeable') : 'ClusterOperatorsNotUpgradeable';
   const message =
     blocking.length === 1

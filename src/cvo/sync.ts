@@ -16,7 +16,7 @@ import type { Loaded } from './load.js';
 import type { SyncResult } from './status.js';
 import type { CvoMetrics } from './metrics.js';
 
-type Obj = Record<string, any>;
+import type * as api from '../api/index.js';
 
 export interface PassContext {
   client: KubeClient;
@@ -31,7 +31,7 @@ export interface PassContext {
 }
 
 /** The mode of a pass: Initializing until some release has Completed, Updating until this one has, Reconciling after. */
-export function passMode(history: Obj[], image: string): GraphMode {
+export function passMode(history: readonly api.UpdateHistory[], image: string): GraphMode {
   const everCompleted = history.some((h) => h.state === 'Completed');
   const thisCompleted = history[0]?.image === image && history[0]?.state === 'Completed';
   return !everCompleted ? 'Initializing' : thisCompleted ? 'Reconciling' : 'Updating';
@@ -41,14 +41,14 @@ export function passMode(history: Obj[], image: string): GraphMode {
  * The capabilities a pass enables: the spec's baseline and additional ones, plus every one
  * enabled before (a capability once enabled stays enabled, as in OpenShift).
  */
-export function passCapabilities(cv: Obj): Set<string> {
+export function passCapabilities(cv: api.ClusterVersion): Set<string> {
   const enabled = enabledCapabilities(cv.spec?.capabilities);
   for (const c of (cv.status?.capabilities?.enabledCapabilities ?? []) as string[]) enabled.add(c);
   return enabled;
 }
 
 /** Applies the loaded payload once for ClusterVersion `cv` under FeatureGate/cluster `featureGate`. */
-export async function syncPayload(loaded: Loaded, cv: Obj, featureGate: Obj | undefined, ctx: PassContext): Promise<SyncResult> {
+export async function syncPayload(loaded: Loaded, cv: api.ClusterVersion, featureGate: api.FeatureGate | undefined, ctx: PassContext): Promise<SyncResult> {
   const { clock, metrics } = ctx;
   const mode = passMode(cv.status?.history ?? [], loaded.image);
   const version = loaded.payload.version;
@@ -65,7 +65,7 @@ export async function syncPayload(loaded: Loaded, cv: Obj, featureGate: Obj | un
   let done = 0;
   let waitingOn = '';
   ctx.onProgress(done, total, waitingOn);
-  const owner = { apiVersion: cv.apiVersion, kind: cv.kind, name: cv.metadata.name, uid: cv.metadata.uid };
+  const owner = { apiVersion: cv.apiVersion ?? 'config.openshift.io/v1', kind: cv.kind ?? 'ClusterVersion', name: cv.metadata.name, uid: cv.metadata.uid ?? '' };
   const applyContext = { client: ctx.client, owner, mode, waitTimeoutMs: ctx.waitTimeoutMs, signal: ctx.signal };
   const passStarted = clock.now();
   const result = await runTaskGraph(graph, workersFor(mode, graph), async (tasks) => {

@@ -5,18 +5,27 @@
 // keep-alive agent `loadKubeConfig` installs.
 import { BosunError } from '../common/errors.js';
 import type * as k8s from '@kubernetes/client-node';
+import type { List } from '../api/index.js';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 
 export type Obj = Record<string, any>;
 
-/** A resource as the API serves it: group ('' for core), version, plural, namespaced or not. */
-export interface ResourceRef {
+/**
+ * A resource as the API serves it: group ('' for core), version, plural, namespaced or not. `T` is
+ * the type of its objects (src/api), so that reads through a typed reference return typed objects:
+ * `client.get(resources.machines, name, ns)` is a `Machine`. It exists only for the type checker.
+ */
+export interface ResourceRef<T = Obj> {
   group: string;
   version: string;
   resource: string;
   namespaced: boolean;
+  readonly objectType?: T;
 }
+
+/** A JSON merge patch or a request body: JSON data leaving for the server. */
+export type Patch = Record<string, unknown>;
 
 /** An error the API server answered with, carrying its Status; its reason is the Status reason. */
 export class KubeApiError extends BosunError {
@@ -40,12 +49,17 @@ export function isAlreadyExists(e: unknown): boolean {
   return e instanceof KubeApiError && e.code === 409 && e.reason === 'AlreadyExists';
 }
 
-export function apiVersionOf(ref: ResourceRef): string {
+/** The namespace and name of an object about to be sent. */
+function metadataOf(object: unknown): { namespace?: string; name?: string } {
+  return (object as { metadata?: { namespace?: string; name?: string } }).metadata ?? {};
+}
+
+export function apiVersionOf(ref: ResourceRef<unknown>): string {
   return ref.group ? `${ref.group}/${ref.version}` : ref.version;
 }
 
 /** The URL path of a collection or object: /api/v1/namespaces/ns/configmaps/name/status. */
-export function resourcePath(ref: ResourceRef, namespace?: string, name?: string, subresource?: string): string {
+export function resourcePath(ref: ResourceRef<unknown>, namespace?: string, name?: string, subresource?: string): string {
   const base = ref.group ? `/apis/${ref.group}/${ref.version}` : `/api/${ref.version}`;
   const ns = ref.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
   const obj = name ? `/${encodeURIComponent(name)}${subresource ? `/${subresource}` : ''}` : '';
@@ -113,12 +127,12 @@ export class KubeClient {
     return body as T;
   }
 
-  get(ref: ResourceRef, name: string, namespace?: string): Promise<Obj> {
-    return this.request('GET', resourcePath(ref, namespace, name));
+  get<T = Obj>(ref: ResourceRef<T>, name: string, namespace?: string): Promise<T> {
+    return this.request<T>('GET', resourcePath(ref, namespace, name));
   }
 
   /** The object, or undefined when it does not exist. */
-  async read(ref: ResourceRef, name: string, namespace?: string): Promise<Obj | undefined> {
+  async read<T = Obj>(ref: ResourceRef<T>, name: string, namespace?: string): Promise<T | undefined> {
     try {
       return await this.get(ref, name, namespace);
     } catch (e) {
@@ -127,21 +141,22 @@ export class KubeClient {
     }
   }
 
-  list(ref: ResourceRef, namespace?: string, query: RequestInit['query'] = {}): Promise<Obj> {
-    return this.request('GET', resourcePath(ref, namespace), { query });
+  list<T = Obj>(ref: ResourceRef<T>, namespace?: string, query: RequestInit['query'] = {}): Promise<List<T>> {
+    return this.request<List<T>>('GET', resourcePath(ref, namespace), { query });
   }
 
-  create(ref: ResourceRef, object: Obj, query: RequestInit['query'] = {}): Promise<Obj> {
-    return this.request('POST', resourcePath(ref, object.metadata?.namespace), { body: object, query });
+  create<T = Obj>(ref: ResourceRef<T>, object: T, query: RequestInit['query'] = {}): Promise<T> {
+    return this.request<T>('POST', resourcePath(ref, metadataOf(object).namespace), { body: object, query });
   }
 
-  update(ref: ResourceRef, object: Obj, subresource?: string): Promise<Obj> {
-    return this.request('PUT', resourcePath(ref, object.metadata?.namespace, object.metadata?.name, subresource), { body: object });
+  update<T = Obj>(ref: ResourceRef<T>, object: T, subresource?: string): Promise<T> {
+    const { namespace, name } = metadataOf(object);
+    return this.request<T>('PUT', resourcePath(ref, namespace, name, subresource), { body: object });
   }
 
   /** A JSON merge patch (RFC 7386) of the object or its subresource. */
-  mergePatch(ref: ResourceRef, name: string, namespace: string | undefined, patch: Obj, subresource?: string): Promise<Obj> {
-    return this.request('PATCH', resourcePath(ref, namespace, name, subresource), { body: patch, contentType: 'application/merge-patch+json' });
+  mergePatch<T = Obj>(ref: ResourceRef<T>, name: string, namespace: string | undefined, patch: Patch, subresource?: string): Promise<T> {
+    return this.request<T>('PATCH', resourcePath(ref, namespace, name, subresource), { body: patch, contentType: 'application/merge-patch+json' });
   }
 
   async delete(ref: ResourceRef, name: string, namespace?: string, options: Obj = {}): Promise<Obj | undefined> {

@@ -46,7 +46,7 @@ export class Informer<T extends Obj = Obj> {
 
   constructor(
     private readonly client: KubeClient,
-    readonly resource: ResourceRef,
+    readonly resource: ResourceRef<T>,
     private readonly options: InformerOptions = {},
   ) {}
 
@@ -253,19 +253,18 @@ export class InformerFactory {
 
   /** The informer for `apiVersion`/`kind` (resolved through discovery). */
   async forKind<T extends Obj = Obj>(apiVersion: string, kind: string, options: InformerOptions = {}): Promise<Informer<T>> {
-    return this.forResource<T>(await this.client.resourceFor(apiVersion, kind), options);
+    return this.forResource(await this.client.resourceFor(apiVersion, kind) as ResourceRef<T>, options);
   }
 
   /** The shared informer of a resource (typed: `forResource<Node>(resources.nodes)`). */
-  forResource<T extends Obj = Obj>(resource: ResourceRef, options: InformerOptions = {}): Informer<T> {
+  forResource<T extends Obj = Obj>(resource: ResourceRef<T>, options: InformerOptions = {}): Informer<T> {
     const key = JSON.stringify([resource.group, resource.version, resource.resource, options.namespace, options.labelSelector, options.fieldSelector]);
-    let informer = this.informers.get(key);
-    if (!informer) {
-      informer = new Informer(this.client, resource, options);
-      this.informers.set(key, informer);
-      if (this.signal) informer.start(this.signal);
-    }
-    return informer as unknown as Informer<T>;
+    const shared = this.informers.get(key);
+    if (shared) return shared as unknown as Informer<T>;
+    const informer = new Informer<T>(this.client, resource, options);
+    this.informers.set(key, informer as unknown as Informer);
+    if (this.signal) informer.start(this.signal);
+    return informer;
   }
 
   /** Starts every informer, now and as they are added, until `signal` aborts. */

@@ -5,6 +5,7 @@
 // errors, and Reconciling where every error fails.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type * as api from '../../src/api/index.js';
 import { UpdateError, type UpdateEffect } from '../../src/cvo/errors.js';
 import { acceptedStatus, defaultTimers, refusedStatus, syncStatus, upgradeableStatus, type SyncResult } from '../../src/cvo/status.js';
 import type { GraphMode } from '../../src/cvo/task-graph.js';
@@ -161,7 +162,7 @@ for (const c of cases) {
 
 test('sync status — completed closes the history entry at that time; Failing keeps its transition time while False', () => {
   const out = syncStatus(structuredClone(updating), result('Updating', []), t0 + minutes(5));
-  assert.deepEqual(out.status.history[0], { ...updating.history[0], state: 'Completed', completionTime: iso(t0 + minutes(5)) });
+  assert.deepEqual(out.status.history![0], { ...updating.history[0], state: 'Completed', completionTime: iso(t0 + minutes(5)) });
   assert.equal(cond(out.status, 'Failing').lastTransitionTime, iso(t0 - minutes(590)));
   assert.equal(cond(out.status, 'Progressing').lastTransitionTime, iso(t0 + minutes(5)));
 });
@@ -180,16 +181,16 @@ test('sync status — custom timers', () => {
 
 test('accepted and refused releases', () => {
   const accepted = acceptedStatus({ availableUpdates: null, history: [updating.history[1]], conditions: [] }, 3, { version: '1.0.1', image: IMAGE, verified: true, message: 'Payload loaded version="1.0.1"' }, t0);
-  assert.deepEqual(accepted.history.map((h: any) => [h.version, h.state, h.startedTime]), [['1.0.1', 'Partial', iso(t0)], ['1.0.0', 'Completed', updating.history[1].startedTime]]);
+  assert.deepEqual(accepted.history!.map((h: any) => [h.version, h.state, h.startedTime]), [['1.0.1', 'Partial', iso(t0)], ['1.0.0', 'Completed', updating.history[1].startedTime]]);
   assert.deepEqual(accepted.desired, { version: '1.0.1', image: IMAGE });
   assert.equal(accepted.observedGeneration, 3);
   assert.equal(cond(accepted, 'ReleaseAccepted').reason, 'PayloadLoaded');
-  assert.match(accepted.versionHash, /^[\w-]{11}$/);
+  assert.match(accepted.versionHash!, /^[\w-]{11}$/);
   // Accepting it again adds nothing; another release ends the Partial one now.
   assert.deepEqual(acceptedStatus(accepted, 3, { version: '1.0.1', image: IMAGE, verified: true, message: 'Payload loaded version="1.0.1"' }, t0 + 5).history, accepted.history);
   const next = acceptedStatus(accepted, 4, { version: '1.0.2', image: OLD.replace('a', 'c'), verified: false, acceptedRisks: 'forced', message: 'm' }, t0 + minutes(2));
-  assert.equal(next.history[1].completionTime, iso(t0 + minutes(2)));
-  assert.equal(next.history[0].acceptedRisks, 'forced');
+  assert.equal(next.history![1].completionTime, iso(t0 + minutes(2)));
+  assert.equal(next.history![0].acceptedRisks, 'forced');
 
   const refused = refusedStatus(accepted, 5, 'RetrievePayload', 'Retrieving payload failed', t0 + minutes(3));
   assert.equal(cond(refused, 'ReleaseAccepted').status, 'False');
@@ -198,8 +199,9 @@ test('accepted and refused releases', () => {
 });
 
 test('Upgradeable aggregates the operators that say False', () => {
-  const co = (name: string, status?: string, reason?: string, message?: string) => ({ metadata: { name }, status: { conditions: status ? [{ type: 'Upgradeable', status, reason, message }] : [] } });
-  assert.equal(cond(upgradeableStatus({ conditions: [{ type: 'Upgradeable', status: 'False' }] }, [co('a', 'True'), co('b')], t0), 'Upgradeable'), undefined);
+  const co = (name: string, status?: string, reason?: string, message?: string) =>
+    ({ metadata: { name }, status: { conditions: status ? [{ type: 'Upgradeable', status, reason, message }] : [] } }) as unknown as api.ClusterOperator;
+  assert.equal(cond(upgradeableStatus({ conditions: [{ type: 'Upgradeable', status: 'False', lastTransitionTime: iso(t0) }] }, [co('a', 'True'), co('b')], t0), 'Upgradeable'), undefined);
   const one = cond(upgradeableStatus({ conditions: [] }, [co('a', 'False', 'AdminAckRequired', 'ack it')], t0), 'Upgradeable');
   assert.deepEqual([one.status, one.reason, one.message], ['False', 'AdminAckRequired', 'Cluster operator a should not be upgraded between minor versions: ack it']);
   const two = cond(upgradeableStatus({ conditions: [] }, [co('a', 'False', 'R1', 'm1'), co('b', 'False', 'R2', 'm2')], t0), 'Upgradeable');

@@ -7,6 +7,7 @@
 // bosun — refuse, so that payload is checked as loaded and filtered, as upstream's test does.)
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { FeatureGate } from '../../src/api/index.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,12 +57,13 @@ test('major versions of release versions', () => {
 });
 
 test('enabled gates come from FeatureGate status for the version, else CustomNoUpgrade spec, else none', () => {
+  const fg = (body: object) => ({ metadata: { name: 'cluster' }, ...body }) as FeatureGate;
   const status = { featureGates: [{ version: '4.18.0', enabled: [{ name: 'A' }, { name: 'B' }], disabled: [{ name: 'C' }] }, { version: '4.19.0', enabled: [{ name: 'C' }] }] };
-  assert.deepEqual([...enabledFeatureGates({ spec: {}, status }, '4.18.0')], ['A', 'B']);
-  assert.deepEqual([...enabledFeatureGates({ spec: {}, status }, '4.19.0')], ['C']);
-  assert.deepEqual([...enabledFeatureGates({ spec: {}, status }, '4.20.0')], []);
-  assert.deepEqual([...enabledFeatureGates({ spec: { featureSet: 'CustomNoUpgrade', customNoUpgrade: { enabled: ['X', 'Y'], disabled: ['Y'] } } }, '4.20.0')], ['X']);
-  assert.deepEqual([...enabledFeatureGates({ spec: { featureSet: 'CustomNoUpgrade', customNoUpgrade: { enabled: ['X'] } }, status }, '4.18.0')], ['A', 'B'], 'status wins once written');
+  assert.deepEqual([...enabledFeatureGates(fg({ spec: {}, status }), '4.18.0')], ['A', 'B']);
+  assert.deepEqual([...enabledFeatureGates(fg({ spec: {}, status }), '4.19.0')], ['C']);
+  assert.deepEqual([...enabledFeatureGates(fg({ spec: {}, status }), '4.20.0')], []);
+  assert.deepEqual([...enabledFeatureGates(fg({ spec: { featureSet: 'CustomNoUpgrade', customNoUpgrade: { enabled: ['X', 'Y'], disabled: ['Y'] } } }), '4.20.0')], ['X']);
+  assert.deepEqual([...enabledFeatureGates(fg({ spec: { featureSet: 'CustomNoUpgrade', customNoUpgrade: { enabled: ['X'] } }, status }), '4.18.0')], ['A', 'B'], 'status wins once written');
   assert.deepEqual([...enabledFeatureGates(undefined, '4.18.0')], []);
 });
 

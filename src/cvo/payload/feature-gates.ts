@@ -3,7 +3,7 @@
 // release version, the gates the cluster enables at that version (written by the cluster's
 // config operator). Also the payload's major version, for release.openshift.io/major-version. Pure.
 
-type Obj = Record<string, any>;
+import type * as api from '../../api/index.js';
 
 /**
  * The gates enabled for `version`: the status entry for that version; before any operator has
@@ -11,9 +11,9 @@ type Obj = Record<string, any>;
  * list), which is the only feature set whose gates the object itself names; otherwise none, as
  * OpenShift's CVO does when it finds no entry for the version.
  */
-export function enabledFeatureGates(featureGate: Obj | undefined, version: string): Set<string> {
-  const entry = ((featureGate?.status?.featureGates ?? []) as Obj[]).find((g) => g?.version === version);
-  if (entry) return new Set(((entry.enabled ?? []) as Obj[]).map((g) => String(g?.name ?? '')).filter((n) => n !== ''));
+export function enabledFeatureGates(featureGate: api.FeatureGate | undefined, version: string): Set<string> {
+  const entry = (featureGate?.status?.featureGates ?? []).find((g) => g?.version === version);
+  if (entry) return new Set((entry.enabled ?? []).map((g) => String(g?.name ?? '')).filter((n) => n !== ''));
   if (featureGate?.spec?.featureSet === 'CustomNoUpgrade') {
     const custom = featureGate.spec.customNoUpgrade ?? {};
     const disabled = new Set<string>((custom.disabled ?? []).map(String));

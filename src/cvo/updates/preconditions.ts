@@ -19,7 +19,7 @@ export interface PreconditionInput {
   /** The version the cluster was on before the current one (history[1]), if any. */
   previousVersion?: string;
   /** The aggregated Upgradeable condition; status False carries the operators' reasons. */
-  upgradeable?: { status: 'True' | 'False' | 'Unknown'; reason?: string; message?: string };
+  upgradeable?: { status: 'True' | 'False' | 'Unknown' | string; reason?: string; message?: string };
   force?: boolean;
 }
 

@@ -1,0 +1,51 @@
+// The built-in kinds bosun's components read and write, from client-node's models made wire-typed
+// (src/api/meta.ts): Kubernetes' own API types, kept current by the client-node release bosun pins.
+import type * as k8s from '@kubernetes/client-node';
+import type { CoreKind, Wire } from './meta.js';
+
+// core/v1
+export type Namespace = CoreKind<k8s.V1Namespace>;
+export type Node = CoreKind<k8s.V1Node>;
+export type Pod = CoreKind<k8s.V1Pod>;
+export type Service = CoreKind<k8s.V1Service>;
+export type ServiceAccount = CoreKind<k8s.V1ServiceAccount>;
+export type ConfigMap = CoreKind<k8s.V1ConfigMap>;
+export type Secret = CoreKind<k8s.V1Secret>;
+export type Event = CoreKind<k8s.CoreV1Event>;
+export type Endpoints = CoreKind<k8s.V1Endpoints>;
+export type EndpointSlice = CoreKind<k8s.V1EndpointSlice>;
+// apps, batch, coordination, policy
+export type Deployment = CoreKind<k8s.V1Deployment>;
+export type DaemonSet = CoreKind<k8s.V1DaemonSet>;
+export type ReplicaSet = CoreKind<k8s.V1ReplicaSet>;
+export type StatefulSet = CoreKind<k8s.V1StatefulSet>;
+export type ControllerRevision = CoreKind<k8s.V1ControllerRevision>;
+export type Job = CoreKind<k8s.V1Job>;
+export type Lease = CoreKind<k8s.V1Lease>;
+export type PodDisruptionBudget = CoreKind<k8s.V1PodDisruptionBudget>;
+export type Eviction = CoreKind<k8s.V1Eviction>;
+// apiextensions, certificates, rbac, authentication, authorization
+export type CustomResourceDefinition = CoreKind<k8s.V1CustomResourceDefinition>;
+export type CertificateSigningRequest = CoreKind<k8s.V1CertificateSigningRequest>;
+export type ClusterRole = CoreKind<k8s.V1ClusterRole>;
+export type ClusterRoleBinding = CoreKind<k8s.V1ClusterRoleBinding>;
+export type Role = CoreKind<k8s.V1Role>;
+export type RoleBinding = CoreKind<k8s.V1RoleBinding>;
+export type TokenReview = CoreKind<k8s.V1TokenReview>;
+export type SubjectAccessReview = CoreKind<k8s.V1SubjectAccessReview>;
+
+// Parts of the built-in kinds that code passes around on their own.
+export type PodSpec = Wire<k8s.V1PodSpec>;
+export type PodTemplateSpec = Wire<k8s.V1PodTemplateSpec>;
+export type Container = Wire<k8s.V1Container>;
+export type ContainerStatus = Wire<k8s.V1ContainerStatus>;
+export type PodCondition = Wire<k8s.V1PodCondition>;
+export type NodeCondition = Wire<k8s.V1NodeCondition>;
+export type NodeAddress = Wire<k8s.V1NodeAddress>;
+export type Taint = Wire<k8s.V1Taint>;
+export type Toleration = Wire<k8s.V1Toleration>;
+export type LabelSelector = Wire<k8s.V1LabelSelector>;
+export type ServicePort = Wire<k8s.V1ServicePort>;
+export type Volume = Wire<k8s.V1Volume>;
+export type Probe = Wire<k8s.V1Probe>;
+export type ObjectReference = Wire<k8s.V1ObjectReference>;
