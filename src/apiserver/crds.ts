@@ -6,7 +6,7 @@ import { errors, type FieldProblem } from './errors.js';
 import { compareKubeVersions, storagePrefix, type Registry, type ResourceType } from './registry.js';
 import type { JSONSchemaProps } from './crd-schema.js';
 import { structuralProblems } from './crd-structural.js';
-import type { ResourceHooks } from './resources.js';
+import type { ResourceHooks } from './write-context.js';
 import type { Storage } from './storage/types.js';
 
 type Obj = Record<string, any>;

@@ -5,7 +5,8 @@
 import { logger } from '../common/log.js';
 import { errors } from './errors.js';
 import type { Registry, ResourceType } from './registry.js';
-import type { ResourceHooks, Resources } from './resources.js';
+import type { Resources } from './resources.js';
+import type { ResourceHooks } from './write-context.js';
 
 type Obj = Record<string, any>;
 const log = logger('apiserver', { controller: 'namespace' });

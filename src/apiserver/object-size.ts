@@ -3,7 +3,7 @@
 // included) as the kinds' validation does, so a write over it is a 422 "Too long".
 // Attached to the object semantics as a write hook; the per-kind strategies may take it over.
 import { errors } from './errors.js';
-import type { ResourceHooks } from './resources.js';
+import type { ResourceHooks } from './write-context.js';
 
 /** 1 MiB, as core.MaxSecretSize. */
 export const MAX_DATA_SIZE = 1024 * 1024;

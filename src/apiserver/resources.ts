@@ -1,54 +1,26 @@
-// Object semantics of the API server, independent of HTTP: create / get / list / update / patch /
-// delete over the storage, with what kube-apiserver adds — server-set metadata, generation,
-// status subresources, finalizers and deletionTimestamp, optimistic concurrency, custom-resource
-// schemas, namespace checks, dry runs, server-side apply and managedFields (server-side-apply.ts).
-// What differs by kind (defaults, validation, names, deletion) comes from the kind's strategy
-// (kinds/).
+// Object semantics of the API server, independent of HTTP: create / get / list / update over the
+// storage, with what kube-apiserver adds — server-set metadata, generation, status subresources,
+// finalizers, optimistic concurrency, custom-resource schemas, namespace checks, dry runs and
+// managedFields; patches and server-side apply (resource-patch.ts) and deletion
+// (resource-delete.ts) are built on them. What differs by kind (defaults, validation, names,
+// deletion) comes from the kind's strategy (kinds/).
 import { rfc3339 } from '../common/time.js';
 import { randomUUID } from 'node:crypto';
 import { StorageError, type KubeObject, type Storage, type StoredItem } from './storage/types.js';
-import { ApiError, errors, type FieldProblem, type StatusDetails } from './errors.js';
+import { ApiError, errors, type FieldProblem } from './errors.js';
 import { apiVersionOf, storageKey, storagePrefix, type Registry, type ResourceType } from './registry.js';
 import { applyDefaults, prune, unknownFields, validate as validateSchema } from './crd-schema.js';
-import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, PatchError } from './patch.js';
 import { metadataProblems, nameProblem } from './validation.js';
 import { jsonPathFirst } from './jsonpath.js';
 import { builtinListTypes, crdListTypes, type ListTypes } from './field-sets.js';
-import { recordWrite, type ManagedFieldsEntry } from './managed-fields.js';
-import { serverSideApply } from './server-side-apply.js';
-import { gracefulStep } from './graceful-deletion.js';
+import { recordWrite } from './managed-fields.js';
+import { deleteObject, type DeleteOptions } from './resource-delete.js';
+import { patchObject } from './resource-patch.js';
+import type { PatchType, ResourceHooks, WriteContext } from './write-context.js';
 import { generationChanged, kindAllocations, strategyFor, strategyOf, tracksGeneration } from './kinds/index.js';
 import { replaceStatus, type Allocations, type AllocationSettings } from './kinds/strategy.js';
 
 type Obj = Record<string, any>;
-
-export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
-
-export interface WriteContext {
-  dryRun?: boolean;
-  /** Who writes, for metadata.managedFields; writes without one (the server's own) leave them as they are. */
-  fieldManager?: string;
-  /** managedFields already worked out (by an apply), stored as they are. */
-  managedFields?: ManagedFieldsEntry[];
-  /** The subresource a write came through when it is not status (scale), as managedFields name it. */
-  managedSubresource?: string;
-  /** What to do with fields a custom resource's schema does not declare (kube's default: Warn). */
-  fieldValidation?: 'Ignore' | 'Warn' | 'Strict';
-  /** Collects warnings for the response (`Warning` headers). */
-  warnings?: string[];
-  /** Who writes, for kinds that record it (a CSR's spec.username); the server's own writes have none. */
-  user?: import('./request-attributes.js').UserInfo;
-}
-
-/** Hooks other parts of the server attach to writes (CRD registration, namespace cleanup, …). */
-export interface ResourceHooks {
-  /** Runs before a create or update is stored (`context`: who writes, through which subresource); may change the object or throw an ApiError. */
-  beforeWrite?(type: ResourceType, object: Obj, previous: Obj | undefined, context: WriteContext & { subresource?: string }): void;
-  /** Runs before an object is deleted (or its deletion starts); may throw an ApiError to refuse. */
-  beforeDelete?(type: ResourceType, object: Obj, context: Pick<WriteContext, 'user'>): void;
-  /** Runs after a write is stored (not for dry runs). */
-  afterWrite?(type: ResourceType, object: Obj, previous: Obj | undefined, deleted: boolean): void;
-}
 
 const GENERATE_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 
@@ -64,13 +36,13 @@ function sameJson(a: unknown, b: unknown): boolean {
 
 export class Resources {
   /** The pools a type allocates from (Service IPs and node ports), rebuilt from storage. */
-  private readonly allocationsOf: (type: ResourceType) => Allocations | undefined;
+  readonly allocationsOf: (type: ResourceType) => Allocations | undefined;
 
   constructor(
     private readonly storage: Storage,
     private readonly registry: Registry,
     settings: AllocationSettings,
-    private readonly hooks: ResourceHooks[] = [],
+    readonly hooks: ResourceHooks[] = [],
   ) {
     this.allocationsOf = kindAllocations(storage, settings);
   }
@@ -118,7 +90,8 @@ export class Resources {
     }
   }
 
-  private checkKind(type: ResourceType, object: Obj): void {
+  /** Refuses a body that is no object of `type` (its kind, its group, its metadata's shape). */
+  checkKind(type: ResourceType, object: Obj): void {
     if (typeof object !== 'object' || object === null || Array.isArray(object)) throw errors.badRequest('the request body must be a JSON object');
     if (object.kind !== undefined && object.kind !== type.kind) {
       throw errors.badRequest(`the kind in the data (${String(object.kind)}) does not match the expected kind (${type.kind}) for ${type.resource}`);
@@ -353,145 +326,14 @@ export class Resources {
     }
   }
 
-  async patch(
-    type: ResourceType,
-    namespace: string | undefined,
-    name: string,
-    patchType: PatchType,
-    patch: unknown,
-    options: WriteContext & { subresource?: string; force?: boolean } = {},
-  ): Promise<Obj> {
-    if (patchType === 'strategic' && !type.builtin) {
-      throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`);
-    }
-    if (patchType === 'apply' && !options.fieldManager) {
-      throw errors.invalid('PatchOptions', 'meta.k8s.io', '', [{ type: 'FieldValueRequired', field: 'fieldManager', message: 'Required value: is required for apply patch' }]);
-    }
-    if (patchType !== 'apply' && options.force !== undefined) {
-      throw errors.invalid('PatchOptions', 'meta.k8s.io', '', [{ type: 'FieldValueForbidden', field: 'force', message: 'Forbidden: may not be specified for non-apply patch' }]);
-    }
-    if (patchType === 'apply') return this.apply(type, namespace, name, patch, options);
-    // Read-modify-write, retried when another writer got there first (as kube-apiserver does
-    // for patches that carry no resourceVersion of their own).
-    for (let attempt = 0; ; attempt++) {
-      const current = this.getItem(type, namespace, name);
-      const base = this.present(type, current.object);
-      let patched: Obj;
-      try {
-        switch (patchType) {
-          case 'json':
-            patched = applyJsonPatch(base, patch);
-            break;
-          case 'merge':
-            patched = applyMergePatch(base, patch);
-            break;
-          case 'strategic':
-            patched = applyStrategicMergePatch(base, patch);
-            break;
-        }
-      } catch (e) {
-        if (e instanceof PatchError) throw errors.invalid(type.kind, type.group, name, [{ type: 'FieldValueInvalid', message: e.message }]);
-        throw e;
-      }
-      if (typeof patched !== 'object' || patched === null || Array.isArray(patched)) throw errors.badRequest('the patch produced something that is not an object');
-      const pinned = patched.metadata?.resourceVersion !== undefined && patched.metadata.resourceVersion !== base.metadata.resourceVersion;
-      patched.metadata = { ...(patched.metadata ?? {}) };
-      if (!pinned) patched.metadata.resourceVersion = String(current.revision);
-      try {
-        return await this.update(type, namespace, name, patched, { ...options, subresource: options.subresource, basedOn: current });
-      } catch (e) {
-        if (!pinned && attempt < 5 && e instanceof ApiError && e.reason === 'Conflict') continue;
-        throw e;
-      }
-    }
+  /** A JSON, merge, strategic-merge or apply patch (resource-patch.ts). */
+  patch(type: ResourceType, namespace: string | undefined, name: string, patchType: PatchType, patch: unknown, options: WriteContext & { subresource?: string; force?: boolean } = {}): Promise<Obj> {
+    return patchObject(this, type, namespace, name, patchType, patch, options);
   }
 
-  /**
-   * Server-side apply: merges the applied configuration into the object (creating it when
-   * absent) as `fieldManager`, refusing with 409 when it would change fields other managers own
-   * unless forced; retried like a patch when another writer got there first.
-   */
-  private async apply(type: ResourceType, namespace: string | undefined, name: string, patch: unknown, options: WriteContext & { subresource?: string; force?: boolean }): Promise<Obj> {
-    if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) throw errors.badRequest('the apply patch must be an object');
-    this.checkKind(type, patch as Obj);
-    const meta: Obj = (patch as Obj).metadata ?? {};
-    if (meta.name !== undefined && meta.name !== name) throw errors.badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`);
-    if (meta.managedFields !== undefined) throw errors.badRequest('metadata.managedFields must be nil');
-    const applied: Obj = { ...(patch as Obj), apiVersion: apiVersionOf(type), kind: type.kind, metadata: { ...meta, name } };
-    const unknown = type.custom?.schema && options.fieldValidation !== 'Ignore' ? unknownFields(type.custom.schema, applied) : [];
-    if (unknown.length > 0 && options.fieldValidation === 'Strict') {
-      const problems = unknown.map((f) => `.${f}: field not declared in schema`);
-      throw errors.badRequest(`failed to create typed patch object (${apiVersionOf(type)}, Kind=${type.kind}): ${problems.length === 1 ? problems[0] : `errors:\n  ${problems.join('\n  ')}`}`);
-    }
-    options.warnings?.push(...unknown.map((f) => `unknown field "${f}"`));
-    const pinned = meta.resourceVersion !== undefined;
-    const listTypes = this.listTypes(type);
-    for (let attempt = 0; ; attempt++) {
-      const current = this.storage.get(storageKey(type, namespace, name));
-      if (!current && options.subresource) throw errors.notFound(type.resource, type.group, name);
-      const live = current ? this.present(type, current.object) : undefined;
-      const result = serverSideApply(live, applied, { manager: options.fieldManager!, force: options.force, listTypes, subresource: options.subresource });
-      if (!result.ok) throw new ApiError(409, 'Conflict', String(result.status.message), result.status.details as unknown as StatusDetails);
-      const context: WriteContext = { dryRun: options.dryRun, fieldManager: options.fieldManager, managedFields: result.managedFields, fieldValidation: 'Ignore' };
-      try {
-        if (!current) return await this.create(type, namespace, result.object, context);
-        return await this.update(type, namespace, name, result.object, { ...context, subresource: options.subresource, basedOn: current });
-      } catch (e) {
-        if (!pinned && attempt < 5 && e instanceof ApiError && (e.reason === 'Conflict' || e.reason === 'AlreadyExists')) continue;
-        throw e;
-      }
-    }
-  }
-
-  /** Deletes an object, or starts its deletion when finalizers hold it. Returns the object. */
-  async delete(
-    type: ResourceType,
-    namespace: string | undefined,
-    name: string,
-    options: { dryRun?: boolean; preconditions?: { uid?: string; resourceVersion?: string }; propagationPolicy?: string; gracePeriodSeconds?: number } & Pick<WriteContext, 'user'> = {},
-  ): Promise<Obj> {
-    for (let attempt = 0; ; attempt++) {
-      const current = this.getItem(type, namespace, name);
-      const meta = current.object.metadata as Obj;
-      for (const hook of this.hooks) hook.beforeDelete?.(type, current.object, { user: options.user });
-      if (options.preconditions?.uid && options.preconditions.uid !== meta.uid) {
-        throw new ApiError(409, 'Conflict', `Precondition failed: UID in precondition: ${options.preconditions.uid}, UID in object meta: ${meta.uid}`);
-      }
-      if (options.preconditions?.resourceVersion && options.preconditions.resourceVersion !== String(current.revision)) {
-        throw new ApiError(409, 'Conflict', `Precondition failed: ResourceVersion in precondition: ${options.preconditions.resourceVersion}, ResourceVersion in object meta: ${current.revision}`);
-      }
-      const finalizers: string[] = [...(meta.finalizers ?? [])];
-      if (options.propagationPolicy === 'Foreground' && !finalizers.includes('foregroundDeletion') && !meta.deletionTimestamp) finalizers.push('foregroundDeletion');
-      if (options.propagationPolicy === 'Orphan' && !finalizers.includes('orphan') && !meta.deletionTimestamp) finalizers.push('orphan');
-      const strategy = strategyFor(type);
-      const step = strategy?.gracePeriod ? gracefulStep(meta, options.gracePeriodSeconds, (asked) => strategy.gracePeriod!(current.object, asked), Date.now()) : undefined;
-      const graceful = step?.kind === 'graceful' ? step : undefined;
-      // Kept, marked, while a grace period runs or finalizers (or the kind's clean-up) hold it; a pending one stays as it is.
-      const held = graceful ? graceful.deletionGracePeriodSeconds > 0 || finalizers.length > 0 : finalizers.length > 0 || strategy?.terminate !== undefined;
-      if (options.dryRun || step?.kind === 'pending') return this.present(type, current.object);
-      try {
-        if (held) {
-          if (!graceful && meta.deletionTimestamp && sameJson(finalizers, meta.finalizers ?? [])) return this.present(type, current.object);
-          const next: Obj = structuredClone(current.object);
-          // A first deletion request changes what its controllers should do: a generation goes up (kube's BeforeDelete).
-          if (!next.metadata.deletionTimestamp && next.metadata.generation > 0) next.metadata.generation += 1;
-          const marks = graceful ?? { deletionTimestamp: meta.deletionTimestamp ?? rfc3339(), deletionGracePeriodSeconds: meta.deletionGracePeriodSeconds ?? 0 };
-          Object.assign(next.metadata, { deletionTimestamp: marks.deletionTimestamp, deletionGracePeriodSeconds: marks.deletionGracePeriodSeconds, finalizers });
-          strategy?.terminate?.(next);
-          delete next.metadata.resourceVersion;
-          const stored = await this.storage.update(current.key, next as KubeObject, { expectedRevision: current.revision });
-          for (const hook of this.hooks) hook.afterWrite?.(type, stored.object, current.object, false);
-          return this.present(type, stored.object);
-        }
-        const deleted = await this.storage.delete(current.key, { expectedRevision: current.revision });
-        this.allocationsOf(type)?.settle(undefined, current.object);
-        for (const hook of this.hooks) hook.afterWrite?.(type, deleted.object, current.object, true);
-        return this.present(type, deleted.object);
-      } catch (e) {
-        if (e instanceof StorageError && e.code === 'Conflict' && attempt < 5) continue;
-        throw this.mapStorageError(e, type, name);
-      }
-    }
+  /** Deletes an object, or starts its deletion when finalizers or a grace period hold it (resource-delete.ts). */
+  delete(type: ResourceType, namespace: string | undefined, name: string, options: DeleteOptions = {}): Promise<Obj> {
+    return deleteObject(this, type, namespace, name, options);
   }
 
   /** The value of a field-selector path on an object, as a string (missing → ""). */

@@ -6,7 +6,7 @@
 // (its own signer) carry no user and pass.
 import { errors } from '../errors.js';
 import type { RequestAttributes, UserInfo } from '../request-attributes.js';
-import type { ResourceHooks } from '../resources.js';
+import type { ResourceHooks } from '../write-context.js';
 import { csrHasCondition } from '../kinds/certificatesigningrequests.js';
 import { parseCertificateRequest, RequestError } from './request.js';
 import { APISERVER_CLIENT_SIGNER } from './signers.js';

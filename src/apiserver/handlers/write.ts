@@ -9,7 +9,7 @@ import { decodeBody, decodeObject, patchTypeOf, requestBody } from '../http/body
 import { sendJson, withWarnings } from '../http/respond.js';
 import { admitDelete } from '../namespaces.js';
 import type { ResourceType } from '../registry.js';
-import type { WriteContext } from '../resources.js';
+import type { WriteContext } from '../write-context.js';
 import { selectorFilter } from './read.js';
 import type { ServerState } from './state.js';
 
