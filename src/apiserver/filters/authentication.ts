@@ -5,7 +5,7 @@
 // authentication limited to those paths); anything else, and any token no authenticator knows,
 // is a 401.
 import type { TLSSocket } from 'node:tls';
-import { certificateUser } from '../client-certificates.js';
+import { certificateUser } from '../auth/client-certificates.js';
 import { errors } from '../errors.js';
 import type { Authenticator, User } from '../types.js';
 import type { Filter } from './chain.js';

@@ -5,7 +5,7 @@
 import { errors } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import { sendError } from '../http/respond.js';
-import type { OpenApi, OpenApiDocument } from '../openapi.js';
+import type { OpenApi, OpenApiDocument } from '../openapi/documents.js';
 
 const V2_PROTOBUF = ['application/com.github.proto-openapi.spec.v2@v1.0+protobuf', 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf'];
 const V3_PROTOBUF = ['application/com.github.proto-openapi.spec.v3@v1.0+protobuf', 'application/com.github.proto-openapi.spec.v3.v1.0+protobuf'];

@@ -7,9 +7,9 @@ import { errors } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import { decodeBody, decodeObject, patchTypeOf, requestBody } from '../http/body.js';
 import { sendJson, withWarnings } from '../http/respond.js';
-import { admitDelete } from '../namespaces.js';
-import type { ResourceType } from '../registry.js';
-import type { WriteContext } from '../write-context.js';
+import { admitDelete } from '../controllers/namespace-lifecycle.js';
+import type { ResourceType } from '../registry/registry.js';
+import type { WriteContext } from '../registry/write-context.js';
 import { selectorFilter } from './read.js';
 import type { ServerState } from './state.js';
 

@@ -1,8 +1,8 @@
 // The registry of built-in kinds: every kind's strategy, in the order discovery lists them, found
 // by group and resource. registry.ts serves their types; resources.ts and tables.ts apply their
 // defaults, validation, generation rules and printers.
-import type { Printer } from '../printing.js';
-import type { ResourceType } from '../registry.js';
+import type { Printer } from '../printing/columns.js';
+import type { ResourceType } from '../registry/registry.js';
 import { certificatesigningrequests } from './certificatesigningrequests.js';
 import { configmaps } from './configmaps.js';
 import { controllerrevisions } from './controllerrevisions.js';

@@ -3,8 +3,8 @@
 // bumped by spec changes (kube-apiserver's pod strategy since pod generation tracking), and the
 // grace period a deletion gives a pod (graceful-deletion.ts applies it).
 import type { FieldProblem } from '../errors.js';
-import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, orNone, type Printer } from '../printing.js';
-import { DNS1123_LABEL } from '../validation.js';
+import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, orNone, type Printer } from '../printing/columns.js';
+import { DNS1123_LABEL } from '../admission/validation.js';
 import { ALL, builtinType, specChanged, type KindStrategy, type Obj } from './strategy.js';
 
 /**

@@ -6,9 +6,9 @@
 // outside; kinds/index.ts is the registry of strategies by group and resource.
 import { jsonEqual } from '../../common/json.js';
 import type { FieldProblem } from '../errors.js';
-import type { Printer } from '../printing.js';
-import type { ResourceType } from '../registry.js';
-import type { UserInfo } from '../request-attributes.js';
+import type { Printer } from '../printing/columns.js';
+import type { ResourceType } from '../registry/registry.js';
+import type { UserInfo } from '../auth/request-attributes.js';
 import type { Storage } from '../storage/types.js';
 
 export type Obj = Record<string, any>;

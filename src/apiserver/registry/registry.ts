@@ -1,0 +1,144 @@
+// The resource types the API server serves: the built-in kinds (declared by their strategies in
+// kinds/), and the custom resources of every Established CustomResourceDefinition. Discovery,
+// routing, storage keys and validation all look types up here.
+import { createHash } from 'node:crypto';
+import type { JSONSchemaProps } from '../crds/schema.js';
+import type { PrinterColumn } from '../printing/tables.js';
+import { STRATEGIES } from '../kinds/index.js';
+
+export interface ScaleSubresource {
+  specReplicasPath: string;
+  statusReplicasPath: string;
+  labelSelectorPath?: string;
+}
+
+export interface ResourceType {
+  group: string;
+  version: string;
+  resource: string;
+  kind: string;
+  listKind: string;
+  singular: string;
+  namespaced: boolean;
+  shortNames: string[];
+  categories: string[];
+  status: boolean;
+  scale?: ScaleSubresource;
+  /** Field selectors beyond metadata.name and metadata.namespace. */
+  fieldSelectors: string[];
+  /** Built-ins take strategic merge patches; custom resources do not. */
+  builtin: boolean;
+  /** For custom resources: the version objects are stored at, its schema and columns. */
+  custom?: {
+    storageVersion: string;
+    schema?: JSONSchemaProps;
+    printerColumns?: PrinterColumn[];
+  };
+}
+
+export const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+
+export function apiVersionOf(t: { group: string; version: string }): string {
+  return t.group ? `${t.group}/${t.version}` : t.version;
+}
+
+/** The storage prefix for every object of a type (shared by all versions of it). */
+export function storagePrefix(t: { group: string; resource: string }): string {
+  return `/${t.group || 'core'}/${t.resource}/`;
+}
+
+export function storageKey(t: ResourceType, namespace: string | undefined, name: string): string {
+  return `${storagePrefix(t)}${t.namespaced ? (namespace ?? '') : ''}/${name}`;
+}
+
+/** base64 of the first 8 bytes of sha256("group/version/kind"), as discovery reports it. */
+export function storageVersionHash(t: ResourceType): string {
+  return createHash('sha256').update(`${t.group}/${t.version}/${t.kind}`).digest().subarray(0, 8).toString('base64');
+}
+
+/** The built-in types, in the order discovery lists them (each kind's strategy in kinds/ declares its own). */
+export const BUILTIN_TYPES: ResourceType[] = STRATEGIES.map((s) => s.type);
+
+/** Preferred order of groups in discovery (built-ins first, as kube-apiserver lists them). */
+const GROUP_ORDER = ['', 'apps', 'events.k8s.io', 'batch', 'policy', 'rbac.authorization.k8s.io', 'apiextensions.k8s.io', 'coordination.k8s.io', 'discovery.k8s.io'];
+
+export class Registry {
+  private readonly byGroupVersion = new Map<string, Map<string, ResourceType>>();
+  private customByCrd = new Map<string, ResourceType[]>();
+
+  constructor() {
+    for (const t of BUILTIN_TYPES) this.add(t);
+  }
+
+  private add(t: ResourceType): void {
+    const gv = apiVersionOf(t);
+    let resources = this.byGroupVersion.get(gv);
+    if (!resources) this.byGroupVersion.set(gv, (resources = new Map()));
+    resources.set(t.resource, t);
+  }
+
+  private remove(t: ResourceType): void {
+    const gv = apiVersionOf(t);
+    const resources = this.byGroupVersion.get(gv);
+    resources?.delete(t.resource);
+    if (resources && resources.size === 0) this.byGroupVersion.delete(gv);
+  }
+
+  /** Replaces the types served for one CRD (an empty list stops serving it). */
+  setCustom(crdName: string, types: ResourceType[]): void {
+    for (const t of this.customByCrd.get(crdName) ?? []) this.remove(t);
+    this.customByCrd.delete(crdName);
+    if (types.length === 0) return;
+    for (const t of types) this.add(t);
+    this.customByCrd.set(crdName, types);
+  }
+
+  lookup(group: string, version: string, resource: string): ResourceType | undefined {
+    return this.byGroupVersion.get(group ? `${group}/${version}` : version)?.get(resource);
+  }
+
+  hasGroupVersion(group: string, version: string): boolean {
+    return this.byGroupVersion.has(group ? `${group}/${version}` : version);
+  }
+
+  resources(group: string, version: string): ResourceType[] {
+    return [...(this.byGroupVersion.get(group ? `${group}/${version}` : version)?.values() ?? [])];
+  }
+
+  /** Groups (other than core) with their versions, preferred version first. */
+  groups(): Array<{ name: string; versions: string[] }> {
+    const groups = new Map<string, string[]>();
+    for (const gv of this.byGroupVersion.keys()) {
+      if (!gv.includes('/')) continue;
+      const [group, version] = gv.split('/');
+      const versions = groups.get(group) ?? [];
+      versions.push(version);
+      groups.set(group, versions);
+    }
+    const rank = (g: string) => {
+      const i = GROUP_ORDER.indexOf(g);
+      return i < 0 ? GROUP_ORDER.length : i;
+    };
+    return [...groups.entries()]
+      .sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b))
+      .map(([name, versions]) => ({ name, versions: versions.sort(compareKubeVersions) }));
+  }
+
+  /** The custom types currently served for a CRD. */
+  customTypes(crdName: string): ResourceType[] {
+    return this.customByCrd.get(crdName) ?? [];
+  }
+}
+
+/** Orders versions as Kubernetes prefers them: GA before beta before alpha, higher first. */
+export function compareKubeVersions(a: string, b: string): number {
+  const parse = (v: string) => {
+    const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
+    if (!m) return [3, 0, 0, v] as const;
+    return [m[2] === 'alpha' ? 2 : m[2] === 'beta' ? 1 : 0, -Number(m[1]), -Number(m[3] ?? 0), v] as const;
+  };
+  const pa = parse(a);
+  const pb = parse(b);
+  for (let i = 0; i < 3; i++) if (pa[i] !== pb[i]) return (pa[i] as number) - (pb[i] as number);
+  return a.localeCompare(b);
+}
