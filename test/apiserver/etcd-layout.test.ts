@@ -11,7 +11,7 @@ import { etcdPath, legacyStorageKey, storageKeyOf, UNGROUPED_RESOURCES } from '.
 import { openEtcdStorage } from '../../src/apiserver/storage/etcd.js';
 import type { WatchEvent } from '../../src/apiserver/storage/types.js';
 import { STRATEGIES } from '../../src/apiserver/kinds/index.js';
-import { storageKey } from '../../src/apiserver/registry/registry.js';
+import { storageKey } from '../../src/apiserver/registry/resource-type.js';
 import { eventually } from '../helpers/eventually.js';
 import { skipWithoutEtcd, startApiServersOnEtcd, startTestEtcd, type EtcdApiServer, type TestEtcd } from '../helpers/etcd.js';
 

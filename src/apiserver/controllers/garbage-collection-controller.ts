@@ -8,7 +8,7 @@
 // after each of them kept the server busy in bursts that delayed every request (bench:nodes).
 import { logger } from '../../common/log.js';
 import type { ApiServer } from '../server.js';
-import type { ResourceType } from '../registry/registry.js';
+import type { ResourceType } from '../registry/resource-type.js';
 import { gcActions, type GcAction, type GcObject } from './garbage-collection.js';
 import type { KubeObject } from '../storage/types.js';
 

@@ -9,7 +9,8 @@
 // the endpoint (kube-apiserver's lease reconciler, listing every live server, is not built).
 import { ipToNumber, nthAddress } from '../../common/ipv4.js';
 import type { Logger } from '../../common/log.js';
-import { storageKey, type Registry, type ResourceType } from '../registry/registry.js';
+import { type Registry } from '../registry/registry.js';
+import { storageKey, type ResourceType } from '../registry/resource-type.js';
 import type { Resources } from '../registry/resources.js';
 import type { Obj } from '../kinds/strategy.js';
 

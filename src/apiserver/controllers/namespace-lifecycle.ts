@@ -4,7 +4,8 @@
 // namespaces the cluster itself relies on cannot be deleted (NamespaceLifecycle admission).
 import { logger } from '../../common/log.js';
 import { errors } from '../errors.js';
-import type { Registry, ResourceType } from '../registry/registry.js';
+import type { Registry } from '../registry/registry.js';
+import type { ResourceType } from '../registry/resource-type.js';
 import type { Resources } from '../registry/resources.js';
 import type { ResourceHooks } from '../registry/write-context.js';
 

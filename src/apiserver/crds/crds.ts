@@ -3,7 +3,8 @@
 // CRD removes its custom resources.
 import { rfc3339 } from '../../common/time.js';
 import { errors, type FieldProblem } from '../errors.js';
-import { compareKubeVersions, storagePrefix, type Registry, type ResourceType } from '../registry/registry.js';
+import { compareKubeVersions, type Registry } from '../registry/registry.js';
+import { storagePrefix, type ResourceType } from '../registry/resource-type.js';
 import type { JSONSchemaProps } from './schema.js';
 import { structuralProblems } from './structural.js';
 import type { ResourceHooks } from '../registry/write-context.js';

@@ -6,7 +6,7 @@ import type { AuthorizedContext } from '../filters/chain.js';
 import { decodeBody, decodeObject, patchTypeOf, requestBody } from '../http/body.js';
 import { sendJson } from '../http/respond.js';
 import { applyJsonPatch, applyMergePatch } from '../apply/patch.js';
-import type { ResourceType } from '../registry/registry.js';
+import type { ResourceType } from '../registry/resource-type.js';
 import { formatLabelSelector, fromLabelSelectorObject } from '../../common/label-selectors.js';
 import { rfc3339 } from '../../common/time.js';
 import type { PostRequest } from '../types.js';

@@ -8,7 +8,7 @@ import type { AuthorizedContext } from '../filters/chain.js';
 import { decodeBody, decodeObject, patchTypeOf, requestBody } from '../http/body.js';
 import { sendJson, withWarnings } from '../http/respond.js';
 import { admitDelete } from '../controllers/namespace-lifecycle.js';
-import type { ResourceType } from '../registry/registry.js';
+import type { ResourceType } from '../registry/resource-type.js';
 import type { WriteContext } from '../registry/write-context.js';
 import { selectorFilter } from './read.js';
 import type { ServerState } from './state.js';

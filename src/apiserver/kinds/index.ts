@@ -2,7 +2,7 @@
 // by group and resource. registry.ts serves their types; resources.ts and tables.ts apply their
 // defaults, validation, generation rules and printers.
 import type { Printer } from '../printing/columns.js';
-import type { ResourceType } from '../registry/registry.js';
+import type { ResourceType } from '../registry/resource-type.js';
 import { certificatesigningrequests } from './certificatesigningrequests.js';
 import { configmaps } from './configmaps.js';
 import { controllerrevisions } from './controllerrevisions.js';

@@ -7,7 +7,7 @@
 import { jsonEqual } from '../../common/json.js';
 import type { FieldProblem } from '../errors.js';
 import type { Printer } from '../printing/columns.js';
-import type { ResourceType } from '../registry/registry.js';
+import type { ResourceType } from '../registry/resource-type.js';
 import type { UserInfo } from '../auth/request-attributes.js';
 import type { Storage } from '../storage/types.js';
 

@@ -4,7 +4,7 @@
 // CONTAINERS / IMAGES columns.
 import type { FieldProblem } from '../errors.js';
 import { orNone } from '../printing/columns.js';
-import type { ScaleSubresource } from '../registry/registry.js';
+import type { ScaleSubresource } from '../registry/resource-type.js';
 import { containersProblems } from './pods.js';
 import type { Obj } from './strategy.js';
 

@@ -5,7 +5,7 @@
 import { logger } from '../../common/log.js';
 import { errors } from '../errors.js';
 import type { ApiServer } from '../server.js';
-import type { ResourceType } from '../registry/registry.js';
+import type { ResourceType } from '../registry/resource-type.js';
 import type { UserInfo } from '../auth/request-attributes.js';
 import { authenticateBootstrapToken, BOOTSTRAP_TOKEN_SECRET_PREFIX } from './bootstrap-tokens.js';
 import { NodeGraph } from './node-graph.js';

@@ -5,7 +5,8 @@
 // group-version's document is cached until the types served there change (a CRD written or
 // deleted gives the registry new type objects, which is what the cache compares).
 import { createHash } from 'node:crypto';
-import type { Registry, ResourceType } from '../registry/registry.js';
+import type { Registry } from '../registry/registry.js';
+import type { ResourceType } from '../registry/resource-type.js';
 import { BUILTIN_SCHEMAS, builtinSchemaName, customResourceTypeMeta, genericSchema, type Schema } from './builtins.js';
 
 export interface OpenApiDocument {

@@ -1,9 +1,26 @@
 // Building blocks of server-side printing shared by every kind's printer columns: column
 // definitions, the Name and Age columns, ages exactly as kubectl shows them, and the small
 // formatters (counts, `<none>`, conditions, label selectors) the printers use.
-import type { ColumnDefinition } from './tables.js';
-
 type Obj = Record<string, any>;
+
+/** A column of a metav1 Table. */
+export interface ColumnDefinition {
+  name: string;
+  type: string;
+  format: string;
+  description: string;
+  priority: number;
+}
+
+/** A custom resource's additionalPrinterColumn: a column and the JSONPath its cells come from. */
+export interface PrinterColumn {
+  name: string;
+  type: string;
+  format?: string;
+  description?: string;
+  priority?: number;
+  jsonPath: string;
+}
 
 /** The columns and cells of one kind for `kubectl get`. */
 export interface Printer {

@@ -1,21 +1,13 @@
 // Server-side printing for `kubectl get`: metav1 Tables, with the printer columns of each
 // built-in kind (its strategy in kinds/) or a custom resource's additionalPrinterColumns (a
-// Kubernetes JSONPath, first match). The column building blocks are in printing.ts.
+// Kubernetes JSONPath, first match). The column building blocks are in columns.ts.
 import { jsonPathFirst } from './jsonpath.js';
-import { age, AGE_COLUMN, ageCell, column, NAME_COLUMN } from './columns.js';
+import { age, AGE_COLUMN, ageCell, column, NAME_COLUMN, type ColumnDefinition, type PrinterColumn } from './columns.js';
 import { printerFor } from '../kinds/index.js';
 
 // Names other modules and tests have always imported from here.
 export { jsonPathFirst } from './jsonpath.js';
 export { humanDuration } from './columns.js';
-
-export interface ColumnDefinition {
-  name: string;
-  type: string;
-  format: string;
-  description: string;
-  priority: number;
-}
 
 export interface TableRow {
   cells: unknown[];
@@ -69,15 +61,6 @@ function buildTable(columns: ColumnDefinition[], objects: Obj[], cells: (o: Obj)
       return row;
     }),
   };
-}
-
-export interface PrinterColumn {
-  name: string;
-  type: string;
-  format?: string;
-  description?: string;
-  priority?: number;
-  jsonPath: string;
 }
 
 /** A Table for custom resources from their CRD's additionalPrinterColumns (Age when there are none). */

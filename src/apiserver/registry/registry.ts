@@ -1,55 +1,10 @@
 // The resource types the API server serves: the built-in kinds (declared by their strategies in
 // kinds/), and the custom resources of every Established CustomResourceDefinition. Discovery,
-// routing, storage keys and validation all look types up here.
+// routing, storage keys and validation all look types up here. What a type is, and the keys of
+// its objects, are in resource-type.ts (a leaf every strategy can import).
 import { createHash } from 'node:crypto';
-import type { JSONSchemaProps } from '../crds/schema.js';
-import type { PrinterColumn } from '../printing/tables.js';
 import { STRATEGIES } from '../kinds/index.js';
-
-export interface ScaleSubresource {
-  specReplicasPath: string;
-  statusReplicasPath: string;
-  labelSelectorPath?: string;
-}
-
-export interface ResourceType {
-  group: string;
-  version: string;
-  resource: string;
-  kind: string;
-  listKind: string;
-  singular: string;
-  namespaced: boolean;
-  shortNames: string[];
-  categories: string[];
-  status: boolean;
-  scale?: ScaleSubresource;
-  /** Field selectors beyond metadata.name and metadata.namespace. */
-  fieldSelectors: string[];
-  /** Built-ins take strategic merge patches; custom resources do not. */
-  builtin: boolean;
-  /** For custom resources: the version objects are stored at, its schema and columns. */
-  custom?: {
-    storageVersion: string;
-    schema?: JSONSchemaProps;
-    printerColumns?: PrinterColumn[];
-  };
-}
-
-export const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
-
-export function apiVersionOf(t: { group: string; version: string }): string {
-  return t.group ? `${t.group}/${t.version}` : t.version;
-}
-
-/** The storage prefix for every object of a type (shared by all versions of it). */
-export function storagePrefix(t: { group: string; resource: string }): string {
-  return `/${t.group || 'core'}/${t.resource}/`;
-}
-
-export function storageKey(t: ResourceType, namespace: string | undefined, name: string): string {
-  return `${storagePrefix(t)}${t.namespaced ? (namespace ?? '') : ''}/${name}`;
-}
+import { apiVersionOf, type ResourceType } from './resource-type.js';
 
 /** base64 of the first 8 bytes of sha256("group/version/kind"), as discovery reports it. */
 export function storageVersionHash(t: ResourceType): string {

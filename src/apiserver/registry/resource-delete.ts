@@ -8,7 +8,7 @@ import { ApiError } from '../errors.js';
 import { gracefulStep } from './graceful-deletion.js';
 import { strategyFor } from '../kinds/index.js';
 import type { Allocations } from '../kinds/strategy.js';
-import type { ResourceType } from './registry.js';
+import type { ResourceType } from './resource-type.js';
 import { StorageError, type KubeObject, type Storage, type StoredItem } from '../storage/types.js';
 import type { ResourceHooks, WriteContext } from './write-context.js';
 

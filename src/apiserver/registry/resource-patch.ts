@@ -6,7 +6,7 @@ import { ApiError, errors, type StatusDetails } from '../errors.js';
 import { unknownFields } from '../crds/schema.js';
 import type { ListTypes } from '../apply/field-sets.js';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, PatchError } from '../apply/patch.js';
-import { apiVersionOf, storageKey, type ResourceType } from './registry.js';
+import { apiVersionOf, storageKey, type ResourceType } from './resource-type.js';
 import { serverSideApply } from '../apply/server-side-apply.js';
 import type { Storage, StoredItem } from '../storage/types.js';
 import type { PatchType, WriteContext } from './write-context.js';

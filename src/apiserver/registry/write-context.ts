@@ -2,7 +2,7 @@
 // validation, managedFields, warnings to return) and the hooks other parts of the server attach
 // to writes (CRD registration, namespace clean-up, admission of certificates and object sizes).
 import type { ManagedFieldsEntry } from '../apply/managed-fields.js';
-import type { ResourceType } from './registry.js';
+import type { ResourceType } from './resource-type.js';
 import type { UserInfo } from '../auth/request-attributes.js';
 
 type Obj = Record<string, any>;
