@@ -3,7 +3,7 @@
 // apply (merged by server-side-apply.ts, owned fields recorded in managedFields), which creates
 // the object when it is absent. The writes themselves go through the object store (resources.ts).
 import { ApiError, errors, type StatusDetails } from '../errors.js';
-import { unknownFields } from '../crds/schema.js';
+import { strategyFor } from '../kinds/index.js';
 import type { ListTypes } from '../apply/field-sets.js';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, PatchError } from '../apply/patch.js';
 import { apiVersionOf, storageKey, type ResourceType } from './resource-type.js';
@@ -91,7 +91,7 @@ async function applyObject(target: PatchTarget, type: ResourceType, namespace: s
   if (meta.name !== undefined && meta.name !== name) throw errors.badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`);
   if (meta.managedFields !== undefined) throw errors.badRequest('metadata.managedFields must be nil');
   const applied: Obj = { ...(patch as Obj), apiVersion: apiVersionOf(type), kind: type.kind, metadata: { ...meta, name } };
-  const unknown = type.custom?.schema && options.fieldValidation !== 'Ignore' ? unknownFields(type.custom.schema, applied) : [];
+  const unknown = options.fieldValidation !== 'Ignore' ? (strategyFor(type)?.unknownFields?.(applied) ?? []) : [];
   if (unknown.length > 0 && options.fieldValidation === 'Strict') {
     const problems = unknown.map((f) => `.${f}: field not declared in schema`);
     throw errors.badRequest(`failed to create typed patch object (${apiVersionOf(type)}, Kind=${type.kind}): ${problems.length === 1 ? problems[0] : `errors:\n  ${problems.join('\n  ')}`}`);

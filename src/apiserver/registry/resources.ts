@@ -1,19 +1,18 @@
 // Object semantics of the API server, independent of HTTP: create / get / list / update over the
 // storage, with what kube-apiserver adds — server-set metadata, generation, status subresources,
-// finalizers, optimistic concurrency, custom-resource schemas, namespace checks, dry runs and
-// managedFields; patches and server-side apply (resource-patch.ts) and deletion
-// (resource-delete.ts) are built on them. What differs by kind (defaults, validation, names,
-// deletion) comes from the kind's strategy (kinds/).
+// finalizers, optimistic concurrency, namespace checks, dry runs and managedFields; patches and
+// server-side apply (resource-patch.ts) and deletion (resource-delete.ts) are built on them. What
+// differs by kind (defaults, pruning, validation, names, generation, deletion) comes from the
+// kind's strategy: a built-in's in kinds/, a custom resource's from its CRD (crds/custom-resources.ts).
 import { rfc3339 } from '../../common/time.js';
 import { randomUUID } from 'node:crypto';
 import { StorageError, type KubeObject, type Storage, type StoredItem } from '../storage/types.js';
 import { ApiError, errors, type FieldProblem } from '../errors.js';
 import { type Registry } from './registry.js';
 import { apiVersionOf, storageKey, storagePrefix, type ResourceType } from './resource-type.js';
-import { applyDefaults, prune, unknownFields, validate as validateSchema } from '../crds/schema.js';
 import { metadataProblems, nameProblem } from '../admission/validation.js';
 import { jsonPathFirst } from '../printing/jsonpath.js';
-import { builtinListTypes, crdListTypes, type ListTypes } from '../apply/field-sets.js';
+import { builtinListTypes, type ListTypes } from '../apply/field-sets.js';
 import { recordWrite } from '../apply/managed-fields.js';
 import { deleteObject, type DeleteOptions } from './resource-delete.js';
 import { patchObject } from './resource-patch.js';
@@ -59,7 +58,7 @@ export class Resources {
   /** Reads an object as the requested version of its type sees it. */
   present(type: ResourceType, object: KubeObject): Obj {
     const out: Obj = { ...object, apiVersion: apiVersionOf(type), kind: type.kind };
-    if (type.custom?.schema) applyDefaults(type.custom.schema, out);
+    strategyFor(type)?.readDefaults?.(out);
     return out;
   }
 
@@ -108,26 +107,18 @@ export class Resources {
     }
   }
 
-  /** Defaults, prunes and validates; throws 422 Invalid with every problem. */
+  /** Prunes, defaults and validates by the kind's strategy; throws 422 Invalid with every problem. */
   private admit(type: ResourceType, object: Obj, previous: Obj | undefined, ctx: WriteContext & { subresource?: string }): void {
     const name = object.metadata?.name ?? '';
-    let problems: FieldProblem[];
-    if (type.custom) {
-      if (type.custom.schema) {
-        const unknown = ctx.fieldValidation === 'Ignore' ? [] : unknownFields(type.custom.schema, object);
-        if (unknown.length > 0 && ctx.fieldValidation === 'Strict') {
-          throw errors.badRequest(`${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}: strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
-        }
-        ctx.warnings?.push(...unknown.map((f) => `unknown field "${f}"`));
-        prune(type.custom.schema, object);
-        applyDefaults(type.custom.schema, object);
-      }
-      problems = [...metadataProblems(object), ...validateSchema(type.custom.schema, object)];
-    } else {
-      const strategy = strategyFor(type);
-      strategy?.defaults?.(object, previous, ctx.user);
-      problems = [...metadataProblems(object), ...(strategy?.validate?.(object, previous) ?? [])];
+    const strategy = strategyFor(type);
+    const unknown = ctx.fieldValidation === 'Ignore' ? [] : (strategy?.unknownFields?.(object) ?? []);
+    if (unknown.length > 0 && ctx.fieldValidation === 'Strict') {
+      throw errors.badRequest(`${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}: strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
     }
+    ctx.warnings?.push(...unknown.map((f) => `unknown field "${f}"`));
+    strategy?.prune?.(object);
+    strategy?.defaults?.(object, previous, ctx.user);
+    const problems: FieldProblem[] = [...metadataProblems(object), ...(strategy?.validate?.(object, previous) ?? [])];
     for (const hook of this.hooks) hook.beforeWrite?.(type, object, previous, ctx);
     if (problems.length > 0) throw errors.invalid(type.kind, type.group, name, problems);
   }
@@ -150,18 +141,19 @@ export class Resources {
       }
       metadata.name = `${String(metadata.generateName).slice(0, 58)}${randomSuffix()}`;
     }
-    const problem = typeof metadata.name === 'string' ? nameProblem(strategyFor(type)?.names ?? 'subdomain', metadata.name) : 'must be a string';
+    const strategy = strategyFor(type);
+    const problem = typeof metadata.name === 'string' ? nameProblem(strategy?.names ?? 'subdomain', metadata.name) : 'must be a string';
     if (problem) throw errors.invalid(type.kind, type.group, String(metadata.name), [{ type: 'FieldValueInvalid', field: 'metadata.name', message: `Invalid value: "${metadata.name}": ${problem}` }]);
-    object.apiVersion = apiVersionOf(type.custom ? { group: type.group, version: type.custom.storageVersion } : type);
+    object.apiVersion = apiVersionOf({ group: type.group, version: strategy?.storageVersion ?? type.version });
     object.kind = type.kind;
     metadata.uid = randomUUID();
     metadata.creationTimestamp = rfc3339();
-    // Only kinds whose strategy keeps a generation get one (custom resources always do).
+    // Only kinds whose strategy keeps a generation get one (custom resources' always does).
     if (tracksGeneration(type)) metadata.generation = 1;
     else delete metadata.generation;
     delete metadata.deletionTimestamp;
     delete metadata.deletionGracePeriodSeconds;
-    if (type.status && type.custom) delete object.status;
+    strategy?.prepareForCreate?.(object);
     this.admit(type, object, undefined, ctx);
     this.recordManager(type, object, undefined, ctx);
     const key = storageKey(type, metadata.namespace, metadata.name);
@@ -182,9 +174,9 @@ export class Resources {
     }
   }
 
-  /** How server-side apply merges this type's lists: strategic merge keys, or the CRD schema's list types. */
+  /** How server-side apply merges this type's lists: the strategy's (a CRD schema's list types), or strategic merge keys. */
   listTypes(type: ResourceType): ListTypes {
-    return type.custom ? crdListTypes(type.custom.schema) : builtinListTypes;
+    return strategyFor(type)?.listTypes ?? builtinListTypes;
   }
 
   /**
@@ -244,7 +236,7 @@ export class Resources {
     if (inMeta.resourceVersion !== undefined && inMeta.resourceVersion !== '' && String(inMeta.resourceVersion) !== String(current.revision)) {
       throw errors.conflict(type.resource, type.group, name);
     }
-    if (type.custom && !options.basedOn && (inMeta.resourceVersion === undefined || inMeta.resourceVersion === '')) {
+    if (strategyFor(type)?.unconditionalUpdate === false && !options.basedOn && (inMeta.resourceVersion === undefined || inMeta.resourceVersion === '')) {
       throw errors.invalid(type.kind, type.group, name, [{ type: 'FieldValueInvalid', field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' }]);
     }
 
