@@ -1,5 +1,5 @@
 // The embedded Kubernetes-compatible API server: wires HTTPS (fastify), the storage (SQLite or etcd), the
-// type registry and object semantics (resources.ts) to one filter chain (filters/) that every
+// type registry and object semantics (registry/) to one filter chain (filters/) that every
 // request passes — metrics, recovery, shutdown, authentication, request information, audit,
 // authorization — ending in the handlers by concern (handlers/). It only wires: what a request
 // does is decided in those files.

@@ -2,6 +2,9 @@
 // (by the kind's naming rule) and metadata (labels, annotations, owner references). Each kind's
 // own fields are checked by its strategy (kinds/). Problems come back as field problems for a
 // 422 Invalid.
+//
+// admission/ holds the checks every write passes whatever its kind: this file (names and
+// metadata) and the size limit of ConfigMaps and Secrets (object-size.ts).
 import type { FieldProblem } from '../errors.js';
 import type { NameRule } from '../kinds/strategy.js';
 import { labelKeyProblem, labelValueProblem } from '../../common/label-selectors.js';

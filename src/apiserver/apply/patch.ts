@@ -2,7 +2,7 @@
 // Kubernetes' strategic merge patch for built-in kinds (lists merged by key, directives such as
 // `$patch`, `$setElementOrder/…`, `$retainKeys`, `$deleteFromPrimitiveList/…`). All functions are
 // pure: they return a new document and never modify their inputs. A JSON patch may not produce
-// an object nested deeper than the decoding limit (nesting.ts).
+// an object nested deeper than the decoding limit (http/nesting.ts).
 
 import { BosunError } from '../../common/errors.js';
 import { jsonEqual } from '../../common/json.js';

@@ -3,6 +3,9 @@
 // removes fields its manager applied before and no longer applies (when nobody else owns them).
 // Field sets and list types are in field-sets.ts, managedFields and the Update bookkeeping of
 // ordinary writes in managed-fields.ts.
+//
+// apply/ holds how objects change by patch: JSON, merge and strategic merge patches (patch.ts),
+// server-side apply (this file), managedFields (managed-fields.ts) and field sets (field-sets.ts).
 import { rfc3339 } from '../../common/time.js';
 import {
   builtinListTypes, decodeFieldSet, encodeFieldSet, fieldSetOf, findItem, isObject, itemKey, removeAt, sortedJson, valueAt,

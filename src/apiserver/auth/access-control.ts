@@ -3,6 +3,9 @@
 // watch (so role changes apply on the next request, no restart), installs it as the server's
 // authorizer, accepts tokens signed with the key in `<data dir>/pki/sa.key`, and serves
 // TokenRequest (`serviceaccounts/<sa>/token`) and the authorization.k8s.io access reviews.
+//
+// auth/ holds who a request is and what it may do: client certificates, ServiceAccount tokens,
+// request attributes, RBAC with its bootstrap policy, access reviews; this file wires them.
 import { rfc3339 } from '../../common/time.js';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';

@@ -2,7 +2,7 @@
 // derives: resource requests (`/api/v1/...`, `/apis/<group>/<version>/...`) get verb, API group,
 // resource, subresource, namespace and name; everything else is a non-resource request on a path.
 // This is the one implementation: the server's filter chain routes and authorizes with it, and
-// the authorizer (rbac.ts), the audit line (audit.ts) and the Forbidden message read its result.
+// the authorizer (rbac.ts), the audit line (filters/audit-log.ts) and the Forbidden message read its result.
 import { parseBool } from '../http/query.js';
 
 export interface UserInfo {

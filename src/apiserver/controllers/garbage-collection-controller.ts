@@ -6,6 +6,11 @@
 // also finds dependents orphaned while the server was down. Writes that leave the graph as it was
 // (a Lease renewed, a status written) start no round: rereading and parsing every stored object
 // after each of them kept the server busy in bursts that delayed every request (bench:nodes).
+//
+// controllers/ holds what kube-controller-manager and kube-apiserver's own loops would run, done
+// inside the API server: the garbage collector (pure rules in garbage-collection.ts, this loop),
+// namespace lifecycle, the `kubernetes` Service, PodDisruptionBudget status with the eviction
+// subresource (pure rules in disruption.ts, eviction.ts).
 import { logger } from '../../common/log.js';
 import type { ApiServer } from '../server.js';
 import type { ResourceType } from '../registry/resource-type.js';

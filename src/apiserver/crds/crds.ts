@@ -1,6 +1,10 @@
 // CustomResourceDefinitions: what the API server checks when one is written, the conditions it
 // sets (NamesAccepted, then Established), and the resource types it starts serving. Deleting a
 // CRD removes its custom resources.
+//
+// crds/ holds CustomResourceDefinitions and their custom resources: this file, their schemas
+// (schema.ts: defaulting, pruning, validation; structural.ts: which schemas are accepted) and the
+// custom resources' strategy (custom-resources.ts).
 import { rfc3339 } from '../../common/time.js';
 import { errors, type FieldProblem } from '../errors.js';
 import { compareKubeVersions, type Registry } from '../registry/registry.js';

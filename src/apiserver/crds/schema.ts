@@ -1,6 +1,6 @@
 // OpenAPI v3 structural schemas of CustomResourceDefinitions, as kube-apiserver applies them to
 // custom resources: defaulting, pruning of unknown fields, and validation with field paths in
-// the causes of a 422. Whether a CRD's schema is structural at all is crd-structural.ts.
+// the causes of a 422. Whether a CRD's schema is structural at all is structural.ts.
 
 export interface JSONSchemaProps {
   type?: string;

@@ -1,5 +1,5 @@
 // Authentication: a client certificate that verifies against the cluster CA names the user
-// (client-certificates.ts), else the bearer token does, through the admin token and the
+// (auth/client-certificates.ts), else the bearer token does, through the admin token and the
 // authenticators added later (service account and bootstrap tokens). Without either, only the
 // health and version paths are served, to `system:anonymous` (as kube-apiserver's anonymous
 // authentication limited to those paths); anything else, and any token no authenticator knows,

@@ -1,7 +1,7 @@
 // Writes: create (POST), replace (PUT), patch (PATCH: JSON, merge, strategic merge, apply),
 // delete and collection delete (DELETE, with DeleteOptions from the body or the query), each
 // with dryRun, fieldManager and fieldValidation as kube-apiserver reads them. The object
-// semantics are in ../resources.ts; admission rules that belong to the request path (immortal
+// semantics are in ../registry/resources.ts; admission rules that belong to the request path (immortal
 // namespaces) are checked here.
 import { errors } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';

@@ -1,5 +1,5 @@
 // How deep client data may nest, and how deep a value nests, measured without recursion. Bodies
-// are checked when decoded (http/body.ts) and JSON patches on their result (patch.ts), so that no
+// are checked when decoded (body.ts) and JSON patches on their result (apply/patch.ts), so that no
 // object the server stores or walks is deeper than this.
 
 /**

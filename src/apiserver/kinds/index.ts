@@ -1,5 +1,5 @@
 // The registry of built-in kinds: every kind's strategy, in the order discovery lists them, found
-// by group and resource. registry.ts serves their types; resources.ts and tables.ts apply their
+// by group and resource. registry/registry.ts serves their types; registry/resources.ts and printing/tables.ts apply their
 // defaults, validation, generation rules and printers.
 import type { Printer } from '../printing/columns.js';
 import type { ResourceType } from '../registry/resource-type.js';

@@ -1,6 +1,9 @@
 // Server-side printing for `kubectl get`: metav1 Tables, with the printer columns of each
 // built-in kind (its strategy in kinds/) or a custom resource's additionalPrinterColumns (a
 // Kubernetes JSONPath, first match). The column building blocks are in columns.ts.
+//
+// printing/ holds server-side printing: Tables (this file), columns and formatters (columns.ts)
+// and the JSONPath subset printer columns and field selectors use (jsonpath.ts).
 import { jsonPathFirst } from './jsonpath.js';
 import { age, AGE_COLUMN, ageCell, column, NAME_COLUMN, type ColumnDefinition, type PrinterColumn } from './columns.js';
 import { printerFor } from '../kinds/index.js';

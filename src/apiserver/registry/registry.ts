@@ -2,6 +2,11 @@
 // kinds/), and the custom resources of every Established CustomResourceDefinition. Discovery,
 // routing, storage keys and validation all look types up here. What a type is, and the keys of
 // its objects, are in resource-type.ts (a leaf every strategy can import).
+//
+// registry/ holds what kube-apiserver's generic registry does: the types served (this file,
+// resource-type.ts), the object store over storage (resources.ts, with patches in
+// resource-patch.ts and deletion in resource-delete.ts and graceful-deletion.ts), and the write
+// context and hooks other parts attach (write-context.ts).
 import { createHash } from 'node:crypto';
 import { STRATEGIES } from '../kinds/index.js';
 import { apiVersionOf, type ResourceType } from './resource-type.js';

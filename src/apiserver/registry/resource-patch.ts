@@ -1,6 +1,6 @@
 // Patches, as kube-apiserver's patch handler applies them: JSON, merge and strategic merge
 // patches as a read-modify-write retried when another writer got there first, and server-side
-// apply (merged by server-side-apply.ts, owned fields recorded in managedFields), which creates
+// apply (merged by apply/server-side-apply.ts, owned fields recorded in managedFields), which creates
 // the object when it is absent. The writes themselves go through the object store (resources.ts).
 import { ApiError, errors, type StatusDetails } from '../errors.js';
 import { strategyFor } from '../kinds/index.js';
