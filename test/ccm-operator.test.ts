@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeClient, Manager, type Obj, loadKubeConfig, resources as R } from '../src/kube/index.js';
-import { enableAccessControl } from '../src/apiserver/access-control.js';
+import { enableAccessControl } from '../src/apiserver/auth/access-control.js';
 import { buildRelease } from '../src/cvo/payload/build.js';
 import { addCloudControllerManagerOperator, CLOUD_CONTROLLER_MANAGER_OPERATOR, OPERATOR_NAMESPACE } from '../src/ccm-operator/operator/operator.js';
 import { CCM_NAMESPACE } from '../src/ccm-operator/operator/operands.js';

@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { KubeClient, type KubeApiError, Manager, type Obj, loadKubeConfig } from '../src/kube/index.js';
-import { enableAccessControl } from '../src/apiserver/access-control.js';
+import { enableAccessControl } from '../src/apiserver/auth/access-control.js';
 import { addCloudControllers } from '../src/ccm-operator/ccm.js';
 import { NODES, SERVICES, UNINITIALIZED_TAINT } from '../src/ccm-operator/context.js';
 import { startTestApiServer } from './helpers/apiserver.js';

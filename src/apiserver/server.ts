@@ -1,5 +1,5 @@
 // The embedded Kubernetes-compatible API server: wires HTTPS (fastify), the storage (SQLite or etcd), the
-// type registry and object semantics (resources.ts) to one filter chain (filters/) that every
+// type registry and object semantics (registry/) to one filter chain (filters/) that every
 // request passes — metrics, recovery, shutdown, authentication, request information, audit,
 // authorization — ending in the handlers by concern (handlers/). It only wires: what a request
 // does is decided in those files.
@@ -11,13 +11,13 @@ import { logger } from '../common/log.js';
 import { openSqliteStorage } from './storage/sqlite.js';
 import { openEtcdStorage } from './storage/etcd.js';
 import { errors } from './errors.js';
-import { Registry } from './registry.js';
-import { Resources } from './resources.js';
-import { crdHooks, loadCrds } from './crds.js';
-import { namespaceHooks, cleanUpTerminatingNamespaces } from './namespaces.js';
-import { OpenApi } from './openapi.js';
-import { objectSizeHooks } from './object-size.js';
-import { ensureKubernetesService } from './kubernetes-service.js';
+import { Registry } from './registry/registry.js';
+import { Resources } from './registry/resources.js';
+import { crdHooks, loadCrds } from './crds/crds.js';
+import { namespaceHooks, cleanUpTerminatingNamespaces } from './controllers/namespace-lifecycle.js';
+import { OpenApi } from './openapi/documents.js';
+import { objectSizeHooks } from './admission/object-size.js';
+import { ensureKubernetesService } from './controllers/kubernetes-service.js';
 import { nthAddress } from '../common/ipv4.js';
 import { checkServiceCidr, DEFAULT_SERVICE_CIDR } from './kinds/service-allocation.js';
 import { loadServingMaterial, writeKubeconfig } from './serving.js';

@@ -3,11 +3,11 @@
 // virtual resources, completion listeners for the audit trail).
 import type { Storage } from './storage/types.js';
 import type { EtcdStorageOptions } from './storage/etcd.js';
-import type { Registry } from './registry.js';
-import type { Resources } from './resources.js';
-import type { RequestAttributes, UserInfo } from './request-attributes.js';
+import type { Registry } from './registry/registry.js';
+import type { Resources } from './registry/resources.js';
+import type { RequestAttributes, UserInfo } from './auth/request-attributes.js';
 
-export type { RequestAttributes } from './request-attributes.js';
+export type { RequestAttributes } from './auth/request-attributes.js';
 export type User = UserInfo;
 
 /** Finds who is calling from the bearer token, or undefined when no authenticator knows it. */

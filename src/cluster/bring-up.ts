@@ -28,7 +28,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { ApiServer } from '../apiserver/server.js';
-import { startClusterApiServer } from '../apiserver/cluster-api.js';
+import { startClusterApiServer } from '../apiserver/cluster-server.js';
 import { startEtcdControlPlane } from './etcd-control-plane.js';
 import { CloudClient } from '../cloud/client.js';
 import { CloudService } from '../cloud/service.js';

@@ -9,7 +9,7 @@
 import { cpSync, existsSync, mkdirSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { startClusterApiServer, type ClusterApiServer } from '../apiserver/cluster-api.js';
+import { startClusterApiServer, type ClusterApiServer } from '../apiserver/cluster-server.js';
 import { writeKubeconfig } from '../apiserver/serving.js';
 import type { ApiServer, ApiServerOptions } from '../apiserver/server.js';
 import { startEtcdCluster, type EtcdCluster } from './etcd-cluster.js';

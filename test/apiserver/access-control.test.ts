@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { startTestApiServer } from '../helpers/apiserver.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { enableAccessControl } from '../../src/apiserver/access-control.js';
-import { enableAudit } from '../../src/apiserver/audit.js';
-import { issueToken, loadOrCreateSigningKeys } from '../../src/apiserver/serviceaccount-tokens.js';
+import { enableAccessControl } from '../../src/apiserver/auth/access-control.js';
+import { enableAudit } from '../../src/apiserver/filters/audit-log.js';
+import { issueToken, loadOrCreateSigningKeys } from '../../src/apiserver/auth/serviceaccount-tokens.js';
 import { eventually } from '../helpers/eventually.js';
 import { CCM_DOCUMENTED_RULES } from '../helpers/ccm-role.js';
 

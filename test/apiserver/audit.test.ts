@@ -7,8 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { AuditLog, auditEvent } from '../../src/apiserver/audit.js';
-import { requestAttributes } from '../../src/apiserver/request-attributes.js';
+import { AuditLog, auditEvent } from '../../src/apiserver/filters/audit-log.js';
+import { requestAttributes } from '../../src/apiserver/auth/request-attributes.js';
 
 const bob = { name: 'bob', groups: ['system:authenticated'] };
 const time = new Date('2026-01-01T00:00:00Z');

@@ -1,8 +1,8 @@
 // Structural schemas of CRDs: defaulting, pruning, validation causes, structural checks.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { applyDefaults, prune, validate, type JSONSchemaProps } from '../../src/apiserver/crd-schema.js';
-import { structuralProblems } from '../../src/apiserver/crd-structural.js';
+import { applyDefaults, prune, validate, type JSONSchemaProps } from '../../src/apiserver/crds/schema.js';
+import { structuralProblems } from '../../src/apiserver/crds/structural.js';
 
 const schema: JSONSchemaProps = {
   type: 'object',

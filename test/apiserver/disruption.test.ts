@@ -1,7 +1,7 @@
 // PDB status for minAvailable/maxUnavailable (int and percent) and the eviction decision.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { computePdbStatus, decideEviction, scaledValue, type ControllerScale, type Pdb, type Pod } from '../../src/apiserver/disruption.js';
+import { computePdbStatus, decideEviction, scaledValue, type ControllerScale, type Pdb, type Pod } from '../../src/apiserver/controllers/disruption.js';
 
 const now = new Date('2026-01-01T00:00:00Z');
 const rs = { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-1', uid: 'rs1', controller: true };

@@ -162,8 +162,8 @@ test('the etcd leader killed while 16 clients write: no acknowledged write is lo
   await etcd.cluster.waitHealthy(20_000);
   const member = etcd.cluster.connect([etcd.cluster.client.endpoints[leader]]);
   try {
-    const key = Buffer.from('/registry/core/configmaps/faults/');
-    const end = Buffer.from('/registry/core/configmaps/faults0');
+    const key = Buffer.from('/registry/configmaps/faults/');
+    const end = Buffer.from('/registry/configmaps/faults0');
     await eventually('the restarted member has every acknowledged write', async () => {
       // A serializable read answers from this member's own copy.
       const r = await member.kv.range({ key, range_end: end, serializable: true, keys_only: true });

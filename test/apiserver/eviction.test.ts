@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApiServer } from '../helpers/apiserver.js';
-import { enableEvictions } from '../../src/apiserver/eviction.js';
+import { enableEvictions } from '../../src/apiserver/controllers/eviction.js';
 import { eventually } from '../helpers/eventually.js';
 
 const setup = `

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
-import { enableGarbageCollector } from '../../src/apiserver/garbage-collector.js';
+import { enableGarbageCollector } from '../../src/apiserver/controllers/garbage-collection-controller.js';
 
 async function ok(api: TestApiServer, args: string[], input?: string): Promise<string> {
   const r = await api.kubectl(args, { input });

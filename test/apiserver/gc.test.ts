@@ -2,7 +2,7 @@
 // owners, and multiple owners. The actions are applied to a plain list until nothing is left to do.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { finalizersOnDelete, gcActions, type GcObject, type PropagationPolicy } from '../../src/apiserver/garbage-collection.js';
+import { finalizersOnDelete, gcActions, type GcObject, type PropagationPolicy } from '../../src/apiserver/controllers/garbage-collection.js';
 
 function obj(kind: string, name: string, owner?: GcObject, block = true): GcObject {
   return {

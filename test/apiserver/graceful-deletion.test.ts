@@ -5,7 +5,7 @@
 // finalizer still holds a pod whose grace is over.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { gracefulStep } from '../../src/apiserver/graceful-deletion.js';
+import { gracefulStep } from '../../src/apiserver/registry/graceful-deletion.js';
 import { KubeClient, loadKubeConfig, type Obj } from '../../src/kube/index.js';
 import { startTestApiServer } from '../helpers/apiserver.js';
 

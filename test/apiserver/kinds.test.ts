@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { STRATEGIES, printerFor, strategyFor, strategyOf } from '../../src/apiserver/kinds/index.js';
-import { BUILTIN_TYPES } from '../../src/apiserver/registry.js';
+import { BUILTIN_TYPES } from '../../src/apiserver/registry/registry.js';
 import { startTestApiServer } from '../helpers/apiserver.js';
 
 test('every built-in type has its strategy, found by group/resource and by apiVersion/kind', () => {

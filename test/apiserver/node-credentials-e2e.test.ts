@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
-import { startClusterApiServer, type ClusterApiServer } from '../../src/apiserver/cluster-api.js';
+import { startClusterApiServer, type ClusterApiServer } from '../../src/apiserver/cluster-server.js';
 import { createCA, createCertificateRequest, issueClientCert } from '../../src/common/pki.js';
 import { bootstrapTokenSecret, generateBootstrapToken } from '../../src/apiserver/nodes/bootstrap-tokens.js';
 import { runKubectl, type KubectlResult } from '../helpers/apiserver.js';

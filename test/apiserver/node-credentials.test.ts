@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { authenticateBootstrapToken, bootstrapTokenSecret, generateBootstrapToken } from '../../src/apiserver/nodes/bootstrap-tokens.js';
-import { userFromSubject } from '../../src/apiserver/client-certificates.js';
+import { userFromSubject } from '../../src/apiserver/auth/client-certificates.js';
 import { expiredBootstrapTokens } from '../../src/apiserver/nodes/token-cleaner.js';
 import { podLogLocation } from '../../src/apiserver/nodes/pod-logs.js';
 import { ApiError } from '../../src/apiserver/errors.js';

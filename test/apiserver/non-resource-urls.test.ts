@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApiServer } from '../helpers/apiserver.js';
-import { enableAccessControl } from '../../src/apiserver/access-control.js';
+import { enableAccessControl } from '../../src/apiserver/auth/access-control.js';
 import type { RequestAttributes } from '../../src/apiserver/server.js';
 
 const METRICS_READER = `

@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
-import { enableAccessControl } from '../../src/apiserver/access-control.js';
+import { enableAccessControl } from '../../src/apiserver/auth/access-control.js';
 
 let api: TestApiServer;
 before(async () => {

@@ -1,7 +1,7 @@
 // JSON patch, merge patch and strategic merge patch, including the patches kubectl sends.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PatchError, applyJsonPatch, applyMergePatch, applyStrategicMergePatch } from '../../src/apiserver/patch.js';
+import { PatchError, applyJsonPatch, applyMergePatch, applyStrategicMergePatch } from '../../src/apiserver/apply/patch.js';
 
 test('JSON patch operations', () => {
   const doc = { a: { b: [1, 2, 3] }, 'x/y': { '~t': 1 } };

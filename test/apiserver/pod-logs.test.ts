@@ -10,7 +10,7 @@ import type { TLSSocket } from 'node:tls';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startClusterApiServer } from '../../src/apiserver/cluster-api.js';
+import { startClusterApiServer } from '../../src/apiserver/cluster-server.js';
 import { issueServingCert } from '../../src/common/pki.js';
 import { KUBECTL, runKubectl } from '../helpers/apiserver.js';
 

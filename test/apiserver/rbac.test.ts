@@ -3,10 +3,10 @@
 // access reviews and changes taking effect at once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { requestAttributes, type UserInfo } from '../../src/apiserver/request-attributes.js';
-import { RbacIndex, forbiddenMessage, forbiddenStatus, type RoleObject, type BindingObject } from '../../src/apiserver/rbac.js';
-import { BOOTSTRAP_CLUSTER_ROLES, BOOTSTRAP_CLUSTER_ROLE_BINDINGS } from '../../src/apiserver/rbac-bootstrap.js';
-import { selfSubjectAccessReview, selfSubjectRulesReview, subjectAccessReview } from '../../src/apiserver/access-review.js';
+import { requestAttributes, type UserInfo } from '../../src/apiserver/auth/request-attributes.js';
+import { RbacIndex, forbiddenMessage, forbiddenStatus, type RoleObject, type BindingObject } from '../../src/apiserver/auth/rbac.js';
+import { BOOTSTRAP_CLUSTER_ROLES, BOOTSTRAP_CLUSTER_ROLE_BINDINGS } from '../../src/apiserver/auth/rbac-bootstrap.js';
+import { selfSubjectAccessReview, selfSubjectRulesReview, subjectAccessReview } from '../../src/apiserver/auth/access-review.js';
 
 const CCM_ROLE: RoleObject = {
   kind: 'ClusterRole', metadata: { name: 'cloud-controller-manager' },

@@ -10,7 +10,7 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
-import { MAX_DEPTH, MAX_PATCHED_DEPTH } from '../../src/apiserver/nesting.js';
+import { MAX_DEPTH, MAX_PATCHED_DEPTH } from '../../src/apiserver/http/nesting.js';
 
 let api: TestApiServer;
 let dir: string;

@@ -8,7 +8,7 @@ import YAML from 'yaml';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
-import { enableAudit, type AuditLog } from '../../src/apiserver/audit.js';
+import { enableAudit, type AuditLog } from '../../src/apiserver/filters/audit-log.js';
 
 let api: TestApiServer;
 let audit: AuditLog;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import {
   crdListTypes, decodeFieldSet, encodeFieldSet, fieldSetOf, managerFromUserAgent, recordUpdate, serverSideApply,
   type ManagedFieldsEntry,
-} from '../../src/apiserver/server-side-apply.js';
+} from '../../src/apiserver/apply/server-side-apply.js';
 
 const now = new Date('2026-01-01T00:00:00Z');
 

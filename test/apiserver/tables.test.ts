@@ -1,7 +1,7 @@
 // Server-side printing: ages, JSONPath, CRD printer columns and built-in columns.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { crdTable, humanDuration, jsonPathFirst, tableFor } from '../../src/apiserver/tables.js';
+import { crdTable, humanDuration, jsonPathFirst, tableFor } from '../../src/apiserver/printing/tables.js';
 
 const S = 1000;
 const M = 60 * S;

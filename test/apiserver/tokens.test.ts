@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { authenticateToken, issueToken, loadOrCreateSigningKeys, TokenRequestError } from '../../src/apiserver/serviceaccount-tokens.js';
+import { authenticateToken, issueToken, loadOrCreateSigningKeys, TokenRequestError } from '../../src/apiserver/auth/serviceaccount-tokens.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bosun-tokens-'));
 test.after(() => fs.rmSync(dir, { recursive: true, force: true }));

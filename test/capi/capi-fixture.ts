@@ -9,7 +9,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startClusterApiServer, type ClusterApiServer } from '../../src/apiserver/cluster-api.js';
+import { startClusterApiServer, type ClusterApiServer } from '../../src/apiserver/cluster-server.js';
 import { API_VERSION, CLUSTER_API_NAMESPACE, INFRA_API_VERSION, MACHINES } from '../../src/capi/api.js';
 import { addClusterApiControllers } from '../../src/capi/controllers.js';
 import { CLUSTER_API_CRDS } from '../../src/capi/crds.js';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { parse as parseYaml } from 'yaml';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { structuralProblems } from '../../src/apiserver/crd-structural.js';
+import { structuralProblems } from '../../src/apiserver/crds/structural.js';
 import { renderSource } from '../../src/cvo/payload/build.js';
 import { includeManifest } from '../../src/cvo/payload/inclusion.js';
 import { parseManifestFile } from '../../src/cvo/payload/manifest.js';

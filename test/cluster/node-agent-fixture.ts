@@ -7,7 +7,7 @@
 import { mkdtempSync, chmodSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startClusterApiServer, type ClusterApiServer } from '../../src/apiserver/cluster-api.js';
+import { startClusterApiServer, type ClusterApiServer } from '../../src/apiserver/cluster-server.js';
 import { LOCAL_SERVICE_NETWORK } from '../../src/cluster/install/cluster-facts.js';
 import { CloudClient } from '../../src/cloud/client.js';
 import { CloudService } from '../../src/cloud/service.js';

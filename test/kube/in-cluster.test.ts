@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestApiServer } from '../helpers/apiserver.js';
-import { enableAccessControl } from '../../src/apiserver/access-control.js';
+import { enableAccessControl } from '../../src/apiserver/auth/access-control.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { KubeClient } from '../../src/kube/client.js';
 

@@ -7,9 +7,9 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
-import { prune, validate } from '../../src/apiserver/crd-schema.js';
-import { structuralProblems } from '../../src/apiserver/crd-structural.js';
-import { crdTable } from '../../src/apiserver/tables.js';
+import { prune, validate } from '../../src/apiserver/crds/schema.js';
+import { structuralProblems } from '../../src/apiserver/crds/structural.js';
+import { crdTable } from '../../src/apiserver/printing/tables.js';
 import { repositoryRoot } from '../../src/cli/release.js';
 import { validateConfig } from '../../src/ignition/validate.js';
 

@@ -5,8 +5,8 @@
 // the kube-apiserver-client signer: that group is all-powerful). Writes by the server itself
 // (its own signer) carry no user and pass.
 import { errors } from '../errors.js';
-import type { RequestAttributes, UserInfo } from '../request-attributes.js';
-import type { ResourceHooks } from '../resources.js';
+import type { RequestAttributes, UserInfo } from '../auth/request-attributes.js';
+import type { ResourceHooks } from '../registry/write-context.js';
 import { csrHasCondition } from '../kinds/certificatesigningrequests.js';
 import { parseCertificateRequest, RequestError } from './request.js';
 import { APISERVER_CLIENT_SIGNER } from './signers.js';

@@ -7,7 +7,7 @@
 import { logger } from '../../common/log.js';
 import { signPublicKey, type KeyPair } from '../../common/pki.js';
 import { ApiError } from '../errors.js';
-import { storageKey } from '../registry.js';
+import { storageKey } from '../registry/resource-type.js';
 import type { ApiServer } from '../server.js';
 import { csrHasCondition } from '../kinds/certificatesigningrequests.js';
 import { parseCertificateRequest, RequestError, signatureValid, usageBits } from './request.js';

@@ -1,11 +1,11 @@
 // Authentication: a client certificate that verifies against the cluster CA names the user
-// (client-certificates.ts), else the bearer token does, through the admin token and the
+// (auth/client-certificates.ts), else the bearer token does, through the admin token and the
 // authenticators added later (service account and bootstrap tokens). Without either, only the
 // health and version paths are served, to `system:anonymous` (as kube-apiserver's anonymous
 // authentication limited to those paths); anything else, and any token no authenticator knows,
 // is a 401.
 import type { TLSSocket } from 'node:tls';
-import { certificateUser } from '../client-certificates.js';
+import { certificateUser } from '../auth/client-certificates.js';
 import { errors } from '../errors.js';
 import type { Authenticator, User } from '../types.js';
 import type { Filter } from './chain.js';

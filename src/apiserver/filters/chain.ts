@@ -5,7 +5,7 @@
 // authorization, as in kube-apiserver's chain, so that refusals are recorded too.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { QueryParams } from '../http/query.js';
-import type { RequestAttributes, RequestInfo } from '../request-attributes.js';
+import type { RequestAttributes, RequestInfo } from '../auth/request-attributes.js';
 import type { User } from '../types.js';
 
 export interface RequestContext {

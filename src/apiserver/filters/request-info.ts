@@ -1,6 +1,6 @@
 // Request information: verb, group, resource, namespace, name — or a non-resource path — from
-// the method and URL, through the one implementation in request-attributes.ts.
-import { requestInfo, withUser } from '../request-attributes.js';
+// the method and URL, through the one implementation in auth/request-attributes.ts.
+import { requestInfo, withUser } from '../auth/request-attributes.js';
 import type { Filter } from './chain.js';
 
 export function withRequestInfo(): Filter {

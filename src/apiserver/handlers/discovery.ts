@@ -4,7 +4,8 @@
 import { errors } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import { sendJson } from '../http/respond.js';
-import { storageVersionHash, VERBS, type ResourceType } from '../registry.js';
+import { storageVersionHash } from '../registry/registry.js';
+import { VERBS, type ResourceType } from '../registry/resource-type.js';
 import type { ServerState } from './state.js';
 import { strategyFor } from '../kinds/index.js';
 

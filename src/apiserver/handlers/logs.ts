@@ -3,7 +3,7 @@
 import { errors } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import { podLogLocation, streamPodLogs } from '../nodes/pod-logs.js';
-import type { ResourceType } from '../registry.js';
+import type { ResourceType } from '../registry/resource-type.js';
 import type { ServerState } from './state.js';
 
 export async function serveLogs(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, name: string): Promise<void> {

@@ -1,11 +1,11 @@
 // OpenAPI (kube-api.md, trap 2): v3 for kubectl explain and kubectl's choice of server-side
 // field validation; v2 as JSON, and as the smallest valid protobuf document for the kubectl
 // versions that ask for it in that form only (their client-side validation then defers to us).
-// The documents themselves are built in ../openapi.ts.
+// The documents themselves are built in ../openapi/documents.ts.
 import { errors } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import { sendError } from '../http/respond.js';
-import type { OpenApi, OpenApiDocument } from '../openapi.js';
+import type { OpenApi, OpenApiDocument } from '../openapi/documents.js';
 
 const V2_PROTOBUF = ['application/com.github.proto-openapi.spec.v2@v1.0+protobuf', 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf'];
 const V3_PROTOBUF = ['application/com.github.proto-openapi.spec.v3@v1.0+protobuf', 'application/com.github.proto-openapi.spec.v3.v1.0+protobuf'];

@@ -5,10 +5,10 @@ import { ApiError, errors } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import type { QueryParams } from '../http/query.js';
 import { sendJson } from '../http/respond.js';
-import { apiVersionOf, type ResourceType } from '../registry.js';
+import { apiVersionOf, type ResourceType } from '../registry/resource-type.js';
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError } from '../../common/label-selectors.js';
 import { StorageError, type KubeObject } from '../storage/types.js';
-import { crdTable, tableFor, type IncludeObject, type Table, type TableOptions } from '../tables.js';
+import { crdTable, tableFor, type IncludeObject, type Table, type TableOptions } from '../printing/tables.js';
 import type { ServerState } from './state.js';
 
 type Obj = Record<string, any>;

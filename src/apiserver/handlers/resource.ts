@@ -6,7 +6,7 @@ import { errors } from '../errors.js';
 import { strategyFor } from '../kinds/index.js';
 import { serveLogs } from './logs.js';
 import type { AuthorizedContext } from '../filters/chain.js';
-import { managerFromUserAgent } from '../managed-fields.js';
+import { managerFromUserAgent } from '../apply/managed-fields.js';
 import { verbsOf } from './discovery.js';
 import { serveGet, serveList } from './read.js';
 import type { ServerState } from './state.js';

@@ -4,7 +4,7 @@
 import type { Registry as MetricsRegistry } from 'prom-client';
 import { errors } from '../errors.js';
 import type { AuthorizedContext, Handler } from '../filters/chain.js';
-import type { OpenApi } from '../openapi.js';
+import type { OpenApi } from '../openapi/documents.js';
 import { isDiscoveryPath, serveDiscovery } from './discovery.js';
 import { isHealthPath, serveHealth, serveMetrics, serveVersion } from './health.js';
 import { isOpenApiPath, serveOpenApi } from './openapi.js';

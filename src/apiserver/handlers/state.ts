@@ -3,8 +3,8 @@
 // certificate towards kubelets.
 import type { Gauge } from 'prom-client';
 import type { KeyPair } from '../../common/pki.js';
-import type { Registry } from '../registry.js';
-import type { Resources } from '../resources.js';
+import type { Registry } from '../registry/registry.js';
+import type { Resources } from '../registry/resources.js';
 import type { Storage } from '../storage/types.js';
 import type { PostHandler } from '../types.js';
 

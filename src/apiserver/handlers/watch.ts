@@ -6,7 +6,7 @@
 // resourceVersion, closed by a BOOKMARK annotated `k8s.io/initial-events-end`; with false, none.
 import { errors, type FieldProblem } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
-import { apiVersionOf, type ResourceType } from '../registry.js';
+import { apiVersionOf, type ResourceType } from '../registry/resource-type.js';
 import { StorageError, type KubeObject, type WatchEvent } from '../storage/types.js';
 import { selectorFilter, tableWriter } from './read.js';
 import type { ServerState } from './state.js';

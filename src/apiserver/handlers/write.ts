@@ -1,15 +1,15 @@
 // Writes: create (POST), replace (PUT), patch (PATCH: JSON, merge, strategic merge, apply),
 // delete and collection delete (DELETE, with DeleteOptions from the body or the query), each
 // with dryRun, fieldManager and fieldValidation as kube-apiserver reads them. The object
-// semantics are in ../resources.ts; admission rules that belong to the request path (immortal
+// semantics are in ../registry/resources.ts; admission rules that belong to the request path (immortal
 // namespaces) are checked here.
 import { errors } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import { decodeBody, decodeObject, patchTypeOf, requestBody } from '../http/body.js';
 import { sendJson, withWarnings } from '../http/respond.js';
-import { admitDelete } from '../namespaces.js';
-import type { ResourceType } from '../registry.js';
-import type { WriteContext } from '../resources.js';
+import { admitDelete } from '../controllers/namespace-lifecycle.js';
+import type { ResourceType } from '../registry/resource-type.js';
+import type { WriteContext } from '../registry/write-context.js';
 import { selectorFilter } from './read.js';
 import type { ServerState } from './state.js';
 

@@ -8,9 +8,9 @@ import type { FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import YAML from 'yaml';
 import { ApiError, errors } from '../errors.js';
-import { decodeKubernetesProtobuf, ProtobufError } from '../protobuf.js';
-import { MAX_DEPTH, valueNestingDepth } from '../nesting.js';
-import type { PatchType } from '../resources.js';
+import { decodeKubernetesProtobuf, ProtobufError } from './protobuf.js';
+import { MAX_DEPTH, valueNestingDepth } from './nesting.js';
+import type { PatchType } from '../registry/write-context.js';
 
 /** The largest request body accepted (kube-apiserver's limit is 3 MiB too). */
 export const BODY_LIMIT = 3 * 1024 * 1024;

@@ -5,7 +5,7 @@
 // that changes only conditions; validation of the request, signer name, usages, duration,
 // conditions and certificate; and the columns of `kubectl get csr`.
 import type { FieldProblem } from '../errors.js';
-import { column, AGE_COLUMN, ageCell, humanDuration, NAME_COLUMN } from '../printing.js';
+import { column, AGE_COLUMN, ageCell, humanDuration, NAME_COLUMN } from '../printing/columns.js';
 import { KEY_USAGES, parseCertificateRequest, pemBlocks, RequestError } from '../certificates/request.js';
 import { builtinType, replaceStatus, type KindStrategy, type Obj } from './strategy.js';
 import { rfc3339 } from '../../common/time.js';

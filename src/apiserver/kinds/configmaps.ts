@@ -1,7 +1,7 @@
 // ConfigMaps (core/v1): keys that are valid config keys and file names (shared with Secrets),
 // string values, and the DATA column.
 import type { FieldProblem } from '../errors.js';
-import { AGE_COLUMN, ageCell, column, count, NAME_COLUMN } from '../printing.js';
+import { AGE_COLUMN, ageCell, column, count, NAME_COLUMN } from '../printing/columns.js';
 import { builtinType, type KindStrategy, type Obj } from './strategy.js';
 
 const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;

@@ -1,6 +1,6 @@
 // ControllerRevisions (apps/v1): the template history DaemonSets (and StatefulSets) keep, which
 // `kubectl rollout history` and `rollout undo` read; the CONTROLLER / REVISION columns.
-import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../printing.js';
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../printing/columns.js';
 import { builtinType, type KindStrategy, type Obj } from './strategy.js';
 
 export const controllerrevisions: KindStrategy = {

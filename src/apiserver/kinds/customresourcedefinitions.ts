@@ -1,6 +1,6 @@
 // CustomResourceDefinitions (apiextensions.k8s.io/v1): the CREATED AT column. Serving the
-// resources they define is crds.ts's.
-import { column, NAME_COLUMN } from '../printing.js';
+// resources they define is ../crds/crds.ts's.
+import { column, NAME_COLUMN } from '../printing/columns.js';
 import { builtinType, specChanged, type KindStrategy } from './strategy.js';
 
 export const customresourcedefinitions: KindStrategy = {

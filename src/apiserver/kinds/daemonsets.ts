@@ -2,7 +2,7 @@
 // revisions — `kubectl rollout status daemonset` refuses a DaemonSet without a strategy type),
 // workload validation and the DESIRED / CURRENT / READY / UP-TO-DATE / AVAILABLE / NODE SELECTOR
 // columns.
-import { AGE_COLUMN, ageCell, column, NAME_COLUMN, selectorString } from '../printing.js';
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN, selectorString } from '../printing/columns.js';
 import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames, workloadProblems } from './workloads.js';
 

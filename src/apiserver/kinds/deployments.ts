@@ -2,7 +2,7 @@
 // 600 s progress deadline), workload validation, scale, a generation bumped by spec and annotation
 // changes (not by annotations written with the status), and the READY / UP-TO-DATE / AVAILABLE
 // columns.
-import { AGE_COLUMN, ageCell, column, NAME_COLUMN, selectorString } from '../printing.js';
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN, selectorString } from '../printing/columns.js';
 import { jsonEqual } from '../../common/json.js';
 import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames, replicasScale, workloadProblems } from './workloads.js';

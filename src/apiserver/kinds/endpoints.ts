@@ -1,5 +1,5 @@
 // Endpoints (core/v1): the ENDPOINTS column, the first three addresses and how many more.
-import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../printing.js';
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../printing/columns.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
 export const endpoints: KindStrategy = {

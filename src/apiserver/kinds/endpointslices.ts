@@ -1,6 +1,6 @@
 // EndpointSlices (discovery.k8s.io/v1): the ADDRESSTYPE / PORTS / ENDPOINTS columns, as kubectl
 // shows them (the first three addresses and how many more).
-import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../printing.js';
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../printing/columns.js';
 import { builtinType, type KindStrategy, type Obj } from './strategy.js';
 
 export const endpointslices: KindStrategy = {

@@ -1,6 +1,6 @@
 // Events, core/v1 and events.k8s.io/v1: the field selectors `kubectl get events` and
 // controllers use, and the LAST SEEN / TYPE / REASON / OBJECT columns, which read either form.
-import { age, column, type Printer } from '../printing.js';
+import { age, column, type Printer } from '../printing/columns.js';
 import { builtinType, type KindStrategy, type Obj } from './strategy.js';
 
 const printer: Printer = {

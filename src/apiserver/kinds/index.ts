@@ -1,8 +1,8 @@
 // The registry of built-in kinds: every kind's strategy, in the order discovery lists them, found
-// by group and resource. registry.ts serves their types; resources.ts and tables.ts apply their
+// by group and resource. registry/registry.ts serves their types; registry/resources.ts and printing/tables.ts apply their
 // defaults, validation, generation rules and printers.
-import type { Printer } from '../printing.js';
-import type { ResourceType } from '../registry.js';
+import type { Printer } from '../printing/columns.js';
+import type { ResourceType } from '../registry/resource-type.js';
 import { certificatesigningrequests } from './certificatesigningrequests.js';
 import { configmaps } from './configmaps.js';
 import { controllerrevisions } from './controllerrevisions.js';
@@ -25,7 +25,8 @@ import { serviceaccounts } from './serviceaccounts.js';
 import { services } from './services.js';
 import { statefulsets } from './statefulsets.js';
 import type { Storage } from '../storage/types.js';
-import { customResourceChanged, type Allocations, type AllocationSettings, type KindStrategy, type Obj } from './strategy.js';
+import { customResourceStrategy } from '../crds/custom-resources.js';
+import type { Allocations, AllocationSettings, KindStrategy, Obj } from './strategy.js';
 
 export const STRATEGIES: KindStrategy[] = [
   namespaces, nodes, pods, services, endpoints, configmaps, secrets, serviceaccounts, coreEvents, events, leases,
@@ -35,9 +36,16 @@ export const STRATEGIES: KindStrategy[] = [
 
 const byGroupResource = new Map(STRATEGIES.map((s) => [`${s.type.group}/${s.type.resource}`, s]));
 
-/** The strategy of a built-in type; undefined for custom resources. */
-export function strategyFor(type: Pick<ResourceType, 'group' | 'resource' | 'builtin'>): KindStrategy | undefined {
-  return type.builtin ? byGroupResource.get(`${type.group}/${type.resource}`) : undefined;
+/** The strategies of the custom resource types served now, made as they are first needed. */
+const customStrategies = new WeakMap<ResourceType, KindStrategy>();
+
+/** The strategy of a type: a built-in's by group and resource, a custom resource's from its CRD's facts. */
+export function strategyFor(type: Pick<ResourceType, 'group' | 'resource' | 'builtin'> | ResourceType): KindStrategy | undefined {
+  if (type.builtin) return byGroupResource.get(`${type.group}/${type.resource}`);
+  if (!('custom' in type) || !type.custom) return undefined;
+  let strategy = customStrategies.get(type);
+  if (!strategy) customStrategies.set(type, (strategy = customResourceStrategy(type)));
+  return strategy;
 }
 
 /** The pools of every kind that allocates (Services), over one storage, looked up by type. */
@@ -49,14 +57,13 @@ export function kindAllocations(storage: Storage, settings: AllocationSettings):
   };
 }
 
-/** Whether objects of a type carry metadata.generation: custom resources, and built-ins whose strategy says so. */
+/** Whether objects of a type carry metadata.generation: those whose strategy has a generation rule (every custom resource's has). */
 export function tracksGeneration(type: ResourceType): boolean {
-  return type.custom !== undefined || strategyFor(type)?.generation !== undefined;
+  return strategyFor(type)?.generation !== undefined;
 }
 
-/** Whether an update bumps the generation: the kind's rule, or the custom-resource rule. */
+/** Whether an update bumps the generation, by the kind's rule. */
 export function generationChanged(type: ResourceType, next: Obj, previous: Obj): boolean {
-  if (type.custom) return customResourceChanged(next, previous, type.status);
   return strategyFor(type)?.generation?.(next, previous) ?? false;
 }
 

@@ -1,7 +1,7 @@
 // Jobs (batch/v1): kube's defaults (one completion, parallelism 1, backoffLimit 6; without
 // manualSelector, a selector on the Job's own uid and the labels that go with it), the
 // template's containers, and the STATUS / COMPLETIONS / DURATION columns.
-import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, selectorString } from '../printing.js';
+import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, selectorString } from '../printing/columns.js';
 import { containersProblems } from './pods.js';
 import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames } from './workloads.js';

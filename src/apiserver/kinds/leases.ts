@@ -1,5 +1,5 @@
 // Leases (coordination.k8s.io/v1): a positive leaseDurationSeconds, and the HOLDER column.
-import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../printing.js';
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../printing/columns.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
 export const leases: KindStrategy = {

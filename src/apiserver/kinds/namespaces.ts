@@ -1,7 +1,7 @@
 // Namespaces (core/v1): the `kubernetes` finalizer and phase Active by default, names that are
 // DNS labels, and a deletion that waits: the namespace goes Terminating while its contents are
-// deleted (namespaces.ts does the clean-up).
-import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../printing.js';
+// deleted (controllers/namespace-lifecycle.ts does the clean-up).
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../printing/columns.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
 export const namespaces: KindStrategy = {

@@ -1,5 +1,5 @@
 // Nodes (core/v1): cluster-scoped, with the STATUS, ROLES and node-info columns of `kubectl get nodes`.
-import { AGE_COLUMN, ageCell, column, condition, NAME_COLUMN, orNone } from '../printing.js';
+import { AGE_COLUMN, ageCell, column, condition, NAME_COLUMN, orNone } from '../printing/columns.js';
 import { builtinType, type KindStrategy, type Obj } from './strategy.js';
 
 function nodeStatus(o: Obj): string {

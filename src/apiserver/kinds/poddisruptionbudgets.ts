@@ -1,5 +1,5 @@
 // PodDisruptionBudgets (policy/v1): the MIN AVAILABLE / MAX UNAVAILABLE / ALLOWED DISRUPTIONS columns.
-import { AGE_COLUMN, ageCell, column, NAME_COLUMN, orNone } from '../printing.js';
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN, orNone } from '../printing/columns.js';
 import { builtinType, specChanged, type KindStrategy } from './strategy.js';
 
 export const poddisruptionbudgets: KindStrategy = {

@@ -1,10 +1,10 @@
 // Pods (core/v1): defaults (with DefaultTolerationSeconds' tolerations), the containers' validation (shared with the workloads that embed a
 // pod template), the READY/STATUS/RESTARTS columns as kubectl computes them, a generation
 // bumped by spec changes (kube-apiserver's pod strategy since pod generation tracking), and the
-// grace period a deletion gives a pod (graceful-deletion.ts applies it).
+// grace period a deletion gives a pod (registry/graceful-deletion.ts applies it).
 import type { FieldProblem } from '../errors.js';
-import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, orNone, type Printer } from '../printing.js';
-import { DNS1123_LABEL } from '../validation.js';
+import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, orNone, type Printer } from '../printing/columns.js';
+import { DNS1123_LABEL } from '../admission/validation.js';
 import { ALL, builtinType, specChanged, type KindStrategy, type Obj } from './strategy.js';
 
 /**

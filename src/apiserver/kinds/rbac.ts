@@ -1,7 +1,7 @@
 // The RBAC kinds (rbac.authorization.k8s.io/v1): names that are path segments (so that
 // `system:masters` is one), CREATED AT for roles, and ROLE / USERS / GROUPS / SERVICEACCOUNTS
 // for bindings.
-import { AGE_COLUMN, ageCell, column, NAME_COLUMN, type Printer } from '../printing.js';
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN, type Printer } from '../printing/columns.js';
 import { builtinType, type KindStrategy, type Obj } from './strategy.js';
 
 const GROUP = 'rbac.authorization.k8s.io';

@@ -1,6 +1,6 @@
 // ReplicaSets (apps/v1): one replica by default, workload validation, scale, and the
 // DESIRED / CURRENT / READY columns.
-import { AGE_COLUMN, ageCell, column, NAME_COLUMN, selectorString } from '../printing.js';
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN, selectorString } from '../printing/columns.js';
 import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames, replicasScale, workloadProblems } from './workloads.js';
 

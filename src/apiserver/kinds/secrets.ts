@@ -1,6 +1,6 @@
 // Secrets (core/v1): type Opaque by default, stringData folded into data (base64) on write as
 // kube-apiserver does, data that must be base64, and the TYPE and DATA columns.
-import { AGE_COLUMN, ageCell, column, count, NAME_COLUMN } from '../printing.js';
+import { AGE_COLUMN, ageCell, column, count, NAME_COLUMN } from '../printing/columns.js';
 import { dataKeyProblems } from './configmaps.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 

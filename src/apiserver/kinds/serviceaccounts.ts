@@ -1,5 +1,5 @@
 // ServiceAccounts (core/v1): the SECRETS column.
-import { AGE_COLUMN, ageCell, column, count, NAME_COLUMN } from '../printing.js';
+import { AGE_COLUMN, ageCell, column, count, NAME_COLUMN } from '../printing/columns.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
 export const serviceaccounts: KindStrategy = {

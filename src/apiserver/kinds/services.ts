@@ -4,7 +4,7 @@
 // health-check node port of an ETP Local load balancer, and the TYPE / CLUSTER-IP / EXTERNAL-IP /
 // PORT(S) columns.
 import type { FieldProblem } from '../errors.js';
-import { AGE_COLUMN, ageCell, column, NAME_COLUMN, orNone, selectorString } from '../printing.js';
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN, orNone, selectorString } from '../printing/columns.js';
 import { needsHealthCheck, serviceAllocations } from './service-allocation.js';
 import { ALL, builtinType, type KindStrategy, type Obj } from './strategy.js';
 

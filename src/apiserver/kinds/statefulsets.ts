@@ -1,5 +1,5 @@
 // StatefulSets (apps/v1): one replica by default, workload validation, scale, and the READY column.
-import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../printing.js';
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../printing/columns.js';
 import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames, replicasScale, workloadProblems } from './workloads.js';
 

@@ -5,10 +5,11 @@
 // shared by all its objects. Generic mechanics (storage, patch, apply, garbage collection) stay
 // outside; kinds/index.ts is the registry of strategies by group and resource.
 import { jsonEqual } from '../../common/json.js';
+import type { ListTypes } from '../apply/field-sets.js';
 import type { FieldProblem } from '../errors.js';
-import type { Printer } from '../printing.js';
-import type { ResourceType } from '../registry.js';
-import type { UserInfo } from '../request-attributes.js';
+import type { Printer } from '../printing/columns.js';
+import type { ResourceType } from '../registry/resource-type.js';
+import type { UserInfo } from '../auth/request-attributes.js';
 import type { Storage } from '../storage/types.js';
 
 export type Obj = Record<string, any>;
@@ -84,6 +85,20 @@ export interface KindStrategy {
   terminate?(object: Obj): void;
   /** Pools the kind allocates from, rebuilt from what `storage` holds. */
   allocations?(storage: Storage, settings: AllocationSettings): Allocations;
+  /** The version objects are stored at when it is not the served one (custom resources: the CRD's storage version). */
+  storageVersion?: string;
+  /** Fields of an incoming object the kind does not declare (custom resources: outside the schema): warned about, or refused under strict field validation. */
+  unknownFields?(object: Obj): string[];
+  /** Drops what the kind does not keep (custom resources: fields outside the schema), before defaults. */
+  prune?(object: Obj): void;
+  /** What kube's PrepareForCreate clears beyond defaults (custom resources with a status subresource: status). */
+  prepareForCreate?(object: Obj): void;
+  /** Defaults applied to an object as it is read (custom resources: the schema's, as kube applies them when decoding). */
+  readDefaults?(object: Obj): void;
+  /** How server-side apply merges the kind's lists; strategic merge keys when not said. */
+  listTypes?: ListTypes;
+  /** false: an update must say which resourceVersion it is based on (kube's AllowUnconditionalUpdate; custom resources). */
+  unconditionalUpdate?: boolean;
 }
 
 /** A built-in type: namespaced, no status, no short names unless said. */
@@ -131,15 +146,3 @@ export const ALL = ['all'];
 
 /** The generation rule of most kinds that keep one: a change of spec. */
 export const specChanged = (next: Obj, previous: Obj): boolean => !jsonEqual(next.spec, previous.spec);
-
-/**
- * The generation rule of custom resources (kube's customresource strategy): any change outside
- * metadata, and outside status too when the status subresource is enabled.
- */
-export function customResourceChanged(next: Obj, previous: Obj, statusSubresource: boolean): boolean {
-  const content = (o: Obj): Obj => {
-    const { metadata: _m, status, ...rest } = o;
-    return statusSubresource ? rest : { ...rest, status };
-  };
-  return !jsonEqual(content(next), content(previous));
-}

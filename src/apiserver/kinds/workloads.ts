@@ -3,8 +3,8 @@
 // containers, a non-negative replica count, the replicas scale subresource, and the
 // CONTAINERS / IMAGES columns.
 import type { FieldProblem } from '../errors.js';
-import { orNone } from '../printing.js';
-import type { ScaleSubresource } from '../registry.js';
+import { orNone } from '../printing/columns.js';
+import type { ScaleSubresource } from '../registry/resource-type.js';
 import { containersProblems } from './pods.js';
 import type { Obj } from './strategy.js';
 

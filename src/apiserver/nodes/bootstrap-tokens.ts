@@ -5,7 +5,7 @@
 // watch CSRs and nothing more. Expired, unmarked, mismatched or terminating secrets authenticate
 // nobody (kube's plugin/pkg/auth/authenticator/token/bootstrap).
 import { randomInt, timingSafeEqual } from 'node:crypto';
-import type { UserInfo } from '../request-attributes.js';
+import type { UserInfo } from '../auth/request-attributes.js';
 import { rfc3339 } from '../../common/time.js';
 
 type Obj = Record<string, any>;

@@ -5,8 +5,8 @@
 import { logger } from '../../common/log.js';
 import { errors } from '../errors.js';
 import type { ApiServer } from '../server.js';
-import type { ResourceType } from '../registry.js';
-import type { UserInfo } from '../request-attributes.js';
+import type { ResourceType } from '../registry/resource-type.js';
+import type { UserInfo } from '../auth/request-attributes.js';
 import { authenticateBootstrapToken, BOOTSTRAP_TOKEN_SECRET_PREFIX } from './bootstrap-tokens.js';
 import { NodeGraph } from './node-graph.js';
 import { authorizeNode, nodeIdentity, type NodeDecision, type NodeRequestAttributes } from './node-authorizer.js';

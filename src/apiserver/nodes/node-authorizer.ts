@@ -5,9 +5,9 @@
 // in kube-node-lease; and otherwise has the static node rules (the `system:node` ClusterRole).
 // Writes it lets through to Nodes and pods are narrowed by NodeRestriction (node-restriction.ts).
 // Pure: attributes and the node graph in, a decision out.
-import type { PolicyRule } from '../rbac.js';
-import { ruleAllows } from '../rbac.js';
-import type { RequestAttributes, UserInfo } from '../request-attributes.js';
+import type { PolicyRule } from '../auth/rbac.js';
+import { ruleAllows } from '../auth/rbac.js';
+import type { RequestAttributes, UserInfo } from '../auth/request-attributes.js';
 import { NODES_GROUP, NODE_USER_PREFIX } from '../certificates/signers.js';
 import type { NodeRelations, RelatedResource } from './node-graph.js';
 

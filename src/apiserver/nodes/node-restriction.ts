@@ -8,7 +8,7 @@ import { qualifiedResource } from '../errors.js';
 import { NODE_LEASE_NAMESPACE, nodeIdentity } from './node-authorizer.js';
 import { podReferences } from './node-graph.js';
 import { jsonEqual } from '../../common/json.js';
-import type { UserInfo } from '../request-attributes.js';
+import type { UserInfo } from '../auth/request-attributes.js';
 
 type Obj = Record<string, any>;
 

@@ -1,9 +1,11 @@
 // The etcd storage backend: the API server's objects in an etcd v3 cluster shared by several API
 // servers, as kube-apiserver keeps them.
 //
-// Layout: the storage key `/<group>/<resource>/<namespace>/<name>` lives at etcd key
-// `<prefix>/<group>/<resource>/<namespace>/<name>` (prefix `/registry` by default), its value the
-// object as JSON without resourceVersion; an object's resourceVersion is its etcd mod revision.
+// Layout: kube-apiserver's (etcd-layout.ts): under the prefix (`/registry` by default), a
+// namespace at `/registry/namespaces/<name>`, a secret at `/registry/secrets/<namespace>/<name>`,
+// a custom resource at `/registry/<group>/<resource>/[<namespace>/]<name>`; the value the object
+// as JSON without resourceVersion; an object's resourceVersion is its etcd mod revision. A store
+// written in the layout before (`<prefix>` + the storage key) is moved on start (etcd-migration.ts).
 //
 // Writes are etcd transactions conditioned on the key's revision (create: the key does not exist;
 // update/delete: its mod revision is the one expected, or it exists at all), so optimistic
@@ -17,107 +19,22 @@
 // Compaction: each server periodically proposes one, but only the server that wins a transaction
 // on `<prefix>/compact_rev_key` compacts etcd (kube-apiserver's scheme), so N servers do not
 // compact N times. A server whose watch falls behind etcd's compaction reloads everything.
-import { readFileSync } from 'node:fs';
-import { Etcd3, isRecoverableError, type IKeyValue, type IOptions, type IWatchResponse } from 'etcd3';
+import type { Etcd3, IKeyValue, IWatchResponse } from 'etcd3';
 import { logger } from '../../common/log.js';
+import { etcdClient, prefixEnd, rangePages, type EtcdStorageOptions } from './etcd-client.js';
+import { COMPACT_KEY, MARKER_KEY, etcdPath, isBookkeeping, legacyStorageKey, storageKeyOf } from './etcd-layout.js';
+import { moveToKubeLayout } from './etcd-migration.js';
 import { WatchCache, withRevision } from './watch-cache.js';
 import { StorageError, type KubeObject, type ListOptions, type ListResult, type Storage, type StoredItem, type WatchEvent, type Watcher, type WriteOptions } from './types.js';
 
-export interface EtcdStorageOptions {
-  /** Client URLs, e.g. https://127.0.0.1:2379. */
-  endpoints: string[];
-  /** Key prefix (default `/registry`). */
-  prefix?: string;
-  /** TLS: the CA that signed the etcd servers' certificates, and this client's certificate and key. */
-  caFile?: string;
-  certFile?: string;
-  keyFile?: string;
-  /**
-   * How long one etcd call may take before it fails (default 3 s; the first load gets ten times
-   * that). A write that reaches a member while the cluster elects a leader waits there until it
-   * fails, so this bounds how long writes stall when the leader dies.
-   */
-  callTimeoutMs?: number;
-  /** How long a write waits for its server's cache to show it before it resolves anyway (default 10 s). */
-  cacheWaitMs?: number;
-  /** How often the watch asks etcd how far it has got, which moves bookmarks on (default 5 s). */
-  progressIntervalMs?: number;
-  /** Keys per page of the initial load (default 1,000: a few MiB at most). */
-  loadPageSize?: number;
-  /** Most events the watch cache keeps (default 50,000). */
-  maxEvents?: number;
-}
+export { etcdClient, type EtcdStorageOptions } from './etcd-client.js';
 
 const log = logger('etcd-storage');
-const COMPACT_KEY = '/compact_rev_key';
-/** Written by a server whose watch replays history, to learn when the replay is done (follow()). */
-const MARKER_KEY = '/watch_marker';
-const isBookkeeping = (key: string): boolean => key === COMPACT_KEY || key === MARKER_KEY;
 const RECONNECT_MS = 200;
 
 // Progress requests make etcd tell the watch how far it has got when no key under the prefix
 // changes; the cache's revision, and so bookmarks, keep up with the cluster.
 const PROGRESS_MS = 5_000;
-
-type Policy = NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
-const noEvent = () => ({ dispose: () => undefined });
-
-/**
- * The client's fault handling: a call that fails for a reason another member may not have (a
- * dead member, a timeout during an election) is tried on the next member, up to once per member.
- * The client's default also puts a circuit breaker on each member, which under a burst of
- * timeouts during an election opened on every member at once and refused all calls for seconds
- * after the cluster had recovered: no breaker here.
- */
-function faultHandling(members: number): IOptions['faultHandling'] {
-  const policy = (attempts: number): Policy =>
-    ({
-      onSuccess: noEvent,
-      onFailure: noEvent,
-      async execute<T>(fn: (context: { signal: AbortSignal }) => PromiseLike<T> | T): Promise<T> {
-        for (let attempt = 1; ; attempt++) {
-          try {
-            return await fn({ signal: new AbortController().signal });
-          } catch (e) {
-            if (attempt >= attempts || !isRecoverableError(e as Error)) throw e;
-          }
-        }
-      },
-    }) as unknown as Policy;
-  return { host: () => policy(1), global: policy(Math.max(members, 1)) };
-}
-
-/** The etcd client the store uses (also what bench:apiserver measures raw puts with). */
-export function etcdClient(options: EtcdStorageOptions, callTimeoutMs = options.callTimeoutMs ?? 3_000): Etcd3 {
-  return new Etcd3({
-    hosts: options.endpoints,
-    credentials:
-      options.caFile !== undefined
-        ? {
-            rootCertificate: readFileSync(options.caFile),
-            certChain: options.certFile ? readFileSync(options.certFile) : undefined,
-            privateKey: options.keyFile ? readFileSync(options.keyFile) : undefined,
-          }
-        : undefined,
-    dialTimeout: callTimeoutMs,
-    // A watch catching up may carry many events in one response.
-    grpcOptions: { 'grpc.max_receive_message_length': -1 },
-    faultHandling: faultHandling(options.endpoints.length),
-    defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + callTimeoutMs }),
-  });
-}
-
-/** The first key after every key that starts with `prefix` (etcd's range end for a prefix). */
-function prefixEnd(prefix: Buffer): Buffer {
-  const end = Buffer.from(prefix);
-  for (let i = end.length - 1; i >= 0; i--) {
-    if (end[i] < 0xff) {
-      end[i] += 1;
-      return end.subarray(0, i + 1);
-    }
-  }
-  return Buffer.from([0]);
-}
 
 function encode(object: KubeObject): Buffer {
   const { resourceVersion: _omitted, ...metadata } = object.metadata;
@@ -148,21 +65,33 @@ export class EtcdStorage implements Storage {
     this.client = etcdClient(options, this.callTimeoutMs);
   }
 
+  /** The etcd key of a storage key, or of a bookkeeping key. */
   private etcdKey(key: string): Buffer {
-    return Buffer.from(this.prefix + key);
+    return Buffer.from(this.prefix + (isBookkeeping(key) ? key : etcdPath(key)));
   }
 
-  private storageKey(etcdKey: Buffer): string {
+  /** An etcd key without the prefix. */
+  private pathOf(etcdKey: Buffer): string {
     return etcdKey.toString().slice(this.prefix.length);
   }
 
-  private decode(kv: IKeyValue, revision = Number(kv.mod_revision)): StoredItem {
-    const object = JSON.parse(kv.value.toString()) as KubeObject;
-    return { key: this.storageKey(kv.key), object: withRevision(object, revision), revision: Number(kv.mod_revision) };
+  /**
+   * The storage key of an object's etcd key, in either layout (history from before a move
+   * still holds the old keys); undefined for a key that is neither (not the API server's).
+   */
+  private storageKey(etcdKey: Buffer): string | undefined {
+    const path = this.pathOf(etcdKey);
+    return storageKeyOf(path) ?? legacyStorageKey(path);
   }
 
-  /** Loads every object under the prefix and starts following changes from there. */
+  private decode(kv: IKeyValue, key: string, revision = Number(kv.mod_revision)): StoredItem {
+    const object = JSON.parse(kv.value.toString()) as KubeObject;
+    return { key, object: withRevision(object, revision), revision: Number(kv.mod_revision) };
+  }
+
+  /** Moves a store written in the old layout, loads every object under the prefix and starts following changes from there. */
   async start(): Promise<void> {
+    await moveToKubeLayout(this.client, this.prefix, { pageSize: this.options.loadPageSize ?? 1000, timeoutMs: 10 * this.callTimeoutMs });
     await this.load(true);
     this.progressTimer = setInterval(() => this.stream?.write({ progress_request: {} }), this.options.progressIntervalMs ?? PROGRESS_MS);
     this.progressTimer.unref();
@@ -195,18 +124,24 @@ export class EtcdStorage implements Storage {
 
   /** Every object under the prefix as of `revision` (0: now), read in pages (loadPageSize keys). */
   private async rangeAll(revision: number): Promise<{ items: StoredItem[]; revision: number }> {
-    const start = Buffer.from(this.prefix + '/');
-    const end = prefixEnd(start);
-    const items: StoredItem[] = [];
-    let key = start;
-    for (;;) {
-      const page = await this.client.kv.range({ key, range_end: end, revision, limit: this.options.loadPageSize ?? 1000 }, { deadline: Date.now() + 10 * this.callTimeoutMs });
-      // Every later page is read at the revision of the first.
-      if (revision === 0) revision = Number(page.header.revision);
-      for (const kv of page.kvs) if (!isBookkeeping(this.storageKey(kv.key))) items.push(this.decode(kv));
-      if (!page.more || page.kvs.length === 0) return { items, revision };
-      key = Buffer.concat([page.kvs[page.kvs.length - 1].key, Buffer.from([0])]);
+    const items = new Map<string, StoredItem>();
+    for await (const page of rangePages(this.client, Buffer.from(this.prefix + '/'), revision, this.options.loadPageSize ?? 1000, 10 * this.callTimeoutMs)) {
+      revision = page.revision;
+      for (const kv of page.kvs) {
+        const key = this.objectKey(kv.key);
+        // Both layouts at once only mid-move, which is one transaction per object: the newer wins.
+        if (key !== undefined && (items.get(key)?.revision ?? 0) < Number(kv.mod_revision)) items.set(key, this.decode(kv, key));
+      }
     }
+    return { items: [...items.values()], revision };
+  }
+
+  /** The storage key of an object's etcd key; undefined for bookkeeping and foreign keys. */
+  private objectKey(etcdKey: Buffer): string | undefined {
+    if (isBookkeeping(this.pathOf(etcdKey))) return undefined;
+    const key = this.storageKey(etcdKey);
+    if (key === undefined) log.debug({ key: etcdKey.toString() }, 'ignoring an etcd key that holds no object of this server');
+    return key;
   }
 
   /**
@@ -322,21 +257,26 @@ export class EtcdStorage implements Storage {
   private onEvents(response: IWatchResponse): boolean {
     let marker = false;
     for (const event of response.events) {
-      const key = this.storageKey(event.kv.key);
+      const path = this.pathOf(event.kv.key);
       const revision = Number(event.kv.mod_revision);
-      if (key === MARKER_KEY) {
+      if (path === MARKER_KEY) {
         marker = true;
         this.cache.progress(revision);
         continue;
       }
-      if (key === COMPACT_KEY) continue;
-      const previous = event.prev_kv ? this.decode(event.prev_kv).object : undefined;
+      const key = this.objectKey(event.kv.key);
+      if (key === undefined) continue;
+      const cached = this.cache.get(key);
+      const previous = event.prev_kv ? this.decode(event.prev_kv, key).object : cached?.object;
       if (event.type === 'Delete') {
         if (!previous) continue; // a delete of a key this server never had (prev_kv compacted away)
+        // The old key's half of a move (etcd-migration.ts): the object lives on at its new key, put at this revision.
+        if (cached?.revision === revision) continue;
         this.cache.apply({ type: 'DELETED', key, revision, object: withRevision(previous, revision), previous });
       } else {
-        const object = this.decode(event.kv).object;
-        this.cache.apply({ type: event.kv.version === '1' ? 'ADDED' : 'MODIFIED', key, revision, object, previous });
+        // A move's new key is a first version, but of an object the cache holds: MODIFIED.
+        const object = this.decode(event.kv, key).object;
+        this.cache.apply({ type: previous ? 'MODIFIED' : 'ADDED', key, revision, object, previous });
       }
     }
     return marker;
@@ -402,7 +342,7 @@ export class EtcdStorage implements Storage {
     const revision = Number(response.header.revision);
     const previous = response.responses[0]?.response_delete_range.prev_kvs[0];
     if (!previous) throw new StorageError('NotFound', `${key} not found`);
-    return this.written({ key, object: this.decode(previous, revision).object, revision });
+    return this.written({ key, object: this.decode(previous, key, revision).object, revision });
   }
 
   /** The condition of an update or delete: at the expected revision, or existing at all. */

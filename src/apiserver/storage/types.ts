@@ -6,7 +6,8 @@
 //
 // Keys are `/<group or "core">/<resource>/<namespace or "">/<name>`, e.g.
 // `/core/pods/default/web-1`, `/apps/deployments/default/web`, `/core/nodes//node-1`.
-// A prefix such as `/core/pods/default/` selects a namespace, `/core/pods/` every pod.
+// A prefix such as `/core/pods/default/` selects a namespace, `/core/pods/` every pod. (The etcd
+// backend keeps them at kube-apiserver's keys instead: etcd-layout.ts.)
 
 import { BosunError } from '../../common/errors.js';
 /** A Kubernetes object as stored: JSON-serialisable, with `metadata`. */

@@ -1,0 +1,48 @@
+// The API server as a cluster runs it: the server plus what kube-apiserver and
+// kube-controller-manager add around it — RBAC and ServiceAccount tokens, evictions with
+// disruption budgets, garbage collection, node credentials and restrictions, the CSR signer, the
+// bootstrap-token cleaner, and the audit log. Used by `bosun apiserver` and `bosun start`.
+import { startApiServer, type ApiServer, type ApiServerOptions } from './server.js';
+import { loadClusterCA } from './serving.js';
+import { enableCsrSigning } from './certificates/signing-controller.js';
+import { certificateAdmission } from './certificates/admission.js';
+import { enableNodeAccess } from './nodes/node-access.js';
+import { enableBootstrapTokenCleaner } from './nodes/token-cleaner.js';
+import { enableAccessControl } from './auth/access-control.js';
+import { enableAudit } from './filters/audit-log.js';
+import { enableEvictions } from './controllers/eviction.js';
+import { enableGarbageCollector } from './controllers/garbage-collection-controller.js';
+
+export interface ClusterApiServer {
+  server: ApiServer;
+  stop(): Promise<void>;
+}
+
+/** kube-controller-manager's --cluster-signing-duration: the longest certificate the CSR signer issues (default a year). */
+export async function startClusterApiServer(options: ApiServerOptions & { clusterSigningDurationMs?: number }): Promise<ClusterApiServer> {
+  const server = await startApiServer(options);
+  // Node access first: its NodeRestriction checks of evictions and TokenRequests run before the
+  // handlers that answer them, and its authorizer goes in front of RBAC.
+  const nodes = enableNodeAccess(server);
+  const access = await enableAccessControl(server, options.dataDir, { before: nodes.authorize });
+  server.resources.addHooks(certificateAdmission(access.authorize));
+  const evictions = enableEvictions(server);
+  const gc = enableGarbageCollector(server);
+  // The cluster CA is also the cluster-signing CA (kube-controller-manager's --cluster-signing-*).
+  const signing = enableCsrSigning(server, await loadClusterCA(options.dataDir), { certTtlMs: options.clusterSigningDurationMs });
+  const tokenCleaner = enableBootstrapTokenCleaner(server);
+  const audit = enableAudit(server, options.dataDir);
+  return {
+    server,
+    async stop() {
+      access.stop();
+      nodes.stop();
+      evictions.stop();
+      gc.stop();
+      signing.stop();
+      tokenCleaner.stop();
+      await server.stop();
+      await audit.close();
+    },
+  };
+}

@@ -1,0 +1,99 @@
+// Server-side printing for `kubectl get`: metav1 Tables, with the printer columns of each
+// built-in kind (its strategy in kinds/) or a custom resource's additionalPrinterColumns (a
+// Kubernetes JSONPath, first match). The column building blocks are in columns.ts.
+//
+// printing/ holds server-side printing: Tables (this file), columns and formatters (columns.ts)
+// and the JSONPath subset printer columns and field selectors use (jsonpath.ts).
+import { jsonPathFirst } from './jsonpath.js';
+import { age, AGE_COLUMN, ageCell, column, NAME_COLUMN, type ColumnDefinition, type PrinterColumn } from './columns.js';
+import { printerFor } from '../kinds/index.js';
+
+// Names other modules and tests have always imported from here.
+export { jsonPathFirst } from './jsonpath.js';
+export { humanDuration } from './columns.js';
+
+export interface TableRow {
+  cells: unknown[];
+  object?: unknown;
+}
+
+export interface Table {
+  kind: 'Table';
+  apiVersion: 'meta.k8s.io/v1';
+  metadata: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
+  columnDefinitions: ColumnDefinition[];
+  rows: TableRow[];
+}
+
+export type IncludeObject = 'None' | 'Metadata' | 'Object';
+
+export interface TableOptions {
+  includeObject?: IncludeObject;
+  /** Omit column definitions (watch events after the first). */
+  noHeaders?: boolean;
+  /** For ages; defaults to Date.now(). */
+  now?: number;
+  resourceVersion?: string;
+  continue?: string;
+}
+
+type Obj = Record<string, any>;
+
+
+function rowObject(object: Obj, include: IncludeObject): unknown {
+  if (include === 'None') return undefined;
+  if (include === 'Object') return object;
+  return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: object.metadata };
+}
+
+
+function buildTable(columns: ColumnDefinition[], objects: Obj[], cells: (o: Obj) => unknown[], options: TableOptions): Table {
+  const include = options.includeObject ?? 'Metadata';
+  return {
+    kind: 'Table',
+    apiVersion: 'meta.k8s.io/v1',
+    metadata: {
+      ...(options.resourceVersion !== undefined ? { resourceVersion: options.resourceVersion } : {}),
+      ...(options.continue ? { continue: options.continue } : {}),
+    },
+    columnDefinitions: options.noHeaders ? [] : columns,
+    rows: objects.map((o) => {
+      const row: TableRow = { cells: cells(o) };
+      const included = rowObject(o, include);
+      if (included !== undefined) row.object = included;
+      return row;
+    }),
+  };
+}
+
+/** A Table for custom resources from their CRD's additionalPrinterColumns (Age when there are none). */
+export function crdTable(printerColumns: PrinterColumn[] | undefined, objects: Obj[], options: TableOptions = {}): Table {
+  const now = options.now ?? Date.now();
+  if (!printerColumns || printerColumns.length === 0) {
+    return buildTable([NAME_COLUMN, AGE_COLUMN], objects, (o) => [o.metadata?.name, age(o.metadata?.creationTimestamp, now)], options);
+  }
+  const columns = [NAME_COLUMN, ...printerColumns.map((c) => column(c.name, c.type, c.priority ?? 0, c.format ?? '', c.description ?? ''))];
+  return buildTable(columns, objects, (o) => [
+    o.metadata?.name,
+    ...printerColumns.map((c) => {
+      let value: unknown;
+      try {
+        value = jsonPathFirst(o, c.jsonPath);
+      } catch {
+        value = undefined;
+      }
+      if (value === undefined) return null;
+      if (c.type === 'date') return age(value, now);
+      if (c.type === 'integer' || c.type === 'number' || c.type === 'boolean') return value;
+      return typeof value === 'string' ? value : JSON.stringify(value);
+    }),
+  ], options);
+}
+
+
+/** A Table of built-in objects with the columns kubectl users know for `resource` (Name and Age for kinds without their own). */
+export function tableFor(resource: string, objects: Obj[], options: TableOptions = {}): Table {
+  const now = options.now ?? Date.now();
+  const printer = printerFor(resource) ?? { columns: [NAME_COLUMN, AGE_COLUMN], cells: (o: Obj, n: number) => [o.metadata?.name, ageCell(o, n)] };
+  return buildTable(printer.columns, objects, (o) => printer.cells(o, now), options);
+}

@@ -1,0 +1,338 @@
+// Object semantics of the API server, independent of HTTP: create / get / list / update over the
+// storage, with what kube-apiserver adds — server-set metadata, generation, status subresources,
+// finalizers, optimistic concurrency, namespace checks, dry runs and managedFields; patches and
+// server-side apply (resource-patch.ts) and deletion (resource-delete.ts) are built on them. What
+// differs by kind (defaults, pruning, validation, names, generation, deletion) comes from the
+// kind's strategy: a built-in's in kinds/, a custom resource's from its CRD (crds/custom-resources.ts).
+import { rfc3339 } from '../../common/time.js';
+import { randomUUID } from 'node:crypto';
+import { StorageError, type KubeObject, type Storage, type StoredItem } from '../storage/types.js';
+import { ApiError, errors, type FieldProblem } from '../errors.js';
+import { type Registry } from './registry.js';
+import { apiVersionOf, storageKey, storagePrefix, type ResourceType } from './resource-type.js';
+import { metadataProblems, nameProblem } from '../admission/validation.js';
+import { jsonPathFirst } from '../printing/jsonpath.js';
+import { builtinListTypes, type ListTypes } from '../apply/field-sets.js';
+import { recordWrite } from '../apply/managed-fields.js';
+import { deleteObject, type DeleteOptions } from './resource-delete.js';
+import { patchObject } from './resource-patch.js';
+import type { PatchType, ResourceHooks, WriteContext } from './write-context.js';
+import { generationChanged, kindAllocations, strategyFor, strategyOf, tracksGeneration } from '../kinds/index.js';
+import { replaceStatus, type Allocations, type AllocationSettings } from '../kinds/strategy.js';
+
+type Obj = Record<string, any>;
+
+const GENERATE_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
+
+function randomSuffix(): string {
+  let s = '';
+  for (let i = 0; i < 5; i++) s += GENERATE_CHARS[Math.floor(Math.random() * GENERATE_CHARS.length)];
+  return s;
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+export class Resources {
+  /** The pools a type allocates from (Service IPs and node ports), rebuilt from storage. */
+  readonly allocationsOf: (type: ResourceType) => Allocations | undefined;
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly registry: Registry,
+    settings: AllocationSettings,
+    readonly hooks: ResourceHooks[] = [],
+  ) {
+    this.allocationsOf = kindAllocations(storage, settings);
+  }
+
+  addHooks(hooks: ResourceHooks): void {
+    this.hooks.push(hooks);
+  }
+
+  get store(): Storage {
+    return this.storage;
+  }
+
+  /** Reads an object as the requested version of its type sees it. */
+  present(type: ResourceType, object: KubeObject): Obj {
+    const out: Obj = { ...object, apiVersion: apiVersionOf(type), kind: type.kind };
+    strategyFor(type)?.readDefaults?.(out);
+    return out;
+  }
+
+  getItem(type: ResourceType, namespace: string | undefined, name: string): StoredItem {
+    const item = this.storage.get(storageKey(type, namespace, name));
+    if (!item) throw errors.notFound(type.resource, type.group, name);
+    return item;
+  }
+
+  get(type: ResourceType, namespace: string | undefined, name: string): Obj {
+    return this.present(type, this.getItem(type, namespace, name).object);
+  }
+
+  /** The storage prefix to list or watch: one namespace, or all. */
+  prefix(type: ResourceType, namespace: string | undefined): string {
+    return type.namespaced && namespace ? `${storagePrefix(type)}${namespace}/` : storagePrefix(type);
+  }
+
+  private checkNamespace(type: ResourceType, namespace: string | undefined, creating: boolean, name = ''): void {
+    if (!type.namespaced) return;
+    if (!namespace) throw errors.badRequest('the server could not find the requested resource: a namespace is required');
+    const ns = this.storage.get(`/core/namespaces//${namespace}`);
+    if (!ns) throw errors.notFound('namespaces', '', namespace);
+    if (creating && (ns.object.metadata as Obj).deletionTimestamp) {
+      throw new ApiError(403, 'Forbidden', `${type.resource} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`, {
+        kind: type.resource,
+        causes: [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }],
+      });
+    }
+  }
+
+  /** Refuses a body that is no object of `type` (its kind, its group, its metadata's shape). */
+  checkKind(type: ResourceType, object: Obj): void {
+    if (typeof object !== 'object' || object === null || Array.isArray(object)) throw errors.badRequest('the request body must be a JSON object');
+    if (object.kind !== undefined && object.kind !== type.kind) {
+      throw errors.badRequest(`the kind in the data (${String(object.kind)}) does not match the expected kind (${type.kind}) for ${type.resource}`);
+    }
+    if (object.apiVersion !== undefined && object.apiVersion !== apiVersionOf(type)) {
+      const group = String(object.apiVersion).includes('/') ? String(object.apiVersion).split('/')[0] : '';
+      if (group !== type.group) {
+        throw errors.badRequest(`the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${apiVersionOf(type)})`);
+      }
+    }
+    if (object.metadata !== undefined && (typeof object.metadata !== 'object' || object.metadata === null || Array.isArray(object.metadata))) {
+      throw errors.badRequest('metadata must be an object');
+    }
+  }
+
+  /** Prunes, defaults and validates by the kind's strategy; throws 422 Invalid with every problem. */
+  private admit(type: ResourceType, object: Obj, previous: Obj | undefined, ctx: WriteContext & { subresource?: string }): void {
+    const name = object.metadata?.name ?? '';
+    const strategy = strategyFor(type);
+    const unknown = ctx.fieldValidation === 'Ignore' ? [] : (strategy?.unknownFields?.(object) ?? []);
+    if (unknown.length > 0 && ctx.fieldValidation === 'Strict') {
+      throw errors.badRequest(`${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}: strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
+    }
+    ctx.warnings?.push(...unknown.map((f) => `unknown field "${f}"`));
+    strategy?.prune?.(object);
+    strategy?.defaults?.(object, previous, ctx.user);
+    const problems: FieldProblem[] = [...metadataProblems(object), ...(strategy?.validate?.(object, previous) ?? [])];
+    for (const hook of this.hooks) hook.beforeWrite?.(type, object, previous, ctx);
+    if (problems.length > 0) throw errors.invalid(type.kind, type.group, name, problems);
+  }
+
+  async create(type: ResourceType, namespace: string | undefined, body: Obj, ctx: WriteContext = {}): Promise<Obj> {
+    this.checkKind(type, body);
+    const object: Obj = structuredClone(body);
+    const metadata: Obj = (object.metadata = { ...(object.metadata ?? {}) });
+    if (type.namespaced) {
+      if (metadata.namespace && namespace && metadata.namespace !== namespace) {
+        throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      }
+      metadata.namespace = namespace ?? metadata.namespace;
+    } else delete metadata.namespace;
+    this.checkNamespace(type, metadata.namespace, true, metadata.name ?? '');
+    if (metadata.resourceVersion) throw errors.badRequest('resourceVersion should not be set on objects to be created');
+    if (!metadata.name) {
+      if (!metadata.generateName) {
+        throw errors.invalid(type.kind, type.group, '', [{ type: 'FieldValueRequired', field: 'metadata.name', message: 'Required value: name or generateName is required' }]);
+      }
+      metadata.name = `${String(metadata.generateName).slice(0, 58)}${randomSuffix()}`;
+    }
+    const strategy = strategyFor(type);
+    const problem = typeof metadata.name === 'string' ? nameProblem(strategy?.names ?? 'subdomain', metadata.name) : 'must be a string';
+    if (problem) throw errors.invalid(type.kind, type.group, String(metadata.name), [{ type: 'FieldValueInvalid', field: 'metadata.name', message: `Invalid value: "${metadata.name}": ${problem}` }]);
+    object.apiVersion = apiVersionOf({ group: type.group, version: strategy?.storageVersion ?? type.version });
+    object.kind = type.kind;
+    metadata.uid = randomUUID();
+    metadata.creationTimestamp = rfc3339();
+    // Only kinds whose strategy keeps a generation get one (custom resources' always does).
+    if (tracksGeneration(type)) metadata.generation = 1;
+    else delete metadata.generation;
+    delete metadata.deletionTimestamp;
+    delete metadata.deletionGracePeriodSeconds;
+    strategy?.prepareForCreate?.(object);
+    this.admit(type, object, undefined, ctx);
+    this.recordManager(type, object, undefined, ctx);
+    const key = storageKey(type, metadata.namespace, metadata.name);
+    const giveBack = this.allocationsOf(type)?.reserve(object, undefined);
+    if (ctx.dryRun) {
+      giveBack?.();
+      if (this.storage.get(key)) throw errors.alreadyExists(type.resource, type.group, metadata.name);
+      return this.present(type, object as KubeObject);
+    }
+    try {
+      await this.allocationsOf(type)?.commit?.(object);
+      const stored = await this.storage.create(key, object as KubeObject);
+      for (const hook of this.hooks) hook.afterWrite?.(type, stored.object, undefined, false);
+      return this.present(type, stored.object);
+    } catch (e) {
+      giveBack?.();
+      throw this.mapStorageError(e, type, metadata.name);
+    }
+  }
+
+  /** How server-side apply merges this type's lists: the strategy's (a CRD schema's list types), or strategic merge keys. */
+  listTypes(type: ResourceType): ListTypes {
+    return strategyFor(type)?.listTypes ?? builtinListTypes;
+  }
+
+  /**
+   * Keeps metadata.managedFields as kube-apiserver does on create/update/patch: the fields the
+   * writer changed become its own (operation Update), removed fields leave every manager.
+   */
+  private recordManager(type: ResourceType, object: Obj, previous: Obj | undefined, ctx: WriteContext & { subresource?: string }): void {
+    if (ctx.managedFields) {
+      object.metadata.managedFields = ctx.managedFields;
+      return;
+    }
+    if (!ctx.fieldManager) return;
+    const subresource = ctx.subresource ?? ctx.managedSubresource;
+    recordWrite(object, previous, { manager: ctx.fieldManager, apiVersion: apiVersionOf(type), listTypes: this.listTypes(type), subresource, viaStatus: ctx.subresource !== undefined });
+  }
+
+  mapStorageError(e: unknown, type: ResourceType, name: string): Error {
+    if (e instanceof StorageError) {
+      switch (e.code) {
+        case 'AlreadyExists':
+          return errors.alreadyExists(type.resource, type.group, name);
+        case 'NotFound':
+          return errors.notFound(type.resource, type.group, name);
+        case 'Conflict':
+          return errors.conflict(type.resource, type.group, name);
+        case 'Expired':
+          return errors.gone(e.message);
+        case 'Closed':
+          return new ApiError(503, 'ServiceUnavailable', 'the server is shutting down');
+      }
+    }
+    return e as Error;
+  }
+
+  /**
+   * Replaces an object (PUT), or its status (subresource "status"). `expectedRevision` is the
+   * revision the caller based the change on, for internal read-modify-write cycles.
+   */
+  async update(
+    type: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    body: Obj,
+    options: WriteContext & { subresource?: string; basedOn?: StoredItem } = {},
+  ): Promise<Obj> {
+    this.checkKind(type, body);
+    const current = options.basedOn ?? this.getItem(type, namespace, name);
+    const previous = current.object as Obj;
+    const incoming: Obj = structuredClone(body);
+    const inMeta: Obj = incoming.metadata ?? {};
+    if (inMeta.name !== undefined && inMeta.name !== name) {
+      throw errors.badRequest(`the name of the object (${String(inMeta.name)}) does not match the name on the URL (${name})`);
+    }
+    if (type.namespaced && inMeta.namespace && inMeta.namespace !== namespace) {
+      throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+    if (inMeta.resourceVersion !== undefined && inMeta.resourceVersion !== '' && String(inMeta.resourceVersion) !== String(current.revision)) {
+      throw errors.conflict(type.resource, type.group, name);
+    }
+    if (strategyFor(type)?.unconditionalUpdate === false && !options.basedOn && (inMeta.resourceVersion === undefined || inMeta.resourceVersion === '')) {
+      throw errors.invalid(type.kind, type.group, name, [{ type: 'FieldValueInvalid', field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' }]);
+    }
+
+    let next: Obj;
+    const throughSubresource = options.subresource === undefined ? undefined : strategyFor(type)?.subresourceUpdates?.[options.subresource];
+    if (throughSubresource) next = throughSubresource(incoming, previous);
+    else if (options.subresource === 'status') next = replaceStatus(incoming, previous, strategyFor(type)?.statusMetadata);
+    else {
+      next = { ...incoming };
+      next.metadata = { ...inMeta };
+      if (type.status) {
+        if (previous.status === undefined) delete next.status;
+        else next.status = previous.status;
+      }
+      // Fields the server owns stay as they were.
+      for (const field of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation']) {
+        if (previous.metadata[field] !== undefined) next.metadata[field] = previous.metadata[field];
+        else delete next.metadata[field];
+      }
+      next.metadata.name = name;
+      if (type.namespaced) next.metadata.namespace = namespace;
+      // A finalizer may be removed but not added once deletion has started.
+      if (previous.metadata.deletionTimestamp) {
+        const before = new Set<string>(previous.metadata.finalizers ?? []);
+        const added = (next.metadata.finalizers ?? []).filter((f: string) => !before.has(f));
+        if (added.length > 0) {
+          throw errors.invalid(type.kind, type.group, name, [{ type: 'FieldValueForbidden', field: 'metadata.finalizers', message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}` }]);
+        }
+      }
+    }
+    next.apiVersion = previous.apiVersion;
+    next.kind = type.kind;
+    delete next.metadata.resourceVersion;
+    this.admit(type, next, previous, options);
+    this.recordManager(type, next, previous, options);
+    if (options.subresource === undefined && tracksGeneration(type) && generationChanged(type, next, previous)) {
+      next.metadata.generation = (previous.metadata.generation ?? 0) + 1;
+    }
+    const giveBack = this.allocationsOf(type)?.reserve(next, previous);
+    return this.write(type, namespace, name, next, current, options.dryRun ?? false, giveBack);
+  }
+
+  /**
+   * Stores `next` over `current`, or removes it when its deletion has no finalizers left; what
+   * was reserved for `next` is given back (`giveBack`) when nothing is written, and what
+   * `current` held and the result no longer holds is freed.
+   */
+  private async write(type: ResourceType, namespace: string | undefined, name: string, next: Obj, current: StoredItem, dryRun: boolean, giveBack?: () => void): Promise<Obj> {
+    const key = storageKey(type, namespace, name);
+    // kube's ShouldDeleteDuringUpdate: no finalizer left and no grace period running (a terminating pod stays for its kubelet).
+    const finishing = next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0 && !(Number(current.object.metadata.deletionGracePeriodSeconds ?? 0) > 0);
+    const unchanged = sameJson({ ...next, metadata: { ...next.metadata, managedFields: undefined } }, { ...current.object, metadata: { ...current.object.metadata, resourceVersion: undefined, managedFields: undefined } })
+      && sameJson(next.metadata.managedFields ?? [], current.object.metadata.managedFields ?? []);
+    const allocations = this.allocationsOf(type);
+    if (dryRun) {
+      giveBack?.();
+      return this.present(type, { ...next, metadata: { ...next.metadata, resourceVersion: String(current.revision) } } as KubeObject);
+    }
+    try {
+      if (finishing) {
+        const deleted = await this.storage.delete(key, { expectedRevision: current.revision });
+        giveBack?.();
+        allocations?.settle(undefined, current.object);
+        for (const hook of this.hooks) hook.afterWrite?.(type, deleted.object, current.object, true);
+        return this.present(type, deleted.object);
+      }
+      // An update that changes nothing is not written (no new resourceVersion, no watch event).
+      if (unchanged) {
+        giveBack?.();
+        return this.present(type, current.object);
+      }
+      await allocations?.commit?.(next);
+      const stored = await this.storage.update(key, next as KubeObject, { expectedRevision: current.revision });
+      allocations?.settle(stored.object, current.object);
+      for (const hook of this.hooks) hook.afterWrite?.(type, stored.object, current.object, false);
+      return this.present(type, stored.object);
+    } catch (e) {
+      giveBack?.();
+      throw this.mapStorageError(e, type, name);
+    }
+  }
+
+  /** A JSON, merge, strategic-merge or apply patch (resource-patch.ts). */
+  patch(type: ResourceType, namespace: string | undefined, name: string, patchType: PatchType, patch: unknown, options: WriteContext & { subresource?: string; force?: boolean } = {}): Promise<Obj> {
+    return patchObject(this, type, namespace, name, patchType, patch, options);
+  }
+
+  /** Deletes an object, or starts its deletion when finalizers or a grace period hold it (resource-delete.ts). */
+  delete(type: ResourceType, namespace: string | undefined, name: string, options: DeleteOptions = {}): Promise<Obj> {
+    return deleteObject(this, type, namespace, name, options);
+  }
+
+  /** The value of a field-selector path on an object, as a string (missing → ""). */
+  fieldValue(object: Obj, field: string): string | undefined {
+    const value = jsonPathFirst(object, `.${field}`);
+    if (value === undefined || value === null) return strategyOf(object)?.fieldDefaults?.[field] ?? '';
+    return String(value);
+  }
+}
