@@ -208,7 +208,7 @@ async function followPools(api: KubeClient, deadline: number): Promise<void> {
 
 export function registerClusterUpgrade(upgrade: Command): void {
   upgrade
-    .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG)')
+    .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG, else ~/.kube/config, else the in-cluster service account)')
     .option('--include-not-recommended', 'also list updates with known risks')
     .option('--to <version>', 'update to this version (one of the available updates)')
     .option('--to-latest', 'update to the newest recommended version')
@@ -244,7 +244,7 @@ Examples:
   upgrade
     .command('channel <name>')
     .description('set the update channel (it must be one the current release is in, unless --allow-explicit-channel)')
-    .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG)')
+    .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG, else ~/.kube/config, else the in-cluster service account)')
     .option('--allow-explicit-channel', 'set a channel the current release does not list')
     .action(async (name: string, _opts: unknown, command: Command) => {
       // --kubeconfig is an option of `adm upgrade` too, which takes it wherever it stands.
