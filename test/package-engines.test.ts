@@ -2,12 +2,14 @@
 // alternative of that range (`^20.19.0 || ^22.13.0 || >=24` is three), its lowest version must
 // satisfy the `engines.node` of every package under node_modules. A dependency that moves on to a
 // newer Node (cookie 2 needs Node 22, and fastify's light-my-request took it) fails here, instead
-// of as an EBADENGINE warning at `npm ci` on a machine with the oldest Node bosun claims.
+// of as an EBADENGINE warning at `npm ci` on a machine with the oldest Node bosun claims. And the
+// cookie 1.x that package.json's `overrides` gives light-my-request still does its job.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import semver from 'semver';
+import Fastify from 'fastify';
 
 interface PackageJson { name?: string; version?: string; engines?: { node?: unknown } }
 
@@ -61,4 +63,15 @@ test('every installed package supports the oldest Node.js of each line bosun dec
     if (excluded.length > 0) outside.push(`${pkg.name}@${pkg.version} (${dir}) needs node "${needs}": not ${excluded.join(', ')}`);
   }
   assert.deepEqual(outside, [], `bosun declares node "${String(declared)}", but:\n${outside.join('\n')}`);
+});
+
+test("light-my-request (fastify's inject) sends cookies with the cookie 1.x it is pinned to", async () => {
+  const app = Fastify();
+  app.get('/', async (request) => ({ cookie: request.headers.cookie }));
+  try {
+    const reply = await app.inject({ method: 'GET', url: '/', cookies: { session: 'a b', theme: 'dark' } });
+    assert.deepEqual(reply.json(), { cookie: 'session=a%20b; theme=dark' });
+  } finally {
+    await app.close();
+  }
 });
