@@ -1,15 +1,16 @@
 // `bosun adm upgrade` against a cluster (modelled on `oc adm upgrade`): with no arguments, the
 // cluster's update state in plain words and its recommended updates; `--to`, `--to-latest`,
-// `--to-image` start an update (with `--wait`, followed to the end with a progress bar: the
-// ClusterVersion, then the machine config pools rolling the release's configs over the nodes);
-// `channel NAME` picks the channel. The pure parts (rendering, choosing a target) are exported
-// for tests.
+// `--to-image` start an update (with `--wait`, followed to the end: the ClusterVersion with a
+// progress bar that never goes back (adm-upgrade-progress.ts), then the machine config pools
+// rolling the release's configs over the nodes); `channel NAME` picks the channel. The pure parts
+// (rendering, choosing a target) are exported for tests.
 import { BosunError } from '../common/errors.js';
 import type { Command } from 'commander';
 import semver from 'semver';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
 import { isConflict, isNotFound, KubeClient } from '../kube/client.js';
 import { resources } from '../kube/resources.js';
+import { UpgradeProgressTracker } from './adm-upgrade-progress.js';
 
 type Obj = Record<string, any>;
 const CV = resources.clusterVersions;
@@ -108,14 +109,6 @@ export function chooseTarget(cv: Obj, req: TargetRequest): { version?: string; i
   throw new UpgradeCommandError(`the update ${version} is not one of the available updates: ${offered.length ? offered.join(', ') : 'none'}`);
 }
 
-/** A one-line progress bar for a Progressing message ("… n of m done (p% complete) …"). */
-export function progressBar(message: string, width = 30): string {
-  const m = /\((\d+)% complete\)/.exec(message);
-  const pct = m ? Number(m[1]) : 0;
-  const filled = Math.round((pct / 100) * width);
-  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(pct).padStart(3)}%  ${message}`;
-}
-
 /** The API client (client-node only loads the kubeconfig and its credentials). */
 function client(kubeconfig?: string): KubeClient {
   return new KubeClient(loadKubeConfig(kubeconfig));
@@ -148,6 +141,7 @@ async function follow(api: KubeClient, image: string, timeoutMs: number): Promis
   const deadline = Date.now() + timeoutMs;
   let last = '';
   const tty = process.stdout.isTTY;
+  const progress = new UpgradeProgressTracker();
   for (;;) {
     const cv = await readCV(api);
     const head = cv.status?.history?.[0];
@@ -161,9 +155,7 @@ async function follow(api: KubeClient, image: string, timeoutMs: number): Promis
     if (accepted?.status === 'False' && (cv.spec?.desiredUpdate?.image ?? image) === image && head?.image !== image) {
       throw new UpgradeCommandError(`the update was not accepted (${accepted.reason}): ${accepted.message}`);
     }
-    const progressing = cond(cv, 'Progressing')?.message ?? 'waiting for the cluster-version operator';
-    const failing = cond(cv, 'Failing');
-    const line = progressBar(progressing) + (failing?.status === 'True' ? `  (failing: ${failing.reason})` : '');
+    const line = progress.observe(cv);
     if (line !== last) {
       if (tty) process.stdout.write(`\r${line.slice(0, (process.stdout.columns ?? 120) - 1).padEnd(Math.min(last.length, (process.stdout.columns ?? 120) - 1))}`);
       else console.log(line);
@@ -208,7 +200,7 @@ async function followPools(api: KubeClient, deadline: number): Promise<void> {
 
 export function registerClusterUpgrade(upgrade: Command): void {
   upgrade
-    .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG)')
+    .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG, else ~/.kube/config, else the in-cluster service account)')
     .option('--include-not-recommended', 'also list updates with known risks')
     .option('--to <version>', 'update to this version (one of the available updates)')
     .option('--to-latest', 'update to the newest recommended version')
@@ -216,7 +208,7 @@ export function registerClusterUpgrade(upgrade: Command): void {
     .option('--allow-not-recommended', 'allow a conditional update whose risks apply or are unknown')
     .option('--allow-explicit-upgrade', 'allow --to-image to name a release the update service does not offer')
     .option('--force', 'let the cluster-version operator take the release despite failed preconditions (recorded as accepted risks)')
-    .option('--wait', 'follow the update with a progress bar until it completes — the ClusterVersion, then every machine config pool\'s nodes — or fails')
+    .option('--wait', 'follow the update until it completes — the ClusterVersion, with a progress bar that never goes back (it shows the furthest the update has got, and says when the operator\'s sync pass is retried), then every machine config pool\'s nodes — or fails')
     .option('--timeout <seconds>', 'with --wait: give up waiting after this long', '1800')
     .addHelpText(
       'after',
@@ -244,7 +236,7 @@ Examples:
   upgrade
     .command('channel <name>')
     .description('set the update channel (it must be one the current release is in, unless --allow-explicit-channel)')
-    .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG)')
+    .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG, else ~/.kube/config, else the in-cluster service account)')
     .option('--allow-explicit-channel', 'set a channel the current release does not list')
     .action(async (name: string, _opts: unknown, command: Command) => {
       // --kubeconfig is an option of `adm upgrade` too, which takes it wherever it stands.

@@ -5,7 +5,8 @@
 import * as k8s from '@kubernetes/client-node';
 import { Agent as HttpsAgent } from 'node:https';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
+import { BosunError } from '../common/errors.js';
 
 type CreateAgent = (cluster: k8s.Cluster | null, options: Record<string, unknown>) => unknown;
 
@@ -30,19 +31,55 @@ export function withConnectionReuse(kc: k8s.KubeConfig): k8s.KubeConfig {
 }
 
 /**
+ * A kubeconfig that cannot be used: `KubeconfigNotFound` (none anywhere a client looks, or a file
+ * named that does not exist) or `KubeconfigNoCurrentCluster`.
+ */
+export class KubeconfigError extends BosunError {
+  constructor(message: string, reason: 'KubeconfigNotFound' | 'KubeconfigNoCurrentCluster' = 'KubeconfigNotFound') {
+    super(reason, message);
+  }
+}
+
+/** How to point at the local cluster (`npm start` writes its kubeconfig to `<data-dir>/kubeconfig`). */
+function localClusterHint(): string {
+  const local = join('.bosun', 'kubeconfig');
+  return existsSync(local)
+    ? `The local cluster's kubeconfig is in this directory: export KUBECONFIG=${local}`
+    : `For the local cluster, use the kubeconfig \`npm start\` prints (in the directory it runs in): export KUBECONFIG=${local}`;
+}
+
+/**
  * Loads a kubeconfig: `path` if given, else $KUBECONFIG or ~/.kube/config, else the in-cluster
  * service account ($KUBERNETES_SERVICE_HOST/PORT, the token and CA under
  * /var/run/secrets/kubernetes.io/serviceaccount — below $BOSUN_IN_CLUSTER_ROOT when set, as the
  * local substrate mounts a pod's secrets). The token file is read again at most once a minute
- * (as client-go does), so rotated bound tokens are picked up.
+ * (as client-go does), so rotated bound tokens are picked up. With none of these, or a named file
+ * missing, it throws KubeconfigError saying where it looked: client-node would fall back to
+ * http://localhost:8080 and fail later with a riddle about TLS.
  */
 export function loadKubeConfig(path?: string): k8s.KubeConfig {
   const kc = new k8s.KubeConfig();
   const home = process.env.HOME ?? process.env.USERPROFILE;
   const defaultFile = home ? join(home, '.kube', 'config') : undefined;
-  if (path) kc.loadFromFile(path);
-  else if (!process.env.KUBECONFIG && !(defaultFile && existsSync(defaultFile)) && process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster(process.env.BOSUN_IN_CLUSTER_ROOT ?? '');
-  else kc.loadFromDefault();
-  if (!kc.getCurrentCluster()) throw new Error(path ? `${path} names no current cluster` : 'no kubeconfig found: set --kubeconfig or KUBECONFIG, or run in a pod with a service account');
+  const fromEnv = (process.env.KUBECONFIG ?? '').split(delimiter).filter(Boolean);
+  if (path) {
+    if (!existsSync(path)) throw new KubeconfigError(`the kubeconfig ${path} does not exist\n${localClusterHint()}`);
+    kc.loadFromFile(path);
+  } else if (fromEnv.length > 0) {
+    const missing = fromEnv.filter((file) => !existsSync(file));
+    if (missing.length > 0) throw new KubeconfigError(`$KUBECONFIG names ${missing.join(', ')}, which ${missing.length === 1 ? 'does' : 'do'} not exist\n${localClusterHint()}`);
+    kc.loadFromDefault();
+  } else if (defaultFile && existsSync(defaultFile)) {
+    kc.loadFromFile(defaultFile);
+  } else if (process.env.KUBERNETES_SERVICE_HOST) {
+    kc.loadFromCluster(process.env.BOSUN_IN_CLUSTER_ROOT ?? '');
+  } else {
+    const looked = ['no --kubeconfig', '$KUBECONFIG is not set', defaultFile ? `${defaultFile} does not exist` : '$HOME is not set', 'and this is not a pod ($KUBERNETES_SERVICE_HOST is not set)'];
+    throw new KubeconfigError(`no kubeconfig found: ${looked.join(', ')}\n${localClusterHint()}`);
+  }
+  if (!kc.getCurrentCluster()) {
+    const source = path ?? (fromEnv.length > 0 ? `$KUBECONFIG (${fromEnv.join(delimiter)})` : defaultFile);
+    throw new KubeconfigError(`${source} names no current cluster: its current-context is not set, or names no cluster`, 'KubeconfigNoCurrentCluster');
+  }
   return withConnectionReuse(kc);
 }

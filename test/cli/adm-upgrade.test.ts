@@ -6,7 +6,8 @@ import { rmSync } from 'node:fs';
 import { bringUp, type LocalCluster } from '../../src/cluster/bring-up.js';
 import { localClusterOptions } from '../helpers/local-cluster.js';
 import { runBosun } from '../helpers/cli.js';
-import { chooseTarget, poolBehind, progressBar, renderUpgradeStatus } from '../../src/cli/adm-upgrade-cluster.js';
+import { chooseTarget, poolBehind, renderUpgradeStatus } from '../../src/cli/adm-upgrade-cluster.js';
+import { progressBar } from '../../src/cli/adm-upgrade-progress.js';
 import { eventually } from '../helpers/eventually.js';
 
 let cluster: LocalCluster;
@@ -82,7 +83,7 @@ test('target choice and rendering are pure', () => {
   const text = renderUpgradeStatus(cv, false);
   assert.match(text, /Upgradeable=False\n\n {2}Reason: X\n {2}Message: operator foo says no/);
   assert.ok(text.indexOf('1.0.3') < text.indexOf('1.0.1'), 'newest first');
-  assert.equal(progressBar('Working towards 1.0.1: 6 of 12 done (50% complete)', 10), '[#####.....]  50%  Working towards 1.0.1: 6 of 12 done (50% complete)');
+  assert.equal(progressBar(50, 'Working towards 1.0.1: 6 of 12 done (50% complete)', 10), '[#####.....]  50%  Working towards 1.0.1: 6 of 12 done (50% complete)');
 });
 
 test('--wait follows the pools after the ClusterVersion: a pool is behind until all its nodes run its config (paused and empty pools are not waited for)', () => {
