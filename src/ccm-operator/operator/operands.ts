@@ -9,7 +9,7 @@
 // (release-payload/manifests/0000_26_cloud-controller-manager-operator_03_rbac_provider.yaml).
 export { rolledOut } from '../../kube/rollout.js';
 import { createHash } from 'node:crypto';
-import type { Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
 
 export const CCM_NAMESPACE = 'openshift-cloud-controller-manager';
 export const CLOUD_CONF = { name: 'cloud-conf', key: 'cloud.conf' };
@@ -36,7 +36,7 @@ export interface OperandSettings {
 
 export const deploymentName = (name: string) => `${name}-cloud-controller-manager`;
 
-export function ccmOperands(s: OperandSettings): { configMap: Obj; deployment: Obj; pdb?: Obj } {
+export function ccmOperands(s: OperandSettings): { configMap: api.ConfigMap; deployment: api.Deployment; pdb?: api.PodDisruptionBudget } {
   const app = deploymentName(s.name);
   const labels = { 'k8s-app': app, [PROVIDER_LABEL]: s.name };
   const command = [
@@ -47,13 +47,13 @@ export function ccmOperands(s: OperandSettings): { configMap: Obj; deployment: O
     ...(s.clusterCidr ? ['--cluster-cidr', s.clusterCidr] : []),
     '--leader-elect',
   ];
-  const configMap = {
+  const configMap: api.ConfigMap = {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: { name: CLOUD_CONF.name, namespace: CCM_NAMESPACE },
     data: { [CLOUD_CONF.key]: s.cloudConfig },
   };
-  const deployment = {
+  const deployment: api.Deployment = {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name: app, namespace: CCM_NAMESPACE, labels },
@@ -91,7 +91,7 @@ export function ccmOperands(s: OperandSettings): { configMap: Obj; deployment: O
       },
     },
   };
-  const pdb = s.singleReplica ? undefined : {
+  const pdb: api.PodDisruptionBudget | undefined = s.singleReplica ? undefined : {
     apiVersion: 'policy/v1',
     kind: 'PodDisruptionBudget',
     metadata: { name: app, namespace: CCM_NAMESPACE },
