@@ -12,7 +12,7 @@
 import type * as api from '../api/index.js';
 import { type Condition, findCondition, rfc3339 } from '../kube/index.js';
 import { canonicalJson, withoutEmpty } from '../cluster/workloads/canonical.js';
-import { type NewCapiCondition, CONDITION, type InfraMachine, type MachinePhase, isDeleting, setCapiCondition } from './api.js';
+import { type CapiCondition, type NewCapiCondition, CONDITION, type InfraMachine, type MachinePhase, isDeleting, setCapiCondition } from './api.js';
 
 export interface MachineObservation {
   machine: api.Machine;
@@ -34,7 +34,8 @@ export interface MachineObservation {
 export type MachineStatus = NonNullable<api.Machine['status']>;
 
 export interface MachineStatusResult {
-  status: MachineStatus;
+  /** Conditions always set. */
+  status: MachineStatus & { conditions: CapiCondition[] };
   /** Reconcile again after this long (a minReadySeconds wait), if anything. */
   recheckAfterMs?: number;
 }
@@ -128,7 +129,7 @@ export function machineStatus(o: MachineObservation): MachineStatusResult {
     }
   }
 
-  const status: MachineStatus = {
+  const status: MachineStatusResult['status'] = {
     ...previous,
     conditions,
     initialization: { ...(previous.initialization ?? {}), bootstrapDataSecretCreated: o.bootstrapReady, infrastructureProvisioned: infraProvisioned },

@@ -36,7 +36,8 @@ export interface OperandSettings {
 
 export const deploymentName = (name: string) => `${name}-cloud-controller-manager`;
 
-export function ccmOperands(s: OperandSettings): { configMap: api.ConfigMap; deployment: api.Deployment; pdb?: api.PodDisruptionBudget } {
+/** The operands, each of its kind's type (and as precise as written, for their readers). */
+export function ccmOperands(s: OperandSettings) {
   const app = deploymentName(s.name);
   const labels = { 'k8s-app': app, [PROVIDER_LABEL]: s.name };
   const command = [
@@ -47,13 +48,13 @@ export function ccmOperands(s: OperandSettings): { configMap: api.ConfigMap; dep
     ...(s.clusterCidr ? ['--cluster-cidr', s.clusterCidr] : []),
     '--leader-elect',
   ];
-  const configMap: api.ConfigMap = {
+  const configMap = {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: { name: CLOUD_CONF.name, namespace: CCM_NAMESPACE },
     data: { [CLOUD_CONF.key]: s.cloudConfig },
-  };
-  const deployment: api.Deployment = {
+  } satisfies api.ConfigMap;
+  const deployment = {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name: app, namespace: CCM_NAMESPACE, labels },
@@ -90,12 +91,12 @@ export function ccmOperands(s: OperandSettings): { configMap: api.ConfigMap; dep
         },
       },
     },
-  };
-  const pdb: api.PodDisruptionBudget | undefined = s.singleReplica ? undefined : {
+  } satisfies api.Deployment;
+  const pdb = s.singleReplica ? undefined : {
     apiVersion: 'policy/v1',
     kind: 'PodDisruptionBudget',
     metadata: { name: app, namespace: CCM_NAMESPACE },
     spec: { minAvailable: 1, unhealthyPodEvictionPolicy: 'AlwaysAllow', selector: { matchLabels: labels } },
-  };
+  } satisfies api.PodDisruptionBudget;
   return { configMap, deployment, pdb };
 }
