@@ -5,16 +5,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { KubeClient, type Obj, loadKubeConfig, resources as R } from '../src/kube/index.js';
+import type * as api from '../src/api/index.js';
+import { KubeClient, loadKubeConfig, resources as R } from '../src/kube/index.js';
 import { cloudConfigFor, platformDecision } from '../src/ccm-operator/operator/platform.js';
 import { operatorStatus } from '../src/ccm-operator/operator/status.js';
 import { ccmOperands, rolledOut } from '../src/ccm-operator/operator/operands.js';
 import { startTestApiServer } from './helpers/apiserver.js';
 
-const infra = (spec: Obj, status: Obj): Obj => ({ apiVersion: 'config.openshift.io/v1', kind: 'Infrastructure', metadata: { name: 'cluster' }, spec, status });
+const infra = (spec: api.Infrastructure['spec'], status: NonNullable<api.Infrastructure['status']>): api.Infrastructure => ({ apiVersion: 'config.openshift.io/v1', kind: 'Infrastructure', metadata: { name: 'cluster' }, spec, status });
 
 /** As OpenShift 4.x clusters report them (openshift/api config/v1 types_infrastructure.go). */
-const OPENSHIFT: Record<string, Obj> = {
+const OPENSHIFT: Record<string, api.Infrastructure> = {
   aws: infra(
     { cloudConfig: { key: 'config', name: 'cloud-provider-config' }, platformSpec: { type: 'AWS', aws: {} } },
     {
@@ -39,7 +40,7 @@ const OPENSHIFT: Record<string, Obj> = {
 };
 
 test('platformDecision: only External "local" asking for an external CCM gets one', () => {
-  const cases: Array<[string, Obj | undefined, RegExp | { provider: string }]> = [
+  const cases: Array<[string, api.Infrastructure | undefined, RegExp | { provider: string }]> = [
     ['no Infrastructure', undefined, /^$/],
     ['AWS', OPENSHIFT.aws, /^platform AWS has no cloud controller manager in bosun .*; no cloud controller manager is deployed$/],
     ['None', OPENSHIFT.none, /^platform None has no cloud controller manager/],
@@ -47,7 +48,7 @@ test('platformDecision: only External "local" asking for an external CCM gets on
     ['External local', OPENSHIFT.local, { provider: 'local' }],
     ['External local, CCM state None', { ...OPENSHIFT.local, status: { platformStatus: { type: 'External', external: { cloudControllerManager: { state: 'None' } } } } }, /does not ask for an external cloud controller manager \(.*state is "None", not "External"\)/],
     ['External local, no CCM state', { ...OPENSHIFT.local, status: { platformStatus: { type: 'External' } } }, /state is unset/],
-    ['only the deprecated status.platform', { status: { platform: 'AWS' } }, /^platform AWS /],
+    ['only the deprecated status.platform', { status: { platform: 'AWS' } } as api.Infrastructure, /^platform AWS /],
   ];
   for (const [name, object, want] of cases) {
     const got = platformDecision(object);
@@ -59,7 +60,7 @@ test('platformDecision: only External "local" asking for an external CCM gets on
 });
 
 test('cloudConfigFor: openshift-config-managed/kube-cloud-config first, else the ConfigMap spec.cloudConfig names', () => {
-  const maps = (entries: Record<string, Obj>) => (ns: string, name: string) => entries[`${ns}/${name}`];
+  const maps = (entries: Record<string, { data: Record<string, string> }>) => (ns: string, name: string) => entries[`${ns}/${name}`] as api.ConfigMap | undefined;
   const local = OPENSHIFT.local;
   assert.deepEqual(cloudConfigFor(local, maps({ 'openshift-config/cloud-provider-config': { data: { config: 'url = u' } } })), { text: 'url = u', from: 'ConfigMap openshift-config/cloud-provider-config key config' });
   assert.deepEqual(
@@ -74,8 +75,8 @@ test('cloudConfigFor: openshift-config-managed/kube-cloud-config first, else the
 
 test('operatorStatus: the version only once the Deployment rolled out; what was reported stays meanwhile', () => {
   const deploy = { deploy: true as const, provider: 'local', name: 'local' };
-  const d = (generation: number, s: Obj) => ({ metadata: { namespace: 'openshift-cloud-controller-manager', name: 'local-cloud-controller-manager', generation }, spec: { replicas: 2 }, status: s });
-  const old = { status: { versions: [{ name: 'operator', version: '1.0.0' }] } };
+  const d = (generation: number, s: NonNullable<api.Deployment['status']>) => ({ metadata: { namespace: 'openshift-cloud-controller-manager', name: 'local-cloud-controller-manager', generation }, spec: { replicas: 2 }, status: s }) as api.Deployment;
+  const old = { status: { versions: [{ name: 'operator', version: '1.0.0' }] } } as api.ClusterOperator;
   const full = { observedGeneration: 3, replicas: 2, updatedReplicas: 2, availableReplicas: 2 };
   const cases: Array<[string, Parameters<typeof operatorStatus>[0], Record<string, string>, string | undefined]> = [
     ['rolled out', { version: '1.0.1', decision: deploy, deployment: d(3, full), current: old }, { Available: 'True', Progressing: 'False', Degraded: 'False', Upgradeable: 'True' }, '1.0.1'],
@@ -85,7 +86,7 @@ test('operatorStatus: the version only once the Deployment rolled out; what was 
     ['stalled', { version: '1.0.1', decision: deploy, deployment: d(3, { observedGeneration: 3, replicas: 2, updatedReplicas: 1, availableReplicas: 1, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'ReplicaSet "x" has timed out progressing.' }] }), current: old }, { Available: 'True', Degraded: 'True' }, '1.0.0'],
     ['no CCM for the platform', { version: '1.0.1', decision: { deploy: false, message: 'platform None …' }, current: old }, { Available: 'True', Progressing: 'False', Degraded: 'False' }, '1.0.1'],
     ['no platform yet', { version: '1.0.1' }, { Available: 'False', Progressing: 'True' }, undefined],
-    ['images of the last release', { version: '1.0.1', decision: deploy, waiting: 'images of 1.0.0', current: { status: { ...old.status, conditions: [{ type: 'Available', status: 'True' }] } } }, { Available: 'True', Progressing: 'True', Degraded: 'False' }, '1.0.0'],
+    ['images of the last release', { version: '1.0.1', decision: deploy, waiting: 'images of 1.0.0', current: { status: { ...old.status, conditions: [{ type: 'Available', status: 'True' }] } } as api.ClusterOperator }, { Available: 'True', Progressing: 'True', Degraded: 'False' }, '1.0.0'],
     ['failing', { version: '1.0.1', decision: deploy, failure: { reason: 'CloudConfigMissing', message: 'no config' }, current: old }, { Available: 'False', Degraded: 'True', Upgradeable: 'False' }, '1.0.0'],
   ];
   for (const [name, input, conditions, version] of cases) {

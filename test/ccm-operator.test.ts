@@ -86,7 +86,7 @@ test('no platform yet: not Available, waiting; platform None: Available, no CCM 
   assert.equal(cond(none, 'Available').status, 'True');
   assert.match(cond(none, 'Available').message, /platform None has no cloud controller manager in bosun .*; no cloud controller manager is deployed/);
   for (const [type, status] of [['Progressing', 'False'], ['Degraded', 'False'], ['Upgradeable', 'True']]) assert.equal(cond(none, type).status, status, type);
-  assert.deepEqual(none.status.versions, [{ name: 'operator', version: '1.0.0' }]);
+  assert.deepEqual(none.status!.versions, [{ name: 'operator', version: '1.0.0' }]);
   assert.deepEqual((await admin.list(R.deployments, CCM_NAMESPACE)).items, []);
   assert.equal(await admin.read(R.configMaps, 'cloud-conf', CCM_NAMESPACE), undefined);
 });
@@ -108,31 +108,31 @@ test('External "local": cloud config missing → Degraded; then the CCM deployed
     const o = await co();
     return cond(o, 'Degraded')?.reason === 'CloudConfigMissing' ? o : undefined;
   }, 10_000);
-  assert.equal(fresh.status.versions, undefined);
+  assert.equal(fresh.status!.versions, undefined);
 
   const cloudConf = 'url = http://127.0.0.1:8082\n';
   await admin.create(R.configMaps, { metadata: { name: 'cloud-provider-config', namespace: 'openshift-config' }, data: { config: cloudConf } });
   const d = await eventually('the CCM Deployment', deployment, 10_000);
   const labels = { 'k8s-app': 'local-cloud-controller-manager', 'infrastructure.openshift.io/cloud-controller-manager': 'local' };
-  assert.deepEqual(d.spec.selector.matchLabels, labels);
-  assert.equal(d.spec.replicas, 2);
-  const pod = d.spec.template.spec;
-  assert.deepEqual(pod.nodeSelector, { 'node-role.kubernetes.io/master': '' });
-  assert.equal(pod.serviceAccountName, 'cloud-controller-manager');
+  assert.deepEqual(d.spec!.selector.matchLabels, labels);
+  assert.equal(d.spec!.replicas, 2);
+  const pod = d.spec!.template.spec;
+  assert.deepEqual(pod!.nodeSelector, { 'node-role.kubernetes.io/master': '' });
+  assert.equal(pod!.serviceAccountName, 'cloud-controller-manager');
   for (const key of ['node.cloudprovider.kubernetes.io/uninitialized', 'node.kubernetes.io/not-ready', 'node-role.kubernetes.io/master']) {
-    assert.ok(pod.tolerations.some((t: Obj) => t.key === key && t.operator === 'Exists' && t.effect === 'NoSchedule'), `tolerates ${key}`);
+    assert.ok(pod!.tolerations!.some((t: Obj) => t.key === key && t.operator === 'Exists' && t.effect === 'NoSchedule'), `tolerates ${key}`);
   }
-  const [container] = pod.containers;
+  const [container] = pod!.containers;
   assert.equal(container.image, 'bosun.local/cloud-controller-manager:1.0.0');
   assert.deepEqual(container.command, [
     'bosun', 'cloud-controller-manager', '--cloud-provider', 'local', '--cloud-config', '/etc/cloud-controller-manager/config/cloud.conf', '--cluster-name', 'bosun-test', '--leader-elect',
   ]);
   assert.deepEqual(container.volumeMounts, [{ name: 'cloud-config', mountPath: '/etc/cloud-controller-manager/config', readOnly: true }]);
-  assert.deepEqual(pod.volumes, [{ name: 'cloud-config', configMap: { name: 'cloud-conf', items: [{ key: 'cloud.conf', path: 'cloud.conf' }] } }]);
+  assert.deepEqual(pod!.volumes, [{ name: 'cloud-config', configMap: { name: 'cloud-conf', items: [{ key: 'cloud.conf', path: 'cloud.conf' }] } }]);
   assert.deepEqual((await admin.get(R.configMaps, 'cloud-conf', CCM_NAMESPACE)).data, { 'cloud.conf': cloudConf });
   const pdb = await admin.get(R.podDisruptionBudgets, 'local-cloud-controller-manager', CCM_NAMESPACE);
-  assert.equal(pdb.spec.minAvailable, 1);
-  assert.deepEqual(pdb.spec.selector.matchLabels, labels);
+  assert.equal(pdb.spec!.minAvailable, 1);
+  assert.deepEqual(pdb.spec!.selector!.matchLabels, labels);
 
   // Not rolled out: Progressing, no version, not Available while no replica is.
   const progressing = await eventually('Progressing towards 1.0.0', async () => {
@@ -141,7 +141,7 @@ test('External "local": cloud config missing → Degraded; then the CCM deployed
   }, 10_000);
   assert.equal(cond(progressing, 'Available').status, 'False');
   assert.equal(cond(progressing, 'Available').reason, 'DeploymentUnavailable');
-  assert.equal(progressing.status.versions, undefined, 'no version before the rollout');
+  assert.equal(progressing.status!.versions, undefined, 'no version before the rollout');
 
   // One replica available: Available, still Progressing, still no version.
   const setStatus = async (s: Obj) => {
@@ -155,7 +155,7 @@ test('External "local": cloud config missing → Degraded; then the CCM deployed
   }, 10_000);
   assert.equal(cond(partly, 'Progressing').status, 'True');
   assert.match(cond(partly, 'Progressing').message, /2 of 2 updated, 1 available/);
-  assert.equal(partly.status.versions, undefined);
+  assert.equal(partly.status!.versions, undefined);
 
   await setStatus({ replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 });
   const done = await eventually('version 1.0.0 reported', async () => {
@@ -169,24 +169,24 @@ test('External "local": cloud config missing → Degraded; then the CCM deployed
   const before = await deployment();
   version = '1.0.1';
   const images = await admin.get(R.configMaps, 'cloud-controller-manager-images', OPERATOR_NAMESPACE);
-  await admin.mergePatch(R.configMaps, images.metadata.name, OPERATOR_NAMESPACE, { data: { 'images.json': images.data['images.json'].replaceAll('1.0.0', '1.0.1') } });
+  await admin.mergePatch(R.configMaps, images.metadata.name, OPERATOR_NAMESPACE, { data: { 'images.json': images.data!['images.json'].replaceAll('1.0.0', '1.0.1') } });
   const updated = await eventually('the new image', async () => {
     const live = await deployment();
-    return live?.spec.template.spec.containers[0].image === 'bosun.local/cloud-controller-manager:1.0.1' ? live : undefined;
+    return live?.spec!.template.spec!.containers[0].image === 'bosun.local/cloud-controller-manager:1.0.1' ? live : undefined;
   }, 10_000);
-  assert.ok(updated.metadata.generation > before!.metadata.generation);
+  assert.ok(updated.metadata.generation! > before!.metadata.generation!);
   const moving = await eventually('Progressing towards 1.0.1', async () => {
     const o = await co();
     return /towards operator: 1\.0\.1/.test(cond(o, 'Progressing')?.message ?? '') ? o : undefined;
   }, 10_000);
-  assert.deepEqual(moving.status.versions, [{ name: 'operator', version: '1.0.0' }], 'the old version until the rollout');
+  assert.deepEqual(moving.status!.versions, [{ name: 'operator', version: '1.0.0' }], 'the old version until the rollout');
   await setStatus({ replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 });
   await eventually('version 1.0.1 reported', async () => (await co())?.status?.versions?.[0]?.version === '1.0.1', 10_000);
 
   // A changed cloud config reaches cloud-conf and rolls the pods (the template's config hash).
   const hash = (o: Obj | undefined) => o?.spec.template.metadata.annotations['operator.openshift.io/config-hash'];
   await admin.mergePatch(R.configMaps, 'cloud-provider-config', 'openshift-config', { data: { config: 'url = http://127.0.0.1:8083\n' } });
-  await eventually('cloud-conf follows', async () => (await admin.get(R.configMaps, 'cloud-conf', CCM_NAMESPACE)).data['cloud.conf'] === 'url = http://127.0.0.1:8083\n', 10_000);
+  await eventually('cloud-conf follows', async () => (await admin.get(R.configMaps, 'cloud-conf', CCM_NAMESPACE)).data!['cloud.conf'] === 'url = http://127.0.0.1:8083\n', 10_000);
   await eventually('the pods roll', async () => hash(await deployment()) !== hash(updated), 10_000);
 });
 
@@ -202,15 +202,15 @@ test('run outside its Deployment (followDeployment), the operator takes its vers
 
   // The CVO applies 1.0.2: the operator's Deployment and the images it names.
   const own = await admin.get(R.deployments, 'cluster-cloud-controller-manager-operator', OPERATOR_NAMESPACE);
-  assert.deepEqual(own.spec.template.spec.containers[0].env, [{ name: 'RELEASE_VERSION', value: '1.0.0' }], 'the payload\'s Deployment, rendered for 1.0.0');
-  const containers = own.spec.template.spec.containers.map((c: Obj) => ({ ...c, env: [{ name: 'RELEASE_VERSION', value: '1.0.2' }] }));
+  assert.deepEqual(own.spec!.template.spec!.containers[0].env, [{ name: 'RELEASE_VERSION', value: '1.0.0' }], 'the payload\'s Deployment, rendered for 1.0.0');
+  const containers = own.spec!.template.spec!.containers.map((c: Obj) => ({ ...c, env: [{ name: 'RELEASE_VERSION', value: '1.0.2' }] }));
   await admin.mergePatch(R.deployments, own.metadata.name, OPERATOR_NAMESPACE, { spec: { template: { spec: { containers } } } });
   const images = await admin.get(R.configMaps, 'cloud-controller-manager-images', OPERATOR_NAMESPACE);
-  await admin.mergePatch(R.configMaps, images.metadata.name, OPERATOR_NAMESPACE, { data: { 'images.json': images.data['images.json'].replaceAll('1.0.1', '1.0.2') } });
+  await admin.mergePatch(R.configMaps, images.metadata.name, OPERATOR_NAMESPACE, { data: { 'images.json': images.data!['images.json'].replaceAll('1.0.1', '1.0.2') } });
   await eventually('Progressing towards 1.0.2', async () => /towards operator: 1\.0\.2/.test(cond(await co(), 'Progressing')?.message ?? ''), 20_000);
   const live = await eventually('the 1.0.2 image', async () => {
     const d = await deployment();
-    return d?.spec.template.spec.containers[0].image === 'bosun.local/cloud-controller-manager:1.0.2' ? d : undefined;
+    return d?.spec!.template.spec!.containers[0].image === 'bosun.local/cloud-controller-manager:1.0.2' ? d : undefined;
   }, 10_000);
   await admin.mergePatch(R.deployments, live.metadata.name, CCM_NAMESPACE, { status: { observedGeneration: live.metadata.generation, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 } }, 'status');
   await eventually('version 1.0.2 reported', async () => (await co())?.status?.versions?.[0]?.version === '1.0.2', 10_000);

@@ -84,12 +84,12 @@ test("every CCM controller works with exactly the payload's CCM role and gets 40
     // cloud-node
     const node = await eventually('rbac-live initialised', async () => {
       const n = await admin.get(NODES, 'rbac-live');
-      return n.spec.providerID && !(n.spec.taints ?? []).length ? n : undefined;
+      return n.spec!.providerID && !(n.spec!.taints ?? []).length ? n : undefined;
     });
-    assert.equal(node.spec.providerID, `local://${live.id}`);
+    assert.equal(node.spec!.providerID, `local://${live.id}`);
     // route (nodes/status patch)
     await eventually('NetworkUnavailable=False', async () =>
-      (await admin.get(NODES, 'rbac-live')).status.conditions.some((c: Obj) => c.type === 'NetworkUnavailable' && c.status === 'False' && c.reason === 'RouteCreated'));
+      (await admin.get(NODES, 'rbac-live')).status!.conditions!.some((c: Obj) => c.type === 'NetworkUnavailable' && c.status === 'False' && c.reason === 'RouteCreated'));
     // service (services patch for the finalizer, services/status patch for the address)
     const svc = await eventually('ingress', async () => {
       const s = await admin.get(SERVICES, 'lb', 'default');

@@ -4,7 +4,7 @@
 // source-range check.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Obj } from '../src/kube/index.js';
+import type * as api from '../src/api/index.js';
 import { initCloudProvider, parseCloudConfig } from '../src/ccm-operator/cloud-provider.js';
 import { selectCcmControllers } from '../src/ccm-operator/ccm.js';
 import { balancerName, balancerPorts, cloudUrlFromConfig, instanceIdOf, sourceRanges } from '../src/ccm-operator/local-provider.js';
@@ -62,7 +62,7 @@ test('node labels from instance metadata: GA and beta names, additional labels',
 });
 
 test('balancers from Services: stable names, ports to NodePorts, source ranges, which Services and nodes', () => {
-  const svc = (spec: Obj, annotations: Obj = {}): Obj => ({ metadata: { name: 'web', namespace: 'default', annotations }, spec: { type: 'LoadBalancer', ...spec } });
+  const svc = (spec: api.Service['spec'], annotations: Record<string, string> = {}): api.Service => ({ metadata: { name: 'web', namespace: 'default', annotations }, spec: { type: 'LoadBalancer', ...spec } });
   assert.equal(balancerName('c1', svc({})), balancerName('c1', svc({ ports: [] })), 'the name depends on cluster/namespace/name only');
   assert.notEqual(balancerName('c1', svc({})), balancerName('c2', svc({})));
   assert.match(balancerName('kubernetes', svc({})), /^kubernetes-lb-[0-9a-f]{16}$/);
@@ -77,8 +77,8 @@ test('balancers from Services: stable names, ports to NodePorts, source ranges, 
   assert.equal(wantsLoadBalancer(svc({ type: 'NodePort' })), false);
 
   const ready = [{ type: 'Ready', status: 'True' }];
-  const node = (extra: Obj = {}, conditions: Obj[] = ready): Obj => ({ metadata: { name: 'n', labels: {}, ...extra.metadata }, spec: { providerID: 'local://i-1', ...extra.spec }, status: { conditions } });
-  const nodes: Array<[string, Obj, boolean]> = [
+  const node = (extra: { metadata?: Partial<api.Node['metadata']>; spec?: api.Node['spec'] } = {}, conditions: { type: string; status: string }[] = ready): api.Node => ({ metadata: { name: 'n', labels: {}, ...extra.metadata }, spec: { providerID: 'local://i-1', ...extra.spec }, status: { conditions } });
+  const nodes: Array<[string, api.Node, boolean]> = [
     ['ready, initialised', node(), true],
     ['not ready', node({}, [{ type: 'Ready', status: 'False' }]), false],
     ['no providerID yet', node({ spec: { providerID: '' } }), false],
@@ -89,7 +89,7 @@ test('balancers from Services: stable names, ports to NodePorts, source ranges, 
 });
 
 test('route plan: a route per (node, podCIDR); stale ones inside the cluster CIDR removed', () => {
-  const node = (name: string, cidrs: string[]): Obj => ({ metadata: { name, uid: `uid-${name}` }, spec: { podCIDRs: cidrs } });
+  const node = (name: string, cidrs: string[]): api.Node => ({ metadata: { name, uid: `uid-${name}` }, spec: { podCIDRs: cidrs } });
   const plan = planRoutes(
     [node('a', ['127.1.1.0/24']), node('b', ['127.1.2.0/24', '127.1.3.0/24']), node('c', [])],
     [

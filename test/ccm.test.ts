@@ -114,21 +114,21 @@ test('uninitialised nodes get providerID, labels and addresses from their instan
   for (const instance of instances) {
     const node = await eventually(`${instance.name} initialised`, async () => {
       const n = await client.get(NODES, instance.name);
-      return (n.spec.taints ?? []).some((t: Obj) => t.key === UNINITIALIZED_TAINT) ? undefined : n;
+      return (n.spec!.taints ?? []).some((t: Obj) => t.key === UNINITIALIZED_TAINT) ? undefined : n;
     }, 10_000);
-    assert.equal(node.spec.providerID, `local://${instance.id}`);
+    assert.equal(node.spec!.providerID, `local://${instance.id}`);
     const labels = node.metadata.labels;
     assert.deepEqual(
-      [labels['node.kubernetes.io/instance-type'], labels['topology.kubernetes.io/zone'], labels['topology.kubernetes.io/region'], labels['failure-domain.beta.kubernetes.io/zone'], labels['beta.kubernetes.io/instance-type']],
+      [labels!['node.kubernetes.io/instance-type'], labels!['topology.kubernetes.io/zone'], labels!['topology.kubernetes.io/region'], labels!['failure-domain.beta.kubernetes.io/zone'], labels!['beta.kubernetes.io/instance-type']],
       [instance.type, instance.zone, instance.region, instance.zone, instance.type],
     );
-    assert.deepEqual(node.status.addresses, [{ type: 'InternalIP', address: instance.privateIp }, { type: 'Hostname', address: instance.name }]);
+    assert.deepEqual(node.status!.addresses, [{ type: 'InternalIP', address: instance.privateIp }, { type: 'Hostname', address: instance.name }]);
     await eventually(`Synced event on ${instance.name}`, async () => (await eventReasons(instance.name)).includes('Synced'));
   }
   // Addresses follow the cloud: a wrong one is put back on the next periodic sync.
   const a = instances[0];
   await client.mergePatch(NODES, a.name, undefined, { status: { addresses: [{ type: 'InternalIP', address: '10.9.9.9' }] } }, 'status');
-  await eventually('addresses restored', async () => (await client.get(NODES, a.name)).status.addresses[0].address === a.privateIp, 10_000);
+  await eventually('addresses restored', async () => (await client.get(NODES, a.name)).status!.addresses![0].address === a.privateIp, 10_000);
 });
 
 test('a route per podCIDR and NetworkUnavailable=False (RouteCreated); stale routes in the cluster CIDR go', async () => {
@@ -141,7 +141,7 @@ test('a route per podCIDR and NetworkUnavailable=False (RouteCreated); stale rou
   }, 10_000);
   for (const instance of instances) {
     await eventually(`NetworkUnavailable=False on ${instance.name}`, async () => {
-      const c = (await client.get(NODES, instance.name)).status.conditions.find((x: Obj) => x.type === 'NetworkUnavailable');
+      const c = (await client.get(NODES, instance.name)).status!.conditions!.find((x: Obj) => x.type === 'NetworkUnavailable');
       return c?.status === 'False' && c.reason === 'RouteCreated';
     });
   }
@@ -154,16 +154,16 @@ test('a LoadBalancer Service: finalizer, ingress IP, real TCP through the VIP sp
     metadata: { name: 'web', namespace: 'default' },
     spec: { type: 'LoadBalancer', selector: { app: 'web' }, ports: [{ name: 'http', port: 18080, targetPort: 8080 }] },
   });
-  const nodePort = created.spec.ports[0].nodePort as number;
+  const nodePort = created.spec!.ports![0].nodePort as number;
   for (const i of instances) await serveNodePort(i.name, i.privateIp, nodePort);
 
   const svc = await eventually('ingress IP', async () => {
     const s = await client.get(SERVICES, 'web', 'default');
     return s.status?.loadBalancer?.ingress?.[0]?.ip ? s : undefined;
   }, 15_000);
-  const vip = svc.status.loadBalancer.ingress[0].ip as string;
+  const vip = svc.status!.loadBalancer!.ingress![0].ip as string;
   assert.match(vip, /^127\.0\.200\.\d+$/);
-  assert.ok(svc.metadata.finalizers.includes(LB_CLEANUP_FINALIZER));
+  assert.ok(svc.metadata.finalizers!.includes(LB_CLEANUP_FINALIZER));
   const [lb] = await balancers();
   assert.equal(lb.name, balancerName(CLUSTER, svc));
   assert.deepEqual(lb.ports, [{ name: 'http', protocol: 'TCP', port: 18080, targetPort: nodePort }]);
@@ -194,10 +194,10 @@ test('a LoadBalancer Service: finalizer, ingress IP, real TCP through the VIP sp
 
   // Ports: a second port is served, the address and status stay.
   await client.mergePatch(SERVICES, 'web', 'default', { spec: { ports: [{ name: 'http', port: 18080, targetPort: 8080, nodePort }, { name: 'alt', port: 18081, targetPort: 8080 }] } });
-  const altNodePort = (await client.get(SERVICES, 'web', 'default')).spec.ports[1].nodePort as number;
+  const altNodePort = (await client.get(SERVICES, 'web', 'default')).spec!.ports![1].nodePort as number;
   for (const i of instances.slice(0, 2)) await serveNodePort(`${i.name}-alt`, i.privateIp, altNodePort);
   await eventually('the second port through the VIP', async () => /-alt$/.test(await httpGet(vip, 18081)), 10_000);
-  assert.equal((await client.get(SERVICES, 'web', 'default')).status.loadBalancer.ingress[0].ip, vip, 'the address survives a port change');
+  assert.equal((await client.get(SERVICES, 'web', 'default')).status!.loadBalancer!.ingress![0].ip, vip, 'the address survives a port change');
 
   // Source ranges: a client outside them is refused.
   await client.mergePatch(SERVICES, 'web', 'default', { spec: { loadBalancerSourceRanges: ['10.0.0.0/8'] } });
@@ -223,7 +223,7 @@ test('a Service the cloud cannot serve: finalizer first, SyncLoadBalancerFailed,
   assert.match(events[0].message, /^Error syncing load balancer: .*protocol UDP is not supported by the local cloud/);
   assert.equal(events[0].type, 'Warning');
   const s = await client.get(SERVICES, 'dns', 'default');
-  assert.ok(s.metadata.finalizers.includes(LB_CLEANUP_FINALIZER), 'the finalizer is there before the cloud is asked');
+  assert.ok(s.metadata.finalizers!.includes(LB_CLEANUP_FINALIZER), 'the finalizer is there before the cloud is asked');
   assert.deepEqual(s.status?.loadBalancer ?? {}, {});
   assert.deepEqual(await balancers(), []);
   // Said on the Service as Kubernetes says it (KEP-1435's condition), not only in an Event.
@@ -241,12 +241,12 @@ test('TCP and UDP ports on one Service: the TCP port is balanced, the UDP port r
     const live = await client.get(SERVICES, 'mixed', 'default');
     return live.status?.loadBalancer?.ingress?.[0]?.ip ? live : undefined;
   }, 10_000);
-  assert.deepEqual(s.status.loadBalancer.ingress[0].ports, [{ port: 18095, protocol: 'TCP' }, { port: 18096, protocol: 'UDP', error: 'local.bosun.io/ProtocolNotSupported' }]);
+  assert.deepEqual(s.status!.loadBalancer!.ingress![0].ports, [{ port: 18095, protocol: 'TCP' }, { port: 18096, protocol: 'UDP', error: 'local.bosun.io/ProtocolNotSupported' }]);
   const [lb] = (await cloud.client.listLoadBalancers()).filter((b) => b.name === balancerName(CLUSTER, s));
   assert.deepEqual(lb.ports.map((p) => `${p.port}/${p.protocol}`), ['18095/TCP']);
-  const cond = s.status.conditions.find((c: Obj) => c.type === 'LoadBalancerPortsError');
-  assert.equal(cond.status, 'True');
-  assert.match(cond.message, /does not serve port 18096\/UDP \(local.bosun.io\/ProtocolNotSupported\)/);
+  const cond = s.status!.conditions!.find((c: Obj) => c.type === 'LoadBalancerPortsError');
+  assert.equal(cond!.status, 'True');
+  assert.match(cond!.message, /does not serve port 18096\/UDP \(local.bosun.io\/ProtocolNotSupported\)/);
 
   // Without the UDP port: the condition turns False and the per-port status goes.
   await client.mergePatch(SERVICES, 'mixed', 'default', { spec: { ports: [{ name: 'tcp', port: 18095, protocol: 'TCP' }] } });
@@ -254,7 +254,7 @@ test('TCP and UDP ports on one Service: the TCP port is balanced, the UDP port r
     const live = await client.get(SERVICES, 'mixed', 'default');
     return live.status?.conditions?.find((c: Obj) => c.type === 'LoadBalancerPortsError')?.status === 'False' ? live : undefined;
   }, 10_000);
-  assert.equal(fixed.status.loadBalancer.ingress[0].ports, undefined);
+  assert.equal(fixed.status!.loadBalancer!.ingress![0].ports, undefined);
   await client.delete(SERVICES, 'mixed', 'default');
   await eventually('mixed gone', async () => (await client.read(SERVICES, 'mixed', 'default')) === undefined, 10_000);
 });
@@ -287,7 +287,7 @@ test('a spec.loadBalancerIP is honoured', async () => {
 
 test('balancers are the cloud\'s: traffic flows with no CCM running, and a new CCM keeps the address', async () => {
   await client.create(SERVICES, { metadata: { name: 'steady', namespace: 'default' }, spec: { type: 'LoadBalancer', ports: [{ port: 18095 }] } });
-  const nodePort = (await client.get(SERVICES, 'steady', 'default')).spec.ports[0].nodePort as number;
+  const nodePort = (await client.get(SERVICES, 'steady', 'default')).spec!.ports![0].nodePort as number;
   await serveNodePort('steady-a', instances[0].privateIp, nodePort);
   const vip = await eventually('steady ingress', async () => (await client.get(SERVICES, 'steady', 'default')).status?.loadBalancer?.ingress?.[0]?.ip as string | undefined, 10_000);
   await eventually('steady serves', async () => (await httpGet(vip, 18095)) === 'steady-a', 10_000);
@@ -298,7 +298,7 @@ test('balancers are the cloud\'s: traffic flows with no CCM running, and a new C
   await startCcm();
   await eventually('the new CCM has synced the Service', async () => (await eventReasons('steady')).filter((r) => r === 'EnsuredLoadBalancer').length >= 2, 10_000);
   assert.deepEqual((await balancers()).map((b) => [b.name, b.address, b.createdAt]), before.map((b) => [b.name, b.address, b.createdAt]));
-  assert.equal((await client.get(SERVICES, 'steady', 'default')).status.loadBalancer.ingress[0].ip, vip);
+  assert.equal((await client.get(SERVICES, 'steady', 'default')).status!.loadBalancer!.ingress![0].ip, vip);
   assert.equal(await httpGet(vip, 18095), 'steady-a');
   await client.delete(SERVICES, 'steady', 'default');
   await eventually('steady gone', async () => (await client.read(SERVICES, 'steady', 'default')) === undefined && (await balancers()).length === 0, 10_000);
@@ -308,7 +308,7 @@ test('a NotReady node whose instance is stopped is tainted shutdown; once termin
   const victim = instances[1];
   await setReady(victim.name, 'False');
   await cloud.client.operate('stop', victim.id);
-  await eventually('shutdown taint', async () => ((await client.get(NODES, victim.name)).spec.taints ?? []).some((t: Obj) => t.key === 'node.cloudprovider.kubernetes.io/shutdown'), 15_000);
+  await eventually('shutdown taint', async () => ((await client.get(NODES, victim.name)).spec!.taints ?? []).some((t: Obj) => t.key === 'node.cloudprovider.kubernetes.io/shutdown'), 15_000);
   await cloud.client.operate('terminate', victim.id);
   await eventually(`${victim.name} deleted`, async () => (await client.read(NODES, victim.name)) === undefined, 15_000);
   assert.ok((await eventReasons(victim.name)).includes('DeletingNode'));

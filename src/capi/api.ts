@@ -2,7 +2,9 @@
 // provider that the controllers, the CRDs and the tests share: labels, annotations, finalizers,
 // condition types and reasons, phases, and small readers over the objects. The names are Cluster
 // API's own (api/core/v1beta2), so its users' YAML and habits carry over.
-import { type Obj, findCondition, resources } from '../kube/index.js';
+import type * as api from '../api/index.js';
+import type { MetaLabelSelector } from '../common/label-selectors.js';
+import { type Condition, findCondition, resources, setCondition } from '../kube/index.js';
 
 export const GROUP = 'cluster.x-k8s.io';
 export const INFRA_GROUP = 'infrastructure.cluster.x-k8s.io';
@@ -74,14 +76,69 @@ export const CONDITION = {
 
 export type MachinePhase = 'Pending' | 'Provisioning' | 'Provisioned' | 'Running' | 'Deleting' | 'Failed';
 
+/** A condition as Cluster API's v1beta2 kinds carry it (metav1.Condition: reason and message required). */
+export type CapiCondition = NonNullable<NonNullable<api.Machine['status']>['conditions']>[number];
+
+/** A condition to set: setCapiCondition gives it its transition time. */
+export type NewCapiCondition = Omit<CapiCondition, 'lastTransitionTime'>;
+
+/**
+ * `setCondition` for the conditions of a Cluster API kind: the update is a whole CapiCondition, and
+ * setCondition keeps its fields and always sets lastTransitionTime, so the result is one too.
+ */
+export function setCapiCondition(conditions: readonly CapiCondition[] | undefined, update: NewCapiCondition, now: Date): CapiCondition[] {
+  return setCondition(conditions, update, now) as CapiCondition[];
+}
+
+/**
+ * The generated CRD types give string maps (labels, annotations, matchLabels) `string | undefined`
+ * values; JSON never holds undefined, so such a map is a Record<string, string>.
+ */
+export const stringMap = (map: { [key: string]: string | undefined } | undefined): Record<string, string> | undefined => map as Record<string, string> | undefined;
+
+/** A Cluster API selector (metav1.LabelSelector in the CRDs) as common/label-selectors reads it. */
+export const metaSelector = (selector: api.MachineSet['spec']['selector']): MetaLabelSelector => selector as MetaLabelSelector;
+
+/** Anything with status conditions. */
+interface WithConditions {
+  status?: { conditions?: readonly Condition[] };
+}
+
 /** The machine's condition of a type, if any. */
-export const machineCondition = (machine: Obj, type: string) => findCondition(machine.status?.conditions, type);
-export const conditionIs = (object: Obj, type: string, status: string) => findCondition(object.status?.conditions, type)?.status === status;
-export const isDeleting = (object: Obj) => Boolean(object.metadata?.deletionTimestamp);
-export const isControlPlane = (machine: Obj) => machine.metadata?.labels?.[LABEL.controlPlane] !== undefined;
+export const machineCondition = (machine: api.Machine, type: string) => findCondition(machine.status?.conditions, type);
+export const conditionIs = (object: WithConditions, type: string, status: string) => findCondition(object.status?.conditions, type)?.status === status;
+export const isDeleting = (object: { metadata?: { deletionTimestamp?: string } }) => Boolean(object.metadata?.deletionTimestamp);
+export const isControlPlane = (machine: api.Machine) => machine.metadata?.labels?.[LABEL.controlPlane] !== undefined;
 
 /** `replicas` defaulted as Cluster API's webhook defaults it. */
-export const desiredReplicas = (object: Obj): number => object.spec?.replicas ?? 1;
+export const desiredReplicas = (object: { spec?: { replicas?: number } }): number => object.spec?.replicas ?? 1;
 
 /** The metadata of a Cluster API object for an Event's involvedObject (informer items carry kind). */
-export const eventTarget = (object: Obj, kind: string, apiVersion = API_VERSION): Obj => ({ apiVersion, kind, ...object });
+export const eventTarget = <T extends api.KubeObject>(object: T, kind: string, apiVersion = API_VERSION): T => ({ apiVersion, kind, ...object });
+
+// Cluster API's provider contracts: what the core controllers read of an infrastructure provider's
+// objects, whatever their kind (LocalCluster, LocalMachine, LocalMachineTemplate here). An object
+// read through a contract reference is of a kind known only at run time; these are the fields the
+// contract promises (api/core/v1beta2's InfraCluster, InfraMachine and InfraMachineTemplate).
+
+/** The InfraCluster contract. */
+export type InfraCluster = api.KubeObject & {
+  spec?: { controlPlaneEndpoint?: { host?: string; port?: number } };
+  status?: { initialization?: { provisioned?: boolean }; failureDomains?: NonNullable<api.Cluster['status']>['failureDomains']; conditions?: CapiCondition[] };
+};
+
+/** The InfraMachine contract. */
+export type InfraMachine = api.KubeObject & {
+  spec?: { providerID?: string };
+  status?: {
+    initialization?: { provisioned?: boolean };
+    addresses?: NonNullable<api.Machine['status']>['addresses'];
+    failureDomain?: string;
+    conditions?: CapiCondition[];
+  };
+};
+
+/** The InfraMachineTemplate contract: spec.template is cloned into an InfraMachine. */
+export type InfraMachineTemplate = api.KubeObject & {
+  spec?: { template?: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: Record<string, unknown> } };
+};

@@ -5,7 +5,7 @@
 // `format: ignition`), so that a Machine's spec.bootstrap.dataSecretName: worker-user-data boots
 // it from the machine-config server. The copy follows the source; a source without userData is
 // reported and left alone.
-import { Controller, TerminalError, type Obj, resources } from '../kube/index.js';
+import { Controller, TerminalError, resources } from '../kube/index.js';
 import { sameJson } from '../kube/canonical.js';
 import { CLUSTER_API_NAMESPACE, MACHINE_API_NAMESPACE } from './api.js';
 import type { CapiContext } from './context.js';
@@ -30,7 +30,7 @@ export function bootstrapDataController(ctx: CapiContext, targetNamespace = CLUS
       if (!existing) {
         await ctx.client.create(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: targetNamespace }, type: 'Opaque', data });
       } else if (!sameJson(existing.data, data)) {
-        await ctx.client.update(SECRETS, { ...existing, data } as Obj);
+        await ctx.client.update(SECRETS, { ...existing, data });
       }
     },
   });

@@ -5,13 +5,17 @@
 // Cluster's Machines (control plane: the cluster.x-k8s.io/control-plane label), desired being the
 // sum of its MachineDeployments' and MachineSets' replicas for workers.
 // Phases: Pending → Provisioning (infrastructure named) → Provisioned; Deleting.
-import { Controller, type Obj, controllerOf, setCondition } from '../kube/index.js';
-import { CLUSTERS, CONDITION, LABEL, conditionIs, desiredReplicas, isControlPlane, isDeleting } from './api.js';
+import type * as api from '../api/index.js';
+import { Controller, controllerOf } from '../kube/index.js';
+import { API_VERSION, CLUSTERS, CONDITION, type InfraCluster, LABEL, conditionIs, desiredReplicas, isControlPlane, isDeleting, setCapiCondition } from './api.js';
 import { type CapiContext, informers } from './context.js';
 import { sameStatus } from './machine-status.js';
 
+type Cluster = api.Cluster;
+type ClusterStatus = NonNullable<Cluster['status']>;
+
 /** Counts of a group of Machines, as the Cluster reports them. */
-function counts(machines: Obj[], desired: number): Obj {
+function counts(machines: api.Machine[], desired: number): NonNullable<ClusterStatus['workers']> {
   const has = (type: string) => machines.filter((m) => conditionIs(m, type, 'True')).length;
   return {
     desiredReplicas: desired,
@@ -37,12 +41,12 @@ export function clusterController(ctx: CapiContext): Controller {
       const name = cluster.metadata.name;
       const now = new Date(ctx.clock.now());
       const ref = cluster.spec?.infrastructureRef;
-      let infra: Obj | undefined;
+      let infra: InfraCluster | undefined;
       if (ref?.name) {
-        const resource = await ctx.resolve(ref);
+        const resource = await ctx.resolve<InfraCluster>(ref);
         infra = await ctx.client.read(resource, ref.name, ns);
-        if (infra && !(infra.metadata.ownerReferences ?? []).some((o: Obj) => o.uid === cluster.metadata.uid)) {
-          const owner = { apiVersion: cluster.apiVersion, kind: 'Cluster', name, uid: cluster.metadata.uid };
+        if (infra && !(infra.metadata.ownerReferences ?? []).some((o) => o.uid === cluster.metadata.uid)) {
+          const owner = { apiVersion: cluster.apiVersion ?? API_VERSION, kind: 'Cluster', name, uid: cluster.metadata.uid! };
           infra = await ctx.client.update(resource, { ...infra, metadata: { ...infra.metadata, ownerReferences: [...(infra.metadata.ownerReferences ?? []), owner], labels: { ...(infra.metadata.labels ?? {}), [LABEL.clusterName]: name } } });
         }
       }
@@ -55,14 +59,14 @@ export function clusterController(ctx: CapiContext): Controller {
       const own = machines.list().filter((m) => m.metadata.namespace === ns && m.spec?.clusterName === name);
       const workers = own.filter((m) => !isControlPlane(m));
       const workerSets = [...inf.machineDeployments().list(), ...inf.machineSets().list().filter((s) => controllerOf(s)?.kind !== 'MachineDeployment')].filter((o) => o.metadata.namespace === ns && o.spec?.clusterName === name);
-      const status: Obj = {
+      const status: ClusterStatus = {
         ...(cluster.status ?? {}),
         initialization: { ...(cluster.status?.initialization ?? {}), infrastructureProvisioned: provisioned },
         controlPlane: counts(own.filter(isControlPlane), own.filter(isControlPlane).length),
         workers: counts(workers, workerSets.reduce((n, o) => n + desiredReplicas(o), 0)),
         phase: isDeleting(cluster) ? 'Deleting' : provisioned ? 'Provisioned' : ref?.name ? 'Provisioning' : 'Pending',
         observedGeneration: cluster.metadata.generation,
-        conditions: setCondition(cluster.status?.conditions, provisioned
+        conditions: setCapiCondition(cluster.status?.conditions, provisioned
           ? { type: CONDITION.infrastructureReady, status: 'True', reason: 'Ready', message: '' }
           : { type: CONDITION.infrastructureReady, status: 'False', reason: infra ? 'NotReady' : 'DoesNotExist', message: ref?.name ? `${ref.kind} ${ref.name} ${infra ? 'is not provisioned yet' : 'does not exist'}` : 'spec.infrastructureRef is not set' }, now),
       };

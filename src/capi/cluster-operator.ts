@@ -9,7 +9,8 @@
 // platform it does not support; a process reporting on the payload Deployment's behalf (the
 // install without machines, where no pod ever runs it) follows that Deployment's RELEASE_VERSION,
 // so an update moves the report too.
-import { Controller, type Condition, type Obj, isConflict, resources, sameConditions, setCondition } from '../kube/index.js';
+import type * as api from '../api/index.js';
+import { Controller, type Condition, isConflict, resources, sameConditions, setCondition } from '../kube/index.js';
 import { CLUSTER_API_NAMESPACE, GROUP, INFRA_GROUP } from './api.js';
 import type { CapiContext } from './context.js';
 import { CLUSTER_API_CRDS } from './crds.js';
@@ -17,7 +18,7 @@ import { CLUSTER_API_CRDS } from './crds.js';
 export const CLUSTER_OPERATOR = 'cluster-api';
 /** The payload's Deployment of the controllers. */
 export const CONTROLLERS_DEPLOYMENT = 'cluster-api-controllers';
-const CRD_NAMES = CLUSTER_API_CRDS.map(({ crd }) => crd.metadata.name as string);
+const CRD_NAMES = CLUSTER_API_CRDS.map(({ crd }) => crd.metadata.name);
 
 export interface ClusterOperatorOptions {
   /** The release these controllers belong to (RELEASE_VERSION). */
@@ -34,11 +35,11 @@ export function clusterOperatorController(ctx: CapiContext, o: ClusterOperatorOp
   const crds = ctx.informer(resources.customResourceDefinitions);
   const deployments = o.followDeployment ? ctx.informer(resources.deployments, { namespace: CLUSTER_API_NAMESPACE, fieldSelector: `metadata.name=${CONTROLLERS_DEPLOYMENT}` }) : undefined;
   const releaseVersion = (): string | undefined => {
-    const env: Obj[] = deployments?.get(CONTROLLERS_DEPLOYMENT, CLUSTER_API_NAMESPACE)?.spec?.template?.spec?.containers?.[0]?.env ?? [];
+    const env = deployments?.get(CONTROLLERS_DEPLOYMENT, CLUSTER_API_NAMESPACE)?.spec?.template?.spec?.containers?.[0]?.env ?? [];
     return env.find((e) => e.name === 'RELEASE_VERSION')?.value ?? o.version;
   };
 
-  async function write(conditions: Condition[], versions: Obj[] | undefined): Promise<void> {
+  async function write(conditions: Condition[], versions: api.OperandVersion[] | undefined): Promise<void> {
     let current = operators.get(CLUSTER_OPERATOR) ?? (await ctx.client.read(resources.clusterOperators, CLUSTER_OPERATOR));
     if (!current) {
       current = await ctx.client.create(resources.clusterOperators, { apiVersion: 'config.openshift.io/v1', kind: 'ClusterOperator', metadata: { name: CLUSTER_OPERATOR }, spec: {} }).catch((e) => {
@@ -54,7 +55,7 @@ export function clusterOperatorController(ctx: CapiContext, o: ClusterOperatorOp
         ...CLUSTER_API_CRDS.map(({ crd }) => ({ group: crd.spec.group === GROUP ? GROUP : INFRA_GROUP, resource: crd.spec.names.plural, name: '' })),
       ],
     };
-    const rest = (s: Obj | undefined) => JSON.stringify({ ...s, conditions: undefined });
+    const rest = (s: object | undefined) => JSON.stringify({ ...s, conditions: undefined });
     if (sameConditions(current!.status?.conditions, conditions) && rest(current!.status) === rest(status)) return;
     await ctx.client.mergePatch(resources.clusterOperators, CLUSTER_OPERATOR, undefined, { metadata: { resourceVersion: current!.metadata.resourceVersion }, status }, 'status');
   }
@@ -65,7 +66,7 @@ export function clusterOperatorController(ctx: CapiContext, o: ClusterOperatorOp
     resyncPeriodMs: 60_000,
     sync: async () => {
       const now = new Date(ctx.clock.now());
-      const established = (name: string) => (crds.get(name)?.status?.conditions ?? []).some((c: Obj) => c.type === 'Established' && c.status === 'True');
+      const established = (name: string) => (crds.get(name)?.status?.conditions ?? []).some((c) => c.type === 'Established' && c.status === 'True');
       const missing = CRD_NAMES.filter((name) => !established(name));
       const current = operators.get(CLUSTER_OPERATOR);
       let conditions: Condition[] = current?.status?.conditions ?? [];

@@ -2,8 +2,15 @@
 // informers, an event recorder per controller, the clock every timeout is measured on, and the
 // resolution of Cluster API's contract references (an apiGroup and a kind, no version) to the
 // resource the server serves — as Cluster API does, by the version its CRD names for the contract.
-import { EventRecorder, type Clock, type Informer, type InformerOptions, type KubeClient, type Manager, type Obj, type ResourceRef, isNotFound, realClock, resources } from '../kube/index.js';
+import type * as api from '../api/index.js';
+import { EventRecorder, type Clock, type Informer, type InformerOptions, type KubeClient, type Manager, type ResourceRef, isNotFound, realClock, resources } from '../kube/index.js';
 import { CLUSTERS, LOCAL_CLUSTERS, LOCAL_MACHINES, MACHINES, MACHINE_DEPLOYMENTS, MACHINE_HEALTH_CHECKS, MACHINE_SETS } from './api.js';
+
+/** A discovery document of one API group (metav1.APIGroup), as far as it is read here. */
+interface APIGroup {
+  versions?: { groupVersion: string; version: string }[];
+  preferredVersion?: { groupVersion: string; version: string };
+}
 
 /** Cluster API's reference to a provider object: group and kind, the version found at run time. */
 export interface ContractRef {
@@ -14,11 +21,15 @@ export interface ContractRef {
 
 export interface CapiContext {
   client: KubeClient;
-  informer(resource: ResourceRef, options?: InformerOptions): Informer;
+  informer<T extends api.KubeObject>(resource: ResourceRef<T>, options?: InformerOptions): Informer<T>;
   events(component: string): EventRecorder;
   clock: Clock;
-  /** The resource serving a contract reference's kind (throws when no CRD serves it). */
-  resolve(ref: Pick<ContractRef, 'apiGroup' | 'kind'>): Promise<ResourceRef>;
+  /**
+   * The resource serving a contract reference's kind (throws when no CRD serves it). `T` is the
+   * contract the caller reads its objects by (api.ts: InfraCluster, InfraMachine, …): the kind is
+   * known only at run time, so its objects are typed by what the contract promises.
+   */
+  resolve<T extends api.KubeObject = api.Unstructured>(ref: Pick<ContractRef, 'apiGroup' | 'kind'>): Promise<ResourceRef<T>>;
 }
 
 /** The contract label a provider's CRD carries: `cluster.x-k8s.io/v1beta2: <versions>`. */
@@ -26,29 +37,29 @@ const CONTRACT_LABEL = 'cluster.x-k8s.io/v1beta2';
 
 export function capiContext(manager: Manager, clock: Clock = realClock): CapiContext {
   const client = manager.client;
-  const resolved = new Map<string, ResourceRef>();
+  const resolved = new Map<string, ResourceRef<unknown>>();
   return {
     client,
     clock,
     informer: (resource, options) => manager.informers.forResource(resource, options),
     events: (component) => new EventRecorder(client, { component }),
-    async resolve(ref) {
+    async resolve<T extends api.KubeObject>(ref: Pick<ContractRef, 'apiGroup' | 'kind'>): Promise<ResourceRef<T>> {
       const key = `${ref.kind}.${ref.apiGroup}`;
       const known = resolved.get(key);
-      if (known) return known;
-      const groupInfo = await client.request<Obj>('GET', `/apis/${encodeURIComponent(ref.apiGroup)}`).catch((e) => {
+      if (known) return known as ResourceRef<T>;
+      const groupInfo = await client.request<APIGroup>('GET', `/apis/${encodeURIComponent(ref.apiGroup)}`).catch((e) => {
         if (isNotFound(e)) throw new Error(`no API group ${ref.apiGroup} is served: is its provider installed?`);
         throw e;
       });
-      const served: string[] = (groupInfo.versions ?? []).map((v: Obj) => v.version);
+      const served: string[] = (groupInfo.versions ?? []).map((v) => v.version);
       // The CRD's contract label names the versions that speak this contract; the last one wins.
       const crds = await client.list(resources.customResourceDefinitions, undefined, {});
-      const crd = (crds.items ?? []).find((c: Obj) => c.spec?.group === ref.apiGroup && c.spec?.names?.kind === ref.kind);
+      const crd = (crds.items ?? []).find((c) => c.spec?.group === ref.apiGroup && c.spec?.names?.kind === ref.kind);
       const contract = String(crd?.metadata?.labels?.[CONTRACT_LABEL] ?? '').split('_').filter((v) => served.includes(v));
       const version = contract.at(-1) ?? groupInfo.preferredVersion?.version ?? served[0];
       const resource = await client.resourceFor(`${ref.apiGroup}/${version}`, ref.kind);
       resolved.set(key, resource);
-      return resource;
+      return resource as ResourceRef<T>;
     },
   };
 }

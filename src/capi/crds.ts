@@ -8,10 +8,24 @@
 // validations of them. `scripts/generate-capi-crds.ts` writes them into release-payload/manifests
 // (0000_30_cluster-api_01_*.crd.yaml) and test/capi/crds.test.ts fails when the files drift.
 import { stringify } from 'yaml';
-import type { Obj } from '../kube/index.js';
+import type * as api from '../api/index.js';
 import { GROUP, INFRA_GROUP } from './api.js';
 
-type Schema = Obj;
+/** A piece of OpenAPI v3 schema as the CRD's YAML holds it (keys such as x-kubernetes-list-type). */
+type Schema = { [keyword: string]: unknown };
+
+/**
+ * A CRD as these definitions build it. Not client-node's model: its schema keys are camelCased
+ * (xKubernetesListType) where the manifest's are the wire names.
+ */
+export type CrdManifest = api.KubeObject & {
+  spec: {
+    group: string;
+    names: { kind: string; listKind: string; plural: string; singular: string; shortNames?: string[]; categories: string[] };
+    scope: 'Namespaced' | 'Cluster';
+    versions: Schema[];
+  };
+};
 
 const str = (extra: Schema = {}): Schema => ({ type: 'string', ...extra });
 const int32 = (extra: Schema = {}): Schema => ({ type: 'integer', format: 'int32', ...extra });
@@ -106,8 +120,8 @@ interface Definition {
   scale?: boolean;
 }
 
-function crd(d: Definition): Obj {
-  const labels = d.group === INFRA_GROUP ? { 'cluster.x-k8s.io/provider': 'infrastructure-local', 'cluster.x-k8s.io/v1beta2': 'v1beta2' } : { 'cluster.x-k8s.io/provider': 'cluster-api' };
+function crd(d: Definition): CrdManifest {
+  const labels: Record<string, string> = d.group === INFRA_GROUP ? { 'cluster.x-k8s.io/provider': 'infrastructure-local', 'cluster.x-k8s.io/v1beta2': 'v1beta2' } : { 'cluster.x-k8s.io/provider': 'cluster-api' };
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -353,11 +367,11 @@ const localMachineTemplate: Definition = {
 };
 
 /** Every CRD, in the order the payload files are named. */
-export const CLUSTER_API_CRDS: ReadonlyArray<{ file: string; crd: Obj }> = [
+export const CLUSTER_API_CRDS: ReadonlyArray<{ file: string; crd: CrdManifest }> = [
   cluster, machine, machineSet, machineDeployment, machineHealthCheck, localCluster, localMachine, localMachineTemplate,
 ].map((d) => ({ file: `0000_30_cluster-api_01_${d.plural}.crd.yaml`, crd: crd(d) }));
 
 /** A CRD as its payload file holds it: a header saying where it comes from, then YAML. */
-export function crdYaml(crd: Obj): string {
+export function crdYaml(crd: CrdManifest): string {
   return `# Generated from src/capi/crds.ts by scripts/generate-capi-crds.ts; do not edit.\n${stringify(crd, { lineWidth: 0 })}`;
 }

@@ -4,7 +4,8 @@
 // next pass. DaemonSet pods and mirror (static) pods stay; finished pods are deleted. A Node that
 // is unreachable (Ready Unknown) cannot run its pods' shutdown, so pods already being deleted
 // there count as gone. One pass per call: the caller repeats until `done` (or its timeout).
-import { type KubeClient, type Obj, KubeApiError, isNotFound, resourcePath, resources } from '../kube/index.js';
+import type * as api from '../api/index.js';
+import { type KubeClient, KubeApiError, isNotFound, resourcePath, resources } from '../kube/index.js';
 
 export interface DrainPass {
   /** No pod that must go is left on the Node. */
@@ -20,18 +21,18 @@ export interface DrainPass {
 const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
 
 /** Pods kubectl drain leaves alone: DaemonSet pods (their controller would put them back) and mirror pods. */
-export function staysOnDrain(pod: Obj): boolean {
+export function staysOnDrain(pod: api.Pod): boolean {
   if (pod.metadata?.annotations?.[MIRROR_ANNOTATION] !== undefined) return true;
-  return (pod.metadata?.ownerReferences ?? []).some((r: Obj) => r.controller && r.kind === 'DaemonSet');
+  return (pod.metadata?.ownerReferences ?? []).some((r) => r.controller && r.kind === 'DaemonSet');
 }
 
-const isFinished = (pod: Obj) => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+const isFinished = (pod: api.Pod) => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
 
-export async function drainPass(client: KubeClient, node: Obj): Promise<DrainPass> {
+export async function drainPass(client: KubeClient, node: api.Node): Promise<DrainPass> {
   const nodeName = node.metadata.name;
   if (!node.spec?.unschedulable) await client.mergePatch(resources.nodes, nodeName, undefined, { spec: { unschedulable: true } });
-  const unreachable = (node.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'Unknown');
-  const pods = ((await client.list(resources.pods, undefined, { fieldSelector: `spec.nodeName=${nodeName}` })).items ?? []) as Obj[];
+  const unreachable = (node.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'Unknown');
+  const pods = ((await client.list(resources.pods, undefined, { fieldSelector: `spec.nodeName=${nodeName}` })).items ?? []);
   const mustGo = pods.filter((p) => !staysOnDrain(p));
   const result: DrainPass = { done: false, blocked: [], evicted: [], remaining: 0 };
   for (const pod of mustGo) {
@@ -52,7 +53,7 @@ export async function drainPass(client: KubeClient, node: Obj): Promise<DrainPas
     } catch (e) {
       if (isNotFound(e)) continue;
       if (e instanceof KubeApiError && e.code === 429) {
-        const cause = (e.status?.details?.causes ?? []).map((c: Obj) => c.message).join('; ');
+        const cause = (e.status?.details?.causes ?? []).map((c: { message?: string }) => c.message).join('; ');
         result.blocked.push(`${key}: ${cause || e.message}`);
         result.remaining++;
         continue;

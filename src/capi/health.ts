@@ -14,7 +14,8 @@
 // remediation.triggerIf.unhealthyLessThanOrEqualTo (an int or a percentage of the targets,
 // default 100%) or, when given, within unhealthyInRange "[min-max]".
 import { scaledValue } from '../kube/int-or-percent.js';
-import { type Obj, findCondition } from '../kube/index.js';
+import type * as api from '../api/index.js';
+import { findCondition } from '../kube/index.js';
 import { ANNOTATION, CONDITION } from './api.js';
 
 export const DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS = 600;
@@ -26,7 +27,7 @@ export type HealthVerdict =
 const since = (time: string | undefined) => (time ? Date.parse(time) : Number.NaN);
 
 /** The health of one target; `node` is the Node status.nodeRef names, if it exists. */
-export function judgeTarget(check: Obj, machine: Obj, node: Obj | undefined, now: number): HealthVerdict {
+export function judgeTarget(check: api.MachineHealthCheck, machine: api.Machine, node: api.Node | undefined, now: number): HealthVerdict {
   const name = machine.metadata.name;
   if (machine.metadata.annotations?.[ANNOTATION.remediateMachine] !== undefined) {
     return { healthy: false, reason: 'HasRemediateAnnotation', message: `Machine ${name} has the ${ANNOTATION.remediateMachine} annotation` };
@@ -75,7 +76,7 @@ export interface RemediationAllowance {
 }
 
 /** Whether the check may remediate, given its targets and how many are unhealthy. */
-export function remediationAllowance(check: Obj, total: number, unhealthy: number): RemediationAllowance {
+export function remediationAllowance(check: api.MachineHealthCheck, total: number, unhealthy: number): RemediationAllowance {
   const trigger = check.spec?.remediation?.triggerIf ?? {};
   const range = /^\[(\d+)-(\d+)\]$/.exec(trigger.unhealthyInRange ?? '');
   if (range) {

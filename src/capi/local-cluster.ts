@@ -5,7 +5,7 @@
 // Node by providerID; the workers as a MachineDeployment over a LocalMachineTemplate, booting from
 // the MCO's worker-user-data; and a MachineHealthCheck that replaces workers whose Node stays
 // NotReady or Unknown past the timeout, within a remediation limit.
-import type { Obj } from '../kube/index.js';
+import type * as api from '../api/index.js';
 import { API_VERSION, CLUSTER_API_NAMESPACE, INFRA_API_VERSION, INFRA_GROUP, LABEL } from './api.js';
 
 export interface LocalClusterSpec {
@@ -29,24 +29,27 @@ export interface LocalClusterSpec {
 
 const WORKER_ROLE = 'cluster.x-k8s.io/deployment-name';
 
-export function localClusterObjects(spec: LocalClusterSpec): Obj[] {
+/** The objects of a local cluster, each typed as its kind. */
+export type LocalClusterObject = api.LocalCluster | api.Cluster | api.LocalMachine | api.Machine | api.LocalMachineTemplate | api.MachineDeployment | api.MachineHealthCheck;
+
+export function localClusterObjects(spec: LocalClusterSpec): LocalClusterObject[] {
   const namespace = spec.namespace ?? CLUSTER_API_NAMESPACE;
   const meta = (name: string, labels: Record<string, string> = {}) => ({ name, namespace, labels: { [LABEL.clusterName]: spec.name, ...labels } });
   const infraRef = (kind: string, name: string) => ({ apiGroup: INFRA_GROUP, kind, name });
   const masters = spec.masters.flatMap((m) => [
-    { apiVersion: INFRA_API_VERSION, kind: 'LocalMachine', metadata: meta(m.name, { [LABEL.controlPlane]: '' }), spec: { instanceType: m.instanceType } },
+    { apiVersion: INFRA_API_VERSION, kind: 'LocalMachine', metadata: meta(m.name, { [LABEL.controlPlane]: '' }), spec: { instanceType: m.instanceType } } satisfies api.LocalMachine,
     {
       apiVersion: API_VERSION, kind: 'Machine', metadata: meta(m.name, { [LABEL.controlPlane]: '' }),
       spec: { clusterName: spec.name, bootstrap: { dataSecretName: 'master-user-data' }, infrastructureRef: infraRef('LocalMachine', m.name), version: spec.version, failureDomain: m.zone },
-    },
+    } satisfies api.Machine,
   ]);
   const workerLabels = { [WORKER_ROLE]: 'worker' };
   const unhealthy = spec.unhealthySeconds ?? 30;
   return [
-    { apiVersion: INFRA_API_VERSION, kind: 'LocalCluster', metadata: meta(spec.name), spec: { controlPlaneEndpoint: spec.apiServer } },
-    { apiVersion: API_VERSION, kind: 'Cluster', metadata: meta(spec.name), spec: { controlPlaneEndpoint: spec.apiServer, infrastructureRef: infraRef('LocalCluster', spec.name) } },
+    { apiVersion: INFRA_API_VERSION, kind: 'LocalCluster', metadata: meta(spec.name), spec: { controlPlaneEndpoint: spec.apiServer } } satisfies api.LocalCluster,
+    { apiVersion: API_VERSION, kind: 'Cluster', metadata: meta(spec.name), spec: { controlPlaneEndpoint: spec.apiServer, infrastructureRef: infraRef('LocalCluster', spec.name) } } satisfies api.Cluster,
     ...masters,
-    { apiVersion: INFRA_API_VERSION, kind: 'LocalMachineTemplate', metadata: meta('worker'), spec: { template: { spec: { instanceType: spec.workers.instanceType } } } },
+    { apiVersion: INFRA_API_VERSION, kind: 'LocalMachineTemplate', metadata: meta('worker'), spec: { template: { spec: { instanceType: spec.workers.instanceType } } } } satisfies api.LocalMachineTemplate,
     {
       apiVersion: API_VERSION, kind: 'MachineDeployment', metadata: meta('worker'),
       spec: {
@@ -59,7 +62,7 @@ export function localClusterObjects(spec: LocalClusterSpec): Obj[] {
           spec: { clusterName: spec.name, bootstrap: { dataSecretName: 'worker-user-data' }, infrastructureRef: infraRef('LocalMachineTemplate', 'worker'), version: spec.version },
         },
       },
-    },
+    } satisfies api.MachineDeployment,
     {
       apiVersion: API_VERSION, kind: 'MachineHealthCheck', metadata: meta('worker'),
       spec: {
@@ -71,6 +74,6 @@ export function localClusterObjects(spec: LocalClusterSpec): Obj[] {
         },
         remediation: { triggerIf: { unhealthyLessThanOrEqualTo: spec.maxUnhealthy ?? '40%' } },
       },
-    },
+    } satisfies api.MachineHealthCheck,
   ];
 }

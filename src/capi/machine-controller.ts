@@ -12,8 +12,9 @@
 //   spec.deletion.nodeDrainTimeoutSeconds) → delete the infrastructure machine and wait until it
 //   is gone (its provider's finalizer holds it until the instance is) → delete the Node → remove
 //   the finalizer. The annotation machine.cluster.x-k8s.io/exclude-node-draining skips the drain.
-import { Controller, type Obj, type SyncResult, controllerOf, isNotFound, keyOf, resources, rfc3339 } from '../kube/index.js';
-import { ANNOTATION, LABEL, MACHINES, MACHINE_FINALIZER, eventTarget, isDeleting } from './api.js';
+import type * as api from '../api/index.js';
+import { Controller, type SyncResult, controllerOf, isNotFound, keyOf, resources, rfc3339 } from '../kube/index.js';
+import { ANNOTATION, API_VERSION, type InfraMachine, LABEL, MACHINES, MACHINE_FINALIZER, eventTarget, isDeleting } from './api.js';
 import { type CapiContext, informers } from './context.js';
 import { drainPass } from './drain.js';
 import { machineStatus, sameStatus } from './machine-status.js';
@@ -28,20 +29,20 @@ export function machineController(ctx: CapiContext): Controller {
   const nodes = inf.nodes();
   const events = ctx.events('machine-controller');
 
-  const machineForNode = (node: Obj): string[] => {
+  const machineForNode = (node: api.Node): string[] => {
     const annotated = node.metadata?.annotations?.[ANNOTATION.machine];
     const namespace = node.metadata?.annotations?.[ANNOTATION.clusterNamespace];
     if (annotated && namespace) return [`${namespace}/${annotated}`];
     const providerID = node.spec?.providerID;
     return providerID ? machines.list().filter((m) => m.spec?.providerID === providerID).map(keyOf) : [];
   };
-  const nodeFor = (machine: Obj): Obj | undefined => {
+  const nodeFor = (machine: api.Machine): api.Node | undefined => {
     const providerID = machine.spec?.providerID;
     return providerID ? nodes.list().find((n) => n.spec?.providerID === providerID) : undefined;
   };
 
   /** Whether the Machine's MachineSet carries its MachineDeployment's current template hash. */
-  const upToDate = (machine: Obj): boolean | undefined => {
+  const upToDate = (machine: api.Machine): boolean | undefined => {
     const setRef = controllerOf(machine);
     if (setRef?.kind !== 'MachineSet') return undefined;
     const set = inf.machineSets().get(setRef.name, machine.metadata.namespace);
@@ -51,7 +52,7 @@ export function machineController(ctx: CapiContext): Controller {
     return deployment ? set.metadata.labels?.[LABEL.templateHash] === templateHash(deployment) : undefined;
   };
 
-  async function writeStatus(machine: Obj, deleting?: { reason: string; message: string }, infra?: Obj, bootstrap?: { ready: boolean; message?: string }): Promise<number | undefined> {
+  async function writeStatus(machine: api.Machine, deleting?: { reason: string; message: string }, infra?: InfraMachine, bootstrap?: { ready: boolean; message?: string }): Promise<number | undefined> {
     const fresh = (await ctx.client.read(MACHINES, machine.metadata.name, machine.metadata.namespace)) ?? machine;
     const { status, recheckAfterMs } = machineStatus({
       machine: fresh, infra, node: nodeFor(fresh), upToDate: upToDate(fresh), deleting, now: ctx.clock.now(),
@@ -62,13 +63,13 @@ export function machineController(ctx: CapiContext): Controller {
     return recheckAfterMs;
   }
 
-  async function readInfra(machine: Obj): Promise<Obj | undefined> {
+  async function readInfra(machine: api.Machine): Promise<InfraMachine | undefined> {
     const ref = machine.spec?.infrastructureRef;
     if (!ref?.name) return undefined;
-    return ctx.client.read(await ctx.resolve(ref), ref.name, machine.metadata.namespace);
+    return ctx.client.read(await ctx.resolve<InfraMachine>(ref), ref.name, machine.metadata.namespace);
   }
 
-  async function reconcileBootstrap(machine: Obj): Promise<{ ready: boolean; message?: string }> {
+  async function reconcileBootstrap(machine: api.Machine): Promise<{ ready: boolean; message?: string }> {
     const secretName = machine.spec?.bootstrap?.dataSecretName;
     if (!secretName) {
       const configRef = machine.spec?.bootstrap?.configRef;
@@ -79,13 +80,13 @@ export function machineController(ctx: CapiContext): Controller {
   }
 
   /** Makes the Machine the controller of its infrastructure machine; sets its providerID from it. */
-  async function reconcileInfrastructure(machine: Obj, infra: Obj): Promise<Obj> {
+  async function reconcileInfrastructure(machine: api.Machine, infra: InfraMachine): Promise<InfraMachine> {
     const ref = machine.spec.infrastructureRef;
-    const owners: Obj[] = infra.metadata.ownerReferences ?? [];
+    const owners = infra.metadata.ownerReferences ?? [];
     const cluster = machine.spec.clusterName;
     if (!owners.some((o) => o.uid === machine.metadata.uid) || infra.metadata.labels?.[LABEL.clusterName] !== cluster) {
-      const ownerReferences = [...owners.filter((o) => !o.controller), { apiVersion: machine.apiVersion, kind: 'Machine', name: machine.metadata.name, uid: machine.metadata.uid, controller: true, blockOwnerDeletion: true }];
-      infra = await ctx.client.update(await ctx.resolve(ref), { ...infra, metadata: { ...infra.metadata, ownerReferences, labels: { ...(infra.metadata.labels ?? {}), [LABEL.clusterName]: cluster } } });
+      const ownerReferences = [...owners.filter((o) => !o.controller), { apiVersion: machine.apiVersion ?? API_VERSION, kind: 'Machine', name: machine.metadata.name, uid: machine.metadata.uid!, controller: true, blockOwnerDeletion: true }];
+      infra = await ctx.client.update(await ctx.resolve<InfraMachine>(ref), { ...infra, metadata: { ...infra.metadata, ownerReferences, labels: { ...(infra.metadata.labels ?? {}), [LABEL.clusterName]: cluster } } });
     }
     const providerID = infra.spec?.providerID;
     if (infra.status?.initialization?.provisioned === true && providerID && machine.spec.providerID !== providerID) {
@@ -95,13 +96,13 @@ export function machineController(ctx: CapiContext): Controller {
   }
 
   /** The Node leads back to its Machine (Cluster API's node annotations). */
-  async function annotateNode(machine: Obj): Promise<void> {
+  async function annotateNode(machine: api.Machine): Promise<void> {
     const node = nodeFor(machine);
     if (!node) return;
     const owner = controllerOf(machine);
     const wanted: Record<string, string> = {
       [ANNOTATION.machine]: machine.metadata.name,
-      [ANNOTATION.clusterNamespace]: machine.metadata.namespace,
+      [ANNOTATION.clusterNamespace]: machine.metadata.namespace!,
       [LABEL.clusterName]: machine.spec.clusterName,
       ...(owner ? { [ANNOTATION.ownerKind]: owner.kind, [ANNOTATION.ownerName]: owner.name } : {}),
     };
@@ -109,7 +110,7 @@ export function machineController(ctx: CapiContext): Controller {
     if (Object.entries(wanted).some(([k, v]) => annotations[k] !== v)) await ctx.client.mergePatch(resources.nodes, node.metadata.name, undefined, { metadata: { annotations: wanted } });
   }
 
-  async function reconcileLive(machine: Obj): Promise<SyncResult | void> {
+  async function reconcileLive(machine: api.Machine): Promise<SyncResult | void> {
     const labels = machine.metadata.labels ?? {};
     if (!(machine.metadata.finalizers ?? []).includes(MACHINE_FINALIZER) || labels[LABEL.clusterName] !== machine.spec.clusterName) {
       await ctx.client.update(MACHINES, {
@@ -127,7 +128,7 @@ export function machineController(ctx: CapiContext): Controller {
     return recheck !== undefined ? { requeueAfterMs: recheck } : undefined;
   }
 
-  async function reconcileDelete(machine: Obj): Promise<SyncResult | void> {
+  async function reconcileDelete(machine: api.Machine): Promise<SyncResult | void> {
     if (!(machine.metadata.finalizers ?? []).includes(MACHINE_FINALIZER)) return;
     const node = nodeFor(machine) ?? (machine.status?.nodeRef?.name ? nodes.get(machine.status.nodeRef.name) : undefined);
     const target = eventTarget(machine, 'Machine');
@@ -177,7 +178,7 @@ export function machineController(ctx: CapiContext): Controller {
 
     // 4. Let it go.
     const fresh = await ctx.client.read(MACHINES, machine.metadata.name, machine.metadata.namespace);
-    if (fresh) await ctx.client.update(MACHINES, { ...fresh, metadata: { ...fresh.metadata, finalizers: (fresh.metadata.finalizers ?? []).filter((f: string) => f !== MACHINE_FINALIZER) } });
+    if (fresh) await ctx.client.update(MACHINES, { ...fresh, metadata: { ...fresh.metadata, finalizers: (fresh.metadata.finalizers ?? []).filter((f) => f !== MACHINE_FINALIZER) } });
   }
 
   const controller = new Controller({
@@ -194,7 +195,7 @@ export function machineController(ctx: CapiContext): Controller {
   controller.watch(machines);
   controller.watch(nodes, (node) => machineForNode(node));
   controller.watch(inf.localMachines(), (infra) => {
-    const owner = (infra.metadata?.ownerReferences ?? []).find((r: Obj) => r.kind === 'Machine');
+    const owner = (infra.metadata?.ownerReferences ?? []).find((r) => r.kind === 'Machine');
     return owner ? `${infra.metadata.namespace}/${owner.name}` : undefined;
   });
   return controller;

@@ -9,20 +9,21 @@
 //
 // Conditions other controllers own (HealthCheckSucceeded, OwnerRemediated) are kept as they are.
 // Pure: the caller reads the objects and writes the result.
-import { type Condition, type Obj, findCondition, rfc3339, setCondition } from '../kube/index.js';
+import type * as api from '../api/index.js';
+import { type Condition, findCondition, rfc3339 } from '../kube/index.js';
 import { canonicalJson, withoutEmpty } from '../kube/canonical.js';
-import { CONDITION, type MachinePhase, isDeleting } from './api.js';
+import { type CapiCondition, type NewCapiCondition, CONDITION, type InfraMachine, type MachinePhase, isDeleting, setCapiCondition } from './api.js';
 
 export interface MachineObservation {
-  machine: Obj;
+  machine: api.Machine;
   /** The bootstrap data Secret exists. */
   bootstrapReady: boolean;
   /** Why not, when not. */
   bootstrapMessage?: string;
   /** The infrastructure machine, undefined when it does not exist. */
-  infra?: Obj;
+  infra?: InfraMachine;
   /** The Node whose spec.providerID is the Machine's. */
-  node?: Obj;
+  node?: api.Node;
   /** The Machine matches its MachineDeployment's current template (undefined: no such owner). */
   upToDate?: boolean;
   /** Set while deleting: the step the deletion waits on. */
@@ -30,22 +31,25 @@ export interface MachineObservation {
   now: number;
 }
 
+export type MachineStatus = NonNullable<api.Machine['status']>;
+
 export interface MachineStatusResult {
-  status: Obj;
+  /** Conditions always set. */
+  status: MachineStatus & { conditions: CapiCondition[] };
   /** Reconcile again after this long (a minReadySeconds wait), if anything. */
   recheckAfterMs?: number;
 }
 
-const cond = (type: string, status: boolean | 'Unknown', reason: string, message = ''): Condition => ({
+const cond = (type: string, status: boolean | 'Unknown', reason: string, message = ''): NewCapiCondition => ({
   type, status: status === 'Unknown' ? 'Unknown' : status ? 'True' : 'False', reason, message,
 });
 
-function nodeConditions(o: MachineObservation): { ready: Condition; healthy: Condition } {
+function nodeConditions(o: MachineObservation): { ready: NewCapiCondition; healthy: NewCapiCondition } {
   const { node, machine } = o;
   if (!node) {
     const hadNode = Boolean(machine.status?.nodeRef?.name);
     const reason = hadNode ? 'NodeDeleted' : 'NodeDoesNotExist';
-    const message = hadNode ? `Node ${machine.status.nodeRef.name} has been deleted` : 'Waiting for a Node with spec.providerID to exist';
+    const message = hadNode ? `Node ${machine.status?.nodeRef?.name} has been deleted` : 'Waiting for a Node with spec.providerID to exist';
     return { ready: cond(CONDITION.nodeReady, 'Unknown', reason, message), healthy: cond(CONDITION.nodeHealthy, 'Unknown', reason, message) };
   }
   const nodeReady = findCondition(node.status?.conditions, 'Ready');
@@ -54,7 +58,7 @@ function nodeConditions(o: MachineObservation): { ready: Condition; healthy: Con
     : nodeReady?.status === 'False'
       ? cond(CONDITION.nodeReady, false, 'NodeNotReady', `Node ${node.metadata.name}: ${nodeReady.message ?? 'not ready'}`)
       : cond(CONDITION.nodeReady, 'Unknown', 'NodeReadyUnknown', `Node ${node.metadata.name}: ${nodeReady?.message ?? 'no Ready condition'}`);
-  const pressures = (node.status?.conditions ?? []).filter((c: Obj) => c.type !== 'Ready' && c.type.endsWith('Pressure') && c.status === 'True').map((c: Obj) => c.type);
+  const pressures = (node.status?.conditions ?? []).filter((c) => c.type !== 'Ready' && c.type.endsWith('Pressure') && c.status === 'True').map((c) => c.type);
   const healthy = ready.status === 'True' && pressures.length === 0
     ? cond(CONDITION.nodeHealthy, true, 'NodeHealthy')
     : ready.status === 'Unknown'
@@ -75,12 +79,12 @@ function phaseOf(o: MachineObservation, infraProvisioned: boolean, infraLost: bo
 export function machineStatus(o: MachineObservation): MachineStatusResult {
   const { machine, infra, node, now } = o;
   const at = new Date(now);
-  const previous: Obj = machine.status ?? {};
+  const previous: Partial<MachineStatus> = machine.status ?? {};
   const wasProvisioned = previous.initialization?.infrastructureProvisioned === true;
   const infraProvisioned = infra?.status?.initialization?.provisioned === true || (wasProvisioned && Boolean(infra));
   const infraLost = wasProvisioned && !infra && !isDeleting(machine);
   let conditions = previous.conditions ?? [];
-  const set = (c: Condition) => (conditions = setCondition(conditions, c, at));
+  const set = (c: NewCapiCondition) => (conditions = setCapiCondition(conditions, c, at));
 
   set(o.bootstrapReady
     ? cond(CONDITION.bootstrapConfigReady, true, 'DataSecretProvided')
@@ -125,7 +129,7 @@ export function machineStatus(o: MachineObservation): MachineStatusResult {
     }
   }
 
-  const status: Obj = {
+  const status: MachineStatusResult['status'] = {
     ...previous,
     conditions,
     initialization: { ...(previous.initialization ?? {}), bootstrapDataSecretCreated: o.bootstrapReady, infrastructureProvisioned: infraProvisioned },
@@ -142,11 +146,14 @@ export function machineStatus(o: MachineObservation): MachineStatusResult {
   return { status, recheckAfterMs };
 }
 
+/** A status of any kind: its conditions are compared without their transition times. */
+type StatusWithConditions = object & { conditions?: readonly Condition[] };
+
 /** True when two statuses say the same thing (condition transition times aside). */
-export function sameStatus(a: Obj | undefined, b: Obj | undefined): boolean {
-  const strip = (s: Obj | undefined) => canonicalJson(withoutEmpty({
+export function sameStatus(a: StatusWithConditions | undefined, b: StatusWithConditions | undefined): boolean {
+  const strip = (s: StatusWithConditions | undefined) => canonicalJson(withoutEmpty({
     ...(s ?? {}),
-    conditions: [...(s?.conditions ?? [])].map(({ lastTransitionTime: _t, ...rest }: Obj) => rest).sort((x: Obj, y: Obj) => x.type.localeCompare(y.type)),
+    conditions: [...(s?.conditions ?? [])].map(({ lastTransitionTime: _t, ...rest }) => rest).sort((x, y) => x.type.localeCompare(y.type)),
   }));
   return strip(a) === strip(b);
 }

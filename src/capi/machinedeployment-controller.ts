@@ -7,15 +7,21 @@
 // machinedeployment` through the scale subresource — resizes the current set. Old sets emptied by
 // the rollout are deleted. Template labels and annotations reach the current set in place, without
 // a rollout. Status: the sets' counts summed, the selector, phase, Available and RollingOut.
-import { Controller, type Obj, TerminalError, controllerOf, controllerReference, enqueueOwner, setCondition } from '../kube/index.js';
+import type * as api from '../api/index.js';
+import { Controller, TerminalError, controllerOf, controllerReference, enqueueOwner } from '../kube/index.js';
 import { formatLabelSelector, fromLabelSelectorObject, storedSelectorMatches } from '../common/label-selectors.js';
-import { ANNOTATION, API_VERSION, CONDITION, GROUP, LABEL, MACHINE_DEPLOYMENTS, MACHINE_SETS, desiredReplicas, eventTarget, isDeleting } from './api.js';
+import { ANNOTATION, API_VERSION, CONDITION, GROUP, LABEL, MACHINE_DEPLOYMENTS, MACHINE_SETS, desiredReplicas, eventTarget, isDeleting, metaSelector, setCapiCondition, stringMap } from './api.js';
 import { type CapiContext, informers } from './context.js';
 import { sameStatus } from './machine-status.js';
 import { fenceposts, rollingStep, templateHash } from './rollout.js';
 
-const revisionOf = (set: Obj) => Number.parseInt(set.metadata?.annotations?.[ANNOTATION.revision] ?? '0', 10) || 0;
-const byCreation = (a: Obj, b: Obj) => String(a.metadata.creationTimestamp).localeCompare(String(b.metadata.creationTimestamp)) || a.metadata.name.localeCompare(b.metadata.name);
+type MachineSet = api.MachineSet;
+type MachineDeployment = api.MachineDeployment;
+/** The replica counts a MachineSet reports, which its MachineDeployment sums. */
+type ReplicaCount = 'replicas' | 'readyReplicas' | 'availableReplicas' | 'upToDateReplicas';
+
+const revisionOf = (set: MachineSet) => Number.parseInt(set.metadata?.annotations?.[ANNOTATION.revision] ?? '0', 10) || 0;
+const byCreation = (a: MachineSet, b: MachineSet) => String(a.metadata.creationTimestamp).localeCompare(String(b.metadata.creationTimestamp)) || a.metadata.name.localeCompare(b.metadata.name);
 
 export function machineDeploymentController(ctx: CapiContext): Controller {
   const inf = informers(ctx);
@@ -24,7 +30,7 @@ export function machineDeploymentController(ctx: CapiContext): Controller {
   const events = ctx.events('machinedeployment-controller');
 
   /** The MachineSet's labels and template for the deployment's current template. */
-  function setShape(deployment: Obj, hash: string): { labels: Record<string, string>; template: Obj; selector: Obj } {
+  function setShape(deployment: MachineDeployment, hash: string): { labels: Record<string, string>; template: api.MachineTemplateSpec; selector: MachineSet['spec']['selector'] } {
     const template = structuredClone(deployment.spec.template);
     const labels = { ...(template.metadata?.labels ?? {}), [LABEL.deploymentName]: deployment.metadata.name, [LABEL.clusterName]: deployment.spec.clusterName, [LABEL.templateHash]: hash };
     template.metadata = { ...(template.metadata ?? {}), labels: { ...(template.metadata?.labels ?? {}), [LABEL.deploymentName]: deployment.metadata.name, [LABEL.templateHash]: hash } };
@@ -32,29 +38,29 @@ export function machineDeploymentController(ctx: CapiContext): Controller {
     return { labels, template, selector };
   }
 
-  async function resize(set: Obj, replicas: number): Promise<void> {
+  async function resize(set: MachineSet, replicas: number): Promise<void> {
     if ((set.spec.replicas ?? 1) === replicas) return;
     await ctx.client.update(MACHINE_SETS, { ...set, spec: { ...set.spec, replicas } });
   }
 
-  async function writeStatus(deployment: Obj, owned: Obj[], current: Obj | undefined): Promise<void> {
+  async function writeStatus(deployment: MachineDeployment, owned: MachineSet[], current: MachineSet | undefined): Promise<void> {
     const now = new Date(ctx.clock.now());
-    const sum = (field: string) => owned.reduce((n, s) => n + (s.status?.[field] ?? 0), 0);
+    const sum = (field: ReplicaCount) => owned.reduce((n, s) => n + (s.status?.[field] ?? 0), 0);
     const desired = desiredReplicas(deployment);
     const replicas = sum('replicas');
     const available = sum('availableReplicas');
     const [, unavailable] = fenceposts(deployment);
     const old = owned.filter((s) => s !== current && ((s.spec.replicas ?? 0) > 0 || (s.status?.replicas ?? 0) > 0));
     let conditions = deployment.status?.conditions ?? [];
-    conditions = setCondition(conditions, available >= desired - unavailable
+    conditions = setCapiCondition(conditions, available >= desired - unavailable
       ? { type: CONDITION.available, status: 'True', reason: 'Available', message: '' }
       : { type: CONDITION.available, status: 'False', reason: 'NotAvailable', message: `${available} available replicas, at least ${desired - unavailable} required (spec.replicas ${desired}, maxUnavailable ${unavailable})` }, now);
-    conditions = setCondition(conditions, old.length
+    conditions = setCapiCondition(conditions, old.length
       ? { type: CONDITION.rollingOut, status: 'True', reason: 'RollingOut', message: `Rolling out: ${old.map((s) => `${s.metadata.name} (${s.status?.replicas ?? 0} machines)`).join(', ')} to ${current?.metadata.name ?? 'a new MachineSet'}` }
       : { type: CONDITION.rollingOut, status: 'False', reason: 'NotRollingOut', message: '' }, now);
-    const status = {
+    const status: NonNullable<MachineDeployment['status']> = {
       ...(deployment.status ?? {}),
-      selector: formatLabelSelector(fromLabelSelectorObject(deployment.spec.selector)),
+      selector: formatLabelSelector(fromLabelSelectorObject(metaSelector(deployment.spec.selector))),
       replicas,
       readyReplicas: sum('readyReplicas'),
       availableReplicas: available,
@@ -69,7 +75,7 @@ export function machineDeploymentController(ctx: CapiContext): Controller {
   async function sync(key: string): Promise<void> {
     const deployment = deployments.getByKey(key);
     if (!deployment || isDeleting(deployment)) return;
-    if (!storedSelectorMatches(deployment.spec.selector, deployment.spec.template?.metadata?.labels ?? {})) {
+    if (!storedSelectorMatches(metaSelector(deployment.spec.selector), stringMap(deployment.spec.template?.metadata?.labels) ?? {})) {
       void events.event(eventTarget(deployment, 'MachineDeployment'), 'Warning', 'InvalidSelector', 'spec.selector does not match spec.template.metadata.labels');
       throw new TerminalError(`MachineDeployment ${key}: spec.selector does not match spec.template.metadata.labels`);
     }
@@ -121,7 +127,7 @@ export function machineDeploymentController(ctx: CapiContext): Controller {
         await resize(current, Math.max(0, desired - active.reduce((n, s) => n + Math.min(s.spec.replicas ?? 0, s.status?.replicas ?? 0), 0)));
       } else {
         const [surge, unavailable] = fenceposts(deployment);
-        const state = (s: Obj) => ({ name: s.metadata.name, replicas: s.spec.replicas ?? 0, available: Math.min(s.status?.availableReplicas ?? 0, s.spec.replicas ?? 0) });
+        const state = (s: MachineSet) => ({ name: s.metadata.name, replicas: s.spec.replicas ?? 0, available: Math.min(s.status?.availableReplicas ?? 0, s.spec.replicas ?? 0) });
         const sizes = rollingStep(desired, surge, unavailable, state(current), active.map(state));
         for (const s of [current, ...active]) if (sizes.has(s.metadata.name)) await resize(s, sizes.get(s.metadata.name)!);
       }

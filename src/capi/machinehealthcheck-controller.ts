@@ -10,15 +10,16 @@
 //     written — nothing is handed over, so a cluster-wide failure does not delete every machine.
 // Status: expectedMachines, currentHealthy, remediationsAllowed, targets. A pass is scheduled
 // again for the earliest moment a target may turn unhealthy (a timeout running).
-import { Controller, type Condition, type Obj, isConflict, isNotFound, keyOf, setCondition } from '../kube/index.js';
+import type * as api from '../api/index.js';
+import { Controller, isConflict, isNotFound, keyOf } from '../kube/index.js';
 import { storedSelectorMatches } from '../common/label-selectors.js';
-import { ANNOTATION, CONDITION, MACHINES, MACHINE_HEALTH_CHECKS, eventTarget, isDeleting, machineCondition } from './api.js';
+import { ANNOTATION, type NewCapiCondition, CONDITION, MACHINES, MACHINE_HEALTH_CHECKS, eventTarget, isDeleting, machineCondition, metaSelector, setCapiCondition } from './api.js';
 import { type CapiContext, informers } from './context.js';
 import { type HealthVerdict, judgeTarget, remediationAllowance } from './health.js';
 import { sameStatus } from './machine-status.js';
 
 /** The statuses of a Node's conditions, to tell a heartbeat from a change worth a pass. */
-const conditionStatuses = (node: Obj | undefined) => JSON.stringify((node?.status?.conditions ?? []).map((c: Obj) => [c.type, c.status]));
+const conditionStatuses = (node: api.Node | undefined) => JSON.stringify((node?.status?.conditions ?? []).map((c) => [c.type, c.status]));
 
 export function machineHealthCheckController(ctx: CapiContext): Controller {
   const inf = informers(ctx);
@@ -27,14 +28,14 @@ export function machineHealthCheckController(ctx: CapiContext): Controller {
   const nodes = inf.nodes();
   const events = ctx.events('machinehealthcheck-controller');
 
-  const targetsOf = (check: Obj) => machines.list().filter((m) =>
-    m.metadata.namespace === check.metadata.namespace && m.spec?.clusterName === check.spec.clusterName && !isDeleting(m) && storedSelectorMatches(check.spec.selector, m.metadata.labels));
+  const targetsOf = (check: api.MachineHealthCheck) => machines.list().filter((m) =>
+    m.metadata.namespace === check.metadata.namespace && m.spec?.clusterName === check.spec.clusterName && !isDeleting(m) && storedSelectorMatches(metaSelector(check.spec.selector), m.metadata.labels));
 
   /** Writes the Machine's health conditions when they say something new; true when written. */
-  async function mark(machine: Obj, updates: Condition[], remove: string[] = []): Promise<boolean> {
+  async function mark(machine: api.Machine, updates: NewCapiCondition[], remove: string[] = []): Promise<boolean> {
     const now = new Date(ctx.clock.now());
-    let conditions = (machine.status?.conditions ?? []).filter((c: Condition) => !remove.includes(c.type));
-    for (const u of updates) conditions = setCondition(conditions, u, now);
+    let conditions = (machine.status?.conditions ?? []).filter((c) => !remove.includes(c.type));
+    for (const u of updates) conditions = setCapiCondition(conditions, u, now);
     if (sameStatus({ conditions }, { conditions: machine.status?.conditions })) return false;
     try {
       await ctx.client.update(MACHINES, { ...machine, status: { ...(machine.status ?? {}), conditions } }, 'status');
@@ -50,14 +51,14 @@ export function machineHealthCheckController(ctx: CapiContext): Controller {
     if (!check || isDeleting(check)) return;
     const now = ctx.clock.now();
     const targets = targetsOf(check);
-    const verdicts = new Map<Obj, HealthVerdict>();
+    const verdicts = new Map<api.Machine, HealthVerdict>();
     for (const m of targets) verdicts.set(m, judgeTarget(check, m, m.status?.nodeRef?.name ? nodes.get(m.status.nodeRef.name) : undefined, now));
     const unhealthy = targets.filter((m) => !verdicts.get(m)!.healthy);
     const healthy = targets.filter((m) => verdicts.get(m)!.healthy);
     const allowance = remediationAllowance(check, targets.length, unhealthy.length);
     const target = eventTarget(check, 'MachineHealthCheck');
     let conflicts = 0;
-    const write = async (m: Obj, updates: Condition[], remove: string[] = []) => {
+    const write = async (m: api.Machine, updates: NewCapiCondition[], remove: string[] = []) => {
       try {
         return await mark(m, updates, remove);
       } catch (e) {
@@ -74,24 +75,24 @@ export function machineHealthCheckController(ctx: CapiContext): Controller {
     }
     for (const m of unhealthy) {
       const verdict = verdicts.get(m) as Extract<HealthVerdict, { healthy: false }>;
-      const failed: Condition = { type: CONDITION.healthCheckSucceeded, status: 'False', reason: verdict.reason, message: verdict.message };
+      const failed: NewCapiCondition = { type: CONDITION.healthCheckSucceeded, status: 'False', reason: verdict.reason, message: verdict.message };
       const skip = m.metadata.annotations?.[ANNOTATION.skipRemediation] !== undefined;
       const handOver = allowance.allowed && !skip && !machineCondition(m, CONDITION.ownerRemediated);
-      const handOverCondition: Condition = { type: CONDITION.ownerRemediated, status: 'False', reason: 'WaitingForRemediation', message: 'Waiting for remediation' };
+      const handOverCondition: NewCapiCondition = { type: CONDITION.ownerRemediated, status: 'False', reason: 'WaitingForRemediation', message: 'Waiting for remediation' };
       const written = await write(m, handOver ? [failed, handOverCondition] : [failed]);
       if (written && handOver) void events.event(eventTarget(m, 'Machine'), 'Normal', 'MachineMarkedUnhealthy', `Machine ${keyOf(m)} has been marked as unhealthy by ${keyOf(check)}: ${verdict.message}`);
     }
     if (!allowance.allowed && unhealthy.length) void events.event(target, 'Warning', 'RemediationRestricted', allowance.message!);
 
     const nowDate = new Date(now);
-    const status = {
+    const status: NonNullable<api.MachineHealthCheck['status']> = {
       ...(check.status ?? {}),
       expectedMachines: targets.length,
       currentHealthy: healthy.length,
       remediationsAllowed: allowance.remaining,
       targets: targets.map((m) => m.metadata.name).sort(),
       observedGeneration: check.metadata.generation,
-      conditions: setCondition(check.status?.conditions, allowance.allowed
+      conditions: setCapiCondition(check.status?.conditions, allowance.allowed
         ? { type: CONDITION.remediationAllowed, status: 'True', reason: 'RemediationAllowed', message: '' }
         : { type: CONDITION.remediationAllowed, status: 'False', reason: 'TooManyUnhealthy', message: allowance.message! }, nowDate),
     };

@@ -9,11 +9,12 @@
 // two passes never create twice. Status: replicas, ready, available and up-to-date counts, the
 // selector (for the scale subresource) and the ScalingUp/ScalingDown conditions.
 import { randomInt } from 'node:crypto';
-import { Controller, CountExpectations, type Obj, TerminalError, controllerOf, controllerReference, enqueueOwner, isNotFound, setCondition } from '../kube/index.js';
+import type * as api from '../api/index.js';
+import { Controller, CountExpectations, TerminalError, controllerOf, controllerReference, enqueueOwner, isNotFound } from '../kube/index.js';
 import { formatLabelSelector, fromLabelSelectorObject, storedSelectorMatches } from '../common/label-selectors.js';
-import { ANNOTATION, API_VERSION, CONDITION, GROUP, LABEL, MACHINES, MACHINE_SETS, conditionIs, desiredReplicas, eventTarget, isDeleting, machineCondition } from './api.js';
+import { ANNOTATION, API_VERSION, CONDITION, GROUP, type InfraMachineTemplate, LABEL, MACHINES, MACHINE_SETS, conditionIs, desiredReplicas, eventTarget, isDeleting, machineCondition, metaSelector, setCapiCondition, stringMap } from './api.js';
 import { type CapiContext, type ContractRef, informers } from './context.js';
-import { type DeletionOrder, machinesToDelete, machinesToRemediate, remediationBudget } from './machineset-scaling.js';
+import { machinesToDelete, machinesToRemediate, remediationBudget } from './machineset-scaling.js';
 import { sameStatus } from './machine-status.js';
 
 const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
@@ -26,12 +27,12 @@ export function machineSetController(ctx: CapiContext): Controller {
   const events = ctx.events('machineset-controller');
   const expectations = new CountExpectations(5 * 60_000, ctx.clock);
 
-  const ownedBy = (set: Obj) => machines.list().filter((m) => m.metadata.namespace === set.metadata.namespace && controllerOf(m)?.uid === set.metadata.uid);
+  const ownedBy = (set: api.MachineSet) => machines.list().filter((m) => m.metadata.namespace === set.metadata.namespace && controllerOf(m)?.uid === set.metadata.uid);
 
   /** Clones the infrastructure template into an infrastructure machine named `name`; returns its reference. */
-  async function cloneInfrastructure(set: Obj, name: string, labels: Record<string, string>): Promise<ContractRef> {
+  async function cloneInfrastructure(set: api.MachineSet, name: string, labels: Record<string, string>): Promise<ContractRef> {
     const templateRef = set.spec.template.spec.infrastructureRef;
-    const template = await ctx.client.read(await ctx.resolve(templateRef), templateRef.name, set.metadata.namespace);
+    const template = await ctx.client.read(await ctx.resolve<InfraMachineTemplate>(templateRef), templateRef.name, set.metadata.namespace);
     if (!template) throw new Error(`${templateRef.kind} ${set.metadata.namespace}/${templateRef.name} (spec.template.spec.infrastructureRef) does not exist`);
     const kind = String(templateRef.kind).replace(/Template$/, '');
     const resource = await ctx.resolve({ apiGroup: templateRef.apiGroup, kind });
@@ -49,7 +50,7 @@ export function machineSetController(ctx: CapiContext): Controller {
     return { apiGroup: templateRef.apiGroup, kind, name };
   }
 
-  async function createMachine(set: Obj): Promise<void> {
+  async function createMachine(set: api.MachineSet): Promise<void> {
     const template = set.spec.template;
     const name = `${set.metadata.name}-${randomSuffix()}`;
     const labels: Record<string, string> = {
@@ -63,7 +64,7 @@ export function machineSetController(ctx: CapiContext): Controller {
       await ctx.client.create(MACHINES, {
         apiVersion: API_VERSION,
         kind: 'Machine',
-        metadata: { name, namespace: set.metadata.namespace, labels, annotations: { ...(template.metadata?.annotations ?? {}) }, ownerReferences: [controllerReference({ apiVersion: API_VERSION, kind: 'MachineSet', ...set })] },
+        metadata: { name, namespace: set.metadata.namespace, labels, annotations: { ...(stringMap(template.metadata?.annotations) ?? {}) }, ownerReferences: [controllerReference({ apiVersion: API_VERSION, kind: 'MachineSet', ...set })] },
         spec: { ...structuredClone(template.spec), clusterName: set.spec.clusterName, infrastructureRef },
       });
     } catch (e) {
@@ -73,25 +74,25 @@ export function machineSetController(ctx: CapiContext): Controller {
     }
   }
 
-  async function writeStatus(set: Obj, active: Obj[], scaling: { up: string; down: string }): Promise<void> {
+  async function writeStatus(set: api.MachineSet, active: api.Machine[], scaling: { up: string; down: string }): Promise<void> {
     const now = new Date(ctx.clock.now());
     const desired = desiredReplicas(set);
     const count = (type: string) => active.filter((m) => conditionIs(m, type, 'True')).length;
     const upToDate = active.filter((m) => !conditionIs(m, CONDITION.upToDate, 'False')).length;
     let conditions = set.status?.conditions ?? [];
-    conditions = setCondition(conditions, active.length < desired
+    conditions = setCapiCondition(conditions, active.length < desired
       ? { type: CONDITION.scalingUp, status: 'True', reason: 'ScalingUp', message: scaling.up || `Scaling up from ${active.length} to ${desired} replicas` }
       : { type: CONDITION.scalingUp, status: 'False', reason: 'NotScalingUp', message: '' }, now);
-    conditions = setCondition(conditions, active.length > desired
+    conditions = setCapiCondition(conditions, active.length > desired
       ? { type: CONDITION.scalingDown, status: 'True', reason: 'ScalingDown', message: scaling.down || `Scaling down from ${active.length} to ${desired} replicas` }
       : { type: CONDITION.scalingDown, status: 'False', reason: 'NotScalingDown', message: '' }, now);
     const notReady = active.filter((m) => !conditionIs(m, CONDITION.ready, 'True')).map((m) => m.metadata.name);
-    conditions = setCondition(conditions, active.length === 0
+    conditions = setCapiCondition(conditions, active.length === 0
       ? { type: CONDITION.machinesReady, status: 'True', reason: 'NoReplicas', message: '' }
       : notReady.length ? { type: CONDITION.machinesReady, status: 'False', reason: 'NotReady', message: `Machines ${notReady.join(', ')} are not Ready` } : { type: CONDITION.machinesReady, status: 'True', reason: 'Ready', message: '' }, now);
     const status = {
       ...(set.status ?? {}),
-      selector: formatLabelSelector(fromLabelSelectorObject(set.spec.selector)),
+      selector: formatLabelSelector(fromLabelSelectorObject(metaSelector(set.spec.selector))),
       replicas: active.length,
       readyReplicas: count(CONDITION.ready),
       availableReplicas: count(CONDITION.available),
@@ -110,11 +111,11 @@ export function machineSetController(ctx: CapiContext): Controller {
       const set = sets.getByKey(key);
       if (!set) return void expectations.forget(key);
       if (isDeleting(set)) return; // its Machines go through the garbage collector (owner references)
-      const templateLabels = set.spec.template?.metadata?.labels ?? {};
+      const templateLabels = stringMap(set.spec.template?.metadata?.labels) ?? {};
       if (!set.spec.selector || (!Object.keys(set.spec.selector.matchLabels ?? {}).length && !(set.spec.selector.matchExpressions ?? []).length)) {
         throw new TerminalError(`MachineSet ${key}: an empty spec.selector is not valid`);
       }
-      if (!storedSelectorMatches(set.spec.selector, templateLabels)) {
+      if (!storedSelectorMatches(metaSelector(set.spec.selector), templateLabels)) {
         void events.event(eventTarget(set, 'MachineSet'), 'Warning', 'InvalidSelector', 'spec.selector does not match spec.template.metadata.labels');
         throw new TerminalError(`MachineSet ${key}: spec.selector does not match spec.template.metadata.labels`);
       }
@@ -132,13 +133,13 @@ export function machineSetController(ctx: CapiContext): Controller {
       const budget = remediationBudget(deployment, deploymentMachines);
       const remediate = candidates.slice(0, budget);
       for (const machine of candidates.slice(budget)) {
-        const message = `Waiting because there are already too many remediations in progress (spec.remediation.maxInFlight is ${deployment?.spec.remediation.maxInFlight})`;
+        const message = `Waiting because there are already too many remediations in progress (spec.remediation.maxInFlight is ${deployment?.spec.remediation?.maxInFlight})`;
         if (machineCondition(machine, CONDITION.ownerRemediated)?.reason === 'RemediationDeferred') continue;
-        await ctx.client.update(MACHINES, { ...machine, status: { ...machine.status, conditions: setCondition(machine.status?.conditions, { type: CONDITION.ownerRemediated, status: 'False', reason: 'RemediationDeferred', message }, new Date(ctx.clock.now())) } }, 'status');
+        await ctx.client.update(MACHINES, { ...machine, status: { ...machine.status, conditions: setCapiCondition(machine.status?.conditions, { type: CONDITION.ownerRemediated, status: 'False', reason: 'RemediationDeferred', message }, new Date(ctx.clock.now())) } }, 'status');
       }
       for (const machine of remediate) {
         const now = new Date(ctx.clock.now());
-        await ctx.client.update(MACHINES, { ...machine, status: { ...machine.status, conditions: setCondition(machine.status?.conditions, { type: CONDITION.ownerRemediated, status: 'False', reason: 'MachineDeleting', message: 'Machine is deleting' }, now) } }, 'status').catch((e) => {
+        await ctx.client.update(MACHINES, { ...machine, status: { ...machine.status, conditions: setCapiCondition(machine.status?.conditions, { type: CONDITION.ownerRemediated, status: 'False', reason: 'MachineDeleting', message: 'Machine is deleting' }, now) } }, 'status').catch((e) => {
           if (!isNotFound(e)) throw e;
         });
         await ctx.client.delete(MACHINES, machine.metadata.name, machine.metadata.namespace);
@@ -162,7 +163,7 @@ export function machineSetController(ctx: CapiContext): Controller {
         }
         void events.event(eventTarget(set, 'MachineSet'), 'Normal', 'SuccessfulCreate', `Created ${diff} Machine${diff > 1 ? 's' : ''}`);
       } else if (diff < 0) {
-        const victims = machinesToDelete(active, -diff, (set.spec.deletion?.order ?? 'Random') as DeletionOrder);
+        const victims = machinesToDelete(active, -diff, set.spec.deletion?.order ?? 'Random');
         expectations.expect(key, 0, victims.length);
         for (const machine of victims) {
           await ctx.client.delete(MACHINES, machine.metadata.name, machine.metadata.namespace);

@@ -7,7 +7,7 @@
 // available before an old one goes. Pure.
 import { templateHash as hashTemplate } from '../kube/template-hash.js';
 import { scaledValue } from '../kube/int-or-percent.js';
-import type { Obj } from '../kube/index.js';
+import type * as api from '../api/index.js';
 import { desiredReplicas } from './api.js';
 
 /**
@@ -15,12 +15,12 @@ import { desiredReplicas } from './api.js';
  * annotations of the template are carried to the MachineSet in place, without a rollout, as
  * Cluster API does.
  */
-export function templateHash(deployment: Obj): string {
+export function templateHash(deployment: api.MachineDeployment): string {
   return hashTemplate({ spec: deployment.spec?.template?.spec ?? {} });
 }
 
 /** [maxSurge, maxUnavailable] for the MachineDeployment's replicas (both 0 means one may be unavailable). */
-export function fenceposts(deployment: Obj): [number, number] {
+export function fenceposts(deployment: api.MachineDeployment): [number, number] {
   const rolling = deployment.spec?.rollout?.strategy?.rollingUpdate ?? {};
   const replicas = desiredReplicas(deployment);
   const surge = scaledValue(rolling.maxSurge, replicas, true, 1);

@@ -2,7 +2,7 @@
 // it: a provider says which parts it supports (each accessor returns the implementation, or
 // undefined for "not supported"), and providers register by name with a factory that takes the
 // cloud config (the text of --cloud-config, INI or YAML as the provider likes).
-import type { Obj } from '../kube/index.js';
+import type * as api from '../api/index.js';
 import { BosunError } from '../common/errors.js';
 
 export interface NodeAddress {
@@ -22,9 +22,9 @@ export interface InstanceMetadata {
 }
 
 export interface InstancesV2 {
-  instanceExists(node: Obj): Promise<boolean>;
-  instanceShutdown(node: Obj): Promise<boolean>;
-  instanceMetadata(node: Obj): Promise<InstanceMetadata>;
+  instanceExists(node: api.Node): Promise<boolean>;
+  instanceShutdown(node: api.Node): Promise<boolean>;
+  instanceMetadata(node: api.Node): Promise<InstanceMetadata>;
 }
 
 /** One Service port as the balancer serves it; `error` (a CamelCase reason, or domain/CamelCase
@@ -56,12 +56,12 @@ export class RetryError extends BosunError {
 }
 
 export interface LoadBalancer {
-  getLoadBalancerName(clusterName: string, service: Obj): string;
+  getLoadBalancerName(clusterName: string, service: api.Service): string;
   /** The balancer's status, or undefined when it does not exist. */
-  getLoadBalancer(clusterName: string, service: Obj): Promise<LoadBalancerStatus | undefined>;
-  ensureLoadBalancer(clusterName: string, service: Obj, nodes: Obj[]): Promise<LoadBalancerStatus>;
-  updateLoadBalancer(clusterName: string, service: Obj, nodes: Obj[]): Promise<void>;
-  ensureLoadBalancerDeleted(clusterName: string, service: Obj): Promise<void>;
+  getLoadBalancer(clusterName: string, service: api.Service): Promise<LoadBalancerStatus | undefined>;
+  ensureLoadBalancer(clusterName: string, service: api.Service, nodes: api.Node[]): Promise<LoadBalancerStatus>;
+  updateLoadBalancer(clusterName: string, service: api.Service, nodes: api.Node[]): Promise<void>;
+  ensureLoadBalancerDeleted(clusterName: string, service: api.Service): Promise<void>;
   /** The names of this cluster's balancers in the cloud (for removing orphans at start). */
   listLoadBalancerNames?(clusterName: string): Promise<string[]>;
   /** Deletes a balancer by name (an orphan, whose Service is gone). */
@@ -78,7 +78,7 @@ export interface Route {
 export interface Routes {
   listRoutes(clusterName: string): Promise<Route[]>;
   /** `nameHint` is the node's UID, as upstream passes it. */
-  createRoute(clusterName: string, nameHint: string, route: Omit<Route, 'name'>, node: Obj): Promise<void>;
+  createRoute(clusterName: string, nameHint: string, route: Omit<Route, 'name'>, node: api.Node): Promise<void>;
   deleteRoute(clusterName: string, route: Route): Promise<void>;
 }
 

@@ -2,7 +2,8 @@
 // shared node and service informers, the cloud provider, the cluster's name (which prefixes its
 // balancers and routes in the cloud), an event recorder per controller, and the names and
 // resources they use — the ones k8s.io/cloud-provider uses, so kubectl users see the same words.
-import type { EventRecorder, Informer, KubeClient, Obj } from '../kube/index.js';
+import type * as api from '../api/index.js';
+import type { EventRecorder, Informer, KubeClient } from '../kube/index.js';
 import { resources } from '../kube/resources.js';
 import type { CloudProvider } from './cloud-provider.js';
 
@@ -20,21 +21,21 @@ export const LB_CLEANUP_FINALIZER = 'service.kubernetes.io/load-balancer-cleanup
 
 export interface CcmContext {
   client: KubeClient;
-  nodes: Informer;
-  services: Informer;
+  nodes: Informer<api.Node>;
+  services: Informer<api.Service>;
   cloud: CloudProvider;
   clusterName: string;
   events(component: string): EventRecorder;
 }
 
 /** A Node as an Event's involvedObject wants it (informer items may lack kind). */
-export const asNode = (node: Obj): Obj => ({ apiVersion: 'v1', kind: 'Node', ...node });
-export const asService = (service: Obj): Obj => ({ apiVersion: 'v1', kind: 'Service', ...service });
+export const asNode = (node: api.Node): api.Node => ({ apiVersion: 'v1', kind: 'Node', ...node });
+export const asService = (service: api.Service): api.Service => ({ apiVersion: 'v1', kind: 'Service', ...service });
 
-export function isReady(node: Obj): boolean {
-  return (node.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True');
+export function isReady(node: api.Node): boolean {
+  return (node.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
-export function hasTaint(node: Obj, key: string): boolean {
-  return (node.spec?.taints ?? []).some((t: Obj) => t.key === key);
+export function hasTaint(node: api.Node, key: string): boolean {
+  return (node.spec?.taints ?? []).some((t) => t.key === key);
 }

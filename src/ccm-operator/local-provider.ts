@@ -17,7 +17,7 @@ import { CloudClient } from '../cloud/client.js';
 import { readEndpoint } from '../cloud/endpoint.js';
 import type { CloudError } from '../cloud/errors.js';
 import type { Instance, LoadBalancerPort } from '../cloud/types.js';
-import type { Obj } from '../kube/index.js';
+import type * as api from '../api/index.js';
 import {
   type CloudProvider, type InstanceMetadata, type InstancesV2, type LoadBalancer, type LoadBalancerStatus, type PortStatus, type Route, type Routes,
   parseCloudConfig, registerCloudProvider, UnsupportedPortsError,
@@ -45,7 +45,7 @@ export function instanceIdOf(providerID: string | undefined): string | undefined
 
 /** The balancer's name: the cluster's name and a hash of cluster/namespace/name, so it is stable
  *  and tells the cluster's balancers apart from others in the same cloud. */
-export function balancerName(clusterName: string, service: Obj): string {
+export function balancerName(clusterName: string, service: api.Service): string {
   const hash = createHash('sha256').update(`${clusterName}/${service.metadata.namespace}/${service.metadata.name}`).digest('hex').slice(0, 16);
   return `${clusterName}-lb-${hash}`;
 }
@@ -54,17 +54,17 @@ export function balancerName(clusterName: string, service: Obj): string {
 export const PROTOCOL_NOT_SUPPORTED = 'local.bosun.io/ProtocolNotSupported';
 
 /** The Service's ports the local cloud cannot carry (its balancers are TCP proxies), as messages. */
-export function unsupportedPorts(service: Obj): string[] {
-  return (service.spec?.ports ?? []).filter((p: Obj) => (p.protocol ?? 'TCP') !== 'TCP')
-    .map((p: Obj) => `port ${p.port}/${p.protocol}: protocol ${p.protocol} is not supported by the local cloud provider (its load balancers carry TCP only)`);
+export function unsupportedPorts(service: api.Service): string[] {
+  return (service.spec?.ports ?? []).filter((p) => (p.protocol ?? 'TCP') !== 'TCP')
+    .map((p) => `port ${p.port}/${p.protocol}: protocol ${p.protocol} is not supported by the local cloud provider (its load balancers carry TCP only)`);
 }
 
 /**
  * The balancer's listeners from the Service's TCP ports; ports of other protocols are left out
  * (reported per port in the status). An UnsupportedPortsError when no port is TCP.
  */
-export function balancerPorts(service: Obj): LoadBalancerPort[] {
-  const ports: Obj[] = service.spec?.ports ?? [];
+export function balancerPorts(service: api.Service): LoadBalancerPort[] {
+  const ports = service.spec?.ports ?? [];
   if (ports.length === 0) throw new Error('the Service has no ports');
   const tcp = ports.filter((p) => (p.protocol ?? 'TCP') === 'TCP');
   if (tcp.length === 0) throw new UnsupportedPortsError(unsupportedPorts(service).join('; '));
@@ -75,8 +75,8 @@ export function balancerPorts(service: Obj): LoadBalancerPort[] {
 }
 
 /** Per Service port: served, or the error of a protocol the cloud cannot carry. */
-function portStatuses(service: Obj): PortStatus[] {
-  return (service.spec?.ports ?? []).map((p: Obj) => {
+function portStatuses(service: api.Service): PortStatus[] {
+  return (service.spec?.ports ?? []).map((p) => {
     const protocol = p.protocol ?? 'TCP';
     return { port: p.port, protocol, ...(protocol === 'TCP' ? {} : { error: PROTOCOL_NOT_SUPPORTED }) };
   });
@@ -87,15 +87,15 @@ function portStatuses(service: Obj): PortStatus[] {
  * answers 200 there only on nodes with a ready local endpoint) and sends only to those, as cloud
  * balancers do. Without a healthCheckNodePort there is nothing to check: every node gets traffic.
  */
-export function healthCheckOf(service: Obj): { port: number; path: string } | undefined {
+export function healthCheckOf(service: api.Service): { port: number; path: string } | undefined {
   const port = service.spec?.healthCheckNodePort;
-  return service.spec?.externalTrafficPolicy === 'Local' && Number.isInteger(port) && port > 0 ? { port, path: '/healthz' } : undefined;
+  return service.spec?.externalTrafficPolicy === 'Local' && port !== undefined && Number.isInteger(port) && port > 0 ? { port, path: '/healthz' } : undefined;
 }
 
-export function sourceRanges(service: Obj): string[] {
-  const ranges: string[] = service.spec?.loadBalancerSourceRanges ?? [];
+export function sourceRanges(service: api.Service): string[] {
+  const ranges = service.spec?.loadBalancerSourceRanges ?? [];
   if (ranges.length) return ranges;
-  const annotation: string | undefined = service.metadata?.annotations?.[SOURCE_RANGES_ANNOTATION];
+  const annotation = service.metadata?.annotations?.[SOURCE_RANGES_ANNOTATION];
   return annotation ? annotation.split(',').map((s) => s.trim()).filter(Boolean) : [];
 }
 
@@ -179,7 +179,7 @@ export class LocalCloudProvider implements CloudProvider {
     };
   }
 
-  private async ensure(cluster: string, service: Obj, nodes: Obj[]): Promise<LoadBalancerStatus> {
+  private async ensure(cluster: string, service: api.Service, nodes: api.Node[]): Promise<LoadBalancerStatus> {
     const name = balancerName(cluster, service);
     const ports = balancerPorts(service);
     const wanted = nodes.map((n) => instanceIdOf(n.spec?.providerID)).filter((id): id is string => id !== undefined);
@@ -187,7 +187,7 @@ export class LocalCloudProvider implements CloudProvider {
     const live = new Set(wanted.length ? (await this.client.listInstances({ ids: wanted, states: ['pending', 'running', 'stopping', 'stopped'] })).map((i) => i.id) : []);
     const check = healthCheckOf(service);
     const spec = { ports, targets: wanted.filter((id) => live.has(id)), sourceRanges: sourceRanges(service), ...(check ? { healthCheck: check } : {}) };
-    const requested: string | undefined = service.spec?.loadBalancerIP || undefined;
+    const requested = service.spec?.loadBalancerIP || undefined;
     let existing: { address: string } | undefined;
     try {
       existing = await this.client.request('GET', `/v1/loadbalancers/${name}`);
@@ -210,7 +210,7 @@ export class LocalCloudProvider implements CloudProvider {
   }
 
   /** The node's instance: by providerID, else by name (a node not yet initialised). */
-  private async instanceOf(node: Obj): Promise<Instance | undefined> {
+  private async instanceOf(node: api.Node): Promise<Instance | undefined> {
     const id = instanceIdOf(node.spec?.providerID);
     if (id) {
       try {

@@ -4,7 +4,8 @@
 // instance-type and zone/region labels (with their deprecated beta twins, as upstream still
 // writes them), addresses — then removes the taint and records `Synced`. Initialised nodes are
 // revisited every resync period so their addresses follow the cloud's.
-import { Controller, type Obj, isNotFound } from '../kube/index.js';
+import type * as api from '../api/index.js';
+import { Controller, isNotFound } from '../kube/index.js';
 import type { InstanceMetadata } from './cloud-provider.js';
 import { asNode, type CcmContext, hasTaint, NODES, UNINITIALIZED_TAINT } from './context.js';
 
@@ -37,12 +38,12 @@ export function cloudNodeController(ctx: CcmContext, resyncPeriodMs = NODE_STATU
     await updateAddresses(node, meta);
   }
 
-  async function initialize(node: Obj): Promise<void> {
+  async function initialize(node: api.Node): Promise<void> {
     const meta = await instances!.instanceMetadata(node);
     // Addresses first: once the taint is gone, the node is complete.
     const withAddresses = await updateAddresses(node, meta);
-    const taints = (node.spec?.taints ?? []).filter((t: Obj) => t.key !== UNINITIALIZED_TAINT);
-    let updated: Obj;
+    const taints = (node.spec?.taints ?? []).filter((t) => t.key !== UNINITIALIZED_TAINT);
+    let updated: api.Node;
     try {
       updated = await ctx.client.mergePatch(NODES, node.metadata.name, undefined, {
         metadata: { resourceVersion: withAddresses.metadata.resourceVersion, labels: cloudLabels(meta) },
@@ -56,7 +57,7 @@ export function cloudNodeController(ctx: CcmContext, resyncPeriodMs = NODE_STATU
   }
 
   /** Writes the cloud's addresses when they differ; returns the node as it now is. */
-  async function updateAddresses(node: Obj, meta: InstanceMetadata): Promise<Obj> {
+  async function updateAddresses(node: api.Node, meta: InstanceMetadata): Promise<api.Node> {
     if (JSON.stringify(node.status?.addresses ?? []) === JSON.stringify(meta.nodeAddresses)) return node;
     return ctx.client.mergePatch(NODES, node.metadata.name, undefined, { status: { addresses: meta.nodeAddresses } }, 'status');
   }

@@ -2,7 +2,8 @@
 // that is not Ready is checked against the cloud — an instance that no longer exists means the
 // Node goes (event `DeletingNode`), one that is shut down gets the shutdown taint (NoSchedule) so
 // nothing new lands there; a node Ready again loses that taint.
-import { Controller, type Obj, isNotFound } from '../kube/index.js';
+import type * as api from '../api/index.js';
+import { Controller, isNotFound } from '../kube/index.js';
 import { asNode, type CcmContext, hasTaint, isReady, NODES, SHUTDOWN_TAINT } from './context.js';
 
 /** Upstream's --node-monitor-period default. */
@@ -15,8 +16,8 @@ export function cloudNodeLifecycleController(ctx: CcmContext, periodMs = NODE_MO
   const controller = new Controller({ name: 'cloud-node-lifecycle-controller', workers: 2, resyncPeriodMs: periodMs, sync: (name) => sync(name) });
   controller.watch(ctx.nodes);
 
-  async function setShutdownTaint(node: Obj, on: boolean): Promise<void> {
-    const others = (node.spec?.taints ?? []).filter((t: Obj) => t.key !== SHUTDOWN_TAINT);
+  async function setShutdownTaint(node: api.Node, on: boolean): Promise<void> {
+    const others = (node.spec?.taints ?? []).filter((t) => t.key !== SHUTDOWN_TAINT);
     const taints = on ? [...others, { key: SHUTDOWN_TAINT, effect: 'NoSchedule' }] : others;
     await ctx.client.mergePatch(NODES, node.metadata.name, undefined, { metadata: { resourceVersion: node.metadata.resourceVersion }, spec: { taints: taints.length ? taints : null } });
   }

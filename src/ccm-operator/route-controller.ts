@@ -3,7 +3,8 @@
 // explains are removed, and each node's NetworkUnavailable condition says whether its routes
 // exist (False / RouteCreated, or True / NoRouteCreated with a FailedToCreateRoute event).
 // Level-triggered on one key: the whole route table, on node changes and every 10 s.
-import { Controller, type Obj, isConflict, isNotFound, rfc3339 } from '../kube/index.js';
+import type * as api from '../api/index.js';
+import { Controller, isConflict, isNotFound, rfc3339 } from '../kube/index.js';
 import { parseCidr } from '../common/ipv4.js';
 import type { Route } from './cloud-provider.js';
 import { asNode, type CcmContext, NODES } from './context.js';
@@ -21,18 +22,18 @@ export function cidrWithin(cidr: string, outer: string): boolean {
   return Math.floor(a.base / size) === Math.floor(b.base / size);
 }
 
-export const podCidrsOf = (node: Obj): string[] => node.spec?.podCIDRs ?? (node.spec?.podCIDR ? [node.spec.podCIDR] : []);
+export const podCidrsOf = (node: api.Node): string[] => node.spec?.podCIDRs ?? (node.spec?.podCIDR ? [node.spec.podCIDR] : []);
 
 /** What to create and delete so that the routes match the nodes' podCIDRs. */
-export function planRoutes(nodes: Obj[], routes: Route[], clusterCidr: string | undefined): { create: Array<{ node: Obj; cidr: string; hint: string }>; remove: Route[] } {
+export function planRoutes(nodes: api.Node[], routes: Route[], clusterCidr: string | undefined): { create: Array<{ node: api.Node; cidr: string; hint: string }>; remove: Route[] } {
   const have = new Set(routes.map((r) => `${r.targetNode} ${r.destinationCIDR}`));
   const want = new Set<string>();
-  const create: Array<{ node: Obj; cidr: string; hint: string }> = [];
+  const create: Array<{ node: api.Node; cidr: string; hint: string }> = [];
   for (const node of nodes) {
     podCidrsOf(node).forEach((cidr, i) => {
       want.add(`${node.metadata.name} ${cidr}`);
       // One route per (node, CIDR); a dual-stack node's second CIDR needs a name of its own.
-      if (!have.has(`${node.metadata.name} ${cidr}`)) create.push({ node, cidr, hint: i === 0 ? node.metadata.uid : `${node.metadata.uid}-${i}` });
+      if (!have.has(`${node.metadata.name} ${cidr}`)) create.push({ node, cidr, hint: i === 0 ? node.metadata.uid! : `${node.metadata.uid}-${i}` });
     });
   }
   const remove = routes.filter((r) => !want.has(`${r.targetNode} ${r.destinationCIDR}`) && (clusterCidr === undefined || cidrWithin(r.destinationCIDR, clusterCidr)));
@@ -66,9 +67,9 @@ export function routeController(ctx: CcmContext, clusterCidr: string | undefined
     return { requeueAfterMs: periodMs };
   }
 
-  async function setNetworkUnavailable(node: Obj, unavailable: boolean): Promise<void> {
+  async function setNetworkUnavailable(node: api.Node, unavailable: boolean): Promise<void> {
     const [status, reason, message] = unavailable ? ['True', 'NoRouteCreated', 'RouteController failed to create a route'] : ['False', 'RouteCreated', 'RouteController created a route'];
-    const conditions: Obj[] = node.status?.conditions ?? [];
+    const conditions = node.status?.conditions ?? [];
     const old = conditions.find((c) => c.type === 'NetworkUnavailable');
     if (old?.status === status && old.reason === reason) return;
     const now = rfc3339(new Date());

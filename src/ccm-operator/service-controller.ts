@@ -13,33 +13,37 @@
 // (UnsupportedPortsError) gets it with the SyncLoadBalancerFailed event and is not retried until
 // it changes. At start, balancers of this cluster with no Service are removed (orphans of a CCM
 // that stopped mid-delete).
-import { type Condition, Controller, type Obj, type Runnable, type SyncResult, TerminalError, isNotFound, keyOf, sameConditions, setCondition } from '../kube/index.js';
+import type * as api from '../api/index.js';
+import { type Condition, Controller, type Runnable, type SyncResult, TerminalError, isNotFound, keyOf, sameConditions, setCondition } from '../kube/index.js';
 import { logger } from '../common/log.js';
 import { type LoadBalancerStatus, RetryError, UnsupportedPortsError } from './cloud-provider.js';
 import { asService, type CcmContext, EXCLUDE_FROM_LB_LABEL, isReady, LB_CLEANUP_FINALIZER, SERVICES } from './context.js';
 
 const log = logger('service-controller');
 
+/** A Service's status.loadBalancer. */
+type ServiceLoadBalancerStatus = NonNullable<NonNullable<api.Service['status']>['loadBalancer']>;
+
 /** Nodes a balancer sends traffic to: initialised (providerID), Ready, not excluded, not being
  *  removed by an autoscaler — upstream's predicates for externalTrafficPolicy Cluster. */
-export function eligibleNode(node: Obj): boolean {
+export function eligibleNode(node: api.Node): boolean {
   return Boolean(node.spec?.providerID) && isReady(node) && !node.metadata.deletionTimestamp
     && node.metadata.labels?.[EXCLUDE_FROM_LB_LABEL] === undefined
-    && !(node.spec?.taints ?? []).some((t: Obj) => t.key === 'ToBeDeletedByClusterAutoscaler');
+    && !(node.spec?.taints ?? []).some((t) => t.key === 'ToBeDeletedByClusterAutoscaler');
 }
 
-export function wantsLoadBalancer(service: Obj): boolean {
+export function wantsLoadBalancer(service: api.Service): boolean {
   return service.spec?.type === 'LoadBalancer' && !service.spec?.loadBalancerClass && !service.metadata.deletionTimestamp;
 }
 
-const hasFinalizer = (s: Obj) => (s.metadata.finalizers ?? []).includes(LB_CLEANUP_FINALIZER);
+const hasFinalizer = (s: api.Service) => (s.metadata.finalizers ?? []).includes(LB_CLEANUP_FINALIZER);
 
 /** Kubernetes' Service condition for ports a balancer cannot serve (KEP-1435), and its reason. */
 export const PORTS_ERROR_CONDITION = 'LoadBalancerPortsError';
 export const PORTS_ERROR_REASON = 'LoadBalancerMixedProtocolNotSupported';
 
 /** The Service's conditions with LoadBalancerPortsError as `error` says (undefined: none). */
-export function withPortsCondition(service: Obj, error: string | undefined, now = new Date()): Condition[] {
+export function withPortsCondition(service: api.Service, error: string | undefined, now = new Date()): Condition[] {
   const conditions: Condition[] = service.status?.conditions ?? [];
   if (!error && !conditions.some((c) => c.type === PORTS_ERROR_CONDITION)) return conditions;
   return setCondition(conditions, {
@@ -49,14 +53,14 @@ export function withPortsCondition(service: Obj, error: string | undefined, now 
 }
 
 /** What the balancer's status says about ports it cannot serve, as one message. */
-function portsError(service: Obj, status: LoadBalancerStatus): string | undefined {
+function portsError(service: api.Service, status: LoadBalancerStatus): string | undefined {
   const failed = status.ingress.flatMap((i) => i.ports ?? []).filter((p) => p.error);
   if (failed.length === 0) return undefined;
   return `the load balancer does not serve ${failed.map((p) => `port ${p.port}/${p.protocol} (${p.error})`).join(', ')} of Service ${service.metadata.namespace}/${service.metadata.name}`;
 }
 
 /** What of a Service its balancer is made from: a change means ensure again. */
-function balancerSpec(service: Obj): string {
+function balancerSpec(service: api.Service): string {
   const s = service.spec ?? {};
   return JSON.stringify([s.ports, s.loadBalancerIP, s.loadBalancerSourceRanges, service.metadata.annotations?.['service.beta.kubernetes.io/load-balancer-source-ranges'], s.externalTrafficPolicy, s.healthCheckNodePort]);
 }
@@ -134,7 +138,7 @@ export function serviceController(ctx: CcmContext): Runnable {
   }
 
   /** Writes status.loadBalancer and the conditions through services/status when they differ. */
-  async function writeStatus(service: Obj, loadBalancer: Obj, conditions: Condition[]): Promise<void> {
+  async function writeStatus(service: api.Service, loadBalancer: ServiceLoadBalancerStatus, conditions: Condition[]): Promise<void> {
     const sameLb = JSON.stringify(service.status?.loadBalancer ?? {}) === JSON.stringify(loadBalancer);
     const same = sameLb && sameConditions(service.status?.conditions, conditions) && (service.status?.conditions ?? []).length === conditions.length;
     if (same) return;
@@ -144,7 +148,7 @@ export function serviceController(ctx: CcmContext): Runnable {
   /** As upstream: Deleting/Deleted events around the cloud call (Deleting only when there is a
    *  balancer), a failure reported as SyncLoadBalancerFailed; the status emptied, then the
    *  finalizer removed. */
-  async function deleteBalancer(key: string, service: Obj): Promise<SyncResult | void> {
+  async function deleteBalancer(key: string, service: api.Service): Promise<SyncResult | void> {
     const failed = (e: unknown) => void events.event(asService(service), 'Warning', 'SyncLoadBalancerFailed', `Error syncing load balancer: failed to delete load balancer: ${(e as Error).message}`);
     try {
       if (await balancers!.getLoadBalancer(ctx.clusterName, service)) {
@@ -164,7 +168,7 @@ export function serviceController(ctx: CcmContext): Runnable {
         current = await ctx.client.mergePatch(SERVICES, name, namespace, { status: { loadBalancer: null } }, 'status');
       }
       await ctx.client.mergePatch(SERVICES, name, namespace, {
-        metadata: { resourceVersion: current.metadata.resourceVersion, finalizers: (current.metadata.finalizers ?? []).filter((f: string) => f !== LB_CLEANUP_FINALIZER) },
+        metadata: { resourceVersion: current.metadata.resourceVersion, finalizers: (current.metadata.finalizers ?? []).filter((f) => f !== LB_CLEANUP_FINALIZER) },
       });
     } catch (e) {
       if (!isNotFound(e)) throw e;

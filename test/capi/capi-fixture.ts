@@ -13,6 +13,7 @@ import { startClusterApiServer, type ClusterApiServer } from '../../src/apiserve
 import { API_VERSION, CLUSTER_API_NAMESPACE, INFRA_API_VERSION, MACHINES } from '../../src/capi/api.js';
 import { addClusterApiControllers } from '../../src/capi/controllers.js';
 import { CLUSTER_API_CRDS } from '../../src/capi/crds.js';
+import type * as api from '../../src/api/index.js';
 import { KubeClient, Manager, type Obj, isNotFound, loadKubeConfig, resources, rfc3339 } from '../../src/kube/index.js';
 import { repositoryRoot } from '../../src/cli/release.js';
 import { setLogLevel } from '../../src/common/log.js';
@@ -89,7 +90,7 @@ export async function createClusterObjects(c: CapiCluster, userData = EMPTY_IGNI
 }
 
 /** A Machine's spec as the templates in these tests give it. */
-export function machineSpec(extra: Obj = {}): Obj {
+export function machineSpec(extra: Partial<api.Machine['spec']> = {}): api.Machine['spec'] {
   return {
     clusterName: CLUSTER,
     bootstrap: { dataSecretName: 'worker-user-data' },
@@ -99,7 +100,7 @@ export function machineSpec(extra: Obj = {}): Obj {
   };
 }
 
-export function machineDeployment(name: string, replicas: number, extra: Obj = {}): Obj {
+export function machineDeployment(name: string, replicas: number, extra: Partial<api.MachineDeployment['spec']> = {}): api.MachineDeployment {
   return {
     apiVersion: API_VERSION, kind: 'MachineDeployment',
     metadata: { name, namespace: NS },
@@ -113,7 +114,7 @@ export function machineDeployment(name: string, replicas: number, extra: Obj = {
 }
 
 /** A MachineHealthCheck of the machines labelled pool=<name>. */
-export function machineHealthCheck(name: string, checks: Obj, remediation?: Obj): Obj {
+export function machineHealthCheck(name: string, checks: api.MachineHealthCheck['spec']['checks'], remediation?: api.MachineHealthCheck['spec']['remediation']): api.MachineHealthCheck {
   return {
     apiVersion: API_VERSION, kind: 'MachineHealthCheck', metadata: { name, namespace: NS },
     spec: { clusterName: CLUSTER, selector: { matchLabels: { pool: name } }, checks, ...(remediation ? { remediation } : {}) },

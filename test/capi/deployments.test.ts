@@ -39,14 +39,14 @@ test('a MachineSet keeps its replicas and deletes the marked Machine first, then
     assert.equal(m.metadata.ownerReferences[0].kind, 'MachineSet');
     assert.deepEqual(m.spec.infrastructureRef, { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'LocalMachine', name: m.metadata.name });
     const lm = await c.kube.get(LOCAL_MACHINES, m.metadata.name, NS);
-    assert.equal(lm.metadata.annotations['cluster.x-k8s.io/cloned-from-name'], 'small');
+    assert.equal(lm.metadata.annotations!['cluster.x-k8s.io/cloned-from-name'], 'small');
     assert.equal(lm.spec.instanceType, 'local.small');
   }
   const set = await eventually('the set\'s status', async () => {
     const s = await c.kube.get(MACHINE_SETS, 'set', NS);
     return s.status?.readyReplicas === 3 && s.status?.availableReplicas === 3 ? s : undefined;
   });
-  assert.equal(set.status.selector, 'pool=set');
+  assert.equal(set.status!.selector, 'pool=set');
   assert.match((await c.kubectlOk(['-n', NS, 'get', 'ms', 'set'])).split('\n')[1], /^set\s+local\s+3\s+3\s+3\s+3\s+3\s+/);
 
   const byAge = [...machines].sort((a, b) => a.metadata.creationTimestamp.localeCompare(b.metadata.creationTimestamp) || a.metadata.name.localeCompare(b.metadata.name));
@@ -75,8 +75,8 @@ test('a MachineDeployment rolls a template change with maxSurge 1 / maxUnavailab
   const oldNames = new Set(before.map((m) => m.metadata.name));
   const firstSet = (await c.kube.list(MACHINE_SETS, NS, { labelSelector: 'cluster.x-k8s.io/deployment-name=workers' })).items;
   assert.equal(firstSet.length, 1);
-  assert.equal(firstSet[0].metadata.annotations['machinedeployment.clusters.x-k8s.io/revision'], '1');
-  assert.equal(firstSet[0].metadata.name, `workers-${firstSet[0].metadata.labels['machine-template-hash']}`);
+  assert.equal(firstSet[0].metadata.annotations!['machinedeployment.clusters.x-k8s.io/revision'], '1');
+  assert.equal(firstSet[0].metadata.name, `workers-${firstSet[0].metadata.labels!['machine-template-hash']}`);
 
   // Watch the rollout: every state of the machines the API server passes through, one sample
   // per watch event (polling could miss a deletion that completes between two polls).
@@ -119,13 +119,13 @@ test('a MachineDeployment rolls a template change with maxSurge 1 / maxUnavailab
     const items = (await c.kube.list(MACHINE_SETS, NS, { labelSelector: 'cluster.x-k8s.io/deployment-name=workers' })).items;
     return items.length === 1 ? items : undefined;
   }, 30_000);
-  assert.equal(sets[0].metadata.annotations['machinedeployment.clusters.x-k8s.io/revision'], '2');
+  assert.equal(sets[0].metadata.annotations!['machinedeployment.clusters.x-k8s.io/revision'], '2');
   for (const m of after) assert.equal(m.status.conditions.find((x: Obj) => x.type === 'UpToDate')?.status, 'True');
   const md = await eventually('the deployment\'s status', async () => {
     const d = await c.kube.get(MACHINE_DEPLOYMENTS, 'workers', NS);
     return d.status?.upToDateReplicas === 2 && d.status?.availableReplicas === 2 && d.status?.phase === 'Running' ? d : undefined;
   });
-  assert.equal(md.status.conditions.find((x: Obj) => x.type === 'RollingOut')?.status, 'False');
+  assert.equal(md.status!.conditions!.find((x: Obj) => x.type === 'RollingOut')?.status, 'False');
 });
 
 test('kubectl scale machinedeployment adds a machine, and scaling back removes one, drained and terminated', async () => {

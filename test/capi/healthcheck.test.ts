@@ -41,8 +41,8 @@ test('a Machine whose Node stays NotReady past the timeout is marked unhealthy a
     const x = await c.kube.get(MACHINE_HEALTH_CHECKS, 'workers', NS);
     return x.status?.currentHealthy === 3 ? x : undefined;
   });
-  assert.deepEqual(check.status.targets, machines.map((m) => m.metadata.name).sort());
-  assert.equal(check.status.remediationsAllowed, 1);
+  assert.deepEqual(check.status!.targets, machines.map((m) => m.metadata.name).sort());
+  assert.equal(check.status!.remediationsAllowed, 1);
   assert.match((await c.kubectlOk(['-n', NS, 'get', 'mhc', 'workers'])).split('\n')[1], /^workers\s+local\s+3\s+3\s+/);
 
   const victim = machines[0].metadata.name;
@@ -102,8 +102,8 @@ test('more unhealthy machines than the limit: remediation stops and the check sa
   }, 15_000);
   assert.equal(condition(check, 'RemediationAllowed').reason, 'TooManyUnhealthy');
   assert.equal(condition(check, 'RemediationAllowed').message, 'Remediation is not allowed, the number of not started or unhealthy machines exceeds maxUnhealthy (total: 3, unhealthy: 2, maxUnhealthy: 1)');
-  assert.equal(check.status.remediationsAllowed, 0);
-  assert.equal(check.status.currentHealthy, 1);
+  assert.equal(check.status!.remediationsAllowed, 0);
+  assert.equal(check.status!.currentHealthy, 1);
   assert.ok((await eventReasons('workers')).some((e: string) => e.startsWith('RemediationRestricted: Remediation is not allowed')));
   await new Promise((r) => setTimeout(r, 2_000));
   for (const name of broken) {

@@ -47,9 +47,9 @@ test('masters adopted, workers from the MachineDeployment, booted from the MCO\'
     const x = await c.kube.get(CLUSTERS, 'local', NS);
     return x.status?.workers?.readyReplicas === 2 && x.status?.controlPlane?.readyReplicas === 1 ? x : undefined;
   });
-  assert.equal(cluster.status.phase, 'Provisioned');
-  assert.deepEqual(cluster.status.failureDomains.map((f: Obj) => f.name), ['local-a', 'local-b', 'local-c']);
-  assert.deepEqual(cluster.status.workers.desiredReplicas, 2);
+  assert.equal(cluster.status!.phase, 'Provisioned');
+  assert.deepEqual(cluster.status!.failureDomains!.map((f: Obj) => f.name), ['local-a', 'local-b', 'local-c']);
+  assert.deepEqual(cluster.status!.workers!.desiredReplicas, 2);
   const listing = await c.kubectlOk(['-n', NS, 'get', 'machines', '-o', 'name']);
   assert.equal(listing.trim().split('\n').length, 3);
   assert.equal((await c.kube.list(MACHINES, NS)).items.length, 3);

@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { API_VERSION, INFRA_API_VERSION, LOCAL_MACHINES, MACHINES } from '../../src/capi/api.js';
 import type { MachineRuntime } from '../../src/cloud/machine-runtime.js';
+import type * as api from '../../src/api/index.js';
 import { type Obj, resources } from '../../src/kube/index.js';
 import { eventually } from '../helpers/eventually.js';
 import { CLUSTER, EMPTY_IGNITION, NS, RELEASE, type CapiCluster, createClusterObjects, machineSpec, runKubelets, startCapiCluster } from './capi-fixture.js';
@@ -33,7 +34,7 @@ after(async () => {
 });
 
 /** A Machine with its own LocalMachine, as a user (or a MachineSet) creates them. */
-async function createMachine(name: string, extra: Obj = {}): Promise<void> {
+async function createMachine(name: string, extra: Partial<api.Machine['spec']> = {}): Promise<void> {
   await c.kube.create(LOCAL_MACHINES, { apiVersion: INFRA_API_VERSION, kind: 'LocalMachine', metadata: { name, namespace: NS }, spec: { instanceType: 'local.small' } });
   await c.kube.create(MACHINES, {
     apiVersion: API_VERSION, kind: 'Machine', metadata: { name, namespace: NS },
@@ -57,14 +58,14 @@ test('a Machine is provisioned through its LocalMachine and joins as its Node', 
   assert.equal(instance.zone, 'local-c', 'the Machine\'s failure domain is the zone');
   assert.equal(instance.userData, EMPTY_IGNITION, 'the bootstrap data is the user data');
   assert.equal(lm.spec.providerID, `local://${instance.id}`);
-  assert.equal(lm.status.initialization.provisioned, true);
-  assert.ok(lm.metadata.finalizers.includes('localmachine.infrastructure.cluster.x-k8s.io'));
-  assert.deepEqual(lm.metadata.ownerReferences.map((r: Obj) => [r.kind, r.name, r.controller]), [['Machine', 'm1', true]]);
+  assert.equal(lm.status!.initialization!.provisioned, true);
+  assert.ok(lm.metadata.finalizers!.includes('localmachine.infrastructure.cluster.x-k8s.io'));
+  assert.deepEqual(lm.metadata.ownerReferences!.map((r: Obj) => [r.kind, r.name, r.controller]), [['Machine', 'm1', true]]);
   assert.equal(provisioned.spec.providerID, `local://${instance.id}`);
-  assert.deepEqual(provisioned.status.addresses[0], { type: 'InternalIP', address: instance.privateIp });
-  assert.equal(provisioned.status.failureDomain, 'local-c');
-  assert.ok(provisioned.metadata.finalizers.includes('machine.cluster.x-k8s.io'));
-  assert.equal(provisioned.metadata.labels['cluster.x-k8s.io/cluster-name'], CLUSTER);
+  assert.deepEqual(provisioned.status!.addresses![0], { type: 'InternalIP', address: instance.privateIp });
+  assert.equal(provisioned.status!.failureDomain, 'local-c');
+  assert.ok(provisioned.metadata.finalizers!.includes('machine.cluster.x-k8s.io'));
+  assert.equal(provisioned.metadata.labels!['cluster.x-k8s.io/cluster-name'], CLUSTER);
   assert.equal(condition(provisioned, 'NodeHealthy')?.reason, 'NodeDoesNotExist');
 
   held.delete('m1');
@@ -72,11 +73,11 @@ test('a Machine is provisioned through its LocalMachine and joins as its Node', 
     const m = await getMachine('m1');
     return m?.status?.phase === 'Running' && condition(m, 'Ready')?.status === 'True' ? m : undefined;
   });
-  assert.deepEqual(running.status.nodeRef, { name: 'm1' });
+  assert.deepEqual(running.status!.nodeRef, { name: 'm1' });
   assert.equal(condition(running, 'Available')?.status, 'True');
   const node = await c.kube.get(resources.nodes, 'm1');
-  assert.equal(node.metadata.annotations['cluster.x-k8s.io/machine'], 'm1');
-  assert.equal(node.metadata.annotations['cluster.x-k8s.io/cluster-namespace'], NS);
+  assert.equal(node.metadata.annotations!['cluster.x-k8s.io/machine'], 'm1');
+  assert.equal(node.metadata.annotations!['cluster.x-k8s.io/cluster-namespace'], NS);
   const table = await c.kubectlOk(['-n', NS, 'get', 'machine', 'm1', '-o', 'wide']);
   assert.match(table.split('\n')[1], new RegExp(`^m1\\s+local\\s+m1\\s+local://${instance.id}\\s+local-c\\s+True\\s+True\\s+${instance.privateIp.replace(/\./g, '\\.')}\\s+.*Running`));
 });
@@ -87,7 +88,7 @@ test('a missing bootstrap Secret keeps the Machine Pending, and says so', async 
     const x = await getMachine('m2');
     return condition(x, 'BootstrapConfigReady')?.status === 'False' ? x : undefined;
   });
-  assert.equal(m.status.phase, 'Pending');
+  assert.equal(m.status!.phase, 'Pending');
   assert.match(condition(m, 'BootstrapConfigReady').message, /no-such-secret does not exist/);
   assert.equal(condition(await c.kube.get(LOCAL_MACHINES, 'm2', NS), 'Ready')?.reason, 'WaitingForBootstrapData');
   assert.deepEqual(await c.cloud.client.listInstances({ names: ['m2'] }), [], 'no instance without bootstrap data');
@@ -100,7 +101,7 @@ test('deleting a Machine: a PDB delays the drain; the finalizer holds the Machin
     const m = await getMachine('m1');
     return m?.status?.phase === 'Running' ? m : undefined;
   });
-  const instanceId = running.spec.providerID.replace('local://', '');
+  const instanceId = running.spec.providerID!.replace('local://', '');
   // A pod on m1's Node, Ready, guarded by a PDB that allows no disruption. No kubelet runs here to
   // finish a graceful deletion: the pod goes at once when evicted (grace period 0).
   await c.kube.create(resources.pods, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'db', namespace: 'default', labels: { app: 'db' } }, spec: { nodeName: 'm1', terminationGracePeriodSeconds: 0, containers: [{ name: 'db', image: 'db' }] } });
@@ -113,9 +114,9 @@ test('deleting a Machine: a PDB delays the drain; the finalizer holds the Machin
     const m = await getMachine('m1');
     return condition(m, 'Deleting')?.reason === 'DrainingNode' && /disruption budget db/.test(condition(m, 'Deleting').message) ? m : undefined;
   });
-  assert.equal(draining.status.phase, 'Deleting');
-  assert.ok(draining.status.deletion.nodeDrainStartTime);
-  assert.equal((await c.kube.get(resources.nodes, 'm1')).spec.unschedulable, true, 'cordoned');
+  assert.equal(draining.status!.phase, 'Deleting');
+  assert.ok(draining.status!.deletion!.nodeDrainStartTime);
+  assert.equal((await c.kube.get(resources.nodes, 'm1')).spec!.unschedulable, true, 'cordoned');
   await new Promise((r) => setTimeout(r, 1_500));
   assert.ok(await c.kube.read(resources.pods, 'db', 'default'), 'the pod stays while the budget forbids its eviction');
   assert.equal((await c.cloud.client.getInstance(instanceId)).state, 'running', 'nothing is terminated before the drain');
@@ -127,7 +128,7 @@ test('deleting a Machine: a PDB delays the drain; the finalizer holds the Machin
     return condition(m, 'Deleting')?.reason === 'WaitingForInfrastructureDeletion' ? m : undefined;
   });
   assert.equal(await c.kube.read(resources.pods, 'db', 'default'), undefined, 'the pod was evicted');
-  assert.ok(waiting.metadata.finalizers.includes('machine.cluster.x-k8s.io'));
+  assert.ok(waiting.metadata.finalizers!.includes('machine.cluster.x-k8s.io'));
   const instance = await c.cloud.client.getInstance(instanceId);
   assert.notEqual(instance.state, 'terminated', 'the Machine is still there while its instance shuts down');
   await eventually('m1 gone', async () => !(await getMachine('m1')), 20_000);
@@ -157,7 +158,7 @@ test('ClusterOperator/cluster-api is Available at the release once the CRDs are 
     const x = await c.kube.read(resources.clusterOperators, 'cluster-api');
     return x?.status?.versions ? x : undefined;
   });
-  assert.deepEqual(co.status.versions, [{ name: 'operator', version: RELEASE }]);
-  assert.deepEqual(co.status.conditions.map((x: Obj) => [x.type, x.status]), [['Available', 'True'], ['Progressing', 'False'], ['Degraded', 'False'], ['Upgradeable', 'True']]);
-  assert.ok(co.status.relatedObjects.some((r: Obj) => r.resource === 'machines' && r.group === 'cluster.x-k8s.io'));
+  assert.deepEqual(co.status!.versions, [{ name: 'operator', version: RELEASE }]);
+  assert.deepEqual(co.status!.conditions!.map((x: Obj) => [x.type, x.status]), [['Available', 'True'], ['Progressing', 'False'], ['Degraded', 'False'], ['Upgradeable', 'True']]);
+  assert.ok(co.status!.relatedObjects!.some((r: Obj) => r.resource === 'machines' && r.group === 'cluster.x-k8s.io'));
 });

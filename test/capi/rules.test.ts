@@ -8,11 +8,16 @@ import { judgeTarget, remediationAllowance } from '../../src/capi/health.js';
 import { machineStatus } from '../../src/capi/machine-status.js';
 import { machinesToDelete, remediationBudget } from '../../src/capi/machineset-scaling.js';
 import { fenceposts, rollingStep, templateHash } from '../../src/capi/rollout.js';
-import type { Obj } from '../../src/kube/index.js';
+import type * as api from '../../src/api/index.js';
+import type { InfraMachine } from '../../src/capi/api.js';
+import type { MachineObservation, MachineStatus } from '../../src/capi/machine-status.js';
+
+type RollingUpdate = { maxSurge?: number | string; maxUnavailable?: number | string };
+type Conditions = { type: string; status: string; lastTransitionTime?: string; reason?: string; message?: string }[];
 
 test('fenceposts: Cluster API defaults maxSurge 1 and maxUnavailable 0; percentages round surge up, unavailable down', () => {
-  const md = (replicas: number, rollingUpdate?: Obj) => ({ spec: { replicas, rollout: rollingUpdate ? { strategy: { rollingUpdate } } : undefined } });
-  const cases: [Obj, [number, number]][] = [
+  const md = (replicas: number, rollingUpdate?: RollingUpdate) => ({ spec: { replicas, rollout: rollingUpdate ? { strategy: { rollingUpdate } } : undefined } }) as api.MachineDeployment;
+  const cases: [api.MachineDeployment, [number, number]][] = [
     [md(3), [1, 0]],
     [md(3, { maxSurge: 0, maxUnavailable: 0 }), [0, 1]],
     [md(10, { maxSurge: '25%', maxUnavailable: '25%' }), [3, 2]],
@@ -39,7 +44,7 @@ test('rollingStep: grow the new set within the surge, shrink old sets within the
 });
 
 test('templateHash: follows the machine spec, not template labels', () => {
-  const md = (version: string, labels: Obj = {}) => ({ spec: { template: { metadata: { labels }, spec: { version } } } });
+  const md = (version: string, labels: Record<string, string> = {}) => ({ spec: { template: { metadata: { labels }, spec: { version } } } }) as api.MachineDeployment;
   assert.equal(templateHash(md('v1')), templateHash(md('v1', { extra: 'x' })));
   assert.notEqual(templateHash(md('v1')), templateHash(md('v2')));
   assert.match(templateHash(md('v1')), /^[bcdfghjklmnpqrstvwxz2456789]+$/);
@@ -49,11 +54,11 @@ test('machinesToDelete: the delete-machine annotation, then unhealthy, then the 
   const m = (name: string, created: string, o: { annotated?: boolean; ready?: boolean; failedCheck?: boolean } = {}) => ({
     metadata: { name, uid: name, creationTimestamp: created, annotations: o.annotated ? { 'cluster.x-k8s.io/delete-machine': '' } : {} },
     status: { nodeRef: { name }, conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True' }, ...(o.failedCheck ? [{ type: 'HealthCheckSucceeded', status: 'False' }] : [])] },
-  });
+  }) as api.Machine;
   const old = m('old', '2026-01-01T00:00:00Z');
   const mid = m('mid', '2026-01-02T00:00:00Z');
   const young = m('young', '2026-01-03T00:00:00Z');
-  const names = (list: Obj[]) => list.map((x) => x.metadata.name);
+  const names = (list: api.Machine[]) => list.map((x) => x.metadata.name);
   assert.deepEqual(names(machinesToDelete([old, mid, young], 1, 'Oldest')), ['old']);
   assert.deepEqual(names(machinesToDelete([old, mid, young], 2, 'Newest')), ['young', 'mid']);
   assert.deepEqual(names(machinesToDelete([old, mid, young, m('marked', '2026-01-01T00:00:00Z', { annotated: true })], 1, 'Oldest')), ['marked']);
@@ -66,10 +71,10 @@ test('machinesToDelete: the delete-machine annotation, then unhealthy, then the 
 
 test('judgeTarget: annotation, deleted node, startup timeout, node conditions with their timeouts', () => {
   const now = Date.parse('2026-01-01T00:10:00Z');
-  const check = { spec: { checks: { nodeStartupTimeoutSeconds: 300, unhealthyNodeConditions: [{ type: 'Ready', status: 'False', timeoutSeconds: 60 }] } } };
-  const machine = (o: Obj = {}) => ({ metadata: { name: 'm', creationTimestamp: '2026-01-01T00:00:00Z', annotations: o.annotations ?? {} }, status: { nodeRef: o.nodeRef, conditions: o.conditions ?? [] } });
-  const node = (status: string, since: string) => ({ metadata: { name: 'n' }, status: { conditions: [{ type: 'Ready', status, lastTransitionTime: since }] } });
-  const cases: { what: string; args: [Obj, Obj | undefined, Obj?]; want: Obj }[] = [
+  const check: api.MachineHealthCheck = { metadata: { name: 'check' }, spec: { clusterName: 'c', selector: {}, checks: { nodeStartupTimeoutSeconds: 300, unhealthyNodeConditions: [{ type: 'Ready', status: 'False', timeoutSeconds: 60 }] } } };
+  const machine = (o: { annotations?: Record<string, string>; nodeRef?: { name: string }; conditions?: Conditions } = {}) => ({ metadata: { name: 'm', creationTimestamp: '2026-01-01T00:00:00Z', annotations: o.annotations ?? {} }, status: { nodeRef: o.nodeRef, conditions: o.conditions ?? [] } }) as api.Machine;
+  const node = (status: string, since: string) => ({ metadata: { name: 'n' }, status: { conditions: [{ type: 'Ready', status, lastTransitionTime: since }] } }) as api.Node;
+  const cases: { what: string; args: [api.Machine, api.Node | undefined, api.MachineHealthCheck?]; want: Record<string, unknown> }[] = [
     { what: 'remediate annotation', args: [machine({ annotations: { 'cluster.x-k8s.io/remediate-machine': '' }, nodeRef: { name: 'n' } }), node('True', '2026-01-01T00:00:00Z')], want: { healthy: false, reason: 'HasRemediateAnnotation' } },
     { what: 'node gone', args: [machine({ nodeRef: { name: 'n' } }), undefined], want: { healthy: false, reason: 'NodeDeleted' } },
     { what: 'no node after the startup timeout', args: [machine(), undefined], want: { healthy: false, reason: 'NodeStartupTimeout' } },
@@ -79,14 +84,14 @@ test('judgeTarget: annotation, deleted node, startup timeout, node conditions wi
     { what: 'Unknown is not in the checks', args: [machine({ nodeRef: { name: 'n' } }), node('Unknown', '2026-01-01T00:00:00Z')], want: { healthy: true, nextCheckMs: undefined } },
   ];
   for (const { what, args, want } of cases) {
-    const verdict = judgeTarget(args[2] ?? check, args[0], args[1], now) as Obj;
+    const verdict = judgeTarget(args[2] ?? check, args[0], args[1], now);
     assert.deepEqual({ healthy: verdict.healthy, ...(verdict.healthy ? { nextCheckMs: verdict.nextCheckMs } : { reason: verdict.reason }) }, want, what);
   }
-  assert.deepEqual(judgeTarget({ spec: { checks: { nodeStartupTimeoutSeconds: 0 } } }, machine(), undefined, now), { healthy: true }, '0 disables the startup timeout');
+  assert.deepEqual(judgeTarget({ spec: { checks: { nodeStartupTimeoutSeconds: 0 } } } as api.MachineHealthCheck, machine(), undefined, now), { healthy: true }, '0 disables the startup timeout');
 });
 
 test('remediationAllowance: unhealthyLessThanOrEqualTo (int or percent, default 100%) and unhealthyInRange', () => {
-  const check = (triggerIf?: Obj) => ({ spec: { remediation: triggerIf ? { triggerIf } : undefined } });
+  const check = (triggerIf?: { unhealthyLessThanOrEqualTo?: number | string; unhealthyInRange?: string }) => ({ spec: { remediation: triggerIf ? { triggerIf } : undefined } }) as api.MachineHealthCheck;
   assert.deepEqual(remediationAllowance(check(), 3, 3), { allowed: true, remaining: 0 });
   assert.deepEqual(remediationAllowance(check({ unhealthyLessThanOrEqualTo: 1 }), 3, 1), { allowed: true, remaining: 0 });
   const refused = remediationAllowance(check({ unhealthyLessThanOrEqualTo: '40%' }), 5, 3);
@@ -98,10 +103,10 @@ test('remediationAllowance: unhealthyLessThanOrEqualTo (int or percent, default 
 
 test('machineStatus: the phase follows bootstrap, infrastructure and node; Failed when provisioned infrastructure vanishes', () => {
   const now = Date.parse('2026-01-01T00:00:00Z');
-  const machine = (status: Obj = {}, extra: Obj = {}) => ({ metadata: { name: 'm', generation: 1, ...extra }, spec: { providerID: 'local://i-1', infrastructureRef: { kind: 'LocalMachine', name: 'm' } }, status });
-  const infra = (provisioned: boolean) => ({ spec: { providerID: 'local://i-1' }, status: { initialization: { provisioned }, addresses: [{ type: 'InternalIP', address: '127.0.1.9' }], failureDomain: 'local-b' } });
-  const readyNode = { metadata: { name: 'm' }, status: { conditions: [{ type: 'Ready', status: 'True' }], nodeInfo: { osImage: 'bosun' } } };
-  const phase = (o: Obj) => machineStatus({ machine: machine(), bootstrapReady: false, now, ...o }).status.phase;
+  const machine = (status: Partial<MachineStatus> | { conditions: Conditions } = {}, extra: { deletionTimestamp?: string } = {}) => ({ metadata: { name: 'm', generation: 1, ...extra }, spec: { providerID: 'local://i-1', infrastructureRef: { kind: 'LocalMachine', name: 'm' } }, status }) as api.Machine;
+  const infra = (provisioned: boolean) => ({ spec: { providerID: 'local://i-1' }, status: { initialization: { provisioned }, addresses: [{ type: 'InternalIP', address: '127.0.1.9' }], failureDomain: 'local-b' } }) as InfraMachine;
+  const readyNode = { metadata: { name: 'm' }, status: { conditions: [{ type: 'Ready', status: 'True' }], nodeInfo: { osImage: 'bosun' } } } as api.Node;
+  const phase = (o: Partial<MachineObservation>) => machineStatus({ machine: machine(), bootstrapReady: false, now, ...o }).status.phase;
   assert.equal(phase({}), 'Pending');
   assert.equal(phase({ bootstrapReady: true, infra: infra(false) }), 'Provisioning');
   assert.equal(phase({ bootstrapReady: true, infra: infra(true) }), 'Provisioned');
@@ -111,19 +116,19 @@ test('machineStatus: the phase follows bootstrap, infrastructure and node; Faile
   const running = machineStatus({ machine: machine(), bootstrapReady: true, infra: infra(true), node: readyNode, now }).status;
   assert.deepEqual(running.nodeRef, { name: 'm' });
   assert.equal(running.failureDomain, 'local-b');
-  assert.deepEqual(running.conditions.filter((c: Obj) => ['Ready', 'Available', 'NodeHealthy'].includes(c.type)).map((c: Obj) => [c.type, c.status]), [['NodeHealthy', 'True'], ['Ready', 'True'], ['Available', 'True']]);
+  assert.deepEqual(running.conditions.filter((c) => ['Ready', 'Available', 'NodeHealthy'].includes(c.type)).map((c) => [c.type, c.status]), [['NodeHealthy', 'True'], ['Ready', 'True'], ['Available', 'True']]);
   const kept = machineStatus({ machine: machine({ conditions: [{ type: 'HealthCheckSucceeded', status: 'False', reason: 'UnhealthyNode', message: 'x' }] }), bootstrapReady: true, infra: infra(true), node: readyNode, now }).status;
-  assert.equal(kept.conditions.find((c: Obj) => c.type === 'HealthCheckSucceeded').reason, 'UnhealthyNode', 'conditions of other controllers are kept');
-  assert.equal(kept.conditions.find((c: Obj) => c.type === 'Ready').status, 'False', 'a failed health check makes the Machine not Ready');
+  assert.equal(kept.conditions.find((c) => c.type === 'HealthCheckSucceeded')!.reason, 'UnhealthyNode', 'conditions of other controllers are kept');
+  assert.equal(kept.conditions.find((c) => c.type === 'Ready')!.status, 'False', 'a failed health check makes the Machine not Ready');
   const waiting = machineStatus({ machine: { ...machine(), spec: { ...machine().spec, minReadySeconds: 30 } }, bootstrapReady: true, infra: infra(true), node: readyNode, now });
-  assert.equal(waiting.status.conditions.find((c: Obj) => c.type === 'Available').reason, 'WaitingForMinReadySeconds');
+  assert.equal(waiting.status.conditions.find((c) => c.type === 'Available')!.reason, 'WaitingForMinReadySeconds');
   assert.equal(waiting.recheckAfterMs, 30_000);
 });
 
 test('remediationBudget: a MachineDeployment\'s remediation.maxInFlight less the remediations under way', () => {
-  const md = (maxInFlight?: number | string, replicas = 4) => ({ spec: { replicas, remediation: maxInFlight === undefined ? undefined : { maxInFlight } } });
-  const remediating = { metadata: { name: 'a', deletionTimestamp: '2026-01-01T00:00:00Z' }, status: { conditions: [{ type: 'OwnerRemediated', status: 'False', reason: 'MachineDeleting' }] } };
-  const scaledDown = { metadata: { name: 'b', deletionTimestamp: '2026-01-01T00:00:00Z' }, status: {} };
+  const md = (maxInFlight?: number | string, replicas = 4) => ({ spec: { replicas, remediation: maxInFlight === undefined ? undefined : { maxInFlight } } }) as api.MachineDeployment;
+  const remediating = { metadata: { name: 'a', deletionTimestamp: '2026-01-01T00:00:00Z' }, status: { conditions: [{ type: 'OwnerRemediated', status: 'False', reason: 'MachineDeleting' }] } } as api.Machine;
+  const scaledDown = { metadata: { name: 'b', deletionTimestamp: '2026-01-01T00:00:00Z' }, status: {} } as api.Machine;
   assert.equal(remediationBudget(undefined, []), Number.POSITIVE_INFINITY, 'a MachineSet of its own: no limit');
   assert.equal(remediationBudget(md(), [remediating]), Number.POSITIVE_INFINITY);
   assert.equal(remediationBudget(md(1), []), 1);

@@ -64,7 +64,7 @@ async function runningWorkers(count: number, timeoutMs: number): Promise<Obj[]> 
   return eventually(`${count} Running workers with Ready nodes`, async () => {
     const ms = ((await c.kube.list(MACHINES, NS, { labelSelector: 'pool=workers' })).items ?? []).filter((m: Obj) => !m.metadata.deletionTimestamp);
     if (ms.length !== count || !ms.every((m: Obj) => m.status?.phase === 'Running' && m.status?.nodeRef)) return undefined;
-    for (const m of ms) if (!(await nodeReady(m.status.nodeRef.name))) return undefined;
+    for (const m of ms) if (!(await nodeReady(m.status!.nodeRef!.name))) return undefined;
     return ms;
   }, { timeoutMs, intervalMs: 200 });
 }
@@ -77,7 +77,7 @@ test('workers of a MachineDeployment join as Ready nodes, booted from the MCO\'s
   for (const m of workers) {
     const node = await c.kube.get(resources.nodes, m.status.nodeRef.name);
     assert.equal(node.metadata.name, m.metadata.name);
-    assert.equal(node.spec.providerID, m.spec.providerID, 'the CCM set the providerID the Machine carries');
+    assert.equal(node.spec!.providerID, m.spec.providerID, 'the CCM set the providerID the Machine carries');
   }
   const listing = await c.api.kubectlOk(['get', 'machines,machinesets,machinedeployments', '-A']);
   for (const m of workers) assert.match(listing, new RegExp(`${NS}\\s+machine.cluster.x-k8s.io/${m.metadata.name}\\s+local\\s+${m.metadata.name}\\s+`));

@@ -383,6 +383,15 @@ export interface InfrastructureBody {
         | 'Nutanix'
         | 'External'
         | 'Local';
+      /**
+       * the External platform's configuration.
+       */
+      external?: {
+        /**
+         * the name of the external platform (its cloud), e.g. local.
+         */
+        platformName?: string;
+      };
       [k: string]: unknown | undefined;
     };
   };
@@ -430,6 +439,20 @@ export interface InfrastructureBody {
         | 'Nutanix'
         | 'External'
         | 'Local';
+      /**
+       * the External platform's status.
+       */
+      external?: {
+        /**
+         * whether the nodes wait for an external cloud controller manager.
+         */
+        cloudControllerManager?: {
+          /**
+           * External (the kubelets run with --cloud-provider=external), None or empty.
+           */
+          state?: string;
+        };
+      };
       [k: string]: unknown | undefined;
     };
   };

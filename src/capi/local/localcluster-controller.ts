@@ -4,8 +4,9 @@
 // plane machines); spec.controlPlaneEndpoint is the user's (the API server's address), which the
 // Cluster controller copies to the Cluster.
 import type { CloudClient } from '../../cloud/client.js';
-import { Controller, type Obj, setCondition } from '../../kube/index.js';
-import { LOCAL_CLUSTERS, isDeleting } from '../api.js';
+import type * as api from '../../api/index.js';
+import { Controller } from '../../kube/index.js';
+import { LOCAL_CLUSTERS, isDeleting, setCapiCondition } from '../api.js';
 import { type CapiContext, informers } from '../context.js';
 import { sameStatus } from '../machine-status.js';
 
@@ -19,17 +20,17 @@ export function localClusterController(ctx: CapiContext, cloud: CloudClient): Co
       const lc = localClusters.getByKey(key);
       if (!lc || isDeleting(lc)) return;
       const now = new Date(ctx.clock.now());
-      let status: Obj;
+      let status: NonNullable<api.LocalCluster['status']>;
       try {
         const { zones } = await cloud.request<{ zones: string[] }>('GET', '/v1/zones');
         status = {
           ...(lc.status ?? {}),
           initialization: { provisioned: true },
           failureDomains: zones.map((name) => ({ name, controlPlane: true })),
-          conditions: setCondition(lc.status?.conditions, { type: 'Ready', status: 'True', reason: 'CloudReachable', message: '' }, now),
+          conditions: setCapiCondition(lc.status?.conditions, { type: 'Ready', status: 'True', reason: 'CloudReachable', message: '' }, now),
         };
       } catch (e) {
-        status = { ...(lc.status ?? {}), conditions: setCondition(lc.status?.conditions, { type: 'Ready', status: 'False', reason: 'CloudUnreachable', message: (e as Error).message }, now) };
+        status = { ...(lc.status ?? {}), conditions: setCapiCondition(lc.status?.conditions, { type: 'Ready', status: 'False', reason: 'CloudUnreachable', message: (e as Error).message }, now) };
         if (!sameStatus(status, lc.status)) await ctx.client.update(LOCAL_CLUSTERS, { ...lc, status }, 'status');
         throw e;
       }

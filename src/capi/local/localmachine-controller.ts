@@ -15,8 +15,9 @@
 import { CloudError } from '../../cloud/errors.js';
 import type { CloudClient } from '../../cloud/client.js';
 import type { Instance } from '../../cloud/types.js';
-import { Controller, type Obj, type SyncResult, TerminalError, resources, setCondition } from '../../kube/index.js';
-import { LOCAL_MACHINES, LOCAL_MACHINE_FINALIZER, isDeleting } from '../api.js';
+import type * as api from '../../api/index.js';
+import { Controller, type SyncResult, TerminalError, resources } from '../../kube/index.js';
+import { LOCAL_MACHINES, LOCAL_MACHINE_FINALIZER, isDeleting, setCapiCondition } from '../api.js';
 import { type CapiContext, informers } from '../context.js';
 import { sameStatus } from '../machine-status.js';
 
@@ -30,12 +31,12 @@ export function localMachineController(ctx: CapiContext, cloud: CloudClient): Co
   const localMachines = inf.localMachines();
   const machines = inf.machines();
 
-  const ownerMachine = (lm: Obj): Obj | undefined => {
-    const ref = (lm.metadata.ownerReferences ?? []).find((r: Obj) => r.kind === 'Machine' && r.controller);
+  const ownerMachine = (lm: api.LocalMachine): api.Machine | undefined => {
+    const ref = (lm.metadata.ownerReferences ?? []).find((r) => r.kind === 'Machine' && r.controller);
     return ref ? machines.get(ref.name, lm.metadata.namespace) : undefined;
   };
 
-  async function findInstance(lm: Obj): Promise<Instance | undefined> {
+  async function findInstance(lm: api.LocalMachine): Promise<Instance | undefined> {
     const id = lm.status?.instanceID;
     if (id) {
       try {
@@ -49,9 +50,9 @@ export function localMachineController(ctx: CapiContext, cloud: CloudClient): Co
     return live[0];
   }
 
-  async function writeStatus(lm: Obj, instance: Instance | undefined, ready: { status: boolean; reason: string; message?: string }): Promise<void> {
+  async function writeStatus(lm: api.LocalMachine, instance: Instance | undefined, ready: { status: boolean; reason: string; message?: string }): Promise<void> {
     const now = new Date(ctx.clock.now());
-    const status: Obj = { ...(lm.status ?? {}) };
+    const status: NonNullable<api.LocalMachine['status']> = { ...(lm.status ?? {}) };
     if (instance) {
       status.instanceID = instance.id;
       status.instanceState = instance.state;
@@ -63,11 +64,11 @@ export function localMachineController(ctx: CapiContext, cloud: CloudClient): Co
       ];
       if (instance.state === 'running') status.initialization = { provisioned: true };
     }
-    status.conditions = setCondition(lm.status?.conditions, { type: 'Ready', status: ready.status ? 'True' : 'False', reason: ready.reason, message: ready.message ?? '' }, now);
+    status.conditions = setCapiCondition(lm.status?.conditions, { type: 'Ready', status: ready.status ? 'True' : 'False', reason: ready.reason, message: ready.message ?? '' }, now);
     if (!sameStatus(status, lm.status)) await ctx.client.update(LOCAL_MACHINES, { ...lm, status }, 'status');
   }
 
-  async function reconcileDelete(lm: Obj): Promise<SyncResult | void> {
+  async function reconcileDelete(lm: api.LocalMachine): Promise<SyncResult | void> {
     if (!(lm.metadata.finalizers ?? []).includes(LOCAL_MACHINE_FINALIZER)) return;
     const instance = await findInstance(lm);
     if (instance && instance.state !== 'terminated') {
@@ -75,10 +76,10 @@ export function localMachineController(ctx: CapiContext, cloud: CloudClient): Co
       const after = await cloud.getInstance(instance.id).catch(() => undefined);
       if (after && after.state !== 'terminated') return { requeueAfterMs: BOOTING_POLL_MS };
     }
-    await ctx.client.update(LOCAL_MACHINES, { ...lm, metadata: { ...lm.metadata, finalizers: lm.metadata.finalizers.filter((f: string) => f !== LOCAL_MACHINE_FINALIZER) } });
+    await ctx.client.update(LOCAL_MACHINES, { ...lm, metadata: { ...lm.metadata, finalizers: (lm.metadata.finalizers ?? []).filter((f) => f !== LOCAL_MACHINE_FINALIZER) } });
   }
 
-  async function reconcileLive(lm: Obj): Promise<SyncResult | void> {
+  async function reconcileLive(lm: api.LocalMachine): Promise<SyncResult | void> {
     const machine = ownerMachine(lm);
     if (!machine) return void (await writeStatus(lm, undefined, { status: false, reason: 'WaitingForMachine', message: 'Waiting for a Machine to own this LocalMachine' }));
     const secretName = machine.spec?.bootstrap?.dataSecretName;

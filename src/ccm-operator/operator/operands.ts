@@ -9,7 +9,7 @@
 // (release-payload/manifests/0000_26_cloud-controller-manager-operator_03_rbac_provider.yaml).
 export { rolledOut } from '../../kube/rollout.js';
 import { createHash } from 'node:crypto';
-import type { Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
 
 export const CCM_NAMESPACE = 'openshift-cloud-controller-manager';
 export const CLOUD_CONF = { name: 'cloud-conf', key: 'cloud.conf' };
@@ -36,7 +36,8 @@ export interface OperandSettings {
 
 export const deploymentName = (name: string) => `${name}-cloud-controller-manager`;
 
-export function ccmOperands(s: OperandSettings): { configMap: Obj; deployment: Obj; pdb?: Obj } {
+/** The operands, each of its kind's type (and as precise as written, for their readers). */
+export function ccmOperands(s: OperandSettings) {
   const app = deploymentName(s.name);
   const labels = { 'k8s-app': app, [PROVIDER_LABEL]: s.name };
   const command = [
@@ -52,7 +53,7 @@ export function ccmOperands(s: OperandSettings): { configMap: Obj; deployment: O
     kind: 'ConfigMap',
     metadata: { name: CLOUD_CONF.name, namespace: CCM_NAMESPACE },
     data: { [CLOUD_CONF.key]: s.cloudConfig },
-  };
+  } satisfies api.ConfigMap;
   const deployment = {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -90,12 +91,12 @@ export function ccmOperands(s: OperandSettings): { configMap: Obj; deployment: O
         },
       },
     },
-  };
+  } satisfies api.Deployment;
   const pdb = s.singleReplica ? undefined : {
     apiVersion: 'policy/v1',
     kind: 'PodDisruptionBudget',
     metadata: { name: app, namespace: CCM_NAMESPACE },
     spec: { minAvailable: 1, unhealthyPodEvictionPolicy: 'AlwaysAllow', selector: { matchLabels: labels } },
-  };
+  } satisfies api.PodDisruptionBudget;
   return { configMap, deployment, pdb };
 }

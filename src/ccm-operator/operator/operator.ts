@@ -10,9 +10,10 @@
 //                                         (cloudControllerManager<Name>, e.g. cloudControllerManagerLocal)
 //   → the operands (operands.ts) applied, and ClusterOperator/cloud-controller-manager (status.ts).
 // A sync failing three times in a row is reported as Degraded with its message.
+import type * as api from '../../api/index.js';
 import { logger } from '../../common/log.js';
 import {
-  applyObject, Controller, type Informer, isConflict, type KubeClient, type InformerFactory, type Manager, type Obj, type Runnable,
+  applyObject, Controller, type Informer, isConflict, type KubeClient, type InformerFactory, type Manager, type Runnable,
   resources as R, sameConditions,
 } from '../../kube/index.js';
 import { CCM_NAMESPACE, ccmOperands, deploymentName } from './operands.js';
@@ -60,9 +61,17 @@ class OperatorFailure extends Error {
 export class CloudControllerManagerOperator implements Runnable {
   readonly name = 'cloud-controller-manager-operator';
   private readonly client: KubeClient;
-  private readonly informers: Record<'infrastructures' | 'networks' | 'configConfigMaps' | 'managedConfigMaps' | 'operatorConfigMaps' | 'deployments' | 'clusterOperators', Informer>;
+  private readonly informers: {
+    infrastructures: Informer<api.Infrastructure>;
+    networks: Informer<api.Network>;
+    configConfigMaps: Informer<api.ConfigMap>;
+    managedConfigMaps: Informer<api.ConfigMap>;
+    operatorConfigMaps: Informer<api.ConfigMap>;
+    deployments: Informer<api.Deployment>;
+    clusterOperators: Informer<api.ClusterOperator>;
+  };
   private readonly controller: Controller;
-  private readonly ownDeployments?: Informer;
+  private readonly ownDeployments?: Informer<api.Deployment>;
 
   constructor(from: { client: KubeClient; informers: InformerFactory }, private readonly settings: CcmOperatorSettings) {
     this.client = from.client;
@@ -87,7 +96,7 @@ export class CloudControllerManagerOperator implements Runnable {
         }
       },
     });
-    for (const informer of Object.values(this.informers)) this.controller.watch(informer, () => KEY);
+    for (const informer of Object.values(this.informers) as Informer<api.KubeObject>[]) this.controller.watch(informer, () => KEY);
     if (settings.followDeployment) {
       this.ownDeployments = f.forResource(R.deployments, { namespace: OPERATOR_NAMESPACE, fieldSelector: `metadata.name=${OPERATOR_DEPLOYMENT}` });
       this.controller.watch(this.ownDeployments, () => KEY);
@@ -95,7 +104,7 @@ export class CloudControllerManagerOperator implements Runnable {
   }
 
   version(): string {
-    const env: Obj[] = this.ownDeployments?.get(OPERATOR_DEPLOYMENT, OPERATOR_NAMESPACE)?.spec?.template?.spec?.containers?.[0]?.env ?? [];
+    const env = this.ownDeployments?.get(OPERATOR_DEPLOYMENT, OPERATOR_NAMESPACE)?.spec?.template?.spec?.containers?.[0]?.env ?? [];
     const fromDeployment: string | undefined = env.find((e) => e.name === 'RELEASE_VERSION')?.value;
     if (fromDeployment) return fromDeployment;
     const v = this.settings.releaseVersion;
@@ -122,7 +131,7 @@ export class CloudControllerManagerOperator implements Runnable {
     }
   }
 
-  private async applyOperands(decision: Extract<PlatformDecision, { deploy: true }>, infrastructure: Obj, version: string): Promise<Obj> {
+  private async applyOperands(decision: Extract<PlatformDecision, { deploy: true }>, infrastructure: api.Infrastructure, version: string): Promise<api.Deployment> {
     const config = cloudConfigFor(infrastructure, (namespace, name) =>
       (namespace === MANAGED_CLOUD_CONFIG.namespace ? this.informers.managedConfigMaps : this.informers.configConfigMaps).get(name, namespace));
     if ('missing' in config) throw new OperatorFailure('CloudConfigMissing', `the ${decision.name} cloud controller manager needs a cloud config: ${config.missing}`);
@@ -152,7 +161,8 @@ export class CloudControllerManagerOperator implements Runnable {
     });
     await applyObject(this.client, operands.configMap, R.configMaps);
     if (operands.pdb) await applyObject(this.client, operands.pdb, R.podDisruptionBudgets);
-    const { object } = await applyObject(this.client, operands.deployment, R.deployments);
+    // applyObject is untyped; through R.deployments its object is the Deployment.
+    const object = (await applyObject(this.client, operands.deployment, R.deployments)).object as api.Deployment;
     // The informer may not have seen the write yet; the fresher of the two decides.
     const cached = this.informers.deployments.get(deploymentName(decision.name), CCM_NAMESPACE);
     return cached && Number(cached.metadata.resourceVersion) >= Number(object.metadata.resourceVersion) ? cached : object;
@@ -174,7 +184,7 @@ export class CloudControllerManagerOperator implements Runnable {
       if (!isConflict(e)) throw e;
       return this.client.get(R.clusterOperators, CLUSTER_OPERATOR);
     }));
-    const rest = (s: Obj | undefined) => JSON.stringify({ ...s, conditions: undefined });
+    const rest = (s: object | undefined) => JSON.stringify({ ...s, conditions: undefined });
     if (sameConditions(live.status?.conditions, conditions) && rest(live.status) === rest(status)) return;
     await this.client.mergePatch(R.clusterOperators, CLUSTER_OPERATOR, undefined, { metadata: { resourceVersion: live.metadata.resourceVersion }, status }, 'status');
   }

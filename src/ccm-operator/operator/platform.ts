@@ -14,7 +14,7 @@
 // openshift-config-managed/kube-cloud-config (key cloud.conf) when it exists, else the ConfigMap in
 // openshift-config that Infrastructure spec.cloudConfig names (key spec.cloudConfig.key, default
 // `config`). The operator copies its text into openshift-cloud-controller-manager/cloud-conf.
-import type { Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
 import { LOCAL_PROVIDER } from '../local-provider.js';
 
 /** External platform names bosun has a CCM for, and the cloud provider each runs. */
@@ -27,7 +27,7 @@ export type PlatformDecision =
   | { deploy: false; message: string };
 
 /** The platform's decision; undefined while Infrastructure/cluster has no platform yet. */
-export function platformDecision(infrastructure: Obj | undefined): PlatformDecision | undefined {
+export function platformDecision(infrastructure: api.Infrastructure | undefined): PlatformDecision | undefined {
   const type: string | undefined = infrastructure?.status?.platformStatus?.type || infrastructure?.status?.platform || undefined;
   if (!type) return undefined;
   const none = (why: string): PlatformDecision => ({ deploy: false, message: `${why}; no cloud controller manager is deployed` });
@@ -53,7 +53,7 @@ export type CloudConfigSource = { text: string; from: string } | { missing: stri
  * The cloud config's text and where it came from, or what is missing. `configMap(namespace, name)`
  * looks a ConfigMap up (from the operator's informers).
  */
-export function cloudConfigFor(infrastructure: Obj | undefined, configMap: (namespace: string, name: string) => Obj | undefined): CloudConfigSource {
+export function cloudConfigFor(infrastructure: api.Infrastructure | undefined, configMap: (namespace: string, name: string) => api.ConfigMap | undefined): CloudConfigSource {
   const managed = configMap(MANAGED_CLOUD_CONFIG.namespace, MANAGED_CLOUD_CONFIG.name)?.data?.[MANAGED_CLOUD_CONFIG.key];
   if (typeof managed === 'string') return { text: managed, from: `ConfigMap ${MANAGED_CLOUD_CONFIG.namespace}/${MANAGED_CLOUD_CONFIG.name} key ${MANAGED_CLOUD_CONFIG.key}` };
   const ref: { name?: string; key?: string } | undefined = infrastructure?.spec?.cloudConfig;

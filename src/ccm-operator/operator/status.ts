@@ -4,7 +4,8 @@
 // out at this release (observedGeneration caught up, every replica updated and available, as the
 // Deployment controller writes them). Until then the versions already reported stay, so the CVO
 // keeps waiting during an update.
-import { type Condition, type Obj, setCondition } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import { type Condition, setCondition } from '../../kube/index.js';
 import { rolledOut } from './operands.js';
 import type { PlatformDecision } from './platform.js';
 
@@ -15,13 +16,13 @@ export interface StatusInput {
   /** Undefined while Infrastructure/cluster names no platform. */
   decision?: PlatformDecision;
   /** The CCM Deployment as last written or read (with its status). */
-  deployment?: Obj;
+  deployment?: api.Deployment;
   /** What of this release the operator still waits for before it can deploy (its images). */
   waiting?: string;
   /** Why the operator cannot do its work (a sync failing again and again, a missing cloud config). */
   failure?: { reason: string; message: string };
   /** The ClusterOperator's current status. */
-  current?: Obj;
+  current?: api.ClusterOperator;
 }
 
 export interface OperatorStatus {
@@ -72,7 +73,7 @@ export function operatorStatus(input: StatusInput, now: Date = new Date()): Oper
 
   const name = `${deployment?.metadata?.namespace}/${deployment?.metadata?.name}`;
   const want = deployment?.spec?.replicas ?? 1;
-  const st = deployment?.status ?? {};
+  const st: NonNullable<api.Deployment['status']> = deployment?.status ?? {};
   const counts = `${st.updatedReplicas ?? 0} of ${want} updated, ${st.availableReplicas ?? 0} available`;
   if (rolledOut(deployment)) {
     conditions = set(conditions, { type: 'Available', status: 'True', reason: 'AsExpected', message: `Cluster Cloud Controller Manager Operator is available at ${version}: deployment ${name} runs ${want} of ${want} replicas` });
@@ -83,7 +84,7 @@ export function operatorStatus(input: StatusInput, now: Date = new Date()): Oper
     ? { type: 'Available', status: 'True', reason: 'AsExpected', message: `deployment ${name} has ${st.availableReplicas} available replicas while it rolls out` }
     : { type: 'Available', status: 'False', reason: 'DeploymentUnavailable', message: `deployment ${name} has no available replica yet (${counts})` });
   conditions = set(conditions, { type: 'Progressing', status: 'True', reason: 'SyncingResources', message: `Progressing towards operator: ${version}: deployment ${name}: ${counts}` });
-  const stalled = (st.conditions ?? []).find((c: Obj) => c.type === 'Progressing' && c.status === 'False' && c.reason === 'ProgressDeadlineExceeded');
+  const stalled = (st.conditions ?? []).find((c) => c.type === 'Progressing' && c.status === 'False' && c.reason === 'ProgressDeadlineExceeded');
   conditions = set(conditions, stalled
     ? { type: 'Degraded', status: 'True', reason: 'DeploymentStalled', message: `deployment ${name} does not roll out: ${stalled.message ?? 'ProgressDeadlineExceeded'}` }
     : ok('Degraded'));
