@@ -1,7 +1,8 @@
-// The API server as a cluster runs it (not Cluster API, which is src/capi): the server plus what kube-apiserver and
-// kube-controller-manager add around it — RBAC and ServiceAccount tokens, evictions with
-// disruption budgets, garbage collection, node credentials and restrictions, the CSR signer, the
-// bootstrap-token cleaner, and the audit log. Used by `bosun apiserver` and `bosun start`.
+// The API server as a cluster runs it (not Cluster API, which is src/capi): the server plus what
+// kube-apiserver and kube-controller-manager add around it — RBAC and ServiceAccount tokens,
+// evictions with disruption budgets, garbage collection, node credentials and restrictions, the
+// CSR signer, the bootstrap-token cleaner, and the audit log. Used by `bosun apiserver` and
+// `bosun start`.
 import { startApiServer, type ApiServer, type ApiServerOptions } from './server.js';
 import { loadClusterCA } from './serving.js';
 import { enableCsrSigning } from './certificates/signing-controller.js';
