@@ -1,7 +1,8 @@
-// The API server as a cluster runs it: the server plus what kube-apiserver and
-// kube-controller-manager add around it — RBAC and ServiceAccount tokens, evictions with
-// disruption budgets, garbage collection, node credentials and restrictions, the CSR signer, the
-// bootstrap-token cleaner, and the audit log. Used by `bosun apiserver` and `bosun start`.
+// The API server as a cluster runs it (not Cluster API, which is src/capi): the server plus what
+// kube-apiserver and kube-controller-manager add around it — RBAC and ServiceAccount tokens,
+// evictions with disruption budgets, garbage collection, node credentials and restrictions, the
+// CSR signer, the bootstrap-token cleaner, and the audit log. Used by `bosun apiserver` and
+// `bosun start`.
 import { startApiServer, type ApiServer, type ApiServerOptions } from './server.js';
 import { loadClusterCA } from './serving.js';
 import { enableCsrSigning } from './certificates/signing-controller.js';
@@ -13,13 +14,13 @@ import { enableAudit } from './filters/audit-log.js';
 import { enableEvictions } from './controllers/eviction.js';
 import { enableGarbageCollector } from './controllers/garbage-collection-controller.js';
 
-export interface ClusterApiServer {
+export interface ClusterServer {
   server: ApiServer;
   stop(): Promise<void>;
 }
 
 /** kube-controller-manager's --cluster-signing-duration: the longest certificate the CSR signer issues (default a year). */
-export async function startClusterApiServer(options: ApiServerOptions & { clusterSigningDurationMs?: number }): Promise<ClusterApiServer> {
+export async function startClusterServer(options: ApiServerOptions & { clusterSigningDurationMs?: number }): Promise<ClusterServer> {
   const server = await startApiServer(options);
   // Node access first: its NodeRestriction checks of evictions and TokenRequests run before the
   // handlers that answer them, and its authorizer goes in front of RBAC.

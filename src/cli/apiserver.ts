@@ -89,10 +89,10 @@ Cluster IPs come from --service-cluster-ip-range (OpenShift's 172.30.0.0/16 unle
       const { host, port } = parseHostPort(opts.listen, '--listen');
       const compactKeep = Number(opts.compactKeep);
       if (!Number.isInteger(compactKeep) || compactKeep < 1) throw new Error(`--compact-keep must be a positive integer, got "${opts.compactKeep}"`);
-      const { startClusterApiServer } = await import('../apiserver/cluster-server.js');
+      const { startClusterServer } = await import('../apiserver/cluster-server.js');
       const etcd = etcdOptions(opts);
       checkServiceCidr(opts.serviceClusterIpRange);
-      const { server, stop } = await startClusterApiServer({ dataDir: opts.dataDir, host, port, compactKeep, etcd, serviceClusterIPRange: opts.serviceClusterIpRange });
+      const { server, stop } = await startClusterServer({ dataDir: opts.dataDir, host, port, compactKeep, etcd, serviceClusterIPRange: opts.serviceClusterIpRange });
       console.log(`API server listening on ${server.url}${etcd ? ` (etcd ${etcd.endpoints.join(',')}, prefix ${etcd.prefix})` : ''}`);
       console.log(`kubeconfig: ${server.kubeconfigPath}`);
       const shutdown = async (signal: string) => {

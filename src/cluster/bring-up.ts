@@ -28,7 +28,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { ApiServer } from '../apiserver/server.js';
-import { startClusterApiServer } from '../apiserver/cluster-server.js';
+import { startClusterServer } from '../apiserver/cluster-server.js';
 import { startEtcdControlPlane } from './etcd-control-plane.js';
 import { CloudClient } from '../cloud/client.js';
 import { CloudService } from '../cloud/service.js';
@@ -130,7 +130,7 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
       serviceClusterIPRange: LOCAL_SERVICE_NETWORK,
     };
     // #17 hook (etcd-control-plane.ts): with --etcd, a 3-member etcd and two API servers behind the api address.
-    const cluster = options.etcd ? await startEtcdControlPlane(apiOptions) : await startClusterApiServer(apiOptions);
+    const cluster = options.etcd ? await startEtcdControlPlane(apiOptions) : await startClusterServer(apiOptions);
     stack.push(() => cluster.stop());
     const api = cluster.server;
     const kc = loadKubeConfig(api.kubeconfigPath);

@@ -9,7 +9,7 @@
 import { cpSync, existsSync, mkdirSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { startClusterApiServer, type ClusterApiServer } from '../apiserver/cluster-server.js';
+import { startClusterServer, type ClusterServer } from '../apiserver/cluster-server.js';
 import { writeKubeconfig } from '../apiserver/serving.js';
 import type { ApiServer, ApiServerOptions } from '../apiserver/server.js';
 import { startEtcdCluster, type EtcdCluster } from './etcd-cluster.js';
@@ -23,10 +23,10 @@ export interface EtcdControlPlaneOptions extends Omit<ApiServerOptions, 'etcd' |
   apiServers?: number;
 }
 
-export interface EtcdControlPlane extends ClusterApiServer {
+export interface EtcdControlPlane extends ClusterServer {
   /** The front: url, port and kubeconfig are the `api` address; the rest is the first server's. */
   server: ApiServer;
-  servers: ClusterApiServer[];
+  servers: ClusterServer[];
   etcd: EtcdCluster;
 }
 
@@ -68,7 +68,7 @@ export async function startEtcdControlPlane(options: EtcdControlPlaneOptions): P
   const { apiServers = 2, ...serverOptions } = options;
   mkdirSync(options.dataDir, { recursive: true });
   const etcd = await startEtcdCluster(join(options.dataDir, 'etcd'), { tls: true });
-  const servers: ClusterApiServer[] = [];
+  const servers: ClusterServer[] = [];
   let front: Server | undefined;
   try {
     const storage = { ...etcd.client, prefix: '/registry' };
@@ -80,7 +80,7 @@ export async function startEtcdControlPlane(options: EtcdControlPlaneOptions): P
     for (const [i, dataDir] of dirs.entries()) {
       // Every server behind the front presents the same certificate and knows the same tokens.
       if (i > 0 && !existsSync(join(dataDir, 'pki'))) cpSync(join(dirs[0], 'pki'), join(dataDir, 'pki'), { recursive: true });
-      servers.push(await startClusterApiServer({ ...serverOptions, dataDir, host: options.host, port: 0, etcd: storage, advertise: { address: options.host, port } }));
+      servers.push(await startClusterServer({ ...serverOptions, dataDir, host: options.host, port: 0, etcd: storage, advertise: { address: options.host, port } }));
     }
     const url = `https://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
     const first = servers[0].server;

@@ -12,14 +12,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
-import { startClusterApiServer, type ClusterApiServer } from '../../src/apiserver/cluster-server.js';
+import { startClusterServer, type ClusterServer } from '../../src/apiserver/cluster-server.js';
 import { createCA, createCertificateRequest, issueClientCert } from '../../src/common/pki.js';
 import { bootstrapTokenSecret, generateBootstrapToken } from '../../src/apiserver/nodes/bootstrap-tokens.js';
 import { runKubectl, type KubectlResult } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
 
 interface Cluster {
-  cluster: ClusterApiServer;
+  cluster: ClusterServer;
   dir: string;
   admin(args: string[], input?: string): Promise<KubectlResult>;
   /** A kubeconfig for the same server with other credentials. */
@@ -28,7 +28,7 @@ interface Cluster {
 
 async function startCluster(): Promise<Cluster> {
   const dir = mkdtempSync(join(tmpdir(), 'bosun-nodes-'));
-  const cluster = await startClusterApiServer({ dataDir: dir, host: '127.0.0.1', port: 0, logLevel: 'warn' });
+  const cluster = await startClusterServer({ dataDir: dir, host: '127.0.0.1', port: 0, logLevel: 'warn' });
   const { server } = cluster;
   return {
     cluster, dir,
@@ -270,7 +270,7 @@ test('denied, misfit and invalid CSRs: kubectl deny, the signer\'s Failed condit
 
 test('expired bootstrap tokens stop authenticating and are deleted by the token cleaner', async () => {
   const c = await startCluster();
-  let restarted: ClusterApiServer | undefined;
+  let restarted: ClusterServer | undefined;
   try {
     const expired = generateBootstrapToken();
     const valid = generateBootstrapToken();
@@ -283,7 +283,7 @@ test('expired bootstrap tokens stop authenticating and are deleted by the token 
     assert.match((await runKubectl(c.kubeconfig('late', { token: expired }), ['get', 'csr'])).stderr, /Unauthorized/);
     // The cleaner runs at start (then every minute): a restart finds the expired Secret and deletes it.
     await c.cluster.stop();
-    restarted = await startClusterApiServer({ dataDir: c.dir, host: '127.0.0.1', port: 0, logLevel: 'warn' });
+    restarted = await startClusterServer({ dataDir: c.dir, host: '127.0.0.1', port: 0, logLevel: 'warn' });
     const server = restarted.server;
     await eventually('the expired token Secret to be deleted', async () => !server.storage.get(`/core/secrets/kube-system/bootstrap-token-${expired.slice(0, 6)}`));
     assert.ok(server.storage.get(`/core/secrets/kube-system/bootstrap-token-${valid.slice(0, 6)}`));

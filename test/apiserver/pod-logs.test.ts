@@ -10,7 +10,7 @@ import type { TLSSocket } from 'node:tls';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startClusterApiServer } from '../../src/apiserver/cluster-server.js';
+import { startClusterServer } from '../../src/apiserver/cluster-server.js';
 import { issueServingCert } from '../../src/common/pki.js';
 import { KUBECTL, runKubectl } from '../helpers/apiserver.js';
 
@@ -59,7 +59,7 @@ async function startKubelet(caPem: string, caKeyPem: string): Promise<Kubelet> {
 
 test('kubectl logs and logs -f reach the kubelet of the pod\'s node and stream back', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bosun-logs-'));
-  const cluster = await startClusterApiServer({ dataDir: dir, host: '127.0.0.1', port: 0, logLevel: 'warn' });
+  const cluster = await startClusterServer({ dataDir: dir, host: '127.0.0.1', port: 0, logLevel: 'warn' });
   const kubelet = await startKubelet(cluster.server.caPem, readFileSync(join(dir, 'pki', 'ca.key'), 'utf8'));
   const kubeconfig = cluster.server.kubeconfigPath;
   const kubectl = (args: string[]) => runKubectl(kubeconfig, args);

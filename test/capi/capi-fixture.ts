@@ -9,7 +9,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startClusterApiServer, type ClusterApiServer } from '../../src/apiserver/cluster-server.js';
+import { startClusterServer, type ClusterServer } from '../../src/apiserver/cluster-server.js';
 import { API_VERSION, CLUSTER_API_NAMESPACE, INFRA_API_VERSION, MACHINES } from '../../src/capi/api.js';
 import { addClusterApiControllers } from '../../src/capi/controllers.js';
 import { CLUSTER_API_CRDS } from '../../src/capi/crds.js';
@@ -33,7 +33,7 @@ export const RELEASE = '1.0.0';
 export const EMPTY_IGNITION = JSON.stringify({ ignition: { version: '3.4.0' } });
 
 export interface CapiCluster {
-  api: ClusterApiServer;
+  api: ClusterServer;
   kube: KubeClient;
   cloud: CloudFixture;
   manager: Manager;
@@ -51,7 +51,7 @@ export async function installCrds(kubectlOk: CapiCluster['kubectlOk']): Promise<
 
 export async function startCapiCluster(o: { controllers?: boolean; cloud?: Partial<ServeOptions> } = {}): Promise<CapiCluster> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-capi-'));
-  const api = await startClusterApiServer({ dataDir, host: '127.0.0.1', port: 0, logLevel: 'warn' });
+  const api = await startClusterServer({ dataDir, host: '127.0.0.1', port: 0, logLevel: 'warn' });
   const kubeconfigPath = api.server.kubeconfigPath;
   const kubectl = (args: string[], input?: string) => runKubectl(kubeconfigPath, args, { input });
   const kubectlOk = async (args: string[], input?: string) => {

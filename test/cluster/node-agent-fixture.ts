@@ -7,7 +7,7 @@
 import { mkdtempSync, chmodSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startClusterApiServer, type ClusterApiServer } from '../../src/apiserver/cluster-server.js';
+import { startClusterServer, type ClusterServer } from '../../src/apiserver/cluster-server.js';
 import { LOCAL_SERVICE_NETWORK } from '../../src/cluster/install/cluster-facts.js';
 import { CloudClient } from '../../src/cloud/client.js';
 import { CloudService } from '../../src/cloud/service.js';
@@ -39,7 +39,7 @@ export interface Api {
 
 export interface NodeCluster {
   api: Api;
-  apiServer: ClusterApiServer;
+  apiServer: ClusterServer;
   kube: KubeClient;
   cloud: CloudService;
   client: CloudClient;
@@ -113,7 +113,7 @@ export async function startNodeCluster(o: NodeClusterOptions = {}): Promise<Node
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-nodes-'));
   chmodSync(dataDir, 0o755);
   const apiDir = join(dataDir, 'apiserver');
-  const apiServer = await startClusterApiServer({ dataDir: apiDir, host: '127.0.0.1', port: 0, logLevel: 'warn', clusterSigningDurationMs: o.clusterSigningDurationMs, serviceClusterIPRange: o.serviceClusterIPRange ?? LOCAL_SERVICE_NETWORK });
+  const apiServer = await startClusterServer({ dataDir: apiDir, host: '127.0.0.1', port: 0, logLevel: 'warn', clusterSigningDurationMs: o.clusterSigningDurationMs, serviceClusterIPRange: o.serviceClusterIPRange ?? LOCAL_SERVICE_NETWORK });
   const { server } = apiServer;
   const kubectl = (args: string[], input?: string) => runKubectl(server.kubeconfigPath, args, { input });
   const api: Api = {
