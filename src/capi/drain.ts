@@ -5,6 +5,7 @@
 // is unreachable (Ready Unknown) cannot run its pods' shutdown, so pods already being deleted
 // there count as gone. One pass per call: the caller repeats until `done` (or its timeout).
 import { type KubeClient, type Obj, KubeApiError, isNotFound, resourcePath, resources } from '../kube/index.js';
+import { nodeReadyStatus } from '../kube/readiness.js';
 
 export interface DrainPass {
   /** No pod that must go is left on the Node. */
@@ -30,7 +31,7 @@ const isFinished = (pod: Obj) => pod.status?.phase === 'Succeeded' || pod.status
 export async function drainPass(client: KubeClient, node: Obj): Promise<DrainPass> {
   const nodeName = node.metadata.name;
   if (!node.spec?.unschedulable) await client.mergePatch(resources.nodes, nodeName, undefined, { spec: { unschedulable: true } });
-  const unreachable = (node.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'Unknown');
+  const unreachable = nodeReadyStatus(node) === 'Unknown';
   const pods = ((await client.list(resources.pods, undefined, { fieldSelector: `spec.nodeName=${nodeName}` })).items ?? []) as Obj[];
   const mustGo = pods.filter((p) => !staysOnDrain(p));
   const result: DrainPass = { done: false, blocked: [], evicted: [], remaining: 0 };

@@ -5,6 +5,7 @@
 import type { EventRecorder, Informer, KubeClient, Obj } from '../kube/index.js';
 import { resources } from '../kube/resources.js';
 import type { CloudProvider } from './cloud-provider.js';
+import { isNodeReady } from '../kube/readiness.js';
 
 export const NODES = resources.nodes;
 export const SERVICES = resources.services;
@@ -32,7 +33,7 @@ export const asNode = (node: Obj): Obj => ({ apiVersion: 'v1', kind: 'Node', ...
 export const asService = (service: Obj): Obj => ({ apiVersion: 'v1', kind: 'Service', ...service });
 
 export function isReady(node: Obj): boolean {
-  return (node.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True');
+  return isNodeReady(node);
 }
 
 export function hasTaint(node: Obj, key: string): boolean {

@@ -12,6 +12,7 @@ import { sleep } from '../common/sleep.js';
 import type { KubeClient, ResourceRef } from '../kube/client.js';
 import type { GraphMode } from './task-graph.js';
 import { toUpdateError, UpdateError, type UpdateEffect } from './errors.js';
+import { isCrdEstablished } from '../kube/readiness.js';
 
 type Obj = Record<string, any>;
 
@@ -97,7 +98,7 @@ async function waitForHealth(m: Manifest, ref: ResourceRef, live: Obj, required:
 type Verdict = true | { reason: string; message: string; effect: UpdateEffect };
 
 function crdReady(crd: Obj | undefined): Verdict {
-  return condition(crd, 'Established')?.status === 'True' ? true : { reason: 'UpdatePayloadResourceNotEstablished', message: `customresourcedefinition "${crd?.metadata?.name}" is not Established yet`, effect: 'fail' };
+  return isCrdEstablished(crd) ? true : { reason: 'UpdatePayloadResourceNotEstablished', message: `customresourcedefinition "${crd?.metadata?.name}" is not Established yet`, effect: 'fail' };
 }
 
 function jobDone(job: Obj | undefined, m: Manifest): Verdict {

@@ -39,6 +39,12 @@ export interface SyncContext {
   log: Logger;
 }
 
+/** Hears every sync outcome (error undefined: it succeeded), e.g. an operator's degraded-on-error
+ *  (operator-status.ts); `retries` counts the key's consecutive failures including this one. */
+export interface SyncReporter {
+  report(key: string, error: Error | undefined, retries: number, terminal: boolean): void;
+}
+
 export type SyncFunction = (key: string, context: SyncContext) => Promise<SyncResult | void> | SyncResult | void;
 
 /** Maps an event on a watched object to the keys to reconcile (none: undefined or []). */
@@ -68,6 +74,7 @@ export class Controller {
   private readonly informers: Array<{ informer: Informer<any>; primary: boolean; mapper: KeyMapper<any> }> = [];
   private readonly log: Logger;
   private readonly lastErrors = new Map<string, Error>();
+  private readonly reporters: SyncReporter[] = [];
 
   constructor(private readonly options: ControllerOptions) {
     this.name = options.name;
@@ -109,6 +116,12 @@ export class Controller {
 
   enqueue(key: string, afterMs = 0): void {
     this.queue.addAfter(key, afterMs);
+  }
+
+  /** Reports every sync outcome to `reporter` too (an operator's degraded-on-error). */
+  reportTo(reporter: SyncReporter): this {
+    this.reporters.push(reporter);
+    return this;
   }
 
   /** The last error a key's sync failed with, until it succeeds. */
@@ -165,6 +178,7 @@ export class Controller {
         } else {
           reconcileTotal.inc({ controller: this.name, result: 'success' });
         }
+        this.tell(key, undefined, 0, false);
         await this.report(key, undefined);
       } catch (e) {
         const error = e instanceof Error ? e : new Error(String(e));
@@ -187,10 +201,21 @@ export class Controller {
         } catch (reportError) {
           this.log.error({ key, err: reportError }, 'reporting a sync error failed');
         }
+        this.tell(key, error, retries + 1, terminal);
         if (terminal || retries + 1 >= (this.options.degraded?.after ?? 1)) await this.report(key, error);
       } finally {
         reconcileTime.observe({ controller: this.name }, Number(process.hrtime.bigint() - started) / 1e9);
         this.queue.done(key);
+      }
+    }
+  }
+
+  private tell(key: string, error: Error | undefined, retries: number, terminal: boolean): void {
+    for (const reporter of this.reporters) {
+      try {
+        reporter.report(key, error, retries, terminal);
+      } catch (e) {
+        this.log.error({ key, err: e }, 'reporting a sync outcome failed');
       }
     }
   }

@@ -133,7 +133,7 @@ export class Manager {
   }
 
   get client(): KubeClient {
-    return (this.kubeClient ??= new KubeClient(this.kubeconfig));
+    return (this.kubeClient ??= new KubeClient(this.kubeconfig, { component: this.name }));
   }
 
   /** Informers shared by everything this manager runs; started by start() (and at once after). */

@@ -9,11 +9,12 @@
 //                                         images.json: the CCM image per platform
 //                                         (cloudControllerManager<Name>, e.g. cloudControllerManagerLocal)
 //   → the operands (operands.ts) applied, and ClusterOperator/cloud-controller-manager (status.ts).
-// A sync failing three times in a row is reported as Degraded with its message.
+// A sync failing three times in a row (an OperatorFailure at once) is reported as Degraded with its
+// message; the ClusterOperator is written by the operator-status library (kube/operator-status.ts).
 import { logger } from '../../common/log.js';
 import {
-  applyObject, Controller, type Informer, isConflict, type KubeClient, type InformerFactory, type Manager, type Obj, type Runnable,
-  resources as R, sameConditions,
+  applyObject, ClusterOperatorStatus, Controller, type Informer, type KubeClient, type InformerFactory, type Manager, type Obj, type Runnable,
+  releaseVersion, resources as R,
 } from '../../kube/index.js';
 import { CCM_NAMESPACE, ccmOperands, deploymentName } from './operands.js';
 import { cloudConfigFor, CONFIG_NAMESPACE, MANAGED_CLOUD_CONFIG, platformDecision, type PlatformDecision } from './platform.js';
@@ -63,6 +64,9 @@ export class CloudControllerManagerOperator implements Runnable {
   private readonly informers: Record<'infrastructures' | 'networks' | 'configConfigMaps' | 'managedConfigMaps' | 'operatorConfigMaps' | 'deployments' | 'clusterOperators', Informer>;
   private readonly controller: Controller;
   private readonly ownDeployments?: Informer;
+  private readonly status: ClusterOperatorStatus;
+  /** The release this operator runs at: its own Deployment's RELEASE_VERSION when it follows it, else the setting's. */
+  readonly version: () => string;
 
   constructor(from: { client: KubeClient; informers: InformerFactory }, private readonly settings: CcmOperatorSettings) {
     this.client = from.client;
@@ -81,25 +85,34 @@ export class CloudControllerManagerOperator implements Runnable {
       resyncPeriodMs: settings.resyncPeriodMs ?? 300_000,
       queue: { baseDelayMs: 500, maxDelayMs: 30_000 },
       sync: () => this.sync(),
-      onError: (_key, error, retries) => {
-        if (error instanceof OperatorFailure || retries >= 3) {
-          void this.report({ failure: { reason: error instanceof OperatorFailure ? error.reason : 'SyncingFailed', message: error.message } }).catch((e) => log.warn({ err: (e as Error).message }, 'could not report Degraded'));
-        }
-      },
     });
     for (const informer of Object.values(this.informers)) this.controller.watch(informer, () => KEY);
     if (settings.followDeployment) {
       this.ownDeployments = f.forResource(R.deployments, { namespace: OPERATOR_NAMESPACE, fieldSelector: `metadata.name=${OPERATOR_DEPLOYMENT}` });
       this.controller.watch(this.ownDeployments, () => KEY);
     }
-  }
-
-  version(): string {
-    const env: Obj[] = this.ownDeployments?.get(OPERATOR_DEPLOYMENT, OPERATOR_NAMESPACE)?.spec?.template?.spec?.containers?.[0]?.env ?? [];
-    const fromDeployment: string | undefined = env.find((e) => e.name === 'RELEASE_VERSION')?.value;
-    if (fromDeployment) return fromDeployment;
-    const v = this.settings.releaseVersion;
-    return typeof v === 'function' ? v() : v;
+    const version = releaseVersion({ version: settings.releaseVersion, deployment: this.ownDeployments && { informer: this.ownDeployments, namespace: OPERATOR_NAMESPACE, name: OPERATOR_DEPLOYMENT } });
+    this.version = () => version() ?? '';
+    this.status = new ClusterOperatorStatus({
+      client: this.client,
+      name: CLUSTER_OPERATOR,
+      informer: this.informers.clusterOperators,
+      relatedObjects: [
+        { group: 'config.openshift.io', resource: 'clusteroperators', name: CLUSTER_OPERATOR },
+        { group: '', resource: 'namespaces', name: OPERATOR_NAMESPACE },
+        { group: '', resource: 'namespaces', name: CCM_NAMESPACE },
+      ],
+      // The operator's own syncs are what fails: the failure is written at once, not by a sync.
+      onFailureChange: (failure) => {
+        if (failure) void this.report({ failure }).catch((e) => log.warn({ err: (e as Error).message }, 'could not report Degraded'));
+      },
+    });
+    // The failure as operatorStatus (status.ts) words it: from the error's own message.
+    this.controller.reportTo(this.status.degradedOnError(this.name, {
+      after: 3,
+      immediate: (error) => error instanceof OperatorFailure,
+      reason: (error) => (error instanceof OperatorFailure ? error.reason : 'SyncingFailed'),
+    }));
   }
 
   async start(signal: AbortSignal): Promise<void> {
@@ -159,24 +172,10 @@ export class CloudControllerManagerOperator implements Runnable {
   }
 
   private async report(input: Omit<StatusInput, 'version' | 'current'>, version = this.version()): Promise<void> {
-    const current = this.informers.clusterOperators.get(CLUSTER_OPERATOR) ?? (await this.client.read(R.clusterOperators, CLUSTER_OPERATOR));
-    const { conditions, versions } = operatorStatus({ ...input, version, current });
-    const status = {
-      conditions,
-      ...(versions ? { versions } : {}),
-      relatedObjects: [
-        { group: 'config.openshift.io', resource: 'clusteroperators', name: CLUSTER_OPERATOR },
-        { group: '', resource: 'namespaces', name: OPERATOR_NAMESPACE },
-        { group: '', resource: 'namespaces', name: CCM_NAMESPACE },
-      ],
-    };
-    const live = current ?? (await this.client.create(R.clusterOperators, { apiVersion: 'config.openshift.io/v1', kind: 'ClusterOperator', metadata: { name: CLUSTER_OPERATOR }, spec: {} }).catch(async (e) => {
-      if (!isConflict(e)) throw e;
-      return this.client.get(R.clusterOperators, CLUSTER_OPERATOR);
-    }));
-    const rest = (s: Obj | undefined) => JSON.stringify({ ...s, conditions: undefined });
-    if (sameConditions(live.status?.conditions, conditions) && rest(live.status) === rest(status)) return;
-    await this.client.mergePatch(R.clusterOperators, CLUSTER_OPERATOR, undefined, { metadata: { resourceVersion: live.metadata.resourceVersion }, status }, 'status');
+    const current = await this.status.live();
+    const { conditions, versions } = operatorStatus({ ...input, version, current }, this.status.now());
+    // operatorStatus says the operator's own failure (input.failure) itself.
+    await this.status.write({ conditions, versions }, { from: this.name });
   }
 }
 
