@@ -98,8 +98,8 @@ export interface ClusterOperatorStatusOptions {
   /** A cache of the ClusterOperator (a name-selected informer), to skip reads. */
   informer?: Pick<Informer<any>, 'get'>;
   clock?: Clock;
-  /** Called when the failure the operator reports changes (a controller starts or stops failing):
-   *  write the status again — or, when the failing controller is the one that writes it, write
+  /** Called on each failure of a failing controller and when one stops failing: write the status
+   *  again — or, when the failing controller is the one that writes it, write
    *  the failure directly (its syncs are what fails). */
   onFailureChange?: (failure: Failure | undefined, controller: string) => void;
 }
@@ -177,7 +177,9 @@ export class ClusterOperatorStatus {
           const reason = typeof o.reason === 'function' ? o.reason(error) : (o.reason ?? 'SyncFailed');
           keys.set(key, { reason, message: o.message ? o.message(error) : error.message });
         } else return;
-        if (JSON.stringify(this.failure()) !== before) this.onChange?.(this.failure(), controller);
+        // While failing, every failure is told (the ClusterOperator may have been deleted meanwhile:
+        // writing it again brings it back); a recovery once.
+        if (error || JSON.stringify(this.failure()) !== before) this.onChange?.(this.failure(), controller);
       },
     };
   }
