@@ -57,7 +57,7 @@ export interface ControllerOptions {
   workers?: number;
   /** Re-enqueue every object of the primary informers this often (default: never). */
   resyncPeriodMs?: number;
-  /** The clock the resync period runs on (default the wall clock). */
+  /** The clock the resync period, the backoffs and requeue-afters run on (default the wall clock). */
   clock?: Clock;
   queue?: Omit<WorkQueueOptions, 'name'>;
   /** Called for every failed sync: report it (a condition, an event). */
@@ -78,7 +78,7 @@ export class Controller {
 
   constructor(private readonly options: ControllerOptions) {
     this.name = options.name;
-    this.workQueue = new WorkQueue({ name: options.name, ...options.queue });
+    this.workQueue = new WorkQueue({ name: options.name, clock: options.clock, ...options.queue });
     this.log = logger(options.name);
   }
 
@@ -133,7 +133,7 @@ export class Controller {
   async run(signal: AbortSignal): Promise<void> {
     if (this.workQueue.isShuttingDown) {
       // Run again (a new leadership term): what happened meanwhile is in the caches, not the queue.
-      this.workQueue = new WorkQueue({ name: this.name, ...this.options.queue });
+      this.workQueue = new WorkQueue({ name: this.name, clock: this.options.clock, ...this.options.queue });
       for (const { informer, mapper } of this.informers) for (const object of informer.list()) this.enqueueMapped(mapper, 'add', object);
     }
     for (const { informer } of this.informers) informer.start(signal);

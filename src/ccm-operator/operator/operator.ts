@@ -13,7 +13,7 @@
 // message; the ClusterOperator is written by the operator-status library (kube/operator-status.ts).
 import { logger } from '../../common/log.js';
 import {
-  applyObject, ClusterOperatorStatus, Controller, type Informer, type KubeClient, type InformerFactory, type Manager, type Obj, type Runnable,
+  applyObject, type Clock, ClusterOperatorStatus, Controller, type Informer, type KubeClient, type InformerFactory, type Manager, type Obj, type Runnable,
   releaseVersion, resources as R,
 } from '../../kube/index.js';
 import { CCM_NAMESPACE, ccmOperands, deploymentName } from './operands.js';
@@ -40,6 +40,8 @@ export interface CcmOperatorSettings {
    */
   followDeployment?: boolean;
   resyncPeriodMs?: number;
+  /** The clock of the retries, the resync and the conditions' times (default the wall clock). */
+  clock?: Clock;
 }
 
 /** The operator's own Deployment in the payload. */
@@ -82,6 +84,7 @@ export class CloudControllerManagerOperator implements Runnable {
     };
     this.controller = new Controller({
       name: this.name,
+      clock: settings.clock,
       resyncPeriodMs: settings.resyncPeriodMs ?? 300_000,
       queue: { baseDelayMs: 500, maxDelayMs: 30_000 },
       sync: () => this.sync(),
@@ -96,6 +99,7 @@ export class CloudControllerManagerOperator implements Runnable {
     this.status = new ClusterOperatorStatus({
       client: this.client,
       name: CLUSTER_OPERATOR,
+      clock: settings.clock,
       informer: this.informers.clusterOperators,
       relatedObjects: [
         { group: 'config.openshift.io', resource: 'clusteroperators', name: CLUSTER_OPERATOR },

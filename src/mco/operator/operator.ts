@@ -32,6 +32,7 @@ import { applyObject } from '../../kube/apply.js';
 import { findCondition, type Condition } from '../../kube/conditions.js';
 import { Manager, type Runnable } from '../../kube/manager.js';
 import { ClusterOperatorStatus, releaseVersion } from '../../kube/operator-status.js';
+import type { Clock } from '../../kube/clock.js';
 import { resources as R } from '../../kube/resources.js';
 import type * as k8s from '@kubernetes/client-node';
 
@@ -57,6 +58,8 @@ export interface MachineConfigOperatorSettings {
   /** Port of the machine-config server's TLS listener that user data points at (default 22623). */
   serverPort?: number;
   resyncPeriodMs?: number;
+  /** The clock of the retries, the resync and the conditions' times (default the wall clock). */
+  clock?: Clock;
 }
 
 export interface MachineConfigOperatorOptions extends MachineConfigOperatorSettings {
@@ -179,6 +182,7 @@ export class MachineConfigOperator implements Runnable {
     this.status = new ClusterOperatorStatus({
       client: this.client,
       name: 'machine-config',
+      clock: this.options.clock,
       informer: this.informers.clusterOperators,
       relatedObjects: [
         { group: '', resource: 'namespaces', name: OPERATOR_NAMESPACE },
@@ -193,6 +197,7 @@ export class MachineConfigOperator implements Runnable {
     });
     this.controller = new Controller({
       name: 'machine-config-operator',
+      clock: this.options.clock,
       resyncPeriodMs: this.options.resyncPeriodMs ?? 300_000,
       queue: { baseDelayMs: 500, maxDelayMs: 60_000 },
       sync: () => this.sync(),
