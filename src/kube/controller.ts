@@ -66,6 +66,9 @@ export interface ControllerOptions {
   persistentAfter?: number;
   /** Report each outcome as a condition on an object (e.g. RenderDegraded on the key's pool). */
   degraded?: DegradedOnError;
+  /** Keys reconciled each time the controller runs, whatever the caches hold: an operator's one
+   *  key ("cluster"), which must run even before any of its inputs exists. */
+  keys?: string[];
 }
 
 export class Controller {
@@ -136,6 +139,7 @@ export class Controller {
       this.workQueue = new WorkQueue({ name: this.name, clock: this.options.clock, ...this.options.queue });
       for (const { informer, mapper } of this.informers) for (const object of informer.list()) this.enqueueMapped(mapper, 'add', object);
     }
+    for (const key of this.options.keys ?? []) this.queue.add(key);
     for (const { informer } of this.informers) informer.start(signal);
     // One listener on the caller's signal however many informers there are to wait for.
     const waiting = new AbortController();

@@ -70,3 +70,16 @@ test("the work queue's rate limit refills on its clock", () => {
   assert.equal(q.addRateLimited('c'), 1, 'a refilled bucket on the clock');
   q.shutDown();
 });
+
+test("a controller's own keys are reconciled each time it runs (every leadership term), with no object to map from", async () => {
+  const synced: string[] = [];
+  const controller = new Controller({ name: 'own-keys', keys: ['cluster'], sync: (key) => void synced.push(key) });
+  for (const term of [1, 2]) {
+    const stop = new AbortController();
+    const run = controller.run(stop.signal);
+    await eventually(`term ${term}'s sync`, () => synced.length === term, { timeoutMs: 5000, intervalMs: 5 });
+    stop.abort();
+    await run;
+  }
+  assert.deepEqual(synced, ['cluster', 'cluster']);
+});

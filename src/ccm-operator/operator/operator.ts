@@ -13,7 +13,7 @@
 // message; the ClusterOperator is written by the operator-status library (kube/operator-status.ts).
 import { logger } from '../../common/log.js';
 import {
-  applyObject, type Clock, ClusterOperatorStatus, Controller, type Informer, type KubeClient, type InformerFactory, type Manager, type Obj, type Runnable,
+  applyObject, type Clock, ClusterOperatorStatus, Controller, type Informer, type KubeClient, type InformerFactory, type Manager, type Obj,
   releaseVersion, resources as R,
 } from '../../kube/index.js';
 import { CCM_NAMESPACE, ccmOperands, deploymentName } from './operands.js';
@@ -60,11 +60,12 @@ class OperatorFailure extends Error {
   }
 }
 
-export class CloudControllerManagerOperator implements Runnable {
+/** The operator's reconciler; the manager runs its `controller` (on the one key "cluster"). */
+export class CloudControllerManagerOperator {
   readonly name = 'cloud-controller-manager-operator';
   private readonly client: KubeClient;
   private readonly informers: Record<'infrastructures' | 'networks' | 'configConfigMaps' | 'managedConfigMaps' | 'operatorConfigMaps' | 'deployments' | 'clusterOperators', Informer>;
-  private readonly controller: Controller;
+  readonly controller: Controller;
   private readonly ownDeployments?: Informer;
   private readonly status: ClusterOperatorStatus;
   /** The release this operator runs at: its own Deployment's RELEASE_VERSION when it follows it, else the setting's. */
@@ -85,6 +86,8 @@ export class CloudControllerManagerOperator implements Runnable {
     this.controller = new Controller({
       name: this.name,
       clock: settings.clock,
+      // Once at every start even when no input exists yet.
+      keys: [KEY],
       resyncPeriodMs: settings.resyncPeriodMs ?? 300_000,
       queue: { baseDelayMs: 500, maxDelayMs: 30_000 },
       sync: () => this.sync(),
@@ -117,11 +120,6 @@ export class CloudControllerManagerOperator implements Runnable {
       immediate: (error) => error instanceof OperatorFailure,
       reason: (error) => (error instanceof OperatorFailure ? error.reason : 'SyncingFailed'),
     }));
-  }
-
-  async start(signal: AbortSignal): Promise<void> {
-    this.controller.enqueue(KEY);
-    await this.controller.run(signal);
   }
 
   private async sync(): Promise<void> {
@@ -186,6 +184,6 @@ export class CloudControllerManagerOperator implements Runnable {
 /** Adds the operator to a manager (which owns the client, the informers and the Lease). */
 export function addCloudControllerManagerOperator(manager: Manager, settings: CcmOperatorSettings): CloudControllerManagerOperator {
   const operator = new CloudControllerManagerOperator(manager, settings);
-  manager.add(operator);
+  manager.add(operator.controller);
   return operator;
 }

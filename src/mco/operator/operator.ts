@@ -30,7 +30,7 @@ import type { InformerFactory, Informer } from '../../kube/informer.js';
 import { Controller } from '../../kube/controller.js';
 import { applyObject } from '../../kube/apply.js';
 import { findCondition, type Condition } from '../../kube/conditions.js';
-import { Manager, type Runnable } from '../../kube/manager.js';
+import { Manager } from '../../kube/manager.js';
 import { ClusterOperatorStatus, releaseVersion } from '../../kube/operator-status.js';
 import type { Clock } from '../../kube/clock.js';
 import { resources as R } from '../../kube/resources.js';
@@ -146,13 +146,14 @@ export function daemonDaemonSet(image: string, env: Obj[]): Obj {
   };
 }
 
-/** The operator, a manager Runnable: one controller on the key "cluster" over the manager's informers. */
-export class MachineConfigOperator implements Runnable {
+/** The operator's reconciler: one controller on the key "cluster" over the manager's informers
+ *  (machineConfigOperatorController builds it; the manager runs the controller). */
+export class MachineConfigOperator {
   readonly name = 'machine-config-operator';
   private readonly client: KubeClient;
   private readonly factory: InformerFactory;
   private readonly informers: Record<string, Informer>;
-  private readonly controller: Controller;
+  readonly controller: Controller;
   private readonly status: ClusterOperatorStatus;
   readonly version: () => string | undefined;
 
@@ -198,18 +199,14 @@ export class MachineConfigOperator implements Runnable {
     this.controller = new Controller({
       name: 'machine-config-operator',
       clock: this.options.clock,
+      // Once at every start even when no input exists yet (the pools are created here).
+      keys: [KEY],
       resyncPeriodMs: this.options.resyncPeriodMs ?? 300_000,
       queue: { baseDelayMs: 500, maxDelayMs: 60_000 },
       sync: () => this.sync(),
     });
     this.controller.reportTo(this.status.degradedOnError(this.name, { after: 3, reason: 'MachineConfigOperatorFailing', message: (error) => `Failed to resync ${this.version() ?? ''}: ${error.message}` }));
     for (const informer of Object.values(this.informers)) this.controller.watch(informer, () => KEY);
-  }
-
-  async start(signal: AbortSignal): Promise<void> {
-    // Once at start even when no input exists yet (the pools are created here).
-    this.controller.enqueue(KEY);
-    await this.controller.run(signal);
   }
 
   private async sync(): Promise<void> {
@@ -445,9 +442,14 @@ export class MachineConfigOperator implements Runnable {
   }
 }
 
-/** Adds the operator to a manager (which owns client, informers and the Lease). */
+/** The operator's controller, for a manager (which owns client, informers and the Lease). */
+export function machineConfigOperatorController(from: { client: KubeClient; informers: InformerFactory }, settings: MachineConfigOperatorSettings): Controller {
+  return new MachineConfigOperator(from, settings).controller;
+}
+
+/** Adds the operator to a manager. */
 export function addMachineConfigOperator(manager: Manager, settings: MachineConfigOperatorSettings): void {
-  manager.add(new MachineConfigOperator(manager, settings));
+  manager.add(machineConfigOperatorController(manager, settings));
 }
 
 /** Runs the operator on a manager of its own, holding the Lease openshift-machine-config-operator/machine-config. */
