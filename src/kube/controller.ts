@@ -1,11 +1,39 @@
-// The controller every bosun reconciler is built from: informers feed keys into a work queue
+// The controller every bosun reconciler is built from — and the one shape a controller takes
+// (client-go's sample-controller, controller-runtime's builder; docs/how-to-add-a-component.md
+// works one through):
+//
+//   export function fooController(ctx: FooContext): Controller {     // a factory, no class needed
+//     const foos = ctx.informer(resources.foos);                      // the manager's shared informers
+//     const bars = ctx.informer(resources.bars);
+//     const controller = new Controller({ name: 'foo-controller', clock: ctx.clock, sync });
+//     controller.watch(foos);                                         // primary: a Foo's own key
+//     controller.watch(bars, enqueueOwner({ group: GROUP, kind: 'Foo' }), generationChanged); // owners.ts, predicates.ts
+//     return controller;
+//     async function sync(key: string, { log, signal }: SyncContext): Promise<SyncResult | void> {
+//       // level-based: read the caches, compute what should be, write the difference, return;
+//       // throw to retry after a backoff, TerminalError to wait for the next change,
+//       // { requeueAfterMs } to look again later (a grace period)
+//     }
+//   }
+//   manager.add(fooController(ctx));                                  // the manager runs it (manager.ts)
+//
+// The rules of the shape: informers come from the manager (never started by the controller's
+// author), every time rule runs on the `clock` option (the work queue's backoffs and
+// requeue-afters too, so a FakeClock drives them in tests), an operator's single key ("cluster")
+// is given as `keys` so it is reconciled every term even before an input exists, and an operator
+// reports on its ClusterOperator through operator-status.ts (its controllers' failures through
+// `reportTo(status.degradedOnError(...))`). A reconciler with much state may be a class; the
+// manager still runs its Controller (see the MCO and CCM operators), never a Runnable of its own.
+//
+// How a Controller works: informers feed keys into a work queue
 // (each watched kind maps its events to the keys of the objects to reconcile), workers take keys
 // and call the sync function, and the outcome decides what happens next:
 //   - success: the key's failures are forgotten; `{ requeueAfterMs }` asks for it again later;
 //   - an error: the key comes back after its backoff, and the error is logged and reported
 //     (onError) — with the retry count, so a persistent failure stands out;
 //   - a TerminalError: not retried (until the key's objects change again), reported.
-// With `degraded`, each outcome is also written as a condition on a named object (degraded.ts).
+// With `degraded`, each outcome is also written as a condition on a named object (degraded.ts);
+// with `reportTo`, each outcome is told to a reporter (an operator's degraded-on-error).
 // Watches take an event filter (predicates.ts) beside the key mapper (owners.ts has the owner
 // mapping). A resync period re-enqueues every key of the primary kind. Shutdown stops taking keys and waits
 // for the syncs in flight. A controller is a manager Runnable (start = run) and can run again
