@@ -16,6 +16,7 @@
 // P Progressing, D Draining" (+ Excluded, Degraded when any). Health: operators degraded or
 // unavailable, nodes degraded; else "Update is proceeding well".
 import type { Obj } from '../kube/client.js';
+import { isNodeReady } from '../kube/readiness.js';
 
 const MCO = 'machineconfiguration.openshift.io';
 const RELEASE_VERSION = `${MCO}/release-image-version`;
@@ -58,7 +59,7 @@ function nodeRow(node: Obj, pool: Obj, target: string, versionOf: (config: strin
   const desired = ann(node, 'desiredConfig');
   const state = ann(node, 'state');
   const version = versionOf(current) ?? '?';
-  const ready = isTrue(node, 'Ready');
+  const ready = isNodeReady(node);
   const drainAsked = ann(node, 'desiredDrain');
   if (state === 'Degraded' || state === 'Unreconcilable') return { name, assessment: 'Degraded', phase: 'Updating', version, est: '?', message: ann(node, 'reason') };
   const updating = (desired !== '' && desired !== current) || state === 'Working' || state === 'Rebooting';
@@ -81,7 +82,7 @@ function poolRow(pool: Obj, nodes: Obj[], target: string, versionOf: (config: st
   const progressing = count('Progressing');
   const draining = rows.filter((r) => r.phase === 'Draining').length;
   // Available: Ready, schedulable and not taken down by the update.
-  const available = pairs.filter(({ n, r }) => isTrue(n, 'Ready') && !n.spec?.unschedulable && r.assessment !== 'Progressing' && r.assessment !== 'Degraded').length;
+  const available = pairs.filter(({ n, r }) => isNodeReady(n) && !n.spec?.unschedulable && r.assessment !== 'Progressing' && r.assessment !== 'Degraded').length;
   const degraded = count('Degraded');
   const excluded = count('Excluded');
   const assessment = pool.spec?.paused ? 'Excluded' : degraded ? 'Degraded' : rows.length > 0 && updated === rows.length ? 'Completed' : progressing || updated ? 'Progressing' : 'Pending';
