@@ -97,6 +97,10 @@ export interface ControllerOptions {
   /** Keys reconciled each time the controller runs, whatever the caches hold: an operator's one
    *  key ("cluster"), which must run even before any of its inputs exists. */
   keys?: string[];
+  /** A start-up step, each time the controller runs: after its caches have synced, before its
+   *  workers (e.g. removing what was orphaned while no leader ran). A failure is logged; the
+   *  controller runs regardless. */
+  onStarted?: (signal: AbortSignal) => Promise<void> | void;
 }
 
 export class Controller {
@@ -177,6 +181,14 @@ export class Controller {
     await Promise.all(this.informers.map(({ informer }) => informer.waitForSync(waiting.signal))).catch(() => undefined);
     signal.removeEventListener('abort', stopWaiting);
     if (signal.aborted) return;
+    if (this.options.onStarted) {
+      try {
+        await this.options.onStarted(signal);
+      } catch (e) {
+        this.log.warn({ err: (e as Error).message }, 'the start-up step failed; reconciling regardless');
+      }
+      if (signal.aborted) return;
+    }
     this.log.info({ workers: this.options.workers ?? 1 }, 'controller started');
     const onAbort = () => this.queue.shutDown();
     signal.addEventListener('abort', onAbort, { once: true });

@@ -83,3 +83,25 @@ test("a controller's own keys are reconciled each time it runs (every leadership
   }
   assert.deepEqual(synced, ['cluster', 'cluster']);
 });
+
+test('a start-up step runs each time the controller runs, before any key is reconciled; its failure does not stop the controller', async () => {
+  const seen: string[] = [];
+  let term = 0;
+  const controller = new Controller({
+    name: 'start-up-step',
+    keys: ['cluster'],
+    onStarted: () => {
+      seen.push(`started ${++term}`);
+      if (term === 2) throw new Error('the cloud is not answering');
+    },
+    sync: (key) => void seen.push(`sync ${key}`),
+  });
+  for (const n of [1, 2]) {
+    const stop = new AbortController();
+    const run = controller.run(stop.signal);
+    await eventually(`term ${n}'s sync`, () => seen.length === 2 * n, { timeoutMs: 5000, intervalMs: 5 });
+    stop.abort();
+    await run;
+  }
+  assert.deepEqual(seen, ['started 1', 'sync cluster', 'started 2', 'sync cluster']);
+});

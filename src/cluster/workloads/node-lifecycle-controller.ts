@@ -35,7 +35,7 @@ export function nodeLifecycleController(ctx: WorkloadContext, options: NodeLifec
   const graceMs = options.gracePeriodMs ?? NODE_MONITOR_GRACE_MS;
   const startupGraceMs = options.startupGracePeriodMs ?? NODE_STARTUP_GRACE_MS;
 
-  const controller = new Controller({ name: 'node-lifecycle-controller', workers: 2, sync: (key) => sync(key) });
+  const controller = new Controller({ name: 'node-lifecycle-controller', clock: ctx.clock, workers: 2, sync: (key) => sync(key) });
   controller.watch(nodes);
   // A node's readiness changes its zone's state, and with it what may happen to every other node.
   nodes.on((type, node, old) => {
