@@ -20,7 +20,8 @@
 // The rules of the shape: informers come from the manager (never started by the controller's
 // author), every time rule runs on the `clock` option (the work queue's backoffs and
 // requeue-afters too, so a FakeClock drives them in tests), an operator's single key ("cluster")
-// is given as `keys` so it is reconciled every term even before an input exists, and an operator
+// is given as `keys` so it is reconciled every term even before an input exists, a start-up step
+// (removing what was orphaned while no leader ran) is `onStarted`, and an operator
 // reports on its ClusterOperator through operator-status.ts (its controllers' failures through
 // `reportTo(status.degradedOnError(...))`). A reconciler with much state may be a class; the
 // manager still runs its Controller (see the MCO and CCM operators), never a Runnable of its own.
