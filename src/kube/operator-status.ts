@@ -73,6 +73,9 @@ export function releaseVersion(source: ReleaseVersionSource): () => string | und
   };
 }
 
+/** How many different failures of one controller a Degraded message names. */
+const MESSAGES_SHOWN = 3;
+
 /** A controller's failure as the operator reports it. */
 export interface Failure {
   reason: string;
@@ -155,7 +158,9 @@ export class ClusterOperatorStatus {
     for (const [controller, keys] of [...this.failing].sort(([a], [b]) => a.localeCompare(b))) {
       if (controller === excluding || keys.size === 0) continue;
       const first = [...keys.values()][0];
-      failures.push([controller, { reason: first.reason, message: [...new Set([...keys.values()].map((f) => f.message))].join('; ') }]);
+      const messages = [...new Set([...keys.values()].map((f) => f.message))];
+      const shown = messages.slice(0, MESSAGES_SHOWN).join('; ') + (messages.length > MESSAGES_SHOWN ? `; and ${messages.length - MESSAGES_SHOWN} more` : '');
+      failures.push([controller, { reason: first.reason, message: shown }]);
     }
     if (failures.length === 0) return undefined;
     if (failures.length === 1) return failures[0][1];

@@ -87,6 +87,10 @@ test('several failing controllers are one Degraded: reasons <Controller>_<Reason
   status.degradedOnError('machine', { message: (e) => `machine: ${e.message}` }).report('m1', new Error('no instance'), 1, false);
   assert.deepEqual(status.failure(), { reason: 'machine_SyncFailed::node_DrainFailed', message: 'machine: machine: no instance\nnode: pod p will not leave' });
   assert.deepEqual(status.failure('machine'), { reason: 'DrainFailed', message: 'pod p will not leave' }, 'the writer excludes its own');
+  const many = offline().status;
+  const machines = many.degradedOnError('machine');
+  for (let i = 1; i <= 5; i++) machines.report(`m${i}`, new Error(`machine m${i} has no instance`), 1, false);
+  assert.deepEqual(many.failure(), { reason: 'SyncFailed', message: 'machine m1 has no instance; machine m2 has no instance; machine m3 has no instance; and 2 more' }, 'a few failures named, the rest counted');
 });
 
 test('the release version: the own Deployment RELEASE_VERSION wins once applied, else the environment', () => {
