@@ -42,7 +42,7 @@ export function capiContext(manager: Manager, clock: Clock = realClock): CapiCon
     client,
     clock,
     informer: (resource, options) => manager.informers.forResource(resource, options),
-    events: (component) => new EventRecorder(client, { component }),
+    events: (component) => new EventRecorder(client, { component, clock }),
     async resolve<T extends api.KubeObject>(ref: Pick<ContractRef, 'apiGroup' | 'kind'>): Promise<ResourceRef<T>> {
       const key = `${ref.kind}.${ref.apiGroup}`;
       const known = resolved.get(key);

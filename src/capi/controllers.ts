@@ -2,13 +2,14 @@
 // manager (`bosun cluster-api-controllers` and the tests run them this way). The manager holds
 // the Lease openshift-cluster-api/cluster-api-controllers while it acts (the command's flags).
 // Without a cloud (platform None) there is no infrastructure provider: only ClusterOperator/
-// cluster-api is reported, saying so.
+// cluster-api is reported, saying so. With the report, every controller's failures reach it as
+// Degraded (degraded-on-error: a key failing 5 times in a row, until it syncs again).
 import { CloudClient } from '../cloud/client.js';
 import type { Clock, Manager } from '../kube/index.js';
 import { CLUSTER_API_NAMESPACE } from './api.js';
 import { bootstrapDataController } from './bootstrap-data.js';
 import { clusterController } from './cluster-controller.js';
-import { clusterOperatorController } from './cluster-operator.js';
+import { clusterApiStatus, clusterOperatorController } from './cluster-operator.js';
 import { capiContext } from './context.js';
 import { localClusterController } from './local/localcluster-controller.js';
 import { localMachineController } from './local/localmachine-controller.js';
@@ -33,13 +34,15 @@ export interface ClusterApiSettings {
 
 export function addClusterApiControllers(manager: Manager, settings: ClusterApiSettings): void {
   const ctx = capiContext(manager, settings.clock);
-  const report = () => clusterOperatorController(ctx, { version: settings.releaseVersion, followDeployment: settings.followDeployment, noProvider: !settings.cloudUrl });
+  const reporting = settings.clusterOperator !== false;
+  const status = reporting ? clusterApiStatus(ctx) : undefined;
+  const report = () => clusterOperatorController(ctx, { version: settings.releaseVersion, followDeployment: settings.followDeployment, noProvider: !settings.cloudUrl }, status);
   if (!settings.cloudUrl) {
-    if (settings.clusterOperator !== false) manager.add(report());
+    if (reporting) manager.add(report());
     return;
   }
   const cloud = new CloudClient(settings.cloudUrl);
-  manager.add(
+  const controllers = [
     bootstrapDataController(ctx, settings.namespace ?? CLUSTER_API_NAMESPACE),
     clusterController(ctx),
     machineController(ctx),
@@ -48,6 +51,8 @@ export function addClusterApiControllers(manager: Manager, settings: ClusterApiS
     machineHealthCheckController(ctx),
     localClusterController(ctx, cloud),
     localMachineController(ctx, cloud),
-  );
-  if (settings.clusterOperator !== false) manager.add(report());
+  ];
+  if (status) for (const c of controllers) c.reportTo(status.degradedOnError(c.name, { after: 5, message: (e) => `${c.name}: ${e.message}` }));
+  manager.add(...controllers);
+  if (reporting) manager.add(report());
 }

@@ -6,6 +6,7 @@
 // there count as gone. One pass per call: the caller repeats until `done` (or its timeout).
 import type * as api from '../api/index.js';
 import { type KubeClient, KubeApiError, isNotFound, resourcePath, resources } from '../kube/index.js';
+import { nodeReadyStatus } from '../kube/readiness.js';
 
 export interface DrainPass {
   /** No pod that must go is left on the Node. */
@@ -31,7 +32,7 @@ const isFinished = (pod: api.Pod) => pod.status?.phase === 'Succeeded' || pod.st
 export async function drainPass(client: KubeClient, node: api.Node): Promise<DrainPass> {
   const nodeName = node.metadata.name;
   if (!node.spec?.unschedulable) await client.mergePatch(resources.nodes, nodeName, undefined, { spec: { unschedulable: true } });
-  const unreachable = (node.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'Unknown');
+  const unreachable = nodeReadyStatus(node) === 'Unknown';
   const pods = ((await client.list(resources.pods, undefined, { fieldSelector: `spec.nodeName=${nodeName}` })).items ?? []);
   const mustGo = pods.filter((p) => !staysOnDrain(p));
   const result: DrainPass = { done: false, blocked: [], evicted: [], remaining: 0 };

@@ -16,6 +16,7 @@ import { ANNOTATION, API_VERSION, CONDITION, GROUP, type InfraMachineTemplate, L
 import { type CapiContext, type ContractRef, informers } from './context.js';
 import { machinesToDelete, machinesToRemediate, remediationBudget } from './machineset-scaling.js';
 import { sameStatus } from './machine-status.js';
+import { isMachineReady } from '../kube/readiness.js';
 
 const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 const randomSuffix = () => Array.from({ length: 5 }, () => SUFFIX_ALPHABET[randomInt(SUFFIX_ALPHABET.length)]).join('');
@@ -86,7 +87,7 @@ export function machineSetController(ctx: CapiContext): Controller {
     conditions = setCapiCondition(conditions, active.length > desired
       ? { type: CONDITION.scalingDown, status: 'True', reason: 'ScalingDown', message: scaling.down || `Scaling down from ${active.length} to ${desired} replicas` }
       : { type: CONDITION.scalingDown, status: 'False', reason: 'NotScalingDown', message: '' }, now);
-    const notReady = active.filter((m) => !conditionIs(m, CONDITION.ready, 'True')).map((m) => m.metadata.name);
+    const notReady = active.filter((m) => !isMachineReady(m)).map((m) => m.metadata.name);
     conditions = setCapiCondition(conditions, active.length === 0
       ? { type: CONDITION.machinesReady, status: 'True', reason: 'NoReplicas', message: '' }
       : notReady.length ? { type: CONDITION.machinesReady, status: 'False', reason: 'NotReady', message: `Machines ${notReady.join(', ')} are not Ready` } : { type: CONDITION.machinesReady, status: 'True', reason: 'Ready', message: '' }, now);

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type * as api from '../api/index.js';
 import { scaledValue } from '../kube/int-or-percent.js';
 import { ANNOTATION, CONDITION, conditionIs, desiredReplicas, isDeleting, machineCondition } from './api.js';
+import { isMachineReady } from '../kube/readiness.js';
 
 export type DeletionOrder = 'Random' | 'Newest' | 'Oldest';
 
@@ -14,7 +15,7 @@ export type DeletionOrder = 'Random' | 'Newest' | 'Oldest';
 function priority(machine: api.Machine): number {
   if (machine.metadata?.annotations?.[ANNOTATION.deleteMachine] !== undefined) return 0;
   if (conditionIs(machine, CONDITION.healthCheckSucceeded, 'False')) return 0;
-  if (!machine.status?.nodeRef?.name || !conditionIs(machine, CONDITION.ready, 'True')) return 1;
+  if (!machine.status?.nodeRef?.name || !isMachineReady(machine)) return 1;
   return 2;
 }
 

@@ -6,6 +6,7 @@ import type * as api from '../api/index.js';
 import type { EventRecorder, Informer, KubeClient } from '../kube/index.js';
 import { resources } from '../kube/resources.js';
 import type { CloudProvider } from './cloud-provider.js';
+import { isNodeReady } from '../kube/readiness.js';
 
 export const NODES = resources.nodes;
 export const SERVICES = resources.services;
@@ -33,7 +34,7 @@ export const asNode = (node: api.Node): api.Node => ({ apiVersion: 'v1', kind: '
 export const asService = (service: api.Service): api.Service => ({ apiVersion: 'v1', kind: 'Service', ...service });
 
 export function isReady(node: api.Node): boolean {
-  return (node.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  return isNodeReady(node);
 }
 
 export function hasTaint(node: api.Node, key: string): boolean {

@@ -14,7 +14,7 @@
 // it changes. At start, balancers of this cluster with no Service are removed (orphans of a CCM
 // that stopped mid-delete).
 import type * as api from '../api/index.js';
-import { type Condition, Controller, type Runnable, type SyncResult, TerminalError, isNotFound, keyOf, sameConditions, setCondition } from '../kube/index.js';
+import { type Condition, Controller, type SyncResult, TerminalError, isNotFound, keyOf, sameConditions, setCondition } from '../kube/index.js';
 import { logger } from '../common/log.js';
 import { type LoadBalancerStatus, RetryError, UnsupportedPortsError } from './cloud-provider.js';
 import { asService, type CcmContext, EXCLUDE_FROM_LB_LABEL, isReady, LB_CLEANUP_FINALIZER, SERVICES } from './context.js';
@@ -65,14 +65,27 @@ function balancerSpec(service: api.Service): string {
   return JSON.stringify([s.ports, s.loadBalancerIP, s.loadBalancerSourceRanges, service.metadata.annotations?.['service.beta.kubernetes.io/load-balancer-source-ranges'], s.externalTrafficPolicy, s.healthCheckNodePort]);
 }
 
-export function serviceController(ctx: CcmContext): Runnable {
+export function serviceController(ctx: CcmContext): Controller {
   const balancers = ctx.cloud.loadBalancer();
   if (!balancers) throw new Error(`cloud provider "${ctx.cloud.providerName()}" does not support load balancers, which the service controller needs`);
   const events = ctx.events('service-controller');
   /** Per Service key: the spec and node set its balancer was last made from. */
   const applied = new Map<string, { spec: string; nodes: string }>();
 
-  const controller = new Controller({ name: 'service-controller', workers: 2, sync: (key) => sync(key), queue: { baseDelayMs: 5_000, maxDelayMs: 300_000 } });
+  const controller = new Controller({
+    name: 'service-controller',
+    workers: 2,
+    sync: (key) => sync(key),
+    queue: { baseDelayMs: 5_000, maxDelayMs: 300_000 },
+    // Once the caches have synced, before any Service is reconciled: balancers no Service has.
+    onStarted: async () => {
+      try {
+        await removeOrphans();
+      } catch (e) {
+        log.warn({ err: e }, 'could not remove orphaned load balancers; the Services themselves are still reconciled');
+      }
+    },
+  });
   controller.watch(ctx.services);
   // A change in the set of eligible nodes touches every LoadBalancer Service.
   controller.watch(ctx.nodes, (node, type, old) => {
@@ -189,16 +202,5 @@ export function serviceController(ctx: CcmContext): Runnable {
     }
   }
 
-  return {
-    name: 'service-controller',
-    async start(signal: AbortSignal) {
-      await Promise.all([ctx.services.waitForSync(signal), ctx.nodes.waitForSync(signal)]);
-      try {
-        await removeOrphans();
-      } catch (e) {
-        log.warn({ err: e }, 'could not remove orphaned load balancers; the Services themselves are still reconciled');
-      }
-      await controller.run(signal);
-    },
-  };
+  return controller;
 }

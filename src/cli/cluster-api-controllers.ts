@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import type { Manager } from '../kube/manager.js';
 import { registerComponent } from '../kube/manager-flags.js';
+import { releaseVersionFromEnvironment } from '../kube/operator-status.js';
 
 interface Options {
   cloudUrl?: string;
@@ -29,7 +30,7 @@ export function register(program: Command): void {
         .option('--cloud-config <file>', 'or read it from a cloud config file, as the cloud controller manager\'s (url = … or dataDir = …, INI, YAML or JSON)')
         .option('--cloud-config-map <namespace/name>', 'or from that cloud config in a ConfigMap\'s key "config" (in the cluster: openshift-config/cloud-provider-config)')
         .option('--namespace <name>', 'where the bootstrap data Secrets (worker-user-data, master-user-data) are copied to', 'openshift-cluster-api')
-        .option('--release-version <version>', 'the release reported on ClusterOperator/cluster-api (default: $RELEASE_VERSION)', process.env.RELEASE_VERSION),
+        .option('--release-version <version>', 'the release reported on ClusterOperator/cluster-api (default: $RELEASE_VERSION)', releaseVersionFromEnvironment()),
     help: `
 Leader election: the Lease openshift-cluster-api/cluster-api-controllers.
 

@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import { registerComponent } from '../kube/manager-flags.js';
 import { addCloudControllerManagerOperator, CLOUD_CONTROLLER_MANAGER_OPERATOR } from '../ccm-operator/operator/operator.js';
+import { requireReleaseVersion } from '../kube/operator-status.js';
 
 export function register(program: Command): void {
   registerComponent<{ releaseVersion?: string }>(program, {
@@ -33,8 +34,7 @@ Example:
   NAME                       VERSION   AVAILABLE   PROGRESSING   DEGRADED   SINCE
   cloud-controller-manager   1.0.0     True        False         False      8s`,
     setup(manager, o) {
-      const version = o.releaseVersion ?? process.env.RELEASE_VERSION;
-      if (!version) throw new Error('the release version is unknown: pass --release-version or set RELEASE_VERSION');
+      const version = requireReleaseVersion(o.releaseVersion);
       addCloudControllerManagerOperator(manager, { releaseVersion: version });
     },
   });

@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import { registerComponent } from '../kube/manager-flags.js';
 import { MACHINE_CONFIG_OPERATOR, addMachineConfigOperator } from '../mco/operator/operator.js';
+import { requireReleaseVersion } from '../kube/operator-status.js';
 
 export function register(program: Command): void {
   registerComponent<{ releaseVersion?: string; serverPort: string }>(program, {
@@ -26,8 +27,7 @@ Example:
   NAME             VERSION   AVAILABLE   PROGRESSING   DEGRADED   SINCE
   machine-config   1.0.0     True        False         False      12s`,
     setup(manager, o) {
-      const version = o.releaseVersion ?? process.env.RELEASE_VERSION;
-      if (!version) throw new Error('the release version is unknown: pass --release-version or set RELEASE_VERSION');
+      const version = requireReleaseVersion(o.releaseVersion);
       const port = Number(o.serverPort);
       if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`--server-port must be a port number, got "${o.serverPort}"`);
       addMachineConfigOperator(manager, { releaseVersion: version, serverPort: port });

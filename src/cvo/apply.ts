@@ -16,6 +16,7 @@ import type * as api from '../api/index.js';
 import type { Condition } from '../kube/conditions.js';
 import type { GraphMode } from './task-graph.js';
 import { toUpdateError, UpdateError, type UpdateEffect } from './errors.js';
+import { isCrdEstablished } from '../kube/readiness.js';
 
 /** A payload object of any kind, as sent to and read back from the API. */
 type Unstructured = api.Unstructured;
@@ -111,7 +112,7 @@ async function waitForHealth(m: Manifest, ref: ResourceRef<Unstructured>, live: 
 type Verdict = true | { reason: string; message: string; effect: UpdateEffect };
 
 function crdReady(crd: Unstructured | undefined): Verdict {
-  return condition(crd, 'Established')?.status === 'True' ? true : { reason: 'UpdatePayloadResourceNotEstablished', message: `customresourcedefinition "${crd?.metadata?.name}" is not Established yet`, effect: 'fail' };
+  return isCrdEstablished(crd as unknown as api.CustomResourceDefinition | undefined) ? true : { reason: 'UpdatePayloadResourceNotEstablished', message: `customresourcedefinition "${crd?.metadata?.name}" is not Established yet`, effect: 'fail' };
 }
 
 function jobDone(job: Unstructured | undefined, m: Manifest): Verdict {

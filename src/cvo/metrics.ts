@@ -12,6 +12,7 @@
 //   cluster_version_operator_manifest_apply_duration_seconds{kind} time per manifest
 // The gauges are computed at scrape time from the operator's informer caches.
 import { Gauge, Histogram, Registry } from 'prom-client';
+import { isClusterOperatorAvailable } from '../kube/readiness.js';
 
 import type * as api from '../api/index.js';
 
@@ -104,7 +105,7 @@ export function createCvoMetrics(source: CvoMetricsSource): CvoMetrics {
       for (const co of source.clusterOperators()) {
         const available = (co.status?.conditions ?? []).find((c) => c.type === 'Available');
         const version = (co.status?.versions ?? []).find((v) => v.name === 'operator')?.version ?? '';
-        this.set({ name: co.metadata?.name, version, reason: available?.reason ?? '' }, available?.status === 'True' ? 1 : 0);
+        this.set({ name: co.metadata?.name, version, reason: available?.reason ?? '' }, isClusterOperatorAvailable(co) ? 1 : 0);
       }
     },
   });

@@ -123,7 +123,7 @@ export class ClusterVersionOperator {
   readonly metrics: CvoMetrics;
 
   constructor(private readonly options: CvoOptions) {
-    this.client = options.client ?? new KubeClient(options.kubeconfig);
+    this.client = options.client ?? new KubeClient(options.kubeconfig, { component: 'cluster-version-operator' });
     this.clock = options.clock ?? realClock;
     this.informers = options.informers ?? new InformerFactory(this.client);
     this.cvInformer = this.informers.forResource(CLUSTER_VERSIONS, { fieldSelector: `metadata.name=${NAME}` });

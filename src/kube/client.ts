@@ -8,6 +8,7 @@ import type * as k8s from '@kubernetes/client-node';
 import type { List } from '../api/index.js';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { createRequire } from 'node:module';
 
 export type Obj = Record<string, any>;
 
@@ -73,10 +74,37 @@ export interface RequestInit {
   signal?: AbortSignal;
 }
 
+const { version: BOSUN_VERSION } = createRequire(import.meta.url)('../../package.json') as { version: string };
+
+export interface KubeClientOptions {
+  /** The component this client speaks for (e.g. machine-config-operator): it names the client to
+   *  the API server as User-Agent `bosun-<component>/<version>` and field manager
+   *  `bosun-<component>`. Without one: `bosun/<version>` and `bosun`, as client-go defaults both to
+   *  the program's name. */
+  component?: string;
+  /** The version in the User-Agent (default bosun's own). */
+  version?: string;
+}
+
+/** The client's identity: its User-Agent header and the field manager of its writes. */
+export function clientIdentity(options: KubeClientOptions = {}): { userAgent: string; fieldManager: string } {
+  const fieldManager = options.component ? `bosun-${options.component}` : 'bosun';
+  return { userAgent: `${fieldManager}/${options.version ?? BOSUN_VERSION}`, fieldManager: fieldManager.slice(0, 128) };
+}
+
+const WRITES = new Set(['POST', 'PUT', 'PATCH']);
+
 export class KubeClient {
   private readonly discovery = new Map<string, Promise<Obj[]>>();
+  readonly userAgent: string;
+  readonly fieldManager: string;
 
-  constructor(readonly kubeconfig: k8s.KubeConfig) {}
+  constructor(
+    readonly kubeconfig: k8s.KubeConfig,
+    options: KubeClientOptions = {},
+  ) {
+    ({ userAgent: this.userAgent, fieldManager: this.fieldManager } = clientIdentity(options));
+  }
 
   /** Opens a request and resolves with the response (any status), for streaming callers. */
   async open(method: string, path: string, init: RequestInit = {}): Promise<IncomingMessage> {
@@ -84,7 +112,9 @@ export class KubeClient {
     if (!cluster) throw new Error('the kubeconfig names no current cluster');
     const url = new URL(cluster.server.replace(/\/$/, '') + path);
     for (const [k, v] of Object.entries(init.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
-    const opts: RequestOptions = { method, headers: { accept: 'application/json' } };
+    // Every write names its field manager unless the caller named one (an apply names its own).
+    if (WRITES.has(method) && !url.searchParams.has('fieldManager')) url.searchParams.set('fieldManager', this.fieldManager);
+    const opts: RequestOptions = { method, headers: { accept: 'application/json', 'user-agent': this.userAgent } };
     await this.kubeconfig.applyToHTTPSOptions(opts);
     const payload = init.body === undefined ? undefined : typeof init.body === 'string' ? init.body : JSON.stringify(init.body);
     if (payload !== undefined) {

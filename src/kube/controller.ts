@@ -1,11 +1,40 @@
-// The controller every bosun reconciler is built from: informers feed keys into a work queue
+// The controller every bosun reconciler is built from — and the one shape a controller takes
+// (client-go's sample-controller, controller-runtime's builder; docs/how-to-add-a-component.md
+// works one through):
+//
+//   export function fooController(ctx: FooContext): Controller {     // a factory, no class needed
+//     const foos = ctx.informer(resources.foos);                      // the manager's shared informers
+//     const bars = ctx.informer(resources.bars);
+//     const controller = new Controller({ name: 'foo-controller', clock: ctx.clock, sync });
+//     controller.watch(foos);                                         // primary: a Foo's own key
+//     controller.watch(bars, enqueueOwner({ group: GROUP, kind: 'Foo' }), generationChanged); // owners.ts, predicates.ts
+//     return controller;
+//     async function sync(key: string, { log, signal }: SyncContext): Promise<SyncResult | void> {
+//       // level-based: read the caches, compute what should be, write the difference, return;
+//       // throw to retry after a backoff, TerminalError to wait for the next change,
+//       // { requeueAfterMs } to look again later (a grace period)
+//     }
+//   }
+//   manager.add(fooController(ctx));                                  // the manager runs it (manager.ts)
+//
+// The rules of the shape: informers come from the manager (never started by the controller's
+// author), every time rule runs on the `clock` option (the work queue's backoffs and
+// requeue-afters too, so a FakeClock drives them in tests), an operator's single key ("cluster")
+// is given as `keys` so it is reconciled every term even before an input exists, a start-up step
+// (removing what was orphaned while no leader ran) is `onStarted`, and an operator
+// reports on its ClusterOperator through operator-status.ts (its controllers' failures through
+// `reportTo(status.degradedOnError(...))`). A reconciler with much state may be a class; the
+// manager still runs its Controller (see the MCO and CCM operators), never a Runnable of its own.
+//
+// How a Controller works: informers feed keys into a work queue
 // (each watched kind maps its events to the keys of the objects to reconcile), workers take keys
 // and call the sync function, and the outcome decides what happens next:
 //   - success: the key's failures are forgotten; `{ requeueAfterMs }` asks for it again later;
 //   - an error: the key comes back after its backoff, and the error is logged and reported
 //     (onError) — with the retry count, so a persistent failure stands out;
 //   - a TerminalError: not retried (until the key's objects change again), reported.
-// With `degraded`, each outcome is also written as a condition on a named object (degraded.ts).
+// With `degraded`, each outcome is also written as a condition on a named object (degraded.ts);
+// with `reportTo`, each outcome is told to a reporter (an operator's degraded-on-error).
 // Watches take an event filter (predicates.ts) beside the key mapper (owners.ts has the owner
 // mapping). A resync period re-enqueues every key of the primary kind. Shutdown stops taking keys and waits
 // for the syncs in flight. A controller is a manager Runnable (start = run) and can run again
@@ -39,6 +68,12 @@ export interface SyncContext {
   log: Logger;
 }
 
+/** Hears every sync outcome (error undefined: it succeeded), e.g. an operator's degraded-on-error
+ *  (operator-status.ts); `retries` counts the key's consecutive failures including this one. */
+export interface SyncReporter {
+  report(key: string, error: Error | undefined, retries: number, terminal: boolean): void;
+}
+
 export type SyncFunction = (key: string, context: SyncContext) => Promise<SyncResult | void> | SyncResult | void;
 
 /** Maps an event on a watched object to the keys to reconcile (none: undefined or []). */
@@ -51,7 +86,7 @@ export interface ControllerOptions {
   workers?: number;
   /** Re-enqueue every object of the primary informers this often (default: never). */
   resyncPeriodMs?: number;
-  /** The clock the resync period runs on (default the wall clock). */
+  /** The clock the resync period, the backoffs and requeue-afters run on (default the wall clock). */
   clock?: Clock;
   queue?: Omit<WorkQueueOptions, 'name'>;
   /** Called for every failed sync: report it (a condition, an event). */
@@ -60,6 +95,13 @@ export interface ControllerOptions {
   persistentAfter?: number;
   /** Report each outcome as a condition on an object (e.g. RenderDegraded on the key's pool). */
   degraded?: DegradedOnError;
+  /** Keys reconciled each time the controller runs, whatever the caches hold: an operator's one
+   *  key ("cluster"), which must run even before any of its inputs exists. */
+  keys?: string[];
+  /** A start-up step, each time the controller runs: after its caches have synced, before its
+   *  workers (e.g. removing what was orphaned while no leader ran). A failure is logged; the
+   *  controller runs regardless. */
+  onStarted?: (signal: AbortSignal) => Promise<void> | void;
 }
 
 export class Controller {
@@ -68,10 +110,11 @@ export class Controller {
   private readonly informers: Array<{ informer: Informer<any>; primary: boolean; mapper: KeyMapper<any> }> = [];
   private readonly log: Logger;
   private readonly lastErrors = new Map<string, Error>();
+  private readonly reporters: SyncReporter[] = [];
 
   constructor(private readonly options: ControllerOptions) {
     this.name = options.name;
-    this.workQueue = new WorkQueue({ name: options.name, ...options.queue });
+    this.workQueue = new WorkQueue({ name: options.name, clock: options.clock, ...options.queue });
     this.log = logger(options.name);
   }
 
@@ -111,6 +154,12 @@ export class Controller {
     this.queue.addAfter(key, afterMs);
   }
 
+  /** Reports every sync outcome to `reporter` too (an operator's degraded-on-error). */
+  reportTo(reporter: SyncReporter): this {
+    this.reporters.push(reporter);
+    return this;
+  }
+
   /** The last error a key's sync failed with, until it succeeds. */
   lastError(key: string): Error | undefined {
     return this.lastErrors.get(key);
@@ -120,9 +169,10 @@ export class Controller {
   async run(signal: AbortSignal): Promise<void> {
     if (this.workQueue.isShuttingDown) {
       // Run again (a new leadership term): what happened meanwhile is in the caches, not the queue.
-      this.workQueue = new WorkQueue({ name: this.name, ...this.options.queue });
+      this.workQueue = new WorkQueue({ name: this.name, clock: this.options.clock, ...this.options.queue });
       for (const { informer, mapper } of this.informers) for (const object of informer.list()) this.enqueueMapped(mapper, 'add', object);
     }
+    for (const key of this.options.keys ?? []) this.queue.add(key);
     for (const { informer } of this.informers) informer.start(signal);
     // One listener on the caller's signal however many informers there are to wait for.
     const waiting = new AbortController();
@@ -132,6 +182,14 @@ export class Controller {
     await Promise.all(this.informers.map(({ informer }) => informer.waitForSync(waiting.signal))).catch(() => undefined);
     signal.removeEventListener('abort', stopWaiting);
     if (signal.aborted) return;
+    if (this.options.onStarted) {
+      try {
+        await this.options.onStarted(signal);
+      } catch (e) {
+        this.log.warn({ err: (e as Error).message }, 'the start-up step failed; reconciling regardless');
+      }
+      if (signal.aborted) return;
+    }
     this.log.info({ workers: this.options.workers ?? 1 }, 'controller started');
     const onAbort = () => this.queue.shutDown();
     signal.addEventListener('abort', onAbort, { once: true });
@@ -165,6 +223,7 @@ export class Controller {
         } else {
           reconcileTotal.inc({ controller: this.name, result: 'success' });
         }
+        this.tell(key, undefined, 0, false);
         await this.report(key, undefined);
       } catch (e) {
         const error = e instanceof Error ? e : new Error(String(e));
@@ -187,10 +246,21 @@ export class Controller {
         } catch (reportError) {
           this.log.error({ key, err: reportError }, 'reporting a sync error failed');
         }
+        this.tell(key, error, retries + 1, terminal);
         if (terminal || retries + 1 >= (this.options.degraded?.after ?? 1)) await this.report(key, error);
       } finally {
         reconcileTime.observe({ controller: this.name }, Number(process.hrtime.bigint() - started) / 1e9);
         this.queue.done(key);
+      }
+    }
+  }
+
+  private tell(key: string, error: Error | undefined, retries: number, terminal: boolean): void {
+    for (const reporter of this.reporters) {
+      try {
+        reporter.report(key, error, retries, terminal);
+      } catch (e) {
+        this.log.error({ key, err: e }, 'reporting a sync outcome failed');
       }
     }
   }

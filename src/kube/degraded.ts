@@ -8,6 +8,7 @@
 import { type KubeClient, type Obj, type ResourceRef, isNotFound } from './client.js';
 import { type Condition, findCondition, setCondition } from './conditions.js';
 import type { Informer } from './informer.js';
+import { type Clock, realClock } from './clock.js';
 
 export interface DegradedOnError {
   client: KubeClient;
@@ -28,6 +29,8 @@ export interface DegradedOnError {
   derive?: (object: Obj, conditions: Condition[]) => Condition[];
   /** A cache of the objects, to skip the read when the condition already says the right thing. */
   informer?: Pick<Informer<any>, 'get'>;
+  /** The clock of the condition's transition time (default the wall clock). */
+  clock?: Clock;
 }
 
 function objectOf(d: DegradedOnError, key: string): { name: string; namespace?: string } {
@@ -53,7 +56,7 @@ export async function reportDegraded(d: DegradedOnError, key: string, error: Err
   if (!live) return 'gone';
   const current = findCondition(live.status?.conditions, d.condition);
   if (says(current, wanted)) return 'unchanged';
-  let conditions = setCondition(live.status?.conditions, wanted);
+  let conditions = setCondition(live.status?.conditions, wanted, new Date((d.clock ?? realClock).now()));
   if (d.derive) conditions = d.derive(live, conditions);
   try {
     await d.client.mergePatch(d.resource, name, namespace, { metadata: { resourceVersion: live.metadata.resourceVersion }, status: { conditions } }, 'status');

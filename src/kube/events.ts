@@ -8,6 +8,7 @@ import { logger } from '../common/log.js';
 import { type KubeClient, type Obj, isNotFound } from './client.js';
 import { rfc3339 } from '../common/time.js';
 import { resources } from './resources.js';
+import { type Clock, realClock } from './clock.js';
 
 const log = logger('events');
 const EVENTS = resources.events;
@@ -21,6 +22,8 @@ export interface EventRecorderOptions {
   aggregationWindowMs?: number;
   /** Namespace for events about cluster-scoped objects (default "default"). */
   clusterScopedNamespace?: string;
+  /** The clock of the aggregation window and the events' times (default the wall clock). */
+  clock?: Clock;
 }
 
 interface Recorded {
@@ -54,7 +57,7 @@ export class EventRecorder {
     const meta = object.metadata ?? {};
     const namespace = meta.namespace ?? this.options.clusterScopedNamespace ?? 'default';
     const key = JSON.stringify([object.apiVersion, object.kind, meta.namespace, meta.name, meta.uid, type, reason, message]);
-    const now = Date.now();
+    const now = (this.options.clock ?? realClock).now();
     const window = this.options.aggregationWindowMs ?? 600_000;
     const seen = this.recent.get(key);
     if (seen && now - seen.firstAt < window) {

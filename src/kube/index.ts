@@ -3,7 +3,7 @@ export { loadKubeConfig, withConnectionReuse } from './kubeconfig.js';
 export { KubeClient, KubeApiError, type Obj, type ResourceRef, apiVersionOf, isAlreadyExists, isConflict, isNotFound, resourcePath } from './client.js';
 export { Informer, InformerFactory, keyOf, type EventType, type InformerOptions } from './informer.js';
 export { WorkQueue, type WorkQueueOptions } from './workqueue.js';
-export { Controller, TerminalError, type ControllerOptions, type KeyMapper, type SyncContext, type SyncFunction, type SyncResult } from './controller.js';
+export { Controller, TerminalError, type ControllerOptions, type KeyMapper, type SyncContext, type SyncFunction, type SyncReporter, type SyncResult } from './controller.js';
 export { LeaderElector, type LeaderElectionOptions } from './leader-election.js';
 export { type Condition, type ConditionStatus, findCondition, isFalse, isTrue, removeCondition, sameConditions, setCondition } from './conditions.js';
 export { rfc3339, rfc3339Micro } from '../common/time.js';
@@ -20,3 +20,8 @@ export { annotationsChanged, anyOf, generationChanged, labelsChanged, type Event
 export { controllerOf, controllerReference, enqueueOwner, type OwnerReference } from './owners.js';
 export { CountExpectations, WriteExpectations } from './expectations.js';
 export { degradedCondition, reportDegraded, type DegradedOnError } from './degraded.js';
+export { conditionStatus, isClusterOperatorAvailable, isCrdEstablished, isMachineReady, isNodeReady, isPodReady, nodeReadyStatus, type WithConditions } from './readiness.js';
+export {
+  ClusterOperatorStatus, RELEASE_VERSION, releaseVersion, releaseVersionFromEnvironment, releaseVersionOf, requireReleaseVersion,
+  type ClusterOperatorStatusOptions, type DegradedOnErrorOptions, type Failure, type OperandVersion, type RelatedObject, type ReleaseVersionSource,
+} from './operator-status.js';

@@ -78,7 +78,7 @@ export interface ManagerOptions {
   eventSource?: string;
   /** Sets every logger's level (trace … silent). */
   logLevel?: string;
-  /** The clock leader election runs on (default the wall clock). */
+  /** The clock leader election and the event recorder run on (default the wall clock). */
   clock?: Clock;
   /** Stop gracefully on SIGTERM/SIGINT (a second one exits at once). For a command's process. */
   handleSignals?: boolean;
@@ -133,7 +133,7 @@ export class Manager {
   }
 
   get client(): KubeClient {
-    return (this.kubeClient ??= new KubeClient(this.kubeconfig));
+    return (this.kubeClient ??= new KubeClient(this.kubeconfig, { component: this.name }));
   }
 
   /** Informers shared by everything this manager runs; started by start() (and at once after). */
@@ -146,7 +146,7 @@ export class Manager {
   }
 
   get events(): EventRecorder {
-    return (this.recorder ??= new EventRecorder(this.client, { component: this.options.eventSource ?? this.name }));
+    return (this.recorder ??= new EventRecorder(this.client, { component: this.options.eventSource ?? this.name, clock: this.options.clock }));
   }
 
   /** The signal that aborts when the manager stops. */

@@ -2,7 +2,10 @@
 // once however often it is added (dedupe), a key being processed is never handed to a second
 // worker (an add while it is processed comes back after it is done), a failed key returns after
 // a per-key exponential backoff with a cap, all retries share an overall rate limit (a token
-// bucket), and a key can be asked back after a given time (requeue-after).
+// bucket), and a key can be asked back after a given time (requeue-after). Every time it keeps —
+// delays, backoffs, the bucket's refill, the wait and work durations — is on its Clock, so a test
+// moves time instead of waiting for it.
+import { type Clock, type ClockTimer, realClock } from './clock.js';
 import { queueAdds, queueDepth, queueRetries, queueWait, queueWork } from './metrics.js';
 
 export interface WorkQueueOptions {
@@ -14,6 +17,8 @@ export interface WorkQueueOptions {
   /** Overall retry rate limit: tokens per second (default 10) and burst (default 100). */
   ratePerSecond?: number;
   burst?: number;
+  /** The clock delays and backoffs run on (default the wall clock). */
+  clock?: Clock;
 }
 
 export class WorkQueue {
@@ -25,7 +30,7 @@ export class WorkQueue {
   private readonly dirtyWhileProcessing = new Set<string>();
   private readonly addedAt = new Map<string, number>();
   private readonly startedAt = new Map<string, number>();
-  private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  private readonly timers = new Map<string, { at: number; timer: ClockTimer }>();
   private readonly failures = new Map<string, number>();
   private readonly getters: Array<(key: string | undefined) => void> = [];
   private shuttingDown = false;
@@ -34,10 +39,13 @@ export class WorkQueue {
   private readonly rate: number;
   private readonly burst: number;
   private tokens: number;
-  private tokensAt = Date.now();
+  private tokensAt: number;
+  private readonly clock: Clock;
 
   constructor(options: WorkQueueOptions) {
     this.name = options.name;
+    this.clock = options.clock ?? realClock;
+    this.tokensAt = this.clock.now();
     this.baseDelayMs = options.baseDelayMs ?? 5;
     this.maxDelayMs = options.maxDelayMs ?? 1_000_000;
     this.rate = options.ratePerSecond ?? 10;
@@ -59,7 +67,7 @@ export class WorkQueue {
     }
     if (this.waiting.has(key)) return;
     this.waiting.add(key);
-    this.addedAt.set(key, Date.now());
+    this.addedAt.set(key, this.clock.now());
     queueAdds.inc({ name: this.name });
     const getter = this.getters.shift();
     if (getter) {
@@ -76,11 +84,11 @@ export class WorkQueue {
   addAfter(key: string, ms: number): void {
     if (this.shuttingDown) return;
     if (ms <= 0) return this.add(key);
-    const at = Date.now() + ms;
+    const at = this.clock.now() + ms;
     const pending = this.timers.get(key);
     if (pending && pending.at <= at) return;
-    if (pending) clearTimeout(pending.timer);
-    const timer = setTimeout(() => {
+    if (pending) this.clock.clearTimeout(pending.timer);
+    const timer = this.clock.setTimeout(() => {
       this.timers.delete(key);
       this.add(key);
     }, ms);
@@ -125,14 +133,14 @@ export class WorkQueue {
   done(key: string): void {
     this.processing.delete(key);
     const started = this.startedAt.get(key);
-    if (started !== undefined) queueWork.observe({ name: this.name }, (Date.now() - started) / 1000);
+    if (started !== undefined) queueWork.observe({ name: this.name }, (this.clock.now() - started) / 1000);
     this.startedAt.delete(key);
     if (this.dirtyWhileProcessing.delete(key)) this.add(key);
   }
 
   shutDown(): void {
     this.shuttingDown = true;
-    for (const { timer } of this.timers.values()) clearTimeout(timer);
+    for (const { timer } of this.timers.values()) this.clock.clearTimeout(timer);
     this.timers.clear();
     for (const getter of this.getters.splice(0)) getter(undefined);
   }
@@ -144,14 +152,14 @@ export class WorkQueue {
   private begin(key: string): void {
     this.processing.add(key);
     const added = this.addedAt.get(key);
-    if (added !== undefined) queueWait.observe({ name: this.name }, (Date.now() - added) / 1000);
+    if (added !== undefined) queueWait.observe({ name: this.name }, (this.clock.now() - added) / 1000);
     this.addedAt.delete(key);
-    this.startedAt.set(key, Date.now());
+    this.startedAt.set(key, this.clock.now());
   }
 
   /** Delay (ms) until the overall bucket grants a retry; takes the token. */
   private takeToken(): number {
-    const now = Date.now();
+    const now = this.clock.now();
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.tokensAt) / 1000) * this.rate);
     this.tokensAt = now;
     this.tokens -= 1;

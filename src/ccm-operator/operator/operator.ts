@@ -9,12 +9,13 @@
 //                                         images.json: the CCM image per platform
 //                                         (cloudControllerManager<Name>, e.g. cloudControllerManagerLocal)
 //   → the operands (operands.ts) applied, and ClusterOperator/cloud-controller-manager (status.ts).
-// A sync failing three times in a row is reported as Degraded with its message.
+// A sync failing three times in a row (an OperatorFailure at once) is reported as Degraded with its
+// message; the ClusterOperator is written by the operator-status library (kube/operator-status.ts).
 import type * as api from '../../api/index.js';
 import { logger } from '../../common/log.js';
 import {
-  applyObject, Controller, type Informer, isConflict, type KubeClient, type InformerFactory, type Manager, type Runnable,
-  resources as R, sameConditions,
+  applyObject, type Clock, ClusterOperatorStatus, Controller, type Informer, type KubeClient, type InformerFactory, type Manager,
+  releaseVersion, resources as R,
 } from '../../kube/index.js';
 import { CCM_NAMESPACE, ccmOperands, deploymentName } from './operands.js';
 import { cloudConfigFor, CONFIG_NAMESPACE, MANAGED_CLOUD_CONFIG, platformDecision, type PlatformDecision } from './platform.js';
@@ -40,6 +41,8 @@ export interface CcmOperatorSettings {
    */
   followDeployment?: boolean;
   resyncPeriodMs?: number;
+  /** The clock of the retries, the resync and the conditions' times (default the wall clock). */
+  clock?: Clock;
 }
 
 /** The operator's own Deployment in the payload. */
@@ -58,7 +61,8 @@ class OperatorFailure extends Error {
   }
 }
 
-export class CloudControllerManagerOperator implements Runnable {
+/** The operator's reconciler; the manager runs its `controller` (on the one key "cluster"). */
+export class CloudControllerManagerOperator {
   readonly name = 'cloud-controller-manager-operator';
   private readonly client: KubeClient;
   private readonly informers: {
@@ -70,8 +74,11 @@ export class CloudControllerManagerOperator implements Runnable {
     deployments: Informer<api.Deployment>;
     clusterOperators: Informer<api.ClusterOperator>;
   };
-  private readonly controller: Controller;
+  readonly controller: Controller;
   private readonly ownDeployments?: Informer<api.Deployment>;
+  private readonly status: ClusterOperatorStatus;
+  /** The release this operator runs at: its own Deployment's RELEASE_VERSION when it follows it, else the setting's. */
+  readonly version: () => string;
 
   constructor(from: { client: KubeClient; informers: InformerFactory }, private readonly settings: CcmOperatorSettings) {
     this.client = from.client;
@@ -87,33 +94,41 @@ export class CloudControllerManagerOperator implements Runnable {
     };
     this.controller = new Controller({
       name: this.name,
+      clock: settings.clock,
+      // Once at every start even when no input exists yet.
+      keys: [KEY],
       resyncPeriodMs: settings.resyncPeriodMs ?? 300_000,
       queue: { baseDelayMs: 500, maxDelayMs: 30_000 },
       sync: () => this.sync(),
-      onError: (_key, error, retries) => {
-        if (error instanceof OperatorFailure || retries >= 3) {
-          void this.report({ failure: { reason: error instanceof OperatorFailure ? error.reason : 'SyncingFailed', message: error.message } }).catch((e) => log.warn({ err: (e as Error).message }, 'could not report Degraded'));
-        }
-      },
     });
     for (const informer of Object.values(this.informers) as Informer<api.KubeObject>[]) this.controller.watch(informer, () => KEY);
     if (settings.followDeployment) {
       this.ownDeployments = f.forResource(R.deployments, { namespace: OPERATOR_NAMESPACE, fieldSelector: `metadata.name=${OPERATOR_DEPLOYMENT}` });
       this.controller.watch(this.ownDeployments, () => KEY);
     }
-  }
-
-  version(): string {
-    const env = this.ownDeployments?.get(OPERATOR_DEPLOYMENT, OPERATOR_NAMESPACE)?.spec?.template?.spec?.containers?.[0]?.env ?? [];
-    const fromDeployment: string | undefined = env.find((e) => e.name === 'RELEASE_VERSION')?.value;
-    if (fromDeployment) return fromDeployment;
-    const v = this.settings.releaseVersion;
-    return typeof v === 'function' ? v() : v;
-  }
-
-  async start(signal: AbortSignal): Promise<void> {
-    this.controller.enqueue(KEY);
-    await this.controller.run(signal);
+    const version = releaseVersion({ version: settings.releaseVersion, deployment: this.ownDeployments && { informer: this.ownDeployments, namespace: OPERATOR_NAMESPACE, name: OPERATOR_DEPLOYMENT } });
+    this.version = () => version() ?? '';
+    this.status = new ClusterOperatorStatus({
+      client: this.client,
+      name: CLUSTER_OPERATOR,
+      clock: settings.clock,
+      informer: this.informers.clusterOperators,
+      relatedObjects: [
+        { group: 'config.openshift.io', resource: 'clusteroperators', name: CLUSTER_OPERATOR },
+        { group: '', resource: 'namespaces', name: OPERATOR_NAMESPACE },
+        { group: '', resource: 'namespaces', name: CCM_NAMESPACE },
+      ],
+      // The operator's own syncs are what fails: the failure is written at once, not by a sync.
+      onFailureChange: (failure) => {
+        if (failure) void this.report({ failure }).catch((e) => log.warn({ err: (e as Error).message }, 'could not report Degraded'));
+      },
+    });
+    // The failure as operatorStatus (status.ts) words it: from the error's own message.
+    this.controller.reportTo(this.status.degradedOnError(this.name, {
+      after: 3,
+      immediate: (error) => error instanceof OperatorFailure,
+      reason: (error) => (error instanceof OperatorFailure ? error.reason : 'SyncingFailed'),
+    }));
   }
 
   private async sync(): Promise<void> {
@@ -169,30 +184,16 @@ export class CloudControllerManagerOperator implements Runnable {
   }
 
   private async report(input: Omit<StatusInput, 'version' | 'current'>, version = this.version()): Promise<void> {
-    const current = this.informers.clusterOperators.get(CLUSTER_OPERATOR) ?? (await this.client.read(R.clusterOperators, CLUSTER_OPERATOR));
-    const { conditions, versions } = operatorStatus({ ...input, version, current });
-    const status = {
-      conditions,
-      ...(versions ? { versions } : {}),
-      relatedObjects: [
-        { group: 'config.openshift.io', resource: 'clusteroperators', name: CLUSTER_OPERATOR },
-        { group: '', resource: 'namespaces', name: OPERATOR_NAMESPACE },
-        { group: '', resource: 'namespaces', name: CCM_NAMESPACE },
-      ],
-    };
-    const live = current ?? (await this.client.create(R.clusterOperators, { apiVersion: 'config.openshift.io/v1', kind: 'ClusterOperator', metadata: { name: CLUSTER_OPERATOR }, spec: {} }).catch(async (e) => {
-      if (!isConflict(e)) throw e;
-      return this.client.get(R.clusterOperators, CLUSTER_OPERATOR);
-    }));
-    const rest = (s: object | undefined) => JSON.stringify({ ...s, conditions: undefined });
-    if (sameConditions(live.status?.conditions, conditions) && rest(live.status) === rest(status)) return;
-    await this.client.mergePatch(R.clusterOperators, CLUSTER_OPERATOR, undefined, { metadata: { resourceVersion: live.metadata.resourceVersion }, status }, 'status');
+    const current = await this.status.live();
+    const { conditions, versions } = operatorStatus({ ...input, version, current }, this.status.now());
+    // operatorStatus says the operator's own failure (input.failure) itself.
+    await this.status.write({ conditions, versions }, { from: this.name });
   }
 }
 
 /** Adds the operator to a manager (which owns the client, the informers and the Lease). */
 export function addCloudControllerManagerOperator(manager: Manager, settings: CcmOperatorSettings): CloudControllerManagerOperator {
   const operator = new CloudControllerManagerOperator(manager, settings);
-  manager.add(operator);
+  manager.add(operator.controller);
   return operator;
 }

@@ -16,6 +16,7 @@ import { API_INT_ADDRESS } from './api-int.js';
 import { INFRASTRUCTURE_NAME, createMissing } from './cluster-facts.js';
 import { deploymentReady } from './hand-over.js';
 import type { Progress } from './progress.js';
+import { isNodeReady } from '../../kube/readiness.js';
 
 /** The label of the workers' Machines (MachineDeployment `worker`). */
 const WORKER_SELECTOR = `${LABEL.deploymentName}=worker`;
@@ -66,7 +67,7 @@ async function machinesOf(client: KubeClient, labelSelector: string): Promise<Ob
 async function machinesRunning(client: KubeClient, labelSelector: string, count: number): Promise<{ done: boolean; status: string }> {
   const machines = await machinesOf(client, labelSelector);
   const nodes = new Map<string, Obj>(((await client.list(resources.nodes)).items as Obj[]).map((n) => [n.metadata.name as string, n]));
-  const ready = machines.filter((m) => m.status?.phase === 'Running' && nodes.get(m.status?.nodeRef?.name)?.status?.conditions?.some((c: Obj) => c.type === 'Ready' && c.status === 'True'));
+  const ready = machines.filter((m) => m.status?.phase === 'Running' && isNodeReady(nodes.get(m.status?.nodeRef?.name)));
   const phases = machines.map((m) => `${m.metadata.name} ${m.status?.phase ?? 'Pending'}`).sort();
   return { done: machines.length === count && ready.length === count, status: `${ready.length}/${count} Running with a Ready node${phases.length ? ` (${phases.join(', ')})` : ''}` };
 }

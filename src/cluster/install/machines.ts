@@ -13,6 +13,7 @@ import type { Instance } from '../../cloud/types.js';
 import type { KubeClient, Obj } from '../../kube/client.js';
 import { resources } from '../../kube/resources.js';
 import { INFRASTRUCTURE_NAME } from './cluster-facts.js';
+import { isNodeReady } from '../../kube/readiness.js';
 
 export type Role = 'master' | 'worker';
 export const RELEASE_STORE_PATH = '/var/lib/bosun/releases';
@@ -73,7 +74,7 @@ export async function createMasters(cloud: CloudClient, count: number, data: str
 export async function nodesReady(client: KubeClient, names: string[], bootIds?: Map<string, string | undefined>): Promise<{ done: boolean; status: string }> {
   const nodes = new Map<string, Obj>(((await client.list(resources.nodes)).items as Obj[]).map((n) => [n.metadata.name as string, n]));
   const current = (n: string) => !bootIds || (bootIds.get(n) !== undefined && nodes.get(n)?.status?.nodeInfo?.bootID === bootIds.get(n));
-  const ready = names.filter((n) => current(n) && nodes.get(n)?.status?.conditions?.some((c: Obj) => c.type === 'Ready' && c.status === 'True'));
+  const ready = names.filter((n) => current(n) && isNodeReady(nodes.get(n)));
   const registered = names.filter((n) => nodes.has(n));
   const missing = names.filter((n) => !nodes.has(n));
   return {

@@ -22,6 +22,7 @@ import type { Logger } from '../../common/log.js';
 import { Informer, keyOf, type KubeClient, type Obj } from '../../kube/index.js';
 import { resolvePort } from './pod-spec.js';
 import { ENDPOINT_SLICES, PODS, SERVICES } from './resources.js';
+import { isPodReady } from '../../kube/readiness.js';
 
 export interface Endpoint { ip: string; port: number; nodeName?: string }
 
@@ -31,7 +32,7 @@ function matches(selector: Record<string, string> | undefined, labels: Record<st
   return Object.entries(selector).every(([k, v]) => labels?.[k] === v);
 }
 
-const podReady = (pod: Obj) => (pod.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True') && pod.status?.podIP && !pod.metadata.deletionTimestamp;
+const podReady = (pod: Obj) => isPodReady(pod) && pod.status?.podIP && !pod.metadata.deletionTimestamp;
 
 /** Ready endpoints of a Service port from the pods its selector matches. Pure. */
 export function endpointsFromPods(service: Obj, servicePort: Obj, pods: Obj[]): Endpoint[] {

@@ -36,7 +36,7 @@ export function daemonSetController(ctx: WorkloadContext, expectations = new Exp
     return daemonSets.list().filter((ds) => ds.metadata.namespace === pod.metadata.namespace && selects(ds, pod)).map(keyFor);
   };
 
-  const controller = new Controller({ name: 'daemonset-controller', workers: 2, sync: (key) => sync(key) });
+  const controller = new Controller({ name: 'daemonset-controller', clock: ctx.clock, workers: 2, sync: (key) => sync(key) });
   controller.watch(daemonSets);
   controller.watch(pods, (pod, _type, old) => [...new Set([...ownersOf(pod), ...(old ? ownersOf(old) : [])])]);
   // Any node change may change where daemon pods belong; there are few DaemonSets.

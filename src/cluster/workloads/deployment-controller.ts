@@ -27,7 +27,7 @@ export function deploymentController(ctx: WorkloadContext): Controller {
       .map(keyFor);
   };
 
-  const controller = new Controller({ name: 'deployment-controller', workers: 2, sync: (key) => sync(key) });
+  const controller = new Controller({ name: 'deployment-controller', clock: ctx.clock, workers: 2, sync: (key) => sync(key) });
   controller.watch(deployments);
   controller.watch(replicaSets, (rs, _type, old) => [...new Set([...ownersOf(rs), ...(old ? ownersOf(old) : [])])]);
   controller.watch(pods, (pod, type) => {

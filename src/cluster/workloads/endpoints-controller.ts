@@ -27,7 +27,7 @@ export function endpointsController(ctx: WorkloadContext): Controller {
   const { pods, services, endpoints } = ctx.informers;
   const servicesOf = (pod: Obj) => services.list().filter((s) => s.metadata.namespace === pod.metadata.namespace && selects(s, pod)).map(keyFor);
 
-  const controller = new Controller({ name: 'endpoint-controller', workers: 2, sync: (key) => sync(key) });
+  const controller = new Controller({ name: 'endpoint-controller', clock: ctx.clock, workers: 2, sync: (key) => sync(key) });
   controller.watch(services);
   controller.watch(pods, (pod, _type, old) => [...new Set([...servicesOf(pod), ...(old ? servicesOf(old) : [])])]);
   // An Endpoints deleted or edited by someone else is put back.

@@ -41,7 +41,7 @@ export function endpointSliceController(ctx: WorkloadContext): Controller {
     if (type === 'delete') written.get(`${slice.metadata.namespace}/${slice.metadata.labels?.[SERVICE_NAME]}`)?.delete(slice.metadata.name);
   });
 
-  const controller = new Controller({ name: 'endpointslice-controller', workers: 2, sync: (key) => sync(key) });
+  const controller = new Controller({ name: 'endpointslice-controller', clock: ctx.clock, workers: 2, sync: (key) => sync(key) });
   controller.watch(services);
   controller.watch(pods, (pod, _type, old) => [...new Set([...servicesOf(pod), ...(old ? servicesOf(old) : [])])]);
   controller.watch(endpointSlices, (slice) => (slice.metadata.labels?.[MANAGED_BY] === CONTROLLER_NAME && slice.metadata.labels?.[SERVICE_NAME] ? `${slice.metadata.namespace}/${slice.metadata.labels[SERVICE_NAME]}` : undefined));

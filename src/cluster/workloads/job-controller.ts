@@ -47,7 +47,7 @@ export function jobController(ctx: WorkloadContext, options: JobControllerOption
     return jobs.list().filter((j) => j.metadata.namespace === pod.metadata.namespace && selects(j, pod)).map(keyFor);
   };
 
-  const controller = new Controller({ name: 'job-controller', workers: 2, sync: (key) => sync(key) });
+  const controller = new Controller({ name: 'job-controller', clock: ctx.clock, workers: 2, sync: (key) => sync(key) });
   controller.watch(jobs);
   controller.watch(pods, (pod, _type, old) => [...new Set([...ownersOf(pod), ...(old ? ownersOf(old) : [])])]);
 

@@ -17,6 +17,7 @@ import type { WorkloadContext } from './context.js';
 import { logger } from '../../common/log.js';
 import { disruption, EvictionLimiter, evictionDelay, LARGE_CLUSTER_THRESHOLD, NODE_EVICTION_RATE, NODE_MONITOR_GRACE_MS, SECONDARY_NODE_EVICTION_RATE, NODE_STARTUP_GRACE_MS, type NoExecutePolicy, nodeHealth, wantedTaints, wantsNewEvictingTaint, zoneEvictionRate, zoneOf } from './node-lifecycle.js';
 import { NODES, PODS } from './resources.js';
+import { isPodReady, nodeReadyStatus } from '../../kube/readiness.js';
 
 export interface NodeLifecycleOptions {
   /** --node-monitor-grace-period */
@@ -34,7 +35,7 @@ export function nodeLifecycleController(ctx: WorkloadContext, options: NodeLifec
   const graceMs = options.gracePeriodMs ?? NODE_MONITOR_GRACE_MS;
   const startupGraceMs = options.startupGracePeriodMs ?? NODE_STARTUP_GRACE_MS;
 
-  const controller = new Controller({ name: 'node-lifecycle-controller', workers: 2, sync: (key) => sync(key) });
+  const controller = new Controller({ name: 'node-lifecycle-controller', clock: ctx.clock, workers: 2, sync: (key) => sync(key) });
   controller.watch(nodes);
   // A node's readiness changes its zone's state, and with it what may happen to every other node.
   nodes.on((type, node, old) => {
@@ -53,7 +54,7 @@ export function nodeLifecycleController(ctx: WorkloadContext, options: NodeLifec
     const now = ctx.clock.now();
     const health = nodeHealth(node, nodeLeases.get(name, 'kube-node-lease'), now, graceMs, startupGraceMs);
     if (health.conditions) {
-      const wentUnknown = node.status?.conditions?.find((c: Obj) => c.type === 'Ready')?.status !== 'Unknown';
+      const wentUnknown = nodeReadyStatus(node) !== 'Unknown';
       node = await ctx.client.update(NODES, { ...node, status: { ...(node.status ?? {}), conditions: health.conditions } }, 'status');
       if (wentUnknown) {
         void ctx.events.event(node!, 'Normal', 'NodeNotReady', `Node ${name} status is now: NodeNotReady`);
@@ -134,7 +135,7 @@ export function nodeLifecycleController(ctx: WorkloadContext, options: NodeLifec
     const time = rfc3339(new Date(ctx.clock.now()));
     for (const pod of pods.list().filter((p) => p.spec?.nodeName === node)) {
       const conditions: Obj[] = pod.status?.conditions ?? [];
-      if (!conditions.some((c) => c.type === 'Ready' && c.status === 'True')) continue;
+      if (!isPodReady(pod)) continue;
       const next = conditions.map((c) => (c.type === 'Ready' ? { ...c, status: 'False', lastTransitionTime: time } : c));
       try {
         await ctx.client.mergePatch(PODS, pod.metadata.name, pod.metadata.namespace, { status: { conditions: next } }, 'status');
@@ -148,5 +149,5 @@ export function nodeLifecycleController(ctx: WorkloadContext, options: NodeLifec
 }
 
 function readyOf(node: Obj | undefined): string | undefined {
-  return node?.status?.conditions?.find((c: Obj) => c.type === 'Ready')?.status;
+  return nodeReadyStatus(node);
 }

@@ -9,6 +9,7 @@ import type { Obj } from '../../kube/index.js';
 import { rfc3339 } from '../../kube/index.js';
 import { toleratesTaint } from '../scheduler/taints.js';
 import type { Taint, Toleration } from '../scheduler/types.js';
+import { nodeReadyStatus } from '../../kube/readiness.js';
 
 /** kube-controller-manager's --node-monitor-grace-period (50 s since Kubernetes 1.32). */
 export const NODE_MONITOR_GRACE_MS = 50_000;
@@ -38,7 +39,7 @@ function conditionStatus(node: Obj, type: string): string | undefined {
 
 /** No Ready condition yet (a node just registered) is no reason to taint: health sets one after the startup grace. */
 function readyStatus(node: Obj): string | undefined {
-  return conditionStatus(node, 'Ready');
+  return nodeReadyStatus(node);
 }
 
 /** When the kubelet last showed it is alive: its Lease's renewTime or its Ready heartbeat. */

@@ -27,7 +27,7 @@ export function podGcController(ctx: WorkloadContext, options: PodGcOptions = {}
   /** When each missing node was first seen missing. */
   const missingSince = new Map<string, number>();
 
-  const controller = new Controller({ name: 'pod-garbage-collector', sync: () => sync() });
+  const controller = new Controller({ name: 'pod-garbage-collector', clock: ctx.clock, sync: () => sync() });
   controller.watch(pods, () => KEY);
   controller.watch(nodes, () => KEY);
 

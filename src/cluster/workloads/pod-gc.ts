@@ -6,6 +6,7 @@
 // gcTerminating: an administrator has said the node is down for good). Pure.
 import type { Obj } from '../../kube/index.js';
 import { isTerminal } from './pods.js';
+import { isNodeReady } from '../../kube/readiness.js';
 
 /** kube-controller-manager's --terminated-pod-gc-threshold default. */
 export const TERMINATED_POD_THRESHOLD = 12_500;
@@ -34,7 +35,7 @@ export function terminatingOutOfService(pods: Obj[], nodes: Map<string, Obj>): O
   return pods.filter((p) => {
     const node = p.metadata.deletionTimestamp && p.spec?.nodeName ? nodes.get(p.spec.nodeName) : undefined;
     if (!node) return false;
-    const ready = (node.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True');
+    const ready = isNodeReady(node);
     return !ready && (node.spec?.taints ?? []).some((t: Obj) => t.key === OUT_OF_SERVICE_TAINT);
   });
 }

@@ -1,6 +1,7 @@
 // Facts about pods that every workload controller asks: is a pod active, ready, available (ready
 // for minReadySeconds), and the pod a template makes (kube's controller_utils and podutil).
 import { controllerReference, type Obj } from '../../kube/index.js';
+import { isPodReady } from '../../kube/readiness.js';
 
 export function isTerminal(pod: Obj): boolean {
   return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
@@ -16,7 +17,7 @@ function readyCondition(pod: Obj): Obj | undefined {
 }
 
 export function isReady(pod: Obj): boolean {
-  return readyCondition(pod)?.status === 'True';
+  return isPodReady(pod);
 }
 
 /** When the pod last became Ready (undefined when not ready or unknown). */

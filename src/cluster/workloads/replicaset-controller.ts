@@ -41,7 +41,7 @@ export function replicaSetController(ctx: WorkloadContext, expectations = new Ex
       .map(keyFor);
   };
 
-  const controller = new Controller({ name: 'replicaset-controller', workers: 2, sync: (key) => sync(key) });
+  const controller = new Controller({ name: 'replicaset-controller', clock: ctx.clock, workers: 2, sync: (key) => sync(key) });
   controller.watch(replicaSets);
   controller.watch(pods, (pod, _type, old) => [...new Set([...ownersOf(pod), ...(old ? ownersOf(old) : [])])]);
 

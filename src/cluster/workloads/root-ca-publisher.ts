@@ -12,7 +12,7 @@ const DESCRIPTION =
 
 export function rootCaPublisher(ctx: WorkloadContext, rootCa: string): Controller {
   const { namespaces, rootCaConfigMaps } = ctx.informers;
-  const controller = new Controller({ name: 'root-ca-cert-publisher', workers: 2, sync: (key) => sync(key) });
+  const controller = new Controller({ name: 'root-ca-cert-publisher', clock: ctx.clock, workers: 2, sync: (key) => sync(key) });
   controller.watch(namespaces);
   controller.watch(rootCaConfigMaps, (cm) => cm.metadata.namespace);
 

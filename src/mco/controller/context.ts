@@ -5,6 +5,7 @@
 import type { Informer } from '../../kube/informer.js';
 import type { KubeClient } from '../../kube/client.js';
 import type { EventRecorder } from '../../kube/events.js';
+import type { Clock } from '../../kube/clock.js';
 import type { ControllerConfig, KubeletConfig, MachineConfig, MachineConfigPool, NodeView } from './types.js';
 
 
@@ -29,4 +30,6 @@ export interface McoContext {
   informers: { machineConfigs: Informer<MachineConfig>; pools: Informer<MachineConfigPool>; controllerConfigs: Informer<ControllerConfig>; kubeletConfigs: Informer<KubeletConfig>; nodes: Informer<NodeView> };
   events: EventRecorder;
   settings: ControllerSettings;
+  /** The clock every time rule reads: render delay, rendered-config grace, drain retries, condition times. */
+  clock: Clock;
 }

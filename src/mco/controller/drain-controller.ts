@@ -21,6 +21,7 @@ export function drainController(ctx: McoContext, timing: DrainTiming = DEFAULT_D
   const failingSince = new Map<string, { value: string; since: number }>();
   const controller = new Controller({
     name: 'machine-config-controller-drain',
+    clock: ctx.clock,
     sync: (key, sc) => syncDrain(ctx, key, sc, timing, failingSince),
     // As OpenShift's (five workers): nodes of a rollout with maxUnavailable > 1 are drained side
     // by side, not each behind the other's cordon, list and evictions.
@@ -67,9 +68,9 @@ async function syncDrain(ctx: McoContext, name: string, { log }: SyncContext, ti
     }
   }
   if (blocked.length) {
-    const failing = failingSince.get(name)?.value === request.value ? failingSince.get(name)! : { value: request.value, since: Date.now() };
+    const failing = failingSince.get(name)?.value === request.value ? failingSince.get(name)! : { value: request.value, since: ctx.clock.now() };
     failingSince.set(name, failing);
-    const { afterMs, thresholdExceeded } = drainRetry(failing.since, Date.now(), timing);
+    const { afterMs, thresholdExceeded } = drainRetry(failing.since, ctx.clock.now(), timing);
     const error = `error when evicting pods: ${blocked.join('; ')}`;
     const message = `Drain failed on node ${name}, will retry in ${Math.round(afterMs / 1000)}s: ${error}`;
     if (node.metadata.annotations?.[DRAIN_ERROR_ANNOTATION] !== error) await ctx.client.mergePatch(resources.nodes, name, undefined, { metadata: { annotations: { [DRAIN_ERROR_ANNOTATION]: error } } });

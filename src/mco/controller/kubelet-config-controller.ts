@@ -17,6 +17,7 @@ const KEY = 'cluster';
 export function kubeletConfigController(ctx: McoContext): Controller {
   const controller = new Controller({
     name: 'machine-config-controller-kubelet-config',
+    clock: ctx.clock,
     sync: (_key, sc) => syncKubeletConfigs(ctx, sc),
     resyncPeriodMs: 10 * 60_000,
   });
@@ -54,7 +55,7 @@ async function syncKubeletConfigs(ctx: McoContext, { log }: SyncContext): Promis
       log.info({ machineConfig: mc.metadata.name }, 'generated kubelet config no longer wanted; deleted');
     }
   }
-  const now = new Date();
+  const now = new Date(ctx.clock.now());
   for (const kc of kcs) {
     const condition = outcome.conditions.get(kc.metadata.name ?? '');
     if (!condition) continue;

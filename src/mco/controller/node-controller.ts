@@ -21,6 +21,7 @@ export function nodeController(ctx: McoContext): Controller {
   const recent = new WriteExpectations<NodeView>();
   const controller = new Controller({
     name: 'machine-config-controller-node',
+    clock: ctx.clock,
     sync: (key, sc) => syncPool(ctx, key, sc, recent),
     resyncPeriodMs: 10 * 60_000,
   });
@@ -87,7 +88,7 @@ async function syncPool(ctx: McoContext, poolName: string, { log }: SyncContext,
   }
 
   const conflicted = [...conflicts].filter(([, pools]) => pools.includes(poolName)).map(([node]) => node);
-  const status = computePoolStatus({ pool, nodes, target, specError, conflicts: conflicted, now: new Date() });
+  const status = computePoolStatus({ pool, nodes, target, specError, conflicts: conflicted, now: new Date(ctx.clock.now()) });
   const clean = JSON.parse(JSON.stringify(status)) as Obj;
   if (await applyStatus(ctx.client, resources.machineConfigPools, pool as Obj, clean)) {
     log.info({ pool: poolName, machineCount: status.machineCount, updated: status.updatedMachineCount, unavailable: status.unavailableMachineCount, degraded: status.degradedMachineCount }, 'pool status updated');

@@ -24,6 +24,7 @@ import {
   CURRENT_CONFIG_ANNOTATION, DESIRED_CONFIG_ANNOTATION, REASON_ANNOTATION, STATE_ANNOTATION, ZONE_LABEL,
   type MachineConfigPool, type MachineConfigPoolStatus, type NodeView,
 } from './types.js';
+import { isNodeReady as nodeIsReady } from '../../kube/readiness.js';
 
 export type NodeState = 'Done' | 'Working' | 'Degraded' | 'Unreconcilable';
 export const BUILT_IN_POOLS = ['master', 'worker'];
@@ -84,7 +85,7 @@ export function nodeState(n: NodeView): string {
 }
 
 export function isNodeReady(n: NodeView): boolean {
-  return (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  return nodeIsReady(n);
 }
 
 export function isNodeDegraded(n: NodeView): boolean {

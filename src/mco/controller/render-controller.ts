@@ -27,13 +27,14 @@ export function renderController(ctx: McoContext): Controller {
   const warned = new Map<string, string>();
   const controller = new Controller({
     name: 'machine-config-controller-render',
+    clock: ctx.clock,
     sync: (key, sc) => {
       reportIgnitionWarnings(ctx, key, sc.log, warned);
       return syncRender(ctx, key, sc, unreferencedSince);
     },
     resyncPeriodMs: 10 * 60_000,
     // A bad MachineConfig fails at once (TerminalError); an API error only when it persists.
-    degraded: { client: ctx.client, resource: resources.machineConfigPools, informer: ctx.informers.pools, condition: 'RenderDegraded', reason: 'RenderFailed', after: 3, message: (error, pool) => renderFailureMessage(pool, error.message), derive: (pool, conditions) => withDegraded(pool as MachineConfigPool, conditions) },
+    degraded: { client: ctx.client, resource: resources.machineConfigPools, informer: ctx.informers.pools, condition: 'RenderDegraded', reason: 'RenderFailed', after: 3, message: (error, pool) => renderFailureMessage(pool, error.message), derive: (pool, conditions) => withDegraded(pool as MachineConfigPool, conditions, new Date(ctx.clock.now())), clock: ctx.clock },
   });
   const allPools = () => ctx.informers.pools.list().map((p) => p.metadata.name as string);
   // Writers of MachineConfigs (the template and kubelet-config controllers, an admin applying a
@@ -153,7 +154,7 @@ async function collectGarbage(ctx: McoContext, pool: MachineConfigPool, log: Syn
   memory.set(poolName, since);
   const pools = ctx.informers.pools.list();
   const configs = ctx.informers.machineConfigs.list();
-  const plan = planCollection(poolName, configs, referencedConfigs(pools, ctx.informers.nodes.list()), since, Date.now(), ctx.settings.renderedGCGraceMs);
+  const plan = planCollection(poolName, configs, referencedConfigs(pools, ctx.informers.nodes.list()), since, ctx.clock.now(), ctx.settings.renderedGCGraceMs);
   if (plan.collect.length > 0) {
     // The caches may lag: before deleting anything, ask the API server who references what now.
     const fresh = referencedConfigs(

@@ -16,6 +16,7 @@ import { drainController } from './drain-controller.js';
 import { DEFAULT_DRAIN_TIMING, type DrainTiming } from './drain.js';
 import { renderController } from './render-controller.js';
 import { templateController } from './template-controller.js';
+import { type Clock, realClock } from '../../kube/clock.js';
 
 const { version } = createRequire(import.meta.url)('../../../package.json') as { version: string };
 
@@ -38,6 +39,8 @@ export interface MachineConfigControllerSettings {
   renderDelayMs?: number;
   /** When failing drains are retried (default: after a minute, every 5 once failing for 10). */
   drainTiming?: Partial<DrainTiming>;
+  /** The clock the controllers' time rules run on (default the wall clock). */
+  clock?: Clock;
 }
 
 export interface MachineConfigControllerOptions extends MachineConfigControllerSettings {
@@ -70,6 +73,7 @@ export function addMachineConfigController(manager: Manager, options: MachineCon
     },
     events: manager.events,
     settings,
+    clock: options.clock ?? realClock,
   };
   manager.add(templateController(ctx), kubeletConfigController(ctx), renderController(ctx), nodeController(ctx), drainController(ctx, { ...DEFAULT_DRAIN_TIMING, ...options.drainTiming }));
 }

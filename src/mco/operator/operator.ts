@@ -20,15 +20,18 @@
 //       is rolling out; Degraded when a pool is (naming it and why); Upgradeable=False while a
 //       pool is degraded; versions[operator] = the release version only once every pool's
 //       rendered config was generated for it and (with the daemon deployed) the master pool's
-//       nodes all run it.
+//       nodes all run it; a sync failing 3 times in a row is reported as Degraded with its message
+//       (written by the operator-status library, kube/operator-status.ts).
 import { DEFAULT_SERVICE_CIDR, nthAddress, parseCidr } from '../../common/ipv4.js';
 import { logger } from '../../common/log.js';
 import { isConflict, type KubeClient, type Obj } from '../../kube/client.js';
 import type { InformerFactory, Informer } from '../../kube/informer.js';
 import { Controller } from '../../kube/controller.js';
 import { applyObject } from '../../kube/apply.js';
-import { setCondition, findCondition, sameConditions, type Condition } from '../../kube/conditions.js';
-import { Manager, type Runnable } from '../../kube/manager.js';
+import { findCondition, type Condition } from '../../kube/conditions.js';
+import { Manager } from '../../kube/manager.js';
+import { ClusterOperatorStatus, releaseVersion } from '../../kube/operator-status.js';
+import type { Clock } from '../../kube/clock.js';
 import { resources as R } from '../../kube/resources.js';
 import type * as k8s from '@kubernetes/client-node';
 
@@ -54,6 +57,8 @@ export interface MachineConfigOperatorSettings {
   /** Port of the machine-config server's TLS listener that user data points at (default 22623). */
   serverPort?: number;
   resyncPeriodMs?: number;
+  /** The clock of the retries, the resync and the conditions' times (default the wall clock). */
+  clock?: Clock;
 }
 
 export interface MachineConfigOperatorOptions extends MachineConfigOperatorSettings {
@@ -140,13 +145,16 @@ export function daemonDaemonSet(image: string, env: Obj[]): Obj {
   };
 }
 
-/** The operator, a manager Runnable: one controller on the key "cluster" over the manager's informers. */
-export class MachineConfigOperator implements Runnable {
+/** The operator's reconciler: one controller on the key "cluster" over the manager's informers
+ *  (machineConfigOperatorController builds it; the manager runs the controller). */
+export class MachineConfigOperator {
   readonly name = 'machine-config-operator';
   private readonly client: KubeClient;
   private readonly factory: InformerFactory;
   private readonly informers: Record<string, Informer>;
-  private readonly controller: Controller;
+  readonly controller: Controller;
+  private readonly status: ClusterOperatorStatus;
+  readonly version: () => string | undefined;
 
   constructor(
     from: { client: KubeClient; informers: InformerFactory },
@@ -167,33 +175,37 @@ export class MachineConfigOperator implements Runnable {
       clusterOperators: this.factory.forResource(R.clusterOperators, { fieldSelector: 'metadata.name=machine-config' }),
       deployments: this.factory.forResource(R.deployments, { namespace: OPERATOR_NAMESPACE }),
     };
+    this.version = releaseVersion({
+      version: this.options.releaseVersion,
+      deployment: this.options.followDeployment ? { informer: this.informers.deployments, namespace: OPERATOR_NAMESPACE, name: 'machine-config-operator' } : undefined,
+    });
+    this.status = new ClusterOperatorStatus({
+      client: this.client,
+      name: 'machine-config',
+      clock: this.options.clock,
+      informer: this.informers.clusterOperators,
+      relatedObjects: [
+        { group: '', resource: 'namespaces', name: OPERATOR_NAMESPACE },
+        { group: MCO, resource: 'machineconfigpools', name: '' },
+        { group: MCO, resource: 'controllerconfigs', name: '' },
+        { group: MCO, resource: 'machineconfigs', name: '' },
+      ],
+      // The operator's own syncs are what fails: the failure is written at once, not by a sync.
+      onFailureChange: (failure) => {
+        if (failure) void this.reportFailure(failure.message).catch(() => undefined);
+      },
+    });
     this.controller = new Controller({
       name: 'machine-config-operator',
+      clock: this.options.clock,
+      // Once at every start even when no input exists yet (the pools are created here).
+      keys: [KEY],
       resyncPeriodMs: this.options.resyncPeriodMs ?? 300_000,
       queue: { baseDelayMs: 500, maxDelayMs: 60_000 },
       sync: () => this.sync(),
-      onError: (_key, error, retries) => {
-        if (retries >= 3) void this.reportFailure(error).catch(() => undefined);
-      },
     });
+    this.controller.reportTo(this.status.degradedOnError(this.name, { after: 3, reason: 'MachineConfigOperatorFailing', message: (error) => `Failed to resync ${this.version() ?? ''}: ${error.message}` }));
     for (const informer of Object.values(this.informers)) this.controller.watch(informer, () => KEY);
-  }
-
-  version(): string | undefined {
-    if (this.options.followDeployment) {
-      const deployment = this.informers.deployments.get('machine-config-operator', OPERATOR_NAMESPACE);
-      const env: Obj[] = deployment?.spec?.template?.spec?.containers?.[0]?.env ?? [];
-      const fromDeployment = env.find((e) => e.name === 'RELEASE_VERSION')?.value;
-      if (fromDeployment) return fromDeployment;
-    }
-    const v = this.options.releaseVersion;
-    return typeof v === 'function' ? v() : v;
-  }
-
-  async start(signal: AbortSignal): Promise<void> {
-    // Once at start even when no input exists yet (the pools are created here).
-    this.controller.enqueue(KEY);
-    await this.controller.run(signal);
   }
 
   private async sync(): Promise<void> {
@@ -394,85 +406,49 @@ export class MachineConfigOperator implements Runnable {
     const behind = pools.filter((p) => p.rendered && p.renderedVersion !== version).map((p) => p.name);
     const degraded = pools.filter((p) => p.degraded);
     const updating = pools.filter((p) => p.updating).map((p) => p.name);
-    const current = this.informers.clusterOperators.get('machine-config');
-    const reported: Obj[] = current?.status?.versions ?? [];
     // As OpenShift's required pools: the new version is reported once the master pool's nodes run
     // the config rendered for it (the CVO's update completes only then); workers may still roll.
     // Without daemons nothing moves nodes, so there is nothing to wait for.
     const mastersBehind = daemonDeployed && pools.some((p) => p.name === 'master' && p.rendered && !p.updated);
     const done = templated && unrendered.length === 0 && behind.length === 0 && !mastersBehind;
-    const versions = done ? [{ name: 'operator', version }] : reported.length ? reported : undefined;
-    const now = new Date();
-    let conditions: Condition[] = current?.status?.conditions ?? [];
+    const versions = this.status.versions(done, version);
     const available = templated && unrendered.length === 0;
-    conditions = setCondition(
-      conditions,
+    const progressing = !done || updating.length > 0;
+    const conditions = this.status.conditions([
       available
         ? { type: 'Available', status: 'True', reason: 'AsExpected', message: `Cluster has deployed ${(versions ?? [])[0]?.version ?? version}` }
         : { type: 'Available', status: 'False', reason: templated ? 'PoolsNotRendered' : 'TemplatesNotGenerated', message: templated ? `Waiting for the render controller to render pools ${unrendered.join(', ')}` : 'Waiting for the template controller to generate the base MachineConfigs' },
-      now,
-    );
-    const progressing = !done || updating.length > 0;
-    conditions = setCondition(
-      conditions,
       progressing
         ? { type: 'Progressing', status: 'True', reason: done ? 'PoolsUpdating' : 'RenderingForRelease', message: done ? `Pools ${updating.join(', ')} are rolling out their configuration` : `Working towards ${version}${behind.length ? `: pools ${behind.join(', ')} not yet rendered for it` : mastersBehind ? ': the master pool is rolling out its configuration' : ''}` }
         : { type: 'Progressing', status: 'False', reason: 'AsExpected', message: `Cluster version is ${version}` },
-      now,
-    );
-    conditions = setCondition(
-      conditions,
       degraded.length
         ? { type: 'Degraded', status: 'True', reason: 'MachineConfigPoolsDegraded', message: degraded.map((p) => `Failed to resync ${version} because: pool ${p.name} is degraded: ${p.degraded!.message || p.degraded!.reason}`).join('; ') }
         : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: '' },
-      now,
-    );
-    conditions = setCondition(
-      conditions,
       degraded.length
         ? { type: 'Upgradeable', status: 'False', reason: 'DegradedPool', message: `One or more machine config pools are degraded: ${degraded.map((p) => p.name).join(', ')}` }
         : { type: 'Upgradeable', status: 'True', reason: 'AsExpected', message: '' },
-      now,
-    );
-    await this.writeClusterOperator(conditions, versions);
+    ]);
+    // This sync got this far: its own earlier failures are over.
+    await this.status.write({ conditions, versions }, { from: this.name });
   }
 
-  private async writeClusterOperator(conditions: Condition[], versions: Obj[] | undefined): Promise<void> {
-    let current = this.informers.clusterOperators.get('machine-config') ?? (await this.client.read(R.clusterOperators, 'machine-config'));
-    if (!current) {
-      current = await this.client.create(R.clusterOperators, { apiVersion: 'config.openshift.io/v1', kind: 'ClusterOperator', metadata: { name: 'machine-config' }, spec: {} }).catch(async (e) => {
-        if (!isConflict(e)) throw e;
-        return this.client.get(R.clusterOperators, 'machine-config');
-      });
-    }
-    const status = {
-      conditions,
-      ...(versions ? { versions } : {}),
-      relatedObjects: [
-        { group: '', resource: 'namespaces', name: OPERATOR_NAMESPACE },
-        { group: MCO, resource: 'machineconfigpools', name: '' },
-        { group: MCO, resource: 'controllerconfigs', name: '' },
-        { group: MCO, resource: 'machineconfigs', name: '' },
-      ],
-    };
-    const rest = (s: Obj | undefined) => JSON.stringify({ ...s, conditions: undefined });
-    if (sameConditions(current!.status?.conditions, conditions) && rest(current!.status) === rest(status)) return;
-    await this.client.mergePatch(R.clusterOperators, 'machine-config', undefined, { metadata: { resourceVersion: current!.metadata.resourceVersion }, status }, 'status');
-  }
-
-  /** A sync that keeps failing is the operator's own degradation. */
-  private async reportFailure(error: Error): Promise<void> {
-    const current = this.informers.clusterOperators.get('machine-config');
-    let conditions = setCondition(current?.status?.conditions, { type: 'Degraded', status: 'True', reason: 'MachineConfigOperatorFailing', message: `Failed to resync ${this.version() ?? ''}: ${error.message}` });
-    if (!findCondition(conditions, 'Available')) conditions = setCondition(conditions, { type: 'Available', status: 'False', reason: 'MachineConfigOperatorFailing', message: 'The operator cannot bring up the machine-config component; see Degraded' });
-    await this.writeClusterOperator(conditions, current?.status?.versions);
-    log.error({ err: error.message }, 'sync keeps failing; reported Degraded');
+  /** A sync that keeps failing is the operator's own degradation (Degraded comes from the status library). */
+  private async reportFailure(message: string): Promise<void> {
+    let conditions: Condition[] = this.status.current()?.status?.conditions ?? [];
+    if (!findCondition(conditions, 'Available')) conditions = this.status.conditions([{ type: 'Available', status: 'False', reason: 'MachineConfigOperatorFailing', message: 'The operator cannot bring up the machine-config component; see Degraded' }], conditions);
+    await this.status.write({ conditions });
+    log.error({ err: message }, 'sync keeps failing; reported Degraded');
   }
 }
 
-/** Adds the operator to a manager (which owns client, informers and the Lease). */
+/** The operator's controller, for a manager (which owns client, informers and the Lease). */
+export function machineConfigOperatorController(from: { client: KubeClient; informers: InformerFactory }, settings: MachineConfigOperatorSettings): Controller {
+  return new MachineConfigOperator(from, settings).controller;
+}
+
+/** Adds the operator to a manager. */
 export function addMachineConfigOperator(manager: Manager, settings: MachineConfigOperatorSettings): void {
-  manager.add(new MachineConfigOperator(manager, settings));
+  manager.add(machineConfigOperatorController(manager, settings));
 }
 
 /** Runs the operator on a manager of its own, holding the Lease openshift-machine-config-operator/machine-config. */
