@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
 import { startTestApiServer } from '../helpers/apiserver.js';
 import { LeaderElector } from '../../src/kube/leader-election.js';
-import { KubeClient } from '../../src/kube/client.js';
+import { KubeClient, type ResourceRef } from '../../src/kube/client.js';
 import { FakeClock } from '../../src/kube/clock.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { resources } from '../../src/kube/resources.js';
@@ -110,7 +110,7 @@ test('on an injected clock, an abandoned lease of OpenShift length (137 s) is ta
     assert.ok(leadingAt - start >= 137_000, `took over after ${leadingAt - start} ms of clock time, before the lease expired`);
     assert.ok(Date.now() - started < 10_000, 'in well under the real lease duration');
     const lease = await client.get(resources.leases, 'openshift-length', 'kube-system');
-    assert.equal(lease.spec.leaseTransitions, 1);
+    assert.equal(lease.spec?.leaseTransitions, 1);
   } finally {
     await api.stop();
   }
@@ -123,9 +123,9 @@ test('a candidate stopped while it takes the Lease does not lead, and gives the 
   const stop = new AbortController();
   // Fault injection: the stop (a pod told to terminate) arrives while the Lease is being written.
   class StoppedMidWrite extends KubeClient {
-    override async create(...args: Parameters<KubeClient['create']>) {
-      const created = await super.create(...args);
-      if (args[0] === resources.leases) stop.abort();
+    override async create<T>(ref: ResourceRef<T>, object: T, query?: Record<string, string>): Promise<T> {
+      const created = await super.create(ref, object, query);
+      if (ref === (resources.leases as ResourceRef<unknown>)) stop.abort();
       return created;
     }
   }

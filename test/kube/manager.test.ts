@@ -142,7 +142,7 @@ test('leader runnables run on one replica at a time; servers on every replica; a
     await eventually('the standby to take over', async () => replicas[other].work.running, 3000);
     assert.ok(Date.now() - handover < 1500, 'the Lease was released, not left to expire');
     const lease = await replicas[other].manager.client.get(resources.leases, 'test-elected', 'kube-system');
-    assert.equal(lease.spec.holderIdentity, `replica-${other}`);
+    assert.equal(lease.spec?.holderIdentity, `replica-${other}`);
     assert.equal(both, 0, 'never two leaders');
   } finally {
     clearInterval(sampler);

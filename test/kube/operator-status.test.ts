@@ -5,6 +5,7 @@
 // and the ClusterOperator written against the embedded API server only when it changes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type * as api from '../../src/api/index.js';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
@@ -22,7 +23,7 @@ const CO_CRD = fileURLToPath(new URL('../../manifests/0000_00_cluster-version-op
 const related = [{ group: '', resource: 'namespaces', name: 'openshift-example' }];
 
 /** A status over a ClusterOperator held in memory (no API calls are made by these rules). */
-function offline(current?: Obj, clock = new FakeClock()) {
+function offline(current?: api.ClusterOperator, clock = new FakeClock()) {
   const changes: Array<Failure | undefined> = [];
   const status = new ClusterOperatorStatus({
     client: undefined as unknown as KubeClient,
@@ -51,10 +52,10 @@ test('conditions are set on the operator clock; lastTransitionTime moves only wh
 test('versions: the release once done, until then those already reported, else none', () => {
   assert.equal(offline().status.versions(false, '2.0.0'), undefined);
   assert.deepEqual(offline().status.versions(true, '2.0.0'), [{ name: 'operator', version: '2.0.0' }]);
-  const reported = { status: { versions: [{ name: 'operator', version: '1.0.0' }] } };
+  const reported = { metadata: { name: 'example' }, spec: {}, status: { versions: [{ name: 'operator', version: '1.0.0' }] } } as api.ClusterOperator;
   assert.deepEqual(offline(reported).status.versions(false, '2.0.0'), [{ name: 'operator', version: '1.0.0' }]);
   assert.deepEqual(offline(reported).status.versions(true, '2.0.0'), [{ name: 'operator', version: '2.0.0' }]);
-  assert.equal(offline({ status: { versions: [] } }).status.versions(false, '2.0.0'), undefined);
+  assert.equal(offline({ metadata: { name: 'example' }, spec: {}, status: { versions: [] } } as unknown as api.ClusterOperator).status.versions(false, '2.0.0'), undefined);
 });
 
 test('degraded-on-error: failing after N consecutive failures of a key, at once for terminal or chosen errors, over once the key syncs', () => {
@@ -94,10 +95,10 @@ test('several failing controllers are one Degraded: reasons <Controller>_<Reason
 });
 
 test('the release version: the own Deployment RELEASE_VERSION wins once applied, else the environment', () => {
-  const own: { deployment?: Obj } = {};
+  const own: { deployment?: api.Deployment } = {};
   const version = releaseVersion({ version: '1.0.0', deployment: { informer: { get: (name: string, ns?: string) => (name === 'op' && ns === 'ns' ? own.deployment : undefined) }, namespace: 'ns', name: 'op' } });
   assert.equal(version(), '1.0.0');
-  own.deployment = { spec: { template: { spec: { containers: [{ env: [{ name: 'POD_NAME', value: 'x' }, { name: 'RELEASE_VERSION', value: '2.0.0' }] }] } } } };
+  own.deployment = { metadata: { name: 'op' }, spec: { selector: {}, template: { spec: { containers: [{ name: 'op', env: [{ name: 'POD_NAME', value: 'x' }, { name: 'RELEASE_VERSION', value: '2.0.0' }] }] } } } };
   assert.equal(version(), '2.0.0');
   assert.equal(releaseVersion({ version: () => '3.0.0' })(), '3.0.0');
   assert.equal(releaseVersionFromEnvironment(undefined, { RELEASE_VERSION: '4.0.0' }), '4.0.0');
@@ -117,19 +118,19 @@ test('the ClusterOperator is created, written only when it changes, and says Deg
     const ok = status.conditions([{ type: 'Available', status: 'True', reason: 'AsExpected', message: '' }, { type: 'Degraded', status: 'False', reason: 'AsExpected', message: '' }], []);
     assert.equal(await status.write({ conditions: ok, versions: [{ name: 'operator', version: '1.0.0' }] }), 'written');
     const first = await client.get(resources.clusterOperators, 'example');
-    assert.deepEqual(first.status.relatedObjects, related);
-    assert.deepEqual(first.status.versions, [{ name: 'operator', version: '1.0.0' }]);
+    assert.deepEqual(first.status!.relatedObjects, related);
+    assert.deepEqual(first.status!.versions, [{ name: 'operator', version: '1.0.0' }]);
     clock.advance(60_000);
     assert.equal(await status.write({ conditions: status.conditions([{ type: 'Degraded', status: 'False', reason: 'AsExpected', message: '' }], ok) }), 'unchanged');
     assert.equal((await client.get(resources.clusterOperators, 'example')).metadata.resourceVersion, first.metadata.resourceVersion, 'no write when nothing changes');
 
     status.degradedOnError('machine').report('m1', new Error('no instance'), 1, false);
     assert.equal(await status.write({ conditions: ok }, { from: 'status' }), 'written');
-    const degraded = findCondition((await client.get(resources.clusterOperators, 'example')).status.conditions, 'Degraded');
+    const degraded = findCondition((await client.get(resources.clusterOperators, 'example')).status!.conditions, 'Degraded');
     assert.deepEqual([degraded?.status, degraded?.reason, degraded?.message, degraded?.lastTransitionTime], ['True', 'SyncFailed', 'no instance', '2026-01-01T00:01:00Z']);
-    assert.deepEqual((await client.get(resources.clusterOperators, 'example')).status.versions, [{ name: 'operator', version: '1.0.0' }], 'versions not given stay');
+    assert.deepEqual((await client.get(resources.clusterOperators, 'example')).status!.versions, [{ name: 'operator', version: '1.0.0' }], 'versions not given stay');
     assert.equal(await status.write({ conditions: ok }, { from: 'machine' }), 'written', 'the failing controller writing itself: its failure is its own to say');
-    assert.equal(findCondition((await client.get(resources.clusterOperators, 'example')).status.conditions, 'Degraded')?.status, 'False');
+    assert.equal(findCondition((await client.get(resources.clusterOperators, 'example')).status!.conditions, 'Degraded')?.status, 'False');
   } finally {
     await api.stop();
   }
@@ -147,7 +148,7 @@ test('the API server sees each component by its User-Agent and field manager', a
     const other = new KubeClient(kc);
     await other.mergePatch(resources.configMaps, 'mine', 'default', { data: { b: '2' } });
     await operator.update(resources.configMaps, { ...(await operator.get(resources.configMaps, 'mine', 'default')), data: { a: '1', b: '2', c: '3' } });
-    const managers = (await operator.get(resources.configMaps, 'mine', 'default')).metadata.managedFields.map((m: Obj) => `${m.manager} ${m.operation}`);
+    const managers = (await operator.get(resources.configMaps, 'mine', 'default')).metadata.managedFields!.map((m) => `${m.manager} ${m.operation}`);
     assert.deepEqual(managers.sort(), ['bosun Update', 'bosun-example-operator Update']);
     await eventually('the requests recorded', () => agents.length >= 4, 5_000);
     assert.ok(agents.includes(`bosun-example-operator/${version}`), `agents: ${agents.join(', ')}`);
