@@ -15,17 +15,15 @@
 // Pure data and one function that lays it down.
 import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chownIfRoot } from './ignition/root-path.js';
+import { chownIfRoot, isRoot } from './ignition/root-path.js';
 
 /** The user every RHCOS node has, as its /etc/passwd says. */
-export const CORE_USER = { name: 'core', uid: 1000, gid: 1000, gecos: 'CoreOS Admin', home: '/var/home/core', shell: '/bin/bash' } as const;
+const CORE_ACCOUNT = { name: 'core', uid: 1000, gid: 1000, gecos: 'CoreOS Admin', home: '/var/home/core', shell: '/bin/bash' } as const;
 
 /** Days since the epoch on which RHCOS's image set the accounts' passwords (shadow's lastchg), as a node's /etc/shadow shows. */
 const ROOT_LASTCHG = 18367;
 const CORE_LASTCHG = 18939;
 const CORE_GROUPS = [['adm', 4], ['wheel', 10], ['sudo', 16], ['systemd-journal', 190]] as const;
-
-const isRoot = process.getuid?.() === 0;
 
 type ImageNode =
   | { path: string; kind: 'dir'; mode?: number; owner?: readonly [number, number] }
@@ -36,10 +34,10 @@ const dir = (path: string, mode = 0o755, owner?: readonly [number, number]): Ima
 const link = (path: string, target: string): ImageNode => ({ path, kind: 'link', target });
 const file = (path: string, content: string, mode = 0o644): ImageNode => ({ path, kind: 'file', content, mode });
 
-const passwd = ['root:x:0:0:root:/root:/bin/bash', `${CORE_USER.name}:x:${CORE_USER.uid}:${CORE_USER.gid}:${CORE_USER.gecos}:${CORE_USER.home}:${CORE_USER.shell}`];
-const group = ['root:x:0:', ...CORE_GROUPS.map(([name, gid]) => `${name}:x:${gid}:${CORE_USER.name}`), `${CORE_USER.name}:x:${CORE_USER.gid}:`];
-const shadow = [`root:*:${ROOT_LASTCHG}:0:99999:7:::`, `${CORE_USER.name}:*:${CORE_LASTCHG}:0:99999:7:::`];
-const gshadow = ['root:::', ...CORE_GROUPS.map(([name]) => `${name}:::${CORE_USER.name}`), `${CORE_USER.name}:!::`];
+const passwd = ['root:x:0:0:root:/root:/bin/bash', `${CORE_ACCOUNT.name}:x:${CORE_ACCOUNT.uid}:${CORE_ACCOUNT.gid}:${CORE_ACCOUNT.gecos}:${CORE_ACCOUNT.home}:${CORE_ACCOUNT.shell}`];
+const group = ['root:x:0:', ...CORE_GROUPS.map(([name, gid]) => `${name}:x:${gid}:${CORE_ACCOUNT.name}`), `${CORE_ACCOUNT.name}:x:${CORE_ACCOUNT.gid}:`];
+const shadow = [`root:*:${ROOT_LASTCHG}:0:99999:7:::`, `${CORE_ACCOUNT.name}:*:${CORE_LASTCHG}:0:99999:7:::`];
+const gshadow = ['root:::', ...CORE_GROUPS.map(([name]) => `${name}:::${CORE_ACCOUNT.name}`), `${CORE_ACCOUNT.name}:!::`];
 const lines = (l: string[]) => l.map((x) => `${x}\n`).join('');
 const SECRET_MODE = isRoot ? 0o000 : 0o600;
 
@@ -48,7 +46,7 @@ export const OS_IMAGE: readonly ImageNode[] = [
   ...['usr', 'usr/bin', 'usr/sbin', 'usr/lib', 'usr/lib64', 'usr/libexec', 'usr/share'].map((p) => dir(p)),
   link('bin', 'usr/bin'), link('sbin', 'usr/sbin'), link('lib', 'usr/lib'), link('lib64', 'usr/lib64'),
   dir('boot'), dir('tmp', 0o1777),
-  dir('var'), dir('var/home'), dir('var/home/core', 0o700, [CORE_USER.uid, CORE_USER.gid]), dir('var/roothome', 0o700),
+  dir('var'), dir('var/home'), dir(CORE_ACCOUNT.home.slice(1), 0o700, [CORE_ACCOUNT.uid, CORE_ACCOUNT.gid]), dir('var/roothome', 0o700),
   ...['var/opt', 'var/srv', 'var/mnt', 'var/usrlocal', 'var/usrlocal/bin', 'var/usrlocal/sbin', 'var/usrlocal/lib', 'var/usrlocal/share'].map((p) => dir(p)),
   ...['var/lib', 'var/lib/kubelet', 'var/lib/containers', 'var/log'].map((p) => dir(p)),
   dir('var/tmp', 0o1777),
