@@ -11,6 +11,7 @@ import { findIgnitionBinary, runIgnitionBinary, untraversableAncestor } from '..
 import { fetchStage } from '../ignition/apply/fetch-stage.js';
 import { filesStage } from '../ignition/apply/files-stage.js';
 import { kargsStage, readCmdline } from '../ignition/apply/kargs-stage.js';
+import { writeOsImage } from './os-image.js';
 
 /** auto: the real client when installed, else bosun's; binary/builtin: that one only. */
 export type IgnitionMode = 'auto' | 'binary' | 'builtin';
@@ -32,17 +33,13 @@ export function machineDir(dataDir: string, id: string): MachineDir {
 }
 
 /**
- * Lays down a new machine's disk: the root with what the OS image brings that Ignition relies on
- * (SELinux configured off, the first-boot flag) and the user data beside it.
+ * Lays down a new machine's disk: the root with what the OS image brings (os-image.ts: RHCOS's
+ * accounts, among them `core`, its layout and SELinux configured off), the first-boot flag, and
+ * the user data beside it.
  */
 export function createMachineDisk(m: MachineDir, userData: string | undefined): void {
-  for (const [path, content] of [
-    ['etc/selinux/config', 'SELINUX=disabled\nSELINUXTYPE=targeted\n'],
-    [FIRSTBOOT_FLAG, ''],
-  ] as const) {
-    mkdirSync(dirname(join(m.root, path)), { recursive: true, mode: 0o755 });
-    writeFileSync(join(m.root, path), content, { mode: 0o644 });
-  }
+  writeOsImage(m.root);
+  writeFileSync(join(m.root, FIRSTBOOT_FLAG), '', { mode: 0o644 });
   if (userData !== undefined) writeFileSync(m.userDataFile, userData, { mode: 0o600 });
 }
 

@@ -37,6 +37,8 @@ const CASES: Case[] = [
   { name: 'a new user with uid, gecos, shell and no home', seed: { 'etc/passwd': 'root:x:0:0:root:/root:/bin/bash\n' }, config: v({ passwd: { users: [{ name: 'svc', uid: 1500, gecos: 'A service', shell: '/sbin/nologin', noCreateHome: true }] } }), ok: true },
   { name: 'existing file, even the same contents, overwrite false', seed: { 'etc/a': 'same\n' }, config: v({ storage: { files: [file('/etc/a', { contents: { source: 'data:,same%0A' } })] } }), ok: false },
   { name: 'a new group, and a new user in it', seed: { 'etc/passwd': 'root:x:0:0:root:/root:/bin/bash\n', 'etc/group': 'root:x:0:\nusers:x:100:\n' }, config: v({ passwd: { groups: [{ name: 'admins', gid: 1200 }], users: [{ name: 'ops', groups: ['admins'], primaryGroup: 'users' }] } }), ok: true },
+  { name: 'the image\'s core user: ssh keys in /var/home/core, a password in /etc/shadow', config: v({ passwd: { users: [{ name: 'core', sshAuthorizedKeys: ['ssh-ed25519 AAAA one', 'ssh-ed25519 AAAA two'], passwordHash: '$6$rounds=4096$salt$hash' }] } }), ok: true },
+  { name: 'new groups and users beside the image\'s: ids after the highest, shadow and gshadow entries, core\'s groups joined', config: v({ passwd: { groups: [{ name: 'admins', gid: 1200 }, { name: 'ops' }], users: [{ name: 'svc', uid: 1500, noCreateHome: true }, { name: 'ops', groups: ['admins', 'wheel'] }] } }), ok: true },
   { name: 'kernel arguments added and removed', seed: { 'etc/kernel/cmdline': 'quiet mitigations=off\n' }, config: v({ kernelArguments: { shouldExist: ['nosmt'], shouldNotExist: ['mitigations=off'] } }), ok: true },
   { name: 'a file owned by an unknown user', config: v({ storage: { files: [file('/etc/o', { user: { name: 'nobody-here' }, contents: { source: 'data:,x' } })] } }), ok: false },
   { name: 'replace: the referenced config is applied instead', config: v({ ignition: { version: '3.3.0', config: { replace: { source: encodeDataUrl(JSON.stringify(v({ storage: { files: [file('/etc/replaced', { contents: { source: 'data:,yes' } })] } }))) } } }, storage: { files: [file('/etc/not-applied', { contents: { source: 'data:,no' } })] } }), ok: true },
@@ -68,7 +70,7 @@ async function bootWith(mode: IgnitionMode, c: Case): Promise<{ ok: boolean; err
     const t: Record<string, TreeNode> = {};
     for (const [path, node] of tree(m.root)) {
       // shadow-utils' lock and backup files (useradd/usermod in the real client) are not Ignition's.
-      if (['etc/.pwd.lock', 'etc/machine-id', 'proc/sys/kernel/random/boot_id', 'etc/.ignition-result.json', 'etc/passwd-', 'etc/group-'].includes(path)) continue;
+      if (['etc/.pwd.lock', 'etc/machine-id', 'proc/sys/kernel/random/boot_id', 'etc/.ignition-result.json', 'etc/passwd-', 'etc/group-', 'etc/shadow-', 'etc/gshadow-'].includes(path)) continue;
       t[path] = node;
     }
     return { ok: error === undefined, error, tree: t };

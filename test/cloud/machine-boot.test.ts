@@ -149,7 +149,7 @@ test('the real Ignition client and bosun\'s applier boot a pointer config into t
       assert.equal(mode('etc/bosun.d'), 0o750);
       assert.equal(statSync(join(root, 'etc/core-owned.conf')).uid, 1000);
       assert.equal(statSync(join(root, 'etc/hello-hard')).ino, statSync(join(root, 'etc/hello.conf')).ino);
-      assert.match(read('etc/passwd'), /^core:\*:1000:100::\/home\/core:\/bin\/bash$/m);
+      assert.match(read('etc/passwd'), /^core:x:1000:1000:CoreOS Admin:\/var\/home\/core:\/bin\/bash$/m, 'the image\'s core, given keys');
       assert.equal(read('home/core/.ssh/authorized_keys.d/ignition'), KEYS.map((k) => `${k}\n`).join(''));
       assert.equal(mode('home/core/.ssh/authorized_keys.d/ignition'), 0o600);
       assert.equal(read('etc/systemd/system/hello.service'), renderedConfig(0).systemd!.units![0].contents);

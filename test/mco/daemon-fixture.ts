@@ -21,8 +21,6 @@ import { bootstrapUserData, bootWorker, startNodeCluster, type NodeCluster, type
 import { builtInPools, controllerConfig } from './controller-fixtures.js';
 
 export const MCO_NS = 'openshift-machine-config-operator';
-/** The install's key for `core` (99-worker-ssh), so every machine has the user, as RHCOS does. */
-export const INSTALL_SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIInstallKey admin@example.com';
 export const A = {
   current: 'machineconfiguration.openshift.io/currentConfig',
   desired: 'machineconfiguration.openshift.io/desiredConfig',
@@ -44,7 +42,13 @@ export interface McoCluster extends NodeCluster {
   workersDoneOn(config: string, timeoutMs?: number): Promise<void>;
 }
 
-export async function startMcoCluster(o: NodeClusterOptions & { workerMaxUnavailable?: number } = {}): Promise<McoCluster> {
+export interface McoClusterOptions extends NodeClusterOptions {
+  workerMaxUnavailable?: number;
+  /** The install's keys for `core` (99-<role>-ssh); none by default, as `bosun start` installs. */
+  sshAuthorizedKeys?: string[];
+}
+
+export async function startMcoCluster(o: McoClusterOptions = {}): Promise<McoCluster> {
   const c = await startNodeCluster({ bootDelayMs: 300, ...o });
   const stop = new AbortController();
   const running: Promise<unknown>[] = [];
@@ -60,7 +64,7 @@ export async function startMcoCluster(o: NodeClusterOptions & { workerMaxUnavail
   await c.kube.create(resources.controllerConfigs, controllerConfig({ kubeAPIServerServingCAData: Buffer.from(c.api.caPem).toString('base64') }) as Obj);
   for (const pool of builtInPools(o.workerMaxUnavailable)) await c.kube.create(resources.machineConfigPools, pool as Obj);
 
-  running.push(runMachineConfigController({ kubeconfig, signal: stop.signal, sshAuthorizedKeys: [INSTALL_SSH_KEY], leaderElection: false, renderDelayMs: 50, controllerVersion: 'test', drainTiming: { retryMs: 1000, slowRetryMs: 2000, thresholdMs: 5000 } }));
+  running.push(runMachineConfigController({ kubeconfig, signal: stop.signal, sshAuthorizedKeys: o.sshAuthorizedKeys, leaderElection: false, renderDelayMs: 50, controllerVersion: 'test', drainTiming: { retryMs: 1000, slowRetryMs: 2000, thresholdMs: 5000 } }));
   running.push(runWorkloadControllers({ kubeconfig, signal: stop.signal, leaderElection: false, controllers: ['daemonset', 'replicaset', 'deployment'] }));
   const scheduler = new Manager({ name: 'scheduler', kubeconfig });
   addScheduler(scheduler);

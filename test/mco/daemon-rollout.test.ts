@@ -3,11 +3,12 @@
 // machine root mounted at /rootfs — rolling MachineConfigs out through the machine-config
 // controller on the local cloud: a new file reaches every worker one node at a time (never two
 // workers unavailable with maxUnavailable 1), each cordoned, drained and rebooted (a new boot ID);
-// an ssh-key-only change is written without a reboot; deleting the MachineConfig restores the
+// on a cluster installed without an ssh key (as `bosun start` installs), a MachineConfig giving the
+// image's `core` user ssh keys is written without a reboot; deleting the MachineConfig restores the
 // file that was there before and removes the one that was not.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Instance } from '../../src/cloud/types.js';
 import { resources, type Obj } from '../../src/kube/index.js';
@@ -28,10 +29,11 @@ const fileMc = (name: string, files: Record<string, string>) => ({
 
 const bootIds = async () => Promise.all(workers.map(async (w) => (await c.client.getInstance(w.id)).bootId));
 
-/** Polls the workers while `until` runs: the most workers unavailable at once, and which were cordoned. */
-async function watchRollout<T>(until: () => Promise<T>): Promise<{ result: T; maxUnavailable: number; cordoned: Set<string> }> {
+/** Polls the workers while `until` runs: the most workers unavailable at once, which were cordoned, and which Degraded (with the reason). */
+async function watchRollout<T>(until: () => Promise<T>): Promise<{ result: T; maxUnavailable: number; cordoned: Set<string>; degraded: Set<string> }> {
   let maxUnavailable = 0;
   const cordoned = new Set<string>();
+  const degraded = new Set<string>();
   let done = false;
   const poll = (async () => {
     while (!done) {
@@ -41,13 +43,14 @@ async function watchRollout<T>(until: () => Promise<T>): Promise<{ result: T; ma
         return n.spec?.unschedulable || a[A.state] !== 'Done' || a[A.current] !== a[A.desired];
       });
       for (const n of nodes) if (n.spec?.unschedulable) cordoned.add(n.metadata.name);
+      for (const n of nodes) if (n.metadata.annotations?.[A.state] === 'Degraded') degraded.add(`${n.metadata.name}: ${n.metadata.annotations[A.reason]}`);
       maxUnavailable = Math.max(maxUnavailable, down.length);
       await new Promise((r) => setTimeout(r, 100));
     }
   })();
   try {
     const result = await until();
-    return { result, maxUnavailable, cordoned };
+    return { result, maxUnavailable, cordoned, degraded };
   } finally {
     done = true;
     await poll;
@@ -87,22 +90,26 @@ test('a new file reaches every worker one node at a time, each drained and reboo
   }
 });
 
-test('an ssh-key-only change is written without a reboot', { timeout: 60_000 }, async () => {
+test('on a cluster installed without an ssh key, a MachineConfig giving core ssh keys is written without a reboot, no node Degraded', { timeout: 60_000 }, async () => {
   const before = await bootIds();
   const previous = (await c.kube.get(resources.machineConfigPools, 'worker')).spec.configuration.name;
+  assert.deepEqual((await c.kube.get(resources.machineConfigs, previous)).spec.config.passwd?.users ?? [], [], 'the install gave core no keys');
   await c.kube.create(resources.machineConfigs, {
     apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig',
     metadata: { name: '99-worker-ssh-extra', labels: { 'machineconfiguration.openshift.io/role': 'worker' } },
     spec: { config: { ignition: { version: '3.2.0' }, passwd: { users: [{ name: 'core', sshAuthorizedKeys: [NEW_KEY] }] } } },
   });
   const r2 = await c.renderedWorker([previous]);
-  await c.workersDoneOn(r2);
+  const { degraded } = await watchRollout(() => c.workersDoneOn(r2));
+  assert.deepEqual([...degraded], [], 'no worker Degraded on the way');
   assert.deepEqual(await bootIds(), before, 'no worker rebooted');
   for (const w of workers) {
     const keys = join(c.rootOf(w), 'home/core/.ssh/authorized_keys.d/ignition');
-    assert.match(readFileSync(keys, 'utf8'), /RolloutKey/);
+    assert.equal(readFileSync(keys, 'utf8'), `${NEW_KEY}\n`);
     assert.equal(statSync(keys).mode & 0o777, 0o600);
     assert.equal(statSync(join(c.rootOf(w), 'home/core/.ssh')).mode & 0o777, 0o700);
+    assert.equal(realpathSync(keys), join(realpathSync(c.rootOf(w)), 'var/home/core/.ssh/authorized_keys.d/ignition'), 'in core\'s home as /etc/passwd names it');
+    assert.deepEqual([statSync(keys).uid, statSync(keys).gid], process.getuid?.() === 0 ? [1000, 1000] : [process.getuid!(), process.getgid!()]);
   }
 });
 

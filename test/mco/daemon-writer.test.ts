@@ -1,16 +1,22 @@
 // The daemon's disk side on a real directory (src/mco/daemon/writer.ts, validate.ts): originals
-// kept and restored, "no original" markers, validation messages as OpenShift words them, and a
-// failing write rolled back.
+// kept and restored, "no original" markers, validation messages as OpenShift words them, a
+// failing write rolled back; and on a new local machine's root (RHCOS's image, src/cloud/
+// os-image.ts) the `core` user's ssh keys and password, and OpenShift's own MachineConfigs,
+// applied cleanly.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import { createMachineDisk, machineDir } from '../../src/cloud/firmware.js';
+import { readCmdline } from '../../src/ignition/apply/kargs-stage.js';
 import { diffConfigs } from '../../src/mco/daemon/diff.js';
 import { writeDiff, WriteError } from '../../src/mco/daemon/writer.js';
 import { rootReader, validateOnDisk } from '../../src/mco/daemon/validate.js';
 import { encodeDataUrl } from '../../src/ignition/data-url.js';
-import type { MachineConfigSpec } from '../../src/mco/controller/types.js';
+import type { MachineConfig, MachineConfigSpec } from '../../src/mco/controller/types.js';
 
 const file = (path: string, text: string, mode = 0o644) => ({ path, mode, overwrite: true, contents: { source: encodeDataUrl(text) } });
 const spec = (files: object[], extra: Partial<MachineConfigSpec> = {}, units: object[] = []): MachineConfigSpec => ({ config: { ignition: { version: '3.2.0' }, storage: { files }, systemd: { units } }, ...extra });
@@ -67,4 +73,49 @@ test('a write that fails part-way undoes what it wrote and says where it failed'
   assert.equal(existsSync(join(dir, 'etc/a-first')), false);
   assert.equal(existsSync(join(dir, 'etc/machine-config-daemon/noorig/etc/a-first.mcdnoorig')), false);
   assert.equal(readFileSync(join(dir, 'etc/existing'), 'utf8'), 'original\n');
+});
+
+/** A new local machine's root, as the cloud lays it down before the first boot. */
+function machineRoot(t: { after(fn: () => void): void }): string {
+  const dataDir = mkdtempSync(join(tmpdir(), 'mcd-writer-machine-'));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const m = machineDir(dataDir, 'i-0123456789abcdef0');
+  createMachineDisk(m, undefined);
+  return m.root;
+}
+
+const coreUser = (user: object): MachineConfigSpec => ({ config: { ignition: { version: '3.2.0' }, passwd: { users: [{ name: 'core', ...user }] } } });
+const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIWriterKey admin@example.com';
+
+test('on a new machine, the image\'s core gets ssh keys and a password, validated, and loses them again', (t) => {
+  const root = machineRoot(t);
+  const withKeys = coreUser({ sshAuthorizedKeys: [KEY], passwordHash: '$6$salt$hash' });
+  writeDiff(root, diffConfigs(EMPTY, withKeys));
+  const keys = join(root, 'home/core/.ssh/authorized_keys.d/ignition');
+  assert.equal(readFileSync(keys, 'utf8'), `${KEY}\n`);
+  assert.equal(statSync(keys).mode & 0o777, 0o600);
+  for (const dir of ['home/core/.ssh', 'home/core/.ssh/authorized_keys.d']) assert.equal(statSync(join(root, dir)).mode & 0o777, 0o700, dir);
+  if (process.getuid?.() === 0) assert.deepEqual([statSync(keys).uid, statSync(keys).gid], [1000, 1000]);
+  const today = Math.floor(Date.now() / 86_400_000);
+  assert.equal(readFileSync(join(root, 'etc/shadow'), 'utf8'), `root:*:18367:0:99999:7:::\ncore:$6$salt$hash:${today}:0:99999:7:::\n`, 'as usermod -p sets it');
+  assert.equal(validateOnDisk(withKeys, rootReader(root)), undefined);
+
+  writeDiff(root, diffConfigs(withKeys, EMPTY));
+  assert.equal(existsSync(keys), false);
+  assert.match(readFileSync(join(root, 'etc/shadow'), 'utf8'), /^core:\*:\d+:0:99999:7:::$/m, 'no password, as OpenShift\'s daemon leaves core without one');
+  assert.match(readFileSync(join(root, 'etc/passwd'), 'utf8'), /^core:x:1000:1000:CoreOS Admin:\/var\/home\/core:\/bin\/bash$/m, 'core itself stays');
+});
+
+test('OpenShift\'s own MachineConfigs apply cleanly to a new machine', (t) => {
+  const fixture = fileURLToPath(new URL('./fixtures/openshift-machineconfigs.yaml', import.meta.url));
+  const mcs = parseAllDocuments(readFileSync(fixture, 'utf8')).map((d) => d.toJS() as MachineConfig);
+  assert.ok(mcs.length >= 3);
+  for (const mc of mcs) {
+    const root = machineRoot(t);
+    assert.doesNotThrow(() => writeDiff(root, diffConfigs(EMPTY, mc.spec)), mc.metadata.name);
+    // The next boot runs with the kernel arguments written.
+    mkdirSync(join(root, 'proc'), { recursive: true });
+    writeFileSync(join(root, 'proc/cmdline'), `${readCmdline(root).join(' ')}\n`);
+    assert.equal(validateOnDisk(mc.spec, rootReader(root)), undefined, mc.metadata.name);
+  }
 });

@@ -29,7 +29,8 @@ export function mkParents(root: string, target: string): void {
   if (real !== realRoot && !real.startsWith(realRoot + sep)) throw new FilesStageError(`${target.slice(root.length)} leads out of the machine root through a symbolic link (to ${real})`);
 }
 
-const isRoot = process.getuid?.() === 0;
+/** This process runs as root, and so can give a machine's files to its users. */
+export const isRoot = process.getuid?.() === 0;
 
 /** chown when running as root (a machine's files belong to its users); elsewhere ownership other
  *  than the caller's cannot be set, and the machine's files stay the caller's. */

@@ -1,8 +1,8 @@
 // What changes on a node going from one rendered MachineConfig to another: the paths whose
-// wanted state differs (files, units, ssh keys; see managed.ts), and the MachineConfig fields
+// wanted state differs (files, units, ssh keys; see managed.ts), the `core` user's password, and the MachineConfig fields
 // that only a reboot applies (kernel arguments, kernel type, extensions, OS image). Pure.
 import type { MachineConfigSpec } from '../controller/types.js';
-import { sameValue } from '../controller/validation.js';
+import { CORE_USER, sameValue } from '../controller/validation.js';
 import type { IgnitionConfig } from '../../ignition/types.js';
 import { managedEntries, sameEntry, type ManagedEntry } from './managed.js';
 
@@ -21,6 +21,8 @@ export interface ConfigDiff {
   units: string[];
   sshKeys: boolean;
   passwordHash: boolean;
+  /** The `core` user's password hash in the new config: `*` (no password) when it sets none, as OpenShift's daemon gives it. */
+  corePasswordHash: string;
   kernelArguments: { add: string[]; remove: string[] };
   kernelType: boolean;
   extensions: boolean;
@@ -28,7 +30,7 @@ export interface ConfigDiff {
 }
 
 function passwordHash(spec: MachineConfigSpec | undefined): string | undefined {
-  return ((spec?.config ?? {}) as IgnitionConfig).passwd?.users?.find((u) => u.name === 'core')?.passwordHash ?? undefined;
+  return ((spec?.config ?? {}) as IgnitionConfig).passwd?.users?.find((u) => u.name === CORE_USER)?.passwordHash || undefined;
 }
 
 function unitsByName(spec: MachineConfigSpec | undefined) {
@@ -58,6 +60,7 @@ export function diffConfigs(from: MachineConfigSpec | undefined, to: MachineConf
     units,
     sshKeys: paths.some((p) => p.source === 'sshkey'),
     passwordHash: passwordHash(from) !== passwordHash(to),
+    corePasswordHash: passwordHash(to) ?? '*',
     kernelArguments: { add: newArgs.filter((a) => !oldArgs.includes(a)), remove: oldArgs.filter((a) => !newArgs.includes(a)) },
     kernelType: (from?.kernelType || 'default') !== (to.kernelType || 'default'),
     extensions: !sameValue([...(from?.extensions ?? [])].sort(), [...(to.extensions ?? [])].sort()),

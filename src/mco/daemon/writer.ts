@@ -5,14 +5,18 @@
 //   /etc/machine-config-daemon/noorig/<path>.mcdnoorig says nothing was; a path the new config no
 //   longer manages gets its original back (or is removed), so deleting a MachineConfig restores
 //   the node as it was;
-// - the core user's ssh key directories 0700; the kernel command line (/etc/kernel/cmdline, what
-//   the next boot runs with) gains and loses the changed kernel arguments;
+// - the core user's ssh keys (~core/.ssh and authorized_keys.d 0700, the key file 0600, all the
+//   user's, as the root's /etc/passwd names it: RHCOS's image, and so every local machine, has
+//   `core`); the kernel command line (/etc/kernel/cmdline, what the next boot runs with) gains and
+//   loses the changed kernel arguments; a changed password is set as `usermod -p` sets it
+//   (/etc/shadow), `*` when the config gives none;
 // - a failure part-way undoes, newest first, what this write did, and throws.
 import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { BosunError } from '../../common/errors.js';
 import { chownIfRoot, inRoot, mkParents } from '../../ignition/apply/root-path.js';
-import { resolveOwner } from '../../ignition/apply/passwd.js';
+import { lookupUser, resolveOwner, setPasswordHash } from '../../ignition/apply/passwd.js';
+import { CORE_USER } from '../controller/validation.js';
 import { CMDLINE_FILE } from '../../ignition/apply/kargs-stage.js';
 import type { ConfigDiff, PathChange } from './diff.js';
 import type { ManagedEntry } from './managed.js';
@@ -99,11 +103,9 @@ function ownerOf(root: string, name: string | undefined, kind: 'user' | 'group',
 
 /** A user's uid and primary gid from the root's passwd (the ssh keys belong to the user and its group). */
 function userIds(root: string, name: string, path: string): { uid: number; gid: number } {
-  const file = join(root, 'etc/passwd');
-  const line = (existsSync(file) ? readFileSync(file, 'utf8') : '').split('\n').find((l) => l.split(':')[0] === name);
-  if (!line) throw new WriteError(`${path}: user "${name}" does not exist in the root`);
-  const [, , uid, gid] = line.split(':');
-  return { uid: Number(uid), gid: Number(gid) };
+  const user = lookupUser(root, name);
+  if (!user) throw new WriteError(`${path}: user "${name}" does not exist in the root's /etc/passwd`);
+  return { uid: user.uid, gid: user.gid };
 }
 
 function applyPath(root: string, c: PathChange): void {
@@ -134,19 +136,24 @@ function editKernelArguments(root: string, add: string[], remove: string[]): voi
 /** Applies the diff to the disk under `root`; on failure undoes what it did and throws WriteError. */
 export function writeDiff(root: string, diff: ConfigDiff): void {
   const done: PathChange[] = [];
+  let where = '';
   try {
     for (const c of diff.paths) {
+      where = `writing "${c.path}"`;
       applyPath(root, c);
       done.push(c);
     }
+    if (diff.passwordHash) {
+      where = `setting the password of user "${CORE_USER}"`;
+      setPasswordHash(root, CORE_USER, diff.corePasswordHash);
+    }
+    where = 'writing the kernel arguments';
     editKernelArguments(root, diff.kernelArguments.add, diff.kernelArguments.remove);
   } catch (e) {
-    const failed = diff.paths[done.length];
     const rollback: string[] = [];
     for (const c of [...done].reverse()) {
       try { applyPath(root, inverse(c)); } catch (r) { rollback.push(`${c.path}: ${(r as Error).message}`); }
     }
-    const where = failed ? `writing "${failed.path}"` : 'writing the kernel arguments';
     throw new WriteError(`${where}: ${(e as Error).message}${rollback.length ? `; rolling back failed for ${rollback.join('; ')}` : `; rolled back ${done.length} path(s)`}`, { cause: e });
   }
 }
