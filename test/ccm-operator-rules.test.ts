@@ -105,7 +105,7 @@ test('ccmOperands: a single-replica control plane gets one replica and no PDB; r
   assert.equal(sno.deployment.spec.replicas, 1);
   assert.equal(sno.pdb, undefined);
   assert.equal(rolledOut(undefined), false);
-  assert.equal(rolledOut({ metadata: { generation: 2 }, spec: { replicas: 1 }, status: { observedGeneration: 2, replicas: 1, updatedReplicas: 1, availableReplicas: 1 } }), true);
+  assert.equal(rolledOut({ metadata: { name: 'ccm', generation: 2 }, spec: { replicas: 1, selector: {}, template: {} }, status: { observedGeneration: 2, replicas: 1, updatedReplicas: 1, availableReplicas: 1 } }), true);
 });
 
 test("OpenShift's Infrastructure objects load through the payload's CRD unchanged", async () => {

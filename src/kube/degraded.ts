@@ -5,7 +5,8 @@
 // message; after a sync succeeds it is False. The condition is written through the status
 // subresource on the object as the server has it (resourceVersion-checked, so a concurrent
 // status writer is never overwritten), and only when it would change.
-import { type KubeClient, type Obj, type ResourceRef, isNotFound } from './client.js';
+import { type KubeClient, type ResourceRef, isNotFound } from './client.js';
+import type * as api from '../api/index.js';
 import { type Condition, findCondition, setCondition } from './conditions.js';
 import type { Informer } from './informer.js';
 import { type Clock, realClock } from './clock.js';
@@ -13,7 +14,7 @@ import { type Clock, realClock } from './clock.js';
 export interface DegradedOnError {
   client: KubeClient;
   /** The kind of the object the condition goes on. */
-  resource: ResourceRef;
+  resource: ResourceRef<WithStatusConditions>;
   /** The object for a key (default: the key itself, namespace/name or name). */
   object?: (key: string) => { name: string; namespace?: string };
   /** The condition type, e.g. RenderDegraded. */
@@ -26,12 +27,15 @@ export interface DegradedOnError {
   after?: number;
   /** Conditions that follow from the named one, recomputed in the same write (an aggregate
    *  Degraded), so that readers never see one without the other. */
-  derive?: (object: Obj, conditions: Condition[]) => Condition[];
+  derive?: (object: WithStatusConditions, conditions: Condition[]) => Condition[];
   /** A cache of the objects, to skip the read when the condition already says the right thing. */
-  informer?: Pick<Informer<any>, 'get'>;
+  informer?: Pick<Informer<WithStatusConditions>, 'get'>;
   /** The clock of the condition's transition time (default the wall clock). */
   clock?: Clock;
 }
+
+/** An object with status conditions: what a Degraded condition is written on. */
+export type WithStatusConditions = api.KubeObject & { status?: { conditions?: Condition[] } };
 
 function objectOf(d: DegradedOnError, key: string): { name: string; namespace?: string } {
   if (d.object) return d.object(key);
@@ -52,7 +56,7 @@ export async function reportDegraded(d: DegradedOnError, key: string, error: Err
   const wanted = degradedCondition(d, key, error);
   const cached = d.informer?.get(name, namespace);
   if (cached && says(findCondition(cached.status?.conditions, d.condition), wanted)) return 'unchanged';
-  const live: Obj | undefined = await d.client.read(d.resource, name, namespace);
+  const live = await d.client.read(d.resource, name, namespace);
   if (!live) return 'gone';
   const current = findCondition(live.status?.conditions, d.condition);
   if (says(current, wanted)) return 'unchanged';

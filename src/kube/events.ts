@@ -5,7 +5,8 @@
 // Recording never throws: a failure to record is logged and the caller goes on.
 import { hostname } from 'node:os';
 import { logger } from '../common/log.js';
-import { type KubeClient, type Obj, isNotFound } from './client.js';
+import { type KubeClient, isNotFound } from './client.js';
+import type * as api from '../api/index.js';
 import { rfc3339 } from '../common/time.js';
 import { resources } from './resources.js';
 import { type Clock, realClock } from './clock.js';
@@ -45,7 +46,7 @@ export class EventRecorder {
   }
 
   /** Records an event about `object` (awaitable; never rejects). */
-  async event(object: Obj, type: EventKind, reason: string, message: string): Promise<void> {
+  async event(object: api.KubeObject, type: EventKind, reason: string, message: string): Promise<void> {
     try {
       await this.record(object, type, reason, message);
     } catch (e) {
@@ -53,8 +54,8 @@ export class EventRecorder {
     }
   }
 
-  private async record(object: Obj, type: EventKind, reason: string, message: string): Promise<void> {
-    const meta = object.metadata ?? {};
+  private async record(object: api.KubeObject, type: EventKind, reason: string, message: string): Promise<void> {
+    const meta: Partial<api.ObjectMeta> = object.metadata ?? {};
     const namespace = meta.namespace ?? this.options.clusterScopedNamespace ?? 'default';
     const key = JSON.stringify([object.apiVersion, object.kind, meta.namespace, meta.name, meta.uid, type, reason, message]);
     const now = (this.options.clock ?? realClock).now();

@@ -15,6 +15,12 @@ import { type KubeClient, type Obj, type ResourceRef, apiVersionOf, resourcePath
 const log = logger('informer');
 
 export type EventType = 'add' | 'update' | 'delete';
+
+/** One event of a watch stream, as the API server sends it (an ERROR's object is a Status). */
+interface WatchEvent<T> {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: T | { code?: number; message?: string };
+}
 export type Handler<T extends Obj = Obj> = (type: EventType, object: T, old?: T) => void;
 
 export interface InformerOptions {
@@ -27,7 +33,7 @@ export interface InformerOptions {
 }
 
 /** The cache key of an object: namespace/name, or name for cluster-scoped objects. */
-export function keyOf(object: Obj): string {
+export function keyOf(object: { metadata?: { namespace?: string; name?: string } }): string {
   const { namespace, name } = object.metadata ?? {};
   return namespace ? `${namespace}/${name}` : String(name);
 }
@@ -221,12 +227,13 @@ export class Informer<T extends Obj = Obj> {
     return 'ended';
   }
 
-  private handleEvent(event: Obj): 'expired' | undefined {
-    const object = event.object as T;
+  private handleEvent(event: WatchEvent<T>): 'expired' | undefined {
     if (event.type === 'ERROR') {
-      if (object?.code === 410) return 'expired';
-      throw new Error(`watch error: ${object?.message ?? JSON.stringify(object)}`);
+      const status = event.object as { code?: number; message?: string } | undefined;
+      if (status?.code === 410) return 'expired';
+      throw new Error(`watch error: ${status?.message ?? JSON.stringify(status)}`);
     }
+    const object = event.object as T;
     const rv = object?.metadata?.resourceVersion;
     if (rv) this.resourceVersion = rv;
     if (event.type === 'BOOKMARK') return undefined;

@@ -13,7 +13,8 @@ import type * as k8s from '@kubernetes/client-node';
 import { hostname } from 'node:os';
 import { logger } from '../common/log.js';
 import { type Clock, realClock, sleepOn } from './clock.js';
-import { isConflict, isNotFound, KubeClient, type Obj } from './client.js';
+import { isConflict, isNotFound, KubeClient } from './client.js';
+import type * as api from '../api/index.js';
 import { resources } from './resources.js';
 
 const log = logger('leader-election');
@@ -101,13 +102,13 @@ export class LeaderElector {
         throw err;
       }
     }
-    const spec: Obj = lease.spec ?? {};
+    const spec: NonNullable<api.Lease['spec']> = lease.spec ?? {};
     const holder = spec.holderIdentity ?? '';
     const renewed = spec.renewTime ? new Date(spec.renewTime).getTime() : 0;
     const expired = renewed + (spec.leaseDurationSeconds ?? durationSeconds) * 1000 < now.getTime();
     if (holder !== this.identity && holder !== '' && !expired) return false;
     const takingOver = holder !== this.identity;
-    const next: Obj = {
+    const next: api.Lease = {
       ...lease,
       spec: {
         ...spec,

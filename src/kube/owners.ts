@@ -3,14 +3,14 @@
 // a Pod's events enqueue its ReplicaSet, a ReplicaSet's its Deployment. Owners live in the
 // owned object's namespace (or are cluster-scoped); an ownerReference never crosses namespaces.
 import type { OwnerReference } from '../common/kube-types.js';
-import type { Obj } from './client.js';
+import type * as api from '../api/index.js';
 import type { KeyMapper } from './controller.js';
 
 export type { OwnerReference };
 
 /** The reference marked controller: true, if any. */
-export function controllerOf(object: Obj): OwnerReference | undefined {
-  return (object.metadata?.ownerReferences as OwnerReference[] | undefined)?.find((r) => r.controller === true);
+export function controllerOf(object: { metadata?: { ownerReferences?: OwnerReference[] } }): OwnerReference | undefined {
+  return object.metadata?.ownerReferences?.find((r) => r.controller === true);
 }
 
 /** The group of an apiVersion ('' for core "v1"). */
@@ -30,6 +30,6 @@ export function enqueueOwner(owner: { group: string; kind: string; namespaced?: 
 }
 
 /** An ownerReference making `owner` the controller of what it is put on. */
-export function controllerReference(owner: Obj): OwnerReference {
-  return { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true };
+export function controllerReference(owner: api.KubeObject): OwnerReference {
+  return { apiVersion: owner.apiVersion ?? '', kind: owner.kind ?? '', name: owner.metadata.name, uid: owner.metadata.uid ?? '', controller: true, blockOwnerDeletion: true };
 }

@@ -10,7 +10,8 @@ import { CountExpectations, WriteExpectations } from '../../src/kube/expectation
 import { FakeClock } from '../../src/kube/clock.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { Manager } from '../../src/kube/manager.js';
-import { controllerOf, controllerReference, enqueueOwner } from '../../src/kube/owners.js';
+import type { WithStatusConditions } from '../../src/kube/degraded.js';
+import { controllerOf, controllerReference, enqueueOwner, type OwnerReference } from '../../src/kube/owners.js';
 import { annotationsChanged, anyOf, generationChanged, labelsChanged, type EventFilter } from '../../src/kube/predicates.js';
 import type { EventType } from '../../src/kube/informer.js';
 
@@ -37,7 +38,7 @@ test('event filters: adds and deletes pass; updates pass when their part changed
 
 test('enqueueOwner maps an object to its controller owner of the given kind', () => {
   const rs = { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web-5d8f', namespace: 'shop', uid: 'u-1' } };
-  const owned = (refs: Obj[], namespace = 'shop') => ({ metadata: { name: 'pod', namespace, ownerReferences: refs } });
+  const owned = (refs: OwnerReference[], namespace = 'shop') => ({ metadata: { name: 'pod', namespace, ownerReferences: refs } });
   const toReplicaSet = enqueueOwner({ group: 'apps', kind: 'ReplicaSet' });
   const rows: Array<[string, Obj, string | undefined]> = [
     ['controller owner', owned([controllerReference(rs)]), 'shop/web-5d8f'],
@@ -89,7 +90,9 @@ test('count expectations: satisfied when observed, lowered, or expired', () => {
   }
 });
 
-const WIDGETS: ResourceRef = { group: 'example.com', version: 'v1', resource: 'widgets', namespaced: true };
+/** A Widget: a custom resource with status conditions and a spec that may say it is broken. */
+type Widget = WithStatusConditions & { spec?: { broken?: string } };
+const WIDGETS: ResourceRef<Widget> = { group: 'example.com', version: 'v1', resource: 'widgets', namespaced: true };
 const widgetCrd = {
   apiVersion: 'apiextensions.k8s.io/v1',
   kind: 'CustomResourceDefinition',

@@ -9,7 +9,8 @@ import { isSubset as isSubsetOf } from '../../src/common/subset.js';
 
 // applyObject's comparison: a null in the manifest means the field is to be absent.
 const isSubset = (desired: unknown, live: unknown) => isSubsetOf(desired, live, { nullMeans: 'absent' });
-import { KubeClient } from '../../src/kube/client.js';
+import { KubeClient, type ResourceRef } from '../../src/kube/client.js';
+import type * as api from '../../src/api/index.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 
 test('setCondition moves lastTransitionTime only when the status changes', () => {
@@ -63,9 +64,9 @@ test('applyObject creates, leaves an equal object alone, and patches only differ
     assert.deepEqual(changed.object.metadata.labels, { app: 'x', other: 'y' });
 
     // Status: written through the subresource only when it differs.
-    const ns = await client.get({ group: '', version: 'v1', resource: 'namespaces', namespaced: false }, 'default');
-    const nsRef = { group: '', version: 'v1', resource: 'namespaces', namespaced: false };
-    assert.equal(await applyStatus(client, nsRef, ns, ns.status), false);
+    const nsRef: ResourceRef<api.Namespace> = { group: '', version: 'v1', resource: 'namespaces', namespaced: false };
+    const ns = await client.get(nsRef, 'default');
+    assert.equal(await applyStatus(client, nsRef, ns, ns.status!), false);
 
     await assert.rejects(applyObject(client, { apiVersion: 'example.com/v1', kind: 'Nope', metadata: { name: 'x' } }), /no resource for kind Nope/);
   } finally {

@@ -4,6 +4,7 @@
 // requeues after, resyncs, never syncs one key twice at once, and stops cleanly.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type * as api from '../../src/api/index.js';
 import { rmSync } from 'node:fs';
 import { startTestApiServer } from '../helpers/apiserver.js';
 import { KubeClient, type ResourceRef } from '../../src/kube/client.js';
@@ -14,7 +15,7 @@ import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { registry } from '../../src/kube/metrics.js';
 import { eventually } from '../helpers/eventually.js';
 
-const CONFIGMAPS: ResourceRef = { group: '', version: 'v1', resource: 'configmaps', namespaced: true };
+const CONFIGMAPS: ResourceRef<api.ConfigMap> = { group: '', version: 'v1', resource: 'configmaps', namespaced: true };
 
 test('an informer keeps its cache right across watch timeouts, a restart with a missed delete, and a compaction', async () => {
   let api = await startTestApiServer({ compactKeep: 5, compactIntervalMs: 200 });

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { startTestApiServer } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
-import { KubeClient, type Obj } from '../../src/kube/client.js';
+import { KubeClient } from '../../src/kube/client.js';
 import { FakeClock } from '../../src/kube/clock.js';
 import { findCondition } from '../../src/kube/conditions.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
