@@ -1,6 +1,7 @@
 // What changes on a node going from one rendered MachineConfig to another: the paths whose
-// wanted state differs (files, units, ssh keys; see managed.ts), the `core` user's password, and the MachineConfig fields
-// that only a reboot applies (kernel arguments, kernel type, extensions, OS image). Pure.
+// wanted state differs (files, units, ssh keys; see managed.ts), the `core` user's password, and
+// the MachineConfig fields that only a reboot applies (kernel arguments, kernel type, extensions,
+// OS image). Pure.
 import type { MachineConfigSpec } from '../controller/types.js';
 import { CORE_USER, sameValue } from '../controller/validation.js';
 import type { IgnitionConfig } from '../../ignition/types.js';
