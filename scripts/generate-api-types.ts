@@ -81,7 +81,7 @@ async function groupSource(group: string, kinds: KindSource[]): Promise<string> 
     const ts = await compile(body as JSONSchema, `${k.kind}Body`, {
       bannerComment: '',
       additionalProperties: false,
-      strictIndexSignatures: true,
+      strictIndexSignatures: false,
       unknownAny: true,
       ignoreMinAndMaxItems: true,
       format: true,

@@ -69,7 +69,7 @@ export interface ClusterBody {
       name: string;
       controlPlane?: boolean;
       attributes?: {
-        [k: string]: string | undefined;
+        [k: string]: string;
       };
     }[];
     phase?: 'Pending' | 'Provisioning' | 'Provisioned' | 'Deleting' | 'Failed' | 'Unknown';
@@ -186,7 +186,7 @@ export interface MachineDeploymentBody {
     };
     selector: {
       matchLabels?: {
-        [k: string]: string | undefined;
+        [k: string]: string;
       };
       matchExpressions?: {
         key: string;
@@ -197,10 +197,10 @@ export interface MachineDeploymentBody {
     template: {
       metadata?: {
         labels?: {
-          [k: string]: string | undefined;
+          [k: string]: string;
         };
         annotations?: {
-          [k: string]: string | undefined;
+          [k: string]: string;
         };
       };
       spec: {
@@ -283,7 +283,7 @@ export interface MachineHealthCheckBody {
     clusterName: string;
     selector: {
       matchLabels?: {
-        [k: string]: string | undefined;
+        [k: string]: string;
       };
       matchExpressions?: {
         key: string;
@@ -356,7 +356,7 @@ export interface MachineSetBody {
     replicas?: number;
     selector: {
       matchLabels?: {
-        [k: string]: string | undefined;
+        [k: string]: string;
       };
       matchExpressions?: {
         key: string;
@@ -367,10 +367,10 @@ export interface MachineSetBody {
     template: {
       metadata?: {
         labels?: {
-          [k: string]: string | undefined;
+          [k: string]: string;
         };
         annotations?: {
-          [k: string]: string | undefined;
+          [k: string]: string;
         };
       };
       spec: {

@@ -9,7 +9,7 @@ export interface ClusterOperatorBody {
    * configuration that could apply to any operator (none today).
    */
   spec: {
-    [k: string]: unknown | undefined;
+    [k: string]: unknown;
   };
   /**
    * the state of the operator.
@@ -32,7 +32,7 @@ export interface ClusterOperatorBody {
      * operator-specific status.
      */
     extension?: {
-      [k: string]: unknown | undefined;
+      [k: string]: unknown;
     } | null;
     /**
      * objects related to this operator, for inspection (must-gather).
@@ -392,7 +392,7 @@ export interface InfrastructureBody {
          */
         platformName?: string;
       };
-      [k: string]: unknown | undefined;
+      [k: string]: unknown;
     };
   };
   status?: {
@@ -453,7 +453,7 @@ export interface InfrastructureBody {
           state?: string;
         };
       };
-      [k: string]: unknown | undefined;
+      [k: string]: unknown;
     };
   };
 }

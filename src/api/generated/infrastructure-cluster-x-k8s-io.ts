@@ -33,7 +33,7 @@ export interface LocalClusterBody {
       name: string;
       controlPlane?: boolean;
       attributes?: {
-        [k: string]: string | undefined;
+        [k: string]: string;
       };
     }[];
   };
@@ -80,10 +80,10 @@ export interface LocalMachineTemplateBody {
     template: {
       metadata?: {
         labels?: {
-          [k: string]: string | undefined;
+          [k: string]: string;
         };
         annotations?: {
-          [k: string]: string | undefined;
+          [k: string]: string;
         };
       };
       spec: {

@@ -22,7 +22,7 @@ export interface ControllerConfigBody {
      * The cluster's DNS configuration (config.openshift.io/v1 DNS).
      */
     dns?: {
-      [k: string]: unknown | undefined;
+      [k: string]: unknown;
     } | null;
     /**
      * Deprecated.
@@ -40,13 +40,13 @@ export interface ControllerConfigBody {
      * Images the templates use, by name.
      */
     images: {
-      [k: string]: string | undefined;
+      [k: string]: string;
     };
     /**
      * The cluster's Infrastructure object (config.openshift.io/v1).
      */
     infra?: {
-      [k: string]: unknown | undefined;
+      [k: string]: unknown;
     };
     internalRegistryPullSecret?: string | null;
     /**
@@ -58,7 +58,7 @@ export interface ControllerConfigBody {
      * The cluster's network configuration.
      */
     network?: {
-      [k: string]: unknown | undefined;
+      [k: string]: unknown;
     } | null;
     /**
      * Deprecated; use network.
@@ -127,7 +127,7 @@ export interface KubeletConfigBody {
      * The kubelet configuration (kubelet.config.k8s.io/v1beta1 KubeletConfiguration fields).
      */
     kubeletConfig?: {
-      [k: string]: unknown | undefined;
+      [k: string]: unknown;
     };
     logLevel?: number | null;
     /**
@@ -140,7 +140,7 @@ export interface KubeletConfigBody {
         values?: string[];
       }[];
       matchLabels?: {
-        [k: string]: string | undefined;
+        [k: string]: string;
       };
     };
     /**
@@ -152,13 +152,13 @@ export interface KubeletConfigBody {
         minTLSVersion?: 'VersionTLS10' | 'VersionTLS11' | 'VersionTLS12' | 'VersionTLS13';
       } | null;
       intermediate?: {
-        [k: string]: unknown | undefined;
+        [k: string]: unknown;
       } | null;
       modern?: {
-        [k: string]: unknown | undefined;
+        [k: string]: unknown;
       } | null;
       old?: {
-        [k: string]: unknown | undefined;
+        [k: string]: unknown;
       } | null;
       type?: 'Old' | 'Intermediate' | 'Modern' | 'Custom';
     };
@@ -194,7 +194,7 @@ export interface MachineConfigBody {
      * Config is an Ignition 3.x config.
      */
     config?: {
-      [k: string]: unknown | undefined;
+      [k: string]: unknown;
     };
     /**
      * Extensions to install on the nodes (e.g. usbguard, kernel-devel).
@@ -263,7 +263,7 @@ export interface MachineConfigPoolBody {
         values?: string[];
       }[];
       matchLabels?: {
-        [k: string]: string | undefined;
+        [k: string]: string;
       };
     };
     /**
@@ -280,7 +280,7 @@ export interface MachineConfigPoolBody {
         values?: string[];
       }[];
       matchLabels?: {
-        [k: string]: string | undefined;
+        [k: string]: string;
       };
     };
     /**
