@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runBosun } from '../helpers/cli.js';
 import { startTestApiServer } from '../helpers/apiserver.js';
-import { enableAccessControl } from '../../src/apiserver/access-control.js';
+import { enableAccessControl } from '../../src/apiserver/auth/access-control.js';
 
 const home = mkdtempSync(join(tmpdir(), 'bosun-no-kubeconfig-'));
 test.after(() => rmSync(home, { recursive: true, force: true }));

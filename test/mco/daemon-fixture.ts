@@ -72,7 +72,7 @@ export async function startMcoCluster(o: NodeClusterOptions & { workerMaxUnavail
       const rendered = await c.kube.get(resources.machineConfigs, pool);
       // The bootstrap kubeconfig from a token the machine approver will honour (the fixture makes both).
       const bootstrap = JSON.parse(await bootstrapUserData(c)).storage.files.find((f: Obj) => f.path === '/etc/kubernetes/kubeconfig');
-      const config = servedConfig({ name: pool, config: rendered.spec.config } as never, undefined) as Obj;
+      const config = servedConfig({ name: pool, config: rendered.spec!.config } as never, undefined) as Obj;
       config.storage.files.push(bootstrap);
       for (const [path, text] of Object.entries(files)) config.storage.files.push({ path, mode: 0o644, overwrite: true, contents: { source: `data:;base64,${Buffer.from(text).toString('base64')}` } });
       return bootWorker(c, name, JSON.stringify(config));

@@ -89,7 +89,7 @@ test('a new file reaches every worker one node at a time, each drained and reboo
 
 test('an ssh-key-only change is written without a reboot', { timeout: 60_000 }, async () => {
   const before = await bootIds();
-  const previous = (await c.kube.get(resources.machineConfigPools, 'worker')).spec.configuration.name;
+  const previous = (await c.kube.get(resources.machineConfigPools, 'worker')).spec.configuration!.name!;
   await c.kube.create(resources.machineConfigs, {
     apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig',
     metadata: { name: '99-worker-ssh-extra', labels: { 'machineconfiguration.openshift.io/role': 'worker' } },
@@ -107,7 +107,7 @@ test('an ssh-key-only change is written without a reboot', { timeout: 60_000 }, 
 });
 
 test('deleting the MachineConfig restores the original file and removes the new one', { timeout: 60_000 }, async () => {
-  const previous = (await c.kube.get(resources.machineConfigPools, 'worker')).spec.configuration.name;
+  const previous = (await c.kube.get(resources.machineConfigPools, 'worker')).spec.configuration!.name!;
   await c.kube.delete(resources.machineConfigs, '50-worker-file');
   const r3 = await c.renderedWorker([previous]);
   await c.workersDoneOn(r3);

@@ -15,7 +15,7 @@ import { Controller, TerminalError, type SyncContext, type SyncResult } from '..
 import { findCondition, isTrue } from '../../kube/conditions.js';
 import { CONTROLLER_CONFIG_NAME, TEMPLATE_COMPLETED, type McoContext } from './context.js';
 import { resources } from '../../kube/resources.js';
-import { RELEASE_IMAGE_VERSION_ANNOTATION, type ControllerConfig, type MachineConfig, type MachineConfigPool, type NodeView } from './types.js';
+import { RELEASE_IMAGE_VERSION_ANNOTATION, conditionsOf, type ControllerConfig, type MachineConfig, type MachineConfigPool, type NodeView } from './types.js';
 import { renderFailureMessage, renderPool, RenderError, selectMachineConfigs } from './render.js';
 import { formatProblem } from '../../ignition/parse.js';
 import { validateConfig } from '../../ignition/validate.js';
@@ -90,7 +90,7 @@ function eventMessage(prefix: string, items: string[]): string {
 
 function templatesComplete(cc: ControllerConfig | undefined): cc is ControllerConfig {
   if (!cc) return false;
-  return isTrue(cc.status?.conditions, TEMPLATE_COMPLETED) && cc.status?.observedGeneration === cc.metadata.generation;
+  return isTrue(conditionsOf(cc), TEMPLATE_COMPLETED) && cc.status?.observedGeneration === cc.metadata.generation;
 }
 
 async function syncRender(ctx: McoContext, poolName: string, { log }: SyncContext, memory: Map<string, Map<string, number>>): Promise<SyncResult | void> {
@@ -132,7 +132,7 @@ async function syncRender(ctx: McoContext, poolName: string, { log }: SyncContex
     if (!(e instanceof RenderError)) throw e;
     failure = e;
   }
-  const reported = findCondition(pool.status?.conditions, 'RenderDegraded');
+  const reported = findCondition(conditionsOf(pool), 'RenderDegraded');
   const result = await collectGarbage(ctx, pool, log, memory);
   if (!failure) {
     if (reported?.status === 'True') log.info({ pool: poolName }, 'render recovered');

@@ -23,13 +23,16 @@
 //       nodes all run it.
 import { DEFAULT_SERVICE_CIDR, nthAddress, parseCidr } from '../../common/ipv4.js';
 import { logger } from '../../common/log.js';
-import { isConflict, type KubeClient, type Obj } from '../../kube/client.js';
+import type * as api from '../../api/index.js';
+import type { IgnitionConfig } from '../../ignition/types.js';
+import { isConflict, type KubeClient } from '../../kube/client.js';
 import type { InformerFactory, Informer } from '../../kube/informer.js';
 import { Controller } from '../../kube/controller.js';
 import { applyObject } from '../../kube/apply.js';
 import { setCondition, findCondition, sameConditions, type Condition } from '../../kube/conditions.js';
 import { Manager, type Runnable } from '../../kube/manager.js';
 import { resources as R } from '../../kube/resources.js';
+import { conditionsOf } from '../controller/types.js';
 import type * as k8s from '@kubernetes/client-node';
 
 const log = logger('machine-config-operator');
@@ -63,7 +66,7 @@ export interface MachineConfigOperatorOptions extends MachineConfigOperatorSetti
 }
 
 /** A pointer Ignition config that merges the pool's config from the machine-config server. */
-export function pointerIgnition(source: string, caPem: string | undefined): Obj {
+export function pointerIgnition(source: string, caPem: string | undefined): IgnitionConfig {
   return {
     ignition: {
       version: '3.2.0',
@@ -74,7 +77,7 @@ export function pointerIgnition(source: string, caPem: string | undefined): Obj 
 }
 
 /** The host booting machines reach the machine-config server on: the internal API endpoint's. */
-export function serverHost(infrastructure: Obj | undefined): string {
+export function serverHost(infrastructure: api.Infrastructure | undefined): string {
   const url = infrastructure?.status?.apiServerInternalURI ?? infrastructure?.status?.apiServerURL;
   if (!url) return '127.0.0.1';
   try {
@@ -88,10 +91,12 @@ export function serverHost(infrastructure: Obj | undefined): string {
  * The cluster DNS service IP: the 10th address of the first service network (OpenShift's rule),
  * of OpenShift's default network while Network/cluster says none (or none that is IPv4).
  */
-export function clusterDnsIp(network: Obj | undefined): string {
+export function clusterDnsIp(network: api.Network | undefined): string {
   const cidr: string | undefined = network?.status?.serviceNetwork?.[0] ?? network?.spec?.serviceNetwork?.[0];
   return nthAddress(cidr && parseCidr(cidr) ? cidr : DEFAULT_SERVICE_CIDR, 10);
 }
+
+type EnvVar = NonNullable<api.Container['env']>[number];
 
 const b64 = (text: string | undefined) => (text ? Buffer.from(text).toString('base64') : '');
 
@@ -110,7 +115,7 @@ interface PoolView {
  * taint: a cordoned or tainted node still needs its daemon), the host's root at /rootfs, the
  * host's network and PID namespace, privileged.
  */
-export function daemonDaemonSet(image: string, env: Obj[]): Obj {
+export function daemonDaemonSet(image: string, env: EnvVar[]): api.DaemonSet {
   return {
     apiVersion: 'apps/v1',
     kind: 'DaemonSet',
@@ -145,7 +150,19 @@ export class MachineConfigOperator implements Runnable {
   readonly name = 'machine-config-operator';
   private readonly client: KubeClient;
   private readonly factory: InformerFactory;
-  private readonly informers: Record<string, Informer>;
+  private readonly informers: {
+    infrastructures: Informer<api.Infrastructure>;
+    networks: Informer<api.Network>;
+    controllerConfigs: Informer<api.ControllerConfig>;
+    pools: Informer<api.MachineConfigPool>;
+    machineConfigs: Informer<api.MachineConfig>;
+    operatorConfigMaps: Informer<api.ConfigMap>;
+    managedConfigMaps: Informer<api.ConfigMap>;
+    kubeSystemConfigMaps: Informer<api.ConfigMap>;
+    configSecrets: Informer<api.Secret>;
+    clusterOperators: Informer<api.ClusterOperator>;
+    deployments: Informer<api.Deployment>;
+  };
   private readonly controller: Controller;
 
   constructor(
@@ -176,13 +193,14 @@ export class MachineConfigOperator implements Runnable {
         if (retries >= 3) void this.reportFailure(error).catch(() => undefined);
       },
     });
-    for (const informer of Object.values(this.informers)) this.controller.watch(informer, () => KEY);
+    // Any change to any input maps to the one key; the object itself is not read here.
+    for (const informer of Object.values(this.informers)) this.controller.watch(informer as Informer<api.KubeObject>, () => KEY);
   }
 
   version(): string | undefined {
     if (this.options.followDeployment) {
       const deployment = this.informers.deployments.get('machine-config-operator', OPERATOR_NAMESPACE);
-      const env: Obj[] = deployment?.spec?.template?.spec?.containers?.[0]?.env ?? [];
+      const env = deployment?.spec?.template?.spec?.containers?.[0]?.env ?? [];
       const fromDeployment = env.find((e) => e.name === 'RELEASE_VERSION')?.value;
       if (fromDeployment) return fromDeployment;
     }
@@ -373,7 +391,7 @@ export class MachineConfigOperator implements Runnable {
       const pool = this.informers.pools.get(name);
       const rendered: string | undefined = pool?.spec?.configuration?.name || undefined;
       const mc = rendered ? this.informers.machineConfigs.get(rendered) : undefined;
-      const conditions: Condition[] = pool?.status?.conditions ?? [];
+      const conditions: Condition[] = (pool && conditionsOf(pool)) ?? [];
       const degraded = findCondition(conditions, 'Degraded');
       return {
         name,
@@ -388,14 +406,14 @@ export class MachineConfigOperator implements Runnable {
 
   private async reportStatus(version: string, daemonDeployed: boolean): Promise<void> {
     const cc = this.informers.controllerConfigs.get('machine-config-controller');
-    const templated = findCondition(cc?.status?.conditions, 'TemplateControllerCompleted')?.status === 'True';
+    const templated = findCondition(cc && conditionsOf(cc), 'TemplateControllerCompleted')?.status === 'True';
     const pools = this.pools();
     const unrendered = pools.filter((p) => (p.name === 'master' || p.name === 'worker') && !p.rendered).map((p) => p.name);
     const behind = pools.filter((p) => p.rendered && p.renderedVersion !== version).map((p) => p.name);
     const degraded = pools.filter((p) => p.degraded);
     const updating = pools.filter((p) => p.updating).map((p) => p.name);
     const current = this.informers.clusterOperators.get('machine-config');
-    const reported: Obj[] = current?.status?.versions ?? [];
+    const reported = current?.status?.versions ?? [];
     // As OpenShift's required pools: the new version is reported once the master pool's nodes run
     // the config rendered for it (the CVO's update completes only then); workers may still roll.
     // Without daemons nothing moves nodes, so there is nothing to wait for.
@@ -437,7 +455,7 @@ export class MachineConfigOperator implements Runnable {
     await this.writeClusterOperator(conditions, versions);
   }
 
-  private async writeClusterOperator(conditions: Condition[], versions: Obj[] | undefined): Promise<void> {
+  private async writeClusterOperator(conditions: Condition[], versions: api.OperandVersion[] | undefined): Promise<void> {
     let current = this.informers.clusterOperators.get('machine-config') ?? (await this.client.read(R.clusterOperators, 'machine-config'));
     if (!current) {
       current = await this.client.create(R.clusterOperators, { apiVersion: 'config.openshift.io/v1', kind: 'ClusterOperator', metadata: { name: 'machine-config' }, spec: {} }).catch(async (e) => {
@@ -455,7 +473,7 @@ export class MachineConfigOperator implements Runnable {
         { group: MCO, resource: 'machineconfigs', name: '' },
       ],
     };
-    const rest = (s: Obj | undefined) => JSON.stringify({ ...s, conditions: undefined });
+    const rest = (s: object | undefined) => JSON.stringify({ ...s, conditions: undefined });
     if (sameConditions(current!.status?.conditions, conditions) && rest(current!.status) === rest(status)) return;
     await this.client.mergePatch(R.clusterOperators, 'machine-config', undefined, { metadata: { resourceVersion: current!.metadata.resourceVersion }, status }, 'status');
   }
