@@ -10,7 +10,8 @@
 // for drift every --drift-check-interval.
 import { Controller, type SyncContext, type SyncResult } from '../../kube/controller.js';
 import { annotationsChanged } from '../../kube/predicates.js';
-import { isNotFound, type KubeClient, type Obj } from '../../kube/client.js';
+import type { Node } from '../../api/index.js';
+import { isNotFound, type KubeClient } from '../../kube/client.js';
 import type { EventRecorder } from '../../kube/events.js';
 import type { InformerFactory } from '../../kube/informer.js';
 import type { Runnable } from '../../kube/manager.js';
@@ -48,7 +49,7 @@ export interface DaemonSettings {
   afterStep?: (step: Step) => Promise<void> | void;
 }
 
-function annotationsOf(node: Obj): NodeAnnotations {
+function annotationsOf(node: Node): NodeAnnotations {
   const a: Record<string, string> = node.metadata?.annotations ?? {};
   return {
     currentConfig: a[CURRENT_CONFIG_ANNOTATION], desiredConfig: a[DESIRED_CONFIG_ANNOTATION], state: a[STATE_ANNOTATION], reason: a[REASON_ANNOTATION],
@@ -67,7 +68,7 @@ export class MachineConfigDaemon implements Runnable {
   /** The boot a reboot was last asked of, and when: one request per boot unless it goes unanswered. */
   private rebootAsked?: { bootId: string; at: number };
   /** The node as the API server answered the last write of this pass, if the last step wrote it. */
-  private written?: Obj;
+  private written?: Node;
   private readonly configs = new Map<string, MachineConfig>();
   /** The drain this daemon waits for, and since when (a restarted daemon starts the wait again, as OpenShift's). */
   private drainWait?: { value: string; since: number };
@@ -91,7 +92,7 @@ export class MachineConfigDaemon implements Runnable {
     // not the daemon's own writes: the pass that wrote went on from the write's answer. (Should a
     // relist fold someone else's change into an event of ours, the periodic pass — wait and idle
     // requeue — sees it.)
-    const rebooted = (object: Obj, old?: Obj) => object.status?.nodeInfo?.bootID !== old?.status?.nodeInfo?.bootID;
+    const rebooted = (object: Node, old?: Node) => object.status?.nodeInfo?.bootID !== old?.status?.nodeInfo?.bootID;
     this.controller.watch(node, () => settings.nodeName, (type, object, old) => type !== 'update' || rebooted(object, old)
       || (annotationsChanged(type, object, old) && !this.ownWrites.has(object.metadata?.resourceVersion ?? '')));
   }
@@ -119,7 +120,7 @@ export class MachineConfigDaemon implements Runnable {
   }
 
   /** What nextStep needs, and the configs it was computed from. */
-  private async observe(node: Obj): Promise<{ observation: Observation; configs: { from?: MachineConfig; to?: MachineConfig } }> {
+  private async observe(node: Node): Promise<{ observation: Observation; configs: { from?: MachineConfig; to?: MachineConfig } }> {
     const { host } = this.settings;
     const a = annotationsOf(node);
     const o: Observation = { node: a, bootId: host.bootId(), pending: this.disk.pending(), forceFile: host.forceFile() };
@@ -152,7 +153,7 @@ export class MachineConfigDaemon implements Runnable {
   }
 
   /** When the node waits on its drain request longer than the drain timeout: the reason to give. */
-  private drainTimedOut(node: Obj, a: NodeAnnotations): string | undefined {
+  private drainTimedOut(node: Node, a: NodeAnnotations): string | undefined {
     const asked = a.desiredDrain ?? '';
     if (!asked.startsWith('drain-') || a.lastAppliedDrain === asked) {
       this.drainWait = undefined;
@@ -201,12 +202,12 @@ export class MachineConfigDaemon implements Runnable {
     if (this.ownWrites.size > 8) this.ownWrites.delete(this.ownWrites.values().next().value!);
   }
 
-  private event(node: Obj, type: 'Normal' | 'Warning', reason: string, message: string): void {
+  private event(node: Node, type: 'Normal' | 'Warning', reason: string, message: string): void {
     void this.events.event({ apiVersion: 'v1', kind: 'Node', metadata: node.metadata }, type, reason, message);
   }
 
   /** Takes one step; answers when the pass should end (and when to look again). */
-  private async take(step: Step, node: Obj, o: Observation, configs: { from?: MachineConfig; to?: MachineConfig }, log: SyncContext['log']): Promise<SyncResult | undefined> {
+  private async take(step: Step, node: Node, o: Observation, configs: { from?: MachineConfig; to?: MachineConfig }, log: SyncContext['log']): Promise<SyncResult | undefined> {
     const { host } = this.settings;
     const desired = o.node.desiredConfig ?? '';
     switch (step.kind) {
