@@ -20,7 +20,6 @@ import { fromLabelSelectorObject, matchesLabels, SelectorError } from '../../com
 import { mergeAll } from '../../ignition/merge.js';
 import { parseConfig } from '../../ignition/parse.js';
 import { isEmptyValue } from '../../ignition/schema.js';
-import type { IgnitionConfig } from '../../ignition/types.js';
 import { formatSpec3, LATEST_SPEC3_MINOR } from '../../ignition/version.js';
 import {
   GENERATED_BY_VERSION_ANNOTATION, MCO_API_VERSION, RELEASE_IMAGE_VERSION_ANNOTATION, ROLE_LABEL,

@@ -12,7 +12,7 @@
 // Every problem names the MachineConfig (when known) and the field.
 import { isError, validateConfig } from '../../ignition/validate.js';
 import { isEmptyValue } from '../../ignition/schema.js';
-import type { FileEntry, IgnitionConfig, User } from '../../ignition/types.js';
+import type { FileEntry, User } from '../../ignition/types.js';
 import { ignitionConfigOf, type MachineConfig, type MachineConfigSpec } from './types.js';
 
 export interface SpecProblem {
