@@ -1,6 +1,8 @@
 // The machineconfiguration.openshift.io/v1 objects the machine-config controller reads and writes
-// (MachineConfig, MachineConfigPool, ControllerConfig, KubeletConfig) and the Node fields it uses,
-// typed as far as the controller needs them; the annotation and label keys OpenShift uses.
+// (MachineConfig, MachineConfigPool, ControllerConfig, KubeletConfig) and the Nodes it targets —
+// src/api's types, generated from the CRDs, under the names the MCO uses — with the readers that
+// narrow what the CRDs leave open (spec.config, conditions, selectors); the annotation and label
+// keys OpenShift uses.
 import type * as api from '../../api/index.js';
 import type { IgnitionConfig } from '../../ignition/types.js';
 import type { MetaLabelSelector } from '../../common/label-selectors.js';
