@@ -10,8 +10,8 @@
 // for drift every --drift-check-interval.
 import { Controller, type SyncContext, type SyncResult } from '../../kube/controller.js';
 import { annotationsChanged } from '../../kube/predicates.js';
-import type { Node } from '../../api/index.js';
-import { isNotFound, type KubeClient } from '../../kube/client.js';
+import type { KubeObject, Node } from '../../api/index.js';
+import { isNotFound, type KubeClient, type ResourceRef } from '../../kube/client.js';
 import type { EventRecorder } from '../../kube/events.js';
 import type { InformerFactory } from '../../kube/informer.js';
 import type { Runnable } from '../../kube/manager.js';
@@ -26,8 +26,11 @@ import { nextStep, type NodeAnnotations, type Observation, type Step } from './s
 import { rootReader, validateOnDisk } from './validate.js';
 import { WriteError, writeDiff } from './writer.js';
 
+/** The part of an operator.openshift.io/v1 MachineConfiguration the daemon reads (bosun ships no CRD for the kind). */
+type MachineConfiguration = KubeObject & { spec?: { nodeDisruptionPolicy?: NodeDisruptionPolicy } };
+
 /** The node disruption policy's home (operator.openshift.io/v1, cluster-scoped, named cluster). */
-export const MACHINE_CONFIGURATIONS = { group: 'operator.openshift.io', version: 'v1', resource: 'machineconfigurations', namespaced: false };
+export const MACHINE_CONFIGURATIONS: ResourceRef<MachineConfiguration> = { group: 'operator.openshift.io', version: 'v1', resource: 'machineconfigurations', namespaced: false };
 export const MACHINE_CONFIG_DAEMON = { name: 'machine-config-daemon', lease: { namespace: 'openshift-machine-config-operator', name: 'machine-config-daemon' }, eventSource: 'machineconfigdaemon' };
 export const DEFAULT_DRIFT_CHECK_MS = 10_000;
 /** A drain not answered after this long degrades the node (OpenShift's daemon waits an hour). */

@@ -228,7 +228,8 @@ export class MachineConfigOperator implements Runnable {
     let images: Record<string, string> = {};
     if (imagesText) {
       try {
-        images = JSON.parse(imagesText);
+        // images.json, as the payload writes it: image names to pull specs.
+        images = JSON.parse(imagesText) as Record<string, string>;
       } catch (e) {
         throw new Error(`ConfigMap ${OPERATOR_NAMESPACE}/machine-config-operator-images: images.json is not JSON: ${(e as Error).message}`);
       }
