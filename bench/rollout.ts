@@ -18,7 +18,7 @@ import { parse as parseYaml } from 'yaml';
 import { startApiServerProcess } from './lib/apiserver-process.js';
 import { logger, setLogLevel } from '../src/common/log.js';
 import { SimulatedNodes } from '../src/cluster/node-agent/scale.js';
-import { KubeClient, Manager, loadKubeConfig, resources, type Obj } from '../src/kube/index.js';
+import { KubeClient, Manager, loadKubeConfig, resources } from '../src/kube/index.js';
 import { runMachineConfigController } from '../src/mco/controller/run.js';
 import { MachineConfigDaemon } from '../src/mco/daemon/daemon.js';
 import type { Host } from '../src/mco/daemon/host.js';
@@ -114,7 +114,7 @@ async function rollout(n: number, k: number): Promise<{ ms: number; maxDown: num
       // The first boot, as Ignition leaves a machine: the rendered config's files and the daemon's seed.
       const root = mkdtempSync(join(dataDir, `machine-${i}-`));
       writeDiff(root, diffConfigs(undefined, base.spec));
-      new DiskState(root).writeCurrentConfig(base as never);
+      new DiskState(root).writeCurrentConfig(base);
       const node = `sim-node-${i}`;
       await client.mergePatch(resources.nodes, node, undefined, { metadata: { annotations: { [`${MCO}/currentConfig`]: r0, [`${MCO}/desiredConfig`]: r0, [`${MCO}/state`]: 'Done' } } });
       // The workload the drain evicts: a pod that takes the drain time to stop.
@@ -123,7 +123,7 @@ async function rollout(n: number, k: number): Promise<{ ms: number; maxDown: num
       machines.push(m);
       m.start();
     }
-    await waitFor('the pool Updated', async () => (await client.get(resources.machineConfigPools, 'worker')).status?.conditions?.some((c: Obj) => c.type === 'Updated' && c.status === 'True'), 60_000);
+    await waitFor('the pool Updated', async () => (await client.get(resources.machineConfigPools, 'worker')).status?.conditions?.some((c) => c.type === 'Updated' && c.status === 'True'), 60_000);
 
     await client.create(resources.machineConfigs, { apiVersion: `${MCO}/v1`, kind: 'MachineConfig', metadata: { name: '50-worker-bench', labels: { [`${MCO}/role`]: 'worker' } }, spec: { config: { ignition: { version: '3.2.0' }, storage: { files: [{ path: '/etc/bench.conf', mode: 420, overwrite: true, contents: { source: 'data:,rolled' } }] } } } });
     const r1 = await waitFor('the new rendered config', async () => { const c = (await client.get(resources.machineConfigPools, 'worker')).spec?.configuration?.name; return c !== r0 && c; }, 20_000);
@@ -133,7 +133,7 @@ async function rollout(n: number, k: number): Promise<{ ms: number; maxDown: num
     await waitFor('every node Done on the new config', async () => {
       const pool = await client.get(resources.machineConfigPools, 'worker');
       maxDown = Math.max(maxDown, pool.status?.unavailableMachineCount ?? 0);
-      return pool.status?.configuration?.name === r1 && pool.status?.conditions?.some((c: Obj) => c.type === 'Updated' && c.status === 'True');
+      return pool.status?.configuration?.name === r1 && pool.status?.conditions?.some((c) => c.type === 'Updated' && c.status === 'True');
     }, 30 * 60_000);
     return { ms: performance.now() - started, maxDown, reboots: machines.reduce((s, m) => s + m.reboots, 0) };
   } finally {

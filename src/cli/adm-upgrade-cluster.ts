@@ -4,6 +4,7 @@
 // progress bar that never goes back (adm-upgrade-progress.ts), then the machine config pools
 // rolling the release's configs over the nodes); `channel NAME` picks the channel. The pure parts
 // (rendering, choosing a target) are exported for tests.
+import type { ClusterVersion, MachineConfigPool } from '../api/index.js';
 import { BosunError } from '../common/errors.js';
 import type { Command } from 'commander';
 import semver from 'semver';
@@ -12,7 +13,8 @@ import { isConflict, isNotFound, KubeClient } from '../kube/client.js';
 import { resources } from '../kube/resources.js';
 import { UpgradeProgressTracker } from './adm-upgrade-progress.js';
 
-type Obj = Record<string, any>;
+/** A status condition as this command reads it, on a ClusterVersion or a MachineConfigPool. */
+interface Cond { type?: string; status?: string; reason?: string; message?: string }
 const CV = resources.clusterVersions;
 const CV_NAME = 'version';
 
@@ -22,22 +24,22 @@ export class UpgradeCommandError extends BosunError {
   }
 }
 
-const cond = (cv: Obj, type: string): Obj | undefined => (cv.status?.conditions ?? []).find((c: Obj) => c.type === type);
+const cond = (o: { status?: { conditions?: readonly Cond[] } }, type: string): Cond | undefined => (o.status?.conditions ?? []).find((c) => c.type === type);
 
 function table(rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   return rows.map((r) => '  ' + r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('   ')).join('\n');
 }
 
-function block(title: string, c: Obj): string[] {
+function block(title: string, c: Cond): string[] {
   return [title, '', `  Reason: ${c.reason || '(none)'}`, `  Message: ${String(c.message ?? '').split('\n').join('\n  ')}`, ''];
 }
 
 /** The cluster's update state, as `bosun adm upgrade` prints it. */
-export function renderUpgradeStatus(cv: Obj, includeNotRecommended: boolean): string {
+export function renderUpgradeStatus(cv: ClusterVersion, includeNotRecommended: boolean): string {
   const out: string[] = [];
   const progressing = cond(cv, 'Progressing');
-  const current = (cv.status?.history ?? []).find((h: Obj) => h.state === 'Completed');
+  const current = (cv.status?.history ?? []).find((h) => h.state === 'Completed');
   if (progressing?.status === 'True') out.push(`info: An upgrade is in progress. ${progressing.message}`, '');
   else out.push(current ? `Cluster version is ${current.version}` : 'The cluster has not finished installing yet.', '');
   for (const [type, bad] of [['Failing', 'True'], ['ReleaseAccepted', 'False'], ['Upgradeable', 'False']] as const) {
@@ -49,16 +51,16 @@ export function renderUpgradeStatus(cv: Obj, includeNotRecommended: boolean): st
   out.push(`Channel: ${cv.spec?.channel || '(none)'}${channels.length ? ` (available channels: ${channels.join(', ')})` : ''}`, '');
   const retrieved = cond(cv, 'RetrievedUpdates');
   if (retrieved?.status === 'False') out.push(...block('warning: Cannot display available updates:', retrieved));
-  const available: Obj[] = cv.status?.availableUpdates ?? [];
+  const available = cv.status?.availableUpdates ?? [];
   if (available.length === 0) out.push('No updates available. You may still upgrade to a specific release image with --to-image or wait for new updates to be available.');
   else out.push('Recommended updates:', '', table([['VERSION', 'IMAGE'], ...[...available].sort((a, b) => semver.rcompare(a.version, b.version)).map((u) => [u.version, u.image])]));
-  const conditional: Obj[] = cv.status?.conditionalUpdates ?? [];
+  const conditional = cv.status?.conditionalUpdates ?? [];
   if (conditional.length > 0) {
     if (!includeNotRecommended) out.push('', `Additional updates which are not recommended for your cluster configuration are available, to view those re-run the command with --include-not-recommended.`);
     else {
       out.push('', 'Supported but not recommended updates:');
       for (const u of conditional) {
-        const rec = (u.conditions ?? []).find((c: Obj) => c.type === 'Recommended') ?? {};
+        const rec: Cond = (u.conditions ?? []).find((c) => c.type === 'Recommended') ?? {};
         out.push('', `  Version: ${u.release.version}`, `  Image: ${u.release.image}`, `  Recommended: ${rec.status ?? 'Unknown'}`, `  Reason: ${rec.reason ?? ''}`, `  Message: ${String(rec.message ?? '').split('\n').join('\n  ')}`);
       }
     }
@@ -76,9 +78,9 @@ export interface TargetRequest {
 }
 
 /** The desiredUpdate to set for a request, or an error saying why not. */
-export function chooseTarget(cv: Obj, req: TargetRequest): { version?: string; image: string; force?: boolean } {
-  const available: Obj[] = cv.status?.availableUpdates ?? [];
-  const conditional: Obj[] = cv.status?.conditionalUpdates ?? [];
+export function chooseTarget(cv: ClusterVersion, req: TargetRequest): { version?: string; image: string; force?: boolean } {
+  const available = cv.status?.availableUpdates ?? [];
+  const conditional = cv.status?.conditionalUpdates ?? [];
   const force = req.force ? { force: true } : {};
   if ([req.to, req.toLatest, req.toImage].filter(Boolean).length !== 1) throw new UpgradeCommandError('give exactly one of --to, --to-latest or --to-image');
   if (req.toImage) {
@@ -100,7 +102,7 @@ export function chooseTarget(cv: Obj, req: TargetRequest): { version?: string; i
   const cond = conditional.find((u) => u.release.version === version);
   if (cond) {
     if (!req.allowNotRecommended) {
-      const risks = (cond.risks ?? []).map((r: Obj) => `${r.name}: ${r.message}`).join('; ');
+      const risks = (cond.risks ?? []).map((r) => `${r.name}: ${r.message}`).join('; ');
       throw new UpgradeCommandError(`the update ${version} is not one of the recommended updates, but is available as a conditional update (${risks}); pass --allow-not-recommended to take it`);
     }
     return { version, image: cond.release.image, ...force };
@@ -114,7 +116,7 @@ function client(kubeconfig?: string): KubeClient {
   return new KubeClient(loadKubeConfig(kubeconfig));
 }
 
-async function readCV(api: KubeClient): Promise<Obj> {
+async function readCV(api: KubeClient): Promise<ClusterVersion> {
   try {
     return await api.get(CV, CV_NAME);
   } catch (e) {
@@ -123,11 +125,11 @@ async function readCV(api: KubeClient): Promise<Obj> {
   }
 }
 
-async function patchSpec(api: KubeClient, change: (spec: Obj) => Obj): Promise<void> {
+async function patchSpec(api: KubeClient, change: (spec: ClusterVersion['spec']) => ClusterVersion['spec']): Promise<void> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const cv = await readCV(api);
     try {
-      await api.update(CV, { ...cv, spec: change({ ...(cv.spec ?? {}) }) });
+      await api.update(CV, { ...cv, spec: change({ ...cv.spec }) });
       return;
     } catch (e) {
       if (!isConflict(e)) throw e;
@@ -167,9 +169,9 @@ async function follow(api: KubeClient, image: string, timeoutMs: number): Promis
 }
 
 /** A pool still rolling its config: not paused, with nodes, not all of them updated to it. */
-export function poolBehind(pool: Obj): boolean {
+export function poolBehind(pool: MachineConfigPool): boolean {
   const st = pool.status ?? {};
-  if (pool.spec?.paused || !(st.machineCount > 0)) return false;
+  if (pool.spec?.paused || !((st.machineCount ?? 0) > 0)) return false;
   return st.configuration?.name !== pool.spec?.configuration?.name || st.updatedMachineCount !== st.machineCount || cond(pool, 'Updated')?.status !== 'True';
 }
 
@@ -181,9 +183,9 @@ export function poolBehind(pool: Obj): boolean {
 async function followPools(api: KubeClient, deadline: number): Promise<void> {
   let last = '';
   for (;;) {
-    let pools: Obj[];
+    let pools: MachineConfigPool[];
     try {
-      pools = ((await api.list(resources.machineConfigPools)).items ?? []) as Obj[];
+      pools = (await api.list(resources.machineConfigPools)).items ?? [];
     } catch (e) {
       if (isNotFound(e)) return; // no machine-config kinds: nothing rolls over nodes
       throw e;

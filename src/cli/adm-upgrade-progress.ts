@@ -6,7 +6,7 @@
 // version, the furthest any pass has got, draws the bar there, and says when the pass now running
 // is behind it ("pass retried; 63 of 64 done at best"). Pure: it is fed ClusterVersion states.
 
-type Obj = Record<string, any>;
+import type { ClusterVersion, ClusterVersionCondition } from '../api/index.js';
 
 /** One pass's count, as the CVO's Progressing message gives it. */
 export interface PassProgress {
@@ -34,7 +34,7 @@ export function progressBar(percent: number, text: string, width = 30): string {
   return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(percent).padStart(3)}%  ${text}`;
 }
 
-const condition = (cv: Obj, type: string): Obj | undefined => (cv.status?.conditions ?? []).find((c: Obj) => c.type === type);
+const condition = (cv: ClusterVersion, type: string): ClusterVersionCondition | undefined => (cv.status?.conditions ?? []).find((c) => c.type === type);
 
 /** Follows one `--wait`: each ClusterVersion state in, the line to show out; never backwards. */
 export class UpgradeProgressTracker {
@@ -44,14 +44,14 @@ export class UpgradeProgressTracker {
   constructor(private readonly width = 30) {}
 
   /** The progress line for a ClusterVersion state. */
-  observe(cv: Obj): string {
+  observe(cv: ClusterVersion): string {
     const message: string = condition(cv, 'Progressing')?.message || 'waiting for the cluster-version operator';
     const failing = condition(cv, 'Failing');
     const suffix = failing?.status === 'True' ? `  (failing: ${failing.reason})` : '';
     const pass = parsePassProgress(message);
     if (!pass) {
       // "Unable to apply 1.0.1: …" and the like: the bar stays where the target's best pass got.
-      const best = this.furthest.get(/^Unable to apply (\S+):/.exec(message)?.[1] ?? cv.status?.desired?.version);
+      const best = this.furthest.get(/^Unable to apply (\S+):/.exec(message)?.[1] ?? cv.status?.desired?.version ?? '');
       return progressBar(best?.percent ?? 0, `${message}${best ? ` (${best.done} of ${best.total} done at best)` : ''}`, this.width) + suffix;
     }
     const best = this.furthest.get(pass.version);

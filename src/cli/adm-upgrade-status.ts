@@ -4,15 +4,15 @@
 // MachineConfigs the nodes name, and the machine-config-operator Deployment's image.
 import type { Command } from 'commander';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
-import { KubeClient, isNotFound, type Obj } from '../kube/client.js';
+import { KubeClient, isNotFound, type ResourceRef } from '../kube/client.js';
 import { resources } from '../kube/resources.js';
 import { DETAILS, UpgradeStatusError, upgradeStatus, type ClusterState, type Details } from './upgrade-status/status.js';
 
 export { UpgradeStatusError } from './upgrade-status/status.js';
 
-async function list(api: KubeClient, ref: (typeof resources)[keyof typeof resources]): Promise<Obj[]> {
+async function list<T>(api: KubeClient, ref: ResourceRef<T>): Promise<T[]> {
   try {
-    return ((await api.list(ref)).items ?? []) as Obj[];
+    return (await api.list(ref)).items ?? [];
   } catch (e) {
     // A cluster without the machine-config kinds has no pools to show.
     if (isNotFound(e)) return [];
@@ -35,8 +35,8 @@ export async function readClusterState(api: KubeClient): Promise<ClusterState> {
       if (name) configs.add(name);
     }
   }
-  const machineConfigs = (await Promise.all([...configs].map((name) => api.read(resources.machineConfigs, name).catch((e) => (isNotFound(e) ? undefined : Promise.reject(e)))))).filter((mc): mc is Obj => Boolean(mc));
-  const mcoImage: string = (mco?.spec?.template?.spec?.containers ?? []).find((c: Obj) => c.name === 'machine-config-operator')?.image ?? '';
+  const machineConfigs = (await Promise.all([...configs].map((name) => api.read(resources.machineConfigs, name).catch((e) => (isNotFound(e) ? undefined : Promise.reject(e)))))).filter((mc) => mc !== undefined);
+  const mcoImage: string = (mco?.spec?.template?.spec?.containers ?? []).find((c) => c.name === 'machine-config-operator')?.image ?? '';
   return { cv, operators, pools, nodes, machineConfigs, mcoImage };
 }
 

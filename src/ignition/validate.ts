@@ -7,7 +7,7 @@
 // an owner on a hard link, a plain-HTTP proxy for HTTPS. Every problem names the field path,
 // e.g. `storage.files[2].mode`.
 import { CONFIG_SHAPE, type Shape } from './schema.js';
-import type { IgnitionConfig } from './types.js';
+import type { IgnitionConfig, LinkEntry, FileEntry, Resource } from './types.js';
 import { decodeDataUrl, DataUrlError } from './data-url.js';
 import { isSpec3Minor, parseSpecVersion, type Spec3Minor } from './version.js';
 
@@ -29,6 +29,12 @@ export interface CheckedConfig {
 
 /** URL schemes of resources, with the spec minor that introduced each (Ignition's url.go). */
 const SOURCE_SCHEMES: Record<string, Spec3Minor> = { data: 0, http: 0, https: 0, tftp: 0, s3: 0, gs: 2, arn: 4 };
+/**
+ * A config (or part) that passed checkShape: every field present has its spec type, but any field
+ * may be absent or null and any list item null — the semantic checks below look for those.
+ */
+type Loose<T> = T extends readonly (infer U)[] ? (Loose<U> | null)[] : T extends object ? { [K in keyof T]?: Loose<T[K]> | null } : T;
+
 const UNIT_SUFFIXES = ['.service', '.socket', '.device', '.mount', '.automount', '.swap', '.target', '.path', '.timer', '.snapshot', '.slice', '.scope'];
 
 /** The spec-3 minor of a config's `ignition.version`, or a problem naming why there is none. */
@@ -57,7 +63,7 @@ export function checkConfig(config: unknown): CheckedConfig {
   const problems: ValidationProblem[] = [];
   const known = checkShape(config, CONFIG_SHAPE, '', minor, problems) as IgnitionConfig;
   if (problems.some(isError)) return { problems };
-  checkSemantics(known as unknown as Record<string, any>, minor, problems);
+  checkSemantics(known, minor, problems);
   return problems.some(isError) ? { problems } : { problems, config: known };
 }
 
@@ -100,7 +106,7 @@ function checkShape(value: unknown, shape: Shape, path: string, minor: Spec3Mino
   }
 }
 
-function checkResource(r: any, path: string, minor: Spec3Minor, out: ValidationProblem[], sourceRequired: boolean): void {
+function checkResource(r: Loose<Resource> | null | undefined, path: string, minor: Spec3Minor, out: ValidationProblem[], sourceRequired: boolean): void {
   if (!r) return;
   if (r.source === undefined || r.source === null) {
     if (sourceRequired) out.push({ path: `${path}.source`, message: 'is required' });
@@ -161,7 +167,7 @@ function checkPath(p: unknown, path: string, out: ValidationProblem[]): void {
   if (!p.startsWith('/')) out.push({ path, message: `"${p}" is not absolute` });
 }
 
-function checkUnique(items: any[] | null | undefined, key: string, path: string, out: ValidationProblem[], what: string): void {
+function checkUnique<T>(items: readonly (T | null)[] | null | undefined, key: keyof T & string, path: string, out: ValidationProblem[], what: string): void {
   const seen = new Map<string, number>();
   (items ?? []).forEach((item, i) => {
     const k = item?.[key];
@@ -172,18 +178,19 @@ function checkUnique(items: any[] | null | undefined, key: string, path: string,
   });
 }
 
-function checkSemantics(c: Record<string, any>, minor: Spec3Minor, out: ValidationProblem[]): void {
+function checkSemantics(c: Loose<IgnitionConfig>, minor: Spec3Minor, out: ValidationProblem[]): void {
   const ign = c.ignition ?? {};
-  (ign.config?.merge ?? []).forEach((r: any, i: number) => checkResource(r, `ignition.config.merge[${i}]`, minor, out, true));
+  (ign.config?.merge ?? []).forEach((r, i) => checkResource(r, `ignition.config.merge[${i}]`, minor, out, true));
   checkResource(ign.config?.replace, 'ignition.config.replace', minor, out, false);
-  (ign.security?.tls?.certificateAuthorities ?? []).forEach((r: any, i: number) => checkResource(r, `ignition.security.tls.certificateAuthorities[${i}]`, minor, out, true));
+  (ign.security?.tls?.certificateAuthorities ?? []).forEach((r, i) => checkResource(r, `ignition.security.tls.certificateAuthorities[${i}]`, minor, out, true));
   checkProxy(ign.proxy?.httpProxy, 'ignition.proxy.httpProxy', true, out);
   checkProxy(ign.proxy?.httpsProxy, 'ignition.proxy.httpsProxy', false, out);
 
   // Files, directories and links share one namespace of paths.
   const byPath = new Map<string, string>();
   for (const kind of ['files', 'directories', 'links'] as const) {
-    (c.storage?.[kind] ?? []).forEach((n: any, i: number) => {
+    const nodes: readonly (Loose<FileEntry & LinkEntry> | null)[] = c.storage?.[kind] ?? [];
+    nodes.forEach((n, i) => {
       const p = `storage.${kind}[${i}]`;
       checkPath(n?.path, `${p}.path`, out);
       if (typeof n?.path === 'string') {
@@ -193,8 +200,8 @@ function checkSemantics(c: Record<string, any>, minor: Spec3Minor, out: Validati
       }
       if (kind !== 'links') checkMode(n?.mode, `${p}.mode`, out);
       if (kind === 'files') {
-        checkResource(n.contents, `${p}.contents`, minor, out, false);
-        (n.append ?? []).forEach((r: any, j: number) => checkResource(r, `${p}.append[${j}]`, minor, out, false));
+        checkResource(n?.contents, `${p}.contents`, minor, out, false);
+        (n?.append ?? []).forEach((r, j) => checkResource(r, `${p}.append[${j}]`, minor, out, false));
       }
       // Ignition requires a link's target from spec 3.3 (earlier specs leave it to the apply).
       if (kind === 'links' && !n?.target && minor >= 3) out.push({ path: `${p}.target`, message: 'is required' });
@@ -205,28 +212,29 @@ function checkSemantics(c: Record<string, any>, minor: Spec3Minor, out: Validati
       }
     });
   }
-  (c.storage?.filesystems ?? []).forEach((f: any, i: number) => { if (f?.path) checkPath(f.path, `storage.filesystems[${i}].path`, out); });
-  (c.storage?.luks ?? []).forEach((l: any, i: number) => checkResource(l?.keyFile, `storage.luks[${i}].keyFile`, minor, out, false));
+  (c.storage?.filesystems ?? []).forEach((f, i) => { if (f?.path) checkPath(f.path, `storage.filesystems[${i}].path`, out); });
+  (c.storage?.luks ?? []).forEach((l, i) => checkResource(l?.keyFile, `storage.luks[${i}].keyFile`, minor, out, false));
 
-  const units: any[] = c.systemd?.units ?? [];
+  const units = c.systemd?.units ?? [];
   checkUnique(units, 'name', 'systemd.units', out, 'unit name');
   units.forEach((u, i) => {
     const p = `systemd.units[${i}]`;
-    if (!u?.name) out.push({ path: `${p}.name`, message: 'is required' });
-    else if (!UNIT_SUFFIXES.some((s) => u.name.endsWith(s))) out.push({ path: `${p}.name`, message: `"${u.name}" has no valid unit type suffix` });
+    const name = u?.name;
+    if (!name) out.push({ path: `${p}.name`, message: 'is required' });
+    else if (!UNIT_SUFFIXES.some((s) => name.endsWith(s))) out.push({ path: `${p}.name`, message: `"${name}" has no valid unit type suffix` });
     checkUnique(u?.dropins, 'name', `${p}.dropins`, out, 'dropin name');
-    (u?.dropins ?? []).forEach((d: any, j: number) => {
+    (u?.dropins ?? []).forEach((d, j) => {
       if (!d?.name?.endsWith('.conf')) out.push({ path: `${p}.dropins[${j}].name`, message: `"${d?.name ?? ''}" must end in .conf` });
     });
   });
   checkUnique(c.passwd?.users, 'name', 'passwd.users', out, 'user name');
   checkUnique(c.passwd?.groups, 'name', 'passwd.groups', out, 'group name');
-  (c.passwd?.users ?? []).forEach((u: any, i: number) => { if (!u?.name) out.push({ path: `passwd.users[${i}].name`, message: 'is required' }); });
+  (c.passwd?.users ?? []).forEach((u, i) => { if (!u?.name) out.push({ path: `passwd.users[${i}].name`, message: 'is required' }); });
 
   const ka = c.kernelArguments;
   if (ka) {
-    const exist = new Set<string>(ka.shouldExist ?? []);
-    (ka.shouldNotExist ?? []).forEach((a: string, i: number) => {
+    const exist = new Set(ka.shouldExist ?? []);
+    (ka.shouldNotExist ?? []).forEach((a, i) => {
       if (exist.has(a)) out.push({ path: `kernelArguments.shouldNotExist[${i}]`, message: `"${a}" is also in kernelArguments.shouldExist` });
     });
   }

@@ -62,13 +62,15 @@ export function parseImageReferences(text: string): { imageReferences?: ImageRef
   } catch (err) {
     return { problems: [`invalid YAML: ${(err as Error).message.split('\n')[0]}`] };
   }
-  const o = (value ?? {}) as Record<string, any>;
+  // Parsed YAML, unchecked: read through optional fields of unknown type, each checked below.
+  const o = (value ?? {}) as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown } | null; spec?: { tags?: unknown } | null };
   const problems: string[] = [];
   if (o.apiVersion !== 'image.openshift.io/v1' || o.kind !== 'ImageStream') problems.push('must be an image.openshift.io/v1 ImageStream');
   if (typeof o.metadata?.name !== 'string' || o.metadata.name === '') problems.push('metadata.name (the release version) is missing');
   const tags = o.spec?.tags;
   if (tags !== undefined && !Array.isArray(tags)) problems.push('spec.tags must be a list');
-  for (const [i, t] of (Array.isArray(tags) ? tags : []).entries()) {
+  const items: readonly ({ name?: unknown; from?: { name?: unknown } | null } | null)[] = Array.isArray(tags) ? tags : [];
+  for (const [i, t] of items.entries()) {
     if (typeof t?.name !== 'string' || typeof t?.from?.name !== 'string') problems.push(`spec.tags[${i}] needs name and from.name`);
   }
   return problems.length > 0 ? { problems } : { imageReferences: { ...o, spec: { tags: tags ?? [] } } as ImageReferences, problems };

@@ -6,10 +6,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parsePassProgress, progressBar, UpgradeProgressTracker } from '../../src/cli/adm-upgrade-progress.js';
 
-type Obj = Record<string, any>;
+import type { ClusterVersion } from '../../src/api/index.js';
 
 /** A ClusterVersion updating to `version`, with its Progressing message and, optionally, Failing. */
-function clusterVersion(version: string, progressing: string, failing?: { reason: string }): Obj {
+function clusterVersion(version: string, progressing: string, failing?: { reason: string }): ClusterVersion {
+  // Only what the tracker reads: a partial ClusterVersion.
   return {
     spec: { desiredUpdate: { version } },
     status: {
@@ -19,7 +20,7 @@ function clusterVersion(version: string, progressing: string, failing?: { reason
         { type: 'Failing', status: failing ? 'True' : 'False', reason: failing?.reason ?? '', message: '' },
       ],
     },
-  };
+  } as ClusterVersion;
 }
 
 const percentOf = (line: string): number => Number(/^\[[#.]+\]\s+(\d+)%/.exec(line)?.[1]);
@@ -60,7 +61,7 @@ test('the furthest point is kept per target version: a new target starts from it
 
 test('the line carries Failing and reads the CVO before it reports', () => {
   const tracker = new UpgradeProgressTracker(10);
-  assert.equal(tracker.observe({ status: {} }), '[..........]   0%  waiting for the cluster-version operator');
+  assert.equal(tracker.observe({ status: {} } as ClusterVersion), '[..........]   0%  waiting for the cluster-version operator');
   const failing = tracker.observe(clusterVersion('1.0.1', 'Working towards 1.0.1: 32 of 64 done (50% complete)', { reason: 'ClusterOperatorDegraded' }));
   assert.equal(failing, '[#####.....]  50%  Working towards 1.0.1: 32 of 64 done (50% complete)  (failing: ClusterOperatorDegraded)');
 });

@@ -465,13 +465,13 @@ test('an operator degraded or unavailable for less than five minutes raises noth
   const text = upgradeStatus(s, 'none', NOW);
   assert.match(text, /^Operator Health: 32 Healthy, 1 Unavailable$/m, 'unavailable counts before available-but-degraded');
   assert.match(text, /Update is proceeding well\n$/);
-  s.operators[i].status.conditions[0].lastTransitionTime = ago(21);
+  s.operators[i].status!.conditions![0].lastTransitionTime = ago(21);
   assert.match(upgradeStatus(s, 'health', NOW), /^Message: Cluster Operator console is unavailable \(Restarting\)\n {2}Since: {7}21m\n {2}Level: {7}Error\n {2}Impact: {6}API Availability\n {2}Reference: {3}\S+ClusterOperatorDown\.md\n {2}Resources:\n {4}clusteroperators\.config\.openshift\.io: console\n {2}Description: <no message>\n$/m);
 });
 
 test('oc\'s errors: no Progressing condition, no ClusterOperators, a bad --details', async () => {
   const s = mostlyUpdated();
-  s.cv.status.conditions = s.cv.status.conditions.filter((c: Obj) => c.type !== 'Progressing');
+  s.cv.status!.conditions = s.cv.status!.conditions!.filter((c: Obj) => c.type !== 'Progressing');
   assert.throws(() => upgradeStatus(s, 'none', NOW), /no current Progressing info, see `kubectl describe clusterversion` for more details\./);
   assert.throws(() => upgradeStatus({ ...mostlyUpdated(), operators: [] }, 'none', NOW), /no cluster operator information available - you must be connected to an OpenShift version 4 server/);
   const r = await runBosun(['adm', 'upgrade', 'status', '--details', 'everything', '--kubeconfig', '/nonexistent']);

@@ -6,6 +6,7 @@ import { rmSync } from 'node:fs';
 import { bringUp, type LocalCluster } from '../../src/cluster/bring-up.js';
 import { localClusterOptions } from '../helpers/local-cluster.js';
 import { runBosun } from '../helpers/cli.js';
+import type { ClusterVersion } from '../../src/api/index.js';
 import { chooseTarget, poolBehind, renderUpgradeStatus } from '../../src/cli/adm-upgrade-cluster.js';
 import { progressBar } from '../../src/cli/adm-upgrade-progress.js';
 import { eventually } from '../helpers/eventually.js';
@@ -73,7 +74,7 @@ test('target choice and rendering are pure', () => {
       conditionalUpdates: [{ release: { version: '1.0.2', image: 'img@sha256:' + 'c'.repeat(64) }, risks: [{ name: 'R', message: 'm' }], conditions: [{ type: 'Recommended', status: 'False', reason: 'R', message: 'm' }] }],
       conditions: [{ type: 'Upgradeable', status: 'False', reason: 'X', message: 'operator foo says no' }],
     },
-  };
+  } as ClusterVersion;
   assert.equal(chooseTarget(cv, { toLatest: true }).version, '1.0.3');
   assert.equal(chooseTarget(cv, { to: '1.0.2', allowNotRecommended: true }).version, '1.0.2');
   assert.deepEqual(chooseTarget(cv, { toImage: 'other@sha256:' + 'd'.repeat(64), allowExplicitUpgrade: true }), { image: 'other@sha256:' + 'd'.repeat(64) });

@@ -3,7 +3,7 @@
 // its history and conditions, platform ClusterOperators, MachineConfigPools, the rendered
 // MachineConfigs with their release versions, and Nodes with the machine-config daemon's
 // annotations. Times are minutes before `now`.
-import type { Obj } from '../../src/kube/index.js';
+import type * as api from '../../src/api/index.js';
 import type { ClusterState } from '../../src/cli/upgrade-status/status.js';
 
 export const NOW = Date.parse('2026-03-02T12:00:00Z');
@@ -17,7 +17,7 @@ type Cond = [status: string, since: string, reason?: string, message?: string];
 const condition = (type: string, [status, lastTransitionTime, reason, message]: Cond) => ({ type, status, lastTransitionTime, ...(reason ? { reason } : {}), ...(message ? { message } : {}) });
 
 export interface HistoryEntry { state: 'Partial' | 'Completed'; version: string; started: string; completed?: string; image?: string }
-export function clusterVersion(desired: string, history: HistoryEntry[], o: { progressing?: Cond; failing?: Cond | null } = {}): Obj {
+export function clusterVersion(desired: string, history: HistoryEntry[], o: { progressing?: Cond; failing?: Cond | null } = {}): api.ClusterVersion {
   return {
     apiVersion: 'config.openshift.io/v1', kind: 'ClusterVersion', metadata: { name: 'version' }, spec: { clusterID: '7f7c1f2e-0000-4000-8000-000000000001' },
     status: {
@@ -34,7 +34,7 @@ export function clusterVersion(desired: string, history: HistoryEntry[], o: { pr
 }
 
 export interface OperatorSpec { version: string; available?: Cond; degraded?: Cond; progressing?: Cond; platform?: boolean }
-export function clusterOperator(name: string, o: OperatorSpec): Obj {
+export function clusterOperator(name: string, o: OperatorSpec): api.ClusterOperator {
   return {
     apiVersion: 'config.openshift.io/v1', kind: 'ClusterOperator', metadata: { name, ...(o.platform === false ? {} : { annotations: PLATFORM }) }, spec: {},
     status: {
@@ -49,22 +49,22 @@ export function clusterOperator(name: string, o: OperatorSpec): Obj {
 }
 
 /** `n` healthy platform operators at `version`, named after OpenShift's. */
-export function operators(n: number, version: string): Obj[] {
+export function operators(n: number, version: string): api.ClusterOperator[] {
   const names = ['authentication', 'baremetal', 'cloud-controller-manager', 'cloud-credential', 'cluster-autoscaler', 'config-operator', 'console', 'control-plane-machine-set', 'csi-snapshot-controller', 'dns', 'etcd', 'image-registry', 'ingress', 'insights', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kube-storage-version-migrator', 'machine-api', 'machine-approver', 'marketplace', 'monitoring', 'network', 'node-tuning', 'openshift-apiserver', 'openshift-controller-manager', 'openshift-samples', 'operator-lifecycle-manager', 'operator-lifecycle-manager-catalog', 'operator-lifecycle-manager-packageserver', 'service-ca', 'storage'];
   return names.slice(0, n).map((name) => clusterOperator(name, { version }));
 }
 
-export const machineConfig = (name: string, version: string): Obj => ({
+export const machineConfig = (name: string, version: string): api.MachineConfig => ({
   apiVersion: `${M}/v1`, kind: 'MachineConfig', metadata: { name, annotations: { [`${M}/release-image-version`]: version, [`${M}/generated-by-controller-version`]: 'abc' } }, spec: { config: { ignition: { version: '3.4.0' } } },
 });
 
-export const pool = (name: string, config: string, paused = false): Obj => ({
+export const pool = (name: string, config: string, paused = false): api.MachineConfigPool => ({
   apiVersion: `${M}/v1`, kind: 'MachineConfigPool', metadata: { name },
   spec: { paused, configuration: { name: config }, machineConfigSelector: { matchLabels: { [`${M}/role`]: name } }, nodeSelector: { matchLabels: { [`node-role.kubernetes.io/${name}`]: '' } } },
 });
 
 export interface NodeSpec { current: string; desired?: string; state?: string; reason?: string; drain?: [desired: string, applied: string]; ready?: Cond; unschedulable?: boolean }
-export function node(name: string, role: string, o: NodeSpec): Obj {
+export function node(name: string, role: string, o: NodeSpec): api.Node {
   const a: Record<string, string> = { currentConfig: o.current, desiredConfig: o.desired ?? o.current, state: o.state ?? 'Done', reason: o.reason ?? '' };
   if (o.drain) [a.desiredDrain, a.lastAppliedDrain] = o.drain;
   return {

@@ -47,6 +47,8 @@ const cases: { name: string; config: unknown; problems: [string, RegExp][] }[] =
   { name: 'duplicate user', config: v('3.2.0', { passwd: { users: [{ name: 'core' }, { name: 'core' }] } }), problems: [['passwd.users[1].name', /duplicate user/]] },
   { name: 'kernel arg both ways', config: v('3.3.0', { kernelArguments: { shouldExist: ['a'], shouldNotExist: ['a'] } }), problems: [['kernelArguments.shouldNotExist[0]', /also in/]] },
   { name: 'not an object', config: [], problems: [['', /JSON object/]] },
+  // A null list item is an empty entry to Ignition (its path is then missing), not a crash of the validator.
+  { name: 'null file entry', config: v('3.2.0', { storage: { files: [null] } }), problems: [['storage.files[0].path', /required/]] },
 ];
 
 for (const c of cases) {

@@ -25,7 +25,7 @@ const describe = (s: Step) => (s.kind === 'set-state' ? `set-state ${s.state}` :
 /** Rolls /etc/bosun-crash.conf to a new content; `fault` runs after the k-th step (1-based) and stops the daemon. */
 async function update(k: number | undefined, fault: 'kill' | 'reboot'): Promise<string[]> {
   version++;
-  const previous = (await c.kube.get(resources.machineConfigPools, 'worker')).spec.configuration.name;
+  const previous = (await c.kube.get(resources.machineConfigPools, 'worker')).spec.configuration!.name!;
   const steps: string[] = [];
   let hit: Promise<void> | undefined;
   const daemon = startDaemon({

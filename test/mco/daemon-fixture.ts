@@ -61,8 +61,8 @@ export async function startMcoCluster(o: McoClusterOptions = {}): Promise<McoClu
     await c.api.kubectlOk(['apply', '-f', join(dir, file)]);
   }
   await eventually('machine-config CRDs served', () => c.kube.list(resources.machineConfigPools).then(() => true, () => false));
-  await c.kube.create(resources.controllerConfigs, controllerConfig({ kubeAPIServerServingCAData: Buffer.from(c.api.caPem).toString('base64') }) as Obj);
-  for (const pool of builtInPools(o.workerMaxUnavailable)) await c.kube.create(resources.machineConfigPools, pool as Obj);
+  await c.kube.create(resources.controllerConfigs, controllerConfig({ kubeAPIServerServingCAData: Buffer.from(c.api.caPem).toString('base64') }));
+  for (const pool of builtInPools(o.workerMaxUnavailable)) await c.kube.create(resources.machineConfigPools, pool);
 
   running.push(runMachineConfigController({ kubeconfig, signal: stop.signal, sshAuthorizedKeys: o.sshAuthorizedKeys, leaderElection: false, renderDelayMs: 50, controllerVersion: 'test', drainTiming: { retryMs: 1000, slowRetryMs: 2000, thresholdMs: 5000 } }));
   running.push(runWorkloadControllers({ kubeconfig, signal: stop.signal, leaderElection: false, controllers: ['daemonset', 'replicaset', 'deployment'] }));
@@ -76,7 +76,7 @@ export async function startMcoCluster(o: McoClusterOptions = {}): Promise<McoClu
       const rendered = await c.kube.get(resources.machineConfigs, pool);
       // The bootstrap kubeconfig from a token the machine approver will honour (the fixture makes both).
       const bootstrap = JSON.parse(await bootstrapUserData(c)).storage.files.find((f: Obj) => f.path === '/etc/kubernetes/kubeconfig');
-      const config = servedConfig({ name: pool, config: rendered.spec.config } as never, undefined) as Obj;
+      const config = servedConfig({ name: pool, config: rendered.spec!.config } as never, undefined) as Obj;
       config.storage.files.push(bootstrap);
       for (const [path, text] of Object.entries(files)) config.storage.files.push({ path, mode: 0o644, overwrite: true, contents: { source: `data:;base64,${Buffer.from(text).toString('base64')}` } });
       return bootWorker(c, name, JSON.stringify(config));
@@ -102,10 +102,10 @@ export async function startMcoCluster(o: McoClusterOptions = {}): Promise<McoClu
       let seen = '';
       await eventually(`workers Done on ${config}`, async () => {
         const pool = await c.kube.get(resources.machineConfigPools, 'worker');
-        const nodes = (await c.kube.list(resources.nodes)).items as Obj[];
+        const nodes = (await c.kube.list(resources.nodes)).items;
         const workers = nodes.filter((n) => 'node-role.kubernetes.io/worker' in (n.metadata.labels ?? {}));
         const done = workers.every((n) => n.metadata.annotations?.[A.current] === config && n.metadata.annotations?.[A.state] === 'Done' && !n.spec?.unschedulable);
-        const updated = pool.status?.conditions?.some((x: Obj) => x.type === 'Updated' && x.status === 'True') && pool.status?.configuration?.name === config;
+        const updated = pool.status?.conditions?.some((x) => x.type === 'Updated' && x.status === 'True') && pool.status?.configuration?.name === config;
         seen = workers.map((n) => `${n.metadata.name}: ${n.metadata.annotations?.[A.state]} ${n.metadata.annotations?.[A.current]} → ${n.metadata.annotations?.[A.desired]}${n.spec?.unschedulable ? ' cordoned' : ''} ${n.metadata.annotations?.[A.reason] ?? ''}`).join('\n');
         return workers.length > 0 && done && updated;
       }, { timeoutMs, detail: () => seen });

@@ -92,8 +92,9 @@ test('a new file reaches every worker one node at a time, each drained and reboo
 
 test('on a cluster installed without an ssh key, a MachineConfig giving core ssh keys is written without a reboot, no node Degraded', { timeout: 60_000 }, async () => {
   const before = await bootIds();
-  const previous = (await c.kube.get(resources.machineConfigPools, 'worker')).spec.configuration.name;
-  assert.deepEqual((await c.kube.get(resources.machineConfigs, previous)).spec.config.passwd?.users ?? [], [], 'the install gave core no keys');
+  const previous = (await c.kube.get(resources.machineConfigPools, 'worker')).spec.configuration!.name!;
+  const previousConfig = (await c.kube.get(resources.machineConfigs, previous)).spec?.config as { passwd?: { users?: unknown[] } } | undefined;
+  assert.deepEqual(previousConfig?.passwd?.users ?? [], [], 'the install gave core no keys');
   await c.kube.create(resources.machineConfigs, {
     apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig',
     metadata: { name: '99-worker-ssh-extra', labels: { 'machineconfiguration.openshift.io/role': 'worker' } },
@@ -114,7 +115,7 @@ test('on a cluster installed without an ssh key, a MachineConfig giving core ssh
 });
 
 test('deleting the MachineConfig restores the original file and removes the new one', { timeout: 60_000 }, async () => {
-  const previous = (await c.kube.get(resources.machineConfigPools, 'worker')).spec.configuration.name;
+  const previous = (await c.kube.get(resources.machineConfigPools, 'worker')).spec.configuration!.name!;
   await c.kube.delete(resources.machineConfigs, '50-worker-file');
   const r3 = await c.renderedWorker([previous]);
   await c.workersDoneOn(r3);

@@ -28,7 +28,7 @@ const mc = (name: string, files: Record<string, string>) => ({
   spec: { config: { ignition: { version: '3.2.0' }, storage: { files: Object.entries(files).map(([path, text]) => ({ path, mode: 0o644, overwrite: true, contents: { source: `data:,${encodeURIComponent(text)}` } })) } } },
 });
 const bootIds = async () => Promise.all(workers.map(async (w) => (await c.client.getInstance(w.id)).bootId));
-const target = async () => (await c.kube.get(resources.machineConfigPools, 'worker')).spec.configuration.name as string;
+const target = async () => (await c.kube.get(resources.machineConfigPools, 'worker')).spec.configuration!.name as string;
 const events = async (reason: string) => ((await c.kube.list(resources.events, 'default')).items as Obj[]).filter((e) => e.reason === reason);
 
 before(async () => {
@@ -78,10 +78,10 @@ test('a PodDisruptionBudget holds the drain, naming the pod, the pool Degraded p
     const p = await c.kube.get(resources.machineConfigPools, 'worker');
     return p.status?.conditions?.find((x: Obj) => x.type === 'NodeDegraded' && x.status === 'True') && p;
   }, 20_000);
-  const nodeDegraded = degraded.status.conditions.find((x: Obj) => x.type === 'NodeDegraded');
-  assert.match(nodeDegraded.message, new RegExp(`Node ${held} is reporting: "failed to drain node: ${held} after 4 seconds: error when evicting pods: default/guarded-[a-z0-9-]+: .*disruption budget`));
-  assert.equal(degraded.status.conditions.find((x: Obj) => x.type === 'Degraded')?.status, 'True');
-  assert.notEqual(degraded.status.conditions.find((x: Obj) => x.type === 'Updated')?.status, 'True');
+  const nodeDegraded = degraded.status!.conditions!.find((x: Obj) => x.type === 'NodeDegraded');
+  assert.match(nodeDegraded!.message!, new RegExp(`Node ${held} is reporting: "failed to drain node: ${held} after 4 seconds: error when evicting pods: default/guarded-[a-z0-9-]+: .*disruption budget`));
+  assert.equal(degraded.status!.conditions!.find((x: Obj) => x.type === 'Degraded')?.status, 'True');
+  assert.notEqual(degraded.status!.conditions!.find((x: Obj) => x.type === 'Updated')?.status, 'True');
   const heldNode = await c.node(held);
   assert.equal(heldNode.metadata.annotations[A.state], 'Degraded');
   assert.equal(heldNode.spec.unschedulable, true, 'still cordoned');
@@ -90,7 +90,7 @@ test('a PodDisruptionBudget holds the drain, naming the pod, the pool Degraded p
   await c.kube.mergePatch(PDBS, 'guarded', 'default', { spec: { minAvailable: 0 } });
   await c.workersDoneOn(next, 30_000);
   const recovered = await c.kube.get(resources.machineConfigPools, 'worker');
-  assert.equal(recovered.status.conditions.find((x: Obj) => x.type === 'NodeDegraded')?.status, 'False');
+  assert.equal(recovered.status!.conditions!.find((x: Obj) => x.type === 'NodeDegraded')?.status, 'False');
   assert.equal((await c.node(held)).metadata.annotations['machineconfiguration.openshift.io/lastDrainError'], undefined, 'the drain error is gone');
   for (const w of workers) assert.equal(readFileSync(join(c.rootOf(w), 'etc/bosun-pdb.conf'), 'utf8'), 'held\n');
 });
@@ -104,8 +104,8 @@ test('an unreconcilable MachineConfig touches no node and says why', { timeout: 
     spec: { config: { ignition: { version: '3.2.0' }, passwd: { users: [{ name: 'alice', sshAuthorizedKeys: ['ssh-ed25519 AAAA alice'] }] } } },
   });
   const degraded = await eventually('RenderDegraded', async () => (await c.kube.get(resources.machineConfigPools, 'worker')).status?.conditions?.find((x: Obj) => x.type === 'RenderDegraded' && x.status === 'True'));
-  assert.match(degraded.message, /60-worker-user/);
-  assert.match(degraded.message, /only the "core" user can be configured on a running node/);
+  assert.match(degraded.message!, /60-worker-user/);
+  assert.match(degraded.message!, /only the "core" user can be configured on a running node/);
   await new Promise((r) => setTimeout(r, 1500));
   assert.equal(await target(), current);
   for (const w of workers) {

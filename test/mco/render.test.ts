@@ -22,7 +22,7 @@ function pool(name = 'worker', extra: Partial<MachineConfigPool['spec']> = {}): 
   };
 }
 
-function mc(name: string, spec: Partial<MachineConfigSpec> & { files?: Record<string, string> }, role = 'worker'): MachineConfig {
+function mc(name: string, spec: Partial<MachineConfigSpec> & { files?: Record<string, string> }, role = 'worker'): MachineConfig & { spec: MachineConfigSpec } {
   const { files, ...rest } = spec;
   return {
     metadata: { name, labels: { 'machineconfiguration.openshift.io/role': role } },
@@ -93,7 +93,7 @@ test('rendered name: 32 hex digits, same inputs same name, any spec change a new
   assert.equal(renderPool(pool(), [...base].reverse(), options).rendered.metadata.name, name);
   // Key order of the inputs does not matter.
   const reordered = base.map((m) => JSON.parse(canonicalJson(m)) as MachineConfig);
-  const shuffled = reordered.map((m) => ({ spec: Object.fromEntries(Object.entries(m.spec).reverse()), metadata: m.metadata }) as MachineConfig);
+  const shuffled = reordered.map((m) => ({ spec: Object.fromEntries(Object.entries(m.spec!).reverse()), metadata: m.metadata }) as MachineConfig);
   assert.equal(renderPool(pool(), shuffled, options).rendered.metadata.name, name);
   // Metadata (annotations, the controller version) is not part of the hash.
   assert.equal(renderPool(pool(), base, { ...options, controllerVersion: 'other' }).rendered.metadata.name, name);

@@ -18,7 +18,7 @@ const CA = TEST_CA;
 const inputs = { controllerVersion: 'v1', pullSecret: '{"auths":{"quay.io":{"auth":"eDp5"}}}', sshAuthorizedKeys: ['ssh-ed25519 AAAA admin@example.com'] };
 
 function fileOf(mc: MachineConfig | MachineConfigSpec, path: string): { text: string; mode: number } | undefined {
-  const spec = 'spec' in mc ? mc.spec : mc;
+  const spec: MachineConfigSpec = 'metadata' in mc ? mc.spec ?? {} : mc;
   const f = (spec.config as any).storage?.files?.find((x: any) => x.path === path);
   return f ? { text: decodeDataUrl(f.contents.source).toString(), mode: f.mode } : undefined;
 }
@@ -43,13 +43,13 @@ test('templates: the OpenShift names per role, each valid, labelled, owned by th
   assert.equal(kubelet.authentication.x509.clientCAFile, '/etc/kubernetes/kubelet-ca.crt');
   assert.equal(kubelet.registerWithTaints, undefined);
   assert.deepEqual(JSON.parse(fileOf(byName.get('01-master-kubelet')!, '/etc/kubernetes/kubelet.conf')!.text).registerWithTaints, [{ effect: 'NoSchedule', key: 'node-role.kubernetes.io/master' }]);
-  const unit = (byName.get('01-worker-kubelet')!.spec.config as any).systemd.units[0];
+  const unit = (byName.get('01-worker-kubelet')!.spec!.config as any).systemd.units[0];
   assert.equal(unit.name, 'kubelet.service');
   assert.equal(unit.enabled, true);
   assert.match(unit.contents, /--config=\/etc\/kubernetes\/kubelet\.conf/);
   assert.match(unit.contents, /--node-labels=node-role\.kubernetes\.io\/worker /);
   assert.match(fileOf(byName.get('01-worker-container-runtime')!, '/etc/crio/crio.conf.d/01-bosun-base')!.text, /pause_image = "quay\.io\/bosun\/pause:3\.9"/);
-  assert.deepEqual((byName.get('99-worker-ssh')!.spec.config as any).passwd.users, [{ name: 'core', sshAuthorizedKeys: inputs.sshAuthorizedKeys }]);
+  assert.deepEqual((byName.get('99-worker-ssh')!.spec!.config as any).passwd.users, [{ name: 'core', sshAuthorizedKeys: inputs.sshAuthorizedKeys }]);
 });
 
 test('the kubelet unit passes --cloud-provider as OpenShift renders it: external where a cloud controller manager initialises nodes', () => {
@@ -67,7 +67,7 @@ test('the kubelet unit passes --cloud-provider as OpenShift renders it: external
   for (const [name, spec, want] of cases) {
     const cc = controllerConfig(spec);
     assert.equal(cloudProvider(cc), want, name);
-    const unit = (generateTemplateConfigs(cc, inputs).find((m) => m.metadata.name === '01-worker-kubelet')!.spec.config as any).systemd.units[0];
+    const unit = (generateTemplateConfigs(cc, inputs).find((m) => m.metadata.name === '01-worker-kubelet')!.spec!.config as any).systemd.units[0];
     assert.match(unit.contents, new RegExp(`\\n    --cloud-provider=${want} \\\\\\n`), name);
   }
 });
@@ -160,7 +160,7 @@ test('several KubeletConfigs for one pool: oldest takes the plain name, newer on
   const second = out.machineConfigs[1];
   assert.equal(fileOf(second, '/etc/node-sizing-enabled.env')!.text, 'NODE_SIZING_ENABLED=true\n');
   assert.equal(JSON.parse(fileOf(second, '/etc/kubernetes/kubelet.conf')!.text).systemReserved, undefined);
-  assert.deepEqual((second.spec.config as any).systemd.units, [{ name: 'kubelet.service', dropins: [{ name: '20-logging.conf', contents: '[Service]\nEnvironment="KUBELET_LOG_LEVEL=4"\n' }] }]);
+  assert.deepEqual((second.spec!.config as any).systemd.units, [{ name: 'kubelet.service', dropins: [{ name: '20-logging.conf', contents: '[Service]\nEnvironment="KUBELET_LOG_LEVEL=4"\n' }] }]);
   assert.deepEqual(validateMachineConfig(second), []);
   // Same inputs, same bytes.
   assert.equal(JSON.stringify(generateKubeletConfigs([older, newer], pools, controllerConfig(), 'v1').machineConfigs), JSON.stringify(out.machineConfigs));

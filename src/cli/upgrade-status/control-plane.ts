@@ -12,12 +12,13 @@
 // - Insights: the ClusterVersion failing to proceed (Failing not False, or missing); an operator
 //   unavailable or degraded for 5 minutes (Warning, API Availability; Error after 20 / 40
 //   minutes); an update started over an incomplete one.
-import type { Obj } from '../../kube/client.js';
+import type * as api from '../../api/index.js';
 import { fixed0, ellipsis, parseTime, roundDuration, shortDuration, tabwrite, truncateDuration, HOUR, MINUTE, SECOND, ZERO_TIME } from './format.js';
 import { kinds, type Insight } from './health.js';
 
 export type Condition = { type: string; status?: string; reason?: string; message?: string; lastTransitionTime?: string };
-export const findCondition = (o: Obj | undefined, type: string): Condition | undefined => (o?.status?.conditions ?? []).find((c: Condition) => c.type === type);
+/** The condition of a type on a ClusterVersion or a ClusterOperator. */
+export const findCondition = (o: { status?: { conditions?: readonly Condition[] } } | undefined, type: string): Condition | undefined => (o?.status?.conditions ?? []).find((c) => c.type === type);
 
 const RUNBOOKS = 'https://github.com/openshift/runbooks/blob/master/alerts/cluster-monitoring-operator';
 const HISTORY_DOC = 'https://docs.openshift.com/container-platform/latest/updating/troubleshooting_updates/gathering-data-cluster-update.html#gathering-clusterversion-history-cli_troubleshooting_updates';
@@ -53,8 +54,8 @@ function operatorInsights(name: string, available: Condition | undefined, degrad
   return out;
 }
 
-function clusterVersionInsight(cv: Obj, now: number): Insight | undefined {
-  const name: string = cv.metadata?.name ?? 'version';
+function clusterVersionInsight(cv: api.ClusterVersion, now: number): Insight | undefined {
+  const name: string = cv.metadata.name ?? 'version';
   const base = { level: 'Warning' as const, impact: 'Update Stalled' as const, resources: [{ kind: kinds.clusterVersion, name }], reference: `${RUNBOOKS}/ClusterOperatorDegraded.md` };
   const failing = findCondition(cv, 'Failing');
   if (!failing) {
@@ -65,13 +66,13 @@ function clusterVersionInsight(cv: Obj, now: number): Insight | undefined {
   return { ...base, startedAt: parseTime(failing.lastTransitionTime), summary: `Cluster Version ${name} ${verb} failing to proceed with the update (${failing.reason ?? ''})`, description: failing.message ?? '' };
 }
 
-const isPlatformOperator = (o: Obj) => Object.keys(o.metadata?.annotations ?? {}).some((a) => a.startsWith('exclude.release.openshift.io/') || a.startsWith('include.release.openshift.io/'));
+const isPlatformOperator = (o: api.ClusterOperator) => Object.keys(o.metadata?.annotations ?? {}).some((a) => a.startsWith('exclude.release.openshift.io/') || a.startsWith('include.release.openshift.io/'));
 
 /** The same version from a different image: a migration to a multi-architecture payload. */
-export const isMultiArchMigration = (history: Obj[]) => history.length > 1 && history[0].version === history[1].version && history[0].image !== history[1].image;
+export const isMultiArchMigration = (history: readonly api.UpdateHistory[]) => history.length > 1 && history[0].version === history[1].version && history[0].image !== history[1].image;
 
 /** The duration of the last completed update between the current one and the install, else an hour. */
-function baselineDuration(history: Obj[]): number {
+function baselineDuration(history: readonly api.UpdateHistory[]): number {
   if (history.length < 3) return HOUR;
   const done = history.slice(1, -1).find((h) => h.state === 'Completed');
   return done ? parseTime(done.completionTime) - parseTime(done.startedTime) : HOUR;
@@ -93,7 +94,7 @@ function estimateCompletion(baseline: number, toLastObservedProgress: number, up
   return estimate > 10 * MINUTE ? roundDuration(estimate, MINUTE) : estimate;
 }
 
-function versions(history: Obj[], cvName: string, controlPlaneCompleted: boolean): { text: string; insight?: Insight } {
+function versions(history: readonly api.UpdateHistory[], cvName: string, controlPlaneCompleted: boolean): { text: string; insight?: Insight } {
   const target: string = history[0]?.version ?? 'unknown';
   if (history.length === 1) return { text: `${target} (a new install)` };
   const previous: string = history[1]?.version ?? 'unknown';
@@ -112,9 +113,9 @@ function versions(history: Obj[], cvName: string, controlPlaneCompleted: boolean
 }
 
 /** `mcoImage`: the image of the machine-config-operator container of its Deployment ('' if none). */
-export function assessControlPlane(cv: Obj, operators: Obj[], mcoImage: string, now: number): { data: ControlPlane; insights: Insight[] } {
+export function assessControlPlane(cv: api.ClusterVersion, operators: readonly api.ClusterOperator[], mcoImage: string, now: number): { data: ControlPlane; insights: Insight[] } {
   const target: string = cv.status?.desired?.version ?? '';
-  const history: Obj[] = cv.status?.history ?? [];
+  const history = cv.status?.history ?? [];
   const insights: Insight[] = [];
   const cvInsight = clusterVersionInsight(cv, now);
   if (cvInsight) insights.push(cvInsight);
@@ -123,7 +124,7 @@ export function assessControlPlane(cv: Obj, operators: Obj[], mcoImage: string, 
   let lastObservedProgress = ZERO_TIME;
   let mcoStartedUpdating = ZERO_TIME;
   for (const o of operators.filter(isPlatformOperator)) {
-    const reported: Obj[] = o.status?.versions ?? [];
+    const reported = o.status?.versions ?? [];
     const imageBehind = o.metadata.name === 'machine-config' && reported.some((v) => v.name === 'operator-image' && v.version !== mcoImage);
     const updated = !imageBehind && reported.some((v) => v.name === 'operator' && v.version === target);
     if (updated) ops.updated++;

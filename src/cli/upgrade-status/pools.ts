@@ -9,8 +9,9 @@
 // at work) unless it is updating; Degraded when the daemon says Degraded or Unreconcilable.
 // Nodes sort by assessment, phase and name. A pool is Completed, Pending (no node started),
 // Degraded, Excluded (paused with nodes left) or Progressing.
-import type { Obj } from '../../kube/client.js';
+import type * as api from '../../api/index.js';
 import { storedSelectorMatches } from '../../common/label-selectors.js';
+import { metaSelector } from '../../mco/controller/types.js';
 import { fixed0, parseTime, tabwrite, MINUTE, ZERO_TIME } from './format.js';
 import { kinds, type Insight } from './health.js';
 
@@ -36,7 +37,7 @@ export interface PoolData {
   nodes: NodeRow[];
 }
 
-const annotation = (o: Obj, key: string): string | undefined => o.metadata?.annotations?.[`${MCO}/${key}`];
+const annotation = (o: api.KubeObject, key: string): string | undefined => o.metadata?.annotations?.[`${MCO}/${key}`];
 
 interface Unavailability { reason: string; message: string; since: number }
 const NOT_READY = 'Not ready';
@@ -46,7 +47,7 @@ const UNSCHEDULABLE = 'Node is marked unschedulable';
 const DAEMON_AT_WORK = 'Machine Config Daemon is processing the node';
 
 /** Whether the node's desired image is the layered pool's (noted in `found` when not), or absent for a pool that is not layered. */
-function desiredImageMatchesPool(node: Obj, pool: Obj, found: Unavailability[]): boolean {
+function desiredImageMatchesPool(node: api.Node, pool: api.MachineConfigPool, found: Unavailability[]): boolean {
   const image: string | undefined = pool.metadata?.annotations?.[`${MCO}/newestImageEquivalentConfig`];
   const value = annotation(node, 'desiredImage');
   if (Object.hasOwn(pool.metadata?.labels ?? {}, `${MCO}/layering-enabled`) && image) {
@@ -58,7 +59,7 @@ function desiredImageMatchesPool(node: Obj, pool: Obj, found: Unavailability[]):
 }
 
 /** The MCO's view: done when current = desired config (and image) and the daemon says Done. */
-function isDone(node: Obj): boolean {
+function isDone(node: api.Node): boolean {
   const current = annotation(node, 'currentConfig');
   const desired = annotation(node, 'desiredConfig');
   if (!current || !desired || current !== desired) return false;
@@ -70,7 +71,7 @@ function isDone(node: Obj): boolean {
 }
 
 /** Why the MCO counts the node unavailable (none: available). */
-function unavailability(node: Obj, pool: Obj): { unavailable: boolean; why: Unavailability[] } {
+function unavailability(node: api.Node, pool: api.MachineConfigPool): { unavailable: boolean; why: Unavailability[] } {
   const why: Unavailability[] = [];
   for (const c of node.status?.conditions ?? []) {
     const bad = { message: c.message ?? '', since: parseTime(c.lastTransitionTime) };
@@ -107,7 +108,7 @@ const unavailableDescription = (why: Unavailability[]) => why.map((c) => {
 }).join(' | ');
 const unavailableSince = (why: Unavailability[]) => why.reduce((min, c) => (c.since !== ZERO_TIME && (min === ZERO_TIME || c.since < min) ? c.since : min), ZERO_TIME);
 
-function isDraining(node: Obj, updating: boolean): boolean {
+function isDraining(node: api.Node, updating: boolean): boolean {
   const desired = annotation(node, 'desiredDrain');
   const applied = annotation(node, 'lastAppliedDrain');
   if (!desired || !applied) return false;
@@ -116,7 +117,7 @@ function isDraining(node: Obj, updating: boolean): boolean {
   return updating && annotation(node, 'state') === 'Done';
 }
 
-function phaseOf(pool: Obj, node: Obj, updating: boolean, updated: boolean): Phase {
+function phaseOf(pool: api.MachineConfigPool, node: api.Node, updating: boolean, updated: boolean): Phase {
   if (updating && isDraining(node, updating)) return 'Draining';
   if (updating) return ({ Rebooting: 'Rebooting', Done: 'Updated' } as Record<string, Phase>)[annotation(node, 'state') ?? ''] ?? 'Updating';
   if (updated) return 'Updated';
@@ -128,7 +129,7 @@ const ASSESSMENT_OF: Record<Phase, [NodeAssessment, string]> = {
 };
 
 /** `updateVersion`: the version of the ClusterVersion's latest history entry. */
-export function assessNodes(pool: Obj, nodes: Obj[], versionOf: (config: string | undefined) => string, updateVersion: string | undefined, multiArchInProgress: boolean, now: number): { rows: NodeRow[]; insights: Insight[] } {
+export function assessNodes(pool: api.MachineConfigPool, nodes: readonly api.Node[], versionOf: (config: string | undefined) => string, updateVersion: string | undefined, multiArchInProgress: boolean, now: number): { rows: NodeRow[]; insights: Insight[] } {
   const insights: Insight[] = [];
   const poolConfig: string | undefined = pool.spec?.configuration?.name;
   const scope = (name: string) => [{ kind: kinds.node, name }];
@@ -176,7 +177,7 @@ export function assessNodes(pool: Obj, nodes: Obj[], versionOf: (config: string 
   return { rows, insights };
 }
 
-export function assessPool(pool: Obj, nodes: NodeRow[]): { data: PoolData; insights: Insight[] } {
+export function assessPool(pool: api.MachineConfigPool, nodes: NodeRow[]): { data: PoolData; insights: Insight[] } {
   const o: PoolData['overview'] = { total: nodes.length, available: 0, progressing: 0, outdated: 0, draining: 0, excluded: 0, degraded: 0 };
   let updated = 0;
   let pending = 0;
@@ -203,13 +204,13 @@ export function assessPool(pool: Obj, nodes: NodeRow[]): { data: PoolData; insig
 }
 
 /** The pool a node belongs to, as the MCO decides: master, else a custom pool, else worker. */
-export function nodesPerPool(pools: Obj[], nodes: Obj[]): Map<string, Obj[]> {
-  const out = new Map<string, Obj[]>();
-  const selects = (name: string, node: Obj) => {
+export function nodesPerPool(pools: readonly api.MachineConfigPool[], nodes: readonly api.Node[]): Map<string, api.Node[]> {
+  const out = new Map<string, api.Node[]>();
+  const selects = (name: string, node: api.Node) => {
     const pool = pools.find((p) => p.metadata.name === name);
-    return Boolean(pool) && storedSelectorMatches(pool!.spec?.nodeSelector, node.metadata?.labels ?? {});
+    return Boolean(pool) && storedSelectorMatches(metaSelector(pool!.spec?.nodeSelector), node.metadata.labels ?? {});
   };
-  const custom = pools.map((p) => p.metadata.name as string).filter((n) => n !== 'master' && n !== 'worker');
+  const custom = pools.map((p) => p.metadata.name).filter((n) => n !== 'master' && n !== 'worker');
   for (const node of nodes) {
     const name = selects('master', node) ? 'master' : custom.find((c) => selects(c, node)) ?? (selects('worker', node) ? 'worker' : '');
     out.set(name, [...(out.get(name) ?? []), node]);

@@ -2,7 +2,7 @@
 // alone (pure: the cluster's objects and a clock in, the text out): the Control Plane with its
 // nodes, the worker pools with theirs, and Update Health. Alerts are not read (oc reads them from
 // the cluster's Thanos querier, which a bosun cluster does not run).
-import type { Obj } from '../../kube/client.js';
+import type * as api from '../../api/index.js';
 import { BosunError } from '../../common/errors.js';
 import { roundDuration, parseTime, SECOND } from './format.js';
 import { assessControlPlane, findCondition, isMultiArchMigration, writeControlPlane } from './control-plane.js';
@@ -19,12 +19,12 @@ export class UpgradeStatusError extends BosunError {
 }
 
 export interface ClusterState {
-  cv: Obj;
-  operators: Obj[];
-  pools: Obj[];
+  cv: api.ClusterVersion;
+  operators: api.ClusterOperator[];
+  pools: api.MachineConfigPool[];
   /** At least the rendered MachineConfigs the nodes' current and desired configs name. */
-  machineConfigs: Obj[];
-  nodes: Obj[];
+  machineConfigs: api.MachineConfig[];
+  nodes: api.Node[];
   /** The image of the machine-config-operator Deployment's operator container ('' when unknown). */
   mcoImage: string;
 }
@@ -36,7 +36,7 @@ export function upgradeStatus(s: ClusterState, details: Details, now: number): s
   const progressing = findCondition(s.cv, 'Progressing');
   if (!progressing) throw new UpgradeStatusError('no current Progressing info, see `kubectl describe clusterversion` for more details.');
 
-  const history: Obj[] = s.cv.status?.history ?? [];
+  const history = s.cv.status?.history ?? [];
   const releaseVersion = new Map<string, string>(s.machineConfigs.map((mc) => [mc.metadata.name, mc.metadata.annotations?.['machineconfiguration.openshift.io/release-image-version'] ?? '']));
   const versionOf = (config: string | undefined) => releaseVersion.get(config ?? '') ?? '';
   const multiArchInProgress = isMultiArchMigration(history) && progressing.status === 'True';

@@ -8,7 +8,9 @@
 // drain succeeds: the daemon, waiting longer than its drain timeout, degrades the node with it,
 // which the pool reports (NodeDegraded, Degraded) naming the node and the pod.
 import { Controller, type SyncContext, type SyncResult } from '../../kube/controller.js';
-import { isNotFound, KubeApiError, resourcePath, type Obj } from '../../kube/index.js';
+import type { Node } from '../../api/index.js';
+import { isNotFound, KubeApiError, resourcePath } from '../../kube/index.js';
+import type { Patch } from '../../kube/client.js';
 import { resources } from '../../kube/resources.js';
 import type { McoContext } from './context.js';
 import { DEFAULT_DRAIN_TIMING, drainRequest, drainRetry, podsToEvict, type DrainTiming } from './drain.js';
@@ -37,7 +39,7 @@ async function syncDrain(ctx: McoContext, name: string, { log }: SyncContext, ti
   if (!node) { failingSince.delete(name); return; }
   const request = drainRequest(node.metadata.annotations, DESIRED_DRAIN_ANNOTATION, LAST_APPLIED_DRAIN_ANNOTATION);
   if (request.action === 'none') { failingSince.delete(name); return; }
-  const asNode = { apiVersion: 'v1', kind: 'Node', metadata: node.metadata } as Obj;
+  const asNode: Node = { apiVersion: 'v1', kind: 'Node', metadata: node.metadata };
 
   if (request.action === 'uncordon') {
     // Uncordoned and answered in one write: the daemon completes the moment it sees the answer.
@@ -51,7 +53,7 @@ async function syncDrain(ctx: McoContext, name: string, { log }: SyncContext, ti
     await ctx.client.mergePatch(resources.nodes, name, undefined, { spec: { unschedulable: true } });
     void ctx.events.event(asNode, 'Normal', 'Cordon', `Cordoned node ${name} (${request.value})`);
   }
-  const pods = (await ctx.client.list(resources.pods, undefined, { fieldSelector: `spec.nodeName=${name}` })).items as Obj[];
+  const pods = (await ctx.client.list(resources.pods, undefined, { fieldSelector: `spec.nodeName=${name}` })).items;
   const { evict, terminating } = podsToEvict(pods);
   const blocked: string[] = [];
   for (const pod of evict) {
@@ -87,7 +89,7 @@ async function syncDrain(ctx: McoContext, name: string, { log }: SyncContext, ti
 }
 
 /** lastAppliedDrain = the request (with any spec change in the same write); a drain error is gone. */
-async function answer(ctx: McoContext, node: NodeView, value: string, spec?: Obj): Promise<void> {
+async function answer(ctx: McoContext, node: NodeView, value: string, spec?: Patch): Promise<void> {
   const clear = node.metadata.annotations?.[DRAIN_ERROR_ANNOTATION] !== undefined ? { [DRAIN_ERROR_ANNOTATION]: null } : {};
   await ctx.client.mergePatch(resources.nodes, node.metadata.name!, undefined, { metadata: { annotations: { [LAST_APPLIED_DRAIN_ANNOTATION]: value, ...clear } }, ...(spec ? { spec } : {}) });
 }

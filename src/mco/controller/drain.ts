@@ -4,7 +4,7 @@
 // --ignore-daemonsets` and OpenShift's drain controller), and when a failing drain is tried again:
 // after `retryMs` (about a minute), every `slowRetryMs` (5 minutes) once it has failed for
 // `thresholdMs` (10 minutes), when it is also reported as DrainThresholdExceeded.
-import type { Obj } from '../../kube/client.js';
+import type { Pod } from '../../api/index.js';
 
 export const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
 
@@ -18,16 +18,16 @@ export function drainRequest(annotations: Record<string, string> | undefined, de
 }
 
 export interface PodSelection {
-  evict: Obj[];
+  evict: Pod[];
   /** Evicted already and still terminating. */
-  terminating: Obj[];
+  terminating: Pod[];
 }
 
-export function podsToEvict(pods: Obj[]): PodSelection {
-  const evict: Obj[] = [];
-  const terminating: Obj[] = [];
+export function podsToEvict(pods: readonly Pod[]): PodSelection {
+  const evict: Pod[] = [];
+  const terminating: Pod[] = [];
   for (const pod of pods) {
-    if ((pod.metadata?.ownerReferences ?? []).some((o: Obj) => o.kind === 'DaemonSet' && o.controller)) continue;
+    if ((pod.metadata?.ownerReferences ?? []).some((o) => o.kind === 'DaemonSet' && o.controller)) continue;
     if (pod.metadata?.annotations?.[MIRROR_POD_ANNOTATION] !== undefined) continue;
     if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') continue;
     (pod.metadata?.deletionTimestamp ? terminating : evict).push(pod);

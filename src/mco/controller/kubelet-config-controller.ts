@@ -6,11 +6,11 @@
 import { applyObject, applyStatus } from '../../kube/apply.js';
 import { setCondition } from '../../kube/conditions.js';
 import { Controller, type SyncContext } from '../../kube/controller.js';
-import type { Obj } from '../../kube/client.js';
 import { CONTROLLER_CONFIG_NAME, type McoContext } from './context.js';
 import { resources } from '../../kube/resources.js';
 import { generateKubeletConfigs, type KubeletConfigWithTls } from './kubelet-config.js';
 import { TemplateError } from './template.js';
+import { conditionsOf } from './types.js';
 
 const KEY = 'cluster';
 
@@ -60,10 +60,10 @@ async function syncKubeletConfigs(ctx: McoContext, { log }: SyncContext): Promis
     const condition = outcome.conditions.get(kc.metadata.name ?? '');
     if (!condition) continue;
     // One condition, Success or Failure, as OpenShift shows the latest outcome.
-    const previous = (kc.status?.conditions ?? []).filter((c) => c.type === condition.type);
+    const previous = (conditionsOf(kc) ?? []).filter((c) => c.type === condition.type);
     const conditions = setCondition(previous, condition, now);
-    if (await applyStatus(ctx.client, resources.kubeletConfigs, kc as Obj, { observedGeneration: kc.metadata.generation, conditions }) && condition.type === 'Failure') {
-      void ctx.events.event(kc as Obj, 'Warning', 'KubeletConfigFailed', condition.message ?? '');
+    if (await applyStatus(ctx.client, resources.kubeletConfigs, kc, { observedGeneration: kc.metadata.generation, conditions }) && condition.type === 'Failure') {
+      void ctx.events.event(kc, 'Warning', 'KubeletConfigFailed', condition.message ?? '');
     }
   }
 }

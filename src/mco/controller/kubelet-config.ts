@@ -18,7 +18,7 @@ import { kubeletTlsFor, type TlsSecurityProfile } from './tls-profile.js';
 import { baseKubeletConfiguration, KUBELET_CONFIG_PATH, serializeKubeletConfig, TEMPLATE_IGNITION_VERSION, type Role } from './template.js';
 import {
   GENERATED_BY_VERSION_ANNOTATION, MCO_API_VERSION, ROLE_LABEL,
-  ownerReferenceTo, type Condition, type ControllerConfig, type KubeletConfig, type MachineConfig, type MachineConfigPool,
+  metaSelector, ownerReferenceTo, type Condition, type ControllerConfig, type KubeletConfig, type MachineConfig, type MachineConfigPool,
 } from './types.js';
 
 /** Kubelet settings the cluster owns, and why a user may not set them. */
@@ -83,7 +83,7 @@ export function validateKubeletConfig(kc: KubeletConfigWithTls): string[] {
 export function poolsForKubeletConfig(kc: KubeletConfig, pools: MachineConfigPool[]): MachineConfigPool[] {
   const raw = kc.spec?.machineConfigPoolSelector;
   if (!raw || (Object.keys(raw.matchLabels ?? {}).length === 0 && (raw.matchExpressions ?? []).length === 0)) return [];
-  const selector = fromLabelSelectorObject(raw);
+  const selector = fromLabelSelectorObject(metaSelector(raw));
   return pools.filter((p) => matchesLabels(selector, p.metadata.labels)).sort((a, b) => ((a.metadata.name ?? '') < (b.metadata.name ?? '') ? -1 : 1));
 }
 

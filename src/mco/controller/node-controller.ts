@@ -9,11 +9,11 @@
 import { applyStatus } from '../../kube/apply.js';
 import { Controller, TerminalError, type SyncContext } from '../../kube/controller.js';
 import { WriteExpectations } from '../../kube/expectations.js';
-import { isConflict, type Obj } from '../../kube/client.js';
+import { isConflict } from '../../kube/client.js';
 import { type McoContext } from './context.js';
 import { resources } from '../../kube/resources.js';
 import { chooseCandidates, computePoolStatus, poolSpecError, poolMembership, UPDATE_IN_PROGRESS_TAINT, updateInProgressTaintChanges } from './node-selection.js';
-import { DESIRED_CONFIG_ANNOTATION, type NodeView } from './types.js';
+import { DESIRED_CONFIG_ANNOTATION, type MachineConfigPoolStatus, type NodeView } from './types.js';
 
 export function nodeController(ctx: McoContext): Controller {
   // Nodes patched but not yet seen patched in the cache: a sync in between must not count a
@@ -51,7 +51,7 @@ async function setUpdateInProgressTaint(ctx: McoContext, node: NodeView, present
       return (await ctx.client.mergePatch(resources.nodes, node.metadata.name!, undefined, { metadata: { resourceVersion: node.metadata.resourceVersion }, spec: { taints: wanted } })) as NodeView;
     } catch (e) {
       if (!isConflict(e) || attempt >= TAINT_CONFLICT_RETRIES) throw e;
-      node = (await ctx.client.get(resources.nodes, node.metadata.name!)) as NodeView;
+      node = await ctx.client.get(resources.nodes, node.metadata.name);
     }
   }
 }
@@ -69,11 +69,11 @@ async function syncPool(ctx: McoContext, poolName: string, { log }: SyncContext,
     for (const node of choice.nodes) {
       const name = node.metadata.name!;
       const from = node.metadata.annotations?.[DESIRED_CONFIG_ANNOTATION];
-      const updated = (await ctx.client.mergePatch(resources.nodes, name, undefined, { metadata: { annotations: { [DESIRED_CONFIG_ANNOTATION]: target } } })) as NodeView;
+      const updated = (await ctx.client.mergePatch(resources.nodes, name, undefined, { metadata: { annotations: { [DESIRED_CONFIG_ANNOTATION]: target } } }));
       nodes[nodes.indexOf(node)] = updated;
       recent.expect(node, updated);
       log.info({ pool: poolName, node: name, from: from ?? null, to: target }, 'node targeted');
-      void ctx.events.event(updated as Obj, 'Normal', 'SetDesiredConfig', `Targeted node ${name} to MachineConfig: ${target}`);
+      void ctx.events.event(updated, 'Normal', 'SetDesiredConfig', `Targeted node ${name} to MachineConfig: ${target}`);
     }
     if (choice.nodes.length === 0 && choice.reason && nodes.some((n) => n.metadata.annotations?.[DESIRED_CONFIG_ANNOTATION] !== target)) {
       log.debug({ pool: poolName, reason: choice.reason }, 'no node targeted');
@@ -89,8 +89,9 @@ async function syncPool(ctx: McoContext, poolName: string, { log }: SyncContext,
 
   const conflicted = [...conflicts].filter(([, pools]) => pools.includes(poolName)).map(([node]) => node);
   const status = computePoolStatus({ pool, nodes, target, specError, conflicts: conflicted, now: new Date(ctx.clock.now()) });
-  const clean = JSON.parse(JSON.stringify(status)) as Obj;
-  if (await applyStatus(ctx.client, resources.machineConfigPools, pool as Obj, clean)) {
+  // As JSON (no undefined fields), so that it compares with the stored status.
+  const clean = JSON.parse(JSON.stringify(status)) as MachineConfigPoolStatus;
+  if (await applyStatus(ctx.client, resources.machineConfigPools, pool, clean)) {
     log.info({ pool: poolName, machineCount: status.machineCount, updated: status.updatedMachineCount, unavailable: status.unavailableMachineCount, degraded: status.degradedMachineCount }, 'pool status updated');
   }
   // Not retried: the pool's own spec must change first (which brings it back here).

@@ -22,7 +22,7 @@ import { fromLabelSelectorObject, matchesLabels, SelectorError } from '../../com
 import { findCondition, setCondition, type Condition } from '../../kube/conditions.js';
 import {
   CURRENT_CONFIG_ANNOTATION, DESIRED_CONFIG_ANNOTATION, REASON_ANNOTATION, STATE_ANNOTATION, ZONE_LABEL,
-  type MachineConfigPool, type MachineConfigPoolStatus, type NodeView,
+  conditionsOf, metaSelector, type MachineConfigPool, type MachineConfigPoolStatus, type NodeView,
 } from './types.js';
 import { isNodeReady as nodeIsReady } from '../../kube/readiness.js';
 
@@ -39,7 +39,7 @@ export interface PoolMembership {
 function selectorOf(pool: MachineConfigPool) {
   const raw = pool.spec.nodeSelector;
   if (!raw || (Object.keys(raw.matchLabels ?? {}).length === 0 && (raw.matchExpressions ?? []).length === 0)) return undefined;
-  try { return fromLabelSelectorObject(raw); } catch (e) {
+  try { return fromLabelSelectorObject(metaSelector(raw)); } catch (e) {
     if (e instanceof SelectorError) return undefined;
     throw e;
   }
@@ -247,12 +247,12 @@ export function computePoolStatus(inp: PoolStatusInputs): MachineConfigPoolStatu
   const nodeDegraded = nodeProblems.length > 0;
   set('NodeDegraded', nodeDegraded, nodeDegraded ? `${nodeProblems.length} nodes are reporting degraded status on sync` : '', nodeProblems.join(', '));
   // RenderDegraded is the render controller's: carried over as it is, counted into Degraded.
-  const render = findCondition(pool.status?.conditions, 'RenderDegraded');
+  const render = findCondition(conditionsOf(pool), 'RenderDegraded');
   if (render) conds.push(render);
   conds.push(degradedFrom(conds.find((c) => c.type === 'NodeDegraded'), render, inp.specError));
 
   // Existing conditions keep their lastTransitionTime while their status holds.
-  const previous = pool.status?.conditions ?? [];
+  const previous = conditionsOf(pool) ?? [];
   const conditions = conds.map((c) => setCondition(previous, c, inp.now).find((x) => x.type === c.type)!);
 
   return {

@@ -15,7 +15,10 @@ import { Controller, TerminalError, type SyncContext, type SyncResult } from '..
 import { findCondition, isTrue } from '../../kube/conditions.js';
 import { CONTROLLER_CONFIG_NAME, TEMPLATE_COMPLETED, type McoContext } from './context.js';
 import { resources } from '../../kube/resources.js';
-import { RELEASE_IMAGE_VERSION_ANNOTATION, type ControllerConfig, type MachineConfig, type MachineConfigPool, type NodeView } from './types.js';
+import type { ResourceRef } from '../../kube/client.js';
+import type { Informer } from '../../kube/informer.js';
+import type { WithStatusConditions } from '../../kube/degraded.js';
+import { RELEASE_IMAGE_VERSION_ANNOTATION, conditionsOf, type ControllerConfig, type MachineConfig, type MachineConfigPool, type NodeView } from './types.js';
 import { renderFailureMessage, renderPool, RenderError, selectMachineConfigs } from './render.js';
 import { formatProblem } from '../../ignition/parse.js';
 import { validateConfig } from '../../ignition/validate.js';
@@ -34,7 +37,8 @@ export function renderController(ctx: McoContext): Controller {
     },
     resyncPeriodMs: 10 * 60_000,
     // A bad MachineConfig fails at once (TerminalError); an API error only when it persists.
-    degraded: { client: ctx.client, resource: resources.machineConfigPools, informer: ctx.informers.pools, condition: 'RenderDegraded', reason: 'RenderFailed', after: 3, message: (error, pool) => renderFailureMessage(pool, error.message), derive: (pool, conditions) => withDegraded(pool as MachineConfigPool, conditions, new Date(ctx.clock.now())), clock: ctx.clock },
+    // The pool CRD leaves a condition's type and status optional; the MCO always writes both.
+    degraded: { client: ctx.client, resource: resources.machineConfigPools as ResourceRef<WithStatusConditions>, informer: ctx.informers.pools as unknown as Pick<Informer<WithStatusConditions>, 'get'>, condition: 'RenderDegraded', reason: 'RenderFailed', after: 3, message: (error, pool) => renderFailureMessage(pool, error.message), derive: (pool, conditions) => withDegraded(pool as MachineConfigPool, conditions, new Date(ctx.clock.now())), clock: ctx.clock },
   });
   const allPools = () => ctx.informers.pools.list().map((p) => p.metadata.name as string);
   // Writers of MachineConfigs (the template and kubelet-config controllers, an admin applying a
@@ -91,7 +95,7 @@ function eventMessage(prefix: string, items: string[]): string {
 
 function templatesComplete(cc: ControllerConfig | undefined): cc is ControllerConfig {
   if (!cc) return false;
-  return isTrue(cc.status?.conditions, TEMPLATE_COMPLETED) && cc.status?.observedGeneration === cc.metadata.generation;
+  return isTrue(conditionsOf(cc), TEMPLATE_COMPLETED) && cc.status?.observedGeneration === cc.metadata.generation;
 }
 
 async function syncRender(ctx: McoContext, poolName: string, { log }: SyncContext, memory: Map<string, Map<string, number>>): Promise<SyncResult | void> {
@@ -133,7 +137,7 @@ async function syncRender(ctx: McoContext, poolName: string, { log }: SyncContex
     if (!(e instanceof RenderError)) throw e;
     failure = e;
   }
-  const reported = findCondition(pool.status?.conditions, 'RenderDegraded');
+  const reported = findCondition(conditionsOf(pool), 'RenderDegraded');
   const result = await collectGarbage(ctx, pool, log, memory);
   if (!failure) {
     if (reported?.status === 'True') log.info({ pool: poolName }, 'render recovered');

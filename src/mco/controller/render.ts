@@ -20,11 +20,10 @@ import { fromLabelSelectorObject, matchesLabels, SelectorError } from '../../com
 import { mergeAll } from '../../ignition/merge.js';
 import { parseConfig } from '../../ignition/parse.js';
 import { isEmptyValue } from '../../ignition/schema.js';
-import type { IgnitionConfig } from '../../ignition/types.js';
 import { formatSpec3, LATEST_SPEC3_MINOR } from '../../ignition/version.js';
 import {
   GENERATED_BY_VERSION_ANNOTATION, MCO_API_VERSION, RELEASE_IMAGE_VERSION_ANNOTATION, ROLE_LABEL,
-  ownerReferenceTo, type MachineConfig, type MachineConfigPool, type MachineConfigSpec, type ObjectReference,
+  ignitionConfigOf, metaSelector, ownerReferenceTo, rawIgnitionConfig, type MachineConfig, type MachineConfigPool, type MachineConfigSpec, type ObjectReference,
 } from './types.js';
 import { unreconcilableChanges, validateMachineConfig, type SpecProblem } from './validation.js';
 
@@ -62,7 +61,7 @@ export interface RenderOptions {
 }
 
 export interface RenderResult {
-  rendered: MachineConfig;
+  rendered: MachineConfig & { spec: MachineConfigSpec };
   /** The selected MachineConfigs in merge order, as object references. */
   source: ObjectReference[];
 }
@@ -73,7 +72,7 @@ export function selectMachineConfigs(pool: MachineConfigPool, all: MachineConfig
   const raw = pool.spec.machineConfigSelector;
   if (!raw || (Object.keys(raw.matchLabels ?? {}).length === 0 && (raw.matchExpressions ?? []).length === 0)) return [];
   let selector;
-  try { selector = fromLabelSelectorObject(raw); } catch (e) {
+  try { selector = fromLabelSelectorObject(metaSelector(raw)); } catch (e) {
     if (e instanceof SelectorError) throw new RenderError('InvalidSelector', `pool ${pool.metadata.name}: invalid spec.machineConfigSelector: ${e.message}`);
     throw e;
   }
@@ -100,7 +99,7 @@ export function mergeMachineConfigs(configs: MachineConfig[], defaults: Pick<Ren
   const ignition = mergeAll([
     { ignition: { version: RENDERED_IGNITION_VERSION } },
     // As Ignition reads each config (the MCO parses into typed structs): keys it ignores vanish.
-    ...configs.map((mc) => (mc.spec.config ? parseConfig(mc.spec.config).config : { ignition: { version: RENDERED_IGNITION_VERSION } })),
+    ...configs.map((mc) => (mc.spec?.config ? parseConfig(mc.spec.config).config : { ignition: { version: RENDERED_IGNITION_VERSION } })),
   ]);
   ignition.ignition.version = RENDERED_IGNITION_VERSION;
   for (const f of ignition.storage?.files ?? []) if (f.overwrite === undefined || f.overwrite === null) f.overwrite = true;
@@ -111,7 +110,7 @@ export function mergeMachineConfigs(configs: MachineConfig[], defaults: Pick<Ren
   let kernelType = 'default';
   let osImageURL = defaults.osImageURL ?? '';
   let extensionsImage = defaults.baseOSExtensionsContainerImage ?? '';
-  for (const { spec } of configs) {
+  for (const { spec = {} } of configs) {
     kernelArguments.push(...(spec.kernelArguments ?? []));
     for (const e of spec.extensions ?? []) if (!extensions.includes(e)) extensions.push(e);
     fips ||= spec.fips === true;
@@ -120,7 +119,7 @@ export function mergeMachineConfigs(configs: MachineConfig[], defaults: Pick<Ren
     if (spec.baseOSExtensionsContainerImage) extensionsImage = spec.baseOSExtensionsContainerImage;
   }
   return {
-    config: ignition,
+    config: rawIgnitionConfig(ignition),
     kernelArguments,
     extensions,
     fips,
@@ -160,7 +159,7 @@ export function renderPool(pool: MachineConfigPool, all: MachineConfig[], option
 
   const spec = mergeMachineConfigs(selected, options);
   if (spec.kernelType !== 'default' && spec.extensions?.includes('kernel-devel')) {
-    const blamed = selected.filter((mc) => mc.spec.extensions?.includes('kernel-devel') || (mc.spec.kernelType && mc.spec.kernelType !== 'default')).map((mc) => mc.metadata.name ?? '');
+    const blamed = selected.filter((mc) => mc.spec?.extensions?.includes('kernel-devel') || (mc.spec?.kernelType && mc.spec.kernelType !== 'default')).map((mc) => mc.metadata.name ?? '');
     throw new RenderError('InvalidMachineConfig', `MachineConfig ${blamed.join(', ')}: the kernel-devel extension needs the default kernel, not kernelType ${spec.kernelType}`, blamed);
   }
   const size = Buffer.byteLength(JSON.stringify(spec));
@@ -179,7 +178,7 @@ export function renderPool(pool: MachineConfigPool, all: MachineConfig[], option
 
   const annotations: Record<string, string> = { [GENERATED_BY_VERSION_ANNOTATION]: options.controllerVersion };
   if (options.releaseVersion) annotations[RELEASE_IMAGE_VERSION_ANNOTATION] = options.releaseVersion;
-  const rendered: MachineConfig = {
+  const rendered: RenderResult['rendered'] = {
     apiVersion: MCO_API_VERSION,
     kind: 'MachineConfig',
     metadata: { name: renderedName(poolName, spec), annotations, ownerReferences: [ownerReferenceTo(pool, 'MachineConfigPool')] },
@@ -201,13 +200,13 @@ function largestConfigs(configs: MachineConfig[]): string[] {
  *  and only those when there are any. Empty when the change comes from a config's removal. */
 function blameConfigs(problems: SpecProblem[], selected: MachineConfig[], currentSources: Set<string>): string[] {
   const setsField = (mc: MachineConfig, field: string) => {
-    if (field === 'spec.fips') return mc.spec.fips === true;
+    if (field === 'spec.fips') return mc.spec?.fips === true;
     if (field === 'spec.config.ignition') {
-      const { version: _v, ...rest } = (mc.spec.config as IgnitionConfig | undefined)?.ignition ?? { version: '' };
+      const { version: _v, ...rest } = ignitionConfigOf(mc.spec).ignition ?? { version: '' };
       return !isEmptyValue(rest);
     }
     const path = field.replace(/^spec\.config\.?/, '').replace(/\[\d+\].*$/, '').split('.').filter(Boolean);
-    let v: unknown = mc.spec.config;
+    let v: unknown = mc.spec?.config;
     for (const p of path) v = (v as Record<string, unknown> | undefined)?.[p];
     return !isEmptyValue(v);
   };

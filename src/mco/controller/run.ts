@@ -9,7 +9,6 @@ import { createRequire } from 'node:module';
 import { Manager } from '../../kube/manager.js';
 import { resources } from '../../kube/resources.js';
 import type { ControllerSettings, McoContext } from './context.js';
-import type { ControllerConfig, KubeletConfig, MachineConfig, MachineConfigPool, NodeView } from './types.js';
 import { kubeletConfigController } from './kubelet-config-controller.js';
 import { nodeController } from './node-controller.js';
 import { drainController } from './drain-controller.js';
@@ -65,11 +64,11 @@ export function addMachineConfigController(manager: Manager, options: MachineCon
   const ctx: McoContext = {
     client: manager.client,
     informers: {
-      machineConfigs: informers.forResource<MachineConfig>(resources.machineConfigs),
-      pools: informers.forResource<MachineConfigPool>(resources.machineConfigPools),
-      controllerConfigs: informers.forResource<ControllerConfig>(resources.controllerConfigs),
-      kubeletConfigs: informers.forResource<KubeletConfig>(resources.kubeletConfigs),
-      nodes: informers.forResource<NodeView>(resources.nodes),
+      machineConfigs: informers.forResource(resources.machineConfigs),
+      pools: informers.forResource(resources.machineConfigPools),
+      controllerConfigs: informers.forResource(resources.controllerConfigs),
+      kubeletConfigs: informers.forResource(resources.kubeletConfigs),
+      nodes: informers.forResource(resources.nodes),
     },
     events: manager.events,
     settings,

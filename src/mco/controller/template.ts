@@ -13,6 +13,7 @@
 // /etc/bosun-release carries the release version from the ControllerConfig's images
 // (spec.images.releaseVersion, the release payload's machine-config-operator-images), so every
 // release renders new configs for every pool and an update rolls every node onto them.
+import type * as api from '../../api/index.js';
 import { BosunError } from '../../common/errors.js';
 import { encodeDataUrl } from '../../ignition/data-url.js';
 import type { FileEntry, IgnitionConfig, Unit } from '../../ignition/types.js';
@@ -173,7 +174,8 @@ const EXTERNAL_CLOUD_PLATFORMS = new Set(['alibabacloud', 'aws', 'azure', 'gcp',
  * where no cloud provider runs (None, BareMetal).
  */
 export function cloudProvider(cc: ControllerConfig): string {
-  const status = cc.spec.infra?.status?.platformStatus;
+  // spec.infra is the cluster's Infrastructure object, kept whole by the CRD (unknown fields preserved).
+  const status = (cc.spec.infra as Partial<api.Infrastructure> | undefined)?.status?.platformStatus;
   const platform = String(status?.type ?? cc.spec.platform ?? '').toLowerCase();
   if (platform === 'external') return status?.external?.cloudControllerManager?.state === 'External' ? 'external' : '';
   return EXTERNAL_CLOUD_PLATFORMS.has(platform) ? 'external' : '';

@@ -1,6 +1,10 @@
 // The machineconfiguration.openshift.io/v1 objects the machine-config controller reads and writes
-// (MachineConfig, MachineConfigPool, ControllerConfig, KubeletConfig) and the Node fields it uses,
-// typed as far as the controller needs them; the annotation and label keys OpenShift uses.
+// (MachineConfig, MachineConfigPool, ControllerConfig, KubeletConfig) and the Nodes it targets —
+// src/api's types, generated from the CRDs, under the names the MCO uses — with the readers that
+// narrow what the CRDs leave open (spec.config, conditions, selectors); the annotation and label
+// keys OpenShift uses.
+import type * as api from '../../api/index.js';
+import type { IgnitionConfig } from '../../ignition/types.js';
 import type { MetaLabelSelector } from '../../common/label-selectors.js';
 import type { Condition } from '../../kube/conditions.js';
 import type { ObjectMeta, OwnerReference } from '../../common/kube-types.js';
@@ -39,103 +43,49 @@ export interface ObjectReference {
 
 export type { Condition, ObjectMeta, OwnerReference };
 
-export interface MachineConfigSpec {
-  /** Raw Ignition 3.x; unknown fields preserved by the CRD. */
-  config?: unknown;
-  kernelArguments?: string[] | null;
-  extensions?: string[] | null;
-  fips?: boolean;
-  kernelType?: string;
-  osImageURL?: string;
-  baseOSExtensionsContainerImage?: string;
+/** A MachineConfig's spec (its config is raw Ignition 3.x; the CRD preserves unknown fields). */
+export type MachineConfigSpec = NonNullable<api.MachineConfig['spec']>;
+export type MachineConfig = api.MachineConfig;
+export type PoolConfiguration = NonNullable<api.MachineConfigPool['spec']['configuration']>;
+export type MachineConfigPool = api.MachineConfigPool;
+export type MachineConfigPoolStatus = api.MachineConfigPoolStatus;
+export type ControllerConfigSpec = api.ControllerConfig['spec'];
+export type ControllerConfig = api.ControllerConfig;
+export type KubeletConfig = api.KubeletConfig;
+/** The core/v1 Nodes the node controller reads. */
+export type NodeView = api.Node;
+
+/**
+ * A MachineConfig's spec.config as an Ignition config. The CRD keeps it as raw JSON
+ * (x-kubernetes-preserve-unknown-fields); the render controller validates every config it merges
+ * (validateMachineConfig) and renders only valid ones, so what the daemon and the controller read
+ * past that point is read as typed. Absent is an empty config.
+ */
+export function ignitionConfigOf(spec: MachineConfigSpec | undefined): IgnitionConfig {
+  return (spec?.config ?? {}) as unknown as IgnitionConfig;
 }
 
-export interface MachineConfig {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-  spec: MachineConfigSpec;
+/** An Ignition config as a MachineConfig's raw spec.config. */
+export function rawIgnitionConfig(config: IgnitionConfig): MachineConfigSpec['config'] {
+  return config as unknown as MachineConfigSpec['config'];
 }
 
-export interface PoolConfiguration extends ObjectReference {
-  source?: ObjectReference[];
+/**
+ * The status conditions of an MCO kind. Its CRDs leave a condition's type and status optional;
+ * the MCO always writes both, so they are read as Conditions.
+ */
+export function conditionsOf(object: { status?: { conditions?: readonly unknown[] | null } | null }): Condition[] | undefined {
+  return (object.status?.conditions ?? undefined) as Condition[] | undefined;
 }
 
-export interface MachineConfigPool {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-  spec: {
-    machineConfigSelector?: MetaLabelSelector | null;
-    nodeSelector?: MetaLabelSelector | null;
-    paused?: boolean;
-    maxUnavailable?: number | string | null;
-    configuration?: PoolConfiguration;
-  };
-  status?: MachineConfigPoolStatus;
-}
+type GeneratedSelector = NonNullable<api.MachineConfigPool['spec']['nodeSelector']>;
 
-export interface MachineConfigPoolStatus {
-  observedGeneration?: number;
-  configuration?: PoolConfiguration;
-  machineCount?: number;
-  updatedMachineCount?: number;
-  readyMachineCount?: number;
-  unavailableMachineCount?: number;
-  degradedMachineCount?: number;
-  conditions?: Condition[];
-}
-
-export interface ControllerConfigSpec {
-  clusterDNSIP: string;
-  /** base64 PEM */
-  kubeAPIServerServingCAData: string;
-  /** base64 PEM */
-  rootCAData: string;
-  releaseImage: string;
-  images?: Record<string, string>;
-  /** The OS image rendered configs default to (OpenShift 4.12+); osImageURL before that. */
-  baseOSContainerImage?: string;
-  baseOSExtensionsContainerImage?: string;
-  osImageURL?: string;
-  platform?: string;
-  ipFamilies?: string;
-  networkType?: string;
-  cloudProviderConfig?: string;
-  /** base64 */
-  additionalTrustBundle?: string | null;
-  proxy?: { httpProxy?: string; httpsProxy?: string; noProxy?: string } | null;
-  pullSecret?: ObjectReference;
-  dns?: { spec?: { baseDomain?: string } } | null;
-  infra?: { status?: { platformStatus?: { type?: string; external?: { cloudControllerManager?: { state?: string } } } } } | null;
-}
-
-export interface ControllerConfig {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-  spec: ControllerConfigSpec;
-  status?: { observedGeneration?: number; conditions?: Condition[] };
-}
-
-export interface KubeletConfig {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-  spec: {
-    machineConfigPoolSelector?: MetaLabelSelector | null;
-    kubeletConfig?: Record<string, unknown> | null;
-    autoSizingReserved?: boolean | null;
-    logLevel?: number | null;
-  };
-  status?: { observedGeneration?: number; conditions?: Condition[] };
-}
-
-/** The parts of a core/v1 Node the node controller reads. */
-export interface NodeView {
-  metadata: ObjectMeta;
-  spec?: { unschedulable?: boolean; taints?: { key: string; value?: string; effect: string }[] };
-  status?: { conditions?: { type: string; status: string }[] };
+/**
+ * A selector of an MCO kind (metav1.LabelSelector in the CRDs) as common/label-selectors reads it:
+ * the generated types give matchLabels `string | undefined` values, which JSON never holds.
+ */
+export function metaSelector(selector: GeneratedSelector | null | undefined): MetaLabelSelector | undefined {
+  return (selector ?? undefined) as MetaLabelSelector | undefined;
 }
 
 export function ownerReferenceTo(obj: { apiVersion?: string; kind?: string; metadata: ObjectMeta }, kind: string): OwnerReference {

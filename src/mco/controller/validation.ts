@@ -12,8 +12,8 @@
 // Every problem names the MachineConfig (when known) and the field.
 import { isError, validateConfig } from '../../ignition/validate.js';
 import { isEmptyValue } from '../../ignition/schema.js';
-import type { FileEntry, IgnitionConfig, User } from '../../ignition/types.js';
-import type { MachineConfig, MachineConfigSpec } from './types.js';
+import type { FileEntry, User } from '../../ignition/types.js';
+import { ignitionConfigOf, type MachineConfig, type MachineConfigSpec } from './types.js';
 
 export interface SpecProblem {
   /** Field path from the MachineConfig's spec, e.g. `spec.config.storage.files[0].mode`. */
@@ -38,7 +38,7 @@ export function validateMachineConfig(mc: MachineConfig): SpecProblem[] {
     const ignitionProblems = validateConfig(spec.config).filter(isError);
     problems.push(...ignitionProblems.map((p) => ({ field: p.path ? `spec.config.${p.path}` : 'spec.config', message: p.message })));
     if (ignitionProblems.length === 0) {
-      ((spec.config as IgnitionConfig).storage?.files ?? []).forEach((f, i) => {
+      (ignitionConfigOf(spec).storage?.files ?? []).forEach((f, i) => {
         if (typeof f.mode === 'number' && (f.mode & SPECIAL_MODE_BITS) !== 0) {
           problems.push({ field: `spec.config.storage.files[${i}].mode`, message: `${f.path}: mode 0${f.mode.toString(8)} sets setuid, setgid or sticky bits, which MachineConfigs may not` });
         }
@@ -57,10 +57,10 @@ export function validateMachineConfig(mc: MachineConfig): SpecProblem[] {
 }
 
 /** Changes from `current` to `next` (both rendered specs) that a running node cannot apply. */
-export function unreconcilableChanges(current: MachineConfigSpec, next: MachineConfigSpec): SpecProblem[] {
+export function unreconcilableChanges(current: MachineConfigSpec | undefined, next: MachineConfigSpec | undefined): SpecProblem[] {
   const out: SpecProblem[] = [];
-  const a = (current.config ?? {}) as IgnitionConfig;
-  const b = (next.config ?? {}) as IgnitionConfig;
+  const a = ignitionConfigOf(current);
+  const b = ignitionConfigOf(next);
 
   const { version: _va, ...ignitionA } = a.ignition ?? { version: '' };
   const { version: _vb, ...ignitionB } = b.ignition ?? { version: '' };
@@ -81,7 +81,7 @@ export function unreconcilableChanges(current: MachineConfigSpec, next: MachineC
     }
   });
   if (!sameValue(a.kernelArguments, b.kernelArguments)) out.push({ field: 'spec.config.kernelArguments', message: 'Ignition kernelArguments cannot be changed on a running node; use spec.kernelArguments' });
-  if (Boolean(current.fips) !== Boolean(next.fips)) out.push({ field: 'spec.fips', message: `fips cannot be switched ${next.fips ? 'on' : 'off'} on a running cluster` });
+  if (Boolean(current?.fips) !== Boolean(next?.fips)) out.push({ field: 'spec.fips', message: `fips cannot be switched ${next?.fips ? 'on' : 'off'} on a running cluster` });
   return out;
 }
 

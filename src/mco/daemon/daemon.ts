@@ -10,7 +10,8 @@
 // for drift every --drift-check-interval.
 import { Controller, type SyncContext, type SyncResult } from '../../kube/controller.js';
 import { annotationsChanged } from '../../kube/predicates.js';
-import { isNotFound, type KubeClient, type Obj } from '../../kube/client.js';
+import type { KubeObject, Node } from '../../api/index.js';
+import { isNotFound, type KubeClient, type ResourceRef } from '../../kube/client.js';
 import type { EventRecorder } from '../../kube/events.js';
 import type { InformerFactory } from '../../kube/informer.js';
 import type { Runnable } from '../../kube/manager.js';
@@ -25,8 +26,11 @@ import { nextStep, type NodeAnnotations, type Observation, type Step } from './s
 import { rootReader, validateOnDisk } from './validate.js';
 import { WriteError, writeDiff } from './writer.js';
 
+/** The part of an operator.openshift.io/v1 MachineConfiguration the daemon reads (bosun ships no CRD for the kind). */
+type MachineConfiguration = KubeObject & { spec?: { nodeDisruptionPolicy?: NodeDisruptionPolicy } };
+
 /** The node disruption policy's home (operator.openshift.io/v1, cluster-scoped, named cluster). */
-export const MACHINE_CONFIGURATIONS = { group: 'operator.openshift.io', version: 'v1', resource: 'machineconfigurations', namespaced: false };
+export const MACHINE_CONFIGURATIONS: ResourceRef<MachineConfiguration> = { group: 'operator.openshift.io', version: 'v1', resource: 'machineconfigurations', namespaced: false };
 export const MACHINE_CONFIG_DAEMON = { name: 'machine-config-daemon', lease: { namespace: 'openshift-machine-config-operator', name: 'machine-config-daemon' }, eventSource: 'machineconfigdaemon' };
 export const DEFAULT_DRIFT_CHECK_MS = 10_000;
 /** A drain not answered after this long degrades the node (OpenShift's daemon waits an hour). */
@@ -48,7 +52,7 @@ export interface DaemonSettings {
   afterStep?: (step: Step) => Promise<void> | void;
 }
 
-function annotationsOf(node: Obj): NodeAnnotations {
+function annotationsOf(node: Node): NodeAnnotations {
   const a: Record<string, string> = node.metadata?.annotations ?? {};
   return {
     currentConfig: a[CURRENT_CONFIG_ANNOTATION], desiredConfig: a[DESIRED_CONFIG_ANNOTATION], state: a[STATE_ANNOTATION], reason: a[REASON_ANNOTATION],
@@ -67,7 +71,7 @@ export class MachineConfigDaemon implements Runnable {
   /** The boot a reboot was last asked of, and when: one request per boot unless it goes unanswered. */
   private rebootAsked?: { bootId: string; at: number };
   /** The node as the API server answered the last write of this pass, if the last step wrote it. */
-  private written?: Obj;
+  private written?: Node;
   private readonly configs = new Map<string, MachineConfig>();
   /** The drain this daemon waits for, and since when (a restarted daemon starts the wait again, as OpenShift's). */
   private drainWait?: { value: string; since: number };
@@ -91,7 +95,7 @@ export class MachineConfigDaemon implements Runnable {
     // not the daemon's own writes: the pass that wrote went on from the write's answer. (Should a
     // relist fold someone else's change into an event of ours, the periodic pass — wait and idle
     // requeue — sees it.)
-    const rebooted = (object: Obj, old?: Obj) => object.status?.nodeInfo?.bootID !== old?.status?.nodeInfo?.bootID;
+    const rebooted = (object: Node, old?: Node) => object.status?.nodeInfo?.bootID !== old?.status?.nodeInfo?.bootID;
     this.controller.watch(node, () => settings.nodeName, (type, object, old) => type !== 'update' || rebooted(object, old)
       || (annotationsChanged(type, object, old) && !this.ownWrites.has(object.metadata?.resourceVersion ?? '')));
   }
@@ -119,7 +123,7 @@ export class MachineConfigDaemon implements Runnable {
   }
 
   /** What nextStep needs, and the configs it was computed from. */
-  private async observe(node: Obj): Promise<{ observation: Observation; configs: { from?: MachineConfig; to?: MachineConfig } }> {
+  private async observe(node: Node): Promise<{ observation: Observation; configs: { from?: MachineConfig; to?: MachineConfig } }> {
     const { host } = this.settings;
     const a = annotationsOf(node);
     const o: Observation = { node: a, bootId: host.bootId(), pending: this.disk.pending(), forceFile: host.forceFile() };
@@ -152,7 +156,7 @@ export class MachineConfigDaemon implements Runnable {
   }
 
   /** When the node waits on its drain request longer than the drain timeout: the reason to give. */
-  private drainTimedOut(node: Obj, a: NodeAnnotations): string | undefined {
+  private drainTimedOut(node: Node, a: NodeAnnotations): string | undefined {
     const asked = a.desiredDrain ?? '';
     if (!asked.startsWith('drain-') || a.lastAppliedDrain === asked) {
       this.drainWait = undefined;
@@ -201,12 +205,12 @@ export class MachineConfigDaemon implements Runnable {
     if (this.ownWrites.size > 8) this.ownWrites.delete(this.ownWrites.values().next().value!);
   }
 
-  private event(node: Obj, type: 'Normal' | 'Warning', reason: string, message: string): void {
+  private event(node: Node, type: 'Normal' | 'Warning', reason: string, message: string): void {
     void this.events.event({ apiVersion: 'v1', kind: 'Node', metadata: node.metadata }, type, reason, message);
   }
 
   /** Takes one step; answers when the pass should end (and when to look again). */
-  private async take(step: Step, node: Obj, o: Observation, configs: { from?: MachineConfig; to?: MachineConfig }, log: SyncContext['log']): Promise<SyncResult | undefined> {
+  private async take(step: Step, node: Node, o: Observation, configs: { from?: MachineConfig; to?: MachineConfig }, log: SyncContext['log']): Promise<SyncResult | undefined> {
     const { host } = this.settings;
     const desired = o.node.desiredConfig ?? '';
     switch (step.kind) {

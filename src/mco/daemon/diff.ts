@@ -2,9 +2,8 @@
 // wanted state differs (files, units, ssh keys; see managed.ts), the `core` user's password, and
 // the MachineConfig fields that only a reboot applies (kernel arguments, kernel type, extensions,
 // OS image). Pure.
-import type { MachineConfigSpec } from '../controller/types.js';
+import { ignitionConfigOf, type MachineConfigSpec } from '../controller/types.js';
 import { CORE_USER, sameValue } from '../controller/validation.js';
-import type { IgnitionConfig } from '../../ignition/types.js';
 import { managedEntries, sameEntry, type ManagedEntry } from './managed.js';
 
 export interface PathChange {
@@ -31,14 +30,14 @@ export interface ConfigDiff {
 }
 
 function passwordHash(spec: MachineConfigSpec | undefined): string | undefined {
-  return ((spec?.config ?? {}) as IgnitionConfig).passwd?.users?.find((u) => u.name === CORE_USER)?.passwordHash || undefined;
+  return ignitionConfigOf(spec).passwd?.users?.find((u) => u.name === CORE_USER)?.passwordHash || undefined;
 }
 
 function unitsByName(spec: MachineConfigSpec | undefined) {
-  return new Map((((spec?.config ?? {}) as IgnitionConfig).systemd?.units ?? []).map((u) => [u.name, u] as const));
+  return new Map((ignitionConfigOf(spec).systemd?.units ?? []).map((u) => [u.name, u] as const));
 }
 
-export function diffConfigs(from: MachineConfigSpec | undefined, to: MachineConfigSpec): ConfigDiff {
+export function diffConfigs(from: MachineConfigSpec | undefined, to: MachineConfigSpec | undefined): ConfigDiff {
   const before = managedEntries(from);
   const after = managedEntries(to);
   const paths: PathChange[] = [];
@@ -55,7 +54,7 @@ export function diffConfigs(from: MachineConfigSpec | undefined, to: MachineConf
   const units = [...new Set([...oldUnits.keys(), ...newUnits.keys()])].filter((n) => !sameValue(oldUnits.get(n), newUnits.get(n))).sort();
 
   const oldArgs = from?.kernelArguments ?? [];
-  const newArgs = to.kernelArguments ?? [];
+  const newArgs = to?.kernelArguments ?? [];
   return {
     paths,
     units,
@@ -63,9 +62,9 @@ export function diffConfigs(from: MachineConfigSpec | undefined, to: MachineConf
     passwordHash: passwordHash(from) !== passwordHash(to),
     corePasswordHash: passwordHash(to) ?? '*',
     kernelArguments: { add: newArgs.filter((a) => !oldArgs.includes(a)), remove: oldArgs.filter((a) => !newArgs.includes(a)) },
-    kernelType: (from?.kernelType || 'default') !== (to.kernelType || 'default'),
-    extensions: !sameValue([...(from?.extensions ?? [])].sort(), [...(to.extensions ?? [])].sort()),
-    osImageURL: (from?.osImageURL ?? '') !== (to.osImageURL ?? ''),
+    kernelType: (from?.kernelType || 'default') !== (to?.kernelType || 'default'),
+    extensions: !sameValue([...(from?.extensions ?? [])].sort(), [...(to?.extensions ?? [])].sort()),
+    osImageURL: (from?.osImageURL ?? '') !== (to?.osImageURL ?? ''),
   };
 }
 
@@ -75,7 +74,7 @@ export function isEmptyDiff(d: ConfigDiff): boolean {
 }
 
 /** The diff a forced update writes: every path of `to` rewritten (originals kept only for paths `from` did not manage), and what `from` had alone restored. */
-export function forcedDiff(from: MachineConfigSpec | undefined, to: MachineConfigSpec): ConfigDiff {
+export function forcedDiff(from: MachineConfigSpec | undefined, to: MachineConfigSpec | undefined): ConfigDiff {
   const diff = diffConfigs(from, to);
   const before = managedEntries(from);
   const changed = new Set(diff.paths.map((p) => p.path));

@@ -8,8 +8,8 @@
 // Pure.
 import { BosunError } from '../../common/errors.js';
 import { decodeDataUrl } from '../../ignition/data-url.js';
-import type { FileEntry, IgnitionConfig, Unit } from '../../ignition/types.js';
-import type { MachineConfigSpec } from '../controller/types.js';
+import type { FileEntry, Unit } from '../../ignition/types.js';
+import { ignitionConfigOf, type MachineConfigSpec } from '../controller/types.js';
 import { CORE_USER } from '../controller/validation.js';
 import { gunzipSync } from 'node:zlib';
 
@@ -65,7 +65,7 @@ function unitEntries(unit: Unit): ManagedEntry[] {
 
 /** Every path the config manages, by path (later entries for the same path win, as Ignition's order). */
 export function managedEntries(spec: MachineConfigSpec | undefined): Map<string, ManagedEntry> {
-  const config = (spec?.config ?? {}) as IgnitionConfig;
+  const config = ignitionConfigOf(spec);
   const out = new Map<string, ManagedEntry>();
   for (const f of config.storage?.files ?? []) {
     out.set(f.path, { path: f.path, kind: 'file', data: fileContents(f), mode: f.mode ?? 0o644, source: 'file', ...(f.user?.name ? { user: f.user.name } : {}), ...(f.group?.name ? { group: f.group.name } : {}) });
@@ -78,7 +78,7 @@ export function managedEntries(spec: MachineConfigSpec | undefined): Map<string,
 
 /** The `core` user's ssh keys in the config. */
 export function sshKeys(spec: MachineConfigSpec | undefined): string[] {
-  const config = (spec?.config ?? {}) as IgnitionConfig;
+  const config = ignitionConfigOf(spec);
   return (config.passwd?.users ?? []).filter((u) => u.name === CORE_USER).flatMap((u) => u.sshAuthorizedKeys ?? []);
 }
 

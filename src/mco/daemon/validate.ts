@@ -38,7 +38,7 @@ export function rootReader(root: string): DiskReader {
 export const PROC_CMDLINE = '/proc/cmdline';
 
 /** The first way the disk differs from the config, or undefined when it matches. */
-export function validateOnDisk(spec: MachineConfigSpec, disk: DiskReader): string | undefined {
+export function validateOnDisk(spec: MachineConfigSpec | undefined, disk: DiskReader): string | undefined {
   for (const e of managedEntries(spec).values()) {
     if (e.kind === 'absent' || (e.kind === 'link' && e.enablement)) continue;
     const st = disk.stat(e.path);
@@ -54,7 +54,7 @@ export function validateOnDisk(spec: MachineConfigSpec, disk: DiskReader): strin
     if (st.mode !== e.mode) return `mode mismatch for file: "${e.path}"; expected: ${describeMode(e.mode)}; received: ${describeMode(st.mode)}`;
     if (!disk.read(e.path).equals(e.data)) return `content mismatch for file "${e.path}"`;
   }
-  const want = spec.kernelArguments ?? [];
+  const want = spec?.kernelArguments ?? [];
   if (want.length) {
     const have = disk.stat(PROC_CMDLINE) ? disk.read(PROC_CMDLINE).toString('utf8').trim().split(/\s+/) : [];
     const missing = want.filter((a) => !have.includes(a));

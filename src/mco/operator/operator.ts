@@ -24,7 +24,9 @@
 //       (written by the operator-status library, kube/operator-status.ts).
 import { DEFAULT_SERVICE_CIDR, nthAddress, parseCidr } from '../../common/ipv4.js';
 import { logger } from '../../common/log.js';
-import { isConflict, type KubeClient, type Obj } from '../../kube/client.js';
+import type * as api from '../../api/index.js';
+import type { IgnitionConfig } from '../../ignition/types.js';
+import { isConflict, type KubeClient } from '../../kube/client.js';
 import type { InformerFactory, Informer } from '../../kube/informer.js';
 import { Controller } from '../../kube/controller.js';
 import { applyObject } from '../../kube/apply.js';
@@ -33,6 +35,7 @@ import { Manager } from '../../kube/manager.js';
 import { ClusterOperatorStatus, releaseVersion } from '../../kube/operator-status.js';
 import type { Clock } from '../../kube/clock.js';
 import { resources as R } from '../../kube/resources.js';
+import { conditionsOf } from '../controller/types.js';
 import type * as k8s from '@kubernetes/client-node';
 
 const log = logger('machine-config-operator');
@@ -68,7 +71,7 @@ export interface MachineConfigOperatorOptions extends MachineConfigOperatorSetti
 }
 
 /** A pointer Ignition config that merges the pool's config from the machine-config server. */
-export function pointerIgnition(source: string, caPem: string | undefined): Obj {
+export function pointerIgnition(source: string, caPem: string | undefined): IgnitionConfig {
   return {
     ignition: {
       version: '3.2.0',
@@ -79,7 +82,7 @@ export function pointerIgnition(source: string, caPem: string | undefined): Obj 
 }
 
 /** The host booting machines reach the machine-config server on: the internal API endpoint's. */
-export function serverHost(infrastructure: Obj | undefined): string {
+export function serverHost(infrastructure: api.Infrastructure | undefined): string {
   const url = infrastructure?.status?.apiServerInternalURI ?? infrastructure?.status?.apiServerURL;
   if (!url) return '127.0.0.1';
   try {
@@ -93,10 +96,12 @@ export function serverHost(infrastructure: Obj | undefined): string {
  * The cluster DNS service IP: the 10th address of the first service network (OpenShift's rule),
  * of OpenShift's default network while Network/cluster says none (or none that is IPv4).
  */
-export function clusterDnsIp(network: Obj | undefined): string {
+export function clusterDnsIp(network: api.Network | undefined): string {
   const cidr: string | undefined = network?.status?.serviceNetwork?.[0] ?? network?.spec?.serviceNetwork?.[0];
   return nthAddress(cidr && parseCidr(cidr) ? cidr : DEFAULT_SERVICE_CIDR, 10);
 }
+
+type EnvVar = NonNullable<api.Container['env']>[number];
 
 const b64 = (text: string | undefined) => (text ? Buffer.from(text).toString('base64') : '');
 
@@ -115,7 +120,7 @@ interface PoolView {
  * taint: a cordoned or tainted node still needs its daemon), the host's root at /rootfs, the
  * host's network and PID namespace, privileged.
  */
-export function daemonDaemonSet(image: string, env: Obj[]): Obj {
+export function daemonDaemonSet(image: string, env: EnvVar[]): api.DaemonSet {
   return {
     apiVersion: 'apps/v1',
     kind: 'DaemonSet',
@@ -151,7 +156,19 @@ export class MachineConfigOperator {
   readonly name = 'machine-config-operator';
   private readonly client: KubeClient;
   private readonly factory: InformerFactory;
-  private readonly informers: Record<string, Informer>;
+  private readonly informers: {
+    infrastructures: Informer<api.Infrastructure>;
+    networks: Informer<api.Network>;
+    controllerConfigs: Informer<api.ControllerConfig>;
+    pools: Informer<api.MachineConfigPool>;
+    machineConfigs: Informer<api.MachineConfig>;
+    operatorConfigMaps: Informer<api.ConfigMap>;
+    managedConfigMaps: Informer<api.ConfigMap>;
+    kubeSystemConfigMaps: Informer<api.ConfigMap>;
+    configSecrets: Informer<api.Secret>;
+    clusterOperators: Informer<api.ClusterOperator>;
+    deployments: Informer<api.Deployment>;
+  };
   readonly controller: Controller;
   private readonly status: ClusterOperatorStatus;
   readonly version: () => string | undefined;
@@ -205,7 +222,7 @@ export class MachineConfigOperator {
       sync: () => this.sync(),
     });
     this.controller.reportTo(this.status.degradedOnError(this.name, { after: 3, reason: 'MachineConfigOperatorFailing', message: (error) => `Failed to resync ${this.version() ?? ''}: ${error.message}` }));
-    for (const informer of Object.values(this.informers)) this.controller.watch(informer, () => KEY);
+    for (const informer of Object.values(this.informers)) this.controller.watch(informer as Informer<api.KubeObject>, () => KEY);
   }
 
   private async sync(): Promise<void> {
@@ -222,7 +239,8 @@ export class MachineConfigOperator {
     let images: Record<string, string> = {};
     if (imagesText) {
       try {
-        images = JSON.parse(imagesText);
+        // images.json, as the payload writes it: image names to pull specs.
+        images = JSON.parse(imagesText) as Record<string, string>;
       } catch (e) {
         throw new Error(`ConfigMap ${OPERATOR_NAMESPACE}/machine-config-operator-images: images.json is not JSON: ${(e as Error).message}`);
       }
@@ -385,7 +403,7 @@ export class MachineConfigOperator {
       const pool = this.informers.pools.get(name);
       const rendered: string | undefined = pool?.spec?.configuration?.name || undefined;
       const mc = rendered ? this.informers.machineConfigs.get(rendered) : undefined;
-      const conditions: Condition[] = pool?.status?.conditions ?? [];
+      const conditions: Condition[] = (pool && conditionsOf(pool)) ?? [];
       const degraded = findCondition(conditions, 'Degraded');
       return {
         name,
@@ -400,7 +418,7 @@ export class MachineConfigOperator {
 
   private async reportStatus(version: string, daemonDeployed: boolean): Promise<void> {
     const cc = this.informers.controllerConfigs.get('machine-config-controller');
-    const templated = findCondition(cc?.status?.conditions, 'TemplateControllerCompleted')?.status === 'True';
+    const templated = findCondition(cc && conditionsOf(cc), 'TemplateControllerCompleted')?.status === 'True';
     const pools = this.pools();
     const unrendered = pools.filter((p) => (p.name === 'master' || p.name === 'worker') && !p.rendered).map((p) => p.name);
     const behind = pools.filter((p) => p.rendered && p.renderedVersion !== version).map((p) => p.name);

@@ -9,14 +9,15 @@ import { InformerFactory, type Informer } from '../../kube/informer.js';
 import { resources } from '../../kube/resources.js';
 import { parseConfig } from '../../ignition/parse.js';
 import type * as k8s from '@kubernetes/client-node';
+import type * as api from '../../api/index.js';
 import type { RenderedConfig, RenderedConfigSource } from './rendered-config-source.js';
 
 const log = logger('machine-config-server');
 
 export class ApiRenderedConfigSource implements RenderedConfigSource {
   private readonly factory: InformerFactory;
-  private readonly pools: Informer;
-  private readonly configs: Informer;
+  private readonly pools: Informer<api.MachineConfigPool>;
+  private readonly configs: Informer<api.MachineConfig>;
   /** Parsed configs by rendered name, with the resourceVersion they were parsed from. */
   private readonly parsed = new Map<string, { resourceVersion: string; rendered: RenderedConfig }>();
 
@@ -26,7 +27,7 @@ export class ApiRenderedConfigSource implements RenderedConfigSource {
     this.pools = this.factory.forResource(resources.machineConfigPools);
     this.configs = this.factory.forResource(resources.machineConfigs);
     this.configs.on((type, mc) => {
-      if (type === 'delete') this.parsed.delete(mc.metadata?.name);
+      if (type === 'delete') this.parsed.delete(mc.metadata.name);
     });
   }
 
@@ -48,7 +49,7 @@ export class ApiRenderedConfigSource implements RenderedConfigSource {
     const mc = this.configs.get(name);
     const cached = this.parsed.get(name);
     if (!mc) return cached?.rendered;
-    const resourceVersion = String(mc.metadata?.resourceVersion ?? '');
+    const resourceVersion = mc.metadata.resourceVersion ?? '';
     if (cached?.resourceVersion === resourceVersion) return cached.rendered;
     try {
       const rendered = { name, config: parseConfig(mc.spec?.config ?? {}).config };
@@ -61,6 +62,6 @@ export class ApiRenderedConfigSource implements RenderedConfigSource {
   }
 
   poolNames(): string[] {
-    return this.pools.list().map((p) => String(p.metadata?.name)).sort();
+    return this.pools.list().map((p) => p.metadata.name).sort();
   }
 }

@@ -11,7 +11,7 @@ type CryptoKey = webcrypto.CryptoKey;
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
 type SigningAlgorithm = { name: string; hash: string };
 
-x509.cryptoProvider.set(webcrypto as any);
+x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
 
 export interface ServingTls {
   cert: string;
