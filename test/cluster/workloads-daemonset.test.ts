@@ -6,6 +6,7 @@
 // counts and `kubectl rollout status daemonset`; the node verdicts and tolerations as tables.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type * as api from '../../src/api/index.js';
 import { InformerFactory, Manager, type Obj, loadKubeConfig } from '../../src/kube/index.js';
 import { addScheduler } from '../../src/cluster/scheduler/scheduler.js';
 import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
@@ -15,7 +16,7 @@ import { isReady } from '../../src/cluster/workloads/pods.js';
 import { eventually } from '../helpers/eventually.js';
 import { createNode, startStandIns, startWorkloadTestServer } from './workloads/stand-ins.js';
 
-const daemonSet = (name: string, spec: Obj = {}, podSpec: Obj = {}): Obj => ({
+const daemonSet = (name: string, spec: Partial<api.DaemonSet['spec']> = {}, podSpec: Partial<api.PodSpec> = {}): api.DaemonSet => ({
   apiVersion: 'apps/v1',
   kind: 'DaemonSet',
   metadata: { name, namespace: 'default' },
@@ -48,14 +49,14 @@ test('a DaemonSet runs one pod on exactly the matching nodes, follows nodes join
     await client.create(DAEMON_SETS, daemonSet('cloud', {}, { hostNetwork: true, tolerations: [{ key: UNINITIALIZED.key, operator: 'Exists', effect: 'NoSchedule' }] }));
 
     const nodesOf = async (app: string) =>
-      ((await client.list(PODS, 'default', { labelSelector: `app=${app}` })).items as Obj[])
+      (await client.list(PODS, 'default', { labelSelector: `app=${app}` })).items
         .filter((p) => !p.metadata.deletionTimestamp)
-        .map((p) => p.spec.nodeName ?? `unbound:${targetNode(p)}`)
+        .map((p) => p.spec!.nodeName ?? `unbound:${targetNode(p)}`)
         .sort();
     const settle = (app: string, want: string[]) =>
       eventually(`${app} on ${want.join(',')}`, async () => {
         const ds = await client.get(DAEMON_SETS, app, 'default');
-        const s = ds.status ?? {};
+        const s: Partial<NonNullable<api.DaemonSet['status']>> = ds.status ?? {};
         return JSON.stringify(await nodesOf(app)) === JSON.stringify(want) && s.numberReady === want.length && s.desiredNumberScheduled === want.length && ds;
       });
     let agent = await settle('agent', ['worker-a', 'worker-c']);
@@ -85,9 +86,9 @@ test('a DaemonSet runs one pod on exactly the matching nodes, follows nodes join
     // The pod bound to the deleted node is the pod garbage collector's; the DaemonSet stops counting the node.
     agent = await eventually('worker-e no longer desired', async () => {
       const ds = await client.get(DAEMON_SETS, 'agent', 'default');
-      return ds.status.desiredNumberScheduled === 3 && ds.status.numberReady === 3 && ds;
+      return ds.status!.desiredNumberScheduled === 3 && ds.status!.numberReady === 3 && ds;
     });
-    assert.equal(agent.status.numberMisscheduled, 0);
+    assert.equal(agent.status!.numberMisscheduled, 0);
     await client.request('DELETE', '/api/v1/namespaces/default/pods', { query: { labelSelector: 'app=agent', fieldSelector: 'spec.nodeName=worker-e' } });
 
     // Rolling update, watched: at no moment more than maxUnavailable (1) desired nodes without a ready pod.
@@ -102,14 +103,14 @@ test('a DaemonSet runs one pod on exactly the matching nodes, follows nodes join
     pods.on(() => {
       events++;
       const active = pods.list().filter((p) => !p.metadata.deletionTimestamp);
-      const covered = new Set(active.filter(isReady).map((p) => p.spec.nodeName));
+      const covered = new Set(active.filter(isReady).map((p) => p.spec!.nodeName));
       worst = Math.max(worst, ['worker-b', 'worker-c', 'worker-d'].filter((n) => !covered.has(n)).length);
       most = Math.max(most, active.length);
       // A node surging: an old pod still there beside a new one not ready yet (kube's maxSurge counts these).
-      const nodes = new Set(active.map((p) => p.spec.nodeName ?? targetNode(p)));
+      const nodes = new Set(active.map((p) => p.spec!.nodeName ?? targetNode(p)));
       const isNew = (p: Obj) => p.spec.containers[0].image === 'agent:3';
       surging = Math.max(surging, [...nodes].filter((n) => {
-        const here = active.filter((p) => (p.spec.nodeName ?? targetNode(p)) === n);
+        const here = active.filter((p) => (p.spec!.nodeName ?? targetNode(p)) === n);
         return here.some((p) => !isNew(p)) && here.some((p) => isNew(p) && !isReady(p));
       }).length);
     });
@@ -164,9 +165,9 @@ test('a DaemonSet runs one pod on exactly the matching nodes, follows nodes join
 });
 
 test('where a DaemonSet runs, as kube decides it', () => {
-  const node = (name: string, o: { labels?: Obj; taints?: Obj[] } = {}): Obj => ({ metadata: { name, labels: o.labels ?? {} }, spec: { taints: o.taints } });
-  const ds = (podSpec: Obj = {}) => daemonSet('x', {}, podSpec);
-  const cases: Array<[string, Obj, Obj, boolean, boolean]> = [
+  const node = (name: string, o: { labels?: Record<string, string>; taints?: api.Taint[] } = {}): api.Node => ({ metadata: { name, labels: o.labels ?? {} }, spec: { taints: o.taints } });
+  const ds = (podSpec: Partial<api.PodSpec> = {}) => daemonSet('x', {}, podSpec);
+  const cases: Array<[string, api.Node, api.DaemonSet, boolean, boolean]> = [
     ['a plain node', node('n'), ds(), true, true],
     ['nodeSelector mismatch', node('n'), ds({ nodeSelector: { a: 'b' } }), false, false],
     ['required affinity In', node('n', { labels: { zone: 'a' } }), ds({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a', 'b'] }] }] } } } }), true, true],
@@ -184,7 +185,7 @@ test('where a DaemonSet runs, as kube decides it', () => {
   ];
   for (const [what, n, d, shouldRun, shouldContinueRunning] of cases) assert.deepEqual(nodeVerdict(n, d), { shouldRun, shouldContinueRunning }, what);
   // A toleration the template already has for the same key and effect is replaced, not doubled.
-  const tolerations = daemonTolerations({ tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 }] });
+  const tolerations = daemonTolerations({ tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 }] } as api.PodSpec);
   assert.equal(tolerations.filter((t) => t.key === 'node.kubernetes.io/not-ready').length, 1);
   assert.equal(tolerations.find((t) => t.key === 'node.kubernetes.io/not-ready')!.tolerationSeconds, undefined);
 });

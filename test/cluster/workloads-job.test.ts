@@ -60,11 +60,11 @@ test('a Job runs its completions at most parallelism at a time and completes as 
       SuccessCriteriaMet: ['True', 'CompletionsReached', 'Reached expected number of succeeded pods'],
       Complete: ['True', 'CompletionsReached', 'Reached expected number of succeeded pods'],
     });
-    assert.equal(j.status.succeeded, 5);
-    assert.equal(j.status.failed, undefined);
-    assert.equal(j.status.active, undefined);
-    assert.deepEqual(j.status.uncountedTerminatedPods, {});
-    assert.ok(j.status.startTime && j.status.completionTime);
+    assert.equal(j.status!.succeeded, 5);
+    assert.equal(j.status!.failed, undefined);
+    assert.equal(j.status!.active, undefined);
+    assert.deepEqual(j.status!.uncountedTerminatedPods, {});
+    assert.ok(j.status!.startTime && j.status!.completionTime);
     assert.ok(maxRunning <= 2 && maxRunning > 0, `at most parallelism pods ran at once (saw ${maxRunning})`);
     const list = (await client.list(PODS, 'default', { labelSelector: 'job-name=sum' })).items as Obj[];
     assert.equal(list.length, 5);
@@ -76,7 +76,7 @@ test('a Job runs its completions at most parallelism at a time and completes as 
     // Counted pods deleted afterwards do not change the count.
     await client.request('DELETE', '/api/v1/namespaces/default/pods', { query: { labelSelector: 'job-name=sum' } });
     await new Promise((r) => setTimeout(r, 500));
-    assert.equal((await client.get(JOBS, 'sum', 'default')).status.succeeded, 5);
+    assert.equal((await client.get(JOBS, 'sum', 'default')).status!.succeeded, 5);
   }, { phase: () => 'Succeeded', readyAfterMs: 100 });
 });
 
@@ -90,7 +90,7 @@ test('failed pods are replaced after back-off until backoffLimit, then the Job f
       FailureTarget: ['True', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit'],
       Failed: ['True', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit'],
     });
-    assert.equal(j.status.failed, 3, 'backoffLimit 2: the third failure fails the Job');
+    assert.equal(j.status!.failed, 3, 'backoffLimit 2: the third failure fails the Job');
     const list = ((await client.list(PODS, 'default', { labelSelector: 'job-name=flaky' })).items as Obj[]).sort((a, b) => a.metadata.creationTimestamp.localeCompare(b.metadata.creationTimestamp));
     assert.equal(list.length, 3, 'one pod per attempt');
     await new Promise((r) => setTimeout(r, 500));
@@ -106,6 +106,6 @@ test('activeDeadlineSeconds stops a Job that runs too long: DeadlineExceeded, it
     const j = await client.get(JOBS, 'forever', 'default');
     assert.deepEqual(conditionsOf(j).Failed, ['True', 'DeadlineExceeded', 'Job was active longer than specified deadline']);
     await eventually('its pods gone', async () => ((await client.list(PODS, 'default', { labelSelector: 'job-name=forever' })).items as Obj[]).length === 0);
-    assert.equal(j.status.active, undefined);
+    assert.equal(j.status!.active, undefined);
   }, { phase: () => 'Running', readyAfterMs: 50 });
 });

@@ -28,11 +28,11 @@ test('pods on a deleted node are collected after the quarantine; finished pods b
     assert.ok(!(await client.get(PODS, 'orphan', 'default')).metadata.deletionTimestamp, 'not before the quarantine');
     const collected = await eventually('the orphan collected', async () => {
       const p = await client.get(PODS, 'orphan', 'default');
-      return p.metadata.deletionTimestamp && p;
+      return p.metadata.deletionTimestamp ? p : undefined;
     });
     assert.ok(Date.now() - deletedAt >= 1500);
-    assert.equal(collected.status.phase, 'Failed');
-    const disruption = collected.status.conditions.find((c: Obj) => c.type === 'DisruptionTarget');
+    assert.equal(collected.status!.phase, 'Failed');
+    const disruption = collected.status!.conditions!.find((c) => c.type === 'DisruptionTarget')!;
     assert.deepEqual([disruption.status, disruption.reason, disruption.message], ['True', 'DeletionByPodGC', 'PodGC: node no longer exists']);
     await client.mergePatch(PODS, 'orphan', 'default', { metadata: { finalizers: null } });
     assert.ok(!(await client.get(PODS, 'stays', 'default')).metadata.deletionTimestamp, 'a pod on a live node stays');
@@ -75,7 +75,7 @@ test('a pod stuck terminating on a NotReady node stays until the node is tainted
       const p = await client.get(PODS, 'stuck', 'default');
       return p.metadata.deletionGracePeriodSeconds === 0 && p;
     });
-    assert.equal(collected.status.phase, 'Failed');
+    assert.equal(collected.status!.phase, 'Failed');
     assert.equal((await client.get(PODS, 'waits', 'default')).metadata.deletionGracePeriodSeconds, 30, 'the other node is not out of service');
     await client.mergePatch(PODS, 'stuck', 'default', { metadata: { finalizers: null } });
     await eventually('the stuck pod gone', async () => !(await client.read(PODS, 'stuck', 'default')));

@@ -1,12 +1,10 @@
 // Canonical JSON (keys sorted at every level), so that two objects that say the same thing compare
 // and hash the same whatever order their keys arrived in; semantic emptiness; and the status-field rule kube's
 // `omitempty` follows, so that statuses read as kube-controller-manager writes them.
-import type { Obj } from '../../kube/index.js';
-
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Obj)
+    const entries = Object.entries(value as Record<string, unknown>)
       .filter(([, v]) => v !== undefined)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
@@ -25,7 +23,7 @@ export function withoutEmpty(value: unknown): unknown {
     return items.length ? items : undefined;
   }
   if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Obj)
+    const entries = Object.entries(value as Record<string, unknown>)
       .map(([k, v]) => [k, withoutEmpty(v)] as const)
       .filter(([, v]) => v !== undefined);
     return entries.length ? Object.fromEntries(entries) : undefined;
@@ -38,12 +36,13 @@ export function sameJson(a: unknown, b: unknown): boolean {
 }
 
 /** `status` without the named fields that are 0 or empty (Go's omitempty on those fields). */
-export function omitEmpty(status: Obj, fields: readonly string[]): Obj {
-  const out: Obj = {};
-  for (const [k, v] of Object.entries(status)) {
+export function omitEmpty<T extends object>(status: T, fields: readonly (keyof T & string)[]): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(status as Record<string, unknown>)) {
     if (v === undefined) continue;
-    if (fields.includes(k) && (v === 0 || (Array.isArray(v) && v.length === 0))) continue;
+    if ((fields as readonly string[]).includes(k) && (v === 0 || (Array.isArray(v) && v.length === 0))) continue;
     out[k] = v;
   }
-  return out;
+  // Only fields of `status` are copied, and those left out are the ones the caller named as omitempty.
+  return out as T;
 }

@@ -3,7 +3,7 @@
 // (over Go's deep-print of the struct, plus the collision count) and spells the number in an
 // alphabet without vowels; bosun hashes the canonical JSON of the template the same way, so the
 // value is stable, changes with the template and has kube's shape (e.g. `5d59d67564`).
-import type { Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
 import { canonicalJson, sameJson, withoutEmpty } from './canonical.js';
 import { POD_TEMPLATE_HASH } from './resources.js';
 
@@ -23,15 +23,17 @@ function safeEncode(text: string): string {
   return [...text].map((c) => SAFE_ALPHABET[c.charCodeAt(0) % SAFE_ALPHABET.length]).join('');
 }
 
-export function templateHash(template: Obj, collisionCount?: number): string {
+/** The hash of a template: a pod template, or any other JSON template (Cluster API's MachineDeployments hash theirs). */
+export function templateHash(template: object, collisionCount?: number): string {
   const bytes = new TextEncoder().encode(canonicalJson(withoutEmpty(template) ?? {}));
   const withCollision = collisionCount === undefined ? bytes : new Uint8Array([...bytes, ...new Uint8Array(new Uint32Array([collisionCount]).buffer)]);
   return safeEncode(String(fnv32a(withCollision)));
 }
 
 /** The template without the pod-template-hash label (kube's EqualIgnoreHash compares these). */
-function withoutHashLabel(template: Obj | undefined): Obj {
-  const copy = (withoutEmpty(template) ?? {}) as Obj;
+function withoutHashLabel(template: api.PodTemplateSpec | undefined): api.PodTemplateSpec {
+  // withoutEmpty keeps the template's shape, only leaving out empty fields.
+  const copy = (withoutEmpty(template) ?? {}) as api.PodTemplateSpec;
   if (copy.metadata?.labels) {
     delete copy.metadata.labels[POD_TEMPLATE_HASH];
     if (Object.keys(copy.metadata.labels).length === 0) delete copy.metadata.labels;
@@ -39,6 +41,6 @@ function withoutHashLabel(template: Obj | undefined): Obj {
   return copy;
 }
 
-export function equalIgnoringHash(a: Obj | undefined, b: Obj | undefined): boolean {
+export function equalIgnoringHash(a: api.PodTemplateSpec | undefined, b: api.PodTemplateSpec | undefined): boolean {
   return sameJson(withoutHashLabel(a), withoutHashLabel(b));
 }
