@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type * as api from '../../src/api/index.js';
-import { InformerFactory, Manager, type Obj, loadKubeConfig } from '../../src/kube/index.js';
+import { InformerFactory, Manager, loadKubeConfig } from '../../src/kube/index.js';
 import { addScheduler } from '../../src/cluster/scheduler/scheduler.js';
 import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
 import { CONTROLLER_REVISIONS, DAEMON_SETS, NODES, PODS } from '../../src/cluster/workloads/resources.js';
@@ -64,16 +64,16 @@ test('a DaemonSet runs one pod on exactly the matching nodes, follows nodes join
     await settle('cloud', ['master-0', 'worker-a', 'worker-c', 'worker-d']);
 
     // Each pod is aimed at its node through node affinity, with the tolerations kube adds.
-    const pod = ((await client.list(PODS, 'default', { labelSelector: 'app=cloud' })).items as Obj[]).find((p) => p.spec.nodeName === 'worker-d')!;
-    assert.deepEqual(pod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution, { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['worker-d'] }] }] });
+    const pod = ((await client.list(PODS, 'default', { labelSelector: 'app=cloud' })).items).find((p) => p.spec!.nodeName === 'worker-d')!;
+    assert.deepEqual(pod.spec!.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution, { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['worker-d'] }] }] });
     assert.deepEqual(
-      pod.spec.tolerations.map((t: Obj) => `${t.key}:${t.effect}`).sort(),
+      pod.spec!.tolerations!.map((t) => `${t.key}:${t.effect}`).sort(),
       [UNINITIALIZED.key, 'node.kubernetes.io/disk-pressure', 'node.kubernetes.io/memory-pressure', 'node.kubernetes.io/network-unavailable', 'node.kubernetes.io/not-ready', 'node.kubernetes.io/pid-pressure', 'node.kubernetes.io/unreachable', 'node.kubernetes.io/unschedulable']
         .map((k) => `${k}:${k.endsWith('not-ready') || k.endsWith('unreachable') ? 'NoExecute' : 'NoSchedule'}`)
         .sort(),
     );
-    assert.match(pod.metadata.labels['controller-revision-hash'], /^[bcdfghjklmnpqrstvwxz2456789]+$/);
-    assert.equal(pod.metadata.ownerReferences[0].kind, 'DaemonSet');
+    assert.match(pod.metadata.labels!['controller-revision-hash'], /^[bcdfghjklmnpqrstvwxz2456789]+$/);
+    assert.equal(pod.metadata.ownerReferences![0].kind, 'DaemonSet');
 
     // Nodes join, change and leave.
     await createNode(client, 'worker-e', { labels: { role: 'worker' } });
@@ -108,7 +108,7 @@ test('a DaemonSet runs one pod on exactly the matching nodes, follows nodes join
       most = Math.max(most, active.length);
       // A node surging: an old pod still there beside a new one not ready yet (kube's maxSurge counts these).
       const nodes = new Set(active.map((p) => p.spec!.nodeName ?? targetNode(p)));
-      const isNew = (p: Obj) => p.spec.containers[0].image === 'agent:3';
+      const isNew = (p: api.Pod) => p.spec!.containers[0].image === 'agent:3';
       surging = Math.max(surging, [...nodes].filter((n) => {
         const here = active.filter((p) => (p.spec!.nodeName ?? targetNode(p)) === n);
         return here.some((p) => !isNew(p)) && here.some((p) => isNew(p) && !isReady(p));
@@ -123,7 +123,7 @@ test('a DaemonSet runs one pod on exactly the matching nodes, follows nodes join
     const r = await api.kubectl(['rollout', 'status', 'daemonset/agent', '--timeout=60s'], { timeoutMs: 70_000 });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /daemon set "agent" successfully rolled out/);
-    const images = async () => ((await client.list(PODS, 'default', { labelSelector: 'app=agent' })).items as Obj[]).map((p) => p.spec.containers[0].image);
+    const images = async () => ((await client.list(PODS, 'default', { labelSelector: 'app=agent' })).items).map((p) => p.spec!.containers[0].image);
     assert.deepEqual(await images(), ['agent:2', 'agent:2', 'agent:2']);
     assert.ok(events > 6, `observed the rollout (${events} events)`);
     assert.equal(worst, 1, 'one node at a time went without a ready pod');
@@ -149,7 +149,7 @@ test('a DaemonSet runs one pod on exactly the matching nodes, follows nodes join
     assert.equal(undo.code, 0, undo.stderr);
     assert.equal((await api.kubectl(['rollout', 'status', 'daemonset/agent', '--timeout=60s'], { timeoutMs: 70_000 })).code, 0);
     await eventually('the first template back', async () => JSON.stringify(await images()) === JSON.stringify(['agent:1', 'agent:1', 'agent:1']));
-    const revisions = ((await client.list(CONTROLLER_REVISIONS, 'default', { labelSelector: 'app=agent' })).items as Obj[]).map((h) => [h.data.spec.template.spec.containers[0].image, h.revision]);
+    const revisions = ((await client.list(CONTROLLER_REVISIONS, 'default', { labelSelector: 'app=agent' })).items).map((h) => [h.data.spec.template.spec.containers[0].image, h.revision]);
     assert.deepEqual(revisions.sort((a, b) => a[1] - b[1]), [['agent:2', 2], ['agent:3', 3], ['agent:1', 4]], 'the rolled-back template took the next revision');
     assert.deepEqual((await client.get(DAEMON_SETS, 'agent', 'default')).status, {
       currentNumberScheduled: 3, numberMisscheduled: 0, desiredNumberScheduled: 3, numberReady: 3, observedGeneration: 4, updatedNumberScheduled: 3, numberAvailable: 3,

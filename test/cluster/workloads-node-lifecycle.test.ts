@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type * as api from '../../src/api/index.js';
-import { type KubeClient, type Obj, loadKubeConfig, rfc3339 } from '../../src/kube/index.js';
+import { type KubeClient, loadKubeConfig, rfc3339 } from '../../src/kube/index.js';
 import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
 import { LEASES, NAMESPACES, NODES, PODS, REPLICA_SETS } from '../../src/cluster/workloads/resources.js';
 import { evictionDelay } from '../../src/cluster/workloads/node-lifecycle.js';
@@ -28,7 +28,7 @@ function kubelets(client: KubeClient, alive: Set<string>) {
     if (lease) await client.mergePatch(LEASES, node, 'kube-node-lease', { spec: { renewTime: new Date().toISOString() } });
     else await client.create(LEASES, { metadata: { name: node, namespace: 'kube-node-lease' }, spec: { holderIdentity: node, leaseDurationSeconds: 40, renewTime: new Date().toISOString() } });
     const n = await client.get(NODES, node);
-    const old = (n.status?.conditions ?? []).find((c: Obj) => c.type === 'Ready');
+    const old = (n.status?.conditions ?? []).find((c) => c.type === 'Ready');
     const transition = old?.status === ready ? old.lastTransitionTime : now;
     await client.mergePatch(NODES, node, undefined, { status: { conditions: [{ type: 'Ready', status: ready, reason: ready === 'True' ? 'KubeletReady' : 'KubeletNotReady', message: '', lastHeartbeatTime: now, lastTransitionTime: transition }] } }, 'status');
   };
@@ -70,31 +70,31 @@ test('a silent node goes Unknown and unreachable; its pods go after their tolera
         template: { metadata: { labels: { app: 'web' } }, spec: { tolerations: [{ key: UNREACHABLE, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 2 }], containers: [{ name: 'c', image: 'i' }] } },
       },
     });
-    const podsOn = async (node: string, app?: string) => ((await client.list(PODS, 'default', app ? { labelSelector: `app=${app}` } : {})).items as Obj[]).filter((p) => p.spec.nodeName === node && !p.metadata.deletionTimestamp);
+    const podsOn = async (node: string, app?: string) => ((await client.list(PODS, 'default', app ? { labelSelector: `app=${app}` } : {})).items).filter((p) => p.spec!.nodeName === node && !p.metadata.deletionTimestamp);
     await eventually('one web pod on each node', async () => (await podsOn('node-a', 'web')).length === 1 && (await podsOn('node-b', 'web')).length === 1);
     await client.create(PODS, { metadata: { name: 'patient', namespace: 'default' }, spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'i' }] } });
     const patient = await client.get(PODS, 'patient', 'default');
     assert.deepEqual(
-      patient.spec!.tolerations!.map((t: Obj) => [t.key, t.effect, t.tolerationSeconds]),
+      patient.spec!.tolerations!.map((t) => [t.key, t.effect, t.tolerationSeconds]),
       [['node.kubernetes.io/not-ready', 'NoExecute', 300], [UNREACHABLE, 'NoExecute', 300]],
       'the API server gives a pod the default 300 s tolerations',
     );
-    await eventually('patient ready', async () => (await client.get(PODS, 'patient', 'default')).status?.conditions?.some((c: Obj) => c.type === 'Ready' && c.status === 'True'));
+    await eventually('patient ready', async () => (await client.get(PODS, 'patient', 'default')).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
 
     // node-a's kubelet falls silent.
     alive.delete('node-a');
     const silentAt = Date.now();
     const node = await eventually('node-a Unknown and unreachable', async () => {
       const n = await client.get(NODES, 'node-a');
-      const ready = n.status!.conditions!.find((c: Obj) => c.type === 'Ready');
+      const ready = n.status!.conditions!.find((c) => c.type === 'Ready');
       return ready!.status === 'Unknown' && (n.spec!.taints ?? []).length === 2 && n;
     });
     assert.ok(Date.now() - silentAt >= 1000, 'not before the grace period');
-    const ready = node.status!.conditions!.find((c: Obj) => c.type === 'Ready');
+    const ready = node.status!.conditions!.find((c) => c.type === 'Ready');
     assert.deepEqual([ready!.reason, ready!.message], ['NodeStatusUnknown', 'Kubelet stopped posting node status.']);
-    assert.deepEqual(node.spec!.taints!.map((t: Obj) => `${t.key}:${t.effect}`).sort(), [`${UNREACHABLE}:NoExecute`, `${UNREACHABLE}:NoSchedule`]);
-    assert.ok(node.spec!.taints!.find((t: Obj) => t.effect === 'NoExecute')!.timeAdded);
-    await eventually('its pods marked not Ready', async () => (await client.get(PODS, 'patient', 'default')).status!.conditions!.find((c: Obj) => c.type === 'Ready')!.status === 'False');
+    assert.deepEqual(node.spec!.taints!.map((t) => `${t.key}:${t.effect}`).sort(), [`${UNREACHABLE}:NoExecute`, `${UNREACHABLE}:NoSchedule`]);
+    assert.ok(node.spec!.taints!.find((t) => t.effect === 'NoExecute')!.timeAdded);
+    await eventually('its pods marked not Ready', async () => (await client.get(PODS, 'patient', 'default')).status!.conditions!.find((c) => c.type === 'Ready')!.status === 'False');
     // The web pod tolerates unreachable for 2 s: then it goes, and its ReplicaSet recreates it on node-b.
     await eventually('the web pod evicted and recreated on node-b', async () => (await podsOn('node-a', 'web')).length === 0 && (await podsOn('node-b', 'web')).length === 2, 15_000);
     assert.ok(await client.read(PODS, 'patient', 'default'), 'a pod tolerating 300 s stays');
@@ -106,7 +106,7 @@ test('a silent node goes Unknown and unreachable; its pods go after their tolera
     await heartbeat('node-b', 'False');
     await eventually('node-b tainted not-ready', async () => {
       const taints = (await client.get(NODES, 'node-b')).spec!.taints ?? [];
-      return taints.some((t: Obj) => t.key === 'node.kubernetes.io/not-ready' && t.effect === 'NoExecute');
+      return taints.some((t) => t.key === 'node.kubernetes.io/not-ready' && t.effect === 'NoExecute');
     });
     await beats.stop();
     stop.abort();
@@ -159,7 +159,7 @@ test('node health and taints as tables', async () => {
   assert.deepEqual(keys(wantedTaints(node([ready('True', 1), { type: 'DiskPressure', status: 'True' }], { unschedulable: true }), now)), ['node.kubernetes.io/disk-pressure:NoSchedule', 'node.kubernetes.io/unschedulable:NoSchedule']);
   const others = [{ key: 'node-role.kubernetes.io/master', effect: 'NoSchedule' }, { key: `${UNREACHABLE}`, effect: 'NoExecute', timeAdded: at(30) }];
   assert.deepEqual(wantedTaints(node([ready('True', 1)], { taints: others }), now), [others[0]], 'its own taints go when healthy, others stay');
-  assert.deepEqual(wantedTaints(node([ready('Unknown', 100)], { taints: others }), now).find((t: Obj) => t.effect === 'NoExecute'), others[1], 'timeAdded is kept');
+  assert.deepEqual(wantedTaints(node([ready('Unknown', 100)], { taints: others }), now).find((t) => t.effect === 'NoExecute'), others[1], 'timeAdded is kept');
   assert.deepEqual(wantedTaints(node([]), now), [], 'a node that has not reported yet is not tainted');
 });
 
@@ -170,7 +170,7 @@ test('every node silent: master disruption mode evicts nothing; one node back, t
   const alive = new Set(nodes);
   const beats = kubelets(client, alive);
   const { heartbeat } = beats;
-  const evicting = async (node: string) => ((await client.get(NODES, node)).spec!.taints ?? []).filter((t: Obj) => t.effect === 'NoExecute');
+  const evicting = async (node: string) => ((await client.get(NODES, node)).spec!.taints ?? []).filter((t) => t.effect === 'NoExecute');
   try {
     if (!(await client.read(NAMESPACES, 'kube-node-lease'))) await client.create(NAMESPACES, { metadata: { name: 'kube-node-lease' } });
     for (const n of nodes) await createNode(client, n);
@@ -182,13 +182,13 @@ test('every node silent: master disruption mode evicts nothing; one node back, t
     alive.clear();
     await eventually('every node Unknown', async () => {
       const all = (await client.list(NODES)).items;
-      return all.length === 3 && all.every((n) => n.status!.conditions!.find((c: Obj) => c.type === 'Ready')!.status === 'Unknown');
+      return all.length === 3 && all.every((n) => n.status!.conditions!.find((c) => c.type === 'Ready')!.status === 'Unknown');
     });
     await new Promise((r) => setTimeout(r, 1500));
     for (const n of nodes) {
       assert.deepEqual(await evicting(n), [], `${n}: no evicting taint in master disruption mode`);
       assert.ok(!(await client.read(PODS, `p-${n}`, 'default'))?.metadata.deletionTimestamp, `${n}'s pod stays`);
-      assert.ok(((await client.get(NODES, n)).spec!.taints ?? []).some((t: Obj) => t.key === UNREACHABLE && t.effect === 'NoSchedule'), `${n} still tainted NoSchedule`);
+      assert.ok(((await client.get(NODES, n)).spec!.taints ?? []).some((t) => t.key === UNREACHABLE && t.effect === 'NoSchedule'), `${n} still tainted NoSchedule`);
     }
 
     // node-a comes back: the mode ends; node-b and node-c get evicting taints, one per 2 s (rate 0.5/s).
@@ -247,6 +247,6 @@ test('zones, their disruption and the eviction rate as tables', async () => {
   assert.deepEqual(keys(wantedTaints(unknown, 0, 'hold')), [`${UNREACHABLE}:NoSchedule`], 'held: no new evicting taint');
   assert.deepEqual(keys(wantedTaints(unknown, 0, 'add')), [`${UNREACHABLE}:NoExecute`, `${UNREACHABLE}:NoSchedule`]);
   const wasNotReady: api.Node = { ...unknown, spec: { taints: [{ key: 'node.kubernetes.io/not-ready', effect: 'NoExecute', timeAdded: '2026-01-01T00:00:00Z' }] } };
-  assert.deepEqual(wantedTaints(wasNotReady, 0, 'hold').find((t: Obj) => t.effect === 'NoExecute'), { key: UNREACHABLE, effect: 'NoExecute', timeAdded: '2026-01-01T00:00:00Z' }, 'not-ready swapped for unreachable at once, eviction time kept');
+  assert.deepEqual(wantedTaints(wasNotReady, 0, 'hold').find((t) => t.effect === 'NoExecute'), { key: UNREACHABLE, effect: 'NoExecute', timeAdded: '2026-01-01T00:00:00Z' }, 'not-ready swapped for unreachable at once, eviction time kept');
   assert.deepEqual(keys(wantedTaints(wasNotReady, 0, 'remove')), [`${UNREACHABLE}:NoSchedule`], 'master disruption lifts evicting taints');
 });

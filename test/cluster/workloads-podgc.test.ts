@@ -4,13 +4,14 @@
 // forced once the node is tainted out-of-service.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type Obj, loadKubeConfig } from '../../src/kube/index.js';
+import type * as api from '../../src/api/index.js';
+import { loadKubeConfig } from '../../src/kube/index.js';
 import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
 import { NODES, PODS } from '../../src/cluster/workloads/resources.js';
 import { eventually } from '../helpers/eventually.js';
 import { createNode, startWorkloadTestServer } from './workloads/stand-ins.js';
 
-const pod = (name: string, nodeName?: string): Obj => ({ metadata: { name, namespace: 'default' }, spec: { ...(nodeName ? { nodeName } : {}), containers: [{ name: 'c', image: 'i' }] } });
+const pod = (name: string, nodeName?: string): api.Pod => ({ metadata: { name, namespace: 'default' }, spec: { ...(nodeName ? { nodeName } : {}), containers: [{ name: 'c', image: 'i' }] } });
 
 test('pods on a deleted node are collected after the quarantine; finished pods beyond the threshold, oldest first', async () => {
   const { api, client } = await startWorkloadTestServer();
@@ -43,7 +44,7 @@ test('pods on a deleted node are collected after the quarantine; finished pods b
       await new Promise((r) => setTimeout(r, 1100)); // creation times are kept to the second
     }
     await eventually('only the newest finished pod left', async () => {
-      const names = ((await client.list(PODS, 'default')).items as Obj[]).map((p) => p.metadata.name).sort();
+      const names = ((await client.list(PODS, 'default')).items).map((p) => p.metadata.name).sort();
       return JSON.stringify(names) === JSON.stringify(['done-3', 'stays']);
     });
     stop.abort();
