@@ -37,7 +37,8 @@ import { createCA, loadOrCreate } from '../common/pki.js';
 import type { BuiltRelease } from '../cvo/payload/build.js';
 import type { MachineConfigServer } from '../mco/server/server.js';
 import { VERIFICATION_ANNOTATION, VERIFICATION_NAMESPACE } from '../cvo/verify.js';
-import { KubeClient, type Obj } from '../kube/client.js';
+import type * as api from '../api/index.js';
+import { KubeClient } from '../kube/client.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
 import { resources } from '../kube/resources.js';
 import { startUpdateService, type UpdateService } from '../update-service/server.js';
@@ -289,19 +290,20 @@ function installedMarker(dataDir: string): string {
 
 /** Done when every pod of the payload's operator namespaces runs a container started since `since`. */
 async function operatorPodsRestarted(client: KubeClient, since: number): Promise<{ done: boolean; status: string }> {
-  const pods = (await Promise.all(['openshift-cluster-version', 'openshift-machine-config-operator', 'openshift-cloud-controller-manager-operator', 'openshift-cloud-controller-manager', 'openshift-cluster-api'].map(async (ns) => (await client.list(resources.pods, ns)).items as Obj[]))).flat();
-  const fresh = pods.filter((p) => (p.status?.containerStatuses ?? []).some((c: Obj) => c.ready && Date.parse(c.state?.running?.startedAt ?? '') >= since));
+  const pods = (await Promise.all(['openshift-cluster-version', 'openshift-machine-config-operator', 'openshift-cloud-controller-manager-operator', 'openshift-cloud-controller-manager', 'openshift-cluster-api'].map(async (ns) => (await client.list(resources.pods, ns)).items))).flat();
+  const fresh = pods.filter((p) => (p.status?.containerStatuses ?? []).some((c) => c.ready && Date.parse(c.state?.running?.startedAt ?? '') >= since));
   return { done: pods.length > 0 && fresh.length === pods.length, status: `${fresh.length}/${pods.length} running again` };
 }
 
 /** Every CRD of the payload (the CVO's own and the operators'), as OpenShift's bootstrap applies
  *  them up front, so that the bootstrap components can watch their kinds from the start. */
-function payloadCrds(releaseDir: string): Obj[] {
+function payloadCrds(releaseDir: string): api.CustomResourceDefinition[] {
   return ['manifests', 'release-manifests']
     .map((sub) => join(releaseDir, sub))
     .flatMap((dir) => readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort().map((f) => join(dir, f)))
-    .flatMap((file) => parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Obj))
-    .filter((o) => o?.kind === 'CustomResourceDefinition')
+    .flatMap((file) => parseAllDocuments(readFileSync(file, 'utf8')).map((d): unknown => d.toJS()))
+    // The payload's manifests: a document of kind CustomResourceDefinition is taken for one (the API server validates it).
+    .filter((o): o is api.CustomResourceDefinition => (o as { kind?: unknown } | null)?.kind === 'CustomResourceDefinition')
     .filter((o, i, all) => all.findIndex((x) => x.metadata?.name === o.metadata?.name) === i);
 }
 

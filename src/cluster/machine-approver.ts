@@ -15,7 +15,8 @@ import { parseCertificateRequest } from '../apiserver/certificates/request.js';
 import { logger, type Logger } from '../common/log.js';
 import type { CloudClient } from '../cloud/client.js';
 import type { Instance } from '../cloud/types.js';
-import { Controller, Informer, resourcePath, type KubeClient, type Obj } from '../kube/index.js';
+import type * as api from '../api/index.js';
+import { Controller, Informer, resourcePath, type KubeClient } from '../kube/index.js';
 import { CLIENT_SIGNER, SERVING_SIGNER } from './node-agent/credentials.js';
 import { CSRS } from './node-agent/resources.js';
 import { rfc3339 } from '../common/time.js';
@@ -31,16 +32,16 @@ const MAX_AGE_MS = 60 * 60_000;
 
 export type Decision = { approve: true; message: string } | { approve: false; reason: string; recheck: boolean };
 
-const decided = (csr: Obj) => (csr.status?.conditions ?? []).some((c: Obj) => ['Approved', 'Denied', 'Failed'].includes(c.type));
+const decided = (csr: api.CertificateSigningRequest) => (csr.status?.conditions ?? []).some((c) => ['Approved', 'Denied', 'Failed'].includes(c.type));
 
 /**
  * The Cluster API Machine behind a node, when Cluster API manages the machines: one not being
  * deleted whose status.addresses name the node (Hostname or InternalDNS) and carry the
  * instance's address.
  */
-function machineOf(machines: Obj[], node: string, ip: string): Obj | undefined {
+function machineOf(machines: api.Machine[], node: string, ip: string): api.Machine | undefined {
   return machines.find((m) => {
-    const addresses: Obj[] = m.status?.addresses ?? [];
+    const addresses = m.status?.addresses ?? [];
     return !m.metadata?.deletionTimestamp && addresses.some((a) => (a.type === 'Hostname' || a.type === 'InternalDNS') && a.address === node) && addresses.some((a) => a.type === 'InternalIP' && a.address === ip);
   });
 }
@@ -49,8 +50,8 @@ function machineOf(machines: Obj[], node: string, ip: string): Obj | undefined {
  * Whether to approve a CSR, given the cloud's instances and, when Cluster API manages the
  * machines, its Machines (then a Machine with the node's name and address must exist too). Pure.
  */
-export function decide(csr: Obj, instances: Instance[], machines?: Obj[]): Decision {
-  const spec = csr.spec ?? {};
+export function decide(csr: api.CertificateSigningRequest, instances: Instance[], machines?: api.Machine[]): Decision {
+  const spec: Partial<api.CertificateSigningRequest['spec']> = csr.spec ?? {};
   const signer = spec.signerName;
   if (signer !== CLIENT_SIGNER && signer !== SERVING_SIGNER) return { approve: false, reason: `signer ${signer} is not a kubelet signer`, recheck: false };
   let requested;
@@ -97,7 +98,7 @@ export interface MachineApproverOptions {
   cloud: CloudClient;
   /** Cluster API manages the machines: the Machines a node must be backed by as well (undefined
    *  from it: not yet, the cloud's instance suffices). */
-  machines?: () => Promise<Obj[] | undefined>;
+  machines?: () => Promise<api.Machine[] | undefined>;
   log?: Logger;
 }
 
@@ -110,10 +111,10 @@ export function machineApprover(o: MachineApproverOptions): Controller {
     async sync(key) {
       const csr = csrs.getByKey(key);
       if (!csr || decided(csr) || csr.status?.certificate) return;
-      if (Date.now() - Date.parse(csr.metadata.creationTimestamp) > MAX_AGE_MS) return;
+      if (Date.now() - Date.parse(csr.metadata.creationTimestamp ?? '') > MAX_AGE_MS) return;
       const decision = decide(csr, await o.cloud.listInstances(), o.machines ? await o.machines() : undefined);
       if (!decision.approve) {
-        log.info({ csr: key, signer: csr.spec.signerName, requestor: csr.spec.username, reason: decision.reason }, 'certificate signing request left pending');
+        log.info({ csr: key, signer: csr.spec?.signerName, requestor: csr.spec?.username, reason: decision.reason }, 'certificate signing request left pending');
         return decision.recheck ? { requeueAfterMs: RECHECK_MS } : undefined;
       }
       const approved = {
@@ -127,7 +128,7 @@ export function machineApprover(o: MachineApproverOptions): Controller {
         },
       };
       await o.client.request('PUT', `${resourcePath(CSRS, undefined, csr.metadata.name)}/approval`, { body: approved });
-      log.info({ csr: key, signer: csr.spec.signerName, node: csr.spec.username, reason: decision.message }, 'certificate signing request approved');
+      log.info({ csr: key, signer: csr.spec?.signerName, node: csr.spec?.username, reason: decision.message }, 'certificate signing request approved');
     },
   });
   return controller.watch(csrs);

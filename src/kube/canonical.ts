@@ -41,7 +41,7 @@ export function omitEmpty<T extends object>(status: T, fields: readonly string[]
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(status)) {
     if (v === undefined) continue;
-    if (fields.includes(k) && (v === 0 || (Array.isArray(v) && v.length === 0))) continue;
+    if ((fields as readonly string[]).includes(k) && (v === 0 || (Array.isArray(v) && v.length === 0))) continue;
     out[k] = v;
   }
   return out as T;

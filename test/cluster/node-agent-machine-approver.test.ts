@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { decide } from '../../src/cluster/machine-approver.js';
 import { nodeCertificateRequest } from '../../src/cluster/node-agent/certificates.js';
 import type { Instance } from '../../src/cloud/types.js';
-import type { Obj } from '../../src/kube/index.js';
+import type * as api from '../../src/api/index.js';
 
 const instance = (name: string, ip: string, state: Instance['state'] = 'running'): Instance => ({
   id: `i-${name}`, name, type: 'local.small', zone: 'local-a', region: 'local', privateIp: ip, state,
@@ -12,7 +12,7 @@ const instance = (name: string, ip: string, state: Instance['state'] = 'running'
 });
 const cloud = [instance('worker-0', '127.0.1.1'), instance('worker-1', '127.0.1.2'), instance('gone', '127.0.1.9', 'terminated')];
 
-async function csr(o: { cn?: string; hosts?: string[]; signer: string; usages: string[]; username: string; groups?: string[]; org?: string }): Promise<Obj> {
+async function csr(o: { cn?: string; hosts?: string[]; signer: string; usages: string[]; username: string; groups?: string[]; org?: string }): Promise<api.CertificateSigningRequest> {
   const { csrPem } = await nodeCertificateRequest((o.cn ?? 'system:node:worker-0').replace(/^system:node:/, ''), o.hosts ?? []);
   return { metadata: { name: 'csr-x' }, spec: { request: Buffer.from(csrPem).toString('base64'), signerName: o.signer, usages: o.usages, username: o.username, groups: o.groups ?? [] } };
 }
@@ -46,7 +46,7 @@ for (const c of cases) {
 }
 
 test('machine approver: a request that is not a CSR stays pending with the reason', () => {
-  const d = decide({ spec: { signerName: CLIENT, request: Buffer.from('garbage').toString('base64'), usages: ['client auth'], username: 'x' } }, cloud);
+  const d = decide({ spec: { signerName: CLIENT, request: Buffer.from('garbage').toString('base64'), usages: ['client auth'], username: 'x' } } as api.CertificateSigningRequest, cloud);
   assert.equal(d.approve, false);
   assert.match((d as { reason: string }).reason, /not a PEM certificate request/);
 });
@@ -56,7 +56,7 @@ test('machine approver with Cluster API: only a node a Machine names, with its a
   const machine = (name: string, node: string, ip: string, deleting = false) => ({
     metadata: { name, namespace: 'openshift-cluster-api', ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
     status: { addresses: [{ type: 'InternalIP', address: ip }, { type: 'Hostname', address: node }] },
-  });
+  } as api.Machine);
   const approved = decide(request, cloud, [machine('worker-0', 'worker-0', '127.0.1.1')]);
   assert.equal(approved.approve, true);
   assert.match((approved as { message: string }).message, /Machine openshift-cluster-api\/worker-0/);

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import type { Instance } from '../../src/cloud/types.js';
 import { bosunCommand } from '../../src/cluster/node-agent/runtime.js';
+import type * as api from '../../src/api/index.js';
 import { Informer, type Obj } from '../../src/kube/index.js';
 import { eventually } from '../helpers/eventually.js';
 import { bootstrapUserData, bootWorker, startNodeCluster, type NodeCluster } from './node-agent-fixture.js';
@@ -99,7 +100,7 @@ test('bosun.local/echo answers with its pod name on its pod IP, logs each reques
   await eventually('the request logged', async () => /GET \/hello/.test(logOf(p)));
 
   const svc = await c.kube.create(SERVICES, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'echo', namespace: 'default' }, spec: { type: 'NodePort', selector: { app: 'echo-1' }, ports: [{ port: 80, targetPort: 'http' }] } });
-  const nodePort = svc.spec.ports[0].nodePort;
+  const nodePort = (svc as api.Service).spec!.ports![0].nodePort;
   assert.ok(nodePort, 'the API server allocates a NodePort');
   const viaNodePort = await eventually('NodePort answers', () => httpGet(machine.privateIp, nodePort, '/via-node-port').catch(() => undefined));
   assert.deepEqual(viaNodePort, { status: 200, body: 'echo-1\n' });

@@ -31,16 +31,16 @@ test('20 simulated nodes register Ready, renew their Leases, run a pod without a
     const simulated = list.items.filter((n: Obj) => n.metadata.labels?.['bosun.local/simulated'] === 'true');
     assert.equal(simulated.length, 20);
     for (const n of simulated) {
-      assert.equal(n.status.conditions.find((c: Obj) => c.type === 'Ready')?.status, 'True', `${n.metadata.name} Ready`);
+      assert.equal(n.status!.conditions!.find((c: Obj) => c.type === 'Ready')?.status, 'True', `${n.metadata.name} Ready`);
     }
     assert.equal(new Set(simulated.map((n: Obj) => n.spec.podCIDR)).size, 20, 'every node its own pod CIDR');
 
     const first = await client.get(LEASES, 'sim-node-7', 'kube-node-lease');
     const renewed = await eventually('sim-node-7 Lease renewed', async () => {
       const l = await client.get(LEASES, 'sim-node-7', 'kube-node-lease');
-      return l.spec.renewTime !== first.spec.renewTime ? l : undefined;
+      return l.spec!.renewTime !== first.spec!.renewTime ? l : undefined;
     });
-    assert.equal(renewed.spec.holderIdentity, 'sim-node-7');
+    assert.equal(renewed.spec!.holderIdentity, 'sim-node-7');
     assert.equal(renewed.metadata.ownerReferences?.[0]?.name, 'sim-node-7');
     // Each node's first renewal waits a random part of the interval (as kubelets start apart).
     await eventually('every node to renew at least twice (40 renewals)', () => renewals.length >= 40, { timeoutMs: 20_000 });
@@ -50,9 +50,9 @@ test('20 simulated nodes register Ready, renew their Leases, run a pod without a
       const p = await client.get(PODS, 'sim-pod', 'default');
       return p.status?.phase === 'Running' ? p : undefined;
     });
-    assert.equal(pod.status.conditions.find((c: Obj) => c.type === 'Ready')?.status, 'True');
-    assert.equal(pod.status.podIP, '10.128.3.2', 'the first address of sim-node-3\'s pod CIDR');
-    assert.equal(pod.status.hostIP, '172.16.0.3');
+    assert.equal(pod.status!.conditions!.find((c: Obj) => c.type === 'Ready')?.status, 'True');
+    assert.equal(pod.status!.podIP, '10.128.3.2', 'the first address of sim-node-3\'s pod CIDR');
+    assert.equal(pod.status!.hostIP, '172.16.0.3');
     await client.delete(PODS, 'sim-pod', 'default', { gracePeriodSeconds: 30 });
     await eventually('sim-pod gone after a graceful deletion', async () => (await client.read(PODS, 'sim-pod', 'default')) === undefined);
   } finally {
@@ -62,5 +62,5 @@ test('20 simulated nodes register Ready, renew their Leases, run a pod without a
   const count = renewals.length;
   await new Promise((r) => setTimeout(r, 1000));
   assert.equal(renewals.length, count, 'no renewal after stop');
-  assert.equal((await client.get(LEASES, 'sim-node-7', 'kube-node-lease')).spec.renewTime, stopped.spec.renewTime);
+  assert.equal((await client.get(LEASES, 'sim-node-7', 'kube-node-lease')).spec!.renewTime, stopped.spec!.renewTime);
 });

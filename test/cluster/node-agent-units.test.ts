@@ -5,14 +5,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseDuration, parseNodeLabels, parseTaints, parseUnitFlags } from '../../src/cluster/node-agent/kubelet-files.js';
 import { allocatableOf, parseQuantity, type NodeFacts } from '../../src/cluster/node-agent/node-object.js';
-import { crashBackoffMs, podPhase, podStatus, type ContainerRecord } from '../../src/cluster/node-agent/pod-status.js';
+import { crashBackoffMs, podPhase, podStatus, terminatedState, type ContainerRecord } from '../../src/cluster/node-agent/pod-status.js';
 import { allocatePodIP, componentArgv, containerKind, expand, fieldRefValue, podCidrFor } from '../../src/cluster/node-agent/pod-spec.js';
 import { formatCriLines } from '../../src/cluster/node-agent/logs-server.js';
 import { endpointsFor, endpointsFromPods, endpointsFromSlices, healthCheckAnswer, proxiedAddresses } from '../../src/cluster/node-agent/service-proxy.js';
 import { execSucceeds, healthService, probeOnce } from '../../src/cluster/node-agent/probes.js';
 import * as grpc from '@grpc/grpc-js';
 import { freePort } from '../../src/common/listen.js';
-import type { Obj } from '../../src/kube/index.js';
+import type * as api from '../../src/api/index.js';
 
 test('unit flags: continuation lines, both flag forms, quotes, and a drop-in\'s ExecStart replacing the unit\'s', () => {
   const unit = '[Service]\nExecStart=/usr/bin/kubelet \\\n    --config=/etc/kubernetes/kubelet.conf \\\n    --node-labels "a=b,c" \\\n    --v=${LEVEL}\n';
@@ -41,7 +41,7 @@ test('quantities and allocatable: capacity less reservations and the hard evicti
   assert.equal(a.pods, '110');
 });
 
-const record = (state: Obj, restartCount = 0): ContainerRecord => ({ name: 'c', image: 'i', containerID: '', restartCount, state, lastState: {}, ready: false, started: false });
+const record = (state: ContainerRecord['state'], restartCount = 0): ContainerRecord => ({ name: 'c', image: 'i', containerID: '', restartCount, state, lastState: {}, ready: false, started: false });
 const exited = (exitCode: number) => ({ terminated: { exitCode } });
 
 test('pod phase from container states and the restart policy', () => {
@@ -56,11 +56,11 @@ test('pod phase from container states and the restart policy', () => {
     ['OnFailure', [record(exited(1))], 'Running'],
     ['Never', [record(exited(0)), record({ running: {} })], 'Running'],
   ];
-  for (const [policy, containers, phase] of cases) assert.equal(podPhase({ spec: { restartPolicy: policy } }, containers), phase, `${policy} ${JSON.stringify(containers.map((c) => c.state))}`);
+  for (const [policy, containers, phase] of cases) assert.equal(podPhase({ spec: { restartPolicy: policy } } as api.Pod, containers), phase, `${policy} ${JSON.stringify(containers.map((c) => c.state))}`);
 });
 
 test('init containers: Pending until each has completed (a sidecar once started), Failed when one fails under Never; Initialized and initContainerStatuses', () => {
-  const init = (state: Obj, extra: Partial<ContainerRecord> = {}): ContainerRecord => ({ ...record(state), name: extra.name ?? 'init', ...extra });
+  const init = (state: ContainerRecord['state'], extra: Partial<ContainerRecord> = {}): ContainerRecord => ({ ...record(state), name: extra.name ?? 'init', ...extra });
   const waiting = record({ waiting: { reason: 'PodInitializing' } });
   const cases: Array<[string, string | undefined, ContainerRecord[], ContainerRecord[], string]> = [
     ['first init running', 'Always', [init({ running: {} }), init({ waiting: { reason: 'PodInitializing' } })], [waiting], 'Pending'],
@@ -71,15 +71,24 @@ test('init containers: Pending until each has completed (a sidecar once started)
     ['a sidecar started, app running', 'Always', [init({ running: {} }, { restartable: true, started: true })], [record({ running: {} })], 'Running'],
     ['a sidecar not yet started', 'Always', [init({ waiting: { reason: 'ContainerCreating' } }, { restartable: true })], [waiting], 'Pending'],
   ];
-  for (const [name, policy, inits, containers, phase] of cases) assert.equal(podPhase({ spec: { restartPolicy: policy } }, containers, inits), phase, name);
-  const status = podStatus({ spec: { restartPolicy: 'Always', containers: [{ name: 'c' }] } }, [waiting], { podIP: '127.1.1.2', hostIP: '127.0.1.1', startTime: 'T' }, 'T', [init(exited(0), { name: 'a' }), init({ running: {} }, { name: 'b' })]);
-  assert.deepEqual(status.initContainerStatuses.map((s: Obj) => [s.name, Object.keys(s.state)[0]]), [['a', 'terminated'], ['b', 'running']]);
-  const initialized = status.conditions.find((c: Obj) => c.type === 'Initialized');
+  for (const [name, policy, inits, containers, phase] of cases) assert.equal(podPhase({ spec: { restartPolicy: policy } } as api.Pod, containers, inits), phase, name);
+  const status = podStatus({ spec: { restartPolicy: 'Always', containers: [{ name: 'c' }] } } as api.Pod, [waiting], { podIP: '127.1.1.2', hostIP: '127.0.1.1', startTime: 'T' }, 'T', [init(exited(0), { name: 'a' }), init({ running: {} }, { name: 'b' })]);
+  assert.deepEqual(status.initContainerStatuses!.map((s) => [s.name, Object.keys(s.state!)[0]]), [['a', 'terminated'], ['b', 'running']]);
+  const initialized = status.conditions.find((c) => c.type === 'Initialized')!;
   assert.deepEqual([initialized.status, initialized.reason, initialized.message], ['False', 'ContainersNotInitialized', 'containers with incomplete status: [b]']);
-  assert.equal(podStatus({ spec: { containers: [{ name: 'c' }] } }, [record({ running: {} })], { podIP: 'p', hostIP: 'h', startTime: 'T' }, 'T').initContainerStatuses, undefined, 'no init containers, no initContainerStatuses');
+  assert.equal(podStatus({ spec: { containers: [{ name: 'c' }] } } as api.Pod, [record({ running: {} })], { podIP: 'p', hostIP: 'h', startTime: 'T' }, 'T').initContainerStatuses, undefined, 'no init containers, no initContainerStatuses');
   // A pod stopped because it is being deleted ends in a terminal phase, whatever its restart policy.
-  const terminal = (...codes: number[]) => podStatus({ spec: { restartPolicy: 'Always' } }, codes.map((code) => record(exited(code))), { podIP: 'p', hostIP: 'h', startTime: 'T' }, 'T', [], true).phase;
+  const terminal = (...codes: number[]) => podStatus({ spec: { restartPolicy: 'Always' } } as api.Pod, codes.map((code) => record(exited(code))), { podIP: 'p', hostIP: 'h', startTime: 'T' }, 'T', [], true).phase;
   assert.deepEqual([terminal(0), terminal(0, 143), terminal(137)], ['Succeeded', 'Failed', 'Failed']);
+});
+
+test('a container\'s terminated state: a signal by its number, as the API\'s ContainerStateTerminated.signal (an int32)', () => {
+  assert.deepEqual(terminatedState({ exitCode: 137, signal: 'SIGKILL', finishedAt: 'T2' }, 'T1', 'bosun://c', false),
+    { exitCode: 137, signal: 9, reason: 'Error', startedAt: 'T1', finishedAt: 'T2', containerID: 'bosun://c' });
+  assert.deepEqual(terminatedState({ exitCode: 143, signal: 'SIGTERM', finishedAt: 'T2' }, 'T1', 'bosun://c', true).signal, 15);
+  assert.deepEqual(terminatedState({ exitCode: 0, finishedAt: 'T2' }, 'T1', 'bosun://c', false), { exitCode: 0, reason: 'Completed', startedAt: 'T1', finishedAt: 'T2', containerID: 'bosun://c' });
+  assert.equal(terminatedState({ exitCode: 1, finishedAt: 'T2' }, 'T1', 'bosun://c', true).message, 'Container failed liveness probe');
+  assert.deepEqual(terminatedState({ exitCode: 128, error: 'spawn ENOENT', finishedAt: 'T2' }, 'T1', 'bosun://c', false).reason, 'StartError');
 });
 
 test('crash-loop back-off: 10 s doubling, capped at 5 min', () => {
@@ -88,7 +97,7 @@ test('crash-loop back-off: 10 s doubling, capped at 5 min', () => {
 
 test('environment: $(VAR) expansion, $$ escapes, unknown references kept; the downward API', () => {
   assert.equal(expand('a-$(X)-$(Y)-$$(X)', { X: '1' }), 'a-1-$(Y)-$(X)');
-  const pod = { metadata: { name: 'p', namespace: 'ns', uid: 'u', labels: { app: 'x' } }, spec: { nodeName: 'n' } };
+  const pod = { metadata: { name: 'p', namespace: 'ns', uid: 'u', labels: { app: 'x' } }, spec: { nodeName: 'n' } } as unknown as api.Pod;
   const table: Array<[string, string]> = [['metadata.name', 'p'], ['metadata.namespace', 'ns'], ['metadata.uid', 'u'], ['spec.nodeName', 'n'], ['spec.serviceAccountName', 'default'], ['status.podIP', '127.1.3.7'], ['status.hostIP', '127.0.1.3'], ["metadata.labels['app']", 'x']];
   for (const [path, value] of table) assert.equal(fieldRefValue(pod, path, '127.1.3.7', '127.0.1.3'), value, path);
 });
@@ -112,15 +121,15 @@ test('CRI log lines: full and partial lines, with and without timestamps', () =>
 });
 
 test('Service endpoints from Ready pods (named target ports) and from EndpointSlices', () => {
-  const svc = { metadata: { name: 's', namespace: 'ns' }, spec: { selector: { app: 'a' } } };
+  const svc: api.Service = { metadata: { name: 's', namespace: 'ns' }, spec: { selector: { app: 'a' } } };
   const pod = (name: string, ready: boolean, ns = 'ns', labels = { app: 'a' }) => ({
     metadata: { name, namespace: ns, labels }, spec: { containers: [{ ports: [{ name: 'http', containerPort: 8080 }] }] },
     status: { podIP: `127.1.1.${name.length}`, conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
-  });
+  } as unknown as api.Pod);
   const pods = [pod('a', true), pod('bb', false), pod('ccc', true, 'other'), pod('dddd', true, 'ns', { app: 'z' } as { app: string })];
   assert.deepEqual(endpointsFromPods(svc, { port: 80, targetPort: 'http' }, pods), [{ ip: '127.1.1.1', port: 8080 }]);
   assert.deepEqual(endpointsFromPods(svc, { port: 80, targetPort: 9000 }, pods), [{ ip: '127.1.1.1', port: 9000 }]);
-  const slices = [{ metadata: { namespace: 'ns', labels: { 'kubernetes.io/service-name': 's' } }, ports: [{ name: 'web', port: 8080 }], endpoints: [{ addresses: ['127.1.2.2'], conditions: { ready: true } }, { addresses: ['127.1.2.3'], conditions: { ready: false } }] }];
+  const slices = [{ metadata: { namespace: 'ns', labels: { 'kubernetes.io/service-name': 's' } }, ports: [{ name: 'web', port: 8080 }], endpoints: [{ addresses: ['127.1.2.2'], conditions: { ready: true } }, { addresses: ['127.1.2.3'], conditions: { ready: false } }] } as unknown as api.EndpointSlice];
   assert.deepEqual(endpointsFromSlices(svc, { name: 'web', port: 80 }, slices), [{ ip: '127.1.2.2', port: 8080 }]);
   assert.deepEqual(endpointsFromSlices(svc, { name: 'other', port: 80 }, slices), []);
 });
@@ -178,7 +187,7 @@ test('grpc probes: the gRPC health checking protocol\'s Check on the pod IP, SER
 });
 
 test('proxied addresses: NodePorts on the node IP, every TCP Service port on a loopback cluster IP, nothing else', () => {
-  const svc = (name: string, spec: Obj): Obj => ({ metadata: { name, namespace: 'default' }, spec });
+  const svc = (name: string, spec: api.Service['spec']): api.Service => ({ metadata: { name, namespace: 'default' }, spec });
   const services = [
     svc('web', { type: 'NodePort', clusterIP: '127.30.0.5', clusterIPs: ['127.30.0.5'], ports: [{ name: 'http', port: 80, nodePort: 30080 }, { name: 'dns', port: 53, protocol: 'UDP', nodePort: 30053 }] }),
     svc('internal', { clusterIP: '127.30.0.6', ports: [{ port: 8080 }] }),

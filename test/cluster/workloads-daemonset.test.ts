@@ -6,7 +6,8 @@
 // counts and `kubectl rollout status daemonset`; the node verdicts and tolerations as tables.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { InformerFactory, Manager, type Obj, loadKubeConfig } from '../../src/kube/index.js';
+import type * as api from '../../src/api/index.js';
+import { InformerFactory, Manager, loadKubeConfig } from '../../src/kube/index.js';
 import { addScheduler } from '../../src/cluster/scheduler/scheduler.js';
 import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
 import { CONTROLLER_REVISIONS, DAEMON_SETS, NODES, PODS } from '../../src/cluster/workloads/resources.js';
@@ -15,7 +16,7 @@ import { isReady } from '../../src/cluster/workloads/pods.js';
 import { eventually } from '../helpers/eventually.js';
 import { createNode, startStandIns, startWorkloadTestServer } from './workloads/stand-ins.js';
 
-const daemonSet = (name: string, spec: Obj = {}, podSpec: Obj = {}): Obj => ({
+const daemonSet = (name: string, spec: Partial<api.DaemonSet['spec']> = {}, podSpec: Partial<api.PodSpec> = {}): api.DaemonSet => ({
   apiVersion: 'apps/v1',
   kind: 'DaemonSet',
   metadata: { name, namespace: 'default' },
@@ -48,14 +49,14 @@ test('a DaemonSet runs one pod on exactly the matching nodes, follows nodes join
     await client.create(DAEMON_SETS, daemonSet('cloud', {}, { hostNetwork: true, tolerations: [{ key: UNINITIALIZED.key, operator: 'Exists', effect: 'NoSchedule' }] }));
 
     const nodesOf = async (app: string) =>
-      ((await client.list(PODS, 'default', { labelSelector: `app=${app}` })).items as Obj[])
+      (await client.list(PODS, 'default', { labelSelector: `app=${app}` })).items
         .filter((p) => !p.metadata.deletionTimestamp)
-        .map((p) => p.spec.nodeName ?? `unbound:${targetNode(p)}`)
+        .map((p) => p.spec!.nodeName ?? `unbound:${targetNode(p)}`)
         .sort();
     const settle = (app: string, want: string[]) =>
       eventually(`${app} on ${want.join(',')}`, async () => {
         const ds = await client.get(DAEMON_SETS, app, 'default');
-        const s = ds.status ?? {};
+        const s: Partial<NonNullable<api.DaemonSet['status']>> = ds.status ?? {};
         return JSON.stringify(await nodesOf(app)) === JSON.stringify(want) && s.numberReady === want.length && s.desiredNumberScheduled === want.length && ds;
       });
     let agent = await settle('agent', ['worker-a', 'worker-c']);
@@ -63,16 +64,16 @@ test('a DaemonSet runs one pod on exactly the matching nodes, follows nodes join
     await settle('cloud', ['master-0', 'worker-a', 'worker-c', 'worker-d']);
 
     // Each pod is aimed at its node through node affinity, with the tolerations kube adds.
-    const pod = ((await client.list(PODS, 'default', { labelSelector: 'app=cloud' })).items as Obj[]).find((p) => p.spec.nodeName === 'worker-d')!;
-    assert.deepEqual(pod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution, { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['worker-d'] }] }] });
+    const pod = ((await client.list(PODS, 'default', { labelSelector: 'app=cloud' })).items).find((p) => p.spec!.nodeName === 'worker-d')!;
+    assert.deepEqual(pod.spec!.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution, { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['worker-d'] }] }] });
     assert.deepEqual(
-      pod.spec.tolerations.map((t: Obj) => `${t.key}:${t.effect}`).sort(),
+      pod.spec!.tolerations!.map((t) => `${t.key}:${t.effect}`).sort(),
       [UNINITIALIZED.key, 'node.kubernetes.io/disk-pressure', 'node.kubernetes.io/memory-pressure', 'node.kubernetes.io/network-unavailable', 'node.kubernetes.io/not-ready', 'node.kubernetes.io/pid-pressure', 'node.kubernetes.io/unreachable', 'node.kubernetes.io/unschedulable']
         .map((k) => `${k}:${k.endsWith('not-ready') || k.endsWith('unreachable') ? 'NoExecute' : 'NoSchedule'}`)
         .sort(),
     );
-    assert.match(pod.metadata.labels['controller-revision-hash'], /^[bcdfghjklmnpqrstvwxz2456789]+$/);
-    assert.equal(pod.metadata.ownerReferences[0].kind, 'DaemonSet');
+    assert.match(pod.metadata.labels!['controller-revision-hash'], /^[bcdfghjklmnpqrstvwxz2456789]+$/);
+    assert.equal(pod.metadata.ownerReferences![0].kind, 'DaemonSet');
 
     // Nodes join, change and leave.
     await createNode(client, 'worker-e', { labels: { role: 'worker' } });
@@ -85,9 +86,9 @@ test('a DaemonSet runs one pod on exactly the matching nodes, follows nodes join
     // The pod bound to the deleted node is the pod garbage collector's; the DaemonSet stops counting the node.
     agent = await eventually('worker-e no longer desired', async () => {
       const ds = await client.get(DAEMON_SETS, 'agent', 'default');
-      return ds.status.desiredNumberScheduled === 3 && ds.status.numberReady === 3 && ds;
+      return ds.status!.desiredNumberScheduled === 3 && ds.status!.numberReady === 3 && ds;
     });
-    assert.equal(agent.status.numberMisscheduled, 0);
+    assert.equal(agent.status!.numberMisscheduled, 0);
     await client.request('DELETE', '/api/v1/namespaces/default/pods', { query: { labelSelector: 'app=agent', fieldSelector: 'spec.nodeName=worker-e' } });
 
     // Rolling update, watched: at no moment more than maxUnavailable (1) desired nodes without a ready pod.
@@ -102,14 +103,14 @@ test('a DaemonSet runs one pod on exactly the matching nodes, follows nodes join
     pods.on(() => {
       events++;
       const active = pods.list().filter((p) => !p.metadata.deletionTimestamp);
-      const covered = new Set(active.filter(isReady).map((p) => p.spec.nodeName));
+      const covered = new Set(active.filter(isReady).map((p) => p.spec!.nodeName));
       worst = Math.max(worst, ['worker-b', 'worker-c', 'worker-d'].filter((n) => !covered.has(n)).length);
       most = Math.max(most, active.length);
       // A node surging: an old pod still there beside a new one not ready yet (kube's maxSurge counts these).
-      const nodes = new Set(active.map((p) => p.spec.nodeName ?? targetNode(p)));
-      const isNew = (p: Obj) => p.spec.containers[0].image === 'agent:3';
+      const nodes = new Set(active.map((p) => p.spec!.nodeName ?? targetNode(p)));
+      const isNew = (p: api.Pod) => p.spec!.containers[0].image === 'agent:3';
       surging = Math.max(surging, [...nodes].filter((n) => {
-        const here = active.filter((p) => (p.spec.nodeName ?? targetNode(p)) === n);
+        const here = active.filter((p) => (p.spec!.nodeName ?? targetNode(p)) === n);
         return here.some((p) => !isNew(p)) && here.some((p) => isNew(p) && !isReady(p));
       }).length);
     });
@@ -122,7 +123,7 @@ test('a DaemonSet runs one pod on exactly the matching nodes, follows nodes join
     const r = await api.kubectl(['rollout', 'status', 'daemonset/agent', '--timeout=60s'], { timeoutMs: 70_000 });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /daemon set "agent" successfully rolled out/);
-    const images = async () => ((await client.list(PODS, 'default', { labelSelector: 'app=agent' })).items as Obj[]).map((p) => p.spec.containers[0].image);
+    const images = async () => ((await client.list(PODS, 'default', { labelSelector: 'app=agent' })).items).map((p) => p.spec!.containers[0].image);
     assert.deepEqual(await images(), ['agent:2', 'agent:2', 'agent:2']);
     assert.ok(events > 6, `observed the rollout (${events} events)`);
     assert.equal(worst, 1, 'one node at a time went without a ready pod');
@@ -148,7 +149,7 @@ test('a DaemonSet runs one pod on exactly the matching nodes, follows nodes join
     assert.equal(undo.code, 0, undo.stderr);
     assert.equal((await api.kubectl(['rollout', 'status', 'daemonset/agent', '--timeout=60s'], { timeoutMs: 70_000 })).code, 0);
     await eventually('the first template back', async () => JSON.stringify(await images()) === JSON.stringify(['agent:1', 'agent:1', 'agent:1']));
-    const revisions = ((await client.list(CONTROLLER_REVISIONS, 'default', { labelSelector: 'app=agent' })).items as Obj[]).map((h) => [h.data.spec.template.spec.containers[0].image, h.revision]);
+    const revisions = ((await client.list(CONTROLLER_REVISIONS, 'default', { labelSelector: 'app=agent' })).items).map((h) => [h.data.spec.template.spec.containers[0].image, h.revision]);
     assert.deepEqual(revisions.sort((a, b) => a[1] - b[1]), [['agent:2', 2], ['agent:3', 3], ['agent:1', 4]], 'the rolled-back template took the next revision');
     assert.deepEqual((await client.get(DAEMON_SETS, 'agent', 'default')).status, {
       currentNumberScheduled: 3, numberMisscheduled: 0, desiredNumberScheduled: 3, numberReady: 3, observedGeneration: 4, updatedNumberScheduled: 3, numberAvailable: 3,
@@ -164,9 +165,9 @@ test('a DaemonSet runs one pod on exactly the matching nodes, follows nodes join
 });
 
 test('where a DaemonSet runs, as kube decides it', () => {
-  const node = (name: string, o: { labels?: Obj; taints?: Obj[] } = {}): Obj => ({ metadata: { name, labels: o.labels ?? {} }, spec: { taints: o.taints } });
-  const ds = (podSpec: Obj = {}) => daemonSet('x', {}, podSpec);
-  const cases: Array<[string, Obj, Obj, boolean, boolean]> = [
+  const node = (name: string, o: { labels?: Record<string, string>; taints?: api.Taint[] } = {}): api.Node => ({ metadata: { name, labels: o.labels ?? {} }, spec: { taints: o.taints } });
+  const ds = (podSpec: Partial<api.PodSpec> = {}) => daemonSet('x', {}, podSpec);
+  const cases: Array<[string, api.Node, api.DaemonSet, boolean, boolean]> = [
     ['a plain node', node('n'), ds(), true, true],
     ['nodeSelector mismatch', node('n'), ds({ nodeSelector: { a: 'b' } }), false, false],
     ['required affinity In', node('n', { labels: { zone: 'a' } }), ds({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a', 'b'] }] }] } } } }), true, true],
@@ -184,7 +185,7 @@ test('where a DaemonSet runs, as kube decides it', () => {
   ];
   for (const [what, n, d, shouldRun, shouldContinueRunning] of cases) assert.deepEqual(nodeVerdict(n, d), { shouldRun, shouldContinueRunning }, what);
   // A toleration the template already has for the same key and effect is replaced, not doubled.
-  const tolerations = daemonTolerations({ tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 }] });
+  const tolerations = daemonTolerations({ tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 }] } as api.PodSpec);
   assert.equal(tolerations.filter((t) => t.key === 'node.kubernetes.io/not-ready').length, 1);
   assert.equal(tolerations.find((t) => t.key === 'node.kubernetes.io/not-ready')!.tolerationSeconds, undefined);
 });

@@ -7,6 +7,7 @@
 // (fenceposts, new ReplicaSet size, proportional scaling) as tables.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type * as api from '../../src/api/index.js';
 import { controllerOf, InformerFactory, type Obj, loadKubeConfig } from '../../src/kube/index.js';
 import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
 import { DEPLOYMENTS, PODS, REPLICA_SETS } from '../../src/cluster/workloads/resources.js';
@@ -16,7 +17,7 @@ import { eventually } from '../helpers/eventually.js';
 import type { TestApiServer } from '../helpers/apiserver.js';
 import { createNode, startStandIns, startWorkloadTestServer } from './workloads/stand-ins.js';
 
-const deployment = (name: string, replicas: number, spec: Obj = {}): Obj => ({
+const deployment = (name: string, replicas: number, spec: Obj = {}): api.Deployment => ({
   apiVersion: 'apps/v1',
   kind: 'Deployment',
   metadata: { name, namespace: 'default' },
@@ -26,7 +27,7 @@ const deployment = (name: string, replicas: number, spec: Obj = {}): Obj => ({
     template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'img:1' }] } },
     ...spec,
   },
-});
+} as api.Deployment);
 
 async function withCluster(fn: (api: TestApiServer, client: import('../../src/kube/index.js').KubeClient) => Promise<void>, standIn: Parameters<typeof startStandIns>[1] = {}): Promise<void> {
   const { api, client } = await startWorkloadTestServer();
@@ -76,7 +77,7 @@ function observe(client: import('../../src/kube/index.js').KubeClient, app: stri
 }
 
 const ownedSets = async (client: import('../../src/kube/index.js').KubeClient, app: string) =>
-  ((await client.list(REPLICA_SETS, 'default', { labelSelector: `app=${app}` })).items as Obj[]).sort((a, b) => Number(a.metadata.annotations?.['deployment.kubernetes.io/revision']) - Number(b.metadata.annotations?.['deployment.kubernetes.io/revision']));
+  ((await client.list(REPLICA_SETS, 'default', { labelSelector: `app=${app}` })).items).sort((a, b) => Number(a.metadata.annotations?.['deployment.kubernetes.io/revision']) - Number(b.metadata.annotations?.['deployment.kubernetes.io/revision']));
 
 test('a rolling update stays within maxSurge and maxUnavailable at every observed moment; rollout status, undo and history work with the real kubectl', async () => {
   await withCluster(async (api, client) => {
@@ -108,15 +109,15 @@ test('a rolling update stays within maxSurge and maxUnavailable at every observe
       const d = await client.get(DEPLOYMENTS, name, 'default');
       const [oldRS, newRS] = await ownedSets(client, name);
       assert.match(newRS.metadata.name, new RegExp(`^${name}-[bcdfghjklmnpqrstvwxz2456789]+$`));
-      assert.equal(newRS.metadata.labels['pod-template-hash'], newRS.metadata.name.slice(name.length + 1));
-      assert.deepEqual([oldRS.spec.replicas, newRS.spec.replicas], [0, replicas]);
-      assert.deepEqual([oldRS.metadata.annotations['deployment.kubernetes.io/revision'], newRS.metadata.annotations['deployment.kubernetes.io/revision']], ['1', '2']);
-      assert.equal(d.metadata.annotations['deployment.kubernetes.io/revision'], '2');
+      assert.equal(newRS.metadata.labels!['pod-template-hash'], newRS.metadata.name.slice(name.length + 1));
+      assert.deepEqual([oldRS.spec!.replicas, newRS.spec!.replicas], [0, replicas]);
+      assert.deepEqual([oldRS.metadata.annotations!['deployment.kubernetes.io/revision'], newRS.metadata.annotations!['deployment.kubernetes.io/revision']], ['1', '2']);
+      assert.equal(d.metadata.annotations!['deployment.kubernetes.io/revision'], '2');
       assert.deepEqual(
         { ...d.status, conditions: undefined },
         { observedGeneration: 2, replicas, updatedReplicas: replicas, readyReplicas: replicas, availableReplicas: replicas, conditions: undefined },
       );
-      const conditions = Object.fromEntries(d.status.conditions.map((c: Obj) => [c.type, [c.status, c.reason, c.message]]));
+      const conditions = Object.fromEntries(d.status!.conditions!.map((c) => [c.type, [c.status, c.reason, c.message]]));
       assert.deepEqual(conditions, {
         Available: ['True', 'MinimumReplicasAvailable', 'Deployment has minimum availability.'],
         Progressing: ['True', 'NewReplicaSetAvailable', `ReplicaSet "${newRS.metadata.name}" has successfully progressed.`],
@@ -131,10 +132,10 @@ test('a rolling update stays within maxSurge and maxUnavailable at every observe
     const after = await ownedSets(client, 'web');
     assert.equal(after.length, 2, 'no third ReplicaSet: the old one was reused');
     const back = after.find((rs) => rs.metadata.uid === original.metadata.uid)!;
-    assert.equal(back.spec.replicas, 4);
-    assert.equal(back.metadata.annotations['deployment.kubernetes.io/revision'], '3');
-    assert.equal(back.metadata.annotations['deployment.kubernetes.io/revision-history'], '1');
-    assert.equal((await client.get(DEPLOYMENTS, 'web', 'default')).metadata.annotations['deployment.kubernetes.io/revision'], '3');
+    assert.equal(back.spec!.replicas, 4);
+    assert.equal(back.metadata.annotations!['deployment.kubernetes.io/revision'], '3');
+    assert.equal(back.metadata.annotations!['deployment.kubernetes.io/revision-history'], '1');
+    assert.equal((await client.get(DEPLOYMENTS, 'web', 'default')).metadata.annotations!['deployment.kubernetes.io/revision'], '3');
     const history = await api.kubectlOk(['rollout', 'history', 'deployment/web']);
     assert.match(history, /^2\s/m);
     assert.match(history, /^3\s/m);
@@ -143,7 +144,7 @@ test('a rolling update stays within maxSurge and maxUnavailable at every observe
     // A plain resize is a scaling event: the active ReplicaSet follows, nothing rolls.
     await api.kubectlOk(['scale', 'deployment/web', '--replicas=6']);
     assert.equal((await api.kubectl(['rollout', 'status', 'deployment/web', '--timeout=60s'], { timeoutMs: 70_000 })).code, 0);
-    assert.deepEqual((await ownedSets(client, 'web')).map((rs) => rs.spec.replicas), [0, 6]);
+    assert.deepEqual((await ownedSets(client, 'web')).map((rs) => rs.spec!.replicas), [0, 6]);
   });
 });
 
@@ -161,19 +162,19 @@ test('Recreate never runs old and new pods together; history is trimmed to revis
     await watcher.stop();
     assert.equal(watcher.seen.together, false, 'old and new pods never ran at once');
     await eventually('history trimmed to 1 old ReplicaSet', async () => (await ownedSets(client, 'batch')).length === 2);
-    assert.deepEqual((await ownedSets(client, 'batch')).map((rs) => rs.metadata.annotations['deployment.kubernetes.io/revision']), ['3', '4']);
+    assert.deepEqual((await ownedSets(client, 'batch')).map((rs) => rs.metadata.annotations!['deployment.kubernetes.io/revision']), ['3', '4']);
 
     await api.kubectlOk(['rollout', 'pause', 'deployment/batch']);
     await eventually('the paused condition', async () => {
-      const c = (await client.get(DEPLOYMENTS, 'batch', 'default')).status.conditions.find((x: Obj) => x.type === 'Progressing');
-      return c.status === 'Unknown' && c.reason === 'DeploymentPaused' && c.message === 'Deployment is paused';
+      const c = (await client.get(DEPLOYMENTS, 'batch', 'default')).status!.conditions!.find((x) => x.type === 'Progressing');
+      return c!.status === 'Unknown' && c!.reason === 'DeploymentPaused' && c!.message === 'Deployment is paused';
     });
     await api.kubectlOk(['set', 'image', 'deployment/batch', 'c=img:5']);
     await new Promise((r) => setTimeout(r, 1000));
-    assert.ok((await ownedSets(client, 'batch')).every((rs) => rs.spec.template.spec.containers[0].image !== 'img:5'), 'no new ReplicaSet while paused');
+    assert.ok((await ownedSets(client, 'batch')).every((rs) => rs.spec!.template!.spec!.containers[0].image !== 'img:5'), 'no new ReplicaSet while paused');
     await api.kubectlOk(['rollout', 'resume', 'deployment/batch']);
     assert.equal((await api.kubectl(['rollout', 'status', 'deployment/batch', '--timeout=60s'], { timeoutMs: 70_000 })).code, 0);
-    assert.equal((await ownedSets(client, 'batch')).at(-1)!.spec.template.spec.containers[0].image, 'img:5');
+    assert.equal((await ownedSets(client, 'batch')).at(-1)!.spec!.template!.spec!.containers[0].image, 'img:5');
   });
 });
 
@@ -188,12 +189,12 @@ test('a rollout whose pods never become ready ends Progressing=False ProgressDea
       assert.match(r.stderr, /deployment "stuck" exceeded its progress deadline/);
       const d = await client.get(DEPLOYMENTS, 'stuck', 'default');
       const newRS = (await ownedSets(client, 'stuck')).at(-1)!;
-      const progressing = d.status.conditions.find((c: Obj) => c.type === 'Progressing');
-      assert.deepEqual([progressing.status, progressing.reason, progressing.message], ['False', 'ProgressDeadlineExceeded', `ReplicaSet "${newRS.metadata.name}" has timed out progressing.`]);
+      const progressing = d.status!.conditions!.find((c) => c.type === 'Progressing');
+      assert.deepEqual([progressing!.status, progressing!.reason, progressing!.message], ['False', 'ProgressDeadlineExceeded', `ReplicaSet "${newRS.metadata.name}" has timed out progressing.`]);
       // maxUnavailable 25% of 2 rounds down to 0: the old pods all stay available.
-      assert.equal(d.status.availableReplicas, 2);
+      assert.equal(d.status!.availableReplicas, 2);
     },
-    { holdReady: (pod) => pod.spec.containers[0].image === 'broken' },
+    { holdReady: (pod) => pod.spec!.containers[0].image === 'broken' },
   );
 });
 
@@ -209,10 +210,10 @@ test('rollout numbers as kube computes them', () => {
   ];
   for (const [replicas, surge, unavailable, want] of fenceCases) assert.deepEqual(fenceposts(d(replicas, surge, unavailable)), want, `${replicas} ${surge} ${unavailable}`);
 
-  const rs = (name: string, replicas: number, maxReplicas?: number, created = '2026-01-01T00:00:00Z'): Obj => ({
+  const rs = (name: string, replicas: number, maxReplicas?: number, created = '2026-01-01T00:00:00Z'): api.ReplicaSet => ({
     metadata: { name, creationTimestamp: created, annotations: maxReplicas === undefined ? {} : { 'deployment.kubernetes.io/max-replicas': String(maxReplicas) } },
     spec: { replicas },
-  });
+  } as api.ReplicaSet);
   // New ReplicaSet growth: limited by what maxSurge leaves.
   assert.equal(newReplicaSetSize(d(4, 1, 1), [rs('old', 4), rs('new', 0)], rs('new', 0)), 1);
   assert.equal(newReplicaSetSize(d(4, 1, 1), [rs('old', 2), rs('new', 2)], rs('new', 2)), 3);

@@ -6,7 +6,8 @@
 // BackoffLimitExceeded; activeDeadlineSeconds stops running pods with DeadlineExceeded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { InformerFactory, type Obj, loadKubeConfig } from '../../src/kube/index.js';
+import type * as api from '../../src/api/index.js';
+import { InformerFactory, loadKubeConfig } from '../../src/kube/index.js';
 import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
 import { JOBS, PODS } from '../../src/cluster/workloads/resources.js';
 import { eventually } from '../helpers/eventually.js';
@@ -14,7 +15,7 @@ import type { TestApiServer } from '../helpers/apiserver.js';
 import { createNode, startStandIns, startWorkloadTestServer, type StandInOptions } from './workloads/stand-ins.js';
 import type { KubeClient } from '../../src/kube/index.js';
 
-const job = (name: string, spec: Obj = {}, image = 'task:1'): Obj => ({
+const job = (name: string, spec: Partial<NonNullable<api.Job['spec']>> = {}, image = 'task:1'): api.Job => ({
   apiVersion: 'batch/v1',
   kind: 'Job',
   metadata: { name, namespace: 'default' },
@@ -38,7 +39,7 @@ async function withCluster(fn: (api: TestApiServer, client: KubeClient) => Promi
   }
 }
 
-const conditionsOf = (j: Obj) => Object.fromEntries((j.status?.conditions ?? []).map((c: Obj) => [c.type, [c.status, c.reason, c.message]]));
+const conditionsOf = (j: api.Job) => Object.fromEntries((j.status?.conditions ?? []).map((c) => [c.type, [c.status, c.reason, c.message]]));
 
 test('a Job runs its completions at most parallelism at a time and completes as kube reports it', async () => {
   await withCluster(async (api, client) => {
@@ -60,23 +61,23 @@ test('a Job runs its completions at most parallelism at a time and completes as 
       SuccessCriteriaMet: ['True', 'CompletionsReached', 'Reached expected number of succeeded pods'],
       Complete: ['True', 'CompletionsReached', 'Reached expected number of succeeded pods'],
     });
-    assert.equal(j.status.succeeded, 5);
-    assert.equal(j.status.failed, undefined);
-    assert.equal(j.status.active, undefined);
-    assert.deepEqual(j.status.uncountedTerminatedPods, {});
-    assert.ok(j.status.startTime && j.status.completionTime);
+    assert.equal(j.status!.succeeded, 5);
+    assert.equal(j.status!.failed, undefined);
+    assert.equal(j.status!.active, undefined);
+    assert.deepEqual(j.status!.uncountedTerminatedPods, {});
+    assert.ok(j.status!.startTime && j.status!.completionTime);
     assert.ok(maxRunning <= 2 && maxRunning > 0, `at most parallelism pods ran at once (saw ${maxRunning})`);
-    const list = (await client.list(PODS, 'default', { labelSelector: 'job-name=sum' })).items as Obj[];
+    const list = (await client.list(PODS, 'default', { labelSelector: 'job-name=sum' })).items;
     assert.equal(list.length, 5);
     for (const pod of list) {
-      assert.equal(pod.status.phase, 'Succeeded');
+      assert.equal(pod.status!.phase, 'Succeeded');
       assert.ok(!(pod.metadata.finalizers ?? []).includes('batch.kubernetes.io/job-tracking'), 'counted pods are released');
-      assert.equal(pod.metadata.ownerReferences[0].kind, 'Job');
+      assert.equal(pod.metadata.ownerReferences![0].kind, 'Job');
     }
     // Counted pods deleted afterwards do not change the count.
     await client.request('DELETE', '/api/v1/namespaces/default/pods', { query: { labelSelector: 'job-name=sum' } });
     await new Promise((r) => setTimeout(r, 500));
-    assert.equal((await client.get(JOBS, 'sum', 'default')).status.succeeded, 5);
+    assert.equal((await client.get(JOBS, 'sum', 'default')).status!.succeeded, 5);
   }, { phase: () => 'Succeeded', readyAfterMs: 100 });
 });
 
@@ -90,11 +91,11 @@ test('failed pods are replaced after back-off until backoffLimit, then the Job f
       FailureTarget: ['True', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit'],
       Failed: ['True', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit'],
     });
-    assert.equal(j.status.failed, 3, 'backoffLimit 2: the third failure fails the Job');
-    const list = ((await client.list(PODS, 'default', { labelSelector: 'job-name=flaky' })).items as Obj[]).sort((a, b) => a.metadata.creationTimestamp.localeCompare(b.metadata.creationTimestamp));
+    assert.equal(j.status!.failed, 3, 'backoffLimit 2: the third failure fails the Job');
+    const list = ((await client.list(PODS, 'default', { labelSelector: 'job-name=flaky' })).items).sort((a, b) => a.metadata.creationTimestamp!.localeCompare(b.metadata.creationTimestamp!));
     assert.equal(list.length, 3, 'one pod per attempt');
     await new Promise((r) => setTimeout(r, 500));
-    assert.equal(((await client.list(PODS, 'default', { labelSelector: 'job-name=flaky' })).items as Obj[]).length, 3, 'no attempt after failing');
+    assert.equal(((await client.list(PODS, 'default', { labelSelector: 'job-name=flaky' })).items).length, 3, 'no attempt after failing');
   }, { phase: () => 'Failed', readyAfterMs: 50 });
 });
 
@@ -105,7 +106,7 @@ test('activeDeadlineSeconds stops a Job that runs too long: DeadlineExceeded, it
     assert.equal(waited.code, 0, waited.stderr);
     const j = await client.get(JOBS, 'forever', 'default');
     assert.deepEqual(conditionsOf(j).Failed, ['True', 'DeadlineExceeded', 'Job was active longer than specified deadline']);
-    await eventually('its pods gone', async () => ((await client.list(PODS, 'default', { labelSelector: 'job-name=forever' })).items as Obj[]).length === 0);
-    assert.equal(j.status.active, undefined);
+    await eventually('its pods gone', async () => ((await client.list(PODS, 'default', { labelSelector: 'job-name=forever' })).items).length === 0);
+    assert.equal(j.status!.active, undefined);
   }, { phase: () => 'Running', readyAfterMs: 50 });
 });

@@ -4,13 +4,14 @@
 // forced once the node is tainted out-of-service.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type Obj, loadKubeConfig } from '../../src/kube/index.js';
+import type * as api from '../../src/api/index.js';
+import { loadKubeConfig } from '../../src/kube/index.js';
 import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
 import { NODES, PODS } from '../../src/cluster/workloads/resources.js';
 import { eventually } from '../helpers/eventually.js';
 import { createNode, startWorkloadTestServer } from './workloads/stand-ins.js';
 
-const pod = (name: string, nodeName?: string): Obj => ({ metadata: { name, namespace: 'default' }, spec: { ...(nodeName ? { nodeName } : {}), containers: [{ name: 'c', image: 'i' }] } });
+const pod = (name: string, nodeName?: string): api.Pod => ({ metadata: { name, namespace: 'default' }, spec: { ...(nodeName ? { nodeName } : {}), containers: [{ name: 'c', image: 'i' }] } });
 
 test('pods on a deleted node are collected after the quarantine; finished pods beyond the threshold, oldest first', async () => {
   const { api, client } = await startWorkloadTestServer();
@@ -28,11 +29,11 @@ test('pods on a deleted node are collected after the quarantine; finished pods b
     assert.ok(!(await client.get(PODS, 'orphan', 'default')).metadata.deletionTimestamp, 'not before the quarantine');
     const collected = await eventually('the orphan collected', async () => {
       const p = await client.get(PODS, 'orphan', 'default');
-      return p.metadata.deletionTimestamp && p;
+      return p.metadata.deletionTimestamp ? p : undefined;
     });
     assert.ok(Date.now() - deletedAt >= 1500);
-    assert.equal(collected.status.phase, 'Failed');
-    const disruption = collected.status.conditions.find((c: Obj) => c.type === 'DisruptionTarget');
+    assert.equal(collected.status!.phase, 'Failed');
+    const disruption = collected.status!.conditions!.find((c) => c.type === 'DisruptionTarget')!;
     assert.deepEqual([disruption.status, disruption.reason, disruption.message], ['True', 'DeletionByPodGC', 'PodGC: node no longer exists']);
     await client.mergePatch(PODS, 'orphan', 'default', { metadata: { finalizers: null } });
     assert.ok(!(await client.get(PODS, 'stays', 'default')).metadata.deletionTimestamp, 'a pod on a live node stays');
@@ -43,7 +44,7 @@ test('pods on a deleted node are collected after the quarantine; finished pods b
       await new Promise((r) => setTimeout(r, 1100)); // creation times are kept to the second
     }
     await eventually('only the newest finished pod left', async () => {
-      const names = ((await client.list(PODS, 'default')).items as Obj[]).map((p) => p.metadata.name).sort();
+      const names = ((await client.list(PODS, 'default')).items).map((p) => p.metadata.name).sort();
       return JSON.stringify(names) === JSON.stringify(['done-3', 'stays']);
     });
     stop.abort();
@@ -75,7 +76,7 @@ test('a pod stuck terminating on a NotReady node stays until the node is tainted
       const p = await client.get(PODS, 'stuck', 'default');
       return p.metadata.deletionGracePeriodSeconds === 0 && p;
     });
-    assert.equal(collected.status.phase, 'Failed');
+    assert.equal(collected.status!.phase, 'Failed');
     assert.equal((await client.get(PODS, 'waits', 'default')).metadata.deletionGracePeriodSeconds, 30, 'the other node is not out of service');
     await client.mergePatch(PODS, 'stuck', 'default', { metadata: { finalizers: null } });
     await eventually('the stuck pod gone', async () => !(await client.read(PODS, 'stuck', 'default')));

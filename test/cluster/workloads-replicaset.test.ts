@@ -5,7 +5,8 @@
 // with the order's rules also checked as a table.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { EventRecorder, InformerFactory, type Obj, realClock, rfc3339 } from '../../src/kube/index.js';
+import type * as api from '../../src/api/index.js';
+import { EventRecorder, InformerFactory, type KubeClient, realClock, rfc3339 } from '../../src/kube/index.js';
 import type { WorkloadContext } from '../../src/cluster/workloads/context.js';
 import { replicaSetController } from '../../src/cluster/workloads/replicaset-controller.js';
 import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
@@ -15,14 +16,14 @@ import { loadKubeConfig } from '../../src/kube/index.js';
 import { eventually } from '../helpers/eventually.js';
 import { createNode, LaggingInformer, startStandIns, startWorkloadTestServer } from './workloads/stand-ins.js';
 
-const rs = (name: string, replicas: number, extra: Obj = {}): Obj => ({
+const rs = (name: string, replicas: number, extra: Partial<api.ReplicaSet['spec']> = {}): api.ReplicaSet => ({
   apiVersion: 'apps/v1',
   kind: 'ReplicaSet',
   metadata: { name, namespace: 'default' },
   spec: { replicas, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name, tier: 'web' } }, spec: { containers: [{ name: 'c', image: 'img:1' }] } }, ...extra },
 });
 
-const podsOf = async (client: { list: (...a: any[]) => Promise<Obj> }, app: string) => ((await client.list(PODS, 'default', { labelSelector: `app=${app}` })).items as Obj[]).filter((p) => !p.metadata.deletionTimestamp);
+const podsOf = async (client: KubeClient, app: string) => (await client.list(PODS, 'default', { labelSelector: `app=${app}` })).items.filter((p) => !p.metadata.deletionTimestamp);
 
 test('a ReplicaSet makes exactly its replicas, owned and named from it, adopts and releases by selector, and reports its status', async () => {
   const { api, client } = await startWorkloadTestServer();
@@ -180,7 +181,7 @@ test('scaling a ReplicaSet down deletes in kube order: unscheduled, pending, not
 
 test('deletion order rules, one at a time', () => {
   const now = Date.UTC(2026, 0, 1, 12);
-  const pod = (name: string, o: { node?: string; phase?: string; readyAgoMs?: number; cost?: number; restarts?: number; createdAgoMs?: number } = {}): Obj => ({
+  const pod = (name: string, o: { node?: string; phase?: string; readyAgoMs?: number; cost?: number; restarts?: number; createdAgoMs?: number } = {}): api.Pod => ({
     metadata: {
       name,
       uid: name,
@@ -193,9 +194,9 @@ test('deletion order rules, one at a time', () => {
       conditions: o.readyAgoMs !== undefined ? [{ type: 'Ready', status: 'True', lastTransitionTime: rfc3339(new Date(now - o.readyAgoMs)) }] : [],
       containerStatuses: [{ restartCount: o.restarts ?? 0 }],
     },
-  });
+  } as api.Pod);
   const rank = () => 0;
-  const cases: Array<[string, Obj, Obj]> = [
+  const cases: Array<[string, api.Pod, api.Pod]> = [
     ['unscheduled before scheduled', pod('a', { phase: 'Pending' }), pod('b', { node: 'n', phase: 'Pending' })],
     ['pending before running', pod('a', { node: 'n', phase: 'Pending' }), pod('b', { node: 'n' })],
     ['not ready before ready', pod('a', { node: 'n' }), pod('b', { node: 'n', readyAgoMs: 1000 })],
@@ -211,7 +212,7 @@ test('deletion order rules, one at a time', () => {
   }
   const crowded = pod('a', { node: 'busy', readyAgoMs: 1000 });
   const spread = pod('b', { node: 'quiet', readyAgoMs: 1000 });
-  assert.ok(deletionOrder(crowded, spread, (p) => (p.spec.nodeName === 'busy' ? 3 : 1), now) < 0, 'pods on crowded nodes first');
+  assert.ok(deletionOrder(crowded, spread, (p) => (p.spec!.nodeName === 'busy' ? 3 : 1), now) < 0, 'pods on crowded nodes first');
 });
 
 test('a pod deleted gracefully is replaced while it terminates: not counted by its ReplicaSet, gone from the endpoints, removed once its kubelet finishes', async () => {
@@ -231,18 +232,18 @@ test('a pod deleted gracefully is replaced while it terminates: not counted by i
     assert.equal(marked?.metadata.deletionGracePeriodSeconds, 30, 'bound to a node: deleted gracefully');
     // Terminating, it is not one of the two: a replacement comes at once, the endpoints drop it.
     const all = await eventually('a replacement beside the terminating pod', async () => {
-      const pods = ((await client.list(PODS, 'default', { labelSelector: 'app=graceful' })).items as Obj[]);
-      return pods.length === 3 && pods.filter((p) => !p.metadata.deletionTimestamp).every((p) => p.status?.conditions?.some((c: Obj) => c.type === 'Ready' && c.status === 'True')) && pods;
+      const pods = (await client.list(PODS, 'default', { labelSelector: 'app=graceful' })).items;
+      return pods.length === 3 && pods.filter((p) => !p.metadata.deletionTimestamp).every((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) && pods;
     });
-    assert.equal(all.filter((p: Obj) => p.metadata.deletionTimestamp).length, 1);
-    const status = (await client.get(REPLICA_SETS, 'graceful', 'default')).status;
+    assert.equal(all.filter((p) => p.metadata.deletionTimestamp).length, 1);
+    const status = (await client.get(REPLICA_SETS, 'graceful', 'default')).status!;
     assert.equal(status.replicas, 2, 'the terminating pod is not counted');
     const addresses = await eventually('endpoints without the terminating pod', async () => {
       const ep = await client.read(ENDPOINTS, 'graceful', 'default');
-      const ips = (ep?.subsets ?? []).flatMap((s: Obj) => (s.addresses ?? []).map((a: Obj) => a.ip));
+      const ips = (ep?.subsets ?? []).flatMap((s) => (s.addresses ?? []).map((a) => a.ip));
       return ips.length === 2 && ips;
     });
-    assert.ok(!addresses.includes(victim.status.podIP), 'the terminating pod\'s address is gone');
+    assert.ok(!addresses.includes(victim.status!.podIP!), 'the terminating pod\'s address is gone');
     finishing = true;
     // The next event on the pod is the kubelet's cue (a real one would see its grace period run out).
     await client.mergePatch(PODS, victim.metadata.name, 'default', { metadata: { annotations: { 'example.com/poke': '1' } } });

@@ -20,12 +20,12 @@ test('kube-root-ca.crt is published in every namespace and kept as published', a
     for (const ns of ['default', 'kube-system', 'kube-public']) await published(ns);
     await client.create(NAMESPACES, { metadata: { name: 'team-a' } });
     const cm = await published('team-a');
-    assert.match(cm.metadata.annotations['kubernetes.io/description'], /^Contains a CA bundle that can be used to verify the kube-apiserver/);
-    assert.deepEqual(Object.keys(cm.data), ['ca.crt']);
+    assert.match(cm.metadata.annotations!['kubernetes.io/description'], /^Contains a CA bundle that can be used to verify the kube-apiserver/);
+    assert.deepEqual(Object.keys(cm.data!), ['ca.crt']);
     await client.mergePatch(CONFIG_MAPS, 'kube-root-ca.crt', 'team-a', { data: { 'ca.crt': 'tampered', extra: 'x' } });
     await eventually('restored after an edit', async () => {
       const c = await client.get(CONFIG_MAPS, 'kube-root-ca.crt', 'team-a');
-      return c.data['ca.crt'] === api.caPem && !c.data.extra;
+      return c.data!['ca.crt'] === api.caPem && !c.data!.extra;
     });
     await client.delete(CONFIG_MAPS, 'kube-root-ca.crt', 'team-a');
     await published('team-a');

@@ -9,7 +9,8 @@ import { CLUSTER_API_NAMESPACE, LABEL, MACHINES } from '../../capi/api.js';
 import { CONTROLLERS_DEPLOYMENT } from '../../capi/cluster-operator.js';
 import { localClusterObjects } from '../../capi/local-cluster.js';
 import type { Instance } from '../../cloud/types.js';
-import type { KubeClient, Obj } from '../../kube/client.js';
+import type * as api from '../../api/index.js';
+import type { KubeClient } from '../../kube/client.js';
 import { resources } from '../../kube/resources.js';
 import { KUBELET_VERSION } from '../node-agent/node-object.js';
 import { API_INT_ADDRESS } from './api-int.js';
@@ -49,25 +50,26 @@ export async function workersThroughClusterApi(o: ClusterApiWorkers): Promise<vo
     workers: { replicas: o.workers, instanceType: o.instanceType },
     maxUnhealthy: MAX_UNHEALTHY,
   });
-  await createMissing(client, objects);
+  // localClusterObjects' objects are still untyped (src/capi).
+  await createMissing(client, objects as api.KubeObject[]);
   progress.detail(`Cluster ${INFRASTRUCTURE_NAME}, ${o.masters.length} masters adopted as Machines, MachineDeployment worker (${o.workers} replicas) and MachineHealthCheck worker in ${CLUSTER_API_NAMESPACE}`);
   await progress.waitFor(`${o.masters.length} master Machines adopted`, async () => machinesRunning(client, LABEL.controlPlane, o.masters.length), { timeoutMs: 120_000 });
   await progress.waitFor(`${o.workers} worker Machine${o.workers === 1 ? '' : 's'} Running with Ready nodes`, async () => machinesRunning(client, WORKER_SELECTOR, o.workers), { timeoutMs: 240_000 });
   for (const m of await machinesOf(client, WORKER_SELECTOR)) {
-    const ip = (m.status?.addresses ?? []).find((a: Obj) => a.type === 'InternalIP')?.address ?? '';
+    const ip = (m.status?.addresses ?? []).find((a) => a.type === 'InternalIP')?.address ?? '';
     progress.detail(`${String(m.metadata.name).padEnd(28)} ${String(m.spec.providerID).replace('local://', '')}  ${ip.padEnd(12)} ${m.spec.failureDomain ?? m.status?.failureDomain ?? ''}`);
   }
 }
 
-async function machinesOf(client: KubeClient, labelSelector: string): Promise<Obj[]> {
-  return ((await client.list(MACHINES, CLUSTER_API_NAMESPACE, { labelSelector })).items as Obj[]).filter((m) => !m.metadata.deletionTimestamp);
+async function machinesOf(client: KubeClient, labelSelector: string): Promise<api.Machine[]> {
+  return (await client.list(MACHINES, CLUSTER_API_NAMESPACE, { labelSelector })).items.filter((m) => !m.metadata.deletionTimestamp);
 }
 
 /** Done when `count` Machines of the selector are Running with a Ready node. */
 async function machinesRunning(client: KubeClient, labelSelector: string, count: number): Promise<{ done: boolean; status: string }> {
   const machines = await machinesOf(client, labelSelector);
-  const nodes = new Map<string, Obj>(((await client.list(resources.nodes)).items as Obj[]).map((n) => [n.metadata.name as string, n]));
-  const ready = machines.filter((m) => m.status?.phase === 'Running' && isNodeReady(nodes.get(m.status?.nodeRef?.name)));
+  const nodes = new Map((await client.list(resources.nodes)).items.map((n) => [n.metadata.name, n]));
+  const ready = machines.filter((m) => m.status?.phase === 'Running' && isNodeReady(nodes.get(m.status?.nodeRef?.name ?? '')));
   const phases = machines.map((m) => `${m.metadata.name} ${m.status?.phase ?? 'Pending'}`).sort();
   return { done: machines.length === count && ready.length === count, status: `${ready.length}/${count} Running with a Ready node${phases.length ? ` (${phases.join(', ')})` : ''}` };
 }

@@ -16,7 +16,8 @@
 import { randomBytes } from 'node:crypto';
 import { bootstrapTokenSecret } from '../../apiserver/nodes/bootstrap-tokens.js';
 import { issueServingCert, type KeyPair } from '../../common/pki.js';
-import type { KubeClient, Obj } from '../../kube/client.js';
+import type * as api from '../../api/index.js';
+import type { KubeClient } from '../../kube/client.js';
 import { resources } from '../../kube/resources.js';
 
 export const INFRASTRUCTURE_NAME = 'bosun-local';
@@ -44,10 +45,11 @@ export interface ClusterFacts {
 }
 
 /** Creates each object unless it exists; returns how many were created. */
-export async function createMissing(client: KubeClient, objects: Obj[]): Promise<number> {
+export async function createMissing<T extends api.KubeObject>(client: KubeClient, objects: readonly T[]): Promise<number> {
   let created = 0;
   for (const object of objects) {
-    const resource = await client.resourceFor(object.apiVersion, object.kind);
+    // Every object given here names its apiVersion and kind.
+    const resource = await client.resourceFor(object.apiVersion ?? '', object.kind ?? '');
     if (await client.read(resource, object.metadata.name, object.metadata.namespace)) continue;
     await client.create(resource, object);
     created++;
@@ -55,11 +57,11 @@ export async function createMissing(client: KubeClient, objects: Obj[]): Promise
   return created;
 }
 
-const namespace = (name: string): Obj => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+const namespace = (name: string): api.Namespace => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 
 /** A kubeconfig (JSON, which is YAML) for `server` trusting `caPem`, authenticating as `user`. */
-export function kubeconfigFor(server: string, caPem: string, user: Obj): string {
+export function kubeconfigFor(server: string, caPem: string, user: Record<string, string>): string {
   return JSON.stringify({
     apiVersion: 'v1', kind: 'Config',
     clusters: [{ name: 'cluster', cluster: { server, 'certificate-authority-data': b64(caPem) } }],
@@ -83,7 +85,8 @@ export async function writeClusterFacts(client: KubeClient, facts: ClusterFacts)
     const token = `${randomBytes(3).toString('hex')}.${randomBytes(8).toString('hex')}`;
     const tokenSecret = bootstrapTokenSecret(token, { description: 'bootstrap credentials the machine-config server gives booting machines' });
     const existingToken = await client.read(resources.secrets, 'node-bootstrapper-token', MCO_NAMESPACE);
-    if (!existingToken) await createMissing(client, [tokenSecret]);
+    // bootstrapTokenSecret's Secret is still untyped (src/apiserver).
+    if (!existingToken) await createMissing(client, [tokenSecret as api.Secret]);
     await createMissing(client, [
       { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'machine-config-server-tls', namespace: MCO_NAMESPACE }, type: 'kubernetes.io/tls', data: { 'tls.crt': b64(serving.certPem), 'tls.key': b64(serving.keyPem) } },
       { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'node-bootstrapper-token', namespace: MCO_NAMESPACE }, type: 'Opaque', data: { kubeconfig: b64(kubeconfigFor(facts.apiInternalUrl, facts.caPem, { token })) } },
@@ -109,7 +112,7 @@ async function writeInfrastructure(client: KubeClient, facts: ClusterFacts): Pro
   const { infrastructures } = resources;
   const external = facts.machines !== undefined;
   // OpenShift names a cloud whose CCM it does not ship with platform External and its name.
-  const platformSpec = external ? { type: 'External', external: { platformName: 'local' } } : { type: 'None' };
+  const platformSpec = external ? { type: 'External' as const, external: { platformName: 'local' } } : { type: 'None' as const };
   const live = (await client.read(infrastructures, 'cluster')) ?? (await client.create(infrastructures, {
     apiVersion: 'config.openshift.io/v1',
     kind: 'Infrastructure',

@@ -6,7 +6,8 @@
 // Lease.
 import { CLUSTER_API_NAMESPACE, MACHINES } from '../../capi/api.js';
 import type { CloudClient } from '../../cloud/client.js';
-import { KubeClient, isNotFound, type Obj } from '../../kube/client.js';
+import type * as api from '../../api/index.js';
+import { KubeClient, isNotFound } from '../../kube/client.js';
 import { loadKubeConfig } from '../../kube/kubeconfig.js';
 import { Manager } from '../../kube/manager.js';
 import { machineApprover } from '../machine-approver.js';
@@ -24,9 +25,9 @@ const SHORT_LEASE = shortLease('bring-up');
 /** The Machines a node's certificate needs one of, once Cluster API manages the machines; before
  *  (the masters boot and register before Cluster API runs, as OpenShift's bootstrap approves
  *  theirs) — no Machine CRD served yet, or no Machine — undefined: the cloud's instance suffices. */
-async function clusterApiMachines(client: KubeClient): Promise<Obj[] | undefined> {
+async function clusterApiMachines(client: KubeClient): Promise<api.Machine[] | undefined> {
   try {
-    const machines = (await client.list(MACHINES, CLUSTER_API_NAMESPACE)).items as Obj[];
+    const machines = (await client.list(MACHINES, CLUSTER_API_NAMESPACE)).items;
     return machines.length ? machines : undefined;
   } catch (e) {
     if (isNotFound(e)) return undefined;

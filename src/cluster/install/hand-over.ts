@@ -6,7 +6,8 @@
 //   the machine-config controller when its Deployment is available;
 //   the bootstrap machine-config server when every master's server pod is ready (the install then
 //     takes it out of api-int).
-import type { KubeClient, Obj } from '../../kube/client.js';
+import type * as api from '../../api/index.js';
+import type { KubeClient } from '../../kube/client.js';
 import { resources } from '../../kube/resources.js';
 import { rolledOut } from '../../kube/rollout.js';
 import type { Bootstrap } from './bootstrap.js';
@@ -15,16 +16,16 @@ import type { Progress } from './progress.js';
 const MCO = 'openshift-machine-config-operator';
 
 /** A Deployment's rollout, with what it shows meanwhile. */
-export function deploymentReady(d: Obj | undefined): { done: boolean; status: string } {
+export function deploymentReady(d: api.Deployment | undefined): { done: boolean; status: string } {
   if (!d) return { done: false, status: 'not created yet' };
-  const s = d.status ?? {};
+  const s: NonNullable<api.Deployment['status']> = d.status ?? {};
   return { done: rolledOut(d), status: `${s.availableReplicas ?? 0}/${d.spec?.replicas ?? 1} available, ${s.updatedReplicas ?? 0} updated` };
 }
 
-export function daemonSetReady(ds: Obj | undefined, nodes: number): { done: boolean; status: string } {
+export function daemonSetReady(ds: api.DaemonSet | undefined, nodes: number): { done: boolean; status: string } {
   if (!ds) return { done: false, status: 'not created yet' };
-  const s = ds.status ?? {};
-  const done = (s.observedGeneration ?? 0) >= ds.metadata.generation && (s.numberReady ?? 0) >= nodes && (s.desiredNumberScheduled ?? 0) >= nodes;
+  const s: Partial<NonNullable<api.DaemonSet['status']>> = ds.status ?? {};
+  const done = (s.observedGeneration ?? 0) >= (ds.metadata.generation ?? 0) && (s.numberReady ?? 0) >= nodes && (s.desiredNumberScheduled ?? 0) >= nodes;
   return { done, status: `${s.numberReady ?? 0}/${s.desiredNumberScheduled ?? 0} ready` };
 }
 

@@ -10,7 +10,7 @@ import { ZONES } from '../../cloud/catalogue.js';
 import type { CloudClient } from '../../cloud/client.js';
 import type { BootedMachine, MachineRuntime } from '../../cloud/machine-runtime.js';
 import type { Instance } from '../../cloud/types.js';
-import type { KubeClient, Obj } from '../../kube/client.js';
+import type { KubeClient } from '../../kube/client.js';
 import { resources } from '../../kube/resources.js';
 import { INFRASTRUCTURE_NAME } from './cluster-facts.js';
 import { isNodeReady } from '../../kube/readiness.js';
@@ -72,7 +72,7 @@ export async function createMasters(cloud: CloudClient, count: number, data: str
  * that boot counts: after a restart the stored Nodes still say Ready from before.
  */
 export async function nodesReady(client: KubeClient, names: string[], bootIds?: Map<string, string | undefined>): Promise<{ done: boolean; status: string }> {
-  const nodes = new Map<string, Obj>(((await client.list(resources.nodes)).items as Obj[]).map((n) => [n.metadata.name as string, n]));
+  const nodes = new Map((await client.list(resources.nodes)).items.map((n) => [n.metadata.name, n]));
   const current = (n: string) => !bootIds || (bootIds.get(n) !== undefined && nodes.get(n)?.status?.nodeInfo?.bootID === bootIds.get(n));
   const ready = names.filter((n) => current(n) && isNodeReady(nodes.get(n)));
   const registered = names.filter((n) => nodes.has(n));

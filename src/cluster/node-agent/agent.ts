@@ -10,6 +10,7 @@ import { release } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/sleep.js';
+import type * as api from '../../api/index.js';
 import { EventRecorder, KubeClient, loadKubeConfig } from '../../kube/index.js';
 import { instanceType, DEFAULT_INSTANCE_TYPE } from '../../cloud/catalogue.js';
 import type { BootedMachine } from '../../cloud/machine-runtime.js';
@@ -138,7 +139,7 @@ export class NodeAgent {
     this.proxy = new ServiceProxy(client, this.nodeName, nodeIP, this.log);
     this.log.info({ nodeIP, podCIDR }, 'node agent running');
     // The heartbeat does not wait for the pod and service caches: a node is Ready once registered.
-    const staticPods = config.staticPodPath ? new StaticPods(client, join(root, config.staticPodPath), { name: this.nodeName, uid: node.metadata.uid }, this.log, this.o.staticPodCheckMs).run(signal) : undefined;
+    const staticPods = config.staticPodPath ? new StaticPods(client, join(root, config.staticPodPath), { name: this.nodeName, uid: node.metadata.uid ?? '' }, this.log, this.o.staticPodCheckMs).run(signal) : undefined;
     // --rotate-certificates (rotateCertificates in KubeletConfiguration): the client certificate is renewed before it expires.
     const rotation = config.rotateCertificates
       ? rotateClientCertificate({ root, nodeName: this.nodeName, kubeconfigFile: kubeconfig, kubeconfig: kc, client, signal, log: this.log, pollMs: this.o.csrPollMs, jitter: this.o.certificateRotationJitter })
@@ -168,7 +169,7 @@ export class NodeAgent {
 
 /** Asks the API server whether `user` may do what the attributes say (the kubelet's Webhook authorizer). */
 async function subjectAccessReview(client: KubeClient, user: { name: string; groups: string[] }, attributes: Record<string, string>): Promise<boolean> {
-  const review = await client.request<Record<string, any>>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+  const review = await client.request<api.SubjectAccessReview>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
     body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: user.name, groups: user.groups, resourceAttributes: { group: '', version: 'v1', ...attributes } } },
   });
   return review.status?.allowed === true;

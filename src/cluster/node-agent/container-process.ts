@@ -89,6 +89,7 @@ export class ContainerProcess {
   }
 }
 
-function signalNumber(signal: string): number {
+/** The number of a signal by its name (0 for one this does not know). */
+export function signalNumber(signal: string): number {
   return ({ SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGTERM: 15 } as Record<string, number>)[signal] ?? 0;
 }

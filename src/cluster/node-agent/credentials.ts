@@ -12,7 +12,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/sleep.js';
-import { KubeClient, loadKubeConfig, type Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import { KubeClient, loadKubeConfig } from '../../kube/index.js';
 import { certificateUsable, nodeCertificateRequest } from './certificates.js';
 import { CSRS } from './resources.js';
 
@@ -48,14 +49,15 @@ export async function requestCertificate(client: KubeClient, spec: CertificateRe
   const created = await client.create(CSRS, {
     apiVersion: 'certificates.k8s.io/v1',
     kind: 'CertificateSigningRequest',
-    metadata: { generateName: 'csr-' },
+    // No name: the API server makes one from generateName.
+    metadata: { generateName: 'csr-' } as api.ObjectMeta,
     spec: { request: Buffer.from(spec.csrPem).toString('base64'), signerName: spec.signerName, usages: spec.usages },
   });
-  const name = created.metadata.name as string;
+  const name = created.metadata.name;
   log.info({ csr: name, signer: spec.signerName }, 'certificate signing request sent; waiting for approval and signing');
   for (;;) {
-    const csr: Obj = await client.get(CSRS, name);
-    const refused = (csr.status?.conditions ?? []).find((c: Obj) => (c.type === 'Denied' || c.type === 'Failed') && c.status !== 'False');
+    const csr = await client.get(CSRS, name);
+    const refused = (csr.status?.conditions ?? []).find((c) => (c.type === 'Denied' || c.type === 'Failed') && c.status !== 'False');
     if (refused) throw new Error(`certificate signing request ${name} was ${refused.type.toLowerCase()}: ${refused.message ?? refused.reason ?? ''}`);
     if (csr.status?.certificate) return Buffer.from(csr.status.certificate, 'base64').toString('utf8');
     await sleep(pollMs, signal);

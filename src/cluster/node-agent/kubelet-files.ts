@@ -69,10 +69,29 @@ export function parseDuration(value: unknown, fallbackMs: number): number {
   return matched === value ? total : fallbackMs;
 }
 
+/**
+ * The fields of a KubeletConfiguration (kubelet.config.k8s.io/v1beta1) the node agent reads; the
+ * file may hold any other.
+ */
+export interface KubeletConfiguration {
+  maxPods?: number;
+  systemReserved?: Record<string, string>;
+  kubeReserved?: Record<string, string>;
+  evictionHard?: Record<string, string>;
+  nodeStatusUpdateFrequency?: string;
+  nodeStatusReportFrequency?: string;
+  authentication?: { x509?: { clientCAFile?: string } };
+  staticPodPath?: string;
+  rotateCertificates?: boolean;
+  serverTLSBootstrap?: boolean;
+  registerWithTaints?: Array<{ key: string; value?: string; effect: string }>;
+  [field: string]: unknown;
+}
+
 export interface KubeletFiles {
   flags: Map<string, string>;
   /** The KubeletConfiguration (empty when the unit names none). */
-  config: Record<string, any>;
+  config: KubeletConfiguration;
   /** Root-relative paths as the unit names them. */
   bootstrapKubeconfigPath?: string;
   kubeconfigPath: string;
@@ -89,12 +108,13 @@ export function readKubeletFiles(root: string): KubeletFiles {
   const dropinDir = `${unitPath}.d`;
   const dropins = existsSync(dropinDir) ? readdirSync(dropinDir).filter((n) => n.endsWith('.conf')).sort().map((n) => readFileSync(join(dropinDir, n), 'utf8')) : [];
   const flags = parseUnitFlags(readFileSync(unitPath, 'utf8'), dropins);
-  let config: Record<string, any> = {};
+  let config: KubeletConfiguration = {};
   const configPath = flags.get('config');
   if (configPath) {
     const file = join(root, configPath);
     if (!existsSync(file)) throw new Error(`the kubelet unit names --config=${configPath}, which is not in the machine root`);
-    config = (parseYaml(readFileSync(file, 'utf8')) as Record<string, any>) ?? {};
+    // The machine's KubeletConfiguration as its Ignition config wrote it: taken as it is, as the kubelet's loader takes it.
+    config = (parseYaml(readFileSync(file, 'utf8')) as KubeletConfiguration | null) ?? {};
   }
   const taints = config.registerWithTaints ?? parseTaints(flags.get('register-with-taints'));
   return {

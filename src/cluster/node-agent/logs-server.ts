@@ -12,17 +12,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import type { Logger } from '../../common/log.js';
-import type { Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
 
 export interface LogSource {
   /** The pod bound to this node, if any. */
-  pod(namespace: string, name: string): Obj | undefined;
+  pod(namespace: string, name: string): api.Pod | undefined;
   /** Whether the user may `verb` nodes/<subresource> of this node. */
   authorize(user: { name: string; groups: string[] }, verb: string, subresource: string): Promise<boolean>;
 }
 
 /** The log files of a container, oldest restart first. */
-export function logFiles(root: string, pod: Obj, container: string): string[] {
+export function logFiles(root: string, pod: api.Pod, container: string): string[] {
   const dir = join(root, 'var/log/pods', `${pod.metadata.namespace}_${pod.metadata.name}_${pod.metadata.uid}`, container);
   if (!existsSync(dir)) return [];
   return readdirSync(dir).filter((n) => /^\d+\.log$/.test(n)).sort((a, b) => parseInt(a) - parseInt(b)).map((n) => join(dir, n));
@@ -101,7 +101,7 @@ export class LogsServer {
     const [namespace, name, container] = m.slice(1).map(decodeURIComponent);
     const pod = this.source.pod(namespace, name);
     if (!pod) return problem(res, 404, `pod ${namespace}/${name} is not on this node`);
-    if (!(pod.spec.containers as Obj[]).some((c) => c.name === container)) return problem(res, 400, `container ${container} is not valid for pod ${name}`);
+    if (!(pod.spec?.containers ?? []).some((c) => c.name === container)) return problem(res, 400, `container ${container} is not valid for pod ${name}`);
     const q = url.searchParams;
     const flag = (k: string) => q.get(k) === 'true' || q.get(k) === '1';
     const files = logFiles(this.root, pod, container);
@@ -123,7 +123,7 @@ export class LogsServer {
   }
 
   /** Streams what is appended to the file until the client goes or the container restarts. */
-  private follow(file: string, from: number, timestamps: boolean, pod: Obj, container: string, req: IncomingMessage, res: ServerResponse): void {
+  private follow(file: string, from: number, timestamps: boolean, pod: api.Pod, container: string, req: IncomingMessage, res: ServerResponse): void {
     let offset = from;
     let partial = '';
     const timer = setInterval(() => {

@@ -2,7 +2,8 @@
 // taints, capacity and allocatable (the instance type less what the KubeletConfiguration
 // reserves), nodeInfo, daemon endpoints and the four conditions. Pure: the heartbeat decides when
 // to send what this computes.
-import type { Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import type { KubeletConfiguration } from './kubelet-files.js';
 
 export const KUBELET_VERSION = 'v1.33.0+bosun';
 export const KUBELET_PORT = 10250;
@@ -27,7 +28,7 @@ export interface NodeFacts {
   registerWithTaints: Array<{ key: string; value?: string; effect: string }>;
   externalCloudProvider: boolean;
   /** The KubeletConfiguration (maxPods, systemReserved, kubeReserved, evictionHard). */
-  config: Record<string, any>;
+  config: KubeletConfiguration;
 }
 
 /** Node.js's process.arch in GOARCH's words, as nodeInfo and kubernetes.io/arch use them. */
@@ -87,7 +88,7 @@ export function nodeLabels(f: NodeFacts): Record<string, string> {
 }
 
 /** The Node the agent creates when it first registers. */
-export function nodeForRegistration(f: NodeFacts): Obj {
+export function nodeForRegistration(f: NodeFacts): api.Node {
   const taints = [...f.registerWithTaints];
   if (f.externalCloudProvider && !taints.some((t) => t.key === UNINITIALIZED_TAINT.key)) taints.push(UNINITIALIZED_TAINT);
   return {
@@ -110,7 +111,9 @@ const CONDITIONS: Array<{ type: string; healthy: string; reason: string; message
 ];
 
 /** The node's status as of `now`, keeping each condition's transition time while it holds. */
-export function nodeStatus(f: NodeFacts, previous: Obj[] | undefined, now: string): Obj {
+export type NodeStatus = NonNullable<api.Node['status']>;
+
+export function nodeStatus(f: NodeFacts, previous: api.NodeCondition[] | undefined, now: string): NodeStatus {
   const conditions = CONDITIONS.map((c) => {
     const before = previous?.find((p) => p.type === c.type);
     const lastTransitionTime = before && before.status === c.healthy ? before.lastTransitionTime : now;
@@ -138,7 +141,7 @@ export function nodeStatus(f: NodeFacts, previous: Obj[] | undefined, now: strin
 }
 
 /** Whether two statuses differ in anything but heartbeat times (a change is reported at once). */
-export function statusChanged(a: Obj | undefined, b: Obj): boolean {
-  const strip = (s: Obj | undefined) => JSON.stringify({ ...s, conditions: (s?.conditions ?? []).map(({ lastHeartbeatTime: _, ...c }: Obj) => c) });
+export function statusChanged(a: NodeStatus | undefined, b: NodeStatus): boolean {
+  const strip = (s: NodeStatus | undefined) => JSON.stringify({ ...s, conditions: (s?.conditions ?? []).map(({ lastHeartbeatTime: _, ...c }) => c) });
   return strip(a) !== strip(b);
 }

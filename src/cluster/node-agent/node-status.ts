@@ -5,8 +5,9 @@
 // otherwise, as the kubelet does since node leases.
 import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/sleep.js';
-import { isAlreadyExists, isConflict, isNotFound, type EventRecorder, type KubeClient, type Obj } from '../../kube/index.js';
-import { nodeForRegistration, nodeLabels, nodeStatus, statusChanged, type NodeFacts } from './node-object.js';
+import type * as api from '../../api/index.js';
+import { isAlreadyExists, isConflict, isNotFound, type EventRecorder, type KubeClient } from '../../kube/index.js';
+import { nodeForRegistration, nodeLabels, nodeStatus, statusChanged, type NodeFacts, type NodeStatus } from './node-object.js';
 import { LEASES, NODES } from './resources.js';
 import { rfc3339Micro } from '../../common/time.js';
 
@@ -21,9 +22,9 @@ export interface NodeStatusTiming {
 
 
 export class NodeStatusReporter {
-  private node?: Obj;
-  private lease?: Obj;
-  private lastStatus?: Obj;
+  private node?: api.Node;
+  private lease?: api.Lease;
+  private lastStatus?: NodeStatus;
   private lastReport = 0;
 
   constructor(
@@ -35,7 +36,7 @@ export class NodeStatusReporter {
   ) {}
 
   /** Creates the Node, or updates the existing one's labels the kubelet owns; then reports status. */
-  async register(): Promise<Obj> {
+  async register(): Promise<api.Node> {
     const wanted = nodeForRegistration(this.facts);
     try {
       this.node = await this.client.create(NODES, wanted);
@@ -87,7 +88,7 @@ export class NodeStatusReporter {
     }
   }
 
-  async renewLease(): Promise<Obj> {
+  async renewLease(): Promise<api.Lease> {
     const name = this.facts.name;
     const spec = { holderIdentity: name, leaseDurationSeconds: this.timing.leaseDurationSeconds, renewTime: rfc3339Micro() };
     if (this.lease) {
@@ -103,7 +104,7 @@ export class NodeStatusReporter {
     if (current) {
       this.lease = await this.client.update(LEASES, { ...current, spec: { ...current.spec, ...spec } });
     } else {
-      const owner = this.node ? [{ apiVersion: 'v1', kind: 'Node', name, uid: this.node.metadata.uid }] : undefined;
+      const owner = this.node ? [{ apiVersion: 'v1', kind: 'Node', name, uid: this.node.metadata.uid ?? '' }] : undefined;
       this.lease = await this.client.create(LEASES, {
         apiVersion: 'coordination.k8s.io/v1', kind: 'Lease',
         metadata: { name, namespace: NODE_LEASE_NAMESPACE, ...(owner ? { ownerReferences: owner } : {}) },
@@ -124,6 +125,6 @@ export class NodeStatusReporter {
 }
 
 /** Events about a Node name it by its name as uid, as the kubelet's node reference does. */
-function nodeRef(node: Obj): Obj {
+function nodeRef(node: api.Node): api.KubeObject {
   return { apiVersion: 'v1', kind: 'Node', metadata: { name: node.metadata.name, uid: node.metadata.name } };
 }

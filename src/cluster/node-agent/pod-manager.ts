@@ -4,7 +4,8 @@
 // grace period (deletionTimestamp set) is stopped within it, reported in its terminal phase, and
 // then deleted with grace 0; a pod that is simply gone from the API is stopped.
 import type { Logger } from '../../common/log.js';
-import { Informer, isNotFound, type Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import { Informer, isNotFound } from '../../kube/index.js';
 import { allocatePodIP } from './pod-spec.js';
 import { podStatus } from './pod-status.js';
 import { PodWorker, type PodContext } from './pod-worker.js';
@@ -21,7 +22,7 @@ export interface PodManagerOptions extends Omit<PodContext, 'onChange' | 'log'> 
 const TERMINAL = new Set(['Succeeded', 'Failed']);
 
 export class PodManager {
-  private readonly informer: Informer;
+  private readonly informer: Informer<api.Pod>;
   private readonly workers = new Map<string, PodWorker>();
   private readonly terminating = new Map<string, Promise<void>>();
   private readonly writes = new Map<string, { pending: boolean; running?: Promise<void> }>();
@@ -42,12 +43,12 @@ export class PodManager {
   }
 
   /** The pods bound to this node, as last seen (for the logs endpoint). */
-  pods(): Obj[] {
+  pods(): api.Pod[] {
     return this.informer.list();
   }
 
-  private sync(pod: Obj): void {
-    const uid = pod.metadata.uid;
+  private sync(pod: api.Pod): void {
+    const uid = pod.metadata.uid ?? '';
     if (pod.metadata.deletionTimestamp) {
       void this.terminate(pod, true);
       return;
@@ -57,8 +58,8 @@ export class PodManager {
       existing.pod = { ...pod, status: existing.pod.status };
       return;
     }
-    if (TERMINAL.has(pod.status?.phase) || this.terminating.has(uid)) return;
-    const podIP = pod.spec.hostNetwork ? this.o.nodeIP : this.podIP(pod);
+    if (TERMINAL.has(pod.status?.phase ?? '') || this.terminating.has(uid)) return;
+    const podIP = pod.spec?.hostNetwork ? this.o.nodeIP : this.podIP(pod);
     if (!podIP) {
       this.o.log.error({ pod: pod.metadata.name }, `no free pod IP left in ${this.o.podCIDR}`);
       return;
@@ -69,18 +70,18 @@ export class PodManager {
     worker.start();
   }
 
-  private podIP(pod: Obj): string | undefined {
-    const taken = new Set([...this.workers.values()].filter((w) => !w.pod.spec.hostNetwork).map((w) => w.podIP));
+  private podIP(pod: api.Pod): string | undefined {
+    const taken = new Set([...this.workers.values()].filter((w) => !w.pod.spec?.hostNetwork).map((w) => w.podIP));
     const previous = pod.status?.podIP;
     if (previous && previous.startsWith(this.o.podCIDR.replace(/0\/24$/, '')) && !taken.has(previous)) return previous;
     return allocatePodIP(this.o.podCIDR, taken);
   }
 
   /** Stops a pod's containers; when the API asked for a graceful deletion, finishes it. */
-  private terminate(pod: Obj, finishDeletion: boolean): Promise<void> {
-    const uid = pod.metadata.uid;
+  private terminate(pod: api.Pod, finishDeletion: boolean): Promise<void> {
+    const uid = pod.metadata.uid ?? '';
     const worker = this.workers.get(uid);
-    const graceMs = (pod.metadata.deletionGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30) * 1000;
+    const graceMs = (pod.metadata.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000;
     const running = this.terminating.get(uid);
     if (running) {
       // A later request shortened the grace period (kubectl delete --grace-period=1): the kubelet honours it.
@@ -105,7 +106,7 @@ export class PodManager {
 
   /** Writes a worker's status; changes arriving while a write is in flight are coalesced into one more. */
   private writeStatus(worker: PodWorker): void {
-    const uid = worker.pod.metadata.uid;
+    const uid = worker.pod.metadata.uid ?? '';
     let slot = this.writes.get(uid);
     if (!slot) this.writes.set(uid, (slot = { pending: false }));
     if (slot.running) {
@@ -135,7 +136,7 @@ export class PodManager {
   async stop(): Promise<void> {
     this.stopped = true;
     const grace = this.o.shutdownGraceMs ?? 5000;
-    await Promise.all([...this.workers.values()].map((w) => w.stop(Math.min(grace, (w.pod.spec.terminationGracePeriodSeconds ?? 30) * 1000))));
+    await Promise.all([...this.workers.values()].map((w) => w.stop(Math.min(grace, (w.pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000))));
     await Promise.all([...this.writes.values()].map((s) => s.running));
     this.workers.clear();
     await this.informer.stop();

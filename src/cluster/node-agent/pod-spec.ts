@@ -3,7 +3,8 @@
 // the downward API's fieldRefs, ConfigMap and Secret keys), the command line, and the pod's IP
 // from the node's podCIDR. Pure except for resolving ConfigMap/Secret references.
 import { fileURLToPath } from 'node:url';
-import { isNotFound, resources, type KubeClient, type Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import { isNotFound, resources, type KubeClient } from '../../kube/index.js';
 
 export const COMPONENT_IMAGE_PREFIX = 'bosun.local/';
 export const ECHO_COMPONENT = 'echo';
@@ -25,35 +26,35 @@ export function containerKind(image: string): ContainerKind {
 
 /** The bosun subcommand line of a component container: command then args, without a leading
  *  `bosun`, with `$(VAR)` references to the container's environment expanded as the kubelet does. */
-export function componentArgv(container: Obj, env: Record<string, string> = {}): string[] {
+export function componentArgv(container: Pick<api.Container, 'command' | 'args'>, env: Record<string, string> = {}): string[] {
   const argv = [...(container.command ?? []), ...(container.args ?? [])].map((a) => expand(String(a), env));
   if (argv.length > 0 && /(^|\/)bosun(\.js)?$/.test(argv[0])) argv.shift();
   return argv;
 }
 
 /** The first declared container port, or the echo server's default. */
-export function echoPort(container: Obj): number {
+export function echoPort(container: Pick<api.Container, 'ports'>): number {
   return container.ports?.[0]?.containerPort ?? ECHO_DEFAULT_PORT;
 }
 
 /** A probe's or Service's port: a number, or the name of one of the container's ports. */
-export function resolvePort(port: number | string | undefined, container: Obj | undefined): number | undefined {
+export function resolvePort(port: number | string | undefined, container: Pick<api.Container, 'ports'> | undefined): number | undefined {
   if (typeof port === 'number') return port;
   if (port === undefined) return undefined;
   if (/^\d+$/.test(port)) return Number(port);
-  return container?.ports?.find((p: Obj) => p.name === port)?.containerPort;
+  return container?.ports?.find((p) => p.name === port)?.containerPort;
 }
 
 /** The downward API: a fieldRef path's value for this pod. */
-export function fieldRefValue(pod: Obj, fieldPath: string, podIP: string, hostIP: string): string {
+export function fieldRefValue(pod: api.Pod, fieldPath: string, podIP: string, hostIP: string): string {
   const m = /^metadata\.(labels|annotations)\['(.*)'\]$/.exec(fieldPath);
-  if (m) return pod.metadata?.[m[1]]?.[m[2]] ?? '';
+  if (m) return pod.metadata?.[m[1] as 'labels' | 'annotations']?.[m[2]] ?? '';
   switch (fieldPath) {
     case 'metadata.name': return pod.metadata.name;
-    case 'metadata.namespace': return pod.metadata.namespace;
-    case 'metadata.uid': return pod.metadata.uid;
-    case 'spec.nodeName': return pod.spec.nodeName ?? '';
-    case 'spec.serviceAccountName': return pod.spec.serviceAccountName ?? 'default';
+    case 'metadata.namespace': return pod.metadata.namespace ?? '';
+    case 'metadata.uid': return pod.metadata.uid ?? '';
+    case 'spec.nodeName': return pod.spec?.nodeName ?? '';
+    case 'spec.serviceAccountName': return pod.spec?.serviceAccountName ?? 'default';
     case 'status.podIP': return podIP;
     case 'status.podIPs': return podIP;
     case 'status.hostIP': return hostIP;
@@ -63,14 +64,15 @@ export function fieldRefValue(pod: Obj, fieldPath: string, podIP: string, hostIP
 }
 
 /** The container's environment as the kubelet builds it (envFrom first, env after and winning). */
-export async function containerEnv(client: KubeClient, pod: Obj, container: Obj, podIP: string, hostIP: string): Promise<Record<string, string>> {
+export async function containerEnv(client: KubeClient, pod: api.Pod, container: api.Container, podIP: string, hostIP: string): Promise<Record<string, string>> {
   const ns = pod.metadata.namespace;
-  const cache = new Map<string, Obj | undefined>();
-  const source = async (kind: 'configMaps' | 'secrets', name: string): Promise<Obj | undefined> => {
+  const cache = new Map<string, api.ConfigMap | api.Secret | undefined>();
+  const source = async (kind: 'configMaps' | 'secrets', name: string | undefined): Promise<api.ConfigMap | api.Secret | undefined> => {
     const key = `${kind}/${name}`;
     if (!cache.has(key)) {
       try {
-        cache.set(key, await client.get(resources[kind], name, ns));
+        // The name is required by the API server's validation of the pod.
+        cache.set(key, kind === 'configMaps' ? await client.get(resources.configMaps, name ?? '', ns) : await client.get(resources.secrets, name ?? '', ns));
       } catch (e) {
         if (!isNotFound(e)) throw e;
         cache.set(key, undefined);
@@ -78,16 +80,16 @@ export async function containerEnv(client: KubeClient, pod: Obj, container: Obj,
     }
     return cache.get(key);
   };
-  const valuesOf = (kind: 'configMaps' | 'secrets', obj: Obj | undefined): Record<string, string> => {
+  const valuesOf = (kind: 'configMaps' | 'secrets', obj: api.ConfigMap | api.Secret | undefined): Record<string, string> => {
     const out: Record<string, string> = {};
-    for (const [k, v] of Object.entries<string>(obj?.data ?? {})) out[k] = kind === 'secrets' ? Buffer.from(v, 'base64').toString('utf8') : v;
+    for (const [k, v] of Object.entries(obj?.data ?? {})) out[k] = kind === 'secrets' ? Buffer.from(v, 'base64').toString('utf8') : v;
     return out;
   };
   const env: Record<string, string> = {};
   for (const from of container.envFrom ?? []) {
     const kind = from.configMapRef ? 'configMaps' : from.secretRef ? 'secrets' : undefined;
     const ref = from.configMapRef ?? from.secretRef;
-    if (!kind) continue;
+    if (!kind || !ref) continue;
     const obj = await source(kind, ref.name);
     if (!obj && !ref.optional) throw new Error(`${kind === 'configMaps' ? 'configmap' : 'secret'} "${ref.name}" not found`);
     for (const [k, v] of Object.entries(valuesOf(kind, obj))) env[`${from.prefix ?? ''}${k}`] = v;
@@ -101,7 +103,7 @@ export async function containerEnv(client: KubeClient, pod: Obj, container: Obj,
     if (vf.fieldRef) env[e.name] = fieldRefValue(pod, vf.fieldRef.fieldPath, podIP, hostIP);
     else if (vf.configMapKeyRef || vf.secretKeyRef) {
       const kind = vf.configMapKeyRef ? 'configMaps' : 'secrets';
-      const ref = vf.configMapKeyRef ?? vf.secretKeyRef;
+      const ref = (vf.configMapKeyRef ?? vf.secretKeyRef)!;
       const value = valuesOf(kind, await source(kind, ref.name))[ref.key];
       if (value === undefined && !ref.optional) throw new Error(`couldn't find key ${ref.key} in ${kind === 'configMaps' ? 'ConfigMap' : 'Secret'} ${ns}/${ref.name}`);
       if (value !== undefined) env[e.name] = value;

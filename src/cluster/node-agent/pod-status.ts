@@ -2,15 +2,19 @@
 // statuses (state, lastState, restartCount, ready, started), the phase (Pending until the init
 // containers have completed, Failed when one failed for good), and the conditions PodScheduled,
 // Initialized, ContainersReady and Ready — plus the crash-loop back-off. Pure.
-import type { Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import { signalNumber, type ProcessExit } from './container-process.js';
+
+type ContainerState = NonNullable<api.ContainerStatus['state']>;
+type TerminatedState = NonNullable<ContainerState['terminated']>;
 
 export interface ContainerRecord {
   name: string;
   image: string;
   containerID: string;
   restartCount: number;
-  state: Obj;
-  lastState: Obj;
+  state: ContainerState;
+  lastState: ContainerState;
   ready: boolean;
   started: boolean;
   /** An init container with restartPolicy Always (a sidecar): it keeps running beside the app containers. */
@@ -30,7 +34,7 @@ export function restarts(restartPolicy: string | undefined, exitCode: number): b
 }
 
 /** The restart policy an init container runs under: a failed one is retried unless the pod's policy is Never; a finished one is done. */
-export function initRestartPolicy(pod: Obj, init: ContainerRecord): string {
+export function initRestartPolicy(pod: api.Pod, init: ContainerRecord): string {
   if (init.restartable) return 'Always';
   return pod.spec?.restartPolicy === 'Never' ? 'Never' : 'OnFailure';
 }
@@ -41,21 +45,30 @@ export function incompleteInit(inits: ContainerRecord[]): ContainerRecord[] {
 }
 
 /** An init container that failed and will not be retried (the pod's restartPolicy is Never). */
-function initFailed(pod: Obj, inits: ContainerRecord[]): boolean {
+function initFailed(pod: api.Pod, inits: ContainerRecord[]): boolean {
   return inits.some((c) => !c.restartable && c.state.terminated && c.state.terminated.exitCode !== 0 && !restarts(initRestartPolicy(pod, c), c.state.terminated.exitCode));
 }
 
-export function podPhase(pod: Obj, containers: ContainerRecord[], inits: ContainerRecord[] = []): string {
+export function podPhase(pod: api.Pod, containers: ContainerRecord[], inits: ContainerRecord[] = []): string {
   if (initFailed(pod, inits)) return 'Failed';
   if (incompleteInit(inits).length > 0) return 'Pending';
   const policy = pod.spec?.restartPolicy;
   const done = containers.length > 0 && containers.every((c) => c.state.terminated && !restarts(policy, c.state.terminated.exitCode));
-  if (done) return containers.every((c) => c.state.terminated.exitCode === 0) ? 'Succeeded' : 'Failed';
+  if (done) return containers.every((c) => c.state.terminated?.exitCode === 0) ? 'Succeeded' : 'Failed';
   if (containers.some((c) => c.state.running || c.restartCount > 0 || c.state.terminated)) return 'Running';
   return 'Pending';
 }
 
-function condition(type: string, ok: boolean, previous: Obj[] | undefined, now: string, reason?: string, message?: string): Obj {
+/**
+ * A pod condition as the kubelet writes it: lastProbeTime null (Go's zero time), which
+ * client-node's model, where it is a Date or absent, does not allow for.
+ */
+export type WrittenPodCondition = Omit<api.PodCondition, 'lastProbeTime'> & { lastProbeTime: null };
+
+/** The pod status the node agent writes. */
+export type WrittenPodStatus = Omit<NonNullable<api.Pod['status']>, 'conditions'> & { conditions: WrittenPodCondition[] };
+
+function condition(type: string, ok: boolean, previous: api.PodCondition[] | undefined, now: string, reason?: string, message?: string): WrittenPodCondition {
   const status = ok ? 'True' : 'False';
   const before = previous?.find((c) => c.type === type);
   return {
@@ -73,8 +86,8 @@ export interface PodAddresses { podIP: string; hostIP: string; startTime: string
  * ends Succeeded when every container exited 0, else Failed (the kubelet's terminal phase before
  * it deletes a pod, whatever its restart policy).
  */
-export function podStatus(pod: Obj, containers: ContainerRecord[], addr: PodAddresses, now: string, inits: ContainerRecord[] = [], terminal = false): Obj {
-  const previous: Obj[] | undefined = pod.status?.conditions;
+export function podStatus(pod: api.Pod, containers: ContainerRecord[], addr: PodAddresses, now: string, inits: ContainerRecord[] = [], terminal = false): WrittenPodStatus {
+  const previous: api.PodCondition[] | undefined = pod.status?.conditions;
   const phase = terminal ? (containers.every((c) => c.state.terminated?.exitCode === 0) ? 'Succeeded' : 'Failed') : podPhase(pod, containers, inits);
   const sidecars = inits.filter((c) => c.restartable);
   const notReady = [...sidecars, ...containers].filter((c) => !c.ready).map((c) => c.name);
@@ -101,7 +114,7 @@ export function podStatus(pod: Obj, containers: ContainerRecord[], addr: PodAddr
   };
 }
 
-function containerStatus(c: ContainerRecord): Obj {
+function containerStatus(c: ContainerRecord): api.ContainerStatus {
   return {
     name: c.name,
     image: c.image,
@@ -116,10 +129,23 @@ function containerStatus(c: ContainerRecord): Obj {
 }
 
 /** BestEffort, Burstable or Guaranteed, from the containers' requests and limits. */
-export function qosClass(pod: Obj): string {
-  const cs: Obj[] = pod.spec?.containers ?? [];
+export function qosClass(pod: api.Pod): string {
+  const cs: api.Container[] = pod.spec?.containers ?? [];
   const any = cs.some((c) => Object.keys(c.resources?.requests ?? {}).length || Object.keys(c.resources?.limits ?? {}).length);
   if (!any) return 'BestEffort';
-  const guaranteed = cs.every((c) => ['cpu', 'memory'].every((r) => c.resources?.limits?.[r] !== undefined && (c.resources?.requests?.[r] ?? c.resources.limits[r]) === c.resources.limits[r]));
+  const guaranteed = cs.every((c) => ['cpu', 'memory'].every((r) => c.resources?.limits?.[r] !== undefined && (c.resources?.requests?.[r] ?? c.resources?.limits?.[r]) === c.resources?.limits?.[r]));
   return guaranteed ? 'Guaranteed' : 'Burstable';
+}
+
+/**
+ * A container's terminated state from how its process ended. A signal is given by its number, as
+ * the API's ContainerStateTerminated has it (an int32; the process reports the signal's name).
+ */
+export function terminatedState(exit: ProcessExit, startedAt: string, containerID: string, livenessFailed: boolean): TerminatedState {
+  return {
+    exitCode: exit.exitCode, ...(exit.signal ? { signal: signalNumber(exit.signal) } : {}),
+    reason: exit.error ? 'StartError' : exit.exitCode === 0 ? 'Completed' : 'Error',
+    ...(exit.error ? { message: exit.error } : livenessFailed ? { message: 'Container failed liveness probe' } : {}),
+    startedAt, finishedAt: exit.finishedAt, containerID,
+  };
 }

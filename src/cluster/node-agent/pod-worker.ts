@@ -11,10 +11,11 @@ import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/sleep.js';
-import { resourcePath, resources, type EventKind, type EventRecorder, type KubeClient, type Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import { resourcePath, resources, type EventKind, type EventRecorder, type KubeClient } from '../../kube/index.js';
 import { ContainerProcess, type ProcessExit } from './container-process.js';
 import { componentArgv, containerEnv, containerKind, echoPort } from './pod-spec.js';
-import { crashBackoffMs, initRestartPolicy, restarts, type ContainerRecord } from './pod-status.js';
+import { crashBackoffMs, initRestartPolicy, restarts, terminatedState, type ContainerRecord } from './pod-status.js';
 import { Prober } from './probes.js';
 import { rfc3339 } from '../../common/time.js';
 
@@ -43,7 +44,7 @@ export interface PodContext {
 const now = () => rfc3339();
 
 /** A container's record as the worker starts: what it was before (a reboot, an agent restart) counted. */
-function recordFor(c: Obj, previous: Obj[], waiting: string): ContainerRecord {
+function recordFor(c: api.Container, previous: api.ContainerStatus[], waiting: string): ContainerRecord {
   const before = previous.find((s) => s.name === c.name);
   // A container that ran before (the machine rebooted, the agent restarted) counts its restart.
   const restartCount = (before?.restartCount ?? 0) + (before?.state?.running || before?.state?.terminated ? 1 : 0);
@@ -51,7 +52,8 @@ function recordFor(c: Obj, previous: Obj[], waiting: string): ContainerRecord {
   const lastState = before?.state?.terminated ? { terminated: before.state.terminated }
     : before?.state?.running ? { terminated: { exitCode: 255, reason: 'Unknown', startedAt: before.state.running.startedAt, finishedAt: now() } }
     : (before?.lastState ?? {});
-  return { name: c.name, image: c.image, containerID: '', restartCount, state: { waiting: { reason: waiting } }, lastState, ready: false, started: false };
+  // The image is required by the API server's validation of the pod.
+  return { name: c.name, image: c.image ?? '', containerID: '', restartCount, state: { waiting: { reason: waiting } }, lastState, ready: false, started: false };
 }
 
 export class PodWorker {
@@ -67,12 +69,12 @@ export class PodWorker {
   private tokenTimer?: NodeJS.Timeout;
   readonly dir: string;
 
-  constructor(public pod: Obj, readonly podIP: string, private readonly ctx: PodContext) {
-    this.dir = join(ctx.root, 'var/lib/kubelet/pods', pod.metadata.uid);
-    const initSpecs: Obj[] = pod.spec.initContainers ?? [];
+  constructor(public pod: api.Pod, readonly podIP: string, private readonly ctx: PodContext) {
+    this.dir = join(ctx.root, 'var/lib/kubelet/pods', pod.metadata.uid ?? '');
+    const initSpecs: api.Container[] = pod.spec?.initContainers ?? [];
     this.inits = initSpecs.map((c) => ({ ...recordFor(c, pod.status?.initContainerStatuses ?? [], 'PodInitializing'), restartable: c.restartPolicy === 'Always' }));
     // App containers wait for the init containers as kubelet reports it: PodInitializing.
-    this.records = (pod.spec.containers as Obj[]).map((c) => recordFor(c, pod.status?.containerStatuses ?? [], initSpecs.length ? 'PodInitializing' : 'ContainerCreating'));
+    this.records = (pod.spec?.containers ?? []).map((c) => recordFor(c, pod.status?.containerStatuses ?? [], initSpecs.length ? 'PodInitializing' : 'ContainerCreating'));
   }
 
   get rootfs(): string {
@@ -91,9 +93,9 @@ export class PodWorker {
 
   private async run(): Promise<void> {
     const signal = this.stopper.signal;
-    const containers = this.pod.spec.containers as Obj[];
-    const initSpecs: Obj[] = this.pod.spec.initContainers ?? [];
-    if ([...initSpecs, ...containers].some((c) => containerKind(c.image) !== 'simulated')) {
+    const containers = this.pod.spec?.containers ?? [];
+    const initSpecs: api.Container[] = this.pod.spec?.initContainers ?? [];
+    if ([...initSpecs, ...containers].some((c) => containerKind(c.image ?? '') !== 'simulated')) {
       for (let attempt = 1; ; attempt++) {
         try {
           await this.prepareSandbox();
@@ -108,7 +110,7 @@ export class PodWorker {
         }
       }
     }
-    const loop = (c: Obj, r: ContainerRecord, policy: string) => this.runContainer(c, r, policy).catch((e) => {
+    const loop = (c: api.Container, r: ContainerRecord, policy: string | undefined) => this.runContainer(c, r, policy).catch((e) => {
       this.ctx.log.error({ pod: this.pod.metadata.name, container: c.name, err: (e as Error).message }, 'container loop failed');
     });
     for (const [i, c] of initSpecs.entries()) {
@@ -122,7 +124,7 @@ export class PodWorker {
       // Stopped, or failed for good (restartPolicy Never: the pod is Failed); app containers never start.
       if (signal.aborted || r.state.terminated?.exitCode !== 0) return;
     }
-    await Promise.all(containers.map((c, i) => loop(c, this.records[i], this.pod.spec.restartPolicy)));
+    await Promise.all(containers.map((c, i) => loop(c, this.records[i], this.pod.spec?.restartPolicy)));
   }
 
   /** A deletion's grace period cut short while the containers stop: they are killed within the new one. */
@@ -154,15 +156,15 @@ export class PodWorker {
 
   private async prepareSandbox(): Promise<void> {
     mkdirSync(this.rootfs, { recursive: true });
-    if (this.pod.spec.automountServiceAccountToken !== false) {
+    if (this.pod.spec?.automountServiceAccountToken !== false) {
       const sa = join(this.rootfs, SERVICE_ACCOUNT_DIR);
       mkdirSync(sa, { recursive: true });
       writeFileSync(join(sa, 'ca.crt'), this.ctx.apiServer.caPem);
-      writeFileSync(join(sa, 'namespace'), this.pod.metadata.namespace);
+      writeFileSync(join(sa, 'namespace'), this.pod.metadata.namespace ?? '');
       await this.refreshToken();
     }
-    const volumes = new Map<string, Obj>((this.pod.spec.volumes ?? []).map((v: Obj) => [v.name, v]));
-    for (const container of this.pod.spec.containers as Obj[]) {
+    const volumes = new Map<string, api.Volume>((this.pod.spec?.volumes ?? []).map((v) => [v.name, v]));
+    for (const container of this.pod.spec?.containers ?? []) {
       for (const mount of container.volumeMounts ?? []) {
         const volume = volumes.get(mount.name);
         let target: string | undefined;
@@ -180,19 +182,23 @@ export class PodWorker {
   }
 
   /** A ConfigMap or Secret volume: its keys (or the items asked for) as files, with the volume's mode. */
-  private async writeKeyVolume(volume: Obj): Promise<string | undefined> {
+  private async writeKeyVolume(volume: api.Volume): Promise<string | undefined> {
     const secret = Boolean(volume.secret);
-    const source = volume.secret ?? volume.configMap;
-    const name = secret ? source.secretName : source.name;
+    // The caller checked that the volume is a Secret or a ConfigMap one.
+    const source = (volume.secret ?? volume.configMap)!;
+    // The name is required by the API server's validation of the pod.
+    const name = (volume.secret ? volume.secret.secretName : volume.configMap?.name) ?? '';
     const dir = join(this.dir, `volumes/kubernetes.io~${secret ? 'secret' : 'configmap'}`, volume.name);
-    const object = await this.ctx.client.read(secret ? resources.secrets : resources.configMaps, name, this.pod.metadata.namespace);
+    const namespace = this.pod.metadata.namespace;
+    const object = secret ? await this.ctx.client.read(resources.secrets, name, namespace) : await this.ctx.client.read(resources.configMaps, name, namespace);
     if (!object && !source.optional) throw new Error(`${secret ? 'secret' : 'configmap'} "${name}" not found`);
     const data: Record<string, Buffer> = {};
-    for (const [k, v] of Object.entries<string>(object?.data ?? {})) data[k] = secret ? Buffer.from(v, 'base64') : Buffer.from(v);
-    for (const [k, v] of Object.entries<string>(object?.binaryData ?? {})) data[k] = Buffer.from(v, 'base64');
+    for (const [k, v] of Object.entries(object?.data ?? {})) data[k] = secret ? Buffer.from(v, 'base64') : Buffer.from(v);
+    const binaryData = object && 'binaryData' in object ? object.binaryData : undefined;
+    for (const [k, v] of Object.entries(binaryData ?? {})) data[k] = Buffer.from(v, 'base64');
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
-    const items: Obj[] = source.items ?? Object.keys(data).map((key) => ({ key, path: key }));
+    const items: Array<{ key: string; path: string; mode?: number }> = source.items ?? Object.keys(data).map((key) => ({ key, path: key }));
     for (const item of items) {
       if (!(item.key in data)) {
         if (source.optional) continue;
@@ -208,8 +214,9 @@ export class PodWorker {
   /** A bound token from TokenRequest, written to the sandbox and renewed at 80% of its life. */
   private async refreshToken(): Promise<void> {
     const { namespace, name, uid } = this.pod.metadata;
-    const sa = this.pod.spec.serviceAccountName ?? 'default';
-    const tr = await this.ctx.client.request<Obj>('POST', `${resourcePath(resources.serviceAccounts, namespace, sa)}/token`, {
+    const sa = this.pod.spec?.serviceAccountName ?? 'default';
+    // The API server's TokenRequest answer, as far as it is read here.
+    const tr = await this.ctx.client.request<{ status: { token: string; expirationTimestamp: string } }>('POST', `${resourcePath(resources.serviceAccounts, namespace, sa)}/token`, {
       body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: TOKEN_SECONDS, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name, uid } } },
     });
     writeFileSync(join(this.rootfs, SERVICE_ACCOUNT_DIR, 'token'), tr.status.token, { mode: 0o600 });
@@ -230,10 +237,10 @@ export class PodWorker {
   }
 
   /** Runs a container under `policy` (the pod's, or an init container's): returns once it has stopped for good. */
-  private async runContainer(container: Obj, record: ContainerRecord, policy: string | undefined): Promise<void> {
+  private async runContainer(container: api.Container, record: ContainerRecord, policy: string | undefined): Promise<void> {
     const signal = this.stopper.signal;
-    const kind = containerKind(container.image);
-    const id = () => `bosun://${this.pod.metadata.uid.slice(0, 8)}-${container.name}-${record.restartCount}`;
+    const kind = containerKind(container.image ?? '');
+    const id = () => `bosun://${(this.pod.metadata.uid ?? '').slice(0, 8)}-${container.name}-${record.restartCount}`;
     if (kind === 'simulated') {
       // A simulated init container completes at once; any other is running and ready.
       const at = now();
@@ -281,12 +288,7 @@ export class PodWorker {
       for (const p of probers) p.stop();
       if (outcome === 'stop') this.event('Normal', 'Killing', `Stopping container ${container.name}`);
       const exit = outcome === 'stop' ? await proc.stop(this.graceMs) : outcome;
-      const terminated = {
-        exitCode: exit.exitCode, ...(exit.signal ? { signal: exit.signal } : {}),
-        reason: exit.error ? 'StartError' : exit.exitCode === 0 ? 'Completed' : 'Error',
-        ...(exit.error ? { message: exit.error } : livenessFailed ? { message: 'Container failed liveness probe' } : {}),
-        startedAt, finishedAt: exit.finishedAt, containerID: id(),
-      };
+      const terminated = terminatedState(exit, startedAt, id(), livenessFailed);
       if (outcome === 'stop' || !restarts(policy, exit.exitCode)) {
         this.set(record, { state: { terminated }, ready: false });
         return;
@@ -308,17 +310,17 @@ export class PodWorker {
   }
 
   private podGraceMs(): number {
-    return (this.pod.spec.terminationGracePeriodSeconds ?? 30) * 1000;
+    return (this.pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000;
   }
 
-  private async environment(container: Obj, kind: 'component' | 'echo'): Promise<Record<string, string>> {
+  private async environment(container: api.Container, kind: 'component' | 'echo'): Promise<Record<string, string>> {
     const hostIP = this.ctx.nodeIP;
     const podEnv = await containerEnv(this.ctx.client, this.pod, container, this.podIP, hostIP);
     const { host, port } = this.ctx.apiServer;
     const base: Record<string, string> = {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: this.rootfs,
-      HOSTNAME: this.pod.spec.hostNetwork ? this.ctx.nodeName : this.pod.metadata.name,
+      HOSTNAME: this.pod.spec?.hostNetwork ? this.ctx.nodeName : this.pod.metadata.name,
       KUBERNETES_SERVICE_HOST: host,
       KUBERNETES_SERVICE_PORT: port,
       KUBERNETES_SERVICE_PORT_HTTPS: port,

@@ -9,12 +9,12 @@ import { spawn } from 'node:child_process';
 import type * as grpc from '@grpc/grpc-js';
 import { request } from 'node:http';
 import { connect } from 'node:net';
-import type { Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
 import { resolvePort } from './pod-spec.js';
 
 /** What a probe runs against: the container, its pod's IP, and for exec probes its process environment. */
 export interface ProbeTarget {
-  container: Obj;
+  container: api.Container;
   podIP: string;
   env?: Record<string, string>;
   cwd?: string;
@@ -76,16 +76,17 @@ export async function grpcHealthy(host: string, port: number, service: string, t
   });
 }
 
-export async function probeOnce(probe: Obj, target: ProbeTarget): Promise<boolean> {
+export async function probeOnce(probe: api.Probe, target: ProbeTarget): Promise<boolean> {
   const { container, podIP } = target;
   const timeoutMs = (probe.timeoutSeconds ?? 1) * 1000;
   if (probe.exec) return execSucceeds((probe.exec.command ?? []).map(String), target.env ?? {}, target.cwd, timeoutMs);
-  if (probe.httpGet) {
-    const port = resolvePort(probe.httpGet.port, container);
+  const { httpGet, tcpSocket } = probe;
+  if (httpGet) {
+    const port = resolvePort(httpGet.port, container);
     if (!port) return false;
     return new Promise((resolve) => {
-      const req = request({ host: probe.httpGet.host || podIP, port, path: probe.httpGet.path ?? '/', method: 'GET', timeout: timeoutMs,
-        headers: Object.fromEntries((probe.httpGet.httpHeaders ?? []).map((h: Obj) => [h.name, h.value])) }, (res) => {
+      const req = request({ host: httpGet.host || podIP, port, path: httpGet.path ?? '/', method: 'GET', timeout: timeoutMs,
+        headers: Object.fromEntries((httpGet.httpHeaders ?? []).map((h) => [h.name, h.value])) }, (res) => {
         res.resume();
         resolve((res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 400);
       });
@@ -94,11 +95,11 @@ export async function probeOnce(probe: Obj, target: ProbeTarget): Promise<boolea
       req.end();
     });
   }
-  if (probe.tcpSocket) {
-    const port = resolvePort(probe.tcpSocket.port, container);
+  if (tcpSocket) {
+    const port = resolvePort(tcpSocket.port, container);
     if (!port) return false;
     return new Promise((resolve) => {
-      const socket = connect({ host: probe.tcpSocket.host || podIP, port, timeout: timeoutMs });
+      const socket = connect({ host: tcpSocket.host || podIP, port, timeout: timeoutMs });
       socket.on('connect', () => { socket.destroy(); resolve(true); });
       socket.on('timeout', () => { socket.destroy(); resolve(false); });
       socket.on('error', () => resolve(false));
@@ -121,7 +122,7 @@ export class Prober {
   private verdict: boolean;
 
   constructor(
-    private readonly probe: Obj,
+    private readonly probe: api.Probe,
     private readonly target: ProbeTarget,
     initial: boolean,
     private readonly onResult: (ok: boolean) => void,

@@ -12,7 +12,8 @@ import { setMaxListeners } from 'node:events';
 import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/sleep.js';
 import { rfc3339 } from '../../common/time.js';
-import { EventRecorder, Informer, isNotFound, type KubeClient, type Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import { EventRecorder, Informer, isNotFound, type KubeClient } from '../../kube/index.js';
 import type { NodeFacts } from './node-object.js';
 import { NodeStatusReporter, type NodeStatusTiming } from './node-status.js';
 import { allocatePodIP } from './pod-spec.js';
@@ -58,7 +59,7 @@ class TimedReporter extends NodeStatusReporter {
     super(client, facts, timing, events, log);
   }
 
-  override async renewLease(): Promise<Obj> {
+  override async renewLease(): Promise<api.Lease> {
     const started = performance.now();
     const lease = await super.renewLease();
     this.observe?.(performance.now() - started);
@@ -76,7 +77,7 @@ interface SimulatedNode {
 export class SimulatedNodes {
   private readonly stopper = new AbortController();
   private readonly nodes = new Map<string, SimulatedNode>();
-  private readonly informer: Informer;
+  private readonly informer: Informer<api.Pod>;
   private readonly events: EventRecorder;
   private loops: Array<Promise<void>> = [];
   /** Pods being stopped (podStopMs), by uid: each is finished once. */
@@ -90,7 +91,7 @@ export class SimulatedNodes {
     this.informer = new Informer(client, PODS, {});
     this.informer.on((type, pod) => {
       if (type !== 'delete') void this.syncPod(pod);
-      else this.nodes.get(pod.spec?.nodeName)?.podIPs.delete(pod.metadata.uid);
+      else this.nodes.get(pod.spec?.nodeName ?? '')?.podIPs.delete(pod.metadata.uid ?? '');
     });
   }
 
@@ -128,10 +129,11 @@ export class SimulatedNodes {
   }
 
   /** A pod bound to a simulated node: running and ready at once, or finished when deleted gracefully. */
-  private async syncPod(pod: Obj): Promise<void> {
-    const node = this.nodes.get(pod.spec?.nodeName);
+  private async syncPod(pod: api.Pod): Promise<void> {
+    const node = this.nodes.get(pod.spec?.nodeName ?? '');
     if (!node || this.stopper.signal.aborted) return;
-    const { name, namespace, uid } = pod.metadata;
+    const { name, namespace } = pod.metadata;
+    const uid = pod.metadata.uid ?? '';
     try {
       if (pod.metadata.deletionTimestamp) {
         if (this.stopping.has(uid)) return;
@@ -147,14 +149,14 @@ export class SimulatedNodes {
         return;
       }
       if (pod.status?.phase === 'Running' || pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') return;
-      let podIP = pod.spec.hostNetwork ? node.facts.internalIP : node.podIPs.get(uid);
+      let podIP = pod.spec?.hostNetwork ? node.facts.internalIP : node.podIPs.get(uid);
       if (!podIP) {
         podIP = allocatePodIP(node.facts.podCIDR, new Set(node.podIPs.values()));
         if (!podIP) throw new Error(`no free pod IP left in ${node.facts.podCIDR}`);
         node.podIPs.set(uid, podIP);
       }
       const now = rfc3339();
-      const records: ContainerRecord[] = (pod.spec.containers ?? []).map((c: Obj) => ({
+      const records: ContainerRecord[] = (pod.spec?.containers ?? []).map((c) => ({
         name: c.name, image: c.image ?? '', containerID: `simulated://${uid}/${c.name}`, restartCount: 0,
         state: { running: { startedAt: now } }, lastState: {}, ready: true, started: true,
       }));

@@ -19,7 +19,8 @@
 import { createServer as createHttpServer, Server as HttpServer, type ServerResponse } from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from '../../common/log.js';
-import { Informer, keyOf, type KubeClient, type Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import { Informer, keyOf, type KubeClient } from '../../kube/index.js';
 import { resolvePort } from './pod-spec.js';
 import { ENDPOINT_SLICES, PODS, SERVICES } from './resources.js';
 import { isPodReady } from '../../kube/readiness.js';
@@ -32,26 +33,27 @@ function matches(selector: Record<string, string> | undefined, labels: Record<st
   return Object.entries(selector).every(([k, v]) => labels?.[k] === v);
 }
 
-const podReady = (pod: Obj) => isPodReady(pod) && pod.status?.podIP && !pod.metadata.deletionTimestamp;
+const podReady = (pod: api.Pod) => isPodReady(pod) && pod.status?.podIP && !pod.metadata.deletionTimestamp;
 
 /** Ready endpoints of a Service port from the pods its selector matches. Pure. */
-export function endpointsFromPods(service: Obj, servicePort: Obj, pods: Obj[]): Endpoint[] {
+export function endpointsFromPods(service: api.Service, servicePort: api.ServicePort, pods: api.Pod[]): Endpoint[] {
   const out: Endpoint[] = [];
   for (const pod of pods) {
-    if (pod.metadata.namespace !== service.metadata.namespace || !matches(service.spec.selector, pod.metadata.labels) || !podReady(pod)) continue;
+    if (pod.metadata.namespace !== service.metadata.namespace || !matches(service.spec?.selector, pod.metadata.labels) || !podReady(pod)) continue;
     const target = servicePort.targetPort ?? servicePort.port;
-    const port = (pod.spec.containers as Obj[]).map((c) => resolvePort(target, c)).find((p) => p !== undefined);
-    if (port) out.push({ ip: pod.status.podIP, port, ...(pod.spec.nodeName ? { nodeName: pod.spec.nodeName } : {}) });
+    const port = (pod.spec?.containers ?? []).map((c) => resolvePort(target, c)).find((p) => p !== undefined);
+    // podReady let only pods with an IP through.
+    if (port) out.push({ ip: pod.status?.podIP ?? '', port, ...(pod.spec?.nodeName ? { nodeName: pod.spec.nodeName } : {}) });
   }
   return out;
 }
 
 /** Ready endpoints of a Service port from its EndpointSlices. Pure. */
-export function endpointsFromSlices(service: Obj, servicePort: Obj, slices: Obj[]): Endpoint[] {
+export function endpointsFromSlices(service: api.Service, servicePort: api.ServicePort, slices: api.EndpointSlice[]): Endpoint[] {
   const out: Endpoint[] = [];
   for (const slice of slices) {
     if (slice.metadata.namespace !== service.metadata.namespace || slice.metadata.labels?.['kubernetes.io/service-name'] !== service.metadata.name) continue;
-    const port = (slice.ports ?? []).find((p: Obj) => (p.name ?? '') === (servicePort.name ?? ''))?.port;
+    const port = (slice.ports ?? []).find((p) => (p.name ?? '') === (servicePort.name ?? ''))?.port;
     if (!port) continue;
     for (const ep of slice.endpoints ?? []) if (ep.conditions?.ready !== false) for (const ip of ep.addresses ?? []) out.push({ ip, port, ...(ep.nodeName ? { nodeName: ep.nodeName } : {}) });
   }
@@ -72,15 +74,22 @@ export function isLoopback(ip: string): boolean {
 export interface ProxiedAddress { kind: 'nodePort' | 'clusterIP' | 'healthCheck'; ip: string; port: number; service: string; portName: string }
 
 /** Whether a Service's NodePorts send only to endpoints on the node they are reached on. */
-export const externalTrafficLocal = (service: Obj): boolean => service.spec?.externalTrafficPolicy === 'Local';
+export const externalTrafficLocal = (service: api.Service): boolean => service.spec?.externalTrafficPolicy === 'Local';
 
 /** The endpoints a connection to `kind` may go to on `nodeName`. Pure. */
-export function endpointsFor(kind: ProxiedAddress['kind'], service: Obj, endpoints: Endpoint[], nodeName: string): Endpoint[] {
+export function endpointsFor(kind: ProxiedAddress['kind'], service: api.Service, endpoints: Endpoint[], nodeName: string): Endpoint[] {
   return kind === 'nodePort' && externalTrafficLocal(service) ? endpoints.filter((e) => e.nodeName === nodeName) : endpoints;
 }
 
 /** kube-proxy's health check answer for a Service on a node: 200 with its ready local endpoints, 503 with none. Pure. */
-export function healthCheckAnswer(service: Obj, endpoints: Endpoint[], nodeName: string): { status: number; body: Obj } {
+/** What kube-proxy's health check server answers. */
+export interface HealthCheckBody {
+  service?: { namespace?: string; name: string };
+  localEndpoints?: number;
+  serviceProxyHealthy?: boolean;
+}
+
+export function healthCheckAnswer(service: api.Service, endpoints: Endpoint[], nodeName: string): { status: number; body: HealthCheckBody } {
   const localEndpoints = new Set(endpoints.filter((e) => e.nodeName === nodeName).map((e) => e.ip)).size;
   return {
     status: localEndpoints > 0 ? 200 : 503,
@@ -89,12 +98,12 @@ export function healthCheckAnswer(service: Obj, endpoints: Endpoint[], nodeName:
 }
 
 /** Every TCP address the node's proxy listens on for these Services (kube-proxy's service map). Pure. */
-export function proxiedAddresses(services: Obj[], nodeIP: string): ProxiedAddress[] {
+export function proxiedAddresses(services: api.Service[], nodeIP: string): ProxiedAddress[] {
   const out: ProxiedAddress[] = [];
   for (const svc of services) {
     const type = svc.spec?.type ?? 'ClusterIP';
     if (type === 'ExternalName') continue;
-    const ips: string[] = (svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]).filter((ip: string | undefined) => ip && ip !== 'None' && isLoopback(ip));
+    const ips = (svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]).filter((ip): ip is string => Boolean(ip) && ip !== 'None' && isLoopback(ip!));
     for (const p of svc.spec?.ports ?? []) {
       if ((p.protocol ?? 'TCP') !== 'TCP') continue;
       const base = { service: keyOf(svc), portName: p.name ?? '' };
@@ -102,7 +111,7 @@ export function proxiedAddresses(services: Obj[], nodeIP: string): ProxiedAddres
       for (const ip of ips) out.push({ kind: 'clusterIP', ip, port: p.port, ...base });
     }
     const healthCheck = svc.spec?.healthCheckNodePort;
-    if (type === 'LoadBalancer' && externalTrafficLocal(svc) && Number.isInteger(healthCheck) && healthCheck > 0) {
+    if (type === 'LoadBalancer' && externalTrafficLocal(svc) && healthCheck !== undefined && Number.isInteger(healthCheck) && healthCheck > 0) {
       out.push({ kind: 'healthCheck', ip: nodeIP, port: healthCheck, service: keyOf(svc), portName: '' });
     }
   }
@@ -110,8 +119,10 @@ export function proxiedAddresses(services: Obj[], nodeIP: string): ProxiedAddres
 }
 
 export class ServiceProxy {
-  private readonly services: Informer;
-  private endpoints?: Informer;
+  private readonly services: Informer<api.Service>;
+  /** The EndpointSlices when the API server serves them, else the pods. */
+  private slices?: Informer<api.EndpointSlice>;
+  private pods?: Informer<api.Pod>;
   private useSlices = false;
   /** By `<ip>:<port>`. */
   private readonly listeners = new Map<string, Listener>();
@@ -131,25 +142,27 @@ export class ServiceProxy {
     const podsAllowed = this.useSlices || await this.mayListPods();
     // Stopped meanwhile: an informer started on an aborted signal would never stop.
     signal.throwIfAborted();
-    if (podsAllowed) this.endpoints = new Informer(this.client, this.useSlices ? ENDPOINT_SLICES : PODS);
-    else this.log.warn('the API server serves no EndpointSlices and this node may not list pods: NodePorts are listened on but have no endpoints');
+    if (podsAllowed) {
+      if (this.useSlices) this.slices = new Informer(this.client, ENDPOINT_SLICES);
+      else this.pods = new Informer(this.client, PODS);
+    } else this.log.warn('the API server serves no EndpointSlices and this node may not list pods: NodePorts are listened on but have no endpoints');
     this.services.on(() => this.reconcile());
     this.services.start(signal);
-    this.endpoints?.start(signal);
-    await Promise.all([this.services.waitForSync(signal), this.endpoints?.waitForSync(signal)]);
+    this.slices?.start(signal);
+    this.pods?.start(signal);
+    await Promise.all([this.services.waitForSync(signal), this.slices?.waitForSync(signal), this.pods?.waitForSync(signal)]);
     this.reconcile();
   }
 
   private async mayListPods(): Promise<boolean> {
-    const review = await this.client.request<Obj>('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+    const review = await this.client.request<{ status?: { allowed?: boolean } }>('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
       body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb: 'watch', resource: 'pods', version: 'v1' } } },
     }).catch(() => undefined);
     return review?.status?.allowed === true;
   }
 
-  private endpointsOf(service: Obj, servicePort: Obj): Endpoint[] {
-    const objects = this.endpoints?.list() ?? [];
-    return this.useSlices ? endpointsFromSlices(service, servicePort, objects) : endpointsFromPods(service, servicePort, objects);
+  private endpointsOf(service: api.Service, servicePort: api.ServicePort): Endpoint[] {
+    return this.useSlices ? endpointsFromSlices(service, servicePort, this.slices?.list() ?? []) : endpointsFromPods(service, servicePort, this.pods?.list() ?? []);
   }
 
   /** Listens on every NodePort, health-check node port and loopback cluster IP there is, and on no other. */
@@ -205,8 +218,8 @@ export class ServiceProxy {
   /** kube-proxy's health check server for one Service: any path, JSON, 200 or 503. */
   private answerHealthCheck(address: string, response: ServerResponse): void {
     const svc = this.services.getByKey(this.listeners.get(address)?.service ?? '');
-    const endpoints = ((svc?.spec?.ports ?? []) as Obj[]).flatMap((p) => this.endpointsOf(svc!, p));
-    const { status, body } = svc ? healthCheckAnswer(svc, endpoints, this.nodeName) : { status: 503, body: {} };
+    const endpoints = (svc?.spec?.ports ?? []).flatMap((p) => this.endpointsOf(svc!, p));
+    const { status, body } = svc ? healthCheckAnswer(svc, endpoints, this.nodeName) : { status: 503, body: {} as HealthCheckBody };
     response.writeHead(status, { 'Content-Type': 'application/json', 'X-Content-Type-Options': 'nosniff', 'X-Load-Balancing-Endpoint-Weight': String(body.localEndpoints ?? 0) });
     response.end(JSON.stringify(body));
   }
@@ -214,7 +227,7 @@ export class ServiceProxy {
   private forward(address: string, socket: Socket): void {
     const l = this.listeners.get(address);
     const svc = l && this.services.getByKey(l.service);
-    const servicePort = svc?.spec.ports?.find((p: Obj) => (p.name ?? '') === l!.portName);
+    const servicePort = svc?.spec?.ports?.find((p) => (p.name ?? '') === l!.portName);
     const endpoints = servicePort ? endpointsFor(l!.kind, svc!, this.endpointsOf(svc!, servicePort), this.nodeName) : [];
     if (!l || endpoints.length === 0) {
       socket.destroy();
@@ -244,6 +257,6 @@ export class ServiceProxy {
       if (l.server instanceof HttpServer) l.server.closeAllConnections();
     })));
     this.listeners.clear();
-    await Promise.all([this.services.stop(), this.endpoints?.stop()]);
+    await Promise.all([this.services.stop(), this.slices?.stop(), this.pods?.stop()]);
   }
 }

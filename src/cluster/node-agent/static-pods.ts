@@ -9,17 +9,27 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/sleep.js';
-import { isAlreadyExists, isNotFound, type KubeClient, type Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import { isAlreadyExists, isNotFound, type KubeClient } from '../../kube/index.js';
 import { PODS } from './resources.js';
 
 export const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
 const HASH_ANNOTATION = 'kubernetes.io/config.hash';
 const SOURCE_ANNOTATION = 'kubernetes.io/config.source';
 
-export const isMirrorPod = (pod: Obj) => pod.metadata?.annotations?.[MIRROR_ANNOTATION] !== undefined;
+export const isMirrorPod = (pod: api.Pod) => pod.metadata?.annotations?.[MIRROR_ANNOTATION] !== undefined;
+
+/** A static pod manifest: a Pod with a name and containers. */
+export type PodManifest = api.Pod & { spec: api.PodSpec };
+
+/** Whether a parsed manifest file is a Pod with a name and containers (the rest is the kubelet's to take as it is). */
+function isPodManifest(value: unknown): value is PodManifest {
+  const m = value as { kind?: unknown; metadata?: { name?: unknown }; spec?: { containers?: unknown } } | null | undefined;
+  return m?.kind === 'Pod' && Boolean(m.metadata?.name) && Array.isArray(m.spec?.containers);
+}
 
 /** The mirror pod of a manifest on a node, owned by the Node (as NodeRestriction requires). Pure. */
-export function mirrorPod(manifest: Obj, node: { name: string; uid: string }): Obj {
+export function mirrorPod(manifest: PodManifest, node: { name: string; uid: string }): api.Pod {
   const nodeName = node.name;
   const hash = createHash('sha256').update(JSON.stringify(manifest)).digest('hex').slice(0, 32);
   const meta = manifest.metadata ?? {};
@@ -38,13 +48,13 @@ export function mirrorPod(manifest: Obj, node: { name: string; uid: string }): O
 }
 
 /** The manifests of a static pod directory (YAML or JSON files), each a Pod; others are logged and skipped. */
-export function readManifests(dir: string, log: Logger): Obj[] {
+export function readManifests(dir: string, log: Logger): PodManifest[] {
   if (!existsSync(dir)) return [];
-  const out: Obj[] = [];
+  const out: PodManifest[] = [];
   for (const name of readdirSync(dir).filter((n) => /\.(ya?ml|json)$/.test(n)).sort()) {
     try {
-      const manifest = parseYaml(readFileSync(join(dir, name), 'utf8')) as Obj;
-      if (manifest?.kind !== 'Pod' || !manifest.metadata?.name || !Array.isArray(manifest.spec?.containers)) throw new Error('not a Pod with a name and containers');
+      const manifest: unknown = parseYaml(readFileSync(join(dir, name), 'utf8'));
+      if (!isPodManifest(manifest)) throw new Error('not a Pod with a name and containers');
       out.push(manifest);
     } catch (e) {
       log.warn({ file: name, err: (e as Error).message }, 'static pod manifest skipped');
@@ -76,10 +86,10 @@ export class StaticPods {
   /** Makes the mirror pods match the manifests. */
   async sync(): Promise<void> {
     const wanted = readManifests(this.dir, this.log).map((m) => mirrorPod(m, this.node));
-    const existing = ((await this.client.list(PODS, undefined, { fieldSelector: `spec.nodeName=${this.node.name}` })).items as Obj[]).filter(isMirrorPod);
+    const existing = (await this.client.list(PODS, undefined, { fieldSelector: `spec.nodeName=${this.node.name}` })).items.filter(isMirrorPod);
     for (const pod of wanted) {
       const current = existing.find((p) => p.metadata.namespace === pod.metadata.namespace && p.metadata.name === pod.metadata.name);
-      if (current?.metadata.annotations[MIRROR_ANNOTATION] === pod.metadata.annotations[MIRROR_ANNOTATION]) continue;
+      if (current?.metadata.annotations?.[MIRROR_ANNOTATION] === pod.metadata.annotations?.[MIRROR_ANNOTATION]) continue;
       if (current) await this.client.delete(PODS, current.metadata.name, current.metadata.namespace, { preconditions: { uid: current.metadata.uid } });
       try {
         await this.client.create(PODS, pod);

@@ -21,7 +21,8 @@
 import { Counter, Gauge } from 'prom-client';
 import type { MetaLabelSelector } from '../../common/label-selectors.js';
 import type { Logger } from '../../common/log.js';
-import { type KubeClient, type Obj, isConflict, isNotFound, resourcePath } from '../../kube/client.js';
+import type * as api from '../../api/index.js';
+import { type KubeClient, isConflict, isNotFound, resourcePath } from '../../kube/client.js';
 import { rfc3339 } from '../../common/time.js';
 import { Controller, type SyncContext, type SyncResult, TerminalError } from '../../kube/controller.js';
 import { EventRecorder } from '../../kube/events.js';
@@ -81,12 +82,12 @@ export class Scheduler implements Runnable {
   private readonly nodeInfos = new NodeInfoCache();
   private readonly unschedulable = new Map<string, Waiting>();
   private readonly bindings = new Set<Promise<void>>();
-  private readonly pods: Informer;
-  private readonly nodes: Informer;
-  private readonly namespaces: Informer;
-  private readonly services: Informer;
-  private readonly replicaSets: Informer;
-  private readonly statefulSets: Informer;
+  private readonly pods: Informer<api.Pod>;
+  private readonly nodes: Informer<api.Node>;
+  private readonly namespaces: Informer<api.Namespace>;
+  private readonly services: Informer<api.Service>;
+  private readonly replicaSets: Informer<api.ReplicaSet>;
+  private readonly statefulSets: Informer<api.StatefulSet>;
   private readonly schedulerName: string;
 
   constructor(private readonly options: SchedulerOptions) {
@@ -100,8 +101,8 @@ export class Scheduler implements Runnable {
     this.statefulSets = f.forResource(resources.statefulSets);
     const none = () => undefined; // read from the cache only; the controller starts and syncs them
     this.controller = new Controller({ name: 'scheduler', workers: 1, sync: (key, context) => this.scheduleOne(key, context) })
-      .watch(this.pods, (object, type, old) => this.onPod(object as Pod, type, old as Pod | undefined))
-      .watch(this.nodes, (object, type, old) => this.onNode(object as Node, type, old as Node | undefined))
+      .watch(this.pods, (object, type, old) => this.onPod(asPod(object), type, old && asPod(old)))
+      .watch(this.nodes, (object, type, old) => this.onNode(asNode(object), type, old && asNode(old)))
       .watch(this.namespaces, none)
       .watch(this.services, none)
       .watch(this.replicaSets, none)
@@ -181,11 +182,12 @@ export class Scheduler implements Runnable {
       const informer = owner.kind === 'ReplicaSet' ? this.replicaSets : this.statefulSets;
       ownerSelector = informer.get(owner.name, pod.metadata.namespace)?.spec?.selector;
     }
-    return defaultSpreadSelector(pod, this.services.list() as Array<{ metadata: { namespace?: string } }>, ownerSelector);
+    return defaultSpreadSelector(pod, this.services.list(), ownerSelector);
   }
 
   private async scheduleOne(key: string, { log }: SyncContext): Promise<SyncResult | void> {
-    const pod = this.pods.getByKey(key) as Pod | undefined;
+    const cached = this.pods.getByKey(key);
+    const pod = cached && asPod(cached);
     if (!pod || !this.needsScheduling(pod) || this.cache.isAssumed(key)) {
       this.setWaiting(key, undefined);
       return;
@@ -198,8 +200,8 @@ export class Scheduler implements Runnable {
       await this.setPodScheduledFalse(pod, 'SchedulingGated', SCHEDULING_GATED_MESSAGE);
       return;
     }
-    const namespaceLabels = new Map(this.namespaces.list().map((ns: Obj) => [ns.metadata.name as string, (ns.metadata.labels ?? {}) as Record<string, string>]));
-    const snapshot = this.cache.snapshot(this.nodes.list() as Node[], this.pods.list() as Pod[], namespaceLabels);
+    const namespaceLabels = new Map(this.namespaces.list().map((ns) => [ns.metadata.name, ns.metadata.labels ?? {}]));
+    const snapshot = this.cache.snapshot(this.nodes.list().map(asNode), this.pods.list().map(asPod), namespaceLabels);
     let result;
     try {
       result = schedulePod(pod, snapshot, { defaultSpreadSelector: this.defaultSpreadSelector(pod) }, this.nodeInfos.get(snapshot.nodes, snapshot.podsByNode));
@@ -209,7 +211,7 @@ export class Scheduler implements Runnable {
       // The pod's own requests do not parse: retrying cannot help until the pod changes (which
       // brings it back). Say so where `kubectl describe pod` shows it, as kube's SchedulerError.
       this.setWaiting(key, undefined);
-      await this.options.events.event(pod as Obj, 'Warning', 'FailedScheduling', e.message);
+      await this.options.events.event(pod, 'Warning', 'FailedScheduling', e.message);
       await this.setPodScheduledFalse(pod, 'SchedulerError', e.message);
       throw new TerminalError(e.message);
     }
@@ -220,7 +222,7 @@ export class Scheduler implements Runnable {
       const podSensitive = !!(pod.spec.affinity?.podAffinity || pod.spec.affinity?.podAntiAffinity || (pod.spec.topologySpreadConstraints ?? []).length > 0);
       this.setWaiting(key, { attempts: (previous?.attempts ?? 0) + 1, lastAttemptAt: Date.now(), podSensitive });
       log.info({ pod: key, reason: message }, 'unable to schedule pod; waiting');
-      await this.options.events.event(pod as Obj, 'Warning', 'FailedScheduling', message);
+      await this.options.events.event(pod, 'Warning', 'FailedScheduling', message);
       await this.setPodScheduledFalse(pod, 'Unschedulable', message);
       return { requeueAfterMs: this.options.unschedulableRetryMs ?? 5 * 60_000 };
     }
@@ -239,7 +241,7 @@ export class Scheduler implements Runnable {
       });
       attempts.inc({ result: 'scheduled' });
       log.info({ pod: key, node: nodeName }, 'bound pod');
-      await this.options.events.event(pod as Obj, 'Normal', 'Scheduled', `Successfully assigned ${namespace}/${name} to ${nodeName}`);
+      await this.options.events.event(pod, 'Normal', 'Scheduled', `Successfully assigned ${namespace}/${name} to ${nodeName}`);
     } catch (e) {
       this.cache.forget(key);
       attempts.inc({ result: 'error' });
@@ -270,6 +272,19 @@ export class Scheduler implements Runnable {
       if (!isNotFound(e)) throw e;
     }
   }
+}
+
+/**
+ * A stored pod as the scheduler reads it (types.ts: the part of a Pod the scheduler reads, its spec
+ * required — the API server never stores a pod without one).
+ */
+function asPod(pod: api.Pod): Pod {
+  return pod as Pod;
+}
+
+/** A stored node as the scheduler reads it (types.ts). */
+function asNode(node: api.Node): Node {
+  return node as Node;
 }
 
 /**

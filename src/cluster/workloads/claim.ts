@@ -4,15 +4,16 @@
 // removed). Objects another controller owns are never touched. Patches carry the object's
 // resourceVersion, so an object changed meanwhile is not claimed on stale facts (the sync fails
 // with a conflict and runs again).
-import { type KubeClient, type Obj, type ResourceRef, isNotFound } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import { type KubeClient, type ResourceRef, isNotFound } from '../../kube/index.js';
 import { controllerOf, controllerReference, type OwnerReference } from '../../kube/index.js';
 
-export interface ClaimOptions {
+export interface ClaimOptions<T extends api.KubeObject> {
   client: KubeClient;
   /** The kind of the candidates. */
-  resource: ResourceRef;
-  owner: Obj;
-  matches: (object: Obj) => boolean;
+  resource: ResourceRef<T>;
+  owner: api.KubeObject;
+  matches: (object: T) => boolean;
   /**
    * Checked once before the first adoption: throws when the owner was deleted or replaced meanwhile
    * (kube re-reads the owner from the API server, not its cache).
@@ -21,11 +22,11 @@ export interface ClaimOptions {
 }
 
 /** The candidates the owner controls after adopting and releasing (kube's Claim* functions). */
-export async function claim(candidates: Obj[], options: ClaimOptions): Promise<Obj[]> {
+export async function claim<T extends api.KubeObject>(candidates: T[], options: ClaimOptions<T>): Promise<T[]> {
   const { client, resource, owner, matches } = options;
   const uid = owner.metadata.uid;
   const ownerDeleting = Boolean(owner.metadata.deletionTimestamp);
-  const claimed: Obj[] = [];
+  const claimed: T[] = [];
   let adoptionChecked = false;
   for (const object of candidates) {
     const ref = controllerOf(object);
@@ -52,7 +53,7 @@ export async function claim(candidates: Obj[], options: ClaimOptions): Promise<O
   return claimed;
 }
 
-async function patchOwners(client: KubeClient, resource: ResourceRef, object: Obj, owners: OwnerReference[]): Promise<Obj | undefined> {
+async function patchOwners<T extends api.KubeObject>(client: KubeClient, resource: ResourceRef<T>, object: T, owners: OwnerReference[]): Promise<T | undefined> {
   try {
     return await client.mergePatch(resource, object.metadata.name, object.metadata.namespace, {
       metadata: { ownerReferences: owners.length ? owners : null, resourceVersion: object.metadata.resourceVersion },
@@ -64,7 +65,7 @@ async function patchOwners(client: KubeClient, resource: ResourceRef, object: Ob
 }
 
 /** A canAdopt that re-reads the owner: refuses when it is gone, replaced or being deleted. */
-export function ownerStillThere(client: KubeClient, resource: ResourceRef, owner: Obj): () => Promise<void> {
+export function ownerStillThere<T extends api.KubeObject>(client: KubeClient, resource: ResourceRef<T>, owner: T): () => Promise<void> {
   return async () => {
     const fresh = await client.read(resource, owner.metadata.name, owner.metadata.namespace);
     if (!fresh || fresh.metadata.uid !== owner.metadata.uid) throw new Error(`${owner.kind} ${owner.metadata.namespace}/${owner.metadata.name} is gone (uid ${owner.metadata.uid}); not adopting for it`);

@@ -7,7 +7,8 @@
 // joining, changing and leaving through the node informer. Pods bound to a deleted node are the
 // pod garbage collector's to remove, as in kube; unscheduled pods aimed at a deleted node are this
 // controller's.
-import { Controller, controllerOf, type Obj, type SyncResult } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import { Controller, controllerOf, type SyncResult } from '../../kube/index.js';
 import { matchesLabels } from '../../common/label-selectors.js';
 import { sameJson } from '../../kube/canonical.js';
 import { claim, ownerStillThere } from './claim.js';
@@ -29,7 +30,7 @@ export function daemonSetController(ctx: WorkloadContext, expectations = new Exp
   observePods(ctx, 'DaemonSet', expectations);
   const failedBackoff = new Map<string, { delayMs: number; notBefore: number }>();
 
-  const ownersOf = (pod: Obj): string[] => {
+  const ownersOf = (pod: api.Pod): string[] => {
     const owner = controllingOwner(pod, 'DaemonSet', daemonSets);
     if (owner) return [keyFor(owner)];
     if (controllerOf(pod)) return [];
@@ -59,7 +60,7 @@ export function daemonSetController(ctx: WorkloadContext, expectations = new Exp
       matches: (p) => matchesLabels(selector, p.metadata.labels),
       canAdopt: ownerStillThere(ctx.client, DAEMON_SETS, ds),
     });
-    const hash = templateHash(ds.spec.template, ds.status?.collisionCount);
+    const hash = templateHash(ds.spec?.template ?? {}, ds.status?.collisionCount);
     const histories = await claim(controllerRevisions.list().filter((h) => h.metadata.namespace === ds.metadata.namespace), {
       client: ctx.client,
       resource: CONTROLLER_REVISIONS,
@@ -91,11 +92,11 @@ export function daemonSetController(ctx: WorkloadContext, expectations = new Exp
   }
 
   /** kube's manage: create where missing, delete duplicates, failed pods and pods where they no longer belong. */
-  async function manage(ds: Obj, nodeList: Obj[], podsByNode: Map<string, Obj[]>, hash: string): Promise<{ error?: Error; retryFailedInMs?: number }> {
+  async function manage(ds: api.DaemonSet, nodeList: api.Node[], podsByNode: Map<string, api.Pod[]>, hash: string): Promise<{ error?: Error; retryFailedInMs?: number }> {
     const key = keyFor(ds);
     const now = ctx.clock.now();
     const needPods: string[] = [];
-    const toDelete: Obj[] = [];
+    const toDelete: api.Pod[] = [];
     let retryFailedInMs: number | undefined;
     for (const node of nodeList) {
       const name = node.metadata.name;
@@ -104,7 +105,7 @@ export function daemonSetController(ctx: WorkloadContext, expectations = new Exp
       if (verdict.shouldRun && onNode.length === 0) {
         needPods.push(name);
       } else if (verdict.shouldContinueRunning) {
-        const running: Obj[] = [];
+        const running: api.Pod[] = [];
         for (const pod of onNode) {
           if (pod.metadata.deletionTimestamp) continue;
           if (pod.status?.phase === 'Failed') {
@@ -143,7 +144,7 @@ export function daemonSetController(ctx: WorkloadContext, expectations = new Exp
     return { error: await syncNodes(ds, needPods, toDelete, hash), retryFailedInMs };
   }
 
-  async function syncNodes(ds: Obj, needPods: string[], toDelete: Obj[], hash: string): Promise<Error | undefined> {
+  async function syncNodes(ds: api.DaemonSet, needPods: string[], toDelete: api.Pod[], hash: string): Promise<Error | undefined> {
     const create = needPods.slice(0, BURST_REPLICAS);
     const remove = toDelete.slice(0, BURST_REPLICAS);
     if (!create.length && !remove.length) return undefined;
@@ -152,7 +153,7 @@ export function daemonSetController(ctx: WorkloadContext, expectations = new Exp
     return created ?? deleted;
   }
 
-  async function rollingUpdate(ds: Obj, nodeList: Obj[], podsByNode: Map<string, Obj[]>, hash: string): Promise<Error | undefined> {
+  async function rollingUpdate(ds: api.DaemonSet, nodeList: api.Node[], podsByNode: Map<string, api.Pod[]>, hash: string): Promise<Error | undefined> {
     let desired = 0;
     const wanted = new Set<string>();
     for (const node of nodeList) {
@@ -169,8 +170,8 @@ export function daemonSetController(ctx: WorkloadContext, expectations = new Exp
 }
 
 /** The DaemonSet's pods by the node each is for. */
-function byNode(pods: Obj[]): Map<string, Obj[]> {
-  const map = new Map<string, Obj[]>();
+function byNode(pods: api.Pod[]): Map<string, api.Pod[]> {
+  const map = new Map<string, api.Pod[]>();
   for (const pod of pods) {
     const node = targetNode(pod);
     if (!node) continue;
@@ -179,7 +180,7 @@ function byNode(pods: Obj[]): Map<string, Obj[]> {
   return map;
 }
 
-function selects(ds: Obj, pod: Obj): boolean {
+function selects(ds: api.DaemonSet, pod: api.Pod): boolean {
   try {
     return matchesLabels(selectorOf(ds), pod.metadata?.labels);
   } catch {

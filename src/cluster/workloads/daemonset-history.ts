@@ -4,32 +4,38 @@
 // holding a strategic merge patch that puts the template back (`$patch: replace`). The current
 // template's revision is created, or — after a rollback — renumbered above the others; duplicates
 // go; old revisions no live pod runs go beyond revisionHistoryLimit, oldest first.
-import { controllerOf, controllerReference, isAlreadyExists, isNotFound, type Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import { controllerOf, controllerReference, isAlreadyExists, isNotFound } from '../../kube/index.js';
 import { canonicalJson, withoutEmpty } from '../../kube/canonical.js';
 import type { WorkloadContext } from './context.js';
 import { CONTROLLER_REVISION_HASH, CONTROLLER_REVISIONS, DAEMON_SETS } from './resources.js';
 
 /** kube's getPatch: the patch that restores the DaemonSet's template. */
-export function revisionPatch(ds: Obj): Obj {
+/** What a DaemonSet's ControllerRevision holds: a strategic merge patch that replaces the template. */
+export interface RevisionPatch {
+  spec: { template: api.PodTemplateSpec & { $patch: 'replace' } };
+}
+
+export function revisionPatch(ds: api.DaemonSet): RevisionPatch {
   return { spec: { template: { ...structuredClone(ds.spec?.template ?? {}), $patch: 'replace' } } };
 }
 
 const samePatch = (a: unknown, b: unknown) => canonicalJson(withoutEmpty(a)) === canonicalJson(withoutEmpty(b));
-const revisionOf = (h: Obj) => Number(h.revision ?? 0);
+const revisionOf = (h: api.ControllerRevision) => Number(h.revision ?? 0);
 
 /**
  * Makes sure the current template has the newest revision; returns it and the other revisions.
  * `owned` are the ControllerRevisions the DaemonSet controls.
  */
-export async function constructHistory(ctx: WorkloadContext, ds: Obj, owned: Obj[], hash: string): Promise<{ current: Obj; old: Obj[] }> {
+export async function constructHistory(ctx: WorkloadContext, ds: api.DaemonSet, owned: api.ControllerRevision[], hash: string): Promise<{ current: api.ControllerRevision; old: api.ControllerRevision[] }> {
   const patch = revisionPatch(ds);
   const matching = owned.filter((h) => h.metadata.labels?.[CONTROLLER_REVISION_HASH] === hash || samePatch(h.data, patch)).sort((a, b) => revisionOf(b) - revisionOf(a));
   const others = owned.filter((h) => !matching.includes(h));
   const max = Math.max(0, ...owned.map(revisionOf));
-  let current: Obj;
+  let current: api.ControllerRevision;
   if (matching.length === 0) {
     const name = `${ds.metadata.name}-${hash}`;
-    const revision: Obj = {
+    const revision: api.ControllerRevision = {
       apiVersion: 'apps/v1',
       kind: 'ControllerRevision',
       metadata: {
@@ -49,7 +55,9 @@ export async function constructHistory(ctx: WorkloadContext, ds: Obj, owned: Obj
       const found = await ctx.client.read(CONTROLLER_REVISIONS, name, ds.metadata.namespace);
       if (!found || controllerOf(found)?.uid !== ds.metadata.uid || !samePatch(found.data, patch)) {
         // Another template hashed to this name: hash again with a higher collision count.
-        await ctx.client.update(DAEMON_SETS, { ...ds, status: { ...(ds.status ?? {}), collisionCount: (ds.status?.collisionCount ?? 0) + 1 } }, 'status');
+        // A status not written yet has its counts left to the API server's defaults (zero).
+        const status = { ...ds.status, collisionCount: (ds.status?.collisionCount ?? 0) + 1 } as api.DaemonSet['status'];
+        await ctx.client.update(DAEMON_SETS, { ...ds, status }, 'status');
         throw e;
       }
       current = found;
@@ -63,7 +71,7 @@ export async function constructHistory(ctx: WorkloadContext, ds: Obj, owned: Obj
 }
 
 /** Deletes old revisions beyond revisionHistoryLimit that no live pod runs, oldest first (kube's cleanupHistory). */
-export async function cleanupHistory(ctx: WorkloadContext, ds: Obj, old: Obj[], pods: Obj[]): Promise<void> {
+export async function cleanupHistory(ctx: WorkloadContext, ds: api.DaemonSet, old: api.ControllerRevision[], pods: api.Pod[]): Promise<void> {
   let toKill = old.length - (ds.spec?.revisionHistoryLimit ?? 10);
   if (toKill <= 0) return;
   const live = new Set(pods.map((p) => p.metadata?.labels?.[CONTROLLER_REVISION_HASH]).filter(Boolean));
@@ -75,7 +83,7 @@ export async function cleanupHistory(ctx: WorkloadContext, ds: Obj, old: Obj[], 
   }
 }
 
-async function deleteRevision(ctx: WorkloadContext, history: Obj): Promise<void> {
+async function deleteRevision(ctx: WorkloadContext, history: api.ControllerRevision): Promise<void> {
   try {
     await ctx.client.delete(CONTROLLER_REVISIONS, history.metadata.name, history.metadata.namespace, { preconditions: { uid: history.metadata.uid } });
   } catch (e) {

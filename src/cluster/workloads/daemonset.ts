@@ -3,11 +3,11 @@
 // and a required node affinity on the node's name, so that the scheduler binds it there as it
 // does in kube today — which pods are up to date, the rolling update's next step within
 // maxSurge and maxUnavailable, and the status counts. Pure.
-import type { Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
 import { scaledValue } from '../../kube/int-or-percent.js';
 import { matchesRequiredNodeAffinity } from '../scheduler/node-affinity.js';
 import { firstUntoleratedTaint, toleratesTaintWith } from '../scheduler/taints.js';
-import type { Node, Pod, Taint, Toleration } from '../scheduler/types.js';
+import type { Node, Pod } from '../scheduler/types.js';
 import { isAvailable, isReady, podFromTemplate } from './pods.js';
 import { CONTROLLER_REVISION_HASH, POD_TEMPLATE_GENERATION } from './resources.js';
 
@@ -19,8 +19,8 @@ const TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
  * evict it nor keep it off a node. `node.cloudprovider.kubernetes.io/uninitialized` is not among
  * them: a DaemonSet that must run before the cloud provider initialises the node says so itself.
  */
-export function daemonTolerations(podSpec: Obj): Toleration[] {
-  const added: Toleration[] = [
+export function daemonTolerations(podSpec: api.PodSpec): api.Toleration[] {
+  const added: api.Toleration[] = [
     { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' },
     { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute' },
     { key: 'node.kubernetes.io/disk-pressure', operator: 'Exists', effect: 'NoSchedule' },
@@ -29,7 +29,7 @@ export function daemonTolerations(podSpec: Obj): Toleration[] {
     { key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' },
   ];
   if (podSpec.hostNetwork) added.push({ key: 'node.kubernetes.io/network-unavailable', operator: 'Exists', effect: 'NoSchedule' });
-  let tolerations: Toleration[] = [...(podSpec.tolerations ?? [])];
+  let tolerations: api.Toleration[] = [...(podSpec.tolerations ?? [])];
   for (const t of added) {
     // kube's AddOrUpdateTolerationInPodSpec: one with the same key and effect is replaced.
     const same = tolerations.findIndex((x) => x.key === t.key && x.effect === t.effect);
@@ -47,20 +47,21 @@ export interface NodeVerdict {
 }
 
 /** kube's NodeShouldRunDaemonPod. */
-export function nodeVerdict(node: Obj, ds: Obj): NodeVerdict {
-  const spec = ds.spec?.template?.spec ?? {};
+export function nodeVerdict(node: api.Node, ds: api.DaemonSet): NodeVerdict {
+  // A template without a spec is not admitted; an empty one makes every rule below pass.
+  const spec: api.PodSpec = ds.spec?.template?.spec ?? { containers: [] };
   if (spec.nodeName && spec.nodeName !== node.metadata.name) return { shouldRun: false, shouldContinueRunning: false };
   // The same node affinity and taint rules as the scheduler's filters (kube's DaemonSet predicates).
   if (!matchesRequiredNodeAffinity({ metadata: {}, spec } as Pod, node as Node)) return { shouldRun: false, shouldContinueRunning: false };
   const tolerations = daemonTolerations(spec);
-  const taints: Taint[] = node.spec?.taints ?? [];
+  const taints: api.Taint[] = node.spec?.taints ?? [];
   if (firstUntoleratedTaint(taints, tolerations)) {
     return { shouldRun: false, shouldContinueRunning: !taints.some((t) => t.effect === 'NoExecute' && !toleratesTaintWith(tolerations, t)) };
   }
   return { shouldRun: true, shouldContinueRunning: true };
 }
 
-function templateGeneration(ds: Obj): string | undefined {
+function templateGeneration(ds: api.DaemonSet): string | undefined {
   return ds.metadata?.annotations?.[TEMPLATE_GENERATION];
 }
 
@@ -69,11 +70,11 @@ function templateGeneration(ds: Obj): string | undefined {
  * template's required node affinity replaced by one term on the node's name (kube's
  * ReplaceDaemonSetPodNodeNameNodeAffinity; the node was already checked against the original).
  */
-export function daemonPod(ds: Obj, hash: string, nodeName: string): Obj {
+export function daemonPod(ds: api.DaemonSet, hash: string, nodeName: string): api.Pod {
   const labels: Record<string, string> = { [CONTROLLER_REVISION_HASH]: hash };
   const generation = templateGeneration(ds);
   if (generation !== undefined) labels[POD_TEMPLATE_GENERATION] = generation;
-  const pod = podFromTemplate(ds.spec.template, ds, labels);
+  const pod = podFromTemplate(ds.spec?.template, ds, labels);
   pod.spec.tolerations = daemonTolerations(pod.spec);
   const affinity = pod.spec.affinity ?? {};
   const nodeAffinity = affinity.nodeAffinity ?? {};
@@ -88,7 +89,7 @@ export function daemonPod(ds: Obj, hash: string, nodeName: string): Obj {
 }
 
 /** The node a daemon pod is for: where it is bound, or the one its node affinity names. */
-export function targetNode(pod: Obj): string | undefined {
+export function targetNode(pod: api.Pod): string | undefined {
   if (pod.spec?.nodeName) return pod.spec.nodeName;
   for (const term of pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []) {
     for (const field of term.matchFields ?? []) {
@@ -99,14 +100,14 @@ export function targetNode(pod: Obj): string | undefined {
 }
 
 /** kube's IsPodUpdated: the pod was made from the current template. */
-export function isUpdated(pod: Obj, hash: string, ds: Obj): boolean {
+export function isUpdated(pod: api.Pod, hash: string, ds: api.DaemonSet): boolean {
   const labels = pod.metadata?.labels ?? {};
   const generation = templateGeneration(ds);
   return labels[CONTROLLER_REVISION_HASH] === hash || (generation !== undefined && labels[POD_TEMPLATE_GENERATION] === generation);
 }
 
 /** Bound pods first, then oldest, then by name (kube's podByCreationTimestampAndPhase). */
-export function oldestFirst(pods: Obj[]): Obj[] {
+export function oldestFirst(pods: api.Pod[]): api.Pod[] {
   return [...pods].sort((a, b) => {
     if (Boolean(a.spec?.nodeName) !== Boolean(b.spec?.nodeName)) return a.spec?.nodeName ? -1 : 1;
     const ta = a.metadata?.creationTimestamp ?? '';
@@ -117,7 +118,7 @@ export function oldestFirst(pods: Obj[]): Obj[] {
 }
 
 /** [maxSurge, maxUnavailable] against the desired count, rounded up; both zero means one unavailable (kube's updatedDesiredNodeCounts). */
-export function updateBudget(ds: Obj, desired: number): [number, number] {
+export function updateBudget(ds: api.DaemonSet, desired: number): [number, number] {
   const rolling = ds.spec?.updateStrategy?.rollingUpdate ?? {};
   const unavailable = scaledValue(rolling.maxUnavailable, desired, true, 1);
   const surge = scaledValue(rolling.maxSurge, desired, true, 0);
@@ -125,7 +126,7 @@ export function updateBudget(ds: Obj, desired: number): [number, number] {
 }
 
 /** The node's one up-to-date and one old pod; undefined when it has more of either (manage sorts that out). */
-function podsOnNode(pods: Obj[], hash: string, ds: Obj): { fresh?: Obj; old?: Obj } | undefined {
+function podsOnNode(pods: api.Pod[], hash: string, ds: api.DaemonSet): { fresh?: api.Pod; old?: api.Pod } | undefined {
   const active = pods.filter((p) => !p.metadata.deletionTimestamp);
   const fresh = active.filter((p) => isUpdated(p, hash, ds));
   const old = active.filter((p) => !isUpdated(p, hash, ds));
@@ -134,7 +135,7 @@ function podsOnNode(pods: Obj[], hash: string, ds: Obj): { fresh?: Obj; old?: Ob
 
 export interface RollingStep {
   /** Old pods to delete now. */
-  deletions: Obj[];
+  deletions: api.Pod[];
   /** Nodes to create an up-to-date pod on now, beside the old one (surge). */
   surgeNodes: string[];
 }
@@ -146,14 +147,14 @@ export interface RollingStep {
  * where the old one is unavailable, else on at most maxSurge nodes at a time), and delete the old
  * pod once its replacement is available. `byNode` holds every desired node, with no pods if none.
  */
-export function rollingUpdateStep(ds: Obj, desired: number, byNode: Map<string, Obj[]>, shouldRun: (node: string) => boolean, hash: string, now: number): RollingStep {
+export function rollingUpdateStep(ds: api.DaemonSet, desired: number, byNode: Map<string, api.Pod[]>, shouldRun: (node: string) => boolean, hash: string, now: number): RollingStep {
   const minReady = ds.spec?.minReadySeconds ?? 0;
   const [maxSurge, maxUnavailable] = updateBudget(ds, desired);
-  const available = (pod: Obj) => isAvailable(pod, minReady, now);
+  const available = (pod: api.Pod) => isAvailable(pod, minReady, now);
   if (maxSurge === 0) {
     let unavailable = 0;
-    const replaceNow: Obj[] = [];
-    const candidates: Obj[] = [];
+    const replaceNow: api.Pod[] = [];
+    const candidates: api.Pod[] = [];
     for (const pods of byNode.values()) {
       const found = podsOnNode(pods, hash, ds);
       if (!found || Boolean(found.fresh) === Boolean(found.old)) unavailable++;
@@ -165,8 +166,8 @@ export function rollingUpdateStep(ds: Obj, desired: number, byNode: Map<string, 
     const room = Math.min(Math.max(0, maxUnavailable - unavailable), candidates.length);
     return { deletions: [...replaceNow, ...candidates.slice(0, room)], surgeNodes: [] };
   }
-  const deletions: Obj[] = [];
-  const notWanted: Obj[] = [];
+  const deletions: api.Pod[] = [];
+  const notWanted: api.Pod[] = [];
   const replaceNow: string[] = [];
   const candidates: string[] = [];
   let surging = 0;
@@ -202,7 +203,7 @@ export function rollingUpdateStep(ds: Obj, desired: number, byNode: Map<string, 
 }
 
 /** The status counts (kube's updateDaemonSetStatus); `observe` raises observedGeneration. */
-export function daemonSetStatus(ds: Obj, nodes: Obj[], byNode: Map<string, Obj[]>, hash: string, now: number, observe: boolean): Obj {
+export function daemonSetStatus(ds: api.DaemonSet, nodes: api.Node[], byNode: Map<string, api.Pod[]>, hash: string, now: number, observe: boolean): NonNullable<api.DaemonSet['status']> {
   const minReady = ds.spec?.minReadySeconds ?? 0;
   let desired = 0;
   let current = 0;
@@ -226,7 +227,7 @@ export function daemonSetStatus(ds: Obj, nodes: Obj[], byNode: Map<string, Obj[]
     }
     if (isUpdated(pod, hash, ds)) updated++;
   }
-  const status: Obj = {
+  const status: NonNullable<api.DaemonSet['status']> = {
     currentNumberScheduled: current,
     numberMisscheduled: misscheduled,
     desiredNumberScheduled: desired,

@@ -9,22 +9,22 @@
 //   7. more container restarts first;
 //   8. created more recently first (log2 buckets of age, then by uid).
 // Pure: the caller passes the clock's now.
-import type { Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
 import { isReady, readySince } from './pods.js';
 import { POD_DELETION_COST } from './resources.js';
 
 const PHASE_ORDER: Record<string, number> = { Pending: 0, Unknown: 1, Running: 2 };
 
-function deletionCost(pod: Obj): number {
+function deletionCost(pod: api.Pod): number {
   const n = Number.parseInt(pod.metadata?.annotations?.[POD_DELETION_COST] ?? '', 10);
   return Number.isFinite(n) ? n : 0;
 }
 
-function maxRestarts(pod: Obj): number {
-  return Math.max(0, ...(pod.status?.containerStatuses ?? []).map((s: Obj) => Number(s.restartCount ?? 0)));
+function maxRestarts(pod: api.Pod): number {
+  return Math.max(0, ...(pod.status?.containerStatuses ?? []).map((s) => Number(s.restartCount ?? 0)));
 }
 
-function created(pod: Obj): number | undefined {
+function created(pod: api.Pod): number | undefined {
   const t = Date.parse(pod.metadata?.creationTimestamp ?? '');
   return Number.isNaN(t) ? undefined : t;
 }
@@ -49,12 +49,12 @@ function newerFirst(a: number | undefined, b: number | undefined, uidA: string, 
 }
 
 /** Compares two pods for deletion (negative: `a` is deleted first); `rank` counts co-located related pods. */
-export function deletionOrder(a: Obj, b: Obj, rank: (pod: Obj) => number, now: number): number {
+export function deletionOrder(a: api.Pod, b: api.Pod, rank: (pod: api.Pod) => number, now: number): number {
   const scheduledA = Boolean(a.spec?.nodeName);
   const scheduledB = Boolean(b.spec?.nodeName);
   if (scheduledA !== scheduledB) return scheduledA ? 1 : -1;
-  const phaseA = PHASE_ORDER[a.status?.phase] ?? 0;
-  const phaseB = PHASE_ORDER[b.status?.phase] ?? 0;
+  const phaseA = PHASE_ORDER[a.status?.phase ?? ''] ?? 0;
+  const phaseB = PHASE_ORDER[b.status?.phase ?? ''] ?? 0;
   if (phaseA !== phaseB) return phaseA - phaseB;
   if (isReady(a) !== isReady(b)) return isReady(a) ? 1 : -1;
   if (deletionCost(a) !== deletionCost(b)) return deletionCost(a) - deletionCost(b);
@@ -73,13 +73,13 @@ export function deletionOrder(a: Obj, b: Obj, rank: (pod: Obj) => number, now: n
  * The `count` pods to delete from `pods`. `related` are the active pods of the controller and its
  * siblings (a Deployment's other ReplicaSets), whose placement ranks pods on crowded nodes first.
  */
-export function podsToDelete(pods: Obj[], related: Obj[], count: number, now: number): Obj[] {
+export function podsToDelete(pods: api.Pod[], related: api.Pod[], count: number, now: number): api.Pod[] {
   if (count >= pods.length) return [...pods];
   const onNode = new Map<string, number>();
   for (const pod of related) {
     const node = pod.spec?.nodeName;
     if (node) onNode.set(node, (onNode.get(node) ?? 0) + 1);
   }
-  const rank = (pod: Obj) => (pod.spec?.nodeName ? (onNode.get(pod.spec.nodeName) ?? 0) : 0);
+  const rank = (pod: api.Pod) => (pod.spec?.nodeName ? (onNode.get(pod.spec.nodeName) ?? 0) : 0);
   return [...pods].sort((a, b) => deletionOrder(a, b, rank, now)).slice(0, count);
 }

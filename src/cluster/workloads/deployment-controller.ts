@@ -3,7 +3,8 @@
 // Deployment and its ReplicaSets, runs one sync (deployment-rollout.ts): status only while it is
 // being deleted; scaling only while paused or when only `replicas` changed; otherwise a
 // RollingUpdate or Recreate step. Pod deletions wake it too, since Recreate waits for old pods.
-import { Controller, type Obj, type SyncResult } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import { Controller, type SyncResult } from '../../kube/index.js';
 import { matchesLabels } from '../../common/label-selectors.js';
 import { claim, ownerStillThere } from './claim.js';
 import { controllingOwner, keyFor, type WorkloadContext } from './context.js';
@@ -17,7 +18,7 @@ export function deploymentController(ctx: WorkloadContext): Controller {
   const { deployments, replicaSets, pods } = ctx.informers;
 
   /** The Deployments a ReplicaSet event concerns: its controller, or for an orphan every one selecting it. */
-  const ownersOf = (rs: Obj): string[] => {
+  const ownersOf = (rs: api.ReplicaSet): string[] => {
     const owner = controllingOwner(rs, 'Deployment', deployments);
     if (owner) return [keyFor(owner)];
     if (controllerOf(rs)) return [];
@@ -66,7 +67,7 @@ export function deploymentController(ctx: WorkloadContext): Controller {
   return controller;
 }
 
-function selectsSafely(d: Obj, rs: Obj): boolean {
+function selectsSafely(d: api.Deployment, rs: api.ReplicaSet): boolean {
   try {
     const selector = selectorOf(d);
     return selector.length > 0 && matchesLabels(selector, rs.metadata?.labels);

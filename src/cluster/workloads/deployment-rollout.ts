@@ -6,30 +6,31 @@
 // grows — delete history beyond revisionHistoryLimit once complete, and write the status. Every
 // write keeps this sync's copy of the objects current, and every write carries the
 // resourceVersion it was computed from, so two syncs on stale caches cannot both act.
-import { type Obj, type SyncResult, isAlreadyExists, isNotFound } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import { type SyncResult, isAlreadyExists, isNotFound } from '../../kube/index.js';
 import { sameJson } from '../../kube/canonical.js';
 import type { WorkloadContext } from './context.js';
 import { historyToDelete, maxRevision, newReplicaSetAnnotations, replicasAnnotations, replicasAnnotationsNeedUpdate, revisionOf } from './deployment-revisions.js';
 import { activeOrLatest, byCreation, isRollingUpdate, maxUnavailable, newReplicaSetSize, proportionalSizes, replicasOf, sumReplicas } from './deployment-scaling.js';
 import {
-  availableReplicas, calculateStatus, condition, deploymentComplete, hasProgressDeadline, newCondition, pausedCondition, progressDeadline, REASON, rolloutStatus, setCondition, storedStatus,
+  availableReplicas, calculateStatus, condition, type DeploymentStatus, deploymentComplete, hasProgressDeadline, newCondition, pausedCondition, progressDeadline, REASON, rolloutStatus, setCondition, storedStatus,
 } from './deployment-status.js';
 import { isTerminal } from './pods.js';
 import { controllerOf, controllerReference } from '../../kube/index.js';
 import { DEPLOYMENTS, DESIRED_REPLICAS, REPLICA_SETS, REVISION } from './resources.js';
 import { equalIgnoringHash, POD_TEMPLATE_HASH, templateHash } from '../../kube/template-hash.js';
 
-const available = (rs: Obj) => Math.min(rs.status?.availableReplicas ?? 0, replicasOf(rs));
-const isActiveRS = (rs: Obj) => replicasOf(rs) > 0;
+const available = (rs: api.ReplicaSet) => Math.min(rs.status?.availableReplicas ?? 0, replicasOf(rs));
+const isActiveRS = (rs: api.ReplicaSet) => replicasOf(rs) > 0;
 
 export class DeploymentRollout {
   private newUid?: string;
 
   constructor(
     private readonly ctx: WorkloadContext,
-    private d: Obj,
-    private rss: Obj[],
-    private readonly pods: () => Obj[],
+    private d: api.Deployment,
+    private rss: api.ReplicaSet[],
+    private readonly pods: () => api.Pod[],
   ) {}
 
   private now(): number {
@@ -37,19 +38,19 @@ export class DeploymentRollout {
   }
 
   /** The new ReplicaSet (this sync's copy) and the old ones. */
-  private split(): { newRS?: Obj; oldRSs: Obj[] } {
+  private split(): { newRS?: api.ReplicaSet; oldRSs: api.ReplicaSet[] } {
     const newRS = this.rss.find((rs) => rs.metadata.uid === this.newUid);
     return { newRS, oldRSs: this.rss.filter((rs) => rs !== newRS) };
   }
 
-  private replace(updated: Obj): Obj {
+  private replace(updated: api.ReplicaSet): api.ReplicaSet {
     const i = this.rss.findIndex((rs) => rs.metadata.uid === updated.metadata.uid);
     if (i >= 0) this.rss[i] = updated;
     else this.rss.push(updated);
     return updated;
   }
 
-  private async updateStatus(status: Obj): Promise<void> {
+  private async updateStatus(status: DeploymentStatus): Promise<void> {
     const stored = storedStatus(status);
     if (sameJson(stored, this.d.status ?? {})) return;
     const updated = await this.ctx.client.update(DEPLOYMENTS, { ...this.d, status: stored }, 'status');
@@ -72,15 +73,15 @@ export class DeploymentRollout {
   }
 
   /** kube's getNewReplicaSet: the ReplicaSet whose template is the Deployment's, created if asked. */
-  private async newReplicaSet(create: boolean): Promise<Obj | undefined> {
+  private async newReplicaSet(create: boolean): Promise<api.ReplicaSet | undefined> {
     const d = this.d;
     const existing = byCreation(this.rss).find((rs) => equalIgnoringHash(rs.spec?.template, d.spec?.template));
     const newRevision = maxRevision(this.rss.filter((rs) => rs !== existing)) + 1;
     if (existing) {
       this.newUid = existing.metadata.uid;
       const { annotations, changed } = newReplicaSetAnnotations(d, existing, newRevision, true);
-      if (changed || (existing.spec.minReadySeconds ?? 0) !== (d.spec.minReadySeconds ?? 0)) {
-        const spec = { ...existing.spec, minReadySeconds: d.spec.minReadySeconds ?? 0 };
+      if (changed || (existing.spec?.minReadySeconds ?? 0) !== (d.spec?.minReadySeconds ?? 0)) {
+        const spec = { ...existing.spec, minReadySeconds: d.spec?.minReadySeconds ?? 0 } as api.ReplicaSet['spec'];
         return this.replace(await this.ctx.client.update(REPLICA_SETS, { ...existing, metadata: { ...existing.metadata, annotations }, spec }));
       }
       await this.setRevision(existing.metadata.annotations?.[REVISION] ?? String(revisionOf(existing)));
@@ -90,21 +91,25 @@ export class DeploymentRollout {
       return existing;
     }
     if (!create) return undefined;
-    const hash = templateHash(d.spec.template, d.status?.collisionCount);
-    const template = structuredClone(d.spec.template);
-    template.metadata = { ...(template.metadata ?? {}), labels: { ...(template.metadata?.labels ?? {}), [POD_TEMPLATE_HASH]: hash } };
-    const selector = structuredClone(d.spec.selector);
+    // A stored Deployment has its spec: the API server requires its selector and template.
+    const dSpec = d.spec!;
+    const hash = templateHash(dSpec.template, d.status?.collisionCount);
+    const template = structuredClone(dSpec.template);
+    const labels = { ...(template.metadata?.labels ?? {}), [POD_TEMPLATE_HASH]: hash };
+    template.metadata = { ...(template.metadata ?? {}), labels };
+    const selector = structuredClone(dSpec.selector);
     selector.matchLabels = { ...(selector.matchLabels ?? {}), [POD_TEMPLATE_HASH]: hash };
     const name = `${d.metadata.name}-${hash}`;
-    const rs: Obj = {
+    const spec = { replicas: 0, minReadySeconds: dSpec.minReadySeconds ?? 0, selector, template };
+    const rs: api.ReplicaSet = {
       apiVersion: 'apps/v1',
       kind: 'ReplicaSet',
-      metadata: { name, namespace: d.metadata.namespace, labels: template.metadata.labels, ownerReferences: [controllerReference(d)] },
-      spec: { replicas: 0, minReadySeconds: d.spec.minReadySeconds ?? 0, selector, template },
+      metadata: { name, namespace: d.metadata.namespace, labels, ownerReferences: [controllerReference(d)] },
+      spec,
     };
-    rs.spec.replicas = newReplicaSetSize(d, [...this.rss, rs], rs);
+    spec.replicas = newReplicaSetSize(d, [...this.rss, rs], rs);
     rs.metadata.annotations = newReplicaSetAnnotations(d, rs, newRevision, false).annotations;
-    let created: Obj;
+    let created: api.ReplicaSet;
     let alreadyExisted = false;
     try {
       created = await this.ctx.client.create(REPLICA_SETS, rs);
@@ -117,7 +122,7 @@ export class DeploymentRollout {
       }
       // Ours from a sync whose result the cache has not shown yet, or a hash collision.
       const found = await this.ctx.client.read(REPLICA_SETS, name, d.metadata.namespace);
-      if (!found || controllerOf(found)?.uid !== d.metadata.uid || !equalIgnoringHash(d.spec.template, found.spec?.template)) {
+      if (!found || controllerOf(found)?.uid !== d.metadata.uid || !equalIgnoringHash(dSpec.template, found.spec?.template)) {
         await this.updateStatus({ ...(this.d.status ?? {}), collisionCount: (this.d.status?.collisionCount ?? 0) + 1 });
         throw e;
       }
@@ -137,17 +142,17 @@ export class DeploymentRollout {
   }
 
   /** Resizes `rs` (and refreshes its replicas annotations); true when its size changed. */
-  private async scaleReplicaSet(rs: Obj, size: number): Promise<boolean> {
+  private async scaleReplicaSet(rs: api.ReplicaSet, size: number): Promise<boolean> {
     const from = replicasOf(rs);
     if (from === size && !replicasAnnotationsNeedUpdate(rs, this.d)) return false;
     const annotations = { ...(rs.metadata.annotations ?? {}), ...replicasAnnotations(this.d) };
-    this.replace(await this.ctx.client.update(REPLICA_SETS, { ...rs, metadata: { ...rs.metadata, annotations }, spec: { ...rs.spec, replicas: size } }));
+    this.replace(await this.ctx.client.update(REPLICA_SETS, { ...rs, metadata: { ...rs.metadata, annotations }, spec: { ...rs.spec, replicas: size } as api.ReplicaSet['spec'] }));
     if (from === size) return false;
     void this.ctx.events.event(this.d, 'Normal', 'ScalingReplicaSet', `Scaled ${size > from ? 'up' : 'down'} replica set ${rs.metadata.name} from ${from} to ${size}`);
     return true;
   }
 
-  private async scaleTo(rs: Obj, size: number): Promise<boolean> {
+  private async scaleTo(rs: api.ReplicaSet, size: number): Promise<boolean> {
     return replicasOf(rs) === size ? false : this.scaleReplicaSet(rs, size);
   }
 
@@ -183,7 +188,7 @@ export class DeploymentRollout {
   async syncScale(): Promise<SyncResult | void> {
     await this.newReplicaSet(false);
     await this.scale();
-    if (this.d.spec.paused) await this.cleanup();
+    if (this.d.spec?.paused) await this.cleanup();
     await this.updateStatus(calculateStatus(this.rss, this.split().newRS, this.d, this.now()));
   }
 
@@ -207,7 +212,7 @@ export class DeploymentRollout {
     return this.syncRolloutStatus();
   }
 
-  private async reconcileNew(newRS: Obj): Promise<boolean> {
+  private async reconcileNew(newRS: api.ReplicaSet): Promise<boolean> {
     const want = replicasOf(this.d);
     if (replicasOf(newRS) === want) return false;
     if (replicasOf(newRS) > want) return this.scaleTo(newRS, want);
@@ -267,7 +272,7 @@ export class DeploymentRollout {
   private async cleanup(): Promise<void> {
     for (const rs of historyToDelete(this.d, this.split().oldRSs)) {
       try {
-        await this.ctx.client.request('DELETE', `/apis/apps/v1/namespaces/${encodeURIComponent(rs.metadata.namespace)}/replicasets/${encodeURIComponent(rs.metadata.name)}`, {
+        await this.ctx.client.request('DELETE', `/apis/apps/v1/namespaces/${encodeURIComponent(rs.metadata.namespace ?? '')}/replicasets/${encodeURIComponent(rs.metadata.name)}`, {
           body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: rs.metadata.uid } },
         });
       } catch (e) {

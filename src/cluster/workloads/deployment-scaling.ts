@@ -2,20 +2,23 @@
 // up and maxUnavailable down (both zero means one may be unavailable), how far the new ReplicaSet
 // may grow, and how a resize of a Deployment in mid-rollout spreads over its ReplicaSets in
 // proportion to their sizes. Pure.
-import type { Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
 import { scaledValue } from '../../kube/int-or-percent.js';
 import { MAX_REPLICAS } from './resources.js';
 
-export function replicasOf(object: Obj | undefined): number {
+/** What has a size: a Deployment or a ReplicaSet. */
+type Scalable = api.Deployment | api.ReplicaSet;
+
+export function replicasOf(object: Scalable | undefined): number {
   return object?.spec?.replicas ?? 1;
 }
 
-export function isRollingUpdate(d: Obj): boolean {
+export function isRollingUpdate(d: api.Deployment): boolean {
   return (d.spec?.strategy?.type ?? 'RollingUpdate') === 'RollingUpdate';
 }
 
 /** kube's ResolveFenceposts: [maxSurge, maxUnavailable] for the Deployment's replicas. */
-export function fenceposts(d: Obj): [number, number] {
+export function fenceposts(d: api.Deployment): [number, number] {
   const rolling = d.spec?.strategy?.rollingUpdate ?? {};
   const replicas = replicasOf(d);
   const surge = scaledValue(rolling.maxSurge, replicas, true, '25%');
@@ -24,21 +27,21 @@ export function fenceposts(d: Obj): [number, number] {
   return [surge, unavailable];
 }
 
-export function maxSurge(d: Obj): number {
+export function maxSurge(d: api.Deployment): number {
   return isRollingUpdate(d) ? fenceposts(d)[0] : 0;
 }
 
-export function maxUnavailable(d: Obj): number {
+export function maxUnavailable(d: api.Deployment): number {
   if (!isRollingUpdate(d) || replicasOf(d) === 0) return 0;
   return Math.min(fenceposts(d)[1], replicasOf(d));
 }
 
-export function sumReplicas(rss: Obj[]): number {
+export function sumReplicas(rss: api.ReplicaSet[]): number {
   return rss.reduce((n, rs) => n + replicasOf(rs), 0);
 }
 
 /** Desired size of the new ReplicaSet this round (kube's NewRSNewReplicas). */
-export function newReplicaSetSize(d: Obj, all: Obj[], newRS: Obj): number {
+export function newReplicaSetSize(d: api.Deployment, all: api.ReplicaSet[], newRS: api.ReplicaSet): number {
   if (!isRollingUpdate(d)) return replicasOf(d);
   const total = sumReplicas(all);
   const maxTotal = replicasOf(d) + maxSurge(d);
@@ -47,7 +50,7 @@ export function newReplicaSetSize(d: Obj, all: Obj[], newRS: Obj): number {
   return replicasOf(newRS) + up;
 }
 
-function creationOrder(a: Obj, b: Obj): number {
+function creationOrder(a: api.ReplicaSet, b: api.ReplicaSet): number {
   const ta = a.metadata?.creationTimestamp ?? '';
   const tb = b.metadata?.creationTimestamp ?? '';
   if (ta !== tb) return ta < tb ? -1 : 1;
@@ -55,7 +58,7 @@ function creationOrder(a: Obj, b: Obj): number {
 }
 
 /** Oldest first, by creation time then name (kube's ReplicaSetsByCreationTimestamp). */
-export function byCreation(rss: Obj[]): Obj[] {
+export function byCreation(rss: api.ReplicaSet[]): api.ReplicaSet[] {
   return [...rss].sort(creationOrder);
 }
 
@@ -64,7 +67,7 @@ export function byCreation(rss: Obj[]): Obj[] {
  * active one, or with none active the new one or else the newest old one; undefined when several
  * are active (then the resize is shared out proportionally).
  */
-export function activeOrLatest(newRS: Obj | undefined, oldRSs: Obj[]): Obj | undefined {
+export function activeOrLatest(newRS: api.ReplicaSet | undefined, oldRSs: api.ReplicaSet[]): api.ReplicaSet | undefined {
   if (!newRS && oldRSs.length === 0) return undefined;
   const active = [...oldRSs, ...(newRS ? [newRS] : [])].filter((rs) => replicasOf(rs) > 0);
   if (active.length === 1) return active[0];
@@ -72,7 +75,7 @@ export function activeOrLatest(newRS: Obj | undefined, oldRSs: Obj[]): Obj | und
   return newRS ?? byCreation(oldRSs).at(-1);
 }
 
-function maxReplicasAnnotation(rs: Obj): number | undefined {
+function maxReplicasAnnotation(rs: api.ReplicaSet): number | undefined {
   const value = Number.parseInt(rs.metadata?.annotations?.[MAX_REPLICAS] ?? '', 10);
   return Number.isFinite(value) ? value : undefined;
 }
@@ -83,10 +86,10 @@ function maxReplicasAnnotation(rs: Obj): number | undefined {
  * newer ones first when growing, older first when shrinking; what rounding leaves goes to the
  * first (kube's DeploymentController.scale).
  */
-export function proportionalSizes(d: Obj, active: Obj[]): Map<string, number> {
+export function proportionalSizes(d: api.Deployment, active: api.ReplicaSet[]): Map<string, number> {
   const allowed = replicasOf(d) > 0 ? replicasOf(d) + maxSurge(d) : 0;
   const toAdd = allowed - sumReplicas(active);
-  const bySize = (newerFirst: boolean) => (a: Obj, b: Obj) => {
+  const bySize = (newerFirst: boolean) => (a: api.ReplicaSet, b: api.ReplicaSet) => {
     if (replicasOf(a) !== replicasOf(b)) return replicasOf(b) - replicasOf(a);
     return newerFirst ? creationOrder(b, a) : creationOrder(a, b);
   };

@@ -4,7 +4,7 @@
 // FoundNewReplicaSet, ReplicaSetUpdated, NewReplicaSetAvailable, ProgressDeadlineExceeded,
 // DeploymentPaused / DeploymentResumed) with lastUpdateTime moving on every progress and
 // lastTransitionTime only on a change of status. Pure: callers pass the time.
-import type { Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
 import { rfc3339 } from '../../kube/index.js';
 import { omitEmpty } from '../../kube/canonical.js';
 import { maxUnavailable, replicasOf } from './deployment-scaling.js';
@@ -17,6 +17,9 @@ export interface DeploymentCondition {
   reason?: string;
   message?: string;
 }
+
+/** A Deployment's status as stored. */
+export type DeploymentStatus = NonNullable<api.Deployment['status']>;
 
 export const REASON = {
   newRSCreated: 'NewReplicaSetCreated',
@@ -56,27 +59,27 @@ export function removeCondition(conditions: DeploymentCondition[] | undefined, t
   return (conditions ?? []).filter((c) => c.type !== type);
 }
 
-export function hasProgressDeadline(d: Obj): boolean {
+export function hasProgressDeadline(d: api.Deployment): boolean {
   const seconds = d.spec?.progressDeadlineSeconds;
   return seconds !== undefined && seconds !== null && seconds !== 2147483647;
 }
 
-const sum = (rss: Obj[], field: string) => rss.reduce((n, rs) => n + (rs.status?.[field] ?? 0), 0);
+const sum = (rss: api.ReplicaSet[], field: 'replicas' | 'readyReplicas') => rss.reduce((n, rs) => n + (rs.status?.[field] ?? 0), 0);
 
 /**
  * Available replicas counted as kube counts them (the ReplicaSets' statuses), except that a
  * ReplicaSet never counts more than it is sized for: between a scale-down and its ReplicaSet
  * controller's next status, the status still counts pods about to go.
  */
-export function availableReplicas(rss: Obj[]): number {
+export function availableReplicas(rss: api.ReplicaSet[]): number {
   return rss.reduce((n, rs) => n + Math.min(rs.status?.availableReplicas ?? 0, replicasOf(rs)), 0);
 }
 
 /** kube's calculateStatus: counts and the Available condition (other conditions carried over). */
-export function calculateStatus(all: Obj[], newRS: Obj | undefined, d: Obj, now: number): Obj {
+export function calculateStatus(all: api.ReplicaSet[], newRS: api.ReplicaSet | undefined, d: api.Deployment, now: number): DeploymentStatus {
   const available = availableReplicas(all);
   const total = all.reduce((n, rs) => n + replicasOf(rs), 0);
-  const status: Obj = {
+  const status: DeploymentStatus = {
     observedGeneration: d.metadata?.generation,
     replicas: sum(all, 'replicas'),
     updatedReplicas: newRS ? (newRS.status?.replicas ?? 0) : 0,
@@ -94,17 +97,17 @@ export function calculateStatus(all: Obj[], newRS: Obj | undefined, d: Obj, now:
 }
 
 /** The status as stored: kube's omitempty fields left out when zero. */
-export function storedStatus(status: Obj): Obj {
+export function storedStatus(status: DeploymentStatus): DeploymentStatus {
   return omitEmpty(status, ['observedGeneration', 'replicas', 'updatedReplicas', 'readyReplicas', 'availableReplicas', 'unavailableReplicas', 'conditions']);
 }
 
-export function deploymentComplete(d: Obj, status: Obj): boolean {
+export function deploymentComplete(d: api.Deployment, status: DeploymentStatus): boolean {
   const want = replicasOf(d);
   return status.updatedReplicas === want && status.replicas === want && status.availableReplicas === want && (status.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0);
 }
 
-export function deploymentProgressing(d: Obj, status: Obj): boolean {
-  const old = d.status ?? {};
+export function deploymentProgressing(d: api.Deployment, status: DeploymentStatus): boolean {
+  const old: DeploymentStatus = d.status ?? {};
   const oldOld = (old.replicas ?? 0) - (old.updatedReplicas ?? 0);
   const newOld = (status.replicas ?? 0) - (status.updatedReplicas ?? 0);
   return (
@@ -116,14 +119,14 @@ export function deploymentProgressing(d: Obj, status: Obj): boolean {
 }
 
 /** When the progress deadline passes (ms since epoch), counted from the Progressing condition's lastUpdateTime. */
-export function progressDeadline(d: Obj, status: Obj): number | undefined {
+export function progressDeadline(d: api.Deployment, status: DeploymentStatus): number | undefined {
   if (!hasProgressDeadline(d)) return undefined;
   const progressing = condition(status.conditions, 'Progressing');
   if (!progressing?.lastUpdateTime) return undefined;
-  return Date.parse(progressing.lastUpdateTime) + d.spec.progressDeadlineSeconds * 1000;
+  return Date.parse(progressing.lastUpdateTime) + (d.spec?.progressDeadlineSeconds ?? 0) * 1000;
 }
 
-export function deploymentTimedOut(d: Obj, status: Obj, now: number): boolean {
+export function deploymentTimedOut(d: api.Deployment, status: DeploymentStatus, now: number): boolean {
   const progressing = condition(status.conditions, 'Progressing');
   if (!hasProgressDeadline(d) || !progressing) return false;
   if (progressing.reason === REASON.newRSAvailable) return false;
@@ -136,7 +139,7 @@ export function deploymentTimedOut(d: Obj, status: Obj, now: number): boolean {
  * kube's syncRolloutStatus without the write: the new status with Progressing moved on —
  * complete, progressing (lastUpdateTime refreshed), or timed out.
  */
-export function rolloutStatus(all: Obj[], newRS: Obj | undefined, d: Obj, now: number): Obj {
+export function rolloutStatus(all: api.ReplicaSet[], newRS: api.ReplicaSet | undefined, d: api.Deployment, now: number): DeploymentStatus {
   const status = calculateStatus(all, newRS, d, now);
   if (!hasProgressDeadline(d)) status.conditions = removeCondition(status.conditions, 'Progressing');
   const current = condition(d.status?.conditions, 'Progressing');
@@ -160,16 +163,16 @@ export function rolloutStatus(all: Obj[], newRS: Obj | undefined, d: Obj, now: n
 }
 
 /** The ReplicaSets' ReplicaFailure condition, the new ReplicaSet's first (kube's getReplicaFailures). */
-function replicaFailure(all: Obj[], newRS: Obj | undefined): DeploymentCondition | undefined {
+function replicaFailure(all: api.ReplicaSet[], newRS: api.ReplicaSet | undefined): DeploymentCondition | undefined {
   for (const rs of [...(newRS ? [newRS] : []), ...all]) {
-    const c = (rs.status?.conditions ?? []).find((x: Obj) => x.type === 'ReplicaFailure');
+    const c = (rs.status?.conditions ?? []).find((x) => x.type === 'ReplicaFailure');
     if (c) return { type: 'ReplicaFailure', status: c.status, lastUpdateTime: c.lastTransitionTime, lastTransitionTime: c.lastTransitionTime, reason: c.reason, message: c.message };
   }
   return undefined;
 }
 
 /** The Progressing condition pausing or resuming sets, if it must change (kube's checkPausedConditions). */
-export function pausedCondition(d: Obj, now: number): DeploymentCondition | undefined {
+export function pausedCondition(d: api.Deployment, now: number): DeploymentCondition | undefined {
   if (!hasProgressDeadline(d)) return undefined;
   const current = condition(d.status?.conditions, 'Progressing');
   if (current?.reason === REASON.timedOut) return undefined;

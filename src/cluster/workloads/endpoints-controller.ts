@@ -3,29 +3,30 @@
 // it, updates it only when its subsets or labels change, and deletes it with its Service. Services
 // without a selector, and ExternalName ones, get none: their Endpoints are their owners' to write.
 // (EndpointSlices need the discovery.k8s.io API, which the API server does not serve yet.)
-import { Controller, type Obj, type SyncResult } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import { Controller, type SyncResult } from '../../kube/index.js';
 import { sameJson } from '../../kube/canonical.js';
 import { keyFor, type WorkloadContext } from './context.js';
-import { endpointLabels, endpointSubsets } from './endpoints.js';
+import { endpointLabels, endpointSubsets, type EndpointSubset } from './endpoints.js';
 import { ENDPOINTS } from './resources.js';
 
-const selects = (service: Obj, pod: Obj) => {
+const selects = (service: api.Service, pod: api.Pod) => {
   const selector: Record<string, string> | undefined = service.spec?.selector;
   if (!selector || Object.keys(selector).length === 0) return false;
   return Object.entries(selector).every(([k, v]) => pod.metadata?.labels?.[k] === v);
 };
 
 /** Subsets as compared: a pod's resourceVersion in a targetRef is no change (as kube ignores it). */
-const comparable = (subsets: Obj[] | undefined) =>
+const comparable = (subsets: EndpointSubset[] | undefined) =>
   (subsets ?? []).map((s) => ({
     ...s,
-    addresses: s.addresses?.map((a: Obj) => ({ ...a, targetRef: a.targetRef && { ...a.targetRef, resourceVersion: undefined } })),
-    notReadyAddresses: s.notReadyAddresses?.map((a: Obj) => ({ ...a, targetRef: a.targetRef && { ...a.targetRef, resourceVersion: undefined } })),
+    addresses: s.addresses?.map((a) => ({ ...a, targetRef: a.targetRef && { ...a.targetRef, resourceVersion: undefined } })),
+    notReadyAddresses: s.notReadyAddresses?.map((a) => ({ ...a, targetRef: a.targetRef && { ...a.targetRef, resourceVersion: undefined } })),
   }));
 
 export function endpointsController(ctx: WorkloadContext): Controller {
   const { pods, services, endpoints } = ctx.informers;
-  const servicesOf = (pod: Obj) => services.list().filter((s) => s.metadata.namespace === pod.metadata.namespace && selects(s, pod)).map(keyFor);
+  const servicesOf = (pod: api.Pod) => services.list().filter((s) => s.metadata.namespace === pod.metadata.namespace && selects(s, pod)).map(keyFor);
 
   const controller = new Controller({ name: 'endpoint-controller', clock: ctx.clock, workers: 2, sync: (key) => sync(key) });
   controller.watch(services);

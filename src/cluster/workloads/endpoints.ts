@@ -4,13 +4,17 @@
 // `addresses` with publishNotReadyAddresses), each port resolved against the pod (a numbered
 // targetPort, or a named container port), and addresses with the same ports packed into one
 // subset. Labels are the Service's, plus `service.kubernetes.io/headless` for a headless one. Pure.
-import type { Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
 import { isReady } from './pods.js';
 
 export const HEADLESS = 'service.kubernetes.io/headless';
 
+export type EndpointSubset = NonNullable<api.Endpoints['subsets']>[number];
+export type EndpointAddress = NonNullable<EndpointSubset['addresses']>[number];
+export type EndpointPort = NonNullable<EndpointSubset['ports']>[number];
+
 /** kube's ShouldPodBeInEndpoints. */
-export function servesEndpoints(pod: Obj, includeTerminating = false): boolean {
+export function servesEndpoints(pod: api.Pod, includeTerminating = false): boolean {
   if (!pod.status?.podIP && !(pod.status?.podIPs ?? []).length) return false;
   if (!includeTerminating && pod.metadata?.deletionTimestamp) return false;
   const phase = pod.status?.phase;
@@ -21,7 +25,7 @@ export function servesEndpoints(pod: Obj, includeTerminating = false): boolean {
 }
 
 /** The pod's port for a Service port (kube's FindPort), undefined when a named port is missing. */
-export function podPort(pod: Obj, servicePort: Obj): number | undefined {
+export function podPort(pod: api.Pod, servicePort: api.ServicePort): number | undefined {
   const target = servicePort.targetPort ?? servicePort.port;
   if (typeof target === 'number') return target;
   if (/^\d+$/.test(String(target))) return Number(target);
@@ -32,9 +36,10 @@ export function podPort(pod: Obj, servicePort: Obj): number | undefined {
   return undefined;
 }
 
-function address(pod: Obj, service: Obj): Obj {
-  const a: Obj = {
-    ip: pod.status.podIP ?? pod.status.podIPs[0].ip,
+function address(pod: api.Pod, service: api.Service): EndpointAddress {
+  const a: EndpointAddress = {
+    // servesEndpoints let only pods with an IP through.
+    ip: pod.status?.podIP ?? pod.status?.podIPs?.[0]?.ip ?? '',
     ...(pod.spec?.nodeName ? { nodeName: pod.spec.nodeName } : {}),
     targetRef: { kind: 'Pod', namespace: pod.metadata.namespace, name: pod.metadata.name, uid: pod.metadata.uid },
   };
@@ -42,31 +47,31 @@ function address(pod: Obj, service: Obj): Obj {
   return a;
 }
 
-const portKey = (p: Obj) => `${p.name ?? ''}/${p.port}/${p.protocol}`;
-const byIp = (a: Obj, b: Obj) => (a.ip < b.ip ? -1 : a.ip > b.ip ? 1 : String(a.targetRef?.uid).localeCompare(String(b.targetRef?.uid)));
+const portKey = (p: EndpointPort) => `${p.name ?? ''}/${p.port}/${p.protocol}`;
+const byIp = (a: EndpointAddress, b: EndpointAddress) => (a.ip < b.ip ? -1 : a.ip > b.ip ? 1 : String(a.targetRef?.uid).localeCompare(String(b.targetRef?.uid)));
 
 /** The subsets for `service` over the namespace's pods its selector matches. */
-export function endpointSubsets(service: Obj, pods: Obj[]): Obj[] {
+export function endpointSubsets(service: api.Service, pods: api.Pod[]): EndpointSubset[] {
   const publishNotReady = Boolean(service.spec?.publishNotReadyAddresses);
   // Per address (ready or not): the ports it serves.
-  const entries = new Map<string, { address: Obj; ready: boolean; ports: Map<string, Obj> }>();
+  const entries = new Map<string, { address: EndpointAddress; ready: boolean; ports: Map<string, EndpointPort> }>();
   for (const pod of pods) {
     if (!servesEndpoints(pod, publishNotReady)) continue;
     const ready = publishNotReady || isReady(pod);
-    const entry = { address: address(pod, service), ready, ports: new Map<string, Obj>() };
-    const servicePorts: Obj[] = service.spec?.ports ?? [];
+    const entry = { address: address(pod, service), ready, ports: new Map<string, EndpointPort>() };
+    const servicePorts: api.ServicePort[] = service.spec?.ports ?? [];
     if (servicePorts.length === 0 && service.spec?.clusterIP !== 'None') continue;
     for (const sp of servicePorts) {
       const port = podPort(pod, sp);
       if (port === undefined) continue;
-      const ep: Obj = { ...(sp.name ? { name: sp.name } : {}), port, protocol: sp.protocol ?? 'TCP', ...(sp.appProtocol ? { appProtocol: sp.appProtocol } : {}) };
+      const ep: EndpointPort = { ...(sp.name ? { name: sp.name } : {}), port, protocol: sp.protocol ?? 'TCP', ...(sp.appProtocol ? { appProtocol: sp.appProtocol } : {}) };
       entry.ports.set(portKey(ep), ep);
     }
     if (servicePorts.length && entry.ports.size === 0) continue;
-    entries.set(`${entry.address.targetRef.uid}/${ready}`, entry);
+    entries.set(`${entry.address.targetRef?.uid}/${ready}`, entry);
   }
   // Pack: addresses with the same set of ports share a subset (kube's RepackSubsets).
-  const subsets = new Map<string, { ports: Obj[]; addresses: Obj[]; notReadyAddresses: Obj[] }>();
+  const subsets = new Map<string, { ports: EndpointPort[]; addresses: EndpointAddress[]; notReadyAddresses: EndpointAddress[] }>();
   for (const entry of entries.values()) {
     const ports = [...entry.ports.values()].sort((a, b) => portKey(a).localeCompare(portKey(b)));
     const key = ports.map(portKey).join(',');
@@ -84,7 +89,7 @@ export function endpointSubsets(service: Obj, pods: Obj[]): Obj[] {
 }
 
 /** The Endpoints' labels: the Service's, with the headless marker as kube sets it. */
-export function endpointLabels(service: Obj): Record<string, string> {
+export function endpointLabels(service: api.Service): Record<string, string> {
   const labels: Record<string, string> = { ...(service.metadata?.labels ?? {}) };
   delete labels[HEADLESS];
   if (!service.spec?.clusterIP || service.spec.clusterIP === 'None') labels[HEADLESS] = '';

@@ -7,24 +7,25 @@
 // does it itself, so no slice outlives its Service where no collector runs). As kube's slice
 // tracker, it remembers what it wrote and waits while the informer has not caught up, so a stale
 // cache never makes it create a slice twice.
-import { Controller, type Obj, type SyncResult } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import { Controller, type SyncResult } from '../../kube/index.js';
 import { canonicalJson, sameJson } from '../../kube/canonical.js';
 import { keyFor, type WorkloadContext } from './context.js';
 import { desiredSlices, MANAGED_BY, CONTROLLER_NAME, SERVICE_NAME, sliceLabels, type SliceContent } from './endpointslice.js';
 import { controllerReference } from '../../kube/index.js';
 import { ENDPOINT_SLICES } from './resources.js';
 
-const selects = (service: Obj, pod: Obj) => {
+const selects = (service: api.Service, pod: api.Pod) => {
   const selector: Record<string, string> | undefined = service.spec?.selector;
   if (!selector || Object.keys(selector).length === 0) return false;
   return Object.entries(selector).every(([k, v]) => pod.metadata?.labels?.[k] === v);
 };
 
-const shape = (s: Obj) => `${s.addressType} ${canonicalJson(s.ports ?? [])}`;
+const shape = (s: Pick<api.EndpointSlice, 'addressType' | 'ports'>) => `${s.addressType} ${canonicalJson(s.ports ?? [])}`;
 
 export function endpointSliceController(ctx: WorkloadContext): Controller {
   const { pods, services, endpointSlices, nodes } = ctx.informers;
-  const servicesOf = (pod: Obj) => services.list().filter((s) => s.metadata.namespace === pod.metadata.namespace && selects(s, pod)).map(keyFor);
+  const servicesOf = (pod: api.Pod) => services.list().filter((s) => s.metadata.namespace === pod.metadata.namespace && selects(s, pod)).map(keyFor);
   const managedSlices = (namespace: string, name: string) =>
     endpointSlices.list().filter((s) => s.metadata.namespace === namespace && s.metadata.labels?.[SERVICE_NAME] === name && s.metadata.labels?.[MANAGED_BY] === CONTROLLER_NAME);
 
@@ -68,17 +69,18 @@ export function endpointSliceController(ctx: WorkloadContext): Controller {
         unused.splice(unused.indexOf(slice), 1);
         if (sameJson(slice.endpoints ?? [], content.endpoints) && sameJson(slice.metadata.labels ?? {}, labels)) continue;
         const updated = await ctx.client.update(ENDPOINT_SLICES, { ...slice, metadata: { ...slice.metadata, labels }, endpoints: content.endpoints });
-        wrote.set(updated.metadata.name, updated.metadata.resourceVersion);
+        wrote.set(updated.metadata.name, updated.metadata.resourceVersion ?? '');
       } else {
         const created = await ctx.client.create(ENDPOINT_SLICES, {
           apiVersion: 'discovery.k8s.io/v1',
           kind: 'EndpointSlice',
-          metadata: { generateName: `${name.slice(0, 57)}-`, namespace, labels, ownerReferences: [controllerReference(service!)] },
+          // No name: the API server makes one from generateName.
+          metadata: { generateName: `${name.slice(0, 57)}-`, namespace, labels, ownerReferences: [controllerReference(service!)] } as api.ObjectMeta,
           addressType: content.addressType,
           ports: content.ports,
           endpoints: content.endpoints,
         });
-        wrote.set(created.metadata.name, created.metadata.resourceVersion);
+        wrote.set(created.metadata.name, created.metadata.resourceVersion ?? '');
       }
     }
     for (const slice of unused) {

@@ -3,7 +3,7 @@
 // = the pod is ready, ready = serving and not terminating (always ready with
 // publishNotReadyAddresses) — its node and zone, the ports resolved against the pod, endpoints
 // with the same ports and address type grouped, at most 100 to a slice. Pure.
-import type { Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
 import { canonicalJson } from '../../kube/canonical.js';
 import { HEADLESS, podPort, servesEndpoints } from './endpoints.js';
 import { isReady } from './pods.js';
@@ -14,16 +14,19 @@ export const CONTROLLER_NAME = 'endpointslice-controller.k8s.io';
 export const MAX_ENDPOINTS_PER_SLICE = 100;
 const ZONE = 'topology.kubernetes.io/zone';
 
+export type SliceEndpoint = api.EndpointSlice['endpoints'][number];
+export type SlicePort = NonNullable<api.EndpointSlice['ports']>[number];
+
 export interface SliceContent {
   addressType: 'IPv4' | 'IPv6';
-  ports: Obj[];
-  endpoints: Obj[];
+  ports: SlicePort[];
+  endpoints: SliceEndpoint[];
 }
 
-function endpointFor(pod: Obj, service: Obj, ip: string, node: Obj | undefined): Obj {
+function endpointFor(pod: api.Pod, service: api.Service, ip: string, node: api.Node | undefined): SliceEndpoint {
   const terminating = Boolean(pod.metadata.deletionTimestamp);
   const serving = isReady(pod);
-  const endpoint: Obj = {
+  const endpoint: SliceEndpoint = {
     addresses: [ip],
     conditions: { ready: Boolean(service.spec?.publishNotReadyAddresses) || (serving && !terminating), serving, terminating },
     targetRef: { kind: 'Pod', namespace: pod.metadata.namespace, name: pod.metadata.name, uid: pod.metadata.uid },
@@ -35,12 +38,13 @@ function endpointFor(pod: Obj, service: Obj, ip: string, node: Obj | undefined):
 }
 
 /** What the Service's slices should hold, in a stable order. */
-export function desiredSlices(service: Obj, pods: Obj[], nodeOf: (name: string) => Obj | undefined): SliceContent[] {
+export function desiredSlices(service: api.Service, pods: api.Pod[], nodeOf: (name: string) => api.Node | undefined): SliceContent[] {
   const groups = new Map<string, SliceContent>();
   for (const pod of pods) {
     if (!servesEndpoints(pod, true)) continue;
-    const ip: string = pod.status.podIP ?? pod.status.podIPs[0].ip;
-    const ports: Obj[] = [];
+    // servesEndpoints let only pods with an IP through.
+    const ip: string = pod.status?.podIP ?? pod.status?.podIPs?.[0]?.ip ?? '';
+    const ports: SlicePort[] = [];
     for (const sp of service.spec?.ports ?? []) {
       const port = podPort(pod, sp);
       if (port !== undefined) ports.push({ name: sp.name ?? '', port, protocol: sp.protocol ?? 'TCP', ...(sp.appProtocol ? { appProtocol: sp.appProtocol } : {}) });
@@ -61,7 +65,7 @@ export function desiredSlices(service: Obj, pods: Obj[], nodeOf: (name: string) 
 }
 
 /** The slices' labels: the Service's, the service name, who manages them, and headless as kube marks it. */
-export function sliceLabels(service: Obj): Record<string, string> {
+export function sliceLabels(service: api.Service): Record<string, string> {
   const labels: Record<string, string> = { ...(service.metadata?.labels ?? {}), [SERVICE_NAME]: service.metadata.name, [MANAGED_BY]: CONTROLLER_NAME };
   delete labels[HEADLESS];
   if (!service.spec?.clusterIP || service.spec.clusterIP === 'None') labels[HEADLESS] = '';

@@ -8,7 +8,8 @@
 // Each step is written before the next starts, so a crash or a stale cache never counts a pod
 // twice or loses it. Success sets SuccessCriteriaMet, failure FailureTarget; Complete or Failed
 // follow once no pod is left running or uncounted.
-import { Controller, type Obj, type SyncResult, isNotFound, rfc3339 } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import { Controller, type SyncResult, isNotFound, rfc3339 } from '../../kube/index.js';
 import { matchesLabels } from '../../common/label-selectors.js';
 import { sameJson } from '../../kube/canonical.js';
 import { claim, ownerStillThere } from './claim.js';
@@ -25,13 +26,15 @@ import { selectorOf } from './replicaset-controller.js';
 import { JOBS, PODS } from './resources.js';
 
 /** kube's pod failure back-off for Jobs: 10 s, doubling, at most 6 minutes. */
+type JobStatus = NonNullable<api.Job['status']>;
+
 export const DEFAULT_FAILURE_BACKOFF = { initialMs: 10_000, maxMs: 6 * 60_000 };
 
 export interface JobControllerOptions {
   failureBackoff?: { initialMs: number; maxMs: number };
 }
 
-const hasFinalizer = (pod: Obj) => (pod.metadata?.finalizers ?? []).includes(JOB_TRACKING_FINALIZER);
+const hasFinalizer = (pod: api.Pod) => (pod.metadata?.finalizers ?? []).includes(JOB_TRACKING_FINALIZER);
 
 export function jobController(ctx: WorkloadContext, options: JobControllerOptions = {}, expectations = new Expectations(ctx.clock)): Controller {
   const { pods, jobs } = ctx.informers;
@@ -40,7 +43,7 @@ export function jobController(ctx: WorkloadContext, options: JobControllerOption
   const backoffs = new Map<string, { failures: number; lastAt: number }>();
   observePods(ctx, 'Job', expectations);
 
-  const ownersOf = (pod: Obj): string[] => {
+  const ownersOf = (pod: api.Pod): string[] => {
     const owner = controllingOwner(pod, 'Job', jobs);
     if (owner) return [keyFor(owner)];
     if (controllerOf(pod)) return [];
@@ -51,8 +54,8 @@ export function jobController(ctx: WorkloadContext, options: JobControllerOption
   controller.watch(jobs);
   controller.watch(pods, (pod, _type, old) => [...new Set([...ownersOf(pod), ...(old ? ownersOf(old) : [])])]);
 
-  async function removeFinalizer(pod: Obj): Promise<void> {
-    const rest = (pod.metadata.finalizers ?? []).filter((f: string) => f !== JOB_TRACKING_FINALIZER);
+  async function removeFinalizer(pod: api.Pod): Promise<void> {
+    const rest = (pod.metadata.finalizers ?? []).filter((f) => f !== JOB_TRACKING_FINALIZER);
     try {
       await ctx.client.mergePatch(PODS, pod.metadata.name, pod.metadata.namespace, { metadata: { finalizers: rest.length ? rest : null, resourceVersion: pod.metadata.resourceVersion } });
     } catch (e) {
@@ -77,16 +80,16 @@ export function jobController(ctx: WorkloadContext, options: JobControllerOption
       return;
     }
     const now = ctx.clock.now();
-    const writeStatus = async (status: Obj) => {
+    const writeStatus = async (status: JobStatus) => {
       if (sameJson(status, job!.status ?? {})) return;
-      job = await ctx.client.update(JOBS, { ...job, status }, 'status');
+      job = await ctx.client.update(JOBS, { ...job!, status }, 'status');
     };
 
     // 1. Newly finished pods become uncounted outcomes, durably, before anything else.
     const uncounted = { succeeded: [...(job.status?.uncountedTerminatedPods?.succeeded ?? [])], failed: [...(job.status?.uncountedTerminatedPods?.failed ?? [])] };
     const listed = new Set([...uncounted.succeeded, ...uncounted.failed]);
-    const fresh = owned.filter((p) => hasFinalizer(p) && outcome(p) && !listed.has(p.metadata.uid));
-    for (const pod of fresh) uncounted[outcome(pod)!].push(pod.metadata.uid);
+    const fresh = owned.filter((p) => hasFinalizer(p) && outcome(p) && !listed.has(p.metadata.uid ?? ''));
+    for (const pod of fresh) uncounted[outcome(pod)!].push(pod.metadata.uid ?? '');
     if (fresh.length) {
       const failures = fresh.filter((p) => outcome(p) === 'failed').length;
       const before = backoffs.get(key)?.failures ?? 0;
@@ -95,9 +98,9 @@ export function jobController(ctx: WorkloadContext, options: JobControllerOption
     }
     // 2. Their finalizers go.
     const uncountedSet = new Set([...uncounted.succeeded, ...uncounted.failed]);
-    for (const pod of owned.filter((p) => hasFinalizer(p) && uncountedSet.has(p.metadata.uid))) await removeFinalizer(pod);
+    for (const pod of owned.filter((p) => hasFinalizer(p) && uncountedSet.has(p.metadata.uid ?? ''))) await removeFinalizer(pod);
     // 3. What the cache shows without the finalizer (or gone) is counted.
-    const byUid = new Map(pods.list().map((p) => [p.metadata.uid, p]));
+    const byUid = new Map(pods.list().map((p) => [p.metadata.uid ?? '', p]));
     const settled = (uid: string) => !byUid.get(uid) || !hasFinalizer(byUid.get(uid)!);
     const succeeded = (job.status?.succeeded ?? 0) + uncounted.succeeded.filter(settled).length;
     const failed = (job.status?.failed ?? 0) + uncounted.failed.filter(settled).length;
@@ -107,7 +110,7 @@ export function jobController(ctx: WorkloadContext, options: JobControllerOption
     const allFailed = failed + uncounted.failed.length;
 
     let active = owned.filter((p) => !outcome(p));
-    const status: Obj = { ...(job.status ?? {}) };
+    const status: JobStatus = { ...(job.status ?? {}) };
     let conditions = status.conditions;
     if (!status.startTime && !job.spec?.suspend) status.startTime = rfc3339(new Date(now));
     let requeueAfterMs: number | undefined;
@@ -120,13 +123,13 @@ export function jobController(ctx: WorkloadContext, options: JobControllerOption
     };
     const settledAll = () => active.length === 0 && uncounted.succeeded.length === 0 && uncounted.failed.length === 0;
     let created = 0;
-    const failing = (conditions ?? []).find((c: Obj) => c.type === 'FailureTarget' && c.status === 'True') ?? failure({ ...job, status }, allFailed, now);
+    const failing = (conditions ?? []).find((c) => c.type === 'FailureTarget' && c.status === 'True') ?? failure({ ...job, status }, allFailed, now);
     if (failing) {
       conditions = withCondition(conditions, 'FailureTarget', 'True', failing.reason, failing.message, now);
       await stopPods();
       if (settledAll()) {
         conditions = withCondition(conditions, 'Failed', 'True', failing.reason, failing.message, now);
-        void ctx.events.event(job, 'Warning', failing.reason, failing.message);
+        void ctx.events.event(job, 'Warning', failing.reason ?? '', failing.message ?? '');
       }
     } else if (hasCondition(job, 'SuccessCriteriaMet') || succeededEnough(job, allSucceeded, active.length)) {
       conditions = withCondition(conditions, 'SuccessCriteriaMet', 'True', SUCCEEDED.reason, SUCCEEDED.message, now);
@@ -157,7 +160,7 @@ export function jobController(ctx: WorkloadContext, options: JobControllerOption
             const count = Math.min(want - active.length, BURST_REPLICAS);
             expectations.expect(key, count);
             const error = await createPods(ctx, job, count, () => {
-              const pod = podFromTemplate(job!.spec.template, job!);
+              const pod = podFromTemplate(job!.spec?.template, job!);
               pod.metadata.finalizers = [...(pod.metadata.finalizers ?? []), JOB_TRACKING_FINALIZER];
               return pod;
             }, expectations);
@@ -184,18 +187,18 @@ export function jobController(ctx: WorkloadContext, options: JobControllerOption
 }
 
 /** uncountedTerminatedPods as kube writes it: `{}` when empty. */
-function compact(u: { succeeded: string[]; failed: string[] }): Obj {
+function compact(u: { succeeded: string[]; failed: string[] }): JobStatus['uncountedTerminatedPods'] {
   return { ...(u.succeeded.length ? { succeeded: u.succeeded } : {}), ...(u.failed.length ? { failed: u.failed } : {}) };
 }
 
 /** active, succeeded and failed as kube writes them: left out when zero. */
-function counts(c: { active: number; succeeded: number; failed: number }): Obj {
-  const status: Obj = {};
-  for (const [k, v] of Object.entries(c)) status[k] = v || undefined;
+function counts(c: { active: number; succeeded: number; failed: number }): Pick<JobStatus, 'active' | 'succeeded' | 'failed'> {
+  const status: Pick<JobStatus, 'active' | 'succeeded' | 'failed'> = {};
+  for (const k of ['active', 'succeeded', 'failed'] as const) status[k] = c[k] || undefined;
   return status;
 }
 
-function selects(job: Obj, pod: Obj): boolean {
+function selects(job: api.Job, pod: api.Pod): boolean {
   try {
     return matchesLabels(selectorOf(job), pod.metadata?.labels);
   } catch {

@@ -2,7 +2,7 @@
 // pods, not container restarts): how many pods should be active, whether the Job has met its
 // success criteria or failed (backoff limit, active deadline), the back-off before replacing
 // failed pods, and the conditions and status fields in kube's words. Pure.
-import type { Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
 import { rfc3339 } from '../../kube/index.js';
 
 /** The finalizer that keeps a finished pod until its outcome is counted in the Job's status. */
@@ -21,17 +21,17 @@ export const SUCCEEDED = { reason: 'CompletionsReached', message: 'Reached expec
 export const BACKOFF_LIMIT_EXCEEDED = { reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' };
 export const DEADLINE_EXCEEDED = { reason: 'DeadlineExceeded', message: 'Job was active longer than specified deadline' };
 
-export function hasCondition(job: Obj, type: string): boolean {
-  return (job.status?.conditions ?? []).some((c: JobCondition) => c.type === type && c.status === 'True');
+export function hasCondition(job: api.Job, type: string): boolean {
+  return (job.status?.conditions ?? []).some((c) => c.type === type && c.status === 'True');
 }
 
 /** Complete or Failed: nothing more to do but let go of the pods. */
-export function isFinished(job: Obj): boolean {
+export function isFinished(job: api.Job): boolean {
   return hasCondition(job, 'Complete') || hasCondition(job, 'Failed');
 }
 
 /** Condition list with `type` set (kept as it was when status, reason and message agree). */
-export function withCondition(conditions: JobCondition[] | undefined, type: string, status: string, reason: string, message: string, now: number): JobCondition[] {
+export function withCondition(conditions: JobCondition[] | undefined, type: string, status: string, reason: string | undefined, message: string | undefined, now: number): JobCondition[] {
   const list = conditions ?? [];
   const current = list.find((c) => c.type === type);
   if (current && current.status === status && current.reason === reason && current.message === message) return list;
@@ -41,14 +41,14 @@ export function withCondition(conditions: JobCondition[] | undefined, type: stri
 }
 
 /** A pod whose outcome is final: Succeeded, Failed, or deleted before it succeeded (kube counts that as failed). */
-export function outcome(pod: Obj): 'succeeded' | 'failed' | undefined {
+export function outcome(pod: api.Pod): 'succeeded' | 'failed' | undefined {
   if (pod.status?.phase === 'Succeeded') return 'succeeded';
   if (pod.status?.phase === 'Failed' || pod.metadata?.deletionTimestamp) return 'failed';
   return undefined;
 }
 
 /** Why the Job fails now, if it does: more failures than backoffLimit, or past activeDeadlineSeconds. */
-export function failure(job: Obj, failed: number, now: number): { reason: string; message: string } | undefined {
+export function failure(job: api.Job, failed: number, now: number): { reason: string; message: string } | undefined {
   if (failed > (job.spec?.backoffLimit ?? 6)) return BACKOFF_LIMIT_EXCEEDED;
   const deadline = job.spec?.activeDeadlineSeconds;
   const started = Date.parse(job.status?.startTime ?? '');
@@ -57,21 +57,21 @@ export function failure(job: Obj, failed: number, now: number): { reason: string
 }
 
 /** When activeDeadlineSeconds runs out (ms since epoch), to look again then. */
-export function deadlineAt(job: Obj): number | undefined {
+export function deadlineAt(job: api.Job): number | undefined {
   const deadline = job.spec?.activeDeadlineSeconds;
   const started = Date.parse(job.status?.startTime ?? '');
   return deadline !== undefined && deadline !== null && Number.isFinite(started) ? started + deadline * 1000 : undefined;
 }
 
 /** Success criteria: completions reached; without completions (a work queue), one success and none active. */
-export function succeededEnough(job: Obj, succeeded: number, active: number): boolean {
+export function succeededEnough(job: api.Job, succeeded: number, active: number): boolean {
   const completions = job.spec?.completions;
   if (completions === undefined || completions === null) return succeeded > 0 && active === 0;
   return succeeded >= completions;
 }
 
 /** How many pods should be active now (kube's manageJob for NonIndexed Jobs). */
-export function wantActive(job: Obj, succeeded: number, active: number): number {
+export function wantActive(job: api.Job, succeeded: number, active: number): number {
   if (job.spec?.suspend) return 0;
   const parallelism = job.spec?.parallelism ?? 1;
   const completions = job.spec?.completions;

@@ -11,7 +11,8 @@
 // zone not Ready, as after the host slept or the control plane lost its network — none at all, and
 // those already there are lifted: then the fault is more likely the control plane's than every
 // node's, and evicting every pod of the cluster would only make it worse.
-import { Controller, type Obj, type SyncResult, isNotFound, rfc3339 } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import { Controller, type SyncResult, isNotFound, rfc3339 } from '../../kube/index.js';
 import { sameJson } from '../../kube/canonical.js';
 import type { WorkloadContext } from './context.js';
 import { logger } from '../../common/log.js';
@@ -75,7 +76,7 @@ export function nodeLifecycleController(ctx: WorkloadContext, options: NodeLifec
       }
       void ctx.events.event(pod, 'Normal', 'TaintManagerEviction', `Marking for deletion Pod ${pod.metadata.namespace}/${pod.metadata.name}`);
       try {
-        await ctx.client.request('DELETE', `/api/v1/namespaces/${encodeURIComponent(pod.metadata.namespace)}/pods/${encodeURIComponent(pod.metadata.name)}`, {
+        await ctx.client.request('DELETE', `/api/v1/namespaces/${encodeURIComponent(pod.metadata.namespace ?? '')}/pods/${encodeURIComponent(pod.metadata.name)}`, {
           body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: pod.metadata.uid } },
         });
       } catch (e) {
@@ -105,7 +106,7 @@ export function nodeLifecycleController(ctx: WorkloadContext, options: NodeLifec
   }
 
   /** What may happen to the node's evicting taints now, given its zone and the whole cluster. */
-  function evictionPolicy(node: Obj, now: number): NoExecutePolicy {
+  function evictionPolicy(node: api.Node, now: number): NoExecutePolicy {
     heldForMs.delete(node.metadata.name);
     const d = currentDisruption(now);
     if (d.allFullyDisrupted !== masterDisruption) {
@@ -134,7 +135,7 @@ export function nodeLifecycleController(ctx: WorkloadContext, options: NodeLifec
   async function markPodsNotReady(node: string): Promise<void> {
     const time = rfc3339(new Date(ctx.clock.now()));
     for (const pod of pods.list().filter((p) => p.spec?.nodeName === node)) {
-      const conditions: Obj[] = pod.status?.conditions ?? [];
+      const conditions: api.PodCondition[] = pod.status?.conditions ?? [];
       if (!isPodReady(pod)) continue;
       const next = conditions.map((c) => (c.type === 'Ready' ? { ...c, status: 'False', lastTransitionTime: time } : c));
       try {
@@ -148,6 +149,6 @@ export function nodeLifecycleController(ctx: WorkloadContext, options: NodeLifec
   return controller;
 }
 
-function readyOf(node: Obj | undefined): string | undefined {
+function readyOf(node: api.Node | undefined): string | undefined {
   return nodeReadyStatus(node);
 }

@@ -5,10 +5,9 @@
 // the pressure and network conditions and spec.unschedulable as NoSchedule — leaving taints of
 // other owners alone; a pod on a NoExecute-tainted node goes at once unless it tolerates every such
 // taint, else when its shortest tolerationSeconds runs out (kube's taint-eviction controller). Pure.
-import type { Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
 import { rfc3339 } from '../../kube/index.js';
 import { toleratesTaint } from '../scheduler/taints.js';
-import type { Taint, Toleration } from '../scheduler/types.js';
 import { nodeReadyStatus } from '../../kube/readiness.js';
 
 /** kube-controller-manager's --node-monitor-grace-period (50 s since Kubernetes 1.32). */
@@ -20,7 +19,7 @@ export const NOT_READY = 'node.kubernetes.io/not-ready';
 export const UNREACHABLE = 'node.kubernetes.io/unreachable';
 
 /** The taints this controller owns, by the condition that sets them (NoSchedule unless said). */
-const CONDITION_TAINTS: Array<{ key: string; when: (node: Obj) => boolean; effect: string }> = [
+const CONDITION_TAINTS: Array<{ key: string; when: (node: api.Node) => boolean; effect: string }> = [
   { key: NOT_READY, effect: 'NoExecute', when: (n) => readyStatus(n) === 'False' },
   { key: UNREACHABLE, effect: 'NoExecute', when: (n) => readyStatus(n) === 'Unknown' },
   { key: NOT_READY, effect: 'NoSchedule', when: (n) => readyStatus(n) === 'False' },
@@ -33,18 +32,18 @@ const CONDITION_TAINTS: Array<{ key: string; when: (node: Obj) => boolean; effec
 ];
 const OWNED = new Set(CONDITION_TAINTS.map((t) => `${t.key}:${t.effect}`));
 
-function conditionStatus(node: Obj, type: string): string | undefined {
-  return (node.status?.conditions ?? []).find((c: Obj) => c.type === type)?.status;
+function conditionStatus(node: api.Node, type: string): string | undefined {
+  return (node.status?.conditions ?? []).find((c) => c.type === type)?.status;
 }
 
 /** No Ready condition yet (a node just registered) is no reason to taint: health sets one after the startup grace. */
-function readyStatus(node: Obj): string | undefined {
+function readyStatus(node: api.Node): string | undefined {
   return nodeReadyStatus(node);
 }
 
 /** When the kubelet last showed it is alive: its Lease's renewTime or its Ready heartbeat. */
-export function lastProbe(node: Obj, lease: Obj | undefined): number | undefined {
-  const times = [lease?.spec?.renewTime, (node.status?.conditions ?? []).find((c: Obj) => c.type === 'Ready')?.lastHeartbeatTime]
+export function lastProbe(node: api.Node, lease: api.Lease | undefined): number | undefined {
+  const times = [lease?.spec?.renewTime, (node.status?.conditions ?? []).find((c) => c.type === 'Ready')?.lastHeartbeatTime]
     .map((t) => Date.parse(t ?? ''))
     .filter((t) => Number.isFinite(t));
   return times.length ? Math.max(...times) : undefined;
@@ -52,14 +51,14 @@ export function lastProbe(node: Obj, lease: Obj | undefined): number | undefined
 
 export interface Health {
   /** The conditions to write, when they must change. */
-  conditions?: Obj[];
+  conditions?: api.NodeCondition[];
   /** When to look again (ms from now), while the node is healthy. */
   recheckInMs?: number;
 }
 
 /** kube's tryUpdateNodeHealth: the node's conditions go Unknown once the kubelet is silent too long. */
-export function nodeHealth(node: Obj, lease: Obj | undefined, now: number, graceMs = NODE_MONITOR_GRACE_MS, startupGraceMs = NODE_STARTUP_GRACE_MS): Health {
-  const conditions: Obj[] = node.status?.conditions ?? [];
+export function nodeHealth(node: api.Node, lease: api.Lease | undefined, now: number, graceMs = NODE_MONITOR_GRACE_MS, startupGraceMs = NODE_STARTUP_GRACE_MS): Health {
+  const conditions: api.NodeCondition[] = node.status?.conditions ?? [];
   const ready = conditions.find((c) => c.type === 'Ready');
   const time = rfc3339(new Date(now));
   if (!ready) {
@@ -91,8 +90,8 @@ export function nodeHealth(node: Obj, lease: Obj | undefined, now: number, grace
 export type NoExecutePolicy = 'add' | 'hold' | 'remove';
 
 /** The node's taints with this controller's set as its conditions say (others untouched, timeAdded kept). */
-export function wantedTaints(node: Obj, now: number, noExecute: NoExecutePolicy = 'add'): Taint[] {
-  const current: Array<Taint & { timeAdded?: string }> = node.spec?.taints ?? [];
+export function wantedTaints(node: api.Node, now: number, noExecute: NoExecutePolicy = 'add'): api.Taint[] {
+  const current: api.Taint[] = node.spec?.taints ?? [];
   const foreign = current.filter((t) => !OWNED.has(`${t.key}:${t.effect}`));
   const evicting = current.find((c) => c.effect === 'NoExecute' && OWNED.has(`${c.key}:${c.effect}`));
   const owned = CONDITION_TAINTS.filter((t) => t.when(node)).flatMap((t) => {
@@ -108,8 +107,8 @@ export function wantedTaints(node: Obj, now: number, noExecute: NoExecutePolicy 
 }
 
 /** Whether the node would get an evicting taint it does not have yet (what the eviction rate limits). */
-export function wantsNewEvictingTaint(node: Obj): boolean {
-  const current: Taint[] = node.spec?.taints ?? [];
+export function wantsNewEvictingTaint(node: api.Node): boolean {
+  const current: api.Taint[] = node.spec?.taints ?? [];
   if (current.some((c) => c.effect === 'NoExecute' && OWNED.has(`${c.key}:${c.effect}`))) return false;
   return CONDITION_TAINTS.some((t) => t.effect === 'NoExecute' && t.when(node));
 }
@@ -130,7 +129,7 @@ export const NODE_EVICTION_RATE = 0.1;
 export const SECONDARY_NODE_EVICTION_RATE = 0.01;
 
 /** The node's zone, as kube keys it: region and zone from the topology labels ("" for neither). */
-export function zoneOf(node: Obj): string {
+export function zoneOf(node: api.Node): string {
   const labels = node.metadata?.labels ?? {};
   const region = labels['topology.kubernetes.io/region'] ?? labels['failure-domain.beta.kubernetes.io/region'] ?? '';
   const zone = labels['topology.kubernetes.io/zone'] ?? labels['failure-domain.beta.kubernetes.io/zone'] ?? '';
@@ -138,7 +137,7 @@ export function zoneOf(node: Obj): string {
 }
 
 /** The zone's state from its nodes (kube's ComputeZoneState). */
-export function zoneState(nodes: Obj[], threshold = UNHEALTHY_ZONE_THRESHOLD): ZoneState {
+export function zoneState(nodes: api.Node[], threshold = UNHEALTHY_ZONE_THRESHOLD): ZoneState {
   const ready = nodes.filter((n) => readyStatus(n) === 'True').length;
   const notReady = nodes.length - ready;
   if (ready === 0 && notReady > 0) return 'FullDisruption';
@@ -152,8 +151,8 @@ export interface Disruption {
   allFullyDisrupted: boolean;
 }
 
-export function disruption(nodes: Obj[], threshold = UNHEALTHY_ZONE_THRESHOLD): Disruption {
-  const byZone = new Map<string, Obj[]>();
+export function disruption(nodes: api.Node[], threshold = UNHEALTHY_ZONE_THRESHOLD): Disruption {
+  const byZone = new Map<string, api.Node[]>();
   for (const n of nodes) byZone.set(zoneOf(n), [...(byZone.get(zoneOf(n)) ?? []), n]);
   const zones = new Map([...byZone].map(([zone, members]) => [zone, { state: zoneState(members, threshold), size: members.length }]));
   return { zones, allFullyDisrupted: zones.size > 0 && [...zones.values()].every((z) => z.state === 'FullDisruption') };
@@ -200,11 +199,11 @@ export class EvictionLimiter {
  * shortest tolerationSeconds among the tolerations in use runs out, counted from when the first
  * NoExecute taint was added; tolerations without seconds tolerate forever.
  */
-export function evictionDelay(pod: Obj, taints: Array<Taint & { timeAdded?: string }>, now: number): number | undefined {
+export function evictionDelay(pod: api.Pod, taints: api.Taint[], now: number): number | undefined {
   const noExecute = taints.filter((t) => t.effect === 'NoExecute');
   if (!noExecute.length) return undefined;
-  const tolerations: Toleration[] = pod.spec?.tolerations ?? [];
-  const used = new Set<Toleration>();
+  const tolerations: api.Toleration[] = pod.spec?.tolerations ?? [];
+  const used = new Set<api.Toleration>();
   for (const taint of noExecute) {
     const matching = tolerations.filter((t) => toleratesTaint(t, taint));
     if (!matching.length) return 0;

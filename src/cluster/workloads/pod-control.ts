@@ -3,7 +3,8 @@
 // deletions in parallel with a uid precondition; each outcome recorded as an Event on the owner
 // and reported to the expectations (a request that failed will never be observed, so it is
 // counted as observed at once).
-import { type Obj, isNotFound } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import { isNotFound } from '../../kube/index.js';
 import type { WorkloadContext } from './context.js';
 import type { Expectations } from './expectations.js';
 import { keyFor } from './context.js';
@@ -16,7 +17,7 @@ export const BURST_REPLICAS = 500;
  * Creates the pods `make` returns for 0…count-1 in slow-start batches; stops after a batch with a
  * failure. Returns the first error.
  */
-export async function createPods(ctx: WorkloadContext, owner: Obj, count: number, make: (index: number) => Obj, expectations: Expectations): Promise<Error | undefined> {
+export async function createPods(ctx: WorkloadContext, owner: api.KubeObject, count: number, make: (index: number) => api.Pod, expectations: Expectations): Promise<Error | undefined> {
   const key = keyFor(owner);
   let created = 0;
   let firstError: Error | undefined;
@@ -42,13 +43,13 @@ export async function createPods(ctx: WorkloadContext, owner: Obj, count: number
 }
 
 /** Deletes `pods` in parallel. Returns the first error (a pod already gone is no error). */
-export async function deletePods(ctx: WorkloadContext, owner: Obj, pods: Obj[], expectations: Expectations): Promise<Error | undefined> {
+export async function deletePods(ctx: WorkloadContext, owner: api.KubeObject, pods: api.Pod[], expectations: Expectations): Promise<Error | undefined> {
   const key = keyFor(owner);
   let firstError: Error | undefined;
   await Promise.all(
     pods.map(async (pod) => {
       try {
-        await ctx.client.request('DELETE', `/api/v1/namespaces/${encodeURIComponent(pod.metadata.namespace)}/pods/${encodeURIComponent(pod.metadata.name)}`, {
+        await ctx.client.request('DELETE', `/api/v1/namespaces/${encodeURIComponent(pod.metadata.namespace ?? '')}/pods/${encodeURIComponent(pod.metadata.name)}`, {
           body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: pod.metadata.uid } },
         });
         void ctx.events.event(owner, 'Normal', 'SuccessfulDelete', `Deleted pod: ${pod.metadata.name}`);
@@ -69,8 +70,8 @@ export async function deletePods(ctx: WorkloadContext, owner: Obj, pods: Obj[], 
  * observed.
  */
 export function observePods(ctx: WorkloadContext, ownerKind: string, expectations: Expectations): void {
-  const ownerKey = (pod: Obj) => {
-    const ref = (pod.metadata?.ownerReferences ?? []).find((r: Obj) => r.controller === true);
+  const ownerKey = (pod: api.Pod) => {
+    const ref = (pod.metadata?.ownerReferences ?? []).find((r) => r.controller === true);
     return ref?.kind === ownerKind ? `${pod.metadata.namespace}/${ref.name}` : undefined;
   };
   ctx.informers.pods.on((type, pod, old) => {

@@ -6,7 +6,8 @@
 // DeletionByPodGC) so that its controllers see why it went; terminating pods on an out-of-service
 // node are failed and deleted likewise. Deletions are forced (grace 0): no kubelet is left to
 // finish them — a graceful deletion already running on such a node is cut short.
-import { Controller, type Obj, type SyncResult, isNotFound, rfc3339 } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import { Controller, type SyncResult, isNotFound, rfc3339 } from '../../kube/index.js';
 import type { WorkloadContext } from './context.js';
 import { excessTerminated, orphaned, ORPHAN_QUARANTINE_MS, TERMINATED_POD_THRESHOLD, terminatingOutOfService, unscheduledTerminating } from './pod-gc.js';
 import { isTerminal } from './pods.js';
@@ -31,9 +32,9 @@ export function podGcController(ctx: WorkloadContext, options: PodGcOptions = {}
   controller.watch(pods, () => KEY);
   controller.watch(nodes, () => KEY);
 
-  async function forceDelete(pod: Obj): Promise<void> {
+  async function forceDelete(pod: api.Pod): Promise<void> {
     try {
-      await ctx.client.request('DELETE', `/api/v1/namespaces/${encodeURIComponent(pod.metadata.namespace)}/pods/${encodeURIComponent(pod.metadata.name)}`, {
+      await ctx.client.request('DELETE', `/api/v1/namespaces/${encodeURIComponent(pod.metadata.namespace ?? '')}/pods/${encodeURIComponent(pod.metadata.name)}`, {
         body: { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } },
       });
     } catch (e) {
@@ -42,8 +43,8 @@ export function podGcController(ctx: WorkloadContext, options: PodGcOptions = {}
   }
 
   /** kube's markFailedAndDeletePodWithCondition: phase Failed unless finished (and the condition, if any), then a forced deletion. */
-  async function markFailedAndDelete(pod: Obj, condition?: Obj): Promise<void> {
-    const conditions = condition ? [...(pod.status?.conditions ?? []).filter((c: Obj) => c.type !== condition.type), condition] : undefined;
+  async function markFailedAndDelete(pod: api.Pod, condition?: api.PodCondition): Promise<void> {
+    const conditions = condition ? [...(pod.status?.conditions ?? []).filter((c) => c.type !== condition.type), condition] : undefined;
     try {
       if (!isTerminal(pod) || conditions) await ctx.client.mergePatch(PODS, pod.metadata.name, pod.metadata.namespace, { status: { ...(isTerminal(pod) ? {} : { phase: 'Failed' }), ...(conditions ? { conditions } : {}) } }, 'status');
     } catch (e) {
@@ -60,7 +61,8 @@ export function podGcController(ctx: WorkloadContext, options: PodGcOptions = {}
     for (const node of missingSince.keys()) if (known.has(node)) missingSince.delete(node);
     let recheckInMs: number | undefined;
     for (const pod of orphaned(all, known)) {
-      const node = pod.spec.nodeName;
+      // orphaned() returns bound pods only.
+      const node = pod.spec?.nodeName ?? '';
       const since = missingSince.get(node) ?? now;
       missingSince.set(node, since);
       if (now - since < quarantineMs) {
@@ -70,7 +72,7 @@ export function podGcController(ctx: WorkloadContext, options: PodGcOptions = {}
       if (await ctx.client.read(NODES, node)) continue; // the cache was behind
       await markFailedAndDelete(pod, { type: 'DisruptionTarget', status: 'True', reason: 'DeletionByPodGC', message: 'PodGC: node no longer exists', lastTransitionTime: rfc3339(new Date(now)) });
     }
-    const byName = new Map(nodes.list().map((n) => [n.metadata.name as string, n]));
+    const byName = new Map(nodes.list().map((n) => [n.metadata.name, n]));
     for (const pod of terminatingOutOfService(all, byName)) await markFailedAndDelete(pod);
     for (const pod of unscheduledTerminating(all)) await forceDelete(pod);
     return { requeueAfterMs: Math.min(PERIOD_MS, (recheckInMs ?? PERIOD_MS) + 50) };

@@ -4,7 +4,7 @@
 // pods being deleted that were never scheduled go at once (no kubelet will ever finish them), and so
 // do pods being deleted on a node that is not Ready and tainted out-of-service (kube's
 // gcTerminating: an administrator has said the node is down for good). Pure.
-import type { Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
 import { isTerminal } from './pods.js';
 import { isNodeReady } from '../../kube/readiness.js';
 
@@ -14,16 +14,20 @@ export const TERMINATED_POD_THRESHOLD = 12_500;
 export const ORPHAN_QUARANTINE_MS = 40_000;
 
 /** Finished pods beyond `threshold`, oldest first (kube's gcTerminated). */
-export function excessTerminated(pods: Obj[], threshold: number): Obj[] {
+export function excessTerminated(pods: api.Pod[], threshold: number): api.Pod[] {
   const finished = pods.filter((p) => isTerminal(p) && !p.metadata.deletionTimestamp);
   if (threshold <= 0 || finished.length <= threshold) return [];
   return finished
-    .sort((a, b) => (a.metadata.creationTimestamp < b.metadata.creationTimestamp ? -1 : a.metadata.creationTimestamp > b.metadata.creationTimestamp ? 1 : 0))
+    .sort((a, b) => {
+      const ta = a.metadata.creationTimestamp ?? '';
+      const tb = b.metadata.creationTimestamp ?? '';
+      return ta < tb ? -1 : ta > tb ? 1 : 0;
+    })
     .slice(0, finished.length - threshold);
 }
 
 /** Pods bound to a node not in `nodes` (kube's gcOrphaned candidates). */
-export function orphaned(pods: Obj[], nodes: Set<string>): Obj[] {
+export function orphaned(pods: api.Pod[], nodes: Set<string>): api.Pod[] {
   return pods.filter((p) => p.spec?.nodeName && !nodes.has(p.spec.nodeName));
 }
 
@@ -31,16 +35,16 @@ export function orphaned(pods: Obj[], nodes: Set<string>): Obj[] {
 export const OUT_OF_SERVICE_TAINT = 'node.kubernetes.io/out-of-service';
 
 /** Pods being deleted on a node that is not Ready and out of service: no kubelet will finish them (kube's gcTerminating). */
-export function terminatingOutOfService(pods: Obj[], nodes: Map<string, Obj>): Obj[] {
+export function terminatingOutOfService(pods: api.Pod[], nodes: Map<string, api.Node>): api.Pod[] {
   return pods.filter((p) => {
     const node = p.metadata.deletionTimestamp && p.spec?.nodeName ? nodes.get(p.spec.nodeName) : undefined;
     if (!node) return false;
     const ready = isNodeReady(node);
-    return !ready && (node.spec?.taints ?? []).some((t: Obj) => t.key === OUT_OF_SERVICE_TAINT);
+    return !ready && (node.spec?.taints ?? []).some((t) => t.key === OUT_OF_SERVICE_TAINT);
   });
 }
 
 /** Pods being deleted that no node ever got (kube's gcUnscheduledTerminating). */
-export function unscheduledTerminating(pods: Obj[]): Obj[] {
+export function unscheduledTerminating(pods: api.Pod[]): api.Pod[] {
   return pods.filter((p) => p.metadata.deletionTimestamp && !p.spec?.nodeName);
 }

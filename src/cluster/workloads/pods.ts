@@ -1,27 +1,28 @@
 // Facts about pods that every workload controller asks: is a pod active, ready, available (ready
 // for minReadySeconds), and the pod a template makes (kube's controller_utils and podutil).
-import { controllerReference, type Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import { controllerReference } from '../../kube/index.js';
 import { isPodReady } from '../../kube/readiness.js';
 
-export function isTerminal(pod: Obj): boolean {
+export function isTerminal(pod: api.Pod): boolean {
   return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
 }
 
 /** Counted by its controller: not finished and not being deleted (kube's IsPodActive). */
-export function isActive(pod: Obj): boolean {
+export function isActive(pod: api.Pod): boolean {
   return !isTerminal(pod) && !pod.metadata?.deletionTimestamp;
 }
 
-function readyCondition(pod: Obj): Obj | undefined {
-  return (pod.status?.conditions ?? []).find((c: Obj) => c.type === 'Ready');
+function readyCondition(pod: api.Pod): api.PodCondition | undefined {
+  return (pod.status?.conditions ?? []).find((c) => c.type === 'Ready');
 }
 
-export function isReady(pod: Obj): boolean {
+export function isReady(pod: api.Pod): boolean {
   return isPodReady(pod);
 }
 
 /** When the pod last became Ready (undefined when not ready or unknown). */
-export function readySince(pod: Obj): number | undefined {
+export function readySince(pod: api.Pod): number | undefined {
   const c = readyCondition(pod);
   if (c?.status !== 'True' || !c.lastTransitionTime) return undefined;
   const t = Date.parse(c.lastTransitionTime);
@@ -29,7 +30,7 @@ export function readySince(pod: Obj): number | undefined {
 }
 
 /** Ready for at least minReadySeconds at `now` (kube's IsPodAvailable). */
-export function isAvailable(pod: Obj, minReadySeconds: number, now: number): boolean {
+export function isAvailable(pod: api.Pod, minReadySeconds: number, now: number): boolean {
   if (!isReady(pod)) return false;
   if (!minReadySeconds) return true;
   const since = readySince(pod);
@@ -37,7 +38,7 @@ export function isAvailable(pod: Obj, minReadySeconds: number, now: number): boo
 }
 
 /** How long until the pod becomes available, for a requeue (undefined: not on its way). */
-export function msUntilAvailable(pod: Obj, minReadySeconds: number, now: number): number | undefined {
+export function msUntilAvailable(pod: api.Pod, minReadySeconds: number, now: number): number | undefined {
   const since = readySince(pod);
   if (since === undefined || !minReadySeconds) return undefined;
   const due = since + minReadySeconds * 1000 - now;
@@ -49,9 +50,10 @@ export function msUntilAvailable(pod: Obj, minReadySeconds: number, now: number)
  * annotations, finalizers and spec, a name generated from the controller's, and the controller
  * reference.
  */
-export function podFromTemplate(template: Obj, owner: Obj, extraLabels: Record<string, string> = {}): Obj {
-  const meta = template.metadata ?? {};
-  const metadata: Obj = {
+export function podFromTemplate(template: api.PodTemplateSpec | undefined, owner: api.KubeObject, extraLabels: Record<string, string> = {}): api.Pod & { spec: api.PodSpec } {
+  const meta = template?.metadata ?? {};
+  // No name: the API server makes one from generateName.
+  const metadata: Omit<api.ObjectMeta, 'name'> = {
     generateName: `${owner.metadata.name}-`,
     namespace: owner.metadata.namespace,
     labels: { ...(meta.labels ?? {}), ...extraLabels },
@@ -59,5 +61,6 @@ export function podFromTemplate(template: Obj, owner: Obj, extraLabels: Record<s
   };
   if (meta.annotations) metadata.annotations = { ...meta.annotations };
   if (meta.finalizers) metadata.finalizers = [...meta.finalizers];
-  return { apiVersion: 'v1', kind: 'Pod', metadata, spec: structuredClone(template.spec ?? {}) };
+  // Typed as a Pod although its name is still to come (generateName) and its spec is the template's as it is.
+  return { apiVersion: 'v1', kind: 'Pod', metadata, spec: structuredClone(template?.spec ?? {}) } as api.Pod & { spec: api.PodSpec };
 }

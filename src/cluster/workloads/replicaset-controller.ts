@@ -4,7 +4,8 @@
 // (delete-order.ts); writes the status (replicas, fullyLabeledReplicas, readyReplicas,
 // availableReplicas after minReadySeconds, observedGeneration, ReplicaFailure). Expectations keep a
 // slow informer from making it act twice on the same shortfall.
-import { Controller, TerminalError, type Obj, type SyncResult } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import { Controller, TerminalError, type SyncResult } from '../../kube/index.js';
 import { fromLabelSelectorObject, matchesLabels, SelectorError } from '../../common/label-selectors.js';
 import { sameJson } from '../../kube/canonical.js';
 import { claim, ownerStillThere } from './claim.js';
@@ -17,7 +18,7 @@ import { controllerOf } from '../../kube/index.js';
 import { replicaSetStatus, type ManageFailure } from './replicaset.js';
 import { PODS, REPLICA_SETS } from './resources.js';
 
-export function selectorOf(object: Obj) {
+export function selectorOf(object: api.ReplicaSet | api.Deployment | api.DaemonSet | api.Job) {
   try {
     return fromLabelSelectorObject(object.spec?.selector);
   } catch (e) {
@@ -31,7 +32,7 @@ export function replicaSetController(ctx: WorkloadContext, expectations = new Ex
   observePods(ctx, 'ReplicaSet', expectations);
 
   /** The ReplicaSets a pod event concerns: its controller, or for an orphan every one that selects it. */
-  const ownersOf = (pod: Obj): string[] => {
+  const ownersOf = (pod: api.Pod): string[] => {
     const owner = controllingOwner(pod, 'ReplicaSet', replicaSets);
     if (owner) return [keyFor(owner)];
     if (controllerOf(pod)) return [];
@@ -75,13 +76,13 @@ export function replicaSetController(ctx: WorkloadContext, expectations = new Ex
     if (waits.length) return { requeueAfterMs: Math.min(...waits) + 50 };
   }
 
-  async function manageReplicas(rs: Obj, owned: Obj[]): Promise<{ failure?: ManageFailure; error?: Error }> {
+  async function manageReplicas(rs: api.ReplicaSet, owned: api.Pod[]): Promise<{ failure?: ManageFailure; error?: Error }> {
     const key = keyFor(rs);
     const diff = owned.length - (rs.spec?.replicas ?? 1);
     if (diff < 0) {
       const count = Math.min(-diff, BURST_REPLICAS);
       expectations.expect(key, count);
-      const error = await createPods(ctx, rs, count, () => podFromTemplate(rs.spec.template, rs), expectations);
+      const error = await createPods(ctx, rs, count, () => podFromTemplate(rs.spec?.template, rs), expectations);
       return error ? { error, failure: { reason: 'FailedCreate', message: error.message } } : {};
     }
     if (diff > 0) {
@@ -97,7 +98,7 @@ export function replicaSetController(ctx: WorkloadContext, expectations = new Ex
    * The active pods of this ReplicaSet and of its siblings (the ReplicaSets with the same
    * controller), so that scale-down prefers pods on nodes crowded by the whole Deployment.
    */
-  function relatedPods(rs: Obj): Obj[] {
+  function relatedPods(rs: api.ReplicaSet): api.Pod[] {
     const parent = controllerOf(rs)?.uid;
     const siblings = new Set(
       replicaSets
@@ -111,7 +112,7 @@ export function replicaSetController(ctx: WorkloadContext, expectations = new Ex
   return controller;
 }
 
-function selects(owner: Obj, pod: Obj): boolean {
+function selects(owner: api.ReplicaSet, pod: api.Pod): boolean {
   try {
     return matchesLabels(fromLabelSelectorObject(owner.spec?.selector), pod.metadata?.labels);
   } catch {

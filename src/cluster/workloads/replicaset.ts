@@ -1,5 +1,6 @@
 // The ReplicaSet status kube's ReplicaSet controller writes, computed from the pods it owns: pure.
-import type { Condition, Obj } from '../../kube/index.js';
+import type * as api from '../../api/index.js';
+import type { Condition } from '../../kube/index.js';
 import { rfc3339 } from '../../kube/index.js';
 import { omitEmpty } from '../../kube/canonical.js';
 import { isAvailable, isReady } from './pods.js';
@@ -18,7 +19,7 @@ export function hasAllLabels(labels: Record<string, string> | undefined, wanted:
  * The status for `pods` (the active pods the ReplicaSet owns): counts, observedGeneration, and a
  * ReplicaFailure condition while creating or deleting fails (kept as it was until it clears, as kube).
  */
-export function replicaSetStatus(rs: Obj, pods: Obj[], failure: ManageFailure | undefined, now: number): Obj {
+export function replicaSetStatus(rs: api.ReplicaSet, pods: api.Pod[], failure: ManageFailure | undefined, now: number): NonNullable<api.ReplicaSet['status']> {
   const minReadySeconds = rs.spec?.minReadySeconds ?? 0;
   const templateLabels = rs.spec?.template?.metadata?.labels;
   const ready = pods.filter(isReady);

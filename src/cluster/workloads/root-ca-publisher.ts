@@ -1,7 +1,7 @@
 // The root CA publisher, as kube-controller-manager's: a ConfigMap `kube-root-ca.crt` in every
 // active namespace holding the CA that verifies the API server (`ca.crt`), which pods mount through
 // their projected service-account volumes. Edited or deleted, it is put back.
-import { Controller, type Obj, type SyncResult } from '../../kube/index.js';
+import { Controller, type SyncResult } from '../../kube/index.js';
 import type { WorkloadContext } from './context.js';
 import { CONFIG_MAPS } from './resources.js';
 
@@ -24,7 +24,7 @@ export function rootCaPublisher(ctx: WorkloadContext, rootCa: string): Controlle
       await ctx.client.create(CONFIG_MAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: ROOT_CA_CONFIG_MAP, namespace, annotations: { [DESCRIPTION_KEY]: DESCRIPTION } }, data: { 'ca.crt': rootCa } });
       return;
     }
-    const data: Obj = current.data ?? {};
+    const data: Record<string, string> = current.data ?? {};
     if (Object.keys(data).length === 1 && data['ca.crt'] === rootCa && current.metadata.annotations?.[DESCRIPTION_KEY] === DESCRIPTION) return;
     await ctx.client.update(CONFIG_MAPS, { ...current, metadata: { ...current.metadata, annotations: { ...(current.metadata.annotations ?? {}), [DESCRIPTION_KEY]: DESCRIPTION } }, data: { 'ca.crt': rootCa } });
   }

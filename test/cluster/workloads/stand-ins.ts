@@ -4,7 +4,8 @@
 // whose taints it tolerates) — the scheduler's job — and a kubelet that reports bound pods Running
 // and Ready, with a pod IP, through pods/status, and finishes graceful deletions (grace 0) — the
 // kubelet's job. They act only through the API, as the real ones do. `holdReady` keeps chosen pods not ready.
-import { type EventType, Informer, InformerFactory, KubeClient, type Obj, type ResourceRef, keyOf, loadKubeConfig, rfc3339 } from '../../../src/kube/index.js';
+import type * as api from '../../../src/api/index.js';
+import { type EventType, Informer, InformerFactory, KubeClient, type ResourceRef, keyOf, loadKubeConfig, rfc3339 } from '../../../src/kube/index.js';
 import { NODES, PODS } from '../../../src/cluster/workloads/resources.js';
 import { targetNode } from '../../../src/cluster/workloads/daemonset.js';
 import { firstUntoleratedTaint } from '../../../src/cluster/scheduler/taints.js';
@@ -14,15 +15,15 @@ export interface StandInOptions {
   /** Delay before a bound pod is reported ready (default 50 ms). */
   readyAfterMs?: number;
   /** Pods for which this returns true are reported Running but never Ready. */
-  holdReady?: (pod: Obj) => boolean;
+  holdReady?: (pod: api.Pod) => boolean;
   /** The phase each bound pod reaches (default Running); Succeeded/Failed pods are reported not ready. */
-  phase?: (pod: Obj) => 'Running' | 'Succeeded' | 'Failed';
+  phase?: (pod: api.Pod) => 'Running' | 'Succeeded' | 'Failed';
   /** Whether a node's kubelet is running (default: all are); a stopped one reports nothing. */
   kubeletUp?: (node: string) => boolean;
   /** Run the scheduler stand-in (default true). */
   schedule?: boolean;
   /** Whether the kubelet finishes a pod's graceful deletion now (default: always); it is looked at again on the pod's next event. */
-  finishDeletion?: (pod: Obj) => boolean;
+  finishDeletion?: (pod: api.Pod) => boolean;
 }
 
 export interface StandIns {
@@ -48,7 +49,7 @@ export function startStandIns(client: KubeClient, options: StandInOptions = {}):
     }, afterMs);
   };
 
-  const handle = (pod: Obj) => {
+  const handle = (pod: api.Pod) => {
     if (stop.signal.aborted) return;
     const { name, namespace } = pod.metadata;
     const key = `${namespace}/${name}`;
@@ -76,7 +77,7 @@ export function startStandIns(client: KubeClient, options: StandInOptions = {}):
     if (options.kubeletUp && !options.kubeletUp(pod.spec.nodeName)) return;
     const phase = options.phase?.(pod) ?? 'Running';
     const held = phase !== 'Running' || (options.holdReady?.(pod) ?? false);
-    const ready = (pod.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True');
+    const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
     if (pod.status?.phase === phase && ready === !held) return;
     act(
       `ready ${key}`,
@@ -117,7 +118,7 @@ export async function startWorkloadTestServer(): Promise<{ api: TestApiServer; c
 }
 
 /** A Node with what its kubelet would report on registering: capacity and allocatable. */
-export async function createNode(client: KubeClient, name: string, extra: { labels?: Record<string, string>; taints?: Obj[]; unschedulable?: boolean } = {}): Promise<Obj> {
+export async function createNode(client: KubeClient, name: string, extra: { labels?: Record<string, string>; taints?: api.Taint[]; unschedulable?: boolean } = {}): Promise<api.Node> {
   await client.create(NODES, {
     apiVersion: 'v1',
     kind: 'Node',
@@ -132,11 +133,11 @@ export async function createNode(client: KubeClient, name: string, extra: { labe
  * An informer whose cache and events lag the API server by `lagMs`: a slow watch, for showing that
  * a controller's expectations keep it from acting twice on what it has not seen yet.
  */
-export class LaggingInformer extends Informer {
-  private readonly mirror = new Map<string, Obj>();
-  private readonly lagging: Array<(type: EventType, object: Obj, old?: Obj) => void> = [];
+export class LaggingInformer<T extends api.KubeObject> extends Informer<T> {
+  private readonly mirror = new Map<string, T>();
+  private readonly lagging: Array<(type: EventType, object: T, old?: T) => void> = [];
 
-  constructor(client: KubeClient, resource: ResourceRef, lagMs: number) {
+  constructor(client: KubeClient, resource: ResourceRef<T>, lagMs: number) {
     super(client, resource);
     super.on((type, object, old) => {
       setTimeout(() => {
@@ -147,20 +148,20 @@ export class LaggingInformer extends Informer {
     });
   }
 
-  override on(handler: (type: EventType, object: Obj, old?: Obj) => void): void {
+  override on(handler: (type: EventType, object: T, old?: T) => void): void {
     this.lagging.push(handler);
     for (const object of this.mirror.values()) handler('add', object);
   }
 
-  override list(): Obj[] {
+  override list(): T[] {
     return [...this.mirror.values()];
   }
 
-  override get(name: string, namespace?: string): Obj | undefined {
+  override get(name: string, namespace?: string): T | undefined {
     return this.mirror.get(namespace ? `${namespace}/${name}` : name);
   }
 
-  override getByKey(key: string): Obj | undefined {
+  override getByKey(key: string): T | undefined {
     return this.mirror.get(key);
   }
 }
