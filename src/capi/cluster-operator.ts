@@ -11,7 +11,6 @@
 // platform it does not support; a process reporting on the payload Deployment's behalf (the
 // install without machines, where no pod ever runs it) follows that Deployment's RELEASE_VERSION,
 // so an update moves the report too.
-import type * as api from '../api/index.js';
 import { ClusterOperatorStatus, Controller, isCrdEstablished, releaseVersion, resources } from '../kube/index.js';
 import { CLUSTER_API_NAMESPACE, GROUP, INFRA_GROUP } from './api.js';
 import type { CapiContext } from './context.js';
