@@ -9,6 +9,7 @@
 // anything outside those rules.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { ResourceRef } from '../src/kube/client.js';
 import * as k8s from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -41,9 +42,9 @@ test("the payload's CCM ClusterRole is the documented role plus only services/st
   assert.deepEqual(binding?.subjects, [{ kind: 'ServiceAccount', name: 'cloud-controller-manager', namespace: CCM_NAMESPACE }]);
 });
 
-const LEASES = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespaced: true };
-const PODS = { group: '', version: 'v1', resource: 'pods', namespaced: true };
-const SECRETS = { group: '', version: 'v1', resource: 'secrets', namespaced: true };
+const LEASES: ResourceRef<Obj> = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespaced: true };
+const PODS: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'pods', namespaced: true };
+const SECRETS: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'secrets', namespaced: true };
 
 test("every CCM controller works with exactly the payload's CCM role and gets 403 outside it", { timeout: 90_000 }, async () => {
   const api = await startTestApiServer();

@@ -7,6 +7,7 @@
 // at start; a NotReady node whose instance is terminated is deleted.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { ResourceRef } from '../src/kube/client.js';
 import { createServer, get, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { Manager, type Obj, loadKubeConfig, KubeClient } from '../src/kube/index.js';
@@ -18,7 +19,7 @@ import { startTestApiServer, type TestApiServer } from './helpers/apiserver.js';
 import { eventually } from './helpers/eventually.js';
 import { isUp, startCloud, waitForInstance, type CloudFixture } from './cloud/cloud-fixture.js';
 
-const EVENTS = { group: '', version: 'v1', resource: 'events', namespaced: true };
+const EVENTS: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'events', namespaced: true };
 // A cluster name of its own, so this run's balancer addresses (derived from it) differ from any
 // other test's sharing the loopback network.
 const CLUSTER = `ccm${randomBytes(3).toString('hex')}`;

@@ -59,7 +59,7 @@ export function capiContext(manager: Manager, clock: Clock = realClock): CapiCon
       const version = contract.at(-1) ?? groupInfo.preferredVersion?.version ?? served[0];
       const resource = await client.resourceFor(`${ref.apiGroup}/${version}`, ref.kind);
       resolved.set(key, resource);
-      return resource as ResourceRef<T>;
+      return resource as unknown as ResourceRef<T>;
     },
   };
 }

@@ -29,7 +29,7 @@ function appliedFields(desired: api.KubeObject): Patch & { metadata: Partial<api
  * `resource` saves a discovery lookup. Conflicts on create (someone created it meanwhile) retry.
  */
 export async function applyObject<T extends api.KubeObject = api.Unstructured>(client: KubeClient, desired: NoInfer<T>, resource?: ResourceRef<T>): Promise<ApplyResult<T>> {
-  const ref = resource ?? ((await client.resourceFor(String(desired.apiVersion), String(desired.kind))) as ResourceRef<T>);
+  const ref = resource ?? ((await client.resourceFor(String(desired.apiVersion), String(desired.kind))) as unknown as ResourceRef<T>);
   const { name, namespace } = desired.metadata ?? {};
   if (!name) throw new Error(`${desired.kind} has no metadata.name`);
   for (let attempt = 0; ; attempt++) {

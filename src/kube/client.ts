@@ -5,11 +5,33 @@
 // keep-alive agent `loadKubeConfig` installs.
 import { BosunError } from '../common/errors.js';
 import type * as k8s from '@kubernetes/client-node';
-import type { List } from '../api/index.js';
+import type { List, Unstructured } from '../api/index.js';
+
+/** A metav1.Status, as the API server answers an error (or a delete). */
+export interface Status {
+  kind?: string;
+  status?: string;
+  message?: string;
+  reason?: string;
+  code?: number;
+  details?: { name?: string; group?: string; kind?: string; causes?: { type?: string; message?: string; field?: string }[] };
+}
+
+/** One entry of an API group version's discovery document. */
+interface DiscoveredResource {
+  name: string;
+  kind: string;
+  namespaced?: boolean;
+}
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { createRequire } from 'node:module';
 
+/**
+ * Raw JSON of any shape, for tests that read what kubectl or the API server print. src/ uses the
+ * typed kinds of src/api, or api.Unstructured where the kind is known only at run time.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Obj = Record<string, any>;
 
 /**
@@ -17,7 +39,7 @@ export type Obj = Record<string, any>;
  * the type of its objects (src/api), so that reads through a typed reference return typed objects:
  * `client.get(resources.machines, name, ns)` is a `Machine`. It exists only for the type checker.
  */
-export interface ResourceRef<T = Obj> {
+export interface ResourceRef<T = Unstructured> {
   group: string;
   version: string;
   resource: string;
@@ -34,7 +56,7 @@ export class KubeApiError extends BosunError {
     readonly code: number,
     reason: string,
     message: string,
-    readonly status?: Obj,
+    readonly status?: Status,
   ) {
     super(reason, message);
   }
@@ -95,7 +117,7 @@ export function clientIdentity(options: KubeClientOptions = {}): { userAgent: st
 const WRITES = new Set(['POST', 'PUT', 'PATCH']);
 
 export class KubeClient {
-  private readonly discovery = new Map<string, Promise<Obj[]>>();
+  private readonly discovery = new Map<string, Promise<DiscoveredResource[]>>();
   readonly userAgent: string;
   readonly fieldManager: string;
 
@@ -118,8 +140,9 @@ export class KubeClient {
     await this.kubeconfig.applyToHTTPSOptions(opts);
     const payload = init.body === undefined ? undefined : typeof init.body === 'string' ? init.body : JSON.stringify(init.body);
     if (payload !== undefined) {
-      (opts.headers as Obj)['content-type'] = init.contentType ?? 'application/json';
-      (opts.headers as Obj)['content-length'] = Buffer.byteLength(payload);
+      const headers = opts.headers as Record<string, string | number>;
+      headers['content-type'] = init.contentType ?? 'application/json';
+      headers['content-length'] = Buffer.byteLength(payload);
     }
     const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
     if (url.protocol === 'http:') delete opts.agent;
@@ -138,12 +161,12 @@ export class KubeClient {
   }
 
   /** Sends a request and returns the decoded JSON body; non-2xx answers throw a KubeApiError. */
-  async request<T = Obj>(method: string, path: string, init: RequestInit = {}): Promise<T> {
+  async request<T = unknown>(method: string, path: string, init: RequestInit = {}): Promise<T> {
     const res = await this.open(method, path, init);
     const chunks: Buffer[] = [];
     for await (const chunk of res) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
-    let body: Obj | undefined;
+    let body: Status | undefined;
     try {
       body = text ? JSON.parse(text) : undefined;
     } catch {
@@ -157,12 +180,12 @@ export class KubeClient {
     return body as T;
   }
 
-  get<T = Obj>(ref: ResourceRef<T>, name: string, namespace?: string): Promise<T> {
+  get<T = Unstructured>(ref: ResourceRef<T>, name: string, namespace?: string): Promise<T> {
     return this.request<T>('GET', resourcePath(ref, namespace, name));
   }
 
   /** The object, or undefined when it does not exist. */
-  async read<T = Obj>(ref: ResourceRef<T>, name: string, namespace?: string): Promise<T | undefined> {
+  async read<T = Unstructured>(ref: ResourceRef<T>, name: string, namespace?: string): Promise<T | undefined> {
     try {
       return await this.get(ref, name, namespace);
     } catch (e) {
@@ -171,27 +194,28 @@ export class KubeClient {
     }
   }
 
-  list<T = Obj>(ref: ResourceRef<T>, namespace?: string, query: RequestInit['query'] = {}): Promise<List<T>> {
+  list<T = Unstructured>(ref: ResourceRef<T>, namespace?: string, query: RequestInit['query'] = {}): Promise<List<T>> {
     return this.request<List<T>>('GET', resourcePath(ref, namespace), { query });
   }
 
-  create<T = Obj>(ref: ResourceRef<T>, object: T, query: RequestInit['query'] = {}): Promise<T> {
+  create<T = Unstructured>(ref: ResourceRef<T>, object: NoInfer<T>, query: RequestInit['query'] = {}): Promise<T> {
     return this.request<T>('POST', resourcePath(ref, metadataOf(object).namespace), { body: object, query });
   }
 
-  update<T = Obj>(ref: ResourceRef<T>, object: T, subresource?: string): Promise<T> {
+  update<T = Unstructured>(ref: ResourceRef<T>, object: NoInfer<T>, subresource?: string): Promise<T> {
     const { namespace, name } = metadataOf(object);
     return this.request<T>('PUT', resourcePath(ref, namespace, name, subresource), { body: object });
   }
 
   /** A JSON merge patch (RFC 7386) of the object or its subresource. */
-  mergePatch<T = Obj>(ref: ResourceRef<T>, name: string, namespace: string | undefined, patch: Patch, subresource?: string): Promise<T> {
+  mergePatch<T = Unstructured>(ref: ResourceRef<T>, name: string, namespace: string | undefined, patch: Patch, subresource?: string): Promise<T> {
     return this.request<T>('PATCH', resourcePath(ref, namespace, name, subresource), { body: patch, contentType: 'application/merge-patch+json' });
   }
 
-  async delete(ref: ResourceRef, name: string, namespace?: string, options: Obj = {}): Promise<Obj | undefined> {
+  /** Deletes; resolves with the object as the server answers (being deleted, or gone), undefined when there was none. */
+  async delete<T = Unstructured>(ref: ResourceRef<T>, name: string, namespace?: string, options: Patch = {}): Promise<T | undefined> {
     try {
-      return await this.request('DELETE', resourcePath(ref, namespace, name), { body: { kind: 'DeleteOptions', apiVersion: 'v1', ...options } });
+      return await this.request<T>('DELETE', resourcePath(ref, namespace, name), { body: { kind: 'DeleteOptions', apiVersion: 'v1', ...options } });
     } catch (e) {
       if (isNotFound(e)) return undefined;
       throw e;
@@ -205,12 +229,12 @@ export class KubeClient {
       if (fresh) this.discovery.delete(apiVersion);
       let pending = this.discovery.get(apiVersion);
       if (!pending) {
-        pending = this.request<Obj>('GET', group ? `/apis/${group}/${version}` : `/api/${version}`).then((list) => list.resources ?? []);
+        pending = this.request<{ resources?: DiscoveredResource[] }>('GET', group ? `/apis/${group}/${version}` : `/api/${version}`).then((list) => list.resources ?? []);
         pending.catch(() => this.discovery.delete(apiVersion));
         this.discovery.set(apiVersion, pending);
       }
       const resources = await pending.catch((e) => {
-        if (isNotFound(e)) return [] as Obj[];
+        if (isNotFound(e)) return [] as DiscoveredResource[];
         throw e;
       });
       return resources.find((r) => r.kind === kind && !String(r.name).includes('/'));

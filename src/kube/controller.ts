@@ -44,7 +44,7 @@ import { BosunError } from '../common/errors.js';
 import { setMaxListeners } from 'node:events';
 import { logger, type Logger } from '../common/log.js';
 import { type Clock, realClock, sleepOn } from './clock.js';
-import { type Obj } from './client.js';
+import type * as api from '../api/index.js';
 import { type DegradedOnError, reportDegraded } from './degraded.js';
 import { type EventType, type Informer, keyOf } from './informer.js';
 import type { EventFilter } from './predicates.js';
@@ -77,7 +77,7 @@ export interface SyncReporter {
 export type SyncFunction = (key: string, context: SyncContext) => Promise<SyncResult | void> | SyncResult | void;
 
 /** Maps an event on a watched object to the keys to reconcile (none: undefined or []). */
-export type KeyMapper<T extends Obj = Obj> = (object: T, type: EventType, old?: T) => string | string[] | undefined;
+export type KeyMapper<T extends api.KubeObject = api.KubeObject> = (object: T, type: EventType, old?: T) => string | string[] | undefined;
 
 export interface ControllerOptions {
   name: string;
@@ -126,7 +126,7 @@ export class Controller {
    * Watches an informer. Without a mapper the informer is primary: its objects' own keys are
    * reconciled, and they are what a resync re-enqueues.
    */
-  watch<T extends Obj>(informer: Informer<T>, map?: KeyMapper<T>, filter?: EventFilter<T>): this {
+  watch<T extends api.KubeObject>(informer: Informer<T>, map?: KeyMapper<T>, filter?: EventFilter<T>): this {
     const keys: KeyMapper<T> = map ?? ((object) => keyOf(object));
     const mapper: KeyMapper<T> = filter ? (object, type, old) => (filter(type, object, old) ? keys(object, type, old) : undefined) : keys;
     this.informers.push({ informer, primary: !map, mapper });
@@ -134,7 +134,7 @@ export class Controller {
     return this;
   }
 
-  private enqueueMapped<T extends Obj>(mapper: KeyMapper<T>, type: EventType, object: T, old?: T): void {
+  private enqueueMapped<T extends api.KubeObject>(mapper: KeyMapper<T>, type: EventType, object: T, old?: T): void {
     let keys: string | string[] | undefined;
     try {
       keys = mapper(object, type, old);

@@ -8,11 +8,11 @@
 //   - CountExpectations (kube-controller-manager's ControllerExpectations): creations and
 //     deletions expected per owner key; a controller waits until they are observed, or until
 //     they expire (a watch event lost), before it counts again.
-import type { Obj } from './client.js';
+import type * as api from '../api/index.js';
 import { type Clock, realClock } from './clock.js';
 import { keyOf } from './informer.js';
 
-export class WriteExpectations<T extends Obj = Obj> {
+export class WriteExpectations<T extends api.KubeObject = api.Unstructured> {
   private readonly pending = new Map<string, { stale: Set<string>; written: T }>();
 
   /** `before` (as the cache has it) was written and became `after`. */

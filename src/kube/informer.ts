@@ -10,7 +10,8 @@
 import { setMaxListeners } from 'node:events';
 import { logger } from '../common/log.js';
 import { sleep } from '../common/sleep.js';
-import { type KubeClient, type Obj, type ResourceRef, apiVersionOf, resourcePath } from './client.js';
+import { type KubeClient, type ResourceRef, apiVersionOf, resourcePath } from './client.js';
+import type * as api from '../api/index.js';
 
 const log = logger('informer');
 
@@ -21,7 +22,7 @@ interface WatchEvent<T> {
   type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
   object: T | { code?: number; message?: string };
 }
-export type Handler<T extends Obj = Obj> = (type: EventType, object: T, old?: T) => void;
+export type Handler<T extends api.KubeObject = api.KubeObject> = (type: EventType, object: T, old?: T) => void;
 
 export interface InformerOptions {
   namespace?: string;
@@ -39,7 +40,7 @@ export function keyOf(object: { metadata?: { namespace?: string; name?: string }
 }
 
 /** An informer of objects of type T (as the API serves them; typing is the caller's claim). */
-export class Informer<T extends Obj = Obj> {
+export class Informer<T extends api.KubeObject = api.Unstructured> {
   private readonly cache = new Map<string, T>();
   private readonly handlers: Handler<T>[] = [];
   private resourceVersion = '';
@@ -259,12 +260,12 @@ export class InformerFactory {
   constructor(readonly client: KubeClient) {}
 
   /** The informer for `apiVersion`/`kind` (resolved through discovery). */
-  async forKind<T extends Obj = Obj>(apiVersion: string, kind: string, options: InformerOptions = {}): Promise<Informer<T>> {
-    return this.forResource(await this.client.resourceFor(apiVersion, kind) as ResourceRef<T>, options);
+  async forKind<T extends api.KubeObject = api.Unstructured>(apiVersion: string, kind: string, options: InformerOptions = {}): Promise<Informer<T>> {
+    return this.forResource((await this.client.resourceFor(apiVersion, kind)) as unknown as ResourceRef<T>, options);
   }
 
   /** The shared informer of a resource (typed: `forResource<Node>(resources.nodes)`). */
-  forResource<T extends Obj = Obj>(resource: ResourceRef<T>, options: InformerOptions = {}): Informer<T> {
+  forResource<T extends api.KubeObject = api.Unstructured>(resource: ResourceRef<T>, options: InformerOptions = {}): Informer<T> {
     const key = JSON.stringify([resource.group, resource.version, resource.resource, options.namespace, options.labelSelector, options.fieldSelector]);
     const shared = this.informers.get(key);
     if (shared) return shared as unknown as Informer<T>;

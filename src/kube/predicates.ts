@@ -2,10 +2,10 @@
 // A filter sees the event as a KeyMapper does (type, object, old) and says yes or no; adds and
 // deletes always pass the standard ones, updates only when the named part changed. A controller
 // takes one per watch (Controller.watch(informer, map, filter)); `anyOf` combines them.
-import type { Obj } from './client.js';
+import type * as api from '../api/index.js';
 import type { EventType } from './informer.js';
 
-export type EventFilter<T extends Obj = Obj> = (type: EventType, object: T, old?: T) => boolean;
+export type EventFilter<T extends api.KubeObject = api.KubeObject> = (type: EventType, object: T, old?: T) => boolean;
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a ?? {}) === JSON.stringify(b ?? {});
 
@@ -19,7 +19,7 @@ export const labelsChanged: EventFilter = (type, object, old) => type !== 'updat
 export const annotationsChanged: EventFilter = (type, object, old) => type !== 'update' || !same(sortedEntries(object.metadata?.annotations), sortedEntries(old?.metadata?.annotations));
 
 /** Passes when any of the filters passes (e.g. generation or labels changed). */
-export function anyOf<T extends Obj>(...filters: EventFilter<T>[]): EventFilter<T> {
+export function anyOf<T extends api.KubeObject>(...filters: EventFilter<T>[]): EventFilter<T> {
   return (type, object, old) => filters.some((f) => f(type, object, old));
 }
 

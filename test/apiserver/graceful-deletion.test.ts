@@ -5,11 +5,12 @@
 // finalizer still holds a pod whose grace is over.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { ResourceRef } from '../../src/kube/client.js';
 import { gracefulStep } from '../../src/apiserver/registry/graceful-deletion.js';
 import { KubeClient, loadKubeConfig, type Obj } from '../../src/kube/index.js';
 import { startTestApiServer } from '../helpers/apiserver.js';
 
-const PODS = { group: '', version: 'v1', resource: 'pods', namespaced: true };
+const PODS: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'pods', namespaced: true };
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 const podPeriod = (own: number) => (asked: number | undefined) => asked ?? own;
 
@@ -86,7 +87,7 @@ test('pods are deleted gracefully through the API and kubectl', { timeout: 60_00
     await client.mergePatch(PODS, 'held2', 'default', { metadata: { finalizers: null } });
     assert.equal(await client.read(PODS, 'held2', 'default'), undefined, 'grace 0 and the last finalizer gone');
 
-    const bad = await client.request('DELETE', '/api/v1/namespaces/default/pods/x?gracePeriodSeconds=soon').catch((e) => e);
+    const bad = (await client.request('DELETE', '/api/v1/namespaces/default/pods/x?gracePeriodSeconds=soon').catch((e) => e)) as { code?: number };
     assert.equal(bad.code, 400);
   } finally {
     await api.stop();

@@ -15,7 +15,7 @@ import { runBosun } from '../helpers/cli.js';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
 import { NOW, pausedWorkers, stalled } from './upgrade-status-fixtures.js';
 
-const REFS: Record<string, ResourceRef> = {
+const REFS: Record<string, ResourceRef<Obj>> = {
   ClusterVersion: resources.clusterVersions, ClusterOperator: resources.clusterOperators, MachineConfigPool: resources.machineConfigPools,
   MachineConfig: resources.machineConfigs, Node: resources.nodes, Deployment: resources.deployments,
 };

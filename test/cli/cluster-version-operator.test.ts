@@ -14,7 +14,8 @@ import { createReleaseCrds, freePort } from '../helpers/cluster-objects.js';
 import { bosunBin, runBosun } from '../helpers/cli.js';
 import { buildRelease } from '../../src/cvo/payload/build.js';
 import { readReleaseFiles, writeRelease } from '../../src/release/release-store.js';
-import { KubeClient } from '../../src/kube/client.js';
+import { KubeClient, type Obj, type ResourceRef } from '../../src/kube/client.js';
+import { resources } from '../../src/kube/resources.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { eventually } from '../helpers/eventually.js';
 
@@ -26,7 +27,7 @@ test('bosun cluster-version-operator installs the desired release and serves met
   const release = buildRelease({ version: '1.0.0', from: join(root, 'release-payload'), cvoManifests: join(root, 'manifests'), store });
   const client = new KubeClient(loadKubeConfig(api.kubeconfigPath));
   await createReleaseCrds(client, release.dir);
-  const cvRef = { group: 'config.openshift.io', version: 'v1', resource: 'clusterversions', namespaced: false };
+  const cvRef: ResourceRef<Obj> = { group: 'config.openshift.io', version: 'v1', resource: 'clusterversions', namespaced: false };
   // No machine-config, cloud-controller-manager or Cluster API operator runs here: their ClusterOperator gates are overridden as unmanaged.
   await client.create(cvRef, { apiVersion: 'config.openshift.io/v1', kind: 'ClusterVersion', metadata: { name: 'version' }, spec: { clusterID: '6b1c1b1e-0000-4000-8000-000000000003', overrides: [{ kind: 'ClusterOperator', group: 'config.openshift.io', name: 'machine-config', namespace: '', unmanaged: true }, { kind: 'ClusterOperator', group: 'config.openshift.io', name: 'cloud-controller-manager', namespace: '', unmanaged: true }, { kind: 'ClusterOperator', group: 'config.openshift.io', name: 'cluster-api', namespace: '', unmanaged: true }], desiredUpdate: { version: '1.0.0', image: release.pullspec } } });
   const port = await freePort();
@@ -65,8 +66,8 @@ test('a CVO killed in the middle of an update: the next one takes over and finis
   });
   const client = new KubeClient(loadKubeConfig(api.kubeconfigPath));
   await createReleaseCrds(client, release.dir);
-  const cvRef = { group: 'config.openshift.io', version: 'v1', resource: 'clusterversions', namespaced: false };
-  const coRef = { group: 'config.openshift.io', version: 'v1', resource: 'clusteroperators', namespaced: false };
+  const cvRef: ResourceRef<Obj> = { group: 'config.openshift.io', version: 'v1', resource: 'clusterversions', namespaced: false };
+  const coRef: ResourceRef<Obj> = { group: 'config.openshift.io', version: 'v1', resource: 'clusteroperators', namespaced: false };
   await client.create(cvRef, {
     apiVersion: 'config.openshift.io/v1', kind: 'ClusterVersion', metadata: { name: 'version' },
     // No machine-config, cloud-controller-manager or Cluster API operator runs here: their ClusterOperator gates are overridden as unmanaged.
@@ -97,8 +98,8 @@ test('a CVO killed in the middle of an update: the next one takes over and finis
     await client.mergePatch(coRef, 'example', undefined, { status: { conditions: [{ type: 'Available', status: 'True', reason: 'AsExpected', lastTransitionTime: t }, { type: 'Degraded', status: 'False', reason: 'AsExpected', lastTransitionTime: t }], versions: [{ name: 'operator', version: '1.0.1' }] } }, 'status');
     const done = await until('the update to be finished by the second CVO', (cv) => cv.status?.history?.[0]?.image === gated.pullspec && cv.status.history[0].state === 'Completed', second.output);
     assert.deepEqual(done.status.history.map((h: any) => [h.version, h.state]), [['1.0.1', 'Completed'], ['1.0.0', 'Completed']]);
-    const lease = await client.get({ group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespaced: true }, 'version', 'openshift-cluster-version');
-    assert.equal(lease.spec.holderIdentity.split('_').pop(), String(second.child.pid), 'the second process holds the Lease');
+    const lease = await client.get(resources.leases, 'version', 'openshift-cluster-version');
+    assert.equal(lease.spec!.holderIdentity!.split('_').pop(), String(second.child.pid), 'the second process holds the Lease');
   } finally {
     first.child.kill('SIGKILL');
     second?.child.kill('SIGKILL');

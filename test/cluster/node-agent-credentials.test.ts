@@ -10,6 +10,7 @@
 // for a machine the cloud does not have stays pending.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { ResourceRef } from '../../src/kube/client.js';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -25,9 +26,9 @@ import { runKubectl } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
 import { bootWorker, kubeconfigText, readyCondition, startNodeCluster, workerUserData, type NodeCluster } from './node-agent-fixture.js';
 
-const NODES = { group: '', version: 'v1', resource: 'nodes', namespaced: false };
-const PODS = { group: '', version: 'v1', resource: 'pods', namespaced: true };
-const CSRS = { group: 'certificates.k8s.io', version: 'v1', resource: 'certificatesigningrequests', namespaced: false };
+const NODES: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'nodes', namespaced: false };
+const PODS: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'pods', namespaced: true };
+const CSRS: ResourceRef<Obj> = { group: 'certificates.k8s.io', version: 'v1', resource: 'certificatesigningrequests', namespaced: false };
 
 let c: NodeCluster;
 let token: string;

@@ -7,6 +7,7 @@
 // the graceful deletion the node finishes, and --force removes at once.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { ResourceRef } from '../../src/kube/client.js';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -20,8 +21,8 @@ import { eventually } from '../helpers/eventually.js';
 import { bootstrapUserData, bootWorker, startNodeCluster, type NodeCluster } from './node-agent-fixture.js';
 
 const COMPONENT = fileURLToPath(new URL('./node-agent-component.mjs', import.meta.url));
-const PODS = { group: '', version: 'v1', resource: 'pods', namespaced: true };
-const SERVICES = { group: '', version: 'v1', resource: 'services', namespaced: true };
+const PODS: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'pods', namespaced: true };
+const SERVICES: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'services', namespaced: true };
 
 let c: NodeCluster;
 let machine: Instance;
@@ -242,7 +243,7 @@ test('a failing liveness probe restarts the container', { timeout: 30_000 }, asy
 test('init containers run in order to completion before the app container; one failing under restartPolicy Never fails the pod (Init:Error), under Always it crash-loops', { timeout: 60_000 }, async () => {
   // Every status the pod goes through, from a watch: the init containers may finish between two polls.
   const seen = new Set<string>();
-  const watching = new Informer(c.kube, PODS, { namespace: 'default', fieldSelector: 'metadata.name=with-init' });
+  const watching = new Informer(c.kube, PODS as ResourceRef<api.Pod>, { namespace: 'default', fieldSelector: 'metadata.name=with-init' });
   watching.on((_type, x) => {
     const initialized = x.status?.conditions?.find((k: Obj) => k.type === 'Initialized')?.status;
     if (x.status?.phase) seen.add(`${x.status.phase}/${initialized}/${x.status.containerStatuses?.[0]?.state?.waiting?.reason ?? ''}`);

@@ -10,6 +10,7 @@
 // table-tested.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { ResourceRef } from '../../src/kube/client.js';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:tls';
@@ -20,9 +21,9 @@ import type { Obj } from '../../src/kube/index.js';
 import { eventually } from '../helpers/eventually.js';
 import { bootstrapUserData, bootWorker, readyCondition, startNodeCluster, type NodeCluster } from './node-agent-fixture.js';
 
-const NODES = { group: '', version: 'v1', resource: 'nodes', namespaced: false };
-const LEASES = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespaced: true };
-const CSRS = { group: 'certificates.k8s.io', version: 'v1', resource: 'certificatesigningrequests', namespaced: false };
+const NODES: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'nodes', namespaced: false };
+const LEASES: ResourceRef<Obj> = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespaced: true };
+const CSRS: ResourceRef<Obj> = { group: 'certificates.k8s.io', version: 'v1', resource: 'certificatesigningrequests', namespaced: false };
 const LIFETIME_MS = 150_000;
 
 let c: NodeCluster;

@@ -8,6 +8,7 @@
 // others, and a NodePort sends only to the node's own endpoints.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { ResourceRef } from '../../src/kube/client.js';
 import { request } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import type { Instance } from '../../src/cloud/types.js';
@@ -15,8 +16,8 @@ import type { Obj } from '../../src/kube/index.js';
 import { eventually } from '../helpers/eventually.js';
 import { bootstrapUserData, bootWorker, startNodeCluster, type NodeCluster } from './node-agent-fixture.js';
 
-const PODS = { group: '', version: 'v1', resource: 'pods', namespaced: true };
-const SERVICES = { group: '', version: 'v1', resource: 'services', namespaced: true };
+const PODS: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'pods', namespaced: true };
+const SERVICES: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'services', namespaced: true };
 
 let c: NodeCluster;
 /** The echo pod's node, booted last: the others hold the cluster IPs first. */

@@ -3,10 +3,11 @@
 // registers the Node (addresses, labels, taint, capacity, nodeInfo), renews its Lease, and after a
 // reboot comes back with the new boot ID, having stopped its heartbeat while down.
 import { after, before, test } from 'node:test';
+import { resources } from '../../src/kube/resources.js';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Obj } from '../../src/kube/index.js';
+import type { Obj, ResourceRef } from '../../src/kube/index.js';
 import { eventually } from '../helpers/eventually.js';
 import { bootWorker, readyCondition, startNodeCluster, workerUserData, type NodeCluster } from './node-agent-fixture.js';
 
@@ -20,8 +21,8 @@ after(async () => {
   await c?.close();
 });
 
-const node = (name: string) => c.kube.read({ group: '', version: 'v1', resource: 'nodes', namespaced: false }, name);
-const lease = (name: string) => c.kube.read({ group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespaced: true }, name, 'kube-node-lease');
+const node = (name: string) => c.kube.read<Obj>(resources.nodes as ResourceRef<Obj>, name);
+const lease = (name: string) => c.kube.read<Obj>({ group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespaced: true }, name, 'kube-node-lease');
 
 test('a booted machine registers its Node Ready with its addresses, labels, taint, capacity and nodeInfo; its Lease is renewed', { timeout: 90_000 }, async () => {
   const userData = workerUserData(c.api, { bootstrapUser: { token: c.api.token }, nodeUser: { token: c.api.token } });
@@ -106,7 +107,7 @@ test('a reboot stops the heartbeat: the Node goes NotReady while the machine is 
   const rebooted = await c.client.getInstance(instance.id);
   assert.equal(after.status.nodeInfo.bootID, rebooted.bootId);
   assert.equal(after.metadata.uid, before!.metadata.uid, 'the same Node object, taken over');
-  const rebootedEvent = await eventually('a Rebooted event', async () => ((await c.kube.list({ group: '', version: 'v1', resource: 'events', namespaced: true }, 'default')).items as Obj[])
+  const rebootedEvent = await eventually('a Rebooted event', async () => ((await c.kube.list<Obj>({ group: '', version: 'v1', resource: 'events', namespaced: true }, 'default')).items as Obj[])
     .find((e) => e.reason === 'Rebooted' && e.involvedObject?.name === 'worker-a'));
   assert.equal(rebootedEvent.message, `Node worker-a has been rebooted, boot id: ${rebooted.bootId}`);
 });

@@ -15,9 +15,9 @@ import { eventually } from '../helpers/eventually.js';
 import { node, pod } from './scheduler-fixtures.js';
 import type { Node, Pod } from '../../src/cluster/scheduler/types.js';
 
-const NODES: ResourceRef = { group: '', version: 'v1', resource: 'nodes', namespaced: false };
-const PODS: ResourceRef = { group: '', version: 'v1', resource: 'pods', namespaced: true };
-const EVENTS: ResourceRef = { group: '', version: 'v1', resource: 'events', namespaced: true };
+const NODES: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'nodes', namespaced: false };
+const PODS: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'pods', namespaced: true };
+const EVENTS: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'events', namespaced: true };
 
 async function withScheduler(body: (ctx: { api: TestApiServer; client: KubeClient }) => Promise<void>): Promise<void> {
   const api = await startTestApiServer({ port: 0 });

@@ -16,13 +16,13 @@ import { createReleaseCrds } from '../helpers/cluster-objects.js';
 import { buildRelease, type BuiltRelease } from '../../src/cvo/payload/build.js';
 import { readReleaseFiles, writeRelease } from '../../src/release/release-store.js';
 import { ClusterVersionOperator } from '../../src/cvo/operator.js';
-import { KubeClient, type ResourceRef } from '../../src/kube/client.js';
+import { KubeClient, type ResourceRef, type Obj } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const CV: ResourceRef = { group: 'config.openshift.io', version: 'v1', resource: 'clusterversions', namespaced: false };
-const CO: ResourceRef = { group: 'config.openshift.io', version: 'v1', resource: 'clusteroperators', namespaced: false };
-const CM: ResourceRef = { group: '', version: 'v1', resource: 'configmaps', namespaced: true };
+const CV: ResourceRef<Obj> = { group: 'config.openshift.io', version: 'v1', resource: 'clusterversions', namespaced: false };
+const CO: ResourceRef<Obj> = { group: 'config.openshift.io', version: 'v1', resource: 'clusteroperators', namespaced: false };
+const CM: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'configmaps', namespaced: true };
 const include = 'annotations:\n    include.release.openshift.io/self-managed-high-availability: "true"';
 
 const operatorManifests: Record<string, string> = {

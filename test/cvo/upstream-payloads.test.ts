@@ -18,7 +18,7 @@ import { enabledFeatureGates, majorVersionOf } from '../../src/cvo/payload/featu
 import { readReleaseFiles, writeRelease } from '../../src/release/release-store.js';
 import { buildRelease } from '../../src/cvo/payload/build.js';
 import { ClusterVersionOperator } from '../../src/cvo/operator.js';
-import { KubeClient, type ResourceRef } from '../../src/kube/client.js';
+import { KubeClient, type ResourceRef, type Obj } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
 import { createReleaseCrds } from '../helpers/cluster-objects.js';
@@ -29,9 +29,9 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const fixtures = fileURLToPath(new URL('./fixtures/upstream/', import.meta.url));
 const majorV5 = join(fixtures, 'majorversiontest-v5');
 const gates = join(fixtures, 'featuregatetest');
-const CV: ResourceRef = { group: 'config.openshift.io', version: 'v1', resource: 'clusterversions', namespaced: false };
-const FG: ResourceRef = { group: 'config.openshift.io', version: 'v1', resource: 'featuregates', namespaced: false };
-const CM: ResourceRef = { group: '', version: 'v1', resource: 'configmaps', namespaced: true };
+const CV: ResourceRef<Obj> = { group: 'config.openshift.io', version: 'v1', resource: 'clusterversions', namespaced: false };
+const FG: ResourceRef<Obj> = { group: 'config.openshift.io', version: 'v1', resource: 'featuregates', namespaced: false };
+const CM: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'configmaps', namespaced: true };
 
 const included = (dir: string, enabled?: string[]) => {
   const payload = loadPayload(dir);

@@ -2,6 +2,7 @@
 // tables; degraded-on-error and filtered watches against the embedded API server.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type * as api from '../../src/api/index.js';
 import { startTestApiServer } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
 import type { Obj, ResourceRef } from '../../src/kube/client.js';
@@ -15,10 +16,10 @@ import { controllerOf, controllerReference, enqueueOwner, type OwnerReference } 
 import { annotationsChanged, anyOf, generationChanged, labelsChanged, type EventFilter } from '../../src/kube/predicates.js';
 import type { EventType } from '../../src/kube/informer.js';
 
-const obj = (meta: Obj): Obj => ({ apiVersion: 'v1', kind: 'Thing', metadata: { name: 'x', namespace: 'ns', ...meta } });
+const obj = (meta: Partial<api.ObjectMeta>): api.KubeObject => ({ apiVersion: 'v1', kind: 'Thing', metadata: { name: 'x', namespace: 'ns', ...meta } });
 
 test('event filters: adds and deletes pass; updates pass when their part changed', () => {
-  const rows: Array<[string, EventFilter, EventType, Obj, Obj | undefined, boolean]> = [
+  const rows: Array<[string, EventFilter, EventType, api.KubeObject, api.KubeObject | undefined, boolean]> = [
     ['generation: add', generationChanged, 'add', obj({ generation: 1 }), undefined, true],
     ['generation: delete', generationChanged, 'delete', obj({ generation: 1 }), undefined, true],
     ['generation: spec change', generationChanged, 'update', obj({ generation: 2 }), obj({ generation: 1 }), true],
@@ -40,7 +41,7 @@ test('enqueueOwner maps an object to its controller owner of the given kind', ()
   const rs = { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web-5d8f', namespace: 'shop', uid: 'u-1' } };
   const owned = (refs: OwnerReference[], namespace = 'shop') => ({ metadata: { name: 'pod', namespace, ownerReferences: refs } });
   const toReplicaSet = enqueueOwner({ group: 'apps', kind: 'ReplicaSet' });
-  const rows: Array<[string, Obj, string | undefined]> = [
+  const rows: Array<[string, api.KubeObject, string | undefined]> = [
     ['controller owner', owned([controllerReference(rs)]), 'shop/web-5d8f'],
     ['owner, not controller', owned([{ ...controllerReference(rs), controller: false }]), undefined],
     ['no owners', { metadata: { name: 'pod', namespace: 'shop' } }, undefined],
@@ -56,13 +57,13 @@ test('enqueueOwner maps an object to its controller owner of the given kind', ()
 });
 
 test('write expectations: the written object stands in for the stale cached one until the cache catches up', () => {
-  const node = (name: string, rv: string, desired?: string) => ({ metadata: { name, resourceVersion: rv, annotations: desired ? { desired } : {} } });
-  const expectations = new WriteExpectations();
+  const node = (name: string, rv: string, desired?: string): api.KubeObject => ({ metadata: { name, resourceVersion: rv, annotations: desired ? { desired } : {} } });
+  const expectations = new WriteExpectations<api.KubeObject>();
   const cached = [node('a', '1'), node('b', '1')];
   expectations.expect(cached[0], node('a', '2', 'new'));
-  assert.deepEqual(expectations.overlay(cached).map((n) => n.metadata.annotations.desired), ['new', undefined], 'stale cache: the written object');
+  assert.deepEqual(expectations.overlay(cached).map((n) => n.metadata.annotations?.desired), ['new', undefined], 'stale cache: the written object');
   expectations.expect(node('a', '2', 'new'), node('a', '3', 'newer'));
-  assert.equal(expectations.overlay([node('a', '1'), node('b', '1')])[0].metadata.annotations.desired, 'newer', 'either stale version: the latest write');
+  assert.equal(expectations.overlay([node('a', '1'), node('b', '1')])[0].metadata.annotations?.desired, 'newer', 'either stale version: the latest write');
   assert.equal(expectations.overlay([node('a', '3', 'newer'), node('b', '1')])[0].metadata.resourceVersion, '3', 'caught up: the cache');
   assert.equal(expectations.size, 0, 'forgotten once seen');
   expectations.expect(node('b', '1'), node('b', '2', 'x'));
@@ -110,7 +111,7 @@ test('degraded-on-error writes a named condition on the object; filtered watches
   const stop = new AbortController();
   try {
     const manager = new Manager({ name: 'widget-controller', kubeconfig: loadKubeConfig(api.kubeconfigPath) });
-    await manager.client.create({ group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions', namespaced: false }, widgetCrd);
+    await manager.client.create<Obj>({ group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions', namespaced: false }, widgetCrd);
     await eventually('widgets to be served', async () => manager.client.resourceFor('example.com/v1', 'Widget'));
     const widgets = manager.informers.forResource(WIDGETS, { namespace: 'default' });
     let syncs = 0;

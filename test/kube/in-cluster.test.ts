@@ -42,7 +42,7 @@ test('in a pod, requests authenticate as the mounted service account', { timeout
     writeFileSync(join(dir, 'token'), await token('second'));
     await assert.rejects(new KubeClient(loadKubeConfig()).list({ group: '', version: 'v1', resource: 'configmaps', namespaced: true }, 'default'), (e: any) => e.code === 403 && /system:serviceaccount:default:second/.test(e.message));
     // Discovery is open to any authenticated user.
-    assert.equal((await client.request('GET', '/api')).kind, 'APIVersions');
+    assert.equal((await client.request<{ kind?: string }>('GET', '/api')).kind, 'APIVersions');
   } finally {
     process.env = saved;
     await api.stop();

@@ -9,6 +9,7 @@
 // rewrites a drifted node's files, reboots it and brings it back Done.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { ResourceRef } from '../../src/kube/client.js';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Instance } from '../../src/cloud/types.js';
@@ -20,7 +21,7 @@ let c: McoCluster;
 let workers: Instance[];
 /** The daemons' drain timeout (OpenShift's is an hour): short, so the PDB scenario sees it pass. */
 const DRAIN_TIMEOUT_MS = 4000;
-const PDBS = { group: 'policy', version: 'v1', resource: 'poddisruptionbudgets', namespaced: true };
+const PDBS: ResourceRef<Obj> = { group: 'policy', version: 'v1', resource: 'poddisruptionbudgets', namespaced: true };
 
 const mc = (name: string, files: Record<string, string>) => ({
   apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig',

@@ -14,7 +14,7 @@ import { repositoryRoot } from '../../src/cli/release.js';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
 import { bootWithIgnition, skipWithoutIgnition } from '../helpers/ignition.js';
-import { KubeClient, type ResourceRef } from '../../src/kube/client.js';
+import { KubeClient, type ResourceRef, type Obj } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { runMachineConfigOperator } from '../../src/mco/operator/operator.js';
 import { runMachineConfigController } from '../../src/mco/controller/run.js';
@@ -25,7 +25,7 @@ import { decodeDataUrl } from '../../src/ignition/data-url.js';
 
 // Debian installs the client under dracut's modules; elsewhere it may be on PATH (as .ci/run accepts).
 
-const ref = (group: string, resource: string, namespaced = false, version = 'v1'): ResourceRef => ({ group, version, resource, namespaced });
+const ref = (group: string, resource: string, namespaced = false, version = 'v1'): ResourceRef<Obj> => ({ group, version, resource, namespaced });
 const MCO = 'machineconfiguration.openshift.io';
 const R = {
   crds: ref('apiextensions.k8s.io', 'customresourcedefinitions'),

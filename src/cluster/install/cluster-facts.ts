@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { bootstrapTokenSecret } from '../../apiserver/nodes/bootstrap-tokens.js';
 import { issueServingCert, type KeyPair } from '../../common/pki.js';
 import type * as api from '../../api/index.js';
-import type { KubeClient } from '../../kube/client.js';
+import type { KubeClient, ResourceRef } from '../../kube/client.js';
 import { resources } from '../../kube/resources.js';
 
 export const INFRASTRUCTURE_NAME = 'bosun-local';
@@ -49,7 +49,7 @@ export async function createMissing<T extends api.KubeObject>(client: KubeClient
   let created = 0;
   for (const object of objects) {
     // Every object given here names its apiVersion and kind.
-    const resource = await client.resourceFor(object.apiVersion ?? '', object.kind ?? '');
+    const resource = (await client.resourceFor(object.apiVersion ?? '', object.kind ?? '')) as unknown as ResourceRef<T>;
     if (await client.read(resource, object.metadata.name, object.metadata.namespace)) continue;
     await client.create(resource, object);
     created++;
