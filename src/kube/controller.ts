@@ -107,7 +107,8 @@ export interface ControllerOptions {
 export class Controller {
   readonly name: string;
   private workQueue: WorkQueue;
-  private readonly informers: Array<{ informer: Informer<any>; primary: boolean; mapper: KeyMapper<any> }> = [];
+  /** The watched informers, each with its mapper; stored by their common header (each mapper is only ever given its own informer's objects). */
+  private readonly informers: Array<{ informer: Informer<api.KubeObject>; primary: boolean; mapper: KeyMapper<api.KubeObject> }> = [];
   private readonly log: Logger;
   private readonly lastErrors = new Map<string, Error>();
   private readonly reporters: SyncReporter[] = [];
@@ -129,7 +130,7 @@ export class Controller {
   watch<T extends api.KubeObject>(informer: Informer<T>, map?: KeyMapper<T>, filter?: EventFilter<T>): this {
     const keys: KeyMapper<T> = map ?? ((object) => keyOf(object));
     const mapper: KeyMapper<T> = filter ? (object, type, old) => (filter(type, object, old) ? keys(object, type, old) : undefined) : keys;
-    this.informers.push({ informer, primary: !map, mapper });
+    this.informers.push({ informer: informer as unknown as Informer<api.KubeObject>, primary: !map, mapper: mapper as KeyMapper<api.KubeObject> });
     informer.on((type, object, old) => this.enqueueMapped(mapper, type, object, old));
     return this;
   }
