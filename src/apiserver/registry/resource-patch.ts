@@ -8,20 +8,21 @@ import type { ListTypes } from '../apply/field-sets.js';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, PatchError } from '../apply/patch.js';
 import { apiVersionOf, storageKey, type ResourceType } from './resource-type.js';
 import { serverSideApply } from '../apply/server-side-apply.js';
-import type { Storage, StoredItem } from '../storage/types.js';
+import type { KubeObject, Storage, StoredItem } from '../storage/types.js';
 import type { PatchType, WriteContext } from './write-context.js';
+import type * as api from '../../api/index.js';
 
-type Obj = Record<string, any>;
+type Obj = KubeObject;
 
 /** What patches need of the object store. */
 export interface PatchTarget {
   readonly store: Storage;
-  checkKind(type: ResourceType, object: Obj): void;
+  checkKind(type: ResourceType, object: unknown): asserts object is Obj;
   getItem(type: ResourceType, namespace: string | undefined, name: string): StoredItem;
   present(type: ResourceType, object: StoredItem['object']): Obj;
   listTypes(type: ResourceType): ListTypes;
-  create(type: ResourceType, namespace: string | undefined, body: Obj, ctx?: WriteContext): Promise<Obj>;
-  update(type: ResourceType, namespace: string | undefined, name: string, body: Obj, options?: WriteContext & { subresource?: string; basedOn?: StoredItem }): Promise<Obj>;
+  create(type: ResourceType, namespace: string | undefined, body: unknown, ctx?: WriteContext): Promise<Obj>;
+  update(type: ResourceType, namespace: string | undefined, name: string, body: unknown, options?: WriteContext & { subresource?: string; basedOn?: StoredItem }): Promise<Obj>;
 }
 
 /** Patches an object (JSON, merge, strategic merge), or applies a configuration to it (apply). */
@@ -86,11 +87,11 @@ export async function patchObject(
  */
 async function applyObject(target: PatchTarget, type: ResourceType, namespace: string | undefined, name: string, patch: unknown, options: WriteContext & { subresource?: string; force?: boolean }): Promise<Obj> {
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) throw errors.badRequest('the apply patch must be an object');
-  target.checkKind(type, patch as Obj);
-  const meta: Obj = (patch as Obj).metadata ?? {};
+  target.checkKind(type, patch);
+  const meta: Partial<api.ObjectMeta> = patch.metadata ?? {};
   if (meta.name !== undefined && meta.name !== name) throw errors.badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`);
   if (meta.managedFields !== undefined) throw errors.badRequest('metadata.managedFields must be nil');
-  const applied: Obj = { ...(patch as Obj), apiVersion: apiVersionOf(type), kind: type.kind, metadata: { ...meta, name } };
+  const applied: Obj = { ...patch, apiVersion: apiVersionOf(type), kind: type.kind, metadata: { ...meta, name } };
   const unknown = options.fieldValidation !== 'Ignore' ? (strategyFor(type)?.unknownFields?.(applied) ?? []) : [];
   if (unknown.length > 0 && options.fieldValidation === 'Strict') {
     const problems = unknown.map((f) => `.${f}: field not declared in schema`);
