@@ -7,6 +7,7 @@ import { userFromSubject } from '../../src/apiserver/auth/client-certificates.js
 import { expiredBootstrapTokens } from '../../src/apiserver/nodes/token-cleaner.js';
 import { podLogLocation } from '../../src/apiserver/nodes/pod-logs.js';
 import { ApiError } from '../../src/apiserver/errors.js';
+import type * as api from '../../src/api/index.js';
 
 test('bootstrap tokens authenticate as system:bootstrap:<id> until they expire, and only as they are stored', () => {
   const token = generateBootstrapToken();
@@ -57,7 +58,7 @@ test('a certificate subject names the user (CN) and groups (O)', () => {
 test('pods/log goes to the kubelet of the pod\'s node with the log options', () => {
   const pod = { metadata: { namespace: 'ns', name: 'web' }, spec: { nodeName: 'a', containers: [{ name: 'app' }], initContainers: [{ name: 'init' }] } };
   const node = { metadata: { name: 'a' }, status: { addresses: [{ type: 'Hostname', address: 'a' }, { type: 'InternalIP', address: '127.0.1.4' }], daemonEndpoints: { kubeletEndpoint: { Port: 10251 } } } };
-  const at = (query: Record<string, string>, p: Record<string, any> = pod, n: Record<string, any> | undefined = node) => podLogLocation(p, n, query).url.href;
+  const at = (query: Record<string, string>, p: object = pod, n: object | undefined = node) => podLogLocation(p as api.Pod, n as api.Node | undefined, query).url.href;
   assert.equal(at({}), 'https://127.0.1.4:10251/containerLogs/ns/web/app');
   assert.equal(at({ container: 'init', follow: 'true', previous: 'True', timestamps: 'false', tailLines: '10' }), 'https://127.0.1.4:10251/containerLogs/ns/web/init?follow=true&previous=true&tailLines=10');
   assert.equal(at({}, pod, { status: { addresses: [{ type: 'InternalIP', address: '127.0.1.5' }] } }), 'https://127.0.1.5:10250/containerLogs/ns/web/app');

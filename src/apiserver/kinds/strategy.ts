@@ -155,4 +155,4 @@ export const specChanged = (next: { spec?: unknown }, previous: { spec?: unknown
  * An object the server holds as unstructured, read as its kind `T`: for code that knows the kind
  * by the object's type (a hook on CSRs, the storage prefix of Services), not by looking.
  */
-export const asKind = <T extends api.KubeObject>(object: api.KubeObject): T => object as T;
+export const asKind = <T extends { metadata: object }>(object: api.KubeObject): T => object as unknown as T;
