@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { authorizeNode, nodeIdentity, type NodeRequestAttributes } from '../../src/apiserver/nodes/node-authorizer.js';
 import { NodeGraph, podReferences } from '../../src/apiserver/nodes/node-graph.js';
-import { forbiddenNodeLabels, nodeRestrictionRefusal, type AdmissionRequest } from '../../src/apiserver/nodes/node-restriction.js';
+import { forbiddenNodeLabels, nodeRestrictionRefusal, type AdmissionLookups, type AdmissionRequest } from '../../src/apiserver/nodes/node-restriction.js';
+import type * as api from '../../src/api/index.js';
 
 const nodeA = { name: 'system:node:a', groups: ['system:nodes', 'system:authenticated'] };
 
@@ -118,9 +119,9 @@ test('labels a node may set on itself: kubelet and OpenShift role labels, not no
 
 test('NodeRestriction keeps a node to its own Node, Lease, pods and tokens', () => {
   const nodeObject = { metadata: { name: 'a', uid: 'uid-a', labels: { 'kubernetes.io/hostname': 'a' } }, spec: { taints: [{ key: 'k', effect: 'NoSchedule' }] } };
-  const lookups = {
-    pod: (ns: string, name: string) => [podOnA, podOnB].map((p) => ({ ...p, metadata: { ...p.metadata, uid: `uid-${p.metadata.name}` } })).find((p) => p.metadata.namespace === ns && p.metadata.name === name),
-    node: (name: string) => (name === 'a' ? nodeObject : undefined),
+  const lookups: AdmissionLookups = {
+    pod: (ns: string, name: string) => [podOnA, podOnB].map((p) => ({ ...p, metadata: { ...p.metadata, uid: `uid-${p.metadata.name}` } })).find((p) => p.metadata.namespace === ns && p.metadata.name === name) as api.Pod | undefined,
+    node: (name: string) => (name === 'a' ? (nodeObject as api.Node) : undefined),
   };
   const mirror = (extra: Record<string, any> = {}) => ({
     metadata: { name: 'static-a', namespace: 'ns', annotations: { 'kubernetes.io/config.mirror': 'hash' }, ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'a', uid: 'uid-a', controller: true }], ...extra.metadata },
@@ -133,7 +134,7 @@ test('NodeRestriction keeps a node to its own Node, Lease, pods and tokens', () 
     ['register with a node-restriction label', req('CREATE', 'nodes', { name: 'a', object: withLabels({ 'node-restriction.kubernetes.io/pool': 'gold' }) }), /not allowed to set the following labels: node-restriction.kubernetes.io\/pool/],
     ['register another node', req('CREATE', 'nodes', { name: 'b', object: { metadata: { name: 'b' } } }), /node "a" is not allowed to modify node "b"/],
     ['update its status', req('UPDATE', 'nodes', { name: 'a', subresource: 'status', object: { ...nodeObject, status: { phase: 'Running' } }, oldObject: nodeObject }), undefined],
-    ['update another node', req('UPDATE', 'nodes', { name: 'b', object: {}, oldObject: {} }), /node "a" is not allowed to modify node "b"/],
+    ['update another node', req('UPDATE', 'nodes', { name: 'b', object: {}, oldObject: {} as api.Unstructured }), /node "a" is not allowed to modify node "b"/],
     ['remove its taints', req('UPDATE', 'nodes', { name: 'a', object: { ...nodeObject, spec: {} }, oldObject: nodeObject }), /not allowed to modify taints/],
     ['add a node-restriction label', req('UPDATE', 'nodes', { name: 'a', object: withLabels({ 'kubernetes.io/hostname': 'a', 'node-restriction.kubernetes.io/x': 'y' }), oldObject: nodeObject }), /is not allowed to modify labels: node-restriction.kubernetes.io\/x/],
     ['change a kubelet label', req('UPDATE', 'nodes', { name: 'a', object: withLabels({ 'kubernetes.io/hostname': 'a2' }), oldObject: nodeObject }), undefined],
