@@ -17,7 +17,7 @@ const podOnA = {
     containers: [{ name: 'c', env: [{ name: 'P', valueFrom: { secretKeyRef: { name: 'env-secret', key: 'k' } } }], envFrom: [{ configMapRef: { name: 'env-cm' } }] }],
   },
 };
-const podOnB = { metadata: { namespace: 'ns', name: 'db' }, spec: { nodeName: 'b', volumes: [{ name: 's', secret: { secretName: 'db-secret' } }] } };
+const podOnB = { metadata: { namespace: 'ns', name: 'db' }, spec: { nodeName: 'b', volumes: [{ name: 's', secret: { secretName: 'db-secret' } }] } } as api.Pod;
 
 function graph(): NodeGraph {
   const g = new NodeGraph();
@@ -100,7 +100,7 @@ test('the graph follows pods as they move, change and go away', () => {
   assert.equal(g.related('a', 'secrets', 'ns', 'pull'), false);
   assert.equal(g.related('b', 'secrets', 'ns', 'pull'), true);
   // Two pods on one node share a secret: it stays readable until the last one goes.
-  g.upsertPod({ metadata: { namespace: 'ns', name: 'other' }, spec: { nodeName: 'b', imagePullSecrets: [{ name: 'pull' }] } });
+  g.upsertPod({ metadata: { namespace: 'ns', name: 'other' }, spec: { nodeName: 'b', imagePullSecrets: [{ name: 'pull' }] } } as api.Pod);
   g.removePod('ns', 'web');
   assert.equal(g.related('b', 'secrets', 'ns', 'pull'), true);
   g.removePod('ns', 'other');

@@ -22,9 +22,9 @@ export interface AdmissionRequest {
   /** The object's name (from the URL, or the body on create). */
   name: string;
   /** The object as it would be stored (create, update), or the request body (eviction, TokenRequest). */
-  object?: Partial<api.Unstructured>;
+  object?: api.KubeObject | Partial<api.Unstructured>;
   /** The stored object (update, delete). */
-  oldObject?: api.Unstructured;
+  oldObject?: api.KubeObject;
 }
 
 export interface AdmissionLookups {
@@ -139,7 +139,7 @@ function admitPod(node: string, a: AdmissionRequest, lookups: AdmissionLookups):
 function admitServiceAccountToken(node: string, a: AdmissionRequest, lookups: AdmissionLookups): string | undefined {
   if (a.operation !== 'CREATE' || a.subresource !== 'token') return undefined;
   // A TokenRequest's binding, as sent.
-  const ref = (a.object?.spec as { boundObjectRef?: { apiVersion?: string; kind?: string; name?: string; uid?: string } } | undefined)?.boundObjectRef;
+  const ref = (a.object as { spec?: { boundObjectRef?: { apiVersion?: string; kind?: string; name?: string; uid?: string } } } | undefined)?.spec?.boundObjectRef;
   if (!ref || ref.apiVersion !== 'v1' || ref.kind !== 'Pod' || !ref.name) return 'node requested token not bound to a pod';
   if (!ref.uid) return 'node requested token with a pod binding without a uid';
   const pod = lookups.pod(a.namespace, ref.name);
