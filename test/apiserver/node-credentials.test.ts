@@ -18,7 +18,7 @@ test('bootstrap tokens authenticate as system:bootstrap:<id> until they expire, 
   assert.equal(secret.metadata.name, `bootstrap-token-${id}`);
   assert.equal(secret.metadata.namespace, 'kube-system');
   assert.equal(secret.type, 'bootstrap.kubernetes.io/token');
-  const lookup = (s: Record<string, any>) => (wanted: string) => (wanted === id ? s : undefined);
+  const lookup = (s: api.Secret) => (wanted: string) => (wanted === id ? s : undefined);
   const ok = authenticateBootstrapToken(token, lookup(secret), now);
   assert.deepEqual(ok, { ok: true, user: { name: `system:bootstrap:${id}`, groups: ['system:bootstrappers', 'system:bootstrappers:worker', 'system:authenticated'] } });
   const data = (patch: Record<string, string | undefined>) => {
@@ -29,7 +29,7 @@ test('bootstrap tokens authenticate as system:bootstrap:<id> until they expire, 
     }
     return { ...secret, data: d };
   };
-  const table: [string, string, Record<string, any> | undefined, Date, RegExp][] = [
+  const table: [string, string, api.Secret | undefined, Date, RegExp][] = [
     ['wrong secret half', `${id}.${'0'.repeat(16)}`, secret, now, /does not match/],
     ['expired', token, secret, new Date('2026-01-02T00:00:00Z'), /expired/],
     ['not for authentication', token, data({ 'usage-bootstrap-authentication': undefined }), now, /usage-bootstrap-authentication/],

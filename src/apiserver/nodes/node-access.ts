@@ -36,7 +36,10 @@ export function enableNodeAccess(server: ApiServer): NodeAccess {
   });
 
   server.addAuthenticator((token) => {
-    const result = authenticateBootstrapToken(token, (id) => storage.get(`/core/secrets/kube-system/${BOOTSTRAP_TOKEN_SECRET_PREFIX}${id}`)?.object);
+    const result = authenticateBootstrapToken(token, (id) => {
+      const stored = storage.get(`/core/secrets/kube-system/${BOOTSTRAP_TOKEN_SECRET_PREFIX}${id}`)?.object;
+      return stored && asKind<api.Secret>(stored);
+    });
     if (result.ok) return result.user;
     if (!result.notBootstrapToken) log.info({ reason: result.reason }, 'bootstrap token refused');
     return undefined;
