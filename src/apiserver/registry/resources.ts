@@ -226,7 +226,7 @@ export class Resources {
   ): Promise<api.Unstructured> {
     this.checkKind(type, body);
     const current = options.basedOn ?? this.getItem(type, namespace, name);
-    const previous = current.object as api.Unstructured;
+    const previous = current.object;
     const incoming: api.Unstructured = structuredClone(body);
     const inMeta: Partial<api.ObjectMeta> = incoming.metadata ?? {};
     if (inMeta.name !== undefined && inMeta.name !== name) {
@@ -248,7 +248,8 @@ export class Resources {
     else if (options.subresource === 'status') next = replaceStatus(incoming, previous, strategyFor(type)?.statusMetadata);
     else {
       next = { ...incoming };
-      next.metadata = { ...inMeta, name };
+      // Its name is set below, after the fields the server owns (keeping the keys' order).
+      next.metadata = { ...inMeta } as api.ObjectMeta;
       if (type.status) {
         if (previous.status === undefined) delete next.status;
         else next.status = previous.status;
