@@ -32,7 +32,8 @@ export interface PostRequest {
   resource: string;
   name?: string;
   subresource?: string;
-  body: Record<string, any>;
+  /** The decoded JSON body: the handler narrows what it reads. */
+  body: Record<string, unknown>;
   dryRun: boolean;
 }
 /** Answers the POST (`{code, body}`), or undefined when the endpoint is not this handler's. Throw ApiError to refuse. */

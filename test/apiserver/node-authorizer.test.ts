@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { authorizeNode, nodeIdentity, type NodeRequestAttributes } from '../../src/apiserver/nodes/node-authorizer.js';
 import { NodeGraph, podReferences } from '../../src/apiserver/nodes/node-graph.js';
-import { forbiddenNodeLabels, nodeRestrictionRefusal, type AdmissionRequest } from '../../src/apiserver/nodes/node-restriction.js';
+import { forbiddenNodeLabels, nodeRestrictionRefusal, type AdmissionLookups, type AdmissionRequest } from '../../src/apiserver/nodes/node-restriction.js';
+import type * as api from '../../src/api/index.js';
 
 const nodeA = { name: 'system:node:a', groups: ['system:nodes', 'system:authenticated'] };
 
@@ -16,7 +17,7 @@ const podOnA = {
     containers: [{ name: 'c', env: [{ name: 'P', valueFrom: { secretKeyRef: { name: 'env-secret', key: 'k' } } }], envFrom: [{ configMapRef: { name: 'env-cm' } }] }],
   },
 };
-const podOnB = { metadata: { namespace: 'ns', name: 'db' }, spec: { nodeName: 'b', volumes: [{ name: 's', secret: { secretName: 'db-secret' } }] } };
+const podOnB = { metadata: { namespace: 'ns', name: 'db' }, spec: { nodeName: 'b', volumes: [{ name: 's', secret: { secretName: 'db-secret' } }] } } as api.Pod;
 
 function graph(): NodeGraph {
   const g = new NodeGraph();
@@ -99,7 +100,7 @@ test('the graph follows pods as they move, change and go away', () => {
   assert.equal(g.related('a', 'secrets', 'ns', 'pull'), false);
   assert.equal(g.related('b', 'secrets', 'ns', 'pull'), true);
   // Two pods on one node share a secret: it stays readable until the last one goes.
-  g.upsertPod({ metadata: { namespace: 'ns', name: 'other' }, spec: { nodeName: 'b', imagePullSecrets: [{ name: 'pull' }] } });
+  g.upsertPod({ metadata: { namespace: 'ns', name: 'other' }, spec: { nodeName: 'b', imagePullSecrets: [{ name: 'pull' }] } } as api.Pod);
   g.removePod('ns', 'web');
   assert.equal(g.related('b', 'secrets', 'ns', 'pull'), true);
   g.removePod('ns', 'other');
@@ -118,9 +119,9 @@ test('labels a node may set on itself: kubelet and OpenShift role labels, not no
 
 test('NodeRestriction keeps a node to its own Node, Lease, pods and tokens', () => {
   const nodeObject = { metadata: { name: 'a', uid: 'uid-a', labels: { 'kubernetes.io/hostname': 'a' } }, spec: { taints: [{ key: 'k', effect: 'NoSchedule' }] } };
-  const lookups = {
-    pod: (ns: string, name: string) => [podOnA, podOnB].map((p) => ({ ...p, metadata: { ...p.metadata, uid: `uid-${p.metadata.name}` } })).find((p) => p.metadata.namespace === ns && p.metadata.name === name),
-    node: (name: string) => (name === 'a' ? nodeObject : undefined),
+  const lookups: AdmissionLookups = {
+    pod: (ns: string, name: string) => [podOnA, podOnB].map((p) => ({ ...p, metadata: { ...p.metadata, uid: `uid-${p.metadata.name}` } })).find((p) => p.metadata.namespace === ns && p.metadata.name === name) as api.Pod | undefined,
+    node: (name: string) => (name === 'a' ? (nodeObject as api.Node) : undefined),
   };
   const mirror = (extra: Record<string, any> = {}) => ({
     metadata: { name: 'static-a', namespace: 'ns', annotations: { 'kubernetes.io/config.mirror': 'hash' }, ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'a', uid: 'uid-a', controller: true }], ...extra.metadata },
@@ -133,7 +134,7 @@ test('NodeRestriction keeps a node to its own Node, Lease, pods and tokens', () 
     ['register with a node-restriction label', req('CREATE', 'nodes', { name: 'a', object: withLabels({ 'node-restriction.kubernetes.io/pool': 'gold' }) }), /not allowed to set the following labels: node-restriction.kubernetes.io\/pool/],
     ['register another node', req('CREATE', 'nodes', { name: 'b', object: { metadata: { name: 'b' } } }), /node "a" is not allowed to modify node "b"/],
     ['update its status', req('UPDATE', 'nodes', { name: 'a', subresource: 'status', object: { ...nodeObject, status: { phase: 'Running' } }, oldObject: nodeObject }), undefined],
-    ['update another node', req('UPDATE', 'nodes', { name: 'b', object: {}, oldObject: {} }), /node "a" is not allowed to modify node "b"/],
+    ['update another node', req('UPDATE', 'nodes', { name: 'b', object: {}, oldObject: {} as api.Unstructured }), /node "a" is not allowed to modify node "b"/],
     ['remove its taints', req('UPDATE', 'nodes', { name: 'a', object: { ...nodeObject, spec: {} }, oldObject: nodeObject }), /not allowed to modify taints/],
     ['add a node-restriction label', req('UPDATE', 'nodes', { name: 'a', object: withLabels({ 'kubernetes.io/hostname': 'a', 'node-restriction.kubernetes.io/x': 'y' }), oldObject: nodeObject }), /is not allowed to modify labels: node-restriction.kubernetes.io\/x/],
     ['change a kubelet label', req('UPDATE', 'nodes', { name: 'a', object: withLabels({ 'kubernetes.io/hostname': 'a2' }), oldObject: nodeObject }), undefined],

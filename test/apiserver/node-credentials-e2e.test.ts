@@ -16,6 +16,8 @@ import { startClusterServer, type ClusterServer } from '../../src/apiserver/clus
 import { createCA, createCertificateRequest, issueClientCert } from '../../src/common/pki.js';
 import { bootstrapTokenSecret, generateBootstrapToken } from '../../src/apiserver/nodes/bootstrap-tokens.js';
 import { runKubectl, type KubectlResult } from '../helpers/apiserver.js';
+import type * as api from '../../src/api/index.js';
+import { asKind } from '../../src/apiserver/kinds/strategy.js';
 import { eventually } from '../helpers/eventually.js';
 
 interface Cluster {
@@ -212,10 +214,10 @@ test('denied, misfit and invalid CSRs: kubectl deny, the signer\'s Failed condit
     assert.match(flip.stderr, /already Denied/);
     const csrType = c.cluster.server.registry.lookup('certificates.k8s.io', 'v1', 'certificatesigningrequests')!;
     const approved = { type: 'Approved', status: 'True', reason: 'Mine' };
-    const denied = c.cluster.server.resources.get(csrType, undefined, 'to-deny');
+    const denied = asKind<Required<api.CertificateSigningRequest>>(c.cluster.server.resources.get(csrType, undefined, 'to-deny'));
     await assert.rejects(c.cluster.server.resources.update(csrType, undefined, 'to-deny', { ...denied, status: { conditions: [approved] } }, { subresource: 'approval' }),
       /may not remove a condition of type "Denied"/);
-    await assert.rejects(c.cluster.server.resources.update(csrType, undefined, 'to-deny', { ...denied, status: { conditions: [...denied.status.conditions, approved] } }, { subresource: 'approval' }),
+    await assert.rejects(c.cluster.server.resources.update(csrType, undefined, 'to-deny', { ...denied, status: { conditions: [...(denied.status.conditions ?? []), approved] } }, { subresource: 'approval' }),
       /Approved and Denied conditions are mutually exclusive/);
 
     const invalid: [string, Record<string, unknown>, RegExp][] = [
@@ -259,8 +261,8 @@ test('denied, misfit and invalid CSRs: kubectl deny, the signer\'s Failed condit
     assert.match((await runKubectl(forgedConfig, ['get', 'nodes'])).stderr, /Unauthorized|must be logged in/);
     assert.match(ok(await c.admin(['explain', 'csr.spec.signerName']), 'explain'), /kubernetes.io\/kube-apiserver-client-kubelet/);
     // Status writes cannot approve: the decision only changes through the approval subresource.
-    const viaStatus = await c.cluster.server.resources.update(csrType, undefined, 'to-deny',
-      { metadata: { name: 'to-deny' }, status: { conditions: [] } }, { subresource: 'status' });
+    const viaStatus = asKind<{ metadata: object; status: { conditions: { type: string }[] } }>(await c.cluster.server.resources.update(csrType, undefined, 'to-deny',
+      { metadata: { name: 'to-deny' }, status: { conditions: [] } }, { subresource: 'status' }));
     assert.equal(viaStatus.status.conditions[0].type, 'Denied');
   } finally {
     await c.cluster.stop();

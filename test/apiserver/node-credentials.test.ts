@@ -7,6 +7,7 @@ import { userFromSubject } from '../../src/apiserver/auth/client-certificates.js
 import { expiredBootstrapTokens } from '../../src/apiserver/nodes/token-cleaner.js';
 import { podLogLocation } from '../../src/apiserver/nodes/pod-logs.js';
 import { ApiError } from '../../src/apiserver/errors.js';
+import type * as api from '../../src/api/index.js';
 
 test('bootstrap tokens authenticate as system:bootstrap:<id> until they expire, and only as they are stored', () => {
   const token = generateBootstrapToken();
@@ -17,7 +18,7 @@ test('bootstrap tokens authenticate as system:bootstrap:<id> until they expire, 
   assert.equal(secret.metadata.name, `bootstrap-token-${id}`);
   assert.equal(secret.metadata.namespace, 'kube-system');
   assert.equal(secret.type, 'bootstrap.kubernetes.io/token');
-  const lookup = (s: Record<string, any>) => (wanted: string) => (wanted === id ? s : undefined);
+  const lookup = (s: api.Secret) => (wanted: string) => (wanted === id ? s : undefined);
   const ok = authenticateBootstrapToken(token, lookup(secret), now);
   assert.deepEqual(ok, { ok: true, user: { name: `system:bootstrap:${id}`, groups: ['system:bootstrappers', 'system:bootstrappers:worker', 'system:authenticated'] } });
   const data = (patch: Record<string, string | undefined>) => {
@@ -28,7 +29,7 @@ test('bootstrap tokens authenticate as system:bootstrap:<id> until they expire, 
     }
     return { ...secret, data: d };
   };
-  const table: [string, string, Record<string, any> | undefined, Date, RegExp][] = [
+  const table: [string, string, api.Secret | undefined, Date, RegExp][] = [
     ['wrong secret half', `${id}.${'0'.repeat(16)}`, secret, now, /does not match/],
     ['expired', token, secret, new Date('2026-01-02T00:00:00Z'), /expired/],
     ['not for authentication', token, data({ 'usage-bootstrap-authentication': undefined }), now, /usage-bootstrap-authentication/],
@@ -57,7 +58,7 @@ test('a certificate subject names the user (CN) and groups (O)', () => {
 test('pods/log goes to the kubelet of the pod\'s node with the log options', () => {
   const pod = { metadata: { namespace: 'ns', name: 'web' }, spec: { nodeName: 'a', containers: [{ name: 'app' }], initContainers: [{ name: 'init' }] } };
   const node = { metadata: { name: 'a' }, status: { addresses: [{ type: 'Hostname', address: 'a' }, { type: 'InternalIP', address: '127.0.1.4' }], daemonEndpoints: { kubeletEndpoint: { Port: 10251 } } } };
-  const at = (query: Record<string, string>, p: Record<string, any> = pod, n: Record<string, any> | undefined = node) => podLogLocation(p, n, query).url.href;
+  const at = (query: Record<string, string>, p: object = pod, n: object | undefined = node) => podLogLocation(p as api.Pod, n as api.Node | undefined, query).url.href;
   assert.equal(at({}), 'https://127.0.1.4:10251/containerLogs/ns/web/app');
   assert.equal(at({ container: 'init', follow: 'true', previous: 'True', timestamps: 'false', tailLines: '10' }), 'https://127.0.1.4:10251/containerLogs/ns/web/init?follow=true&previous=true&tailLines=10');
   assert.equal(at({}, pod, { status: { addresses: [{ type: 'InternalIP', address: '127.0.1.5' }] } }), 'https://127.0.1.5:10250/containerLogs/ns/web/app');

@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { crdTable, humanDuration, jsonPathFirst, tableFor } from '../../src/apiserver/printing/tables.js';
+import type * as api from '../../src/api/index.js';
 
 const S = 1000;
 const M = 60 * S;
@@ -97,7 +98,7 @@ test('pod Status, Ready and Restarts as kubectl printPod computes them', () => {
     ['scheduling gated', pod({}, { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'SchedulingGated' }] }), ['0/1', 'SchedulingGated', '0']],
   ];
   for (const [name, object, expected] of cases) {
-    assert.deepEqual(tableFor('pods', [object as Record<string, unknown>], { now }).rows[0].cells.slice(1, 4), expected, name);
+    assert.deepEqual(tableFor('pods', [object as api.Unstructured], { now }).rows[0].cells.slice(1, 4), expected, name);
   }
   const wide = tableFor('pods', [pod({ nodeName: 'n1', readinessGates: [{ conditionType: 'x/ok' }] }, { podIPs: [{ ip: '10.0.0.7' }], conditions: [{ type: 'x/ok', status: 'True' }] })], { now }).rows[0].cells.slice(5);
   assert.deepEqual(wide, ['10.0.0.7', 'n1', '<none>', '1/1']);
@@ -106,7 +107,7 @@ test('pod Status, Ready and Restarts as kubectl printPod computes them', () => {
 test('service columns', () => {
   const now = Date.parse('2026-01-01T01:00:00Z');
   const svc = (spec: object, status: object = {}) => ({ metadata: { name: 's', creationTimestamp: '2026-01-01T00:00:00Z' }, spec, status });
-  const cells = (o: object) => tableFor('services', [o as Record<string, unknown>], { now }).rows[0].cells;
+  const cells = (o: object) => tableFor('services', [o as api.Unstructured], { now }).rows[0].cells;
   assert.deepEqual(cells(svc({ type: 'ClusterIP', clusterIP: '10.96.0.1', ports: [{ port: 443, protocol: 'TCP' }], selector: { app: 'x' } })), ['s', 'ClusterIP', '10.96.0.1', '<none>', '443/TCP', '60m', 'app=x']);
   assert.deepEqual(cells(svc({ type: 'NodePort', clusterIP: '10.96.0.2', ports: [{ port: 80, nodePort: 30080 }, { port: 53, protocol: 'UDP' }] })).slice(1, 5), ['NodePort', '10.96.0.2', '<none>', '80:30080/TCP,53/UDP']);
   assert.equal(cells(svc({ type: 'LoadBalancer', ports: [] }))[3], '<pending>');
@@ -145,5 +146,5 @@ test('job columns: status, completions and duration as kubectl shows them', () =
     ['suspended', job({}, { conditions: [{ type: 'Suspended', status: 'True' }] }), ['Suspended', '0/1', '']],
     ['being deleted', job({}, {}, { deletionTimestamp: '2026-01-01T00:59:00Z' }), ['Terminating', '0/1', '']],
   ];
-  for (const [name, object, expected] of cases) assert.deepEqual(tableFor('jobs', [object as Record<string, unknown>], { now }).rows[0].cells.slice(1, 4), expected, name);
+  for (const [name, object, expected] of cases) assert.deepEqual(tableFor('jobs', [object as api.Unstructured], { now }).rows[0].cells.slice(1, 4), expected, name);
 });

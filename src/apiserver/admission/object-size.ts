@@ -8,12 +8,10 @@ import type { ResourceHooks } from '../registry/write-context.js';
 /** 1 MiB, as core.MaxSecretSize. */
 export const MAX_DATA_SIZE = 1024 * 1024;
 
-type Obj = Record<string, any>;
-
 function entriesSize(map: unknown, valueSize: (value: string) => number): number {
   if (map === null || typeof map !== 'object') return 0;
   let size = 0;
-  for (const [key, value] of Object.entries(map as Obj)) size += Buffer.byteLength(key) + (typeof value === 'string' ? valueSize(value) : 0);
+  for (const [key, value] of Object.entries(map)) size += Buffer.byteLength(key) + (typeof value === 'string' ? valueSize(value) : 0);
   return size;
 }
 
@@ -21,7 +19,7 @@ const text = (value: string) => Buffer.byteLength(value);
 const base64 = (value: string) => Buffer.from(value, 'base64').length;
 
 /** The bytes a ConfigMap or Secret carries, as kube counts them (keys plus decoded values). */
-export function dataSize(kind: 'ConfigMap' | 'Secret', object: Obj): number {
+export function dataSize(kind: 'ConfigMap' | 'Secret', object: { metadata: object; data?: unknown; binaryData?: unknown; stringData?: unknown }): number {
   if (kind === 'ConfigMap') return entriesSize(object.data, text) + entriesSize(object.binaryData, base64);
   return entriesSize(object.data, base64) + entriesSize(object.stringData, text);
 }

@@ -30,10 +30,10 @@ export function nameProblem(rule: NameRule, name: string): string | undefined {
   return undefined;
 }
 
-type Obj = Record<string, any>;
+import type * as api from '../../api/index.js';
 
 /** Problems with an object's labels, annotations and owner references. */
-export function metadataProblems(object: Obj): FieldProblem[] {
+export function metadataProblems(object: Partial<api.KubeObject>): FieldProblem[] {
   const problems: FieldProblem[] = [];
   for (const [key, value] of Object.entries((object.metadata?.labels ?? {}) as Record<string, unknown>)) {
     const p = labelKeyProblem(key) ?? (typeof value === 'string' ? labelValueProblem(value) : 'label values must be strings');
@@ -42,8 +42,9 @@ export function metadataProblems(object: Obj): FieldProblem[] {
   for (const [key, value] of Object.entries((object.metadata?.annotations ?? {}) as Record<string, unknown>)) {
     if (typeof value !== 'string') problems.push({ type: 'FieldValueInvalid', field: `metadata.annotations`, message: `Invalid value: "${key}": annotation values must be strings` });
   }
-  for (const [i, ref] of ((object.metadata?.ownerReferences ?? []) as Obj[]).entries()) {
-    for (const f of ['apiVersion', 'kind', 'name', 'uid']) {
+  // Any JSON sent: each reference is checked for what it must have.
+  for (const [i, ref] of ((object.metadata?.ownerReferences ?? []) as Array<Partial<api.OwnerReference> | null>).entries()) {
+    for (const f of ['apiVersion', 'kind', 'name', 'uid'] as const) {
       if (!ref?.[f]) problems.push({ type: 'FieldValueRequired', field: `metadata.ownerReferences[${i}].${f}`, message: 'Required value' });
     }
   }

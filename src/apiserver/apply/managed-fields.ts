@@ -1,6 +1,7 @@
 // managedFields as kube-apiserver keeps them: the entries (manager, operation, API version,
 // subresource, fieldsV1), and the Update bookkeeping the server does on every ordinary create,
 // update and patch: the fields a writer changed become its own and leave every other manager.
+import type * as api from '../../api/index.js';
 import { jsonEqual } from '../../common/json.js';
 import { rfc3339 } from '../../common/time.js';
 import {
@@ -221,7 +222,7 @@ function requestManagedFields(sent: unknown, stored: unknown): unknown {
  * (undefined for a create), starting from the managedFields the request sent, or the stored ones
  * for a write through the status subresource (`viaStatus`), which ignores what was sent.
  */
-export function recordWrite(object: Record<string, any>, previous: Record<string, any> | undefined,
+export function recordWrite(object: api.Unstructured, previous: api.Unstructured | undefined,
   options: { manager: string; apiVersion: string; listTypes: ListTypes; subresource?: string; viaStatus: boolean }): void {
   const base = options.viaStatus ? previous?.metadata.managedFields : requestManagedFields(object.metadata.managedFields, previous?.metadata.managedFields);
   const old = previous ? { ...previous, metadata: { ...previous.metadata, managedFields: base } } : Array.isArray(base) && base.length > 0 ? { metadata: { managedFields: base } } : undefined;

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { logger } from '../../common/log.js';
 import type { ApiServer, PostRequest } from '../server.js';
 import { errors } from '../errors.js';
-import { selfSubjectAccessReview, selfSubjectRulesReview, subjectAccessReview, type Authorizes } from './access-review.js';
+import { selfSubjectAccessReview, selfSubjectRulesReview, subjectAccessReview, type AccessReviewSpec, type Authorizes } from './access-review.js';
 import type { KubeObject } from '../storage/types.js';
 import { forbiddenMessage, RbacIndex, type BindingObject, type RbacKind, type RoleObject } from './rbac.js';
 import { BOOTSTRAP_CLUSTER_ROLES, BOOTSTRAP_CLUSTER_ROLE_BINDINGS } from './rbac-bootstrap.js';
@@ -135,7 +135,8 @@ async function answerPost(request: PostRequest, rbac: RbacIndex, chained: Author
     };
   }
   if (request.group !== AUTHZ || request.name) return undefined;
-  const spec = (body.spec ?? {}) as Record<string, any>;
+  // The review's spec as sent: the reviews read only the fields they know.
+  const spec = (body.spec ?? {}) as AccessReviewSpec & { namespace?: string };
   const answer = (kind: string, status: unknown) => ({
     code: 201, body: { kind, apiVersion: `${AUTHZ}/v1`, metadata: { ...(body.metadata ?? {}), ...created }, spec, status },
   });

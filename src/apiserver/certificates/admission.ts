@@ -8,10 +8,13 @@ import { errors } from '../errors.js';
 import type { RequestAttributes, UserInfo } from '../auth/request-attributes.js';
 import type { ResourceHooks } from '../registry/write-context.js';
 import { csrHasCondition } from '../kinds/certificatesigningrequests.js';
+import { asKind } from '../kinds/strategy.js';
 import { parseCertificateRequest, RequestError } from './request.js';
 import { APISERVER_CLIENT_SIGNER } from './signers.js';
 
-type Obj = Record<string, any>;
+import type * as api from '../../api/index.js';
+
+type CSR = api.CertificateSigningRequest;
 
 const GROUP = 'certificates.k8s.io';
 
@@ -26,12 +29,14 @@ export function authorizedForSigner(authorize: (attributes: RequestAttributes) =
 }
 
 const forbidden = (name: string, message: string) => errors.forbidden(`certificatesigningrequests.${GROUP} "${name}" is forbidden: ${message}`);
-const decision = (o: Obj | undefined) => ['Approved', 'Denied'].map((t) => csrHasCondition(o, t)).join();
+const decision = (o: CSR | undefined) => ['Approved', 'Denied'].map((t) => csrHasCondition(o, t)).join();
 
 export function certificateAdmission(authorize: (attributes: RequestAttributes) => string | undefined): ResourceHooks {
   return {
-    beforeWrite(type, object, previous, context) {
+    beforeWrite(type, written, stored, context) {
       if (type.group !== GROUP || type.resource !== 'certificatesigningrequests') return;
+      const object = asKind<CSR>(written);
+      const previous = stored && asKind<CSR>(stored);
       const name = String(object.metadata?.name ?? '');
       const signerName = String(object.spec?.signerName ?? '');
       if (!previous && signerName === APISERVER_CLIENT_SIGNER && typeof object.spec?.request === 'string') {

@@ -13,6 +13,7 @@ import { csrHasCondition } from '../kinds/certificatesigningrequests.js';
 import { parseCertificateRequest, RequestError, signatureValid, usageBits } from './request.js';
 import { isBuiltinSigner, signerRefusal } from './signers.js';
 import { rfc3339 } from '../../common/time.js';
+import type * as api from '../../api/index.js';
 
 const log = logger('csr-signer');
 const PREFIX = '/certificates.k8s.io/certificatesigningrequests/';
@@ -20,7 +21,7 @@ const MIN_DURATION_MS = 10 * 60 * 1000;
 /** kube-controller-manager's --cluster-signing-duration default: one year. */
 export const DEFAULT_CERT_TTL_MS = 365 * 24 * 60 * 60 * 1000;
 
-type Obj = Record<string, any>;
+type CSR = api.CertificateSigningRequest;
 
 export interface SigningController {
   /** Resolves once every CSR changed so far has been handled (for tests and shutdown). */
@@ -35,7 +36,7 @@ export function certificateDuration(expirationSeconds: unknown, maxMs: number): 
 }
 
 /** What to do with one CSR: nothing, fail it with a message, or sign it. */
-export async function decide(csr: Obj): Promise<{ action: 'none' } | { action: 'fail'; message: string } | { action: 'sign' }> {
+export async function decide(csr: CSR): Promise<{ action: 'none' } | { action: 'fail'; message: string } | { action: 'sign' }> {
   const signerName = csr.spec?.signerName;
   if (!csrHasCondition(csr, 'Approved') || csrHasCondition(csr, 'Failed') || csr.status?.certificate || !isBuiltinSigner(signerName)) return { action: 'none' };
   let parsed;
@@ -58,14 +59,14 @@ export function enableCsrSigning(server: ApiServer, ca: KeyPair, options: { cert
   let running: Promise<void> = Promise.resolve();
   let stopped = false;
 
-  const writeStatus = async (csr: Obj, status: Obj): Promise<void> => {
+  const writeStatus = async (csr: CSR, status: CSR['status']): Promise<void> => {
     await resources.update(type, undefined, csr.metadata.name, { ...csr, status }, { subresource: 'status', fieldManager: 'csr-signer' });
   };
 
   const handle = async (name: string): Promise<void> => {
     const item = storage.get(storageKey(type, undefined, name));
     if (!item) return;
-    const csr = { ...item.object, metadata: { ...item.object.metadata, resourceVersion: String(item.revision) } } as Obj;
+    const csr = { ...item.object, metadata: { ...item.object.metadata, resourceVersion: String(item.revision) } } as CSR;
     const decision = await decide(csr);
     if (decision.action === 'none') return;
     if (decision.action === 'fail') {
@@ -78,7 +79,7 @@ export function enableCsrSigning(server: ApiServer, ca: KeyPair, options: { cert
     const parsed = parseCertificateRequest(Buffer.from(csr.spec.request, 'base64').toString('utf8'));
     const certPem = await signPublicKey(ca, parsed.request.publicKey, {
       subject: parsed.request.subjectName,
-      ...usageBits(csr.spec.usages),
+      ...usageBits(csr.spec.usages ?? []),
       altNames: [
         ...parsed.dnsNames.map((value) => ({ type: 'dns' as const, value })),
         ...parsed.ipAddresses.map((value) => ({ type: 'ip' as const, value })),

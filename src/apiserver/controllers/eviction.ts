@@ -6,12 +6,15 @@ import { logger } from '../../common/log.js';
 import type { ApiServer, PostRequest } from '../server.js';
 import { computePdbStatus, decideEviction, type ControllerScale, type Pdb, type Pod } from './disruption.js';
 import { ApiError } from '../errors.js';
+import { asKind } from '../kinds/strategy.js';
+import type * as api from '../../api/index.js';
 
 const log = logger('disruption');
 const PDB_PREFIX = '/policy/poddisruptionbudgets/';
 const POD_PREFIX = '/core/pods/';
 
-type Obj = Record<string, any>;
+/** The delete options an Eviction may carry. */
+type EvictionDeleteOptions = { dryRun?: string[]; preconditions?: { uid?: string; resourceVersion?: string }; gracePeriodSeconds?: number | null };
 
 export interface DisruptionController {
   stop(): void;
@@ -22,16 +25,17 @@ export function enableEvictions(server: ApiServer): DisruptionController {
   const pdbType = registry.lookup('policy', 'v1', 'poddisruptionbudgets')!;
   const podType = registry.lookup('', 'v1', 'pods')!;
 
-  const list = (prefix: string) => storage.list(prefix).items.map((i) => i.object as Obj);
+  const list = <T extends { metadata: object }>(prefix: string): T[] => storage.list(prefix).items.map((i) => asKind<T>(i.object));
   const replicasOf = (key: string): number | undefined => {
-    const o = storage.get(key)?.object as Obj | undefined;
-    return o ? (o.spec?.replicas ?? 1) : undefined;
+    const o = storage.get(key)?.object;
+    return o ? ((o.spec as { replicas?: number } | undefined)?.replicas ?? 1) : undefined;
   };
   const scaleOf: ControllerScale = (ns, ref) => {
     switch (ref.kind) {
       case 'ReplicaSet': {
-        const rs = storage.get(`/apps/replicasets/${ns}/${ref.name}`)?.object as Obj | undefined;
-        const owner = rs?.metadata.ownerReferences?.find((r: Obj) => r.controller && r.kind === 'Deployment');
+        const stored = storage.get(`/apps/replicasets/${ns}/${ref.name}`)?.object;
+        const rs = stored && asKind<api.ReplicaSet>(stored);
+        const owner = rs?.metadata.ownerReferences?.find((r) => r.controller && r.kind === 'Deployment');
         return owner ? replicasOf(`/apps/deployments/${ns}/${owner.name}`) : rs ? (rs.spec?.replicas ?? 1) : undefined;
       }
       case 'StatefulSet': return replicasOf(`/apps/statefulsets/${ns}/${ref.name}`);
@@ -41,22 +45,22 @@ export function enableEvictions(server: ApiServer): DisruptionController {
   };
 
   /** Writes a PDB's status; returns the PDB as stored (with its new resourceVersion). */
-  const writeStatus = async (pdb: Obj, status: Obj): Promise<Obj> =>
-    resources.update(pdbType, pdb.metadata.namespace, pdb.metadata.name, { ...pdb, status }, { subresource: 'status' });
+  const writeStatus = async (pdb: Pdb, status: Pdb['status']): Promise<Pdb> =>
+    asKind<Pdb>(await resources.update(pdbType, pdb.metadata.namespace, pdb.metadata.name, { ...pdb, status }, { subresource: 'status' }));
 
   /** Recomputes the status of every PDB in a namespace; returns them as now stored. */
   const syncNamespace = async (ns: string): Promise<Pdb[]> => {
-    const pdbs = list(`${PDB_PREFIX}${ns}/`);
+    const pdbs = list<Pdb>(`${PDB_PREFIX}${ns}/`);
     if (pdbs.length === 0) return [];
-    const pods = list(`${POD_PREFIX}${ns}/`) as Pod[];
+    const pods = list<Pod>(`${POD_PREFIX}${ns}/`);
     const out: Pdb[] = [];
     for (const pdb of pdbs) {
-      const status = computePdbStatus(pdb as Pdb, pods, scaleOf, new Date());
+      const status = computePdbStatus(pdb, pods, scaleOf, new Date());
       // Keep the transition time stable: a status equal apart from it is not rewritten.
-      const comparable = (s: Obj | undefined) => JSON.stringify({ ...s, conditions: s?.conditions?.map((c: Obj) => ({ ...c, lastTransitionTime: undefined })) });
+      const comparable = (s: Pdb['status']) => JSON.stringify({ ...s, conditions: s?.conditions?.map((c) => ({ ...c, lastTransitionTime: undefined })) });
       if (comparable(status) !== comparable(pdb.status)) {
-        out.push(await writeStatus(pdb, status) as Pdb);
-      } else out.push(pdb as Pdb);
+        out.push(await writeStatus(pdb, status));
+      } else out.push(pdb);
     }
     return out;
   };
@@ -89,19 +93,20 @@ export function enableEvictions(server: ApiServer): DisruptionController {
 
   /** One eviction: the PDB status afresh, the decision, then the budget and the pod written. */
   const evict = async (request: PostRequest, ns: string, name: string) => {
-    const pod = resources.get(podType, ns, name) as Pod;
+    const pod = asKind<Pod>(resources.get(podType, ns, name));
     const pdbs = await syncNamespace(ns);
     const decision = decideEviction(pod, pdbs, new Date());
     if (decision.action === 'refuse') {
       const s = decision.status;
       throw new ApiError(s.code, s.reason, s.message, s.details);
     }
-    const dryRun = request.dryRun || (request.body.deleteOptions?.dryRun ?? []).includes('All');
+    const deleteOptions = request.body.deleteOptions as EvictionDeleteOptions | undefined;
+    const dryRun = request.dryRun || (deleteOptions?.dryRun ?? []).includes('All');
     if (decision.pdb && !dryRun) {
       const pdb = pdbs.find((p) => p.metadata.name === decision.pdb!.name)!;
-      await writeStatus(pdb as Obj, decision.pdb.status);
+      await writeStatus(pdb, decision.pdb.status);
     }
-    await resources.delete(podType, ns, name, { dryRun, preconditions: request.body.deleteOptions?.preconditions, gracePeriodSeconds: request.body.deleteOptions?.gracePeriodSeconds ?? undefined });
+    await resources.delete(podType, ns, name, { dryRun, preconditions: deleteOptions?.preconditions, gracePeriodSeconds: deleteOptions?.gracePeriodSeconds ?? undefined });
     return { code: 201, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 } };
   };
 

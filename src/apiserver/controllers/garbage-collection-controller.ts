@@ -47,10 +47,10 @@ export function enableGarbageCollector(server: ApiServer, options: { debounceMs?
       await resources.delete(type, ns, action.object.name, { propagationPolicy: action.propagationPolicy, preconditions: { uid: action.object.uid } });
       return;
     }
-    const meta = storage.get(key!)?.object.metadata ?? {};
+    const meta: Partial<KubeObject['metadata']> = storage.get(key!)?.object.metadata ?? {};
     const [field, kept] = action.type === 'removeOwnerReferences'
-      ? ['ownerReferences', ((meta.ownerReferences ?? []) as { uid: string }[]).filter((r) => !action.ownerUids.includes(r.uid))]
-      : ['finalizers', ((meta.finalizers ?? []) as string[]).filter((f) => f !== action.finalizer)];
+      ? ['ownerReferences', (meta.ownerReferences ?? []).filter((r) => !action.ownerUids.includes(r.uid))]
+      : ['finalizers', (meta.finalizers ?? []).filter((f) => f !== action.finalizer)];
     // An emptied list goes away entirely, as Kubernetes serialises it (omitempty).
     await resources.patch(type, ns, action.object.name, 'merge', { metadata: { [field]: kept.length > 0 ? kept : null } }, {});
   };

@@ -12,13 +12,14 @@ import type { Logger } from '../../common/log.js';
 import { type Registry } from '../registry/registry.js';
 import { storageKey, type ResourceType } from '../registry/resource-type.js';
 import type { Resources } from '../registry/resources.js';
-import type { Obj } from '../kinds/strategy.js';
+import type * as api from '../../api/index.js';
+import { asKind } from '../kinds/strategy.js';
 
 const NAME = 'kubernetes';
 const NAMESPACE = 'default';
 
 /** What the Service, its Endpoints and its EndpointSlice should be. Pure. */
-export function kubernetesServiceObjects(serviceRange: string, address: { ip: string; port: number }): { service: Obj; endpoints: Obj; slice: Obj } {
+export function kubernetesServiceObjects(serviceRange: string, address: { ip: string; port: number }): { service: api.Service; endpoints: api.Endpoints; slice: api.EndpointSlice } {
   const metadata = { name: NAME, namespace: NAMESPACE };
   return {
     service: {
@@ -47,12 +48,13 @@ export async function ensureKubernetesService(resources: Resources, registry: Re
   const ip = ipToNumber(advertise.address) !== undefined && advertise.address !== '0.0.0.0' ? advertise.address : '127.0.0.1';
   const wanted = kubernetesServiceObjects(serviceRange, { ip, port: advertise.port });
   const services = registry.lookup('', 'v1', 'services')!;
-  const existing = resources.store.get(storageKey(services, NAMESPACE, NAME))?.object as Obj | undefined;
-  if (existing && existing.spec?.clusterIP !== wanted.service.spec.clusterIP) {
-    log.info({ service: `${NAMESPACE}/${NAME}`, clusterIP: existing.spec?.clusterIP, wanted: wanted.service.spec.clusterIP }, 'the kubernetes Service is outside the service network: recreating it');
+  const stored = resources.store.get(storageKey(services, NAMESPACE, NAME))?.object;
+  const existing = stored && asKind<api.Service>(stored);
+  if (existing && existing.spec?.clusterIP !== wanted.service.spec?.clusterIP) {
+    log.info({ service: `${NAMESPACE}/${NAME}`, clusterIP: existing.spec?.clusterIP, wanted: wanted.service.spec?.clusterIP }, 'the kubernetes Service is outside the service network: recreating it');
     await resources.delete(services, NAMESPACE, NAME).catch(notFoundOk);
   }
-  await upsert(resources, services, wanted.service, (live) => JSON.stringify(live.spec.ports) === JSON.stringify(wanted.service.spec.ports));
+  await upsert(resources, services, wanted.service, (live) => JSON.stringify(live.spec?.ports) === JSON.stringify(wanted.service.spec?.ports));
   await upsert(resources, registry.lookup('', 'v1', 'endpoints')!, wanted.endpoints, (live) => JSON.stringify(live.subsets) === JSON.stringify(wanted.endpoints.subsets));
   await upsert(resources, registry.lookup('discovery.k8s.io', 'v1', 'endpointslices')!, wanted.slice, (live) => JSON.stringify([live.endpoints, live.ports]) === JSON.stringify([wanted.slice.endpoints, wanted.slice.ports]));
 }
@@ -62,11 +64,11 @@ const notFoundOk = (e: Error) => {
 };
 
 /** Creates `object`, or replaces the live one unless `same` says it already is as wanted; another server's write meanwhile wins. */
-async function upsert(resources: Resources, type: ResourceType, object: Obj, same: (live: Obj) => boolean): Promise<void> {
+async function upsert<T extends api.KubeObject>(resources: Resources, type: ResourceType, object: T, same: (live: T) => boolean): Promise<void> {
   const { name, namespace } = object.metadata;
-  let live: Obj | undefined;
+  let live: T | undefined;
   try {
-    live = resources.get(type, namespace, name);
+    live = asKind<T>(resources.get(type, namespace, name));
   } catch (e) {
     notFoundOk(e as Error);
   }

@@ -9,7 +9,6 @@ import type { ResourceType } from '../registry/resource-type.js';
 import type { Resources } from '../registry/resources.js';
 import type { ResourceHooks } from '../registry/write-context.js';
 
-type Obj = Record<string, any>;
 const log = logger('apiserver', { controller: 'namespace' });
 
 function allNamespacedTypes(registry: Registry): ResourceType[] {
@@ -41,9 +40,9 @@ async function finalize(resources: Resources, registry: Registry, name: string):
         const { items } = resources.store.list(resources.prefix(type, name));
         for (const item of items) {
           remaining++;
-          const meta = item.object.metadata as Obj;
+          const meta = item.object.metadata;
           if (meta.deletionTimestamp) continue;
-          await resources.delete(type, name, meta.name as string).catch(() => undefined);
+          await resources.delete(type, name, meta.name).catch(() => undefined);
         }
       }
       if (remaining === 0) {
@@ -79,7 +78,7 @@ export function namespaceHooks(resources: Resources, registry: Registry): Resour
 /** Resumes the clean-up of namespaces left Terminating by an earlier run. */
 export function cleanUpTerminatingNamespaces(resources: Resources, registry: Registry): void {
   for (const item of resources.store.list('/core/namespaces/').items) {
-    const meta = item.object.metadata as Obj;
-    if (meta.deletionTimestamp) void finalize(resources, registry, meta.name as string);
+    const meta = item.object.metadata;
+    if (meta.deletionTimestamp) void finalize(resources, registry, meta.name);
   }
 }

@@ -13,21 +13,27 @@ import type { JSONSchemaProps } from './schema.js';
 import { structuralProblems } from './structural.js';
 import type { ResourceHooks } from '../registry/write-context.js';
 import type { Storage } from '../storage/types.js';
+import { asKind } from '../kinds/strategy.js';
 
-type Obj = Record<string, any>;
+import type * as api from '../../api/index.js';
+
+type CRD = api.CustomResourceDefinition;
+type CrdCondition = NonNullable<NonNullable<CRD['status']>['conditions']>[number];
+type CrdVersion = CRD['spec']['versions'][number];
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
-function condition(type: string, reason: string, message: string, previous: Obj[] | undefined, time: string): Obj {
+function condition(type: string, reason: string, message: string, previous: CrdCondition[] | undefined, time: string): CrdCondition {
   const old = previous?.find((c) => c.type === type);
   return { type, status: 'True', lastTransitionTime: old?.status === 'True' ? old.lastTransitionTime : time, reason, message };
 }
 
 /** Problems with a CRD's spec, named by field as kube-apiserver reports them. */
-export function crdProblems(crd: Obj): FieldProblem[] {
+export function crdProblems(crd: CRD): FieldProblem[] {
   const problems: FieldProblem[] = [];
-  const spec = crd.spec ?? {};
-  const names = spec.names ?? {};
+  // Any JSON sent: what it lacks is reported here.
+  const spec: Partial<CRD['spec']> = crd.spec ?? {};
+  const names: Partial<CRD['spec']['names']> = spec.names ?? {};
   const add = (field: string, message: string, type = 'FieldValueInvalid') => problems.push({ type, field, message });
   if (!spec.group) add('spec.group', 'Required value', 'FieldValueRequired');
   if (!names.plural) add('spec.names.plural', 'Required value', 'FieldValueRequired');
@@ -38,12 +44,12 @@ export function crdProblems(crd: Obj): FieldProblem[] {
     add('metadata.name', `Invalid value: "${crd.metadata?.name}": must be spec.names.plural+"."+spec.group`);
   }
   if (spec.scope !== 'Namespaced' && spec.scope !== 'Cluster') add('spec.scope', `Unsupported value: "${spec.scope}": supported values: "Cluster", "Namespaced"`, 'FieldValueNotSupported');
-  const versions: Obj[] = Array.isArray(spec.versions) ? spec.versions : [];
+  const versions: Array<Partial<CrdVersion>> = Array.isArray(spec.versions) ? spec.versions : [];
   if (versions.length === 0) add('spec.versions', 'Invalid value: must have exactly one version marked as storage version');
   if (versions.filter((v) => v.storage).length !== 1) add('spec.versions', 'Invalid value: must have exactly one version marked as storage version');
   versions.forEach((v, i) => {
     if (!v.name || !DNS_LABEL.test(v.name)) add(`spec.versions[${i}].name`, `Invalid value: "${v.name}": a DNS-1035 label is required`);
-    const schema = v.schema?.openAPIV3Schema as JSONSchemaProps | undefined;
+    const schema = v.schema?.openAPIV3Schema as JSONSchemaProps | undefined; // the same JSON, typed as bosun's schema code reads it
     for (const p of structuralProblems(schema, `spec.versions[${i}].schema.openAPIV3Schema`)) {
       const [field, ...rest] = p.split(': ');
       add(field, rest.join(': '), causeType(rest[0]));
@@ -61,10 +67,10 @@ function causeType(kind: string): string {
 }
 
 /** The resource types a CRD serves, one per served version. */
-export function customTypes(crd: Obj): ResourceType[] {
+export function customTypes(crd: CRD): ResourceType[] {
   const spec = crd.spec;
   const names = spec.names;
-  const versions: Obj[] = spec.versions ?? [];
+  const versions = spec.versions ?? [];
   const storageVersion = versions.find((v) => v.storage)?.name;
   return versions
     .filter((v) => v.served)
@@ -81,9 +87,9 @@ export function customTypes(crd: Obj): ResourceType[] {
       categories: names.categories ?? [],
       status: Boolean(v.subresources?.status),
       scale: v.subresources?.scale,
-      fieldSelectors: (v.selectableFields ?? []).map((f: Obj) => String(f.jsonPath).replace(/^\./, '')),
+      fieldSelectors: (v.selectableFields ?? []).map((f) => String(f.jsonPath).replace(/^\./, '')),
       builtin: false,
-      custom: { storageVersion: storageVersion ?? v.name, schema: v.schema?.openAPIV3Schema, printerColumns: v.additionalPrinterColumns },
+      custom: { storageVersion: storageVersion ?? v.name, schema: v.schema?.openAPIV3Schema as JSONSchemaProps | undefined, printerColumns: v.additionalPrinterColumns },
     }));
 }
 
@@ -93,8 +99,9 @@ export function customTypes(crd: Obj): ResourceType[] {
  */
 export function crdHooks(registry: Registry, storage: Storage): ResourceHooks {
   return {
-    beforeWrite(type, object) {
+    beforeWrite(type, written) {
       if (type.resource !== 'customresourcedefinitions' || type.group !== 'apiextensions.k8s.io') return;
+      const object = asKind<CRD>(written);
       const problems = crdProblems(object);
       if (problems.length > 0) throw errors.invalid('CustomResourceDefinition', 'apiextensions.k8s.io', object.metadata?.name ?? '', problems);
       const names = object.spec.names;
@@ -104,7 +111,7 @@ export function crdHooks(registry: Registry, storage: Storage): ResourceHooks {
         .find((t) => t.resource === names.plural && t.builtin);
       if (collision) throw errors.invalid('CustomResourceDefinition', 'apiextensions.k8s.io', object.metadata.name, [{ field: 'spec.names.plural', message: 'Invalid value: a built-in resource has this name' }]);
       const time = rfc3339();
-      const previous: Obj[] | undefined = object.status?.conditions;
+      const previous = object.status?.conditions;
       object.status = {
         ...(object.status ?? {}),
         acceptedNames: {
@@ -119,7 +126,7 @@ export function crdHooks(registry: Registry, storage: Storage): ResourceHooks {
           condition('NamesAccepted', 'NoConflicts', 'no conflicts found', previous, time),
           condition('Established', 'InitialNamesAccepted', 'the initial names have been accepted', previous, time),
         ],
-        storedVersions: [...new Set([...(object.status?.storedVersions ?? []), ...object.spec.versions.filter((v: Obj) => v.storage).map((v: Obj) => v.name)])],
+        storedVersions: [...new Set([...(object.status?.storedVersions ?? []), ...object.spec.versions.filter((v) => v.storage).map((v) => v.name)])],
       };
     },
     afterWrite(type, object, _previous, deleted) {
@@ -130,7 +137,7 @@ export function crdHooks(registry: Registry, storage: Storage): ResourceHooks {
         registry.setCustom(name, []);
         if (served.length > 0) void deleteAll(storage, storagePrefix(served[0]));
       } else if (!object.metadata.deletionTimestamp) {
-        registry.setCustom(name, customTypes(object));
+        registry.setCustom(name, customTypes(asKind<CRD>(object)));
       }
     },
   };
@@ -149,12 +156,12 @@ export function loadCrds(registry: Registry, storage: Storage): void {
   const prefix = '/apiextensions.k8s.io/customresourcedefinitions/';
   const listed = storage.list(prefix);
   for (const item of listed.items) {
-    const crd = item.object as Obj;
+    const crd = asKind<CRD>(item.object);
     if (crd.metadata.deletionTimestamp) continue;
     registry.setCustom(crd.metadata.name, customTypes(crd));
   }
   storage.watch(prefix, listed.revision, (event) => {
-    const crd = event.object as Obj;
+    const crd = asKind<CRD>(event.object);
     if (event.type === 'DELETED') registry.setCustom(crd.metadata.name, []);
     else if (!crd.metadata.deletionTimestamp) registry.setCustom(crd.metadata.name, customTypes(crd));
   });

@@ -7,7 +7,8 @@
 // it is based on; server-side apply merges lists by the schema's list types.
 import { jsonEqual } from '../../common/json.js';
 import { crdListTypes } from '../apply/field-sets.js';
-import type { KindStrategy, Obj } from '../kinds/strategy.js';
+import type * as api from '../../api/index.js';
+import type { KindStrategy } from '../kinds/strategy.js';
 import type { ResourceType } from '../registry/resource-type.js';
 import { applyDefaults, prune, unknownFields, validate } from './schema.js';
 
@@ -15,8 +16,8 @@ import { applyDefaults, prune, unknownFields, validate } from './schema.js';
  * The generation rule of custom resources: any change outside metadata, and outside status too
  * when the status subresource is enabled.
  */
-export function customResourceChanged(next: Obj, previous: Obj, statusSubresource: boolean): boolean {
-  const content = (o: Obj): Obj => {
+export function customResourceChanged(next: api.Unstructured, previous: api.Unstructured, statusSubresource: boolean): boolean {
+  const content = (o: api.Unstructured): Record<string, unknown> => {
     const { metadata: _m, status, ...rest } = o;
     return statusSubresource ? rest : { ...rest, status };
   };
@@ -32,10 +33,10 @@ export function customResourceStrategy(type: ResourceType): KindStrategy {
     unconditionalUpdate: false,
     listTypes: crdListTypes(schema),
     ...(schema && {
-      unknownFields: (object: Obj) => unknownFields(schema, object),
-      prune: (object: Obj) => void prune(schema, object),
-      defaults: (object: Obj) => void applyDefaults(schema, object),
-      readDefaults: (object: Obj) => void applyDefaults(schema, object),
+      unknownFields: (object: api.Unstructured) => unknownFields(schema, object),
+      prune: (object: api.Unstructured) => void prune(schema, object),
+      defaults: (object: api.Unstructured) => void applyDefaults(schema, object),
+      readDefaults: (object: api.Unstructured) => void applyDefaults(schema, object),
     }),
     validate: (object) => validate(schema, object),
     prepareForCreate: (object) => {

@@ -47,8 +47,8 @@ export interface Cause {
   field: string;
 }
 
-type Obj = Record<string, unknown>;
-const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+type JsonMap = Record<string, unknown>;
+const isObject = (v: unknown): v is JsonMap => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function childPath(path: string, key: string): string {
   return path === '' ? key : `${path}.${key}`;

@@ -7,8 +7,8 @@
 // field errors: "<field path>: <Required value|Forbidden|Invalid value|Unsupported value>: <why>".
 import type { JSONSchemaProps } from './schema.js';
 
-type Obj = Record<string, unknown>;
-const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+type JsonMap = Record<string, unknown>;
+const isObject = (v: unknown): v is JsonMap => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Where a node sits, which decides the wording of a missing type. */
 type Level = 'root' | 'item' | 'field';

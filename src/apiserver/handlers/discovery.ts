@@ -9,14 +9,33 @@ import { VERBS, type ResourceType } from '../registry/resource-type.js';
 import type { ServerState } from './state.js';
 import { strategyFor } from '../kinds/index.js';
 
-type Obj = Record<string, any>;
+/** metav1.APIGroup. */
+interface ApiGroup {
+  name: string;
+  versions: { groupVersion: string; version: string }[];
+  preferredVersion: { groupVersion: string; version: string };
+}
+
+/** metav1.APIResource. */
+interface ApiResource {
+  name: string;
+  singularName: string;
+  namespaced: boolean;
+  group?: string;
+  version?: string;
+  kind: string;
+  verbs: string[];
+  shortNames?: string[];
+  categories?: string[];
+  storageVersionHash?: string;
+}
 
 /** `/api`, `/apis`, `/api/<v>`, `/apis/<g>`, `/apis/<g>/<v>`: the paths discovery answers. */
 export function isDiscoveryPath(path: string): boolean {
   return /^\/(api(\/[^/]+)?|apis(\/[^/]+){0,2})$/.test(path);
 }
 
-function groupInfo(g: { name: string; versions: string[] }): Obj {
+function groupInfo(g: { name: string; versions: string[] }): ApiGroup {
   return {
     name: g.name,
     versions: g.versions.map((v) => ({ groupVersion: `${g.name}/${v}`, version: v })),
@@ -29,11 +48,11 @@ export function verbsOf(type: ResourceType): string[] {
   return type.builtin && type.group === '' && type.resource === 'namespaces' ? VERBS.filter((v) => v !== 'deletecollection') : VERBS;
 }
 
-function resourceList(state: ServerState, group: string, version: string): Obj {
+function resourceList(state: ServerState, group: string, version: string): { kind: 'APIResourceList'; apiVersion: 'v1'; groupVersion: string; resources: ApiResource[] } {
   const withPostHandlers = state.postHandlers.length > 0;
-  const entries: Obj[] = [];
+  const entries: ApiResource[] = [];
   for (const t of state.registry.resources(group, version)) {
-    const entry: Obj = { name: t.resource, singularName: t.singular, namespaced: t.namespaced, kind: t.kind, verbs: verbsOf(t) };
+    const entry: ApiResource = { name: t.resource, singularName: t.singular, namespaced: t.namespaced, kind: t.kind, verbs: verbsOf(t) };
     if (t.shortNames.length) entry.shortNames = t.shortNames;
     if (t.categories.length) entry.categories = t.categories;
     entry.storageVersionHash = storageVersionHash(t);

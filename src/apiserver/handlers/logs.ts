@@ -5,12 +5,15 @@ import type { AuthorizedContext } from '../filters/chain.js';
 import { podLogLocation, streamPodLogs } from '../nodes/pod-logs.js';
 import type { ResourceType } from '../registry/resource-type.js';
 import type { ServerState } from './state.js';
+import type * as api from '../../api/index.js';
+import { asKind } from '../kinds/strategy.js';
 
 export async function serveLogs(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, name: string): Promise<void> {
   const { request, reply } = ctx;
   if (request.method !== 'GET' || name === '') throw errors.methodNotAllowed(request.method, ctx.path);
-  const pod = state.resources.get(type, namespace, name);
-  const node = pod.spec?.nodeName ? state.storage.get(`/core/nodes//${pod.spec.nodeName}`)?.object : undefined;
+  const pod = asKind<api.Pod>(state.resources.get(type, namespace, name));
+  const stored = pod.spec?.nodeName ? state.storage.get(`/core/nodes//${pod.spec.nodeName}`)?.object : undefined;
+  const node = stored && asKind<api.Node>(stored);
   const query = Object.fromEntries(['container', 'follow', 'previous', 'timestamps', 'tailLines', 'limitBytes', 'sinceSeconds', 'sinceTime'].map((k) => [k, ctx.query.string(k)]));
   await streamPodLogs(podLogLocation(pod, node, query), { clientCert: state.kubeletClientCert }, () => {
     reply.hijack();

@@ -11,10 +11,8 @@ import { StorageError, type KubeObject } from '../storage/types.js';
 import { crdTable, tableFor, type IncludeObject, type Table, type TableOptions } from '../printing/tables.js';
 import type { ServerState } from './state.js';
 
-type Obj = Record<string, any>;
-
 /** Renders objects as a Table for the request's type and options; undefined when JSON was asked for. */
-export type TableWriter = (objects: Obj[], extra?: Partial<TableOptions>) => Table;
+export type TableWriter = (objects: KubeObject[], extra?: Partial<TableOptions>) => Table;
 
 export function tableWriter(ctx: AuthorizedContext, type: ResourceType): TableWriter | undefined {
   if (!/as=Table/.test(ctx.request.headers.accept ?? '')) return undefined;
@@ -29,7 +27,7 @@ export function selectorFilter(state: ServerState, type: ResourceType, query: Qu
     const labels = parseLabelSelector(query.string('labelSelector') ?? '');
     const fields = parseFieldSelector(query.string('fieldSelector') ?? '', ['metadata.name', 'metadata.namespace', ...type.fieldSelectors]);
     if (labels.length === 0 && fields.length === 0) return () => true;
-    return (o) => matchesLabels(labels, o.metadata.labels as Record<string, string>) && matchesFields(fields, (f) => state.resources.fieldValue(o, f));
+    return (o) => matchesLabels(labels, o.metadata.labels) && matchesFields(fields, (f) => state.resources.fieldValue(o, f));
   } catch (e) {
     if (e instanceof SelectorError) throw errors.badRequest(e.message);
     throw e;

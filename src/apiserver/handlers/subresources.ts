@@ -12,15 +12,19 @@ import { rfc3339 } from '../../common/time.js';
 import type { PostRequest } from '../types.js';
 import type { ServerState } from './state.js';
 
-type Obj = Record<string, any>;
+import type * as api from '../../api/index.js';
+import { asKind } from '../kinds/strategy.js';
 
-function valueAt(object: Obj, path: string): unknown {
-  let v: any = object;
-  for (const p of path.replace(/^\./, '').split('.')) v = v?.[p];
+/** autoscaling/v1 Scale. */
+type Scale = api.KubeObject & { spec?: { replicas?: number }; status?: { replicas: number; selector?: string } };
+
+function valueAt(object: unknown, path: string): unknown {
+  let v = object;
+  for (const p of path.replace(/^\./, '').split('.')) v = (v as Record<string, unknown> | null | undefined)?.[p];
   return v;
 }
 
-function toScale(type: ResourceType, object: Obj): Obj {
+function toScale(type: ResourceType, object: api.Unstructured): Scale {
   const scale = type.scale!;
   const replicas = (path: string) => {
     const v = valueAt(object, path);
@@ -31,8 +35,9 @@ function toScale(type: ResourceType, object: Obj): Obj {
     const v = valueAt(object, scale.labelSelectorPath);
     if (typeof v === 'string') selector = v;
   }
-  if (!selector && object.spec?.selector && type.builtin) {
-    selector = formatLabelSelector(fromLabelSelectorObject(object.spec.selector));
+  const specSelector = (object.spec as { selector?: Parameters<typeof fromLabelSelectorObject>[0] } | undefined)?.selector;
+  if (!selector && specSelector && type.builtin) {
+    selector = formatLabelSelector(fromLabelSelectorObject(specSelector));
   }
   return {
     kind: 'Scale',
@@ -43,19 +48,22 @@ function toScale(type: ResourceType, object: Obj): Obj {
   };
 }
 
-async function updateScale(state: ServerState, type: ResourceType, ns: string | undefined, name: string, scale: Obj, dryRun: boolean, fieldManager: string): Promise<Obj> {
+async function updateScale(state: ServerState, type: ResourceType, ns: string | undefined, name: string, body: unknown, dryRun: boolean, fieldManager: string): Promise<Scale> {
+  // The Scale sent (or patched): its replicas are checked here.
+  const scale = body as { spec?: { replicas?: unknown }; metadata?: { resourceVersion?: string } } | undefined;
   const replicas = scale?.spec?.replicas;
-  if (!Number.isInteger(replicas) || replicas < 0) {
+  if (!Number.isInteger(replicas) || (replicas as number) < 0) {
     throw errors.invalid('Scale', 'autoscaling', name, [{ type: 'FieldValueInvalid', field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0` }]);
   }
   const path = type.scale!.specReplicasPath.replace(/^\./, '').split('.');
-  const patch: Obj = {};
+  const patch: Record<string, unknown> = {};
   let cursor = patch;
   path.forEach((p, i) => {
-    cursor[p] = i === path.length - 1 ? replicas : {};
-    cursor = cursor[p];
+    const value = i === path.length - 1 ? replicas : {};
+    cursor[p] = value;
+    cursor = value as Record<string, unknown>;
   });
-  if (scale.metadata?.resourceVersion) patch.metadata = { resourceVersion: scale.metadata.resourceVersion };
+  if (scale?.metadata?.resourceVersion) patch.metadata = { resourceVersion: scale.metadata.resourceVersion };
   const updated = await state.resources.patch(type, ns, name, 'merge', patch, { dryRun, fieldManager, managedSubresource: 'scale' });
   return toScale(type, updated);
 }
@@ -92,15 +100,16 @@ export async function serveScale(ctx: AuthorizedContext, state: ServerState, typ
  */
 export async function serveBinding(ctx: AuthorizedContext, state: ServerState, type: ResourceType, ns: string | undefined, name: string, dryRun: boolean): Promise<void> {
   if (ctx.request.method !== 'POST') throw errors.methodNotAllowed(ctx.request.method, ctx.path);
-  const binding = decodeObject(await requestBody(ctx.request), ctx.request.headers['content-type']);
+  // A Binding: its target and annotations are all that is read.
+  const binding = decodeObject(await requestBody(ctx.request), ctx.request.headers['content-type']) as { target?: { name?: string }; metadata?: { annotations?: Record<string, string> } };
   const node = binding?.target?.name;
   if (!node) throw errors.invalid('Binding', '', name, [{ type: 'FieldValueRequired', field: 'target.name', message: 'Required value' }]);
-  const pod = state.resources.get(type, ns, name);
+  const pod = asKind<api.Pod>(state.resources.get(type, ns, name));
   if (pod.metadata?.deletionTimestamp) throw errors.conflict('pods/binding', '', name);
   if (pod.spec?.nodeName) throw errors.conflict('pods/binding', '', name);
   const annotations = binding?.metadata?.annotations;
   await state.resources.patch(type, ns, name, 'merge', { metadata: annotations ? { annotations } : {}, spec: { nodeName: node } }, { dryRun });
-  const conditions: Record<string, unknown>[] = Array.isArray(pod.status?.conditions) ? pod.status.conditions : [];
+  const conditions = Array.isArray(pod.status?.conditions) ? pod.status.conditions : [];
   const scheduled = conditions.find((c) => c?.type === 'PodScheduled');
   if (scheduled?.status !== 'True') {
     const others = conditions.filter((c) => c?.type !== 'PodScheduled');

@@ -11,14 +11,15 @@ import { StorageError, type KubeObject, type WatchEvent } from '../storage/types
 import { selectorFilter, tableWriter } from './read.js';
 import type { ServerState } from './state.js';
 
-type Obj = Record<string, any>;
+/** What a watch event carries: an object, or a BOOKMARK or ERROR's object (which has no name). */
+type EventObject = { kind?: string; apiVersion?: string; metadata: { resourceVersion?: string; [field: string]: unknown }; [field: string]: unknown };
 
 /** A slow consumer may hold at most this much unsent data before its watch is ended. */
 const MAX_BUFFERED = 64 * 1024 * 1024;
 
 const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
 
-function bookmark(type: ResourceType, revision: number, annotations?: Record<string, string>): Obj {
+function bookmark(type: ResourceType, revision: number, annotations?: Record<string, string>): EventObject {
   return { kind: type.kind, apiVersion: apiVersionOf(type), metadata: { resourceVersion: String(revision), ...(annotations ? { annotations } : {}) } };
 }
 
@@ -59,10 +60,11 @@ export function serveWatch(ctx: AuthorizedContext, state: ServerState, type: Res
   res.flushHeaders();
   state.openWatches.inc();
   let firstTableEvent = true;
-  const send = (eventType: string, object: Obj) => {
-    let payload: Obj = object;
+  const send = (eventType: string, object: EventObject) => {
+    let payload: unknown = object;
     if (table && eventType !== 'ERROR' && eventType !== 'BOOKMARK') {
-      payload = table([object], { noHeaders: !firstTableEvent, resourceVersion: object.metadata?.resourceVersion });
+      // Events other than ERROR and BOOKMARK carry stored objects.
+      payload = table([object as KubeObject], { noHeaders: !firstTableEvent, resourceVersion: object.metadata?.resourceVersion });
       firstTableEvent = false;
     }
     res.write(JSON.stringify({ type: eventType, object: payload }) + '\n');

@@ -13,7 +13,8 @@ import type { WriteContext } from '../registry/write-context.js';
 import { selectorFilter } from './read.js';
 import type { ServerState } from './state.js';
 
-type Obj = Record<string, any>;
+/** metav1.DeleteOptions as sent: each field is checked where it is read. */
+type DeleteOptionsBody = { propagationPolicy?: unknown; orphanDependents?: unknown; preconditions?: unknown; gracePeriodSeconds?: unknown; dryRun?: unknown };
 
 /** What every write of one request shares. */
 export interface WriteOptions {
@@ -52,19 +53,20 @@ export async function servePatch(ctx: AuthorizedContext, state: ServerState, typ
 }
 
 /** DeleteOptions from the body (when there is one) and the query. */
-async function deleteOptions(ctx: AuthorizedContext, dryRun: boolean): Promise<{ dryRun: boolean; propagationPolicy?: string; preconditions?: Obj; gracePeriodSeconds?: number }> {
+async function deleteOptions(ctx: AuthorizedContext, dryRun: boolean): Promise<{ dryRun: boolean; propagationPolicy?: string; preconditions?: { uid?: string; resourceVersion?: string }; gracePeriodSeconds?: number }> {
   const raw = await requestBody(ctx.request);
-  const options: Obj = raw.length > 0 ? decodeObject(raw, ctx.request.headers['content-type']) : {};
+  const options: DeleteOptionsBody = raw.length > 0 ? decodeObject(raw, ctx.request.headers['content-type']) : {};
   const propagationPolicy = ctx.query.string('propagationPolicy') ?? options.propagationPolicy ?? (options.orphanDependents === true ? 'Orphan' : undefined);
-  if (propagationPolicy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(propagationPolicy)) {
+  if (propagationPolicy !== undefined && (typeof propagationPolicy !== 'string' || !['Orphan', 'Background', 'Foreground'].includes(propagationPolicy))) {
     throw errors.invalid('DeleteOptions', 'meta.k8s.io', '', [{ type: 'FieldValueNotSupported', field: 'propagationPolicy', message: `Unsupported value: ${JSON.stringify(propagationPolicy)}: supported values: "Foreground", "Background", "Orphan"` }]);
   }
-  const preconditions = options.preconditions !== null && typeof options.preconditions === 'object' ? options.preconditions as Obj : undefined;
-  const gracePeriodSeconds = ctx.query.integer('gracePeriodSeconds') ?? options.gracePeriodSeconds ?? undefined;
+  const preconditions = options.preconditions !== null && typeof options.preconditions === 'object' ? options.preconditions as { uid?: string; resourceVersion?: string } : undefined;
+  const gracePeriodSeconds: unknown = ctx.query.integer('gracePeriodSeconds') ?? options.gracePeriodSeconds ?? undefined;
   if (gracePeriodSeconds !== undefined && !Number.isSafeInteger(gracePeriodSeconds)) {
     throw errors.invalid('DeleteOptions', 'meta.k8s.io', '', [{ type: 'FieldValueInvalid', field: 'gracePeriodSeconds', message: `Invalid value: ${JSON.stringify(gracePeriodSeconds)}: must be an integer` }]);
   }
-  return { dryRun: dryRun || (Array.isArray(options.dryRun) && options.dryRun.includes('All')), propagationPolicy, preconditions, gracePeriodSeconds };
+  // gracePeriodSeconds is a safe integer or absent by now.
+  return { dryRun: dryRun || (Array.isArray(options.dryRun) && options.dryRun.includes('All')), propagationPolicy, preconditions, gracePeriodSeconds: gracePeriodSeconds as number | undefined };
 }
 
 export async function serveDelete(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, name: string, dryRun: boolean): Promise<void> {
@@ -76,7 +78,7 @@ export async function serveDelete(ctx: AuthorizedContext, state: ServerState, ty
 export async function serveDeleteCollection(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, dryRun: boolean): Promise<void> {
   const { resources, storage } = state;
   const { dryRun: dry, propagationPolicy, gracePeriodSeconds } = await deleteOptions(ctx, dryRun);
-  const matching = storage.list(resources.prefix(type, namespace), { filter: selectorFilter(state, type, ctx.query) }).items.map((i) => i.object as Obj);
+  const matching = storage.list(resources.prefix(type, namespace), { filter: selectorFilter(state, type, ctx.query) }).items.map((i) => i.object);
   for (const item of matching) await resources.delete(type, item.metadata.namespace, item.metadata.name, { dryRun: dry, propagationPolicy, gracePeriodSeconds, user: ctx.user }).catch(() => undefined);
   sendJson(ctx.reply, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { group: type.group, kind: type.resource } });
 }

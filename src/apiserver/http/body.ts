@@ -122,12 +122,12 @@ export function decodeBody(raw: Buffer | undefined, contentType: string | undefi
 }
 
 /** A decoded body that must be a JSON object (objects, DeleteOptions, reviews). */
-export function decodeObject(raw: Buffer | undefined, contentType: string | undefined): Record<string, any> {
+export function decodeObject(raw: Buffer | undefined, contentType: string | undefined): Record<string, unknown> {
   const value = decodeBody(raw, contentType);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw errors.badRequest(`the request body must be an object, not ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
   }
-  return value as Record<string, any>;
+  return value as Record<string, unknown>;
 }
 
 export function patchTypeOf(contentType: string | undefined): PatchType {

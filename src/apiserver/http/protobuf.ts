@@ -310,7 +310,7 @@ class Reader {
 
 function decodeMessage(buf: Buffer, type: string): Record<string, unknown> {
   const fields = MESSAGES[type];
-  const out: Record<string, any> = {};
+  const out: Record<string, unknown> = {};
   const r = new Reader(buf);
   while (!r.done()) {
     const tag = r.varint();
@@ -324,8 +324,8 @@ function decodeMessage(buf: Buffer, type: string): Record<string, unknown> {
     const value = decodeValue(r, field, wireType);
     if (typeof field.kind === 'object' && 'map' in field.kind) {
       const [k, v] = value as [string, unknown];
-      out[field.name] = { ...(out[field.name] ?? {}), [k]: v };
-    } else if (field.repeated) (out[field.name] ??= []).push(value);
+      out[field.name] = { ...(out[field.name] as Record<string, unknown> | undefined), [k]: v };
+    } else if (field.repeated) ((out[field.name] ??= []) as unknown[]).push(value);
     // Go's JSON leaves out empty values (omitempty); so do we.
     else if (field.optional || (value !== '' && value !== 0 && value !== false)) out[field.name] = value;
   }

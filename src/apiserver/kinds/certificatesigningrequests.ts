@@ -4,10 +4,11 @@
 // (certificate, Failed) that cannot touch the approval, the `approval` subresource for approvers
 // that changes only conditions; validation of the request, signer name, usages, duration,
 // conditions and certificate; and the columns of `kubectl get csr`.
+import type * as api from '../../api/index.js';
 import type { FieldProblem } from '../errors.js';
 import { column, AGE_COLUMN, ageCell, humanDuration, NAME_COLUMN } from '../printing/columns.js';
 import { KEY_USAGES, parseCertificateRequest, pemBlocks, RequestError } from '../certificates/request.js';
-import { builtinType, replaceStatus, type KindStrategy, type Obj } from './strategy.js';
+import { builtinType, replaceStatus, type KindStrategy } from './strategy.js';
 import { rfc3339 } from '../../common/time.js';
 
 const APPROVAL_TYPES = ['Approved', 'Denied'];
@@ -18,11 +19,14 @@ const MIN_EXPIRATION_SECONDS = 600;
 
 const now = (): string => rfc3339();
 
-const conditionsOf = (o: Obj | undefined): Obj[] => (Array.isArray(o?.status?.conditions) ? o.status.conditions : []);
-const hasTrue = (o: Obj | undefined, type: string): boolean => conditionsOf(o).some((c) => c?.type === type && c?.status === 'True');
+type CSR = api.CertificateSigningRequest;
+type CsrCondition = NonNullable<NonNullable<CSR['status']>['conditions']>[number];
+
+const conditionsOf = (o: Pick<CSR, 'status'> | undefined): CsrCondition[] => (Array.isArray(o?.status?.conditions) ? o.status.conditions : []);
+const hasTrue = (o: CSR | undefined, type: string): boolean => conditionsOf(o).some((c) => c?.type === type && c?.status === 'True');
 
 /** What `kubectl get csr` shows as CONDITION (kube's extractCSRStatus): the decision, then Failed and Issued. */
-export function csrCondition(o: Obj): string {
+export function csrCondition(o: CSR): string {
   const types = new Set(conditionsOf(o).map((c) => c?.type));
   let status = types.has('Denied') ? 'Denied' : types.has('Approved') ? 'Approved' : 'Pending';
   if (types.has('Failed')) status += ',Failed';
@@ -31,7 +35,7 @@ export function csrCondition(o: Obj): string {
 }
 
 /** Fills in condition timestamps the writer left out (kube's populateConditionTimestamps). */
-function populateConditionTimestamps(next: Obj, previous: Obj): void {
+function populateConditionTimestamps(next: CSR, previous: CSR): void {
   const at = now();
   for (const c of conditionsOf(next)) {
     if (typeof c !== 'object' || c === null) continue;
@@ -44,25 +48,26 @@ function populateConditionTimestamps(next: Obj, previous: Obj): void {
 }
 
 /** A status update: the signer's view, which keeps spec and the Approved/Denied decision as stored. */
-function statusUpdate(incoming: Obj, previous: Obj): Obj {
+function statusUpdate(incoming: CSR, previous: CSR): CSR {
   const next = replaceStatus({ status: structuredClone(incoming.status ?? {}) }, previous);
   const kept = conditionsOf(previous).filter((c) => APPROVAL_TYPES.includes(c.type));
-  next.status.conditions = [...conditionsOf(next).filter((c) => !APPROVAL_TYPES.includes(c?.type)), ...kept];
-  if (next.status.conditions.length === 0) delete next.status.conditions;
+  const status = (next.status ??= {});
+  status.conditions = [...conditionsOf(next).filter((c) => !APPROVAL_TYPES.includes(c?.type)), ...kept];
+  if (status.conditions?.length === 0) delete status.conditions;
   populateConditionTimestamps(next, previous);
   return next;
 }
 
 /** An approval update (`kubectl certificate approve|deny`): only the conditions change. */
-function approvalUpdate(incoming: Obj, previous: Obj): Obj {
+function approvalUpdate(incoming: CSR, previous: CSR): CSR {
   const next = structuredClone(previous);
-  next.status = { ...(previous.status ?? {}), conditions: structuredClone(conditionsOf(incoming)) };
-  if (next.status.conditions.length === 0) delete next.status.conditions;
+  const status: NonNullable<CSR['status']> = (next.status = { ...(previous.status ?? {}), conditions: structuredClone(conditionsOf(incoming)) });
+  if (status.conditions?.length === 0) delete status.conditions;
   populateConditionTimestamps(next, previous);
   return next;
 }
 
-function specProblems(spec: Obj): FieldProblem[] {
+function specProblems(spec: Partial<CSR['spec']>): FieldProblem[] {
   const problems: FieldProblem[] = [];
   if (typeof spec.request !== 'string' || spec.request === '') {
     problems.push({ type: 'FieldValueRequired', field: 'spec.request', message: 'Required value' });
@@ -102,7 +107,7 @@ function specProblems(spec: Obj): FieldProblem[] {
   return problems;
 }
 
-function statusProblems(object: Obj, previous: Obj | undefined): FieldProblem[] {
+function statusProblems(object: CSR, previous: CSR | undefined): FieldProblem[] {
   const problems: FieldProblem[] = [];
   const conditions = object.status?.conditions;
   if (conditions !== undefined && !Array.isArray(conditions)) return [{ type: 'FieldValueInvalid', field: 'status.conditions', message: 'Invalid value: must be a list' }];
@@ -144,11 +149,12 @@ function statusProblems(object: Obj, previous: Obj | undefined): FieldProblem[] 
   return problems;
 }
 
-export const certificatesigningrequests: KindStrategy = {
+export const certificatesigningrequests: KindStrategy<api.CertificateSigningRequest> = {
   type: builtinType('certificates.k8s.io', 'v1', 'certificatesigningrequests', 'CertificateSigningRequest', { namespaced: false, shortNames: ['csr'], status: true }),
   names: 'path',
   defaults(object, previous, requester) {
-    object.spec = typeof object.spec === 'object' && object.spec !== null ? object.spec : {};
+    // What a spec sent lacks is refused by validation, which follows.
+    object.spec = typeof object.spec === 'object' && object.spec !== null ? object.spec : ({} as CSR['spec']);
     if (previous) {
       // Spec is immutable once created; only metadata changes through the main endpoint.
       object.spec = structuredClone(previous.spec);

@@ -2,14 +2,16 @@
 // revisions — `kubectl rollout status daemonset` refuses a DaemonSet without a strategy type),
 // workload validation and the DESIRED / CURRENT / READY / UP-TO-DATE / AVAILABLE / NODE SELECTOR
 // columns.
+import type * as api from '../../api/index.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN, selectorString } from '../printing/columns.js';
 import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames, workloadProblems } from './workloads.js';
 
-export const daemonsets: KindStrategy = {
+export const daemonsets: KindStrategy<api.DaemonSet> = {
   type: builtinType('apps', 'v1', 'daemonsets', 'DaemonSet', { shortNames: ['ds'], categories: ALL, status: true }),
   defaults(object) {
-    const spec = (object.spec = { revisionHistoryLimit: 10, updateStrategy: { type: 'RollingUpdate' }, ...object.spec });
+    // The selector and template it may lack are refused by validation, which follows.
+    const spec = (object.spec = { revisionHistoryLimit: 10, updateStrategy: { type: 'RollingUpdate' }, ...object.spec } as NonNullable<api.DaemonSet['spec']>);
     if (spec.updateStrategy?.type === 'RollingUpdate') spec.updateStrategy.rollingUpdate = { maxUnavailable: 1, maxSurge: 0, ...spec.updateStrategy.rollingUpdate };
   },
   generation: specChanged,

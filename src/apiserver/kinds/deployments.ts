@@ -2,15 +2,17 @@
 // 600 s progress deadline), workload validation, scale, a generation bumped by spec and annotation
 // changes (not by annotations written with the status), and the READY / UP-TO-DATE / AVAILABLE
 // columns.
+import type * as api from '../../api/index.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN, selectorString } from '../printing/columns.js';
 import { jsonEqual } from '../../common/json.js';
 import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames, replicasScale, workloadProblems } from './workloads.js';
 
-export const deployments: KindStrategy = {
+export const deployments: KindStrategy<api.Deployment> = {
   type: builtinType('apps', 'v1', 'deployments', 'Deployment', { shortNames: ['deploy'], categories: ALL, status: true, scale: replicasScale }),
   defaults(object) {
-    object.spec = { replicas: 1, revisionHistoryLimit: 10, progressDeadlineSeconds: 600, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } }, ...object.spec };
+    // The selector and template it may lack are refused by validation, which follows.
+    object.spec = { replicas: 1, revisionHistoryLimit: 10, progressDeadlineSeconds: 600, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } }, ...object.spec } as NonNullable<api.Deployment['spec']>;
   },
   validate: workloadProblems,
   // kube's deployment status strategy resets spec and labels only: the controller's revision annotation goes with the status.

@@ -26,13 +26,21 @@ import { services } from './services.js';
 import { statefulsets } from './statefulsets.js';
 import type { Storage } from '../storage/types.js';
 import { customResourceStrategy } from '../crds/custom-resources.js';
-import type { Allocations, AllocationSettings, KindStrategy, Obj } from './strategy.js';
+import type { Allocations, AllocationSettings, KindStrategy } from './strategy.js';
+import type * as api from '../../api/index.js';
+
+/**
+ * A kind's strategy as the registry holds it, over objects of any kind: the registry calls it only
+ * with objects of its own kind (found by group and resource), so its parameters hold; what its
+ * subresource updates return is stored as every object is.
+ */
+const registered = (strategy: Pick<KindStrategy, 'type'>): KindStrategy => strategy as KindStrategy;
 
 export const STRATEGIES: KindStrategy[] = [
   namespaces, nodes, pods, services, endpoints, configmaps, secrets, serviceaccounts, coreEvents, events, leases,
   deployments, replicasets, daemonsets, statefulsets, controllerrevisions, jobs, poddisruptionbudgets, customresourcedefinitions,
   roles, rolebindings, clusterroles, clusterrolebindings, endpointslices, certificatesigningrequests,
-];
+].map(registered);
 
 const byGroupResource = new Map(STRATEGIES.map((s) => [`${s.type.group}/${s.type.resource}`, s]));
 
@@ -63,7 +71,7 @@ export function tracksGeneration(type: ResourceType): boolean {
 }
 
 /** Whether an update bumps the generation, by the kind's rule. */
-export function generationChanged(type: ResourceType, next: Obj, previous: Obj): boolean {
+export function generationChanged(type: ResourceType, next: api.Unstructured, previous: api.Unstructured): boolean {
   return strategyFor(type)?.generation?.(next, previous) ?? false;
 }
 

@@ -1,19 +1,23 @@
 // Jobs (batch/v1): kube's defaults (one completion, parallelism 1, backoffLimit 6; without
 // manualSelector, a selector on the Job's own uid and the labels that go with it), the
 // template's containers, and the STATUS / COMPLETIONS / DURATION columns.
+import type * as api from '../../api/index.js';
 import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, selectorString } from '../printing/columns.js';
 import { containersProblems } from './pods.js';
 import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames } from './workloads.js';
 
-export const jobs: KindStrategy = {
+export const jobs: KindStrategy<api.Job> = {
   type: builtinType('batch', 'v1', 'jobs', 'Job', { categories: ALL, status: true }),
   defaults(object, previous) {
-    object.spec = { completions: 1, parallelism: 1, backoffLimit: 6, ...object.spec };
-    if (!previous && !object.spec.manualSelector && !object.spec.selector) {
-      const { uid, name } = object.metadata;
-      object.spec.selector = { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } };
-      const template = (object.spec.template ??= {});
+    // The template it may lack is refused by validation, which follows.
+    const spec = (object.spec = { completions: 1, parallelism: 1, backoffLimit: 6, ...object.spec } as NonNullable<api.Job['spec']>);
+    if (!previous && !spec.manualSelector && !spec.selector) {
+      // Set by the server before defaults run.
+      const uid = object.metadata.uid ?? '';
+      const name = object.metadata.name;
+      spec.selector = { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } };
+      const template = (spec.template ??= {});
       template.metadata = { ...(template.metadata ?? {}) };
       template.metadata.labels = { ...(template.metadata.labels ?? {}), 'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': name, 'controller-uid': uid, 'job-name': name };
     }

@@ -1,10 +1,11 @@
 // Namespaces (core/v1): the `kubernetes` finalizer and phase Active by default, names that are
 // DNS labels, and a deletion that waits: the namespace goes Terminating while its contents are
 // deleted (controllers/namespace-lifecycle.ts does the clean-up).
+import type * as api from '../../api/index.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../printing/columns.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
-export const namespaces: KindStrategy = {
+export const namespaces: KindStrategy<api.Namespace> = {
   type: builtinType('', 'v1', 'namespaces', 'Namespace', { namespaced: false, shortNames: ['ns'], status: true, fieldSelectors: ['status.phase'] }),
   names: 'label',
   defaults(object, previous) {

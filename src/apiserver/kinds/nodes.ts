@@ -1,17 +1,18 @@
 // Nodes (core/v1): cluster-scoped, with the STATUS, ROLES and node-info columns of `kubectl get nodes`.
+import type * as api from '../../api/index.js';
 import { AGE_COLUMN, ageCell, column, condition, NAME_COLUMN, orNone } from '../printing/columns.js';
-import { builtinType, type KindStrategy, type Obj } from './strategy.js';
+import { builtinType, type KindStrategy } from './strategy.js';
 
-function nodeStatus(o: Obj): string {
+function nodeStatus(o: api.Node): string {
   const ready = condition(o, 'Ready');
   const parts = [ready ? (ready.status === 'True' ? 'Ready' : 'NotReady') : 'Unknown'];
   if (o.spec?.unschedulable) parts.push('SchedulingDisabled');
   return parts.join(',');
 }
 
-const address = (o: Obj, type: string): string => orNone((o.status?.addresses ?? []).find((a: Obj) => a.type === type)?.address);
+const address = (o: api.Node, type: string): string => orNone((o.status?.addresses ?? []).find((a) => a.type === type)?.address);
 
-function nodeRoles(o: Obj): string {
+function nodeRoles(o: api.Node): string {
   const roles = Object.keys(o.metadata?.labels ?? {})
     .filter((k) => k.startsWith('node-role.kubernetes.io/'))
     .map((k) => k.slice('node-role.kubernetes.io/'.length))
@@ -21,7 +22,7 @@ function nodeRoles(o: Obj): string {
   return roles.length ? [...new Set(roles)].sort().join(',') : '<none>';
 }
 
-export const nodes: KindStrategy = {
+export const nodes: KindStrategy<api.Node> = {
   type: builtinType('', 'v1', 'nodes', 'Node', { namespaced: false, shortNames: ['no'], status: true, fieldSelectors: ['spec.unschedulable'] }),
   fieldDefaults: { 'spec.unschedulable': 'false' },
   printer: {

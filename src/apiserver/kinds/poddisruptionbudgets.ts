@@ -1,8 +1,9 @@
 // PodDisruptionBudgets (policy/v1): the MIN AVAILABLE / MAX UNAVAILABLE / ALLOWED DISRUPTIONS columns.
+import type * as api from '../../api/index.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN, orNone } from '../printing/columns.js';
 import { builtinType, specChanged, type KindStrategy } from './strategy.js';
 
-export const poddisruptionbudgets: KindStrategy = {
+export const poddisruptionbudgets: KindStrategy<api.PodDisruptionBudget> = {
   type: builtinType('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget', { shortNames: ['pdb'], status: true }),
   generation: specChanged,
   printer: {

@@ -2,17 +2,18 @@
 // pod template), the READY/STATUS/RESTARTS columns as kubectl computes them, a generation
 // bumped by spec changes (kube-apiserver's pod strategy since pod generation tracking), and the
 // grace period a deletion gives a pod (registry/graceful-deletion.ts applies it).
+import type * as api from '../../api/index.js';
 import type { FieldProblem } from '../errors.js';
 import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, orNone, type Printer } from '../printing/columns.js';
 import { DNS1123_LABEL } from '../admission/validation.js';
-import { ALL, builtinType, specChanged, type KindStrategy, type Obj } from './strategy.js';
+import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 
 /**
  * kube-apiserver's DefaultTolerationSeconds admission: a new pod that does not tolerate the
  * not-ready and unreachable NoExecute taints tolerates them for 300 s, so that a node's short
  * outage does not evict it at once.
  */
-function withDefaultTolerations(tolerations: Obj[] | undefined): Obj[] {
+function withDefaultTolerations(tolerations: api.Toleration[] | undefined): api.Toleration[] {
   const list = [...(tolerations ?? [])];
   const tolerates = (key: string) => list.some((t) => (t.key === key || !t.key) && (t.effect === 'NoExecute' || !t.effect));
   for (const key of ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']) {
@@ -26,7 +27,8 @@ export function containersProblems(containers: unknown, field: string): FieldPro
   if (!Array.isArray(containers) || containers.length === 0) return [{ type: 'FieldValueRequired', field, message: 'Required value' }];
   const problems: FieldProblem[] = [];
   const names = new Set<string>();
-  containers.forEach((c: Obj, i) => {
+  // Any JSON: validation is where it is checked.
+  (containers as Array<Partial<api.Container> | null | undefined>).forEach((c, i) => {
     if (!c?.name) problems.push({ type: 'FieldValueRequired', field: `${field}[${i}].name`, message: 'Required value' });
     else if (typeof c.name !== 'string' || c.name.length > 63 || !DNS1123_LABEL.test(c.name)) {
       problems.push({ type: 'FieldValueInvalid', field: `${field}[${i}].name`, message: `Invalid value: ${JSON.stringify(c.name)}: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character` });
@@ -37,12 +39,12 @@ export function containersProblems(containers: unknown, field: string): FieldPro
   return problems;
 }
 
-const isRestartableInit = (c: Obj | undefined): boolean => c?.restartPolicy === 'Always';
+const isRestartableInit = (c: api.Container | undefined): boolean => c?.restartPolicy === 'Always';
 const laterTime = (a: number, t: unknown): number => {
   const parsed = typeof t === 'string' ? Date.parse(t) : NaN;
   return Number.isNaN(parsed) ? a : Math.max(a, parsed);
 };
-const exitReason = (t: Obj): string => (t.signal ? `Signal:${t.signal}` : `ExitCode:${t.exitCode ?? 0}`);
+const exitReason = (t: { signal?: number; exitCode?: number }): string => (t.signal ? `Signal:${t.signal}` : `ExitCode:${t.exitCode ?? 0}`);
 
 /**
  * Ready, Status and Restarts of a pod as kubectl's printPod computes them: init containers first
@@ -50,21 +52,21 @@ const exitReason = (t: Obj): string => (t.signal ? `Signal:${t.signal}` : `ExitC
  * reason, `Completed` turned back to Running/NotReady while a container still runs, and
  * `Terminating` for a pod being deleted that has not finished.
  */
-function podSummary(o: Obj, now: number): { ready: string; status: string; restarts: string } {
-  const spec: Obj = o.spec ?? {};
-  const status: Obj = o.status ?? {};
-  const initSpecs = new Map<string, Obj>((spec.initContainers ?? []).map((c: Obj) => [c.name, c]));
+function podSummary(o: api.Pod, now: number): { ready: string; status: string; restarts: string } {
+  const spec: Partial<api.PodSpec> = o.spec ?? {};
+  const status: NonNullable<api.Pod['status']> = o.status ?? {};
+  const initSpecs = new Map<string, api.Container>((spec.initContainers ?? []).map((c) => [c.name, c]));
   const total = (spec.containers ?? []).length + [...initSpecs.values()].filter(isRestartableInit).length;
   let readyCount = 0;
   let reason: string = status.reason || status.phase || '';
-  if ((status.conditions ?? []).some((c: Obj) => c.type === 'PodScheduled' && c.reason === 'SchedulingGated')) reason = 'SchedulingGated';
+  if ((status.conditions ?? []).some((c) => c.type === 'PodScheduled' && c.reason === 'SchedulingGated')) reason = 'SchedulingGated';
 
   let restarts = 0;
   let sidecarRestarts = 0;
   let lastRestart = 0;
   let lastSidecarRestart = 0;
   let initializing = false;
-  const initStatuses: Obj[] = status.initContainerStatuses ?? [];
+  const initStatuses = status.initContainerStatuses ?? [];
   for (let i = 0; i < initStatuses.length; i++) {
     const cs = initStatuses[i];
     const restartable = isRestartableInit(initSpecs.get(cs.name));
@@ -74,8 +76,8 @@ function podSummary(o: Obj, now: number): { ready: string; status: string; resta
       sidecarRestarts += cs.restartCount ?? 0;
       lastSidecarRestart = laterTime(lastSidecarRestart, cs.lastState?.terminated?.finishedAt);
     }
-    const terminated: Obj | undefined = cs.state?.terminated;
-    const waiting: Obj | undefined = cs.state?.waiting;
+    const terminated = cs.state?.terminated;
+    const waiting = cs.state?.waiting;
     if (terminated && (terminated.exitCode ?? 0) === 0) continue;
     if (restartable && cs.started === true) {
       if (cs.ready) readyCount++;
@@ -88,18 +90,18 @@ function podSummary(o: Obj, now: number): { ready: string; status: string; resta
     break;
   }
 
-  const initialized = (status.conditions ?? []).some((c: Obj) => c.type === 'Initialized' && c.status === 'True');
+  const initialized = (status.conditions ?? []).some((c) => c.type === 'Initialized' && c.status === 'True');
   if (!initializing || initialized) {
     restarts = sidecarRestarts;
     lastRestart = lastSidecarRestart;
     let hasRunning = false;
-    const statuses: Obj[] = status.containerStatuses ?? [];
+    const statuses = status.containerStatuses ?? [];
     // Walked backwards so that the first container's reason wins, as in kubectl.
     for (let i = statuses.length - 1; i >= 0; i--) {
       const cs = statuses[i];
       restarts += cs.restartCount ?? 0;
       lastRestart = laterTime(lastRestart, cs.lastState?.terminated?.finishedAt);
-      const terminated: Obj | undefined = cs.state?.terminated;
+      const terminated = cs.state?.terminated;
       if (cs.state?.waiting?.reason) reason = cs.state.waiting.reason;
       else if (terminated?.reason) reason = terminated.reason;
       else if (terminated) reason = exitReason(terminated);
@@ -119,18 +121,18 @@ function podSummary(o: Obj, now: number): { ready: string; status: string; resta
   return { ready: `${readyCount}/${total}`, status: reason, restarts: restartsCell };
 }
 
-const printer: Printer = {
+const printer: Printer<api.Pod> = {
   columns: [NAME_COLUMN, column('Ready'), column('Status'), column('Restarts', 'string'), AGE_COLUMN, column('IP', 'string', 1), column('Node', 'string', 1), column('Nominated Node', 'string', 1), column('Readiness Gates', 'string', 1)],
   cells: (o, now) => {
     const { ready, status, restarts } = podSummary(o, now);
-    const gates: Obj[] = o.spec?.readinessGates ?? [];
+    const gates = o.spec?.readinessGates ?? [];
     const gatesCell = gates.length ? `${gates.filter((g) => condition(o, g.conditionType)?.status === 'True').length}/${gates.length}` : '<none>';
     const ip = o.status?.podIPs?.[0]?.ip ?? o.status?.podIP;
     return [o.metadata.name, ready, status, restarts, ageCell(o, now), orNone(ip), orNone(o.spec?.nodeName), orNone(o.status?.nominatedNodeName), gatesCell];
   },
 };
 
-export const pods: KindStrategy = {
+export const pods: KindStrategy<api.Pod> = {
   type: builtinType('', 'v1', 'pods', 'Pod', {
     shortNames: ['po'],
     categories: ALL,
@@ -141,9 +143,10 @@ export const pods: KindStrategy = {
     // Mirror pods (a kubelet's static pods) get no service account, as kube's ServiceAccount
     // admission leaves them alone: NodeRestriction refuses a node's pod that refers to one.
     const mirror = Object.hasOwn(object.metadata?.annotations ?? {}, 'kubernetes.io/config.mirror');
-    object.spec = { restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler', ...(mirror ? {} : { serviceAccountName: 'default' }), terminationGracePeriodSeconds: 30, ...object.spec };
+    // The containers it may lack are refused by validation, which follows.
+    const spec = (object.spec = { restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler', ...(mirror ? {} : { serviceAccountName: 'default' }), terminationGracePeriodSeconds: 30, ...object.spec } as api.PodSpec);
     if (!object.status?.phase) object.status = { ...(object.status ?? {}), phase: 'Pending', qosClass: 'BestEffort' };
-    if (!previous) object.spec.tolerations = withDefaultTolerations(object.spec.tolerations);
+    if (!previous) spec.tolerations = withDefaultTolerations(spec.tolerations);
   },
   fieldDefaults: { 'spec.hostNetwork': 'false' },
   validate: (o) => [

@@ -1,13 +1,15 @@
 // ReplicaSets (apps/v1): one replica by default, workload validation, scale, and the
 // DESIRED / CURRENT / READY columns.
+import type * as api from '../../api/index.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN, selectorString } from '../printing/columns.js';
 import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames, replicasScale, workloadProblems } from './workloads.js';
 
-export const replicasets: KindStrategy = {
+export const replicasets: KindStrategy<api.ReplicaSet> = {
   type: builtinType('apps', 'v1', 'replicasets', 'ReplicaSet', { shortNames: ['rs'], categories: ALL, status: true, scale: replicasScale }),
   defaults(object) {
-    object.spec = { replicas: 1, ...object.spec };
+    // The selector it may lack is refused by validation, which follows.
+    object.spec = { replicas: 1, ...object.spec } as NonNullable<api.ReplicaSet['spec']>;
   },
   generation: specChanged,
   validate: workloadProblems,

@@ -1,10 +1,11 @@
 // Secrets (core/v1): type Opaque by default, stringData folded into data (base64) on write as
 // kube-apiserver does, data that must be base64, and the TYPE and DATA columns.
+import type * as api from '../../api/index.js';
 import { AGE_COLUMN, ageCell, column, count, NAME_COLUMN } from '../printing/columns.js';
 import { dataKeyProblems } from './configmaps.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
-export const secrets: KindStrategy = {
+export const secrets: KindStrategy<api.Secret> = {
   type: builtinType('', 'v1', 'secrets', 'Secret', { fieldSelectors: ['type'] }),
   defaults(object) {
     object.type ??= 'Opaque';

@@ -15,7 +15,10 @@
 import { ipToNumber, numberToIp, parseCidr } from '../../common/ipv4.js';
 import { errors } from '../errors.js';
 import type { Storage } from '../storage/types.js';
-import type { Allocations, AllocationSettings, Obj } from './strategy.js';
+import type * as api from '../../api/index.js';
+import type { Allocations, AllocationSettings } from './strategy.js';
+
+type ServiceSpec = NonNullable<api.Service['spec']>;
 import { AllocationClaims, type Claim } from './allocation-claims.js';
 
 /** The service network OpenShift uses by default; defined with the IPv4 helpers, which the MCO reads too. */
@@ -89,14 +92,14 @@ export class RangeAllocator {
 
 const staticBand = (size: number, divisor: number, max: number): number => Math.min(Math.max(16, Math.floor(size / divisor)), max);
 
-const usesNodePorts = (spec: Obj | undefined): boolean => spec?.type === 'NodePort' || spec?.type === 'LoadBalancer';
+const usesNodePorts = (spec: ServiceSpec | undefined): boolean => spec?.type === 'NodePort' || spec?.type === 'LoadBalancer';
 /** Whether ports without one get a node port: NodePort, and LoadBalancer unless allocateLoadBalancerNodePorts is false. */
-const allocatesNodePorts = (spec: Obj): boolean => spec.type === 'NodePort' || (spec.type === 'LoadBalancer' && spec.allocateLoadBalancerNodePorts !== false);
+const allocatesNodePorts = (spec: ServiceSpec): boolean => spec.type === 'NodePort' || (spec.type === 'LoadBalancer' && spec.allocateLoadBalancerNodePorts !== false);
 /** Whether a Service holds a cluster IP from the range: not ExternalName, not headless. */
-const usesClusterIP = (spec: Obj | undefined): boolean => spec?.type !== 'ExternalName' && spec?.clusterIP !== 'None';
+const usesClusterIP = (spec: ServiceSpec | undefined): boolean => spec?.type !== 'ExternalName' && spec?.clusterIP !== 'None';
 
 /** The cluster IP a Service holds, if any. */
-function heldIP(service: Obj | undefined): string | undefined {
+function heldIP(service: api.Service | undefined): string | undefined {
   const spec = service?.spec;
   return usesClusterIP(spec) && typeof spec?.clusterIP === 'string' && spec.clusterIP !== '' ? spec.clusterIP : undefined;
 }
@@ -120,21 +123,21 @@ interface Pending {
 }
 
 /** Who holds a Service's values: its namespace/name. */
-const ownerOf = (service: Obj | undefined): string => `${service?.metadata?.namespace ?? ''}/${service?.metadata?.name ?? ''}`;
+const ownerOf = (service: api.Service | undefined): string => `${service?.metadata?.namespace ?? ''}/${service?.metadata?.name ?? ''}`;
 
 /** Whether a Service gets a health-check node port: LoadBalancer with externalTrafficPolicy Local (kube's NeedsHealthCheck). */
-export const needsHealthCheck = (spec: Obj | undefined): boolean => spec?.type === 'LoadBalancer' && spec?.externalTrafficPolicy === 'Local';
+export const needsHealthCheck = (spec: ServiceSpec | undefined): boolean => spec?.type === 'LoadBalancer' && spec?.externalTrafficPolicy === 'Local';
 
 const isPortNumber = (n: unknown): n is number => Number.isInteger(n) && (n as number) > 0;
 
 /** The node ports a Service holds (one port may serve TCP and UDP), and its health-check node port. */
-function heldPorts(service: Obj | undefined): Set<number> {
-  const ports = ((service?.spec?.ports ?? []) as Obj[]).map((p) => p?.nodePort);
+function heldPorts(service: api.Service | undefined): Set<number> {
+  const ports = (service?.spec?.ports ?? []).map((p) => p?.nodePort);
   return new Set([...ports, service?.spec?.healthCheckNodePort].filter(isPortNumber));
 }
 
 /** The allocators of one server, over the Services already in `storage`. */
-export function serviceAllocations(storage: Storage, settings: AllocationSettings): Allocations {
+export function serviceAllocations(storage: Storage, settings: AllocationSettings): Allocations<api.Service> {
   const range = settings.serviceClusterIPRange;
   const { base, bits } = checkServiceCidr(range);
   const ipCount = 2 ** (32 - bits) - 2; // neither the network nor the broadcast address
@@ -149,7 +152,7 @@ export function serviceAllocations(storage: Storage, settings: AllocationSetting
   const inPortRange = (port: number) => port >= NODE_PORT_MIN && port <= NODE_PORT_MAX;
   const claims = new AllocationClaims(storage);
   /** Frees what `previous` held and `object` (its next state, if any) does not, while `previous` still holds it; `drop`: its claims too. */
-  const release = (object: Obj | undefined, previous: Obj | undefined, drop = false) => {
+  const release = (object: api.Service | undefined, previous: api.Service | undefined, drop = false) => {
     const owner = ownerOf(previous);
     const ip = heldIP(previous);
     if (ip !== undefined && ip !== heldIP(object)) {
@@ -165,7 +168,7 @@ export function serviceAllocations(storage: Storage, settings: AllocationSetting
     }
   };
   /** Marks what a stored Service holds as taken by it. */
-  const hold = (object: Obj) => {
+  const hold = (object: api.Service) => {
     const owner = ownerOf(object);
     const ip = heldIP(object);
     const offset = ip === undefined ? undefined : ipOffset(ip);
@@ -173,14 +176,17 @@ export function serviceAllocations(storage: Storage, settings: AllocationSetting
     for (const port of heldPorts(object)) if (inPortRange(port)) ports.take(port - NODE_PORT_MIN, owner);
   };
 
+  // What storage holds under /core/services/ is Services.
   const listed = storage.list('/core/services/');
-  for (const { object } of listed.items) hold(object);
+  for (const { object } of listed.items) hold(object as api.Service);
   // Services written through other API servers sharing the storage (this server's own writes
   // come through here too, and change nothing: reserve and settle already did).
   storage.watch('/core/services/', listed.revision, (event) => {
-    if (event.type === 'DELETED') return release(undefined, event.previous ?? event.object);
-    hold(event.object);
-    if (event.previous) release(event.object, event.previous);
+    const object = event.object as api.Service;
+    const previous = event.previous as api.Service | undefined;
+    if (event.type === 'DELETED') return release(undefined, previous ?? object);
+    hold(object);
+    if (previous) release(object, previous);
   });
   // Claims made through any server: the value is its claimant's, whatever this server thought.
   const poolOf = (claim: Claim): [RangeAllocator, number] | undefined => {
@@ -201,7 +207,7 @@ export function serviceAllocations(storage: Storage, settings: AllocationSetting
   // server died in between) or a drop that failed: freed here, once no create can still be on its way.
   for (const claim of known.claims) {
     if (Date.now() - claim.createdAt < ORPHAN_CLAIM_AGE_MS) continue;
-    const service = storage.get(`/core/services/${claim.owner}`)?.object;
+    const service = storage.get(`/core/services/${claim.owner}`)?.object as api.Service | undefined;
     if (!(claim.pool === IP_POOL ? heldIP(service) === claim.value : heldPorts(service).has(Number(claim.value)))) claims.drop(claim.pool, claim.value, claim.owner);
   }
   claims.follow(known.revision, assign, (claim) => {
@@ -209,15 +215,15 @@ export function serviceAllocations(storage: Storage, settings: AllocationSetting
     pool?.release(offset!, claim.owner);
   });
   /** Values reserve took for an object, not yet claimed; and the claims made for it (given back with it). */
-  const pending = new WeakMap<Obj, Pending[]>();
-  const claimed = new WeakMap<Obj, Array<[string, string]>>();
+  const pending = new WeakMap<api.Service, Pending[]>();
+  const claimed = new WeakMap<api.Service, Array<[string, string]>>();
 
-  const invalid = (object: Obj, field: string, value: unknown, message: string) =>
+  const invalid = (object: api.Service, field: string, value: unknown, message: string) =>
     errors.invalid('Service', '', object.metadata?.name ?? '', [{ type: 'FieldValueInvalid', field, message: `Invalid value: ${JSON.stringify(value)}: ${message}` }]);
-  const ipInvalid = (object: Obj, problem: string) => invalid(object, 'spec.clusterIPs', object.spec.clusterIPs ?? [object.spec.clusterIP], `failed to allocate IP ${object.spec.clusterIP}: ${problem}`);
-  const portInvalid = (object: Obj, index: number | 'healthCheck', problem: string) => index === 'healthCheck'
-    ? invalid(object, 'spec.healthCheckNodePort', object.spec.healthCheckNodePort, problem)
-    : invalid(object, `spec.ports[${index}].nodePort`, object.spec.ports[index].nodePort, problem);
+  const ipInvalid = (object: api.Service, problem: string) => invalid(object, 'spec.clusterIPs', object.spec?.clusterIPs ?? [object.spec?.clusterIP], `failed to allocate IP ${object.spec?.clusterIP}: ${problem}`);
+  const portInvalid = (object: api.Service, index: number | 'healthCheck', problem: string) => index === 'healthCheck'
+    ? invalid(object, 'spec.healthCheckNodePort', object.spec?.healthCheckNodePort, problem)
+    : invalid(object, `spec.ports[${index}].nodePort`, object.spec?.ports?.[index]?.nodePort, problem);
 
   return {
     reserve(object, previous) {
@@ -229,7 +235,7 @@ export function serviceAllocations(storage: Storage, settings: AllocationSetting
       };
       pending.set(object, mine);
       try {
-        const spec: Obj = object.spec ?? {};
+        const spec: ServiceSpec = object.spec ?? {};
         if (usesClusterIP(spec)) {
           if (!spec.clusterIP) {
             const offset = ips.next(owner);
@@ -247,7 +253,7 @@ export function serviceAllocations(storage: Storage, settings: AllocationSetting
         if (usesNodePorts(spec)) {
           const held = heldPorts(previous);
           const taken = new Set<number>();
-          ((spec.ports ?? []) as Obj[]).forEach((port, i) => {
+          (spec.ports ?? []).forEach((port, i) => {
             if (!port.nodePort) {
               if (!allocatesNodePorts(spec)) return;
               const offset = ports.next(owner);
@@ -273,7 +279,7 @@ export function serviceAllocations(storage: Storage, settings: AllocationSetting
             spec.healthCheckNodePort = NODE_PORT_MIN + offset;
           } else if (requested !== previous?.spec?.healthCheckNodePort) {
             const inRange = Number.isInteger(requested) && requested >= NODE_PORT_MIN && requested <= NODE_PORT_MAX;
-            const inUse = ((spec.ports ?? []) as Obj[]).some((p) => p.nodePort === requested);
+            const inUse = (spec.ports ?? []).some((p) => p.nodePort === requested);
             const problem = !inRange ? `provided port is not in the valid range. The range of valid ports is ${NODE_PORT_MIN}-${NODE_PORT_MAX}` : inUse || !ports.take(requested - NODE_PORT_MIN, owner) ? PORT_TAKEN : undefined;
             if (problem) throw portInvalid(object, 'healthCheck', problem);
             mine.push({ pool: PORT_POOL, offset: requested - NODE_PORT_MIN, dynamic: false, index: 'healthCheck' });
@@ -305,11 +311,13 @@ export function serviceAllocations(storage: Storage, settings: AllocationSetting
           const next = pool.next(owner);
           if (next === undefined || attempt >= MAX_CLAIM_ATTEMPTS) throw errors.internal(`failed to allocate a ${entry.pool === IP_POOL ? 'serviceIP' : 'nodePort'}: range is full`);
           entry.offset = next;
+          // Reserve took the value for this spec, so it is there (with the port, for a node port).
+          const spec = object.spec!;
           if (entry.pool === IP_POOL) {
-            object.spec.clusterIP = numberToIp(base + 1 + next);
-            object.spec.clusterIPs = [object.spec.clusterIP];
-          } else if (entry.index === 'healthCheck') object.spec.healthCheckNodePort = NODE_PORT_MIN + next;
-          else object.spec.ports[entry.index!].nodePort = NODE_PORT_MIN + next;
+            spec.clusterIP = numberToIp(base + 1 + next);
+            spec.clusterIPs = [spec.clusterIP];
+          } else if (entry.index === 'healthCheck') spec.healthCheckNodePort = NODE_PORT_MIN + next;
+          else spec.ports![entry.index!].nodePort = NODE_PORT_MIN + next;
         }
       }
     },

@@ -3,12 +3,15 @@
 // and cluster IPs, externalTrafficPolicy (Cluster unless said, for NodePort and LoadBalancer) and the
 // health-check node port of an ETP Local load balancer, and the TYPE / CLUSTER-IP / EXTERNAL-IP /
 // PORT(S) columns.
+import type * as api from '../../api/index.js';
 import type { FieldProblem } from '../errors.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN, orNone, selectorString } from '../printing/columns.js';
 import { needsHealthCheck, serviceAllocations } from './service-allocation.js';
-import { ALL, builtinType, type KindStrategy, type Obj } from './strategy.js';
+import { ALL, builtinType, type KindStrategy } from './strategy.js';
 
-const usesNodePorts = (spec: Obj | undefined): boolean => spec?.type === 'NodePort' || spec?.type === 'LoadBalancer';
+type ServiceSpec = NonNullable<api.Service['spec']>;
+
+const usesNodePorts = (spec: ServiceSpec | undefined): boolean => spec?.type === 'NodePort' || spec?.type === 'LoadBalancer';
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 
 /**
@@ -17,9 +20,9 @@ const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]
  * ports go when the type no longer uses them, the cluster IP when the type becomes ExternalName;
  * the health-check node port stays while the Service needs one and goes when it no longer does.
  */
-function defaults(object: Obj, previous: Obj | undefined): void {
-  const spec = (object.spec = { type: 'ClusterIP', sessionAffinity: 'None', ...(object.spec ?? {}) });
-  const old: Obj | undefined = previous?.spec;
+function defaults(object: api.Service, previous: api.Service | undefined): void {
+  const spec: ServiceSpec = (object.spec = { type: 'ClusterIP', sessionAffinity: 'None', ...(object.spec ?? {}) });
+  const old = previous?.spec;
   if (!spec.clusterIP && Array.isArray(spec.clusterIPs) && typeof spec.clusterIPs[0] === 'string') spec.clusterIP = spec.clusterIPs[0];
   if (old?.clusterIP && old.type !== 'ExternalName') {
     if (!spec.clusterIP && spec.type !== 'ExternalName') spec.clusterIP = old.clusterIP;
@@ -27,7 +30,7 @@ function defaults(object: Obj, previous: Obj | undefined): void {
   }
   if (spec.clusterIP) spec.clusterIPs = [spec.clusterIP];
   else delete spec.clusterIPs;
-  const external = (o: Obj | undefined) => usesNodePorts(o) || (o?.externalIPs ?? []).length > 0;
+  const external = (o: ServiceSpec | undefined) => usesNodePorts(o) || (o?.externalIPs ?? []).length > 0;
   if (external(spec)) spec.externalTrafficPolicy ??= 'Cluster';
   else if (external(old) && spec.externalTrafficPolicy === old!.externalTrafficPolicy) delete spec.externalTrafficPolicy;
   if (needsHealthCheck(old) && old!.healthCheckNodePort) {
@@ -38,18 +41,18 @@ function defaults(object: Obj, previous: Obj | undefined): void {
     if (typeof port !== 'object' || port === null) continue;
     port.protocol ??= 'TCP';
     port.targetPort ??= port.port;
-    const oldPort = usesNodePorts(old) ? (old!.ports ?? []).find((p: Obj) => p?.port === port.port && p.nodePort) : undefined;
+    const oldPort = usesNodePorts(old) ? (old!.ports ?? []).find((p) => p?.port === port.port && p.nodePort) : undefined;
     if (usesNodePorts(spec) && !port.nodePort && oldPort) port.nodePort = oldPort.nodePort;
     else if (!usesNodePorts(spec) && oldPort && port.nodePort === oldPort.nodePort) delete port.nodePort;
   }
 }
 
-function validate(o: Obj, previous: Obj | undefined): FieldProblem[] {
+function validate(o: api.Service, previous: api.Service | undefined): FieldProblem[] {
   const problems: FieldProblem[] = [];
   const ports: unknown = o.spec?.ports ?? [];
   if (!Array.isArray(ports)) return [{ type: 'FieldValueInvalid', field: 'spec.ports', message: 'Invalid value: must be a list of ports' }];
-  (ports as Obj[]).forEach((p, i) => {
-    if (!Number.isInteger(p?.port) || p.port < 1 || p.port > 65535) problems.push({ type: 'FieldValueInvalid', field: `spec.ports[${i}].port`, message: `Invalid value: ${JSON.stringify(p?.port)}: must be between 1 and 65535, inclusive` });
+  (ports as Array<api.ServicePort | null | undefined>).forEach((p, i) => {
+    if (!Number.isInteger(p?.port) || p!.port < 1 || p!.port > 65535) problems.push({ type: 'FieldValueInvalid', field: `spec.ports[${i}].port`, message: `Invalid value: ${JSON.stringify(p?.port)}: must be between 1 and 65535, inclusive` });
     if (p?.nodePort && !usesNodePorts(o.spec)) problems.push({ type: 'FieldValueForbidden', field: `spec.ports[${i}].nodePort`, message: `Forbidden: may not be used when \`type\` is '${o.spec?.type}'` });
   });
   const policy = o.spec?.externalTrafficPolicy;
@@ -61,7 +64,7 @@ function validate(o: Obj, previous: Obj | undefined): FieldProblem[] {
   const healthCheck = o.spec?.healthCheckNodePort;
   if (healthCheck !== undefined && healthCheck !== 0) {
     if (!needsHealthCheck(o.spec)) problems.push({ type: 'FieldValueInvalid', field: 'spec.healthCheckNodePort', message: `Invalid value: ${JSON.stringify(healthCheck)}: may only be set when \`type\` is 'LoadBalancer' and \`externalTrafficPolicy\` is 'Local'` });
-    else if ((Array.isArray(ports) ? (ports as Obj[]) : []).some((p) => p?.nodePort === healthCheck)) problems.push({ type: 'FieldValueDuplicate', field: 'spec.healthCheckNodePort', message: `Duplicate value: ${JSON.stringify(healthCheck)}` });
+    else if ((ports as Array<api.ServicePort | null | undefined>).some((p) => p?.nodePort === healthCheck)) problems.push({ type: 'FieldValueDuplicate', field: 'spec.healthCheckNodePort', message: `Duplicate value: ${JSON.stringify(healthCheck)}` });
   }
   const ip = o.spec?.clusterIP;
   if (ip !== undefined && ip !== '' && ip !== 'None' && !(typeof ip === 'string' && IPV4.test(ip))) {
@@ -74,20 +77,20 @@ function validate(o: Obj, previous: Obj | undefined): FieldProblem[] {
   return problems;
 }
 
-function servicePorts(o: Obj): string {
-  const ports = (o.spec?.ports ?? []).map((p: Obj) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ''}/${p.protocol ?? 'TCP'}`);
+function servicePorts(o: api.Service): string {
+  const ports = (o.spec?.ports ?? []).map((p) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ''}/${p.protocol ?? 'TCP'}`);
   return ports.length ? ports.join(',') : '<none>';
 }
 
-function externalIP(o: Obj): string {
+function externalIP(o: api.Service): string {
   if (o.spec?.type === 'ExternalName') return orNone(o.spec?.externalName);
-  const ingress = (o.status?.loadBalancer?.ingress ?? []).map((i: Obj) => i.ip ?? i.hostname);
+  const ingress = (o.status?.loadBalancer?.ingress ?? []).map((i) => i.ip ?? i.hostname);
   const ips = [...(o.spec?.externalIPs ?? []), ...ingress];
   if (ips.length) return ips.join(',');
   return o.spec?.type === 'LoadBalancer' ? '<pending>' : '<none>';
 }
 
-export const services: KindStrategy = {
+export const services: KindStrategy<api.Service> = {
   type: builtinType('', 'v1', 'services', 'Service', { shortNames: ['svc'], categories: ALL, status: true }),
   names: 'label',
   defaults,

@@ -1,12 +1,14 @@
 // StatefulSets (apps/v1): one replica by default, workload validation, scale, and the READY column.
+import type * as api from '../../api/index.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../printing/columns.js';
 import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames, replicasScale, workloadProblems } from './workloads.js';
 
-export const statefulsets: KindStrategy = {
+export const statefulsets: KindStrategy<api.StatefulSet> = {
   type: builtinType('apps', 'v1', 'statefulsets', 'StatefulSet', { shortNames: ['sts'], categories: ALL, status: true, scale: replicasScale }),
   defaults(object) {
-    object.spec = { replicas: 1, ...object.spec };
+    // The selector and template it may lack are refused by validation, which follows.
+    object.spec = { replicas: 1, ...object.spec } as NonNullable<api.StatefulSet['spec']>;
   },
   generation: specChanged,
   validate: workloadProblems,

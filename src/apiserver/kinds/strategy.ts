@@ -11,8 +11,7 @@ import type { Printer } from '../printing/columns.js';
 import type { ResourceType } from '../registry/resource-type.js';
 import type { UserInfo } from '../auth/request-attributes.js';
 import type { Storage } from '../storage/types.js';
-
-export type Obj = Record<string, any>;
+import type * as api from '../../api/index.js';
 
 /** How names of a kind are checked: DNS-1123 subdomain (most kinds), label, or path segment (RBAC). */
 export type NameRule = 'subdomain' | 'label' | 'path';
@@ -27,24 +26,28 @@ export interface AllocationSettings {
  * Values a kind hands out from pools shared by all its objects (a Service's cluster IP and node
  * ports), kept for one server over one storage.
  */
-export interface Allocations {
+export interface Allocations<T extends api.KubeObject = api.Unstructured> {
   /**
    * Takes what `object` needs and `previous` (its stored state, on an update) does not hold yet:
    * fills in what is unset, refuses with 422 what is taken. Returns how to give back what it took,
    * for when the write does not happen (failed, refused, or a dry run).
    */
-  reserve(object: Obj, previous: Obj | undefined): () => void;
+  reserve(object: T, previous: T | undefined): () => void;
   /**
    * Before the write that follows `reserve`: makes what it took for `object` the object's in
    * storage, where every API server sharing it sees it; may replace a value another server took
    * first (refusing one that was asked for). Reserve's give-back undoes it too.
    */
-  commit?(object: Obj): Promise<void>;
+  commit?(object: T): Promise<void>;
   /** After a stored write: frees what `previous` held that `object` no longer holds (all of it when deleted). */
-  settle(object: Obj | undefined, previous: Obj | undefined): void;
+  settle(object: T | undefined, previous: T | undefined): void;
 }
 
-export interface KindStrategy {
+/**
+ * The strategy of objects of kind `T`; the registry holds every kind's as a `KindStrategy` over
+ * unstructured objects, and calls each only with objects of its own kind.
+ */
+export interface KindStrategy<T extends api.KubeObject = api.Unstructured> {
   /** Discovery, routing and storage facts. */
   type: ResourceType;
   /** How names are checked; a DNS-1123 subdomain when not said. */
@@ -53,9 +56,9 @@ export interface KindStrategy {
    * Server-side defaults, as kube-apiserver's defaulting and PrepareForCreate/Update fill them in;
    * `requester` is who writes (kube's request context), for kinds that record it.
    */
-  defaults?(object: Obj, previous: Obj | undefined, requester?: UserInfo): void;
+  defaults?(object: T, previous: T | undefined, requester?: UserInfo): void;
   /** Problems with the kind's own fields (metadata is checked for every kind). */
-  validate?(object: Obj, previous: Obj | undefined): FieldProblem[];
+  validate?(object: T, previous: T | undefined): FieldProblem[];
   /** What a field selector reads for an unset field, where kube's selectable fields default it. */
   fieldDefaults?: Record<string, string>;
   /**
@@ -63,14 +66,14 @@ export interface KindStrategy {
    * than "status replaces status" (a CSR's status keeps its approval; its `approval` subresource
    * changes only conditions). Keyed by subresource; every key is served and listed in discovery.
    */
-  subresourceUpdates?: Record<string, (incoming: Obj, previous: Obj) => Obj>;
+  subresourceUpdates?: Record<string, (incoming: T, previous: T) => T>;
   /** Columns for `kubectl get`; Name and Age when absent. */
-  printer?: Printer;
+  printer?: Printer<T>;
   /**
    * Kinds that keep metadata.generation (1 on create) say which updates bump it; kinds without
    * it never get one, as kube-apiserver's strategies that never set it.
    */
-  generation?(next: Obj, previous: Obj): boolean;
+  generation?(next: T, previous: T): boolean;
   /**
    * Metadata a status update may change (kube's <kind>StatusStrategy keeps it from the request):
    * the Deployment controller writes its revision annotation with the status, without a new generation.
@@ -80,21 +83,21 @@ export interface KindStrategy {
    * Kinds deleted gracefully (Pods, kube's CheckGracefulDelete): the grace period in seconds a
    * first deletion request gives the object, from the requested one; 0 deletes at once.
    */
-  gracePeriod?(object: Obj, requested: number | undefined): number;
+  gracePeriod?(object: T, requested: number | undefined): number;
   /** Kinds whose deletion waits for a clean-up of their own (Namespaces): marks the object as terminating. */
-  terminate?(object: Obj): void;
+  terminate?(object: T): void;
   /** Pools the kind allocates from, rebuilt from what `storage` holds. */
-  allocations?(storage: Storage, settings: AllocationSettings): Allocations;
+  allocations?(storage: Storage, settings: AllocationSettings): Allocations<T>;
   /** The version objects are stored at when it is not the served one (custom resources: the CRD's storage version). */
   storageVersion?: string;
   /** Fields of an incoming object the kind does not declare (custom resources: outside the schema): warned about, or refused under strict field validation. */
-  unknownFields?(object: Obj): string[];
+  unknownFields?(object: T): string[];
   /** Drops what the kind does not keep (custom resources: fields outside the schema), before defaults. */
-  prune?(object: Obj): void;
+  prune?(object: T): void;
   /** What kube's PrepareForCreate clears beyond defaults (custom resources with a status subresource: status). */
-  prepareForCreate?(object: Obj): void;
+  prepareForCreate?(object: T): void;
   /** Defaults applied to an object as it is read (custom resources: the schema's, as kube applies them when decoding). */
-  readDefaults?(object: Obj): void;
+  readDefaults?(object: T): void;
   /** How server-side apply merges the kind's lists; strategic merge keys when not said. */
   listTypes?: ListTypes;
   /** false: an update must say which resourceVersion it is based on (kube's AllowUnconditionalUpdate; custom resources). */
@@ -130,10 +133,11 @@ export function builtinType(
  * An update through `status` as most kinds take it: the stored object with the incoming status,
  * and the incoming metadata fields the kind lets its status writers set (statusMetadata).
  */
-export function replaceStatus(incoming: Obj, previous: Obj, metadataFields: string[] = []): Obj {
+export function replaceStatus<T extends api.KubeObject>(incoming: { status?: unknown; metadata?: Partial<api.ObjectMeta> }, previous: T, metadataFields: Array<'annotations' | 'labels'> = []): T {
   const next = structuredClone(previous);
-  if (incoming.status === undefined) delete next.status;
-  else next.status = incoming.status;
+  const withStatus = next as { status?: unknown };
+  if (incoming.status === undefined) delete withStatus.status;
+  else withStatus.status = incoming.status;
   for (const field of metadataFields) {
     if (incoming.metadata?.[field] === undefined) delete next.metadata[field];
     else next.metadata[field] = incoming.metadata[field];
@@ -145,4 +149,10 @@ export function replaceStatus(incoming: Obj, previous: Obj, metadataFields: stri
 export const ALL = ['all'];
 
 /** The generation rule of most kinds that keep one: a change of spec. */
-export const specChanged = (next: Obj, previous: Obj): boolean => !jsonEqual(next.spec, previous.spec);
+export const specChanged = (next: { spec?: unknown }, previous: { spec?: unknown }): boolean => !jsonEqual(next.spec, previous.spec);
+
+/**
+ * An object the server holds as unstructured, read as its kind `T`: for code that knows the kind
+ * by the object's type (a hook on CSRs, the storage prefix of Services), not by looking.
+ */
+export const asKind = <T extends { metadata: object }>(object: api.KubeObject): T => object as unknown as T;

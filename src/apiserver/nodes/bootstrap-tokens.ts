@@ -8,7 +8,7 @@ import { randomInt, timingSafeEqual } from 'node:crypto';
 import type { UserInfo } from '../auth/request-attributes.js';
 import { rfc3339 } from '../../common/time.js';
 
-type Obj = Record<string, any>;
+import type * as api from '../../api/index.js';
 
 export const BOOTSTRAP_TOKEN_SECRET_TYPE = 'bootstrap.kubernetes.io/token';
 export const BOOTSTRAP_TOKEN_SECRET_PREFIX = 'bootstrap-token-';
@@ -33,7 +33,7 @@ export interface BootstrapTokenOptions {
 }
 
 /** The Secret that makes `token` a bootstrap token (what `kubeadm token create` stores). */
-export function bootstrapTokenSecret(token: string, options: BootstrapTokenOptions = {}): Obj {
+export function bootstrapTokenSecret(token: string, options: BootstrapTokenOptions = {}): api.Secret {
   const m = TOKEN.exec(token);
   if (!m) throw new Error('a bootstrap token must be <6 chars>.<16 chars> of [a-z0-9]');
   const bad = (options.extraGroups ?? []).find((g) => !EXTRA_GROUP.test(g));
@@ -58,7 +58,7 @@ export type BootstrapAuthResult =
  * Authenticates `token` against the Secret `lookup(id)` returns (the stored
  * `kube-system/bootstrap-token-<id>`), or says why it does not.
  */
-export function authenticateBootstrapToken(token: string, lookup: (id: string) => Obj | undefined, now: Date = new Date()): BootstrapAuthResult {
+export function authenticateBootstrapToken(token: string, lookup: (id: string) => api.Secret | undefined, now: Date = new Date()): BootstrapAuthResult {
   const m = TOKEN.exec(token);
   if (!m) return { ok: false, reason: 'not a bootstrap token', notBootstrapToken: true };
   const [, id, secret] = m;

@@ -15,7 +15,8 @@ import { admissionForbiddenMessage, nodeRestrictionRefusal, type AdmissionLookup
 const log = logger('node-access');
 const PODS = '/core/pods/';
 
-type Obj = Record<string, any>;
+import type * as api from '../../api/index.js';
+import { asKind } from '../kinds/strategy.js';
 
 export interface NodeAccess {
   /** The Node authorizer's decision on a request (chained before RBAC). */
@@ -35,22 +36,31 @@ export function enableNodeAccess(server: ApiServer): NodeAccess {
   });
 
   server.addAuthenticator((token) => {
-    const result = authenticateBootstrapToken(token, (id) => storage.get(`/core/secrets/kube-system/${BOOTSTRAP_TOKEN_SECRET_PREFIX}${id}`)?.object);
+    const result = authenticateBootstrapToken(token, (id) => {
+      const stored = storage.get(`/core/secrets/kube-system/${BOOTSTRAP_TOKEN_SECRET_PREFIX}${id}`)?.object;
+      return stored && asKind<api.Secret>(stored);
+    });
     if (result.ok) return result.user;
     if (!result.notBootstrapToken) log.info({ reason: result.reason }, 'bootstrap token refused');
     return undefined;
   });
 
   const lookups: AdmissionLookups = {
-    pod: (namespace, name) => storage.get(`${PODS}${namespace}/${name}`)?.object,
-    node: (name) => storage.get(`/core/nodes//${name}`)?.object,
+    pod: (namespace, name) => {
+      const stored = storage.get(`${PODS}${namespace}/${name}`)?.object;
+      return stored && asKind<api.Pod>(stored);
+    },
+    node: (name) => {
+      const stored = storage.get(`/core/nodes//${name}`)?.object;
+      return stored && asKind<api.Node>(stored);
+    },
   };
   const admit = (request: AdmissionRequest) => {
     const refusal = nodeRestrictionRefusal(request, lookups);
     if (refusal !== undefined) throw errors.forbidden(admissionForbiddenMessage(request, refusal));
   };
   const isNode = (user: UserInfo | undefined): user is UserInfo => user !== undefined && nodeIdentity(user) !== undefined;
-  const base = (type: ResourceType, object: Obj, user: UserInfo) => ({
+  const base = (type: ResourceType, object: api.KubeObject, user: UserInfo) => ({
     user, group: type.group, resource: type.resource, namespace: String(object.metadata?.namespace ?? ''), name: String(object.metadata?.name ?? ''),
   });
   resources.addHooks({

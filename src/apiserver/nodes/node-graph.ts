@@ -2,7 +2,7 @@
 // it (plugin/pkg/auth/authorizer/node/graph.go): node ← pod ← secret / configmap / service
 // account / persistent volume claim. Kept per pod, so that a pod moving, changing or going
 // away updates exactly its own edges; fed from a watch on pods.
-type Obj = Record<string, any>;
+import type * as api from '../../api/index.js';
 
 /** The kinds of objects a pod makes readable to its node. */
 export type RelatedResource = 'pods' | 'secrets' | 'configmaps' | 'serviceaccounts' | 'persistentvolumeclaims';
@@ -10,12 +10,13 @@ export type RelatedResource = 'pods' | 'secrets' | 'configmaps' | 'serviceaccoun
 const key = (resource: RelatedResource, namespace: string, name: string) => `${resource}/${namespace}/${name}`;
 
 const names = (values: unknown[]): string[] => values.filter((v): v is string => typeof v === 'string' && v !== '');
-const list = (v: unknown): Obj[] => (Array.isArray(v) ? v.filter((x) => typeof x === 'object' && x !== null) : []);
+/** The entries of a list that are objects (a stored pod may hold anything its writer sent). */
+const list = <T>(v: T[] | undefined): T[] => (Array.isArray(v) ? v.filter((x) => typeof x === 'object' && x !== null) : []);
 
 /** The secrets, config maps, service account and claims one pod refers to (kube's VisitPod*Names). */
-export function podReferences(pod: Obj): { resource: RelatedResource; name: string }[] {
-  const spec: Obj = pod.spec ?? {};
-  const containers = [...list(spec.containers), ...list(spec.initContainers), ...list(spec.ephemeralContainers)];
+export function podReferences(pod: Partial<api.Pod>): { resource: RelatedResource; name: string }[] {
+  const spec: Partial<api.PodSpec> = pod.spec ?? {};
+  const containers: Array<Pick<api.Container, 'env' | 'envFrom'>> = [...list(spec.containers), ...list(spec.initContainers), ...list(spec.ephemeralContainers)];
   const volumes = list(spec.volumes);
   const projected = volumes.flatMap((v) => list(v.projected?.sources));
   const secrets = names([
@@ -56,7 +57,7 @@ export class NodeGraph implements NodeRelations {
   private readonly byPod = new Map<string, { node: string; keys: string[] }>();
 
   /** Records a pod's current state (bound or not). */
-  upsertPod(pod: Obj): void {
+  upsertPod(pod: Partial<api.Pod>): void {
     const namespace = String(pod.metadata?.namespace ?? '');
     const name = String(pod.metadata?.name ?? '');
     this.removePod(namespace, name);

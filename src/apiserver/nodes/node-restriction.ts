@@ -10,7 +10,7 @@ import { podReferences } from './node-graph.js';
 import { jsonEqual } from '../../common/json.js';
 import type { UserInfo } from '../auth/request-attributes.js';
 
-type Obj = Record<string, any>;
+import type * as api from '../../api/index.js';
 
 export interface AdmissionRequest {
   user: UserInfo;
@@ -22,14 +22,14 @@ export interface AdmissionRequest {
   /** The object's name (from the URL, or the body on create). */
   name: string;
   /** The object as it would be stored (create, update), or the request body (eviction, TokenRequest). */
-  object?: Obj;
+  object?: api.KubeObject | Partial<api.Unstructured>;
   /** The stored object (update, delete). */
-  oldObject?: Obj;
+  oldObject?: api.KubeObject;
 }
 
 export interface AdmissionLookups {
-  pod(namespace: string, name: string): Obj | undefined;
-  node(name: string): Obj | undefined;
+  pod(namespace: string, name: string): api.Pod | undefined;
+  node(name: string): api.Node | undefined;
 }
 
 const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
@@ -63,14 +63,14 @@ export function forbiddenNodeLabels(next: Record<string, string> = {}, previous:
 
 function admitNode(node: string, a: AdmissionRequest): string | undefined {
   if (a.name !== node) return `node "${node}" is not allowed to modify node "${a.name}"`;
-  const object = a.object ?? {};
+  const object: Partial<api.Node> = a.object ?? {};
   if (a.operation === 'CREATE') {
     if (object.spec?.configSource) return `node "${node}" is not allowed to create pods with a non-nil configSource`;
     const forbidden = forbiddenNodeLabels(object.metadata?.labels);
     if (forbidden.length > 0) return `node "${node}" is not allowed to set the following labels: ${forbidden.join(', ')}`;
   }
   if (a.operation === 'UPDATE') {
-    const old = a.oldObject ?? {};
+    const old: Partial<api.Node> = a.oldObject ?? {};
     if (object.spec?.configSource && !jsonEqual(object.spec.configSource, old.spec?.configSource)) {
       return `node "${node}" is not allowed to update configSource to a new non-nil configSource`;
     }
@@ -81,12 +81,12 @@ function admitNode(node: string, a: AdmissionRequest): string | undefined {
   return undefined;
 }
 
-function admitMirrorPod(node: string, pod: Obj, lookups: AdmissionLookups): string | undefined {
+function admitMirrorPod(node: string, pod: Partial<api.Pod>, lookups: AdmissionLookups): string | undefined {
   if (!Object.hasOwn(pod.metadata?.annotations ?? {}, MIRROR_POD_ANNOTATION)) {
     return `pod does not have "${MIRROR_POD_ANNOTATION}" annotation, node "${node}" can only create mirror pods`;
   }
   if (pod.spec?.nodeName !== node) return `node "${node}" can only create pods with spec.nodeName set to itself`;
-  const owners: Obj[] = pod.metadata?.ownerReferences ?? [];
+  const owners = pod.metadata?.ownerReferences ?? [];
   if (owners.length > 1) return `node "${node}" can only create pods with a single owner reference set to itself`;
   if (owners.length === 0) return `node "${node}" can only create pods with an owner reference set to itself`;
   const [owner] = owners;
@@ -102,7 +102,7 @@ function admitMirrorPod(node: string, pod: Obj, lookups: AdmissionLookups): stri
   if (references.some((r) => r.resource === 'serviceaccounts')) return `node "${node}" can not create pods that reference a service account`;
   if (references.some((r) => r.resource === 'secrets')) return `node "${node}" can not create pods that reference secrets`;
   if (references.some((r) => r.resource === 'configmaps')) return `node "${node}" can not create pods that reference configmaps`;
-  if ((pod.spec?.volumes ?? []).some((v: Obj) => (v?.projected?.sources ?? []).some((s: Obj) => s?.clusterTrustBundle))) {
+  if ((pod.spec?.volumes ?? []).some((v) => (v?.projected?.sources ?? []).some((s) => s?.clusterTrustBundle))) {
     return `node "${node}" can not create pods that reference clustertrustbundles`;
   }
   if (references.some((r) => r.resource === 'persistentvolumeclaims')) return `node "${node}" can not create pods that reference persistentvolumeclaims`;
@@ -110,16 +110,17 @@ function admitMirrorPod(node: string, pod: Obj, lookups: AdmissionLookups): stri
 }
 
 function admitPod(node: string, a: AdmissionRequest, lookups: AdmissionLookups): string | undefined {
+  const oldPod: Partial<api.Pod> | undefined = a.oldObject;
   switch (a.subresource) {
     case '':
       if (a.operation === 'CREATE') return admitMirrorPod(node, a.object ?? {}, lookups);
       if (a.operation === 'DELETE') {
-        return a.oldObject?.spec?.nodeName === node ? undefined : `node "${node}" can only delete pods with spec.nodeName set to itself`;
+        return oldPod?.spec?.nodeName === node ? undefined : `node "${node}" can only delete pods with spec.nodeName set to itself`;
       }
       return `unexpected operation "${a.operation}", node "${node}" can only create and delete mirror pods`;
     case 'status':
       if (a.operation !== 'UPDATE') return `unexpected operation "${a.operation}"`;
-      if (a.oldObject?.spec?.nodeName !== node) return `node "${node}" can only update pod status for pods with spec.nodeName set to itself`;
+      if (oldPod?.spec?.nodeName !== node) return `node "${node}" can only update pod status for pods with spec.nodeName set to itself`;
       if (!jsonEqual(a.object?.metadata?.labels ?? {}, a.oldObject?.metadata?.labels ?? {})) return `node "${node}" cannot update labels through pod status`;
       return undefined;
     case 'eviction': {
@@ -137,7 +138,8 @@ function admitPod(node: string, a: AdmissionRequest, lookups: AdmissionLookups):
 
 function admitServiceAccountToken(node: string, a: AdmissionRequest, lookups: AdmissionLookups): string | undefined {
   if (a.operation !== 'CREATE' || a.subresource !== 'token') return undefined;
-  const ref: Obj | undefined = a.object?.spec?.boundObjectRef;
+  // A TokenRequest's binding, as sent.
+  const ref = (a.object as { spec?: { boundObjectRef?: { apiVersion?: string; kind?: string; name?: string; uid?: string } } } | undefined)?.spec?.boundObjectRef;
   if (!ref || ref.apiVersion !== 'v1' || ref.kind !== 'Pod' || !ref.name) return 'node requested token not bound to a pod';
   if (!ref.uid) return 'node requested token with a pod binding without a uid';
   const pod = lookups.pod(a.namespace, ref.name);

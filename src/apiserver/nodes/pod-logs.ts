@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, errors } from '../errors.js';
 import type { KeyPair } from '../../common/pki.js';
 
-type Obj = Record<string, any>;
+import type * as api from '../../api/index.js';
 
 export const DEFAULT_KUBELET_PORT = 10250;
 /** Which node address the API server dials, in order (kube's --kubelet-preferred-address-types, InternalIP first here). */
@@ -32,13 +32,13 @@ function podLogOptionsInvalid(pod: string, field: string, message: string): ApiE
  * (kube's PodLogOptions: container, follow, previous, timestamps, tailLines, sinceSeconds,
  * sinceTime, limitBytes). Throws the 400/422 kube answers for a bad request.
  */
-export function podLogLocation(pod: Obj, node: Obj | undefined, query: Record<string, string | undefined>): LogLocation {
+export function podLogLocation(pod: api.Pod, node: api.Node | undefined, query: Record<string, string | undefined>): LogLocation {
   const name = String(pod.metadata?.name ?? '');
   const namespace = String(pod.metadata?.namespace ?? '');
-  const containers: string[] = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? []), ...(pod.spec?.ephemeralContainers ?? [])].map((c: Obj) => c?.name).filter((n) => typeof n === 'string');
+  const containers: string[] = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? []), ...(pod.spec?.ephemeralContainers ?? [])].map((c) => c?.name).filter((n) => typeof n === 'string');
   let container = query.container ?? '';
   if (container === '') {
-    const main = (pod.spec?.containers ?? []).map((c: Obj) => c?.name);
+    const main = (pod.spec?.containers ?? []).map((c) => c?.name);
     if (main.length !== 1) throw errors.badRequest(`a container name must be specified for pod ${name}, choose one of: [${main.join(' ')}]`);
     container = main[0];
   } else if (!containers.includes(container)) {
@@ -47,7 +47,7 @@ export function podLogLocation(pod: Obj, node: Obj | undefined, query: Record<st
   const nodeName = pod.spec?.nodeName;
   if (!nodeName) throw errors.badRequest(`pod ${name} does not have a host assigned`);
   if (!node) throw errors.notFound('nodes', '', nodeName);
-  const addresses: Obj[] = node.status?.addresses ?? [];
+  const addresses = node.status?.addresses ?? [];
   const address = ADDRESS_PREFERENCE.map((type) => addresses.find((a) => a?.type === type)?.address).find((a) => typeof a === 'string' && a !== '');
   if (!address) throw new ApiError(500, 'InternalError', `no preferred addresses found; known addresses: ${JSON.stringify(addresses)}`);
   const port = node.status?.daemonEndpoints?.kubeletEndpoint?.Port || DEFAULT_KUBELET_PORT;

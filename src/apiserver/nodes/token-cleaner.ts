@@ -9,10 +9,11 @@ import { BOOTSTRAP_TOKEN_SECRET_PREFIX, BOOTSTRAP_TOKEN_SECRET_TYPE } from './bo
 
 const log = logger('token-cleaner');
 
-type Obj = Record<string, any>;
+import type * as api from '../../api/index.js';
+import { asKind } from '../kinds/strategy.js';
 
 /** The bootstrap token Secrets among `secrets` that have expired at `now`. */
-export function expiredBootstrapTokens(secrets: Obj[], now: Date): Obj[] {
+export function expiredBootstrapTokens(secrets: api.Secret[], now: Date): api.Secret[] {
   return secrets.filter((s) => {
     if (s.type !== BOOTSTRAP_TOKEN_SECRET_TYPE || !String(s.metadata?.name ?? '').startsWith(BOOTSTRAP_TOKEN_SECRET_PREFIX)) return false;
     const raw = s.data?.expiration;
@@ -25,7 +26,7 @@ export function expiredBootstrapTokens(secrets: Obj[], now: Date): Obj[] {
 export function enableBootstrapTokenCleaner(server: ApiServer, options: { intervalMs?: number } = {}): { stop(): void } {
   const secrets = server.registry.lookup('', 'v1', 'secrets')!;
   const clean = async () => {
-    const stored = server.storage.list('/core/secrets/kube-system/').items.map((i) => i.object as Obj);
+    const stored = server.storage.list('/core/secrets/kube-system/').items.map((i) => asKind<api.Secret>(i.object));
     for (const secret of expiredBootstrapTokens(stored, new Date())) {
       try {
         await server.resources.delete(secrets, 'kube-system', secret.metadata.name, { preconditions: { uid: secret.metadata.uid } });

@@ -1,7 +1,7 @@
 // Building blocks of server-side printing shared by every kind's printer columns: column
 // definitions, the Name and Age columns, ages exactly as kubectl shows them, and the small
 // formatters (counts, `<none>`, conditions, label selectors) the printers use.
-type Obj = Record<string, any>;
+import type * as api from '../../api/index.js';
 
 /** A column of a metav1 Table. */
 export interface ColumnDefinition {
@@ -23,9 +23,9 @@ export interface PrinterColumn {
 }
 
 /** The columns and cells of one kind for `kubectl get`. */
-export interface Printer {
+export interface Printer<T extends api.KubeObject = api.Unstructured> {
   columns: ColumnDefinition[];
-  cells: (o: Obj, now: number) => unknown[];
+  cells: (o: T, now: number) => unknown[];
 }
 
 
@@ -73,13 +73,19 @@ export function column(name: string, type = 'string', priority = 0, format = '',
 export const NAME_COLUMN = column('Name', 'string', 0, 'name', 'Name must be unique within a namespace.');
 export const AGE_COLUMN = column('Age', 'string', 0, '', 'CreationTimestamp is a timestamp representing the server time when this object was created.');
 
-export const ageCell = (o: Obj, now: number): string => age(o.metadata?.creationTimestamp, now);
+export const ageCell = (o: api.KubeObject, now: number): string => age(o.metadata?.creationTimestamp, now);
 export const count = (v: unknown): number => (Array.isArray(v) ? v.length : v && typeof v === 'object' ? Object.keys(v).length : 0);
 export const orNone = (v: unknown): string => (v === undefined || v === null || v === '' ? '<none>' : String(v));
-export const condition = (o: Obj, type: string): Obj | undefined => (o.status?.conditions ?? []).find((c: Obj) => c.type === type);
-export const selectorString = (sel: Obj | undefined): string => {
+/** The condition of `type` in an object's status.conditions, when it has one. */
+export const condition = (o: { status?: unknown }, type: string): api.Condition | undefined => {
+  const conditions = (o.status as { conditions?: api.Condition[] } | undefined)?.conditions;
+  return (conditions ?? []).find((c) => c.type === type);
+};
+/** A label selector as kubectl prints it; a bare map of labels (a Service's selector) too. */
+export const selectorString = (sel: api.LabelSelector | Record<string, string> | undefined): string => {
   if (!sel) return '<none>';
-  const parts = Object.entries(sel.matchLabels ?? sel).filter(([k]) => k !== 'matchExpressions').map(([k, v]) => `${k}=${v}`);
-  for (const e of sel.matchExpressions ?? []) parts.push(`${e.key} ${String(e.operator).toLowerCase()} (${(e.values ?? []).join(',')})`);
+  const selector = sel as api.LabelSelector;
+  const parts = Object.entries(selector.matchLabels ?? sel).filter(([k]) => k !== 'matchExpressions').map(([k, v]) => `${k}=${String(v)}`);
+  for (const e of selector.matchExpressions ?? []) parts.push(`${e.key} ${String(e.operator).toLowerCase()} (${(e.values ?? []).join(',')})`);
   return parts.length ? parts.join(',') : '<none>';
 };

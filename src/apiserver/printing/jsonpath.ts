@@ -2,7 +2,8 @@
 // (`.a.b`, `['a.b']`, `a\.b`), indexes (`[0]`, `[-1]`), wildcards and `[?(@.f == "v")]` filters,
 // evaluated to the first match.
 
-type Obj = Record<string, any>;
+/** A JSON object, as a path step reads its fields. */
+type JsonObject = Record<string, unknown>;
 
 type Step = { kind: 'field'; name: string } | { kind: 'index'; index: number } | { kind: 'all' } | { kind: 'filter'; path: string[]; op: string; value: unknown };
 
@@ -62,7 +63,7 @@ function evaluate(steps: Step[], value: unknown): unknown[] {
       if (v === null || v === undefined) continue;
       switch (step.kind) {
         case 'field':
-          if (typeof v === 'object' && !Array.isArray(v) && step.name in (v as Obj)) next.push((v as Obj)[step.name]);
+          if (typeof v === 'object' && !Array.isArray(v) && step.name in v) next.push((v as JsonObject)[step.name]);
           break;
         case 'index':
           if (Array.isArray(v)) {
@@ -72,7 +73,7 @@ function evaluate(steps: Step[], value: unknown): unknown[] {
           break;
         case 'all':
           if (Array.isArray(v)) next.push(...v);
-          else if (typeof v === 'object') next.push(...Object.values(v as Obj));
+          else if (typeof v === 'object') next.push(...Object.values(v));
           break;
         case 'filter':
           if (Array.isArray(v)) {

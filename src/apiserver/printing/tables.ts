@@ -7,6 +7,7 @@
 import { jsonPathFirst } from './jsonpath.js';
 import { age, AGE_COLUMN, ageCell, column, NAME_COLUMN, type ColumnDefinition, type PrinterColumn } from './columns.js';
 import { printerFor } from '../kinds/index.js';
+import type * as api from '../../api/index.js';
 
 // Names other modules and tests have always imported from here.
 export { jsonPathFirst } from './jsonpath.js';
@@ -37,17 +38,16 @@ export interface TableOptions {
   continue?: string;
 }
 
-type Obj = Record<string, any>;
 
 
-function rowObject(object: Obj, include: IncludeObject): unknown {
+function rowObject(object: api.Unstructured, include: IncludeObject): unknown {
   if (include === 'None') return undefined;
   if (include === 'Object') return object;
   return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: object.metadata };
 }
 
 
-function buildTable(columns: ColumnDefinition[], objects: Obj[], cells: (o: Obj) => unknown[], options: TableOptions): Table {
+function buildTable(columns: ColumnDefinition[], objects: api.Unstructured[], cells: (o: api.Unstructured) => unknown[], options: TableOptions): Table {
   const include = options.includeObject ?? 'Metadata';
   return {
     kind: 'Table',
@@ -67,7 +67,7 @@ function buildTable(columns: ColumnDefinition[], objects: Obj[], cells: (o: Obj)
 }
 
 /** A Table for custom resources from their CRD's additionalPrinterColumns (Age when there are none). */
-export function crdTable(printerColumns: PrinterColumn[] | undefined, objects: Obj[], options: TableOptions = {}): Table {
+export function crdTable(printerColumns: PrinterColumn[] | undefined, objects: api.Unstructured[], options: TableOptions = {}): Table {
   const now = options.now ?? Date.now();
   if (!printerColumns || printerColumns.length === 0) {
     return buildTable([NAME_COLUMN, AGE_COLUMN], objects, (o) => [o.metadata?.name, age(o.metadata?.creationTimestamp, now)], options);
@@ -92,8 +92,8 @@ export function crdTable(printerColumns: PrinterColumn[] | undefined, objects: O
 
 
 /** A Table of built-in objects with the columns kubectl users know for `resource` (Name and Age for kinds without their own). */
-export function tableFor(resource: string, objects: Obj[], options: TableOptions = {}): Table {
+export function tableFor(resource: string, objects: api.Unstructured[], options: TableOptions = {}): Table {
   const now = options.now ?? Date.now();
-  const printer = printerFor(resource) ?? { columns: [NAME_COLUMN, AGE_COLUMN], cells: (o: Obj, n: number) => [o.metadata?.name, ageCell(o, n)] };
+  const printer = printerFor(resource) ?? { columns: [NAME_COLUMN, AGE_COLUMN], cells: (o: api.KubeObject, n: number) => [o.metadata?.name, ageCell(o, n)] };
   return buildTable(printer.columns, objects, (o) => printer.cells(o, now), options);
 }

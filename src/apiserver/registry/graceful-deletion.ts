@@ -7,7 +7,7 @@
 // finalizers). Pure: the object's metadata, the requested period and the clock in, a step out.
 import { rfc3339 } from '../../common/time.js';
 
-type Obj = Record<string, any>;
+import type * as api from '../../api/index.js';
 
 export type GracefulStep =
   /** Already terminating with no longer a grace period than asked for: nothing changes. */
@@ -26,10 +26,10 @@ export function normalisedPeriod(requested: number | undefined): number | undefi
  * The step a deletion request takes. `period` is the kind's grace period for a first request
  * (kube's CheckGracefulDelete), given the requested one.
  */
-export function gracefulStep(meta: Obj, requested: number | undefined, period: (requested: number | undefined) => number, now: number): GracefulStep {
+export function gracefulStep(meta: Pick<api.ObjectMeta, 'deletionTimestamp' | 'deletionGracePeriodSeconds'>, requested: number | undefined, period: (requested: number | undefined) => number, now: number): GracefulStep {
   const asked = normalisedPeriod(requested);
   if (meta.deletionTimestamp) {
-    const existing: number | undefined = meta.deletionGracePeriodSeconds;
+    const existing = meta.deletionGracePeriodSeconds;
     // Marked without a grace period (by finalizers, or an earlier immediate deletion that did not finish).
     if (!existing || existing <= 0) return { kind: 'immediate' };
     if (asked === undefined || asked >= existing) return { kind: 'pending' };

@@ -12,8 +12,6 @@ import type { ResourceType } from './resource-type.js';
 import { StorageError, type KubeObject, type Storage, type StoredItem } from '../storage/types.js';
 import type { ResourceHooks, WriteContext } from './write-context.js';
 
-type Obj = Record<string, any>;
-
 export type DeleteOptions = { dryRun?: boolean; preconditions?: { uid?: string; resourceVersion?: string }; propagationPolicy?: string; gracePeriodSeconds?: number } & Pick<WriteContext, 'user'>;
 
 /** What deletion needs of the object store. */
@@ -21,7 +19,7 @@ export interface DeletionTarget {
   readonly store: Storage;
   readonly hooks: readonly ResourceHooks[];
   getItem(type: ResourceType, namespace: string | undefined, name: string): StoredItem;
-  present(type: ResourceType, object: KubeObject): Obj;
+  present(type: ResourceType, object: KubeObject): KubeObject;
   allocationsOf(type: ResourceType): Allocations | undefined;
   mapStorageError(e: unknown, type: ResourceType, name: string): Error;
 }
@@ -29,10 +27,10 @@ export interface DeletionTarget {
 const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
 /** Deletes an object, or starts its deletion when finalizers hold it. Returns the object. */
-export async function deleteObject(target: DeletionTarget, type: ResourceType, namespace: string | undefined, name: string, options: DeleteOptions = {}): Promise<Obj> {
+export async function deleteObject(target: DeletionTarget, type: ResourceType, namespace: string | undefined, name: string, options: DeleteOptions = {}): Promise<KubeObject> {
   for (let attempt = 0; ; attempt++) {
     const current = target.getItem(type, namespace, name);
-    const meta = current.object.metadata as Obj;
+    const meta = current.object.metadata;
     for (const hook of target.hooks) hook.beforeDelete?.(type, current.object, { user: options.user });
     if (options.preconditions?.uid && options.preconditions.uid !== meta.uid) {
       throw new ApiError(409, 'Conflict', `Precondition failed: UID in precondition: ${options.preconditions.uid}, UID in object meta: ${meta.uid}`);
@@ -52,14 +50,14 @@ export async function deleteObject(target: DeletionTarget, type: ResourceType, n
     try {
       if (held) {
         if (!graceful && meta.deletionTimestamp && sameJson(finalizers, meta.finalizers ?? [])) return target.present(type, current.object);
-        const next: Obj = structuredClone(current.object);
+        const next: KubeObject = structuredClone(current.object);
         // A first deletion request changes what its controllers should do: a generation goes up (kube's BeforeDelete).
-        if (!next.metadata.deletionTimestamp && next.metadata.generation > 0) next.metadata.generation += 1;
+        if (!next.metadata.deletionTimestamp && next.metadata.generation !== undefined && next.metadata.generation > 0) next.metadata.generation += 1;
         const marks = graceful ?? { deletionTimestamp: meta.deletionTimestamp ?? rfc3339(), deletionGracePeriodSeconds: meta.deletionGracePeriodSeconds ?? 0 };
         Object.assign(next.metadata, { deletionTimestamp: marks.deletionTimestamp, deletionGracePeriodSeconds: marks.deletionGracePeriodSeconds, finalizers });
         strategy?.terminate?.(next);
         delete next.metadata.resourceVersion;
-        const stored = await target.store.update(current.key, next as KubeObject, { expectedRevision: current.revision });
+        const stored = await target.store.update(current.key, next, { expectedRevision: current.revision });
         for (const hook of target.hooks) hook.afterWrite?.(type, stored.object, current.object, false);
         return target.present(type, stored.object);
       }

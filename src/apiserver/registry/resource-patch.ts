@@ -8,20 +8,20 @@ import type { ListTypes } from '../apply/field-sets.js';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, PatchError } from '../apply/patch.js';
 import { apiVersionOf, storageKey, type ResourceType } from './resource-type.js';
 import { serverSideApply } from '../apply/server-side-apply.js';
-import type { Storage, StoredItem } from '../storage/types.js';
+import type { KubeObject, Storage, StoredItem } from '../storage/types.js';
 import type { PatchType, WriteContext } from './write-context.js';
+import type * as api from '../../api/index.js';
 
-type Obj = Record<string, any>;
 
 /** What patches need of the object store. */
 export interface PatchTarget {
   readonly store: Storage;
-  checkKind(type: ResourceType, object: Obj): void;
+  checkKind(type: ResourceType, object: unknown): asserts object is KubeObject;
   getItem(type: ResourceType, namespace: string | undefined, name: string): StoredItem;
-  present(type: ResourceType, object: StoredItem['object']): Obj;
+  present(type: ResourceType, object: StoredItem['object']): KubeObject;
   listTypes(type: ResourceType): ListTypes;
-  create(type: ResourceType, namespace: string | undefined, body: Obj, ctx?: WriteContext): Promise<Obj>;
-  update(type: ResourceType, namespace: string | undefined, name: string, body: Obj, options?: WriteContext & { subresource?: string; basedOn?: StoredItem }): Promise<Obj>;
+  create(type: ResourceType, namespace: string | undefined, body: unknown, ctx?: WriteContext): Promise<KubeObject>;
+  update(type: ResourceType, namespace: string | undefined, name: string, body: unknown, options?: WriteContext & { subresource?: string; basedOn?: StoredItem }): Promise<KubeObject>;
 }
 
 /** Patches an object (JSON, merge, strategic merge), or applies a configuration to it (apply). */
@@ -33,7 +33,7 @@ export async function patchObject(
   patchType: PatchType,
   patch: unknown,
   options: WriteContext & { subresource?: string; force?: boolean } = {},
-): Promise<Obj> {
+): Promise<KubeObject> {
   if (patchType === 'strategic' && !type.builtin) {
     throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`);
   }
@@ -49,7 +49,7 @@ export async function patchObject(
   for (let attempt = 0; ; attempt++) {
     const current = target.getItem(type, namespace, name);
     const base = target.present(type, current.object);
-    let patched: Obj;
+    let patched: KubeObject;
     try {
       switch (patchType) {
         case 'json':
@@ -84,13 +84,13 @@ export async function patchObject(
  * absent) as `fieldManager`, refusing with 409 when it would change fields other managers own
  * unless forced; retried like a patch when another writer got there first.
  */
-async function applyObject(target: PatchTarget, type: ResourceType, namespace: string | undefined, name: string, patch: unknown, options: WriteContext & { subresource?: string; force?: boolean }): Promise<Obj> {
+async function applyObject(target: PatchTarget, type: ResourceType, namespace: string | undefined, name: string, patch: unknown, options: WriteContext & { subresource?: string; force?: boolean }): Promise<KubeObject> {
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) throw errors.badRequest('the apply patch must be an object');
-  target.checkKind(type, patch as Obj);
-  const meta: Obj = (patch as Obj).metadata ?? {};
+  target.checkKind(type, patch);
+  const meta: Partial<api.ObjectMeta> = patch.metadata ?? {};
   if (meta.name !== undefined && meta.name !== name) throw errors.badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`);
   if (meta.managedFields !== undefined) throw errors.badRequest('metadata.managedFields must be nil');
-  const applied: Obj = { ...(patch as Obj), apiVersion: apiVersionOf(type), kind: type.kind, metadata: { ...meta, name } };
+  const applied: KubeObject = { ...patch, apiVersion: apiVersionOf(type), kind: type.kind, metadata: { ...meta, name } };
   const unknown = options.fieldValidation !== 'Ignore' ? (strategyFor(type)?.unknownFields?.(applied) ?? []) : [];
   if (unknown.length > 0 && options.fieldValidation === 'Strict') {
     const problems = unknown.map((f) => `.${f}: field not declared in schema`);

@@ -19,8 +19,8 @@ import { patchObject } from './resource-patch.js';
 import type { PatchType, ResourceHooks, WriteContext } from './write-context.js';
 import { generationChanged, kindAllocations, strategyFor, strategyOf, tracksGeneration } from '../kinds/index.js';
 import { replaceStatus, type Allocations, type AllocationSettings } from '../kinds/strategy.js';
+import type * as api from '../../api/index.js';
 
-type Obj = Record<string, any>;
 
 const GENERATE_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 
@@ -56,8 +56,8 @@ export class Resources {
   }
 
   /** Reads an object as the requested version of its type sees it. */
-  present(type: ResourceType, object: KubeObject): Obj {
-    const out: Obj = { ...object, apiVersion: apiVersionOf(type), kind: type.kind };
+  present(type: ResourceType, object: KubeObject): api.Unstructured {
+    const out: api.Unstructured = { ...object, apiVersion: apiVersionOf(type), kind: type.kind };
     strategyFor(type)?.readDefaults?.(out);
     return out;
   }
@@ -68,7 +68,7 @@ export class Resources {
     return item;
   }
 
-  get(type: ResourceType, namespace: string | undefined, name: string): Obj {
+  get(type: ResourceType, namespace: string | undefined, name: string): api.Unstructured {
     return this.present(type, this.getItem(type, namespace, name).object);
   }
 
@@ -82,7 +82,7 @@ export class Resources {
     if (!namespace) throw errors.badRequest('the server could not find the requested resource: a namespace is required');
     const ns = this.storage.get(`/core/namespaces//${namespace}`);
     if (!ns) throw errors.notFound('namespaces', '', namespace);
-    if (creating && (ns.object.metadata as Obj).deletionTimestamp) {
+    if (creating && ns.object.metadata.deletionTimestamp) {
       throw new ApiError(403, 'Forbidden', `${type.resource} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`, {
         kind: type.resource,
         causes: [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }],
@@ -91,24 +91,25 @@ export class Resources {
   }
 
   /** Refuses a body that is no object of `type` (its kind, its group, its metadata's shape). */
-  checkKind(type: ResourceType, object: Obj): void {
+  checkKind(type: ResourceType, object: unknown): asserts object is api.Unstructured {
     if (typeof object !== 'object' || object === null || Array.isArray(object)) throw errors.badRequest('the request body must be a JSON object');
-    if (object.kind !== undefined && object.kind !== type.kind) {
-      throw errors.badRequest(`the kind in the data (${String(object.kind)}) does not match the expected kind (${type.kind}) for ${type.resource}`);
+    const { kind, apiVersion, metadata } = object as { kind?: unknown; apiVersion?: unknown; metadata?: unknown };
+    if (kind !== undefined && kind !== type.kind) {
+      throw errors.badRequest(`the kind in the data (${String(kind)}) does not match the expected kind (${type.kind}) for ${type.resource}`);
     }
-    if (object.apiVersion !== undefined && object.apiVersion !== apiVersionOf(type)) {
-      const group = String(object.apiVersion).includes('/') ? String(object.apiVersion).split('/')[0] : '';
+    if (apiVersion !== undefined && apiVersion !== apiVersionOf(type)) {
+      const group = String(apiVersion).includes('/') ? String(apiVersion).split('/')[0] : '';
       if (group !== type.group) {
-        throw errors.badRequest(`the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${apiVersionOf(type)})`);
+        throw errors.badRequest(`the API version in the data (${String(apiVersion)}) does not match the expected API version (${apiVersionOf(type)})`);
       }
     }
-    if (object.metadata !== undefined && (typeof object.metadata !== 'object' || object.metadata === null || Array.isArray(object.metadata))) {
+    if (metadata !== undefined && (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))) {
       throw errors.badRequest('metadata must be an object');
     }
   }
 
   /** Prunes, defaults and validates by the kind's strategy; throws 422 Invalid with every problem. */
-  private admit(type: ResourceType, object: Obj, previous: Obj | undefined, ctx: WriteContext & { subresource?: string }): void {
+  private admit(type: ResourceType, object: api.Unstructured, previous: api.Unstructured | undefined, ctx: WriteContext & { subresource?: string }): void {
     const name = object.metadata?.name ?? '';
     const strategy = strategyFor(type);
     const unknown = ctx.fieldValidation === 'Ignore' ? [] : (strategy?.unknownFields?.(object) ?? []);
@@ -123,10 +124,11 @@ export class Resources {
     if (problems.length > 0) throw errors.invalid(type.kind, type.group, name, problems);
   }
 
-  async create(type: ResourceType, namespace: string | undefined, body: Obj, ctx: WriteContext = {}): Promise<Obj> {
+  async create(type: ResourceType, namespace: string | undefined, body: unknown, ctx: WriteContext = {}): Promise<api.Unstructured> {
     this.checkKind(type, body);
-    const object: Obj = structuredClone(body);
-    const metadata: Obj = (object.metadata = { ...(object.metadata ?? {}) });
+    const object: api.Unstructured = structuredClone(body);
+    // The name is checked (or generated) just below.
+    const metadata: api.ObjectMeta = (object.metadata = { ...(object.metadata ?? {}) } as api.ObjectMeta);
     if (type.namespaced) {
       if (metadata.namespace && namespace && metadata.namespace !== namespace) {
         throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
@@ -183,7 +185,7 @@ export class Resources {
    * Keeps metadata.managedFields as kube-apiserver does on create/update/patch: the fields the
    * writer changed become its own (operation Update), removed fields leave every manager.
    */
-  private recordManager(type: ResourceType, object: Obj, previous: Obj | undefined, ctx: WriteContext & { subresource?: string }): void {
+  private recordManager(type: ResourceType, object: api.Unstructured, previous: api.Unstructured | undefined, ctx: WriteContext & { subresource?: string }): void {
     if (ctx.managedFields) {
       object.metadata.managedFields = ctx.managedFields;
       return;
@@ -219,14 +221,14 @@ export class Resources {
     type: ResourceType,
     namespace: string | undefined,
     name: string,
-    body: Obj,
+    body: unknown,
     options: WriteContext & { subresource?: string; basedOn?: StoredItem } = {},
-  ): Promise<Obj> {
+  ): Promise<api.Unstructured> {
     this.checkKind(type, body);
     const current = options.basedOn ?? this.getItem(type, namespace, name);
-    const previous = current.object as Obj;
-    const incoming: Obj = structuredClone(body);
-    const inMeta: Obj = incoming.metadata ?? {};
+    const previous = current.object;
+    const incoming: api.Unstructured = structuredClone(body);
+    const inMeta: Partial<api.ObjectMeta> = incoming.metadata ?? {};
     if (inMeta.name !== undefined && inMeta.name !== name) {
       throw errors.badRequest(`the name of the object (${String(inMeta.name)}) does not match the name on the URL (${name})`);
     }
@@ -240,20 +242,21 @@ export class Resources {
       throw errors.invalid(type.kind, type.group, name, [{ type: 'FieldValueInvalid', field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' }]);
     }
 
-    let next: Obj;
+    let next: api.Unstructured;
     const throughSubresource = options.subresource === undefined ? undefined : strategyFor(type)?.subresourceUpdates?.[options.subresource];
     if (throughSubresource) next = throughSubresource(incoming, previous);
     else if (options.subresource === 'status') next = replaceStatus(incoming, previous, strategyFor(type)?.statusMetadata);
     else {
       next = { ...incoming };
-      next.metadata = { ...inMeta };
+      // Its name is set below, after the fields the server owns (keeping the keys' order).
+      next.metadata = { ...inMeta } as api.ObjectMeta;
       if (type.status) {
         if (previous.status === undefined) delete next.status;
         else next.status = previous.status;
       }
       // Fields the server owns stay as they were.
-      for (const field of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation']) {
-        if (previous.metadata[field] !== undefined) next.metadata[field] = previous.metadata[field];
+      for (const field of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const) {
+        if (previous.metadata[field] !== undefined) (next.metadata as Record<string, unknown>)[field] = previous.metadata[field];
         else delete next.metadata[field];
       }
       next.metadata.name = name;
@@ -284,7 +287,7 @@ export class Resources {
    * was reserved for `next` is given back (`giveBack`) when nothing is written, and what
    * `current` held and the result no longer holds is freed.
    */
-  private async write(type: ResourceType, namespace: string | undefined, name: string, next: Obj, current: StoredItem, dryRun: boolean, giveBack?: () => void): Promise<Obj> {
+  private async write(type: ResourceType, namespace: string | undefined, name: string, next: api.Unstructured, current: StoredItem, dryRun: boolean, giveBack?: () => void): Promise<api.Unstructured> {
     const key = storageKey(type, namespace, name);
     // kube's ShouldDeleteDuringUpdate: no finalizer left and no grace period running (a terminating pod stays for its kubelet).
     const finishing = next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0 && !(Number(current.object.metadata.deletionGracePeriodSeconds ?? 0) > 0);
@@ -320,17 +323,17 @@ export class Resources {
   }
 
   /** A JSON, merge, strategic-merge or apply patch (resource-patch.ts). */
-  patch(type: ResourceType, namespace: string | undefined, name: string, patchType: PatchType, patch: unknown, options: WriteContext & { subresource?: string; force?: boolean } = {}): Promise<Obj> {
+  patch(type: ResourceType, namespace: string | undefined, name: string, patchType: PatchType, patch: unknown, options: WriteContext & { subresource?: string; force?: boolean } = {}): Promise<api.Unstructured> {
     return patchObject(this, type, namespace, name, patchType, patch, options);
   }
 
   /** Deletes an object, or starts its deletion when finalizers or a grace period hold it (resource-delete.ts). */
-  delete(type: ResourceType, namespace: string | undefined, name: string, options: DeleteOptions = {}): Promise<Obj> {
+  delete(type: ResourceType, namespace: string | undefined, name: string, options: DeleteOptions = {}): Promise<api.Unstructured> {
     return deleteObject(this, type, namespace, name, options);
   }
 
   /** The value of a field-selector path on an object, as a string (missing → ""). */
-  fieldValue(object: Obj, field: string): string | undefined {
+  fieldValue(object: api.Unstructured, field: string): string | undefined {
     const value = jsonPathFirst(object, `.${field}`);
     if (value === undefined || value === null) return strategyOf(object)?.fieldDefaults?.[field] ?? '';
     return String(value);

@@ -5,7 +5,7 @@ import type { ManagedFieldsEntry } from '../apply/managed-fields.js';
 import type { ResourceType } from './resource-type.js';
 import type { UserInfo } from '../auth/request-attributes.js';
 
-type Obj = Record<string, any>;
+import type * as api from '../../api/index.js';
 
 export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
 
@@ -28,9 +28,9 @@ export interface WriteContext {
 /** Hooks other parts of the server attach to writes (CRD registration, namespace cleanup, …). */
 export interface ResourceHooks {
   /** Runs before a create or update is stored (`context`: who writes, through which subresource); may change the object or throw an ApiError. */
-  beforeWrite?(type: ResourceType, object: Obj, previous: Obj | undefined, context: WriteContext & { subresource?: string }): void;
+  beforeWrite?(type: ResourceType, object: api.Unstructured, previous: api.Unstructured | undefined, context: WriteContext & { subresource?: string }): void;
   /** Runs before an object is deleted (or its deletion starts); may throw an ApiError to refuse. */
-  beforeDelete?(type: ResourceType, object: Obj, context: Pick<WriteContext, 'user'>): void;
+  beforeDelete?(type: ResourceType, object: api.Unstructured, context: Pick<WriteContext, 'user'>): void;
   /** Runs after a write is stored (not for dry runs). */
-  afterWrite?(type: ResourceType, object: Obj, previous: Obj | undefined, deleted: boolean): void;
+  afterWrite?(type: ResourceType, object: api.Unstructured, previous: api.Unstructured | undefined, deleted: boolean): void;
 }

@@ -10,18 +10,10 @@
 // backend keeps them at kube-apiserver's keys instead: etcd-layout.ts.)
 
 import { BosunError } from '../../common/errors.js';
-/** A Kubernetes object as stored: JSON-serialisable, with `metadata`. */
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata: {
-    name?: string;
-    namespace?: string;
-    resourceVersion?: string;
-    [field: string]: unknown;
-  };
-  [field: string]: unknown;
-}
+import type * as api from '../../api/index.js';
+
+/** A Kubernetes object as stored: JSON-serialisable, of any kind, with `metadata` (and its name). */
+export type KubeObject = api.Unstructured;
 
 export interface StoredItem {
   key: string;
