@@ -65,6 +65,14 @@ function boundaries(folder) {
   });
 }
 
+/**
+ * The files of src/ where data enters or leaves untyped and `any` is the honest type (none today:
+ * decoding narrows `unknown` at the boundary). Everywhere else in src/, `any` is a lint error:
+ * objects have their kind's type from src/api, or api.Unstructured when the kind is known only at
+ * run time.
+ */
+export const UNTYPED_BOUNDARY_FILES = [];
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.bosun/**', 'coverage/**', 'src/api/generated/**'] },
   js.configs.recommended,
@@ -76,5 +84,6 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
     },
   },
+  { files: ['src/**/*.ts'], ignores: UNTYPED_BOUNDARY_FILES, rules: { '@typescript-eslint/no-explicit-any': 'error' } },
   ...Object.keys(MAY_IMPORT).flatMap(boundaries),
 );
