@@ -10,7 +10,7 @@ const dirs = (path: string) => readdirSync(path).filter((n) => statSync(join(pat
 
 test("docs/architecture.md's layout names every folder of src/ and of each component", () => {
   const doc = readFileSync('docs/architecture.md', 'utf8');
-  const layout = /## Layout\n+```\n([\s\S]*?)```/.exec(doc)?.[1];
+  const layout = /## Layout\n[^#]*?```\n([\s\S]*?)```/.exec(doc)?.[1];
   assert.ok(layout, 'docs/architecture.md has a "## Layout" section with a code block');
   const missing: string[] = [];
   for (const top of dirs('src')) {

@@ -6,6 +6,7 @@
 import { rfc3339 } from '../../common/time.js';
 import type { OwnerReference } from '../../common/kube-types.js';
 import { storedSelectorMatches, type MetaLabelSelector } from '../../common/label-selectors.js';
+import { isPodReady } from '../../kube/readiness.js';
 
 export interface Pod {
   metadata: {
@@ -55,9 +56,6 @@ export function pdbMatchesPod(pdb: Pdb, pod: Pod): boolean {
   return (pdb.metadata.namespace ?? '') === (pod.metadata.namespace ?? '') && storedSelectorMatches(pdb.spec.selector, pod.metadata.labels);
 }
 
-export function isPodReady(pod: Pod): boolean {
-  return (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-}
 
 /** An int-or-string scaled against a total; percentages round up, as kube's GetScaledValueFromIntOrPercent(…, true). */
 export function scaledValue(value: number | string, total: number): number {

@@ -1,11 +1,12 @@
 // Nodes (core/v1): cluster-scoped, with the STATUS, ROLES and node-info columns of `kubectl get nodes`.
 import type * as api from '../../api/index.js';
-import { AGE_COLUMN, ageCell, column, condition, NAME_COLUMN, orNone } from '../printing/columns.js';
+import { AGE_COLUMN, ageCell, column, NAME_COLUMN, orNone } from '../printing/columns.js';
 import { builtinType, type KindStrategy } from './strategy.js';
+import { nodeReadyStatus } from '../../kube/readiness.js';
 
 function nodeStatus(o: api.Node): string {
-  const ready = condition(o, 'Ready');
-  const parts = [ready ? (ready.status === 'True' ? 'Ready' : 'NotReady') : 'Unknown'];
+  const ready = nodeReadyStatus(o);
+  const parts = [ready ? (ready === 'True' ? 'Ready' : 'NotReady') : 'Unknown'];
   if (o.spec?.unschedulable) parts.push('SchedulingDisabled');
   return parts.join(',');
 }

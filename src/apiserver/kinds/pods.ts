@@ -7,6 +7,7 @@ import type { FieldProblem } from '../errors.js';
 import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, orNone, type Printer } from '../printing/columns.js';
 import { DNS1123_LABEL } from '../admission/validation.js';
 import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
+import { isPodReady } from '../../kube/readiness.js';
 
 /**
  * kube-apiserver's DefaultTolerationSeconds admission: a new pod that does not tolerate the
@@ -110,7 +111,7 @@ function podSummary(o: api.Pod, now: number): { ready: string; status: string; r
         readyCount++;
       }
     }
-    if (reason === 'Completed' && hasRunning) reason = condition(o, 'Ready')?.status === 'True' ? 'Running' : 'NotReady';
+    if (reason === 'Completed' && hasRunning) reason = isPodReady(o) ? 'Running' : 'NotReady';
   }
 
   const terminal = status.phase === 'Succeeded' || status.phase === 'Failed';
