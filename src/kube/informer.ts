@@ -9,7 +9,7 @@
 // InformerFactory.
 import { setMaxListeners } from 'node:events';
 import { logger } from '../common/log.js';
-import { sleep } from '../common/sleep.js';
+import { type Clock, realClock, sleepOn } from './clock.js';
 import { type KubeClient, type ResourceRef, apiVersionOf, resourcePath } from './client.js';
 import type * as api from '../api/index.js';
 
@@ -31,6 +31,8 @@ export interface InformerOptions {
   /** Server-side watch timeout before the informer re-watches (default 5 to 10 minutes, jittered). */
   watchTimeoutSeconds?: number;
   pageSize?: number;
+  /** The clock the retry back-off runs on (default the wall clock). */
+  clock?: Clock;
 }
 
 /** The cache key of an object: namespace/name, or name for cluster-scoped objects. */
@@ -142,7 +144,7 @@ export class Informer<T extends api.KubeObject = api.Unstructured> {
         const delay = Math.min(30_000, 200 * 2 ** Math.min(failures, 8));
         log.warn({ informer: this.description, err: (e as Error).message, retryInMs: delay }, 'list/watch failed; retrying');
         // A failed list keeps needList; a failed watch resumes from the last resourceVersion.
-        await sleep(delay, signal).catch(() => undefined);
+        await sleepOn(this.options.clock ?? realClock, delay, signal);
       }
     }
   }
@@ -257,7 +259,11 @@ export class InformerFactory {
   private readonly informers = new Map<string, Informer>();
   private signal?: AbortSignal;
 
-  constructor(readonly client: KubeClient) {}
+  constructor(
+    readonly client: KubeClient,
+    /** The clock every informer's retry back-off runs on (default the wall clock). */
+    private readonly clock?: Clock,
+  ) {}
 
   /** The informer for `apiVersion`/`kind` (resolved through discovery). */
   async forKind<T extends api.KubeObject = api.Unstructured>(apiVersion: string, kind: string, options: InformerOptions = {}): Promise<Informer<T>> {
@@ -269,7 +275,7 @@ export class InformerFactory {
     const key = JSON.stringify([resource.group, resource.version, resource.resource, options.namespace, options.labelSelector, options.fieldSelector]);
     const shared = this.informers.get(key);
     if (shared) return shared as unknown as Informer<T>;
-    const informer = new Informer<T>(this.client, resource, options);
+    const informer = new Informer<T>(this.client, resource, { clock: this.clock, ...options });
     this.informers.set(key, informer as unknown as Informer);
     if (this.signal) informer.start(this.signal);
     return informer;

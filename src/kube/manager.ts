@@ -139,7 +139,7 @@ export class Manager {
   /** Informers shared by everything this manager runs; started by start() (and at once after). */
   get informers(): InformerFactory {
     if (!this.factory) {
-      this.factory = new InformerFactory(this.client);
+      this.factory = new InformerFactory(this.client, this.options.clock);
       if (this.running) this.factory.start(this.stopper.signal);
     }
     return this.factory;
