@@ -65,7 +65,8 @@ export async function addCloudControllers(manager: Manager, settings: CcmSetting
     get services() { return manager.informers.forResource(SERVICES); },
     cloud,
     clusterName: settings.clusterName ?? 'kubernetes',
-    events: (component) => new EventRecorder(manager.client, { component }),
+    events: (component) => new EventRecorder(manager.client, { component, clock: manager.clock }),
+    clock: manager.clock,
   };
   const stopped = new AbortController();
   manager.add({ name: 'cloud-provider', needsLeaderElection: false, start: () => cloud.initialize(stopped.signal), stop: () => stopped.abort() });

@@ -3,7 +3,7 @@
 // balancers and routes in the cloud), an event recorder per controller, and the names and
 // resources they use — the ones k8s.io/cloud-provider uses, so kubectl users see the same words.
 import type * as api from '../api/index.js';
-import type { EventRecorder, Informer, KubeClient } from '../kube/index.js';
+import type { Clock, EventRecorder, Informer, KubeClient } from '../kube/index.js';
 import { resources } from '../kube/resources.js';
 import type { CloudProvider } from './cloud-provider.js';
 import { isNodeReady } from '../kube/readiness.js';
@@ -27,6 +27,8 @@ export interface CcmContext {
   cloud: CloudProvider;
   clusterName: string;
   events(component: string): EventRecorder;
+  /** The clock of the controllers' queues and condition times (the manager's). */
+  clock: Clock;
 }
 
 /** A Node as an Event's involvedObject wants it (informer items may lack kind). */

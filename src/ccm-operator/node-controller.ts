@@ -26,7 +26,8 @@ export function cloudNodeController(ctx: CcmContext, resyncPeriodMs = NODE_STATU
   const instances = ctx.cloud.instancesV2();
   if (!instances) throw new Error(`cloud provider "${ctx.cloud.providerName()}" does not support InstancesV2, which the node controller needs`);
   const events = ctx.events('cloud-node-controller');
-  const controller = new Controller({ name: 'cloud-node-controller', workers: 2, resyncPeriodMs, sync: (name) => sync(name) });
+  const controller = new Controller({
+    clock: ctx.clock, name: 'cloud-node-controller', workers: 2, resyncPeriodMs, sync: (name) => sync(name) });
   controller.watch(ctx.nodes);
 
   async function sync(name: string): Promise<void> {

@@ -13,7 +13,8 @@ export function cloudNodeLifecycleController(ctx: CcmContext, periodMs = NODE_MO
   const instances = ctx.cloud.instancesV2();
   if (!instances) throw new Error(`cloud provider "${ctx.cloud.providerName()}" does not support InstancesV2, which the node lifecycle controller needs`);
   const events = ctx.events('cloud-node-lifecycle-controller');
-  const controller = new Controller({ name: 'cloud-node-lifecycle-controller', workers: 2, resyncPeriodMs: periodMs, sync: (name) => sync(name) });
+  const controller = new Controller({
+    clock: ctx.clock, name: 'cloud-node-lifecycle-controller', workers: 2, resyncPeriodMs: periodMs, sync: (name) => sync(name) });
   controller.watch(ctx.nodes);
 
   async function setShutdownTaint(node: api.Node, on: boolean): Promise<void> {

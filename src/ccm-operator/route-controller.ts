@@ -44,7 +44,8 @@ export function routeController(ctx: CcmContext, clusterCidr: string | undefined
   const routes = ctx.cloud.routes();
   if (!routes) throw new Error(`cloud provider "${ctx.cloud.providerName()}" does not support routes; run with --configure-cloud-routes=false`);
   const events = ctx.events('route_controller');
-  const controller = new Controller({ name: 'route-controller', sync: () => sync() });
+  const controller = new Controller({
+    clock: ctx.clock, name: 'route-controller', sync: () => sync() });
   controller.watch(ctx.nodes, () => KEY);
 
   async function sync(): Promise<{ requeueAfterMs: number }> {
@@ -72,7 +73,7 @@ export function routeController(ctx: CcmContext, clusterCidr: string | undefined
     const conditions = node.status?.conditions ?? [];
     const old = conditions.find((c) => c.type === 'NetworkUnavailable');
     if (old?.status === status && old.reason === reason) return;
-    const now = rfc3339(new Date());
+    const now = rfc3339(new Date(ctx.clock.now()));
     const next = { type: 'NetworkUnavailable', status, reason, message, lastTransitionTime: now, lastHeartbeatTime: now };
     try {
       // The whole list under the read resourceVersion: a merge patch replaces lists, so it must

@@ -73,6 +73,7 @@ export function serviceController(ctx: CcmContext): Controller {
   const applied = new Map<string, { spec: string; nodes: string }>();
 
   const controller = new Controller({
+    clock: ctx.clock,
     name: 'service-controller',
     workers: 2,
     sync: (key) => sync(key),
@@ -140,12 +141,12 @@ export function serviceController(ctx: CcmContext): Controller {
       void events.event(asService(current), 'Warning', 'SyncLoadBalancerFailed', `Error syncing load balancer: failed to ensure load balancer: ${(e as Error).message}`);
       // Ports the cloud can never carry: said on the Service too, and not retried until it changes.
       if (e instanceof UnsupportedPortsError) {
-        await writeStatus(current, current.status?.loadBalancer ?? {}, withPortsCondition(current, (e as Error).message));
+        await writeStatus(current, current.status?.loadBalancer ?? {}, withPortsCondition(current, (e as Error).message, new Date(ctx.clock.now())));
         throw new TerminalError((e as Error).message);
       }
       throw e;
     }
-    await writeStatus(current, status, withPortsCondition(current, portsError(current, status)));
+    await writeStatus(current, status, withPortsCondition(current, portsError(current, status), new Date(ctx.clock.now())));
     applied.set(key, want);
     void events.event(asService(current), 'Normal', 'EnsuredLoadBalancer', 'Ensured load balancer');
   }

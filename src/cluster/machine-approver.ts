@@ -17,6 +17,7 @@ import type { CloudClient } from '../cloud/client.js';
 import type { Instance } from '../cloud/types.js';
 import type * as api from '../api/index.js';
 import { Controller, Informer, resourcePath, type KubeClient } from '../kube/index.js';
+import { type Clock, realClock } from '../kube/clock.js';
 import { CLIENT_SIGNER, SERVING_SIGNER } from './node-agent/credentials.js';
 import { CSRS } from './node-agent/resources.js';
 import { rfc3339 } from '../common/time.js';
@@ -100,6 +101,8 @@ export interface MachineApproverOptions {
    *  from it: not yet, the cloud's instance suffices). */
   machines?: () => Promise<api.Machine[] | undefined>;
   log?: Logger;
+  /** The clock of the CSR age limit and the controller's queue (default the wall clock). */
+  clock?: Clock;
 }
 
 /** The approver as a toolkit controller over CertificateSigningRequests. */
@@ -108,10 +111,11 @@ export function machineApprover(o: MachineApproverOptions): Controller {
   const csrs = new Informer(o.client, CSRS);
   const controller = new Controller({
     name: 'machine-approver',
+    clock: o.clock,
     async sync(key) {
       const csr = csrs.getByKey(key);
       if (!csr || decided(csr) || csr.status?.certificate) return;
-      if (Date.now() - Date.parse(csr.metadata.creationTimestamp ?? '') > MAX_AGE_MS) return;
+      if ((o.clock ?? realClock).now() - Date.parse(csr.metadata.creationTimestamp ?? '') > MAX_AGE_MS) return;
       const decision = decide(csr, await o.cloud.listInstances(), o.machines ? await o.machines() : undefined);
       if (!decision.approve) {
         log.info({ csr: key, signer: csr.spec?.signerName, requestor: csr.spec?.username, reason: decision.reason }, 'certificate signing request left pending');

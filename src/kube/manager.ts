@@ -40,7 +40,7 @@ import { setMaxListeners } from 'node:events';
 import type { Registry } from 'prom-client';
 import { logger, setLogLevel } from '../common/log.js';
 import { KubeClient } from './client.js';
-import type { Clock } from './clock.js';
+import { type Clock, realClock } from './clock.js';
 import { HealthChecks, type HealthCheck, type Listen, boundAddress, serveEndpoints } from './endpoints.js';
 import { EventRecorder } from './events.js';
 import { InformerFactory } from './informer.js';
@@ -108,6 +108,11 @@ export class Manager {
   /** Resolves once the endpoints listen and the informers have started. */
   readonly ready = new Promise<void>((resolve) => (this.markReady = resolve));
   private readonly log;
+
+  /** The clock its components run on (the option's, else the wall clock). */
+  get clock(): Clock {
+    return this.options.clock ?? realClock;
+  }
 
   constructor(private readonly options: ManagerOptions) {
     this.name = options.name;

@@ -26,6 +26,7 @@ import { type KubeClient, isConflict, isNotFound, resourcePath } from '../../kub
 import { rfc3339 } from '../../common/time.js';
 import { Controller, type SyncContext, type SyncResult, TerminalError } from '../../kube/controller.js';
 import { EventRecorder } from '../../kube/events.js';
+import { type Clock, realClock } from '../../kube/clock.js';
 import type { EventType, Informer, InformerFactory } from '../../kube/informer.js';
 import type { Manager, Runnable } from '../../kube/manager.js';
 import { registry } from '../../kube/metrics.js';
@@ -66,6 +67,8 @@ export interface SchedulerOptions {
   maxBackoffMs?: number;
   /** Retry an unschedulable pod at least this often even when nothing changed. */
   unschedulableRetryMs?: number;
+  /** The clock of back-offs and condition times (default the wall clock). */
+  clock?: Clock;
 }
 
 interface Waiting {
@@ -90,6 +93,10 @@ export class Scheduler implements Runnable {
   private readonly statefulSets: Informer<api.StatefulSet>;
   private readonly schedulerName: string;
 
+  private get clock(): Clock {
+    return this.options.clock ?? realClock;
+  }
+
   constructor(private readonly options: SchedulerOptions) {
     this.schedulerName = options.schedulerName ?? DEFAULT_SCHEDULER_NAME;
     const f = options.informers;
@@ -100,7 +107,7 @@ export class Scheduler implements Runnable {
     this.replicaSets = f.forResource(resources.replicaSets);
     this.statefulSets = f.forResource(resources.statefulSets);
     const none = () => undefined; // read from the cache only; the controller starts and syncs them
-    this.controller = new Controller({ name: 'scheduler', workers: 1, sync: (key, context) => this.scheduleOne(key, context) })
+    this.controller = new Controller({ name: 'scheduler', workers: 1, clock: options.clock, sync: (key, context) => this.scheduleOne(key, context) })
       .watch(this.pods, (object, type, old) => this.onPod(asPod(object), type, old && asPod(old)))
       .watch(this.nodes, (object, type, old) => this.onNode(asNode(object), type, old && asNode(old)))
       .watch(this.namespaces, none)
@@ -137,7 +144,7 @@ export class Scheduler implements Runnable {
 
   /** Moves unschedulable pods back to the queue, each after what is left of its back-off. */
   private retryUnschedulable(podSensitiveOnly: boolean): void {
-    const now = Date.now();
+    const now = this.clock.now();
     for (const [key, waiting] of this.unschedulable) {
       if (podSensitiveOnly && !waiting.podSensitive) continue;
       this.controller.enqueue(key, Math.max(0, waiting.lastAttemptAt + this.backoffMs(waiting.attempts) - now));
@@ -165,7 +172,7 @@ export class Scheduler implements Runnable {
     // Our own status write comes back as an update: only a change to what scheduling reads
     // (spec, labels) is worth another attempt, after the back-off.
     if (old && JSON.stringify([old.spec, old.metadata.labels]) === JSON.stringify([pod.spec, pod.metadata.labels])) return undefined;
-    this.controller.enqueue(key, Math.max(0, waiting.lastAttemptAt + this.backoffMs(waiting.attempts) - Date.now()));
+    this.controller.enqueue(key, Math.max(0, waiting.lastAttemptAt + this.backoffMs(waiting.attempts) - this.clock.now()));
     return undefined;
   }
 
@@ -220,7 +227,7 @@ export class Scheduler implements Runnable {
       const message = result.error.message;
       const previous = this.unschedulable.get(key);
       const podSensitive = !!(pod.spec.affinity?.podAffinity || pod.spec.affinity?.podAntiAffinity || (pod.spec.topologySpreadConstraints ?? []).length > 0);
-      this.setWaiting(key, { attempts: (previous?.attempts ?? 0) + 1, lastAttemptAt: Date.now(), podSensitive });
+      this.setWaiting(key, { attempts: (previous?.attempts ?? 0) + 1, lastAttemptAt: this.clock.now(), podSensitive });
       log.info({ pod: key, reason: message }, 'unable to schedule pod; waiting');
       await this.options.events.event(pod, 'Warning', 'FailedScheduling', message);
       await this.setPodScheduledFalse(pod, 'Unschedulable', message);
@@ -252,7 +259,7 @@ export class Scheduler implements Runnable {
       }
       const waiting = this.unschedulable.get(key) ?? { attempts: 0, lastAttemptAt: 0, podSensitive: false };
       const retryInMs = this.backoffMs(waiting.attempts + 1);
-      this.setWaiting(key, { ...waiting, attempts: waiting.attempts + 1, lastAttemptAt: Date.now() });
+      this.setWaiting(key, { ...waiting, attempts: waiting.attempts + 1, lastAttemptAt: this.clock.now() });
       log.warn({ pod: key, node: nodeName, err: (e as Error).message, retryInMs }, 'binding failed; retrying');
       this.controller.enqueue(key, retryInMs);
     }
@@ -262,7 +269,7 @@ export class Scheduler implements Runnable {
   private async setPodScheduledFalse(pod: Pod, reason: string, message: string): Promise<void> {
     const current = pod.status?.conditions?.find((c) => c.type === 'PodScheduled') as { status?: string; reason?: string; message?: string; lastTransitionTime?: string } | undefined;
     if (current?.status === 'False' && current.reason === reason && current.message === message) return;
-    const lastTransitionTime = current?.status === 'False' && current.lastTransitionTime ? current.lastTransitionTime : rfc3339(new Date());
+    const lastTransitionTime = current?.status === 'False' && current.lastTransitionTime ? current.lastTransitionTime : rfc3339(new Date(this.clock.now()));
     try {
       await this.options.client.request('PATCH', resourcePath(resources.pods, pod.metadata.namespace, pod.metadata.name, 'status'), {
         contentType: 'application/strategic-merge-patch+json',
@@ -294,7 +301,7 @@ function asNode(node: api.Node): Node {
 export function addScheduler(manager: Manager, options: { schedulerName?: string } = {}): Scheduler {
   const schedulerName = options.schedulerName ?? DEFAULT_SCHEDULER_NAME;
   const events = schedulerName === SCHEDULER_COMPONENT.eventSource ? manager.events : new EventRecorder(manager.client, { component: schedulerName });
-  const scheduler = new Scheduler({ client: manager.client, informers: manager.informers, events, schedulerName });
+  const scheduler = new Scheduler({ client: manager.client, informers: manager.informers, events, schedulerName, clock: manager.clock });
   manager.add(scheduler);
   return scheduler;
 }
