@@ -52,7 +52,7 @@ Example:
       const drainTimeout = Number(o.drainTimeout);
       if (!(drainTimeout > 0)) throw new Error(`--drain-timeout must be a positive number of seconds, got "${o.drainTimeout}"`);
       const host = new RootMountHost(o.rootMount ?? defaultRootMount());
-      manager.add(new MachineConfigDaemon(manager, { nodeName, host, driftCheckIntervalMs: seconds * 1000, drainTimeoutMs: drainTimeout * 1000 }));
+      manager.add(new MachineConfigDaemon(manager, { nodeName, host, driftCheckIntervalMs: seconds * 1000, drainTimeoutMs: drainTimeout * 1000, clock: manager.clock }));
     },
   });
 }

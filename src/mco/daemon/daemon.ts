@@ -9,6 +9,7 @@
 // back-off, so the node recovers by itself once the cause is gone. While Done it checks the disk
 // for drift every --drift-check-interval.
 import { Controller, type SyncContext, type SyncResult } from '../../kube/controller.js';
+import { type Clock, realClock } from '../../kube/clock.js';
 import { annotationsChanged } from '../../kube/predicates.js';
 import type { KubeObject, Node } from '../../api/index.js';
 import { isNotFound, type KubeClient, type ResourceRef } from '../../kube/client.js';
@@ -50,6 +51,8 @@ export interface DaemonSettings {
   drainTimeoutMs?: number;
   /** Called after each step that changed something (fault injection: tests kill or reboot here). */
   afterStep?: (step: Step) => Promise<void> | void;
+  /** The clock of the drain timeout, the reboot request's retry and the queue (default the wall clock). */
+  clock?: Clock;
 }
 
 function annotationsOf(node: Node): NodeAnnotations {
@@ -80,6 +83,10 @@ export class MachineConfigDaemon implements Runnable {
   /** resourceVersions of the node this daemon wrote (the last few). */
   private readonly ownWrites = new Set<string>();
 
+  private now(): number {
+    return (this.settings.clock ?? realClock).now();
+  }
+
   constructor(from: { client: KubeClient; informers: InformerFactory; events: EventRecorder }, private readonly settings: DaemonSettings) {
     this.client = from.client;
     this.events = from.events;
@@ -87,6 +94,7 @@ export class MachineConfigDaemon implements Runnable {
     this.driftMs = settings.driftCheckIntervalMs ?? DEFAULT_DRIFT_CHECK_MS;
     this.controller = new Controller({
       name: 'machine-config-daemon',
+      clock: settings.clock,
       sync: (_key, sc) => this.sync(sc),
       queue: { baseDelayMs: 1000, maxDelayMs: 60_000 },
     });
@@ -113,7 +121,7 @@ export class MachineConfigDaemon implements Runnable {
       this.written = undefined;
       const { observation, configs } = await this.observe(node);
       const step = nextStep(observation);
-      if (step.kind === 'reboot' && this.rebootAsked?.bootId === observation.bootId && Date.now() - this.rebootAsked.at < REBOOT_REQUEST_RETRY_MS) return { requeueAfterMs: 2_000 };
+      if (step.kind === 'reboot' && this.rebootAsked?.bootId === observation.bootId && this.now() - this.rebootAsked.at < REBOOT_REQUEST_RETRY_MS) return { requeueAfterMs: 2_000 };
       if (step.kind !== 'idle' && step.kind !== 'wait') log.info({ node: this.settings.nodeName, step: describeStep(step) }, 'step');
       const outcome = await this.take(step, node, observation, configs, log);
       if (step.kind !== 'idle' && step.kind !== 'wait') await this.settings.afterStep?.(step);
@@ -162,9 +170,9 @@ export class MachineConfigDaemon implements Runnable {
       this.drainWait = undefined;
       return undefined;
     }
-    if (this.drainWait?.value !== asked) this.drainWait = { value: asked, since: Date.now() };
+    if (this.drainWait?.value !== asked) this.drainWait = { value: asked, since: this.now() };
     const timeoutMs = this.settings.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
-    if (Date.now() - this.drainWait.since < timeoutMs) return undefined;
+    if (this.now() - this.drainWait.since < timeoutMs) return undefined;
     const why = node.metadata?.annotations?.[DRAIN_ERROR_ANNOTATION] || 'see the machine-config-controller logs for more information';
     return `failed to drain node: ${this.settings.nodeName} after ${describeDuration(timeoutMs)}: ${why}`;
   }
@@ -270,7 +278,7 @@ export class MachineConfigDaemon implements Runnable {
         if (o.node.state !== 'Rebooting') await this.patchNode({ [STATE_ANNOTATION]: 'Rebooting', [REASON_ANNOTATION]: '' });
         this.event(node, 'Normal', 'Reboot', `Node will reboot into config ${o.pending!.config}`);
         host.requestReboot();
-        this.rebootAsked = { bootId: o.bootId, at: Date.now() };
+        this.rebootAsked = { bootId: o.bootId, at: this.now() };
         // Still here a while later means the reboot has not happened: a later pass asks again.
         return { requeueAfterMs: 2_000 };
       case 'complete':
