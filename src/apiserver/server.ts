@@ -1,8 +1,8 @@
 // The embedded Kubernetes-compatible API server: wires HTTPS (fastify), the storage (SQLite or etcd), the
 // type registry and object semantics (registry/) to one filter chain (filters/) that every
-// request passes — metrics, recovery, shutdown, authentication, request information, audit,
-// authorization — ending in the handlers by concern (handlers/). It only wires: what a request
-// does is decided in those files.
+// request passes — metrics, recovery, shutdown, authentication, request information, in-flight
+// metrics, audit, authorization — ending in the handlers by concern (handlers/). It only wires:
+// what a request does is decided in those files.
 import Fastify, { type FastifyInstance } from 'fastify';
 import { METHODS } from 'node:http';
 import { mkdirSync } from 'node:fs';
@@ -77,11 +77,12 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const metrics = requestMetrics(storage, log);
   let port = options.port ?? 6443;
   const state: ServerState = {
-    storage, registry, resources, postHandlers: [] as PostHandler[], watches: new Set(), openWatches: metrics.openWatches,
+    storage, registry, resources, postHandlers: [] as PostHandler[], watches: new Set(), watchEvents: metrics.watchEvents,
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000, serverAddress: () => `${host}:${port}`, kubeletClientCert: serving.kubeletClientCert,
   };
+  metrics.countObjects(registry);
   const serve = chain(
-    [metrics.filter, recovery(log), shutdown(() => stopped), authentication(authenticators), withRequestInfo(), audit(completedListeners), authorization(() => authorizer)],
+    [metrics.filter, recovery(log), shutdown(() => stopped), authentication(authenticators), withRequestInfo(), metrics.inflight, audit(completedListeners), authorization(() => authorizer)],
     router(state, new OpenApi(registry, KUBERNETES_VERSION.gitVersion), metrics.registry),
   );
 
