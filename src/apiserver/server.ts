@@ -54,7 +54,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const serving = await loadServingMaterial(dataDir, host, [...(options.servingNames ?? []), nthAddress(serviceClusterIPRange, 1)]);
 
   // SQLite in the data directory, or etcd shared with other API servers (storage/etcd.ts).
-  const storage = options.etcd ? await openEtcdStorage(options.etcd) : openSqliteStorage(join(dataDir, 'state.db'));
+  const etcd = options.etcd ? await openEtcdStorage(options.etcd) : undefined;
+  const storage = etcd ?? openSqliteStorage(join(dataDir, 'state.db'));
   const registry = new Registry();
   loadCrds(registry, storage);
   const resources = new Resources(storage, registry, { serviceClusterIPRange });
@@ -75,6 +76,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   let stopped = false;
   const completedListeners: ((request: CompletedRequest) => void)[] = [];
   const metrics = requestMetrics(storage, log);
+  if (etcd) etcd.requestObserver = metrics.etcdRequest;
   let port = options.port ?? 6443;
   const state: ServerState = {
     storage, registry, resources, postHandlers: [] as PostHandler[], watches: new Set(), watchEvents: metrics.watchEvents,

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { request as httpsRequest, Agent } from 'node:https';
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
+import { skipWithoutEtcd, startApiServersOnEtcd, startTestEtcd } from '../helpers/etcd.js';
 import { REQUEST_DURATION_BUCKETS, REQUEST_SLI_DURATION_BUCKETS } from '../../src/apiserver/filters/metrics.js';
 
 let api: TestApiServer;
@@ -37,8 +38,8 @@ function parse(text: string): Sample[] {
   return samples;
 }
 
-async function scrape(): Promise<Sample[]> {
-  const r = await api.request('GET', '/metrics');
+async function scrape(server: Pick<TestApiServer, 'request'> = api): Promise<Sample[]> {
+  const r = await server.request('GET', '/metrics');
   assert.equal(r.status, 200);
   return parse(r.text);
 }
@@ -164,4 +165,22 @@ test('a WATCH is long-running while open, counted when it ends, never in the lat
   assert.ok(value(samples, 'apiserver_request_total', { verb: 'WATCH', resource: 'configmaps', scope: 'namespace' }) >= 1);
   assert.equal(find(samples, 'apiserver_request_duration_seconds_count', { verb: 'WATCH' }).length, 0);
   assert.equal(find(samples, 'apiserver_request_sli_duration_seconds_count', { verb: 'WATCH' }).length, 0);
+});
+
+test('on etcd, writes are timed in etcd_request_duration_seconds by operation, group and resource', { skip: skipWithoutEtcd, timeout: 60_000 }, async () => {
+  const etcd = await startTestEtcd({ members: 1 });
+  const [server] = await startApiServersOnEtcd(1, etcd.dir, ['--etcd-servers', etcd.cluster.client.endpoints.join(',')]);
+  try {
+    assert.equal((await server.request('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'timed' } } })).status, 201);
+    assert.equal((await server.request('DELETE', '/api/v1/namespaces/default/configmaps/timed')).status, 200);
+    assert.equal((await server.request('POST', '/apis/apps/v1/namespaces/default/deployments', { body: { metadata: { name: 'd' }, spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } } } })).status, 201);
+    const samples = await scrape(server);
+    assert.ok(value(samples, 'etcd_request_duration_seconds_count', { operation: 'create', group: '', resource: 'configmaps' }) >= 1);
+    assert.equal(value(samples, 'etcd_request_duration_seconds_count', { operation: 'delete', group: '', resource: 'configmaps' }), 1);
+    assert.equal(value(samples, 'etcd_request_duration_seconds_count', { operation: 'create', group: 'apps', resource: 'deployments' }), 1);
+    assert.ok(find(samples, 'etcd_request_duration_seconds_bucket', { le: '0.005' }).length > 0);
+  } finally {
+    await server.kill('SIGTERM');
+    await etcd.stop();
+  }
 });

@@ -2,7 +2,9 @@
 // `endpoints/metrics`): `apiserver_request_total`, `apiserver_request_duration_seconds`,
 // `apiserver_request_sli_duration_seconds`, `apiserver_response_sizes`,
 // `apiserver_current_inflight_requests`, `apiserver_longrunning_requests`,
-// `apiserver_watch_events_total` / `_sizes` and `apiserver_storage_objects`, served at /metrics.
+// `apiserver_watch_events_total` / `_sizes`, `apiserver_storage_objects` and, on the etcd
+// backend, `etcd_request_duration_seconds` (writes: reads are served by the watch cache), served
+// at /metrics.
 // Two filters: `filter`, outermost, records every answer (401s included) when the response
 // closes; `inflight`, after request information, counts what is in flight. Verbs are reported
 // upper case as kube-apiserver does (LIST, WATCH, APPLY for server-side apply, CONNECT for
@@ -49,6 +51,8 @@ export interface RequestMetrics {
   inflight: Filter;
   /** The recorder of a watch's events, for one group, version and kind. */
   watchEvents(group: string, version: string, kind: string): WatchEventRecorder;
+  /** Records an etcd request (`etcd_request_duration_seconds`) on a storage key `/<group or core>/<resource>/…`. */
+  etcdRequest(operation: string, key: string, seconds: number): void;
   /** Serves `apiserver_storage_objects` from this registry's types. */
   countObjects(types: Registry): void;
 }
@@ -204,6 +208,21 @@ export function requestMetrics(storage: Storage, log: Logger): RequestMetrics {
     };
   };
 
+  const etcdDuration = new Histogram({
+    name: 'etcd_request_duration_seconds',
+    help: 'Etcd request latency in seconds for each operation and object type.',
+    labelNames: ['operation', 'group', 'resource'],
+    buckets: REQUEST_DURATION_BUCKETS,
+    registers: [registry],
+  });
+  const etcdRequest = (operation: string, key: string, seconds: number): void => {
+    const groupEnd = key.indexOf('/', 1);
+    const resourceEnd = key.indexOf('/', groupEnd + 1);
+    if (groupEnd < 0 || resourceEnd < 0) return;
+    const group = key.slice(1, groupEnd);
+    etcdDuration.observe({ operation, group: group === 'core' ? '' : group, resource: key.slice(groupEnd + 1, resourceEnd) }, seconds);
+  };
+
   const countObjects = (types: Registry): void => {
     new Gauge({
       name: 'apiserver_storage_objects',
@@ -229,7 +248,7 @@ export function requestMetrics(storage: Storage, log: Logger): RequestMetrics {
     });
   };
 
-  return { registry, filter, inflight, watchEvents, countObjects };
+  return { registry, filter, inflight, watchEvents, etcdRequest, countObjects };
 }
 
 function* allTypes(types: Registry) {
