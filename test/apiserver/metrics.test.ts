@@ -9,7 +9,7 @@ import { request as httpsRequest, Agent } from 'node:https';
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
 import { skipWithoutEtcd, startApiServersOnEtcd, startTestEtcd } from '../helpers/etcd.js';
-import { REQUEST_DURATION_BUCKETS, REQUEST_SLI_DURATION_BUCKETS } from '../../src/apiserver/filters/metrics.js';
+import { REQUEST_DURATION_BUCKETS, REQUEST_SLI_DURATION_BUCKETS, RESPONSE_SIZE_BUCKETS, WATCH_EVENT_SIZE_BUCKETS } from '../../src/apiserver/filters/metrics.js';
 
 let api: TestApiServer;
 before(async () => {
@@ -128,8 +128,11 @@ test('the histograms have kube-apiserver buckets', async () => {
   assert.deepEqual(les('apiserver_request_duration_seconds_bucket'), REQUEST_DURATION_BUCKETS);
   assert.deepEqual(REQUEST_DURATION_BUCKETS, [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60]);
   assert.deepEqual(les('apiserver_request_sli_duration_seconds_bucket'), REQUEST_SLI_DURATION_BUCKETS);
-  assert.deepEqual(REQUEST_SLI_DURATION_BUCKETS, [0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60]);
-  assert.deepEqual(les('apiserver_response_sizes_bucket'), [1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10]);
+  // kube-apiserver's ExponentialBuckets(1000, 10, 7) and (1024, 2, 8).
+  assert.deepEqual(RESPONSE_SIZE_BUCKETS, [1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9]);
+  assert.deepEqual(WATCH_EVENT_SIZE_BUCKETS, [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]);
+  assert.deepEqual(REQUEST_SLI_DURATION_BUCKETS, [0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60]);
+  assert.deepEqual(les('apiserver_response_sizes_bucket'), RESPONSE_SIZE_BUCKETS);
   const kinds = find(samples, 'apiserver_current_inflight_requests', {}).map((s) => s.labels.request_kind).sort();
   assert.deepEqual(kinds, ['mutating', 'readOnly']);
 });

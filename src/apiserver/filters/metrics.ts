@@ -22,9 +22,9 @@ import type { Filter, RequestContext } from './chain.js';
 /** kube-apiserver's request latency buckets (seconds). */
 export const REQUEST_DURATION_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
 /** kube-apiserver's SLI latency buckets (seconds). */
-export const REQUEST_SLI_DURATION_BUCKETS = [0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
-/** Response sizes: exponential from 1000 bytes, factor 10, 8 buckets. */
-export const RESPONSE_SIZE_BUCKETS = Array.from({ length: 8 }, (_, i) => 1000 * 10 ** i);
+export const REQUEST_SLI_DURATION_BUCKETS = [0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
+/** Response sizes: exponential from 1000 bytes (1 KB) to 10^9 (1 GB), factor 10, 7 buckets. */
+export const RESPONSE_SIZE_BUCKETS = Array.from({ length: 7 }, (_, i) => 1000 * 10 ** i);
 /** Watch event sizes: exponential from 1024 bytes, factor 2, 8 buckets. */
 export const WATCH_EVENT_SIZE_BUCKETS = Array.from({ length: 8 }, (_, i) => 1024 * 2 ** i);
 
