@@ -1,8 +1,8 @@
 // The embedded Kubernetes-compatible API server: wires HTTPS (fastify), the storage (SQLite or etcd), the
 // type registry and object semantics (registry/) to one filter chain (filters/) that every
-// request passes — metrics, recovery, shutdown, authentication, request information, audit,
-// authorization — ending in the handlers by concern (handlers/). It only wires: what a request
-// does is decided in those files.
+// request passes — metrics, recovery, shutdown, authentication, request information, in-flight
+// metrics, audit, authorization — ending in the handlers by concern (handlers/). It only wires:
+// what a request does is decided in those files.
 import Fastify, { type FastifyInstance } from 'fastify';
 import { METHODS } from 'node:http';
 import { mkdirSync } from 'node:fs';
@@ -54,7 +54,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const serving = await loadServingMaterial(dataDir, host, [...(options.servingNames ?? []), nthAddress(serviceClusterIPRange, 1)]);
 
   // SQLite in the data directory, or etcd shared with other API servers (storage/etcd.ts).
-  const storage = options.etcd ? await openEtcdStorage(options.etcd) : openSqliteStorage(join(dataDir, 'state.db'));
+  const etcd = options.etcd ? await openEtcdStorage(options.etcd) : undefined;
+  const storage = etcd ?? openSqliteStorage(join(dataDir, 'state.db'));
   const registry = new Registry();
   loadCrds(registry, storage);
   const resources = new Resources(storage, registry, { serviceClusterIPRange });
@@ -75,13 +76,15 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   let stopped = false;
   const completedListeners: ((request: CompletedRequest) => void)[] = [];
   const metrics = requestMetrics(storage, log);
+  if (etcd) etcd.requestObserver = metrics.etcdRequest;
   let port = options.port ?? 6443;
   const state: ServerState = {
-    storage, registry, resources, postHandlers: [] as PostHandler[], watches: new Set(), openWatches: metrics.openWatches,
+    storage, registry, resources, postHandlers: [] as PostHandler[], watches: new Set(), watchEvents: metrics.watchEvents,
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000, serverAddress: () => `${host}:${port}`, kubeletClientCert: serving.kubeletClientCert,
   };
+  metrics.countObjects(registry);
   const serve = chain(
-    [metrics.filter, recovery(log), shutdown(() => stopped), authentication(authenticators), withRequestInfo(), audit(completedListeners), authorization(() => authorizer)],
+    [metrics.filter, recovery(log), shutdown(() => stopped), authentication(authenticators), withRequestInfo(), metrics.inflight, audit(completedListeners), authorization(() => authorizer)],
     router(state, new OpenApi(registry, KUBERNETES_VERSION.gitVersion), metrics.registry),
   );
 

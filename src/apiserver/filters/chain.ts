@@ -1,8 +1,9 @@
 // The filter chain every request passes through, resource and non-resource alike: metrics →
 // recovery (every failure becomes a Status) → shutdown → authentication → request information →
-// audit → authorization → the handler (handlers/router.ts). Each filter does one thing and calls
-// the next; one that refuses throws an ApiError, which the recovery filter answers. Audit wraps
-// authorization, as in kube-apiserver's chain, so that refusals are recorded too.
+// in-flight metrics → audit → authorization → the handler (handlers/router.ts). Each filter does
+// one thing and calls the next; one that refuses throws an ApiError, which the recovery filter
+// answers. Audit wraps authorization, as in kube-apiserver's chain, so that refusals are recorded
+// too.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { QueryParams } from '../http/query.js';
 import type { RequestAttributes, RequestInfo } from '../auth/request-attributes.js';
@@ -21,6 +22,8 @@ export interface RequestContext {
   attributes?: RequestAttributes;
   /** The resource label of the request metrics (the handler for resources sets it). */
   metricResource?: string;
+  /** Called by the handler once it has set metricResource (the metrics filter counts long-running requests from there). */
+  onMetricResource?: () => void;
 }
 
 /** The context a request starts the chain with. */

@@ -52,6 +52,7 @@ export function serveResource(state: ServerState) {
     const type = state.registry.lookup(info.apiGroup, info.apiVersion, info.resource);
     if (!type) return servePost(ctx, state, query.string('dryRun') === 'All');
     ctx.metricResource = type.resource;
+    ctx.onMetricResource?.();
     // A cluster-scoped type under /namespaces/<ns>/ does not exist (a namespace's own path aside).
     const namespaceItself = type.resource === 'namespaces' && info.namespace === info.pathName;
     if (info.parts.length > 3 || (!type.namespaced && info.namespace !== '' && !namespaceItself)) throw errors.pathNotFound(path);

@@ -1,7 +1,7 @@
 // What the handlers share: the store, the type registry, the object semantics, the POST handlers
 // added by access control and eviction, the bookkeeping of open watches, and the server's client
 // certificate towards kubelets.
-import type { Gauge } from 'prom-client';
+import type { WatchEventRecorder } from '../filters/metrics.js';
 import type { KeyPair } from '../../common/pki.js';
 import type { Registry } from '../registry/registry.js';
 import type { Resources } from '../registry/resources.js';
@@ -15,7 +15,8 @@ export interface ServerState {
   postHandlers: PostHandler[];
   /** Stops every open watch (at shutdown); each watch adds its stop function while open. */
   watches: Set<() => void>;
-  openWatches: Gauge;
+  /** The recorder of watch events (`apiserver_watch_events_total` / `_sizes`) for a group, version and kind. */
+  watchEvents(group: string, version: string, kind: string): WatchEventRecorder;
   bookmarkIntervalMs: number;
   /** `host:port` as clients reach the server, for discovery's serverAddressByClientCIDRs. */
   serverAddress(): string;

@@ -58,7 +58,7 @@ export function serveWatch(ctx: AuthorizedContext, state: ServerState, type: Res
   res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
   // Clients wait for the headers before they count a watch as established.
   res.flushHeaders();
-  state.openWatches.inc();
+  const recordEvent = state.watchEvents(type.group, type.version, type.kind);
   let firstTableEvent = true;
   const send = (eventType: string, object: EventObject) => {
     let payload: unknown = object;
@@ -67,7 +67,9 @@ export function serveWatch(ctx: AuthorizedContext, state: ServerState, type: Res
       payload = table([object as KubeObject], { noHeaders: !firstTableEvent, resourceVersion: object.metadata?.resourceVersion });
       firstTableEvent = false;
     }
-    res.write(JSON.stringify({ type: eventType, object: payload }) + '\n');
+    const line = JSON.stringify({ type: eventType, object: payload }) + '\n';
+    recordEvent(Buffer.byteLength(line));
+    res.write(line);
     if (res.writableLength > MAX_BUFFERED) stop();
   };
   let watcher: { stop(): void } | undefined;
@@ -79,7 +81,6 @@ export function serveWatch(ctx: AuthorizedContext, state: ServerState, type: Res
     watcher?.stop();
     for (const t of timers) clearTimeout(t);
     state.watches.delete(stop);
-    state.openWatches.dec();
     res.end();
   };
   state.watches.add(stop);

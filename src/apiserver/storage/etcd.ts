@@ -55,6 +55,8 @@ export class EtcdStorage implements Storage {
   private compactSeen = 0;
   /** The compaction in flight, which close() lets finish. */
   private compacting: Promise<void> = Promise.resolve();
+  /** Told how long each etcd request took (`etcd_request_duration_seconds`); set by the server. */
+  requestObserver?: (operation: string, key: string, seconds: number) => void;
 
   constructor(private readonly options: EtcdStorageOptions) {
     if (options.endpoints.length === 0) throw new Error('no etcd endpoints');
@@ -308,10 +310,12 @@ export class EtcdStorage implements Storage {
   async create(key: string, object: KubeObject): Promise<StoredItem> {
     this.assertOpen();
     const k = this.etcdKey(key);
+    const startedAt = this.requestObserver ? process.hrtime.bigint() : 0n;
     const response = await this.client.kv.txn({
       compare: [{ key: k, target: 'Create', result: 'Equal', create_revision: 0 }],
       success: [{ request_put: { key: k, value: encode(object) } }],
     });
+    this.observe('create', key, startedAt);
     if (!response.succeeded) throw new StorageError('AlreadyExists', `${key} already exists`);
     const revision = Number(response.header.revision);
     return this.written({ key, object: withRevision(object, revision), revision });
@@ -320,11 +324,13 @@ export class EtcdStorage implements Storage {
   async update(key: string, object: KubeObject, options: WriteOptions = {}): Promise<StoredItem> {
     this.assertOpen();
     const k = this.etcdKey(key);
+    const startedAt = this.requestObserver ? process.hrtime.bigint() : 0n;
     const response = await this.client.kv.txn({
       compare: [this.condition(k, options)],
       success: [{ request_put: { key: k, value: encode(object) } }],
       failure: [{ request_range: { key: k } }],
     });
+    this.observe('update', key, startedAt);
     if (!response.succeeded) throw this.refusal(key, response.responses[0]?.response_range.kvs[0], options);
     const revision = Number(response.header.revision);
     return this.written({ key, object: withRevision(object, revision), revision });
@@ -333,16 +339,22 @@ export class EtcdStorage implements Storage {
   async delete(key: string, options: WriteOptions = {}): Promise<StoredItem> {
     this.assertOpen();
     const k = this.etcdKey(key);
+    const startedAt = this.requestObserver ? process.hrtime.bigint() : 0n;
     const response = await this.client.kv.txn({
       compare: [this.condition(k, options)],
       success: [{ request_delete_range: { key: k, prev_kv: true } }],
       failure: [{ request_range: { key: k } }],
     });
+    this.observe('delete', key, startedAt);
     if (!response.succeeded) throw this.refusal(key, response.responses[0]?.response_range.kvs[0], options);
     const revision = Number(response.header.revision);
     const previous = response.responses[0]?.response_delete_range.prev_kvs[0];
     if (!previous) throw new StorageError('NotFound', `${key} not found`);
     return this.written({ key, object: this.decode(previous, key, revision).object, revision });
+  }
+
+  private observe(operation: string, key: string, startedAt: bigint): void {
+    if (this.requestObserver) this.requestObserver(operation, key, Number(process.hrtime.bigint() - startedAt) / 1e9);
   }
 
   /** The condition of an update or delete: at the expected revision, or existing at all. */
