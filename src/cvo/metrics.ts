@@ -10,7 +10,7 @@
 //       failure (Failing=True; its transition)
 //   cluster_version_available_updates{upstream,channel} number of available updates
 //   cluster_version_capability{name}                     1 enabled, 0 known but not enabled
-//   cluster_version_payload{version,type}                manifests applied / pending in the last pass
+//   cluster_version_payload{type,version}                manifests applied / pending in the last pass
 //   cluster_operator_payload_errors{version}             errors applying the payload, counted up
 //   cluster_operator_up{name,version,reason}             1 when Available=True; reason
 //       NoAvailableCondition when there is none; name="version" is the CVO itself (the
@@ -150,14 +150,15 @@ export function createCvoMetrics(source: CvoMetricsSource): CvoMetrics {
   new Gauge({
     name: 'cluster_version_payload',
     help: 'Report the number of entries in the payload.',
-    labelNames: ['version', 'type'],
+    // Label order as bosun has always printed it (Prometheus does not care; OpenShift's client sorts by name).
+    labelNames: ['type', 'version'],
     registers: [registry],
     collect() {
       this.reset();
       const last = source.lastPayloadApplied();
       if (!last) return;
-      this.set({ version: last.version, type: 'pending' }, last.pending);
-      this.set({ version: last.version, type: 'applied' }, last.applied);
+      this.set({ type: 'applied', version: last.version }, last.applied);
+      this.set({ type: 'pending', version: last.version }, last.pending);
     },
   });
   const payloadErrors = new Gauge({

@@ -191,7 +191,7 @@ const cases: { name: string; source: Partial<CvoMetricsSource>; metric: string; 
     name: 'payload applied and pending',
     source: { lastPayloadApplied: () => ({ version: '1.0.0', applied: 7, pending: 3 }) },
     metric: 'cluster_version_payload',
-    want: ['cluster_version_payload{version="1.0.0",type="applied"} 7', 'cluster_version_payload{version="1.0.0",type="pending"} 3'],
+    want: ['cluster_version_payload{type="applied",version="1.0.0"} 7', 'cluster_version_payload{type="pending",version="1.0.0"} 3'],
   },
   {
     name: 'conditional updates: the Recommended condition only',
