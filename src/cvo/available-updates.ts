@@ -29,8 +29,19 @@ export class UpdatePoller {
   private lastPoll = 0;
   private failures = 0;
   private lastKey = '';
+  private lastConfig?: string;
+  private lastSyncOrConfigChange?: number;
 
   constructor(private readonly options: UpdatePollerOptions) {}
+
+  /**
+   * When updates were last retrieved successfully, or the upstream or channel last changed (the
+   * first attempt counts as a change), in ms on the clock: OpenShift's LastSyncOrConfigChange,
+   * exported as cluster_version_operator_update_retrieval_timestamp_seconds.
+   */
+  lastRetrieval(): number | undefined {
+    return this.lastSyncOrConfigChange;
+  }
 
   /** The status change to write when a poll is due for `cv`, else undefined. */
   async poll(cv: api.ClusterVersion): Promise<StatusChange | undefined> {
@@ -44,6 +55,10 @@ export class UpdatePoller {
     if (key === this.lastKey && clock.now() - this.lastPoll < due) return undefined;
     this.lastPoll = clock.now();
     this.lastKey = key;
+    const config = `${upstream}|${channel}`;
+    if (config !== this.lastConfig) this.lastSyncOrConfigChange = this.lastPoll;
+    this.lastConfig = config;
+    const attempted = this.lastPoll;
     const fail = (reason: string, message: string): StatusChange => {
       this.failures++;
       return (st) => ({ ...st, conditions: setCondition(st.conditions ?? [], 'RetrievedUpdates', 'False', reason, message, clock.now()) });
@@ -62,6 +77,7 @@ export class UpdatePoller {
       }
       const available: Release[] = choices.availableUpdates;
       this.failures = 0;
+      this.lastSyncOrConfigChange = attempted;
       return (st) => ({
         ...st,
         availableUpdates: available.length ? available : null,

@@ -66,7 +66,7 @@ import { resources } from '../kube/resources.js';
 import { InformerFactory, type Informer } from '../kube/informer.js';
 import { Controller } from '../kube/controller.js';
 import { realClock, type Clock, type ClockTimer } from '../kube/clock.js';
-import { createCvoMetrics, type CvoMetrics } from './metrics.js';
+import { createCvoMetrics, type CvoMetrics, type CurrentRelease } from './metrics.js';
 
 import type * as api from '../api/index.js';
 const log = logger('cluster-version-operator');
@@ -75,6 +75,9 @@ const NAME = 'version';
 const CLUSTER_VERSIONS = resources.clusterVersions;
 const CLUSTER_OPERATORS = resources.clusterOperators;
 const FEATURE_GATES = resources.featureGates;
+const CONFIG_MAPS = resources.configMaps;
+/** Where the installer's ConfigMaps (openshift-install, openshift-install-manifests) live. */
+const CONFIG_NAMESPACE = 'openshift-config';
 
 export interface CvoOptions {
   kubeconfig: k8s.KubeConfig;
@@ -114,6 +117,7 @@ export class ClusterVersionOperator {
   private readonly cvInformer: Informer<api.ClusterVersion>;
   private readonly coInformer: Informer<api.ClusterOperator>;
   private readonly fgInformer: Informer<api.FeatureGate>;
+  private readonly cmInformer: Informer<api.ConfigMap>;
   private readonly clock: Clock;
   private readonly poller: UpdatePoller;
   /** Whether the last pass was held by ClusterOperators it waits on. */
@@ -129,6 +133,7 @@ export class ClusterVersionOperator {
     this.cvInformer = this.informers.forResource(CLUSTER_VERSIONS, { fieldSelector: `metadata.name=${NAME}` });
     this.coInformer = this.informers.forResource(CLUSTER_OPERATORS);
     this.fgInformer = this.informers.forResource(FEATURE_GATES, { fieldSelector: 'metadata.name=cluster' });
+    this.cmInformer = this.informers.forResource(CONFIG_MAPS, { namespace: CONFIG_NAMESPACE });
     this.poller = new UpdatePoller({ clock: this.clock, intervalMs: options.upstreamPollMs, metricsUrl: options.metricsUrl });
     this.metrics = options.metrics ?? createCvoMetrics(this);
   }
@@ -144,6 +149,18 @@ export class ClusterVersionOperator {
 
   lastPayloadApplied(): { version: string; applied: number; pending: number } | undefined {
     return this.lastPayload;
+  }
+
+  currentRelease(): CurrentRelease | undefined {
+    return this.loaded ? { version: this.loaded.payload.version, image: this.loaded.image } : undefined;
+  }
+
+  configMap(name: string): api.ConfigMap | undefined {
+    return this.cmInformer.get(name, CONFIG_NAMESPACE);
+  }
+
+  lastUpdateRetrieval(): number | undefined {
+    return this.poller.lastRetrieval();
   }
 
   private now(): number {
@@ -316,6 +333,7 @@ export class ClusterVersionOperator {
     });
     await progressWrites;
     this.lastPayload = { version, applied: result.done, pending: result.total - result.done };
+    if (result.errors.length && !this.options.signal.aborted) this.metrics.payloadErrors.inc({ version }, result.errors.length);
     // A pass cut short because this operator is stopping (its pod replaced by the payload's new
     // Deployment, its Lease lost) failed at nothing: the next leader goes on from where the
     // cluster is. Writing "incomplete task nodes" as Failing would show a healthy update as failed.
@@ -366,6 +384,9 @@ export function addClusterVersionOperator(manager: Manager, settings: CvoSetting
       clusterVersion: () => current?.clusterVersion(),
       clusterOperators: () => current?.clusterOperators() ?? [],
       lastPayloadApplied: () => current?.lastPayloadApplied(),
+      currentRelease: () => current?.currentRelease(),
+      configMap: (name) => current?.configMap(name),
+      lastUpdateRetrieval: () => current?.lastUpdateRetrieval(),
     });
   manager.addMetrics(metrics.registry);
   manager.add({
