@@ -3,7 +3,6 @@
 // condition types and reasons, phases, and small readers over the objects. The names are Cluster
 // API's own (api/core/v1beta2), so its users' YAML and habits carry over.
 import type * as api from '../api/index.js';
-import type { MetaLabelSelector } from '../common/label-selectors.js';
 import { type Condition, findCondition, resources, setCondition } from '../kube/index.js';
 
 export const GROUP = 'cluster.x-k8s.io';
@@ -89,15 +88,6 @@ export type NewCapiCondition = Omit<CapiCondition, 'lastTransitionTime'>;
 export function setCapiCondition(conditions: readonly CapiCondition[] | undefined, update: NewCapiCondition, now: Date): CapiCondition[] {
   return setCondition(conditions, update, now) as CapiCondition[];
 }
-
-/**
- * The generated CRD types give string maps (labels, annotations, matchLabels) `string | undefined`
- * values; JSON never holds undefined, so such a map is a Record<string, string>.
- */
-export const stringMap = (map: { [key: string]: string | undefined } | undefined): Record<string, string> | undefined => map as Record<string, string> | undefined;
-
-/** A Cluster API selector (metav1.LabelSelector in the CRDs) as common/label-selectors reads it. */
-export const metaSelector = (selector: api.MachineSet['spec']['selector']): MetaLabelSelector => selector as MetaLabelSelector;
 
 /** Anything with status conditions. */
 interface WithConditions {

@@ -10,7 +10,7 @@
 import type * as api from '../api/index.js';
 import { Controller, TerminalError, controllerOf, controllerReference, enqueueOwner } from '../kube/index.js';
 import { formatLabelSelector, fromLabelSelectorObject, storedSelectorMatches } from '../common/label-selectors.js';
-import { ANNOTATION, API_VERSION, CONDITION, GROUP, LABEL, MACHINE_DEPLOYMENTS, MACHINE_SETS, desiredReplicas, eventTarget, isDeleting, metaSelector, setCapiCondition, stringMap } from './api.js';
+import { ANNOTATION, API_VERSION, CONDITION, GROUP, LABEL, MACHINE_DEPLOYMENTS, MACHINE_SETS, desiredReplicas, eventTarget, isDeleting, setCapiCondition } from './api.js';
 import { type CapiContext, informers } from './context.js';
 import { sameStatus } from './machine-status.js';
 import { fenceposts, rollingStep, templateHash } from './rollout.js';
@@ -60,7 +60,7 @@ export function machineDeploymentController(ctx: CapiContext): Controller {
       : { type: CONDITION.rollingOut, status: 'False', reason: 'NotRollingOut', message: '' }, now);
     const status: NonNullable<MachineDeployment['status']> = {
       ...(deployment.status ?? {}),
-      selector: formatLabelSelector(fromLabelSelectorObject(metaSelector(deployment.spec.selector))),
+      selector: formatLabelSelector(fromLabelSelectorObject(deployment.spec.selector)),
       replicas,
       readyReplicas: sum('readyReplicas'),
       availableReplicas: available,
@@ -75,7 +75,7 @@ export function machineDeploymentController(ctx: CapiContext): Controller {
   async function sync(key: string): Promise<void> {
     const deployment = deployments.getByKey(key);
     if (!deployment || isDeleting(deployment)) return;
-    if (!storedSelectorMatches(metaSelector(deployment.spec.selector), stringMap(deployment.spec.template?.metadata?.labels) ?? {})) {
+    if (!storedSelectorMatches(deployment.spec.selector, deployment.spec.template?.metadata?.labels ?? {})) {
       void events.event(eventTarget(deployment, 'MachineDeployment'), 'Warning', 'InvalidSelector', 'spec.selector does not match spec.template.metadata.labels');
       throw new TerminalError(`MachineDeployment ${key}: spec.selector does not match spec.template.metadata.labels`);
     }

@@ -13,7 +13,7 @@
 import type * as api from '../api/index.js';
 import { Controller, isConflict, isNotFound, keyOf } from '../kube/index.js';
 import { storedSelectorMatches } from '../common/label-selectors.js';
-import { ANNOTATION, type NewCapiCondition, CONDITION, MACHINES, MACHINE_HEALTH_CHECKS, eventTarget, isDeleting, machineCondition, metaSelector, setCapiCondition } from './api.js';
+import { ANNOTATION, type NewCapiCondition, CONDITION, MACHINES, MACHINE_HEALTH_CHECKS, eventTarget, isDeleting, machineCondition, setCapiCondition } from './api.js';
 import { type CapiContext, informers } from './context.js';
 import { type HealthVerdict, judgeTarget, remediationAllowance } from './health.js';
 import { sameStatus } from './machine-status.js';
@@ -29,7 +29,7 @@ export function machineHealthCheckController(ctx: CapiContext): Controller {
   const events = ctx.events('machinehealthcheck-controller');
 
   const targetsOf = (check: api.MachineHealthCheck) => machines.list().filter((m) =>
-    m.metadata.namespace === check.metadata.namespace && m.spec?.clusterName === check.spec.clusterName && !isDeleting(m) && storedSelectorMatches(metaSelector(check.spec.selector), m.metadata.labels));
+    m.metadata.namespace === check.metadata.namespace && m.spec?.clusterName === check.spec.clusterName && !isDeleting(m) && storedSelectorMatches(check.spec.selector, m.metadata.labels));
 
   /** Writes the Machine's health conditions when they say something new; true when written. */
   async function mark(machine: api.Machine, updates: NewCapiCondition[], remove: string[] = []): Promise<boolean> {

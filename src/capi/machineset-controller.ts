@@ -12,7 +12,7 @@ import { randomInt } from 'node:crypto';
 import type * as api from '../api/index.js';
 import { Controller, CountExpectations, TerminalError, controllerOf, controllerReference, enqueueOwner, isNotFound } from '../kube/index.js';
 import { formatLabelSelector, fromLabelSelectorObject, storedSelectorMatches } from '../common/label-selectors.js';
-import { ANNOTATION, API_VERSION, CONDITION, GROUP, type InfraMachineTemplate, LABEL, MACHINES, MACHINE_SETS, conditionIs, desiredReplicas, eventTarget, isDeleting, machineCondition, metaSelector, setCapiCondition, stringMap } from './api.js';
+import { ANNOTATION, API_VERSION, CONDITION, GROUP, type InfraMachineTemplate, LABEL, MACHINES, MACHINE_SETS, conditionIs, desiredReplicas, eventTarget, isDeleting, machineCondition, setCapiCondition } from './api.js';
 import { type CapiContext, type ContractRef, informers } from './context.js';
 import { machinesToDelete, machinesToRemediate, remediationBudget } from './machineset-scaling.js';
 import { sameStatus } from './machine-status.js';
@@ -65,7 +65,7 @@ export function machineSetController(ctx: CapiContext): Controller {
       await ctx.client.create(MACHINES, {
         apiVersion: API_VERSION,
         kind: 'Machine',
-        metadata: { name, namespace: set.metadata.namespace, labels, annotations: { ...(stringMap(template.metadata?.annotations) ?? {}) }, ownerReferences: [controllerReference({ apiVersion: API_VERSION, kind: 'MachineSet', ...set })] },
+        metadata: { name, namespace: set.metadata.namespace, labels, annotations: { ...(template.metadata?.annotations ?? {}) }, ownerReferences: [controllerReference({ apiVersion: API_VERSION, kind: 'MachineSet', ...set })] },
         spec: { ...structuredClone(template.spec), clusterName: set.spec.clusterName, infrastructureRef },
       });
     } catch (e) {
@@ -93,7 +93,7 @@ export function machineSetController(ctx: CapiContext): Controller {
       : notReady.length ? { type: CONDITION.machinesReady, status: 'False', reason: 'NotReady', message: `Machines ${notReady.join(', ')} are not Ready` } : { type: CONDITION.machinesReady, status: 'True', reason: 'Ready', message: '' }, now);
     const status = {
       ...(set.status ?? {}),
-      selector: formatLabelSelector(fromLabelSelectorObject(metaSelector(set.spec.selector))),
+      selector: formatLabelSelector(fromLabelSelectorObject(set.spec.selector)),
       replicas: active.length,
       readyReplicas: count(CONDITION.ready),
       availableReplicas: count(CONDITION.available),
@@ -112,11 +112,11 @@ export function machineSetController(ctx: CapiContext): Controller {
       const set = sets.getByKey(key);
       if (!set) return void expectations.forget(key);
       if (isDeleting(set)) return; // its Machines go through the garbage collector (owner references)
-      const templateLabels = stringMap(set.spec.template?.metadata?.labels) ?? {};
+      const templateLabels = set.spec.template?.metadata?.labels ?? {};
       if (!set.spec.selector || (!Object.keys(set.spec.selector.matchLabels ?? {}).length && !(set.spec.selector.matchExpressions ?? []).length)) {
         throw new TerminalError(`MachineSet ${key}: an empty spec.selector is not valid`);
       }
-      if (!storedSelectorMatches(metaSelector(set.spec.selector), templateLabels)) {
+      if (!storedSelectorMatches(set.spec.selector, templateLabels)) {
         void events.event(eventTarget(set, 'MachineSet'), 'Warning', 'InvalidSelector', 'spec.selector does not match spec.template.metadata.labels');
         throw new TerminalError(`MachineSet ${key}: spec.selector does not match spec.template.metadata.labels`);
       }

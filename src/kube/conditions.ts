@@ -3,15 +3,11 @@
 // stays true; observedGeneration when the caller tracks it.
 
 import { rfc3339 } from '../common/time.js';
+import type * as api from '../api/index.js';
 export type ConditionStatus = 'True' | 'False' | 'Unknown';
 
-export interface Condition {
-  type: string;
-  status: ConditionStatus | string;
-  reason?: string;
-  message?: string;
-  lastTransitionTime?: string;
-  observedGeneration?: number;
+/** metav1.Condition (src/api), with whatever else a kind's own conditions carry. */
+export interface Condition extends api.Condition {
   [extra: string]: unknown;
 }
 

@@ -82,7 +82,7 @@ type GeneratedSelector = NonNullable<api.MachineConfigPool['spec']['nodeSelector
 
 /**
  * A selector of an MCO kind (metav1.LabelSelector in the CRDs) as common/label-selectors reads it:
- * the generated types give matchLabels `string | undefined` values, which JSON never holds.
+ * the CRDs make these selectors nullable, and an absent or null selector is undefined there.
  */
 export function metaSelector(selector: GeneratedSelector | null | undefined): MetaLabelSelector | undefined {
   return (selector ?? undefined) as MetaLabelSelector | undefined;
