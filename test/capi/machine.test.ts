@@ -90,7 +90,8 @@ test('a missing bootstrap Secret keeps the Machine Pending, and says so', async 
   });
   assert.equal(m.status!.phase, 'Pending');
   assert.match(condition(m, 'BootstrapConfigReady').message, /no-such-secret does not exist/);
-  assert.equal(condition(await c.kube.get(LOCAL_MACHINES, 'm2', NS), 'Ready')?.reason, 'WaitingForBootstrapData');
+  // The LocalMachine's own controller says so on its next sync.
+  await eventually('the LocalMachine waits for bootstrap data', async () => condition(await c.kube.get(LOCAL_MACHINES, 'm2', NS), 'Ready')?.reason === 'WaitingForBootstrapData' || undefined);
   assert.deepEqual(await c.cloud.client.listInstances({ names: ['m2'] }), [], 'no instance without bootstrap data');
   await c.kube.delete(MACHINES, 'm2', NS);
   await eventually('m2 gone', async () => !(await getMachine('m2')));
