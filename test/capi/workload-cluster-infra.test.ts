@@ -18,6 +18,7 @@ import { API_VERSION, CLUSTERS, INFRA_API_VERSION, LABEL, LOCAL_CLUSTERS, LOCAL_
 import { loadBalancerName } from '../../src/capi/local/localcluster-controller.js';
 import { type Obj, resources } from '../../src/kube/index.js';
 import { eventually } from '../helpers/eventually.js';
+import { runBosun } from '../helpers/cli.js';
 import { EMPTY_IGNITION, type CapiCluster, startCapiCluster } from './capi-fixture.js';
 
 const NS = 'workload';
@@ -128,7 +129,7 @@ test('a LocalCluster without an endpoint gets a load balancer that follows the c
     const ids = lms.map((lm) => lm?.status?.instanceID).filter(Boolean).sort();
     const b = (await c.cloud.client.listLoadBalancers()).find((x) => x.name === lbName);
     return ids.length === 2 && JSON.stringify(b?.targets) === JSON.stringify(ids) ? ids : undefined;
-  });
+  }, 40_000);
   const all = await c.cloud.client.listInstances();
   const [a, b] = instances.map((id: string) => all.find((i) => i.id === id)!);
   await serveOn(a.privateIp, 'a');
@@ -138,12 +139,32 @@ test('a LocalCluster without an endpoint gets a load balancer that follows the c
   const both = new Set(await Promise.all(Array.from({ length: 6 }, () => readThrough(lb.address, 6443))));
   assert.deepEqual([...both].sort(), ['a', 'b']);
 
+  // `bosun cluster describe`: the tree, each part's state, and what the cluster waits on.
+  const kubeconfigFlag = `--kubeconfig=${c.api.server.kubeconfigPath}`;
+  const described = await runBosun(['cluster', 'describe', NAME, '-n', NS, kubeconfigFlag]);
+  assert.equal(described.code, 0, described.stderr);
+  const lines = described.stdout.split('\n');
+  assert.match(lines[0], /^NAME +REPLICAS +AVAILABLE +READY +UP TO DATE +STATUS +REASON +SINCE +MESSAGE$/);
+  assert.match(lines[1], /^Cluster\/dev +\S+ +0 +0 +\d+ +Available: False +NotAvailable +\S+ +ControlPlaneInitialized: waiting for TestControlPlane dev-cp to initialize the control plane/);
+  assert.match(described.stdout, /├─ClusterInfrastructure - LocalCluster\/dev +True +LoadBalancerReady/);
+  assert.match(described.stdout, /└─ControlPlane - TestControlPlane\/dev-cp/);
+  assert.match(described.stdout, /  └─2 Machines\.\.\. +2 +0 +0 +2 +Ready: False +\S+ +\S+ +See dev-cp-a, dev-cp-b/);
+  const ungrouped = await runBosun(['cluster', 'describe', NAME, '-n', NS, '--grouping=false', kubeconfigFlag]);
+  assert.match(ungrouped.stdout, /  ├─Machine\/dev-cp-a +1 +0 +0 +1 +Ready: False/);
+  assert.match(ungrouped.stdout, /  └─Machine\/dev-cp-b +1 +0 +0 +1 +Ready: False/);
+  const missing = await runBosun(['cluster', 'describe', 'nope', '-n', NS, kubeconfigFlag]);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /cluster workload\/nope not found \(clusters: workload\/dev; pick a namespace with -n\)/);
+  const noKubeconfig = await runBosun(['cluster', 'get', 'kubeconfig', NAME, '-n', NS, kubeconfigFlag]);
+  assert.equal(noKubeconfig.code, 1);
+  assert.match(noKubeconfig.stderr, /Secret workload\/dev-kubeconfig does not exist/);
+
   // A machine being deleted leaves the balancer before it goes.
   await c.kube.delete(MACHINES, `${NAME}-cp-b`, NS);
   await eventually('the deleted machine out of the balancer', async () => {
     const x = (await c.cloud.client.listLoadBalancers()).find((y) => y.name === lbName);
     return JSON.stringify(x?.targets) === JSON.stringify([a.id]) ? true : undefined;
-  });
+  }, 40_000);
 
   // The control plane initializes and reports its counts; the workload API answers through the kubeconfig Secret.
   await c.kube.request('PUT', `/apis/${CP_GROUP}/v1beta2/namespaces/${NS}/testcontrolplanes/${NAME}-cp/status`, {
@@ -158,7 +179,7 @@ test('a LocalCluster without an endpoint gets a load balancer that follows the c
   const probing = await eventually('RemoteConnectionProbe waits for the kubeconfig Secret', async () => {
     const cl = await cluster();
     return condition(cl, 'ControlPlaneInitialized')?.status === 'True' ? cl : undefined;
-  });
+  }, 40_000);
   assert.deepEqual(probing.status.controlPlane, { desiredReplicas: 3, replicas: 3, readyReplicas: 2, availableReplicas: 2, upToDateReplicas: 3 });
   assert.equal(probing.status.initialization.controlPlaneInitialized, true);
   assert.match(condition(probing, 'RemoteConnectionProbe').message, /Secret workload\/dev-kubeconfig with the workload cluster's kubeconfig does not exist yet/);
@@ -172,6 +193,9 @@ test('a LocalCluster without an endpoint gets a load balancer that follows the c
   for (const type of ['InfrastructureReady', 'ControlPlaneInitialized', 'ControlPlaneAvailable', 'WorkersAvailable', 'RemoteConnectionProbe']) {
     assert.equal(condition(available, type)?.status, 'True', type);
   }
+  const got = await runBosun(['cluster', 'get', 'kubeconfig', NAME, '-n', NS, kubeconfigFlag]);
+  assert.equal(got.code, 0, got.stderr);
+  assert.equal(got.stdout, kubeconfig.toString());
   // kubectl's printer columns read the same status.
   const row = await c.kubectlOk(['get', 'cluster', NAME, '-n', NS, '--no-headers']);
   assert.match(row, /Provisioned/);
