@@ -148,10 +148,10 @@ test('a LocalCluster without an endpoint gets a load balancer that follows the c
   assert.match(lines[1], /^Cluster\/dev +\S+ +0 +0 +\d+ +Available: False +NotAvailable +\S+ +ControlPlaneInitialized: waiting for TestControlPlane dev-cp to initialize the control plane/);
   assert.match(described.stdout, /├─ClusterInfrastructure - LocalCluster\/dev +True +LoadBalancerReady/);
   assert.match(described.stdout, /└─ControlPlane - TestControlPlane\/dev-cp/);
-  assert.match(described.stdout, /  └─2 Machines\.\.\. +2 +0 +0 +2 +Ready: False +\S+ +\S+ +See dev-cp-a, dev-cp-b/);
+  assert.match(described.stdout, / {2}└─2 Machines\.\.\. +2 +0 +0 +2 +Ready: False +\S+ +\S+ +See dev-cp-a, dev-cp-b/);
   const ungrouped = await runBosun(['cluster', 'describe', NAME, '-n', NS, '--grouping=false', kubeconfigFlag]);
-  assert.match(ungrouped.stdout, /  ├─Machine\/dev-cp-a +1 +0 +0 +1 +Ready: False/);
-  assert.match(ungrouped.stdout, /  └─Machine\/dev-cp-b +1 +0 +0 +1 +Ready: False/);
+  assert.match(ungrouped.stdout, / {2}├─Machine\/dev-cp-a +1 +0 +0 +1 +Ready: False/);
+  assert.match(ungrouped.stdout, / {2}└─Machine\/dev-cp-b +1 +0 +0 +1 +Ready: False/);
   const missing = await runBosun(['cluster', 'describe', 'nope', '-n', NS, kubeconfigFlag]);
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /cluster workload\/nope not found \(clusters: workload\/dev; pick a namespace with -n\)/);
