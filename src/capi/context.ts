@@ -3,7 +3,7 @@
 // resolution of Cluster API's contract references (an apiGroup and a kind, no version) to the
 // resource the server serves — as Cluster API does, by the version its CRD names for the contract.
 import type * as api from '../api/index.js';
-import { EventRecorder, type Clock, type Informer, type InformerOptions, type KubeClient, type Manager, type ResourceRef, isNotFound, realClock, resources } from '../kube/index.js';
+import { EventRecorder, type Clock, type Informer, type KeyMapper, type InformerOptions, type KubeClient, type Manager, type ResourceRef, isNotFound, realClock, resources } from '../kube/index.js';
 import { CLUSTERS, LOCAL_CLUSTERS, LOCAL_MACHINES, MACHINES, MACHINE_DEPLOYMENTS, MACHINE_HEALTH_CHECKS, MACHINE_SETS } from './api.js';
 
 /** A discovery document of one API group (metav1.APIGroup), as far as it is read here. */
@@ -61,6 +61,37 @@ export function capiContext(manager: Manager, clock: Clock = realClock): CapiCon
       resolved.set(key, resource);
       return resource as unknown as ResourceRef<T>;
     },
+  };
+}
+
+/**
+ * Whether Cluster API's controllers leave an object alone: it carries the annotation
+ * cluster.x-k8s.io/paused, or its Cluster (spec.clusterName, else the cluster-name label) has
+ * spec.paused — what `bosun cluster move` sets while it copies a cluster to another manager.
+ */
+export function pausedCheck(ctx: CapiContext): (o: { metadata: { namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: object }) => boolean {
+  const clusters = ctx.informer(CLUSTERS);
+  return (o) => {
+    if (o.metadata.annotations?.['cluster.x-k8s.io/paused'] !== undefined) return true;
+    const spec = o.spec as { clusterName?: unknown } | undefined;
+    const name = (typeof spec?.clusterName === 'string' ? spec.clusterName : undefined) ?? o.metadata.labels?.['cluster.x-k8s.io/cluster-name'];
+    return Boolean(name && clusters.get(name, o.metadata.namespace)?.spec?.paused);
+  };
+}
+
+/**
+ * For a controller of `objects`: when a Cluster is unpaused, the keys of its objects, so that what
+ * was skipped while it was paused is reconciled at once (watch the Clusters with it).
+ */
+export function onUnpause<T extends api.KubeObject>(objects: Informer<T>): KeyMapper<api.Cluster> {
+  return (cluster, _type, old) => {
+    if (!old?.spec?.paused || cluster.spec?.paused) return undefined;
+    return objects.list().filter((o) => {
+      if (o.metadata.namespace !== cluster.metadata.namespace) return false;
+      const spec = (o as { spec?: { clusterName?: unknown } }).spec;
+      const name = typeof spec?.clusterName === 'string' ? spec.clusterName : o.metadata.labels?.['cluster.x-k8s.io/cluster-name'];
+      return name === cluster.metadata.name;
+    }).map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
   };
 }
 

@@ -15,7 +15,7 @@
 import type * as api from '../api/index.js';
 import { Controller, type SyncResult, controllerOf, isNotFound, keyOf, resources, rfc3339 } from '../kube/index.js';
 import { ANNOTATION, API_VERSION, type InfraMachine, LABEL, MACHINES, MACHINE_FINALIZER, eventTarget, isDeleting } from './api.js';
-import { type CapiContext, informers } from './context.js';
+import { type CapiContext, informers, onUnpause, pausedCheck } from './context.js';
 import { drainPass } from './drain.js';
 import { machineStatus, sameStatus } from './machine-status.js';
 import { templateHash } from './rollout.js';
@@ -25,6 +25,7 @@ const POLL_MS = 5_000;
 
 export function machineController(ctx: CapiContext): Controller {
   const inf = informers(ctx);
+  const paused = pausedCheck(ctx);
   const machines = inf.machines();
   const nodes = inf.nodes();
   const events = ctx.events('machine-controller');
@@ -188,11 +189,12 @@ export function machineController(ctx: CapiContext): Controller {
     clock: ctx.clock,
     sync: async (key) => {
       const machine = machines.getByKey(key);
-      if (!machine) return;
+      if (!machine || paused(machine)) return;
       return isDeleting(machine) ? reconcileDelete(machine) : reconcileLive(machine);
     },
   });
   controller.watch(machines);
+  controller.watch(inf.clusters(), onUnpause(machines));
   controller.watch(nodes, (node) => machineForNode(node));
   controller.watch(inf.localMachines(), (infra) => {
     const owner = (infra.metadata?.ownerReferences ?? []).find((r) => r.kind === 'Machine');

@@ -11,7 +11,7 @@ import type * as api from '../api/index.js';
 import { Controller, TerminalError, controllerOf, controllerReference, enqueueOwner } from '../kube/index.js';
 import { formatLabelSelector, fromLabelSelectorObject, storedSelectorMatches } from '../common/label-selectors.js';
 import { ANNOTATION, API_VERSION, CONDITION, GROUP, LABEL, MACHINE_DEPLOYMENTS, MACHINE_SETS, desiredReplicas, eventTarget, isDeleting, setCapiCondition } from './api.js';
-import { type CapiContext, informers } from './context.js';
+import { type CapiContext, informers, onUnpause, pausedCheck } from './context.js';
 import { sameStatus } from './machine-status.js';
 import { fenceposts, rollingStep, templateHash } from './rollout.js';
 
@@ -25,6 +25,7 @@ const byCreation = (a: MachineSet, b: MachineSet) => String(a.metadata.creationT
 
 export function machineDeploymentController(ctx: CapiContext): Controller {
   const inf = informers(ctx);
+  const paused = pausedCheck(ctx);
   const deployments = inf.machineDeployments();
   const sets = inf.machineSets();
   const events = ctx.events('machinedeployment-controller');
@@ -74,7 +75,7 @@ export function machineDeploymentController(ctx: CapiContext): Controller {
 
   async function sync(key: string): Promise<void> {
     const deployment = deployments.getByKey(key);
-    if (!deployment || isDeleting(deployment)) return;
+    if (!deployment || isDeleting(deployment) || paused(deployment)) return;
     if (!storedSelectorMatches(deployment.spec.selector, deployment.spec.template?.metadata?.labels ?? {})) {
       void events.event(eventTarget(deployment, 'MachineDeployment'), 'Warning', 'InvalidSelector', 'spec.selector does not match spec.template.metadata.labels');
       throw new TerminalError(`MachineDeployment ${key}: spec.selector does not match spec.template.metadata.labels`);
@@ -141,6 +142,7 @@ export function machineDeploymentController(ctx: CapiContext): Controller {
 
   const controller = new Controller({ name: 'machinedeployment-controller', workers: 2, clock: ctx.clock, sync });
   controller.watch(deployments);
+  controller.watch(inf.clusters(), onUnpause(deployments));
   controller.watch(sets, enqueueOwner({ group: GROUP, kind: 'MachineDeployment' }));
   return controller;
 }

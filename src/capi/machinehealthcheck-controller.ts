@@ -14,7 +14,7 @@ import type * as api from '../api/index.js';
 import { Controller, isConflict, isNotFound, keyOf } from '../kube/index.js';
 import { storedSelectorMatches } from '../common/label-selectors.js';
 import { ANNOTATION, type NewCapiCondition, CONDITION, MACHINES, MACHINE_HEALTH_CHECKS, eventTarget, isDeleting, machineCondition, setCapiCondition } from './api.js';
-import { type CapiContext, informers } from './context.js';
+import { type CapiContext, informers, onUnpause, pausedCheck } from './context.js';
 import { type HealthVerdict, judgeTarget, remediationAllowance } from './health.js';
 import { sameStatus } from './machine-status.js';
 
@@ -23,6 +23,7 @@ const conditionStatuses = (node: api.Node | undefined) => JSON.stringify((node?.
 
 export function machineHealthCheckController(ctx: CapiContext): Controller {
   const inf = informers(ctx);
+  const paused = pausedCheck(ctx);
   const checks = inf.machineHealthChecks();
   const machines = inf.machines();
   const nodes = inf.nodes();
@@ -48,7 +49,7 @@ export function machineHealthCheckController(ctx: CapiContext): Controller {
 
   async function sync(key: string) {
     const check = checks.getByKey(key);
-    if (!check || isDeleting(check)) return;
+    if (!check || isDeleting(check) || paused(check)) return;
     const now = ctx.clock.now();
     const targets = targetsOf(check);
     const verdicts = new Map<api.Machine, HealthVerdict>();
@@ -105,6 +106,7 @@ export function machineHealthCheckController(ctx: CapiContext): Controller {
   const controller = new Controller({ name: 'machinehealthcheck-controller', clock: ctx.clock, resyncPeriodMs: 30_000, sync });
   const allChecksIn = (namespace?: string) => checks.list().filter((c) => !namespace || c.metadata.namespace === namespace).map(keyOf);
   controller.watch(checks);
+  controller.watch(inf.clusters(), onUnpause(checks));
   controller.watch(machines, (m) => allChecksIn(m.metadata?.namespace));
   controller.watch(nodes, (node, type, old) => (type === 'update' && conditionStatuses(node) === conditionStatuses(old) ? undefined : allChecksIn(node.metadata?.annotations?.[ANNOTATION.clusterNamespace])));
   return controller;

@@ -13,7 +13,7 @@ import type * as api from '../api/index.js';
 import { Controller, CountExpectations, TerminalError, controllerOf, controllerReference, enqueueOwner, isNotFound } from '../kube/index.js';
 import { formatLabelSelector, fromLabelSelectorObject, storedSelectorMatches } from '../common/label-selectors.js';
 import { ANNOTATION, API_VERSION, CONDITION, GROUP, type InfraMachineTemplate, LABEL, MACHINES, MACHINE_SETS, conditionIs, desiredReplicas, eventTarget, isDeleting, machineCondition, setCapiCondition } from './api.js';
-import { type CapiContext, type ContractRef, informers } from './context.js';
+import { type CapiContext, type ContractRef, informers, onUnpause, pausedCheck } from './context.js';
 import { machinesToDelete, machinesToRemediate, remediationBudget } from './machineset-scaling.js';
 import { sameStatus } from './machine-status.js';
 import { isMachineReady } from '../kube/readiness.js';
@@ -23,6 +23,7 @@ const randomSuffix = () => Array.from({ length: 5 }, () => SUFFIX_ALPHABET[rando
 
 export function machineSetController(ctx: CapiContext): Controller {
   const inf = informers(ctx);
+  const paused = pausedCheck(ctx);
   const sets = inf.machineSets();
   const machines = inf.machines();
   const events = ctx.events('machineset-controller');
@@ -111,6 +112,7 @@ export function machineSetController(ctx: CapiContext): Controller {
     sync: async (key) => {
       const set = sets.getByKey(key);
       if (!set) return void expectations.forget(key);
+      if (paused(set)) return;
       if (isDeleting(set)) return; // its Machines go through the garbage collector (owner references)
       const templateLabels = set.spec.template?.metadata?.labels ?? {};
       if (!set.spec.selector || (!Object.keys(set.spec.selector.matchLabels ?? {}).length && !(set.spec.selector.matchExpressions ?? []).length)) {
@@ -176,6 +178,7 @@ export function machineSetController(ctx: CapiContext): Controller {
     },
   });
   controller.watch(sets);
+  controller.watch(inf.clusters(), onUnpause(sets));
   const ownerKey = enqueueOwner({ group: GROUP, kind: 'MachineSet' });
   controller.watch(machines, (machine, type, old) => {
     const key = ownerKey(machine, type, old) as string | undefined;

@@ -49,7 +49,7 @@ export async function installCrds(kubectlOk: CapiCluster['kubectlOk']): Promise<
   for (const { crd } of CLUSTER_API_CRDS) await kubectlOk(['wait', '--for=condition=Established', `crd/${crd.metadata.name}`, '--timeout=20s']);
 }
 
-export async function startCapiCluster(o: { controllers?: boolean; cloud?: Partial<ServeOptions> } = {}): Promise<CapiCluster> {
+export async function startCapiCluster(o: { controllers?: boolean; cloud?: Partial<ServeOptions>; sharedCloud?: CloudFixture } = {}): Promise<CapiCluster> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-capi-'));
   const api = await startClusterServer({ dataDir, host: '127.0.0.1', port: 0, logLevel: 'warn' });
   const kubeconfigPath = api.server.kubeconfigPath;
@@ -62,7 +62,8 @@ export async function startCapiCluster(o: { controllers?: boolean; cloud?: Parti
   await installCrds(kubectlOk);
   await kubectlOk(['apply', '-f', join(repositoryRoot, 'manifests/0000_00_cluster-version-operator_01_clusteroperators.crd.yaml')]);
   await kubectlOk(['create', 'namespace', NS]);
-  const cloud = await startCloud({ bootDelayMs: 100, ...o.cloud });
+  // A second management cluster may share the first one's cloud (bosun cluster move).
+  const cloud = o.sharedCloud ?? (await startCloud({ bootDelayMs: 100, ...o.cloud }));
   const kubeconfig = loadKubeConfig(kubeconfigPath);
   const kube = new KubeClient(kubeconfig);
   const manager = new Manager({ name: 'cluster-api-controllers', kubeconfig, logLevel: process.env.BOSUN_LOG_LEVEL ?? 'warn' });
@@ -73,7 +74,7 @@ export async function startCapiCluster(o: { controllers?: boolean; cloud?: Parti
     async close() {
       manager.stop();
       await running;
-      await cloud.close();
+      if (!o.sharedCloud) await cloud.close();
       await api.stop();
       rmSync(dataDir, { recursive: true, force: true });
     },

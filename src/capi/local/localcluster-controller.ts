@@ -19,7 +19,7 @@ import { CloudError } from '../../cloud/errors.js';
 import type * as api from '../../api/index.js';
 import { Controller } from '../../kube/index.js';
 import { LABEL, LOCAL_CLUSTERS, isControlPlane, isDeleting, setCapiCondition } from '../api.js';
-import { type CapiContext, informers } from '../context.js';
+import { type CapiContext, informers, onUnpause, pausedCheck } from '../context.js';
 import { sameStatus } from '../machine-status.js';
 
 export const LOCAL_CLUSTER_FINALIZER = 'localcluster.infrastructure.cluster.x-k8s.io';
@@ -38,6 +38,7 @@ const BALANCER_ANNOTATION = 'infrastructure.cluster.x-k8s.io/control-plane-load-
 
 export function localClusterController(ctx: CapiContext, cloud: CloudClient): Controller {
   const inf = informers(ctx);
+  const paused = pausedCheck(ctx);
   const localClusters = inf.localClusters();
   const machines = inf.machines();
   const localMachines = inf.localMachines();
@@ -65,7 +66,7 @@ export function localClusterController(ctx: CapiContext, cloud: CloudClient): Co
     resyncPeriodMs: 60_000,
     sync: async (key) => {
       const lc = localClusters.getByKey(key);
-      if (!lc) return;
+      if (!lc || paused(lc)) return;
       const now = new Date(ctx.clock.now());
       const finalizers = lc.metadata.finalizers ?? [];
       const balanced = wantsBalancer(lc);
@@ -141,6 +142,7 @@ export function localClusterController(ctx: CapiContext, cloud: CloudClient): Co
     },
   });
   controller.watch(localClusters);
+  controller.watch(inf.clusters(), onUnpause(localClusters));
   // A control-plane machine coming, going or getting its instance changes the balancer's targets.
   const clusterOf = (namespace: string | undefined, clusterName: string | undefined): string[] =>
     clusterName ? localClusters.list().filter((lc) => lc.metadata.namespace === namespace && lc.metadata.labels?.[LABEL.clusterName] === clusterName).map((lc) => `${namespace}/${lc.metadata.name}`) : [];

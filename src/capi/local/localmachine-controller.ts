@@ -18,7 +18,7 @@ import type { Instance } from '../../cloud/types.js';
 import type * as api from '../../api/index.js';
 import { Controller, type SyncResult, TerminalError, resources } from '../../kube/index.js';
 import { LOCAL_MACHINES, LOCAL_MACHINE_FINALIZER, isDeleting, setCapiCondition } from '../api.js';
-import { type CapiContext, informers } from '../context.js';
+import { type CapiContext, informers, onUnpause, pausedCheck } from '../context.js';
 import { sameStatus } from '../machine-status.js';
 
 export const PROVIDER_ID_PREFIX = 'local://';
@@ -28,6 +28,7 @@ const RUNNING_POLL_MS = 15_000;
 
 export function localMachineController(ctx: CapiContext, cloud: CloudClient): Controller {
   const inf = informers(ctx);
+  const paused = pausedCheck(ctx);
   const localMachines = inf.localMachines();
   const machines = inf.machines();
 
@@ -140,11 +141,12 @@ export function localMachineController(ctx: CapiContext, cloud: CloudClient): Co
     clock: ctx.clock,
     sync: async (key) => {
       const lm = localMachines.getByKey(key);
-      if (!lm) return;
+      if (!lm || paused(lm)) return;
       return isDeleting(lm) ? reconcileDelete(lm) : reconcileLive(lm);
     },
   });
   controller.watch(localMachines);
+  controller.watch(inf.clusters(), onUnpause(localMachines));
   // The owner Machine's bootstrap data or failure domain may arrive after the LocalMachine.
   controller.watch(machines, (m) => (m.spec?.infrastructureRef?.kind === 'LocalMachine' ? `${m.metadata.namespace}/${m.spec.infrastructureRef.name}` : undefined));
   return controller;
