@@ -40,6 +40,12 @@ async function importKey(pem: string): Promise<CryptoKey> {
   return webcrypto.subtle.importKey('pkcs8', der, ALGORITHM, true, ['sign']);
 }
 
+/** A key pair without a certificate (a service-account signing key): PKCS#8 private, SPKI public, both PEM. */
+export async function createKeyPair(): Promise<{ keyPem: string; publicKeyPem: string }> {
+  const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
+  return { keyPem: await exportKey(keys.privateKey), publicKeyPem: toPem(await webcrypto.subtle.exportKey('spki', keys.publicKey), 'PUBLIC KEY') };
+}
+
 /** Creates a new self-signed CA valid for ten years. */
 export async function createCA(commonName: string): Promise<KeyPair> {
   const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
