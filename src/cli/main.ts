@@ -10,6 +10,21 @@ holdLifeline();
 
 type Registrar = { register(program: Command): void };
 
+/**
+ * `bosun cluster`: workload clusters, as clusterctl handles them. Each subcommand is a Command
+ * factory in its own file (cluster-<name>.ts).
+ */
+const clusterGroup = async (): Promise<Registrar> => {
+  const [generate, versions] = await Promise.all([import('./cluster-generate.js'), import('./cluster-versions.js')]);
+  return {
+    register: (program) => program
+      .command('cluster')
+      .description('workload clusters: Cluster API clusters the local cluster creates (as clusterctl)')
+      .addCommand(generate.clusterGenerateCommand())
+      .addCommand(versions.clusterVersionsCommand()),
+  };
+};
+
 /** Subcommands by name, with the modules that define each (a group such as `adm` has several). */
 const commands: Record<string, Array<() => Promise<Registrar>>> = {
   start: [() => import('./start.js')],
@@ -29,6 +44,7 @@ const commands: Record<string, Array<() => Promise<Registrar>>> = {
   'cloud-controller-manager': [() => import('./cloud-controller-manager.js')],
   'cluster-api-controllers': [() => import('./cluster-api-controllers.js')],
   'cluster-cloud-controller-manager-operator': [() => import('./cluster-cloud-controller-manager-operator.js')],
+  cluster: [clusterGroup],
 };
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
