@@ -136,8 +136,7 @@ export function validateKubeadmConfigTemplate(obj: api.KubeadmConfigTemplate): s
 
 type ClusterConfiguration = NonNullable<Spec['clusterConfiguration']>;
 
-function validateClusterConfiguration(old: ClusterConfiguration | undefined, config: ClusterConfiguration | undefined, path: string): string[] {
-  if (!config) return [];
+function validateClusterConfiguration(old: ClusterConfiguration | undefined, config: ClusterConfiguration, path: string): string[] {
   const errs: string[] = [];
   const dnsTag = config.dns?.imageTag;
   if (dnsTag !== undefined && !IMAGE_TAG.test(dnsTag)) errs.push(forbidden(`${path}.dns.imageTag`, `tag ${dnsTag} is invalid`));
@@ -191,7 +190,9 @@ export function validateKubeadmControlPlane(obj: api.KubeadmControlPlane, old?: 
     errs.push(invalid('spec.rollout.before.certificatesExpiryDays', before, `must be less than certificateValidityPeriodDays (${certDays})`));
   }
 
-  errs.push(...validateClusterConfiguration(old?.spec.kubeadmConfigSpec?.clusterConfiguration, spec.kubeadmConfigSpec?.clusterConfiguration, 'spec.kubeadmConfigSpec.clusterConfiguration'));
+  // An unset clusterConfiguration is an empty one (Go's zero value), on either side of an update.
+  const oldConfig = old ? (old.spec.kubeadmConfigSpec?.clusterConfiguration ?? {}) : undefined;
+  errs.push(...validateClusterConfiguration(oldConfig, spec.kubeadmConfigSpec?.clusterConfiguration ?? {}, 'spec.kubeadmConfigSpec.clusterConfiguration'));
   errs.push(...validateKubeadmConfigSpec(spec.kubeadmConfigSpec, 'spec.kubeadmConfigSpec', true));
   return errs;
 }
