@@ -487,8 +487,8 @@ const kubeadmConfigSpec = (): Schema => obj({
   ignition: obj({ containerLinuxConfig: obj({ additionalConfig: str({ minLength: 1, maxLength: 32768 }), strict: bool() }, undefined, { minProperties: 1 }) }, undefined, { minProperties: 1 }),
 });
 
-/** The label column Cluster API's kubeadm kinds show. */
-const clusterLabelColumn = () => col('Cluster', 'string', ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']", 'Cluster');
+/** The label column Cluster API's kubeadm kinds show (its `.metadata.labels['…']` written in the dot form, as the other kinds here write it). */
+const clusterLabelColumn = () => col('Cluster', 'string', '.metadata.labels.cluster\\.x-k8s\\.io/cluster-name', 'Cluster');
 
 const kubeadmConfig: Definition = {
   group: BOOTSTRAP_GROUP, kind: 'KubeadmConfig', plural: 'kubeadmconfigs',
