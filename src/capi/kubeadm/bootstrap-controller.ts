@@ -195,6 +195,8 @@ export function kubeadmBootstrapController(ctx: CapiContext): Controller {
     const secret = await ctx.client.read(resources.secrets, kubeconfigName, cluster.metadata.namespace);
     const kubeconfig = secret?.data?.value ? Buffer.from(secret.data.value, 'base64').toString('utf8') : undefined;
     if (!kubeconfig) return { reason: KUBEADM_CONFIG_REASON.waitingForWorkloadCluster, message: `waiting for Secret ${cluster.metadata.namespace}/${kubeconfigName} (the workload cluster's kubeconfig) to create a bootstrap token`, requeueAfterMs: WORKLOAD_RETRY_MS };
+    // Read afresh: the token is kept in the spec, and a stale copy would make a second one.
+    config = (await ctx.client.read(KUBEADM_CONFIGS, config.metadata.name, config.metadata.namespace)) ?? config;
     const existing = config.spec?.joinConfiguration?.discovery?.bootstrapToken?.token;
     const token = existing ?? `${random(6)}.${random(16)}`;
     try {
