@@ -36,7 +36,8 @@ export function generateCluster(name: string, o: GenerateOptions, env: Record<st
   const values = {
     POD_CIDR: network.podCidr,
     SERVICE_CIDR: network.serviceCidr,
-    ...env,
+    // The environment's variables, as clusterctl reads them (an empty one counts as unset).
+    ...Object.fromEntries(Object.entries(env).filter(([, v]) => v)),
     CLUSTER_NAME: name,
     NAMESPACE: o.targetNamespace,
     KUBERNETES_VERSION: version.startsWith('v') ? version : `v${version}`,

@@ -134,7 +134,7 @@ export function substitute(template: string, values: Record<string, string | und
     missing.add(name);
     return '';
   });
-  if (missing.size) throw new TemplateVariableError(`value for variables [${[...missing].join(', ')}] is not set. Please set the value using os environment variables or the clusterctl config file`);
+  if (missing.size) throw new TemplateVariableError(`value for variables [${[...missing].join(', ')}] is not set. Please set the value using os environment variables`);
   return out;
 }
 
