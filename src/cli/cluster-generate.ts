@@ -64,7 +64,8 @@ Variables the template reads from the environment, as clusterctl does:
   LOCAL_CONTROL_PLANE_MACHINE_TYPE, LOCAL_NODE_MACHINE_TYPE   instance types, default local.medium
 
 Example:
-  bosun cluster generate dev --kubernetes-version v1.33.1 --control-plane-machine-count 3 --worker-machine-count 2 | kubectl apply -f -`)
+  bosun cluster generate dev --kubernetes-version v1.33.1 --control-plane-machine-count 3 --worker-machine-count 2 | kubectl apply -f -
+`)
     .action((name: string, o: GenerateOptions) => {
       process.stdout.write(generateCluster(name, o));
     });
