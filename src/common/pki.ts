@@ -81,6 +81,22 @@ export async function issueServingCert(ca: KeyPair, commonName: string, hosts: s
   return { certPem, keyPem: await exportKey(keys.privateKey) };
 }
 
+/**
+ * Issues a leaf certificate for `subject` with its own new key: serving (`hosts` as DNS/IP names),
+ * client, or both (etcd's server and peer certificates), valid for `days` (default one year).
+ */
+export async function issueCertificate(ca: KeyPair, subject: Subject, o: { server?: boolean; client?: boolean; hosts?: string[]; days?: number }): Promise<KeyPair> {
+  const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
+  const certPem = await signPublicKey(ca, keys.publicKey, {
+    subject: subjectName(subject),
+    keyUsages: x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment,
+    extendedKeyUsages: [...(o.server ? [x509.ExtendedKeyUsage.serverAuth] : []), ...(o.client ? [x509.ExtendedKeyUsage.clientAuth] : [])],
+    altNames: (o.hosts ?? []).map((h) => ({ type: isIP(h) ? 'ip' : 'dns', value: h })),
+    notAfter: new Date(Date.now() + (o.days ?? 365) * DAY),
+  });
+  return { certPem, keyPem: await exportKey(keys.privateKey) };
+}
+
 /** A subject as kube's signers read it: the common name is the user, organizations its groups. */
 export interface Subject {
   commonName: string;

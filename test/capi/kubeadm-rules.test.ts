@@ -13,7 +13,7 @@ import {
 } from '../../src/capi/kubeadm/validation.js';
 import { KUBERNETES_VERSIONS, findKubernetesVersion, unknownVersionMessage } from '../../src/capi/kubeadm/versions.js';
 import {
-  ADMIN_SUBJECT, adminKubeconfig, certificateSecret, clusterSecretName, generateCertificate, kubeconfigSecret,
+  ADMIN_SUBJECT, adminKubeconfig, certificateSecret, clusterSecretName, generateCertificate, kubeadmLeafCertificates, kubeconfigSecret,
 } from '../../src/capi/kubeadm/certificates.js';
 import { kubeadmFlags, registerTaints } from '../../src/capi/kubeadm/bootstrap-ignition.js';
 import { mergeArgs } from '../../src/capi/kubeadm/static-pods.js';
@@ -156,4 +156,20 @@ test('extraArgs replace kubeadm\'s flag of the same name and add new ones, sorte
   assert.deepEqual(mergeArgs({ 'secure-port': '6443', 'authorization-mode': 'Node,RBAC' }, [{ name: 'secure-port', value: '7443' }, { name: 'audit-log-path', value: '-' }]), [
     '--audit-log-path=-', '--authorization-mode=Node,RBAC', '--secure-port=7443',
   ]);
+});
+
+test('kubeadm\'s leaf certificates from the CAs: the API server\'s names and addresses, etcd\'s server and peer for the node, the clients', async () => {
+  const cas = { ca: await generateCertificate('ca'), etcd: await generateCertificate('etcd'), proxy: await generateCertificate('proxy') };
+  const leaves = await kubeadmLeafCertificates(cas, { nodeName: 'dev-cp-0', nodeIP: '127.0.1.7', serviceCidr: '127.134.0.0/16', serviceDomain: 'cluster.local', endpointHost: '127.0.200.9', apiServerCertSANs: ['localhost'] });
+  assert.deepEqual(Object.keys(leaves).sort(), ['apiserver', 'apiserver-etcd-client', 'apiserver-kubelet-client', 'etcd/healthcheck-client', 'etcd/peer', 'etcd/server', 'front-proxy-client']);
+  const cert = (name: string) => new x509.X509Certificate(leaves[name].certPem);
+  const sans = (name: string) => cert(name).getExtension(x509.SubjectAlternativeNameExtension)!.names.items.map((n) => n.value);
+  assert.deepEqual(sans('apiserver'), ['dev-cp-0', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', '127.134.0.1', '127.0.1.7', '127.0.200.9', 'localhost']);
+  assert.equal(cert('apiserver').issuer, 'CN=kubernetes');
+  assert.equal(cert('etcd/peer').issuer, 'CN=etcd-ca');
+  assert.deepEqual([...cert('etcd/peer').getExtension(x509.ExtendedKeyUsageExtension)!.usages].map(String), [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth]);
+  assert.ok(sans('etcd/server').includes('127.0.1.7') && sans('etcd/server').includes('localhost'));
+  assert.equal(cert('front-proxy-client').issuer, 'CN=front-proxy-ca');
+  assert.equal(cert('apiserver-kubelet-client').subject, 'CN=kube-apiserver-kubelet-client, O=system:masters');
+  assert.ok(await cert('apiserver-etcd-client').verify({ publicKey: await new x509.X509Certificate(cas.etcd.certPem).publicKey.export(), signatureOnly: true }));
 });

@@ -7,7 +7,8 @@
 // Cluster API's LookupOrGenerate does, for the bootstrap provider (init) and the control plane.
 import { stringify } from 'yaml';
 import type * as api from '../../api/index.js';
-import { type KeyPair, type Subject, createCA, createKeyPair, issueClientCert } from '../../common/pki.js';
+import { type KeyPair, type Subject, createCA, createKeyPair, issueCertificate, issueClientCert } from '../../common/pki.js';
+import { nthAddress } from '../../common/ipv4.js';
 import { type KubeClient, type OwnerReference, isAlreadyExists, resources } from '../../kube/index.js';
 import { LABEL } from '../api.js';
 import { CLUSTER_SECRET_TYPE } from './api.js';
@@ -141,4 +142,44 @@ export async function lookupCertificates(client: KubeClient, cluster: ClusterKey
     else missing.push(name);
   }
   return missing.length ? { missing } : { certificates: out as ClusterCertificates, missing };
+}
+
+/** What a control-plane machine's leaf certificates are issued for (kubeadm's certs phase). */
+export interface LeafCertificateInput {
+  /** The node's name and address: SANs of the API server's and etcd's serving certificates. */
+  nodeName: string;
+  nodeIP: string;
+  serviceCidr: string;
+  serviceDomain: string;
+  /** The control-plane endpoint's host (the load balancer). */
+  endpointHost?: string;
+  /** ClusterConfiguration apiServer.certSANs, etcd.local.serverCertSANs / peerCertSANs. */
+  apiServerCertSANs?: string[];
+  etcdServerCertSANs?: string[];
+  etcdPeerCertSANs?: string[];
+}
+
+/**
+ * The leaf certificates `kubeadm init phase certs all` makes on a control-plane machine from the
+ * CAs, by path relative to /etc/kubernetes/pki (`apiserver`, `etcd/server`, …; `.crt` and `.key`
+ * each). The bootstrap data carries only the CAs (as Cluster API's does): these name the
+ * machine's address, which is known only once it runs, so the machine makes them at first boot
+ * — whatever runs its static pods calls this for the certificates missing on disk.
+ */
+export async function kubeadmLeafCertificates(cas: Pick<ClusterCertificates, 'ca' | 'etcd' | 'proxy'>, o: LeafCertificateInput): Promise<Record<string, KeyPair>> {
+  const uniq = (xs: Array<string | undefined>) => [...new Set(xs.filter((x): x is string => Boolean(x)))];
+  const apiServerHosts = uniq([
+    o.nodeName, 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', `kubernetes.default.svc.${o.serviceDomain}`,
+    nthAddress(o.serviceCidr, 1), o.nodeIP, o.endpointHost, ...(o.apiServerCertSANs ?? []),
+  ]);
+  const etcdHosts = (extra: string[] | undefined) => uniq([o.nodeName, 'localhost', o.nodeIP, '127.0.0.1', '::1', ...(extra ?? [])]);
+  return {
+    apiserver: await issueCertificate(cas.ca, { commonName: 'kube-apiserver' }, { server: true, hosts: apiServerHosts }),
+    'apiserver-kubelet-client': await issueCertificate(cas.ca, { commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'] }, { client: true }),
+    'front-proxy-client': await issueCertificate(cas.proxy, { commonName: 'front-proxy-client' }, { client: true }),
+    'etcd/server': await issueCertificate(cas.etcd, { commonName: o.nodeName }, { server: true, client: true, hosts: etcdHosts(o.etcdServerCertSANs) }),
+    'etcd/peer': await issueCertificate(cas.etcd, { commonName: o.nodeName }, { server: true, client: true, hosts: etcdHosts(o.etcdPeerCertSANs) }),
+    'etcd/healthcheck-client': await issueCertificate(cas.etcd, { commonName: 'kube-etcd-healthcheck-client' }, { client: true }),
+    'apiserver-etcd-client': await issueCertificate(cas.etcd, { commonName: 'kube-apiserver-etcd-client' }, { client: true }),
+  };
 }
