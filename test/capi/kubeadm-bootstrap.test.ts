@@ -10,7 +10,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { X509Certificate, createHash } from 'node:crypto';
 import type * as api from '../../src/api/index.js';
 import { capiContext } from '../../src/capi/context.js';
 import { kubeadmBootstrapController } from '../../src/capi/kubeadm/bootstrap-controller.js';
@@ -161,6 +162,11 @@ test('init data is kubeadm\'s layout: CA keys, static pods with bosun images, ku
   assert.ok(!files.has('/etc/kubernetes/bootstrap-kubelet.conf'), 'init writes kubelet.conf, no bootstrap token');
   assert.equal(fileText(files, '/etc/from-secret'), 'from a Secret\n');
   assert.equal(files.get('/etc/motd')!.mode, 0o640);
+  const [clusterConfig, initConfig] = parseAllDocuments(fileText(files, '/run/kubeadm/kubeadm.yaml')).map((d) => d.toJS());
+  assert.equal(clusterConfig.kind, 'ClusterConfiguration');
+  assert.deepEqual([clusterConfig.clusterName, clusterConfig.kubernetesVersion, clusterConfig.controlPlaneEndpoint, clusterConfig.imageRepository], ['wl', 'v1.33.1', '127.0.200.9:6443', 'bosun.local']);
+  assert.deepEqual(clusterConfig.networking, { serviceSubnet: '127.134.0.0/16', podSubnet: '127.70.0.0/16', dnsDomain: 'cluster.local' });
+  assert.deepEqual(initConfig.nodeRegistration, { name: initName, taints: [{ key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' }] });
   assert.match(fileText(files, '/etc/kubeadm.sh'), /set -e\necho pre > \/tmp\/pre\n# kubeadm init --config \/run\/kubeadm\/kubeadm\.yaml\necho post\n/);
 });
 
@@ -225,6 +231,13 @@ test('after the control plane is initialized: the lock goes, joins wait for the 
   assert.equal(bootstrap.users[0].user.token, token);
   assert.equal(bootstrap.clusters[0].cluster.server, 'https://127.0.200.9:6443');
   assert.ok(files.has('/etc/kubernetes/pki/ca.crt') && !files.has('/etc/kubernetes/pki/ca.key'), 'a worker gets the CA certificate, not its key');
+  const joinConfig = parseYaml(fileText(files, '/run/kubeadm/kubeadm.yaml'));
+  assert.equal(joinConfig.kind, 'JoinConfiguration');
+  assert.equal(joinConfig.discovery.bootstrapToken.token, token);
+  assert.equal(joinConfig.discovery.bootstrapToken.apiServerEndpoint, '127.0.200.9:6443');
+  const caSpki = new X509Certificate(fileText(files, '/etc/kubernetes/pki/ca.crt')).publicKey.export({ type: 'spki', format: 'der' });
+  assert.deepEqual(joinConfig.discovery.bootstrapToken.caCertHashes, [`sha256:${createHash('sha256').update(caSpki).digest('hex')}`]);
+  assert.equal(joinConfig.controlPlane, undefined, 'a worker joins without a control-plane section');
   assert.ok(![...files.keys()].some((p) => p.startsWith('/etc/kubernetes/manifests/')), 'no static pods on a worker');
   assert.equal(fileText(files, '/var/lib/kubelet/kubeadm-flags.env'), 'KUBELET_KUBEADM_ARGS=""\n');
   assert.equal(fileText(files, '/etc/sudoers.d/core'), 'core ALL=(ALL) NOPASSWD:ALL\n');

@@ -298,7 +298,8 @@ export function kubeadmBootstrapController(ctx: CapiContext): Controller {
     }
 
     const ignition = bootstrapIgnition({
-      clusterName, network: clusterNetwork(cluster), role, version, spec: current.spec ?? {}, certificates,
+      clusterName, controlPlaneEndpoint: `${endpoint.host}:${endpoint.port ?? 6443}`, nodeName, token,
+      network: clusterNetwork(cluster), role, version, spec: current.spec ?? {}, certificates,
       kubeconfigs: await kubeconfigs(role, cluster, certificates.ca, nodeName, token), ...inputs,
     });
     await writeDataSecret(current, cluster, JSON.stringify(ignition));

@@ -15,6 +15,8 @@
 //   /etc/kubernetes/pki/ca.crt            the cluster CA
 //   /etc/bosun/kubernetes-version         one line: the Kubernetes version (`v1.33.1`)
 //   /etc/kubeadm.sh + kubeadm.service     preKubeadmCommands, then postKubeadmCommands (a oneshot)
+//   /run/kubeadm/kubeadm.yaml             kubeadm's configuration (kubeadm.k8s.io/v1beta4), as Cluster
+//                                         API writes it: Init+ClusterConfiguration, or JoinConfiguration
 //   the spec's files and users
 // Control-plane machines, besides:
 //   /etc/kubernetes/pki/{ca.key,sa.key,sa.pub,front-proxy-ca.crt,front-proxy-ca.key,etcd/ca.crt,etcd/ca.key}
@@ -23,6 +25,8 @@
 // The first control-plane machine (init) gets /etc/kubernetes/kubelet.conf with its client
 // certificate, as `kubeadm init` writes it; every other machine gets
 // /etc/kubernetes/bootstrap-kubelet.conf with the bootstrap token (kubeadm join's TLS bootstrap).
+import { X509Certificate, createHash } from 'node:crypto';
+import { stringify } from 'yaml';
 import type * as api from '../../api/index.js';
 import { encodeDataUrl } from '../../ignition/data-url.js';
 import type { FileEntry, IgnitionConfig, Unit, User } from '../../ignition/types.js';
@@ -30,7 +34,7 @@ import { CONTROL_PLANE_NODE_ROLE } from './api.js';
 import { CLUSTER_CERTIFICATES, type ClusterCertificates } from './certificates.js';
 import { CONTROLLER_MANAGER_KUBECONFIG, PKI_DIR, SCHEDULER_KUBECONFIG, controlPlaneManifests, MANIFESTS_DIR } from './static-pods.js';
 import { nthAddress } from '../../common/ipv4.js';
-import type { KubernetesVersion } from './versions.js';
+import { IMAGE_REPOSITORY, type KubernetesVersion } from './versions.js';
 
 export const BOOTSTRAP_IGNITION_VERSION = '3.3.0';
 
@@ -43,6 +47,7 @@ export const ADMIN_KUBECONFIG_PATH = '/etc/kubernetes/admin.conf';
 export const KUBERNETES_VERSION_PATH = '/etc/bosun/kubernetes-version';
 export const COMMANDS_SCRIPT_PATH = '/etc/kubeadm.sh';
 export const COMMANDS_UNIT = 'kubeadm.service';
+export const KUBEADM_CONFIG_PATH = '/run/kubeadm/kubeadm.yaml';
 
 /** What kubeadm does on this machine: start the cluster, or join it as a control-plane machine or a worker. */
 export type BootstrapRole = 'init' | 'join-control-plane' | 'join-worker';
@@ -55,6 +60,12 @@ export interface ClusterNetwork {
 
 export interface BootstrapInput {
   clusterName: string;
+  /** Cluster.spec.controlPlaneEndpoint: `host:port`. */
+  controlPlaneEndpoint: string;
+  /** The node's name (the instance's, which the node agent registers as). */
+  nodeName: string;
+  /** A joining machine's bootstrap token. */
+  token?: string;
   network: ClusterNetwork;
   role: BootstrapRole;
   version: KubernetesVersion;
@@ -235,6 +246,41 @@ function specUsers(spec: api.KubeadmConfigSpec, passwordHashes: Record<number, s
   return { users, sudoers };
 }
 
+/** `sha256:<hex>` of the CA's public key, as kubeadm's discovery pins it (caCertHashes). */
+export function caCertHash(caPem: string): string {
+  const spki = new X509Certificate(caPem).publicKey.export({ type: 'spki', format: 'der' });
+  return `sha256:${createHash('sha256').update(spki).digest('hex')}`;
+}
+
+/** kubeadm's configuration for this machine (v1beta4, which Cluster API's v1beta2 types mirror). */
+export function kubeadmConfigYaml(input: BootstrapInput): string {
+  const { spec, role } = input;
+  const API = 'kubeadm.k8s.io/v1beta4';
+  const nodeRegistration = (r: NonNullable<api.KubeadmConfigSpec['initConfiguration']>['nodeRegistration']) => ({ name: input.nodeName, ...(r ?? {}), taints: registerTaints(role, spec) });
+  if (role === 'init') {
+    const cluster = {
+      apiVersion: API, kind: 'ClusterConfiguration',
+      imageRepository: IMAGE_REPOSITORY,
+      ...(spec.clusterConfiguration ?? {}),
+      clusterName: input.clusterName,
+      kubernetesVersion: input.version.version,
+      controlPlaneEndpoint: input.controlPlaneEndpoint,
+      networking: { serviceSubnet: input.network.serviceCidr, ...(input.network.podCidr ? { podSubnet: input.network.podCidr } : {}), dnsDomain: input.network.serviceDomain },
+    };
+    const init = { apiVersion: API, kind: 'InitConfiguration', ...(spec.initConfiguration ?? {}), nodeRegistration: nodeRegistration(spec.initConfiguration?.nodeRegistration) };
+    return `${stringify(cluster, { lineWidth: 0 })}---\n${stringify(init, { lineWidth: 0 })}`;
+  }
+  const join = spec.joinConfiguration ?? {};
+  const bootstrapToken = { ...(join.discovery?.bootstrapToken ?? {}), apiServerEndpoint: input.controlPlaneEndpoint, token: input.token, caCertHashes: [caCertHash(input.certificates.ca.certPem)] };
+  return stringify({
+    apiVersion: API, kind: 'JoinConfiguration',
+    ...join,
+    discovery: { ...(join.discovery ?? {}), bootstrapToken },
+    nodeRegistration: nodeRegistration(join.nodeRegistration),
+    ...(isControlPlane(role) ? { controlPlane: join.controlPlane ?? {} } : {}),
+  }, { lineWidth: 0 });
+}
+
 /** The bootstrap data: an Ignition config (spec 3.3) as an object. */
 export function bootstrapIgnition(input: BootstrapInput): IgnitionConfig {
   const { role, spec, certificates } = input;
@@ -243,6 +289,7 @@ export function bootstrapIgnition(input: BootstrapInput): IgnitionConfig {
     file(KUBELET_CONFIG_PATH, kubeletConfiguration(input.network)),
     file(KUBEADM_FLAGS_PATH, kubeadmFlags(role, spec)),
     file(KUBERNETES_VERSION_PATH, `${input.version.version}\n`),
+    file(KUBEADM_CONFIG_PATH, kubeadmConfigYaml(input), 0o640),
     file(COMMANDS_SCRIPT_PATH, commandsScript(spec, role), 0o700),
   ];
   if (isControlPlane(role)) {
