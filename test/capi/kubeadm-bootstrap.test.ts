@@ -71,7 +71,7 @@ before(async () => {
   workload = await startTestApiServer();
   await installCrds(mgmt.kubectlOk);
   kube = new KubeClient(loadKubeConfig(mgmt.kubeconfigPath));
-  manager = new Manager({ name: 'cluster-api-controllers', kubeconfig: loadKubeConfig(mgmt.kubeconfigPath), logLevel: 'warn' });
+  manager = new Manager({ name: 'cluster-api-controllers', kubeconfig: loadKubeConfig(mgmt.kubeconfigPath), logLevel: process.env.BOSUN_LOG_LEVEL ?? 'warn' });
   const ctx = capiContext(manager);
   manager.add(kubeadmBootstrapController(ctx), machineController(ctx));
   running = manager.start();

@@ -15,7 +15,8 @@
 //     a control-plane machine takes the ConfigMap lock `<cluster>-lock` (owned by the Cluster,
 //     `lock-information: {"machineName": …}`); held by another Machine that exists
 //                                             → WaitingForInitLock (requeue 30 s)
-//     holding it: the cluster's certificates (looked up or generated), *init* data
+//     holding it: the cluster's certificates (looked up, or generated into `<cluster>-ca`, `-etcd`,
+//     `-proxy`, `-sa` with the Cluster as a non-controller owner, so they go with it), *init* data
 //   Cluster ControlPlaneInitialized (the lock is released):
 //     the certificates must exist             → WaitingForCertificates
 //     a bootstrap token, created in the workload cluster through `<cluster>-kubeconfig`
