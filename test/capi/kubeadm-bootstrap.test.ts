@@ -119,7 +119,8 @@ test('two control-plane Machines: exactly one takes the init lock and gets init 
   assert.deepEqual(JSON.parse(lock.data!['lock-information']), { machineName: initName });
   // The Machine controller owns the config and copies the data Secret's name to the Machine.
   assert.ok(a.metadata.ownerReferences?.some((r) => r.kind === 'Machine' && r.name === initName && r.controller));
-  await eventually('the Machine names its bootstrap data', async () => (await kube.get(resources.machines, initName, NS)).spec.bootstrap.dataSecretName === initName);
+  const m = await eventually('the Machine names its bootstrap data', async () => { const m = await kube.get(resources.machines, initName, NS); return m.spec.bootstrap.dataSecretName === initName && m.status?.initialization?.bootstrapDataSecretCreated ? m : undefined; });
+  assert.equal(m.status?.conditions?.find((c) => c.type === 'BootstrapConfigReady')?.status, 'True');
 });
 
 test('the data Secret: named as the config, type cluster.x-k8s.io/secret, the cluster-name label, owned by the config, format ignition', async () => {
