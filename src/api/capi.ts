@@ -1,7 +1,10 @@
-// Cluster API's kinds (cluster.x-k8s.io) and bosun's local infrastructure provider's
+// Cluster API's kinds (cluster.x-k8s.io), its kubeadm providers' (bootstrap. and
+// controlplane.cluster.x-k8s.io) and bosun's local infrastructure provider's
 // (infrastructure.cluster.x-k8s.io), from the types generated out of their CRDs (src/api/generated).
 import type * as capi from './generated/cluster-x-k8s-io.js';
 import type * as infra from './generated/infrastructure-cluster-x-k8s-io.js';
+import type * as bootstrap from './generated/bootstrap-cluster-x-k8s-io.js';
+import type * as controlplane from './generated/controlplane-cluster-x-k8s-io.js';
 import type { Kind } from './meta.js';
 
 export type Cluster = Kind<capi.ClusterBody>;
@@ -14,3 +17,8 @@ export type MachineTemplateSpec = capi.MachineSetBody['spec']['template'];
 export type LocalCluster = Kind<infra.LocalClusterBody>;
 export type LocalMachine = Kind<infra.LocalMachineBody>;
 export type LocalMachineTemplate = Kind<infra.LocalMachineTemplateBody>;
+
+export type KubeadmConfig = Kind<bootstrap.KubeadmConfigBody>;
+export type KubeadmConfigTemplate = Kind<bootstrap.KubeadmConfigTemplateBody>;
+export type KubeadmConfigSpec = NonNullable<bootstrap.KubeadmConfigBody['spec']>;
+export type KubeadmControlPlane = Kind<controlplane.KubeadmControlPlaneBody>;

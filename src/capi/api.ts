@@ -132,3 +132,8 @@ export type InfraMachine = api.KubeObject & {
 export type InfraMachineTemplate = api.KubeObject & {
   spec?: { template?: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: Record<string, unknown> } };
 };
+
+/** The BootstrapConfig contract: a bootstrap provider's config (a KubeadmConfig) as the Machine controller reads it. */
+export type BootstrapConfig = api.KubeObject & {
+  status?: { initialization?: { dataSecretCreated?: boolean }; dataSecretName?: string; conditions?: CapiCondition[] };
+};

@@ -13,6 +13,7 @@ import { clusterApiStatus, clusterOperatorController } from './cluster-operator.
 import { capiContext } from './context.js';
 import { localClusterController } from './local/localcluster-controller.js';
 import { localMachineController } from './local/localmachine-controller.js';
+import { kubeadmBootstrapController } from './kubeadm/bootstrap-controller.js';
 import { machineController } from './machine-controller.js';
 import { machineDeploymentController } from './machinedeployment-controller.js';
 import { machineHealthCheckController } from './machinehealthcheck-controller.js';
@@ -51,6 +52,7 @@ export function addClusterApiControllers(manager: Manager, settings: ClusterApiS
     machineHealthCheckController(ctx),
     localClusterController(ctx, cloud),
     localMachineController(ctx, cloud),
+    kubeadmBootstrapController(ctx),
   ];
   if (status) for (const c of controllers) c.reportTo(status.degradedOnError(c.name, { after: 5, message: (e) => `${c.name}: ${e.message}` }));
   manager.add(...controllers);

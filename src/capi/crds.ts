@@ -10,6 +10,7 @@
 import { stringify } from 'yaml';
 import type * as api from '../api/index.js';
 import { GROUP, INFRA_GROUP } from './api.js';
+import { BOOTSTRAP_GROUP, CONTROL_PLANE_GROUP } from './kubeadm/api.js';
 
 /** A piece of OpenAPI v3 schema as the CRD's YAML holds it (keys such as x-kubernetes-list-type). */
 type Schema = { [keyword: string]: unknown };
@@ -115,13 +116,24 @@ interface Definition {
   plural: string;
   shortNames?: string[];
   spec: Schema;
-  status: Schema;
+  /** Without a status: no status subresource (Cluster API's templates). */
+  status?: Schema;
   columns: Column[];
   scale?: boolean;
+  /** Whether an object may leave out spec (a KubeadmConfigTemplate may). */
+  specOptional?: boolean;
 }
 
+/** The labels of a provider's CRDs: which provider, and the contract version its kinds speak. */
+const PROVIDER_LABELS: Record<string, Record<string, string>> = {
+  [GROUP]: { 'cluster.x-k8s.io/provider': 'cluster-api' },
+  [INFRA_GROUP]: { 'cluster.x-k8s.io/provider': 'infrastructure-local', 'cluster.x-k8s.io/v1beta2': 'v1beta2' },
+  [CONTROL_PLANE_GROUP]: { 'cluster.x-k8s.io/provider': 'control-plane-kubeadm', 'cluster.x-k8s.io/v1beta2': 'v1beta2' },
+  [BOOTSTRAP_GROUP]: { 'cluster.x-k8s.io/provider': 'bootstrap-kubeadm', 'cluster.x-k8s.io/v1beta2': 'v1beta2' },
+};
+
 function crd(d: Definition): CrdManifest {
-  const labels: Record<string, string> = d.group === INFRA_GROUP ? { 'cluster.x-k8s.io/provider': 'infrastructure-local', 'cluster.x-k8s.io/v1beta2': 'v1beta2' } : { 'cluster.x-k8s.io/provider': 'cluster-api' };
+  const labels = PROVIDER_LABELS[d.group];
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -138,7 +150,7 @@ function crd(d: Definition): CrdManifest {
         name: 'v1beta2',
         served: true,
         storage: true,
-        subresources: { status: {}, ...(d.scale ? { scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' } } : {}) },
+        subresources: { ...(d.status ? { status: {} } : {}), ...(d.scale ? { scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' } } : {}) },
         ...(d.columns.length ? { additionalPrinterColumns: d.columns } : {}),
         schema: {
           openAPIV3Schema: obj({
@@ -146,8 +158,8 @@ function crd(d: Definition): CrdManifest {
             kind: str(),
             metadata: { type: 'object' },
             spec: d.spec,
-            status: d.status,
-          }, ['spec'], { description: `${d.kind} (${d.group}/v1beta2).` }),
+            ...(d.status ? { status: d.status } : {}),
+          }, d.specOptional ? undefined : ['spec'], { description: `${d.kind} (${d.group}/v1beta2).` }),
         },
       }],
     },
@@ -366,9 +378,205 @@ const localMachineTemplate: Definition = {
   columns: [col('Type', 'string', '.spec.template.spec.instanceType', 'Instance type'), age('LocalMachineTemplate')],
 };
 
+// Cluster API's kubeadm providers: the bootstrap provider's KubeadmConfig/KubeadmConfigTemplate
+// (bootstrap.cluster.x-k8s.io) and the control-plane provider's KubeadmControlPlane
+// (controlplane.cluster.x-k8s.io), api/{bootstrap,controlplane}/kubeadm/v1beta2. kubeadm's own
+// configuration types keep Cluster API's field names and limits; the fields bosun does not read
+// are kept too, so that YAML written for Cluster API applies unchanged.
+
+const text = (max: number) => str({ minLength: 1, maxLength: max });
+const texts = (max: number, maxItems: number) => list(text(max), { 'x-kubernetes-list-type': 'atomic', minItems: 1, maxItems });
+/** kubeadm v1beta4's extra arguments: a list of name/value pairs (a flag may repeat). */
+const extraArgs = (): Schema => list(obj({ name: text(256), value: str({ minLength: 0, maxLength: 1024 }) }, ['name', 'value']), { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name', 'value'], minItems: 1, maxItems: 100 });
+const extraEnvs = (): Schema => list(obj({ name: str(), value: str(), valueFrom: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } }, ['name']), { 'x-kubernetes-list-type': 'atomic', minItems: 1, maxItems: 100 });
+const extraVolumes = (): Schema => list(obj({ name: text(512), hostPath: text(512), mountPath: text(512), readOnly: bool(), pathType: str() }, ['name', 'hostPath', 'mountPath']), { 'x-kubernetes-list-type': 'atomic', minItems: 1, maxItems: 100 });
+const controlPlaneComponent = (): Schema => obj({ extraArgs: extraArgs(), extraVolumes: extraVolumes(), extraEnvs: extraEnvs() }, undefined, { minProperties: 1 });
+const secretKey = (): Schema => obj({ secret: obj({ name: name(), key: text(256) }, ['name', 'key']) }, ['secret']);
+const taint = (): Schema => obj({ key: str(), value: str(), effect: str({ enum: ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] }), timeAdded: time() }, ['key', 'effect']);
+const nodeRegistration = (): Schema => obj({
+  name: text(253),
+  criSocket: text(512),
+  // Unset: kubeadm's default (the control-plane taint on control-plane nodes); [] : no taints.
+  taints: list(taint(), { minItems: 0, maxItems: 100 }),
+  kubeletExtraArgs: extraArgs(),
+  ignorePreflightErrors: texts(512, 50),
+  imagePullPolicy: str({ enum: ['Always', 'IfNotPresent', 'Never'] }),
+  imagePullSerial: bool(),
+}, undefined, { minProperties: 1 });
+const apiEndpoint = (): Schema => obj({ advertiseAddress: text(39), bindPort: int32({ minimum: 1 }) }, undefined, { minProperties: 1 });
+const timeouts = (): Schema => obj(Object.fromEntries(['controlPlaneComponentHealthCheckSeconds', 'kubeletHealthCheckSeconds', 'kubernetesAPICallSeconds', 'etcdAPICallSeconds', 'tlsBootstrapSeconds', 'discoverySeconds'].map((k) => [k, int32({ minimum: 0 })])), undefined, { minProperties: 1 });
+
+const clusterConfiguration = (): Schema => obj({
+  etcd: obj({
+    local: obj({ imageRepository: text(512), imageTag: text(256), dataDir: text(512), extraArgs: extraArgs(), extraEnvs: extraEnvs(), serverCertSANs: texts(253, 100), peerCertSANs: texts(253, 100) }, undefined, { minProperties: 1 }),
+    external: obj({ endpoints: texts(512, 50), caFile: text(512), certFile: text(512), keyFile: text(512) }, ['endpoints', 'caFile', 'certFile', 'keyFile']),
+  }, undefined, { minProperties: 1 }),
+  controlPlaneEndpoint: text(512),
+  apiServer: obj({ extraArgs: extraArgs(), extraVolumes: extraVolumes(), extraEnvs: extraEnvs(), certSANs: texts(253, 100) }, undefined, { minProperties: 1 }),
+  controllerManager: controlPlaneComponent(),
+  scheduler: controlPlaneComponent(),
+  dns: obj({ imageRepository: text(512), imageTag: text(256) }, undefined, { minProperties: 1 }),
+  certificatesDir: text(512),
+  imageRepository: text(512),
+  featureGates: { type: 'object', additionalProperties: bool() },
+  certificateValidityPeriodDays: int32({ minimum: 1, maximum: 1095 }),
+  caCertificateValidityPeriodDays: int32({ minimum: 1, maximum: 36500 }),
+  encryptionAlgorithm: str({ enum: ['ECDSA-P256', 'ECDSA-P384', 'RSA-2048', 'RSA-3072', 'RSA-4096'] }),
+}, undefined, { minProperties: 1 });
+
+const initConfiguration = (): Schema => obj({
+  bootstrapTokens: list(obj({ token: text(23), description: text(512), ttlSeconds: int32({ minimum: 0 }), expires: time(), usages: texts(256, 100), groups: texts(256, 100) }, ['token']), { 'x-kubernetes-list-type': 'atomic', minItems: 1, maxItems: 100 }),
+  nodeRegistration: nodeRegistration(),
+  localAPIEndpoint: apiEndpoint(),
+  skipPhases: texts(256, 50),
+  patches: obj({ directory: text(512) }, undefined, { minProperties: 1 }),
+  timeouts: timeouts(),
+}, undefined, { minProperties: 1 });
+
+const joinConfiguration = (): Schema => obj({
+  nodeRegistration: nodeRegistration(),
+  caCertPath: text(512),
+  discovery: obj({
+    bootstrapToken: obj({ token: text(512), apiServerEndpoint: text(512), caCertHashes: texts(512, 100), unsafeSkipCAVerification: bool() }, undefined, { minProperties: 1 }),
+    file: obj({ kubeConfigPath: text(512), kubeConfig: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } }, ['kubeConfigPath']),
+    tlsBootstrapToken: text(512),
+  }, undefined, { minProperties: 1 }),
+  controlPlane: obj({ localAPIEndpoint: apiEndpoint() }),
+  skipPhases: texts(256, 50),
+  patches: obj({ directory: text(512) }, undefined, { minProperties: 1 }),
+  timeouts: timeouts(),
+}, undefined, { minProperties: 1 });
+
+/** KubeadmConfigSpec: a KubeadmConfig's spec, a KubeadmConfigTemplate's and a KubeadmControlPlane's kubeadmConfigSpec. */
+const kubeadmConfigSpec = (): Schema => obj({
+  clusterConfiguration: clusterConfiguration(),
+  initConfiguration: initConfiguration(),
+  joinConfiguration: joinConfiguration(),
+  files: list(obj({
+    path: text(512),
+    owner: text(256),
+    permissions: str({ minLength: 1, maxLength: 16 }),
+    encoding: str({ enum: ['base64', 'gzip', 'gzip+base64'] }),
+    append: bool(),
+    content: str({ minLength: 1, maxLength: 10240 }),
+    contentFrom: secretKey(),
+    contentFormat: str({ enum: ['Raw', 'Template'] }),
+  }, ['path']), { 'x-kubernetes-list-type': 'atomic', minItems: 1, maxItems: 200 }),
+  diskSetup: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+  mounts: list(texts(512, 100), { 'x-kubernetes-list-type': 'atomic', minItems: 1, maxItems: 100 }),
+  bootCommands: texts(10240, 1000),
+  preKubeadmCommands: texts(10240, 1000),
+  postKubeadmCommands: texts(10240, 1000),
+  users: list(obj({
+    name: text(256),
+    gecos: text(256),
+    groups: text(256),
+    homeDir: text(256),
+    inactive: bool(),
+    shell: text(256),
+    passwd: text(256),
+    passwdFrom: secretKey(),
+    primaryGroup: text(256),
+    lockPassword: bool(),
+    sudo: text(256),
+    sshAuthorizedKeys: list(str({ minLength: 1, maxLength: 2048 }), { 'x-kubernetes-list-type': 'atomic', maxItems: 100 }),
+  }, ['name']), { 'x-kubernetes-list-type': 'atomic', minItems: 1, maxItems: 100 }),
+  ntp: obj({ servers: texts(512, 100), enabled: bool() }, undefined, { minProperties: 1 }),
+  format: str({ enum: ['cloud-config', 'ignition'] }),
+  verbosity: int32(),
+  ignition: obj({ containerLinuxConfig: obj({ additionalConfig: str({ minLength: 1, maxLength: 32768 }), strict: bool() }, undefined, { minProperties: 1 }) }, undefined, { minProperties: 1 }),
+});
+
+/** The label column Cluster API's kubeadm kinds show (its `.metadata.labels['…']` written in the dot form, as the other kinds here write it). */
+const clusterLabelColumn = () => col('Cluster', 'string', '.metadata.labels.cluster\\.x-k8s\\.io/cluster-name', 'Cluster');
+
+const kubeadmConfig: Definition = {
+  group: BOOTSTRAP_GROUP, kind: 'KubeadmConfig', plural: 'kubeadmconfigs',
+  spec: kubeadmConfigSpec(),
+  specOptional: true,
+  status: obj({
+    conditions: conditions(),
+    initialization: obj({ dataSecretCreated: bool() }, undefined, { minProperties: 1 }),
+    dataSecretName: name(),
+    observedGeneration: int64({ minimum: 1 }),
+  }, undefined, { minProperties: 1 }),
+  columns: [
+    clusterLabelColumn(),
+    condCol('Paused', 'Paused', 'Reconciliation paused', 10),
+    col('Data secret created', 'string', '.status.initialization.dataSecretCreated', 'Boostrap secret is created'),
+    age('KubeadmConfig'),
+  ],
+};
+
+const kubeadmConfigTemplate: Definition = {
+  group: BOOTSTRAP_GROUP, kind: 'KubeadmConfigTemplate', plural: 'kubeadmconfigtemplates',
+  spec: obj({ template: obj({ metadata: templateMeta(), spec: kubeadmConfigSpec() }) }, ['template']),
+  specOptional: true,
+  columns: [
+    col('ClusterClass', 'string', '.metadata.ownerReferences[?(@.kind=="ClusterClass")].name', 'Name of the ClusterClass owning this template'),
+    col('Cluster', 'string', '.metadata.ownerReferences[?(@.kind=="Cluster")].name', 'Name of the Cluster owning this template'),
+    age('KubeadmConfigTemplate'),
+  ],
+};
+
+const kubeadmControlPlane: Definition = {
+  group: CONTROL_PLANE_GROUP, kind: 'KubeadmControlPlane', plural: 'kubeadmcontrolplanes', shortNames: ['kcp'], scale: true,
+  spec: obj({
+    // Stacked etcd wants an odd count; validation.ts refuses an even one (the webhook's rule).
+    replicas: int32({ minimum: 1 }),
+    version: str({ minLength: 1, maxLength: 256 }),
+    machineTemplate: obj({
+      metadata: obj({ labels: stringMap(), annotations: stringMap() }, undefined, { minProperties: 1 }),
+      spec: obj({
+        infrastructureRef: contractRef(),
+        readinessGates: list(obj({ conditionType: str(), polarity: str({ enum: ['Positive', 'Negative'] }) }, ['conditionType']), { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['conditionType'], minItems: 1, maxItems: 32 }),
+        deletion: obj({ nodeDrainTimeoutSeconds: int32({ minimum: 0 }), nodeVolumeDetachTimeoutSeconds: int32({ minimum: 0 }), nodeDeletionTimeoutSeconds: int32({ minimum: 0 }) }, undefined, { minProperties: 1 }),
+        taints: list(obj({ key: str(), value: str(), effect: str({ enum: ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] }), propagation: str({ enum: ['Always', 'OnInitialization'] }) }, ['key', 'effect', 'propagation']), { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['key', 'effect'], minItems: 1, maxItems: 64 }),
+      }, ['infrastructureRef']),
+    }, ['spec']),
+    kubeadmConfigSpec: kubeadmConfigSpec(),
+    rollout: obj({
+      after: time(),
+      before: obj({ certificatesExpiryDays: int32({ minimum: 7 }) }, undefined, { minProperties: 1 }),
+      strategy: obj({
+        type: str({ enum: ['RollingUpdate'] }),
+        rollingUpdate: obj({ maxSurge: { ...intOrString(), enum: [0, 1] } }, undefined, { minProperties: 1 }),
+      }, ['type'], { minProperties: 1 }),
+    }, undefined, { minProperties: 1 }),
+    remediation: obj({ maxRetry: int32(), retryPeriodSeconds: int32({ minimum: 0 }), minHealthyPeriodSeconds: int32({ minimum: 0 }) }, undefined, { minProperties: 1 }),
+    machineNaming: obj({ template: str({ minLength: 1, maxLength: 256 }) }, undefined, { minProperties: 1 }),
+  }, ['machineTemplate', 'version']),
+  status: obj({
+    conditions: conditions(),
+    initialization: obj({ controlPlaneInitialized: bool() }, undefined, { minProperties: 1 }),
+    selector: str({ minLength: 1, maxLength: 4096 }),
+    replicas: int32(),
+    readyReplicas: int32(),
+    availableReplicas: int32(),
+    upToDateReplicas: int32(),
+    version: str({ minLength: 1, maxLength: 256 }),
+    observedGeneration: int64({ minimum: 1 }),
+    lastRemediation: obj({ machine: name(), time: time(), retryCount: int32({ minimum: 0 }) }, ['machine', 'time', 'retryCount']),
+  }),
+  columns: [
+    clusterLabelColumn(),
+    condCol('Available', 'Available', 'Cluster pass all availability checks'),
+    col('Desired', 'integer', '.spec.replicas', 'The desired number of machines'),
+    col('Current', 'integer', '.status.replicas', 'The number of machines'),
+    col('Ready', 'integer', '.status.readyReplicas', 'The number of machines with Ready condition true'),
+    col('Available', 'integer', '.status.availableReplicas', 'The number of machines with Available condition true'),
+    col('Up-to-date', 'integer', '.status.upToDateReplicas', 'The number of machines with UpToDate condition true'),
+    condCol('Paused', 'Paused', 'Reconciliation paused', 10),
+    col('Initialized', 'boolean', '.status.initialization.controlPlaneInitialized', 'This denotes whether or not the control plane can accept requests'),
+    age('KubeadmControlPlane'),
+    col('Version', 'string', '.spec.version', 'Kubernetes version associated with this control plane'),
+  ],
+};
+
 /** Every CRD, in the order the payload files are named. */
 export const CLUSTER_API_CRDS: ReadonlyArray<{ file: string; crd: CrdManifest }> = [
   cluster, machine, machineSet, machineDeployment, machineHealthCheck, localCluster, localMachine, localMachineTemplate,
+  kubeadmConfig, kubeadmConfigTemplate, kubeadmControlPlane,
 ].map((d) => ({ file: `0000_30_cluster-api_01_${d.plural}.crd.yaml`, crd: crd(d) }));
 
 /** A CRD as its payload file holds it: a header saying where it comes from, then YAML. */

@@ -1,6 +1,9 @@
 // The Machine controller (Cluster API's machine controller). For a Machine that lives:
 //   1. its finalizer `machine.cluster.x-k8s.io` and cluster-name label;
-//   2. bootstrap: spec.bootstrap.dataSecretName names a Secret in its namespace;
+//   2. bootstrap: spec.bootstrap.configRef's object (a KubeadmConfig) is made the Machine's
+//      (controller ownerReference) and its status.dataSecretName, once it reports
+//      status.initialization.dataSecretCreated, becomes spec.bootstrap.dataSecretName; that names
+//      a Secret in the Machine's namespace;
 //   3. infrastructure: the object spec.infrastructureRef names is made the Machine's (controller
 //      ownerReference) so its provider acts on it; once it reports
 //      status.initialization.provisioned, its spec.providerID becomes the Machine's;
@@ -13,8 +16,8 @@
 //   is gone (its provider's finalizer holds it until the instance is) → delete the Node → remove
 //   the finalizer. The annotation machine.cluster.x-k8s.io/exclude-node-draining skips the drain.
 import type * as api from '../api/index.js';
-import { Controller, type SyncResult, controllerOf, isNotFound, keyOf, resources, rfc3339 } from '../kube/index.js';
-import { ANNOTATION, API_VERSION, type InfraMachine, LABEL, MACHINES, MACHINE_FINALIZER, eventTarget, isDeleting } from './api.js';
+import { Controller, type ResourceRef, type SyncResult, controllerOf, isNotFound, keyOf, resources, rfc3339 } from '../kube/index.js';
+import { ANNOTATION, API_VERSION, type BootstrapConfig, type InfraMachine, LABEL, MACHINES, MACHINE_FINALIZER, eventTarget, isDeleting } from './api.js';
 import { type CapiContext, informers, onUnpause, pausedCheck } from './context.js';
 import { drainPass } from './drain.js';
 import { machineStatus, sameStatus } from './machine-status.js';
@@ -70,25 +73,45 @@ export function machineController(ctx: CapiContext): Controller {
     return ctx.client.read(await ctx.resolve<InfraMachine>(ref), ref.name, machine.metadata.namespace);
   }
 
+  /**
+   * Bootstrap, as Cluster API's machine controller does it: with spec.bootstrap.configRef, the
+   * Machine becomes the controller of the config (so its provider acts on it) and, once the config
+   * reports status.initialization.dataSecretCreated, its status.dataSecretName is copied to
+   * spec.bootstrap.dataSecretName; with a dataSecretName alone, that Secret must exist.
+   */
   async function reconcileBootstrap(machine: api.Machine): Promise<{ ready: boolean; message?: string }> {
-    const secretName = machine.spec?.bootstrap?.dataSecretName;
-    if (!secretName) {
-      const configRef = machine.spec?.bootstrap?.configRef;
-      return { ready: false, message: configRef ? `bootstrap provider ${configRef.kind} is not supported: set spec.bootstrap.dataSecretName` : 'spec.bootstrap.dataSecretName is not set' };
+    const configRef = machine.spec?.bootstrap?.configRef;
+    let secretName = machine.spec?.bootstrap?.dataSecretName;
+    if (configRef && !secretName) {
+      const resource = await ctx.resolve<BootstrapConfig>(configRef);
+      let config = await ctx.client.read(resource, configRef.name, machine.metadata.namespace);
+      if (!config) return { ready: false, message: `waiting for ${configRef.kind} ${machine.metadata.namespace}/${configRef.name} (spec.bootstrap.configRef) to exist` };
+      config = await adopt(resource, config, machine);
+      const created = config.status?.initialization?.dataSecretCreated === true && config.status.dataSecretName;
+      if (!created) {
+        const why = (config.status?.conditions ?? []).find((c) => c.type === 'DataSecretAvailable' && c.status !== 'True');
+        return { ready: false, message: `waiting for ${configRef.kind} ${configRef.name} to create the bootstrap data${why?.message ? `: ${why.message}` : ''}` };
+      }
+      secretName = config.status!.dataSecretName!;
+      await ctx.client.update(MACHINES, { ...machine, spec: { ...machine.spec, bootstrap: { ...machine.spec.bootstrap, dataSecretName: secretName } } });
     }
+    if (!secretName) return { ready: false, message: 'spec.bootstrap.dataSecretName is not set' };
     const secret = await ctx.client.read(resources.secrets, secretName, machine.metadata.namespace);
     return secret ? { ready: true } : { ready: false, message: `bootstrap data Secret ${machine.metadata.namespace}/${secretName} does not exist` };
   }
 
+  /** Makes the Machine the controller of a provider object it references and gives it the cluster-name label. */
+  async function adopt<T extends api.KubeObject>(resource: ResourceRef<T>, object: T, machine: api.Machine): Promise<T> {
+    const owners = object.metadata.ownerReferences ?? [];
+    const cluster = machine.spec.clusterName;
+    if (owners.some((o) => o.uid === machine.metadata.uid) && object.metadata.labels?.[LABEL.clusterName] === cluster) return object;
+    const ownerReferences = [...owners.filter((o) => !o.controller), { apiVersion: machine.apiVersion ?? API_VERSION, kind: 'Machine', name: machine.metadata.name, uid: machine.metadata.uid!, controller: true, blockOwnerDeletion: true }];
+    return ctx.client.update(resource, { ...object, metadata: { ...object.metadata, ownerReferences, labels: { ...(object.metadata.labels ?? {}), [LABEL.clusterName]: cluster } } });
+  }
+
   /** Makes the Machine the controller of its infrastructure machine; sets its providerID from it. */
   async function reconcileInfrastructure(machine: api.Machine, infra: InfraMachine): Promise<InfraMachine> {
-    const ref = machine.spec.infrastructureRef;
-    const owners = infra.metadata.ownerReferences ?? [];
-    const cluster = machine.spec.clusterName;
-    if (!owners.some((o) => o.uid === machine.metadata.uid) || infra.metadata.labels?.[LABEL.clusterName] !== cluster) {
-      const ownerReferences = [...owners.filter((o) => !o.controller), { apiVersion: machine.apiVersion ?? API_VERSION, kind: 'Machine', name: machine.metadata.name, uid: machine.metadata.uid!, controller: true, blockOwnerDeletion: true }];
-      infra = await ctx.client.update(await ctx.resolve<InfraMachine>(ref), { ...infra, metadata: { ...infra.metadata, ownerReferences, labels: { ...(infra.metadata.labels ?? {}), [LABEL.clusterName]: cluster } } });
-    }
+    infra = await adopt(await ctx.resolve<InfraMachine>(machine.spec.infrastructureRef), infra, machine);
     const providerID = infra.spec?.providerID;
     if (infra.status?.initialization?.provisioned === true && providerID && machine.spec.providerID !== providerID) {
       await ctx.client.update(MACHINES, { ...machine, spec: { ...machine.spec, providerID } });
@@ -196,6 +219,10 @@ export function machineController(ctx: CapiContext): Controller {
   controller.watch(machines);
   controller.watch(inf.clusters(), onUnpause(machines));
   controller.watch(nodes, (node) => machineForNode(node));
+  controller.watch(ctx.informer(resources.kubeadmConfigs), (config) => {
+    const owner = (config.metadata?.ownerReferences ?? []).find((r) => r.kind === 'Machine');
+    return owner ? `${config.metadata.namespace}/${owner.name}` : undefined;
+  });
   controller.watch(inf.localMachines(), (infra) => {
     const owner = (infra.metadata?.ownerReferences ?? []).find((r) => r.kind === 'Machine');
     return owner ? `${infra.metadata.namespace}/${owner.name}` : undefined;

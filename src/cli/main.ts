@@ -29,7 +29,7 @@ const commands: Record<string, Array<() => Promise<Registrar>>> = {
   'cloud-controller-manager': [() => import('./cloud-controller-manager.js')],
   'cluster-api-controllers': [() => import('./cluster-api-controllers.js')],
   'cluster-cloud-controller-manager-operator': [() => import('./cluster-cloud-controller-manager-operator.js')],
-  cluster: [() => import('./cluster-describe.js'), () => import('./cluster-move.js')],
+  cluster: [() => import('./cluster-generate.js'), () => import('./cluster-describe.js'), () => import('./cluster-move.js'), () => import('./cluster-versions.js')],
 };
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };

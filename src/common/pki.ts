@@ -40,6 +40,12 @@ async function importKey(pem: string): Promise<CryptoKey> {
   return webcrypto.subtle.importKey('pkcs8', der, ALGORITHM, true, ['sign']);
 }
 
+/** A key pair without a certificate (a service-account signing key): PKCS#8 private, SPKI public, both PEM. */
+export async function createKeyPair(): Promise<{ keyPem: string; publicKeyPem: string }> {
+  const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
+  return { keyPem: await exportKey(keys.privateKey), publicKeyPem: toPem(await webcrypto.subtle.exportKey('spki', keys.publicKey), 'PUBLIC KEY') };
+}
+
 /** Creates a new self-signed CA valid for ten years. */
 export async function createCA(commonName: string): Promise<KeyPair> {
   const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
@@ -71,6 +77,22 @@ export async function issueServingCert(ca: KeyPair, commonName: string, hosts: s
     altNames: hosts.map((h) => ({ type: isIP(h) ? 'ip' : 'dns', value: h })),
     notBefore: new Date(now - DAY),
     notAfter: new Date(now + 730 * DAY),
+  });
+  return { certPem, keyPem: await exportKey(keys.privateKey) };
+}
+
+/**
+ * Issues a leaf certificate for `subject` with its own new key: serving (`hosts` as DNS/IP names),
+ * client, or both (etcd's server and peer certificates), valid for `days` (default one year).
+ */
+export async function issueCertificate(ca: KeyPair, subject: Subject, o: { server?: boolean; client?: boolean; hosts?: string[]; days?: number }): Promise<KeyPair> {
+  const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
+  const certPem = await signPublicKey(ca, keys.publicKey, {
+    subject: subjectName(subject),
+    keyUsages: x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment,
+    extendedKeyUsages: [...(o.server ? [x509.ExtendedKeyUsage.serverAuth] : []), ...(o.client ? [x509.ExtendedKeyUsage.clientAuth] : [])],
+    altNames: (o.hosts ?? []).map((h) => ({ type: isIP(h) ? 'ip' : 'dns', value: h })),
+    notAfter: new Date(Date.now() + (o.days ?? 365) * DAY),
   });
   return { certPem, keyPem: await exportKey(keys.privateKey) };
 }

@@ -16,6 +16,8 @@ const MCO = 'machineconfiguration.openshift.io';
 const CONFIG = 'config.openshift.io';
 const CAPI = 'cluster.x-k8s.io';
 const CAPI_INFRA = 'infrastructure.cluster.x-k8s.io';
+const CAPI_BOOTSTRAP = 'bootstrap.cluster.x-k8s.io';
+const CAPI_CONTROL_PLANE = 'controlplane.cluster.x-k8s.io';
 
 export const resources = {
   // core/v1
@@ -59,4 +61,8 @@ export const resources = {
   localClusters: def<api.LocalCluster>(CAPI_INFRA, 'v1beta2', 'localclusters', 'LocalCluster', true),
   localMachines: def<api.LocalMachine>(CAPI_INFRA, 'v1beta2', 'localmachines', 'LocalMachine', true),
   localMachineTemplates: def<api.LocalMachineTemplate>(CAPI_INFRA, 'v1beta2', 'localmachinetemplates', 'LocalMachineTemplate', true),
+  // Cluster API's kubeadm bootstrap and control-plane providers
+  kubeadmConfigs: def<api.KubeadmConfig>(CAPI_BOOTSTRAP, 'v1beta2', 'kubeadmconfigs', 'KubeadmConfig', true),
+  kubeadmConfigTemplates: def<api.KubeadmConfigTemplate>(CAPI_BOOTSTRAP, 'v1beta2', 'kubeadmconfigtemplates', 'KubeadmConfigTemplate', true),
+  kubeadmControlPlanes: def<api.KubeadmControlPlane>(CAPI_CONTROL_PLANE, 'v1beta2', 'kubeadmcontrolplanes', 'KubeadmControlPlane', true),
 } as const satisfies Record<string, ResourceDefinition<unknown>>;

@@ -1,0 +1,23 @@
+// `bosun cluster versions`: the Kubernetes versions bosun can install on a workload cluster
+// (src/capi/kubeadm/versions.ts), with what kubeadm installs beside each.
+import { Command } from 'commander';
+import { KUBERNETES_VERSIONS } from '../capi/kubeadm/versions.js';
+import { clusterGroup } from './cluster-group.js';
+
+export function versionsTable(): string {
+  const rows = [['VERSION', 'ETCD', 'COREDNS'], ...KUBERNETES_VERSIONS.map((v) => [v.version, v.etcd, v.coreDNS])];
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('   ')).join('\n') + '\n';
+}
+
+export function clusterVersionsCommand(): Command {
+  return new Command('versions')
+    .description('list the Kubernetes versions bosun can install on a workload cluster (KubeadmControlPlane spec.version, Machine spec.version)')
+    .action(() => {
+      process.stdout.write(versionsTable());
+    });
+}
+
+export function register(program: Command): void {
+  clusterGroup(program).addCommand(clusterVersionsCommand());
+}
