@@ -25,7 +25,8 @@ const TOKEN_SECONDS = 3607;
 const BACKOFF_RESET_MS = 10 * 60_000;
 
 export interface PodContext {
-  client: KubeClient;
+  /** The API; none for a static pod run before (or without) it, which may not refer to API objects. */
+  client?: KubeClient;
   root: string;
   nodeName: string;
   nodeIP: string;
@@ -35,7 +36,7 @@ export interface PodContext {
   echoCommand: string[];
   backoff: { baseMs: number; maxMs: number };
   /** Events about pods, as the kubelet records them (Started, Killing, BackOff, Unhealthy, …). */
-  events: EventRecorder;
+  events: Pick<EventRecorder, 'event'>;
   log: Logger;
   /** The pod's status changed: write it. */
   onChange: () => void;
@@ -190,7 +191,8 @@ export class PodWorker {
     const name = (volume.secret ? volume.secret.secretName : volume.configMap?.name) ?? '';
     const dir = join(this.dir, `volumes/kubernetes.io~${secret ? 'secret' : 'configmap'}`, volume.name);
     const namespace = this.pod.metadata.namespace;
-    const object = secret ? await this.ctx.client.read(resources.secrets, name, namespace) : await this.ctx.client.read(resources.configMaps, name, namespace);
+    const client = apiClient(this.ctx, `${secret ? 'secret' : 'configmap'} volume ${volume.name}`);
+    const object = secret ? await client.read(resources.secrets, name, namespace) : await client.read(resources.configMaps, name, namespace);
     if (!object && !source.optional) throw new Error(`${secret ? 'secret' : 'configmap'} "${name}" not found`);
     const data: Record<string, Buffer> = {};
     for (const [k, v] of Object.entries(object?.data ?? {})) data[k] = secret ? Buffer.from(v, 'base64') : Buffer.from(v);
@@ -216,7 +218,7 @@ export class PodWorker {
     const { namespace, name, uid } = this.pod.metadata;
     const sa = this.pod.spec?.serviceAccountName ?? 'default';
     // The API server's TokenRequest answer, as far as it is read here.
-    const tr = await this.ctx.client.request<{ status: { token: string; expirationTimestamp: string } }>('POST', `${resourcePath(resources.serviceAccounts, namespace, sa)}/token`, {
+    const tr = await apiClient(this.ctx, 'a service account token').request<{ status: { token: string; expirationTimestamp: string } }>('POST', `${resourcePath(resources.serviceAccounts, namespace, sa)}/token`, {
       body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: TOKEN_SECONDS, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name, uid } } },
     });
     writeFileSync(join(this.rootfs, SERVICE_ACCOUNT_DIR, 'token'), tr.status.token, { mode: 0o600 });
@@ -330,6 +332,12 @@ export class PodWorker {
     const echo: Record<string, string> = kind === 'echo' ? { BOSUN_ECHO_ADDRESS: this.podIP, BOSUN_ECHO_PORT: String(echoPort(container)), BOSUN_ECHO_POD_NAME: this.pod.metadata.name } : {};
     return { ...base, ...echo, ...podEnv };
   }
+}
+
+/** The API client a pod needs for `what`; a static pod run without the API may not need one. */
+function apiClient(ctx: PodContext, what: string): KubeClient {
+  if (!ctx.client) throw new Error(`${what} needs the API server, and a static pod has none (the kubelet's static pods may not refer to API objects)`);
+  return ctx.client;
 }
 
 function formatDelay(ms: number): string {
