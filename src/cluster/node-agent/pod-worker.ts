@@ -7,7 +7,7 @@
 // the restart policy with the crash-loop back-off and probed (exec probes in its environment), or,
 // for images that are not bosun's, a simulated container that is Running and Ready at once
 // (kwok-style).
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/sleep.js';
@@ -173,7 +173,8 @@ export class PodWorker {
         else if (volume?.emptyDir) target = join(this.dir, 'volumes/kubernetes.io~empty-dir', volume.name);
         else if (volume?.configMap || volume?.secret) target = await this.writeKeyVolume(volume);
         if (!target) continue;
-        mkdirSync(target, { recursive: true });
+        if (volume?.hostPath) prepareHostPath(target, volume.hostPath.type ?? '', volume.hostPath.path);
+        else mkdirSync(target, { recursive: true });
         const link = join(this.rootfs, mount.mountPath);
         mkdirSync(dirname(link), { recursive: true });
         rmSync(link, { recursive: true, force: true });
@@ -328,9 +329,31 @@ export class PodWorker {
       KUBERNETES_SERVICE_PORT_HTTPS: port,
       KUBERNETES_PORT: `tcp://${host}:${port}`,
       BOSUN_IN_CLUSTER_ROOT: this.rootfs,
+      // The container's image (kubeadm's static pods carry the Kubernetes version in its tag) and,
+      // for a hostNetwork pod, the machine's address: its loopback on a local machine (pod-path.ts).
+      BOSUN_IMAGE: container.image ?? '',
+      ...(this.pod.spec?.hostNetwork ? { BOSUN_HOST_IP: hostIP } : {}),
     };
     const echo: Record<string, string> = kind === 'echo' ? { BOSUN_ECHO_ADDRESS: this.podIP, BOSUN_ECHO_PORT: String(echoPort(container)), BOSUN_ECHO_POD_NAME: this.pod.metadata.name } : {};
     return { ...base, ...echo, ...podEnv };
+  }
+}
+
+/**
+ * A hostPath volume's path in the machine root, as its type asks (kubeadm mounts kubeconfig
+ * files with FileOrCreate): what exists is used as it is; a missing directory is made (unset
+ * type, DirectoryOrCreate, Directory — the local machine has no pre-made layout), an empty file
+ * for FileOrCreate; any other missing type is an error.
+ */
+function prepareHostPath(target: string, type: string, path: string): void {
+  if (existsSync(target)) return;
+  if (type === 'FileOrCreate') {
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, '', { mode: 0o644 });
+  } else if (type === '' || type === 'DirectoryOrCreate' || type === 'Directory') {
+    mkdirSync(target, { recursive: true });
+  } else {
+    throw new Error(`hostPath ${path} (type ${type}) does not exist on the machine`);
   }
 }
 
