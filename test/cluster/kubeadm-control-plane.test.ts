@@ -240,6 +240,24 @@ function processes(): Array<{ pid: number; cmdline: string; environ: string }> {
   return out;
 }
 
+/** The last lines of every container log under `dir` (var/log/pods in each machine root), for a failure's report. */
+function containerLogs(dir: string): string {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const path = join(d, e.name);
+      if (e.isDirectory()) walk(path);
+      else if (path.includes('/var/log/pods/') && e.name.endsWith('.log')) out.push(`== ${path.slice(dir.length)}\n${readFileSync(path, 'utf8').split('\n').slice(-12).join('\n')}`);
+    }
+  };
+  try {
+    walk(dir);
+  } catch {
+    // partly removed
+  }
+  return out.join('\n');
+}
+
 function versionOf(ip: string, caPem: string): Promise<{ gitVersion: string }> {
   return new Promise((resolve, reject) => {
     const req = request(`https://${ip}:6443/version`, { ca: caPem, timeout: 5000 }, (res) => {
@@ -308,8 +326,11 @@ test('three kubeadm control-plane machines run their static pods without an API 
       assert.equal(version.gitVersion, VERSION);
     }
     // The third machine joins with a bootstrap token, as kubeadm join does.
-    const secret = await runKubectl(machines[0].adminKubeconfig, ['apply', '-f', '-'], { input: JSON.stringify(bootstrapTokenSecret(token, { expiration: new Date(Date.now() + 3600_000) })) });
-    assert.equal(secret.code, 0, secret.stderr);
+    await eventually('the bootstrap token stored', async () => {
+      const secret = await runKubectl(machines[0].adminKubeconfig, ['apply', '--validate=false', '-f', '-'], { input: JSON.stringify(bootstrapTokenSecret(token, { expiration: new Date(Date.now() + 3600_000) })) });
+      if (secret.code !== 0) throw new Error(secret.stderr);
+      return true;
+    }, { timeoutMs: 60_000, intervalMs: 1000 });
 
     // kubectl with the admin certificate against each server; the nodes registered there.
     for (const m of machines) {
@@ -368,6 +389,9 @@ test('three kubeadm control-plane machines run their static pods without an API 
     // The agents stop: every static pod's processes with them (etcd included, found by its data directory).
     await Promise.all(machines.map((m) => m.agent?.stop()));
     await eventually('no process of the machines left', () => pidsUnder(dir).length === 0, { timeoutMs: 15_000, intervalMs: 250, detail: () => pidsUnder(dir).join(' ') });
+  } catch (e) {
+    console.log(containerLogs(dir));
+    throw e;
   } finally {
     await Promise.all(machines.map((m) => m.agent?.stop()));
     // Whatever a failure left running, by pid.
