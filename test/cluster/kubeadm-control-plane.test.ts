@@ -8,8 +8,8 @@
 // the requested version, the real kubectl works against each with an admin client certificate,
 // the nodes register there (the third through a bootstrap token, its CSR approved by the
 // kube-controller-manager static pod and signed with the cluster CA) with the label, the taint and
-// the version, mirror pods carry the static pods' status, and a killed API server process is
-// started again by its agent. Addresses are picked free under 127.0.150.x.
+// the version, mirror pods carry the static pods' status, their logs reach `kubectl logs`, and a
+// killed API server process is started again by its agent. Addresses are picked free under 127.0.150.x.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -285,7 +285,7 @@ test('three kubeadm control-plane machines run their static pods without an API 
   };
   pki.admin = await issueClientCert(pki.ca, { commonName: 'kubernetes-admin', organizations: ['system:masters'] });
   const token = generateBootstrapToken();
-  for (const [i, m] of machines.entries()) await prepareMachine(m, machines, pki, { bootstrapToken: i === 2 ? token : undefined, controllers: i === 0 });
+  for (const [i, m] of machines.entries()) await prepareMachine(m, machines, pki, { bootstrapToken: i === 2 ? token : undefined, controllers: true });
   const log = logger('node-agent');
   const etcdctl = (m: Machine, args: string[]) => exec('/usr/bin/etcdctl', [
     `--endpoints=https://${m.ip}:2379`, `--cacert=${join(m.root, 'etc/kubernetes/pki/etcd/ca.crt')}`,
@@ -366,10 +366,20 @@ test('three kubeadm control-plane machines run their static pods without an API 
       const r = await kubectl(machines[2], ['get', 'pods', '-n', 'kube-system', '-o', 'json']);
       const pods = JSON.parse(r.stdout).items as Array<{ metadata: { name: string; annotations: Record<string, string> }; status: { phase: string; conditions?: Array<{ type: string; status: string }> } }>;
       const names = pods.map((p) => p.metadata.name).sort();
-      const wanted = ['etcd-cp-1', 'etcd-cp-2', 'etcd-cp-3', 'kube-apiserver-cp-1', 'kube-apiserver-cp-2', 'kube-apiserver-cp-3', 'kube-controller-manager-cp-1', 'kube-scheduler-cp-1'];
+      const wanted = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'].flatMap((c) => machines.map((m) => `${c}-${m.name}`));
       if (wanted.some((w) => !names.includes(w))) return false;
       return pods.every((p) => p.metadata.annotations['kubernetes.io/config.mirror'] && p.status.phase === 'Running' && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
     }, { timeoutMs: 120_000, intervalMs: 2000 });
+
+    // A static pod's logs, through the API server and the node's :10250 (kubeadm's
+    // apiserver-kubelet-client certificate is in kubeadm:cluster-admins, which kubeadm init binds).
+    const binding = await runKubectl(machines[0].adminKubeconfig, ['create', 'clusterrolebinding', 'kubeadm:cluster-admins', '--clusterrole=cluster-admin', '--group=kubeadm:cluster-admins']);
+    assert.equal(binding.code, 0, binding.stderr);
+    await eventually('the etcd static pod\'s logs', async () => {
+      const r = await kubectl(machines[0], ['logs', '-n', 'kube-system', 'etcd-cp-2']);
+      if (r.code !== 0) throw new Error(r.stderr);
+      return r.stdout.includes('bosun etcd: data in') && r.stdout.includes('/var/lib/etcd');
+    }, { timeoutMs: 30_000, intervalMs: 1000 });
 
     // An API server's process killed: its agent starts it again.
     const target = machines[1];
