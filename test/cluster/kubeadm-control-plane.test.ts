@@ -8,8 +8,9 @@
 // the requested version, the real kubectl works against each with an admin client certificate,
 // the nodes register there (the third through a bootstrap token, its CSR approved by the
 // kube-controller-manager static pod and signed with the cluster CA) with the label, the taint and
-// the version, mirror pods carry the static pods' status, their logs reach `kubectl logs`, and a
-// killed API server process is started again by its agent. Addresses are picked free under 127.0.150.x.
+// the version, mirror pods carry the static pods' status, their logs reach `kubectl logs`, a
+// killed API server process is started again by its agent, and a changed or removed manifest
+// restarts or stops its pod and replaces or deletes its mirror pod. Addresses are picked free under 127.0.150.x.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -394,6 +395,26 @@ test('three kubeadm control-plane machines run their static pods without an API 
     await eventually('the restart counted in the mirror pod', async () => {
       const r = await kubectl(machines[0], ['get', 'pod', '-n', 'kube-system', 'kube-apiserver-cp-2', '-o', 'jsonpath={.status.containerStatuses[0].restartCount}']);
       return Number(r.stdout) >= 1;
+    }, { timeoutMs: 60_000, intervalMs: 1000 });
+
+    // A changed manifest: the pod restarts under its new hash, and its mirror pod is replaced; a
+    // removed one: the pod stops and its mirror pod goes.
+    const cp3 = machines[2];
+    const manifestFile = join(cp3.root, 'etc/kubernetes/manifests/kube-scheduler.yaml');
+    const mirrorHash = async () => (await kubectl(machines[0], ['get', 'pod', '-n', 'kube-system', 'kube-scheduler-cp-3', '-o', 'jsonpath={.metadata.annotations.kubernetes\\.io/config\\.mirror}'])).stdout;
+    const before = await mirrorHash();
+    assert.ok(before);
+    const changed = YAML.parse(readFileSync(manifestFile, 'utf8')) as { spec: { containers: Array<{ command: string[] }> } };
+    changed.spec.containers[0].command.push('--profiling=false');
+    writeFileSync(manifestFile, YAML.stringify(changed));
+    await eventually('the changed scheduler running, mirrored under its new hash', async () => {
+      const hash = await mirrorHash();
+      return hash && hash !== before && pidsUnder(cp3.root).some((pid) => processes().find((x) => x.pid === pid)?.cmdline.includes('--profiling=false'));
+    }, { timeoutMs: 60_000, intervalMs: 1000 });
+    rmSync(manifestFile);
+    await eventually('the removed scheduler stopped and its mirror pod gone', async () => {
+      const r = await kubectl(machines[0], ['get', 'pod', '-n', 'kube-system', 'kube-scheduler-cp-3', '-o', 'name']);
+      return r.code !== 0 && /NotFound/.test(r.stderr) && !processes().some((x) => x.environ.includes(cp3.root) && x.cmdline.includes('kube-scheduler'));
     }, { timeoutMs: 60_000, intervalMs: 1000 });
 
     // The agents stop: every static pod's processes with them (etcd included, found by its data directory).
