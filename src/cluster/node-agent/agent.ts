@@ -108,11 +108,11 @@ export class NodeAgent {
   private async waitForApiServer(signal: AbortSignal): Promise<void> {
     const file = this.nodeKubeconfigFile();
     if (!file) return;
-    const { server, caPem } = apiServerOf(file);
+    const { server } = apiServerOf(file);
     if (!server) return;
     let said = false;
     while (!signal.aborted) {
-      if (await answers(`${server}/healthz`, caPem)) {
+      if (await answers(`${server}/healthz`)) {
         if (said) this.log.info({ server }, 'the API server answers');
         return;
       }
@@ -237,10 +237,14 @@ function apiServerOf(file: string | undefined): { server: string; host: string; 
   }
 }
 
-/** Whether anything answers HTTP at `url` within 2 s (a 401 or a 500 is an answer). */
-function answers(url: string, caPem: string): Promise<boolean> {
+/**
+ * Whether anything answers HTTPS at `url` within 2 s (a 401 or a 500 is an answer). Its
+ * certificate is not checked here: this only asks whether the server is up; every request after
+ * it verifies the server as the kubeconfig says.
+ */
+function answers(url: string): Promise<boolean> {
   return new Promise((resolve) => {
-    const req = httpsRequest(url, { timeout: 2000, ...(caPem ? { ca: caPem } : { rejectUnauthorized: false }) }, (res) => {
+    const req = httpsRequest(url, { timeout: 2000, rejectUnauthorized: false }, (res) => {
       res.resume();
       resolve(true);
     });
