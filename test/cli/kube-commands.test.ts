@@ -124,3 +124,17 @@ test('bosun etcd without etcd installed says so; unknown kube flags are refused 
   assert.equal(unknown.code, 1);
   assert.match(unknown.stderr, /kube-scheduler: unknown flag --policy-config-file/);
 });
+
+test('each kubeadm command --help lists the flags it takes, with an example', { timeout: 90_000 }, async () => {
+  const wanted: Record<string, string[]> = {
+    etcd: ['--data-dir', '--listen-metrics-urls', 'Example'],
+    'kube-apiserver': ['--etcd-servers', '--client-ca-file', '--service-account-signing-key-file', '(accepted, ignored)', 'Example'],
+    'kube-controller-manager': ['--cluster-signing-cert-file', '--controllers', 'csrapproving', 'Example'],
+    'kube-scheduler': ['--kubeconfig', '--bind-address', 'Example'],
+  };
+  await Promise.all(Object.entries(wanted).map(async ([command, parts]) => {
+    const r = await runBosun([command, '--help']);
+    assert.equal(r.code, 0, r.stderr);
+    for (const part of parts) assert.ok(r.stdout.includes(part), `bosun ${command} --help lacks ${part}:\n${r.stdout}`);
+  }));
+});
