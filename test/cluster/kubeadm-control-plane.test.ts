@@ -171,6 +171,7 @@ async function prepareMachine(m: Machine, all: Machine[], pki: Pki, o: { bootstr
   [mount('etcd-data', '/var/lib/etcd'), mount('etcd-certs', `${p}/etcd`)], {
     livenessProbe: probe('127.0.0.1', 2381, '/livez', 'HTTP', { failureThreshold: 8, initialDelaySeconds: 10, periodSeconds: 10 }),
     readinessProbe: probe('127.0.0.1', 2381, '/readyz', 'HTTP', { failureThreshold: 3, periodSeconds: 1 }),
+    startupProbe: probe('127.0.0.1', 2381, '/readyz', 'HTTP', { failureThreshold: 24, initialDelaySeconds: 10, periodSeconds: 10 }),
   }, { 'kubeadm.kubernetes.io/etcd.advertise-client-urls': `https://${ip}:2379` }));
 
   const k8sVolumes = [hostPath('ca-certs', '/etc/ssl/certs', 'DirectoryOrCreate'), hostPath('k8s-certs', p, 'DirectoryOrCreate')];
@@ -188,6 +189,7 @@ async function prepareMachine(m: Machine, all: Machine[], pki: Pki, o: { bootstr
   ], k8sVolumes, k8sMounts, {
     livenessProbe: probe(ip, 6443, '/livez', 'HTTPS', { failureThreshold: 8, initialDelaySeconds: 10, periodSeconds: 10 }),
     readinessProbe: probe(ip, 6443, '/readyz', 'HTTPS', { failureThreshold: 3, periodSeconds: 1 }),
+    startupProbe: probe(ip, 6443, '/livez', 'HTTPS', { failureThreshold: 24, initialDelaySeconds: 10, periodSeconds: 10 }),
   }, { 'kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint': `${ip}:6443` }));
 
   if (!o.controllers) return;
@@ -201,6 +203,7 @@ async function prepareMachine(m: Machine, all: Machine[], pki: Pki, o: { bootstr
   ], [...k8sVolumes, hostPath('kubeconfig', '/etc/kubernetes/controller-manager.conf', 'FileOrCreate')],
   [...k8sMounts, mount('kubeconfig', '/etc/kubernetes/controller-manager.conf', true)], {
     livenessProbe: probe('127.0.0.1', 10257, '/healthz', 'HTTPS', { failureThreshold: 8, initialDelaySeconds: 10, periodSeconds: 10 }),
+    startupProbe: probe('127.0.0.1', 10257, '/healthz', 'HTTPS', { failureThreshold: 24, initialDelaySeconds: 10, periodSeconds: 10 }),
   }));
   write(root, 'etc/kubernetes/manifests/kube-scheduler.yaml', staticPod('kube-scheduler', 'kube-scheduler', `bosun.local/kube-scheduler:${VERSION}`, [
     'kube-scheduler', '--authentication-kubeconfig=/etc/kubernetes/scheduler.conf', '--authorization-kubeconfig=/etc/kubernetes/scheduler.conf',
@@ -208,6 +211,7 @@ async function prepareMachine(m: Machine, all: Machine[], pki: Pki, o: { bootstr
   ], [hostPath('kubeconfig', '/etc/kubernetes/scheduler.conf', 'FileOrCreate')], [mount('kubeconfig', '/etc/kubernetes/scheduler.conf', true)], {
     livenessProbe: probe('127.0.0.1', 10259, '/livez', 'HTTPS', { failureThreshold: 8, initialDelaySeconds: 10, periodSeconds: 10 }),
     readinessProbe: probe('127.0.0.1', 10259, '/readyz', 'HTTPS', { failureThreshold: 3, periodSeconds: 1 }),
+    startupProbe: probe('127.0.0.1', 10259, '/livez', 'HTTPS', { failureThreshold: 24, initialDelaySeconds: 10, periodSeconds: 10 }),
   }));
 }
 

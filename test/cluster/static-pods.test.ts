@@ -99,6 +99,35 @@ test('a static pod runs from its manifest with no API server; a changed manifest
   }
 });
 
+test("a startup probe that keeps failing kills the container (and it is started again); one that succeeds leaves it running", { timeout: 90_000 }, async () => {
+  const root = mkdtempSync(join(tmpdir(), 'bosun-static-startup-'));
+  const dir = join(root, 'etc/kubernetes/manifests');
+  mkdirSync(dir, { recursive: true });
+  const good = 20_000 + Math.floor(Math.random() * 20_000);
+  const bad = good + 1;
+  const startup = (port: number, failureThreshold: number) => `
+    startupProbe: {tcpSocket: {port: ${port}}, periodSeconds: 1, failureThreshold: ${failureThreshold}}`;
+  // The good one's server gets 30 s to listen; the bad one's probe asks a port nobody listens on.
+  writeFileSync(join(dir, 'good.yaml'), manifest(good, startup(good, 30)).replace('name: web', 'name: good'));
+  writeFileSync(join(dir, 'bad.yaml'), manifest(bad, startup(bad + 1, 2)).replace('name: web', 'name: bad'));
+  const runner = new StaticPodRunner({
+    root, dir, nodeName: 'node-b', nodeIP: '127.0.152.2', podCIDR: '127.0.153.0/24',
+    apiServer: { host: '', port: '', caPem: '' },
+    componentCommand: (argv) => argv, echoCommand: scriptCommand('echo'),
+    backoff: { baseMs: 200, maxMs: 400 }, checkIntervalMs: 60_000, log: logger('static-pods-test'),
+  });
+  try {
+    runner.start();
+    const goodPid = await eventually('the good pod serving', async () => (await httpGet('127.0.153.254', good).catch(() => httpGet('127.0.153.253', good))) && echoPids(good)[0], 30_000);
+    const [badPid] = await eventually('the bad pod running', () => echoPids(bad).length === 1 && echoPids(bad), 30_000);
+    await eventually('the bad pod killed by its startup probe and started again', () => echoPids(bad).length === 1 && echoPids(bad)[0] !== badPid, 30_000);
+    assert.deepEqual(echoPids(good), [goodPid], 'the pod whose startup probe succeeds keeps running');
+  } finally {
+    await runner.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
 test('the mirror pod and the pod the node runs share name, spec and hash; the node runs it under the hash as UID', () => {
   const m = parseYaml(manifest(8080)) as PodManifest;
   const mirror = mirrorPod(m, { name: 'n1', uid: 'node-uid' });

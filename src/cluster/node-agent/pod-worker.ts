@@ -266,7 +266,8 @@ export class PodWorker {
       this.processes.add(proc);
       void proc.exited.then(() => this.processes.delete(proc));
       const startedAt = proc.startedAt;
-      this.set(record, { containerID: id(), state: { running: { startedAt } }, ready: !container.readinessProbe, started: true });
+      // With a startup probe the container is neither started nor ready until it succeeds.
+      this.set(record, { containerID: id(), state: { running: { startedAt } }, ready: !container.readinessProbe && !container.startupProbe, started: !container.startupProbe });
       this.ctx.log.info({ pod: `${this.pod.metadata.namespace}/${this.pod.metadata.name}`, container: container.name, pid: proc.pid, argv }, 'container started');
       this.event('Normal', 'Started', `Started container ${container.name}`);
       let livenessFailed = false;
@@ -285,9 +286,25 @@ export class PodWorker {
           void proc.stop(this.podGraceMs());
         }),
       ].filter(Boolean) as Prober[];
-      for (const p of probers) p.start();
+      // The startup probe first (kubeadm's static pods have one): liveness and readiness begin once
+      // it succeeds; failureThreshold failures kill the container, as a failed liveness probe does.
+      const startup: Prober | undefined = container.startupProbe && new Prober(container.startupProbe, target, undefined, (ok) => {
+        startup?.stop();
+        if (ok) {
+          this.set(record, { started: true, ready: !container.readinessProbe });
+          for (const p of probers) p.start();
+          return;
+        }
+        livenessFailed = true;
+        this.event('Warning', 'Unhealthy', 'Startup probe failed');
+        this.event('Normal', 'Killing', `Container ${container.name} failed startup probe, will be restarted`);
+        void proc.stop(this.podGraceMs());
+      });
+      if (startup) startup.start();
+      else for (const p of probers) p.start();
       const stopped = new Promise<'stop'>((resolve) => signal.addEventListener('abort', () => resolve('stop'), { once: true }));
       const outcome: ProcessExit | 'stop' = await Promise.race([proc.exited, stopped]);
+      startup?.stop();
       for (const p of probers) p.stop();
       if (outcome === 'stop') this.event('Normal', 'Killing', `Stopping container ${container.name}`);
       const exit = outcome === 'stop' ? await proc.stop(this.graceMs) : outcome;

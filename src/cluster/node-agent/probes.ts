@@ -125,17 +125,18 @@ export async function probeOnce(probe: api.Probe, target: ProbeTarget): Promise<
   return false;
 }
 
-/** Runs a probe every periodSeconds after initialDelaySeconds; `onResult` gets each flip of the verdict. */
+/** Runs a probe every periodSeconds after initialDelaySeconds; `onResult` gets each flip of the verdict (from `initial`, which may be none yet). */
 export class Prober {
   private timer?: NodeJS.Timeout;
   private successes = 0;
   private failures = 0;
-  private verdict: boolean;
+  /** undefined until the first verdict (a startup probe's: it reports its first success or its failure). */
+  private verdict: boolean | undefined;
 
   constructor(
     private readonly probe: api.Probe,
     private readonly target: ProbeTarget,
-    initial: boolean,
+    initial: boolean | undefined,
     private readonly onResult: (ok: boolean) => void,
   ) {
     this.verdict = initial;
@@ -147,7 +148,7 @@ export class Prober {
       if (!this.timer) return;
       if (ok) { this.successes++; this.failures = 0; } else { this.failures++; this.successes = 0; }
       const next = ok ? (this.successes >= (this.probe.successThreshold ?? 1) ? true : this.verdict) : (this.failures >= (this.probe.failureThreshold ?? 3) ? false : this.verdict);
-      if (next !== this.verdict) {
+      if (next !== undefined && next !== this.verdict) {
         this.verdict = next;
         this.onResult(next);
       }
