@@ -81,11 +81,12 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const state: ServerState = {
     storage, registry, resources, postHandlers: [] as PostHandler[], watches: new Set(), watchEvents: metrics.watchEvents,
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000, serverAddress: () => `${host}:${port}`, kubeletClientCert: serving.kubeletClientCert,
+    gitVersion: options.kubernetesVersion,
   };
   metrics.countObjects(registry);
   const serve = chain(
     [metrics.filter, recovery(log), shutdown(() => stopped), authentication(authenticators), withRequestInfo(), metrics.inflight, audit(completedListeners), authorization(() => authorizer)],
-    router(state, new OpenApi(registry, KUBERNETES_VERSION.gitVersion), metrics.registry),
+    router(state, new OpenApi(registry, options.kubernetesVersion ?? KUBERNETES_VERSION.gitVersion), metrics.registry),
   );
 
   const app: FastifyInstance = Fastify({

@@ -61,6 +61,8 @@ export interface ApiServerOptions {
   /** What the `kubernetes` Service's endpoints name (kube-apiserver's --advertise-address): a
    *  balancer in front of several servers; default this server's listen address and port. */
   advertise?: { address: string; port: number };
+  /** The Kubernetes version `/version` and OpenAPI report (kube-apiserver's, e.g. `v1.33.1`); default bosun's. */
+  kubernetesVersion?: string;
 }
 
 export interface ApiServer {

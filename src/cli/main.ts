@@ -30,6 +30,11 @@ const commands: Record<string, Array<() => Promise<Registrar>>> = {
   'cluster-api-controllers': [() => import('./cluster-api-controllers.js')],
   'cluster-cloud-controller-manager-operator': [() => import('./cluster-cloud-controller-manager-operator.js')],
   cluster: [() => import('./cluster-generate.js'), () => import('./cluster-describe.js'), () => import('./cluster-move.js'), () => import('./cluster-versions.js')],
+  // kubeadm's static pods: Kubernetes' own command lines.
+  etcd: [() => import('./etcd.js')],
+  'kube-apiserver': [() => import('./kube-apiserver.js')],
+  'kube-controller-manager': [() => import('./kube-controller-manager.js')],
+  'kube-scheduler': [() => import('./kube-scheduler.js')],
 };
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };

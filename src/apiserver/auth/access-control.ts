@@ -52,7 +52,10 @@ export async function enableAccessControl(server: ApiServer, dataDir: string, op
     if (storage.get(key)) continue;
     const stored = structuredClone(object) as unknown as KubeObject;
     Object.assign(stored.metadata, { uid: randomUUID(), creationTimestamp: rfc3339() });
-    await storage.create(key, stored);
+    // Another API server on the same etcd may create it at the same moment.
+    await storage.create(key, stored).catch((e: Error) => {
+      if ((e as { reason?: string }).reason !== 'AlreadyExists') throw e;
+    });
   }
 
   const rbac = new RbacIndex();

@@ -11,7 +11,11 @@
 // kube's CSR approval roles, `system:node-proxier` for kube-proxy, and `bosun:node-service-proxy`
 // (endpoints and endpoint slices to list and watch) for `system:nodes`, because a bosun node
 // agent also plays kube-proxy with the node's own credentials (services are in the node rules;
-// nodes stay limited to their own Node by the Node authorizer).
+// nodes stay limited to their own Node by the Node authorizer). The users of kubeadm's
+// controller-manager.conf and scheduler.conf, `system:kube-controller-manager` and
+// `system:kube-scheduler`, get kube's role names; bosun's controller-manager runs its controllers
+// with its own credentials (not per-controller service accounts), so its role covers what they
+// all touch.
 import type { BindingObject, RoleObject } from './rbac.js';
 import { NODE_RULES } from '../nodes/node-authorizer.js';
 
@@ -65,6 +69,21 @@ export const BOOTSTRAP_CLUSTER_ROLES: (RoleObject & { apiVersion: string })[] = 
     { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'proxy'] },
     { apiGroups: [''], resources: ['nodes/log', 'nodes/metrics', 'nodes/proxy', 'nodes/stats'], verbs: ['*'] },
   ]),
+  clusterRole('system:kube-controller-manager', [
+    { apiGroups: ['', 'apps', 'batch', 'discovery.k8s.io', 'coordination.k8s.io', 'events.k8s.io', 'policy', 'certificates.k8s.io'], resources: ['*'], verbs: ['*'] },
+    { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+    { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+  ]),
+  clusterRole('system:kube-scheduler', [
+    { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch', 'update'] },
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create', 'get', 'list', 'watch', 'update'] },
+    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'delete'] },
+    { apiGroups: [''], resources: ['bindings', 'pods/binding'], verbs: ['create'] },
+    { apiGroups: [''], resources: ['pods/status'], verbs: ['patch', 'update'] },
+    { apiGroups: ['', 'apps', 'policy', 'storage.k8s.io'], resources: ['nodes', 'namespaces', 'services', 'replicationcontrollers', 'persistentvolumes', 'persistentvolumeclaims', 'replicasets', 'statefulsets', 'poddisruptionbudgets', 'csinodes', 'csidrivers', 'csistoragecapacities', 'storageclasses', 'volumeattachments'], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+    { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+  ]),
   clusterRole('system:discovery', [{
     nonResourceURLs: ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/'],
     verbs: ['get'],
@@ -99,4 +118,6 @@ export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS: (BindingObject & { apiVersion: str
   bindToGroups('system:basic-user', ['system:authenticated']),
   bindToGroups('system:public-info-viewer', ['system:authenticated', 'system:unauthenticated']),
   bindToGroups('system:monitoring', ['system:monitoring']),
+  bindToGroups('system:kube-controller-manager', [], ['system:kube-controller-manager']),
+  bindToGroups('system:kube-scheduler', [], ['system:kube-scheduler']),
 ];

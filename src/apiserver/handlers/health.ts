@@ -24,8 +24,19 @@ export async function serveHealth(ctx: AuthorizedContext): Promise<void> {
   ctx.reply.header('content-type', 'text/plain; charset=utf-8').send('ok');
 }
 
-export async function serveVersion(ctx: AuthorizedContext): Promise<void> {
-  sendJson(ctx.reply, 200, VERSION_INFO);
+/** `/version`: bosun's, or the Kubernetes version the server was started as (kube-apiserver's image tag). */
+export function serveVersion(gitVersion?: string) {
+  const info = gitVersion ? { ...VERSION_INFO, ...versionParts(gitVersion) } : VERSION_INFO;
+  return async (ctx: AuthorizedContext): Promise<void> => {
+    sendJson(ctx.reply, 200, info);
+  };
+}
+
+/** major, minor and gitVersion of a version such as `v1.33.1` (minor with a `+` when it has a suffix, as kube's are). */
+export function versionParts(gitVersion: string): { major: string; minor: string; gitVersion: string } {
+  const m = /^v(\d+)\.(\d+)\.\d+(.*)$/.exec(gitVersion);
+  if (!m) throw new Error(`a Kubernetes version looks like v1.33.1, got "${gitVersion}"`);
+  return { major: m[1], minor: m[3] ? `${m[2]}+` : m[2], gitVersion };
 }
 
 export function serveMetrics(metrics: MetricsRegistry) {

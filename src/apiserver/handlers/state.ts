@@ -22,4 +22,6 @@ export interface ServerState {
   serverAddress(): string;
   /** What pods/log presents to kubelets. */
   kubeletClientCert: KeyPair;
+  /** What `/version` reports as gitVersion (default bosun's KUBERNETES_VERSION). */
+  gitVersion?: string;
 }

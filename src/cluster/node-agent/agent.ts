@@ -1,11 +1,14 @@
 // The node agent of one booted machine: the kubelet's part, started from the files Ignition wrote
-// into the machine root. It gets its credentials (TLS bootstrap, then rotation), registers the
-// Node, keeps its Lease and status, runs the pods bound to it (its static pods through mirror
-// pods), serves their logs on <nodeIP>:10250 and proxies NodePorts and (loopback) cluster IPs, serving the
-// health-check node ports of externalTrafficPolicy Local load balancers. A
-// failure is retried every restartDelay, as systemd restarts the kubelet unit (Restart=always);
+// into the machine root. It runs its static pods at once, API server or not (static-pods.ts: a
+// control-plane machine's own etcd and API server are among them); waits, quietly, until the API
+// server answers; gets its credentials (TLS bootstrap, then rotation), registers the Node, keeps
+// its Lease and status, mirrors its static pods, runs the pods bound to it, serves their logs on
+// <nodeIP>:10250 and proxies NodePorts and (loopback) cluster IPs, serving the health-check node
+// ports of externalTrafficPolicy Local load balancers. A failure is retried every restartDelay, as
+// systemd restarts the kubelet unit (Restart=always) — the static pods keep running meanwhile;
 // stop() ends everything it started.
 import { existsSync, readFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { release } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../common/log.js';
@@ -24,7 +27,7 @@ import { NodeStatusReporter } from './node-status.js';
 import { PodManager } from './pod-manager.js';
 import { podCidrFor } from './pod-spec.js';
 import { ServiceProxy } from './service-proxy.js';
-import { StaticPods } from './static-pods.js';
+import { StaticPodRunner } from './static-pods.js';
 
 export interface NodeAgentOptions {
   /** Lease renewal period (default 10 s, a quarter of the 40 s lease). */
@@ -41,6 +44,8 @@ export interface NodeAgentOptions {
   echoCommand: string[];
   /** How often the static pod directory is read again (default 20 s, the kubelet's fileCheckFrequency). */
   staticPodCheckMs?: number;
+  /** How often the API server is tried while it does not answer (default 1 s). */
+  apiWaitPollMs?: number;
   /** How often the CSRs are polled while waiting for a certificate (default 1 s). */
   csrPollMs?: number;
   /** Where the client and serving certificates' renewals fall in 70–90% of their lifetimes, in [0, 1) (default random). */
@@ -54,6 +59,7 @@ export class NodeAgent {
   private pods?: PodManager;
   private proxy?: ServiceProxy;
   private logs?: LogsServer;
+  private staticPods?: StaticPodRunner;
   readonly files: KubeletFiles;
   readonly log: Logger;
 
@@ -67,7 +73,54 @@ export class NodeAgent {
   }
 
   start(): void {
+    this.staticPods = this.startStaticPods();
     this.running = this.loop();
+  }
+
+  /** The static pods run from the manifests on disk, before and without the API (as the kubelet runs them). */
+  private startStaticPods(): StaticPodRunner | undefined {
+    if (!this.files.staticPodPath) return undefined;
+    const { root, instance } = this.machine;
+    const nodeIP = instance.privateIp;
+    const runner = new StaticPodRunner({
+      root, dir: join(root, this.files.staticPodPath), nodeName: this.nodeName, nodeIP, podCIDR: podCidrFor(nodeIP),
+      apiServer: apiServerOf(this.nodeKubeconfigFile()),
+      componentCommand: this.o.componentCommand, echoCommand: this.o.echoCommand,
+      backoff: { baseMs: this.o.crashBackoffBaseMs ?? 10_000, maxMs: this.o.crashBackoffMaxMs ?? 300_000 },
+      takenIPs: () => (this.pods?.pods() ?? []).filter((p) => !p.spec?.hostNetwork).map((p) => p.status?.podIP ?? '').filter(Boolean),
+      checkIntervalMs: this.o.staticPodCheckMs, log: this.log,
+    });
+    runner.start();
+    return runner;
+  }
+
+  /** The kubeconfig that names the API server: the node's own, else the bootstrap one (host paths). */
+  private nodeKubeconfigFile(): string | undefined {
+    const { root } = this.machine;
+    return [this.files.kubeconfigPath, this.files.bootstrapKubeconfigPath].filter((p): p is string => Boolean(p)).map((p) => join(root, p)).find((f) => existsSync(f));
+  }
+
+  /**
+   * Waits until the API server answers (any HTTP answer), trying every apiWaitPollMs: on a
+   * control-plane machine it is one of the static pods, still starting. Says so once, not at
+   * every try.
+   */
+  private async waitForApiServer(signal: AbortSignal): Promise<void> {
+    const file = this.nodeKubeconfigFile();
+    if (!file) return;
+    const { server } = apiServerOf(file);
+    if (!server) return;
+    let said = false;
+    while (!signal.aborted) {
+      if (await answers(`${server}/healthz`)) {
+        if (said) this.log.info({ server }, 'the API server answers');
+        return;
+      }
+      if (!said) this.log.info({ server }, 'waiting for the API server to answer');
+      said = true;
+      await sleep(this.o.apiWaitPollMs ?? 1000, signal);
+    }
+    signal.throwIfAborted();
   }
 
   private async loop(): Promise<void> {
@@ -86,6 +139,7 @@ export class NodeAgent {
 
   private async run(signal: AbortSignal): Promise<void> {
     const { root, instance } = this.machine;
+    await this.waitForApiServer(signal);
     const kubeconfig = await ensureClientCredentials({
       root, nodeName: this.nodeName, kubeconfigPath: this.files.kubeconfigPath, bootstrapKubeconfigPath: this.files.bootstrapKubeconfigPath,
       signal, log: this.log, pollMs: this.o.csrPollMs,
@@ -108,6 +162,7 @@ export class NodeAgent {
       kernelVersion: release(), architecture: process.arch,
       labels: this.files.nodeLabels, registerWithTaints: this.files.registerWithTaints,
       externalCloudProvider: this.files.cloudProvider === 'external', config,
+      kubeletVersion: this.files.kubernetesVersion,
     };
     const events = new EventRecorder(client, { component: 'kubelet', host: this.nodeName });
     const reporter = new NodeStatusReporter(client, facts, {
@@ -126,10 +181,12 @@ export class NodeAgent {
       apiServer: { host: server.hostname, port: server.port || '443', caPem },
       componentCommand: this.o.componentCommand, echoCommand: this.o.echoCommand,
       backoff: { baseMs: this.o.crashBackoffBaseMs ?? 10_000, maxMs: this.o.crashBackoffMaxMs ?? 300_000 },
+      reservedIPs: () => this.staticPods?.podIPs() ?? [],
       events, log: this.log,
     });
     this.logs = new LogsServer(root, {
-      pod: (ns, name) => this.pods?.pods().find((p) => p.metadata.namespace === ns && p.metadata.name === name),
+      // A static pod's logs are under its own UID (the manifest's hash), not its mirror pod's.
+      pod: (ns, name) => this.staticPods?.pod(ns, name) ?? this.pods?.pods().find((p) => p.metadata.namespace === ns && p.metadata.name === name),
       authorize: (user, verb, subresource) => subjectAccessReview(client, user, { verb, resource: 'nodes', subresource, name: this.nodeName }),
     }, this.log);
     const selfSigned = await selfSignedServing(`${this.nodeName}@${Math.floor(Date.now() / 1000)}`, [nodeIP, this.nodeName]);
@@ -139,7 +196,7 @@ export class NodeAgent {
     this.proxy = new ServiceProxy(client, this.nodeName, nodeIP, this.log);
     this.log.info({ nodeIP, podCIDR }, 'node agent running');
     // The heartbeat does not wait for the pod and service caches: a node is Ready once registered.
-    const staticPods = config.staticPodPath ? new StaticPods(client, join(root, config.staticPodPath), { name: this.nodeName, uid: node.metadata.uid ?? '' }, this.log, this.o.staticPodCheckMs).run(signal) : undefined;
+    const staticPods = this.staticPods?.mirror(client, events, { name: this.nodeName, uid: node.metadata.uid ?? '' }, signal);
     // --rotate-certificates (rotateCertificates in KubeletConfiguration): the client certificate is renewed before it expires.
     const rotation = config.rotateCertificates
       ? rotateClientCertificate({ root, nodeName: this.nodeName, kubeconfigFile: kubeconfig, kubeconfig: kc, client, signal, log: this.log, pollMs: this.o.csrPollMs, jitter: this.o.certificateRotationJitter })
@@ -162,9 +219,39 @@ export class NodeAgent {
   async stop(): Promise<void> {
     this.stopper.abort();
     await this.running;
-    await this.teardown();
+    await Promise.all([this.teardown(), this.staticPods?.stop()]);
     this.log.info('node agent stopped');
   }
+}
+
+/** The API server a kubeconfig names and the CA it trusts it with (empty when there is no kubeconfig). */
+function apiServerOf(file: string | undefined): { server: string; host: string; port: string; caPem: string } {
+  if (!file) return { server: '', host: '', port: '', caPem: '' };
+  try {
+    const cluster = loadKubeConfig(file).getCurrentCluster()!;
+    const url = new URL(cluster.server);
+    const caPem = cluster.caData ? Buffer.from(cluster.caData, 'base64').toString('utf8') : cluster.caFile && existsSync(cluster.caFile) ? readFileSync(cluster.caFile, 'utf8') : '';
+    return { server: cluster.server.replace(/\/$/, ''), host: url.hostname, port: url.port || '443', caPem };
+  } catch {
+    return { server: '', host: '', port: '', caPem: '' };
+  }
+}
+
+/**
+ * Whether anything answers HTTPS at `url` within 2 s (a 401 or a 500 is an answer). Its
+ * certificate is not checked here: this only asks whether the server is up; every request after
+ * it verifies the server as the kubeconfig says.
+ */
+function answers(url: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = httpsRequest(url, { timeout: 2000, rejectUnauthorized: false }, (res) => {
+      res.resume();
+      resolve(true);
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(false));
+    req.end();
+  });
 }
 
 /** Asks the API server whether `user` may do what the attributes say (the kubelet's Webhook authorizer). */

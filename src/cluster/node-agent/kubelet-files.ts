@@ -7,6 +7,17 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 
 export const KUBELET_UNIT = '/etc/systemd/system/kubelet.service';
+/** kubeadm's per-node kubelet flags (`KUBELET_KUBEADM_ARGS="…"`), which its drop-in adds to ExecStart. */
+export const KUBEADM_FLAGS_ENV = '/var/lib/kubelet/kubeadm-flags.env';
+/** The Kubernetes version the machine was installed with (one line, `v1.33.1`), which the node reports. */
+export const KUBERNETES_VERSION_FILE = '/etc/bosun/kubernetes-version';
+
+/** The flags of kubeadm-flags.env's KUBELET_KUBEADM_ARGS (as an EnvironmentFile: `NAME="value"` lines). Pure. */
+export function parseKubeadmFlags(text: string): Map<string, string> {
+  const m = /^\s*KUBELET_KUBEADM_ARGS\s*=\s*(?:"([^"]*)"|'([^']*)'|(.*))\s*$/m.exec(text);
+  const args = (m?.[1] ?? m?.[2] ?? m?.[3] ?? '').trim();
+  return parseUnitFlags(`ExecStart=/usr/bin/kubelet ${args}`);
+}
 
 /** The flags a kubelet unit's ExecStart gives the kubelet (`--name=value` and `--name value`). */
 export function parseUnitFlags(unit: string, dropins: string[] = []): Map<string, string> {
@@ -99,6 +110,10 @@ export interface KubeletFiles {
   registerWithTaints: Array<{ key: string; value?: string; effect: string }>;
   /** `--cloud-provider`: "external" makes the node wait for the cloud-controller-manager. */
   cloudProvider?: string;
+  /** The static pod directory, root-relative (staticPodPath, else --pod-manifest-path). */
+  staticPodPath?: string;
+  /** From /etc/bosun/kubernetes-version, when the machine has one. */
+  kubernetesVersion?: string;
 }
 
 /** Reads the kubelet's unit and configuration from a machine root; throws saying what is missing. */
@@ -108,6 +123,12 @@ export function readKubeletFiles(root: string): KubeletFiles {
   const dropinDir = `${unitPath}.d`;
   const dropins = existsSync(dropinDir) ? readdirSync(dropinDir).filter((n) => n.endsWith('.conf')).sort().map((n) => readFileSync(join(dropinDir, n), 'utf8')) : [];
   const flags = parseUnitFlags(readFileSync(unitPath, 'utf8'), dropins);
+  // kubeadm's flags come after the unit's on the kubelet's command line: they win.
+  const kubeadmFlags = join(root, KUBEADM_FLAGS_ENV);
+  if (existsSync(kubeadmFlags)) for (const [k, v] of parseKubeadmFlags(readFileSync(kubeadmFlags, 'utf8'))) flags.set(k, v);
+  const versionFile = join(root, KUBERNETES_VERSION_FILE);
+  const kubernetesVersion = existsSync(versionFile) ? readFileSync(versionFile, 'utf8').trim() || undefined : undefined;
+  if (kubernetesVersion && !/^v\d+\.\d+\.\d+\S*$/.test(kubernetesVersion)) throw new Error(`${KUBERNETES_VERSION_FILE} holds "${kubernetesVersion}", not a version such as v1.33.1`);
   let config: KubeletConfiguration = {};
   const configPath = flags.get('config');
   if (configPath) {
@@ -125,5 +146,7 @@ export function readKubeletFiles(root: string): KubeletFiles {
     nodeLabels: parseNodeLabels(flags.get('node-labels')),
     registerWithTaints: taints,
     cloudProvider: flags.get('cloud-provider') || undefined,
+    staticPodPath: config.staticPodPath || flags.get('pod-manifest-path') || undefined,
+    kubernetesVersion,
   };
 }

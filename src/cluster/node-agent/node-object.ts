@@ -29,6 +29,8 @@ export interface NodeFacts {
   externalCloudProvider: boolean;
   /** The KubeletConfiguration (maxPods, systemReserved, kubeReserved, evictionHard). */
   config: KubeletConfiguration;
+  /** The Kubernetes version the machine was installed with (nodeInfo's kubelet and kube-proxy versions); default bosun's. */
+  kubeletVersion?: string;
 }
 
 /** Node.js's process.arch in GOARCH's words, as nodeInfo and kubernetes.io/arch use them. */
@@ -132,8 +134,8 @@ export function nodeStatus(f: NodeFacts, previous: api.NodeCondition[] | undefin
       kernelVersion: f.kernelVersion,
       osImage: 'Bosun Local Machine',
       containerRuntimeVersion: 'bosun-node-agent://1.0.0',
-      kubeletVersion: KUBELET_VERSION,
-      kubeProxyVersion: KUBELET_VERSION,
+      kubeletVersion: f.kubeletVersion ?? KUBELET_VERSION,
+      kubeProxyVersion: f.kubeletVersion ?? KUBELET_VERSION,
       operatingSystem: 'linux',
       architecture: goArch(f.architecture),
     },

@@ -5,15 +5,19 @@
 // then deleted with grace 0; a pod that is simply gone from the API is stopped.
 import type { Logger } from '../../common/log.js';
 import type * as api from '../../api/index.js';
-import { Informer, isNotFound } from '../../kube/index.js';
+import { Informer, isNotFound, type KubeClient } from '../../kube/index.js';
 import { allocatePodIP } from './pod-spec.js';
 import { podStatus } from './pod-status.js';
 import { PodWorker, type PodContext } from './pod-worker.js';
+import { isMirrorPod } from './static-pods.js';
 import { PODS } from './resources.js';
 import { rfc3339 } from '../../common/time.js';
 
-export interface PodManagerOptions extends Omit<PodContext, 'onChange' | 'log'> {
+export interface PodManagerOptions extends Omit<PodContext, 'onChange' | 'log' | 'client'> {
+  client: KubeClient;
   podCIDR: string;
+  /** Pod IPs taken by pods run elsewhere on the node (the static pods). */
+  reservedIPs?: () => Iterable<string>;
   log: Logger;
   /** The most a pod gets to stop when the machine goes down (default 5 s). */
   shutdownGraceMs?: number;
@@ -49,6 +53,9 @@ export class PodManager {
 
   private sync(pod: api.Pod): void {
     const uid = pod.metadata.uid ?? '';
+    // A mirror pod stands for a static pod, which the static pod runner runs from its manifest
+    // (static-pods.ts); one being deleted is deleted at once (below), and mirrored again.
+    if (isMirrorPod(pod) && !pod.metadata.deletionTimestamp) return;
     if (pod.metadata.deletionTimestamp) {
       void this.terminate(pod, true);
       return;
@@ -72,6 +79,7 @@ export class PodManager {
 
   private podIP(pod: api.Pod): string | undefined {
     const taken = new Set([...this.workers.values()].filter((w) => !w.pod.spec?.hostNetwork).map((w) => w.podIP));
+    for (const ip of this.o.reservedIPs?.() ?? []) taken.add(ip);
     const previous = pod.status?.podIP;
     if (previous && previous.startsWith(this.o.podCIDR.replace(/0\/24$/, '')) && !taken.has(previous)) return previous;
     return allocatePodIP(this.o.podCIDR, taken);

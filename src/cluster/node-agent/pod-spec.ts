@@ -64,12 +64,13 @@ export function fieldRefValue(pod: api.Pod, fieldPath: string, podIP: string, ho
 }
 
 /** The container's environment as the kubelet builds it (envFrom first, env after and winning). */
-export async function containerEnv(client: KubeClient, pod: api.Pod, container: api.Container, podIP: string, hostIP: string): Promise<Record<string, string>> {
+export async function containerEnv(client: KubeClient | undefined, pod: api.Pod, container: api.Container, podIP: string, hostIP: string): Promise<Record<string, string>> {
   const ns = pod.metadata.namespace;
   const cache = new Map<string, api.ConfigMap | api.Secret | undefined>();
   const source = async (kind: 'configMaps' | 'secrets', name: string | undefined): Promise<api.ConfigMap | api.Secret | undefined> => {
     const key = `${kind}/${name}`;
     if (!cache.has(key)) {
+      if (!client) throw new Error(`${kind === 'configMaps' ? 'configmap' : 'secret'} "${name}": a static pod may not refer to API objects`);
       try {
         // The name is required by the API server's validation of the pod.
         cache.set(key, kind === 'configMaps' ? await client.get(resources.configMaps, name ?? '', ns) : await client.get(resources.secrets, name ?? '', ns));

@@ -7,7 +7,7 @@
 // the restart policy with the crash-loop back-off and probed (exec probes in its environment), or,
 // for images that are not bosun's, a simulated container that is Running and Ready at once
 // (kwok-style).
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/sleep.js';
@@ -25,7 +25,8 @@ const TOKEN_SECONDS = 3607;
 const BACKOFF_RESET_MS = 10 * 60_000;
 
 export interface PodContext {
-  client: KubeClient;
+  /** The API; none for a static pod run before (or without) it, which may not refer to API objects. */
+  client?: KubeClient;
   root: string;
   nodeName: string;
   nodeIP: string;
@@ -35,7 +36,7 @@ export interface PodContext {
   echoCommand: string[];
   backoff: { baseMs: number; maxMs: number };
   /** Events about pods, as the kubelet records them (Started, Killing, BackOff, Unhealthy, …). */
-  events: EventRecorder;
+  events: Pick<EventRecorder, 'event'>;
   log: Logger;
   /** The pod's status changed: write it. */
   onChange: () => void;
@@ -172,7 +173,8 @@ export class PodWorker {
         else if (volume?.emptyDir) target = join(this.dir, 'volumes/kubernetes.io~empty-dir', volume.name);
         else if (volume?.configMap || volume?.secret) target = await this.writeKeyVolume(volume);
         if (!target) continue;
-        mkdirSync(target, { recursive: true });
+        if (volume?.hostPath) prepareHostPath(target, volume.hostPath.type ?? '', volume.hostPath.path);
+        else mkdirSync(target, { recursive: true });
         const link = join(this.rootfs, mount.mountPath);
         mkdirSync(dirname(link), { recursive: true });
         rmSync(link, { recursive: true, force: true });
@@ -190,7 +192,8 @@ export class PodWorker {
     const name = (volume.secret ? volume.secret.secretName : volume.configMap?.name) ?? '';
     const dir = join(this.dir, `volumes/kubernetes.io~${secret ? 'secret' : 'configmap'}`, volume.name);
     const namespace = this.pod.metadata.namespace;
-    const object = secret ? await this.ctx.client.read(resources.secrets, name, namespace) : await this.ctx.client.read(resources.configMaps, name, namespace);
+    const client = apiClient(this.ctx, `${secret ? 'secret' : 'configmap'} volume ${volume.name}`);
+    const object = secret ? await client.read(resources.secrets, name, namespace) : await client.read(resources.configMaps, name, namespace);
     if (!object && !source.optional) throw new Error(`${secret ? 'secret' : 'configmap'} "${name}" not found`);
     const data: Record<string, Buffer> = {};
     for (const [k, v] of Object.entries(object?.data ?? {})) data[k] = secret ? Buffer.from(v, 'base64') : Buffer.from(v);
@@ -216,7 +219,7 @@ export class PodWorker {
     const { namespace, name, uid } = this.pod.metadata;
     const sa = this.pod.spec?.serviceAccountName ?? 'default';
     // The API server's TokenRequest answer, as far as it is read here.
-    const tr = await this.ctx.client.request<{ status: { token: string; expirationTimestamp: string } }>('POST', `${resourcePath(resources.serviceAccounts, namespace, sa)}/token`, {
+    const tr = await apiClient(this.ctx, 'a service account token').request<{ status: { token: string; expirationTimestamp: string } }>('POST', `${resourcePath(resources.serviceAccounts, namespace, sa)}/token`, {
       body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: TOKEN_SECONDS, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name, uid } } },
     });
     writeFileSync(join(this.rootfs, SERVICE_ACCOUNT_DIR, 'token'), tr.status.token, { mode: 0o600 });
@@ -263,7 +266,8 @@ export class PodWorker {
       this.processes.add(proc);
       void proc.exited.then(() => this.processes.delete(proc));
       const startedAt = proc.startedAt;
-      this.set(record, { containerID: id(), state: { running: { startedAt } }, ready: !container.readinessProbe, started: true });
+      // With a startup probe the container is neither started nor ready until it succeeds.
+      this.set(record, { containerID: id(), state: { running: { startedAt } }, ready: !container.readinessProbe && !container.startupProbe, started: !container.startupProbe });
       this.ctx.log.info({ pod: `${this.pod.metadata.namespace}/${this.pod.metadata.name}`, container: container.name, pid: proc.pid, argv }, 'container started');
       this.event('Normal', 'Started', `Started container ${container.name}`);
       let livenessFailed = false;
@@ -282,9 +286,25 @@ export class PodWorker {
           void proc.stop(this.podGraceMs());
         }),
       ].filter(Boolean) as Prober[];
-      for (const p of probers) p.start();
+      // The startup probe first (kubeadm's static pods have one): liveness and readiness begin once
+      // it succeeds; failureThreshold failures kill the container, as a failed liveness probe does.
+      const startup: Prober | undefined = container.startupProbe && new Prober(container.startupProbe, target, undefined, (ok) => {
+        startup?.stop();
+        if (ok) {
+          this.set(record, { started: true, ready: !container.readinessProbe });
+          for (const p of probers) p.start();
+          return;
+        }
+        livenessFailed = true;
+        this.event('Warning', 'Unhealthy', 'Startup probe failed');
+        this.event('Normal', 'Killing', `Container ${container.name} failed startup probe, will be restarted`);
+        void proc.stop(this.podGraceMs());
+      });
+      if (startup) startup.start();
+      else for (const p of probers) p.start();
       const stopped = new Promise<'stop'>((resolve) => signal.addEventListener('abort', () => resolve('stop'), { once: true }));
       const outcome: ProcessExit | 'stop' = await Promise.race([proc.exited, stopped]);
+      startup?.stop();
       for (const p of probers) p.stop();
       if (outcome === 'stop') this.event('Normal', 'Killing', `Stopping container ${container.name}`);
       const exit = outcome === 'stop' ? await proc.stop(this.graceMs) : outcome;
@@ -326,10 +346,38 @@ export class PodWorker {
       KUBERNETES_SERVICE_PORT_HTTPS: port,
       KUBERNETES_PORT: `tcp://${host}:${port}`,
       BOSUN_IN_CLUSTER_ROOT: this.rootfs,
+      // The container's image (kubeadm's static pods carry the Kubernetes version in its tag) and,
+      // for a hostNetwork pod, the machine's address: its loopback on a local machine (pod-path.ts).
+      BOSUN_IMAGE: container.image ?? '',
+      ...(this.pod.spec?.hostNetwork ? { BOSUN_HOST_IP: hostIP } : {}),
     };
     const echo: Record<string, string> = kind === 'echo' ? { BOSUN_ECHO_ADDRESS: this.podIP, BOSUN_ECHO_PORT: String(echoPort(container)), BOSUN_ECHO_POD_NAME: this.pod.metadata.name } : {};
     return { ...base, ...echo, ...podEnv };
   }
+}
+
+/**
+ * A hostPath volume's path in the machine root, as its type asks (kubeadm mounts kubeconfig
+ * files with FileOrCreate): what exists is used as it is; a missing directory is made (unset
+ * type, DirectoryOrCreate, Directory — the local machine has no pre-made layout), an empty file
+ * for FileOrCreate; any other missing type is an error.
+ */
+function prepareHostPath(target: string, type: string, path: string): void {
+  if (existsSync(target)) return;
+  if (type === 'FileOrCreate') {
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, '', { mode: 0o644 });
+  } else if (type === '' || type === 'DirectoryOrCreate' || type === 'Directory') {
+    mkdirSync(target, { recursive: true });
+  } else {
+    throw new Error(`hostPath ${path} (type ${type}) does not exist on the machine`);
+  }
+}
+
+/** The API client a pod needs for `what`; a static pod run without the API may not need one. */
+function apiClient(ctx: PodContext, what: string): KubeClient {
+  if (!ctx.client) throw new Error(`${what} needs the API server, and a static pod has none (the kubelet's static pods may not refer to API objects)`);
+  return ctx.client;
 }
 
 function formatDelay(ms: number): string {

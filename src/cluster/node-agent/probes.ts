@@ -3,11 +3,15 @@
 // exits 0 within timeoutSeconds) run in the container's environment — its env and its root as the
 // working directory, as the container's own process runs — and grpc (the gRPC health checking
 // protocol's Check on the pod's IP, plaintext as the kubelet's, SERVING within timeoutSeconds).
+// httpGet with scheme HTTPS does not verify the server's certificate, as the kubelet's does not; a
+// probe host of localhost/127.0.0.1 (kubeadm's static pods probe their own loopback) is the pod's
+// own address, since on a local machine the pod's loopback is the host's.
 // A Prober tracks consecutive successes and failures against the probe's thresholds and reports
 // when its verdict flips.
 import { spawn } from 'node:child_process';
 import type * as grpc from '@grpc/grpc-js';
-import { request } from 'node:http';
+import { request, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
 import type * as api from '../../api/index.js';
 import { resolvePort } from './pod-spec.js';
@@ -76,6 +80,11 @@ export async function grpcHealthy(host: string, port: number, service: string, t
   });
 }
 
+/** Where a probe connects: its host, or the pod's IP when it names none or the loopback. */
+function probeHost(host: string | undefined, podIP: string): string {
+  return !host || host === 'localhost' || host === '127.0.0.1' || host === '::1' ? podIP : host;
+}
+
 export async function probeOnce(probe: api.Probe, target: ProbeTarget): Promise<boolean> {
   const { container, podIP } = target;
   const timeoutMs = (probe.timeoutSeconds ?? 1) * 1000;
@@ -85,11 +94,13 @@ export async function probeOnce(probe: api.Probe, target: ProbeTarget): Promise<
     const port = resolvePort(httpGet.port, container);
     if (!port) return false;
     return new Promise((resolve) => {
-      const req = request({ host: httpGet.host || podIP, port, path: httpGet.path ?? '/', method: 'GET', timeout: timeoutMs,
-        headers: Object.fromEntries((httpGet.httpHeaders ?? []).map((h) => [h.name, h.value])) }, (res) => {
+      const options = { host: probeHost(httpGet.host, podIP), port, path: httpGet.path ?? '/', method: 'GET', timeout: timeoutMs,
+        headers: Object.fromEntries((httpGet.httpHeaders ?? []).map((h) => [h.name, h.value])) };
+      const answered = (res: IncomingMessage) => {
         res.resume();
         resolve((res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 400);
-      });
+      };
+      const req = httpGet.scheme === 'HTTPS' ? httpsRequest({ ...options, rejectUnauthorized: false }, answered) : request(options, answered);
       req.on('timeout', () => req.destroy());
       req.on('error', () => resolve(false));
       req.end();
@@ -99,7 +110,7 @@ export async function probeOnce(probe: api.Probe, target: ProbeTarget): Promise<
     const port = resolvePort(tcpSocket.port, container);
     if (!port) return false;
     return new Promise((resolve) => {
-      const socket = connect({ host: tcpSocket.host || podIP, port, timeout: timeoutMs });
+      const socket = connect({ host: probeHost(tcpSocket.host, podIP), port, timeout: timeoutMs });
       socket.on('connect', () => { socket.destroy(); resolve(true); });
       socket.on('timeout', () => { socket.destroy(); resolve(false); });
       socket.on('error', () => resolve(false));
@@ -114,17 +125,18 @@ export async function probeOnce(probe: api.Probe, target: ProbeTarget): Promise<
   return false;
 }
 
-/** Runs a probe every periodSeconds after initialDelaySeconds; `onResult` gets each flip of the verdict. */
+/** Runs a probe every periodSeconds after initialDelaySeconds; `onResult` gets each flip of the verdict (from `initial`, which may be none yet). */
 export class Prober {
   private timer?: NodeJS.Timeout;
   private successes = 0;
   private failures = 0;
-  private verdict: boolean;
+  /** undefined until the first verdict (a startup probe's: it reports its first success or its failure). */
+  private verdict: boolean | undefined;
 
   constructor(
     private readonly probe: api.Probe,
     private readonly target: ProbeTarget,
-    initial: boolean,
+    initial: boolean | undefined,
     private readonly onResult: (ok: boolean) => void,
   ) {
     this.verdict = initial;
@@ -136,7 +148,7 @@ export class Prober {
       if (!this.timer) return;
       if (ok) { this.successes++; this.failures = 0; } else { this.failures++; this.successes = 0; }
       const next = ok ? (this.successes >= (this.probe.successThreshold ?? 1) ? true : this.verdict) : (this.failures >= (this.probe.failureThreshold ?? 3) ? false : this.verdict);
-      if (next !== this.verdict) {
+      if (next !== undefined && next !== this.verdict) {
         this.verdict = next;
         this.onResult(next);
       }
