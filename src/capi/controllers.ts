@@ -3,14 +3,16 @@
 // the Lease openshift-cluster-api/cluster-api-controllers while it acts (the command's flags).
 // Without a cloud (platform None) there is no infrastructure provider: only ClusterOperator/
 // cluster-api is reported, saying so. With the report, every controller's failures reach it as
-// Degraded (degraded-on-error: a key failing 5 times in a row, until it syncs again).
+// Degraded (degraded-on-error: a key failing 5 times in a row, until it syncs again). With the
+// controllers, the manager's /metrics serves capi_* as kube-state-metrics names them (metrics.ts),
+// from the controllers' informer caches.
 import { CloudClient } from '../cloud/client.js';
 import type { Clock, Manager } from '../kube/index.js';
 import { CLUSTER_API_NAMESPACE } from './api.js';
 import { bootstrapDataController } from './bootstrap-data.js';
 import { clusterController } from './cluster-controller.js';
 import { clusterApiStatus, clusterOperatorController } from './cluster-operator.js';
-import { capiContext } from './context.js';
+import { capiContext, informers } from './context.js';
 import { localClusterController } from './local/localcluster-controller.js';
 import { localMachineController } from './local/localmachine-controller.js';
 import { kubeadmBootstrapController } from './kubeadm/bootstrap-controller.js';
@@ -18,6 +20,7 @@ import { machineController } from './machine-controller.js';
 import { machineDeploymentController } from './machinedeployment-controller.js';
 import { machineHealthCheckController } from './machinehealthcheck-controller.js';
 import { machineSetController } from './machineset-controller.js';
+import { createClusterApiMetrics } from './metrics.js';
 
 export interface ClusterApiSettings {
   /** The local cloud's API (the infrastructure provider's); none: no provider, only the report. */
@@ -54,6 +57,7 @@ export function addClusterApiControllers(manager: Manager, settings: ClusterApiS
     localMachineController(ctx, cloud),
     kubeadmBootstrapController(ctx),
   ];
+  manager.addMetrics(createClusterApiMetrics(informers(ctx)).registry);
   if (status) for (const c of controllers) c.reportTo(status.degradedOnError(c.name, { after: 5, message: (e) => `${c.name}: ${e.message}` }));
   manager.add(...controllers);
   if (reporting) manager.add(report());

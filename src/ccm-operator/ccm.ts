@@ -9,6 +9,7 @@ import { cloudNodeController } from './node-controller.js';
 import { cloudNodeLifecycleController } from './node-lifecycle-controller.js';
 import { routeController } from './route-controller.js';
 import { serviceController } from './service-controller.js';
+import { ServiceControllerMetrics } from './metrics.js';
 import './local-provider.js';
 
 export const CLOUD_CONTROLLER_MANAGER = { name: 'cloud-controller-manager', lease: { namespace: 'kube-system', name: 'cloud-controller-manager' } };
@@ -67,7 +68,9 @@ export async function addCloudControllers(manager: Manager, settings: CcmSetting
     clusterName: settings.clusterName ?? 'kubernetes',
     events: (component) => new EventRecorder(manager.client, { component, clock: manager.clock }),
     clock: manager.clock,
+    metrics: new ServiceControllerMetrics(),
   };
+  manager.addMetrics(ctx.metrics.registry);
   const stopped = new AbortController();
   manager.add({ name: 'cloud-provider', needsLeaderElection: false, start: () => cloud.initialize(stopped.signal), stop: () => stopped.abort() });
   for (const name of names) manager.add(CCM_CONTROLLERS[name](ctx, settings));

@@ -6,6 +6,7 @@ import type * as api from '../api/index.js';
 import type { Clock, EventRecorder, Informer, KubeClient } from '../kube/index.js';
 import { resources } from '../kube/resources.js';
 import type { CloudProvider } from './cloud-provider.js';
+import type { ServiceControllerMetrics } from './metrics.js';
 import { isNodeReady } from '../kube/readiness.js';
 
 export const NODES = resources.nodes;
@@ -29,6 +30,8 @@ export interface CcmContext {
   events(component: string): EventRecorder;
   /** The clock of the controllers' queues and condition times (the manager's). */
   clock: Clock;
+  /** service_controller_* (metrics.ts), served on the manager's /metrics. */
+  metrics: ServiceControllerMetrics;
 }
 
 /** A Node as an Event's involvedObject wants it (informer items may lack kind). */

@@ -121,12 +121,20 @@ export function serviceController(ctx: CcmContext): Controller {
     const hasIngress = (current.status?.loadBalancer?.ingress ?? []).length > 0;
     if (last && last.spec === want.spec && hasIngress) {
       if (last.nodes === want.nodes) return;
+      // A node sync of this Service's balancer: counted and timed as upstream's (metrics.ts).
+      ctx.metrics.loadBalancerSync.inc();
+      const endNodeSync = ctx.metrics.nodeSyncLatency.startTimer();
+      const endHostUpdate = ctx.metrics.updateHostLatency.startTimer();
       try {
         await balancers!.updateLoadBalancer(ctx.clusterName, current, targets);
       } catch (e) {
         if (e instanceof RetryError) return { requeueAfterMs: e.retryAfterMs };
+        ctx.metrics.nodeSyncErrors.inc();
         void events.event(asService(current), 'Warning', 'UpdateLoadBalancerFailed', `Error updating load balancer with new hosts ${want.nodes}, error: ${(e as Error).message}`);
         throw e;
+      } finally {
+        endHostUpdate();
+        endNodeSync();
       }
       applied.set(key, want);
       void events.event(asService(current), 'Normal', 'UpdatedLoadBalancer', 'Updated load balancer with new hosts');

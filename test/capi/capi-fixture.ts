@@ -21,6 +21,7 @@ import { runKubectl, type KubectlResult } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
 import { startCloud, type CloudFixture } from '../cloud/cloud-fixture.js';
 import type { ServeOptions } from '../../src/cloud/service.js';
+import type { Listen } from '../../src/kube/manager.js';
 
 // The servers' routine lines (audit, cloud) would bury a failure's output.
 setLogLevel(process.env.BOSUN_LOG_LEVEL ?? 'warn');
@@ -49,7 +50,7 @@ export async function installCrds(kubectlOk: CapiCluster['kubectlOk']): Promise<
   for (const { crd } of CLUSTER_API_CRDS) await kubectlOk(['wait', '--for=condition=Established', `crd/${crd.metadata.name}`, '--timeout=20s']);
 }
 
-export async function startCapiCluster(o: { controllers?: boolean; cloud?: Partial<ServeOptions>; sharedCloud?: CloudFixture } = {}): Promise<CapiCluster> {
+export async function startCapiCluster(o: { controllers?: boolean; cloud?: Partial<ServeOptions>; sharedCloud?: CloudFixture; metricsListen?: Listen } = {}): Promise<CapiCluster> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-capi-'));
   const api = await startClusterServer({ dataDir, host: '127.0.0.1', port: 0, logLevel: 'warn' });
   const kubeconfigPath = api.server.kubeconfigPath;
@@ -66,7 +67,7 @@ export async function startCapiCluster(o: { controllers?: boolean; cloud?: Parti
   const cloud = o.sharedCloud ?? (await startCloud({ bootDelayMs: 100, ...o.cloud }));
   const kubeconfig = loadKubeConfig(kubeconfigPath);
   const kube = new KubeClient(kubeconfig);
-  const manager = new Manager({ name: 'cluster-api-controllers', kubeconfig, logLevel: process.env.BOSUN_LOG_LEVEL ?? 'warn' });
+  const manager = new Manager({ name: 'cluster-api-controllers', kubeconfig, metricsListen: o.metricsListen, logLevel: process.env.BOSUN_LOG_LEVEL ?? 'warn' });
   if (o.controllers !== false) addClusterApiControllers(manager, { cloudUrl: cloud.service.url, releaseVersion: RELEASE });
   const running = o.controllers !== false ? manager.start() : Promise.resolve();
   return {

@@ -37,7 +37,8 @@ test('podsToEvict: DaemonSet, mirror and finished pods stay; terminating ones ar
   assert.deepEqual(terminating.map((p) => p.metadata.name), ['leaving']);
 });
 
-test('drainRetry: a minute at first, five once failing for ten', () => {
-  assert.deepEqual(drainRetry(0, 60_000, DEFAULT_DRAIN_TIMING), { afterMs: 60_000, thresholdExceeded: false });
-  assert.deepEqual(drainRetry(0, 10 * 60_000, DEFAULT_DRAIN_TIMING), { afterMs: 5 * 60_000, thresholdExceeded: true });
+test('drainRetry: a minute at first, five once failing for ten, timed out after an hour', () => {
+  assert.deepEqual(drainRetry(0, 60_000, DEFAULT_DRAIN_TIMING), { afterMs: 60_000, thresholdExceeded: false, timedOut: false });
+  assert.deepEqual(drainRetry(0, 10 * 60_000, DEFAULT_DRAIN_TIMING), { afterMs: 5 * 60_000, thresholdExceeded: true, timedOut: false });
+  assert.deepEqual(drainRetry(0, 60 * 60_000, DEFAULT_DRAIN_TIMING), { afterMs: 5 * 60_000, thresholdExceeded: true, timedOut: true });
 });

@@ -7,6 +7,7 @@ import type { KubeClient } from '../../kube/client.js';
 import type { EventRecorder } from '../../kube/events.js';
 import type { Clock } from '../../kube/clock.js';
 import type { ControllerConfig, KubeletConfig, MachineConfig, MachineConfigPool, NodeView } from './types.js';
+import type { ControllerMetrics } from './metrics.js';
 
 
 /** The singleton ControllerConfig the operator keeps in step with the cluster. */
@@ -32,4 +33,6 @@ export interface McoContext {
   settings: ControllerSettings;
   /** The clock every time rule reads: render delay, rendered-config grace, drain retries, condition times. */
   clock: Clock;
+  /** mcc_* and mco_* (metrics.ts), served on the manager's /metrics. */
+  metrics: ControllerMetrics;
 }

@@ -6,7 +6,8 @@
 // failure is an Event DrainFailed naming the pod that blocks (DrainThresholdExceeded once it has
 // failed for the threshold), and the node's lastDrainError annotation says the same until the
 // drain succeeds: the daemon, waiting longer than its drain timeout, degrades the node with it,
-// which the pool reports (NodeDegraded, Degraded) naming the node and the pod.
+// which the pool reports (NodeDegraded, Degraded) naming the node and the pod. A drain failing past
+// the drain timeout (an hour) sets mcc_drain_err{node} until it succeeds (metrics.ts).
 import { Controller, type SyncContext, type SyncResult } from '../../kube/controller.js';
 import type { Node } from '../../api/index.js';
 import { isNotFound, KubeApiError, resourcePath } from '../../kube/index.js';
@@ -36,14 +37,16 @@ export function drainController(ctx: McoContext, timing: DrainTiming = DEFAULT_D
 
 async function syncDrain(ctx: McoContext, name: string, { log }: SyncContext, timing: DrainTiming, failingSince: Map<string, { value: string; since: number }>): Promise<SyncResult | void> {
   const node = ctx.informers.nodes.get(name);
-  if (!node) { failingSince.delete(name); return; }
+  const settled = () => { failingSince.delete(name); ctx.metrics.drainErr.remove({ node: name }); };
+  if (!node) return settled();
   const request = drainRequest(node.metadata.annotations, DESIRED_DRAIN_ANNOTATION, LAST_APPLIED_DRAIN_ANNOTATION);
-  if (request.action === 'none') { failingSince.delete(name); return; }
+  if (request.action === 'none') return settled();
   const asNode: Node = { apiVersion: 'v1', kind: 'Node', metadata: node.metadata };
 
   if (request.action === 'uncordon') {
     // Uncordoned and answered in one write: the daemon completes the moment it sees the answer.
     await answer(ctx, node, request.value, node.spec?.unschedulable ? { unschedulable: null } : undefined);
+    settled();
     log.info({ node: name, request: request.value }, 'node uncordoned');
     void ctx.events.event(asNode, 'Normal', 'Uncordon', `Uncordoned node ${name} (${request.value})`);
     return;
@@ -72,7 +75,9 @@ async function syncDrain(ctx: McoContext, name: string, { log }: SyncContext, ti
   if (blocked.length) {
     const failing = failingSince.get(name)?.value === request.value ? failingSince.get(name)! : { value: request.value, since: ctx.clock.now() };
     failingSince.set(name, failing);
-    const { afterMs, thresholdExceeded } = drainRetry(failing.since, ctx.clock.now(), timing);
+    const { afterMs, thresholdExceeded, timedOut } = drainRetry(failing.since, ctx.clock.now(), timing);
+    // Past the drain timeout: still retried, and said for MCCDrainError.
+    if (timedOut) ctx.metrics.drainErr.set({ node: name }, 1);
     const error = `error when evicting pods: ${blocked.join('; ')}`;
     const message = `Drain failed on node ${name}, will retry in ${Math.round(afterMs / 1000)}s: ${error}`;
     if (node.metadata.annotations?.[DRAIN_ERROR_ANNOTATION] !== error) await ctx.client.mergePatch(resources.nodes, name, undefined, { metadata: { annotations: { [DRAIN_ERROR_ANNOTATION]: error } } });
@@ -83,7 +88,7 @@ async function syncDrain(ctx: McoContext, name: string, { log }: SyncContext, ti
   // Evicted pods still shutting down: look again soon (their deletion also wakes nothing here).
   if (evict.length || terminating.length) return { requeueAfterMs: TERMINATING_POLL_MS };
   await answer(ctx, node, request.value);
-  failingSince.delete(name);
+  settled();
   log.info({ node: name, request: request.value }, 'node drained');
   void ctx.events.event(asNode, 'Normal', 'Drain', `Drained node ${name} (${request.value})`);
 }

@@ -3,7 +3,8 @@
 // drain evicts (not DaemonSet pods, not mirror pods, not pods already finished — as `oc adm drain
 // --ignore-daemonsets` and OpenShift's drain controller), and when a failing drain is tried again:
 // after `retryMs` (about a minute), every `slowRetryMs` (5 minutes) once it has failed for
-// `thresholdMs` (10 minutes), when it is also reported as DrainThresholdExceeded.
+// `thresholdMs` (10 minutes), when it is also reported as DrainThresholdExceeded; past `timeoutMs`
+// (an hour, OpenShift's drain timeout) it still retries, and mcc_drain_err says so.
 import type { Pod } from '../../api/index.js';
 
 export const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
@@ -39,12 +40,13 @@ export interface DrainTiming {
   retryMs: number;
   slowRetryMs: number;
   thresholdMs: number;
+  timeoutMs: number;
 }
 
-export const DEFAULT_DRAIN_TIMING: DrainTiming = { retryMs: 60_000, slowRetryMs: 5 * 60_000, thresholdMs: 10 * 60_000 };
+export const DEFAULT_DRAIN_TIMING: DrainTiming = { retryMs: 60_000, slowRetryMs: 5 * 60_000, thresholdMs: 10 * 60_000, timeoutMs: 60 * 60_000 };
 
-/** When to try a drain that has been failing since `sinceMs` again, and whether it is past the threshold. */
-export function drainRetry(sinceMs: number, nowMs: number, t: DrainTiming): { afterMs: number; thresholdExceeded: boolean } {
+/** When to try a drain that has been failing since `sinceMs` again, and whether it is past the threshold and the timeout. */
+export function drainRetry(sinceMs: number, nowMs: number, t: DrainTiming): { afterMs: number; thresholdExceeded: boolean; timedOut: boolean } {
   const exceeded = nowMs - sinceMs >= t.thresholdMs;
-  return { afterMs: exceeded ? t.slowRetryMs : t.retryMs, thresholdExceeded: exceeded };
+  return { afterMs: exceeded ? t.slowRetryMs : t.retryMs, thresholdExceeded: exceeded, timedOut: nowMs - sinceMs >= t.timeoutMs };
 }

@@ -4,7 +4,8 @@
 //
 // Membership: a pool's nodeSelector (absent or empty selects nothing). A node matched by `master`
 // belongs to master; otherwise a node matched by one custom pool belongs to it even if `worker`
-// matches too; matched by two or more custom pools it belongs to none and is reported.
+// matches too; matched by two or more custom pools it belongs to none and is reported. A node
+// matched by master and a custom pool has no custom configuration (mcc_pool_alert says so).
 //
 // Availability: a node is unavailable when it is not Ready, cordoned, updating (desiredConfig ≠
 // currentConfig, or state other than Done) or degraded (state Degraded or Unreconcilable).
@@ -34,6 +35,8 @@ export interface PoolMembership {
   members: Map<string, NodeView[]>;
   /** Nodes matched by more than one custom pool: name → the pools. */
   conflicts: Map<string, string[]>;
+  /** Nodes matched by master and by a custom pool: in master, without the custom pool's configuration. */
+  masterOverCustom: Set<string>;
 }
 
 function selectorOf(pool: MachineConfigPool) {
@@ -48,19 +51,22 @@ function selectorOf(pool: MachineConfigPool) {
 export function poolMembership(pools: MachineConfigPool[], nodes: NodeView[]): PoolMembership {
   const members = new Map<string, NodeView[]>(pools.map((p) => [p.metadata.name ?? '', []]));
   const conflicts = new Map<string, string[]>();
+  const masterOverCustom = new Set<string>();
   const selectors = pools.map((p) => ({ name: p.metadata.name ?? '', selector: selectorOf(p) }));
   for (const node of [...nodes].sort((a, b) => compare(a.metadata.name, b.metadata.name))) {
     const matched = selectors.filter((s) => s.selector && matchesLabels(s.selector, node.metadata.labels)).map((s) => s.name);
     let pool: string | undefined;
-    if (matched.includes('master')) pool = 'master';
-    else {
+    if (matched.includes('master')) {
+      pool = 'master';
+      if (matched.some((n) => !BUILT_IN_POOLS.includes(n))) masterOverCustom.add(node.metadata.name ?? '');
+    } else {
       const custom = matched.filter((n) => !BUILT_IN_POOLS.includes(n));
       if (custom.length > 1) { conflicts.set(node.metadata.name ?? '', custom.sort()); continue; }
       pool = custom[0] ?? (matched.includes('worker') ? 'worker' : undefined);
     }
     if (pool) members.get(pool)!.push(node);
   }
-  return { members, conflicts };
+  return { members, conflicts, masterOverCustom };
 }
 
 /** maxUnavailable as a node count for a pool of `total` nodes (at least 1). Throws on nonsense. */

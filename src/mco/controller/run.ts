@@ -6,7 +6,7 @@
 // signal aborts.
 import type * as k8s from '@kubernetes/client-node';
 import { createRequire } from 'node:module';
-import { Manager } from '../../kube/manager.js';
+import { Manager, type ManagerOptions } from '../../kube/manager.js';
 import { resources } from '../../kube/resources.js';
 import type { ControllerSettings, McoContext } from './context.js';
 import { kubeletConfigController } from './kubelet-config-controller.js';
@@ -16,6 +16,7 @@ import { DEFAULT_DRAIN_TIMING, type DrainTiming } from './drain.js';
 import { renderController } from './render-controller.js';
 import { templateController } from './template-controller.js';
 import { type Clock, realClock } from '../../kube/clock.js';
+import { createControllerMetrics } from './metrics.js';
 
 const { version } = createRequire(import.meta.url)('../../../package.json') as { version: string };
 
@@ -47,6 +48,8 @@ export interface MachineConfigControllerOptions extends MachineConfigControllerS
   signal: AbortSignal;
   /** Leader election settings; false runs without a Lease (tests, a single instance). */
   leaderElection?: false | { identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
+  /** Serve /metrics here (default: not served). */
+  metricsListen?: ManagerOptions['metricsListen'];
 }
 
 /** Adds the five controllers to a manager (which owns client, informers, events and Lease). */
@@ -61,25 +64,22 @@ export function addMachineConfigController(manager: Manager, options: MachineCon
   if (!(settings.renderedGCGraceMs >= 0)) throw new Error(`the rendered-config grace period must be a non-negative number of milliseconds, not ${options.renderedGCGraceMs}`);
   if (!(settings.renderDelayMs >= 0)) throw new Error(`the render delay must be a non-negative number of milliseconds, not ${options.renderDelayMs}`);
   const { informers } = manager;
-  const ctx: McoContext = {
-    client: manager.client,
-    informers: {
-      machineConfigs: informers.forResource(resources.machineConfigs),
-      pools: informers.forResource(resources.machineConfigPools),
-      controllerConfigs: informers.forResource(resources.controllerConfigs),
-      kubeletConfigs: informers.forResource(resources.kubeletConfigs),
-      nodes: informers.forResource(resources.nodes),
-    },
-    events: manager.events,
-    settings,
-    clock: options.clock ?? realClock,
+  const shared = {
+    machineConfigs: informers.forResource(resources.machineConfigs),
+    pools: informers.forResource(resources.machineConfigPools),
+    controllerConfigs: informers.forResource(resources.controllerConfigs),
+    kubeletConfigs: informers.forResource(resources.kubeletConfigs),
+    nodes: informers.forResource(resources.nodes),
   };
+  const metrics = createControllerMetrics(shared);
+  manager.addMetrics(metrics.registry);
+  const ctx: McoContext = { client: manager.client, informers: shared, events: manager.events, settings, clock: options.clock ?? realClock, metrics };
   manager.add(templateController(ctx), kubeletConfigController(ctx), renderController(ctx), nodeController(ctx), drainController(ctx, { ...DEFAULT_DRAIN_TIMING, ...options.drainTiming }));
 }
 
 export async function runMachineConfigController(options: MachineConfigControllerOptions): Promise<void> {
   const { name, lease, eventSource } = MACHINE_CONFIG_CONTROLLER;
-  const manager = new Manager({ name, eventSource, kubeconfig: options.kubeconfig, leaderElection: options.leaderElection === false ? undefined : { ...lease, ...options.leaderElection } });
+  const manager = new Manager({ name, eventSource, kubeconfig: options.kubeconfig, metricsListen: options.metricsListen, leaderElection: options.leaderElection === false ? undefined : { ...lease, ...options.leaderElection } });
   addMachineConfigController(manager, options);
   await manager.start(options.signal);
 }

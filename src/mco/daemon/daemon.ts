@@ -7,7 +7,8 @@
 // once and kept (a few, the newest). A failed write is rolled back (writer.ts) and reported
 // as state=Degraded with the reason; the pass then fails and the work queue retries it with
 // back-off, so the node recovers by itself once the cause is gone. While Done it checks the disk
-// for drift every --drift-check-interval.
+// for drift every --drift-check-interval. Its metrics (metrics.ts) follow these steps: the state
+// it sees and writes, a pass's failure, a write or a reboot request that failed, drift.
 import { Controller, type SyncContext, type SyncResult } from '../../kube/controller.js';
 import { type Clock, realClock } from '../../kube/clock.js';
 import { annotationsChanged } from '../../kube/predicates.js';
@@ -16,13 +17,16 @@ import { isNotFound, type KubeClient, type ResourceRef } from '../../kube/client
 import type { EventRecorder } from '../../kube/events.js';
 import type { InformerFactory } from '../../kube/informer.js';
 import type { Runnable } from '../../kube/manager.js';
+import type { Registry } from 'prom-client';
 import { resources } from '../../kube/resources.js';
+import { isNodeReady } from '../../kube/readiness.js';
 import { CURRENT_CONFIG_ANNOTATION, DESIRED_CONFIG_ANNOTATION, DESIRED_DRAIN_ANNOTATION, DRAIN_ERROR_ANNOTATION, LAST_APPLIED_DRAIN_ANNOTATION, REASON_ANNOTATION, STATE_ANNOTATION, type MachineConfig } from '../controller/types.js';
 import { unreconcilableChanges } from '../controller/validation.js';
 import { diffConfigs, forcedDiff } from './diff.js';
 import { describeAction, planActions, type NodeDisruptionPolicy } from './disruption-policy.js';
 import { DiskState } from './disk-state.js';
 import type { Host } from './host.js';
+import { DaemonMetrics } from './metrics.js';
 import { nextStep, type NodeAnnotations, type Observation, type Step } from './state-machine.js';
 import { rootReader, validateOnDisk } from './validate.js';
 import { WriteError, writeDiff } from './writer.js';
@@ -82,13 +86,16 @@ export class MachineConfigDaemon implements Runnable {
   private passPolicy?: Promise<NodeDisruptionPolicy | undefined>;
   /** resourceVersions of the node this daemon wrote (the last few). */
   private readonly ownWrites = new Set<string>();
+  /** mcd_* (metrics.ts), on the manager's /metrics when the daemon is given one. */
+  readonly metrics = new DaemonMetrics();
 
   private now(): number {
     return (this.settings.clock ?? realClock).now();
   }
 
-  constructor(from: { client: KubeClient; informers: InformerFactory; events: EventRecorder }, private readonly settings: DaemonSettings) {
+  constructor(from: { client: KubeClient; informers: InformerFactory; events: EventRecorder; addMetrics?(registry: Registry): unknown }, private readonly settings: DaemonSettings) {
     this.client = from.client;
+    from.addMetrics?.(this.metrics.registry);
     this.events = from.events;
     this.disk = new DiskState(settings.host.root);
     this.driftMs = settings.driftCheckIntervalMs ?? DEFAULT_DRIFT_CHECK_MS;
@@ -113,13 +120,26 @@ export class MachineConfigDaemon implements Runnable {
     await this.controller.run(signal);
   }
 
-  private async sync({ log, signal }: SyncContext): Promise<SyncResult | void> {
+  private async sync(sc: SyncContext): Promise<SyncResult | void> {
+    try {
+      return await this.pass(sc);
+    } catch (e) {
+      this.metrics.setUpdate('', (e as Error).message, this.now());
+      throw e;
+    }
+  }
+
+  private async pass({ log, signal }: SyncContext): Promise<SyncResult | void> {
     this.written = undefined;
     this.passPolicy = undefined;
     for (let i = 0; i < MAX_STEPS_PER_PASS && !signal.aborted; i++) {
       const node = this.written ?? await this.client.get(resources.nodes, this.settings.nodeName);
+      // One kubelet health check per pass: the Ready condition the kubelet posts.
+      if (i === 0) this.metrics.kubeletCheck(isNodeReady(node));
       this.written = undefined;
       const { observation, configs } = await this.observe(node);
+      const seen = observation.node;
+      if (seen.state) this.metrics.setState(seen.state, seen.state === 'Degraded' || seen.state === 'Unreconcilable' ? seen.reason ?? '' : '', this.now());
       const step = nextStep(observation);
       if (step.kind === 'reboot' && this.rebootAsked?.bootId === observation.bootId && this.now() - this.rebootAsked.at < REBOOT_REQUEST_RETRY_MS) return { requeueAfterMs: 2_000 };
       if (step.kind !== 'idle' && step.kind !== 'wait') log.info({ node: this.settings.nodeName, step: describeStep(step) }, 'step');
@@ -159,6 +179,7 @@ export class MachineConfigDaemon implements Runnable {
       }
     } else {
       o.validationError = validateOnDisk(configs.from.spec, disk);
+      this.metrics.setDrift(o.validationError !== undefined, this.now());
     }
     return { observation: o, configs };
   }
@@ -209,6 +230,8 @@ export class MachineConfigDaemon implements Runnable {
 
   private async patchNode(patch: Record<string, string | null>): Promise<void> {
     this.written = await this.client.mergePatch(resources.nodes, this.settings.nodeName, undefined, { metadata: { annotations: patch } });
+    const state = patch[STATE_ANNOTATION];
+    if (state) this.metrics.setState(state, state === 'Degraded' || state === 'Unreconcilable' ? patch[REASON_ANNOTATION] ?? '' : '', this.now());
     this.ownWrites.add(this.written.metadata?.resourceVersion ?? '');
     if (this.ownWrites.size > 8) this.ownWrites.delete(this.ownWrites.values().next().value!);
   }
@@ -244,6 +267,7 @@ export class MachineConfigDaemon implements Runnable {
         log.debug({ waitingFor: step.for }, 'waiting');
         return { requeueAfterMs: this.driftMs };
       case 'idle':
+        this.metrics.setUpdate(o.node.currentConfig ?? '', '', this.now());
         return { requeueAfterMs: this.driftMs };
       case 'write':
       case 'force': {
@@ -254,12 +278,14 @@ export class MachineConfigDaemon implements Runnable {
         try {
           writeDiff(host.root, force ? forcedDiff(from.spec, to.spec) : diffConfigs(from.spec, to.spec));
         } catch (e) {
+          this.metrics.pivotErrors.inc();
           const reason = `failed to update to ${to.metadata.name}: ${(e as Error).message}`;
           await this.patchNode({ [STATE_ANNOTATION]: 'Degraded', [REASON_ANNOTATION]: reason });
           this.event(node, 'Warning', 'UpdateFailed', reason);
           if (e instanceof WriteError) throw e;
           throw new WriteError(reason, { cause: e });
         }
+        this.metrics.pivotErrors.set(0);
         const reboot = force || plan.reboot;
         this.disk.writePending({ config: to.metadata.name!, bootId: o.bootId, reboot, ...(force ? { skipValidation: true } : {}) });
         this.disk.writeCurrentConfig(to);
@@ -277,7 +303,13 @@ export class MachineConfigDaemon implements Runnable {
       case 'reboot':
         if (o.node.state !== 'Rebooting') await this.patchNode({ [STATE_ANNOTATION]: 'Rebooting', [REASON_ANNOTATION]: '' });
         this.event(node, 'Normal', 'Reboot', `Node will reboot into config ${o.pending!.config}`);
-        host.requestReboot();
+        try {
+          host.requestReboot();
+        } catch (e) {
+          this.metrics.rebootsFailed.inc();
+          this.event(node, 'Warning', 'RebootFailed', `Reboot into config ${o.pending!.config} could not be requested: ${(e as Error).message}`);
+          throw new Error(`reboot command failed: ${(e as Error).message}`, { cause: e });
+        }
         this.rebootAsked = { bootId: o.bootId, at: this.now() };
         // Still here a while later means the reboot has not happened: a later pass asks again.
         return { requeueAfterMs: 2_000 };
@@ -287,6 +319,7 @@ export class MachineConfigDaemon implements Runnable {
         this.disk.clearPending();
         host.removeForceFile();
         this.event(node, 'Normal', 'NodeDone', `Setting node ${this.settings.nodeName}, currentConfig ${step.config} to Done`);
+        this.metrics.setUpdate(step.config, '', this.now());
         return undefined;
     }
   }
