@@ -8,6 +8,7 @@
 // cache, or a failing Prometheus) and at once when spec.desiredUpdate.acceptRisks changes; a
 // conditional update that is recommended is offered in availableUpdates too, as OpenShift's CVO
 // does. A condition keeps its lastTransitionTime while its status stays.
+import semver from 'semver';
 import type { Clock } from '../kube/clock.js';
 import { rfc3339 } from '../common/time.js';
 import { fetchUpdateGraph, RetrievalError } from './updates/upstream.js';
@@ -127,6 +128,7 @@ export class UpdatePoller {
     choices.conditionalUpdates.forEach((update, i) => {
       if (conditions[i].status === 'True' && !available.some((r) => r.image === update.release.image)) available.push(update.release);
     });
+    available.sort((a, b) => semver.rcompare(a.version, b.version));
     return (st) => {
       const previous = new Map((st.conditionalUpdates ?? []).map((u) => [u.release?.image, (u.conditions ?? []).find((c) => c.type === 'Recommended')]));
       const conditionalUpdates: api.ConditionalUpdate[] = choices.conditionalUpdates.map((update, i) => {
