@@ -9,7 +9,7 @@ import { SERVICE_CA_CONFIGMAPS } from '../cvo/promql-target.js';
 import { DEFAULT_CA_FILE, DEFAULT_PROMQL_URL, DEFAULT_TOKEN_FILE } from '../cvo/updates/promql.js';
 
 export function register(program: Command): void {
-  registerComponent<{ releaseStore: string; reconcileInterval: string; metricsUrl: string; metricsCaBundleFile: string; metricsTokenFile: string }>(program, {
+  registerComponent<{ releaseStore: string; reconcileInterval: string; metricsUrl: string; metricsCaBundleFile: string; metricsTokenFile?: string }>(program, {
     ...CLUSTER_VERSION_OPERATOR,
     description: 'run the cluster-version operator: apply the release named by ClusterVersion/version and report its status',
     defaults: { metricsListen: '127.0.0.1:9099', kubeconfigHelp: 'kubeconfig (default: $KUBECONFIG, then the in-cluster service account)' },
@@ -19,7 +19,7 @@ export function register(program: Command): void {
         .option('--reconcile-interval <seconds>', 'how often a completed release is applied again', '180')
         .option('--metrics-url <url>', 'the PromQL service conditional-update risks are evaluated against (a <service>.<namespace>.svc host is looked up as the Service\'s clusterIP); "" leaves them Recommended=Unknown', DEFAULT_PROMQL_URL)
         .option('--metrics-ca-bundle-file <file>', `the service CA that verifies it (if missing: ConfigMap ${SERVICE_CA_CONFIGMAPS.map(([ns, n]) => `${ns}/${n}`).join(', then ')})`, DEFAULT_CA_FILE)
-        .option('--metrics-token-file <file>', "the bearer token sent to it (if missing: the kubeconfig's token)", DEFAULT_TOKEN_FILE),
+        .option('--metrics-token-file <file>', `the bearer token sent to it (default: the kubeconfig's token, i.e. in a pod ${DEFAULT_TOKEN_FILE})`),
     help: `
 Leader election: the Lease openshift-cluster-version/version. Metrics (cluster_version,
 cluster_operator_up, …) on --metrics-listen, by default http://127.0.0.1:9099/metrics.

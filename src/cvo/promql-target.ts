@@ -2,8 +2,9 @@
 // (pkg/clusterconditions: --metrics-url, --metrics-ca-bundle-file, --metrics-token-file):
 //   URL    https://thanos-querier.openshift-monitoring.svc:9091 (the Service's clusterIP is looked
 //          up through the API: the CVO has no cluster DNS);
-//   token  the pod's service-account token file, else the kubeconfig's bearer token (the
-//          in-process CVO of `bosun start` runs on the admin kubeconfig);
+//   token  the file given, else the kubeconfig's bearer token (in a pod, the in-cluster
+//          kubeconfig's is the service-account token; the in-process CVO of `bosun start` runs on
+//          the admin kubeconfig), else the service-account token file if there is one;
 //   CA     the file the CVO's Deployment mounts ConfigMap openshift-service-ca.crt at
 //          (/etc/tls/service-ca/service-ca.crt), else that ConfigMap (key service-ca.crt) in
 //          openshift-cluster-version, else ConfigMap openshift-config-managed/service-ca (key
@@ -24,7 +25,7 @@ export interface PromQLSettings {
   url?: string;
   /** The CA bundle that verifies it (default DEFAULT_CA_FILE, then the ConfigMaps above). */
   caFile?: string;
-  /** The bearer token file (default DEFAULT_TOKEN_FILE, then the kubeconfig's token). */
+  /** The bearer token file (default: the kubeconfig's token, else DEFAULT_TOKEN_FILE if it exists). */
   tokenFile?: string;
 }
 
@@ -58,7 +59,14 @@ export function clusterPromQLCache(settings: PromQLSettings, client: KubeClient,
       }
       throw new Error(`no service CA to verify the PromQL service with: ${caFile} does not exist, nor do ConfigMaps ${SERVICE_CA_CONFIGMAPS.map(([ns, n, k]) => `${ns}/${n} (${k})`).join(' or ')}`);
     },
-    token: async () => (existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : kubeconfigToken(kubeconfig)),
+    token: async () => {
+      if (settings.tokenFile !== undefined) {
+        if (!existsSync(tokenFile)) throw new Error(`the token file ${tokenFile} for the PromQL service does not exist`);
+        return readFileSync(tokenFile, 'utf8').trim();
+      }
+      // A pod's in-cluster kubeconfig reads the service-account token file itself.
+      return (await kubeconfigToken(kubeconfig)) ?? (existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : undefined);
+    },
     serviceIP: async (namespace, name) => (await client.read(resources.services, name, namespace))?.spec?.clusterIP,
   });
   return new ConditionCache((rule) => match(rule.promql?.promql ?? ''), clock);

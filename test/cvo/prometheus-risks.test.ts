@@ -162,7 +162,10 @@ before(async () => {
   );
   prometheus.stdout!.on('data', (c) => (prometheusLog += c));
   prometheus.stderr!.on('data', (c) => (prometheusLog += c));
-  const exited = new Promise<never>((_, reject) => prometheus!.once('exit', (code) => reject(new Error(`prometheus exited with ${code}:\n${prometheusLog}`))));
+  const exited = new Promise<never>((_, reject) => {
+    prometheus!.once('exit', (code) => reject(new Error(`prometheus exited with ${code}:\n${prometheusLog}`)));
+    prometheus!.once('error', (e) => reject(new Error(`could not start ${PROMETHEUS}: ${e.message}`)));
+  });
   exited.catch(() => undefined);
   await Promise.race([
     exited,
@@ -220,7 +223,7 @@ after(async () => {
 });
 
 /** The CVO's settings: the Service's DNS name (looked up through the API), the service CA, the kubeconfig's token. */
-const settings = (over: Partial<PromQLSettings> = {}): PromQLSettings => ({ url: `https://${SERVICE_HOST}:${querierPort}`, caFile, tokenFile: join(work, 'no-token-file'), ...over });
+const settings = (over: Partial<PromQLSettings> = {}): PromQLSettings => ({ url: `https://${SERVICE_HOST}:${querierPort}`, caFile, ...over });
 
 /** Polls as the CVO's status loop does (every 250 ms) until `done` says the conditional updates are settled. */
 async function pollUntil(poller: UpdatePoller, done: (byVersion: Record<string, { status: string; reason?: string; message?: string }>) => boolean) {
@@ -293,6 +296,10 @@ test('a wrong CA or a wrong token: Recommended=Unknown, EvaluationFailed, saying
   assert.deepEqual([r2.status, r2.reason], ['Unknown', 'EvaluationFailed']);
   assert.match(r2.message, /answered HTTP 401 Unauthorized to topk by \(_id\) \(1, group by \(_id, type\) \(cluster_infrastructure_provider/);
   assert.equal(querierSeen[querierSeen.length - 1].authorization, 'Bearer not-the-cvo-token', 'the token file is what is sent');
+  const noFile = clusterPromQLCache(settings({ tokenFile: join(work, 'missing-token') }), client, kubeconfig, realClock)!;
+  const r3 = await evaluateConditionalUpdate(update, (rule) => noFile.match(rule));
+  assert.deepEqual([r3.status, r3.reason], ['Unknown', 'EvaluationFailed']);
+  assert.match(r3.message, /the token file .*missing-token for the PromQL service does not exist/);
 });
 
 test("Prometheus's scalars, two samples and values other than 0 or 1 are refused, naming the query", { skip, timeout: 60_000 }, async () => {
