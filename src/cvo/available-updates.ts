@@ -44,7 +44,7 @@ export class UpdatePoller {
   private lastKey = '';
   private lastConfig?: string;
   private lastSyncOrConfigChange?: number;
-  /** The last graph walked, the current version it was walked from, and when its risks were last evaluated. */
+  /** The last graph walked for the current key, whose risks are evaluated again between polls. */
   private choices?: UpdateChoices;
   private lastEvaluation = 0;
   private lastAccepted = '';
@@ -85,6 +85,8 @@ export class UpdatePoller {
       return this.evaluated(this.choices, accepted, acceptedKey, (st) => st);
     }
     this.lastPoll = clock.now();
+    // Another upstream, channel or current release: the last answer is not this one's.
+    if (key !== this.lastKey) this.choices = undefined;
     this.lastKey = key;
     const config = `${upstream}|${channel}`;
     if (config !== this.lastConfig) this.lastSyncOrConfigChange = this.lastPoll;

@@ -29,7 +29,7 @@ export interface PromQLTarget {
   token?: () => Promise<string | undefined>;
   /** The clusterIP of a Service, for hosts `<name>.<namespace>.svc`; without it such hosts go to DNS. */
   serviceIP?: (namespace: string, name: string) => Promise<string | undefined>;
-  /** How long one query may take (default 60 s). */
+  /** How long one query may take (default 30 s: the status loop waits on it). */
   timeoutMs?: number;
 }
 
@@ -88,7 +88,7 @@ export function promqlMatcher(target: PromQLTarget): (promql: string) => Promise
     const where = `${base.origin}${address !== base.hostname ? ` (${address})` : ''}`;
     let res: { status: number; statusText: string; text: string };
     try {
-      res = await get(url, address, headers, base.protocol === 'https:' ? { ca, servername: base.hostname } : undefined, target.timeoutMs ?? 60_000);
+      res = await get(url, address, headers, base.protocol === 'https:' ? { ca, servername: base.hostname } : undefined, target.timeoutMs ?? 30_000);
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
       const hint = err.code ? TLS_HINTS[err.code] : undefined;
