@@ -101,6 +101,8 @@ export interface CvoOptions {
   degradedToleranceMs?: number;
   /** How long waiting on a ClusterOperator during an update is normal (default 30 minutes; machine-config 3×). */
   slowOperatorMs?: number;
+  /** Watch Infrastructure and Proxy "cluster" for the cluster-configuration metrics (addClusterVersionOperator does). */
+  clusterConfigMetrics?: boolean;
   /** Metrics to record into (default: a registry of this operator's own; see `metrics`). */
   metrics?: CvoMetrics;
   /** The clock every time rule reads (default: the wall clock). */
@@ -122,8 +124,9 @@ export class ClusterVersionOperator {
   private readonly coInformer: Informer<api.ClusterOperator>;
   private readonly fgInformer: Informer<api.FeatureGate>;
   private readonly cmInformer: Informer<api.ConfigMap>;
-  private readonly infraInformer: Informer<api.Infrastructure>;
-  private readonly proxyInformer: Informer<api.Proxy>;
+  /** Watched only for the cluster-configuration metrics (options.clusterConfigMetrics). */
+  private readonly infraInformer?: Informer<api.Infrastructure>;
+  private readonly proxyInformer?: Informer<api.Proxy>;
   private readonly clock: Clock;
   private readonly poller: UpdatePoller;
   /** Whether the last pass was held by ClusterOperators it waits on. */
@@ -140,8 +143,10 @@ export class ClusterVersionOperator {
     this.coInformer = this.informers.forResource(CLUSTER_OPERATORS);
     this.fgInformer = this.informers.forResource(FEATURE_GATES, { fieldSelector: 'metadata.name=cluster' });
     this.cmInformer = this.informers.forResource(CONFIG_MAPS, { namespace: CONFIG_NAMESPACE });
-    this.infraInformer = this.informers.forResource(resources.infrastructures, { fieldSelector: 'metadata.name=cluster' });
-    this.proxyInformer = this.informers.forResource(resources.proxies, { fieldSelector: 'metadata.name=cluster' });
+    if (options.clusterConfigMetrics) {
+      this.infraInformer = this.informers.forResource(resources.infrastructures, { fieldSelector: 'metadata.name=cluster' });
+      this.proxyInformer = this.informers.forResource(resources.proxies, { fieldSelector: 'metadata.name=cluster' });
+    }
     const promql = clusterPromQLCache(options.promql ?? {}, this.client, options.kubeconfig, this.clock);
     this.poller = new UpdatePoller({ clock: this.clock, intervalMs: options.upstreamPollMs, promql: promql && ((rule) => promql.match(rule)) });
     this.metrics = options.metrics ?? createCvoMetrics(this);
@@ -178,7 +183,7 @@ export class ClusterVersionOperator {
 
   /** The cluster configuration the config metrics (cluster-config-metrics.ts) report. */
   infrastructure(): api.Infrastructure | undefined {
-    return this.infraInformer.get('cluster');
+    return this.infraInformer?.get('cluster');
   }
 
   featureGate(): api.FeatureGate | undefined {
@@ -186,7 +191,7 @@ export class ClusterVersionOperator {
   }
 
   proxy(): api.Proxy | undefined {
-    return this.proxyInformer.get('cluster');
+    return this.proxyInformer?.get('cluster');
   }
 
   private now(): number {
@@ -421,7 +426,7 @@ export function addClusterVersionOperator(manager: Manager, settings: CvoSetting
   manager.add({
     name: CLUSTER_VERSION_OPERATOR.name,
     start: async (signal) => {
-      current = new ClusterVersionOperator({ ...settings, metrics, kubeconfig: manager.kubeconfig, client: manager.client, informers: manager.informers, signal });
+      current = new ClusterVersionOperator({ ...settings, metrics, clusterConfigMetrics: true, kubeconfig: manager.kubeconfig, client: manager.client, informers: manager.informers, signal });
       try {
         await current.run();
       } finally {
