@@ -21,7 +21,8 @@
 //
 // Beside the loop, the CVO asks the update service (spec.upstream + spec.channel) for the
 // releases the cluster may move to (status.availableUpdates, conditionalUpdates,
-// desired.channels, RetrievedUpdates), resolves a version-only desiredUpdate against them, and
+// desired.channels, RetrievedUpdates; PromQL risks asked of thanos-querier through a throttled
+// cache, promql-target.ts), resolves a version-only desiredUpdate against them, and
 // runs the upgrade preconditions before it starts an update (ReleaseAccepted=False reason
 // PreconditionChecks when they block; force records them in history[].acceptedRisks).
 //
