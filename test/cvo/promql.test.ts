@@ -10,6 +10,8 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createCA, issueServingCert } from '../../src/common/pki.js';
 import { promqlMatcher, serviceOfHost } from '../../src/cvo/updates/promql.js';
+import { ConditionCache, ThrottledError } from '../../src/cvo/updates/condition-cache.js';
+import { FakeClock } from '../../src/kube/clock.js';
 
 const vector = (...values: string[]) => ({ status: 'success', data: { resultType: 'vector', result: values.map((v, i) => ({ metric: { i: String(i) }, value: [1700000000, v] })) } });
 const answers: Record<string, [number, unknown]> = {
@@ -111,4 +113,28 @@ test('a <service>.<namespace>.svc host is reached at the clusterIP, TLS verified
 
 test('a URL that is neither http nor https is refused at once', () => {
   assert.throws(() => promqlMatcher({ url: 'ftp://x' }), /neither http nor https/);
+});
+
+test('through the cache, the server sees at most one query a second and each rule at most hourly', async () => {
+  const clock = new FakeClock();
+  const match = promqlMatcher({ url: `http://127.0.0.1:${plainPort}` });
+  const cache = new ConditionCache((rule) => match(rule.promql!.promql), clock);
+  const one = { type: 'PromQL', promql: { promql: 'one' } };
+  const zero = { type: 'PromQL', promql: { promql: 'zero' } };
+  const before = seen.length;
+  assert.equal(await cache.match(one), true);
+  await assert.rejects(cache.match(zero), ThrottledError);
+  assert.equal(await cache.match(one), true);
+  assert.equal(seen.length - before, 1, 'one query in the first second');
+  clock.advance(1001);
+  assert.equal(await cache.match(zero), false);
+  assert.equal(await cache.match(one), true);
+  assert.equal(seen.length - before, 2, 'the waiting rule got the next second');
+  clock.advance(30 * 60_000);
+  assert.equal(await cache.match(one), true);
+  assert.equal(await cache.match(zero), false);
+  assert.equal(seen.length - before, 2, 'nothing asked again within the hour');
+  clock.advance(31 * 60_000);
+  await cache.match(one);
+  assert.equal(seen.length - before, 3, 'asked again after the hour');
 });
