@@ -23,6 +23,10 @@
 //       of updates (or change of upstream/channel)
 //   cluster_version_conditional_update_condition_seconds{version,condition,status,reason} when
 //       each conditional update's Recommended condition took its status
+//   cluster_version_risk_conditions{condition,risk,reason} whether each risk of the last
+//       evaluation applies: 1 True (Match), 0 False (NotMatch), -1 Unknown (EvaluationFailed);
+//       condition is Applies (upstream reports it from status.conditionalUpdateRisks, which
+//       bosun's ClusterVersion does not have, so it comes from the evaluation itself)
 //   cluster_version_operator_apply_duration_seconds{mode} time per pass over the payload
 //   cluster_version_operator_manifest_apply_duration_seconds{kind} time per manifest
 // The gauges are computed at scrape time from the operator's informer caches (payload errors are
@@ -51,6 +55,15 @@ export interface CvoMetricsSource {
   lastUpdateRetrieval?(): number | undefined;
   /** The update service the CVO was started with, overriding spec.upstream. */
   updateService?(): string | undefined;
+  /** Whether each conditional-update risk applies, from the last evaluation. */
+  riskConditions?(): RiskCondition[];
+}
+
+/** One risk's Applies condition: True (reason Match), False (NotMatch) or Unknown (EvaluationFailed). */
+export interface RiskCondition {
+  risk: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
 }
 
 const seconds = (time: string | undefined | null): number | undefined => {
@@ -248,6 +261,16 @@ export function createCvoMetrics(source: CvoMetricsSource): CvoMetrics {
           this.set({ version: update.release?.version ?? '', condition: c.type, status: c.status, reason: c.reason ?? '' }, seconds(c.lastTransitionTime) ?? 0);
         }
       }
+    },
+  });
+  new Gauge({
+    name: 'cluster_version_risk_conditions',
+    help: 'Report the risk conditions for the cluster version. -1 is Unknown, 0 is False and 1 is True.',
+    labelNames: ['condition', 'risk', 'reason'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const r of source.riskConditions?.() ?? []) this.set({ condition: 'Applies', risk: r.risk, reason: r.reason }, r.status === 'True' ? 1 : r.status === 'Unknown' ? -1 : 0);
     },
   });
   const applyDuration = new Histogram({

@@ -21,7 +21,8 @@
 //
 // Beside the loop, the CVO asks the update service (spec.upstream + spec.channel) for the
 // releases the cluster may move to (status.availableUpdates, conditionalUpdates,
-// desired.channels, RetrievedUpdates), resolves a version-only desiredUpdate against them, and
+// desired.channels, RetrievedUpdates; PromQL risks asked of thanos-querier through a throttled
+// cache, promql-target.ts), resolves a version-only desiredUpdate against them, and
 // runs the upgrade preconditions before it starts an update (ReleaseAccepted=False reason
 // PreconditionChecks when they block; force records them in history[].acceptedRisks).
 //
@@ -43,7 +44,9 @@
 // The ClusterVersion, the ClusterOperators and FeatureGate/cluster are watched through
 // informers: a change to the ClusterVersion's spec, or to the feature set or gates, starts a
 // pass at once, and waiting reads the caches rather than the API.
-// Metrics (metrics.ts) are computed from the same caches.
+// Metrics (metrics.ts) are computed from the same caches, and so are the cluster-configuration
+// metrics OpenShift's kube-apiserver operator exports (cluster-config-metrics.ts: Infrastructure,
+// FeatureGate and Proxy "cluster"), which bosun, without that operator, serves from the CVO.
 //
 // This file is the shell: informers, controllers, reading and writing the ClusterVersion. The
 // steps live beside it — loading (load.ts), one pass of the graph (sync.ts), the status each
@@ -66,7 +69,9 @@ import { resources } from '../kube/resources.js';
 import { InformerFactory, type Informer } from '../kube/informer.js';
 import { Controller } from '../kube/controller.js';
 import { realClock, type Clock, type ClockTimer } from '../kube/clock.js';
-import { createCvoMetrics, type CvoMetrics, type CurrentRelease } from './metrics.js';
+import { createCvoMetrics, type CvoMetrics, type CurrentRelease, type RiskCondition } from './metrics.js';
+import { clusterPromQLCache, type PromQLSettings } from './promql-target.js';
+import { createClusterConfigMetrics } from './cluster-config-metrics.js';
 
 import type * as api from '../api/index.js';
 const log = logger('cluster-version-operator');
@@ -87,8 +92,8 @@ export interface CvoOptions {
   /** How long one attempt waits on a CRD, Job or ClusterOperator. */
   waitTimeoutMs?: number;
   signal: AbortSignal;
-  /** A Prometheus-compatible API that PromQL risks are evaluated against (else they are Unknown). */
-  metricsUrl?: string;
+  /** Where PromQL risks are evaluated, and with which CA and token (promql-target.ts; default thanos-querier). */
+  promql?: PromQLSettings;
   /** How often the update service is asked for updates (default 5 minutes). */
   upstreamPollMs?: number;
   /** Called with each progress message while a release is being applied (for a CLI to show). */
@@ -97,6 +102,8 @@ export interface CvoOptions {
   degradedToleranceMs?: number;
   /** How long waiting on a ClusterOperator during an update is normal (default 30 minutes; machine-config 3×). */
   slowOperatorMs?: number;
+  /** Watch Infrastructure and Proxy "cluster" for the cluster-configuration metrics (addClusterVersionOperator does). */
+  clusterConfigMetrics?: boolean;
   /** Metrics to record into (default: a registry of this operator's own; see `metrics`). */
   metrics?: CvoMetrics;
   /** The clock every time rule reads (default: the wall clock). */
@@ -118,6 +125,9 @@ export class ClusterVersionOperator {
   private readonly coInformer: Informer<api.ClusterOperator>;
   private readonly fgInformer: Informer<api.FeatureGate>;
   private readonly cmInformer: Informer<api.ConfigMap>;
+  /** Watched only for the cluster-configuration metrics (options.clusterConfigMetrics). */
+  private readonly infraInformer?: Informer<api.Infrastructure>;
+  private readonly proxyInformer?: Informer<api.Proxy>;
   private readonly clock: Clock;
   private readonly poller: UpdatePoller;
   /** Whether the last pass was held by ClusterOperators it waits on. */
@@ -134,7 +144,12 @@ export class ClusterVersionOperator {
     this.coInformer = this.informers.forResource(CLUSTER_OPERATORS);
     this.fgInformer = this.informers.forResource(FEATURE_GATES, { fieldSelector: 'metadata.name=cluster' });
     this.cmInformer = this.informers.forResource(CONFIG_MAPS, { namespace: CONFIG_NAMESPACE });
-    this.poller = new UpdatePoller({ clock: this.clock, intervalMs: options.upstreamPollMs, metricsUrl: options.metricsUrl });
+    if (options.clusterConfigMetrics) {
+      this.infraInformer = this.informers.forResource(resources.infrastructures, { fieldSelector: 'metadata.name=cluster' });
+      this.proxyInformer = this.informers.forResource(resources.proxies, { fieldSelector: 'metadata.name=cluster' });
+    }
+    const promql = clusterPromQLCache(options.promql ?? {}, this.client, options.kubeconfig, this.clock);
+    this.poller = new UpdatePoller({ clock: this.clock, intervalMs: options.upstreamPollMs, promql: promql && ((rule) => promql.match(rule)) });
     this.metrics = options.metrics ?? createCvoMetrics(this);
   }
 
@@ -161,6 +176,23 @@ export class ClusterVersionOperator {
 
   lastUpdateRetrieval(): number | undefined {
     return this.poller.lastRetrieval();
+  }
+
+  riskConditions(): RiskCondition[] {
+    return this.poller.riskConditions();
+  }
+
+  /** The cluster configuration the config metrics (cluster-config-metrics.ts) report. */
+  infrastructure(): api.Infrastructure | undefined {
+    return this.infraInformer?.get('cluster');
+  }
+
+  featureGate(): api.FeatureGate | undefined {
+    return this.fgInformer.get('cluster');
+  }
+
+  proxy(): api.Proxy | undefined {
+    return this.proxyInformer?.get('cluster');
   }
 
   private now(): number {
@@ -387,12 +419,15 @@ export function addClusterVersionOperator(manager: Manager, settings: CvoSetting
       currentRelease: () => current?.currentRelease(),
       configMap: (name) => current?.configMap(name),
       lastUpdateRetrieval: () => current?.lastUpdateRetrieval(),
+      riskConditions: () => current?.riskConditions() ?? [],
     });
   manager.addMetrics(metrics.registry);
+  // OpenShift's kube-apiserver operator exports these; bosun has none, so the CVO process does.
+  manager.addMetrics(createClusterConfigMetrics({ infrastructure: () => current?.infrastructure(), featureGate: () => current?.featureGate(), proxy: () => current?.proxy() }));
   manager.add({
     name: CLUSTER_VERSION_OPERATOR.name,
     start: async (signal) => {
-      current = new ClusterVersionOperator({ ...settings, metrics, kubeconfig: manager.kubeconfig, client: manager.client, informers: manager.informers, signal });
+      current = new ClusterVersionOperator({ ...settings, metrics, clusterConfigMetrics: true, kubeconfig: manager.kubeconfig, client: manager.client, informers: manager.informers, signal });
       try {
         await current.run();
       } finally {

@@ -47,6 +47,7 @@ export const resources = {
   infrastructures: def<api.Infrastructure>(CONFIG, 'v1', 'infrastructures', 'Infrastructure', false),
   networks: def<api.Network>(CONFIG, 'v1', 'networks', 'Network', false),
   featureGates: def<api.FeatureGate>(CONFIG, 'v1', 'featuregates', 'FeatureGate', false),
+  proxies: def<api.Proxy>(CONFIG, 'v1', 'proxies', 'Proxy', false),
   // machineconfiguration.openshift.io
   machineConfigs: def<api.MachineConfig>(MCO, 'v1', 'machineconfigs', 'MachineConfig', false),
   machineConfigPools: def<api.MachineConfigPool>(MCO, 'v1', 'machineconfigpools', 'MachineConfigPool', false),

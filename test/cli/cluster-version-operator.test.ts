@@ -30,6 +30,9 @@ test('bosun cluster-version-operator installs the desired release and serves met
   const cvRef: ResourceRef<Obj> = { group: 'config.openshift.io', version: 'v1', resource: 'clusterversions', namespaced: false };
   // No machine-config, cloud-controller-manager or Cluster API operator runs here: their ClusterOperator gates are overridden as unmanaged.
   await client.create(cvRef, { apiVersion: 'config.openshift.io/v1', kind: 'ClusterVersion', metadata: { name: 'version' }, spec: { clusterID: '6b1c1b1e-0000-4000-8000-000000000003', overrides: [{ kind: 'ClusterOperator', group: 'config.openshift.io', name: 'machine-config', namespace: '', unmanaged: true }, { kind: 'ClusterOperator', group: 'config.openshift.io', name: 'cloud-controller-manager', namespace: '', unmanaged: true }, { kind: 'ClusterOperator', group: 'config.openshift.io', name: 'cluster-api', namespace: '', unmanaged: true }], desiredUpdate: { version: '1.0.0', image: release.pullspec } } });
+  // What the installer writes: the CVO exports it as OpenShift's kube-apiserver operator would.
+  await client.create(resources.infrastructures, { apiVersion: 'config.openshift.io/v1', kind: 'Infrastructure', metadata: { name: 'cluster' }, spec: { platformSpec: { type: 'None' } } });
+  await client.mergePatch(resources.infrastructures, 'cluster', undefined, { status: { platform: 'None', platformStatus: { type: 'None' }, controlPlaneTopology: 'HighlyAvailable', infrastructureTopology: 'HighlyAvailable' } }, 'status');
   const port = await freePort();
   const child = spawn(process.execPath, [bosunBin, 'cluster-version-operator', '--kubeconfig', api.kubeconfigPath, '--release-store', store, '--metrics-listen', `127.0.0.1:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -44,6 +47,7 @@ test('bosun cluster-version-operator installs the desired release and serves met
     assert.match(metrics, /^cluster_version_payload\{type="applied",version="1\.0\.0"\} [1-9]\d*$/m);
     assert.match(metrics, /^cluster_version_operator_manifest_apply_duration_seconds_count\{kind="ServiceAccount"\} [1-9]/m);
     assert.match(metrics, /^process_cpu_user_seconds_total /m, 'process metrics are served too');
+    assert.match(metrics, /^cluster_infrastructure_provider\{type="None",region="",external=""\} 0$/m, 'the cluster-configuration metrics are served too');
     assert.equal((await fetch(`http://127.0.0.1:${port}/nope`)).status, 404);
     child.kill('SIGTERM');
     assert.equal(await exited, 0, `exit on SIGTERM; output:\n${output}`);

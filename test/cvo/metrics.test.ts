@@ -2,7 +2,7 @@
 // constructed ClusterVersion and ClusterOperator objects, asserting the exact series text of the
 // registry — name="version" for the CVO itself, NoAvailableCondition, Unknown conditions left out,
 // the cluster_version types, capabilities, the installer, the retrieval timestamp and the
-// conditional updates' Recommended conditions.
+// conditional updates' Recommended conditions and whether each risk applies.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type * as api from '../../src/api/index.js';
@@ -209,6 +209,23 @@ const cases: { name: string; source: Partial<CvoMetricsSource>; metric: string; 
     },
     metric: 'cluster_version_conditional_update_condition_seconds',
     want: ['cluster_version_conditional_update_condition_seconds{version="1.0.2",condition="Recommended",status="False",reason="R"} 500'],
+  },
+  {
+    name: 'whether each risk applies: 1 Match, 0 NotMatch, -1 EvaluationFailed',
+    source: {
+      clusterVersion: () => clusterVersion({}),
+      riskConditions: () => [
+        { risk: 'A', status: 'True', reason: 'Match' },
+        { risk: 'B', status: 'False', reason: 'NotMatch' },
+        { risk: 'C', status: 'Unknown', reason: 'EvaluationFailed' },
+      ],
+    },
+    metric: 'cluster_version_risk_conditions',
+    want: [
+      'cluster_version_risk_conditions{condition="Applies",risk="A",reason="Match"} 1',
+      'cluster_version_risk_conditions{condition="Applies",risk="B",reason="NotMatch"} 0',
+      'cluster_version_risk_conditions{condition="Applies",risk="C",reason="EvaluationFailed"} -1',
+    ],
   },
 ];
 

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GraphWalkError, parseGraphResponse, walkGraph, type ConditionalUpdate } from '../../src/cvo/updates/graph-walk.js';
-import { evaluateConditionalUpdate, type PromQLEvaluator } from '../../src/cvo/updates/risks.js';
+import { evaluateConditionalUpdate, evaluateConditionalUpdates, risksInOrder, type PromQLRuleMatcher } from '../../src/cvo/updates/risks.js';
 import { resolveDesiredUpdate, ResolveError } from '../../src/cvo/updates/resolve.js';
 import { checkPreconditions, type PreconditionInput } from '../../src/cvo/updates/preconditions.js';
 import { graphURL, RetrievalError } from '../../src/cvo/updates/upstream.js';
@@ -62,38 +62,63 @@ test('walk: invalid responses are refused as ResponseInvalid, naming the fault',
 });
 
 const update = (...risks: Risk[]): ConditionalUpdate => ({ release: { version: '1.1.0', image: 'img' }, risks });
-const evaluator = (values: Record<string, number | Error>): PromQLEvaluator => async (q) => {
-  const v = values[q];
+const evaluator = (values: Record<string, number | Error>): PromQLRuleMatcher => async (rule) => {
+  const v = values[rule.promql!.promql];
   if (v instanceof Error) throw v;
-  if (v === undefined) throw new Error(`no sample for ${q}`);
-  return v;
+  if (v === undefined) throw new Error(`no sample for ${rule.promql!.promql}`);
+  return v === 1;
 };
 
-const riskCases: { name: string; update: ConditionalUpdate; evaluate?: PromQLEvaluator; status: string; reason: string; message?: RegExp }[] = [
-  { name: 'Always applies', update: update(always('A')), status: 'False', reason: 'A', message: /A happens https:\/\/x\/A/ },
-  { name: 'two applying risks', update: update(always('A'), always('C')), status: 'False', reason: 'MultipleReasons' },
+const riskCases: { name: string; update: ConditionalUpdate; evaluate?: PromQLRuleMatcher; accepted?: string[]; status: string; reason: string; message?: RegExp }[] = [
+  { name: 'Always applies', update: update(always('A')), status: 'False', reason: 'A', message: /^A happens https:\/\/x\/A$/ },
+  { name: 'two applying risks', update: update(always('A'), always('C')), status: 'False', reason: 'MultipleReasons', message: /A happens https:\/\/x\/A\n\nC happens/ },
+  { name: 'a risk name that is no valid reason becomes ExposedToRisks', update: update({ ...always('A'), name: 'not a reason!' }), status: 'False', reason: 'ExposedToRisks' },
   { name: 'PromQL 1 applies', update: update(promql('B', 'q1')), evaluate: evaluator({ q1: 1 }), status: 'False', reason: 'B' },
-  { name: 'PromQL 0 does not apply', update: update(promql('B', 'q0')), evaluate: evaluator({ q0: 0 }), status: 'True', reason: 'AsExpected' },
-  { name: 'PromQL without a metrics source is Unknown', update: update(promql('B')), status: 'Unknown', reason: 'EvaluationFailed', message: /no metrics source/ },
-  { name: 'unreachable metrics are Unknown', update: update(promql('B', 'q')), evaluate: evaluator({ q: new Error('ECONNREFUSED') }), status: 'Unknown', reason: 'EvaluationFailed', message: /ECONNREFUSED/ },
-  { name: 'a value other than 0 or 1 is Unknown', update: update(promql('B', 'q')), evaluate: evaluator({ q: 7 }), status: 'Unknown', reason: 'EvaluationFailed', message: /0 or 1/ },
-  { name: 'an applying risk wins over an unknown one', update: update(promql('B', 'q'), always('A')), status: 'False', reason: 'A', message: /could not evaluate exposure to B/ },
+  { name: 'PromQL 0 does not apply', update: update(promql('B', 'q0')), evaluate: evaluator({ q0: 0 }), status: 'True', reason: 'NotExposedToRisks', message: /none of the conditional update risks apply/ },
+  { name: 'PromQL without a PromQL service is Unknown', update: update(promql('B')), status: 'Unknown', reason: 'EvaluationFailed', message: /^Could not evaluate exposure to update risk B \(no PromQL service is configured/ },
+  { name: 'unreachable metrics are Unknown', update: update(promql('B', 'q')), evaluate: evaluator({ q: new Error('ECONNREFUSED') }), status: 'Unknown', reason: 'EvaluationFailed', message: /ECONNREFUSED\)\n {2}B description: B may happen\n {2}B URL: https:\/\/x\/B/ },
+  { name: 'an applying risk and an unknown one: False, MultipleReasons', update: update(promql('B', 'q'), always('A')), status: 'False', reason: 'MultipleReasons', message: /Could not evaluate exposure to update risk B[^]*\n\nA happens/ },
+  { name: 'an unknown risk and one not applying: Unknown, EvaluationFailed', update: update(promql('B', 'q'), promql('C', 'q0')), evaluate: evaluator({ q: new Error('down'), q0: 0 }), status: 'Unknown', reason: 'EvaluationFailed' },
   {
     name: 'the first rule with an answer decides',
-    update: update({ ...promql('B', 'broken'), matchingRules: [{ type: 'PromQL', promql: { promql: 'broken' } }, { type: 'PromQL', promql: { promql: 'q0' } }] }),
+    update: update({ ...promql('B', 'broken'), matchingRules: [{ type: 'PromQL', promql: { promql: 'broken' } }, { type: 'PromQL', promql: { promql: 'q0' } }, { type: 'Always' }] }),
     evaluate: evaluator({ broken: new Error('bad query'), q0: 0 }),
     status: 'True',
-    reason: 'AsExpected',
+    reason: 'NotExposedToRisks',
   },
+  {
+    name: 'all rules failing: EvaluationFailed with every failure',
+    update: update({ ...promql('B', 'x'), matchingRules: [{ type: 'PromQL', promql: { promql: 'x' } }, { type: 'PromQL', promql: { promql: 'y' } }] }),
+    evaluate: evaluator({ x: new Error('first'), y: new Error('second') }),
+    status: 'Unknown',
+    reason: 'EvaluationFailed',
+    message: /\[first, second\]/,
+  },
+  { name: 'an accepted applying risk: AllExposedRisksAccepted', update: update(always('A')), accepted: ['A'], status: 'True', reason: 'AllExposedRisksAccepted', message: /accepted by cluster admins/ },
+  { name: 'two applying risks, both accepted', update: update(always('A'), always('C')), accepted: ['A', 'C'], status: 'True', reason: 'AllExposedRisksAccepted' },
+  { name: 'one of two applying risks accepted: the other decides', update: update(always('A'), always('C')), accepted: ['A'], status: 'False', reason: 'C', message: /^C happens/ },
+  { name: 'an accepted risk that does not apply changes nothing', update: update(promql('B', 'q0')), evaluate: evaluator({ q0: 0 }), accepted: ['B'], status: 'True', reason: 'NotExposedToRisks' },
+  { name: 'accepted and unknown: Unknown, EvaluationFailed', update: update(always('A'), promql('B', 'q')), evaluate: evaluator({ q: new Error('down') }), accepted: ['A'], status: 'Unknown', reason: 'EvaluationFailed' },
 ];
 for (const c of riskCases) {
   test(`risks: ${c.name}`, async () => {
-    const r = await evaluateConditionalUpdate(c.update, c.evaluate);
+    const r = await evaluateConditionalUpdate(c.update, c.evaluate, new Set(c.accepted ?? []));
     assert.equal(r.status, c.status);
     assert.equal(r.reason, c.reason);
     if (c.message) assert.match(r.message, c.message);
   });
 }
+
+test('risks: each risk is evaluated once, by the highest version it blocks, then by name', async () => {
+  const at = (version: string, ...risks: Risk[]): ConditionalUpdate => ({ release: { version, image: `img-${version}` }, risks });
+  const updates = [at('1.0.2', promql('Z', 'z'), promql('A', 'a')), at('1.1.0', promql('M', 'm')), at('1.2.0', promql('Z', 'z'))];
+  assert.deepEqual(risksInOrder(updates).map((r) => r.name), ['Z', 'M', 'A']);
+  const asked: string[] = [];
+  const { conditions, risks } = await evaluateConditionalUpdates(updates, async (rule) => (asked.push(rule.promql!.promql), rule.promql!.promql === 'z'));
+  assert.deepEqual(asked, ['z', 'm', 'a']);
+  assert.deepEqual(conditions.map((c) => [c.status, c.reason]), [['False', 'Z'], ['True', 'NotExposedToRisks'], ['False', 'Z']]);
+  assert.deepEqual([...risks], [['Z', true], ['M', false], ['A', false]]);
+});
 
 test('resolve: version-only requests are resolved against the offered updates', () => {
   const available = [{ version: '1.0.1', image: 'img-101' }];

@@ -105,6 +105,17 @@ export interface ClusterVersionBody {
      */
     desiredUpdate?: {
       /**
+       * names of conditional-update risks the administrator accepts; an update whose applying risks are all named here is recommended (AllExposedRisksAccepted).
+       *
+       * @maxItems 1000
+       */
+      acceptRisks?: {
+        /**
+         * the name of the accepted risk.
+         */
+        name: string;
+      }[];
+      /**
        * Multi to move to a multi-architecture payload; needs version, excludes image.
        */
       architecture?: 'Multi' | '';
