@@ -18,14 +18,15 @@ export function register(program: Command): void {
         .option('--metrics-url <url>', 'Prometheus-compatible API to evaluate PromQL update risks against (without it they are Recommended=Unknown)'),
     help: `
 Leader election: the Lease openshift-cluster-version/version. Metrics (cluster_version,
-cluster_operator_up, …) on --metrics-listen, by default http://127.0.0.1:9099/metrics.
+cluster_operator_up, …) on --metrics-listen, by default https://127.0.0.1:9099/metrics, for a
+token the API server authorises (get on /metrics).
 
 Example:
   $ bosun cluster-version-operator --kubeconfig .bosun/kubeconfig --release-store .bosun/releases
   $ kubectl get clusterversion
   NAME      VERSION   AVAILABLE   PROGRESSING   SINCE   STATUS
   version   1.0.0     True        False         5s      Cluster version is 1.0.0
-  $ curl -s 127.0.0.1:9099/metrics | grep '^cluster_version{'
+  $ curl -sk -H "Authorization: Bearer $(kubectl create token prometheus-k8s -n openshift-monitoring)" https://127.0.0.1:9099/metrics | grep '^cluster_version{'
   cluster_version{type="cluster",version="",image="",from_version=""} 1795420800
   cluster_version{type="completed",version="1.0.0",image="bosun.local/release@sha256:0bb5…",from_version=""} 1795420807
   …`,
