@@ -173,6 +173,39 @@ export function daemonDaemonSet(image: string, env: EnvVar[]): api.DaemonSet {
   };
 }
 
+/** The machine-config controller's Deployment: one replica on the masters; metrics on the pod's
+ *  address, port 9001, with Secret mcc-proxy-tls's certificate. */
+export function controllerDeployment(image: string, env: EnvVar[], tolerations: api.Toleration[]): api.Deployment {
+  const controllerMetrics = metricsEndpoint('$(POD_IP)', MCO_METRICS_PORT, 'mcc-proxy-tls');
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'machine-config-controller', namespace: OPERATOR_NAMESPACE, labels: { 'k8s-app': 'machine-config-controller' } },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { 'k8s-app': 'machine-config-controller' } },
+      template: {
+        metadata: { labels: { 'k8s-app': 'machine-config-controller' } },
+        spec: {
+          serviceAccountName: 'machine-config-controller',
+          nodeSelector: { 'node-role.kubernetes.io/master': '' },
+          tolerations,
+          containers: [{
+            name: 'machine-config-controller',
+            image,
+            command: ['bosun', 'machine-config-controller'],
+            args: controllerMetrics.args,
+            env: [...env, { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
+            ports: [{ name: 'metrics', containerPort: MCO_METRICS_PORT }],
+            volumeMounts: [controllerMetrics.mount],
+          }],
+          volumes: [controllerMetrics.volume],
+        },
+      },
+    },
+  };
+}
+
 /** The operator's reconciler: one controller on the key "cluster" over the manager's informers
  *  (machineConfigOperatorController builds it; the manager runs the controller). */
 export class MachineConfigOperator {
@@ -359,38 +392,7 @@ export class MachineConfigOperator {
   private async applyWorkloads(image: string, version: string, daemonImage: string | undefined): Promise<void> {
     const env = [{ name: 'RELEASE_VERSION', value: version }, { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }];
     const tolerations = [{ key: 'node-role.kubernetes.io/master', operator: 'Exists', effect: 'NoSchedule' }];
-    const controllerMetrics = metricsEndpoint('$(POD_IP)', MCO_METRICS_PORT, 'mcc-proxy-tls');
-    await applyObject(
-      this.client,
-      {
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: { name: 'machine-config-controller', namespace: OPERATOR_NAMESPACE, labels: { 'k8s-app': 'machine-config-controller' } },
-        spec: {
-          replicas: 1,
-          selector: { matchLabels: { 'k8s-app': 'machine-config-controller' } },
-          template: {
-            metadata: { labels: { 'k8s-app': 'machine-config-controller' } },
-            spec: {
-              serviceAccountName: 'machine-config-controller',
-              nodeSelector: { 'node-role.kubernetes.io/master': '' },
-              tolerations,
-              containers: [{
-                name: 'machine-config-controller',
-                image,
-                command: ['bosun', 'machine-config-controller'],
-                args: controllerMetrics.args,
-                env: [...env, { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
-                ports: [{ name: 'metrics', containerPort: MCO_METRICS_PORT }],
-                volumeMounts: [controllerMetrics.mount],
-              }],
-              volumes: [controllerMetrics.volume],
-            },
-          },
-        },
-      },
-      R.deployments,
-    );
+    await applyObject(this.client, controllerDeployment(image, env, tolerations), R.deployments);
     await applyObject(
       this.client,
       {
