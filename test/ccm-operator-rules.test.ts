@@ -101,6 +101,12 @@ test('ccmOperands: a single-replica control plane gets one replica and no PDB; r
   assert.equal(ha.deployment.spec.replicas, 2);
   assert.ok(ha.pdb);
   assert.deepEqual(ha.deployment.spec.template.spec.containers[0].command.slice(-3), ['--cluster-cidr', '127.1.0.0/16', '--leader-elect']);
+  // Metrics: HTTPS on the node's address, port 10258, with the service CA's certificate for the Service.
+  assert.ok(ha.deployment.spec.template.spec.containers[0].command.includes('--metrics-listen=$(HOST_IP):10258'));
+  assert.deepEqual(ha.deployment.spec.template.spec.volumes[1], { name: 'metrics-tls', secret: { secretName: 'cloud-controller-manager-tls' } });
+  assert.equal(ha.service.metadata.annotations['service.beta.openshift.io/serving-cert-secret-name'], 'cloud-controller-manager-tls');
+  assert.deepEqual(ha.service.spec.selector, ha.deployment.spec.selector.matchLabels);
+  assert.deepEqual(ha.service.spec.ports, [{ name: 'metrics', port: 10258, targetPort: 10258, protocol: 'TCP' }]);
   const sno = ccmOperands({ provider: 'local', name: 'local', image: 'i', cloudConfig: 'c', singleReplica: true });
   assert.equal(sno.deployment.spec.replicas, 1);
   assert.equal(sno.pdb, undefined);

@@ -44,7 +44,7 @@ before(async () => {
   // The config namespaces (run level 03) and every cloud-controller-manager operator manifest, rendered for 1.0.0.
   const dir = join(release.dir, 'release-manifests');
   const files = readdirSync(dir).filter((f) => f.startsWith('0000_03_config-operator_00_') || f.startsWith('0000_26_cloud-controller-manager-operator_')).sort();
-  assert.equal(files.length, 7, `the payload's files: ${files.join(', ')}`);
+  assert.equal(files.length, 8, `the payload's files: ${files.join(', ')}`);
   const text = files.map((f) => readFileSync(join(dir, f), 'utf8')).join('\n---\n');
   await eventually('the payload applied (CRDs established)', async () => (await api.kubectl(['apply', '-f', '-'], { input: text })).code === 0, 20_000);
 
@@ -125,10 +125,14 @@ test('External "local": cloud config missing → Degraded; then the CCM deployed
   const [container] = pod!.containers;
   assert.equal(container.image, 'bosun.local/cloud-controller-manager:1.0.0');
   assert.deepEqual(container.command, [
-    'bosun', 'cloud-controller-manager', '--cloud-provider', 'local', '--cloud-config', '/etc/cloud-controller-manager/config/cloud.conf', '--cluster-name', 'bosun-test', '--leader-elect',
+    'bosun', 'cloud-controller-manager', '--cloud-provider', 'local', '--cloud-config', '/etc/cloud-controller-manager/config/cloud.conf',
+    '--metrics-listen=$(HOST_IP):10258', '--tls-cert-file=/etc/tls/private/tls.crt', '--tls-private-key-file=/etc/tls/private/tls.key',
+    '--cluster-name', 'bosun-test', '--leader-elect',
   ]);
-  assert.deepEqual(container.volumeMounts, [{ name: 'cloud-config', mountPath: '/etc/cloud-controller-manager/config', readOnly: true }]);
-  assert.deepEqual(pod!.volumes, [{ name: 'cloud-config', configMap: { name: 'cloud-conf', items: [{ key: 'cloud.conf', path: 'cloud.conf' }] } }]);
+  assert.deepEqual(container.volumeMounts, [{ name: 'cloud-config', mountPath: '/etc/cloud-controller-manager/config', readOnly: true }, { name: 'metrics-tls', mountPath: '/etc/tls/private', readOnly: true }]);
+  assert.deepEqual(pod!.volumes, [{ name: 'cloud-config', configMap: { name: 'cloud-conf', items: [{ key: 'cloud.conf', path: 'cloud.conf' }] } }, { name: 'metrics-tls', secret: { secretName: 'cloud-controller-manager-tls' } }]);
+  const metricsService = await admin.get(R.services, 'cloud-controller-manager', CCM_NAMESPACE);
+  assert.equal(metricsService.metadata.annotations?.['service.beta.openshift.io/serving-cert-secret-name'], 'cloud-controller-manager-tls');
   assert.deepEqual((await admin.get(R.configMaps, 'cloud-conf', CCM_NAMESPACE)).data, { 'cloud.conf': cloudConf });
   const pdb = await admin.get(R.podDisruptionBudgets, 'local-cloud-controller-manager', CCM_NAMESPACE);
   assert.equal(pdb.spec!.minAvailable, 1);
@@ -202,8 +206,9 @@ test('run outside its Deployment (followDeployment), the operator takes its vers
 
   // The CVO applies 1.0.2: the operator's Deployment and the images it names.
   const own = await admin.get(R.deployments, 'cluster-cloud-controller-manager-operator', OPERATOR_NAMESPACE);
-  assert.deepEqual(own.spec!.template.spec!.containers[0].env, [{ name: 'RELEASE_VERSION', value: '1.0.0' }], 'the payload\'s Deployment, rendered for 1.0.0');
-  const containers = own.spec!.template.spec!.containers.map((c: Obj) => ({ ...c, env: [{ name: 'RELEASE_VERSION', value: '1.0.2' }] }));
+  const hostIp = { name: 'HOST_IP', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } };
+  assert.deepEqual(own.spec!.template.spec!.containers[0].env, [{ name: 'RELEASE_VERSION', value: '1.0.0' }, hostIp], 'the payload\'s Deployment, rendered for 1.0.0');
+  const containers = own.spec!.template.spec!.containers.map((c: Obj) => ({ ...c, env: [{ name: 'RELEASE_VERSION', value: '1.0.2' }, hostIp] }));
   await admin.mergePatch(R.deployments, own.metadata.name, OPERATOR_NAMESPACE, { spec: { template: { spec: { containers } } } });
   const images = await admin.get(R.configMaps, 'cloud-controller-manager-images', OPERATOR_NAMESPACE);
   await admin.mergePatch(R.configMaps, images.metadata.name, OPERATOR_NAMESPACE, { data: { 'images.json': images.data!['images.json'].replaceAll('1.0.1', '1.0.2') } });

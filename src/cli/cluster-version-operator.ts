@@ -22,7 +22,8 @@ export function register(program: Command): void {
         .option('--metrics-token-file <file>', `the bearer token sent to it (default: the kubeconfig's token, i.e. in a pod ${DEFAULT_TOKEN_FILE})`),
     help: `
 Leader election: the Lease openshift-cluster-version/version. Metrics (cluster_version,
-cluster_operator_up, …) on --metrics-listen, by default http://127.0.0.1:9099/metrics.
+cluster_operator_up, …) on --metrics-listen, by default https://127.0.0.1:9099/metrics, for a
+token the API server authorises (get on /metrics).
 
 Conditional-update risks of type PromQL are instant queries (GET /api/v1/query) to --metrics-url
 with the bearer token of --metrics-token-file, verified with --metrics-ca-bundle-file; at most one
@@ -33,7 +34,7 @@ Example:
   $ kubectl get clusterversion
   NAME      VERSION   AVAILABLE   PROGRESSING   SINCE   STATUS
   version   1.0.0     True        False         5s      Cluster version is 1.0.0
-  $ curl -s 127.0.0.1:9099/metrics | grep '^cluster_version{'
+  $ curl -sk -H "Authorization: Bearer $(kubectl create token prometheus-k8s -n openshift-monitoring)" https://127.0.0.1:9099/metrics | grep '^cluster_version{'
   cluster_version{type="cluster",version="",image="",from_version=""} 1795420800
   cluster_version{type="completed",version="1.0.0",image="bosun.local/release@sha256:0bb5…",from_version=""} 1795420807
   …`,

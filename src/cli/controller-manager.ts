@@ -1,5 +1,6 @@
 // `bosun controller-manager`: runs the workload controllers (ReplicaSet, Deployment, DaemonSet, Job,
-// Endpoints, EndpointSlices, node lifecycle, pod garbage collection, root CA publisher) on the
+// Endpoints, EndpointSlices, node lifecycle, pod garbage collection, root CA publisher; and, when
+// named, OpenShift's service CA: serving certificates for annotated Services) on the
 // component manager until SIGTERM, as kube-controller-manager runs them, under its Lease
 // kube-system/kube-controller-manager.
 import type { Command } from 'commander';
@@ -22,7 +23,7 @@ export function register(program: Command): void {
     defaults: { leaseDuration: 15, renewDeadline: 10, retryPeriod: 2 },
     flags: (command) =>
       command
-        .option('--controllers <list>', `controllers to run: * for all, NAME to enable, -NAME to disable (known: ${Object.keys(WORKLOAD_CONTROLLERS).join(', ')})`, '*')
+        .option('--controllers <list>', `controllers to run: * for all but service-ca, NAME to enable, -NAME to disable (known: ${Object.keys(WORKLOAD_CONTROLLERS).join(', ')})`, '*')
         .option('--node-monitor-grace-period <seconds>', 'a node whose kubelet is silent this long goes NotReady (Unknown) and is tainted unreachable', '50')
         .option('--node-eviction-rate <per-second>', 'nodes per second per zone that may get evicting (NoExecute) taints; none in a small, mostly NotReady zone, and none at all while every node is NotReady', '0.1')
         .option('--root-ca-file <file>', "the CA published to every namespace as ConfigMap kube-root-ca.crt (default: the kubeconfig's cluster CA)"),

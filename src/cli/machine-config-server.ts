@@ -73,7 +73,8 @@ export function register(program: Command): void {
     help: `
 Accept negotiation: application/vnd.coreos.ignition+json;version=X (q-ordered). 3.0–3.5 are
 served as asked (a newer 3.x gets 3.5), 2.x gets a 2.2 translation, no Ignition type gets 3.4.0,
-anything else 400. Unknown pools 404. The config listeners also answer /metrics and /healthz.
+anything else 400. Unknown pools 404. The config listeners also answer /healthz; metrics are on
+--metrics-listen (HTTPS, for callers the cluster's API server authorises: not with --config-dir).
 The server runs on every replica: --leader-elect holds no work back.
 
 In a cluster a pool's config is the rendered MachineConfig its spec.configuration names.
@@ -87,6 +88,7 @@ Examples:
       const listenTls = parseListen(o.listenTls, '--listen-tls');
       const listenHttp = parseListen(o.listenHttp, '--listen-http');
       if (o.configDir && given.kubeconfig) throw new Error('--config-dir and --kubeconfig are two sources; give one');
+      if (o.configDir && given.metricsListen !== 'off') throw new Error('--metrics-listen needs a cluster: metrics are served only to callers its API server authorises, and --config-dir has none');
       const source: RenderedConfigSource = o.configDir ? new FileRenderedConfigSource(o.configDir).watch() : new ApiRenderedConfigSource(manager.informers);
       const server = new MachineConfigServer({
         source,

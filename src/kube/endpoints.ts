@@ -4,9 +4,20 @@
 // undefined when it passes or a sentence saying why not. Answers follow kube-apiserver's: 200
 // "ok", or 500 listing each check as `[+]name ok` / `[-]name failed: why`; `?verbose` lists them
 // on success too. Metrics and health may share a listener or have one each.
+//
+// /metrics is served as OpenShift's components serve it (kube-rbac-proxy, controller-runtime's
+// secure metrics): over HTTPS only, with the serving certificate given (reloaded when it changes),
+// and only to a caller the `authorize` hook lets in — the manager's is the API server's
+// TokenReview + SubjectAccessReview of `get` on the non-resource URL /metrics (delegated-auth.ts):
+// 401 without a token or with one the API server does not know, 403 when it is not allowed. Health
+// on a listener of its own stays plain HTTP (probes); on the metrics listener it is HTTPS, and
+// open, as kube's /healthz is to anyone.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { type AuthDecision, writeRefusal } from './delegated-auth.js';
+import type { ServingCertificate } from './serving-certificate.js';
 
 export type HealthCheck = () => string | undefined;
 
@@ -45,8 +56,11 @@ export interface Listen {
   port: number;
 }
 
+/** Decides whether a request for /metrics may have it. */
+export type MetricsAuthorizer = (req: IncomingMessage) => Promise<AuthDecision>;
+
 export interface EndpointsOptions {
-  metrics?: { listen: Listen; registries: () => Registry[] };
+  metrics?: { listen: Listen; registries: () => Registry[]; certificate: ServingCertificate; authorize: MetricsAuthorizer };
   health?: { listen: Listen; live: HealthChecks; ready: HealthChecks };
 }
 
@@ -68,11 +82,23 @@ async function metricsAnswer(req: IncomingMessage, res: ServerResponse, registri
   }
 }
 
+async function securedMetricsAnswer(req: IncomingMessage, res: ServerResponse, authorize: MetricsAuthorizer, registries: Registry[]): Promise<void> {
+  let decision: AuthDecision;
+  try {
+    decision = await authorize(req);
+  } catch (e) {
+    // The API server could not be asked: nobody is let in, and the caller is told why.
+    return void res.writeHead(503, { 'content-type': 'text/plain' }).end(`cannot authorise the request through the API server: ${(e as Error).message}\n`);
+  }
+  if (!decision.allowed) return writeRefusal(res, decision);
+  await metricsAnswer(req, res, registries);
+}
+
 type Route = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** Starts the listeners; resolves with the servers, keyed by what they serve. */
 export async function serveEndpoints(options: EndpointsOptions): Promise<{ metrics?: Server; health?: Server; close(): Promise<void> }> {
-  const byAddress = new Map<string, { listen: Listen; routes: Map<string, Route> }>();
+  const byAddress = new Map<string, { listen: Listen; routes: Map<string, Route>; certificate?: ServingCertificate }>();
   const routesAt = (listen: Listen) => {
     const key = `${listen.host}:${listen.port}`;
     // Port 0 means "any free port": never share one.
@@ -86,9 +112,10 @@ export async function serveEndpoints(options: EndpointsOptions): Promise<{ metri
   let metricsEntry: ReturnType<typeof routesAt> | undefined;
   let healthEntry: ReturnType<typeof routesAt> | undefined;
   if (options.metrics) {
-    const { registries } = options.metrics;
+    const { registries, authorize, certificate } = options.metrics;
     metricsEntry = routesAt(options.metrics.listen);
-    metricsEntry.routes.set('/metrics', (req, res) => void metricsAnswer(req, res, registries()));
+    metricsEntry.certificate = certificate;
+    metricsEntry.routes.set('/metrics', (req, res) => void securedMetricsAnswer(req, res, authorize, registries()));
   }
   if (options.health) {
     const { live, ready } = options.health;
@@ -100,13 +127,20 @@ export async function serveEndpoints(options: EndpointsOptions): Promise<{ metri
   const servers = new Map<object, Server>();
   try {
     for (const entry of byAddress.values()) {
-      const server = createServer((req, res) => {
+      const handle = (req: IncomingMessage, res: ServerResponse) => {
         const path = (req.url ?? '/').split('?')[0];
         const route = entry.routes.get(path);
         if (!route) return void res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found: ${path} (served here: ${[...entry.routes.keys()].join(', ')})\n`);
         if (req.method !== 'GET' && req.method !== 'HEAD') return void res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n');
         route(req, res);
-      });
+      };
+      const { certificate } = entry;
+      let server: Server;
+      if (certificate) {
+        const https = createHttpsServer({ ...certificate.current() }, handle);
+        certificate.onChange((pair) => https.setSecureContext(pair));
+        server = https;
+      } else server = createServer(handle);
       servers.set(entry, server);
       await new Promise<void>((resolve, reject) => {
         server.once('error', (e: NodeJS.ErrnoException) => reject(new Error(`cannot listen on ${entry.listen.host}:${entry.listen.port}: ${e.message}`)));

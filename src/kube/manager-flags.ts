@@ -1,7 +1,10 @@
 // The flags every component command shares, and the short declaration a component command is.
 // `addManagerFlags(command, defaults)` adds them to a commander Command:
 //   --kubeconfig <file>                 else $KUBECONFIG, ~/.kube/config, the in-cluster account
-//   --metrics-listen <host:port|off>    Prometheus /metrics
+//   --metrics-listen <host:port|off>    Prometheus /metrics, HTTPS, for callers the API server
+//                                       authenticates and authorises (get on /metrics)
+//   --tls-cert-file / --tls-private-key-file   its certificate (reloaded when the files change);
+//                                       without them a self-signed one made at start
 //   --health-listen <host:port|off>     /healthz, /livez, /readyz (may equal --metrics-listen)
 //   --leader-elect [bool] / --no-leader-elect, --lease-duration, --renew-deadline, --retry-period
 //                                       (seconds; renew deadline < lease duration, as client-go)
@@ -20,6 +23,8 @@ export interface ManagerFlags {
   metricsListen: string;
   healthListen: string;
   metricsPort?: string;
+  tlsCertFile?: string;
+  tlsPrivateKeyFile?: string;
   leaderElect: boolean;
   leaseDuration: string;
   renewDeadline: string;
@@ -52,7 +57,9 @@ function parseBool(text: string, flag: string): boolean {
 export function addManagerFlags(command: Command, defaults: ManagerFlagDefaults = {}): Command {
   return command
     .option('--kubeconfig <file>', defaults.kubeconfigHelp ?? 'kubeconfig (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)')
-    .option('--metrics-listen <host:port>', 'serve Prometheus metrics on http://HOST:PORT/metrics, or "off"', defaults.metricsListen ?? 'off')
+    .option('--metrics-listen <host:port>', 'serve Prometheus metrics on https://HOST:PORT/metrics to callers the API server authorises (get on /metrics), or "off"', defaults.metricsListen ?? 'off')
+    .option('--tls-cert-file <file>', "the metrics endpoint's certificate, PEM (reloaded when it changes; default: self-signed at start)")
+    .option('--tls-private-key-file <file>', "the certificate's private key, PEM")
     .option('--health-listen <host:port>', 'serve /healthz, /livez and /readyz on http://HOST:PORT, or "off"', defaults.healthListen ?? 'off')
     .option('--leader-elect [bool]', 'act only while holding the component\'s Lease', (v: string) => parseBool(v, '--leader-elect'), defaults.leaderElect ?? true)
     .option('--no-leader-elect', 'run without the Lease (one instance only)')
@@ -88,10 +95,12 @@ export function managerOptionsFromFlags(flags: ManagerFlags, component: { name: 
   if (renewDeadlineMs >= leaseDurationMs) throw new Error('--renew-deadline must be shorter than --lease-duration');
   // client-go's rule: a renewal attempt, jittered by up to 1.2, must fit in the renew deadline.
   if (retryPeriodMs * 1.2 >= renewDeadlineMs) throw new Error('--renew-deadline must be longer than 1.2 × --retry-period');
+  if (Boolean(flags.tlsCertFile) !== Boolean(flags.tlsPrivateKeyFile)) throw new Error('--tls-cert-file and --tls-private-key-file go together: give both or neither');
   return {
     name: component.name,
     kubeconfig: flags.kubeconfig,
     metricsListen,
+    metricsTls: flags.tlsCertFile && flags.tlsPrivateKeyFile ? { certFile: flags.tlsCertFile, keyFile: flags.tlsPrivateKeyFile } : undefined,
     healthListen: listenOrOff(flags.healthListen, '--health-listen'),
     leaderElection: flags.leaderElect ? { ...component.lease, leaseDurationMs, renewDeadlineMs, retryPeriodMs } : undefined,
     logLevel: flags.logLevel,

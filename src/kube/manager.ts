@@ -6,7 +6,7 @@
 // and runs a list of Runnables until it is stopped.
 //
 // API (stable; other components build on it):
-//   const manager = new Manager({ name, kubeconfig?, metricsListen?, healthListen?,
+//   const manager = new Manager({ name, kubeconfig?, metricsListen?, metricsTls?, healthListen?,
 //                                 leaderElection?: { namespace, name, identity?, leaseDurationMs?,
 //                                 renewDeadlineMs?, retryPeriodMs? }, eventSource?, logLevel?,
 //                                 clock?, handleSignals? });
@@ -21,6 +21,12 @@
 //   manager.stop()                    graceful stop; start() resolves once everything has ended
 //   manager.ready                     resolves once listening and informers started (tests, port 0)
 //   manager.metricsAddress / .healthAddress / .isLeader()
+//   manager.metricsCertificate        the certificate /metrics serves (tests trust it)
+// /metrics is HTTPS only, for callers the API server authenticates (TokenReview) and authorises
+// (SubjectAccessReview: get on the non-resource URL /metrics), as OpenShift serves every
+// component's metrics: 401 without or with a bad token, 403 without the grant. `metricsTls`
+// names the certificate files (reloaded when they change); without them the certificate is
+// self-signed, made at start. The component's identity needs system:auth-delegator.
 // Shared command-line flags and the short declaration of a component command: manager-flags.ts.
 //
 // Lifecycle: start() listens (metrics, health), starts the informers (on every replica, so a new
@@ -42,6 +48,8 @@ import { logger, setLogLevel } from '../common/log.js';
 import { KubeClient } from './client.js';
 import { type Clock, realClock } from './clock.js';
 import { HealthChecks, type HealthCheck, type Listen, boundAddress, serveEndpoints } from './endpoints.js';
+import { DelegatedAuth, verbForMethod } from './delegated-auth.js';
+import { ServingCertificate, type ServingCertificateFiles } from './serving-certificate.js';
 import { EventRecorder } from './events.js';
 import { InformerFactory } from './informer.js';
 import { loadKubeConfig } from './kubeconfig.js';
@@ -68,8 +76,10 @@ export interface ManagerOptions {
   name: string;
   /** A loaded kubeconfig or a file; omitted: $KUBECONFIG, ~/.kube/config, else in-cluster. */
   kubeconfig?: k8s.KubeConfig | string;
-  /** Serve /metrics here; omitted: not served. */
+  /** Serve /metrics here (HTTPS, delegated authorization); omitted: not served. */
   metricsListen?: Listen;
+  /** The certificate /metrics serves; omitted: a self-signed one made at start. */
+  metricsTls?: ServingCertificateFiles & { reloadIntervalMs?: number };
   /** Serve /healthz, /livez and /readyz here; omitted: not served. */
   healthListen?: Listen;
   /** Run leader runnables only while holding this Lease; omitted: always run them. */
@@ -103,6 +113,7 @@ export class Manager {
   private elector?: LeaderElector;
   private failure?: Error;
   private servers?: Awaited<ReturnType<typeof serveEndpoints>>;
+  private certificate?: ServingCertificate;
   private running = false;
   private markReady!: () => void;
   /** Resolves once the endpoints listen and the informers have started. */
@@ -188,6 +199,11 @@ export class Manager {
     return boundAddress(this.servers?.metrics);
   }
 
+  /** The certificate /metrics serves, once started. */
+  get metricsCertificate(): string | undefined {
+    return this.certificate?.current().cert;
+  }
+
   get healthAddress(): string | undefined {
     return boundAddress(this.servers?.health);
   }
@@ -203,10 +219,10 @@ export class Manager {
     const unlink = this.linkStopSources(signal);
     try {
       this.servers = await serveEndpoints({
-        metrics: this.options.metricsListen && { listen: this.options.metricsListen, registries: () => this.registries },
+        metrics: this.options.metricsListen && (await this.securedMetrics(this.options.metricsListen)),
         health: this.options.healthListen && { listen: this.options.healthListen, live: this.live, ready: this.readiness },
       });
-      if (this.servers.metrics) this.log.info({ address: `http://${this.metricsAddress}/metrics` }, 'serving metrics');
+      if (this.servers.metrics) this.log.info({ address: `https://${this.metricsAddress}/metrics`, certificate: this.certificate?.files?.certFile ?? 'self-signed' }, 'serving metrics');
       if (this.servers.health) this.log.info({ address: `http://${this.healthAddress}/healthz` }, 'serving health');
       this.factory?.start(stop);
       this.markReady();
@@ -233,9 +249,27 @@ export class Manager {
       this.stopper.abort();
       unlink();
       await this.servers?.close();
+      this.certificate?.close();
       this.log.info('stopped');
     }
     if (this.failure) throw this.failure;
+  }
+
+  /** /metrics' certificate and authorization: the API server decides who may read it. */
+  private async securedMetrics(listen: Listen) {
+    let auth: DelegatedAuth;
+    try {
+      auth = new DelegatedAuth(this.client, { clock: this.options.clock });
+    } catch (e) {
+      throw new Error(`metrics are served only to callers the API server authorises, which needs a kubeconfig: ${(e as Error).message}`);
+    }
+    this.certificate = await ServingCertificate.load(this.options.metricsTls, [listen.host], this.options.metricsTls);
+    return {
+      listen,
+      registries: () => this.registries,
+      certificate: this.certificate,
+      authorize: (req: { headers: { authorization?: string }; method?: string }) => auth.check(req.headers.authorization, { nonResource: { path: '/metrics', verb: verbForMethod(req.method ?? 'GET') } }),
+    };
   }
 
   /** Runs runnables until the signal aborts; a failure stops the whole manager. */

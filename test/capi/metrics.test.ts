@@ -10,7 +10,7 @@ import { CLUSTERS, MACHINES, MACHINE_DEPLOYMENTS, MACHINE_HEALTH_CHECKS, MACHINE
 import { sampleValue } from '../../src/capi/metrics.js';
 import type * as api from '../../src/api/index.js';
 import { eventually } from '../helpers/eventually.js';
-import { scrape, series, valueOf, type Sample } from '../helpers/metrics.js';
+import { scrapeSamples, series, valueOf, type Sample } from '../helpers/metrics.js';
 import { CLUSTER, NS, type CapiCluster, createClusterObjects, machineDeployment, machineHealthCheck, machinesOf, runKubelets, startCapiCluster, waitForRunning } from './capi-fixture.js';
 
 let c: CapiCluster;
@@ -28,7 +28,7 @@ after(async () => {
   await c?.close();
 });
 
-const metrics = () => scrape(c.manager.metricsAddress!);
+const metrics = () => scrapeSamples(c.manager.metricsAddress!, c.api.server.token);
 
 function until(what: string, check: (s: Sample[]) => string | undefined, timeoutMs = 30_000): Promise<Sample[]> {
   let last = '';

@@ -14,7 +14,7 @@ import { NODES, SERVICES } from '../../src/ccm-operator/context.js';
 import { KubeClient, Manager, loadKubeConfig, rfc3339 } from '../../src/kube/index.js';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
-import { scrape, series, valueOf, type Sample } from '../helpers/metrics.js';
+import { scrapeSamples, series, withDelegatedAuth, valueOf, type Sample } from '../helpers/metrics.js';
 
 /** The in-memory cloud: balancer name → the nodes it sends to; `failUpdates` makes host updates fail. */
 const cloud = { balancers: new Map<string, string[]>(), failUpdates: false };
@@ -42,7 +42,7 @@ let client: KubeClient;
 let manager: Manager;
 let running: Promise<void>;
 
-const metrics = () => scrape(manager.metricsAddress!);
+const metrics = () => scrapeSamples(manager.metricsAddress!, apiServer.token);
 
 async function addNode(name: string): Promise<void> {
   await client.create(NODES, { apiVersion: 'v1', kind: 'Node', metadata: { name }, spec: { providerID: `metrics-test://${name}` } });
@@ -66,6 +66,7 @@ const count = (s: Sample[], histogram: string) => valueOf(s, `${histogram}_count
 
 before(async () => {
   apiServer = await startTestApiServer();
+  await withDelegatedAuth(apiServer);
   client = new KubeClient(loadKubeConfig(apiServer.kubeconfigPath));
   await addNode('lb-node-a');
   await addNode('lb-node-b');

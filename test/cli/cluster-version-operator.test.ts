@@ -18,11 +18,13 @@ import { KubeClient, type Obj, type ResourceRef } from '../../src/kube/client.js
 import { resources } from '../../src/kube/resources.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { eventually } from '../helpers/eventually.js';
+import { scrape, scrapeWhen, withDelegatedAuth } from '../helpers/metrics.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
 test('bosun cluster-version-operator installs the desired release and serves metrics', async () => {
   const api = await startTestApiServer();
+  const stopAuth = await withDelegatedAuth(api);
   const store = mkdtempSync(join(tmpdir(), 'bosun-cli-cvo-'));
   const release = buildRelease({ version: '1.0.0', from: join(root, 'release-payload'), cvoManifests: join(root, 'manifests'), store });
   const client = new KubeClient(loadKubeConfig(api.kubeconfigPath));
@@ -41,18 +43,20 @@ test('bosun cluster-version-operator installs the desired release and serves met
   const exited = new Promise<number | null>((r) => child.on('close', r));
   try {
     await eventually('the release to be installed', async () => (await client.get(cvRef, 'version')).status?.history?.[0]?.state === 'Completed', { timeoutMs: 40_000, intervalMs: 200, detail: () => output });
-    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    assert.equal((await scrape(`127.0.0.1:${port}`)).status, 401, 'no token, no metrics');
+    const metrics = await scrapeWhen(`127.0.0.1:${port}`, api.token);
     assert.match(metrics, /^cluster_version\{type="completed",version="1\.0\.0",image="bosun\.local\/release@sha256:[0-9a-f]{64}",from_version=""\} \d+$/m);
     assert.match(metrics, /^cluster_version\{type="cluster",[^}]*\} \d+$/m);
     assert.match(metrics, /^cluster_version_payload\{type="applied",version="1\.0\.0"\} [1-9]\d*$/m);
     assert.match(metrics, /^cluster_version_operator_manifest_apply_duration_seconds_count\{kind="ServiceAccount"\} [1-9]/m);
     assert.match(metrics, /^process_cpu_user_seconds_total /m, 'process metrics are served too');
     assert.match(metrics, /^cluster_infrastructure_provider\{type="None",region="",external=""\} 0$/m, 'the cluster-configuration metrics are served too');
-    assert.equal((await fetch(`http://127.0.0.1:${port}/nope`)).status, 404);
+    assert.equal((await scrape(`127.0.0.1:${port}`, { path: '/nope' })).status, 404);
     child.kill('SIGTERM');
     assert.equal(await exited, 0, `exit on SIGTERM; output:\n${output}`);
   } finally {
     child.kill('SIGKILL');
+    stopAuth();
     await api.stop();
     rmSync(store, { recursive: true, force: true });
   }

@@ -17,7 +17,7 @@ test('an unknown subcommand fails with a message and a non-zero exit', async () 
 
 // Every component command runs on the manager with the same flags.
 const COMPONENTS = ['cluster-version-operator', 'machine-config-operator', 'machine-config-controller', 'machine-config-server', 'scheduler', 'controller-manager', 'cloud-controller-manager', 'cluster-cloud-controller-manager-operator'];
-const SHARED_FLAGS = ['--kubeconfig <file>', '--metrics-listen <host:port>', '--health-listen <host:port>', '--leader-elect [bool]', '--no-leader-elect', '--lease-duration <seconds>', '--renew-deadline <seconds>', '--retry-period <seconds>', '--log-level <level>'];
+const SHARED_FLAGS = ['--kubeconfig <file>', '--metrics-listen <host:port>', '--tls-cert-file <file>', '--tls-private-key-file <file>', '--health-listen <host:port>', '--leader-elect [bool]', '--no-leader-elect', '--lease-duration <seconds>', '--renew-deadline <seconds>', '--retry-period <seconds>', '--log-level <level>'];
 
 for (const component of COMPONENTS) {
   test(`bosun ${component} --help lists the shared component flags`, async () => {

@@ -10,6 +10,7 @@ import { bosunBin, runBosun } from '../helpers/cli.js';
 import { freePort } from '../helpers/cluster-objects.js';
 import { eventually } from '../helpers/eventually.js';
 import { node, pod } from './scheduler-fixtures.js';
+import { scrape, scrapeWhen, withDelegatedAuth } from '../helpers/metrics.js';
 
 test('bosun scheduler --help describes the filters and scoring with an example', async () => {
   const r = await runBosun(['scheduler', '--help']);
@@ -25,6 +26,7 @@ test('bosun scheduler with a bad --metrics-listen says so and exits non-zero', a
 
 test('bosun scheduler leads through its Lease, binds pods, serves metrics and readiness, and stops on SIGTERM', async () => {
   const api = await startTestApiServer({ port: 0 });
+  const stopAuth = await withDelegatedAuth(api);
   const [metricsPort, healthPort] = [await freePort(), await freePort()];
   const child = spawn(process.execPath, [bosunBin, 'scheduler', '--kubeconfig', api.kubeconfigPath, '--metrics-listen', `127.0.0.1:${metricsPort}`, '--health-listen', `127.0.0.1:${healthPort}`], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
@@ -37,7 +39,8 @@ test('bosun scheduler leads through its Lease, binds pods, serves metrics and re
     await eventually('web bound', async () => (await api.request('GET', '/api/v1/namespaces/default/pods/web')).json.spec.nodeName === 'worker-0', 30_000);
     const lease = await api.kubectlOk(['get', 'lease', 'kube-scheduler', '-n', 'kube-system', '-o', 'jsonpath={.spec.holderIdentity}']);
     assert.ok(lease.length > 0, 'the Lease names its holder');
-    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    assert.equal((await scrape(`127.0.0.1:${metricsPort}`)).status, 401, 'no token, no metrics');
+    const metrics = await scrapeWhen(`127.0.0.1:${metricsPort}`, api.token);
     assert.match(metrics, /^scheduler_schedule_attempts_total\{result="scheduled"\} 1$/m);
     assert.match(metrics, /^scheduler_pending_pods\{queue="unschedulable"\} 0$/m);
     assert.equal((await fetch(`http://127.0.0.1:${healthPort}/readyz`)).status, 200);
@@ -46,6 +49,7 @@ test('bosun scheduler leads through its Lease, binds pods, serves metrics and re
     assert.equal(code, 0, stderr);
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
+    stopAuth();
     await api.stop();
   }
 });

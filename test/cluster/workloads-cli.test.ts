@@ -10,6 +10,7 @@ import { bosunBin, runBosun } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 import { freePort } from '../helpers/cluster-objects.js';
 import { createNode, startStandIns, startWorkloadTestServer } from './workloads/stand-ins.js';
+import { scrape, scrapeWhen, withDelegatedAuth } from '../helpers/metrics.js';
 
 test('bosun controller-manager refuses an unknown controller name, naming the known ones', async () => {
   const r = await runBosun(['controller-manager', '--controllers', '*,-bogus']);
@@ -19,6 +20,7 @@ test('bosun controller-manager refuses an unknown controller name, naming the kn
 
 test('bosun controller-manager runs the selected controllers under its Lease and stops on SIGTERM', async () => {
   const { api, client } = await startWorkloadTestServer();
+  const stopAuth = await withDelegatedAuth(api);
   const standIns = startStandIns(client);
   const [metricsPort, healthPort] = [await freePort(), await freePort()];
   const child = spawn(process.execPath, [bosunBin, 'controller-manager', '--kubeconfig', api.kubeconfigPath, '--controllers', '*,-daemonset', '--metrics-listen', `127.0.0.1:${metricsPort}`, '--health-listen', `127.0.0.1:${healthPort}`], { env: { ...process.env, BOSUN_LOG_LEVEL: 'warn' } });
@@ -36,7 +38,8 @@ test('bosun controller-manager runs the selected controllers under its Lease and
     assert.equal((await client.list(PODS, 'default', { labelSelector: 'app=agent' })).items.length, 0, 'the disabled DaemonSet controller made nothing');
     await eventually('2 pods of web', async () => (await client.list(PODS, 'default', { labelSelector: 'app=web' })).items.length === 2);
     // The shared component endpoints: the toolkit's reconcile metrics per controller, and readiness.
-    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    assert.equal((await scrape(`127.0.0.1:${metricsPort}`)).status, 401, 'no token, no metrics');
+    const metrics = await scrapeWhen(`127.0.0.1:${metricsPort}`, api.token);
     assert.match(metrics, /^controller_runtime_reconcile_total\{controller="[^"]*deployment[^"]*",result="success"\} [1-9]/m);
     assert.equal((await fetch(`http://127.0.0.1:${healthPort}/readyz`)).status, 200);
     assert.equal((await fetch(`http://127.0.0.1:${healthPort}/healthz`)).status, 200);
@@ -46,6 +49,7 @@ test('bosun controller-manager runs the selected controllers under its Lease and
   } finally {
     child.kill('SIGKILL');
     await standIns.stop();
+    stopAuth();
     await api.stop();
   }
 });

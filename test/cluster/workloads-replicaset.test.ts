@@ -10,7 +10,7 @@ import { EventRecorder, InformerFactory, type KubeClient, realClock, rfc3339 } f
 import type { WorkloadContext } from '../../src/cluster/workloads/context.js';
 import { replicaSetController } from '../../src/cluster/workloads/replicaset-controller.js';
 import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
-import { CONFIG_MAPS, CONTROLLER_REVISIONS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, LEASES, NAMESPACES, NODES, PODS, REPLICA_SETS, SERVICES } from '../../src/cluster/workloads/resources.js';
+import { CONFIG_MAPS, SECRETS, CONTROLLER_REVISIONS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, LEASES, NAMESPACES, NODES, PODS, REPLICA_SETS, SERVICES } from '../../src/cluster/workloads/resources.js';
 import { deletionOrder } from '../../src/cluster/workloads/delete-order.js';
 import { loadKubeConfig } from '../../src/kube/index.js';
 import { eventually } from '../helpers/eventually.js';
@@ -109,6 +109,8 @@ test('with a slow pod informer, expectations keep the ReplicaSet controller from
         namespaces: factory.forResource(NAMESPACES),
         rootCaConfigMaps: factory.forResource(CONFIG_MAPS),
         nodeLeases: factory.forResource(LEASES),
+        get secrets() { return factory.forResource(SECRETS); },
+        get configMaps() { return factory.forResource(CONFIG_MAPS); },
       },
       events: new EventRecorder(client, { component: 'replicaset-controller' }),
       clock: realClock,

@@ -1,7 +1,55 @@
-// Reads a component's metrics as Prometheus does: GET /metrics on the component manager's
-// --metrics-listen address, the exposition text parsed into samples. (One place to change when
-// the listener asks for TLS and a token.)
-import { get } from 'node:http';
+// Scraping a component's /metrics as Prometheus does on OpenShift: HTTPS, a bearer token the API
+// server authenticates and authorises. `ca` is the certificate to trust (a manager's
+// metricsCertificate, the service CA); without one the certificate is not checked (a process's
+// self-signed certificate, which the test cannot know).
+import { request } from 'node:https';
+import { eventually } from './eventually.js';
+import type { TestApiServer } from './apiserver.js';
+import { enableAccessControl } from '../../src/apiserver/auth/access-control.js';
+
+export interface ScrapeResult {
+  status: number;
+  text: string;
+}
+
+export function scrape(address: string | undefined, options: { token?: string; ca?: string; path?: string; servername?: string } = {}): Promise<ScrapeResult> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `https://${address}${options.path ?? '/metrics'}`,
+      {
+        headers: options.token ? { authorization: `Bearer ${options.token}` } : {},
+        ...(options.ca ? { ca: options.ca } : { rejectUnauthorized: false }),
+        ...(options.servername ? { servername: options.servername } : {}),
+        agent: false,
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** The metrics text once the endpoint answers 200 to `token` (the process may still be starting). */
+export function scrapeWhen(address: string, token: string, timeoutMs = 20_000): Promise<string> {
+  return eventually(`https://${address}/metrics to answer 200`, async () => {
+    const r = await scrape(address, { token });
+    return r.status === 200 ? r.text : undefined;
+  }, timeoutMs);
+}
+
+/**
+ * Turns on what delegated authorization needs on a test API server: TokenReview, the access
+ * reviews and RBAC (the admin token stays allowed everything). Returns its stop.
+ */
+export async function withDelegatedAuth(api: { server: TestApiServer['server']; dataDir: string }): Promise<() => void> {
+  const access = await enableAccessControl(api.server, api.dataDir);
+  return () => access.stop();
+}
 
 export interface Sample {
   name: string;
@@ -23,20 +71,6 @@ export function parseExposition(text: string): Sample[] {
   return samples;
 }
 
-/** GET http://<address>/metrics → its samples (throws unless 200). */
-export function scrape(address: string): Promise<Sample[]> {
-  return new Promise((resolve, reject) => {
-    const req = get(`http://${address}/metrics`, { agent: false, timeout: 5000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => (body += d));
-      res.on('end', () => (res.statusCode === 200 ? resolve(parseExposition(body)) : reject(new Error(`GET /metrics: ${res.statusCode} ${body.slice(0, 200)}`))));
-    });
-    req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error('GET /metrics timed out')));
-  });
-}
-
 /** The samples of `name` whose labels include `labels`. */
 export function series(samples: Sample[], name: string, labels: Record<string, string> = {}): Sample[] {
   return samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
@@ -47,4 +81,10 @@ export function valueOf(samples: Sample[], name: string, labels: Record<string, 
   const found = series(samples, name, labels);
   if (found.length > 1) throw new Error(`${found.length} series of ${name} match ${JSON.stringify(labels)}`);
   return found[0]?.value;
+
+/** The samples of https://<address>/metrics, scraped with `token` (throws unless 200). */
+export async function scrapeSamples(address: string, token: string): Promise<Sample[]> {
+  const r = await scrape(address, { token });
+  if (r.status !== 200) throw new Error(`GET https://${address}/metrics: ${r.status} ${r.text.slice(0, 200)}`);
+  return parseExposition(r.text);
 }

@@ -1,5 +1,6 @@
-// The component manager against the embedded API server: it serves metrics and health (readiness
-// following informer sync), runs leader runnables only while holding the Lease and servers on
+// The component manager against the embedded API server: it serves metrics (HTTPS, to callers the
+// API server authenticates and authorises: 401, 403, 200; its certificate from files, reloaded when
+// they change, or self-signed) and health (readiness following informer sync), runs leader runnables only while holding the Lease and servers on
 // every replica, stops cleanly on abort (Lease released, listeners closed), stops when a runnable
 // fails; and the shared flags validate as documented.
 import { test } from 'node:test';
@@ -14,6 +15,13 @@ import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { Manager, type Runnable } from '../../src/kube/manager.js';
 import { addManagerFlags, managerOptionsFromFlags } from '../../src/kube/manager-flags.js';
 import { resources } from '../../src/kube/resources.js';
+import { enableAccessControl } from '../../src/apiserver/auth/access-control.js';
+import { createCA, issueServingCert } from '../../src/common/pki.js';
+import { scrape, withDelegatedAuth } from '../helpers/metrics.js';
+import { X509Certificate } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const ANY_PORT = { host: '127.0.0.1', port: 0 };
 
@@ -41,6 +49,7 @@ function probe(name: string, needsLeaderElection?: boolean): Runnable & { runnin
 
 test('a manager serves metrics and health; readiness follows its informers', async () => {
   const api = await startTestApiServer();
+  const stopAuth = await withDelegatedAuth(api);
   const stop = new AbortController();
   try {
     const kubeconfig = loadKubeConfig(api.kubeconfigPath);
@@ -62,23 +71,26 @@ test('a manager serves metrics and health; readiness follows its informers', asy
     assert.match(ready.text, /\[\+\]informer-sync ok/);
     assert.deepEqual(await get(manager.healthAddress, '/healthz'), { status: 200, text: 'ok' });
     assert.deepEqual(await get(manager.healthAddress, '/livez'), { status: 200, text: 'ok' });
-    const metrics = await get(manager.metricsAddress, '/metrics');
+    const metrics = await scrape(manager.metricsAddress, { token: api.token, ca: manager.metricsCertificate });
     assert.equal(metrics.status, 200);
     assert.match(metrics.text, /controller_runtime_reconcile_total\{controller="manager-test-configmaps",result="success"\} [1-9]/);
     assert.match(metrics.text, /^test_component_widgets_total 3$/m);
-    assert.equal((await get(manager.metricsAddress, '/healthz')).status, 404, 'health is not on the metrics listener');
+    assert.equal((await scrape(manager.metricsAddress, { path: '/healthz', ca: manager.metricsCertificate })).status, 404, 'health is not on the metrics listener');
+    await assert.rejects(fetch(`http://${manager.metricsAddress}/metrics`), 'no plain HTTP for metrics');
 
     stop.abort();
     await running;
     await assert.rejects(fetch(`http://${manager.healthAddress ?? 'x'}/healthz`), 'listeners are closed after stop');
   } finally {
     stop.abort();
+    stopAuth();
     await api.stop();
   }
 });
 
 test('readiness fails while an informer cannot list; metrics and health may share a listener', async () => {
   const api = await startTestApiServer();
+  const stopAuth = await withDelegatedAuth(api);
   const stop = new AbortController();
   try {
     const shared = { host: '127.0.0.1', port: await freePort() };
@@ -88,17 +100,20 @@ test('readiness fails while an informer cannot list; metrics and health may shar
     const running = manager.start(stop.signal);
     await manager.ready;
     assert.equal(manager.metricsAddress, manager.healthAddress);
-    const ready = await get(manager.healthAddress, '/readyz');
+    // The shared listener is the metrics one: HTTPS; health on it needs no token.
+    const ca = manager.metricsCertificate;
+    const ready = await scrape(manager.healthAddress, { path: '/readyz', ca });
     assert.equal(ready.status, 500);
     assert.match(ready.text, /\[-\]informer-sync failed: not synced: widgets\.example\.com\/v1/);
     assert.match(ready.text, /readyz check failed/);
-    assert.equal((await get(manager.healthAddress, '/healthz')).status, 200, 'not ready is still alive');
-    assert.equal((await get(manager.metricsAddress, '/metrics')).status, 200);
-    assert.equal((await fetch(`http://${manager.healthAddress}/readyz`, { method: 'POST' })).status, 405);
+    assert.equal((await scrape(manager.healthAddress, { path: '/healthz', ca })).status, 200, 'not ready is still alive');
+    assert.equal((await scrape(manager.metricsAddress, { token: api.token, ca })).status, 200);
+    assert.equal((await scrape(manager.metricsAddress, { ca })).status, 401);
     stop.abort();
     await running;
   } finally {
     stop.abort();
+    stopAuth();
     await api.stop();
   }
 });
@@ -186,6 +201,9 @@ test('the shared flags: defaults, aliases and validation', () => {
     { args: ['--metrics-port', 'x'], error: /--metrics-port must be a port number, got "x"/ },
     { args: ['--log-level', 'warn', '--kubeconfig', '/tmp/kc'], want: { logLevel: 'warn', kubeconfig: '/tmp/kc' } },
     { args: ['--log-level', 'loud'], error: /Allowed choices are trace, debug, info, warn, error, fatal, silent/ },
+    { args: [], want: { metricsTls: undefined } },
+    { args: ['--tls-cert-file', '/c', '--tls-private-key-file', '/k'], want: { metricsTls: { certFile: '/c', keyFile: '/k' } } },
+    { args: ['--tls-cert-file', '/c'], error: /--tls-cert-file and --tls-private-key-file go together: give both or neither/ },
   ];
   for (const c of cases) {
     if (c.error) assert.throws(() => parse(c.args), c.error, c.args.join(' '));
@@ -193,5 +211,105 @@ test('the shared flags: defaults, aliases and validation', () => {
       const got = parse(c.args) as unknown as Record<string, unknown>;
       for (const [k, v] of Object.entries(c.want!)) assert.deepEqual(got[k], v, `${c.args.join(' ')}: ${k}`);
     }
+  }
+});
+
+const METRICS_READER = `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: metrics-reader}
+rules:
+- nonResourceURLs: ["/metrics"]
+  verbs: [get]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: metrics-reader}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: metrics-reader}
+subjects:
+- {kind: ServiceAccount, name: prometheus, namespace: default}
+`;
+
+test('metrics: HTTPS with the given certificate (reloaded when its files change); 401 without a valid token, 403 without the grant, 200 with it', { timeout: 60_000 }, async () => {
+  const api = await startTestApiServer();
+  const access = await enableAccessControl(api.server, api.dataDir);
+  const dir = mkdtempSync(join(tmpdir(), 'bosun-metrics-tls-'));
+  const stop = new AbortController();
+  try {
+    // The component's own identity: may create TokenReviews and SubjectAccessReviews, nothing more.
+    await api.kubectlOk(['create', 'serviceaccount', 'component', '-n', 'default']);
+    await api.kubectlOk(['create', 'clusterrolebinding', 'component-auth-delegator', '--clusterrole=system:auth-delegator', '--serviceaccount=default:component']);
+    await api.kubectlOk(['create', 'serviceaccount', 'nobody', '-n', 'default']);
+    await api.kubectlOk(['create', 'serviceaccount', 'prometheus', '-n', 'default']);
+    await api.kubectlOk(['apply', '-f', '-'], METRICS_READER);
+    const token = async (sa: string) => (await api.kubectlOk(['create', 'token', sa, '-n', 'default'])).trim();
+    const kubeconfig = loadKubeConfig(api.kubeconfigPath);
+    kubeconfig.users[0] = { ...kubeconfig.users[0], token: await token('component') };
+
+    const ca = await createCA('test-service-ca');
+    const first = await issueServingCert(ca, 'component.default.svc', ['component.default.svc', '127.0.0.1']);
+    writeFileSync(join(dir, 'tls.crt'), first.certPem);
+    writeFileSync(join(dir, 'tls.key'), first.keyPem);
+    const manager = new Manager({ name: 'test-secure-metrics', kubeconfig, metricsListen: ANY_PORT, metricsTls: { certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), reloadIntervalMs: 100 } });
+    const running = manager.start(stop.signal);
+    await manager.ready;
+    const address = manager.metricsAddress;
+
+    const anonymous = await scrape(address, { ca: ca.certPem });
+    assert.equal(anonymous.status, 401);
+    assert.equal(JSON.parse(anonymous.text).kind, 'Status');
+    assert.equal((await scrape(address, { ca: ca.certPem, token: 'not-a-token' })).status, 401);
+    const forbidden = await scrape(address, { ca: ca.certPem, token: await token('nobody') });
+    assert.equal(forbidden.status, 403);
+    assert.match(JSON.parse(forbidden.text).message, /system:serviceaccount:default:nobody/);
+    const allowed = await scrape(address, { ca: ca.certPem, token: await token('prometheus') });
+    assert.equal(allowed.status, 200, allowed.text);
+    assert.match(allowed.text, /^# HELP /m);
+    assert.equal((await scrape(address, { ca: ca.certPem, token: api.token })).status, 200, 'the admin may too');
+
+    // A renewed certificate in the files is served without a restart.
+    const second = await issueServingCert(ca, 'component.default.svc', ['component.default.svc', '127.0.0.1']);
+    writeFileSync(join(dir, 'tls.key'), second.keyPem);
+    writeFileSync(join(dir, 'tls.crt'), second.certPem);
+    await eventually('the new certificate served', () => manager.metricsCertificate === second.certPem);
+    const peer = await new Promise<string>((resolve, reject) => {
+      import('node:tls').then(({ connect }) => {
+        const [host, port] = (address ?? '').split(':');
+        const socket = connect({ host, port: Number(port), ca: ca.certPem }, () => {
+          resolve(socket.getPeerX509Certificate()?.serialNumber ?? '');
+          socket.end();
+        });
+        socket.on('error', reject);
+      }, reject);
+    });
+    assert.equal(peer, new X509Certificate(second.certPem).serialNumber);
+    stop.abort();
+    await running;
+  } finally {
+    stop.abort();
+    access.stop();
+    rmSync(dir, { recursive: true, force: true });
+    await api.stop();
+  }
+});
+
+test('metrics without certificate files: a self-signed certificate, still HTTPS and still authorised', async () => {
+  const api = await startTestApiServer();
+  const stopAuth = await withDelegatedAuth(api);
+  const stop = new AbortController();
+  try {
+    const manager = new Manager({ name: 'test-self-signed', kubeconfig: loadKubeConfig(api.kubeconfigPath), metricsListen: ANY_PORT });
+    const running = manager.start(stop.signal);
+    await manager.ready;
+    const cert = new X509Certificate(manager.metricsCertificate ?? '');
+    assert.ok(cert.checkIP('127.0.0.1'), 'valid for the address it listens on');
+    assert.equal((await scrape(manager.metricsAddress, { ca: manager.metricsCertificate })).status, 401);
+    assert.equal((await scrape(manager.metricsAddress, { ca: manager.metricsCertificate, token: api.token })).status, 200);
+    stop.abort();
+    await running;
+  } finally {
+    stop.abort();
+    stopAuth();
+    await api.stop();
   }
 });

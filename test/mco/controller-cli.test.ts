@@ -11,6 +11,7 @@ import { freePort } from '../helpers/cluster-objects.js';
 import { fetchWhen, startComponent } from './component-process.js';
 import { eventually } from '../helpers/eventually.js';
 import { builtInPools, controllerConfig, getJson, MCO, send, startMcoApiServer, waitFor } from './controller-fixtures.js';
+import { scrapeWhen, withDelegatedAuth } from '../helpers/metrics.js';
 
 test('bosun machine-config-controller renders the pools with the given ssh keys and exits 0 on SIGTERM', async () => {
   const api = await startMcoApiServer();
@@ -48,6 +49,7 @@ test('bosun machine-config-controller: a bad flag fails with a message', async (
 
 test('bosun machine-config-controller serves metrics and health, holds its Lease, and releases it on SIGTERM', async () => {
   const api = await startMcoApiServer();
+  const stopAuth = await withDelegatedAuth(api);
   const [metricsPort, healthPort] = [await freePort(), await freePort()];
   // --metrics-port: the flag this command had before the shared ones, kept as an alias.
   const component = startComponent(['machine-config-controller', '--kubeconfig', api.kubeconfigPath, '--render-delay', '0.1', '--metrics-port', String(metricsPort), '--health-listen', `127.0.0.1:${healthPort}`, '--lease-duration', '4', '--renew-deadline', '3', '--retry-period', '0.5'], { BOSUN_LOG_LEVEL: 'warn' });
@@ -59,7 +61,7 @@ test('bosun machine-config-controller serves metrics and health, holds its Lease
     await waitFor('the worker pool rendered', async () => (await getJson(api, `${MCO}/machineconfigpools/worker`)).spec.configuration?.name, 20_000);
     // The render that set the pool's config counts once it has finished (garbage collection last).
     const metrics = await eventually('a successful render in the metrics', async () => {
-      const text = await fetchWhen(`127.0.0.1:${metricsPort}`, '/metrics');
+      const text = await scrapeWhen(`127.0.0.1:${metricsPort}`, api.token);
       return /controller_runtime_reconcile_total\{controller="machine-config-controller-render",result="success"\} [1-9]/.test(text) && text;
     });
     assert.match(metrics, /workqueue_adds_total\{name="machine-config-controller-node"\}/);
@@ -70,6 +72,7 @@ test('bosun machine-config-controller serves metrics and health, holds its Lease
     assert.equal(released.spec.holderIdentity, '', 'a clean stop releases the Lease');
   } finally {
     component.child.kill('SIGKILL');
+    stopAuth();
     await api.stop();
   }
 });

@@ -14,7 +14,7 @@ import { MachineConfigDaemon } from '../../src/mco/daemon/daemon.js';
 import { RootMountHost } from '../../src/mco/daemon/host.js';
 import type { TestApiServer } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
-import { scrape, series, valueOf, type Sample } from '../helpers/metrics.js';
+import { scrapeSamples, withDelegatedAuth, series, valueOf, type Sample } from '../helpers/metrics.js';
 import { startMcoApiServer } from './controller-fixtures.js';
 
 const NODE = 'mcd-metrics';
@@ -39,7 +39,7 @@ const rendered = (name: string, files: Record<string, string>) => ({
   apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name },
   spec: { config: { ignition: { version: '3.2.0' }, storage: { files: Object.entries(files).map(([path, text]) => ({ path, mode: 0o644, overwrite: true, contents: { source: `data:,${encodeURIComponent(text)}` } })) } } },
 });
-const metrics = () => scrape(manager.metricsAddress!);
+const metrics = () => scrapeSamples(manager.metricsAddress!, api.token);
 const annotations = async () => (await kube.get(resources.nodes, NODE)).metadata.annotations ?? {};
 
 async function setReady(status: 'True' | 'False', bootID = 'boot-1'): Promise<void> {
@@ -73,6 +73,7 @@ async function answerDrains(signal: AbortSignal): Promise<void> {
 
 before(async () => {
   api = await startMcoApiServer();
+  await withDelegatedAuth(api);
   kube = new KubeClient(loadKubeConfig(api.kubeconfigPath));
   root = mkdtempSync(join(tmpdir(), 'bosun-mcd-metrics-'));
   put('/proc/sys/kernel/random/boot_id', 'boot-1\n');

@@ -11,8 +11,9 @@ import { bosunBin, runBosun } from '../helpers/cli.js';
 import { freePort } from '../helpers/cluster-objects.js';
 import { workerConfig, writeRendered } from './mcs-fixture.js';
 import { startMcoApiServer } from './controller-fixtures.js';
-import { fetchWhen, startComponent } from './component-process.js';
+import { startComponent } from './component-process.js';
 import { eventually } from '../helpers/eventually.js';
+import { scrape, scrapeWhen, withDelegatedAuth } from '../helpers/metrics.js';
 
 test('bosun machine-config-server serves a config directory and logs pool, version and client', { timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bosun-mcs-cli-'));
@@ -49,21 +50,32 @@ test('bosun machine-config-server refuses two config sources', async () => {
   assert.match(r.stderr, /error: --config-dir and --kubeconfig are two sources; give one/);
 });
 
+test('bosun machine-config-server serves no metrics without a cluster to authorise scrapers', async () => {
+  const r = await runBosun(['machine-config-server', '--config-dir', '/tmp', '--listen-tls', 'off', '--listen-http', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0']);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /error: --metrics-listen needs a cluster: metrics are served only to callers its API server authorises, and --config-dir has none/);
+});
+
 test('bosun machine-config-server serves metrics and health on the shared listener, from the cluster', { timeout: 60_000 }, async () => {
   const api = await startMcoApiServer();
+  const stopAuth = await withDelegatedAuth(api);
   const [port, endpoints] = [await freePort(), await freePort()];
   const address = `127.0.0.1:${endpoints}`;
   const component = startComponent(['machine-config-server', '--kubeconfig', api.kubeconfigPath, '--listen-tls', 'off', '--listen-http', `127.0.0.1:${port}`, '--metrics-listen', address, '--health-listen', address]);
   try {
-    assert.match(await fetchWhen(address, '/readyz?verbose'), /\[\+\]informer-sync ok/);
-    assert.equal(await fetchWhen(address, '/healthz'), 'ok');
+    // The shared listener is the metrics one: HTTPS, health open, metrics for authorised callers.
+    await eventually('ready, over HTTPS', async () => (await scrape(address, { path: '/readyz?verbose' }).catch(() => ({ text: '' }))).text.includes('[+]informer-sync ok'));
+    assert.equal((await scrape(address, { path: '/healthz' })).text, 'ok');
+    assert.equal((await scrape(address)).status, 401);
     assert.equal((await fetch(`http://127.0.0.1:${port}/config/worker`)).status, 404, 'no pools in the cluster yet');
-    const metrics = await fetchWhen(address, '/metrics');
+    assert.equal((await fetch(`http://127.0.0.1:${port}/metrics`)).status, 404, 'none on the config listener');
+    const metrics = await scrapeWhen(address, api.token);
     assert.match(metrics, /mcs_requests_total\{listener="http",pool="worker",version="",code="404"\} 1/);
     assert.match(metrics, /process_cpu_seconds_total/);
     assert.equal(await component.stop(), 0, component.output());
   } finally {
     component.child.kill('SIGKILL');
+    stopAuth();
     await api.stop();
   }
 });

@@ -12,9 +12,11 @@ import { freePort } from '../helpers/cluster-objects.js';
 import { eventually } from '../helpers/eventually.js';
 import { getJson } from './controller-fixtures.js';
 import { fetchWhen, startComponent } from './component-process.js';
+import { scrape, scrapeWhen, withDelegatedAuth } from '../helpers/metrics.js';
 
 test('bosun machine-config-operator creates the pools, serves metrics and health, and holds then releases its Lease', { timeout: 90_000 }, async () => {
   const api = await startTestApiServer();
+  const stopAuth = await withDelegatedAuth(api);
   const manifests = join(repositoryRoot, 'release-payload', 'manifests');
   for (const file of readdirSync(manifests).filter((f) => f.endsWith('.crd.yaml')).sort()) {
     for (const doc of parseAllDocuments(readFileSync(join(manifests, file), 'utf8'))) {
@@ -39,7 +41,8 @@ test('bosun machine-config-operator creates the pools, serves metrics and health
     });
     assert.deepEqual(pools, ['master', 'worker']);
     // The sync that created the pools may still be writing the rest when they appear.
-    await eventually('a successful reconcile in the metrics', async () => /controller_runtime_reconcile_total\{controller="machine-config-operator",result="success"\} [1-9]/.test(await fetchWhen(`127.0.0.1:${metricsPort}`, '/metrics')));
+    await eventually('a successful reconcile in the metrics', async () => /controller_runtime_reconcile_total\{controller="machine-config-operator",result="success"\} [1-9]/.test(await scrapeWhen(`127.0.0.1:${metricsPort}`, api.token)));
+    assert.equal((await scrape(`127.0.0.1:${metricsPort}`)).status, 401, 'no token, no metrics');
     assert.ok((await getJson(api, lease)).spec.holderIdentity, 'the Lease is held');
     // No ControllerConfig before the release's images are known: one without them would render
     // configs that the release's own replace, rolling every node that booted from the first.
@@ -54,6 +57,7 @@ test('bosun machine-config-operator creates the pools, serves metrics and health
     assert.equal((await getJson(api, lease)).spec.holderIdentity, '', 'a clean stop releases the Lease');
   } finally {
     component.child.kill('SIGKILL');
+    stopAuth();
     await api.stop();
   }
 });

@@ -226,9 +226,12 @@ test('with a daemon image the operator runs the daemon on every node, and report
   assert.deepEqual(pod.tolerations, [{ operator: 'Exists' }], 'on every node, whatever its taints');
   assert.equal(pod.hostNetwork, true);
   assert.equal(pod.containers[0].securityContext.privileged, true);
-  assert.deepEqual(pod.volumes, [{ name: 'rootfs', hostPath: { path: '/' } }]);
+  assert.deepEqual(pod.volumes, [{ name: 'rootfs', hostPath: { path: '/' } }, { name: 'metrics-tls', secret: { secretName: 'proxy-tls' } }]);
   assert.equal(pod.containers[0].volumeMounts[0].mountPath, '/rootfs');
   assert.deepEqual(pod.containers[0].command, ['bosun', 'machine-config-daemon']);
+  // Metrics on the node's address (hostNetwork), HTTPS with the service CA's certificate.
+  assert.deepEqual(pod.containers[0].args, ['--metrics-listen=$(HOST_IP):9001', '--tls-cert-file=/etc/tls/private/tls.crt', '--tls-private-key-file=/etc/tls/private/tls.key']);
+  assert.ok(pod.containers[0].env.some((e: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }) => e.name === 'HOST_IP' && e.valueFrom?.fieldRef?.fieldPath === 'status.hostIP'));
   assert.ok(pod.containers[0].env.some((e: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }) => e.name === 'NODE_NAME' && e.valueFrom?.fieldRef?.fieldPath === 'spec.nodeName'));
   const target = (await client.get(R.pools, 'master')).spec.configuration.name;
   // A master whose daemon has not moved it: the node controller targets it, it stays behind.

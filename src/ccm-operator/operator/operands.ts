@@ -5,7 +5,10 @@
 // uninitialized and not-ready taints, since nodes wait for the CCM to initialise them and the
 // network may wait for it too), and a PodDisruptionBudget keeping one replica up (none on a
 // single-replica control plane, as OpenShift). A hash of the cloud config in the pod template
-// rolls the pods when the config changes. The CCM's ServiceAccount and RBAC are the payload's
+// rolls the pods when the config changes. Its metrics: HTTPS on each node's address, port 10258
+// (hostNetwork: the port differs from every other component's on a master), behind the Service
+// `cloud-controller-manager` whose serving certificate the service CA writes into Secret
+// cloud-controller-manager-tls, mounted into the pods. The CCM's ServiceAccount and RBAC are the payload's
 // (release-payload/manifests/0000_26_cloud-controller-manager-operator_03_rbac_provider.yaml).
 export { rolledOut } from '../../kube/rollout.js';
 import { createHash } from 'node:crypto';
@@ -19,6 +22,8 @@ export const PROVIDER_LABEL = 'infrastructure.openshift.io/cloud-controller-mana
 export const CONFIG_HASH_ANNOTATION = 'operator.openshift.io/config-hash';
 /** Where the cloud-conf ConfigMap is mounted in the CCM's pods. */
 export const CLOUD_CONFIG_DIR = '/etc/cloud-controller-manager/config';
+/** The metrics endpoint: Service, port and the Secret of its serving certificate. */
+export const CCM_METRICS = { service: 'cloud-controller-manager', port: 10258, secretName: 'cloud-controller-manager-tls', dir: '/etc/tls/private' };
 
 export interface OperandSettings {
   /** The cloud provider (--cloud-provider) and the platform's name for object names. */
@@ -44,6 +49,9 @@ export function ccmOperands(s: OperandSettings) {
     'bosun', 'cloud-controller-manager',
     '--cloud-provider', s.provider,
     '--cloud-config', `${CLOUD_CONFIG_DIR}/${CLOUD_CONF.key}`,
+    `--metrics-listen=$(HOST_IP):${CCM_METRICS.port}`,
+    `--tls-cert-file=${CCM_METRICS.dir}/tls.crt`,
+    `--tls-private-key-file=${CCM_METRICS.dir}/tls.key`,
     ...(s.clusterName ? ['--cluster-name', s.clusterName] : []),
     ...(s.clusterCidr ? ['--cluster-cidr', s.clusterCidr] : []),
     '--leader-elect',
@@ -83,11 +91,13 @@ export function ccmOperands(s: OperandSettings) {
             name: 'cloud-controller-manager',
             image: s.image,
             command,
+            env: [{ name: 'HOST_IP', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } }],
+            ports: [{ name: 'metrics', containerPort: CCM_METRICS.port, hostPort: CCM_METRICS.port }],
             resources: { requests: { cpu: '200m', memory: '50Mi' } },
             terminationMessagePolicy: 'FallbackToLogsOnError',
-            volumeMounts: [{ name: 'cloud-config', mountPath: CLOUD_CONFIG_DIR, readOnly: true }],
+            volumeMounts: [{ name: 'cloud-config', mountPath: CLOUD_CONFIG_DIR, readOnly: true }, { name: 'metrics-tls', mountPath: CCM_METRICS.dir, readOnly: true }],
           }],
-          volumes: [{ name: 'cloud-config', configMap: { name: CLOUD_CONF.name, items: [{ key: CLOUD_CONF.key, path: CLOUD_CONF.key }] } }],
+          volumes: [{ name: 'cloud-config', configMap: { name: CLOUD_CONF.name, items: [{ key: CLOUD_CONF.key, path: CLOUD_CONF.key }] } }, { name: 'metrics-tls', secret: { secretName: CCM_METRICS.secretName } }],
         },
       },
     },
@@ -98,5 +108,11 @@ export function ccmOperands(s: OperandSettings) {
     metadata: { name: app, namespace: CCM_NAMESPACE },
     spec: { minAvailable: 1, unhealthyPodEvictionPolicy: 'AlwaysAllow', selector: { matchLabels: labels } },
   } satisfies api.PodDisruptionBudget;
-  return { configMap, deployment, pdb };
+  const service = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: CCM_METRICS.service, namespace: CCM_NAMESPACE, labels, annotations: { 'service.beta.openshift.io/serving-cert-secret-name': CCM_METRICS.secretName } },
+    spec: { type: 'ClusterIP', selector: labels, ports: [{ name: 'metrics', port: CCM_METRICS.port, targetPort: CCM_METRICS.port, protocol: 'TCP' }] },
+  } satisfies api.Service;
+  return { configMap, deployment, pdb, service };
 }

@@ -175,6 +175,8 @@ export class CloudControllerManagerOperator {
       singleReplica: infrastructure.status?.controlPlaneTopology === 'SingleReplica',
     });
     await applyObject(this.client, operands.configMap, R.configMaps);
+    // Before the pods, which mount the serving certificate the service CA issues for it.
+    await applyObject(this.client, operands.service, R.services);
     if (operands.pdb) await applyObject(this.client, operands.pdb, R.podDisruptionBudgets);
     // applyObject is untyped; through R.deployments its object is the Deployment.
     const object = (await applyObject(this.client, operands.deployment, R.deployments)).object as api.Deployment;

@@ -1,5 +1,5 @@
 // The control plane's own components beside the API server on the host, as kube-controller-manager
-// and kube-scheduler run beside kube-apiserver: the workload controllers, the scheduler and the
+// and kube-scheduler run beside kube-apiserver: the workload controllers (and the service CA), the scheduler and the
 // machine approver (which needs the cloud, to check that a node's machine exists, and — once
 // Cluster API manages the machines, i.e. Machines exist — a Machine with the node's address).
 // Each under its Lease with short timings, so a restarted bring-up does not wait on its own old
@@ -12,7 +12,7 @@ import { loadKubeConfig } from '../../kube/kubeconfig.js';
 import { Manager } from '../../kube/manager.js';
 import { machineApprover } from '../machine-approver.js';
 import { SCHEDULER_COMPONENT, addScheduler } from '../scheduler/scheduler.js';
-import { runWorkloadControllers } from '../workloads/run.js';
+import { runWorkloadControllers, selectControllers } from '../workloads/run.js';
 
 /** Lease timings for what the bring-up process runs itself, as `identity`: short, so that a
  *  restarted bring-up does not wait minutes for its own old Lease. */
@@ -43,7 +43,8 @@ export interface ControlPlane {
 export function startControlPlane(kubeconfigPath: string, cloud: CloudClient, say: (line: string) => void): ControlPlane {
   const stop = new AbortController();
   const report = (what: string) => (e: unknown) => say(`      the ${what} stopped: ${(e as Error).message}`);
-  const workloads = runWorkloadControllers({ kubeconfig: loadKubeConfig(kubeconfigPath), signal: stop.signal, leaderElection: SHORT_LEASE }).catch(report('controller manager'));
+  // With the service CA, which issues the components' metrics serving certificates.
+  const workloads = runWorkloadControllers({ kubeconfig: loadKubeConfig(kubeconfigPath), signal: stop.signal, leaderElection: SHORT_LEASE, controllers: selectControllers('*,service-ca') }).catch(report('controller manager'));
   const scheduler = new Manager({ ...SCHEDULER_COMPONENT, kubeconfig: loadKubeConfig(kubeconfigPath), leaderElection: { ...SCHEDULER_COMPONENT.lease, ...SHORT_LEASE } });
   addScheduler(scheduler);
   const scheduling = scheduler.start(stop.signal).catch(report('scheduler'));

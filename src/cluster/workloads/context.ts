@@ -22,6 +22,9 @@ export interface WorkloadInformers {
   rootCaConfigMaps: Informer<api.ConfigMap>;
   /** The Leases in kube-node-lease. */
   nodeLeases: Informer<api.Lease>;
+  /** Every Secret and every ConfigMap (the service CA's). */
+  secrets: Informer<api.Secret>;
+  configMaps: Informer<api.ConfigMap>;
 }
 
 export interface WorkloadContext {

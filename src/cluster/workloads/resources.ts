@@ -9,6 +9,7 @@ export const ENDPOINTS = resources.endpoints;
 export const ENDPOINT_SLICES = resources.endpointSlices;
 export const NAMESPACES = resources.namespaces;
 export const CONFIG_MAPS = resources.configMaps;
+export const SECRETS = resources.secrets;
 export const LEASES = resources.leases;
 export const NODES = resources.nodes;
 export const REPLICA_SETS = resources.replicaSets;

@@ -1,5 +1,6 @@
 // The controllers of kube-controller-manager that bosun runs (ReplicaSet, Deployment, DaemonSet,
-// Job, Endpoints, EndpointSlices, node lifecycle, pod garbage collection, root CA publisher), added
+// Job, Endpoints, EndpointSlices, node lifecycle, pod garbage collection, root CA publisher, and
+// OpenShift's service CA — off unless named, as kube's optional controllers are), added
 // to a component manager over its shared informers; the manager holds the Lease
 // kube-system/kube-controller-manager as kube-controller-manager does (so two instances never act
 // at once). They are ordinary API clients: on a real cluster, kube-controller-manager can run
@@ -17,7 +18,8 @@ import { nodeLifecycleController, type NodeLifecycleOptions } from './node-lifec
 import { podGcController, type PodGcOptions } from './pod-gc-controller.js';
 import { ROOT_CA_CONFIG_MAP, rootCaPublisher } from './root-ca-publisher.js';
 import { replicaSetController } from './replicaset-controller.js';
-import { CONFIG_MAPS, CONTROLLER_REVISIONS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, LEASES, NAMESPACES, NODES, PODS, REPLICA_SETS, SERVICES } from './resources.js';
+import { serviceCaControllers } from '../service-ca/controllers.js';
+import { CONFIG_MAPS, CONTROLLER_REVISIONS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, LEASES, NAMESPACES, NODES, PODS, REPLICA_SETS, SECRETS, SERVICES } from './resources.js';
 
 /** What a controller may need beyond its context. */
 type ControllerOptions = WorkloadControllerSettings & { kubeconfig: k8s.KubeConfig };
@@ -36,7 +38,11 @@ export const WORKLOAD_CONTROLLERS = {
   nodelifecycle: { component: 'node-controller', make: (ctx: WorkloadContext, o: ControllerOptions) => nodeLifecycleController(ctx, o.nodeLifecycle) },
   podgc: { component: 'pod-garbage-collector', make: (ctx: WorkloadContext, o: ControllerOptions) => podGcController(ctx, o.podGc) },
   'root-ca-cert-publisher': { component: 'root-ca-cert-publisher', make: (ctx: WorkloadContext, o: ControllerOptions) => rootCaPublisher(ctx, o.rootCa ?? clusterCa(o.kubeconfig)) },
+  'service-ca': { component: 'service-ca-controller', make: (ctx: WorkloadContext) => serviceCaControllers(ctx) },
 } as const;
+
+/** Controllers `*` leaves out (kube's "disabled by default"): run only when named. */
+const OFF_BY_DEFAULT: readonly string[] = ['service-ca'];
 
 export type WorkloadControllerName = keyof typeof WORKLOAD_CONTROLLERS;
 
@@ -49,7 +55,7 @@ export function selectControllers(spec: string): WorkloadControllerName[] {
   const items = spec.split(',').map((s) => s.trim()).filter(Boolean);
   const chosen = new Set<WorkloadControllerName>();
   for (const item of items) {
-    if (item === '*') for (const name of known) chosen.add(name);
+    if (item === '*') for (const name of known) if (!OFF_BY_DEFAULT.includes(name)) chosen.add(name);
   }
   for (const item of items) {
     if (item === '*') continue;
@@ -102,14 +108,16 @@ export function addWorkloadControllers(manager: Manager, settings: WorkloadContr
       get namespaces() { return factory.forResource(NAMESPACES); },
       get nodeLeases() { return factory.forResource(LEASES, { namespace: 'kube-node-lease' }); },
       get rootCaConfigMaps() { return factory.forResource(CONFIG_MAPS, { fieldSelector: `metadata.name=${ROOT_CA_CONFIG_MAP}` }); },
+      get secrets() { return factory.forResource(SECRETS); },
+      get configMaps() { return factory.forResource(CONFIG_MAPS); },
     },
     clock: settings.clock ?? realClock,
   };
   const options = { ...settings, kubeconfig: manager.kubeconfig };
-  const names = settings.controllers ?? (Object.keys(WORKLOAD_CONTROLLERS) as WorkloadControllerName[]);
+  const names = settings.controllers ?? selectControllers('*');
   for (const name of names) {
     const { component, make } = WORKLOAD_CONTROLLERS[name];
-    manager.add(make({ ...shared, events: new EventRecorder(manager.client, { component }) }, options));
+    manager.add(...[make({ ...shared, events: new EventRecorder(manager.client, { component }) }, options)].flat());
   }
 }
 

@@ -115,12 +115,33 @@ interface PoolView {
   updated: boolean;
 }
 
+/** Where a workload's metrics serving certificate (the service CA's Secret) is mounted. */
+const METRICS_TLS_DIR = '/etc/tls/private';
+
+/**
+ * The metrics endpoint of a rendered workload, as OpenShift's: HTTPS on `address` (a `$(VAR)` the
+ * node agent expands) with the service CA's certificate from Secret `secretName` (the payload's
+ * Services ask for it), for callers the API server authorises.
+ */
+function metricsEndpoint(address: string, port: number, secretName: string) {
+  return {
+    args: [`--metrics-listen=${address}:${port}`, `--tls-cert-file=${METRICS_TLS_DIR}/tls.crt`, `--tls-private-key-file=${METRICS_TLS_DIR}/tls.key`],
+    mount: { name: 'metrics-tls', mountPath: METRICS_TLS_DIR, readOnly: true },
+    volume: { name: 'metrics-tls', secret: { secretName } },
+  };
+}
+
+/** The machine-config components' metrics port (OpenShift's kube-rbac-proxy port). */
+export const MCO_METRICS_PORT = 9001;
+
 /**
  * The machine-config daemon's DaemonSet, as OpenShift runs it: on every node (tolerating every
  * taint: a cordoned or tainted node still needs its daemon), the host's root at /rootfs, the
- * host's network and PID namespace, privileged.
+ * host's network and PID namespace, privileged; metrics on the node's address, port 9001, with
+ * Secret proxy-tls's certificate.
  */
 export function daemonDaemonSet(image: string, env: EnvVar[]): api.DaemonSet {
+  const metrics = metricsEndpoint('$(HOST_IP)', MCO_METRICS_PORT, 'proxy-tls');
   return {
     apiVersion: 'apps/v1',
     kind: 'DaemonSet',
@@ -139,11 +160,46 @@ export function daemonDaemonSet(image: string, env: EnvVar[]): api.DaemonSet {
           tolerations: [{ operator: 'Exists' }],
           containers: [{
             name: 'machine-config-daemon', image, command: ['bosun', 'machine-config-daemon'],
-            env: [...env, { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+            args: metrics.args,
+            env: [...env, { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }, { name: 'HOST_IP', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } }],
+            ports: [{ name: 'metrics', containerPort: MCO_METRICS_PORT, hostPort: MCO_METRICS_PORT }],
             securityContext: { privileged: true },
-            volumeMounts: [{ name: 'rootfs', mountPath: '/rootfs', mountPropagation: 'HostToContainer' }],
+            volumeMounts: [{ name: 'rootfs', mountPath: '/rootfs', mountPropagation: 'HostToContainer' }, metrics.mount],
           }],
-          volumes: [{ name: 'rootfs', hostPath: { path: '/' } }],
+          volumes: [{ name: 'rootfs', hostPath: { path: '/' } }, metrics.volume],
+        },
+      },
+    },
+  };
+}
+
+/** The machine-config controller's Deployment: one replica on the masters; metrics on the pod's
+ *  address, port 9001, with Secret mcc-proxy-tls's certificate. */
+export function controllerDeployment(image: string, env: EnvVar[], tolerations: api.Toleration[]): api.Deployment {
+  const controllerMetrics = metricsEndpoint('$(POD_IP)', MCO_METRICS_PORT, 'mcc-proxy-tls');
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'machine-config-controller', namespace: OPERATOR_NAMESPACE, labels: { 'k8s-app': 'machine-config-controller' } },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { 'k8s-app': 'machine-config-controller' } },
+      template: {
+        metadata: { labels: { 'k8s-app': 'machine-config-controller' } },
+        spec: {
+          serviceAccountName: 'machine-config-controller',
+          nodeSelector: { 'node-role.kubernetes.io/master': '' },
+          tolerations,
+          containers: [{
+            name: 'machine-config-controller',
+            image,
+            command: ['bosun', 'machine-config-controller'],
+            args: controllerMetrics.args,
+            env: [...env, { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
+            ports: [{ name: 'metrics', containerPort: MCO_METRICS_PORT }],
+            volumeMounts: [controllerMetrics.mount],
+          }],
+          volumes: [controllerMetrics.volume],
         },
       },
     },
@@ -336,28 +392,7 @@ export class MachineConfigOperator {
   private async applyWorkloads(image: string, version: string, daemonImage: string | undefined): Promise<void> {
     const env = [{ name: 'RELEASE_VERSION', value: version }, { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }];
     const tolerations = [{ key: 'node-role.kubernetes.io/master', operator: 'Exists', effect: 'NoSchedule' }];
-    await applyObject(
-      this.client,
-      {
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: { name: 'machine-config-controller', namespace: OPERATOR_NAMESPACE, labels: { 'k8s-app': 'machine-config-controller' } },
-        spec: {
-          replicas: 1,
-          selector: { matchLabels: { 'k8s-app': 'machine-config-controller' } },
-          template: {
-            metadata: { labels: { 'k8s-app': 'machine-config-controller' } },
-            spec: {
-              serviceAccountName: 'machine-config-controller',
-              nodeSelector: { 'node-role.kubernetes.io/master': '' },
-              tolerations,
-              containers: [{ name: 'machine-config-controller', image, command: ['bosun', 'machine-config-controller'], env }],
-            },
-          },
-        },
-      },
-      R.deployments,
-    );
+    await applyObject(this.client, controllerDeployment(image, env, tolerations), R.deployments);
     await applyObject(
       this.client,
       {

@@ -1,6 +1,7 @@
 // The machine-config server: booting machines fetch `GET|HEAD /config/<pool>` over TLS (default
 // port 22623) or plain HTTP (22624) and get the pool's rendered config as Ignition, at the spec
-// version their Accept header asks for. Also `/healthz` and `/metrics`. Built directly on
+// version their Accept header asks for. Also `/healthz`; its metrics are the component manager's
+// (HTTPS, authorised through the API server), never on these open listeners. Built directly on
 // node:http/node:https (HTTP/1.1 only, TLS 1.2+) with bodies cached per (config, version), so
 // a boot storm costs one render per pool and version, not one per request. A manager Runnable on
 // every replica (no Lease): it listens once its source knows the pools, and closes on stop.
@@ -114,11 +115,9 @@ export class MachineConfigServer implements Runnable {
     const path = url.split('?')[0];
     const isRead = req.method === 'GET' || req.method === 'HEAD';
 
-    if (path === '/healthz' || path === '/metrics') {
+    if (path === '/healthz') {
       if (!isRead) return this.methodNotAllowed(res);
-      if (path === '/healthz') return this.send(res, req, 200, 'text/plain', Buffer.from('ok\n'));
-      void this.metrics.registry.metrics().then((text) => this.send(res, req, 200, this.metrics.registry.contentType, Buffer.from(text)));
-      return;
+      return this.send(res, req, 200, 'text/plain', Buffer.from('ok\n'));
     }
     const m = /^\/config\/([^/]+)$/.exec(path);
     if (!m) return this.send(res, req, 404, 'text/plain', Buffer.from(`not found: ${path}\n`));
