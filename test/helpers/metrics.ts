@@ -81,6 +81,7 @@ export function valueOf(samples: Sample[], name: string, labels: Record<string, 
   const found = series(samples, name, labels);
   if (found.length > 1) throw new Error(`${found.length} series of ${name} match ${JSON.stringify(labels)}`);
   return found[0]?.value;
+}
 
 /** The samples of https://<address>/metrics, scraped with `token` (throws unless 200). */
 export async function scrapeSamples(address: string, token: string): Promise<Sample[]> {
