@@ -16,6 +16,7 @@ const MCO = 'machineconfiguration.openshift.io';
 const CONFIG = 'config.openshift.io';
 const CAPI = 'cluster.x-k8s.io';
 const CAPI_INFRA = 'infrastructure.cluster.x-k8s.io';
+const MONITORING = 'monitoring.coreos.com';
 
 export const resources = {
   // core/v1
@@ -59,4 +60,7 @@ export const resources = {
   localClusters: def<api.LocalCluster>(CAPI_INFRA, 'v1beta2', 'localclusters', 'LocalCluster', true),
   localMachines: def<api.LocalMachine>(CAPI_INFRA, 'v1beta2', 'localmachines', 'LocalMachine', true),
   localMachineTemplates: def<api.LocalMachineTemplate>(CAPI_INFRA, 'v1beta2', 'localmachinetemplates', 'LocalMachineTemplate', true),
+  // monitoring.coreos.com (the Prometheus Operator's kinds)
+  serviceMonitors: def<api.ServiceMonitor>(MONITORING, 'v1', 'servicemonitors', 'ServiceMonitor', true),
+  prometheusRules: def<api.PrometheusRule>(MONITORING, 'v1', 'prometheusrules', 'PrometheusRule', true),
 } as const satisfies Record<string, ResourceDefinition<unknown>>;
