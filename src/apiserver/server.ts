@@ -146,6 +146,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   return {
     url, port, host, kubeconfigPath, caPem: serving.caPem, token: serving.adminToken, storage, registry, resources,
     addAuthenticator: (a) => authenticators.push(a),
+    authenticateToken: (token) => authenticators.map((a) => a(token)).find((u) => u !== undefined),
     addPostHandler: (h) => state.postHandlers.push(h),
     onCompleted: (l) => completedListeners.push(l),
     setAuthorizer: (a) => {

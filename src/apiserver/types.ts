@@ -74,6 +74,8 @@ export interface ApiServer {
   registry: Registry;
   /** Adds an authenticator tried after the admin token. */
   addAuthenticator(authenticator: Authenticator): void;
+  /** Who a bearer token names, through every authenticator (TokenReview asks this), or undefined. */
+  authenticateToken(token: string): User | undefined;
   /** Replaces the authorizer (default: every authenticated user may do everything). */
   setAuthorizer(authorizer: Authorizer): void;
   /** The object semantics (create/update/delete with hooks), for endpoints served beside the store. */

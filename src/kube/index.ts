@@ -15,6 +15,7 @@ export { type Clock, type ClockTimer, FakeClock, realClock, sleepOn } from './cl
 export { Manager, type LeaderElectionSettings, type ManagerOptions, type Runnable } from './manager.js';
 export { addManagerFlags, managerOptionsFromFlags, registerComponent, type ComponentCommand, type ManagerFlagDefaults, type ManagerFlags } from './manager-flags.js';
 export { HealthChecks, type HealthCheck, type Listen } from './endpoints.js';
+export { DelegatedAuth, bearerToken, verbForMethod, writeRefusal, type AuthAttributes, type AuthDecision, type AuthRefusal, type AuthUser, type DelegatedAuthOptions, type NonResourceAttributes, type ResourceAttributes } from './delegated-auth.js';
 export { resources, type ResourceDefinition } from './resources.js';
 export { annotationsChanged, anyOf, generationChanged, labelsChanged, type EventFilter } from './predicates.js';
 export { controllerOf, controllerReference, enqueueOwner, type OwnerReference } from './owners.js';

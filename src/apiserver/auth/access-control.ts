@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { logger } from '../../common/log.js';
 import type { ApiServer, PostRequest } from '../server.js';
+import type { User } from '../types.js';
 import { errors } from '../errors.js';
 import { selfSubjectAccessReview, selfSubjectRulesReview, subjectAccessReview, type AccessReviewSpec, type Authorizes } from './access-review.js';
 import type { KubeObject } from '../storage/types.js';
@@ -98,7 +99,7 @@ export async function enableAccessControl(server: ApiServer, dataDir: string, op
     const sa = lookupServiceAccount(namespace, name);
     return sa ? issueToken(keys, { namespace, name, uid: sa.uid }, spec) : undefined;
   };
-  server.addPostHandler(async (request) => answerPost(request, rbac, chained, issueServiceAccountToken));
+  server.addPostHandler(async (request) => answerPost(request, rbac, chained, issueServiceAccountToken, (token) => server.authenticateToken(token)));
 
   return {
     rbac, keys, issueServiceAccountToken, authorize,
@@ -107,11 +108,29 @@ export async function enableAccessControl(server: ApiServer, dataDir: string, op
 }
 
 const AUTHZ = 'authorization.k8s.io';
+const AUTHN = 'authentication.k8s.io';
+
+/**
+ * A TokenReview (authentication.k8s.io/v1): who the token in `spec.token` is, through the same
+ * authenticators as requests' bearer tokens (the admin token, service-account and bootstrap
+ * tokens). An unknown or empty token is `authenticated: false` with an error, not a failed request.
+ */
+function tokenReview(body: Record<string, unknown>, authenticate: (token: string) => User | undefined): unknown {
+  const spec = (body.spec ?? {}) as { token?: unknown; audiences?: unknown };
+  const token = typeof spec.token === 'string' ? spec.token.trim() : '';
+  const found = token ? authenticate(token) : undefined;
+  const status = found
+    ? { authenticated: true, user: { username: found.name, ...(found.uid ? { uid: found.uid } : {}), groups: found.groups }, audiences: Array.isArray(spec.audiences) ? spec.audiences : [] }
+    : { authenticated: false, user: {}, error: token ? 'invalid bearer token' : 'spec.token is empty' };
+  return { kind: 'TokenReview', apiVersion: `${AUTHN}/v1`, metadata: { ...(body.metadata ?? {}), creationTimestamp: null }, spec: { ...spec, token: undefined }, status };
+}
 
 async function answerPost(request: PostRequest, rbac: RbacIndex, chained: Authorizes,
-  issue: (namespace: string, name: string, spec?: TokenRequestSpec) => IssuedToken | undefined): Promise<{ code: number; body: unknown } | undefined> {
+  issue: (namespace: string, name: string, spec?: TokenRequestSpec) => IssuedToken | undefined,
+  authenticate: (token: string) => User | undefined): Promise<{ code: number; body: unknown } | undefined> {
   const { body, user } = request;
   const created = { creationTimestamp: null };
+  if (request.group === AUTHN && request.resource === 'tokenreviews' && !request.name) return { code: 201, body: tokenReview(body, authenticate) };
   if (request.group === '' && request.resource === 'serviceaccounts' && request.subresource === 'token' && request.name && request.namespace) {
     const spec = (body.spec ?? {}) as TokenRequestSpec;
     let issued: IssuedToken | undefined;

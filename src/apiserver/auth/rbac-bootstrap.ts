@@ -77,6 +77,13 @@ export const BOOTSTRAP_CLUSTER_ROLES: (RoleObject & { apiVersion: string })[] = 
     nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'],
     verbs: ['get'],
   }]),
+  // Delegated authentication and authorization (kube's `system:auth-delegator`): what a component
+  // serving its own endpoints (metrics, webhooks) needs to ask the API server who a caller is and
+  // what it may do.
+  clusterRole('system:auth-delegator', [
+    { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+    { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+  ]),
   clusterRole('system:monitoring', [{
     nonResourceURLs: ['/metrics', '/metrics/slis', '/livez', '/readyz', '/healthz', '/livez/*', '/readyz/*', '/healthz/*'],
     verbs: ['get'],

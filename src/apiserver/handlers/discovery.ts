@@ -30,6 +30,34 @@ interface ApiResource {
   storageVersionHash?: string;
 }
 
+/**
+ * The reviews (authentication.k8s.io and authorization.k8s.io, v1) are not stored objects: the
+ * access control's POST handlers answer them. They are advertised once such handlers exist, as
+ * kube-apiserver advertises them, so that `kubectl create -f tokenreview.yaml` finds its kind.
+ */
+const REVIEW_GROUPS: { name: string; resources: { name: string; kind: string; namespaced: boolean }[] }[] = [
+  { name: 'authentication.k8s.io', resources: [{ name: 'tokenreviews', kind: 'TokenReview', namespaced: false }] },
+  {
+    name: 'authorization.k8s.io',
+    resources: [
+      { name: 'selfsubjectaccessreviews', kind: 'SelfSubjectAccessReview', namespaced: false },
+      { name: 'selfsubjectrulesreviews', kind: 'SelfSubjectRulesReview', namespaced: false },
+      { name: 'subjectaccessreviews', kind: 'SubjectAccessReview', namespaced: false },
+    ],
+  },
+];
+
+function reviewGroup(state: ServerState, name: string) {
+  return state.postHandlers.length > 0 && !state.registry.groups().some((g) => g.name === name) ? REVIEW_GROUPS.find((g) => g.name === name) : undefined;
+}
+
+function reviewResourceList(group: (typeof REVIEW_GROUPS)[number]) {
+  return {
+    kind: 'APIResourceList' as const, apiVersion: 'v1' as const, groupVersion: `${group.name}/v1`,
+    resources: group.resources.map((r) => ({ name: r.name, singularName: '', namespaced: r.namespaced, kind: r.kind, verbs: ['create'] })),
+  };
+}
+
 /** `/api`, `/apis`, `/api/<v>`, `/apis/<g>`, `/apis/<g>/<v>`: the paths discovery answers. */
 export function isDiscoveryPath(path: string): boolean {
   return /^\/(api(\/[^/]+)?|apis(\/[^/]+){0,2})$/.test(path);
@@ -88,7 +116,15 @@ export function serveDiscovery(state: ServerState) {
       return;
     }
     if (first === undefined) {
-      sendJson(ctx.reply, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: registry.groups().map(groupInfo) });
+      const reviews = REVIEW_GROUPS.filter((g) => reviewGroup(state, g.name)).map((g) => ({ name: g.name, versions: ['v1'] }));
+      sendJson(ctx.reply, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: [...registry.groups(), ...reviews].map(groupInfo) });
+      return;
+    }
+    const reviews = reviewGroup(state, first);
+    if (reviews) {
+      if (second === undefined) sendJson(ctx.reply, 200, { kind: 'APIGroup', apiVersion: 'v1', ...groupInfo({ name: reviews.name, versions: ['v1'] }) });
+      else if (second === 'v1') sendJson(ctx.reply, 200, reviewResourceList(reviews));
+      else throw errors.pathNotFound(ctx.path);
       return;
     }
     if (second === undefined) {
