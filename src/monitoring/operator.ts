@@ -120,70 +120,70 @@ export function addMonitoringOperator(manager: Manager, settings: MonitoringSett
     },
   });
   const reconcile = async (): Promise<{ missing?: string; problems: string[]; jobs: number }> => {
-      const v = version() ?? 'unknown';
-      // What the ServiceMonitors reference besides Services: ConfigMaps and Secrets of their namespaces.
-      const configMaps: api.ConfigMap[] = [];
-      const secrets: api.Secret[] = [];
-      for (const sm of serviceMonitors.list()) {
-        const ns = sm.metadata.namespace;
-        for (const e of sm.spec?.endpoints ?? []) {
-          const cm = e.tlsConfig?.ca?.configMap?.name;
-          const secretNames = [e.tlsConfig?.ca?.secret?.name, e.authorization?.credentials?.name].filter((n): n is string => Boolean(n));
-          if (cm) { const o = await client.read(resources.configMaps, cm, ns); if (o) configMaps.push(o); }
-          for (const n of secretNames) { const o = await client.read(resources.secrets, n, ns); if (o) secrets.push(o); }
-        }
+    const v = version() ?? 'unknown';
+    // What the ServiceMonitors reference besides Services: ConfigMaps and Secrets of their namespaces.
+    const configMaps: api.ConfigMap[] = [];
+    const secrets: api.Secret[] = [];
+    for (const sm of serviceMonitors.list()) {
+      const ns = sm.metadata.namespace;
+      for (const e of sm.spec?.endpoints ?? []) {
+        const cm = e.tlsConfig?.ca?.configMap?.name;
+        const secretNames = [e.tlsConfig?.ca?.secret?.name, e.authorization?.credentials?.name].filter((n): n is string => Boolean(n));
+        if (cm) { const o = await client.read(resources.configMaps, cm, ns); if (o) configMaps.push(o); }
+        for (const n of secretNames) { const o = await client.read(resources.secrets, n, ns); if (o) secrets.push(o); }
       }
-      const generated = generateScrapeConfig({
-        serviceMonitors: serviceMonitors.list(), services: services.list(), endpoints: endpoints.list(), configMaps, secrets,
-        scrapeInterval: settings.scrapeInterval, evaluationInterval: settings.evaluationInterval,
-      });
-      const configData: Record<string, string> = { [CONFIG_FILE]: Buffer.from(stringify(generated.config, { lineWidth: 0 })).toString('base64') };
-      for (const [k, text] of Object.entries(generated.files)) configData[k] = Buffer.from(text).toString('base64');
-      const labels = { 'app.kubernetes.io/managed-by': 'bosun-cluster-monitoring-operator' };
-      await replaceData(client, resources.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: PROMETHEUS, namespace: MONITORING_NAMESPACE, labels }, type: 'Opaque', data: configData });
-      await replaceData(client, resources.configMaps, {
-        apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: RULE_FILES_CONFIGMAP, namespace: MONITORING_NAMESPACE, labels },
-        data: ruleFiles(prometheusRules.list(), { forOverride: settings.alertForOverride }),
-      });
-      await applyObject(client, {
-        apiVersion: 'v1', kind: 'Service',
-        metadata: { ...KUBELET_SERVICE, labels: { 'k8s-app': 'kubelet', 'app.kubernetes.io/name': 'kubelet', ...labels } },
-        spec: { clusterIP: 'None', ports: [{ name: 'https-metrics', port: KUBELET_PORT, targetPort: KUBELET_PORT, protocol: 'TCP' }] },
-      }, resources.services);
-      const wantedEndpoints = kubeletEndpoints(nodes.list());
-      const liveEndpoints = endpoints.get(KUBELET_SERVICE.name, KUBELET_SERVICE.namespace);
-      if (!liveEndpoints) await client.create(resources.endpoints, wantedEndpoints).catch((e: Error) => { if (!/already exists/i.test(e.message)) throw e; });
-      else if (JSON.stringify(liveEndpoints.subsets ?? []) !== JSON.stringify(wantedEndpoints.subsets)) await client.update(resources.endpoints, { ...liveEndpoints, subsets: wantedEndpoints.subsets });
+    }
+    const generated = generateScrapeConfig({
+      serviceMonitors: serviceMonitors.list(), services: services.list(), endpoints: endpoints.list(), configMaps, secrets,
+      scrapeInterval: settings.scrapeInterval, evaluationInterval: settings.evaluationInterval,
+    });
+    const configData: Record<string, string> = { [CONFIG_FILE]: Buffer.from(stringify(generated.config, { lineWidth: 0 })).toString('base64') };
+    for (const [k, text] of Object.entries(generated.files)) configData[k] = Buffer.from(text).toString('base64');
+    const labels = { 'app.kubernetes.io/managed-by': 'bosun-cluster-monitoring-operator' };
+    await replaceData(client, resources.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: PROMETHEUS, namespace: MONITORING_NAMESPACE, labels }, type: 'Opaque', data: configData });
+    await replaceData(client, resources.configMaps, {
+      apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: RULE_FILES_CONFIGMAP, namespace: MONITORING_NAMESPACE, labels },
+      data: ruleFiles(prometheusRules.list(), { forOverride: settings.alertForOverride }),
+    });
+    await applyObject(client, {
+      apiVersion: 'v1', kind: 'Service',
+      metadata: { ...KUBELET_SERVICE, labels: { 'k8s-app': 'kubelet', 'app.kubernetes.io/name': 'kubelet', ...labels } },
+      spec: { clusterIP: 'None', ports: [{ name: 'https-metrics', port: KUBELET_PORT, targetPort: KUBELET_PORT, protocol: 'TCP' }] },
+    }, resources.services);
+    const wantedEndpoints = kubeletEndpoints(nodes.list());
+    const liveEndpoints = endpoints.get(KUBELET_SERVICE.name, KUBELET_SERVICE.namespace);
+    if (!liveEndpoints) await client.create(resources.endpoints, wantedEndpoints).catch((e: Error) => { if (!/already exists/i.test(e.message)) throw e; });
+    else if (JSON.stringify(liveEndpoints.subsets ?? []) !== JSON.stringify(wantedEndpoints.subsets)) await client.update(resources.endpoints, { ...liveEndpoints, subsets: wantedEndpoints.subsets });
 
-      const missing = binaryProblem(binary);
-      if (!missing) await applyObject(client, prometheusDeployment({ version: v, binary, retention: settings.retention ?? '1d' }), resources.deployments);
-      else await client.delete(resources.deployments, PROMETHEUS, MONITORING_NAMESPACE).catch((e: Error) => { if (!isNotFound(e)) throw e; });
-      return { missing, problems: generated.problems, jobs: generated.config.scrape_configs.length };
+    const missing = binaryProblem(binary);
+    if (!missing) await applyObject(client, prometheusDeployment({ version: v, binary, retention: settings.retention ?? '1d' }), resources.deployments);
+    else await client.delete(resources.deployments, PROMETHEUS, MONITORING_NAMESPACE).catch((e: Error) => { if (!isNotFound(e)) throw e; });
+    return { missing, problems: generated.problems, jobs: generated.config.scrape_configs.length };
   };
   const writeStatus = async ({ missing, problems, jobs, failure }: { missing?: string; problems: string[]; jobs: number; failure?: string }): Promise<void> => {
-      const prometheus = deployments.get(PROMETHEUS, MONITORING_NAMESPACE);
-      const ready = (prometheus?.status?.availableReplicas ?? 0) > 0;
-      const available = missing !== undefined || ready;
-      const degraded = failure
-        ? { type: 'Degraded', status: 'True', reason: 'SyncFailed', message: `cannot reconcile monitoring: ${failure}` }
-        : missing
-        ? { type: 'Degraded', status: 'True', reason: 'PrometheusBinaryMissing', message: `Prometheus cannot run: ${missing}` }
-        : problems.length
-          ? { type: 'Degraded', status: 'True', reason: 'ServiceMonitorsInvalid', message: `left out of Prometheus's configuration: ${problems.join('; ')}` }
-          : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: '' };
-      const conditions = status.conditions([
-        missing
-          ? { type: 'Available', status: 'True', reason: 'PrometheusBinaryMissing', message: 'The monitoring operator runs; Prometheus does not (see Degraded)' }
-          : ready
-            ? { type: 'Available', status: 'True', reason: 'AsExpected', message: `Prometheus is scraping ${jobs} ServiceMonitor endpoints` }
-            : { type: 'Available', status: 'False', reason: 'PrometheusNotReady', message: `Deployment ${MONITORING_NAMESPACE}/${PROMETHEUS} has no ready replica yet` },
-        ready || missing
-          ? { type: 'Progressing', status: 'False', reason: 'AsExpected', message: '' }
-          : { type: 'Progressing', status: 'True', reason: 'RollOutInProgress', message: `Rolling out ${MONITORING_NAMESPACE}/${PROMETHEUS}` },
-        degraded,
-        { type: 'Upgradeable', status: 'True', reason: 'AsExpected', message: '' },
-      ]);
-      await status.write({ conditions, versions: status.versions(available, version()) }, { from: 'cluster-monitoring' });
+    const prometheus = deployments.get(PROMETHEUS, MONITORING_NAMESPACE);
+    const ready = (prometheus?.status?.availableReplicas ?? 0) > 0;
+    const available = missing !== undefined || ready;
+    const degraded = failure
+      ? { type: 'Degraded', status: 'True', reason: 'SyncFailed', message: `cannot reconcile monitoring: ${failure}` }
+      : missing
+      ? { type: 'Degraded', status: 'True', reason: 'PrometheusBinaryMissing', message: `Prometheus cannot run: ${missing}` }
+      : problems.length
+        ? { type: 'Degraded', status: 'True', reason: 'ServiceMonitorsInvalid', message: `left out of Prometheus's configuration: ${problems.join('; ')}` }
+        : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: '' };
+    const conditions = status.conditions([
+      missing
+        ? { type: 'Available', status: 'True', reason: 'PrometheusBinaryMissing', message: 'The monitoring operator runs; Prometheus does not (see Degraded)' }
+        : ready
+          ? { type: 'Available', status: 'True', reason: 'AsExpected', message: `Prometheus is scraping ${jobs} ServiceMonitor endpoints` }
+          : { type: 'Available', status: 'False', reason: 'PrometheusNotReady', message: `Deployment ${MONITORING_NAMESPACE}/${PROMETHEUS} has no ready replica yet` },
+      ready || missing
+        ? { type: 'Progressing', status: 'False', reason: 'AsExpected', message: '' }
+        : { type: 'Progressing', status: 'True', reason: 'RollOutInProgress', message: `Rolling out ${MONITORING_NAMESPACE}/${PROMETHEUS}` },
+      degraded,
+      { type: 'Upgradeable', status: 'True', reason: 'AsExpected', message: '' },
+    ]);
+    await status.write({ conditions, versions: status.versions(available, version()) }, { from: 'cluster-monitoring' });
   };
   const all = () => KEY;
   for (const i of [serviceMonitors, prometheusRules, services, nodes, deployments, operators]) controller.watch(i as Informer<api.KubeObject>, all);
