@@ -106,6 +106,7 @@ export function addMonitoringOperator(manager: Manager, settings: MonitoringSett
   const controller = new Controller({
     name: 'cluster-monitoring',
     clock,
+    keys: [KEY],
     resyncPeriodMs: 60_000,
     sync: async () => {
       let outcome: { missing?: string; problems: string[]; jobs: number };
