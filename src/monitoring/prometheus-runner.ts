@@ -153,6 +153,8 @@ export class PrometheusRunner {
     this.log({ binary: this.o.binary, args }, 'starting prometheus');
     const child = spawn(this.o.binary, args, { stdio: ['ignore', 'inherit', 'inherit'] });
     this.child = child;
+    // Prometheus does not outlive the wrapper, however it ends (the pod's processes die with it).
+    process.once('exit', () => child.kill('SIGKILL'));
     child.on('error', (e) => {
       this.log({ err: e.message }, 'prometheus could not start');
       this.finish(127);
