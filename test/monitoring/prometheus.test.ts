@@ -18,6 +18,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import type * as api from '../../src/api/index.js';
 import { enableAccessControl } from '../../src/apiserver/auth/access-control.js';
 import { createCA, issueServingCert } from '../../src/common/pki.js';
+import { renderSource } from '../../src/cvo/payload/build.js';
 import { DelegatedAuth, KubeClient, loadKubeConfig } from '../../src/kube/index.js';
 import { alertsOf, alertsTable } from '../../src/monitoring/alerts-table.js';
 import { QuerierProxy } from '../../src/monitoring/querier-proxy.js';
@@ -59,7 +60,7 @@ function get(url: string, ca: string, token?: string, method = 'GET', body?: str
 }
 
 function payloadObjects<T extends api.KubeObject>(kind: string): T[] {
-  return readdirSync(MANIFESTS).filter((f) => f.endsWith('.yaml')).flatMap((f) => parseAllDocuments(readFileSync(join(MANIFESTS, f), 'utf8')).map((d) => d.toJS() as T)).filter((o) => o?.kind === kind);
+  return readdirSync(MANIFESTS).filter((f) => f.endsWith('.yaml')).flatMap((f) => parseAllDocuments(renderSource(f, readFileSync(join(MANIFESTS, f), 'utf8'), '1.0.0')).map((d) => d.toJS() as T)).filter((o) => o?.kind === kind);
 }
 
 test('real Prometheus scrapes an authenticated target as prometheus-k8s and answers through thanos-querier: 200 authorised, 401 anonymous, 403 unprivileged', { skip, timeout: 180_000 }, async () => {

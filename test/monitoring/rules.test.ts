@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type * as api from '../../src/api/index.js';
+import { renderSource } from '../../src/cvo/payload/build.js';
 import { durationMs, ruleFiles } from '../../src/monitoring/rule-files.js';
 
 const PROMTOOL = process.env.PROMTOOL ?? '/usr/bin/promtool';
@@ -20,7 +21,8 @@ const skip = !existsSync(PROMTOOL) && process.env.CI !== 'true' ? `${PROMTOOL} i
 function payloadRules(): api.PrometheusRule[] {
   const out: api.PrometheusRule[] = [];
   for (const file of readdirSync(MANIFESTS).filter((f) => f.endsWith('.yaml')).sort()) {
-    for (const doc of parseAllDocuments(readFileSync(join(MANIFESTS, file), 'utf8'))) {
+    // As a release build renders them: upstream's escapes ({{ "{{ $labels.name }}" }}) become Prometheus's templates.
+    for (const doc of parseAllDocuments(renderSource(file, readFileSync(join(MANIFESTS, file), 'utf8'), '1.0.0'))) {
       const o = doc.toJS() as api.PrometheusRule | null;
       if (o?.kind === 'PrometheusRule') out.push(o);
     }
@@ -34,6 +36,12 @@ test('the payload ships PrometheusRules for the CVO, the MCO, the API server and
     'MCDRebootError', 'MCDPivotError', 'MCCDrainError', 'MCCPoolAlert', 'KubeletHealthState', 'KubeAPIErrorBudgetBurn', 'Watchdog']) {
     assert.ok(alerts.has(name), `no alert ${name}`);
   }
+});
+
+test('release rendering turns the escaped templates into Prometheus\'s and refuses bare ones', () => {
+  const down = payloadRules().flatMap((r) => r.spec?.groups ?? []).flatMap((g) => g.rules ?? []).find((r) => r.alert === 'ClusterOperatorDown');
+  assert.match(down?.annotations?.description ?? '', /^The \{\{ \$labels\.name \}\} operator may be down .*'\{\{ if eq \$labels\.name "version" \}\}bosun adm upgrade\{\{ else \}\}/);
+  assert.throws(() => renderSource('x.yaml', 'description: {{ $labels.name }}', '1.0.0'), /x\.yaml: unknown placeholder \{\{ \$labels\.name \}\}/);
 });
 
 test('promtool check rules and promtool test rules pass on the payload\'s rules', { skip, timeout: 120_000 }, () => {
