@@ -9,7 +9,7 @@ import { mapPodPath, renderConfig } from '../../src/monitoring/prometheus-runner
 import { generateScrapeConfig, relabelConfig, selectedServices, targetGroups } from '../../src/monitoring/scrape-config.js';
 import { runBosun } from '../helpers/cli.js';
 
-const svc = (ns: string, name: string, labels: Record<string, string>, ports: api.Service['spec'] extends infer S ? NonNullable<S>['ports'] : never = [{ name: 'metrics', port: 9001 }]): api.Service =>
+const svc = (ns: string, name: string, labels: Record<string, string>, ports: NonNullable<api.Service['spec']>['ports'] = [{ name: 'metrics', port: 9001 }]): api.Service =>
   ({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: ns, labels }, spec: { ports } });
 const eps = (ns: string, name: string, ips: string[], ports = [{ name: 'metrics', port: 9001 }]): api.Endpoints =>
   ({ apiVersion: 'v1', kind: 'Endpoints', metadata: { name, namespace: ns }, subsets: [{ addresses: ips.map((ip, i) => ({ ip, targetRef: { kind: 'Pod', name: `${name}-${i}` } })), ports }] });
