@@ -11,8 +11,9 @@
 //   - ClusterOperator monitoring: Available once Prometheus has a ready replica; Degraded with
 //     reason PrometheusBinaryMissing when the binary is not there (Available stays True then: the
 //     operator runs and the rest of the cluster does not depend on Prometheus, so the install is
-//     not held up), with reason ServiceMonitorsInvalid when ServiceMonitors were left out, or when
-//     a write keeps failing.
+//     not held up), with reason ServiceMonitorsInvalid when ServiceMonitors were left out, and
+//     SyncFailed when a sync fails (written at once by this, the operator's one controller; the
+//     sync is retried with the queue's back-off).
 // Secret and ConfigMap contents are replaced as a whole (keys that went away are removed).
 import { accessSync, constants } from 'node:fs';
 import { stringify } from 'yaml';

@@ -2,7 +2,8 @@
 // ($BOSUN_IN_CLUSTER_ROOT), with the configuration the monitoring operator generates from a
 // ServiceMonitor: it scrapes a real HTTPS target that checks its bearer token with the API server
 // (TokenReview + SubjectAccessReview on /metrics, as kube-rbac-proxy does) as the prometheus-k8s
-// service account, evaluates the payload's rules (Watchdog fires), reloads when its rule files
+// service account, evaluates the payload's rules (Watchdog fires; ClusterOperatorDown fires in
+// seconds for an operator its target reports down, `for:` shortened as --alert-for-override does), reloads when its rule files
 // change; thanos-querier's proxy answers 200 to a caller with cluster-monitoring-view, 401 to an
 // anonymous one and 403 to an unprivileged one, and `bosun adm alerts`' table lists Watchdog.
 // Skipped without /usr/bin/prometheus (failed under CI=true).
@@ -98,7 +99,7 @@ test('real Prometheus scrapes an authenticated target as prometheus-k8s and answ
         scrapes.push(d.allowed ? 200 : d.status);
         if (!d.allowed) { res.writeHead(d.status); res.end(); return; }
         res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
-        res.end('# TYPE demo_requests_total counter\ndemo_requests_total 42\n');
+        res.end('# TYPE demo_requests_total counter\ndemo_requests_total 42\n# TYPE cluster_operator_up gauge\ncluster_operator_up{name="demo",version="1.0.0",reason="DeploymentUnavailable"} 0\n');
       });
     });
     await new Promise<void>((r) => target.listen(0, '127.0.0.1', () => r()));
@@ -110,12 +111,13 @@ test('real Prometheus scrapes an authenticated target as prometheus-k8s and answ
       apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { name: 'demo', namespace: 'demo' },
       spec: {
         selector: { matchLabels: { 'k8s-app': 'demo-metrics' } },
+        jobLabel: 'app',
         endpoints: [{ port: 'metrics', scheme: 'https', interval: '1s', bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token', tlsConfig: { caFile: '/etc/prometheus/configmaps/serving-certs-ca-bundle/service-ca.crt', serverName: 'demo-metrics.demo.svc' } }],
       },
     };
     const generated = generateScrapeConfig({
       serviceMonitors: [sm],
-      services: [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'demo-metrics', namespace: 'demo', labels: { 'k8s-app': 'demo-metrics' } }, spec: { ports: [{ name: 'metrics', port: targetPort }] } }],
+      services: [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'demo-metrics', namespace: 'demo', labels: { 'k8s-app': 'demo-metrics', 'app': 'cluster-version-operator' } }, spec: { ports: [{ name: 'metrics', port: targetPort }] } }],
       endpoints: [{ apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'demo-metrics', namespace: 'demo' }, subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ name: 'metrics', port: targetPort }] }] }],
       configMaps: [], secrets: [], scrapeInterval: '1s', evaluationInterval: '1s',
     });
@@ -146,7 +148,7 @@ test('real Prometheus scrapes an authenticated target as prometheus-k8s and answ
 
     // Prometheus scraped the target as prometheus-k8s (the target said 200 to it).
     const up = await eventually('the target up', async () => {
-      const r = await query('up{job="demo-metrics"}', viewer);
+      const r = await query('up{job="cluster-version-operator"}', viewer);
       const body = JSON.parse(r.text);
       return body.data?.result?.[0]?.value?.[1] === '1' ? body.data.result[0] : undefined;
     }, { timeoutMs: 60_000, intervalMs: 500, detail: () => output });
@@ -177,6 +179,13 @@ test('real Prometheus scrapes an authenticated target as prometheus-k8s and answ
     const table = alertsTable(alerts, Date.now());
     assert.match(table, /^NAME\s+SEVERITY\s+STATE\s+SINCE\s+MESSAGE\n/);
     assert.match(table, /Watchdog\s+none\s+firing\s+\d+s\s+An alert that should always be firing/);
+
+    // An operator reported down (cluster_operator_up 0 from the job "cluster-version-operator") fires
+    // ClusterOperatorDown within seconds: the rules were written with --alert-for-override's 1s.
+    await eventually('ClusterOperatorDown firing for demo', async () => {
+      const list = alertsOf(JSON.parse((await get(`${base}/api/v1/alerts`, ca.certPem, viewer)).text));
+      return list.some((a) => a.labels.alertname === 'ClusterOperatorDown' && a.labels.name === 'demo' && a.labels.reason === 'DeploymentUnavailable' && a.state === 'firing');
+    }, { timeoutMs: 30_000, intervalMs: 500, detail: () => output });
 
     // A changed rule file reloads Prometheus.
     put(`${RULES_DIR}/demo-extra.yaml`, stringify({ groups: [{ name: 'demo', rules: [{ alert: 'DemoScraped', expr: 'demo_requests_total > 0', labels: { severity: 'info' } }] }] }));
