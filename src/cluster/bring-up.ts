@@ -94,7 +94,7 @@ export interface BringUpOptions {
  *  and rules are still applied; nothing runs them and nothing waits for them). */
 export const MONITORING_OFF_OVERRIDES = [
   { kind: 'Deployment', group: 'apps', namespace: 'openshift-monitoring', name: 'cluster-monitoring-operator', unmanaged: true },
-  { kind: 'ClusterOperator', group: 'config.openshift.io', name: 'monitoring', unmanaged: true },
+  { kind: 'ClusterOperator', group: 'config.openshift.io', namespace: '', name: 'monitoring', unmanaged: true },
 ];
 
 export interface LocalCluster {
