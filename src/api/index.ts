@@ -6,3 +6,4 @@ export type * from './meta.js';
 export type * from './core.js';
 export type * from './openshift.js';
 export type * from './capi.js';
+export type * from './monitoring.js';

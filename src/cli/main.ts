@@ -17,7 +17,7 @@ const commands: Record<string, Array<() => Promise<Registrar>>> = {
   apiserver: [() => import('./apiserver.js')],
   'cluster-version-operator': [() => import('./cluster-version-operator.js')],
   release: [() => import('./release.js'), () => import('./release-signing.js')],
-  adm: [() => import('./adm-release.js'), () => import('./adm-upgrade.js')],
+  adm: [() => import('./adm-release.js'), () => import('./adm-upgrade.js'), () => import('./adm-alerts.js')],
   'update-service': [() => import('./update-service.js')],
   'machine-config-server': [() => import('./machine-config-server.js')],
   'machine-config-operator': [() => import('./machine-config-operator.js')],
@@ -35,6 +35,9 @@ const commands: Record<string, Array<() => Promise<Registrar>>> = {
   'kube-apiserver': [() => import('./kube-apiserver.js')],
   'kube-controller-manager': [() => import('./kube-controller-manager.js')],
   'kube-scheduler': [() => import('./kube-scheduler.js')],
+  'cluster-monitoring-operator': [() => import('./cluster-monitoring-operator.js')],
+  prometheus: [() => import('./prometheus.js')],
+  'thanos-querier': [() => import('./thanos-querier.js')],
 };
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };

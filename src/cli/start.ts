@@ -26,6 +26,7 @@ export function register(program: Command): void {
     .option('--workers <n>', 'workers to install', count('--workers', 20), 2)
     .option('--boot-delay <seconds>', 'how long a rebooting machine stays down', '3')
     .option('--machine-config-server <host:tls-port>', 'bootstrap machine-config server address (plain HTTP on the next port)', '127.0.0.1:22623')
+    .option('--monitoring <on>', 'run monitoring (Prometheus and thanos-querier on a master; install only): true or false', 'true')
     .option('--etcd', 'keep the API state in a local 3-member etcd cluster (Debian etcd-server) served by two API servers behind the API address')
     .addHelpText(
       'after',
@@ -50,6 +51,11 @@ Example:
     kubeconfig:     .bosun/kubeconfig
   ...
 
+Monitoring (ClusterOperator monitoring): Debian's Prometheus runs as pod prometheus-k8s on a master,
+scraping every component, with thanos-querier (HTTPS, port 9091) in front of its API; see the
+README for its UI. --monitoring=false leaves it out (ClusterVersion spec.overrides marks the
+monitoring operator unmanaged); so does an install without machines. Install only.
+
 With --etcd the API state lives in a local 3-member etcd cluster (DIR/etcd, clients over TLS with
 certificates) served by two API servers (DIR and DIR/apiserver-1) behind the --listen address.
 
@@ -60,7 +66,8 @@ the machines boot without Ignition and no bootstrap runs); --masters/--workers a
 install only. Stop with Ctrl-C;
 remove the cluster with \`bosun destroy\`.`,
     )
-    .action(async (opts: { dataDir: string; listen: string; updateService: string; cloud: string; version: string; channel: string; masters: number; workers: number; bootDelay: string; machineConfigServer: string; etcd?: boolean }) => {
+    .action(async (opts: { dataDir: string; listen: string; updateService: string; cloud: string; version: string; channel: string; masters: number; workers: number; bootDelay: string; machineConfigServer: string; etcd?: boolean; monitoring: string }) => {
+      if (opts.monitoring !== 'true' && opts.monitoring !== 'false') throw new Error(`--monitoring must be true or false, got "${opts.monitoring}"`);
       const mcs = parseHostPort(opts.machineConfigServer, '--machine-config-server');
       if (mcs.port === 0 || mcs.port >= 65535) throw new Error(`--machine-config-server needs a fixed TLS port below 65535 (the HTTP port is the next one), got "${opts.machineConfigServer}"`);
       const bootDelay = Number(opts.bootDelay);
@@ -96,6 +103,7 @@ remove the cluster with \`bosun destroy\`.`,
           machineConfigServer: { host: mcs.host, tlsPort: mcs.port, httpPort: mcs.port + 1 },
           progress: (line) => console.log(line),
           etcd: opts.etcd,
+          monitoring: opts.monitoring === 'true',
         });
       } catch (e) {
         release();
@@ -116,7 +124,7 @@ Try:
   kubectl get clusteroperators${opts.masters > 0 ? `
   kubectl get machines,machinesets,machinedeployments -A
   kubectl -n openshift-cluster-api scale machinedeployment worker --replicas=3` : ''}
-  bosun adm upgrade
+  bosun adm upgrade${opts.masters > 0 && opts.monitoring === 'true' ? '\n  bosun adm alerts' : ''}
 
 Stop with Ctrl-C.`);
     });

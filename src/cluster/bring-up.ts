@@ -85,7 +85,17 @@ export interface BringUpOptions {
   firstInstanceHost?: number;
   /** #17: a local 3-member etcd and two API servers behind the `api` address, instead of one API server on SQLite. */
   etcd?: boolean;
+  /** Run monitoring (Prometheus, thanos-querier; default true). Without machines there is no node to run it on: off. */
+  monitoring?: boolean;
 }
+
+/** What keeps the CVO from running monitoring: ClusterVersion spec.overrides marking the monitoring
+ *  operator's Deployment and ClusterOperator unmanaged (its CRDs, RBAC, Services, ServiceMonitors
+ *  and rules are still applied; nothing runs them and nothing waits for them). */
+export const MONITORING_OFF_OVERRIDES = [
+  { kind: 'Deployment', group: 'apps', namespace: 'openshift-monitoring', name: 'cluster-monitoring-operator', unmanaged: true },
+  { kind: 'ClusterOperator', group: 'config.openshift.io', namespace: '', name: 'monitoring', unmanaged: true },
+];
 
 export interface LocalCluster {
   api: ApiServer;
@@ -199,7 +209,10 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
       apiVersion: 'config.openshift.io/v1',
       kind: 'ClusterVersion',
       metadata: { name: 'version' },
-      spec: { clusterID: randomUUID(), channel: options.channel, upstream: `${updateService.url}/api/upgrades_info/v1/graph`, desiredUpdate: { version: options.version, image: target.pullspec } },
+      spec: {
+        clusterID: randomUUID(), channel: options.channel, upstream: `${updateService.url}/api/upgrades_info/v1/graph`, desiredUpdate: { version: options.version, image: target.pullspec },
+        ...(withMachines && options.monitoring !== false ? {} : { overrides: MONITORING_OFF_OVERRIDES }),
+      },
     }]);
     progress.detail(`install ${options.version} from channel ${options.channel}`);
 

@@ -18,6 +18,7 @@ const CAPI = 'cluster.x-k8s.io';
 const CAPI_INFRA = 'infrastructure.cluster.x-k8s.io';
 const CAPI_BOOTSTRAP = 'bootstrap.cluster.x-k8s.io';
 const CAPI_CONTROL_PLANE = 'controlplane.cluster.x-k8s.io';
+const MONITORING = 'monitoring.coreos.com';
 
 export const resources = {
   // core/v1
@@ -66,4 +67,7 @@ export const resources = {
   kubeadmConfigs: def<api.KubeadmConfig>(CAPI_BOOTSTRAP, 'v1beta2', 'kubeadmconfigs', 'KubeadmConfig', true),
   kubeadmConfigTemplates: def<api.KubeadmConfigTemplate>(CAPI_BOOTSTRAP, 'v1beta2', 'kubeadmconfigtemplates', 'KubeadmConfigTemplate', true),
   kubeadmControlPlanes: def<api.KubeadmControlPlane>(CAPI_CONTROL_PLANE, 'v1beta2', 'kubeadmcontrolplanes', 'KubeadmControlPlane', true),
+  // monitoring.coreos.com (the Prometheus Operator's kinds)
+  serviceMonitors: def<api.ServiceMonitor>(MONITORING, 'v1', 'servicemonitors', 'ServiceMonitor', true),
+  prometheusRules: def<api.PrometheusRule>(MONITORING, 'v1', 'prometheusrules', 'PrometheusRule', true),
 } as const satisfies Record<string, ResourceDefinition<unknown>>;

@@ -35,11 +35,14 @@ test('bring-up gives a ClusterVersion naming a signed release from the update se
     assert.equal(cv.spec.desiredUpdate.image, target.pullspec);
     assert.equal(cv.spec.channel, 'stable-1.0');
     assert.equal(cv.spec.upstream, `${cluster.updateService.url}/api/upgrades_info/v1/graph`);
+    // No node runs Prometheus here: monitoring is left out (unmanaged), and nothing waits for it.
+    assert.deepEqual(cv.spec.overrides.map((o: { kind: string; name: string; unmanaged: boolean }) => `${o.kind}/${o.name}=${o.unmanaged}`), ['Deployment/cluster-monitoring-operator=true', 'ClusterOperator/monitoring=true']);
     const table = await runKubectl(cluster.kubeconfigPath, ['get', 'clusterversion']);
     assert.match(table.stdout, /^NAME\s+VERSION\s+AVAILABLE\s+PROGRESSING\s+SINCE\s+STATUS\nversion\s+1\.0\.0\s+True\s+False\s+\S+\s+Cluster version is 1\.0\.0/);
     assert.ok(lines.some((l) => /Working towards 1\.0\.0: \d+ of \d+ done/.test(l)), 'progress was shown');
     // The machine-config component: Available at the release, pools rendered, served over TLS
     // with a certificate from the cluster CA.
+    assert.match((await runKubectl(cluster.kubeconfigPath, ['get', 'co', 'monitoring'])).stderr, /NotFound/);
     const co = await runKubectl(cluster.kubeconfigPath, ['get', 'co', 'machine-config']);
     assert.match(co.stdout, /^machine-config\s+1\.0\.0\s+True\s+False\s+False\s+/m);
     // Without machines Cluster API has no provider; the bring-up reports it (no pod would).

@@ -136,6 +136,23 @@ test('a fresh install: 3 masters and 2 workers Ready, the operators as pods on t
   assert.match(await kubectl(['get', 'co', 'cluster-api']), /^cluster-api\s+1\.0\.0\s+True\s+False\s+False\s/m);
 });
 
+test('monitoring: Prometheus runs on a master, scrapes the API server as prometheus-k8s, and Watchdog fires', async () => {
+  await eventually('ClusterOperator monitoring Available at 1.0.0', async () => /^monitoring\s+1\.0\.0\s+True\s+False\s+False/m.test(await kubectl(['get', 'co', 'monitoring'])), 120_000);
+  const pod = ((await json(['get', 'pods', '-n', 'openshift-monitoring', '-l', 'app.kubernetes.io/name=prometheus'])).items as Obj[])[0];
+  assert.ok(pod?.spec.nodeName?.startsWith('bosun-local-master-'), `Prometheus runs on a master (${pod?.spec.nodeName})`);
+  const prometheus = async (path: string): Promise<Obj> => (await fetch(`http://${pod.status.podIP}:9090${path}`)).json() as Promise<Obj>;
+  const up = await eventually('the API server target up', async () => {
+    const r = await prometheus('/api/v1/query?query=up%7Bjob%3D%22apiserver%22%7D');
+    return r.data?.result?.[0]?.value?.[1] === '1' ? r.data.result[0] : undefined;
+  }, { timeoutMs: 90_000, intervalMs: 1000 });
+  assert.equal(up.metric.service, 'kubernetes');
+  const list = await prometheus('/api/v1/query?query=apiserver_request_total%7Bverb%3D%22LIST%22%2Cresource%3D%22pods%22%2Cscope%3D%22cluster%22%7D');
+  assert.ok(list.data.result.length > 0, 'apiserver_request_total has LIST pods at cluster scope');
+  const targets = (await prometheus('/api/v1/targets')).data.activeTargets as Obj[];
+  assert.ok(targets.some((t) => t.labels.job === 'kubelet'), 'the kubelets are targets (kube-system/kubelet)');
+  await eventually('Watchdog firing', async () => ((await prometheus('/api/v1/alerts')).data.alerts as Obj[]).some((a) => a.labels.alertname === 'Watchdog' && a.state === 'firing'), 60_000);
+});
+
 test('kubectl scale machinedeployment worker --replicas=3 adds a Ready node; back to 2 removes one, drained first', async () => {
   const two = await runningWorkers(2, 30_000);
   assert.match(await kubectl(['scale', 'machinedeployment', 'worker', '-n', NS, '--replicas=3']), /machinedeployment.cluster.x-k8s.io\/worker scaled/);

@@ -179,6 +179,15 @@ test('a component pod runs as a process with its env, args, projected service-ac
   assert.equal(readFileSync(join(root, 'var/lib/proc-data/written'), 'utf8'), 'written by proc-1\n', 'the hostPath is the machine root\'s directory');
   // The token authenticates as the pod's service account (which may not read pods: 403, not 401).
   assert.match(log, /whoami (200 allowed|403 .*system:serviceaccount:default:default)/);
+  // The ConfigMap volume follows its object while the pod runs: a changed key rewritten, a new one added, a removed one gone.
+  const mounted = join(root, 'var/lib/kubelet/pods', p.metadata.uid, 'rootfs/etc/proc-config');
+  await c.kube.update({ group: '', version: 'v1', resource: 'configmaps', namespaced: true }, { ...(await c.kube.get({ group: '', version: 'v1', resource: 'configmaps', namespaced: true }, 'proc-config', 'default')), data: { 'greeting.txt': 'changed\n', 'new.txt': 'new\n' } });
+  await eventually('the volume updated', () => existsSync(join(mounted, 'new.txt')) && readFileSync(join(mounted, 'greeting.txt'), 'utf8') === 'changed\n', 30_000);
+  await c.kube.update({ group: '', version: 'v1', resource: 'configmaps', namespaced: true }, { ...(await c.kube.get({ group: '', version: 'v1', resource: 'configmaps', namespaced: true }, 'proc-config', 'default')), data: { 'new.txt': 'new\n' } });
+  await eventually('the removed key gone', () => !existsSync(join(mounted, 'greeting.txt')), 30_000);
+  // As it was, for the tests after this one.
+  await c.kube.update({ group: '', version: 'v1', resource: 'configmaps', namespaced: true }, { ...(await c.kube.get({ group: '', version: 'v1', resource: 'configmaps', namespaced: true }, 'proc-config', 'default')), data: { 'greeting.txt': 'hi from a configmap\n' } });
+  await eventually('the volume restored', () => existsSync(join(mounted, 'greeting.txt')) && !existsSync(join(mounted, 'new.txt')), 30_000);
 });
 
 test('a real bosun command runs as a pod process to completion', { timeout: 60_000 }, async () => {

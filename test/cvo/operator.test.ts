@@ -62,8 +62,8 @@ async function setDesired(image: string, version?: string): Promise<void> {
 }
 
 test('install, drift, update, a missing release, a ClusterOperator gate, and a CVO restart mid-update', async () => {
-  // No machine-config, cloud-controller-manager or Cluster API operator runs here: their ClusterOperator gates are overridden as unmanaged.
-  await objects.create({ apiVersion: 'config.openshift.io/v1', kind: 'ClusterVersion', metadata: { name: 'version' }, spec: { clusterID: '6b1c1b1e-0000-4000-8000-000000000001', overrides: [{ kind: 'ClusterOperator', group: 'config.openshift.io', name: 'machine-config', namespace: '', unmanaged: true }, { kind: 'ClusterOperator', group: 'config.openshift.io', name: 'cloud-controller-manager', namespace: '', unmanaged: true }, { kind: 'ClusterOperator', group: 'config.openshift.io', name: 'cluster-api', namespace: '', unmanaged: true }], desiredUpdate: { version: '1.0.0', image: releases['1.0.0'].pullspec } } } as k8s.KubernetesObject);
+  // No machine-config, cloud-controller-manager, Cluster API or monitoring operator runs here: their ClusterOperator gates are overridden as unmanaged.
+  await objects.create({ apiVersion: 'config.openshift.io/v1', kind: 'ClusterVersion', metadata: { name: 'version' }, spec: { clusterID: '6b1c1b1e-0000-4000-8000-000000000001', overrides: [{ kind: 'ClusterOperator', group: 'config.openshift.io', name: 'machine-config', namespace: '', unmanaged: true }, { kind: 'ClusterOperator', group: 'config.openshift.io', name: 'cloud-controller-manager', namespace: '', unmanaged: true }, { kind: 'ClusterOperator', group: 'config.openshift.io', name: 'cluster-api', namespace: '', unmanaged: true }, { kind: 'ClusterOperator', group: 'config.openshift.io', name: 'monitoring', namespace: '', unmanaged: true }], desiredUpdate: { version: '1.0.0', image: releases['1.0.0'].pullspec } } } as k8s.KubernetesObject);
   let controller = new AbortController();
   const startCvo = () => new ClusterVersionOperator({ kubeconfig: kc, releaseStore: store, reconcileIntervalMs: 500, waitTimeoutMs: 1500, slowOperatorMs: 6000, signal: controller.signal }).run();
   let running = startCvo();

@@ -1,13 +1,13 @@
 // One pod on the node, from the moment it is bound here until it is gone: its sandbox directory
 // (the pod's filesystem view, $BOSUN_IN_CLUSTER_ROOT: the service-account token, CA and
-// namespace; hostPath, emptyDir, ConfigMap and Secret volumes linked at their mount paths), its
+// namespace; hostPath, emptyDir, ConfigMap and Secret volumes linked at their mount paths, the latter kept up to date), its
 // init containers run one after the other to completion first (a failed one retried under the
 // pod's restart policy, or failing the pod under Never; a sidecar — restartPolicy Always — started
 // and kept running beside the rest), and then one loop per container — a process restarted under
 // the restart policy with the crash-loop back-off and probed (exec probes in its environment), or,
 // for images that are not bosun's, a simulated container that is Running and Ready at once
 // (kwok-style).
-import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/sleep.js';
@@ -21,6 +21,8 @@ import { rfc3339 } from '../../common/time.js';
 
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 const TOKEN_SECONDS = 3607;
+/** How often ConfigMap and Secret volumes are brought up to date with their objects (the kubelet's sync period, shortened). */
+const KEY_VOLUME_RESYNC_MS = 10_000;
 /** A container that ran this long without crashing starts its back-off afresh (the kubelet's 2 × max). */
 const BACKOFF_RESET_MS = 10 * 60_000;
 
@@ -68,6 +70,7 @@ export class PodWorker {
   private graceMs = 30_000;
   private loops: Promise<void>[] = [];
   private tokenTimer?: NodeJS.Timeout;
+  private volumeTimer?: NodeJS.Timeout;
   readonly dir: string;
 
   constructor(public pod: api.Pod, readonly podIP: string, private readonly ctx: PodContext) {
@@ -144,6 +147,7 @@ export class PodWorker {
     this.graceMs = graceMs;
     this.stopper.abort();
     clearTimeout(this.tokenTimer);
+    clearInterval(this.volumeTimer);
     await Promise.all(this.loops);
     if (!deleting) return;
     this.terminal = true;
@@ -181,6 +185,18 @@ export class PodWorker {
         symlinkSync(target, link);
       }
     }
+    // As the kubelet does, ConfigMap and Secret volumes follow their objects while the pod runs
+    // (Prometheus's configuration, a renewed serving certificate).
+    clearInterval(this.volumeTimer);
+    this.volumeTimer = setInterval(() => void this.refreshKeyVolumes(), KEY_VOLUME_RESYNC_MS);
+  }
+
+  private async refreshKeyVolumes(): Promise<void> {
+    if (this.stopper.signal.aborted) return;
+    for (const volume of this.pod.spec?.volumes ?? []) {
+      if (!volume.configMap && !volume.secret) continue;
+      await this.writeKeyVolume(volume).catch((e: Error) => this.ctx.log.warn({ pod: `${this.pod.metadata.namespace}/${this.pod.metadata.name}`, volume: volume.name, err: e.message }, 'cannot update the volume; keeping its files'));
+    }
   }
 
   /** A ConfigMap or Secret volume: its keys (or the items asked for) as files, with the volume's mode. */
@@ -199,18 +215,24 @@ export class PodWorker {
     for (const [k, v] of Object.entries(object?.data ?? {})) data[k] = secret ? Buffer.from(v, 'base64') : Buffer.from(v);
     const binaryData = object && 'binaryData' in object ? object.binaryData : undefined;
     for (const [k, v] of Object.entries(binaryData ?? {})) data[k] = Buffer.from(v, 'base64');
-    rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
     const items: Array<{ key: string; path: string; mode?: number }> = source.items ?? Object.keys(data).map((key) => ({ key, path: key }));
+    const wanted = new Set<string>();
     for (const item of items) {
       if (!(item.key in data)) {
         if (source.optional) continue;
         throw new Error(`key ${item.key} not found in ${secret ? 'Secret' : 'ConfigMap'} ${this.pod.metadata.namespace}/${name}`);
       }
       const file = join(dir, item.path);
+      wanted.add(item.path.split('/')[0]);
+      // Rewritten only when it changed, and whole (a new file renamed over the old one), so a
+      // process watching the file never reads half of it.
+      if (existsSync(file) && readFileSync(file).equals(data[item.key])) continue;
       mkdirSync(dirname(file), { recursive: true });
-      writeFileSync(file, data[item.key], { mode: item.mode ?? source.defaultMode ?? 0o644 });
+      writeFileSync(`${file}.updating`, data[item.key], { mode: item.mode ?? source.defaultMode ?? 0o644 });
+      renameSync(`${file}.updating`, file);
     }
+    for (const entry of readdirSync(dir)) if (!wanted.has(entry)) rmSync(join(dir, entry), { recursive: true, force: true });
     return dir;
   }
 

@@ -1,7 +1,8 @@
 // Building a release from bosun's release sources (release-payload/): one source tree gives
 // any number of versions. Every `{{VERSION}}` in a source manifest is replaced by the version
 // being built (image tags, RELEASE_VERSION environment values, ClusterOperator
-// status.versions); any other `{{…}}` left over is an error. image-references lists every
+// status.versions); a Go template string literal `{{ "…" }}` becomes its text (how upstream
+// carries Prometheus templates through); any other `{{…}}` left over is an error. image-references lists every
 // `bosun.local/<component>` image the manifests use, tagged by component name;
 // release-metadata takes `previous` and `channels` from release-payload/releases/<V>.yaml when
 // that file exists ({version, previous: [], channels: []}).
@@ -55,12 +56,16 @@ function readReleaseInfo(from: string, version: string): ReleaseInfo | undefined
   return info;
 }
 
-/** Substitutes the version into one source file; throws naming the file on a leftover placeholder. */
+/** A Go template string literal, `{{ "…" }}`, which renders as its text: how OpenShift's manifests
+ *  carry Prometheus's own templates (`{{ "{{ $labels.name }}" }}`) through the CVO's rendering. */
+const ESCAPED = /\{\{\s*"((?:[^"\\]|\\.)*)"\s*\}\}/g;
+
+/** Substitutes the version into one source file, and escaped text; throws naming the file on a leftover placeholder. */
 export function renderSource(file: string, text: string, version: string): string {
   const rendered = text.split(versionPlaceholder).join(version);
-  const leftover = /\{\{[^}]*\}\}/.exec(rendered);
-  if (leftover) throw new Error(`${file}: unknown placeholder ${leftover[0]} (only ${versionPlaceholder} is substituted)`);
-  return rendered;
+  const leftover = /\{\{[^}]*\}\}/.exec(rendered.replace(ESCAPED, ''));
+  if (leftover) throw new Error(`${file}: unknown placeholder ${leftover[0]} (only ${versionPlaceholder} and {{ "escaped text" }} are substituted)`);
+  return rendered.replace(ESCAPED, (_, literal: string) => JSON.parse(`"${literal}"`) as string);
 }
 
 function renderDir(dir: string, label: string, version: string): PayloadFile[] {
