@@ -61,6 +61,9 @@ export interface ApiServerOptions {
   /** What the `kubernetes` Service's endpoints name (kube-apiserver's --advertise-address): a
    *  balancer in front of several servers; default this server's listen address and port. */
   advertise?: { address: string; port: number };
+  /** Request metrics (the metrics and in-flight filters, watch and etcd observers; default on). Off
+   *  only to measure what they cost (`npm run bench:apiserver`): /metrics still answers. */
+  requestMetrics?: boolean;
 }
 
 export interface ApiServer {
