@@ -17,7 +17,7 @@ const commands: Record<string, Array<() => Promise<Registrar>>> = {
   apiserver: [() => import('./apiserver.js')],
   'cluster-version-operator': [() => import('./cluster-version-operator.js')],
   release: [() => import('./release.js'), () => import('./release-signing.js')],
-  adm: [() => import('./adm-release.js'), () => import('./adm-upgrade.js')],
+  adm: [() => import('./adm-release.js'), () => import('./adm-upgrade.js'), () => import('./adm-top.js')],
   'update-service': [() => import('./update-service.js')],
   'machine-config-server': [() => import('./machine-config-server.js')],
   'machine-config-operator': [() => import('./machine-config-operator.js')],
@@ -29,6 +29,7 @@ const commands: Record<string, Array<() => Promise<Registrar>>> = {
   'cloud-controller-manager': [() => import('./cloud-controller-manager.js')],
   'cluster-api-controllers': [() => import('./cluster-api-controllers.js')],
   'cluster-cloud-controller-manager-operator': [() => import('./cluster-cloud-controller-manager-operator.js')],
+  'metrics-server': [() => import('./metrics-server.js')],
 };
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
