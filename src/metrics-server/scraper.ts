@@ -52,11 +52,13 @@ export class Scraper {
     while (!signal.aborted) {
       await this.scrapeOnce().catch((e) => this.o.log.warn({ err: (e as Error).message }, 'scrape failed'));
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, resolution);
-        signal.addEventListener('abort', () => {
+        const done = () => {
           clearTimeout(timer);
+          signal.removeEventListener('abort', done);
           resolve();
-        }, { once: true });
+        };
+        const timer = setTimeout(done, resolution);
+        signal.addEventListener('abort', done, { once: true });
       });
     }
   }

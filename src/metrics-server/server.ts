@@ -165,7 +165,8 @@ export class MetricsApiServer {
     if (!rh || !socket.authorized) return undefined;
     const cn = [socket.getPeerCertificate()?.subject?.CN].flat()[0];
     if (!cn || (rh.allowedNames.length > 0 && !rh.allowedNames.includes(cn))) return undefined;
-    const header = (names: string[]) => names.flatMap((n) => [req.headers[n.toLowerCase()] ?? []].flat());
+    // Each group is its own header line (Node would join them with commas in req.headers).
+    const header = (names: string[]) => names.flatMap((n) => req.headersDistinct[n.toLowerCase()] ?? []);
     const name = header(rh.usernameHeaders)[0];
     return name ? { name, groups: header(rh.groupHeaders) } : undefined;
   }
