@@ -1,7 +1,7 @@
 // `bosun adm top nodes` / `bosun adm top pods [-n NS | -A] [-l SELECTOR]`: the resource metrics API
 // (metrics.k8s.io/v1beta1) printed as `kubectl top` prints it — CPU in millicores, memory in Mi,
 // and for nodes the share of their allocatable CPU and memory — in kubectl's tabwriter layout
-// (columns padded by 3, at least 10 wide). The table is a pure function of the objects.
+// (columns padded by 3, at least 6 wide). The table is a pure function of the objects.
 import type { Command } from 'commander';
 import type * as api from '../api/index.js';
 import { quantityMilliValue, quantityValue } from '../kube/quantity.js';
@@ -25,9 +25,9 @@ export interface PodMetricsItem {
 
 const METRICS = '/apis/metrics.k8s.io/v1beta1';
 
-/** kubectl's tabwriter (minwidth 10, padding 3, every cell tab-terminated). */
+/** kubectl's tabwriter (minwidth 6, padding 3, every cell tab-terminated). */
 export function tabwrite(rows: string[][]): string {
-  const widths = rows[0].map((_, i) => Math.max(10, ...rows.map((r) => r[i].length + 3)));
+  const widths = rows[0].map((_, i) => Math.max(6, ...rows.map((r) => r[i].length + 3)));
   return rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join('')).join('\n') + '\n';
 }
 

@@ -74,11 +74,11 @@ test('the metrics.k8s.io answers: NodeMetrics and PodMetrics lists and objects, 
 test('adm top prints kubectl top\'s columns: millicores, Mi and the share of allocatable; <unknown> without metrics', () => {
   const nodes = nodeTable([node('b'), node('a')], [{ metadata: { name: 'a' }, usage: { cpu: '250000000n', memory: '524288Ki' } }]);
   assert.equal(nodes, [
-    'NAME      CPU(cores)   CPU(%)      MEMORY(bytes)   MEMORY(%)   ',
-    'a         250m         12%         512Mi           12%         ',
-    'b         <unknown>    <unknown>   <unknown>       <unknown>   ',
+    'NAME   CPU(cores)   CPU(%)      MEMORY(bytes)   MEMORY(%)   ',
+    'a      250m         12%         512Mi           12%         ',
+    'b      <unknown>    <unknown>   <unknown>       <unknown>   ',
     '',
   ].join('\n'));
   const pods = podTable([{ metadata: { name: 'p', namespace: 'x' }, containers: [{ name: 'a', usage: { cpu: '1000000n', memory: '1024Ki' } }, { name: 'b', usage: { cpu: '2m', memory: '2Mi' } }] }], true);
-  assert.equal(pods, 'NAMESPACE   NAME      CPU(cores)   MEMORY(bytes)   \nx           p         3m           3Mi             \n');
+  assert.equal(pods, 'NAMESPACE   NAME   CPU(cores)   MEMORY(bytes)   \nx           p      3m           3Mi             \n');
 });
