@@ -19,6 +19,7 @@ import { OpenApi } from './openapi/documents.js';
 import { objectSizeHooks } from './admission/object-size.js';
 import { ensureKubernetesService } from './controllers/kubernetes-service.js';
 import { publishExtensionAuthentication } from './aggregator/extension-authentication.js';
+import { enableApiServiceAvailability } from './aggregator/availability.js';
 import { nthAddress } from '../common/ipv4.js';
 import { checkServiceCidr, DEFAULT_SERVICE_CIDR } from './kinds/service-allocation.js';
 import { loadServingMaterial, writeKubeconfig } from './serving.js';
@@ -148,6 +149,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     throw e;
   });
 
+  const availability = enableApiServiceAvailability(storage, registry, resources, serving.proxyClientCert, log);
   log.info({ url, dataDir, storage: options.etcd ? `etcd ${options.etcd.endpoints.join(',')}` : 'sqlite', revision: storage.currentRevision() }, 'API server listening');
 
   return {
@@ -163,6 +165,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       if (stopped) return;
       stopped = true;
       clearInterval(compactTimer);
+      availability.stop();
       for (const stopWatch of [...state.watches]) stopWatch();
       await app.close();
       await storage.close();

@@ -2,7 +2,8 @@
 // its Service's endpoint over TLS checked with the caBundle, with the front-proxy client
 // certificate (trusted through kube-system/extension-apiserver-authentication) and the user in
 // X-Remote-User / X-Remote-Group, the caller's token kept back; the group is in discovery;
-// bodies and queries pass; no endpoints is a 503; an invalid APIService is refused.
+// bodies and queries pass; no endpoints is a 503; an invalid APIService is refused; the
+// availability check writes the Available condition kubectl shows.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:https';
@@ -11,6 +12,7 @@ import type * as api from '../../src/api/index.js';
 import { createCA, issueServingCert } from '../../src/common/pki.js';
 import { aggregatedGroups, resolveTarget } from '../../src/apiserver/aggregator/api-services.js';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
+import { eventually } from '../helpers/eventually.js';
 
 let s: TestApiServer;
 let ext: Server;
@@ -60,12 +62,16 @@ test('a request for an aggregated group-version reaches the extension server wit
   assert.equal((await s.request('GET', '/apis/example.bosun.io/v1alpha1/widgets', { token: null })).status, 401, 'authentication happens first');
 });
 
-test('discovery lists the aggregated group; kubectl shows the APIService', async () => {
+const available = async () => (await s.request('GET', '/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.example.bosun.io')).json.status?.conditions?.find((c: { type: string }) => c.type === 'Available');
+
+test('discovery lists the aggregated group; kubectl shows the APIService Available once its discovery answers', async () => {
+  const condition = await eventually('the APIService is Available', async () => { const c = await available(); return c?.status === 'True' ? c : undefined; }, 20_000);
+  assert.equal(condition.reason, 'Passed');
   const groups = (await s.request('GET', '/apis')).json.groups;
   assert.deepEqual(groups.find((g: { name: string }) => g.name === 'example.bosun.io'), { name: 'example.bosun.io', versions: [{ groupVersion: 'example.bosun.io/v1alpha1', version: 'v1alpha1' }], preferredVersion: { groupVersion: 'example.bosun.io/v1alpha1', version: 'v1alpha1' } });
   assert.equal((await s.request('GET', '/apis/example.bosun.io')).json.kind, 'APIGroup');
   const shown = await s.kubectlOk(['get', 'apiservices']);
-  assert.match(shown, /^v1alpha1\.example\.bosun\.io\s+tools\/ext\s+/m);
+  assert.match(shown, /^v1alpha1\.example\.bosun\.io\s+tools\/ext\s+True\s+/m);
 });
 
 test('an APIService that does not name itself <version>.<group>, or lacks its priorities, is refused; a Service without endpoints is a 503', async () => {
@@ -77,6 +83,9 @@ test('an APIService that does not name itself <version>.<group>, or lacks its pr
   const down = await s.request('GET', '/apis/example.bosun.io/v1alpha1/widgets');
   assert.equal(down.status, 503);
   assert.equal(down.json.reason, 'ServiceUnavailable');
+  const condition = await eventually('the APIService is not Available', async () => { const c = await available(); return c?.status === 'False' ? c : undefined; }, 20_000);
+  assert.equal(condition.reason, 'MissingEndpoints');
+  assert.match(await s.kubectlOk(['get', 'apiservices']), /^v1alpha1\.example\.bosun\.io\s+tools\/ext\s+False \(MissingEndpoints\)\s+/m);
 });
 
 test('targets and groups from APIServices: the endpoint port serving the service port, else the cluster IP; groups by priority', () => {
