@@ -98,9 +98,9 @@ export function register(program: Command): void {
     .option('-A, --all-namespaces', 'pods of every namespace, with a NAMESPACE column')
     .addHelpText('after', '\nExamples:\n  bosun adm top pods -n openshift-monitoring --kubeconfig .bosun/kubeconfig\n  bosun adm top pods -A --kubeconfig .bosun/kubeconfig')
     .action(async (o: TopOptions) => {
+      if (o.allNamespaces && o.namespace) throw new Error('-n and -A go separately: one namespace, or all of them');
       const kc = loadKubeConfig(o.kubeconfig);
       const client = new KubeClient(kc);
-      if (o.allNamespaces && o.namespace) throw new Error('-n and -A go separately: one namespace, or all of them');
       if (!(await metricsAvailable(client))) throw new Error('Metrics API not available');
       const namespace = o.allNamespaces ? undefined : (o.namespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default');
       const query = o.selector ? { labelSelector: o.selector } : {};
