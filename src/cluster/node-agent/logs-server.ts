@@ -17,6 +17,7 @@ import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import type { Logger } from '../../common/log.js';
 import type * as api from '../../api/index.js';
+import { verbForMethod } from '../../kube/index.js';
 import type { NodeMetrics } from './metrics.js';
 
 /** A bearer token's verdict: its user allowed, or 401/403 with the reason. */
@@ -113,7 +114,7 @@ export class LogsServer {
    */
   private async authorized(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
     const socket = req.socket as TLSSocket;
-    const verb = req.method === 'GET' || req.method === 'HEAD' ? 'get' : 'create';
+    const verb = verbForMethod(req.method ?? 'GET');
     const subresource = kubeletSubresource(new URL(req.url ?? '/', 'https://node').pathname);
     const cert = socket.getPeerCertificate?.();
     const presented = cert !== undefined && Object.keys(cert).length > 0;
