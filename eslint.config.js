@@ -16,7 +16,7 @@ const LIBRARIES = ['api', 'common', 'kube', 'ignition', 'cincinnati', 'release']
 /** What an operator may use of the local cloud (`folder/module`): its API client and what it speaks in. */
 const CLOUD_CLIENT = ['cloud/client', 'cloud/types', 'cloud/errors', 'cloud/endpoint'];
 
-const BELOW_CLUSTER = [...LIBRARIES, 'apiserver', 'cloud', 'update-service', ...OPERATORS];
+const BELOW_CLUSTER = [...LIBRARIES, 'apiserver', 'cloud', 'update-service', 'metrics-server', ...OPERATORS];
 
 /**
  * Who may import whom: every folder of src/ with the folders (or single modules, `folder/module`)
@@ -33,6 +33,8 @@ export const MAY_IMPORT = {
   apiserver: ['api', 'common', 'kube'],
   cloud: ['api', 'common', 'ignition'],
   'update-service': ['api', 'common', 'cincinnati', 'release'],
+  // A workload on the cluster: it reads nodes and pods and the kubelets' metrics, nothing else.
+  'metrics-server': ['api', 'common', 'kube'],
   ...Object.fromEntries(OPERATORS.map((operator) => [operator, [...LIBRARIES, ...CLOUD_CLIENT]])),
   // What kube-controller-manager, the scheduler, the node agent and the installer would be: they
   // run beside the API server and the cloud, and the install starts the operators' bootstrap copies.

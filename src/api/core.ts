@@ -33,6 +33,8 @@ export type Role = CoreKind<k8s.V1Role>;
 export type RoleBinding = CoreKind<k8s.V1RoleBinding>;
 export type TokenReview = CoreKind<k8s.V1TokenReview>;
 export type SubjectAccessReview = CoreKind<k8s.V1SubjectAccessReview>;
+// apiregistration (kube-aggregator)
+export type APIService = CoreKind<k8s.V1APIService>;
 
 // Parts of the built-in kinds that code passes around on their own.
 export type PodSpec = Wire<k8s.V1PodSpec>;

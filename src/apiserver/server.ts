@@ -18,6 +18,8 @@ import { namespaceHooks, cleanUpTerminatingNamespaces } from './controllers/name
 import { OpenApi } from './openapi/documents.js';
 import { objectSizeHooks } from './admission/object-size.js';
 import { ensureKubernetesService } from './controllers/kubernetes-service.js';
+import { publishExtensionAuthentication } from './aggregator/extension-authentication.js';
+import { enableApiServiceAvailability } from './aggregator/availability.js';
 import { nthAddress } from '../common/ipv4.js';
 import { checkServiceCidr, DEFAULT_SERVICE_CIDR } from './kinds/service-allocation.js';
 import { loadServingMaterial, writeKubeconfig } from './serving.js';
@@ -76,16 +78,21 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   let stopped = false;
   const completedListeners: ((request: CompletedRequest) => void)[] = [];
   const metrics = requestMetrics(storage, log);
-  if (etcd) etcd.requestObserver = metrics.etcdRequest;
+  const measured = options.requestMetrics !== false;
+  if (etcd && measured) etcd.requestObserver = metrics.etcdRequest;
   let port = options.port ?? 6443;
   const state: ServerState = {
-    storage, registry, resources, postHandlers: [] as PostHandler[], watches: new Set(), watchEvents: metrics.watchEvents,
+    storage, registry, resources, postHandlers: [] as PostHandler[], watches: new Set(), watchEvents: measured ? metrics.watchEvents : () => () => undefined,
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000, serverAddress: () => `${host}:${port}`, kubeletClientCert: serving.kubeletClientCert,
     gitVersion: options.kubernetesVersion,
+    proxyClientCert: serving.proxyClientCert,
   };
   metrics.countObjects(registry);
   const serve = chain(
-    [metrics.filter, recovery(log), shutdown(() => stopped), authentication(authenticators), withRequestInfo(), metrics.inflight, audit(completedListeners), authorization(() => authorizer)],
+    [
+      ...(measured ? [metrics.filter] : []), recovery(log), shutdown(() => stopped), authentication(authenticators), withRequestInfo(),
+      ...(measured ? [metrics.inflight] : []), audit(completedListeners), authorization(() => authorizer),
+    ],
     router(state, new OpenApi(registry, options.kubernetesVersion ?? KUBERNETES_VERSION.gitVersion), metrics.registry),
   );
 
@@ -135,13 +142,15 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     }
   }, options.compactIntervalMs ?? 60_000);
   compactTimer.unref();
-  await ensureKubernetesService(resources, registry, serviceClusterIPRange, options.advertise ?? { address: host, port }, log).catch(async (e) => {
+  await ensureKubernetesService(resources, registry, serviceClusterIPRange, options.advertise ?? { address: host, port }, log)
+    .then(() => publishExtensionAuthentication(resources, registry, serving.caPem, serving.frontProxyCaPem)).catch(async (e) => {
     clearInterval(compactTimer);
     await app.close();
     await storage.close();
     throw e;
   });
 
+  const availability = enableApiServiceAvailability(storage, registry, resources, serving.proxyClientCert, log);
   log.info({ url, dataDir, storage: options.etcd ? `etcd ${options.etcd.endpoints.join(',')}` : 'sqlite', revision: storage.currentRevision() }, 'API server listening');
 
   return {
@@ -157,6 +166,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       if (stopped) return;
       stopped = true;
       clearInterval(compactTimer);
+      availability.stop();
       for (const stopWatch of [...state.watches]) stopWatch();
       await app.close();
       await storage.close();

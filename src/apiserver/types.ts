@@ -63,6 +63,9 @@ export interface ApiServerOptions {
   advertise?: { address: string; port: number };
   /** The Kubernetes version `/version` and OpenAPI report (kube-apiserver's, e.g. `v1.33.1`); default bosun's. */
   kubernetesVersion?: string;
+  /** Request metrics (the metrics and in-flight filters, watch and etcd observers; default on). Off
+   *  only to measure what they cost (`npm run bench:apiserver`): /metrics still answers. */
+  requestMetrics?: boolean;
 }
 
 export interface ApiServer {

@@ -15,6 +15,7 @@ interface ApiServerFlags {
   etcdCertfile?: string;
   etcdKeyfile?: string;
   serviceClusterIpRange: string;
+  requestMetrics: string;
 }
 
 /** The etcd storage the flags ask for, checked; undefined for SQLite. */
@@ -51,6 +52,7 @@ export function register(program: Command): void {
     .option('--etcd-certfile <file>', 'client certificate presented to etcd (TLS)')
     .option('--etcd-keyfile <file>', 'key of the client certificate presented to etcd (TLS)')
     .option('--service-cluster-ip-range <cidr>', "the network Services' cluster IPs come from (/12 to /28); the `kubernetes` Service in default gets its first address", DEFAULT_SERVICE_CIDR)
+    .option('--request-metrics <bool>', 'record the request metrics served at /metrics (false only to measure their cost)', 'true')
     .addHelpText(
       'after',
       `
@@ -92,7 +94,9 @@ Cluster IPs come from --service-cluster-ip-range (OpenShift's 172.30.0.0/16 unle
       const { startClusterServer } = await import('../apiserver/cluster-server.js');
       const etcd = etcdOptions(opts);
       checkServiceCidr(opts.serviceClusterIpRange);
-      const { server, stop } = await startClusterServer({ dataDir: opts.dataDir, host, port, compactKeep, etcd, serviceClusterIPRange: opts.serviceClusterIpRange });
+      if (opts.requestMetrics !== 'true' && opts.requestMetrics !== 'false') throw new Error(`--request-metrics is true or false, got "${opts.requestMetrics}"`);
+      const requestMetrics = opts.requestMetrics === 'true';
+      const { server, stop } = await startClusterServer({ dataDir: opts.dataDir, host, port, compactKeep, etcd, serviceClusterIPRange: opts.serviceClusterIpRange, requestMetrics });
       console.log(`API server listening on ${server.url}${etcd ? ` (etcd ${etcd.endpoints.join(',')}, prefix ${etcd.prefix})` : ''}`);
       console.log(`kubeconfig: ${server.kubeconfigPath}`);
       const shutdown = async (signal: string) => {

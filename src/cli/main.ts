@@ -17,7 +17,7 @@ const commands: Record<string, Array<() => Promise<Registrar>>> = {
   apiserver: [() => import('./apiserver.js')],
   'cluster-version-operator': [() => import('./cluster-version-operator.js')],
   release: [() => import('./release.js'), () => import('./release-signing.js')],
-  adm: [() => import('./adm-release.js'), () => import('./adm-upgrade.js'), () => import('./adm-alerts.js')],
+  adm: [() => import('./adm-release.js'), () => import('./adm-upgrade.js'), () => import('./adm-alerts.js'), () => import('./adm-top.js')],
   'update-service': [() => import('./update-service.js')],
   'machine-config-server': [() => import('./machine-config-server.js')],
   'machine-config-operator': [() => import('./machine-config-operator.js')],
@@ -38,6 +38,7 @@ const commands: Record<string, Array<() => Promise<Registrar>>> = {
   'cluster-monitoring-operator': [() => import('./cluster-monitoring-operator.js')],
   prometheus: [() => import('./prometheus.js')],
   'thanos-querier': [() => import('./thanos-querier.js')],
+  'metrics-server': [() => import('./metrics-server.js')],
 };
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };

@@ -42,6 +42,7 @@ export const resources = {
   leases: def<api.Lease>('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
   podDisruptionBudgets: def<api.PodDisruptionBudget>('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget', true),
   customResourceDefinitions: def<api.CustomResourceDefinition>('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false),
+  apiServices: def<api.APIService>('apiregistration.k8s.io', 'v1', 'apiservices', 'APIService', false),
   // config.openshift.io
   clusterVersions: def<api.ClusterVersion>(CONFIG, 'v1', 'clusterversions', 'ClusterVersion', false),
   clusterOperators: def<api.ClusterOperator>(CONFIG, 'v1', 'clusteroperators', 'ClusterOperator', false),

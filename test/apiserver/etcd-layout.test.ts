@@ -54,7 +54,7 @@ test('every built-in kind bosun serves is kept where kube-apiserver keeps it', (
     const key = storageKey(type, type.namespaced ? 'ns' : undefined, 'n');
     assert.equal(storageKeyOf(etcdPath(key)), key, key);
     // Without their group, as kube keeps them, except the groups kube keeps with theirs.
-    const grouped = type.group === 'apiextensions.k8s.io' || type.group === 'events.k8s.io';
+    const grouped = type.group === 'apiextensions.k8s.io' || type.group === 'apiregistration.k8s.io' || type.group === 'events.k8s.io';
     assert.equal(UNGROUPED_RESOURCES.includes(`${type.group || 'core'}/${type.resource}`), !grouped, `${type.group}/${type.resource}`);
   }
 });

@@ -1,6 +1,8 @@
 // Discovery: `/api` (APIVersions), `/apis` (APIGroupList), `/apis/<group>` (APIGroup) and the
 // APIResourceList of each group-version, with subresources as their own entries. A group or
-// version that does not answer is never advertised.
+// version that does not answer is never advertised. Groups that service-backed APIServices hand to
+// other servers are listed after the built-in and custom ones; their resource lists are those
+// servers' own (aggregator/proxy.ts passes the request on).
 import { errors } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import { sendJson } from '../http/respond.js';
@@ -8,6 +10,8 @@ import { storageVersionHash } from '../registry/registry.js';
 import { VERBS, type ResourceType } from '../registry/resource-type.js';
 import type { ServerState } from './state.js';
 import { strategyFor } from '../kinds/index.js';
+import { aggregatedGroups } from '../aggregator/api-services.js';
+import { storedApiServices } from '../aggregator/proxy.js';
 
 /** metav1.APIGroup. */
 interface ApiGroup {
@@ -115,9 +119,12 @@ export function serveDiscovery(state: ServerState) {
       sendJson(ctx.reply, 200, resourceList(state, '', first));
       return;
     }
+    const local = registry.groups();
+    const aggregated = aggregatedGroups(storedApiServices(state.storage)).filter((g) => !local.some((l) => l.name === g.name));
+    const groups = [...local, ...aggregated];
     if (first === undefined) {
       const reviews = REVIEW_GROUPS.filter((g) => reviewGroup(state, g.name)).map((g) => ({ name: g.name, versions: ['v1'] }));
-      sendJson(ctx.reply, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: [...registry.groups(), ...reviews].map(groupInfo) });
+      sendJson(ctx.reply, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: [...local, ...reviews, ...aggregated].map(groupInfo) });
       return;
     }
     const reviews = reviewGroup(state, first);
@@ -128,7 +135,7 @@ export function serveDiscovery(state: ServerState) {
       return;
     }
     if (second === undefined) {
-      const group = registry.groups().find((g) => g.name === first);
+      const group = groups.find((g) => g.name === first);
       if (!group) throw errors.pathNotFound(ctx.path);
       sendJson(ctx.reply, 200, { kind: 'APIGroup', apiVersion: 'v1', ...groupInfo(group) });
       return;

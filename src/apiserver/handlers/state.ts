@@ -1,6 +1,6 @@
 // What the handlers share: the store, the type registry, the object semantics, the POST handlers
 // added by access control and eviction, the bookkeeping of open watches, and the server's client
-// certificate towards kubelets.
+// certificate towards kubelets and the aggregator's towards extension API servers.
 import type { WatchEventRecorder } from '../filters/metrics.js';
 import type { KeyPair } from '../../common/pki.js';
 import type { Registry } from '../registry/registry.js';
@@ -24,4 +24,6 @@ export interface ServerState {
   kubeletClientCert: KeyPair;
   /** What `/version` reports as gitVersion (default bosun's KUBERNETES_VERSION). */
   gitVersion?: string;
+  /** What the aggregator presents to extension API servers (front-proxy-client). */
+  proxyClientCert: KeyPair;
 }

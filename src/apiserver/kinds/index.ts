@@ -3,6 +3,7 @@
 // defaults, validation, generation rules and printers.
 import type { Printer } from '../printing/columns.js';
 import type { ResourceType } from '../registry/resource-type.js';
+import { apiservices } from './apiservices.js';
 import { certificatesigningrequests } from './certificatesigningrequests.js';
 import { configmaps } from './configmaps.js';
 import { controllerrevisions } from './controllerrevisions.js';
@@ -39,7 +40,7 @@ const registered = (strategy: Pick<KindStrategy, 'type'>): KindStrategy => strat
 export const STRATEGIES: KindStrategy[] = [
   namespaces, nodes, pods, services, endpoints, configmaps, secrets, serviceaccounts, coreEvents, events, leases,
   deployments, replicasets, daemonsets, statefulsets, controllerrevisions, jobs, poddisruptionbudgets, customresourcedefinitions,
-  roles, rolebindings, clusterroles, clusterrolebindings, endpointslices, certificatesigningrequests,
+  roles, rolebindings, clusterroles, clusterrolebindings, endpointslices, certificatesigningrequests, apiservices,
 ].map(registered);
 
 const byGroupResource = new Map(STRATEGIES.map((s) => [`${s.type.group}/${s.type.resource}`, s]));

@@ -8,8 +8,9 @@
 //     cluster-scoped. The resource prefix is the resource's plural without its group, except where
 //     kube-apiserver compiles in another (its SpecialDefaultResourcePrefixes): Services at
 //     `services/specs`, Endpoints at `services/endpoints`, Nodes at `minions`;
-//   - every other type — custom resources, the apiextensions group (kube keeps CRDs at
-//     `/registry/apiextensions.k8s.io/customresourcedefinitions/<name>`), events.k8s.io Events
+//   - every other type — custom resources, the apiextensions and apiregistration groups (kube keeps
+//     CRDs at `/registry/apiextensions.k8s.io/customresourcedefinitions/<name>`, the aggregator
+//     APIServices at `/registry/apiregistration.k8s.io/apiservices/<name>`), events.k8s.io Events
 //     (kept apart from core Events here, where kube stores both at `events/`) and the allocation
 //     claims (allocation-claims.ts) — at `/<group>/<resource>/[<namespace>/]<name>`.
 //

@@ -15,6 +15,7 @@ import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/sleep.js';
 import type * as api from '../../api/index.js';
 import { EventRecorder, KubeClient, loadKubeConfig } from '../../kube/index.js';
+import { DelegatedAuth } from '../../kube/delegated-auth.js';
 import { instanceType, DEFAULT_INSTANCE_TYPE } from '../../cloud/catalogue.js';
 import type { BootedMachine } from '../../cloud/machine-runtime.js';
 import { selfSignedServing } from './certificates.js';
@@ -22,6 +23,7 @@ import { rotateClientCertificate, rotateServingCertificate } from './certificate
 import { ensureClientCredentials } from './credentials.js';
 import { parseDuration, readKubeletFiles, type KubeletFiles } from './kubelet-files.js';
 import { LogsServer } from './logs-server.js';
+import { NodeMetrics, podViews } from './metrics.js';
 import { KUBELET_PORT, type NodeFacts } from './node-object.js';
 import { NodeStatusReporter } from './node-status.js';
 import { PodManager } from './pod-manager.js';
@@ -176,18 +178,22 @@ export class NodeAgent {
 
     const clientCaFile = config.authentication?.x509?.clientCAFile;
     const clientCaPem = clientCaFile && existsSync(join(root, clientCaFile)) ? readFileSync(join(root, clientCaFile), 'utf8') : undefined;
+    const metrics = new NodeMetrics(this.nodeName, () => podViews(this.pods?.podWorkers() ?? []));
     this.pods = new PodManager({
       client, root, nodeName: this.nodeName, nodeIP, podCIDR,
       apiServer: { host: server.hostname, port: server.port || '443', caPem },
       componentCommand: this.o.componentCommand, echoCommand: this.o.echoCommand,
       backoff: { baseMs: this.o.crashBackoffBaseMs ?? 10_000, maxMs: this.o.crashBackoffMaxMs ?? 300_000 },
       reservedIPs: () => this.staticPods?.podIPs() ?? [],
-      events, log: this.log,
+      events, log: this.log, onPodRunning: (seconds) => metrics.observePodStart(seconds),
     });
+    const delegated = new DelegatedAuth(client);
     this.logs = new LogsServer(root, {
       // A static pod's logs are under its own UID (the manifest's hash), not its mirror pod's.
       pod: (ns, name) => this.staticPods?.pod(ns, name) ?? this.pods?.pods().find((p) => p.metadata.namespace === ns && p.metadata.name === name),
       authorize: (user, verb, subresource) => subjectAccessReview(client, user, { verb, resource: 'nodes', subresource, name: this.nodeName }),
+      authorizeToken: (authorization, verb, subresource) => delegated.check(authorization, { resource: { verb, group: '', version: 'v1', resource: 'nodes', subresource, name: this.nodeName } }),
+      metrics,
     }, this.log);
     const selfSigned = await selfSignedServing(`${this.nodeName}@${Math.floor(Date.now() / 1000)}`, [nodeIP, this.nodeName]);
     await this.logs.start(nodeIP, KUBELET_PORT, { ...selfSigned, clientCaPem });

@@ -1,11 +1,15 @@
-// The kubelet's HTTPS endpoint on <nodeIP>:10250, the part the API server proxies `kubectl logs` to:
-// GET /containerLogs/<namespace>/<pod>/<container> with follow, previous, tailLines, timestamps and
-// limitBytes, read from the container's log files under /var/log/pods in the machine root. Clients
-// must present a certificate from the client CA the KubeletConfiguration names, and its subject
-// (CN user, O groups) must be allowed `get nodes/proxy` on this node — asked of the API server
-// with a SubjectAccessReview, the kubelet's Webhook authorization (the API server's
-// kubelet-client certificate is). The serving certificate can be replaced while running (the
-// signed one from the kubelet-serving CSR replaces the self-signed one).
+// The kubelet's HTTPS endpoint on <nodeIP>:10250: the container logs the API server proxies
+// `kubectl logs` to (GET /containerLogs/<namespace>/<pod>/<container> with follow, previous,
+// tailLines, timestamps and limitBytes, read from the container's log files under /var/log/pods in
+// the machine root), and the node's metrics (/metrics and /metrics/resource, metrics.ts). Callers
+// are authenticated as the kubelet does: a client certificate from the client CA the
+// KubeletConfiguration names (its subject: CN user, O groups), else a bearer token (TokenReview);
+// then authorised with a SubjectAccessReview of `nodes/<subresource>` on this node, the
+// subresource from the path as the kubelet's auth.go maps it (metrics, stats, log, spec, else
+// proxy) — the API server's kubelet-client certificate may `get nodes/proxy`, the monitoring
+// identity `get nodes/metrics`. No credentials is a 401, not allowed a 403. The serving
+// certificate can be replaced while running (the signed one from the kubelet-serving CSR replaces
+// the self-signed one).
 import { existsSync, readdirSync, readFileSync, statSync, openSync, readSync, closeSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -13,12 +17,32 @@ import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import type { Logger } from '../../common/log.js';
 import type * as api from '../../api/index.js';
+import { verbForMethod } from '../../kube/index.js';
+import type { NodeMetrics } from './metrics.js';
+
+/** A bearer token's verdict: its user allowed, or 401/403 with the reason. */
+export type TokenVerdict = { allowed: true } | { allowed: false; status: 401 | 403; message: string };
 
 export interface LogSource {
   /** The pod bound to this node, if any. */
   pod(namespace: string, name: string): api.Pod | undefined;
   /** Whether the user may `verb` nodes/<subresource> of this node. */
   authorize(user: { name: string; groups: string[] }, verb: string, subresource: string): Promise<boolean>;
+  /** The Authorization header's bearer token reviewed and its user asked about `verb nodes/<subresource>` of this node. */
+  authorizeToken(authorization: string | undefined, verb: string, subresource: string): Promise<TokenVerdict>;
+  /** The node's metrics; without them /metrics is a 404. */
+  metrics?: NodeMetrics;
+}
+
+/** The kubelet's subresource for a path (pkg/kubelet/server/auth.go): what `nodes/<subresource>` a caller needs. */
+export function kubeletSubresource(path: string): string {
+  const under = (prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
+  if (under('/stats')) return 'stats';
+  if (under('/metrics')) return 'metrics';
+  if (under('/logs')) return 'log';
+  if (under('/spec')) return 'spec';
+  if (under('/checkpoint')) return 'checkpoint';
+  return 'proxy';
 }
 
 /** The log files of a container, oldest restart first. */
@@ -58,7 +82,8 @@ export class LogsServer {
     this.clientCaPem = tls.clientCaPem;
     this.server = createServer({
       cert: tls.certPem, key: tls.keyPem,
-      ...(tls.clientCaPem ? { ca: tls.clientCaPem, requestCert: true, rejectUnauthorized: true } : { requestCert: false }),
+      // Certificates are asked for, not required: bearer tokens are the other way in (checked per request).
+      ...(tls.clientCaPem ? { ca: tls.clientCaPem, requestCert: true, rejectUnauthorized: false } : { requestCert: false }),
     }, (req, res) => {
       this.authorized(req, res).then((ok) => (ok ? this.handle(req, res) : undefined), (e) => problem(res, 500, `authorization failed: ${(e as Error).message}`))
         .catch((e) => this.log.warn({ err: (e as Error).message }, 'serving a kubelet request failed'));
@@ -82,20 +107,34 @@ export class LogsServer {
     await new Promise((r) => server.close(r));
   }
 
-  /** The client certificate's subject asked about with the kubelet's attributes (`get nodes/proxy`); 403 otherwise. */
+  /**
+   * A verified client certificate's subject, else the bearer token's user, asked about the
+   * kubelet's attributes for the path; 401 without credentials (or with a certificate the client
+   * CA did not sign), 403 when not allowed.
+   */
   private async authorized(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
-    const cert = (req.socket as TLSSocket).getPeerCertificate?.();
-    const subject = cert?.subject as Record<string, string | string[]> | undefined;
-    const name = [subject?.CN].flat()[0];
-    const groups = [subject?.O ?? []].flat();
-    const verb = req.method === 'GET' || req.method === 'HEAD' ? 'get' : 'create';
-    if (name && (await this.source.authorize({ name, groups }, verb, 'proxy'))) return true;
-    problem(res, name ? 403 : 401, name ? `Forbidden (user=${name}, verb=${verb}, resource=nodes, subresource=proxy)` : 'Unauthorized');
+    const socket = req.socket as TLSSocket;
+    const verb = verbForMethod(req.method ?? 'GET');
+    const subresource = kubeletSubresource(new URL(req.url ?? '/', 'https://node').pathname);
+    const cert = socket.getPeerCertificate?.();
+    const presented = cert !== undefined && Object.keys(cert).length > 0;
+    if (presented) {
+      const subject = cert.subject as Record<string, string | string[]> | undefined;
+      const name = socket.authorized ? [subject?.CN].flat()[0] : undefined;
+      const groups = [subject?.O ?? []].flat();
+      if (name && (await this.source.authorize({ name, groups }, verb, subresource))) return true;
+      problem(res, name ? 403 : 401, name ? `Forbidden (user=${name}, verb=${verb}, resource=nodes, subresource=${subresource})` : 'Unauthorized');
+      return false;
+    }
+    const verdict = await this.source.authorizeToken(req.headers.authorization, verb, subresource);
+    if (verdict.allowed) return true;
+    problem(res, verdict.status, verdict.message);
     return false;
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? '/', 'https://node');
+    if (url.pathname === '/metrics' || url.pathname === '/metrics/resource') return void this.serveMetrics(req, res, url.pathname);
     const m = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(url.pathname);
     if (req.method !== 'GET' || !m) return problem(res, 404, `404 page not found: ${url.pathname}`);
     const [namespace, name, container] = m.slice(1).map(decodeURIComponent);
@@ -120,6 +159,17 @@ export class LogsServer {
     res.write(body);
     if (!flag('follow')) return void res.end();
     this.follow(file, statSync(file).size, timestamps, pod, container, req, res);
+  }
+
+  private async serveMetrics(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const metrics = this.source.metrics;
+    if (req.method !== 'GET' || !metrics) return problem(res, 404, `404 page not found: ${path}`);
+    try {
+      const text = path === '/metrics' ? await metrics.text() : metrics.resourceText();
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(text);
+    } catch (e) {
+      problem(res, 500, `collecting metrics failed: ${(e as Error).message}`);
+    }
   }
 
   /** Streams what is appended to the file until the client goes or the container restarts. */

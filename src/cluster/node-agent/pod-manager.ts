@@ -21,6 +21,8 @@ export interface PodManagerOptions extends Omit<PodContext, 'onChange' | 'log' |
   log: Logger;
   /** The most a pod gets to stop when the machine goes down (default 5 s). */
   shutdownGraceMs?: number;
+  /** A pod reported Running for the first time, `seconds` after the agent first saw it. */
+  onPodRunning?: (seconds: number) => void;
 }
 
 const TERMINAL = new Set(['Succeeded', 'Failed']);
@@ -30,6 +32,7 @@ export class PodManager {
   private readonly workers = new Map<string, PodWorker>();
   private readonly terminating = new Map<string, Promise<void>>();
   private readonly writes = new Map<string, { pending: boolean; running?: Promise<void> }>();
+  private readonly reportedRunning = new WeakSet<PodWorker>();
   private stopped = false;
 
   constructor(private readonly o: PodManagerOptions) {
@@ -49,6 +52,11 @@ export class PodManager {
   /** The pods bound to this node, as last seen (for the logs endpoint). */
   pods(): api.Pod[] {
     return this.informer.list();
+  }
+
+  /** The workers of the pods running here now (for the metrics). */
+  podWorkers(): PodWorker[] {
+    return [...this.workers.values()];
   }
 
   private sync(pod: api.Pod): void {
@@ -126,6 +134,10 @@ export class PodManager {
       do {
         s.pending = false;
         const status = podStatus(worker.pod, worker.records, { podIP: worker.podIP, hostIP: this.o.nodeIP, startTime: worker.startTime }, rfc3339(), worker.inits, worker.terminal);
+        if (status.phase === 'Running' && !this.reportedRunning.has(worker)) {
+          this.reportedRunning.add(worker);
+          this.o.onPodRunning?.((Date.now() - worker.seenAt) / 1000);
+        }
         try {
           const written = await this.o.client.mergePatch(PODS, worker.pod.metadata.name, worker.pod.metadata.namespace, { status }, 'status');
           worker.pod = { ...worker.pod, status: written.status };

@@ -65,7 +65,11 @@ export class PodWorker {
   /** Stopped for good because the pod is being deleted: its status reports a terminal phase. */
   terminal = false;
   private readonly processes = new Set<ContainerProcess>();
+  /** The process of each container running as one, by container name (for the resource metrics). */
+  readonly pids = new Map<string, number>();
   readonly startTime = now();
+  /** When the agent first saw the pod (ms), for kubelet_pod_start_duration_seconds. */
+  readonly seenAt = Date.now();
   private readonly stopper = new AbortController();
   private graceMs = 30_000;
   private loops: Promise<void>[] = [];
@@ -286,7 +290,11 @@ export class PodWorker {
       const argv = kind === 'echo' ? this.ctx.echoCommand : this.ctx.componentCommand(componentArgv(container, env));
       const proc = new ContainerProcess({ argv, env, cwd: this.rootfs, logFile: this.logFile(container.name, record.restartCount) });
       this.processes.add(proc);
-      void proc.exited.then(() => this.processes.delete(proc));
+      if (proc.pid !== undefined) this.pids.set(container.name, proc.pid);
+      void proc.exited.then(() => {
+        this.processes.delete(proc);
+        if (this.pids.get(container.name) === proc.pid) this.pids.delete(container.name);
+      });
       const startedAt = proc.startedAt;
       // With a startup probe the container is neither started nor ready until it succeeds.
       this.set(record, { containerID: id(), state: { running: { startedAt } }, ready: !container.readinessProbe && !container.startupProbe, started: !container.startupProbe });

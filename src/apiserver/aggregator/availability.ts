@@ -1,0 +1,95 @@
+// kube-aggregator's availability controller: every APIService's Available condition, kept up to
+// date every few seconds. A local one (no service) is Available (Local); a service-backed one is
+// when its Service resolves to an address (else ServiceNotFound / MissingEndpoints) and its
+// discovery document (`/apis/<group>/<version>`) answers 2xx over the proxy's TLS (else
+// FailedDiscoveryCheck, with what failed). `kubectl get apiservices` shows it.
+import { request as httpsRequest } from 'node:https';
+import type * as api from '../../api/index.js';
+import type { KeyPair } from '../../common/pki.js';
+import type { Logger } from '../../common/log.js';
+import { rfc3339 } from '../../common/time.js';
+import { asKind } from '../kinds/strategy.js';
+import type { Registry } from '../registry/registry.js';
+import type { Resources } from '../registry/resources.js';
+import { storageKey } from '../registry/resource-type.js';
+import type { Storage } from '../storage/types.js';
+import { resolveTarget, type Target } from './api-services.js';
+import { storedApiServices } from './proxy.js';
+
+export type Availability = { status: 'True' | 'False'; reason: string; message: string };
+
+/** The condition for what was found. Pure. */
+export function availabilityOf(apiService: api.APIService, target: Target | Error | undefined, probe: 'ok' | string | undefined): Availability {
+  if (!apiService.spec?.service) return { status: 'True', reason: 'Local', message: 'Local APIServices are always available' };
+  if (target instanceof Error || target === undefined) {
+    const missingService = target instanceof Error && /not present|has no port/.test(target.message);
+    return { status: 'False', reason: missingService ? 'ServiceNotFound' : 'MissingEndpoints', message: target?.message ?? 'no target' };
+  }
+  if (probe === 'ok') return { status: 'True', reason: 'Passed', message: 'all checks passed' };
+  return { status: 'False', reason: 'FailedDiscoveryCheck', message: `failing or missing response from https://${target.host}:${target.port}/apis/${apiService.spec.group}/${apiService.spec.version}: ${probe ?? 'no answer'}` };
+}
+
+/** GET of the group-version's discovery document as the proxy would send it; 'ok' or what failed. */
+function probe(target: Target, apiService: api.APIService, proxyClient: KeyPair, timeoutMs: number): Promise<string> {
+  const caBundle = apiService.spec?.caBundle ? Buffer.from(apiService.spec.caBundle, 'base64').toString('utf8') : undefined;
+  return new Promise((resolve) => {
+    const req = httpsRequest({
+      host: target.host, port: target.port, method: 'GET', path: `/apis/${apiService.spec?.group}/${apiService.spec?.version}`, agent: false, timeout: timeoutMs,
+      servername: target.serverName, ca: caBundle, rejectUnauthorized: !apiService.spec?.insecureSkipTLSVerify, cert: proxyClient.certPem, key: proxyClient.keyPem,
+      headers: { 'x-remote-user': 'system:kube-aggregator', 'x-remote-group': ['system:masters', 'system:authenticated'], accept: 'application/json' },
+    }, (res) => {
+      res.resume();
+      const code = res.statusCode ?? 0;
+      resolve(code >= 200 && code < 300 ? 'ok' : `bad status from ${target.host}:${target.port}: ${code}`);
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', (e) => resolve(e.message));
+    req.end();
+  });
+}
+
+export function enableApiServiceAvailability(storage: Storage, registry: Registry, resources: Resources, proxyClient: KeyPair, log: Logger, intervalMs = 5000): { stop(): void } {
+  const type = registry.lookup('apiregistration.k8s.io', 'v1', 'apiservices')!;
+  const serviceType = registry.lookup('', 'v1', 'services')!;
+  const endpointsType = registry.lookup('', 'v1', 'endpoints')!;
+  const read = <T extends api.KubeObject>(key: string) => {
+    const item = storage.get(key);
+    return item ? asKind<T>(item.object) : undefined;
+  };
+  let running = false;
+  const check = async () => {
+    if (running) return;
+    running = true;
+    try {
+      for (const apiService of storedApiServices(storage)) {
+        const ref = apiService.spec?.service;
+        let target: Target | Error | undefined;
+        if (ref) {
+          try {
+            target = resolveTarget(apiService, read<api.Service>(storageKey(serviceType, ref.namespace, ref.name ?? '')), read<api.Endpoints>(storageKey(endpointsType, ref.namespace, ref.name ?? '')));
+          } catch (e) {
+            target = e as Error;
+          }
+        }
+        const probed = target && !(target instanceof Error) ? await probe(target, apiService, proxyClient, Math.min(intervalMs, 5000)) : undefined;
+        const wanted = availabilityOf(apiService, target, probed);
+        const old = apiService.status?.conditions?.find((c) => c.type === 'Available');
+        if (old && old.status === wanted.status && old.reason === wanted.reason && old.message === wanted.message) continue;
+        const condition = { type: 'Available', ...wanted, lastTransitionTime: old?.status === wanted.status && old.lastTransitionTime ? old.lastTransitionTime : rfc3339() };
+        const conditions = [...(apiService.status?.conditions ?? []).filter((c) => c.type !== 'Available'), condition];
+        await resources.update(type, undefined, apiService.metadata.name, { ...apiService, status: { conditions } }, { subresource: 'status' }).catch((e: Error) => {
+          // Changed or deleted meanwhile: the next round sees it afresh.
+          if (!['Conflict', 'NotFound'].includes((e as { reason?: string }).reason ?? '')) throw e;
+        });
+      }
+    } catch (e) {
+      log.warn({ err: (e as Error).message }, 'APIService availability check failed');
+    } finally {
+      running = false;
+    }
+  };
+  const timer = setInterval(() => void check(), intervalMs);
+  timer.unref();
+  void check();
+  return { stop: () => clearInterval(timer) };
+}
