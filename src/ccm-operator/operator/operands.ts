@@ -111,7 +111,7 @@ export function ccmOperands(s: OperandSettings) {
   const service = {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: { name: CCM_METRICS.service, namespace: CCM_NAMESPACE, labels, annotations: { 'service.beta.openshift.io/serving-cert-secret-name': CCM_METRICS.secretName } },
+    metadata: { name: CCM_METRICS.service, namespace: CCM_NAMESPACE, labels: { ...labels, 'k8s-app': CCM_METRICS.service }, annotations: { 'service.beta.openshift.io/serving-cert-secret-name': CCM_METRICS.secretName } },
     spec: { type: 'ClusterIP', selector: labels, ports: [{ name: 'metrics', port: CCM_METRICS.port, targetPort: CCM_METRICS.port, protocol: 'TCP' }] },
   } satisfies api.Service;
   return { configMap, deployment, pdb, service };
