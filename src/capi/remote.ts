@@ -4,13 +4,18 @@
 // keeps its connections.
 import * as k8s from '@kubernetes/client-node';
 import type * as api from '../api/index.js';
+import { BosunError } from '../common/errors.js';
 import { KubeClient, withConnectionReuse, resources, isNotFound } from '../kube/index.js';
 import type { CapiContext } from './context.js';
 
 export const kubeconfigSecretName = (clusterName: string) => `${clusterName}-kubeconfig`;
 
 /** Why a workload cluster cannot be reached: no Secret, or a Secret without a usable kubeconfig. */
-export class RemoteUnavailable extends Error {}
+export class RemoteUnavailable extends BosunError {
+  constructor(message: string) {
+    super('RemoteUnavailable', message);
+  }
+}
 
 export class RemoteClients {
   private readonly clients = new Map<string, { version: string; client: KubeClient }>();

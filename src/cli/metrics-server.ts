@@ -36,12 +36,13 @@ export function register(program: Command): void {
     flags: (command) =>
       command
         .option('--secure-listen <host:port>', 'where the HTTPS API listens (behind the APIService v1beta1.metrics.k8s.io)', '0.0.0.0:6443')
-        .option('--tls-cert-file <file>', 'serving certificate (PEM); without it a self-signed one is made at start')
-        .option('--tls-private-key-file <file>', 'key of --tls-cert-file')
         .option('--metric-resolution <duration>', 'how often every node is scraped', '15s')
         .option('--kubelet-insecure-tls', 'do not verify the kubelets\' serving certificates')
         .option('--kubelet-certificate-authority <file>', 'CA of the kubelets\' serving certificates (default: the kubeconfig\'s CA)'),
     help: `
+The API (--secure-listen) and /metrics serve the certificate of the shared --tls-cert-file and
+--tls-private-key-file (without them, a self-signed one made at start).
+
 Every --metric-resolution it lists the nodes and pods and reads each node's
 https://<InternalIP>:<kubelet port>/metrics/resource with its own credentials (a token that may
 get nodes/metrics); usage is the rate between the last two reads, so figures appear after two.

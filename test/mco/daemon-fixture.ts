@@ -57,7 +57,9 @@ export async function startMcoCluster(o: McoClusterOptions = {}): Promise<McoClu
   for (const file of readdirSync(dir).filter((f) => f.startsWith('0000_80_machine-config_01_') && f.endsWith('.crd.yaml'))) {
     await c.kube.create(resources.customResourceDefinitions, parseYaml(readFileSync(join(dir, file), 'utf8')));
   }
-  for (const file of ['0000_80_machine-config_00_namespace.yaml', '0000_80_machine-config_03_service-accounts.yaml', '0000_80_machine-config_04_rbac.yaml']) {
+  // The metrics Services too: the service CA (run below) writes the daemon's serving certificate
+  // (Secret proxy-tls) that its pod mounts, as on a cluster.
+  for (const file of ['0000_80_machine-config_00_namespace.yaml', '0000_80_machine-config_03_service-accounts.yaml', '0000_80_machine-config_04_rbac.yaml', '0000_80_machine-config_04_metrics.yaml']) {
     await c.api.kubectlOk(['apply', '-f', join(dir, file)]);
   }
   await eventually('machine-config CRDs served', () => c.kube.list(resources.machineConfigPools).then(() => true, () => false));
@@ -65,7 +67,7 @@ export async function startMcoCluster(o: McoClusterOptions = {}): Promise<McoClu
   for (const pool of builtInPools(o.workerMaxUnavailable)) await c.kube.create(resources.machineConfigPools, pool);
 
   running.push(runMachineConfigController({ kubeconfig, signal: stop.signal, sshAuthorizedKeys: o.sshAuthorizedKeys, leaderElection: false, renderDelayMs: 50, controllerVersion: 'test', drainTiming: { retryMs: 1000, slowRetryMs: 2000, thresholdMs: 5000 } }));
-  running.push(runWorkloadControllers({ kubeconfig, signal: stop.signal, leaderElection: false, controllers: ['daemonset', 'replicaset', 'deployment'] }));
+  running.push(runWorkloadControllers({ kubeconfig, signal: stop.signal, leaderElection: false, controllers: ['daemonset', 'replicaset', 'deployment', 'service-ca'] }));
   const scheduler = new Manager({ name: 'scheduler', kubeconfig });
   addScheduler(scheduler);
   running.push(scheduler.start(stop.signal));

@@ -17,6 +17,7 @@
 // only if their slots collide (1 in 64) — POD_CIDR / SERVICE_CIDR in the environment override it.
 import { parseAllDocuments, stringify } from 'yaml';
 import type * as api from '../../api/index.js';
+import { BosunError } from '../../common/errors.js';
 
 export const CLUSTER_TEMPLATE = `apiVersion: cluster.x-k8s.io/v1beta2
 kind: Cluster
@@ -112,7 +113,12 @@ spec:
 /** The flavors (clusterctl's --flavor picks cluster-template-<flavor>.yaml); "" is the default template. */
 export const FLAVORS: Record<string, string> = { '': CLUSTER_TEMPLATE };
 
-export class TemplateVariableError extends Error {}
+/** A template variable with no value (clusterctl: "value for variables [X] is not set"). */
+export class TemplateVariableError extends BosunError {
+  constructor(message: string) {
+    super('TemplateVariableMissing', message);
+  }
+}
 
 const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[=-])([^}]*))?\}/g;
 
