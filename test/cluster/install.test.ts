@@ -4,7 +4,8 @@
 // the machines — the masters adopted, the workers from MachineDeployment worker — so scaling it
 // adds and removes (drained) nodes, and a worker's death moves its pods and gets it replaced by
 // its MachineHealthCheck; the cluster stops and comes back with the same machines. (The update on
-// an installed cluster: install-update.test.ts. The remediation limit is tested against the
+// an installed cluster: install-update.test.ts. Every component's metrics endpoint and Prometheus's
+// targets are checked here too. The remediation limit is tested against the
 // controllers in test/capi/healthcheck.test.ts: here it would cost two more replacements.)
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,9 +14,36 @@ import { runKubectl } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
 import { installCluster, OPERATOR_NAMESPACES, type InstalledCluster } from '../helpers/installed-cluster.js';
 import type { Obj } from '../../src/kube/client.js';
+import { scrape } from '../helpers/metrics.js';
 
 const NS = 'openshift-cluster-api';
 const WORKERS = 'cluster.x-k8s.io/deployment-name=worker';
+
+const TABLE = [
+  { namespace: 'openshift-cluster-version', service: 'cluster-version-operator', port: 9099 },
+  { namespace: 'openshift-machine-config-operator', service: 'machine-config-operator', port: 9001 },
+  { namespace: 'openshift-machine-config-operator', service: 'machine-config-controller', port: 9001 },
+  { namespace: 'openshift-machine-config-operator', service: 'machine-config-daemon', port: 9001 },
+  { namespace: 'openshift-cloud-controller-manager-operator', service: 'cluster-cloud-controller-manager-operator', port: 9258 },
+  { namespace: 'openshift-cloud-controller-manager', service: 'cloud-controller-manager', port: 10258 },
+  { namespace: 'openshift-cluster-api', service: 'capi-controllers', port: 8443 },
+];
+
+const METRICS_READER = `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: test-metrics-reader}
+rules:
+- nonResourceURLs: ["/metrics"]
+  verbs: [get]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: test-metrics-reader}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: test-metrics-reader}
+subjects:
+- {kind: ServiceAccount, name: scraper, namespace: default}
+`;
 
 let c: InstalledCluster;
 const kubectl = (args: string[]) => c.kubectl(args);
@@ -136,7 +164,7 @@ test('a fresh install: 3 masters and 2 workers Ready, the operators as pods on t
   assert.match(await kubectl(['get', 'co', 'cluster-api']), /^cluster-api\s+1\.0\.0\s+True\s+False\s+False\s/m);
 });
 
-test('monitoring: Prometheus runs on a master, scrapes the API server as prometheus-k8s, and Watchdog fires', async () => {
+test('monitoring: Prometheus runs on a master, every component is a target and up, the issue\'s series exist, and Watchdog fires', async () => {
   await eventually('ClusterOperator monitoring Available at 1.0.0', async () => /^monitoring\s+1\.0\.0\s+True\s+False\s+False/m.test(await kubectl(['get', 'co', 'monitoring'])), 120_000);
   const pod = ((await json(['get', 'pods', '-n', 'openshift-monitoring', '-l', 'app.kubernetes.io/name=prometheus'])).items as Obj[])[0];
   assert.ok(pod?.spec.nodeName?.startsWith('bosun-local-master-'), `Prometheus runs on a master (${pod?.spec.nodeName})`);
@@ -148,9 +176,54 @@ test('monitoring: Prometheus runs on a master, scrapes the API server as prometh
   assert.equal(up.metric.service, 'kubernetes');
   const list = await prometheus('/api/v1/query?query=apiserver_request_total%7Bverb%3D%22LIST%22%2Cresource%3D%22pods%22%2Cscope%3D%22cluster%22%7D');
   assert.ok(list.data.result.length > 0, 'apiserver_request_total has LIST pods at cluster scope');
-  const targets = (await prometheus('/api/v1/targets')).data.activeTargets as Obj[];
-  assert.ok(targets.some((t) => t.labels.job === 'kubelet'), 'the kubelets are targets (kube-system/kubelet)');
+  // Every component is a target, and up: the API server, the kubelets, the CVO, the MCO's three,
+  // the CCM and its operator, Cluster API.
+  const JOBS = ['apiserver', 'kubelet', 'cluster-version-operator', 'machine-config-operator', 'machine-config-controller', 'machine-config-daemon', 'cloud-controller-manager', 'cluster-cloud-controller-manager-operator', 'capi-controllers'];
+  let seen: Obj[] = [];
+  const targets = await eventually('every component\'s targets up', async () => {
+    seen = (await prometheus('/api/v1/targets')).data.activeTargets as Obj[];
+    return JOBS.every((job) => seen.some((t) => t.labels.job === job)) && seen.every((t) => t.health === 'up') ? seen : undefined;
+  }, { timeoutMs: 120_000, intervalMs: 2000, detail: () => JSON.stringify(seen.filter((t) => t.health !== 'up').map((t) => `${t.labels.job} ${t.scrapeUrl}: ${t.health} ${t.lastError}`)) });
+  assert.equal(targets.filter((t) => t.labels.job === 'machine-config-daemon').length, 5, 'a daemon on every node');
+  assert.equal(targets.filter((t) => t.labels.job === 'kubelet').length, 10, '/metrics and /metrics/resource of every node');
+  for (const query of ['cluster_operator_up{name="version"}', 'mcd_update_state', 'apiserver_storage_objects{resource="machineconfigs.machineconfiguration.openshift.io"}', 'capi_machine_status_phase', 'cluster_infrastructure_provider']) {
+    const r = await eventually(`series of ${query}`, async () => {
+      const x = await prometheus(`/api/v1/query?query=${encodeURIComponent(query)}`);
+      return x.data?.result?.length > 0 ? x : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 2000 });
+    assert.ok(r.data.result.length > 0, query);
+  }
   await eventually('Watchdog firing', async () => ((await prometheus('/api/v1/alerts')).data.alerts as Obj[]).some((a) => a.labels.alertname === 'Watchdog' && a.state === 'firing'), 60_000);
+});
+
+test('each metrics Service answers 401 anonymous, 403 unprivileged, 200 to a token granted get on /metrics, with the service CA\'s certificate', { timeout: 600_000 }, async () => {
+  await c.kubectl(['create', 'serviceaccount', 'scraper', '-n', 'default']);
+  await c.kubectl(['create', 'serviceaccount', 'nobody', '-n', 'default']);
+  const applied = await runKubectl(c.cluster.kubeconfigPath, ['apply', '-f', '-'], { input: METRICS_READER });
+  assert.equal(applied.code, 0, applied.stderr);
+  const scraper = (await c.kubectl(['create', 'token', 'scraper', '-n', 'default'])).trim();
+  const nobody = (await c.kubectl(['create', 'token', 'nobody', '-n', 'default'])).trim();
+  const ca = (await c.json(['get', 'configmap', 'service-ca', '-n', 'openshift-config-managed'])).data['ca-bundle.crt'] as string;
+  assert.match(ca, /BEGIN CERTIFICATE/);
+
+  for (const row of TABLE) {
+    const servername = `${row.service}.${row.namespace}.svc`;
+    const addresses = await eventually(`ready endpoints of ${row.namespace}/${row.service}`, async () => {
+      const endpoints = await c.json(['get', 'endpoints', row.service, '-n', row.namespace]).catch(() => undefined);
+      const list = ((endpoints?.subsets ?? []) as Obj[]).flatMap((s) => (s.addresses ?? []).flatMap((a: Obj) => (s.ports ?? []).filter((p: Obj) => p.name === 'metrics').map((p: Obj) => `${a.ip}:${p.port}`)));
+      return list.length > 0 && list;
+    }, { timeoutMs: 240_000, intervalMs: 1000 });
+    for (const address of addresses) {
+      const what = `${row.service} at ${address}`;
+      const anonymous = await eventually(`${what} to answer`, () => scrape(address, { ca, servername }).catch(() => undefined), { timeoutMs: 120_000, intervalMs: 1000 });
+      assert.equal(anonymous.status, 401, `${what}: anonymous`);
+      assert.equal((await scrape(address, { ca, servername, token: nobody })).status, 403, `${what}: unprivileged`);
+      const allowed = await scrape(address, { ca, servername, token: scraper });
+      assert.equal(allowed.status, 200, `${what}: granted: ${allowed.text}`);
+      assert.match(allowed.text, /^# HELP /m);
+      console.log(`${what}: 401 anonymous, 403 unprivileged, 200 granted (${allowed.text.split('\n').length} lines)`);
+    }
+  }
 });
 
 test('kubectl scale machinedeployment worker --replicas=3 adds a Ready node; back to 2 removes one, drained first', async () => {
