@@ -28,7 +28,7 @@ import { chain, requestContext } from './filters/chain.js';
 import { requestMetrics } from './filters/metrics.js';
 import { recovery } from './filters/recovery.js';
 import { shutdown } from './filters/shutdown.js';
-import { authentication } from './filters/authentication.js';
+import { authenticate, authentication } from './filters/authentication.js';
 import { withRequestInfo } from './filters/request-info.js';
 import { audit } from './filters/audit.js';
 import { authorization } from './filters/authorization.js';
@@ -156,7 +156,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   return {
     url, port, host, kubeconfigPath, caPem: serving.caPem, token: serving.adminToken, storage, registry, resources,
     addAuthenticator: (a) => authenticators.push(a),
-    authenticateToken: (token) => authenticators.map((a) => a(token)).find((u) => u !== undefined),
+    authenticateToken: (token) => authenticate(authenticators, token),
     addPostHandler: (h) => state.postHandlers.push(h),
     onCompleted: (l) => completedListeners.push(l),
     setAuthorizer: (a) => {

@@ -69,12 +69,17 @@ export function capiContext(manager: Manager, clock: Clock = realClock): CapiCon
  * cluster.x-k8s.io/paused, or its Cluster (spec.clusterName, else the cluster-name label) has
  * spec.paused — what `bosun cluster move` sets while it copies a cluster to another manager.
  */
+/** The Cluster an object belongs to: its spec.clusterName, else its cluster-name label. */
+function clusterNameOf(o: { metadata: { labels?: Record<string, string> }; spec?: object }): string | undefined {
+  const spec = o.spec as { clusterName?: unknown } | undefined;
+  return (typeof spec?.clusterName === 'string' ? spec.clusterName : undefined) ?? o.metadata.labels?.['cluster.x-k8s.io/cluster-name'];
+}
+
 export function pausedCheck(ctx: CapiContext): (o: { metadata: { namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: object }) => boolean {
   const clusters = ctx.informer(CLUSTERS);
   return (o) => {
     if (o.metadata.annotations?.['cluster.x-k8s.io/paused'] !== undefined) return true;
-    const spec = o.spec as { clusterName?: unknown } | undefined;
-    const name = (typeof spec?.clusterName === 'string' ? spec.clusterName : undefined) ?? o.metadata.labels?.['cluster.x-k8s.io/cluster-name'];
+    const name = clusterNameOf(o);
     return Boolean(name && clusters.get(name, o.metadata.namespace)?.spec?.paused);
   };
 }
@@ -86,12 +91,9 @@ export function pausedCheck(ctx: CapiContext): (o: { metadata: { namespace?: str
 export function onUnpause<T extends api.KubeObject>(objects: Informer<T>): KeyMapper<api.Cluster> {
   return (cluster, _type, old) => {
     if (!old?.spec?.paused || cluster.spec?.paused) return undefined;
-    return objects.list().filter((o) => {
-      if (o.metadata.namespace !== cluster.metadata.namespace) return false;
-      const spec = (o as { spec?: { clusterName?: unknown } }).spec;
-      const name = typeof spec?.clusterName === 'string' ? spec.clusterName : o.metadata.labels?.['cluster.x-k8s.io/cluster-name'];
-      return name === cluster.metadata.name;
-    }).map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
+    return objects.list()
+      .filter((o) => o.metadata.namespace === cluster.metadata.namespace && clusterNameOf(o as { metadata: api.ObjectMeta; spec?: object }) === cluster.metadata.name)
+      .map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
   };
 }
 

@@ -16,7 +16,6 @@
 //   6. unpause the Cluster on the target.
 // A failure after step 3 says what was done and leaves the source paused, with the command to
 // resume it (the known pain: clusterctl leaves clusters paused without saying so).
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type * as api from '../api/index.js';
 import { BosunError } from '../common/errors.js';
@@ -223,14 +222,14 @@ Example:
   Deleted 23 objects from the source
   Resumed cluster default/dev on the target`)
     .action(async (name: string, opts: { toKubeconfig: string; namespace: string; kubeconfig?: string; dryRun?: boolean }) => {
-      readFileSync(opts.toKubeconfig); // a clear error when the target's kubeconfig is missing
       const source = new KubeClient(loadKubeConfig(opts.kubeconfig));
+      const targetConfig = loadKubeConfig(opts.toKubeconfig); // a missing target kubeconfig is refused even in a dry run
       if (opts.dryRun) {
         const nodes = await discover(source, await getCluster(source, name, opts.namespace));
         for (const n of nodes) console.log(keyOf(n));
         return;
       }
-      const target = new KubeClient(loadKubeConfig(opts.toKubeconfig));
+      const target = new KubeClient(targetConfig);
       await moveCluster(source, target, name, opts.namespace, (line) => console.log(line));
     });
 }

@@ -15,7 +15,7 @@ import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { isIP } from 'node:net';
 import { machineHost, machineUrl, podPath } from '../common/pod-path.js';
-import { filePath, ignoredFlags, kubeVersion, parseKubeFlags, registerKubeCommand, type KubeFlag } from './kube-flags.js';
+import { COMMON_IGNORED_FLAGS, filePath, ignoredFlags, kubeVersion, parseKubeFlags, registerKubeCommand, type KubeFlag } from './kube-flags.js';
 
 export const KUBE_APISERVER_FLAGS: KubeFlag[] = [
   { name: 'advertise-address', help: 'the address the `kubernetes` Service names (and, with --bind-address 0.0.0.0 or unset, the one served on)' },
@@ -48,8 +48,6 @@ export const KUBE_APISERVER_FLAGS: KubeFlag[] = [
   { name: 'enable-admission-plugins', help: 'bosun\'s admission (NodeRestriction among it) is built in', ignored: true },
   { name: 'allow-privileged', bool: true, help: '', ignored: true },
   { name: 'runtime-config', help: '', ignored: true },
-  { name: 'feature-gates', help: '', ignored: true },
-  { name: 'profiling', bool: true, help: '', ignored: true },
   { name: 'endpoint-reconciler-type', help: '', ignored: true },
   { name: 'audit-log-path', help: 'bosun audits to <data dir>/audit.log', ignored: true },
   { name: 'audit-policy-file', help: '', ignored: true },
@@ -57,7 +55,7 @@ export const KUBE_APISERVER_FLAGS: KubeFlag[] = [
   { name: 'audit-log-maxbackup', help: '', ignored: true },
   { name: 'audit-log-maxsize', help: '', ignored: true },
   { name: 'anonymous-auth', bool: true, help: 'bosun serves health and /version to anonymous clients only', ignored: true },
-  { name: 'v', help: 'log verbosity', ignored: true },
+  ...COMMON_IGNORED_FLAGS,
   { name: 'data-dir', help: 'bosun: where its own copies, admin token, kubeconfig and audit log live (default /var/lib/kube-apiserver in the pod\'s view, ./kube-apiserver outside a pod)' },
 ];
 

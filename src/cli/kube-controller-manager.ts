@@ -7,16 +7,13 @@
 // probe. Flags bosun does not need are accepted and named in one log line; unknown ones refused.
 import type { Command } from 'commander';
 import { machineHost } from '../common/pod-path.js';
-import { boolFlag, filePath, ignoredFlags, parseKubeFlags, registerKubeCommand, securePort, serveSecureHealth, type KubeFlag } from './kube-flags.js';
+import { COMMON_IGNORED_FLAGS, LEADER_ELECTION_FLAGS, filePath, ignoredFlags, leaderElection, parseKubeFlags, registerKubeCommand, securePort, serveSecureHealth, type KubeFlag } from './kube-flags.js';
 import { parseDuration } from '../cluster/node-agent/kubelet-files.js';
 
 export const KUBE_CONTROLLER_MANAGER_FLAGS: KubeFlag[] = [
   { name: 'kubeconfig', help: 'the kubeconfig it works with (kubeadm\'s controller-manager.conf)' },
   { name: 'controllers', help: 'controllers: * for all, NAME, -NAME (bosun runs its workload controllers and csrapproving; others are named in a log line)' },
-  { name: 'leader-elect', bool: true, help: 'act only while holding the Lease kube-system/kube-controller-manager (default true)' },
-  { name: 'leader-elect-lease-duration', help: 'default 15s' },
-  { name: 'leader-elect-renew-deadline', help: 'default 10s' },
-  { name: 'leader-elect-retry-period', help: 'default 2s' },
+  ...LEADER_ELECTION_FLAGS,
   { name: 'bind-address', help: 'where the secure port serves /healthz (default 127.0.0.1: the machine\'s own address in a pod)' },
   { name: 'secure-port', help: 'its port (default 10257; 0: none)' },
   { name: 'root-ca-file', help: 'the CA published to every namespace as kube-root-ca.crt' },
@@ -35,9 +32,7 @@ export const KUBE_CONTROLLER_MANAGER_FLAGS: KubeFlag[] = [
   { name: 'service-account-private-key-file', help: 'the API server signs tokens', ignored: true },
   { name: 'use-service-account-credentials', bool: true, help: '', ignored: true },
   { name: 'cluster-signing-duration', help: '', ignored: true },
-  { name: 'feature-gates', help: '', ignored: true },
-  { name: 'profiling', bool: true, help: '', ignored: true },
-  { name: 'v', help: 'log verbosity', ignored: true },
+  ...COMMON_IGNORED_FLAGS,
 ];
 
 /** kube's --controllers list read against bosun's controllers: what runs, and the names bosun has no controller for. Pure. */
@@ -82,14 +77,10 @@ export async function runKubeControllerManager(argv: string[]): Promise<void> {
   const { Manager } = await import('../kube/manager.js');
   const { loadKubeConfig } = await import('../kube/index.js');
   const { csrApprover } = await import('../cluster/csr-approver.js');
-  const duration = (flag: string, fallback: number) => parseDuration(values.get(flag), fallback);
   const manager = new Manager({
     name: 'kube-controller-manager',
     kubeconfig: loadKubeConfig(kubeconfig),
-    leaderElection: boolFlag(values, 'leader-elect', true) ? {
-      namespace: 'kube-system', name: 'kube-controller-manager',
-      leaseDurationMs: duration('leader-elect-lease-duration', 15_000), renewDeadlineMs: duration('leader-elect-renew-deadline', 10_000), retryPeriodMs: duration('leader-elect-retry-period', 2_000),
-    } : undefined,
+    leaderElection: leaderElection(values, 'kube-controller-manager'),
     eventSource: 'kube-controller-manager',
     handleSignals: true,
   });

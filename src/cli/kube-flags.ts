@@ -7,6 +7,8 @@
 import type { Command } from 'commander';
 import { existsSync, readFileSync } from 'node:fs';
 import { podPath } from '../common/pod-path.js';
+import { parseDuration } from '../cluster/node-agent/kubelet-files.js';
+import type { LeaderElectionSettings } from '../kube/manager.js';
 
 export interface KubeFlag {
   name: string;
@@ -91,6 +93,31 @@ export function kubeVersion(env: NodeJS.ProcessEnv = process.env): string | unde
   const file = podPath('/etc/bosun/kubernetes-version');
   if (existsSync(file)) return readFileSync(file, 'utf8').trim() || undefined;
   return undefined;
+}
+
+/** The leader-election flags kube-controller-manager and kube-scheduler share (client-go's). */
+export const LEADER_ELECTION_FLAGS: KubeFlag[] = [
+  { name: 'leader-elect', bool: true, help: 'act only while holding the component\'s Lease in kube-system (default true)' },
+  { name: 'leader-elect-lease-duration', help: 'default 15s' },
+  { name: 'leader-elect-renew-deadline', help: 'default 10s' },
+  { name: 'leader-elect-retry-period', help: 'default 2s' },
+];
+
+/** The flags every Kubernetes component takes and bosun's commands accept without acting on them. */
+export const COMMON_IGNORED_FLAGS: KubeFlag[] = [
+  { name: 'feature-gates', help: '', ignored: true },
+  { name: 'profiling', bool: true, help: '', ignored: true },
+  { name: 'v', help: 'log verbosity', ignored: true },
+];
+
+/** The Manager's leader election from LEADER_ELECTION_FLAGS: the Lease kube-system/<name>, or none with --leader-elect=false. */
+export function leaderElection(values: KubeFlagValues, name: string): LeaderElectionSettings | undefined {
+  if (!boolFlag(values, 'leader-elect', true)) return undefined;
+  const duration = (flag: string, fallback: number) => parseDuration(values.get(flag), fallback);
+  return {
+    namespace: 'kube-system', name,
+    leaseDurationMs: duration('leader-elect-lease-duration', 15_000), renewDeadlineMs: duration('leader-elect-renew-deadline', 10_000), retryPeriodMs: duration('leader-elect-retry-period', 2_000),
+  };
 }
 
 /** Go's `--leader-elect` and friends: "true" or "false" as parsed above, with a default. */

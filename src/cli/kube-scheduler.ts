@@ -5,23 +5,17 @@
 // ones are refused.
 import type { Command } from 'commander';
 import { machineHost } from '../common/pod-path.js';
-import { parseDuration } from '../cluster/node-agent/kubelet-files.js';
-import { boolFlag, filePath, ignoredFlags, parseKubeFlags, registerKubeCommand, securePort, serveSecureHealth, type KubeFlag } from './kube-flags.js';
+import { COMMON_IGNORED_FLAGS, LEADER_ELECTION_FLAGS, filePath, ignoredFlags, leaderElection, parseKubeFlags, registerKubeCommand, securePort, serveSecureHealth, type KubeFlag } from './kube-flags.js';
 
 export const KUBE_SCHEDULER_FLAGS: KubeFlag[] = [
   { name: 'kubeconfig', help: 'the kubeconfig it works with (kubeadm\'s scheduler.conf)' },
-  { name: 'leader-elect', bool: true, help: 'bind only while holding the Lease kube-system/kube-scheduler (default true)' },
-  { name: 'leader-elect-lease-duration', help: 'default 15s' },
-  { name: 'leader-elect-renew-deadline', help: 'default 10s' },
-  { name: 'leader-elect-retry-period', help: 'default 2s' },
+  ...LEADER_ELECTION_FLAGS,
   { name: 'bind-address', help: 'where the secure port serves /livez and /readyz (default 127.0.0.1: the machine\'s own address in a pod)' },
   { name: 'secure-port', help: 'its port (default 10259; 0: none)' },
   { name: 'authentication-kubeconfig', help: '', ignored: true },
   { name: 'authorization-kubeconfig', help: '', ignored: true },
   { name: 'config', help: 'a KubeSchedulerConfiguration (bosun runs the default profile)', ignored: true },
-  { name: 'feature-gates', help: '', ignored: true },
-  { name: 'profiling', bool: true, help: '', ignored: true },
-  { name: 'v', help: 'log verbosity', ignored: true },
+  ...COMMON_IGNORED_FLAGS,
 ];
 
 export async function runKubeScheduler(argv: string[]): Promise<void> {
@@ -34,14 +28,10 @@ export async function runKubeScheduler(argv: string[]): Promise<void> {
   const { loadKubeConfig } = await import('../kube/index.js');
   const { addScheduler } = await import('../cluster/scheduler/scheduler.js');
   const { DEFAULT_SCHEDULER_NAME } = await import('../cluster/scheduler/types.js');
-  const duration = (flag: string, fallback: number) => parseDuration(values.get(flag), fallback);
   const manager = new Manager({
     name: 'kube-scheduler',
     kubeconfig: loadKubeConfig(kubeconfig),
-    leaderElection: boolFlag(values, 'leader-elect', true) ? {
-      namespace: 'kube-system', name: 'kube-scheduler',
-      leaseDurationMs: duration('leader-elect-lease-duration', 15_000), renewDeadlineMs: duration('leader-elect-renew-deadline', 10_000), retryPeriodMs: duration('leader-elect-retry-period', 2_000),
-    } : undefined,
+    leaderElection: leaderElection(values, 'kube-scheduler'),
     eventSource: DEFAULT_SCHEDULER_NAME,
     handleSignals: true,
   });

@@ -6,24 +6,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApiServer } from '../helpers/apiserver.js';
+import { metricsReader } from '../helpers/metrics.js';
 import { enableAccessControl } from '../../src/apiserver/auth/access-control.js';
 import type { RequestAttributes } from '../../src/apiserver/server.js';
 
-const METRICS_READER = `
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: metrics-reader}
-rules:
-- nonResourceURLs: ["/metrics"]
-  verbs: [get]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: metrics-reader}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: metrics-reader}
-subjects:
-- {kind: ServiceAccount, name: prometheus, namespace: default}
-`;
+const METRICS_READER = metricsReader('metrics-reader', 'prometheus');
 
 test('non-resource URLs are authorized through RBAC nonResourceURLs', { timeout: 60_000 }, async () => {
   const api = await startTestApiServer();

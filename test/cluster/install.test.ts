@@ -14,7 +14,7 @@ import { runKubectl } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
 import { installCluster, OPERATOR_NAMESPACES, type InstalledCluster } from '../helpers/installed-cluster.js';
 import type { Obj } from '../../src/kube/client.js';
-import { scrape } from '../helpers/metrics.js';
+import { scrape, metricsReader } from '../helpers/metrics.js';
 
 const NS = 'openshift-cluster-api';
 const WORKERS = 'cluster.x-k8s.io/deployment-name=worker';
@@ -29,21 +29,7 @@ const TABLE = [
   { namespace: 'openshift-cluster-api', service: 'capi-controllers', port: 8443 },
 ];
 
-const METRICS_READER = `
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: test-metrics-reader}
-rules:
-- nonResourceURLs: ["/metrics"]
-  verbs: [get]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: test-metrics-reader}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: test-metrics-reader}
-subjects:
-- {kind: ServiceAccount, name: scraper, namespace: default}
-`;
+const METRICS_READER = metricsReader('test-metrics-reader', 'scraper');
 
 let c: InstalledCluster;
 const kubectl = (args: string[]) => c.kubectl(args);

@@ -89,3 +89,25 @@ export async function scrapeSamples(address: string, token: string): Promise<Sam
   if (r.status !== 200) throw new Error(`GET https://${address}/metrics: ${r.status} ${r.text.slice(0, 200)}`);
   return parseExposition(r.text);
 }
+
+/**
+ * RBAC granting `get` on the non-resource URL /metrics to the ServiceAccount `serviceAccount` in
+ * `default` (what a scraper's role grants), as YAML for `kubectl apply -f -`.
+ */
+export function metricsReader(name: string, serviceAccount: string): string {
+  return `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: ${name}}
+rules:
+- nonResourceURLs: ["/metrics"]
+  verbs: [get]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: ${name}}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ${name}}
+subjects:
+- {kind: ServiceAccount, name: ${serviceAccount}, namespace: default}
+`;
+}

@@ -17,7 +17,7 @@ import { addManagerFlags, managerOptionsFromFlags } from '../../src/kube/manager
 import { resources } from '../../src/kube/resources.js';
 import { enableAccessControl } from '../../src/apiserver/auth/access-control.js';
 import { createCA, issueServingCert } from '../../src/common/pki.js';
-import { scrape, withDelegatedAuth } from '../helpers/metrics.js';
+import { scrape, withDelegatedAuth, metricsReader } from '../helpers/metrics.js';
 import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -214,21 +214,7 @@ test('the shared flags: defaults, aliases and validation', () => {
   }
 });
 
-const METRICS_READER = `
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: metrics-reader}
-rules:
-- nonResourceURLs: ["/metrics"]
-  verbs: [get]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: metrics-reader}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: metrics-reader}
-subjects:
-- {kind: ServiceAccount, name: prometheus, namespace: default}
-`;
+const METRICS_READER = metricsReader('metrics-reader', 'prometheus');
 
 test('metrics: HTTPS with the given certificate (reloaded when its files change); 401 without a valid token, 403 without the grant, 200 with it', { timeout: 60_000 }, async () => {
   const api = await startTestApiServer();

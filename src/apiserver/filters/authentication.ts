@@ -17,6 +17,15 @@ function anonymousAllowed(path: string): boolean {
   return ANONYMOUS_PATHS.has(path) || /^\/(healthz|livez|readyz)\//.test(path);
 }
 
+/** The first authenticator's answer for a bearer token (the later ones are not asked). */
+export function authenticate(authenticators: readonly Authenticator[], token: string): User | undefined {
+  for (const a of authenticators) {
+    const user = a(token);
+    if (user) return user;
+  }
+  return undefined;
+}
+
 export function authentication(authenticators: readonly Authenticator[]): Filter {
   return async (ctx, next) => {
     const header = ctx.request.headers.authorization;
@@ -30,7 +39,7 @@ export function authentication(authenticators: readonly Authenticator[]): Filter
       return next();
     }
     const token = header?.startsWith('Bearer ') ? header.slice(7).trim() : '';
-    const user = token ? authenticators.map((a) => a(token)).find((u) => u !== undefined) : undefined;
+    const user = token ? authenticate(authenticators, token) : undefined;
     if (!user) throw errors.unauthorized();
     ctx.user = user;
     return next();

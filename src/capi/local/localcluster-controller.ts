@@ -29,12 +29,13 @@ export const API_SERVER_PORT = 6443;
 /** The cloud balancer in front of a LocalCluster's control plane. */
 export const loadBalancerName = (lc: { metadata: { name: string; namespace?: string } }) => `${lc.metadata.namespace ?? 'default'}-${lc.metadata.name}-apiserver`;
 
+/** Set when the controller wrote the endpoint from its balancer, to tell it from a user's. */
+const BALANCER_ANNOTATION = 'infrastructure.cluster.x-k8s.io/control-plane-load-balancer';
+
 /** Whether the LocalCluster asks for a balancer: it names no endpoint of its own, or the one it names is its balancer's. */
 function wantsBalancer(lc: api.LocalCluster): boolean {
   return !lc.spec?.controlPlaneEndpoint?.host || lc.metadata.annotations?.[BALANCER_ANNOTATION] === loadBalancerName(lc);
 }
-/** Set when the controller wrote the endpoint from its balancer, to tell it from a user's. */
-const BALANCER_ANNOTATION = 'infrastructure.cluster.x-k8s.io/control-plane-load-balancer';
 
 export function localClusterController(ctx: CapiContext, cloud: CloudClient): Controller {
   const inf = informers(ctx);
