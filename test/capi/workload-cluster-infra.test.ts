@@ -126,10 +126,11 @@ test('a LocalCluster without an endpoint gets a load balancer that follows the c
   await controlPlaneMachine(`${NAME}-cp-b`);
   const instances = await eventually('two control-plane instances behind the balancer', async () => {
     const lms = await Promise.all([`${NAME}-cp-a`, `${NAME}-cp-b`].map((n) => c.kube.read(LOCAL_MACHINES, n, NS) as Promise<Obj | undefined>));
-    const ids = lms.map((lm) => lm?.status?.instanceID).filter(Boolean).sort();
+    const ids = lms.map((lm) => lm?.status?.instanceID).filter(Boolean);
     const b = (await c.cloud.client.listLoadBalancers()).find((x) => x.name === lbName);
-    return ids.length === 2 && JSON.stringify(b?.targets) === JSON.stringify(ids) ? ids : undefined;
+    return ids.length === 2 && JSON.stringify(b?.targets) === JSON.stringify([...ids].sort()) ? ids : undefined;
   }, 40_000);
+  // In machine order: a is dev-cp-a's instance, b dev-cp-b's (the balancer lists them sorted by ID).
   const all = await c.cloud.client.listInstances();
   const [a, b] = instances.map((id: string) => all.find((i) => i.id === id)!);
   await serveOn(a.privateIp, 'a');
