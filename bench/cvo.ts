@@ -17,6 +17,8 @@ import { KubeClient } from '../src/kube/client.js';
 import { createReleaseCrds } from '../test/helpers/cluster-objects.js';
 
 const LEVELS = 40;
+/** The reference's concurrency: as many clients as the CVO's Initializing workers may run. */
+const REFERENCE_CLIENTS = 16;
 const COMPONENTS = 30;
 const MANIFESTS = 800;
 
@@ -24,6 +26,8 @@ const work = mkdtempSync(join(tmpdir(), 'bosun-bench-cvo-'));
 const sources = join(work, 'sources');
 mkdirSync(join(sources, 'manifests'), { recursive: true });
 const include = { 'include.release.openshift.io/self-managed-high-availability': 'true' };
+/** The payload's objects, for the reference: the API server creating the same objects itself. */
+const docs: any[] = [];
 writeFileSync(join(sources, 'manifests', '0000_00_bench_00_namespace.yaml'), JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench', annotations: include } }));
 for (let i = 0; i < MANIFESTS - 1; i++) {
   const level = String(1 + (i % (LEVELS - 1))).padStart(2, '0');
@@ -38,6 +42,7 @@ for (let i = 0; i < MANIFESTS - 1; i++) {
         ? { apiVersion: 'v1', kind: 'Secret', metadata: meta('secret'), type: 'Opaque', stringData: { version: '{{VERSION}}', index: String(i) } }
         : { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta('cm'), data: { version: '{{VERSION}}', index: String(i) } };
   writeFileSync(join(sources, 'manifests', `0000_${level}_${component}_${String(i).padStart(4, '0')}.yaml`), JSON.stringify(doc));
+  docs.push(doc);
 }
 const store = join(work, 'store');
 const cvoManifests = new URL('../manifests', import.meta.url).pathname;
@@ -51,16 +56,21 @@ const custom = kc.makeApiClient(k8s.CustomObjectsApi);
 const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
 await createReleaseCrds(new KubeClient(kc), v1.dir);
 
-async function requests(): Promise<{ total: number; seconds: number; count: number }> {
+async function requests(): Promise<{ total: number; seconds: number; count: number; byVerb: Map<string, number> }> {
   const text = (await api.request('GET', '/metrics')).text;
   let total = 0;
-  for (const m of text.matchAll(/^apiserver_request_total\{[^}]*\} (\d+)/gm)) total += Number(m[1]);
+  const byVerb = new Map<string, number>();
+  for (const m of text.matchAll(/^apiserver_request_total\{([^}]*)\} (\d+)/gm)) {
+    total += Number(m[2]);
+    const verb = `${/verb="([^"]*)"/.exec(m[1])?.[1]} ${/resource="([^"]*)"/.exec(m[1])?.[1]}`;
+    byVerb.set(verb, (byVerb.get(verb) ?? 0) + Number(m[2]));
+  }
   const seconds = Number(/^apiserver_request_duration_seconds_sum (\S+)/m.exec(text)?.[1] ?? /apiserver_request_duration_seconds_sum\{[^}]*\} (\S+)/.exec(text)?.[1] ?? 0);
   let sum = 0;
   let count = 0;
   for (const m of text.matchAll(/^apiserver_request_duration_seconds_sum\{[^}]*\} (\S+)/gm)) sum += Number(m[1]);
   for (const m of text.matchAll(/^apiserver_request_duration_seconds_count\{[^}]*\} (\S+)/gm)) count += Number(m[1]);
-  return { total, seconds: sum || seconds, count };
+  return { total, seconds: sum || seconds, count, byVerb };
 }
 
 async function until(check: (cv: any) => boolean): Promise<void> {
@@ -97,14 +107,35 @@ const report = async (mode: string, image: string, trigger: () => Promise<void>)
   const chain = Math.max(...order.map(depth));
   const reqsPerManifest = reqs / MANIFESTS;
   const bound = chain * reqsPerManifest * perRequest;
+  const verbs = [...after.byVerb].map(([verb, n]) => [verb, n - (before.byVerb.get(verb) ?? 0)] as const).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
   console.log(`${mode.padEnd(12)} ${seconds.toFixed(2)} s for ${MANIFESTS} manifests   ${reqs} API requests (${reqsPerManifest.toFixed(2)} per manifest, mean ${(perRequest * 1000).toFixed(2)} ms server time)`);
+  console.log(`${''.padEnd(12)} requests by verb: ${verbs.map(([verb, n]) => `${verb} ${n}`).join(', ')}`);
   console.log(`${''.padEnd(12)} critical path ${chain} manifests in sequence → lower bound ${bound.toFixed(2)} s at that latency (${(seconds / Math.max(bound, 1e-9)).toFixed(1)}x of it)`);
+  return seconds;
 };
+
+/** The reference: the same objects created straight through the API by REFERENCE_CLIENTS clients, in a namespace of their own. */
+async function referenceCreates(): Promise<number> {
+  const client = new KubeClient(kc);
+  await client.create({ group: '', version: 'v1', resource: 'namespaces', namespaced: false }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench-reference' } });
+  // As the release build renders them: {{VERSION}} becomes the release's version.
+  const queue = docs.map((d) => JSON.parse(JSON.stringify(d).replaceAll('{{VERSION}}', '1.0.0').replaceAll('"namespace":"bench"', '"namespace":"bench-reference"')));
+  const started = performance.now();
+  await Promise.all(Array.from({ length: REFERENCE_CLIENTS }, async () => {
+    for (let doc = queue.shift(); doc; doc = queue.shift()) {
+      const ref = await client.resourceFor(doc.apiVersion, doc.kind);
+      await client.create(ref, doc as any);
+    }
+  }));
+  return (performance.now() - started) / 1000;
+}
 try {
   console.log(`synthetic payload: ${MANIFESTS} manifests, ${LEVELS} run levels, ${COMPONENTS} components\n`);
-  await report('Initializing', v1.pullspec, async () => {
+  const reference = await referenceCreates();
+  const initializing = await report('Initializing', v1.pullspec, async () => {
     await objects.create({ apiVersion: 'config.openshift.io/v1', kind: 'ClusterVersion', metadata: { name: 'version' }, spec: { clusterID: '00000000-0000-4000-8000-000000000000', desiredUpdate: { image: v1.pullspec } } } as k8s.KubernetesObject);
   });
+  console.log(`${''.padEnd(12)} the API server creates the same ${MANIFESTS} objects from ${REFERENCE_CLIENTS} clients in ${reference.toFixed(2)} s: Initializing took ${(initializing / reference).toFixed(2)}x of it`);
   await report('Updating', v2.pullspec, async () => {
     const cv = (await custom.getClusterCustomObject({ group: 'config.openshift.io', version: 'v1', plural: 'clusterversions', name: 'version' })) as any;
     await custom.replaceClusterCustomObject({ group: 'config.openshift.io', version: 'v1', plural: 'clusterversions', name: 'version', body: { ...cv, spec: { ...cv.spec, desiredUpdate: { image: v2.pullspec } } } });

@@ -11,7 +11,7 @@ import { merge } from './resource-merge/merge.js';
 import type { JsonObject } from './resource-merge/ensure.js';
 import { ensureObjectMeta } from './resource-merge/object-meta.js';
 import { sleep } from '../common/sleep.js';
-import type { KubeClient, ResourceRef } from '../kube/client.js';
+import { KubeApiError, isAlreadyExists, type KubeClient, type ResourceRef } from '../kube/client.js';
 import type * as api from '../api/index.js';
 import type { Condition } from '../kube/conditions.js';
 import type { GraphMode } from './task-graph.js';
@@ -43,46 +43,83 @@ function withOwner(required: Unstructured, owner: ApplyContext['owner']): Unstru
   return { ...required, metadata: { ...required.metadata, ownerReferences: [...refs, { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.name, uid: owner.uid, controller: true }] } };
 }
 
+/**
+ * While Initializing, every run level is applied at once (task-graph.ts), so a manifest may meet
+ * a namespace or CRD another worker is still creating: such transient refusals (404, 409, 429,
+ * 5xx) are retried a few times with a growing pause, as OpenShift's task runner retries a task,
+ * instead of failing the pass and applying every manifest again.
+ */
+const INITIALIZING_RETRIES = [250, 500, 1_000, 2_000];
+
+function transient(e: unknown): boolean {
+  if (!(e instanceof KubeApiError)) return false;
+  return e.code === 404 || e.code === 409 || e.code === 429 || e.code >= 500;
+}
+
 /** Applies one manifest and waits for what its kind needs; throws an UpdateError on failure. */
 export async function applyManifest(m: Manifest, ctx: ApplyContext): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await applyOnce(m, ctx);
+    } catch (e) {
+      if (ctx.mode !== 'Initializing' || attempt >= INITIALIZING_RETRIES.length || !transient(e) || ctx.signal?.aborted) throw toUpdateError(e, m);
+      await sleep(INITIALIZING_RETRIES[attempt], ctx.signal);
+    }
+  }
+}
+
+async function applyOnce(m: Manifest, ctx: ApplyContext): Promise<void> {
   const mode = applyMode(m);
   if ('error' in mode) throw new UpdateError({ reason: 'UpdatePayloadResourceInvalid', message: `${describeManifest(m)} (${m.file}): ${mode.error}`, effect: 'fail', manifest: m });
   const required = withOwner(structuredClone(m.object) as Unstructured, ctx.owner);
   const { name, namespace } = required.metadata;
+  const ref = await refFor(ctx.client, required);
+  // A ClusterOperator is created without status: its operator reports that.
+  const { status: _status, ...withoutStatus } = required;
+  const body = m.gvk.kind === 'ClusterOperator' ? withoutStatus : required;
+  // On a fresh install nearly every object is missing: create first, and read only when the
+  // object turns out to exist (one request per manifest instead of a read and a create).
+  if (ctx.mode === 'Initializing' && mode.mode !== 'delete') {
+    const created = await createIfMissing(ctx.client, ref, body);
+    if (created) return await waitForHealth(m, ref, created, required, ctx);
+  }
+  const existing = await ctx.client.read(ref, name, namespace);
+  if (mode.mode === 'delete') {
+    if (existing && !existing.metadata.deletionTimestamp) await ctx.client.delete(ref, name, namespace);
+    return;
+  }
+  let live: Unstructured;
+  if (!existing) {
+    live = await ctx.client.create(ref, body);
+  } else if (mode.mode === 'create-only') {
+    live = existing;
+  } else if (m.gvk.kind === 'ClusterOperator') {
+    // An operator may create its ClusterOperator before the CVO reaches it: the status is the
+    // operator's, but the payload's metadata (the include.release.openshift.io annotations that
+    // tell clients which operators belong to the release) is the CVO's to merge in, as
+    // OpenShift's CVO does.
+    const meta = ensureObjectMeta(existing.metadata as unknown as JsonObject, required.metadata as unknown as JsonObject);
+    live = meta.modified ? await ctx.client.update(ref, { ...existing, metadata: meta.object as unknown as api.ObjectMeta }) : existing;
+  } else {
+    const result = merge(existing as unknown as JsonObject, required as unknown as JsonObject);
+    live = existing;
+    if (result.recreate) {
+      await ctx.client.delete(ref, name, namespace);
+      live = await ctx.client.create(ref, required);
+    } else if (result.modified) {
+      live = await ctx.client.update(ref, result.object as unknown as Unstructured);
+    }
+  }
+  await waitForHealth(m, ref, live, required, ctx);
+}
+
+/** Creates the object; undefined when it exists already (the caller then reads and merges). */
+async function createIfMissing(client: KubeClient, ref: ResourceRef<Unstructured>, body: Unstructured): Promise<Unstructured | undefined> {
   try {
-    const ref = await refFor(ctx.client, required);
-    const existing = await ctx.client.read(ref, name, namespace);
-    if (mode.mode === 'delete') {
-      if (existing && !existing.metadata.deletionTimestamp) await ctx.client.delete(ref, name, namespace);
-      return;
-    }
-    let live: Unstructured;
-    if (!existing) {
-      // A ClusterOperator is created without status: its operator reports that.
-      const { status: _status, ...body } = required;
-      live = await ctx.client.create(ref, m.gvk.kind === 'ClusterOperator' ? body : required);
-    } else if (mode.mode === 'create-only') {
-      live = existing;
-    } else if (m.gvk.kind === 'ClusterOperator') {
-      // An operator may create its ClusterOperator before the CVO reaches it: the status is the
-      // operator's, but the payload's metadata (the include.release.openshift.io annotations that
-      // tell clients which operators belong to the release) is the CVO's to merge in, as
-      // OpenShift's CVO does.
-      const meta = ensureObjectMeta(existing.metadata as unknown as JsonObject, required.metadata as unknown as JsonObject);
-      live = meta.modified ? await ctx.client.update(ref, { ...existing, metadata: meta.object as unknown as api.ObjectMeta }) : existing;
-    } else {
-      const result = merge(existing as unknown as JsonObject, required as unknown as JsonObject);
-      live = existing;
-      if (result.recreate) {
-        await ctx.client.delete(ref, name, namespace);
-        live = await ctx.client.create(ref, required);
-      } else if (result.modified) {
-        live = await ctx.client.update(ref, result.object as unknown as Unstructured);
-      }
-    }
-    await waitForHealth(m, ref, live, required, ctx);
+    return await client.create(ref, body);
   } catch (e) {
-    throw toUpdateError(e, m);
+    if (isAlreadyExists(e)) return undefined;
+    throw e;
   }
 }
 

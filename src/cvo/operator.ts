@@ -53,6 +53,7 @@
 // step leads to (status.ts, pure), available updates (available-updates.ts) — and every time
 // rule reads the injected clock (options.clock), so tests move time instead of waiting.
 import type * as k8s from '@kubernetes/client-node';
+import { setMaxListeners } from 'node:events';
 import { logger } from '../common/log.js';
 import { resolveDesiredUpdate } from './updates/resolve.js';
 import { knownCapabilities } from './payload/capabilities.js';
@@ -139,6 +140,9 @@ export class ClusterVersionOperator {
   constructor(private readonly options: CvoOptions) {
     this.client = options.client ?? new KubeClient(options.kubeconfig, { component: 'cluster-version-operator' });
     this.clock = options.clock ?? realClock;
+    // Every worker of an Initializing pass may be pausing on this signal at once (apply.ts's
+    // retries, health waits): more than Node's default of 10 listeners is expected.
+    setMaxListeners(0, options.signal);
     this.informers = options.informers ?? new InformerFactory(this.client);
     this.cvInformer = this.informers.forResource(CLUSTER_VERSIONS, { fieldSelector: `metadata.name=${NAME}` });
     this.coInformer = this.informers.forResource(CLUSTER_OPERATORS);
