@@ -1,6 +1,7 @@
 // Boot-storm benchmark of the machine-config server: 1,000 concurrent keep-alive clients fetch a
-// ~200 KB rendered config over TLS and over plain HTTP for a few seconds each, then the same load
-// against nginx serving the same bytes as a static file. Prints requests/s, p50/p99 latency and
+// ~200 KB rendered config over TLS and over plain HTTP for a few seconds each, and 64 clients over
+// TLS with a new connection and a full handshake per request (booting machines keep no
+// connection), then the same loads against nginx serving the same bytes as a static file. Prints requests/s, p50/p99 latency and
 // the MCS/nginx throughput ratio. The load generator runs in a child process (this file with
 // `--load`), so server and clients do not share an event loop; on a small machine they still share
 // the CPUs, which hits both servers alike. nginx runs one worker, like the single MCS process.
@@ -15,14 +16,23 @@ import { join } from 'node:path';
 
 const CLIENTS = Number(process.env.MCS_BENCH_CLIENTS ?? 1000);
 const SECONDS = Number(process.env.MCS_BENCH_SECONDS ?? 5);
+/** Clients for the fresh-connection runs: each request is a new TCP connection and a full TLS handshake, as a booting machine's Ignition fetch is. */
+const FRESH_CLIENTS = Number(process.env.MCS_BENCH_FRESH_CLIENTS ?? 64);
 
 interface LoadResult { requests: number; errors: number; seconds: number; p50: number; p99: number; bytes: number }
 
-/** Child mode: hammer one URL with CLIENTS concurrent keep-alive clients, print JSON results. */
-async function load(url: string, caPem: string | undefined): Promise<void> {
+/**
+ * Child mode: hammer one URL with concurrent clients, print JSON results. Keep-alive: CLIENTS
+ * clients reusing their connections. Fresh: FRESH_CLIENTS clients each opening a new connection
+ * per request, with no TLS session cache (a full handshake every time).
+ */
+async function load(url: string, caPem: string | undefined, fresh: boolean): Promise<void> {
   const u = new URL(url);
   const tls = u.protocol === 'https:';
-  const agent = tls ? new HttpsAgent({ keepAlive: true, maxSockets: CLIENTS, ca: caPem }) : new HttpAgent({ keepAlive: true, maxSockets: CLIENTS });
+  const clientCount = fresh ? FRESH_CLIENTS : CLIENTS;
+  const agent = tls
+    ? new HttpsAgent(fresh ? { keepAlive: false, maxCachedSessions: 0, ca: caPem } : { keepAlive: true, maxSockets: clientCount, ca: caPem })
+    : new HttpAgent(fresh ? { keepAlive: false } : { keepAlive: true, maxSockets: clientCount });
   const latencies: number[] = [];
   let errors = 0;
   let bytes = 0;
@@ -45,10 +55,10 @@ async function load(url: string, caPem: string | undefined): Promise<void> {
   });
   let warmed = 0;
   const client = async () => { await one(); warmed++; while (!stop) await one(); };
-  const clients = Array.from({ length: CLIENTS }, client);
+  const clients = Array.from({ length: clientCount }, client);
   // Warm-up: until every client has connected (TCP and TLS handshakes) and fetched once, at most 15 s.
   const warmUntil = performance.now() + 15_000;
-  while (warmed < CLIENTS && performance.now() < warmUntil) await new Promise((r) => setTimeout(r, 50));
+  while (warmed < clientCount && performance.now() < warmUntil) await new Promise((r) => setTimeout(r, 50));
   measuring = true;
   const start = performance.now();
   await new Promise((r) => setTimeout(r, SECONDS * 1000));
@@ -63,9 +73,9 @@ async function load(url: string, caPem: string | undefined): Promise<void> {
   process.stdout.write(JSON.stringify(result));
 }
 
-function runLoad(url: string, caFile?: string): Promise<LoadResult> {
+function runLoad(url: string, caFile?: string, fresh = false): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', new URL(import.meta.url).pathname, '--load', url, ...(caFile ? [caFile] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', new URL(import.meta.url).pathname, fresh ? '--load-fresh' : '--load', url, ...(caFile ? [caFile] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (c) => { out += c; });
     child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as LoadResult) : reject(new Error(`load generator exited ${code}`))));
@@ -161,6 +171,8 @@ async function main(): Promise<void> {
     console.log(fmt('mcs tls', mcsTls));
     const mcsHttp = await runLoad(`http://127.0.0.1:${server.port('http')}/config/worker`);
     console.log(fmt('mcs http', mcsHttp));
+    const mcsFresh = await runLoad(`https://127.0.0.1:${server.port('tls')}/config/worker`, caFile, true);
+    console.log(fmt('mcs tls new', mcsFresh));
     await server.close();
 
     const bin = nginxBinary();
@@ -174,17 +186,19 @@ async function main(): Promise<void> {
     console.log(fmt('nginx tls', ngTls));
     const ngHttp = await runLoad(`http://127.0.0.1:${nginx.http}/config/worker`);
     console.log(fmt('nginx http', ngHttp));
+    const ngFresh = await runLoad(`https://127.0.0.1:${nginx.tls}/config/worker`, caFile, true);
+    console.log(fmt('nginx tls new', ngFresh));
     const ratio = (a: LoadResult, b: LoadResult) => (a.requests / a.seconds) / (b.requests / b.seconds);
-    console.log(`ratio mcs/nginx throughput: tls ${ratio(mcsTls, ngTls).toFixed(2)}, http ${ratio(mcsHttp, ngHttp).toFixed(2)} (target ≥ 0.5)`);
+    console.log(`ratio mcs/nginx throughput: tls ${ratio(mcsTls, ngTls).toFixed(2)}, http ${ratio(mcsHttp, ngHttp).toFixed(2)}, tls with a new connection and full handshake per request (${FRESH_CLIENTS} clients) ${ratio(mcsFresh, ngFresh).toFixed(2)} (target ≥ 0.5)`);
   } finally {
     for (const c of children) c.kill();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-if (process.argv[2] === '--load') {
+if (process.argv[2] === '--load' || process.argv[2] === '--load-fresh') {
   const { readFileSync } = await import('node:fs');
-  await load(process.argv[3], process.argv[4] ? readFileSync(process.argv[4], 'utf8') : undefined);
+  await load(process.argv[3], process.argv[4] ? readFileSync(process.argv[4], 'utf8') : undefined, process.argv[2] === '--load-fresh');
 } else {
   await main();
 }
