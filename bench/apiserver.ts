@@ -1,11 +1,12 @@
-// npm run bench:apiserver [-- --storage sqlite|etcd] — the embedded API server over HTTPS, as a
+// npm run bench:apiserver [-- --storage sqlite|etcd] [--metrics-only] [--rounds N] — the embedded API server over HTTPS, as a
 // separate process: creates/updates/gets per second with 16 concurrent clients and their p50/p99
 // latency, the time to list 10,000 objects, p99 watch delivery latency to 500 watchers; and for
 // comparison, on SQLite a raw better-sqlite3 insert loop with the same durability settings, on
 // etcd (a local 3-member cluster) raw etcd puts from 16 writers through the same client; then the
 // cost of the request metrics: two fresh SQLite servers, one with --request-metrics false, gets
 // and creates on each in turn, their p50/p99 and rates compared (the issue's goal: within 5%).
-// Bounded: about a minute and a half.
+// Bounded: about a minute and a half. --metrics-only runs just the on/off comparison (--rounds N
+// alternating rounds per server, default 10).
 import { startApiServerProcess } from './lib/apiserver-process.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:https';
@@ -23,6 +24,13 @@ const LIST_SIZE = 10_000;
 const WATCHERS = 500;
 const WATCH_EVENTS = 50;
 
+const metricsOnly = process.argv.includes('--metrics-only');
+const roundsArg = process.argv.indexOf('--rounds');
+const ROUNDS = roundsArg >= 0 ? Number(process.argv[roundsArg + 1]) : 10;
+if (!Number.isInteger(ROUNDS) || ROUNDS < 2) {
+  console.error(`--rounds is a whole number of at least 2, got "${process.argv[roundsArg + 1]}"`);
+  process.exit(2);
+}
 const storageArg = process.argv.indexOf('--storage');
 const storage = storageArg >= 0 ? process.argv[storageArg + 1] : 'sqlite';
 if (storage !== 'sqlite' && storage !== 'etcd') {
@@ -30,9 +38,7 @@ if (storage !== 'sqlite' && storage !== 'etcd') {
   process.exit(2);
 }
 
-const dataDir = mkdtempSync(join(tmpdir(), 'bosun-bench-'));
-const etcd = storage === 'etcd' ? await startEtcdCluster(join(dataDir, 'etcd')) : undefined;
-const server = await startApiServerProcess(dataDir, etcd ? ['--etcd-servers', etcd.client.endpoints.join(',')] : []);
+
 
 type Call = (method: string, path: string, body?: unknown, contentType?: string) => Promise<{ status: number; text: string }>;
 
@@ -57,7 +63,6 @@ function connect(dir: string) {
   return { token, ca, base, agent, call };
 }
 
-const { token, ca, base, agent, call } = connect(dataDir);
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -100,7 +105,6 @@ async function metricsOnOff(): Promise<void> {
   const servers = { on: await startApiServerProcess(dirs.on), off: await startApiServerProcess(dirs.off, ['--request-metrics', 'false']) };
   const clients = { on: connect(dirs.on), off: connect(dirs.off) };
   const n = Math.max(250, Math.floor(OPS / 4));
-  const ROUNDS = 6;
   type Figures = { rate: number; p50: number; p99: number };
   const results: Record<'on' | 'off', Record<'get' | 'create', Figures[]>> = { on: { get: [], create: [] }, off: { get: [], create: [] } };
   const cpuSeconds = (server: 'on' | 'off') => parseStat(readFileSync(`/proc/${servers[server].pid}/stat`, 'utf8'))?.cpuSeconds ?? NaN;
@@ -130,21 +134,30 @@ async function metricsOnOff(): Promise<void> {
     }
   }
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const median = (xs: number[]) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    const mid = Math.floor(sorted.length / 2);
+    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  };
   console.log(`\nrequest metrics on vs off (a fresh server each, one with --request-metrics false; warmed up, then ${ROUNDS} alternating rounds of ${n} gets and ${n} creates, ${CONCURRENCY} clients):`);
   const ratios: Record<'p50' | 'p99' | 'rate', number[]> = { p50: [], p99: [], rate: [] };
   for (const verb of ['get', 'create'] as const) {
     for (const server of ['on', 'off'] as const) {
       const r = results[server][verb];
-      console.log(`${verb.padEnd(6)} metrics ${server.padEnd(3)} ${String(Math.round(mean(r.map((x) => x.rate)))).padStart(6)} /s   p50 ${mean(r.map((x) => x.p50)).toFixed(2).padStart(6)} ms   p99 ${mean(r.map((x) => x.p99)).toFixed(2).padStart(6)} ms   (means of ${ROUNDS} rounds)`);
+      console.log(`${verb.padEnd(6)} metrics ${server.padEnd(3)} ${String(Math.round(median(r.map((x) => x.rate)))).padStart(6)} /s   p50 ${median(r.map((x) => x.p50)).toFixed(2).padStart(6)} ms   p99 ${median(r.map((x) => x.p99)).toFixed(2).padStart(6)} ms   (medians of ${ROUNDS} rounds; means ${Math.round(mean(r.map((x) => x.rate)))} /s, ${mean(r.map((x) => x.p50)).toFixed(2)} ms, ${mean(r.map((x) => x.p99)).toFixed(2)} ms)`);
     }
+    const verbRatios: Record<'p50' | 'p99' | 'rate', number[]> = { p50: [], p99: [], rate: [] };
     for (let i = 0; i < ROUNDS; i++) {
+      // Each round pairs the two servers measured back to back (their order alternating).
       const on = results.on[verb][i];
       const off = results.off[verb][i];
-      ratios.p50.push(on.p50 / off.p50);
-      ratios.p99.push(on.p99 / off.p99);
-      ratios.rate.push(on.rate / off.rate);
+      for (const [k, v] of [['p50', on.p50 / off.p50], ['p99', on.p99 / off.p99], ['rate', on.rate / off.rate]] as const) {
+        verbRatios[k].push(v);
+        ratios[k].push(v);
+      }
     }
+    const spread = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`;
+    console.log(`${verb.padEnd(6)} on ÷ off, median of ${ROUNDS} paired rounds: p50 ${median(verbRatios.p50).toFixed(3)} (${spread(verbRatios.p50)}), p99 ${median(verbRatios.p99).toFixed(3)} (${spread(verbRatios.p99)}), throughput ${median(verbRatios.rate).toFixed(3)} (${spread(verbRatios.rate)})`);
   }
   const perRequest = (server: 'on' | 'off') => (cpu[server] * 1e6) / (ROUNDS * 2 * n);
   console.log(`server CPU per request: metrics on ${perRequest('on').toFixed(0)} µs, off ${perRequest('off').toFixed(0)} µs: on ÷ off = ${(perRequest('on') / perRequest('off')).toFixed(3)}`);
@@ -154,6 +167,15 @@ async function metricsOnOff(): Promise<void> {
 const expect = (status: number, want: number, what: string) => {
   if (status !== want) throw new Error(`${what}: HTTP ${status}`);
 };
+
+if (metricsOnly) {
+  await metricsOnOff();
+  process.exit(0);
+}
+const dataDir = mkdtempSync(join(tmpdir(), 'bosun-bench-'));
+const etcd = storage === 'etcd' ? await startEtcdCluster(join(dataDir, 'etcd')) : undefined;
+const server = await startApiServerProcess(dataDir, etcd ? ['--etcd-servers', etcd.client.endpoints.join(',')] : []);
+const { token, ca, base, agent, call } = connect(dataDir);
 
 try {
   console.log(`bosun apiserver over HTTPS on 127.0.0.1, ${storage === 'etcd' ? 'on a local 3-member etcd' : 'on SQLite'}, ${OPS} operations per verb\n`);
