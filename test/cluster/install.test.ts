@@ -5,9 +5,7 @@
 // adds and removes (drained) nodes, and a worker's death moves its pods and gets it replaced by
 // its MachineHealthCheck; the cluster stops and comes back with the same machines. (The update on
 // an installed cluster: install-update.test.ts. Every component's metrics endpoint and Prometheus's
-// targets are checked here too, and ClusterOperatorDown firing while the cloud controller
-// manager's pods are stopped, with the for: durations shortened by the monitoring operator's
-// test-only flag (test/monitoring/cluster-operator-down.ts). The remediation limit is tested against the
+// targets are checked here too. The remediation limit is tested against the
 // controllers in test/capi/healthcheck.test.ts: here it would cost two more replacements.)
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,7 +15,6 @@ import { eventually } from '../helpers/eventually.js';
 import { installCluster, OPERATOR_NAMESPACES, type InstalledCluster } from '../helpers/installed-cluster.js';
 import type { Obj } from '../../src/kube/client.js';
 import { scrape, metricsReader } from '../helpers/metrics.js';
-import { clusterOperatorDownScenario } from '../monitoring/cluster-operator-down.js';
 
 const NS = 'openshift-cluster-api';
 const WORKERS = 'cluster.x-k8s.io/deployment-name=worker';
@@ -213,10 +210,6 @@ test('each metrics Service answers 401 anonymous, 403 unprivileged, 200 to a tok
       console.log(`${what}: 401 anonymous, 403 unprivileged, 200 granted (${allowed.text.split('\n').length} lines)`);
     }
   }
-});
-
-test('the cloud controller manager\'s pods stopped: ClusterOperatorDown fires (for: shortened by --alert-for-override through an unmanaged override) and resolves once they run again', { timeout: 900_000 }, async () => {
-  await clusterOperatorDownScenario(c);
 });
 
 test('kubectl scale machinedeployment worker --replicas=3 adds a Ready node; back to 2 removes one, drained first', async () => {

@@ -1,5 +1,6 @@
-// ClusterOperatorDown on an installed local cluster (run by test/cluster/install.test.ts on its
-// shared cluster, which it leaves as it found it):
+// test: shared-addresses
+// ClusterOperatorDown on an installed local cluster (3 masters, its own: the shared install test's
+// file has no time left for it), as `bosun start` installs it:
 //   1. The test-only flag reaches the monitoring operator the way an administrator changes a
 //      CVO-managed Deployment on OpenShift: ClusterVersion spec.overrides marks Deployment
 //      openshift-monitoring/cluster-monitoring-operator unmanaged, then its args gain
@@ -13,11 +14,12 @@
 //      `bosun adm alerts` lists through thanos-querier.
 //   3. Restored: the masters uncordoned, the CCM runs again, the operator Available, the alert
 //      gone; the override removed and the CVO puts the operator's payload args back.
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Obj } from '../../src/kube/client.js';
 import { runBosun } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
-import type { InstalledCluster } from '../helpers/installed-cluster.js';
+import { installCluster, type InstalledCluster } from '../helpers/installed-cluster.js';
 
 const MONITORING = 'openshift-monitoring';
 const OPERATOR = 'cluster-monitoring-operator';
@@ -29,7 +31,18 @@ const OVERRIDE = { kind: 'Deployment', group: 'apps', namespace: MONITORING, nam
 type Alert = { labels: Record<string, string>; state: string };
 type Rule = { name: string; type: string; duration?: number };
 
-export async function clusterOperatorDownScenario(c: InstalledCluster): Promise<void> {
+let c: InstalledCluster;
+
+before(async () => {
+  c = await installCluster(0);
+});
+
+after(async () => {
+  await c?.destroy();
+});
+
+test('the cloud controller manager\'s pods stopped: ClusterOperatorDown fires (for: shortened by --alert-for-override through an unmanaged override), bosun adm alerts lists it, and it resolves once they run again', async () => {
+  await eventually('ClusterOperator monitoring Available', async () => /^monitoring\s+1\.0\.0\s+True\s+False\s+False/m.test(await c.kubectl(['get', 'co', 'monitoring'])), 240_000);
   const json = (args: string[]) => c.json(args);
   const prometheusPod = ((await json(['get', 'pods', '-n', MONITORING, '-l', 'app.kubernetes.io/name=prometheus'])).items as Obj[])[0];
   const prometheus = async <T>(path: string): Promise<T> => ((await (await fetch(`http://${prometheusPod.status.podIP}:9090${path}`)).json()) as { data: T }).data;
@@ -78,4 +91,4 @@ export async function clusterOperatorDownScenario(c: InstalledCluster): Promise<
   await eventually('the CVO putting the operator\'s payload args back', async () =>
     JSON.stringify((await json(['get', 'deployment', OPERATOR, '-n', MONITORING])).spec.template.spec.containers[0].args) === JSON.stringify(payloadArgs), { timeoutMs: 300_000, intervalMs: 2000 });
   await eventually('Prometheus evaluating ClusterOperatorDown with for: 10m again', async () => (await ruleFor('ClusterOperatorDown'))?.duration === 600, { timeoutMs: 180_000, intervalMs: 2000 });
-}
+});
