@@ -219,10 +219,14 @@ export function requestMetrics(storage: Storage, log: Logger): RequestMetrics {
       });
       return next();
     }
+    // In flight until the handler has answered, as kube-apiserver's in-flight filter counts.
     const kind = verb === 'GET' || verb === 'LIST' ? 'readOnly' : 'mutating';
     inflightNow[kind]++;
-    ctx.reply.raw.once('close', () => inflightNow[kind]--);
-    return next();
+    try {
+      await next();
+    } finally {
+      inflightNow[kind]--;
+    }
   };
 
   const watchEvents = (group: string, version: string, kind: string): WatchEventRecorder => {
