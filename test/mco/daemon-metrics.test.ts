@@ -111,7 +111,8 @@ test('a node Done on its config: mcd_update_state names it, mcd_state is Done, n
 
 test('drift: mcd_config_drift holds the time it was found and mcd_state says Degraded, until the file is restored', async () => {
   put(FILE, 'edited by hand\n');
-  const s = await until('mcd_config_drift set', (s) => (valueOf(s, 'mcd_config_drift')! > 0 ? undefined : 'no drift yet'));
+  // (Drift is counted as it is found, the Degraded state once written: a scrape may fall between.)
+  const s = await until('mcd_config_drift set and mcd_state Degraded', (s) => (valueOf(s, 'mcd_config_drift')! > 0 && series(s, 'mcd_state', { state: 'Degraded' }).length ? undefined : `drift ${valueOf(s, 'mcd_config_drift')}, ${JSON.stringify(series(s, 'mcd_state'))}`));
   const degraded = series(s, 'mcd_state', { state: 'Degraded' });
   assert.equal(degraded.length, 1);
   assert.match(degraded[0].labels.reason, /unexpected on-disk state validating against rendered-worker-1: content mismatch for file "\/etc\/bosun-metrics\.conf"/);
