@@ -3,7 +3,8 @@
 // machine root in a temporary directory; the test plays the drain controller and the reboot. Each
 // metric follows what the daemon does: Done on its config, drift found and repaired, the kubelet's
 // Ready condition lost and back, a write that fails (mcd_pivot_errors_total) and is rolled back,
-// a reboot the host refuses (mcd_reboots_failed_total), then the update completing.
+// a reboot the host refuses (mcd_reboots_failed_total), a reboot the host takes and does not carry
+// out within --reboot-timeout (counted too, and asked for again), then the update completing.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -86,7 +87,7 @@ before(async () => {
   });
   await setReady('True');
   manager = new Manager({ name: 'machine-config-daemon', kubeconfig: loadKubeConfig(api.kubeconfigPath), metricsListen: { host: '127.0.0.1', port: 0 }, logLevel: 'warn' });
-  manager.add(new MachineConfigDaemon(manager, { nodeName: NODE, host: new RootMountHost(root), driftCheckIntervalMs: 200 }));
+  manager.add(new MachineConfigDaemon(manager, { nodeName: NODE, host: new RootMountHost(root), driftCheckIntervalMs: 200, rebootTimeoutMs: 2000 }));
   running = manager.start();
   await manager.ready;
   void answerDrains(stopDrains.signal);
@@ -110,7 +111,8 @@ test('a node Done on its config: mcd_update_state names it, mcd_state is Done, n
 
 test('drift: mcd_config_drift holds the time it was found and mcd_state says Degraded, until the file is restored', async () => {
   put(FILE, 'edited by hand\n');
-  const s = await until('mcd_config_drift set', (s) => (valueOf(s, 'mcd_config_drift')! > 0 ? undefined : 'no drift yet'));
+  // (Drift is counted as it is found, the Degraded state once written: a scrape may fall between.)
+  const s = await until('mcd_config_drift set and mcd_state Degraded', (s) => (valueOf(s, 'mcd_config_drift')! > 0 && series(s, 'mcd_state', { state: 'Degraded' }).length ? undefined : `drift ${valueOf(s, 'mcd_config_drift')}, ${JSON.stringify(series(s, 'mcd_state'))}`));
   const degraded = series(s, 'mcd_state', { state: 'Degraded' });
   assert.equal(degraded.length, 1);
   assert.match(degraded[0].labels.reason, /unexpected on-disk state validating against rendered-worker-1: content mismatch for file "\/etc\/bosun-metrics\.conf"/);
@@ -146,14 +148,23 @@ test('a failed write counts in mcd_pivot_errors_total, a refused reboot in mcd_r
   assert.match(series(s, 'mcd_update_state')[0].labels.err, /reboot command failed/);
   const failedReboots = valueOf(s, 'mcd_reboots_failed_total')!;
 
-  // The host takes the request; the test reboots the machine (a new boot ID) and the daemon completes.
+  // The host takes the request and does not reboot: after --reboot-timeout it counts as failed,
+  // with an Event, and the daemon asks again.
   rmSync(inRoot('/run/systemd'));
-  await eventually('the reboot requested', async () => {
+  const taken = () => eventually('the reboot requested', async () => {
     try { rmSync(inRoot('/run/systemd/shutdown/scheduled')); return true; } catch { return false; }
   }, 30_000);
+  await taken();
+  s = await until('a reboot that did not happen counted', (s) => (valueOf(s, 'mcd_reboots_failed_total')! > failedReboots ? undefined : `mcd_reboots_failed_total ${valueOf(s, 'mcd_reboots_failed_total')}`), 20_000);
+  await eventually('an Event RebootFailed saying the reboot did not happen', async () =>
+    (await kube.list(resources.events)).items.some((e) => e.reason === 'RebootFailed' && /requested \d+ seconds? ago has not happened \(still boot boot-1\); asking again/.test(e.message ?? '')), 10_000);
+  const counted = valueOf(s, 'mcd_reboots_failed_total')!;
+
+  // Asked again; this time the test reboots the machine (a new boot ID) and the daemon completes.
+  await taken();
   put('/proc/sys/kernel/random/boot_id', 'boot-2\n');
   await setReady('True', 'boot-2');
   s = await until('Done on rendered-worker-2', (s) => (valueOf(s, 'mcd_update_state', { config: 'rendered-worker-2', err: '' }) && valueOf(s, 'mcd_state', { state: 'Done', reason: '' }) ? undefined : JSON.stringify([...series(s, 'mcd_update_state'), ...series(s, 'mcd_state')])), 20_000);
-  assert.equal(valueOf(s, 'mcd_reboots_failed_total'), failedReboots, 'a counter: not reset');
+  assert.ok(valueOf(s, 'mcd_reboots_failed_total')! >= counted, 'a counter: not reset');
   assert.equal((await annotations())[`${A}currentConfig`], 'rendered-worker-2');
 });

@@ -18,6 +18,7 @@ import type { Registry } from '../registry/registry.js';
 import { storagePrefix } from '../registry/resource-type.js';
 import type { Storage } from '../storage/types.js';
 import type { Filter, RequestContext } from './chain.js';
+import { SeriesCounter, SeriesHistogram, type CounterSeries, type HistogramSeries } from './request-series.js';
 
 /** kube-apiserver's request latency buckets (seconds). */
 export const REQUEST_DURATION_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
@@ -98,41 +99,43 @@ function endpointLabels(ctx: RequestContext): EndpointLabels {
 
 export function requestMetrics(storage: Storage, log: Logger): RequestMetrics {
   const registry = new MetricsRegistry();
-  const requestCount = new Counter({
-    name: 'apiserver_request_total',
-    help: 'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.',
-    labelNames: ['verb', 'dry_run', 'group', 'version', 'resource', 'subresource', 'scope', 'component', 'code'],
-    registers: [registry],
-  });
-  const requestDuration = new Histogram({
-    name: 'apiserver_request_duration_seconds',
-    help: 'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.',
-    labelNames: ['verb', 'dry_run', ...ENDPOINT_LABELS],
-    buckets: REQUEST_DURATION_BUCKETS,
-    registers: [registry],
-  });
-  const sliDuration = new Histogram({
-    name: 'apiserver_request_sli_duration_seconds',
-    help: 'Response latency distribution (not counting webhook duration and priority & fairness queue wait times) in seconds for each verb, group, version, resource, subresource, scope and component.',
-    labelNames: [...ENDPOINT_LABELS],
-    buckets: REQUEST_SLI_DURATION_BUCKETS,
-    registers: [registry],
-  });
-  const responseSizes = new Histogram({
-    name: 'apiserver_response_sizes',
-    help: 'Response size distribution in bytes for each group, version, verb, resource, subresource, scope and component.',
-    labelNames: [...ENDPOINT_LABELS],
-    buckets: RESPONSE_SIZE_BUCKETS,
-    registers: [registry],
-  });
-  const inflightRequests = new Gauge({
+  // The four per-request families are request-series.ts's: a series found once per key, recorded
+  // without prom-client's per-call label hashing (bench:apiserver's metrics on vs off).
+  const requestCount = new SeriesCounter(
+    'apiserver_request_total',
+    'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.',
+    registry,
+  );
+  const requestDuration = new SeriesHistogram(
+    'apiserver_request_duration_seconds',
+    'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.',
+    REQUEST_DURATION_BUCKETS,
+    registry,
+  );
+  const sliDuration = new SeriesHistogram(
+    'apiserver_request_sli_duration_seconds',
+    'Response latency distribution (not counting webhook duration and priority & fairness queue wait times) in seconds for each verb, group, version, resource, subresource, scope and component.',
+    REQUEST_SLI_DURATION_BUCKETS,
+    registry,
+  );
+  const responseSizes = new SeriesHistogram(
+    'apiserver_response_sizes',
+    'Response size distribution in bytes for each group, version, verb, resource, subresource, scope and component.',
+    RESPONSE_SIZE_BUCKETS,
+    registry,
+  );
+  // In flight: two numbers, set on the gauge when it is scraped.
+  const inflightNow = { readOnly: 0, mutating: 0 };
+  new Gauge({
     name: 'apiserver_current_inflight_requests',
     help: 'Maximal number of currently used inflight request limit of this apiserver per request kind in last second.',
     labelNames: ['request_kind'],
     registers: [registry],
+    collect() {
+      this.set({ request_kind: 'readOnly' }, inflightNow.readOnly);
+      this.set({ request_kind: 'mutating' }, inflightNow.mutating);
+    },
   });
-  inflightRequests.set({ request_kind: 'readOnly' }, 0);
-  inflightRequests.set({ request_kind: 'mutating' }, 0);
   const longRunning = new Gauge({
     name: 'apiserver_longrunning_requests',
     help: 'Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component. Not all requests are tracked this way.',
@@ -153,18 +156,27 @@ export function requestMetrics(storage: Storage, log: Logger): RequestMetrics {
     registers: [registry],
   });
 
-  // The series of one endpoint, code and dry run, found once: prom-client hashes a label object
-  // on every call, which costs more than the observation itself (bench:apiserver's metrics on/off).
-  const series = new Map<string, { count: ReturnType<typeof requestCount.labels>; duration: ReturnType<typeof requestDuration.labels>; sli: ReturnType<typeof sliDuration.labels>; sizes: ReturnType<typeof responseSizes.labels> }>();
-  const seriesOf = (labels: EndpointLabels, dryRun: string, code: string) => {
+  // The series of one endpoint, code and dry run, found once.
+  interface Series { count: CounterSeries; duration: HistogramSeries; sli: HistogramSeries; sizes: HistogramSeries }
+  const series = new Map<string, Series>();
+  const seriesOf = (labels: EndpointLabels, dryRun: string, code: number): Series => {
     const key = `${labels.verb} ${labels.group} ${labels.version} ${labels.resource} ${labels.subresource} ${labels.scope} ${dryRun} ${code}`;
     let found = series.get(key);
     if (!found) {
-      found = { count: requestCount.labels({ ...labels, dry_run: dryRun, code }), duration: requestDuration.labels({ ...labels, dry_run: dryRun }), sli: sliDuration.labels({ ...labels }), sizes: responseSizes.labels({ ...labels }) };
+      const endpoint: Record<string, string> = { ...labels };
+      const withDryRun = { ...labels, dry_run: dryRun };
+      const endpointKey = `${labels.verb} ${labels.group} ${labels.version} ${labels.resource} ${labels.subresource} ${labels.scope}`;
+      found = {
+        count: requestCount.seriesFor(key, { ...withDryRun, code: String(code) }),
+        duration: requestDuration.seriesFor(`${endpointKey} ${dryRun}`, withDryRun),
+        sli: sliDuration.seriesFor(endpointKey, endpoint),
+        sizes: responseSizes.seriesFor(endpointKey, endpoint),
+      };
       series.set(key, found);
     }
     return found;
   };
+  const debug = () => log.isLevelEnabled('debug');
 
   const filter: Filter = async (ctx, next) => {
     const startedAt = process.hrtime.bigint();
@@ -172,20 +184,20 @@ export function requestMetrics(storage: Storage, log: Logger): RequestMetrics {
       const labels = endpointLabels(ctx);
       const code = ctx.reply.raw.statusCode;
       const dryRun = ctx.query.string('dryRun') ?? '';
-      const s = seriesOf(labels, dryRun, String(code));
-      s.count.inc();
+      const s = seriesOf(labels, dryRun, code);
+      s.count.value++;
       const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
       if (!isLongRunning(labels.verb, ctx.info)) {
-        s.duration.observe(seconds);
-        if (dryRun === '') s.sli.observe(seconds);
+        requestDuration.observe(s.duration, seconds);
+        if (dryRun === '') sliDuration.observe(s.sli, seconds);
         if (labels.verb === 'GET' || labels.verb === 'LIST') {
           // Fastify keeps the headers it sent; a hijacked reply set them on the raw response.
           const header = ctx.reply.getHeader('content-length') ?? ctx.reply.raw.getHeader('content-length');
           const length = header === undefined ? NaN : Number(header);
-          if (length >= 0) s.sizes.observe(length);
+          if (length >= 0) responseSizes.observe(s.sizes, length);
         }
       }
-      log.debug({ method: ctx.request.method, url: ctx.request.url, code, ms: Math.round(seconds * 1000) }, 'request');
+      if (debug()) log.debug({ method: ctx.request.method, url: ctx.request.url, code, ms: Math.round(seconds * 1000) }, 'request');
     });
     return next();
   };
@@ -207,10 +219,14 @@ export function requestMetrics(storage: Storage, log: Logger): RequestMetrics {
       });
       return next();
     }
+    // In flight until the handler has answered, as kube-apiserver's in-flight filter counts.
     const kind = verb === 'GET' || verb === 'LIST' ? 'readOnly' : 'mutating';
-    inflightRequests.inc({ request_kind: kind });
-    ctx.reply.raw.once('close', () => inflightRequests.dec({ request_kind: kind }));
-    return next();
+    inflightNow[kind]++;
+    try {
+      await next();
+    } finally {
+      inflightNow[kind]--;
+    }
   };
 
   const watchEvents = (group: string, version: string, kind: string): WatchEventRecorder => {

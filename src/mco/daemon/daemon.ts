@@ -8,7 +8,11 @@
 // as state=Degraded with the reason; the pass then fails and the work queue retries it with
 // back-off, so the node recovers by itself once the cause is gone. While Done it checks the disk
 // for drift every --drift-check-interval. Its metrics (metrics.ts) follow these steps: the state
-// it sees and writes, a pass's failure, a write or a reboot request that failed, drift.
+// it sees and writes, a pass's failure, a write that failed, drift, and a reboot that failed: one
+// the host refused to take (OpenShift's daemon: `systemctl reboot` exiting non-zero), or one the
+// host took and did not carry out — the daemon still running in the same boot --reboot-timeout
+// after asking (OpenShift's daemon counts that too, after its wait to be killed by the shutdown,
+// "this error should be unreachable"); the reboot is then asked for again.
 import { Controller, type SyncContext, type SyncResult } from '../../kube/controller.js';
 import { type Clock, realClock } from '../../kube/clock.js';
 import { annotationsChanged } from '../../kube/predicates.js';
@@ -43,8 +47,8 @@ export const DEFAULT_DRAIN_TIMEOUT_MS = 60 * 60_000;
 const MAX_STEPS_PER_PASS = 30;
 /** Rendered configs kept in memory (the current and desired ones, and a few before them). */
 const CONFIG_CACHE_SIZE = 4;
-/** A reboot asked for and not yet happened is asked for again after this long. */
-const REBOOT_REQUEST_RETRY_MS = 60_000;
+/** A reboot asked for and not yet happened after this long has failed: counted, and asked for again. */
+export const DEFAULT_REBOOT_TIMEOUT_MS = 60_000;
 
 export interface DaemonSettings {
   nodeName: string;
@@ -53,6 +57,8 @@ export interface DaemonSettings {
   driftCheckIntervalMs?: number;
   /** How long a requested drain may go unanswered before the node is Degraded (default an hour). */
   drainTimeoutMs?: number;
+  /** How long a reboot the host took may take to happen before it counts as failed (default 60 s). */
+  rebootTimeoutMs?: number;
   /** Called after each step that changed something (fault injection: tests kill or reboot here). */
   afterStep?: (step: Step) => Promise<void> | void;
   /** The clock of the drain timeout, the reboot request's retry and the queue (default the wall clock). */
@@ -141,7 +147,17 @@ export class MachineConfigDaemon implements Runnable {
       const seen = observation.node;
       if (seen.state) this.metrics.setState(seen.state, seen.state === 'Degraded' || seen.state === 'Unreconcilable' ? seen.reason ?? '' : '', this.now());
       const step = nextStep(observation);
-      if (step.kind === 'reboot' && this.rebootAsked?.bootId === observation.bootId && this.now() - this.rebootAsked.at < REBOOT_REQUEST_RETRY_MS) return { requeueAfterMs: 2_000 };
+      if (step.kind === 'reboot' && this.rebootAsked?.bootId === observation.bootId) {
+        const waited = this.now() - this.rebootAsked.at;
+        const timeout = this.settings.rebootTimeoutMs ?? DEFAULT_REBOOT_TIMEOUT_MS;
+        if (waited < timeout) return { requeueAfterMs: Math.min(2_000, timeout - waited) };
+        // Still in the boot that asked: the host took the request and did not reboot.
+        this.rebootAsked = undefined;
+        this.metrics.rebootsFailed.inc();
+        const message = `Reboot into config ${observation.pending?.config} requested ${describeDuration(waited)} ago has not happened (still boot ${observation.bootId}); asking again`;
+        log.warn({ node: this.settings.nodeName }, message);
+        this.event(node, 'Warning', 'RebootFailed', message);
+      }
       if (step.kind !== 'idle' && step.kind !== 'wait') log.info({ node: this.settings.nodeName, step: describeStep(step) }, 'step');
       const outcome = await this.take(step, node, observation, configs, log);
       if (step.kind !== 'idle' && step.kind !== 'wait') await this.settings.afterStep?.(step);

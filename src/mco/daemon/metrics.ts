@@ -6,7 +6,9 @@
 //   mcd_state{state, reason}        the node's state annotation as the daemon last saw or wrote it
 //                                   (reason for Degraded and Unreconcilable), valued when it
 //                                   entered that state; one series
-//   mcd_reboots_failed_total        reboots the host refused (the request could not be made)
+//   mcd_reboots_failed_total        reboots that failed: the host refused the request (it could
+//                                   not be made), or took it and the machine was still in the
+//                                   same boot --reboot-timeout later
 //   mcd_pivot_errors_total          a gauge, as upstream's: failed writes of an update onto the
 //                                   host (bosun's "pivot": there is no OS image to rebase, the
 //                                   write is what changes the host), back to 0 after one succeeds
