@@ -84,6 +84,8 @@ export class ControlPlaneMachines {
       if (up && !this.played.has(i.name)) await this.play(i.name, i.privateIp);
       if (!up && i.state === 'terminated' && this.played.has(i.name)) await this.unplay(i.name);
     }
+    // etcd refuses a member while another added one has not started yet: joins are retried.
+    for (const p of this.played.values()) if (!p.etcdArgs) await this.startEtcd(p);
     for (const name of [...this.played.keys()]) if (!instances.some((i) => i.name === name && i.state !== 'terminated')) await this.unplay(name);
   }
 
@@ -98,7 +100,6 @@ export class ControlPlaneMachines {
     await new Promise<void>((resolve, reject) => { forwarder.once('error', reject); forwarder.listen(6443, ip, () => resolve()); });
     const p: Played = { name, ip, forwarder, dir: join(this.dir, name) };
     this.played.set(name, p);
-    await this.startEtcd(p);
     await this.writeNode(name, ip);
   }
 

@@ -397,8 +397,9 @@ export function kubeadmControlPlaneController(ctx: CapiContext): Controller {
       [CONTROL_PLANE_NAME_LABEL]: kcp.metadata.name,
     };
     const annotations: Record<string, string> = { ...(template.metadata?.annotations ?? {}) };
-    // The replacement of a remediated Machine carries the remediation's record (retry limits read it).
-    const inProgress = kcp.metadata.annotations?.[REMEDIATION_IN_PROGRESS_ANNOTATION];
+    // The replacement of a remediated Machine carries the remediation's record (retry limits read
+    // it); read afresh, as the remediation wrote it a moment ago and the cache may not show it yet.
+    const inProgress = ((await ctx.client.read(KUBEADM_CONTROL_PLANES, kcp.metadata.name, namespace)) ?? kcp).metadata.annotations?.[REMEDIATION_IN_PROGRESS_ANNOTATION];
     if (inProgress) annotations[REMEDIATION_FOR_ANNOTATION] = inProgress;
     const infrastructureRef = await cloneInfrastructure(kcp, name, labels);
     const cleanup = async () => {
@@ -795,6 +796,11 @@ export function kubeadmControlPlaneController(ctx: CapiContext): Controller {
       return { acted: false, message: `Machine ${name} needs remediation: ${message}` };
     };
     const inProgress = parseRemediationData(kcp.metadata.annotations?.[REMEDIATION_IN_PROGRESS_ANNOTATION]);
+    // A record whose replacement exists already (made before the record could be handed over) is stale.
+    if (inProgress && own.some((m) => Date.parse(m.metadata.creationTimestamp ?? '') > Date.parse(inProgress.timestamp))) {
+      await patchKcpAnnotations(kcp, { [REMEDIATION_IN_PROGRESS_ANNOTATION]: null });
+      return { acted: true, message: `the remediation of Machine ${inProgress.machine} is complete` };
+    }
     if (inProgress && inProgress.machine !== name) return refuse('RemediationDeferred', `waiting for the replacement of Machine ${inProgress.machine} (remediated at ${inProgress.timestamp}) before remediating another`);
     if (inProgress) return { acted: false, message: `Machine ${name} is being remediated` };
     const live = own.filter((m) => !isDeleting(m));
