@@ -161,8 +161,8 @@ test('once the first machine answers: initialized, then joins one at a time acro
   const cl = await eventually('the Cluster initialized', async () => { const x = await c.kube.get(CLUSTERS, NAME, NS); return x.status?.initialization?.controlPlaneInitialized ? x : undefined; }, 30_000);
   assert.equal(cl.status?.controlPlane?.replicas, 3);
   const row = await c.kubectlOk(['get', 'kcp', '-n', NS]);
-  assert.match(row, /^NAME +CLUSTER +AVAILABLE +DESIRED +CURRENT +READY +AVAILABLE +UP-TO-DATE +PAUSED +INITIALIZED +AGE +VERSION\n/);
-  assert.match(row, new RegExp(`\\n${KCP} +${NAME} +True +3 +3 +3 +3 +3 +False +true +\\S+ +v1\\.32\\.5\\n`));
+  assert.match(row, /^NAME +CLUSTER +AVAILABLE +DESIRED +CURRENT +READY +AVAILABLE +UP-TO-DATE +INITIALIZED +AGE +VERSION\n/);
+  assert.match(row, new RegExp(`\\n${KCP} +${NAME} +True +3 +3 +3 +3 +3 +true +\\S+ +v1\\.32\\.5\\n`));
   console.log(row);
 
   // A broken API server pod: the Machine and the KCP say so, and preflight names it.
