@@ -39,6 +39,8 @@ test('which Machine goes: outdated and marked, marked, outdated and unhealthy, o
   assert.equal(machineToDelete(marked, { isOutdated: (m) => m.metadata.name === 'a', isUnhealthy: none, domains })?.metadata.name, 'd', 'marked beats outdated');
   assert.equal(machineToDelete(ms, { isOutdated: (m) => ['a', 'c'].includes(m.metadata.name), isUnhealthy: (m) => m.metadata.name === 'a', domains })?.metadata.name, 'a', 'outdated and unhealthy first');
   assert.equal(machineToDelete(ms, { isOutdated: (m) => ['a', 'd'].includes(m.metadata.name), isUnhealthy: none, domains })?.metadata.name, 'a', 'outdated: z1 and z3 tie at one, z1 by name');
+  const z3Busy = [...ms, machine('f', { domain: 'z3', created: 5 })];
+  assert.equal(machineToDelete(z3Busy, { isOutdated: (m) => ['a', 'd'].includes(m.metadata.name), isUnhealthy: none, domains })?.metadata.name, 'd', 'of the outdated, the one in the domain with the most Machines of all');
   assert.equal(machineToDelete([...ms, machine('e', { domain: 'gone', created: 9 })], { isOutdated: none, isUnhealthy: none, domains })?.metadata.name, 'e', 'a Machine in a domain that no longer exists first');
 });
 

@@ -257,3 +257,19 @@ test('remediation: refused while removing the Machine would lose etcd quorum (th
   assert.equal(after.status!.lastRemediation!.retryCount, 0);
   assert.ok(!(await machinesPlayer.memberNames()).includes(a.metadata.name));
 });
+
+test('a paused Cluster pauses its KCP (Paused says why); deleting the Cluster deletes the KCP\'s Machines, then the KCP, and what it owned', { skip, timeout: 180_000 }, async () => {
+  await c.kube.mergePatch(CLUSTERS, NAME, NS, { spec: { paused: true } });
+  const paused = await eventually('Paused', async () => { const x = await kcp(); return condition(x, 'Paused')?.status === 'True' ? x : undefined; }, 30_000);
+  assert.equal(condition(paused, 'Paused')!.message, `Cluster ${NAME} is paused`);
+  await c.kube.mergePatch(CLUSTERS, NAME, NS, { spec: { paused: false } });
+  await eventually('unpaused', async () => condition(await kcp(), 'Paused')?.status === 'False', 30_000);
+
+  const r = await c.kubectl(['delete', 'cluster', NAME, '-n', NS, '--wait=true', '--timeout=150s']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(await c.kube.read(kcpResource, KCP, NS), undefined);
+  assert.deepEqual((await ownMachines()).map((m) => m.metadata.name), []);
+  const left = (await c.cloud.client.listInstances()).filter((i) => i.name.startsWith(KCP) && i.state !== 'terminated');
+  assert.deepEqual(left.map((i) => i.name), []);
+  await eventually('the KCP\'s Secrets collected with it', async () => (await c.kube.read(resources.secrets, `${NAME}-kubeconfig`, NS)) === undefined && (await c.kube.read(resources.secrets, `${NAME}-etcd`, NS)) === undefined, 30_000);
+});

@@ -127,9 +127,11 @@ export function machineToDelete(machines: api.Machine[], o: { isOutdated: (m: ap
   if (!group) return undefined;
   const lost = group.filter((m) => domainOf(m) && o.domains.length > 0 && !o.domains.includes(domainOf(m)));
   if (lost.length) return [...lost].sort(byAge)[0];
-  const inDomain = (d: string) => group.filter((m) => domainOf(m) === d);
-  const domains = [...new Set(group.map(domainOf))].sort((a, b) => inDomain(b).length - inDomain(a).length || a.localeCompare(b));
-  return [...inDomain(domains[0])].sort(byAge)[0];
+  // Of the domains holding a candidate, the one with the most Machines of all (so that the
+  // control plane stays spread), then the most candidates, then by name.
+  const inDomain = (d: string, of: api.Machine[]) => of.filter((m) => domainOf(m) === d);
+  const domains = [...new Set(group.map(domainOf))].sort((a, b) => inDomain(b, machines).length - inDomain(a, machines).length || inDomain(b, group).length - inDomain(a, group).length || a.localeCompare(b));
+  return [...inDomain(domains[0], group)].sort(byAge)[0];
 }
 
 /** Machines a MachineHealthCheck handed to the control plane (HealthCheckSucceeded and OwnerRemediated False). */
