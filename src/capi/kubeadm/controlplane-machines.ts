@@ -7,8 +7,8 @@
 //     it was cloned from (the cloned-from annotations), its KubeadmConfig, rollout.after;
 //   - the failure domain of a new Machine (the one with the fewest up-to-date Machines), and the
 //     Machine to delete (the first non-empty of: outdated with cluster.x-k8s.io/delete-machine;
-//     any with it; outdated with unhealthy components; outdated; all — then the failure domain
-//     with the most of them, then its oldest);
+//     any with it; outdated with unhealthy components; outdated; all — then, of the failure
+//     domains holding one, the one with the most Machines, then its oldest there);
 //   - the Machine to remediate first, and remediation's retry limits.
 import type * as api from '../../api/index.js';
 import { canonicalJson } from '../../kube/canonical.js';
