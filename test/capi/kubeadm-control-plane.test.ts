@@ -240,8 +240,10 @@ test('remediation: refused while removing the Machine would lose etcd quorum (th
     return condition(m, 'OwnerRemediated')?.reason === 'CannotBeRemediated' ? m : undefined;
   }, 60_000);
   assert.match(condition(refused, 'OwnerRemediated')!.message, /removing this Machine could result in etcd quorum loss: 1 of the 2 etcd members left would be healthy, 2 needed for quorum/);
-  const k = await kcp();
-  assert.match(condition(k, 'Remediating')!.message, new RegExp(`Machine ${a.metadata.name} needs remediation: .*etcd quorum loss`));
+  // The KCP's status is written at the end of the pass that wrote the Machine's condition.
+  const k = await eventually('Remediating says why', async () => { const x = await kcp(); return /etcd quorum loss/.test(condition(x, 'Remediating')?.message ?? '') ? x : undefined; }, 30_000);
+  assert.match(condition(k, 'Remediating')!.message, new RegExp(`^Machine ${a.metadata.name} needs remediation: A control plane Machine needs remediation, but removing this Machine could result in etcd quorum loss`));
+  assert.equal(condition(k, 'Remediating')!.status, 'True');
   assert.ok(!refused.metadata.deletionTimestamp);
 
   machinesPlayer.restartEtcd(b.metadata.name);
