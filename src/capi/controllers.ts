@@ -16,6 +16,7 @@ import { capiContext, informers } from './context.js';
 import { localClusterController } from './local/localcluster-controller.js';
 import { localMachineController } from './local/localmachine-controller.js';
 import { kubeadmBootstrapController } from './kubeadm/bootstrap-controller.js';
+import { kubeadmControlPlaneController } from './kubeadm/controlplane-controller.js';
 import { machineController } from './machine-controller.js';
 import { machineDeploymentController } from './machinedeployment-controller.js';
 import { machineHealthCheckController } from './machinehealthcheck-controller.js';
@@ -56,6 +57,7 @@ export function addClusterApiControllers(manager: Manager, settings: ClusterApiS
     localClusterController(ctx, cloud),
     localMachineController(ctx, cloud),
     kubeadmBootstrapController(ctx),
+    kubeadmControlPlaneController(ctx),
   ];
   manager.addMetrics(createClusterApiMetrics(informers(ctx)).registry);
   if (status) for (const c of controllers) c.reportTo(status.degradedOnError(c.name, { after: 5, message: (e) => `${c.name}: ${e.message}` }));
