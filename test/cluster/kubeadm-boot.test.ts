@@ -123,7 +123,7 @@ test('machines booted from the kubeadm bootstrap Ignition form a workload cluste
 
   /** Creates the machine's disk with its bootstrap data as user data, boots it (Ignition) and starts its runtime. */
   async function boot(n: Node): Promise<void> {
-    const kubeconfigs = n.role === 'init' ? {} : { [BOOTSTRAP_KUBELET_KUBECONFIG_PATH]: kubeconfigYaml({ cluster: CLUSTER, server: `https://${endpoint}`, caPem: certificates.ca.certPem, user: 'tls-bootstrap-token-user', token }) };
+    const kubeconfigs: Record<string, string> = n.role === 'init' ? {} : { [BOOTSTRAP_KUBELET_KUBECONFIG_PATH]: kubeconfigYaml({ cluster: CLUSTER, server: `https://${endpoint}`, caPem: certificates.ca.certPem, user: 'tls-bootstrap-token-user', token }) };
     const ignition = bootstrapIgnition({ clusterName: CLUSTER, controlPlaneEndpoint: endpoint, nodeName: n.name, token: n.role === 'init' ? undefined : token, network: NETWORK, role: n.role, version, spec, certificates, kubeconfigs });
     createMachineDisk(n.dir, JSON.stringify(ignition));
     const { bootId, firstBoot } = await firmware.boot(n.dir, stop.signal, () => undefined);
