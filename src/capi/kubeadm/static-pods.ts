@@ -6,7 +6,6 @@
 // `bosun <component>`). They are made on the machine (`bosun kubeadm init|join`, src/cluster/kubeadm),
 // as kubeadm makes them, with the node's name and address, and kubeadm's annotations that carry
 // the address (etcd's client URL, the API server's endpoint: how a joining machine finds etcd).
-import { stringify } from 'yaml';
 import type * as api from '../../api/index.js';
 import { IMAGE_REPOSITORY, type KubernetesVersion } from './versions.js';
 
@@ -238,13 +237,4 @@ export function schedulerPod(input: ControlPlaneInput): api.Pod {
     cpu: '100m',
     probes: { livenessProbe: probe('127.0.0.1', '/livez', 10259, 8), readinessProbe: { ...probe('127.0.0.1', '/readyz', 10259, 3), periodSeconds: 1 }, startupProbe: probe('127.0.0.1', '/livez', 10259, 24) },
   });
-}
-
-/** Every manifest of a control-plane machine, by path; etcd only when it is local (stacked). */
-export function controlPlaneManifests(input: ControlPlaneInput): Array<{ path: string; contents: string }> {
-  const pods = [
-    ...(input.clusterConfiguration?.etcd?.external ? [] : [etcdPod(input)]),
-    apiServerPod(input), controllerManagerPod(input), schedulerPod(input),
-  ];
-  return pods.map((pod) => ({ path: `${MANIFESTS_DIR}/${pod.metadata.name}.yaml`, contents: stringify(pod, { lineWidth: 0 }) }));
 }
