@@ -86,12 +86,12 @@ export class NodeAgent {
     const { root, instance } = this.machine;
     const nodeIP = instance.privateIp;
     const dir = join(root, this.files.staticPodPath);
-    const agent = this;
+    const kubeconfigFile = () => this.nodeKubeconfigFile();
     const runner = new StaticPodRunner({
       root, dir, nodeName: this.nodeName, nodeIP, podCIDR: podCidrFor(nodeIP),
       // Read when each pod starts: on a machine kubeadm is setting up, the kubeconfig comes later than the agent.
       get apiServer() {
-        return apiServerOf(agent.nodeKubeconfigFile());
+        return apiServerOf(kubeconfigFile());
       },
       componentCommand: this.o.componentCommand, echoCommand: this.o.echoCommand,
       backoff: { baseMs: this.o.crashBackoffBaseMs ?? 10_000, maxMs: this.o.crashBackoffMaxMs ?? 300_000 },
