@@ -8,7 +8,8 @@
 // comes up alone (etcd `new`, one member); the second and third join etcd one at a time (MemberAdd,
 // `--initial-cluster-state=existing`); every API server serves; the worker joins with the token, its
 // CSR approved by the workload cluster's kube-controller-manager, registers in the workload API and
-// runs the pod the workload scheduler gives it; Services get addresses from the cluster's range; the
+// runs the pod the workload scheduler gives it; a Service gets its address from the cluster's range and
+// carries traffic to it; the
 // real kubectl works with the admin kubeconfig. Addresses are picked free under 127.0.151.x.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -203,16 +204,21 @@ test('machines booted from the kubeadm bootstrap Ignition form a workload cluste
       assert.equal(x.status.nodeInfo.kubeletVersion, VERSION);
       assert.equal(x.metadata.labels['node-role.kubernetes.io/control-plane'] !== undefined, x.metadata.name.startsWith('cp-'), x.metadata.name);
     }
-    const run = await kubectl(['run', 'web', '--image=registry.k8s.io/pause:3.10', '--restart=Never']);
+    const run = await kubectl(['run', 'web', '--image=bosun.local/echo', '--port=8080', '--restart=Never']);
     assert.equal(run.code, 0, run.stderr);
     await eventually('the pod Running on the worker', async () => {
       const r = await kubectl(['get', 'pod', 'web', '-o', 'jsonpath={.spec.nodeName} {.status.phase}']);
       return r.stdout === 'worker-1 Running';
     }, { timeoutMs: 60_000, intervalMs: 1000 });
-    const svc = await kubectl(['create', 'service', 'clusterip', 'web', '--tcp=80:8080']);
+    // A Service of the workload cluster: its address from the cluster's Service range, served by its node agents.
+    const svc = await kubectl(['expose', 'pod', 'web', '--port=80', '--target-port=8080']);
     assert.equal(svc.code, 0, svc.stderr);
     const clusterIP = (await kubectl(['get', 'service', 'web', '-o', 'jsonpath={.spec.clusterIP}'])).stdout;
     assert.match(clusterIP, /^127\.190\.\d+\.\d+$/);
+    await eventually(`the echo pod answering through ${clusterIP}:80`, async () => {
+      const res = await fetch(`http://${clusterIP}:80/hello`, { signal: AbortSignal.timeout(3000) });
+      return res.status === 200;
+    }, { timeoutMs: 60_000, intervalMs: 1000 });
   } catch (e) {
     console.log(logsOf(dir));
     throw e;
