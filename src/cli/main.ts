@@ -35,6 +35,7 @@ const commands: Record<string, Array<() => Promise<Registrar>>> = {
   'kube-apiserver': [() => import('./kube-apiserver.js')],
   'kube-controller-manager': [() => import('./kube-controller-manager.js')],
   'kube-scheduler': [() => import('./kube-scheduler.js')],
+  kubeadm: [() => import('./kubeadm.js')],
   'cluster-monitoring-operator': [() => import('./cluster-monitoring-operator.js')],
   prometheus: [() => import('./prometheus.js')],
   'thanos-querier': [() => import('./thanos-querier.js')],

@@ -136,31 +136,18 @@ test('the data Secret: named as the config, type cluster.x-k8s.io/secret, the cl
   }
 });
 
-test('init data is kubeadm\'s layout: CA keys, static pods with bosun images, kubelet files, the version, the spec\'s files and commands', async () => {
+test('init data is kubeadm\'s layout before kubeadm runs: CA keys, kubelet files, the version, kubeadm.yaml, the spec\'s files and commands around bosun kubeadm init', async () => {
   const value = secretValue(await kube.get(resources.secrets, initName, NS), 'value');
   const files = ignitionFiles(value);
   for (const path of ['ca.crt', 'ca.key', 'sa.key', 'sa.pub', 'front-proxy-ca.crt', 'front-proxy-ca.key', 'etcd/ca.crt', 'etcd/ca.key']) assert.ok(files.has(`/etc/kubernetes/pki/${path}`), path);
   const ca = await kube.get(resources.secrets, 'wl-ca', NS);
   assert.equal(fileText(files, '/etc/kubernetes/pki/ca.crt'), secretValue(ca, 'tls.crt'));
-  const images = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'].map((c) => parseYaml(fileText(files, `/etc/kubernetes/manifests/${c}.yaml`)).spec.containers[0].image);
-  assert.deepEqual(images, ['bosun.local/etcd:3.5.21-0', 'bosun.local/kube-apiserver:v1.33.1', 'bosun.local/kube-controller-manager:v1.33.1', 'bosun.local/kube-scheduler:v1.33.1']);
-  const apiserver = parseYaml(fileText(files, '/etc/kubernetes/manifests/kube-apiserver.yaml'));
-  const command: string[] = apiserver.spec.containers[0].command;
-  assert.equal(command[0], 'kube-apiserver');
-  for (const flag of ['--service-cluster-ip-range=127.134.0.0/16', '--client-ca-file=/etc/kubernetes/pki/ca.crt', '--tls-cert-file=/etc/kubernetes/pki/apiserver.crt', '--etcd-servers=https://127.0.0.1:2379', '--service-account-key-file=/etc/kubernetes/pki/sa.pub', '--advertise-address=$(HOST_IP)']) assert.ok(command.includes(flag), flag);
-  assert.ok(apiserver.spec.hostNetwork);
-  assert.ok(apiserver.spec.volumes.some((v: { name: string; hostPath: { path: string } }) => v.name === 'k8s-certs' && v.hostPath.path === '/etc/kubernetes/pki'));
-  const cm: string[] = parseYaml(fileText(files, '/etc/kubernetes/manifests/kube-controller-manager.yaml')).spec.containers[0].command;
-  assert.ok(cm.includes('--cluster-cidr=127.70.0.0/16') && cm.includes('--cluster-name=wl'));
-  const etcd: string[] = parseYaml(fileText(files, '/etc/kubernetes/manifests/etcd.yaml')).spec.containers[0].command;
-  assert.ok(etcd.includes('--initial-cluster=$(NODE_NAME)=https://$(HOST_IP):2380') && !etcd.some((f) => f.startsWith('--initial-cluster-state')));
+  // What names the machine (leaf certificates, kubeconfigs, static pods) is made on it by `bosun kubeadm init`.
+  assert.ok(![...files.keys()].some((p) => p.startsWith('/etc/kubernetes/manifests/') || /\/(apiserver|etcd\/server)\.crt$/.test(p)), 'no static pods or leaf certificates in the data');
+  for (const path of ['kubelet.conf', 'admin.conf', 'controller-manager.conf', 'scheduler.conf', 'bootstrap-kubelet.conf']) assert.ok(!files.has(`/etc/kubernetes/${path}`), path);
   assert.equal(fileText(files, '/etc/bosun/kubernetes-version'), 'v1.33.1\n');
   assert.equal(fileText(files, '/var/lib/kubelet/kubeadm-flags.env'), 'KUBELET_KUBEADM_ARGS="--node-labels=node-role.kubernetes.io/control-plane= --register-with-taints=node-role.kubernetes.io/control-plane:NoSchedule"\n');
   assert.match(fileText(files, '/var/lib/kubelet/config.yaml'), /clusterDNS:\n- 127\.134\.0\.10\n/);
-  const kubelet = parseYaml(fileText(files, '/etc/kubernetes/kubelet.conf'));
-  assert.equal(kubelet.clusters[0].cluster.server, 'https://127.0.200.9:6443');
-  assert.equal(kubelet.users[0].name, `system:node:${initName}`);
-  assert.ok(!files.has('/etc/kubernetes/bootstrap-kubelet.conf'), 'init writes kubelet.conf, no bootstrap token');
   assert.equal(fileText(files, '/etc/from-secret'), 'from a Secret\n');
   assert.equal(files.get('/etc/motd')!.mode, 0o640);
   const [clusterConfig, initConfig] = parseAllDocuments(fileText(files, '/run/kubeadm/kubeadm.yaml')).map((d) => d.toJS());
@@ -168,7 +155,7 @@ test('init data is kubeadm\'s layout: CA keys, static pods with bosun images, ku
   assert.deepEqual([clusterConfig.clusterName, clusterConfig.kubernetesVersion, clusterConfig.controlPlaneEndpoint, clusterConfig.imageRepository], ['wl', 'v1.33.1', '127.0.200.9:6443', 'bosun.local']);
   assert.deepEqual(clusterConfig.networking, { serviceSubnet: '127.134.0.0/16', podSubnet: '127.70.0.0/16', dnsDomain: 'cluster.local' });
   assert.deepEqual(initConfig.nodeRegistration, { name: initName, taints: [{ key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' }] });
-  assert.match(fileText(files, '/etc/kubeadm.sh'), /set -e\necho pre > \/tmp\/pre\n# kubeadm init --config \/run\/kubeadm\/kubeadm\.yaml\necho post\n/);
+  assert.match(fileText(files, '/etc/kubeadm.sh'), /set -e\necho pre > \/tmp\/pre\nbosun kubeadm init --config \/run\/kubeadm\/kubeadm\.yaml\necho post\n/);
 });
 
 test('the real Ignition client accepts the init data and writes kubeadm\'s files where the node agent reads them', { skip: skipWithoutIgnition, timeout: 90_000 }, async () => {
@@ -180,7 +167,7 @@ test('the real Ignition client accepts the init data and writes kubeadm\'s files
     const root = await bootWithIgnition(file, work);
     assert.equal(readFileSync(join(root, 'etc/bosun/kubernetes-version'), 'utf8'), 'v1.33.1\n');
     assert.equal(statSync(join(root, 'etc/kubernetes/pki/ca.key')).mode & 0o777, 0o600);
-    assert.match(readFileSync(join(root, 'etc/kubernetes/manifests/etcd.yaml'), 'utf8'), /image: bosun\.local\/etcd:3\.5\.21-0/);
+    assert.match(readFileSync(join(root, 'run/kubeadm/kubeadm.yaml'), 'utf8'), /kind: InitConfiguration/);
     const kubelet = readKubeletFiles(root);
     assert.equal(kubelet.kubeconfigPath, '/etc/kubernetes/kubelet.conf');
     assert.equal(kubelet.bootstrapKubeconfigPath, '/etc/kubernetes/bootstrap-kubelet.conf');
@@ -256,8 +243,11 @@ test('after the control plane is initialized: the lock goes, joins wait for the 
   const joiner = await eventually('join data for the second control-plane machine', async () => { const c = await read(joinName); return c?.status?.initialization?.dataSecretCreated ? c : undefined; }, 30_000);
   const cpFiles = ignitionFiles(secretValue(await kube.get(resources.secrets, joiner.metadata.name, NS), 'value'));
   assert.ok(cpFiles.has('/etc/kubernetes/pki/ca.key') && cpFiles.has('/etc/kubernetes/bootstrap-kubelet.conf') && !cpFiles.has('/etc/kubernetes/kubelet.conf'));
-  const etcd: string[] = parseYaml(fileText(cpFiles, '/etc/kubernetes/manifests/etcd.yaml')).spec.containers[0].command;
-  assert.ok(etcd.includes('--initial-cluster-state=existing'));
+  // A control-plane join brings the ClusterConfiguration its static pods are made from, and the control-plane section.
+  const [cpCluster, cpJoin] = parseAllDocuments(fileText(cpFiles, '/run/kubeadm/kubeadm.yaml')).map((d) => d.toJS());
+  assert.deepEqual([cpCluster.kind, cpCluster.controlPlaneEndpoint, cpCluster.networking.serviceSubnet], ['ClusterConfiguration', '127.0.200.9:6443', '127.134.0.0/16']);
+  assert.deepEqual([cpJoin.kind, cpJoin.controlPlane], ['JoinConfiguration', {}]);
+  assert.match(fileText(cpFiles, '/etc/kubeadm.sh'), /^bosun kubeadm join --config \/run\/kubeadm\/kubeadm\.yaml$/m);
   // Done is done: the init config's data is not rewritten.
   const before = (await kube.get(resources.secrets, initName, NS)).metadata.resourceVersion;
   await kube.mergePatch(configs, initName, NS, { metadata: { annotations: { poke: '2' } } });

@@ -1,6 +1,7 @@
-// A machine's bootstrap data as Ignition (spec 3.3): what `kubeadm init` or `kubeadm join` would
-// leave on the machine, in kubeadm's layout, for bosun's node agent to run from. Pure: every
-// certificate and kubeconfig comes in made (bootstrap-controller.ts makes them).
+// A machine's bootstrap data as Ignition (spec 3.3): what Cluster API's kubeadm bootstrap provider
+// leaves on a machine before `kubeadm init` or `kubeadm join` runs there, in kubeadm's layout, for
+// bosun's node agent and `bosun kubeadm` (src/cluster/kubeadm) to run from. Pure: the CAs and the
+// bootstrap kubeconfig come in made (bootstrap-controller.ts makes them).
 //
 // Every machine:
 //   /etc/systemd/system/kubelet.service   the kubelet unit (where bosun's node agent reads it):
@@ -14,17 +15,22 @@
 //                                         (and nodeRegistration.kubeletExtraArgs)
 //   /etc/kubernetes/pki/ca.crt            the cluster CA
 //   /etc/bosun/kubernetes-version         one line: the Kubernetes version (`v1.33.1`)
-//   /etc/kubeadm.sh + kubeadm.service     preKubeadmCommands, then postKubeadmCommands (a oneshot)
+//   /etc/kubeadm.sh + kubeadm.service     preKubeadmCommands, `bosun kubeadm init|join --config
+//                                         /run/kubeadm/kubeadm.yaml`, postKubeadmCommands (a oneshot
+//                                         the local machine's boot runs: src/cluster/node-agent/boot-units.ts)
 //   /run/kubeadm/kubeadm.yaml             kubeadm's configuration (kubeadm.k8s.io/v1beta4), as Cluster
 //                                         API writes it: Init+ClusterConfiguration, or JoinConfiguration
+//                                         (a control-plane join also the ClusterConfiguration its
+//                                         static pods are made from, which kubeadm would read from
+//                                         the cluster's kubeadm-config ConfigMap)
 //   the spec's files and users
-// Control-plane machines, besides:
+// Control-plane machines, besides, the CAs and the service-account key pair:
 //   /etc/kubernetes/pki/{ca.key,sa.key,sa.pub,front-proxy-ca.crt,front-proxy-ca.key,etcd/ca.crt,etcd/ca.key}
-//   /etc/kubernetes/manifests/{etcd,kube-apiserver,kube-controller-manager,kube-scheduler}.yaml
-//   /etc/kubernetes/{admin,controller-manager,scheduler}.conf
-// The first control-plane machine (init) gets /etc/kubernetes/kubelet.conf with its client
-// certificate, as `kubeadm init` writes it; every other machine gets
-// /etc/kubernetes/bootstrap-kubelet.conf with the bootstrap token (kubeadm join's TLS bootstrap).
+// Joining machines (control plane and workers): /etc/kubernetes/bootstrap-kubelet.conf with the
+// bootstrap token (kubeadm join's TLS bootstrap).
+// Everything that names the machine's address is made on the machine by `bosun kubeadm`, as
+// kubeadm makes it: the leaf certificates, the kubeconfigs (admin.conf, controller-manager.conf,
+// scheduler.conf, and on init kubelet.conf), the static pod manifests and the etcd membership.
 import { X509Certificate, createHash } from 'node:crypto';
 import { stringify } from 'yaml';
 import type * as api from '../../api/index.js';
@@ -32,7 +38,7 @@ import { encodeDataUrl } from '../../ignition/data-url.js';
 import type { FileEntry, IgnitionConfig, Unit, User } from '../../ignition/types.js';
 import { CONTROL_PLANE_NODE_ROLE } from './api.js';
 import { CLUSTER_CERTIFICATES, type ClusterCertificates } from './certificates.js';
-import { CONTROLLER_MANAGER_KUBECONFIG, PKI_DIR, SCHEDULER_KUBECONFIG, controlPlaneManifests, MANIFESTS_DIR } from './static-pods.js';
+import { PKI_DIR, MANIFESTS_DIR } from './static-pods.js';
 import { nthAddress } from '../../common/ipv4.js';
 import { IMAGE_REPOSITORY, type KubernetesVersion } from './versions.js';
 
@@ -71,11 +77,7 @@ export interface BootstrapInput {
   version: KubernetesVersion;
   spec: api.KubeadmConfigSpec;
   certificates: ClusterCertificates;
-  /**
-   * The kubeconfigs kubeadm's kubeconfig phase writes, by path: on control-plane machines
-   * admin.conf, controller-manager.conf and scheduler.conf; on init kubelet.conf; on a joining
-   * machine bootstrap-kubelet.conf.
-   */
+  /** The kubeconfigs the data carries, by path (kubeconfigPaths: a joining machine's bootstrap-kubelet.conf). */
   kubeconfigs: Record<string, string>;
   /** The spec's files' contents taken from Secrets (contentFrom), by index in spec.files. */
   fileContents?: Record<number, string>;
@@ -181,15 +183,20 @@ export function kubeletUnit(): Unit {
   return { name: 'kubelet.service', enabled: true, contents };
 }
 
-/** The spec's commands as Cluster API's Ignition writes them: one script, run once by a oneshot unit. */
+/** kubeadm's step of the script: `bosun kubeadm init|join`, which does what kubeadm does on the machine. */
+export const kubeadmCommand = (role: BootstrapRole) => `bosun kubeadm ${role === 'init' ? 'init' : 'join'} --config ${KUBEADM_CONFIG_PATH}`;
+
+/**
+ * The spec's commands around kubeadm's, as Cluster API's Ignition writes them: one script, run
+ * once by a oneshot unit (the boot moves it away once it has succeeded, as the script's last line
+ * does in Cluster API's).
+ */
 export function commandsScript(spec: api.KubeadmConfigSpec, role: BootstrapRole): string {
   return [
     '#!/bin/bash',
-    '# preKubeadmCommands and postKubeadmCommands of the KubeadmConfig; bosun\'s node agent does',
-    `# kubeadm's part (kubeadm ${role === 'init' ? 'init' : 'join'}) from the files beside this script.`,
     'set -e',
     ...(spec.preKubeadmCommands ?? []),
-    `# kubeadm ${role === 'init' ? 'init' : 'join'} --config /run/kubeadm/kubeadm.yaml`,
+    kubeadmCommand(role),
     ...(spec.postKubeadmCommands ?? []),
     '',
   ].join('\n');
@@ -257,8 +264,7 @@ export function kubeadmConfigYaml(input: BootstrapInput): string {
   const { spec, role } = input;
   const API = 'kubeadm.k8s.io/v1beta4';
   const nodeRegistration = (r: NonNullable<api.KubeadmConfigSpec['initConfiguration']>['nodeRegistration']) => ({ name: input.nodeName, ...(r ?? {}), taints: registerTaints(role, spec) });
-  if (role === 'init') {
-    const cluster = {
+  const cluster = {
       apiVersion: API, kind: 'ClusterConfiguration',
       imageRepository: IMAGE_REPOSITORY,
       ...(spec.clusterConfiguration ?? {}),
@@ -266,19 +272,23 @@ export function kubeadmConfigYaml(input: BootstrapInput): string {
       kubernetesVersion: input.version.version,
       controlPlaneEndpoint: input.controlPlaneEndpoint,
       networking: { serviceSubnet: input.network.serviceCidr, ...(input.network.podCidr ? { podSubnet: input.network.podCidr } : {}), dnsDomain: input.network.serviceDomain },
-    };
+  };
+  const clusterYaml = stringify(cluster, { lineWidth: 0 });
+  if (role === 'init') {
     const init = { apiVersion: API, kind: 'InitConfiguration', ...(spec.initConfiguration ?? {}), nodeRegistration: nodeRegistration(spec.initConfiguration?.nodeRegistration) };
-    return `${stringify(cluster, { lineWidth: 0 })}---\n${stringify(init, { lineWidth: 0 })}`;
+    return `${clusterYaml}---\n${stringify(init, { lineWidth: 0 })}`;
   }
   const join = spec.joinConfiguration ?? {};
   const bootstrapToken = { ...(join.discovery?.bootstrapToken ?? {}), apiServerEndpoint: input.controlPlaneEndpoint, token: input.token, caCertHashes: [caCertHash(input.certificates.ca.certPem)] };
-  return stringify({
+  const joinYaml = stringify({
     apiVersion: API, kind: 'JoinConfiguration',
     ...join,
     discovery: { ...(join.discovery ?? {}), bootstrapToken },
     nodeRegistration: nodeRegistration(join.nodeRegistration),
     ...(isControlPlane(role) ? { controlPlane: join.controlPlane ?? {} } : {}),
   }, { lineWidth: 0 });
+  // A control-plane join makes its static pods from the cluster's configuration, which comes with it.
+  return isControlPlane(role) ? `${clusterYaml}---\n${joinYaml}` : joinYaml;
 }
 
 /** The bootstrap data: an Ignition config (spec 3.3) as an object. */
@@ -299,10 +309,6 @@ export function bootstrapIgnition(input: BootstrapInput): IgnitionConfig {
       files.push(file(`${PKI_DIR}/${name}.key`, certificates[purpose].keyPem, 0o600));
     }
     files.push(file(`${PKI_DIR}/sa.pub`, certificates.sa.certPem), file(`${PKI_DIR}/sa.key`, certificates.sa.keyPem, 0o600));
-    for (const m of controlPlaneManifests({
-      version: input.version, clusterName: input.clusterName, serviceCidr: input.network.serviceCidr, podCidr: input.network.podCidr,
-      serviceDomain: input.network.serviceDomain, clusterConfiguration: spec.clusterConfiguration, init: role === 'init',
-    })) files.push(file(m.path, m.contents, 0o600));
   }
   for (const [path, contents] of Object.entries(input.kubeconfigs).sort(([a], [b]) => a.localeCompare(b))) files.push(file(path, contents, 0o600));
   const { users, sudoers } = specUsers(spec, input.passwordHashes ?? {});
@@ -315,10 +321,12 @@ export function bootstrapIgnition(input: BootstrapInput): IgnitionConfig {
   };
 }
 
-/** The kubeconfig paths a machine of `role` gets (what bootstrap-controller.ts makes for it). */
+/**
+ * The kubeconfig paths a machine of `role` gets in its data (what bootstrap-controller.ts makes
+ * for it): a joining machine's bootstrap-kubelet.conf. The others (admin.conf,
+ * controller-manager.conf, scheduler.conf, init's kubelet.conf) `bosun kubeadm` makes on the
+ * machine from the CA, as kubeadm's kubeconfig phase does.
+ */
 export function kubeconfigPaths(role: BootstrapRole): string[] {
-  return [
-    ...(isControlPlane(role) ? [ADMIN_KUBECONFIG_PATH, CONTROLLER_MANAGER_KUBECONFIG, SCHEDULER_KUBECONFIG] : []),
-    role === 'init' ? KUBELET_KUBECONFIG_PATH : BOOTSTRAP_KUBELET_KUBECONFIG_PATH,
-  ];
+  return role === 'init' ? [] : [BOOTSTRAP_KUBELET_KUBECONFIG_PATH];
 }

@@ -3,15 +3,9 @@
 // kube-apiserver, kube-controller-manager and kube-scheduler in kube-system, host network,
 // kubeadm's flags, hostPath volumes, probes and labels (`component`, `tier: control-plane`).
 // Images are bosun's (`bosun.local/<component>:<tag>`, which the node agent runs as
-// `bosun <component>`).
-//
-// One departure, because the bootstrap data is made before the machine has an address: where
-// kubeadm writes the node's IP and name (the advertise address, etcd's peer and client URLs, its
-// member name) the manifests say `$(HOST_IP)` and `$(NODE_NAME)`, filled from the downward API
-// (status.hostIP, spec.nodeName) as a kubelet expands a container's arguments; the API server's
-// probes name no host (the pod's IP is the machine's on the host network), and kubeadm's
-// annotations that carry the address are left out.
-import { stringify } from 'yaml';
+// `bosun <component>`). They are made on the machine (`bosun kubeadm init|join`, src/cluster/kubeadm),
+// as kubeadm makes them, with the node's name and address, and kubeadm's annotations that carry
+// the address (etcd's client URL, the API server's endpoint: how a joining machine finds etcd).
 import type * as api from '../../api/index.js';
 import { IMAGE_REPOSITORY, type KubernetesVersion } from './versions.js';
 
@@ -33,12 +27,25 @@ export interface ControlPlaneInput {
   podCidr?: string;
   serviceDomain: string;
   clusterConfiguration?: ClusterConfiguration;
-  /** Whether this machine starts the etcd cluster (init) or joins it (`--initial-cluster-state=existing`). */
+  /** The node's name (etcd's member name) and address (the advertise address, etcd's URLs). */
+  nodeName: string;
+  advertiseAddress: string;
+  /**
+   * etcd's members as `--initial-cluster` lists them: init has only itself (a new cluster); a
+   * joining machine every member the cluster has after adding it (`--initial-cluster-state=existing`).
+   */
+  initialCluster?: Array<{ name: string; peerURL: string }>;
+  /** Whether this machine starts the etcd cluster (init) or joins it. */
   init: boolean;
 }
 
-const HOST_IP = '$(HOST_IP)';
-const NODE_NAME = '$(NODE_NAME)';
+/** The annotations kubeadm puts on its etcd and API server pods: where each serves. */
+export const ETCD_CLIENT_URLS_ANNOTATION = 'kubeadm.kubernetes.io/etcd.advertise-client-urls';
+export const API_SERVER_ENDPOINT_ANNOTATION = 'kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint';
+
+/** etcd's peer URL on a machine. */
+export const etcdPeerUrl = (address: string) => `https://${address}:2380`;
+export const etcdClientUrl = (address: string) => `https://${address}:2379`;
 const pki = (file: string) => `${PKI_DIR}/${file}`;
 
 /** kubeadm's flags with the user's extraArgs: a name the user gives replaces kubeadm's; new names are appended. */
@@ -66,29 +73,22 @@ const CA_VOLUMES: Volume[] = [
 const extraVolumes = (extra: ExtraVolume[] | undefined): Volume[] =>
   (extra ?? []).map((v) => ({ name: v.name, hostPath: v.hostPath, mountPath: v.mountPath, readOnly: v.readOnly ?? false, type: v.pathType ?? '' }));
 
-/** An HTTPS probe; without a host it goes to the pod's IP, which on the host network is the machine's. */
+/** An HTTPS probe; without a host it goes to the pod's IP. */
 const probe = (host: string | undefined, path: string, port: number, failureThreshold: number, periodSeconds = 10): api.Probe => ({
   failureThreshold, httpGet: { ...(host ? { host } : {}), path, port, scheme: 'HTTPS' }, initialDelaySeconds: 10, periodSeconds, timeoutSeconds: 15,
 });
 
-/** The downward-API variables the manifests' arguments use. */
-const DOWNWARD_ENV: NonNullable<api.Container['env']> = [
-  { name: 'HOST_IP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.hostIP' } } },
-  { name: 'NODE_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'spec.nodeName' } } },
-];
-
-function staticPod(component: string, image: string, command: string[], volumes: Volume[], o: { cpu: string; probes: Pick<api.Container, 'livenessProbe' | 'readinessProbe' | 'startupProbe'> }): api.Pod {
+function staticPod(component: string, image: string, command: string[], volumes: Volume[], o: { cpu: string; probes: Pick<api.Container, 'livenessProbe' | 'readinessProbe' | 'startupProbe'>; annotations?: Record<string, string> }): api.Pod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: component, namespace: 'kube-system', labels: { component, tier: 'control-plane' } },
+    metadata: { name: component, namespace: 'kube-system', labels: { component, tier: 'control-plane' }, ...(o.annotations ? { annotations: o.annotations } : {}) },
     spec: {
       containers: [{
         name: component,
         image,
         imagePullPolicy: 'IfNotPresent',
         command,
-        env: DOWNWARD_ENV,
         resources: { requests: { cpu: o.cpu } },
         ...o.probes,
         volumeMounts: volumes.map((v) => ({ name: v.name, mountPath: v.mountPath, ...(v.readOnly ? { readOnly: true } : {}) })),
@@ -107,8 +107,9 @@ const image = (component: string, tag: string, repository?: string) => `${reposi
 export function etcdPod(input: ControlPlaneInput): api.Pod {
   const local = input.clusterConfiguration?.etcd?.local;
   const dataDir = local?.dataDir ?? ETCD_DATA_DIR;
-  const clientUrl = `https://${HOST_IP}:2379`;
-  const peerUrl = `https://${HOST_IP}:2380`;
+  const clientUrl = etcdClientUrl(input.advertiseAddress);
+  const peerUrl = etcdPeerUrl(input.advertiseAddress);
+  const members = input.initialCluster ?? [{ name: input.nodeName, peerURL: peerUrl }];
   const args = mergeArgs({
     'advertise-client-urls': clientUrl,
     'cert-file': pki('etcd/server.crt'),
@@ -117,13 +118,13 @@ export function etcdPod(input: ControlPlaneInput): api.Pod {
     'experimental-initial-corrupt-check': 'true',
     'experimental-watch-progress-notify-interval': '5s',
     'initial-advertise-peer-urls': peerUrl,
-    'initial-cluster': `${NODE_NAME}=${peerUrl}`,
+    'initial-cluster': members.map((m) => `${m.name}=${m.peerURL}`).join(','),
     ...(input.init ? {} : { 'initial-cluster-state': 'existing' }),
     'key-file': pki('etcd/server.key'),
     'listen-client-urls': `https://127.0.0.1:2379,${clientUrl}`,
     'listen-metrics-urls': 'http://127.0.0.1:2381',
     'listen-peer-urls': peerUrl,
-    name: NODE_NAME,
+    name: input.nodeName,
     'peer-cert-file': pki('etcd/peer.crt'),
     'peer-client-cert-auth': 'true',
     'peer-key-file': pki('etcd/peer.key'),
@@ -139,6 +140,7 @@ export function etcdPod(input: ControlPlaneInput): api.Pod {
   return staticPod('etcd', image('etcd', local?.imageTag ?? input.version.etcd, local?.imageRepository ?? input.clusterConfiguration?.imageRepository), ['etcd', ...args], volumes, {
     cpu: '100m',
     probes: { livenessProbe: httpProbe('/livez', 8), readinessProbe: { ...httpProbe('/readyz', 3), periodSeconds: 1 }, startupProbe: httpProbe('/readyz', 24) },
+    annotations: { [ETCD_CLIENT_URLS_ANNOTATION]: clientUrl },
   });
 }
 
@@ -146,7 +148,7 @@ export function apiServerPod(input: ControlPlaneInput): api.Pod {
   const c = input.clusterConfiguration?.apiServer;
   const external = input.clusterConfiguration?.etcd?.external;
   const args = mergeArgs({
-    'advertise-address': HOST_IP,
+    'advertise-address': input.advertiseAddress,
     'allow-privileged': 'true',
     'authorization-mode': 'Node,RBAC',
     'client-ca-file': pki('ca.crt'),
@@ -176,10 +178,11 @@ export function apiServerPod(input: ControlPlaneInput): api.Pod {
   return staticPod('kube-apiserver', image('kube-apiserver', input.version.version, input.clusterConfiguration?.imageRepository), ['kube-apiserver', ...args], [...CA_VOLUMES, ...extraVolumes(c?.extraVolumes)], {
     cpu: '250m',
     probes: {
-      livenessProbe: probe(undefined, '/livez', API_SERVER_PORT, 8),
-      readinessProbe: { ...probe(undefined, '/readyz', API_SERVER_PORT, 3), periodSeconds: 1 },
-      startupProbe: probe(undefined, '/livez', API_SERVER_PORT, 24),
+      livenessProbe: probe(input.advertiseAddress, '/livez', API_SERVER_PORT, 8),
+      readinessProbe: { ...probe(input.advertiseAddress, '/readyz', API_SERVER_PORT, 3), periodSeconds: 1 },
+      startupProbe: probe(input.advertiseAddress, '/livez', API_SERVER_PORT, 24),
     },
+    annotations: { [API_SERVER_ENDPOINT_ANNOTATION]: `${input.advertiseAddress}:${API_SERVER_PORT}` },
   });
 }
 
@@ -234,13 +237,4 @@ export function schedulerPod(input: ControlPlaneInput): api.Pod {
     cpu: '100m',
     probes: { livenessProbe: probe('127.0.0.1', '/livez', 10259, 8), readinessProbe: { ...probe('127.0.0.1', '/readyz', 10259, 3), periodSeconds: 1 }, startupProbe: probe('127.0.0.1', '/livez', 10259, 24) },
   });
-}
-
-/** Every manifest of a control-plane machine, by path; etcd only when it is local (stacked). */
-export function controlPlaneManifests(input: ControlPlaneInput): Array<{ path: string; contents: string }> {
-  const pods = [
-    ...(input.clusterConfiguration?.etcd?.external ? [] : [etcdPod(input)]),
-    apiServerPod(input), controllerManagerPod(input), schedulerPod(input),
-  ];
-  return pods.map((pod) => ({ path: `${MANIFESTS_DIR}/${pod.metadata.name}.yaml`, contents: stringify(pod, { lineWidth: 0 }) }));
 }

@@ -7,7 +7,7 @@
 // ports of externalTrafficPolicy Local load balancers. A failure is retried every restartDelay, as
 // systemd restarts the kubelet unit (Restart=always) — the static pods keep running meanwhile;
 // stop() ends everything it started.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, watch, type FSWatcher } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { release } from 'node:os';
 import { join } from 'node:path';
@@ -62,6 +62,7 @@ export class NodeAgent {
   private proxy?: ServiceProxy;
   private logs?: LogsServer;
   private staticPods?: StaticPodRunner;
+  private manifestWatch?: FSWatcher;
   readonly files: KubeletFiles;
   readonly log: Logger;
 
@@ -84,16 +85,34 @@ export class NodeAgent {
     if (!this.files.staticPodPath) return undefined;
     const { root, instance } = this.machine;
     const nodeIP = instance.privateIp;
+    const dir = join(root, this.files.staticPodPath);
+    const kubeconfigFile = () => this.nodeKubeconfigFile();
     const runner = new StaticPodRunner({
-      root, dir: join(root, this.files.staticPodPath), nodeName: this.nodeName, nodeIP, podCIDR: podCidrFor(nodeIP),
-      apiServer: apiServerOf(this.nodeKubeconfigFile()),
+      root, dir, nodeName: this.nodeName, nodeIP, podCIDR: podCidrFor(nodeIP),
+      // Read when each pod starts: on a machine kubeadm is setting up, the kubeconfig comes later than the agent.
+      get apiServer() {
+        return apiServerOf(kubeconfigFile());
+      },
       componentCommand: this.o.componentCommand, echoCommand: this.o.echoCommand,
       backoff: { baseMs: this.o.crashBackoffBaseMs ?? 10_000, maxMs: this.o.crashBackoffMaxMs ?? 300_000 },
       takenIPs: () => (this.pods?.pods() ?? []).filter((p) => !p.spec?.hostNetwork).map((p) => p.status?.podIP ?? '').filter(Boolean),
       checkIntervalMs: this.o.staticPodCheckMs, log: this.log,
     });
     runner.start();
+    // The kubelet watches the directory (inotify): a manifest kubeadm writes runs at once.
+    try {
+      mkdirSync(dir, { recursive: true });
+      this.manifestWatch = watch(dir, () => runner.resync());
+      this.manifestWatch.on('error', () => undefined);
+    } catch (e) {
+      this.log.warn({ dir, err: (e as Error).message }, 'cannot watch the static pod directory; reading it every check interval');
+    }
     return runner;
+  }
+
+  /** Reads the static pod directory again now (what a finished kubeadm wrote). */
+  resyncStaticPods(): void {
+    this.staticPods?.resync();
   }
 
   /** The kubeconfig that names the API server: the node's own, else the bootstrap one (host paths). */
@@ -108,7 +127,15 @@ export class NodeAgent {
    * every try.
    */
   private async waitForApiServer(signal: AbortSignal): Promise<void> {
-    const file = this.nodeKubeconfigFile();
+    // kubeadm init writes kubelet.conf after the agent has started (the kubelet restarts until then).
+    let file = this.nodeKubeconfigFile();
+    if (!file && this.files.config.staticPodPath !== undefined && existsSync(join(this.machine.root, '/etc/kubeadm.sh'))) {
+      this.log.info({ kubeconfig: this.files.kubeconfigPath }, 'waiting for kubeadm to write the kubeconfig');
+      while (!file && !signal.aborted) {
+        await sleep(this.o.apiWaitPollMs ?? 1000, signal);
+        file = this.nodeKubeconfigFile();
+      }
+    }
     if (!file) return;
     const { server } = apiServerOf(file);
     if (!server) return;
@@ -225,6 +252,7 @@ export class NodeAgent {
   async stop(): Promise<void> {
     this.stopper.abort();
     await this.running;
+    this.manifestWatch?.close();
     await Promise.all([this.teardown(), this.staticPods?.stop()]);
     this.log.info('node agent stopped');
   }

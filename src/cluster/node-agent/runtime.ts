@@ -1,12 +1,14 @@
 // The node agent as the local cloud's MachineRuntime: a booted machine gets a NodeAgent started
 // from its root, a machine going down has its agent stopped (heartbeat, pods, servers) before the
-// cloud reports it down. One runtime serves every machine of a cloud.
+// cloud reports it down. One runtime serves every machine of a cloud. Beside the agent, the boot
+// runs the bootstrap data's kubeadm.service (boot-units.ts), as systemd starts it beside the kubelet.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { logger } from '../../common/log.js';
 import type { BootedMachine, MachineRuntime } from '../../cloud/machine-runtime.js';
 import { NodeAgent, type NodeAgentOptions } from './agent.js';
+import { runKubeadmUnit } from './boot-units.js';
 import { KUBELET_UNIT } from './kubelet-files.js';
 import { scriptCommand } from './pod-spec.js';
 
@@ -17,6 +19,7 @@ export function bosunCommand(argv: string[]): string[] {
 
 export class NodeAgentRuntime implements MachineRuntime {
   private readonly agents = new Map<string, NodeAgent>();
+  private readonly units = new Map<string, { stop: AbortController; done: Promise<unknown> }>();
   private readonly options: NodeAgentOptions;
 
   constructor(options: Partial<NodeAgentOptions> = {}) {
@@ -33,11 +36,20 @@ export class NodeAgentRuntime implements MachineRuntime {
     const agent = new NodeAgent(machine, this.options);
     this.agents.set(machine.instance.id, agent);
     agent.start();
+    const stop = new AbortController();
+    const done = runKubeadmUnit({ root: machine.root, nodeIP: machine.instance.privateIp, bosunCommand: this.options.componentCommand, log: agent.log, signal: stop.signal })
+      // What it wrote (static pod manifests above all) is read at once, not at the next check.
+      .finally(() => agent.resyncStaticPods());
+    this.units.set(machine.instance.id, { stop, done });
   }
 
   async onShutdown(machine: BootedMachine): Promise<void> {
     const agent = this.agents.get(machine.instance.id);
     this.agents.delete(machine.instance.id);
+    const unit = this.units.get(machine.instance.id);
+    this.units.delete(machine.instance.id);
+    unit?.stop.abort();
+    await unit?.done;
     await agent?.stop();
   }
 

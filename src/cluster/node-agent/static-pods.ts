@@ -123,6 +123,7 @@ export class StaticPodRunner {
   private loop?: Promise<void>;
   private connection?: Connection;
   private changed?: () => void;
+  private dirty = false;
 
   constructor(private readonly o: StaticPodRunnerOptions) {}
 
@@ -131,15 +132,18 @@ export class StaticPodRunner {
     this.loop = (async () => {
       const signal = this.stopper.signal;
       while (!signal.aborted) {
+        this.dirty = false;
         try {
           await this.syncLocal();
         } catch (e) {
           if (!signal.aborted) this.o.log.warn({ err: (e as Error).message }, 'failed to sync static pods');
         }
-        await new Promise<void>((resolve) => {
-          this.changed = resolve;
-          void sleep(this.o.checkIntervalMs ?? 20_000, signal).then(resolve);
-        });
+        // A resync (a watched directory changing, often several events a write) ends this wait and its timer.
+        // One that came during the sync reads the directory again at once.
+        if (this.dirty) continue;
+        const wake = new AbortController();
+        this.changed = () => wake.abort();
+        await sleep(this.o.checkIntervalMs ?? 20_000, AbortSignal.any([signal, wake.signal]));
       }
     })();
   }
@@ -274,6 +278,7 @@ export class StaticPodRunner {
 
   /** Reads the directory again now (tests; the kubelet's inotify). */
   resync(): void {
+    this.dirty = true;
     this.changed?.();
   }
 
