@@ -283,6 +283,9 @@ export function machineController(ctx: CapiContext): Controller {
   remote.onNodeEvent((cluster, _type, node) => {
     for (const key of machineForNode(node, cluster)) controller.enqueue(key);
   });
+  remote.onConnectionChange((cluster) => {
+    for (const m of machines.list()) if (m.metadata.namespace === cluster.namespace && m.spec?.clusterName === cluster.name) controller.enqueue(keyOf(m));
+  });
   controller.watch(ctx.informer(resources.kubeadmConfigs), (config) => {
     const owner = (config.metadata?.ownerReferences ?? []).find((r) => r.kind === 'Machine');
     return owner ? `${config.metadata.namespace}/${owner.name}` : undefined;

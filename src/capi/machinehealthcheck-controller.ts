@@ -128,5 +128,8 @@ export function machineHealthCheckController(ctx: CapiContext): Controller {
     if (type === 'update' && conditionStatuses(node) === conditionStatuses(old)) return;
     for (const c of checks.list()) if (c.metadata.namespace === cluster.namespace && c.spec.clusterName === cluster.name) controller.enqueue(keyOf(c));
   });
+  remote.onConnectionChange((cluster) => {
+    for (const c of checks.list()) if (c.metadata.namespace === cluster.namespace && c.spec.clusterName === cluster.name) controller.enqueue(keyOf(c));
+  });
   return controller;
 }

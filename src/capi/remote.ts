@@ -3,7 +3,10 @@
 // provider. One client per Secret version, so a renewed kubeconfig is picked up and an unchanged one
 // keeps its connections; with it, as Cluster API's ClusterCache keeps one, a Node informer per
 // workload cluster, whose events reach the controllers that subscribed (the Machine controller,
-// the MachineHealthCheck controller).
+// the MachineHealthCheck controller), and a health probe: an informer keeps its cache when its
+// API goes away, so the API is asked every few seconds, and after a few unanswered probes the
+// cluster counts as unreachable (its cache is not trusted) until it answers again — each change
+// told to the subscribers.
 //
 // The cluster bosun runs in is the exception. Cluster API reaches even a self-hosted management
 // cluster through its kubeconfig Secret, because `clusterctl move` copied it there from the
@@ -17,7 +20,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type * as api from '../api/index.js';
 import { BosunError } from '../common/errors.js';
-import { type EventType, Informer, KubeClient, withConnectionReuse, resources, isNotFound } from '../kube/index.js';
+import { type EventType, Informer, KubeClient, withConnectionReuse, resources, isNotFound, sleepOn } from '../kube/index.js';
 import type { CapiContext } from './context.js';
 
 export const kubeconfigSecretName = (clusterName: string) => `${clusterName}-kubeconfig`;
@@ -40,10 +43,19 @@ export interface WorkloadAccess {
 /** A Node event of one workload cluster (namespace and name are the Cluster's). */
 export type RemoteNodeHandler = (cluster: { namespace: string; name: string }, type: EventType, node: api.Node, old?: api.Node) => void;
 
+/** A cluster's connection changed (reachable again, or no longer): its objects are worth a look. */
+export type ConnectionHandler = (cluster: { namespace: string; name: string }) => void;
+
+/** How often a workload API is probed, how long a probe may take, and how many may fail before it is unreachable. */
+const HEALTH_PERIOD_MS = 5_000;
+const HEALTH_TIMEOUT_MS = 3_000;
+const HEALTH_FAILURES = 3;
+
 interface RemoteEntry {
   version: string;
   client: KubeClient;
   nodes?: { informer: Informer<api.Node>; stop: AbortController };
+  health: { failures: number; down: boolean; lastError: string };
 }
 
 type ClusterKey = Pick<api.Cluster, 'metadata' | 'spec'>;
@@ -53,6 +65,7 @@ const keyOfCluster = (cluster: ClusterKey) => `${cluster.metadata.namespace ?? '
 export class RemoteClients {
   private readonly clients = new Map<string, RemoteEntry>();
   private readonly handlers: RemoteNodeHandler[] = [];
+  private readonly connectionHandlers: ConnectionHandler[] = [];
   private signal?: AbortSignal;
 
   constructor(private readonly ctx: CapiContext) {}
@@ -86,7 +99,7 @@ export class RemoteClients {
     }
     if (!kc.getCurrentCluster()) throw new RemoteUnavailable(`the kubeconfig in Secret ${key} names no current cluster`);
     cached?.nodes?.stop.abort(); // a renewed kubeconfig: the old watch goes with the old client
-    const entry: RemoteEntry = { version, client: new KubeClient(withConnectionReuse(kc), { component: 'cluster-api-controllers' }) };
+    const entry: RemoteEntry = { version, client: new KubeClient(withConnectionReuse(kc), { component: 'cluster-api-controllers' }), health: { failures: 0, down: false, lastError: '' } };
     this.clients.set(key, entry);
     return entry;
   }
@@ -120,12 +133,36 @@ export class RemoteClients {
       });
       informer.start(stop.signal);
       entry.nodes = { informer, stop };
+      void this.probeHealth(entry, owner, stop.signal);
     }
-    if (!entry.nodes.informer.hasSynced()) {
-      const server = entry.client.kubeconfig.getCurrentCluster()?.server;
-      throw new RemoteUnavailable(`waiting for the first list of Nodes from the workload cluster's API${server ? ` at ${server}` : ''}`);
-    }
+    const server = entry.client.kubeconfig.getCurrentCluster()?.server;
+    const at = server ? ` at ${server}` : '';
+    if (entry.health.down) throw new RemoteUnavailable(`the workload cluster's API${at} does not answer: ${entry.health.lastError}`);
+    if (!entry.nodes.informer.hasSynced()) throw new RemoteUnavailable(`waiting for the first list of Nodes from the workload cluster's API${at}`);
     return { local: false, client: entry.client, nodes: entry.nodes.informer };
+  }
+
+  /** Asks the workload API every few seconds while its informer runs; tells the subscribers when it goes down or comes back. */
+  private async probeHealth(entry: RemoteEntry, owner: { namespace: string; name: string }, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      await sleepOn(this.ctx.clock, HEALTH_PERIOD_MS, signal);
+      if (signal.aborted) return;
+      const wasDown = entry.health.down;
+      try {
+        await entry.client.request('GET', '/api', { signal: AbortSignal.any([signal, AbortSignal.timeout(HEALTH_TIMEOUT_MS)]) });
+        entry.health = { failures: 0, down: false, lastError: '' };
+      } catch (e) {
+        if (signal.aborted) return;
+        const failures = entry.health.failures + 1;
+        entry.health = { failures, down: failures >= HEALTH_FAILURES, lastError: (e as Error).message };
+      }
+      if (entry.health.down !== wasDown) for (const h of this.connectionHandlers) h(owner);
+    }
+  }
+
+  /** A workload cluster became unreachable, or reachable again. */
+  onConnectionChange(handler: ConnectionHandler): void {
+    this.connectionHandlers.push(handler);
   }
 
   /** Node events of every workload cluster, now and as their informers start. */
