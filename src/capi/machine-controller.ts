@@ -30,6 +30,9 @@ import { machineStatus, sameStatus } from './machine-status.js';
 import { RemoteUnavailable, type WorkloadAccess, remoteClusters } from './remote.js';
 import { templateHash } from './rollout.js';
 
+/** Where a Machine's Node is read, or why it cannot be. */
+type NodeAccess = WorkloadAccess | { unreachable: string };
+
 /** How often a step that waits on something unwatched (a Secret, a drain) is looked at again. */
 const POLL_MS = 5_000;
 
@@ -57,7 +60,7 @@ export function machineController(ctx: CapiContext): Controller {
    * Where the Machine's Node lives: its Cluster's API (remote.ts). A Machine whose Cluster does not
    * exist (yet) is looked up in the management API, as before workload clusters existed.
    */
-  async function nodeAccess(machine: api.Machine): Promise<WorkloadAccess | { unreachable: string }> {
+  async function nodeAccess(machine: api.Machine): Promise<NodeAccess> {
     const cluster = clusters.get(machine.spec.clusterName, machine.metadata.namespace);
     if (!cluster) return { local: true, client: ctx.client, nodes };
     try {
@@ -84,9 +87,9 @@ export function machineController(ctx: CapiContext): Controller {
     return deployment ? set.metadata.labels?.[LABEL.templateHash] === templateHash(deployment) : undefined;
   };
 
-  async function writeStatus(machine: api.Machine, deleting?: { reason: string; message: string }, infra?: InfraMachine, bootstrap?: { ready: boolean; message?: string }): Promise<number | undefined> {
+  async function writeStatus(machine: api.Machine, deleting?: { reason: string; message: string }, infra?: InfraMachine, bootstrap?: { ready: boolean; message?: string }, known?: NodeAccess): Promise<number | undefined> {
     const fresh = (await ctx.client.read(MACHINES, machine.metadata.name, machine.metadata.namespace)) ?? machine;
-    const access = await nodeAccess(fresh);
+    const access = known ?? (await nodeAccess(fresh));
     const { status, recheckAfterMs } = machineStatus({
       machine: fresh, infra, upToDate: upToDate(fresh), deleting, now: ctx.clock.now(),
       ...('unreachable' in access ? { nodeUnreachable: access.unreachable } : { node: nodeIn(access, fresh) }),
@@ -150,11 +153,10 @@ export function machineController(ctx: CapiContext): Controller {
   }
 
   /** The Node leads back to its Machine (Cluster API's node annotations). */
-  async function annotateNode(machine: api.Machine): Promise<boolean> {
-    const access = await nodeAccess(machine);
-    if ('unreachable' in access) return false;
+  async function annotateNode(machine: api.Machine, access: NodeAccess): Promise<void> {
+    if ('unreachable' in access) return;
     const node = nodeIn(access, machine);
-    if (!node) return true;
+    if (!node) return;
     const owner = controllerOf(machine);
     const wanted: Record<string, string> = {
       [ANNOTATION.machine]: machine.metadata.name,
@@ -164,7 +166,6 @@ export function machineController(ctx: CapiContext): Controller {
     };
     const annotations = node.metadata.annotations ?? {};
     if (Object.entries(wanted).some(([k, v]) => annotations[k] !== v)) await access.client.mergePatch(resources.nodes, node.metadata.name, undefined, { metadata: { annotations: wanted } });
-    return true;
   }
 
   async function reconcileLive(machine: api.Machine): Promise<SyncResult | void> {
@@ -179,10 +180,11 @@ export function machineController(ctx: CapiContext): Controller {
     const bootstrap = await reconcileBootstrap(machine);
     let infra = await readInfra(machine);
     if (infra && !isDeleting(infra)) infra = await reconcileInfrastructure(machine, infra);
-    const reachable = await annotateNode(machine);
-    const recheck = await writeStatus(machine, undefined, infra, bootstrap);
+    const access = await nodeAccess(machine);
+    await annotateNode(machine, access);
+    const recheck = await writeStatus(machine, undefined, infra, bootstrap, access);
     // A workload API not answering (or not yet listed) is looked at again: its Node events cannot come.
-    if (!bootstrap.ready || !infra || !reachable) return { requeueAfterMs: POLL_MS };
+    if (!bootstrap.ready || !infra || 'unreachable' in access) return { requeueAfterMs: POLL_MS };
     return recheck !== undefined ? { requeueAfterMs: recheck } : undefined;
   }
 
@@ -198,12 +200,12 @@ export function machineController(ctx: CapiContext): Controller {
     const target = eventTarget(machine, 'Machine');
     const infra = await readInfra(machine);
     const bootstrap = await readBootstrapConfig(machine);
-    const wait = async (reason: string, message: string): Promise<SyncResult> => {
-      await writeStatus(machine, { reason, message }, infra);
-      return { requeueAfterMs: POLL_MS };
-    };
     const cluster = clusters.get(machine.spec.clusterName, machine.metadata.namespace);
     const access = await nodeAccess(machine);
+    const wait = async (reason: string, message: string): Promise<SyncResult> => {
+      await writeStatus(machine, { reason, message }, infra, undefined, access);
+      return { requeueAfterMs: POLL_MS };
+    };
     const reachable = 'unreachable' in access ? undefined : access;
     // A workload cluster being deleted takes its Nodes with it: no drain, no Node deletion (Cluster API's isDeleteNodeAllowed).
     const nodeSteps = !(cluster && isDeleting(cluster) && !reachable?.local);

@@ -20,7 +20,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type * as api from '../api/index.js';
 import { BosunError } from '../common/errors.js';
-import { type EventType, Informer, KubeClient, withConnectionReuse, resources, isNotFound, sleepOn } from '../kube/index.js';
+import { type EventType, Informer, KubeClient, withConnectionReuse, resources, sleepOn } from '../kube/index.js';
 import type { CapiContext } from './context.js';
 
 export const kubeconfigSecretName = (clusterName: string) => `${clusterName}-kubeconfig`;
@@ -75,16 +75,16 @@ export class RemoteClients {
     return (await this.entry(cluster)).client;
   }
 
-  private async entry(cluster: ClusterKey): Promise<RemoteEntry> {
+  private readSecret(cluster: ClusterKey): Promise<api.Secret | undefined> {
+    return this.ctx.client.read(resources.secrets, kubeconfigSecretName(cluster.metadata.name), cluster.metadata.namespace ?? 'default');
+  }
+
+  /** The client of the Secret's version; `secret` when the caller read it already. */
+  private async entry(cluster: ClusterKey, secret?: api.Secret): Promise<RemoteEntry> {
     const ns = cluster.metadata.namespace ?? 'default';
     const name = kubeconfigSecretName(cluster.metadata.name);
-    let secret: api.Secret | undefined;
-    try {
-      secret = await this.ctx.client.get(resources.secrets, name, ns);
-    } catch (e) {
-      if (isNotFound(e)) throw new RemoteUnavailable(`Secret ${ns}/${name} with the workload cluster's kubeconfig does not exist yet`);
-      throw e;
-    }
+    secret ??= await this.readSecret(cluster);
+    if (!secret) throw new RemoteUnavailable(`Secret ${ns}/${name} with the workload cluster's kubeconfig does not exist yet`);
     const key = `${ns}/${name}`;
     const version = secret.metadata.resourceVersion ?? '';
     const cached = this.clients.get(key);
@@ -109,9 +109,7 @@ export class RemoteClients {
    * kubeconfig Secret.
    */
   async isLocal(cluster: ClusterKey): Promise<boolean> {
-    if (cluster.spec?.controlPlaneRef?.name) return false;
-    const secret = await this.ctx.client.read(resources.secrets, kubeconfigSecretName(cluster.metadata.name), cluster.metadata.namespace ?? 'default');
-    return !secret;
+    return !cluster.spec?.controlPlaneRef?.name && !(await this.readSecret(cluster));
   }
 
   /**
@@ -120,8 +118,9 @@ export class RemoteClients {
    * workload cluster's Nodes is in.
    */
   async access(cluster: ClusterKey): Promise<WorkloadAccess> {
-    if (await this.isLocal(cluster)) return { local: true, client: this.ctx.client, nodes: this.ctx.informer(resources.nodes) };
-    const entry = await this.entry(cluster);
+    const secret = await this.readSecret(cluster);
+    if (!secret && !cluster.spec?.controlPlaneRef?.name) return { local: true, client: this.ctx.client, nodes: this.ctx.informer(resources.nodes) };
+    const entry = await this.entry(cluster, secret);
     if (!entry.nodes || entry.nodes.stop.signal.aborted) {
       if (!this.signal || this.signal.aborted) throw new RemoteUnavailable('the controllers that watch workload clusters are not running');
       const stop = new AbortController();
