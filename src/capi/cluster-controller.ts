@@ -14,8 +14,9 @@
 //     MachineSets' replicas;
 //   - conditions InfrastructureReady, ControlPlaneInitialized, ControlPlaneAvailable,
 //     WorkersAvailable, RemoteConnectionProbe (the workload API answering through the
-//     `<cluster>-kubeconfig` Secret; False only after 50 s of failures, as Cluster API's grace
-//     period) and Available, their conjunction; each False one says what it waits on;
+//     `<cluster>-kubeconfig` Secret — for the cluster bosun runs in, which has neither that Secret
+//     nor a controlPlaneRef, its own API: remote.ts; False only after 50 s of failures, as Cluster
+//     API's grace period) and Available, their conjunction; each False one says what it waits on;
 //   - deletion in Cluster API's order, behind the finalizer cluster.cluster.x-k8s.io: the
 //     MachineDeployments, MachineSets and worker Machines, then the control plane (and its
 //     Machines), then the infrastructure cluster; the Deleting condition names what is still there.
@@ -24,7 +25,7 @@ import { Controller, controllerOf, isNotFound, type ResourceRef } from '../kube/
 import { API_VERSION, CLUSTERS, CONDITION, type CapiCondition, type InfraCluster, LABEL, MACHINES, MACHINE_DEPLOYMENTS, MACHINE_SETS, type NewCapiCondition, conditionIs, desiredReplicas, isControlPlane, isDeleting, setCapiCondition } from './api.js';
 import { type CapiContext, type ContractRef, informers } from './context.js';
 import { sameStatus } from './machine-status.js';
-import { RemoteClients, RemoteUnavailable } from './remote.js';
+import { RemoteUnavailable, remoteClusters } from './remote.js';
 
 type Cluster = api.Cluster;
 type ClusterStatus = NonNullable<Cluster['status']>;
@@ -87,7 +88,7 @@ export function clusterController(ctx: CapiContext): Controller {
   const machines = inf.machines();
   const machineSets = inf.machineSets();
   const machineDeployments = inf.machineDeployments();
-  const remote = new RemoteClients(ctx);
+  const remote = remoteClusters(ctx);
   /** When the workload API last answered, and since when it has not, per Cluster. */
   const probes = new Map<string, { lastSuccess?: number; failingSince?: number; message?: string }>();
 
@@ -114,7 +115,8 @@ export function clusterController(ctx: CapiContext): Controller {
     const state = probes.get(key) ?? {};
     probes.set(key, state);
     try {
-      const client = await remote.client(cluster);
+      // The cluster bosun runs in is its own workload cluster: its API is the one these controllers use (remote.ts).
+      const client = (await remote.isLocal(cluster)) ? ctx.client : await remote.client(cluster);
       await client.request('GET', '/api', { signal: AbortSignal.timeout(5_000) });
       state.lastSuccess = now;
       state.failingSince = undefined;

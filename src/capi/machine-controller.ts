@@ -8,20 +8,30 @@
 //      ownerReference) so its provider acts on it; once it reports
 //      status.initialization.provisioned, its spec.providerID becomes the Machine's;
 //   4. node: the Node whose spec.providerID is the Machine's becomes status.nodeRef, and gets the
-//      annotations that lead back to the Machine;
+//      annotations that lead back to the Machine. The Node is looked up in the Machine's cluster:
+//      a workload cluster's own API (its `<cluster>-kubeconfig`, a Node informer per cluster —
+//      remote.ts), or the management API for the cluster bosun runs in; while a workload API cannot
+//      be read, the node conditions are Unknown (ConnectionDown) and nodeRef stays;
 //   5. status: conditions and phase (machine-status.ts).
 // For a Machine being deleted, step by step (the Deleting condition says which step waits):
 //   drain the Node (cordon, evictions honouring PDBs, until empty or
-//   spec.deletion.nodeDrainTimeoutSeconds) → delete the infrastructure machine and wait until it
-//   is gone (its provider's finalizer holds it until the instance is) → delete the Node → remove
-//   the finalizer. The annotation machine.cluster.x-k8s.io/exclude-node-draining skips the drain.
+//   spec.deletion.nodeDrainTimeoutSeconds) → delete the bootstrap config and the infrastructure
+//   machine and wait until both are gone (the infrastructure provider's finalizer holds its object
+//   until the instance is) → delete the Node → remove the finalizer. The annotation
+//   machine.cluster.x-k8s.io/exclude-node-draining skips the drain. Drain and Node deletion happen
+//   in the Node's cluster; when the whole Cluster is being deleted they are skipped, as Cluster API
+//   skips them (the workload cluster goes anyway).
 import type * as api from '../api/index.js';
-import { Controller, type ResourceRef, type SyncResult, controllerOf, isNotFound, keyOf, resources, rfc3339 } from '../kube/index.js';
+import { Controller, type KubeClient, type ResourceRef, type SyncResult, controllerOf, isNotFound, keyOf, resources, rfc3339 } from '../kube/index.js';
 import { ANNOTATION, API_VERSION, type BootstrapConfig, type InfraMachine, LABEL, MACHINES, MACHINE_FINALIZER, eventTarget, isDeleting } from './api.js';
 import { type CapiContext, informers, onUnpause, pausedCheck } from './context.js';
 import { drainPass } from './drain.js';
 import { machineStatus, sameStatus } from './machine-status.js';
+import { RemoteUnavailable, type WorkloadAccess, remoteClusters } from './remote.js';
 import { templateHash } from './rollout.js';
+
+/** Where a Machine's Node is read, or why it cannot be. */
+type NodeAccess = WorkloadAccess | { unreachable: string };
 
 /** How often a step that waits on something unwatched (a Secret, a drain) is looked at again. */
 const POLL_MS = 5_000;
@@ -33,16 +43,37 @@ export function machineController(ctx: CapiContext): Controller {
   const nodes = inf.nodes();
   const events = ctx.events('machine-controller');
 
-  const machineForNode = (node: api.Node): string[] => {
+  const clusters = inf.clusters();
+  const remote = remoteClusters(ctx);
+
+  /** The Machines a Node of the management API (or of one workload cluster, `cluster`) belongs to. */
+  const machineForNode = (node: api.Node, cluster?: { namespace: string; name: string }): string[] => {
     const annotated = node.metadata?.annotations?.[ANNOTATION.machine];
     const namespace = node.metadata?.annotations?.[ANNOTATION.clusterNamespace];
     if (annotated && namespace) return [`${namespace}/${annotated}`];
     const providerID = node.spec?.providerID;
-    return providerID ? machines.list().filter((m) => m.spec?.providerID === providerID).map(keyOf) : [];
+    if (!providerID) return [];
+    return machines.list().filter((m) => m.spec?.providerID === providerID && (!cluster || (m.metadata.namespace === cluster.namespace && m.spec.clusterName === cluster.name))).map(keyOf);
   };
-  const nodeFor = (machine: api.Machine): api.Node | undefined => {
+
+  /**
+   * Where the Machine's Node lives: its Cluster's API (remote.ts). A Machine whose Cluster does not
+   * exist (yet) is looked up in the management API, as before workload clusters existed.
+   */
+  async function nodeAccess(machine: api.Machine): Promise<NodeAccess> {
+    const cluster = clusters.get(machine.spec.clusterName, machine.metadata.namespace);
+    if (!cluster) return { local: true, client: ctx.client, nodes };
+    try {
+      return await remote.access(cluster);
+    } catch (e) {
+      if (e instanceof RemoteUnavailable) return { unreachable: e.message };
+      throw e;
+    }
+  }
+
+  const nodeIn = (access: WorkloadAccess, machine: api.Machine): api.Node | undefined => {
     const providerID = machine.spec?.providerID;
-    return providerID ? nodes.list().find((n) => n.spec?.providerID === providerID) : undefined;
+    return providerID ? access.nodes.list().find((n) => n.spec?.providerID === providerID) : undefined;
   };
 
   /** Whether the Machine's MachineSet carries its MachineDeployment's current template hash. */
@@ -56,10 +87,12 @@ export function machineController(ctx: CapiContext): Controller {
     return deployment ? set.metadata.labels?.[LABEL.templateHash] === templateHash(deployment) : undefined;
   };
 
-  async function writeStatus(machine: api.Machine, deleting?: { reason: string; message: string }, infra?: InfraMachine, bootstrap?: { ready: boolean; message?: string }): Promise<number | undefined> {
+  async function writeStatus(machine: api.Machine, deleting?: { reason: string; message: string }, infra?: InfraMachine, bootstrap?: { ready: boolean; message?: string }, known?: NodeAccess): Promise<number | undefined> {
     const fresh = (await ctx.client.read(MACHINES, machine.metadata.name, machine.metadata.namespace)) ?? machine;
+    const access = known ?? (await nodeAccess(fresh));
     const { status, recheckAfterMs } = machineStatus({
-      machine: fresh, infra, node: nodeFor(fresh), upToDate: upToDate(fresh), deleting, now: ctx.clock.now(),
+      machine: fresh, infra, upToDate: upToDate(fresh), deleting, now: ctx.clock.now(),
+      ...('unreachable' in access ? { nodeUnreachable: access.unreachable } : { node: nodeIn(access, fresh) }),
       bootstrapReady: bootstrap?.ready ?? fresh.status?.initialization?.bootstrapDataSecretCreated === true,
       bootstrapMessage: bootstrap?.message,
     });
@@ -120,8 +153,9 @@ export function machineController(ctx: CapiContext): Controller {
   }
 
   /** The Node leads back to its Machine (Cluster API's node annotations). */
-  async function annotateNode(machine: api.Machine): Promise<void> {
-    const node = nodeFor(machine);
+  async function annotateNode(machine: api.Machine, access: NodeAccess): Promise<void> {
+    if ('unreachable' in access) return;
+    const node = nodeIn(access, machine);
     if (!node) return;
     const owner = controllerOf(machine);
     const wanted: Record<string, string> = {
@@ -131,7 +165,7 @@ export function machineController(ctx: CapiContext): Controller {
       ...(owner ? { [ANNOTATION.ownerKind]: owner.kind, [ANNOTATION.ownerName]: owner.name } : {}),
     };
     const annotations = node.metadata.annotations ?? {};
-    if (Object.entries(wanted).some(([k, v]) => annotations[k] !== v)) await ctx.client.mergePatch(resources.nodes, node.metadata.name, undefined, { metadata: { annotations: wanted } });
+    if (Object.entries(wanted).some(([k, v]) => annotations[k] !== v)) await access.client.mergePatch(resources.nodes, node.metadata.name, undefined, { metadata: { annotations: wanted } });
   }
 
   async function reconcileLive(machine: api.Machine): Promise<SyncResult | void> {
@@ -146,58 +180,76 @@ export function machineController(ctx: CapiContext): Controller {
     const bootstrap = await reconcileBootstrap(machine);
     let infra = await readInfra(machine);
     if (infra && !isDeleting(infra)) infra = await reconcileInfrastructure(machine, infra);
-    await annotateNode(machine);
-    const recheck = await writeStatus(machine, undefined, infra, bootstrap);
-    if (!bootstrap.ready || !infra) return { requeueAfterMs: POLL_MS };
+    const access = await nodeAccess(machine);
+    await annotateNode(machine, access);
+    const recheck = await writeStatus(machine, undefined, infra, bootstrap, access);
+    // A workload API not answering (or not yet listed) is looked at again: its Node events cannot come.
+    if (!bootstrap.ready || !infra || 'unreachable' in access) return { requeueAfterMs: POLL_MS };
     return recheck !== undefined ? { requeueAfterMs: recheck } : undefined;
+  }
+
+  async function readBootstrapConfig(machine: api.Machine): Promise<{ resource: ResourceRef<BootstrapConfig>; config?: BootstrapConfig } | undefined> {
+    const ref = machine.spec?.bootstrap?.configRef;
+    if (!ref?.name) return undefined;
+    const resource = await ctx.resolve<BootstrapConfig>(ref);
+    return { resource, config: await ctx.client.read(resource, ref.name, machine.metadata.namespace) };
   }
 
   async function reconcileDelete(machine: api.Machine): Promise<SyncResult | void> {
     if (!(machine.metadata.finalizers ?? []).includes(MACHINE_FINALIZER)) return;
-    const node = nodeFor(machine) ?? (machine.status?.nodeRef?.name ? nodes.get(machine.status.nodeRef.name) : undefined);
     const target = eventTarget(machine, 'Machine');
     const infra = await readInfra(machine);
+    const bootstrap = await readBootstrapConfig(machine);
+    const cluster = clusters.get(machine.spec.clusterName, machine.metadata.namespace);
+    const access = await nodeAccess(machine);
     const wait = async (reason: string, message: string): Promise<SyncResult> => {
-      await writeStatus(machine, { reason, message }, infra);
+      await writeStatus(machine, { reason, message }, infra, undefined, access);
       return { requeueAfterMs: POLL_MS };
     };
+    const reachable = 'unreachable' in access ? undefined : access;
+    // A workload cluster being deleted takes its Nodes with it: no drain, no Node deletion (Cluster API's isDeleteNodeAllowed).
+    const nodeSteps = !(cluster && isDeleting(cluster) && !reachable?.local);
+    const nodeName = machine.status?.nodeRef?.name;
+    const node = reachable ? (nodeIn(reachable, machine) ?? (nodeName ? reachable.nodes.get(nodeName) : undefined)) : undefined;
 
     // 1. Drain, unless excluded or timed out.
-    if (node && machine.metadata.annotations?.[ANNOTATION.excludeNodeDraining] === undefined) {
+    const drainable = nodeSteps && machine.metadata.annotations?.[ANNOTATION.excludeNodeDraining] === undefined;
+    if (drainable && (node || (!reachable && nodeName))) {
+      const name = node?.metadata.name ?? nodeName!;
       const started = machine.status?.deletion?.nodeDrainStartTime;
       if (!started) {
         const fresh = (await ctx.client.read(MACHINES, machine.metadata.name, machine.metadata.namespace)) ?? machine;
         await ctx.client.update(MACHINES, { ...fresh, status: { ...(fresh.status ?? {}), deletion: { ...(fresh.status?.deletion ?? {}), nodeDrainStartTime: rfc3339(new Date(ctx.clock.now())) } } }, 'status');
-        void events.event(target, 'Normal', 'DrainingNode', `Draining Node ${node.metadata.name}`);
+        void events.event(target, 'Normal', 'DrainingNode', `Draining Node ${name}`);
       }
       const timeoutS = machine.spec?.deletion?.nodeDrainTimeoutSeconds ?? 0;
       const timedOut = timeoutS > 0 && started !== undefined && ctx.clock.now() - Date.parse(started) > timeoutS * 1000;
-      if (!timedOut) {
-        const pass = await drainPass(ctx.client, node);
+      if (timedOut) {
+        void events.event(target, 'Warning', 'FailedDrainNode', `Node ${name} not drained within ${timeoutS}s; going on with the deletion`);
+      } else if (!reachable || !node) {
+        return wait('DrainingNode', `Cannot drain Node ${name}: ${'unreachable' in access ? access.unreachable : 'not found'}`);
+      } else {
+        const pass = await drainPass(reachable.client, node);
         if (!pass.done) {
           const blocked = pass.blocked.length ? ` Cannot evict: ${pass.blocked.join('; ')}` : '';
-          return wait('DrainingNode', `Drain not completed yet: ${pass.remaining} pods still on Node ${node.metadata.name}.${blocked}`);
+          return wait('DrainingNode', `Drain not completed yet: ${pass.remaining} pods still on Node ${name}.${blocked}`);
         }
-        void events.event(target, 'Normal', 'SuccessfulDrainNode', `Success draining Node ${node.metadata.name}`);
-      } else {
-        void events.event(target, 'Warning', 'FailedDrainNode', `Node ${node.metadata.name} not drained within ${timeoutS}s; going on with the deletion`);
+        void events.event(target, 'Normal', 'SuccessfulDrainNode', `Success draining Node ${name}`);
       }
     }
 
-    // 2. The infrastructure machine, and with it the instance.
-    if (infra) {
-      if (!isDeleting(infra)) await ctx.client.delete(await ctx.resolve(machine.spec.infrastructureRef), infra.metadata.name, machine.metadata.namespace);
-      return wait('WaitingForInfrastructureDeletion', `Waiting for ${infra.kind} ${infra.metadata.name} to be deleted`);
+    // 2. The bootstrap config and the infrastructure machine, and with it the instance.
+    if (bootstrap?.config && !isDeleting(bootstrap.config)) {
+      await ctx.client.delete(bootstrap.resource, bootstrap.config.metadata.name, machine.metadata.namespace).catch((e) => { if (!isNotFound(e)) throw e; });
     }
+    if (infra && !isDeleting(infra)) await ctx.client.delete(await ctx.resolve(machine.spec.infrastructureRef), infra.metadata.name, machine.metadata.namespace);
+    const left = [infra && `${infra.kind} ${infra.metadata.name}`, bootstrap?.config && `${bootstrap.config.kind} ${bootstrap.config.metadata.name}`].filter(Boolean);
+    if (left.length) return wait('WaitingForInfrastructureDeletion', `Waiting for ${left.join(' and ')} to be deleted`);
 
-    // 3. The Node.
-    if (node) {
-      try {
-        await ctx.client.delete(resources.nodes, node.metadata.name);
-        void events.event(target, 'Normal', 'MachineNodeDeleted', `Node ${node.metadata.name} deleted`);
-      } catch (e) {
-        if (!isNotFound(e)) throw e;
-      }
+    // 3. The Node, in its cluster.
+    if (nodeSteps && node && reachable) await deleteNode(reachable.client, node.metadata.name, target);
+    else if (nodeSteps && !reachable && nodeName) {
+      void events.event(target, 'Warning', 'FailedDeleteNode', `Node ${nodeName} not deleted: ${(access as { unreachable: string }).unreachable}`);
     }
 
     // 4. Let it go.
@@ -205,11 +257,22 @@ export function machineController(ctx: CapiContext): Controller {
     if (fresh) await ctx.client.update(MACHINES, { ...fresh, metadata: { ...fresh.metadata, finalizers: (fresh.metadata.finalizers ?? []).filter((f) => f !== MACHINE_FINALIZER) } });
   }
 
+  async function deleteNode(client: KubeClient, name: string, target: api.Machine): Promise<void> {
+    try {
+      await client.delete(resources.nodes, name);
+      void events.event(target, 'Normal', 'MachineNodeDeleted', `Node ${name} deleted`);
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+  }
+
   const controller = new Controller({
     name: 'machine-controller',
     workers: 4,
     resyncPeriodMs: 60_000,
     clock: ctx.clock,
+    // The workload clusters' Node informers run while this controller does.
+    onStarted: (signal) => remote.attach(signal),
     sync: async (key) => {
       const machine = machines.getByKey(key);
       if (!machine || paused(machine)) return;
@@ -219,6 +282,12 @@ export function machineController(ctx: CapiContext): Controller {
   controller.watch(machines);
   controller.watch(inf.clusters(), onUnpause(machines));
   controller.watch(nodes, (node) => machineForNode(node));
+  remote.onNodeEvent((cluster, _type, node) => {
+    for (const key of machineForNode(node, cluster)) controller.enqueue(key);
+  });
+  remote.onConnectionChange((cluster) => {
+    for (const m of machines.list()) if (m.metadata.namespace === cluster.namespace && m.spec?.clusterName === cluster.name) controller.enqueue(keyOf(m));
+  });
   controller.watch(ctx.informer(resources.kubeadmConfigs), (config) => {
     const owner = (config.metadata?.ownerReferences ?? []).find((r) => r.kind === 'Machine');
     return owner ? `${config.metadata.namespace}/${owner.name}` : undefined;

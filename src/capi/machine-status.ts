@@ -24,6 +24,12 @@ export interface MachineObservation {
   infra?: InfraMachine;
   /** The Node whose spec.providerID is the Machine's. */
   node?: api.Node;
+  /**
+   * Set when the Machine's Nodes cannot be read (a workload cluster's API not reachable): why. The
+   * node conditions turn Unknown and nodeRef, nodeInfo and a Running phase stay as they were, so
+   * an API that is down is not mistaken for a Node that is gone.
+   */
+  nodeUnreachable?: string;
   /** The Machine matches its MachineDeployment's current template (undefined: no such owner). */
   upToDate?: boolean;
   /** Set while deleting: the step the deletion waits on. */
@@ -46,6 +52,10 @@ const cond = (type: string, status: boolean | 'Unknown', reason: string, message
 
 function nodeConditions(o: MachineObservation): { ready: NewCapiCondition; healthy: NewCapiCondition } {
   const { node, machine } = o;
+  if (o.nodeUnreachable !== undefined) {
+    const message = `Cannot read the Node${machine.status?.nodeRef?.name ? ` ${machine.status.nodeRef.name}` : ''}: ${o.nodeUnreachable}`;
+    return { ready: cond(CONDITION.nodeReady, 'Unknown', 'ConnectionDown', message), healthy: cond(CONDITION.nodeHealthy, 'Unknown', 'ConnectionDown', message) };
+  }
   if (!node) {
     const hadNode = Boolean(machine.status?.nodeRef?.name);
     const reason = hadNode ? 'NodeDeleted' : 'NodeDoesNotExist';
@@ -71,6 +81,7 @@ function phaseOf(o: MachineObservation, infraProvisioned: boolean, infraLost: bo
   if (isDeleting(o.machine)) return 'Deleting';
   if (infraLost) return 'Failed';
   if (o.node && infraProvisioned) return 'Running';
+  if (o.nodeUnreachable !== undefined && o.machine.status?.nodeRef?.name && infraProvisioned) return 'Running';
   if (infraProvisioned && o.infra?.spec?.providerID) return 'Provisioned';
   if (o.bootstrapReady) return 'Provisioning';
   return 'Pending';

@@ -10,6 +10,10 @@
 //     written — nothing is handed over, so a cluster-wide failure does not delete every machine.
 // Status: expectedMachines, currentHealthy, remediationsAllowed, targets. A pass is scheduled
 // again for the earliest moment a target may turn unhealthy (a timeout running).
+// The Nodes judged are those of the check's cluster (remote.ts): a workload cluster's own, or the
+// management API's for the cluster bosun runs in. While a workload API cannot be read nothing is
+// judged (Cluster API skips the check until its cluster cache connects): an API that is down is
+// not a Node that is gone, and remediating on it would delete every machine.
 import type * as api from '../api/index.js';
 import { Controller, isConflict, isNotFound, keyOf } from '../kube/index.js';
 import { storedSelectorMatches } from '../common/label-selectors.js';
@@ -17,6 +21,7 @@ import { ANNOTATION, type NewCapiCondition, CONDITION, MACHINES, MACHINE_HEALTH_
 import { type CapiContext, informers, onUnpause, pausedCheck } from './context.js';
 import { type HealthVerdict, judgeTarget, remediationAllowance } from './health.js';
 import { sameStatus } from './machine-status.js';
+import { RemoteUnavailable, remoteClusters } from './remote.js';
 
 /** The statuses of a Node's conditions, to tell a heartbeat from a change worth a pass. */
 const conditionStatuses = (node: api.Node | undefined) => JSON.stringify((node?.status?.conditions ?? []).map((c) => [c.type, c.status]));
@@ -28,6 +33,8 @@ export function machineHealthCheckController(ctx: CapiContext): Controller {
   const machines = inf.machines();
   const nodes = inf.nodes();
   const events = ctx.events('machinehealthcheck-controller');
+  const clusters = inf.clusters();
+  const remote = remoteClusters(ctx);
 
   const targetsOf = (check: api.MachineHealthCheck) => machines.list().filter((m) =>
     m.metadata.namespace === check.metadata.namespace && m.spec?.clusterName === check.spec.clusterName && !isDeleting(m) && storedSelectorMatches(check.spec.selector, m.metadata.labels));
@@ -51,9 +58,17 @@ export function machineHealthCheckController(ctx: CapiContext): Controller {
     const check = checks.getByKey(key);
     if (!check || isDeleting(check) || paused(check)) return;
     const now = ctx.clock.now();
+    const cluster = clusters.get(check.spec.clusterName, check.metadata.namespace);
+    let clusterNodes = nodes;
+    try {
+      if (cluster) clusterNodes = (await remote.access(cluster)).nodes;
+    } catch (e) {
+      if (e instanceof RemoteUnavailable) return { requeueAfterMs: 10_000 };
+      throw e;
+    }
     const targets = targetsOf(check);
     const verdicts = new Map<api.Machine, HealthVerdict>();
-    for (const m of targets) verdicts.set(m, judgeTarget(check, m, m.status?.nodeRef?.name ? nodes.get(m.status.nodeRef.name) : undefined, now));
+    for (const m of targets) verdicts.set(m, judgeTarget(check, m, m.status?.nodeRef?.name ? clusterNodes.get(m.status.nodeRef.name) : undefined, now));
     const unhealthy = targets.filter((m) => !verdicts.get(m)!.healthy);
     const healthy = targets.filter((m) => verdicts.get(m)!.healthy);
     const allowance = remediationAllowance(check, targets.length, unhealthy.length);
@@ -103,11 +118,18 @@ export function machineHealthCheckController(ctx: CapiContext): Controller {
     return Number.isFinite(next) ? { requeueAfterMs: next + 50 } : undefined;
   }
 
-  const controller = new Controller({ name: 'machinehealthcheck-controller', clock: ctx.clock, resyncPeriodMs: 30_000, sync });
+  const controller = new Controller({ name: 'machinehealthcheck-controller', clock: ctx.clock, resyncPeriodMs: 30_000, sync, onStarted: (signal) => remote.attach(signal) });
   const allChecksIn = (namespace?: string) => checks.list().filter((c) => !namespace || c.metadata.namespace === namespace).map(keyOf);
   controller.watch(checks);
   controller.watch(inf.clusters(), onUnpause(checks));
   controller.watch(machines, (m) => allChecksIn(m.metadata?.namespace));
   controller.watch(nodes, (node, type, old) => (type === 'update' && conditionStatuses(node) === conditionStatuses(old) ? undefined : allChecksIn(node.metadata?.annotations?.[ANNOTATION.clusterNamespace])));
+  remote.onNodeEvent((cluster, type, node, old) => {
+    if (type === 'update' && conditionStatuses(node) === conditionStatuses(old)) return;
+    for (const c of checks.list()) if (c.metadata.namespace === cluster.namespace && c.spec.clusterName === cluster.name) controller.enqueue(keyOf(c));
+  });
+  remote.onConnectionChange((cluster) => {
+    for (const c of checks.list()) if (c.metadata.namespace === cluster.namespace && c.spec.clusterName === cluster.name) controller.enqueue(keyOf(c));
+  });
   return controller;
 }

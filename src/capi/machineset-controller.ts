@@ -1,8 +1,10 @@
 // The MachineSet controller (Cluster API's machineset controller): keeps `spec.replicas` Machines
 // of its template. A new Machine is named `<set>-<random>`; its infrastructure machine is cloned
 // first from the template spec.template.spec.infrastructureRef names (a LocalMachineTemplate
-// gives a LocalMachine of the same name as the Machine), then the Machine is created, owned by
-// the set. Too many: machinesToDelete picks whom (machineset-scaling.ts). Machines a
+// gives a LocalMachine of the same name as the Machine), and so is its bootstrap config from the
+// template spec.template.spec.bootstrap.configRef names (a KubeadmConfigTemplate gives a
+// KubeadmConfig), then the Machine is created, owned by the set and pointing at the clones. A
+// missing template blocks the scale-up with ScalingUp's message naming it, and nothing is created. Too many: machinesToDelete picks whom (machineset-scaling.ts). Machines a
 // MachineHealthCheck handed over (OwnerRemediated=False) are deleted, their replacements made in
 // the same pass. Machines being deleted do not count, so a replacement boots while the old one
 // drains. Creations and deletions the cache has not shown yet are remembered (expectations), so
@@ -18,6 +20,12 @@ import { machinesToDelete, machinesToRemediate, remediationBudget } from './mach
 import { sameStatus } from './machine-status.js';
 import { isMachineReady } from '../kube/readiness.js';
 
+/** How often a MachineSet whose template is missing looks for it again. */
+const TEMPLATE_POLL_MS = 10_000;
+
+/** A template of a provider object (InfraMachineTemplate, KubeadmConfigTemplate): spec.template is what is cloned. */
+type MachineTemplate = InfraMachineTemplate;
+
 const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 const randomSuffix = () => Array.from({ length: 5 }, () => SUFFIX_ALPHABET[randomInt(SUFFIX_ALPHABET.length)]).join('');
 
@@ -31,11 +39,39 @@ export function machineSetController(ctx: CapiContext): Controller {
 
   const ownedBy = (set: api.MachineSet) => machines.list().filter((m) => m.metadata.namespace === set.metadata.namespace && controllerOf(m)?.uid === set.metadata.uid);
 
-  /** Clones the infrastructure template into an infrastructure machine named `name`; returns its reference. */
-  async function cloneInfrastructure(set: api.MachineSet, name: string, labels: Record<string, string>): Promise<ContractRef> {
-    const templateRef = set.spec.template.spec.infrastructureRef;
-    const template = await ctx.client.read(await ctx.resolve<InfraMachineTemplate>(templateRef), templateRef.name, set.metadata.namespace);
-    if (!template) throw new Error(`${templateRef.kind} ${set.metadata.namespace}/${templateRef.name} (spec.template.spec.infrastructureRef) does not exist`);
+  /**
+   * The templates a new Machine is cloned from: spec.template.spec.infrastructureRef's and, when
+   * set, spec.template.spec.bootstrap.configRef's (a KubeadmConfigTemplate). A missing one is named
+   * in `missing`, so that nothing is created until every template is there.
+   */
+  async function readTemplates(set: api.MachineSet): Promise<{ templates: { ref: ContractRef; template: MachineTemplate }[] } | { missing: string }> {
+    const refs: [ContractRef, string][] = [[set.spec.template.spec.infrastructureRef, 'spec.template.spec.infrastructureRef']];
+    const configRef = set.spec.template.spec.bootstrap?.configRef;
+    if (configRef?.name) refs.push([configRef, 'spec.template.spec.bootstrap.configRef']);
+    const templates: { ref: ContractRef; template: MachineTemplate }[] = [];
+    for (const [ref, field] of refs) {
+      const what = `${ref.kind} ${set.metadata.namespace}/${ref.name} (${field})`;
+      let template: MachineTemplate | undefined;
+      try {
+        template = await ctx.client.read(await ctx.resolve<MachineTemplate>(ref), ref.name, set.metadata.namespace);
+      } catch (e) {
+        return { missing: `${what} cannot be read: ${(e as Error).message}` };
+      }
+      if (!template) return { missing: `${what} does not exist` };
+      templates.push({ ref, template });
+    }
+    return { templates };
+  }
+
+  /**
+   * Clones a template's spec.template into an object named `name` of the template's kind without
+   * "Template" (a LocalMachineTemplate gives a LocalMachine, a KubeadmConfigTemplate a
+   * KubeadmConfig), as Cluster API's external.CreateFromTemplate does: the template's labels and
+   * annotations, the Machine's labels, the cloned-from annotations, and the MachineSet as its
+   * controller until the Machine controller makes the Machine its controller — so a clone whose
+   * Machine never came goes with the set. Returns its reference.
+   */
+  async function cloneFromTemplate(set: api.MachineSet, templateRef: ContractRef, template: MachineTemplate, name: string, labels: Record<string, string>): Promise<ContractRef> {
     const kind = String(templateRef.kind).replace(/Template$/, '');
     const resource = await ctx.resolve({ apiGroup: templateRef.apiGroup, kind });
     await ctx.client.create(resource, {
@@ -46,13 +82,14 @@ export function machineSetController(ctx: CapiContext): Controller {
         namespace: set.metadata.namespace,
         labels: { ...(template.spec?.template?.metadata?.labels ?? {}), ...labels },
         annotations: { ...(template.spec?.template?.metadata?.annotations ?? {}), [ANNOTATION.clonedFromName]: templateRef.name, [ANNOTATION.clonedFromGroupKind]: `${templateRef.kind}.${templateRef.apiGroup}` },
+        ownerReferences: [controllerReference({ apiVersion: API_VERSION, kind: 'MachineSet', ...set })],
       },
       spec: structuredClone(template.spec?.template?.spec ?? {}),
     });
     return { apiGroup: templateRef.apiGroup, kind, name };
   }
 
-  async function createMachine(set: api.MachineSet): Promise<void> {
+  async function createMachine(set: api.MachineSet, templates: { ref: ContractRef; template: MachineTemplate }[]): Promise<void> {
     const template = set.spec.template;
     const name = `${set.metadata.name}-${randomSuffix()}`;
     const labels: Record<string, string> = {
@@ -61,17 +98,22 @@ export function machineSetController(ctx: CapiContext): Controller {
       [LABEL.clusterName]: set.spec.clusterName,
       ...(set.metadata.labels?.[LABEL.deploymentName] ? { [LABEL.deploymentName]: set.metadata.labels[LABEL.deploymentName] } : {}),
     };
-    const infrastructureRef = await cloneInfrastructure(set, name, labels);
+    const clones: ContractRef[] = [];
     try {
+      for (const t of templates) clones.push(await cloneFromTemplate(set, t.ref, t.template, name, labels));
+      const [infrastructureRef, configRef] = clones;
       await ctx.client.create(MACHINES, {
         apiVersion: API_VERSION,
         kind: 'Machine',
         metadata: { name, namespace: set.metadata.namespace, labels, annotations: { ...(template.metadata?.annotations ?? {}) }, ownerReferences: [controllerReference({ apiVersion: API_VERSION, kind: 'MachineSet', ...set })] },
-        spec: { ...structuredClone(template.spec), clusterName: set.spec.clusterName, infrastructureRef },
+        spec: {
+          ...structuredClone(template.spec), clusterName: set.spec.clusterName, infrastructureRef,
+          ...(configRef ? { bootstrap: { ...template.spec.bootstrap, configRef } } : {}),
+        },
       });
     } catch (e) {
-      // No Machine: no orphan infrastructure either.
-      await ctx.client.delete(await ctx.resolve(infrastructureRef), name, set.metadata.namespace).catch(() => undefined);
+      // No Machine: no orphan clones either.
+      for (const ref of clones) await ctx.client.delete(await ctx.resolve(ref), name, set.metadata.namespace).catch(() => undefined);
       throw e;
     }
   }
@@ -151,11 +193,21 @@ export function machineSetController(ctx: CapiContext): Controller {
       active = active.filter((m) => !remediate.includes(m));
 
       const diff = desiredReplicas(set) - active.length;
+      const found = diff > 0 ? await readTemplates(set) : { templates: [] };
+      if ('missing' in found) {
+        // Bad input, not a failure: say so and look again (the template may come), touching nothing.
+        scaling.up = `Scaling up from ${active.length} to ${desiredReplicas(set)} replicas is blocked: ${found.missing}`;
+        if (!String(set.status?.conditions?.find((c) => c.type === CONDITION.scalingUp)?.message).includes(found.missing)) {
+          void events.event(eventTarget(set, 'MachineSet'), 'Warning', 'TemplateNotFound', found.missing);
+        }
+        await writeStatus(set, active, scaling);
+        return { requeueAfterMs: TEMPLATE_POLL_MS };
+      }
       if (diff > 0) {
         expectations.expect(key, diff, 0);
         for (let i = 0; i < diff; i++) {
           try {
-            await createMachine(set);
+            await createMachine(set, found.templates);
           } catch (e) {
             expectations.lowerExpectations(key, diff - i, 0);
             scaling.up = `Failed to create a Machine: ${(e as Error).message}`;

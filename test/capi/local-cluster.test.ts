@@ -53,4 +53,15 @@ test('masters adopted, workers from the MachineDeployment, booted from the MCO\'
   const listing = await c.kubectlOk(['-n', NS, 'get', 'machines', '-o', 'name']);
   assert.equal(listing.trim().split('\n').length, 3);
   assert.equal((await c.kube.list(MACHINES, NS)).items.length, 3);
+
+  // bosun's own Cluster has no control-plane provider and no kubeconfig Secret: its workload API is
+  // the management API itself, which the probe reaches, so the Cluster is Available.
+  const available = await eventually('the Cluster Available', async () => {
+    const x = await c.kube.get(CLUSTERS, 'local', NS);
+    return x.status?.conditions?.find((k) => k.type === 'Available')?.status === 'True' ? x : undefined;
+  }, 60_000);
+  const probe = available.status!.conditions!.find((k) => k.type === 'RemoteConnectionProbe')!;
+  assert.equal(probe.status, 'True');
+  assert.equal(probe.reason, 'ProbeSucceeded');
+  assert.equal(await c.kube.read(resources.secrets, 'local-kubeconfig', NS), undefined);
 });

@@ -117,6 +117,17 @@ test('machineStatus: the phase follows bootstrap, infrastructure and node; Faile
   assert.deepEqual(running.nodeRef, { name: 'm' });
   assert.equal(running.failureDomain, 'local-b');
   assert.deepEqual(running.conditions.filter((c) => ['Ready', 'Available', 'NodeHealthy'].includes(c.type)).map((c) => [c.type, c.status]), [['NodeHealthy', 'True'], ['Ready', 'True'], ['Available', 'True']]);
+  // A workload API that cannot be read: nodeRef, nodeInfo and Running stay; the node conditions are Unknown.
+  const unreachable = machineStatus({ machine: machine(running), bootstrapReady: true, infra: infra(true), nodeUnreachable: 'connect ECONNREFUSED', now }).status;
+  assert.equal(unreachable.phase, 'Running');
+  assert.deepEqual(unreachable.nodeRef, { name: 'm' });
+  assert.deepEqual(unreachable.nodeInfo, { osImage: 'bosun' });
+  assert.deepEqual(unreachable.conditions.filter((c) => ['NodeReady', 'NodeHealthy', 'Ready'].includes(c.type)).map((c) => [c.type, c.status, c.reason, c.message]), [
+    ['NodeReady', 'Unknown', 'ConnectionDown', 'Cannot read the Node m: connect ECONNREFUSED'],
+    ['NodeHealthy', 'Unknown', 'ConnectionDown', 'Cannot read the Node m: connect ECONNREFUSED'],
+    ['Ready', 'False', 'NotReady', 'Cannot read the Node m: connect ECONNREFUSED'],
+  ]);
+  assert.equal(phase({ bootstrapReady: true, infra: infra(true), nodeUnreachable: 'down' }), 'Provisioned', 'never had a Node: not Running');
   const kept = machineStatus({ machine: machine({ conditions: [{ type: 'HealthCheckSucceeded', status: 'False', reason: 'UnhealthyNode', message: 'x' }] }), bootstrapReady: true, infra: infra(true), node: readyNode, now }).status;
   assert.equal(kept.conditions.find((c) => c.type === 'HealthCheckSucceeded')!.reason, 'UnhealthyNode', 'conditions of other controllers are kept');
   assert.equal(kept.conditions.find((c) => c.type === 'Ready')!.status, 'False', 'a failed health check makes the Machine not Ready');
