@@ -5,8 +5,12 @@
 import { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { holdLifeline } from '../common/lifeline.js';
+import { usePrivateUmask } from '../common/private-files.js';
 
 holdLifeline();
+// Before anything is created: every file and directory a component (or a process it starts:
+// etcd, Prometheus, the machines' agents) writes is private to this user (common/private-files.ts).
+usePrivateUmask();
 
 type Registrar = { register(program: Command): void };
 
