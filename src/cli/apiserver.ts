@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { parseHostPort } from '../common/listen.js';
 import type { EtcdStorageOptions } from '../apiserver/storage/etcd.js';
 import { checkServiceCidr, DEFAULT_SERVICE_CIDR } from '../apiserver/kinds/service-allocation.js';
+import { registerMigrate } from './apiserver-migrate.js';
 
 interface ApiServerFlags {
   dataDir: string;
@@ -19,7 +20,7 @@ interface ApiServerFlags {
 }
 
 /** The etcd storage the flags ask for, checked; undefined for SQLite. */
-export function etcdOptions(opts: ApiServerFlags): EtcdStorageOptions | undefined {
+export function etcdOptions(opts: Pick<ApiServerFlags, 'etcdServers' | 'etcdPrefix' | 'etcdCafile' | 'etcdCertfile' | 'etcdKeyfile'>): EtcdStorageOptions | undefined {
   const tlsFlags = [opts.etcdCafile, opts.etcdCertfile, opts.etcdKeyfile].some((f) => f !== undefined);
   if (!opts.etcdServers) {
     if (tlsFlags) throw new Error('--etcd-cafile/--etcd-certfile/--etcd-keyfile need --etcd-servers');
@@ -40,7 +41,7 @@ export function etcdOptions(opts: ApiServerFlags): EtcdStorageOptions | undefine
 }
 
 export function register(program: Command): void {
-  program
+  const apiserver = program
     .command('apiserver')
     .description('run the embedded Kubernetes-compatible API server (HTTPS; SQLite storage, or etcd shared by several servers) in the foreground')
     .option('--data-dir <dir>', 'where the database, certificates, token and kubeconfig live', '.bosun')
@@ -110,4 +111,5 @@ Cluster IPs come from --service-cluster-ip-range (OpenShift's 172.30.0.0/16 unle
       process.once('SIGTERM', () => void shutdown('SIGTERM'));
       process.once('SIGINT', () => void shutdown('SIGINT'));
     });
+  registerMigrate(apiserver);
 }

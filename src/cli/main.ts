@@ -18,6 +18,8 @@ type Registrar = { register(program: Command): void };
 const commands: Record<string, Array<() => Promise<Registrar>>> = {
   start: [() => import('./start.js')],
   destroy: [() => import('./destroy.js')],
+  backup: [() => import('./backup.js')],
+  restore: [() => import('./restore.js')],
   apiserver: [() => import('./apiserver.js')],
   'cluster-version-operator': [() => import('./cluster-version-operator.js')],
   release: [() => import('./release.js'), () => import('./release-signing.js')],
