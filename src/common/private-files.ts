@@ -47,11 +47,12 @@ export function usePrivateUmask(): void {
 const octal = (mode: number): string => `0${(mode & 0o7777).toString(8)}`;
 
 /**
- * Group and other bits a directory or file must not have: a directory may keep its search (x) bits
- * — an administrator who lets machine users reach their roots (the Ignition binary writes ssh
- * keys as them) opens only that, and nobody can list the directory or read a 0600 file in it.
+ * Group and other bits that make a directory or file open: any of them on a file; read or write on
+ * a directory, which is then closed entirely (0700). A directory with only search (x) bits is left
+ * so: an administrator who lets machine users reach their roots (the Ignition binary writes ssh
+ * keys as them) opens only that (0711), and nobody can list it or read a 0600 file in it.
  */
-const forbiddenBits = (isDirectory: boolean): number => (isDirectory ? 0o066 : 0o077);
+const openBits = (isDirectory: boolean): number => (isDirectory ? 0o066 : 0o077);
 
 /**
  * Makes `path` (a file or directory that exists) private to this user: refuses a symlink or a
@@ -66,9 +67,8 @@ export function tighten(path: string, what = 'file'): boolean {
   if (uid !== undefined && stat.uid !== uid) {
     throw new PrivateFileError(`${path} belongs to uid ${stat.uid}, not to this user (uid ${uid}): another user could open the ${what} whatever its mode; chown it to this user (or start bosun as uid ${stat.uid})`);
   }
-  const bits = stat.mode & forbiddenBits(stat.isDirectory());
-  if (bits === 0) return false;
-  const mode = stat.mode & 0o7777 & ~bits;
+  if ((stat.mode & openBits(stat.isDirectory())) === 0) return false;
+  const mode = stat.mode & 0o700;
   chmodSync(path, mode);
   log.warn({ path, was: octal(stat.mode), now: octal(mode) }, `${path} was open to other users (mode ${octal(stat.mode)}): changed it to ${octal(mode)}`);
   return true;
@@ -108,7 +108,7 @@ export function ensurePrivateStore(file: string, parentDir: string): void {
 
 /**
  * The start check of a whole data directory: the directory itself and everything in it but the
- * machine roots tightened (directories 0700 or 0711, files without group/other bits). Returns the
+ * machine roots tightened (open directories to 0700, files to their owner's bits). Returns the
  * paths it changed, relative to `dir`.
  */
 export function secureDataDir(dir: string): string[] {

@@ -23,6 +23,8 @@ export const CLOUD_STORE = 'cloud/state.db';
 
 /** Paths in the data directory that are not the cluster's state (see the header). */
 const LEFT_OUT = new Set(['machines', 'bosun.pid', 'audit.log', 'cloud/endpoint.json', 'etcd']);
+/** Pages the online backup copies per step (4 KiB each). */
+const STEP_PAGES = 4096;
 const STORE_COMPANION = /\.db-(wal|shm|journal)$/;
 
 export interface BackupOptions {
@@ -52,19 +54,20 @@ async function copyStore(source: string, target: string, name: string, say: (lin
   const db = new Database(source, { fileMustExist: true });
   try {
     db.pragma('busy_timeout = 5000');
-    let reported = -1;
-    await db.backup(target, {
+    let reported = 0;
+    const { totalPages } = await db.backup(target, {
       progress: ({ totalPages, remainingPages }) => {
-        const percent = totalPages === 0 ? 100 : Math.floor(((totalPages - remainingPages) / totalPages) * 100);
-        if (percent >= reported + 25 || remainingPages === 0) {
+        const percent = Math.floor(((totalPages - remainingPages) / totalPages) * 100);
+        if (percent >= reported + 10 && remainingPages > 0) {
           reported = percent;
           say(`      ${name}: ${percent}% of ${totalPages} pages`);
         }
         // Pages per step: a writer on another connection restarts the copy between steps, so
         // large steps let it finish under a steady stream of writes.
-        return 4096;
+        return STEP_PAGES;
       },
     });
+    say(`      ${name}: ${totalPages} pages copied`);
   } finally {
     db.close();
   }
