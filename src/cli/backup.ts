@@ -18,10 +18,10 @@ A cluster started with --etcd keeps its API state in etcd: take an etcd snapshot
 Example:
   $ bosun backup --data-dir .bosun --to cluster.backup
   [1/3] copying the API server's store (state.db) with SQLite's online backup
-        state.db: 100% of 1514 pages
+        state.db: 1514 pages copied
         revision 8412, 1068 objects
   [2/3] copying the local cloud's store (cloud/state.db)
-        cloud/state.db: 100% of 12 pages
+        cloud/state.db: 12 pages copied
   [3/3] writing cluster.backup: the stores and 131 files (keys, certificates, kubeconfig, releases)
   backed up revision 8412 (1068 objects, 133 files) to cluster.backup`)
     .action(async (opts: { dataDir: string; to: string }) => {
