@@ -13,7 +13,10 @@ interface MigrateFlags {
   etcdKeyfile?: string;
 }
 
-export function registerMigrate(apiserver: Command): void {
+/** Adds `migrate` to the `apiserver` command (apiserver.ts, registered first: main.ts). */
+export function register(program: Command): void {
+  const apiserver = program.commands.find((c) => c.name() === 'apiserver');
+  if (!apiserver) throw new Error('bosun apiserver must be registered before its migrate subcommand');
   apiserver
     .command('migrate')
     .description("move a stopped API server's SQLite store (DIR/state.db) into etcd, the objects as they are")

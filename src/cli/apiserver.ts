@@ -4,7 +4,6 @@ import { existsSync } from 'node:fs';
 import { parseHostPort } from '../common/listen.js';
 import type { EtcdStorageOptions } from '../apiserver/storage/etcd.js';
 import { checkServiceCidr, DEFAULT_SERVICE_CIDR } from '../apiserver/kinds/service-allocation.js';
-import { registerMigrate } from './apiserver-migrate.js';
 
 interface ApiServerFlags {
   dataDir: string;
@@ -41,7 +40,7 @@ export function etcdOptions(opts: Pick<ApiServerFlags, 'etcdServers' | 'etcdPref
 }
 
 export function register(program: Command): void {
-  const apiserver = program
+  program
     .command('apiserver')
     .description('run the embedded Kubernetes-compatible API server (HTTPS; SQLite storage, or etcd shared by several servers) in the foreground')
     .option('--data-dir <dir>', 'where the database, certificates, token and kubeconfig live', '.bosun')
@@ -111,5 +110,4 @@ Cluster IPs come from --service-cluster-ip-range (OpenShift's 172.30.0.0/16 unle
       process.once('SIGTERM', () => void shutdown('SIGTERM'));
       process.once('SIGINT', () => void shutdown('SIGINT'));
     });
-  registerMigrate(apiserver);
 }

@@ -20,7 +20,7 @@ const commands: Record<string, Array<() => Promise<Registrar>>> = {
   destroy: [() => import('./destroy.js')],
   backup: [() => import('./backup.js')],
   restore: [() => import('./restore.js')],
-  apiserver: [() => import('./apiserver.js')],
+  apiserver: [() => import('./apiserver.js'), () => import('./apiserver-migrate.js')],
   'cluster-version-operator': [() => import('./cluster-version-operator.js')],
   release: [() => import('./release.js'), () => import('./release-signing.js')],
   adm: [() => import('./adm-release.js'), () => import('./adm-upgrade.js'), () => import('./adm-alerts.js'), () => import('./adm-top.js')],
