@@ -23,6 +23,6 @@ Example:
   $ bosun start --data-dir .bosun`)
     .action(async (file: string, opts: { dataDir: string; force?: boolean }) => {
       const { restoreBackup } = await import('../cluster/backup/restore.js');
-      restoreBackup({ file, dataDir: opts.dataDir, force: opts.force, progress: (line) => console.log(line) });
+      await restoreBackup({ file, dataDir: opts.dataDir, force: opts.force, progress: (line) => console.log(line) });
     });
 }

@@ -3,7 +3,8 @@
 // server started there serves every write acknowledged before the backup began — same objects,
 // same Secrets, same resourceVersions — and replays a watch from a restored resourceVersion.
 // `bosun apiserver migrate --to-etcd` moves an SQLite store into a real etcd (Debian's etcd-server;
-// skipped without it) and an API server on etcd lists the same objects. Bad input gets clear errors.
+// skipped without it) and an API server on etcd lists the same objects; a cluster on etcd is backed
+// up with an etcd snapshot and restored from it. Bad input gets clear errors.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -15,7 +16,8 @@ import { gzipSync } from 'node:zlib';
 import { CloudService } from '../../src/cloud/service.js';
 import { CloudStore } from '../../src/cloud/store.js';
 import { startApiServerProcess } from '../../bench/lib/apiserver-process.js';
-import { httpsJson, startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
+import { startEtcdControlPlane } from '../../src/cluster/etcd-control-plane.js';
+import { httpsJson, runKubectl, startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
 import { runBosun } from '../helpers/cli.js';
 import { skipWithoutEtcd, startTestEtcd } from '../helpers/etcd.js';
 
@@ -141,7 +143,7 @@ test('bad input: a missing, corrupt or truncated file, a running or non-empty di
     cases.push({ args: ['restore', file, '--data-dir', join(root, 'full')], error: /full is not empty \(1 entry\): restore into a new or empty directory, or give --force/ });
     cases.push({ args: ['backup', '--data-dir', dataDir, '--to', file], error: /bad\.backup already exists; give another --to or remove it/ });
     cases.push({ args: ['backup', '--data-dir', join(root, 'nowhere'), '--to', join(root, 'x.backup')], error: /nowhere does not exist: give the data directory of a cluster/ });
-    cases.push({ args: ['backup', '--data-dir', join(root, 'full'), '--to', join(root, 'y.backup')], error: /has no API server store \(state\.db\): it is not a bosun data directory/ });
+    cases.push({ args: ['backup', '--data-dir', join(root, 'full'), '--to', join(root, 'y.backup')], error: /has no API server store \(state\.db, or etcd\/ of a cluster started with --etcd\): it is not a bosun data directory/ });
     for (const c of cases) {
       const r = await runBosun(c.args);
       assert.equal(r.code, 1, `bosun ${c.args.join(' ')} exits 1 (stdout: ${r.stdout})`);
@@ -219,5 +221,39 @@ test('bosun apiserver migrate --to-etcd moves an SQLite store into etcd; an API 
     }
     await etcd.stop();
     await api.stop().catch(() => undefined);
+  }
+});
+
+test("a cluster on etcd (bosun start --etcd's control plane) is backed up with an etcd snapshot and restored with its resourceVersions", { skip: skipWithoutEtcd, timeout: 180_000 }, async () => {
+  const dataDir = join(root, 'on-etcd');
+  let plane = await startEtcdControlPlane({ dataDir, host: '127.0.0.1', port: 0, logLevel: 'warn' });
+  let kubectl = (args: string[]) => runKubectl(plane.server.kubeconfigPath, args);
+  let secret: any;
+  const file = join(root, 'on-etcd.backup');
+  try {
+    assert.equal((await kubectl(['create', 'secret', 'generic', 'kept', '--from-literal=password=s3cret'])).code, 0);
+    secret = JSON.parse((await kubectl(['get', 'secret', 'kept', '-o', 'json'])).stdout);
+    const backup = await runBosun(['backup', '--data-dir', dataDir, '--to', file], { timeoutMs: 120_000 });
+    assert.equal(backup.code, 0, backup.stderr);
+    assert.match(backup.stdout, /\[1\/3\] taking a snapshot of the cluster's etcd \(etcd\/snapshot\.db\)/);
+    assert.equal((await kubectl(['create', 'configmap', 'after-backup'])).code, 0);
+  } finally {
+    await plane.stop();
+  }
+  const target = join(root, 'etcd-restored');
+  const restore = await runBosun(['restore', file, '--data-dir', target], { timeoutMs: 120_000 });
+  assert.equal(restore.code, 0, restore.stderr);
+  assert.match(restore.stdout, /etcd member etcd-0: from the snapshot/);
+  plane = await startEtcdControlPlane({ dataDir: target, host: '127.0.0.1', port: 0, logLevel: 'warn' });
+  kubectl = (args: string[]) => runKubectl(plane.server.kubeconfigPath, args);
+  try {
+    const restored = JSON.parse((await kubectl(['get', 'secret', 'kept', '-o', 'json'])).stdout);
+    assert.equal(restored.metadata.uid, secret.metadata.uid);
+    assert.equal(restored.metadata.resourceVersion, secret.metadata.resourceVersion, 'etcd keeps the revisions');
+    assert.deepEqual(restored.data, secret.data);
+    const after = await kubectl(['get', 'configmap', 'after-backup']);
+    assert.notEqual(after.code, 0, 'what came after the backup is not there');
+  } finally {
+    await plane.stop();
   }
 });

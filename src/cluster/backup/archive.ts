@@ -1,7 +1,7 @@
 // The backup file's format: bosun's own, one gzip stream (Node's zlib) holding
 //
 //   line 1   the manifest, JSON: {"format":"bosun-backup","version":1,"createdAt":…,
-//            "storage":"sqlite","revision":N,"files":[{"path","mode","size","sha256"}, …]}
+//            "storage":"sqlite"|"etcd","revision":N,"objects":N,"files":[{"path","mode","size","sha256"}, …]}
 //   then     each file's bytes, in the manifest's order, back to back (sizes from the manifest)
 //
 // No tar: bosun has no tar library among its dependencies, and a manifest with sizes and digests
@@ -30,11 +30,11 @@ export interface BackupManifest {
   format: typeof BACKUP_FORMAT;
   version: typeof BACKUP_VERSION;
   createdAt: string;
-  /** Where the API server's objects were: its SQLite store (state.db). */
-  storage: 'sqlite';
+  /** Where the API server's objects were: its SQLite store (state.db), or etcd (etcd/snapshot.db). */
+  storage: 'sqlite' | 'etcd';
   /** The API store's revision in the backup: the newest resourceVersion it holds. */
   revision: number;
-  /** The API store's objects, for `bosun restore` to report. */
+  /** The API store's objects (etcd: keys under /registry), for `bosun restore` to report. */
   objects: number;
   files: BackupFile[];
 }

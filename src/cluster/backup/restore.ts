@@ -10,12 +10,14 @@
 // is not empty unless forced; forced, the directory's state is replaced and its machines' disks
 // (DIR/machines, not in a backup) are kept, so a cluster restored in place keeps its machines.
 // The whole backup is read and verified before anything in the directory changes.
-import { existsSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { dirname, join, resolve } from 'node:path';
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../common/private-files.js';
 import { holder } from '../install/data-dir-lock.js';
 import { BackupError, readArchive, type BackupManifest } from './archive.js';
-import { API_STORE, CLOUD_STORE } from './backup.js';
+import { API_STORE, CLOUD_STORE, ETCD_MEMBERS, ETCD_SNAPSHOT } from './backup.js';
 
 /** Kept by a forced restore: the machines' disks. */
 const KEPT = 'machines';
@@ -27,15 +29,17 @@ export interface RestoreOptions {
   progress?: (line: string) => void;
 }
 
-/** Processes (other than this one) holding one of the directory's stores open. */
+/** Processes (other than this one) holding one of the directory's stores open (etcd's members: anything under etcd/). */
 export function storeUsers(dataDir: string): number[] {
   const stores = [API_STORE, CLOUD_STORE].flatMap((s) => [join(dataDir, s), join(dataDir, `${s}-wal`)]);
+  const etcd = join(dataDir, 'etcd') + '/';
+  const isStore = (target: string) => stores.includes(target) || target.startsWith(etcd);
   const pids: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     try {
       const fds = readdirSync(join('/proc', entry, 'fd'));
-      if (fds.some((fd) => stores.includes(readlinkSync(join('/proc', entry, 'fd', fd))))) pids.push(Number(entry));
+      if (fds.some((fd) => isStore(readlinkSync(join('/proc', entry, 'fd', fd))))) pids.push(Number(entry));
     } catch {
       // gone, or not ours to read
     }
@@ -51,7 +55,33 @@ export function refuseIfRunning(dataDir: string, shown: string): void {
   if (users.length > 0) throw new BackupError('ClusterRunning', `the cluster in ${shown} is running: process${users.length === 1 ? '' : 'es'} ${users.join(', ')} ha${users.length === 1 ? 's' : 've'} its stores open; stop ${users.length === 1 ? 'it' : 'them'} first`);
 }
 
-export function restoreBackup(options: RestoreOptions): BackupManifest {
+/** Where etcdctl is (Debian's etcd-client), if installed. */
+function findEtcdctl(): string | undefined {
+  return (process.env.PATH ?? '/usr/bin').split(':').filter(Boolean).map((d) => join(d, 'etcdctl')).find((p) => existsSync(p));
+}
+
+/**
+ * Makes each etcd member's data directory from the snapshot (etcdctl snapshot restore), with the
+ * membership etcd-cluster.ts starts them with, so that `bosun start --etcd` finds them as before.
+ */
+async function restoreEtcdMembers(dataDir: string, say: (line: string) => void): Promise<void> {
+  const etcdctl = findEtcdctl();
+  if (!etcdctl) throw new BackupError('NoEtcdctl', 'restoring a backup of a cluster on etcd needs etcdctl (apt-get install etcd-client)');
+  const members = JSON.parse(readFileSync(join(dataDir, ETCD_MEMBERS), 'utf8')) as Array<{ name: string; peerUrl: string }>;
+  const initialCluster = members.map((m) => `${m.name}=${m.peerUrl}`).join(',');
+  for (const member of members) {
+    say(`      etcd member ${member.name}: from the snapshot`);
+    await promisify(execFile)(etcdctl, [
+      'snapshot', 'restore', join(dataDir, ETCD_SNAPSHOT), '--name', member.name, '--data-dir', join(dataDir, 'etcd', member.name),
+      '--initial-cluster', initialCluster, '--initial-cluster-token', 'bosun-etcd', '--initial-advertise-peer-urls', member.peerUrl,
+    ], { env: { ...process.env, ETCDCTL_API: '3' } }).catch((e: Error & { stderr?: string }) => {
+      throw new BackupError('EtcdRestoreFailed', `etcdctl snapshot restore for ${member.name} failed: ${(e.stderr || e.message).trim()}`);
+    });
+  }
+  rmSync(join(dataDir, ETCD_SNAPSHOT));
+}
+
+export async function restoreBackup(options: RestoreOptions): Promise<BackupManifest> {
   const dataDir = resolve(options.dataDir);
   const say = options.progress ?? (() => undefined);
   say(`[1/3] reading and verifying ${options.file}`);
@@ -75,6 +105,7 @@ export function restoreBackup(options: RestoreOptions): BackupManifest {
     // Never wider than when backed up, and never open to other users whatever the backup says.
     writeFileSync(target, contents.get(file.path)!, { mode: (file.mode & 0o700) | PRIVATE_FILE_MODE });
   }
+  if (manifest.storage === 'etcd') await restoreEtcdMembers(dataDir, say);
   const machines = existsSync(join(dataDir, KEPT)) ? readdirSync(join(dataDir, KEPT)).length : 0;
   say(`[3/3] restored ${manifest.files.length} files${machines ? `; ${machines} machine disks kept` : ''}; start the cluster (bosun start --data-dir ${options.dataDir}) and it reconciles to the backup`);
   return manifest;
