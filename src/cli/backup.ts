@@ -13,7 +13,9 @@ writing: each copy is its database as of one committed transaction. With them go
 of the data directory (pki/, kubeconfig, releases/ and their signing key), but not the machines'
 disks (machines/), the audit log or the pid file. The file is bosun's own format: a gzip stream
 of a JSON manifest (each file's path, mode, size and SHA-256) followed by the files' bytes.
-A cluster started with --etcd keeps its API state in etcd: take an etcd snapshot instead.
+A cluster started with --etcd keeps its API state in etcd: its backup holds an etcd snapshot
+(etcd's Maintenance API, the whole keyspace at one revision), which bosun restore turns back into
+the members' data directories with etcdctl snapshot restore.
 
 Example:
   $ bosun backup --data-dir .bosun --to cluster.backup
@@ -27,6 +29,6 @@ Example:
     .action(async (opts: { dataDir: string; to: string }) => {
       const { takeBackup } = await import('../cluster/backup/backup.js');
       const manifest = await takeBackup({ dataDir: opts.dataDir, to: opts.to, progress: (line) => console.log(line) });
-      console.log(`backed up revision ${manifest.revision} (${manifest.objects} objects, ${manifest.files.length} files) to ${opts.to}`);
+      console.log(`backed up revision ${manifest.revision} (${manifest.objects} ${manifest.storage === 'etcd' ? 'keys' : 'objects'}, ${manifest.files.length} files) to ${opts.to}`);
     });
 }

@@ -12,7 +12,9 @@ export function register(program: Command): void {
 Refused while the cluster runs (a bosun start holding the directory, or any process with its stores
 open) and, without --force, when the directory is not empty. The whole file is verified (gzip CRC,
 each file's SHA-256) before anything changes. Objects come back at their resourceVersions, with
-their history, so a watch from a restored resourceVersion replays what followed it.
+their history, so a watch from a restored resourceVersion replays what followed it. A backup of a
+cluster on etcd (--etcd) makes each member's data directory from its snapshot with etcdctl
+snapshot restore (Debian's etcd-client); start it again with bosun start --etcd.
 
 Example:
   $ bosun restore cluster.backup --data-dir .bosun --force

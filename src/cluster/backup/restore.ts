@@ -86,7 +86,7 @@ export async function restoreBackup(options: RestoreOptions): Promise<BackupMani
   const say = options.progress ?? (() => undefined);
   say(`[1/3] reading and verifying ${options.file}`);
   const { manifest, contents } = readArchive(options.file);
-  say(`      taken ${manifest.createdAt}: revision ${manifest.revision}, ${manifest.objects} objects, ${manifest.files.length} files`);
+  say(`      taken ${manifest.createdAt}: revision ${manifest.revision}, ${manifest.objects} ${manifest.storage === 'etcd' ? 'keys' : 'objects'}, ${manifest.files.length} files`);
   if (existsSync(dataDir)) {
     refuseIfRunning(dataDir, options.dataDir);
     const present = readdirSync(dataDir);
@@ -107,6 +107,6 @@ export async function restoreBackup(options: RestoreOptions): Promise<BackupMani
   }
   if (manifest.storage === 'etcd') await restoreEtcdMembers(dataDir, say);
   const machines = existsSync(join(dataDir, KEPT)) ? readdirSync(join(dataDir, KEPT)).length : 0;
-  say(`[3/3] restored ${manifest.files.length} files${machines ? `; ${machines} machine disks kept` : ''}; start the cluster (bosun start --data-dir ${options.dataDir}) and it reconciles to the backup`);
+  say(`[3/3] restored ${manifest.files.length} files${machines ? `; ${machines} machine disks kept` : ''}; start the cluster (bosun start${manifest.storage === 'etcd' ? ' --etcd' : ''} --data-dir ${options.dataDir}) and it reconciles to the backup`);
   return manifest;
 }
