@@ -8,6 +8,8 @@
 // is all a restore needs. gzip's CRC catches a damaged stream; each file's SHA-256 catches a
 // manifest that does not match its contents. Paths are relative to the data directory, use "/",
 // and may not leave it (no "..", no absolute paths), so a crafted file cannot write elsewhere.
+// A restore reads the whole file into memory to verify it before changing anything: a backup holds
+// a cluster's state, not its machines' disks (tens of MiB for an installed cluster).
 import { createHash } from 'node:crypto';
 import { closeSync, constants, createReadStream, createWriteStream, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';

@@ -102,7 +102,7 @@ export async function restoreBackup(options: RestoreOptions): Promise<BackupMani
   for (const file of manifest.files) {
     const target = join(dataDir, ...file.path.split('/'));
     ensurePrivateDir(dirname(target));
-    // Never wider than when backed up, and never open to other users whatever the backup says.
+    // The owner's bits as backed up (read-write at least); never open to other users, whatever the backup says.
     writeFileSync(target, contents.get(file.path)!, { mode: (file.mode & 0o700) | PRIVATE_FILE_MODE });
   }
   if (manifest.storage === 'etcd') await restoreEtcdMembers(dataDir, say);
