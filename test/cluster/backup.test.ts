@@ -60,7 +60,19 @@ test('a backup taken while writes go on restores into a fresh directory with eve
     while (writes.acked.length < 100) await new Promise((r) => setTimeout(r, 20));
     const before = [...writes.acked];
     const file = join(root, 'live.backup');
+    // The cloud's store is written during the backup too: instances created one after another.
+    let backingUp = true;
+    const instances: string[] = [];
+    const cloudWrites = (async () => {
+      for (let i = 0; backingUp; i++) {
+        cloud.cloud.createInstance({ name: `during-${i}` });
+        instances.push(`during-${i}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    })();
     const backup = await runBosun(['backup', '--data-dir', dataDir, '--to', file], { timeoutMs: 120_000 });
+    backingUp = false;
+    await cloudWrites;
     const during = writes.acked.length - before.length;
     await writes.stop();
     assert.equal(backup.code, 0, backup.stderr);
@@ -94,6 +106,11 @@ test('a backup taken while writes go on restores into a fresh directory with eve
       assert.equal(w.kind === 'secrets' ? Buffer.from(item.data.value, 'base64').toString() : item.data.value, w.value);
     }
     for (const item of listed.values()) assert.ok(Number(item.metadata.resourceVersion) <= revision, 'nothing newer than the backup');
+    // One consistent point: every acknowledged write at or below the backup's revision is there,
+    // none above it (writes acknowledged while the backup ran included).
+    for (const w of writes.acked) {
+      assert.equal(listed.has(`${w.kind}/${w.name}`), Number(w.resourceVersion) <= revision, `${w.name} at ${w.resourceVersion} against the backup's revision ${revision}`);
+    }
 
     // A watch from a restored resourceVersion replays what followed it, in order.
     const from = before[0].resourceVersion;
@@ -104,10 +121,13 @@ test('a backup taken while writes go on restores into a fresh directory with eve
       .map(([, i]) => i).sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion)).map((i) => i.metadata.name);
     assert.deepEqual(replayed, expected, 'the watch replays every ConfigMap written after the resourceVersion, in order');
 
-    // The cloud's store came back with its instance.
+    // The cloud's store came back at one point too: its instance from before, and those created
+    // during the backup up to some moment, with none missing before it.
     const store = new CloudStore(join(target, 'cloud', 'state.db'));
     try {
-      assert.deepEqual(store.instances.list().map((i) => i.name), ['kept-machine']);
+      const names = store.instances.list().map((i) => i.name);
+      assert.equal(names[0], 'kept-machine');
+      assert.deepEqual(names.slice(1), instances.slice(0, names.length - 1), 'a prefix of the instances created during the backup');
     } finally {
       store.close();
     }
