@@ -36,7 +36,7 @@ async function startBosun(args: string[], ready: RegExp, env: NodeJS.ProcessEnv 
   await eventually(`bosun ${args[0]} ready`, () => {
     if (child.exitCode !== null) throw new Error(`bosun ${args.join(' ')} exited ${child.exitCode}: ${out}`);
     return ready.test(out);
-  }, { timeoutMs: 240_000, intervalMs: 200 });
+  }, { timeoutMs: 240_000, intervalMs: 200, detail: () => out.slice(-3000) });
   return { child, out: () => out };
 }
 
@@ -49,13 +49,14 @@ async function stop(child: ChildProcess, signal: NodeJS.Signals = 'SIGINT'): Pro
 
 /**
  * Every file under `dir` another user (not the owner, in its group or not) could read: its own
- * group/other read bit, and the search bit for them on every directory from `/` down to it.
+ * group/other read bit, and the search bit for them on every directory from `dir` down to it
+ * (what is above the data directory is the user's choice, and a temporary directory's is 0700).
  */
 function readableByOthers(dir: string): string[] {
   const reachable = (path: string, bit: number): boolean => {
     for (let d = dirname(path); ; d = dirname(d)) {
       if ((statSync(d).mode & bit) === 0) return false;
-      if (d === dirname(d)) return true;
+      if (d === dir) return true;
     }
   };
   const found: string[] = [];
@@ -130,6 +131,7 @@ test('a data directory left open to other users is tightened at start, saying wh
   writeFileSync(join(dataDir, 'state.db-wal'), '');
   writeFileSync(join(dataDir, 'kubeconfig'), 'apiVersion: v1\n');
   for (const [path, mode] of [['.', 0o755], ['pki', 0o755], ['state.db', 0o644], ['state.db-wal', 0o644], ['kubeconfig', 0o644]] as const) chmodSync(join(dataDir, path), mode);
+  assert.deepEqual(readableByOthers(dataDir).sort(), ['kubeconfig', 'pki', 'state.db', 'state.db-wal'], 'the check sees what is open');
 
   const server = await startBosun(['apiserver', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], /API server listening/, { BOSUN_LOG_LEVEL: 'warn' });
   try {
