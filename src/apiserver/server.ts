@@ -5,7 +5,7 @@
 // what a request does is decided in those files.
 import Fastify, { type FastifyInstance } from 'fastify';
 import { METHODS } from 'node:http';
-import { mkdirSync } from 'node:fs';
+import { ensurePrivateDir } from '../common/private-files.js';
 import { join, resolve } from 'node:path';
 import { logger } from '../common/log.js';
 import { openSqliteStorage } from './storage/sqlite.js';
@@ -51,7 +51,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   if (options.logLevel) log.level = options.logLevel;
   const serviceClusterIPRange = options.serviceClusterIPRange ?? DEFAULT_SERVICE_CIDR;
   checkServiceCidr(serviceClusterIPRange);
-  mkdirSync(dataDir, { recursive: true });
+  ensurePrivateDir(dataDir);
   // Valid for the `kubernetes` Service's cluster IP too, as kube-apiserver's own serving certificate is.
   const serving = await loadServingMaterial(dataDir, host, [...(options.servingNames ?? []), nthAddress(serviceClusterIPRange, 1)]);
 

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import YAML from 'yaml';
+import { ensurePrivateFile, tighten } from '../common/private-files.js';
 import { createCA, issueClientCert, issueServingCert, loadOrCreate, type KeyPair } from '../common/pki.js';
 
 export interface ServingMaterial {
@@ -36,6 +37,7 @@ export async function loadServingMaterial(dataDir: string, host: string, extraNa
   const serving = await loadOrCreate(pkiDir, 'apiserver', () => issueServingCert(ca, 'bosun-apiserver', ['127.0.0.1', 'localhost', '::1', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', host, ...extraNames]));
   const tokenPath = join(pkiDir, 'admin.token');
   if (!existsSync(tokenPath)) writeFileSync(tokenPath, randomBytes(32).toString('base64url') + '\n', { mode: 0o600 });
+  else tighten(tokenPath, 'admin token');
   const kubeletClientCert = await loadOrCreate(pkiDir, 'apiserver-kubelet-client', () => issueClientCert(ca, { commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'] }));
   const frontProxyCa = await loadOrCreate(pkiDir, 'front-proxy-ca', () => createCA('bosun-front-proxy-ca'));
   const proxyClientCert = await loadOrCreate(pkiDir, 'front-proxy-client', () => issueClientCert(frontProxyCa, { commonName: PROXY_CLIENT_NAME }));
@@ -52,5 +54,7 @@ export function writeKubeconfig(path: string, server: string, caPem: string, tok
     'current-context': 'admin@bosun',
     preferences: {},
   };
-  writeFileSync(path, YAML.stringify(kubeconfig), { mode: 0o600 });
+  // The admin token is in it: 0600 before the first byte, an older one tightened.
+  ensurePrivateFile(path, 'kubeconfig');
+  writeFileSync(path, YAML.stringify(kubeconfig));
 }

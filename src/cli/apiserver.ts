@@ -19,7 +19,7 @@ interface ApiServerFlags {
 }
 
 /** The etcd storage the flags ask for, checked; undefined for SQLite. */
-export function etcdOptions(opts: ApiServerFlags): EtcdStorageOptions | undefined {
+export function etcdOptions(opts: Pick<ApiServerFlags, 'etcdServers' | 'etcdPrefix' | 'etcdCafile' | 'etcdCertfile' | 'etcdKeyfile'>): EtcdStorageOptions | undefined {
   const tlsFlags = [opts.etcdCafile, opts.etcdCertfile, opts.etcdKeyfile].some((f) => f !== undefined);
   if (!opts.etcdServers) {
     if (tlsFlags) throw new Error('--etcd-cafile/--etcd-certfile/--etcd-keyfile need --etcd-servers');
@@ -92,6 +92,9 @@ Cluster IPs come from --service-cluster-ip-range (OpenShift's 172.30.0.0/16 unle
       const compactKeep = Number(opts.compactKeep);
       if (!Number.isInteger(compactKeep) || compactKeep < 1) throw new Error(`--compact-keep must be a positive integer, got "${opts.compactKeep}"`);
       const { startClusterServer } = await import('../apiserver/cluster-server.js');
+      const { secureDataDir } = await import('../common/private-files.js');
+      // Its state, keys and kubeconfig: private to this user, what others could read tightened or refused.
+      secureDataDir(opts.dataDir);
       const etcd = etcdOptions(opts);
       checkServiceCidr(opts.serviceClusterIpRange);
       if (opts.requestMetrics !== 'true' && opts.requestMetrics !== 'false') throw new Error(`--request-metrics is true or false, got "${opts.requestMetrics}"`);

@@ -88,6 +88,8 @@ Example:
       if (!['auto', 'binary', 'builtin'].includes(o.ignition)) throw new Error(`--ignition must be auto, binary or builtin, got "${o.ignition}"`);
       // Loaded here so that the client subcommands do not load the server, its database and Ignition.
       const { CloudService } = await import('../cloud/service.js');
+      const { secureDataDir } = await import('../common/private-files.js');
+      secureDataDir(dataDir);
       const { NodeAgentRuntime } = await import('../cluster/node-agent/runtime.js');
       const service = new CloudService({ dataDir, host, port, bootDelayMs: parseDuration(o.bootDelay, '--boot-delay'), ignition: o.ignition as IgnitionMode, runtime: new NodeAgentRuntime() });
       const url = await service.start();

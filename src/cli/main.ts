@@ -5,8 +5,12 @@
 import { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { holdLifeline } from '../common/lifeline.js';
+import { usePrivateUmask } from '../common/private-files.js';
 
 holdLifeline();
+// Before anything is created: every file and directory a component (or a process it starts:
+// etcd, Prometheus, the machines' agents) writes is private to this user (common/private-files.ts).
+usePrivateUmask();
 
 type Registrar = { register(program: Command): void };
 
@@ -14,7 +18,9 @@ type Registrar = { register(program: Command): void };
 const commands: Record<string, Array<() => Promise<Registrar>>> = {
   start: [() => import('./start.js')],
   destroy: [() => import('./destroy.js')],
-  apiserver: [() => import('./apiserver.js')],
+  backup: [() => import('./backup.js')],
+  restore: [() => import('./restore.js')],
+  apiserver: [() => import('./apiserver.js'), () => import('./apiserver-migrate.js')],
   'cluster-version-operator': [() => import('./cluster-version-operator.js')],
   release: [() => import('./release.js'), () => import('./release-signing.js')],
   adm: [() => import('./adm-release.js'), () => import('./adm-upgrade.js'), () => import('./adm-alerts.js'), () => import('./adm-top.js')],

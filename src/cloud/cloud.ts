@@ -73,7 +73,9 @@ export class LocalCloud {
     const machines = join(this.opts.dataDir, 'machines');
     mkdirSync(machines, { recursive: true, mode: 0o755 });
     const problem = this.firmware.problemWith(machines);
-    if (problem) this.log.warn(problem);
+    // Info, not a warning: a private (0700) data directory is bosun's default, and only machines
+    // given users' ssh keys need more.
+    if (problem) this.log.info(problem);
     // Machine directories of no live instance: left by a crash mid-create or mid-terminate.
     for (const id of readdirSync(machines)) {
       const instance = this.store.instances.get(id);

@@ -67,7 +67,7 @@ export class Firmware {
   /** Why machines under `machinesDir` would fail to write users' ssh keys, if they would. */
   problemWith(machinesDir: string): string | undefined {
     const blocked = this.binary ? untraversableAncestor(machinesDir) : undefined;
-    return blocked && `${blocked} is not searchable by other users (mode o-x): the Ignition client writes ssh keys as the user and will fail; chmod o+x ${blocked} or use another data directory`;
+    return blocked && `${blocked} is not searchable by other users (mode o-x): the Ignition client writes ssh keys (sshAuthorizedKeys) as the machine's user and would fail; to give machines users' ssh keys, chmod o+x ${blocked} (0711: reachable, not listable; bosun's stores and keys stay 0600)`;
   }
 
   async boot(m: MachineDir, signal: AbortSignal, report: (message: string) => void): Promise<BootResult> {

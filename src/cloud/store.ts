@@ -3,7 +3,7 @@
 // operation that validates and then writes runs inside one transaction, so a request either
 // leaves everything it meant to change or nothing.
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { ensurePrivateStore } from '../common/private-files.js';
 import { dirname } from 'node:path';
 import type { Instance, LoadBalancer, Route } from './types.js';
 
@@ -40,7 +40,8 @@ export class CloudStore {
   readonly routes: Collection<Route>;
 
   constructor(file: string) {
-    mkdirSync(dirname(file), { recursive: true });
+    // Instances' user data (bootstrap tokens) is in here: 0600 in a 0700 directory (private-files.ts).
+    ensurePrivateStore(file, dirname(file));
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');

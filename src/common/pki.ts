@@ -6,9 +6,10 @@
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { webcrypto } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
+import { ensurePrivateDir, tighten } from './private-files.js';
 
 type CryptoKey = webcrypto.CryptoKey;
 
@@ -183,11 +184,12 @@ export async function loadOrCreate(dir: string, name: string, make: () => Promis
   const certPath = join(dir, `${name}.crt`);
   const keyPath = join(dir, `${name}.key`);
   if (existsSync(certPath) && existsSync(keyPath)) {
+    tighten(keyPath, 'private key');
     return { certPem: readFileSync(certPath, 'utf8'), keyPem: readFileSync(keyPath, 'utf8') };
   }
-  mkdirSync(dir, { recursive: true });
+  ensurePrivateDir(dir);
   const pair = await make();
   writeFileSync(keyPath, pair.keyPem, { mode: 0o600 });
-  writeFileSync(certPath, pair.certPem);
+  writeFileSync(certPath, pair.certPem, { mode: 0o600 });
   return pair;
 }

@@ -29,7 +29,7 @@ export function loadOrCreateSigningKeys(dir: string): SigningKeys {
     pem = fs.readFileSync(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    fs.mkdirSync(dir, { recursive: true });
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     fs.writeFileSync(file, pem, { mode: 0o600 });

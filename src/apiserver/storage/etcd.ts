@@ -36,7 +36,8 @@ const RECONNECT_MS = 200;
 // changes; the cache's revision, and so bookmarks, keep up with the cluster.
 const PROGRESS_MS = 5_000;
 
-function encode(object: KubeObject): Buffer {
+/** An object as etcd keeps it: JSON without resourceVersion, which is the key's mod revision. */
+export function encode(object: KubeObject): Buffer {
   const { resourceVersion: _omitted, ...metadata } = object.metadata;
   return Buffer.from(JSON.stringify({ ...object, metadata }));
 }

@@ -15,7 +15,7 @@
 // operation is checked in order against the state the previous ones left, and a failing operation
 // fails only its own promise.
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { ensurePrivateStore } from '../../common/private-files.js';
 import { dirname } from 'node:path';
 import {
   StorageError,
@@ -88,7 +88,8 @@ export class SqliteStorage implements Storage {
   private readonly stmt;
 
   constructor(path: string, options: SqliteStorageOptions = {}) {
-    mkdirSync(dirname(path), { recursive: true });
+    // Every Secret is in here: created 0600 in a 0700 directory, or tightened (private-files.ts).
+    ensurePrivateStore(path, dirname(path));
     this.ringSize = options.ringSize ?? 10_000;
     this.maxBatch = options.maxBatch ?? 1_000;
     this.db = new Database(path);

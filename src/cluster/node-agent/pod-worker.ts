@@ -7,7 +7,7 @@
 // the restart policy with the crash-loop back-off and probed (exec probes in its environment), or,
 // for images that are not bosun's, a simulated container that is Running and Ready at once
 // (kwok-style).
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/sleep.js';
@@ -233,7 +233,10 @@ export class PodWorker {
       // process watching the file never reads half of it.
       if (existsSync(file) && readFileSync(file).equals(data[item.key])) continue;
       mkdirSync(dirname(file), { recursive: true });
-      writeFileSync(`${file}.updating`, data[item.key], { mode: item.mode ?? source.defaultMode ?? 0o644 });
+      writeFileSync(`${file}.updating`, data[item.key]);
+      // The volume's mode exactly, as the kubelet's atomic writer sets it: bosun's processes run
+      // under umask 077 (common/private-files.ts), which would take defaultMode's group/other bits.
+      chmodSync(`${file}.updating`, item.mode ?? source.defaultMode ?? 0o644);
       renameSync(`${file}.updating`, file);
     }
     for (const entry of readdirSync(dir)) if (!wanted.has(entry)) rmSync(join(dir, entry), { recursive: true, force: true });
