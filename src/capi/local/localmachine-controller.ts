@@ -10,16 +10,21 @@
 //     status.instanceID/instanceState; status.initialization.provisioned once the instance runs;
 //   - an instance that is terminated behind its back is reported (Ready=False,
 //     InstanceTerminated) and not replaced: machines are immutable, a health check replaces them;
+//   - in a workload cluster (one with its own API, remote.ts), the Node the instance registered
+//     gets spec.providerID `local://<instance-id>` from this controller, as CAPD's machine
+//     controller sets it (a workload cluster runs no cloud controller manager of ours), so that
+//     the Machine controller can match Node and Machine;
 //   - on delete: terminate the instance, and only once it is gone remove the finalizer — so the
 //     Machine's own deletion waits for the instance.
 import { CloudError } from '../../cloud/errors.js';
 import type { CloudClient } from '../../cloud/client.js';
 import type { Instance } from '../../cloud/types.js';
 import type * as api from '../../api/index.js';
-import { Controller, type SyncResult, TerminalError, resources } from '../../kube/index.js';
+import { Controller, type SyncResult, TerminalError, isConflict, isNotFound, resources } from '../../kube/index.js';
 import { LOCAL_MACHINES, LOCAL_MACHINE_FINALIZER, isDeleting, setCapiCondition } from '../api.js';
 import { type CapiContext, informers, onUnpause, pausedCheck } from '../context.js';
 import { sameStatus } from '../machine-status.js';
+import { RemoteUnavailable, remoteClusters } from '../remote.js';
 
 export const PROVIDER_ID_PREFIX = 'local://';
 /** How often a booting instance, or a running one, is looked at (the cloud sends no events). */
@@ -31,6 +36,25 @@ export function localMachineController(ctx: CapiContext, cloud: CloudClient): Co
   const paused = pausedCheck(ctx);
   const localMachines = inf.localMachines();
   const machines = inf.machines();
+  const clusters = inf.clusters();
+  const remote = remoteClusters(ctx);
+
+  /** Sets the workload Node's spec.providerID (once: it is immutable) when the Machine has no nodeRef yet. */
+  async function setWorkloadProviderID(lm: api.LocalMachine, machine: api.Machine, providerID: string): Promise<void> {
+    if (machine.status?.nodeRef?.name) return;
+    const cluster = machine.spec?.clusterName ? clusters.get(machine.spec.clusterName, machine.metadata.namespace) : undefined;
+    if (!cluster) return;
+    try {
+      const access = await remote.access(cluster);
+      if (access.local) return;
+      const node = access.nodes.get(lm.metadata.name);
+      if (!node || node.spec?.providerID) return;
+      await access.client.update(resources.nodes, { ...node, spec: { ...(node.spec ?? {}), providerID } });
+    } catch (e) {
+      // Not reachable yet, or the Node changed or went under us: the next poll tries again.
+      if (!(e instanceof RemoteUnavailable || isConflict(e) || isNotFound(e))) throw e;
+    }
+  }
 
   const ownerMachine = (lm: api.LocalMachine): api.Machine | undefined => {
     const ref = (lm.metadata.ownerReferences ?? []).find((r) => r.kind === 'Machine' && r.controller);
@@ -132,7 +156,9 @@ export function localMachineController(ctx: CapiContext, cloud: CloudClient): Co
       return { requeueAfterMs: failed ? RUNNING_POLL_MS : BOOTING_POLL_MS };
     }
     await writeStatus(lm, instance, { status: true, reason: 'InstanceRunning' });
-    return { requeueAfterMs: RUNNING_POLL_MS };
+    await setWorkloadProviderID(lm, machine, providerID);
+    // Until the Machine has its Node, look again soon: the Node registers a moment after boot.
+    return { requeueAfterMs: machine.status?.nodeRef?.name ? RUNNING_POLL_MS : BOOTING_POLL_MS * 3 };
   }
 
   const controller = new Controller({
