@@ -28,9 +28,9 @@ function answer(path: string, request: api.AdmissionRequest): api.AdmissionRevie
   const object = request.object as api.ConfigMap | null;
   switch (path) {
     case '/mutate': {
-      const patch = object?.metadata?.labels ? [{ op: 'add', path: '/metadata/labels/mutated', value: 'true' }] : [{ op: 'add', path: '/metadata/labels', value: { mutated: 'true' } }];
-      // A field the schema of a ConfigMap does not have is kept out by the kind (data must hold strings): the patch is validated after.
-      if (object?.data?.['bad-patch']) patch.push({ op: 'add', path: '/data/number', value: 7 as unknown as string });
+      const patch: Array<{ op: string; path: string; value: unknown }> = object?.metadata?.labels ? [{ op: 'add', path: '/metadata/labels/mutated', value: 'true' }] : [{ op: 'add', path: '/metadata/labels', value: { mutated: 'true' } }];
+      // What a ConfigMap may not hold (data values are strings): the kind's validation, after the webhook, refuses it.
+      if (object?.data?.['bad-patch']) patch.push({ op: 'add', path: '/data/number', value: 7 });
       return allow(request.uid, { patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64'), warnings: ['mutated by the test webhook'] });
     }
     case '/deny': {
