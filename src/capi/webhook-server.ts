@@ -76,6 +76,11 @@ export class ClusterApiWebhookServer implements Runnable {
     return this.started;
   }
 
+  /** The certificate served (PEM, with its CA when self-signed): what a caBundle trusts. */
+  get certificatePem(): string | undefined {
+    return this.certificate?.current().cert;
+  }
+
   get address(): { host: string; port: number } | undefined {
     const a = this.server?.address();
     return a && typeof a === 'object' ? { host: a.address, port: a.port } : undefined;

@@ -276,3 +276,40 @@ export function jsonPatch(from: unknown, to: unknown, path = ''): Array<{ op: 'a
   }
   return ops;
 }
+
+/** Where the API server finds the webhook server: the Service in front of the controllers' pods. */
+export const WEBHOOK_SERVICE = { namespace: 'openshift-cluster-api', name: 'capi-controllers', port: 443 };
+export const MUTATING_CONFIGURATION = 'capi-mutating-webhook-configuration';
+export const VALIDATING_CONFIGURATION = 'capi-validating-webhook-configuration';
+
+/**
+ * The Mutating- and ValidatingWebhookConfiguration that send Cluster API's kinds to the webhook
+ * server, as Cluster API's config/webhook manifests declare them (CREATE and UPDATE, failurePolicy
+ * Fail, sideEffects None). `clientConfig` is where the server is: the Service (the payload, with
+ * the service CA injecting caBundle) or a URL with its caBundle (tests).
+ */
+export function webhookConfigurations(clientConfig: (path: string) => Record<string, unknown> = (path) => ({ service: { ...WEBHOOK_SERVICE, path } }), annotations: Record<string, string> = {}): [api.MutatingWebhookConfiguration, api.ValidatingWebhookConfiguration] {
+  const webhooks = (which: 'mutate' | 'validate') => CLUSTER_API_WEBHOOKS.map((w) => ({
+    name: webhookName(which, w),
+    clientConfig: clientConfig(webhookPath(which, w)),
+    rules: [{ apiGroups: [w.group], apiVersions: ['v1beta2'], operations: ['CREATE', 'UPDATE'], resources: [w.resource] }],
+    failurePolicy: 'Fail', matchPolicy: 'Equivalent', sideEffects: 'None', admissionReviewVersions: ['v1', 'v1beta1'],
+  }));
+  const metadata = (name: string) => ({ name, labels: { 'cluster.x-k8s.io/provider': 'cluster-api' }, ...(Object.keys(annotations).length ? { annotations } : {}) });
+  return [
+    { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: metadata(MUTATING_CONFIGURATION), webhooks: webhooks('mutate') } as api.MutatingWebhookConfiguration,
+    { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: metadata(VALIDATING_CONFIGURATION), webhooks: webhooks('validate') } as api.ValidatingWebhookConfiguration,
+  ];
+}
+
+/** The payload's file of the webhook configurations (scripts/generate-capi-crds.ts writes it). */
+export const WEBHOOKS_FILE = '0000_30_cluster-api_05_webhooks.yaml';
+
+/** The payload's webhook configurations: the Service, caBundle from the service CA, in both install profiles. */
+export function payloadWebhookConfigurations(): [api.MutatingWebhookConfiguration, api.ValidatingWebhookConfiguration] {
+  return webhookConfigurations(undefined, {
+    'include.release.openshift.io/self-managed-high-availability': 'true',
+    'include.release.openshift.io/single-node-developer': 'true',
+    'service.beta.openshift.io/inject-cabundle': 'true',
+  });
+}
