@@ -31,7 +31,7 @@ export const DEFAULT_INSTANCE_TYPE = 'local.medium';
 /** The Cluster Autoscaler's annotation for a node group's smallest size, which Cluster API's replica default reads. */
 export const AUTOSCALER_MIN_SIZE = 'cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size';
 
-type Obj = api.Unstructured;
+type Unstructured = api.Unstructured;
 
 /** One kind's webhooks: what Cluster API would default, and what it refuses (field paths as kube prints them). */
 export interface KindWebhooks {
@@ -39,8 +39,8 @@ export interface KindWebhooks {
   kind: string;
   /** The plural, for the webhook configurations' rules. */
   resource: string;
-  default(object: Obj, old: Obj | undefined): Obj;
-  validate(object: Obj, old: Obj | undefined): string[];
+  default(object: Unstructured, old: Unstructured | undefined): Unstructured;
+  validate(object: Unstructured, old: Unstructured | undefined): string[];
 }
 
 const SEMVER = /^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
@@ -129,7 +129,7 @@ function validateReplicated(o: Replicated, old: Replicated | undefined): string[
 
 const machineDeployments: KindWebhooks = {
   group: 'cluster.x-k8s.io', kind: 'MachineDeployment', resource: 'machinedeployments',
-  default: (o, old) => defaultReplicated(o as unknown as Replicated, old as unknown as Replicated | undefined, LABEL.deploymentName) as unknown as Obj,
+  default: (o, old) => defaultReplicated(o as unknown as Replicated, old as unknown as Replicated | undefined, LABEL.deploymentName) as unknown as Unstructured,
   validate: (o, old) => {
     const md = o as unknown as api.MachineDeployment;
     const errs = validateReplicated(md as unknown as Replicated, old as unknown as Replicated | undefined);
@@ -149,7 +149,7 @@ const machineDeployments: KindWebhooks = {
 
 const machineSets: KindWebhooks = {
   group: 'cluster.x-k8s.io', kind: 'MachineSet', resource: 'machinesets',
-  default: (o, old) => defaultReplicated(o as unknown as Replicated, old as unknown as Replicated | undefined, LABEL.setName) as unknown as Obj,
+  default: (o, old) => defaultReplicated(o as unknown as Replicated, old as unknown as Replicated | undefined, LABEL.setName) as unknown as Unstructured,
   validate: (o, old) => validateReplicated(o as unknown as Replicated, old as unknown as Replicated | undefined),
 };
 
@@ -159,7 +159,7 @@ const machines: KindWebhooks = {
     const o = structuredClone(input) as unknown as api.Machine;
     if (o.spec?.clusterName) o.metadata.labels = { ...(o.metadata.labels ?? {}), [LABEL.clusterName]: o.spec.clusterName };
     if (o.spec) o.spec.version = withV(o.spec.version);
-    return o as unknown as Obj;
+    return o as unknown as Unstructured;
   },
   validate: (input, oldInput) => {
     const o = input as unknown as api.Machine;
@@ -194,7 +194,7 @@ const localMachines: KindWebhooks = {
   default: (input) => {
     const o = structuredClone(input) as unknown as api.LocalMachine;
     o.spec = { ...(o.spec ?? {}), instanceType: o.spec?.instanceType ?? DEFAULT_INSTANCE_TYPE };
-    return o as unknown as Obj;
+    return o as unknown as Unstructured;
   },
   validate: (input, oldInput) => {
     const spec = (input as unknown as api.LocalMachine).spec ?? {};
@@ -213,7 +213,7 @@ const localMachineTemplates: KindWebhooks = {
     const o = structuredClone(input) as unknown as api.LocalMachineTemplate;
     const template = o.spec?.template ?? {};
     o.spec = { ...(o.spec ?? {}), template: { ...template, spec: { ...(template.spec ?? {}), instanceType: template.spec?.instanceType ?? DEFAULT_INSTANCE_TYPE } } };
-    return o as unknown as Obj;
+    return o as unknown as Unstructured;
   },
   validate: (input, oldInput) => {
     const before = (oldInput as unknown as api.LocalMachineTemplate | undefined)?.spec?.template?.spec;
@@ -228,20 +228,20 @@ const kubeadmControlPlanes: KindWebhooks = {
   group: 'controlplane.cluster.x-k8s.io', kind: 'KubeadmControlPlane', resource: 'kubeadmcontrolplanes',
   default: (o) => {
     const kcp = o as unknown as api.KubeadmControlPlane;
-    return defaultKubeadmControlPlane({ ...kcp, spec: kcp.spec ?? ({} as api.KubeadmControlPlane['spec']) }) as unknown as Obj;
+    return defaultKubeadmControlPlane({ ...kcp, spec: kcp.spec ?? ({} as api.KubeadmControlPlane['spec']) }) as unknown as Unstructured;
   },
   validate: (o, old) => validateKubeadmControlPlane(o as unknown as api.KubeadmControlPlane, old as unknown as api.KubeadmControlPlane | undefined),
 };
 
 const kubeadmConfigs: KindWebhooks = {
   group: 'bootstrap.cluster.x-k8s.io', kind: 'KubeadmConfig', resource: 'kubeadmconfigs',
-  default: (o) => defaultKubeadmConfig(o as unknown as api.KubeadmConfig) as unknown as Obj,
+  default: (o) => defaultKubeadmConfig(o as unknown as api.KubeadmConfig) as unknown as Unstructured,
   validate: (o) => validateKubeadmConfig(o as unknown as api.KubeadmConfig),
 };
 
 const kubeadmConfigTemplates: KindWebhooks = {
   group: 'bootstrap.cluster.x-k8s.io', kind: 'KubeadmConfigTemplate', resource: 'kubeadmconfigtemplates',
-  default: (o) => defaultKubeadmConfigTemplate(o as unknown as api.KubeadmConfigTemplate) as unknown as Obj,
+  default: (o) => defaultKubeadmConfigTemplate(o as unknown as api.KubeadmConfigTemplate) as unknown as Unstructured,
   validate: (o) => validateKubeadmConfigTemplate(o as unknown as api.KubeadmConfigTemplate),
 };
 
