@@ -178,15 +178,9 @@ const localClusters: KindWebhooks = {
     o.spec ??= {};
     return o;
   },
-  validate: (input, oldInput) => {
-    // The endpoint may be set once (by the user or from the load balancer), then stays.
-    const endpoint = (input as unknown as api.LocalCluster).spec?.controlPlaneEndpoint;
-    const before = (oldInput as unknown as api.LocalCluster | undefined)?.spec?.controlPlaneEndpoint;
-    if (before?.host && before.port && !jsonEqual({ host: endpoint?.host, port: endpoint?.port }, { host: before.host, port: before.port })) {
-      return [forbidden('spec.controlPlaneEndpoint', 'field is immutable once set')];
-    }
-    return [];
-  },
+  // Nothing beyond the schema: the endpoint is the user's, or the controller's balancer's, which
+  // follows the balancer if the cloud gives it another address.
+  validate: () => [],
 };
 
 const localMachines: KindWebhooks = {
