@@ -35,6 +35,51 @@ export type TokenReview = CoreKind<k8s.V1TokenReview>;
 export type SubjectAccessReview = CoreKind<k8s.V1SubjectAccessReview>;
 // apiregistration (kube-aggregator)
 export type APIService = CoreKind<k8s.V1APIService>;
+// admissionregistration (dynamic admission webhooks)
+export type MutatingWebhookConfiguration = CoreKind<k8s.V1MutatingWebhookConfiguration>;
+export type ValidatingWebhookConfiguration = CoreKind<k8s.V1ValidatingWebhookConfiguration>;
+export type MutatingWebhook = Wire<k8s.V1MutatingWebhook>;
+export type ValidatingWebhook = Wire<k8s.V1ValidatingWebhook>;
+export type WebhookRule = Wire<k8s.V1RuleWithOperations>;
+
+/**
+ * admission.k8s.io/v1 AdmissionReview, as the API server sends it to a webhook (request) and the
+ * webhook answers (response). client-node has no model of it: it is never served, only posted.
+ */
+export interface AdmissionReview {
+  apiVersion: 'admission.k8s.io/v1';
+  kind: 'AdmissionReview';
+  request?: AdmissionRequest;
+  response?: AdmissionResponse;
+}
+
+export interface AdmissionRequest {
+  uid: string;
+  kind: { group: string; version: string; kind: string };
+  resource: { group: string; version: string; resource: string };
+  subResource?: string;
+  requestKind?: { group: string; version: string; kind: string };
+  requestResource?: { group: string; version: string; resource: string };
+  requestSubResource?: string;
+  name?: string;
+  namespace?: string;
+  operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+  userInfo: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
+  object?: unknown;
+  oldObject?: unknown;
+  dryRun?: boolean;
+  options?: unknown;
+}
+
+export interface AdmissionResponse {
+  uid: string;
+  allowed: boolean;
+  status?: { code?: number; message?: string; reason?: string; status?: string; details?: unknown };
+  patch?: string;
+  patchType?: 'JSONPatch';
+  warnings?: string[];
+  auditAnnotations?: Record<string, string>;
+}
 
 // Parts of the built-in kinds that code passes around on their own.
 export type PodSpec = Wire<k8s.V1PodSpec>;

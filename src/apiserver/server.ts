@@ -17,6 +17,7 @@ import { crdHooks, loadCrds } from './crds/crds.js';
 import { namespaceHooks, cleanUpTerminatingNamespaces } from './controllers/namespace-lifecycle.js';
 import { OpenApi } from './openapi/documents.js';
 import { objectSizeHooks } from './admission/object-size.js';
+import { WebhookAdmission } from './admission/webhooks.js';
 import { ensureKubernetesService } from './controllers/kubernetes-service.js';
 import { publishExtensionAuthentication } from './aggregator/extension-authentication.js';
 import { enableApiServiceAvailability } from './aggregator/availability.js';
@@ -64,6 +65,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   resources.addHooks(crdHooks(registry, storage));
   resources.addHooks(namespaceHooks(resources, registry));
   resources.addHooks(objectSizeHooks());
+  resources.webhooks = new WebhookAdmission(storage);
   for (const ns of DEFAULT_NAMESPACES) {
     if (storage.get(`/core/namespaces//${ns}`)) continue;
     // Another API server on the same etcd may create it at the same moment.

@@ -22,6 +22,7 @@ import { machineDeploymentController } from './machinedeployment-controller.js';
 import { machineHealthCheckController } from './machinehealthcheck-controller.js';
 import { machineSetController } from './machineset-controller.js';
 import { createClusterApiMetrics } from './metrics.js';
+import { ClusterApiWebhookServer, type WebhookServerOptions } from './webhook-server.js';
 
 export interface ClusterApiSettings {
   /** The local cloud's API (the infrastructure provider's); none: no provider, only the report. */
@@ -35,16 +36,20 @@ export interface ClusterApiSettings {
   /** Report the release of the payload's Deployment (see cluster-operator.ts). */
   followDeployment?: boolean;
   clock?: Clock;
+  /** Serve Cluster API's admission webhooks (webhook-server.ts) from this process too. */
+  webhook?: WebhookServerOptions;
 }
 
-export function addClusterApiControllers(manager: Manager, settings: ClusterApiSettings): void {
+export function addClusterApiControllers(manager: Manager, settings: ClusterApiSettings): { webhookServer?: ClusterApiWebhookServer } {
+  const webhookServer = settings.webhook && new ClusterApiWebhookServer(settings.webhook);
+  if (webhookServer) manager.add(webhookServer);
   const ctx = capiContext(manager, settings.clock);
   const reporting = settings.clusterOperator !== false;
   const status = reporting ? clusterApiStatus(ctx) : undefined;
   const report = () => clusterOperatorController(ctx, { version: settings.releaseVersion, followDeployment: settings.followDeployment, noProvider: !settings.cloudUrl }, status);
   if (!settings.cloudUrl) {
     if (reporting) manager.add(report());
-    return;
+    return { webhookServer };
   }
   const cloud = new CloudClient(settings.cloudUrl);
   const controllers = [
@@ -63,4 +68,5 @@ export function addClusterApiControllers(manager: Manager, settings: ClusterApiS
   if (status) for (const c of controllers) c.reportTo(status.degradedOnError(c.name, { after: 5, message: (e) => `${c.name}: ${e.message}` }));
   manager.add(...controllers);
   if (reporting) manager.add(report());
+  return { webhookServer };
 }

@@ -11,6 +11,7 @@ import { stringify } from 'yaml';
 import type * as api from '../api/index.js';
 import { GROUP, INFRA_GROUP } from './api.js';
 import { BOOTSTRAP_GROUP, CONTROL_PLANE_GROUP } from './kubeadm/api.js';
+import { payloadWebhookConfigurations } from './webhooks.js';
 
 /** A piece of OpenAPI v3 schema as the CRD's YAML holds it (keys such as x-kubernetes-list-type). */
 type Schema = { [keyword: string]: unknown };
@@ -582,4 +583,13 @@ export const CLUSTER_API_CRDS: ReadonlyArray<{ file: string; crd: CrdManifest }>
 /** A CRD as its payload file holds it: a header saying where it comes from, then YAML. */
 export function crdYaml(crd: CrdManifest): string {
   return `# Generated from src/capi/crds.ts by scripts/generate-capi-crds.ts; do not edit.\n${stringify(crd, { lineWidth: 0 })}`;
+}
+
+/** The payload file of Cluster API's webhook configurations (webhooks.ts), generated as the CRDs are. */
+export function webhooksYaml(): string {
+  const header = `# Generated from src/capi/webhooks.ts by scripts/generate-capi-crds.ts; do not edit.
+# Cluster API's admission webhooks (defaults and validation of its kinds), served by the
+# controllers' process behind the Service capi-controllers; the service CA injects caBundle.
+`;
+  return header + payloadWebhookConfigurations().map((o) => stringify(o, { lineWidth: 0 })).join('---\n');
 }

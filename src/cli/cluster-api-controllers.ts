@@ -15,6 +15,8 @@ interface Options {
   cloudConfigMap?: string;
   namespace: string;
   releaseVersion?: string;
+  webhookListen: string;
+  webhookCertDir?: string;
 }
 
 export function register(program: Command): void {
@@ -30,7 +32,9 @@ export function register(program: Command): void {
         .option('--cloud-config <file>', 'or read it from a cloud config file, as the cloud controller manager\'s (url = … or dataDir = …, INI, YAML or JSON)')
         .option('--cloud-config-map <namespace/name>', 'or from that cloud config in a ConfigMap\'s key "config" (in the cluster: openshift-config/cloud-provider-config)')
         .option('--namespace <name>', 'where the bootstrap data Secrets (worker-user-data, master-user-data) are copied to', 'openshift-cluster-api')
-        .option('--release-version <version>', 'the release reported on ClusterOperator/cluster-api (default: $RELEASE_VERSION)', releaseVersionFromEnvironment()),
+        .option('--release-version <version>', 'the release reported on ClusterOperator/cluster-api (default: $RELEASE_VERSION)', releaseVersionFromEnvironment())
+        .option('--webhook-listen <host:port>', "serve Cluster API's admission webhooks (defaults and validation) on https://HOST:PORT, or \"off\"", 'off')
+        .option('--webhook-cert-dir <dir>', "the webhooks' certificate: tls.crt and tls.key in DIR (reloaded when they change; default: self-signed at start)"),
     help: `
 Leader election: the Lease openshift-cluster-api/cluster-api-controllers.
 
@@ -44,6 +48,12 @@ Controllers:
   machinehealthcheck unhealthy node conditions, node startup timeout, the remediation limit
   bootstrap-data     openshift-machine-api/{worker,master}-user-data copied as Cluster API bootstrap data
   localcluster, localmachine   the local infrastructure provider (instances in the local cloud)
+
+Webhooks (--webhook-listen; every replica serves them): Cluster API's defaults and validation at
+its paths (/mutate-cluster-x-k8s-io-v1beta2-machinedeployment, /validate-…) for MachineDeployment,
+MachineSet, Machine, KubeadmControlPlane, KubeadmConfig, KubeadmConfigTemplate, LocalCluster,
+LocalMachine and LocalMachineTemplate; the payload's capi-mutating-webhook-configuration and
+capi-validating-webhook-configuration send them there through the Service capi-controllers.
 
 Example (the local cloud running for .bosun):
   $ bosun cluster-api-controllers --kubeconfig .bosun/kubeconfig --cloud-data-dir .bosun &
@@ -59,7 +69,8 @@ Example (the local cloud running for .bosun):
       const cloudUrl = await resolveCloudUrl(manager, o);
       if (!/^https?:\/\//.test(cloudUrl)) throw new Error(`the local cloud's URL must be http(s), got "${cloudUrl}"`);
       const { addClusterApiControllers } = await import('../capi/controllers.js');
-      addClusterApiControllers(manager, { cloudUrl, namespace: o.namespace, releaseVersion: o.releaseVersion });
+      const webhook = o.webhookListen === 'off' ? undefined : { listen: parseListen(o.webhookListen), certDir: o.webhookCertDir };
+      addClusterApiControllers(manager, { cloudUrl, namespace: o.namespace, releaseVersion: o.releaseVersion, webhook });
     },
   });
 }
@@ -88,4 +99,12 @@ async function resolveCloudUrl(manager: Manager, o: Options): Promise<string> {
   const map = await manager.client.read(resources.configMaps, name, namespace);
   if (!map?.data?.config) throw new Error(`ConfigMap ${namespace}/${name} ${map ? 'has no key "config"' : 'does not exist'}`);
   return fromConfig(map.data.config);
+}
+
+/** HOST:PORT for --webhook-listen. */
+function parseListen(value: string): { host: string; port: number } {
+  const m = /^(.+):(\d+)$/.exec(value);
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || !(port >= 0 && port < 65536)) throw new Error(`--webhook-listen must be HOST:PORT or "off", got "${value}"`);
+  return { host: m[1].replace(/^\[|\]$/g, ''), port };
 }

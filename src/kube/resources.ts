@@ -43,6 +43,8 @@ export const resources = {
   podDisruptionBudgets: def<api.PodDisruptionBudget>('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget', true),
   customResourceDefinitions: def<api.CustomResourceDefinition>('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false),
   apiServices: def<api.APIService>('apiregistration.k8s.io', 'v1', 'apiservices', 'APIService', false),
+  mutatingWebhookConfigurations: def<api.MutatingWebhookConfiguration>('admissionregistration.k8s.io', 'v1', 'mutatingwebhookconfigurations', 'MutatingWebhookConfiguration', false),
+  validatingWebhookConfigurations: def<api.ValidatingWebhookConfiguration>('admissionregistration.k8s.io', 'v1', 'validatingwebhookconfigurations', 'ValidatingWebhookConfiguration', false),
   // config.openshift.io
   clusterVersions: def<api.ClusterVersion>(CONFIG, 'v1', 'clusterversions', 'ClusterVersion', false),
   clusterOperators: def<api.ClusterOperator>(CONFIG, 'v1', 'clusteroperators', 'ClusterOperator', false),

@@ -13,6 +13,7 @@ import { startClusterServer, type ClusterServer } from '../../src/apiserver/clus
 import { API_VERSION, CLUSTER_API_NAMESPACE, INFRA_API_VERSION, MACHINES } from '../../src/capi/api.js';
 import { addClusterApiControllers } from '../../src/capi/controllers.js';
 import { CLUSTER_API_CRDS } from '../../src/capi/crds.js';
+import { webhookConfigurations } from '../../src/capi/webhooks.js';
 import type * as api from '../../src/api/index.js';
 import { KubeClient, Manager, type Obj, isNotFound, loadKubeConfig, resources, rfc3339 } from '../../src/kube/index.js';
 import { repositoryRoot } from '../../src/cli/release.js';
@@ -50,7 +51,11 @@ export async function installCrds(kubectlOk: CapiCluster['kubectlOk']): Promise<
   for (const { crd } of CLUSTER_API_CRDS) await kubectlOk(['wait', '--for=condition=Established', `crd/${crd.metadata.name}`, '--timeout=20s']);
 }
 
-export async function startCapiCluster(o: { controllers?: boolean; cloud?: Partial<ServeOptions>; sharedCloud?: CloudFixture; metricsListen?: Listen } = {}): Promise<CapiCluster> {
+/**
+ * `webhooks`: the controllers' process serves Cluster API's admission webhooks too (on a loopback
+ * port, self-signed), and the webhook configurations send the API server's writes there by URL.
+ */
+export async function startCapiCluster(o: { controllers?: boolean; cloud?: Partial<ServeOptions>; sharedCloud?: CloudFixture; metricsListen?: Listen; webhooks?: boolean } = {}): Promise<CapiCluster> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-capi-'));
   const api = await startClusterServer({ dataDir, host: '127.0.0.1', port: 0, logLevel: 'warn' });
   const kubeconfigPath = api.server.kubeconfigPath;
@@ -68,8 +73,16 @@ export async function startCapiCluster(o: { controllers?: boolean; cloud?: Parti
   const kubeconfig = loadKubeConfig(kubeconfigPath);
   const kube = new KubeClient(kubeconfig);
   const manager = new Manager({ name: 'cluster-api-controllers', kubeconfig, metricsListen: o.metricsListen, logLevel: process.env.BOSUN_LOG_LEVEL ?? 'warn' });
-  if (o.controllers !== false) addClusterApiControllers(manager, { cloudUrl: cloud.service.url, releaseVersion: RELEASE });
+  const webhook = o.webhooks ? { listen: { host: '127.0.0.1', port: 0 } } : undefined;
+  const { webhookServer } = o.controllers !== false ? addClusterApiControllers(manager, { cloudUrl: cloud.service.url, releaseVersion: RELEASE, webhook }) : {};
   const running = o.controllers !== false ? manager.start() : Promise.resolve();
+  if (webhookServer) {
+    await webhookServer.listening;
+    const { port } = webhookServer.address!;
+    const caBundle = Buffer.from(webhookServer.certificatePem!).toString('base64');
+    const configurations = webhookConfigurations((path) => ({ url: `https://127.0.0.1:${port}${path}`, caBundle }));
+    await kubectlOk(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: configurations }));
+  }
   return {
     api, kube, cloud, manager, kubectl, kubectlOk,
     async close() {

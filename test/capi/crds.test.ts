@@ -13,7 +13,8 @@ import { renderSource } from '../../src/cvo/payload/build.js';
 import { includeManifest } from '../../src/cvo/payload/inclusion.js';
 import { parseManifestFile } from '../../src/cvo/payload/manifest.js';
 import { repositoryRoot } from '../../src/cli/release.js';
-import { CLUSTER_API_CRDS, crdYaml } from '../../src/capi/crds.js';
+import { CLUSTER_API_CRDS, crdYaml, webhooksYaml } from '../../src/capi/crds.js';
+import { WEBHOOKS_FILE } from '../../src/capi/webhooks.js';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
 import { CLUSTER, NS, installCrds, machineDeployment, machineSpec, payloadFile } from './capi-fixture.js';
 
@@ -27,6 +28,7 @@ after(() => api?.stop());
 
 test('the payload files are what src/capi/crds.ts generates (npx tsx scripts/generate-capi-crds.ts)', () => {
   for (const { file, crd } of CLUSTER_API_CRDS) assert.equal(payloadFile(file), crdYaml(crd), `${file} drifted from src/capi/crds.ts`);
+  assert.equal(payloadFile(WEBHOOKS_FILE), webhooksYaml(), `${WEBHOOKS_FILE} drifted from src/capi/webhooks.ts`);
 });
 
 test('every CRD is structural, namespaced, v1beta2 as the storage version, in the cluster-api category', () => {
@@ -119,11 +121,13 @@ test('the payload: the namespace, CRDs, controllers, their RBAC and ClusterOpera
     'Namespace/openshift-cluster-api', ...CLUSTER_API_CRDS.map(({ crd }) => `CustomResourceDefinition/${crd.metadata.name}`),
     'ClusterOperator/cluster-api', 'ClusterRole/cluster-api-controllers', 'ClusterRoleBinding/cluster-api-controllers', 'Deployment/cluster-api-controllers', 'ServiceAccount/cluster-api-controllers',
     'ClusterRoleBinding/cluster-api-controllers-auth-delegator', 'Service/capi-controllers',
+    'MutatingWebhookConfiguration/capi-mutating-webhook-configuration', 'ValidatingWebhookConfiguration/capi-validating-webhook-configuration',
   ].sort());
   const deployment = manifests.find((m) => m.gvk.kind === 'Deployment')!.object as any;
   assert.deepEqual(deployment.spec.template.spec.containers[0].args, [
     'cluster-api-controllers', '--cloud-config-map', 'openshift-config/cloud-provider-config',
     '--metrics-listen=$(POD_IP):8443', '--tls-cert-file=/etc/tls/private/tls.crt', '--tls-private-key-file=/etc/tls/private/tls.key',
+    '--webhook-listen=$(POD_IP):9443', '--webhook-cert-dir=/etc/tls/private',
   ]);
   assert.equal(deployment.spec.template.spec.containers[0].image, 'bosun.local/cluster-api-controllers:1.0.0');
 });

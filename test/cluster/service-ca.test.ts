@@ -123,3 +123,55 @@ test('the service CA issues, verifies, re-issues and injects', { timeout: 90_000
     await api.stop();
   }
 });
+
+test('the service CA injects its bundle into annotated webhook configurations, and the API server then trusts a webhook serving its certificate', { timeout: 90_000 }, async () => {
+  const api = await startTestApiServer();
+  const stop = new AbortController();
+  const client = new KubeClient(loadKubeConfig(api.kubeconfigPath));
+  const running = runWorkloadControllers({ kubeconfig: loadKubeConfig(api.kubeconfigPath), signal: stop.signal, leaderElection: false, controllers: ['service-ca'] });
+  let hook: ReturnType<typeof createServer> | undefined;
+  try {
+    await api.kubectlOk(['create', 'namespace', 'hooks']);
+    await client.create(R.services, {
+      apiVersion: 'v1', kind: 'Service',
+      metadata: { name: 'guard', namespace: 'hooks', annotations: { 'service.beta.openshift.io/serving-cert-secret-name': 'guard-tls' } },
+      spec: { ports: [{ name: 'webhook', port: 443, targetPort: 9443 }] },
+    });
+    const secret = await eventually('the serving Secret', () => client.read(R.secrets, 'guard-tls', 'hooks'));
+    // A validating webhook that refuses every ConfigMap named "refused", serving the service CA's certificate.
+    hook = createServer({ cert: unb64(secret.data?.['tls.crt']), key: unb64(secret.data?.['tls.key']) }, (req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        const request = JSON.parse(body).request;
+        const allowed = request.name !== 'refused';
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: request.uid, allowed, ...(allowed ? {} : { status: { code: 403, message: 'no' } }) } }));
+      });
+    });
+    await new Promise<void>((resolve) => hook!.listen(0, '127.0.0.1', resolve));
+    await client.create(R.endpoints, { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'guard', namespace: 'hooks' }, subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ name: 'webhook', port: (hook.address() as AddressInfo).port }] }] });
+    const webhook = (name: string) => ({
+      name, clientConfig: { service: { namespace: 'hooks', name: 'guard', path: '/validate' } }, sideEffects: 'None', admissionReviewVersions: ['v1'],
+      rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }], namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'nowhere' } },
+    });
+    await client.create(R.validatingWebhookConfigurations, { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'plain' }, webhooks: [webhook('plain.hooks.bosun.io')] });
+    await client.create(R.validatingWebhookConfigurations, {
+      apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'guard', annotations: { 'service.beta.openshift.io/inject-cabundle': 'true' } },
+      webhooks: [{ ...webhook('guard.hooks.bosun.io'), namespaceSelector: {} }],
+    });
+    const ca = await eventually('the signing CA bundle', async () => (await client.read(R.configMaps, 'signing-cabundle', 'openshift-service-ca'))?.data?.['ca-bundle.crt']);
+    const injected = await eventually('caBundle injected', async () => (await client.read(R.validatingWebhookConfigurations, 'guard'))?.webhooks?.[0]?.clientConfig?.caBundle);
+    assert.equal(unb64(injected), ca);
+    assert.equal((await client.read(R.validatingWebhookConfigurations, 'plain'))?.webhooks?.[0]?.clientConfig?.caBundle, undefined, 'not annotated: left alone');
+    const refused = await api.request('POST', '/api/v1/namespaces/hooks/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'refused' } } });
+    assert.equal(refused.status, 403, refused.text);
+    assert.equal(refused.json.message, 'admission webhook "guard.hooks.bosun.io" denied the request: no');
+    assert.equal((await api.request('POST', '/api/v1/namespaces/hooks/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'allowed' } } })).status, 201);
+  } finally {
+    stop.abort();
+    await running;
+    hook?.close();
+    await api.stop();
+  }
+});

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type * as api from '../../src/api/index.js';
-import { EventRecorder, InformerFactory, type KubeClient, realClock, rfc3339 } from '../../src/kube/index.js';
+import { EventRecorder, InformerFactory, type KubeClient, realClock, resources, rfc3339 } from '../../src/kube/index.js';
 import type { WorkloadContext } from '../../src/cluster/workloads/context.js';
 import { replicaSetController } from '../../src/cluster/workloads/replicaset-controller.js';
 import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
@@ -111,6 +111,8 @@ test('with a slow pod informer, expectations keep the ReplicaSet controller from
         nodeLeases: factory.forResource(LEASES),
         get secrets() { return factory.forResource(SECRETS); },
         get configMaps() { return factory.forResource(CONFIG_MAPS); },
+        get mutatingWebhookConfigurations() { return factory.forResource(resources.mutatingWebhookConfigurations); },
+        get validatingWebhookConfigurations() { return factory.forResource(resources.validatingWebhookConfigurations); },
       },
       events: new EventRecorder(client, { component: 'replicaset-controller' }),
       clock: realClock,

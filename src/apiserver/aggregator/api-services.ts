@@ -44,6 +44,15 @@ export interface Target {
 export function resolveTarget(apiService: api.APIService, service: api.Service | undefined, endpoints: api.Endpoints | undefined): Target {
   const ref = apiService.spec?.service;
   if (!ref) throw new Error(`APIService ${apiService.metadata.name} is served locally`);
+  return resolveServiceTarget({ namespace: ref.namespace ?? '', name: ref.name ?? '', port: ref.port }, service, endpoints);
+}
+
+/**
+ * Where a request for a Service reference goes (an APIService's, an admission webhook's), as kube's
+ * endpoint routing resolves it: the first endpoint address with the port that serves the service
+ * port (443 unless said), else the Service's cluster IP. Throws a message when there is none.
+ */
+export function resolveServiceTarget(ref: { namespace: string; name: string; port?: number }, service: api.Service | undefined, endpoints: api.Endpoints | undefined): Target {
   const serverName = `${ref.name}.${ref.namespace}.svc`;
   const wanted = ref.port ?? 443;
   if (!service) throw new Error(`service/${ref.name} in "${ref.namespace}" is not present`);

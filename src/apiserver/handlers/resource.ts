@@ -81,7 +81,7 @@ export function serveResource(state: ServerState) {
     if (sub === 'scale') return serveScale(ctx, state, type, namespace, name, dryRun, fieldManager);
     if (sub === 'binding') return serveBinding(ctx, state, type, namespace, name, dryRun);
 
-    const options: WriteOptions = { dryRun, fieldManager, fieldValidation, warnings: [], user: ctx.user, ...(sub !== '' ? { subresource: sub } : {}) };
+    const options: WriteOptions = { dryRun, fieldManager, fieldValidation, warnings: [], user: ctx.user, viaApi: true, ...(sub !== '' ? { subresource: sub } : {}) };
     switch (method) {
       case 'GET':
       case 'HEAD': {

@@ -26,6 +26,8 @@ export interface WriteOptions {
   subresource?: string;
   /** Who writes (a CSR records it; NodeRestriction checks it). */
   user: NonNullable<WriteContext['user']>;
+  /** A client's request: admission webhooks are called. */
+  viaApi?: boolean;
 }
 
 export async function serveCreate(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, options: WriteOptions): Promise<void> {
@@ -72,13 +74,13 @@ async function deleteOptions(ctx: AuthorizedContext, dryRun: boolean): Promise<{
 export async function serveDelete(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, name: string, dryRun: boolean): Promise<void> {
   const options = await deleteOptions(ctx, dryRun);
   admitDelete(type, name);
-  sendJson(ctx.reply, 200, await state.resources.delete(type, namespace, name, { ...options, user: ctx.user }));
+  sendJson(ctx.reply, 200, await state.resources.delete(type, namespace, name, { ...options, user: ctx.user, viaApi: true }));
 }
 
 export async function serveDeleteCollection(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, dryRun: boolean): Promise<void> {
   const { resources, storage } = state;
   const { dryRun: dry, propagationPolicy, gracePeriodSeconds } = await deleteOptions(ctx, dryRun);
   const matching = storage.list(resources.prefix(type, namespace), { filter: selectorFilter(state, type, ctx.query) }).items.map((i) => i.object);
-  for (const item of matching) await resources.delete(type, item.metadata.namespace, item.metadata.name, { dryRun: dry, propagationPolicy, gracePeriodSeconds, user: ctx.user }).catch(() => undefined);
+  for (const item of matching) await resources.delete(type, item.metadata.namespace, item.metadata.name, { dryRun: dry, propagationPolicy, gracePeriodSeconds, user: ctx.user, viaApi: true }).catch(() => undefined);
   sendJson(ctx.reply, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { group: type.group, kind: type.resource } });
 }

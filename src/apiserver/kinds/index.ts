@@ -25,6 +25,7 @@ import { secrets } from './secrets.js';
 import { serviceaccounts } from './serviceaccounts.js';
 import { services } from './services.js';
 import { statefulsets } from './statefulsets.js';
+import { mutatingwebhookconfigurations, validatingwebhookconfigurations } from './webhookconfigurations.js';
 import type { Storage } from '../storage/types.js';
 import { customResourceStrategy } from '../crds/custom-resources.js';
 import type { Allocations, AllocationSettings, KindStrategy } from './strategy.js';
@@ -41,6 +42,7 @@ export const STRATEGIES: KindStrategy[] = [
   namespaces, nodes, pods, services, endpoints, configmaps, secrets, serviceaccounts, coreEvents, events, leases,
   deployments, replicasets, daemonsets, statefulsets, controllerrevisions, jobs, poddisruptionbudgets, customresourcedefinitions,
   roles, rolebindings, clusterroles, clusterrolebindings, endpointslices, certificatesigningrequests, apiservices,
+  mutatingwebhookconfigurations, validatingwebhookconfigurations,
 ].map(registered);
 
 const byGroupResource = new Map(STRATEGIES.map((s) => [`${s.type.group}/${s.type.resource}`, s]));

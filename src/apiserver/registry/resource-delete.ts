@@ -12,7 +12,7 @@ import type { ResourceType } from './resource-type.js';
 import { StorageError, type KubeObject, type Storage, type StoredItem } from '../storage/types.js';
 import type { ResourceHooks, WriteContext } from './write-context.js';
 
-export type DeleteOptions = { dryRun?: boolean; preconditions?: { uid?: string; resourceVersion?: string }; propagationPolicy?: string; gracePeriodSeconds?: number } & Pick<WriteContext, 'user'>;
+export type DeleteOptions = { dryRun?: boolean; preconditions?: { uid?: string; resourceVersion?: string }; propagationPolicy?: string; gracePeriodSeconds?: number } & Pick<WriteContext, 'user' | 'viaApi'>;
 
 /** What deletion needs of the object store. */
 export interface DeletionTarget {
@@ -22,6 +22,8 @@ export interface DeletionTarget {
   present(type: ResourceType, object: KubeObject): KubeObject;
   allocationsOf(type: ResourceType): Allocations | undefined;
   mapStorageError(e: unknown, type: ResourceType, name: string): Error;
+  /** The admission webhooks' say on the deletion (writes through the API); throws to refuse. */
+  admitDeletion?(type: ResourceType, current: KubeObject, context: WriteContext): Promise<void>;
 }
 
 const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
@@ -32,6 +34,7 @@ export async function deleteObject(target: DeletionTarget, type: ResourceType, n
     const current = target.getItem(type, namespace, name);
     const meta = current.object.metadata;
     for (const hook of target.hooks) hook.beforeDelete?.(type, current.object, { user: options.user });
+    if (attempt === 0) await target.admitDeletion?.(type, current.object, { user: options.user, viaApi: options.viaApi, dryRun: options.dryRun });
     if (options.preconditions?.uid && options.preconditions.uid !== meta.uid) {
       throw new ApiError(409, 'Conflict', `Precondition failed: UID in precondition: ${options.preconditions.uid}, UID in object meta: ${meta.uid}`);
     }

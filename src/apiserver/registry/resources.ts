@@ -17,6 +17,7 @@ import { recordWrite } from '../apply/managed-fields.js';
 import { deleteObject, type DeleteOptions } from './resource-delete.js';
 import { patchObject } from './resource-patch.js';
 import type { PatchType, ResourceHooks, WriteContext } from './write-context.js';
+import type { AdmissionAttributes, WebhookAdmission } from '../admission/webhooks.js';
 import { generationChanged, kindAllocations, strategyFor, strategyOf, tracksGeneration } from '../kinds/index.js';
 import { replaceStatus, type Allocations, type AllocationSettings } from '../kinds/strategy.js';
 import type * as api from '../../api/index.js';
@@ -37,6 +38,8 @@ function sameJson(a: unknown, b: unknown): boolean {
 export class Resources {
   /** The pools a type allocates from (Service IPs and node ports), rebuilt from storage. */
   readonly allocationsOf: (type: ResourceType) => Allocations | undefined;
+  /** The admission webhooks writes through the API are sent to (admission/webhooks.ts), once the server sets them. */
+  webhooks?: WebhookAdmission;
 
   constructor(
     private readonly storage: Storage,
@@ -156,7 +159,15 @@ export class Resources {
     delete metadata.deletionTimestamp;
     delete metadata.deletionGracePeriodSeconds;
     strategy?.prepareForCreate?.(object);
-    this.admit(type, object, undefined, ctx);
+    const mutated = await this.mutateByWebhooks(type, object, undefined, ctx);
+    this.admit(type, mutated, undefined, ctx);
+    await this.validateByWebhooks(type, mutated, undefined, ctx);
+    return this.storeCreated(type, mutated, ctx);
+  }
+
+  /** The create's last steps: managedFields, pools, storage. */
+  private async storeCreated(type: ResourceType, object: api.Unstructured, ctx: WriteContext): Promise<api.Unstructured> {
+    const metadata = object.metadata;
     this.recordManager(type, object, undefined, ctx);
     const key = storageKey(type, metadata.namespace, metadata.name);
     const giveBack = this.allocationsOf(type)?.reserve(object, undefined);
@@ -174,6 +185,49 @@ export class Resources {
       giveBack?.();
       throw this.mapStorageError(e, type, metadata.name);
     }
+  }
+
+  private admissionAttributes(type: ResourceType, object: api.Unstructured | undefined, previous: api.Unstructured | undefined, ctx: WriteContext & { subresource?: string }): AdmissionAttributes {
+    const subject = object ?? previous!;
+    return {
+      operation: object === undefined ? 'DELETE' : previous === undefined ? 'CREATE' : 'UPDATE',
+      type, subresource: ctx.subresource ?? ctx.managedSubresource, namespace: subject.metadata.namespace, name: subject.metadata.name,
+      object: object && this.present(type, object as KubeObject), oldObject: previous && this.present(type, previous as KubeObject),
+      user: ctx.user, dryRun: ctx.dryRun ?? false, warnings: ctx.warnings,
+    };
+  }
+
+  /**
+   * The mutating webhooks' turn (writes through the API only): the object as they patched it,
+   * with what the server owns (identity, version, kind) kept, as kube keeps it.
+   */
+  private async mutateByWebhooks(type: ResourceType, object: api.Unstructured, previous: api.Unstructured | undefined, ctx: WriteContext & { subresource?: string }): Promise<api.Unstructured> {
+    if (!ctx.viaApi || !this.webhooks) return object;
+    const mutated = await this.webhooks.mutate(this.admissionAttributes(type, object, previous, ctx));
+    if (!mutated) return object;
+    const out = structuredClone(mutated);
+    out.apiVersion = object.apiVersion;
+    out.kind = object.kind;
+    out.metadata = { ...(out.metadata ?? {}) } as api.ObjectMeta;
+    for (const field of ['name', 'namespace', 'uid', 'creationTimestamp', 'generation', 'resourceVersion'] as const) {
+      if (object.metadata[field] === undefined) delete out.metadata[field];
+      else (out.metadata as Record<string, unknown>)[field] = object.metadata[field];
+    }
+    return out;
+  }
+
+  /** The validating webhooks' turn (writes through the API only), after the kind's own validation. */
+  private async validateByWebhooks(type: ResourceType, object: api.Unstructured | undefined, previous: api.Unstructured | undefined, ctx: WriteContext & { subresource?: string }): Promise<void> {
+    if (!ctx.viaApi || !this.webhooks) return;
+    await this.webhooks.validate(this.admissionAttributes(type, object, previous, ctx));
+  }
+
+  /** Both kinds of webhooks on a delete (mutating ones cannot change anything there, but may refuse). */
+  async admitDeletion(type: ResourceType, current: api.Unstructured, ctx: WriteContext): Promise<void> {
+    if (!ctx.viaApi || !this.webhooks) return;
+    const attrs = this.admissionAttributes(type, undefined, current, ctx);
+    await this.webhooks.mutate(attrs);
+    await this.webhooks.validate(attrs);
   }
 
   /** How server-side apply merges this type's lists: the strategy's (a CRD schema's list types), or strategic merge keys. */
@@ -273,7 +327,9 @@ export class Resources {
     next.apiVersion = previous.apiVersion;
     next.kind = type.kind;
     delete next.metadata.resourceVersion;
+    next = await this.mutateByWebhooks(type, next, previous, options);
     this.admit(type, next, previous, options);
+    await this.validateByWebhooks(type, next, previous, options);
     this.recordManager(type, next, previous, options);
     if (options.subresource === undefined && tracksGeneration(type) && generationChanged(type, next, previous)) {
       next.metadata.generation = (previous.metadata.generation ?? 0) + 1;

@@ -23,6 +23,11 @@ export interface WriteContext {
   warnings?: string[];
   /** Who writes, for kinds that record it (a CSR's spec.username); the server's own writes have none. */
   user?: UserInfo;
+  /**
+   * The write is a client's request through the API: admission webhooks are called for it. The
+   * server's own writes (garbage collection, namespace clean-up) do not go through them.
+   */
+  viaApi?: boolean;
 }
 
 /** Hooks other parts of the server attach to writes (CRD registration, namespace cleanup, …). */

@@ -4,7 +4,8 @@
 // LocalCluster, adopts the running masters as control plane Machines (their LocalMachines find
 // the instances by name), and creates the workers through MachineDeployment `worker` with
 // MachineHealthCheck `worker` (src/capi/local-cluster.ts) — then waits until the workers' Machines
-// run with Ready nodes. Only what is missing is created, so a second pass changes nothing.
+// run with Ready nodes. It creates them once Cluster API's admission webhooks answer (a dry run
+// passes through them), since every write of its kinds goes through them. Only what is missing is created, so a second pass changes nothing.
 import { CLUSTER_API_NAMESPACE, LABEL, MACHINES } from '../../capi/api.js';
 import { CONTROLLERS_DEPLOYMENT } from '../../capi/cluster-operator.js';
 import { localClusterObjects } from '../../capi/local-cluster.js';
@@ -40,7 +41,8 @@ export async function workersThroughClusterApi(o: ClusterApiWorkers): Promise<vo
   await progress.waitFor('the Cluster API controllers and the bootstrap data they copy', async () => {
     const deployment = deploymentReady(await client.read(resources.deployments, CONTROLLERS_DEPLOYMENT, CLUSTER_API_NAMESPACE));
     const copied = await Promise.all(['worker-user-data', 'master-user-data'].map(async (name) => (await client.read(resources.secrets, name, CLUSTER_API_NAMESPACE))?.data?.value !== undefined));
-    return { done: deployment.done && copied.every(Boolean), status: `controllers ${deployment.status}; bootstrap data ${copied.filter(Boolean).length}/2 copied` };
+    const webhooks = deployment.done ? await webhooksAnswer(client) : 'waiting for the controllers';
+    return { done: deployment.done && copied.every(Boolean) && webhooks === 'answering', status: `controllers ${deployment.status}; bootstrap data ${copied.filter(Boolean).length}/2 copied; webhooks ${webhooks}` };
   }, { timeoutMs: 180_000 });
   const objects = localClusterObjects({
     name: INFRASTRUCTURE_NAME,
@@ -58,6 +60,20 @@ export async function workersThroughClusterApi(o: ClusterApiWorkers): Promise<vo
   for (const m of await machinesOf(client, WORKER_SELECTOR)) {
     const ip = (m.status?.addresses ?? []).find((a) => a.type === 'InternalIP')?.address ?? '';
     progress.detail(`${String(m.metadata.name).padEnd(28)} ${String(m.spec.providerID).replace('local://', '')}  ${ip.padEnd(12)} ${m.spec.failureDomain ?? m.status?.failureDomain ?? ''}`);
+  }
+}
+
+/**
+ * Whether Cluster API's admission webhooks answer (their Service has the controllers' endpoint and
+ * the service CA injected its bundle): a dry-run create goes through them and stores nothing.
+ */
+async function webhooksAnswer(client: KubeClient): Promise<string> {
+  const probe = { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2', kind: 'LocalMachineTemplate', metadata: { name: 'webhook-probe', namespace: CLUSTER_API_NAMESPACE }, spec: { template: { spec: {} } } };
+  try {
+    await client.create(resources.localMachineTemplates, probe, { dryRun: 'All' });
+    return 'answering';
+  } catch (e) {
+    return `not answering yet (${(e as Error).message})`;
   }
 }
 

@@ -7,7 +7,10 @@
 //                     service.beta.openshift.io/serving-cert-secret-name (rules in serving-cert.ts),
 //                     issued again when deleted, edited, near expiry or signed by another CA;
 //   CA bundle         key service-ca.crt in every ConfigMap annotated
-//                     service.beta.openshift.io/inject-cabundle: "true".
+//                     service.beta.openshift.io/inject-cabundle: "true", and clientConfig.caBundle
+//                     of every webhook of a Mutating/ValidatingWebhookConfiguration so annotated
+//                     (as the operator's cabundleinjector does), so that the API server trusts
+//                     webhook servers whose serving certificate the service CA signed.
 // The two last wait (requeue) until the CA exists; a new CA re-enqueues everything it signs.
 import type * as api from '../../api/index.js';
 import { Controller, type Informer, type KubeClient, TerminalError, applyObject, isAlreadyExists, isNotFound, keyOf } from '../../kube/index.js';
@@ -33,7 +36,12 @@ import {
 
 export interface ServiceCaContext {
   client: KubeClient;
-  informers: { services: Informer<api.Service>; secrets: Informer<api.Secret>; configMaps: Informer<api.ConfigMap> };
+  informers: {
+    services: Informer<api.Service>; secrets: Informer<api.Secret>; configMaps: Informer<api.ConfigMap>;
+    /** Given: their caBundle is injected too. */
+    mutatingWebhookConfigurations?: Informer<api.MutatingWebhookConfiguration>;
+    validatingWebhookConfigurations?: Informer<api.ValidatingWebhookConfiguration>;
+  };
   clock: Clock;
 }
 
@@ -162,8 +170,40 @@ export function serviceCaControllers(ctx: ServiceCaContext): Controller[] {
     }
   }
 
-  return [signing, serving, injector];
+  const webhookInjectors = ([
+    ['mutating', ctx.informers.mutatingWebhookConfigurations, R.mutatingWebhookConfigurations],
+    ['validating', ctx.informers.validatingWebhookConfigurations, R.validatingWebhookConfigurations],
+  ] as const).flatMap(([which, informer, resource]) => (informer ? [webhookInjector(which, informer, resource)] : []));
+
+  /** The CA bundle in every webhook of the annotated configurations of one kind. */
+  function webhookInjector(which: string, informer: Informer<WebhookConfiguration>, resource: typeof R.mutatingWebhookConfigurations | typeof R.validatingWebhookConfigurations): Controller {
+    const controller = new Controller({ name: `service-ca-${which}-webhook-injector`, clock: ctx.clock, sync });
+    controller.watch(informer, undefined, (_type, o) => wantsCaBundle(o));
+    controller.watch(secrets, (s) => (isSigningSecret(s) ? informer.list().filter(wantsCaBundle).map(keyOf) : undefined));
+    async function sync(key: string): Promise<{ requeueAfterMs: number } | void> {
+      const name = key.replace(/^\//, '');
+      const configuration = informer.get(name);
+      if (!configuration || !wantsCaBundle(configuration) || configuration.metadata.deletionTimestamp) return;
+      const signer = ca.current();
+      if (!signer) return { requeueAfterMs: WAIT_FOR_CA_MS };
+      const bundle = Buffer.from(signer.pair.certPem).toString('base64');
+      const webhooks = configuration.webhooks ?? [];
+      if (webhooks.every((w) => w.clientConfig?.caBundle === bundle)) return;
+      // The whole object with its resourceVersion: a configuration changed meanwhile is a conflict, synced again.
+      const next = { ...configuration, webhooks: webhooks.map((w) => ({ ...w, clientConfig: { ...w.clientConfig, caBundle: bundle } })) };
+      try {
+        await ctx.client.update(resource as typeof R.validatingWebhookConfigurations, next as api.ValidatingWebhookConfiguration);
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+      }
+    }
+    return controller;
+  }
+
+  return [signing, serving, injector, ...webhookInjectors];
 }
+
+type WebhookConfiguration = api.MutatingWebhookConfiguration | api.ValidatingWebhookConfiguration;
 
 async function ensureNamespace(client: KubeClient, name: string): Promise<void> {
   if (await client.read(R.namespaces, name)) return;

@@ -63,8 +63,8 @@ export function originatingService(secret: api.Secret): string | undefined {
 }
 
 /** Whether a ConfigMap asks for the CA bundle (either annotation, "true" in any case). */
-export function wantsCaBundle(configMap: api.ConfigMap): boolean {
-  const a = configMap.metadata.annotations ?? {};
+export function wantsCaBundle(object: { metadata: api.ObjectMeta }): boolean {
+  const a = object.metadata.annotations ?? {};
   return [a[ANNOTATIONS.injectCabundle], a[ANNOTATIONS.alphaInjectCabundle]].some((v) => v?.toLowerCase() === 'true');
 }
 

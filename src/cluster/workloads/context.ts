@@ -25,6 +25,9 @@ export interface WorkloadInformers {
   /** Every Secret and every ConfigMap (the service CA's). */
   secrets: Informer<api.Secret>;
   configMaps: Informer<api.ConfigMap>;
+  /** The admission webhook configurations (the service CA injects their caBundle). */
+  mutatingWebhookConfigurations: Informer<api.MutatingWebhookConfiguration>;
+  validatingWebhookConfigurations: Informer<api.ValidatingWebhookConfiguration>;
 }
 
 export interface WorkloadContext {

@@ -7,7 +7,7 @@
 // instead.
 import type * as k8s from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
-import { type Clock, EventRecorder, Manager, realClock } from '../../kube/index.js';
+import { type Clock, EventRecorder, Manager, realClock, resources } from '../../kube/index.js';
 import type { WorkloadContext } from './context.js';
 import { daemonSetController } from './daemonset-controller.js';
 import { deploymentController } from './deployment-controller.js';
@@ -110,6 +110,8 @@ export function addWorkloadControllers(manager: Manager, settings: WorkloadContr
       get rootCaConfigMaps() { return factory.forResource(CONFIG_MAPS, { fieldSelector: `metadata.name=${ROOT_CA_CONFIG_MAP}` }); },
       get secrets() { return factory.forResource(SECRETS); },
       get configMaps() { return factory.forResource(CONFIG_MAPS); },
+      get mutatingWebhookConfigurations() { return factory.forResource(resources.mutatingWebhookConfigurations); },
+      get validatingWebhookConfigurations() { return factory.forResource(resources.validatingWebhookConfigurations); },
     },
     clock: settings.clock ?? realClock,
   };
