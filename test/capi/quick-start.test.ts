@@ -42,7 +42,7 @@ async function workload(args: string[]): Promise<string> {
 }
 
 test('Cluster API\'s quick start brings up a workload cluster: 5 Ready nodes, pods on the workers, a Service; deleting it leaves nothing', { timeout: 900_000 }, async () => {
-  const generated = await bosun(['cluster', 'generate', NAME, '--kubernetes-version', 'v1.33.1', '--control-plane-machine-count', '3', '--worker-machine-count', '2']);
+  const generated = await runBosun(['cluster', 'generate', NAME, '--kubernetes-version', 'v1.33.1', '--control-plane-machine-count', '3', '--worker-machine-count', '2'], { timeoutMs: 60_000 });
   assert.equal(generated.code, 0, generated.stderr);
   const applied = await runKubectl(c.cluster.kubeconfigPath, ['apply', '-f', '-'], { input: generated.stdout, timeoutMs: 60_000 });
   assert.equal(applied.code, 0, applied.stderr);
