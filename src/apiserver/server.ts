@@ -8,6 +8,7 @@ import { METHODS } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { logger } from '../common/log.js';
+import { REQUEST_LIMITS, REQUEST_TIMEOUT_MS } from '../common/http-limits.js';
 import { openSqliteStorage } from './storage/sqlite.js';
 import { openEtcdStorage } from './storage/etcd.js';
 import { errors } from './errors.js';
@@ -98,7 +99,9 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
 
   const app: FastifyInstance = Fastify({
     // Client certificates are asked for, not required: bearer tokens keep working beside them.
-    https: { key: serving.keyPem, cert: serving.certPem, minVersion: 'TLSv1.2', requestCert: true, rejectUnauthorized: false, ca: serving.caPem },
+    https: { ...REQUEST_LIMITS, key: serving.keyPem, cert: serving.certPem, minVersion: 'TLSv1.2', requestCert: true, rejectUnauthorized: false, ca: serving.caPem },
+    // A request body not received in time is a slow client's (common/http-limits.ts); fastify's default is no bound.
+    requestTimeout: REQUEST_TIMEOUT_MS,
     logger: false,
     // Requests during shutdown get a Status from the chain (filters/shutdown.ts).
     return503OnClosing: false,

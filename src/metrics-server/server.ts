@@ -13,6 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type * as api from '../api/index.js';
 import { matchesLabels, parseLabelSelector, type LabelSelector } from '../common/label-selectors.js';
+import { REQUEST_LIMITS } from '../common/http-limits.js';
 import type { Logger } from '../common/log.js';
 import { rfc3339 } from '../common/time.js';
 import { DelegatedAuth, type KubeClient, type ResourceAttributes } from '../kube/index.js';
@@ -122,6 +123,7 @@ export class MetricsApiServer {
   async start(signal?: AbortSignal): Promise<void> {
     const requestHeader = this.o.requestHeader;
     this.server = createServer({
+      ...REQUEST_LIMITS,
       cert: this.o.tls.certPem, key: this.o.tls.keyPem, minVersion: 'TLSv1.2',
       ...(requestHeader ? { ca: requestHeader.caPem, requestCert: true, rejectUnauthorized: false } : {}),
     }, (req, res) => {

@@ -13,6 +13,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
+import { REQUEST_LIMITS } from '../common/http-limits.js';
 import { DelegatedAuth, verbForMethod, writeRefusal } from '../kube/delegated-auth.js';
 import type { KubeClient } from '../kube/index.js';
 import { QUERIER_RESOURCE_ATTRIBUTES } from './names.js';
@@ -69,7 +70,7 @@ export class QuerierProxy {
       await new Promise((r) => setTimeout(r, this.o.pollMs ?? 2000));
     }
     this.certStamp = this.stamp()!;
-    const server = createServer({ cert: readFileSync(this.o.certFile), key: readFileSync(this.o.keyFile) }, (req, res) => {
+    const server = createServer({ ...REQUEST_LIMITS, cert: readFileSync(this.o.certFile), key: readFileSync(this.o.keyFile) }, (req, res) => {
       this.handle(req, res).catch((e: Error) => {
         if (!res.headersSent) res.writeHead(503, { 'content-type': 'text/plain' });
         res.end(`cannot authorise the request: ${e.message}\n`);
