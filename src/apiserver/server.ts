@@ -25,6 +25,7 @@ import { nthAddress } from '../common/ipv4.js';
 import { checkServiceCidr, DEFAULT_SERVICE_CIDR } from './kinds/service-allocation.js';
 import { loadServingMaterial, writeKubeconfig } from './serving.js';
 import { answerUnparsable, sendError, statusOf } from './http/respond.js';
+import { missingHost, refuseExpectation } from './http/refusals.js';
 import { chain, requestContext } from './filters/chain.js';
 import { requestMetrics } from './filters/metrics.js';
 import { recovery } from './filters/recovery.js';
@@ -99,7 +100,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
 
   const app: FastifyInstance = Fastify({
     // Client certificates are asked for, not required: bearer tokens keep working beside them.
-    https: { ...REQUEST_LIMITS, key: serving.keyPem, cert: serving.certPem, minVersion: 'TLSv1.2', requestCert: true, rejectUnauthorized: false, ca: serving.caPem },
+    https: { ...REQUEST_LIMITS, requireHostHeader: false, key: serving.keyPem, cert: serving.certPem, minVersion: 'TLSv1.2', requestCert: true, rejectUnauthorized: false, ca: serving.caPem },
     // A request body not received in time is a slow client's (common/http-limits.ts); fastify's default is no bound.
     requestTimeout: REQUEST_TIMEOUT_MS,
     logger: false,
@@ -116,6 +117,12 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
   app.setErrorHandler((error, _request, reply) => sendError(reply, statusOf(error as Error)));
+  // What Node would refuse with a bare answer gets a Status (http/refusals.ts).
+  app.addHook('onRequest', async (request, reply) => {
+    const refusal = missingHost(request.raw);
+    if (refusal) return sendError(reply, refusal);
+  });
+  app.server.on('checkExpectation', refuseExpectation);
   app.setNotFoundHandler((request, reply) => sendError(reply, errors.pathNotFound(request.url.split('?')[0])));
   app.route({
     method: ROUTED_METHODS,

@@ -9,6 +9,10 @@
 // this machine or in the local cluster and send a request in one write, so the bounds are
 // generous for them and short for a client that drips.
 //
+// A request target Node's parser lets through but no URL parser reads (`GET http://[ HTTP/1.1`)
+// is the client's mistake too: `parseTarget` tells the handler, which answers 400 rather than let
+// `new URL` throw into a 500.
+//
 // Requests Node's parser refuses (a broken header, headers over 16 KiB, a request past its time):
 // answered with the status Node would give (400, 431, 408), in the server's own error format,
 // and the connection closed once the answer is out — closed, not only ended: a client that never
@@ -17,7 +21,7 @@
 //   createServer({ ...REQUEST_LIMITS, cert, key }, handler)                      // node:http(s)
 //   Fastify({ requestTimeout: REQUEST_TIMEOUT_MS, http: REQUEST_LIMITS,          // or https: {…}
 //             clientErrorHandler: (err, socket) => answerClientError(socket, err, render) })
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 
 /** From the first byte of a request (or the connection's opening) to the end of its headers. */
@@ -75,4 +79,10 @@ export function answerClientError(socket: Duplex, error: ClientError | undefined
   socket.end(`HTTP/1.1 ${error.code} ${STATUS_CODES[error.code] ?? 'Error'}\r\nContent-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   socket.once('finish', () => socket.destroy());
   setTimeout(() => socket.destroy(), LINGER_MS).unref();
+}
+
+/** The request's target as a URL (relative to `base`), or undefined when it is not one. */
+export function parseTarget(req: IncomingMessage, base: string): URL | undefined {
+  const target = req.url ?? '/';
+  return URL.canParse(target, base) ? new URL(target, base) : undefined;
 }

@@ -307,7 +307,7 @@ export function httpCase(random: Random, profile: HttpProfile, host: string): Fu
       const v = pick(BAD_VERSIONS);
       return { what: `version ${JSON.stringify(v)}`, bytes: request(line(method, path, v), base()), complete: false, head: method === 'HEAD' };
     },
-    () => ({ what: 'request line without a version', bytes: Buffer.from(`${method} ${path}${CRLF}${CRLF}`), complete: false }),
+    () => ({ what: 'request line without a version', bytes: Buffer.from(`${method} ${path}${CRLF}${CRLF}`), complete: false, head: method === 'HEAD' }),
     () => ({ what: 'HTTP/1.0 without Host', bytes: request(line(method, path, 'HTTP/1.0'), auth), complete: true, head: method === 'HEAD' }),
     () => ({ what: 'HTTP/1.1 without Host', bytes: request(line(method, path), auth), complete: true, head: method === 'HEAD' }),
     () => ({ what: 'bare LF line ends', bytes: request(line(method, path), base(), Buffer.alloc(0), '\n'), complete: false, head: method === 'HEAD' }),
@@ -618,26 +618,35 @@ export function heapAfterGc(): number {
   return process.memoryUsage().heapUsed;
 }
 
+/** The rows of /proc/net/tcp as [local address, remote address, state, inode], addresses as the table writes them (AABBCCDD:PORT). */
+function tcpTable(): string[][] {
+  try {
+    return readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1).map((row) => row.trim().split(/\s+/)).filter((c) => c.length > 9).map((c) => [c[1], c[2], c[3], c[9]]);
+  } catch {
+    return []; // not Linux: nothing to count
+  }
+}
+
+const hexPort = (port: number) => port.toString(16).toUpperCase().padStart(4, '0');
+const hexAddress = (target: Target) => `${target.host.split('.').map((o) => Number(o).toString(16).padStart(2, '0')).reverse().join('').toUpperCase()}:${hexPort(target.port)}`;
+/** Held by a process (an inode), and neither listening nor in TIME_WAIT. */
+const held = (state: string, inode: string) => state !== '0A' && state !== '06' && inode !== '0';
+
+/** Connections this machine's processes hold open to the target (a proxy's to its upstream, say). */
+export function connectionsTo(target: Target): number {
+  const remote = hexAddress(target);
+  return tcpTable().filter(([, r, state, inode]) => r === remote && held(state, inode)).length;
+}
+
 /**
  * The sockets the server at the target still holds (its process has them open: an inode in
  * /proc/net/tcp, in any state but LISTEN and TIME_WAIT) for connections from the given local
  * ports of this machine.
  */
 export function serverHolds(target: Target, clientPorts: Iterable<number>): number {
-  const hex = (port: number) => port.toString(16).toUpperCase().padStart(4, '0');
-  const address = target.host.split('.').map((o) => Number(o).toString(16).padStart(2, '0')).reverse().join('').toUpperCase();
-  const local = `${address}:${hex(target.port)}`;
-  const remotes = new Set([...clientPorts].map(hex));
-  let text: string;
-  try {
-    text = readFileSync('/proc/net/tcp', 'utf8');
-  } catch {
-    return 0; // not Linux: nothing to count
-  }
-  return text.split('\n').slice(1).filter((row) => {
-    const [, localAddress, remoteAddress, state, , , , , , inode] = row.trim().split(/\s+/);
-    return localAddress === local && remotes.has(remoteAddress?.split(':')[1]) && state !== '0A' && state !== '06' && inode !== '0';
-  }).length;
+  const local = hexAddress(target);
+  const remotes = new Set([...clientPorts].map(hexPort));
+  return tcpTable().filter(([l, r, state, inode]) => l === local && remotes.has(r.split(':')[1]) && held(state, inode)).length;
 }
 
 export interface FuzzOptions {
@@ -654,6 +663,8 @@ export interface FuzzOptions {
   handshakes?: number;
   /** Slow clients held open through the run; each must be closed within its bound (`slowBoundMs`). */
   slow?: SlowKind[];
+  /** A server the target passes requests on to: the connections to it must be closed by the end too. */
+  upstream?: Target;
   /** A well-formed request: throws unless it succeeds. Asked before, between the rounds and at the end. */
   good: () => Promise<void>;
   /** The server's own rules for an answer: a problem, or undefined. */
@@ -673,6 +684,9 @@ export interface FuzzReport {
   heapGrowthBytes: number;
   summary: string;
 }
+
+/** How much the heap (servers and driver alike, after a full collection) may grow over a run: what a leak per request would pass. */
+const MAX_HEAP_GROWTH_BYTES = 64 * 2 ** 20;
 
 /** The default judgement: every answer well-formed, no 5xx, nothing kept open after the client's FIN. */
 function judgeOutcome(c: FuzzCase, o: Outcome, allow5xx: number[]): string | undefined {
@@ -700,7 +714,6 @@ export async function fuzzServer(o: FuzzOptions): Promise<FuzzReport> {
     }
   };
 
-  opened.clear();
   await checkGood('before the run');
   const heapBefore = heapAfterGc();
   const slow = await Promise.all((o.slow ?? []).map((k) => slowClient(o.target, k, host)));
@@ -756,14 +769,17 @@ export async function fuzzServer(o: FuzzOptions): Promise<FuzzReport> {
   }
   // Every connection of the run is closed on the client's side now: the server must let go of its sockets too.
   const closedAt = Date.now();
-  let held = serverHolds(o.target, opened);
-  while (held > 0 && Date.now() - closedAt < 10_000) {
+  const holding = () => [serverHolds(o.target, opened), o.upstream ? connectionsTo(o.upstream) : 0];
+  let [kept, passedOn] = holding();
+  while ((kept > 0 || passedOn > 0) && Date.now() - closedAt < 10_000) {
     await new Promise((r) => setTimeout(r, 250));
-    held = serverHolds(o.target, opened);
+    [kept, passedOn] = holding();
   }
-  if (held > 0) problems.push(`the server still holds ${held} sockets of connections its clients closed 10 s ago`);
+  if (kept > 0) problems.push(`the server still holds ${kept} sockets of connections its clients closed 10 s ago`);
+  if (passedOn > 0) problems.push(`the server still holds ${passedOn} connections to its upstream 10 s after its clients closed theirs`);
   await checkGood('at the end');
   const heapGrowthBytes = heapAfterGc() - heapBefore;
+  if (heapGrowthBytes > MAX_HEAP_GROWTH_BYTES) problems.push(`the heap grew by ${(heapGrowthBytes / 2 ** 20).toFixed(0)} MiB over the run (at most ${MAX_HEAP_GROWTH_BYTES / 2 ** 20} MiB)`);
   const statuses = Object.entries(counts).sort().map(([k, v]) => `${k}: ${v}`).join(', ');
   const summary = `fuzz ${o.name}: seed ${o.seed} (FUZZ_SEED=${o.seed} replays it); ${requests} requests, ${tlsCases.length} handshakes, ${slow.length} slow clients; ${statuses}; heap ${(heapGrowthBytes / 2 ** 20).toFixed(1)} MiB`;
   return { seed: o.seed, problems, counts, slowClosedMs, heapGrowthBytes, summary };
