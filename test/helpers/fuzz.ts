@@ -589,17 +589,23 @@ export async function slowClient(target: Target, kind: SlowKind, host: string, i
   if (tlsError) throw new Error(`a slow client (${kind}) could not connect: ${tlsError}`);
   const client: SlowClient = { what: kind, said: '', stop: () => socket.destroy() };
   let i = 0;
+  let answered = false;
   const step = () => {
     if (i < steps.length && !socket.destroyed) socket.write(steps[i++]);
-    // The client keeps its side open whatever the server does: the server must let the socket go.
-    if (held && !serverHolds(target, [raw.localPort!])) closed();
+    // The client keeps its side open whatever the server does: once the server has answered or
+    // ended (before that, an unaccepted connection has no owner either), it must let the socket go.
+    if (held && answered && !serverHolds(target, [raw.localPort!])) closed();
   };
   const timer = setInterval(step, held ? 250 : intervalMs);
   const closed = () => {
     clearInterval(timer);
     client.closedAfterMs ??= Date.now() - started;
   };
-  socket.on('data', (d: Buffer) => (client.said += d.toString('latin1').slice(0, 200)));
+  socket.on('data', (d: Buffer) => {
+    answered = true;
+    client.said += d.toString('latin1').slice(0, 200);
+  });
+  socket.on('end', () => (answered = true));
   socket.on('error', () => undefined);
   socket.on('close', closed);
   step();
