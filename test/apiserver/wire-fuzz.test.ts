@@ -6,7 +6,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
-import { assertNoProblems, fuzzSeed, fuzzServer } from '../helpers/fuzz.js';
+import { eventually } from '../helpers/eventually.js';
+import { assertNoProblems, exchange, fuzzSeed, fuzzServer, slowClient } from '../helpers/fuzz.js';
 
 let api: TestApiServer;
 before(async () => {
@@ -56,4 +57,26 @@ test('fuzzed requests and handshakes: a Status or a closed connection, slow clie
   t.diagnostic(JSON.stringify(report.slowClosedMs));
   assertNoProblems(report);
   assert.ok((await api.kubectlOk(['get', 'namespaces'])).includes('default'), 'kubectl still works');
+});
+
+test('what Node refuses before the handlers is a Status too, and a refused client cannot hold its socket', async () => {
+  const target = { host: '127.0.0.1', port: api.port, tls: true };
+  const auth = `Authorization: Bearer ${api.token}\r\n`;
+  const cases: [string, number, string][] = [
+    [`GET /api HTTP/1.1\r\n${auth}\r\n`, 400, 'missing required Host header'],
+    [`GET /api HTTP/1.1\r\nHost: x\r\n${auth}Expect: bogus\r\n\r\n`, 417, 'expectation'],
+    [`GET /api HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'larger than the server accepts'],
+    [`GET /api HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n`, 400, 'could not be parsed'],
+  ];
+  for (const [request, code, message] of cases) {
+    const o = await exchange(target, { bytes: Buffer.from(request), complete: true });
+    assert.equal(o.status, code, `${request.slice(0, 60)}: ${o.kind} ${o.status}`);
+    const status = JSON.parse(o.body.toString('utf8'));
+    assert.equal(status.kind, 'Status');
+    assert.equal(status.code, code);
+    assert.ok(status.message.includes(message), status.message);
+  }
+  const held = await slowClient(target, 'held-after-error', `127.0.0.1:${api.port}`);
+  await eventually('the server letting go of a refused client that keeps its side open', () => held.closedAfterMs !== undefined, 10_000);
+  held.stop();
 });
