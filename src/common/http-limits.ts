@@ -20,7 +20,7 @@
 //
 //   createServer({ ...REQUEST_LIMITS, cert, key }, handler)                      // node:http(s)
 //   Fastify({ requestTimeout: REQUEST_TIMEOUT_MS, http: REQUEST_LIMITS,          // or https: {…}
-//             clientErrorHandler: (err, socket) => answerClientError(socket, err, render) })
+//             clientErrorHandler: (err, socket) => answerClientError(socket, clientErrorOf(err), render) })
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 
