@@ -2,16 +2,19 @@
 // and `tls` sockets (so that what no HTTP client would send really reaches the server's parser),
 // TLS handshakes that go wrong, and slowloris clients, all generated from one seeded PRNG.
 //
-//   const seed = fuzzSeed('mcs');                      // FUZZ_SEED=… replays a run
-//   const report = await fuzzServer({ target, profile, seed, good, judge });
-//   assert.deepEqual(report.problems, [], report.summary);
+//   const report = await fuzzServer({ name, target, profile, seed: fuzzSeed(), slow, good, judge });
+//   t.diagnostic(report.summary);                      // the seed: FUZZ_SEED=… replays the run
+//   assertNoProblems(report);
 //
 // `fuzzServer` runs rounds of generated requests (a few in parallel), asks `good` (a well-formed
-// request, which must succeed) between rounds and at the end, and meanwhile holds slow clients
-// open, which the server must close by itself within its timeouts. Each answer is judged: a
-// connection the server neither answers nor closes, a 5xx, or a malformed status line is a
-// problem; `judge` adds the server's own rules (a Kubernetes Status for the API server, say).
-// Everything it opens it closes; it binds nothing.
+// request, which must succeed) before, between the rounds and at the end, and meanwhile holds
+// slow clients open, which the server must close by itself within the bounds of
+// src/common/http-limits.ts. Each answer is judged: a connection the server neither answers nor
+// closes, a 5xx, or a malformed status line is a problem; `judge` adds the server's own rules (a
+// Kubernetes Status for the API server, say). At the end the server must hold no socket of a
+// connection the run opened (nor, for a proxy, one to its upstream), and the heap must not have
+// grown by more than a leak would. Everything it opens it closes; it binds only a passing loopback
+// listener, to capture a real ClientHello.
 import { connect as netConnect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { readFileSync } from 'node:fs';
@@ -73,8 +76,8 @@ export interface ExchangeTimes {
 }
 
 /**
- * The local ports of the connections a run opened, so that at its end it can tell whether the
- * server still holds a socket for any of them (see `serverHolds`).
+ * The local ports of the connections the driver opened, so that at the end of a run it can tell
+ * whether a server still holds a socket for any of them (see `serverHolds`).
  */
 const opened = new Set<number>();
 
