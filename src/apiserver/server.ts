@@ -8,6 +8,7 @@ import { METHODS } from 'node:http';
 import { ensurePrivateDir } from '../common/private-files.js';
 import { join, resolve } from 'node:path';
 import { logger } from '../common/log.js';
+import { REQUEST_LIMITS, REQUEST_TIMEOUT_MS } from '../common/http-limits.js';
 import { openSqliteStorage } from './storage/sqlite.js';
 import { openEtcdStorage } from './storage/etcd.js';
 import { errors } from './errors.js';
@@ -25,6 +26,7 @@ import { nthAddress } from '../common/ipv4.js';
 import { checkServiceCidr, DEFAULT_SERVICE_CIDR } from './kinds/service-allocation.js';
 import { loadServingMaterial, writeKubeconfig } from './serving.js';
 import { answerUnparsable, sendError, statusOf } from './http/respond.js';
+import { missingHost, refuseExpectation } from './http/refusals.js';
 import { chain, requestContext } from './filters/chain.js';
 import { requestMetrics } from './filters/metrics.js';
 import { recovery } from './filters/recovery.js';
@@ -100,7 +102,9 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
 
   const app: FastifyInstance = Fastify({
     // Client certificates are asked for, not required: bearer tokens keep working beside them.
-    https: { key: serving.keyPem, cert: serving.certPem, minVersion: 'TLSv1.2', requestCert: true, rejectUnauthorized: false, ca: serving.caPem },
+    https: { ...REQUEST_LIMITS, requireHostHeader: false, key: serving.keyPem, cert: serving.certPem, minVersion: 'TLSv1.2', requestCert: true, rejectUnauthorized: false, ca: serving.caPem },
+    // A request body not received in time is a slow client's (common/http-limits.ts); fastify's default is no bound.
+    requestTimeout: REQUEST_TIMEOUT_MS,
     logger: false,
     // Requests during shutdown get a Status from the chain (filters/shutdown.ts).
     return503OnClosing: false,
@@ -115,6 +119,12 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
   app.setErrorHandler((error, _request, reply) => sendError(reply, statusOf(error as Error)));
+  // What Node would refuse with a bare answer gets a Status (http/refusals.ts).
+  app.addHook('onRequest', async (request, reply) => {
+    const refusal = missingHost(request.raw);
+    if (refusal) return sendError(reply, refusal);
+  });
+  app.server.on('checkExpectation', refuseExpectation);
   app.setNotFoundHandler((request, reply) => sendError(reply, errors.pathNotFound(request.url.split('?')[0])));
   app.route({
     method: ROUTED_METHODS,

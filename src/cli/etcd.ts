@@ -11,6 +11,7 @@ import type { Command } from 'commander';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
+import { REQUEST_LIMITS } from '../common/http-limits.js';
 import { freePort } from '../common/listen.js';
 import { machineUrl, podPath } from '../common/pod-path.js';
 
@@ -48,7 +49,7 @@ function etcdFacts(binary: string): { flags: Set<string>; version: [number, numb
 
 /** Serves kubeadm's probe paths (/livez, /readyz) on `listen` from etcd's metrics server at `target`, which has only /health; anything else is passed on. */
 function probeShim(listen: URL, target: URL): Promise<Server> {
-  const server = createServer((req, res) => {
+  const server = createServer(REQUEST_LIMITS, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const upstream = path === '/livez' || path === '/readyz' ? '/health' : req.url ?? '/';
     const out = request({ host: target.hostname, port: target.port, path: upstream, method: req.method, timeout: 5000 }, (answer) => {

@@ -135,7 +135,8 @@ export async function serveSecureHealth(host: string, port: number, healthy: () 
   const { createServer } = await import('node:https');
   const { selfSignedServing } = await import('../cluster/node-agent/certificates.js');
   const { certPem, keyPem } = await selfSignedServing(`${host}@${Math.floor(Date.now() / 1000)}`, [host, 'localhost']);
-  const server = createServer({ cert: certPem, key: keyPem }, (req, res) => {
+  const { REQUEST_LIMITS } = await import('../common/http-limits.js');
+  const server = createServer({ ...REQUEST_LIMITS, cert: certPem, key: keyPem }, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (!['/healthz', '/livez', '/readyz'].includes(path)) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found\n');

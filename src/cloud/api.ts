@@ -9,7 +9,8 @@
 //   POST /v1/instances/:id/{start,stop,reboot,terminate}
 //   GET  /v1/loadbalancers                  GET|PUT|DELETE /v1/loadbalancers/:name
 //   GET  /v1/routes   POST /v1/routes       GET|DELETE /v1/routes/:name
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import { answerClientError, clientErrorOf, REQUEST_LIMITS, REQUEST_TIMEOUT_MS } from '../common/http-limits.js';
 import { INSTANCE_TYPES, REGION, ZONES } from './catalogue.js';
 import type { LocalCloud } from './cloud.js';
 import { CloudError } from './errors.js';
@@ -22,14 +23,25 @@ function listParam(v: unknown): string[] | undefined {
   return (Array.isArray(v) ? v : [v]).flatMap((x) => String(x).split(',')).map((x) => x.trim()).filter(Boolean);
 }
 
+/** The error body for a status the framework or Node's parser chose. */
+function problem(status: number, message: string): { error: { code: string; message: string } } {
+  const code = status >= 500 ? 'InternalError' : status === 413 ? 'RequestTooLarge' : status === 408 ? 'RequestTimeout' : 'InvalidRequest';
+  return { error: { code, message } };
+}
+
 export function buildCloudApi(cloud: LocalCloud, network: Network): FastifyInstance {
-  const app = Fastify({ logger: false, bodyLimit: 256 * 1024 });
+  const app = Fastify({
+    logger: false, bodyLimit: 256 * 1024,
+    // Slow clients are cut off, and requests Node cannot parse answered in the API's own form (common/http-limits.ts).
+    http: REQUEST_LIMITS, requestTimeout: REQUEST_TIMEOUT_MS,
+    clientErrorHandler: (err, socket) => answerClientError(socket, clientErrorOf(err), ({ code, message }) => ({ contentType: 'application/json', body: JSON.stringify(problem(code, message)) })),
+    frameworkErrors: (err, _req, reply) => void (reply as FastifyReply).code(400).send(problem(400, err.message)),
+  });
 
   app.setErrorHandler((error: FastifyError | CloudError, _req, reply) => {
     if (error instanceof CloudError) return reply.code(error.status).send(error.toJSON());
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
-    const code = status === 500 ? 'InternalError' : status === 413 ? 'RequestTooLarge' : 'InvalidRequest';
-    return reply.code(status).send({ error: { code, message: error.message } });
+    return reply.code(status).send(problem(status, error.message));
   });
   app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: { code: 'NotFound', message: `no such endpoint: ${req.method} ${req.url.split('?')[0]}` } }));
 

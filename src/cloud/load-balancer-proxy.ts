@@ -21,6 +21,8 @@ const log = logger('cloud-lb-proxy');
 
 /** How long a target may take to accept before the next one is tried. */
 const CONNECT_TIMEOUT_MS = 2_000;
+/** How long a connection the target has finished may stay open without a byte from the client. */
+const HALF_CLOSED_IDLE_MS = 5_000;
 
 /** True when `ip` (dotted IPv4, or IPv4-mapped IPv6) lies in one of `ranges`; empty: everyone. */
 export function allowedSource(ip: string, ranges: string[]): boolean {
@@ -142,6 +144,11 @@ export class LoadBalancerProxies {
       upstream.once('connect', () => {
         connected = true;
         clearTimeout(timer);
+        // The client went while the target was being reached: its close has been and gone.
+        if (client.destroyed) {
+          upstream.destroy();
+          return;
+        }
         l.sockets.add(upstream);
         upstream.on('error', () => client.destroy());
         // A clean close has already ended the client through the pipe, which flushes what is
@@ -150,6 +157,13 @@ export class LoadBalancerProxies {
           l.sockets.delete(upstream);
           if (hadError) client.destroy();
         });
+        // Once the target has finished sending (its FIN passed on), only the client's side is
+        // left, which a client that never closes would hold, with the target's socket, for good:
+        // it gets HALF_CLOSED_IDLE_MS of silence, as HAProxy's `timeout client-fin`.
+        upstream.once('end', () => client.setTimeout(HALF_CLOSED_IDLE_MS, () => {
+          client.destroy();
+          upstream.destroy();
+        }));
         client.on('close', (hadError) => {
           if (hadError) upstream.destroy();
           else upstream.end();

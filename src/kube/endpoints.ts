@@ -16,6 +16,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { REQUEST_LIMITS } from '../common/http-limits.js';
 import { type AuthDecision, writeRefusal } from './delegated-auth.js';
 import type { ServingCertificate } from './serving-certificate.js';
 
@@ -137,10 +138,10 @@ export async function serveEndpoints(options: EndpointsOptions): Promise<{ metri
       const { certificate } = entry;
       let server: Server;
       if (certificate) {
-        const https = createHttpsServer({ ...certificate.current() }, handle);
+        const https = createHttpsServer({ ...REQUEST_LIMITS, ...certificate.current() }, handle);
         certificate.onChange((pair) => https.setSecureContext(pair));
         server = https;
-      } else server = createServer(handle);
+      } else server = createServer(REQUEST_LIMITS, handle);
       servers.set(entry, server);
       await new Promise<void>((resolve, reject) => {
         server.once('error', (e: NodeJS.ErrnoException) => reject(new Error(`cannot listen on ${entry.listen.host}:${entry.listen.port}: ${e.message}`)));

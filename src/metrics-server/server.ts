@@ -13,6 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type * as api from '../api/index.js';
 import { matchesLabels, parseLabelSelector, type LabelSelector } from '../common/label-selectors.js';
+import { parseTarget, REQUEST_LIMITS } from '../common/http-limits.js';
 import type { Logger } from '../common/log.js';
 import { rfc3339 } from '../common/time.js';
 import { DelegatedAuth, type KubeClient, type ResourceAttributes } from '../kube/index.js';
@@ -122,6 +123,7 @@ export class MetricsApiServer {
   async start(signal?: AbortSignal): Promise<void> {
     const requestHeader = this.o.requestHeader;
     this.server = createServer({
+      ...REQUEST_LIMITS,
       cert: this.o.tls.certPem, key: this.o.tls.keyPem, minVersion: 'TLSv1.2',
       ...(requestHeader ? { ca: requestHeader.caPem, requestCert: true, rejectUnauthorized: false } : {}),
     }, (req, res) => {
@@ -172,7 +174,8 @@ export class MetricsApiServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'https://metrics-server');
+    const url = parseTarget(req, 'https://metrics-server');
+    if (!url) return this.send(res, status(400, 'BadRequest', `the request target is not a URL: ${JSON.stringify(req.url?.slice(0, 200))}`));
     if (/^\/(healthz|livez|readyz)$/.test(url.pathname)) return void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
     const prefix = `/apis/${GROUP_VERSION}`;
     if (url.pathname === `/apis/${GROUP}`) {

@@ -13,6 +13,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
+import { parseTarget, REQUEST_LIMITS } from '../common/http-limits.js';
 import { DelegatedAuth, verbForMethod, writeRefusal } from '../kube/delegated-auth.js';
 import type { KubeClient } from '../kube/index.js';
 import { QUERIER_RESOURCE_ATTRIBUTES } from './names.js';
@@ -69,7 +70,7 @@ export class QuerierProxy {
       await new Promise((r) => setTimeout(r, this.o.pollMs ?? 2000));
     }
     this.certStamp = this.stamp()!;
-    const server = createServer({ cert: readFileSync(this.o.certFile), key: readFileSync(this.o.keyFile) }, (req, res) => {
+    const server = createServer({ ...REQUEST_LIMITS, cert: readFileSync(this.o.certFile), key: readFileSync(this.o.keyFile) }, (req, res) => {
       this.handle(req, res).catch((e: Error) => {
         if (!res.headersSent) res.writeHead(503, { 'content-type': 'text/plain' });
         res.end(`cannot authorise the request: ${e.message}\n`);
@@ -98,7 +99,12 @@ export class QuerierProxy {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'https://querier');
+    const url = parseTarget(req, 'https://querier');
+    if (!url) {
+      res.writeHead(400, { 'content-type': 'text/plain' });
+      res.end(`400 bad request: the request target is not a URL: ${JSON.stringify(req.url?.slice(0, 200))}\n`);
+      return;
+    }
     if (!API_PATH.test(url.pathname)) {
       res.writeHead(404, { 'content-type': 'text/plain' });
       res.end('404 page not found: this proxy serves the Prometheus HTTP API (/api/v1/…)\n');
@@ -109,6 +115,8 @@ export class QuerierProxy {
       writeRefusal(res, decision);
       return;
     }
+    // Gone while it was being authorised: nothing to pass on (its close has been and gone).
+    if (req.destroyed) return;
     const headers = { ...req.headers };
     delete headers.authorization;
     delete headers.host;
@@ -119,6 +127,12 @@ export class QuerierProxy {
     upstream.on('error', (e) => {
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
       res.end(`Prometheus is not answering: ${e.message}\n`);
+    });
+    // A client gone before the exchange is complete (its answer, or its own request's body)
+    // takes the request to Prometheus with it, as Go's reverse proxy does: an unfinished request
+    // would hold a connection there.
+    res.on('close', () => {
+      if (!res.writableFinished || !req.complete) upstream.destroy();
     });
     req.pipe(upstream);
   }

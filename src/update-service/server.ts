@@ -20,6 +20,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { watch, type FSWatcher, existsSync, statSync, readdirSync, createReadStream } from 'node:fs';
 import { join, resolve, sep, relative } from 'node:path';
 import { logger } from '../common/log.js';
+import { answerClientError, clientErrorOf, REQUEST_LIMITS, REQUEST_TIMEOUT_MS } from '../common/http-limits.js';
 import { CHANNEL_PATTERN, GRAPH_MEDIA_TYPES, GRAPH_PATH } from '../cincinnati/graph-api.js';
 import { loadGraphData } from './graph-data.js';
 import { loadReleaseStore } from './release-store.js';
@@ -116,7 +117,13 @@ export async function startUpdateService(options: UpdateServiceOptions): Promise
     }
   };
 
-  const app: FastifyInstance = Fastify({ logger: false, forceCloseConnections: true });
+  const app: FastifyInstance = Fastify({
+    logger: false, forceCloseConnections: true,
+    // Slow clients are cut off, and requests Node cannot parse answered in the API's own form (common/http-limits.ts).
+    http: REQUEST_LIMITS, requestTimeout: REQUEST_TIMEOUT_MS,
+    clientErrorHandler: (err, socket) => answerClientError(socket, clientErrorOf(err), ({ message }) => ({ contentType: 'application/json', body: JSON.stringify({ kind: 'invalid_request', value: message }) })),
+    frameworkErrors: (err, _req, reply) => sendError(reply, 400, 'invalid_request', err.message),
+  });
 
   app.get(GRAPH_PATH, async (req: FastifyRequest, reply) => {
     const mediaType = negotiate(req.headers.accept);
@@ -165,8 +172,9 @@ export async function startUpdateService(options: UpdateServiceOptions): Promise
 
   app.setNotFoundHandler((req, reply) => sendError(reply, 404, 'not_found', `no route ${req.method} ${req.url.split('?')[0]}`));
   app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
-    log.error({ err: err.message }, 'request failed');
-    return sendError(reply, err.statusCode ?? 500, 'internal_error', err.message);
+    const status = err.statusCode ?? 500;
+    if (status >= 500) log.error({ err: err.message }, 'request failed');
+    return sendError(reply, status, status >= 500 ? 'internal_error' : 'invalid_request', err.message);
   });
 
   // Watch both inputs; editors and `release build` touch several files at once, hence the debounce.

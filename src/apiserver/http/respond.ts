@@ -3,6 +3,7 @@
 // handlers, the filters, or fastify itself for bodies it could not read).
 import type { FastifyReply } from 'fastify';
 import type { Socket } from 'node:net';
+import { answerClientError, clientErrorOf } from '../../common/http-limits.js';
 import { ApiError, errors } from '../errors.js';
 import { BODY_LIMIT } from './body.js';
 import { parseBool, QueryParams } from './query.js';
@@ -38,15 +39,16 @@ export function statusOf(error: Error & { statusCode?: number; code?: string }):
 
 /**
  * The answer to a request Node's HTTP parser could not read, written on the socket: a method it
- * does not know is a 405, as kube-apiserver answers one; anything else (a broken header, …) a 400.
+ * does not know is a 405, as kube-apiserver answers one; headers over the limit a 431, a request
+ * not received in time a 408 (common/http-limits.ts), anything else (a broken header, …) a 400.
  */
 export function answerUnparsable(err: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
-  if (!socket.writable) return;
   // At run time the packet is the Buffer the parser stopped in.
   const packet = err.rawPacket;
   const [method = '', path = ''] = (Buffer.isBuffer(packet) ? packet.subarray(0, 2048).toString('latin1').split('\r\n')[0] : '').split(' ');
-  const error = err.code === 'HPE_INVALID_METHOD' ? errors.methodNotAllowed(method, path.split('?')[0]) : errors.badRequest(`the request could not be parsed: ${err.message}`);
-  const body = JSON.stringify(error.toStatus());
-  const reason = error.code === 405 ? 'Method Not Allowed' : 'Bad Request';
-  socket.end(`HTTP/1.1 ${error.code} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  const refusal = err.code === 'HPE_INVALID_METHOD' ? { code: 405, message: '' } : clientErrorOf(err);
+  answerClientError(socket, refusal, ({ code, message }) => {
+    const error = code === 405 ? errors.methodNotAllowed(method, path.split('?')[0]) : code === 413 ? errors.tooLarge(message) : new ApiError(code, code === 408 ? 'Timeout' : 'BadRequest', message);
+    return { contentType: 'application/json', body: JSON.stringify(error.toStatus()) };
+  });
 }

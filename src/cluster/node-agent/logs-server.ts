@@ -15,6 +15,7 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
+import { parseTarget, REQUEST_LIMITS } from '../../common/http-limits.js';
 import type { Logger } from '../../common/log.js';
 import type * as api from '../../api/index.js';
 import { verbForMethod } from '../../kube/index.js';
@@ -81,10 +82,12 @@ export class LogsServer {
   async start(address: string, port: number, tls: { certPem: string; keyPem: string; clientCaPem?: string }): Promise<void> {
     this.clientCaPem = tls.clientCaPem;
     this.server = createServer({
+      ...REQUEST_LIMITS,
       cert: tls.certPem, key: tls.keyPem,
       // Certificates are asked for, not required: bearer tokens are the other way in (checked per request).
       ...(tls.clientCaPem ? { ca: tls.clientCaPem, requestCert: true, rejectUnauthorized: false } : { requestCert: false }),
     }, (req, res) => {
+      if (!parseTarget(req, 'https://node')) return problem(res, 400, `the request target is not a URL: ${JSON.stringify(req.url?.slice(0, 200))}`);
       this.authorized(req, res).then((ok) => (ok ? this.handle(req, res) : undefined), (e) => problem(res, 500, `authorization failed: ${(e as Error).message}`))
         .catch((e) => this.log.warn({ err: (e as Error).message }, 'serving a kubelet request failed'));
     });

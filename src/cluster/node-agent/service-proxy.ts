@@ -18,6 +18,7 @@
 // to another node within seconds of the holder stopping.
 import { createServer as createHttpServer, Server as HttpServer, type ServerResponse } from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { REQUEST_LIMITS } from '../../common/http-limits.js';
 import type { Logger } from '../../common/log.js';
 import type * as api from '../../api/index.js';
 import { Informer, keyOf, type KubeClient } from '../../kube/index.js';
@@ -189,7 +190,7 @@ export class ServiceProxy {
       }
       existing?.server.close();
       const server = w.kind === 'healthCheck'
-        ? createHttpServer((_request, response) => this.answerHealthCheck(address, response))
+        ? createHttpServer(REQUEST_LIMITS, (_request, response) => this.answerHealthCheck(address, response))
         : createServer((socket) => this.forward(address, socket));
       const entry: Listener = { kind: w.kind, service: w.service, portName: w.portName, next: 0, server };
       entry.server.on('error', (e: NodeJS.ErrnoException) => {

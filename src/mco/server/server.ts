@@ -8,6 +8,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { REQUEST_LIMITS } from '../../common/http-limits.js';
 import { logger } from '../../common/log.js';
 import type { Runnable } from '../../kube/manager.js';
 import { negotiateVersion } from '../../ignition/accept.js';
@@ -51,6 +52,7 @@ export class MachineConfigServer implements Runnable {
     if (listenTls) {
       if (!options.tls) throw new Error('the TLS listener needs a serving certificate');
       const server = createHttpsServer({
+        ...REQUEST_LIMITS,
         cert: options.tls.cert,
         key: options.tls.key,
         minVersion: 'TLSv1.2',
@@ -59,7 +61,7 @@ export class MachineConfigServer implements Runnable {
       this.servers.push({ name: 'tls', server, listen: listenTls });
     }
     if (listenHttp) {
-      this.servers.push({ name: 'http', server: createHttpServer((req, res) => this.handle('http', req, res)), listen: listenHttp });
+      this.servers.push({ name: 'http', server: createHttpServer(REQUEST_LIMITS, (req, res) => this.handle('http', req, res)), listen: listenHttp });
     }
     for (const { server } of this.servers) {
       server.keepAliveTimeout = 30_000;
