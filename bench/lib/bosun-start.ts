@@ -1,0 +1,65 @@
+// `bosun start` as a user runs it, for the benchmarks that measure a whole local cluster: start it
+// (resolving when it says "bosun is up"), stop it with Ctrl-C, and read the memory and CPU of its
+// process tree (the start process, the machines' agents and every pod process) from /proc.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Every process below `pid` (and itself), from /proc. */
+export function tree(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    try {
+      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch { /* gone */ }
+  }
+  const out: number[] = [];
+  const walk = (p: number) => { out.push(p); for (const c of children.get(p) ?? []) walk(c); };
+  walk(pid);
+  return out;
+}
+
+export function rssMiB(pids: number[]): number {
+  let kib = 0;
+  for (const p of pids) {
+    try { kib += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0); } catch { /* gone */ }
+  }
+  return kib / 1024;
+}
+
+export function cpuTicks(pids: number[]): number {
+  let ticks = 0;
+  for (const p of pids) {
+    try {
+      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch { /* gone */ }
+  }
+  return ticks;
+}
+
+/** Runs `bosun start` and resolves when it prints `marker`, with the seconds it took. */
+export function start(dataDir: string, ports: number[], masters: number, workers: number): Promise<{ child: ChildProcess; seconds: number }> {
+  const [api, updates, cloud] = ports;
+  const started = Date.now();
+  const child = spawn(process.execPath, ['bin/bosun.js', 'start', '--data-dir', dataDir, '--listen', `127.0.0.1:${api}`, '--update-service', `127.0.0.1:${updates}`, '--cloud', `127.0.0.1:${cloud}`, '--masters', String(masters), '--workers', String(workers)], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => { child.kill('SIGINT'); reject(new Error(`bosun start did not finish within 6 minutes:\n${out.slice(-2000)}`)); }, 360_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      process.stdout.write(d.toString().split('\n').filter((l) => /^\[\d/.test(l)).map((l) => `  ${l}\n`).join(''));
+      if (/bosun is up/.test(out)) { clearTimeout(timer); resolve({ child, seconds: (Date.now() - started) / 1000 }); }
+    });
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`bosun start exited (${code}):\n${out.slice(-2000)}`)); });
+  });
+}
+
+export function stop(child: ChildProcess): Promise<number> {
+  const t = Date.now();
+  return new Promise((resolve) => { child.removeAllListeners('exit'); child.once('exit', () => resolve((Date.now() - t) / 1000)); child.kill('SIGINT'); });
+}
+
