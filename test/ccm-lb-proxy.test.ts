@@ -10,6 +10,8 @@ import assert from 'node:assert/strict';
 import { createServer, connect, type Server } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { selfSignedServing } from '../src/cluster/node-agent/certificates.js';
 import { isUp, startCloud, waitForInstance } from './cloud/cloud-fixture.js';
 import { eventually } from './helpers/eventually.js';
 
@@ -149,6 +151,23 @@ test('a balancer with a health check sends only to targets answering 200 there, 
 
     local.set('hc-b', false);
     await eventually('no healthy target: the balancer fails open, to every target', async () => [...(await answers(4)).split(',')].sort().join() === 'hc-a,hc-a,hc-b,hc-b', 10_000);
+
+    // HTTPS, as an API server's /readyz is checked (the certificate, self-signed here, is not verified).
+    const readyPort = healthPort + 1;
+    const ready = new Map(targets.map((t) => [t.name, t.name === 'hc-b']));
+    for (const t of targets) {
+      const { certPem, keyPem } = await selfSignedServing(t.name, [t.privateIp]);
+      const readyz = createHttpsServer({ cert: certPem, key: keyPem }, (req, res) => res.writeHead(req.url === '/readyz' && ready.get(t.name) ? 200 : 500).end());
+      await new Promise<void>((resolve) => readyz.listen(readyPort, t.privateIp, () => resolve()));
+      servers.push(readyz);
+    }
+    await assert.rejects(
+      cloud.client.ensureLoadBalancer('hc-lb', { ports: [{ protocol: 'TCP', port: 18202, targetPort: port }], targets: targets.map((t) => t.id), sourceRanges: [], healthCheck: { port: readyPort, path: '/readyz', protocol: 'TCP' as 'HTTPS' } }),
+      /healthCheck.protocol must be HTTP or HTTPS/,
+    );
+    const https = await cloud.client.ensureLoadBalancer('hc-lb', { ports: [{ protocol: 'TCP', port: 18202, targetPort: port }], targets: targets.map((t) => t.id), sourceRanges: [], healthCheck: { port: readyPort, path: '/readyz', protocol: 'HTTPS' } });
+    assert.deepEqual(https.healthCheck, { port: readyPort, path: '/readyz', protocol: 'HTTPS' });
+    await eventually('an HTTPS check: only the ready target answers', async () => (await answers(4)) === 'hc-b,hc-b,hc-b,hc-b', 10_000);
   } finally {
     for (const s of servers) s.close();
     await cloud.close();

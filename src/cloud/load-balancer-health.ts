@@ -1,13 +1,15 @@
 // Health checks of the local cloud's load balancers, as cloud balancers run them against
-// kube-proxy's healthCheckNodePort: for a balancer with a `healthCheck`, every target instance is
-// asked GET http://<private IP>:<port><path> every few seconds, and only targets whose last answer
+// kube-proxy's healthCheckNodePort (HTTP) or an API server's /readyz (HTTPS): for a balancer with a
+// `healthCheck`, every target instance is asked GET http(s)://<private IP>:<port><path> every few
+// seconds, and only targets whose last answer
 // was a 200 within the timeout get new connections (kube-proxy answers 200 on nodes with a ready
 // local endpoint of the Service, 503 elsewhere). A target not checked yet counts as unhealthy; the
 // first round runs as soon as the balancer is seen. When no target is healthy the balancer fails
 // open — every target gets traffic — as AWS's and GCP's network balancers do (so a cluster whose
 // nodes do not serve the health check port yet keeps working as with policy Cluster). Balancers
 // without a healthCheck send to every target, unchecked.
-import { request } from 'node:http';
+import { type IncomingMessage, request } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { isAddressTarget } from './requests.js';
 import type { LoadBalancer } from './types.js';
 
@@ -23,10 +25,12 @@ interface Checked {
   healthy: Set<string>;
 }
 
-/** True when GET http://host:port/path answers 200 within the timeout. */
-export function probe(host: string, port: number, path: string, timeoutMs = HEALTH_CHECK_TIMEOUT_MS): Promise<boolean> {
+/** True when GET http(s)://host:port/path answers 200 within the timeout (HTTPS: the certificate is not verified, as a balancer's check does not). */
+export function probe(host: string, port: number, path: string, timeoutMs = HEALTH_CHECK_TIMEOUT_MS, protocol: 'HTTP' | 'HTTPS' = 'HTTP'): Promise<boolean> {
   return new Promise((resolve) => {
-    const req = request({ host, port, path, method: 'GET', timeout: timeoutMs, agent: false }, (res) => {
+    const options = { host, port, path, method: 'GET', timeout: timeoutMs, agent: false as const };
+    const send = protocol === 'HTTPS' ? (cb: (res: IncomingMessage) => void) => httpsRequest({ ...options, rejectUnauthorized: false }, cb) : (cb: (res: IncomingMessage) => void) => request(options, cb);
+    const req = send((res) => {
       res.resume();
       resolve(res.statusCode === 200);
     });
@@ -79,10 +83,10 @@ export class LoadBalancerHealthChecks {
     if (checked.running || !lb.healthCheck) return;
     checked.running = true;
     try {
-      const { port, path } = lb.healthCheck;
+      const { port, path, protocol } = lb.healthCheck;
       await Promise.all(lb.targets.map(async (id) => {
         const ip = isAddressTarget(id) ? id : this.resolve(id);
-        if (ip !== undefined && (await probe(ip, port, path))) checked.healthy.add(id);
+        if (ip !== undefined && (await probe(ip, port, path, HEALTH_CHECK_TIMEOUT_MS, protocol))) checked.healthy.add(id);
         else checked.healthy.delete(id);
       }));
     } finally {

@@ -122,16 +122,19 @@ export function parseLoadBalancer(input: unknown, name: string): LoadBalancerReq
   return { name, ports, targets, sourceRanges, ...(address ? { address } : {}), ...(internal ? { internal } : {}), ...(healthCheck ? { healthCheck } : {}) };
 }
 
-/** `healthCheck: {port, path}` (path defaults to /healthz, kube-proxy's), or absent. */
+/** `healthCheck: {port, path, protocol}` (path defaults to /healthz, kube-proxy's; protocol to HTTP), or absent. */
 function parseHealthCheck(v: unknown, p: Problems): LoadBalancerHealthCheck | undefined {
   if (v === undefined || v === null) return undefined;
   const check = v as Record<string, unknown>;
-  if (typeof v !== 'object' || Array.isArray(v)) { p.add('InvalidParameter', 'healthCheck must be an object {port, path}'); return undefined; }
-  for (const key of Object.keys(check)) if (key !== 'port' && key !== 'path') p.add('InvalidParameter', `healthCheck.${key} is not a known field (port, path)`);
+  if (typeof v !== 'object' || Array.isArray(v)) { p.add('InvalidParameter', 'healthCheck must be an object {port, path, protocol}'); return undefined; }
+  for (const key of Object.keys(check)) if (key !== 'port' && key !== 'path' && key !== 'protocol') p.add('InvalidParameter', `healthCheck.${key} is not a known field (port, path, protocol)`);
   if (!isPort(check.port)) p.add('InvalidParameter', 'healthCheck.port must be an integer from 1 to 65535');
   const path = check.path ?? '/healthz';
   if (typeof path !== 'string' || !path.startsWith('/')) p.add('InvalidParameter', 'healthCheck.path must be a path starting with /');
-  return isPort(check.port) && typeof path === 'string' && path.startsWith('/') ? { port: check.port, path } : undefined;
+  const protocol = check.protocol ?? 'HTTP';
+  if (protocol !== 'HTTP' && protocol !== 'HTTPS') p.add('InvalidParameter', 'healthCheck.protocol must be HTTP or HTTPS');
+  if (!isPort(check.port) || typeof path !== 'string' || !path.startsWith('/') || (protocol !== 'HTTP' && protocol !== 'HTTPS')) return undefined;
+  return { port: check.port, path, ...(protocol === 'HTTPS' ? { protocol } : {}) };
 }
 
 function stringList(v: unknown, field: string, p: Problems): string[] {

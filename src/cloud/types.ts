@@ -48,6 +48,8 @@ export interface LoadBalancerPort {
 export interface LoadBalancerHealthCheck {
   port: number;
   path: string;
+  /** HTTP (the default, kube-proxy's health check port) or HTTPS, the certificate not verified (an API server's /readyz, as haproxy's `check-ssl verify none` and cloud balancers' HTTPS checks do). */
+  protocol?: 'HTTP' | 'HTTPS';
 }
 
 export interface LoadBalancer {

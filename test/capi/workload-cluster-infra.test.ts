@@ -103,6 +103,7 @@ test('a LocalCluster without an endpoint gets a load balancer that follows the c
   const lbName = loadBalancerName({ metadata: { name: NAME, namespace: NS } });
   const lb = await eventually('the control-plane load balancer', async () => (await c.cloud.client.listLoadBalancers()).find((b) => b.name === lbName));
   assert.deepEqual(lb.ports.map((p) => [p.port, p.targetPort]), [[6443, 6443]]);
+  assert.deepEqual(lb.healthCheck, { port: 6443, path: '/readyz', protocol: 'HTTPS' });
   assert.match(lb.address, /^127\.0\.200\.\d+$/);
   const provisioned = await eventually('Cluster Provisioned', async () => {
     const cl = await cluster();

@@ -7,7 +7,8 @@
 //     port 6443 of the cluster's control-plane machines — the instances of the LocalMachines behind
 //     the cluster's Machines labelled cluster.x-k8s.io/control-plane, except those being deleted, so
 //     that traffic leaves a machine before it goes; its targets follow the machines as they come
-//     and go;
+//     and go, and it health-checks them (HTTPS GET /readyz), so new connections go only to API
+//     servers that are ready;
 //   - spec.controlPlaneEndpoint is set to the balancer's address and port, and only then is the
 //     LocalCluster provisioned (status.initialization.provisioned), so the Cluster copies a
 //     reachable endpoint;
@@ -111,6 +112,9 @@ export function localClusterController(ctx: CapiContext, cloud: CloudClient): Co
           ports: [{ name: 'apiserver', protocol: 'TCP', port: API_SERVER_PORT, targetPort: API_SERVER_PORT }],
           targets,
           sourceRanges: [],
+          // New connections only to API servers that are ready, as CAPD's haproxy checks /healthz
+          // and an ELB its target port: a joining machine gets traffic once it serves, not before.
+          healthCheck: { protocol: 'HTTPS', port: API_SERVER_PORT, path: '/readyz' },
         });
         const endpoint = { host: lb.address, port: API_SERVER_PORT };
         const current = lc.spec?.controlPlaneEndpoint;
