@@ -37,9 +37,12 @@ try {
   await new Promise((r) => setTimeout(r, 10_000));
   const before = rssMiB(tree(child.pid!));
 
-  const generated = run(process.execPath, ['bin/bosun.js', 'cluster', 'generate', 'dev', '--control-plane-machine-count', String(controlPlane), '--worker-machine-count', String(workers)]);
+  // The newest version bosun installs: the last row of `bosun cluster versions`.
+  const versions = run(process.execPath, ['bin/bosun.js', 'cluster', 'versions']).stdout.trim().split('\n');
+  const version = versions[versions.length - 1].split(/\s+/)[0];
+  const generated = run(process.execPath, ['bin/bosun.js', 'cluster', 'generate', 'dev', '--kubernetes-version', version, '--control-plane-machine-count', String(controlPlane), '--worker-machine-count', String(workers)]);
   if (generated.status !== 0) throw new Error(`bosun cluster generate: ${generated.stderr}`);
-  console.log(`workload cluster: kubectl apply of bosun cluster generate dev (${controlPlane} control-plane machines, ${workers} workers)`);
+  console.log(`workload cluster: kubectl apply of bosun cluster generate dev (Kubernetes ${version}, ${controlPlane} control-plane machines, ${workers} workers)`);
   const applied = Date.now();
   const apply = run('kubectl', ['--kubeconfig', kubeconfig, 'apply', '-f', '-'], generated.stdout);
   if (apply.status !== 0) throw new Error(`kubectl apply: ${apply.stderr}`);
