@@ -8,19 +8,26 @@
 // control plane as static pods, the workers join; then, through the kubeconfig `bosun cluster get
 // kubeconfig` prints (its server the balancer's address): 5 Ready nodes, a Deployment's pods
 // Running on the workers, its Service answering from its cluster IP. `bosun cluster describe`
-// shows the tree Available. Deleting the Cluster leaves nothing of it in the cloud or the API.
+// shows the tree Available. The control plane is then rolled from one Kubernetes version to the
+// next, one machine at a time, while a client loops on the workload API through the balancer and
+// counts failed requests (none allowed). Deleting the Cluster leaves nothing of it in the cloud or
+// the API.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CloudClient } from '../../src/cloud/client.js';
+import { KubeClient, loadKubeConfig, withConnectionReuse } from '../../src/kube/index.js';
 import { installCluster, type InstalledCluster } from '../helpers/installed-cluster.js';
 import { runKubectl } from '../helpers/apiserver.js';
 import { runBosun } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 
 const NAME = 'dev';
+/** The version the cluster is made at, and the one its control plane is rolled to. */
+const FROM = 'v1.32.5';
+const TO = 'v1.33.1';
 let c: InstalledCluster;
 let dir: string;
 let workloadKubeconfig: string;
@@ -41,8 +48,8 @@ async function workload(args: string[]): Promise<string> {
   return r.stdout;
 }
 
-test('Cluster API\'s quick start brings up a workload cluster: 5 Ready nodes, pods on the workers, a Service; deleting it leaves nothing', { timeout: 900_000 }, async () => {
-  const generated = await runBosun(['cluster', 'generate', NAME, '--kubernetes-version', 'v1.33.1', '--control-plane-machine-count', '3', '--worker-machine-count', '2'], { timeoutMs: 60_000 });
+test('Cluster API\'s quick start brings up a workload cluster: 5 Ready nodes, pods on the workers, a Service; the control plane rolls to the next version with no failed request; deleting it leaves nothing', { timeout: 900_000 }, async () => {
+  const generated = await runBosun(['cluster', 'generate', NAME, '--kubernetes-version', FROM, '--control-plane-machine-count', '3', '--worker-machine-count', '2'], { timeoutMs: 60_000 });
   assert.equal(generated.code, 0, generated.stderr);
   const applied = await runKubectl(c.cluster.kubeconfigPath, ['apply', '-f', '-'], { input: generated.stdout, timeoutMs: 60_000 });
   assert.equal(applied.code, 0, applied.stderr);
@@ -72,14 +79,14 @@ test('Cluster API\'s quick start brings up a workload cluster: 5 Ready nodes, po
   assert.equal(nodes.length, 5);
   for (const n of nodes) {
     assert.equal(n.status.conditions.find((x: { type: string }) => x.type === 'Ready')?.status, 'True', n.metadata.name);
-    assert.equal(n.status.nodeInfo.kubeletVersion, 'v1.33.1');
+    assert.equal(n.status.nodeInfo.kubeletVersion, FROM);
     assert.match(n.spec.providerID, /^local:\/\/i-/);
   }
   assert.equal(nodes.filter((n: { metadata: { labels: Record<string, string> } }) => 'node-role.kubernetes.io/control-plane' in n.metadata.labels).length, 3);
   // The workload cluster's API is its own: none of the management cluster's nodes are there.
   assert.ok(nodes.every((n: { metadata: { name: string } }) => n.metadata.name.startsWith('dev-')));
   const version = JSON.parse(await workload(['version', '-o', 'json']));
-  assert.equal(version.serverVersion.gitVersion, 'v1.33.1');
+  assert.equal(version.serverVersion.gitVersion, FROM);
   // Machines know their nodes, from the workload cluster.
   const machines = (await c.json(['get', 'machines', '-n', 'default'])).items;
   assert.equal(machines.length, 5);
@@ -99,6 +106,47 @@ test('Cluster API\'s quick start brings up a workload cluster: 5 Ready nodes, po
     return res?.ok ? res.text() : undefined;
   }, 60_000);
   assert.ok(pods.some((p: { metadata: { name: string } }) => answer.includes(p.metadata.name)), `the answer names a pod: ${answer}`);
+
+  // The control plane rolled to the next version: one machine at a time (maxSurge 1, so never more
+  // than 4), while a client loops on the workload API through the balancer — each request a read
+  // that etcd must answer with quorum, on a reused connection and on a new one — and counts failures.
+  const reused = new KubeClient(withConnectionReuse(loadKubeConfig(workloadKubeconfig)));
+  const fresh = new KubeClient(loadKubeConfig(workloadKubeconfig));
+  const tally = { ok: 0, failed: 0, errors: [] as string[] };
+  let looping = true;
+  const loop = (async () => {
+    while (looping) {
+      for (const client of [reused, fresh]) {
+        try {
+          await client.request('GET', '/api/v1/namespaces/default/configmaps?limit=1');
+          tally.ok++;
+        } catch (e) {
+          tally.failed++;
+          if (tally.errors.length < 10) tally.errors.push((e as Error).message);
+        }
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  let most = 0;
+  try {
+    await c.kubectl(['patch', 'kcp', `${NAME}-control-plane`, '--type=merge', '-p', JSON.stringify({ spec: { version: TO } })]);
+    await eventually(`the control plane rolled to ${TO}`, async () => {
+      const cps = (await c.json(['get', 'machines', '-n', 'default', '-l', 'cluster.x-k8s.io/control-plane'])).items;
+      most = Math.max(most, cps.length);
+      const kcp = await c.json(['get', 'kcp', `${NAME}-control-plane`]);
+      return cps.length === 3 && cps.every((m: { spec: { version: string } }) => m.spec.version === TO) && kcp.status?.upToDateReplicas === 3 && kcp.status?.readyReplicas === 3 && kcp.status?.version === TO;
+    }, { timeoutMs: 600_000, intervalMs: 2_000 });
+  } finally {
+    looping = false;
+    await loop;
+  }
+  assert.ok(most <= 4, `at most replicas + maxSurge control-plane machines at once (saw ${most})`);
+  assert.ok(tally.ok > 50, `the client kept asking (${tally.ok} answers)`);
+  assert.equal(tally.failed, 0, `requests through the balancer failed during the rollout: ${tally.errors.join('; ')}`);
+  const rolled = JSON.parse(await workload(['get', 'nodes', '-l', 'node-role.kubernetes.io/control-plane', '-o', 'json'])).items;
+  assert.deepEqual(rolled.map((n: { status: { nodeInfo: { kubeletVersion: string } } }) => n.status.nodeInfo.kubeletVersion), [TO, TO, TO]);
+  assert.equal(JSON.parse(await workload(['version', '-o', 'json'])).serverVersion.gitVersion, TO);
 
   // Deleting the Cluster removes every machine, instance, balancer and Secret of it.
   const lbName = `default-${NAME}-apiserver`;
