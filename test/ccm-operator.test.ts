@@ -126,11 +126,18 @@ test('External "local": cloud config missing → Degraded; then the CCM deployed
   assert.equal(container.image, 'bosun.local/cloud-controller-manager:1.0.0');
   assert.deepEqual(container.command, [
     'bosun', 'cloud-controller-manager', '--cloud-provider', 'local', '--cloud-config', '/etc/cloud-controller-manager/config/cloud.conf',
+    '--cloud-credentials-file', '/etc/cloud-credentials/credential',
     '--metrics-listen=$(HOST_IP):10258', '--tls-cert-file=/etc/tls/private/tls.crt', '--tls-private-key-file=/etc/tls/private/tls.key',
     '--cluster-name', 'bosun-test', '--leader-elect',
   ]);
-  assert.deepEqual(container.volumeMounts, [{ name: 'cloud-config', mountPath: '/etc/cloud-controller-manager/config', readOnly: true }, { name: 'metrics-tls', mountPath: '/etc/tls/private', readOnly: true }]);
-  assert.deepEqual(pod!.volumes, [{ name: 'cloud-config', configMap: { name: 'cloud-conf', items: [{ key: 'cloud.conf', path: 'cloud.conf' }] } }, { name: 'metrics-tls', secret: { secretName: 'cloud-controller-manager-tls' } }]);
+  assert.deepEqual(container.volumeMounts, [
+    { name: 'cloud-config', mountPath: '/etc/cloud-controller-manager/config', readOnly: true }, { name: 'metrics-tls', mountPath: '/etc/tls/private', readOnly: true },
+    { name: 'cloud-credentials', mountPath: '/etc/cloud-credentials', readOnly: true },
+  ]);
+  assert.deepEqual(pod!.volumes, [
+    { name: 'cloud-config', configMap: { name: 'cloud-conf', items: [{ key: 'cloud.conf', path: 'cloud.conf' }] } }, { name: 'metrics-tls', secret: { secretName: 'cloud-controller-manager-tls' } },
+    { name: 'cloud-credentials', secret: { secretName: 'cloud-controller-manager-cloud-credentials', defaultMode: 0o400 } },
+  ]);
   const metricsService = await admin.get(R.services, 'cloud-controller-manager', CCM_NAMESPACE);
   assert.equal(metricsService.metadata.annotations?.['service.beta.openshift.io/serving-cert-secret-name'], 'cloud-controller-manager-tls');
   assert.deepEqual((await admin.get(R.configMaps, 'cloud-conf', CCM_NAMESPACE)).data, { 'cloud.conf': cloudConf });

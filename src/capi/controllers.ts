@@ -25,6 +25,10 @@ import { createClusterApiMetrics } from './metrics.js';
 export interface ClusterApiSettings {
   /** The local cloud's API (the infrastructure provider's); none: no provider, only the report. */
   cloudUrl?: string;
+  /** The file holding the provider's cloud credential (its CredentialsRequest's Secret, mounted). */
+  cloudCredentialsFile?: string;
+  /** Or the credential itself. */
+  cloudCredential?: string;
   /** Where the bootstrap data Secrets are copied to (default openshift-cluster-api). */
   namespace?: string;
   /** The release these controllers belong to (RELEASE_VERSION): reported on ClusterOperator/cluster-api. */
@@ -45,7 +49,7 @@ export function addClusterApiControllers(manager: Manager, settings: ClusterApiS
     if (reporting) manager.add(report());
     return;
   }
-  const cloud = new CloudClient(settings.cloudUrl);
+  const cloud = settings.cloudCredentialsFile ? CloudClient.withCredentialFile(settings.cloudUrl, settings.cloudCredentialsFile) : new CloudClient(settings.cloudUrl, settings.cloudCredential);
   const controllers = [
     bootstrapDataController(ctx, settings.namespace ?? CLUSTER_API_NAMESPACE),
     clusterController(ctx),

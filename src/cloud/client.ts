@@ -3,7 +3,7 @@
 // CloudError it describes; a cloud that cannot be reached says where it was looked for. It sends
 // its credential (credentials.ts: `<key id>.<secret>`) as a bearer token; components read theirs
 // from the file their CredentialsRequest's Secret is mounted as (--cloud-credentials-file).
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CloudError } from './errors.js';
 import type { Operation } from './lifecycle.js';
@@ -33,24 +33,37 @@ export interface CloudIdentityView { name: string; actions: string[]; keyId: str
 export class CloudClient {
   private readonly base: string;
 
+  private readonly credential: () => string | undefined;
+
   /** credential: sent as `Authorization: Bearer …`; without one the cloud answers 401 to all but /healthz. */
-  constructor(url: string, private readonly credential?: string) {
+  constructor(url: string, credential?: string | (() => string | undefined)) {
     this.base = url.replace(/\/+$/, '');
+    this.credential = typeof credential === 'function' ? credential : () => credential;
   }
 
-  /** A client with the credential read from `file` (a mounted Secret's key, or the root's file). */
+  /** A client with the credential read from `file` (a mounted Secret's key, or the root's file):
+   *  read now (a missing or bad file is an error at once) and again whenever the file changes, so a
+   *  rotated credential the node agent writes into the volume is used without a restart. */
   static withCredentialFile(url: string, file: string): CloudClient {
-    return new CloudClient(url, readCredentialFile(file));
+    let cached = { mtimeMs: statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? 0, credential: readCredentialFile(file) };
+    return new CloudClient(url, () => {
+      const mtimeMs = statSync(file, { throwIfNoEntry: false })?.mtimeMs;
+      if (mtimeMs !== undefined && mtimeMs !== cached.mtimeMs) {
+        try { cached = { mtimeMs, credential: readCredentialFile(file) }; } catch { /* half-written: keep the last good one */ }
+      }
+      return cached.credential;
+    });
   }
 
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
     let res: Response;
+    const credential = this.credential();
     try {
       res = await fetch(`${this.base}${path}`, {
         method,
         headers: {
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          ...(this.credential ? { authorization: `Bearer ${this.credential}` } : {}),
+          ...(credential ? { authorization: `Bearer ${credential}` } : {}),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
