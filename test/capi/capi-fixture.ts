@@ -68,7 +68,7 @@ export async function startCapiCluster(o: { controllers?: boolean; cloud?: Parti
   const kubeconfig = loadKubeConfig(kubeconfigPath);
   const kube = new KubeClient(kubeconfig);
   const manager = new Manager({ name: 'cluster-api-controllers', kubeconfig, metricsListen: o.metricsListen, logLevel: process.env.BOSUN_LOG_LEVEL ?? 'warn' });
-  if (o.controllers !== false) addClusterApiControllers(manager, { cloudUrl: cloud.service.url, releaseVersion: RELEASE });
+  if (o.controllers !== false) addClusterApiControllers(manager, { cloudUrl: cloud.service.url, cloudCredential: cloud.service.rootCredential, releaseVersion: RELEASE });
   const running = o.controllers !== false ? manager.start() : Promise.resolve();
   return {
     api, kube, cloud, manager, kubectl, kubectlOk,

@@ -118,7 +118,7 @@ test('a fresh install: 3 masters and 2 workers Ready, the operators as pods on t
   });
   assert.match(await kubectl(['get', 'co', 'machine-config']), /^machine-config\s+1\.0\.0\s+True\s/m);
   // Workers booted from the masters' servers through api-int: the bootstrap server is gone from it.
-  const cloud = new CloudClient(c.cluster.cloud!.url);
+  const cloud = new CloudClient(c.cluster.cloud!.url, c.cluster.cloud!.rootCredential);
   const apiInt = (await cloud.listLoadBalancers()).find((lb) => lb.name === 'bosun-local-api-int')!;
   assert.equal(apiInt.address, '127.0.100.1');
   assert.deepEqual(apiInt.ports.find((p) => p.port === 22623)!.targets!.sort(), (await cloud.listInstances({ names: [...masterNames] })).map((i) => i.id).sort());
@@ -224,7 +224,7 @@ test('kubectl scale machinedeployment worker --replicas=3 adds a Ready node; bac
   await eventually(`${removed.metadata.name}'s Machine, Node and instance gone`, async () => {
     const machines = ((await json(['get', 'machines', '-n', NS])).items as Obj[]).map((m) => m.metadata.name);
     const nodes = ((await json(['get', 'nodes'])).items as Obj[]).map((n) => n.metadata.name);
-    const live = await new CloudClient(c.cluster.cloud!.url).listInstances({ names: [removed.metadata.name], states: ['pending', 'running', 'stopping', 'stopped'] });
+    const live = await new CloudClient(c.cluster.cloud!.url, c.cluster.cloud!.rootCredential).listInstances({ names: [removed.metadata.name], states: ['pending', 'running', 'stopping', 'stopped'] });
     return !machines.includes(removed.metadata.name) && !nodes.includes(removed.metadata.name) && live.length === 0;
   }, 60_000);
   const events = ((await json(['get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${removed.metadata.name}`])).items as Obj[]).map((e) => e.reason);
@@ -256,7 +256,7 @@ test("a worker's instance terminated: its pods are recreated elsewhere, and its 
     return pods.length === 2 && new Set(pods.map((p) => p.spec.nodeName)).size === 2 && pods.every((p) => workerNames.includes(p.spec.nodeName));
   }, 60_000);
   const [victim, survivor] = before;
-  const cloud = new CloudClient(c.cluster.cloud!.url);
+  const cloud = new CloudClient(c.cluster.cloud!.url, c.cluster.cloud!.rootCredential);
   const started = Date.now();
   await cloud.operate('terminate', victim.spec.providerID.replace('local://', ''));
   // Both at once: the replacement's time is not that of the pods'.
@@ -296,5 +296,5 @@ test('a stopped cluster comes back: the same nodes and machines, the operators r
   await runningWorkers(2, 60_000);
   await new Promise((r) => setTimeout(r, 5_000));
   assert.deepEqual(await machinesNow(), machines, 'the same Machines on the same instances');
-  assert.equal((await new CloudClient(c.cluster.cloud!.url).listInstances({ states: ['pending', 'running'] })).length, 5, 'no instance made twice');
+  assert.equal((await new CloudClient(c.cluster.cloud!.url, c.cluster.cloud!.rootCredential).listInstances({ states: ['pending', 'running'] })).length, 5, 'no instance made twice');
 });
