@@ -86,14 +86,26 @@ export function cloudCredentialController(ctx: CloudCredentialContext): Controll
     const put = await ctx.cloud.putIdentity(identity, verdict.actions);
     let credential = put.credential;
     const current = secret?.data?.[CREDENTIAL_KEY] ? Buffer.from(secret.data[CREDENTIAL_KEY], 'base64').toString('utf8').trim() : undefined;
-    // The Secret's key is the identity's current one: nothing to write (the secret itself the cloud checks when used).
-    if (!credential && (!current || keyIdOf(current) !== put.identity.keyId)) credential = (await ctx.cloud.rotateCredential(identity)).credential;
+    // The Secret holds the identity's current key and the cloud takes it: nothing to write. Else
+    // (deleted, edited, or a key since rotated) a new credential, which revokes whatever was out.
+    if (!credential && !(current && keyIdOf(current) === put.identity.keyId && (await works(current)))) credential = (await ctx.cloud.rotateCredential(identity)).credential;
     if (credential) await writeSecret(request, secret, credential);
     await setStatus(request, {
       provisioned: true,
       lastSyncGeneration: request.metadata.generation ?? 0,
       providerStatus: { identity, keyId: credential ? keyIdOf(credential) : put.identity.keyId },
     }, condition('CredentialsProvisionFailure', 'False', 'CredentialsProvisioned', `identity ${identity} may: ${verdict.actions.join(', ')}`), condition('MissingTargetNamespace', 'False', 'NamespaceExists', ''));
+  }
+
+  /** Whether the cloud knows the credential (a 401 says it does not; anything else is a failure to retry). */
+  async function works(credential: string): Promise<boolean> {
+    try {
+      await ctx.cloud.as(credential).identity();
+      return true;
+    } catch (e) {
+      if (e instanceof CloudError && e.status === 401) return false;
+      throw e;
+    }
   }
 
   async function writeSecret(request: api.CredentialsRequest, live: api.Secret | undefined, credential: string): Promise<void> {

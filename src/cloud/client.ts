@@ -126,6 +126,11 @@ export class CloudClient {
     return this.request('DELETE', `/v1/routes/${encodeURIComponent(name)}`);
   }
 
+  /** A client of the same cloud with another credential. */
+  as(credential: string): CloudClient {
+    return new CloudClient(this.base, credential);
+  }
+
   /** Who the cloud takes this client's credential for. */
   identity(): Promise<CloudIdentityView> {
     return this.request('GET', '/v1/identity');
