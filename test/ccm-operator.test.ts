@@ -41,10 +41,11 @@ before(async () => {
   store = mkdtempSync(join(tmpdir(), 'bosun-ccm-operator-'));
   const release = buildRelease({ version: '1.0.0', from: join(root, 'release-payload'), cvoManifests: join(root, 'manifests'), store });
   await createReleaseCrds(admin, release.dir);
-  // The config namespaces (run level 03) and every cloud-controller-manager operator manifest, rendered for 1.0.0.
+  // The config namespaces and the cloud-credential namespace and CRD (run level 03), and every cloud-controller-manager
+  // operator manifest (its CredentialsRequest among them), rendered for 1.0.0.
   const dir = join(release.dir, 'release-manifests');
-  const files = readdirSync(dir).filter((f) => f.startsWith('0000_03_config-operator_00_') || f.startsWith('0000_26_cloud-controller-manager-operator_')).sort();
-  assert.equal(files.length, 8, `the payload's files: ${files.join(', ')}`);
+  const files = readdirSync(dir).filter((f) => f.startsWith('0000_03_config-operator_00_') || f.startsWith('0000_03_cloud-credential-operator_') || f.startsWith('0000_26_cloud-controller-manager-operator_')).sort();
+  assert.equal(files.length, 11, `the payload's files: ${files.join(', ')}`);
   const text = files.map((f) => readFileSync(join(dir, f), 'utf8')).join('\n---\n');
   await eventually('the payload applied (CRDs established)', async () => (await api.kubectl(['apply', '-f', '-'], { input: text })).code === 0, 20_000);
 
