@@ -18,6 +18,7 @@ import { CloudError } from '../cloud/errors.js';
 import type { Clock } from '../kube/clock.js';
 import { Controller, type Informer, type KubeClient, type Manager, isNotFound, keyOf } from '../kube/index.js';
 import { resources as R } from '../kube/resources.js';
+import { jsonEqual } from '../common/json.js';
 import { rfc3339 } from '../common/time.js';
 import { judgeActions } from './rules.js';
 
@@ -150,9 +151,10 @@ export function cloudCredentialController(ctx: CloudCredentialContext): Controll
       const before = old.conditions?.find((o) => o.type === c.type);
       return { ...c, lastProbeTime: now, lastTransitionTime: before && before.status === c.status ? before.lastTransitionTime : now };
     });
-    const comparable = (s: api.CredentialsRequestStatus) => JSON.stringify({ ...s, lastSyncTimestamp: undefined, conditions: (s.conditions ?? []).map((c) => ({ ...c, lastProbeTime: undefined, lastTransitionTime: undefined })) });
     const status: api.CredentialsRequestStatus = { ...fields, lastSyncTimestamp: now, conditions: merged };
-    if (comparable({ ...old, lastSyncTimestamp: undefined }) === comparable({ ...status, lastSyncTimestamp: undefined }) && old.lastSyncTimestamp) return;
+    // Times aside, the same status is not written again (each write is an event that syncs again).
+    const timeless = (x: api.CredentialsRequestStatus) => ({ ...x, lastSyncTimestamp: undefined, conditions: (x.conditions ?? []).map((c) => ({ ...c, lastProbeTime: undefined, lastTransitionTime: undefined })) });
+    if (old.lastSyncTimestamp && jsonEqual(timeless(old), timeless(status))) return;
     await ctx.client.update(R.credentialsRequests, { ...request, status }, 'status');
   }
 

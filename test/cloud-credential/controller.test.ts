@@ -89,6 +89,11 @@ test("the payload's requests: identities with their actions, Secrets in the comp
     const elsewhere = (await kube.list(R.secrets)).items.filter((s) => s.metadata.annotations?.[REQUEST_ANNOTATION] === `${CREDENTIALS_NAMESPACE}/${want.metadata.name}`);
     assert.deepEqual(elsewhere.map((s) => `${s.metadata.namespace}/${s.metadata.name}`), [`${ref.namespace}/${ref.name}`]);
   }
+  // Settled: nothing more is written (a status write is an event; the same status is not written again).
+  const settled = async () => (await kube.list(R.credentialsRequests, CREDENTIALS_NAMESPACE)).items.map((r) => r.metadata.resourceVersion).join();
+  const versions = await settled();
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  assert.equal(await settled(), versions);
   const table = await apiServer.kubectlOk(['get', 'credentialsrequests', '-n', CREDENTIALS_NAMESPACE]);
   assert.match(table, /^NAME\s+PROVISIONED\s+SECRET-NAMESPACE\s+SECRET\s+AGE$/m);
   assert.match(table, /^openshift-cluster-api\s+true\s+openshift-cluster-api\s+capi-cloud-credentials\s+\S+$/m);
