@@ -9,6 +9,8 @@
 // controllers in test/capi/healthcheck.test.ts: here it would cost two more replacements.)
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { CloudClient } from '../../src/cloud/client.js';
 import { runKubectl } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
@@ -148,6 +150,25 @@ test('a fresh install: 3 masters and 2 workers Ready, the operators as pods on t
   assert.ok(csrs.length >= 2, 'the workers\' serving certificate requests');
   for (const r of csrs) assert.match(r.status.conditions.find((x: Obj) => x.type === 'Approved').message, /Machine openshift-cluster-api\/worker-/);
   assert.match(await kubectl(['get', 'co', 'cluster-api']), /^cluster-api\s+1\.0\.0\s+True\s+False\s+False\s/m);
+});
+
+test("cloud credentials: the payload's CredentialsRequests minted into their components' namespaces; the cloud refuses anonymous calls and its audit log names the components", async () => {
+  const requests = await eventually('CredentialsRequests provisioned', async () => {
+    const out = await kubectl(['get', 'credentialsrequests', '-n', 'openshift-cloud-credential-operator']);
+    return /^openshift-cluster-api\s+true\s+openshift-cluster-api\s+capi-cloud-credentials\s/m.test(out) && /^openshift-cloud-controller-manager\s+true\s+openshift-cloud-controller-manager\s+cloud-controller-manager-cloud-credentials\s/m.test(out) ? out : undefined;
+  }, 60_000);
+  console.log(`kubectl get credentialsrequests -n openshift-cloud-credential-operator\n${requests}`);
+  const minted = ((await json(['get', 'secrets', '-A', '-l', 'cloudcredential.openshift.io/credentials-request=true'])).items as Obj[]).map((x) => `${x.metadata.namespace}/${x.metadata.name}`).sort();
+  assert.deepEqual(minted, ['openshift-cloud-controller-manager/cloud-controller-manager-cloud-credentials', 'openshift-cluster-api/capi-cloud-credentials']);
+  const anonymous = await fetch(`${c.cluster.cloud!.url}/v1/instances`);
+  assert.equal(anonymous.status, 401);
+  // Who did what: Cluster API made the workers, the CCM and the machine approver looked at instances, each as itself.
+  const audit = readFileSync(join(c.options.dataDir, 'cloud', 'audit.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { identity: string | null; action: string; status: number });
+  const did = (identity: string, action: string) => audit.some((l) => l.identity === identity && l.action === action && l.status < 300);
+  assert.ok(did('openshift-cluster-api', 'instances:create'), 'Cluster API created instances with its own credential');
+  assert.ok(did('openshift-cloud-controller-manager', 'instances:describe'), 'the CCM described instances with its own');
+  assert.ok(did('machine-approver', 'instances:describe'), 'the machine approver with its own');
+  assert.ok(audit.some((l) => l.identity === null && l.status === 401));
 });
 
 test('monitoring: Prometheus runs on a master, every component is a target and up, the issue\'s series exist, and Watchdog fires', async () => {
