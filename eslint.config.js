@@ -8,13 +8,13 @@ import tseslint from 'typescript-eslint';
  * cloud's client, never through the API server's, the cluster's or the cloud's internals, and
  * never through another operator's. A new operator's folder is added here and nowhere else.
  */
-const OPERATORS = ['cvo', 'mco', 'ccm-operator', 'capi', 'monitoring'];
+const OPERATORS = ['cvo', 'mco', 'ccm-operator', 'capi', 'monitoring', 'cloud-credential'];
 
 /** Code every operator may use: the API objects' types, the toolkit, the shared formats, the error base. */
 const LIBRARIES = ['api', 'common', 'kube', 'ignition', 'cincinnati', 'release'];
 
 /** What an operator may use of the local cloud (`folder/module`): its API client and what it speaks in. */
-const CLOUD_CLIENT = ['cloud/client', 'cloud/types', 'cloud/errors', 'cloud/endpoint'];
+const CLOUD_CLIENT = ['cloud/client', 'cloud/types', 'cloud/errors', 'cloud/endpoint', 'cloud/actions'];
 
 const BELOW_CLUSTER = [...LIBRARIES, 'apiserver', 'cloud', 'update-service', 'metrics-server', ...OPERATORS];
 

@@ -138,7 +138,7 @@ async function main(): Promise<void> {
   const service = new CloudService({ dataDir, bootDelayMs: 100, ignition: 'builtin', host: '127.0.0.1', port: 0 });
   const children: ChildProcess[] = [];
   try {
-    const client = new CloudClient(await service.start());
+    const client = new CloudClient(await service.start(), service.rootCredential);
     const instances = [];
     for (let i = 0; i < BACKENDS; i++) instances.push(await client.createInstance({ name: `bench-lb-${i}` }));
     const ips = instances.map((i) => i.privateIp);

@@ -41,10 +41,11 @@ before(async () => {
   store = mkdtempSync(join(tmpdir(), 'bosun-ccm-operator-'));
   const release = buildRelease({ version: '1.0.0', from: join(root, 'release-payload'), cvoManifests: join(root, 'manifests'), store });
   await createReleaseCrds(admin, release.dir);
-  // The config namespaces (run level 03) and every cloud-controller-manager operator manifest, rendered for 1.0.0.
+  // The config namespaces and the cloud-credential namespace and CRD (run level 03), and every cloud-controller-manager
+  // operator manifest (its CredentialsRequest among them), rendered for 1.0.0.
   const dir = join(release.dir, 'release-manifests');
-  const files = readdirSync(dir).filter((f) => f.startsWith('0000_03_config-operator_00_') || f.startsWith('0000_26_cloud-controller-manager-operator_')).sort();
-  assert.equal(files.length, 8, `the payload's files: ${files.join(', ')}`);
+  const files = readdirSync(dir).filter((f) => f.startsWith('0000_03_config-operator_00_') || f.startsWith('0000_03_cloud-credential-operator_') || f.startsWith('0000_26_cloud-controller-manager-operator_')).sort();
+  assert.equal(files.length, 11, `the payload's files: ${files.join(', ')}`);
   const text = files.map((f) => readFileSync(join(dir, f), 'utf8')).join('\n---\n');
   await eventually('the payload applied (CRDs established)', async () => (await api.kubectl(['apply', '-f', '-'], { input: text })).code === 0, 20_000);
 
@@ -126,11 +127,18 @@ test('External "local": cloud config missing → Degraded; then the CCM deployed
   assert.equal(container.image, 'bosun.local/cloud-controller-manager:1.0.0');
   assert.deepEqual(container.command, [
     'bosun', 'cloud-controller-manager', '--cloud-provider', 'local', '--cloud-config', '/etc/cloud-controller-manager/config/cloud.conf',
+    '--cloud-credentials-file', '/etc/cloud-credentials/credential',
     '--metrics-listen=$(HOST_IP):10258', '--tls-cert-file=/etc/tls/private/tls.crt', '--tls-private-key-file=/etc/tls/private/tls.key',
     '--cluster-name', 'bosun-test', '--leader-elect',
   ]);
-  assert.deepEqual(container.volumeMounts, [{ name: 'cloud-config', mountPath: '/etc/cloud-controller-manager/config', readOnly: true }, { name: 'metrics-tls', mountPath: '/etc/tls/private', readOnly: true }]);
-  assert.deepEqual(pod!.volumes, [{ name: 'cloud-config', configMap: { name: 'cloud-conf', items: [{ key: 'cloud.conf', path: 'cloud.conf' }] } }, { name: 'metrics-tls', secret: { secretName: 'cloud-controller-manager-tls' } }]);
+  assert.deepEqual(container.volumeMounts, [
+    { name: 'cloud-config', mountPath: '/etc/cloud-controller-manager/config', readOnly: true }, { name: 'metrics-tls', mountPath: '/etc/tls/private', readOnly: true },
+    { name: 'cloud-credentials', mountPath: '/etc/cloud-credentials', readOnly: true },
+  ]);
+  assert.deepEqual(pod!.volumes, [
+    { name: 'cloud-config', configMap: { name: 'cloud-conf', items: [{ key: 'cloud.conf', path: 'cloud.conf' }] } }, { name: 'metrics-tls', secret: { secretName: 'cloud-controller-manager-tls' } },
+    { name: 'cloud-credentials', secret: { secretName: 'cloud-controller-manager-cloud-credentials', defaultMode: 0o400 } },
+  ]);
   const metricsService = await admin.get(R.services, 'cloud-controller-manager', CCM_NAMESPACE);
   assert.equal(metricsService.metadata.annotations?.['service.beta.openshift.io/serving-cert-secret-name'], 'cloud-controller-manager-tls');
   assert.deepEqual((await admin.get(R.configMaps, 'cloud-conf', CCM_NAMESPACE)).data, { 'cloud.conf': cloudConf });

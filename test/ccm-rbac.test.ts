@@ -7,6 +7,7 @@
 // ServiceAccount's token: every controller does its work (node initialised, route and
 // NetworkUnavailable, balancer ingress, dead node deleted) and the same credentials get 403 for
 // anything outside those rules.
+import { rootCredentialPath } from '../src/cloud/client.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ResourceRef } from '../src/kube/client.js';
@@ -77,7 +78,7 @@ test("every CCM controller works with exactly the payload's CCM role and gets 40
       name: 'cloud-controller-manager', kubeconfig: kc,
       leaderElection: { namespace: 'kube-system', name: 'cloud-controller-manager', identity: 'rbac-test', leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 500 },
     });
-    await addCloudControllers(manager, { cloudProvider: 'local', cloudConfig: `url: ${cloud.service.url}\n`, clusterName: cluster, clusterCidr: '127.1.0.0/16', periods: { nodeMonitorMs: 300, routesMs: 500 } });
+    await addCloudControllers(manager, { cloudProvider: 'local', cloudConfig: `url: ${cloud.service.url}\n`, cloudCredentialsFile: rootCredentialPath(cloud.dataDir), clusterName: cluster, clusterCidr: '127.1.0.0/16', periods: { nodeMonitorMs: 300, routesMs: 500 } });
     void manager.start(stop.signal);
 
     // leader election

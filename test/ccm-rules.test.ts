@@ -4,6 +4,9 @@
 // source-range check.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type * as api from '../src/api/index.js';
 import { initCloudProvider, parseCloudConfig } from '../src/ccm-operator/cloud-provider.js';
 import { selectCcmControllers } from '../src/ccm-operator/ccm.js';
@@ -28,8 +31,14 @@ test('cloud config: INI, YAML and JSON, sections, comments; bad lines named', ()
 });
 
 test('providers by name', async () => {
-  const local = await initCloudProvider('local', 'url = http://127.0.0.1:9');
+  const credential = join(mkdtempSync(join(tmpdir(), 'bosun-ccm-rules-')), 'credential');
+  writeFileSync(credential, 'BCK0123456789ABCDEF.secret\n', { mode: 0o600 });
+  const local = await initCloudProvider('local', 'url = http://127.0.0.1:9', { credentialsFile: credential });
   assert.equal(local.providerName(), 'local');
+  // The cloud answers 401 without a credential: the provider refuses to start without one.
+  await assert.rejects(async () => initCloudProvider('local', 'url = http://127.0.0.1:9'), /the local cloud provider needs a cloud credential: --cloud-credentials-file <file>/);
+  await assert.rejects(async () => initCloudProvider('local', `url = http://127.0.0.1:9\ncredentialsFile = ${credential}.missing`), /cannot read the cloud credential .*credential\.missing: no such file/);
+  assert.equal((await initCloudProvider('local', `url = http://127.0.0.1:9\ncredentialsFile = ${credential}`)).providerName(), 'local');
   assert.ok(local.instancesV2() && local.loadBalancer() && local.routes());
   assert.equal(local.instances(), undefined);
   assert.equal(local.zones(), undefined);

@@ -5,6 +5,7 @@
 // TCP to the nodes' NodePorts, spreading over them, following port and node-set changes and source
 // ranges; deleting the Service removes its balancer and finalizer; an orphaned balancer is removed
 // at start; a NotReady node whose instance is terminated is deleted.
+import { rootCredentialPath } from '../src/cloud/client.js';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ResourceRef } from '../src/kube/client.js';
@@ -94,7 +95,7 @@ async function startCcm(): Promise<void> {
   stop = new AbortController();
   const manager = new Manager({ name: 'cloud-controller-manager', kubeconfig: loadKubeConfig(api.kubeconfigPath) });
   await addCloudControllers(manager, {
-    cloudProvider: 'local', cloudConfig: `[Global]\nurl = ${cloud.service.url}\n`, clusterName: CLUSTER, clusterCidr: '127.1.0.0/16',
+    cloudProvider: 'local', cloudConfig: `[Global]\nurl = ${cloud.service.url}\n`, cloudCredentialsFile: rootCredentialPath(cloud.dataDir), clusterName: CLUSTER, clusterCidr: '127.1.0.0/16',
     periods: { nodeMonitorMs: 300, routesMs: 500, nodeStatusMs: 1000 },
   });
   void manager.start(stop.signal);

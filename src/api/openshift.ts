@@ -1,5 +1,7 @@
-// OpenShift's kinds bosun ships CRDs for (config.openshift.io, machineconfiguration.openshift.io),
+// OpenShift's kinds bosun ships CRDs for (config.openshift.io, machineconfiguration.openshift.io,
+// cloudcredential.openshift.io),
 // from the types generated out of those CRDs (src/api/generated).
+import type * as cloudcredential from './generated/cloudcredential-openshift-io.js';
 import type * as config from './generated/config-openshift-io.js';
 import type * as mco from './generated/machineconfiguration-openshift-io.js';
 import type { Kind } from './meta.js';
@@ -17,6 +19,10 @@ export type RelatedObject = NonNullable<NonNullable<config.ClusterOperatorBody['
 export type Release = NonNullable<NonNullable<config.ClusterVersionBody['status']>['availableUpdates']>[number];
 export type UpdateHistory = NonNullable<NonNullable<config.ClusterVersionBody['status']>['history']>[number];
 export type ConditionalUpdate = NonNullable<NonNullable<config.ClusterVersionBody['status']>['conditionalUpdates']>[number];
+
+// cloudcredential.openshift.io/v1
+export type CredentialsRequest = Kind<cloudcredential.CredentialsRequestBody>;
+export type CredentialsRequestStatus = NonNullable<cloudcredential.CredentialsRequestBody['status']>;
 
 // machineconfiguration.openshift.io/v1
 export type MachineConfig = Kind<mco.MachineConfigBody>;

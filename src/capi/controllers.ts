@@ -27,6 +27,10 @@ import { ClusterApiWebhookServer, type WebhookServerOptions } from './webhook-se
 export interface ClusterApiSettings {
   /** The local cloud's API (the infrastructure provider's); none: no provider, only the report. */
   cloudUrl?: string;
+  /** The file holding the provider's cloud credential (its CredentialsRequest's Secret, mounted). */
+  cloudCredentialsFile?: string;
+  /** Or the credential itself. */
+  cloudCredential?: string;
   /** Where the bootstrap data Secrets are copied to (default openshift-cluster-api). */
   namespace?: string;
   /** The release these controllers belong to (RELEASE_VERSION): reported on ClusterOperator/cluster-api. */
@@ -51,7 +55,7 @@ export function addClusterApiControllers(manager: Manager, settings: ClusterApiS
     if (reporting) manager.add(report());
     return { webhookServer };
   }
-  const cloud = new CloudClient(settings.cloudUrl);
+  const cloud = settings.cloudCredentialsFile ? CloudClient.withCredentialFile(settings.cloudUrl, settings.cloudCredentialsFile) : new CloudClient(settings.cloudUrl, settings.cloudCredential);
   const controllers = [
     bootstrapDataController(ctx, settings.namespace ?? CLUSTER_API_NAMESPACE),
     clusterController(ctx),

@@ -18,6 +18,8 @@ export interface CcmSettings {
   cloudProvider: string;
   /** The text of --cloud-config. */
   cloudConfig?: string;
+  /** --cloud-credentials-file: the provider's cloud credential (its CredentialsRequest's Secret, mounted). */
+  cloudCredentialsFile?: string;
   controllers?: CcmControllerName[];
   /** --cluster-name: prefixes the cluster's balancers and routes in the cloud. */
   clusterName?: string;
@@ -56,7 +58,7 @@ export function selectCcmControllers(spec: string): CcmControllerName[] {
 
 /** Makes the provider and adds the selected controllers to the manager; returns the provider. */
 export async function addCloudControllers(manager: Manager, settings: CcmSettings): Promise<CloudProvider> {
-  const cloud = await initCloudProvider(settings.cloudProvider, settings.cloudConfig);
+  const cloud = await initCloudProvider(settings.cloudProvider, settings.cloudConfig, { credentialsFile: settings.cloudCredentialsFile });
   let names = settings.controllers ?? (Object.keys(CCM_CONTROLLERS) as CcmControllerName[]);
   // As upstream: routes are only configured when asked to and the provider has them.
   if (settings.configureCloudRoutes === false) names = names.filter((n) => n !== 'route');

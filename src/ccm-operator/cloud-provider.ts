@@ -101,7 +101,10 @@ export interface CloudProvider {
   hasClusterID(): boolean;
 }
 
-export type ProviderFactory = (config: string | undefined) => CloudProvider | Promise<CloudProvider>;
+/** What the provider is given besides its config: where its cloud credential is (--cloud-credentials-file). */
+export interface ProviderOptions { credentialsFile?: string }
+
+export type ProviderFactory = (config: string | undefined, options: ProviderOptions) => CloudProvider | Promise<CloudProvider>;
 
 const providers = new Map<string, ProviderFactory>();
 
@@ -115,10 +118,10 @@ export function cloudProviderNames(): string[] {
 }
 
 /** The provider `name` made from `config`; an error naming the known providers when unknown. */
-export async function initCloudProvider(name: string, config: string | undefined): Promise<CloudProvider> {
+export async function initCloudProvider(name: string, config: string | undefined, options: ProviderOptions = {}): Promise<CloudProvider> {
   const factory = providers.get(name);
   if (!factory) throw new Error(`unknown cloud provider "${name}" (known: ${cloudProviderNames().join(', ') || 'none'})`);
-  return factory(config);
+  return factory(config, options);
 }
 
 /**

@@ -11,16 +11,18 @@
 // cloud route named `<cluster>-<node UID>`.
 //
 // Cloud config (--cloud-config), INI, YAML or JSON: `url` (the cloud's API) or `dataDir` (a data
-// directory whose running cloud is found through its endpoint file).
+// directory whose running cloud is found through its endpoint file), and optionally
+// `credentialsFile`; the provider's credential (instances:describe, loadbalancers:*, routes:*) comes
+// from --cloud-credentials-file, in the cluster Secret cloud-controller-manager-cloud-credentials.
 import { createHash } from 'node:crypto';
-import { CloudClient } from '../cloud/client.js';
+import { CloudClient, rootCredentialPath } from '../cloud/client.js';
 import { readEndpoint } from '../cloud/endpoint.js';
 import type { CloudError } from '../cloud/errors.js';
 import type { Instance, LoadBalancerPort } from '../cloud/types.js';
 import type * as api from '../api/index.js';
 import {
   type CloudProvider, type InstanceMetadata, type InstancesV2, type LoadBalancer, type LoadBalancerStatus, type PortStatus, type Route, type Routes,
-  parseCloudConfig, registerCloudProvider, UnsupportedPortsError,
+  type ProviderOptions, parseCloudConfig, registerCloudProvider, UnsupportedPortsError,
 } from './cloud-provider.js';
 
 export const LOCAL_PROVIDER = 'local';
@@ -29,6 +31,17 @@ const PREFIX = `${LOCAL_PROVIDER}://`;
 const SOURCE_RANGES_ANNOTATION = 'service.beta.kubernetes.io/load-balancer-source-ranges';
 
 const isNotFound = (e: unknown) => (e as CloudError).status === 404;
+
+/** The provider's client of the cloud: the URL from the config, the credential from
+ *  --cloud-credentials-file, else the config's `credentialsFile`, else — with `dataDir`, a developer
+ *  running against their own cloud — that cloud's root credential. */
+export function cloudClientFromConfig(config: string | undefined, options: ProviderOptions = {}): CloudClient {
+  const url = cloudUrlFromConfig(config);
+  const values = parseCloudConfig(config ?? '');
+  const file = options.credentialsFile ?? values.credentialsFile ?? (values.dataDir ? rootCredentialPath(values.dataDir) : undefined);
+  if (!file) throw new Error('the local cloud provider needs a cloud credential: --cloud-credentials-file <file> (in the cluster, the mounted Secret of its CredentialsRequest), or "credentialsFile = <file>" in --cloud-config');
+  return CloudClient.withCredentialFile(url, file);
+}
 
 /** The cloud's URL from the config text; an error naming the two keys when neither is there. */
 export function cloudUrlFromConfig(config: string | undefined): string {
@@ -102,8 +115,8 @@ export function sourceRanges(service: api.Service): string[] {
 export class LocalCloudProvider implements CloudProvider {
   private readonly client: CloudClient;
 
-  constructor(url: string) {
-    this.client = new CloudClient(url);
+  constructor(client: CloudClient) {
+    this.client = client;
   }
 
   initialize(): void { /* nothing to start: every call goes to the cloud's API */ }
@@ -229,4 +242,4 @@ function statusOf(lb: { address: string }): LoadBalancerStatus {
   return { ingress: [{ ip: lb.address }] };
 }
 
-registerCloudProvider(LOCAL_PROVIDER, (config) => new LocalCloudProvider(cloudUrlFromConfig(config)));
+registerCloudProvider(LOCAL_PROVIDER, (config, options) => new LocalCloudProvider(cloudClientFromConfig(config, options)));

@@ -9,6 +9,7 @@ import { registerComponent } from '../kube/manager-flags.js';
 interface Options {
   cloudProvider?: string;
   cloudConfig?: string;
+  cloudCredentialsFile?: string;
   controllers: string;
   clusterName: string;
   clusterCidr?: string;
@@ -26,6 +27,7 @@ export function register(program: Command): void {
       command
         .option('--cloud-provider <name>', 'the cloud provider (known: local)')
         .option('--cloud-config <file>', "the provider's configuration file, INI, YAML or JSON (for local: url = <cloud API> or dataDir = <data directory>)")
+        .option('--cloud-credentials-file <file>', 'the cloud credential to call the cloud with (in the cluster: Secret openshift-cloud-controller-manager/cloud-controller-manager-cloud-credentials, from CredentialsRequest openshift-cloud-controller-manager; default with dataDir in the cloud config: that cloud\'s root credential)')
         .option('--controllers <list>', 'controllers to run: * for all, NAME to enable, -NAME to disable (known: cloud-node, cloud-node-lifecycle, service, route)', '*')
         .option('--cluster-name <name>', "the cluster's name: prefixes its load balancers and routes in the cloud", 'kubernetes')
         .option('--cluster-cidr <cidr>', 'the pods\' CIDR: routes inside it that no node explains are removed')
@@ -62,7 +64,8 @@ Example (the local cloud running for .bosun):
         // Given by absolute path, it is found where the pod's volumes are (see podPath).
         try { cloudConfig = readFileSync(podPath(o.cloudConfig), 'utf8'); } catch (e) { throw new Error(`cannot read --cloud-config ${o.cloudConfig}: ${(e as Error).message}`); }
       }
-      await addCloudControllers(manager, { cloudProvider: o.cloudProvider, cloudConfig, controllers, clusterName: o.clusterName, clusterCidr: o.clusterCidr, configureCloudRoutes: o.configureCloudRoutes === 'true' });
+      // Given by absolute path, it is found where the pod's volumes are (as --cloud-config).
+      await addCloudControllers(manager, { cloudProvider: o.cloudProvider, cloudConfig, cloudCredentialsFile: podPath(o.cloudCredentialsFile), controllers, clusterName: o.clusterName, clusterCidr: o.clusterCidr, configureCloudRoutes: o.configureCloudRoutes === 'true' });
     },
   });
 }

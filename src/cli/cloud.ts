@@ -5,22 +5,26 @@ import { rfc3339 } from '../common/time.js';
 import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { DEFAULT_INSTANCE_TYPE, INSTANCE_TYPES, ZONES } from '../cloud/catalogue.js';
-import { CloudClient } from '../cloud/client.js';
+import { CloudClient, rootCredentialPath } from '../cloud/client.js';
 import { readEndpoint } from '../cloud/endpoint.js';
 import type { IgnitionMode } from '../cloud/firmware.js';
 import { DEFAULT_BOOT_DELAY_MS, type Operation } from '../cloud/lifecycle.js';
 import { INSTANCE_STATES, type Instance, type InstanceState } from '../cloud/types.js';
 import { parseHostPort } from '../common/listen.js';
 
-interface Connection { cloudUrl?: string; dataDir: string }
+interface Connection { cloudUrl?: string; dataDir: string; cloudCredentialsFile?: string }
 
+/** The cloud's client with the root credential of --data-dir (the user is the cloud's owner), or the one given. */
 function client(o: Connection): CloudClient {
-  return new CloudClient(o.cloudUrl ?? readEndpoint(o.dataDir));
+  return CloudClient.withCredentialFile(o.cloudUrl ?? readEndpoint(o.dataDir), o.cloudCredentialsFile ?? rootCredentialPath(o.dataDir));
 }
 
 /** Every subcommand takes the connection options, so they can follow its own arguments. */
 function connected(cmd: Command, withUrl = true): Command {
-  if (withUrl) cmd.option('--cloud-url <url>', 'URL of a running local cloud (instead of finding it through --data-dir)');
+  if (withUrl) {
+    cmd.option('--cloud-url <url>', 'URL of a running local cloud (instead of finding it through --data-dir)')
+      .option('--cloud-credentials-file <file>', 'the credential to call the cloud with (default: the root credential, <data-dir>/cloud/root.credential)');
+  }
   return cmd.option('--data-dir <dir>', 'data directory of the local cloud', '.bosun');
 }
 
@@ -57,7 +61,8 @@ async function resolveInstance(c: CloudClient, ref: string): Promise<Instance> {
 
 const CONNECTION_HELP = `
 The cloud is found with --cloud-url, or through the endpoint file that "bosun cloud serve" writes
-in --data-dir (default .bosun).`;
+in --data-dir (default .bosun). Every call carries a credential: the root one the cloud made in
+<data-dir>/cloud/root.credential, or --cloud-credentials-file; without it the cloud answers 401.`;
 
 export function register(program: Command): void {
   const cloud = program
@@ -77,7 +82,10 @@ Examples:
     .option('--ignition <mode>', 'first-boot Ignition: auto (the real client when installed), binary, or builtin', 'auto')
     .addHelpText('after', `
 Prints the URL it listens on and writes it to <data-dir>/cloud/endpoint.json. State is kept in
-<data-dir>/cloud/state.db; machine roots in <data-dir>/machines/<instance-id>/root. Runs until
+<data-dir>/cloud/state.db; machine roots in <data-dir>/machines/<instance-id>/root. Callers need a
+credential: the first start makes the root one, <data-dir>/cloud/root.credential (0600), and keeps
+the identities' hashed credentials in <data-dir>/cloud/credentials.db; every call made with one is
+a JSON line of <data-dir>/cloud/audit.log. Runs until
 SIGINT/SIGTERM; machines that were running boot again when it is started again.
 
 Example:

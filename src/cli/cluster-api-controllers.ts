@@ -4,6 +4,7 @@
 // openshift-cluster-api/cluster-api-controllers.
 import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
+import { podPath } from '../common/pod-path.js';
 import type { Manager } from '../kube/manager.js';
 import { registerComponent } from '../kube/manager-flags.js';
 import { releaseVersionFromEnvironment } from '../kube/operator-status.js';
@@ -13,6 +14,7 @@ interface Options {
   cloudDataDir?: string;
   cloudConfig?: string;
   cloudConfigMap?: string;
+  cloudCredentialsFile?: string;
   namespace: string;
   releaseVersion?: string;
   webhookListen: string;
@@ -31,6 +33,7 @@ export function register(program: Command): void {
         .option('--cloud-data-dir <dir>', 'find the local cloud through the data directory it serves instead')
         .option('--cloud-config <file>', 'or read it from a cloud config file, as the cloud controller manager\'s (url = … or dataDir = …, INI, YAML or JSON)')
         .option('--cloud-config-map <namespace/name>', 'or from that cloud config in a ConfigMap\'s key "config" (in the cluster: openshift-config/cloud-provider-config)')
+        .option('--cloud-credentials-file <file>', 'the cloud credential to call the cloud with (in the cluster: Secret openshift-cluster-api/capi-cloud-credentials, from CredentialsRequest openshift-cluster-api; default with --cloud-data-dir: that cloud\'s root credential)')
         .option('--namespace <name>', 'where the bootstrap data Secrets (worker-user-data, master-user-data) are copied to', 'openshift-cluster-api')
         .option('--release-version <version>', 'the release reported on ClusterOperator/cluster-api (default: $RELEASE_VERSION)', releaseVersionFromEnvironment())
         .option('--webhook-listen <host:port>', "serve Cluster API's admission webhooks (defaults and validation) on https://HOST:PORT, or \"off\"", 'off')
@@ -57,6 +60,7 @@ capi-validating-webhook-configuration send them there through the Service capi-c
 
 Example (the local cloud running for .bosun):
   $ bosun cluster-api-controllers --kubeconfig .bosun/kubeconfig --cloud-data-dir .bosun &
+  (with --cloud-data-dir the cloud's root credential; in the cluster --cloud-credentials-file names the mounted Secret's key)
   $ kubectl get machines -A
   NAMESPACE               NAME                       CLUSTER   NODE NAME                  FAILURE DOMAIN   READY   AVAILABLE   UP-TO-DATE   PHASE     AGE   VERSION
   openshift-cluster-api   workers-865b744446-6wx68   local     workers-865b744446-6wx68   local-a          True    True        True         Running   3s    v1.33.0
@@ -68,9 +72,14 @@ Example (the local cloud running for .bosun):
       if (given.length !== 1) throw new Error('give the local cloud with one of --cloud-url, --cloud-data-dir, --cloud-config or --cloud-config-map');
       const cloudUrl = await resolveCloudUrl(manager, o);
       if (!/^https?:\/\//.test(cloudUrl)) throw new Error(`the local cloud's URL must be http(s), got "${cloudUrl}"`);
+      // Given by absolute path in a pod, it is found where the pod's volumes are.
+      const credentialsFile = podPath(o.cloudCredentialsFile) ?? (o.cloudDataDir ? (await import('../cloud/client.js')).rootCredentialPath(o.cloudDataDir) : undefined);
+      if (!credentialsFile) throw new Error('give the cloud credential with --cloud-credentials-file (the cloud answers 401 without one)');
+      const { CloudClient } = await import('../cloud/client.js');
+      CloudClient.withCredentialFile(cloudUrl, credentialsFile); // a missing or malformed file fails now, with its name
       const { addClusterApiControllers } = await import('../capi/controllers.js');
       const webhook = o.webhookListen === 'off' ? undefined : { listen: parseListen(o.webhookListen), certDir: o.webhookCertDir };
-      addClusterApiControllers(manager, { cloudUrl, namespace: o.namespace, releaseVersion: o.releaseVersion, webhook });
+      addClusterApiControllers(manager, { cloudUrl, namespace: o.namespace, releaseVersion: o.releaseVersion, webhook, cloudCredentialsFile: credentialsFile });
     },
   });
 }

@@ -1,24 +1,70 @@
 // A client of the local cloud's HTTP API, for the `bosun cloud` command and the components that
 // use the cloud (the cloud provider, Cluster API's local provider). An error answer becomes the
-// CloudError it describes; a cloud that cannot be reached says where it was looked for.
+// CloudError it describes; a cloud that cannot be reached says where it was looked for. It sends
+// its credential (credentials.ts: `<key id>.<secret>`) as a bearer token; components read theirs
+// from the file their CredentialsRequest's Secret is mounted as (--cloud-credentials-file).
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { CloudError } from './errors.js';
 import type { Operation } from './lifecycle.js';
 import type { InstanceFilter } from './cloud.js';
 import type { Instance, LoadBalancer, Route } from './types.js';
 
+/** The key of a CredentialsRequest's Secret that holds the credential (the file, once mounted). */
+export const CREDENTIAL_KEY = 'credential';
+
+/** The root credential of the cloud serving `dataDir` (what `bosun cloud serve` and the install made). */
+export function rootCredentialPath(dataDir: string): string {
+  return join(dataDir, 'cloud', 'root.credential');
+}
+
+/** The credential in `file`: a mounted Secret's key, or the root's file. */
+export function readCredentialFile(file: string): string {
+  let text: string;
+  try { text = readFileSync(file, 'utf8').trim(); } catch (e) {
+    throw new Error(`cannot read the cloud credential ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+  }
+  if (!/^BCK[0-9A-F]{16}\.\S+$/.test(text)) throw new Error(`${file} does not hold a local cloud credential (<key id>.<secret>)`);
+  return text;
+}
+
+export interface CloudIdentityView { name: string; actions: string[]; keyId: string; createdAt: string; updatedAt: string }
+
 export class CloudClient {
   private readonly base: string;
 
-  constructor(url: string) {
+  private readonly credential: () => string | undefined;
+
+  /** credential: sent as `Authorization: Bearer …`; without one the cloud answers 401 to all but /healthz. */
+  constructor(url: string, credential?: string | (() => string | undefined)) {
     this.base = url.replace(/\/+$/, '');
+    this.credential = typeof credential === 'function' ? credential : () => credential;
+  }
+
+  /** A client with the credential read from `file` (a mounted Secret's key, or the root's file):
+   *  read now (a missing or bad file is an error at once) and again whenever the file changes, so a
+   *  rotated credential the node agent writes into the volume is used without a restart. */
+  static withCredentialFile(url: string, file: string): CloudClient {
+    let cached = { mtimeMs: statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? 0, credential: readCredentialFile(file) };
+    return new CloudClient(url, () => {
+      const mtimeMs = statSync(file, { throwIfNoEntry: false })?.mtimeMs;
+      if (mtimeMs !== undefined && mtimeMs !== cached.mtimeMs) {
+        try { cached = { mtimeMs, credential: readCredentialFile(file) }; } catch { /* half-written: keep the last good one */ }
+      }
+      return cached.credential;
+    });
   }
 
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
     let res: Response;
+    const credential = this.credential();
     try {
       res = await fetch(`${this.base}${path}`, {
         method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        headers: {
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(credential ? { authorization: `Bearer ${credential}` } : {}),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch (e) {
@@ -78,5 +124,37 @@ export class CloudClient {
 
   deleteRoute(name: string): Promise<Route> {
     return this.request('DELETE', `/v1/routes/${encodeURIComponent(name)}`);
+  }
+
+  /** A client of the same cloud with another credential. */
+  as(credential: string): CloudClient {
+    return new CloudClient(this.base, credential);
+  }
+
+  /** Who the cloud takes this client's credential for. */
+  identity(): Promise<CloudIdentityView> {
+    return this.request('GET', '/v1/identity');
+  }
+
+  /** Creates the identity (answering its new credential) or sets its actions (no credential: it keeps its own). */
+  putIdentity(name: string, actions: string[]): Promise<{ identity: CloudIdentityView; credential?: string }> {
+    return this.request('PUT', `/v1/credentials/${encodeURIComponent(name)}`, { actions });
+  }
+
+  getIdentity(name: string): Promise<CloudIdentityView> {
+    return this.request('GET', `/v1/credentials/${encodeURIComponent(name)}`);
+  }
+
+  async listIdentities(): Promise<CloudIdentityView[]> {
+    return (await this.request<{ identities: CloudIdentityView[] }>('GET', '/v1/credentials')).identities;
+  }
+
+  /** A new credential for the identity; its old one stops working. */
+  rotateCredential(name: string): Promise<{ identity: CloudIdentityView; credential: string }> {
+    return this.request('POST', `/v1/credentials/${encodeURIComponent(name)}/rotate`);
+  }
+
+  deleteIdentity(name: string): Promise<CloudIdentityView> {
+    return this.request('DELETE', `/v1/credentials/${encodeURIComponent(name)}`);
   }
 }

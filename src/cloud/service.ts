@@ -1,9 +1,15 @@
 // The local cloud as a running service: the instances (cloud.ts), the network objects
 // (network.ts) and the HTTP API on a loopback address, with the endpoint file written for clients;
 // the load balancers' proxies (load-balancer-proxy.ts) follow the stored balancers while it runs.
+// Callers need a credential (credentials.ts): the root one is made on the first start and kept in
+// cloud/root.credential; what they do is appended to cloud/audit.log.
 import type { FastifyInstance } from 'fastify';
+import { resolve } from 'node:path';
 import { buildCloudApi } from './api.js';
+import { CloudAuditLog, auditLogFile } from './audit.js';
 import { LocalCloud, type CloudOptions } from './cloud.js';
+import { rootCredentialPath } from './client.js';
+import { CredentialStore, credentialsFile } from './credentials.js';
 import { removeEndpoint, writeEndpoint } from './endpoint.js';
 import { LoadBalancerProxies } from './load-balancer-proxy.js';
 import { Network } from './network.js';
@@ -18,9 +24,13 @@ export class CloudService {
   readonly cloud: LocalCloud;
   readonly network: Network;
   readonly proxies: LoadBalancerProxies;
+  readonly credentials: CredentialStore;
+  private readonly audit: CloudAuditLog;
   private readonly app: FastifyInstance;
   private proxySync: Promise<void> = Promise.resolve();
   url = '';
+  /** The root identity's credential (also in cloud/root.credential): everything is allowed with it. */
+  readonly rootCredential: string;
 
   constructor(private readonly opts: ServeOptions) {
     this.cloud = new LocalCloud(opts);
@@ -29,7 +39,10 @@ export class CloudService {
       return instance && instance.state !== 'terminated' ? instance.privateIp : undefined;
     });
     this.network = new Network(this.cloud.store, () => void this.syncProxies());
-    this.app = buildCloudApi(this.cloud, this.network);
+    this.credentials = new CredentialStore(credentialsFile(resolve(opts.dataDir)));
+    this.rootCredential = this.credentials.ensureRoot(rootCredentialPath(resolve(opts.dataDir)));
+    this.audit = new CloudAuditLog(auditLogFile(resolve(opts.dataDir)));
+    this.app = buildCloudApi(this.cloud, this.network, { credentials: this.credentials, audit: this.audit });
   }
 
   async start(): Promise<string> {
@@ -54,6 +67,8 @@ export class CloudService {
     await this.proxySync;
     await this.proxies.closeAll();
     await this.cloud.close();
+    this.credentials.close();
+    this.audit.close();
   }
 
   /** Brings the proxies in line with the stored balancers; syncs run one after another. */

@@ -166,10 +166,11 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
       progress.step(4, `starting the local cloud on http://${listen.host}:${listen.port} and the control plane's controllers`);
       const runtime = new SharedReleaseStore(published.store, new NodeAgentRuntime());
       cloud = new CloudService({ dataDir: options.dataDir, bootDelayMs: options.bootDelayMs, firstInstanceHost: options.firstInstanceHost, runtime, host: listen.host, port: listen.port });
-      cloudClient = new CloudClient(await cloud.start());
+      // The installer is the cloud's owner: it uses the root credential the cloud made (cloud/root.credential).
+      cloudClient = new CloudClient(await cloud.start(), cloud.rootCredential);
       const service = cloud;
       stack.push(() => service.close());
-      controlPlane = startControlPlane(api.kubeconfigPath, cloudClient, say);
+      controlPlane = await startControlPlane(api.kubeconfigPath, cloudClient, cloud.url, say);
       const plane = controlPlane;
       stack.push(() => plane.stop());
       progress.detail(`cloud API ${cloud.url}; machines under ${join(options.dataDir, 'machines')}`);

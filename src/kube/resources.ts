@@ -52,6 +52,8 @@ export const resources = {
   networks: def<api.Network>(CONFIG, 'v1', 'networks', 'Network', false),
   featureGates: def<api.FeatureGate>(CONFIG, 'v1', 'featuregates', 'FeatureGate', false),
   proxies: def<api.Proxy>(CONFIG, 'v1', 'proxies', 'Proxy', false),
+  // cloudcredential.openshift.io
+  credentialsRequests: def<api.CredentialsRequest>('cloudcredential.openshift.io', 'v1', 'credentialsrequests', 'CredentialsRequest', true),
   // machineconfiguration.openshift.io
   machineConfigs: def<api.MachineConfig>(MCO, 'v1', 'machineconfigs', 'MachineConfig', false),
   machineConfigPools: def<api.MachineConfigPool>(MCO, 'v1', 'machineconfigpools', 'MachineConfigPool', false),

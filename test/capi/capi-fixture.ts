@@ -74,7 +74,7 @@ export async function startCapiCluster(o: { controllers?: boolean; cloud?: Parti
   const kube = new KubeClient(kubeconfig);
   const manager = new Manager({ name: 'cluster-api-controllers', kubeconfig, metricsListen: o.metricsListen, logLevel: process.env.BOSUN_LOG_LEVEL ?? 'warn' });
   const webhook = o.webhooks ? { listen: { host: '127.0.0.1', port: 0 } } : undefined;
-  const { webhookServer } = o.controllers !== false ? addClusterApiControllers(manager, { cloudUrl: cloud.service.url, releaseVersion: RELEASE, webhook }) : {};
+  const { webhookServer } = o.controllers !== false ? addClusterApiControllers(manager, { cloudUrl: cloud.service.url, cloudCredential: cloud.service.rootCredential, releaseVersion: RELEASE, webhook }) : {};
   const running = o.controllers !== false ? manager.start() : Promise.resolve();
   if (webhookServer) {
     await webhookServer.listening;

@@ -2,6 +2,7 @@
 // `bosun cluster-api-controllers` as a process: its help, a clear error without a cloud, and the
 // real command against the embedded API server and a local cloud — a Cluster becomes
 // Provisioned, a MachineDeployment's machine gets its instance — until SIGTERM stops it cleanly.
+import { rootCredentialPath } from '../../src/cloud/client.js';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -37,7 +38,7 @@ test('without a cloud, or with a cloud config that is not there, it says what is
 test('the command, finding the cloud through the install\'s cloud config ConfigMap, runs the controllers until SIGTERM', async () => {
   await c.kubectlOk(['create', 'namespace', 'openshift-config']);
   await c.kubectlOk(['-n', 'openshift-config', 'create', 'configmap', 'cloud-provider-config', `--from-literal=config=${JSON.stringify({ url: c.cloud.service.url }, null, 2)}`]);
-  const child = spawn(process.execPath, [bosunBin, 'cluster-api-controllers', '--kubeconfig', c.api.server.kubeconfigPath, '--cloud-config-map', 'openshift-config/cloud-provider-config', '--no-leader-elect', '--log-level', 'warn', '--release-version', '1.0.0']);
+  const child = spawn(process.execPath, [bosunBin, 'cluster-api-controllers', '--kubeconfig', c.api.server.kubeconfigPath, '--cloud-config-map', 'openshift-config/cloud-provider-config', '--cloud-credentials-file', rootCredentialPath(c.cloud.dataDir), '--no-leader-elect', '--log-level', 'warn', '--release-version', '1.0.0']);
   let output = '';
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));

@@ -120,12 +120,12 @@ test('the payload: the namespace, CRDs, controllers, their RBAC and ClusterOpera
   assert.deepEqual(included.sort(), [
     'Namespace/openshift-cluster-api', ...CLUSTER_API_CRDS.map(({ crd }) => `CustomResourceDefinition/${crd.metadata.name}`),
     'ClusterOperator/cluster-api', 'ClusterRole/cluster-api-controllers', 'ClusterRoleBinding/cluster-api-controllers', 'Deployment/cluster-api-controllers', 'ServiceAccount/cluster-api-controllers',
-    'ClusterRoleBinding/cluster-api-controllers-auth-delegator', 'Service/capi-controllers',
+    'ClusterRoleBinding/cluster-api-controllers-auth-delegator', 'Service/capi-controllers', 'CredentialsRequest/openshift-cluster-api',
     'MutatingWebhookConfiguration/capi-mutating-webhook-configuration', 'ValidatingWebhookConfiguration/capi-validating-webhook-configuration',
   ].sort());
   const deployment = manifests.find((m) => m.gvk.kind === 'Deployment')!.object as any;
   assert.deepEqual(deployment.spec.template.spec.containers[0].args, [
-    'cluster-api-controllers', '--cloud-config-map', 'openshift-config/cloud-provider-config',
+    'cluster-api-controllers', '--cloud-config-map', 'openshift-config/cloud-provider-config', '--cloud-credentials-file=/etc/cloud-credentials/credential',
     '--metrics-listen=$(POD_IP):8443', '--tls-cert-file=/etc/tls/private/tls.crt', '--tls-private-key-file=/etc/tls/private/tls.key',
     '--webhook-listen=$(POD_IP):9443', '--webhook-cert-dir=/etc/tls/private',
   ]);

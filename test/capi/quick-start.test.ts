@@ -152,7 +152,7 @@ test('Cluster API\'s quick start brings up a workload cluster: 5 Ready nodes, po
   const lbName = `default-${NAME}-apiserver`;
   const deleted = await runKubectl(c.cluster.kubeconfigPath, ['delete', 'cluster', NAME, '--timeout=300s'], { timeoutMs: 320_000 });
   assert.equal(deleted.code, 0, deleted.stderr);
-  const cloud = new CloudClient(c.cluster.cloud!.url);
+  const cloud = new CloudClient(c.cluster.cloud!.url, c.cluster.cloud!.rootCredential);
   const instances = (await cloud.listInstances()).filter((i) => i.name.startsWith(`${NAME}-`) && i.state !== 'terminated');
   assert.deepEqual(instances.map((i) => i.name), []);
   assert.equal((await cloud.listLoadBalancers()).find((b) => b.name === lbName), undefined);

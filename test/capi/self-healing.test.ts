@@ -10,6 +10,7 @@
 // adds a Ready node and removes one, drained first. The time from the termination to
 // the Ready replacement is printed. The approver runs as it does with Cluster API: a machine
 // made in the cloud without a Machine gets no certificate, so no Node.
+import { rootCredentialPath } from '../../src/cloud/client.js';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { addCloudControllers } from '../../src/ccm-operator/ccm.js';
@@ -41,9 +42,9 @@ before(async () => {
   await c.api.kubectlOk(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'worker-user-data', namespace: MACHINE_API_NAMESPACE }, data: { userData: Buffer.from(userData).toString('base64') } }));
 
   const ccm = new Manager({ name: 'cloud-controller-manager', kubeconfig: c.kube.kubeconfig });
-  await addCloudControllers(ccm, { cloudProvider: 'local', cloudConfig: `[Global]\nurl = ${c.cloud.url}\n`, controllers: ['cloud-node', 'cloud-node-lifecycle'], periods: { nodeMonitorMs: 500, nodeStatusMs: 1000 } });
+  await addCloudControllers(ccm, { cloudProvider: 'local', cloudConfig: `[Global]\nurl = ${c.cloud.url}\n`, cloudCredentialsFile: rootCredentialPath(c.dataDir), controllers: ['cloud-node', 'cloud-node-lifecycle'], periods: { nodeMonitorMs: 500, nodeStatusMs: 1000 } });
   const capi = new Manager({ name: 'cluster-api-controllers', kubeconfig: c.kube.kubeconfig });
-  addClusterApiControllers(capi, { cloudUrl: c.cloud.url, clusterOperator: false });
+  addClusterApiControllers(capi, { cloudUrl: c.cloud.url, cloudCredential: c.cloud.rootCredential, clusterOperator: false });
   running = [ccm.start(managers.signal), capi.start(managers.signal)];
 
   const apply = (o: Obj) => c.api.kubectlOk(['apply', '-f', '-'], JSON.stringify(o));

@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CloudClient } from '../../src/cloud/client.js';
+import { CloudClient, rootCredentialPath } from '../../src/cloud/client.js';
 import { bosunBin, runBosun } from '../helpers/cli.js';
 import { waitForBoot } from './cloud-fixture.js';
 
@@ -62,14 +62,14 @@ test('serve, create, instances, reboot, stop: tables as a cloud CLI prints them'
   const row = /^(i-[0-9a-f]{17})\s+worker-0\s+local\.small\s+local-b\s+pending\s+127\.0\.1\.1\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/m.exec(created.stdout);
   assert.ok(row, created.stdout);
   const id = row[1];
-  await waitForBoot(new CloudClient(url), id);
+  await waitForBoot(CloudClient.withCredentialFile(url, rootCredentialPath(dataDir)), id);
 
   const listed = await cloud('instances');
   assert.equal(listed.code, 0, listed.stderr);
   assert.match(listed.stdout, HEADER);
   assert.match(listed.stdout, new RegExp(`^${id}\\s+worker-0\\s+local\\.small\\s+local-b\\s+running\\s+127\\.0\\.1\\.1\\s`, 'm'));
 
-  const rebooted = await runBosun(['cloud', 'reboot', 'worker-0', '--cloud-url', url]);
+  const rebooted = await runBosun(['cloud', 'reboot', 'worker-0', '--cloud-url', url, '--cloud-credentials-file', rootCredentialPath(dataDir)]);
   assert.equal(rebooted.code, 0, rebooted.stderr);
   assert.match(rebooted.stdout, /^INSTANCE ID\s+NAME\s+PREVIOUS STATE\s+CURRENT STATE$/m);
   assert.match(rebooted.stdout, new RegExp(`^${id}\\s+worker-0\\s+running\\s+running$`, 'm'));
@@ -80,7 +80,7 @@ test('serve, create, instances, reboot, stop: tables as a cloud CLI prints them'
   assert.deepEqual((JSON.parse(json.stdout) as { id: string }[]).map((i) => i.id), [id]);
   const started = await cloud('start', 'worker-0');
   assert.match(started.stdout, new RegExp(`^${id}\\s+worker-0\\s+stopped\\s+pending$`, 'm'));
-  await waitForBoot(new CloudClient(url), id);
+  await waitForBoot(CloudClient.withCredentialFile(url, rootCredentialPath(dataDir)), id);
 });
 
 test('bad input: a clear message and a non-zero exit', { timeout: 60_000 }, async () => {
@@ -110,7 +110,7 @@ test('killed with SIGKILL, the cloud comes back with every acknowledged instance
   assert.match(stale.stderr, /is not running; start it with/);
   const url = await startServe();
   for (const i of instances) {
-    const back = await waitForBoot(new CloudClient(url), i.id);
+    const back = await waitForBoot(CloudClient.withCredentialFile(url, rootCredentialPath(dataDir)), i.id);
     assert.equal(back.privateIp, i.privateIp);
     assert.notEqual(back.bootId, i.bootId);
   }

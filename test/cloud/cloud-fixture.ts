@@ -48,14 +48,14 @@ export async function startCloud(opts: Partial<ServeOptions> = {}): Promise<Clou
     async restart() {
       await f.service.close();
       f.service = make();
-      f.client = new CloudClient(await f.service.start());
+      f.client = new CloudClient(await f.service.start(), f.service.rootCredential);
     },
     async close() {
       await f.service.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
-  f.client = new CloudClient(await f.service.start());
+  f.client = new CloudClient(await f.service.start(), f.service.rootCredential);
   return f;
 }
 

@@ -9,6 +9,8 @@
 // controllers in test/capi/healthcheck.test.ts: here it would cost two more replacements.)
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { CloudClient } from '../../src/cloud/client.js';
 import { runKubectl } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
@@ -118,7 +120,7 @@ test('a fresh install: 3 masters and 2 workers Ready, the operators as pods on t
   });
   assert.match(await kubectl(['get', 'co', 'machine-config']), /^machine-config\s+1\.0\.0\s+True\s/m);
   // Workers booted from the masters' servers through api-int: the bootstrap server is gone from it.
-  const cloud = new CloudClient(c.cluster.cloud!.url);
+  const cloud = new CloudClient(c.cluster.cloud!.url, c.cluster.cloud!.rootCredential);
   const apiInt = (await cloud.listLoadBalancers()).find((lb) => lb.name === 'bosun-local-api-int')!;
   assert.equal(apiInt.address, '127.0.100.1');
   assert.deepEqual(apiInt.ports.find((p) => p.port === 22623)!.targets!.sort(), (await cloud.listInstances({ names: [...masterNames] })).map((i) => i.id).sort());
@@ -148,6 +150,25 @@ test('a fresh install: 3 masters and 2 workers Ready, the operators as pods on t
   assert.ok(csrs.length >= 2, 'the workers\' serving certificate requests');
   for (const r of csrs) assert.match(r.status.conditions.find((x: Obj) => x.type === 'Approved').message, /Machine openshift-cluster-api\/worker-/);
   assert.match(await kubectl(['get', 'co', 'cluster-api']), /^cluster-api\s+1\.0\.0\s+True\s+False\s+False\s/m);
+});
+
+test("cloud credentials: the payload's CredentialsRequests minted into their components' namespaces; the cloud refuses anonymous calls and its audit log names the components", async () => {
+  const requests = await eventually('CredentialsRequests provisioned', async () => {
+    const out = await kubectl(['get', 'credentialsrequests', '-n', 'openshift-cloud-credential-operator']);
+    return /^openshift-cluster-api\s+true\s+openshift-cluster-api\s+capi-cloud-credentials\s/m.test(out) && /^openshift-cloud-controller-manager\s+true\s+openshift-cloud-controller-manager\s+cloud-controller-manager-cloud-credentials\s/m.test(out) ? out : undefined;
+  }, 60_000);
+  console.log(`kubectl get credentialsrequests -n openshift-cloud-credential-operator\n${requests}`);
+  const minted = ((await json(['get', 'secrets', '-A', '-l', 'cloudcredential.openshift.io/credentials-request=true'])).items as Obj[]).map((x) => `${x.metadata.namespace}/${x.metadata.name}`).sort();
+  assert.deepEqual(minted, ['openshift-cloud-controller-manager/cloud-controller-manager-cloud-credentials', 'openshift-cluster-api/capi-cloud-credentials']);
+  const anonymous = await fetch(`${c.cluster.cloud!.url}/v1/instances`);
+  assert.equal(anonymous.status, 401);
+  // Who did what: Cluster API made the workers, the CCM and the machine approver looked at instances, each as itself.
+  const audit = readFileSync(join(c.options.dataDir, 'cloud', 'audit.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { identity: string | null; action: string; status: number });
+  const did = (identity: string, action: string) => audit.some((l) => l.identity === identity && l.action === action && l.status < 300);
+  assert.ok(did('openshift-cluster-api', 'instances:create'), 'Cluster API created instances with its own credential');
+  assert.ok(did('openshift-cloud-controller-manager', 'instances:describe'), 'the CCM described instances with its own');
+  assert.ok(did('machine-approver', 'instances:describe'), 'the machine approver with its own');
+  assert.ok(audit.some((l) => l.identity === null && l.status === 401));
 });
 
 test('monitoring: Prometheus runs on a master, every component is a target and up, the issue\'s series exist, and Watchdog fires', async () => {
@@ -224,7 +245,7 @@ test('kubectl scale machinedeployment worker --replicas=3 adds a Ready node; bac
   await eventually(`${removed.metadata.name}'s Machine, Node and instance gone`, async () => {
     const machines = ((await json(['get', 'machines', '-n', NS])).items as Obj[]).map((m) => m.metadata.name);
     const nodes = ((await json(['get', 'nodes'])).items as Obj[]).map((n) => n.metadata.name);
-    const live = await new CloudClient(c.cluster.cloud!.url).listInstances({ names: [removed.metadata.name], states: ['pending', 'running', 'stopping', 'stopped'] });
+    const live = await new CloudClient(c.cluster.cloud!.url, c.cluster.cloud!.rootCredential).listInstances({ names: [removed.metadata.name], states: ['pending', 'running', 'stopping', 'stopped'] });
     return !machines.includes(removed.metadata.name) && !nodes.includes(removed.metadata.name) && live.length === 0;
   }, 60_000);
   const events = ((await json(['get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${removed.metadata.name}`])).items as Obj[]).map((e) => e.reason);
@@ -256,7 +277,7 @@ test("a worker's instance terminated: its pods are recreated elsewhere, and its 
     return pods.length === 2 && new Set(pods.map((p) => p.spec.nodeName)).size === 2 && pods.every((p) => workerNames.includes(p.spec.nodeName));
   }, 60_000);
   const [victim, survivor] = before;
-  const cloud = new CloudClient(c.cluster.cloud!.url);
+  const cloud = new CloudClient(c.cluster.cloud!.url, c.cluster.cloud!.rootCredential);
   const started = Date.now();
   await cloud.operate('terminate', victim.spec.providerID.replace('local://', ''));
   // Both at once: the replacement's time is not that of the pods'.
@@ -296,5 +317,5 @@ test('a stopped cluster comes back: the same nodes and machines, the operators r
   await runningWorkers(2, 60_000);
   await new Promise((r) => setTimeout(r, 5_000));
   assert.deepEqual(await machinesNow(), machines, 'the same Machines on the same instances');
-  assert.equal((await new CloudClient(c.cluster.cloud!.url).listInstances({ states: ['pending', 'running'] })).length, 5, 'no instance made twice');
+  assert.equal((await new CloudClient(c.cluster.cloud!.url, c.cluster.cloud!.rootCredential).listInstances({ states: ['pending', 'running'] })).length, 5, 'no instance made twice');
 });

@@ -133,7 +133,7 @@ export async function startNodeCluster(o: NodeClusterOptions = {}): Promise<Node
   });
   const runtime = new NodeAgentRuntime({ leaseRenewIntervalMs: 1000, nodeStatusUpdateMs: 1000, restartDelayMs: 1000, csrPollMs: 200, ...o.agent });
   const cloud = new CloudService({ dataDir, bootDelayMs: o.bootDelayMs ?? 500, ignition: 'builtin', runtime, host: '127.0.0.1', port: 0 });
-  const client = new CloudClient(await cloud.start());
+  const client = new CloudClient(await cloud.start(), cloud.rootCredential);
   return {
     api, apiServer, cloud, client, runtime, dataDir, signal: controllers.signal,
     kube,

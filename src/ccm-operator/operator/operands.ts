@@ -25,6 +25,10 @@ export const CLOUD_CONFIG_DIR = '/etc/cloud-controller-manager/config';
 /** The metrics endpoint: Service, port and the Secret of its serving certificate. */
 export const CCM_METRICS = { service: 'cloud-controller-manager', port: 10258, secretName: 'cloud-controller-manager-tls', dir: '/etc/tls/private' };
 
+/** The local provider's cloud credential: the Secret the cloud-credential controller writes for
+ *  CredentialsRequest openshift-cloud-controller-manager (in the payload), mounted read-only. */
+export const CCM_CLOUD_CREDENTIALS = { secretName: 'cloud-controller-manager-cloud-credentials', dir: '/etc/cloud-credentials', key: 'credential' };
+
 export interface OperandSettings {
   /** The cloud provider (--cloud-provider) and the platform's name for object names. */
   provider: string;
@@ -45,10 +49,12 @@ export const deploymentName = (name: string) => `${name}-cloud-controller-manage
 export function ccmOperands(s: OperandSettings) {
   const app = deploymentName(s.name);
   const labels = { 'k8s-app': app, [PROVIDER_LABEL]: s.name };
+  const credentials = s.provider === 'local';
   const command = [
     'bosun', 'cloud-controller-manager',
     '--cloud-provider', s.provider,
     '--cloud-config', `${CLOUD_CONFIG_DIR}/${CLOUD_CONF.key}`,
+    ...(credentials ? ['--cloud-credentials-file', `${CCM_CLOUD_CREDENTIALS.dir}/${CCM_CLOUD_CREDENTIALS.key}`] : []),
     `--metrics-listen=$(HOST_IP):${CCM_METRICS.port}`,
     `--tls-cert-file=${CCM_METRICS.dir}/tls.crt`,
     `--tls-private-key-file=${CCM_METRICS.dir}/tls.key`,
@@ -95,9 +101,15 @@ export function ccmOperands(s: OperandSettings) {
             ports: [{ name: 'metrics', containerPort: CCM_METRICS.port, hostPort: CCM_METRICS.port }],
             resources: { requests: { cpu: '200m', memory: '50Mi' } },
             terminationMessagePolicy: 'FallbackToLogsOnError',
-            volumeMounts: [{ name: 'cloud-config', mountPath: CLOUD_CONFIG_DIR, readOnly: true }, { name: 'metrics-tls', mountPath: CCM_METRICS.dir, readOnly: true }],
+            volumeMounts: [
+              { name: 'cloud-config', mountPath: CLOUD_CONFIG_DIR, readOnly: true }, { name: 'metrics-tls', mountPath: CCM_METRICS.dir, readOnly: true },
+              ...(credentials ? [{ name: 'cloud-credentials', mountPath: CCM_CLOUD_CREDENTIALS.dir, readOnly: true }] : []),
+            ],
           }],
-          volumes: [{ name: 'cloud-config', configMap: { name: CLOUD_CONF.name, items: [{ key: CLOUD_CONF.key, path: CLOUD_CONF.key }] } }, { name: 'metrics-tls', secret: { secretName: CCM_METRICS.secretName } }],
+          volumes: [
+            { name: 'cloud-config', configMap: { name: CLOUD_CONF.name, items: [{ key: CLOUD_CONF.key, path: CLOUD_CONF.key }] } }, { name: 'metrics-tls', secret: { secretName: CCM_METRICS.secretName } },
+            ...(credentials ? [{ name: 'cloud-credentials', secret: { secretName: CCM_CLOUD_CREDENTIALS.secretName, defaultMode: 0o400 } }] : []),
+          ],
         },
       },
     },

@@ -1,11 +1,15 @@
 // The control plane's own components beside the API server on the host, as kube-controller-manager
 // and kube-scheduler run beside kube-apiserver: the workload controllers (and the service CA), the scheduler and the
 // machine approver (which needs the cloud, to check that a node's machine exists, and — once
-// Cluster API manages the machines, i.e. Machines exist — a Machine with the node's address).
+// Cluster API manages the machines, i.e. Machines exist — a Machine with the node's address), and
+// the cloud-credential controller (which mints the components' cloud credentials from their
+// CredentialsRequests with the root credential: that credential stays on the host, in the cloud's
+// data directory, instead of in a Secret of the cluster).
 // Each under its Lease with short timings, so a restarted bring-up does not wait on its own old
 // Lease.
 import { CLUSTER_API_NAMESPACE, MACHINES } from '../../capi/api.js';
-import type { CloudClient } from '../../cloud/client.js';
+import { addCloudCredentialController } from '../../cloud-credential/controller.js';
+import { CloudClient } from '../../cloud/client.js';
 import type * as api from '../../api/index.js';
 import { KubeClient, isNotFound } from '../../kube/client.js';
 import { loadKubeConfig } from '../../kube/kubeconfig.js';
@@ -39,8 +43,17 @@ export interface ControlPlane {
   stop(): Promise<void>;
 }
 
-/** Each component connects on its own, as its own process would. */
-export function startControlPlane(kubeconfigPath: string, cloud: CloudClient, say: (line: string) => void): ControlPlane {
+/** What the machine approver may do in the cloud: look at instances, nothing else. */
+const APPROVER_IDENTITY = { name: 'machine-approver', actions: ['instances:describe'] };
+
+/** A client of the cloud as the machine approver, with a credential of its own (issued anew at each start: it lives only in memory). */
+async function approverCloud(root: CloudClient, url: string): Promise<CloudClient> {
+  const put = await root.putIdentity(APPROVER_IDENTITY.name, APPROVER_IDENTITY.actions);
+  return new CloudClient(url, put.credential ?? (await root.rotateCredential(APPROVER_IDENTITY.name)).credential);
+}
+
+/** Each component connects on its own, as its own process would. `cloud` holds the root credential. */
+export async function startControlPlane(kubeconfigPath: string, cloud: CloudClient, cloudUrl: string, say: (line: string) => void): Promise<ControlPlane> {
   const stop = new AbortController();
   const report = (what: string) => (e: unknown) => say(`      the ${what} stopped: ${(e as Error).message}`);
   // With the service CA, which issues the components' metrics serving certificates.
@@ -49,11 +62,14 @@ export function startControlPlane(kubeconfigPath: string, cloud: CloudClient, sa
   addScheduler(scheduler);
   const scheduling = scheduler.start(stop.signal).catch(report('scheduler'));
   const approverClient = new KubeClient(loadKubeConfig(kubeconfigPath));
-  const approving = Promise.resolve(machineApprover({ client: approverClient, cloud, machines: () => clusterApiMachines(approverClient) }).run(stop.signal)).catch(report('machine approver'));
+  const approving = approverCloud(cloud, cloudUrl).then((c) => machineApprover({ client: approverClient, cloud: c, machines: () => clusterApiMachines(approverClient) }).run(stop.signal)).catch(report('machine approver'));
+  const credentials = new Manager({ name: 'cloud-credential-operator', kubeconfig: loadKubeConfig(kubeconfigPath), leaderElection: { namespace: 'kube-system', name: 'cloud-credential-operator', ...SHORT_LEASE } });
+  addCloudCredentialController(credentials, cloud);
+  const minting = credentials.start(stop.signal).catch(report('cloud-credential controller'));
   return {
     async stop() {
       stop.abort();
-      await Promise.all([workloads, scheduling, approving]);
+      await Promise.all([workloads, scheduling, approving, minting]);
     },
   };
 }
