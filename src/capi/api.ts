@@ -36,6 +36,8 @@ export const ANNOTATION = {
   deleteMachine: 'cluster.x-k8s.io/delete-machine',
   /** A machine whose node is not drained before it goes. */
   excludeNodeDraining: 'machine.cluster.x-k8s.io/exclude-node-draining',
+  /** A Machine with an annotation of this prefix (`…/<owner>`) is not terminated until its owner takes it away (Cluster API's lifecycle hook). */
+  preTerminateHookPrefix: 'pre-terminate.delete.hook.machine.cluster.x-k8s.io',
   /** A MachineHealthCheck treats the machine as unhealthy. */
   remediateMachine: 'cluster.x-k8s.io/remediate-machine',
   /** A MachineHealthCheck leaves the machine alone. */

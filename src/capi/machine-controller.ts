@@ -16,7 +16,9 @@
 // For a Machine being deleted, step by step (the Deleting condition says which step waits):
 //   drain the Node (cordon, evictions honouring PDBs, until empty or
 //   spec.deletion.nodeDrainTimeoutSeconds) → delete the bootstrap config and the infrastructure
-//   machine and wait until both are gone (the infrastructure provider's finalizer holds its object
+//   machine (once no pre-terminate hook annotation `pre-terminate.delete.hook.machine.cluster.x-k8s.io/<owner>`
+//   is left: KubeadmControlPlane holds its Machines with one until their etcd member is removed)
+//   and wait until both are gone (the infrastructure provider's finalizer holds its object
 //   until the instance is) → delete the Node → remove the finalizer. The annotation
 //   machine.cluster.x-k8s.io/exclude-node-draining skips the drain. Drain and Node deletion happen
 //   in the Node's cluster; when the whole Cluster is being deleted they are skipped, as Cluster API
@@ -238,7 +240,12 @@ export function machineController(ctx: CapiContext): Controller {
       }
     }
 
-    // 2. The bootstrap config and the infrastructure machine, and with it the instance.
+    // 2. Pre-terminate hooks (Cluster API's lifecycle hooks): whoever set one — KCP, to remove the
+    //    Machine's etcd member once it is drained — takes it away when the machine may go.
+    const hooks = Object.keys(machine.metadata.annotations ?? {}).filter((k) => k.startsWith(`${ANNOTATION.preTerminateHookPrefix}/`));
+    if (hooks.length) return wait('WaitingForPreTerminateHook', `Waiting for pre-terminate hooks to succeed (hooks: ${hooks.map((k) => k.slice(ANNOTATION.preTerminateHookPrefix.length + 1)).join(', ')})`);
+
+    // 3. The bootstrap config and the infrastructure machine, and with it the instance.
     if (bootstrap?.config && !isDeleting(bootstrap.config)) {
       await ctx.client.delete(bootstrap.resource, bootstrap.config.metadata.name, machine.metadata.namespace).catch((e) => { if (!isNotFound(e)) throw e; });
     }
@@ -246,13 +253,13 @@ export function machineController(ctx: CapiContext): Controller {
     const left = [infra && `${infra.kind} ${infra.metadata.name}`, bootstrap?.config && `${bootstrap.config.kind} ${bootstrap.config.metadata.name}`].filter(Boolean);
     if (left.length) return wait('WaitingForInfrastructureDeletion', `Waiting for ${left.join(' and ')} to be deleted`);
 
-    // 3. The Node, in its cluster.
+    // 4. The Node, in its cluster.
     if (nodeSteps && node && reachable) await deleteNode(reachable.client, node.metadata.name, target);
     else if (nodeSteps && !reachable && nodeName) {
       void events.event(target, 'Warning', 'FailedDeleteNode', `Node ${nodeName} not deleted: ${(access as { unreachable: string }).unreachable}`);
     }
 
-    // 4. Let it go.
+    // 5. Let it go.
     const fresh = await ctx.client.read(MACHINES, machine.metadata.name, machine.metadata.namespace);
     if (fresh) await ctx.client.update(MACHINES, { ...fresh, metadata: { ...fresh.metadata, finalizers: (fresh.metadata.finalizers ?? []).filter((f) => f !== MACHINE_FINALIZER) } });
   }

@@ -10,6 +10,12 @@
 // is: each side's FIN is passed on as a half-close (the other direction keeps flowing, so a
 // client that ends its request still gets the whole response, and a backend that closes after
 // its last byte has every byte delivered first); only a reset or an error tears both down.
+//
+// A target that leaves the balancer (removed, or failing its health check) has its connections
+// drained, as HAProxy's `on-marked-down shutdown-sessions` and a cloud balancer's deregistration
+// do: each is closed at its first quiet moment (no byte either way for DRAIN_IDLE_MS — between two
+// requests of a keep-alive client, never in the middle of an answer), or after DRAIN_MAX_MS
+// whatever it is doing, so that reused connections move to the targets that remain.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { logger } from '../common/log.js';
 import { LoadBalancerHealthChecks } from './load-balancer-health.js';
@@ -23,6 +29,21 @@ const log = logger('cloud-lb-proxy');
 const CONNECT_TIMEOUT_MS = 2_000;
 /** How long a connection the target has finished may stay open without a byte from the client. */
 const HALF_CLOSED_IDLE_MS = 5_000;
+/** A draining connection is closed after this long without a byte either way, */
+const DRAIN_IDLE_MS = 50;
+/** or after this long in any case. */
+const DRAIN_MAX_MS = 30_000;
+/** How often connections are matched against their balancer's usable targets. */
+const DRAIN_CHECK_MS = 250;
+
+/** A spliced connection: which target it reached, and when a byte last went through. */
+interface Spliced {
+  client: Socket;
+  upstream: Socket;
+  target: string;
+  lastActivity: number;
+  drainingSince?: number;
+}
 
 /** True when `ip` (dotted IPv4, or IPv4-mapped IPv6) lies in one of `ranges`; empty: everyone. */
 export function allowedSource(ip: string, ranges: string[]): boolean {
@@ -46,6 +67,7 @@ interface Listener {
   targets?: string[];
   next: number;
   sockets: Set<Socket>;
+  connections: Set<Spliced>;
 }
 
 export class LoadBalancerProxies {
@@ -54,8 +76,33 @@ export class LoadBalancerProxies {
   private readonly health: LoadBalancerHealthChecks;
 
   /** `resolve` gives a target instance's private IP, or undefined when it has none (gone). */
+  private readonly drainTimer: NodeJS.Timeout;
+
   constructor(private readonly resolve: (instanceId: string) => string | undefined) {
     this.health = new LoadBalancerHealthChecks(resolve);
+    this.drainTimer = setInterval(() => this.drain(), DRAIN_CHECK_MS);
+    this.drainTimer.unref();
+  }
+
+  /** Closes, at a quiet moment, the connections of targets the balancer no longer sends new ones to. */
+  private drain(): void {
+    const now = Date.now();
+    for (const l of this.listeners.values()) {
+      if (l.connections.size === 0) continue;
+      const usable = new Set(l.targets ?? this.health.usable(l.balancer));
+      for (const c of l.connections) {
+        if (usable.has(c.target)) {
+          c.drainingSince = undefined;
+          continue;
+        }
+        c.drainingSince ??= now;
+        if (now - c.lastActivity >= DRAIN_IDLE_MS || now - c.drainingSince >= DRAIN_MAX_MS) {
+          l.connections.delete(c);
+          c.client.destroy();
+          c.upstream.destroy();
+        }
+      }
+    }
   }
 
   /** Makes the listeners match `balancers`: new ones opened, changed ones updated, others closed. */
@@ -87,11 +134,12 @@ export class LoadBalancerProxies {
 
   async closeAll(): Promise<void> {
     this.health.stop();
+    clearInterval(this.drainTimer);
     for (const key of [...this.listeners.keys()]) await this.close(key);
   }
 
   private async open(key: string, balancer: LoadBalancer, port: number, targetPort: number, targets?: string[]): Promise<void> {
-    const listener: Listener = { server: createServer({ allowHalfOpen: true }), balancer, targetPort, targets, next: 0, sockets: new Set() };
+    const listener: Listener = { server: createServer({ allowHalfOpen: true }), balancer, targetPort, targets, next: 0, sockets: new Set(), connections: new Set() };
     listener.server.on('connection', (client) => this.accept(listener, client));
     try {
       await new Promise<void>((resolve, reject) => {
@@ -125,7 +173,10 @@ export class LoadBalancerProxies {
     client.on('error', () => client.destroy());
     client.pause();
     // A port's own targets are used as they are; the balancer's pass its health check, if it has one.
-    const targets = (l.targets ?? this.health.usable(l.balancer)).map((t) => (isAddressTarget(t) ? t : this.resolve(t))).filter((ip): ip is string => ip !== undefined);
+    const targets = (l.targets ?? this.health.usable(l.balancer)).flatMap((t) => {
+      const ip = isAddressTarget(t) ? t : this.resolve(t);
+      return ip === undefined ? [] : [{ target: t, ip }];
+    });
     const start = l.next++;
     const attempt = (i: number) => {
       if (client.destroyed) return;
@@ -133,7 +184,7 @@ export class LoadBalancerProxies {
         client.destroy();
         return;
       }
-      const host = targets[(start + i) % targets.length];
+      const { target, ip: host } = targets[(start + i) % targets.length];
       const upstream = connect({ host, port: l.targetPort, allowHalfOpen: true });
       const timer = setTimeout(() => upstream.destroy(new Error('connect timeout')), CONNECT_TIMEOUT_MS);
       let connected = false;
@@ -150,6 +201,12 @@ export class LoadBalancerProxies {
           return;
         }
         l.sockets.add(upstream);
+        const spliced: Spliced = { client, upstream, target, lastActivity: Date.now() };
+        l.connections.add(spliced);
+        const active = () => { spliced.lastActivity = Date.now(); };
+        client.on('data', active);
+        upstream.on('data', active);
+        client.once('close', () => l.connections.delete(spliced));
         upstream.on('error', () => client.destroy());
         // A clean close has already ended the client through the pipe, which flushes what is
         // still buffered for it; only a broken one is passed on as such.

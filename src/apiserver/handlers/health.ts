@@ -3,6 +3,7 @@
 import type { Registry as MetricsRegistry } from 'prom-client';
 import { sendJson } from '../http/respond.js';
 import type { AuthorizedContext } from '../filters/chain.js';
+import type { Storage } from '../storage/types.js';
 
 export const KUBERNETES_VERSION = { major: '1', minor: '33', gitVersion: 'v1.33.0+bosun' };
 
@@ -20,8 +21,19 @@ export function isHealthPath(path: string): boolean {
   return /^\/(healthz|livez|readyz)(\/ping)?$/.test(path);
 }
 
-export async function serveHealth(ctx: AuthorizedContext): Promise<void> {
-  ctx.reply.header('content-type', 'text/plain; charset=utf-8').send('ok');
+/**
+ * `/healthz`, `/livez`, `/readyz`: ok, except that /readyz fails (500, kube's text) while the
+ * store does not answer, so that balancers take the server out until its etcd is back.
+ */
+export function serveHealth(storage: Pick<Storage, 'ready'>) {
+  return async (ctx: AuthorizedContext): Promise<void> => {
+    ctx.reply.header('content-type', 'text/plain; charset=utf-8');
+    if (ctx.path === '/readyz' && storage.ready && !(await storage.ready())) {
+      ctx.reply.code(500).send('[+]ping ok\n[-]etcd-readiness failed: reason withheld\nreadyz check failed\n');
+      return;
+    }
+    ctx.reply.send('ok');
+  };
 }
 
 /** `/version`: bosun's, or the Kubernetes version the server was started as (kube-apiserver's image tag). */

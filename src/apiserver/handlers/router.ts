@@ -15,7 +15,7 @@ import type { ServerState } from './state.js';
 
 export function router(state: ServerState, openApi: OpenApi, metrics: MetricsRegistry): Handler {
   const routes: [(path: string) => boolean, Handler][] = [
-    [isHealthPath, serveHealth],
+    [isHealthPath, serveHealth(state.storage)],
     [(p) => p === '/version', serveVersion(state.gitVersion)],
     [(p) => p === '/metrics', serveMetrics(metrics)],
     [isOpenApiPath, serveOpenApi(openApi)],

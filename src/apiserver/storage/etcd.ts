@@ -68,6 +68,17 @@ export class EtcdStorage implements Storage {
     this.client = etcdClient(options, this.callTimeoutMs);
   }
 
+  private readiness?: { at: number; ready: Promise<boolean> };
+
+  /** A read of etcd within the call timeout, at most once a second (health checks come often). */
+  ready(): Promise<boolean> {
+    const now = Date.now();
+    if (this.readiness && now - this.readiness.at < 1_000) return this.readiness.ready;
+    const ready = this.client.kv.range({ key: this.etcdKey(COMPACT_KEY) }).then(() => true, () => false);
+    this.readiness = { at: now, ready };
+    return ready;
+  }
+
   /** The etcd key of a storage key, or of a bookkeeping key. */
   private etcdKey(key: string): Buffer {
     return Buffer.from(this.prefix + (isBookkeeping(key) ? key : etcdPath(key)));

@@ -112,4 +112,11 @@ export interface Storage {
 
   /** Flushes pending writes, stops watchers, closes the database. */
   close(): Promise<void>;
+
+  /**
+   * Whether the backing store answers now — kube-apiserver's `etcd-readiness` check, which
+   * /readyz reports (a load balancer then stops sending new clients to a server whose etcd is
+   * gone). Absent: a local store, always ready while the process runs.
+   */
+  ready?(): Promise<boolean>;
 }

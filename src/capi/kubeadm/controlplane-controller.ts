@@ -62,6 +62,13 @@ type KCPStatus = NonNullable<KCP['status']>;
 export const KCP_FINALIZER = 'kubeadmcontrolplane.controlplane.cluster.x-k8s.io';
 /** The label naming a control-plane Machine's KubeadmControlPlane. */
 export const CONTROL_PLANE_NAME_LABEL = 'cluster.x-k8s.io/control-plane-name';
+/**
+ * KCP's pre-terminate hook on each of its Machines (Cluster API's): a deleted control-plane
+ * Machine is first taken out of the API server's balancer and drained while its etcd member still
+ * serves it; only then does KCP remove the member and take the hook away, and the instance goes.
+ */
+export const KCP_CLEANUP_HOOK = `${ANNOTATION.preTerminateHookPrefix}/kcp-cleanup`;
+const hasCleanupHook = (m: api.Machine) => m.metadata.annotations?.[KCP_CLEANUP_HOOK] !== undefined;
 
 /** The conditions a KubeadmControlPlane carries (api/controlplane/kubeadm/v1beta2). */
 export const KCP_CONDITION = {
@@ -401,6 +408,7 @@ export function kubeadmControlPlaneController(ctx: CapiContext): Controller {
     // it); read afresh, as the remediation wrote it a moment ago and the cache may not show it yet.
     const inProgress = ((await ctx.client.read(KUBEADM_CONTROL_PLANES, kcp.metadata.name, namespace)) ?? kcp).metadata.annotations?.[REMEDIATION_IN_PROGRESS_ANNOTATION];
     if (inProgress) annotations[REMEDIATION_FOR_ANNOTATION] = inProgress;
+    annotations[KCP_CLEANUP_HOOK] = '';
     const infrastructureRef = await cloneInfrastructure(kcp, name, labels);
     const cleanup = async () => {
       await ctx.client.delete(await ctx.resolve(infrastructureRef), name, namespace).catch(() => undefined);
@@ -463,8 +471,12 @@ export function kubeadmControlPlaneController(ctx: CapiContext): Controller {
           void events.event(target(kcp), 'Normal', 'EtcdLeadershipMoved', `Moved etcd leadership from ${memberName} to ${newest.metadata.name}`);
         }
       }
-      await etcd.removeMember(certs.etcd, otherReports.map((r) => r.endpoint), member.id);
-      void events.event(target(kcp), 'Normal', 'EtcdMemberRemoved', `Removed etcd member ${memberName} (${member.id}) before deleting Machine ${machine.metadata.name}`);
+      // With KCP's hook the member goes once the Machine is drained (runCleanupHooks); a Machine
+      // made before the hook existed loses its member now, as it used to.
+      if (!hasCleanupHook(machine)) {
+        await etcd.removeMember(certs.etcd, otherReports.map((r) => r.endpoint), member.id);
+        void events.event(target(kcp), 'Normal', 'EtcdMemberRemoved', `Removed etcd member ${memberName} (${member.id}) before deleting Machine ${machine.metadata.name}`);
+      }
     }
     await ctx.client.delete(MACHINES, machine.metadata.name, machine.metadata.namespace);
     expect(kcp, machine.metadata.name, true);
@@ -562,6 +574,36 @@ export function kubeadmControlPlaneController(ctx: CapiContext): Controller {
     cond(KCP_CONDITION.controlPlaneComponentsHealthy, 'Unknown', 'InspectionFailed', message),
   ];
 
+  async function removeCleanupHook(machine: api.Machine): Promise<void> {
+    await ctx.client.mergePatch(MACHINES, machine.metadata.name, machine.metadata.namespace, { metadata: { annotations: { [KCP_CLEANUP_HOOK]: null } } }).catch((e) => { if (!isNotFound(e)) throw e; });
+  }
+
+  /**
+   * KCP's pre-terminate hook on deleted Machines: once the Machine controller waits on it (the
+   * node is drained), the Machine's etcd member is removed through the other members, then the
+   * hook goes. Returns whether it acted (the pass ends there).
+   */
+  async function runCleanupHooks(kcp: KCP, own: api.Machine[], obs: Observation, certs: ClusterCertificates, etcdManaged: boolean): Promise<boolean> {
+    let acted = false;
+    for (const m of own.filter((x) => isDeleting(x) && hasCleanupHook(x))) {
+      if (machineCondition(m, CONDITION.deleting)?.reason !== 'WaitingForPreTerminateHook') continue;
+      const members = etcdMembers(obs);
+      const memberName = nodeNameOf(m, obs) ?? m.spec?.infrastructureRef?.name;
+      const member = etcdManaged ? members?.find((x) => x.name === memberName) : undefined;
+      if (member) {
+        const reports = own.filter((x) => x !== m && !isDeleting(x)).map((x) => obs.etcd.get(x.metadata.name)).filter((r): r is MemberReport => Boolean(r) && !(r instanceof Error));
+        if (reports.length === 0) continue;
+        await etcd.removeMember(certs.etcd, reports.map((r) => r.endpoint), member.id);
+        void events.event(target(kcp), 'Normal', 'EtcdMemberRemoved', `Removed etcd member ${memberName} (${member.id}) of deleted Machine ${m.metadata.name}, drained`);
+      } else if (etcdManaged && !members) {
+        continue; // etcd did not answer: the member may still be there
+      }
+      await removeCleanupHook(m);
+      acted = true;
+    }
+    return acted;
+  }
+
   async function reconcileDelete(kcp: KCP): Promise<SyncResult | void> {
     if (!(kcp.metadata.finalizers ?? []).includes(KCP_FINALIZER)) return;
     const own = ownedMachines(kcp);
@@ -571,6 +613,8 @@ export function kubeadmControlPlaneController(ctx: CapiContext): Controller {
     if (clusterName && workers.length) message = `waiting for worker Machines to be deleted first: ${workers.slice(0, 5).map((m) => m.metadata.name).join(', ')}${workers.length > 5 ? ` and ${workers.length - 5} more` : ''}`;
     else if (own.length) {
       for (const m of own) if (!isDeleting(m)) await ctx.client.delete(MACHINES, m.metadata.name, m.metadata.namespace).catch((e) => { if (!isNotFound(e)) throw e; });
+      // The whole control plane goes: no member is worth removing one by one (Cluster API does the same).
+      for (const m of own) if (hasCleanupHook(m)) await removeCleanupHook(m);
       message = `waiting for control-plane Machines ${own.map((m) => m.metadata.name).join(', ')} to be deleted`;
     }
     if (message) {
@@ -694,7 +738,9 @@ export function kubeadmControlPlaneController(ctx: CapiContext): Controller {
         const c = machineCondition(m, KCP_MACHINE_CONDITION.etcdMemberHealthy);
         if (c && c.status !== 'True') problems.push(`Machine ${m.metadata.name}: ${c.message}`);
       }
-      const orphans = members.filter((mem) => !memberOwner(mem.name));
+      // A member of a deleted Machine KCP still holds with its hook is removed by the hook, not as an orphan.
+      const held = new Set(own.filter((m) => isDeleting(m) && hasCleanupHook(m)).map((m) => nodeNameOf(m, obs) ?? m.spec?.infrastructureRef?.name));
+      const orphans = members.filter((mem) => !memberOwner(mem.name) && !held.has(mem.name));
       for (const o of orphans) problems.push(`etcd member ${o.name || `(unstarted) ${o.id}`} does not have a corresponding Machine`);
       const healthyCount = members.filter((mem) => memberHealthy(mem.name)).length;
       if (members.length && healthyCount < Math.floor(members.length / 2) + 1) problems.unshift(`${healthyCount} of ${plural(members.length, 'etcd member')} healthy: etcd does not have quorum`);
@@ -713,6 +759,9 @@ export function kubeadmControlPlaneController(ctx: CapiContext): Controller {
         return finish(500);
       }
     }
+
+    // 4. Deleted Machines held by KCP's hook: their etcd member goes once they are drained.
+    if (await runCleanupHooks(kcp, own, obs, certs, etcdManaged)) return finish(500);
 
     const healthyMachines = live.filter((m) => nodeNameOf(m, obs) && healthConditions(etcdManaged).every((t) => conditionIs(m, t, 'True')));
     const quorate = !etcdManaged || (members.length > 0 && members.filter((mem) => memberHealthy(mem.name)).length >= Math.floor(members.length / 2) + 1);
