@@ -51,6 +51,8 @@ const RESOURCE_PREFIXES: Record<string, string> = {
   'rbac.authorization.k8s.io/clusterrolebindings': 'clusterrolebindings',
   'discovery.k8s.io/endpointslices': 'endpointslices',
   'certificates.k8s.io/certificatesigningrequests': 'certificatesigningrequests',
+  'admissionregistration.k8s.io/mutatingwebhookconfigurations': 'mutatingwebhookconfigurations',
+  'admissionregistration.k8s.io/validatingwebhookconfigurations': 'validatingwebhookconfigurations',
 };
 
 /** The group/resource a built-in resource prefix belongs to, longest prefixes first. */
