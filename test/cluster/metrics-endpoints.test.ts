@@ -34,7 +34,7 @@ for (const row of TABLE) {
     assert.ok(service, 'the Service exists');
     assert.equal(service.metadata.namespace, row.namespace);
     assert.equal(service.metadata.annotations?.['service.beta.openshift.io/serving-cert-secret-name'], row.secret);
-    assert.deepEqual(service.spec?.ports?.map((p) => [p.name, p.port, p.targetPort ?? p.port]), [['metrics', row.port, row.port]]);
+    assert.deepEqual(service.spec?.ports?.filter((p) => p.name === 'metrics').map((p) => [p.name, p.port, p.targetPort ?? p.port]), [['metrics', row.port, row.port]]);
     assert.ok(row.workload, 'the workload exists');
     const template = row.workload.spec!.template;
     const labels = template.metadata?.labels ?? {};
