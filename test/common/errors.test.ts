@@ -42,6 +42,7 @@ const samples: Record<string, (cls: ErrorClass) => Error> = {
   KubeApiError: (c) => new (c as unknown as new (code: number, reason: string, m: string) => Error)(409, 'Conflict', 'x'),
   CloudError: (c) => new (c as unknown as new (status: number, code: string, m: string) => Error)(404, 'InstanceNotFound', 'x'),
   StorageError: (c) => new (c as unknown as new (code: string, m: string) => Error)('NotFound', 'x'),
+  MigrationError: (c) => new (c as unknown as new (reason: string, m: string) => Error)('NoStore', 'x'),
   RenderError: (c) => new (c as unknown as new (reason: string, m: string) => Error)('NoMachineConfigs', 'x'),
   GraphWalkError: (c) => new (c as unknown as new (reason: string, m: string) => Error)('VersionNotFound', 'x'),
   RetrievalError: (c) => new (c as unknown as new (reason: string, m: string) => Error)('RemoteFailed', 'x'),
