@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Runs every test/**/*.test.ts file with node's built-in test runner (through tsx).
 // Usage: npm test [-- PATH_FRAGMENT ...]   (only files whose path contains a fragment)
+//        npm run test:e2e                  (the end-to-end scenarios, marked `test: e2e`)
 //
 // Files that bind the local cloud's shared addresses (machines on 127.0.1.N, pod IPs on
 // 127.1.N.x, balancers on 127.0.200.M: each test's cloud hands out the same ones) say so with the
@@ -21,8 +22,16 @@ function find(dir) {
   return out;
 }
 
-const filters = process.argv.slice(2);
-const files = find('test').sort().filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
+// `--e2e` (npm run test:e2e): only the end-to-end scenarios, files marked `test: e2e` (a whole
+// cluster and minutes each: the Cluster API quick start with a rollout, alerts fired by stopped
+// operators, a cluster restored from a backup). Without it they are left out, so that `npm test`
+// stays within its time on 2 cores; a path fragment naming one still runs it.
+const e2e = process.argv.includes('--e2e');
+const filters = process.argv.slice(2).filter((a) => a !== '--e2e');
+const isE2e = (f) => readFileSync(f, 'utf8').includes('test: e2e');
+const files = find('test').sort()
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+  .filter((f) => (e2e ? isE2e(f) : filters.length > 0 || !isE2e(f)));
 if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
@@ -57,4 +66,5 @@ const results = await Promise.all([
 ].filter(Boolean));
 const sum = (k) => results.reduce((n, r) => n + r.counts[k], 0);
 console.log(`\ntests: ${sum('pass')} passed, ${sum('fail')} failed, ${sum('skipped')} skipped`);
+if (!e2e && filters.length === 0) console.log(`(the end-to-end scenarios run with npm run test:e2e: ${find('test').filter(isE2e).length} files)`);
 process.exit(results.some((r) => r.code !== 0) ? 1 : 0);

@@ -1,4 +1,4 @@
-// test: shared-addresses (installs a local cluster: machines on 127.0.1.N, the MCS on 22623)
+// test: shared-addresses, test: e2e (npm run test:e2e; minutes on its own cluster) (installs a local cluster: machines on 127.0.1.N, the MCS on 22623)
 // Cluster API's quick start on a bosun management cluster, end to end and with real parts only:
 // an installed local cluster (3 masters, operators as pods) gets the manifests `bosun cluster
 // generate` prints — Cluster, KubeadmControlPlane (3 replicas), LocalCluster, LocalMachineTemplates,

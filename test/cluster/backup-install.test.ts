@@ -1,4 +1,4 @@
-// test: shared-addresses
+// test: shared-addresses, test: e2e (npm run test:e2e; minutes on its own cluster)
 // Backup and restore of a whole installed cluster (issue #25's "done when"): a cluster installed
 // as `bosun start` installs it (3 masters and a worker booting from Ignition, the operators as
 // pods) runs a Deployment and holds a Secret; `bosun backup` copies it while it runs; then the

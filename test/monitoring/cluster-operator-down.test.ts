@@ -1,4 +1,4 @@
-// test: shared-addresses
+// test: shared-addresses, test: e2e (npm run test:e2e; minutes on its own cluster)
 // ClusterOperatorDown on an installed local cluster (3 masters, its own: the shared install test's
 // file has no time left for it), as `bosun start` installs it:
 //   1. The test-only flag reaches the monitoring operator the way an administrator changes a
