@@ -95,6 +95,12 @@ function defaultReplicated<T extends Replicated>(input: T, old: T | undefined, n
   o.spec.template.metadata = { ...(o.spec.template.metadata ?? {}), labels: { ...(o.spec.template.metadata?.labels ?? {}) } };
   const selector = o.spec.selector;
   const templateLabels = o.spec.template.metadata.labels!;
+  // The selector is set once, at creation: an object made before the webhooks were installed (the
+  // install's own MachineDeployment) keeps the one it has, or its Machines would fall out of it.
+  if (old) {
+    if (o.spec.template.spec) o.spec.template.spec.version = withV(o.spec.template.spec.version);
+    return o;
+  }
   // No selector of its own: one on its name, as a default way of being unique.
   if (Object.keys(selector.matchLabels!).length === 0 && (selector.matchExpressions ?? []).length === 0) {
     selector.matchLabels![nameLabel] = labelValueOf(o.metadata.name ?? '');
