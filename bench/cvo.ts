@@ -59,7 +59,7 @@ await createReleaseCrds(new KubeClient(kc), v1.dir);
 async function requests(): Promise<{ total: number; seconds: number; count: number; byVerb: Map<string, number> }> {
   const text = (await api.request('GET', '/metrics')).text;
   let total = 0;
-  const byVerb = new Map<string, number>();
+  const byVerb = new Map<string, number>(); // keyed "VERB resource"
   for (const m of text.matchAll(/^apiserver_request_total\{([^}]*)\} (\d+)/gm)) {
     total += Number(m[2]);
     const verb = `${/verb="([^"]*)"/.exec(m[1])?.[1]} ${/resource="([^"]*)"/.exec(m[1])?.[1]}`;
@@ -109,7 +109,7 @@ const report = async (mode: string, image: string, trigger: () => Promise<void>)
   const bound = chain * reqsPerManifest * perRequest;
   const verbs = [...after.byVerb].map(([verb, n]) => [verb, n - (before.byVerb.get(verb) ?? 0)] as const).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
   console.log(`${mode.padEnd(12)} ${seconds.toFixed(2)} s for ${MANIFESTS} manifests   ${reqs} API requests (${reqsPerManifest.toFixed(2)} per manifest, mean ${(perRequest * 1000).toFixed(2)} ms server time)`);
-  console.log(`${''.padEnd(12)} requests by verb: ${verbs.map(([verb, n]) => `${verb} ${n}`).join(', ')}`);
+  console.log(`${''.padEnd(12)} requests by verb and resource: ${verbs.map(([verb, n]) => `${verb} ${n}`).join(', ')}`);
   console.log(`${''.padEnd(12)} critical path ${chain} manifests in sequence → lower bound ${bound.toFixed(2)} s at that latency (${(seconds / Math.max(bound, 1e-9)).toFixed(1)}x of it)`);
   return seconds;
 };

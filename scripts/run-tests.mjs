@@ -28,15 +28,17 @@ function find(dir) {
 // stays within its time on 2 cores; a path fragment naming one still runs it.
 const e2e = process.argv.includes('--e2e');
 const filters = process.argv.slice(2).filter((a) => a !== '--e2e');
-const isE2e = (f) => readFileSync(f, 'utf8').includes('test: e2e');
-const files = find('test').sort()
+// Each file says what it needs with its markers; read once.
+const markers = new Map(find('test').map((f) => [f, readFileSync(f, 'utf8')]));
+const isE2e = (f) => markers.get(f).includes('test: e2e');
+const files = [...markers.keys()].sort()
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
   .filter((f) => (e2e ? isE2e(f) : filters.length > 0 || !isE2e(f)));
 if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-const exclusive = files.filter((f) => readFileSync(f, 'utf8').includes('test: shared-addresses'));
+const exclusive = files.filter((f) => markers.get(f).includes('test: shared-addresses'));
 const shared = files.filter((f) => !exclusive.includes(f));
 
 /** Runs one group; streams its output and resolves with its exit code and summary counts. */
@@ -66,5 +68,5 @@ const results = await Promise.all([
 ].filter(Boolean));
 const sum = (k) => results.reduce((n, r) => n + r.counts[k], 0);
 console.log(`\ntests: ${sum('pass')} passed, ${sum('fail')} failed, ${sum('skipped')} skipped`);
-if (!e2e && filters.length === 0) console.log(`(the end-to-end scenarios run with npm run test:e2e: ${find('test').filter(isE2e).length} files)`);
+if (!e2e && filters.length === 0) console.log(`(the end-to-end scenarios run with npm run test:e2e: ${[...markers.keys()].filter(isE2e).length} files)`);
 process.exit(results.some((r) => r.code !== 0) ? 1 : 0);

@@ -34,6 +34,19 @@ export const RELEASE = '1.0.0';
 /** The smallest Ignition config a machine boots from: nothing to write, no kubelet. */
 export const EMPTY_IGNITION = JSON.stringify({ ignition: { version: '3.4.0' } });
 
+/** A control-plane provider unknown to bosun, as a third party ships one: the contract label names its version. */
+export const TEST_CONTROL_PLANE_GROUP = 'controlplane.test.bosun.io';
+export const TEST_CONTROL_PLANE_CRD = {
+  apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition',
+  metadata: { name: `testcontrolplanes.${TEST_CONTROL_PLANE_GROUP}`, labels: { 'cluster.x-k8s.io/v1beta2': 'v1beta2' } },
+  spec: {
+    group: TEST_CONTROL_PLANE_GROUP, scope: 'Namespaced',
+    names: { kind: 'TestControlPlane', listKind: 'TestControlPlaneList', plural: 'testcontrolplanes', singular: 'testcontrolplane' },
+    versions: [{ name: 'v1beta2', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+  },
+};
+export const testControlPlanes = { group: TEST_CONTROL_PLANE_GROUP, version: 'v1beta2', resource: 'testcontrolplanes', namespaced: true };
+
 export interface CapiCluster {
   api: ClusterServer;
   kube: KubeClient;

@@ -19,29 +19,19 @@ import { loadBalancerName } from '../../src/capi/local/localcluster-controller.j
 import { type Obj, resources } from '../../src/kube/index.js';
 import { eventually } from '../helpers/eventually.js';
 import { runBosun } from '../helpers/cli.js';
-import { EMPTY_IGNITION, type CapiCluster, startCapiCluster } from './capi-fixture.js';
+import { EMPTY_IGNITION, type CapiCluster, startCapiCluster, TEST_CONTROL_PLANE_CRD, TEST_CONTROL_PLANE_GROUP, testControlPlanes } from './capi-fixture.js';
 
 const NS = 'workload';
 const NAME = 'dev';
-const CP_GROUP = 'controlplane.test.bosun.io';
+const CP_GROUP = TEST_CONTROL_PLANE_GROUP;
 
-// A control-plane provider's CRD as a third party would ship it: the contract label names its version.
-const CONTROL_PLANE_CRD = {
-  apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition',
-  metadata: { name: `testcontrolplanes.${CP_GROUP}`, labels: { 'cluster.x-k8s.io/v1beta2': 'v1beta2' } },
-  spec: {
-    group: CP_GROUP, scope: 'Namespaced',
-    names: { kind: 'TestControlPlane', listKind: 'TestControlPlaneList', plural: 'testcontrolplanes', singular: 'testcontrolplane' },
-    versions: [{ name: 'v1beta2', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-  },
-};
 
 let c: CapiCluster;
 const servers: Server[] = [];
 before(async () => {
   c = await startCapiCluster();
   await c.kubectlOk(['create', 'namespace', NS]);
-  await c.kubectlOk(['apply', '-f', '-'], JSON.stringify(CONTROL_PLANE_CRD));
+  await c.kubectlOk(['apply', '-f', '-'], JSON.stringify(TEST_CONTROL_PLANE_CRD));
   await c.kubectlOk(['wait', '--for=condition=Established', `crd/testcontrolplanes.${CP_GROUP}`, '--timeout=20s']);
 });
 after(async () => {
@@ -51,7 +41,7 @@ after(async () => {
 
 const cluster = () => c.kube.read(CLUSTERS, NAME, NS) as Promise<Obj | undefined>;
 const condition = (o: Obj | undefined, type: string) => o?.status?.conditions?.find((x: Obj) => x.type === type);
-const cpResource = { group: CP_GROUP, version: 'v1beta2', resource: 'testcontrolplanes', namespaced: true };
+const cpResource = testControlPlanes;
 
 /** A control-plane Machine with its LocalMachine, as a control-plane provider creates them. */
 async function controlPlaneMachine(name: string): Promise<void> {

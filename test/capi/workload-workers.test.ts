@@ -24,24 +24,15 @@ import { parseConfig } from '../../src/ignition/parse.js';
 import { type Obj, resources, rfc3339 } from '../../src/kube/index.js';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
-import { type CapiCluster, startCapiCluster } from './capi-fixture.js';
+import { type CapiCluster, startCapiCluster, TEST_CONTROL_PLANE_CRD, TEST_CONTROL_PLANE_GROUP, testControlPlanes } from './capi-fixture.js';
 
 const NS = 'workload';
 const NAME = 'dev';
-const CP_GROUP = 'controlplane.test.bosun.io';
+const CP_GROUP = TEST_CONTROL_PLANE_GROUP;
 const VERSION = 'v1.33.1';
 const POOL = 'cluster.x-k8s.io/deployment-name=md-0';
 
-const CONTROL_PLANE_CRD = {
-  apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition',
-  metadata: { name: `testcontrolplanes.${CP_GROUP}`, labels: { 'cluster.x-k8s.io/v1beta2': 'v1beta2' } },
-  spec: {
-    group: CP_GROUP, scope: 'Namespaced',
-    names: { kind: 'TestControlPlane', listKind: 'TestControlPlaneList', plural: 'testcontrolplanes', singular: 'testcontrolplane' },
-    versions: [{ name: 'v1beta2', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-  },
-};
-const cpResource = { group: CP_GROUP, version: 'v1beta2', resource: 'testcontrolplanes', namespaced: true };
+const cpResource = testControlPlanes;
 
 let c: CapiCluster;
 let wl: TestApiServer;
@@ -68,7 +59,7 @@ before(async () => {
   c = await startCapiCluster();
   wl = await startTestApiServer();
   await c.kubectlOk(['create', 'namespace', NS]);
-  await apply(CONTROL_PLANE_CRD);
+  await apply(TEST_CONTROL_PLANE_CRD);
   await c.kubectlOk(['wait', '--for=condition=Established', `crd/testcontrolplanes.${CP_GROUP}`, '--timeout=20s']);
   // The control plane, initialized and Available, as its provider would report it; the workload
   // API's endpoint and kubeconfig, and the cluster's certificates, as that provider writes them.

@@ -15,8 +15,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { X509Certificate, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -31,75 +30,20 @@ import { adminKubeconfig, generateCertificate, kubeconfigYaml, type ClusterCerti
 import { findKubernetesVersion } from '../../src/capi/kubeadm/versions.js';
 import { runKubectl } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
+import { freeMachineAddresses, machineLogs, pidsUnder } from '../helpers/machine-roots.js';
 import { skipWithoutEtcd } from '../helpers/etcd.js';
 
 const exec = promisify(execFile);
 const VERSION = 'v1.33.1';
-const PORTS = [2379, 2380, 2381, 6443, 10250, 10257, 10259];
 const CLUSTER = 'wl';
 const NETWORK = { serviceCidr: '127.190.0.0/16', podCidr: '127.126.0.0/16', serviceDomain: 'cluster.local' };
 
-async function freeMachineAddresses(count: number): Promise<string[]> {
-  const bindable = (host: string, port: number) => new Promise<boolean>((resolve) => {
-    const s = createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, host, () => s.close(() => resolve(true)));
-  });
-  const out: string[] = [];
-  const start = 2 + Math.floor(Math.random() * 240);
-  for (let i = 0; i < 253 && out.length < count; i++) {
-    const ip = `127.0.151.${2 + ((start + i) % 252)}`;
-    if ((await Promise.all(PORTS.map((p) => bindable(ip, p)))).every(Boolean)) out.push(ip);
-  }
-  if (out.length < count) throw new Error('no free addresses under 127.0.151.x');
-  return out;
-}
-
 interface Node { name: string; ip: string; role: BootstrapRole; dir: MachineDir; instance: Instance }
-
-function processes(): Array<{ pid: number; cmdline: string; environ: string }> {
-  const out: Array<{ pid: number; cmdline: string; environ: string }> = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
-      let environ = '';
-      try {
-        environ = readFileSync(`/proc/${entry}/environ`, 'utf8');
-      } catch {
-        // another user's
-      }
-      out.push({ pid: Number(entry), cmdline, environ });
-    } catch {
-      // gone
-    }
-  }
-  return out;
-}
-
-const pidsUnder = (dir: string) => processes().filter((p) => p.pid !== process.pid && (p.cmdline.includes(dir) || p.environ.includes(dir))).map((p) => p.pid);
-
-function logsOf(dir: string): string {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const path = join(d, e.name);
-      if (e.isDirectory()) walk(path);
-      else if ((path.includes('/var/log/pods/') && e.name.endsWith('.log')) || path.endsWith('/var/log/boot.log')) out.push(`== ${path.slice(dir.length)}\n${readFileSync(path, 'utf8').split('\n').slice(-15).join('\n')}`);
-    }
-  };
-  try {
-    walk(dir);
-  } catch {
-    // partly removed
-  }
-  return out.join('\n');
-}
 
 test('machines booted from the kubeadm bootstrap Ignition form a workload cluster: init, two control-plane joins one at a time, a worker', { skip: skipWithoutEtcd, timeout: 600_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bosun-kubeadm-boot-'));
   chmodSync(dir, 0o755);
-  const ips = await freeMachineAddresses(4);
+  const ips = await freeMachineAddresses('127.0.151', 4);
   const endpoint = `${ips[0]}:6443`;
   const certificates: ClusterCertificates = { ca: await generateCertificate('ca'), etcd: await generateCertificate('etcd'), proxy: await generateCertificate('proxy'), sa: await generateCertificate('sa') };
   const version = findKubernetesVersion(VERSION)!;
@@ -220,7 +164,7 @@ test('machines booted from the kubeadm bootstrap Ignition form a workload cluste
       return res.status === 200;
     }, { timeoutMs: 60_000, intervalMs: 1000 });
   } catch (e) {
-    console.log(logsOf(dir));
+    console.log(machineLogs(dir, { lines: 15, bootLog: true }));
     throw e;
   } finally {
     stop.abort();

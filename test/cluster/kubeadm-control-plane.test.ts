@@ -15,8 +15,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, webcrypto } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -33,29 +32,12 @@ import { bootstrapTokenSecret, generateBootstrapToken } from '../../src/apiserve
 import type { Instance } from '../../src/cloud/types.js';
 import { runKubectl } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
+import { freeMachineAddresses, machineLogs, pidsOf, pidsUnder, processes } from '../helpers/machine-roots.js';
 import { skipWithoutEtcd } from '../helpers/etcd.js';
 
 const exec = promisify(execFile);
 const VERSION = 'v1.33.1';
 const ETCD_IMAGE = 'bosun.local/etcd:3.5.21-0';
-const PORTS = [2379, 2380, 2381, 6443, 10250, 10257, 10259];
-
-/** Three addresses under 127.0.150.x whose ports the control plane uses are free now. */
-async function freeMachineAddresses(count: number): Promise<string[]> {
-  const bindable = (host: string, port: number) => new Promise<boolean>((resolve) => {
-    const s = createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, host, () => s.close(() => resolve(true)));
-  });
-  const out: string[] = [];
-  const start = 2 + Math.floor(Math.random() * 240);
-  for (let i = 0; i < 253 && out.length < count; i++) {
-    const ip = `127.0.150.${2 + ((start + i) % 252)}`;
-    if ((await Promise.all(PORTS.map((p) => bindable(ip, p)))).every(Boolean)) out.push(ip);
-  }
-  if (out.length < count) throw new Error('no free addresses under 127.0.150.x');
-  return out;
-}
 
 /** A certificate signed by `ca` with both server and client auth (kubeadm's etcd server and peer certificates). */
 async function issueDual(ca: KeyPair, commonName: string, hosts: string[]): Promise<KeyPair> {
@@ -215,54 +197,7 @@ async function prepareMachine(m: Machine, all: Machine[], pki: Pki, o: { bootstr
   }));
 }
 
-/** The pids of processes whose command line holds every one of `parts`. */
-function pidsOf(...parts: string[]): number[] {
-  return processes().filter((p) => parts.every((part) => p.cmdline.includes(part))).map((p) => p.pid);
-}
-
-/** The pids of processes started for the machines under `dir`: their command line or environment names it. */
-function pidsUnder(dir: string): number[] {
-  return processes().filter((p) => p.pid !== process.pid && (p.cmdline.includes(dir) || p.environ.includes(dir))).map((p) => p.pid);
-}
-
-function processes(): Array<{ pid: number; cmdline: string; environ: string }> {
-  const out: Array<{ pid: number; cmdline: string; environ: string }> = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
-      let environ = '';
-      try {
-        environ = readFileSync(`/proc/${entry}/environ`, 'utf8');
-      } catch {
-        // another user's
-      }
-      out.push({ pid: Number(entry), cmdline, environ });
-    } catch {
-      // gone
-    }
-  }
-  return out;
-}
-
 /** The last lines of every container log under `dir` (var/log/pods in each machine root), for a failure's report. */
-function containerLogs(dir: string): string {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const path = join(d, e.name);
-      if (e.isDirectory()) walk(path);
-      else if (path.includes('/var/log/pods/') && e.name.endsWith('.log')) out.push(`== ${path.slice(dir.length)}\n${readFileSync(path, 'utf8').split('\n').slice(-12).join('\n')}`);
-    }
-  };
-  try {
-    walk(dir);
-  } catch {
-    // partly removed
-  }
-  return out.join('\n');
-}
-
 function versionOf(ip: string, caPem: string): Promise<{ gitVersion: string }> {
   return new Promise((resolve, reject) => {
     const req = request(`https://${ip}:6443/version`, { ca: caPem, timeout: 5000 }, (res) => {
@@ -280,7 +215,7 @@ function versionOf(ip: string, caPem: string): Promise<{ gitVersion: string }> {
 test('three kubeadm control-plane machines run their static pods without an API server, form one TLS etcd and serve the requested version', { skip: skipWithoutEtcd, timeout: 600_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bosun-kubeadm-'));
   chmodSync(dir, 0o755);
-  const ips = await freeMachineAddresses(3);
+  const ips = await freeMachineAddresses('127.0.150', 3);
   const machines: Machine[] = ips.map((ip, i) => ({ name: `cp-${i + 1}`, ip, root: join(dir, `machine-${i + 1}`, 'root'), adminKubeconfig: join(dir, `machine-${i + 1}`, 'root', 'etc/kubernetes/admin.conf') }));
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const pki: Pki = {
@@ -425,7 +360,7 @@ test('three kubeadm control-plane machines run their static pods without an API 
     await Promise.all(machines.map((m) => m.agent?.stop()));
     await eventually('no process of the machines left', () => pidsUnder(dir).length === 0, { timeoutMs: 15_000, intervalMs: 250, detail: () => pidsUnder(dir).join(' ') });
   } catch (e) {
-    console.log(containerLogs(dir));
+    console.log(machineLogs(dir, { lines: 12 }));
     throw e;
   } finally {
     await Promise.all(machines.map((m) => m.agent?.stop()));

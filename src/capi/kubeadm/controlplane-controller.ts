@@ -448,10 +448,15 @@ export function kubeadmControlPlaneController(ctx: CapiContext): Controller {
     await ctx.client.mergePatch(KUBEADM_CONTROL_PLANES, kcp.metadata.name, kcp.metadata.namespace, { metadata: { annotations } });
   }
 
+  /** The etcd reports of the control plane's other Machines not being deleted: the members to act through. */
+  const otherMemberReports = (machine: api.Machine, own: api.Machine[], obs: Observation): MemberReport[] =>
+    own.filter((m) => m !== machine && !isDeleting(m)).map((m) => obs.etcd.get(m.metadata.name)).filter((r): r is MemberReport => Boolean(r) && !(r instanceof Error));
+
   /**
-   * Deletes a control-plane Machine, its etcd member first: the leadership is moved off it to the
-   * newest other healthy member, then the member is removed through the others. Returns why it
-   * cannot yet, if so.
+   * Deletes a control-plane Machine: the etcd leadership is moved off it to the newest other
+   * healthy member; its member is removed through the others by KCP's pre-terminate hook once the
+   * Machine is drained (runCleanupHooks), or now for a Machine made before the hook existed.
+   * Returns why it cannot yet, if so.
    */
   async function deleteMachine(kcp: KCP, machine: api.Machine, own: api.Machine[], obs: Observation, certs: ClusterCertificates, etcdManaged: boolean, why: string): Promise<string | undefined> {
     const members = etcdMembers(obs);
@@ -459,7 +464,7 @@ export function kubeadmControlPlaneController(ctx: CapiContext): Controller {
     const member = members?.find((m) => m.name === memberName);
     if (etcdManaged && member) {
       const others = own.filter((m) => m !== machine && !isDeleting(m));
-      const otherReports = others.map((m) => obs.etcd.get(m.metadata.name)).filter((r): r is MemberReport => Boolean(r) && !(r instanceof Error));
+      const otherReports = otherMemberReports(machine, own, obs);
       if (otherReports.length === 0) return `no other etcd member answers to remove ${memberName}'s member through`;
       const self = obs.etcd.get(machine.metadata.name);
       const leaderId = otherReports[0].leaderId;
@@ -591,7 +596,7 @@ export function kubeadmControlPlaneController(ctx: CapiContext): Controller {
       const memberName = nodeNameOf(m, obs) ?? m.spec?.infrastructureRef?.name;
       const member = etcdManaged ? members?.find((x) => x.name === memberName) : undefined;
       if (member) {
-        const reports = own.filter((x) => x !== m && !isDeleting(x)).map((x) => obs.etcd.get(x.metadata.name)).filter((r): r is MemberReport => Boolean(r) && !(r instanceof Error));
+        const reports = otherMemberReports(m, own, obs);
         if (reports.length === 0) continue;
         await etcd.removeMember(certs.etcd, reports.map((r) => r.endpoint), member.id);
         void events.event(target(kcp), 'Normal', 'EtcdMemberRemoved', `Removed etcd member ${memberName} (${member.id}) of deleted Machine ${m.metadata.name}, drained`);
