@@ -134,7 +134,9 @@ test('a failed write counts in mcd_pivot_errors_total, a refused reboot in mcd_r
   put('/run/systemd', 'not a directory\n');
   await kube.mergePatch(resources.nodes, NODE, undefined, { metadata: { annotations: { [`${A}desiredConfig`]: 'rendered-worker-2' } } });
 
-  let s = await until('a pivot error', (s) => (valueOf(s, 'mcd_pivot_errors_total')! >= 1 ? undefined : 'no pivot error yet'), 20_000);
+  // The counter and mcd_update_state are set one after the other: wait for both (a scrape between
+  // them still showed the last Done config on a loaded machine).
+  let s = await until('a pivot error', (s) => (valueOf(s, 'mcd_pivot_errors_total')! >= 1 && series(s, 'mcd_update_state')[0]?.labels.err ? undefined : 'no pivot error yet'), 20_000);
   // (mcd_state went Degraded with the reason, and back to Working as each retry starts.)
   assert.equal(series(s, 'mcd_update_state').length, 1);
   assert.equal(series(s, 'mcd_update_state')[0].labels.config, '');
