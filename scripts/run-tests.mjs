@@ -1,16 +1,22 @@
 #!/usr/bin/env node
-// Runs every test/**/*.test.ts file with node's built-in test runner (through tsx).
+// Runs every test/**/*.test.ts file with node's built-in test runner (through tsx), one process
+// per file, TEST_CONCURRENCY (default 3) files at a time.
 // Usage: npm test [-- PATH_FRAGMENT ...]   (only files whose path contains a fragment)
 //        npm run test:e2e                  (the end-to-end scenarios, marked `test: e2e`)
 //
 // Files that bind the local cloud's shared addresses (machines on 127.0.1.N, pod IPs on
-// 127.1.N.x, balancers on 127.0.200.M: each test's cloud hands out the same ones) say so with the
-// marker `test: shared-addresses` and run one at a time, beside the other files, which run
-// TEST_CONCURRENCY (default 2) at a time. Each group prints node's own summary; the last line sums
-// both ("tests: N passed, N failed, N skipped").
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+// 127.1.N.x, balancers on 127.0.200.M, cluster IPs on 127.30.x: every test's cloud hands out the
+// same ones) say so with the marker `test: shared-addresses`. As root, each such file runs in a
+// network namespace of its own (`unshare --net`, its own loopback), so they run side by side;
+// without that they run one at a time. They are whole clusters, so at most TEST_HEAVY (default 2)
+// run at once, and they start first: the long ones set the suite's time.
+//
+// Each file's output is printed whole when it ends, without the components' JSON log lines, which
+// go to test-logs/<file>.log with the rest. The end prints the failed tests with their errors,
+// the slowest files and the sum ("tests: N passed, N failed, N skipped").
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 
 function find(dir) {
   const out = [];
@@ -31,6 +37,7 @@ const filters = process.argv.slice(2).filter((a) => a !== '--e2e');
 // Each file says what it needs with its markers; read once.
 const markers = new Map(find('test').map((f) => [f, readFileSync(f, 'utf8')]));
 const isE2e = (f) => markers.get(f).includes('test: e2e');
+const isHeavy = (f) => markers.get(f).includes('test: shared-addresses');
 const files = [...markers.keys()].sort()
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
   .filter((f) => (e2e ? isE2e(f) : filters.length > 0 || !isE2e(f)));
@@ -38,35 +45,97 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-const exclusive = files.filter((f) => markers.get(f).includes('test: shared-addresses'));
-const shared = files.filter((f) => !exclusive.includes(f));
 
-/** Runs one group; streams its output and resolves with its exit code and summary counts. */
-function run(group, concurrency) {
+/** A network namespace of one's own needs root, util-linux's unshare and iproute2's ip. */
+function canIsolate() {
+  if (process.env.TEST_NO_NETNS) return false;
+  const r = spawnSync('unshare', ['--net', 'sh', '-c', 'ip link set lo up'], { stdio: 'ignore' });
+  return r.status === 0;
+}
+const isolate = files.some(isHeavy) && canIsolate();
+const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? 3));
+const heavyLimit = isolate ? Math.max(1, Number(process.env.TEST_HEAVY ?? 2)) : 1;
+// The whole clusters first (they are the long ones), then the rest in path order.
+const queue = [...files.filter(isHeavy), ...files.filter((f) => !isHeavy(f))];
+const logDir = 'test-logs';
+mkdirSync(logDir, { recursive: true });
+
+const nodeArgs = (file) => ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=480000', file];
+const quote = (s) => `'${s.replaceAll("'", "'\\''")}'`;
+
+/** Runs one file; resolves with its exit code, counts, output and duration. */
+function runFile(file) {
   return new Promise((resolve) => {
-    const args = ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=480000', `--test-concurrency=${concurrency}`, ...group];
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    const counts = { pass: 0, fail: 0, skipped: 0 };
-    let pending = '';
-    child.stdout.on('data', (chunk) => {
-      process.stdout.write(chunk);
-      pending += chunk;
-      const lines = pending.split('\n');
-      pending = lines.pop();
-      for (const line of lines) {
-        const m = /^ℹ (pass|fail|skipped) (\d+)$/.exec(line);
-        if (m) counts[m[1]] = Number(m[2]);
-      }
+    const started = Date.now();
+    const child = isolate && isHeavy(file)
+      ? spawn('unshare', ['--net', 'sh', '-c', `ip link set lo up && exec ${[process.execPath, ...nodeArgs(file)].map(quote).join(' ')}`], { stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(process.execPath, nodeArgs(file), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const chunks = [];
+    child.stdout.on('data', (c) => chunks.push(c));
+    child.stderr.on('data', (c) => chunks.push(c));
+    child.on('close', (code, signal) => {
+      const output = Buffer.concat(chunks).toString('utf8');
+      const counts = { pass: 0, fail: 0, skipped: 0 };
+      for (const m of output.matchAll(/^ℹ (pass|fail|skipped) (\d+)$/gm)) counts[m[1]] = Number(m[2]);
+      resolve({ file, code: code ?? (signal ? 1 : 0), output, counts, seconds: (Date.now() - started) / 1000 });
     });
-    child.on('close', (code) => resolve({ code: code ?? 1, counts }));
   });
 }
 
-const results = await Promise.all([
-  shared.length ? run(shared, process.env.TEST_CONCURRENCY ?? 2) : undefined,
-  exclusive.length ? run(exclusive, 1) : undefined,
-].filter(Boolean));
+/** The spec reporter's closing "✖ failing tests:" section, errors cut to their first lines. */
+function failures(output) {
+  const at = output.lastIndexOf('✖ failing tests:');
+  if (at < 0) return [];
+  const out = [];
+  let errorLines = 0;
+  for (const line of output.slice(at).split('\n').slice(1)) {
+    if (line.startsWith('{"level"')) continue;
+    if (line.startsWith('test at ') || line.startsWith('✖ ')) { out.push(line); errorLines = 0; continue; }
+    if (line.trim() === '' || /^\s+at /.test(line)) continue;
+    if (errorLines++ < 6) out.push(line);
+  }
+  return out;
+}
+
+const results = [];
+let running = 0;
+let heavyRunning = 0;
+await new Promise((done) => {
+  const next = () => {
+    if (queue.length === 0 && running === 0) return done();
+    while (running < concurrency && queue.length > 0) {
+      const i = heavyRunning < heavyLimit ? 0 : queue.findIndex((f) => !isHeavy(f));
+      if (i < 0) break;
+      const [file] = queue.splice(i, 1);
+      const heavy = isHeavy(file);
+      running++;
+      if (heavy) heavyRunning++;
+      runFile(file).then((r) => {
+        running--;
+        if (heavy) heavyRunning--;
+        results.push(r);
+        writeFileSync(join(logDir, `${file.replaceAll('/', '_')}.log`), r.output);
+        const shown = r.output.split('\n').filter((l) => !l.startsWith('{"level"')).join('\n');
+        process.stdout.write(`\n━━ ${file} (${r.seconds.toFixed(0)} s, exit ${r.code})\n${shown}\n`);
+        next();
+      });
+    }
+  };
+  next();
+});
+
 const sum = (k) => results.reduce((n, r) => n + r.counts[k], 0);
-console.log(`\ntests: ${sum('pass')} passed, ${sum('fail')} failed, ${sum('skipped')} skipped`);
+const failed = results.filter((r) => r.code !== 0);
+console.log('\nslowest files:');
+for (const r of [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 8)) console.log(`  ${r.seconds.toFixed(0).padStart(5)} s  ${r.file}`);
+if (failed.length > 0) {
+  console.log(`\nfailed files (${failed.length}; whole logs in ${logDir}/):`);
+  for (const r of failed) {
+    console.log(`\n✖ ${r.file} (exit ${r.code})`);
+    const lines = failures(r.output);
+    console.log((lines.length ? lines : r.output.split('\n').filter((l) => !l.startsWith('{"level"')).slice(-15)).map((l) => `  ${l}`).join('\n'));
+  }
+}
+console.log(`\ntests: ${sum('pass')} passed, ${sum('fail')} failed, ${sum('skipped')} skipped (${files.length} files${isolate ? '; shared-address files in network namespaces of their own' : ''})`);
 if (!e2e && filters.length === 0) console.log(`(the end-to-end scenarios run with npm run test:e2e: ${[...markers.keys()].filter(isE2e).length} files)`);
-process.exit(results.some((r) => r.code !== 0) ? 1 : 0);
+process.exit(failed.length > 0 ? 1 : 0);
