@@ -76,8 +76,9 @@ const WRITES = {
 type Statement = [keyof typeof WRITES, ...unknown[]];
 
 /**
- * The writer thread: one connection with the same durability settings, which runs each batch it
- * is sent in one transaction and answers null once it has committed, or the error's message.
+ * The writer thread: one connection with the same durability settings, which says 'ready' once it
+ * has opened the database, then runs each batch it is sent in one transaction and answers null
+ * once it has committed, or the error's message.
  * Plain JavaScript evaluated in the worker, so that it runs alike from the TypeScript sources and
  * from the build.
  */
@@ -85,14 +86,15 @@ const WRITER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path);
+db.pragma('busy_timeout = 5000');
 db.pragma('journal_mode = WAL');
 db.pragma('synchronous = FULL');
-db.pragma('busy_timeout = 5000');
 const statements = {};
 for (const [name, sql] of Object.entries(workerData.writes)) statements[name] = db.prepare(sql);
 const run = db.transaction((batch) => {
   for (const [name, ...parameters] of batch) statements[name].run(...parameters);
 });
+parentPort.postMessage('ready');
 parentPort.on('message', (batch) => {
   if (batch === 'close') {
     db.close();
@@ -149,6 +151,10 @@ export class SqliteStorage implements Storage {
   /** Why the writer thread stopped, when it did; every later write fails with it. */
   private writerFailure?: Error;
   private drained?: () => void;
+  /** Until the writer thread has opened the database, batches are committed here, on the main thread. */
+  private writerReady = false;
+  /** The main thread's own commit of a batch (before the writer thread is ready). */
+  private readonly commitHere: (statements: Statement[]) => void;
   private revision: number;
   private compacted: number;
   private closed = false;
@@ -194,8 +200,15 @@ export class SqliteStorage implements Storage {
     const storedRevision = this.stmt.meta.get('revision')?.value ?? 0;
     this.compacted = compacted;
     this.revision = Math.max(maxRevision, storedRevision, compacted);
+    const writes = Object.fromEntries(Object.entries(WRITES).map(([name, sql]) => [name, this.db.prepare(sql)]));
+    this.commitHere = this.db.transaction((statements: Statement[]) => {
+      for (const [name, ...parameters] of statements) writes[name].run(...parameters);
+    });
     this.writer = new Worker(WRITER_SOURCE, { eval: true, workerData: { driver: createRequire(import.meta.url).resolve('better-sqlite3'), path, writes: WRITES } });
-    this.writer.on('message', (error: string | null) => this.committed(error));
+    this.writer.on('message', (message: string | null) => {
+      if (message === 'ready') this.writerReady = true;
+      else this.committed(message);
+    });
     this.writer.on('error', (error) => this.writerStopped(error));
     this.writer.on('exit', (code) => this.writerStopped(new Error(`the storage's writer thread exited (code ${code})`)));
     // Referenced only while a batch is in flight: an idle store keeps no process alive.
@@ -367,6 +380,19 @@ export class SqliteStorage implements Storage {
     this.maintenance = [];
     if (statements.length === 0) {
       this.stmt.commit.run();
+      this.settle(outcomes);
+      return;
+    }
+    if (!this.writerReady) {
+      this.stmt.commit.run();
+      try {
+        this.commitHere(statements);
+      } catch (error) {
+        for (const op of ops) op.reject(error as Error);
+        return;
+      }
+      this.revision = revision;
+      this.counters.transactions += 1;
       this.settle(outcomes);
       return;
     }
