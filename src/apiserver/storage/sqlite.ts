@@ -19,10 +19,10 @@
 // and the batch's statements are run and committed (the fsync) by a worker thread on a connection
 // of its own, so that the event loop keeps serving while the disk syncs; the writes queued
 // meanwhile form the next batch, sent as soon as this one has committed (one batch in flight).
-// While a batch is in flight the main connection holds a read transaction begun before it was
-// sent, so every read sees exactly the revisions acknowledged so far (currentRevision()), never a
-// committed but not yet announced one: lists, gets and watches stay consistent with their
-// resourceVersion.
+// While a batch is in flight, reads of the keys it writes are answered from the log as of the
+// acknowledged revision (currentRevision()), so that no read shows a write committed but not yet
+// announced: lists, gets and watches stay consistent with their resourceVersion. (Reads hold no
+// transaction open across batches, so the WAL is checkpointed and restarted as usual.)
 import Database from 'better-sqlite3';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
@@ -145,7 +145,7 @@ export class SqliteStorage implements Storage {
   private flushScheduled = false;
   private readonly writer: Worker;
   /** The batch the writer thread is committing: its outcomes, settled once it has. */
-  private inFlight?: { outcomes: Outcome[]; ops: Op[]; revision: number };
+  private inFlight?: { outcomes: Outcome[]; ops: Op[]; revision: number; keys: Set<string> };
   /** Statements for the next batch that belong to no write (compaction), run with it. */
   private maintenance: Statement[] = [];
   /** Why the writer thread stopped, when it did; every later write fails with it. */
@@ -184,16 +184,12 @@ export class SqliteStorage implements Storage {
       valueAt: this.db.prepare<[string, number], { type: string; value: string; revision: number }>(
         'SELECT type, value, revision FROM log WHERE key = ? AND revision <= ? ORDER BY revision DESC LIMIT 1',
       ),
-      logAfter: this.db.prepare<[number, string, string], { revision: number; key: string; type: string; value: string; prev_revision: number | null }>(
-        'SELECT revision, key, type, value, prev_revision FROM log WHERE revision > ? AND key > ? AND key < ? ORDER BY revision',
+      logAfter: this.db.prepare<[number, number, string, string], { revision: number; key: string; type: string; value: string; prev_revision: number | null }>(
+        'SELECT revision, key, type, value, prev_revision FROM log WHERE revision > ? AND revision <= ? AND key > ? AND key < ? ORDER BY revision',
       ),
       logAt: this.db.prepare<[number], { value: string }>('SELECT value FROM log WHERE revision = ?'),
       maxRev: this.db.prepare<[], { r: number | null }>('SELECT MAX(revision) AS r FROM log'),
       meta: this.db.prepare<[string], { value: number }>('SELECT value FROM meta WHERE name = ?'),
-      begin: this.db.prepare('BEGIN'),
-      // Any read pins a read transaction's snapshot; BEGIN alone does not.
-      pin: this.db.prepare('SELECT 1 FROM meta LIMIT 1'),
-      commit: this.db.prepare('COMMIT'),
     };
     const compacted = this.stmt.meta.get('compacted')?.value ?? 0;
     const maxRevision = this.stmt.maxRev.get()?.r ?? 0;
@@ -233,6 +229,11 @@ export class SqliteStorage implements Storage {
 
   get(key: string): StoredItem | undefined {
     this.assertOpen();
+    if (this.inFlight?.keys.has(key)) {
+      // Written by the batch in flight: as of the acknowledged revision.
+      const entry = this.stmt.valueAt.get(key, this.revision);
+      return entry && entry.type !== 'DELETED' ? parse({ key, value: entry.value, revision: entry.revision }) : undefined;
+    }
     const row = this.stmt.get.get(key);
     return row ? parse(row) : undefined;
   }
@@ -252,7 +253,10 @@ export class SqliteStorage implements Storage {
     const items: StoredItem[] = [];
 
     // Keys written after the snapshot revision are reconstructed from the log.
-    const changed = at < this.revision ? new Set(this.stmt.changedSince.all(at, start, end).map((r) => r.key)) : new Set<string>();
+    // (And the keys the batch in flight writes, which must be read as of the acknowledged revision.)
+    const changed = at < this.revision
+      ? new Set(this.stmt.changedSince.all(at, start, end).map((r) => r.key))
+      : new Set([...(this.inFlight?.keys ?? [])].filter((key) => key > start && key < end));
     const historical: Row[] = [];
     for (const key of changed) {
       const entry = this.stmt.valueAt.get(key, at);
@@ -331,9 +335,6 @@ export class SqliteStorage implements Storage {
       for (const op of ops) op.reject(this.writerFailure);
       return;
     }
-    // The snapshot every read sees until the batch has committed.
-    this.stmt.begin.run();
-    this.stmt.pin.get();
     const outcomes: Outcome[] = [];
     const statements: Statement[] = [];
     // What earlier operations of this batch left, by key (null: deleted).
@@ -379,12 +380,10 @@ export class SqliteStorage implements Storage {
     statements.push(...this.maintenance);
     this.maintenance = [];
     if (statements.length === 0) {
-      this.stmt.commit.run();
       this.settle(outcomes);
       return;
     }
     if (!this.writerReady) {
-      this.stmt.commit.run();
       try {
         this.commitHere(statements);
       } catch (error) {
@@ -396,7 +395,7 @@ export class SqliteStorage implements Storage {
       this.settle(outcomes);
       return;
     }
-    this.inFlight = { outcomes, ops, revision };
+    this.inFlight = { outcomes, ops, revision, keys: new Set(pending.keys()) };
     this.writer.ref();
     this.writer.postMessage(statements);
   }
@@ -407,7 +406,6 @@ export class SqliteStorage implements Storage {
     if (!batch) return;
     this.inFlight = undefined;
     this.writer.unref();
-    this.stmt.commit.run();
     if (error !== null) {
       const failure = new Error(`the write transaction failed: ${error}`);
       for (const op of batch.ops) op.reject(failure);
@@ -443,7 +441,6 @@ export class SqliteStorage implements Storage {
     const batch = this.inFlight;
     if (batch) {
       this.inFlight = undefined;
-      this.stmt.commit.run();
       for (const op of batch.ops) op.reject(error);
     }
     for (const op of this.queue) op.reject(error);
@@ -477,7 +474,7 @@ export class SqliteStorage implements Storage {
           if (event.revision > afterRevision && event.key.startsWith(prefix)) onEvent(event);
         }
       } else {
-        for (const row of this.stmt.logAfter.iterate(afterRevision, prefix, prefixEnd(prefix))) {
+        for (const row of this.stmt.logAfter.iterate(afterRevision, this.revision, prefix, prefixEnd(prefix))) {
           const object = JSON.parse(row.value) as KubeObject;
           const previousRow = row.prev_revision !== null ? this.stmt.logAt.get(row.prev_revision) : undefined;
           const previous = previousRow ? (JSON.parse(previousRow.value) as KubeObject) : undefined;
