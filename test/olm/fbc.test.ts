@@ -14,13 +14,13 @@ const LATEST = fixture('operator-registry-latest.yaml');
 
 test('operator-registry\'s test catalog: packages, channels, the heads opm resolves, inline objects decoded', () => {
   const catalog = loadCatalog({ 'index.yaml': LATEST });
-  const heads = Object.fromEntries([...catalog.packages.values()].flatMap((p) => [...p.channels.values()].map((c) => [`${p.name}/${c.name}`, c.head])));
+  const heads: Record<string, string> = Object.fromEntries([...catalog.packages.values()].flatMap((p) => [...p.channels.values()].map((c) => [`${p.name}/${c.name}`, c.head])));
   assert.deepEqual(heads, { 'bar/alpha': 'bar.v1.0.0', 'bar/stable': 'bar.v1.0.0', 'baz/stable': 'baz.v1.1.0', 'foo/beta': 'foo.v0.3.1' });
   // opm's heads-only rendering of the same catalog (operator-registry's expected output): each
   // channel of it keeps only its head where nothing depends on older bundles.
   const expected = parseAllDocuments(fixture('operator-registry-exp-headsonly.yaml')).map((d) => d.toJS());
   for (const channel of expected.filter((b) => b.schema === 'olm.channel' && b.package !== 'bar')) {
-    assert.deepEqual(channel.entries.map((e: { name: string }) => e.name), [heads[`${channel.package}/${channel.name}`]]);
+    assert.deepEqual(channel.entries.map((e: { name: string }) => e.name), [(heads as Record<string, string>)[String(`${channel.package}/${channel.name}`)]]);
   }
   const bundles = expected.filter((b) => b.schema === 'olm.bundle').map((b) => b.name);
   for (const head of Object.values(heads)) assert.ok(bundles.includes(head), head);
