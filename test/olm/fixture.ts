@@ -15,6 +15,17 @@ export const OLM_CRD_NAMES = ['catalogsources', 'subscriptions', 'installplans',
 
 export async function olmApiServer(): Promise<{ api: TestApiServer; client: KubeClient }> {
   const api = await startTestApiServer();
+  // What a cluster's API server adds: RBAC with access reviews (the operators' roles are checked
+  // with kubectl auth can-i; the package server asks SubjectAccessReviews) and the garbage
+  // collector (what a CSV owns goes with it).
+  const access = await enableAccessControl(api.server, api.dataDir);
+  const gc = enableGarbageCollector(api.server);
+  const stopServer = api.stop.bind(api);
+  api.stop = async (options) => {
+    gc.stop();
+    access.stop();
+    await stopServer(options);
+  };
   await api.kubectlOk(['apply', ...OLM_CRDS.flatMap((f) => ['-f', join(MANIFESTS, f)])]);
   await api.kubectlOk(['wait', '--for=condition=Established', '--timeout=20s', ...OLM_CRD_NAMES]);
   return { api, client: new KubeClient(loadKubeConfig(api.kubeconfigPath)) };
@@ -114,10 +125,6 @@ export function demoCatalog(pkg: string, channels: Record<string, DemoVersion[]>
 /** OLM's operators and the workload controllers on one manager, with a scheduler and kubelet stand-in and one node. */
 export async function olmCluster(standIn: StandInOptions = {}): Promise<{ api: TestApiServer; client: KubeClient; stop(): Promise<void> }> {
   const { api, client } = await olmApiServer();
-  // What a cluster's API server adds: RBAC (the operators' roles are checked with kubectl auth
-  // can-i) and the garbage collector (what a CSV owns goes with it).
-  const access = await enableAccessControl(api.server, api.dataDir);
-  const gc = enableGarbageCollector(api.server);
   const stopping = new AbortController();
   const manager = new Manager({ name: 'olm-test', kubeconfig: loadKubeConfig(api.kubeconfigPath) });
   addWorkloadControllers(manager, { controllers: ['deployment', 'replicaset'] });
@@ -133,8 +140,6 @@ export async function olmCluster(standIn: StandInOptions = {}): Promise<{ api: T
       stopping.abort();
       await running.catch(() => undefined);
       await standIns.stop();
-      gc.stop();
-      access.stop();
       await api.stop();
     },
   };
