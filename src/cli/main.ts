@@ -23,7 +23,7 @@ const commands: Record<string, Array<() => Promise<Registrar>>> = {
   apiserver: [() => import('./apiserver.js'), () => import('./apiserver-migrate.js')],
   'cluster-version-operator': [() => import('./cluster-version-operator.js')],
   release: [() => import('./release.js'), () => import('./release-signing.js')],
-  adm: [() => import('./adm-release.js'), () => import('./adm-upgrade.js'), () => import('./adm-alerts.js'), () => import('./adm-top.js')],
+  adm: [() => import('./adm-release.js'), () => import('./adm-upgrade.js'), () => import('./adm-alerts.js'), () => import('./adm-top.js'), () => import('./adm-operators.js')],
   'update-service': [() => import('./update-service.js')],
   'machine-config-server': [() => import('./machine-config-server.js')],
   'machine-config-operator': [() => import('./machine-config-operator.js')],

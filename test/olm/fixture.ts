@@ -1,11 +1,13 @@
 // An API server with OLM's CRDs established, a client, and the objects OLM's tests build on.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { KubeClient, Manager, type ResourceRef, loadKubeConfig, resources } from '../../src/kube/index.js';
+import { KubeClient, Manager, type ResourceRef, loadKubeConfig, readRequestHeaderAuth, resources } from '../../src/kube/index.js';
 import { enableAccessControl } from '../../src/apiserver/auth/access-control.js';
 import { enableGarbageCollector } from '../../src/apiserver/controllers/garbage-collection-controller.js';
 import { addWorkloadControllers } from '../../src/cluster/workloads/run.js';
-import { addCatalogOperator, addOlmOperator } from '../../src/olm/operators.js';
+import { addCatalogOperator, addOlmOperator, addPackageServer } from '../../src/olm/operators.js';
+import { createCA, issueServingCert } from '../../src/common/pki.js';
+import { eventually } from '../helpers/eventually.js';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
 import { createNode, startStandIns, type StandInOptions } from '../cluster/workloads/stand-ins.js';
 
@@ -123,14 +125,16 @@ export function demoCatalog(pkg: string, channels: Record<string, DemoVersion[]>
 }
 
 /** OLM's operators and the workload controllers on one manager, with a scheduler and kubelet stand-in and one node. */
-export async function olmCluster(standIn: StandInOptions = {}): Promise<{ api: TestApiServer; client: KubeClient; stop(): Promise<void> }> {
+export async function olmCluster(standIn: StandInOptions = {}, options: { packageServer?: boolean } = {}): Promise<{ api: TestApiServer; client: KubeClient; stop(): Promise<void> }> {
   const { api, client } = await olmApiServer();
   const stopping = new AbortController();
   const manager = new Manager({ name: 'olm-test', kubeconfig: loadKubeConfig(api.kubeconfigPath) });
   addWorkloadControllers(manager, { controllers: ['deployment', 'replicaset'] });
   addCatalogOperator(manager);
   addOlmOperator(manager);
+  const served = options.packageServer ? await packageServerOn(manager, api, client) : undefined;
   const running = manager.start(stopping.signal);
+  await served?.();
   const standIns = startStandIns(client, standIn);
   await createNode(client, 'node-0');
   return {
@@ -142,6 +146,27 @@ export async function olmCluster(standIn: StandInOptions = {}): Promise<{ api: T
       await standIns.stop();
       await api.stop();
     },
+  };
+}
+
+/**
+ * Adds the package server to `manager` on a random port; the returned step (once the manager
+ * runs) makes the APIService v1.packages.operators.coreos.com with its Service and Endpoints.
+ */
+export async function packageServerOn(manager: Manager, api: TestApiServer, client: KubeClient): Promise<() => Promise<void>> {
+  const ca = await createCA('package-server-ca');
+  const tls = await issueServingCert(ca, 'package-server', ['package-server.olm.svc']);
+  const server = addPackageServer(manager, { host: '127.0.0.1', port: 0, tls, requestHeader: await readRequestHeaderAuth(client) });
+  return async () => {
+    const port = await eventually('the package server listening', () => server.port || undefined);
+    await api.kubectlOk(['apply', '-f', '-'], JSON.stringify({
+      apiVersion: 'v1', kind: 'List', items: [
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'olm' } },
+        { apiVersion: 'v1', kind: 'Service', metadata: { name: 'package-server', namespace: 'olm' }, spec: { ports: [{ name: 'https', port: 443, targetPort: 5443 }] } },
+        { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'package-server', namespace: 'olm' }, subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ name: 'https', port }] }] },
+        { apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', metadata: { name: 'v1.packages.operators.coreos.com' }, spec: { group: 'packages.operators.coreos.com', version: 'v1', groupPriorityMinimum: 2000, versionPriority: 15, service: { namespace: 'olm', name: 'package-server' }, caBundle: Buffer.from(ca.certPem).toString('base64') } },
+      ],
+    }));
   };
 }
 

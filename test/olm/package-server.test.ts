@@ -6,12 +6,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createCA, issueServingCert } from '../../src/common/pki.js';
-import { Manager, loadKubeConfig, readRequestHeaderAuth } from '../../src/kube/index.js';
-import { addPackageServer } from '../../src/olm/operators.js';
+import { Manager, loadKubeConfig } from '../../src/kube/index.js';
 import type { TestApiServer } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
-import { demoCatalog, olmApiServer } from './fixture.js';
+import { demoCatalog, olmApiServer, packageServerOn } from './fixture.js';
 
 let api: TestApiServer;
 const stopping = new AbortController();
@@ -27,17 +25,12 @@ before(async () => {
   let client;
   ({ api, client } = await olmApiServer());
   const manager = new Manager({ name: 'package-server', kubeconfig: loadKubeConfig(api.kubeconfigPath) });
-  const ca = await createCA('package-server-ca');
-  const tls = await issueServingCert(ca, 'package-server', ['package-server.olm.svc']);
-  const server = addPackageServer(manager, { host: '127.0.0.1', port: 0, tls, requestHeader: await readRequestHeaderAuth(client) });
+  const served = await packageServerOn(manager, api, client);
   running = manager.start(stopping.signal);
-  const port = await eventually('the package server listening', () => server.port || undefined);
+  await served();
   await api.kubectlOk(['apply', '-f', '-'], JSON.stringify({
     apiVersion: 'v1', kind: 'List', items: [
-      ...['olm', 'openshift-marketplace', 'team-a', 'team-b'].map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })),
-      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'package-server', namespace: 'olm' }, spec: { ports: [{ name: 'https', port: 443, targetPort: 5443 }] } },
-      { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'package-server', namespace: 'olm' }, subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ name: 'https', port }] }] },
-      { apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', metadata: { name: 'v1.packages.operators.coreos.com' }, spec: { group: 'packages.operators.coreos.com', version: 'v1', groupPriorityMinimum: 2000, versionPriority: 15, service: { namespace: 'olm', name: 'package-server' }, caBundle: Buffer.from(ca.certPem).toString('base64') } },
+      ...['openshift-marketplace', 'team-a', 'team-b'].map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })),
       ...catalog('openshift-marketplace', 'bosun-operators', 'bosun Operators', demoCatalog('demo', { stable: [{ version: '1.0.0' }, { version: '1.1.0', replaces: 'demo.v1.0.0' }], candidate: [{ version: '1.1.0', replaces: 'demo.v1.0.0' }, { version: '1.0.0' }] }, 'stable')),
       ...catalog('team-a', 'registry-tests', 'operator-registry tests', LATEST),
       ...catalog('team-b', 'broken', 'Broken', 'schema: olm.package\nname: x\n'),
