@@ -18,11 +18,14 @@ export function kubeletRequestOptions(kc: k8s.KubeConfig, tls: { insecure: boole
   };
 }
 
-/** The serving certificate: from files, or self-signed for `hosts` (then the APIService skips verification). */
-export async function servingCertificate(files: { cert?: string; key?: string }, hosts: string[]): Promise<KeyPair> {
+/**
+ * The serving certificate: from files, or self-signed for `hosts` (then the APIService skips
+ * verification). `server` names the self-signed one (the package server uses it too).
+ */
+export async function servingCertificate(files: { cert?: string; key?: string }, hosts: string[], server = 'metrics-server'): Promise<KeyPair> {
   if (files.cert || files.key) {
     if (!files.cert || !files.key) throw new Error('--tls-cert-file and --tls-private-key-file go together');
     return { certPem: readFileSync(files.cert, 'utf8'), keyPem: readFileSync(files.key, 'utf8') };
   }
-  return issueServingCert(await createCA(`metrics-server-ca@${Math.floor(Date.now() / 1000)}`), 'metrics-server', hosts);
+  return issueServingCert(await createCA(`${server}-ca@${Math.floor(Date.now() / 1000)}`), server, hosts);
 }
