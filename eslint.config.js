@@ -8,7 +8,7 @@ import tseslint from 'typescript-eslint';
  * cloud's client, never through the API server's, the cluster's or the cloud's internals, and
  * never through another operator's. A new operator's folder is added here and nowhere else.
  */
-const OPERATORS = ['cvo', 'mco', 'ccm-operator', 'capi', 'monitoring', 'cloud-credential'];
+const OPERATORS = ['cvo', 'mco', 'ccm-operator', 'capi', 'monitoring', 'cloud-credential', 'olm'];
 
 /** Code every operator may use: the API objects' types, the toolkit, the shared formats, the error base. */
 const LIBRARIES = ['api', 'common', 'kube', 'ignition', 'cincinnati', 'release'];

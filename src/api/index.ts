@@ -7,3 +7,4 @@ export type * from './core.js';
 export type * from './openshift.js';
 export type * from './capi.js';
 export type * from './monitoring.js';
+export type * from './olm.js';

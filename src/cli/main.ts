@@ -23,7 +23,7 @@ const commands: Record<string, Array<() => Promise<Registrar>>> = {
   apiserver: [() => import('./apiserver.js'), () => import('./apiserver-migrate.js')],
   'cluster-version-operator': [() => import('./cluster-version-operator.js')],
   release: [() => import('./release.js'), () => import('./release-signing.js')],
-  adm: [() => import('./adm-release.js'), () => import('./adm-upgrade.js'), () => import('./adm-alerts.js'), () => import('./adm-top.js')],
+  adm: [() => import('./adm-release.js'), () => import('./adm-upgrade.js'), () => import('./adm-alerts.js'), () => import('./adm-top.js'), () => import('./adm-operators.js')],
   'update-service': [() => import('./update-service.js')],
   'machine-config-server': [() => import('./machine-config-server.js')],
   'machine-config-operator': [() => import('./machine-config-operator.js')],
@@ -34,6 +34,9 @@ const commands: Record<string, Array<() => Promise<Registrar>>> = {
   'controller-manager': [() => import('./controller-manager.js')],
   'cloud-controller-manager': [() => import('./cloud-controller-manager.js')],
   'cluster-api-controllers': [() => import('./cluster-api-controllers.js')],
+  'olm-operator': [() => import('./olm.js')],
+  'catalog-operator': [() => import('./olm.js')],
+  'package-server': [() => import('./olm.js')],
   'cluster-cloud-controller-manager-operator': [() => import('./cluster-cloud-controller-manager-operator.js')],
   cluster: [() => import('./cluster-generate.js'), () => import('./cluster-describe.js'), () => import('./cluster-move.js'), () => import('./cluster-versions.js')],
   // kubeadm's static pods: Kubernetes' own command lines.

@@ -6,7 +6,8 @@ import { parseHostPort } from '../common/listen.js';
 import { logger } from '../common/log.js';
 import { podPath } from '../common/pod-path.js';
 import { registerComponent } from '../kube/manager-flags.js';
-import { kubeletRequestOptions, readRequestHeaderAuth, servingCertificate } from '../metrics-server/run.js';
+import { kubeletRequestOptions, servingCertificate } from '../metrics-server/run.js';
+import { readRequestHeaderAuth } from '../kube/index.js';
 import { Scraper } from '../metrics-server/scraper.js';
 import { MetricsApiServer } from '../metrics-server/server.js';
 

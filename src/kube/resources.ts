@@ -19,6 +19,7 @@ const CAPI_INFRA = 'infrastructure.cluster.x-k8s.io';
 const CAPI_BOOTSTRAP = 'bootstrap.cluster.x-k8s.io';
 const CAPI_CONTROL_PLANE = 'controlplane.cluster.x-k8s.io';
 const MONITORING = 'monitoring.coreos.com';
+const OLM = 'operators.coreos.com';
 
 export const resources = {
   // core/v1
@@ -41,6 +42,10 @@ export const resources = {
   jobs: def<api.Job>('batch', 'v1', 'jobs', 'Job', true),
   leases: def<api.Lease>('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
   podDisruptionBudgets: def<api.PodDisruptionBudget>('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget', true),
+  roles: def<api.Role>('rbac.authorization.k8s.io', 'v1', 'roles', 'Role', true),
+  roleBindings: def<api.RoleBinding>('rbac.authorization.k8s.io', 'v1', 'rolebindings', 'RoleBinding', true),
+  clusterRoles: def<api.ClusterRole>('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),
+  clusterRoleBindings: def<api.ClusterRoleBinding>('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false),
   customResourceDefinitions: def<api.CustomResourceDefinition>('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false),
   apiServices: def<api.APIService>('apiregistration.k8s.io', 'v1', 'apiservices', 'APIService', false),
   mutatingWebhookConfigurations: def<api.MutatingWebhookConfiguration>('admissionregistration.k8s.io', 'v1', 'mutatingwebhookconfigurations', 'MutatingWebhookConfiguration', false),
@@ -75,4 +80,11 @@ export const resources = {
   // monitoring.coreos.com (the Prometheus Operator's kinds)
   serviceMonitors: def<api.ServiceMonitor>(MONITORING, 'v1', 'servicemonitors', 'ServiceMonitor', true),
   prometheusRules: def<api.PrometheusRule>(MONITORING, 'v1', 'prometheusrules', 'PrometheusRule', true),
+  // operators.coreos.com (the Operator Lifecycle Manager's kinds) and its package server's
+  catalogSources: def<api.CatalogSource>(OLM, 'v1alpha1', 'catalogsources', 'CatalogSource', true),
+  subscriptions: def<api.Subscription>(OLM, 'v1alpha1', 'subscriptions', 'Subscription', true),
+  installPlans: def<api.InstallPlan>(OLM, 'v1alpha1', 'installplans', 'InstallPlan', true),
+  clusterServiceVersions: def<api.ClusterServiceVersion>(OLM, 'v1alpha1', 'clusterserviceversions', 'ClusterServiceVersion', true),
+  operatorGroups: def<api.OperatorGroup>(OLM, 'v1', 'operatorgroups', 'OperatorGroup', true),
+  packageManifests: def<api.PackageManifest>('packages.operators.coreos.com', 'v1', 'packagemanifests', 'PackageManifest', true),
 } as const satisfies Record<string, ResourceDefinition<unknown>>;

@@ -10,27 +10,18 @@
 // metrics-server's delegated authorization does. /healthz, /livez and /readyz answer anyone.
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { TLSSocket } from 'node:tls';
 import type * as api from '../api/index.js';
 import { matchesLabels, parseLabelSelector, type LabelSelector } from '../common/label-selectors.js';
 import { parseTarget, REQUEST_LIMITS } from '../common/http-limits.js';
 import type { Logger } from '../common/log.js';
 import { rfc3339 } from '../common/time.js';
-import { DelegatedAuth, type KubeClient, type ResourceAttributes } from '../kube/index.js';
+import { DelegatedAuth, type KubeClient, type RequestHeaderAuth, type ResourceAttributes, frontProxyUser, userAllowed } from '../kube/index.js';
 import type { PodUsage, Scraper } from './scraper.js';
 import { formatCpu, formatMemory, formatWindow, type Usage } from './usage.js';
 
 export const GROUP = 'metrics.k8s.io';
 export const VERSION = 'v1beta1';
 const GROUP_VERSION = `${GROUP}/${VERSION}`;
-
-/** What the request-header authentication trusts (kube-system/extension-apiserver-authentication). */
-export interface RequestHeaderAuth {
-  caPem: string;
-  allowedNames: string[];
-  usernameHeaders: string[];
-  groupHeaders: string[];
-}
 
 export interface MetricsApiOptions {
   tls: { certPem: string; keyPem: string };
@@ -160,19 +151,6 @@ export class MetricsApiServer {
     res.writeHead(a.code, { 'content-type': 'application/json' }).end(JSON.stringify(a.body));
   }
 
-  /** The front-proxy user when the request carries a verified front-proxy certificate. */
-  private frontProxyUser(req: IncomingMessage): { name: string; groups: string[] } | undefined {
-    const rh = this.o.requestHeader;
-    const socket = req.socket as TLSSocket;
-    if (!rh || !socket.authorized) return undefined;
-    const cn = [socket.getPeerCertificate()?.subject?.CN].flat()[0];
-    if (!cn || (rh.allowedNames.length > 0 && !rh.allowedNames.includes(cn))) return undefined;
-    // Each group is its own header line (Node would join them with commas in req.headers).
-    const header = (names: string[]) => names.flatMap((n) => req.headersDistinct[n.toLowerCase()] ?? []);
-    const name = header(rh.usernameHeaders)[0];
-    return name ? { name, groups: header(rh.groupHeaders) } : undefined;
-  }
-
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = parseTarget(req, 'https://metrics-server');
     if (!url) return this.send(res, status(400, 'BadRequest', `the request target is not a URL: ${JSON.stringify(req.url?.slice(0, 200))}`));
@@ -186,9 +164,9 @@ export class MetricsApiServer {
     if (req.method !== 'GET') return this.send(res, status(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`));
     const path = url.pathname.slice(prefix.length);
     const attributes = attributesOf(path);
-    const user = this.frontProxyUser(req);
+    const user = frontProxyUser(req, this.o.requestHeader);
     if (user) {
-      if (attributes && !(await this.allowed(user, attributes))) {
+      if (attributes && !(await userAllowed(this.client, user, attributes))) {
         return this.send(res, status(403, 'Forbidden', `${attributes.resource}.${GROUP} is forbidden: User "${user.name}" cannot ${attributes.verb} resource "${attributes.resource}" in API group "${GROUP}"`));
       }
     } else {
@@ -196,13 +174,5 @@ export class MetricsApiServer {
       if (!decision.allowed) return this.send(res, status(decision.status, decision.status === 401 ? 'Unauthorized' : 'Forbidden', decision.message));
     }
     this.send(res, answer(this.scraper, path, url.searchParams));
-  }
-
-  /** A SubjectAccessReview for the front-proxy user. */
-  private async allowed(user: { name: string; groups: string[] }, attributes: ResourceAttributes): Promise<boolean> {
-    const review = await this.client.request<api.SubjectAccessReview>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
-      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: user.name, groups: user.groups, resourceAttributes: attributes } },
-    });
-    return review.status?.allowed === true;
   }
 }

@@ -16,7 +16,7 @@ test('an unknown subcommand fails with a message and a non-zero exit', async () 
 });
 
 // Every component command runs on the manager with the same flags.
-const COMPONENTS = ['cluster-version-operator', 'machine-config-operator', 'machine-config-controller', 'machine-config-server', 'scheduler', 'controller-manager', 'cloud-controller-manager', 'cluster-cloud-controller-manager-operator', 'metrics-server'];
+const COMPONENTS = ['cluster-version-operator', 'machine-config-operator', 'machine-config-controller', 'machine-config-server', 'scheduler', 'controller-manager', 'cloud-controller-manager', 'cluster-cloud-controller-manager-operator', 'metrics-server', 'olm-operator', 'catalog-operator', 'package-server'];
 const SHARED_FLAGS = ['--kubeconfig <file>', '--metrics-listen <host:port>', '--tls-cert-file <file>', '--tls-private-key-file <file>', '--health-listen <host:port>', '--leader-elect [bool]', '--no-leader-elect', '--lease-duration <seconds>', '--renew-deadline <seconds>', '--retry-period <seconds>', '--log-level <level>'];
 
 for (const component of COMPONENTS) {

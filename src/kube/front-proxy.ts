@@ -1,0 +1,68 @@
+// What an aggregated API server (a server behind an APIService: metrics-server, OLM's package
+// server) needs to know who is asking: the request-header authentication the API server publishes
+// in kube-system/extension-apiserver-authentication (the front-proxy CA, the names its client
+// certificate may have, the headers carrying the user and groups), the user of a request whose
+// front-proxy certificate verifies, and a SubjectAccessReview to authorise that user.
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import type * as api from '../api/index.js';
+import { type KubeClient, isNotFound } from './client.js';
+import type { ResourceAttributes } from './delegated-auth.js';
+import { resources } from './resources.js';
+
+/** What the request-header authentication trusts (kube-system/extension-apiserver-authentication). */
+export interface RequestHeaderAuth {
+  caPem: string;
+  allowedNames: string[];
+  usernameHeaders: string[];
+  groupHeaders: string[];
+}
+
+const EXTENSION_AUTHENTICATION = { namespace: 'kube-system', name: 'extension-apiserver-authentication' };
+
+/** The request-header settings the API server publishes; undefined when it publishes none. */
+export async function readRequestHeaderAuth(client: KubeClient): Promise<RequestHeaderAuth | undefined> {
+  let cm: api.ConfigMap | undefined;
+  try {
+    cm = await client.read(resources.configMaps, EXTENSION_AUTHENTICATION.name, EXTENSION_AUTHENTICATION.namespace);
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+  const data = cm?.data ?? {};
+  const caPem = data['requestheader-client-ca-file'];
+  if (!caPem) return undefined;
+  const list = (key: string, fallback: string[]) => {
+    const value = data[key];
+    if (!value) return fallback;
+    const parsed: unknown = JSON.parse(value);
+    if (!Array.isArray(parsed) || !parsed.every((v) => typeof v === 'string')) throw new Error(`${EXTENSION_AUTHENTICATION.name}: ${key} is not a list of strings`);
+    return parsed;
+  };
+  return {
+    caPem,
+    allowedNames: list('requestheader-allowed-names', []),
+    usernameHeaders: list('requestheader-username-headers', ['X-Remote-User']),
+    groupHeaders: list('requestheader-group-headers', ['X-Remote-Group']),
+  };
+}
+
+/** The front-proxy user when the request carries a verified front-proxy certificate. */
+export function frontProxyUser(req: IncomingMessage, rh: RequestHeaderAuth | undefined): { name: string; groups: string[] } | undefined {
+  const socket = req.socket as TLSSocket;
+  if (!rh || !socket.authorized) return undefined;
+  const cn = [socket.getPeerCertificate()?.subject?.CN].flat()[0];
+  if (!cn || (rh.allowedNames.length > 0 && !rh.allowedNames.includes(cn))) return undefined;
+  // Each group is its own header line (Node would join them with commas in req.headers).
+  const header = (names: string[]) => names.flatMap((n) => req.headersDistinct[n.toLowerCase()] ?? []);
+  const name = header(rh.usernameHeaders)[0];
+  return name ? { name, groups: header(rh.groupHeaders) } : undefined;
+}
+
+/** A SubjectAccessReview for a front-proxy user. */
+export async function userAllowed(client: KubeClient, user: { name: string; groups: string[] }, attributes: ResourceAttributes): Promise<boolean> {
+  const review = await client.request<api.SubjectAccessReview>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+    body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: user.name, groups: user.groups, resourceAttributes: attributes } },
+  });
+  return review.status?.allowed === true;
+}

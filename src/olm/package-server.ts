@@ -1,0 +1,255 @@
+// OLM's package server: the read-only PackageManifests (packages.operators.coreos.com/v1) served
+// behind the APIService v1.packages.operators.coreos.com, one per package of each READY catalog —
+// its channels with their head CSV (currentCSV, and what that CSV says of itself), the default
+// channel, labelled `catalog` and `catalog-namespace` (and the provider) as OLM labels them, so that
+// `kubectl get packagemanifests -n NS` lists OperatorHub. A namespace holds the packages of its own
+// catalogs and of the global catalog namespace's (openshift-marketplace), as OLM's does; the
+// cluster-wide list holds every catalog's.
+//
+// Served: discovery (/apis/<group>, /apis/<group>/v1), get and list (labelSelector,
+// fieldSelector metadata.name), as JSON or, when asked (kubectl), as a Table with the columns
+// NAME, CATALOG, AGE. Who asks is authenticated as metrics-server does (the aggregator's
+// front-proxy certificate, else a bearer token) and authorised with a SubjectAccessReview.
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type * as api from '../api/index.js';
+import { parseTarget, REQUEST_LIMITS } from '../common/http-limits.js';
+import { matchesLabels, parseLabelSelector, type LabelSelector } from '../common/label-selectors.js';
+import type { Logger } from '../common/log.js';
+import { DelegatedAuth, type Informer, type KubeClient, type RequestHeaderAuth, type ResourceAttributes, frontProxyUser, userAllowed } from '../kube/index.js';
+import { type Catalog, bundleCsv } from './fbc.js';
+
+export const PACKAGES_GROUP = 'packages.operators.coreos.com';
+export const PACKAGES_VERSION = 'v1';
+const GROUP_VERSION = `${PACKAGES_GROUP}/${PACKAGES_VERSION}`;
+/** Where OpenShift's default catalogs live: their packages are offered in every namespace. */
+export const GLOBAL_CATALOG_NAMESPACE = 'openshift-marketplace';
+
+export const RESOURCE_LIST = {
+  kind: 'APIResourceList', apiVersion: 'v1', groupVersion: GROUP_VERSION,
+  resources: [{ name: 'packagemanifests', singularName: 'packagemanifest', namespaced: true, kind: 'PackageManifest', verbs: ['get', 'list'], categories: ['olm'] }],
+};
+
+/** A READY catalog and its CatalogSource. */
+export interface ServedCatalog {
+  source: api.CatalogSource;
+  catalog: Catalog;
+}
+
+/** The PackageManifests of one catalog. Pure. */
+export function packageManifests({ source, catalog }: ServedCatalog): api.PackageManifest[] {
+  const namespace = source.metadata.namespace ?? '';
+  return [...catalog.packages.values()].sort((a, b) => a.name.localeCompare(b.name)).map((pkg) => {
+    const headCsv = (channel: string) => {
+      const c = pkg.channels.get(channel)!;
+      const bundle = pkg.bundles.get(c.head)!;
+      return { bundle, csv: bundleCsv(bundle) };
+    };
+    const provider = headCsv(pkg.defaultChannel).csv?.spec.provider;
+    const channels: api.PackageChannel[] = [...pkg.channels.values()].sort((a, b) => a.name.localeCompare(b.name)).map((c) => {
+      const { bundle, csv } = headCsv(c.name);
+      return {
+        name: c.name,
+        currentCSV: csv?.metadata.name ?? bundle.name,
+        currentCSVDesc: {
+          displayName: csv?.spec.displayName,
+          description: csv?.spec.description,
+          version: bundle.version,
+          provider: csv?.spec.provider,
+          installModes: csv?.spec.installModes,
+          customresourcedefinitions: csv?.spec.customresourcedefinitions,
+          keywords: csv?.spec.keywords,
+          annotations: csv?.metadata.annotations as Record<string, string> | undefined,
+        },
+        entries: c.entries.map((e) => ({ name: e.name, version: pkg.bundles.get(e.name)?.version })),
+      };
+    });
+    return {
+      apiVersion: GROUP_VERSION,
+      kind: 'PackageManifest',
+      metadata: {
+        name: pkg.name,
+        namespace,
+        creationTimestamp: source.metadata.creationTimestamp,
+        labels: {
+          catalog: source.metadata.name,
+          'catalog-namespace': namespace,
+          ...(provider?.name ? { provider: provider.name.replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 63) } : {}),
+          'operatorframework.io/arch.amd64': 'supported',
+          'operatorframework.io/os.linux': 'supported',
+        },
+      },
+      spec: {},
+      status: {
+        catalogSource: source.metadata.name,
+        catalogSourceDisplayName: source.spec.displayName,
+        catalogSourcePublisher: source.spec.publisher,
+        catalogSourceNamespace: namespace,
+        packageName: pkg.name,
+        defaultChannel: pkg.defaultChannel,
+        provider,
+        channels,
+      },
+    };
+  });
+}
+
+/** kube's duration.HumanDuration, as kubectl shows an AGE. */
+export function humanDuration(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 120) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 10) return s % 60 === 0 ? `${m}m` : `${m}m${s % 60}s`;
+  if (m < 180) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 8) return m % 60 === 0 ? `${h}h` : `${h}h${m % 60}m`;
+  if (h < 48) return `${h}h`;
+  const d = Math.floor(h / 24);
+  if (h < 24 * 8) return h % 24 === 0 ? `${d}d` : `${d}d${h % 24}h`;
+  if (d < 365 * 2) return `${d}d`;
+  return `${Math.floor(d / 365)}y`;
+}
+
+type Answer = { code: number; body: unknown };
+
+function status(code: number, reason: string, message: string): Answer {
+  return { code, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code } };
+}
+
+/** The request a path below /apis/<group>/v1 stands for. */
+export function requestOf(path: string): { namespace?: string; name?: string } | undefined {
+  const parts = path.split('/').filter(Boolean);
+  const namespace = parts[0] === 'namespaces' ? parts[1] : undefined;
+  const rest = namespace === undefined ? parts : parts.slice(2);
+  if (rest[0] !== 'packagemanifests' || rest.length > 2 || (namespace === undefined && rest.length > 1)) return undefined;
+  return { namespace, name: rest[1] };
+}
+
+/** The answer to a GET below /apis/<group>/v1 (JSON or a Table). Pure over the catalogs and the clock. */
+export function answer(catalogs: readonly ServedCatalog[], path: string, query: URLSearchParams, asTable: boolean, nowMs: number): Answer {
+  if (path.split('/').filter(Boolean).length === 0) return { code: 200, body: RESOURCE_LIST };
+  const request = requestOf(path);
+  if (!request) return status(404, 'NotFound', 'the server could not find the requested resource');
+  let selector: LabelSelector = [];
+  try {
+    selector = parseLabelSelector(query.get('labelSelector') ?? '');
+  } catch (e) {
+    return status(400, 'BadRequest', (e as Error).message);
+  }
+  const fieldName = /^metadata\.name=(.+)$/.exec(query.get('fieldSelector') ?? '')?.[1];
+  if (query.get('fieldSelector') && !fieldName) return status(400, 'BadRequest', `field selector "${query.get('fieldSelector')}": only metadata.name=NAME is supported`);
+  const { namespace, name } = request;
+  const visible = catalogs.filter((c) => namespace === undefined || c.source.metadata.namespace === namespace || c.source.metadata.namespace === GLOBAL_CATALOG_NAMESPACE);
+  // Seen from a namespace, a global catalog's packages are in that namespace.
+  const manifests = visible.flatMap(packageManifests).map((m) => (namespace && m.metadata.namespace !== namespace ? { ...m, metadata: { ...m.metadata, namespace } } : m));
+  const wanted = manifests.filter((m) => (name === undefined || m.metadata.name === name) && (fieldName === undefined || m.metadata.name === fieldName) && matchesLabels(selector, m.metadata.labels));
+  if (name !== undefined && wanted.length === 0) return status(404, 'NotFound', `packagemanifests.${PACKAGES_GROUP} "${name}" not found`);
+  if (asTable) {
+    const age = (m: api.PackageManifest) => (m.metadata.creationTimestamp ? humanDuration(nowMs - Date.parse(m.metadata.creationTimestamp)) : '<unknown>');
+    return {
+      code: 200,
+      body: {
+        kind: 'Table', apiVersion: 'meta.k8s.io/v1', metadata: {},
+        columnDefinitions: [
+          { name: 'Name', type: 'string', format: 'name', description: 'The package\'s name', priority: 0 },
+          { name: 'Catalog', type: 'string', format: '', description: 'The display name of the catalog it comes from', priority: 0 },
+          { name: 'Age', type: 'string', format: '', description: 'Age of the catalog source', priority: 0 },
+        ],
+        rows: wanted.map((m) => ({ cells: [m.metadata.name, m.status.catalogSourceDisplayName ?? m.status.catalogSource, age(m)], object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: m.metadata } })),
+      },
+    };
+  }
+  if (name !== undefined) return { code: 200, body: wanted[0] };
+  return { code: 200, body: { kind: 'PackageManifestList', apiVersion: GROUP_VERSION, metadata: {}, items: wanted } };
+}
+
+export interface PackageServerOptions {
+  host: string;
+  port: number;
+  tls: { certPem: string; keyPem: string };
+  requestHeader?: RequestHeaderAuth;
+  log: Logger;
+  now?: () => number;
+}
+
+/** The HTTPS server; a manager runnable on every replica. */
+export class PackageServer {
+  readonly name = 'package-server';
+  readonly needsLeaderElection = false;
+  private server?: Server;
+  private readonly auth: DelegatedAuth;
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly catalogs: () => ServedCatalog[],
+    private readonly informers: Informer<api.KubeObject>[],
+    private readonly o: PackageServerOptions,
+  ) {
+    this.auth = new DelegatedAuth(client);
+  }
+
+  async start(signal?: AbortSignal): Promise<void> {
+    const rh = this.o.requestHeader;
+    this.server = createServer({
+      ...REQUEST_LIMITS,
+      cert: this.o.tls.certPem, key: this.o.tls.keyPem, minVersion: 'TLSv1.2',
+      ...(rh ? { ca: rh.caPem, requestCert: true, rejectUnauthorized: false } : {}),
+    }, (req, res) => {
+      this.handle(req, res).catch((e) => this.send(res, status(500, 'InternalError', (e as Error).message)));
+    });
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(this.o.port, this.o.host, () => resolve());
+    });
+    this.o.log.info({ port: this.port }, `serving ${GROUP_VERSION}`);
+    signal?.addEventListener('abort', () => void this.stop(), { once: true });
+  }
+
+  get port(): number {
+    const a = this.server?.address();
+    return a && typeof a === 'object' ? a.port : 0;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
+
+  private send(res: ServerResponse, a: Answer): void {
+    if (res.headersSent) return void res.end();
+    res.writeHead(a.code, { 'content-type': 'application/json' }).end(JSON.stringify(a.body));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = parseTarget(req, 'https://package-server');
+    if (!url) return this.send(res, status(400, 'BadRequest', 'the request target is not a URL'));
+    if (/^\/(healthz|livez|readyz)$/.test(url.pathname)) {
+      const synced = this.informers.every((i) => i.hasSynced());
+      return void res.writeHead(synced ? 200 : 503, { 'content-type': 'text/plain' }).end(synced ? 'ok' : 'catalogs not read yet');
+    }
+    if (url.pathname === `/apis/${PACKAGES_GROUP}`) {
+      const version = { groupVersion: GROUP_VERSION, version: PACKAGES_VERSION };
+      return this.send(res, { code: 200, body: { kind: 'APIGroup', apiVersion: 'v1', name: PACKAGES_GROUP, versions: [version], preferredVersion: version } });
+    }
+    const prefix = `/apis/${GROUP_VERSION}`;
+    if (url.pathname !== prefix && !url.pathname.startsWith(`${prefix}/`)) return this.send(res, status(404, 'NotFound', 'the server could not find the requested resource'));
+    if (req.method !== 'GET') return this.send(res, status(405, 'MethodNotAllowed', 'PackageManifests are read-only: they are what the catalogs hold'));
+    const path = url.pathname.slice(prefix.length);
+    const request = requestOf(path);
+    const attributes: ResourceAttributes | undefined = request && { verb: request.name ? 'get' : 'list', group: PACKAGES_GROUP, version: PACKAGES_VERSION, resource: 'packagemanifests', ...(request.namespace ? { namespace: request.namespace } : {}), ...(request.name ? { name: request.name } : {}) };
+    const user = frontProxyUser(req, this.o.requestHeader);
+    if (user) {
+      if (attributes && !(await userAllowed(this.client, user, attributes))) {
+        return this.send(res, status(403, 'Forbidden', `packagemanifests.${PACKAGES_GROUP} is forbidden: User "${user.name}" cannot ${attributes.verb} resource "packagemanifests" in API group "${PACKAGES_GROUP}"`));
+      }
+    } else {
+      const decision = await this.auth.check(req.headers.authorization, attributes ? { resource: attributes } : { nonResource: { path: url.pathname, verb: 'get' } });
+      if (!decision.allowed) return this.send(res, status(decision.status, decision.status === 401 ? 'Unauthorized' : 'Forbidden', decision.message));
+    }
+    const asTable = /as=Table/.test(req.headers.accept ?? '');
+    this.send(res, answer(this.catalogs(), path, url.searchParams, asTable, (this.o.now ?? Date.now)()));
+  }
+}
