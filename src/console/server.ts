@@ -9,10 +9,15 @@
 //                             token: 401 with a Kubernetes Status, and the page shows its login form;
 //   /api/prometheus/api/v1/…  thanos-querier (the cluster's Prometheus API), with the caller's
 //                             token as well; 503 with a Status saying why when the cluster has none.
+// HTTP/2 (with HTTP/1.1 for clients that do not speak it): a page holds a watch open per live
+// list, and a browser opens at most six HTTP/1.1 connections to a server — a seventh request (a
+// click's PATCH) would wait behind them. Over HTTP/2 they are streams of one connection.
 // The console's own credentials (its kubeconfig) are used only to find thanos-querier and the CA
 // that verifies it, never to answer a user. Responses carry a strict Content-Security-Policy: the
 // page loads only its own code and style, and talks only to this server.
-import { request as httpsRequest, Agent, createServer, type Server } from 'node:https';
+import { request as httpsRequest, Agent } from 'node:https';
+import { createSecureServer, type Http2SecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
+import type { TLSSocket } from 'node:tls';
 import type { IncomingMessage, ServerResponse, OutgoingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type * as k8s from '@kubernetes/client-node';
@@ -48,8 +53,11 @@ const SECURITY_HEADERS: OutgoingHttpHeaders = {
   'x-frame-options': 'DENY',
 };
 
+type Request = IncomingMessage | Http2ServerRequest;
+type Response = ServerResponse | Http2ServerResponse;
+
 /** A Kubernetes Status reply, the shape every API error has, so the page shows one kind of error. */
-export function writeStatus(res: ServerResponse, code: number, reason: string, message: string): void {
+export function writeStatus(res: Response, code: number, reason: string, message: string): void {
   if (res.headersSent) {
     res.destroy();
     return;
@@ -59,7 +67,7 @@ export function writeStatus(res: ServerResponse, code: number, reason: string, m
 }
 
 /** The caller's bearer token header, or undefined. */
-function bearer(req: IncomingMessage): string | undefined {
+function bearer(req: Request): string | undefined {
   const header = req.headers.authorization;
   return header && /^Bearer \S+$/.test(header) ? header : undefined;
 }
@@ -77,13 +85,13 @@ async function apiServerTarget(kc: k8s.KubeConfig): Promise<{ url: URL; agent: A
 }
 
 /** Streams a request to `target` and its response back; `headers` are what is sent upstream. */
-function proxy(req: IncomingMessage, res: ServerResponse, target: URL, agent: Agent, headers: OutgoingHttpHeaders, unreachable: string): void {
+function proxy(req: Request, res: Response, target: URL, agent: Agent, headers: OutgoingHttpHeaders, unreachable: string): void {
   const upstream = httpsRequest(target, { method: req.method, headers, agent }, (answer) => {
     const out: OutgoingHttpHeaders = { ...SECURITY_HEADERS, 'cache-control': 'no-store' };
     for (const name of FORWARDED_RESPONSE_HEADERS) if (answer.headers[name] !== undefined) out[name] = answer.headers[name];
     res.writeHead(answer.statusCode ?? 502, out);
-    // A watch: each event goes out as it comes.
-    res.flushHeaders();
+    // A watch: the headers go out at once (HTTP/2's writeHead sends them already), then each event as it comes.
+    (res as { flushHeaders?: () => void }).flushHeaders?.();
     answer.pipe(res);
     answer.on('error', () => res.destroy());
   });
@@ -94,7 +102,9 @@ function proxy(req: IncomingMessage, res: ServerResponse, target: URL, agent: Ag
 }
 
 export class ConsoleServer {
-  private server?: Server;
+  private server?: Http2SecureServer;
+  /** Open connections (HTTP/2 sessions and HTTP/1.1 sockets), ended at stop: watches never end by themselves. */
+  private readonly connections = new Set<{ destroy(): void }>();
   private api?: { url: URL; agent: Agent };
   private readonly prometheus: PrometheusTarget;
 
@@ -111,9 +121,12 @@ export class ConsoleServer {
 
   async start(): Promise<void> {
     this.api = await apiServerTarget(this.o.kubeconfig);
-    const server = createServer({ ...this.o.certificate.current() }, (req, res) => this.handle(req, res));
+    const server = createSecureServer({ ...this.o.certificate.current(), allowHTTP1: true }, (req, res) => this.handle(req, res));
     this.o.certificate.onChange((pair) => server.setSecureContext(pair));
-    server.keepAliveTimeout = 65_000;
+    server.on('secureConnection', (socket: TLSSocket) => {
+      this.connections.add(socket);
+      socket.once('close', () => this.connections.delete(socket));
+    });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.o.listen.port, this.o.listen.host, () => resolve());
@@ -128,12 +141,12 @@ export class ConsoleServer {
     if (!server) return;
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
-      server.closeAllConnections();
+      for (const connection of this.connections) connection.destroy();
     });
     this.api?.agent.destroy();
   }
 
-  private handle(req: IncomingMessage, res: ServerResponse): void {
+  private handle(req: Request, res: Response): void {
     const path = (req.url ?? '/').split('?')[0];
     try {
       if (path.startsWith('/api/kubernetes/')) return this.proxyApi(req, res);
@@ -144,14 +157,15 @@ export class ConsoleServer {
       if (path.startsWith('/static/') && !file) return writeStatus(res, 404, 'NotFound', `no such file: ${path}`);
       const served = file ?? this.o.bundle.file('/index.html')!;
       res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': served.contentType, 'cache-control': file && path !== '/index.html' ? 'no-cache' : 'no-store', etag: served.etag });
-      res.end(req.method === 'HEAD' ? undefined : served.body);
+      if (req.method === 'HEAD') res.end();
+      else res.end(served.body);
     } catch (e) {
       log.error({ err: (e as Error).message, path }, 'console request failed');
       writeStatus(res, 500, 'InternalError', (e as Error).message);
     }
   }
 
-  private proxyApi(req: IncomingMessage, res: ServerResponse): void {
+  private proxyApi(req: Request, res: Response): void {
     const token = bearer(req);
     if (!token) return writeStatus(res, 401, 'Unauthorized', 'log in: the console sends every request to the API server as you, with your bearer token');
     const api = this.api!;
@@ -164,7 +178,7 @@ export class ConsoleServer {
     proxy(req, res, target, api.agent, headers, 'the API server cannot be reached');
   }
 
-  private async proxyPrometheus(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async proxyPrometheus(req: Request, res: Response): Promise<void> {
     const token = bearer(req);
     if (!token) return writeStatus(res, 401, 'Unauthorized', 'log in: Prometheus is asked as you, with your bearer token');
     if (req.method !== 'GET') return writeStatus(res, 405, 'MethodNotAllowed', 'only GET is served for Prometheus');

@@ -29,8 +29,14 @@ function ChannelForm({ cv }: { cv: api.ClusterVersion }) {
   return (
     <form class="inline" onSubmit={submit}>
       <label for="channel">Channel</label>
-      <input id="channel" list="channels" value={channel} onInput={(e) => setChannel((e.target as HTMLInputElement).value)} />
-      <datalist id="channels">{known.map((c) => <option key={c} value={c} />)}</datalist>
+      {known.length > 0 ? (
+        // The channels the release offers (status.desired.channels), as OpenShift's channel modal offers them.
+        <select id="channel" value={channel} onChange={(e) => setChannel((e.target as HTMLSelectElement).value)}>
+          {known.map((c) => <option key={c} value={c}>{c}</option>)}
+        </select>
+      ) : (
+        <input id="channel" value={channel} onInput={(e) => setChannel((e.target as HTMLInputElement).value)} />
+      )}
       <button type="submit">Save channel</button>
       <Outcome outcome={outcome} />
     </form>
