@@ -1,6 +1,7 @@
 // The update graph as a picture (SVG), from the ClusterVersion's status as the CVO fills it from
 // the update service: the version before (history), the current version, and every offered update
-// in columns by minor version (z-stream first, then each newer minor). Edges: recommended (solid),
+// in columns by minor version (z-stream first, then each newer minor), one row per version so that
+// no edge runs through another version's box. Edges: recommended (solid),
 // conditional (dashed, its risks named, "not recommended" when Recommended=False), blocked (an
 // update to another minor while Upgradeable=False: crossed out, with the reason). Risks with
 // their links are listed under the picture.
@@ -63,13 +64,13 @@ export function UpdateGraph({ cv }: { cv: api.ClusterVersion | undefined }) {
   const previous = (cv?.status?.history ?? []).find((h) => h.version !== current && h.state === 'Completed')?.version;
   const minors = [...new Set(edges.map((e) => minor(e.version)))].sort(compareVersions);
   const columns = minors.map((m) => edges.filter((e) => minor(e.version) === m));
-  const rows = Math.max(1, ...columns.map((c) => c.length));
+  const rows = Math.max(1, edges.length);
   const height = rows * (BOX_H + ROW_GAP) + 40;
   const x0 = previous ? BOX_W + COL_GAP : 10;
   const width = x0 + BOX_W + columns.length * (BOX_W + COL_GAP) + 20;
   const cy = height / 2;
   const desired = cv?.spec?.desiredUpdate?.version;
-  const nodeAt = (col: number, row: number, count: number) => ({ x: x0 + (col + 1) * (BOX_W + COL_GAP), y: cy - (count * (BOX_H + ROW_GAP) - ROW_GAP) / 2 + row * (BOX_H + ROW_GAP) });
+  const nodeAt = (col: number, row: number) => ({ x: x0 + (col + 1) * (BOX_W + COL_GAP), y: cy - (rows * (BOX_H + ROW_GAP) - ROW_GAP) / 2 + row * (BOX_H + ROW_GAP) });
   const description = [
     `Current version ${current}${previous ? `, updated from ${previous}` : ''}.`,
     edges.length ? `Updates: ${edges.map((e) => `${e.version} (${e.kind === 'conditional' ? `conditional${e.recommended === 'False' ? ', not recommended' : ''}` : e.kind})`).join(', ')}.` : 'No updates offered on this channel.',
@@ -88,8 +89,8 @@ export function UpdateGraph({ cv }: { cv: api.ClusterVersion | undefined }) {
           </g>
         )}
         {columns.map((column, col) =>
-          column.map((e, row) => {
-            const p = nodeAt(col, row, column.length);
+          column.map((e) => {
+            const p = nodeAt(col, edges.indexOf(e));
             const from = { x: x0 + BOX_W, y: cy };
             const to = { x: p.x - 2, y: p.y + BOX_H / 2 };
             const mid = { x: (from.x + to.x) / 2, y: (from.y + to.y) / 2 };
