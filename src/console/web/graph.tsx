@@ -82,7 +82,7 @@ export function UpdateGraph({ cv }: { cv: api.ClusterVersion | undefined }) {
           <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="arrow" /></marker>
         </defs>
         {previous && (
-          <g class="node node-previous">
+          <g class="previous">
             <line x1={10 + BOX_W} y1={cy} x2={x0 - 2} y2={cy} class="edge edge-history" marker-end="url(#arrow)" />
             <rect x={10} y={cy - BOX_H / 2} width={BOX_W} height={BOX_H} rx="6" />
             <text x={10 + BOX_W / 2} y={cy + 5} text-anchor="middle">{previous}</text>

@@ -17,7 +17,8 @@ export function Overview() {
   const nodes = useList<api.Node>(listPath(kinds.nodes));
   const version = cv.object?.status?.desired?.version ?? cv.object?.status?.history?.[0]?.version;
   const platform = infra.object?.status?.platformStatus?.type ?? infra.object?.status?.platform;
-  const platformName = (infra.object?.status?.platformStatus as { external?: { platformName?: string } } | undefined)?.external?.platformName;
+  // An External platform's name (bosun's `local`) is in the spec, as the installer writes it.
+  const platformName = (infra.object?.spec?.platformSpec as { external?: { platformName?: string } } | undefined)?.external?.platformName;
   const updating = conditionOf(cv.object, 'Progressing')?.status === 'True';
   return (
     <Page title="Overview">

@@ -93,7 +93,7 @@ function PoolProgress({ pool, paused }: { pool: PoolData; paused: boolean }) {
     <li>
       <strong>{pool.name}</strong>: {pool.assessment}, {o.total - o.outdated}/{o.total} nodes updated ({Math.round(pool.completion)}%)
       {busy.length > 0 && <> — now {busy.map((n) => `${n.phase.toLowerCase()} ${n.name}`).join(', ')}</>}
-      {paused && <span class="badge badge-bad"> paused: its nodes will not be updated until it is unpaused</span>}
+      {paused && <> <span class="badge badge-bad">paused: its nodes will not be updated until it is unpaused</span></>}
     </li>
   );
 }
