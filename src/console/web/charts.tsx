@@ -35,10 +35,12 @@ export function RangeChart({ title, query, unit }: { title: string; query: strin
   const width = 280;
   const height = 70;
   const max = Math.max(1e-9, ...points.map(([, v]) => v));
-  const t0 = end - 3600;
-  const line = points.map(([t, v]) => `${(((t - t0) / 3600) * width).toFixed(1)},${(height - (v / max) * (height - 6) - 3).toFixed(1)}`).join(' ');
+  // The time axis spans the samples there are (a young cluster has minutes, not the hour).
+  const t0 = points.length ? points[0][0] : end - 3600;
+  const span = Math.max(60, (points.length ? points[points.length - 1][0] : end) - t0);
+  const line = points.map(([t, v]) => `${(((t - t0) / span) * width).toFixed(1)},${(height - (v / max) * (height - 6) - 3).toFixed(1)}`).join(' ');
   const latest = points.length ? points[points.length - 1][1] : undefined;
-  const summary = latest === undefined ? 'no data' : `${latest.toFixed(latest < 10 ? 2 : 0)} ${unit} now, at most ${max.toFixed(max < 10 ? 2 : 0)} in the last hour`;
+  const summary = latest === undefined ? 'no data' : `${latest.toFixed(latest < 10 ? 2 : 0)} ${unit} now, at most ${max.toFixed(max < 10 ? 2 : 0)} in the last ${Math.round(span / 60)} min`;
   return (
     <figure class="chart">
       <figcaption>{title}</figcaption>

@@ -168,7 +168,7 @@ export function ClusterSettings() {
           <dt>Current version</dt><dd data-testid="current-version">{show(version.status?.desired?.version)}</dd>
           <dt>Release image</dt><dd><code>{show(version.status?.desired?.image)}</code></dd>
           <dt>Update service</dt><dd>{show(version.spec?.upstream)}</dd>
-          <dt>Upgradeable</dt><dd><StatusBadge condition={conditionOf(version, 'Upgradeable')} /> {conditionOf(version, 'Upgradeable')?.message ?? ''}</dd>
+          <dt>Upgradeable</dt><dd>{conditionOf(version, 'Upgradeable') ? <><StatusBadge condition={conditionOf(version, 'Upgradeable')} /> {conditionOf(version, 'Upgradeable')?.message ?? ''}</> : 'yes (nothing blocks minor updates)'}</dd>
         </dl>
         <ChannelForm cv={version} />
       </section>
