@@ -44,7 +44,7 @@ t('overview of the real cluster, with Prometheus', async () => {
   await logIn(page, url, token);
   await eventually('5 nodes Ready', async () => (await page.getByTestId('nodes-ready').textContent()) === '5 of 5 Ready', 60_000);
   assert.match((await page.getByTestId('version').textContent()) ?? '', /^1\.0\.0/);
-  await page.getByRole('list', { name: 'Cluster operators' }).getByText('console', { exact: true }).waitFor();
+  await page.getByRole('list', { name: 'Cluster operators' }).getByRole('listitem').filter({ hasText: /^Available console 1\.0\.0$/ }).waitFor();
   // Prometheus answers through thanos-querier as the user: Watchdog always fires.
   await page.getByText(/Watchdog/).waitFor({ timeout: 120_000 });
   await page.getByText(/requests\/s now/).waitFor({ timeout: 120_000 });
