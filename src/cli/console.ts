@@ -36,7 +36,7 @@ MachineSets/MachineDeployments (scale), MachineHealthChecks, Workload Clusters (
 
 Example:
   $ bosun console --kubeconfig .bosun/kubeconfig --listen 127.0.0.1:9443 --no-leader-elect
-  {"level":30,"component":"console","url":"https://127.0.0.1:9443","apiServer":"https://127.0.0.1:6443","msg":"console serving"}
+  {"level":30,"time":"2026-11-27T08:18:01.087Z","component":"console","url":"https://127.0.0.1:9443","apiServer":"https://127.0.0.1:6443","msg":"console serving"}
   $ curl -sk -H "Authorization: Bearer $(kubectl config view --raw -o jsonpath='{.users[0].user.token}')" \\
       https://127.0.0.1:9443/api/kubernetes/apis/config.openshift.io/v1/clusterversions/version | jq -r .status.desired.version
   1.0.0

@@ -2,6 +2,7 @@
 // an API error — a refusal says which permission the page needs, any other error is the API's
 // own message.
 import type { ComponentChildren } from 'preact';
+import { memo } from 'preact/compat';
 import type { ApiError } from './api.js';
 import type { Kind } from './resources.js';
 
@@ -52,6 +53,16 @@ export interface Column<T> {
   cell: (row: T) => ComponentChildren;
 }
 
+/** One row: drawn again only when its object changed (a watch event replaces just that object, so
+ *  a change to one node of a thousand redraws one row, not the table). The columns of a table are
+ *  the same on every render. */
+const TableRow = memo(
+  function TableRow<T>({ row, columns }: { row: T; columns: Column<T>[] }) {
+    return <tr>{columns.map((c) => <td key={c.title}>{c.cell(row)}</td>)}</tr>;
+  },
+  (before, after) => before.row === after.row,
+) as <T>(props: { row: T; columns: Column<T>[] }) => preact.JSX.Element;
+
 export function Table<T>({ caption, columns, rows, rowKey, empty }: { caption: string; columns: Column<T>[]; rows: T[]; rowKey: (row: T) => string; empty?: string }) {
   return (
     <div class="table-wrap">
@@ -64,7 +75,7 @@ export function Table<T>({ caption, columns, rows, rowKey, empty }: { caption: s
           {rows.length === 0 ? (
             <tr><td colSpan={columns.length} class="empty">{empty ?? 'None.'}</td></tr>
           ) : (
-            rows.map((row) => <tr key={rowKey(row)}>{columns.map((c) => <td key={c.title}>{c.cell(row)}</td>)}</tr>)
+            rows.map((row) => <TableRow key={rowKey(row)} row={row} columns={columns} />)
           )}
         </tbody>
       </table>
