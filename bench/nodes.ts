@@ -7,8 +7,9 @@
 // reference is one Lease renewed ten times a second on that idle server, which shows what this
 // machine's own load (other processes on its cores) adds to any request. Bounded: per N about
 // 10 s idle + 10 s reference + registration + one renewal interval of warm-up + the steady state
-// (default 60 s).
-import type { ChildProcess } from 'node:child_process';
+// (default 60 s). Then, with the nodes still renewing, the real kubectl lists them (`kubectl get
+// nodes`, a Table of N rows, paged as kubectl pages) three times, timed, the median printed.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { startApiServerProcess } from './lib/apiserver-process.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -86,7 +87,21 @@ async function referenceRenewals(client: KubeClient, until: Promise<unknown>): P
   return latencies.sort((a, b) => a - b);
 }
 
-async function run(n: number): Promise<{ n: number; p99: number }> {
+/** The real kubectl's `get nodes` against the server, timed; the rows it printed are counted. */
+async function kubectlGetNodes(kubeconfig: string): Promise<{ ms: number; rows: number }> {
+  const started = performance.now();
+  const kubectl = spawn(process.env.KUBECTL ?? 'kubectl', ['--kubeconfig', kubeconfig, 'get', 'nodes'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  kubectl.stdout.on('data', (d) => (out += d));
+  kubectl.stderr.on('data', (d) => (err += d));
+  const code = await new Promise<number | null>((r) => kubectl.once('close', r));
+  const ms = performance.now() - started;
+  if (code !== 0) throw new Error(`kubectl get nodes exited ${code}: ${err}`);
+  return { ms, rows: out.trim().split('\n').length - 1 };
+}
+
+async function run(n: number): Promise<{ n: number; p99: number; ratio: number; rssMiB: number; kubectlMs: number }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-bench-nodes-'));
   const server = await startApiServerProcess(dataDir);
   const pid = server.pid!;
@@ -120,7 +135,16 @@ async function run(n: number): Promise<{ n: number; p99: number }> {
       console.log(`  API server CPU         ${fmt(steady.cpu)}% of a core (idle reference ${fmt(idle.cpu)}%)  → ${fmt((1000 * (steady.cpu - idle.cpu)) / n, 2)}% of a core per 1,000 nodes`);
       console.log(`  API server RSS         ${fmt(steady.rssKiB / 1024)} MiB mean (idle reference ${fmt(idle.rssKiB / 1024)} MiB)  → ${fmt((steady.rssKiB - idle.rssKiB) / n)} KiB per node`);
       console.log(`  simulated nodes' process CPU ${fmt(agentsCpu)}% of a core, RSS ${fmt(process.memoryUsage().rss / 1024 / 1024)} MiB (this process, all N nodes)`);
-      return { n, p99 };
+      const listings: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const { ms, rows } = await kubectlGetNodes(join(dataDir, 'kubeconfig'));
+        if (rows !== n) throw new Error(`kubectl get nodes printed ${rows} nodes, not ${n}`);
+        listings.push(ms);
+      }
+      listings.sort((a, b) => a - b);
+      const peakRss = sample(pid).rssKiB / 1024;
+      console.log(`  kubectl get nodes      ${n} rows in ${fmt(listings[1] / 1000, 2)} s (median of 3: ${listings.map((ms) => fmt(ms / 1000, 2)).join(', ')} s; the real kubectl, while the nodes renew); API server RSS after ${fmt(peakRss)} MiB`);
+      return { n, p99, ratio: p99 / percentile(reference, 99), rssMiB: Math.max(steady.rssKiB / 1024, peakRss), kubectlMs: listings[1] };
     } finally {
       await sim.stop();
     }
@@ -131,7 +155,10 @@ async function run(n: number): Promise<{ n: number; p99: number }> {
 }
 
 console.log(`scale mode: N = ${NODES.join(', ')}; renewal every ${RENEW_MS / 1000} s; ${STEADY_S} s steady state; load average ${loadavg().map((l) => fmt(l, 2)).join(' ')} on this machine at the start`);
-const results: Array<{ n: number; p99: number }> = [];
+const results: Array<Awaited<ReturnType<typeof run>>> = [];
 for (const n of NODES) results.push(await run(n));
 console.log(`load average at the end ${loadavg().map((l) => fmt(l, 2)).join(' ')}`);
-for (const r of results) console.log(`goal (lease p99 < 100 ms) at N=${r.n}: ${r.p99 < 100 ? 'met' : 'missed'} (${fmt(r.p99)} ms)`);
+const verdict = (met: boolean) => (met ? 'met' : 'missed');
+for (const r of results) {
+  console.log(`goals at N=${r.n}: lease p99 < 100 ms ${verdict(r.p99 < 100)} (${fmt(r.p99)} ms); ≤ 3× the idle reference ${verdict(r.ratio <= 3)} (${fmt(r.ratio, 2)}×); API server < 1 GB RSS ${verdict(r.rssMiB < 1024)} (${fmt(r.rssMiB)} MiB); kubectl get nodes < 2 s ${verdict(r.kubectlMs < 2000)} (${fmt(r.kubectlMs / 1000, 2)} s)`);
+}

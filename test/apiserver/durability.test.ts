@@ -18,7 +18,13 @@ async function startChild(dataDir: string, port: number): Promise<ChildProcess> 
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
-  await eventually('the API server to start', () => out.includes('API server listening on'), { timeoutMs: 10_000, intervalMs: 50, detail: () => out });
+  // (Through tsx on a loaded machine a start takes 10 s or more; one that never comes is stopped.)
+  try {
+    await eventually('the API server to start', () => out.includes('API server listening on'), { timeoutMs: 60_000, intervalMs: 50, detail: () => out });
+  } catch (e) {
+    child.kill('SIGKILL');
+    throw e;
+  }
   return child;
 }
 

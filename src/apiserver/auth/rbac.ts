@@ -145,28 +145,38 @@ export class RbacIndex {
     return role?.rules ?? [];
   }
 
-  /** Every binding that applies to the user in `namespace` ('' = cluster-wide only), with its rules. */
-  rulesFor(user: UserInfo, namespace: string): GrantedRules[] {
-    const granted: GrantedRules[] = [];
-    const consider = (binding: BindingObject, kind: RbacKind, ns: string): void => {
-      const subject = (binding.subjects ?? []).find((s) => subjectApplies(s, user, ns));
-      if (!subject) return;
-      const where = kind === 'RoleBinding' ? ` in namespace "${ns}"` : '';
-      granted.push({
-        bindingDescription: `${kind} "${binding.metadata.name}" of ${binding.roleRef.kind} "${binding.roleRef.name}" to ${subject.kind} "${subject.name}"${where}`,
-        rules: this.bindingRules(binding, kind),
-      });
-    };
-    for (const b of this.objects.ClusterRoleBinding.values()) consider(b as BindingObject, 'ClusterRoleBinding', '');
-    if (namespace !== '') {
-      for (const b of this.roleBindingsByNamespace.get(namespace)?.values() ?? []) consider(b, 'RoleBinding', namespace);
+  /** The bindings that apply to the user in `namespace` ('' = cluster-wide only), each with the subject that matched, in order. */
+  private *bindingsFor(user: UserInfo, namespace: string): Generator<{ binding: BindingObject; kind: RbacKind; namespace: string; subject: Subject }> {
+    for (const b of this.objects.ClusterRoleBinding.values()) {
+      const binding = b as BindingObject;
+      const subject = (binding.subjects ?? []).find((s) => subjectApplies(s, user, ''));
+      if (subject) yield { binding, kind: 'ClusterRoleBinding', namespace: '', subject };
     }
-    return granted;
+    if (namespace === '') return;
+    for (const binding of this.roleBindingsByNamespace.get(namespace)?.values() ?? []) {
+      const subject = (binding.subjects ?? []).find((s) => subjectApplies(s, user, namespace));
+      if (subject) yield { binding, kind: 'RoleBinding', namespace, subject };
+    }
   }
 
+  private grantedBy(found: { binding: BindingObject; kind: RbacKind; namespace: string; subject: Subject }): GrantedRules {
+    const { binding, kind, namespace, subject } = found;
+    const where = kind === 'RoleBinding' ? ` in namespace "${namespace}"` : '';
+    return {
+      bindingDescription: `${kind} "${binding.metadata.name}" of ${binding.roleRef.kind} "${binding.roleRef.name}" to ${subject.kind} "${subject.name}"${where}`,
+      rules: this.bindingRules(binding, kind),
+    };
+  }
+
+  /** Every binding that applies to the user in `namespace` ('' = cluster-wide only), with its rules. */
+  rulesFor(user: UserInfo, namespace: string): GrantedRules[] {
+    return [...this.bindingsFor(user, namespace)].map((found) => this.grantedBy(found));
+  }
+
+  /** Allowed by the first binding (in rulesFor's order) with a rule that allows; only that one is described. */
   authorize(attrs: RequestAttributes): Decision {
-    for (const g of this.rulesFor(attrs.user, attrs.resourceRequest ? attrs.namespace : '')) {
-      if (g.rules.some((rule) => ruleAllows(attrs, rule))) return { allowed: true, reason: `RBAC: allowed by ${g.bindingDescription}` };
+    for (const found of this.bindingsFor(attrs.user, attrs.resourceRequest ? attrs.namespace : '')) {
+      if (this.bindingRules(found.binding, found.kind).some((rule) => ruleAllows(attrs, rule))) return { allowed: true, reason: `RBAC: allowed by ${this.grantedBy(found).bindingDescription}` };
     }
     return { allowed: false, reason: '' };
   }

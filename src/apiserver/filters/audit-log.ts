@@ -52,6 +52,8 @@ export class AuditLog {
   private readonly log: Logger;
   private readonly file?: fs.WriteStream;
   private closing?: Promise<void>;
+  /** Lines recorded since the last write to the file. */
+  private pending: string[] = [];
 
   constructor(options: { dataDir?: string; logger?: Logger } = {}) {
     this.log = options.logger ?? componentLogger('audit');
@@ -65,14 +67,26 @@ export class AuditLog {
   /** Records a finished request when it changed something (or tried to); reads are not audited. */
   record(event: AuditEvent): void {
     if (!isMutating(event.verb)) return;
-    this.log.info({ audit: event }, `${event.user} ${event.verb} ${event.resource}${event.namespace ? ` -n ${event.namespace}` : ''}${event.name ? ` ${event.name}` : ''} → ${event.code}`);
-    if (!this.closing) this.file?.write(`${JSON.stringify(event)}\n`);
+    if (this.log.isLevelEnabled('info')) {
+      this.log.info({ audit: event }, `${event.user} ${event.verb} ${event.resource}${event.namespace ? ` -n ${event.namespace}` : ''}${event.name ? ` ${event.name}` : ''} → ${event.code}`);
+    }
+    if (this.closing || !this.file) return;
+    // The lines of one turn of the event loop go to the file in one write, not one each.
+    this.pending.push(JSON.stringify(event));
+    if (this.pending.length === 1) setImmediate(() => this.writePending());
+  }
+
+  private writePending(): void {
+    if (this.pending.length === 0) return;
+    this.file?.write(`${this.pending.join('\n')}\n`);
+    this.pending = [];
   }
 
   /** Flushes and closes the file. Idempotent. */
   close(): Promise<void> {
     const file = this.file;
     if (!file) return Promise.resolve();
+    this.writePending();
     this.closing ??= new Promise((resolve) => file.end(() => resolve()));
     return this.closing;
   }
