@@ -16,7 +16,7 @@ const LIBRARIES = ['api', 'common', 'kube', 'ignition', 'cincinnati', 'release']
 /** What an operator may use of the local cloud (`folder/module`): its API client and what it speaks in. */
 const CLOUD_CLIENT = ['cloud/client', 'cloud/types', 'cloud/errors', 'cloud/endpoint', 'cloud/actions'];
 
-const BELOW_CLUSTER = [...LIBRARIES, 'apiserver', 'cloud', 'update-service', 'metrics-server', ...OPERATORS];
+const BELOW_CLUSTER = [...LIBRARIES, 'apiserver', 'cloud', 'update-service', 'metrics-server', 'views', 'console', ...OPERATORS];
 
 /**
  * Who may import whom: every folder of src/ with the folders (or single modules, `folder/module`)
@@ -33,6 +33,12 @@ export const MAY_IMPORT = {
   apiserver: ['api', 'common', 'kube'],
   cloud: ['api', 'common', 'ignition'],
   'update-service': ['api', 'common', 'cincinnati', 'release'],
+  // Pure views of the cluster's objects that the commands print and the console draws: the update's
+  // progress as `oc adm upgrade status` assesses it, a workload cluster's tree (objects in, rows out).
+  views: ['api', 'common'],
+  // The web console: a server proxying the API for its users, and the page (web/, bundled for the
+  // browser) that shows the update's progress with the same assessment as the command.
+  console: [...LIBRARIES, 'views'],
   // A workload on the cluster: it reads nodes and pods and the kubelets' metrics, nothing else.
   'metrics-server': ['api', 'common', 'kube'],
   ...Object.fromEntries(OPERATORS.map((operator) => [operator, [...LIBRARIES, ...CLOUD_CLIENT]])),
@@ -63,7 +69,7 @@ function boundaries(folder) {
         message: `src/${folder} may not import src/${other}${only}: components meet through the Kubernetes API or the cloud's client, and shared code lives in a folder both may import (docs/architecture.md, "Who may import whom").`,
       };
     });
-    return { files: [`src/${folder}/${'*/'.repeat(i)}*.ts`], rules: { 'no-restricted-imports': ['error', { patterns }] } };
+    return { files: [`src/${folder}/${'*/'.repeat(i)}*.ts`, `src/${folder}/${'*/'.repeat(i)}*.tsx`], rules: { 'no-restricted-imports': ['error', { patterns }] } };
   });
 }
 

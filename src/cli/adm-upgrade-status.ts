@@ -6,9 +6,9 @@ import type { Command } from 'commander';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
 import { KubeClient, isNotFound, type ResourceRef } from '../kube/client.js';
 import { resources } from '../kube/resources.js';
-import { DETAILS, UpgradeStatusError, upgradeStatus, type ClusterState, type Details } from './upgrade-status/status.js';
+import { DETAILS, UpgradeStatusError, upgradeStatus, type ClusterState, type Details } from '../views/upgrade-status/status.js';
 
-export { UpgradeStatusError } from './upgrade-status/status.js';
+export { UpgradeStatusError } from '../views/upgrade-status/status.js';
 
 async function list<T>(api: KubeClient, ref: ResourceRef<T>): Promise<T[]> {
   try {

@@ -7,7 +7,7 @@ import { KubeClient, isNotFound, type ResourceRef } from '../kube/client.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
 import { resources } from '../kube/resources.js';
 import { clusterGroup } from './cluster-group.js';
-import { clusterTreeRows, formatClusterTree, type TreeObject } from './cluster-tree.js';
+import { clusterTreeRows, formatClusterTree, type TreeObject } from '../views/cluster-tree.js';
 
 /** A workload cluster, or what it needs, that the management cluster does not have. */
 export class ClusterNotFound extends BosunError {

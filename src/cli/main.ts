@@ -49,6 +49,7 @@ const commands: Record<string, Array<() => Promise<Registrar>>> = {
   prometheus: [() => import('./prometheus.js')],
   'thanos-querier': [() => import('./thanos-querier.js')],
   'metrics-server': [() => import('./metrics-server.js')],
+  console: [() => import('./console.js')],
 };
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };

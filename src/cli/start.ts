@@ -12,6 +12,13 @@ function count(flag: string, max: number) {
   };
 }
 
+/** The web console's URL as the cluster publishes it (ConfigMap openshift-config-managed/console-public). */
+async function publishedConsoleURL(kubeconfigPath: string): Promise<string | undefined> {
+  const { KubeClient, loadKubeConfig, resources } = await import('../kube/index.js');
+  const published = await new KubeClient(loadKubeConfig(kubeconfigPath)).read(resources.configMaps, 'console-public', 'openshift-config-managed').catch(() => undefined);
+  return published?.data?.consoleURL;
+}
+
 export function register(program: Command): void {
   program
     .command('start')
@@ -49,6 +56,9 @@ Example:
   bosun is up: 3 masters, 2 workers (installed).
     API server:     https://127.0.0.1:6443
     kubeconfig:     .bosun/kubeconfig
+    update service: http://127.0.0.1:8080
+    local cloud:    http://127.0.0.1:8099
+    web console:    https://127.0.200.2:9443 (log in with the kubeconfig's token: kubectl config view --raw -o jsonpath='{.users[0].user.token}')
   ...
 
 Monitoring (ClusterOperator monitoring): Debian's Prometheus runs as pod prometheus-k8s on a master,
@@ -109,12 +119,13 @@ remove the cluster with \`bosun destroy\`.`,
         release();
         throw e;
       }
+      const consoleURL = opts.masters > 0 ? await publishedConsoleURL(cluster.kubeconfigPath) : undefined;
       const shape = opts.masters > 0 ? `${opts.masters} master${opts.masters === 1 ? '' : 's'}, ${opts.workers} worker${opts.workers === 1 ? '' : 's'} (${cluster.installed ? 'installed' : 'brought back'})` : 'no machines';
       console.log(`
 bosun is up: ${shape}.
   API server:     ${cluster.api.url}
   kubeconfig:     ${cluster.kubeconfigPath}
-  update service: ${cluster.updateService.url}${cluster.cloud ? `\n  local cloud:    ${cluster.cloud.url}` : ''}
+  update service: ${cluster.updateService.url}${cluster.cloud ? `\n  local cloud:    ${cluster.cloud.url}` : ''}${consoleURL ? `\n  web console:    ${consoleURL} (log in with the kubeconfig's token: kubectl config view --raw -o jsonpath='{.users[0].user.token}')` : ''}
 
 Try:
   export KUBECONFIG=${cluster.kubeconfigPath}

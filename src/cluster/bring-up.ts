@@ -97,6 +97,13 @@ export const MONITORING_OFF_OVERRIDES = [
   { kind: 'ClusterOperator', group: 'config.openshift.io', namespace: '', name: 'monitoring', unmanaged: true },
 ];
 
+/** Without machines no node runs the web console: its Deployment and ClusterOperator are left
+ *  unmanaged too (its Service, RBAC and namespace are still applied). */
+export const CONSOLE_OFF_OVERRIDES = [
+  { kind: 'Deployment', group: 'apps', namespace: 'openshift-console', name: 'console', unmanaged: true },
+  { kind: 'ClusterOperator', group: 'config.openshift.io', namespace: '', name: 'console', unmanaged: true },
+];
+
 export interface LocalCluster {
   api: ApiServer;
   updateService: UpdateService;
@@ -212,7 +219,7 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
       metadata: { name: 'version' },
       spec: {
         clusterID: randomUUID(), channel: options.channel, upstream: `${updateService.url}/api/upgrades_info/v1/graph`, desiredUpdate: { version: options.version, image: target.pullspec },
-        ...(withMachines && options.monitoring !== false ? {} : { overrides: MONITORING_OFF_OVERRIDES }),
+        ...(withMachines ? (options.monitoring !== false ? {} : { overrides: MONITORING_OFF_OVERRIDES }) : { overrides: [...MONITORING_OFF_OVERRIDES, ...CONSOLE_OFF_OVERRIDES] }),
       },
     }]);
     progress.detail(`install ${options.version} from channel ${options.channel}`);

@@ -10,7 +10,7 @@ import { KubeClient, loadKubeConfig, resourcePath, type ResourceRef } from '../.
 import { resources } from '../../src/kube/resources.js';
 import { repositoryRoot } from '../../src/cli/release.js';
 import { readClusterState } from '../../src/cli/adm-upgrade-status.js';
-import { upgradeStatus } from '../../src/cli/upgrade-status/status.js';
+import { upgradeStatus } from '../../src/views/upgrade-status/status.js';
 import { runBosun } from '../helpers/cli.js';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
 import { NOW, pausedWorkers, stalled } from './upgrade-status-fixtures.js';

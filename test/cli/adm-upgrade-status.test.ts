@@ -1,4 +1,4 @@
-// `bosun adm upgrade status` (src/cli/upgrade-status/) against `oc adm upgrade status`: cluster
+// `bosun adm upgrade status` (src/views/upgrade-status/) against `oc adm upgrade status`: cluster
 // states built as OpenShift's look mid-update (test/cli/upgrade-status-fixtures.ts), and the exact
 // text oc prints for each — its assessment, estimate, wording, ordering, column alignment
 // (trailing spaces included) and each --details view — computed by hand from oc's rules where
@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import type { Obj } from '../../src/kube/index.js';
 import { repositoryRoot } from '../../src/cli/release.js';
-import { upgradeStatus, type ClusterState, type Details } from '../../src/cli/upgrade-status/status.js';
-import { fixed0, shortDuration, tabwrite } from '../../src/cli/upgrade-status/format.js';
+import { upgradeStatus, type ClusterState, type Details } from '../../src/views/upgrade-status/status.js';
+import { fixed0, shortDuration, tabwrite } from '../../src/views/upgrade-status/format.js';
 import { runBosun } from '../helpers/cli.js';
 import { NOW, ago, clusterOperator, clusterVersion, mostlyUpdated, overIncomplete, pausedWorkers, stalled, workersRolling } from './upgrade-status-fixtures.js';
 

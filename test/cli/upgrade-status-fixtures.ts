@@ -4,7 +4,7 @@
 // MachineConfigs with their release versions, and Nodes with the machine-config daemon's
 // annotations. Times are minutes before `now`.
 import type * as api from '../../src/api/index.js';
-import type { ClusterState } from '../../src/cli/upgrade-status/status.js';
+import type { ClusterState } from '../../src/views/upgrade-status/status.js';
 
 export const NOW = Date.parse('2026-03-02T12:00:00Z');
 /** An RFC 3339 time `m` minutes (and `s` seconds) before NOW. */

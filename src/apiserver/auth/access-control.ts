@@ -134,6 +134,11 @@ async function answerPost(request: PostRequest, rbac: RbacIndex, chained: Author
   const { body, user } = request;
   const created = { creationTimestamp: null };
   if (request.group === AUTHN && request.resource === 'tokenreviews' && !request.name) return { code: 201, body: tokenReview(body, authenticate) };
+  // Who the caller is (`kubectl auth whoami`; the web console's signed-in user).
+  if (request.group === AUTHN && request.resource === 'selfsubjectreviews' && !request.name) {
+    const userInfo = { username: user.name, ...(user.uid ? { uid: user.uid } : {}), groups: user.groups };
+    return { code: 201, body: { kind: 'SelfSubjectReview', apiVersion: `${AUTHN}/v1`, metadata: { ...(body.metadata ?? {}), ...created }, status: { userInfo } } };
+  }
   if (request.group === '' && request.resource === 'serviceaccounts' && request.subresource === 'token' && request.name && request.namespace) {
     const spec = (body.spec ?? {}) as TokenRequestSpec;
     let issued: IssuedToken | undefined;

@@ -40,7 +40,7 @@ interface ApiResource {
  * kube-apiserver advertises them, so that `kubectl create -f tokenreview.yaml` finds its kind.
  */
 const REVIEW_GROUPS: { name: string; resources: { name: string; kind: string; namespaced: boolean }[] }[] = [
-  { name: 'authentication.k8s.io', resources: [{ name: 'tokenreviews', kind: 'TokenReview', namespaced: false }] },
+  { name: 'authentication.k8s.io', resources: [{ name: 'tokenreviews', kind: 'TokenReview', namespaced: false }, { name: 'selfsubjectreviews', kind: 'SelfSubjectReview', namespaced: false }] },
   {
     name: 'authorization.k8s.io',
     resources: [

@@ -230,6 +230,8 @@ const MESSAGES: Record<string, Record<number, Field>> = {
     4: { name: 'expirationSeconds', kind: 'int', optional: true },
   },
   BoundObjectReference: { 1: { name: 'kind', kind: 'string' }, 2: { name: 'apiVersion', kind: 'string' }, 3: { name: 'name', kind: 'string' }, 4: { name: 'uid', kind: 'string' } },
+  // `kubectl auth whoami`: only metadata (its status is the answer).
+  SelfSubjectReview: { 1: { name: 'metadata', kind: { message: 'ObjectMeta' } } },
   SelfSubjectAccessReview: { 1: { name: 'metadata', kind: { message: 'ObjectMeta' } }, 2: { name: 'spec', kind: { message: 'SubjectAccessReviewSpec' } } },
   SubjectAccessReview: { 1: { name: 'metadata', kind: { message: 'ObjectMeta' } }, 2: { name: 'spec', kind: { message: 'SubjectAccessReviewSpec' } } },
   // SelfSubjectAccessReviewSpec has fields 1 and 2 of SubjectAccessReviewSpec.

@@ -5,9 +5,11 @@
 import type * as api from '../../api/index.js';
 import { BosunError } from '../../common/errors.js';
 import { roundDuration, parseTime, SECOND } from './format.js';
-import { assessControlPlane, findCondition, isMultiArchMigration, writeControlPlane } from './control-plane.js';
-import { assessHealth, writeHealth, type Insight } from './health.js';
+import { assessControlPlane, findCondition, isMultiArchMigration, writeControlPlane, type ControlPlane } from './control-plane.js';
+import { assessHealth, writeHealth, type Health, type Insight } from './health.js';
 import { assessNodes, assessPool, nodesPerPool, writeNodes, writeWorkerPools, type PoolData } from './pools.js';
+
+export type { ControlPlane, Health, Insight, PoolData };
 
 export const DETAILS = ['none', 'all', 'nodes', 'health', 'operators'] as const;
 export type Details = (typeof DETAILS)[number];
@@ -29,9 +31,14 @@ export interface ClusterState {
   mcoImage: string;
 }
 
-/** The report, as oc writes it with `--details=<details>`, evaluated at `now` (ms). */
-export function upgradeStatus(s: ClusterState, details: Details, now: number): string {
-  const shows = (what: Details) => details === 'all' || details === what;
+/** The update as oc assesses it: not updating, or the control plane, each pool with its nodes, and
+ *  the health insights — what the command writes and the console draws. */
+export type UpdateAssessment =
+  | { updating: false }
+  | { updating: true; controlPlane: ControlPlane; master?: PoolData; workers: PoolData[]; health: Health };
+
+/** The assessment at `now` (ms); throws UpgradeStatusError where oc refuses to assess. */
+export function assessUpdate(s: ClusterState, now: number): UpdateAssessment {
   if (!s.operators.length) throw new UpgradeStatusError('no cluster operator information available - you must be connected to an OpenShift version 4 server');
   const progressing = findCondition(s.cv, 'Progressing');
   if (!progressing) throw new UpgradeStatusError('no current Progressing info, see `kubectl describe clusterversion` for more details.');
@@ -54,19 +61,26 @@ export function upgradeStatus(s: ClusterState, details: Details, now: number): s
   }
 
   const workersOutdated = workers.some((p) => p.overview.total > 0 && p.completion !== 100);
-  if (progressing.status !== 'True' && !workersOutdated) return 'The cluster is not updating.\n';
+  if (progressing.status !== 'True' && !workersOutdated) return { updating: false };
 
   const startedAt = history.length ? parseTime(history[0].startedTime) : parseTime(progressing.lastTransitionTime);
   const updatingFor = roundDuration(now - startedAt, SECOND);
 
   const cp = assessControlPlane(s.cv, s.operators, s.mcoImage, now);
   insights.push(...cp.insights);
-  let out = writeControlPlane(cp.data, shows('operators'), now);
-  if (master) out += writeNodes(master, shows('nodes'));
-  if (workers.some((p) => p.nodes.length)) {
-    out += `\n= Worker Upgrade =\n${writeWorkerPools(workers)}`;
-    for (const p of workers) out += writeNodes(p, shows('nodes'));
+  return { updating: true, controlPlane: cp.data, master, workers, health: assessHealth(insights, updatingFor, now) };
+}
+
+/** The report, as oc writes it with `--details=<details>`, evaluated at `now` (ms). */
+export function upgradeStatus(s: ClusterState, details: Details, now: number): string {
+  const shows = (what: Details) => details === 'all' || details === what;
+  const a = assessUpdate(s, now);
+  if (!a.updating) return 'The cluster is not updating.\n';
+  let out = writeControlPlane(a.controlPlane, shows('operators'), now);
+  if (a.master) out += writeNodes(a.master, shows('nodes'));
+  if (a.workers.some((p) => p.nodes.length)) {
+    out += `\n= Worker Upgrade =\n${writeWorkerPools(a.workers)}`;
+    for (const p of a.workers) out += writeNodes(p, shows('nodes'));
   }
-  const health = assessHealth(insights, updatingFor, now);
-  return `${out}\n${writeHealth(health, health.detailed && shows('health'))}`;
+  return `${out}\n${writeHealth(a.health, a.health.detailed && shows('health'))}`;
 }

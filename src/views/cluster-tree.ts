@@ -1,4 +1,4 @@
-// The tree `bosun cluster describe` prints, as `clusterctl describe cluster` prints it (v1beta2):
+// The tree `bosun cluster describe` prints (and the console draws), as `clusterctl describe cluster` prints it (v1beta2):
 // the Cluster, its infrastructure cluster, its control plane with its Machines, and its workers
 // (MachineDeployments with their Machines, then MachineSets and Machines of no deployment), in the
 // columns NAME, REPLICAS, AVAILABLE, READY, UP TO DATE, STATUS, REASON, SINCE, MESSAGE. Machines

@@ -10,8 +10,7 @@
 // Nodes sort by assessment, phase and name. A pool is Completed, Pending (no node started),
 // Degraded, Excluded (paused with nodes left) or Progressing.
 import type * as api from '../../api/index.js';
-import { storedSelectorMatches } from '../../common/label-selectors.js';
-import { metaSelector } from '../../mco/controller/types.js';
+import { storedSelectorMatches, type MetaLabelSelector } from '../../common/label-selectors.js';
 import { fixed0, parseTime, tabwrite, MINUTE, ZERO_TIME } from './format.js';
 import { kinds, type Insight } from './health.js';
 
@@ -208,7 +207,7 @@ export function nodesPerPool(pools: readonly api.MachineConfigPool[], nodes: rea
   const out = new Map<string, api.Node[]>();
   const selects = (name: string, node: api.Node) => {
     const pool = pools.find((p) => p.metadata.name === name);
-    return Boolean(pool) && storedSelectorMatches(metaSelector(pool!.spec?.nodeSelector), node.metadata.labels ?? {});
+    return Boolean(pool) && storedSelectorMatches((pool!.spec?.nodeSelector ?? undefined) as MetaLabelSelector | undefined, node.metadata.labels ?? {});
   };
   const custom = pools.map((p) => p.metadata.name).filter((n) => n !== 'master' && n !== 'worker');
   for (const node of nodes) {

@@ -1,0 +1,66 @@
+// test: shared-addresses, test: e2e (npm run test:e2e; minutes on its own cluster) (installs a local cluster: machines on 127.0.1.N, the MCS on 22623)
+// The web console on a real installed cluster: the payload runs it as a pod on a master behind
+// its LoadBalancer Service and publishes the URL in console-public; Debian's chromium logs in with
+// the kubeconfig's token; the overview shows the cluster's own version, nodes Ready, operators
+// (console among them) and Prometheus's alerts and API request rate; MachineDeployment worker is
+// scaled to 3 from the page and a third worker Machine comes, on the page, through the watch.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Browser, Page } from 'playwright-core';
+import { installCluster, type InstalledCluster } from '../helpers/installed-cluster.js';
+import { eventually } from '../helpers/eventually.js';
+import { launchBrowser, logIn, newPage, screenshot, skipWithoutChromium } from './fixture.js';
+
+let c: InstalledCluster;
+let browser: Browser;
+let page: Page;
+let url: string;
+
+before(async () => {
+  if (skipWithoutChromium) return;
+  c = await installCluster(2);
+  browser = await launchBrowser();
+  ({ page } = await newPage(browser));
+});
+
+after(async () => {
+  await browser?.close();
+  await c?.destroy();
+});
+
+const t = (name: string, fn: () => Promise<void>) => test(name, { skip: skipWithoutChromium, timeout: 300_000 }, fn);
+
+t('the payload runs the console and publishes its URL', async () => {
+  assert.match(await c.kubectl(['get', 'co', 'console']), /^console\s+1\.0\.0\s+True\s+False\s+False/m);
+  url = (await c.kubectl(['-n', 'openshift-config-managed', 'get', 'configmap', 'console-public', '-o', 'jsonpath={.data.consoleURL}'])).trim();
+  assert.match(url, /^https:\/\/127\.0\.200\.\d+:9443$/);
+  const pods = await c.json(['-n', 'openshift-console', 'get', 'pods', '-l', 'app=console']);
+  assert.equal(pods.items.length, 1);
+  assert.match(pods.items[0].spec.nodeName, /master/);
+});
+
+t('overview of the real cluster, with Prometheus', async () => {
+  const token = (await c.kubectl(['config', 'view', '--raw', '-o', 'jsonpath={.users[0].user.token}'])).trim();
+  await logIn(page, url, token);
+  await eventually('5 nodes Ready', async () => (await page.getByTestId('nodes-ready').textContent()) === '5 of 5 Ready', 60_000);
+  assert.match((await page.getByTestId('version').textContent()) ?? '', /^1\.0\.0/);
+  await page.getByRole('list', { name: 'Cluster operators' }).getByRole('listitem').filter({ hasText: /^Available console 1\.0\.0$/ }).waitFor();
+  // Prometheus answers through thanos-querier as the user: Watchdog always fires.
+  await page.getByText(/Watchdog/).waitFor({ timeout: 120_000 });
+  await page.getByText(/requests\/s now/).waitFor({ timeout: 120_000 });
+  await screenshot(page, 'installed-overview');
+  await page.getByRole('link', { name: 'Cluster Settings' }).first().click();
+  await page.locator('g.edge-recommended[data-version="1.0.1"]').waitFor();
+  await screenshot(page, 'installed-cluster-settings');
+});
+
+t('MachineDeployment worker scaled to 3 from the page: the third Machine appears live', async () => {
+  await page.getByRole('link', { name: 'MachineSets and MachineDeployments' }).click();
+  const row = page.getByRole('row', { name: /openshift-cluster-api worker/ }).first();
+  await row.getByLabel('Replicas of worker').fill('3');
+  await row.getByRole('button', { name: 'Scale' }).click();
+  await page.getByText('scaled to 3').waitFor();
+  await page.getByRole('link', { name: 'Machines', exact: true }).click();
+  await page.getByText(/^6 machines, live$/).waitFor({ timeout: 120_000 });
+  await screenshot(page, 'installed-machines');
+});
