@@ -127,9 +127,15 @@ export function buildCloudApi(cloud: LocalCloud, network: Network, auth: CloudAp
   app.get('/v1/loadbalancers/:name', needs('loadbalancers:describe'), async (req) => network.getLoadBalancer((req.params as { name: string }).name));
   app.put('/v1/loadbalancers/:name', needs('loadbalancers:manage'), async (req, reply) => {
     const { loadBalancer, created } = network.ensureLoadBalancer((req.params as { name: string }).name, req.body);
+    // Answered once the data plane carries it (as it did when the balancers were in-process proxies).
+    await network.applied();
     return reply.code(created ? 201 : 200).send(loadBalancer);
   });
-  app.delete('/v1/loadbalancers/:name', needs('loadbalancers:manage'), async (req) => network.deleteLoadBalancer((req.params as { name: string }).name));
+  app.delete('/v1/loadbalancers/:name', needs('loadbalancers:manage'), async (req) => {
+    const deleted = network.deleteLoadBalancer((req.params as { name: string }).name);
+    await network.applied();
+    return deleted;
+  });
 
   app.get('/v1/routes', needs('routes:describe'), async () => ({ routes: network.listRoutes() }));
   app.post('/v1/routes', needs('routes:manage'), async (req, reply) => reply.code(201).send(network.createRoute(req.body)));
