@@ -177,12 +177,18 @@ function portTaken(address: string, port: number): Promise<boolean> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** True while the process runs (a zombie, exited but not yet reaped by its parent, does not). */
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true;
   }
 }
 
@@ -208,6 +214,10 @@ export class HaproxyBalancers implements LoadBalancerEngine {
   /** What the running worker carries, listener by listener. */
   private running = new Map<string, PlannedListener>();
   private readonly draining = new Map<string, Draining>();
+  /** The listeners of a haproxy taken over (from its configuration file), until it is reloaded. */
+  private readonly adopted = new Set<string>();
+  /** Listeners left out because something else holds their port (warned about once). */
+  private readonly portsTaken = new Set<string>();
   private readonly drainTimer: NodeJS.Timeout;
   private draintick: Promise<void> = Promise.resolve();
   private closed = false;
@@ -239,21 +249,25 @@ export class HaproxyBalancers implements LoadBalancerEngine {
       this.log.warn({ pid: this.pid }, 'haproxy exited; starting it again');
       this.forget();
     }
+    if (this.pid === undefined) this.adopt();
     if (wanted.length === 0) {
       // Nothing to carry: no haproxy (also not one a crashed cloud left behind).
-      if (this.pid === undefined) this.adopt();
       await this.stop();
       return;
     }
     // A port something else holds is left out (else the whole configuration fails to load).
     const kept: PlannedListener[] = [];
     for (const l of wanted) {
-      if (!this.running.has(l.key) && await portTaken(l.address, l.port)) this.log.warn(`load balancer ${l.balancer}: cannot listen on ${l.key}: the port is in use; tried again at the next change`);
-      else kept.push(l);
+      if (!this.running.has(l.key) && !this.adopted.has(l.key) && await portTaken(l.address, l.port)) {
+        if (!this.portsTaken.has(l.key)) this.log.warn(`load balancer ${l.balancer}: cannot listen on ${l.key}: the port is in use; tried again every few seconds`);
+        this.portsTaken.add(l.key);
+      } else {
+        this.portsTaken.delete(l.key);
+        kept.push(l);
+      }
     }
     wanted = kept;
     if (wanted.length === 0) return;
-    if (this.pid === undefined) this.adopt();
     if (this.pid === undefined) {
       await this.writeConfig(wanted);
       await this.spawn();
@@ -270,6 +284,7 @@ export class HaproxyBalancers implements LoadBalancerEngine {
     }
     await this.writeConfig(wanted);
     await this.reload(wanted);
+    this.adopted.clear();
     for (const key of [...this.draining.keys()]) if (!wanted.some((l) => key.startsWith(`${l.key}/`))) this.draining.delete(key);
     this.running = new Map(wanted.map((l) => [l.key, l]));
   }
@@ -346,6 +361,9 @@ export class HaproxyBalancers implements LoadBalancerEngine {
     this.pid = pid;
     // Whatever it carries is replaced by a reload at this sync.
     this.running = new Map();
+    try {
+      for (const m of readFileSync(this.path(CONFIG), 'utf8').matchAll(/^listen (\S+)$/gm)) this.adopted.add(m[1]);
+    } catch { /* no configuration: nothing known */ }
     this.log.info({ pid }, 'took over the haproxy a previous run of the cloud left running');
   }
 
@@ -470,6 +488,7 @@ export class HaproxyBalancers implements LoadBalancerEngine {
     this.child = undefined;
     this.running = new Map();
     this.draining.clear();
+    this.adopted.clear();
   }
 
   private logTail(): string {
