@@ -123,13 +123,13 @@ export function buildCloudApi(cloud: LocalCloud, network: Network, auth: CloudAp
     return cloud.operate(op as Operation, id);
   });
 
-  app.get('/v1/loadbalancers', needs('loadbalancers:describe'), async () => ({ loadBalancers: network.listLoadBalancers() }));
-  app.get('/v1/loadbalancers/:name', needs('loadbalancers:describe'), async (req) => network.getLoadBalancer((req.params as { name: string }).name));
+  app.get('/v1/loadbalancers', needs('loadbalancers:describe'), async () => ({ loadBalancers: network.listLoadBalancers().map((lb) => network.describe(lb)) }));
+  app.get('/v1/loadbalancers/:name', needs('loadbalancers:describe'), async (req) => network.describe(network.getLoadBalancer((req.params as { name: string }).name)));
   app.put('/v1/loadbalancers/:name', needs('loadbalancers:manage'), async (req, reply) => {
     const { loadBalancer, created } = network.ensureLoadBalancer((req.params as { name: string }).name, req.body);
     // Answered once the data plane carries it (as it did when the balancers were in-process proxies).
     await network.applied();
-    return reply.code(created ? 201 : 200).send(loadBalancer);
+    return reply.code(created ? 201 : 200).send(network.describe(loadBalancer));
   });
   app.delete('/v1/loadbalancers/:name', needs('loadbalancers:manage'), async (req) => {
     const deleted = network.deleteLoadBalancer((req.params as { name: string }).name);

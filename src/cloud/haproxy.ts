@@ -272,6 +272,7 @@ export class HaproxyBalancers implements LoadBalancerEngine {
       await this.writeConfig(wanted);
       await this.spawn();
       this.running = new Map(wanted.map((l) => [l.key, l]));
+      await this.markUnchecked(wanted, new Set());
       return;
     }
     const sameShape = this.running.size === wanted.length && wanted.every((l) => this.running.get(l.key)?.shape.join('\n') === l.shape.join('\n'));
@@ -283,8 +284,9 @@ export class HaproxyBalancers implements LoadBalancerEngine {
       return;
     }
     await this.writeConfig(wanted);
-    await this.reload(wanted);
+    const carried = await this.reload(wanted);
     this.adopted.clear();
+    await this.markUnchecked(wanted, carried);
     for (const key of [...this.draining.keys()]) if (!wanted.some((l) => key.startsWith(`${l.key}/`))) this.draining.delete(key);
     this.running = new Map(wanted.map((l) => [l.key, l]));
   }
@@ -368,12 +370,13 @@ export class HaproxyBalancers implements LoadBalancerEngine {
   }
 
   /** Reloads the master on the written configuration; resolves once the new worker runs. */
-  private async reload(wanted: PlannedListener[]): Promise<void> {
+  private async reload(wanted: PlannedListener[]): Promise<Set<string>> {
     // The servers' health, for the new worker (load-server-state-from-file): of listeners and
     // servers that stay as they are only — a changed check starts from scratch.
+    let kept = new Set<string>();
     try {
       const state = (await this.command('@1 show servers state')).split('\n');
-      const kept = new Set(wanted.flatMap((l) => {
+      kept = new Set(wanted.flatMap((l) => {
         const r = this.running.get(l.key);
         if (!r || r.shape.join('\n') !== l.shape.join('\n')) return [];
         return l.servers.filter((s) => r.servers.some((x) => x.name === s.name && serverSpec(x) === serverSpec(s))).map((s) => `${l.key} ${s.name}`);
@@ -394,10 +397,21 @@ export class HaproxyBalancers implements LoadBalancerEngine {
       const now = await this.reloads().catch(() => undefined);
       if (now && now.count > before.count && now.worker) {
         if (now.failed > before.failed) throw new Error(`haproxy failed to reload: ${this.logTail()}`);
-        return;
+        return new Set([...kept].map((k) => k.replace(' ', '/')));
       }
       if (!alive(this.pid!)) { this.forget(); throw new Error(`haproxy exited while reloading: ${this.logTail()}`); }
       if (Date.now() - started > 10_000) throw new Error(`haproxy did not reload within 10 s: ${this.logTail()}`);
+    }
+  }
+
+  /** Checked servers whose health was not carried over start down, until their first check passes
+   *  (haproxy starts them up), as the Node proxy counts a target not checked yet. */
+  private async markUnchecked(listeners: PlannedListener[], carried: Set<string>): Promise<void> {
+    for (const l of listeners) {
+      for (const s of l.servers) {
+        const id = `${l.key}/${s.name}`;
+        if (s.checked && !carried.has(id)) await this.worker(`set server ${id} health down`).catch((e) => this.log.warn({ err: (e as Error).message }, 'haproxy: could not mark a server down'));
+      }
     }
   }
 
@@ -432,7 +446,8 @@ export class HaproxyBalancers implements LoadBalancerEngine {
       this.draining.set(`${want.key}/${s.name}`, { listener: want.key, server: s.name, since: Date.now() });
     }
     const had = new Map(have.servers.map((s) => [s.name, s]));
-    for (const s of want.servers) {
+    // Fail-open backups first: a listener never has a moment with nothing to send to.
+    for (const s of [...want.servers].sort((a, b) => Number(a.checked) - Number(b.checked))) {
       const h = had.get(s.name);
       if (h && serverSpec(h) === serverSpec(s)) continue;
       const id = `${want.key}/${s.name}`;
@@ -443,8 +458,10 @@ export class HaproxyBalancers implements LoadBalancerEngine {
         await this.worker(`del server ${id}`, /deleted/i).catch(() => '');
       }
       await this.worker(`add server ${id} ${serverSpec(s)}`, /registered/i);
-      await this.worker(`enable server ${id}`);
       if (s.checked) await this.worker(`enable health ${id}`);
+      await this.worker(`enable server ${id}`);
+      // Not checked yet: down until its first check passes, as the Node proxy counts it.
+      if (s.checked) await this.worker(`set server ${id} health down`);
     }
   }
 

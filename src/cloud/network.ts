@@ -10,14 +10,24 @@ import { conflict, invalid, notFound } from './errors.js';
 import { parseCidr } from '../common/ipv4.js';
 import { parseLoadBalancer, parseRoute } from './requests.js';
 import type { CloudStore } from './store.js';
-import type { LoadBalancer, Route } from './types.js';
+import type { LoadBalancer, LoadBalancerEngineInfo, Route } from './types.js';
 
 export class Network {
   private lastChange: Promise<void> = Promise.resolve();
 
   /** `onChange` runs after every stored change to the balancers (the data plane follows them); it
    *  resolves once the change is carried (it never rejects). */
-  constructor(private readonly store: CloudStore, private readonly onChange: () => Promise<void> | void = () => undefined) {}
+  constructor(
+    private readonly store: CloudStore,
+    private readonly onChange: () => Promise<void> | void = () => undefined,
+    private readonly engine: () => LoadBalancerEngineInfo | undefined = () => undefined,
+  ) {}
+
+  /** A balancer as the API answers it: with the engine that carries it. */
+  describe(lb: LoadBalancer): LoadBalancer {
+    const engine = this.engine();
+    return engine ? { ...lb, engine } : lb;
+  }
 
   /** Resolves once the data plane carries the last stored change. */
   applied(): Promise<void> {

@@ -57,7 +57,7 @@ export class CloudService {
       },
     });
     this.log = opts.log ?? logger('cloud');
-    this.network = new Network(this.cloud.store, () => this.syncProxies());
+    this.network = new Network(this.cloud.store, () => this.syncProxies(), () => ({ name: this.proxies.name, ...(this.proxies.reason ? { reason: this.proxies.reason } : {}) }));
     this.credentials = new CredentialStore(credentialsFile(resolve(opts.dataDir)));
     this.rootCredential = this.credentials.ensureRoot(rootCredentialPath(resolve(opts.dataDir)));
     this.audit = new CloudAuditLog(auditLogFile(resolve(opts.dataDir)));
