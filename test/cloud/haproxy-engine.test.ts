@@ -191,7 +191,7 @@ test('a target failing its health check gets no new connections and has its open
   try {
     const targetPort = await freePort('127.0.0.2');
     const healthPort = await freePort('127.0.0.2');
-    const healthy = new Map([['a', true], ['b', true]]);
+    const healthy = new Map([['a', true], ['b', false]]);
     for (const [name, ip] of [['a', '127.0.0.2'], ['b', '127.0.0.3']]) {
       servers.push(await echo(name, ip, targetPort));
       const h = createHttpServer((req, res) => res.writeHead(req.url === '/healthz' && healthy.get(name) ? 200 : 503).end());
@@ -202,7 +202,9 @@ test('a target failing its health check gets no new connections and has its open
     const lb = balancer('hc', '127.0.0.1', port, targetPort, ['127.0.0.2', '127.0.0.3'], { healthCheck: { port: healthPort, path: '/healthz' } });
     await engine.sync([lb]);
     const spread = async () => { const s = new Set<string>(); for (let i = 0; i < 4; i++) s.add(await once('127.0.0.1', port)); return [...s].sort().join(); };
-    await eventually('both targets in use', async () => (await spread()) === 'a,b', 10_000);
+    await eventually('only the healthy target gets connections', async () => (await spread()) === 'a', 10_000);
+    healthy.set('b', true);
+    await eventually('both healthy: both in use', async () => (await spread()) === 'a,b', 10_000);
     let onA = new Conn('127.0.0.1', port);
     while (await onA.target() !== 'a') {
       onA.socket.destroy();
@@ -210,7 +212,7 @@ test('a target failing its health check gets no new connections and has its open
     }
 
     healthy.set('a', false);
-    await onA.closed; // shut when a is marked down
+    await Promise.race([onA.closed, new Promise((_r, reject) => setTimeout(() => reject(new Error('the connection to the failing target was not shut')), 10_000))]);
     await eventually('only b gets new connections', async () => (await spread()) === 'b', 10_000);
 
     healthy.set('b', false);
