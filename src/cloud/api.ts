@@ -123,8 +123,15 @@ export function buildCloudApi(cloud: LocalCloud, network: Network, auth: CloudAp
     return cloud.operate(op as Operation, id);
   });
 
-  app.get('/v1/loadbalancers', needs('loadbalancers:describe'), async () => ({ loadBalancers: network.listLoadBalancers().map((lb) => network.describe(lb)) }));
-  app.get('/v1/loadbalancers/:name', needs('loadbalancers:describe'), async (req) => network.describe(network.getLoadBalancer((req.params as { name: string }).name)));
+  app.get('/v1/loadbalancers', needs('loadbalancers:describe'), async () => {
+    // What a change answered before the data plane carried it is not shown before it does.
+    await network.applied();
+    return { loadBalancers: network.listLoadBalancers().map((lb) => network.describe(lb)) };
+  });
+  app.get('/v1/loadbalancers/:name', needs('loadbalancers:describe'), async (req) => {
+    await network.applied();
+    return network.describe(network.getLoadBalancer((req.params as { name: string }).name));
+  });
   app.put('/v1/loadbalancers/:name', needs('loadbalancers:manage'), async (req, reply) => {
     const { loadBalancer, created } = network.ensureLoadBalancer((req.params as { name: string }).name, req.body);
     // Answered once the data plane carries it (as it did when the balancers were in-process proxies).
