@@ -1,4 +1,5 @@
-// The data plane of the local cloud's load balancers: for every stored balancer and each of its
+// The fallback data plane of the local cloud's load balancers, when haproxy is not installed
+// (load-balancer-engine.ts; haproxy.ts is the engine otherwise): for every stored balancer and each of its
 // ports, a userspace TCP proxy listening on the balancer's virtual IP (127.0.200.M:port) that
 // forwards each connection to one of its targets' private IPs on the port's targetPort (a
 // Service's NodePort) — round-robin, trying the next target when one refuses — and refuses

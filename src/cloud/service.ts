@@ -1,6 +1,6 @@
 // The local cloud as a running service: the instances (cloud.ts), the network objects
 // (network.ts) and the HTTP API on a loopback address, with the endpoint file written for clients;
-// the load balancers' proxies (load-balancer-proxy.ts) follow the stored balancers while it runs.
+// the load balancers' data plane (load-balancer-engine.ts: haproxy, or the Node proxy without it) follows the stored balancers while it runs.
 // Callers need a credential (credentials.ts): the root one is made on the first start and kept in
 // cloud/root.credential; what they do is appended to cloud/audit.log.
 import type { FastifyInstance } from 'fastify';
