@@ -47,7 +47,7 @@ export class CloudService {
   constructor(private readonly opts: ServeOptions) {
     this.cloud = new LocalCloud(opts);
     this.proxies = loadBalancerEngine({
-      engine: opts.loadBalancerEngine,
+      engine: opts.loadBalancerEngine ?? engineFromEnv(),
       haproxyBinary: opts.haproxyBinary,
       dir: join(resolve(opts.dataDir), 'cloud', 'haproxy'),
       log: opts.log ?? logger('cloud'),
@@ -101,6 +101,14 @@ export class CloudService {
     });
     return this.proxySync;
   }
+}
+
+/** BOSUN_LB_ENGINE=auto|haproxy|node chooses the engine when the caller does not. */
+function engineFromEnv(): ServeOptions['loadBalancerEngine'] {
+  const v = process.env.BOSUN_LB_ENGINE;
+  if (v === undefined || v === '') return undefined;
+  if (v === 'auto' || v === 'haproxy' || v === 'node') return v;
+  throw new Error(`BOSUN_LB_ENGINE must be auto, haproxy or node, got "${v}"`);
 }
 
 function isLoopback(host: string): boolean {
