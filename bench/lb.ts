@@ -1,13 +1,15 @@
-// Throughput and latency of the local cloud's load balancers (src/cloud/load-balancer-proxy.ts):
-// a cloud service with one balancer of one TCP port over three instances, each instance's private
-// IP (127.0.1.N) serving a small HTTP body on the balancer's target port. The same load runs
-// directly against one backend and through the balancer's VIP (127.0.200.M), first with keep-alive
-// clients (the proxy's per-byte cost) and then with a new connection per request (its per-connection
-// cost: accept, pick a target, connect upstream, tear both down). Prints requests/s, p50/p99 and the
-// through-LB/direct ratio for each. Three processes, so none shares an event loop with another: this
-// one runs the cloud (and so the proxy), a child runs the backends, another child the load.
+// Throughput and latency of the local cloud's load balancers on both engines, haproxy
+// (src/cloud/haproxy.ts) and the Node proxy (src/cloud/load-balancer-proxy.ts), against the
+// backends directly, in one run: a cloud service with one balancer of one TCP port over three
+// instances, each instance's private IP (127.0.1.N) serving a small HTTP body on the balancer's
+// target port; the same balancer also carried by a Node proxy on another port of its VIP. The same
+// load runs directly against one backend and through each engine, first with keep-alive clients
+// (the per-byte cost) and then with a new connection per request (the per-connection cost: accept,
+// pick a target, connect upstream, tear both down). Prints requests/s, p50/p99, the engine's CPU
+// share and the through-LB/direct ratio for each. This process runs the cloud (and the Node proxy),
+// haproxy runs in its own processes, a child runs the backends, another child the load.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, createServer as createHttpServer, request } from 'node:http';
 import { freePort } from '../src/common/listen.js';
 import { tmpdir } from 'node:os';
@@ -89,22 +91,46 @@ function child(args: string[], children: ChildProcess[]): ChildProcess {
   return c;
 }
 
-/** One case; `proxyCpu`: this process's CPU share while the child measured (it does nothing else). */
-function runLoad(url: string, mode: Mode, children: ChildProcess[]): Promise<LoadResult> {
+/** CPU time (ms) of the given processes and their children (haproxy's master and workers), from /proc. */
+function processTreeCpuMs(root: number): number {
+  const tick = 1000 / 100; // USER_HZ
+  let total = 0;
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try { stat = readFileSync(`/proc/${name}/stat`, 'utf8'); } catch { continue; }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const pid = Number(name);
+    const ppid = Number(fields[1]);
+    if (pid === root || ppid === root) total += (Number(fields[11]) + Number(fields[12])) * tick;
+  }
+  return total;
+}
+
+/** Where the engine under test runs: this process (the Node proxy), or haproxy's processes. */
+type CpuOf = { pid: number } | 'self';
+
+/** One case; `proxyCpu`: the engine's CPU share while the child measured. */
+function runLoad(url: string, mode: Mode, children: ChildProcess[], cpuOf: CpuOf = 'self'): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     const c = child(['--load', url, mode], children);
     let out = '';
-    let cpu0: NodeJS.CpuUsage | undefined;
+    const cpuMs = () => {
+      if (cpuOf !== 'self') return processTreeCpuMs(cpuOf.pid);
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1000;
+    };
+    let cpu0: number | undefined;
     let wall0 = 0;
     c.stdout!.on('data', (d) => {
       out += d;
-      if (!cpu0 && out.includes('measuring\n')) { cpu0 = process.cpuUsage(); wall0 = performance.now(); }
+      if (cpu0 === undefined && out.includes('measuring\n')) { cpu0 = cpuMs(); wall0 = performance.now(); }
     });
     c.on('exit', (code) => {
-      if (code !== 0 || !cpu0) return reject(new Error(`load generator exited ${code}`));
-      const cpu = process.cpuUsage(cpu0);
+      if (code !== 0 || cpu0 === undefined) return reject(new Error(`load generator exited ${code}`));
+      const cpu = cpuMs() - cpu0;
       const result = JSON.parse(out.slice(out.indexOf('\n') + 1)) as LoadResult;
-      resolve({ ...result, proxyCpu: (cpu.user + cpu.system) / 1000 / (performance.now() - wall0) });
+      resolve({ ...result, proxyCpu: cpu / (performance.now() - wall0) });
     });
   });
 }
@@ -126,16 +152,19 @@ function median(rounds: LoadResult[]): LoadResult {
 }
 
 function fmt(name: string, r: LoadResult): string {
-  return `${name.padEnd(30)} ${rps(r).toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(2).padStart(7)} ms  p99 ${r.p99.toFixed(2).padStart(7)} ms  errors ${r.errors}`;
+  return `${name.padEnd(36)} ${rps(r).toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(2).padStart(7)} ms  p99 ${r.p99.toFixed(2).padStart(7)} ms  errors ${r.errors}`;
 }
 
 async function main(): Promise<void> {
   process.env.BOSUN_LOG_LEVEL ??= 'warn';
   const { CloudService } = await import('../src/cloud/service.js');
   const { CloudClient } = await import('../src/cloud/client.js');
+  const { LoadBalancerProxies } = await import('../src/cloud/load-balancer-proxy.js');
+  const { HaproxyBalancers } = await import('../src/cloud/haproxy.js');
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-bench-lb-'));
   chmodSync(dataDir, 0o755);
   const service = new CloudService({ dataDir, bootDelayMs: 100, ignition: 'builtin', host: '127.0.0.1', port: 0 });
+  const nodeProxy = new LoadBalancerProxies((id) => service.cloud.store.instances.get(id)?.privateIp);
   const children: ChildProcess[] = [];
   try {
     const client = new CloudClient(await service.start(), service.rootCredential);
@@ -147,27 +176,43 @@ async function main(): Promise<void> {
     const lbPort = await freePort('127.0.0.1');
     const lb = await client.ensureLoadBalancer('bench-lb', { ports: [{ protocol: 'TCP', port: lbPort, targetPort: nodePort }], targets: instances.map((i) => i.id), sourceRanges: [] });
     await service.syncProxies();
-    console.log(`${BACKENDS} backends (${ips.join(', ')}:${nodePort}), balancer ${lb.address}:${lbPort}; ${CLIENTS} concurrent clients, ${SECONDS} s per case, median of ${ROUNDS} alternating rounds`);
+    // The same balancer on the Node proxy, on the next free port of its VIP.
+    const nodeLbPort = await freePort(lb.address);
+    await nodeProxy.sync([{ ...lb, ports: [{ ...lb.ports[0], port: nodeLbPort }] }]);
+    const engines: { name: string; url: string; cpu: CpuOf }[] = [];
+    if (service.proxies instanceof HaproxyBalancers && service.proxies.masterPid !== undefined) {
+      engines.push({ name: 'haproxy', url: `http://${lb.address}:${lbPort}/`, cpu: { pid: service.proxies.masterPid } });
+    } else {
+      console.log(`haproxy: not measured (${service.proxies.reason ?? 'not running'})`);
+    }
+    engines.push({ name: 'node', url: `http://${lb.address}:${nodeLbPort}/`, cpu: 'self' });
+    console.log(`${BACKENDS} backends (${ips.join(', ')}:${nodePort}), balancer ${lb.address}:${lbPort} (haproxy) and :${nodeLbPort} (Node proxy); ${CLIENTS} concurrent clients, ${SECONDS} s per case, median of ${ROUNDS} alternating rounds`);
 
     for (const mode of ['keepalive', 'close'] as const) {
       const label = mode === 'keepalive' ? 'keep-alive' : 'new connection/request';
-      // Direct and through the balancer alternate, ROUNDS times, and the median round of each is
+      // Direct and through each engine alternate, ROUNDS times, and the median round of each is
       // shown: on a shared machine the load of other processes drifts within seconds.
       const direct: LoadResult[] = [];
-      const viaLb: LoadResult[] = [];
+      const via = new Map<string, LoadResult[]>(engines.map((e) => [e.name, []]));
       for (let round = 0; round < ROUNDS; round++) {
         direct.push(await runLoad(`http://${ips[0]}:${nodePort}/`, mode, children));
-        viaLb.push(await runLoad(`http://${lb.address}:${lbPort}/`, mode, children));
+        for (const e of engines) via.get(e.name)!.push(await runLoad(e.url, mode, children, e.cpu));
       }
       const d = median(direct);
-      const v = median(viaLb);
-      console.log(fmt(`direct  ${label}`, d));
-      // The proxy's CPU share says whether it is the limit (near 100%: its one core saturated).
-      console.log(`${fmt(`via LB  ${label}`, v)}  proxy CPU ${(v.proxyCpu * 100).toFixed(0)}%`);
-      console.log(`ratio via-LB/direct ${label}: throughput ${(rps(v) / rps(d)).toFixed(2)}, p99 ${(v.p99 / d.p99).toFixed(2)}x`);
+      console.log(fmt(`direct       ${label}`, d));
+      for (const e of engines) {
+        const v = median(via.get(e.name)!);
+        // The engine's CPU share says whether it is the limit (the Node proxy: near 100%, its one core saturated).
+        console.log(`${fmt(`via ${e.name.padEnd(8)} ${label}`, v)}  engine CPU ${(v.proxyCpu * 100).toFixed(0)}%`);
+      }
+      for (const e of engines) {
+        const v = median(via.get(e.name)!);
+        console.log(`ratio via-${e.name}/direct ${label}: throughput ${(rps(v) / rps(d)).toFixed(2)}, p99 ${(v.p99 / d.p99).toFixed(2)}x`);
+      }
     }
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill();
+    await nodeProxy.closeAll();
     await service.close();
     rmSync(dataDir, { recursive: true, force: true });
   }

@@ -40,6 +40,12 @@ export interface LoadBalancerStatus {
   ingress: Array<{ ip?: string; hostname?: string; ports?: PortStatus[] }>;
 }
 
+/** What ensureLoadBalancer answers: the status, and what the Service should be told beside it
+ *  (Warning events; not part of its status), e.g. that the cloud carries it on a fallback engine. */
+export interface EnsuredLoadBalancer extends LoadBalancerStatus {
+  warnings?: Array<{ reason: string; message: string }>;
+}
+
 /** A Service none of whose ports the cloud can carry (e.g. UDP only on a TCP-only cloud): retrying
  *  cannot help, so the controller waits for the Service to change. */
 export class UnsupportedPortsError extends BosunError {
@@ -59,7 +65,7 @@ export interface LoadBalancer {
   getLoadBalancerName(clusterName: string, service: api.Service): string;
   /** The balancer's status, or undefined when it does not exist. */
   getLoadBalancer(clusterName: string, service: api.Service): Promise<LoadBalancerStatus | undefined>;
-  ensureLoadBalancer(clusterName: string, service: api.Service, nodes: api.Node[]): Promise<LoadBalancerStatus>;
+  ensureLoadBalancer(clusterName: string, service: api.Service, nodes: api.Node[]): Promise<EnsuredLoadBalancer>;
   updateLoadBalancer(clusterName: string, service: api.Service, nodes: api.Node[]): Promise<void>;
   ensureLoadBalancerDeleted(clusterName: string, service: api.Service): Promise<void>;
   /** The names of this cluster's balancers in the cloud (for removing orphans at start). */

@@ -21,7 +21,7 @@ import type { CloudError } from '../cloud/errors.js';
 import type { Instance, LoadBalancerPort } from '../cloud/types.js';
 import type * as api from '../api/index.js';
 import {
-  type CloudProvider, type InstanceMetadata, type InstancesV2, type LoadBalancer, type LoadBalancerStatus, type PortStatus, type Route, type Routes,
+  type CloudProvider, type EnsuredLoadBalancer, type InstanceMetadata, type InstancesV2, type LoadBalancer, type LoadBalancerStatus, type PortStatus, type Route, type Routes,
   type ProviderOptions, parseCloudConfig, registerCloudProvider, UnsupportedPortsError,
 } from './cloud-provider.js';
 
@@ -62,6 +62,9 @@ export function balancerName(clusterName: string, service: api.Service): string 
   const hash = createHash('sha256').update(`${clusterName}/${service.metadata.namespace}/${service.metadata.name}`).digest('hex').slice(0, 16);
   return `${clusterName}-lb-${hash}`;
 }
+
+/** The reason of the Warning event a Service gets when the cloud carries its balancer on the Node proxy. */
+export const LOAD_BALANCER_ENGINE_FALLBACK = 'LoadBalancerEngineFallback';
 
 /** The error a port the local cloud cannot carry gets in status.loadBalancer.ingress[].ports. */
 export const PROTOCOL_NOT_SUPPORTED = 'local.bosun.io/ProtocolNotSupported';
@@ -192,7 +195,7 @@ export class LocalCloudProvider implements CloudProvider {
     };
   }
 
-  private async ensure(cluster: string, service: api.Service, nodes: api.Node[]): Promise<LoadBalancerStatus> {
+  private async ensure(cluster: string, service: api.Service, nodes: api.Node[]): Promise<EnsuredLoadBalancer> {
     const name = balancerName(cluster, service);
     const ports = balancerPorts(service);
     const wanted = nodes.map((n) => instanceIdOf(n.spec?.providerID)).filter((id): id is string => id !== undefined);
@@ -211,7 +214,9 @@ export class LocalCloudProvider implements CloudProvider {
     if (existing && requested && existing.address !== requested) await this.deleteBalancer(name);
     const lb = await this.client.ensureLoadBalancer(name, { ...spec, ...(requested ? { address: requested } : {}) });
     const served = portStatuses(service);
-    return { ingress: [{ ip: lb.address, ...(served.some((p) => p.error) ? { ports: served } : {}) }] };
+    // The cloud carrying its balancers on its Node proxy (haproxy missing there): said on the Service.
+    const warnings = lb.engine?.name === 'node' ? [{ reason: LOAD_BALANCER_ENGINE_FALLBACK, message: `the local cloud carries this load balancer on its Node proxy: ${lb.engine.reason ?? 'haproxy is not used'}` }] : [];
+    return { ingress: [{ ip: lb.address, ...(served.some((p) => p.error) ? { ports: served } : {}) }], ...(warnings.length ? { warnings } : {}) };
   }
 
   private async deleteBalancer(name: string): Promise<void> {

@@ -16,7 +16,7 @@
 import type * as api from '../api/index.js';
 import { type Condition, Controller, type SyncResult, TerminalError, isNotFound, keyOf, sameConditions, setCondition } from '../kube/index.js';
 import { logger } from '../common/log.js';
-import { type LoadBalancerStatus, RetryError, UnsupportedPortsError } from './cloud-provider.js';
+import { type EnsuredLoadBalancer, type LoadBalancerStatus, RetryError, UnsupportedPortsError } from './cloud-provider.js';
 import { asService, type CcmContext, EXCLUDE_FROM_LB_LABEL, isReady, LB_CLEANUP_FINALIZER, SERVICES } from './context.js';
 
 const log = logger('service-controller');
@@ -142,8 +142,9 @@ export function serviceController(ctx: CcmContext): Controller {
     }
     void events.event(asService(current), 'Normal', 'EnsuringLoadBalancer', 'Ensuring load balancer');
     let status;
+    let warnings: EnsuredLoadBalancer['warnings'];
     try {
-      status = await balancers!.ensureLoadBalancer(ctx.clusterName, current, targets);
+      ({ warnings, ...status } = await balancers!.ensureLoadBalancer(ctx.clusterName, current, targets));
     } catch (e) {
       if (e instanceof RetryError) return { requeueAfterMs: e.retryAfterMs };
       void events.event(asService(current), 'Warning', 'SyncLoadBalancerFailed', `Error syncing load balancer: failed to ensure load balancer: ${(e as Error).message}`);
@@ -157,6 +158,7 @@ export function serviceController(ctx: CcmContext): Controller {
     await writeStatus(current, status, withPortsCondition(current, portsError(current, status), new Date(ctx.clock.now())));
     applied.set(key, want);
     void events.event(asService(current), 'Normal', 'EnsuredLoadBalancer', 'Ensured load balancer');
+    for (const w of warnings ?? []) void events.event(asService(current), 'Warning', w.reason, w.message);
   }
 
   /** Writes status.loadBalancer and the conditions through services/status when they differ. */

@@ -76,7 +76,7 @@ Examples:
   bosun cloud instances --state running`);
 
   connected(cloud.command('serve'), false)
-    .description('run the local cloud: its HTTP API on a loopback address, its state and machines in the data directory')
+    .description('run the local cloud: its HTTP API on a loopback address, its state and machines in the data directory, its load balancers on haproxy (on its own Node proxy when haproxy is not installed)')
     .option('--listen <host:port>', 'loopback address to listen on (port 0: any free port)', '127.0.0.1:0')
     .option('--boot-delay <duration>', 'how long a rebooting machine stays down', `${DEFAULT_BOOT_DELAY_MS / 1000}s`)
     .option('--ignition <mode>', 'first-boot Ignition: auto (the real client when installed), binary, or builtin', 'auto')

@@ -123,13 +123,26 @@ export function buildCloudApi(cloud: LocalCloud, network: Network, auth: CloudAp
     return cloud.operate(op as Operation, id);
   });
 
-  app.get('/v1/loadbalancers', needs('loadbalancers:describe'), async () => ({ loadBalancers: network.listLoadBalancers() }));
-  app.get('/v1/loadbalancers/:name', needs('loadbalancers:describe'), async (req) => network.getLoadBalancer((req.params as { name: string }).name));
+  app.get('/v1/loadbalancers', needs('loadbalancers:describe'), async () => {
+    // What a change answered before the data plane carried it is not shown before it does.
+    await network.applied();
+    return { loadBalancers: network.listLoadBalancers().map((lb) => network.describe(lb)) };
+  });
+  app.get('/v1/loadbalancers/:name', needs('loadbalancers:describe'), async (req) => {
+    await network.applied();
+    return network.describe(network.getLoadBalancer((req.params as { name: string }).name));
+  });
   app.put('/v1/loadbalancers/:name', needs('loadbalancers:manage'), async (req, reply) => {
     const { loadBalancer, created } = network.ensureLoadBalancer((req.params as { name: string }).name, req.body);
-    return reply.code(created ? 201 : 200).send(loadBalancer);
+    // Answered once the data plane carries it (as it did when the balancers were in-process proxies).
+    await network.applied();
+    return reply.code(created ? 201 : 200).send(network.describe(loadBalancer));
   });
-  app.delete('/v1/loadbalancers/:name', needs('loadbalancers:manage'), async (req) => network.deleteLoadBalancer((req.params as { name: string }).name));
+  app.delete('/v1/loadbalancers/:name', needs('loadbalancers:manage'), async (req) => {
+    const deleted = network.deleteLoadBalancer((req.params as { name: string }).name);
+    await network.applied();
+    return deleted;
+  });
 
   app.get('/v1/routes', needs('routes:describe'), async () => ({ routes: network.listRoutes() }));
   app.post('/v1/routes', needs('routes:manage'), async (req, reply) => reply.code(201).send(network.createRoute(req.body)));

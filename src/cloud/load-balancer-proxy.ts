@@ -1,4 +1,5 @@
-// The data plane of the local cloud's load balancers: for every stored balancer and each of its
+// The fallback data plane of the local cloud's load balancers, when haproxy is not installed
+// (load-balancer-engine.ts; haproxy.ts is the engine otherwise): for every stored balancer and each of its
 // ports, a userspace TCP proxy listening on the balancer's virtual IP (127.0.200.M:port) that
 // forwards each connection to one of its targets' private IPs on the port's targetPort (a
 // Service's NodePort) — round-robin, trying the next target when one refuses — and refuses
@@ -22,6 +23,7 @@ import { LoadBalancerHealthChecks } from './load-balancer-health.js';
 import { parseCidr } from '../common/ipv4.js';
 import { isAddressTarget } from './requests.js';
 import type { LoadBalancer } from './types.js';
+import type { LoadBalancerEngine } from './load-balancer-engine.js';
 
 const log = logger('cloud-lb-proxy');
 
@@ -70,7 +72,9 @@ interface Listener {
   connections: Set<Spliced>;
 }
 
-export class LoadBalancerProxies {
+export class LoadBalancerProxies implements LoadBalancerEngine {
+  readonly name = 'node';
+
   private readonly listeners = new Map<string, Listener>();
 
   private readonly health: LoadBalancerHealthChecks;
@@ -78,7 +82,8 @@ export class LoadBalancerProxies {
   /** `resolve` gives a target instance's private IP, or undefined when it has none (gone). */
   private readonly drainTimer: NodeJS.Timeout;
 
-  constructor(private readonly resolve: (instanceId: string) => string | undefined) {
+  /** `reason`: why this engine carries the balancers rather than haproxy (load-balancer-engine.ts). */
+  constructor(private readonly resolve: (instanceId: string) => string | undefined, readonly reason?: string) {
     this.health = new LoadBalancerHealthChecks(resolve);
     this.drainTimer = setInterval(() => this.drain(), DRAIN_CHECK_MS);
     this.drainTimer.unref();

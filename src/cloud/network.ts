@@ -10,11 +10,33 @@ import { conflict, invalid, notFound } from './errors.js';
 import { parseCidr } from '../common/ipv4.js';
 import { parseLoadBalancer, parseRoute } from './requests.js';
 import type { CloudStore } from './store.js';
-import type { LoadBalancer, Route } from './types.js';
+import type { LoadBalancer, LoadBalancerEngineInfo, Route } from './types.js';
 
 export class Network {
-  /** `onChange` runs after every stored change to the balancers (the proxies follow them). */
-  constructor(private readonly store: CloudStore, private readonly onChange: () => void = () => undefined) {}
+  private lastChange: Promise<void> = Promise.resolve();
+
+  /** `onChange` runs after every stored change to the balancers (the data plane follows them); it
+   *  resolves once the change is carried (it never rejects). */
+  constructor(
+    private readonly store: CloudStore,
+    private readonly onChange: () => Promise<void> | void = () => undefined,
+    private readonly engine: () => LoadBalancerEngineInfo | undefined = () => undefined,
+  ) {}
+
+  /** A balancer as the API answers it: with the engine that carries it. */
+  describe(lb: LoadBalancer): LoadBalancer {
+    const engine = this.engine();
+    return engine ? { ...lb, engine } : lb;
+  }
+
+  /** Resolves once the data plane carries the last stored change. */
+  applied(): Promise<void> {
+    return this.lastChange;
+  }
+
+  private changed(): void {
+    this.lastChange = Promise.resolve(this.onChange());
+  }
 
   listLoadBalancers(): LoadBalancer[] {
     return this.store.loadBalancers.list();
@@ -53,7 +75,7 @@ export class Network {
       this.store.loadBalancers.put(name, loadBalancer);
       return { loadBalancer, created: !existing };
     });
-    this.onChange();
+    this.changed();
     return result;
   }
 
@@ -63,7 +85,7 @@ export class Network {
       this.store.loadBalancers.delete(name);
       return lb;
     });
-    this.onChange();
+    this.changed();
     return deleted;
   }
 

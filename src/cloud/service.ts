@@ -1,20 +1,28 @@
 // The local cloud as a running service: the instances (cloud.ts), the network objects
 // (network.ts) and the HTTP API on a loopback address, with the endpoint file written for clients;
-// the load balancers' proxies (load-balancer-proxy.ts) follow the stored balancers while it runs.
+// the load balancers' data plane (load-balancer-engine.ts: haproxy, or the Node proxy without it) follows the stored balancers while it runs.
 // Callers need a credential (credentials.ts): the root one is made on the first start and kept in
 // cloud/root.credential; what they do is appended to cloud/audit.log.
 import type { FastifyInstance } from 'fastify';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { buildCloudApi } from './api.js';
 import { CloudAuditLog, auditLogFile } from './audit.js';
 import { LocalCloud, type CloudOptions } from './cloud.js';
 import { rootCredentialPath } from './client.js';
 import { CredentialStore, credentialsFile } from './credentials.js';
 import { removeEndpoint, writeEndpoint } from './endpoint.js';
-import { LoadBalancerProxies } from './load-balancer-proxy.js';
+import { loadBalancerEngine, type LoadBalancerEngine } from './load-balancer-engine.js';
+import { logger, type Logger } from '../common/log.js';
 import { Network } from './network.js';
 
+/** How often the balancers are synced again without a change to them. */
+const RESYNC_MS = 2_000;
+
 export interface ServeOptions extends CloudOptions {
+  /** What carries the load balancers: `auto` (haproxy when installed, else the Node proxy), `haproxy` or `node`. */
+  loadBalancerEngine?: 'auto' | 'haproxy' | 'node';
+  /** The haproxy program (default: haproxy on PATH or in /usr/sbin). */
+  haproxyBinary?: string;
   host?: string;
   /** 0: a free port. */
   port?: number;
@@ -23,22 +31,33 @@ export interface ServeOptions extends CloudOptions {
 export class CloudService {
   readonly cloud: LocalCloud;
   readonly network: Network;
-  readonly proxies: LoadBalancerProxies;
+  /** The load balancers' data plane: haproxy, or the Node proxy when haproxy is missing. */
+  readonly proxies: LoadBalancerEngine;
   readonly credentials: CredentialStore;
   private readonly audit: CloudAuditLog;
   private readonly app: FastifyInstance;
   private proxySync: Promise<void> = Promise.resolve();
+  /** Syncs the balancers again now and then: instances that went, a port that was taken, an engine process that died. */
+  private resyncTimer: NodeJS.Timeout | undefined;
+  private readonly log: Logger;
   url = '';
   /** The root identity's credential (also in cloud/root.credential): everything is allowed with it. */
   readonly rootCredential: string;
 
   constructor(private readonly opts: ServeOptions) {
     this.cloud = new LocalCloud(opts);
-    this.proxies = new LoadBalancerProxies((id) => {
-      const instance = this.cloud.store.instances.get(id);
-      return instance && instance.state !== 'terminated' ? instance.privateIp : undefined;
+    this.proxies = loadBalancerEngine({
+      engine: opts.loadBalancerEngine ?? engineFromEnv(),
+      haproxyBinary: opts.haproxyBinary,
+      dir: join(resolve(opts.dataDir), 'cloud', 'haproxy'),
+      log: opts.log ?? logger('cloud'),
+      resolve: (id) => {
+        const instance = this.cloud.store.instances.get(id);
+        return instance && instance.state !== 'terminated' ? instance.privateIp : undefined;
+      },
     });
-    this.network = new Network(this.cloud.store, () => void this.syncProxies());
+    this.log = opts.log ?? logger('cloud');
+    this.network = new Network(this.cloud.store, () => this.syncProxies(), () => ({ name: this.proxies.name, ...(this.proxies.reason ? { reason: this.proxies.reason } : {}) }));
     this.credentials = new CredentialStore(credentialsFile(resolve(opts.dataDir)));
     this.rootCredential = this.credentials.ensureRoot(rootCredentialPath(resolve(opts.dataDir)));
     this.audit = new CloudAuditLog(auditLogFile(resolve(opts.dataDir)));
@@ -50,6 +69,8 @@ export class CloudService {
     if (!isLoopback(host)) throw new Error(`the local cloud listens on loopback only; ${host} is not a loopback address`);
     this.cloud.recover();
     await this.syncProxies();
+    this.resyncTimer = setInterval(() => void this.syncProxies(), RESYNC_MS);
+    this.resyncTimer.unref();
     await this.app.listen({ host, port: this.opts.port ?? 0 });
     const address = this.app.server.address();
     const port = typeof address === 'object' && address ? address.port : this.opts.port;
@@ -64,6 +85,7 @@ export class CloudService {
     // Machines first: what runs on them still reaches the cluster through the balancers (api-int)
     // while it stops — pods write their last status and release their Leases.
     await this.cloud.powerOff();
+    clearInterval(this.resyncTimer);
     await this.proxySync;
     await this.proxies.closeAll();
     await this.cloud.close();
@@ -74,9 +96,19 @@ export class CloudService {
   /** Brings the proxies in line with the stored balancers; syncs run one after another. */
   syncProxies(): Promise<void> {
     // A failed sync (a closed store at shutdown) must not stop later ones.
-    this.proxySync = this.proxySync.then(() => this.proxies.sync(this.network.listLoadBalancers())).catch(() => undefined);
+    this.proxySync = this.proxySync.then(() => this.proxies.sync(this.network.listLoadBalancers())).catch((e: Error) => {
+      if (!/not open|closed/i.test(e.message)) this.log.error({ err: e.message, engine: this.proxies.name }, 'load balancers: sync failed');
+    });
     return this.proxySync;
   }
+}
+
+/** BOSUN_LB_ENGINE=auto|haproxy|node chooses the engine when the caller does not. */
+function engineFromEnv(): ServeOptions['loadBalancerEngine'] {
+  const v = process.env.BOSUN_LB_ENGINE;
+  if (v === undefined || v === '') return undefined;
+  if (v === 'auto' || v === 'haproxy' || v === 'node') return v;
+  throw new Error(`BOSUN_LB_ENGINE must be auto, haproxy or node, got "${v}"`);
 }
 
 function isLoopback(host: string): boolean {

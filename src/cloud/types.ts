@@ -68,6 +68,14 @@ export interface LoadBalancer {
   healthCheck?: LoadBalancerHealthCheck;
   createdAt: string;
   updatedAt: string;
+  /** What carries the balancer: in the API's answers only, never stored. */
+  engine?: LoadBalancerEngineInfo;
+}
+
+/** The engine carrying a cloud's balancers: haproxy, or the Node proxy with the reason (haproxy missing). */
+export interface LoadBalancerEngineInfo {
+  name: 'haproxy' | 'node';
+  reason?: string;
 }
 
 export interface Route {

@@ -1,0 +1,59 @@
+// Which engine carries the local cloud's load balancers: Debian's haproxy (haproxy.ts), run and
+// reconfigured by the cloud as Cluster API's docker provider runs it, when the program is there;
+// else the cloud's own userspace TCP proxy (load-balancer-proxy.ts), with a warning in the cloud's
+// log saying so and what to install. Both follow the stored balancers through `sync` and carry the
+// same semantics (round-robin, a refusing target skipped, source ranges, HTTP(S) health checks
+// failing open, draining of targets that leave).
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import type { Logger } from '../common/log.js';
+import { HaproxyBalancers } from './haproxy.js';
+import { LoadBalancerProxies } from './load-balancer-proxy.js';
+import type { LoadBalancer } from './types.js';
+
+export type LoadBalancerEngineName = 'haproxy' | 'node';
+
+export interface LoadBalancerEngine {
+  readonly name: LoadBalancerEngineName;
+  /** Why this engine carries the balancers (the fallback's reason), for the log and the API. */
+  readonly reason?: string;
+  /** Makes the data plane match `balancers`: listeners opened, changed, closed. */
+  sync(balancers: LoadBalancer[]): Promise<void>;
+  /** The addresses listened on (address:port), sorted. */
+  listening(): string[];
+  /** Stops carrying traffic: every listener and connection closed (haproxy: its process stopped). */
+  closeAll(): Promise<void>;
+}
+
+export interface EngineOptions {
+  /** `auto` (the default): haproxy when found, else the Node proxy; `node`: always the Node proxy. */
+  engine?: 'auto' | 'haproxy' | 'node';
+  /** The haproxy program (default: `haproxy` on PATH, or /usr/sbin/haproxy). */
+  haproxyBinary?: string;
+  /** Where haproxy's configuration, sockets and log live (0700). */
+  dir: string;
+  /** A target instance's private IP, or undefined when it has none (gone). */
+  resolve: (instanceId: string) => string | undefined;
+  log: Logger;
+}
+
+/** The haproxy program to run: `binary` (a path, or a name looked up on PATH), else `haproxy` on PATH or in /usr/sbin. */
+export function findHaproxy(binary = 'haproxy'): string | undefined {
+  const executable = (p: string) => { try { accessSync(p, constants.X_OK); return true; } catch { return false; } };
+  if (binary.includes('/')) return executable(binary) ? binary : undefined;
+  const dirs = [...(process.env.PATH ?? '').split(delimiter).filter(Boolean), '/usr/sbin', '/usr/local/sbin'];
+  return dirs.map((d) => join(d, binary)).find(executable);
+}
+
+export function loadBalancerEngine(opts: EngineOptions): LoadBalancerEngine {
+  const mode = opts.engine ?? 'auto';
+  if (mode !== 'node') {
+    const binary = findHaproxy(opts.haproxyBinary);
+    if (binary) return new HaproxyBalancers({ binary, dir: opts.dir, resolve: opts.resolve, log: opts.log });
+    const reason = `haproxy is not installed (${opts.haproxyBinary ?? 'haproxy'} not found): the load balancers run on the cloud's own Node proxy instead (apt-get install haproxy for the real engine)`;
+    if (mode === 'haproxy') throw new Error(`haproxy is not installed (${opts.haproxyBinary ?? 'haproxy'} not found)`);
+    opts.log.warn(reason);
+    return new LoadBalancerProxies(opts.resolve, reason);
+  }
+  return new LoadBalancerProxies(opts.resolve, 'the Node proxy was asked for');
+}
