@@ -1,11 +1,12 @@
 // test: shared-addresses, test: e2e (npm run test:e2e; minutes on its own cluster)
-// An upgrade under seeded faults on an installed local cluster (3 masters, 2 workers; machines on
+// An upgrade under seeded faults on an installed local cluster as `bosun start --etcd` makes it (3
+// masters, 2 workers, a 3-member etcd and two API servers behind the `api` address; machines on
 // 127.0.1.N, api-int on 127.0.100.1): an echo workload behind a LoadBalancer Service, then
 // `bosun adm upgrade --to 1.0.1 --wait` while another process polls the API through the `api`
 // address and the Service through the cloud's balancer (new and reused connections) and writes
 // through the API, and faults are injected from a seed (BOSUN_FAULT_SEED, default 25): an
-// operator pod's process SIGKILLed, a worker's instance terminated, a machine rebooted while it is
-// drained, the cloud's API restarted. The upgrade completes, the ClusterVersion's history says
+// operator pod's process SIGKILLed, an API server's process SIGKILLed, a worker's instance
+// terminated, a machine rebooted while it is drained, the cloud's API restarted. The upgrade completes, the ClusterVersion's history says
 // Completed, every node is Done on its pool's config rendered from 1.0.1, and every write the API
 // server acknowledged is there. The disruption seconds are printed (npm run bench:disruption
 // measures them against the goals); that the monitor measures a real outage is
@@ -21,7 +22,7 @@ let c: InstalledCluster;
 const seed = Number(process.env.BOSUN_FAULT_SEED ?? 25);
 
 before(async () => {
-  c = await installCluster(2);
+  c = await installCluster(2, { etcd: true });
 });
 
 after(async () => {
@@ -36,7 +37,7 @@ test(`bosun adm upgrade --to 1.0.1 with seeded faults (seed ${seed}) completes: 
   t.diagnostic(`upgrade ${run.seconds.toFixed(1)} s; writes acknowledged ${run.writes.acknowledged}, unacknowledged ${run.writes.unacknowledged}, lost ${run.writes.lost}`);
   assert.equal(run.code, 0, `bosun adm upgrade --to 1.0.1 --wait:\n${run.output}`);
   // The faults that this cluster offers a target for were injected (a drain to interrupt may have been over before its turn).
-  for (const kind of ['operator-pod-killed', 'worker-terminated', 'cloud-restarted'] as const) {
+  for (const kind of ['operator-pod-killed', 'apiserver-killed', 'worker-terminated', 'cloud-restarted'] as const) {
     const f = run.faults.find((x) => x.kind === kind);
     assert.ok(f?.injected, `${kind}: ${f?.detail ?? 'not planned'}`);
   }

@@ -8,13 +8,13 @@
 // The faults:
 // - operator-pod-killed: the container process of a running operator pod SIGKILLed (its node
 //   agent restarts it);
-// - apiserver-killed: an API server's process SIGKILLed (only where the cluster runs its API
-//   servers as processes of their own: the `killApiServer` hook);
+// - apiserver-killed: an API server's process SIGKILLed (where the cluster runs API servers as
+//   processes of their own: the HA control plane of `bosun start --etcd`; its supervisor restarts it);
 // - worker-terminated: a worker's instance terminated in the cloud (its MachineHealthCheck has it
 //   replaced);
 // - reboot-mid-drain: the instance of a node being drained for its new config rebooted;
 // - cloud-restarted: the local cloud's API down and back (`restartCloud` hook).
-import { readdirSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { prng } from '../prng.js';
 import type { CloudClient } from '../../../src/cloud/client.js';
 import type { KubeClient } from '../../../src/kube/client.js';
@@ -57,8 +57,6 @@ export interface FaultTarget {
   dataDir: string;
   /** Namespaces whose pods count as operator pods. */
   operatorNamespaces: string[];
-  /** SIGKILLs one of the cluster's API server processes and says which; absent when it has none of its own. */
-  killApiServer?: (pick: () => number) => Promise<string>;
   /** Restarts the local cloud's API; absent when the cluster's cloud cannot be restarted from here. */
   restartCloud?: () => Promise<string>;
 }
@@ -84,6 +82,22 @@ export function podPids(dataDir: string, podUid: string): number[] {
       if (cwd.startsWith(dataDir) && cwd.includes(`/pods/${podUid}`)) out.push(Number(entry));
     } catch {
       // gone, or another user's
+    }
+  }
+  return out;
+}
+
+/** The pids of the API servers that run as processes of their own under `dataDir` (the HA control plane's second and later). */
+export function apiServerPids(dataDir: string): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      const at = argv.indexOf('--data-dir');
+      if (argv.includes('apiserver') && at > 0 && argv[at + 1].startsWith(`${dataDir}/apiserver-`)) out.push(Number(entry));
+    } catch {
+      // gone
     }
   }
   return out;
@@ -122,8 +136,13 @@ async function inject(kind: FaultKind, t: FaultTarget, pick: <T>(xs: T[]) => T, 
       for (const pid of pids) process.kill(pid, 'SIGKILL');
       return `SIGKILL to ${pod.metadata!.namespace}/${pod.metadata!.name} (pid ${pids.join(', ')}) on ${pod.spec?.nodeName}`;
     }
-    case 'apiserver-killed':
-      return t.killApiServer ? t.killApiServer(() => pick([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]) / 10) : 'not injected: this cluster runs no API server process of its own';
+    case 'apiserver-killed': {
+      const pids = apiServerPids(t.dataDir);
+      if (pids.length === 0) return 'not injected: this cluster runs no API server process of its own (bosun start --etcd does)';
+      const pid = pick(pids);
+      process.kill(pid, 'SIGKILL');
+      return `SIGKILL to the API server process ${pid}`;
+    }
     case 'worker-terminated': {
       const workers = (await t.cloud.listInstances({ states: ['running'] })).filter((i) => /-worker-/.test(i.name));
       if (workers.length === 0) return undefined;

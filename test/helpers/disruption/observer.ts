@@ -66,6 +66,8 @@ export interface WritesReport {
 export interface ObserverReport {
   pollers: PollerReport[];
   writes?: WritesReport;
+  /** The longest the observer's own event loop was held up (ms): a starved observer sees outages that were not there. */
+  maxLagMs: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -151,11 +153,15 @@ async function main(): Promise<void> {
   const stopped = () => stop;
   const pollers = config.backends.flatMap((b) => (['new', 'reused'] as const).map((mode) => poll(b, mode, intervalMs, timeoutMs, stopped)));
   const writes = config.writer ? write(config.writer, timeoutMs, stopped) : undefined;
+  let maxLagMs = 0;
+  let expected = Date.now() + 100;
+  const lag = setInterval(() => { maxLagMs = Math.max(maxLagMs, Date.now() - expected); expected = Date.now() + 100; }, 100);
   process.stdout.write('observing\n');
   process.stdin.resume();
   await new Promise((r) => process.stdin.once('end', r));
   stop = true;
-  const report: ObserverReport = { pollers: await Promise.all(pollers), writes: await writes };
+  clearInterval(lag);
+  const report: ObserverReport = { pollers: await Promise.all(pollers), writes: await writes, maxLagMs };
   process.stdout.write(`${JSON.stringify(report)}\n`, () => process.exit(0));
 }
 

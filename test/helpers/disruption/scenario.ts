@@ -13,7 +13,7 @@ import { resources } from '../../../src/kube/resources.js';
 import { runBosun } from '../cli.js';
 import { eventually } from '../eventually.js';
 import { OPERATOR_NAMESPACES, type InstalledCluster } from '../installed-cluster.js';
-import { injectFaults, planFaults, type FaultKind, type FaultTarget, type InjectedFault, type PlannedFault } from './faults.js';
+import { injectFaults, planFaults, type FaultKind, type InjectedFault, type PlannedFault } from './faults.js';
 import { lostWrites, startObserver, summarize, type Disruption, type WriteCheck } from './monitor.js';
 
 export const WORKLOAD_NAMESPACE = 'disruption';
@@ -55,8 +55,6 @@ export interface FaultOptions {
   seed: number;
   kinds: readonly FaultKind[];
   windowMs: number;
-  /** Extra hooks (an API server to kill) beside what the cluster offers. */
-  killApiServer?: FaultTarget['killApiServer'];
 }
 
 export interface UpgradeRun {
@@ -69,6 +67,8 @@ export interface UpgradeRun {
   writes: WriteCheck;
   plan: PlannedFault[];
   faults: InjectedFault[];
+  /** The longest the observer process was held up (ms). */
+  observerMaxLagMs: number;
 }
 
 /** `bosun adm upgrade --to <to> --wait`, observed (and with `faults`, faulted) from start to end. */
@@ -100,7 +100,6 @@ export async function observedUpgrade(c: InstalledCluster, workload: Workload, t
       cloud: new CloudClient(cloud.url, cloud.rootCredential),
       dataDir: c.options.dataDir,
       operatorNamespaces: OPERATOR_NAMESPACES,
-      killApiServer: faults.killApiServer,
       restartCloud: async () => { await cloud.restartApi(5_000); return `the cloud's API at ${cloud.url} down for 5 s and back`; },
     }, plan, faults.seed, upgrade);
   }
@@ -113,7 +112,7 @@ export async function observedUpgrade(c: InstalledCluster, workload: Workload, t
     to, code: result.code, output: `${result.stdout}${result.stderr}`, seconds,
     disruption: summarize(report),
     writes: await lostWrites(kube, writes, COUNTER, report.writes!),
-    plan, faults: faultsDone,
+    plan, faults: faultsDone, observerMaxLagMs: report.maxLagMs,
   };
 }
 
