@@ -144,24 +144,29 @@ async function inject(kind: FaultKind, t: FaultTarget, pick: <T>(xs: T[]) => T, 
       return `SIGKILL to the API server process ${pid}`;
     }
     case 'worker-terminated': {
-      const workers = (await t.cloud.listInstances({ states: ['running'] })).filter((i) => /-worker-/.test(i.name));
+      const workers = (await t.kube.list(resources.nodes)).items.filter((n) => n.metadata?.labels?.['node-role.kubernetes.io/worker'] !== undefined && n.metadata?.labels?.['node-role.kubernetes.io/master'] === undefined && n.spec?.providerID);
       if (workers.length === 0) return undefined;
       const victim = pick(workers);
-      await t.cloud.operate('terminate', victim.id);
-      return `terminated ${victim.name} (${victim.id})`;
+      const id = victim.spec!.providerID!.replace('local://', '');
+      await t.cloud.operate('terminate', id);
+      return `terminated ${victim.metadata!.name}'s instance ${id}`;
     }
     case 'reboot-mid-drain': {
-      // Bounded: a node is drained for each config it moves to, so one turns up within a minute while the pools roll.
-      const deadline = Date.now() + 90_000;
+      // Bounded: each node is drained on its way to its new config, so one turns up while the pools roll.
+      const deadline = Date.now() + 120_000;
       while (!over() && Date.now() < deadline) {
-        const draining = (await t.kube.list(resources.nodes)).items.filter((n) => n.spec?.unschedulable && n.metadata?.annotations?.['machineconfiguration.openshift.io/state'] === 'Working');
+        const draining = (await t.kube.list(resources.nodes)).items.filter((n) => {
+          const a = n.metadata?.annotations ?? {};
+          const desired = a['machineconfiguration.openshift.io/desiredDrain'];
+          return desired?.startsWith('drain-') && desired !== a['machineconfiguration.openshift.io/lastAppliedDrain'];
+        });
         if (draining.length > 0) {
           const node = pick(draining);
           const id = node.spec!.providerID!.replace('local://', '');
           await t.cloud.operate('reboot', id);
-          return `rebooted ${node.metadata!.name} while it was drained for ${node.metadata!.annotations!['machineconfiguration.openshift.io/desiredConfig']}`;
+          return `rebooted ${node.metadata!.name} while it was drained (${node.metadata!.annotations!['machineconfiguration.openshift.io/desiredDrain']})`;
         }
-        await sleep(200);
+        await sleep(100);
       }
       return 'not injected: no node was being drained';
     }
