@@ -35,7 +35,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 if (spawnSync(process.execPath, ['scripts/build-if-stale.mjs'], { cwd: root, stdio: 'inherit' }).status !== 0) process.exit(1);
 
 const installStarted = Date.now();
-const c = await installCluster(2, { etcd: !sqlite });
+const c = await installCluster(2, { etcd: !sqlite, installTimeoutMs: 900_000 });
 let failed = false;
 try {
   console.log(`installed 3 masters and 2 workers (${sqlite ? 'one API server on SQLite' : 'a 3-member etcd and two API servers behind the api address'}) in ${((Date.now() - installStarted) / 1000).toFixed(1)} s`);

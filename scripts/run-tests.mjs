@@ -60,7 +60,10 @@ const queue = [...files.filter(isHeavy), ...files.filter((f) => !isHeavy(f))];
 const logDir = 'test-logs';
 mkdirSync(logDir, { recursive: true });
 
-const nodeArgs = (file) => ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=480000', file];
+// A file gets 8 minutes, or what its marker `test: timeout <seconds>` asks for (an end-to-end
+// scenario that installs a cluster and upgrades it under faults).
+const timeoutOf = (file) => Number(/test: timeout (\d+)/.exec(markers.get(file))?.[1] ?? 480) * 1000;
+const nodeArgs = (file) => ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-timeout=${timeoutOf(file)}`, file];
 const quote = (s) => `'${s.replaceAll("'", "'\\''")}'`;
 
 /** Runs one file; resolves with its exit code, counts, output and duration. */

@@ -1,7 +1,7 @@
 // An API server as a process of its own (`bosun apiserver`), supervised as a kubelet supervises a
 // static pod: started on a fixed port, restarted whenever it exits without being asked to (after
 // a back-off that doubles from 1 s to 10 s, and starts over once it has stayed up for a minute),
-// stopped with SIGTERM (SIGKILL after 10 s). The HA control plane (etcd-control-plane.ts) runs its
+// stopped with SIGTERM (SIGKILL after 10 s), and gone when its host process dies. The HA control plane (etcd-control-plane.ts) runs its
 // second and later API servers so, so that one of them dying — a crash, an OOM kill, a SIGKILL —
 // takes nothing else with it and comes back by itself while the others serve.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -37,7 +37,8 @@ export class SupervisedApiServer {
   /** Starts it and resolves once it listens (rejects if the first start fails). */
   start(): Promise<void> {
     const [command, ...argv] = bosunCommand(['apiserver', ...this.args]);
-    const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...this.env } });
+    // stdin is its lifeline (src/common/lifeline.ts): it stops when this process dies, however that happens.
+    const child = spawn(command, argv, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...this.env, BOSUN_LIFELINE: 'stdin' } });
     this.child = child;
     const startedAt = Date.now();
     let out = '';

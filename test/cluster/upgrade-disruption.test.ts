@@ -1,4 +1,4 @@
-// test: shared-addresses, test: e2e (npm run test:e2e; minutes on its own cluster)
+// test: shared-addresses, test: e2e, test: timeout 2400 (npm run test:e2e; minutes on its own cluster)
 // An upgrade under seeded faults on an installed local cluster as `bosun start --etcd` makes it (3
 // masters, 2 workers, a 3-member etcd and two API servers behind the `api` address; machines on
 // 127.0.1.N, api-int on 127.0.100.1): an echo workload behind a LoadBalancer Service, then
@@ -22,7 +22,7 @@ let c: InstalledCluster;
 const seed = Number(process.env.BOSUN_FAULT_SEED ?? 25);
 
 before(async () => {
-  c = await installCluster(2, { etcd: true });
+  c = await installCluster(2, { etcd: true, installTimeoutMs: 900_000 });
 });
 
 after(async () => {
