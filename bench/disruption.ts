@@ -9,8 +9,10 @@
 // the first two minutes) — while another
 // process polls the API through the `api` address and the Service through the cloud's balancer,
 // each over a new connection per request and over one reused keep-alive connection, and writes
-// through the API. For each upgrade: the seconds each backend did not answer, writes acknowledged
-// and lost, and the upgrade's duration. Goals (issue 25): 0 s of API disruption on a clean
+// through the API. For each upgrade: the seconds each backend did not answer (an error, or no
+// answer within 15 s; beside it, the seconds counting answers slower than 3 s too), writes
+// acknowledged and lost, the upgrade's duration, and how long the cluster's host process and the
+// observer were held up (a starved machine shows as slowness, not as outages). Goals (issue 25): 0 s of API disruption on a clean
 // upgrade, under 5 s with faults, nothing acknowledged lost.
 // Binds what `bosun start` binds (127.0.100.1, 127.0.0.1:22623/22624, machines on 127.0.1.N): run
 // it in a network namespace of its own when anything else may hold those
@@ -57,17 +59,18 @@ try {
     for (const f of run.faults) console.log(`  fault at ${(f.atMs / 1000).toFixed(1).padStart(5)} s: ${f.kind}: ${f.detail}`);
     console.log(`  bosun adm upgrade exited ${run.code} after ${run.seconds.toFixed(1)} s; history: ${outcome.history.version} ${outcome.history.state}; nodes behind: ${outcome.nodesBehind.length}/${outcome.nodes}`);
     console.log(`  event loop held up: the cluster's host process at most ${(delay.max / 1e6).toFixed(0)} ms (p99 ${(delay.percentile(99) / 1e6).toFixed(0)} ms); the observer's at most ${run.observerMaxLagMs} ms; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-    for (const d of run.disruption) for (const o of d.outages) console.log(`  ${d.backend} (${d.mode}): down ${((o.to - o.from) / 1000).toFixed(1)} s from ${new Date(o.from).toISOString().slice(11, 23)}: ${o.error}`);
+    for (const d of run.disruption) for (const o of d.slowOrDown) console.log(`  ${d.backend} (${d.mode}): ${((o.to - o.from) / 1000).toFixed(1)} s from ${new Date(o.from).toISOString().slice(11, 23)}: ${o.error}`);
     if (run.code !== 0 || outcome.history.state !== 'Completed' || outcome.nodesBehind.length || run.writes.lost) {
       failed = true;
       console.log(`  NOT CLEAN: ${run.output.trim().split('\n').slice(-3).join(' | ')}${outcome.nodesBehind.length ? `; ${outcome.nodesBehind.join('; ')}` : ''}`);
     }
   }
   const fmt = (s: number) => `${s.toFixed(1)} s`;
-  console.log(`\nupgrade     duration   API new   API reused   Service new   Service reused   writes acknowledged   lost`);
+  console.log('\nseconds of disruption: no answer within 15 s or an error (in brackets: counting answers slower than 3 s too)');
+  console.log(`upgrade          duration          API new       API reused      Service new   Service reused   writes acknowledged   lost`);
   for (const { label, run } of runs) {
-    const d = (b: string, m: 'new' | 'reused') => fmt(disruptionOf(run.disruption, b, m).seconds);
-    console.log(`${`${label} (${run.to})`.padEnd(15)} ${fmt(run.seconds).padStart(7)} ${d('kube-api', 'new').padStart(8)} ${d('kube-api', 'reused').padStart(11)} ${d('service-lb', 'new').padStart(13)} ${d('service-lb', 'reused').padStart(16)} ${String(run.writes.acknowledged).padStart(21)} ${String(run.writes.lost).padStart(6)}`);
+    const d = (b: string, m: 'new' | 'reused') => { const x = disruptionOf(run.disruption, b, m); return `${x.seconds.toFixed(1)} (${x.slowOrDownSeconds.toFixed(1)})`; };
+    console.log(`${`${label} (${run.to})`.padEnd(15)} ${fmt(run.seconds).padStart(9)} ${d('kube-api', 'new').padStart(16)} ${d('kube-api', 'reused').padStart(16)} ${d('service-lb', 'new').padStart(16)} ${d('service-lb', 'reused').padStart(16)} ${String(run.writes.acknowledged).padStart(21)} ${String(run.writes.lost).padStart(6)}`);
   }
   const api = (label: string) => { const r = runs.find((x) => x.label === label)!.run; return Math.max(disruptionOf(r.disruption, 'kube-api', 'new').seconds, disruptionOf(r.disruption, 'kube-api', 'reused').seconds); };
   console.log(`\ngoals: API disruption 0 s on a clean upgrade: ${api('clean') === 0 ? 'met' : `missed (${fmt(api('clean'))})`}; under 5 s with faults: ${api('faults') < 5 ? 'met' : `missed (${fmt(api('faults'))})`}; nothing acknowledged lost: ${runs.every((r) => r.run.writes.lost === 0) ? 'met' : 'missed'}`);

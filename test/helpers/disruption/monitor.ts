@@ -44,14 +44,17 @@ export interface Disruption {
   backend: string;
   mode: 'new' | 'reused';
   seconds: number;
+  /** Seconds counting answers slower than the observer's `slowMs` as disruption too. */
+  slowOrDownSeconds: number;
   samples: number;
   failures: number;
   outages: Outage[];
+  slowOrDown: Outage[];
 }
 
 /** Seconds of disruption per backend and connection mode. */
 export function summarize(report: ObserverReport): Disruption[] {
-  return report.pollers.map((p) => ({ backend: p.backend, mode: p.mode, seconds: seconds(p.outages), samples: p.samples, failures: p.failures, outages: p.outages }));
+  return report.pollers.map((p) => ({ backend: p.backend, mode: p.mode, seconds: seconds(p.outages), slowOrDownSeconds: seconds(p.slowOrDown), samples: p.samples, failures: p.failures, outages: p.outages, slowOrDown: p.slowOrDown }));
 }
 
 /** The seconds of one backend and mode (0 when it was not polled: callers name what they polled). */
@@ -81,5 +84,5 @@ export async function lostWrites(client: KubeClient, namespace: string, counter:
 
 /** One line per backend and mode: "kube-api (new connections): 0.0 s in 2 outages, 3/1200 requests failed". */
 export function describe(d: Disruption[]): string[] {
-  return d.map((x) => `${x.backend} (${x.mode} connections): ${x.seconds.toFixed(1)} s in ${x.outages.length} outage${x.outages.length === 1 ? '' : 's'}, ${x.failures}/${x.samples} requests failed${x.outages.length ? ` (first: ${x.outages[0].error})` : ''}`);
+  return d.map((x) => `${x.backend} (${x.mode} connections): ${x.seconds.toFixed(1)} s (${x.slowOrDownSeconds.toFixed(1)} s counting answers slower than 3 s) in ${x.outages.length} outage${x.outages.length === 1 ? '' : 's'}, ${x.failures}/${x.samples} requests failed${x.outages.length ? ` (first: ${x.outages[0].error})` : ''}`);
 }

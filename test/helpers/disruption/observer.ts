@@ -1,7 +1,9 @@
 // The disruption observer: a process of its own (so that what it measures is the cluster, not the
 // event loop of the process that runs the cluster) that, until its stdin closes, polls each
 // backend twice over — a new connection for every request, and one reused keep-alive connection,
-// as OpenShift's `…-new-connections` and `…-reused-connections` monitors do — and, when asked,
+// as OpenShift's `…-new-connections` and `…-reused-connections` monitors do; a request with no
+// answer within the timeout failed, and one answered but slower than `slowMs` is counted apart,
+// so that a loaded machine's slowness is told from an outage — and, when asked,
 // writes through the API: a ConfigMap created per write and one ConfigMap's counter patched, each
 // write remembered once the API server acknowledged it (2xx). When stdin ends it prints its report
 // (ObserverReport, one JSON line) and exits. Started by monitor.ts; its config is argv[2] (JSON).
@@ -35,8 +37,10 @@ export interface ObserverConfig {
   backends: Backend[];
   /** Between the starts of two requests of one poller (default 500 ms). */
   intervalMs?: number;
-  /** A request that has not answered by then failed (default 3 s). */
+  /** A request that has not answered by then failed (default 15 s). */
   timeoutMs?: number;
+  /** An answer slower than this counts too in `slowOrDown` (default 3 s). */
+  slowMs?: number;
   writer?: WriterConfig;
 }
 
@@ -48,6 +52,8 @@ export interface PollerReport {
   samples: number;
   failures: number;
   outages: Outage[];
+  /** The outages counting answers slower than `slowMs` as failures too. */
+  slowOrDown: Outage[];
   /** The first and last sample's start: the span observed. */
   from: number;
   to: number;
@@ -96,7 +102,7 @@ function agentFor(url: URL, mode: ConnectionMode): HttpAgent | false {
   return url.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options);
 }
 
-async function poll(backend: Backend, mode: ConnectionMode, intervalMs: number, timeoutMs: number, stopped: () => boolean): Promise<PollerReport> {
+async function poll(backend: Backend, mode: ConnectionMode, intervalMs: number, timeoutMs: number, slowMs: number, stopped: () => boolean): Promise<PollerReport> {
   const url = new URL(backend.url);
   const agent = agentFor(url, mode);
   const samples: Sample[] = [];
@@ -114,7 +120,8 @@ async function poll(backend: Backend, mode: ConnectionMode, intervalMs: number, 
     await sleep(Math.max(0, start + intervalMs - Date.now()));
   }
   if (agent) agent.destroy();
-  return { backend: backend.name, mode, samples: samples.length, failures: samples.filter((s) => !s.ok).length, outages: outages(samples), from: samples[0]?.start ?? 0, to: samples[samples.length - 1]?.start ?? 0 };
+  const slow = samples.map((s) => (s.ok && s.end - s.start > slowMs ? { ...s, ok: false, error: `slower than ${slowMs} ms` } : s));
+  return { backend: backend.name, mode, samples: samples.length, failures: samples.filter((s) => !s.ok).length, outages: outages(samples), slowOrDown: outages(slow), from: samples[0]?.start ?? 0, to: samples[samples.length - 1]?.start ?? 0 };
 }
 
 async function write(w: WriterConfig, timeoutMs: number, stopped: () => boolean): Promise<WritesReport> {
@@ -148,10 +155,11 @@ async function write(w: WriterConfig, timeoutMs: number, stopped: () => boolean)
 async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2]) as ObserverConfig;
   const intervalMs = config.intervalMs ?? 500;
-  const timeoutMs = config.timeoutMs ?? 3_000;
+  const timeoutMs = config.timeoutMs ?? 15_000;
+  const slowMs = config.slowMs ?? 3_000;
   let stop = false;
   const stopped = () => stop;
-  const pollers = config.backends.flatMap((b) => (['new', 'reused'] as const).map((mode) => poll(b, mode, intervalMs, timeoutMs, stopped)));
+  const pollers = config.backends.flatMap((b) => (['new', 'reused'] as const).map((mode) => poll(b, mode, intervalMs, timeoutMs, slowMs, stopped)));
   const writes = config.writer ? write(config.writer, timeoutMs, stopped) : undefined;
   let maxLagMs = 0;
   let expected = Date.now() + 100;
