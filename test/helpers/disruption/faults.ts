@@ -152,8 +152,9 @@ async function inject(kind: FaultKind, t: FaultTarget, pick: <T>(xs: T[]) => T, 
       return `terminated ${victim.metadata!.name}'s instance ${id}`;
     }
     case 'reboot-mid-drain': {
-      // Bounded: each node is drained on its way to its new config, so one turns up while the pools roll.
-      const deadline = Date.now() + 120_000;
+      // Bounded: each node is drained on its way to its new config, so one turns up once the pools
+      // roll (after the operators' part of the upgrade, minutes in on a loaded machine).
+      const deadline = Date.now() + 300_000;
       while (!over() && Date.now() < deadline) {
         const draining = (await t.kube.list(resources.nodes)).items.filter((n) => {
           const a = n.metadata?.annotations ?? {};
