@@ -81,14 +81,19 @@ test('a Machine\'s phase shows in capi_machine_status_phase as it provisions and
 });
 
 test('capi_cluster_status_condition and its transition times match the Cluster\'s conditions', async () => {
-  const cluster = await eventually('the Cluster with conditions', async () => {
-    const o = await c.kube.get(CLUSTERS, CLUSTER, NS) as api.Cluster;
-    return (o.status?.conditions ?? []).length ? o : undefined;
-  });
-  const s = await until('every condition of the Cluster', (s) => ((cluster.status?.conditions ?? []).every((cond) => valueOf(s, 'capi_cluster_status_condition', { name: CLUSTER, type: cond.type, status: cond.status }) === 1) ? undefined : 'not yet'));
+  // The Cluster's conditions move on while its machines come up: compare each scrape with the
+  // Cluster as it is now, not as first read.
+  const { cluster, s } = await eventually('every condition of the Cluster in the metrics', async () => {
+    const cluster = await c.kube.get(CLUSTERS, CLUSTER, NS) as api.Cluster;
+    const conditions = cluster.status?.conditions ?? [];
+    if (conditions.length === 0) return undefined;
+    const s = await metrics();
+    const same = conditions.every((cond) => valueOf(s, 'capi_cluster_status_condition', { name: CLUSTER, type: cond.type, status: cond.status }) === 1
+      && valueOf(s, 'capi_cluster_status_condition_last_transition_time', { name: CLUSTER, type: cond.type, status: cond.status }) === Date.parse(cond.lastTransitionTime!) / 1000);
+    return same ? { cluster, s } : undefined;
+  }, 30_000);
   for (const cond of cluster.status?.conditions ?? []) {
     assert.equal(series(s, 'capi_cluster_status_condition', { name: CLUSTER, type: cond.type }).length, 3, cond.type);
-    assert.equal(valueOf(s, 'capi_cluster_status_condition_last_transition_time', { name: CLUSTER, type: cond.type, status: cond.status }), Date.parse(cond.lastTransitionTime!) / 1000);
   }
   assert.equal(valueOf(s, 'capi_cluster_info', { name: CLUSTER, namespace: NS, infrastructure_reference_kind: 'LocalCluster', infrastructure_reference_name: CLUSTER }), 1);
   assert.equal(valueOf(s, 'capi_cluster_spec_paused', { name: CLUSTER }), 0);

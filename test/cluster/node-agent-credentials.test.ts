@@ -110,7 +110,8 @@ test('kubectl logs [--tail] [-f] [--previous] shows a pod\'s container log throu
   assert.match(logs, /listening on 127\.1\.\d+\.\d+:8080/);
   assert.match(logs, /GET \//);
   assert.equal((await c.api.kubectlOk(['logs', 'echo-c', '--tail=1'])).trim().split('\n').length, 1);
-  const followed = await runKubectl(c.api.kubeconfigPath, ['logs', '-f', 'echo-c'], { timeoutMs: 2000 });
+  // (-f never ends by itself: kubectl is stopped after a while, long enough for it to start on a loaded machine.)
+  const followed = await runKubectl(c.api.kubeconfigPath, ['logs', '-f', 'echo-c'], { timeoutMs: 10_000 });
   assert.match(followed.stdout, /listening on/);
 
   // A certificate from the cluster CA is not enough: the node's own may not read logs (nodes/proxy).

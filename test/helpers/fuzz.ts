@@ -537,7 +537,7 @@ export interface SlowClient {
 export type SlowKind = 'silent' | 'headers' | 'request-line' | 'body' | 'held-after-error' | 'tls-silent' | 'tls-partial-hello';
 
 /** How much later than its bound a server may close a slow client on a loaded machine. */
-const SLOW_SLACK_MS = 10_000;
+const SLOW_SLACK_MS = 20_000;
 
 /** How long the server may keep a slow client of this kind: the bound of common/http-limits.ts it runs into, and some slack. */
 export function slowBoundMs(kind: SlowKind): number {

@@ -73,11 +73,11 @@ after(async () => {
   await c?.close();
 });
 
-test('a new file reaches every worker one node at a time, each drained and rebooted', { timeout: 60_000 }, async () => {
+test('a new file reaches every worker one node at a time, each drained and rebooted', { timeout: 120_000 }, async () => {
   const before = await bootIds();
   await c.kube.create(resources.machineConfigs, fileMc('50-worker-file', { '/etc/bosun-original.conf': 'managed\n', '/etc/bosun-new.conf': 'new\n' }));
   const r1 = await c.renderedWorker([r0]);
-  const { maxUnavailable, cordoned } = await watchRollout(() => c.workersDoneOn(r1));
+  const { maxUnavailable, cordoned } = await watchRollout(() => c.workersDoneOn(r1, 90_000));
   assert.equal(maxUnavailable, 1, 'never more than one worker unavailable (and one at a time)');
   assert.deepEqual([...cordoned].sort(), ['worker-a', 'worker-b'], 'each worker cordoned for its drain');
   const afterIds = await bootIds();
