@@ -8,7 +8,7 @@ import { startTestApiServer } from '../helpers/apiserver.js';
 import { outages, merge, seconds, type Sample } from '../helpers/disruption/intervals.js';
 import { FAULT_KINDS, planFaults } from '../helpers/disruption/faults.js';
 import { disruptionOf, lostWrites, startObserver, summarize } from '../helpers/disruption/monitor.js';
-import { KubeClient } from '../../src/kube/client.js';
+import { KubeClient, isConflict } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { resources } from '../../src/kube/resources.js';
 
@@ -76,6 +76,9 @@ test('the observer reports the span an API server was stopped for, on new and re
     assert.ok(writes.unacknowledged > 0, 'writes while the server was down were not acknowledged');
     const client = new KubeClient(loadKubeConfig(server.kubeconfigPath));
     assert.deepEqual(await lostWrites(client, 'writes', 'counter', writes).then((w) => [w.lost, w.missing]), [0, []]);
+    // What makes the counter's check exact: an update on a stale resourceVersion is refused, so a
+    // late write cannot overwrite a newer acknowledged one.
+    await assert.rejects(client.mergePatch(resources.configMaps, 'counter', 'writes', { metadata: { resourceVersion: '1' }, data: { value: '0' } }), (e) => isConflict(e));
     // The check must be able to fail: an acknowledged ConfigMap gone, and the counter set back.
     await client.delete(resources.configMaps, writes.created[2], 'writes');
     await client.mergePatch(resources.configMaps, 'counter', 'writes', { data: { value: String(writes.updated[writes.updated.length - 3]) } });

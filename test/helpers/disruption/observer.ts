@@ -4,7 +4,8 @@
 // as OpenShift's `…-new-connections` and `…-reused-connections` monitors do; a request with no
 // answer within the timeout failed, and one answered but slower than `slowMs` is counted apart,
 // so that a loaded machine's slowness is told from an outage — and, when asked,
-// writes through the API: a ConfigMap created per write and one ConfigMap's counter patched, each
+// writes through the API: a ConfigMap created per write and one ConfigMap's counter patched (on
+// the resourceVersion it last saw), each
 // write remembered once the API server acknowledged it (2xx). When stdin ends it prints its report
 // (ObserverReport, one JSON line) and exits. Started by monitor.ts; its config is argv[2] (JSON).
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
@@ -78,15 +79,21 @@ export interface ObserverReport {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** One request; resolves with the status, rejects on a connection error or the timeout. */
-function send(url: URL, o: { method: string; path: string; agent: HttpAgent | false; ca?: string; token?: string; body?: string; contentType?: string; timeoutMs: number }): Promise<number> {
+/** One request; resolves with the status and body, rejects on a connection error or the timeout. */
+function send(url: URL, o: { method: string; path: string; agent: HttpAgent | false; ca?: string; token?: string; body?: string; contentType?: string; timeoutMs: number }): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (o.token) headers.authorization = `Bearer ${o.token}`;
     if (o.agent === false) headers.connection = 'close';
     if (o.body !== undefined) { headers['content-type'] = o.contentType ?? 'application/json'; headers['content-length'] = String(Buffer.byteLength(o.body)); }
     const options = { host: url.hostname, port: url.port, path: o.path, method: o.method, headers, agent: o.agent, timeout: o.timeoutMs };
-    const done = (res: IncomingMessage) => { res.resume(); res.on('end', () => resolve(res.statusCode ?? 0)); res.on('error', reject); };
+    const done = (res: IncomingMessage) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => { if (body.length < 100_000) body += d; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('error', reject);
+    };
     const req = url.protocol === 'https:' ? httpsRequest({ ...options, ca: o.ca, agent: o.agent as HttpsAgent | false }, done) : httpRequest(options, done);
     // The whole exchange is bounded, not only the connection's idle time.
     const timer = setTimeout(() => req.destroy(new Error('timeout')), o.timeoutMs);
@@ -110,7 +117,7 @@ async function poll(backend: Backend, mode: ConnectionMode, intervalMs: number, 
     const start = Date.now();
     let sample: Sample;
     try {
-      const status = await send(url, { method: 'GET', path: backend.path, agent, ca: backend.ca, token: backend.token, timeoutMs });
+      const { status } = await send(url, { method: 'GET', path: backend.path, agent, ca: backend.ca, token: backend.token, timeoutMs });
       sample = { start, end: Date.now(), ok: status >= 200 && status < 300, error: `HTTP ${status}` };
     } catch (e) {
       sample = { start, end: Date.now(), ok: false, error: (e as NodeJS.ErrnoException).code ?? (e as Error).message };
@@ -129,22 +136,39 @@ async function write(w: WriterConfig, timeoutMs: number, stopped: () => boolean)
   const agent = new HttpsAgent({ keepAlive: true, maxSockets: 1 });
   const report: WritesReport = { attempted: 0, created: [], updated: [], unacknowledged: 0 };
   const base = `/api/v1/namespaces/${w.namespace}/configmaps`;
+  // The counter's updates carry the resourceVersion the last one left (a 409 when another got in
+  // between), as controllers write: a write that timed out here but reached the server later
+  // cannot then overwrite a newer acknowledged one, so a counter below an acknowledged value is a
+  // write the cluster lost, not a client's stale retry.
+  let resourceVersion: string | undefined;
+  const resourceVersionOf = (body: string) => (JSON.parse(body) as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion;
   for (let seq = 1; !stopped(); seq++) {
     const start = Date.now();
-    report.attempted++;
+    const attempted = report.attempted;
     try {
       if (seq % 2) {
+        report.attempted++;
         const name = `write-${seq}`;
-        const status = await send(url, { method: 'POST', path: base, agent, ca: w.ca, token: w.token, timeoutMs, body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { seq: String(seq) } }) });
+        const { status } = await send(url, { method: 'POST', path: base, agent, ca: w.ca, token: w.token, timeoutMs, body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { seq: String(seq) } }) });
         if (status === 201) report.created.push(name);
         else report.unacknowledged++;
+      } else if (resourceVersion === undefined) {
+        // Not a write: where the counter is now (after an update whose outcome is unknown).
+        const { status, body } = await send(url, { method: 'GET', path: `${base}/${w.counter}`, agent, ca: w.ca, token: w.token, timeoutMs });
+        if (status === 200) resourceVersion = resourceVersionOf(body);
       } else {
-        const status = await send(url, { method: 'PATCH', path: `${base}/${w.counter}`, agent, ca: w.ca, token: w.token, timeoutMs, contentType: 'application/merge-patch+json', body: JSON.stringify({ data: { value: String(seq) } }) });
-        if (status === 200) report.updated.push(seq);
-        else report.unacknowledged++;
+        report.attempted++;
+        const sent = resourceVersion;
+        resourceVersion = undefined;
+        const { status, body } = await send(url, { method: 'PATCH', path: `${base}/${w.counter}`, agent, ca: w.ca, token: w.token, timeoutMs, contentType: 'application/merge-patch+json', body: JSON.stringify({ metadata: { resourceVersion: sent }, data: { value: String(seq) } }) });
+        if (status === 200) {
+          report.updated.push(seq);
+          resourceVersion = resourceVersionOf(body);
+        } else report.unacknowledged++;
       }
     } catch {
-      report.unacknowledged++;
+      // A write that failed or was not answered (a failed read of the counter is not one).
+      if (report.attempted > attempted) report.unacknowledged++;
     }
     await sleep(Math.max(0, start + w.intervalMs - Date.now()));
   }
