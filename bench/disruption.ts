@@ -25,7 +25,10 @@ import { setLogLevel } from '../src/common/log.js';
 import { installCluster } from '../test/helpers/installed-cluster.js';
 import { disruptionOf } from '../test/helpers/disruption/monitor.js';
 import { FAULT_KINDS } from '../test/helpers/disruption/faults.js';
-import { deployWorkload, observedUpgrade, upgradeOutcome, type UpgradeRun } from '../test/helpers/disruption/scenario.js';
+import { WORKLOAD_NAMESPACE, deployWorkload, observedUpgrade, upgradeOutcome, type UpgradeRun } from '../test/helpers/disruption/scenario.js';
+import { KubeClient } from '../src/kube/client.js';
+import { loadKubeConfig } from '../src/kube/kubeconfig.js';
+import { resources } from '../src/kube/resources.js';
 
 const args = process.argv.slice(2);
 const seedAt = args.indexOf('--seed');
@@ -41,6 +44,7 @@ const c = await installCluster(2, { etcd: !sqlite, installTimeoutMs: 900_000 });
 let failed = false;
 try {
   console.log(`installed 3 masters and 2 workers (${sqlite ? 'one API server on SQLite' : 'a 3-member etcd and two API servers behind the api address'}) in ${((Date.now() - installStarted) / 1000).toFixed(1)} s`);
+  const kube = new KubeClient(loadKubeConfig(c.cluster.kubeconfigPath));
   const workload = await deployWorkload(c);
   console.log(`echo workload behind ${workload.serviceUrl}`);
   const runs: Array<{ label: string; run: UpgradeRun }> = [];
@@ -48,7 +52,8 @@ try {
     ['clean', '1.0.1', undefined],
     ['faults', '1.0.2', { seed, kinds: FAULT_KINDS, windowMs: 120_000 }],
   ] as const) {
-    console.log(`\nupgrade to ${to} (${label})${faults ? `, seed ${seed}` : ''}`);
+    const pods = (await kube.list(resources.pods, WORKLOAD_NAMESPACE)).items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => `${p.metadata?.name} on ${p.spec?.nodeName}`);
+    console.log(`\nupgrade to ${to} (${label})${faults ? `, seed ${seed}` : ''}; echo pods: ${pods.join(', ')}`);
     // The cluster's host process (API server, balancers, cloud) runs here: how long its event loop was held up.
     const delay = monitorEventLoopDelay({ resolution: 20 });
     delay.enable();
