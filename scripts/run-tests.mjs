@@ -61,8 +61,10 @@ const logDir = 'test-logs';
 mkdirSync(logDir, { recursive: true });
 
 // node applies --test-timeout to each test and to the file as a whole: 15 min bounds both (most
-// tests set a shorter bound of their own).
-const nodeArgs = (file) => ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=900000', file];
+// tests set a shorter bound of their own), or what the file's marker `test: timeout <seconds>`
+// asks for (an end-to-end scenario that installs a cluster and upgrades it under faults).
+const timeoutOf = (file) => Number(/test: timeout (\d+)/.exec(markers.get(file))?.[1] ?? 900) * 1000;
+const nodeArgs = (file) => ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-timeout=${timeoutOf(file)}`, file];
 const quote = (s) => `'${s.replaceAll("'", "'\\''")}'`;
 
 // Each file runs in a process group of its own: stopping the run stops every file's whole tree.

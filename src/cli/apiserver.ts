@@ -16,6 +16,7 @@ interface ApiServerFlags {
   etcdKeyfile?: string;
   serviceClusterIpRange: string;
   requestMetrics: string;
+  advertise?: string;
 }
 
 /** The etcd storage the flags ask for, checked; undefined for SQLite. */
@@ -52,6 +53,7 @@ export function register(program: Command): void {
     .option('--etcd-certfile <file>', 'client certificate presented to etcd (TLS)')
     .option('--etcd-keyfile <file>', 'key of the client certificate presented to etcd (TLS)')
     .option('--service-cluster-ip-range <cidr>', "the network Services' cluster IPs come from (/12 to /28); the `kubernetes` Service in default gets its first address", DEFAULT_SERVICE_CIDR)
+    .option('--advertise <host:port>', 'the address the `kubernetes` Service names as its endpoint (default: --listen); several servers behind one balancer advertise the balancer')
     .option('--request-metrics <bool>', 'record the request metrics served at /metrics (false only to measure their cost)', 'true')
     .addHelpText(
       'after',
@@ -69,7 +71,8 @@ owner references are garbage-collected, and every change is audited to DIR/audit
 With --etcd-servers the objects live in etcd (keys PREFIX/<group>/<resource>/<namespace>/<name>,
 resourceVersion = etcd's mod revision) and several API servers can share them; each keeps its own
 data directory for certificates and the audit log, so copy DIR/pki from the first to the others
-(the same CA, serving certificate and admin token behind one address):
+(the same CA, serving certificate and admin token behind one address), and with --advertise
+have the \`kubernetes\` Service name that address rather than their own:
 
   $ bosun apiserver --data-dir .bosun-a --listen 127.0.0.1:6443 --etcd-servers http://127.0.0.1:2379
   API server listening on https://127.0.0.1:6443 (etcd http://127.0.0.1:2379, prefix /registry)
@@ -99,7 +102,8 @@ Cluster IPs come from --service-cluster-ip-range (OpenShift's 172.30.0.0/16 unle
       checkServiceCidr(opts.serviceClusterIpRange);
       if (opts.requestMetrics !== 'true' && opts.requestMetrics !== 'false') throw new Error(`--request-metrics is true or false, got "${opts.requestMetrics}"`);
       const requestMetrics = opts.requestMetrics === 'true';
-      const { server, stop } = await startClusterServer({ dataDir: opts.dataDir, host, port, compactKeep, etcd, serviceClusterIPRange: opts.serviceClusterIpRange, requestMetrics });
+      const advertise = opts.advertise === undefined ? undefined : (({ host: address, port: p }) => ({ address, port: p }))(parseHostPort(opts.advertise, '--advertise'));
+      const { server, stop } = await startClusterServer({ dataDir: opts.dataDir, host, port, compactKeep, etcd, serviceClusterIPRange: opts.serviceClusterIpRange, requestMetrics, advertise });
       console.log(`API server listening on ${server.url}${etcd ? ` (etcd ${etcd.endpoints.join(',')}, prefix ${etcd.prefix})` : ''}`);
       console.log(`kubeconfig: ${server.kubeconfigPath}`);
       const shutdown = async (signal: string) => {

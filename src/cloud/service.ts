@@ -35,7 +35,7 @@ export class CloudService {
   readonly proxies: LoadBalancerEngine;
   readonly credentials: CredentialStore;
   private readonly audit: CloudAuditLog;
-  private readonly app: FastifyInstance;
+  private app: FastifyInstance;
   private proxySync: Promise<void> = Promise.resolve();
   /** Syncs the balancers again now and then: instances that went, a port that was taken, an engine process that died. */
   private resyncTimer: NodeJS.Timeout | undefined;
@@ -91,6 +91,21 @@ export class CloudService {
     await this.cloud.close();
     this.credentials.close();
     this.audit.close();
+  }
+
+  /**
+   * The cloud's API goes away for `downMs` and comes back on the same address, as a cloud's
+   * control plane restarting: callers get connection errors meanwhile and must retry; the
+   * machines and the load balancers (the data plane) run on. For fault injection (the
+   * disruption tests) and operators who want to see their controllers ride it out.
+   */
+  async restartApi(downMs: number): Promise<void> {
+    if (!this.url) throw new Error('the local cloud is not running');
+    const { hostname, port } = new URL(this.url);
+    await this.app.close();
+    await new Promise((r) => setTimeout(r, downMs));
+    this.app = buildCloudApi(this.cloud, this.network, { credentials: this.credentials, audit: this.audit });
+    await this.app.listen({ host: hostname.replace(/^\[|\]$/g, ''), port: Number(port) });
   }
 
   /** Brings the proxies in line with the stored balancers; syncs run one after another. */

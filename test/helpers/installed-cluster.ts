@@ -24,7 +24,8 @@ export interface InstalledCluster {
   destroy(): Promise<void>;
 }
 
-export async function installCluster(workers: number): Promise<InstalledCluster> {
+/** `extra`: bring-up options beside these (`etcd: true` for the HA control plane). */
+export async function installCluster(workers: number, extra: Partial<BringUpOptions> = {}): Promise<InstalledCluster> {
   const lines: string[] = [];
   const options = localClusterOptions({
     api: { host: '127.0.0.1', port: await freePort() },
@@ -36,6 +37,7 @@ export async function installCluster(workers: number): Promise<InstalledCluster>
     firstInstanceHost: 200,
     machineConfigServer: { host: '127.0.0.1', tlsPort: 22623, httpPort: 22624 },
     progress: (line) => lines.push(line),
+    ...extra,
   });
   const c: InstalledCluster = {
     options,

@@ -1,8 +1,13 @@
 // One run of a container as a child process: spawned with its environment, its stdout and stderr
 // written to the container's log file in the CRI log format the kubelet's log files use
 // (`<RFC3339Nano> <stream> F <line>`), and stopped the way the kubelet stops a container: SIGTERM,
-// then SIGKILL once the grace period is over.
+// then SIGKILL once the grace period is over. Containers run at a lower CPU priority (nice
+// CONTAINER_NICE) than the process that hosts the machines: on one machine that host carries what
+// a real cluster keeps off its workloads' CPUs — the API server, the cloud's load balancers, the
+// node agents' service proxies — and a kubelet reserves CPU for the system the same way
+// (system-reserved); without it, a burst of pods starting during an upgrade starves the API.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { getPriority, setPriority } from 'node:os';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -27,6 +32,9 @@ export function criTimestamp(d = new Date()): string {
   return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000000Z');
 }
 
+/** How much nicer than their host containers run (the host's own priority is unchanged; making one's own children nicer needs no privilege). */
+export const CONTAINER_NICE = 10;
+
 /** Every container process alive in this process: they die with it (a machine's processes do not outlive its host). */
 const alive = new Set<ChildProcess>();
 process.once('exit', () => {
@@ -46,6 +54,13 @@ export class ContainerProcess {
     // stdin is the process's lifeline (src/common/lifeline.ts): it closes when this process dies.
     this.child = spawn(spec.argv[0], spec.argv.slice(1), { cwd: spec.cwd, env: { ...spec.env, BOSUN_LIFELINE: 'stdin' }, stdio: ['pipe', 'pipe', 'pipe'] });
     alive.add(this.child);
+    if (this.child.pid !== undefined) {
+      try {
+        setPriority(this.child.pid, Math.min(19, getPriority() + CONTAINER_NICE));
+      } catch {
+        // Gone already (its exit is reported below), or a system that refuses: it runs at the host's priority.
+      }
+    }
     this.pipe(this.child.stdout!, 'stdout');
     this.pipe(this.child.stderr!, 'stderr');
     this.exited = new Promise((resolve) => {
