@@ -5,7 +5,7 @@
 // offers), and a serving certificate (given, or self-signed at start as metrics-server does).
 import { readFileSync } from 'node:fs';
 import type { RequestOptions } from 'node:https';
-import type * as k8s from '@kubernetes/client-node';
+import type { KubeConfigLike } from '../kube/kubeconfig.js';
 import type * as api from '../api/index.js';
 import { createCA, issueServingCert, type KeyPair } from '../common/pki.js';
 import { isNotFound, resources, type KubeClient } from '../kube/index.js';
@@ -41,7 +41,7 @@ export async function readRequestHeaderAuth(client: KubeClient): Promise<Request
 }
 
 /** The options of a kubelet request: this component's credentials, and the kubelets' CA or none. */
-export function kubeletRequestOptions(kc: k8s.KubeConfig, tls: { insecure: boolean; caPem?: string }): () => Promise<RequestOptions> {
+export function kubeletRequestOptions(kc: KubeConfigLike, tls: { insecure: boolean; caPem?: string }): () => Promise<RequestOptions> {
   return async () => {
     const options: RequestOptions = {};
     await kc.applyToHTTPSOptions(options);
