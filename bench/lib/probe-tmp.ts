@@ -15,10 +15,11 @@ try {
   const rows = pids.map((p) => {
     let cmd = '';
     try { cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').filter(Boolean).map((a) => a.replace(/^.*\/(bin|dist)\//, '')).join(' ').slice(0, 110); } catch { /* */ }
-    return { p, mib: rssMiB([p]), cmd };
+    let pss = 0; try { pss = Number(/Pss:\s+(\d+)/.exec(readFileSync(`/proc/${p}/smaps_rollup`, 'utf8'))?.[1] ?? 0) / 1024; } catch { /* */ }
+    return { p, mib: rssMiB([p]), cmd, pss };
   }).sort((a, b) => b.mib - a.mib);
-  for (const r of rows) console.log(`${String(r.p).padStart(7)} ${r.mib.toFixed(1).padStart(7)} ${r.cmd}`);
-  console.log('total', rssMiB(pids).toFixed(1), 'processes', pids.length);
+  for (const r of rows) console.log(`${String(r.p).padStart(7)} ${r.mib.toFixed(1).padStart(7)} ${r.pss.toFixed(1).padStart(7)} ${r.cmd}`);
+  console.log('total', rssMiB(pids).toFixed(1), 'pss', rows.reduce((a, r) => a + r.pss, 0).toFixed(1), 'processes', pids.length);
   if (process.env.HOLD) await new Promise((r) => setTimeout(r, Number(process.env.HOLD)));
   await stop(install.child);
 } finally {

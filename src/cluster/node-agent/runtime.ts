@@ -12,9 +12,25 @@ import { runKubeadmUnit } from './boot-units.js';
 import { KUBELET_UNIT } from './kubelet-files.js';
 import { scriptCommand } from './pod-spec.js';
 
-/** `node bin/bosun.js <argv…>`: bosun's command (compiled when built, else through tsx). */
+/**
+ * The node flags of a component's process: V8 tuned for a small, long-lived process, since a
+ * machine runs a dozen of them (`BOSUN_COMPONENT_NODE_OPTIONS` in the agent's environment replaces
+ * them; empty: node's defaults).
+ */
+export function componentNodeFlags(env: NodeJS.ProcessEnv = process.env): string[] {
+  return (env.BOSUN_COMPONENT_NODE_OPTIONS ?? DEFAULT_COMPONENT_NODE_FLAGS).split(/\s+/).filter(Boolean);
+}
+const DEFAULT_COMPONENT_NODE_FLAGS = '';
+
+/**
+ * bosun's command as a component's process runs it. When this agent runs compiled code, the same
+ * build's entry point (dist/cli/main.js) directly: no check of the sources' age at every start, and
+ * a pod runs the code of the agent that started it even when the sources changed since. From
+ * source (tests), bin/bosun.js, which runs dist/ when it is fresh and the sources through tsx if not.
+ */
 export function bosunCommand(argv: string[]): string[] {
-  return [process.execPath, fileURLToPath(new URL('../../../bin/bosun.js', import.meta.url)), ...argv];
+  if (import.meta.url.endsWith('.js')) return [process.execPath, ...componentNodeFlags(), fileURLToPath(new URL('../../cli/main.js', import.meta.url)), ...argv];
+  return [process.execPath, ...componentNodeFlags(), fileURLToPath(new URL('../../../bin/bosun.js', import.meta.url)), ...argv];
 }
 
 export class NodeAgentRuntime implements MachineRuntime {
