@@ -29,7 +29,6 @@ import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { ApiServer } from '../apiserver/server.js';
 import { startClusterServer } from '../apiserver/cluster-server.js';
-import { startEtcdControlPlane } from './etcd-control-plane.js';
 import { CloudClient } from '../cloud/client.js';
 import { CloudService } from '../cloud/service.js';
 import { DEFAULT_INSTANCE_TYPE } from '../cloud/catalogue.js';
@@ -141,7 +140,8 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
       serviceClusterIPRange: LOCAL_SERVICE_NETWORK,
     };
     // #17 hook (etcd-control-plane.ts): with --etcd, a 3-member etcd and two API servers behind the api address.
-    const cluster = options.etcd ? await startEtcdControlPlane(apiOptions) : await startClusterServer(apiOptions);
+    // etcd's client is loaded only then (gRPC, protobufs: some 25 MiB in this process).
+    const cluster = options.etcd ? await (await import('./etcd-control-plane.js')).startEtcdControlPlane(apiOptions) : await startClusterServer(apiOptions);
     stack.push(() => cluster.stop());
     const api = cluster.server;
     const kc = loadKubeConfig(api.kubeconfigPath);
