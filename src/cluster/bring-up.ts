@@ -102,7 +102,8 @@ export interface LocalCluster {
   /** The bootstrap machine-config server while it runs (always, without machines). */
   machineConfigServer?: MachineConfigServer;
   cloud?: CloudService;
-  releases: BuiltRelease[];
+  /** The releases in the store (their parsed payloads are not kept: the CVO pods read them from the store). */
+  releases: Array<Omit<BuiltRelease, 'payload'>>;
   kubeconfigPath: string;
   /** True when this start installed the cluster; false when it brought an installed one back. */
   installed: boolean;
@@ -263,7 +264,7 @@ function localCluster(o: { api: ApiServer; updateService: UpdateService; cloud?:
     updateService: o.updateService,
     cloud: o.cloud,
     machineConfigServer: bootstrap?.parts().includes('server') ? bootstrap.server : undefined,
-    releases: o.releases,
+    releases: o.releases.map(({ version, digest, pullspec, dir }) => ({ version, digest, pullspec, dir })),
     kubeconfigPath: o.api.kubeconfigPath,
     installed: o.installed,
     stop: () => o.stack.unwind(),
