@@ -12,7 +12,7 @@ import { buildRelease } from '../src/cvo/payload/build.js';
 import { loadPayload } from '../src/cvo/payload/payload.js';
 import { buildTaskGraph } from '../src/cvo/task-graph.js';
 import { ClusterVersionOperator } from '../src/cvo/operator.js';
-import { loadKubeConfig } from '../src/kube/kubeconfig.js';
+import { withConnectionReuse } from '../src/kube/kubeconfig.js';
 import { KubeClient } from '../src/kube/client.js';
 import { createReleaseCrds } from '../test/helpers/cluster-objects.js';
 
@@ -51,7 +51,9 @@ const v2 = buildRelease({ version: '1.0.1', from: sources, cvoManifests, store }
 const payload = loadPayload(v1.dir);
 
 const api = await startTestApiServer();
-const kc = loadKubeConfig(api.kubeconfigPath);
+// client-node's KubeConfig, for its typed clients below (bosun's own reads only connection settings).
+const kc = withConnectionReuse(new k8s.KubeConfig());
+kc.loadFromFile(api.kubeconfigPath);
 const custom = kc.makeApiClient(k8s.CustomObjectsApi);
 const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
 await createReleaseCrds(new KubeClient(kc), v1.dir);

@@ -30,6 +30,30 @@ export function rssMiB(pids: number[]): number {
   return kib / 1024;
 }
 
+export interface ProcessMemory {
+  pid: number;
+  /** `start` (the bosun start process), a component's subcommand (a pod's process), or another program's name. */
+  component: string;
+  rssMiB: number;
+  /** Proportional set size: pages shared with other processes (node's own code, above all) split among them. */
+  pssMiB: number;
+}
+
+/** Each process's memory, named by the bosun subcommand it runs (or the program). */
+export function processMemory(pids: number[]): ProcessMemory[] {
+  const out: ProcessMemory[] = [];
+  for (const pid of pids) {
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      const script = argv.findIndex((a) => /(bin\/bosun\.js|cli\/main\.(js|ts))$/.test(a));
+      const component = script >= 0 ? (argv[script + 1] ?? 'bosun') : (argv[0] ?? '?').split('/').pop()!;
+      const pss = Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0) / 1024;
+      out.push({ pid, component, rssMiB: rssMiB([pid]), pssMiB: pss });
+    } catch { /* gone */ }
+  }
+  return out;
+}
+
 export function cpuTicks(pids: number[]): number {
   let ticks = 0;
   for (const p of pids) {

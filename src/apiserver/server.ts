@@ -10,7 +10,6 @@ import { join, resolve } from 'node:path';
 import { logger } from '../common/log.js';
 import { REQUEST_LIMITS, REQUEST_TIMEOUT_MS } from '../common/http-limits.js';
 import { openSqliteStorage } from './storage/sqlite.js';
-import { openEtcdStorage } from './storage/etcd.js';
 import { errors } from './errors.js';
 import { Registry } from './registry/registry.js';
 import { Resources } from './registry/resources.js';
@@ -59,7 +58,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const serving = await loadServingMaterial(dataDir, host, [...(options.servingNames ?? []), nthAddress(serviceClusterIPRange, 1)]);
 
   // SQLite in the data directory, or etcd shared with other API servers (storage/etcd.ts).
-  const etcd = options.etcd ? await openEtcdStorage(options.etcd) : undefined;
+  // etcd's client (gRPC, protobufs: some 25 MiB) is loaded only when it is the storage.
+  const etcd = options.etcd ? await (await import('./storage/etcd.js')).openEtcdStorage(options.etcd) : undefined;
   const storage = etcd ?? openSqliteStorage(join(dataDir, 'state.db'));
   const registry = new Registry();
   loadCrds(registry, storage);

@@ -17,10 +17,9 @@
 // is served by the management client and the manager's own Node informer; a Cluster with either is
 // remote. A Secret that appears later (a `bosun cluster move` to a self-hosted cluster) makes it
 // remote from then on.
-import * as k8s from '@kubernetes/client-node';
 import type * as api from '../api/index.js';
 import { BosunError } from '../common/errors.js';
-import { type EventType, Informer, KubeClient, withConnectionReuse, resources, sleepOn } from '../kube/index.js';
+import { type EventType, Informer, KubeClient, KubeConfig, resources, sleepOn } from '../kube/index.js';
 import type { CapiContext } from './context.js';
 
 export const kubeconfigSecretName = (clusterName: string) => `${clusterName}-kubeconfig`;
@@ -91,7 +90,7 @@ export class RemoteClients {
     if (cached?.version === version) return cached;
     const value = secret.data?.value;
     if (!value) throw new RemoteUnavailable(`Secret ${key} has no key "value"`);
-    const kc = new k8s.KubeConfig();
+    const kc = new KubeConfig();
     try {
       kc.loadFromString(Buffer.from(value, 'base64').toString('utf8'));
     } catch (e) {
@@ -99,7 +98,7 @@ export class RemoteClients {
     }
     if (!kc.getCurrentCluster()) throw new RemoteUnavailable(`the kubeconfig in Secret ${key} names no current cluster`);
     cached?.nodes?.stop.abort(); // a renewed kubeconfig: the old watch goes with the old client
-    const entry: RemoteEntry = { version, client: new KubeClient(withConnectionReuse(kc), { component: 'cluster-api-controllers' }), health: { failures: 0, down: false, lastError: '' } };
+    const entry: RemoteEntry = { version, client: new KubeClient(kc, { component: 'cluster-api-controllers' }), health: { failures: 0, down: false, lastError: '' } };
     this.clients.set(key, entry);
     return entry;
   }

@@ -32,13 +32,13 @@ Example:
     .action(async (o: Options) => {
       const listen = parseHostPort(o.listen, '--listen');
       const { loadKubeConfig, KubeClient } = await import('../kube/index.js');
-      const { mapPodPath } = await import('../monitoring/prometheus-runner.js');
+      // common/pod-path.ts, not prometheus-runner's mapPodPath: that module brings YAML, which this proxy never reads.
+      const { podPath } = await import('../common/pod-path.js');
       const { QuerierProxy } = await import('../monitoring/querier-proxy.js');
-      const root = process.env.BOSUN_IN_CLUSTER_ROOT || undefined;
       const stopper = new AbortController();
       const proxy = new QuerierProxy({
         client: new KubeClient(loadKubeConfig(o.kubeconfig)), upstream: o.upstream, listen,
-        certFile: mapPodPath(root, o.tlsCertFile), keyFile: mapPodPath(root, o.tlsPrivateKeyFile), signal: stopper.signal,
+        certFile: podPath(o.tlsCertFile), keyFile: podPath(o.tlsPrivateKeyFile), signal: stopper.signal,
       });
       const stop = () => {
         stopper.abort();

@@ -29,7 +29,6 @@ import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { ApiServer } from '../apiserver/server.js';
 import { startClusterServer } from '../apiserver/cluster-server.js';
-import { startEtcdControlPlane } from './etcd-control-plane.js';
 import { CloudClient } from '../cloud/client.js';
 import { CloudService } from '../cloud/service.js';
 import { DEFAULT_INSTANCE_TYPE } from '../cloud/catalogue.js';
@@ -110,7 +109,8 @@ export interface LocalCluster {
   /** The bootstrap machine-config server while it runs (always, without machines). */
   machineConfigServer?: MachineConfigServer;
   cloud?: CloudService;
-  releases: BuiltRelease[];
+  /** The releases in the store (their parsed payloads are not kept: the CVO pods read them from the store). */
+  releases: Array<Omit<BuiltRelease, 'payload'>>;
   kubeconfigPath: string;
   /** True when this start installed the cluster; false when it brought an installed one back. */
   installed: boolean;
@@ -148,7 +148,8 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
       serviceClusterIPRange: LOCAL_SERVICE_NETWORK,
     };
     // #17 hook (etcd-control-plane.ts): with --etcd, a 3-member etcd and two API servers behind the api address.
-    const cluster = options.etcd ? await startEtcdControlPlane(apiOptions) : await startClusterServer(apiOptions);
+    // etcd's client is loaded only then (gRPC, protobufs: some 25 MiB in this process).
+    const cluster = options.etcd ? await (await import('./etcd-control-plane.js')).startEtcdControlPlane(apiOptions) : await startClusterServer(apiOptions);
     stack.push(() => cluster.stop());
     const api = cluster.server;
     const kc = loadKubeConfig(api.kubeconfigPath);
@@ -270,7 +271,7 @@ function localCluster(o: { api: ApiServer; updateService: UpdateService; cloud?:
     updateService: o.updateService,
     cloud: o.cloud,
     machineConfigServer: bootstrap?.parts().includes('server') ? bootstrap.server : undefined,
-    releases: o.releases,
+    releases: o.releases.map(({ version, digest, pullspec, dir }) => ({ version, digest, pullspec, dir })),
     kubeconfigPath: o.api.kubeconfigPath,
     installed: o.installed,
     stop: () => o.stack.unwind(),

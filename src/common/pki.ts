@@ -3,8 +3,7 @@
 // (the API server's own to kubelets), and certificates signed from a PKCS#10 request (what the
 // CSR signer hands out), plus the key and request a client makes for one. ECDSA P-256, which
 // every client in play (kubectl, client-node, Ignition) accepts.
-import 'reflect-metadata';
-import * as x509 from '@peculiar/x509';
+import type * as X509 from '@peculiar/x509';
 import { webcrypto } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
@@ -13,7 +12,11 @@ import { ensurePrivateDir, tighten } from './private-files.js';
 
 type CryptoKey = webcrypto.CryptoKey;
 
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+/** @peculiar/x509 (common/x509.ts), loaded at the first certificate or request made here, not by
+ *  every process importing this file: most components only read the certificates they are given. */
+export async function x509Library(): Promise<typeof X509> {
+  return (await import('./x509.js')).x509;
+}
 
 const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 const DAY = 24 * 60 * 60 * 1000;
@@ -49,6 +52,7 @@ export async function createKeyPair(): Promise<{ keyPem: string; publicKeyPem: s
 
 /** Creates a new self-signed CA valid for ten years. */
 export async function createCA(commonName: string): Promise<KeyPair> {
+  const x509 = await x509Library();
   const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
@@ -69,6 +73,7 @@ export async function createCA(commonName: string): Promise<KeyPair> {
 
 /** Issues a serving certificate for `hosts` (DNS names and IP addresses), valid for two years. */
 export async function issueServingCert(ca: KeyPair, commonName: string, hosts: string[]): Promise<KeyPair> {
+  const x509 = await x509Library();
   const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
   const now = Date.now();
   const certPem = await signPublicKey(ca, keys.publicKey, {
@@ -87,6 +92,7 @@ export async function issueServingCert(ca: KeyPair, commonName: string, hosts: s
  * client, or both (etcd's server and peer certificates), valid for `days` (default one year).
  */
 export async function issueCertificate(ca: KeyPair, subject: Subject, o: { server?: boolean; client?: boolean; hosts?: string[]; days?: number }): Promise<KeyPair> {
+  const x509 = await x509Library();
   const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
   const certPem = await signPublicKey(ca, keys.publicKey, {
     subject: subjectName(subject),
@@ -115,6 +121,7 @@ export function subjectName(subject: Subject): string {
 
 /** Issues a client certificate (`client auth`) for `subject`, valid for one year. */
 export async function issueClientCert(ca: KeyPair, subject: Subject): Promise<KeyPair> {
+  const x509 = await x509Library();
   const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
   const certPem = await signPublicKey(ca, keys.publicKey, {
     subject: subjectName(subject),
@@ -127,7 +134,7 @@ export async function issueClientCert(ca: KeyPair, subject: Subject): Promise<Ke
 
 /** What a certificate issued for a key says: its subject, usages, alternative names and end of validity. */
 export interface CertificateTemplate {
-  subject: string | x509.Name;
+  subject: string | X509.Name;
   keyUsages: number;
   extendedKeyUsages: string[];
   /** DNS names, IP addresses, e-mail addresses and URIs, as the request carried them. */
@@ -137,9 +144,10 @@ export interface CertificateTemplate {
 }
 
 /** Signs `publicKey` with the CA as `template` says (not a CA itself). Returns the certificate's PEM. */
-export async function signPublicKey(ca: KeyPair, publicKey: x509.PublicKey | CryptoKey, template: CertificateTemplate): Promise<string> {
+export async function signPublicKey(ca: KeyPair, publicKey: X509.PublicKey | CryptoKey, template: CertificateTemplate): Promise<string> {
+  const x509 = await x509Library();
   const caCert = new x509.X509Certificate(ca.certPem);
-  const extensions: x509.Extension[] = [
+  const extensions: X509.Extension[] = [
     new x509.BasicConstraintsExtension(false, undefined, true),
     await x509.AuthorityKeyIdentifierExtension.create(caCert),
   ];
@@ -166,6 +174,7 @@ export async function signPublicKey(ca: KeyPair, publicKey: x509.PublicKey | Cry
  * names, for serving certificates), as a kubelet makes one for its CSR.
  */
 export async function createCertificateRequest(subject: Subject, hosts: string[] = []): Promise<{ keyPem: string; requestPem: string }> {
+  const x509 = await x509Library();
   const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
   const request = await x509.Pkcs10CertificateRequestGenerator.create({
     name: subjectName(subject),

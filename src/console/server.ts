@@ -20,7 +20,7 @@ import { createSecureServer, type Http2SecureServer, type Http2ServerRequest, ty
 import type { TLSSocket } from 'node:tls';
 import type { IncomingMessage, ServerResponse, OutgoingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type * as k8s from '@kubernetes/client-node';
+import type { KubeConfigLike } from '../kube/kubeconfig.js';
 import type { KubeClient } from '../kube/client.js';
 import type { ServingCertificate } from '../kube/serving-certificate.js';
 import { logger } from '../common/log.js';
@@ -31,7 +31,7 @@ const log = logger('console');
 
 export interface ConsoleServerOptions {
   /** Where the API server is and the CA that verifies it (its credentials are not used for users). */
-  kubeconfig: k8s.KubeConfig;
+  kubeconfig: KubeConfigLike;
   /** The console's own client: finds thanos-querier. */
   client: KubeClient;
   listen: { host: string; port: number };
@@ -73,7 +73,7 @@ function bearer(req: Request): string | undefined {
 }
 
 /** The API server's URL and TLS options (CA, server name) from a kubeconfig, without its credentials. */
-async function apiServerTarget(kc: k8s.KubeConfig): Promise<{ url: URL; agent: Agent }> {
+async function apiServerTarget(kc: KubeConfigLike): Promise<{ url: URL; agent: Agent }> {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig names no current cluster');
   const options: { ca?: Buffer | string; rejectUnauthorized?: boolean; servername?: string; headers?: Record<string, string> } = {};

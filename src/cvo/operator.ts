@@ -52,7 +52,7 @@
 // steps live beside it — loading (load.ts), one pass of the graph (sync.ts), the status each
 // step leads to (status.ts, pure), available updates (available-updates.ts) — and every time
 // rule reads the injected clock (options.clock), so tests move time instead of waiting.
-import type * as k8s from '@kubernetes/client-node';
+import type { KubeConfigLike } from '../kube/kubeconfig.js';
 import { setMaxListeners } from 'node:events';
 import { logger } from '../common/log.js';
 import { resolveDesiredUpdate } from './updates/resolve.js';
@@ -86,7 +86,7 @@ const CONFIG_MAPS = resources.configMaps;
 const CONFIG_NAMESPACE = 'openshift-config';
 
 export interface CvoOptions {
-  kubeconfig: k8s.KubeConfig;
+  kubeconfig: KubeConfigLike;
   releaseStore: string;
   /** How often a completed release is applied again (OpenShift: every few minutes). */
   reconcileIntervalMs?: number;

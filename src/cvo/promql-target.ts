@@ -12,7 +12,7 @@
 // File paths are the pod's view (podPath). Every rule goes through the throttled cache
 // (updates/condition-cache.ts) on the CVO's clock.
 import { existsSync, readFileSync } from 'node:fs';
-import type * as k8s from '@kubernetes/client-node';
+import type { KubeConfigLike } from '../kube/kubeconfig.js';
 import { podPath } from '../common/pod-path.js';
 import type { Clock } from '../kube/clock.js';
 import type { KubeClient } from '../kube/client.js';
@@ -36,7 +36,7 @@ export const SERVICE_CA_CONFIGMAPS: [string, string, string][] = [
 ];
 
 /** The bearer token the kubeconfig sends, if it sends one. */
-async function kubeconfigToken(kubeconfig: k8s.KubeConfig): Promise<string | undefined> {
+async function kubeconfigToken(kubeconfig: KubeConfigLike): Promise<string | undefined> {
   const options: { headers: Record<string, string> } = { headers: {} };
   await kubeconfig.applyToHTTPSOptions(options);
   const header = options.headers.Authorization ?? options.headers.authorization;
@@ -44,7 +44,7 @@ async function kubeconfigToken(kubeconfig: k8s.KubeConfig): Promise<string | und
 }
 
 /** The throttled, cached PromQL rule matcher the CVO evaluates risks with, or undefined when turned off. */
-export function clusterPromQLCache(settings: PromQLSettings, client: KubeClient, kubeconfig: k8s.KubeConfig, clock: Clock): ConditionCache | undefined {
+export function clusterPromQLCache(settings: PromQLSettings, client: KubeClient, kubeconfig: KubeConfigLike, clock: Clock): ConditionCache | undefined {
   const url = settings.url ?? DEFAULT_PROMQL_URL;
   if (!url) return undefined;
   const caFile = podPath(settings.caFile ?? DEFAULT_CA_FILE);

@@ -4,7 +4,7 @@
 // receives the wire JSON unchanged, over the kubeconfig's TLS settings, credentials and the
 // keep-alive agent `loadKubeConfig` installs.
 import { BosunError } from '../common/errors.js';
-import type * as k8s from '@kubernetes/client-node';
+import type { KubeConfigLike } from './kubeconfig.js';
 import type { List, Unstructured } from '../api/index.js';
 
 /** A metav1.Status, as the API server answers an error (or a delete). */
@@ -122,7 +122,7 @@ export class KubeClient {
   readonly fieldManager: string;
 
   constructor(
-    readonly kubeconfig: k8s.KubeConfig,
+    readonly kubeconfig: KubeConfigLike,
     options: KubeClientOptions = {},
   ) {
     ({ userAgent: this.userAgent, fieldManager: this.fieldManager } = clientIdentity(options));

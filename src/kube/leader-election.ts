@@ -9,7 +9,7 @@
 // candidate again, or done when the signal aborts (a leader then releases the Lease at once so a
 // successor need not wait out the lease duration).
 import { rfc3339Micro } from '../common/time.js';
-import type * as k8s from '@kubernetes/client-node';
+import type { KubeConfigLike } from './kubeconfig.js';
 import { hostname } from 'node:os';
 import { logger } from '../common/log.js';
 import { type Clock, realClock, sleepOn } from './clock.js';
@@ -34,7 +34,7 @@ export interface LeaderElectionSettings {
 export interface LeaderElectionOptions extends LeaderElectionSettings {
   /** How to reach the API: a client, or a kubeconfig to make one from. */
   client?: KubeClient;
-  kubeconfig?: k8s.KubeConfig;
+  kubeconfig?: KubeConfigLike;
   /** Time for renewals and expiry (default the wall clock; tests pass a FakeClock). */
   clock?: Clock;
   /** Stops the candidate; a leader releases the Lease. */

@@ -41,7 +41,7 @@
 //
 // Health: /healthz and /livez: ping, runnables (none failed), plus added checks. /readyz: ping,
 // informer-sync (every informer has its first list), shutdown (not stopping), plus added checks.
-import type * as k8s from '@kubernetes/client-node';
+import type { KubeConfigLike } from './kubeconfig.js';
 import { setMaxListeners } from 'node:events';
 import type { Registry } from 'prom-client';
 import { logger, setLogLevel } from '../common/log.js';
@@ -75,7 +75,7 @@ export interface ManagerOptions {
   /** The component: names its logs, its events' source, its default identity. */
   name: string;
   /** A loaded kubeconfig or a file; omitted: $KUBECONFIG, ~/.kube/config, else in-cluster. */
-  kubeconfig?: k8s.KubeConfig | string;
+  kubeconfig?: KubeConfigLike | string;
   /** Serve /metrics here (HTTPS, delegated authorization); omitted: not served. */
   metricsListen?: Listen;
   /** The certificate /metrics serves; omitted: a self-signed one made at start. */
@@ -101,7 +101,7 @@ interface Tracked {
 
 export class Manager {
   readonly name: string;
-  private kc?: k8s.KubeConfig;
+  private kc?: KubeConfigLike;
   private kubeClient?: KubeClient;
   private factory?: InformerFactory;
   private recorder?: EventRecorder;
@@ -143,7 +143,7 @@ export class Manager {
     this.readiness.add('shutdown', () => (this.stopper.signal.aborted ? 'shutting down' : undefined));
   }
 
-  get kubeconfig(): k8s.KubeConfig {
+  get kubeconfig(): KubeConfigLike {
     if (!this.kc) this.kc = typeof this.options.kubeconfig === 'object' ? this.options.kubeconfig : loadKubeConfig(podPath(this.options.kubeconfig));
     return this.kc;
   }

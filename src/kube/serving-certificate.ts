@@ -10,7 +10,6 @@
 //   certificate.close();
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
-import { createCA, issueServingCert } from '../common/pki.js';
 import { logger } from '../common/log.js';
 import { podPath } from '../common/pod-path.js';
 
@@ -62,6 +61,8 @@ export class ServingCertificate {
   /** From the files, or self-signed for `hosts` (names and addresses) when none are given. */
   static async load(files: ServingCertificateFiles | undefined, hosts: string[], options: { reloadIntervalMs?: number } = {}): Promise<ServingCertificate> {
     if (files) return new ServingCertificate(readPair(files), files, options.reloadIntervalMs ?? 10_000);
+    // Imported only here: the X.509 library is some 200 modules a component serving its files never needs.
+    const { createCA, issueServingCert } = await import('../common/pki.js');
     const ca = await createCA(`self-signed@${Math.floor(Date.now() / 1000)}`);
     const serving = await issueServingCert(ca, hosts[0] ?? 'localhost', [...new Set([...hosts, 'localhost'])]);
     return new ServingCertificate({ cert: serving.certPem + ca.certPem, key: serving.keyPem }, undefined, 0);

@@ -5,11 +5,11 @@
 // authentication is read by kube/front-proxy.ts, which every aggregated API server shares.
 import { readFileSync } from 'node:fs';
 import type { RequestOptions } from 'node:https';
-import type * as k8s from '@kubernetes/client-node';
+import type { KubeConfigLike } from '../kube/kubeconfig.js';
 import { createCA, issueServingCert, type KeyPair } from '../common/pki.js';
 
 /** The options of a kubelet request: this component's credentials, and the kubelets' CA or none. */
-export function kubeletRequestOptions(kc: k8s.KubeConfig, tls: { insecure: boolean; caPem?: string }): () => Promise<RequestOptions> {
+export function kubeletRequestOptions(kc: KubeConfigLike, tls: { insecure: boolean; caPem?: string }): () => Promise<RequestOptions> {
   return async () => {
     const options: RequestOptions = {};
     await kc.applyToHTTPSOptions(options);

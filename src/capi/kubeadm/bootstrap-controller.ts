@@ -24,12 +24,11 @@
 //     no kubeconfig or no answer              → WaitingForWorkloadCluster (requeue 10 s)
 //     then *join* data (control plane or worker, by the Machine's control-plane label).
 // Once the data Secret exists, the config is done: later reconciles change nothing.
-import * as k8s from '@kubernetes/client-node';
 import { randomInt } from 'node:crypto';
 import type * as api from '../../api/index.js';
 import { issueClientCert, type KeyPair } from '../../common/pki.js';
 import { rfc3339 } from '../../common/time.js';
-import { Controller, KubeClient, type SyncResult, controllerReference, isAlreadyExists, isNotFound, resources } from '../../kube/index.js';
+import { Controller, KubeClient, KubeConfig, type SyncResult, controllerReference, isAlreadyExists, isNotFound, resources } from '../../kube/index.js';
 import { API_VERSION, type CapiCondition, CLUSTERS, LABEL, MACHINES, type NewCapiCondition, isDeleting, setCapiCondition } from '../api.js';
 import type { CapiContext } from '../context.js';
 import { BOOTSTRAP_API_VERSION, CLUSTER_SECRET_TYPE, FORMAT, KUBEADM_CONFIGS, KUBEADM_CONFIG_CONDITION, KUBEADM_CONFIG_REASON } from './api.js';
@@ -89,7 +88,7 @@ export function bootstrapTokenSecret(token: string, expiration: Date): api.Secre
 
 /** A client of the workload cluster from its admin kubeconfig. */
 function workloadClient(kubeconfig: string): KubeClient {
-  const kc = new k8s.KubeConfig();
+  const kc = new KubeConfig();
   kc.loadFromString(kubeconfig);
   return new KubeClient(kc, { component: 'kubeadm-bootstrap-controller' });
 }

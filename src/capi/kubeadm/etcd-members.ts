@@ -7,7 +7,7 @@
 // etcd pod. Here: inspect one member (its ID, the leader it follows, the member list it sees, its
 // alarms), remove a member, move the leadership, and the quorum rule of remediation. The rule is
 // pure; the rest talks to etcd.
-import { Etcd3 } from 'etcd3';
+import type { Etcd3 } from 'etcd3';
 import { BosunError } from '../../common/errors.js';
 import { type KeyPair, issueClientCert } from '../../common/pki.js';
 
@@ -63,6 +63,8 @@ export class EtcdAccess {
   }
 
   private async withMember<T>(ca: KeyPair, endpoint: string, call: (client: Etcd3) => Promise<T>): Promise<T> {
+    // etcd's client (gRPC, protobufs: some 25 MiB) is loaded at the first call, not by every cluster-api-controllers.
+    const { Etcd3 } = await import('etcd3');
     const cert = await this.clientCert(ca);
     const client = new Etcd3({
       hosts: [endpoint],

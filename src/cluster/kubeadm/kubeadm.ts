@@ -27,14 +27,13 @@ import { X509Certificate, createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { dirname, join } from 'node:path';
-import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments, stringify } from 'yaml';
 import type * as api from '../../api/index.js';
 import { etcdClient } from '../../apiserver/storage/etcd.js';
 import { BosunError } from '../../common/errors.js';
 import { issueClientCert, type KeyPair } from '../../common/pki.js';
 import { sleep } from '../../common/sleep.js';
-import { KubeClient, isAlreadyExists, resources } from '../../kube/index.js';
+import { KubeClient, KubeConfig, isAlreadyExists, resources } from '../../kube/index.js';
 import { kubeadmLeafCertificates, kubeconfigYaml } from '../../capi/kubeadm/certificates.js';
 import {
   API_SERVER_PORT, CONTROLLER_MANAGER_KUBECONFIG, ETCD_CLIENT_URLS_ANNOTATION, MANIFESTS_DIR, PKI_DIR, SCHEDULER_KUBECONFIG,
@@ -225,7 +224,7 @@ function controlPlanePhase(m: Machine, input: ControlPlaneInput): void {
 
 /** A client of the API server at `server` with the admin credentials this machine made. */
 function adminClient(m: Machine, server?: string): KubeClient {
-  const kc = new k8s.KubeConfig();
+  const kc = new KubeConfig();
   kc.loadFromString(m.read(ADMIN_CONF));
   if (server) {
     const cluster = kc.getCurrentCluster()!;
@@ -253,7 +252,7 @@ async function waitFor<T>(m: Machine, what: string, attempt: () => Promise<T | u
 
 /** GET `path` of the API server at `ip` with the admin client certificate; the status code. */
 function apiGet(m: Machine, ip: string, path: string): Promise<number> {
-  const kc = new k8s.KubeConfig();
+  const kc = new KubeConfig();
   kc.loadFromString(m.read(ADMIN_CONF));
   const user = kc.getCurrentUser()!;
   const b64 = (s: string | undefined) => (s ? Buffer.from(s, 'base64') : undefined);

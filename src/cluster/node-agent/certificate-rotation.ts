@@ -8,7 +8,7 @@
 // have nothing to rotate. A failed attempt is retried after a tenth of the time left, at least 5 s.
 // The serving certificate on :10250 (serverTLSBootstrap) is renewed the same way with
 // kubelet-serving CSRs, and one from an earlier boot is reused while still valid.
-import type * as k8s from '@kubernetes/client-node';
+import type { KubeConfig } from '../../kube/kubeconfig.js';
 import { X509Certificate } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -28,7 +28,7 @@ export interface RotationOptions {
   nodeName: string;
   /** The node kubeconfig on the host, which `kubeconfig` was loaded from. */
   kubeconfigFile: string;
-  kubeconfig: k8s.KubeConfig;
+  kubeconfig: KubeConfig;
   client: KubeClient;
   signal: AbortSignal;
   log: Logger;
@@ -37,7 +37,7 @@ export interface RotationOptions {
   jitter?: () => number;
 }
 
-function currentCertificate(kc: k8s.KubeConfig): X509Certificate | undefined {
+function currentCertificate(kc: KubeConfig): X509Certificate | undefined {
   const data = kc.getCurrentUser()?.certData;
   return data ? new X509Certificate(Buffer.from(data, 'base64')) : undefined;
 }

@@ -2,13 +2,10 @@
 // kubelet's certificate manager makes for its client and serving certificates), a self-signed
 // serving certificate for the time before the serving CSR is signed, and whether a certificate
 // can still be used (to tell whether stored credentials can be).
-import 'reflect-metadata';
-import * as x509 from '@peculiar/x509';
 import { webcrypto, X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import { createCertificateRequest } from '../../common/pki.js';
-
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+import { x509 } from '../../common/x509.js';
 
 const EC = { name: 'ECDSA', namedCurve: 'P-256' } as const;
 const SIGN = { name: 'ECDSA', hash: 'SHA-256' } as const;

@@ -7,13 +7,12 @@
 // /var/lib/kubelet/pki and a kubeconfig using them at the --kubeconfig path in the machine root.
 // The serving certificate's CSR (kubernetes.io/kubelet-serving) goes through requestCertificate too,
 // and so does the client certificate's renewal (certificate-rotation.ts).
-import * as k8s from '@kubernetes/client-node';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/sleep.js';
 import type * as api from '../../api/index.js';
-import { KubeClient, loadKubeConfig } from '../../kube/index.js';
+import { KubeClient, KubeConfig, loadKubeConfig } from '../../kube/index.js';
 import { certificateUsable, nodeCertificateRequest } from './certificates.js';
 import { CSRS } from './resources.js';
 
@@ -26,7 +25,7 @@ export const SERVING_CERT_PATH = '/var/lib/kubelet/pki/kubelet-server-current.pe
 export function kubeconfigUsable(file: string, nodeName: string): boolean {
   if (!existsSync(file)) return false;
   try {
-    const kc = new k8s.KubeConfig();
+    const kc = new KubeConfig();
     kc.loadFromFile(file);
     const user = kc.getCurrentUser();
     if (!kc.getCurrentCluster() || !user) return false;

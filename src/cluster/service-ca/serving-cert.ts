@@ -11,9 +11,8 @@
 // was not issued by the current CA, has lost its owner reference or expiry annotation, or has
 // less than an hour left; a Secret of that name that another Service (another uid) owns is an
 // error written on the Service (serving-cert-generation-error), never overwritten.
-// pki.js first: it loads the reflect-metadata polyfill and the crypto provider x509 needs.
 import { type KeyPair, createCA, signPublicKey } from '../../common/pki.js';
-import * as x509 from '@peculiar/x509';
+import { x509 } from '../../common/x509.js';
 import type * as api from '../../api/index.js';
 import { webcrypto } from 'node:crypto';
 

@@ -5,7 +5,7 @@
 // kube-system/kube-controller-manager as kube-controller-manager does (so two instances never act
 // at once). They are ordinary API clients: on a real cluster, kube-controller-manager can run
 // instead.
-import type * as k8s from '@kubernetes/client-node';
+import type { KubeConfigLike } from '../../kube/kubeconfig.js';
 import { readFileSync } from 'node:fs';
 import { type Clock, EventRecorder, Manager, realClock, resources } from '../../kube/index.js';
 import type { WorkloadContext } from './context.js';
@@ -22,7 +22,7 @@ import { serviceCaControllers } from '../service-ca/controllers.js';
 import { CONFIG_MAPS, CONTROLLER_REVISIONS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, LEASES, NAMESPACES, NODES, PODS, REPLICA_SETS, SECRETS, SERVICES } from './resources.js';
 
 /** What a controller may need beyond its context. */
-type ControllerOptions = WorkloadControllerSettings & { kubeconfig: k8s.KubeConfig };
+type ControllerOptions = WorkloadControllerSettings & { kubeconfig: KubeConfigLike };
 
 /**
  * The controllers by the names kube-controller-manager's --controllers flag uses, each with the
@@ -82,7 +82,7 @@ export interface WorkloadControllerSettings {
 }
 
 export interface WorkloadControllerOptions extends WorkloadControllerSettings {
-  kubeconfig: k8s.KubeConfig;
+  kubeconfig: KubeConfigLike;
   signal: AbortSignal;
   /** Leader election on kube-system/kube-controller-manager (default on); false runs without (tests, one instance). */
   leaderElection?: false | { identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
@@ -137,7 +137,7 @@ export async function runWorkloadControllers(options: WorkloadControllerOptions)
 }
 
 /** The CA of the kubeconfig's cluster, PEM; an error naming the fix when there is none. */
-function clusterCa(kubeconfig: k8s.KubeConfig): string {
+function clusterCa(kubeconfig: KubeConfigLike): string {
   const cluster = kubeconfig.getCurrentCluster();
   if (cluster?.caData) return Buffer.from(cluster.caData, 'base64').toString('utf8');
   if (cluster?.caFile) return readFileSync(cluster.caFile, 'utf8');

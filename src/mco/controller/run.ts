@@ -4,7 +4,7 @@
 // `addMachineConfigController` puts them on a manager (the command's, or bring-up's);
 // `runMachineConfigController` is the programmatic shorthand: a manager of its own until the
 // signal aborts.
-import type * as k8s from '@kubernetes/client-node';
+import type { KubeConfigLike } from '../../kube/kubeconfig.js';
 import { createRequire } from 'node:module';
 import { Manager, type ManagerOptions } from '../../kube/manager.js';
 import { resources } from '../../kube/resources.js';
@@ -44,7 +44,7 @@ export interface MachineConfigControllerSettings {
 }
 
 export interface MachineConfigControllerOptions extends MachineConfigControllerSettings {
-  kubeconfig: k8s.KubeConfig;
+  kubeconfig: KubeConfigLike;
   signal: AbortSignal;
   /** Leader election settings; false runs without a Lease (tests, a single instance). */
   leaderElection?: false | { identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };

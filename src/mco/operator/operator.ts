@@ -36,7 +36,7 @@ import { ClusterOperatorStatus, releaseVersion } from '../../kube/operator-statu
 import type { Clock } from '../../kube/clock.js';
 import { resources as R } from '../../kube/resources.js';
 import { conditionsOf } from '../controller/types.js';
-import type * as k8s from '@kubernetes/client-node';
+import type { KubeConfigLike } from '../../kube/kubeconfig.js';
 
 const log = logger('machine-config-operator');
 const MCO = 'machineconfiguration.openshift.io';
@@ -65,7 +65,7 @@ export interface MachineConfigOperatorSettings {
 }
 
 export interface MachineConfigOperatorOptions extends MachineConfigOperatorSettings {
-  kubeconfig: k8s.KubeConfig;
+  kubeconfig: KubeConfigLike;
   signal: AbortSignal;
   leaderElection?: false | { identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
 }

@@ -8,7 +8,7 @@ import { KubeClient } from '../../kube/client.js';
 import { InformerFactory, type Informer } from '../../kube/informer.js';
 import { resources } from '../../kube/resources.js';
 import { parseConfig } from '../../ignition/parse.js';
-import type * as k8s from '@kubernetes/client-node';
+import type { KubeConfigLike } from '../../kube/kubeconfig.js';
 import type * as api from '../../api/index.js';
 import type { RenderedConfig, RenderedConfigSource } from './rendered-config-source.js';
 
@@ -22,7 +22,7 @@ export class ApiRenderedConfigSource implements RenderedConfigSource {
   private readonly parsed = new Map<string, { resourceVersion: string; rendered: RenderedConfig }>();
 
   /** From a kubeconfig (informers of its own, started by start()) or a manager's informers. */
-  constructor(from: k8s.KubeConfig | InformerFactory) {
+  constructor(from: KubeConfigLike | InformerFactory) {
     this.factory = from instanceof InformerFactory ? from : new InformerFactory(new KubeClient(from));
     this.pools = this.factory.forResource(resources.machineConfigPools);
     this.configs = this.factory.forResource(resources.machineConfigs);

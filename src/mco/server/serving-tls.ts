@@ -1,17 +1,14 @@
 // The machine-config server's TLS identity: a serving certificate and key given as files, or one
 // generated and signed by a CA (the cluster's CA given as cert+key files, or a CA generated here).
 // Booting machines trust the CA through the pointer config's `security.tls.certificateAuthorities`.
-// @peculiar/x509 (through tsyringe) needs a Reflect metadata polyfill loaded first.
-import 'reflect-metadata';
+// @peculiar/x509 is loaded (common/pki.ts) only when a certificate is made here, not by a server given its files.
 import { createPrivateKey, webcrypto } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
 import { isIP } from 'node:net';
+import { x509Library } from '../../common/pki.js';
 
 type CryptoKey = webcrypto.CryptoKey;
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
 type SigningAlgorithm = { name: string; hash: string };
-
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
 
 export interface ServingTls {
   cert: string;
@@ -44,6 +41,7 @@ async function importSigningKey(keyPem: string): Promise<{ key: CryptoKey; alg: 
 
 /** A new self-signed CA (cert and key PEM). */
 export async function generateCa(commonName = 'bosun-machine-config-server-ca'): Promise<{ cert: string; key: string }> {
+  const x509 = await x509Library();
   const keys = await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify']) as CryptoKeyPair;
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     name: `CN=${commonName}`,
@@ -62,6 +60,7 @@ export async function generateCa(commonName = 'bosun-machine-config-server-ca'):
 
 /** A serving certificate for `hosts` (DNS names or IPs) signed by the given CA. */
 export async function issueServingCert(ca: { cert: string; key: string }, hosts: string[]): Promise<ServingTls> {
+  const x509 = await x509Library();
   const signer = await importSigningKey(ca.key);
   const caCert = new x509.X509Certificate(ca.cert);
   const keys = await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify']) as CryptoKeyPair;
