@@ -118,11 +118,13 @@ test('a missing KubeadmConfigTemplate blocks the MachineDeployment, naming it; o
 
   // The template, with no spec at all (Cluster API's webhook accepts it).
   await apply({ apiVersion: BOOTSTRAP_API_VERSION, kind: 'KubeadmConfigTemplate', metadata: { name: 'md-0', namespace: NS } });
-  const ms = await eventually('two Machines, each with its KubeadmConfig adopted', async () => {
+  // (The MachineSet creates both clones owned by itself; the Machine controller then adopts each.)
+  const ms = await eventually('two Machines, each with its KubeadmConfig and LocalMachine adopted', async () => {
     const list = await machines();
     if (list.length !== 2) return undefined;
     const configs = await Promise.all(list.map((m) => c.kube.read(resources.kubeadmConfigs, m.metadata.name, NS)));
-    return configs.every((k) => k?.metadata.ownerReferences?.some((o) => o.kind === 'Machine' && o.controller)) ? list : undefined;
+    const infras = await Promise.all(list.map((m) => c.kube.read(LOCAL_MACHINES, m.metadata.name, NS)));
+    return [...configs, ...infras].every((k) => k?.metadata.ownerReferences?.some((o) => o.kind === 'Machine' && o.controller)) ? list : undefined;
   }, 40_000);
   for (const m of ms) {
     const name = m.metadata.name;
