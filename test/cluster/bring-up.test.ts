@@ -35,8 +35,8 @@ test('bring-up gives a ClusterVersion naming a signed release from the update se
     assert.equal(cv.spec.desiredUpdate.image, target.pullspec);
     assert.equal(cv.spec.channel, 'stable-1.0');
     assert.equal(cv.spec.upstream, `${cluster.updateService.url}/api/upgrades_info/v1/graph`);
-    // No node runs Prometheus here: monitoring is left out (unmanaged), and nothing waits for it.
-    assert.deepEqual(cv.spec.overrides.map((o: { kind: string; name: string; unmanaged: boolean }) => `${o.kind}/${o.name}=${o.unmanaged}`), ['Deployment/cluster-monitoring-operator=true', 'ClusterOperator/monitoring=true']);
+    // No node runs Prometheus or the console here: both are left out (unmanaged), and nothing waits for them.
+    assert.deepEqual(cv.spec.overrides.map((o: { kind: string; name: string; unmanaged: boolean }) => `${o.kind}/${o.name}=${o.unmanaged}`), ['Deployment/cluster-monitoring-operator=true', 'ClusterOperator/monitoring=true', 'Deployment/console=true', 'ClusterOperator/console=true']);
     const table = await runKubectl(cluster.kubeconfigPath, ['get', 'clusterversion']);
     assert.match(table.stdout, /^NAME\s+VERSION\s+AVAILABLE\s+PROGRESSING\s+SINCE\s+STATUS\nversion\s+1\.0\.0\s+True\s+False\s+\S+\s+Cluster version is 1\.0\.0/);
     assert.ok(lines.some((l) => /Working towards 1\.0\.0: \d+ of \d+ done/.test(l)), 'progress was shown');
