@@ -120,8 +120,12 @@ test('externalTrafficPolicy Local: the healthCheckNodePort answers 200 with the 
   assert.ok(healthCheck >= 30000 && healthCheck <= 32767, `the API server allocates a healthCheckNodePort (${healthCheck})`);
   const other = others[0];
 
-  const onPodNode = await eventually('the health check on the pod\'s node', async () => answered(await exchange(podNode.privateIp, healthCheck, '/healthz')), 15_000);
-  assert.equal(onPodNode.status, 200);
+  // (The port may answer before the node has the Service's endpoints: 503 with none, then 200.)
+  let last: { status: number; body: string } | undefined;
+  const onPodNode = await eventually('the health check on the pod\'s node', async () => {
+    last = answered(await exchange(podNode.privateIp, healthCheck, '/healthz'));
+    return last?.status === 200 ? last : undefined;
+  }, 15_000).catch(() => assert.fail(`the health check on the pod's node: ${JSON.stringify(last)}`));
   assert.deepEqual(JSON.parse(onPodNode.body), { service: { namespace: 'default', name: 'local' }, localEndpoints: 1, serviceProxyHealthy: true });
   const elsewhere = await eventually('the health check on another node', async () => answered(await exchange(other.privateIp, healthCheck, '/healthz')), 15_000);
   assert.equal(elsewhere.status, 503);
