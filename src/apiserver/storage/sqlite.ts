@@ -14,18 +14,7 @@
 // when a batch is full) in one transaction, so concurrent writers share one fsync. Each queued
 // operation is checked in order against the state the previous ones left, and a failing operation
 // fails only its own promise.
-//
-// The writer thread: the checks, revisions and values of a batch are decided on the main thread,
-// and the batch's statements are run and committed (the fsync) by a worker thread on a connection
-// of its own, so that the event loop keeps serving while the disk syncs; the writes queued
-// meanwhile form the next batch, sent as soon as this one has committed (one batch in flight).
-// While a batch is in flight, reads of the keys it writes are answered from the log as of the
-// acknowledged revision (currentRevision()), so that no read shows a write committed but not yet
-// announced: lists, gets and watches stay consistent with their resourceVersion. (Reads hold no
-// transaction open across batches, so the WAL is checkpointed and restarted as usual.)
 import Database from 'better-sqlite3';
-import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
 import { ensurePrivateStore } from '../../common/private-files.js';
 import { dirname } from 'node:path';
 import {
@@ -58,57 +47,6 @@ type Op =
   | { type: 'create'; key: string; object: KubeObject; resolve: (i: StoredItem) => void; reject: (e: Error) => void }
   | { type: 'update'; key: string; object: KubeObject; options: WriteOptions; resolve: (i: StoredItem) => void; reject: (e: Error) => void }
   | { type: 'delete'; key: string; options: WriteOptions; resolve: (i: StoredItem) => void; reject: (e: Error) => void };
-
-type Outcome = { op: Op; item?: StoredItem; event?: WatchEvent; error?: Error };
-
-/** The statements the writer thread runs, by name; a batch is a list of [name, ...parameters]. */
-const WRITES = {
-  insertKv: 'INSERT INTO kv (key, value, revision, create_revision) VALUES (?, ?, ?, ?)',
-  updateKv: 'UPDATE kv SET value = ?, revision = ? WHERE key = ?',
-  deleteKv: 'DELETE FROM kv WHERE key = ?',
-  insertLog: 'INSERT INTO log (revision, key, type, value, prev_revision) VALUES (?, ?, ?, ?, ?)',
-  setMeta: 'INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value',
-  // Drops every log row at or below the target revision except the newest one per key (which
-  // snapshots between the target and now still need), and that one too when it is a deletion.
-  compact: `DELETE FROM log WHERE revision <= @target AND (type = 'DELETED' OR revision < (SELECT MAX(l2.revision) FROM log l2 WHERE l2.key = log.key AND l2.revision <= @target))`,
-} as const;
-
-type Statement = [keyof typeof WRITES, ...unknown[]];
-
-/**
- * The writer thread: one connection with the same durability settings, which says 'ready' once it
- * has opened the database, then runs each batch it is sent in one transaction and answers null
- * once it has committed, or the error's message.
- * Plain JavaScript evaluated in the worker, so that it runs alike from the TypeScript sources and
- * from the build.
- */
-const WRITER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
-const db = new Database(workerData.path);
-db.pragma('busy_timeout = 5000');
-db.pragma('journal_mode = WAL');
-db.pragma('synchronous = FULL');
-const statements = {};
-for (const [name, sql] of Object.entries(workerData.writes)) statements[name] = db.prepare(sql);
-const run = db.transaction((batch) => {
-  for (const [name, ...parameters] of batch) statements[name].run(...parameters);
-});
-parentPort.postMessage('ready');
-parentPort.on('message', (batch) => {
-  if (batch === 'close') {
-    db.close();
-    parentPort.close();
-    return;
-  }
-  try {
-    run(batch);
-    parentPort.postMessage(null);
-  } catch (error) {
-    parentPort.postMessage(String((error && error.message) || error));
-  }
-});
-`;
 
 interface Row {
   key: string;
@@ -143,18 +81,6 @@ export class SqliteStorage implements Storage {
   private readonly watchers = new Set<WatchEntry>();
   private queue: Op[] = [];
   private flushScheduled = false;
-  private readonly writer: Worker;
-  /** The batch the writer thread is committing: its outcomes, settled once it has. */
-  private inFlight?: { outcomes: Outcome[]; ops: Op[]; revision: number; keys: Set<string> };
-  /** Statements for the next batch that belong to no write (compaction), run with it. */
-  private maintenance: Statement[] = [];
-  /** Why the writer thread stopped, when it did; every later write fails with it. */
-  private writerFailure?: Error;
-  private drained?: () => void;
-  /** Until the writer thread has opened the database, batches are committed here, on the main thread. */
-  private writerReady = false;
-  /** The main thread's own commit of a batch (before the writer thread is ready). */
-  private readonly commitHere: (statements: Statement[]) => void;
   private revision: number;
   private compacted: number;
   private closed = false;
@@ -180,35 +106,32 @@ export class SqliteStorage implements Storage {
       get: this.db.prepare<[string], Row>('SELECT key, value, revision FROM kv WHERE key = ?'),
       getRev: this.db.prepare<[string], { revision: number; create_revision: number }>('SELECT revision, create_revision FROM kv WHERE key = ?'),
       list: this.db.prepare<[string, string], Row>('SELECT key, value, revision FROM kv WHERE key > ? AND key < ? ORDER BY key'),
+      insertKv: this.db.prepare('INSERT INTO kv (key, value, revision, create_revision) VALUES (?, ?, ?, ?)'),
+      updateKv: this.db.prepare('UPDATE kv SET value = ?, revision = ? WHERE key = ?'),
+      deleteKv: this.db.prepare('DELETE FROM kv WHERE key = ?'),
+      insertLog: this.db.prepare('INSERT INTO log (revision, key, type, value, prev_revision) VALUES (?, ?, ?, ?, ?)'),
       changedSince: this.db.prepare<[number, string, string], { key: string }>('SELECT DISTINCT key FROM log WHERE revision > ? AND key > ? AND key < ?'),
       valueAt: this.db.prepare<[string, number], { type: string; value: string; revision: number }>(
         'SELECT type, value, revision FROM log WHERE key = ? AND revision <= ? ORDER BY revision DESC LIMIT 1',
       ),
-      logAfter: this.db.prepare<[number, number, string, string], { revision: number; key: string; type: string; value: string; prev_revision: number | null }>(
-        'SELECT revision, key, type, value, prev_revision FROM log WHERE revision > ? AND revision <= ? AND key > ? AND key < ? ORDER BY revision',
+      logAfter: this.db.prepare<[number, string, string], { revision: number; key: string; type: string; value: string; prev_revision: number | null }>(
+        'SELECT revision, key, type, value, prev_revision FROM log WHERE revision > ? AND key > ? AND key < ? ORDER BY revision',
       ),
       logAt: this.db.prepare<[number], { value: string }>('SELECT value FROM log WHERE revision = ?'),
       maxRev: this.db.prepare<[], { r: number | null }>('SELECT MAX(revision) AS r FROM log'),
       meta: this.db.prepare<[string], { value: number }>('SELECT value FROM meta WHERE name = ?'),
+      setMeta: this.db.prepare('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value'),
+      // Drops every log row at or below the target revision except the newest one per key (which
+      // snapshots between the target and now still need), and that one too when it is a deletion.
+      compact: this.db.prepare(
+        `DELETE FROM log WHERE revision <= @target AND (type = 'DELETED' OR revision < (SELECT MAX(l2.revision) FROM log l2 WHERE l2.key = log.key AND l2.revision <= @target))`,
+      ),
     };
     const compacted = this.stmt.meta.get('compacted')?.value ?? 0;
     const maxRevision = this.stmt.maxRev.get()?.r ?? 0;
     const storedRevision = this.stmt.meta.get('revision')?.value ?? 0;
     this.compacted = compacted;
     this.revision = Math.max(maxRevision, storedRevision, compacted);
-    const writes = Object.fromEntries(Object.entries(WRITES).map(([name, sql]) => [name, this.db.prepare(sql)]));
-    this.commitHere = this.db.transaction((statements: Statement[]) => {
-      for (const [name, ...parameters] of statements) writes[name].run(...parameters);
-    });
-    this.writer = new Worker(WRITER_SOURCE, { eval: true, workerData: { driver: createRequire(import.meta.url).resolve('better-sqlite3'), path, writes: WRITES } });
-    this.writer.on('message', (message: string | null) => {
-      if (message === 'ready') this.writerReady = true;
-      else this.committed(message);
-    });
-    this.writer.on('error', (error) => this.writerStopped(error));
-    this.writer.on('exit', (code) => this.writerStopped(new Error(`the storage's writer thread exited (code ${code})`)));
-    // Referenced only while a batch is in flight: an idle store keeps no process alive.
-    this.writer.unref();
   }
 
   currentRevision(): number {
@@ -229,11 +152,6 @@ export class SqliteStorage implements Storage {
 
   get(key: string): StoredItem | undefined {
     this.assertOpen();
-    if (this.inFlight?.keys.has(key)) {
-      // Written by the batch in flight: as of the acknowledged revision.
-      const entry = this.stmt.valueAt.get(key, this.revision);
-      return entry && entry.type !== 'DELETED' ? parse({ key, value: entry.value, revision: entry.revision }) : undefined;
-    }
     const row = this.stmt.get.get(key);
     return row ? parse(row) : undefined;
   }
@@ -253,10 +171,7 @@ export class SqliteStorage implements Storage {
     const items: StoredItem[] = [];
 
     // Keys written after the snapshot revision are reconstructed from the log.
-    // (And the keys the batch in flight writes, which must be read as of the acknowledged revision.)
-    const changed = at < this.revision
-      ? new Set(this.stmt.changedSince.all(at, start, end).map((r) => r.key))
-      : new Set([...(this.inFlight?.keys ?? [])].filter((key) => key > start && key < end));
+    const changed = at < this.revision ? new Set(this.stmt.changedSince.all(at, start, end).map((r) => r.key)) : new Set<string>();
     const historical: Row[] = [];
     for (const key of changed) {
       const entry = this.stmt.valueAt.get(key, at);
@@ -321,105 +236,60 @@ export class SqliteStorage implements Storage {
     });
   }
 
-  /**
-   * Decides the next batch of queued writes (checks, revisions, values) against the state the
-   * acknowledged writes left, and sends it to the writer thread; nothing when a batch is in flight
-   * (the queue is flushed again when it has committed).
-   */
+  /** Commits every queued write in one transaction, then settles promises and notifies watchers. */
   private flush(): void {
     this.flushScheduled = false;
-    if (this.inFlight || (this.queue.length === 0 && this.maintenance.length === 0)) return;
-    const ops = this.queue.length > this.maxBatch ? this.queue.splice(0, this.maxBatch) : this.queue;
-    if (ops === this.queue) this.queue = [];
-    if (this.writerFailure) {
-      for (const op of ops) op.reject(this.writerFailure);
-      return;
-    }
-    const outcomes: Outcome[] = [];
-    const statements: Statement[] = [];
-    // What earlier operations of this batch left, by key (null: deleted).
-    const pending = new Map<string, { value: string; revision: number } | null>();
+    const ops = this.queue;
+    if (ops.length === 0) return;
+    this.queue = [];
+    const outcomes: Array<{ op: Op; item?: StoredItem; event?: WatchEvent; error?: Error }> = [];
     let revision = this.revision;
-    for (const op of ops) {
-      const current = pending.has(op.key) ? pending.get(op.key) : this.stmt.get.get(op.key);
-      const expected = op.type === 'create' ? undefined : op.options.expectedRevision;
-      if (op.type === 'create') {
-        if (current) {
-          outcomes.push({ op, error: new StorageError('AlreadyExists', `${op.key} already exists`) });
+    const run = this.db.transaction(() => {
+      for (const op of ops) {
+        const current = this.stmt.get.get(op.key);
+        const expected = op.type === 'create' ? undefined : op.options.expectedRevision;
+        if (op.type === 'create') {
+          if (current) {
+            outcomes.push({ op, error: new StorageError('AlreadyExists', `${op.key} already exists`) });
+            continue;
+          }
+        } else if (!current) {
+          outcomes.push({ op, error: new StorageError('NotFound', `${op.key} not found`) });
+          continue;
+        } else if (expected !== undefined && expected !== current.revision) {
+          outcomes.push({ op, error: new StorageError('Conflict', `${op.key} is at revision ${current.revision}, not ${expected}`) });
           continue;
         }
-      } else if (!current) {
-        outcomes.push({ op, error: new StorageError('NotFound', `${op.key} not found`) });
-        continue;
-      } else if (expected !== undefined && expected !== current.revision) {
-        outcomes.push({ op, error: new StorageError('Conflict', `${op.key} is at revision ${current.revision}, not ${expected}`) });
-        continue;
+        revision += 1;
+        const previous = current ? (JSON.parse(current.value) as KubeObject) : undefined;
+        if (op.type === 'delete') {
+          const object = withRevision(previous!, revision);
+          const value = JSON.stringify(object);
+          this.stmt.deleteKv.run(op.key);
+          this.stmt.insertLog.run(revision, op.key, 'DELETED', value, current!.revision);
+          outcomes.push({ op, item: { key: op.key, object, revision }, event: { type: 'DELETED', key: op.key, revision, object, previous } });
+        } else {
+          const object = withRevision(op.object, revision);
+          const value = JSON.stringify(object);
+          if (op.type === 'create') this.stmt.insertKv.run(op.key, value, revision, revision);
+          else this.stmt.updateKv.run(value, revision, op.key);
+          this.stmt.insertLog.run(revision, op.key, op.type === 'create' ? 'ADDED' : 'MODIFIED', value, current?.revision ?? null);
+          outcomes.push({
+            op,
+            item: { key: op.key, object, revision },
+            event: { type: op.type === 'create' ? 'ADDED' : 'MODIFIED', key: op.key, revision, object, previous },
+          });
+        }
       }
-      revision += 1;
-      const previous = current ? (JSON.parse(current.value) as KubeObject) : undefined;
-      if (op.type === 'delete') {
-        const object = withRevision(previous!, revision);
-        const value = JSON.stringify(object);
-        statements.push(['deleteKv', op.key], ['insertLog', revision, op.key, 'DELETED', value, current!.revision]);
-        pending.set(op.key, null);
-        outcomes.push({ op, item: { key: op.key, object, revision }, event: { type: 'DELETED', key: op.key, revision, object, previous } });
-      } else {
-        const object = withRevision(op.object, revision);
-        const value = JSON.stringify(object);
-        if (op.type === 'create') statements.push(['insertKv', op.key, value, revision, revision]);
-        else statements.push(['updateKv', value, revision, op.key]);
-        statements.push(['insertLog', revision, op.key, op.type === 'create' ? 'ADDED' : 'MODIFIED', value, current?.revision ?? null]);
-        pending.set(op.key, { value, revision });
-        outcomes.push({
-          op,
-          item: { key: op.key, object, revision },
-          event: { type: op.type === 'create' ? 'ADDED' : 'MODIFIED', key: op.key, revision, object, previous },
-        });
-      }
-    }
-    statements.push(...this.maintenance);
-    this.maintenance = [];
-    if (statements.length === 0) {
-      this.settle(outcomes);
+    });
+    try {
+      run();
+    } catch (error) {
+      for (const op of ops) op.reject(error as Error);
       return;
     }
-    if (!this.writerReady) {
-      try {
-        this.commitHere(statements);
-      } catch (error) {
-        for (const op of ops) op.reject(error as Error);
-        return;
-      }
-      this.revision = revision;
-      this.counters.transactions += 1;
-      this.settle(outcomes);
-      return;
-    }
-    this.inFlight = { outcomes, ops, revision, keys: new Set(pending.keys()) };
-    this.writer.ref();
-    this.writer.postMessage(statements);
-  }
-
-  /** The writer thread's answer for the batch in flight: null once committed, else why not. */
-  private committed(error: string | null): void {
-    const batch = this.inFlight;
-    if (!batch) return;
-    this.inFlight = undefined;
-    this.writer.unref();
-    if (error !== null) {
-      const failure = new Error(`the write transaction failed: ${error}`);
-      for (const op of batch.ops) op.reject(failure);
-    } else {
-      this.revision = batch.revision;
-      this.counters.transactions += 1;
-      this.settle(batch.outcomes);
-    }
-    this.flush();
-    if (!this.inFlight && this.queue.length === 0) this.drained?.();
-  }
-
-  /** Settles a committed batch's promises in order and tells watchers of its events. */
-  private settle(outcomes: Outcome[]): void {
+    this.revision = revision;
+    this.counters.transactions += 1;
     for (const outcome of outcomes) {
       if (outcome.error) {
         outcome.op.reject(outcome.error);
@@ -432,20 +302,6 @@ export class SqliteStorage implements Storage {
       outcome.op.resolve(outcome.item!);
     }
     if (this.ring.length > this.ringSize) this.ring.splice(0, this.ring.length - this.ringSize);
-  }
-
-  /** The writer thread is gone (a crash, or an exit not asked for): what waits on it fails. */
-  private writerStopped(error: Error): void {
-    if (this.writerFailure) return;
-    this.writerFailure = error;
-    const batch = this.inFlight;
-    if (batch) {
-      this.inFlight = undefined;
-      for (const op of batch.ops) op.reject(error);
-    }
-    for (const op of this.queue) op.reject(error);
-    this.queue = [];
-    this.drained?.();
   }
 
   private dispatch(event: WatchEvent): void {
@@ -474,7 +330,7 @@ export class SqliteStorage implements Storage {
           if (event.revision > afterRevision && event.key.startsWith(prefix)) onEvent(event);
         }
       } else {
-        for (const row of this.stmt.logAfter.iterate(afterRevision, this.revision, prefix, prefixEnd(prefix))) {
+        for (const row of this.stmt.logAfter.iterate(afterRevision, prefix, prefixEnd(prefix))) {
           const object = JSON.parse(row.value) as KubeObject;
           const previousRow = row.prev_revision !== null ? this.stmt.logAt.get(row.prev_revision) : undefined;
           const previous = previousRow ? (JSON.parse(previousRow.value) as KubeObject) : undefined;
@@ -491,40 +347,27 @@ export class SqliteStorage implements Storage {
     };
   }
 
-  /**
-   * Compacts at once for readers (older revisions are refused from now on); the log rows go with
-   * the next batch the writer thread commits.
-   */
   compact(keep: number): void {
     this.assertOpen();
     const target = this.revision - Math.max(keep, 1);
     if (target <= this.compacted) return;
-    this.maintenance.push(['compact', { target }], ['setMeta', 'compacted', target], ['setMeta', 'revision', this.revision]);
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(() => this.flush());
-    }
+    this.db.transaction(() => {
+      this.stmt.compact.run({ target });
+      this.stmt.setMeta.run('compacted', target);
+      this.stmt.setMeta.run('revision', this.revision);
+    })();
     this.compacted = target;
     const firstKept = this.ring.findIndex((e) => e.revision > target);
     if (firstKept > 0) this.ring.splice(0, firstKept);
     else if (firstKept < 0) this.ring.length = 0;
   }
 
-  /** Commits what is queued, then stops the writer thread and watchers and closes the database. */
   async close(): Promise<void> {
     if (this.closed) return;
-    this.closed = true;
     this.flush();
-    if (this.inFlight || this.queue.length > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    this.closed = true;
     for (const watcher of this.watchers) watcher.stopped = true;
     this.watchers.clear();
-    if (!this.writerFailure) {
-      this.writerFailure = new StorageError('Closed', 'storage is closed');
-      const exited = new Promise((resolve) => this.writer.once('exit', resolve));
-      this.writer.ref();
-      this.writer.postMessage('close');
-      await exited;
-    }
     this.db.close();
   }
 }
