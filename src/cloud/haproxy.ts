@@ -36,7 +36,7 @@ import { join } from 'node:path';
 import type { Logger } from '../common/log.js';
 import { PRIVATE_FILE_MODE, ensurePrivateDir } from '../common/private-files.js';
 import { isAddressTarget } from './requests.js';
-import type { LoadBalancerEngine } from './load-balancer-engine.js';
+import type { LoadBalancerEngine } from './types.js';
 import type { LoadBalancer } from './types.js';
 
 /** How long a target may take to accept before the next one is tried (as the Node proxy). */

@@ -9,21 +9,10 @@ import { delimiter, join } from 'node:path';
 import type { Logger } from '../common/log.js';
 import { HaproxyBalancers } from './haproxy.js';
 import { LoadBalancerProxies } from './load-balancer-proxy.js';
-import type { LoadBalancer } from './types.js';
+import type { LoadBalancerEngine } from './types.js';
 
-export type LoadBalancerEngineName = 'haproxy' | 'node';
+export type { LoadBalancerEngine, LoadBalancerEngineName } from './types.js';
 
-export interface LoadBalancerEngine {
-  readonly name: LoadBalancerEngineName;
-  /** Why this engine carries the balancers (the fallback's reason), for the log and the API. */
-  readonly reason?: string;
-  /** Makes the data plane match `balancers`: listeners opened, changed, closed. */
-  sync(balancers: LoadBalancer[]): Promise<void>;
-  /** The addresses listened on (address:port), sorted. */
-  listening(): string[];
-  /** Stops carrying traffic: every listener and connection closed (haproxy: its process stopped). */
-  closeAll(): Promise<void>;
-}
 
 export interface EngineOptions {
   /** `auto` (the default): haproxy when found, else the Node proxy; `node`: always the Node proxy. */

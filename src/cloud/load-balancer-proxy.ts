@@ -23,7 +23,7 @@ import { LoadBalancerHealthChecks } from './load-balancer-health.js';
 import { parseCidr } from '../common/ipv4.js';
 import { isAddressTarget } from './requests.js';
 import type { LoadBalancer } from './types.js';
-import type { LoadBalancerEngine } from './load-balancer-engine.js';
+import type { LoadBalancerEngine } from './types.js';
 
 const log = logger('cloud-lb-proxy');
 

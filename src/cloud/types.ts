@@ -85,3 +85,18 @@ export interface Route {
   targetInstance: string;
   createdAt: string;
 }
+
+/** What carries the load balancers' traffic (load-balancer-engine.ts chooses it). */
+export type LoadBalancerEngineName = 'haproxy' | 'node';
+
+export interface LoadBalancerEngine {
+  readonly name: LoadBalancerEngineName;
+  /** Why this engine carries the balancers (the fallback's reason), for the log and the API. */
+  readonly reason?: string;
+  /** Makes the data plane match `balancers`: listeners opened, changed, closed. */
+  sync(balancers: LoadBalancer[]): Promise<void>;
+  /** The addresses listened on (address:port), sorted. */
+  listening(): string[];
+  /** Stops carrying traffic: every listener and connection closed (haproxy: its process stopped). */
+  closeAll(): Promise<void>;
+}

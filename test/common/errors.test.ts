@@ -12,6 +12,8 @@ import { BosunError } from '../../src/common/errors.js';
 const SRC = join(import.meta.dirname, '../../src');
 // Programs, not modules: importing them runs them (the CLI; the echo workload's HTTP server).
 const ENTRY_POINTS = new Set(['cli/main.ts', 'cluster/node-agent/echo.ts']);
+// The console's page runs in the browser, apart from the server's code and its error base.
+const BROWSER_CODE = 'console/web/';
 
 function modules(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -27,7 +29,7 @@ async function exportedErrorClasses(): Promise<Map<string, { cls: ErrorClass; mo
   const found = new Map<string, { cls: ErrorClass; module: string }>();
   for (const path of modules(SRC).sort()) {
     const module = relative(SRC, path);
-    if (ENTRY_POINTS.has(module)) continue;
+    if (ENTRY_POINTS.has(module) || module.startsWith(BROWSER_CODE)) continue;
     const exports = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
     for (const value of Object.values(exports)) {
       if (typeof value === 'function' && value.prototype instanceof Error) found.set(value.name, { cls: value as ErrorClass, module });
@@ -57,6 +59,7 @@ const samples: Record<string, (cls: ErrorClass) => Error> = {
   PayloadInvalidError: (c) => new (c as unknown as new (source: string, problems: object[]) => Error)('dir', [{ file: 'f', message: 'x' }]),
   ResourceError: (c) => new (c as unknown as new (m: string, retriable: boolean) => Error)('x', true),
   QuantityError: (c) => new (c as unknown as new (input: unknown) => Error)('1Q'),
+  InvalidCatalogError: (c) => new (c as unknown as new (problems: string[]) => Error)(['catalog.yaml#1: x']),
   FitError: (c) => new (c as unknown as new (n: number, reasons: Map<string, string[]>) => Error)(0, new Map()),
 };
 /** The rest take a message alone. */
