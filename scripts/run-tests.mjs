@@ -46,6 +46,14 @@ if (files.length === 0) {
   process.exit(1);
 }
 
+// The bosun processes tests start (the CLI, API servers, and a local cluster's components) run
+// compiled code when dist/ is fresh, else the sources through tsx, which costs a quarter more CPU
+// in every one of them: compile first, as npm start does (15 s), unless TEST_NO_BUILD is set.
+if (!process.env.TEST_NO_BUILD) {
+  const build = spawnSync(process.execPath, ['scripts/build-if-stale.mjs'], { stdio: 'inherit' });
+  if (build.status !== 0) process.exit(build.status ?? 1);
+}
+
 /** A network namespace of one's own needs root, util-linux's unshare and iproute2's ip. */
 function canIsolate() {
   if (process.env.TEST_NO_NETNS) return false;
