@@ -90,31 +90,12 @@ export function rulesMatch(rules: api.WebhookRule[] | undefined, attrs: Pick<Adm
 const labelsOf = (o: api.KubeObject | undefined): Record<string, string> => (o?.metadata?.labels ?? {}) as Record<string, string>;
 
 export class WebhookAdmission {
-  /** The webhooks of each kind of configuration, read once and forgotten when one of them changes. */
-  private readonly known = new Map<string, Array<{ webhook: Webhook; configuration: api.KubeObject }>>();
-
-  constructor(private readonly storage: Storage) {
-    for (const which of [MUTATING, VALIDATING]) {
-      const prefix = storagePrefix(which);
-      storage.watch(prefix, storage.currentRevision(), () => this.known.delete(prefix));
-    }
-  }
+  constructor(private readonly storage: Storage) {}
 
   private configurations<T extends { webhooks?: Webhook[] } & api.KubeObject>(which: { group: string; resource: string }): Array<{ webhook: Webhook; configuration: T }> {
-    const prefix = storagePrefix(which);
-    let known = this.known.get(prefix);
-    if (!known) {
-      const items = this.storage.list(prefix).items.map((i) => asKind<T>(i.object));
-      items.sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
-      known = items.flatMap((configuration) => (configuration.webhooks ?? []).map((webhook) => ({ webhook, configuration })));
-      this.known.set(prefix, known);
-    }
-    return known as Array<{ webhook: Webhook; configuration: T }>;
-  }
-
-  /** Whether any webhook is configured at all: when none is, a write needs no admission attributes. */
-  configured(): boolean {
-    return this.configurations(MUTATING).length > 0 || this.configurations(VALIDATING).length > 0;
+    const items = this.storage.list(storagePrefix(which)).items.map((i) => asKind<T>(i.object));
+    items.sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+    return items.flatMap((configuration) => (configuration.webhooks ?? []).map((webhook) => ({ webhook, configuration })));
   }
 
   /** Whether admission applies at all: never to the webhook configurations themselves. */
