@@ -73,7 +73,7 @@ test("killing the CVO pod's process: the node agent restarts it; bosun adm upgra
   const updated = await eventually('the CVO pod at 1.0.1, running', async () => {
     const p = await cvoPod();
     return /:1\.0\.1$/.test(p?.spec.containers[0].image) && p.status.containerStatuses?.[0]?.ready && p;
-  }, 120_000);
+  }, 240_000);
   process.kill(await eventually('its process', () => findPid(updated.metadata.uid), 30_000), 'SIGKILL');
   const result = await upgrade;
   await sampling;
