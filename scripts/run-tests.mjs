@@ -123,6 +123,25 @@ function failures(output) {
   return out;
 }
 
+/**
+ * The last warnings and errors the components logged (pino JSON, level ≥ 40), one short line each:
+ * what CI's tail shows of a failed file besides its assertion, since its whole log stays behind.
+ */
+function logWarnings(output, count = 25) {
+  const out = [];
+  for (const line of output.split('\n')) {
+    if (!line.startsWith('{"level"')) continue;
+    let entry;
+    try { entry = JSON.parse(line); } catch { continue; }
+    if (typeof entry.level !== 'number' || entry.level < 40) continue;
+    const time = typeof entry.time === 'string' || typeof entry.time === 'number' ? new Date(entry.time).toISOString().slice(11, 23) : '';
+    const who = entry.component ?? entry.name ?? entry.controller ?? '';
+    const err = entry.err?.message ?? (typeof entry.err === 'string' ? entry.err : '');
+    out.push(`${time} ${entry.level >= 50 ? 'ERROR' : 'WARN'} ${who ? `[${who}] ` : ''}${entry.msg ?? ''}${err ? `: ${err}` : ''}`.slice(0, 300));
+  }
+  return out.slice(-count);
+}
+
 const results = [];
 let running = 0;
 let heavyRunning = 0;
@@ -160,6 +179,8 @@ if (failed.length > 0) {
     console.log(`\n✖ ${r.file} (exit ${r.code})`);
     const lines = failures(r.output);
     console.log((lines.length ? lines : r.output.split('\n').filter((l) => !l.startsWith('{"level"')).slice(-15)).map((l) => `  ${l}`).join('\n'));
+    const warnings = logWarnings(r.output);
+    if (warnings.length > 0) console.log(`  the components' last warnings and errors:\n${warnings.map((l) => `    ${l}`).join('\n')}`);
   }
 }
 console.log(`\ntests: ${sum('pass')} passed, ${sum('fail')} failed, ${sum('skipped')} skipped (${files.length} files${isolate ? '; shared-address files in network namespaces of their own' : ''})`);
