@@ -16,6 +16,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import { parseTarget, REQUEST_LIMITS } from '../../common/http-limits.js';
+import { closeServer } from '../../common/http-server.js';
 import type { Logger } from '../../common/log.js';
 import type * as api from '../../api/index.js';
 import { verbForMethod } from '../../kube/index.js';
@@ -105,9 +106,7 @@ export class LogsServer {
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    if (server) await closeServer(server);
   }
 
   /**
