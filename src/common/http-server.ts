@@ -1,10 +1,21 @@
-// What bosun's small node:http(s) servers share once they listen (the machine-config server, the
-// metrics and package servers, the Cluster API webhooks, the thanos-querier proxy, a component's
-// metrics and health endpoints, the node agent's servers): the port a server is bound to, stopping
+// What bosun's small node:http(s) servers share (the machine-config server, the metrics and
+// package servers, the Cluster API webhooks, the thanos-querier proxy, a component's metrics and
+// health endpoints, the node agent's servers): listening, the port a server is bound to, stopping
 // it without waiting for kept-alive clients, and a JSON answer.
 import { Server as HttpServer, type ServerResponse } from 'node:http';
 import { Server as HttpsServer } from 'node:https';
 import type { Server as NetServer } from 'node:net';
+
+/**
+ * Listens on host:port; rejects with the listen error (EADDRINUSE…). The rejecting listener stays:
+ * an error the server emits later (a failed accept) is swallowed, not thrown.
+ */
+export function listenOn(server: NetServer, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+}
 
 /** The port `server` is bound to (the one chosen, when it listened on port 0); undefined when it is not listening. */
 export function boundPort(server: NetServer | undefined): number | undefined {

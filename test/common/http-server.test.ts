@@ -1,19 +1,14 @@
-// The plumbing bosun's small HTTP(S) servers share: the bound port, closing without waiting for
-// kept-alive or unfinished clients, and JSON answers (Kubernetes Status on failure).
+// The plumbing bosun's small HTTP(S) servers share: listening, the bound port, closing without
+// waiting for kept-alive or unfinished clients, and JSON answers (Kubernetes Status on failure).
 import { strict as assert } from 'node:assert';
 import { createServer as createHttpServer, request as httpRequest, Agent as HttpAgent, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer, request as httpsRequest, Agent as HttpsAgent } from 'node:https';
 import { createServer as createNetServer, connect, type Server as NetServer } from 'node:net';
 import { test } from 'node:test';
-import { boundPort, closeServer, failureStatus, sendJson } from '../../src/common/http-server.js';
+import { boundPort, closeServer, failureStatus, listenOn, sendJson } from '../../src/common/http-server.js';
 import { createCA, issueServingCert } from '../../src/common/pki.js';
 
-function listen(server: NetServer): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-}
+const listen = (server: NetServer) => listenOn(server, 0, '127.0.0.1');
 
 /** GET / with a kept-alive agent: the status, headers and body. */
 function get(server: NetServer, tls?: { ca: string }): Promise<{ status: number; type?: string; body: string }> {
@@ -27,6 +22,15 @@ function get(server: NetServer, tls?: { ca: string }): Promise<{ status: number;
     req.on('error', reject).end();
   });
 }
+
+test('listenOn: resolves once listening, rejects with the error when the address is taken', async () => {
+  const first = createHttpServer();
+  await listen(first);
+  const second = createHttpServer();
+  await assert.rejects(listenOn(second, boundPort(first)!, '127.0.0.1'), { code: 'EADDRINUSE' });
+  assert.equal(second.listening, false);
+  await closeServer(first);
+});
 
 test('boundPort: the port chosen for port 0 while listening, undefined before and after', async () => {
   const server = createHttpServer();
