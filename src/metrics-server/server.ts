@@ -13,7 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type * as api from '../api/index.js';
 import { matchesLabels, parseLabelSelector, type LabelSelector } from '../common/label-selectors.js';
 import { parseTarget, REQUEST_LIMITS } from '../common/http-limits.js';
-import { boundPort, closeServer, failureStatus, sendJson, type JsonAnswer } from '../common/http-server.js';
+import { boundPort, closeServer, failureStatus, listenOn, sendJson, type JsonAnswer } from '../common/http-server.js';
 import type { Logger } from '../common/log.js';
 import { rfc3339 } from '../common/time.js';
 import { DelegatedAuth, type KubeClient, type RequestHeaderAuth, type ResourceAttributes, frontProxyUser, userAllowed } from '../kube/index.js';
@@ -115,10 +115,7 @@ export class MetricsApiServer {
     }, (req, res) => {
       this.handle(req, res).catch((e) => sendJson(res, failureStatus(500, 'InternalError', (e as Error).message)));
     });
-    await new Promise<void>((resolve, reject) => {
-      this.server!.once('error', reject);
-      this.server!.listen(this.o.port, this.o.host, () => resolve());
-    });
+    await listenOn(this.server, this.o.port, this.o.host);
     this.o.log.info({ address: this.address }, 'serving metrics.k8s.io');
     signal?.addEventListener('abort', () => void this.stop(), { once: true });
   }
