@@ -14,7 +14,7 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type * as api from '../api/index.js';
 import { parseTarget, REQUEST_LIMITS } from '../common/http-limits.js';
-import { boundPort, closeServer, failureStatus, sendJson, type JsonAnswer } from '../common/http-server.js';
+import { boundPort, closeServer, failureStatus, listenOn, sendJson, type JsonAnswer } from '../common/http-server.js';
 import { matchesLabels, parseLabelSelector, type LabelSelector } from '../common/label-selectors.js';
 import type { Logger } from '../common/log.js';
 import { DelegatedAuth, type Informer, type KubeClient, type RequestHeaderAuth, type ResourceAttributes, frontProxyUser, userAllowed } from '../kube/index.js';
@@ -192,10 +192,7 @@ export class PackageServer {
     }, (req, res) => {
       this.handle(req, res).catch((e) => sendJson(res, failureStatus(500, 'InternalError', (e as Error).message)));
     });
-    await new Promise<void>((resolve, reject) => {
-      this.server!.once('error', reject);
-      this.server!.listen(this.o.port, this.o.host, () => resolve());
-    });
+    await listenOn(this.server, this.o.port, this.o.host);
     this.o.log.info({ port: this.port }, `serving ${GROUP_VERSION}`);
     signal?.addEventListener('abort', () => void this.stop(), { once: true });
   }
