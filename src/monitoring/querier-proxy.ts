@@ -14,7 +14,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import { parseTarget, REQUEST_LIMITS } from '../common/http-limits.js';
-import { boundPort, closeServer } from '../common/http-server.js';
+import { boundPort, closeServer, listenOn } from '../common/http-server.js';
 import { DelegatedAuth, verbForMethod, writeRefusal } from '../kube/delegated-auth.js';
 import type { KubeClient } from '../kube/index.js';
 import { QUERIER_RESOURCE_ATTRIBUTES } from './names.js';
@@ -78,10 +78,7 @@ export class QuerierProxy {
       });
     });
     this.server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.o.listen.port, this.o.listen.host, () => resolve());
-    });
+    await listenOn(server, this.o.listen.port, this.o.listen.host);
     this.timer = setInterval(() => {
       const now = this.stamp();
       if (!now || now === this.certStamp) return;
