@@ -9,7 +9,7 @@
 import { createServer, type Server } from 'node:https';
 import { join } from 'node:path';
 import type * as api from '../api/index.js';
-import { closeServer, sendJson } from '../common/http-server.js';
+import { closeServer, listenOn, sendJson } from '../common/http-server.js';
 import { logger } from '../common/log.js';
 import type { Listen, Runnable } from '../kube/index.js';
 import { ServingCertificate } from '../kube/serving-certificate.js';
@@ -119,10 +119,7 @@ export class ClusterApiWebhookServer implements Runnable {
     });
     this.server = server;
     this.certificate.onChange((pair) => server.setSecureContext(pair));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.options.listen.port, this.options.listen.host, () => resolve());
-    });
+    await listenOn(server, this.options.listen.port, this.options.listen.host);
     log.info({ address: this.address }, 'Cluster API webhooks listening');
     this.markStarted();
     await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
