@@ -12,11 +12,11 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type * as api from '../api/index.js';
 import { matchesLabels, parseLabelSelector, type LabelSelector } from '../common/label-selectors.js';
-import { parseTarget, REQUEST_LIMITS } from '../common/http-limits.js';
+import { parseTarget } from '../common/http-limits.js';
 import { boundPort, closeServer, failureStatus, listenOn, sendJson, type JsonAnswer } from '../common/http-server.js';
 import type { Logger } from '../common/log.js';
 import { rfc3339 } from '../common/time.js';
-import { DelegatedAuth, type KubeClient, type RequestHeaderAuth, type ResourceAttributes, frontProxyUser, userAllowed } from '../kube/index.js';
+import { DelegatedAuth, type KubeClient, type RequestHeaderAuth, type ResourceAttributes, aggregatedApiRefusal, aggregatedServerOptions } from '../kube/index.js';
 import type { PodUsage, Scraper } from './scraper.js';
 import { formatCpu, formatMemory, formatWindow, type Usage } from './usage.js';
 
@@ -107,12 +107,7 @@ export class MetricsApiServer {
 
   /** Listening at start (the manager runs it as a runnable). */
   async start(signal?: AbortSignal): Promise<void> {
-    const requestHeader = this.o.requestHeader;
-    this.server = createServer({
-      ...REQUEST_LIMITS,
-      cert: this.o.tls.certPem, key: this.o.tls.keyPem, minVersion: 'TLSv1.2',
-      ...(requestHeader ? { ca: requestHeader.caPem, requestCert: true, rejectUnauthorized: false } : {}),
-    }, (req, res) => {
+    this.server = createServer(aggregatedServerOptions(this.o.tls, this.o.requestHeader), (req, res) => {
       this.handle(req, res).catch((e) => sendJson(res, failureStatus(500, 'InternalError', (e as Error).message)));
     });
     await listenOn(this.server, this.o.port, this.o.host);
@@ -148,15 +143,8 @@ export class MetricsApiServer {
     if (req.method !== 'GET') return sendJson(res, failureStatus(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`));
     const path = url.pathname.slice(prefix.length);
     const attributes = attributesOf(path);
-    const user = frontProxyUser(req, this.o.requestHeader);
-    if (user) {
-      if (attributes && !(await userAllowed(this.client, user, attributes))) {
-        return sendJson(res, failureStatus(403, 'Forbidden', `${attributes.resource}.${GROUP} is forbidden: User "${user.name}" cannot ${attributes.verb} resource "${attributes.resource}" in API group "${GROUP}"`));
-      }
-    } else {
-      const decision = await this.auth.check(req.headers.authorization, attributes ? { resource: attributes } : { nonResource: { path: url.pathname, verb: 'get' } });
-      if (!decision.allowed) return sendJson(res, failureStatus(decision.status, decision.status === 401 ? 'Unauthorized' : 'Forbidden', decision.message));
-    }
+    const refusal = await aggregatedApiRefusal(req, { client: this.client, auth: this.auth, requestHeader: this.o.requestHeader }, attributes, url.pathname);
+    if (refusal) return sendJson(res, refusal);
     sendJson(res, answer(this.scraper, path, url.searchParams));
   }
 }
