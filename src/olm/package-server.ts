@@ -13,11 +13,11 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type * as api from '../api/index.js';
-import { parseTarget, REQUEST_LIMITS } from '../common/http-limits.js';
+import { parseTarget } from '../common/http-limits.js';
 import { boundPort, closeServer, failureStatus, listenOn, sendJson, type JsonAnswer } from '../common/http-server.js';
 import { matchesLabels, parseLabelSelector, type LabelSelector } from '../common/label-selectors.js';
 import type { Logger } from '../common/log.js';
-import { DelegatedAuth, type Informer, type KubeClient, type RequestHeaderAuth, type ResourceAttributes, frontProxyUser, userAllowed } from '../kube/index.js';
+import { DelegatedAuth, type Informer, type KubeClient, type RequestHeaderAuth, type ResourceAttributes, aggregatedApiRefusal, aggregatedServerOptions } from '../kube/index.js';
 import { type Catalog, bundleCsv } from './fbc.js';
 
 export const PACKAGES_GROUP = 'packages.operators.coreos.com';
@@ -184,12 +184,7 @@ export class PackageServer {
   }
 
   async start(signal?: AbortSignal): Promise<void> {
-    const rh = this.o.requestHeader;
-    this.server = createServer({
-      ...REQUEST_LIMITS,
-      cert: this.o.tls.certPem, key: this.o.tls.keyPem, minVersion: 'TLSv1.2',
-      ...(rh ? { ca: rh.caPem, requestCert: true, rejectUnauthorized: false } : {}),
-    }, (req, res) => {
+    this.server = createServer(aggregatedServerOptions(this.o.tls, this.o.requestHeader), (req, res) => {
       this.handle(req, res).catch((e) => sendJson(res, failureStatus(500, 'InternalError', (e as Error).message)));
     });
     await listenOn(this.server, this.o.port, this.o.host);
@@ -224,15 +219,8 @@ export class PackageServer {
     const path = url.pathname.slice(prefix.length);
     const request = requestOf(path);
     const attributes: ResourceAttributes | undefined = request && { verb: request.name ? 'get' : 'list', group: PACKAGES_GROUP, version: PACKAGES_VERSION, resource: 'packagemanifests', ...(request.namespace ? { namespace: request.namespace } : {}), ...(request.name ? { name: request.name } : {}) };
-    const user = frontProxyUser(req, this.o.requestHeader);
-    if (user) {
-      if (attributes && !(await userAllowed(this.client, user, attributes))) {
-        return sendJson(res, failureStatus(403, 'Forbidden', `packagemanifests.${PACKAGES_GROUP} is forbidden: User "${user.name}" cannot ${attributes.verb} resource "packagemanifests" in API group "${PACKAGES_GROUP}"`));
-      }
-    } else {
-      const decision = await this.auth.check(req.headers.authorization, attributes ? { resource: attributes } : { nonResource: { path: url.pathname, verb: 'get' } });
-      if (!decision.allowed) return sendJson(res, failureStatus(decision.status, decision.status === 401 ? 'Unauthorized' : 'Forbidden', decision.message));
-    }
+    const refusal = await aggregatedApiRefusal(req, { client: this.client, auth: this.auth, requestHeader: this.o.requestHeader }, attributes, url.pathname);
+    if (refusal) return sendJson(res, refusal);
     const asTable = /as=Table/.test(req.headers.accept ?? '');
     sendJson(res, answer(this.catalogs(), path, url.searchParams, asTable, (this.o.now ?? Date.now)()));
   }
