@@ -145,10 +145,8 @@ export async function serveSecureHealth(host: string, port: number, healthy: () 
     const ok = healthy();
     res.writeHead(ok ? 200 : 500, { 'content-type': 'text/plain' }).end(ok ? 'ok' : 'unhealthy');
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
+  const { listenOn } = await import('../common/http-server.js');
+  await listenOn(server, port, host);
   return () => server.close();
 }
 
