@@ -5,112 +5,42 @@
 // TCP to the nodes' NodePorts, spreading over them, following port and node-set changes and source
 // ranges; deleting the Service removes its balancer and finalizer; an orphaned balancer is removed
 // at start; a NotReady node whose instance is terminated is deleted.
-import { rootCredentialPath } from '../src/cloud/client.js';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ResourceRef } from '../src/kube/client.js';
-import { createServer, get, type Server } from 'node:http';
-import { randomBytes } from 'node:crypto';
-import { Manager, type Obj, loadKubeConfig, KubeClient } from '../src/kube/index.js';
-import { addCloudControllers } from '../src/ccm-operator/ccm.js';
+import type { Server } from 'node:http';
+import type { KubeClient, Obj } from '../src/kube/index.js';
 import { balancerName } from '../src/ccm-operator/local-provider.js';
 import { LB_CLEANUP_FINALIZER, NODES, SERVICES, UNINITIALIZED_TAINT } from '../src/ccm-operator/context.js';
 import type { Instance } from '../src/cloud/types.js';
-import { startTestApiServer, type TestApiServer } from './helpers/apiserver.js';
+import { closeServer } from '../src/common/http-server.js';
 import { eventually } from './helpers/eventually.js';
-import { isUp, startCloud, waitForInstance, type CloudFixture } from './cloud/cloud-fixture.js';
+import { isUp, waitForInstance, type CloudFixture } from './cloud/cloud-fixture.js';
+import { EVENTS, httpGet, startCcmFixture, type CcmFixture } from './ccm-operator/ccm-fixture.js';
 
-const EVENTS: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'events', namespaced: true };
-// A cluster name of its own, so this run's balancer addresses (derived from it) differ from any
-// other test's sharing the loopback network.
-const CLUSTER = `ccm${randomBytes(3).toString('hex')}`;
-
-let api: TestApiServer;
+let f: CcmFixture;
 let cloud: CloudFixture;
 let client: KubeClient;
 let instances: Instance[];
-let stop = new AbortController();
-const backends: Server[] = [];
-
-/** GET http://host:port/ → the body, or the error's code (ECONNRESET, ECONNREFUSED…). */
-function httpGet(host: string, port: number): Promise<string> {
-  return new Promise((resolve) => {
-    const req = get({ host, port, path: '/', agent: false, timeout: 3000 }, (res) => {
-      let body = '';
-      res.on('data', (d) => (body += d));
-      res.on('end', () => resolve(body));
-    });
-    req.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
-    req.on('timeout', () => req.destroy(Object.assign(new Error('timeout'), { code: 'TIMEOUT' })));
-  });
-}
-
-/** What the node agent's kube-proxy does on a real node (built by another part of bosun): serve
- *  the Service's NodePort on the node's IP. Here a small HTTP server answering with the node name. */
-async function serveNodePort(node: string, ip: string, port: number): Promise<void> {
-  const server = createServer((_req, res) => res.end(node));
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, ip, () => resolve()));
-  backends.push(server);
-}
-
-async function setReady(name: string, status: 'True' | 'False'): Promise<void> {
-  const node = await client.get(NODES, name);
-  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  const conditions = (node.status?.conditions ?? []).filter((c: Obj) => c.type !== 'Ready');
-  await client.mergePatch(NODES, name, undefined, { status: { conditions: [...conditions, { type: 'Ready', status, reason: status === 'True' ? 'KubeletReady' : 'KubeletNotReady', message: '', lastHeartbeatTime: now, lastTransitionTime: now }] } }, 'status');
-}
-
-async function eventReasons(name: string, namespace = 'default'): Promise<string[]> {
-  const list = await client.list(EVENTS, namespace);
-  return list.items.filter((e: Obj) => e.involvedObject?.name === name).map((e: Obj) => e.reason);
-}
-
-const balancers = async () => (await cloud.client.listLoadBalancers()).filter((lb) => lb.name.startsWith(`${CLUSTER}-`));
 
 before(async () => {
-  api = await startTestApiServer();
-  cloud = await startCloud();
-  client = new KubeClient(loadKubeConfig(api.kubeconfigPath));
+  f = await startCcmFixture({ clusterPrefix: 'ccm' });
+  ({ cloud, client } = f);
   instances = [];
   for (const name of ['ccm-node-a', 'ccm-node-b', 'ccm-node-c']) {
     const created = await cloud.client.createInstance({ name, zone: name === 'ccm-node-b' ? 'local-b' : 'local-a' });
     instances.push(await waitForInstance(cloud.client, created.id, 'up', isUp));
   }
-  // Nodes as a kubelet with an external cloud provider registers them.
   for (const [i, instance] of instances.entries()) {
-    await client.create(NODES, {
-      metadata: { name: instance.name, labels: { 'kubernetes.io/hostname': instance.name } },
-      spec: { podCIDR: `127.1.${i + 1}.0/24`, podCIDRs: [`127.1.${i + 1}.0/24`], taints: [{ key: UNINITIALIZED_TAINT, value: 'true', effect: 'NoSchedule' }] },
-    });
-    await setReady(instance.name, 'True');
+    await f.registerNode(instance, { labels: { 'kubernetes.io/hostname': instance.name }, podCIDR: `127.1.${i + 1}.0/24` });
   }
   // A balancer of this cluster whose Service never existed (a CCM stopped mid-delete).
-  await cloud.client.ensureLoadBalancer(`${CLUSTER}-lb-0123456789abcdef`, { ports: [{ protocol: 'TCP', port: 9999, targetPort: 30999 }], targets: [], sourceRanges: [] });
+  await cloud.client.ensureLoadBalancer(`${f.clusterName}-lb-0123456789abcdef`, { ports: [{ protocol: 'TCP', port: 9999, targetPort: 30999 }], targets: [], sourceRanges: [] });
   await cloud.client.ensureLoadBalancer('someone-else', { ports: [{ protocol: 'TCP', port: 9998, targetPort: 30998 }], targets: [], sourceRanges: [] });
 
-  await startCcm();
+  await f.startCcm();
 });
 
-async function startCcm(): Promise<void> {
-  stop = new AbortController();
-  const manager = new Manager({ name: 'cloud-controller-manager', kubeconfig: loadKubeConfig(api.kubeconfigPath) });
-  await addCloudControllers(manager, {
-    cloudProvider: 'local', cloudConfig: `[Global]\nurl = ${cloud.service.url}\n`, cloudCredentialsFile: rootCredentialPath(cloud.dataDir), clusterName: CLUSTER, clusterCidr: '127.1.0.0/16',
-    periods: { nodeMonitorMs: 300, routesMs: 500, nodeStatusMs: 1000 },
-  });
-  void manager.start(stop.signal);
-}
-
-after(async () => {
-  stop.abort();
-  for (const s of backends) {
-    s.closeAllConnections();
-    s.close();
-  }
-  await new Promise((r) => setTimeout(r, 200));
-  await cloud.close();
-  await api.stop();
-});
+after(() => f.close());
 
 test('uninitialised nodes get providerID, labels and addresses from their instances and lose the taint', async () => {
   for (const instance of instances) {
@@ -125,7 +55,7 @@ test('uninitialised nodes get providerID, labels and addresses from their instan
       [instance.type, instance.zone, instance.region, instance.zone, instance.type],
     );
     assert.deepEqual(node.status!.addresses, [{ type: 'InternalIP', address: instance.privateIp }, { type: 'Hostname', address: instance.name }]);
-    await eventually(`Synced event on ${instance.name}`, async () => (await eventReasons(instance.name)).includes('Synced'));
+    await eventually(`Synced event on ${instance.name}`, async () => (await f.eventReasons(instance.name)).includes('Synced'));
   }
   // Addresses follow the cloud: a wrong one is put back on the next periodic sync.
   const a = instances[0];
@@ -134,7 +64,7 @@ test('uninitialised nodes get providerID, labels and addresses from their instan
 });
 
 test('a route per podCIDR and NetworkUnavailable=False (RouteCreated); stale routes in the cluster CIDR go', async () => {
-  await cloud.client.createRoute({ name: `${CLUSTER}-stale`, destinationCidr: '127.1.99.0/24', targetInstance: instances[0].id });
+  await cloud.client.createRoute({ name: `${f.clusterName}-stale`, destinationCidr: '127.1.99.0/24', targetInstance: instances[0].id });
   await cloud.client.createRoute({ name: 'outside-cluster-cidr', destinationCidr: '127.2.0.0/24', targetInstance: instances[0].id });
   await eventually('routes for every podCIDR, the stale one gone', async () => {
     const routes = (await cloud.client.listRoutes()).map((r) => `${r.destinationCidr} ${r.targetInstance}`).sort();
@@ -157,7 +87,8 @@ test('a LoadBalancer Service: finalizer, ingress IP, real TCP through the VIP sp
     spec: { type: 'LoadBalancer', selector: { app: 'web' }, ports: [{ name: 'http', port: 18080, targetPort: 8080 }] },
   });
   const nodePort = created.spec!.ports![0].nodePort as number;
-  for (const i of instances) await serveNodePort(i.name, i.privateIp, nodePort);
+  const nodePorts: Server[] = [];
+  for (const i of instances) nodePorts.push(await f.serveNodePort(i.name, i.privateIp, nodePort));
 
   const svc = await eventually('ingress IP', async () => {
     const s = await client.get(SERVICES, 'web', 'default');
@@ -166,12 +97,12 @@ test('a LoadBalancer Service: finalizer, ingress IP, real TCP through the VIP sp
   const vip = svc.status!.loadBalancer!.ingress![0].ip as string;
   assert.match(vip, /^127\.0\.200\.\d+$/);
   assert.ok(svc.metadata.finalizers!.includes(LB_CLEANUP_FINALIZER));
-  const [lb] = await balancers();
-  assert.equal(lb.name, balancerName(CLUSTER, svc));
+  const [lb] = await f.balancers();
+  assert.equal(lb.name, balancerName(f.clusterName, svc));
   assert.deepEqual(lb.ports, [{ name: 'http', protocol: 'TCP', port: 18080, targetPort: nodePort }]);
   assert.deepEqual([...lb.targets].sort(), instances.map((i) => i.id).sort());
   await eventually('Ensuring/Ensured events', async () => {
-    const reasons = await eventReasons('web');
+    const reasons = await f.eventReasons('web');
     return reasons.includes('EnsuringLoadBalancer') && reasons.includes('EnsuredLoadBalancer');
   });
 
@@ -182,22 +113,21 @@ test('a LoadBalancer Service: finalizer, ingress IP, real TCP through the VIP sp
   }, 10_000);
 
   // A node that refuses: the proxy tries the next one, so no request fails.
-  backends[2].close();
-  backends[2].closeAllConnections();
+  await closeServer(nodePorts[2]);
   for (let i = 0; i < 6; i++) assert.match(await httpGet(vip, 18080), /^ccm-node-[ab]$/);
 
   // Node set: the exclusion label takes node c out of the balancer.
   await client.mergePatch(NODES, instances[2].name, undefined, { metadata: { labels: { 'node.kubernetes.io/exclude-from-external-load-balancers': '' } } });
   await eventually('node c out of the balancer', async () => {
-    const [b] = await balancers();
+    const [b] = await f.balancers();
     return b.targets.length === 2 && !b.targets.includes(instances[2].id);
   }, 10_000);
-  await eventually('UpdatedLoadBalancer event', async () => (await eventReasons('web')).includes('UpdatedLoadBalancer'));
+  await eventually('UpdatedLoadBalancer event', async () => (await f.eventReasons('web')).includes('UpdatedLoadBalancer'));
 
   // Ports: a second port is served, the address and status stay.
   await client.mergePatch(SERVICES, 'web', 'default', { spec: { ports: [{ name: 'http', port: 18080, targetPort: 8080, nodePort }, { name: 'alt', port: 18081, targetPort: 8080 }] } });
   const altNodePort = (await client.get(SERVICES, 'web', 'default')).spec!.ports![1].nodePort as number;
-  for (const i of instances.slice(0, 2)) await serveNodePort(`${i.name}-alt`, i.privateIp, altNodePort);
+  for (const i of instances.slice(0, 2)) await f.serveNodePort(`${i.name}-alt`, i.privateIp, altNodePort);
   await eventually('the second port through the VIP', async () => /-alt$/.test(await httpGet(vip, 18081)), 10_000);
   assert.equal((await client.get(SERVICES, 'web', 'default')).status!.loadBalancer!.ingress![0].ip, vip, 'the address survives a port change');
 
@@ -210,24 +140,24 @@ test('a LoadBalancer Service: finalizer, ingress IP, real TCP through the VIP sp
   // Deleting the Service removes its balancer, then the finalizer (and so the Service).
   await client.delete(SERVICES, 'web', 'default');
   await eventually('Service gone', async () => (await client.read(SERVICES, 'web', 'default')) === undefined, 10_000);
-  assert.deepEqual(await balancers(), []);
+  assert.deepEqual(await f.balancers(), []);
   assert.notEqual(await httpGet(vip, 18080), 'ccm-node-a', 'nothing listens on the VIP any more');
   await eventually('Deleting/Deleted events', async () => {
-    const reasons = await eventReasons('web');
+    const reasons = await f.eventReasons('web');
     return reasons.includes('DeletingLoadBalancer') && reasons.includes('DeletedLoadBalancer');
   });
 });
 
 test('a Service the cloud cannot serve: finalizer first, SyncLoadBalancerFailed, no balancer', async () => {
   await client.create(SERVICES, { metadata: { name: 'dns', namespace: 'default' }, spec: { type: 'LoadBalancer', ports: [{ port: 18053, protocol: 'UDP' }] } });
-  await eventually('SyncLoadBalancerFailed', async () => (await eventReasons('dns')).includes('SyncLoadBalancerFailed'), 10_000);
+  await eventually('SyncLoadBalancerFailed', async () => (await f.eventReasons('dns')).includes('SyncLoadBalancerFailed'), 10_000);
   const events = (await client.list(EVENTS, 'default')).items.filter((e: Obj) => e.involvedObject?.name === 'dns' && e.reason === 'SyncLoadBalancerFailed');
   assert.match(events[0].message, /^Error syncing load balancer: .*protocol UDP is not supported by the local cloud/);
   assert.equal(events[0].type, 'Warning');
   const s = await client.get(SERVICES, 'dns', 'default');
   assert.ok(s.metadata.finalizers!.includes(LB_CLEANUP_FINALIZER), 'the finalizer is there before the cloud is asked');
   assert.deepEqual(s.status?.loadBalancer ?? {}, {});
-  assert.deepEqual(await balancers(), []);
+  assert.deepEqual(await f.balancers(), []);
   // Said on the Service as Kubernetes says it (KEP-1435's condition), not only in an Event.
   const ports = await eventually('LoadBalancerPortsError', async () => (await client.get(SERVICES, 'dns', 'default')).status?.conditions?.find((c: Obj) => c.type === 'LoadBalancerPortsError'), 10_000);
   assert.equal(ports.status, 'True');
@@ -244,7 +174,7 @@ test('TCP and UDP ports on one Service: the TCP port is balanced, the UDP port r
     return live.status?.loadBalancer?.ingress?.[0]?.ip ? live : undefined;
   }, 10_000);
   assert.deepEqual(s.status!.loadBalancer!.ingress![0].ports, [{ port: 18095, protocol: 'TCP' }, { port: 18096, protocol: 'UDP', error: 'local.bosun.io/ProtocolNotSupported' }]);
-  const [lb] = (await cloud.client.listLoadBalancers()).filter((b) => b.name === balancerName(CLUSTER, s));
+  const [lb] = (await cloud.client.listLoadBalancers()).filter((b) => b.name === balancerName(f.clusterName, s));
   assert.deepEqual(lb.ports.map((p) => `${p.port}/${p.protocol}`), ['18095/TCP']);
   const cond = s.status!.conditions!.find((c: Obj) => c.type === 'LoadBalancerPortsError');
   assert.equal(cond!.status, 'True');
@@ -267,7 +197,7 @@ test('externalTrafficPolicy Local: the balancer health-checks spec.healthCheckNo
     const live = await client.get(SERVICES, 'local-policy', 'default');
     return live.status?.loadBalancer?.ingress?.[0]?.ip ? live : undefined;
   }, 10_000);
-  const balancer = async () => (await cloud.client.listLoadBalancers()).find((b) => b.name === balancerName(CLUSTER, s));
+  const balancer = async () => (await cloud.client.listLoadBalancers()).find((b) => b.name === balancerName(f.clusterName, s));
   assert.deepEqual((await balancer())?.healthCheck, { port: 31999, path: '/healthz' });
   await client.mergePatch(SERVICES, 'local-policy', 'default', { spec: { externalTrafficPolicy: 'Cluster', healthCheckNodePort: null } });
   await eventually('no health check with policy Cluster', async () => (await balancer())?.healthCheck === undefined, 10_000);
@@ -279,7 +209,7 @@ test('a spec.loadBalancerIP is honoured', async () => {
   await client.create(SERVICES, { metadata: { name: 'pinned', namespace: 'default' }, spec: { type: 'LoadBalancer', loadBalancerIP: '127.0.200.201', ports: [{ port: 18090 }] } });
   await eventually('pinned address', async () => (await client.get(SERVICES, 'pinned', 'default')).status?.loadBalancer?.ingress?.[0]?.ip === '127.0.200.201', 10_000);
   await client.mergePatch(SERVICES, 'pinned', 'default', { spec: { type: 'ClusterIP', loadBalancerIP: null } });
-  await eventually('balancer gone when the type changes', async () => (await balancers()).length === 0, 10_000);
+  await eventually('balancer gone when the type changes', async () => (await f.balancers()).length === 0, 10_000);
   const s = await eventually('finalizer removed', async () => {
     const x = await client.get(SERVICES, 'pinned', 'default');
     return (x.metadata.finalizers ?? []).includes(LB_CLEANUP_FINALIZER) ? undefined : x;
@@ -290,29 +220,28 @@ test('a spec.loadBalancerIP is honoured', async () => {
 test('balancers are the cloud\'s: traffic flows with no CCM running, and a new CCM keeps the address', async () => {
   await client.create(SERVICES, { metadata: { name: 'steady', namespace: 'default' }, spec: { type: 'LoadBalancer', ports: [{ port: 18095 }] } });
   const nodePort = (await client.get(SERVICES, 'steady', 'default')).spec!.ports![0].nodePort as number;
-  await serveNodePort('steady-a', instances[0].privateIp, nodePort);
+  await f.serveNodePort('steady-a', instances[0].privateIp, nodePort);
   const vip = await eventually('steady ingress', async () => (await client.get(SERVICES, 'steady', 'default')).status?.loadBalancer?.ingress?.[0]?.ip as string | undefined, 10_000);
   await eventually('steady serves', async () => (await httpGet(vip, 18095)) === 'steady-a', 10_000);
-  stop.abort();
-  await new Promise((r) => setTimeout(r, 300));
+  await f.stopCcm();
   assert.equal(await httpGet(vip, 18095), 'steady-a', 'the balancer carries traffic while no CCM runs');
-  const before = await balancers();
-  await startCcm();
-  await eventually('the new CCM has synced the Service', async () => (await eventReasons('steady')).filter((r) => r === 'EnsuredLoadBalancer').length >= 2, 10_000);
-  assert.deepEqual((await balancers()).map((b) => [b.name, b.address, b.createdAt]), before.map((b) => [b.name, b.address, b.createdAt]));
+  const before = await f.balancers();
+  await f.startCcm();
+  await eventually('the new CCM has synced the Service', async () => (await f.eventReasons('steady')).filter((r) => r === 'EnsuredLoadBalancer').length >= 2, 10_000);
+  assert.deepEqual((await f.balancers()).map((b) => [b.name, b.address, b.createdAt]), before.map((b) => [b.name, b.address, b.createdAt]));
   assert.equal((await client.get(SERVICES, 'steady', 'default')).status!.loadBalancer!.ingress![0].ip, vip);
   assert.equal(await httpGet(vip, 18095), 'steady-a');
   await client.delete(SERVICES, 'steady', 'default');
-  await eventually('steady gone', async () => (await client.read(SERVICES, 'steady', 'default')) === undefined && (await balancers()).length === 0, 10_000);
+  await eventually('steady gone', async () => (await client.read(SERVICES, 'steady', 'default')) === undefined && (await f.balancers()).length === 0, 10_000);
 });
 
 test('a NotReady node whose instance is stopped is tainted shutdown; once terminated it is deleted', async () => {
   const victim = instances[1];
-  await setReady(victim.name, 'False');
+  await f.setReady(victim.name, 'False');
   await cloud.client.operate('stop', victim.id);
   await eventually('shutdown taint', async () => ((await client.get(NODES, victim.name)).spec!.taints ?? []).some((t: Obj) => t.key === 'node.cloudprovider.kubernetes.io/shutdown'), 15_000);
   await cloud.client.operate('terminate', victim.id);
   await eventually(`${victim.name} deleted`, async () => (await client.read(NODES, victim.name)) === undefined, 15_000);
-  assert.ok((await eventReasons(victim.name)).includes('DeletingNode'));
+  assert.ok((await f.eventReasons(victim.name)).includes('DeletingNode'));
   assert.ok(await client.read(NODES, instances[0].name), 'Ready nodes stay');
 });

@@ -9,6 +9,7 @@
 import { createServer, type Server } from 'node:https';
 import { join } from 'node:path';
 import type * as api from '../api/index.js';
+import { closeServer, listenOn, sendJson } from '../common/http-server.js';
 import { logger } from '../common/log.js';
 import type { Listen, Runnable } from '../kube/index.js';
 import { ServingCertificate } from '../kube/serving-certificate.js';
@@ -90,10 +91,7 @@ export class ClusterApiWebhookServer implements Runnable {
     const files = this.options.certDir ? { certFile: join(this.options.certDir, 'tls.crt'), keyFile: join(this.options.certDir, 'tls.key') } : undefined;
     this.certificate = await ServingCertificate.load(files, [this.options.listen.host]);
     const server = createServer({ ...this.certificate.current() }, (req, res) => {
-      const answer = (code: number, body: unknown) => {
-        res.writeHead(code, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(body));
-      };
+      const answer = (code: number, body: unknown) => sendJson(res, { code, body });
       const route = this.routes.get(new URL(req.url ?? '/', 'https://webhook').pathname);
       if (!route) return answer(404, { message: `no webhook at ${req.url}` });
       if (req.method !== 'POST') return answer(405, { message: 'webhooks take POST' });
@@ -121,10 +119,7 @@ export class ClusterApiWebhookServer implements Runnable {
     });
     this.server = server;
     this.certificate.onChange((pair) => server.setSecureContext(pair));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.options.listen.port, this.options.listen.host, () => resolve());
-    });
+    await listenOn(server, this.options.listen.port, this.options.listen.host);
     log.info({ address: this.address }, 'Cluster API webhooks listening');
     this.markStarted();
     await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
@@ -132,9 +127,6 @@ export class ClusterApiWebhookServer implements Runnable {
 
   async stop(): Promise<void> {
     this.certificate?.close();
-    const server = this.server;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    if (this.server) await closeServer(this.server);
   }
 }

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { parseHostPort } from '../common/listen.js';
 import type { EtcdStorageOptions } from '../apiserver/storage/etcd.js';
 import { checkServiceCidr, DEFAULT_SERVICE_CIDR } from '../apiserver/kinds/service-allocation.js';
+import { exitOnSignals } from './signals.js';
 
 interface ApiServerFlags {
   dataDir: string;
@@ -106,12 +107,9 @@ Cluster IPs come from --service-cluster-ip-range (OpenShift's 172.30.0.0/16 unle
       const { server, stop } = await startClusterServer({ dataDir: opts.dataDir, host, port, compactKeep, etcd, serviceClusterIPRange: opts.serviceClusterIpRange, requestMetrics, advertise });
       console.log(`API server listening on ${server.url}${etcd ? ` (etcd ${etcd.endpoints.join(',')}, prefix ${etcd.prefix})` : ''}`);
       console.log(`kubeconfig: ${server.kubeconfigPath}`);
-      const shutdown = async (signal: string) => {
+      exitOnSignals(async (signal) => {
         console.log(`${signal}: shutting down`);
         await stop();
-        process.exit(0);
-      };
-      process.once('SIGTERM', () => void shutdown('SIGTERM'));
-      process.once('SIGINT', () => void shutdown('SIGINT'));
+      });
     });
 }

@@ -11,6 +11,7 @@ import type { IgnitionMode } from '../cloud/firmware.js';
 import { DEFAULT_BOOT_DELAY_MS, type Operation } from '../cloud/lifecycle.js';
 import { INSTANCE_STATES, type Instance, type InstanceState } from '../cloud/types.js';
 import { parseHostPort } from '../common/listen.js';
+import { exitOnSignals } from './signals.js';
 
 interface Connection { cloudUrl?: string; dataDir: string; cloudCredentialsFile?: string }
 
@@ -102,9 +103,7 @@ Example:
       const service = new CloudService({ dataDir, host, port, bootDelayMs: parseDuration(o.bootDelay, '--boot-delay'), ignition: o.ignition as IgnitionMode, runtime: new NodeAgentRuntime() });
       const url = await service.start();
       console.log(`local cloud listening on ${url} (data dir ${dataDir})`);
-      const stop = () => { void service.close().then(() => process.exit(0)); };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      exitOnSignals(() => service.close());
     });
 
   connected(cloud.command('instances'))

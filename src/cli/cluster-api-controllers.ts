@@ -6,8 +6,7 @@ import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { podPath } from '../common/pod-path.js';
 import type { Manager } from '../kube/manager.js';
-import { registerComponent } from '../kube/manager-flags.js';
-import { releaseVersionFromEnvironment } from '../kube/operator-status.js';
+import { registerComponent, releaseVersionOption } from '../kube/manager-flags.js';
 
 interface Options {
   cloudUrl?: string;
@@ -35,7 +34,7 @@ export function register(program: Command): void {
         .option('--cloud-config-map <namespace/name>', 'or from that cloud config in a ConfigMap\'s key "config" (in the cluster: openshift-config/cloud-provider-config)')
         .option('--cloud-credentials-file <file>', 'the cloud credential to call the cloud with (in the cluster: Secret openshift-cluster-api/capi-cloud-credentials, from CredentialsRequest openshift-cluster-api; default with --cloud-data-dir: that cloud\'s root credential)')
         .option('--namespace <name>', 'where the bootstrap data Secrets (worker-user-data, master-user-data) are copied to', 'openshift-cluster-api')
-        .option('--release-version <version>', 'the release reported on ClusterOperator/cluster-api (default: $RELEASE_VERSION)', releaseVersionFromEnvironment())
+        .addOption(releaseVersionOption('cluster-api'))
         .option('--webhook-listen <host:port>', "serve Cluster API's admission webhooks (defaults and validation) on https://HOST:PORT, or \"off\"", 'off')
         .option('--webhook-cert-dir <dir>', "the webhooks' certificate: tls.crt and tls.key in DIR (reloaded when they change; default: self-signed at start)"),
     help: `

@@ -1,8 +1,7 @@
 // `bosun cluster-monitoring-operator`: the monitoring operator (src/monitoring/operator.ts) on the
 // component manager until SIGTERM, under the Lease openshift-monitoring/cluster-monitoring-operator.
 import type { Command } from 'commander';
-import { registerComponent } from '../kube/manager-flags.js';
-import { releaseVersionFromEnvironment } from '../kube/operator-status.js';
+import { registerComponent, releaseVersionOption } from '../kube/manager-flags.js';
 
 interface Options {
   prometheusBinary: string;
@@ -27,7 +26,7 @@ export function register(program: Command): void {
         .option('--alert-for-override <duration>', 'TESTS ONLY: shorten every alert\'s `for:` to at most this (e.g. 10s), so that an alert fires in seconds')
         .option('--scrape-interval <duration>', 'the default scrape interval', '30s')
         .option('--evaluation-interval <duration>', 'how often rules are evaluated', '30s')
-        .option('--release-version <version>', 'the release reported on ClusterOperator/monitoring (default: $RELEASE_VERSION)', releaseVersionFromEnvironment()),
+        .addOption(releaseVersionOption('monitoring')),
     help: `
 Leader election: the Lease openshift-monitoring/cluster-monitoring-operator.
 

@@ -3,8 +3,7 @@
 // ConfigMap openshift-config-managed/console-public and on ClusterOperator console.
 import type { Command } from 'commander';
 import { parseHostPort } from '../common/listen.js';
-import { registerComponent } from '../kube/manager-flags.js';
-import { releaseVersionFromEnvironment } from '../kube/operator-status.js';
+import { registerComponent, releaseVersionOption } from '../kube/manager-flags.js';
 
 interface Options {
   listen: string;
@@ -23,7 +22,7 @@ export function register(program: Command): void {
         .option('--listen <host:port>', 'serve the console on https://HOST:PORT', '127.0.0.1:9443')
         .option('--serving-cert-dir <dir>', "the console's certificate: tls.crt and tls.key in DIR (reloaded when they change; default: self-signed at start)")
         .option('--publish-service <namespace/name>', "publish the URL of this LoadBalancer Service in ConfigMap openshift-config-managed/console-public (key consoleURL) and report ClusterOperator console (one replica at a time, under the Lease)")
-        .option('--release-version <version>', 'the release reported on ClusterOperator/console (default: $RELEASE_VERSION)', releaseVersionFromEnvironment()),
+        .addOption(releaseVersionOption('console')),
     help: `
 Open the address in a browser and log in with a bearer token: every request the page makes goes
 to the API server with that token (RBAC judges the user, not the console), and it is kept in the

@@ -16,6 +16,7 @@ import { dirname, join } from 'node:path';
 import { isIP } from 'node:net';
 import { machineHost, machineUrl, podPath } from '../common/pod-path.js';
 import { COMMON_IGNORED_FLAGS, filePath, ignoredFlags, kubeVersion, parseKubeFlags, registerKubeCommand, type KubeFlag } from './kube-flags.js';
+import { exitOnSignals } from './signals.js';
 
 export const KUBE_APISERVER_FLAGS: KubeFlag[] = [
   { name: 'advertise-address', help: 'the address the `kubernetes` Service names (and, with --bind-address 0.0.0.0 or unset, the one served on)' },
@@ -137,13 +138,10 @@ export async function runKubeApiServer(argv: string[]): Promise<void> {
     serviceClusterIPRange: plan.serviceClusterIPRange, kubernetesVersion: plan.kubernetesVersion,
   });
   console.log(`kube-apiserver (bosun${plan.kubernetesVersion ? `, ${plan.kubernetesVersion}` : ''}) listening on ${server.url} (etcd ${plan.etcd.endpoints.join(',')}, prefix ${plan.etcd.prefix})`);
-  const shutdown = async (signal: string) => {
+  exitOnSignals(async (signal) => {
     console.log(`${signal}: shutting down`);
     await stop();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
+  });
 }
 
 export function register(program: Command): void {

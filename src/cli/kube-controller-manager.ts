@@ -7,7 +7,7 @@
 // probe. Flags bosun does not need are accepted and named in one log line; unknown ones refused.
 import type { Command } from 'commander';
 import { machineHost } from '../common/pod-path.js';
-import { COMMON_IGNORED_FLAGS, LEADER_ELECTION_FLAGS, filePath, ignoredFlags, leaderElection, parseKubeFlags, registerKubeCommand, securePort, serveSecureHealth, type KubeFlag } from './kube-flags.js';
+import { COMMON_IGNORED_FLAGS, LEADER_ELECTION_FLAGS, filePath, ignoredFlags, leaderElection, parseKubeFlags, registerKubeCommand, securePort, runWithSecureHealth, type KubeFlag } from './kube-flags.js';
 import { parseDuration } from '../cluster/node-agent/kubelet-files.js';
 
 export const KUBE_CONTROLLER_MANAGER_FLAGS: KubeFlag[] = [
@@ -87,13 +87,7 @@ export async function runKubeControllerManager(argv: string[]): Promise<void> {
   const workload = run.filter((n): n is Name => n in WORKLOAD_CONTROLLERS);
   if (workload.length) addWorkloadControllers(manager, { controllers: workload, rootCa: rootCa ? readFileSync(rootCa, 'utf8') : undefined, nodeLifecycle: { gracePeriodMs: grace } });
   if (run.includes('csrapproving')) manager.add(csrApprover({ client: manager.client }));
-  const closeHealth = secure ? await serveSecureHealth(secure.host, secure.port, () => true) : undefined;
-  if (secure) console.error(`bosun kube-controller-manager: serving /healthz on https://${secure.host}:${secure.port}`);
-  try {
-    await manager.start();
-  } finally {
-    closeHealth?.();
-  }
+  await runWithSecureHealth('kube-controller-manager', manager, secure);
 }
 
 export function register(program: Command): void {

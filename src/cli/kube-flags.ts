@@ -127,11 +127,22 @@ export function boolFlag(values: KubeFlagValues, name: string, fallback: boolean
 }
 
 /**
- * kube-controller-manager's and kube-scheduler's secure port: /healthz, /livez and /readyz over
- * HTTPS (a self-signed certificate, as theirs is without --tls-cert-file) on `host:port`, which
- * kubeadm's liveness probes ask. Returns the server's close.
+ * Runs `manager` until it stops, serving kube-controller-manager's and kube-scheduler's secure port
+ * meanwhile when there is one (`secure`): /healthz, /livez and /readyz over HTTPS (a self-signed
+ * certificate, as theirs is without --tls-cert-file), which kubeadm's liveness probes ask.
  */
-export async function serveSecureHealth(host: string, port: number, healthy: () => boolean): Promise<() => void> {
+export async function runWithSecureHealth(command: string, manager: { start(): Promise<void> }, secure: { host: string; port: number } | undefined): Promise<void> {
+  const closeHealth = secure ? await serveSecureHealth(secure.host, secure.port, () => true) : undefined;
+  if (secure) console.error(`bosun ${command}: serving /healthz, /livez and /readyz on https://${secure.host}:${secure.port}`);
+  try {
+    await manager.start();
+  } finally {
+    closeHealth?.();
+  }
+}
+
+/** The secure port's server on `host:port`; returns its close. */
+async function serveSecureHealth(host: string, port: number, healthy: () => boolean): Promise<() => void> {
   const { createServer } = await import('node:https');
   const { selfSignedServing } = await import('../cluster/node-agent/certificates.js');
   const { certPem, keyPem } = await selfSignedServing(`${host}@${Math.floor(Date.now() / 1000)}`, [host, 'localhost']);
@@ -145,10 +156,8 @@ export async function serveSecureHealth(host: string, port: number, healthy: () 
     const ok = healthy();
     res.writeHead(ok ? 200 : 500, { 'content-type': 'text/plain' }).end(ok ? 'ok' : 'unhealthy');
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
+  const { listenOn } = await import('../common/http-server.js');
+  await listenOn(server, port, host);
   return () => server.close();
 }
 

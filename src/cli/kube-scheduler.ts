@@ -5,7 +5,7 @@
 // ones are refused.
 import type { Command } from 'commander';
 import { machineHost } from '../common/pod-path.js';
-import { COMMON_IGNORED_FLAGS, LEADER_ELECTION_FLAGS, filePath, ignoredFlags, leaderElection, parseKubeFlags, registerKubeCommand, securePort, serveSecureHealth, type KubeFlag } from './kube-flags.js';
+import { COMMON_IGNORED_FLAGS, LEADER_ELECTION_FLAGS, filePath, ignoredFlags, leaderElection, parseKubeFlags, registerKubeCommand, securePort, runWithSecureHealth, type KubeFlag } from './kube-flags.js';
 
 export const KUBE_SCHEDULER_FLAGS: KubeFlag[] = [
   { name: 'kubeconfig', help: 'the kubeconfig it works with (kubeadm\'s scheduler.conf)' },
@@ -36,13 +36,7 @@ export async function runKubeScheduler(argv: string[]): Promise<void> {
     handleSignals: true,
   });
   addScheduler(manager, { schedulerName: DEFAULT_SCHEDULER_NAME });
-  const closeHealth = secure ? await serveSecureHealth(secure.host, secure.port, () => true) : undefined;
-  if (secure) console.error(`bosun kube-scheduler: serving /livez and /readyz on https://${secure.host}:${secure.port}`);
-  try {
-    await manager.start();
-  } finally {
-    closeHealth?.();
-  }
+  await runWithSecureHealth('kube-scheduler', manager, secure);
 }
 
 export function register(program: Command): void {

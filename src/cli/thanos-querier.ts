@@ -2,6 +2,7 @@
 // front of Prometheus's HTTP API (src/monitoring/querier-proxy.ts).
 import type { Command } from 'commander';
 import { parseHostPort } from '../common/listen.js';
+import { exitOnSignals } from './signals.js';
 
 interface Options {
   listen: string;
@@ -40,12 +41,10 @@ Example:
         client: new KubeClient(loadKubeConfig(o.kubeconfig)), upstream: o.upstream, listen,
         certFile: podPath(o.tlsCertFile), keyFile: podPath(o.tlsPrivateKeyFile), signal: stopper.signal,
       });
-      const stop = () => {
+      exitOnSignals(() => {
         stopper.abort();
-        void proxy.stop().then(() => process.exit(0));
-      };
-      process.once('SIGTERM', stop);
-      process.once('SIGINT', stop);
+        return proxy.stop();
+      });
       await proxy.start();
     });
 }

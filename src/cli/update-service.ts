@@ -2,6 +2,7 @@
 // and a release store (and optionally a signature store).
 import type { Command } from 'commander';
 import { parseHostPort } from '../common/listen.js';
+import { exitOnSignals } from './signals.js';
 
 
 export function register(program: Command): void {
@@ -36,10 +37,6 @@ Example:
         process.exit(1);
       }
       console.log(`update service listening on ${service.url}`);
-      const stop = (): void => {
-        void service.close().then(() => process.exit(0));
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      exitOnSignals(() => service.close());
     });
 }

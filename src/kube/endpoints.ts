@@ -17,6 +17,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { REQUEST_LIMITS } from '../common/http-limits.js';
+import { closeServer } from '../common/http-server.js';
 import { type AuthDecision, writeRefusal } from './delegated-auth.js';
 import type { ServingCertificate } from './serving-certificate.js';
 
@@ -160,16 +161,7 @@ export async function serveEndpoints(options: EndpointsOptions): Promise<{ metri
 }
 
 async function closeAll(servers: Server[]): Promise<void> {
-  await Promise.all(
-    servers.map(
-      (server) =>
-        new Promise<void>((resolve) => {
-          if (!server.listening) return resolve();
-          server.close(() => resolve());
-          server.closeAllConnections();
-        }),
-    ),
-  );
+  await Promise.all(servers.map(closeServer));
 }
 
 /** "host:port" a server is bound to. */

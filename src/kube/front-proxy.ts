@@ -2,12 +2,17 @@
 // server) needs to know who is asking: the request-header authentication the API server publishes
 // in kube-system/extension-apiserver-authentication (the front-proxy CA, the names its client
 // certificate may have, the headers carrying the user and groups), the user of a request whose
-// front-proxy certificate verifies, and a SubjectAccessReview to authorise that user.
+// front-proxy certificate verifies, and a SubjectAccessReview to authorise that user; the HTTPS
+// options such a server listens with, and its whole authorisation (the front proxy's user, else a
+// bearer token) as one refusal or none.
 import type { IncomingMessage } from 'node:http';
+import type { ServerOptions } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import type * as api from '../api/index.js';
+import { REQUEST_LIMITS } from '../common/http-limits.js';
+import { failureStatus, type JsonAnswer } from '../common/http-server.js';
 import { type KubeClient, isNotFound } from './client.js';
-import type { ResourceAttributes } from './delegated-auth.js';
+import type { DelegatedAuth, ResourceAttributes } from './delegated-auth.js';
 import { resources } from './resources.js';
 
 /** What the request-header authentication trusts (kube-system/extension-apiserver-authentication). */
@@ -65,4 +70,41 @@ export async function userAllowed(client: KubeClient, user: { name: string; grou
     body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: user.name, groups: user.groups, resourceAttributes: attributes } },
   });
   return review.status?.allowed === true;
+}
+
+/**
+ * The HTTPS options of an aggregated API server: its serving pair, TLS 1.2 or later, the request
+ * limits, and, when the API server publishes request-header authentication, the front proxy's
+ * client certificate asked for but not required (a bearer token is the other way in;
+ * frontProxyUser checks the certificate per request).
+ */
+export function aggregatedServerOptions(tls: { certPem: string; keyPem: string }, rh: RequestHeaderAuth | undefined): ServerOptions {
+  return {
+    ...REQUEST_LIMITS,
+    cert: tls.certPem, key: tls.keyPem, minVersion: 'TLSv1.2',
+    ...(rh ? { ca: rh.caPem, requestCert: true, rejectUnauthorized: false } : {}),
+  };
+}
+
+/**
+ * Whether an aggregated API server may answer `req`: a user the front proxy vouches for is asked
+ * about `attributes` with a SubjectAccessReview (a path that names no resource, discovery, is
+ * theirs); anyone else needs a bearer token `auth` lets in (TokenReview + SubjectAccessReview) for
+ * `attributes`, or for the non-resource URL `path` when there are none. Undefined when allowed,
+ * else the refusal as a Status: 401 without credentials the API server knows, 403 when not allowed.
+ */
+export async function aggregatedApiRefusal(
+  req: IncomingMessage,
+  o: { client: KubeClient; auth: DelegatedAuth; requestHeader: RequestHeaderAuth | undefined },
+  attributes: ResourceAttributes | undefined,
+  path: string,
+): Promise<JsonAnswer | undefined> {
+  const user = frontProxyUser(req, o.requestHeader);
+  if (user) {
+    if (!attributes || (await userAllowed(o.client, user, attributes))) return undefined;
+    const { verb, resource, group = '' } = attributes;
+    return failureStatus(403, 'Forbidden', `${group ? `${resource}.${group}` : resource} is forbidden: User "${user.name}" cannot ${verb} resource "${resource}" in API group "${group}"`);
+  }
+  const decision = await o.auth.check(req.headers.authorization, attributes ? { resource: attributes } : { nonResource: { path, verb: 'get' } });
+  return decision.allowed ? undefined : failureStatus(decision.status, decision.status === 401 ? 'Unauthorized' : 'Forbidden', decision.message);
 }

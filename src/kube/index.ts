@@ -13,7 +13,7 @@ export { isSubset, type SubsetOptions } from '../common/subset.js';
 export { registry as metricsRegistry } from './metrics.js';
 export { type Clock, type ClockTimer, FakeClock, realClock, sleepOn } from './clock.js';
 export { Manager, type LeaderElectionSettings, type ManagerOptions, type Runnable } from './manager.js';
-export { addManagerFlags, managerOptionsFromFlags, registerComponent, type ComponentCommand, type ManagerFlagDefaults, type ManagerFlags } from './manager-flags.js';
+export { addManagerFlags, managerOptionsFromFlags, registerComponent, releaseVersionOption, type ComponentCommand, type ManagerFlagDefaults, type ManagerFlags } from './manager-flags.js';
 export { HealthChecks, type HealthCheck, type Listen } from './endpoints.js';
 export { DelegatedAuth, bearerToken, verbForMethod, writeRefusal, type AuthAttributes, type AuthDecision, type AuthRefusal, type AuthUser, type DelegatedAuthOptions, type NonResourceAttributes, type ResourceAttributes } from './delegated-auth.js';
 export { resources, type ResourceDefinition } from './resources.js';
@@ -26,4 +26,4 @@ export {
   ClusterOperatorStatus, RELEASE_VERSION, releaseVersion, releaseVersionFromEnvironment, releaseVersionOf, requireReleaseVersion,
   type ClusterOperatorStatusOptions, type DegradedOnErrorOptions, type Failure, type OperandVersion, type RelatedObject, type ReleaseVersionSource,
 } from './operator-status.js';
-export { frontProxyUser, readRequestHeaderAuth, userAllowed, type RequestHeaderAuth } from './front-proxy.js';
+export { aggregatedApiRefusal, aggregatedServerOptions, frontProxyUser, readRequestHeaderAuth, userAllowed, type RequestHeaderAuth } from './front-proxy.js';

@@ -13,10 +13,13 @@
 // --metrics-listen 127.0.0.1:<port>.) `managerOptionsFromFlags` validates them into
 // ManagerOptions; `registerComponent` declares a whole command: its own flags, the shared ones,
 // and a setup that adds its runnables to the manager the command then runs until SIGTERM.
+// `releaseVersionOption(clusterOperator)` is the --release-version flag of a component that
+// reports a ClusterOperator.
 import { Option, type Command } from 'commander';
 import { LOG_LEVELS, logger } from '../common/log.js';
 import { parseHostPort } from '../common/listen.js';
 import { Manager, type Listen, type ManagerOptions } from './manager.js';
+import { releaseVersionFromEnvironment } from './operator-status.js';
 
 export interface ManagerFlags {
   kubeconfig?: string;
@@ -105,6 +108,11 @@ export function managerOptionsFromFlags(flags: ManagerFlags, component: { name: 
     leaderElection: flags.leaderElect ? { ...component.lease, leaseDurationMs, renewDeadlineMs, retryPeriodMs } : undefined,
     logLevel: flags.logLevel,
   };
+}
+
+/** `--release-version`: the release a component reports on ClusterOperator/<clusterOperator>; $RELEASE_VERSION when not given. */
+export function releaseVersionOption(clusterOperator: string): Option {
+  return new Option('--release-version <version>', `the release reported on ClusterOperator/${clusterOperator} (default: $RELEASE_VERSION)`).default(releaseVersionFromEnvironment());
 }
 
 /** A component command, declared. */

@@ -12,10 +12,11 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type * as api from '../api/index.js';
 import { matchesLabels, parseLabelSelector, type LabelSelector } from '../common/label-selectors.js';
-import { parseTarget, REQUEST_LIMITS } from '../common/http-limits.js';
+import { parseTarget } from '../common/http-limits.js';
+import { boundPort, closeServer, failureStatus, listenOn, sendJson, type JsonAnswer } from '../common/http-server.js';
 import type { Logger } from '../common/log.js';
 import { rfc3339 } from '../common/time.js';
-import { DelegatedAuth, type KubeClient, type RequestHeaderAuth, type ResourceAttributes, frontProxyUser, userAllowed } from '../kube/index.js';
+import { DelegatedAuth, type KubeClient, type RequestHeaderAuth, type ResourceAttributes, aggregatedApiRefusal, aggregatedServerOptions } from '../kube/index.js';
 import type { PodUsage, Scraper } from './scraper.js';
 import { formatCpu, formatMemory, formatWindow, type Usage } from './usage.js';
 
@@ -27,12 +28,6 @@ export interface MetricsApiOptions {
   tls: { certPem: string; keyPem: string };
   requestHeader?: RequestHeaderAuth;
   log: Logger;
-}
-
-type Answer = { code: number; body: unknown };
-
-function status(code: number, reason: string, message: string): Answer {
-  return { code, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code } };
 }
 
 /** The APIResourceList metrics-server publishes. */
@@ -63,12 +58,12 @@ function podMetrics(pod: api.Pod, usage: PodUsage) {
 }
 
 /** The answer to a GET of `path` (below /apis/metrics.k8s.io/v1beta1) from the scraper's figures. Pure over the scraper. */
-export function answer(scraper: Pick<Scraper, 'nodes' | 'pods'>, path: string, query: URLSearchParams): Answer {
+export function answer(scraper: Pick<Scraper, 'nodes' | 'pods'>, path: string, query: URLSearchParams): JsonAnswer {
   let selector: LabelSelector = [];
   try {
     selector = parseLabelSelector(query.get('labelSelector') ?? '');
   } catch (e) {
-    return status(400, 'BadRequest', (e as Error).message);
+    return failureStatus(400, 'BadRequest', (e as Error).message);
   }
   const list = (kind: string, items: unknown[]) => ({ code: 200, body: { kind, apiVersion: GROUP_VERSION, metadata: {}, items } });
   const parts = path.split('/').filter(Boolean);
@@ -77,7 +72,7 @@ export function answer(scraper: Pick<Scraper, 'nodes' | 'pods'>, path: string, q
     const nodes = scraper.nodes().filter(({ node }) => matchesLabels(selector, node.metadata.labels));
     if (parts.length === 1) return list('NodeMetricsList', nodes.map(({ node, usage }) => nodeMetrics(node, usage)));
     const found = nodes.find(({ node }) => node.metadata.name === parts[1]);
-    return found ? { code: 200, body: { kind: 'NodeMetrics', apiVersion: GROUP_VERSION, ...nodeMetrics(found.node, found.usage) } } : status(404, 'NotFound', `nodemetrics.metrics.k8s.io "${parts[1]}" not found`);
+    return found ? { code: 200, body: { kind: 'NodeMetrics', apiVersion: GROUP_VERSION, ...nodeMetrics(found.node, found.usage) } } : failureStatus(404, 'NotFound', `nodemetrics.metrics.k8s.io "${parts[1]}" not found`);
   }
   const namespace = parts[0] === 'namespaces' ? parts[1] : undefined;
   const rest = namespace === undefined ? parts : parts.slice(2);
@@ -85,9 +80,9 @@ export function answer(scraper: Pick<Scraper, 'nodes' | 'pods'>, path: string, q
     const pods = scraper.pods().filter(({ pod }) => (namespace === undefined || pod.metadata.namespace === namespace) && matchesLabels(selector, pod.metadata.labels));
     if (rest.length === 1) return list('PodMetricsList', pods.map(({ pod, usage }) => podMetrics(pod, usage)));
     const found = pods.find(({ pod }) => pod.metadata.name === rest[1]);
-    return found ? { code: 200, body: { kind: 'PodMetrics', apiVersion: GROUP_VERSION, ...podMetrics(found.pod, found.usage) } } : status(404, 'NotFound', `podmetrics.metrics.k8s.io "${namespace}/${rest[1]}" not found`);
+    return found ? { code: 200, body: { kind: 'PodMetrics', apiVersion: GROUP_VERSION, ...podMetrics(found.pod, found.usage) } } : failureStatus(404, 'NotFound', `podmetrics.metrics.k8s.io "${namespace}/${rest[1]}" not found`);
   }
-  return status(404, 'NotFound', `the server could not find the requested resource`);
+  return failureStatus(404, 'NotFound', `the server could not find the requested resource`);
 }
 
 /** The attributes a path below the group-version stands for (nodes or pods, get or list). Pure. */
@@ -112,18 +107,10 @@ export class MetricsApiServer {
 
   /** Listening at start (the manager runs it as a runnable). */
   async start(signal?: AbortSignal): Promise<void> {
-    const requestHeader = this.o.requestHeader;
-    this.server = createServer({
-      ...REQUEST_LIMITS,
-      cert: this.o.tls.certPem, key: this.o.tls.keyPem, minVersion: 'TLSv1.2',
-      ...(requestHeader ? { ca: requestHeader.caPem, requestCert: true, rejectUnauthorized: false } : {}),
-    }, (req, res) => {
-      this.handle(req, res).catch((e) => this.send(res, status(500, 'InternalError', (e as Error).message)));
+    this.server = createServer(aggregatedServerOptions(this.o.tls, this.o.requestHeader), (req, res) => {
+      this.handle(req, res).catch((e) => sendJson(res, failureStatus(500, 'InternalError', (e as Error).message)));
     });
-    await new Promise<void>((resolve, reject) => {
-      this.server!.once('error', reject);
-      this.server!.listen(this.o.port, this.o.host, () => resolve());
-    });
+    await listenOn(this.server, this.o.port, this.o.host);
     this.o.log.info({ address: this.address }, 'serving metrics.k8s.io');
     signal?.addEventListener('abort', () => void this.stop(), { once: true });
   }
@@ -134,45 +121,30 @@ export class MetricsApiServer {
   }
 
   get port(): number {
-    const a = this.server?.address();
-    return a && typeof a === 'object' ? a.port : 0;
+    return boundPort(this.server) ?? 0;
   }
 
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
-  }
-
-  private send(res: ServerResponse, a: Answer): void {
-    if (res.headersSent) return void res.end();
-    res.writeHead(a.code, { 'content-type': 'application/json' }).end(JSON.stringify(a.body));
+    if (server) await closeServer(server);
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = parseTarget(req, 'https://metrics-server');
-    if (!url) return this.send(res, status(400, 'BadRequest', `the request target is not a URL: ${JSON.stringify(req.url?.slice(0, 200))}`));
+    if (!url) return sendJson(res, failureStatus(400, 'BadRequest', `the request target is not a URL: ${JSON.stringify(req.url?.slice(0, 200))}`));
     if (/^\/(healthz|livez|readyz)$/.test(url.pathname)) return void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
     const prefix = `/apis/${GROUP_VERSION}`;
     if (url.pathname === `/apis/${GROUP}`) {
       const version = { groupVersion: GROUP_VERSION, version: VERSION };
-      return this.send(res, { code: 200, body: { kind: 'APIGroup', apiVersion: 'v1', name: GROUP, versions: [version], preferredVersion: version } });
+      return sendJson(res, { code: 200, body: { kind: 'APIGroup', apiVersion: 'v1', name: GROUP, versions: [version], preferredVersion: version } });
     }
-    if (url.pathname !== prefix && !url.pathname.startsWith(`${prefix}/`)) return this.send(res, status(404, 'NotFound', 'the server could not find the requested resource'));
-    if (req.method !== 'GET') return this.send(res, status(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`));
+    if (url.pathname !== prefix && !url.pathname.startsWith(`${prefix}/`)) return sendJson(res, failureStatus(404, 'NotFound', 'the server could not find the requested resource'));
+    if (req.method !== 'GET') return sendJson(res, failureStatus(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`));
     const path = url.pathname.slice(prefix.length);
     const attributes = attributesOf(path);
-    const user = frontProxyUser(req, this.o.requestHeader);
-    if (user) {
-      if (attributes && !(await userAllowed(this.client, user, attributes))) {
-        return this.send(res, status(403, 'Forbidden', `${attributes.resource}.${GROUP} is forbidden: User "${user.name}" cannot ${attributes.verb} resource "${attributes.resource}" in API group "${GROUP}"`));
-      }
-    } else {
-      const decision = await this.auth.check(req.headers.authorization, attributes ? { resource: attributes } : { nonResource: { path: url.pathname, verb: 'get' } });
-      if (!decision.allowed) return this.send(res, status(decision.status, decision.status === 401 ? 'Unauthorized' : 'Forbidden', decision.message));
-    }
-    this.send(res, answer(this.scraper, path, url.searchParams));
+    const refusal = await aggregatedApiRefusal(req, { client: this.client, auth: this.auth, requestHeader: this.o.requestHeader }, attributes, url.pathname);
+    if (refusal) return sendJson(res, refusal);
+    sendJson(res, answer(this.scraper, path, url.searchParams));
   }
 }

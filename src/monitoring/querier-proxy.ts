@@ -14,6 +14,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import { parseTarget, REQUEST_LIMITS } from '../common/http-limits.js';
+import { boundPort, closeServer, listenOn } from '../common/http-server.js';
 import { DelegatedAuth, verbForMethod, writeRefusal } from '../kube/delegated-auth.js';
 import type { KubeClient } from '../kube/index.js';
 import { QUERIER_RESOURCE_ATTRIBUTES } from './names.js';
@@ -77,10 +78,7 @@ export class QuerierProxy {
       });
     });
     this.server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.o.listen.port, this.o.listen.host, () => resolve());
-    });
+    await listenOn(server, this.o.listen.port, this.o.listen.host);
     this.timer = setInterval(() => {
       const now = this.stamp();
       if (!now || now === this.certStamp) return;
@@ -92,8 +90,7 @@ export class QuerierProxy {
         this.log({ err: (e as Error).message }, 'cannot load the renewed serving certificate; keeping the old one');
       }
     }, this.o.pollMs ?? 2000);
-    const address = server.address();
-    const port = typeof address === 'object' && address ? address.port : this.o.listen.port;
+    const port = boundPort(server) ?? this.o.listen.port;
     this.log({ listen: `${this.o.listen.host}:${port}`, upstream: this.o.upstream }, 'thanos-querier proxy serving');
     return { host: this.o.listen.host, port };
   }
@@ -139,9 +136,6 @@ export class QuerierProxy {
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
-    const server = this.server;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((r) => server.close(() => r()));
+    if (this.server) await closeServer(this.server);
   }
 }

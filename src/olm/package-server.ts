@@ -13,10 +13,11 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type * as api from '../api/index.js';
-import { parseTarget, REQUEST_LIMITS } from '../common/http-limits.js';
+import { parseTarget } from '../common/http-limits.js';
+import { boundPort, closeServer, failureStatus, listenOn, sendJson, type JsonAnswer } from '../common/http-server.js';
 import { matchesLabels, parseLabelSelector, type LabelSelector } from '../common/label-selectors.js';
 import type { Logger } from '../common/log.js';
-import { DelegatedAuth, type Informer, type KubeClient, type RequestHeaderAuth, type ResourceAttributes, frontProxyUser, userAllowed } from '../kube/index.js';
+import { DelegatedAuth, type Informer, type KubeClient, type RequestHeaderAuth, type ResourceAttributes, aggregatedApiRefusal, aggregatedServerOptions } from '../kube/index.js';
 import { type Catalog, bundleCsv } from './fbc.js';
 
 export const PACKAGES_GROUP = 'packages.operators.coreos.com';
@@ -110,12 +111,6 @@ export function humanDuration(ms: number): string {
   return `${Math.floor(d / 365)}y`;
 }
 
-type Answer = { code: number; body: unknown };
-
-function status(code: number, reason: string, message: string): Answer {
-  return { code, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code } };
-}
-
 /** The request a path below /apis/<group>/v1 stands for. */
 export function requestOf(path: string): { namespace?: string; name?: string } | undefined {
   const parts = path.split('/').filter(Boolean);
@@ -126,24 +121,24 @@ export function requestOf(path: string): { namespace?: string; name?: string } |
 }
 
 /** The answer to a GET below /apis/<group>/v1 (JSON or a Table). Pure over the catalogs and the clock. */
-export function answer(catalogs: readonly ServedCatalog[], path: string, query: URLSearchParams, asTable: boolean, nowMs: number): Answer {
+export function answer(catalogs: readonly ServedCatalog[], path: string, query: URLSearchParams, asTable: boolean, nowMs: number): JsonAnswer {
   if (path.split('/').filter(Boolean).length === 0) return { code: 200, body: RESOURCE_LIST };
   const request = requestOf(path);
-  if (!request) return status(404, 'NotFound', 'the server could not find the requested resource');
+  if (!request) return failureStatus(404, 'NotFound', 'the server could not find the requested resource');
   let selector: LabelSelector = [];
   try {
     selector = parseLabelSelector(query.get('labelSelector') ?? '');
   } catch (e) {
-    return status(400, 'BadRequest', (e as Error).message);
+    return failureStatus(400, 'BadRequest', (e as Error).message);
   }
   const fieldName = /^metadata\.name=(.+)$/.exec(query.get('fieldSelector') ?? '')?.[1];
-  if (query.get('fieldSelector') && !fieldName) return status(400, 'BadRequest', `field selector "${query.get('fieldSelector')}": only metadata.name=NAME is supported`);
+  if (query.get('fieldSelector') && !fieldName) return failureStatus(400, 'BadRequest', `field selector "${query.get('fieldSelector')}": only metadata.name=NAME is supported`);
   const { namespace, name } = request;
   const visible = catalogs.filter((c) => namespace === undefined || c.source.metadata.namespace === namespace || c.source.metadata.namespace === GLOBAL_CATALOG_NAMESPACE);
   // Seen from a namespace, a global catalog's packages are in that namespace.
   const manifests = visible.flatMap(packageManifests).map((m) => (namespace && m.metadata.namespace !== namespace ? { ...m, metadata: { ...m.metadata, namespace } } : m));
   const wanted = manifests.filter((m) => (name === undefined || m.metadata.name === name) && (fieldName === undefined || m.metadata.name === fieldName) && matchesLabels(selector, m.metadata.labels));
-  if (name !== undefined && wanted.length === 0) return status(404, 'NotFound', `packagemanifests.${PACKAGES_GROUP} "${name}" not found`);
+  if (name !== undefined && wanted.length === 0) return failureStatus(404, 'NotFound', `packagemanifests.${PACKAGES_GROUP} "${name}" not found`);
   if (asTable) {
     const age = (m: api.PackageManifest) => (m.metadata.creationTimestamp ? humanDuration(nowMs - Date.parse(m.metadata.creationTimestamp)) : '<unknown>');
     return {
@@ -189,67 +184,44 @@ export class PackageServer {
   }
 
   async start(signal?: AbortSignal): Promise<void> {
-    const rh = this.o.requestHeader;
-    this.server = createServer({
-      ...REQUEST_LIMITS,
-      cert: this.o.tls.certPem, key: this.o.tls.keyPem, minVersion: 'TLSv1.2',
-      ...(rh ? { ca: rh.caPem, requestCert: true, rejectUnauthorized: false } : {}),
-    }, (req, res) => {
-      this.handle(req, res).catch((e) => this.send(res, status(500, 'InternalError', (e as Error).message)));
+    this.server = createServer(aggregatedServerOptions(this.o.tls, this.o.requestHeader), (req, res) => {
+      this.handle(req, res).catch((e) => sendJson(res, failureStatus(500, 'InternalError', (e as Error).message)));
     });
-    await new Promise<void>((resolve, reject) => {
-      this.server!.once('error', reject);
-      this.server!.listen(this.o.port, this.o.host, () => resolve());
-    });
+    await listenOn(this.server, this.o.port, this.o.host);
     this.o.log.info({ port: this.port }, `serving ${GROUP_VERSION}`);
     signal?.addEventListener('abort', () => void this.stop(), { once: true });
   }
 
   get port(): number {
-    const a = this.server?.address();
-    return a && typeof a === 'object' ? a.port : 0;
+    return boundPort(this.server) ?? 0;
   }
 
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
-  }
-
-  private send(res: ServerResponse, a: Answer): void {
-    if (res.headersSent) return void res.end();
-    res.writeHead(a.code, { 'content-type': 'application/json' }).end(JSON.stringify(a.body));
+    if (server) await closeServer(server);
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = parseTarget(req, 'https://package-server');
-    if (!url) return this.send(res, status(400, 'BadRequest', 'the request target is not a URL'));
+    if (!url) return sendJson(res, failureStatus(400, 'BadRequest', 'the request target is not a URL'));
     if (/^\/(healthz|livez|readyz)$/.test(url.pathname)) {
       const synced = this.informers.every((i) => i.hasSynced());
       return void res.writeHead(synced ? 200 : 503, { 'content-type': 'text/plain' }).end(synced ? 'ok' : 'catalogs not read yet');
     }
     if (url.pathname === `/apis/${PACKAGES_GROUP}`) {
       const version = { groupVersion: GROUP_VERSION, version: PACKAGES_VERSION };
-      return this.send(res, { code: 200, body: { kind: 'APIGroup', apiVersion: 'v1', name: PACKAGES_GROUP, versions: [version], preferredVersion: version } });
+      return sendJson(res, { code: 200, body: { kind: 'APIGroup', apiVersion: 'v1', name: PACKAGES_GROUP, versions: [version], preferredVersion: version } });
     }
     const prefix = `/apis/${GROUP_VERSION}`;
-    if (url.pathname !== prefix && !url.pathname.startsWith(`${prefix}/`)) return this.send(res, status(404, 'NotFound', 'the server could not find the requested resource'));
-    if (req.method !== 'GET') return this.send(res, status(405, 'MethodNotAllowed', 'PackageManifests are read-only: they are what the catalogs hold'));
+    if (url.pathname !== prefix && !url.pathname.startsWith(`${prefix}/`)) return sendJson(res, failureStatus(404, 'NotFound', 'the server could not find the requested resource'));
+    if (req.method !== 'GET') return sendJson(res, failureStatus(405, 'MethodNotAllowed', 'PackageManifests are read-only: they are what the catalogs hold'));
     const path = url.pathname.slice(prefix.length);
     const request = requestOf(path);
     const attributes: ResourceAttributes | undefined = request && { verb: request.name ? 'get' : 'list', group: PACKAGES_GROUP, version: PACKAGES_VERSION, resource: 'packagemanifests', ...(request.namespace ? { namespace: request.namespace } : {}), ...(request.name ? { name: request.name } : {}) };
-    const user = frontProxyUser(req, this.o.requestHeader);
-    if (user) {
-      if (attributes && !(await userAllowed(this.client, user, attributes))) {
-        return this.send(res, status(403, 'Forbidden', `packagemanifests.${PACKAGES_GROUP} is forbidden: User "${user.name}" cannot ${attributes.verb} resource "packagemanifests" in API group "${PACKAGES_GROUP}"`));
-      }
-    } else {
-      const decision = await this.auth.check(req.headers.authorization, attributes ? { resource: attributes } : { nonResource: { path: url.pathname, verb: 'get' } });
-      if (!decision.allowed) return this.send(res, status(decision.status, decision.status === 401 ? 'Unauthorized' : 'Forbidden', decision.message));
-    }
+    const refusal = await aggregatedApiRefusal(req, { client: this.client, auth: this.auth, requestHeader: this.o.requestHeader }, attributes, url.pathname);
+    if (refusal) return sendJson(res, refusal);
     const asTable = /as=Table/.test(req.headers.accept ?? '');
-    this.send(res, answer(this.catalogs(), path, url.searchParams, asTable, (this.o.now ?? Date.now)()));
+    sendJson(res, answer(this.catalogs(), path, url.searchParams, asTable, (this.o.now ?? Date.now)()));
   }
 }

@@ -2,6 +2,7 @@
 // and port that answers every request with its pod name and logs each request (one line on
 // stdout, which the node agent writes to the container's log). Run as its own process by the agent.
 import { createServer } from 'node:http';
+import { closeServer } from '../../common/http-server.js';
 import { holdLifeline } from '../../common/lifeline.js';
 
 holdLifeline();
@@ -18,6 +19,5 @@ const server = createServer((req, res) => {
 server.listen(port, address, () => console.log(`echo server for pod ${podName} listening on ${address}:${port}`));
 process.on('SIGTERM', () => {
   console.log('SIGTERM received; closing');
-  server.close(() => process.exit(0));
-  server.closeAllConnections();
+  void closeServer(server).then(() => process.exit(0));
 });

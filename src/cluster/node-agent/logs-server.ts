@@ -16,6 +16,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import { parseTarget, REQUEST_LIMITS } from '../../common/http-limits.js';
+import { closeServer, listenOn } from '../../common/http-server.js';
 import type { Logger } from '../../common/log.js';
 import type * as api from '../../api/index.js';
 import { verbForMethod } from '../../kube/index.js';
@@ -91,10 +92,7 @@ export class LogsServer {
       this.authorized(req, res).then((ok) => (ok ? this.handle(req, res) : undefined), (e) => problem(res, 500, `authorization failed: ${(e as Error).message}`))
         .catch((e) => this.log.warn({ err: (e as Error).message }, 'serving a kubelet request failed'));
     });
-    await new Promise<void>((resolve, reject) => {
-      this.server!.once('error', reject);
-      this.server!.listen(port, address, () => resolve());
-    });
+    await listenOn(this.server, port, address);
   }
 
   /** Serves with a new certificate from now on (connections already open keep theirs). */
@@ -105,9 +103,7 @@ export class LogsServer {
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    if (server) await closeServer(server);
   }
 
   /**

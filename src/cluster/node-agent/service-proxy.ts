@@ -16,9 +16,10 @@
 // loopback, so one cluster IP is one listener on the host: the first node to bind it serves it for
 // every node; the others find it in use and try again every CLUSTER_IP_RETRY_MS, so that it moves
 // to another node within seconds of the holder stopping.
-import { createServer as createHttpServer, Server as HttpServer, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type ServerResponse } from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { REQUEST_LIMITS } from '../../common/http-limits.js';
+import { closeServer } from '../../common/http-server.js';
 import type { Logger } from '../../common/log.js';
 import type * as api from '../../api/index.js';
 import { Informer, keyOf, type KubeClient } from '../../kube/index.js';
@@ -252,11 +253,8 @@ export class ServiceProxy {
     this.stopped = true;
     clearTimeout(this.retry);
     for (const s of this.sockets) s.destroy();
-    await Promise.all([...this.listeners.values()].map((l) => new Promise((r) => {
-      l.server.close(r);
-      // A health check server's kept-alive connections would hold its close back.
-      if (l.server instanceof HttpServer) l.server.closeAllConnections();
-    })));
+    // closeServer ends a health check server's kept-alive connections, which would hold its close back.
+    await Promise.all([...this.listeners.values()].map((l) => closeServer(l.server)));
     this.listeners.clear();
     await Promise.all([this.services.stop(), this.slices?.stop(), this.pods?.stop()]);
   }

@@ -9,6 +9,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { REQUEST_LIMITS } from '../../common/http-limits.js';
+import { boundPort, closeServer } from '../../common/http-server.js';
 import { logger } from '../../common/log.js';
 import type { Runnable } from '../../kube/manager.js';
 import { negotiateVersion } from '../../ignition/accept.js';
@@ -89,7 +90,7 @@ export class MachineConfigServer implements Runnable {
   }
 
   port(listener: 'tls' | 'http'): number | undefined {
-    return (this.servers.find((x) => x.name === listener)?.server.address() as AddressInfo | null | undefined)?.port;
+    return boundPort(this.servers.find((x) => x.name === listener)?.server);
   }
 
   /** Closes the listeners and the source. */
@@ -99,10 +100,7 @@ export class MachineConfigServer implements Runnable {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.servers.map(({ server }) => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    })));
+    await Promise.all(this.servers.map(({ server }) => closeServer(server)));
   }
 
   private handle(listener: 'tls' | 'http', req: IncomingMessage, res: ServerResponse): void {
