@@ -1,0 +1,232 @@
+// test: shared-addresses, test: e2e (npm run test:e2e; minutes on one workload cluster) (a local cloud whose machines run node agents: 127.0.1.N:6443, :2379, :2380, balancers on 127.0.200.N)
+// A workload cluster's control plane through faults, on real parts only: the embedded management
+// API server runs Cluster API's controllers (and webhooks) and a local cloud whose machines run the
+// real node agent; `bosun cluster generate` (3 control-plane machines, 1 worker) is applied with
+// kubectl; the machines boot from the kubeadm bootstrap provider's Ignition, run etcd, the API
+// server, the controller-manager and the scheduler as static pods, and the worker joins. On that one
+// workload cluster, in order:
+//   - its pods get addresses from Cluster.spec.clusterNetwork.pods (each Node's podCIDR inside it);
+//   - a rollout with maxSurge 0 (a new version): scale-in first — never more than 3 control-plane
+//     Machines, at some point 2 — etcd keeps quorum, and a client looping on the workload API
+//     through the load balancer sees no failed request;
+//   - one control-plane machine's instance is terminated in the cloud: its Node goes NotReady, the
+//     MachineHealthCheck marks its Machine, KCP removes its etcd member and replaces it, and the
+//     looping client again sees no failed request;
+//   - two control-plane machines down at once (stopped in the cloud): remediation refuses, saying
+//     why (etcd quorum) on the Machine's OwnerRemediated and the KCP's Remediating; started again,
+//     they come back and nothing was deleted.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import type * as api from '../../src/api/index.js';
+import { API_VERSION, CLUSTERS, LABEL, MACHINES } from '../../src/capi/api.js';
+import { logger } from '../../src/common/log.js';
+import { NodeAgentRuntime } from '../../src/cluster/node-agent/runtime.js';
+import { KubeClient, type Obj, loadKubeConfig, resources, withConnectionReuse } from '../../src/kube/index.js';
+import { runKubectl } from '../helpers/apiserver.js';
+import { runBosun } from '../helpers/cli.js';
+import { eventually } from '../helpers/eventually.js';
+import { skipWithoutEtcd } from '../helpers/etcd.js';
+import { type CapiCluster, startCapiCluster } from './capi-fixture.js';
+
+const NS = 'default';
+const NAME = 'wcp';
+const KCP = `${NAME}-control-plane`;
+const FROM = 'v1.32.5';
+const TO = 'v1.33.1';
+const CP = `${LABEL.clusterName}=${NAME},${LABEL.controlPlane}`;
+
+let c: CapiCluster;
+let dir: string;
+let workloadKubeconfig: string;
+let clusterNetwork: { pods: string; services: string };
+
+const condition = (o: { status?: { conditions?: Obj[] } } | undefined, type: string) => o?.status?.conditions?.find((x) => x.type === type);
+const cpMachines = async () => ((await c.kube.list(MACHINES, NS, { labelSelector: CP })).items ?? []) as api.Machine[];
+const liveCpMachines = async () => (await cpMachines()).filter((m) => !m.metadata.deletionTimestamp);
+const kcp = async () => (await c.kube.get(resources.kubeadmControlPlanes, KCP, NS)) as api.KubeadmControlPlane;
+const instanceOf = (m: api.Machine) => String(m.spec?.providerID ?? '').replace(/^local:\/\//, '');
+async function workload(args: string[]): Promise<string> {
+  const r = await runKubectl(workloadKubeconfig, ['--request-timeout=15s', ...args], { timeoutMs: 30_000 });
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} (workload cluster): ${r.stderr}`);
+  return r.stdout;
+}
+
+/** Everything well: 3 control-plane Machines up to date, Ready, healthy; the KCP Available with a healthy etcd. */
+async function controlPlaneSettled(version: string): Promise<api.Machine[] | undefined> {
+  const all = await cpMachines();
+  const k = await kcp();
+  const ok = all.length === 3 && all.every((m) => m.spec?.version === version && !m.metadata.deletionTimestamp && m.status?.nodeRef)
+    && k.status?.readyReplicas === 3 && k.status?.upToDateReplicas === 3
+    && ['Available', 'EtcdClusterHealthy', 'ControlPlaneComponentsHealthy'].every((t) => condition(k, t)?.status === 'True');
+  return ok ? all : undefined;
+}
+
+/**
+ * A client looping on the workload API through the balancer — a read etcd must answer with quorum,
+ * on a reused connection and on a new one each time — counting answers and failures.
+ */
+function loopOnWorkloadApi() {
+  const reused = new KubeClient(withConnectionReuse(loadKubeConfig(workloadKubeconfig)));
+  const fresh = new KubeClient(loadKubeConfig(workloadKubeconfig));
+  const tally = { ok: 0, failed: 0, errors: [] as string[] };
+  let looping = true;
+  const loop = (async () => {
+    while (looping) {
+      for (const client of [reused, fresh]) {
+        try {
+          await client.request('GET', '/api/v1/namespaces/default/configmaps?limit=1', { signal: AbortSignal.timeout(20_000) });
+          tally.ok++;
+        } catch (e) {
+          tally.failed++;
+          if (tally.errors.length < 10) tally.errors.push(`${new Date().toISOString()} ${(e as Error).message}`);
+        }
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return { tally, stop: async () => { looping = false; await loop; return tally; } };
+}
+
+before(async () => {
+  if (skipWithoutEtcd) return;
+  dir = mkdtempSync(join(tmpdir(), 'bosun-wcp-'));
+  const runtime = new NodeAgentRuntime({
+    log: logger('node-agent'), leaseRenewIntervalMs: 2000, nodeStatusUpdateMs: 2000, restartDelayMs: 1000, csrPollMs: 300, staticPodCheckMs: 2000,
+    crashBackoffBaseMs: 1000, crashBackoffMaxMs: 5000, apiWaitPollMs: 500, certificateRotationJitter: () => 0.5,
+  });
+  c = await startCapiCluster({ webhooks: true, cloud: { runtime, bootDelayMs: 300 } });
+  const generated = await runBosun(['cluster', 'generate', NAME, '--kubernetes-version', FROM, '--control-plane-machine-count', '3', '--worker-machine-count', '1'], { timeoutMs: 60_000 });
+  assert.equal(generated.code, 0, generated.stderr);
+  // What a KubeadmControlPlane may carry: etcd's elections and the node monitor fast enough for a loaded machine and a test.
+  const objects = parseAllDocuments(generated.stdout).map((d) => d.toJS() as Obj);
+  const k = objects.find((o) => o.kind === 'KubeadmControlPlane')!;
+  k.spec.kubeadmConfigSpec.clusterConfiguration.etcd = { local: { extraArgs: [{ name: 'heartbeat-interval', value: '250' }, { name: 'election-timeout', value: '2500' }] } };
+  k.spec.kubeadmConfigSpec.clusterConfiguration.controllerManager = { extraArgs: [{ name: 'node-monitor-grace-period', value: '15s' }] };
+  const cluster = objects.find((o) => o.kind === 'Cluster')!;
+  clusterNetwork = { pods: cluster.spec.clusterNetwork.pods.cidrBlocks[0], services: cluster.spec.clusterNetwork.services.cidrBlocks[0] };
+  await c.kubectlOk(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
+  let seen = '';
+  await eventually('the workload cluster up: 3 control-plane Machines and the worker Running, the Cluster Available', async () => {
+    const cl = await c.kube.read(CLUSTERS, NAME, NS);
+    const machines = (await c.kube.list(MACHINES, NS)).items ?? [];
+    seen = JSON.stringify(machines.map((m) => [m.metadata.name, m.status?.phase, (m.status?.conditions ?? []).filter((x) => x.status !== 'True').map((x) => `${x.type}: ${x.message}`)]), null, 1);
+    return condition(cl, 'Available')?.status === 'True' && machines.length === 4 && machines.every((m) => m.status?.phase === 'Running') && (await controlPlaneSettled(FROM)) ? true : undefined;
+  }, { timeoutMs: 600_000, intervalMs: 3_000, detail: () => seen });
+  const got = await runBosun(['cluster', 'get', 'kubeconfig', NAME, `--kubeconfig=${c.api.server.kubeconfigPath}`], { timeoutMs: 60_000 });
+  assert.equal(got.code, 0, got.stderr);
+  workloadKubeconfig = join(dir, `${NAME}.kubeconfig`);
+  writeFileSync(workloadKubeconfig, got.stdout, { mode: 0o600 });
+});
+
+after(async () => {
+  await c?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+test('a rollout with maxSurge 0 scales in first, keeps etcd\'s quorum and loses no request through the balancer', { skip: skipWithoutEtcd, timeout: 900_000 }, async () => {
+  const loop = loopOnWorkloadApi();
+  let most = 0;
+  let fewest = 3;
+  try {
+    await c.kubectlOk(['patch', 'kcp', KCP, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { version: TO, rollout: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0 } } } } })]);
+    await eventually(`the control plane rolled to ${TO}`, async () => {
+      const live = await liveCpMachines();
+      most = Math.max(most, (await cpMachines()).length);
+      fewest = Math.min(fewest, live.length);
+      return controlPlaneSettled(TO);
+    }, { timeoutMs: 780_000, intervalMs: 1_000 });
+  } finally {
+    await loop.stop();
+  }
+  assert.ok(most <= 3, `maxSurge 0: never more than 3 control-plane Machines (saw ${most})`);
+  assert.equal(fewest, 2, 'maxSurge 0: an outdated Machine goes before its replacement comes');
+  assert.ok(loop.tally.ok > 50, `the client kept asking (${loop.tally.ok} answers)`);
+  assert.equal(loop.tally.failed, 0, `requests through the balancer failed during the rollout: ${loop.tally.errors.join('; ')}`);
+  const nodes = JSON.parse(await workload(['get', 'nodes', '-l', 'node-role.kubernetes.io/control-plane', '-o', 'json'])).items as api.Node[];
+  assert.deepEqual(nodes.map((n) => n.status?.nodeInfo?.kubeletVersion), [TO, TO, TO]);
+});
+
+test('a terminated control-plane instance: the MachineHealthCheck marks it, KCP removes its etcd member and replaces it, no request fails', { skip: skipWithoutEtcd, timeout: 900_000 }, async () => {
+  await c.kubectlOk(['apply', '-f', '-'], JSON.stringify({
+    apiVersion: API_VERSION, kind: 'MachineHealthCheck', metadata: { name: `${NAME}-control-plane-unhealthy`, namespace: NS },
+    spec: {
+      clusterName: NAME, selector: { matchLabels: { [LABEL.clusterName]: NAME, [LABEL.controlPlane]: '' } },
+      checks: { unhealthyNodeConditions: [{ type: 'Ready', status: 'Unknown', timeoutSeconds: 10 }, { type: 'Ready', status: 'False', timeoutSeconds: 10 }] },
+    },
+  }));
+  const before = (await controlPlaneSettled(TO))!;
+  assert.ok(before, 'the control plane is settled before the fault');
+  const victim = before[0];
+  const victimNode = victim.status!.nodeRef!.name;
+  const loop = loopOnWorkloadApi();
+  let replacement: api.Machine;
+  try {
+    await c.cloud.client.operate('terminate', instanceOf(victim));
+    const marked = await eventually(`Machine ${victim.metadata.name} marked unhealthy`, async () => {
+      const m = await c.kube.read(MACHINES, victim.metadata.name, NS);
+      return !m || condition(m, 'HealthCheckSucceeded')?.status === 'False' ? m ?? true : undefined;
+    }, { timeoutMs: 180_000, intervalMs: 500 });
+    void marked;
+    const settled = await eventually('a replacement joined: 3 healthy control-plane Machines, etcd healthy', async () => {
+      const all = await controlPlaneSettled(TO);
+      return all && !all.some((m) => m.metadata.name === victim.metadata.name) ? all : undefined;
+    }, { timeoutMs: 600_000, intervalMs: 1_000 });
+    replacement = settled.find((m) => !before.some((b) => b.metadata.name === m.metadata.name))!;
+  } finally {
+    await loop.stop();
+  }
+  assert.ok(replacement, 'a new control-plane Machine');
+  const events = JSON.parse(await c.kubectlOk(['get', 'events', '-n', NS, '-o', 'json'])).items as Obj[];
+  const reasons = (name: string) => events.filter((e) => e.involvedObject.name === name).map((e) => `${e.reason}: ${e.message}`);
+  assert.ok(reasons(victim.metadata.name).some((r) => r.startsWith('MachineMarkedUnhealthy')), reasons(victim.metadata.name).join('\n'));
+  assert.ok(reasons(victim.metadata.name).some((r) => r.startsWith('MachineRemediated')), reasons(victim.metadata.name).join('\n'));
+  assert.ok(reasons(KCP).some((r) => r.startsWith('EtcdMemberRemoved') && r.includes(victimNode)), reasons(KCP).join('\n'));
+  // The remediation is recorded, and the replacement carries it.
+  const k = await kcp();
+  assert.equal(k.status?.lastRemediation?.machine, victim.metadata.name);
+  // The workload cluster knows the new Node and no longer the old one.
+  const nodes = (JSON.parse(await workload(['get', 'nodes', '-o', 'json'])).items as api.Node[]).map((n) => n.metadata.name);
+  assert.ok(!nodes.includes(victimNode), `${victimNode} is gone from ${nodes.join(', ')}`);
+  assert.ok(nodes.includes(replacement!.status!.nodeRef!.name));
+  assert.ok(loop.tally.ok > 50, `the client kept asking (${loop.tally.ok} answers)`);
+  assert.equal(loop.tally.failed, 0, `requests through the balancer failed while the control plane was remediated: ${loop.tally.errors.join('; ')}`);
+});
+
+test('two control-plane machines down at once: remediation refuses for etcd\'s quorum, and says so; started again, they come back', { skip: skipWithoutEtcd, timeout: 900_000 }, async () => {
+  const before = (await controlPlaneSettled(TO))!;
+  assert.ok(before, 'the control plane is settled before the fault');
+  const [first, second] = before;
+  // The first goes down and is marked while etcd still has quorum; KCP is paused meanwhile, so the
+  // second is down too before it looks — both down at once, as far as remediation is concerned.
+  await c.kubectlOk(['annotate', 'kcp', KCP, '-n', NS, 'cluster.x-k8s.io/paused=']);
+  await c.cloud.client.operate('stop', instanceOf(first));
+  await eventually(`Machine ${first.metadata.name} marked unhealthy and handed over`, async () => {
+    const m = await c.kube.get(MACHINES, first.metadata.name, NS);
+    return condition(m, 'HealthCheckSucceeded')?.status === 'False' && condition(m, 'OwnerRemediated')?.status === 'False' ? true : undefined;
+  }, { timeoutMs: 180_000, intervalMs: 500 });
+  await c.cloud.client.operate('stop', instanceOf(second));
+  await c.kubectlOk(['annotate', 'kcp', KCP, '-n', NS, 'cluster.x-k8s.io/paused-']);
+  const refused = await eventually('remediation refused for etcd\'s quorum', async () => {
+    const m = await c.kube.get(MACHINES, first.metadata.name, NS);
+    const owner = condition(m, 'OwnerRemediated');
+    return owner?.reason === 'CannotBeRemediated' ? { m, owner } : undefined;
+  }, { timeoutMs: 120_000, intervalMs: 500 });
+  assert.match(refused.owner.message, /removing this Machine could result in etcd quorum loss: 1 of the 2 etcd members left would be healthy, 2 needed for quorum/);
+  const remediating = condition(await kcp(), 'Remediating');
+  assert.equal(remediating?.status, 'True');
+  assert.match(remediating?.message, new RegExp(`Machine ${first.metadata.name} needs remediation: .*etcd quorum loss`));
+  // Nothing was deleted: all three Machines are still there.
+  assert.deepEqual((await cpMachines()).filter((m) => m.metadata.deletionTimestamp).map((m) => m.metadata.name), []);
+  assert.equal((await cpMachines()).length, 3);
+
+  // Started again, both rejoin with their data: etcd has quorum, the Machines are healthy again, nothing was replaced.
+  await c.cloud.client.operate('start', instanceOf(first));
+  await c.cloud.client.operate('start', instanceOf(second));
+  const back = await eventually('the control plane back as it was', () => controlPlaneSettled(TO), { timeoutMs: 300_000, intervalMs: 1_000 });
+  assert.deepEqual(back.map((m) => m.metadata.name).sort(), before.map((m) => m.metadata.name).sort());
+  await workload(['get', 'nodes']);
+});
