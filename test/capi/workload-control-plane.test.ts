@@ -5,7 +5,8 @@
 // kubectl; the machines boot from the kubeadm bootstrap provider's Ignition, run etcd, the API
 // server, the controller-manager and the scheduler as static pods, and the worker joins. On that one
 // workload cluster, in order:
-//   - its pods get addresses from Cluster.spec.clusterNetwork.pods (each Node's podCIDR inside it);
+//   - its pods and Services get addresses from Cluster.spec.clusterNetwork (each Node's podCIDR a
+//     /24 of the pods' range, the pod's address inside it), and answer there;
 //   - a rollout with maxSurge 0 (a new version): scale-in first — never more than 3 control-plane
 //     Machines, at some point 2 — etcd keeps quorum, and a client looping on the workload API
 //     through the load balancer sees no failed request;
@@ -23,6 +24,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type * as api from '../../src/api/index.js';
 import { API_VERSION, CLUSTERS, LABEL, MACHINES } from '../../src/capi/api.js';
+import { parseCidr } from '../../src/common/ipv4.js';
 import { logger } from '../../src/common/log.js';
 import { NodeAgentRuntime } from '../../src/cluster/node-agent/runtime.js';
 import { KubeClient, type Obj, loadKubeConfig, resources, withConnectionReuse } from '../../src/kube/index.js';
@@ -30,6 +32,7 @@ import { runKubectl } from '../helpers/apiserver.js';
 import { runBosun } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 import { skipWithoutEtcd } from '../helpers/etcd.js';
+import { waitForInstance } from '../cloud/cloud-fixture.js';
 import { type CapiCluster, startCapiCluster } from './capi-fixture.js';
 
 const NS = 'default';
@@ -125,6 +128,39 @@ before(async () => {
 after(async () => {
   await c?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Whether an address or a network lies inside a network. */
+function within(inner: string, outer: string): boolean {
+  const a = parseCidr(inner.includes('/') ? inner : `${inner}/32`)!;
+  const b = parseCidr(outer)!;
+  return a.bits >= b.bits && Math.floor(a.base / 2 ** (32 - b.bits)) === Math.floor(b.base / 2 ** (32 - b.bits));
+}
+
+test('the pods\' and Services\' addresses come from Cluster.spec.clusterNetwork, and answer there', { skip: skipWithoutEtcd, timeout: 300_000 }, async () => {
+  const nodes = JSON.parse(await workload(['get', 'nodes', '-o', 'json'])).items as api.Node[];
+  assert.equal(nodes.length, 4);
+  for (const n of nodes) assert.ok(n.spec?.podCIDR && within(n.spec.podCIDR, clusterNetwork.pods), `Node ${n.metadata.name}'s podCIDR ${n.spec?.podCIDR} inside ${clusterNetwork.pods}`);
+  assert.equal(new Set(nodes.map((n) => n.spec?.podCIDR)).size, 4, 'each Node its own range');
+  await workload(['create', 'deployment', 'web', '--image=bosun.local/echo', '--replicas=1', '--port=8080']);
+  await workload(['expose', 'deployment', 'web', '--port=80', '--target-port=8080']);
+  const pod = await eventually('the Deployment\'s pod Running', async () => {
+    const items = JSON.parse(await workload(['get', 'pods', '-l', 'app=web', '-o', 'json'])).items as api.Pod[];
+    return items.length === 1 && items[0].status?.phase === 'Running' && items[0].status.podIP ? items[0] : undefined;
+  }, 120_000);
+  const podIP = pod.status!.podIP!;
+  const node = nodes.find((n) => n.metadata.name === pod.spec?.nodeName)!;
+  assert.ok(within(podIP, node.spec!.podCIDR!), `pod IP ${podIP} inside its Node's ${node.spec!.podCIDR}`);
+  const clusterIP = (await workload(['get', 'service', 'web', '-o', 'jsonpath={.spec.clusterIP}'])).trim();
+  assert.ok(within(clusterIP, clusterNetwork.services), `Service IP ${clusterIP} inside ${clusterNetwork.services}`);
+  for (const url of [`http://${podIP}:8080/`, `http://${clusterIP}:80/`]) {
+    const answer = await eventually(`an answer from ${url}`, async () => {
+      const res = await fetch(url, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
+      return res?.ok ? res.text() : undefined;
+    }, 60_000);
+    assert.ok(answer.includes(pod.metadata.name), `the answer names the pod: ${answer}`);
+  }
+  await workload(['delete', 'deployment', 'web']);
 });
 
 test('a rollout with maxSurge 0 scales in first, keeps etcd\'s quorum and loses no request through the balancer', { skip: skipWithoutEtcd, timeout: 900_000 }, async () => {
@@ -224,8 +260,10 @@ test('two control-plane machines down at once: remediation refuses for etcd\'s q
   assert.equal((await cpMachines()).length, 3);
 
   // Started again, both rejoin with their data: etcd has quorum, the Machines are healthy again, nothing was replaced.
-  await c.cloud.client.operate('start', instanceOf(first));
-  await c.cloud.client.operate('start', instanceOf(second));
+  for (const m of [first, second]) {
+    await waitForInstance(c.cloud.client, instanceOf(m), 'stopped', (i) => i.state === 'stopped', 60_000);
+    await c.cloud.client.operate('start', instanceOf(m));
+  }
   const back = await eventually('the control plane back as it was', () => controlPlaneSettled(TO), { timeoutMs: 300_000, intervalMs: 1_000 });
   assert.deepEqual(back.map((m) => m.metadata.name).sort(), before.map((m) => m.metadata.name).sort());
   await workload(['get', 'nodes']);

@@ -36,6 +36,7 @@ import {
   ADMIN_KUBECONFIG_PATH, BOOTSTRAP_KUBELET_KUBECONFIG_PATH, type BootstrapRole, type ClusterNetwork, KUBELET_KUBECONFIG_PATH, bootstrapIgnition, kubeconfigPaths,
 } from './bootstrap-ignition.js';
 import { type ClusterCertificates, clusterSecretName, endpointUrl, kubeconfigYaml, lookupCertificates, lookupOrGenerateCertificates } from './certificates.js';
+import { clusterNetworkFor, localNetworkProblems } from './cluster-template.js';
 import { CONTROLLER_MANAGER_KUBECONFIG, SCHEDULER_KUBECONFIG } from './static-pods.js';
 import { bootstrapFormat, defaultKubeadmConfig, validateKubeadmConfig } from './validation.js';
 import { findKubernetesVersion, unknownVersionMessage } from './versions.js';
@@ -54,12 +55,17 @@ const WORKLOAD_TIMEOUT_MS = 10_000;
 export const LOCK_KEY = 'lock-information';
 export const initLockName = (cluster: string) => `${cluster}-lock`;
 
-/** The default networks, as kubeadm has them, when Cluster.spec.clusterNetwork leaves them out. */
-export function clusterNetwork(cluster: api.Cluster): ClusterNetwork {
+/**
+ * The workload cluster's networks: Cluster.spec.clusterNetwork's first blocks; a range it leaves out
+ * is the loopback range `bosun cluster generate` would pick for this cluster (kubeadm's defaults,
+ * 10.96.0.0/12 and no pod range, are not addresses the local machines can serve).
+ */
+export function clusterNetwork(cluster: api.Cluster): ClusterNetwork & { podCidr: string } {
   const n = cluster.spec?.clusterNetwork;
+  const fallback = clusterNetworkFor(cluster.metadata.namespace ?? 'default', cluster.metadata.name);
   return {
-    serviceCidr: n?.services?.cidrBlocks?.[0] ?? '10.96.0.0/12',
-    podCidr: n?.pods?.cidrBlocks?.[0],
+    serviceCidr: n?.services?.cidrBlocks?.[0] ?? fallback.serviceCidr,
+    podCidr: n?.pods?.cidrBlocks?.[0] ?? fallback.podCidr,
     serviceDomain: n?.serviceDomain ?? 'cluster.local',
   };
 }
@@ -265,6 +271,10 @@ export function kubeadmBootstrapController(ctx: CapiContext): Controller {
     const version = findKubernetesVersion(machine.spec.version);
     if (!version) return wait(config, { reason: KUBEADM_CONFIG_REASON.invalidSpec, message: `Machine ${machine.metadata.name}: ${unknownVersionMessage(machine.spec.version)}` });
 
+    const network = clusterNetwork(cluster);
+    const networkProblems = localNetworkProblems(network);
+    if (networkProblems.length) return wait(config, { reason: KUBEADM_CONFIG_REASON.invalidClusterNetwork, message: `Cluster ${clusterName}'s networks cannot be served: ${networkProblems.join('; ')}` });
+
     const endpoint = cluster.spec?.controlPlaneEndpoint;
     if (cluster.status?.initialization?.infrastructureProvisioned !== true || !endpoint?.host) {
       return wait(config, { reason: KUBEADM_CONFIG_REASON.waitingForClusterInfrastructure, message: `waiting for Cluster ${clusterName}'s infrastructure to be provisioned and its spec.controlPlaneEndpoint to be set`, requeueAfterMs: WAIT_MS });
@@ -299,7 +309,7 @@ export function kubeadmBootstrapController(ctx: CapiContext): Controller {
 
     const ignition = bootstrapIgnition({
       clusterName, controlPlaneEndpoint: `${endpoint.host}:${endpoint.port ?? 6443}`, nodeName, token,
-      network: clusterNetwork(cluster), role, version, spec: current.spec ?? {}, certificates,
+      network, role, version, spec: current.spec ?? {}, certificates,
       kubeconfigs: await kubeconfigs(role, cluster, certificates.ca, nodeName, token), ...inputs,
     });
     await writeDataSecret(current, cluster, JSON.stringify(ignition));
