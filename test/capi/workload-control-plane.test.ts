@@ -15,7 +15,12 @@
 //     looping client again sees no failed request;
 //   - two control-plane machines down at once (stopped in the cloud): remediation refuses, saying
 //     why (etcd quorum) on the Machine's OwnerRemediated and the KCP's Remediating; started again,
-//     they come back and nothing was deleted.
+//     they come back and nothing was deleted;
+//   - `bosun cluster move` to a second management cluster on the same cloud while the cluster runs:
+//     the workload API answers throughout, no instance is made or removed, no bootstrap data is
+//     made anew (the KubeadmConfigs take back the data their Machines name), and the target then
+//     manages it — its KubeadmControlPlane Available, and scaling its MachineDeployment there
+//     joins a fifth Node.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,7 +28,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type * as api from '../../src/api/index.js';
-import { API_VERSION, CLUSTERS, LABEL, MACHINES } from '../../src/capi/api.js';
+import { API_VERSION, CLUSTERS, LABEL, MACHINES, MACHINE_DEPLOYMENTS } from '../../src/capi/api.js';
 import { parseCidr } from '../../src/common/ipv4.js';
 import { logger } from '../../src/common/log.js';
 import { NodeAgentRuntime } from '../../src/cluster/node-agent/runtime.js';
@@ -43,6 +48,7 @@ const TO = 'v1.33.1';
 const CP = `${LABEL.clusterName}=${NAME},${LABEL.controlPlane}`;
 
 let c: CapiCluster;
+let target: CapiCluster | undefined;
 let dir: string;
 let workloadKubeconfig: string;
 let clusterNetwork: { pods: string; services: string };
@@ -126,6 +132,7 @@ before(async () => {
 });
 
 after(async () => {
+  await target?.close();
   await c?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
@@ -267,4 +274,53 @@ test('two control-plane machines down at once: remediation refuses for etcd\'s q
   const back = await eventually('the control plane back as it was', () => controlPlaneSettled(TO), { timeoutMs: 300_000, intervalMs: 1_000 });
   assert.deepEqual(back.map((m) => m.metadata.name).sort(), before.map((m) => m.metadata.name).sort());
   await workload(['get', 'nodes']);
+});
+
+test('bosun cluster move of the live workload cluster: the workload API answers throughout, the target manages it and scales its MachineDeployment', { skip: skipWithoutEtcd, timeout: 600_000 }, async () => {
+  await controlPlaneSettled(TO).then((x) => assert.ok(x, 'the control plane is settled before the move'));
+  target = await startCapiCluster({ sharedCloud: c.cloud, webhooks: true });
+  const ours = async () => (await c.cloud.client.listInstances()).filter((i) => i.name.startsWith(`${NAME}-`) && i.state === 'running').map((i) => i.id).sort();
+  const instancesBefore = await ours();
+  assert.equal(instancesBefore.length, 4);
+  const dataBefore = new Map<string, string>();
+  for (const config of (await c.kube.list(resources.kubeadmConfigs, NS)).items ?? []) {
+    const name = config.status!.dataSecretName!;
+    dataBefore.set(name, (await c.kube.get(resources.secrets, name, NS)).data!.value);
+  }
+  assert.equal(dataBefore.size, 4);
+
+  const loop = loopOnWorkloadApi();
+  try {
+    const moved = await runBosun(['cluster', 'move', NAME, '-n', NS, `--kubeconfig=${c.api.server.kubeconfigPath}`, `--to-kubeconfig=${target.api.server.kubeconfigPath}`], { timeoutMs: 120_000 });
+    assert.equal(moved.code, 0, moved.stderr);
+    assert.match(moved.stdout, /Resumed cluster default\/wcp on the target/);
+    await eventually('the source keeps nothing of the cluster', async () => (await c.kube.read(CLUSTERS, NAME, NS)) === undefined && ((await c.kube.list(MACHINES, NS)).items ?? []).length === 0, 60_000);
+    await eventually('the target\'s control plane Available, its Machines Running, the Cluster Available', async () => {
+      const t = target!;
+      const k = await t.kube.read(resources.kubeadmControlPlanes, KCP, NS);
+      const cl = await t.kube.read(CLUSTERS, NAME, NS);
+      const ms = (await t.kube.list(MACHINES, NS)).items ?? [];
+      return condition(k, 'Available')?.status === 'True' && k?.status?.readyReplicas === 3 && condition(cl, 'Available')?.status === 'True'
+        && ms.length === 4 && ms.every((m) => m.status?.phase === 'Running' && m.status.nodeRef) ? true : undefined;
+    }, { timeoutMs: 240_000, intervalMs: 1_000 });
+  } finally {
+    await loop.stop();
+  }
+  assert.equal(loop.tally.failed, 0, `requests to the workload API failed during the move: ${loop.tally.errors.join('; ')}`);
+  assert.deepEqual(await ours(), instancesBefore, 'the same instances run: nothing made, nothing removed');
+  // The data the machines booted from is the target's configs' again, not made anew.
+  for (const config of (await target.kube.list(resources.kubeadmConfigs, NS)).items ?? []) {
+    const name = await eventually(`KubeadmConfig ${config.metadata.name} names its data again`, async () => (await target!.kube.get(resources.kubeadmConfigs, config.metadata.name, NS)).status?.dataSecretName);
+    assert.equal((await target.kube.get(resources.secrets, name, NS)).data!.value, dataBefore.get(name), `the data of ${name} is unchanged`);
+  }
+
+  // The target manages it: one more worker joins the workload cluster.
+  await target.kubectlOk(['scale', 'machinedeployment', `${NAME}-md-0`, '-n', NS, '--replicas=2']);
+  await eventually('a fifth Node Ready in the workload cluster, its Machine Running on the target', async () => {
+    const nodes = JSON.parse(await workload(['get', 'nodes', '-o', 'json'])).items as api.Node[];
+    const md = await target!.kube.get(MACHINE_DEPLOYMENTS, `${NAME}-md-0`, NS);
+    return nodes.length === 5 && nodes.every((n) => n.status?.conditions?.find((x) => x.type === 'Ready')?.status === 'True') && md.status?.readyReplicas === 2 ? true : undefined;
+  }, { timeoutMs: 300_000, intervalMs: 2_000 });
+  assert.equal((await ours()).length, 5);
+  assert.equal(await c.kube.read(MACHINE_DEPLOYMENTS, `${NAME}-md-0`, NS), undefined);
 });

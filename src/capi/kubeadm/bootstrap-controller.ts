@@ -259,6 +259,18 @@ export function kubeadmBootstrapController(ctx: CapiContext): Controller {
 
     // Done: the data exists (the token's refresh belongs to a later step).
     if (config.status?.initialization?.dataSecretCreated && config.status.dataSecretName && (await ctx.client.read(resources.secrets, config.status.dataSecretName, namespace))) return;
+    // A Machine that already names its data Secret, while this config's status does not (a `bosun
+    // cluster move` or a restore brings no status): that data is this config's, and the machine
+    // booted from it. Its status is written again; the data is never made anew (Cluster API's
+    // KubeadmConfig reconciler does the same for a pivot).
+    const named = machine.spec.bootstrap?.dataSecretName;
+    if (named && !config.status?.dataSecretName && (await ctx.client.read(resources.secrets, named, namespace))) {
+      await writeConditions(config, { type: KUBEADM_CONFIG_CONDITION.dataSecretAvailable, status: 'True', reason: KUBEADM_CONFIG_REASON.available, message: '' }, {
+        dataSecretName: named,
+        initialization: { dataSecretCreated: true },
+      });
+      return;
+    }
 
     const errors = validateKubeadmConfig(defaultKubeadmConfig(config));
     if (errors.length) {
