@@ -32,7 +32,7 @@ import { API_VERSION, CLUSTERS, LABEL, MACHINES, MACHINE_DEPLOYMENTS } from '../
 import { parseCidr } from '../../src/common/ipv4.js';
 import { logger } from '../../src/common/log.js';
 import { NodeAgentRuntime } from '../../src/cluster/node-agent/runtime.js';
-import { KubeClient, type Obj, loadKubeConfig, resources, withConnectionReuse } from '../../src/kube/index.js';
+import { KubeApiError, KubeClient, type Obj, loadKubeConfig, resources, withConnectionReuse } from '../../src/kube/index.js';
 import { runKubectl } from '../helpers/apiserver.js';
 import { runBosun } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
@@ -65,9 +65,15 @@ async function workload(args: string[]): Promise<string> {
 }
 
 /** Everything well: 3 control-plane Machines up to date, Ready, healthy; the KCP Available with a healthy etcd. */
+let lastSeen = '';
+/** What the last settle check saw, for a timeout's message. */
+const seen = () => lastSeen;
+
 async function controlPlaneSettled(version: string): Promise<api.Machine[] | undefined> {
   const all = await cpMachines();
   const k = await kcp();
+  const bad = (o: { metadata: { name: string }; status?: { conditions?: Obj[] } }) => `${o.metadata.name}: ${(o.status?.conditions ?? []).filter((x) => x.status !== 'True' && !['Deleting', 'Paused', 'RollingOut', 'ScalingUp', 'ScalingDown', 'Remediating'].includes(x.type) || (x.status === 'True' && ['RollingOut', 'ScalingUp', 'ScalingDown', 'Remediating', 'Deleting'].includes(x.type))).map((x) => `${x.type}=${x.status} ${x.reason}: ${x.message}`).join(' | ')}`;
+  lastSeen = [bad(k), ...all.map((m) => `${m.metadata.deletionTimestamp ? '(deleting) ' : ''}${m.spec?.version} ${bad(m)}`)].join('\n');
   const ok = all.length === 3 && all.every((m) => m.spec?.version === version && !m.metadata.deletionTimestamp && m.status?.nodeRef)
     && k.status?.readyReplicas === 3 && k.status?.upToDateReplicas === 3
     && ['Available', 'EtcdClusterHealthy', 'ControlPlaneComponentsHealthy'].every((t) => condition(k, t)?.status === 'True');
@@ -76,18 +82,33 @@ async function controlPlaneSettled(version: string): Promise<api.Machine[] | und
 
 /**
  * A client looping on the workload API through the balancer — a read etcd must answer with quorum,
- * on a reused connection and on a new one each time — counting answers and failures.
+ * on a reused connection and on a new one each time — counting answers and failures. It retries as
+ * client-go (kubectl's library) does and no more: an answer with a Retry-After (an API server
+ * shutting down answers 503 with one) is asked again after that long, up to 10 times; those
+ * retries are counted apart. Any other error is a failure.
  */
 function loopOnWorkloadApi() {
   const reused = new KubeClient(withConnectionReuse(loadKubeConfig(workloadKubeconfig)));
   const fresh = new KubeClient(loadKubeConfig(workloadKubeconfig));
-  const tally = { ok: 0, failed: 0, errors: [] as string[] };
+  const tally = { ok: 0, failed: 0, retriedAfter: 0, errors: [] as string[] };
   let looping = true;
+  const ask = async (client: KubeClient) => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await client.request('GET', '/api/v1/namespaces/default/configmaps?limit=1', { signal: AbortSignal.timeout(20_000) });
+      } catch (e) {
+        const retryAfter = e instanceof KubeApiError && (e.code === 429 || e.code >= 500) ? (e.status?.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds : undefined;
+        if (retryAfter === undefined || attempt >= 10) throw e;
+        tally.retriedAfter++;
+        await new Promise((r) => setTimeout(r, retryAfter * 1000));
+      }
+    }
+  };
   const loop = (async () => {
     while (looping) {
       for (const client of [reused, fresh]) {
         try {
-          await client.request('GET', '/api/v1/namespaces/default/configmaps?limit=1', { signal: AbortSignal.timeout(20_000) });
+          await ask(client);
           tally.ok++;
         } catch (e) {
           tally.failed++;
@@ -97,7 +118,15 @@ function loopOnWorkloadApi() {
       await new Promise((r) => setTimeout(r, 100));
     }
   })();
-  return { tally, stop: async () => { looping = false; await loop; return tally; } };
+  return {
+    tally,
+    stop: async (what: string) => {
+      looping = false;
+      await loop;
+      console.log(`${what}: ${tally.ok} answers, ${tally.failed} failed, ${tally.retriedAfter} asked again after a Retry-After`);
+      return tally;
+    },
+  };
 }
 
 before(async () => {
@@ -181,9 +210,9 @@ test('a rollout with maxSurge 0 scales in first, keeps etcd\'s quorum and loses 
       most = Math.max(most, (await cpMachines()).length);
       fewest = Math.min(fewest, live.length);
       return controlPlaneSettled(TO);
-    }, { timeoutMs: 780_000, intervalMs: 1_000 });
+    }, { timeoutMs: 780_000, intervalMs: 1_000, detail: seen });
   } finally {
-    await loop.stop();
+    await loop.stop('the maxSurge 0 rollout');
   }
   assert.ok(most <= 3, `maxSurge 0: never more than 3 control-plane Machines (saw ${most})`);
   assert.equal(fewest, 2, 'maxSurge 0: an outdated Machine goes before its replacement comes');
@@ -217,10 +246,10 @@ test('a terminated control-plane instance: the MachineHealthCheck marks it, KCP 
     const settled = await eventually('a replacement joined: 3 healthy control-plane Machines, etcd healthy', async () => {
       const all = await controlPlaneSettled(TO);
       return all && !all.some((m) => m.metadata.name === victim.metadata.name) ? all : undefined;
-    }, { timeoutMs: 600_000, intervalMs: 1_000 });
+    }, { timeoutMs: 600_000, intervalMs: 1_000, detail: seen });
     replacement = settled.find((m) => !before.some((b) => b.metadata.name === m.metadata.name))!;
   } finally {
-    await loop.stop();
+    await loop.stop('the remediation');
   }
   assert.ok(replacement, 'a new control-plane Machine');
   const events = JSON.parse(await c.kubectlOk(['get', 'events', '-n', NS, '-o', 'json'])).items as Obj[];
@@ -274,7 +303,7 @@ test('two control-plane machines down at once: remediation refuses for etcd\'s q
     await waitForInstance(c.cloud.client, instanceOf(m), 'stopped', (i) => i.state === 'stopped', 60_000);
     await c.cloud.client.operate('start', instanceOf(m));
   }
-  const back = await eventually('the control plane back to 3 healthy Machines', () => controlPlaneSettled(TO), { timeoutMs: 420_000, intervalMs: 1_000 });
+  const back = await eventually('the control plane back to 3 healthy Machines', () => controlPlaneSettled(TO), { timeoutMs: 420_000, intervalMs: 1_000, detail: seen });
   const names = back.map((m) => m.metadata.name);
   assert.ok(names.includes(second.metadata.name) && names.includes(before[2].metadata.name), `the Machines never handed over are kept: ${names.join(', ')}`);
   if (!names.includes(first.metadata.name)) {
@@ -312,7 +341,7 @@ test('bosun cluster move of the live workload cluster: the workload API answers 
         && ms.length === 4 && ms.every((m) => m.status?.phase === 'Running' && m.status.nodeRef) ? true : undefined;
     }, { timeoutMs: 240_000, intervalMs: 1_000 });
   } finally {
-    await loop.stop();
+    await loop.stop('the move');
   }
   assert.equal(loop.tally.failed, 0, `requests to the workload API failed during the move: ${loop.tally.errors.join('; ')}`);
   assert.deepEqual(await ours(), instancesBefore, 'the same instances run: nothing made, nothing removed');

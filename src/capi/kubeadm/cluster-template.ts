@@ -195,7 +195,7 @@ const overlaps = (a: { base: number; bits: number }, b: { base: number; bits: nu
 
 /**
  * Why a workload cluster's networks cannot be served by the local cloud's machines (empty: they
- * can). `pods` and `services` are the first cidrBlocks of Cluster.spec.clusterNetwork.
+ * can). `podCidr` and `serviceCidr` are the first cidrBlocks of Cluster.spec.clusterNetwork's pods and services.
  */
 export function localNetworkProblems(network: { podCidr: string; serviceCidr: string }): string[] {
   const problems: string[] = [];
