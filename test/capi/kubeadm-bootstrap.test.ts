@@ -148,6 +148,8 @@ test('init data is kubeadm\'s layout before kubeadm runs: CA keys, kubelet files
   assert.equal(fileText(files, '/etc/bosun/kubernetes-version'), 'v1.33.1\n');
   assert.equal(fileText(files, '/var/lib/kubelet/kubeadm-flags.env'), 'KUBELET_KUBEADM_ARGS="--node-labels=node-role.kubernetes.io/control-plane= --register-with-taints=node-role.kubernetes.io/control-plane:NoSchedule"\n');
   assert.match(fileText(files, '/var/lib/kubelet/config.yaml'), /clusterDNS:\n- 127\.134\.0\.10\n/);
+  // The cluster's pod network, of which the node agent takes its machine's /24.
+  assert.match(fileText(files, '/var/lib/kubelet/config.yaml'), /^podCIDR: 127\.70\.0\.0\/16$/m);
   assert.equal(fileText(files, '/etc/from-secret'), 'from a Secret\n');
   assert.equal(files.get('/etc/motd')!.mode, 0o640);
   const [clusterConfig, initConfig] = parseAllDocuments(fileText(files, '/run/kubeadm/kubeadm.yaml')).map((d) => d.toJS());
@@ -173,6 +175,7 @@ test('the real Ignition client accepts the init data and writes kubeadm\'s files
     assert.equal(kubelet.bootstrapKubeconfigPath, '/etc/kubernetes/bootstrap-kubelet.conf');
     assert.equal(kubelet.config.staticPodPath, '/etc/kubernetes/manifests');
     assert.equal(kubelet.config.authentication?.x509?.clientCAFile, '/etc/kubernetes/pki/ca.crt');
+    assert.equal(kubelet.config.podCIDR, '127.70.0.0/16');
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -253,4 +256,35 @@ test('after the control plane is initialized: the lock goes, joins wait for the 
   await kube.mergePatch(configs, initName, NS, { metadata: { annotations: { poke: '2' } } });
   await new Promise((r) => setTimeout(r, 1000));
   assert.equal((await kube.get(resources.secrets, initName, NS)).metadata.resourceVersion, before);
+});
+
+test('a clusterNetwork the local machines cannot serve: no data, a condition naming each range and why; corrected, the data comes', async () => {
+  const far = await kube.create(resources.clusters, {
+    apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', metadata: { name: 'far', namespace: NS },
+    spec: { clusterNetwork: { pods: { cidrBlocks: ['10.244.0.0/16'] }, services: { cidrBlocks: ['127.1.0.0/24'] } }, controlPlaneEndpoint: { host: '127.0.200.10', port: 6443 } },
+  });
+  await kube.update(resources.clusters, { ...far, status: { initialization: { infrastructureProvisioned: true } } }, 'status');
+  await kube.create(configs, { ...config('far-0'), metadata: { name: 'far-0', namespace: NS, labels: { 'cluster.x-k8s.io/cluster-name': 'far' } } });
+  await kube.create(resources.machines, { ...machine('far-0', { controlPlane: true }), metadata: { name: 'far-0', namespace: NS, labels: { 'cluster.x-k8s.io/cluster-name': 'far', 'cluster.x-k8s.io/control-plane': '' } }, spec: { ...machine('far-0').spec, clusterName: 'far' } });
+  const refused = await eventually('the config refused for its Cluster\'s networks', async () => { const c = await read('far-0'); return condition(c)?.reason === 'InvalidClusterNetwork' ? c : undefined; });
+  assert.equal(condition(refused)!.status, 'False');
+  assert.equal(condition(refused)!.message, 'Cluster far\'s networks cannot be served: '
+    + 'spec.clusterNetwork.pods.cidrBlocks[0] "10.244.0.0/16" cannot be served by the local cloud\'s machines: their pod and Service addresses are loopback addresses, so the range must lie inside 127.0.0.0/8 (bosun cluster generate picks one, such as 127.70.0.0/16); '
+    + 'spec.clusterNetwork.services.cidrBlocks[0] "127.1.0.0/24" overlaps 127.1.0.0/16, the management cluster\'s pods');
+  assert.equal(refused.status?.dataSecretName, undefined);
+  assert.equal(await kube.read(resources.secrets, 'far-0', NS), undefined, 'no data for a cluster whose networks cannot be served');
+  assert.equal(await kube.read(resources.configMaps, 'far-lock', NS), undefined, 'the init lock is not taken either');
+  await eventually('the Machine says why', async () => {
+    const m = await kube.get(resources.machines, 'far-0', NS);
+    return m.status?.conditions?.some((c) => c.type === 'BootstrapConfigReady' && c.status === 'False' && c.message.includes('10.244.0.0/16'));
+  });
+
+  // A pod range too narrow for a /24 per machine is refused too; ranges the machines can serve are taken.
+  await kube.mergePatch(resources.clusters, 'far', NS, { spec: { clusterNetwork: { pods: { cidrBlocks: ['127.72.0.0/20'] }, services: { cidrBlocks: ['127.136.0.0/16'] } } } });
+  await eventually('the narrow pod range refused', async () => /"127\.72\.0\.0\/20" is too narrow: each machine takes the \/24 numbered after its address's last octet, so the pods need a \/16 or wider$/.test(condition(await read('far-0'))?.message ?? ''));
+  await kube.mergePatch(resources.clusters, 'far', NS, { spec: { clusterNetwork: { pods: { cidrBlocks: ['127.72.0.0/16'] } } } });
+  const done = await eventually('data once the networks can be served', async () => { const c = await read('far-0'); return c?.status?.initialization?.dataSecretCreated ? c : undefined; });
+  assert.equal(condition(done)!.status, 'True');
+  const files = ignitionFiles(secretValue(await kube.get(resources.secrets, 'far-0', NS), 'value'));
+  assert.match(fileText(files, '/var/lib/kubelet/config.yaml'), /^podCIDR: 127\.72\.0\.0\/16$/m);
 });

@@ -3,7 +3,8 @@
 // provider, against the embedded API server, the real local cloud and real TCP:
 //   - a LocalCluster with an empty spec gets a cloud load balancer for the control-plane endpoint,
 //     port 6443 on its own VIP; its targets follow the control-plane machines (a machine being
-//     deleted leaves first), and a connection through it reaches a server on a machine's 6443;
+//     deleted leaves first, an instance terminated in the cloud is left out), and a connection
+//     through it reaches a server on a machine's 6443;
 //   - the Cluster copies the endpoint, goes Provisioned, reads the control plane's replica counts
 //     and initialization through the contract (a control-plane kind unknown to bosun, as a third
 //     provider's would be), probes the workload API through `<cluster>-kubeconfig`, and is
@@ -156,6 +157,15 @@ test('a LocalCluster without an endpoint gets a load balancer that follows the c
   await eventually('the deleted machine out of the balancer', async () => {
     const x = (await c.cloud.client.listLoadBalancers()).find((y) => y.name === lbName);
     return JSON.stringify(x?.targets) === JSON.stringify([a.id]) ? true : undefined;
+  }, 40_000);
+  // A machine whose instance is terminated in the cloud, its Machine not yet replaced, leaves the
+  // balancer too (the cloud refuses a terminated target), and the targets still follow new machines.
+  await c.cloud.client.operate('terminate', a.id);
+  await controlPlaneMachine(`${NAME}-cp-c`);
+  await eventually('the terminated instance out of the balancer, the new machine\'s in', async () => {
+    const lm = (await c.kube.read(LOCAL_MACHINES, `${NAME}-cp-c`, NS)) as Obj | undefined;
+    const x = (await c.cloud.client.listLoadBalancers()).find((y) => y.name === lbName);
+    return lm?.status?.instanceID && JSON.stringify(x?.targets) === JSON.stringify([lm.status.instanceID]) ? true : undefined;
   }, 40_000);
 
   // The control plane initializes and reports its counts; the workload API answers through the kubeconfig Secret.

@@ -110,6 +110,11 @@ test('images and command lines; pod CIDR and IPs', () => {
   assert.deepEqual(componentArgv({ command: ['/usr/bin/bosun'], args: ['cluster-version-operator', '--v=2'] }), ['cluster-version-operator', '--v=2']);
   assert.deepEqual(componentArgv({ args: ['machine-config-operator'] }), ['machine-config-operator']);
   assert.equal(podCidrFor('127.0.1.12'), '127.1.12.0/24');
+  // A KubeletConfiguration podCIDR: a /24 is the node's own, a wider range the cluster's (the machine's /24 of it).
+  assert.equal(podCidrFor('127.0.1.12', '127.70.0.0/16'), '127.70.12.0/24');
+  assert.equal(podCidrFor('127.0.1.12', '127.64.0.0/12'), '127.64.12.0/24');
+  assert.equal(podCidrFor('127.0.1.12', '127.70.9.0/24'), '127.70.9.0/24');
+  assert.equal(podCidrFor('127.0.1.12', 'not a network'), '127.1.12.0/24');
   assert.equal(allocatePodIP('127.1.12.0/24', new Set(['127.1.12.2', '127.1.12.3'])), '127.1.12.4');
   assert.equal(allocatePodIP('127.1.12.0/24', new Set(Array.from({ length: 253 }, (_, i) => `127.1.12.${i + 2}`))), undefined);
 });

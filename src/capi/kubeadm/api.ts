@@ -33,6 +33,8 @@ export const KUBEADM_CONFIG_REASON = {
   notAvailable: 'NotAvailable',
   /** The spec is refused (an unsupported format, an unknown Kubernetes version, a failed validation). */
   invalidSpec: 'InvalidSpec',
+  /** Cluster.spec.clusterNetwork names a range the local cloud's machines cannot serve. */
+  invalidClusterNetwork: 'InvalidClusterNetwork',
   waitingForClusterInfrastructure: 'WaitingForClusterInfrastructure',
   waitingForControlPlaneInitialization: 'WaitingForControlPlaneInitialization',
   waitingForInitLock: 'WaitingForInitLock',

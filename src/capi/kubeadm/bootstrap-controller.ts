@@ -36,6 +36,7 @@ import {
   ADMIN_KUBECONFIG_PATH, BOOTSTRAP_KUBELET_KUBECONFIG_PATH, type BootstrapRole, type ClusterNetwork, KUBELET_KUBECONFIG_PATH, bootstrapIgnition, kubeconfigPaths,
 } from './bootstrap-ignition.js';
 import { type ClusterCertificates, clusterSecretName, endpointUrl, kubeconfigYaml, lookupCertificates, lookupOrGenerateCertificates } from './certificates.js';
+import { clusterNetworkFor, localNetworkProblems } from './cluster-template.js';
 import { CONTROLLER_MANAGER_KUBECONFIG, SCHEDULER_KUBECONFIG } from './static-pods.js';
 import { bootstrapFormat, defaultKubeadmConfig, validateKubeadmConfig } from './validation.js';
 import { findKubernetesVersion, unknownVersionMessage } from './versions.js';
@@ -54,12 +55,17 @@ const WORKLOAD_TIMEOUT_MS = 10_000;
 export const LOCK_KEY = 'lock-information';
 export const initLockName = (cluster: string) => `${cluster}-lock`;
 
-/** The default networks, as kubeadm has them, when Cluster.spec.clusterNetwork leaves them out. */
-export function clusterNetwork(cluster: api.Cluster): ClusterNetwork {
+/**
+ * The workload cluster's networks: Cluster.spec.clusterNetwork's first blocks; a range it leaves out
+ * is the loopback range `bosun cluster generate` would pick for this cluster (kubeadm's defaults,
+ * 10.96.0.0/12 and no pod range, are not addresses the local machines can serve).
+ */
+export function clusterNetwork(cluster: api.Cluster): ClusterNetwork & { podCidr: string } {
   const n = cluster.spec?.clusterNetwork;
+  const fallback = clusterNetworkFor(cluster.metadata.namespace ?? 'default', cluster.metadata.name);
   return {
-    serviceCidr: n?.services?.cidrBlocks?.[0] ?? '10.96.0.0/12',
-    podCidr: n?.pods?.cidrBlocks?.[0],
+    serviceCidr: n?.services?.cidrBlocks?.[0] ?? fallback.serviceCidr,
+    podCidr: n?.pods?.cidrBlocks?.[0] ?? fallback.podCidr,
     serviceDomain: n?.serviceDomain ?? 'cluster.local',
   };
 }
@@ -253,6 +259,18 @@ export function kubeadmBootstrapController(ctx: CapiContext): Controller {
 
     // Done: the data exists (the token's refresh belongs to a later step).
     if (config.status?.initialization?.dataSecretCreated && config.status.dataSecretName && (await ctx.client.read(resources.secrets, config.status.dataSecretName, namespace))) return;
+    // A Machine that already names its data Secret, while this config's status does not (a `bosun
+    // cluster move` or a restore brings no status): that data is this config's, and the machine
+    // booted from it. Its status is written again; the data is never made anew (Cluster API's
+    // KubeadmConfig reconciler does the same for a pivot).
+    const named = machine.spec.bootstrap?.dataSecretName;
+    if (named && !config.status?.dataSecretName && (await ctx.client.read(resources.secrets, named, namespace))) {
+      await writeConditions(config, { type: KUBEADM_CONFIG_CONDITION.dataSecretAvailable, status: 'True', reason: KUBEADM_CONFIG_REASON.available, message: '' }, {
+        dataSecretName: named,
+        initialization: { dataSecretCreated: true },
+      });
+      return;
+    }
 
     const errors = validateKubeadmConfig(defaultKubeadmConfig(config));
     if (errors.length) {
@@ -264,6 +282,10 @@ export function kubeadmBootstrapController(ctx: CapiContext): Controller {
     }
     const version = findKubernetesVersion(machine.spec.version);
     if (!version) return wait(config, { reason: KUBEADM_CONFIG_REASON.invalidSpec, message: `Machine ${machine.metadata.name}: ${unknownVersionMessage(machine.spec.version)}` });
+
+    const network = clusterNetwork(cluster);
+    const networkProblems = localNetworkProblems(network);
+    if (networkProblems.length) return wait(config, { reason: KUBEADM_CONFIG_REASON.invalidClusterNetwork, message: `Cluster ${clusterName}'s networks cannot be served: ${networkProblems.join('; ')}` });
 
     const endpoint = cluster.spec?.controlPlaneEndpoint;
     if (cluster.status?.initialization?.infrastructureProvisioned !== true || !endpoint?.host) {
@@ -299,7 +321,7 @@ export function kubeadmBootstrapController(ctx: CapiContext): Controller {
 
     const ignition = bootstrapIgnition({
       clusterName, controlPlaneEndpoint: `${endpoint.host}:${endpoint.port ?? 6443}`, nodeName, token,
-      network: clusterNetwork(cluster), role, version, spec: current.spec ?? {}, certificates,
+      network, role, version, spec: current.spec ?? {}, certificates,
       kubeconfigs: await kubeconfigs(role, cluster, certificates.ca, nodeName, token), ...inputs,
     });
     await writeDataSecret(current, cluster, JSON.stringify(ignition));

@@ -148,6 +148,9 @@ export function kubeletConfiguration(network: ClusterNetwork): string {
     `clusterDomain: ${network.serviceDomain}`,
     'healthzBindAddress: 127.0.0.1',
     'healthzPort: 10248',
+    // bosun's addition to kubeadm's file: the cluster's pod network, of which the node agent takes its
+    // machine's /24 (the kubelet would get it from kube-controller-manager's --allocate-node-cidrs).
+    ...(network.podCidr ? [`podCIDR: ${network.podCidr}`] : []),
     'rotateCertificates: true',
     `staticPodPath: ${MANIFESTS_DIR}`,
     'streamingConnectionIdleTimeout: 0s',

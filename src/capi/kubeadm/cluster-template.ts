@@ -15,9 +15,15 @@
 // k = FNV-1a(namespace/name) mod 64 and gives pods 127.(64+k).0.0/16 and Services
 // 127.(128+k).0.0/16: the same cluster always gets the same ranges, and two clusters share them
 // only if their slots collide (1 in 64) — POD_CIDR / SERVICE_CIDR in the environment override it.
+// A Cluster whose clusterNetwork leaves a range out gets these too. localNetworkProblems says why a
+// range the user gives cannot be served by the local cloud's machines: outside 127.0.0.0/8 (pod and
+// Service addresses are loopback), overlapping the management cluster's ranges or each other, or
+// too narrow — each machine takes the /24 of the pods' range numbered after its address's last
+// octet (127.0.1.N: the N-th), so the pods need a /16 or wider.
 import { parseAllDocuments, stringify } from 'yaml';
 import type * as api from '../../api/index.js';
 import { BosunError } from '../../common/errors.js';
+import { parseCidr } from '../../common/ipv4.js';
 
 export const CLUSTER_TEMPLATE = `apiVersion: cluster.x-k8s.io/v1beta2
 kind: Cluster
@@ -171,4 +177,48 @@ function fnv1a(text: string): number {
 export function clusterNetworkFor(namespace: string, name: string): { podCidr: string; serviceCidr: string } {
   const slot = fnv1a(`${namespace}/${name}`) % 64;
   return { podCidr: `127.${64 + slot}.0.0/16`, serviceCidr: `127.${128 + slot}.0.0/16` };
+}
+
+/** The management cluster's loopback ranges (see the header), which no workload cluster may use. */
+export const RESERVED_LOOPBACK_RANGES: ReadonlyArray<{ cidr: string; what: string }> = [
+  { cidr: '127.0.0.0/16', what: 'the local cloud\'s machines and load balancers' },
+  { cidr: '127.1.0.0/16', what: 'the management cluster\'s pods' },
+  { cidr: '127.30.0.0/16', what: 'the management cluster\'s Services' },
+];
+const LOOPBACK = parseCidr('127.0.0.0/8')!;
+
+const overlaps = (a: { base: number; bits: number }, b: { base: number; bits: number }) => {
+  const bits = Math.min(a.bits, b.bits);
+  const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
+  return ((a.base & mask) >>> 0) === ((b.base & mask) >>> 0);
+};
+
+/**
+ * Why a workload cluster's networks cannot be served by the local cloud's machines (empty: they
+ * can). `podCidr` and `serviceCidr` are the first cidrBlocks of Cluster.spec.clusterNetwork's pods and services.
+ */
+export function localNetworkProblems(network: { podCidr: string; serviceCidr: string }): string[] {
+  const problems: string[] = [];
+  const ranges: Array<{ field: string; cidr: string; maxBits: number; why: string }> = [
+    { field: 'spec.clusterNetwork.pods.cidrBlocks[0]', cidr: network.podCidr, maxBits: 16, why: 'each machine takes the /24 numbered after its address\'s last octet, so the pods need a /16 or wider' },
+    { field: 'spec.clusterNetwork.services.cidrBlocks[0]', cidr: network.serviceCidr, maxBits: 24, why: 'the Services need a /24 or wider' },
+  ];
+  const parsed: Array<{ field: string; cidr: string; range: { base: number; bits: number } }> = [];
+  for (const r of ranges) {
+    const range = parseCidr(r.cidr);
+    const say = (what: string) => problems.push(`${r.field} ${JSON.stringify(r.cidr)} ${what}`);
+    if (!range) {
+      say('is not an IPv4 network such as 127.70.0.0/16');
+      continue;
+    }
+    if (range.bits < LOOPBACK.bits || !overlaps(range, LOOPBACK)) {
+      say('cannot be served by the local cloud\'s machines: their pod and Service addresses are loopback addresses, so the range must lie inside 127.0.0.0/8 (bosun cluster generate picks one, such as 127.70.0.0/16)');
+      continue;
+    }
+    if (range.bits > r.maxBits) say(`is too narrow: ${r.why}`);
+    for (const reserved of RESERVED_LOOPBACK_RANGES) if (overlaps(range, parseCidr(reserved.cidr)!)) say(`overlaps ${reserved.cidr}, ${reserved.what}`);
+    parsed.push({ field: r.field, cidr: r.cidr, range });
+  }
+  if (parsed.length === 2 && overlaps(parsed[0].range, parsed[1].range)) problems.push(`${parsed[0].field} ${JSON.stringify(parsed[0].cidr)} and ${parsed[1].field} ${JSON.stringify(parsed[1].cidr)} overlap`);
+  return problems;
 }

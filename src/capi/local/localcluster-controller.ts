@@ -7,8 +7,8 @@
 //     port 6443 of the cluster's control-plane machines — the instances of the LocalMachines behind
 //     the cluster's Machines labelled cluster.x-k8s.io/control-plane, except those being deleted, so
 //     that traffic leaves a machine before it goes; its targets follow the machines as they come
-//     and go, and it health-checks them (HTTPS GET /readyz), so new connections go only to API
-//     servers that are ready;
+//     and go (a terminated instance is left out), and it health-checks them (HTTPS GET /readyz),
+//     so new connections go only to API servers that are ready;
 //   - spec.controlPlaneEndpoint is set to the balancer's address and port, and only then is the
 //     LocalCluster provisioned (status.initialization.provisioned), so the Cluster copies a
 //     reachable endpoint;
@@ -107,7 +107,11 @@ export function localClusterController(ctx: CapiContext, cloud: CloudClient): Co
           });
           return;
         }
-        const targets = controlPlaneInstances(clusterName, lc.metadata.namespace ?? 'default');
+        // A terminated instance (one the cloud lost, or a user terminated, before its Machine is
+        // remediated) is no target: the cloud refuses it, and it serves nothing anyway.
+        const wanted = controlPlaneInstances(clusterName, lc.metadata.namespace ?? 'default');
+        const alive = wanted.length ? new Set((await cloud.listInstances({ ids: wanted })).filter((i) => i.state !== 'terminated').map((i) => i.id)) : new Set<string>();
+        const targets = wanted.filter((id) => alive.has(id));
         const lb = await cloud.ensureLoadBalancer(loadBalancerName(lc), {
           ports: [{ name: 'apiserver', protocol: 'TCP', port: API_SERVER_PORT, targetPort: API_SERVER_PORT }],
           targets,

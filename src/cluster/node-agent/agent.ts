@@ -88,7 +88,7 @@ export class NodeAgent {
     const dir = join(root, this.files.staticPodPath);
     const kubeconfigFile = () => this.nodeKubeconfigFile();
     const runner = new StaticPodRunner({
-      root, dir, nodeName: this.nodeName, nodeIP, podCIDR: podCidrFor(nodeIP),
+      root, dir, nodeName: this.nodeName, nodeIP, podCIDR: podCidrFor(nodeIP, this.files.config.podCIDR),
       // Read when each pod starts: on a machine kubeadm is setting up, the kubeconfig comes later than the agent.
       get apiServer() {
         return apiServerOf(kubeconfigFile());
@@ -180,7 +180,7 @@ export class NodeAgent {
     const caPem = cluster.caData ? Buffer.from(cluster.caData, 'base64').toString('utf8') : cluster.caFile ? readFileSync(cluster.caFile, 'utf8') : '';
 
     const nodeIP = instance.privateIp;
-    const podCIDR = podCidrFor(nodeIP);
+    const podCIDR = podCidrFor(nodeIP, this.files.config.podCIDR);
     const config = this.files.config;
     const facts: NodeFacts = {
       name: this.nodeName, internalIP: nodeIP, hostname: this.nodeName,

@@ -96,6 +96,8 @@ export interface KubeletConfiguration {
   rotateCertificates?: boolean;
   serverTLSBootstrap?: boolean;
   registerWithTaints?: Array<{ key: string; value?: string; effect: string }>;
+  /** The node's pod range (a /24), or the cluster's of which the node takes its /24 (pod-spec.ts podCidrFor). */
+  podCIDR?: string;
   [field: string]: unknown;
 }
 

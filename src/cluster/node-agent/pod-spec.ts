@@ -4,6 +4,7 @@
 // from the node's podCIDR. Pure except for resolving ConfigMap/Secret references.
 import { fileURLToPath } from 'node:url';
 import type * as api from '../../api/index.js';
+import { numberToIp, parseCidr } from '../../common/ipv4.js';
 import { isNotFound, resources, type KubeClient } from '../../kube/index.js';
 
 export const COMPONENT_IMAGE_PREFIX = 'bosun.local/';
@@ -120,9 +121,17 @@ export function expand(value: string, env: Record<string, string>): string {
   return value.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g, (whole, name?: string) => (whole === '$$' ? '$' : name !== undefined && name in env ? env[name] : whole));
 }
 
-/** The pod CIDR of machine N (its node IP 127.0.1.N): 127.1.N.0/24. */
-export function podCidrFor(nodeIP: string): string {
-  const n = nodeIP.split('.')[3];
+/**
+ * The pod CIDR of machine N (its node IP 127.0.1.N): the N-th /24 of the cluster's pod network —
+ * 127.1.N.0/24 by default. `configured` is the KubeletConfiguration's podCIDR: a /24 is the node's
+ * own; a wider range is the cluster's (a workload cluster's, from Cluster.spec.clusterNetwork.pods),
+ * of which the machine takes its /24, as kube-controller-manager's node CIDR allocation would give it.
+ */
+export function podCidrFor(nodeIP: string, configured?: string): string {
+  const n = Number(nodeIP.split('.')[3]);
+  const range = configured ? parseCidr(configured) : undefined;
+  if (range?.bits === 24) return configured!;
+  if (range && range.bits < 24 && n * 256 < 2 ** (32 - range.bits)) return `${numberToIp(range.base + n * 256)}/24`;
   return `127.1.${n}.0/24`;
 }
 
