@@ -2,7 +2,7 @@
 //   - the catalog operator: CatalogSources (catalog-source-controller.ts), Subscriptions
 //     (subscription-controller.ts) and InstallPlans (install-plan-controller.ts);
 //   - the OLM operator: OperatorGroups (operator-group-controller.ts) and ClusterServiceVersions
-//     (csv-controller.ts);
+//     (csv-controller.ts), copied into their target namespaces (copied-csv-controller.ts);
 //   - the package server (package-server.ts): PackageManifests behind an APIService.
 import type * as api from '../api/index.js';
 import { type Logger, logger } from '../common/log.js';
@@ -10,6 +10,7 @@ import { type Clock, type Controller, type Informer, type Manager, resources } f
 import { catalogSourceController } from './catalog-source-controller.js';
 import { CLUSTER_OPERATORS, olmClusterOperatorController } from './cluster-operator.js';
 import { olmContext } from './context.js';
+import { copiedCsvController } from './copied-csv-controller.js';
 import { csvController } from './csv-controller.js';
 import { installPlanController } from './install-plan-controller.js';
 import { operatorGroupController } from './operator-group-controller.js';
@@ -34,7 +35,7 @@ export function addCatalogOperator(manager: Manager, settings: OlmSettings = {})
 
 export function addOlmOperator(manager: Manager, settings: OlmSettings = {}): Controller[] {
   const ctx = olmContext(manager, settings.clock);
-  const controllers = [operatorGroupController(ctx), csvController(ctx)];
+  const controllers = [operatorGroupController(ctx), csvController(ctx), copiedCsvController(ctx)];
   if (settings.report) controllers.push(olmClusterOperatorController(ctx, { name: CLUSTER_OPERATORS.olm, version: settings.releaseVersion, crds: ['clusterserviceversions', 'operatorgroups'], controllers: [...controllers] }));
   manager.add(...controllers);
   return controllers;
