@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CloudClient } from '../../src/cloud/client.js';
+import { runBosun } from '../helpers/cli.js';
 import { runKubectl } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
 import { installCluster, OPERATOR_NAMESPACES, type InstalledCluster } from '../helpers/installed-cluster.js';
@@ -201,6 +202,37 @@ test('monitoring: Prometheus runs on a master, every component is a target and u
     assert.ok(r.data.result.length > 0, query);
   }
   await eventually('Watchdog firing', async () => ((await prometheus('/api/v1/alerts')).data.alerts as Obj[]).some((a) => a.labels.alertname === 'Watchdog' && a.state === 'firing'), 60_000);
+});
+
+test('OLM: its components run on the masters at the release; kubectl get packagemanifests -n openshift-marketplace lists the default catalog; installing the greeter runs its operator as a pod, which reconciles a Greeting', async () => {
+  for (const co of ['operator-lifecycle-manager', 'operator-lifecycle-manager-catalog', 'operator-lifecycle-manager-packageserver']) {
+    await eventually(`ClusterOperator ${co} Available at 1.0.0`, async () => new RegExp(`^${co}\\s+1\\.0\\.0\\s+True\\s+False\\s+False`, 'm').test(await kubectl(['get', 'co', co])), 120_000);
+  }
+  const olmPods = (await json(['get', 'pods', '-n', 'openshift-operator-lifecycle-manager'])).items as Obj[];
+  assert.deepEqual(olmPods.map((p) => p.metadata.labels.app).sort(), ['catalog-operator', 'olm-operator', 'package-server']);
+  for (const pod of olmPods) assert.ok(pod.spec.nodeName?.startsWith('bosun-local-master-'), `${pod.metadata.name} runs on a master (${pod.spec.nodeName})`);
+  const packages = await eventually('the default catalog\'s packages', async () => {
+    const r = await runKubectl(c.cluster.kubeconfigPath, ['get', 'packagemanifests', '-n', 'openshift-marketplace'], { timeoutMs: 30_000 });
+    return r.code === 0 && /^greeter\s/m.test(r.stdout) && r.stdout;
+  }, { timeoutMs: 120_000, intervalMs: 1000 });
+  console.log(`kubectl get packagemanifests -n openshift-marketplace\n${packages}`);
+  assert.match(packages, /^echo\s+bosun Operators\s/m);
+  assert.match(packages, /^greeter\s+bosun Operators\s/m);
+
+  await kubectl(['create', 'namespace', 'olm-demo']);
+  const installed = await runBosun(['adm', 'operators', 'install', 'greeter', '-n', 'olm-demo', '--kubeconfig', c.cluster.kubeconfigPath]);
+  assert.equal(installed.code, 0, installed.stderr);
+  assert.match(installed.stdout, /^subscription\.operators\.coreos\.com\/greeter created \(package greeter, channel default, catalog openshift-marketplace\/bosun-operators, approval Automatic\)$/m);
+  await eventually('CSV greeter.v1.0.0 Succeeded', async () => /^greeter\.v1\.0\.0\s+Greeter\s+1\.0\.0\s+greeter\.v0\.2\.0\s+Succeeded/m.test(await kubectl(['get', 'csv', '-n', 'olm-demo'])), { timeoutMs: 180_000, intervalMs: 1000 });
+  const operatorPod = ((await json(['get', 'pods', '-n', 'olm-demo', '-l', 'name=greeter-operator'])).items as Obj[])[0];
+  assert.equal(operatorPod.status.phase, 'Running');
+  assert.equal(operatorPod.metadata.annotations['olm.targetNamespaces'], 'olm-demo');
+  const greeting = { apiVersion: 'greeter.samples.bosun.io/v1', kind: 'Greeting', metadata: { name: 'hello', namespace: 'olm-demo' }, spec: { name: 'world' } };
+  const applied = await runKubectl(c.cluster.kubeconfigPath, ['apply', '-f', '-'], { input: JSON.stringify(greeting), timeoutMs: 30_000 });
+  assert.equal(applied.code, 0, applied.stderr);
+  const table = await eventually('Greeting hello reconciled by the operator pod', async () => { const out = await kubectl(['get', 'greetings', '-n', 'olm-demo']); return /^hello\s+Hello, world!\s+Ready\s+1\.0\.0\s/m.test(out) && out; }, { timeoutMs: 60_000, intervalMs: 1000 });
+  console.log(`kubectl get greetings -n olm-demo\n${table}`);
+  assert.equal((await json(['get', 'configmap', 'hello-greeting', '-n', 'olm-demo'])).data.greeting, 'Hello, world!');
 });
 
 test('each metrics Service answers 401 anonymous, 403 unprivileged, 200 to a token granted get on /metrics, with the service CA\'s certificate', { timeout: 600_000 }, async () => {

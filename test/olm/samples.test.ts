@@ -12,7 +12,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type * as api from '../../src/api/index.js';
+import type * as types from '../../src/api/index.js';
 import { KubeClient, Manager, loadKubeConfig, resources } from '../../src/kube/index.js';
 import { loadCatalog } from '../../src/olm/fbc.js';
 import { CATALOG_FILE, catalogConfigMapYaml, sampleCatalogFiles } from '../../src/olm/samples/catalog.js';
@@ -39,7 +39,7 @@ const subscription = (ns: string, name: string, channel: string, config?: unknow
 const group = (ns: string, targets?: string[]) => ({ apiVersion: 'operators.coreos.com/v1', kind: 'OperatorGroup', metadata: { name: 'og', namespace: ns }, spec: targets ? { targetNamespaces: targets } : {} });
 
 /** The installed CSV (not a copy) once Succeeded. */
-async function succeeded(ns: string, name: string): Promise<api.ClusterServiceVersion> {
+async function succeeded(ns: string, name: string): Promise<types.ClusterServiceVersion> {
   return eventually(`CSV ${ns}/${name} Succeeded`, async () => {
     const csv = await client.read(resources.clusterServiceVersions, name, ns);
     return csv?.status?.phase === 'Succeeded' && !csv.metadata.labels?.['olm.copiedFrom'] && csv;
@@ -139,7 +139,7 @@ test('AllNamespaces: echo in openshift-operators (the global group) is copied in
   assert.equal(copy.metadata.labels?.['olm.copiedFrom'], 'openshift-operators');
   assert.equal(copy.status?.reason, 'Copied');
   assert.equal(copy.status?.message, 'The operator is running in openshift-operators but is managing this namespace');
-  const copies = JSON.parse(await api.kubectlOk(['get', 'csv', '-A', '-l', 'olm.copiedFrom=openshift-operators', '-o', 'json'])).items.map((c: api.ClusterServiceVersion) => c.metadata.namespace);
+  const copies = JSON.parse(await api.kubectlOk(['get', 'csv', '-A', '-l', 'olm.copiedFrom=openshift-operators', '-o', 'json'])).items.map((c: types.ClusterServiceVersion) => c.metadata.namespace);
   for (const ns of ['default', 'greet', 'elsewhere', 'openshift-marketplace']) assert.ok(copies.includes(ns), `a copy in ${ns} (have ${copies.join(', ')})`);
   assert.ok(!copies.includes('openshift-operators'));
   assert.equal((await client.get(resources.operatorGroups, 'global-operators', 'openshift-operators')).metadata.annotations?.['olm.providedAPIs'], 'EchoServer.v1.echo.samples.bosun.io');
