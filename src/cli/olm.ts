@@ -29,7 +29,12 @@ Leader election: the Lease ${NAMESPACE}/olm-operator.
 A ClusterServiceVersion goes Pending (its CRDs missing) → InstallReady → Installing (its
 Deployments, ServiceAccounts, Roles and ClusterRoles made) → Succeeded once its Deployments are
 Available; Failed with TooManyOperatorGroups, UnsupportedOperatorGroup or InstallCheckFailed;
-the CSV a newer one replaces goes Replacing, then Deleting, then away.
+the CSV a newer one replaces goes Replacing, then Deleting, then away. The Subscription's
+spec.config (env, envFrom, resources, nodeSelector, tolerations, volumes, volumeMounts, affinity,
+annotations) goes into the CSV's Deployments; a CSV serving other namespaces is copied into each
+(label olm.copiedFrom, reason Copied); each OperatorGroup's olm.providedAPIs names what its
+operators own. With --release-version (or $RELEASE_VERSION) it reports on ClusterOperator
+operator-lifecycle-manager.
 
 Example:
   $ bosun olm-operator --kubeconfig .bosun/kubeconfig &
