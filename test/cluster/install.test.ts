@@ -3,7 +3,9 @@
 // operators run as pods on the masters and the bootstrap hands over to them; Cluster API manages
 // the machines — the masters adopted, the workers from MachineDeployment worker — so scaling it
 // adds and removes (drained) nodes, and a worker's death moves its pods and gets it replaced by
-// its MachineHealthCheck; the cluster stops and comes back with the same machines. (The update on
+// its MachineHealthCheck; OLM runs on the masters with the default catalog, and an add-on operator
+// installed from it runs as a pod, reconciles its resource and upgrades along its channel; the
+// cluster stops and comes back with the same machines. (The update on
 // an installed cluster: install-update.test.ts. Every component's metrics endpoint and Prometheus's
 // targets are checked here too. The remediation limit is tested against the
 // controllers in test/capi/healthcheck.test.ts: here it would cost two more replacements.)
@@ -233,6 +235,26 @@ test('OLM: its components run on the masters at the release; kubectl get package
   const table = await eventually('Greeting hello reconciled by the operator pod', async () => { const out = await kubectl(['get', 'greetings', '-n', 'olm-demo']); return /^hello\s+Hello, world!\s+Ready\s+1\.0\.0\s/m.test(out) && out; }, { timeoutMs: 60_000, intervalMs: 1000 });
   console.log(`kubectl get greetings -n olm-demo\n${table}`);
   assert.equal((await json(['get', 'configmap', 'hello-greeting', '-n', 'olm-demo'])).data.greeting, 'Hello, world!');
+});
+
+test('OLM upgrades along a channel: the greeter from 0.1.0 on alpha goes 0.2.0 then 0.3.0, one replaces step at a time, each version\'s pod reconciling the Greeting with its own version', async () => {
+  const ns = 'olm-upgrade';
+  await kubectl(['create', 'namespace', ns]);
+  const installed = await runBosun(['adm', 'operators', 'install', 'greeter', '-n', ns, '--channel', 'alpha', '--starting-csv', 'greeter.v0.1.0', '--kubeconfig', c.cluster.kubeconfigPath]);
+  assert.equal(installed.code, 0, installed.stderr);
+  const greeting = { apiVersion: 'greeter.samples.bosun.io/v1', kind: 'Greeting', metadata: { name: 'hi', namespace: ns }, spec: { name: 'upgrades', greeting: 'Hi' } };
+  await eventually('the Greeting CRD served', async () => (await runKubectl(c.cluster.kubeconfigPath, ['apply', '-f', '-'], { input: JSON.stringify(greeting), timeoutMs: 30_000 })).code === 0, { timeoutMs: 120_000, intervalMs: 1000 });
+  await eventually('the Subscription at greeter.v0.3.0, AtLatestKnown', async () => { const sub = await json(['get', 'sub', 'greeter', '-n', ns]); return sub.status?.state === 'AtLatestKnown' && sub.status.installedCSV === 'greeter.v0.3.0'; }, { timeoutMs: 240_000, intervalMs: 1000 });
+  await eventually('CSV greeter.v0.3.0 Succeeded, the older ones gone', async () => {
+    const csvs = (await json(['get', 'csv', '-n', ns])).items as Obj[];
+    return csvs.length === 1 && csvs[0].metadata.name === 'greeter.v0.3.0' && csvs[0].status?.phase === 'Succeeded';
+  }, { timeoutMs: 120_000, intervalMs: 1000 });
+  const plans = ((await json(['get', 'ip', '-n', ns])).items as Obj[]).map((p) => p.spec.clusterServiceVersionNames[0]).sort();
+  assert.deepEqual(plans, ['greeter.v0.1.0', 'greeter.v0.2.0', 'greeter.v0.3.0'], 'one plan per replaces step');
+  const hi = await eventually('the Greeting reconciled by 0.3.0', async () => { const g = await json(['get', 'greeting', 'hi', '-n', ns]); return g.status?.operatorVersion === '0.3.0' && g; }, { timeoutMs: 60_000, intervalMs: 1000 });
+  assert.equal(hi.status.text, 'Hi, upgrades!');
+  const pods = ((await json(['get', 'pods', '-n', ns, '-l', 'name=greeter-operator'])).items as Obj[]).filter((p) => !p.metadata.deletionTimestamp);
+  assert.deepEqual(pods.map((p) => p.spec.containers[0].image), ['bosun.local/greeter-operator:v0.3.0']);
 });
 
 test('each metrics Service answers 401 anonymous, 403 unprivileged, 200 to a token granted get on /metrics, with the service CA\'s certificate', { timeout: 600_000 }, async () => {
