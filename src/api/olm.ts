@@ -54,3 +54,25 @@ export interface PackageManifest extends KubeObject {
     channels: PackageChannel[];
   };
 }
+
+/** What bosun's sample operators write in their custom resources' status. */
+export interface SampleOperandStatus {
+  /** Ready, or Progressing while what it manages comes up. */
+  phase?: string;
+  message?: string;
+  /** The version of the operator that reconciled it last (its bundle's). */
+  operatorVersion?: string;
+  observedGeneration?: number;
+}
+
+/** greeter.samples.bosun.io/v1 Greeting (the sample greeter operator's): a ConfigMap with a greeting. */
+export interface Greeting extends KubeObject {
+  spec?: { name?: string; greeting?: string };
+  status?: SampleOperandStatus & { configMap?: string; text?: string };
+}
+
+/** echo.samples.bosun.io/v1 EchoServer (the sample echo operator's): a Deployment of bosun.local/echo and its Service. */
+export interface EchoServer extends KubeObject {
+  spec?: { replicas?: number };
+  status?: SampleOperandStatus & { readyReplicas?: number; service?: string };
+}

@@ -37,6 +37,8 @@ const commands: Record<string, Array<() => Promise<Registrar>>> = {
   'olm-operator': [() => import('./olm.js')],
   'catalog-operator': [() => import('./olm.js')],
   'package-server': [() => import('./olm.js')],
+  'greeter-operator': [() => import('./sample-operators.js')],
+  'echo-operator': [() => import('./sample-operators.js')],
   'cluster-cloud-controller-manager-operator': [() => import('./cluster-cloud-controller-manager-operator.js')],
   cluster: [() => import('./cluster-generate.js'), () => import('./cluster-describe.js'), () => import('./cluster-move.js'), () => import('./cluster-versions.js')],
   // kubeadm's static pods: Kubernetes' own command lines.

@@ -10,6 +10,7 @@ import { logger } from '../common/log.js';
 import { podPath } from '../common/pod-path.js';
 import { readRequestHeaderAuth } from '../kube/index.js';
 import { registerComponent } from '../kube/manager-flags.js';
+import { releaseVersionFromEnvironment } from '../kube/operator-status.js';
 import { servingCertificate } from '../metrics-server/run.js';
 
 const NAMESPACE = 'openshift-operator-lifecycle-manager';
@@ -17,33 +18,40 @@ const NAMESPACE = 'openshift-operator-lifecycle-manager';
 /** Registers the three commands once (main.ts lists this module under each of their names). */
 export function register(program: Command): void {
   if (program.commands.some((c) => c.name() === 'olm-operator')) return;
-  registerComponent<Record<string, never>>(program, {
+  registerComponent<{ releaseVersion?: string }>(program, {
     name: 'olm-operator',
     lease: { namespace: NAMESPACE, name: 'olm-operator' },
     description: 'run OLM\'s operator: OperatorGroups\' target namespaces and ClusterServiceVersions (requirements, install modes, the deployment install strategy, replacement)',
+    flags: (command) => command.option('--release-version <version>', 'report on ClusterOperator/operator-lifecycle-manager with this release (default: $RELEASE_VERSION; neither: no report)', releaseVersionFromEnvironment()),
     help: `
 Leader election: the Lease ${NAMESPACE}/olm-operator.
 
 A ClusterServiceVersion goes Pending (its CRDs missing) → InstallReady → Installing (its
 Deployments, ServiceAccounts, Roles and ClusterRoles made) → Succeeded once its Deployments are
 Available; Failed with TooManyOperatorGroups, UnsupportedOperatorGroup or InstallCheckFailed;
-the CSV a newer one replaces goes Replacing, then Deleting, then away.
+the CSV a newer one replaces goes Replacing, then Deleting, then away. The Subscription's
+spec.config (env, envFrom, resources, nodeSelector, tolerations, volumes, volumeMounts, affinity,
+annotations) goes into the CSV's Deployments; a CSV serving other namespaces is copied into each
+(label olm.copiedFrom, reason Copied); each OperatorGroup's olm.providedAPIs names what its
+operators own. With --release-version (or $RELEASE_VERSION) it reports on ClusterOperator
+operator-lifecycle-manager.
 
 Example:
   $ bosun olm-operator --kubeconfig .bosun/kubeconfig &
   $ kubectl get csv -n demo
   NAME          DISPLAY     VERSION   REPLACES      PHASE
   demo.v1.1.0   Demo demo   1.1.0     demo.v1.0.0   Succeeded`,
-    async setup(manager) {
+    async setup(manager, o) {
       const { addOlmOperator } = await import('../olm/operators.js');
-      addOlmOperator(manager);
+      addOlmOperator(manager, { releaseVersion: o.releaseVersion, report: o.releaseVersion !== undefined });
     },
   });
 
-  registerComponent<Record<string, never>>(program, {
+  registerComponent<{ releaseVersion?: string }>(program, {
     name: 'catalog-operator',
     lease: { namespace: NAMESPACE, name: 'catalog-operator' },
     description: 'run OLM\'s catalog operator: CatalogSources (File-Based Catalogs in ConfigMaps), Subscriptions resolved to InstallPlans, InstallPlans applied once approved',
+    flags: (command) => command.option('--release-version <version>', 'report on ClusterOperator/operator-lifecycle-manager-catalog with this release (default: $RELEASE_VERSION; neither: no report)', releaseVersionFromEnvironment()),
     help: `
 Leader election: the Lease ${NAMESPACE}/catalog-operator.
 
@@ -60,18 +68,20 @@ Example:
 
   NAME                                            CSV           APPROVAL   APPROVED
   installplan.operators.coreos.com/install-8xk2p  demo.v1.1.0   Manual     false`,
-    async setup(manager) {
+    async setup(manager, o) {
       const { addCatalogOperator } = await import('../olm/operators.js');
-      addCatalogOperator(manager);
+      addCatalogOperator(manager, { releaseVersion: o.releaseVersion, report: o.releaseVersion !== undefined });
     },
   });
 
-  registerComponent<{ secureListen: string }>(program, {
+  registerComponent<{ secureListen: string; releaseVersion?: string }>(program, {
     name: 'package-server',
     lease: { namespace: NAMESPACE, name: 'package-server' },
     defaults: { leaderElect: false },
     description: 'serve OLM\'s read-only PackageManifests (packages.operators.coreos.com/v1) of every READY catalog, behind an APIService',
-    flags: (command) => command.option('--secure-listen <host:port>', 'where the HTTPS API listens (behind the APIService v1.packages.operators.coreos.com)', '0.0.0.0:5443'),
+    flags: (command) => command
+      .option('--secure-listen <host:port>', 'where the HTTPS API listens (behind the APIService v1.packages.operators.coreos.com)', '0.0.0.0:5443')
+      .option('--release-version <version>', 'report on ClusterOperator/operator-lifecycle-manager-packageserver with this release (default: $RELEASE_VERSION; neither: no report)', releaseVersionFromEnvironment()),
     help: `
 The API serves the certificate of the shared --tls-cert-file and --tls-private-key-file (without
 them, a self-signed one made at start). Requests come from the API server's aggregator
@@ -91,7 +101,7 @@ Example:
       const tls = await servingCertificate({ cert: podPath(o.tlsCertFile), key: podPath(o.tlsPrivateKeyFile) }, ['localhost', '127.0.0.1', listen.host, `package-server-service.${NAMESPACE}.svc`], 'package-server');
       const requestHeader = await readRequestHeaderAuth(manager.client);
       if (!requestHeader) log.warn('no request-header CA in kube-system/extension-apiserver-authentication: only bearer tokens are accepted');
-      addPackageServer(manager, { ...listen, tls, requestHeader, log });
+      addPackageServer(manager, { ...listen, tls, requestHeader, log }, { releaseVersion: o.releaseVersion, report: o.releaseVersion !== undefined });
     },
   });
 }

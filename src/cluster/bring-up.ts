@@ -103,6 +103,15 @@ export const CONSOLE_OFF_OVERRIDES = [
   { kind: 'ClusterOperator', group: 'config.openshift.io', namespace: '', name: 'console', unmanaged: true },
 ];
 
+/** Without machines no node runs OLM either: its Deployments, ClusterOperators and the package
+ *  server's APIService are left unmanaged (its CRDs, RBAC, namespaces, the default catalog and the
+ *  global OperatorGroup are still applied). */
+export const OLM_OFF_OVERRIDES = [
+  ...['olm-operator', 'catalog-operator', 'package-server'].map((name) => ({ kind: 'Deployment', group: 'apps', namespace: 'openshift-operator-lifecycle-manager', name, unmanaged: true })),
+  ...['operator-lifecycle-manager', 'operator-lifecycle-manager-catalog', 'operator-lifecycle-manager-packageserver'].map((name) => ({ kind: 'ClusterOperator', group: 'config.openshift.io', namespace: '', name, unmanaged: true })),
+  { kind: 'APIService', group: 'apiregistration.k8s.io', namespace: '', name: 'v1.packages.operators.coreos.com', unmanaged: true },
+];
+
 export interface LocalCluster {
   api: ApiServer;
   updateService: UpdateService;
@@ -220,7 +229,7 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
       metadata: { name: 'version' },
       spec: {
         clusterID: randomUUID(), channel: options.channel, upstream: `${updateService.url}/api/upgrades_info/v1/graph`, desiredUpdate: { version: options.version, image: target.pullspec },
-        ...(withMachines ? (options.monitoring !== false ? {} : { overrides: MONITORING_OFF_OVERRIDES }) : { overrides: [...MONITORING_OFF_OVERRIDES, ...CONSOLE_OFF_OVERRIDES] }),
+        ...(withMachines ? (options.monitoring !== false ? {} : { overrides: MONITORING_OFF_OVERRIDES }) : { overrides: [...MONITORING_OFF_OVERRIDES, ...CONSOLE_OFF_OVERRIDES, ...OLM_OFF_OVERRIDES] }),
       },
     }]);
     progress.detail(`install ${options.version} from channel ${options.channel}`);

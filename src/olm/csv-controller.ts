@@ -9,7 +9,9 @@ import type * as api from '../api/index.js';
 import { Controller, type Informer, type ResourceDefinition, applyObject, isCrdEstablished, resources, rfc3339 } from '../kube/index.js';
 import type { OlmContext } from './context.js';
 import { type CsvObservation, deploymentHealth, nextCsvPhase, operatorGroupProblem } from './csv-phase.js';
-import { OWNER_LABELS, groupAnnotations, strategyObjects } from './install-strategy.js';
+import { COPIED_FROM } from './copied-csv-controller.js';
+import { packageLabel } from './install-plan.js';
+import { OWNER_LABELS, groupAnnotations, strategyObjects, subscriptionConfig } from './install-strategy.js';
 import { writeStatus } from './status.js';
 
 /** The history kept in status.conditions (OLM keeps a bounded list too). */
@@ -33,7 +35,14 @@ export function csvController(ctx: OlmContext): Controller {
   const groups = ctx.informer(resources.operatorGroups);
   const crds = ctx.informer(resources.customResourceDefinitions);
   const deployments = ctx.informer(resources.deployments);
+  const subs = ctx.informer(resources.subscriptions);
   const controller = new Controller({ name: 'csv-controller', clock: ctx.clock, sync });
+  /** The Subscription that installed a CSV: the one at it, else the one of its package. */
+  const subscriptionOf = (csv: api.ClusterServiceVersion) => {
+    const inNamespace = subs.list().filter((s) => s.metadata.namespace === csv.metadata.namespace);
+    return inNamespace.find((s) => s.status?.installedCSV === csv.metadata.name || s.status?.currentCSV === csv.metadata.name)
+      ?? inNamespace.find((s) => csv.metadata.labels?.[packageLabel(s.spec.name, csv.metadata.namespace ?? '')] !== undefined);
+  };
   const keysIn = (namespace: string | undefined, filter: (c: api.ClusterServiceVersion) => boolean = () => true) =>
     csvs.list().filter((c) => c.metadata.namespace === namespace && filter(c)).map((c) => `${c.metadata.namespace}/${c.metadata.name}`);
   controller.watch(csvs);
@@ -41,6 +50,8 @@ export function csvController(ctx: OlmContext): Controller {
   controller.watch(csvs, (c) => (c.spec.replaces ? `${c.metadata.namespace}/${c.spec.replaces}` : undefined));
   controller.watch(groups, (g) => keysIn(g.metadata.namespace));
   controller.watch(crds, (crd) => csvs.list().filter((c) => [...(c.spec.customresourcedefinitions?.owned ?? []), ...(c.spec.customresourcedefinitions?.required ?? [])].some((d) => d.name === crd.metadata.name)).map((c) => `${c.metadata.namespace}/${c.metadata.name}`));
+  // Its config (spec.config) goes into the CSV's Deployments.
+  controller.watch(subs, (s) => [s.status?.installedCSV, s.status?.currentCSV].filter((n): n is string => Boolean(n)).map((n) => `${s.metadata.namespace}/${n}`));
   controller.watch(deployments, (d) => (d.metadata.ownerReferences ?? []).filter((r) => r.kind === 'ClusterServiceVersion').map((r) => `${d.metadata.namespace}/${r.name}`));
   return controller;
 
@@ -48,10 +59,13 @@ export function csvController(ctx: OlmContext): Controller {
     const [namespace, name] = key.split('/');
     const csv = csvs.get(name, namespace);
     if (!csv) return removeLabelled(namespace, name);
-    if (csv.metadata.deletionTimestamp) return;
+    // A copy in a target namespace (copied-csv-controller.ts) installs nothing.
+    if (csv.metadata.deletionTimestamp || csv.metadata.labels?.[COPIED_FROM]) return;
     const inNamespace = groups.list().filter((g) => g.metadata.namespace === namespace);
     const groupProblem = operatorGroupProblem(csv, inNamespace);
-    const replacing = csvs.list().find((c) => c.metadata.namespace === namespace && c.spec.replaces === name && !c.metadata.deletionTimestamp);
+    const replacing = csvs.list().find((c) => c.metadata.namespace === namespace && c.spec.replaces === name && !c.metadata.deletionTimestamp && !c.metadata.labels?.[COPIED_FROM]);
+    const subscription = subscriptionOf(csv);
+    const config = subscriptionConfig(subscription?.spec.config);
     const strategy = csv.spec.install.spec?.deployments ?? [];
     const ours = (d: api.Deployment | undefined) => (d && (d.metadata.ownerReferences ?? []).some((r) => r.uid === csv.metadata.uid) ? d : undefined);
     const observation: CsvObservation = {
@@ -62,7 +76,10 @@ export function csvController(ctx: OlmContext): Controller {
       requirements: crdRequirements(csv, crds),
       deployments: strategy.map((d) => deploymentHealth(d.name, ours(deployments.get(d.name, namespace)))),
     };
-    const decision = nextCsvPhase(observation);
+    let decision = nextCsvPhase(observation);
+    if (config.problem && !observation.groupProblem && decision.phase !== 'Replacing' && decision.phase !== 'Deleting') {
+      decision = { phase: 'Failed', reason: 'InvalidSubscriptionConfig', message: `Subscription ${subscription?.metadata.name}: ${config.problem}`, install: false, remove: false };
+    }
     let live = csv;
     if (!groupProblem && !replacing) {
       const group = inNamespace[0];
@@ -71,7 +88,7 @@ export function csvController(ctx: OlmContext): Controller {
       if (Object.entries(annotations).some(([k, v]) => csv.metadata.annotations?.[k] !== v)) {
         live = await ctx.client.mergePatch(resources.clusterServiceVersions, name, namespace, { metadata: { annotations, resourceVersion: csv.metadata.resourceVersion } });
       }
-      if (decision.install) for (const { resource, object } of strategyObjects(live, target)) await applyObject(ctx.client, object, resource);
+      if (decision.install) for (const { resource, object } of strategyObjects(live, target, config.config)) await applyObject(ctx.client, object, resource);
     }
     const now = rfc3339(new Date(ctx.clock.now()));
     const changed = decision.phase !== csv.status?.phase || decision.reason !== csv.status?.reason;

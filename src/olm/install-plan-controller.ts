@@ -10,7 +10,8 @@
 //   Complete, Failed  final
 // Transient errors (the server unreachable, a conflict) are retried with the queue's back-off.
 import type * as api from '../api/index.js';
-import { Controller, KubeApiError, applyObject, resources, rfc3339 } from '../kube/index.js';
+import { Controller, KubeApiError, applyObject, isNotFound, resources, rfc3339 } from '../kube/index.js';
+import { COPIED_FROM } from './copied-csv-controller.js';
 import type { OlmContext } from './context.js';
 import { writeStatus } from './status.js';
 
@@ -49,6 +50,9 @@ export function installPlanController(ctx: OlmContext): Controller {
         break;
       }
       try {
+        // A CSV installed where the copy of another namespace's operator stands replaces the copy
+        // (copied-csv-controller.ts copies nothing over a CSV of its own).
+        if (object.kind === 'ClusterServiceVersion') await removeCopy(object.metadata.name, object.metadata.namespace);
         const { action } = await applyObject(ctx.client, object, ref);
         step.status = action === 'created' ? 'Created' : 'Present';
       } catch (e) {
@@ -64,5 +68,13 @@ export function installPlanController(ctx: OlmContext): Controller {
     }
     await writeStatus(ctx.client, resources.installPlans, plan, status);
     return waiting ? { requeueAfterMs: 1000 } : undefined;
+  }
+
+  async function removeCopy(name: string, namespace: string | undefined): Promise<void> {
+    const live = await ctx.client.read(resources.clusterServiceVersions, name, namespace);
+    if (!live?.metadata.labels?.[COPIED_FROM]) return;
+    await ctx.client.delete(resources.clusterServiceVersions, name, namespace, { preconditions: { uid: live.metadata.uid } }).catch((e: unknown) => {
+      if (!isNotFound(e)) throw e;
+    });
   }
 }

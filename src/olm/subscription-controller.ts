@@ -19,6 +19,7 @@
 import type * as api from '../api/index.js';
 import { type Condition, Controller, resources, rfc3339 } from '../kube/index.js';
 import { OLM_GROUP, type OlmContext } from './context.js';
+import { COPIED_FROM } from './copied-csv-controller.js';
 import type { Gvk } from './fbc.js';
 import { PROPERTIES_ANNOTATION, packageLabel, planCsvNames, planSteps, uninstallable } from './install-plan.js';
 import { type CatalogRef, type Installed, type Resolved, ResolutionError, dependencies, nextUpgrade, resolveInitial, subscribedChannel } from './resolve.js';
@@ -146,7 +147,7 @@ export function subscriptionController(ctx: OlmContext): Controller {
       }
       const problem = uninstallable(target);
       if (problem) throw new ResolutionError(problem);
-      deps = dependencies(target, [catalog, ...readyCatalogs()], installedOf(csvs.list().filter((c) => c.metadata.namespace === namespace && c.metadata.name !== status.installedCSV)));
+      deps = dependencies(target, [catalog, ...readyCatalogs()], installedOf(csvs.list().filter((c) => c.metadata.namespace === namespace && c.metadata.name !== status.installedCSV && !c.metadata.labels?.[COPIED_FROM])));
       for (const d of deps) {
         const why = uninstallable(d);
         if (why) throw new ResolutionError(why);

@@ -36,7 +36,10 @@ test('bring-up gives a ClusterVersion naming a signed release from the update se
     assert.equal(cv.spec.channel, 'stable-1.0');
     assert.equal(cv.spec.upstream, `${cluster.updateService.url}/api/upgrades_info/v1/graph`);
     // No node runs Prometheus or the console here: both are left out (unmanaged), and nothing waits for them.
-    assert.deepEqual(cv.spec.overrides.map((o: { kind: string; name: string; unmanaged: boolean }) => `${o.kind}/${o.name}=${o.unmanaged}`), ['Deployment/cluster-monitoring-operator=true', 'ClusterOperator/monitoring=true', 'Deployment/console=true', 'ClusterOperator/console=true']);
+    assert.deepEqual(cv.spec.overrides.map((o: { kind: string; name: string; unmanaged: boolean }) => `${o.kind}/${o.name}=${o.unmanaged}`), ['Deployment/cluster-monitoring-operator=true', 'ClusterOperator/monitoring=true', 'Deployment/console=true', 'ClusterOperator/console=true',
+      'Deployment/olm-operator=true', 'Deployment/catalog-operator=true', 'Deployment/package-server=true',
+      'ClusterOperator/operator-lifecycle-manager=true', 'ClusterOperator/operator-lifecycle-manager-catalog=true', 'ClusterOperator/operator-lifecycle-manager-packageserver=true',
+      'APIService/v1.packages.operators.coreos.com=true']);
     const table = await runKubectl(cluster.kubeconfigPath, ['get', 'clusterversion']);
     assert.match(table.stdout, /^NAME\s+VERSION\s+AVAILABLE\s+PROGRESSING\s+SINCE\s+STATUS\nversion\s+1\.0\.0\s+True\s+False\s+\S+\s+Cluster version is 1\.0\.0/);
     assert.ok(lines.some((l) => /Working towards 1\.0\.0: \d+ of \d+ done/.test(l)), 'progress was shown');

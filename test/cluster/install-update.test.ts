@@ -3,7 +3,8 @@
 // `bosun adm upgrade --to 1.0.1 --wait` — with the CVO's process killed again in the middle —
 // rolls the operators' pods to the new release and every node onto the configs the new release's
 // templates render (each drained, its file written, rebooted), while `bosun adm upgrade status`
-// shows the nodes going through, and returns once the ClusterVersion is Completed.
+// shows the nodes going through, and returns once the ClusterVersion is Completed. An add-on
+// operator installed through OLM before the update keeps running and reconciling through it.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
@@ -24,6 +25,29 @@ before(async () => {
 
 after(async () => {
   await c?.destroy();
+});
+
+// An add-on installed from the default catalog before the update (issue #27): the greeter on the
+// masters (this cluster has no workers; its Subscription's config tolerates the masters' taint).
+const ADDON = 'olm-addon';
+const greeting = (name: string, who: string) => JSON.stringify({ apiVersion: 'greeter.samples.bosun.io/v1', kind: 'Greeting', metadata: { name, namespace: ADDON }, spec: { name: who } });
+async function greeted(name: string, text: string): Promise<void> {
+  await eventually(`Greeting ${name} reconciled`, async () => { const g = await json(['get', 'greeting', name, '-n', ADDON]); return g.status?.phase === 'Ready' && g.status.text === text; }, { timeoutMs: 90_000, intervalMs: 1000 });
+}
+
+test('an add-on before the update: the greeter subscribed from bosun-operators, its CSV Succeeded, its operator pod reconciling a Greeting', async () => {
+  await c.kubectl(['create', 'namespace', ADDON]);
+  const objects = [
+    { apiVersion: 'operators.coreos.com/v1', kind: 'OperatorGroup', metadata: { name: ADDON, namespace: ADDON }, spec: { targetNamespaces: [ADDON] } },
+    { apiVersion: 'operators.coreos.com/v1alpha1', kind: 'Subscription', metadata: { name: 'greeter', namespace: ADDON }, spec: { name: 'greeter', channel: 'stable', source: 'bosun-operators', sourceNamespace: 'openshift-marketplace', config: { tolerations: [{ key: 'node-role.kubernetes.io/master', operator: 'Exists', effect: 'NoSchedule' }] } } },
+  ];
+  const { runKubectl } = await import('../helpers/apiserver.js');
+  const applied = await runKubectl(c.cluster.kubeconfigPath, ['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }), timeoutMs: 30_000 });
+  assert.equal(applied.code, 0, applied.stderr);
+  await eventually('CSV greeter.v1.0.0 Succeeded', async () => (await json(['get', 'csv', 'greeter.v1.0.0', '-n', ADDON])).status?.phase === 'Succeeded', { timeoutMs: 180_000, intervalMs: 1000 });
+  const created = await runKubectl(c.cluster.kubeconfigPath, ['apply', '-f', '-'], { input: greeting('before', 'before'), timeoutMs: 30_000 });
+  assert.equal(created.code, 0, created.stderr);
+  await greeted('before', 'Hello, before!');
 });
 
 test("killing the CVO pod's process: the node agent restarts it; bosun adm upgrade --to 1.0.1 --wait rolls the operators' pods and every node onto 1.0.1's configs, the status showing them", async (t) => {
@@ -129,6 +153,20 @@ test("killing the CVO pod's process: the node agent restarts it; bosun adm upgra
     const pods = (await Promise.all(OPERATOR_NAMESPACES.map((ns) => json(['get', 'pods', '-n', ns])))).flatMap((l) => l.items as Obj[]);
     return pods.length > 0 && pods.every((p) => !before.has(p.metadata.uid) && p.status.phase === 'Running');
   }, 120_000);
+});
+
+test('the add-on after the update: still Succeeded and reconciling, OLM\'s ClusterOperators at 1.0.1', async () => {
+  for (const co of ['operator-lifecycle-manager', 'operator-lifecycle-manager-catalog', 'operator-lifecycle-manager-packageserver']) {
+    const status = (await json(['get', 'co', co])).status;
+    assert.equal(status.versions?.[0]?.version, '1.0.1', `${co} at 1.0.1`);
+  }
+  assert.equal((await json(['get', 'csv', 'greeter.v1.0.0', '-n', ADDON])).status.phase, 'Succeeded');
+  const { runKubectl } = await import('../helpers/apiserver.js');
+  const created = await runKubectl(c.cluster.kubeconfigPath, ['apply', '-f', '-'], { input: greeting('after', 'after'), timeoutMs: 30_000 });
+  assert.equal(created.code, 0, created.stderr);
+  await greeted('after', 'Hello, after!');
+  const pods = (await json(['get', 'pods', '-n', ADDON, '-l', 'name=greeter-operator'])).items as Obj[];
+  assert.ok(pods.some((p) => p.status.phase === 'Running'), 'the operator pod running');
 });
 
 /** The pid of the container process of the pod with this UID (it runs in the pod's directory). */

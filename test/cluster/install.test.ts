@@ -3,7 +3,9 @@
 // operators run as pods on the masters and the bootstrap hands over to them; Cluster API manages
 // the machines — the masters adopted, the workers from MachineDeployment worker — so scaling it
 // adds and removes (drained) nodes, and a worker's death moves its pods and gets it replaced by
-// its MachineHealthCheck; the cluster stops and comes back with the same machines. (The update on
+// its MachineHealthCheck; OLM runs on the masters with the default catalog, and an add-on operator
+// installed from it runs as a pod, reconciles its resource and upgrades along its channel; the
+// cluster stops and comes back with the same machines. (The update on
 // an installed cluster: install-update.test.ts. Every component's metrics endpoint and Prometheus's
 // targets are checked here too. The remediation limit is tested against the
 // controllers in test/capi/healthcheck.test.ts: here it would cost two more replacements.)
@@ -12,6 +14,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CloudClient } from '../../src/cloud/client.js';
+import { runBosun } from '../helpers/cli.js';
 import { runKubectl } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
 import { installCluster, OPERATOR_NAMESPACES, type InstalledCluster } from '../helpers/installed-cluster.js';
@@ -201,6 +204,57 @@ test('monitoring: Prometheus runs on a master, every component is a target and u
     assert.ok(r.data.result.length > 0, query);
   }
   await eventually('Watchdog firing', async () => ((await prometheus('/api/v1/alerts')).data.alerts as Obj[]).some((a) => a.labels.alertname === 'Watchdog' && a.state === 'firing'), 60_000);
+});
+
+test('OLM: its components run on the masters at the release; kubectl get packagemanifests -n openshift-marketplace lists the default catalog; installing the greeter runs its operator as a pod, which reconciles a Greeting', async () => {
+  for (const co of ['operator-lifecycle-manager', 'operator-lifecycle-manager-catalog', 'operator-lifecycle-manager-packageserver']) {
+    await eventually(`ClusterOperator ${co} Available at 1.0.0`, async () => new RegExp(`^${co}\\s+1\\.0\\.0\\s+True\\s+False\\s+False`, 'm').test(await kubectl(['get', 'co', co])), 120_000);
+  }
+  const olmPods = (await json(['get', 'pods', '-n', 'openshift-operator-lifecycle-manager'])).items as Obj[];
+  assert.deepEqual(olmPods.map((p) => p.metadata.labels.app).sort(), ['catalog-operator', 'olm-operator', 'package-server']);
+  for (const pod of olmPods) assert.ok(pod.spec.nodeName?.startsWith('bosun-local-master-'), `${pod.metadata.name} runs on a master (${pod.spec.nodeName})`);
+  const packages = await eventually('the default catalog\'s packages', async () => {
+    const r = await runKubectl(c.cluster.kubeconfigPath, ['get', 'packagemanifests', '-n', 'openshift-marketplace'], { timeoutMs: 30_000 });
+    return r.code === 0 && /^greeter\s/m.test(r.stdout) && r.stdout;
+  }, { timeoutMs: 120_000, intervalMs: 1000 });
+  console.log(`kubectl get packagemanifests -n openshift-marketplace\n${packages}`);
+  assert.match(packages, /^echo\s+bosun Operators\s/m);
+  assert.match(packages, /^greeter\s+bosun Operators\s/m);
+
+  await kubectl(['create', 'namespace', 'olm-demo']);
+  const installed = await runBosun(['adm', 'operators', 'install', 'greeter', '-n', 'olm-demo', '--kubeconfig', c.cluster.kubeconfigPath]);
+  assert.equal(installed.code, 0, installed.stderr);
+  assert.match(installed.stdout, /^subscription\.operators\.coreos\.com\/greeter created \(package greeter, channel default, catalog openshift-marketplace\/bosun-operators, approval Automatic\)$/m);
+  await eventually('CSV greeter.v1.0.0 Succeeded', async () => /^greeter\.v1\.0\.0\s+Greeter\s+1\.0\.0\s+greeter\.v0\.2\.0\s+Succeeded/m.test(await kubectl(['get', 'csv', '-n', 'olm-demo'])), { timeoutMs: 180_000, intervalMs: 1000 });
+  const operatorPod = ((await json(['get', 'pods', '-n', 'olm-demo', '-l', 'name=greeter-operator'])).items as Obj[])[0];
+  assert.equal(operatorPod.status.phase, 'Running');
+  assert.equal(operatorPod.metadata.annotations['olm.targetNamespaces'], 'olm-demo');
+  const greeting = { apiVersion: 'greeter.samples.bosun.io/v1', kind: 'Greeting', metadata: { name: 'hello', namespace: 'olm-demo' }, spec: { name: 'world' } };
+  const applied = await runKubectl(c.cluster.kubeconfigPath, ['apply', '-f', '-'], { input: JSON.stringify(greeting), timeoutMs: 30_000 });
+  assert.equal(applied.code, 0, applied.stderr);
+  const table = await eventually('Greeting hello reconciled by the operator pod', async () => { const out = await kubectl(['get', 'greetings', '-n', 'olm-demo']); return /^hello\s+Hello, world!\s+Ready\s+1\.0\.0\s/m.test(out) && out; }, { timeoutMs: 60_000, intervalMs: 1000 });
+  console.log(`kubectl get greetings -n olm-demo\n${table}`);
+  assert.equal((await json(['get', 'configmap', 'hello-greeting', '-n', 'olm-demo'])).data.greeting, 'Hello, world!');
+});
+
+test('OLM upgrades along a channel: the greeter from 0.1.0 on alpha goes 0.2.0 then 0.3.0, one replaces step at a time, each version\'s pod reconciling the Greeting with its own version', async () => {
+  const ns = 'olm-upgrade';
+  await kubectl(['create', 'namespace', ns]);
+  const installed = await runBosun(['adm', 'operators', 'install', 'greeter', '-n', ns, '--channel', 'alpha', '--starting-csv', 'greeter.v0.1.0', '--kubeconfig', c.cluster.kubeconfigPath]);
+  assert.equal(installed.code, 0, installed.stderr);
+  const greeting = { apiVersion: 'greeter.samples.bosun.io/v1', kind: 'Greeting', metadata: { name: 'hi', namespace: ns }, spec: { name: 'upgrades', greeting: 'Hi' } };
+  await eventually('the Greeting CRD served', async () => (await runKubectl(c.cluster.kubeconfigPath, ['apply', '-f', '-'], { input: JSON.stringify(greeting), timeoutMs: 30_000 })).code === 0, { timeoutMs: 120_000, intervalMs: 1000 });
+  await eventually('the Subscription at greeter.v0.3.0, AtLatestKnown', async () => { const sub = await json(['get', 'sub', 'greeter', '-n', ns]); return sub.status?.state === 'AtLatestKnown' && sub.status.installedCSV === 'greeter.v0.3.0'; }, { timeoutMs: 240_000, intervalMs: 1000 });
+  await eventually('CSV greeter.v0.3.0 Succeeded, the older ones gone', async () => {
+    const csvs = (await json(['get', 'csv', '-n', ns])).items as Obj[];
+    return csvs.length === 1 && csvs[0].metadata.name === 'greeter.v0.3.0' && csvs[0].status?.phase === 'Succeeded';
+  }, { timeoutMs: 120_000, intervalMs: 1000 });
+  const plans = ((await json(['get', 'ip', '-n', ns])).items as Obj[]).map((p) => p.spec.clusterServiceVersionNames[0]).sort();
+  assert.deepEqual(plans, ['greeter.v0.1.0', 'greeter.v0.2.0', 'greeter.v0.3.0'], 'one plan per replaces step');
+  const hi = await eventually('the Greeting reconciled by 0.3.0', async () => { const g = await json(['get', 'greeting', 'hi', '-n', ns]); return g.status?.operatorVersion === '0.3.0' && g; }, { timeoutMs: 60_000, intervalMs: 1000 });
+  assert.equal(hi.status.text, 'Hi, upgrades!');
+  const pods = ((await json(['get', 'pods', '-n', ns, '-l', 'name=greeter-operator'])).items as Obj[]).filter((p) => !p.metadata.deletionTimestamp);
+  assert.deepEqual(pods.map((p) => p.spec.containers[0].image), ['bosun.local/greeter-operator:v0.3.0']);
 });
 
 test('each metrics Service answers 401 anonymous, 403 unprivileged, 200 to a token granted get on /metrics, with the service CA\'s certificate', { timeout: 600_000 }, async () => {

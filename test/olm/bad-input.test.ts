@@ -1,7 +1,8 @@
 // Bad input gets a clear status and breaks nothing: a malformed catalog (the CatalogSource names
 // the bad blob; its Subscriptions say CatalogSourcesUnhealthy; fixed, it installs), a package,
 // channel or required API that does not exist (ResolutionFailed naming it), two OperatorGroups in
-// a namespace (TooManyOperatorGroups), a group the CSV's install modes cannot serve
+// a namespace (TooManyOperatorGroups), a Subscription config that is not one
+// (InvalidSubscriptionConfig), a group the CSV's install modes cannot serve
 // (UnsupportedOperatorGroup), a Deployment that never becomes available (InstallCheckFailed), and
 // OLM's namespace-wide Manual approval reported on the Automatic Subscription it affects.
 import { after, before, test } from 'node:test';
@@ -94,4 +95,18 @@ test('one Manual Subscription makes the namespace Manual, as OLM does, and the A
   const plan = await getJson(api, ['ip', sub.status.installPlanRef.name, '-n', ns]);
   assert.equal(plan.spec.approval, 'Manual');
   assert.equal(plan.status.phase, 'RequiresApproval');
+});
+
+test('a Subscription config that is not one: the CSV Failed with InvalidSubscriptionConfig naming the field; fixed, it installs with the config', async () => {
+  const ns = 'badconfig';
+  await api.kubectlOk(['create', 'namespace', ns]);
+  await apply([...catalog(ns, demoCatalog('demo', { stable: [{ version: '1.0.0' }] })), group(ns, 'og', [ns]), subscription(ns, 'demo', { config: { env: 'DEBUG=1' } })]);
+  const failed = await eventually('InvalidSubscriptionConfig', async () => { const s = await csvStatus(ns, 'demo.v1.0.0'); return s?.reason === 'InvalidSubscriptionConfig' && s; }, 30_000);
+  assert.equal(failed.phase, 'Failed');
+  assert.equal(failed.message, 'Subscription demo: spec.config.env must be a list');
+  assert.equal(await getJson(api, ['deployment', 'demo-operator', '-n', ns]), undefined, 'nothing installed');
+  await api.kubectlOk(['patch', 'sub', 'demo', '-n', ns, '--type', 'merge', '-p', JSON.stringify({ spec: { config: { env: [{ name: 'DEBUG', value: '1' }] } } })]);
+  await eventually('installed once fixed', async () => (await csvStatus(ns, 'demo.v1.0.0'))?.phase === 'Succeeded', 30_000);
+  const deployment = await getJson(api, ['deployment', 'demo-operator', '-n', ns]);
+  assert.deepEqual(deployment.spec.template.spec.containers[0].env, [{ name: 'DEBUG', value: '1' }]);
 });
