@@ -176,21 +176,8 @@ t('accessibility: no serious or critical axe-core violations on the pages', asyn
 
 t('a user bound only to view in one namespace sees its objects and is told what the cluster-wide pages need', async () => {
   await fixture.api.kubectlOk(['create', 'serviceaccount', 'viewer', '-n', 'team-a']);
-  await fixture.api.kubectlOk(['apply', '-f', '-'], `
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: console-test-view}
-rules:
-- apiGroups: ["", apps, cluster.x-k8s.io, controlplane.cluster.x-k8s.io, infrastructure.cluster.x-k8s.io]
-  resources: ["*"]
-  verbs: [get, list, watch]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: viewer, namespace: team-a}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: console-test-view}
-subjects: [{kind: ServiceAccount, name: viewer, namespace: team-a}]
-`);
+  // The built-in ClusterRole view (the API server's bootstrap policy), bound in team-a only.
+  await fixture.api.kubectlOk(['create', 'rolebinding', 'viewer', '-n', 'team-a', '--clusterrole=view', '--serviceaccount=team-a:viewer']);
   const token = (await fixture.api.kubectlOk(['create', 'token', 'viewer', '-n', 'team-a'])).trim();
   const viewer = await newPage(browser);
   try {
