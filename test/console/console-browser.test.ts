@@ -185,7 +185,7 @@ t('a user bound only to view in one namespace sees its objects and is told what 
     await logIn(p, fixture.url, token);
     await p.getByText('Logged in as system:serviceaccount:team-a:viewer').waitFor();
     await p.getByText('Your user may not list nodes.').waitFor();
-    await p.getByText(/only a cluster role grants/).first().waitFor();
+    await p.getByText(/only a cluster role bound cluster-wide grants/).first().waitFor();
     await p.getByRole('navigation').getByRole('link', { name: 'MachineSets and MachineDeployments' }).click();
     await p.getByText('Your user may not list machinedeployments in all namespaces.').waitFor();
     await p.getByText(/choose a namespace you may read in the header/).first().waitFor();
