@@ -70,8 +70,8 @@ t('an update to 1.0.1 started from Cluster Settings: the progress shows nodes ro
   const progress = page.getByTestId('update-progress');
   const newest = page.getByRole('table', { name: 'Updates, newest first' }).getByRole('row').nth(1);
   await eventually('the update Completed on the page', async () => {
-    const text = (await progress.textContent({ timeout: 5_000 }).catch(() => '')) ?? '';
-    for (const m of text.matchAll(/(draining|updating|rebooting) ((?:master|worker)-[\w-]+)/g)) rolling.add(`${m[1]} ${m[2]}`);
+    const text = await progress.innerText({ timeout: 5_000 }).catch(() => '');
+    for (const m of text.matchAll(/now ((?:(?:draining|updating|rebooting) [\w-]+(?:, )?)+)/g)) for (const busy of m[1].split(', ')) rolling.add(busy);
     if (rolling.size > 0 && !shot) {
       shot = true;
       await screenshot(page, 'installed-update-progress');
@@ -79,9 +79,11 @@ t('an update to 1.0.1 started from Cluster Settings: the progress shows nodes ro
     const row = (await newest.textContent({ timeout: 5_000 }).catch(() => '')) ?? '';
     return row.startsWith('1.0.1Completed');
   }, { timeoutMs: 480_000, intervalMs: 500 });
-  assert.ok([...rolling].some((r) => /master/.test(r)) || [...rolling].some((r) => /worker/.test(r)), `nodes seen rolling: ${[...rolling].join(', ')}`);
+  assert.ok(rolling.size > 0, 'no node was seen draining, updating or rebooting');
   await page.getByTestId('assessment').getByText('The cluster is not updating.').waitFor({ timeout: 60_000 });
   assert.equal(await page.getByTestId('current-version').textContent(), '1.0.1');
+  // Not offered: an update to the version it is at (the CVO's offers may still be 1.0.0's for a while).
+  assert.equal(await page.getByLabel(/^1\.0\.1 /).count(), 0);
   const cv = await c.json(['get', 'clusterversion', 'version']);
   assert.equal(cv.status.history[0].state, 'Completed');
   assert.equal(cv.status.history[0].version, '1.0.1');
