@@ -53,7 +53,7 @@ function InstallForm({ pkg, namespace, onClose }: { pkg: api.PackageManifest; na
   const [busy, setBusy] = useState(false);
   const [outcome, setOutcome] = useState<{ ok: boolean; message: string }>();
   const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => heading.current?.focus(), [pkg]);
+  useEffect(() => heading.current?.focus(), []);
   const name = pkg.status.packageName;
   const id = (what: string) => `install-${what}`;
 
