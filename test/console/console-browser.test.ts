@@ -3,8 +3,9 @@
 // overview; the channel changed and an update started on Cluster Settings, with the update graph
 // and its risks; nodes cordoned and a Ready change arriving through the watch; a MachineDeployment
 // scaled; the workload cluster's tree and kubeconfig; a user bound only to `view` in one namespace
-// told what the cluster-wide pages need; the API's own message shown when it refuses an action;
-// axe-core finding no serious violations. Screenshots go to test-logs/console/.
+// told what the cluster-wide pages need; OperatorHub saying that no package server is served; the
+// API's own message shown when it refuses an action; axe-core finding no serious violations.
+// Screenshots go to test-logs/console/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:https';
@@ -151,8 +152,17 @@ t('workload clusters: the describe tree and the kubeconfig download', async () =
   await screenshot(page, 'workload-clusters');
 });
 
+t('OperatorHub without a package server: the page says what is missing', async () => {
+  // The payload's OLM CRDs are served here, OLM's package server (an aggregated API) is not.
+  await page.getByRole('navigation').getByRole('link', { name: 'OperatorHub', exact: true }).click();
+  await page.getByText('0 catalog sources, live').waitFor();
+  await page.getByText('No package server here.').waitFor();
+  await page.getByRole('navigation').getByRole('link', { name: 'Installed Operators', exact: true }).click();
+  await page.getByText('No operator installed here.').waitFor();
+});
+
 t('accessibility: no serious or critical axe-core violations on the pages', async () => {
-  for (const [link, heading] of [['Overview', 'Overview'], ['Cluster Settings', 'Cluster Settings'], ['Nodes', 'Nodes'], ['MachineSets and MachineDeployments', 'MachineSets and MachineDeployments'], ['Cluster Operators', 'Cluster Operators'], ['Workload Clusters', 'Workload Clusters']]) {
+  for (const [link, heading] of [['Overview', 'Overview'], ['Cluster Settings', 'Cluster Settings'], ['Nodes', 'Nodes'], ['MachineSets and MachineDeployments', 'MachineSets and MachineDeployments'], ['Cluster Operators', 'Cluster Operators'], ['OperatorHub', 'OperatorHub'], ['Installed Operators', 'Installed Operators'], ['Workload Clusters', 'Workload Clusters']]) {
     await page.getByRole('navigation').getByRole('link', { name: link, exact: true }).click();
     await page.getByRole('heading', { name: heading, exact: true, level: 1 }).waitFor();
     // Loaded: no list still says it is loading (the watches stay open, so the network is never idle).

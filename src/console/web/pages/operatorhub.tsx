@@ -156,6 +156,11 @@ function InstallForm({ pkg, namespace, onClose }: { pkg: api.PackageManifest; na
   );
 }
 
+/** What a 404 for OLM's kinds means. */
+function NoOlm() {
+  return <p class="notice notice-warning" role="status">This cluster does not serve OLM's API (<code>operators.coreos.com</code>): OperatorHub needs the Operator Lifecycle Manager.</p>;
+}
+
 export function OperatorHub({ namespace }: { namespace: string }) {
   const catalogs = useList<api.CatalogSource>(listPath(kinds.catalogSources, namespace));
   // The packages follow the catalogs: a catalog turning READY, or its ConfigMap changing, is read again.
@@ -167,6 +172,7 @@ export function OperatorHub({ namespace }: { namespace: string }) {
   return (
     <Page title="OperatorHub">
       <h2>Catalogs</h2>
+      {catalogs.error?.code === 404 && <NoOlm />}
       <ListBody state={catalogs} kind={kinds.catalogSources} namespace={namespace}>
         <Table
           caption={`${catalogs.items.length} catalog sources${where}, live`}
@@ -184,7 +190,12 @@ export function OperatorHub({ namespace }: { namespace: string }) {
         />
       </ListBody>
       <h2>Packages</h2>
-      {packages.error ? (
+      {packages.error?.code === 404 ? (
+        <div class="notice notice-warning" role="status">
+          <p><strong>No package server here.</strong> The packages come from OLM's package server, served as <code>packages.operators.coreos.com/v1</code> through the API server; this cluster does not serve it (OLM is not installed, or its package server is not running).</p>
+          <p class="api-message">The API server said: {packages.error.message}</p>
+        </div>
+      ) : packages.error ? (
         <ApiProblem error={packages.error} kind={kinds.packageManifests} namespace={namespace} what="packages" />
       ) : !packages.loaded ? (
         <p class="loading" role="status">Loading packages…</p>
@@ -239,6 +250,7 @@ export function InstalledOperators({ namespace }: { namespace: string }) {
   const waiting = plans.items.filter((p) => p.status?.phase === 'RequiresApproval' && !p.spec.approved).length;
   return (
     <Page title="Installed Operators">
+      {csvs.error?.code === 404 && <NoOlm />}
       <h2>ClusterServiceVersions</h2>
       <ListBody state={csvs} kind={kinds.clusterServiceVersions} namespace={namespace}>
         <Table
