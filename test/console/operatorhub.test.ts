@@ -6,8 +6,9 @@
 // (the namespace and its OperatorGroup made, the Subscription), its InstallPlan approved on
 // Installed Operators and its CSV seen reaching Succeeded; `gizmo` is installed for all namespaces
 // with Automatic approval (openshift-operators and its global OperatorGroup made); an install
-// into a namespace whose OperatorGroup does not fit is refused in words; axe-core finds no serious
-// violation on either page. Screenshots go to test-logs/console/.
+// into a namespace whose OperatorGroup does not fit is refused in words; a namespace user with a
+// Role for OLM's kinds only installs into their namespace; axe-core finds no serious violation on
+// either page. Screenshots go to test-logs/console/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
@@ -133,6 +134,32 @@ t('install for all namespaces with Automatic approval: openshift-operators and i
   await page.getByLabel('Installed namespace').fill('Not_A_Namespace');
   await page.getByRole('button', { name: 'Install', exact: true }).click();
   await page.getByText(/"Not_A_Namespace" is not a namespace name/).waitFor();
+});
+
+t('a namespace user with a Role for OLM\'s kinds (who may not read the namespace object) installs into that namespace', async () => {
+  await api.kubectlOk(['create', 'namespace', 'team-inst']);
+  await api.kubectlOk(['create', 'serviceaccount', 'installer', '-n', 'team-inst']);
+  await api.kubectlOk(['create', 'role', 'installer', '-n', 'team-inst', '--verb=get,list,watch,create', '--resource=subscriptions.operators.coreos.com,operatorgroups.operators.coreos.com,installplans.operators.coreos.com,clusterserviceversions.operators.coreos.com,packagemanifests.packages.operators.coreos.com']);
+  await api.kubectlOk(['create', 'rolebinding', 'installer', '-n', 'team-inst', '--role=installer', '--serviceaccount=team-inst:installer']);
+  const token = (await api.kubectlOk(['create', 'token', 'installer', '-n', 'team-inst'])).trim();
+  const other = await newPage(browser);
+  try {
+    const p = other.page;
+    await logIn(p, url, token);
+    await p.getByLabel('Namespace').fill('team-inst');
+    await p.getByRole('button', { name: 'Show' }).click();
+    await p.getByRole('navigation').getByRole('link', { name: 'OperatorHub', exact: true }).click();
+    // The global catalog's packages are offered in the namespace; its CatalogSources are not the user's to list.
+    await p.getByText('Your user may not list catalogsources in namespace team-inst.').waitFor();
+    await p.getByRole('button', { name: 'Install demo' }).click();
+    await p.getByLabel('A specific namespace on the cluster').check();
+    assert.equal(await p.getByLabel('Installed namespace').inputValue(), 'team-inst');
+    await p.getByRole('button', { name: 'Install', exact: true }).click();
+    await p.getByText(/^Subscription demo created in team-inst \(OperatorGroup team-inst-\w+ created\)\.$/).waitFor();
+    assert.equal((await client.get(resources.subscriptions, 'demo', 'team-inst')).spec.installPlanApproval, 'Automatic');
+  } finally {
+    await other.context.close();
+  }
 });
 
 t('accessibility: no serious or critical axe-core violations on OperatorHub (with its install form) and Installed Operators', async () => {

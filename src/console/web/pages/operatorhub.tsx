@@ -80,9 +80,13 @@ function InstallForm({ pkg, namespace, onClose }: { pkg: api.PackageManifest; na
       try {
         await getJSON(objectPath(kinds.namespaces, into));
       } catch (err) {
-        if (!(err instanceof ApiError && err.code === 404)) throw err;
-        await create(listPath(kinds.namespaces), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: into } });
-        done.push(`namespace ${into} created`);
+        // Not allowed to read it: it may well be there; the next requests say whether the user may install in it.
+        if (err instanceof ApiError && err.code === 404) {
+          await create(listPath(kinds.namespaces), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: into } });
+          done.push(`namespace ${into} created`);
+        } else if (!(err instanceof ApiError && err.forbidden)) {
+          throw err;
+        }
       }
       const groups = await getJSON<{ items?: api.OperatorGroup[] }>(listPath(kinds.operatorGroups, into));
       const plan = operatorGroupPlan(mode, into, groups.items ?? []);
