@@ -183,6 +183,37 @@ test('aggregated ClusterRoles take the rules of the roles their selectors match'
   assert.equal(index.authorize(attrs).allowed, true);
 });
 
+test('built-in admin, edit and view: bound in one namespace, each a superset of the next, and labelled roles join them', () => {
+  const bind = (user: string, role: string): BindingObject => ({ kind: 'RoleBinding', metadata: { name: `${user}-${role}`, namespace: 'team' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ kind: 'User', name: user }] });
+  const index = indexWith(bind('vera', 'view'), bind('eddie', 'edit'), bind('ada', 'admin'));
+  const can = (user: string, method: string, path: string) => index.authorize(requestAttributes({ name: user, groups: ['system:authenticated'] }, method, path)).allowed;
+  const table: [string, string, boolean, boolean, boolean][] = [
+    // method, path, view, edit, admin
+    ['GET', '/api/v1/namespaces/team/pods', true, true, true],
+    ['GET', '/apis/apps/v1/namespaces/team/deployments?watch=1', true, true, true],
+    ['GET', '/api/v1/namespaces/team/pods/p/log', true, true, true],
+    ['GET', '/apis/cluster.x-k8s.io/v1beta2/namespaces/team/machinedeployments', true, true, true],
+    ['GET', '/apis/infrastructure.cluster.x-k8s.io/v1beta2/namespaces/team/localclusters', true, true, true],
+    ['GET', '/api/v1/namespaces/team/secrets', false, true, true],
+    ['POST', '/apis/apps/v1/namespaces/team/deployments', false, true, true],
+    ['PATCH', '/apis/cluster.x-k8s.io/v1beta2/namespaces/team/machinedeployments/md', false, false, false],
+    ['POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/team/rolebindings', false, false, true],
+    ['GET', '/api/v1/namespaces/other/pods', false, false, false],
+    ['GET', '/api/v1/nodes', false, false, false],
+    ['GET', '/apis/config.openshift.io/v1/clusterversions', false, false, false],
+  ];
+  for (const [method, path, view, edit, admin] of table) {
+    assert.deepEqual([can('vera', method, path), can('eddie', method, path), can('ada', method, path)], [view, edit, admin], `${method} ${path}`);
+  }
+  // A role labelled aggregate-to-view reaches view, and through the aggregates edit and admin.
+  index.upsert('ClusterRole', { kind: 'ClusterRole', metadata: { name: 'widgets-view', labels: { 'rbac.authorization.k8s.io/aggregate-to-view': 'true' } }, rules: [{ apiGroups: ['demo.bosun.io'], resources: ['widgets'], verbs: ['get', 'list', 'watch'] }] });
+  for (const user of ['vera', 'eddie', 'ada']) assert.equal(can(user, 'GET', '/apis/demo.bosun.io/v1/namespaces/team/widgets'), true, user);
+  // Aggregates that select each other do not loop.
+  index.upsert('ClusterRole', { kind: 'ClusterRole', metadata: { name: 'loop', labels: { 'rbac.authorization.k8s.io/aggregate-to-view': 'true' } }, aggregationRule: { clusterRoleSelectors: [{ matchLabels: { 'rbac.authorization.k8s.io/aggregate-to-edit': 'true' } }] } });
+  assert.equal(can('vera', 'GET', '/api/v1/namespaces/team/pods'), true);
+  assert.equal(can('vera', 'GET', '/api/v1/namespaces/team/secrets'), true, 'view now aggregates loop, which aggregates edit\'s parts');
+});
+
 test('access reviews answer as the authorizer does', () => {
   const index = indexWith(CCM_ROLE, CCM_BINDING);
   const yes = selfSubjectAccessReview(index, CCM_USER, { resourceAttributes: { verb: 'patch', resource: 'nodes', subresource: 'status', name: 'n' } });

@@ -3,8 +3,9 @@
 // overview; the channel changed and an update started on Cluster Settings, with the update graph
 // and its risks; nodes cordoned and a Ready change arriving through the watch; a MachineDeployment
 // scaled; the workload cluster's tree and kubeconfig; a user bound only to `view` in one namespace
-// told what the cluster-wide pages need; the API's own message shown when it refuses an action;
-// axe-core finding no serious violations. Screenshots go to test-logs/console/.
+// told what the cluster-wide pages need; OperatorHub saying that no package server is served; the
+// API's own message shown when it refuses an action; axe-core finding no serious violations.
+// Screenshots go to test-logs/console/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:https';
@@ -151,8 +152,17 @@ t('workload clusters: the describe tree and the kubeconfig download', async () =
   await screenshot(page, 'workload-clusters');
 });
 
+t('OperatorHub without a package server: the page says what is missing', async () => {
+  // The payload's OLM CRDs are served here, OLM's package server (an aggregated API) is not.
+  await page.getByRole('navigation').getByRole('link', { name: 'OperatorHub', exact: true }).click();
+  await page.getByText('0 catalog sources, live').waitFor();
+  await page.getByText('No package server here.').waitFor();
+  await page.getByRole('navigation').getByRole('link', { name: 'Installed Operators', exact: true }).click();
+  await page.getByText('No operator installed here.').waitFor();
+});
+
 t('accessibility: no serious or critical axe-core violations on the pages', async () => {
-  for (const [link, heading] of [['Overview', 'Overview'], ['Cluster Settings', 'Cluster Settings'], ['Nodes', 'Nodes'], ['MachineSets and MachineDeployments', 'MachineSets and MachineDeployments'], ['Cluster Operators', 'Cluster Operators'], ['Workload Clusters', 'Workload Clusters']]) {
+  for (const [link, heading] of [['Overview', 'Overview'], ['Cluster Settings', 'Cluster Settings'], ['Nodes', 'Nodes'], ['MachineSets and MachineDeployments', 'MachineSets and MachineDeployments'], ['Cluster Operators', 'Cluster Operators'], ['OperatorHub', 'OperatorHub'], ['Installed Operators', 'Installed Operators'], ['Workload Clusters', 'Workload Clusters']]) {
     await page.getByRole('navigation').getByRole('link', { name: link, exact: true }).click();
     await page.getByRole('heading', { name: heading, exact: true, level: 1 }).waitFor();
     // Loaded: no list still says it is loading (the watches stay open, so the network is never idle).
@@ -176,21 +186,8 @@ t('accessibility: no serious or critical axe-core violations on the pages', asyn
 
 t('a user bound only to view in one namespace sees its objects and is told what the cluster-wide pages need', async () => {
   await fixture.api.kubectlOk(['create', 'serviceaccount', 'viewer', '-n', 'team-a']);
-  await fixture.api.kubectlOk(['apply', '-f', '-'], `
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: console-test-view}
-rules:
-- apiGroups: ["", apps, cluster.x-k8s.io, controlplane.cluster.x-k8s.io, infrastructure.cluster.x-k8s.io]
-  resources: ["*"]
-  verbs: [get, list, watch]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: viewer, namespace: team-a}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: console-test-view}
-subjects: [{kind: ServiceAccount, name: viewer, namespace: team-a}]
-`);
+  // The built-in ClusterRole view (the API server's bootstrap policy), bound in team-a only.
+  await fixture.api.kubectlOk(['create', 'rolebinding', 'viewer', '-n', 'team-a', '--clusterrole=view', '--serviceaccount=team-a:viewer']);
   const token = (await fixture.api.kubectlOk(['create', 'token', 'viewer', '-n', 'team-a'])).trim();
   const viewer = await newPage(browser);
   try {
@@ -198,7 +195,7 @@ subjects: [{kind: ServiceAccount, name: viewer, namespace: team-a}]
     await logIn(p, fixture.url, token);
     await p.getByText('Logged in as system:serviceaccount:team-a:viewer').waitFor();
     await p.getByText('Your user may not list nodes.').waitFor();
-    await p.getByText(/only a cluster role grants/).first().waitFor();
+    await p.getByText(/only a cluster role bound cluster-wide grants/).first().waitFor();
     await p.getByRole('navigation').getByRole('link', { name: 'MachineSets and MachineDeployments' }).click();
     await p.getByText('Your user may not list machinedeployments in all namespaces.').waitFor();
     await p.getByText(/choose a namespace you may read in the header/).first().waitFor();

@@ -101,15 +101,26 @@ export async function startConsole(objects: Obj[] = clusterObjects()): Promise<C
     return true;
   });
   await load(admin, objects);
+  const served = await serveConsole(api.kubeconfigPath, admin);
+  return {
+    api, admin, console: served.console, url: served.console.url,
+    async stop() {
+      await served.stop();
+      await api.stop();
+    },
+  };
+}
+
+/** The console server in this process in front of the API server of `kubeconfigPath` (a self-signed certificate). */
+export async function serveConsole(kubeconfigPath: string, client: KubeClient): Promise<{ console: ConsoleServer; stop(): Promise<void> }> {
   const certificate = await ServingCertificate.load(undefined, ['127.0.0.1']);
-  const server = new ConsoleServer({ kubeconfig, client: admin, listen: { host: '127.0.0.1', port: 0 }, certificate, bundle: await buildConsoleBundle() });
+  const server = new ConsoleServer({ kubeconfig: loadKubeConfig(kubeconfigPath), client, listen: { host: '127.0.0.1', port: 0 }, certificate, bundle: await buildConsoleBundle() });
   await server.start();
   return {
-    api, admin, console: server, url: server.url,
+    console: server,
     async stop() {
       await server.stop();
       certificate.close();
-      await api.stop();
     },
   };
 }

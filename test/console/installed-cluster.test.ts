@@ -1,9 +1,11 @@
-// test: shared-addresses, test: e2e (npm run test:e2e; minutes on its own cluster) (installs a local cluster: machines on 127.0.1.N, the MCS on 22623)
+// test: shared-addresses, test: e2e, test: timeout 1500 (npm run test:e2e; minutes on its own cluster) (installs a local cluster: machines on 127.0.1.N, the MCS on 22623)
 // The web console on a real installed cluster: the payload runs it as a pod on a master behind
 // its LoadBalancer Service and publishes the URL in console-public; Debian's chromium logs in with
 // the kubeconfig's token; the overview shows the cluster's own version, nodes Ready, operators
-// (console among them) and Prometheus's alerts and API request rate; MachineDeployment worker is
-// scaled to 3 from the page and a third worker Machine comes, on the page, through the watch.
+// (console among them) and Prometheus's alerts and API request rate; an update to 1.0.1 started
+// on Cluster Settings, its progress followed live while the nodes roll, until it is Completed;
+// MachineDeployment worker is scaled to 3 from the page and a third worker Machine comes, on the
+// page, through the watch.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
@@ -28,7 +30,7 @@ after(async () => {
   await c?.destroy();
 });
 
-const t = (name: string, fn: () => Promise<void>) => test(name, { skip: skipWithoutChromium, timeout: 300_000 }, fn);
+const t = (name: string, fn: () => Promise<void>) => test(name, { skip: skipWithoutChromium, timeout: 600_000 }, fn);
 
 t('the payload runs the console and publishes its URL', async () => {
   assert.match(await c.kubectl(['get', 'co', 'console']), /^console\s+1\.0\.0\s+True\s+False\s+False/m);
@@ -52,6 +54,40 @@ t('overview of the real cluster, with Prometheus', async () => {
   await page.getByRole('link', { name: 'Cluster Settings' }).first().click();
   await page.locator('g.edge-recommended[data-version="1.0.1"]').waitFor();
   await screenshot(page, 'installed-cluster-settings');
+});
+
+t('an update to 1.0.1 started from Cluster Settings: the progress shows nodes rolling and reaches Completed', async () => {
+  // Still on Cluster Settings (the test before ends there).
+  await page.getByLabel(/^1\.0\.1 \(recommended\)/).check();
+  await page.getByRole('button', { name: 'Start update' }).click();
+  await page.getByText('update to 1.0.1 requested').waitFor();
+  await page.getByTestId('assessment').getByText('Progressing').waitFor({ timeout: 60_000 });
+  // The page follows the update by its watches (the console's own pod is replaced and its master
+  // rebooted on the way; the page's requests are retried): every node seen draining, updating or
+  // rebooting is noted, until the newest history entry is 1.0.1 Completed.
+  const rolling = new Set<string>();
+  let shot = false;
+  const progress = page.getByTestId('update-progress');
+  const newest = page.getByRole('table', { name: 'Updates, newest first' }).getByRole('row').nth(1);
+  await eventually('the update Completed on the page', async () => {
+    const text = await progress.innerText({ timeout: 5_000 }).catch(() => '');
+    for (const m of text.matchAll(/now ((?:(?:draining|updating|rebooting) [\w-]+(?:, )?)+)/g)) for (const busy of m[1].split(', ')) rolling.add(busy);
+    if (rolling.size > 0 && !shot) {
+      shot = true;
+      await screenshot(page, 'installed-update-progress');
+    }
+    const row = (await newest.textContent({ timeout: 5_000 }).catch(() => '')) ?? '';
+    return row.startsWith('1.0.1Completed');
+  }, { timeoutMs: 480_000, intervalMs: 500 });
+  assert.ok(rolling.size > 0, 'no node was seen draining, updating or rebooting');
+  await page.getByTestId('assessment').getByText('The cluster is not updating.').waitFor({ timeout: 60_000 });
+  assert.equal(await page.getByTestId('current-version').textContent(), '1.0.1');
+  // Not offered: an update to the version it is at (the CVO's offers may still be 1.0.0's for a while).
+  assert.equal(await page.getByLabel(/^1\.0\.1 /).count(), 0);
+  const cv = await c.json(['get', 'clusterversion', 'version']);
+  assert.equal(cv.status.history[0].state, 'Completed');
+  assert.equal(cv.status.history[0].version, '1.0.1');
+  await screenshot(page, 'installed-update-completed');
 });
 
 t('MachineDeployment worker scaled to 3 from the page: the third Machine appears live', async () => {

@@ -16,6 +16,18 @@
 // `system:kube-scheduler`, get kube's role names; bosun's controller-manager runs its controllers
 // with its own credentials (not per-controller service accounts), so its role covers what they
 // all touch.
+//
+// The user-facing roles, as kube bootstraps them: `admin`, `edit` and `view`, each an aggregate of
+// the ClusterRoles labelled `rbac.authorization.k8s.io/aggregate-to-admin|edit|view: "true"`, with
+// `edit` labelled aggregate-to-admin and `view` aggregate-to-edit (so admin ⊇ edit ⊇ view), and the
+// parts kube gives them, `system:aggregate-to-admin|edit|view` (namespaced workloads, config,
+// services; secrets from edit up, RBAC within a namespace for admin). Anything labelled joins them:
+// the payload's metrics-server role does. bosun adds one part: `bosun:aggregate-to-view-cluster-api`,
+// reading Cluster API's namespaced objects (clusters, machines, machine sets and deployments, health
+// checks, control planes and infrastructure) — bosun's workload clusters live in tenants'
+// namespaces, so a namespace viewer sees them (upstream Cluster API labels no role for view). The
+// cluster-scoped kinds of config.openshift.io and machineconfiguration.openshift.io are left out:
+// a role bound in a namespace cannot grant them, and OpenShift gives them to cluster-reader.
 import type { BindingObject, RoleObject } from './rbac.js';
 import { NODE_RULES } from '../nodes/node-authorizer.js';
 
@@ -32,6 +44,27 @@ function bootstrapMetadata(name: string): RoleObject['metadata'] {
 function clusterRole(name: string, rules: RoleObject['rules']): RoleObject & { apiVersion: string } {
   return { apiVersion: RBAC_API, kind: 'ClusterRole', metadata: bootstrapMetadata(name), rules };
 }
+
+const AGGREGATE = (to: 'admin' | 'edit' | 'view') => ({ [`rbac.authorization.k8s.io/aggregate-to-${to}`]: 'true' });
+
+/** An aggregated ClusterRole (its rules are those of the roles labelled aggregate-to-`to`), itself labelled `labels`. */
+function aggregateRole(name: 'admin' | 'edit' | 'view', labels: Record<string, string> = {}): RoleObject & { apiVersion: string } {
+  const role = clusterRole(name, []);
+  delete role.rules;
+  role.metadata.labels = { ...role.metadata.labels, ...labels };
+  role.aggregationRule = { clusterRoleSelectors: [{ matchLabels: AGGREGATE(name) }] };
+  return role;
+}
+
+/** A part of an aggregate: rules labelled aggregate-to-`to`. */
+function aggregatePart(name: string, to: 'admin' | 'edit' | 'view', rules: RoleObject['rules']): RoleObject & { apiVersion: string } {
+  const role = clusterRole(name, rules);
+  role.metadata.labels = { ...role.metadata.labels, ...AGGREGATE(to) };
+  return role;
+}
+
+const READ = ['get', 'list', 'watch'];
+const WRITE = ['create', 'delete', 'deletecollection', 'patch', 'update'];
 
 function bindToGroups(name: string, groups: string[], users: string[] = []): BindingObject & { apiVersion: string } {
   return {
@@ -109,6 +142,42 @@ export const BOOTSTRAP_CLUSTER_ROLES: (RoleObject & { apiVersion: string })[] = 
     nonResourceURLs: ['/metrics', '/metrics/slis', '/livez', '/readyz', '/healthz', '/livez/*', '/readyz/*', '/healthz/*'],
     verbs: ['get'],
   }]),
+  aggregateRole('admin'),
+  aggregateRole('edit', AGGREGATE('admin')),
+  aggregateRole('view', AGGREGATE('edit')),
+  aggregatePart('system:aggregate-to-admin', 'admin', [
+    { apiGroups: ['authorization.k8s.io'], resources: ['localsubjectaccessreviews'], verbs: ['create'] },
+    { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings'], verbs: [...READ, ...WRITE] },
+  ]),
+  aggregatePart('system:aggregate-to-edit', 'edit', [
+    { apiGroups: [''], resources: ['secrets', 'pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy', 'services/proxy'], verbs: READ },
+    { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate'] },
+    { apiGroups: [''], resources: ['pods', 'pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy'], verbs: WRITE },
+    { apiGroups: [''], resources: ['pods/eviction', 'serviceaccounts/token'], verbs: ['create'] },
+    { apiGroups: [''], resources: ['configmaps', 'events', 'persistentvolumeclaims', 'replicationcontrollers', 'replicationcontrollers/scale', 'secrets', 'serviceaccounts', 'services', 'services/proxy'], verbs: WRITE },
+    { apiGroups: ['apps'], resources: ['daemonsets', 'deployments', 'deployments/rollback', 'deployments/scale', 'replicasets', 'replicasets/scale', 'statefulsets', 'statefulsets/scale'], verbs: WRITE },
+    { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: WRITE },
+    { apiGroups: ['batch'], resources: ['cronjobs', 'jobs'], verbs: WRITE },
+    { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: WRITE },
+    { apiGroups: ['networking.k8s.io'], resources: ['ingresses', 'networkpolicies'], verbs: WRITE },
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: [...READ, ...WRITE] },
+  ]),
+  aggregatePart('system:aggregate-to-view', 'view', [
+    { apiGroups: [''], resources: ['configmaps', 'endpoints', 'persistentvolumeclaims', 'persistentvolumeclaims/status', 'pods', 'replicationcontrollers', 'replicationcontrollers/scale', 'serviceaccounts', 'services', 'services/status'], verbs: READ },
+    { apiGroups: [''], resources: ['bindings', 'events', 'limitranges', 'namespaces/status', 'pods/log', 'pods/status', 'replicationcontrollers/status', 'resourcequotas', 'resourcequotas/status'], verbs: READ },
+    { apiGroups: [''], resources: ['namespaces'], verbs: READ },
+    { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: READ },
+    { apiGroups: ['apps'], resources: ['controllerrevisions', 'daemonsets', 'daemonsets/status', 'deployments', 'deployments/scale', 'deployments/status', 'replicasets', 'replicasets/scale', 'replicasets/status', 'statefulsets', 'statefulsets/scale', 'statefulsets/status'], verbs: READ },
+    { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers', 'horizontalpodautoscalers/status'], verbs: READ },
+    { apiGroups: ['batch'], resources: ['cronjobs', 'cronjobs/status', 'jobs', 'jobs/status'], verbs: READ },
+    { apiGroups: ['policy'], resources: ['poddisruptionbudgets', 'poddisruptionbudgets/status'], verbs: READ },
+    { apiGroups: ['networking.k8s.io'], resources: ['ingresses', 'ingresses/status', 'networkpolicies'], verbs: READ },
+  ]),
+  aggregatePart('bosun:aggregate-to-view-cluster-api', 'view', [
+    { apiGroups: ['cluster.x-k8s.io'], resources: ['clusters', 'clusters/status', 'clusterclasses', 'machines', 'machines/status', 'machinesets', 'machinesets/status', 'machinesets/scale', 'machinedeployments', 'machinedeployments/status', 'machinedeployments/scale', 'machinepools', 'machinepools/status', 'machinehealthchecks', 'machinehealthchecks/status', 'machinedrainrules'], verbs: READ },
+    { apiGroups: ['controlplane.cluster.x-k8s.io'], resources: ['kubeadmcontrolplanes', 'kubeadmcontrolplanes/status', 'kubeadmcontrolplanes/scale'], verbs: READ },
+    { apiGroups: ['infrastructure.cluster.x-k8s.io'], resources: ['*'], verbs: READ },
+  ]),
 ];
 
 export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS: (BindingObject & { apiVersion: string })[] = [

@@ -123,16 +123,22 @@ export class RbacIndex {
     if (kind === 'RoleBinding') this.roleBindingsByNamespace.get(namespace ?? '')?.delete(k);
   }
 
-  /** The rules of a ClusterRole; an aggregated one gets those of every ClusterRole its selectors match. */
-  clusterRoleRules(name: string): PolicyRule[] {
+  /**
+   * The rules of a ClusterRole; an aggregated one gets those of every ClusterRole its selectors
+   * match, and a matched role that is itself aggregated gives its own aggregate (kube's aggregation
+   * controller writes an aggregate's rules into it, so `admin` gets `edit`'s and `edit` `view`'s).
+   * `seen` stops a cycle of aggregates.
+   */
+  clusterRoleRules(name: string, seen = new Set<string>()): PolicyRule[] {
     const role = this.objects.ClusterRole.get(key(undefined, name)) as RoleObject | undefined;
-    if (!role) return [];
+    if (!role || seen.has(name)) return [];
+    seen.add(name);
     const selectors = role.aggregationRule?.clusterRoleSelectors;
     if (!selectors) return role.rules ?? [];
     const rules: PolicyRule[] = [];
     for (const other of this.objects.ClusterRole.values() as Iterable<RoleObject>) {
-      if (other === role || other.aggregationRule) continue;
-      if (selectors.some((s) => storedSelectorMatches(s, other.metadata.labels))) rules.push(...(other.rules ?? []));
+      if (other === role || !selectors.some((s) => storedSelectorMatches(s, other.metadata.labels))) continue;
+      rules.push(...(other.aggregationRule ? this.clusterRoleRules(other.metadata.name ?? '', seen) : other.rules ?? []));
     }
     return rules;
   }

@@ -62,6 +62,13 @@ export async function mergePatch<T>(path: string, patch: unknown): Promise<T> {
   return (await response.json()) as T;
 }
 
+/** Creates an object at a collection path (POST); the API's Status message on failure. */
+export async function create<T>(path: string, object: unknown): Promise<T> {
+  const response = await call(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(object) });
+  if (!response.ok) throw await errorOf(response);
+  return (await response.json()) as T;
+}
+
 /** Who the API server says the token belongs to (a SelfSubjectReview). */
 export async function whoAmI(): Promise<{ username: string; groups: string[] }> {
   const response = await call('/apis/authentication.k8s.io/v1/selfsubjectreviews', {

@@ -49,7 +49,10 @@ export function updateEdges(cv: api.ClusterVersion | undefined): GraphEdge[] {
       risks: (c.risks ?? []).map((r) => ({ name: r.name, message: r.message, url: r.url })), blockedBy: why,
     });
   }
-  return edges.sort((a, b) => compareVersions(a.version, b.version));
+  // Right after an update the offers may still be those retrieved for the version before (the CVO
+  // asks its update service again on its own schedule): an "update" to the version the cluster
+  // is at is no update, and is not offered.
+  return edges.filter((e) => e.version !== current).sort((a, b) => compareVersions(a.version, b.version));
 }
 
 const BOX_W = 110;

@@ -11,6 +11,7 @@ import { MachineConfigPools, MachineConfigs } from './pages/pools.js';
 import { Nodes } from './pages/nodes.js';
 import { Machines, MachineSets, MachineHealthChecks } from './pages/machines.js';
 import { WorkloadClusters } from './pages/clusters.js';
+import { InstalledOperators, OperatorHub } from './pages/operatorhub.js';
 
 interface Route {
   path: string;
@@ -30,6 +31,8 @@ const ROUTES: Route[] = [
   { path: '/machinesets', title: 'MachineSets and MachineDeployments', page: MachineSets, namespaced: true },
   { path: '/machinehealthchecks', title: 'MachineHealthChecks', page: MachineHealthChecks, namespaced: true },
   { path: '/clusters', title: 'Workload Clusters', page: WorkloadClusters, namespaced: true },
+  { path: '/operatorhub', title: 'OperatorHub', page: OperatorHub, namespaced: true },
+  { path: '/installed-operators', title: 'Installed Operators', page: InstalledOperators, namespaced: true },
 ];
 
 const currentPath = () => location.hash.replace(/^#/, '') || '/';

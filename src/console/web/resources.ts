@@ -28,6 +28,13 @@ export const kinds = {
   clusters: kind('cluster.x-k8s.io', 'v1beta2', 'clusters', 'Cluster', true),
   kubeadmControlPlanes: kind('controlplane.cluster.x-k8s.io', 'v1beta2', 'kubeadmcontrolplanes', 'KubeadmControlPlane', true),
   localClusters: kind('infrastructure.cluster.x-k8s.io', 'v1beta2', 'localclusters', 'LocalCluster', true),
+  namespaces: kind('', 'v1', 'namespaces', 'Namespace', false),
+  catalogSources: kind('operators.coreos.com', 'v1alpha1', 'catalogsources', 'CatalogSource', true),
+  packageManifests: kind('packages.operators.coreos.com', 'v1', 'packagemanifests', 'PackageManifest', true),
+  operatorGroups: kind('operators.coreos.com', 'v1', 'operatorgroups', 'OperatorGroup', true),
+  subscriptions: kind('operators.coreos.com', 'v1alpha1', 'subscriptions', 'Subscription', true),
+  installPlans: kind('operators.coreos.com', 'v1alpha1', 'installplans', 'InstallPlan', true),
+  clusterServiceVersions: kind('operators.coreos.com', 'v1alpha1', 'clusterserviceversions', 'ClusterServiceVersion', true),
 } satisfies Record<string, Kind>;
 
 /** The list path of a kind: cluster-wide, or in `namespace` for a namespaced kind given one. */

@@ -33,8 +33,8 @@ export function ApiProblem({ error, kind, namespace, what }: { error: ApiError; 
         <p>
           This page needs <code>list</code> and <code>watch</code> on <code>{kind.plural}</code> ({group}){where}
           {kind.namespaced
-            ? namespace ? '. Choose another namespace above, or ask for a role there.' : ': choose a namespace you may read in the header, or ask for a cluster role such as cluster-reader.'
-            : ', which only a cluster role grants (for example cluster-reader); a namespace role cannot.'}
+            ? namespace ? '. Choose another namespace above, or ask for a role there.' : ': choose a namespace you may read in the header, or ask for a ClusterRoleBinding that grants it in all namespaces.'
+            : ', which only a cluster role bound cluster-wide grants (a ClusterRoleBinding); a role bound in a namespace, such as view, cannot.'}
         </p>
         <p class="api-message">The API server said: {error.message}</p>
       </div>
