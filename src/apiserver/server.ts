@@ -34,6 +34,7 @@ import { authenticate, authentication } from './filters/authentication.js';
 import { withRequestInfo } from './filters/request-info.js';
 import { audit } from './filters/audit.js';
 import { authorization } from './filters/authorization.js';
+import { impersonation } from './filters/impersonation.js';
 import { KUBERNETES_VERSION } from './handlers/health.js';
 import { router } from './handlers/router.js';
 import type { ServerState } from './handlers/state.js';
@@ -95,7 +96,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const serve = chain(
     [
       ...(measured ? [metrics.filter] : []), recovery(log), shutdown(() => stopped), authentication(authenticators), withRequestInfo(),
-      ...(measured ? [metrics.inflight] : []), audit(completedListeners), authorization(() => authorizer),
+      ...(measured ? [metrics.inflight] : []), audit(completedListeners),
+      impersonation(() => authorizer), authorization(() => authorizer),
     ],
     router(state, new OpenApi(registry, options.kubernetesVersion ?? KUBERNETES_VERSION.gitVersion), metrics.registry),
   );

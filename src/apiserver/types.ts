@@ -21,6 +21,8 @@ export interface CompletedRequest {
   code: number;
   userAgent: string;
   requestId: string;
+  /** The user the request ran as, when it impersonated one (attributes.user is who authenticated). */
+  impersonatedUser?: User;
 }
 
 /** A POST to an endpoint the object store does not serve itself (`pods/eviction`, `selfsubjectaccessreviews`, ...). */

@@ -134,10 +134,11 @@ async function answerPost(request: PostRequest, rbac: RbacIndex, chained: Author
   const { body, user } = request;
   const created = { creationTimestamp: null };
   if (request.group === AUTHN && request.resource === 'tokenreviews' && !request.name) return { code: 201, body: tokenReview(body, authenticate) };
-  // Who the caller is (`kubectl auth whoami`; the web console's signed-in user).
+  // Who the caller is (`kubectl auth whoami`; the web console's signed-in user), answered in the
+  // version asked for: kubectl 1.27 posts v1beta1 and cannot read a v1 answer.
   if (request.group === AUTHN && request.resource === 'selfsubjectreviews' && !request.name) {
-    const userInfo = { username: user.name, ...(user.uid ? { uid: user.uid } : {}), groups: user.groups };
-    return { code: 201, body: { kind: 'SelfSubjectReview', apiVersion: `${AUTHN}/v1`, metadata: { ...(body.metadata ?? {}), ...created }, status: { userInfo } } };
+    const userInfo = { username: user.name, ...(user.uid ? { uid: user.uid } : {}), groups: user.groups, ...(user.extra ? { extra: user.extra } : {}) };
+    return { code: 201, body: { kind: 'SelfSubjectReview', apiVersion: `${AUTHN}/${request.version}`, metadata: { ...(body.metadata ?? {}), ...created }, status: { userInfo } } };
   }
   if (request.group === '' && request.resource === 'serviceaccounts' && request.subresource === 'token' && request.name && request.namespace) {
     const spec = (body.spec ?? {}) as TokenRequestSpec;

@@ -9,6 +9,8 @@ export interface UserInfo {
   name: string;
   groups: string[];
   uid?: string;
+  /** Extra attributes (an impersonating request's Impersonate-Extra-* headers). */
+  extra?: Record<string, string[]>;
 }
 
 export interface RequestAttributes {

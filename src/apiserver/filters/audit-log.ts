@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { logger as componentLogger, type Logger } from '../../common/log.js';
-import type { RequestAttributes } from '../auth/request-attributes.js';
+import type { RequestAttributes, UserInfo } from '../auth/request-attributes.js';
 import type { ApiServer } from '../server.js';
 
 export interface AuditEvent {
@@ -13,6 +13,8 @@ export interface AuditEvent {
   requestId: string;
   user: string;
   groups: string[];
+  /** The user the request ran as, when it impersonated one (kubectl --as). */
+  impersonatedUser?: { username: string; groups: string[] };
   verb: string;
   /** `pods`, `deployments.apps`, `pods/eviction` …; for non-resource requests the path. */
   resource: string;
@@ -29,7 +31,7 @@ export function isMutating(verb: string): boolean {
 }
 
 /** The audit record of a finished request. */
-export function auditEvent(attrs: RequestAttributes, result: { code: number; userAgent?: string; requestId: string; time?: Date }): AuditEvent {
+export function auditEvent(attrs: RequestAttributes, result: { code: number; userAgent?: string; requestId: string; time?: Date; impersonatedUser?: UserInfo }): AuditEvent {
   let resource = attrs.path;
   if (attrs.resourceRequest) {
     resource = attrs.apiGroup === '' ? attrs.resource : `${attrs.resource}.${attrs.apiGroup}`;
@@ -40,6 +42,7 @@ export function auditEvent(attrs: RequestAttributes, result: { code: number; use
     user: attrs.user.name, groups: attrs.user.groups, verb: attrs.verb, resource, code: result.code,
     userAgent: result.userAgent ?? '',
   };
+  if (result.impersonatedUser) event.impersonatedUser = { username: result.impersonatedUser.name, groups: result.impersonatedUser.groups };
   if (attrs.namespace !== '') event.namespace = attrs.namespace;
   if (attrs.name !== '') event.name = attrs.name;
   return event;
@@ -68,7 +71,7 @@ export class AuditLog {
   record(event: AuditEvent): void {
     if (!isMutating(event.verb)) return;
     if (this.log.isLevelEnabled('info')) {
-      this.log.info({ audit: event }, `${event.user} ${event.verb} ${event.resource}${event.namespace ? ` -n ${event.namespace}` : ''}${event.name ? ` ${event.name}` : ''} → ${event.code}`);
+      this.log.info({ audit: event }, `${event.user}${event.impersonatedUser ? ` as ${event.impersonatedUser.username}` : ''} ${event.verb} ${event.resource}${event.namespace ? ` -n ${event.namespace}` : ''}${event.name ? ` ${event.name}` : ''} → ${event.code}`);
     }
     if (this.closing || !this.file) return;
     // The lines of one turn of the event loop go to the file in one write, not one each.
@@ -95,6 +98,6 @@ export class AuditLog {
 /** Audits every mutating request the server answers, into `<dataDir>/audit.log` and the log. */
 export function enableAudit(server: ApiServer, dataDir: string): AuditLog {
   const audit = new AuditLog({ dataDir });
-  server.onCompleted((c) => audit.record(auditEvent(c.attributes, { code: c.code, userAgent: c.userAgent, requestId: c.requestId })));
+  server.onCompleted((c) => audit.record(auditEvent(c.attributes, { code: c.code, userAgent: c.userAgent, requestId: c.requestId, impersonatedUser: c.impersonatedUser })));
   return audit;
 }

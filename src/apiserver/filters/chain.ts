@@ -15,8 +15,10 @@ export interface RequestContext {
   /** The path without the query, trailing slashes removed (`/apis/` is served as `/apis`). */
   path: string;
   query: QueryParams;
-  /** Set by the authentication filter. */
+  /** Set by the authentication filter; the impersonated user once the impersonation filter has allowed it. */
   user?: User;
+  /** Who authenticated, when the request impersonates `user` (filters/impersonation.ts). */
+  impersonatedBy?: User;
   /** Set by the request-information filter. */
   info?: RequestInfo;
   attributes?: RequestAttributes;
