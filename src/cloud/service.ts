@@ -12,6 +12,7 @@ import { rootCredentialPath } from './client.js';
 import { CredentialStore, credentialsFile } from './credentials.js';
 import { removeEndpoint, writeEndpoint } from './endpoint.js';
 import { loadBalancerEngine, type LoadBalancerEngine } from './load-balancer-engine.js';
+import { boundPort } from '../common/http-server.js';
 import { logger, type Logger } from '../common/log.js';
 import { Network } from './network.js';
 
@@ -72,8 +73,7 @@ export class CloudService {
     this.resyncTimer = setInterval(() => void this.syncProxies(), RESYNC_MS);
     this.resyncTimer.unref();
     await this.app.listen({ host, port: this.opts.port ?? 0 });
-    const address = this.app.server.address();
-    const port = typeof address === 'object' && address ? address.port : this.opts.port;
+    const port = boundPort(this.app.server) ?? this.opts.port;
     this.url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
     writeEndpoint(this.opts.dataDir, { url: this.url, pid: process.pid });
     return this.url;

@@ -7,9 +7,9 @@
 // signs it with the cluster CA.
 import { parseCertificateRequest } from '../apiserver/certificates/request.js';
 import { logger, type Logger } from '../common/log.js';
-import { rfc3339 } from '../common/time.js';
 import type * as api from '../api/index.js';
-import { Controller, Informer, resourcePath, type KubeClient } from '../kube/index.js';
+import { Controller, Informer, type KubeClient } from '../kube/index.js';
+import { approveCsr, isDecided } from './csr-approval.js';
 import { CLIENT_SIGNER } from './node-agent/credentials.js';
 import { CSRS } from './node-agent/resources.js';
 
@@ -35,7 +35,6 @@ export function kubeletClientApproval(csr: api.CertificateSigningRequest): 'node
   return undefined;
 }
 
-const decided = (csr: api.CertificateSigningRequest) => (csr.status?.conditions ?? []).some((c) => ['Approved', 'Denied', 'Failed'].includes(c.type));
 
 /** The csrapproving controller over CertificateSigningRequests. */
 export function csrApprover(o: { client: KubeClient; log?: Logger }): Controller {
@@ -45,19 +44,10 @@ export function csrApprover(o: { client: KubeClient; log?: Logger }): Controller
     name: 'csrapproving',
     async sync(key) {
       const csr = csrs.getByKey(key);
-      if (!csr || decided(csr) || csr.status?.certificate) return;
+      if (!csr || isDecided(csr) || csr.status?.certificate) return;
       const why = kubeletClientApproval(csr);
       if (!why) return;
-      const approved = {
-        ...csr,
-        status: {
-          ...csr.status,
-          conditions: [...(csr.status?.conditions ?? []), {
-            type: 'Approved', status: 'True', reason: 'AutoApproved', message: `Auto approving kubelet client certificate (${why}).`, lastUpdateTime: rfc3339(),
-          }],
-        },
-      };
-      await o.client.request('PUT', `${resourcePath(CSRS, undefined, csr.metadata.name)}/approval`, { body: approved });
+      await approveCsr(o.client, csr, 'AutoApproved', `Auto approving kubelet client certificate (${why}).`);
       log.info({ csr: key, requestor: csr.spec?.username, kind: why }, 'kubelet client certificate request approved');
     },
   });

@@ -16,11 +16,11 @@ import { logger, type Logger } from '../common/log.js';
 import type { CloudClient } from '../cloud/client.js';
 import type { Instance } from '../cloud/types.js';
 import type * as api from '../api/index.js';
-import { Controller, Informer, resourcePath, type KubeClient } from '../kube/index.js';
+import { Controller, Informer, type KubeClient } from '../kube/index.js';
 import { type Clock, realClock } from '../kube/clock.js';
 import { CLIENT_SIGNER, SERVING_SIGNER } from './node-agent/credentials.js';
 import { CSRS } from './node-agent/resources.js';
-import { rfc3339 } from '../common/time.js';
+import { approveCsr, isDecided } from './csr-approval.js';
 
 const NODE_BOOTSTRAPPER = 'system:serviceaccount:openshift-machine-config-operator:node-bootstrapper';
 const CLIENT_USAGES = new Set(['digital signature', 'key encipherment', 'client auth']);
@@ -33,7 +33,6 @@ const MAX_AGE_MS = 60 * 60_000;
 
 export type Decision = { approve: true; message: string } | { approve: false; reason: string; recheck: boolean };
 
-const decided = (csr: api.CertificateSigningRequest) => (csr.status?.conditions ?? []).some((c) => ['Approved', 'Denied', 'Failed'].includes(c.type));
 
 /**
  * The Cluster API Machine behind a node, when Cluster API manages the machines: one not being
@@ -114,24 +113,14 @@ export function machineApprover(o: MachineApproverOptions): Controller {
     clock: o.clock,
     async sync(key) {
       const csr = csrs.getByKey(key);
-      if (!csr || decided(csr) || csr.status?.certificate) return;
+      if (!csr || isDecided(csr) || csr.status?.certificate) return;
       if ((o.clock ?? realClock).now() - Date.parse(csr.metadata.creationTimestamp ?? '') > MAX_AGE_MS) return;
       const decision = decide(csr, await o.cloud.listInstances(), o.machines ? await o.machines() : undefined);
       if (!decision.approve) {
         log.info({ csr: key, signer: csr.spec?.signerName, requestor: csr.spec?.username, reason: decision.reason }, 'certificate signing request left pending');
         return decision.recheck ? { requeueAfterMs: RECHECK_MS } : undefined;
       }
-      const approved = {
-        ...csr,
-        status: {
-          ...csr.status,
-          conditions: [...(csr.status?.conditions ?? []), {
-            type: 'Approved', status: 'True', reason: 'NodeCSRApprove', message: `This CSR was approved by the machine approver: ${decision.message}`,
-            lastUpdateTime: rfc3339(),
-          }],
-        },
-      };
-      await o.client.request('PUT', `${resourcePath(CSRS, undefined, csr.metadata.name)}/approval`, { body: approved });
+      await approveCsr(o.client, csr, 'NodeCSRApprove', `This CSR was approved by the machine approver: ${decision.message}`);
       log.info({ csr: key, signer: csr.spec?.signerName, node: csr.spec?.username, reason: decision.message }, 'certificate signing request approved');
     },
   });

@@ -10,7 +10,7 @@ import { CLUSTERS, MACHINES, MACHINE_DEPLOYMENTS, MACHINE_HEALTH_CHECKS, MACHINE
 import { sampleValue } from '../../src/capi/metrics.js';
 import type * as api from '../../src/api/index.js';
 import { eventually } from '../helpers/eventually.js';
-import { scrapeSamples, series, valueOf, type Sample } from '../helpers/metrics.js';
+import { samplesUntil, scrapeSamples, series, valueOf, type Sample } from '../helpers/metrics.js';
 import { CLUSTER, NS, type CapiCluster, createClusterObjects, machineDeployment, machineHealthCheck, machinesOf, runKubelets, startCapiCluster, waitForRunning } from './capi-fixture.js';
 
 let c: CapiCluster;
@@ -30,14 +30,7 @@ after(async () => {
 
 const metrics = () => scrapeSamples(c.manager.metricsAddress!, c.api.server.token);
 
-function until(what: string, check: (s: Sample[]) => string | undefined, timeoutMs = 30_000): Promise<Sample[]> {
-  let last = '';
-  return eventually(what, async () => {
-    const s = await metrics();
-    last = check(s) ?? '';
-    return last ? undefined : s;
-  }, { timeoutMs, detail: () => last });
-}
+const until = (what: string, check: (s: Sample[]) => string | undefined, timeoutMs = 30_000) => samplesUntil(metrics, what, check, timeoutMs);
 
 /** The phase a Machine's capi_machine_status_phase says (the one series valued 1), checking the others are 0. */
 function phaseOf(s: Sample[], name: string): string | undefined {

@@ -14,7 +14,7 @@ import { NODES, SERVICES } from '../../src/ccm-operator/context.js';
 import { KubeClient, Manager, loadKubeConfig, rfc3339 } from '../../src/kube/index.js';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
-import { scrapeSamples, series, withDelegatedAuth, valueOf, type Sample } from '../helpers/metrics.js';
+import { samplesUntil, scrapeSamples, series, withDelegatedAuth, valueOf, type Sample } from '../helpers/metrics.js';
 
 /** The in-memory cloud: balancer name → the nodes it sends to; `failUpdates` makes host updates fail. */
 const cloud = { balancers: new Map<string, string[]>(), failUpdates: false };
@@ -53,14 +53,7 @@ async function setReady(name: string, status: 'True' | 'False'): Promise<void> {
   await client.mergePatch(NODES, name, undefined, { status: { conditions: [{ type: 'Ready', status, reason: 'Test', message: '', lastHeartbeatTime: rfc3339(), lastTransitionTime: rfc3339() }] } }, 'status');
 }
 
-function until(what: string, check: (s: Sample[]) => string | undefined, timeoutMs = 15_000): Promise<Sample[]> {
-  let last = '';
-  return eventually(what, async () => {
-    const s = await metrics();
-    last = check(s) ?? '';
-    return last ? undefined : s;
-  }, { timeoutMs, detail: () => last });
-}
+const until = (what: string, check: (s: Sample[]) => string | undefined, timeoutMs = 15_000) => samplesUntil(metrics, what, check, timeoutMs);
 
 const count = (s: Sample[], histogram: string) => valueOf(s, `${histogram}_count`) ?? 0;
 

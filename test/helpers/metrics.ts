@@ -91,6 +91,19 @@ export async function scrapeSamples(address: string, token: string): Promise<Sam
 }
 
 /**
+ * Scrapes with `samples` until `check` is satisfied (it returns why not, or undefined); the samples
+ * that satisfied it. On timeout the error says the last reason.
+ */
+export function samplesUntil(samples: () => Promise<Sample[]>, what: string, check: (s: Sample[]) => Promise<string | undefined> | string | undefined, timeoutMs: number): Promise<Sample[]> {
+  let last = '';
+  return eventually(what, async () => {
+    const s = await samples();
+    last = (await check(s)) ?? '';
+    return last ? undefined : s;
+  }, { timeoutMs, detail: () => last });
+}
+
+/**
  * RBAC granting `get` on the non-resource URL /metrics to the ServiceAccount `serviceAccount` in
  * `default` (what a scraper's role grants), as YAML for `kubectl apply -f -`.
  */

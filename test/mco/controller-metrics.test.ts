@@ -17,7 +17,7 @@ import { addMachineConfigController } from '../../src/mco/controller/run.js';
 import type { MachineConfigPool } from '../../src/mco/controller/types.js';
 import { setLogLevel } from '../../src/common/log.js';
 import { eventually } from '../helpers/eventually.js';
-import { scrapeSamples, series, valueOf, type Sample } from '../helpers/metrics.js';
+import { samplesUntil, scrapeSamples, series, valueOf, type Sample } from '../helpers/metrics.js';
 import { builtInPools, controllerConfig, workerNode } from './controller-fixtures.js';
 
 setLogLevel(process.env.BOSUN_LOG_LEVEL ?? 'warn');
@@ -37,14 +37,7 @@ let running: Promise<void>;
 const metrics = () => scrapeSamples(manager.metricsAddress!, api.server.token);
 const pools = async () => (await kube.list(resources.machineConfigPools)).items as MachineConfigPool[];
 
-function until(what: string, check: (s: Sample[]) => Promise<string | undefined> | string | undefined, timeoutMs = 15_000): Promise<Sample[]> {
-  let last = '';
-  return eventually(what, async () => {
-    const s = await metrics();
-    last = (await check(s)) ?? '';
-    return last ? undefined : s;
-  }, { timeoutMs, detail: () => last });
-}
+const until = (what: string, check: (s: Sample[]) => Promise<string | undefined> | string | undefined, timeoutMs = 15_000) => samplesUntil(metrics, what, check, timeoutMs);
 
 before(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'bosun-mcc-metrics-'));

@@ -15,7 +15,7 @@ import { MachineConfigDaemon } from '../../src/mco/daemon/daemon.js';
 import { RootMountHost } from '../../src/mco/daemon/host.js';
 import type { TestApiServer } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
-import { scrapeSamples, withDelegatedAuth, series, valueOf, type Sample } from '../helpers/metrics.js';
+import { samplesUntil, scrapeSamples, withDelegatedAuth, series, valueOf, type Sample } from '../helpers/metrics.js';
 import { startMcoApiServer } from './controller-fixtures.js';
 
 const NODE = 'mcd-metrics';
@@ -49,14 +49,7 @@ async function setReady(status: 'True' | 'False', bootID = 'boot-1'): Promise<vo
 }
 
 /** Waits until the scraped metrics satisfy `check` (which returns a reason when they do not). */
-function until(what: string, check: (s: Sample[]) => string | undefined, timeoutMs = 15_000): Promise<Sample[]> {
-  let last = '';
-  return eventually(what, async () => {
-    const s = await metrics();
-    last = check(s) ?? '';
-    return last ? undefined : s;
-  }, { timeoutMs, detail: () => last });
-}
+const until = (what: string, check: (s: Sample[]) => string | undefined, timeoutMs = 15_000) => samplesUntil(metrics, what, check, timeoutMs);
 
 /** Plays the drain controller: answers every drain or uncordon request at once. */
 async function answerDrains(signal: AbortSignal): Promise<void> {
