@@ -871,7 +871,10 @@ export function kubeadmControlPlaneController(ctx: CapiContext): Controller {
       const memberName = nodeNameOf(machine, obs) ?? machine.spec?.infrastructureRef?.name ?? name;
       const known = members.length ? members : [];
       const q = keepsQuorumWithout(known, memberHealthy, memberName);
-      if (!known.length || !q.ok) {
+      if (!known.length) {
+        return refuse('CannotBeRemediated', `A control plane Machine needs remediation, but no etcd member answers with the member list, so removing this Machine could result in etcd quorum loss. Remediation cannot proceed`);
+      }
+      if (!q.ok) {
         return refuse('CannotBeRemediated', `A control plane Machine needs remediation, but removing this Machine could result in etcd quorum loss: ${q.healthy} of the ${plural(q.left, 'etcd member')} left would be healthy, ${q.quorum} needed for quorum. Remediation cannot proceed`);
       }
     }

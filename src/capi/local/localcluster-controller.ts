@@ -22,6 +22,7 @@ import { Controller } from '../../kube/index.js';
 import { LABEL, LOCAL_CLUSTERS, isControlPlane, isDeleting, setCapiCondition } from '../api.js';
 import { type CapiContext, informers, onUnpause, pausedCheck } from '../context.js';
 import { sameStatus } from '../machine-status.js';
+import { PROVIDER_ID_PREFIX } from './localmachine-controller.js';
 
 export const LOCAL_CLUSTER_FINALIZER = 'localcluster.infrastructure.cluster.x-k8s.io';
 /** The port the control-plane endpoint listens on, and that the API servers on the machines serve. */
@@ -45,17 +46,28 @@ export function localClusterController(ctx: CapiContext, cloud: CloudClient): Co
   const machines = inf.machines();
   const localMachines = inf.localMachines();
 
-  /** Instance IDs of the cluster's control-plane machines that are not being deleted. */
-  function controlPlaneInstances(clusterName: string, namespace: string): string[] {
-    const ids: string[] = [];
+  /** A LocalMachine's instance: as its status has it, else as spec.providerID names it (a LocalMachine `bosun cluster move` just made has no status yet). */
+  const instanceOf = (lm: api.LocalMachine | undefined) =>
+    lm?.status?.instanceID ?? (lm?.spec?.providerID?.startsWith(PROVIDER_ID_PREFIX) ? lm.spec.providerID.slice(PROVIDER_ID_PREFIX.length) : undefined);
+
+  /**
+   * The cluster's control-plane instances: `want`, those of its control-plane Machines not being
+   * deleted; `going`, those whose Machine or LocalMachine is being deleted.
+   */
+  function controlPlaneInstances(clusterName: string, namespace: string): { want: string[]; going: Set<string> } {
+    const want: string[] = [];
+    const going = new Set<string>();
     for (const m of machines.list()) {
-      if (m.metadata.namespace !== namespace || m.spec?.clusterName !== clusterName || !isControlPlane(m) || isDeleting(m)) continue;
+      if (m.metadata.namespace !== namespace || m.spec?.clusterName !== clusterName || !isControlPlane(m)) continue;
       const ref = m.spec?.infrastructureRef;
       if (ref?.kind !== 'LocalMachine') continue;
       const lm = localMachines.get(ref.name, namespace);
-      if (lm && !isDeleting(lm) && lm.status?.instanceID) ids.push(lm.status.instanceID);
+      const id = instanceOf(lm);
+      if (!id) continue;
+      if (isDeleting(m) || isDeleting(lm!)) going.add(id);
+      else want.push(id);
     }
-    return ids.sort();
+    return { want: want.sort(), going };
   }
 
   async function writeStatus(lc: api.LocalCluster, status: NonNullable<api.LocalCluster['status']>): Promise<void> {
@@ -107,11 +119,18 @@ export function localClusterController(ctx: CapiContext, cloud: CloudClient): Co
           });
           return;
         }
-        // A terminated instance (one the cloud lost, or a user terminated, before its Machine is
-        // remediated) is no target: the cloud refuses it, and it serves nothing anyway.
-        const wanted = controlPlaneInstances(clusterName, lc.metadata.namespace ?? 'default');
-        const alive = wanted.length ? new Set((await cloud.listInstances({ ids: wanted })).filter((i) => i.state !== 'terminated').map((i) => i.id)) : new Set<string>();
-        const targets = wanted.filter((id) => alive.has(id));
+        // The targets: the control-plane instances, plus those the balancer has already whose
+        // Machine this controller does not see (yet) — right after a `bosun cluster move` the
+        // target's caches fill in their own order, and a balancer emptied for that moment would
+        // fail the workload API's clients; a Machine leaves the balancer when it is being deleted,
+        // and before its object is gone. A terminated instance (one the cloud lost, or a user
+        // terminated, before its Machine is remediated) is no target: the cloud refuses it, and it
+        // serves nothing anyway.
+        const { want, going } = controlPlaneInstances(clusterName, lc.metadata.namespace ?? 'default');
+        const existing = (await cloud.listLoadBalancers()).find((b) => b.name === loadBalancerName(lc));
+        const candidates = [...new Set([...want, ...(existing?.targets ?? []).filter((id) => !going.has(id))])];
+        const alive = candidates.length ? new Set((await cloud.listInstances({ ids: candidates })).filter((i) => i.state !== 'terminated').map((i) => i.id)) : new Set<string>();
+        const targets = candidates.filter((id) => alive.has(id)).sort();
         const lb = await cloud.ensureLoadBalancer(loadBalancerName(lc), {
           ports: [{ name: 'apiserver', protocol: 'TCP', port: API_SERVER_PORT, targetPort: API_SERVER_PORT }],
           targets,
