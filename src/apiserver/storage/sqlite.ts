@@ -95,7 +95,9 @@ export class SqliteStorage implements Storage {
   private readonly watchers = new Set<WatchEntry>();
   private queue: Op[] = [];
   private flushScheduled = false;
+  /** The newest committed revision (reads see it), and the newest acknowledged one (on disk, watchers told). */
   private revision: number;
+  private acknowledged: number;
   private compacted: number;
   private closed = false;
   private readonly counters: StorageStats = { transactions: 0, writes: 0 };
@@ -151,12 +153,17 @@ export class SqliteStorage implements Storage {
     const storedRevision = this.stmt.meta.get('revision')?.value ?? 0;
     this.compacted = compacted;
     this.revision = Math.max(maxRevision, storedRevision, compacted);
+    this.acknowledged = this.revision;
     this.walFd = openWal(path);
     if (this.walFd !== undefined) this.db.pragma('synchronous = NORMAL');
   }
 
+  /**
+   * The newest acknowledged revision: every event up to it has been sent to the watchers. A BOOKMARK
+   * or a watch "from now" at this revision never passes over a write still waiting for its sync.
+   */
   currentRevision(): number {
-    return this.revision;
+    return this.acknowledged;
   }
 
   compactedRevision(): number {
@@ -342,6 +349,7 @@ export class SqliteStorage implements Storage {
       }
       this.counters.writes += 1;
       const event = outcome.event!;
+      this.acknowledged = event.revision;
       this.ring.push(event);
       this.dispatch(event);
       if (syncFailure) outcome.op.reject(syncFailure);
