@@ -6,25 +6,16 @@
 //   log(revision PRIMARY KEY, key, type, value)              every write, newest value per revision
 //   meta(name PRIMARY KEY, value)                            compacted revision
 //
-// Durability: the database runs in WAL mode. A batch COMMITs on the event loop without waiting for
-// the disk (synchronous=NORMAL: SQLite's commit only writes the WAL; its checkpoints still sync),
-// then the WAL file is fdatasync'ed on libuv's thread pool, and only after that sync are the
-// batch's writes acknowledged: their promises resolve and watchers hear of them. So the event loop
-// never waits for the disk, yet no writer and no watcher learns of a write before it is on disk; a
-// SIGKILL or a power loss can lose only writes nobody was told about. Reads (get, list) see a
-// write from its commit on, a moment before it is acknowledged, as they would see it from another
-// client's view: what a list returns at revision R is never sent again to a watch from R (each
-// watcher skips what it has been given), and what it has not returned comes as events.
-// Where the WAL file cannot be opened, commits sync themselves (synchronous=FULL), as before.
+// Durability: the database runs in WAL mode with synchronous=FULL, so a COMMIT returns only after
+// the WAL has been fsynced; a write's promise resolves only after its batch has committed. A
+// SIGKILL can therefore lose only writes nobody was told about.
 //
 // Group commit: writes queue up and are flushed together on the next turn of the event loop (or
-// when a batch is full) in one transaction; while one WAL sync is under way, the batches
-// committed meanwhile wait for the next, which covers them all. Each queued operation is checked
-// in order against the state the previous ones left, and a failing operation fails only its own
-// promise.
+// when a batch is full) in one transaction, so concurrent writers share one fsync. Each queued
+// operation is checked in order against the state the previous ones left, and a failing operation
+// fails only its own promise.
 import Database from 'better-sqlite3';
 import { ensurePrivateStore } from '../../common/private-files.js';
-import { closeSync, fdatasync, fsyncSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
   StorageError,
@@ -67,12 +58,7 @@ interface WatchEntry {
   prefix: string;
   onEvent: (event: WatchEvent) => void;
   stopped: boolean;
-  /** The newest revision this watcher has been given (or started after): older events are skipped. */
-  after: number;
 }
-
-/** A committed batch's outcomes, waiting for the WAL sync that acknowledges them. */
-type Outcome = { op: Op; item?: StoredItem; event?: WatchEvent; error?: Error };
 
 function withRevision(object: KubeObject, revision: number): KubeObject {
   return { ...object, metadata: { ...object.metadata, resourceVersion: String(revision) } };
@@ -95,18 +81,11 @@ export class SqliteStorage implements Storage {
   private readonly watchers = new Set<WatchEntry>();
   private queue: Op[] = [];
   private flushScheduled = false;
-  /** The newest committed revision (reads see it), and the newest acknowledged one (on disk, watchers told). */
   private revision: number;
-  private acknowledged: number;
   private compacted: number;
   private closed = false;
   private readonly counters: StorageStats = { transactions: 0, writes: 0 };
   private readonly stmt;
-  /** The WAL file, synced off the event loop to acknowledge commits; undefined: commits sync themselves. */
-  private walFd?: number;
-  /** Committed outcomes waiting for a WAL sync, and whether one is under way (and its end). */
-  private unsynced: Outcome[] = [];
-  private syncing?: Promise<void>;
 
   constructor(path: string, options: SqliteStorageOptions = {}) {
     // Every Secret is in here: created 0600 in a 0700 directory, or tightened (private-files.ts).
@@ -153,17 +132,10 @@ export class SqliteStorage implements Storage {
     const storedRevision = this.stmt.meta.get('revision')?.value ?? 0;
     this.compacted = compacted;
     this.revision = Math.max(maxRevision, storedRevision, compacted);
-    this.acknowledged = this.revision;
-    this.walFd = openWal(path);
-    if (this.walFd !== undefined) this.db.pragma('synchronous = NORMAL');
   }
 
-  /**
-   * The newest acknowledged revision: every event up to it has been sent to the watchers. A BOOKMARK
-   * or a watch "from now" at this revision never passes over a write still waiting for its sync.
-   */
   currentRevision(): number {
-    return this.acknowledged;
+    return this.revision;
   }
 
   compactedRevision(): number {
@@ -264,13 +236,13 @@ export class SqliteStorage implements Storage {
     });
   }
 
-  /** Commits every queued write in one transaction, then has the batch acknowledged once it is on disk. */
+  /** Commits every queued write in one transaction, then settles promises and notifies watchers. */
   private flush(): void {
     this.flushScheduled = false;
     const ops = this.queue;
     if (ops.length === 0) return;
     this.queue = [];
-    const outcomes: Outcome[] = [];
+    const outcomes: Array<{ op: Op; item?: StoredItem; event?: WatchEvent; error?: Error }> = [];
     let revision = this.revision;
     const run = this.db.transaction(() => {
       for (const op of ops) {
@@ -318,30 +290,6 @@ export class SqliteStorage implements Storage {
     }
     this.revision = revision;
     this.counters.transactions += 1;
-    if (this.walFd === undefined) {
-      this.acknowledge(outcomes);
-      return;
-    }
-    this.unsynced.push(...outcomes);
-    this.syncing ??= this.syncWal(this.walFd);
-  }
-
-  /** Syncs the WAL until no committed batch waits, acknowledging each sync's batches after it. */
-  private async syncWal(fd: number): Promise<void> {
-    while (this.unsynced.length > 0) {
-      const batch = this.unsynced;
-      this.unsynced = [];
-      const failed = await new Promise<Error | null>((resolve) => fdatasync(fd, resolve));
-      // The writers of a batch the disk refused are told so; its watchers still hear of it, as
-      // reads already see it (the commit is in the WAL, only its durability is in doubt).
-      const error = failed && new Error(`the write was committed but could not be synced to disk: ${failed.message}`);
-      this.acknowledge(batch, error ?? undefined);
-    }
-    this.syncing = undefined;
-  }
-
-  /** Settles a durable batch's promises and tells watchers, in revision order. */
-  private acknowledge(outcomes: Outcome[], syncFailure?: Error): void {
     for (const outcome of outcomes) {
       if (outcome.error) {
         outcome.op.reject(outcome.error);
@@ -349,19 +297,16 @@ export class SqliteStorage implements Storage {
       }
       this.counters.writes += 1;
       const event = outcome.event!;
-      this.acknowledged = event.revision;
       this.ring.push(event);
       this.dispatch(event);
-      if (syncFailure) outcome.op.reject(syncFailure);
-      else outcome.op.resolve(outcome.item!);
+      outcome.op.resolve(outcome.item!);
     }
     if (this.ring.length > this.ringSize) this.ring.splice(0, this.ring.length - this.ringSize);
   }
 
   private dispatch(event: WatchEvent): void {
     for (const watcher of this.watchers) {
-      if (watcher.stopped || event.revision <= watcher.after || !event.key.startsWith(watcher.prefix)) continue;
-      watcher.after = event.revision;
+      if (watcher.stopped || !event.key.startsWith(watcher.prefix)) continue;
       try {
         watcher.onEvent(event);
       } catch {
@@ -375,28 +320,22 @@ export class SqliteStorage implements Storage {
     if (afterRevision < this.compacted && afterRevision < this.revision) {
       throw new StorageError('Expired', `too old resource version: ${afterRevision} (${this.compacted})`);
     }
-    const entry: WatchEntry = { prefix, onEvent, stopped: false, after: afterRevision };
+    const entry: WatchEntry = { prefix, onEvent, stopped: false };
     // Replay what happened after afterRevision: from the ring when it reaches back far enough,
-    // otherwise from the log. The log also holds committed writes not yet acknowledged; the ring
-    // does not (they come through dispatch, which skips what the replay gave).
+    // otherwise from the log.
     const oldestInRing = this.ring.length > 0 ? this.ring[0].revision : this.revision + 1;
-    const replay = (event: WatchEvent) => {
-      entry.after = event.revision;
-      onEvent(event);
-    };
     if (afterRevision < this.revision) {
       if (afterRevision + 1 >= oldestInRing) {
         for (const event of this.ring) {
-          if (event.revision > afterRevision && event.key.startsWith(prefix)) replay(event);
+          if (event.revision > afterRevision && event.key.startsWith(prefix)) onEvent(event);
         }
       } else {
         for (const row of this.stmt.logAfter.iterate(afterRevision, prefix, prefixEnd(prefix))) {
           const object = JSON.parse(row.value) as KubeObject;
           const previousRow = row.prev_revision !== null ? this.stmt.logAt.get(row.prev_revision) : undefined;
           const previous = previousRow ? (JSON.parse(previousRow.value) as KubeObject) : undefined;
-          replay({ type: row.type as WatchEvent['type'], key: row.key, revision: row.revision, object, previous });
+          onEvent({ type: row.type as WatchEvent['type'], key: row.key, revision: row.revision, object, previous });
         }
-        entry.after = Math.max(entry.after, this.revision);
       }
     }
     this.watchers.add(entry);
@@ -427,34 +366,9 @@ export class SqliteStorage implements Storage {
     if (this.closed) return;
     this.flush();
     this.closed = true;
-    await this.syncing;
     for (const watcher of this.watchers) watcher.stopped = true;
     this.watchers.clear();
     this.db.close();
-    if (this.walFd !== undefined) closeSync(this.walFd);
-  }
-}
-
-/**
- * The database's WAL file opened for syncing (its directory entry synced once too, so that the
- * file itself survives a power loss), or undefined when it cannot be: the caller then keeps
- * synchronous=FULL. The WAL stays the same file while the database is open (SQLite rewinds and
- * truncates it, and removes it only when the last connection closes).
- */
-function openWal(path: string): number | undefined {
-  let fd: number | undefined;
-  try {
-    fd = openSync(`${path}-wal`, 'r');
-    const dir = openSync(dirname(path), 'r');
-    try {
-      fsyncSync(dir);
-    } finally {
-      closeSync(dir);
-    }
-    return fd;
-  } catch {
-    if (fd !== undefined) closeSync(fd);
-    return undefined;
   }
 }
 

@@ -83,7 +83,7 @@ export class StorageError extends BosunError {
 }
 
 export interface Storage {
-  /** The newest revision written and acknowledged, its events sent to watchers (0 for an empty store). */
+  /** The newest revision written (0 for an empty store). */
   currentRevision(): number;
   /** Revisions at or below this one are gone from the log; watches and lists there get 'Expired'. */
   compactedRevision(): number;
