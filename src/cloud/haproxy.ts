@@ -35,7 +35,9 @@
 //
 // Tuned for a small machine shared with the cluster it serves: one thread (`nbthread 1`: with two
 // cores and the clients and backends on them, a second haproxy thread only adds cross-thread
-// wake-ups; bench:lb's keep-alive case went from 0.50 to 0.75 of direct), no per-connection log.
+// wake-ups and memory; bench:lb on the shared machine, two paired runs at load 3–7: new
+// connections 0.69–0.76 of direct against 0.49–0.64 with the default two threads, keep-alive
+// 0.64–0.87 against 0.81–0.84), no per-connection log.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, writeFileSync, constants } from 'node:fs';
 import { createServer, connect } from 'node:net';
