@@ -17,7 +17,10 @@
 //    through the runtime API (`add server`, `enable server`/`health`; a target that leaves is put in
 //    maintenance — no new connections — and deleted once its connections have ended, its
 //    connections shut after DRAIN_MAX_MS if they have not: a cloud balancer's deregistration delay).
-//    The configuration file is rewritten to match, for the next start or reload. No reload.
+//    Every change of one sync goes to the master CLI as one line of `;`-separated commands (one
+//    round trip, not one per command), and so do the drain checks. The configuration file is
+//    rewritten to match, for the next start or reload, without `haproxy -c`: its server lines are
+//    the very specs the worker has just accepted. No reload.
 //  - anything else (a balancer or port added or removed, source ranges, health check): the
 //    configuration is written, checked (`haproxy -c`) and the master reloaded (`reload` on its
 //    CLI): the new worker takes the listening sockets over without refusing a connection and the
@@ -29,6 +32,12 @@
 // closing (a crash), its haproxy keeps carrying traffic; the next cloud on the same data directory
 // finds it by its pid file (checking the process is haproxy run from that directory) and takes it
 // over. If haproxy dies, the next sync starts it again.
+//
+// Tuned for a small machine shared with the cluster it serves: one thread (`nbthread 1`: with two
+// cores and the clients and backends on them, a second haproxy thread only adds cross-thread
+// wake-ups and memory; bench:lb on the shared machine, two paired runs at load 3–7: new
+// connections 0.69–0.76 of direct against 0.49–0.64 with the default two threads, keep-alive
+// 0.64–0.87 against 0.81–0.84), no per-connection log.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, writeFileSync, constants } from 'node:fs';
 import { createServer, connect } from 'node:net';
@@ -126,6 +135,7 @@ export function haproxyConfig(listeners: PlannedListener[]): string {
   const lines = [
     '# Written by the bosun local cloud (src/cloud/haproxy.ts) from its stored load balancers; rewritten on every change.',
     'global',
+    '  nbthread 1',
     `  hard-stop-after ${HARD_STOP_AFTER}`,
     `  server-state-file ${STATE_FILE}`,
     '',
@@ -164,6 +174,43 @@ function masterCommand(socket: string, command: string, timeoutMs = 5_000): Prom
     s.on('error', reject);
     s.on('close', (hadError) => { if (!hadError) resolve(out); });
   });
+}
+
+/** The longest line of commands sent at once (the CLI reads a line into one buffer, tune.bufsize 16 KiB). */
+const MAX_BATCH_LINE = 8_000;
+
+/** Runtime-API commands for the current worker joined into as few `@1 a; @1 b; …` lines as fit. */
+export function batchLines(commands: string[]): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const c of commands) {
+    const part = `@1 ${c}`;
+    if (line && line.length + 2 + part.length > MAX_BATCH_LINE) {
+      lines.push(line);
+      line = '';
+    }
+    line = line ? `${line}; ${part}` : part;
+  }
+  if (line) lines.push(line);
+  return lines;
+}
+
+/** What the runtime API answers a command that worked: nothing, or these. */
+const BATCH_OK = /^(New server registered\.|Server deleted\.)?$/;
+
+/** The lines of a batch's answer that are no success (an error of one of its commands). */
+export function batchErrors(answer: string, alsoOk?: RegExp): string[] {
+  return answer.split('\n').map((l) => l.trim()).filter((l) => !BATCH_OK.test(l) && !(alsoOk && alsoOk.test(l)));
+}
+
+/** `backend/server` of every server in a `show servers state` answer. */
+export function serversInState(answer: string): Set<string> {
+  const out = new Set<string>();
+  for (const line of answer.split('\n')) {
+    const f = line.split(' ');
+    if (f.length > 4 && /^\d+$/.test(f[0]) && /^\d+$/.test(f[2])) out.add(`${f[1]}/${f[3]}`);
+  }
+  return out;
 }
 
 /** True when something else listens on address:port (so haproxy could not bind it). */
@@ -278,9 +325,9 @@ export class HaproxyBalancers implements LoadBalancerEngine {
     const sameShape = this.running.size === wanted.length && wanted.every((l) => this.running.get(l.key)?.shape.join('\n') === l.shape.join('\n'));
     if (sameShape && this.running.size > 0) {
       if (wanted.every((l) => sameServers(this.running.get(l.key)!, l))) return;
-      await this.writeConfig(wanted);
-      for (const l of wanted) await this.applyServers(this.running.get(l.key)!, l);
+      await this.applyServers(wanted.map((l) => [this.running.get(l.key)!, l]));
       this.running = new Map(wanted.map((l) => [l.key, l]));
+      this.writeConfigUnchecked(wanted);
       return;
     }
     await this.writeConfig(wanted);
@@ -296,6 +343,14 @@ export class HaproxyBalancers implements LoadBalancerEngine {
     clearInterval(this.drainTimer);
     await this.draintick;
     await this.stop();
+  }
+
+  /** Writes the configuration (0600) as it is, for a change the running worker has accepted. */
+  private writeConfigUnchecked(listeners: PlannedListener[]): void {
+    ensurePrivateDir(this.dir);
+    const next = this.path(`${CONFIG}.next`);
+    writeFileSync(next, haproxyConfig(listeners), { mode: PRIVATE_FILE_MODE });
+    renameSync(next, this.path(CONFIG));
   }
 
   /** Writes the configuration (0600) after checking it with `haproxy -c`. */
@@ -407,12 +462,9 @@ export class HaproxyBalancers implements LoadBalancerEngine {
   /** Checked servers whose health was not carried over start down, until their first check passes
    *  (haproxy starts them up), as the Node proxy counts a target not checked yet. */
   private async markUnchecked(listeners: PlannedListener[], carried: Set<string>): Promise<void> {
-    for (const l of listeners) {
-      for (const s of l.servers) {
-        const id = `${l.key}/${s.name}`;
-        if (s.checked && !carried.has(id)) await this.worker(`set server ${id} health down`).catch((e) => this.log.warn({ err: (e as Error).message }, 'haproxy: could not mark a server down'));
-      }
-    }
+    const commands = listeners.flatMap((l) => l.servers.filter((s) => s.checked && !carried.has(`${l.key}/${s.name}`)).map((s) => `set server ${l.key}/${s.name} health down`));
+    const errors = batchErrors(await this.batch(commands).catch((e: Error) => e.message));
+    if (errors.length > 0) this.log.warn({ err: errors.join('; ') }, 'haproxy: could not mark servers down');
   }
 
   /** The master's reload count and failed reloads, from `show proc`; and whether a current worker is listed. */
@@ -428,52 +480,69 @@ export class HaproxyBalancers implements LoadBalancerEngine {
     return masterCommand(this.path(MASTER_SOCKET), command);
   }
 
-  /** A runtime-API command to the current worker; an error unless its answer is one of `ok`. */
-  private async worker(command: string, ok: RegExp = /^\s*$/): Promise<string> {
-    const out = await this.command(`@1 ${command}`);
-    if (!ok.test(out)) throw new Error(`haproxy: "${command}": ${out.trim()}`);
+  /** Runtime-API commands to the current worker, one round trip per MAX_BATCH_LINE; their answers, concatenated. */
+  private async batch(commands: string[]): Promise<string> {
+    let out = '';
+    for (const line of batchLines(commands)) out += await this.command(line);
     return out;
   }
 
-  /** Brings one listener's servers from `have` to `want` on the running worker. */
-  private async applyServers(have: PlannedListener, want: PlannedListener): Promise<void> {
-    const wanted = new Map(want.servers.map((s) => [s.name, s]));
-    for (const s of have.servers) {
-      const w = wanted.get(s.name);
-      if (w && serverSpec(w) === serverSpec(s)) continue;
-      // Leaves: no new connection from now; deleted once its connections end (drainStep).
-      await this.worker(`set server ${want.key}/${s.name} state maint`).catch((e) => this.log.warn({ err: (e as Error).message }, 'haproxy: could not take a server out'));
-      this.draining.set(`${want.key}/${s.name}`, { listener: want.key, server: s.name, since: Date.now() });
-    }
-    const had = new Map(have.servers.map((s) => [s.name, s]));
-    // Fail-open backups first: a listener never has a moment with nothing to send to.
-    for (const s of [...want.servers].sort((a, b) => Number(a.checked) - Number(b.checked))) {
-      const h = had.get(s.name);
-      if (h && serverSpec(h) === serverSpec(s)) continue;
-      const id = `${want.key}/${s.name}`;
-      if (this.draining.has(id)) {
-        // Coming back (or changed) while its old connections drain: the old server goes now.
-        this.draining.delete(id);
-        await this.worker(`shutdown sessions server ${id}`).catch(() => '');
-        await this.worker(`del server ${id}`, /deleted/i).catch(() => '');
+  /**
+   * Brings each listener's servers from `have` to `want` on the running worker, every command in
+   * one batch (in order: a leaving server is put in maintenance before the joining ones come).
+   */
+  private async applyServers(changes: Array<[have: PlannedListener, want: PlannedListener]>): Promise<void> {
+    const commands: string[] = [];
+    const leaving: string[] = [];
+    for (const [have, want] of changes) {
+      const wanted = new Map(want.servers.map((s) => [s.name, s]));
+      for (const s of have.servers) {
+        const w = wanted.get(s.name);
+        if (w && serverSpec(w) === serverSpec(s)) continue;
+        // Leaves: no new connection from now; deleted once its connections end (drainStep).
+        commands.push(`set server ${want.key}/${s.name} state maint`);
+        leaving.push(`${want.key}/${s.name}`);
       }
-      await this.worker(`add server ${id} ${serverSpec(s)}`, /registered/i);
-      if (s.checked) await this.worker(`enable health ${id}`);
-      await this.worker(`enable server ${id}`);
-      // Not checked yet: down until its first check passes, as the Node proxy counts it.
-      if (s.checked) await this.worker(`set server ${id} health down`);
+      const had = new Map(have.servers.map((s) => [s.name, s]));
+      // Fail-open backups first: a listener never has a moment with nothing to send to.
+      for (const s of [...want.servers].sort((a, b) => Number(a.checked) - Number(b.checked))) {
+        const h = had.get(s.name);
+        if (h && serverSpec(h) === serverSpec(s)) continue;
+        const id = `${want.key}/${s.name}`;
+        if (this.draining.has(id) || leaving.includes(id)) {
+          // Coming back (or changed) while its old connections drain: the old server goes now.
+          this.draining.delete(id);
+          commands.push(`shutdown sessions server ${id}`, `del server ${id}`);
+        }
+        commands.push(`add server ${id} ${serverSpec(s)}`);
+        if (s.checked) commands.push(`enable health ${id}`);
+        commands.push(`enable server ${id}`);
+        // Not checked yet: down until its first check passes, as the Node proxy counts it.
+        if (s.checked) commands.push(`set server ${id} health down`);
+      }
     }
+    if (commands.length === 0) return;
+    const since = Date.now();
+    const answer = await this.batch(commands);
+    for (const id of leaving) {
+      const [listener, server] = [id.slice(0, id.lastIndexOf('/')), id.slice(id.lastIndexOf('/') + 1)];
+      if (!changes.some(([, want]) => want.key === listener && want.servers.some((s) => s.name === server))) this.draining.set(id, { listener, server, since });
+    }
+    // A server deleted while it drains may still hold connections (then its add fails too) or be gone already.
+    const errors = batchErrors(answer, /^(No such server\.|Server still has connections attached to it, cannot remove it\.)$/);
+    if (errors.length > 0) throw new Error(`haproxy refused changes of the load balancers' targets: ${errors.join('; ')}`);
   }
 
-  /** Deletes removed servers whose connections have ended; shuts the others' after the drain time. */
+  /** Deletes removed servers whose connections have ended; shuts the others' after the drain time. One round trip. */
   private async drainStep(): Promise<void> {
-    if (this.pid === undefined) return;
+    if (this.pid === undefined || this.draining.size === 0) return;
     const maxMs = this.opts.drainMaxMs ?? DRAIN_MAX_MS;
-    for (const [id, d] of this.draining) {
-      if (Date.now() - d.since >= maxMs) await this.worker(`shutdown sessions server ${id}`).catch(() => '');
-      const out = await this.command(`@1 del server ${id}`).catch(() => '');
-      if (/deleted|no such server/i.test(out)) this.draining.delete(id);
-    }
+    const ids = [...this.draining.keys()];
+    const commands = ids.flatMap((id) => [...(Date.now() - this.draining.get(id)!.since >= maxMs ? [`shutdown sessions server ${id}`] : []), `del server ${id}`]);
+    const answer = await this.batch([...commands, 'show servers state']).catch(() => undefined);
+    if (answer === undefined) return;
+    const present = serversInState(answer);
+    for (const id of ids) if (!present.has(id)) this.draining.delete(id);
   }
 
   /** Stops haproxy (SIGTERM to the master, which stops its workers) and waits for it to go. */

@@ -75,6 +75,18 @@ async function once(host: string, port: number): Promise<string> {
   }
 }
 
+/** One line to haproxy's master CLI; its whole answer. */
+function masterCli(socket: string, line: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const c = connect(socket);
+    let out = '';
+    c.on('connect', () => c.end(`${line}\n`));
+    c.on('data', (d) => (out += d));
+    c.on('error', reject);
+    c.on('close', () => resolve(out));
+  });
+}
+
 function balancer(name: string, address: string, port: number, targetPort: number, targets: string[], extra: Partial<LoadBalancer> = {}): LoadBalancer {
   const now = new Date().toISOString();
   return { name, address, ports: [{ protocol: 'TCP', port, targetPort }], targets, sourceRanges: [], createdAt: now, updatedAt: now, ...extra };
@@ -148,6 +160,37 @@ test('targets change through the runtime API and listeners through a reload, bot
     assert.equal(await once('127.0.0.1', p1), 'a', 'started again for a new balancer');
     await engine.closeAll();
     await eventually('haproxy stopped with the engine', () => !alive(again), 5_000);
+  } finally {
+    await engine.closeAll();
+    for (const s of servers) s.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a change of many targets at once, longer than one line of the runtime API, is applied whole by the same worker; removed targets are deleted once drained', { skip: skipWithoutHaproxy, timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bosun-haproxy-'));
+  const servers: Server[] = [];
+  const engine = new HaproxyBalancers({ binary: HAPROXY!, dir: join(dir, 'haproxy'), resolve: () => undefined, log: logger('test'), drainMaxMs: 200 });
+  try {
+    const targetPort = await freePort('127.0.0.2');
+    servers.push(await echo('a', '127.0.0.2', targetPort));
+    const port = await freePort('127.0.0.1');
+    // 80 targets: some 20 KiB of commands, more than one line of the master CLI takes.
+    const many = ['127.0.0.2', ...Array.from({ length: 79 }, (_, i) => `127.0.3.${i + 1}`)];
+    const check = { path: '/healthz', port: targetPort, protocol: 'HTTP' as const };
+    await engine.sync([balancer('one', '127.0.0.1', port, targetPort, ['127.0.0.2'], { healthCheck: check })]);
+    const master = engine.masterPid!;
+    const [worker] = workers(master);
+    await engine.sync([balancer('one', '127.0.0.1', port, targetPort, many, { healthCheck: check })]);
+    assert.deepEqual(workers(master), [worker], 'no reload for a change of targets');
+    const state = async () => [...(await masterCli(join(dir, 'haproxy', 'master.sock'), '@1 show servers state')).matchAll(/^\d+ \S+ \d+ (\S+) /gm)].map((m) => m[1]).sort();
+    const names = (targets: string[]) => targets.flatMap((t) => [`open-${t}`, `t-${t}`]).sort();
+    assert.deepEqual(await state(), names(many), 'every target (checked, with its fail-open backup) is on the worker');
+    assert.equal((readFileSync(join(dir, 'haproxy', 'haproxy.cfg'), 'utf8').match(/^ {2}server /gm) ?? []).length, many.length * 2, 'and in the configuration');
+    // All but one leave: drained (nothing is connected) and deleted from the worker.
+    await engine.sync([balancer('one', '127.0.0.1', port, targetPort, ['127.0.0.2'], { healthCheck: check })]);
+    await eventually('the removed targets deleted', async () => JSON.stringify(await state()) === JSON.stringify(names(['127.0.0.2'])), 10_000);
+    assert.deepEqual(workers(master), [worker]);
   } finally {
     await engine.closeAll();
     for (const s of servers) s.close();

@@ -39,13 +39,20 @@ test('an informer keeps its cache right across watch timeouts, a restart with a 
     await client.mergePatch(CONFIGMAPS, 'a', 'default', { data: { v: '2' } });
     await eventually('update after a watch timeout', () => seen.includes('update a 2'), { timeoutMs: 10_000, intervalMs: 25 });
 
-    // The server goes away; an object is deleted while the informer cannot watch (a second
-    // server on the same data). On its return the informer must notice the delete.
+    // The server goes away; while the informer cannot watch, a second server on the same data
+    // (on another port, so that the informer cannot reach it) deletes an object, writes more and
+    // compacts past the informer's resourceVersion. When the server returns on its port the
+    // informer must notice the delete, and can do so only by listing again.
     await api.stop({ keepData: true });
+    const second = await startTestApiServer({ dataDir, compactKeep: 5, compactIntervalMs: 100 });
+    const secondClient = new KubeClient(loadKubeConfig(second.kubeconfigPath));
+    await secondClient.delete(CONFIGMAPS, 'before', 'default');
+    for (let i = 0; i < 20; i++) await secondClient.create(CONFIGMAPS, { metadata: { name: `bulk-${i}`, namespace: 'default' } });
+    const patched = await secondClient.mergePatch(CONFIGMAPS, 'a', 'default', { data: { v: '3' } });
+    const lastWrite = Number(patched.metadata?.resourceVersion);
+    await eventually('the second server to compact past the deletion', () => second.server.storage.compactedRevision() >= lastWrite - 5, { timeoutMs: 10_000, intervalMs: 25 });
+    await second.stop({ keepData: true });
     api = await startTestApiServer({ dataDir, port, compactKeep: 5, compactIntervalMs: 200 });
-    await client.delete(CONFIGMAPS, 'before', 'default');
-    for (let i = 0; i < 20; i++) await client.create(CONFIGMAPS, { metadata: { name: `bulk-${i}`, namespace: 'default' } });
-    await client.mergePatch(CONFIGMAPS, 'a', 'default', { data: { v: '3' } });
     await eventually('the cache to converge', () => seen.includes('delete before 0') && seen.includes('update a 3') && informer.list().length === 21, { timeoutMs: 15_000, intervalMs: 25 });
     assert.deepEqual(informer.list().map((o) => o.metadata.name).sort(), ['a', ...Array.from({ length: 20 }, (_, i) => `bulk-${i}`)].sort());
     assert.ok(informer.lists >= 2, `the informer listed again after falling behind the compaction (lists: ${informer.lists})`);
