@@ -5,7 +5,8 @@
 // (console among them) and Prometheus's alerts and API request rate; an update to 1.0.1 started
 // on Cluster Settings, its progress followed live while the nodes roll, until it is Completed;
 // MachineDeployment worker is scaled to 3 from the page and a third worker Machine comes, on the
-// page, through the watch.
+// page, through the watch; the greeter from the payload's default catalog is installed from
+// OperatorHub, its CSV Succeeded on Installed Operators and its operator pod Running.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
@@ -99,4 +100,23 @@ t('MachineDeployment worker scaled to 3 from the page: the third Machine appears
   await page.getByRole('link', { name: 'Machines', exact: true }).click();
   await page.getByText(/^6 machines, live$/).waitFor({ timeout: 120_000 });
   await screenshot(page, 'installed-machines');
+});
+
+t('OperatorHub on the real cluster: the greeter from the default catalog installed into one namespace, its operator running', async () => {
+  await page.getByRole('navigation').getByRole('link', { name: 'OperatorHub', exact: true }).click();
+  await page.getByRole('heading', { name: 'OperatorHub', level: 1 }).waitFor();
+  await page.getByRole('row', { name: /openshift-marketplace bosun-operators bosun Operators bosun configmap READY/ }).waitFor({ timeout: 120_000 });
+  await page.getByRole('button', { name: 'Install greeter' }).click();
+  await page.getByLabel('A specific namespace on the cluster').check();
+  await page.getByLabel('Installed namespace').fill('greeters');
+  await page.getByLabel(/^Automatic/).check();
+  await page.getByRole('button', { name: 'Install', exact: true }).click();
+  await page.getByText(/Subscription greeter created in greeters/).waitFor();
+  await page.getByRole('link', { name: 'Installed Operators' }).first().click();
+  await page.getByRole('row', { name: /greeters greeter\.v1\.0\.0 Greeter greeter 1\.0\.0 Succeeded/ }).waitFor({ timeout: 240_000 });
+  await eventually('the greeter operator pod Running', async () => {
+    const pods = await c.json(['-n', 'greeters', 'get', 'pods', '-l', 'name=greeter-operator']);
+    return pods.items.some((p: { status?: { phase?: string } }) => p.status?.phase === 'Running');
+  }, 120_000);
+  await screenshot(page, 'installed-cluster-operators');
 });

@@ -251,6 +251,10 @@ export function InstalledOperators({ namespace }: { namespace: string }) {
   const subs = useList<api.Subscription>(listPath(kinds.subscriptions, namespace));
   const csvs = useList<api.ClusterServiceVersion>(listPath(kinds.clusterServiceVersions, namespace));
   const where = namespace ? ` in ${namespace}` : '';
+  // Across all namespaces each operator is shown once, as OpenShift's console does: the copies OLM
+  // writes into an operator's target namespaces (label olm.copiedFrom) only in a namespace's view.
+  const installed = namespace ? csvs.items : csvs.items.filter((c) => !c.metadata.labels?.['olm.copiedFrom']);
+  const copies = csvs.items.length - installed.length;
   const waiting = plans.items.filter((p) => p.status?.phase === 'RequiresApproval' && !p.spec.approved).length;
   return (
     <Page title="Installed Operators">
@@ -258,8 +262,8 @@ export function InstalledOperators({ namespace }: { namespace: string }) {
       <h2>ClusterServiceVersions</h2>
       <ListBody state={csvs} kind={kinds.clusterServiceVersions} namespace={namespace}>
         <Table
-          caption={`${csvs.items.length} operators installed${where}, live`}
-          rows={csvs.items}
+          caption={`${installed.length} operators installed${where}${copies ? ` (${copies} copies in their target namespaces not shown)` : ''}, live`}
+          rows={installed}
           rowKey={key}
           empty="No operator installed here."
           columns={[
