@@ -113,7 +113,7 @@ t('OperatorHub on the real cluster: the greeter from the default catalog install
   await page.getByRole('button', { name: 'Install', exact: true }).click();
   await page.getByText(/Subscription greeter created in greeters/).waitFor();
   await page.getByRole('link', { name: 'Installed Operators' }).first().click();
-  await page.getByRole('row', { name: /greeters greeter\.v1\.0\.0 Greeter greeter 1\.0\.0 Succeeded/ }).waitFor({ timeout: 240_000 });
+  await page.getByRole('row', { name: /greeters greeter\.v1\.0\.0 Greeter.* 1\.0\.0 Succeeded/ }).waitFor({ timeout: 240_000 });
   await eventually('the greeter operator pod Running', async () => {
     const pods = await c.json(['-n', 'greeters', 'get', 'pods', '-l', 'name=greeter-operator']);
     return pods.items.some((p: { status?: { phase?: string } }) => p.status?.phase === 'Running');
