@@ -20,11 +20,12 @@ const EXTRA = 'impersonate-extra-';
 const SERVICE_ACCOUNT = /^system:serviceaccount:([^:]+):([^:]+)$/;
 
 type Headers = Record<string, string | string[] | undefined>;
+const isImpersonation = (h: string) => h === USER || h === GROUP || h === UID || h.startsWith(EXTRA);
 const all = (v: string | string[] | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 
 /** What the impersonation headers ask for, or undefined without any. Throws a 400 on a partial request. */
 export function requestedImpersonation(headers: Headers): { user: User; checks: Omit<RequestAttributes, 'user'>[] } | undefined {
-  const names = Object.keys(headers).filter((h) => h === USER || h === GROUP || h === UID || h.startsWith(EXTRA));
+  const names = Object.keys(headers).filter(isImpersonation);
   if (names.length === 0) return undefined;
   const name = all(headers[USER])[0];
   const groups = all(headers[GROUP]).flatMap((g) => g.split(',').map((x) => x.trim())).filter(Boolean);
@@ -57,27 +58,21 @@ export function requestedImpersonation(headers: Headers): { user: User; checks: 
   return { user, checks };
 }
 
-/** Where a refused check says what may not be impersonated, as kube's Forbidden reads. */
-function refusal(requester: User, c: Omit<RequestAttributes, 'user'>): string {
-  const resource = c.subresource ? `${c.resource}/${c.subresource}` : c.resource;
-  const scope = c.namespace ? `in the namespace "${c.namespace}"` : 'at the cluster scope';
-  return `${c.resource}${c.apiGroup ? `.${c.apiGroup}` : ''} "${c.name}" is forbidden: User "${requester.name}" cannot impersonate resource "${resource}" in API group "${c.apiGroup}" ${scope}`;
-}
-
 export function impersonation(current: () => Authorizer): Filter {
   return async (ctx, next) => {
     const requested = requestedImpersonation(ctx.request.headers);
     if (!requested) return next();
     const requester = ctx.user!;
+    // The authorizer's refusal is kube's Forbidden message for the check: `users "carol" is
+    // forbidden: User "bob" cannot impersonate resource "users" in API group "" at the cluster scope`.
     for (const c of requested.checks) {
-      if (current()({ user: requester, ...c }) !== undefined) throw errors.forbidden(refusal(requester, c));
+      const refused = current()({ user: requester, ...c });
+      if (refused !== undefined) throw errors.forbidden(refused);
     }
     ctx.impersonatedBy = requester;
     ctx.user = requested.user;
     ctx.attributes = withUser(requested.user, ctx.info!);
-    for (const h of Object.keys(ctx.request.headers)) {
-      if (h === USER || h === GROUP || h === UID || h.startsWith(EXTRA)) delete ctx.request.headers[h];
-    }
+    for (const h of Object.keys(ctx.request.headers).filter(isImpersonation)) delete ctx.request.headers[h];
     return next();
   };
 }
