@@ -43,7 +43,7 @@ Example:
   demo.v1.1.0   Demo demo   1.1.0     demo.v1.0.0   Succeeded`,
     async setup(manager, o) {
       const { addOlmOperator } = await import('../olm/operators.js');
-      addOlmOperator(manager, { releaseVersion: o.releaseVersion, report: o.releaseVersion !== undefined });
+      addOlmOperator(manager, { releaseVersion: o.releaseVersion });
     },
   });
 
@@ -70,7 +70,7 @@ Example:
   installplan.operators.coreos.com/install-8xk2p  demo.v1.1.0   Manual     false`,
     async setup(manager, o) {
       const { addCatalogOperator } = await import('../olm/operators.js');
-      addCatalogOperator(manager, { releaseVersion: o.releaseVersion, report: o.releaseVersion !== undefined });
+      addCatalogOperator(manager, { releaseVersion: o.releaseVersion });
     },
   });
 
@@ -101,7 +101,7 @@ Example:
       const tls = await servingCertificate({ cert: podPath(o.tlsCertFile), key: podPath(o.tlsPrivateKeyFile) }, ['localhost', '127.0.0.1', listen.host, `package-server-service.${NAMESPACE}.svc`], 'package-server');
       const requestHeader = await readRequestHeaderAuth(manager.client);
       if (!requestHeader) log.warn('no request-header CA in kube-system/extension-apiserver-authentication: only bearer tokens are accepted');
-      addPackageServer(manager, { ...listen, tls, requestHeader, log }, { releaseVersion: o.releaseVersion, report: o.releaseVersion !== undefined });
+      addPackageServer(manager, { ...listen, tls, requestHeader, log }, { releaseVersion: o.releaseVersion });
     },
   });
 }
