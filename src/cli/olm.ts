@@ -9,8 +9,7 @@ import { parseHostPort } from '../common/listen.js';
 import { logger } from '../common/log.js';
 import { podPath } from '../common/pod-path.js';
 import { readRequestHeaderAuth } from '../kube/index.js';
-import { registerComponent } from '../kube/manager-flags.js';
-import { releaseVersionFromEnvironment } from '../kube/operator-status.js';
+import { registerComponent, releaseVersionOption } from '../kube/manager-flags.js';
 import { servingCertificate } from '../metrics-server/run.js';
 
 const NAMESPACE = 'openshift-operator-lifecycle-manager';
@@ -22,7 +21,7 @@ export function register(program: Command): void {
     name: 'olm-operator',
     lease: { namespace: NAMESPACE, name: 'olm-operator' },
     description: 'run OLM\'s operator: OperatorGroups\' target namespaces and ClusterServiceVersions (requirements, install modes, the deployment install strategy, replacement)',
-    flags: (command) => command.option('--release-version <version>', 'report on ClusterOperator/operator-lifecycle-manager with this release (default: $RELEASE_VERSION; neither: no report)', releaseVersionFromEnvironment()),
+    flags: (command) => command.addOption(releaseVersionOption('operator-lifecycle-manager')),
     help: `
 Leader election: the Lease ${NAMESPACE}/olm-operator.
 
@@ -51,7 +50,7 @@ Example:
     name: 'catalog-operator',
     lease: { namespace: NAMESPACE, name: 'catalog-operator' },
     description: 'run OLM\'s catalog operator: CatalogSources (File-Based Catalogs in ConfigMaps), Subscriptions resolved to InstallPlans, InstallPlans applied once approved',
-    flags: (command) => command.option('--release-version <version>', 'report on ClusterOperator/operator-lifecycle-manager-catalog with this release (default: $RELEASE_VERSION; neither: no report)', releaseVersionFromEnvironment()),
+    flags: (command) => command.addOption(releaseVersionOption('operator-lifecycle-manager-catalog')),
     help: `
 Leader election: the Lease ${NAMESPACE}/catalog-operator.
 
@@ -81,7 +80,7 @@ Example:
     description: 'serve OLM\'s read-only PackageManifests (packages.operators.coreos.com/v1) of every READY catalog, behind an APIService',
     flags: (command) => command
       .option('--secure-listen <host:port>', 'where the HTTPS API listens (behind the APIService v1.packages.operators.coreos.com)', '0.0.0.0:5443')
-      .option('--release-version <version>', 'report on ClusterOperator/operator-lifecycle-manager-packageserver with this release (default: $RELEASE_VERSION; neither: no report)', releaseVersionFromEnvironment()),
+      .addOption(releaseVersionOption('operator-lifecycle-manager-packageserver')),
     help: `
 The API serves the certificate of the shared --tls-cert-file and --tls-private-key-file (without
 them, a self-signed one made at start). Requests come from the API server's aggregator
