@@ -9,8 +9,7 @@ import { parseHostPort } from '../common/listen.js';
 import { logger } from '../common/log.js';
 import { podPath } from '../common/pod-path.js';
 import { readRequestHeaderAuth } from '../kube/index.js';
-import { registerComponent } from '../kube/manager-flags.js';
-import { releaseVersionFromEnvironment } from '../kube/operator-status.js';
+import { registerComponent, releaseVersionOption } from '../kube/manager-flags.js';
 import { servingCertificate } from '../metrics-server/run.js';
 
 const NAMESPACE = 'openshift-operator-lifecycle-manager';
@@ -22,7 +21,7 @@ export function register(program: Command): void {
     name: 'olm-operator',
     lease: { namespace: NAMESPACE, name: 'olm-operator' },
     description: 'run OLM\'s operator: OperatorGroups\' target namespaces and ClusterServiceVersions (requirements, install modes, the deployment install strategy, replacement)',
-    flags: (command) => command.option('--release-version <version>', 'report on ClusterOperator/operator-lifecycle-manager with this release (default: $RELEASE_VERSION; neither: no report)', releaseVersionFromEnvironment()),
+    flags: (command) => command.addOption(releaseVersionOption('operator-lifecycle-manager')),
     help: `
 Leader election: the Lease ${NAMESPACE}/olm-operator.
 
@@ -43,7 +42,7 @@ Example:
   demo.v1.1.0   Demo demo   1.1.0     demo.v1.0.0   Succeeded`,
     async setup(manager, o) {
       const { addOlmOperator } = await import('../olm/operators.js');
-      addOlmOperator(manager, { releaseVersion: o.releaseVersion, report: o.releaseVersion !== undefined });
+      addOlmOperator(manager, { releaseVersion: o.releaseVersion });
     },
   });
 
@@ -51,7 +50,7 @@ Example:
     name: 'catalog-operator',
     lease: { namespace: NAMESPACE, name: 'catalog-operator' },
     description: 'run OLM\'s catalog operator: CatalogSources (File-Based Catalogs in ConfigMaps), Subscriptions resolved to InstallPlans, InstallPlans applied once approved',
-    flags: (command) => command.option('--release-version <version>', 'report on ClusterOperator/operator-lifecycle-manager-catalog with this release (default: $RELEASE_VERSION; neither: no report)', releaseVersionFromEnvironment()),
+    flags: (command) => command.addOption(releaseVersionOption('operator-lifecycle-manager-catalog')),
     help: `
 Leader election: the Lease ${NAMESPACE}/catalog-operator.
 
@@ -70,7 +69,7 @@ Example:
   installplan.operators.coreos.com/install-8xk2p  demo.v1.1.0   Manual     false`,
     async setup(manager, o) {
       const { addCatalogOperator } = await import('../olm/operators.js');
-      addCatalogOperator(manager, { releaseVersion: o.releaseVersion, report: o.releaseVersion !== undefined });
+      addCatalogOperator(manager, { releaseVersion: o.releaseVersion });
     },
   });
 
@@ -81,7 +80,7 @@ Example:
     description: 'serve OLM\'s read-only PackageManifests (packages.operators.coreos.com/v1) of every READY catalog, behind an APIService',
     flags: (command) => command
       .option('--secure-listen <host:port>', 'where the HTTPS API listens (behind the APIService v1.packages.operators.coreos.com)', '0.0.0.0:5443')
-      .option('--release-version <version>', 'report on ClusterOperator/operator-lifecycle-manager-packageserver with this release (default: $RELEASE_VERSION; neither: no report)', releaseVersionFromEnvironment()),
+      .addOption(releaseVersionOption('operator-lifecycle-manager-packageserver')),
     help: `
 The API serves the certificate of the shared --tls-cert-file and --tls-private-key-file (without
 them, a self-signed one made at start). Requests come from the API server's aggregator
@@ -101,7 +100,7 @@ Example:
       const tls = await servingCertificate({ cert: podPath(o.tlsCertFile), key: podPath(o.tlsPrivateKeyFile) }, ['localhost', '127.0.0.1', listen.host, `package-server-service.${NAMESPACE}.svc`], 'package-server');
       const requestHeader = await readRequestHeaderAuth(manager.client);
       if (!requestHeader) log.warn('no request-header CA in kube-system/extension-apiserver-authentication: only bearer tokens are accepted');
-      addPackageServer(manager, { ...listen, tls, requestHeader, log }, { releaseVersion: o.releaseVersion, report: o.releaseVersion !== undefined });
+      addPackageServer(manager, { ...listen, tls, requestHeader, log }, { releaseVersion: o.releaseVersion });
     },
   });
 }

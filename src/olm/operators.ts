@@ -22,13 +22,12 @@ export interface OlmSettings {
   /** Report on the component's ClusterOperator with this release's version (RELEASE_VERSION);
    *  undefined: no report (a component run by hand, tests of the controllers alone). */
   releaseVersion?: string;
-  report?: boolean;
 }
 
 export function addCatalogOperator(manager: Manager, settings: OlmSettings = {}): Controller[] {
   const ctx = olmContext(manager, settings.clock);
   const controllers = [catalogSourceController(ctx), subscriptionController(ctx), installPlanController(ctx)];
-  if (settings.report) controllers.push(olmClusterOperatorController(ctx, { name: CLUSTER_OPERATORS.catalog, version: settings.releaseVersion, crds: ['catalogsources', 'subscriptions', 'installplans'], controllers: [...controllers] }));
+  if (settings.releaseVersion !== undefined) controllers.push(olmClusterOperatorController(ctx, { name: CLUSTER_OPERATORS.catalog, version: settings.releaseVersion, crds: ['catalogsources', 'subscriptions', 'installplans'], controllers: [...controllers] }));
   manager.add(...controllers);
   return controllers;
 }
@@ -36,7 +35,7 @@ export function addCatalogOperator(manager: Manager, settings: OlmSettings = {})
 export function addOlmOperator(manager: Manager, settings: OlmSettings = {}): Controller[] {
   const ctx = olmContext(manager, settings.clock);
   const controllers = [operatorGroupController(ctx), csvController(ctx), copiedCsvController(ctx)];
-  if (settings.report) controllers.push(olmClusterOperatorController(ctx, { name: CLUSTER_OPERATORS.olm, version: settings.releaseVersion, crds: ['clusterserviceversions', 'operatorgroups'], controllers: [...controllers] }));
+  if (settings.releaseVersion !== undefined) controllers.push(olmClusterOperatorController(ctx, { name: CLUSTER_OPERATORS.olm, version: settings.releaseVersion, crds: ['clusterserviceversions', 'operatorgroups'], controllers: [...controllers] }));
   manager.add(...controllers);
   return controllers;
 }
@@ -52,6 +51,6 @@ export function addPackageServer(manager: Manager, options: Omit<PackageServerOp
   });
   const server = new PackageServer(ctx.client, catalogs, [sources, configMaps] as Informer<api.KubeObject>[], { ...options, log: options.log ?? logger('package-server') });
   manager.add(server);
-  if (settings.report) manager.add(olmClusterOperatorController(ctx, { name: CLUSTER_OPERATORS.packageServer, version: settings.releaseVersion, crds: ['catalogsources'], ready: () => (server.port ? undefined : 'the package server is not listening yet') }));
+  if (settings.releaseVersion !== undefined) manager.add(olmClusterOperatorController(ctx, { name: CLUSTER_OPERATORS.packageServer, version: settings.releaseVersion, crds: ['catalogsources'], ready: () => (server.port ? undefined : 'the package server is not listening yet') }));
   return server;
 }

@@ -17,6 +17,7 @@ import { parseTarget } from '../common/http-limits.js';
 import { boundPort, closeServer, failureStatus, listenOn, sendJson, type JsonAnswer } from '../common/http-server.js';
 import { matchesLabels, parseLabelSelector, type LabelSelector } from '../common/label-selectors.js';
 import type { Logger } from '../common/log.js';
+import { age } from '../common/time.js';
 import { DelegatedAuth, type Informer, type KubeClient, type RequestHeaderAuth, type ResourceAttributes, aggregatedApiRefusal, aggregatedServerOptions } from '../kube/index.js';
 import { type Catalog, bundleCsv } from './fbc.js';
 
@@ -95,22 +96,6 @@ export function packageManifests({ source, catalog }: ServedCatalog): api.Packag
   });
 }
 
-/** kube's duration.HumanDuration, as kubectl shows an AGE. */
-export function humanDuration(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  if (s < 120) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 10) return s % 60 === 0 ? `${m}m` : `${m}m${s % 60}s`;
-  if (m < 180) return `${m}m`;
-  const h = Math.floor(m / 60);
-  if (h < 8) return m % 60 === 0 ? `${h}h` : `${h}h${m % 60}m`;
-  if (h < 48) return `${h}h`;
-  const d = Math.floor(h / 24);
-  if (h < 24 * 8) return h % 24 === 0 ? `${d}d` : `${d}d${h % 24}h`;
-  if (d < 365 * 2) return `${d}d`;
-  return `${Math.floor(d / 365)}y`;
-}
-
 /** The request a path below /apis/<group>/v1 stands for. */
 export function requestOf(path: string): { namespace?: string; name?: string } | undefined {
   const parts = path.split('/').filter(Boolean);
@@ -140,7 +125,6 @@ export function answer(catalogs: readonly ServedCatalog[], path: string, query: 
   const wanted = manifests.filter((m) => (name === undefined || m.metadata.name === name) && (fieldName === undefined || m.metadata.name === fieldName) && matchesLabels(selector, m.metadata.labels));
   if (name !== undefined && wanted.length === 0) return failureStatus(404, 'NotFound', `packagemanifests.${PACKAGES_GROUP} "${name}" not found`);
   if (asTable) {
-    const age = (m: api.PackageManifest) => (m.metadata.creationTimestamp ? humanDuration(nowMs - Date.parse(m.metadata.creationTimestamp)) : '<unknown>');
     return {
       code: 200,
       body: {
@@ -150,7 +134,7 @@ export function answer(catalogs: readonly ServedCatalog[], path: string, query: 
           { name: 'Catalog', type: 'string', format: '', description: 'The display name of the catalog it comes from', priority: 0 },
           { name: 'Age', type: 'string', format: '', description: 'Age of the catalog source', priority: 0 },
         ],
-        rows: wanted.map((m) => ({ cells: [m.metadata.name, m.status.catalogSourceDisplayName ?? m.status.catalogSource, age(m)], object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: m.metadata } })),
+        rows: wanted.map((m) => ({ cells: [m.metadata.name, m.status.catalogSourceDisplayName ?? m.status.catalogSource, age(m.metadata.creationTimestamp, nowMs)], object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: m.metadata } })),
       },
     };
   }

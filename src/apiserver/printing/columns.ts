@@ -2,6 +2,9 @@
 // definitions, the Name and Age columns, ages exactly as kubectl shows them, and the small
 // formatters (counts, `<none>`, conditions, label selectors) the printers use.
 import type * as api from '../../api/index.js';
+import { age } from '../../common/time.js';
+
+export { age, humanDuration } from '../../common/time.js';
 
 /** A column of a metav1 Table. */
 export interface ColumnDefinition {
@@ -28,43 +31,6 @@ export interface Printer<T extends api.KubeObject = api.Unstructured> {
   cells: (o: T, now: number) => unknown[];
 }
 
-
-/** A duration the way kubectl prints ages (`45s`, `3m12s`, `25m`, `5h3m`, `20h`, `3d4h`, `120d`, `2y30d`). */
-export function humanDuration(ms: number): string {
-  // Truncated toward zero like Go's int(d.Seconds()): up to 1.999 s in the future still reads "0s".
-  const seconds = Math.trunc(ms / 1000);
-  if (seconds < -1) return '<invalid>';
-  if (seconds < 0) return '0s';
-  if (seconds < 60 * 2) return `${seconds}s`;
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 10) {
-    const s = seconds % 60;
-    return s === 0 ? `${minutes}m` : `${minutes}m${s}s`;
-  }
-  if (minutes < 60 * 3) return `${minutes}m`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 8) {
-    const m = minutes % 60;
-    return m === 0 ? `${hours}h` : `${hours}h${m}m`;
-  }
-  if (hours < 48) return `${hours}h`;
-  if (hours < 24 * 8) {
-    const h = hours % 24;
-    return h === 0 ? `${Math.floor(hours / 24)}d` : `${Math.floor(hours / 24)}d${h}h`;
-  }
-  if (hours < 24 * 365 * 2) return `${Math.floor(hours / 24)}d`;
-  if (hours < 24 * 365 * 8) {
-    const d = Math.floor(hours / 24) % 365;
-    return d === 0 ? `${Math.floor(hours / 24 / 365)}y` : `${Math.floor(hours / 24 / 365)}y${d}d`;
-  }
-  return `${Math.floor(hours / 24 / 365)}y`;
-}
-
-export function age(timestamp: unknown, now: number): string {
-  if (typeof timestamp !== 'string') return '<unknown>';
-  const t = Date.parse(timestamp);
-  return Number.isNaN(t) ? '<unknown>' : humanDuration(now - t);
-}
 
 export function column(name: string, type = 'string', priority = 0, format = '', description = ''): ColumnDefinition {
   return { name, type, format, description, priority };
