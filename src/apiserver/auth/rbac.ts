@@ -92,6 +92,20 @@ function subjectApplies(subject: Subject, user: UserInfo, bindingNamespace: stri
   }
 }
 
+/** A binding that applies to a user, with the subject that matched. */
+interface FoundBinding {
+  binding: BindingObject;
+  kind: RbacKind;
+  namespace: string;
+  subject: Subject;
+}
+
+/** How a decision names the binding that allowed it. */
+function describeBinding({ binding, kind, namespace, subject }: FoundBinding): string {
+  const where = kind === 'RoleBinding' ? ` in namespace "${namespace}"` : '';
+  return `${kind} "${binding.metadata.name}" of ${binding.roleRef.kind} "${binding.roleRef.name}" to ${subject.kind} "${subject.name}"${where}`;
+}
+
 function key(namespace: string | undefined, name: string | undefined): string {
   return `${namespace ?? ''}/${name ?? ''}`;
 }
@@ -152,7 +166,7 @@ export class RbacIndex {
   }
 
   /** The bindings that apply to the user in `namespace` ('' = cluster-wide only), each with the subject that matched, in order. */
-  private *bindingsFor(user: UserInfo, namespace: string): Generator<{ binding: BindingObject; kind: RbacKind; namespace: string; subject: Subject }> {
+  private *bindingsFor(user: UserInfo, namespace: string): Generator<FoundBinding> {
     for (const b of this.objects.ClusterRoleBinding.values()) {
       const binding = b as BindingObject;
       const subject = (binding.subjects ?? []).find((s) => subjectApplies(s, user, ''));
@@ -165,24 +179,15 @@ export class RbacIndex {
     }
   }
 
-  private grantedBy(found: { binding: BindingObject; kind: RbacKind; namespace: string; subject: Subject }): GrantedRules {
-    const { binding, kind, namespace, subject } = found;
-    const where = kind === 'RoleBinding' ? ` in namespace "${namespace}"` : '';
-    return {
-      bindingDescription: `${kind} "${binding.metadata.name}" of ${binding.roleRef.kind} "${binding.roleRef.name}" to ${subject.kind} "${subject.name}"${where}`,
-      rules: this.bindingRules(binding, kind),
-    };
-  }
-
   /** Every binding that applies to the user in `namespace` ('' = cluster-wide only), with its rules. */
   rulesFor(user: UserInfo, namespace: string): GrantedRules[] {
-    return [...this.bindingsFor(user, namespace)].map((found) => this.grantedBy(found));
+    return [...this.bindingsFor(user, namespace)].map((found) => ({ bindingDescription: describeBinding(found), rules: this.bindingRules(found.binding, found.kind) }));
   }
 
   /** Allowed by the first binding (in rulesFor's order) with a rule that allows; only that one is described. */
   authorize(attrs: RequestAttributes): Decision {
     for (const found of this.bindingsFor(attrs.user, attrs.resourceRequest ? attrs.namespace : '')) {
-      if (this.bindingRules(found.binding, found.kind).some((rule) => ruleAllows(attrs, rule))) return { allowed: true, reason: `RBAC: allowed by ${this.grantedBy(found).bindingDescription}` };
+      if (this.bindingRules(found.binding, found.kind).some((rule) => ruleAllows(attrs, rule))) return { allowed: true, reason: `RBAC: allowed by ${describeBinding(found)}` };
     }
     return { allowed: false, reason: '' };
   }
