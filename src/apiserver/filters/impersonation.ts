@@ -19,12 +19,14 @@ const UID = 'impersonate-uid';
 const EXTRA = 'impersonate-extra-';
 const SERVICE_ACCOUNT = /^system:serviceaccount:([^:]+):([^:]+)$/;
 
+const isImpersonationHeader = (h: string): boolean => h === USER || h === GROUP || h === UID || h.startsWith(EXTRA);
+
 type Headers = Record<string, string | string[] | undefined>;
 const all = (v: string | string[] | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 
 /** What the impersonation headers ask for, or undefined without any. Throws a 400 on a partial request. */
 export function requestedImpersonation(headers: Headers): { user: User; checks: Omit<RequestAttributes, 'user'>[] } | undefined {
-  const names = Object.keys(headers).filter((h) => h === USER || h === GROUP || h === UID || h.startsWith(EXTRA));
+  const names = Object.keys(headers).filter(isImpersonationHeader);
   if (names.length === 0) return undefined;
   const name = all(headers[USER])[0];
   const groups = all(headers[GROUP]).flatMap((g) => g.split(',').map((x) => x.trim())).filter(Boolean);
@@ -75,9 +77,7 @@ export function impersonation(current: () => Authorizer): Filter {
     ctx.impersonatedBy = requester;
     ctx.user = requested.user;
     ctx.attributes = withUser(requested.user, ctx.info!);
-    for (const h of Object.keys(ctx.request.headers)) {
-      if (h === USER || h === GROUP || h === UID || h.startsWith(EXTRA)) delete ctx.request.headers[h];
-    }
+    for (const h of Object.keys(ctx.request.headers)) if (isImpersonationHeader(h)) delete ctx.request.headers[h];
     return next();
   };
 }
