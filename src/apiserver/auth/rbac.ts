@@ -119,10 +119,13 @@ export class RbacIndex {
     Role: new Map(), ClusterRole: new Map(), RoleBinding: new Map(), ClusterRoleBinding: new Map(),
   };
   private readonly roleBindingsByNamespace = new Map<string, Map<string, BindingObject>>();
+  /** The rules of each aggregated ClusterRole asked for, until a ClusterRole changes (authorize asks on every request). */
+  private readonly aggregated = new Map<string, PolicyRule[]>();
 
   upsert(kind: RbacKind, object: RoleObject | BindingObject): void {
     const k = key(object.metadata.namespace, object.metadata.name);
     this.objects[kind].set(k, object);
+    if (kind === 'ClusterRole') this.aggregated.clear();
     if (kind === 'RoleBinding') {
       const ns = object.metadata.namespace ?? '';
       let inNamespace = this.roleBindingsByNamespace.get(ns);
@@ -134,6 +137,7 @@ export class RbacIndex {
   remove(kind: RbacKind, namespace: string | undefined, name: string): void {
     const k = key(namespace, name);
     this.objects[kind].delete(k);
+    if (kind === 'ClusterRole') this.aggregated.clear();
     if (kind === 'RoleBinding') this.roleBindingsByNamespace.get(namespace ?? '')?.delete(k);
   }
 
@@ -141,9 +145,18 @@ export class RbacIndex {
    * The rules of a ClusterRole; an aggregated one gets those of every ClusterRole its selectors
    * match, and a matched role that is itself aggregated gives its own aggregate (kube's aggregation
    * controller writes an aggregate's rules into it, so `admin` gets `edit`'s and `edit` `view`'s).
-   * `seen` stops a cycle of aggregates.
+   * An aggregate's rules are kept until a ClusterRole changes.
    */
-  clusterRoleRules(name: string, seen = new Set<string>()): PolicyRule[] {
+  clusterRoleRules(name: string): PolicyRule[] {
+    const role = this.objects.ClusterRole.get(key(undefined, name)) as RoleObject | undefined;
+    if (!role?.aggregationRule?.clusterRoleSelectors) return role?.rules ?? [];
+    let rules = this.aggregated.get(name);
+    if (!rules) this.aggregated.set(name, rules = this.gatherRules(name, new Set()));
+    return rules;
+  }
+
+  /** clusterRoleRules without the cache; `seen` stops a cycle of aggregates. */
+  private gatherRules(name: string, seen: Set<string>): PolicyRule[] {
     const role = this.objects.ClusterRole.get(key(undefined, name)) as RoleObject | undefined;
     if (!role || seen.has(name)) return [];
     seen.add(name);
@@ -152,7 +165,7 @@ export class RbacIndex {
     const rules: PolicyRule[] = [];
     for (const other of this.objects.ClusterRole.values() as Iterable<RoleObject>) {
       if (other === role || !selectors.some((s) => storedSelectorMatches(s, other.metadata.labels))) continue;
-      rules.push(...(other.aggregationRule ? this.clusterRoleRules(other.metadata.name ?? '', seen) : other.rules ?? []));
+      rules.push(...(other.aggregationRule ? this.gatherRules(other.metadata.name ?? '', seen) : other.rules ?? []));
     }
     return rules;
   }
