@@ -53,7 +53,7 @@ export async function readRequestHeaderAuth(client: KubeClient): Promise<Request
 }
 
 /** The front-proxy user when the request carries a verified front-proxy certificate. */
-export function frontProxyUser(req: IncomingMessage, rh: RequestHeaderAuth | undefined): { name: string; groups: string[] } | undefined {
+function frontProxyUser(req: IncomingMessage, rh: RequestHeaderAuth | undefined): { name: string; groups: string[] } | undefined {
   const socket = req.socket as TLSSocket;
   if (!rh || !socket.authorized) return undefined;
   const cn = [socket.getPeerCertificate()?.subject?.CN].flat()[0];
@@ -65,7 +65,7 @@ export function frontProxyUser(req: IncomingMessage, rh: RequestHeaderAuth | und
 }
 
 /** A SubjectAccessReview for a front-proxy user. */
-export async function userAllowed(client: KubeClient, user: { name: string; groups: string[] }, attributes: ResourceAttributes): Promise<boolean> {
+async function userAllowed(client: KubeClient, user: { name: string; groups: string[] }, attributes: ResourceAttributes): Promise<boolean> {
   const review = await client.request<api.SubjectAccessReview>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
     body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: user.name, groups: user.groups, resourceAttributes: attributes } },
   });

@@ -26,4 +26,4 @@ export {
   ClusterOperatorStatus, RELEASE_VERSION, releaseVersion, releaseVersionFromEnvironment, releaseVersionOf, requireReleaseVersion,
   type ClusterOperatorStatusOptions, type DegradedOnErrorOptions, type Failure, type OperandVersion, type RelatedObject, type ReleaseVersionSource,
 } from './operator-status.js';
-export { aggregatedApiRefusal, aggregatedServerOptions, frontProxyUser, readRequestHeaderAuth, userAllowed, type RequestHeaderAuth } from './front-proxy.js';
+export { aggregatedApiRefusal, aggregatedServerOptions, readRequestHeaderAuth, type RequestHeaderAuth } from './front-proxy.js';

@@ -92,6 +92,20 @@ function subjectApplies(subject: Subject, user: UserInfo, bindingNamespace: stri
   }
 }
 
+/** A binding that applies to a user, with the subject that matched. */
+interface FoundBinding {
+  binding: BindingObject;
+  kind: RbacKind;
+  namespace: string;
+  subject: Subject;
+}
+
+/** How a decision names the binding that allowed it. */
+function describeBinding({ binding, kind, namespace, subject }: FoundBinding): string {
+  const where = kind === 'RoleBinding' ? ` in namespace "${namespace}"` : '';
+  return `${kind} "${binding.metadata.name}" of ${binding.roleRef.kind} "${binding.roleRef.name}" to ${subject.kind} "${subject.name}"${where}`;
+}
+
 function key(namespace: string | undefined, name: string | undefined): string {
   return `${namespace ?? ''}/${name ?? ''}`;
 }
@@ -105,10 +119,13 @@ export class RbacIndex {
     Role: new Map(), ClusterRole: new Map(), RoleBinding: new Map(), ClusterRoleBinding: new Map(),
   };
   private readonly roleBindingsByNamespace = new Map<string, Map<string, BindingObject>>();
+  /** The rules of each aggregated ClusterRole asked for, until a ClusterRole changes (authorize asks on every request). */
+  private readonly aggregated = new Map<string, PolicyRule[]>();
 
   upsert(kind: RbacKind, object: RoleObject | BindingObject): void {
     const k = key(object.metadata.namespace, object.metadata.name);
     this.objects[kind].set(k, object);
+    if (kind === 'ClusterRole') this.aggregated.clear();
     if (kind === 'RoleBinding') {
       const ns = object.metadata.namespace ?? '';
       let inNamespace = this.roleBindingsByNamespace.get(ns);
@@ -120,6 +137,7 @@ export class RbacIndex {
   remove(kind: RbacKind, namespace: string | undefined, name: string): void {
     const k = key(namespace, name);
     this.objects[kind].delete(k);
+    if (kind === 'ClusterRole') this.aggregated.clear();
     if (kind === 'RoleBinding') this.roleBindingsByNamespace.get(namespace ?? '')?.delete(k);
   }
 
@@ -127,9 +145,18 @@ export class RbacIndex {
    * The rules of a ClusterRole; an aggregated one gets those of every ClusterRole its selectors
    * match, and a matched role that is itself aggregated gives its own aggregate (kube's aggregation
    * controller writes an aggregate's rules into it, so `admin` gets `edit`'s and `edit` `view`'s).
-   * `seen` stops a cycle of aggregates.
+   * An aggregate's rules are kept until a ClusterRole changes.
    */
-  clusterRoleRules(name: string, seen = new Set<string>()): PolicyRule[] {
+  clusterRoleRules(name: string): PolicyRule[] {
+    const role = this.objects.ClusterRole.get(key(undefined, name)) as RoleObject | undefined;
+    if (!role?.aggregationRule?.clusterRoleSelectors) return role?.rules ?? [];
+    let rules = this.aggregated.get(name);
+    if (!rules) this.aggregated.set(name, rules = this.gatherRules(name, new Set()));
+    return rules;
+  }
+
+  /** clusterRoleRules without the cache; `seen` stops a cycle of aggregates. */
+  private gatherRules(name: string, seen: Set<string>): PolicyRule[] {
     const role = this.objects.ClusterRole.get(key(undefined, name)) as RoleObject | undefined;
     if (!role || seen.has(name)) return [];
     seen.add(name);
@@ -138,7 +165,7 @@ export class RbacIndex {
     const rules: PolicyRule[] = [];
     for (const other of this.objects.ClusterRole.values() as Iterable<RoleObject>) {
       if (other === role || !selectors.some((s) => storedSelectorMatches(s, other.metadata.labels))) continue;
-      rules.push(...(other.aggregationRule ? this.clusterRoleRules(other.metadata.name ?? '', seen) : other.rules ?? []));
+      rules.push(...(other.aggregationRule ? this.gatherRules(other.metadata.name ?? '', seen) : other.rules ?? []));
     }
     return rules;
   }
@@ -152,7 +179,7 @@ export class RbacIndex {
   }
 
   /** The bindings that apply to the user in `namespace` ('' = cluster-wide only), each with the subject that matched, in order. */
-  private *bindingsFor(user: UserInfo, namespace: string): Generator<{ binding: BindingObject; kind: RbacKind; namespace: string; subject: Subject }> {
+  private *bindingsFor(user: UserInfo, namespace: string): Generator<FoundBinding> {
     for (const b of this.objects.ClusterRoleBinding.values()) {
       const binding = b as BindingObject;
       const subject = (binding.subjects ?? []).find((s) => subjectApplies(s, user, ''));
@@ -165,24 +192,15 @@ export class RbacIndex {
     }
   }
 
-  private grantedBy(found: { binding: BindingObject; kind: RbacKind; namespace: string; subject: Subject }): GrantedRules {
-    const { binding, kind, namespace, subject } = found;
-    const where = kind === 'RoleBinding' ? ` in namespace "${namespace}"` : '';
-    return {
-      bindingDescription: `${kind} "${binding.metadata.name}" of ${binding.roleRef.kind} "${binding.roleRef.name}" to ${subject.kind} "${subject.name}"${where}`,
-      rules: this.bindingRules(binding, kind),
-    };
-  }
-
   /** Every binding that applies to the user in `namespace` ('' = cluster-wide only), with its rules. */
   rulesFor(user: UserInfo, namespace: string): GrantedRules[] {
-    return [...this.bindingsFor(user, namespace)].map((found) => this.grantedBy(found));
+    return [...this.bindingsFor(user, namespace)].map((found) => ({ bindingDescription: describeBinding(found), rules: this.bindingRules(found.binding, found.kind) }));
   }
 
   /** Allowed by the first binding (in rulesFor's order) with a rule that allows; only that one is described. */
   authorize(attrs: RequestAttributes): Decision {
     for (const found of this.bindingsFor(attrs.user, attrs.resourceRequest ? attrs.namespace : '')) {
-      if (this.bindingRules(found.binding, found.kind).some((rule) => ruleAllows(attrs, rule))) return { allowed: true, reason: `RBAC: allowed by ${this.grantedBy(found).bindingDescription}` };
+      if (this.bindingRules(found.binding, found.kind).some((rule) => ruleAllows(attrs, rule))) return { allowed: true, reason: `RBAC: allowed by ${describeBinding(found)}` };
     }
     return { allowed: false, reason: '' };
   }
