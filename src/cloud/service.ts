@@ -14,6 +14,7 @@ import { removeEndpoint, writeEndpoint } from './endpoint.js';
 import { loadBalancerEngine, type EngineOptions, type LoadBalancerEngine } from './load-balancer-engine.js';
 import { boundPort } from '../common/http-server.js';
 import { logger, type Logger } from '../common/log.js';
+import { sleep } from '../common/sleep.js';
 import { Network } from './network.js';
 
 /** How often the balancers are synced again without a change to them. */
@@ -103,7 +104,7 @@ export class CloudService {
     if (!this.url) throw new Error('the local cloud is not running');
     const { hostname, port } = new URL(this.url);
     await this.app.close();
-    await new Promise((r) => setTimeout(r, downMs));
+    await sleep(downMs);
     this.app = buildCloudApi(this.cloud, this.network, { credentials: this.credentials, audit: this.audit });
     await this.app.listen({ host: hostname.replace(/^\[|\]$/g, ''), port: Number(port) });
   }
