@@ -9,9 +9,10 @@
 // share and the through-LB/direct ratio for each. This process runs the cloud (and the Node proxy),
 // haproxy runs in its own processes, a child runs the backends, another child the load.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { Agent, createServer as createHttpServer, request } from 'node:http';
 import { freePort } from '../src/common/listen.js';
+import { cpuTicks, tree } from './lib/bosun-start.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -91,21 +92,8 @@ function child(args: string[], children: ChildProcess[]): ChildProcess {
   return c;
 }
 
-/** CPU time (ms) of the given processes and their children (haproxy's master and workers), from /proc. */
-function processTreeCpuMs(root: number): number {
-  const tick = 1000 / 100; // USER_HZ
-  let total = 0;
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    let stat: string;
-    try { stat = readFileSync(`/proc/${name}/stat`, 'utf8'); } catch { continue; }
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const pid = Number(name);
-    const ppid = Number(fields[1]);
-    if (pid === root || ppid === root) total += (Number(fields[11]) + Number(fields[12])) * tick;
-  }
-  return total;
-}
+/** CPU time (ms) of a process and its descendants (haproxy's master and workers), from /proc. */
+const processTreeCpuMs = (root: number): number => cpuTicks(tree(root)) * (1000 / 100); // USER_HZ
 
 /** Where the engine under test runs: this process (the Node proxy), or haproxy's processes. */
 type CpuOf = { pid: number } | 'self';

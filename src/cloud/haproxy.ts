@@ -44,6 +44,7 @@ import { createServer, connect } from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from '../common/log.js';
 import { PRIVATE_FILE_MODE, ensurePrivateDir } from '../common/private-files.js';
+import { sleep } from '../common/sleep.js';
 import { isAddressTarget } from './requests.js';
 import type { LoadBalancerEngine } from './types.js';
 import type { LoadBalancer } from './types.js';
@@ -222,8 +223,6 @@ function portTaken(address: string, port: number): Promise<boolean> {
   });
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** True while the process runs (a zombie, exited but not yet reaped by its parent, does not). */
 function alive(pid: number): boolean {
   try {
@@ -322,7 +321,7 @@ export class HaproxyBalancers implements LoadBalancerEngine {
       await this.markUnchecked(wanted, new Set());
       return;
     }
-    const sameShape = this.running.size === wanted.length && wanted.every((l) => this.running.get(l.key)?.shape.join('\n') === l.shape.join('\n'));
+    const sameShape = this.running.size === wanted.length && wanted.every((l) => sameShapes(this.running.get(l.key), l));
     if (sameShape && this.running.size > 0) {
       if (wanted.every((l) => sameServers(this.running.get(l.key)!, l))) return;
       await this.applyServers(wanted.map((l) => [this.running.get(l.key)!, l]));
@@ -347,17 +346,20 @@ export class HaproxyBalancers implements LoadBalancerEngine {
 
   /** Writes the configuration (0600) as it is, for a change the running worker has accepted. */
   private writeConfigUnchecked(listeners: PlannedListener[]): void {
+    renameSync(this.writeNextConfig(listeners), this.path(CONFIG));
+  }
+
+  /** The configuration for `listeners` written (0600) beside the current one; its path. */
+  private writeNextConfig(listeners: PlannedListener[]): string {
     ensurePrivateDir(this.dir);
     const next = this.path(`${CONFIG}.next`);
     writeFileSync(next, haproxyConfig(listeners), { mode: PRIVATE_FILE_MODE });
-    renameSync(next, this.path(CONFIG));
+    return next;
   }
 
   /** Writes the configuration (0600) after checking it with `haproxy -c`. */
   private async writeConfig(listeners: PlannedListener[]): Promise<void> {
-    ensurePrivateDir(this.dir);
-    const next = this.path(`${CONFIG}.next`);
-    writeFileSync(next, haproxyConfig(listeners), { mode: PRIVATE_FILE_MODE });
+    const next = this.writeNextConfig(listeners);
     const problem = await new Promise<string | undefined>((resolve) => {
       execFile(this.opts.binary, ['-c', '-q', '-f', next], { cwd: this.dir }, (err, stdout, stderr) => resolve(err ? `${stdout}${stderr}`.trim() || err.message : undefined));
     });
@@ -433,7 +435,7 @@ export class HaproxyBalancers implements LoadBalancerEngine {
       const state = (await this.command('@1 show servers state')).split('\n');
       kept = new Set(wanted.flatMap((l) => {
         const r = this.running.get(l.key);
-        if (!r || r.shape.join('\n') !== l.shape.join('\n')) return [];
+        if (!sameShapes(r, l)) return [];
         return l.servers.filter((s) => r.servers.some((x) => x.name === s.name && serverSpec(x) === serverSpec(s))).map((s) => `${l.key} ${s.name}`);
       }));
       const lines = state.filter((line) => {
@@ -584,6 +586,11 @@ export class HaproxyBalancers implements LoadBalancerEngine {
       return '(no log)';
     }
   }
+}
+
+/** The same section but for its servers (no reload needed between them). */
+function sameShapes(a: PlannedListener | undefined, b: PlannedListener): a is PlannedListener {
+  return a !== undefined && a.shape.join('\n') === b.shape.join('\n');
 }
 
 function sameServers(a: PlannedListener, b: PlannedListener): boolean {

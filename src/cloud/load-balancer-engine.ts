@@ -9,14 +9,13 @@ import { delimiter, join } from 'node:path';
 import type { Logger } from '../common/log.js';
 import { HaproxyBalancers } from './haproxy.js';
 import { LoadBalancerProxies } from './load-balancer-proxy.js';
-import type { LoadBalancerEngine } from './types.js';
+import type { LoadBalancerEngine, LoadBalancerEngineName } from './types.js';
 
 export type { LoadBalancerEngine, LoadBalancerEngineName } from './types.js';
 
-
 export interface EngineOptions {
   /** `auto` (the default): haproxy when found, else the Node proxy; `node`: always the Node proxy. */
-  engine?: 'auto' | 'haproxy' | 'node';
+  engine?: 'auto' | LoadBalancerEngineName;
   /** The haproxy program (default: `haproxy` on PATH, or /usr/sbin/haproxy). */
   haproxyBinary?: string;
   /** Where haproxy's configuration, sockets and log live (0700). */
@@ -39,8 +38,9 @@ export function loadBalancerEngine(opts: EngineOptions): LoadBalancerEngine {
   if (mode !== 'node') {
     const binary = findHaproxy(opts.haproxyBinary);
     if (binary) return new HaproxyBalancers({ binary, dir: opts.dir, resolve: opts.resolve, log: opts.log });
-    const reason = `haproxy is not installed (${opts.haproxyBinary ?? 'haproxy'} not found): the load balancers run on the cloud's own Node proxy instead (apt-get install haproxy for the real engine)`;
-    if (mode === 'haproxy') throw new Error(`haproxy is not installed (${opts.haproxyBinary ?? 'haproxy'} not found)`);
+    const missing = `haproxy is not installed (${opts.haproxyBinary ?? 'haproxy'} not found)`;
+    if (mode === 'haproxy') throw new Error(missing);
+    const reason = `${missing}: the load balancers run on the cloud's own Node proxy instead (apt-get install haproxy for the real engine)`;
     opts.log.warn(reason);
     return new LoadBalancerProxies(opts.resolve, reason);
   }

@@ -7,7 +7,7 @@ import { allocateAddress } from './addresses.js';
 import { INTERNAL_LOAD_BALANCER_ADDRESS_PREFIX, LOAD_BALANCER_ADDRESS_PREFIX } from './catalogue.js';
 import { isAddressTarget } from './requests.js';
 import { conflict, invalid, notFound } from './errors.js';
-import { parseCidr } from '../common/ipv4.js';
+import { cidrsOverlap, parseCidr } from '../common/ipv4.js';
 import { parseLoadBalancer, parseRoute } from './requests.js';
 import type { CloudStore } from './store.js';
 import type { LoadBalancer, LoadBalancerEngineInfo, Route } from './types.js';
@@ -105,7 +105,7 @@ export class Network {
       this.requireLiveInstances([request.targetInstance], 'targetInstance');
       if (this.store.routes.get(request.name)) throw conflict('RouteAlreadyExists', `route "${request.name}" already exists`);
       const wanted = parseCidr(request.destinationCidr)!;
-      const overlapping = this.store.routes.list().find((r) => overlaps(parseCidr(r.destinationCidr)!, wanted));
+      const overlapping = this.store.routes.list().find((r) => cidrsOverlap(parseCidr(r.destinationCidr)!, wanted));
       if (overlapping) throw conflict('RouteAlreadyExists', `destination ${request.destinationCidr} overlaps route "${overlapping.name}" (${overlapping.destinationCidr})`);
       const route: Route = { ...request, createdAt: new Date().toISOString() };
       this.store.routes.put(route.name, route);
@@ -132,10 +132,4 @@ export class Network {
 /** A host number 1–254 from the balancer's name, so the same name gets the same address. */
 function preferredHost(name: string): number {
   return (createHash('sha256').update(name).digest().readUInt32BE(0) % 254) + 1;
-}
-
-function overlaps(a: { base: number; bits: number }, b: { base: number; bits: number }): boolean {
-  const bits = Math.min(a.bits, b.bits);
-  const size = 2 ** (32 - bits);
-  return Math.floor(a.base / size) === Math.floor(b.base / size);
 }

@@ -11,9 +11,10 @@ import { LocalCloud, type CloudOptions } from './cloud.js';
 import { rootCredentialPath } from './client.js';
 import { CredentialStore, credentialsFile } from './credentials.js';
 import { removeEndpoint, writeEndpoint } from './endpoint.js';
-import { loadBalancerEngine, type LoadBalancerEngine } from './load-balancer-engine.js';
+import { loadBalancerEngine, type EngineOptions, type LoadBalancerEngine } from './load-balancer-engine.js';
 import { boundPort } from '../common/http-server.js';
 import { logger, type Logger } from '../common/log.js';
+import { sleep } from '../common/sleep.js';
 import { Network } from './network.js';
 
 /** How often the balancers are synced again without a change to them. */
@@ -21,7 +22,7 @@ const RESYNC_MS = 2_000;
 
 export interface ServeOptions extends CloudOptions {
   /** What carries the load balancers: `auto` (haproxy when installed, else the Node proxy), `haproxy` or `node`. */
-  loadBalancerEngine?: 'auto' | 'haproxy' | 'node';
+  loadBalancerEngine?: EngineOptions['engine'];
   /** The haproxy program (default: haproxy on PATH or in /usr/sbin). */
   haproxyBinary?: string;
   host?: string;
@@ -47,17 +48,17 @@ export class CloudService {
 
   constructor(private readonly opts: ServeOptions) {
     this.cloud = new LocalCloud(opts);
+    this.log = opts.log ?? logger('cloud');
     this.proxies = loadBalancerEngine({
       engine: opts.loadBalancerEngine ?? engineFromEnv(),
       haproxyBinary: opts.haproxyBinary,
       dir: join(resolve(opts.dataDir), 'cloud', 'haproxy'),
-      log: opts.log ?? logger('cloud'),
+      log: this.log,
       resolve: (id) => {
         const instance = this.cloud.store.instances.get(id);
         return instance && instance.state !== 'terminated' ? instance.privateIp : undefined;
       },
     });
-    this.log = opts.log ?? logger('cloud');
     this.network = new Network(this.cloud.store, () => this.syncProxies(), () => ({ name: this.proxies.name, ...(this.proxies.reason ? { reason: this.proxies.reason } : {}) }));
     this.credentials = new CredentialStore(credentialsFile(resolve(opts.dataDir)));
     this.rootCredential = this.credentials.ensureRoot(rootCredentialPath(resolve(opts.dataDir)));
@@ -103,7 +104,7 @@ export class CloudService {
     if (!this.url) throw new Error('the local cloud is not running');
     const { hostname, port } = new URL(this.url);
     await this.app.close();
-    await new Promise((r) => setTimeout(r, downMs));
+    await sleep(downMs);
     this.app = buildCloudApi(this.cloud, this.network, { credentials: this.credentials, audit: this.audit });
     await this.app.listen({ host: hostname.replace(/^\[|\]$/g, ''), port: Number(port) });
   }

@@ -74,7 +74,7 @@ export interface LoadBalancer {
 
 /** The engine carrying a cloud's balancers: haproxy, or the Node proxy with the reason (haproxy missing). */
 export interface LoadBalancerEngineInfo {
-  name: 'haproxy' | 'node';
+  name: LoadBalancerEngineName;
   reason?: string;
 }
 

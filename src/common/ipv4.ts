@@ -27,6 +27,12 @@ export function parseCidr(text: string): { base: number; bits: number } | undefi
   return { base, bits };
 }
 
+/** Whether two networks share an address (one holds the other, as networks are aligned). */
+export function cidrsOverlap(a: { base: number; bits: number }, b: { base: number; bits: number }): boolean {
+  const size = 2 ** (32 - Math.min(a.bits, b.bits));
+  return Math.floor(a.base / size) === Math.floor(b.base / size);
+}
+
 /** The `n`th address of a network (1: the first after the network address). */
 export function nthAddress(cidr: string, n: number): string {
   const parsed = parseCidr(cidr);

@@ -13,20 +13,7 @@ import { openEtcdStorage } from '../../src/apiserver/storage/etcd.js';
 import { runKubectl } from '../helpers/apiserver.js';
 import { skipWithoutEtcd } from '../helpers/etcd.js';
 import { eventually } from '../helpers/eventually.js';
-
-/** GET over HTTPS with the cluster CA and a bearer token; the body. */
-async function fetchText(url: string, ca: string, token: string): Promise<string> {
-  const { request } = await import('node:https');
-  return new Promise((resolve, reject) => {
-    const req = request(url, { ca, headers: { authorization: `Bearer ${token}` }, agent: false }, (res) => {
-      let body = '';
-      res.on('data', (d) => (body += d));
-      res.on('end', () => resolve(body));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+import { scrape } from '../helpers/metrics.js';
 
 test('two API servers on a TLS etcd behind one address; restart from the same data directory', { skip: skipWithoutEtcd, timeout: 60_000 }, async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-etcd-cp-'));
@@ -43,7 +30,7 @@ test('two API servers on a TLS etcd behind one address; restart from the same da
       for (let i = 0; i < 4; i++) assert.equal((await kubectl(['get', 'configmap', 'through-front', '-o', 'name'])).code, 0);
       const second = plane.processes[0];
       const configMapGets = async () => {
-        const metrics = await fetchText(`https://${second.listen}/metrics`, plane.server.caPem, plane.server.token);
+        const metrics = (await scrape(second.listen, { ca: plane.server.caPem, token: plane.server.token })).text;
         return [...metrics.matchAll(/^apiserver_request_total\{([^}]*)\} (\d+)/gm)].filter((m) => m[1].includes('resource="configmaps"') && m[1].includes('verb="GET"')).reduce((sum, m) => sum + Number(m[2]), 0);
       };
       assert.ok(first > 0 && (await configMapGets()) > 0, `requests: ${first} to the first server, ${await configMapGets()} configmap GETs to the second`);
@@ -61,7 +48,7 @@ test('two API servers on a TLS etcd behind one address; restart from the same da
       const after = await kubectl(['get', 'configmap', 'through-front', '-o', 'jsonpath={.data.a}']);
       assert.equal(after.code, 0, after.stderr);
       assert.equal(after.stdout, 'b');
-      await eventually('the killed API server restarted and serving', async () => second.restarts === 1 && second.pid() !== pid && (await fetchText(`https://${second.listen}/readyz`, plane.server.caPem, plane.server.token)) === 'ok', 30_000);
+      await eventually('the killed API server restarted and serving', async () => second.restarts === 1 && second.pid() !== pid && (await scrape(second.listen, { ca: plane.server.caPem, token: plane.server.token, path: '/readyz' })).text === 'ok', 30_000);
     } finally {
       await plane.stop();
     }

@@ -23,7 +23,7 @@
 import { parseAllDocuments, stringify } from 'yaml';
 import type * as api from '../../api/index.js';
 import { BosunError } from '../../common/errors.js';
-import { parseCidr } from '../../common/ipv4.js';
+import { cidrsOverlap, parseCidr } from '../../common/ipv4.js';
 
 export const CLUSTER_TEMPLATE = `apiVersion: cluster.x-k8s.io/v1beta2
 kind: Cluster
@@ -187,12 +187,6 @@ export const RESERVED_LOOPBACK_RANGES: ReadonlyArray<{ cidr: string; what: strin
 ];
 const LOOPBACK = parseCidr('127.0.0.0/8')!;
 
-const overlaps = (a: { base: number; bits: number }, b: { base: number; bits: number }) => {
-  const bits = Math.min(a.bits, b.bits);
-  const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
-  return ((a.base & mask) >>> 0) === ((b.base & mask) >>> 0);
-};
-
 /**
  * Why a workload cluster's networks cannot be served by the local cloud's machines (empty: they
  * can). `podCidr` and `serviceCidr` are the first cidrBlocks of Cluster.spec.clusterNetwork's pods and services.
@@ -211,14 +205,14 @@ export function localNetworkProblems(network: { podCidr: string; serviceCidr: st
       say('is not an IPv4 network such as 127.70.0.0/16');
       continue;
     }
-    if (range.bits < LOOPBACK.bits || !overlaps(range, LOOPBACK)) {
+    if (range.bits < LOOPBACK.bits || !cidrsOverlap(range, LOOPBACK)) {
       say('cannot be served by the local cloud\'s machines: their pod and Service addresses are loopback addresses, so the range must lie inside 127.0.0.0/8 (bosun cluster generate picks one, such as 127.70.0.0/16)');
       continue;
     }
     if (range.bits > r.maxBits) say(`is too narrow: ${r.why}`);
-    for (const reserved of RESERVED_LOOPBACK_RANGES) if (overlaps(range, parseCidr(reserved.cidr)!)) say(`overlaps ${reserved.cidr}, ${reserved.what}`);
+    for (const reserved of RESERVED_LOOPBACK_RANGES) if (cidrsOverlap(range, parseCidr(reserved.cidr)!)) say(`overlaps ${reserved.cidr}, ${reserved.what}`);
     parsed.push({ field: r.field, cidr: r.cidr, range });
   }
-  if (parsed.length === 2 && overlaps(parsed[0].range, parsed[1].range)) problems.push(`${parsed[0].field} ${JSON.stringify(parsed[0].cidr)} and ${parsed[1].field} ${JSON.stringify(parsed[1].cidr)} overlap`);
+  if (parsed.length === 2 && cidrsOverlap(parsed[0].range, parsed[1].range)) problems.push(`${parsed[0].field} ${JSON.stringify(parsed[0].cidr)} and ${parsed[1].field} ${JSON.stringify(parsed[1].cidr)} overlap`);
   return problems;
 }
