@@ -57,7 +57,7 @@ export function summarize(report: ObserverReport): Disruption[] {
   return report.pollers.map((p) => ({ backend: p.backend, mode: p.mode, seconds: seconds(p.outages), slowOrDownSeconds: seconds(p.slowOrDown), samples: p.samples, failures: p.failures, outages: p.outages, slowOrDown: p.slowOrDown }));
 }
 
-/** The seconds of one backend and mode (0 when it was not polled: callers name what they polled). */
+/** The disruption of one backend and mode; an error when it was not polled (callers name what they polled). */
 export function disruptionOf(d: Disruption[], backend: string, mode: 'new' | 'reused'): Disruption {
   const found = d.find((x) => x.backend === backend && x.mode === mode);
   if (!found) throw new Error(`no poller for ${backend} (${mode})`);
