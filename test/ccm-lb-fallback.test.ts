@@ -43,6 +43,6 @@ test('the cloud on its Node proxy: the API names the engine and why, the Service
   assert.match(lb.engine?.reason ?? '', /haproxy is not installed/);
   const warning = await eventually('the fallback warning', async () => (await client.list(EVENTS, 'default')).items.find((e: Obj) => e.involvedObject?.name === 'web' && e.reason === LOAD_BALANCER_ENGINE_FALLBACK));
   assert.equal(warning.type, 'Warning');
-  assert.match(warning.message, /^the local cloud carries this load balancer on its Node proxy: haproxy is not installed/);
+  assert.match(warning.message ?? '', /^the local cloud carries this load balancer on its Node proxy: haproxy is not installed/);
   assert.equal(await httpGet(svc.status!.loadBalancer!.ingress![0].ip as string, 18090), 'served');
 });

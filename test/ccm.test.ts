@@ -152,7 +152,7 @@ test('a Service the cloud cannot serve: finalizer first, SyncLoadBalancerFailed,
   await client.create(SERVICES, { metadata: { name: 'dns', namespace: 'default' }, spec: { type: 'LoadBalancer', ports: [{ port: 18053, protocol: 'UDP' }] } });
   await eventually('SyncLoadBalancerFailed', async () => (await f.eventReasons('dns')).includes('SyncLoadBalancerFailed'), 10_000);
   const events = (await client.list(EVENTS, 'default')).items.filter((e: Obj) => e.involvedObject?.name === 'dns' && e.reason === 'SyncLoadBalancerFailed');
-  assert.match(events[0].message, /^Error syncing load balancer: .*protocol UDP is not supported by the local cloud/);
+  assert.match(events[0].message ?? '', /^Error syncing load balancer: .*protocol UDP is not supported by the local cloud/);
   assert.equal(events[0].type, 'Warning');
   const s = await client.get(SERVICES, 'dns', 'default');
   assert.ok(s.metadata.finalizers!.includes(LB_CLEANUP_FINALIZER), 'the finalizer is there before the cloud is asked');

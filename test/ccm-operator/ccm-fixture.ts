@@ -9,12 +9,12 @@ import type { Instance, LoadBalancer } from '../../src/cloud/types.js';
 import { addCloudControllers } from '../../src/ccm-operator/ccm.js';
 import { NODES, UNINITIALIZED_TAINT } from '../../src/ccm-operator/context.js';
 import { closeServer } from '../../src/common/http-server.js';
-import type { ResourceRef } from '../../src/kube/client.js';
-import { KubeClient, Manager, loadKubeConfig, type Obj } from '../../src/kube/index.js';
+import { KubeClient, Manager, loadKubeConfig, rfc3339, type Obj } from '../../src/kube/index.js';
+import { resources } from '../../src/kube/resources.js';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
 import { startCloud, type CloudFixture } from '../cloud/cloud-fixture.js';
 
-export const EVENTS: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'events', namespaced: true };
+export const EVENTS = resources.events;
 
 /** GET http://host:port/ → the body, or the error's code (ECONNRESET, ECONNREFUSED…). */
 export function httpGet(host: string, port: number): Promise<string> {
@@ -70,7 +70,7 @@ export async function startCcmFixture(o: { clusterPrefix: string; cloud?: Parame
     },
     async setReady(name, status) {
       const node = await client.get(NODES, name);
-      const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+      const now = rfc3339();
       const conditions = (node.status?.conditions ?? []).filter((c: Obj) => c.type !== 'Ready');
       await client.mergePatch(NODES, name, undefined, { status: { conditions: [...conditions, { type: 'Ready', status, reason: status === 'True' ? 'KubeletReady' : 'KubeletNotReady', message: '', lastHeartbeatTime: now, lastTransitionTime: now }] } }, 'status');
     },

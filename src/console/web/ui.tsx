@@ -132,6 +132,12 @@ export function age(time: string | undefined | null, now = Date.now()): string {
 /** A value or a dash for absent and empty ones (null fields render). */
 export const show = (v: unknown): string => (v === undefined || v === null || v === '' ? '-' : String(v));
 
+/** An object's row key in a table of several namespaces: namespace/name. */
+export const objectKey = (o: { metadata: { namespace?: string; name: string } }): string => `${o.metadata.namespace}/${o.metadata.name}`;
+
+/** A Namespace column's cell: the object's namespace, or '-'. */
+export const namespaceCell = (o: { metadata: { namespace?: string } }): string => show(o.metadata.namespace);
+
 /** An action's outcome beside its button: the API's message on failure. */
 export function Outcome({ outcome }: { outcome?: { ok: boolean; message: string } }) {
   if (!outcome) return null;

@@ -16,6 +16,7 @@
 // - cloud-restarted: the local cloud's API down and back (`restartCloud` hook).
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { prng } from '../prng.js';
+import { sleep } from '../../../src/common/sleep.js';
 import type { CloudClient } from '../../../src/cloud/client.js';
 import type { KubeClient } from '../../../src/kube/client.js';
 import { resources } from '../../../src/kube/resources.js';
@@ -70,16 +71,14 @@ export interface InjectedFault {
   injected: boolean;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** The pids of the container processes of the pod with this UID (they run in the pod's directory under the data directory). */
-export function podPids(dataDir: string, podUid: string): number[] {
-  const out: number[] = [];
+/** Each process this user may read under /proc, with what `read` makes of it (a process gone, or another user's, is left out). */
+function processes<T>(read: (pid: number) => T | undefined): Array<{ pid: number; value: T }> {
+  const out: Array<{ pid: number; value: T }> = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const cwd = readlinkSync(`/proc/${entry}/cwd`);
-      if (cwd.startsWith(dataDir) && cwd.includes(`/pods/${podUid}`)) out.push(Number(entry));
+      const value = read(Number(entry));
+      if (value !== undefined) out.push({ pid: Number(entry), value });
     } catch {
       // gone, or another user's
     }
@@ -87,20 +86,24 @@ export function podPids(dataDir: string, podUid: string): number[] {
   return out;
 }
 
+/** The pids of the container processes of each pod under `dataDir`, by pod UID (they run in the pod's directory): one pass over /proc. */
+export function podPidsByUid(dataDir: string): Map<string, number[]> {
+  const byUid = new Map<string, number[]>();
+  const inPods = processes((pid) => {
+    const cwd = readlinkSync(`/proc/${pid}/cwd`);
+    return cwd.startsWith(dataDir) ? /\/pods\/([^/]+)/.exec(cwd.slice(dataDir.length))?.[1] : undefined;
+  });
+  for (const { pid, value: uid } of inPods) byUid.set(uid, [...(byUid.get(uid) ?? []), pid]);
+  return byUid;
+}
+
 /** The pids of the API servers that run as processes of their own under `dataDir` (the HA control plane's second and later). */
 export function apiServerPids(dataDir: string): number[] {
-  const out: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      const at = argv.indexOf('--data-dir');
-      if (argv.includes('apiserver') && at > 0 && argv[at + 1].startsWith(`${dataDir}/apiserver-`)) out.push(Number(entry));
-    } catch {
-      // gone
-    }
-  }
-  return out;
+  return processes((pid) => {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const at = argv.indexOf('--data-dir');
+    return argv.includes('apiserver') && at > 0 && argv[at + 1].startsWith(`${dataDir}/apiserver-`) ? true : undefined;
+  }).map((p) => p.pid);
 }
 
 /** Carries `plan` out against `target`; stops early (skipping what is left) once `until` resolves. */
@@ -128,11 +131,12 @@ export async function injectFaults(target: FaultTarget, plan: PlannedFault[], se
 async function inject(kind: FaultKind, t: FaultTarget, pick: <T>(xs: T[]) => T, over: () => boolean): Promise<string | undefined> {
   switch (kind) {
     case 'operator-pod-killed': {
-      const pods = (await Promise.all(t.operatorNamespaces.map(async (ns) => (await t.kube.list(resources.pods, ns)).items))).flat()
-        .filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp && podPids(t.dataDir, p.metadata!.uid!).length > 0);
+      const listed = (await Promise.all(t.operatorNamespaces.map(async (ns) => (await t.kube.list(resources.pods, ns)).items))).flat();
+      const pidsOf = podPidsByUid(t.dataDir);
+      const pods = listed.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp && pidsOf.has(p.metadata!.uid!));
       if (pods.length === 0) return undefined;
       const pod = pick(pods);
-      const pids = podPids(t.dataDir, pod.metadata!.uid!);
+      const pids = pidsOf.get(pod.metadata!.uid!)!;
       for (const pid of pids) process.kill(pid, 'SIGKILL');
       return `SIGKILL to ${pod.metadata!.namespace}/${pod.metadata!.name} (pid ${pids.join(', ')}) on ${pod.spec?.nodeName}`;
     }

@@ -11,6 +11,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { outages, type Outage, type Sample } from './intervals.js';
+import { sleep } from '../../../src/common/sleep.js';
 
 export interface Backend {
   /** e.g. "kube-api", "service-lb". */
@@ -76,8 +77,6 @@ export interface ObserverReport {
   /** The longest the observer's own event loop was held up (ms): a starved observer sees outages that were not there. */
   maxLagMs: number;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One request; resolves with the status and body, rejects on a connection error or the timeout. */
 function send(url: URL, o: { method: string; path: string; agent: HttpAgent | false; ca?: string; token?: string; body?: string; contentType?: string; timeoutMs: number }): Promise<{ status: number; body: string }> {

@@ -130,12 +130,17 @@ export async function upgradeOutcome(c: InstalledCluster, to: string): Promise<U
   const history = cv.status?.history?.[0] ?? { version: '', state: '' };
   const pools = (await kube.list(resources.machineConfigPools)).items;
   const nodes = (await kube.list(resources.nodes)).items;
+  // Each pool's rendered config read once, not once per node.
+  const renderedOf = new Map(await Promise.all(pools.map(async (p) => {
+    const target = p.spec?.configuration?.name;
+    return [p.metadata?.name, target ? await kube.read(resources.machineConfigs, target) : undefined] as const;
+  })));
   const behind: string[] = [];
   for (const n of nodes) {
     const labels = n.metadata?.labels ?? {};
     const pool = pools.find((p) => p.metadata?.name === (labels['node-role.kubernetes.io/master'] !== undefined ? 'master' : 'worker'));
     const target = pool?.spec?.configuration?.name;
-    const rendered = target ? await kube.read(resources.machineConfigs, target) : undefined;
+    const rendered = target ? renderedOf.get(pool?.metadata?.name) : undefined;
     const a = n.metadata?.annotations ?? {};
     const ok = target && a['machineconfiguration.openshift.io/currentConfig'] === target && a['machineconfiguration.openshift.io/state'] === 'Done'
       && rendered?.metadata?.annotations?.['machineconfiguration.openshift.io/release-image-version'] === to;

@@ -6,10 +6,7 @@ import type * as api from '../../../api/index.js';
 import { mergePatch } from '../api.js';
 import { useList } from '../store.js';
 import { kinds, listPath, objectPath, type Kind } from '../resources.js';
-import { ListBody, Page, Table, StatusBadge, Outcome, Conditions, conditionOf, age, show } from '../ui.js';
-
-const ns = (o: { metadata: { namespace?: string } }) => show(o.metadata.namespace);
-const key = (o: { metadata: { namespace?: string; name: string } }) => `${o.metadata.namespace}/${o.metadata.name}`;
+import { ListBody, Page, Table, StatusBadge, Outcome, Conditions, conditionOf, age, show, objectKey as key, namespaceCell as ns } from '../ui.js';
 
 export function Machines({ namespace }: { namespace: string }) {
   const state = useList<api.Machine>(listPath(kinds.machines, namespace));

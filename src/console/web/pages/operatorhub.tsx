@@ -10,11 +10,8 @@ import type * as api from '../../../api/index.js';
 import { ApiError, create, getJSON, mergePatch } from '../api.js';
 import { useList } from '../store.js';
 import { kinds, listPath, objectPath } from '../resources.js';
-import { ApiProblem, ListBody, Page, Table, Outcome, age, show } from '../ui.js';
+import { ApiProblem, ListBody, Page, Table, Outcome, age, show, objectKey as key, namespaceCell as ns } from '../ui.js';
 import { defaultInstallNamespace, namespaceProblem, offeredInstallModes, operatorGroupPlan, subscriptionFor, type Approval, type InstallMode } from '../install.js';
-
-const key = (o: { metadata: { namespace?: string; name: string } }) => `${o.metadata.namespace}/${o.metadata.name}`;
-const ns = (o: { metadata: { namespace?: string } }) => show(o.metadata.namespace);
 
 /** A phase as a badge: Succeeded/Complete good, Failed bad, anything else on its way. */
 export function PhaseBadge({ phase }: { phase?: string }) {
