@@ -269,11 +269,36 @@ export class WebhookAdmission {
       }, timeoutMs);
       req.on('error', (e) => {
         clearTimeout(timer);
-        reject(failed(e.message));
+        reject(failed(tlsProblem(e, ca !== undefined, target.serverName) ?? e.message));
       });
       req.end(body);
     });
   }
+}
+
+/** Node's codes for a serving certificate whose chain does not lead to a trusted CA. */
+const UNTRUSTED_CHAIN = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_SIGNATURE_FAILURE', 'CERT_UNTRUSTED', 'CERT_REJECTED',
+]);
+
+/**
+ * A TLS verification failure said as kube says it (`tls: failed to verify certificate: …`) plus
+ * what it means for the webhook: which trust did not verify the serving certificate — the
+ * caBundle, or the system's roots when the webhook has none (as when the service CA has not
+ * injected it yet). Undefined for any other error.
+ */
+function tlsProblem(e: Error & { code?: string }, hasCaBundle: boolean, serverName: string): string | undefined {
+  const code = e.code ?? '';
+  const failed = `tls: failed to verify certificate: ${e.message}`;
+  if (UNTRUSTED_CHAIN.has(code)) {
+    return hasCaBundle
+      ? `${failed} (the webhook's clientConfig.caBundle did not verify the serving certificate: the server's certificate is not signed by a CA in the bundle)`
+      : `${failed} (the webhook has no clientConfig.caBundle, and the system's trust roots did not verify the serving certificate)`;
+  }
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `${failed} (the serving certificate is not for ${serverName})`;
+  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') return `${failed} (the serving certificate is outside its validity)`;
+  return undefined;
 }
 
 /** kube's error for a webhook that could not be called (apierrors.NewInternalError). */

@@ -4,10 +4,16 @@
 // LocalCluster, adopts the running masters as control plane Machines (their LocalMachines find
 // the instances by name), and creates the workers through MachineDeployment `worker` with
 // MachineHealthCheck `worker` (src/capi/local-cluster.ts) — then waits until the workers' Machines
-// run with Ready nodes. It creates them once Cluster API's admission webhooks answer (a dry run
-// passes through them), since every write of its kinds goes through them. Only what is missing is created, so a second pass changes nothing.
+// run with Ready nodes. It creates them once Cluster API's admission webhooks answer, since every
+// write of its kinds goes through them: both webhook configurations stored (the CVO applies them
+// after the controllers' Deployment is healthy), the service CA's bundle in every webhook, and a
+// dry run passing through them. A dry run alone passed while the configurations did not exist yet
+// and the objects then raced the CVO's create and the injection: a write between the two was sent
+// with no caBundle and failed ("self-signed certificate in certificate chain"). Only what is
+// missing is created, so a second pass changes nothing.
 import { CLUSTER_API_NAMESPACE, LABEL, MACHINES } from '../../capi/api.js';
 import { CONTROLLERS_DEPLOYMENT } from '../../capi/cluster-operator.js';
+import { MUTATING_CONFIGURATION, VALIDATING_CONFIGURATION } from '../../capi/webhooks.js';
 import { localClusterObjects } from '../../capi/local-cluster.js';
 import type { Instance } from '../../cloud/types.js';
 import type * as api from '../../api/index.js';
@@ -64,10 +70,21 @@ export async function workersThroughClusterApi(o: ClusterApiWorkers): Promise<vo
 }
 
 /**
- * Whether Cluster API's admission webhooks answer (their Service has the controllers' endpoint and
- * the service CA injected its bundle): a dry-run create goes through them and stores nothing.
+ * Whether Cluster API's admission webhooks answer: 'answering', or what is missing. Both
+ * configurations must be stored with the service CA's bundle in every webhook (a webhook without
+ * one is called trusting the system's roots, which never verify the service CA), and a dry-run
+ * create must pass through them (their Service has the controllers' endpoint, the server serves
+ * the certificate the bundle verifies); it stores nothing.
  */
-async function webhooksAnswer(client: KubeClient): Promise<string> {
+export async function webhooksAnswer(client: KubeClient): Promise<string> {
+  const configurations = await Promise.all([
+    client.read(resources.mutatingWebhookConfigurations, MUTATING_CONFIGURATION),
+    client.read(resources.validatingWebhookConfigurations, VALIDATING_CONFIGURATION),
+  ]);
+  const missing = [MUTATING_CONFIGURATION, VALIDATING_CONFIGURATION].filter((_, i) => !configurations[i]);
+  if (missing.length > 0) return `not answering yet (${missing.join(' and ')} not created yet)`;
+  const uninjected = configurations.filter((c) => (c?.webhooks ?? []).some((w) => !w.clientConfig?.caBundle)).map((c) => c?.metadata.name);
+  if (uninjected.length > 0) return `not answering yet (the service CA's bundle not injected into ${uninjected.join(' and ')} yet)`;
   const probe = { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2', kind: 'LocalMachineTemplate', metadata: { name: 'webhook-probe', namespace: CLUSTER_API_NAMESPACE }, spec: { template: { spec: {} } } };
   try {
     await client.create(resources.localMachineTemplates, probe, { dryRun: 'All' });
