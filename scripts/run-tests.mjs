@@ -11,10 +11,17 @@
 // without that they run one at a time. They are whole clusters, so at most TEST_HEAVY (default 2)
 // run at once, and they start first: the long ones set the suite's time.
 //
+// A file runs to its end even when something of it keeps its process alive after its last hook
+// (whole-cluster files run with --test-force-exit), and whatever it leaves running is stopped when
+// it ends, however it ended — its time bound, a crash: every process started under a file carries
+// BOSUN_TEST_RUN=<run id> in its environment (the local cloud's haproxy is detached on purpose,
+// so that balancers outlive a crash of their cloud, and no process group reaches it), and the
+// processes that still carry it once the file's process is gone are killed and named.
+//
 // Each file's output is printed whole when it ends, without the components' JSON log lines, which
 // go to test-logs/<file>.log with the rest. The end prints the failed tests with their errors,
 // the slowest files and the sum ("tests: N passed, N failed, N skipped").
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 
@@ -72,35 +79,67 @@ mkdirSync(logDir, { recursive: true });
 // tests set a shorter bound of their own), or what the file's marker `test: timeout <seconds>`
 // asks for (an end-to-end scenario that installs a cluster and upgrades it under faults).
 const timeoutOf = (file) => Number(/test: timeout (\d+)/.exec(markers.get(file))?.[1] ?? 900) * 1000;
-const nodeArgs = (file) => ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-timeout=${timeoutOf(file)}`, file];
+const nodeArgs = (file) => ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-timeout=${timeoutOf(file)}`, ...(isHeavy(file) ? ['--test-force-exit'] : []), file];
 const quote = (s) => `'${s.replaceAll("'", "'\\''")}'`;
 
 // Each file runs in a process group of its own: stopping the run stops every file's whole tree.
-const groups = new Set();
+// (pid of the file's process → its run id, for what it leaves running)
+const groups = new Map();
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(signal, () => {
-    for (const pid of groups) {
+    for (const pid of groups.keys()) {
       try { process.kill(-pid, 'SIGKILL'); } catch { /* gone */ }
     }
+    for (const run of groups.values()) reap(run);
     process.exit(130);
   });
 }
+
+/** The processes (pid and command line) whose environment carries BOSUN_TEST_RUN=`run`. */
+function processesOfRun(run) {
+  const marker = Buffer.from(`\0BOSUN_TEST_RUN=${run}\0`);
+  const found = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      if (!Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${name}/environ`)]).includes(marker)) continue;
+      found.push({ pid: Number(name), args: readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').join(' ').trim() });
+    } catch { /* gone, or not ours to read */ }
+  }
+  return found;
+}
+
+/** Kills what a finished file left running; a line naming each, for its output. */
+function reap(run) {
+  const left = existsSync('/proc/self/environ') ? processesOfRun(run) : [];
+  for (const { pid } of left) {
+    try { process.kill(pid, 'SIGKILL'); } catch { /* gone meanwhile */ }
+  }
+  return left.map(({ pid, args }) => `left running by this file, killed: pid ${pid}: ${args.slice(0, 200)}`);
+}
+
+let runs = 0;
 
 /** Runs one file; resolves with its exit code, counts, output and duration. */
 function runFile(file) {
   return new Promise((resolve) => {
     const started = Date.now();
-    const options = { stdio: ['ignore', 'pipe', 'pipe'], detached: true };
+    const run = `${process.pid}.${++runs}`;
+    const options = { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, BOSUN_TEST_RUN: run } };
     const child = isolate && isHeavy(file)
       ? spawn('unshare', ['--net', 'sh', '-c', `ip link set lo up && exec ${[process.execPath, ...nodeArgs(file)].map(quote).join(' ')}`], options)
       : spawn(process.execPath, nodeArgs(file), options);
-    groups.add(child.pid);
+    groups.set(child.pid, run);
     const chunks = [];
     child.stdout.on('data', (c) => chunks.push(c));
     child.stderr.on('data', (c) => chunks.push(c));
+    // At its exit, before its output ends: something it left running may hold its output open.
+    let reaped = [];
+    child.on('exit', () => { reaped = reap(run); });
     child.on('close', (code, signal) => {
       groups.delete(child.pid);
-      const output = Buffer.concat(chunks).toString('utf8');
+      reaped.push(...reap(run));
+      const output = Buffer.concat(chunks).toString('utf8') + reaped.map((l) => `${l}\n`).join('');
       const counts = { pass: 0, fail: 0, skipped: 0 };
       for (const m of output.matchAll(/^ℹ (pass|fail|skipped) (\d+)$/gm)) counts[m[1]] = Number(m[2]);
       resolve({ file, code: code ?? (signal ? 1 : 0), output, counts, seconds: (Date.now() - started) / 1000 });

@@ -8,6 +8,7 @@ import { METHODS } from 'node:http';
 import { ensurePrivateDir } from '../common/private-files.js';
 import { join, resolve } from 'node:path';
 import { logger } from '../common/log.js';
+import { bounded } from '../common/bounded.js';
 import { REQUEST_LIMITS, REQUEST_TIMEOUT_MS } from '../common/http-limits.js';
 import { openSqliteStorage } from './storage/sqlite.js';
 import { errors } from './errors.js';
@@ -42,6 +43,9 @@ import type { ApiServer, ApiServerOptions, Authenticator, Authorizer, CompletedR
 
 export type { ApiServer, ApiServerOptions, Authenticator, Authorizer, CompletedRequest, PostHandler, PostRequest, RequestAttributes, User } from './types.js';
 export { KUBERNETES_VERSION };
+
+/** How long stop() waits for the HTTP server to close before closing the storage anyway. */
+const CLOSE_BOUND_MS = 10_000;
 
 const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 // Every method Node's HTTP parser accepts reaches the chain, so that each gets a Status (405).
@@ -182,7 +186,10 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       clearInterval(compactTimer);
       availability.stop();
       for (const stopWatch of [...state.watches]) stopWatch();
-      await app.close();
+      // Every connection is ended (forceCloseConnections); one still in its TLS handshake, which
+      // Node's HTTP server does not know yet, could hold the close for the handshake timeout: the
+      // storage closes after a bound in any case.
+      await bounded(app.close(), CLOSE_BOUND_MS, `the API server on ${url} closing its connections`).catch((e: Error) => log.warn({ err: e.message }, 'API server: closing the storage anyway'));
       await storage.close();
       log.info({ url }, 'API server stopped');
     },

@@ -91,9 +91,14 @@ remove the cluster with \`bosun destroy\`.`,
         if (stopping) return;
         stopping = true;
         console.log('\nstopping: machines, then the control plane…');
-        await cluster?.stop();
+        let exitCode = code;
+        // A part that does not stop within its bound is named, and the rest still stops.
+        await cluster?.stop().catch((e: Error) => {
+          console.error(e.message);
+          exitCode = 1;
+        });
         release();
-        process.exit(code);
+        process.exit(exitCode);
       };
       process.once('SIGINT', () => void shutdown(0));
       process.once('SIGTERM', () => void shutdown(0));

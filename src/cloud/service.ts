@@ -12,6 +12,7 @@ import { rootCredentialPath } from './client.js';
 import { CredentialStore, credentialsFile } from './credentials.js';
 import { removeEndpoint, writeEndpoint } from './endpoint.js';
 import { loadBalancerEngine, type EngineOptions, type LoadBalancerEngine } from './load-balancer-engine.js';
+import { bounded } from '../common/bounded.js';
 import { boundPort } from '../common/http-server.js';
 import { logger, type Logger } from '../common/log.js';
 import { sleep } from '../common/sleep.js';
@@ -19,6 +20,8 @@ import { Network } from './network.js';
 
 /** How often the balancers are synced again without a change to them. */
 const RESYNC_MS = 2_000;
+/** The bound of each step of close(): the machines' pods get their shutdown grace (5 s) each, in parallel. */
+const CLOSE_BOUNDS = { api: 10_000, machines: 60_000, loadBalancers: 15_000, store: 10_000 };
 
 export interface ServeOptions extends CloudOptions {
   /** What carries the load balancers: `auto` (haproxy when installed, else the Node proxy), `haproxy` or `node`. */
@@ -80,18 +83,33 @@ export class CloudService {
     return this.url;
   }
 
+  /**
+   * Stops the API, then the machines, then the load balancers, then the store. Each step has a
+   * bound (CLOSE_BOUNDS): one that does not finish is named in the log and the next runs anyway;
+   * the close then rejects naming every step it gave up on.
+   */
   async close(): Promise<void> {
     removeEndpoint(this.opts.dataDir, process.pid);
-    await this.app.close();
+    const stuck: string[] = [];
+    const step = async (what: string, work: () => Promise<void>, ms: number) => {
+      try {
+        await bounded(work(), ms, what);
+      } catch (e) {
+        this.log.warn({ err: (e as Error).message }, `cloud: ${what}: giving up; going on with the rest of the shutdown`);
+        stuck.push((e as Error).message);
+      }
+    };
+    await step('the cloud API closing (its requests in flight)', () => this.app.close(), CLOSE_BOUNDS.api);
     // Machines first: what runs on them still reaches the cluster through the balancers (api-int)
     // while it stops — pods write their last status and release their Leases.
-    await this.cloud.powerOff();
+    await step('the machines powering off (their node agents stopping their pods)', () => this.cloud.powerOff(), CLOSE_BOUNDS.machines);
     clearInterval(this.resyncTimer);
-    await this.proxySync;
-    await this.proxies.closeAll();
-    await this.cloud.close();
+    await step('the last load-balancer sync', () => this.proxySync, CLOSE_BOUNDS.loadBalancers);
+    await step(`the load balancers' ${this.proxies.name} stopping`, () => this.proxies.closeAll(), CLOSE_BOUNDS.loadBalancers);
+    await step("the cloud's store closing", () => this.cloud.close(), CLOSE_BOUNDS.store);
     this.credentials.close();
     this.audit.close();
+    if (stuck.length > 0) throw new Error(`the local cloud closed, but ${stuck.join('; ')}`);
   }
 
   /**

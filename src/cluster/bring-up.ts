@@ -32,6 +32,8 @@ import { startClusterServer } from '../apiserver/cluster-server.js';
 import { CloudClient } from '../cloud/client.js';
 import { CloudService } from '../cloud/service.js';
 import { DEFAULT_INSTANCE_TYPE } from '../cloud/catalogue.js';
+import { BoundExceeded, bounded } from '../common/bounded.js';
+import { logger } from '../common/log.js';
 import { createCA, loadOrCreate } from '../common/pki.js';
 import type { BuiltRelease } from '../cvo/payload/build.js';
 import type { MachineConfigServer } from '../mco/server/server.js';
@@ -123,17 +125,43 @@ export interface LocalCluster {
   kubeconfigPath: string;
   /** True when this start installed the cluster; false when it brought an installed one back. */
   installed: boolean;
+  /** Stops every part, last started first, each within a bound; rejects naming the parts that did
+   *  not stop cleanly (after trying all of them). */
   stop(): Promise<void>;
 }
 
-/** Stops what was started, last first. */
+/** How long one part of the cluster may take to stop before the stop goes on without it. */
+const STOP_BOUND_MS = 30_000;
+/** The local cloud bounds each step of its close itself (cloud/service.ts); this is their sum. */
+const CLOUD_STOP_BOUND_MS = 120_000;
+
+/**
+ * Stops what was started, last first, each part within its bound: a part that does not finish
+ * (or fails) is said in the log by name and the next one stops anyway, so a stop always ends —
+ * and says which part it left behind.
+ */
 class Stack {
-  private readonly stops: Array<() => Promise<void>> = [];
-  push(stop: () => Promise<void>): void {
-    this.stops.push(stop);
+  private readonly stops: Array<{ what: string; stop: () => Promise<void>; boundMs: number }> = [];
+  private readonly log = logger('bring-up');
+  push(what: string, stop: () => Promise<void>, boundMs = STOP_BOUND_MS): void {
+    this.stops.push({ what, stop, boundMs });
   }
-  async unwind(): Promise<void> {
-    while (this.stops.length) await this.stops.pop()!().catch(() => undefined);
+  /** Resolves with the parts that did not stop cleanly (what, and why), after trying every one. */
+  async unwind(): Promise<string[]> {
+    const problems: string[] = [];
+    while (this.stops.length) {
+      const { what, stop, boundMs } = this.stops.pop()!;
+      const started = Date.now();
+      try {
+        await bounded(stop(), boundMs, `stopping ${what}`);
+        this.log.info({ part: what, ms: Date.now() - started }, `stopped ${what}`);
+      } catch (e) {
+        const problem = e instanceof BoundExceeded ? `${e.message}; going on without it` : `stopping ${what} failed: ${(e as Error).message}`;
+        this.log.warn({ part: what, ms: Date.now() - started }, problem);
+        problems.push(problem);
+      }
+    }
+    return problems;
   }
 }
 
@@ -159,7 +187,7 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
     // #17 hook (etcd-control-plane.ts): with --etcd, a 3-member etcd and two API servers behind the api address.
     // etcd's client is loaded only then (gRPC, protobufs: some 25 MiB in this process).
     const cluster = options.etcd ? await (await import('./etcd-control-plane.js')).startEtcdControlPlane(apiOptions) : await startClusterServer(apiOptions);
-    stack.push(() => cluster.stop());
+    stack.push(options.etcd ? 'the API servers and etcd' : 'the API server', () => cluster.stop());
     const api = cluster.server;
     const kc = loadKubeConfig(api.kubeconfigPath);
     const client = new KubeClient(kc);
@@ -171,7 +199,7 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
 
     progress.step(3, `starting the update service on http://${options.updateService.host}:${options.updateService.port}`);
     const updateService = await startUpdateService({ graphData: options.releaseSources, releases: published.store, signatures: published.signatures, host: options.updateService.host, port: options.updateService.port });
-    stack.push(() => updateService.close());
+    stack.push('the update service', () => updateService.close());
 
 
     let cloud: CloudService | undefined;
@@ -186,10 +214,10 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
       // The installer is the cloud's owner: it uses the root credential the cloud made (cloud/root.credential).
       cloudClient = new CloudClient(await cloud.start(), cloud.rootCredential);
       const service = cloud;
-      stack.push(() => service.close());
+      stack.push('the local cloud (its machines, load balancers and API)', () => service.close(), CLOUD_STOP_BOUND_MS);
       controlPlane = await startControlPlane(api.kubeconfigPath, cloudClient, cloud.url, say);
       const plane = controlPlane;
-      stack.push(() => plane.stop());
+      stack.push("the control plane's controllers", () => plane.stop());
       progress.detail(`cloud API ${cloud.url}; machines under ${join(options.dataDir, 'machines')}`);
     }
 
@@ -245,7 +273,7 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
       kubeconfigPath: api.kubeconfigPath, pkiDir, releaseStore: published.store, releaseVersion: options.version, server: serverListen, serverNames,
       userDataPort: withMachines ? MCS_TLS_PORT : undefined, upstreamPollMs: options.upstreamPollMs, clusterApiReport: !withMachines, say,
     });
-    stack.push(() => bootstrap.stop());
+    stack.push('the bootstrap components', () => bootstrap.stop());
 
     if (withMachines) {
       const cc = cloudClient!;
@@ -283,7 +311,10 @@ function localCluster(o: { api: ApiServer; updateService: UpdateService; cloud?:
     releases: o.releases.map(({ version, digest, pullspec, dir }) => ({ version, digest, pullspec, dir })),
     kubeconfigPath: o.api.kubeconfigPath,
     installed: o.installed,
-    stop: () => o.stack.unwind(),
+    async stop() {
+      const problems = await o.stack.unwind();
+      if (problems.length > 0) throw new Error(`the cluster stopped, but not cleanly: ${problems.join('; ')}`);
+    },
   };
 }
 

@@ -3,7 +3,7 @@
 // (a restarted cluster keeps its addresses), machine addresses away from the ones other tests'
 // clouds hand out first, the bring-up's progress lines kept, and kubectl on its kubeconfig.
 import { freePort } from '../../src/common/listen.js';
-import { rmSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { bringUp, type BringUpOptions, type LocalCluster } from '../../src/cluster/bring-up.js';
 import type { Obj } from '../../src/kube/client.js';
 import { localClusterOptions } from './local-cluster.js';
@@ -22,6 +22,22 @@ export interface InstalledCluster {
   /** Stops the cluster and brings it back from its data directory. */
   restart(): Promise<void>;
   destroy(): Promise<void>;
+}
+
+/** The processes (not this one) working in `dir` or naming it on their command line. */
+function processesUnder(dir: string): Array<{ pid: number; args: string }> {
+  const found: Array<{ pid: number; args: string }> = [];
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
+      let cwd = '';
+      try { cwd = readlinkSync(`/proc/${pid}/cwd`); } catch { /* not ours to read */ }
+      if (cwd === dir || cwd.startsWith(`${dir}/`) || args.includes(`${dir}/`)) found.push({ pid, args: args.slice(0, 200) });
+    } catch { /* gone */ }
+  }
+  return found;
 }
 
 /** `extra`: bring-up options beside these (`etcd: true` for the HA control plane). */
@@ -57,8 +73,17 @@ export async function installCluster(workers: number, extra: Partial<BringUpOpti
       c.cluster = await bringUp(options);
     },
     async destroy() {
-      await c.cluster?.stop();
-      rmSync(options.dataDir, { recursive: true, force: true });
+      try {
+        // Every part within its bound (bring-up.ts); a part that did not stop is named in the error.
+        await c.cluster?.stop();
+      } finally {
+        // What still runs from the data directory after the stop is a leak: named, then killed.
+        for (const p of processesUnder(options.dataDir)) {
+          console.error(`left running after the cluster stopped, killed: pid ${p.pid}: ${p.args}`);
+          try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone meanwhile */ }
+        }
+        rmSync(options.dataDir, { recursive: true, force: true });
+      }
     },
   };
   return c;

@@ -19,8 +19,11 @@ import { ApiRenderedConfigSource } from '../../mco/server/api-config-source.js';
 import { addClusterApiControllers } from '../../capi/controllers.js';
 import { MachineConfigServer } from '../../mco/server/server.js';
 import { shortLease } from './control-plane.js';
+import { bounded } from '../../common/bounded.js';
 
 const SHORT_LEASE = shortLease('bootstrap');
+/** How long a bootstrap part may take to stop after its abort (at the hand-over, and at a stop). */
+const PART_STOP_BOUND_MS = 30_000;
 
 export interface BootstrapOptions {
   /** Each component connects on its own (as its own process would): one client's connection
@@ -123,11 +126,13 @@ export class Bootstrap {
   /** Stops these parts (each releases its Lease) and waits until they have stopped. */
   async stopParts(...parts: Part[]): Promise<void> {
     for (const part of parts) this.stops.get(part)?.abort();
-    await Promise.all(parts.map((p) => this.running.get(p)));
+    // Each part ends once its loops see the abort; one that does not is named rather than waited for.
+    const stuck = (await Promise.all(parts.map((p) => bounded(this.running.get(p) ?? Promise.resolve(), PART_STOP_BOUND_MS, `bootstrap ${p} stopping`).then(() => undefined, (e: Error) => e.message)))).filter(Boolean);
     for (const part of parts) {
       this.stops.delete(part);
       this.running.delete(part);
     }
+    if (stuck.length > 0) throw new Error(stuck.join('; '));
   }
 
   /** What still runs here. */

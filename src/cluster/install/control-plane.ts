@@ -9,6 +9,7 @@
 // Lease.
 import { CLUSTER_API_NAMESPACE, MACHINES } from '../../capi/api.js';
 import { addCloudCredentialController } from '../../cloud-credential/controller.js';
+import { bounded } from '../../common/bounded.js';
 import { CloudClient } from '../../cloud/client.js';
 import type * as api from '../../api/index.js';
 import { KubeClient, isNotFound } from '../../kube/client.js';
@@ -25,6 +26,8 @@ export function shortLease(identity: string) {
 }
 
 const SHORT_LEASE = shortLease('bring-up');
+/** How long each component may take to stop after its abort. */
+const PART_STOP_BOUND_MS = 15_000;
 
 /** The Machines a node's certificate needs one of, once Cluster API manages the machines; before
  *  (the masters boot and register before Cluster API runs, as OpenShift's bootstrap approves
@@ -69,7 +72,10 @@ export async function startControlPlane(kubeconfigPath: string, cloud: CloudClie
   return {
     async stop() {
       stop.abort();
-      await Promise.all([workloads, scheduling, approving, minting]);
+      // Each ends once its loops see the abort; one that does not is named rather than waited for.
+      const parts = { 'the controller manager': workloads, 'the scheduler': scheduling, 'the machine approver': approving, 'the cloud-credential controller': minting };
+      const stuck = (await Promise.all(Object.entries(parts).map(([what, running]) => bounded(running, PART_STOP_BOUND_MS, `${what} stopping`).then(() => undefined, (e: Error) => e.message)))).filter(Boolean);
+      if (stuck.length > 0) throw new Error(stuck.join('; '));
     },
   };
 }

@@ -12,6 +12,10 @@ import { PodWorker, type PodContext } from './pod-worker.js';
 import { isMirrorPod } from './static-pods.js';
 import { PODS } from './resources.js';
 import { rfc3339 } from '../../common/time.js';
+import { bounded } from '../../common/bounded.js';
+
+/** How much longer than its grace a pod may take to stop at a machine's shutdown before it is given up on. */
+const STOP_MARGIN_MS = 10_000;
 
 export interface PodManagerOptions extends Omit<PodContext, 'onChange' | 'log' | 'client'> {
   client: KubeClient;
@@ -156,8 +160,14 @@ export class PodManager {
   async stop(): Promise<void> {
     this.stopped = true;
     const grace = this.o.shutdownGraceMs ?? 5000;
-    await Promise.all([...this.workers.values()].map((w) => w.stop(Math.min(grace, (w.pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000))));
-    await Promise.all([...this.writes.values()].map((s) => s.running));
+    // Each pod within its grace (its containers are killed then) and a margin; a pod that still
+    // has not stopped, or a status write that does not end, is named in the log, not waited for.
+    const gaveUp = (e: Error) => this.o.log.warn({ err: e.message }, 'machine shutdown: giving up on it');
+    await Promise.all([...this.workers.values()].map((w) => {
+      const graceMs = Math.min(grace, (w.pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000);
+      return bounded(w.stop(graceMs), graceMs + STOP_MARGIN_MS, `pod ${w.pod.metadata.namespace}/${w.pod.metadata.name} stopping`).catch(gaveUp);
+    }));
+    await Promise.all([...this.writes.values()].map((s) => s.running && bounded(s.running, STOP_MARGIN_MS, 'the last pod status write').catch(gaveUp)));
     this.workers.clear();
     await this.informer.stop();
   }

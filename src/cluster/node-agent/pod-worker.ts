@@ -290,6 +290,8 @@ export class PodWorker {
         await sleep(this.ctx.backoff.baseMs, signal);
         continue;
       }
+      // Stopped while the environment was read: no process is started (nothing would stop it).
+      if (signal.aborted) return;
       const argv = kind === 'echo' ? this.ctx.echoCommand : this.ctx.componentCommand(componentArgv(container, env));
       const proc = new ContainerProcess({ argv, env, cwd: this.rootfs, logFile: this.logFile(container.name, record.restartCount) });
       this.processes.add(proc);
@@ -335,7 +337,7 @@ export class PodWorker {
       });
       if (startup) startup.start();
       else for (const p of probers) p.start();
-      const stopped = new Promise<'stop'>((resolve) => signal.addEventListener('abort', () => resolve('stop'), { once: true }));
+      const stopped = new Promise<'stop'>((resolve) => (signal.aborted ? resolve('stop') : signal.addEventListener('abort', () => resolve('stop'), { once: true })));
       const outcome: ProcessExit | 'stop' = await Promise.race([proc.exited, stopped]);
       startup?.stop();
       for (const p of probers) p.stop();
