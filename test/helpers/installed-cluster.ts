@@ -40,6 +40,41 @@ function processesUnder(dir: string): Array<{ pid: number; args: string }> {
   return found;
 }
 
+/** A handle as process._getActiveHandles() lists them (the fields read here). */
+interface ActiveHandle {
+  constructor: { name: string };
+  _handle?: { hasRef?: () => boolean } | null;
+  pid?: number;
+  spawnargs?: string[];
+  remoteAddress?: string;
+  remotePort?: number;
+  localAddress?: string;
+  localPort?: number;
+  address?: () => unknown;
+}
+
+/** The connections, servers, child processes and watchers that keep this process alive, described. */
+function openHandles(): string[] {
+  const handles = (process as unknown as { _getActiveHandles(): ActiveHandle[] })._getActiveHandles();
+  return handles.filter((h) => h._handle?.hasRef?.() !== false).flatMap((h) => {
+    const kind = h.constructor.name;
+    if (kind === 'ChildProcess') return [`child process ${h.pid}: ${(h.spawnargs ?? []).join(' ').slice(0, 200)}`];
+    // A pipe (stdio, a child's) has no address; its child is listed itself.
+    if (kind === 'Socket' || kind === 'TLSSocket') return h.remoteAddress ? [`connection ${h.localAddress}:${h.localPort} → ${h.remoteAddress}:${h.remotePort}`] : [];
+    if (kind === 'Server') return [`server ${JSON.stringify(h.address?.())}`];
+    return [kind];
+  });
+}
+
+/** openHandles() once what is closing has had a moment to close. */
+async function settledHandles(): Promise<string[]> {
+  for (let i = 0; i < 30; i++) {
+    if (openHandles().length === 0) return [];
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return openHandles();
+}
+
 /** `extra`: bring-up options beside these (`etcd: true` for the HA control plane). */
 export async function installCluster(workers: number, extra: Partial<BringUpOptions> = {}): Promise<InstalledCluster> {
   const lines: string[] = [];
@@ -84,6 +119,9 @@ export async function installCluster(workers: number, extra: Partial<BringUpOpti
         }
         rmSync(options.dataDir, { recursive: true, force: true });
       }
+      // What still keeps this process alive (the runner ends the file anyway: --test-force-exit).
+      const open = await settledHandles();
+      if (open.length > 0) console.error(`still open in the test process after the cluster stopped:\n  ${open.join('\n  ')}`);
     },
   };
   return c;
