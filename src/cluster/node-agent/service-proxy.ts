@@ -169,6 +169,8 @@ export class ServiceProxy {
 
   /** Listens on every NodePort, health-check node port and loopback cluster IP there is, and on no other. */
   private reconcile(): void {
+    // Stopped (or stopping): a listener opened now would outlive the node agent.
+    if (this.stopped) return;
     const wanted = new Map(proxiedAddresses(this.services.list(), this.nodeIP).map((a) => [`${a.ip}:${a.port}`, a]));
     for (const svc of this.services.list()) {
       const ip = svc.spec?.clusterIP;
