@@ -372,6 +372,8 @@ export class HaproxyBalancers implements LoadBalancerEngine {
 
   /** Starts haproxy on the written configuration, under umask 077, and waits for its master CLI. */
   private async spawn(): Promise<void> {
+    // A sync still under way when the cloud closes starts nothing (it would outlive the cloud).
+    if (this.closed) throw new Error('the load balancers are closed');
     ensurePrivateDir(this.dir);
     rmSync(this.path(MASTER_SOCKET), { force: true });
     rmSync(this.path(PID_FILE), { force: true });
@@ -400,6 +402,8 @@ export class HaproxyBalancers implements LoadBalancerEngine {
       if (Date.now() - started > 10_000) throw new Error(`haproxy did not start within 10 s: ${this.logTail()}`);
     }
     this.log.info({ pid, config: this.path(CONFIG) }, 'haproxy started for the load balancers');
+    // closeAll() ran while it started (its stop() found no pid yet): stopped here instead.
+    if (this.closed) await this.stop();
   }
 
   /** Takes over a haproxy left running by a previous cloud on this data directory, if there is one. */
