@@ -377,8 +377,13 @@ export class HaproxyBalancers implements LoadBalancerEngine {
     rmSync(this.path(PID_FILE), { force: true });
     const logFd = openSync(this.path(LOG_FILE), constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, PRIVATE_FILE_MODE);
     const args = ['-W', '-S', `unix@${MASTER_SOCKET},mode,600`, '-f', CONFIG, '-p', PID_FILE];
-    // `exec`: the pid is haproxy's master. Detached: a crash of the cloud leaves the balancers up.
-    const child = spawn('/bin/sh', ['-c', 'umask 077 && exec "$0" "$@"', this.opts.binary, ...args], { cwd: this.dir, detached: true, stdio: ['ignore', logFd, logFd] });
+    // `exec`: the pid is haproxy's master. Not detached: it stays in the cloud's session, and so in
+    // the scheduler's autogroup of the cluster's other processes (a new session is a group of its
+    // own, and every hand-off between the balancer and a client or backend in another group waits
+    // for the scheduler to switch groups: bench:lb on the loaded 2-core machine, haproxy in its own
+    // session carried 0.5-0.7 of what it carries in the session of the client and backends). A
+    // crash of the cloud (SIGKILL) still leaves the balancers up: no pipe ties haproxy to it.
+    const child = spawn('/bin/sh', ['-c', 'umask 077 && exec "$0" "$@"', this.opts.binary, ...args], { cwd: this.dir, stdio: ['ignore', logFd, logFd] });
     closeSync(logFd);
     child.unref();
     const pid = child.pid;
