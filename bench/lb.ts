@@ -19,6 +19,10 @@
 //  - a warm-up run on each path first, then ROUNDS short rounds in which the paths alternate
 //    (order reversed every other round); the ratio printed is the median of the rounds' own
 //    ratios (each measured within seconds of its direct run);
+//  - every process (load generator, backends, haproxy, this one) in this process's session, so in
+//    one scheduling autogroup, as a local cluster's processes under `bosun start` are: a process
+//    in a session of its own is scheduled as a group of its own, and every hand-off to it then
+//    waits for a switch between groups, which on a loaded machine halves a chain's throughput;
 //  - the CPU every process spent per request on each path (load generator, backends, engine), from
 //    /proc, so a gap that is CPU accounting shows as such: when the cores are the limit, the
 //    balanced path cannot beat direct × (direct's CPU per request / its own).

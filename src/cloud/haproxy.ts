@@ -37,7 +37,19 @@
 // cores and the clients and backends on them, a second haproxy thread only adds cross-thread
 // wake-ups and memory; bench:lb on the shared machine, two paired runs at load 3–7: new
 // connections 0.69–0.76 of direct against 0.49–0.64 with the default two threads, keep-alive
-// 0.64–0.87 against 0.81–0.84), no per-connection log.
+// 0.64–0.87 against 0.81–0.84), no per-connection log, and in the cloud's session (see spawn()).
+// Where its CPU goes (perf, bench:lb's loads): 81–86% in the kernel, the syscalls a proxy cannot
+// do without — a recv and a send each way per request with keep-alive; accept, socket, connect,
+// two closes, sends and recvs per new connection, the second TCP connection being the cost of a
+// new one — and its own code 11–16%. So options that save userspace work change nothing
+// measurable; tried on bench:lb's loads (CPU per request, wrk, loaded shared machine), none
+// better than noise: `option splice-auto` (the messages are small: a splice through a pipe costs
+// more calls than the copy it saves), `nbthread 2`, `cpu-map`, `tune.fd.edge-triggered`, no TCP
+// keep-alive probes. Left out for what they would break: `option tcp-smart-connect` and
+// `tcp-smart-accept`/`defer-accept` save a packet or a wake-up per new connection by waiting for
+// the client's first bytes, which delays protocols where the server speaks first (SSH, SMTP,
+// databases) behind a general TCP balancer by a delayed ACK or a second; `option nolinger`
+// (resets instead of closes) can cut off the last bytes sent.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, writeFileSync, constants } from 'node:fs';
 import { createServer, connect } from 'node:net';
