@@ -394,7 +394,9 @@ export class HaproxyBalancers implements LoadBalancerEngine {
     // own, and every hand-off between the balancer and a client or backend in another group waits
     // for the scheduler to switch groups: bench:lb on the loaded 2-core machine, haproxy in its own
     // session carried 0.5-0.7 of what it carries in the session of the client and backends). A
-    // crash of the cloud (SIGKILL) still leaves the balancers up: no pipe ties haproxy to it.
+    // crash of the cloud (SIGKILL) still leaves the balancers up: no pipe ties haproxy to it. A
+    // Ctrl-C in the cloud's terminal reaches haproxy too, as it reaches every process `bosun start`
+    // runs; the cloud, stopping on it, stops haproxy in any case.
     const child = spawn('/bin/sh', ['-c', 'umask 077 && exec "$0" "$@"', this.opts.binary, ...args], { cwd: this.dir, stdio: ['ignore', logFd, logFd] });
     closeSync(logFd);
     child.unref();
