@@ -193,7 +193,8 @@ function runLoad(r: Run, children: ChildProcess[]): Promise<LoadResult> {
       if (cpu0 === undefined && out.includes('measuring\n')) cpu0 = sample();
       if (cpu1 === undefined && out.includes('measured\n')) cpu1 = sample();
     });
-    c.on('exit', (code) => {
+    // 'close', not 'exit': its output read to the end.
+    c.on('close', (code) => {
       if (code !== 0 || cpu0 === undefined) return reject(new Error(`load generator exited ${code}: ${out}`));
       const end = cpu1 ?? sample();
       const result = r.gen === 'wrk' ? parseWrk(out) : JSON.parse(out.slice(out.lastIndexOf('measured\n') + 'measured\n'.length)) as LoadOut;
