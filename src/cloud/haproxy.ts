@@ -392,8 +392,9 @@ export class HaproxyBalancers implements LoadBalancerEngine {
     // `exec`: the pid is haproxy's master. Not detached: it stays in the cloud's session, and so in
     // the scheduler's autogroup of the cluster's other processes (a new session is a group of its
     // own, and every hand-off between the balancer and a client or backend in another group waits
-    // for the scheduler to switch groups: bench:lb on the loaded 2-core machine, haproxy in its own
-    // session carried 0.5-0.7 of what it carries in the session of the client and backends). A
+    // for the scheduler to switch groups: bench:lb on the shared 2-core machine, haproxy in its own
+    // session carried about half of what it carries in the session of the client and backends at
+    // load 13-19, 0.8-0.95 of it at load 6). A
     // crash of the cloud (SIGKILL) still leaves the balancers up: no pipe ties haproxy to it. A
     // Ctrl-C in the cloud's terminal reaches haproxy too, as it reaches every process `bosun start`
     // runs; the cloud, stopping on it, stops haproxy in any case.
