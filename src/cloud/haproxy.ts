@@ -394,7 +394,7 @@ export class HaproxyBalancers implements LoadBalancerEngine {
     // own, and every hand-off between the balancer and a client or backend in another group waits
     // for the scheduler to switch groups: bench:lb on the shared 2-core machine, haproxy in its own
     // session carried about half of what it carries in the session of the client and backends at
-    // load 13-19, 0.8-0.95 of it at load 6). A
+    // load 13-19, 0.85-1.0 of it at load 6). A
     // crash of the cloud (SIGKILL) still leaves the balancers up: no pipe ties haproxy to it. A
     // Ctrl-C in the cloud's terminal reaches haproxy too, as it reaches every process `bosun start`
     // runs; the cloud, stopping on it, stops haproxy in any case.
