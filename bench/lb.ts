@@ -1,30 +1,62 @@
-// Throughput and latency of the local cloud's load balancers on both engines, haproxy
-// (src/cloud/haproxy.ts) and the Node proxy (src/cloud/load-balancer-proxy.ts), against the
+// Throughput, latency and CPU per request of the local cloud's load balancers on both engines,
+// haproxy (src/cloud/haproxy.ts) and the Node proxy (src/cloud/load-balancer-proxy.ts), against the
 // backends directly, in one run: a cloud service with one balancer of one TCP port over three
 // instances, each instance's private IP (127.0.1.N) serving a small HTTP body on the balancer's
-// target port; the same balancer also carried by a Node proxy on another port of its VIP. The same
-// load runs directly against one backend and through each engine, first with keep-alive clients
-// (the per-byte cost) and then with a new connection per request (the per-connection cost: accept,
-// pick a target, connect upstream, tear both down). Prints requests/s, p50/p99, the engine's CPU
-// share and the through-LB/direct ratio for each. This process runs the cloud (and the Node proxy),
-// haproxy runs in its own processes, a child runs the backends, another child the load.
+// target port, checked every 2 s as a LocalCluster's API server balancer is; the same balancer
+// also carried by a Node proxy on another port of its VIP. The same load runs directly against one
+// backend and through each engine, first with keep-alive clients (the per-byte cost) and then with
+// a new connection per request (the per-connection cost: accept, pick a target, connect upstream,
+// tear both down).
+//
+// Made to be fair on a small shared machine, where the load generator, the backends and the
+// balancer compete for the same cores:
+//  - the load generator is wrk (Debian's `wrk`, C and epoll, what proxy maintainers measure with),
+//    one thread, the same CLIENTS connections for every path, so it is limited the same way in
+//    every run and takes little CPU; without wrk (or LB_BENCH_LOADGEN=node) a Node client, which
+//    needs a core of its own at these rates and so is the limit itself;
+//  - the backends are one Node process, the same for every path, seeing the same CLIENTS
+//    connections (haproxy and the Node proxy open one upstream connection per client connection);
+//  - a warm-up run on each path first, then ROUNDS short rounds in which the paths alternate
+//    (order reversed every other round); the ratio printed is the median of the rounds' own
+//    ratios (each measured within seconds of its direct run);
+//  - every process (load generator, backends, haproxy, this one) in this process's session, so in
+//    one scheduling autogroup, as a local cluster's processes under `bosun start` are: a process
+//    in a session of its own is scheduled as a group of its own, and every hand-off to it then
+//    waits for a switch between groups, which on a loaded machine halves a chain's throughput;
+//  - the CPU every process spent per request on each path (load generator, backends, engine), from
+//    /proc, so a gap that is CPU accounting shows as such: when the cores are the limit, the
+//    balanced path cannot beat direct × (direct's CPU per request / its own).
+// This process runs the cloud (and the Node proxy); haproxy runs in its own processes, a child the
+// backends, another the load generator.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, createServer as createHttpServer, request } from 'node:http';
 import { freePort } from '../src/common/listen.js';
 import { cpuTicks, tree } from './lib/bosun-start.js';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const CLIENTS = Number(process.env.LB_BENCH_CLIENTS ?? 50);
 const SECONDS = Number(process.env.LB_BENCH_SECONDS ?? 2);
-const ROUNDS = Number(process.env.LB_BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.LB_BENCH_ROUNDS ?? 5);
 const BACKENDS = 3;
 const BODY = 'hello from a node\n';
 const SELF = new URL(import.meta.url).pathname;
+const CORES = availableParallelism();
+/** CPU ticks per second in /proc (USER_HZ). */
+const HZ = 100;
 
 type Mode = 'keepalive' | 'close';
-interface LoadResult { requests: number; errors: number; seconds: number; p50: number; p99: number; proxyCpu: number }
+type LoadGen = 'wrk' | 'node';
+/** What a load generator reports: requests answered 200 in `seconds`, and its own CPU (ms). */
+interface LoadOut { requests: number; errors: number; seconds: number; p50: number; p99: number; cpuMs: number }
+/** One measured run: the load generator's figures and the CPU (ms) of backends and engine meanwhile. */
+interface LoadResult extends LoadOut { backendCpuMs: number; engineCpuMs: number }
+
+function wrkBinary(): string | undefined {
+  for (const p of ['/usr/bin/wrk', '/usr/local/bin/wrk']) if (existsSync(p)) return p;
+  return undefined;
+}
 
 /**
  * Child mode: the backends. Plain HTTP servers on the instances' private IPs; they stand in for
@@ -45,8 +77,8 @@ async function backends(port: number, ips: string[]): Promise<void> {
   process.stdin.on('end', () => process.exit(0));
 }
 
-/** Child mode: CLIENTS concurrent clients in a closed loop for SECONDS after a warm-up; JSON out. */
-async function load(url: string, mode: Mode): Promise<void> {
+/** Child mode (no wrk): CLIENTS concurrent clients in a closed loop for `seconds` after a warm-up; JSON out. */
+async function load(url: string, mode: Mode, seconds: number): Promise<void> {
   const u = new URL(url);
   // close: no agent, `Connection: close` — every request opens and tears down its own connection.
   const agent = mode === 'keepalive' ? new Agent({ keepAlive: true, maxSockets: CLIENTS }) : false;
@@ -74,16 +106,49 @@ async function load(url: string, mode: Mode): Promise<void> {
   await new Promise((r) => setTimeout(r, 500)); // warm-up: connections made, JIT settled
   measuring = true;
   process.stdout.write('measuring\n');
+  const cpu0 = process.cpuUsage();
   const start = performance.now();
-  await new Promise((r) => setTimeout(r, SECONDS * 1000));
+  await new Promise((r) => setTimeout(r, seconds * 1000));
   measuring = false;
-  const seconds = (performance.now() - start) / 1000;
+  const took = (performance.now() - start) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  process.stdout.write('measured\n');
   stop = true;
   await Promise.all(clients);
   if (agent) agent.destroy();
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? NaN;
-  process.stdout.write(JSON.stringify({ requests: latencies.length, errors, seconds, p50: pct(0.5), p99: pct(0.99) }));
+  const out: LoadOut = { requests: latencies.length, errors, seconds: took, p50: pct(0.5), p99: pct(0.99), cpuMs: (cpu.user + cpu.system) / 1000 };
+  process.stdout.write(JSON.stringify(out));
+}
+
+/** A wrk latency (`812.00us`, `1.23ms`, `2.00s`) in ms. */
+function wrkMs(v: string): number {
+  const m = /^([\d.]+)(us|ms|s|m)$/.exec(v);
+  if (!m) return NaN;
+  return Number(m[1]) * { us: 0.001, ms: 1, s: 1000, m: 60_000 }[m[2] as 'us' | 'ms' | 's' | 'm'];
+}
+
+/** wrk's report (with --latency), followed by the line of /proc/<its shell>/stat whose cutime/cstime are wrk's CPU. */
+function parseWrk(out: string): LoadOut {
+  const num = (re: RegExp) => Number(re.exec(out)?.[1] ?? NaN);
+  const done = /(\d+) requests in ([\d.]+)(us|ms|s|m),/.exec(out);
+  if (!done) throw new Error(`unexpected wrk output: ${out}`);
+  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  const non2xx = num(/Non-2xx or 3xx responses: (\d+)/);
+  const errors = (socketErrors ? socketErrors.slice(1).reduce((a, b) => a + Number(b), 0) : 0) + (Number.isNaN(non2xx) ? 0 : non2xx);
+  const stat = out.trim().split('\n').pop()!;
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // fields[13], [14]: cutime and cstime, the CPU of the shell's reaped children: wrk alone.
+  const cpuMs = (Number(fields[13]) + Number(fields[14])) * (1000 / HZ);
+  return {
+    requests: Number(done[1]) - (Number.isNaN(non2xx) ? 0 : non2xx),
+    errors,
+    seconds: wrkMs(`${done[2]}${done[3]}`) / 1000,
+    p50: wrkMs(/^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? ''),
+    p99: wrkMs(/^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? ''),
+    cpuMs,
+  };
 }
 
 function child(args: string[], children: ChildProcess[]): ChildProcess {
@@ -93,55 +158,94 @@ function child(args: string[], children: ChildProcess[]): ChildProcess {
 }
 
 /** CPU time (ms) of a process and its descendants (haproxy's master and workers), from /proc. */
-const processTreeCpuMs = (root: number): number => cpuTicks(tree(root)) * (1000 / 100); // USER_HZ
+const processTreeCpuMs = (root: number): number => cpuTicks(tree(root)) * (1000 / HZ);
 
-/** Where the engine under test runs: this process (the Node proxy), or haproxy's processes. */
+/** Where a program under measure runs: this process (the Node proxy), or another process tree. */
 type CpuOf = { pid: number } | 'self';
 
-/** One case; `proxyCpu`: the engine's CPU share while the child measured. */
-function runLoad(url: string, mode: Mode, children: ChildProcess[], cpuOf: CpuOf = 'self'): Promise<LoadResult> {
+function cpuMsOf(of: CpuOf): number {
+  if (of !== 'self') return processTreeCpuMs(of.pid);
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+interface Run { gen: LoadGen; url: string; mode: Mode; seconds: number; backend: CpuOf; engine?: CpuOf }
+
+/** One case: the load generator's figures, and the CPU the backends and the engine spent while it measured. */
+function runLoad(r: Run, children: ChildProcess[]): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
-    const c = child(['--load', url, mode], children);
+    let c: ChildProcess;
+    let cpu0: { backend: number; engine: number } | undefined;
+    let cpu1: { backend: number; engine: number } | undefined;
+    const sample = () => ({ backend: cpuMsOf(r.backend), engine: r.engine ? cpuMsOf(r.engine) : 0 });
+    if (r.gen === 'wrk') {
+      // Through a shell that prints its own /proc stat after wrk: cutime/cstime are wrk's CPU.
+      const args = ['-t1', `-c${CLIENTS}`, `-d${r.seconds}s`, '--latency', ...(r.mode === 'close' ? ['-H', 'Connection: close'] : []), r.url];
+      cpu0 = sample();
+      c = spawn('/bin/sh', ['-c', '"$0" "$@"; s=$?; cat /proc/$$/stat; exit $s', wrkBinary()!, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+      children.push(c);
+    } else {
+      c = child(['--load', r.url, r.mode, String(r.seconds)], children);
+    }
     let out = '';
-    const cpuMs = () => {
-      if (cpuOf !== 'self') return processTreeCpuMs(cpuOf.pid);
-      const u = process.cpuUsage();
-      return (u.user + u.system) / 1000;
-    };
-    let cpu0: number | undefined;
-    let wall0 = 0;
     c.stdout!.on('data', (d) => {
       out += d;
-      if (cpu0 === undefined && out.includes('measuring\n')) { cpu0 = cpuMs(); wall0 = performance.now(); }
+      if (cpu0 === undefined && out.includes('measuring\n')) cpu0 = sample();
+      if (cpu1 === undefined && out.includes('measured\n')) cpu1 = sample();
     });
-    c.on('exit', (code) => {
-      if (code !== 0 || cpu0 === undefined) return reject(new Error(`load generator exited ${code}`));
-      const cpu = cpuMs() - cpu0;
-      const result = JSON.parse(out.slice(out.indexOf('\n') + 1)) as LoadResult;
-      resolve({ ...result, proxyCpu: cpu / (performance.now() - wall0) });
+    // 'close', not 'exit': its output read to the end.
+    c.on('close', (code) => {
+      if (code !== 0 || cpu0 === undefined) return reject(new Error(`load generator exited ${code}: ${out}`));
+      const end = cpu1 ?? sample();
+      const result = r.gen === 'wrk' ? parseWrk(out) : JSON.parse(out.slice(out.lastIndexOf('measured\n') + 'measured\n'.length)) as LoadOut;
+      resolve({ ...result, backendCpuMs: end.backend - cpu0.backend, engineCpuMs: end.engine - cpu0.engine });
     });
   });
 }
 
-function startBackends(port: number, ips: string[], children: ChildProcess[]): Promise<void> {
+function startBackends(port: number, ips: string[], children: ChildProcess[]): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
     const c = child(['--backends', String(port), ...ips], children);
-    c.stdout!.on('data', (d) => { if (String(d).includes('ready')) resolve(); });
+    c.stdout!.on('data', (d) => { if (String(d).includes('ready')) resolve(c); });
     c.on('exit', (code) => reject(new Error(`backends exited ${code}`)));
   });
 }
 
-
 const rps = (r: LoadResult) => r.requests / r.seconds;
+const medianOf = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** The round with the median throughput. */
 function median(rounds: LoadResult[]): LoadResult {
   return [...rounds].sort((a, b) => rps(a) - rps(b))[Math.floor(rounds.length / 2)];
 }
 
+/** CPU (µs) per request of each process over all rounds of a path. */
+function cpuPerRequest(rounds: LoadResult[]): { client: number; backend: number; engine: number; total: number } {
+  const n = rounds.reduce((a, r) => a + r.requests, 0);
+  const us = (f: (r: LoadResult) => number) => (rounds.reduce((a, r) => a + f(r), 0) * 1000) / n;
+  const client = us((r) => r.cpuMs);
+  const backend = us((r) => r.backendCpuMs);
+  const engine = us((r) => r.engineCpuMs);
+  return { client, backend, engine, total: client + backend + engine };
+}
+
+/**
+ * The most a path could carry on CORES cores given the CPU per request each process spent: each
+ * single-threaded process (the load generator, the backends' process, the engine) at most one
+ * core, all of them together at most CORES. What bounds it, too.
+ */
+function ceiling(c: { client: number; backend: number; engine: number; total: number }): { rps: number; limit: string } {
+  const limits: [string, number][] = [['load generator', 1e6 / c.client], ['backends', 1e6 / c.backend], ['cores', (CORES * 1e6) / c.total]];
+  if (c.engine > 0) limits.push(['engine', 1e6 / c.engine]);
+  const [limit, r] = limits.reduce((a, b) => (b[1] < a[1] ? b : a));
+  return { rps: r, limit };
+}
+
 function fmt(name: string, r: LoadResult): string {
   return `${name.padEnd(36)} ${rps(r).toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(2).padStart(7)} ms  p99 ${r.p99.toFixed(2).padStart(7)} ms  errors ${r.errors}`;
 }
+
+const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
 async function main(): Promise<void> {
   process.env.BOSUN_LOG_LEVEL ??= 'warn';
@@ -160,44 +264,61 @@ async function main(): Promise<void> {
     for (let i = 0; i < BACKENDS; i++) instances.push(await client.createInstance({ name: `bench-lb-${i}` }));
     const ips = instances.map((i) => i.privateIp);
     const nodePort = await freePort(ips[0]);
-    await startBackends(nodePort, ips, children);
+    const backendsChild = await startBackends(nodePort, ips, children);
     const lbPort = await freePort('127.0.0.1');
-    const lb = await client.ensureLoadBalancer('bench-lb', { ports: [{ protocol: 'TCP', port: lbPort, targetPort: nodePort }], targets: instances.map((i) => i.id), sourceRanges: [] });
+    // Checked as a LocalCluster's API server balancer is (every target every 2 s): the checks run
+    // during the measurement, on both engines, as they do in a cluster.
+    const healthCheck = { port: nodePort, path: '/healthz', protocol: 'HTTP' as const };
+    const lb = await client.ensureLoadBalancer('bench-lb', { ports: [{ protocol: 'TCP', port: lbPort, targetPort: nodePort }], targets: instances.map((i) => i.id), sourceRanges: [], healthCheck });
     await service.syncProxies();
     // The same balancer on the Node proxy, on the next free port of its VIP.
     const nodeLbPort = await freePort(lb.address);
     await nodeProxy.sync([{ ...lb, ports: [{ ...lb.ports[0], port: nodeLbPort }] }]);
-    const engines: { name: string; url: string; cpu: CpuOf }[] = [];
+    const gen: LoadGen = process.env.LB_BENCH_LOADGEN === 'node' || !wrkBinary() ? 'node' : 'wrk';
+    const backend: CpuOf = { pid: backendsChild.pid! };
+    const paths: { name: string; url: string; engine?: CpuOf }[] = [{ name: 'direct', url: `http://${ips[0]}:${nodePort}/` }];
     if (service.proxies instanceof HaproxyBalancers && service.proxies.masterPid !== undefined) {
-      engines.push({ name: 'haproxy', url: `http://${lb.address}:${lbPort}/`, cpu: { pid: service.proxies.masterPid } });
+      paths.push({ name: 'haproxy', url: `http://${lb.address}:${lbPort}/`, engine: { pid: service.proxies.masterPid } });
     } else {
       console.log(`haproxy: not measured (${service.proxies.reason ?? 'not running'})`);
     }
-    engines.push({ name: 'node', url: `http://${lb.address}:${nodeLbPort}/`, cpu: 'self' });
-    console.log(`${BACKENDS} backends (${ips.join(', ')}:${nodePort}), balancer ${lb.address}:${lbPort} (haproxy) and :${nodeLbPort} (Node proxy); ${CLIENTS} concurrent clients, ${SECONDS} s per case, median of ${ROUNDS} alternating rounds`);
+    paths.push({ name: 'node', url: `http://${lb.address}:${nodeLbPort}/`, engine: 'self' });
+    console.log(`${BACKENDS} backends (${ips.join(', ')}:${nodePort}, one Node process), balancer ${lb.address}:${lbPort} (haproxy) and :${nodeLbPort} (Node proxy), health-checked every 2 s`);
+    console.log(`load generator: ${gen === 'wrk' ? `wrk, 1 thread, ${CLIENTS} connections` : `Node (${CLIENTS} clients${wrkBinary() ? '' : '; wrk is not installed: apt-get install wrk'}), itself the limit at these rates`}; ${SECONDS} s per case, ${ROUNDS} rounds, paths alternating; load average ${loadavg()}`);
 
     for (const mode of ['keepalive', 'close'] as const) {
       const label = mode === 'keepalive' ? 'keep-alive' : 'new connection/request';
-      // Direct and through each engine alternate, ROUNDS times, and the median round of each is
-      // shown: on a shared machine the load of other processes drifts within seconds.
-      const direct: LoadResult[] = [];
-      const via = new Map<string, LoadResult[]>(engines.map((e) => [e.name, []]));
+      const results = new Map<string, LoadResult[]>(paths.map((p) => [p.name, []]));
+      // A warm-up run on each path (JIT, connections, caches), not counted.
+      for (const p of paths) await runLoad({ gen, url: p.url, mode, seconds: 1, backend, engine: p.engine }, children);
+      // The paths alternate, ROUNDS times, the order reversed every other round: on a shared machine
+      // the load of other processes drifts within seconds.
       for (let round = 0; round < ROUNDS; round++) {
-        direct.push(await runLoad(`http://${ips[0]}:${nodePort}/`, mode, children));
-        for (const e of engines) via.get(e.name)!.push(await runLoad(e.url, mode, children, e.cpu));
+        for (const p of round % 2 === 0 ? paths : [...paths].reverse()) {
+          results.get(p.name)!.push(await runLoad({ gen, url: p.url, mode, seconds: SECONDS, backend, engine: p.engine }, children));
+        }
       }
-      const d = median(direct);
-      console.log(fmt(`direct       ${label}`, d));
-      for (const e of engines) {
-        const v = median(via.get(e.name)!);
-        // The engine's CPU share says whether it is the limit (the Node proxy: near 100%, its one core saturated).
-        console.log(`${fmt(`via ${e.name.padEnd(8)} ${label}`, v)}  engine CPU ${(v.proxyCpu * 100).toFixed(0)}%`);
+      const direct = results.get('direct')!;
+      const directCpu = cpuPerRequest(direct);
+      for (const p of paths) {
+        const rs = results.get(p.name)!;
+        const c = cpuPerRequest(rs);
+        const name = p.name === 'direct' ? `direct       ${label}` : `via ${p.name.padEnd(8)} ${label}`;
+        console.log(fmt(name, median(rs)));
+        console.log(`${''.padEnd(37)}CPU per request: client ${c.client.toFixed(1)} µs, backends ${c.backend.toFixed(1)} µs, engine ${c.engine.toFixed(1)} µs, all ${c.total.toFixed(1)} µs`);
       }
-      for (const e of engines) {
-        const v = median(via.get(e.name)!);
-        console.log(`ratio via-${e.name}/direct ${label}: throughput ${(rps(v) / rps(d)).toFixed(2)}, p99 ${(v.p99 / d.p99).toFixed(2)}x`);
+      const directCeiling = ceiling(directCpu);
+      for (const p of paths.slice(1)) {
+        const rs = results.get(p.name)!;
+        const ratios = rs.map((r, i) => rps(r) / rps(direct[i]));
+        const p99s = rs.map((r, i) => r.p99 / direct[i].p99);
+        const c = ceiling(cpuPerRequest(rs));
+        console.log(`ratio via-${p.name}/direct ${label}: throughput ${medianOf(ratios).toFixed(2)} (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}), p99 ${medianOf(p99s).toFixed(2)}x`);
+        // What the CPU per request allows on this machine's cores, each single-threaded process at most a core.
+        console.log(`  ceiling from CPU per request on ${CORES} cores: direct ${directCeiling.rps.toFixed(0)} req/s (limit: ${directCeiling.limit}), via ${p.name} ${c.rps.toFixed(0)} req/s (limit: ${c.limit}): ${(c.rps / directCeiling.rps).toFixed(2)}`);
       }
     }
+    console.log(`load average at the end ${loadavg()}`);
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill();
     await nodeProxy.closeAll();
@@ -206,6 +327,6 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === '--load') await load(process.argv[3], process.argv[4] as Mode);
+if (process.argv[2] === '--load') await load(process.argv[3], process.argv[4] as Mode, Number(process.argv[5]));
 else if (process.argv[2] === '--backends') await backends(Number(process.argv[3]), process.argv.slice(4));
 else await main();

@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import type * as api from '../api/index.js';
 import { admGroup } from './adm.js';
+import { columns } from './columns.js';
 
 interface Common {
   kubeconfig?: string;
@@ -12,10 +13,8 @@ interface Common {
 
 const OLM = 'operators.coreos.com';
 
-/** Columns padded as kubectl pads them (three spaces between). */
 function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  return [header, ...rows].map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('   ').trimEnd()).join('\n') + '\n';
+  return columns([header, ...rows]) + '\n';
 }
 
 async function clientFor(o: { kubeconfig?: string }) {

@@ -12,6 +12,7 @@ import { loadKubeConfig } from '../kube/kubeconfig.js';
 import { isConflict, isNotFound, KubeClient } from '../kube/client.js';
 import { resources } from '../kube/resources.js';
 import { UpgradeProgressTracker } from './adm-upgrade-progress.js';
+import { columns } from './columns.js';
 
 /** A status condition as this command reads it, on a ClusterVersion or a MachineConfigPool. */
 interface Cond { type?: string; status?: string; reason?: string; message?: string }
@@ -26,10 +27,7 @@ export class UpgradeCommandError extends BosunError {
 
 const cond = (o: { status?: { conditions?: readonly Cond[] } }, type: string): Cond | undefined => (o.status?.conditions ?? []).find((c) => c.type === type);
 
-function table(rows: string[][]): string {
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows.map((r) => '  ' + r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('   ')).join('\n');
-}
+const table = (rows: string[][]) => columns(rows, '  ');
 
 function block(title: string, c: Cond): string[] {
   return [title, '', `  Reason: ${c.reason || '(none)'}`, `  Message: ${String(c.message ?? '').split('\n').join('\n  ')}`, ''];

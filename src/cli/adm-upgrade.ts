@@ -8,11 +8,9 @@ import { fetchUpdateGraph, RetrievalError } from '../cvo/updates/upstream.js';
 import { admGroup } from './adm.js';
 import { registerClusterUpgrade } from './adm-upgrade-cluster.js';
 import { registerUpgradeStatus } from './adm-upgrade-status.js';
+import { columns } from './columns.js';
 
-function table(rows: string[][]): string {
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows.map((r) => '  ' + r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('   ')).join('\n');
-}
+const table = (rows: string[][]) => columns(rows, '  ');
 
 /** Renders what a cluster may move to, as `recommend` prints it. */
 export async function renderRecommendations(upstream: string, channel: string, version: string, choices: UpdateChoices): Promise<string> {

@@ -12,6 +12,7 @@ import { DEFAULT_BOOT_DELAY_MS, type Operation } from '../cloud/lifecycle.js';
 import { INSTANCE_STATES, type Instance, type InstanceState } from '../cloud/types.js';
 import { parseHostPort } from '../common/listen.js';
 import { exitOnSignals } from './signals.js';
+import { columns } from './columns.js';
 
 interface Connection { cloudUrl?: string; dataDir: string; cloudCredentialsFile?: string }
 
@@ -29,17 +30,12 @@ function connected(cmd: Command, withUrl = true): Command {
   return cmd.option('--data-dir <dir>', 'data directory of the local cloud', '.bosun');
 }
 
-function table(rows: string[][]): string {
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('   ')).join('\n');
-}
-
 function launched(i: Instance): string {
   return rfc3339(new Date(i.launchTime));
 }
 
 export function instancesTable(instances: Instance[]): string {
-  return table([
+  return columns([
     ['INSTANCE ID', 'NAME', 'TYPE', 'ZONE', 'STATE', 'PRIVATE IP', 'LAUNCHED'],
     ...instances.map((i) => [i.id, i.name, i.type, i.zone, i.state, i.privateIp, launched(i)]),
   ]);
@@ -175,7 +171,7 @@ Example:
           const after = await c.operate(op, before.id);
           rows.push([after.id, after.name, before.state, after.state]);
         }
-        console.log(table(rows));
+        console.log(columns(rows));
       });
   }
 }

@@ -6,6 +6,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { FLAVORS, clusterNetworkFor, renderObjects, substitute, toYaml } from '../capi/kubeadm/cluster-template.js';
 import { findKubernetesVersion, unknownVersionMessage } from '../capi/kubeadm/versions.js';
 import { clusterGroup } from './cluster-group.js';
+import { isDnsLabel } from '../common/dns-names.js';
 
 interface GenerateOptions {
   kubernetesVersion?: string;
@@ -20,12 +21,11 @@ const count = (flag: string) => (value: string): number => {
   return Number(value);
 };
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /** The YAML of a workload cluster; throws with a message for the user on bad input. */
 export function generateCluster(name: string, o: GenerateOptions, env: Record<string, string | undefined> = process.env): string {
-  if (!DNS_LABEL.test(name) || name.length > 63) throw new Error(`cluster name ${JSON.stringify(name)} must be a DNS label: lowercase letters, digits and '-', at most 63 characters`);
-  if (!DNS_LABEL.test(o.targetNamespace)) throw new Error(`--target-namespace ${JSON.stringify(o.targetNamespace)} is not a namespace name`);
+  if (!isDnsLabel(name)) throw new Error(`cluster name ${JSON.stringify(name)} must be a DNS label: lowercase letters, digits and '-', at most 63 characters`);
+  if (!isDnsLabel(o.targetNamespace)) throw new Error(`--target-namespace ${JSON.stringify(o.targetNamespace)} is not a namespace name`);
   const template = FLAVORS[o.flavor];
   if (template === undefined) throw new Error(`no flavor ${JSON.stringify(o.flavor)}: the flavors are ${Object.keys(FLAVORS).map((f) => (f ? f : '(default, no --flavor)')).join(', ')}`);
   const version = o.kubernetesVersion ?? env.KUBERNETES_VERSION;

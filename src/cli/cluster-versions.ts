@@ -3,11 +3,11 @@
 import { Command } from 'commander';
 import { KUBERNETES_VERSIONS } from '../capi/kubeadm/versions.js';
 import { clusterGroup } from './cluster-group.js';
+import { columns } from './columns.js';
 
 export function versionsTable(): string {
   const rows = [['VERSION', 'ETCD', 'COREDNS'], ...KUBERNETES_VERSIONS.map((v) => [v.version, v.etcd, v.coreDNS])];
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('   ')).join('\n') + '\n';
+  return columns(rows) + '\n';
 }
 
 export function clusterVersionsCommand(): Command {

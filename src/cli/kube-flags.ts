@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { existsSync, readFileSync } from 'node:fs';
 import { podPath } from '../common/pod-path.js';
 import { parseDuration } from '../cluster/node-agent/kubelet-files.js';
-import type { LeaderElectionSettings } from '../kube/manager.js';
+import type { LeaderElectionSettings, Manager } from '../kube/manager.js';
 
 export interface KubeFlag {
   name: string;
@@ -131,8 +131,8 @@ export function boolFlag(values: KubeFlagValues, name: string, fallback: boolean
  * meanwhile when there is one (`secure`): /healthz, /livez and /readyz over HTTPS (a self-signed
  * certificate, as theirs is without --tls-cert-file), which kubeadm's liveness probes ask.
  */
-export async function runWithSecureHealth(command: string, manager: { start(): Promise<void> }, secure: { host: string; port: number } | undefined): Promise<void> {
-  const closeHealth = secure ? await serveSecureHealth(secure.host, secure.port, () => true) : undefined;
+export async function runWithSecureHealth(command: string, manager: Manager, secure: { host: string; port: number } | undefined): Promise<void> {
+  const closeHealth = secure ? await serveSecureHealth(secure.host, secure.port, manager) : undefined;
   if (secure) console.error(`bosun ${command}: serving /healthz, /livez and /readyz on https://${secure.host}:${secure.port}`);
   try {
     await manager.start();
@@ -141,20 +141,18 @@ export async function runWithSecureHealth(command: string, manager: { start(): P
   }
 }
 
-/** The secure port's server on `host:port`; returns its close. */
-async function serveSecureHealth(host: string, port: number, healthy: () => boolean): Promise<() => void> {
+/** The secure port's server on `host:port`, answering from the manager's own checks; returns its close. */
+async function serveSecureHealth(host: string, port: number, manager: Manager): Promise<() => void> {
   const { createServer } = await import('node:https');
   const { selfSignedServing } = await import('../cluster/node-agent/certificates.js');
   const { certPem, keyPem } = await selfSignedServing(`${host}@${Math.floor(Date.now() / 1000)}`, [host, 'localhost']);
   const { REQUEST_LIMITS } = await import('../common/http-limits.js');
+  const { healthAnswer } = await import('../kube/endpoints.js');
   const server = createServer({ ...REQUEST_LIMITS, cert: certPem, key: keyPem }, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    if (!['/healthz', '/livez', '/readyz'].includes(path)) {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found\n');
-      return;
-    }
-    const ok = healthy();
-    res.writeHead(ok ? 200 : 500, { 'content-type': 'text/plain' }).end(ok ? 'ok' : 'unhealthy');
+    if (path === '/healthz' || path === '/livez') healthAnswer(req, res, manager.healthChecks('live'), path.slice(1));
+    else if (path === '/readyz') healthAnswer(req, res, manager.healthChecks('ready'), 'readyz');
+    else res.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found\n');
   });
   const { listenOn } = await import('../common/http-server.js');
   await listenOn(server, port, host);

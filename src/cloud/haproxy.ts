@@ -37,7 +37,19 @@
 // cores and the clients and backends on them, a second haproxy thread only adds cross-thread
 // wake-ups and memory; bench:lb on the shared machine, two paired runs at load 3–7: new
 // connections 0.69–0.76 of direct against 0.49–0.64 with the default two threads, keep-alive
-// 0.64–0.87 against 0.81–0.84), no per-connection log.
+// 0.64–0.87 against 0.81–0.84), no per-connection log, and in the cloud's session (see spawn()).
+// Where its CPU goes (perf, bench:lb's loads): 81–86% in the kernel, the syscalls a proxy cannot
+// do without — a recv and a send each way per request with keep-alive; accept, socket, connect,
+// two closes, sends and recvs per new connection, the second TCP connection being the cost of a
+// new one — and its own code 11–16%. So options that save userspace work change nothing
+// measurable; tried on bench:lb's loads (CPU per request, wrk, loaded shared machine), none
+// better than noise: `option splice-auto` (the messages are small: a splice through a pipe costs
+// more calls than the copy it saves), `nbthread 2`, `cpu-map`, `tune.fd.edge-triggered`, no TCP
+// keep-alive probes. Left out for what they would break: `option tcp-smart-connect` and
+// `tcp-smart-accept`/`defer-accept` save a packet or a wake-up per new connection by waiting for
+// the client's first bytes, which delays protocols where the server speaks first (SSH, SMTP,
+// databases) behind a general TCP balancer by a delayed ACK or a second; `option nolinger`
+// (resets instead of closes) can cut off the last bytes sent.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, writeFileSync, constants } from 'node:fs';
 import { createServer, connect } from 'node:net';
@@ -379,8 +391,16 @@ export class HaproxyBalancers implements LoadBalancerEngine {
     rmSync(this.path(PID_FILE), { force: true });
     const logFd = openSync(this.path(LOG_FILE), constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, PRIVATE_FILE_MODE);
     const args = ['-W', '-S', `unix@${MASTER_SOCKET},mode,600`, '-f', CONFIG, '-p', PID_FILE];
-    // `exec`: the pid is haproxy's master. Detached: a crash of the cloud leaves the balancers up.
-    const child = spawn('/bin/sh', ['-c', 'umask 077 && exec "$0" "$@"', this.opts.binary, ...args], { cwd: this.dir, detached: true, stdio: ['ignore', logFd, logFd] });
+    // `exec`: the pid is haproxy's master. Not detached: it stays in the cloud's session, and so in
+    // the scheduler's autogroup of the cluster's other processes (a new session is a group of its
+    // own, and every hand-off between the balancer and a client or backend in another group waits
+    // for the scheduler to switch groups: bench:lb on the shared 2-core machine, haproxy in its own
+    // session carried about half of what it carries in the session of the client and backends at
+    // load 13-19, 0.85-1.0 of it at load 6). A
+    // crash of the cloud (SIGKILL) still leaves the balancers up: no pipe ties haproxy to it. A
+    // Ctrl-C in the cloud's terminal reaches haproxy too, as it reaches every process `bosun start`
+    // runs; the cloud, stopping on it, stops haproxy in any case.
+    const child = spawn('/bin/sh', ['-c', 'umask 077 && exec "$0" "$@"', this.opts.binary, ...args], { cwd: this.dir, stdio: ['ignore', logFd, logFd] });
     closeSync(logFd);
     child.unref();
     const pid = child.pid;

@@ -6,6 +6,7 @@ import { DEFAULT_INSTANCE_TYPE, INSTANCE_TYPES, INTERNAL_LOAD_BALANCER_ADDRESS_P
 import { invalid } from './errors.js';
 import type { LoadBalancerHealthCheck, LoadBalancerPort } from './types.js';
 import { parseCidr } from '../common/ipv4.js';
+import { isDnsSubdomain } from '../common/dns-names.js';
 
 /** EC2's user-data limit is 16 KiB; pointer configs with a CA are a few KiB, full configs more. */
 export const MAX_USER_DATA_BYTES = 64 * 1024;
@@ -30,7 +31,6 @@ class Problems {
   }
 }
 
-const NAME_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 function body(input: unknown, what: string, fields: string[], p: Problems): Record<string, unknown> {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) throw invalid('InvalidParameter', `invalid ${what}: the body must be a JSON object`);
@@ -41,7 +41,7 @@ function body(input: unknown, what: string, fields: string[], p: Problems): Reco
 
 function checkName(v: unknown, p: Problems): string {
   if (typeof v !== 'string' || v === '') { p.add('MissingParameter', 'name is required'); return ''; }
-  if (v.length > 253 || !NAME_RE.test(v)) p.add('InvalidParameter', `name "${v}" must be a DNS subdomain: lowercase letters, digits, "-" and ".", starting and ending with a letter or digit, at most 253 characters`);
+  if (!isDnsSubdomain(v)) p.add('InvalidParameter', `name "${v}" must be a DNS subdomain: lowercase letters, digits, "-" and ".", starting and ending with a letter or digit, at most 253 characters`);
   return v;
 }
 

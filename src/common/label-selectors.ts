@@ -5,6 +5,7 @@
 // neither side imports the other for it.
 
 import { BosunError } from './errors.js';
+import { isDnsSubdomain } from './dns-names.js';
 export class SelectorError extends BosunError {
   constructor(message: string) {
     super('SelectorInvalid', message);
@@ -26,7 +27,6 @@ export type LabelSelector = LabelRequirement[];
 export const MATCH_NOTHING: LabelSelector = [{ key: '', operator: 'In', values: [] }];
 
 const NAME_PART = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
 /** Checks a label key (optional DNS-subdomain prefix + "/" + name); returns a problem or undefined. */
@@ -34,7 +34,7 @@ export function labelKeyProblem(key: string): string | undefined {
   const slash = key.indexOf('/');
   const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
   const name = slash >= 0 ? key.slice(slash + 1) : key;
-  if (prefix !== undefined && (prefix.length === 0 || prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix))) {
+  if (prefix !== undefined && (prefix.length === 0 || !isDnsSubdomain(prefix))) {
     return `prefix part of "${key}" must be a DNS subdomain (lowercase alphanumerics, '-' and '.', at most 253 characters)`;
   }
   if (name.length === 0 || name.length > 63 || !NAME_PART.test(name)) {

@@ -4,6 +4,7 @@
 // receives the wire JSON unchanged, over the kubeconfig's TLS settings, credentials and the
 // keep-alive agent `loadKubeConfig` installs.
 import { BosunError } from '../common/errors.js';
+import { sleep } from '../common/sleep.js';
 import type { KubeConfigLike } from './kubeconfig.js';
 import type { List, Unstructured } from '../api/index.js';
 
@@ -116,6 +117,18 @@ export function clientIdentity(options: KubeClientOptions = {}): { userAgent: st
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH']);
 
+/** How often an answer with Retry-After is retried (client-go's default maxRetries). */
+export const MAX_RETRY_AFTER = 10;
+
+/** The wait a 429 or 5xx answer asks for in its Retry-After header (whole seconds), if any. */
+function retryAfterSeconds(res: IncomingMessage): number | undefined {
+  const code = res.statusCode ?? 0;
+  if (code !== 429 && code < 500) return undefined;
+  const header = res.headers['retry-after'];
+  if (header === undefined || !/^\d+$/.test(header.trim())) return undefined;
+  return Math.min(Number(header), 60);
+}
+
 export class KubeClient {
   private readonly discovery = new Map<string, Promise<DiscoveredResource[]>>();
   readonly userAgent: string;
@@ -160,9 +173,23 @@ export class KubeClient {
     return attempt(true);
   }
 
-  /** Sends a request and returns the decoded JSON body; non-2xx answers throw a KubeApiError. */
+  /**
+   * Sends a request and returns the decoded JSON body; non-2xx answers throw a KubeApiError. An
+   * answer 429 or 5xx with a Retry-After header (an API server shutting down, a busy one) is
+   * retried after that many seconds, at most MAX_RETRY_AFTER times, as client-go does.
+   */
   async request<T = unknown>(method: string, path: string, init: RequestInit = {}): Promise<T> {
-    const res = await this.open(method, path, init);
+    for (let retries = 0; ; retries++) {
+      const res = await this.open(method, path, init);
+      const wait = retryAfterSeconds(res);
+      if (wait === undefined || retries >= MAX_RETRY_AFTER || init.signal?.aborted) return this.decode<T>(method, path, res);
+      res.resume();
+      await sleep(wait * 1000, init.signal);
+      init.signal?.throwIfAborted();
+    }
+  }
+
+  private async decode<T>(method: string, path: string, res: IncomingMessage): Promise<T> {
     const chunks: Buffer[] = [];
     for await (const chunk of res) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');

@@ -107,11 +107,29 @@ export class DelegatedAuth {
   async check(authorization: string | undefined, attributes: AuthAttributes): Promise<AuthDecision> {
     const token = bearerToken(authorization);
     if (!token) return { allowed: false, status: 401, message: 'Unauthorized: a bearer token is required' };
-    const key = `${token}\n${JSON.stringify(attributes)}`;
+    return this.cached(`${token}\n${JSON.stringify(attributes)}`, () => this.decide(token, attributes));
+  }
+
+  /**
+   * Whether a user someone else authenticated (the front proxy's, by its client certificate) may
+   * do what `attributes` say: a SubjectAccessReview, cached as check()'s answers are.
+   */
+  async userAllowed(user: { name: string; groups: string[] }, attributes: ResourceAttributes): Promise<boolean> {
+    const key = `user ${user.name}\n${user.groups.join(',')}\n${JSON.stringify(attributes)}`;
+    const decision = await this.cached(key, async () => {
+      const review = await this.client.request<api.SubjectAccessReview>('POST', ACCESS_REVIEWS, {
+        body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: user.name, groups: user.groups, resourceAttributes: attributes } },
+      });
+      return review.status?.allowed === true ? { allowed: true, user: { username: user.name, groups: user.groups } } : { allowed: false, status: 403, message: review.status?.reason ?? '' };
+    });
+    return decision.allowed;
+  }
+
+  private async cached(key: string, decide: () => Promise<AuthDecision>): Promise<AuthDecision> {
     const now = this.clock.now();
     const hit = this.cache.get(key);
     if (hit && hit.expires > now) return hit.decision;
-    const decision = await this.decide(token, attributes);
+    const decision = await decide();
     if (this.cache.size >= MAX_CACHED) this.evict(now);
     this.cache.set(key, { decision, expires: now + (decision.allowed ? this.ttl : this.refusalTtl) });
     return decision;

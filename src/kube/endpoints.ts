@@ -66,7 +66,8 @@ export interface EndpointsOptions {
   health?: { listen: Listen; live: HealthChecks; ready: HealthChecks };
 }
 
-function healthAnswer(req: IncomingMessage, res: ServerResponse, checks: HealthChecks, what: string): void {
+/** A health endpoint's answer as Kubernetes components give it: `ok`, or every check's line with `?verbose` or on failure. */
+export function healthAnswer(req: IncomingMessage, res: ServerResponse, checks: HealthChecks, what: string): void {
   const { ok, lines } = checks.evaluate();
   const verbose = new URL(req.url ?? '/', 'http://x').searchParams.has('verbose');
   const body = ok ? (verbose ? `${lines.join('\n')}\n${what} check passed\n` : 'ok') : `${lines.join('\n')}\n${what} check failed\n`;

@@ -64,14 +64,6 @@ function frontProxyUser(req: IncomingMessage, rh: RequestHeaderAuth | undefined)
   return name ? { name, groups: header(rh.groupHeaders) } : undefined;
 }
 
-/** A SubjectAccessReview for a front-proxy user. */
-async function userAllowed(client: KubeClient, user: { name: string; groups: string[] }, attributes: ResourceAttributes): Promise<boolean> {
-  const review = await client.request<api.SubjectAccessReview>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
-    body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: user.name, groups: user.groups, resourceAttributes: attributes } },
-  });
-  return review.status?.allowed === true;
-}
-
 /**
  * The HTTPS options of an aggregated API server: its serving pair, TLS 1.2 or later, the request
  * limits, and, when the API server publishes request-header authentication, the front proxy's
@@ -95,13 +87,13 @@ export function aggregatedServerOptions(tls: { certPem: string; keyPem: string }
  */
 export async function aggregatedApiRefusal(
   req: IncomingMessage,
-  o: { client: KubeClient; auth: DelegatedAuth; requestHeader: RequestHeaderAuth | undefined },
+  o: { auth: DelegatedAuth; requestHeader: RequestHeaderAuth | undefined },
   attributes: ResourceAttributes | undefined,
   path: string,
 ): Promise<JsonAnswer | undefined> {
   const user = frontProxyUser(req, o.requestHeader);
   if (user) {
-    if (!attributes || (await userAllowed(o.client, user, attributes))) return undefined;
+    if (!attributes || (await o.auth.userAllowed(user, attributes))) return undefined;
     const { verb, resource, group = '' } = attributes;
     return failureStatus(403, 'Forbidden', `${group ? `${resource}.${group}` : resource} is forbidden: User "${user.name}" cannot ${verb} resource "${resource}" in API group "${group}"`);
   }

@@ -204,6 +204,11 @@ export class Manager {
     return this.certificate?.current().cert;
   }
 
+  /** The checks behind /healthz and /livez (`live`) or /readyz (`ready`), for a server of the component's own. */
+  healthChecks(kind: 'live' | 'ready'): HealthChecks {
+    return kind === 'live' ? this.live : this.readiness;
+  }
+
   get healthAddress(): string | undefined {
     return boundAddress(this.servers?.health);
   }

@@ -143,7 +143,7 @@ export class MetricsApiServer {
     if (req.method !== 'GET') return sendJson(res, failureStatus(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`));
     const path = url.pathname.slice(prefix.length);
     const attributes = attributesOf(path);
-    const refusal = await aggregatedApiRefusal(req, { client: this.client, auth: this.auth, requestHeader: this.o.requestHeader }, attributes, url.pathname);
+    const refusal = await aggregatedApiRefusal(req, { auth: this.auth, requestHeader: this.o.requestHeader }, attributes, url.pathname);
     if (refusal) return sendJson(res, refusal);
     sendJson(res, answer(this.scraper, path, url.searchParams));
   }

@@ -203,7 +203,7 @@ export class PackageServer {
     const path = url.pathname.slice(prefix.length);
     const request = requestOf(path);
     const attributes: ResourceAttributes | undefined = request && { verb: request.name ? 'get' : 'list', group: PACKAGES_GROUP, version: PACKAGES_VERSION, resource: 'packagemanifests', ...(request.namespace ? { namespace: request.namespace } : {}), ...(request.name ? { name: request.name } : {}) };
-    const refusal = await aggregatedApiRefusal(req, { client: this.client, auth: this.auth, requestHeader: this.o.requestHeader }, attributes, url.pathname);
+    const refusal = await aggregatedApiRefusal(req, { auth: this.auth, requestHeader: this.o.requestHeader }, attributes, url.pathname);
     if (refusal) return sendJson(res, refusal);
     const asTable = /as=Table/.test(req.headers.accept ?? '');
     sendJson(res, answer(this.catalogs(), path, url.searchParams, asTable, (this.o.now ?? Date.now)()));

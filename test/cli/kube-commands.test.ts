@@ -138,3 +138,45 @@ test('each kubeadm command --help lists the flags it takes, with an example', { 
     for (const part of parts) assert.ok(r.stdout.includes(part), `bosun ${command} --help lacks ${part}:\n${r.stdout}`);
   }));
 });
+
+test("kube-controller-manager's and kube-scheduler's secure port answer from the manager's own health and readiness checks", { timeout: 60_000 }, async () => {
+  const { Manager } = await import('../../src/kube/manager.js');
+  const { loadKubeConfig } = await import('../../src/kube/kubeconfig.js');
+  const { startTestApiServer } = await import('../helpers/apiserver.js');
+  const { runWithSecureHealth } = await import('../../src/cli/kube-flags.js');
+  const { request } = await import('node:https');
+  const { createServer } = await import('node:net');
+  const api = await startTestApiServer();
+  const port = await new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const p = (probe.address() as { port: number }).port;
+      probe.close(() => resolve(p));
+    });
+  });
+  const get = (path: string) => new Promise<{ status: number; body: string }>((resolve, reject) => {
+    request({ host: '127.0.0.1', port, path, rejectUnauthorized: false }, (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    }).on('error', reject).end();
+  });
+  let broken: string | undefined;
+  const manager = new Manager({ name: 'kube-scheduler', kubeconfig: loadKubeConfig(api.server.kubeconfigPath), logLevel: 'warn' });
+  manager.addHealthCheck('scheduling-loop', () => broken);
+  const running = runWithSecureHealth('kube-scheduler', manager, { host: '127.0.0.1', port });
+  try {
+    const { eventually } = await import('../helpers/eventually.js');
+    await eventually('/readyz to answer 200', async () => (await get('/readyz')).status === 200);
+    assert.equal((await get('/healthz')).body, 'ok');
+    assert.match((await get('/livez?verbose')).body, /\[\+\]scheduling-loop ok\nlivez check passed/);
+    broken = 'stuck for 30s';
+    const failing = await get('/healthz');
+    assert.equal(failing.status, 500);
+    assert.match(failing.body, /\[-\]scheduling-loop failed: stuck for 30s\nhealthz check failed/);
+    assert.equal((await get('/metrics')).status, 404);
+  } finally {
+    manager.stop();
+    await running;
+    await api.stop();
+  }
+});

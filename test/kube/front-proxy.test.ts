@@ -1,7 +1,8 @@
 // An aggregated API server's authorisation against the real API server: a real HTTPS server with
 // aggregatedServerOptions asks for the front proxy's client certificate; aggregatedApiRefusal lets
 // a vouched-for user through when a SubjectAccessReview allows it (403 as kube words it when not),
-// and otherwise wants a bearer token the API server knows (401 without one or with an unknown one).
+// and otherwise wants a bearer token the API server knows (401 without one or with an unknown one);
+// the front proxy's users' reviews are cached for a while, as bearer tokens' are.
 import { strict as assert } from 'node:assert';
 import { createServer, request, type Server } from 'node:https';
 import { after, before, test } from 'node:test';
@@ -19,12 +20,13 @@ let server: Server;
 let serving: KeyPair;
 let servingCa: KeyPair;
 let frontProxyCa: KeyPair;
+let admin: KubeClient;
 
 before(async () => {
   api = await startTestApiServer();
   access = await enableAccessControl(api.server, api.dataDir);
-  const client = new KubeClient(loadKubeConfig(api.kubeconfigPath));
-  const auth = new DelegatedAuth(client);
+  admin = new KubeClient(loadKubeConfig(api.kubeconfigPath));
+  const auth = new DelegatedAuth(admin);
   frontProxyCa = await createCA('front-proxy-ca');
   const requestHeader: RequestHeaderAuth = { caPem: frontProxyCa.certPem, allowedNames: ['front-proxy-client'], usernameHeaders: ['X-Remote-User'], groupHeaders: ['X-Remote-Group'] };
   servingCa = await createCA('serving-ca');
@@ -32,7 +34,7 @@ before(async () => {
   // Discovery (/apis/…) names no resource; anything below it lists widgets.
   server = createServer(aggregatedServerOptions(serving, requestHeader), (req, res) => {
     const attributes = req.url === '/apis/example.bosun.io' ? undefined : WIDGETS;
-    aggregatedApiRefusal(req, { client, auth, requestHeader }, attributes, req.url ?? '/').then(
+    aggregatedApiRefusal(req, { auth, requestHeader }, attributes, req.url ?? '/').then(
       (refusal) => sendJson(res, refusal ?? { code: 200, body: { allowed: true } }),
       (e: Error) => sendJson(res, { code: 500, body: { message: e.message } }),
     );
@@ -80,4 +82,17 @@ test('without the front proxy: a bearer token the API server knows, else 401', a
   const stranger = await issueClientCert(await createCA('other-ca'), { commonName: 'front-proxy-client' });
   const unnamed = await issueClientCert(frontProxyCa, { commonName: 'someone-else' });
   for (const cert of [stranger, unnamed]) assert.equal((await get('/apis/example.bosun.io/v1/namespaces/a/widgets', { cert, user: 'system:admin', groups: ['system:masters'] })).status, 401);
+});
+
+test("a front-proxy user's SubjectAccessReview is cached: a revoked binding still allows for up to the cache's 10 s", async () => {
+  const proxy = await issueClientCert(frontProxyCa, { commonName: 'front-proxy-client' });
+  const { resources } = await import('../../src/kube/resources.js');
+  const { eventually } = await import('../helpers/eventually.js');
+  await admin.create(resources.clusterRoles, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'widget-lister' }, rules: [{ apiGroups: ['example.bosun.io'], resources: ['widgets'], verbs: ['list'] }] });
+  await admin.create(resources.clusterRoleBindings, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'carol-lists-widgets' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'widget-lister' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'carol' }] });
+  const asCarol = () => get('/apis/example.bosun.io/v1/namespaces/a/widgets', { cert: proxy, user: 'carol' });
+  await eventually('carol allowed', async () => (await asCarol()).status === 200, 15_000);
+  await admin.delete(resources.clusterRoleBindings, 'carol-lists-widgets');
+  assert.equal((await asCarol()).status, 200, 'answered from the cache, no second review');
+  await eventually('carol refused once the cached answer expired', async () => (await asCarol()).status === 403, 20_000);
 });

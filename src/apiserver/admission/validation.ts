@@ -8,9 +8,7 @@
 import type { FieldProblem } from '../errors.js';
 import type { NameRule } from '../kinds/strategy.js';
 import { labelKeyProblem, labelValueProblem } from '../../common/label-selectors.js';
-
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-export const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+import { DNS1123_LABEL, DNS1123_SUBDOMAIN } from '../../common/dns-names.js';
 
 /** Why `name` is not a valid name under `rule`, or undefined. */
 export function nameProblem(rule: NameRule, name: string): string | undefined {

@@ -16,12 +16,12 @@ import type { Storage } from '../storage/types.js';
 import { asKind } from '../kinds/strategy.js';
 
 import type * as api from '../../api/index.js';
+import { DNS1123_LABEL } from '../../common/dns-names.js';
 
 type CRD = api.CustomResourceDefinition;
 type CrdCondition = NonNullable<NonNullable<CRD['status']>['conditions']>[number];
 type CrdVersion = CRD['spec']['versions'][number];
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 function condition(type: string, reason: string, message: string, previous: CrdCondition[] | undefined, time: string): CrdCondition {
   const old = previous?.find((c) => c.type === type);
@@ -37,9 +37,9 @@ export function crdProblems(crd: CRD): FieldProblem[] {
   const add = (field: string, message: string, type = 'FieldValueInvalid') => problems.push({ type, field, message });
   if (!spec.group) add('spec.group', 'Required value', 'FieldValueRequired');
   if (!names.plural) add('spec.names.plural', 'Required value', 'FieldValueRequired');
-  else if (!DNS_LABEL.test(names.plural)) add('spec.names.plural', `Invalid value: "${names.plural}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'`);
+  else if (!DNS1123_LABEL.test(names.plural)) add('spec.names.plural', `Invalid value: "${names.plural}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'`);
   if (!names.kind) add('spec.names.kind', 'Required value', 'FieldValueRequired');
-  if (names.singular && !DNS_LABEL.test(names.singular)) add('spec.names.singular', `Invalid value: "${names.singular}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'`);
+  if (names.singular && !DNS1123_LABEL.test(names.singular)) add('spec.names.singular', `Invalid value: "${names.singular}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'`);
   if (spec.group && names.plural && crd.metadata?.name !== `${names.plural}.${spec.group}`) {
     add('metadata.name', `Invalid value: "${crd.metadata?.name}": must be spec.names.plural+"."+spec.group`);
   }
@@ -48,7 +48,7 @@ export function crdProblems(crd: CRD): FieldProblem[] {
   if (versions.length === 0) add('spec.versions', 'Invalid value: must have exactly one version marked as storage version');
   if (versions.filter((v) => v.storage).length !== 1) add('spec.versions', 'Invalid value: must have exactly one version marked as storage version');
   versions.forEach((v, i) => {
-    if (!v.name || !DNS_LABEL.test(v.name)) add(`spec.versions[${i}].name`, `Invalid value: "${v.name}": a DNS-1035 label is required`);
+    if (!v.name || !DNS1123_LABEL.test(v.name)) add(`spec.versions[${i}].name`, `Invalid value: "${v.name}": a DNS-1035 label is required`);
     const schema = v.schema?.openAPIV3Schema as JSONSchemaProps | undefined; // the same JSON, typed as bosun's schema code reads it
     for (const p of structuralProblems(schema, `spec.versions[${i}].schema.openAPIV3Schema`)) {
       const [field, ...rest] = p.split(': ');

@@ -5,7 +5,7 @@
 import type * as api from '../../api/index.js';
 import type { FieldProblem } from '../errors.js';
 import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, orNone, type Printer } from '../printing/columns.js';
-import { DNS1123_LABEL } from '../admission/validation.js';
+import { DNS1123_LABEL } from '../../common/dns-names.js';
 import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 import { isPodReady } from '../../kube/readiness.js';
 

@@ -9,6 +9,7 @@ import type * as api from '../../api/index.js';
 import { AGE_COLUMN, ageCell, column, count, NAME_COLUMN } from '../printing/columns.js';
 import type { FieldProblem } from '../errors.js';
 import { builtinType, type KindStrategy } from './strategy.js';
+import { DNS1123_SUBDOMAIN } from '../../common/dns-names.js';
 
 export const ADMISSION_GROUP = 'admissionregistration.k8s.io';
 
@@ -18,7 +19,6 @@ type Configuration = { metadata: api.ObjectMeta; webhooks?: Webhook[] };
 const OPERATIONS = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT', '*'];
 const SCOPES = ['Cluster', 'Namespaced', '*'];
 const quoted = (values: string[]) => values.map((v) => JSON.stringify(v)).join(', ');
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 function defaultWebhooks(o: Configuration, mutating: boolean): void {
   for (const w of o.webhooks ?? []) {

@@ -7,6 +7,7 @@
 // is a problem said in words when it does not (OLM would leave the CSV Failed with
 // UnsupportedOperatorGroup or TooManyOperatorGroups). Pure: the page does the requests.
 import type * as api from '../../api/index.js';
+import { isDnsLabel } from '../../common/dns-names.js';
 
 /** Where AllNamespaces operators are installed (OpenShift's openshift-operators, with its global OperatorGroup). */
 export const GLOBAL_OPERATORS_NAMESPACE = 'openshift-operators';
@@ -73,6 +74,6 @@ export function subscriptionFor(pkg: api.PackageManifest, channel: api.PackageCh
 /** Why a namespace name cannot be used, or undefined (a DNS label, as the API server requires). */
 export function namespaceProblem(name: string): string | undefined {
   if (!name) return 'choose the namespace to install the operator in';
-  if (name.length > 63 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) return `"${name}" is not a namespace name: lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters`;
+  if (!isDnsLabel(name)) return `"${name}" is not a namespace name: lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters`;
   return undefined;
 }

@@ -3,6 +3,7 @@
 // own message.
 import type { ComponentChildren } from 'preact';
 import { memo } from 'preact/compat';
+import { useEffect, useState } from 'preact/hooks';
 import type { ApiError } from './api.js';
 import type { Kind } from './resources.js';
 
@@ -110,7 +111,7 @@ export function Conditions({ conditions }: { conditions?: Condition[] | null }) 
         {list.map((c) => (
           <div key={c.type ?? ''}>
             <dt>{c.type} <StatusBadge condition={c} good={c.type === 'Degraded' || c.type === 'Progressing' || c.type === 'Failing' ? 'False' : 'True'} /></dt>
-            <dd>{c.reason ? <code>{c.reason}</code> : null} {c.message} {c.lastTransitionTime ? <span class="muted">({age(c.lastTransitionTime)} ago)</span> : null}</dd>
+            <dd>{c.reason ? <code>{c.reason}</code> : null} {c.message} {c.lastTransitionTime ? <span class="muted">(<Age time={c.lastTransitionTime} /> ago)</span> : null}</dd>
           </div>
         ))}
       </dl>
@@ -127,6 +128,35 @@ export function age(time: string | undefined | null, now = Date.now()): string {
   if (s < 7200) return `${Math.floor(s / 60)}m`;
   if (s < 172800) return `${Math.floor(s / 3600)}h`;
   return `${Math.floor(s / 86400)}d`;
+}
+
+/** Everything showing an age, told each second that time passed (one timer for the page). */
+const ageWatchers = new Set<() => void>();
+let ageTimer: ReturnType<typeof setInterval> | undefined;
+
+function watchAges(tick: () => void): () => void {
+  ageWatchers.add(tick);
+  ageTimer ??= setInterval(() => ageWatchers.forEach((w) => w()), 1000);
+  return () => {
+    ageWatchers.delete(tick);
+    if (ageWatchers.size === 0 && ageTimer !== undefined) {
+      clearInterval(ageTimer);
+      ageTimer = undefined;
+    }
+  };
+}
+
+/**
+ * An age that keeps counting: it draws itself again when its text changes (each second under two
+ * minutes, each minute after), although the row around it is drawn only when its object changes.
+ */
+export function Age({ time }: { time: string | undefined | null }) {
+  const [text, setText] = useState(() => age(time));
+  useEffect(() => {
+    setText(age(time));
+    return watchAges(() => setText(age(time)));
+  }, [time]);
+  return <>{text}</>;
 }
 
 /** A value or a dash for absent and empty ones (null fields render). */

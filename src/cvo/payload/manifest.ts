@@ -3,6 +3,7 @@
 // Owns parsing a payload file into manifests, the file-name grammar (0000_<level>_<component>_…)
 // and the object checks that apply to every document (apiVersion, kind, metadata.name).
 import { parseAllDocuments } from 'yaml';
+import { isDnsLabel } from '../../common/dns-names.js';
 
 /** The object of a manifest, as loosely typed as a Kubernetes object is on the wire. */
 export interface KubeObject {
@@ -74,7 +75,6 @@ export function parseApiVersion(apiVersion: string): { group: string; version: s
 // Names as the API server accepts them for most kinds: DNS subdomains, plus ':' which RBAC
 // names such as system:openshift:… use.
 const objectName = /^[a-z0-9]([-a-z0-9.:]*[a-z0-9])?$/;
-const namespaceName = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const apiVersionPattern = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?v[0-9]+((alpha|beta)[0-9]+)?$/;
 const kindPattern = /^[A-Z][A-Za-z0-9]*$/;
 
@@ -95,7 +95,7 @@ export function checkObject(value: unknown): string[] {
   const { name, namespace, labels, annotations } = md as Record<string, unknown>;
   if (typeof name !== 'string' || name === '') problems.push('metadata.name is missing');
   else if (name.length > 253 || !objectName.test(name)) problems.push(`metadata.name ${JSON.stringify(name)} is not a valid name`);
-  if (namespace !== undefined && (typeof namespace !== 'string' || namespace.length > 63 || !namespaceName.test(namespace))) {
+  if (namespace !== undefined && (typeof namespace !== 'string' || !isDnsLabel(namespace))) {
     problems.push(`metadata.namespace ${JSON.stringify(namespace)} is not a valid namespace name`);
   }
   for (const [field, map] of [['labels', labels], ['annotations', annotations]] as const) {

@@ -6,7 +6,7 @@ import type * as api from '../../../api/index.js';
 import { mergePatch } from '../api.js';
 import { useList } from '../store.js';
 import { kinds, listPath, objectPath, type Kind } from '../resources.js';
-import { ListBody, Page, Table, StatusBadge, Outcome, Conditions, conditionOf, age, show, objectKey as key, namespaceCell as ns } from '../ui.js';
+import { ListBody, Page, Table, StatusBadge, Outcome, Conditions, conditionOf, Age, show, objectKey as key, namespaceCell as ns } from '../ui.js';
 
 export function Machines({ namespace }: { namespace: string }) {
   const state = useList<api.Machine>(listPath(kinds.machines, namespace));
@@ -26,7 +26,7 @@ export function Machines({ namespace }: { namespace: string }) {
             { title: 'Ready', cell: (m) => <StatusBadge condition={conditionOf(m, 'Ready')} /> },
             { title: 'Phase', cell: (m) => show(m.status?.phase) },
             { title: 'Version', cell: (m) => show(m.spec?.version) },
-            { title: 'Age', cell: (m) => age(m.metadata.creationTimestamp) },
+            { title: 'Age', cell: (m) => <Age time={m.metadata.creationTimestamp} /> },
             { title: 'Conditions', cell: (m) => <Conditions conditions={m.status?.conditions} /> },
           ]}
         />
@@ -82,7 +82,7 @@ function ScalableTable({ kind, state, namespace, title }: { kind: Kind; state: R
             { title: 'Ready', cell: (o) => show(o.status?.readyReplicas) },
             { title: 'Available', cell: (o) => show(o.status?.availableReplicas) },
             { title: 'Up to date', cell: (o) => show(o.status?.upToDateReplicas) },
-            { title: 'Age', cell: (o) => age(o.metadata.creationTimestamp) },
+            { title: 'Age', cell: (o) => <Age time={o.metadata.creationTimestamp} /> },
             { title: 'Scale', cell: (o) => <ScaleControl kind={kind} object={o} /> },
           ]}
         />

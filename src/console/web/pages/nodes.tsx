@@ -5,7 +5,7 @@ import type * as api from '../../../api/index.js';
 import { mergePatch } from '../api.js';
 import { useList } from '../store.js';
 import { kinds, listPath, objectPath } from '../resources.js';
-import { ListBody, Page, Table, StatusBadge, Outcome, conditionOf, age, show } from '../ui.js';
+import { ListBody, Page, Table, StatusBadge, Outcome, conditionOf, Age, show } from '../ui.js';
 
 const MCO = 'machineconfiguration.openshift.io';
 
@@ -52,7 +52,7 @@ export function Nodes() {
             { title: 'Current config', cell: (n) => show(n.metadata.annotations?.[`${MCO}/currentConfig`]) },
             { title: 'Desired config', cell: (n) => show(n.metadata.annotations?.[`${MCO}/desiredConfig`]) },
             { title: 'Version', cell: (n) => show(n.status?.nodeInfo?.kubeletVersion) },
-            { title: 'Age', cell: (n) => age(n.metadata.creationTimestamp) },
+            { title: 'Age', cell: (n) => <Age time={n.metadata.creationTimestamp} /> },
             { title: 'Actions', cell: (n) => <CordonButton node={n} /> },
           ]}
         />

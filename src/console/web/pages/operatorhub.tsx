@@ -10,7 +10,7 @@ import type * as api from '../../../api/index.js';
 import { ApiError, create, getJSON, mergePatch } from '../api.js';
 import { useList } from '../store.js';
 import { kinds, listPath, objectPath } from '../resources.js';
-import { ApiProblem, ListBody, Page, Table, Outcome, age, show, objectKey as key, namespaceCell as ns } from '../ui.js';
+import { ApiProblem, ListBody, Page, Table, Outcome, Age, show, objectKey as key, namespaceCell as ns } from '../ui.js';
 import { defaultInstallNamespace, namespaceProblem, offeredInstallModes, operatorGroupPlan, subscriptionFor, type Approval, type InstallMode } from '../install.js';
 
 /** A phase as a badge: Succeeded/Complete good, Failed bad, anything else on its way. */
@@ -271,7 +271,7 @@ export function InstalledOperators({ namespace }: { namespace: string }) {
             { title: 'Phase', cell: (c) => <PhaseBadge phase={c.status?.phase} /> },
             { title: 'Reason', cell: (c) => show(c.status?.reason) },
             { title: 'Message', cell: (c) => show(c.status?.message) },
-            { title: 'Since', cell: (c) => age(c.status?.lastTransitionTime) },
+            { title: 'Since', cell: (c) => <Age time={c.status?.lastTransitionTime} /> },
           ]}
         />
       </ListBody>
@@ -289,7 +289,7 @@ export function InstalledOperators({ namespace }: { namespace: string }) {
             { title: 'Approval', cell: (p) => p.spec.approval },
             { title: 'Phase', cell: (p) => <PhaseBadge phase={p.status?.phase} /> },
             { title: 'Message', cell: (p) => show(p.status?.message) },
-            { title: 'Age', cell: (p) => age(p.metadata.creationTimestamp) },
+            { title: 'Age', cell: (p) => <Age time={p.metadata.creationTimestamp} /> },
             { title: 'Approve', cell: (p) => (p.spec.approval === 'Manual' && (p.status?.phase === 'RequiresApproval' || !p.status?.phase) ? <ApproveButton plan={p} /> : <span class="muted">-</span>) },
           ]}
         />

@@ -3,7 +3,7 @@
 import type * as api from '../../../api/index.js';
 import { useList } from '../store.js';
 import { kinds, listPath } from '../resources.js';
-import { ListBody, Page, Table, StatusBadge, Conditions, conditionOf, age, show } from '../ui.js';
+import { ListBody, Page, Table, StatusBadge, Conditions, conditionOf, Age, show } from '../ui.js';
 
 /** The message worth a glance: Degraded's, else Progressing's, else Available's. */
 export function operatorMessage(o: api.ClusterOperator): string {
@@ -31,7 +31,7 @@ export function ClusterOperators() {
             { title: 'Available', cell: (o) => <StatusBadge condition={conditionOf(o, 'Available')} /> },
             { title: 'Progressing', cell: (o) => <StatusBadge condition={conditionOf(o, 'Progressing')} good="False" /> },
             { title: 'Degraded', cell: (o) => <StatusBadge condition={conditionOf(o, 'Degraded')} good="False" /> },
-            { title: 'Since', cell: (o) => age(conditionOf(o, 'Available')?.lastTransitionTime) },
+            { title: 'Since', cell: (o) => <Age time={conditionOf(o, 'Available')?.lastTransitionTime} /> },
             { title: 'Message', cell: operatorMessage },
             { title: 'Conditions', cell: (o) => <Conditions conditions={o.status?.conditions} /> },
           ]}
