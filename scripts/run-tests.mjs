@@ -14,8 +14,9 @@
 // A file runs to its end even when something of it keeps its process alive after its last hook
 // (whole-cluster files run with --test-force-exit), and whatever it leaves running is stopped when
 // it ends, however it ended — its time bound, a crash: every process started under a file carries
-// BOSUN_TEST_RUN=<run id> in its environment (the local cloud's haproxy is detached on purpose,
-// so that balancers outlive a crash of their cloud, and no process group reaches it), and the
+// BOSUN_TEST_RUN=<run id> in its environment (the local cloud's haproxy outlives its cloud on
+// purpose, so that balancers survive a crash of their cloud; node's test runner kills only the
+// file's process at its time bound; a process may have left the file's process group), and the
 // processes that still carry it once the file's process is gone are killed and named.
 //
 // Each file's output is printed whole when it ends, without the components' JSON log lines, which

@@ -1,6 +1,7 @@
 // The test runner (scripts/run-tests.mjs) on a test file of its own in a scratch directory: a
-// process the file leaves running — detached, in a session of its own, as the local cloud starts
-// haproxy — is killed when the file ends and named in the file's output; and a whole-cluster file
+// process the file leaves running — one that outlives the file's process, as the local cloud's
+// haproxy outlives its cloud, here even out of its process group — is killed when the file ends
+// and named in the file's output; and a whole-cluster file
 // (marker `test: shared-addresses`) whose tests are done ends even though something it started
 // still keeps its process alive.
 import { test } from 'node:test';
