@@ -187,7 +187,8 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
     // #17 hook (etcd-control-plane.ts): with --etcd, a 3-member etcd and two API servers behind the api address.
     // etcd's client is loaded only then (gRPC, protobufs: some 25 MiB in this process).
     const cluster = options.etcd ? await (await import('./etcd-control-plane.js')).startEtcdControlPlane(apiOptions) : await startClusterServer(apiOptions);
-    stack.push(options.etcd ? 'the API servers and etcd' : 'the API server', () => cluster.stop());
+    // With etcd: two API server processes, then three etcd members, one after another.
+    stack.push(options.etcd ? 'the API servers and etcd' : 'the API server', () => cluster.stop(), options.etcd ? 2 * STOP_BOUND_MS : STOP_BOUND_MS);
     const api = cluster.server;
     const kc = loadKubeConfig(api.kubeconfigPath);
     const client = new KubeClient(kc);
