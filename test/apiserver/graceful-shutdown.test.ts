@@ -1,7 +1,7 @@
 // A stopping API server with a grace period (kube-apiserver's, http/drain.ts) lets its clients go
-// without failing a request: a client asking in a loop on a keep-alive connection gets answers,
-// then a 503 with Retry-After and `Connection: close` (never a reset or a cut answer), and its
-// connection is closed after that answer; a connection that stays idle is closed once the grace
+// without failing a request: new connections are refused at once; a client asking in a loop on a
+// keep-alive connection gets answers, then a 503 with Retry-After and `Connection: close` (never a
+// reset or a cut answer), and its connection is closed after that answer; a connection that stays idle is closed once the grace
 // period is over, and the stop completes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -51,7 +51,10 @@ test('a stopping API server with a grace period answers 503 with Retry-After and
       }
     })();
     await eventually('the client answered on its connection', () => answers.length >= 5, { timeoutMs: 10_000, intervalMs: 20 });
-    await server.stop();
+    const stopping = server.stop();
+    // The listener is closed at once: a new connection is refused (a balancer sends it elsewhere).
+    await assert.rejects(get(new Agent({ ca: server.caPem }), server.url, server.token), /ECONNREFUSED/);
+    await stopping;
     looping = false;
     await loop;
     assert.deepEqual(failures, [], 'no request failed');
