@@ -1,4 +1,4 @@
-// test: shared-addresses, test: e2e, test: timeout 1800 (npm run test:e2e; minutes on one workload cluster) (a local cloud whose machines run node agents: 127.0.1.N:6443, :2379, :2380, balancers on 127.0.200.N)
+// test: shared-addresses, test: e2e, test: timeout 1200 (npm run test:e2e; minutes on one workload cluster) (a local cloud whose machines run node agents: 127.0.1.N:6443, :2379, :2380, balancers on 127.0.200.N)
 // A workload cluster's control plane through faults, on real parts only: the embedded management
 // API server runs Cluster API's controllers (and webhooks) and a local cloud whose machines run the
 // real node agent; `bosun cluster generate` (3 control-plane machines, 1 worker) is applied with
