@@ -36,6 +36,8 @@ export async function startClusterServer(options: ApiServerOptions & { clusterSi
   return {
     server,
     async stop() {
+      // The open connections go first (with a grace period: options.shutdownGraceMs), while authentication and the rest still serve the requests in flight.
+      await server.drain();
       access.stop();
       nodes.stop();
       evictions.stop();

@@ -27,6 +27,7 @@ import { checkServiceCidr, DEFAULT_SERVICE_CIDR } from './kinds/service-allocati
 import { loadServingMaterial, writeKubeconfig } from './serving.js';
 import { answerUnparsable, sendError, statusOf } from './http/respond.js';
 import { missingHost, refuseExpectation } from './http/refusals.js';
+import { trackConnections } from './http/drain.js';
 import { chain, requestContext } from './filters/chain.js';
 import { requestMetrics } from './filters/metrics.js';
 import { recovery } from './filters/recovery.js';
@@ -85,6 +86,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const authenticators: Authenticator[] = [(token) => (token === serving.adminToken ? { name: 'system:admin', groups: ['system:masters', 'system:authenticated'] } : undefined)];
   let authorizer: Authorizer = () => undefined;
   let stopped = false;
+  let draining: Promise<void> | undefined;
+  let closing: Promise<void> | undefined;
   const completedListeners: ((request: CompletedRequest) => void)[] = [];
   const metrics = requestMetrics(storage, log);
   const measured = options.requestMetrics !== false;
@@ -131,6 +134,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     if (refusal) return sendError(reply, refusal);
   });
   app.server.on('checkExpectation', refuseExpectation);
+  // A stop with a grace period lets the open connections go first (http/drain.ts).
+  const connections = options.shutdownGraceMs !== undefined ? trackConnections(app.server) : undefined;
   app.setNotFoundHandler((request, reply) => sendError(reply, errors.pathNotFound(request.url.split('?')[0])));
   app.route({
     method: ROUTED_METHODS,
@@ -171,6 +176,22 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const availability = enableApiServiceAvailability(storage, registry, resources, serving.proxyClientCert, log);
   log.info({ url, dataDir, storage: options.etcd ? `etcd ${options.etcd.endpoints.join(',')}` : 'sqlite', revision: storage.currentRevision() }, 'API server listening');
 
+  /** The first half of a stop (ApiServer.drain). */
+  const drain = (): Promise<void> => {
+    draining ??= (async () => {
+      // From here every request is answered 503 with Retry-After and `Connection: close`
+      // (filters/shutdown.ts); watches end, and their clients watch again elsewhere.
+      stopped = true;
+      for (const stopWatch of [...state.watches]) stopWatch();
+      if (!connections) return;
+      const open = connections.open;
+      const started = Date.now();
+      await connections.drain(options.shutdownGraceMs ?? 0);
+      log.info({ url, open, left: connections.open, ms: Date.now() - started }, 'API server drained its connections');
+    })();
+    return draining;
+  };
+
   return {
     url, port, host, kubeconfigPath, caPem: serving.caPem, token: serving.adminToken, storage, registry, resources,
     addAuthenticator: (a) => authenticators.push(a),
@@ -180,18 +201,22 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     setAuthorizer: (a) => {
       authorizer = a;
     },
+    drain,
     async stop() {
-      if (stopped) return;
-      stopped = true;
-      clearInterval(compactTimer);
-      availability.stop();
-      for (const stopWatch of [...state.watches]) stopWatch();
-      // Every connection is ended (forceCloseConnections); one still in its TLS handshake, which
-      // Node's HTTP server does not know yet, could hold the close for the handshake timeout: the
-      // storage closes after a bound in any case.
-      await bounded(app.close(), CLOSE_BOUND_MS, `the API server on ${url} closing its connections`).catch((e: Error) => log.warn({ err: e.message }, 'API server: closing the storage anyway'));
-      await storage.close();
-      log.info({ url }, 'API server stopped');
+      if (closing) return closing;
+      closing = (async () => {
+        await drain();
+        clearInterval(compactTimer);
+        availability.stop();
+        for (const stopWatch of [...state.watches]) stopWatch();
+        // Every connection is ended (forceCloseConnections); one still in its TLS handshake, which
+        // Node's HTTP server does not know yet, could hold the close for the handshake timeout: the
+        // storage closes after a bound in any case.
+        await bounded(app.close(), CLOSE_BOUND_MS, `the API server on ${url} closing its connections`).catch((e: Error) => log.warn({ err: e.message }, 'API server: closing the storage anyway'));
+        await storage.close();
+        log.info({ url }, 'API server stopped');
+      })();
+      return closing;
     },
   };
 }

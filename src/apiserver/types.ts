@@ -68,6 +68,12 @@ export interface ApiServerOptions {
   /** Request metrics (the metrics and in-flight filters, watch and etcd observers; default on). Off
    *  only to measure what they cost (`npm run bench:apiserver`): /metrics still answers. */
   requestMetrics?: boolean;
+  /** How long a stopping server keeps its open connections (default 0): each request on them is
+   *  answered 503 with Retry-After and `Connection: close`, so that a client behind a balancer asks
+   *  again on a new connection, to another server (kube-apiserver's --shutdown-send-retry-after);
+   *  requests in flight finish, and connections idle that long are closed. 0: idle connections are
+   *  closed at once, requests in flight still finish (up to SHUTDOWN_INFLIGHT_MS). */
+  shutdownGraceMs?: number;
 }
 
 export interface ApiServer {
@@ -91,5 +97,8 @@ export interface ApiServer {
   addPostHandler(handler: PostHandler): void;
   /** Calls `listener` after every authenticated request has been answered. */
   onCompleted(listener: (request: CompletedRequest) => void): void;
+  /** The first half of stop(): refuses new requests (503, Retry-After, `Connection: close`) and
+   *  waits for the open connections to go (options.shutdownGraceMs), while everything else still runs. */
+  drain(): Promise<void>;
   stop(): Promise<void>;
 }

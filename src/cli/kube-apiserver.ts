@@ -9,7 +9,10 @@
 // audit log): --data-dir, by default /var/lib/kube-apiserver in the pod's view. `/version` reports
 // the version of the container's image tag (bosun.local/kube-apiserver:v1.33.1), else
 // /etc/bosun/kubernetes-version. Flags bosun does not need are accepted and named in one log line;
-// unknown ones are refused.
+// unknown ones are refused. On SIGTERM it stops as kube-apiserver does with
+// --shutdown-send-retry-after: the requests in flight finish, every new one is answered 503 with
+// Retry-After and `Connection: close` for SHUTDOWN_GRACE_MS or until no connection is left, so that
+// clients behind the control plane's load balancer ask again on a new connection, to another server.
 import type { Command } from 'commander';
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -17,6 +20,9 @@ import { isIP } from 'node:net';
 import { machineHost, machineUrl, podPath } from '../common/pod-path.js';
 import { COMMON_IGNORED_FLAGS, filePath, ignoredFlags, kubeVersion, parseKubeFlags, registerKubeCommand, type KubeFlag } from './kube-flags.js';
 import { exitOnSignals } from './signals.js';
+
+/** How long a stopping kube-apiserver lets its open connections bring one more request (answered 503, Retry-After, Connection: close). */
+const SHUTDOWN_GRACE_MS = 3_000;
 
 export const KUBE_APISERVER_FLAGS: KubeFlag[] = [
   { name: 'advertise-address', help: 'the address the `kubernetes` Service names (and, with --bind-address 0.0.0.0 or unset, the one served on)' },
@@ -136,6 +142,7 @@ export async function runKubeApiServer(argv: string[]): Promise<void> {
   const { server, stop } = await startClusterServer({
     dataDir: plan.dataDir, host: plan.host, port: plan.port, advertise: plan.advertise, etcd: plan.etcd,
     serviceClusterIPRange: plan.serviceClusterIPRange, kubernetesVersion: plan.kubernetesVersion,
+    shutdownGraceMs: SHUTDOWN_GRACE_MS,
   });
   console.log(`kube-apiserver (bosun${plan.kubernetesVersion ? `, ${plan.kubernetesVersion}` : ''}) listening on ${server.url} (etcd ${plan.etcd.endpoints.join(',')}, prefix ${plan.etcd.prefix})`);
   exitOnSignals(async (signal) => {

@@ -49,7 +49,7 @@ export class Informer<T extends api.KubeObject = api.Unstructured> {
   private synced = false;
   private readonly syncWaiters: Array<() => void> = [];
   private running?: Promise<void>;
-  private readonly stopper = new AbortController();
+  private stopper = new AbortController();
   /** Lists done so far (first one included); for tests and metrics. */
   lists = 0;
 
@@ -100,14 +100,22 @@ export class Informer<T extends api.KubeObject = api.Unstructured> {
     });
   }
 
-  /** Starts listing and watching until `signal` aborts or stop() is called. Idempotent. */
+  /**
+   * Starts listing and watching until `signal` aborts or stop() is called. Idempotent while it
+   * runs. Started again after it stopped (a controller's next leadership term: its informers
+   * stopped with the last one), it lists again once the old loop has ended, and the handlers get
+   * what changed meanwhile as events (as after a 410), so the cache is never left frozen.
+   */
   start(signal?: AbortSignal): void {
-    if (this.running) return;
+    if (this.running && !this.stopper.signal.aborted) return;
+    const previous = this.running ?? Promise.resolve();
+    if (this.stopper.signal.aborted) this.stopper = new AbortController();
+    const stopper = this.stopper;
     // An already-aborted signal fires no 'abort' event, so it is checked here: started with one,
     // the informer stops at once instead of watching forever.
-    if (signal?.aborted) this.stopper.abort();
-    else signal?.addEventListener('abort', () => this.stopper.abort(), { once: true });
-    this.running = this.run().catch((e) => log.error({ err: e, informer: this.description }, 'informer ended'));
+    if (signal?.aborted) stopper.abort();
+    else signal?.addEventListener('abort', () => stopper.abort(), { once: true });
+    this.running = previous.then(() => this.run(stopper.signal)).catch((e) => log.error({ err: e, informer: this.description }, 'informer ended'));
   }
 
   async stop(): Promise<void> {
@@ -125,8 +133,7 @@ export class Informer<T extends api.KubeObject = api.Unstructured> {
     }
   }
 
-  private async run(): Promise<void> {
-    const signal = this.stopper.signal;
+  private async run(signal: AbortSignal): Promise<void> {
     let failures = 0;
     let needList = true;
     while (!signal.aborted) {

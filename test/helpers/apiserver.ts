@@ -95,6 +95,10 @@ export function runKubectl(kubeconfig: string, args: string[], options: { input?
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
+    // A kubectl that is done before its stdin is written to (it reads none for most commands, and
+    // on a loaded machine it may exit first) makes that write fail with EPIPE: its exit code says
+    // how it went, not the pipe.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(options.input ?? '');
   });
 }

@@ -8,7 +8,7 @@ import type * as api from '../../src/api/index.js';
 import { rmSync } from 'node:fs';
 import { startTestApiServer } from '../helpers/apiserver.js';
 import { KubeClient, type ResourceRef } from '../../src/kube/client.js';
-import { InformerFactory } from '../../src/kube/informer.js';
+import { Informer, InformerFactory } from '../../src/kube/informer.js';
 import { Controller, TerminalError } from '../../src/kube/controller.js';
 import { EventRecorder } from '../../src/kube/events.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
@@ -168,6 +168,34 @@ test('an informer started with an already-aborted signal stops at once, and wait
     await assert.rejects(informer.waitForSync(aborted));
     await informer.stop();
   } finally {
+    await api.stop();
+  }
+});
+
+test('a controller run again for a new leadership term sees what changed while it was stopped: its own informer lists again', async () => {
+  const api = await startTestApiServer();
+  const client = new KubeClient(loadKubeConfig(api.kubeconfigPath));
+  // An informer of the controller's own (not a factory's): it stops with the term, as csrapproving's does.
+  const informer = new Informer(client, CONFIGMAPS, { namespace: 'default' });
+  const synced: string[] = [];
+  const controller = new Controller({ name: 'terms', sync: async (key) => void synced.push(key) }).watch(informer);
+  try {
+    await client.create(CONFIGMAPS, { metadata: { name: 'first-term', namespace: 'default' } });
+    const term1 = new AbortController();
+    const run1 = controller.start(term1.signal);
+    await eventually('the first term syncs its object', () => synced.includes('default/first-term'), { timeoutMs: 10_000, intervalMs: 25 });
+    term1.abort();
+    await run1;
+    await client.create(CONFIGMAPS, { metadata: { name: 'between-terms', namespace: 'default' } });
+    const term2 = new AbortController();
+    const run2 = controller.start(term2.signal);
+    await client.create(CONFIGMAPS, { metadata: { name: 'second-term', namespace: 'default' } });
+    await eventually('the second term syncs what came between the terms and during it', () => synced.includes('default/between-terms') && synced.includes('default/second-term'), { timeoutMs: 10_000, intervalMs: 25 });
+    assert.ok(informer.get('second-term', 'default'), 'the informer\'s cache follows again');
+    term2.abort();
+    await run2;
+  } finally {
+    await informer.stop();
     await api.stop();
   }
 });
