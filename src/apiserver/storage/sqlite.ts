@@ -192,7 +192,10 @@ export class SqliteStorage implements Storage {
       return true;
     };
     let done = false;
-    for (const row of this.stmt.list.iterate(start, end)) {
+    // Without a limit every row is read anyway: all() fetches them in one call, much cheaper than
+    // an iterator for the many small lists (an empty list of webhook configurations on each write).
+    const rows = limit === Infinity ? this.stmt.list.all(start, end) : this.stmt.list.iterate(start, end);
+    for (const row of rows) {
       while (h < historical.length && historical[h].key < row.key) {
         if (!take(historical[h++])) {
           done = true;
