@@ -101,9 +101,22 @@ async function kubectlGetNodes(kubeconfig: string): Promise<{ ms: number; rows: 
   return { ms, rows: out.trim().split('\n').length - 1 };
 }
 
+/** The server of the run under way, stopped if the bench itself is interrupted (^C, SIGTERM). */
+let current: { server: ChildProcess; dataDir: string } | undefined;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    if (current) {
+      current.server.kill('SIGTERM');
+      rmSync(current.dataDir, { recursive: true, force: true });
+    }
+    process.exit(130);
+  });
+}
+
 async function run(n: number): Promise<{ n: number; p99: number; ratio: number; rssMiB: number; kubectlMs: number }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-bench-nodes-'));
   const server = await startApiServerProcess(dataDir);
+  current = { server, dataDir };
   const pid = server.pid!;
   try {
     // The reference: the same server with no nodes.
@@ -151,6 +164,7 @@ async function run(n: number): Promise<{ n: number; p99: number; ratio: number; 
   } finally {
     await stopServer(server);
     rmSync(dataDir, { recursive: true, force: true });
+    current = undefined;
   }
 }
 
