@@ -67,7 +67,7 @@ interface WatchEntry {
   stopped: boolean;
 }
 
-/** Most rows the row cache keeps (the oldest read is dropped first). */
+/** Most rows the row cache keeps (the least recently read is dropped first). */
 const ROW_CACHE_SIZE = 4096;
 /** Most prefixes the list cache keeps, and most rows of one list it keeps. */
 const LIST_CACHE_SIZE = 64;
@@ -170,7 +170,11 @@ export class SqliteStorage implements Storage {
   get(key: string): StoredItem | undefined {
     this.assertOpen();
     let row = this.rowCache.get(key);
-    if (!row) {
+    if (row) {
+      // Least recently read goes first: a hot key (a namespace) outlives a stream of cold ones.
+      this.rowCache.delete(key);
+      this.rowCache.set(key, row);
+    } else {
       row = this.stmt.get.get(key);
       if (row) {
         if (this.rowCache.size >= ROW_CACHE_SIZE) this.rowCache.delete(this.rowCache.keys().next().value!);
