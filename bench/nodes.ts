@@ -13,6 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { startApiServerProcess } from './lib/apiserver-process.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { logger, setLogLevel } from '../src/common/log.js';
 import { rfc3339Micro } from '../src/common/time.js';
@@ -101,9 +102,22 @@ async function kubectlGetNodes(kubeconfig: string): Promise<{ ms: number; rows: 
   return { ms, rows: out.trim().split('\n').length - 1 };
 }
 
+/** The server of the run under way, stopped if the bench itself is interrupted (^C, SIGTERM). */
+let current: { server: ChildProcess; dataDir: string } | undefined;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    if (current) {
+      current.server.kill('SIGTERM');
+      rmSync(current.dataDir, { recursive: true, force: true });
+    }
+    process.exit(130);
+  });
+}
+
 async function run(n: number): Promise<{ n: number; p99: number; ratio: number; rssMiB: number; kubectlMs: number }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-bench-nodes-'));
   const server = await startApiServerProcess(dataDir);
+  current = { server, dataDir };
   const pid = server.pid!;
   try {
     // The reference: the same server with no nodes.
@@ -123,7 +137,11 @@ async function run(n: number): Promise<{ n: number; p99: number; ratio: number; 
       latencies = [];
       const selfStart = process.cpuUsage();
       const steadyStart = performance.now();
+      // This process's own event-loop stalls delay the renewals it times, as the server's would.
+      const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+      loopDelay.enable();
       const steady = await observe(pid, STEADY_S);
+      loopDelay.disable();
       const self = process.cpuUsage(selfStart);
 
       const sorted = [...latencies].sort((a, b) => a - b);
@@ -134,7 +152,7 @@ async function run(n: number): Promise<{ n: number; p99: number; ratio: number; 
       console.log(`  lease renewal latency  p50 ${fmt(p50)} ms  p99 ${fmt(p99)} ms  max ${fmt(sorted[sorted.length - 1] ?? NaN)} ms (idle reference, one Lease 10/s: p50 ${fmt(percentile(reference, 50))} ms  p99 ${fmt(percentile(reference, 99))} ms → p99 ratio ${fmt(p99 / percentile(reference, 99), 2)})`);
       console.log(`  API server CPU         ${fmt(steady.cpu)}% of a core (idle reference ${fmt(idle.cpu)}%)  → ${fmt((1000 * (steady.cpu - idle.cpu)) / n, 2)}% of a core per 1,000 nodes`);
       console.log(`  API server RSS         ${fmt(steady.rssKiB / 1024)} MiB mean (idle reference ${fmt(idle.rssKiB / 1024)} MiB)  → ${fmt((steady.rssKiB - idle.rssKiB) / n)} KiB per node`);
-      console.log(`  simulated nodes' process CPU ${fmt(agentsCpu)}% of a core, RSS ${fmt(process.memoryUsage().rss / 1024 / 1024)} MiB (this process, all N nodes)`);
+      console.log(`  simulated nodes' process CPU ${fmt(agentsCpu)}% of a core, RSS ${fmt(process.memoryUsage().rss / 1024 / 1024)} MiB (this process, all N nodes); its event loop's delay p99 ${fmt(loopDelay.percentile(99) / 1e6)} ms, max ${fmt(loopDelay.max / 1e6)} ms`);
       const listings: number[] = [];
       for (let i = 0; i < 3; i++) {
         const { ms, rows } = await kubectlGetNodes(join(dataDir, 'kubeconfig'));
@@ -151,6 +169,7 @@ async function run(n: number): Promise<{ n: number; p99: number; ratio: number; 
   } finally {
     await stopServer(server);
     rmSync(dataDir, { recursive: true, force: true });
+    current = undefined;
   }
 }
 

@@ -6,12 +6,15 @@
 
 /** RFC 3339 at second precision (`2024-01-02T03:04:05Z`), as metav1.Time serialises. */
 export function rfc3339(date: Date = new Date()): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  // toISOString() is always `YYYY-MM-DDTHH:MM:SS.sssZ` for the years objects carry (0–9999).
+  const iso = date.toISOString();
+  return iso.length === 24 ? `${iso.slice(0, 19)}Z` : iso.replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** RFC 3339 with microseconds (`2024-01-02T03:04:05.678000Z`), as metav1.MicroTime serialises. */
 export function rfc3339Micro(date: Date = new Date()): string {
-  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+  const iso = date.toISOString();
+  return iso.length === 24 ? `${iso.slice(0, 23)}000Z` : iso.replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
 /** A duration the way kubectl prints ages (`45s`, `3m12s`, `25m`, `5h3m`, `20h`, `3d4h`, `120d`, `2y30d`). */

@@ -191,6 +191,41 @@ for (const backend of backends) {
   });
 }
 
+test('sqlite: reads served from its caches follow every write, and each read is its own copy', async () => {
+  const { path, cleanup } = tempDb();
+  const s = openSqliteStorage(path);
+  try {
+    await s.create('/core/namespaces//ns', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ns' } });
+    // A hot key: read, changed, read again, deleted, read again.
+    assert.equal(s.get('/core/namespaces//ns')?.object.metadata.name, 'ns');
+    const copy = s.get('/core/namespaces//ns')!;
+    copy.object.metadata.labels = { mutated: 'by the caller' };
+    assert.equal(s.get('/core/namespaces//ns')?.object.metadata.labels, undefined, 'a caller changing its copy changes no later read');
+    const updated = await s.update('/core/namespaces//ns', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ns', labels: { a: 'b' } } });
+    assert.deepEqual(s.get('/core/namespaces//ns')?.object.metadata.labels, { a: 'b' });
+    assert.equal(s.get('/core/namespaces//ns')?.revision, updated.revision);
+    await s.delete('/core/namespaces//ns');
+    assert.equal(s.get('/core/namespaces//ns'), undefined);
+    // A small list: empty, then each write under its prefix shows, and one elsewhere does not disturb it.
+    const prefix = '/admissionregistration.k8s.io/validatingwebhookconfigurations/';
+    assert.equal(s.list(prefix).items.length, 0);
+    await s.create(`${prefix}/a`, { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'a' } });
+    assert.deepEqual(s.list(prefix).items.map((i) => i.object.metadata.name), ['a']);
+    await s.create('/core/configmaps/default/x', cm('x'));
+    const listed = s.list(prefix);
+    assert.deepEqual(listed.items.map((i) => i.object.metadata.name), ['a']);
+    assert.equal(listed.revision, s.currentRevision(), 'a cached list is as of the current revision');
+    listed.items[0].object.metadata.name = 'changed by the caller';
+    await s.update(`${prefix}/a`, { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'a', labels: { v: '2' } } });
+    assert.deepEqual(s.list(prefix).items.map((i) => [i.object.metadata.name, i.object.metadata.labels]), [['a', { v: '2' }]]);
+    await s.delete(`${prefix}/a`);
+    assert.equal(s.list(prefix).items.length, 0);
+  } finally {
+    await s.close();
+    cleanup();
+  }
+});
+
 test('every acknowledged write survives SIGKILL', async () => {
   const { path, cleanup } = tempDb();
   try {

@@ -98,6 +98,14 @@ export class WebhookAdmission {
     return items.flatMap((configuration) => (configuration.webhooks ?? []).map((webhook) => ({ webhook, configuration })));
   }
 
+  /**
+   * Whether any webhook of that kind is configured for writes of `type` at all: when none is (the
+   * usual case), a write builds no admission attributes.
+   */
+  configured(which: 'mutating' | 'validating', type: ResourceType): boolean {
+    return !this.exempt(type) && this.storage.list(storagePrefix(which === 'mutating' ? MUTATING : VALIDATING)).items.length > 0;
+  }
+
   /** Whether admission applies at all: never to the webhook configurations themselves. */
   private exempt(type: ResourceType): boolean {
     return type.builtin === true && type.group === ADMISSION_GROUP;

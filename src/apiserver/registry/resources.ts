@@ -202,7 +202,7 @@ export class Resources {
    * with what the server owns (identity, version, kind) kept, as kube keeps it.
    */
   private async mutateByWebhooks(type: ResourceType, object: api.Unstructured, previous: api.Unstructured | undefined, ctx: WriteContext & { subresource?: string }): Promise<api.Unstructured> {
-    if (!ctx.viaApi || !this.webhooks) return object;
+    if (!ctx.viaApi || !this.webhooks?.configured('mutating', type)) return object;
     const mutated = await this.webhooks.mutate(this.admissionAttributes(type, object, previous, ctx));
     if (!mutated) return object;
     const out = structuredClone(mutated);
@@ -218,7 +218,7 @@ export class Resources {
 
   /** The validating webhooks' turn (writes through the API only), after the kind's own validation. */
   private async validateByWebhooks(type: ResourceType, object: api.Unstructured | undefined, previous: api.Unstructured | undefined, ctx: WriteContext & { subresource?: string }): Promise<void> {
-    if (!ctx.viaApi || !this.webhooks) return;
+    if (!ctx.viaApi || !this.webhooks?.configured('validating', type)) return;
     await this.webhooks.validate(this.admissionAttributes(type, object, previous, ctx));
   }
 

@@ -10,6 +10,13 @@
 // the WAL has been fsynced; a write's promise resolves only after its batch has committed. A
 // SIGKILL can therefore lose only writes nobody was told about.
 //
+// Read caches: this object is the store's only writer (its revision counter lives in memory, so a
+// second writer on the file was never possible), which lets it keep two small caches exactly equal
+// to the table, updated by flush() right after each commit: the rows of keys read lately (a
+// namespace is read on every create in it), and the rows of small unlimited lists by prefix (the
+// webhook configurations every write reads). Both hold rows, not objects: every read still parses
+// its own copy, as before.
+//
 // Group commit: writes queue up and are flushed together on the next turn of the event loop (or
 // when a batch is full) in one transaction, so concurrent writers share one fsync. Each queued
 // operation is checked in order against the state the previous ones left, and a failing operation
@@ -60,6 +67,12 @@ interface WatchEntry {
   stopped: boolean;
 }
 
+/** Most rows the row cache keeps (the least recently read is dropped first). */
+const ROW_CACHE_SIZE = 4096;
+/** Most prefixes the list cache keeps, and most rows of one list it keeps. */
+const LIST_CACHE_SIZE = 64;
+const LIST_CACHE_ROWS = 16;
+
 function withRevision(object: KubeObject, revision: number): KubeObject {
   return { ...object, metadata: { ...object.metadata, resourceVersion: String(revision) } };
 }
@@ -86,6 +99,10 @@ export class SqliteStorage implements Storage {
   private closed = false;
   private readonly counters: StorageStats = { transactions: 0, writes: 0 };
   private readonly stmt;
+  /** Rows of keys read lately, equal to the table (see the header). */
+  private readonly rowCache = new Map<string, Row>();
+  /** Rows of small unlimited lists by prefix, equal to the table (see the header). */
+  private readonly listCache = new Map<string, Row[]>();
 
   constructor(path: string, options: SqliteStorageOptions = {}) {
     // Every Secret is in here: created 0600 in a 0700 directory, or tightened (private-files.ts).
@@ -152,12 +169,26 @@ export class SqliteStorage implements Storage {
 
   get(key: string): StoredItem | undefined {
     this.assertOpen();
-    const row = this.stmt.get.get(key);
+    let row = this.rowCache.get(key);
+    if (row) {
+      // Least recently read goes first: a hot key (a namespace) outlives a stream of cold ones.
+      this.rowCache.delete(key);
+      this.rowCache.set(key, row);
+    } else {
+      row = this.stmt.get.get(key);
+      if (row) {
+        if (this.rowCache.size >= ROW_CACHE_SIZE) this.rowCache.delete(this.rowCache.keys().next().value!);
+        this.rowCache.set(key, row);
+      }
+    }
     return row ? parse(row) : undefined;
   }
 
   list(prefix: string, options: ListOptions = {}): ListResult {
     this.assertOpen();
+    const plain = options.atRevision === undefined && options.startAfter === undefined && !options.limit && !options.filter;
+    const cached = plain ? this.listCache.get(prefix) : undefined;
+    if (cached) return { items: cached.map(parse), revision: this.revision };
     const at = options.atRevision ?? this.revision;
     if (options.atRevision !== undefined) {
       if (at <= this.compacted && at < this.revision) {
@@ -192,7 +223,10 @@ export class SqliteStorage implements Storage {
       return true;
     };
     let done = false;
-    for (const row of this.stmt.list.iterate(start, end)) {
+    // Without a limit every row is read anyway: all() fetches them in one call, much cheaper than
+    // an iterator for the many small lists (an empty list of webhook configurations on each write).
+    const rows = limit === Infinity ? this.stmt.list.all(start, end) : this.stmt.list.iterate(start, end);
+    for (const row of rows) {
       while (h < historical.length && historical[h].key < row.key) {
         if (!take(historical[h++])) {
           done = true;
@@ -208,6 +242,10 @@ export class SqliteStorage implements Storage {
     }
     while (!done && h < historical.length) {
       if (!take(historical[h++])) done = true;
+    }
+    if (plain && Array.isArray(rows) && rows.length <= LIST_CACHE_ROWS) {
+      if (this.listCache.size >= LIST_CACHE_SIZE) this.listCache.delete(this.listCache.keys().next().value!);
+      this.listCache.set(prefix, rows);
     }
     return { items, revision: at, continueAfter };
   }
@@ -243,6 +281,8 @@ export class SqliteStorage implements Storage {
     if (ops.length === 0) return;
     this.queue = [];
     const outcomes: Array<{ op: Op; item?: StoredItem; event?: WatchEvent; error?: Error }> = [];
+    /** What the batch leaves in the table: each key's row, or null when deleted. */
+    const written = new Map<string, Row | null>();
     let revision = this.revision;
     const run = this.db.transaction(() => {
       for (const op of ops) {
@@ -266,6 +306,7 @@ export class SqliteStorage implements Storage {
           const object = withRevision(previous!, revision);
           const value = JSON.stringify(object);
           this.stmt.deleteKv.run(op.key);
+          written.set(op.key, null);
           this.stmt.insertLog.run(revision, op.key, 'DELETED', value, current!.revision);
           outcomes.push({ op, item: { key: op.key, object, revision }, event: { type: 'DELETED', key: op.key, revision, object, previous } });
         } else {
@@ -273,6 +314,7 @@ export class SqliteStorage implements Storage {
           const value = JSON.stringify(object);
           if (op.type === 'create') this.stmt.insertKv.run(op.key, value, revision, revision);
           else this.stmt.updateKv.run(value, revision, op.key);
+          written.set(op.key, { key: op.key, value, revision });
           this.stmt.insertLog.run(revision, op.key, op.type === 'create' ? 'ADDED' : 'MODIFIED', value, current?.revision ?? null);
           outcomes.push({
             op,
@@ -287,6 +329,14 @@ export class SqliteStorage implements Storage {
     } catch (error) {
       for (const op of ops) op.reject(error as Error);
       return;
+    }
+    // Committed: the caches follow the table before anything else can read.
+    for (const [key, row] of written) {
+      if (this.rowCache.has(key)) {
+        if (row) this.rowCache.set(key, row);
+        else this.rowCache.delete(key);
+      }
+      for (const prefix of this.listCache.keys()) if (key.startsWith(prefix)) this.listCache.delete(prefix);
     }
     this.revision = revision;
     this.counters.transactions += 1;
