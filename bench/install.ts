@@ -1,5 +1,7 @@
 // The local cluster's budgets, measured on `bosun start` as a user runs it (compiled, dist/ built
-// first when stale), in a fresh data directory: time from start to "bosun is up"; the
+// first when stale), in a fresh data directory: time from start to "bosun is up", and where it
+// went (bench/lib/install-timeline.ts: each step and wait, and when each node, operator pod and
+// ClusterOperator got ready); the
 // memory of every process of the cluster (the start process and every pod process below it, RSS
 // summed, with each process's share beside it) and their CPU while idle; Ctrl-C; the time a second
 // start takes to bring it back; then `bosun destroy`. Budgets: install < 15 s and memory < 1.2 GiB
@@ -15,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../src/common/listen.js';
+import { printInstallTimeline } from './lib/install-timeline.js';
 import { cpuTicks, processMemory, start, stop, tree, type ProcessMemory } from './lib/bosun-start.js';
 
 const [masters, workers] = [Number(process.argv[2] ?? 3), Number(process.argv[3] ?? 2)];
@@ -30,6 +33,11 @@ const ports = [await freePort(), await freePort(), await freePort()];
 try {
   console.log(`fresh install: ${masters} masters, ${workers} workers`);
   const install = await start(dataDir, ports, masters, workers);
+  // The CPU the install took, every process of the cluster (those that already exited included),
+  // and each process's share of it, read at once: the components keep working after Available.
+  const atUp = processMemory(tree(install.child.pid!));
+  const installCpu = cpuTicks(tree(install.child.pid!), true) / TICKS_PER_SECOND;
+  await printInstallTimeline({ kubeconfigPath: join(dataDir, 'kubeconfig'), startedAt: install.startedAt, lines: install.lines });
   await new Promise((r) => setTimeout(r, 10_000));
   const pids = tree(install.child.pid!);
   const processes = processMemory(pids);
@@ -38,7 +46,7 @@ try {
   const prometheus = processes.filter(isPrometheus);
   const sum = (list: ProcessMemory[], key: 'rssMiB' | 'pssMiB') => list.reduce((total, p) => total + p[key], 0);
   const memory = sum(counted, 'rssMiB');
-  printBreakdown(processes);
+  printBreakdown(processes, new Map(atUp.map((p) => [p.pid, p.cpuSeconds])));
   const t0 = cpuTicks(pids);
   await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000));
   const idle = ((cpuTicks(pids) - t0) / TICKS_PER_SECOND / IDLE_SECONDS) * 100;
@@ -54,22 +62,24 @@ try {
   row(`memory, ${counted.length} processes (RSS)`, memory, 'MiB', 1228.8);
   row(`idle CPU over ${IDLE_SECONDS}s`, idle, '%', 25);
   console.log(`(the same ${counted.length} processes' PSS: ${sum(counted, 'pssMiB').toFixed(1)} MiB; Prometheus, not counted: ${prometheus.length} processes, ${sum(prometheus, 'rssMiB').toFixed(1)} MiB RSS)`);
+  console.log(`(CPU the install used until Available, every process of the cluster: ${installCpu.toFixed(1)} s, ${(installCpu / install.seconds).toFixed(2)} cores on average)`);
   console.log(`(Ctrl-C stopped the installed cluster in ${stopped.toFixed(1)} s)`);
 } finally {
   spawnSync(process.execPath, ['bin/bosun.js', 'destroy', '--data-dir', dataDir], { cwd: root, stdio: 'inherit' });
   rmSync(dataDir, { recursive: true, force: true });
 }
 
-/** One line per component: its processes, their RSS (each and summed) and PSS; `bosun start` first. */
-function printBreakdown(processes: ProcessMemory[]): void {
+/** One line per component: its processes, their RSS (each and summed) and PSS, and the CPU they had
+ *  used when the cluster became Available; `bosun start` first. */
+function printBreakdown(processes: ProcessMemory[], cpuAtUp: Map<number, number>): void {
   const groups = new Map<string, ProcessMemory[]>();
   for (const p of processes) groups.set(p.component, [...(groups.get(p.component) ?? []), p]);
   const label = (component: string) => (component === 'start' ? 'bosun start (API server, cloud, agents, controllers)' : component === 'prometheus' ? 'prometheus (not counted)' : component);
-  console.log(`\n${'process'.padEnd(52)} ${'count'.padStart(5)} ${'RSS each, MiB'.padStart(14)} ${'RSS'.padStart(7)} ${'PSS'.padStart(7)}`);
+  console.log(`\n${'process'.padEnd(52)} ${'count'.padStart(5)} ${'RSS each, MiB'.padStart(14)} ${'RSS'.padStart(7)} ${'PSS'.padStart(7)} ${'CPU s to Available'.padStart(19)}`);
   const ordered = [...groups].sort(([a, x], [b, y]) => Number(b === 'start') - Number(a === 'start') || Number(a === 'prometheus') - Number(b === 'prometheus') || y.reduce((t, p) => t + p.rssMiB, 0) - x.reduce((t, p) => t + p.rssMiB, 0));
   for (const [component, list] of ordered) {
     const each = list.map((p) => p.rssMiB).sort((a, b) => a - b);
     const range = each.length === 1 ? each[0].toFixed(0) : `${each[0].toFixed(0)}–${each[each.length - 1].toFixed(0)}`;
-    console.log(`${label(component).padEnd(52)} ${String(list.length).padStart(5)} ${range.padStart(14)} ${list.reduce((t, p) => t + p.rssMiB, 0).toFixed(1).padStart(7)} ${list.reduce((t, p) => t + p.pssMiB, 0).toFixed(1).padStart(7)}`);
+    console.log(`${label(component).padEnd(52)} ${String(list.length).padStart(5)} ${range.padStart(14)} ${list.reduce((t, p) => t + p.rssMiB, 0).toFixed(1).padStart(7)} ${list.reduce((t, p) => t + p.pssMiB, 0).toFixed(1).padStart(7)} ${list.reduce((t, p) => t + (cpuAtUp.get(p.pid) ?? 0), 0).toFixed(1).padStart(19)}`);
   }
 }

@@ -41,7 +41,7 @@ Example:
   NAME          DISPLAY     VERSION   REPLACES      PHASE
   demo.v1.1.0   Demo demo   1.1.0     demo.v1.0.0   Succeeded`,
     async setup(manager, o) {
-      const { addOlmOperator } = await import('../olm/operators.js');
+      const { addOlmOperator } = await import('../olm/olm-operator.js');
       addOlmOperator(manager, { releaseVersion: o.releaseVersion });
     },
   });
@@ -68,7 +68,7 @@ Example:
   NAME                                            CSV           APPROVAL   APPROVED
   installplan.operators.coreos.com/install-8xk2p  demo.v1.1.0   Manual     false`,
     async setup(manager, o) {
-      const { addCatalogOperator } = await import('../olm/operators.js');
+      const { addCatalogOperator } = await import('../olm/catalog-operator.js');
       addCatalogOperator(manager, { releaseVersion: o.releaseVersion });
     },
   });
@@ -95,7 +95,7 @@ Example:
   demo   bosun Operators   5m`,
     async setup(manager, o) {
       const listen = parseHostPort(o.secureListen, '--secure-listen');
-      const { addPackageServer } = await import('../olm/operators.js');
+      const { addPackageServer } = await import('../olm/package-server.js');
       const log = logger('package-server');
       const tls = await servingCertificate({ cert: podPath(o.tlsCertFile), key: podPath(o.tlsPrivateKeyFile) }, ['localhost', '127.0.0.1', listen.host, `package-server-service.${NAMESPACE}.svc`], 'package-server');
       const requestHeader = await readRequestHeaderAuth(manager.client);

@@ -49,7 +49,7 @@ Example:
         waiting for 3 master nodes Ready
           0/3 Ready, 0 registered; booting: bosun-local-master-0, … (0s)
   ...
-  [8/9] Cluster API takes the machines: the masters adopted as Machines, 2 workers created by MachineDeployment worker with a MachineHealthCheck; they boot from the masters' machine-config servers (40.2s)
+  [8/9] Cluster API takes the machines: the masters adopted as Machines, 2 workers created by MachineDeployment worker with a MachineHealthCheck, while the bootstrap hands over; they boot from the machine-config servers behind api-int (40.2s)
   ...
   [9/9] the cluster-version operator applies the payload (71.9s)
 

@@ -5,10 +5,15 @@
 // from the file their CredentialsRequest's Secret is mounted as (--cloud-credentials-file).
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { httpCall, type HttpAnswer } from '../common/http-client.js';
 import { CloudError } from './errors.js';
 import type { Operation } from './lifecycle.js';
 import type { InstanceFilter } from './cloud.js';
 import type { Instance, LoadBalancer, Route } from './types.js';
+
+/** How long a call to the cloud may take: five minutes, fetch's own limits (which this client
+ *  used before), far beyond any of the cloud's answers. */
+const REQUEST_TIMEOUT_MS = 300_000;
 
 /** The key of a CredentialsRequest's Secret that holds the credential (the file, once mounted). */
 export const CREDENTIAL_KEY = 'credential';
@@ -56,22 +61,23 @@ export class CloudClient {
   }
 
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    let res: Response;
+    let res: HttpAnswer;
     const credential = this.credential();
     try {
-      res = await fetch(`${this.base}${path}`, {
+      res = await httpCall(`${this.base}${path}`, {
         method,
         headers: {
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
           ...(credential ? { authorization: `Bearer ${credential}` } : {}),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
+        timeoutMs: REQUEST_TIMEOUT_MS,
       });
     } catch (e) {
       const cause = (e as { cause?: { message?: string } }).cause?.message ?? (e as Error).message;
       throw new Error(`cannot reach the local cloud at ${this.base}: ${cause}`);
     }
-    const text = await res.text();
+    const text = res.text();
     let parsed: unknown;
     try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
     if (!res.ok) {

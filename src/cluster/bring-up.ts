@@ -6,11 +6,12 @@
 //   bootstrap (install/bootstrap.ts: machine-config server, operator and controller and the CVO,
 //   run in this process as OpenShift's bootstrap node runs them) → the masters, created in the
 //   local cloud, boot from the bootstrap server through the api-int balancer and register → the
-//   CVO applies the payload, whose operators now run as pods on the masters → hand-over: each
-//   bootstrap component stops once its pod runs, and the bootstrap server leaves api-int → Cluster
-//   API takes the machines (install/cluster-api.ts): the masters adopted as Machines, the workers
-//   created by MachineDeployment `worker` with a MachineHealthCheck, booting from the masters'
-//   machine-config servers → ClusterVersion Available.
+//   CVO applies the payload, whose operators now run as pods on the masters → at the same time,
+//   the hand-over (each bootstrap component stops once its pod runs, and the bootstrap server
+//   leaves api-int) and Cluster API taking the machines (install/cluster-api.ts): the masters
+//   adopted as Machines, the workers created by MachineDeployment `worker` with a
+//   MachineHealthCheck, booting from the machine-config servers behind api-int → ClusterVersion
+//   Available.
 //
 // The service network is loopback (127.30.0.0/16, the API server's --service-cluster-ip-range and
 // Network/cluster's serviceNetwork), so that the node agents can serve cluster IPs without root.
@@ -47,12 +48,12 @@ import { NodeAgentRuntime } from './node-agent/runtime.js';
 import { API_INT_ADDRESS, MCS_HTTP_PORT, MCS_TLS_PORT, ensureApiInt } from './install/api-int.js';
 import { Bootstrap } from './install/bootstrap.js';
 import { LOCAL_SERVICE_NETWORK, MCO_NAMESPACE, createMissing, writeClusterFacts } from './install/cluster-facts.js';
-import { startControlPlane, type ControlPlane } from './install/control-plane.js';
+import { startControlPlane } from './install/control-plane.js';
 import { SharedReleaseStore, createMasters, nodesReady, userData } from './install/machines.js';
 import { workersThroughClusterApi } from './install/cluster-api.js';
 import type { Instance } from '../cloud/types.js';
 import { Progress } from './install/progress.js';
-import { publishReleases } from './install/releases.js';
+import { publishReleases, releaseSigningKey } from './install/releases.js';
 import { handOver } from './install/hand-over.js';
 
 export interface BringUpOptions {
@@ -178,6 +179,8 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
   const progress = new Progress(say, installed ? 6 : withMachines ? 9 : 7);
   const stack = new Stack();
   try {
+    // Made while the API server starts, if this is the first start (step 2 signs with it).
+    const signingKey = releaseSigningKey(options.dataDir);
     progress.step(1, `starting the API server on https://${options.api.host}:${options.api.port}`);
     const apiOptions = {
       dataDir: options.dataDir, host: options.api.host, port: options.api.port, logLevel: 'warn',
@@ -194,7 +197,7 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
     const client = new KubeClient(kc);
 
     progress.step(2, `building and signing releases into ${join(options.dataDir, 'releases')}`);
-    const published = await publishReleases({ dataDir: options.dataDir, sources: options.releaseSources, cvoManifests: options.cvoManifests, say });
+    const published = await publishReleases({ dataDir: options.dataDir, sources: options.releaseSources, cvoManifests: options.cvoManifests, say, signingKey });
     const target = published.releases.find((r) => r.version === options.version);
     if (!target) throw new Error(`release ${options.version} is not defined in ${join(options.releaseSources, 'releases')} (have: ${published.releases.map((r) => r.version).join(', ')})`);
 
@@ -205,20 +208,24 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
 
     let cloud: CloudService | undefined;
     let cloudClient: CloudClient | undefined;
-    let controlPlane: ControlPlane | undefined;
     const machinesStartedAt = Date.now();
+    // The control plane's controllers beside the API server; on an install, once the payload's
+    // CRDs are there (the machine approver watches Machines, the cloud-credential controller
+    // CredentialsRequests: started before, their informers would fail and back off meanwhile).
+    const startPlane = async () => {
+      const plane = await startControlPlane(api.kubeconfigPath, cloudClient!, cloud!.url, say);
+      stack.push("the control plane's controllers", () => plane.stop());
+    };
     if (withMachines) {
       const listen = options.cloud ?? { host: '127.0.0.1', port: 0 };
-      progress.step(4, `starting the local cloud on http://${listen.host}:${listen.port} and the control plane's controllers`);
+      progress.step(4, `starting the local cloud on http://${listen.host}:${listen.port}${installed ? " and the control plane's controllers" : ''}`);
       const runtime = new SharedReleaseStore(published.store, new NodeAgentRuntime());
       cloud = new CloudService({ dataDir: options.dataDir, bootDelayMs: options.bootDelayMs, firstInstanceHost: options.firstInstanceHost, runtime, host: listen.host, port: listen.port });
       // The installer is the cloud's owner: it uses the root credential the cloud made (cloud/root.credential).
       cloudClient = new CloudClient(await cloud.start(), cloud.rootCredential);
       const service = cloud;
       stack.push('the local cloud (its machines, load balancers and API)', () => service.close(), CLOUD_STOP_BOUND_MS);
-      controlPlane = await startControlPlane(api.kubeconfigPath, cloudClient, cloud.url, say);
-      const plane = controlPlane;
-      stack.push("the control plane's controllers", () => plane.stop());
+      if (installed) await startPlane();
       progress.detail(`cloud API ${cloud.url}; machines under ${join(options.dataDir, 'machines')}`);
     }
 
@@ -237,10 +244,11 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
       return localCluster({ api, updateService, cloud, releases: published.releases, installed: false, stack });
     }
 
-    progress.step(withMachines ? 5 : 4, "applying the payload's CRDs and the installer's facts");
+    progress.step(withMachines ? 5 : 4, `applying the payload's CRDs and the installer's facts${withMachines ? "; starting the control plane's controllers" : ''}`);
     const crds = payloadCrds(target.dir);
     const created = await createMissing(client, crds);
     progress.detail(`${crds.length} CRDs (${created} new)`);
+    if (withMachines) await startPlane();
     const pkiDir = join(options.dataDir, 'pki');
     const apiInternalUrl = withMachines ? `https://${API_INT_ADDRESS}:${api.port}` : api.url;
     const serverNames = withMachines ? [API_INT_ADDRESS] : [];
@@ -284,11 +292,17 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
       const masterMachines = await bootMasters(client, cc, progress, masters, options.instanceType);
       const masterIds = masterMachines.map((m) => m.id);
       await ensureApiInt(cc, { api: { host: api.host, port: api.port }, bootstrapServer: serverListen.host, masters: masterIds });
-      await handOver({ client, bootstrap, progress, masters });
-      await ensureApiInt(cc, { api: { host: api.host, port: api.port }, masters: masterIds });
-      progress.detail('the bootstrap machine-config server left api-int; the masters serve machine configs');
-      progress.step(8, `Cluster API takes the machines: the masters adopted as Machines, ${workers} worker${workers === 1 ? '' : 's'} created by MachineDeployment worker with a MachineHealthCheck; they boot from the masters' machine-config servers`);
-      await workersThroughClusterApi({ client, progress, masters: masterMachines, apiPort: api.port, workers, instanceType: options.instanceType ?? DEFAULT_INSTANCE_TYPE });
+      // The hand-over and the workers go on together, as OpenShift's workers are created by the
+      // Machine API while the bootstrap completes: neither waits for the other (a worker that boots
+      // meanwhile gets its config from whichever machine-config server api-int sends it to).
+      const handingOver = (async () => {
+        await handOver({ client, bootstrap, progress, masters });
+        await ensureApiInt(cc, { api: { host: api.host, port: api.port }, masters: masterIds });
+        progress.detail('the bootstrap machine-config server left api-int; the masters serve machine configs');
+      })();
+      progress.step(8, `Cluster API takes the machines: the masters adopted as Machines, ${workers} worker${workers === 1 ? '' : 's'} created by MachineDeployment worker with a MachineHealthCheck, while the bootstrap hands over; they boot from the machine-config servers behind api-int`);
+      const workersUp = workersThroughClusterApi({ client, progress, masters: masterMachines, apiPort: api.port, workers, instanceType: options.instanceType ?? DEFAULT_INSTANCE_TYPE });
+      await Promise.all([handingOver, workersUp]);
     }
 
     progress.step(withMachines ? 9 : 6, 'the cluster-version operator applies the payload');

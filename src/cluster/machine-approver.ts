@@ -10,13 +10,14 @@
 // whose status.addresses name the node and carry its address must exist as well, as OpenShift's
 // approver requires.
 // Anything else stays pending and the reason is logged; requests for machines not (yet) in the
-// cloud are looked at again, as a machine may be created just after its CSR.
+// cloud, or without their Machine yet, are looked at again (every RECHECK_MS, and at once when a
+// Machine changes), as a machine may be created just after its CSR.
 import { parseCertificateRequest } from '../apiserver/certificates/request.js';
 import { logger, type Logger } from '../common/log.js';
 import type { CloudClient } from '../cloud/client.js';
 import type { Instance } from '../cloud/types.js';
 import type * as api from '../api/index.js';
-import { Controller, Informer, type KubeClient } from '../kube/index.js';
+import { Controller, Informer, keyOf, type KubeClient } from '../kube/index.js';
 import { type Clock, realClock } from '../kube/clock.js';
 import { CLIENT_SIGNER, SERVING_SIGNER } from './node-agent/credentials.js';
 import { CSRS } from './node-agent/resources.js';
@@ -99,6 +100,10 @@ export interface MachineApproverOptions {
   /** Cluster API manages the machines: the Machines a node must be backed by as well (undefined
    *  from it: not yet, the cloud's instance suffices). */
   machines?: () => Promise<api.Machine[] | undefined>;
+  /** An informer of those Machines: a Machine added or changed has every pending CSR looked at
+   *  again at once (a new worker's CSR may come before its Machine carries the node's address),
+   *  rather than at the next recheck. */
+  machineChanges?: Informer<api.Machine>;
   log?: Logger;
   /** The clock of the CSR age limit and the controller's queue (default the wall clock). */
   clock?: Clock;
@@ -124,5 +129,7 @@ export function machineApprover(o: MachineApproverOptions): Controller {
       log.info({ csr: key, signer: csr.spec?.signerName, node: csr.spec?.username, reason: decision.message }, 'certificate signing request approved');
     },
   });
-  return controller.watch(csrs);
+  controller.watch(csrs);
+  if (o.machineChanges) controller.watch(o.machineChanges, () => csrs.list().filter((c) => !isDecided(c) && !c.status?.certificate).map((c) => keyOf(c)));
+  return controller;
 }

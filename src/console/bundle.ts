@@ -43,7 +43,7 @@ const INDEX = `<!doctype html>
 `;
 
 export async function buildConsoleBundle(): Promise<ConsoleBundle> {
-  const { build } = await import('esbuild');
+  const { build, stop } = await import('esbuild');
   const result = await build({
     entryPoints: [`${WEB_SOURCES}main.tsx`],
     bundle: true,
@@ -56,7 +56,7 @@ export async function buildConsoleBundle(): Promise<ConsoleBundle> {
     minify: true,
     legalComments: 'none',
     logLevel: 'silent',
-  });
+  }).finally(() => stop()); // esbuild's service process is not needed once the bundle is built (some 20 MiB)
   const files = new Map<string, ServedFile>([
     ['/index.html', served(INDEX, 'text/html; charset=utf-8')],
     ['/static/app.js', served(result.outputFiles[0].contents, 'text/javascript; charset=utf-8')],

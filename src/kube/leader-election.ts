@@ -7,13 +7,18 @@
 //
 // States: candidate → (acquired) leading → (renew failed past the deadline, or stopped) →
 // candidate again, or done when the signal aborts (a leader then releases the Lease at once so a
-// successor need not wait out the lease duration).
+// successor need not wait out the lease duration). A candidate tries again every retryPeriod, as
+// client-go's does, and also watches the Lease meanwhile: when its holder releases it (or it is
+// deleted) the candidate tries at once instead of at its next retry — the hand-over from a
+// component that stops to its successor takes a round trip, not up to a retry period (26 s by
+// default). A holder that stops renewing without releasing is still found out by the retries.
 import { rfc3339Micro } from '../common/time.js';
 import type { KubeConfigLike } from './kubeconfig.js';
 import { hostname } from 'node:os';
 import { logger } from '../common/log.js';
 import { type Clock, realClock, sleepOn } from './clock.js';
 import { isConflict, isNotFound, KubeClient } from './client.js';
+import { Informer } from './informer.js';
 import type * as api from '../api/index.js';
 import { resources } from './resources.js';
 
@@ -52,6 +57,8 @@ export class LeaderElector {
   private readonly retryPeriodMs: number;
   private leading = false;
   private readonly clock: Clock;
+  /** While a candidate waits: the Lease's informer, and what to wake when the Lease is released. */
+  private leaseWatch?: { stop: AbortController; released?: () => void };
 
   constructor(private readonly options: LeaderElectionOptions) {
     if (options.client) this.client = options.client;
@@ -135,6 +142,30 @@ export class LeaderElector {
     }
   }
 
+  /** A candidate's wait before its next try: the retry period, or less if the Lease is released
+   *  meanwhile (its holder cleared) or deleted. */
+  private async waitAsCandidate(signal: AbortSignal): Promise<void> {
+    if (!this.leaseWatch) {
+      const { namespace, name } = this.options;
+      const watch: { stop: AbortController; released?: () => void } = { stop: new AbortController() };
+      const informer = new Informer<api.Lease>(this.client, LEASES, { namespace, fieldSelector: `metadata.name=${name}`, clock: this.clock });
+      informer.on((type, lease) => {
+        if (type === 'delete' || !lease.spec?.holderIdentity) watch.released?.();
+      });
+      informer.start(watch.stop.signal);
+      this.leaseWatch = watch;
+    }
+    const wake = new AbortController();
+    this.leaseWatch.released = () => wake.abort();
+    await sleepOn(this.clock, this.retryPeriodMs, AbortSignal.any([signal, wake.signal]));
+    this.leaseWatch.released = undefined;
+  }
+
+  private stopLeaseWatch(): void {
+    this.leaseWatch?.stop.abort();
+    this.leaseWatch = undefined;
+  }
+
   /** Gives the Lease up so another candidate can take it at once. */
   private async release(): Promise<void> {
     const { namespace, name } = this.options;
@@ -160,9 +191,10 @@ export class LeaderElector {
         log.warn({ lease, error: (e as Error).message }, 'leader election attempt failed');
       }
       if (!acquired) {
-        await sleepOn(this.clock, this.retryPeriodMs, signal);
+        await this.waitAsCandidate(signal);
         continue;
       }
+      this.stopLeaseWatch();
       // Stopped while the Lease was being taken (a pod told to terminate as it won): give it back
       // at once. An abort listener added now would never fire, and the Lease would stay held by a
       // process that is going away, for every successor to wait out.
@@ -204,5 +236,6 @@ export class LeaderElector {
       this.options.onStoppedLeading?.();
       if (signal.aborted) await this.release();
     }
+    this.stopLeaseWatch();
   }
 }

@@ -5,7 +5,7 @@
 // is seen at once; updateStrategy.registryPoll.interval also reads it again on that period.
 import type * as api from '../api/index.js';
 import { Controller, resources, rfc3339 } from '../kube/index.js';
-import type { OlmContext } from './context.js';
+import type { CatalogContext } from './catalogs.js';
 import { writeStatus } from './status.js';
 
 /** A Go duration such as 10m, 1h30m, 45s in milliseconds; undefined when it is not one. */
@@ -17,7 +17,7 @@ export function parseDuration(text: string | undefined): number | undefined {
   return parts.reduce((sum, p) => sum + Number(p[1]) * units[p[2]], 0);
 }
 
-export function catalogSourceController(ctx: OlmContext): Controller {
+export function catalogSourceController(ctx: CatalogContext): Controller {
   const sources = ctx.informer(resources.catalogSources);
   const configMaps = ctx.informer(resources.configMaps);
   const controller = new Controller({ name: 'catalog-source-controller', clock: ctx.clock, sync });

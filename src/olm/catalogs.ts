@@ -3,7 +3,19 @@
 // revision, shared by every controller of the process. A source bosun cannot read (grpc: a catalog
 // image or an address) is reported as such, not guessed at.
 import type * as api from '../api/index.js';
+import type { Clock, Manager } from '../kube/index.js';
+import { olmContext, type OlmContext } from './context.js';
 import { InvalidCatalogError, loadCatalog, type Catalog } from './fbc.js';
+
+/** The OLM context of the components that read catalogs (the catalog operator, the package
+ *  server): with the catalogs, parsed once per ConfigMap revision for all their controllers. */
+export interface CatalogContext extends OlmContext {
+  catalogs: CatalogCache;
+}
+
+export function catalogContext(manager: Manager, clock?: Clock): CatalogContext {
+  return { ...olmContext(manager, clock), catalogs: new CatalogCache() };
+}
 
 /** What a CatalogSource offers now: its catalog, or why there is none (a reason and a message). */
 export type CatalogState =

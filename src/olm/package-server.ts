@@ -16,9 +16,12 @@ import type * as api from '../api/index.js';
 import { parseTarget } from '../common/http-limits.js';
 import { boundPort, closeServer, failureStatus, listenOn, sendJson, type JsonAnswer } from '../common/http-server.js';
 import { matchesLabels, parseLabelSelector, type LabelSelector } from '../common/label-selectors.js';
-import type { Logger } from '../common/log.js';
+import { type Logger, logger } from '../common/log.js';
 import { age } from '../common/time.js';
-import { DelegatedAuth, type Informer, type KubeClient, type RequestHeaderAuth, type ResourceAttributes, aggregatedApiRefusal, aggregatedServerOptions } from '../kube/index.js';
+import { DelegatedAuth, type Informer, type KubeClient, type Manager, type RequestHeaderAuth, type ResourceAttributes, aggregatedApiRefusal, aggregatedServerOptions, resources } from '../kube/index.js';
+import { catalogContext } from './catalogs.js';
+import { CLUSTER_OPERATORS, olmClusterOperatorController } from './cluster-operator.js';
+import type { OlmSettings } from './context.js';
 import { type Catalog, bundleCsv } from './fbc.js';
 
 export const PACKAGES_GROUP = 'packages.operators.coreos.com';
@@ -208,4 +211,20 @@ export class PackageServer {
     const asTable = /as=Table/.test(req.headers.accept ?? '');
     sendJson(res, answer(this.catalogs(), path, url.searchParams, asTable, (this.o.now ?? Date.now)()));
   }
+}
+
+/** The package server, as the `package-server` process runs it, over the manager's CatalogSource
+ *  and ConfigMap informers. */
+export function addPackageServer(manager: Manager, options: Omit<PackageServerOptions, 'log'> & { log?: Logger }, settings: OlmSettings = {}): PackageServer {
+  const ctx = catalogContext(manager, settings.clock);
+  const sources = ctx.informer(resources.catalogSources);
+  const configMaps = ctx.informer(resources.configMaps);
+  const catalogs = () => sources.list().flatMap((source) => {
+    const state = ctx.catalogs.state(source, (cm) => configMaps.get(cm, source.metadata.namespace));
+    return state.ready ? [{ source, catalog: state.catalog }] : [];
+  });
+  const server = new PackageServer(ctx.client, catalogs, [sources, configMaps] as Informer<api.KubeObject>[], { ...options, log: options.log ?? logger('package-server') });
+  manager.add(server);
+  if (settings.releaseVersion !== undefined) manager.add(olmClusterOperatorController(ctx, { name: CLUSTER_OPERATORS.packageServer, version: settings.releaseVersion, crds: ['catalogsources'], ready: () => (server.port ? undefined : 'the package server is not listening yet') }));
+  return server;
 }

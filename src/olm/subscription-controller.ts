@@ -18,7 +18,8 @@
 //      (NamespaceManualApproval=True naming the Manual ones) instead of surprising the admin.
 import type * as api from '../api/index.js';
 import { type Condition, Controller, resources, rfc3339 } from '../kube/index.js';
-import { OLM_GROUP, type OlmContext } from './context.js';
+import type { CatalogContext } from './catalogs.js';
+import { OLM_GROUP } from './context.js';
 import { COPIED_FROM } from './copied-csv-controller.js';
 import type { Gvk } from './fbc.js';
 import { PROPERTIES_ANNOTATION, packageLabel, planCsvNames, planSteps, uninstallable } from './install-plan.js';
@@ -46,7 +47,7 @@ export function installedOf(csvs: readonly api.ClusterServiceVersion[]): Install
 
 const IN_FLIGHT = new Set(['', 'Planning', 'RequiresApproval', 'Installing']);
 
-export function subscriptionController(ctx: OlmContext): Controller {
+export function subscriptionController(ctx: CatalogContext): Controller {
   const subs = ctx.informer(resources.subscriptions);
   const sources = ctx.informer(resources.catalogSources);
   const configMaps = ctx.informer(resources.configMaps);

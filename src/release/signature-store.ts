@@ -3,6 +3,7 @@
 // serves) or an HTTP(S) URL (what `spec.signatureStores` and `store-*` verification keys name).
 import { existsSync, mkdirSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { httpCall, type HttpAnswer } from '../common/http-client.js';
 
 /** Stop after this many signatures for one digest: a store that never 404s must not loop forever. */
 const MAX_SIGNATURES = 16;
@@ -43,9 +44,9 @@ export async function fetchSignatures(storeURL: string, digest: string, options:
   const out: Uint8Array[] = [];
   for (let n = 1; n <= MAX_SIGNATURES; n++) {
     const url = `${base}/${digest.replace(':', '=')}/signature-${n}`;
-    let res: Response;
+    let res: HttpAnswer;
     try {
-      res = await fetch(url, { signal: AbortSignal.timeout(options.timeoutMs ?? 30_000) });
+      res = await httpCall(url, { timeoutMs: options.timeoutMs ?? 30_000 });
     } catch (err) {
       const cause = (err as { cause?: { code?: string } }).cause;
       throw new Error(`signature store ${base} is unreachable (${cause?.code ?? (err as Error).message})`);
@@ -54,7 +55,7 @@ export async function fetchSignatures(storeURL: string, digest: string, options:
     const noSuchSignature = res.status === 404;
     if (noSuchSignature) break;
     if (!res.ok) throw new Error(`signature store answered ${res.status} for ${url}`);
-    out.push(new Uint8Array(await res.arrayBuffer()));
+    out.push(new Uint8Array(res.body));
   }
   return out;
 }

@@ -9,6 +9,7 @@ import { Scheduler } from '../../src/cluster/scheduler/scheduler.js';
 import { KubeClient, type Obj, type ResourceRef } from '../../src/kube/client.js';
 import { EventRecorder } from '../../src/kube/events.js';
 import { InformerFactory } from '../../src/kube/informer.js';
+import { registry } from '../../src/kube/metrics.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
@@ -154,5 +155,25 @@ test('uncordoning a node and removing scheduling gates bring waiting pods back',
     assert.equal(await boundNode(client, 'gated'), undefined, 'gated pods are not scheduled');
     await client.mergePatch(PODS, 'gated', 'default', { spec: { schedulingGates: null } });
     await eventually('gated bound once its gates are gone', async () => (await boundNode(client, 'gated')) === 'w0');
+  });
+});
+
+test('a node change retries a waiting pod only when that node now fits it (queueing hints): a tainted node\'s other changes cost the pod no attempt, and it is bound once the taint goes', async () => {
+  const unschedulableAttempts = async () => ((await registry.getSingleMetric('scheduler_schedule_attempts_total')?.get())?.values ?? []).find((v) => v.labels.result === 'unschedulable')?.value ?? 0;
+  await withScheduler(async ({ client }) => {
+    const uninitialized = { key: 'node.cloudprovider.kubernetes.io/uninitialized', value: 'true', effect: 'NoSchedule' };
+    await createNode(client, node('booting', { taints: [uninitialized] }));
+    const before = await unschedulableAttempts();
+    await client.create(PODS, pod('operator'));
+    await eventually('the pod marked unschedulable', async () => (await client.get(PODS, 'operator', 'default')).status?.conditions?.some((c: Obj) => c.type === 'PodScheduled' && c.reason === 'Unschedulable'));
+    // The node changes in ways the scheduler looks at (labels), still tainted: before queueing
+    // hints each change cost the pod an attempt after its back-off (at most 400 ms here).
+    for (let i = 0; i < 3; i++) {
+      await client.mergePatch(NODES, 'booting', undefined, { metadata: { labels: { [`example.com/step-${i}`]: 'done' } } });
+      await new Promise((r) => setTimeout(r, 500)); // room for a futile attempt's back-off to pass
+    }
+    await client.mergePatch(NODES, 'booting', undefined, { spec: { taints: [] } });
+    await eventually('the pod bound once the taint is gone', async () => (await boundNode(client, 'operator')) === 'booting', 10_000);
+    assert.equal(await unschedulableAttempts() - before, 1, 'one attempt while the node was tainted, none for its label changes');
   });
 });

@@ -142,3 +142,41 @@ test('a candidate stopped while it takes the Lease does not lead, and gives the 
     await api.stop();
   }
 });
+
+test('a candidate with OpenShift\'s retry period (26 s) takes a released Lease without waiting for its next retry: it watches the Lease', { timeout: 60_000 }, async () => {
+  const api = await startTestApiServer();
+  const kc = loadKubeConfig(api.kubeconfigPath);
+  const stops = [new AbortController(), new AbortController()];
+  const leading = [false, false];
+  const elector = (i: number) => new LeaderElector({
+    kubeconfig: kc,
+    namespace: 'kube-system',
+    name: 'watched-lock',
+    identity: `candidate-${i}`,
+    // OpenShift's defaults: a waiting candidate polls only every 26 s.
+    leaseDurationMs: 137_000, renewDeadlineMs: 107_000, retryPeriodMs: 26_000,
+    signal: stops[i].signal,
+    onStartedLeading: async (signal) => {
+      leading[i] = true;
+      await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
+      leading[i] = false;
+    },
+  });
+  const first = elector(0).run();
+  let second: Promise<void> | undefined;
+  try {
+    await eventually('candidate-0 leads', () => leading[0], { timeoutMs: 10_000, intervalMs: 20 });
+    second = elector(1).run();
+    // candidate-1 has tried once, found the Lease held, and waits for its next retry (26 s away).
+    await eventually('candidate-1 tried and waits', async () => (await new KubeClient(kc).read(resources.leases, 'watched-lock', 'kube-system'))?.spec?.holderIdentity === 'candidate-0' && !leading[1], { timeoutMs: 5000, intervalMs: 50 });
+    await new Promise((r) => setTimeout(r, 500));
+    stops[0].abort();
+    await first;
+    // Well inside the retry period: only the watch can have woken it.
+    await eventually('candidate-1 leads after the release', () => leading[1], { timeoutMs: 10_000, intervalMs: 50 });
+  } finally {
+    for (const s of stops) s.abort();
+    await Promise.all([first, second]);
+    await api.stop();
+  }
+});

@@ -13,6 +13,7 @@ import { bounded } from '../../common/bounded.js';
 import { CloudClient } from '../../cloud/client.js';
 import type * as api from '../../api/index.js';
 import { KubeClient, isNotFound } from '../../kube/client.js';
+import { Informer } from '../../kube/informer.js';
 import { loadKubeConfig } from '../../kube/kubeconfig.js';
 import { Manager } from '../../kube/manager.js';
 import { machineApprover } from '../machine-approver.js';
@@ -65,7 +66,8 @@ export async function startControlPlane(kubeconfigPath: string, cloud: CloudClie
   addScheduler(scheduler);
   const scheduling = scheduler.start(stop.signal).catch(report('scheduler'));
   const approverClient = new KubeClient(loadKubeConfig(kubeconfigPath));
-  const approving = approverCloud(cloud, cloudUrl).then((c) => machineApprover({ client: approverClient, cloud: c, machines: () => clusterApiMachines(approverClient) }).run(stop.signal)).catch(report('machine approver'));
+  const machineChanges = new Informer<api.Machine>(approverClient, MACHINES, { namespace: CLUSTER_API_NAMESPACE });
+  const approving = approverCloud(cloud, cloudUrl).then((c) => machineApprover({ client: approverClient, cloud: c, machines: () => clusterApiMachines(approverClient), machineChanges }).run(stop.signal)).catch(report('machine approver'));
   const credentials = new Manager({ name: 'cloud-credential-operator', kubeconfig: loadKubeConfig(kubeconfigPath), leaderElection: { namespace: 'kube-system', name: 'cloud-credential-operator', ...SHORT_LEASE } });
   addCloudCredentialController(credentials, cloud);
   const minting = credentials.start(stop.signal).catch(report('cloud-credential controller'));

@@ -52,7 +52,7 @@ export class Progress {
         shownAt = Date.now();
       }
       if (Date.now() - since > opts.timeoutMs) throw new Error(`gave up waiting for ${what} after ${waited()}: ${last}`);
-      await new Promise((r) => setTimeout(r, opts.intervalMs ?? 500));
+      await new Promise((r) => setTimeout(r, opts.intervalMs ?? 250));
     }
   }
 }

@@ -16,6 +16,14 @@ function releaseVersions(sources: string): string[] {
     .sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
 }
 
+/** The cluster's release signing key, made at the first start (RSA key generation runs off the
+ *  main thread: start it early, and await it when signing). */
+export function releaseSigningKey(dataDir: string): Promise<{ privateKey: string; publicKey: string }> {
+  const key = loadOrCreateSigningKey(join(dataDir, 'keys'));
+  key.catch(() => undefined); // awaited by whoever signs; not unhandled meanwhile
+  return key;
+}
+
 async function loadOrCreateSigningKey(dir: string): Promise<{ privateKey: string; publicKey: string }> {
   const privatePath = join(dir, 'signing-key.asc');
   const publicPath = join(dir, 'signing-key.pub.asc');
@@ -34,17 +42,22 @@ export interface PublishedReleases {
   publicKey: string;
 }
 
-export async function publishReleases(o: { dataDir: string; sources: string; cvoManifests: string; say: (line: string) => void }): Promise<PublishedReleases> {
+export async function publishReleases(o: { dataDir: string; sources: string; cvoManifests: string; say: (line: string) => void; signingKey?: Promise<{ privateKey: string; publicKey: string }> }): Promise<PublishedReleases> {
   const store = join(o.dataDir, 'releases');
   const signatures = join(o.dataDir, 'signatures');
-  const key = await loadOrCreateSigningKey(join(o.dataDir, 'keys'));
+  // The key is made (at the first start) off the main thread while the releases are built on it.
+  const signingKey = o.signingKey ?? releaseSigningKey(o.dataDir);
   const releases: BuiltRelease[] = [];
   for (const version of releaseVersions(o.sources)) {
-    const built = buildRelease({ version, from: o.sources, cvoManifests: o.cvoManifests, store });
+    // A turn of the event loop between builds, for the key generation's steps.
+    await new Promise((r) => setImmediate(r));
+    releases.push(buildRelease({ version, from: o.sources, cvoManifests: o.cvoManifests, store }));
+  }
+  const key = await signingKey;
+  for (const built of releases) {
     const digest = parsePullspec(built.pullspec).digest;
     if (readStoredSignatures(signatures, digest).length === 0) storeSignature(signatures, digest, await signRelease(built.pullspec, key.privateKey));
-    releases.push(built);
-    o.say(`      ${version.padEnd(8)} ${built.pullspec}`);
+    o.say(`      ${built.version.padEnd(8)} ${built.pullspec}`);
   }
   return { releases, store, signatures, publicKey: key.publicKey };
 }

@@ -11,7 +11,9 @@
 //       (reason `Unschedulable`) with kube's message; the pod waits among the unschedulable.
 //
 // Unschedulable pods are retried when the cluster changes in a way that could help them — a node
-// added, or its labels, taints, unschedulable flag or allocatable changed; a bound pod deleted or
+// added, or its labels, taints, unschedulable flag or allocatable changed, that now passes the
+// pod's filters (kube's queueing hints; any such node change for pods with inter-pod affinity or
+// spread constraints); a bound pod deleted or
 // finished; for pods with inter-pod affinity or spread constraints, a pod bound — but no sooner
 // than their back-off (1 s doubling to 10 s per attempt, kube's defaults), and at the latest every
 // 5 minutes (kube's podMaxInUnschedulablePodsDuration).
@@ -35,6 +37,8 @@ import { resources } from '../../kube/resources.js';
 import { isTerminal, podKey, SchedulerCache } from './cache.js';
 import { NodeInfoCache } from './resources.js';
 import { schedulePod } from './schedule.js';
+import { filterNode, preFilter } from './filters.js';
+import { pinnedNodeNames } from './node-affinity.js';
 import { defaultSpreadSelector } from './topology-spread.js';
 import { DEFAULT_SCHEDULER_NAME, type Node, type Pod } from './types.js';
 
@@ -178,8 +182,34 @@ export class Scheduler implements Runnable {
 
   private onNode(node: Node, type: EventType, old: Node | undefined): undefined {
     const relevant = (n: Node) => JSON.stringify([n.metadata.labels, n.spec?.taints, n.spec?.unschedulable, n.status?.allocatable]);
-    if (type === 'add' || (type === 'update' && (!old || relevant(old) !== relevant(node)))) this.retryUnschedulable(false);
+    if (type === 'add' || (type === 'update' && (!old || relevant(old) !== relevant(node)))) this.retryUnschedulableFor(node);
     return undefined;
+  }
+
+  /**
+   * A node added or changed: kube's queueing hints. A waiting pod is retried (after what is left of
+   * its back-off) only when this node now passes its filters — a node that registers still
+   * tainted, say, costs the pods that cannot tolerate the taint no attempt, and so no longer
+   * back-off for when the taint goes. Pods with inter-pod affinity or spreading, which a node can
+   * help without fitting itself (a new topology domain), are retried as before.
+   */
+  private retryUnschedulableFor(node: Node): void {
+    if (this.unschedulable.size === 0) return;
+    const namespaceLabels = new Map(this.namespaces.list().map((ns) => [ns.metadata.name, ns.metadata.labels ?? {}]));
+    const snapshot = this.cache.snapshot(this.nodes.list().map(asNode), this.pods.list().map(asPod), namespaceLabels);
+    const infos = this.nodeInfos.get(snapshot.nodes, snapshot.podsByNode);
+    const info = infos.find((i) => i.name === node.metadata.name);
+    const now = this.clock.now();
+    for (const [key, waiting] of this.unschedulable) {
+      const cached = this.pods.getByKey(key);
+      if (!cached) continue;
+      if (!waiting.podSensitive) {
+        const pod = asPod(cached);
+        const pinned = pinnedNodeNames(pod);
+        if (!info || (pinned && !pinned.has(info.name)) || filterNode(preFilter(pod, infos, namespaceLabels), info)) continue;
+      }
+      this.controller.enqueue(key, Math.max(0, waiting.lastAttemptAt + this.backoffMs(waiting.attempts) - now));
+    }
   }
 
   private defaultSpreadSelector(pod: Pod): MetaLabelSelector | undefined {

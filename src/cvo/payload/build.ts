@@ -13,7 +13,7 @@ import { parse as parseYaml } from 'yaml';
 import { isManifestFileName } from './manifest.js';
 import { PayloadInvalidError, readPayloadFiles, validatePayload, type Payload, type PayloadFile } from './payload.js';
 import {
-  channelsMetadataKey, imageReferencesFile, releaseMetadataFile, serializeImageReferences, serializeReleaseMetadata,
+  channelsMetadataKey, imageReferencesFile, parseImageReferences, releaseMetadataFile, serializeImageReferences, serializeReleaseMetadata,
   type ReleaseMetadata,
 } from '../../release/release-metadata.js';
 import { cvoManifestsDir, releaseManifestsDir, writeRelease, type ReleaseFiles } from '../../release/release-store.js';
@@ -105,13 +105,17 @@ export function buildRelease(options: BuildOptions): BuiltRelease {
   const images: Record<string, string> = {};
   for (const m of [...precheck.payload.manifests, ...precheck.payload.cvoManifests]) collectImages(m.object, images);
 
+  const references = serializeImageReferences(version, images);
   const releaseFiles: PayloadFile[] = [
     ...manifestFiles,
     { name: releaseMetadataFile, text: serializeReleaseMetadata(metadata) },
-    { name: imageReferencesFile, text: serializeImageReferences(version, images) },
+    { name: imageReferencesFile, text: references },
   ];
-  const checked = validatePayload(releaseFiles, cvoFiles);
-  if (!checked.payload) throw new PayloadInvalidError(from, checked.problems);
+  // Only image-references differs from what the first validation saw: it alone is checked again
+  // (the manifests are not parsed twice).
+  const parsed = parseImageReferences(references);
+  if (!parsed.imageReferences) throw new PayloadInvalidError(from, parsed.problems.map((message) => ({ file: `${releaseManifestsDir}/${imageReferencesFile}`, message })));
+  const checked = { payload: { ...precheck.payload, imageReferences: parsed.imageReferences } };
 
   const files: ReleaseFiles = {};
   for (const f of releaseFiles) files[`${releaseManifestsDir}/${f.name}`] = f.text;

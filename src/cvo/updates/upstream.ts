@@ -2,6 +2,7 @@
 // OpenShift's RetrievedUpdates reasons (InvalidURI, NoChannel, RemoteFailed, ResponseFailed,
 // ResponseInvalid). Used by `bosun adm upgrade recommend` and by the CVO's update poller.
 import { BosunError } from '../../common/errors.js';
+import { httpCall, type HttpAnswer } from '../../common/http-client.js';
 import { CHANNEL_PATTERN, GRAPH_PATH, type GraphResponse } from '../../cincinnati/graph-api.js';
 import { parseGraphResponse } from './graph-walk.js';
 
@@ -46,14 +47,14 @@ export function graphURL(q: GraphQuery): URL {
 
 export async function fetchUpdateGraph(q: GraphQuery, options: { timeoutMs?: number } = {}): Promise<GraphResponse> {
   const url = graphURL(q);
-  let response: Response;
+  let response: HttpAnswer;
   try {
-    response = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(options.timeoutMs ?? 30_000) });
+    response = await httpCall(url, { headers: { accept: 'application/json' }, timeoutMs: options.timeoutMs ?? 30_000 });
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     throw new RetrievalError('RemoteFailed', `unable to reach the update service at ${url.origin}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
   }
-  const text = await response.text().catch(() => '');
+  const text = response.text();
   if (!response.ok) {
     let detail = text.slice(0, 200);
     try {

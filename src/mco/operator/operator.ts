@@ -420,6 +420,9 @@ export class MachineConfigOperator {
                 env: [...env, { name: 'HOST_IP', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } }],
                 ports: [{ name: 'tls', containerPort: 22623, hostPort: 22623 }, { name: 'http', containerPort: 22624, hostPort: 22624 }],
                 // Ready once it serves: the install takes the bootstrap server out of api-int then.
+                // Asked every second while it starts (the startup probe), so that it is found ready
+                // within a second of serving rather than at the next readiness period.
+                startupProbe: { httpGet: { path: '/healthz', port: 22624 }, periodSeconds: 1, failureThreshold: 120 },
                 readinessProbe: { httpGet: { path: '/healthz', port: 22624 }, periodSeconds: 5 },
                 volumeMounts: [{ name: 'certs', mountPath: '/etc/ssl/mcs' }, { name: 'node-bootstrap-token', mountPath: '/etc/mcs/bootstrap-token' }],
               }],
