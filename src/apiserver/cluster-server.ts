@@ -21,7 +21,7 @@ export interface ClusterServer {
 
 /** kube-controller-manager's --cluster-signing-duration: the longest certificate the CSR signer issues (default a year). */
 export async function startClusterServer(options: ApiServerOptions & { clusterSigningDurationMs?: number }): Promise<ClusterServer> {
-  const server = await startApiServer(options);
+  const server = await startApiServer({ ...options, accessControlPending: true });
   // Node access first: its NodeRestriction checks of evictions and TokenRequests run before the
   // handlers that answer them, and its authorizer goes in front of RBAC.
   const nodes = enableNodeAccess(server);

@@ -84,7 +84,9 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   cleanUpTerminatingNamespaces(resources, registry);
 
   const authenticators: Authenticator[] = [(token) => (token === serving.adminToken ? { name: 'system:admin', groups: ['system:masters', 'system:authenticated'] } : undefined)];
-  let authorizer: Authorizer = () => undefined;
+  let authorizer: Authorizer = options.accessControlPending
+    ? ({ user }) => (user.groups.includes('system:masters') ? undefined : `the API server is starting and has not loaded its access control yet: only system:masters is authorised (user "${user.name}")`)
+    : () => undefined;
   let stopped = false;
   let draining: Promise<void> | undefined;
   let closing: Promise<void> | undefined;

@@ -74,6 +74,11 @@ export interface ApiServerOptions {
    *  requests in flight finish, and connections idle that long are closed. 0: idle connections are
    *  closed at once, requests in flight still finish (up to SHUTDOWN_INFLIGHT_MS). */
   shutdownGraceMs?: number;
+  /** Access control comes later (setAuthorizer): until then only system:masters is authorised, so
+   *  that the moment between listening and loading RBAC lets no other user (a node's client
+   *  certificate, say) do anything. Without it every authenticated user is authorised until
+   *  setAuthorizer (a bare API server for tests and tools). */
+  accessControlPending?: boolean;
 }
 
 export interface ApiServer {

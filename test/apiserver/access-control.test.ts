@@ -120,3 +120,38 @@ test('a cloud-controller-manager service account token: granted, forbidden, tamp
     await api.stop();
   }
 });
+
+test('until its access control is loaded, an API server started for it authorises only system:masters (no allow-all moment)', { timeout: 60_000 }, async () => {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { request } = await import('node:https');
+  const { startApiServer } = await import('../../src/apiserver/server.js');
+  const { issueClientCert } = await import('../../src/common/pki.js');
+  const dataDir = mkdtempSync(join(tmpdir(), 'bosun-pending-access-'));
+  const server = await startApiServer({ dataDir, host: '127.0.0.1', port: 0, logLevel: 'warn', accessControlPending: true });
+  try {
+    const ca = { certPem: readFileSync(join(dataDir, 'pki', 'ca.crt'), 'utf8'), keyPem: readFileSync(join(dataDir, 'pki', 'ca.key'), 'utf8') };
+    const node = await issueClientCert(ca, { commonName: 'system:node:worker-0', organizations: ['system:nodes'] });
+    const get = (path: string, auth: { cert?: typeof node; token?: string }) => new Promise<{ status: number; message: string }>((resolve, reject) => {
+      request({ host: '127.0.0.1', port: server.port, path, ca: server.caPem, agent: false, ...(auth.cert ? { cert: auth.cert.certPem, key: auth.cert.keyPem } : {}), headers: auth.token ? { authorization: `Bearer ${auth.token}` } : {} }, (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (d) => (text += d)).on('end', () => resolve({ status: res.statusCode ?? 0, message: JSON.parse(text).message ?? '' }));
+      }).on('error', reject).end();
+    });
+    const refused = await get('/api/v1/secrets', { cert: node });
+    assert.equal(refused.status, 403);
+    assert.match(refused.message, /has not loaded its access control yet: only system:masters is authorised \(user "system:node:worker-0"\)/);
+    assert.equal((await get('/api/v1/secrets', { token: server.token })).status, 200, 'the admin (system:masters) is served');
+    const access = await enableAccessControl(server, dataDir);
+    try {
+      const byRbac = await get('/api/v1/secrets', { cert: node });
+      assert.equal(byRbac.status, 403);
+      assert.doesNotMatch(byRbac.message, /has not loaded/, 'RBAC decides from now on');
+    } finally {
+      access.stop();
+    }
+  } finally {
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
