@@ -4,12 +4,12 @@
 //
 //   await bounded(server.close(), 10_000, 'the API server closing its connections');
 //   // → rejects with BoundExceeded("the API server closing its connections did not finish within 10 s")
+import { BosunError } from './errors.js';
 
 /** A wait given up on at its bound; `what` says what was waited for. */
-export class BoundExceeded extends Error {
+export class BoundExceeded extends BosunError {
   constructor(readonly what: string, readonly ms: number) {
-    super(`${what} did not finish within ${formatMs(ms)}`);
-    this.name = 'BoundExceeded';
+    super('BoundExceeded', `${what} did not finish within ${formatMs(ms)}`);
   }
 }
 

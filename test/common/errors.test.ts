@@ -60,6 +60,7 @@ const samples: Record<string, (cls: ErrorClass) => Error> = {
   ResourceError: (c) => new (c as unknown as new (m: string, retriable: boolean) => Error)('x', true),
   QuantityError: (c) => new (c as unknown as new (input: unknown) => Error)('1Q'),
   InvalidCatalogError: (c) => new (c as unknown as new (problems: string[]) => Error)(['catalog.yaml#1: x']),
+  BoundExceeded: (c) => new (c as unknown as new (what: string, ms: number) => Error)('the sample stop', 10_000),
   FitError: (c) => new (c as unknown as new (n: number, reasons: Map<string, string[]>) => Error)(0, new Map()),
 };
 /** The rest take a message alone. */
