@@ -8,8 +8,13 @@ export const SCHEDULED_SHUTDOWN_FILE = '/run/systemd/shutdown/scheduled';
 
 export type PowerRequest = 'reboot' | 'stop';
 
-/** The request a scheduled-shutdown record makes at `nowMs`: undefined while it is in the future or when it asks nothing. */
+/**
+ * The request a scheduled-shutdown record makes at `nowMs`: undefined while it is in the future,
+ * or while it is empty (a writer that truncates before writing: read again later, never taken
+ * for a power-off); 'ignore' when it asks nothing.
+ */
 export function parseScheduledShutdown(text: string, nowMs: number): PowerRequest | 'ignore' | undefined {
+  if (text.trim() === '') return undefined;
   const fields = new Map(text.split('\n').map((l) => l.split('=')).filter((kv) => kv.length >= 2).map(([k, ...v]) => [k.trim(), v.join('=').trim()]));
   const usec = Number(fields.get('USEC') ?? '0');
   if (Number.isFinite(usec) && usec / 1000 > nowMs) return undefined;

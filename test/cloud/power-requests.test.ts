@@ -1,5 +1,5 @@
 // A scheduled-shutdown record as the local cloud reads it (src/common/scheduled-shutdown.ts), one row
-// per case: logind's modes, a time still in the future, dry runs.
+// per case: logind's modes, a time still in the future, dry runs, a record not written yet.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseScheduledShutdown } from '../../src/common/scheduled-shutdown.js';
@@ -14,6 +14,9 @@ test('parseScheduledShutdown: one row per mode and time', () => {
     [`USEC=${(now + 60_000) * 1000}\nMODE=reboot\n`, undefined],
     [`USEC=${now * 1000}\nMODE=dry-reboot\n`, 'ignore'],
     ['MODE=reboot\n', 'reboot'],
+    // A record read between its writer's truncate and write: nothing yet, not a power-off.
+    ['', undefined],
+    ['\n', undefined],
   ];
   for (const [text, want] of rows) assert.equal(parseScheduledShutdown(text, now), want, text);
 });

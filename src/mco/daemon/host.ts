@@ -9,7 +9,7 @@
 // reboot` would on a real host. No cloud credentials are needed on the node, just as a real host
 // needs none to reboot itself. /run is a tmpfs: the record and the forcefile are gone after boot.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { SCHEDULED_SHUTDOWN_FILE } from '../../common/scheduled-shutdown.js';
@@ -48,9 +48,10 @@ export class RootMountHost implements Host {
   requestReboot(): void {
     const file = join(this.root, SCHEDULED_SHUTDOWN_FILE);
     mkdirSync(dirname(file), { recursive: true, mode: 0o755 });
+    // Written aside and renamed into place: whoever polls the record never reads it half-written
+    // (an empty record would read as a power-off).
     writeFileSync(`${file}.tmp`, `USEC=${Date.now() * 1000}\nWARNALL=0\nMODE=reboot\n`);
-    writeFileSync(file, readFileSync(`${file}.tmp`));
-    rmSync(`${file}.tmp`, { force: true });
+    renameSync(`${file}.tmp`, file);
   }
 
   async runAction(action: PolicyAction): Promise<string> {
