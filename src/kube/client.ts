@@ -120,6 +120,16 @@ const WRITES = new Set(['POST', 'PUT', 'PATCH']);
 /** How often an answer with Retry-After is retried (client-go's default maxRetries). */
 export const MAX_RETRY_AFTER = 10;
 
+/**
+ * A connection reset or cut before the answer came (client-go's IsConnectionReset and
+ * IsProbableEOF): node reports both as ECONNRESET ("socket hang up", "Client network socket
+ * disconnected before secure TLS connection was established") or EPIPE.
+ */
+function isConnectionReset(e: unknown): boolean {
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ECONNRESET' || code === 'EPIPE';
+}
+
 /** The wait a 429 or 5xx answer asks for in its Retry-After header (whole seconds), if any. */
 function retryAfterSeconds(res: IncomingMessage): number | undefined {
   const code = res.statusCode ?? 0;
@@ -173,16 +183,31 @@ export class KubeClient {
     return attempt(true);
   }
 
+  /** The retries this client made, by cause (for callers that count them, such as disruption tests). */
+  readonly retried = { retryAfter: 0, connectionReset: 0 };
+
   /**
-   * Sends a request and returns the decoded JSON body; non-2xx answers throw a KubeApiError. An
-   * answer 429 or 5xx with a Retry-After header (an API server shutting down, a busy one) is
-   * retried after that many seconds, at most MAX_RETRY_AFTER times, as client-go does.
+   * Sends a request and returns the decoded JSON body; non-2xx answers throw a KubeApiError. As
+   * client-go does, at most MAX_RETRY_AFTER times: an answer 429 or 5xx with a Retry-After header
+   * (an API server shutting down, a busy one) is retried after that many seconds, and a GET whose
+   * connection was reset or cut before an answer (a server, or the balancer's backend, going away
+   * mid-handshake) is sent again after a second, as an answer 500 with `Retry-After: 1` would be.
    */
   async request<T = unknown>(method: string, path: string, init: RequestInit = {}): Promise<T> {
     for (let retries = 0; ; retries++) {
-      const res = await this.open(method, path, init);
+      let res: IncomingMessage;
+      try {
+        res = await this.open(method, path, init);
+      } catch (e) {
+        if (method !== 'GET' || !isConnectionReset(e) || retries >= MAX_RETRY_AFTER || init.signal?.aborted) throw e;
+        this.retried.connectionReset++;
+        await sleep(1000, init.signal);
+        init.signal?.throwIfAborted();
+        continue;
+      }
       const wait = retryAfterSeconds(res);
       if (wait === undefined || retries >= MAX_RETRY_AFTER || init.signal?.aborted) return this.decode<T>(method, path, res);
+      this.retried.retryAfter++;
       res.resume();
       await sleep(wait * 1000, init.signal);
       init.signal?.throwIfAborted();

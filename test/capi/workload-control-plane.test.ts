@@ -32,7 +32,7 @@ import { API_VERSION, CLUSTERS, LABEL, MACHINES, MACHINE_DEPLOYMENTS } from '../
 import { parseCidr } from '../../src/common/ipv4.js';
 import { logger } from '../../src/common/log.js';
 import { NodeAgentRuntime } from '../../src/cluster/node-agent/runtime.js';
-import { KubeApiError, KubeClient, type Obj, loadKubeConfig, resources, withConnectionReuse } from '../../src/kube/index.js';
+import { KubeClient, type Obj, loadKubeConfig, resources, withConnectionReuse } from '../../src/kube/index.js';
 import { runKubectl } from '../helpers/apiserver.js';
 import { runBosun } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
@@ -83,27 +83,17 @@ async function controlPlaneSettled(version: string): Promise<api.Machine[] | und
 /**
  * A client looping on the workload API through the balancer — a read etcd must answer with quorum,
  * on a reused connection and on a new one each time — counting answers and failures. It retries as
- * client-go (kubectl's library) does and no more: an answer with a Retry-After (an API server
- * shutting down answers 503 with one) is asked again after that long, up to 10 times; those
- * retries are counted apart. Any other error is a failure.
+ * client-go (kubectl's library) does and no more, which KubeClient does: an answer with a
+ * Retry-After (an API server shutting down answers 503 with one) is asked again after that long,
+ * and a GET whose connection was cut before an answer (an instance going away mid-handshake) after
+ * a second, up to 10 times; those retries are counted apart. Any other error is a failure.
  */
 function loopOnWorkloadApi() {
   const reused = new KubeClient(withConnectionReuse(loadKubeConfig(workloadKubeconfig)));
   const fresh = new KubeClient(loadKubeConfig(workloadKubeconfig));
-  const tally = { ok: 0, failed: 0, retriedAfter: 0, errors: [] as string[] };
+  const tally = { ok: 0, failed: 0, retriedAfter: 0, retriedReset: 0, errors: [] as string[] };
   let looping = true;
-  const ask = async (client: KubeClient) => {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await client.request('GET', '/api/v1/namespaces/default/configmaps?limit=1', { signal: AbortSignal.timeout(20_000) });
-      } catch (e) {
-        const retryAfter = e instanceof KubeApiError && (e.code === 429 || e.code >= 500) ? (e.status?.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds : undefined;
-        if (retryAfter === undefined || attempt >= 10) throw e;
-        tally.retriedAfter++;
-        await new Promise((r) => setTimeout(r, retryAfter * 1000));
-      }
-    }
-  };
+  const ask = (client: KubeClient) => client.request('GET', '/api/v1/namespaces/default/configmaps?limit=1', { signal: AbortSignal.timeout(20_000) });
   const loop = (async () => {
     while (looping) {
       for (const client of [reused, fresh]) {
@@ -123,7 +113,9 @@ function loopOnWorkloadApi() {
     stop: async (what: string) => {
       looping = false;
       await loop;
-      console.log(`${what}: ${tally.ok} answers, ${tally.failed} failed, ${tally.retriedAfter} asked again after a Retry-After`);
+      tally.retriedAfter = reused.retried.retryAfter + fresh.retried.retryAfter;
+      tally.retriedReset = reused.retried.connectionReset + fresh.retried.connectionReset;
+      console.log(`${what}: ${tally.ok} answers, ${tally.failed} failed, ${tally.retriedAfter} asked again after a Retry-After, ${tally.retriedReset} after a cut connection`);
       return tally;
     },
   };

@@ -1,7 +1,9 @@
 // KubeClient's retry of answers that carry Retry-After (429, or 5xx such as an API server that is
 // shutting down), as client-go does: the request is sent again after the wait, a write with its
-// body, at most MAX_RETRY_AFTER times; answers without the header fail at once. The server here
-// injects those answers (fault injection), on a loopback port.
+// body, at most MAX_RETRY_AFTER times; answers without the header fail at once. A GET whose
+// connection is cut before an answer is sent again after a second (client-go's retry of GETs on a
+// connection reset); a write is not. The server here injects those answers and cuts (fault
+// injection), on a loopback port.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -14,7 +16,10 @@ import { KubeApiError, KubeClient, MAX_RETRY_AFTER } from '../../src/kube/client
 
 const namespaces = { group: '', version: 'v1', resource: 'namespaces', namespaced: false };
 
-/** A plain-HTTP server answering each request with the next of `answers` (the last one repeats); records what it got. */
+/**
+ * A plain-HTTP server answering each request with the next of `answers` (the last one repeats);
+ * code 0 cuts the connection instead of answering. Records what it got.
+ */
 async function faultyServer(answers: { code: number; headers?: Record<string, string> }[]) {
   const seen: { method: string; body: string }[] = [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -23,6 +28,7 @@ async function faultyServer(answers: { code: number; headers?: Record<string, st
     req.on('end', () => {
       seen.push({ method: req.method ?? '', body });
       const a = answers[Math.min(seen.length - 1, answers.length - 1)];
+      if (a.code === 0) return void req.socket.destroy();
       const status = a.code < 300
         ? { kind: 'Namespace', apiVersion: 'v1', metadata: { name: 'n1' } }
         : { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: a.code, reason: a.code === 429 ? 'TooManyRequests' : 'ServiceUnavailable', message: `answer ${seen.length}` };
@@ -92,6 +98,40 @@ test('an aborted request stops waiting for its retry', async () => {
     await assert.rejects(s.client.request('GET', '/api/v1/namespaces/n1', { signal: abort.signal }));
     assert.ok(Date.now() - started < 10_000, 'did not wait out the 30 s');
     assert.equal(s.seen.length, 1);
+  } finally {
+    s.close();
+  }
+});
+
+test('a GET whose connection is cut before an answer is sent again after a second; a write is not', async () => {
+  const s = await faultyServer([{ code: 0 }, { code: 0 }, { code: 200 }]);
+  try {
+    const started = Date.now();
+    const got = await s.client.get(namespaces, 'n1');
+    assert.equal(got.metadata?.name, 'n1');
+    assert.equal(s.seen.length, 3, 'two cut connections, then the answer');
+    assert.deepEqual(s.client.retried, { retryAfter: 0, connectionReset: 2 });
+    assert.ok(Date.now() - started >= 1800, 'each retry waited a second');
+  } finally {
+    s.close();
+  }
+  const w = await faultyServer([{ code: 0 }, { code: 201 }]);
+  try {
+    await assert.rejects(w.client.create(namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n1' } }), (e: NodeJS.ErrnoException) => e.code === 'ECONNRESET');
+    assert.equal(w.seen.length, 1, 'a create is not sent twice: it may have been carried out');
+    assert.equal(w.client.retried.connectionReset, 0);
+  } finally {
+    w.close();
+  }
+});
+
+test('a GET cut every time stops retrying when it is aborted', async () => {
+  const s = await faultyServer([{ code: 0 }]);
+  try {
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(), 2500);
+    await assert.rejects(s.client.request('GET', '/api/v1/namespaces/n1', { signal: abort.signal }), (e: Error) => e.name === 'AbortError');
+    assert.ok(s.seen.length >= 2 && s.seen.length <= 4, `asked ${s.seen.length} times in 2.5 s, a second apart`);
   } finally {
     s.close();
   }
