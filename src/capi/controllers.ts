@@ -7,7 +7,7 @@
 // controllers, the manager's /metrics serves capi_* as kube-state-metrics names them (metrics.ts),
 // from the controllers' informer caches.
 import { CloudClient } from '../cloud/client.js';
-import type { Clock, Manager } from '../kube/index.js';
+import { resources, type Clock, type Manager } from '../kube/index.js';
 import { CLUSTER_API_NAMESPACE } from './api.js';
 import { bootstrapDataController } from './bootstrap-data.js';
 import { clusterController } from './cluster-controller.js';
@@ -45,7 +45,7 @@ export interface ClusterApiSettings {
 }
 
 export function addClusterApiControllers(manager: Manager, settings: ClusterApiSettings): { webhookServer?: ClusterApiWebhookServer } {
-  const webhookServer = settings.webhook && new ClusterApiWebhookServer(settings.webhook);
+  const webhookServer = settings.webhook && new ClusterApiWebhookServer({ readKubeadmControlPlane: (namespace, name) => manager.client.read(resources.kubeadmControlPlanes, name, namespace), ...settings.webhook });
   if (webhookServer) manager.add(webhookServer);
   const ctx = capiContext(manager, settings.clock);
   const reporting = settings.clusterOperator !== false;

@@ -1,8 +1,8 @@
 // Cluster API's webhook server, as controller-runtime's webhook.Server serves it in the process
 // that runs the controllers: HTTPS (the service CA's certificate for the Service
 // capi-controllers, from --webhook-cert-dir's tls.crt/tls.key, read again when it changes; a
-// self-signed one without), one path per kind and verb (webhooks.ts), on every replica (it needs
-// no leadership). A mutating path answers an AdmissionReview with the JSONPatch from the object to
+// self-signed one without), one path per kind and verb (webhooks.ts) and KubeadmControlPlane's
+// scale validator, on every replica (it needs no leadership). A mutating path answers an AdmissionReview with the JSONPatch from the object to
 // its defaulted self; a validating path refuses with a 422 Invalid Status naming every field, as
 // controller-runtime answers an apierrors.NewInvalid. The webhook configurations that send
 // requests here are in the payload (0000_30_cluster-api_05_webhooks.yaml, webhookConfigurations()).
@@ -13,7 +13,7 @@ import { closeServer, listenOn, sendJson } from '../common/http-server.js';
 import { logger } from '../common/log.js';
 import type { Listen, Runnable } from '../kube/index.js';
 import { ServingCertificate } from '../kube/serving-certificate.js';
-import { CLUSTER_API_WEBHOOKS, jsonPatch, webhookName, webhookPath, type KindWebhooks } from './webhooks.js';
+import { CLUSTER_API_WEBHOOKS, KCP_SCALE_WEBHOOK, jsonPatch, kcpScaleRefusal, webhookName, webhookPath, type KindWebhooks } from './webhooks.js';
 
 const log = logger('capi-webhooks');
 
@@ -51,8 +51,27 @@ export function review(which: 'mutate' | 'validate', w: KindWebhooks, request: a
   return { uid, allowed: false, status: invalidStatus(w, object.metadata?.name ?? '', problems) };
 }
 
+/**
+ * The answer of the KubeadmControlPlane scale validator to a review of a Scale: it reads the
+ * KubeadmControlPlane (whether its etcd is external) through `read`, and refuses as Cluster API
+ * does, with 403 Forbidden naming why.
+ */
+export async function reviewKcpScale(request: api.AdmissionRequest, read: (namespace: string, name: string) => Promise<api.KubeadmControlPlane | undefined>): Promise<api.AdmissionResponse> {
+  const uid = request.uid;
+  const scale = request.object as { metadata?: { name?: string; namespace?: string }; spec?: { replicas?: number } } | null | undefined;
+  if (request.operation !== 'UPDATE' || !scale) return { uid, allowed: true };
+  const namespace = scale.metadata?.namespace ?? request.namespace ?? '';
+  const name = scale.metadata?.name ?? request.name ?? '';
+  const kcp = await read(namespace, name);
+  if (!kcp) return { uid, allowed: false, status: { code: 500, message: `failed to get KubeadmControlPlane ${namespace}/${name}: not found` } };
+  const refusal = kcpScaleRefusal(scale.spec?.replicas ?? 0, kcp);
+  return refusal ? { uid, allowed: false, status: { status: 'Failure', code: 403, reason: 'Forbidden', message: refusal } } : { uid, allowed: true };
+}
+
 export interface WebhookServerOptions {
   listen: Listen;
+  /** How the KubeadmControlPlane scale validator reads the object a Scale is of (without it, that path answers 500). */
+  readKubeadmControlPlane?: (namespace: string, name: string) => Promise<api.KubeadmControlPlane | undefined>;
   /** A directory with tls.crt and tls.key (the serving Secret mounted); omitted: self-signed. */
   certDir?: string;
 }
@@ -92,13 +111,15 @@ export class ClusterApiWebhookServer implements Runnable {
     this.certificate = await ServingCertificate.load(files, [this.options.listen.host]);
     const server = createServer({ ...this.certificate.current() }, (req, res) => {
       const answer = (code: number, body: unknown) => sendJson(res, { code, body });
-      const route = this.routes.get(new URL(req.url ?? '/', 'https://webhook').pathname);
-      if (!route) return answer(404, { message: `no webhook at ${req.url}` });
+      const path = new URL(req.url ?? '/', 'https://webhook').pathname;
+      const route = this.routes.get(path);
+      const scale = path === KCP_SCALE_WEBHOOK.path;
+      if (!route && !scale) return answer(404, { message: `no webhook at ${req.url}` });
       if (req.method !== 'POST') return answer(405, { message: 'webhooks take POST' });
       let body = '';
       req.setEncoding('utf8');
       req.on('data', (d) => (body += d));
-      req.on('end', () => {
+      req.on('end', async () => {
         let request: api.AdmissionRequest | undefined;
         try {
           request = (JSON.parse(body) as api.AdmissionReview).request;
@@ -108,10 +129,15 @@ export class ClusterApiWebhookServer implements Runnable {
         if (!request?.uid) return answer(400, { message: 'the AdmissionReview has no request' });
         let response: api.AdmissionResponse;
         try {
-          response = review(route.which, route.webhooks, request);
+          if (route) response = review(route.which, route.webhooks, request);
+          else {
+            const read = this.options.readKubeadmControlPlane;
+            if (!read) throw new Error('this webhook server reads no KubeadmControlPlanes');
+            response = await reviewKcpScale(request, read);
+          }
         } catch (e) {
           // A webhook that fails on input it did not expect answers 500 in the review, as controller-runtime's admission.Errored.
-          log.warn({ webhook: webhookName(route.which, route.webhooks), err: (e as Error).message }, 'webhook failed');
+          log.warn({ webhook: route ? webhookName(route.which, route.webhooks) : KCP_SCALE_WEBHOOK.name, err: (e as Error).message }, 'webhook failed');
           response = { uid: request.uid, allowed: false, status: { code: 500, message: (e as Error).message } };
         }
         answer(200, { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response });

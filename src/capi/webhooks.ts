@@ -251,6 +251,26 @@ export const CLUSTER_API_WEBHOOKS: readonly KindWebhooks[] = [
   localClusters, localMachines, localMachineTemplates,
 ];
 
+/**
+ * KubeadmControlPlane's scale validator (Cluster API's ScaleValidator), on
+ * `kubeadmcontrolplanes/scale`: `kubectl scale kcp` does not pass the kind's own webhooks (they
+ * see the object, this one the autoscaling/v1 Scale), so what they refuse of replicas is refused
+ * here too — none, or an even number while etcd is stacked on the control-plane machines.
+ */
+export const KCP_SCALE_WEBHOOK = {
+  name: 'validation-scale.kubeadmcontrolplane.controlplane.cluster.x-k8s.io',
+  path: '/validate-scale-controlplane-cluster-x-k8s-io-v1beta2-kubeadmcontrolplane',
+  group: 'controlplane.cluster.x-k8s.io', resource: 'kubeadmcontrolplanes/scale',
+} as const;
+
+/** Why a Scale of `kcp` to `replicas` is refused, if it is. */
+export function kcpScaleRefusal(replicas: number, kcp: api.KubeadmControlPlane): string | undefined {
+  if (replicas === 0) return 'replicas cannot be 0';
+  const externalEtcd = kcp.spec?.kubeadmConfigSpec?.clusterConfiguration?.etcd?.external !== undefined;
+  if (!externalEtcd && replicas % 2 === 0) return 'replicas cannot be an even number when etcd is stacked';
+  return undefined;
+}
+
 /** controller-runtime's path for a kind's webhook: `/mutate-cluster-x-k8s-io-v1beta2-machinedeployment`. */
 export function webhookPath(which: 'mutate' | 'validate', w: Pick<KindWebhooks, 'group' | 'kind'>): string {
   return `/${which}-${w.group.replace(/\./g, '-')}-v1beta2-${w.kind.toLowerCase()}`;
@@ -295,10 +315,16 @@ export function webhookConfigurations(clientConfig: (path: string) => Record<str
     rules: [{ apiGroups: [w.group], apiVersions: ['v1beta2'], operations: ['CREATE', 'UPDATE'], resources: [w.resource] }],
     failurePolicy: 'Fail', matchPolicy: 'Equivalent', sideEffects: 'None', admissionReviewVersions: ['v1', 'v1beta1'],
   }));
+  const scale = {
+    name: KCP_SCALE_WEBHOOK.name,
+    clientConfig: clientConfig(KCP_SCALE_WEBHOOK.path),
+    rules: [{ apiGroups: [KCP_SCALE_WEBHOOK.group], apiVersions: ['v1beta2'], operations: ['UPDATE'], resources: [KCP_SCALE_WEBHOOK.resource] }],
+    failurePolicy: 'Fail', matchPolicy: 'Equivalent', sideEffects: 'None', admissionReviewVersions: ['v1', 'v1beta1'],
+  };
   const metadata = (name: string) => ({ name, labels: { 'cluster.x-k8s.io/provider': 'cluster-api' }, ...(Object.keys(annotations).length ? { annotations } : {}) });
   return [
     { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: metadata(MUTATING_CONFIGURATION), webhooks: webhooks('mutate') } as api.MutatingWebhookConfiguration,
-    { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: metadata(VALIDATING_CONFIGURATION), webhooks: webhooks('validate') } as api.ValidatingWebhookConfiguration,
+    { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: metadata(VALIDATING_CONFIGURATION), webhooks: [...webhooks('validate'), scale] } as api.ValidatingWebhookConfiguration,
   ];
 }
 

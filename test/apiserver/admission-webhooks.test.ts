@@ -43,6 +43,12 @@ function answer(path: string, request: api.AdmissionRequest): api.AdmissionRevie
       }
       return allow(request.uid);
     }
+    case '/scale-cap': {
+      // A Scale: more than 3 replicas become 3.
+      const scale = request.object as { spec?: { replicas?: number } } | null;
+      if ((scale?.spec?.replicas ?? 0) <= 3) return allow(request.uid);
+      return allow(request.uid, { patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify([{ op: 'replace', path: '/spec/replicas', value: 3 }])).toString('base64') });
+    }
     case '/slow':
       return new Promise((resolve) => setTimeout(() => resolve(allow(request.uid)), 3000));
     default:
@@ -85,11 +91,12 @@ before(async () => {
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'tools' } },
       { apiVersion: 'v1', kind: 'Service', metadata: { name: 'hooks', namespace: 'tools' }, spec: { ports: [{ name: 'https', port: 443, targetPort: 9443 }] } },
       { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'hooks', namespace: 'tools' }, subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ name: 'https', port }] }] },
-      ...['mutate', 'deny', 'plain', 'down', 'ignored', 'slow', 'dry'].map(namespaceFor),
+      ...['mutate', 'deny', 'plain', 'down', 'ignored', 'slow', 'dry', 'scale'].map(namespaceFor),
       {
         apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: 'test-mutating' },
         webhooks: [webhook('mutate.hooks.bosun.io', 'mutate', { service: { namespace: 'tools', name: 'hooks', path: '/mutate' } }),
-          webhook('dry.hooks.bosun.io', 'dry', { service: { namespace: 'tools', name: 'hooks', path: '/mutate' } }, { sideEffects: 'NoneOnDryRun' })],
+          webhook('dry.hooks.bosun.io', 'dry', { service: { namespace: 'tools', name: 'hooks', path: '/mutate' } }, { sideEffects: 'NoneOnDryRun' }),
+          webhook('scale.hooks.bosun.io', 'scale', { url: `https://127.0.0.1:${port}/scale-cap` }, { rules: [{ operations: ['UPDATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments/scale'] }] })],
       },
       {
         apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'test-validating' },
@@ -110,7 +117,7 @@ const configMap = (namespace: string, name: string, data: Record<string, string>
 
 test('kubectl lists the webhook configurations with their count; kube\'s defaults are filled in', async () => {
   const shown = await s.kubectlOk(['get', 'mutatingwebhookconfigurations,validatingwebhookconfigurations']);
-  assert.match(shown, /^mutatingwebhookconfiguration\.admissionregistration\.k8s\.io\/test-mutating\s+2\s+/m);
+  assert.match(shown, /^mutatingwebhookconfiguration\.admissionregistration\.k8s\.io\/test-mutating\s+3\s+/m);
   assert.match(shown, /^validatingwebhookconfiguration\.admissionregistration\.k8s\.io\/test-validating\s+1\s+/m);
   const stored = (await s.request('GET', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/test-mutating')).json;
   const w = stored.webhooks[0];
@@ -161,6 +168,25 @@ test('a mutating webhook reached through its Service patches the object; the nam
   const plain = await s.request('POST', '/api/v1/namespaces/wh-plain/configmaps', { body: configMap('wh-plain', 'one') });
   assert.equal(plain.status, 201);
   assert.equal(plain.json.metadata.labels, undefined);
+});
+
+test('a webhook on a scale subresource is sent the autoscaling/v1 Scale, and the replicas it patches are stored', async () => {
+  await s.kubectlOk(['-n', 'wh-scale', 'create', 'deployment', 'web', '--image=registry.local/web:1', '--replicas=1']);
+  const before = received.length;
+  await s.kubectlOk(['-n', 'wh-scale', 'scale', 'deployment', 'web', '--replicas=10']);
+  const call = received.slice(before).find((r) => r.path === '/scale-cap')!;
+  assert.ok(call, 'the scale webhook was called');
+  assert.deepEqual(call.request.kind, { group: 'autoscaling', version: 'v1', kind: 'Scale' });
+  assert.deepEqual(call.request.resource, { group: 'apps', version: 'v1', resource: 'deployments' });
+  assert.equal(call.request.subResource, 'scale');
+  assert.equal((call.request.object as { spec: { replicas: number } }).spec.replicas, 10);
+  assert.equal((call.request.oldObject as { kind: string; spec: { replicas: number } }).kind, 'Scale');
+  assert.equal((call.request.oldObject as { spec: { replicas: number } }).spec.replicas, 1);
+  assert.equal(JSON.parse(await s.kubectlOk(['-n', 'wh-scale', 'get', 'deployment', 'web', '-o', 'json'])).spec.replicas, 3, 'the webhook capped it');
+  // A write of the Deployment itself does not match a rule for deployments/scale.
+  const beforeEdit = received.length;
+  await s.kubectlOk(['-n', 'wh-scale', 'label', 'deployment', 'web', 'tier=front']);
+  assert.equal(received.slice(beforeEdit).filter((r) => r.path === '/scale-cap').length, 0);
 });
 
 test('what a mutating webhook adds is validated after it, as kube orders it', async () => {

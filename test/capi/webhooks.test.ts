@@ -148,7 +148,7 @@ async function refused(args: string[], input: string | undefined, ...patterns: R
 test('the webhook configurations list every kind at Cluster API\'s paths', async () => {
   const shown = await c.kubectlOk(['get', 'mutatingwebhookconfigurations,validatingwebhookconfigurations']);
   assert.match(shown, new RegExp(`capi-mutating-webhook-configuration\\s+${CLUSTER_API_WEBHOOKS.length}\\s`));
-  assert.match(shown, new RegExp(`capi-validating-webhook-configuration\\s+${CLUSTER_API_WEBHOOKS.length}\\s`));
+  assert.match(shown, new RegExp(`capi-validating-webhook-configuration\\s+${CLUSTER_API_WEBHOOKS.length + 1}\\s`), 'and the KubeadmControlPlane scale validator');
   const [mutating] = webhookConfigurations();
   const md = mutating.webhooks!.find((w) => w.name === 'default.machinedeployment.cluster.x-k8s.io')!;
   assert.equal(md.clientConfig.service?.path, '/mutate-cluster-x-k8s-io-v1beta2-machinedeployment');
@@ -240,6 +240,22 @@ test('what Cluster API refuses is refused with the field named, on create and on
     apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineDeployment', metadata: { name: 'mismatch', namespace: 'default' },
     spec: { clusterName: NAME, selector: { matchLabels: { pool: 'a' } }, template: { metadata: { labels: { pool: 'b' } }, spec: { clusterName: NAME, bootstrap: { dataSecretName: 'x' }, infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'LocalMachineTemplate', name: `${NAME}-md-0` } } } },
   }), /spec\.template\.metadata\.labels: Invalid value: .*must match spec\.selector/);
+});
+
+test('kubectl scale kcp: an even number while etcd is stacked is refused by the scale validator, none by the schema; an odd one is taken', async () => {
+  await c.kubectlOk(['apply', '-f', '-'], kcpYaml('scaled', '  replicas: 3\n'));
+  await refused(['-n', 'default', 'scale', 'kcp', 'scaled', '--replicas=4'], undefined,
+    /^Error from server \(Forbidden\): admission webhook "validation-scale\.kubeadmcontrolplane\.controlplane\.cluster\.x-k8s\.io" denied the request: replicas cannot be an even number when etcd is stacked/);
+  // None: the CRD's schema (minimum 1) refuses it before any webhook, as kube-apiserver orders them.
+  await refused(['-n', 'default', 'scale', 'kcp', 'scaled', '--replicas=0'], undefined, /The KubeadmControlPlane "scaled" is invalid: spec\.replicas: Invalid value: 0/);
+  assert.equal((await get<api.KubeadmControlPlane>('kcp', 'scaled')).spec.replicas, 3, 'nothing changed');
+  assert.match(await c.kubectlOk(['-n', 'default', 'scale', 'kcp', 'scaled', '--replicas=5']), /kubeadmcontrolplane\.controlplane\.cluster\.x-k8s\.io\/scaled scaled/);
+  assert.equal((await get<api.KubeadmControlPlane>('kcp', 'scaled')).spec.replicas, 5);
+  // With external etcd an even number keeps no quorum at risk: the validator read the object to know.
+  await c.kubectlOk(['apply', '-f', '-'], kcpYaml('external', '  replicas: 3\n  kubeadmConfigSpec:\n    clusterConfiguration:\n      etcd:\n        external:\n          endpoints: ["https://127.0.0.1:2379"]\n          caFile: /ca\n          certFile: /cert\n          keyFile: /key\n'));
+  await c.kubectlOk(['-n', 'default', 'scale', 'kcp', 'external', '--replicas=4']);
+  assert.equal((await get<api.KubeadmControlPlane>('kcp', 'external')).spec.replicas, 4);
+  await c.kubectlOk(['-n', 'default', 'delete', 'kcp', 'scaled', 'external']);
 });
 
 test('updates Cluster API forbids: local and external etcd swapped, a template\'s spec, a deployment\'s cluster', async () => {

@@ -37,6 +37,8 @@ export interface AdmissionAttributes {
   operation: Operation;
   type: ResourceType;
   subresource?: string;
+  /** The kind of `object` when it is not the type's own (a write through `/scale` is a Scale). */
+  kind?: { group: string; version: string; kind: string };
   namespace?: string;
   name: string;
   /** The object being written (none on delete). */
@@ -197,7 +199,7 @@ export class WebhookAdmission {
 
   private request(uid: string, attrs: AdmissionAttributes): api.AdmissionRequest {
     const { type } = attrs;
-    const kind = { group: type.group, version: type.version, kind: type.kind };
+    const kind = attrs.kind ?? { group: type.group, version: type.version, kind: type.kind };
     const resource = { group: type.group, version: type.version, resource: type.resource };
     return {
       uid, kind, resource, requestKind: kind, requestResource: resource,

@@ -7,7 +7,7 @@ import { decodeBody, decodeObject, patchTypeOf, requestBody } from '../http/body
 import { sendJson } from '../http/respond.js';
 import { applyJsonPatch, applyMergePatch } from '../apply/patch.js';
 import type { ResourceType } from '../registry/resource-type.js';
-import { formatLabelSelector, fromLabelSelectorObject } from '../../common/label-selectors.js';
+import { scaleOf, type Scale } from '../registry/scale.js';
 import { rfc3339 } from '../../common/time.js';
 import type { PostRequest } from '../types.js';
 import type { ServerState } from './state.js';
@@ -15,40 +15,7 @@ import type { ServerState } from './state.js';
 import type * as api from '../../api/index.js';
 import { asKind } from '../kinds/strategy.js';
 
-/** autoscaling/v1 Scale. */
-type Scale = api.KubeObject & { spec?: { replicas?: number }; status?: { replicas: number; selector?: string } };
-
-function valueAt(object: unknown, path: string): unknown {
-  let v = object;
-  for (const p of path.replace(/^\./, '').split('.')) v = (v as Record<string, unknown> | null | undefined)?.[p];
-  return v;
-}
-
-function toScale(type: ResourceType, object: api.Unstructured): Scale {
-  const scale = type.scale!;
-  const replicas = (path: string) => {
-    const v = valueAt(object, path);
-    return typeof v === 'number' ? v : 0;
-  };
-  let selector = '';
-  if (scale.labelSelectorPath) {
-    const v = valueAt(object, scale.labelSelectorPath);
-    if (typeof v === 'string') selector = v;
-  }
-  const specSelector = (object.spec as { selector?: Parameters<typeof fromLabelSelectorObject>[0] } | undefined)?.selector;
-  if (!selector && specSelector && type.builtin) {
-    selector = formatLabelSelector(fromLabelSelectorObject(specSelector));
-  }
-  return {
-    kind: 'Scale',
-    apiVersion: 'autoscaling/v1',
-    metadata: { name: object.metadata.name, namespace: object.metadata.namespace, uid: object.metadata.uid, resourceVersion: object.metadata.resourceVersion, creationTimestamp: object.metadata.creationTimestamp },
-    spec: { replicas: replicas(scale.specReplicasPath) },
-    status: { replicas: replicas(scale.statusReplicasPath), ...(selector ? { selector } : {}) },
-  };
-}
-
-async function updateScale(state: ServerState, type: ResourceType, ns: string | undefined, name: string, body: unknown, dryRun: boolean, fieldManager: string): Promise<Scale> {
+async function updateScale(ctx: AuthorizedContext, state: ServerState, type: ResourceType, ns: string | undefined, name: string, body: unknown, dryRun: boolean, fieldManager: string): Promise<Scale> {
   // The Scale sent (or patched): its replicas are checked here.
   const scale = body as { spec?: { replicas?: unknown }; metadata?: { resourceVersion?: string } } | undefined;
   const replicas = scale?.spec?.replicas;
@@ -64,8 +31,8 @@ async function updateScale(state: ServerState, type: ResourceType, ns: string | 
     cursor = value as Record<string, unknown>;
   });
   if (scale?.metadata?.resourceVersion) patch.metadata = { resourceVersion: scale.metadata.resourceVersion };
-  const updated = await state.resources.patch(type, ns, name, 'merge', patch, { dryRun, fieldManager, managedSubresource: 'scale' });
-  return toScale(type, updated);
+  const updated = await state.resources.patch(type, ns, name, 'merge', patch, { dryRun, fieldManager, managedSubresource: 'scale', user: ctx.user, viaApi: true });
+  return scaleOf(type, updated);
 }
 
 /** GET, PUT and PATCH of `<resource>/scale`. */
@@ -75,17 +42,17 @@ export async function serveScale(ctx: AuthorizedContext, state: ServerState, typ
   switch (request.method) {
     case 'GET':
     case 'HEAD':
-      sendJson(reply, 200, toScale(type, state.resources.get(type, ns, name)));
+      sendJson(reply, 200, scaleOf(type, state.resources.get(type, ns, name)));
       return;
     case 'PUT':
-      sendJson(reply, 200, await updateScale(state, type, ns, name, decodeObject(await requestBody(request), contentType), dryRun, fieldManager));
+      sendJson(reply, 200, await updateScale(ctx, state, type, ns, name, decodeObject(await requestBody(request), contentType), dryRun, fieldManager));
       return;
     case 'PATCH': {
       const patchType = patchTypeOf(contentType);
       const patch = decodeBody(await requestBody(request), contentType);
-      const current = toScale(type, state.resources.get(type, ns, name));
+      const current = scaleOf(type, state.resources.get(type, ns, name));
       const next = patchType === 'json' ? applyJsonPatch(current, patch) : applyMergePatch(current, patch);
-      sendJson(reply, 200, await updateScale(state, type, ns, name, next, dryRun, fieldManager));
+      sendJson(reply, 200, await updateScale(ctx, state, type, ns, name, next, dryRun, fieldManager));
       return;
     }
     default:

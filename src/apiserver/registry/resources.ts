@@ -17,6 +17,7 @@ import { recordWrite } from '../apply/managed-fields.js';
 import { deleteObject, type DeleteOptions } from './resource-delete.js';
 import { patchObject } from './resource-patch.js';
 import type { PatchType, ResourceHooks, WriteContext } from './write-context.js';
+import { SCALE_KIND, scaleOf, withSpecReplicas, type Scale } from './scale.js';
 import type { AdmissionAttributes, WebhookAdmission } from '../admission/webhooks.js';
 import { generationChanged, kindAllocations, strategyFor, strategyOf, tracksGeneration } from '../kinds/index.js';
 import { replaceStatus, type Allocations, type AllocationSettings } from '../kinds/strategy.js';
@@ -189,10 +190,16 @@ export class Resources {
 
   private admissionAttributes(type: ResourceType, object: api.Unstructured | undefined, previous: api.Unstructured | undefined, ctx: WriteContext & { subresource?: string }): AdmissionAttributes {
     const subject = object ?? previous!;
+    const subresource = ctx.subresource ?? ctx.managedSubresource;
+    // A write through `/scale` is admitted as a Scale, as kube-apiserver sends it to webhooks.
+    const view = subresource === 'scale' && type.scale
+      ? (o: api.Unstructured) => scaleOf(type, this.present(type, o as KubeObject)) as api.Unstructured
+      : (o: api.Unstructured) => this.present(type, o as KubeObject);
     return {
       operation: object === undefined ? 'DELETE' : previous === undefined ? 'CREATE' : 'UPDATE',
-      type, subresource: ctx.subresource ?? ctx.managedSubresource, namespace: subject.metadata.namespace, name: subject.metadata.name,
-      object: object && this.present(type, object as KubeObject), oldObject: previous && this.present(type, previous as KubeObject),
+      type, subresource, namespace: subject.metadata.namespace, name: subject.metadata.name,
+      ...(subresource === 'scale' && type.scale ? { kind: SCALE_KIND } : {}),
+      object: object && view(object), oldObject: previous && view(previous),
       user: ctx.user, dryRun: ctx.dryRun ?? false, warnings: ctx.warnings,
     };
   }
@@ -203,8 +210,14 @@ export class Resources {
    */
   private async mutateByWebhooks(type: ResourceType, object: api.Unstructured, previous: api.Unstructured | undefined, ctx: WriteContext & { subresource?: string }): Promise<api.Unstructured> {
     if (!ctx.viaApi || !this.webhooks?.configured('mutating', type)) return object;
-    const mutated = await this.webhooks.mutate(this.admissionAttributes(type, object, previous, ctx));
+    const attrs = this.admissionAttributes(type, object, previous, ctx);
+    const mutated = await this.webhooks.mutate(attrs);
     if (!mutated) return object;
+    if (attrs.kind === SCALE_KIND) {
+      // A Scale the webhooks patched: only its replicas go back into the object.
+      const replicas = (mutated as Scale).spec?.replicas;
+      return Number.isInteger(replicas) ? withSpecReplicas(type, object, replicas as number) : object;
+    }
     const out = structuredClone(mutated);
     out.apiVersion = object.apiVersion;
     out.kind = object.kind;
