@@ -9,7 +9,7 @@
 // processes. What only client-node implements (exec credential plugins, auth providers other than
 // a token file, proxies) is handed to client-node's KubeConfig, imported when a kubeconfig uses it.
 import { Agent as HttpsAgent, type RequestOptions } from 'node:https';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isIPv6 } from 'node:net';
 import { delimiter, dirname, join, resolve } from 'node:path';
@@ -141,10 +141,41 @@ function needsClientNode(cluster: Cluster | null, user: User | null): boolean {
   return Boolean(cluster?.proxyUrl || user?.exec || (user?.authProvider && !providerTokenFile(user)));
 }
 
-function fileOrData(file: string | undefined, data: string | undefined): Buffer | undefined {
-  if (file) return readFileSync(file);
-  if (data) return Buffer.from(data, 'base64');
-  return undefined;
+/** How often a certificate or key file is checked for a new version (a rotated certificate is used within this). */
+const MATERIAL_RECHECK_MS = 1_000;
+
+/**
+ * Certificates and keys of a kubeconfig, read once and kept: a file is checked (stat) at most once
+ * a second and read again only when it changed, inline data decoded once — not read and decoded
+ * on every request. The same Buffer comes back while the content is the same, so agents are found
+ * by identity.
+ */
+class CredentialMaterial {
+  private readonly files = new Map<string, { buf: Buffer; stamp: string; checkedAt: number }>();
+  private readonly data = new Map<string, Buffer>();
+
+  get(file: string | undefined, data: string | undefined): Buffer | undefined {
+    if (file) return this.file(file);
+    if (!data) return undefined;
+    let buf = this.data.get(data);
+    if (!buf) this.data.set(data, (buf = Buffer.from(data, 'base64')));
+    return buf;
+  }
+
+  private file(path: string): Buffer {
+    const now = Date.now();
+    const cached = this.files.get(path);
+    if (cached && now - cached.checkedAt < MATERIAL_RECHECK_MS) return cached.buf;
+    const st = statSync(path);
+    const stamp = `${st.ino}:${st.size}:${st.mtimeMs}`;
+    if (cached && cached.stamp === stamp) {
+      cached.checkedAt = now;
+      return cached.buf;
+    }
+    const buf = readFileSync(path);
+    this.files.set(path, { buf, stamp, checkedAt: now });
+    return buf;
+  }
 }
 
 type AgentOptions = { ca?: unknown; cert?: unknown; key?: unknown; rejectUnauthorized?: boolean; servername?: string };
@@ -152,9 +183,25 @@ type AgentOptions = { ca?: unknown; cert?: unknown; key?: unknown; rejectUnautho
 /** One keep-alive agent per cluster and set of TLS options. */
 class AgentCache {
   private readonly agents = new Map<string, HttpsAgent>();
+  /** A small id per distinct certificate or key content; the Buffers seen, by identity. */
+  private readonly contents = new Map<string, number>();
+  private readonly seen = new WeakMap<object, number>();
+
+  private idOf(v: unknown): string {
+    if (v === undefined || v === null) return '';
+    if (typeof v === 'object') {
+      const known = this.seen.get(v);
+      if (known !== undefined) return String(known);
+    }
+    const content = Array.isArray(v) ? v.map(String).join('\n') : String(v);
+    let id = this.contents.get(content);
+    if (id === undefined) this.contents.set(content, (id = this.contents.size + 1));
+    if (typeof v === 'object') this.seen.set(v as object, id);
+    return String(id);
+  }
 
   agentFor(cluster: Cluster | null, options: AgentOptions): HttpsAgent {
-    const key = JSON.stringify([cluster?.server, cluster?.skipTLSVerify, options.ca?.toString(), options.cert?.toString(), options.key?.toString(), options.rejectUnauthorized, options.servername]);
+    const key = [cluster?.server, cluster?.skipTLSVerify, this.idOf(options.ca), this.idOf(options.cert), this.idOf(options.key), options.rejectUnauthorized, options.servername].join('|');
     let agent = this.agents.get(key);
     if (!agent) {
       agent = new HttpsAgent({ ...(options as ConstructorParameters<typeof HttpsAgent>[0]), keepAlive: true, maxSockets: 32 });
@@ -170,6 +217,7 @@ export class KubeConfig implements KubeConfigLike {
   contexts: Context[] = [];
   currentContext = '';
   private readonly agents = new AgentCache();
+  private readonly material = new CredentialMaterial();
   private readonly tokens = new Map<string, { token: string; readAt: number }>();
   private delegate?: { key: string; kubeconfig: Promise<KubeConfigLike> };
 
@@ -249,12 +297,12 @@ export class KubeConfig implements KubeConfigLike {
     }
     if (cluster?.skipTLSVerify) opts.rejectUnauthorized = false;
     if (cluster?.tlsServerName) opts.servername = cluster.tlsServerName;
-    const ca = cluster ? fileOrData(cluster.caFile, cluster.caData) : undefined;
+    const ca = cluster ? this.material.get(cluster.caFile, cluster.caData) : undefined;
     if (ca) opts.ca = ca;
     const headers = (opts.headers ??= {}) as Record<string, string | string[] | number>;
     if (user) {
-      const cert = fileOrData(user.certFile, user.certData);
-      const key = fileOrData(user.keyFile, user.keyData);
+      const cert = this.material.get(user.certFile, user.certData);
+      const key = this.material.get(user.keyFile, user.keyData);
       if (cert) opts.cert = cert;
       if (key) opts.key = key;
       if (user.impersonateUser) headers['Impersonate-User'] = user.impersonateUser;

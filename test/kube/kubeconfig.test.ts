@@ -1,6 +1,7 @@
 // bosun's own kubeconfig reader (src/kube/kubeconfig.ts) against the real API server: a token
 // kubeconfig in YAML, a client-certificate one in JSON with files relative to it, $KUBECONFIG's
-// files merged as kubectl merges them, token files read again once a minute old, one kept-alive
+// files merged as kubectl merges them, token files read again once a minute old, certificate
+// files kept and read again when they change, one kept-alive
 // agent per cluster, an exec credential plugin (handed to client-node's KubeConfig), and the
 // errors a broken kubeconfig gives.
 import { test } from 'node:test';
@@ -11,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { startTestApiServer } from '../helpers/apiserver.js';
+import { eventually } from '../helpers/eventually.js';
 import { enableAccessControl } from '../../src/apiserver/auth/access-control.js';
 import { createCA, issueClientCert } from '../../src/common/pki.js';
 import { KubeConfig, loadKubeConfig } from '../../src/kube/kubeconfig.js';
@@ -72,7 +74,13 @@ test('a client certificate the cluster CA signed authenticates as its subject', 
     writeFileSync(join(dir, 'jane.key'), client.keyPem);
     writeFileSync(join(dir, 'jane.json'), JSON.stringify(kubeconfig(`https://127.0.0.1:${api.port}`, { 'certificate-authority-data': Buffer.from(api.caPem).toString('base64') }, { 'client-certificate': 'jane.crt', 'client-key': 'jane.key' })));
     // Jane may not list namespaces: the 403 names her, so the certificate was what authenticated.
-    await assert.rejects(new KubeClient(loadKubeConfig(join(dir, 'jane.json'))).list(namespaces), (e: Error & { code?: number }) => e.code === 403 && /"jane"/.test(e.message));
+    const kube = new KubeClient(loadKubeConfig(join(dir, 'jane.json')));
+    await assert.rejects(kube.list(namespaces), (e: Error & { code?: number }) => e.code === 403 && /"jane"/.test(e.message));
+    // The files are read once and kept, but a rotated certificate is used within a second or so.
+    const rotated = await issueClientCert(ca, { commonName: 'joe', organizations: ['developers'] });
+    writeFileSync(join(dir, 'jane.crt'), rotated.certPem);
+    writeFileSync(join(dir, 'jane.key'), rotated.keyPem);
+    await eventually('the rotated certificate in use', () => kube.list(namespaces).then(() => false, (e: Error & { code?: number }) => e.code === 403 && /"joe"/.test(e.message)), 10_000);
   } finally {
     await api.stop();
     rmSync(dir, { recursive: true, force: true });
