@@ -258,6 +258,7 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
       apiUrl: api.url,
       apiInternalUrl,
       machines: withMachines ? { cloudUrl: cloud!.url, clusterCa: await loadOrCreate(pkiDir, 'ca', () => createCA('bosun-ca')), serverNames: ['127.0.0.1', 'localhost', ...serverNames] } : undefined,
+      size: { masters, workers },
     });
     await writeReleaseVerification(client, published.publicKey, `${updateService.url}/signatures`);
     await createMissing(client, [{

@@ -42,6 +42,23 @@ export interface ClusterFacts {
   serviceNetwork: string;
   /** With machines: the platform is External, named `local`, and these are written too. */
   machines?: { cloudUrl: string; clusterCa: KeyPair; serverNames: string[] };
+  /** How many masters and workers the install makes: the Infrastructure's topologies follow from them. */
+  size?: { masters: number; workers: number };
+}
+
+type Topology = 'HighlyAvailable' | 'SingleReplica';
+
+/**
+ * The Infrastructure's topologies as OpenShift's installer derives them from the install's replica
+ * counts: one master is a SingleReplica control plane (operators then run one replica of what
+ * would have two, with no PodDisruptionBudget); the infrastructure (where ingress and the like
+ * run) follows the workers — none: the control plane's, one: SingleReplica, more: HighlyAvailable.
+ */
+export function topologies(size: { masters: number; workers: number } | undefined): { controlPlaneTopology: Topology; infrastructureTopology: Topology } {
+  if (!size || size.masters === 0) return { controlPlaneTopology: 'HighlyAvailable', infrastructureTopology: 'HighlyAvailable' };
+  const controlPlaneTopology: Topology = size.masters === 1 ? 'SingleReplica' : 'HighlyAvailable';
+  const infrastructureTopology: Topology = size.workers === 0 ? controlPlaneTopology : size.workers === 1 ? 'SingleReplica' : 'HighlyAvailable';
+  return { controlPlaneTopology, infrastructureTopology };
 }
 
 /** Creates each object unless it exists; returns how many were created. */
@@ -124,8 +141,7 @@ async function writeInfrastructure(client: KubeClient, facts: ClusterFacts): Pro
     infrastructureName: INFRASTRUCTURE_NAME,
     platform: platformSpec.type,
     platformStatus: external ? { type: 'External', external: { cloudControllerManager: { state: 'External' } } } : { type: 'None' },
-    controlPlaneTopology: 'HighlyAvailable',
-    infrastructureTopology: 'HighlyAvailable',
+    ...topologies(facts.size),
     apiServerURL: facts.apiUrl,
     apiServerInternalURI: facts.apiInternalUrl,
     etcdDiscoveryDomain: '',
