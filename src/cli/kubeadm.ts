@@ -31,9 +31,9 @@ Example (a local machine's /etc/kubeadm.sh, its output in /var/log/boot.log):
 kubeadm join's phases: the cluster CA checked against discovery.bootstrapToken.caCertHashes; on a
 control-plane machine (JoinConfiguration.controlPlane) the leaf certificates and kubeconfigs, the
 etcd members found from the etcd mirror pods in kube-system (through the control-plane
-endpoint), MemberAdd for this machine, its etcd static pod with --initial-cluster = every member
-and --initial-cluster-state=existing, a wait for its member, the other static pods and a wait for
-its API server; on every machine a wait for the node agent's TLS bootstrap (kubelet.conf).
+endpoint), MemberAdd for this machine as a learner, its etcd static pod with --initial-cluster =
+every member and --initial-cluster-state=existing, a wait for its member and its promotion to a
+voting member once in sync, the other static pods and a wait for its API server; on every machine a wait for the node agent's TLS bootstrap (kubelet.conf).
 
 Example (a worker):
   $ bosun kubeadm join --config /run/kubeadm/kubeadm.yaml

@@ -93,6 +93,9 @@ test('etcd quorum without a member: the healthy members left must be a majority 
   assert.deepEqual(keepsQuorumWithout(members, (n) => n !== 'b', 'a'), { ok: false, left: 2, healthy: 1, quorum: 2 });
   assert.equal(keepsQuorumWithout(members, (n) => n !== 'a', 'a').ok, true, 'removing the unhealthy one is safe');
   assert.equal(keepsQuorumWithout([...members, { name: 'd' }, { name: 'e' }], (n) => n !== 'b', 'a').ok, true);
+  // A learner (joined, not yet promoted) does not vote: three voters and a learner are three for quorum.
+  const withLearner = [...members, { name: 'd', isLearner: true }];
+  assert.deepEqual(keepsQuorumWithout(withLearner, (n) => n !== 'd', 'a'), { ok: true, left: 2, healthy: 2, quorum: 2 });
 });
 
 test('a mirror pod\'s condition, and the lowest version', () => {

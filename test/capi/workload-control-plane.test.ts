@@ -23,12 +23,13 @@
 //     joins a fifth Node.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type * as api from '../../src/api/index.js';
 import { API_VERSION, CLUSTERS, LABEL, MACHINES, MACHINE_DEPLOYMENTS } from '../../src/capi/api.js';
+import { machineDir } from '../../src/cloud/firmware.js';
 import { parseCidr } from '../../src/common/ipv4.js';
 import { logger } from '../../src/common/log.js';
 import { NodeAgentRuntime } from '../../src/cluster/node-agent/runtime.js';
@@ -189,6 +190,20 @@ test('the pods\' and Services\' addresses come from Cluster.spec.clusterNetwork,
     assert.ok(answer.includes(pod.metadata.name), `the answer names the pod: ${answer}`);
   }
   await workload(['delete', 'deployment', 'web']);
+});
+
+test('the joining control-plane machines\' etcd members came in as learners and were promoted once in sync, as kubeadm joins them', { skip: skipWithoutEtcd }, async () => {
+  const instances = await c.cloud.client.listInstances({ states: ['running'] });
+  const logs = instances.map((i) => ({ name: i.name, log: (() => {
+    try {
+      return readFileSync(join(machineDir(c.cloud.dataDir, i.id).root, 'var/log/boot.log'), 'utf8');
+    } catch {
+      return '';
+    }
+  })() }));
+  const joined = logs.filter((l) => /\[etcd\] Added .* to the etcd cluster as a learner/.test(l.log));
+  assert.equal(joined.length, 2, `two control-plane machines joined etcd: ${logs.map((l) => l.name).join(', ')}`);
+  for (const j of joined) assert.match(j.log, /\[etcd\] Promoted .* from learner to voting member/, `${j.name}'s member was promoted`);
 });
 
 test('a rollout with maxSurge 0 scales in first, keeps etcd\'s quorum and loses no request through the balancer', { skip: skipWithoutEtcd, timeout: 900_000 }, async () => {

@@ -747,8 +747,9 @@ export function kubeadmControlPlaneController(ctx: CapiContext): Controller {
       const held = new Set(own.filter((m) => isDeleting(m) && hasCleanupHook(m)).map((m) => nodeNameOf(m, obs) ?? m.spec?.infrastructureRef?.name));
       const orphans = members.filter((mem) => !memberOwner(mem.name) && !held.has(mem.name));
       for (const o of orphans) problems.push(`etcd member ${o.name || `(unstarted) ${o.id}`} does not have a corresponding Machine`);
-      const healthyCount = members.filter((mem) => memberHealthy(mem.name)).length;
-      if (members.length && healthyCount < Math.floor(members.length / 2) + 1) problems.unshift(`${healthyCount} of ${plural(members.length, 'etcd member')} healthy: etcd does not have quorum`);
+      const voters = members.filter((mem) => !mem.isLearner);
+      const healthyCount = voters.filter((mem) => memberHealthy(mem.name)).length;
+      if (voters.length && healthyCount < Math.floor(voters.length / 2) + 1) problems.unshift(`${healthyCount} of ${plural(voters.length, 'voting etcd member')} healthy: etcd does not have quorum`);
       if (!initialized && members.length === 0) pass.conditions.push(cond(KCP_CONDITION.etcdClusterHealthy, 'Unknown', 'InspectionFailed', `waiting for the control plane to be initialized: ${obs.message}`));
       else if (members.length === 0) pass.conditions.push(cond(KCP_CONDITION.etcdClusterHealthy, 'Unknown', 'InspectionFailed', `no etcd member answers${problems.length ? `:\n${list(problems)}` : ''}`));
       else pass.conditions.push(problems.length ? cond(KCP_CONDITION.etcdClusterHealthy, 'False', 'NotHealthy', list(problems)) : cond(KCP_CONDITION.etcdClusterHealthy, 'True', 'Healthy'));
@@ -769,7 +770,8 @@ export function kubeadmControlPlaneController(ctx: CapiContext): Controller {
     if (await runCleanupHooks(kcp, own, obs, certs, etcdManaged)) return finish(500);
 
     const healthyMachines = live.filter((m) => nodeNameOf(m, obs) && healthConditions(etcdManaged).every((t) => conditionIs(m, t, 'True')));
-    const quorate = !etcdManaged || (members.length > 0 && members.filter((mem) => memberHealthy(mem.name)).length >= Math.floor(members.length / 2) + 1);
+    const voting = members.filter((mem) => !mem.isLearner);
+    const quorate = !etcdManaged || (voting.length > 0 && voting.filter((mem) => memberHealthy(mem.name)).length >= Math.floor(voting.length / 2) + 1);
     pass.conditions.push(!initialized
       ? cond(KCP_CONDITION.available, 'False', 'NotAvailable', 'Control plane not yet initialized')
       : !quorate ? cond(KCP_CONDITION.available, 'False', 'NotAvailable', 'etcd does not have quorum (see EtcdClusterHealthy)')

@@ -134,8 +134,9 @@ const passThrough = {
  * canSafelyRemoveEtcdMember): of the members left, the healthy ones — a member without a Machine
  * counts as unhealthy — must be a majority of what is left.
  */
-export function keepsQuorumWithout(members: Array<Pick<EtcdMember, 'name'>>, healthy: (memberName: string) => boolean, removing: string): { ok: boolean; left: number; healthy: number; quorum: number } {
-  const left = members.filter((m) => m.name !== removing);
+export function keepsQuorumWithout(members: Array<Pick<EtcdMember, 'name'> & Partial<Pick<EtcdMember, 'isLearner'>>>, healthy: (memberName: string) => boolean, removing: string): { ok: boolean; left: number; healthy: number; quorum: number } {
+  // A learner (a joining member not yet promoted) does not vote: quorum is among the voters.
+  const left = members.filter((m) => m.name !== removing && !m.isLearner);
   const quorum = Math.floor(left.length / 2) + 1;
   const healthyLeft = left.filter((m) => healthy(m.name)).length;
   return { ok: healthyLeft >= quorum, left: left.length, healthy: healthyLeft, quorum };

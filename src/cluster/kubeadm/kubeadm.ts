@@ -12,8 +12,9 @@
 //     controller-manager,          controller-manager,
 //     scheduler, kubelet           scheduler (kubelet.conf comes from the node agent's TLS bootstrap)
 //   etcd: a new cluster of one   etcd: the members from the etcd mirror pods in kube-system,
-//                                  MemberAdd for itself, then --initial-cluster = all of them,
-//                                  --initial-cluster-state=existing; waits for its member
+//                                  MemberAdd for itself as a learner, then --initial-cluster =
+//                                  all of them, --initial-cluster-state=existing; waits for its
+//                                  member, promotes it once in sync
 //   control-plane manifests      control-plane manifests
 //   waits for its API server     waits for its API server      waits for the node's kubelet.conf
 //   upload-config (kubeadm-config)  (the ClusterConfiguration comes in kubeadm.yaml)
@@ -295,10 +296,12 @@ async function etcdEndpoints(m: Machine): Promise<string[]> {
 }
 
 /**
- * kubeadm's etcd join: MemberAdd for this machine through the existing members (or the member it
- * added on an earlier try), then the members as --initial-cluster.
+ * kubeadm's etcd join (its EtcdLearnerMode, on by default since Kubernetes 1.29): MemberAdd for
+ * this machine as a learner through the existing members (or the member it added on an earlier
+ * try), then the members as --initial-cluster. A learner receives the log but does not vote, so
+ * the cluster's quorum is unchanged until it has caught up and is promoted (promoteEtcdMember).
  */
-async function joinEtcd(m: Machine, nodeName: string, nodeIP: string): Promise<Array<{ name: string; peerURL: string }>> {
+async function joinEtcd(m: Machine, nodeName: string, nodeIP: string): Promise<{ id: string; endpoints: string[]; members: Array<{ name: string; peerURL: string }> }> {
   const endpoints = await waitFor(m, 'the etcd members of the cluster (the etcd mirror pods in kube-system, through the control-plane endpoint)', () => etcdEndpoints(m));
   m.say(`[etcd] The cluster's etcd members serve at ${endpoints.join(', ')}`);
   const peerURL = etcdPeerUrl(nodeIP);
@@ -311,11 +314,36 @@ async function joinEtcd(m: Machine, nodeName: string, nodeIP: string): Promise<A
         m.say(`[etcd] ${peerURL} is a member already (ID ${existing.ID}): an earlier try added it`);
         return { id: existing.ID, members: listed.members };
       }
-      const added = await client.cluster.memberAdd({ peerURLs: [peerURL] });
-      m.say(`[etcd] Added ${nodeName} (${peerURL}) to the etcd cluster: member ID ${added.member.ID}`);
+      const added = await client.cluster.memberAdd({ peerURLs: [peerURL], isLearner: true });
+      m.say(`[etcd] Added ${nodeName} (${peerURL}) to the etcd cluster as a learner: member ID ${added.member.ID}`);
       return { id: added.member.ID, members: added.members };
     });
-    return members.members.map((x) => ({ name: x.ID === members.id ? nodeName : x.name || x.ID, peerURL: x.peerURLs[0] })).sort((a, b) => a.name.localeCompare(b.name));
+    return {
+      id: members.id,
+      endpoints,
+      members: members.members.map((x) => ({ name: x.ID === members.id ? nodeName : x.name || x.ID, peerURL: x.peerURLs[0] })).sort((a, b) => a.name.localeCompare(b.name)),
+    };
+  } finally {
+    client.close();
+  }
+}
+
+/**
+ * Promotes this machine's etcd member from learner to voting member once it is in sync with the
+ * leader (etcd refuses until then, and kubeadm asks again), through the members that were there
+ * before it (a learner answers no cluster calls). A member promoted already is left as it is.
+ */
+async function promoteEtcdMember(m: Machine, nodeName: string, joined: { id: string; endpoints: string[] }): Promise<void> {
+  const client = etcdOf(m, joined.endpoints);
+  try {
+    await waitFor(m, `etcd to promote ${nodeName} (member ID ${joined.id}) from learner once it is in sync with the leader`, async () => {
+      const me = (await client.cluster.memberList({})).members.find((x) => x.ID === joined.id);
+      if (!me) throw new Error(`member ${joined.id} is no longer in the etcd cluster`);
+      if (!me.isLearner) return true;
+      await client.cluster.memberPromote({ ID: joined.id });
+      m.say(`[etcd] Promoted ${nodeName} (member ID ${joined.id}) from learner to voting member`);
+      return true;
+    });
   } finally {
     client.close();
   }
@@ -415,10 +443,11 @@ export async function kubeadmJoin(o: KubeadmOptions): Promise<void> {
     await certsPhase(m, cluster, nodeName, nodeIP);
     await kubeconfigPhase(m, cluster, nodeName, nodeIP, false);
     if (!cluster.etcd?.external) {
-      const members = await joinEtcd(m, nodeName, nodeIP);
-      writeManifest(m, etcdPod(manifestInput(m, cluster, nodeName, nodeIP, false, members)));
-      m.say(`[etcd] --initial-cluster=${members.map((x) => `${x.name}=${x.peerURL}`).join(',')} --initial-cluster-state=existing`);
+      const joined = await joinEtcd(m, nodeName, nodeIP);
+      writeManifest(m, etcdPod(manifestInput(m, cluster, nodeName, nodeIP, false, joined.members)));
+      m.say(`[etcd] --initial-cluster=${joined.members.map((x) => `${x.name}=${x.peerURL}`).join(',')} --initial-cluster-state=existing`);
       await waitForEtcdMember(m, nodeIP);
+      await promoteEtcdMember(m, nodeName, joined);
     }
     controlPlanePhase(m, manifestInput(m, cluster, nodeName, nodeIP, false));
     await waitForApiServer(m, nodeIP);
