@@ -34,6 +34,12 @@ export const LABEL = {
 export const ANNOTATION = {
   /** Picks a machine to go first when its MachineSet scales down. */
   deleteMachine: 'cluster.x-k8s.io/delete-machine',
+  /**
+   * When a machine's certificates expire (RFC 3339): on the Machine (set by a user, it wins) or on
+   * its bootstrap config (KubeadmControlPlane writes it from the API server's serving certificate);
+   * the Machine controller copies it to status.certificatesExpiryDate.
+   */
+  certificatesExpiry: 'machine.cluster.x-k8s.io/certificates-expiry',
   /** A machine whose node is not drained before it goes. */
   excludeNodeDraining: 'machine.cluster.x-k8s.io/exclude-node-draining',
   /** A Machine with an annotation of this prefix (`…/<owner>`) is not terminated until its owner takes it away (Cluster API's lifecycle hook). */

@@ -218,6 +218,7 @@ const machine: Definition = {
     initialization: obj({ infrastructureProvisioned: bool(), bootstrapDataSecretCreated: bool() }),
     nodeRef: obj({ name: name() }, ['name']),
     nodeInfo: obj({ machineID: str(), systemUUID: str(), bootID: str(), kernelVersion: str(), osImage: str(), containerRuntimeVersion: str(), kubeletVersion: str(), kubeProxyVersion: str(), operatingSystem: str(), architecture: str() }),
+    certificatesExpiryDate: time(),
     lastUpdated: time(),
     addresses: machineAddresses(),
     failureDomain: str({ maxLength: 256 }),

@@ -93,13 +93,28 @@ export function machineController(ctx: CapiContext): Controller {
     const fresh = (await ctx.client.read(MACHINES, machine.metadata.name, machine.metadata.namespace)) ?? machine;
     const access = known ?? (await nodeAccess(fresh));
     const { status, recheckAfterMs } = machineStatus({
-      machine: fresh, infra, upToDate: upToDate(fresh), deleting, now: ctx.clock.now(),
+      machine: fresh, infra, upToDate: upToDate(fresh), deleting, now: ctx.clock.now(), certificatesExpiryDate: await certificatesExpiry(fresh),
       ...('unreachable' in access ? { nodeUnreachable: access.unreachable } : { node: nodeIn(access, fresh) }),
       bootstrapReady: bootstrap?.ready ?? fresh.status?.initialization?.bootstrapDataSecretCreated === true,
       bootstrapMessage: bootstrap?.message,
     });
     if (!sameStatus(status, fresh.status)) await ctx.client.update(MACHINES, { ...fresh, status: { ...status, lastUpdated: rfc3339(new Date(ctx.clock.now())) } }, 'status');
     return recheckAfterMs;
+  }
+
+  /**
+   * When the Machine's certificates expire, as Cluster API's machine controller finds it: the
+   * Machine's own certificates-expiry annotation, else its bootstrap config's (RFC 3339; a value
+   * that is not a date is ignored).
+   */
+  async function certificatesExpiry(machine: api.Machine): Promise<string | undefined> {
+    const valid = (v: string | undefined) => (v && Number.isFinite(Date.parse(v)) ? rfc3339(new Date(Date.parse(v))) : undefined);
+    const own = valid(machine.metadata.annotations?.[ANNOTATION.certificatesExpiry]);
+    if (own) return own;
+    const ref = machine.spec?.bootstrap?.configRef;
+    if (!ref?.name) return undefined;
+    const config = await ctx.client.read(await ctx.resolve<BootstrapConfig>(ref), ref.name, machine.metadata.namespace);
+    return valid(config?.metadata.annotations?.[ANNOTATION.certificatesExpiry]);
   }
 
   async function readInfra(machine: api.Machine): Promise<InfraMachine | undefined> {

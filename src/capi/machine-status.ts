@@ -34,6 +34,8 @@ export interface MachineObservation {
   upToDate?: boolean;
   /** Set while deleting: the step the deletion waits on. */
   deleting?: { reason: string; message: string };
+  /** When the machine's certificates expire (the certificates-expiry annotation of the Machine or its bootstrap config). */
+  certificatesExpiryDate?: string;
   now: number;
 }
 
@@ -151,6 +153,8 @@ export function machineStatus(o: MachineObservation): MachineStatusResult {
     status.nodeRef = { name: node.metadata.name };
     if (node.status?.nodeInfo) status.nodeInfo = node.status.nodeInfo;
   }
+  if (o.certificatesExpiryDate) status.certificatesExpiryDate = o.certificatesExpiryDate;
+  else delete status.certificatesExpiryDate;
   if (infra?.status?.addresses) status.addresses = infra.status.addresses;
   const failureDomain = infra?.status?.failureDomain ?? machine.spec?.failureDomain;
   if (failureDomain) status.failureDomain = failureDomain;

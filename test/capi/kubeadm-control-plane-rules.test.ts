@@ -9,6 +9,10 @@ import {
 } from '../../src/capi/kubeadm/controlplane-machines.js';
 import { podCondition } from '../../src/capi/kubeadm/controlplane-controller.js';
 import { keepsQuorumWithout } from '../../src/capi/kubeadm/etcd-members.js';
+import { servingCertificateExpiry } from '../../src/capi/kubeadm/certificates.js';
+import { createCA, issueCertificate } from '../../src/common/pki.js';
+import { X509Certificate } from 'node:crypto';
+import { createServer as createTlsServer } from 'node:tls';
 
 const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
 
@@ -68,6 +72,36 @@ test('outdated: version, the template it was cloned from, the KubeadmConfig, rol
   const init = machineKubeadmConfigSpec({ initConfiguration: { nodeRegistration: { name: 'n' } }, joinConfiguration: { nodeRegistration: { name: 'n' } } }, true);
   assert.deepEqual(init, { initConfiguration: { nodeRegistration: { name: 'n' } } });
   assert.deepEqual(machineKubeadmConfigSpec({ initConfiguration: {} }, false), { joinConfiguration: { controlPlane: {} } });
+});
+
+test('outdated: certificates that expire within rollout.before.certificatesExpiryDays', () => {
+  const day = 86_400_000;
+  const now = Date.parse('2026-11-27T00:00:00Z');
+  const k = kcp({ rollout: { before: { certificatesExpiryDays: 21 } } });
+  const expiring = (days: number) => ({ ...machine('a'), status: { certificatesExpiryDate: new Date(now + days * day).toISOString().replace(/\.\d+Z$/, 'Z') } });
+  assert.deepEqual(outdatedReasons({ kcp: k, machine: expiring(20), now }), ['Certificates will expire soon (2026-12-17T00:00:00Z): rollout.before.certificatesExpiryDays is 21']);
+  assert.deepEqual(outdatedReasons({ kcp: k, machine: expiring(22), now }), [], 'not yet');
+  assert.deepEqual(outdatedReasons({ kcp: kcp({}), machine: expiring(1), now }), [], 'without rollout.before, nothing rolls for certificates');
+  // Before the Machine controller copies it, the KubeadmConfig's annotation counts.
+  const config = { apiVersion: 'b/v1', kind: 'KubeadmConfig', metadata: { name: 'a', annotations: { 'machine.cluster.x-k8s.io/certificates-expiry': '2026-12-01T00:00:00Z' } }, spec: machineKubeadmConfigSpec(k.spec.kubeadmConfigSpec, true) };
+  assert.match(outdatedReasons({ kcp: k, machine: machine('a'), config, now }).join(), /Certificates will expire soon \(2026-12-01T00:00:00Z\)/);
+});
+
+test('the expiry of the certificate an API server serves, read from a TLS handshake that trusts the cluster CA', async () => {
+  const ca = await createCA('cluster-ca');
+  const serving = await issueCertificate(ca, { commonName: 'kube-apiserver' }, { server: true, hosts: ['127.0.0.1'], days: 10 });
+  const server = createTlsServer({ cert: serving.certPem, key: serving.keyPem }, (socket) => socket.end());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const port = (server.address() as { port: number }).port;
+    const expiry = await servingCertificateExpiry('127.0.0.1', port, ca.certPem);
+    assert.equal(expiry.getTime(), Date.parse(new X509Certificate(serving.certPem).validTo));
+    assert.ok(Math.abs(expiry.getTime() - (Date.now() + 10 * 86_400_000)) < 120_000, `about ten days from now: ${expiry.toISOString()}`);
+    const other = await createCA('another-ca');
+    await assert.rejects(servingCertificateExpiry('127.0.0.1', port, other.certPem), /self-signed|unable to verify|certificate/i, 'a server the cluster CA did not sign is not believed');
+  } finally {
+    server.close();
+  }
 });
 
 test('remediation: which first, and the retry limits', () => {

@@ -206,6 +206,15 @@ test('the joining control-plane machines\' etcd members came in as learners and 
   for (const j of joined) assert.match(j.log, /\[etcd\] Promoted .* from learner to voting member/, `${j.name}'s member was promoted`);
 });
 
+test('each control-plane Machine says when its certificates expire: read by KCP from its API server\'s serving certificate (kubeadm\'s year)', { skip: skipWithoutEtcd }, async () => {
+  const day = 86_400_000;
+  const dates = await eventually('status.certificatesExpiryDate on the three control-plane Machines', async () => {
+    const ms = await liveCpMachines();
+    return ms.length === 3 && ms.every((m) => m.status?.certificatesExpiryDate) ? ms.map((m) => Date.parse(m.status!.certificatesExpiryDate!)) : undefined;
+  }, 60_000);
+  for (const d of dates) assert.ok(Math.abs(d - (Date.now() + 365 * day)) < 2 * day, `about a year from now: ${new Date(d).toISOString()}`);
+});
+
 test('a rollout with maxSurge 0 scales in first, keeps etcd\'s quorum and loses no request through the balancer', { skip: skipWithoutEtcd, timeout: 900_000 }, async () => {
   const loop = loopOnWorkloadApi();
   let most = 0;

@@ -150,6 +150,7 @@ export interface MachineBody {
       operatingSystem?: string;
       architecture?: string;
     };
+    certificatesExpiryDate?: string;
     lastUpdated?: string;
     addresses?: {
       type: 'Hostname' | 'ExternalIP' | 'InternalIP' | 'ExternalDNS' | 'InternalDNS';

@@ -5,6 +5,8 @@
 // type `cluster.x-k8s.io/secret` with the label `cluster.x-k8s.io/cluster-name`. The pure part
 // builds them; lookupOrGenerateCertificates reads what exists and creates what is missing, as
 // Cluster API's LookupOrGenerate does, for the bootstrap provider (init) and the control plane.
+import { isIP } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { stringify } from 'yaml';
 import type * as api from '../../api/index.js';
 import { type KeyPair, type Subject, createCA, createKeyPair, issueCertificate, issueClientCert } from '../../common/pki.js';
@@ -157,6 +159,8 @@ export interface LeafCertificateInput {
   apiServerCertSANs?: string[];
   etcdServerCertSANs?: string[];
   etcdPeerCertSANs?: string[];
+  /** ClusterConfiguration certificateValidityPeriodDays: how long the leaf certificates are valid (kubeadm's default, a year). */
+  days?: number;
 }
 
 /**
@@ -174,12 +178,31 @@ export async function kubeadmLeafCertificates(cas: Pick<ClusterCertificates, 'ca
   ]);
   const etcdHosts = (extra: string[] | undefined) => uniq([o.nodeName, 'localhost', o.nodeIP, '127.0.0.1', '::1', ...(extra ?? [])]);
   return {
-    apiserver: await issueCertificate(cas.ca, { commonName: 'kube-apiserver' }, { server: true, hosts: apiServerHosts }),
-    'apiserver-kubelet-client': await issueCertificate(cas.ca, { commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'] }, { client: true }),
-    'front-proxy-client': await issueCertificate(cas.proxy, { commonName: 'front-proxy-client' }, { client: true }),
-    'etcd/server': await issueCertificate(cas.etcd, { commonName: o.nodeName }, { server: true, client: true, hosts: etcdHosts(o.etcdServerCertSANs) }),
-    'etcd/peer': await issueCertificate(cas.etcd, { commonName: o.nodeName }, { server: true, client: true, hosts: etcdHosts(o.etcdPeerCertSANs) }),
-    'etcd/healthcheck-client': await issueCertificate(cas.etcd, { commonName: 'kube-etcd-healthcheck-client' }, { client: true }),
-    'apiserver-etcd-client': await issueCertificate(cas.etcd, { commonName: 'kube-apiserver-etcd-client' }, { client: true }),
+    apiserver: await issueCertificate(cas.ca, { commonName: 'kube-apiserver' }, { server: true, hosts: apiServerHosts, days: o.days }),
+    'apiserver-kubelet-client': await issueCertificate(cas.ca, { commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'] }, { client: true, days: o.days }),
+    'front-proxy-client': await issueCertificate(cas.proxy, { commonName: 'front-proxy-client' }, { client: true, days: o.days }),
+    'etcd/server': await issueCertificate(cas.etcd, { commonName: o.nodeName }, { server: true, client: true, hosts: etcdHosts(o.etcdServerCertSANs), days: o.days }),
+    'etcd/peer': await issueCertificate(cas.etcd, { commonName: o.nodeName }, { server: true, client: true, hosts: etcdHosts(o.etcdPeerCertSANs), days: o.days }),
+    'etcd/healthcheck-client': await issueCertificate(cas.etcd, { commonName: 'kube-etcd-healthcheck-client' }, { client: true, days: o.days }),
+    'apiserver-etcd-client': await issueCertificate(cas.etcd, { commonName: 'kube-apiserver-etcd-client' }, { client: true, days: o.days }),
   };
+}
+
+/**
+ * When the certificate an API server serves expires, read from a TLS handshake with it (trusting
+ * the cluster CA, the address checked against its names): what Cluster API's KubeadmControlPlane
+ * reads of each control-plane machine to roll out machines whose certificates run out.
+ */
+export function servingCertificateExpiry(host: string, port: number, caPem: string, timeoutMs = 3_000): Promise<Date> {
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect({ host, port, ca: caPem, ...(isIP(host) ? {} : { servername: host }) }, () => {
+      const notAfter = socket.getPeerCertificate().valid_to;
+      socket.destroy();
+      const at = Date.parse(notAfter);
+      if (Number.isFinite(at)) resolve(new Date(at));
+      else reject(new Error(`the API server at ${host}:${port} served a certificate without an expiry date`));
+    });
+    socket.setTimeout(timeoutMs, () => socket.destroy(new Error(`no TLS handshake with ${host}:${port} within ${timeoutMs} ms`)));
+    socket.on('error', reject);
+  });
 }

@@ -46,15 +46,19 @@ import { type CapiContext, type ContractRef, informers, onUnpause, pausedCheck }
 import { sameStatus } from '../machine-status.js';
 import { RemoteClients } from '../remote.js';
 import { BOOTSTRAP_API_VERSION, BOOTSTRAP_GROUP, CONTROL_PLANE_API_VERSION, CONTROL_PLANE_GROUP, CONTROL_PLANE_NODE_ROLE, KUBEADM_CONFIGS, KUBEADM_CONTROL_PLANES } from './api.js';
-import { type ClusterCertificates, adminKubeconfig, clusterSecretName, endpointUrl, kubeconfigSecret, lookupOrGenerateCertificates, CERTIFICATE_PURPOSES } from './certificates.js';
+import { type ClusterCertificates, adminKubeconfig, clusterSecretName, endpointUrl, kubeconfigSecret, lookupOrGenerateCertificates, servingCertificateExpiry, CERTIFICATE_PURPOSES } from './certificates.js';
 import {
   CONTROL_PLANE_COMPONENTS, KCP_MACHINE_CONDITION, REMEDIATION_FOR_ANNOTATION, REMEDIATION_IN_PROGRESS_ANNOTATION, type RemediationData,
   checkRetryLimits, healthConditions, lowestVersion, machineKubeadmConfigSpec, machineToDelete, machinesToRemediate, nextFailureDomain,
   outdatedReasons, parseRemediationData, pickMachineToRemediate,
 } from './controlplane-machines.js';
 import { EtcdAccess, type MemberReport, etcdClientUrl, keepsQuorumWithout } from './etcd-members.js';
+import { API_SERVER_PORT } from './static-pods.js';
+import { logger } from '../../common/log.js';
 import { defaultKubeadmControlPlane, validateKubeadmControlPlane } from './validation.js';
 import { findKubernetesVersion, unknownVersionMessage } from './versions.js';
+
+const log = logger('kubeadm-control-plane');
 
 type KCP = api.KubeadmControlPlane;
 type KCPStatus = NonNullable<KCP['status']>;
@@ -253,6 +257,31 @@ export function kubeadmControlPlaneController(ctx: CapiContext): Controller {
   // --- 2. what the workload cluster says ------------------------------------------------------
 
   /** The Node a Machine is: its nodeRef, else a workload Node named as its infrastructure machine (the bootstrap data's node name). */
+  /**
+   * Cluster API's reconcileCertificateExpiries: for each Machine with a Node whose KubeadmConfig
+   * does not say yet when its certificates expire, the expiry of the certificate its API server
+   * serves (a TLS handshake with the machine's address) goes into the config's certificates-expiry
+   * annotation; the Machine controller copies it to the Machine's status.certificatesExpiryDate,
+   * and rollout.before.certificatesExpiryDays rolls the Machine out before that. A machine that
+   * does not answer is asked again at the next pass.
+   */
+  async function reconcileCertificateExpiries(own: api.Machine[], obs: Observation, certs: ClusterCertificates): Promise<void> {
+    for (const m of own) {
+      if (isDeleting(m) || !nodeNameOf(m, obs)) continue;
+      const ref = m.spec?.bootstrap?.configRef;
+      const config = ref?.name ? configs.get(ref.name, m.metadata.namespace) : undefined;
+      if (!config || config.metadata.annotations?.[ANNOTATION.certificatesExpiry]) continue;
+      const address = machineAddress(m);
+      if (!address) continue;
+      try {
+        const expiry = await servingCertificateExpiry(address, API_SERVER_PORT, certs.ca.certPem);
+        await ctx.client.mergePatch(KUBEADM_CONFIGS, config.metadata.name, config.metadata.namespace, { metadata: { annotations: { [ANNOTATION.certificatesExpiry]: rfc3339(expiry) } } });
+      } catch (e) {
+        log.debug({ machine: m.metadata.name, err: (e as Error).message }, 'certificate expiry not read');
+      }
+    }
+  }
+
   function nodeNameOf(machine: api.Machine, obs?: Observation): string | undefined {
     if (machine.status?.nodeRef?.name) return machine.status.nodeRef.name;
     const name = machine.spec?.infrastructureRef?.name;
@@ -706,6 +735,7 @@ export function kubeadmControlPlaneController(ctx: CapiContext): Controller {
     pass.conditions.push(initialized
       ? cond(KCP_CONDITION.initialized, 'True', 'Initialized')
       : cond(KCP_CONDITION.initialized, 'False', 'NotInitialized', own.length ? `waiting for the first control-plane Machine to initialize the control plane: ${obs.message}` : 'no control-plane Machine exists yet'));
+    if (initialized && obs.reachable) await reconcileCertificateExpiries(own, obs, certs);
     const now = ctx.clock.now();
     const outdatedByName = new Map<string, string[]>();
     const updated: api.Machine[] = [];

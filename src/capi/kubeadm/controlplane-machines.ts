@@ -92,6 +92,13 @@ export function outdatedReasons(o: UpToDateInput): string[] {
   const after = kcp.spec.rollout?.after ? Date.parse(kcp.spec.rollout.after) : Number.NaN;
   const created = Date.parse(machine.metadata.creationTimestamp ?? '');
   if (Number.isFinite(after) && after <= o.now && created < after) reasons.push(`Machine was created before rollout.after (${kcp.spec.rollout!.after})`);
+  // Certificates that run out within rollout.before.certificatesExpiryDays: the Machine is replaced.
+  const days = kcp.spec.rollout?.before?.certificatesExpiryDays;
+  const expiry = machine.status?.certificatesExpiryDate ?? o.config?.metadata.annotations?.[ANNOTATION.certificatesExpiry];
+  const expiresAt = expiry ? Date.parse(expiry) : Number.NaN;
+  if (days !== undefined && Number.isFinite(expiresAt) && expiresAt <= o.now + days * 86_400_000) {
+    reasons.push(`Certificates will expire soon (${expiry}): rollout.before.certificatesExpiryDays is ${days}`);
+  }
   return reasons;
 }
 

@@ -32,7 +32,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import type * as api from '../../api/index.js';
 import { etcdClient } from '../../apiserver/storage/etcd.js';
 import { BosunError } from '../../common/errors.js';
-import { issueClientCert, type KeyPair } from '../../common/pki.js';
+import { issueCertificate, type KeyPair } from '../../common/pki.js';
 import { sleep } from '../../common/sleep.js';
 import { KubeClient, KubeConfig, isAlreadyExists, resources } from '../../kube/index.js';
 import { kubeadmLeafCertificates, kubeconfigYaml } from '../../capi/kubeadm/certificates.js';
@@ -167,6 +167,7 @@ async function certsPhase(m: Machine, cluster: ClusterConfiguration, nodeName: s
     endpointHost: new URL(endpointServer(facts.endpoint)).hostname,
     apiServerCertSANs: cluster.apiServer?.certSANs,
     etcdServerCertSANs: cluster.etcd?.local?.serverCertSANs, etcdPeerCertSANs: cluster.etcd?.local?.peerCertSANs,
+    days: cluster.certificateValidityPeriodDays,
   });
   for (const [name, pair] of Object.entries(leaves)) {
     if (m.has(pkiFile(`${name}.crt`)) && m.has(pkiFile(`${name}.key`))) {
@@ -199,7 +200,7 @@ async function kubeconfigPhase(m: Machine, cluster: ClusterConfiguration, nodeNa
       m.say(`[kubeconfig] Using the existing "${name}"`);
       continue;
     }
-    const clientCert = await issueClientCert(ca, { commonName: f.user, organizations: f.organizations });
+    const clientCert = await issueCertificate(ca, { commonName: f.user, organizations: f.organizations }, { client: true, days: cluster.certificateValidityPeriodDays });
     m.write(f.path, kubeconfigYaml({ cluster: facts.clusterName, server: f.server, caPem: ca.certPem, user: f.user, clientCert }), 0o600);
     m.say(`[kubeconfig] Writing "${name}" kubeconfig file (server ${f.server})`);
   }
