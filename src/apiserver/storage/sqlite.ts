@@ -77,6 +77,8 @@ const ROW_CACHE_SIZE = 4096;
 /** Most prefixes the list cache keeps, and most rows of one list it keeps. */
 const LIST_CACHE_SIZE = 64;
 const LIST_CACHE_ROWS = 16;
+/** Most revisions one compaction step covers. */
+const COMPACT_STEP = 500;
 /** Most JSON text (characters) the decoded-object cache stands for; ~2 bytes of heap each. */
 const OBJECT_CACHE_CHARS = 64 * 1024 * 1024;
 
@@ -129,6 +131,9 @@ export class SqliteStorage implements Storage {
   /** Decoded, frozen objects for shared lists, by key (see the header). */
   private readonly objectCache = new Map<string, SharedEntry>();
   private objectCacheChars = 0;
+  /** Where the compaction under way stops, and whether its next step is scheduled. */
+  private compactTarget = 0;
+  private compactScheduled = false;
 
   constructor(path: string, options: SqliteStorageOptions = {}) {
     // Every Secret is in here: created 0600 in a 0700 directory, or tightened (private-files.ts).
@@ -166,11 +171,16 @@ export class SqliteStorage implements Storage {
       maxRev: this.db.prepare<[], { r: number | null }>('SELECT MAX(revision) AS r FROM log'),
       meta: this.db.prepare<[string], { value: number }>('SELECT value FROM meta WHERE name = ?'),
       setMeta: this.db.prepare('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value'),
-      // Drops every log row at or below the target revision except the newest one per key (which
-      // snapshots between the target and now still need), and that one too when it is a deletion.
-      compact: this.db.prepare(
-        `DELETE FROM log WHERE revision <= @target AND (type = 'DELETED' OR revision < (SELECT MAX(l2.revision) FROM log l2 WHERE l2.key = log.key AND l2.revision <= @target))`,
+      // Compaction drops every log row at or below the target revision except the newest one per
+      // key (which snapshots between the target and now still need), and that one too when it is a
+      // deletion. Each row names the revision it replaced (prev_revision), so it looks only at the
+      // rows written since the last compaction: the rows they replaced go, then their deletions.
+      // (Reading every kept row for its key's newest revision took ~0.5 s a minute at 1,000
+      // writes/s, all of it a stall of the event loop.)
+      compactReplaced: this.db.prepare(
+        'DELETE FROM log WHERE revision IN (SELECT prev_revision FROM log WHERE revision > @from AND revision <= @target AND prev_revision IS NOT NULL)',
       ),
+      compactDeleted: this.db.prepare(`DELETE FROM log WHERE revision > @from AND revision <= @target AND type = 'DELETED'`),
     };
     const compacted = this.stmt.meta.get('compacted')?.value ?? 0;
     const maxRevision = this.stmt.maxRev.get()?.r ?? 0;
@@ -462,12 +472,28 @@ export class SqliteStorage implements Storage {
     };
   }
 
+  /**
+   * Compacts in steps of COMPACT_STEP revisions, one transaction each: the first at once, the rest
+   * on later turns of the event loop, so that requests are served in between (a minute of 1,000
+   * writes/s is ~0.5 s of SQLite work).
+   */
   compact(keep: number): void {
     this.assertOpen();
     const target = this.revision - Math.max(keep, 1);
     if (target <= this.compacted) return;
+    this.compactTarget = Math.max(this.compactTarget, target);
+    if (!this.compactScheduled) this.compactStep();
+  }
+
+  private compactStep(): void {
+    this.compactScheduled = false;
+    if (this.closed) return;
+    const from = this.compacted;
+    const target = Math.min(this.compactTarget, from + COMPACT_STEP);
+    if (target <= from) return;
     this.db.transaction(() => {
-      this.stmt.compact.run({ target });
+      this.stmt.compactReplaced.run({ from, target });
+      this.stmt.compactDeleted.run({ from, target });
       this.stmt.setMeta.run('compacted', target);
       this.stmt.setMeta.run('revision', this.revision);
     })();
@@ -475,6 +501,10 @@ export class SqliteStorage implements Storage {
     const firstKept = this.ring.findIndex((e) => e.revision > target);
     if (firstKept > 0) this.ring.splice(0, firstKept);
     else if (firstKept < 0) this.ring.length = 0;
+    if (target < this.compactTarget) {
+      this.compactScheduled = true;
+      setImmediate(() => this.compactStep());
+    }
   }
 
   async close(): Promise<void> {
