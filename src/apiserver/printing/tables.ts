@@ -69,8 +69,9 @@ function buildTable(columns: ColumnDefinition[], objects: api.Unstructured[], ce
 /**
  * JSON.stringify(table), the same text, with each row's PartialObjectMetadata written once per
  * metadata object when that object is frozen (the storage's shared decoded objects, which stand
- * for one revision and which no reader changes: ListOptions.shared): listing 10,000 Nodes page by page again and again then
- * serializes only their cells. Anything not frozen is written as JSON.stringify writes it.
+ * for one revision and which no reader changes: ListOptions.shared), so that listing 10,000 Nodes
+ * page by page, again and again, serializes only their cells. Anything else is written as
+ * JSON.stringify writes it.
  */
 export function tableJson(table: Table): string {
   const { rows, ...rest } = table;
