@@ -8,7 +8,7 @@ import { sendJson } from '../http/respond.js';
 import { apiVersionOf, type ResourceType } from '../registry/resource-type.js';
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError } from '../../common/label-selectors.js';
 import { StorageError, type KubeObject } from '../storage/types.js';
-import { crdTable, tableFor, type IncludeObject, type Table, type TableOptions } from '../printing/tables.js';
+import { crdTable, tableFor, tableJson, type IncludeObject, type Table, type TableOptions } from '../printing/tables.js';
 import type { ServerState } from './state.js';
 
 /** Renders objects as a Table for the request's type and options; undefined when JSON was asked for. */
@@ -68,7 +68,9 @@ export function serveList(ctx: AuthorizedContext, state: ServerState, type: Reso
   }
   let result;
   try {
-    result = storage.list(resources.prefix(type, namespace), { atRevision, startAfter, limit: limit || undefined, filter });
+    // Nothing here writes into the listed objects (present() copies before it sets apiVersion and
+    // kind), except a custom resource's schema defaults: the store may hand out shared ones.
+    result = storage.list(resources.prefix(type, namespace), { atRevision, startAfter, limit: limit || undefined, filter, shared: !resources.presentWrites(type) });
   } catch (e) {
     if (e instanceof StorageError && e.code === 'Expired') {
       throw new ApiError(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.');
@@ -80,7 +82,7 @@ export function serveList(ctx: AuthorizedContext, state: ServerState, type: Reso
   const continueToken = result.continueAfter ? encodeContinue(result.revision, result.continueAfter) : undefined;
   const table = tableWriter(ctx, type);
   if (table) {
-    sendJson(ctx.reply, 200, table(items, { resourceVersion, continue: continueToken }));
+    sendJson(ctx.reply, 200, table(items, { resourceVersion, continue: continueToken }), tableJson);
     return;
   }
   sendJson(ctx.reply, 200, {

@@ -11,9 +11,11 @@ import { parseBool, QueryParams } from './query.js';
 // A Buffer body keeps fastify from appending '; charset=utf-8': discovery clients compare the
 // header exactly (kube-api.md, trap 1). `?pretty=true` indents, as kube-apiserver does (the
 // router has refused a value that does not parse).
-export function sendJson(reply: FastifyReply, code: number, value: unknown): FastifyReply {
+// `stringify`, when given, writes `value` as JSON.stringify(value) would, only faster (a Table
+// with memoized rows).
+export function sendJson(reply: FastifyReply, code: number, value: unknown, stringify: (value: never) => string = JSON.stringify): FastifyReply {
   const pretty = QueryParams.fromUrl(reply.request.url).string('pretty');
-  const text = pretty !== undefined && parseBool(pretty) ? `${JSON.stringify(value, null, 2)}\n` : JSON.stringify(value);
+  const text = pretty !== undefined && parseBool(pretty) ? `${JSON.stringify(value, null, 2)}\n` : stringify(value as never);
   return reply.code(code).header('content-type', 'application/json').send(Buffer.from(text));
 }
 

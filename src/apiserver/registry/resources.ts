@@ -66,6 +66,11 @@ export class Resources {
     return out;
   }
 
+  /** Whether present() writes into the object it is given (a custom resource's schema defaults). */
+  presentWrites(type: ResourceType): boolean {
+    return strategyFor(type)?.readDefaults !== undefined;
+  }
+
   getItem(type: ResourceType, namespace: string | undefined, name: string): StoredItem {
     const item = this.storage.get(storageKey(type, namespace, name));
     if (!item) throw errors.notFound(type.resource, type.group, name);

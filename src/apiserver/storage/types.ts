@@ -35,6 +35,11 @@ export interface ListOptions {
   limit?: number;
   /** Applied before counting towards limit; items it rejects are skipped. */
   filter?: (object: KubeObject) => boolean;
+  /**
+   * The caller only reads the items: they may be the very objects other readers get (frozen where
+   * the store shares them), which spares a store that keeps decoded objects from copying them.
+   */
+  shared?: boolean;
 }
 
 export interface ListResult {
