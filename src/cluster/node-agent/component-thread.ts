@@ -1,0 +1,24 @@
+// The entry of a bosun component run as a thread of the node agent's process (container-thread.ts):
+// the thread's process.argv and process.env are already the container's (the Worker's argv and
+// env); here it lowers its own CPU priority to the containers' (Linux keeps a nice value per
+// thread), takes the signals the agent sends it as messages to its process's signal handlers (the
+// component manager's SIGTERM: stop and exit), and runs the bosun command's entry.
+import { readlinkSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
+import type { ComponentThreadData } from './container-thread.js';
+
+const { main, nice } = workerData as ComponentThreadData;
+try {
+  // /proc/thread-self links to <pid>/task/<tid>: this thread's own id.
+  const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+  setPriority(tid, Math.min(19, getPriority(process.pid) + nice));
+} catch {
+  // A system without /proc/thread-self, or one that refuses: it runs at the agent's priority.
+}
+parentPort?.on('message', (message: { signal?: NodeJS.Signals }) => {
+  if (message.signal) process.emit(message.signal, message.signal);
+});
+// Listening for signals does not keep the thread alive: the component's own work does.
+parentPort?.unref();
+await import(main);

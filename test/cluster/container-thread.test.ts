@@ -1,0 +1,64 @@
+// A container run as a thread of the node agent's process (src/cluster/node-agent/container-thread.ts),
+// as the machine-config daemon and server are: the real `bosun` command in the thread, with the
+// container's argv and environment as its own; its output (pino's lines too) in the container's
+// CRI log, at CONTAINER_NICE below the agent's priority; SIGTERM reaches the component manager and
+// it stops cleanly (exit 0); a kill past the grace period is reported as SIGKILL (137); a failing
+// command exits 1 with its error in the log, and the agent's process lives on.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { getPriority, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CONTAINER_NICE } from '../../src/cluster/node-agent/container-process.js';
+import { ContainerThread } from '../../src/cluster/node-agent/container-thread.js';
+import { startTestApiServer } from '../helpers/apiserver.js';
+import { freePort } from '../helpers/cluster-objects.js';
+import { eventually } from '../helpers/eventually.js';
+
+const logOf = (file: string) => { try { return readFileSync(file, 'utf8'); } catch { return ''; } };
+/** The nice value of each of this process's threads (field 19 of /proc/self/task/<tid>/stat). */
+const threadNices = () => readdirSync('/proc/self/task').map((tid) => { try { return Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16]); } catch { return undefined; } });
+
+test('a command run as a thread logs in the CRI format and exits with its code; a failing one exits 1 saying why', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bosun-thread-'));
+  try {
+    const ok = new ContainerThread({ argv: ['version'], env: { PATH: process.env.PATH ?? '' }, logFile: join(dir, 'v', '0.log') });
+    assert.equal(ok.pid, undefined, 'a thread has no process of its own');
+    assert.equal((await ok.exited).exitCode, 0);
+    assert.match(logOf(join(dir, 'v', '0.log')), /^\S+ stdout F bosun \d+\.\d+\.\d+$/m);
+    const bad = new ContainerThread({ argv: ['scheduler', '--metrics-listen', 'nowhere'], env: { PATH: process.env.PATH ?? '' }, logFile: join(dir, 'b', '0.log') });
+    assert.equal((await bad.exited).exitCode, 1);
+    assert.match(logOf(join(dir, 'b', '0.log')), /^\S+ stderr F error: --metrics-listen must be HOST:PORT/m);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a component run as a thread runs nicer than the agent, logs through pino, and stops on SIGTERM (exit 0) or is killed after its grace (137)', async () => {
+  const api = await startTestApiServer({ port: 0 });
+  const dir = mkdtempSync(join(tmpdir(), 'bosun-thread-'));
+  try {
+    const run = async (name: string) => {
+      const logFile = join(dir, name, '0.log');
+      const argv = ['scheduler', '--kubeconfig', api.kubeconfigPath, '--no-leader-elect', '--metrics-listen', `127.0.0.1:${await freePort()}`, '--health-listen', `127.0.0.1:${await freePort()}`];
+      return { logFile, thread: new ContainerThread({ argv, env: { PATH: process.env.PATH ?? '', BOSUN_LOG_LEVEL: 'info' }, logFile }) };
+    };
+    const host = getPriority();
+    const first = await run('first');
+    await eventually('its pino lines in the log', () => /^\S+ stdout F \{.*"component":/m.test(logOf(first.logFile)), 30_000);
+    assert.ok(threadNices().includes(Math.min(19, host + CONTAINER_NICE)), `a thread at nice ${host + CONTAINER_NICE}: ${threadNices().join(',')}`);
+    assert.equal(getPriority(), host, 'the agent keeps its own priority');
+    const stopped = await first.thread.stop(20_000);
+    assert.equal(stopped.exitCode, 0, logOf(first.logFile));
+    assert.equal(stopped.signal, undefined);
+    assert.match(logOf(first.logFile), /"msg":"stopping"/);
+
+    const second = await run('second');
+    await eventually('the second started', () => /"component":/.test(logOf(second.logFile)), 30_000);
+    const killed = await second.thread.stop(0);
+    assert.deepEqual([killed.exitCode, killed.signal], [137, 'SIGKILL']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    await api.stop();
+  }
+});
