@@ -43,7 +43,7 @@ export interface NodeAgentOptions {
   restartDelayMs?: number;
   /** The command line that runs a bosun component with a subcommand argv. */
   componentCommand: (argv: string[]) => string[];
-  /** The bosun components whose containers run as threads of this process (container-thread.ts; default none). */
+  /** The bosun subcommands whose containers run as threads of this process (container-thread.ts; default none). */
   threadComponents?: ReadonlySet<string>;
   echoCommand: string[];
   /** How often the static pod directory is read again (default 20 s, the kubelet's fileCheckFrequency). */

@@ -15,7 +15,7 @@ import type * as api from '../../api/index.js';
 import { resourcePath, resources, type EventKind, type EventRecorder, type KubeClient } from '../../kube/index.js';
 import { ContainerProcess, type ContainerRun, type ProcessExit } from './container-process.js';
 import { ContainerThread } from './container-thread.js';
-import { componentArgv, componentOf, containerEnv, containerKind, echoPort } from './pod-spec.js';
+import { componentArgv, containerEnv, containerKind, echoPort } from './pod-spec.js';
 import { crashBackoffMs, initRestartPolicy, restarts, terminatedState, type ContainerRecord } from './pod-status.js';
 import { Prober } from './probes.js';
 import { rfc3339 } from '../../common/time.js';
@@ -36,7 +36,7 @@ export interface PodContext {
   apiServer: { host: string; port: string; caPem: string };
   /** The command line that runs a bosun component with the given subcommand argv. */
   componentCommand: (argv: string[]) => string[];
-  /** The bosun components whose containers run as threads of the agent's process, not processes (container-thread.ts). */
+  /** The bosun subcommands whose containers run as threads of the agent's process, not processes (container-thread.ts). */
   threadComponents?: ReadonlySet<string>;
   echoCommand: string[];
   backoff: { baseMs: number; maxMs: number };
@@ -296,8 +296,10 @@ export class PodWorker {
       // Stopped while the environment was read: no process is started (nothing would stop it).
       if (signal.aborted) return;
       const logFile = this.logFile(container.name, record.restartCount);
-      const asThread = kind === 'component' && this.ctx.threadComponents?.has(componentOf(container.image ?? '') ?? '') === true;
-      const argv = kind === 'echo' ? this.ctx.echoCommand : asThread ? componentArgv(container, env) : this.ctx.componentCommand(componentArgv(container, env));
+      // The subcommand decides (images may carry several: the machine-config server runs from the operator's).
+      const subcommand = kind === 'component' ? componentArgv(container, env) : [];
+      const asThread = this.ctx.threadComponents?.has(subcommand[0] ?? '') === true;
+      const argv = kind === 'echo' ? this.ctx.echoCommand : asThread ? subcommand : this.ctx.componentCommand(subcommand);
       const proc: ContainerRun = asThread ? new ContainerThread({ argv, env, logFile }) : new ContainerProcess({ argv, env, cwd: this.rootfs, logFile });
       this.processes.add(proc);
       if (proc.pid !== undefined) this.pids.set(container.name, proc.pid);
