@@ -5,20 +5,24 @@
 // component manager's SIGTERM: stop and exit), and runs the bosun command's entry.
 import { readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
-import { parentPort, workerData } from 'node:worker_threads';
+import { isMainThread, parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { ComponentThreadData } from './container-thread.js';
 
-const { main, nice } = workerData as ComponentThreadData;
-try {
-  // /proc/thread-self links to <pid>/task/<tid>: this thread's own id.
-  const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-  setPriority(tid, Math.min(19, getPriority(process.pid) + nice));
-} catch {
-  // A system without /proc/thread-self, or one that refuses: it runs at the agent's priority.
+// Imported anywhere but in such a thread (a test loading every module), it does nothing.
+if (!isMainThread && parentPort && workerData) await runComponent(parentPort, workerData as ComponentThreadData);
+
+async function runComponent(port: MessagePort, { main, nice }: ComponentThreadData): Promise<void> {
+  try {
+    // /proc/thread-self links to <pid>/task/<tid>: this thread's own id.
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    setPriority(tid, Math.min(19, getPriority(process.pid) + nice));
+  } catch {
+    // A system without /proc/thread-self, or one that refuses: it runs at the agent's priority.
+  }
+  port.on('message', (message: { signal?: NodeJS.Signals }) => {
+    if (message.signal) process.emit(message.signal, message.signal);
+  });
+  // Listening for signals does not keep the thread alive: the component's own work does.
+  port.unref();
+  await import(main);
 }
-parentPort?.on('message', (message: { signal?: NodeJS.Signals }) => {
-  if (message.signal) process.emit(message.signal, message.signal);
-});
-// Listening for signals does not keep the thread alive: the component's own work does.
-parentPort?.unref();
-await import(main);
