@@ -3,13 +3,17 @@
 // container's argv and environment as its own; its output (pino's lines too) in the container's
 // CRI log, at CONTAINER_NICE below the agent's priority; SIGTERM reaches the component manager and
 // it stops cleanly (exit 0); a kill past the grace period is reported as SIGKILL (137); a failing
-// command exits 1 with its error in the log, and the agent's process lives on.
+// command exits 1 with its error in the log, and the agent's process lives on. A pod's container
+// runs as a thread when its subcommand is one of the agent's threadComponents, whatever its image.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type * as api from '../../src/api/index.js';
+import { logger } from '../../src/common/log.js';
 import { CONTAINER_NICE } from '../../src/cluster/node-agent/container-process.js';
+import { PodWorker } from '../../src/cluster/node-agent/pod-worker.js';
 import { ContainerThread } from '../../src/cluster/node-agent/container-thread.js';
 import { startTestApiServer } from '../helpers/apiserver.js';
 import { freePort } from '../helpers/cluster-objects.js';
@@ -60,5 +64,39 @@ test('a component run as a thread runs nicer than the agent, logs through pino, 
   } finally {
     rmSync(dir, { recursive: true, force: true });
     await api.stop();
+  }
+});
+
+test("a pod's container runs as a thread when its subcommand is one of the agent's thread components, whatever its image", async () => {
+  const root = mkdtempSync(join(tmpdir(), 'bosun-thread-pod-'));
+  try {
+    const pod = (name: string, command: string[]): api.Pod => ({
+      apiVersion: 'v1', kind: 'Pod',
+      metadata: { name, namespace: 'default', uid: `4c1f8a52-0000-4000-8000-00000000000${name.length}` },
+      spec: { automountServiceAccountToken: false, restartPolicy: 'Never', containers: [{ name: 'main', image: 'bosun.local/machine-config-operator:1.0.0', command }] },
+    });
+    const processes: string[][] = [];
+    const run = async (p: api.Pod) => {
+      const worker = new PodWorker(p, '127.1.9.2', {
+        root, nodeName: 'node-a', nodeIP: '127.0.9.1', apiServer: { host: '127.0.0.1', port: '6443', caPem: '' },
+        // A process, were one started: a command that prints what it was asked to run.
+        componentCommand: (argv) => (processes.push(argv), ['/bin/echo', 'process', ...argv]), echoCommand: ['true'],
+        threadComponents: new Set(['version']),
+        backoff: { baseMs: 100, maxMs: 1000 }, events: { event: async () => undefined }, log: logger('pod-worker-test'), onChange: () => undefined,
+      });
+      worker.start();
+      await eventually(`${p.metadata.name} terminated`, () => worker.records[0].state.terminated !== undefined, 30_000);
+      await worker.stop(1000);
+      return { exit: worker.records[0].state.terminated!.exitCode, log: logOf(worker.logFile('main', 0)) };
+    };
+    const asThread = await run(pod('thread', ['bosun', 'version']));
+    assert.deepEqual([asThread.exit, processes.length], [0, 0], 'no process started');
+    assert.match(asThread.log, /stdout F bosun \d+\.\d+\.\d+$/m);
+    const asProcess = await run(pod('process', ['bosun', 'cluster-version-operator']));
+    assert.equal(asProcess.exit, 0);
+    assert.deepEqual(processes, [['cluster-version-operator']]);
+    assert.match(asProcess.log, /stdout F process cluster-version-operator$/m);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
   }
 });
