@@ -3,7 +3,8 @@
 // container's argv and environment as its own; its output (pino's lines too) in the container's
 // CRI log, at CONTAINER_NICE below the agent's priority; SIGTERM reaches the component manager and
 // it stops cleanly (exit 0); a kill past the grace period is reported as SIGKILL (137); a failing
-// command exits 1 with its error in the log, and the agent's process lives on. A pod's container
+// command exits 1 with its error in the log, and the agent's process lives on; its CPU time and
+// memory reach the node's resource metrics. A pod's container
 // runs as a thread when its subcommand is one of the agent's threadComponents, whatever its image.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,6 +16,7 @@ import { logger } from '../../src/common/log.js';
 import { CONTAINER_NICE } from '../../src/cluster/node-agent/container-process.js';
 import { PodWorker } from '../../src/cluster/node-agent/pod-worker.js';
 import { ContainerThread } from '../../src/cluster/node-agent/container-thread.js';
+import { NodeMetrics } from '../../src/cluster/node-agent/metrics.js';
 import { startTestApiServer } from '../helpers/apiserver.js';
 import { freePort } from '../helpers/cluster-objects.js';
 import { eventually } from '../helpers/eventually.js';
@@ -52,6 +54,12 @@ test('a component run as a thread runs nicer than the agent, logs through pino, 
     await eventually('its pino lines in the log', () => /^\S+ stdout F \{.*"component":/m.test(logOf(first.logFile)), 30_000);
     assert.ok(threadNices().includes(Math.min(19, host + CONTAINER_NICE)), `a thread at nice ${host + CONTAINER_NICE}: ${threadNices().join(',')}`);
     assert.equal(getPriority(), host, 'the agent keeps its own priority');
+    // Its usage in the node's resource metrics: the thread's CPU time and its isolate's memory.
+    const usage = await eventually('its usage known', () => first.thread.usage(), 20_000);
+    assert.ok(usage.memoryBytes > 1024 * 1024 && usage.cpuSeconds >= 0, JSON.stringify(usage));
+    const metrics = new NodeMetrics('node-a', () => [{ namespace: 'default', name: 'sched', containers: [{ name: 'main', state: 'running', usage: () => first.thread.usage(), usageKey: first.thread.usageKey }] }]);
+    const memory = Number(/^container_memory_working_set_bytes\{container="main",namespace="default",pod="sched"\} (\d+) /m.exec(metrics.resourceText())?.[1]);
+    assert.ok(memory > 1024 * 1024, `container_memory_working_set_bytes ${memory}`);
     const stopped = await first.thread.stop(20_000);
     assert.equal(stopped.exitCode, 0, logOf(first.logFile));
     assert.equal(stopped.signal, undefined);

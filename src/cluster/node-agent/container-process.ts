@@ -49,6 +49,10 @@ export interface ContainerRun {
   readonly pid: number | undefined;
   /** Asks it to stop (SIGTERM), kills it after `graceMs`; resolves when it is gone. */
   stop(graceMs: number): Promise<ProcessExit>;
+  /** What it uses, when it is no process of its own (a process's usage is read from /proc by its pid). */
+  usage?(): { cpuSeconds: number; memoryBytes: number } | undefined;
+  /** With usage: a key of its own among the node's processes for the CPU total (negative). */
+  readonly usageKey?: number;
 }
 
 /** Writes a stream's lines to a container's log file in the CRI format (a last line without newline marked P, partial). */

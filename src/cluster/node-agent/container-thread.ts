@@ -10,11 +10,14 @@
 // thread's signal handlers as a message: a thread gets no signals of its own), then, after the
 // grace period, the thread is terminated — reported as a SIGKILL (137), as a killed process is.
 // An uncaught error ends the thread alone, with its stack in the container's log and exit code 1.
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+// Its usage for the resource metrics: the thread's own CPU time (/proc/self/task/<tid>), and the
+// memory of its isolate (heap, external and array buffers) as the thread reports it every 10 s.
+import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 import { CONTAINER_NICE, criTimestamp, writeCriLog, type ContainerRun, type ProcessExit } from './container-process.js';
+import { parseThreadCpuSeconds, type Usage } from './process-usage.js';
 
 export interface ThreadSpec {
   /** The bosun subcommand line (without `bosun`). */
@@ -29,7 +32,18 @@ export interface ComponentThreadData {
   main: string;
   /** How much nicer than the agent's process the thread runs. */
   nice: number;
+  /** How often it reports its memory. */
+  reportMs: number;
 }
+
+/** What the thread tells the agent: its id (once), its isolate's memory (every reportMs). */
+export interface ThreadReport {
+  tid?: number;
+  memoryBytes?: number;
+}
+
+const REPORT_MS = 10_000;
+let threadsStarted = 0;
 
 /** The thread's entry: compiled, component-thread.js; from source, component-thread.ts through tsx. */
 function entry(): { filename: string | URL; evaluate: boolean; main: string } {
@@ -46,17 +60,24 @@ export class ContainerThread implements ContainerRun {
   readonly exited: Promise<ProcessExit>;
   readonly startedAt = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
   readonly pid = undefined;
+  readonly usageKey = -++threadsStarted;
   private readonly worker: Worker;
   private readonly log: WriteStream;
   private done = false;
   private killed = false;
+  private tid?: number;
+  private memoryBytes = 0;
 
   constructor(spec: ThreadSpec) {
     mkdirSync(dirname(spec.logFile), { recursive: true });
     this.log = createWriteStream(spec.logFile, { flags: 'a' });
     const { filename, evaluate, main } = entry();
-    const workerData: ComponentThreadData = { main, nice: CONTAINER_NICE };
+    const workerData: ComponentThreadData = { main, nice: CONTAINER_NICE, reportMs: REPORT_MS };
     this.worker = new Worker(filename, { eval: evaluate, argv: spec.argv, env: { ...spec.env }, execArgv: [], stdout: true, stderr: true, workerData });
+    this.worker.on('message', (report: ThreadReport) => {
+      if (report.tid !== undefined) this.tid = report.tid;
+      if (report.memoryBytes !== undefined) this.memoryBytes = report.memoryBytes;
+    });
     const stdout = this.worker.stdout;
     const stderr = this.worker.stderr;
     writeCriLog(stdout, 'stdout', this.log);
@@ -79,6 +100,17 @@ export class ContainerThread implements ContainerRun {
         );
       });
     });
+  }
+
+  /** The thread's CPU time and its isolate's memory; undefined before it has said which thread it is, or once it ended. */
+  usage(): Usage | undefined {
+    if (this.tid === undefined || this.done) return undefined;
+    try {
+      const cpuSeconds = parseThreadCpuSeconds(readFileSync(`/proc/self/task/${this.tid}/stat`, 'utf8'));
+      return cpuSeconds === undefined ? undefined : { cpuSeconds, memoryBytes: this.memoryBytes };
+    } catch {
+      return undefined;
+    }
   }
 
   /** SIGTERM (to the thread's handlers), then terminated after `graceMs`; resolves when it is gone. */

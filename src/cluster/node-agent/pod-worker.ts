@@ -70,6 +70,8 @@ export class PodWorker {
   private readonly processes = new Set<ContainerRun>();
   /** The process of each container running as one, by container name (for the resource metrics). */
   readonly pids = new Map<string, number>();
+  /** Each container running as a thread of this process, by container name (for the resource metrics). */
+  readonly threads = new Map<string, ContainerRun>();
   readonly startTime = now();
   /** When the agent first saw the pod (ms), for kubelet_pod_start_duration_seconds. */
   readonly seenAt = Date.now();
@@ -303,9 +305,11 @@ export class PodWorker {
       const proc: ContainerRun = asThread ? new ContainerThread({ argv, env, logFile }) : new ContainerProcess({ argv, env, cwd: this.rootfs, logFile });
       this.processes.add(proc);
       if (proc.pid !== undefined) this.pids.set(container.name, proc.pid);
+      if (asThread) this.threads.set(container.name, proc);
       void proc.exited.then(() => {
         this.processes.delete(proc);
-        if (this.pids.get(container.name) === proc.pid) this.pids.delete(container.name);
+        if (proc.pid !== undefined && this.pids.get(container.name) === proc.pid) this.pids.delete(container.name);
+        if (this.threads.get(container.name) === proc) this.threads.delete(container.name);
       });
       const startedAt = proc.startedAt;
       // With a startup probe the container is neither started nor ready until it succeeds.
