@@ -62,6 +62,7 @@ try {
   row(`memory, ${counted.length} processes (RSS)`, memory, 'MiB', 1228.8);
   row(`idle CPU over ${IDLE_SECONDS}s`, idle, '%', 25);
   console.log(`(the same ${counted.length} processes' PSS: ${sum(counted, 'pssMiB').toFixed(1)} MiB; Prometheus, not counted: ${prometheus.length} processes, ${sum(prometheus, 'rssMiB').toFixed(1)} MiB RSS)`);
+  console.log('(RSS counts every page a process has in memory, a page shared between processes — the node binary\'s code above all — in each of them; PSS counts a shared page once, split between the processes sharing it: the PSS sum is what the cluster takes from the machine, the RSS sum what the budget is written in)');
   console.log(`(CPU the install used until Available, every process of the cluster: ${installCpu.toFixed(1)} s, ${(installCpu / install.seconds).toFixed(2)} cores on average)`);
   console.log(`(Ctrl-C stopped the installed cluster in ${stopped.toFixed(1)} s)`);
 } finally {
@@ -74,7 +75,7 @@ try {
 function printBreakdown(processes: ProcessMemory[], cpuAtUp: Map<number, number>): void {
   const groups = new Map<string, ProcessMemory[]>();
   for (const p of processes) groups.set(p.component, [...(groups.get(p.component) ?? []), p]);
-  const label = (component: string) => (component === 'start' ? 'bosun start (API server, cloud, agents, controllers)' : component === 'prometheus' ? 'prometheus (not counted)' : component);
+  const label = (component: string) => (component === 'start' ? 'bosun start (API, cloud, agents, per-node daemons)' : component === 'prometheus' ? 'prometheus (not counted)' : component);
   console.log(`\n${'process'.padEnd(52)} ${'count'.padStart(5)} ${'RSS each, MiB'.padStart(14)} ${'RSS'.padStart(7)} ${'PSS'.padStart(7)} ${'CPU s to Available'.padStart(19)}`);
   const ordered = [...groups].sort(([a, x], [b, y]) => Number(b === 'start') - Number(a === 'start') || Number(a === 'prometheus') - Number(b === 'prometheus') || y.reduce((t, p) => t + p.rssMiB, 0) - x.reduce((t, p) => t + p.rssMiB, 0));
   for (const [component, list] of ordered) {

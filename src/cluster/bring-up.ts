@@ -245,9 +245,14 @@ export async function bringUp(given: BringUpOptions): Promise<LocalCluster> {
     }
 
     progress.step(withMachines ? 5 : 4, `applying the payload's CRDs and the installer's facts${withMachines ? "; starting the control plane's controllers" : ''}`);
-    const crds = payloadCrds(target.dir);
+    const { crds, operatorImages } = bootstrapManifests(target.dir);
     const created = await createMissing(client, crds);
     progress.detail(`${crds.length} CRDs (${created} new)`);
+    // The bootstrap operators' images, from the release being installed (as OpenShift's bootstrap
+    // renders with the release's image references): the machine-config operator renders the
+    // pools, and the cloud-controller-manager operator deploys the CCM, without waiting for the
+    // CVO to load the payload and apply these same objects (it finds them as it would write them).
+    await createMissing(client, operatorImages);
     if (withMachines) await startPlane();
     const pkiDir = join(options.dataDir, 'pki');
     const apiInternalUrl = withMachines ? `https://${API_INT_ADDRESS}:${api.port}` : api.url;
@@ -373,16 +378,29 @@ async function operatorPodsRestarted(client: KubeClient, since: number): Promise
   return { done: pods.length > 0 && fresh.length === pods.length, status: `${fresh.length}/${pods.length} running again` };
 }
 
+/** The ConfigMaps of images the bootstrap operators deploy from (the machine-config and
+ *  cloud-controller-manager operators'), with their namespaces. */
+const BOOTSTRAP_IMAGES = [
+  { namespace: 'openshift-machine-config-operator', name: 'machine-config-operator-images' },
+  { namespace: 'openshift-cloud-controller-manager-operator', name: 'cloud-controller-manager-images' },
+];
+
 /** Every CRD of the payload (the CVO's own and the operators'), as OpenShift's bootstrap applies
- *  them up front, so that the bootstrap components can watch their kinds from the start. */
-function payloadCrds(releaseDir: string): api.CustomResourceDefinition[] {
-  return ['manifests', 'release-manifests']
+ *  them up front, so that the bootstrap components can watch their kinds from the start; and the
+ *  bootstrap operators' images ConfigMaps (BOOTSTRAP_IMAGES) after their namespaces. */
+function bootstrapManifests(releaseDir: string): { crds: api.CustomResourceDefinition[]; operatorImages: api.KubeObject[] } {
+  const documents = ['manifests', 'release-manifests']
     .map((sub) => join(releaseDir, sub))
     .flatMap((dir) => readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort().map((f) => join(dir, f)))
     .flatMap((file) => parseAllDocuments(readFileSync(file, 'utf8')).map((d): unknown => d.toJS()))
-    // The payload's manifests: a document of kind CustomResourceDefinition is taken for one (the API server validates it).
-    .filter((o): o is api.CustomResourceDefinition => (o as { kind?: unknown } | null)?.kind === 'CustomResourceDefinition')
+    .filter((o): o is api.KubeObject => typeof (o as { kind?: unknown } | null)?.kind === 'string');
+  // The payload's manifests: a document of kind CustomResourceDefinition is taken for one (the API server validates it).
+  const crds = documents
+    .filter((o): o is api.CustomResourceDefinition => o.kind === 'CustomResourceDefinition')
     .filter((o, i, all) => all.findIndex((x) => x.metadata?.name === o.metadata?.name) === i);
+  const namespaces = documents.filter((o) => o.kind === 'Namespace' && BOOTSTRAP_IMAGES.some((b) => b.namespace === o.metadata?.name));
+  const configMaps = documents.filter((o) => o.kind === 'ConfigMap' && BOOTSTRAP_IMAGES.some((b) => b.namespace === o.metadata?.namespace && b.name === o.metadata?.name));
+  return { crds, operatorImages: [...namespaces, ...configMaps] };
 }
 
 /** The CVO trusts releases signed by this cluster's release key, found in its signature store. */

@@ -20,6 +20,7 @@
 // data-directory walk leaves them as they are; the 0700 directory above them keeps other users out.
 import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, chmodSync, constants } from 'node:fs';
 import { join, relative } from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 import { BosunError } from './errors.js';
 import { logger } from './log.js';
 
@@ -39,8 +40,11 @@ export class PrivateFileError extends BosunError {
   }
 }
 
-/** Sets this process's umask (inherited by every child it starts) to PRIVATE_UMASK. */
+/** Sets this process's umask (inherited by every child it starts) to PRIVATE_UMASK. A thread
+ *  cannot set it (node refuses): a component run as one (a node agent's) has its process's, the
+ *  bosun command's, already private. */
 export function usePrivateUmask(): void {
+  if (!isMainThread) return;
   process.umask(PRIVATE_UMASK);
 }
 

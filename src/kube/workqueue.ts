@@ -33,6 +33,7 @@ export class WorkQueue {
   private readonly timers = new Map<string, { at: number; timer: ClockTimer }>();
   private readonly failures = new Map<string, number>();
   private readonly getters: Array<(key: string | undefined) => void> = [];
+  private readonly idleWaiters: Array<() => void> = [];
   private shuttingDown = false;
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
@@ -56,6 +57,17 @@ export class WorkQueue {
   /** Keys waiting (not counting keys being processed or scheduled for later). */
   get length(): number {
     return this.queue.length;
+  }
+
+  /** Nothing waiting and nothing being processed (keys scheduled for later do not count). */
+  get idle(): boolean {
+    return this.queue.length === 0 && this.processing.size === 0;
+  }
+
+  /** Calls `fn` once the queue is idle: now if it is, else when the last key in hand is done. */
+  whenIdle(fn: () => void): void {
+    if (this.idle) fn();
+    else this.idleWaiters.push(fn);
   }
 
   /** Adds a key now; a key already waiting is not added twice. */
@@ -136,6 +148,7 @@ export class WorkQueue {
     if (started !== undefined) queueWork.observe({ name: this.name }, (this.clock.now() - started) / 1000);
     this.startedAt.delete(key);
     if (this.dirtyWhileProcessing.delete(key)) this.add(key);
+    if (this.idle) for (const fn of this.idleWaiters.splice(0)) fn();
   }
 
   shutDown(): void {

@@ -20,15 +20,14 @@ const NODES: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'nodes', n
 const PODS: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'pods', namespaced: true };
 const EVENTS: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'events', namespaced: true };
 
-async function withScheduler(body: (ctx: { api: TestApiServer; client: KubeClient }) => Promise<void>): Promise<void> {
+async function withScheduler(body: (ctx: { api: TestApiServer; client: KubeClient }) => Promise<void>, backoff = { initialBackoffMs: 100, maxBackoffMs: 400 }): Promise<void> {
   const api = await startTestApiServer({ port: 0 });
   const client = new KubeClient(loadKubeConfig(api.kubeconfigPath));
   const scheduler = new Scheduler({
     client,
     informers: new InformerFactory(client),
     events: new EventRecorder(client, { component: 'default-scheduler' }),
-    initialBackoffMs: 100,
-    maxBackoffMs: 400,
+    ...backoff,
   });
   const stop = new AbortController();
   const running = scheduler.start(stop.signal);
@@ -176,4 +175,17 @@ test('a node change retries a waiting pod only when that node now fits it (queue
     await eventually('the pod bound once the taint is gone', async () => (await boundNode(client, 'operator')) === 'booting', 10_000);
     assert.equal(await unschedulableAttempts() - before, 1, 'one attempt while the node was tainted, none for its label changes');
   });
+});
+
+test('an idle scheduler does not wait out a back-off: a waiting pod is tried as soon as a node that fits it comes (KEP-5142)', async () => {
+  const unschedulableAttempts = async () => ((await registry.getSingleMetric('scheduler_schedule_attempts_total')?.get())?.values ?? []).find((v) => v.labels.result === 'unschedulable')?.value ?? 0;
+  // A back-off of ten minutes: were it waited out, the pod would not be bound within the wait below.
+  await withScheduler(async ({ client }) => {
+    const before = await unschedulableAttempts();
+    await client.create(PODS, pod('early'));
+    await eventually('the pod marked unschedulable (no nodes)', async () => (await client.get(PODS, 'early', 'default')).status?.conditions?.some((c: Obj) => c.type === 'PodScheduled' && c.reason === 'Unschedulable'));
+    await createNode(client, node('w0'));
+    await eventually('the pod bound to the new node with nothing else to schedule', async () => (await boundNode(client, 'early')) === 'w0', 20_000);
+    assert.equal(await unschedulableAttempts() - before, 1, 'one attempt before the node, one that bound it');
+  }, { initialBackoffMs: 600_000, maxBackoffMs: 600_000 });
 });

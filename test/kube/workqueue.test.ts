@@ -1,5 +1,5 @@
 // The work queue's guarantees: dedupe, never one key to two workers, per-key backoff with a cap,
-// the overall retry rate limit, requeue-after, shutdown.
+// the overall retry rate limit, requeue-after, shutdown, being told when it is idle.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WorkQueue } from '../../src/kube/workqueue.js';
@@ -70,4 +70,24 @@ test('shutdown releases waiting workers and refuses new keys', async () => {
   assert.equal(await pending, undefined);
   q.add('a');
   assert.equal(await q.get(), undefined);
+});
+
+test('whenIdle calls back at once on an idle queue, else once nothing waits and the last key in hand is done', async () => {
+  const q = new WorkQueue({ name: 'idle' });
+  let calls = 0;
+  q.whenIdle(() => calls++);
+  assert.equal(calls, 1, 'idle: at once');
+  assert.equal(q.idle, true);
+  q.add('a');
+  q.add('b');
+  q.whenIdle(() => calls++);
+  const a = await q.get();
+  q.done(a!);
+  assert.equal(calls, 1, 'b still waits');
+  const b = await q.get();
+  q.addAfter('later', 60_000);
+  q.done(b!);
+  assert.equal(calls, 2, 'nothing waits, nothing in hand (a key due later does not count)');
+  assert.equal(q.idle, true);
+  q.shutDown();
 });

@@ -145,6 +145,8 @@ test('ServiceMonitors and PrometheusRules become Prometheus\'s configuration and
     const containers = deployment.spec?.template.spec?.containers ?? [];
     assert.deepEqual(containers.map((c) => c.image), ['bosun.local/prometheus:1.0.0', 'bosun.local/thanos-querier:1.0.0']);
     assert.equal(deployment.spec?.template.spec?.serviceAccountName, 'prometheus-k8s');
+    // Found ready as soon as it is while it starts (every second), then looked at every 5 s.
+    assert.deepEqual([containers[0].startupProbe?.httpGet?.path, containers[0].startupProbe?.periodSeconds, containers[0].readinessProbe?.periodSeconds], ['/-/ready', 1, 5]);
     const co = await eventually('ClusterOperator monitoring not yet Available', async () => {
       const o = await client.read(resources.clusterOperators, 'monitoring');
       return o?.status?.conditions?.find((c) => c.type === 'Available')?.reason === 'PrometheusNotReady' ? o : undefined;

@@ -43,6 +43,8 @@ export interface NodeAgentOptions {
   restartDelayMs?: number;
   /** The command line that runs a bosun component with a subcommand argv. */
   componentCommand: (argv: string[]) => string[];
+  /** The bosun subcommands whose containers run as threads of this process (container-thread.ts; default none). */
+  threadComponents?: ReadonlySet<string>;
   echoCommand: string[];
   /** How often the static pod directory is read again (default 20 s, the kubelet's fileCheckFrequency). */
   staticPodCheckMs?: number;
@@ -93,7 +95,7 @@ export class NodeAgent {
       get apiServer() {
         return apiServerOf(kubeconfigFile());
       },
-      componentCommand: this.o.componentCommand, echoCommand: this.o.echoCommand,
+      componentCommand: this.o.componentCommand, threadComponents: this.o.threadComponents, echoCommand: this.o.echoCommand,
       backoff: { baseMs: this.o.crashBackoffBaseMs ?? 10_000, maxMs: this.o.crashBackoffMaxMs ?? 300_000 },
       takenIPs: () => (this.pods?.pods() ?? []).filter((p) => !p.spec?.hostNetwork).map((p) => p.status?.podIP ?? '').filter(Boolean),
       checkIntervalMs: this.o.staticPodCheckMs, log: this.log,
@@ -209,7 +211,7 @@ export class NodeAgent {
     this.pods = new PodManager({
       client, root, nodeName: this.nodeName, nodeIP, podCIDR,
       apiServer: { host: server.hostname, port: server.port || '443', caPem },
-      componentCommand: this.o.componentCommand, echoCommand: this.o.echoCommand,
+      componentCommand: this.o.componentCommand, threadComponents: this.o.threadComponents, echoCommand: this.o.echoCommand,
       backoff: { baseMs: this.o.crashBackoffBaseMs ?? 10_000, maxMs: this.o.crashBackoffMaxMs ?? 300_000 },
       reservedIPs: () => this.staticPods?.podIPs() ?? [],
       events, log: this.log, onPodRunning: (seconds) => metrics.observePodStart(seconds),

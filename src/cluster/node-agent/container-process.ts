@@ -41,7 +41,35 @@ process.once('exit', () => {
   for (const child of alive) child.kill('SIGKILL');
 });
 
-export class ContainerProcess {
+/** One run of a container, as the pod worker drives it: a process (below) or a thread (container-thread.ts). */
+export interface ContainerRun {
+  readonly exited: Promise<ProcessExit>;
+  readonly startedAt: string;
+  /** Its process, when it runs as one (a thread of the agent's process has none of its own). */
+  readonly pid: number | undefined;
+  /** Asks it to stop (SIGTERM), kills it after `graceMs`; resolves when it is gone. */
+  stop(graceMs: number): Promise<ProcessExit>;
+  /** What it uses, when it is no process of its own (a process's usage is read from /proc by its pid). */
+  usage?(): { cpuSeconds: number; memoryBytes: number } | undefined;
+  /** With usage: a key of its own among the node's processes for the CPU total (negative). */
+  readonly usageKey?: number;
+}
+
+/** Writes a stream's lines to a container's log file in the CRI format (a last line without newline marked P, partial). */
+export function writeCriLog(stream: Readable, name: 'stdout' | 'stderr', log: WriteStream): void {
+  let partial = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) log.write(`${criTimestamp()} ${name} F ${line}\n`);
+  });
+  stream.on('end', () => {
+    if (partial) log.write(`${criTimestamp()} ${name} P ${partial}\n`);
+  });
+}
+
+export class ContainerProcess implements ContainerRun {
   readonly exited: Promise<ProcessExit>;
   readonly startedAt = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
   private readonly child: ChildProcess;
@@ -61,8 +89,8 @@ export class ContainerProcess {
         // Gone already (its exit is reported below), or a system that refuses: it runs at the host's priority.
       }
     }
-    this.pipe(this.child.stdout!, 'stdout');
-    this.pipe(this.child.stderr!, 'stderr');
+    writeCriLog(this.child.stdout!, 'stdout', this.log);
+    writeCriLog(this.child.stderr!, 'stderr', this.log);
     this.exited = new Promise((resolve) => {
       const finish = (exit: Omit<ProcessExit, 'finishedAt'>) => {
         if (this.done) return;
@@ -79,18 +107,6 @@ export class ContainerProcess {
     return this.child.pid;
   }
 
-  private pipe(stream: Readable, name: 'stdout' | 'stderr'): void {
-    let partial = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (chunk: string) => {
-      const lines = (partial + chunk).split('\n');
-      partial = lines.pop()!;
-      for (const line of lines) this.log.write(`${criTimestamp()} ${name} F ${line}\n`);
-    });
-    stream.on('end', () => {
-      if (partial) this.log.write(`${criTimestamp()} ${name} P ${partial}\n`);
-    });
-  }
 
   /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
   async stop(graceMs: number): Promise<ProcessExit> {

@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/sleep.js';
 import type * as api from '../../api/index.js';
-import { KubeClient, KubeConfig, loadKubeConfig } from '../../kube/index.js';
+import { Informer, KubeClient, KubeConfig, loadKubeConfig } from '../../kube/index.js';
 import { certificateUsable, nodeCertificateRequest } from './certificates.js';
 import { CSRS } from './resources.js';
 
@@ -43,7 +43,12 @@ export interface CertificateRequestSpec {
   usages: string[];
 }
 
-/** Sends a CSR and waits until it is signed (its PEM certificate) or denied/failed (an error). */
+/**
+ * Sends a CSR and waits until it is signed (its PEM certificate) or denied/failed (an error). It
+ * waits on a watch of this one request, as client-go's WaitForCertificate does, so the certificate
+ * is taken as soon as the signer writes it; the request is also read every `pollMs`, which a watch
+ * that cannot be opened (or misses an event) falls back on.
+ */
 export async function requestCertificate(client: KubeClient, spec: CertificateRequestSpec, signal: AbortSignal, log: Logger, pollMs = 1000): Promise<string> {
   const created = await client.create(CSRS, {
     apiVersion: 'certificates.k8s.io/v1',
@@ -54,13 +59,37 @@ export async function requestCertificate(client: KubeClient, spec: CertificateRe
   });
   const name = created.metadata.name;
   log.info({ csr: name, signer: spec.signerName }, 'certificate signing request sent; waiting for approval and signing');
-  for (;;) {
-    const csr = await client.get(CSRS, name);
-    const refused = (csr.status?.conditions ?? []).find((c) => (c.type === 'Denied' || c.type === 'Failed') && c.status !== 'False');
-    if (refused) throw new Error(`certificate signing request ${name} was ${refused.type.toLowerCase()}: ${refused.message ?? refused.reason ?? ''}`);
-    if (csr.status?.certificate) return Buffer.from(csr.status.certificate, 'base64').toString('utf8');
-    await sleep(pollMs, signal);
-    signal.throwIfAborted();
+  const watching = new AbortController();
+  const stopWatching = () => watching.abort();
+  signal.addEventListener('abort', stopWatching, { once: true });
+  const informer = new Informer(client, CSRS, { fieldSelector: `metadata.name=${name}` });
+  // Set by every event of the watch: one that came while the request was being read is not missed.
+  let changed = false;
+  let wake = () => undefined as void;
+  informer.on(() => {
+    changed = true;
+    wake();
+  });
+  informer.start(watching.signal);
+  try {
+    for (;;) {
+      changed = false;
+      const csr = await client.get(CSRS, name);
+      const refused = (csr.status?.conditions ?? []).find((c) => (c.type === 'Denied' || c.type === 'Failed') && c.status !== 'False');
+      if (refused) throw new Error(`certificate signing request ${name} was ${refused.type.toLowerCase()}: ${refused.message ?? refused.reason ?? ''}`);
+      if (csr.status?.certificate) return Buffer.from(csr.status.certificate, 'base64').toString('utf8');
+      // The next change the watch brings, or the next read, whichever comes first.
+      if (!changed) {
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          sleep(pollMs, signal).then(resolve, resolve);
+        });
+      }
+      signal.throwIfAborted();
+    }
+  } finally {
+    signal.removeEventListener('abort', stopWatching);
+    await informer.stop();
   }
 }
 

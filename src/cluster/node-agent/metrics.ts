@@ -31,6 +31,10 @@ export interface ContainerView {
   state: ContainerState;
   /** The process, when the container runs as one. */
   pid?: number;
+  /** What it uses, when it runs as a thread of the agent's process (container-thread.ts), and
+   *  a key of its own for the node's CPU total (negative: no pid). */
+  usage?: () => Usage | undefined;
+  usageKey?: number;
   /** When it started (RFC 3339), when it is running. */
   startedAt?: string;
 }
@@ -45,9 +49,10 @@ export interface PodView {
  * The pods of the node's workers as the metrics see them: sidecars and app containers (init
  * containers that ran to completion are left out); a container not created yet is not counted.
  */
-export function podViews(workers: Iterable<Pick<PodWorker, 'pod' | 'records' | 'inits' | 'pids'>>): PodView[] {
-  const view = (w: Pick<PodWorker, 'pids'>, r: ContainerRecord): ContainerView[] => {
-    if (r.state.running) return [{ name: r.name, state: 'running', pid: w.pids.get(r.name), startedAt: r.state.running.startedAt }];
+export function podViews(workers: Iterable<Pick<PodWorker, 'pod' | 'records' | 'inits' | 'pids'> & Partial<Pick<PodWorker, 'threads'>>>): PodView[] {
+  const view = (w: Pick<PodWorker, 'pids'> & Partial<Pick<PodWorker, 'threads'>>, r: ContainerRecord): ContainerView[] => {
+    const thread = w.threads?.get(r.name);
+    if (r.state.running) return [{ name: r.name, state: 'running', pid: w.pids.get(r.name), startedAt: r.state.running.startedAt, ...(thread?.usage ? { usage: () => thread.usage?.(), usageKey: thread.usageKey } : {}) }];
     return r.state.terminated || r.containerID ? [{ name: r.name, state: 'exited' }] : [];
   };
   return [...workers].map((w) => ({
@@ -81,7 +86,7 @@ const FAMILIES: Array<[name: string, type: 'counter' | 'gauge', help: string]> =
 export class NodeMetrics {
   readonly registry = new Registry();
   private readonly podStart: Histogram;
-  /** CPU seconds of each process measured last, and what processes gone since then had used. */
+  /** CPU seconds of each process (or thread, by a negative key) measured last, and what those gone since then had used. */
   private lastCpu = new Map<number, number>();
   private finishedCpu = 0;
 
@@ -139,8 +144,9 @@ export class NodeMetrics {
       let podCpu = 0;
       let podMemory = 0;
       for (const c of running) {
-        const usage: Usage = (c.pid !== undefined && processes && treeUsage(c.pid, processes, this.proc)) || { cpuSeconds: 0, memoryBytes: 0 };
-        if (c.pid !== undefined) seen.set(c.pid, usage.cpuSeconds);
+        const usage: Usage = c.usage?.() ?? ((c.pid !== undefined && processes && treeUsage(c.pid, processes, this.proc)) || { cpuSeconds: 0, memoryBytes: 0 });
+        const key = c.usage ? c.usageKey : c.pid;
+        if (key !== undefined) seen.set(key, usage.cpuSeconds);
         const ids = { container: c.name, namespace: pod.namespace, pod: pod.name };
         add('container_cpu_usage_seconds_total', ids, usage.cpuSeconds);
         add('container_memory_working_set_bytes', ids, usage.memoryBytes);

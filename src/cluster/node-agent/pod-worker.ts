@@ -13,7 +13,8 @@ import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/sleep.js';
 import type * as api from '../../api/index.js';
 import { resourcePath, resources, type EventKind, type EventRecorder, type KubeClient } from '../../kube/index.js';
-import { ContainerProcess, type ProcessExit } from './container-process.js';
+import { ContainerProcess, type ContainerRun, type ProcessExit } from './container-process.js';
+import { ContainerThread } from './container-thread.js';
 import { componentArgv, containerEnv, containerKind, echoPort } from './pod-spec.js';
 import { crashBackoffMs, initRestartPolicy, restarts, terminatedState, type ContainerRecord } from './pod-status.js';
 import { Prober } from './probes.js';
@@ -35,6 +36,8 @@ export interface PodContext {
   apiServer: { host: string; port: string; caPem: string };
   /** The command line that runs a bosun component with the given subcommand argv. */
   componentCommand: (argv: string[]) => string[];
+  /** The bosun subcommands whose containers run as threads of the agent's process, not processes (container-thread.ts). */
+  threadComponents?: ReadonlySet<string>;
   echoCommand: string[];
   backoff: { baseMs: number; maxMs: number };
   /** Events about pods, as the kubelet records them (Started, Killing, BackOff, Unhealthy, …). */
@@ -64,9 +67,11 @@ export class PodWorker {
   readonly inits: ContainerRecord[];
   /** Stopped for good because the pod is being deleted: its status reports a terminal phase. */
   terminal = false;
-  private readonly processes = new Set<ContainerProcess>();
+  private readonly processes = new Set<ContainerRun>();
   /** The process of each container running as one, by container name (for the resource metrics). */
   readonly pids = new Map<string, number>();
+  /** Each container running as a thread of this process, by container name (for the resource metrics). */
+  readonly threads = new Map<string, ContainerRun>();
   readonly startTime = now();
   /** When the agent first saw the pod (ms), for kubelet_pod_start_duration_seconds. */
   readonly seenAt = Date.now();
@@ -292,18 +297,24 @@ export class PodWorker {
       }
       // Stopped while the environment was read: no process is started (nothing would stop it).
       if (signal.aborted) return;
-      const argv = kind === 'echo' ? this.ctx.echoCommand : this.ctx.componentCommand(componentArgv(container, env));
-      const proc = new ContainerProcess({ argv, env, cwd: this.rootfs, logFile: this.logFile(container.name, record.restartCount) });
+      const logFile = this.logFile(container.name, record.restartCount);
+      // The subcommand decides (images may carry several: the machine-config server runs from the operator's).
+      const subcommand = kind === 'component' ? componentArgv(container, env) : [];
+      const asThread = this.ctx.threadComponents?.has(subcommand[0] ?? '') === true;
+      const argv = kind === 'echo' ? this.ctx.echoCommand : asThread ? subcommand : this.ctx.componentCommand(subcommand);
+      const proc: ContainerRun = asThread ? new ContainerThread({ argv, env, logFile }) : new ContainerProcess({ argv, env, cwd: this.rootfs, logFile });
       this.processes.add(proc);
       if (proc.pid !== undefined) this.pids.set(container.name, proc.pid);
+      if (asThread) this.threads.set(container.name, proc);
       void proc.exited.then(() => {
         this.processes.delete(proc);
-        if (this.pids.get(container.name) === proc.pid) this.pids.delete(container.name);
+        if (proc.pid !== undefined && this.pids.get(container.name) === proc.pid) this.pids.delete(container.name);
+        if (this.threads.get(container.name) === proc) this.threads.delete(container.name);
       });
       const startedAt = proc.startedAt;
       // With a startup probe the container is neither started nor ready until it succeeds.
       this.set(record, { containerID: id(), state: { running: { startedAt } }, ready: !container.readinessProbe && !container.startupProbe, started: !container.startupProbe });
-      this.ctx.log.info({ pod: `${this.pod.metadata.namespace}/${this.pod.metadata.name}`, container: container.name, pid: proc.pid, argv }, 'container started');
+      this.ctx.log.info({ pod: `${this.pod.metadata.namespace}/${this.pod.metadata.name}`, container: container.name, ...(asThread ? { thread: true } : { pid: proc.pid }), argv }, 'container started');
       this.event('Normal', 'Started', `Started container ${container.name}`);
       let livenessFailed = false;
       const target = { container, podIP: this.podIP, env, cwd: this.rootfs };

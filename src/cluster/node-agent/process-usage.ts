@@ -32,6 +32,16 @@ export function parseStat(text: string): ProcessStat | undefined {
   return { pid, ppid: field(4), cpuSeconds: ticks / CLOCK_TICKS_PER_SECOND };
 }
 
+/** A thread's own CPU time (utime + stime of /proc/<pid>/task/<tid>/stat, in seconds): a task's
+ *  cutime and cstime are its process's, not its own. */
+export function parseThreadCpuSeconds(text: string): number | undefined {
+  const close = text.lastIndexOf(')');
+  if (close < 0) return undefined;
+  const rest = text.slice(close + 2).trim().split(/\s+/);
+  const ticks = Number(rest[14 - 3]) + Number(rest[15 - 3]);
+  return Number.isFinite(ticks) ? ticks / CLOCK_TICKS_PER_SECOND : undefined;
+}
+
 /** VmRSS of /proc/<pid>/status in bytes (0 for a process without one, such as a zombie). */
 export function parseRssBytes(status: string): number {
   const m = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status);

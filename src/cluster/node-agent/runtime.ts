@@ -26,6 +26,19 @@ export function componentNodeFlags(env: NodeJS.ProcessEnv = process.env): string
 const DEFAULT_COMPONENT_NODE_FLAGS = '--optimize-for-size --no-opt';
 
 /**
+ * The components whose containers run as threads of the agent's process rather than processes
+ * (container-thread.ts): those a machine runs one of on every node, as DaemonSets — the
+ * machine-config daemon (every machine) and server (every master). Each is some 40 MiB less RSS
+ * than a process of its own (node's own pages, mapped again by every process); the operators and
+ * every other component stay processes. `BOSUN_COMPONENT_THREADS` in the agent's environment
+ * replaces the list (empty: every component a process).
+ */
+export function componentThreads(env: NodeJS.ProcessEnv = process.env): Set<string> {
+  return new Set((env.BOSUN_COMPONENT_THREADS ?? DEFAULT_COMPONENT_THREADS).split(/[\s,]+/).filter(Boolean));
+}
+const DEFAULT_COMPONENT_THREADS = 'machine-config-daemon machine-config-server';
+
+/**
  * bosun's command as a component's process runs it. When this agent runs compiled code, the same
  * build's entry point (dist/cli/main.js) directly: no check of the sources' age at every start, and
  * a pod runs the code of the agent that started it even when the sources changed since. From
@@ -42,7 +55,7 @@ export class NodeAgentRuntime implements MachineRuntime {
   private readonly options: NodeAgentOptions;
 
   constructor(options: Partial<NodeAgentOptions> = {}) {
-    this.options = { componentCommand: bosunCommand, echoCommand: scriptCommand('echo'), log: logger('node-agent'), ...options };
+    this.options = { componentCommand: bosunCommand, threadComponents: componentThreads(), echoCommand: scriptCommand('echo'), log: logger('node-agent'), ...options };
   }
 
   async onBoot(machine: BootedMachine): Promise<void> {

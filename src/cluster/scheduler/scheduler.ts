@@ -16,7 +16,10 @@
 // spread constraints); a bound pod deleted or
 // finished; for pods with inter-pod affinity or spread constraints, a pod bound — but no sooner
 // than their back-off (1 s doubling to 10 s per attempt, kube's defaults), and at the latest every
-// 5 minutes (kube's podMaxInUnschedulablePodsDuration).
+// 5 minutes (kube's podMaxInUnschedulablePodsDuration). A back-off only paces a busy scheduler: with
+// nothing else to schedule, the pod whose back-off ends first is tried at once (kube-scheduler's
+// SchedulerPopFromBackoffQ, KEP-5142) — at an install, the masters' pods no longer wait out the
+// back-off their attempts while the nodes registered built up.
 //
 // It runs on the component manager (`addScheduler`), leading through the Lease
 // kube-system/kube-scheduler as kube-scheduler does; `bosun scheduler` is that declaration.
@@ -88,6 +91,9 @@ export class Scheduler implements Runnable {
   private readonly cache = new SchedulerCache();
   private readonly nodeInfos = new NodeInfoCache();
   private readonly unschedulable = new Map<string, Waiting>();
+  /** Pods a change moved back to the queue, waiting out their back-off: when each back-off ends. */
+  private readonly backingOff = new Map<string, number>();
+  private popPending = false;
   private readonly bindings = new Set<Promise<void>>();
   private readonly pods: Informer<api.Pod>;
   private readonly nodes: Informer<api.Node>;
@@ -130,6 +136,7 @@ export class Scheduler implements Runnable {
   private setWaiting(key: string, waiting: Waiting | undefined): void {
     if (waiting) this.unschedulable.set(key, waiting);
     else this.unschedulable.delete(key);
+    this.backingOff.delete(key);
     pendingPods.set({ queue: 'unschedulable' }, this.unschedulable.size);
   }
 
@@ -146,12 +153,41 @@ export class Scheduler implements Runnable {
     return Math.min(initial * 2 ** Math.max(0, attempt - 1), this.options.maxBackoffMs ?? 10_000);
   }
 
+  /** Moves a waiting pod back to the queue after what is left of its back-off. */
+  private requeue(key: string, waiting: Waiting, now: number): void {
+    const delayMs = Math.max(0, waiting.lastAttemptAt + this.backoffMs(waiting.attempts) - now);
+    this.controller.enqueue(key, delayMs);
+    if (delayMs === 0) return;
+    this.backingOff.set(key, now + delayMs);
+    this.popBackoffWhenIdle();
+  }
+
+  /**
+   * KEP-5142: once the scheduler has nothing to do (its queue empty, no attempt under way), the
+   * pod whose back-off ends first is tried now rather than leaving the scheduler idle until then.
+   * Looked at after the current turn of the event loop (every pod one change moves back is queued
+   * first); only pods a change moved back are taken, so an idle cluster costs no attempt.
+   */
+  private popBackoffWhenIdle(): void {
+    if (this.popPending || this.backingOff.size === 0) return;
+    this.popPending = true;
+    setImmediate(() => this.controller.queue.whenIdle(() => {
+      this.popPending = false;
+      if (this.controller.queue.isShuttingDown) return;
+      let first: [string, number] | undefined;
+      for (const entry of this.backingOff) if (!first || entry[1] < first[1]) first = entry;
+      if (!first) return;
+      this.backingOff.delete(first[0]);
+      this.controller.enqueue(first[0]);
+    }));
+  }
+
   /** Moves unschedulable pods back to the queue, each after what is left of its back-off. */
   private retryUnschedulable(podSensitiveOnly: boolean): void {
     const now = this.clock.now();
     for (const [key, waiting] of this.unschedulable) {
       if (podSensitiveOnly && !waiting.podSensitive) continue;
-      this.controller.enqueue(key, Math.max(0, waiting.lastAttemptAt + this.backoffMs(waiting.attempts) - now));
+      this.requeue(key, waiting, now);
     }
   }
 
@@ -176,7 +212,7 @@ export class Scheduler implements Runnable {
     // Our own status write comes back as an update: only a change to what scheduling reads
     // (spec, labels) is worth another attempt, after the back-off.
     if (old && JSON.stringify([old.spec, old.metadata.labels]) === JSON.stringify([pod.spec, pod.metadata.labels])) return undefined;
-    this.controller.enqueue(key, Math.max(0, waiting.lastAttemptAt + this.backoffMs(waiting.attempts) - this.clock.now()));
+    this.requeue(key, waiting, this.clock.now());
     return undefined;
   }
 
@@ -208,7 +244,7 @@ export class Scheduler implements Runnable {
         const pinned = pinnedNodeNames(pod);
         if (!info || (pinned && !pinned.has(info.name)) || filterNode(preFilter(pod, infos, namespaceLabels), info)) continue;
       }
-      this.controller.enqueue(key, Math.max(0, waiting.lastAttemptAt + this.backoffMs(waiting.attempts) - now));
+      this.requeue(key, waiting, now);
     }
   }
 
@@ -222,7 +258,16 @@ export class Scheduler implements Runnable {
     return defaultSpreadSelector(pod, this.services.list(), ownerSelector);
   }
 
-  private async scheduleOne(key: string, { log }: SyncContext): Promise<SyncResult | void> {
+  private async scheduleOne(key: string, context: SyncContext): Promise<SyncResult | void> {
+    this.backingOff.delete(key);
+    try {
+      return await this.attempt(key, context);
+    } finally {
+      this.popBackoffWhenIdle();
+    }
+  }
+
+  private async attempt(key: string, { log }: SyncContext): Promise<SyncResult | void> {
     const cached = this.pods.getByKey(key);
     const pod = cached && asPod(cached);
     if (!pod || !this.needsScheduling(pod) || this.cache.isAssumed(key)) {
