@@ -22,7 +22,8 @@
 // Each file's output is printed whole when it ends, without the components' JSON log lines, which
 // go to test-logs/<file>.log with the rest. The end prints the failed tests with their errors,
 // the slowest files and the sum ("tests: N passed, N failed, N skipped").
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 
@@ -126,7 +127,11 @@ function runFile(file) {
   return new Promise((resolve) => {
     const started = Date.now();
     const run = `${process.pid}.${++runs}`;
-    const options = { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, BOSUN_TEST_RUN: run } };
+    // kubectl's discovery cache of its own (KUBECACHEDIR): the cache is kept per host:port, and
+    // the random ports of one file's API servers are another file's later; a stale cache lists
+    // kinds the new server does not serve (kubectl get <category> then fails on them).
+    const kubeCache = mkdtempSync(join(tmpdir(), 'bosun-kubectl-cache-'));
+    const options = { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, BOSUN_TEST_RUN: run, KUBECACHEDIR: kubeCache } };
     const child = isolate && isHeavy(file)
       ? spawn('unshare', ['--net', 'sh', '-c', `ip link set lo up && exec ${[process.execPath, ...nodeArgs(file)].map(quote).join(' ')}`], options)
       : spawn(process.execPath, nodeArgs(file), options);
@@ -139,6 +144,7 @@ function runFile(file) {
     child.on('exit', () => { reaped = reap(run); });
     child.on('close', (code, signal) => {
       groups.delete(child.pid);
+      rmSync(kubeCache, { recursive: true, force: true });
       reaped.push(...reap(run));
       const output = Buffer.concat(chunks).toString('utf8') + reaped.map((l) => `${l}\n`).join('');
       const counts = { pass: 0, fail: 0, skipped: 0 };
