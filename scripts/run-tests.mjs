@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs every test/**/*.test.ts file with node's built-in test runner (through tsx), one process
-// per file, TEST_CONCURRENCY (default 3) files at a time.
+// per file, TEST_CONCURRENCY (default 4) files at a time.
 // Usage: npm test [-- PATH_FRAGMENT ...]   (only files whose path contains a fragment)
 //        npm run test:e2e                  (the end-to-end scenarios, marked `test: e2e`)
 //
@@ -70,7 +70,7 @@ function canIsolate() {
   return r.status === 0;
 }
 const isolate = files.some(isHeavy) && canIsolate();
-const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? 3));
+const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? 4));
 const heavyLimit = isolate ? Math.max(1, Number(process.env.TEST_HEAVY ?? 2)) : 1;
 // The whole clusters first (they are the long ones), then the rest in path order.
 const queue = [...files.filter(isHeavy), ...files.filter((f) => !isHeavy(f))];
