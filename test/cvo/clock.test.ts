@@ -94,7 +94,7 @@ test('SlowClusterOperator after 30 minutes (machine-config 90), history times an
     const installed = await eventually('1.0.0 to be installed', async () => {
       const o = await client.get(CV, 'version');
       return o.status?.history?.[0]?.state === 'Completed' ? o : undefined;
-    });
+    }, 90_000); // the install's passes are real work: a loaded machine (a full test run) took over 20 s
     assert.equal(installed.status.history[0].startedTime, iso(start));
     assert.equal(installed.status.history[0].completionTime, iso(start));
 
@@ -113,7 +113,7 @@ test('SlowClusterOperator after 30 minutes (machine-config 90), history times an
     const waiting = await eventually('the update to wait on both operators', async () => {
       const o = await client.get(CV, 'version');
       return /waiting on alpha, machine-config$/.test(cond(o, 'Progressing')?.message ?? '') ? o : undefined;
-    });
+    }, 60_000);
     assert.equal(cond(waiting, 'Failing').status, 'False');
     assert.equal(waiting.status.history[0].startedTime, iso(updateStart));
 
@@ -133,7 +133,7 @@ test('SlowClusterOperator after 30 minutes (machine-config 90), history times an
     await eventually('alpha to be done', async () => {
       const o = await client.get(CV, 'version');
       return /waiting on machine-config$/.test(cond(o, 'Progressing')?.message ?? '') && cond(o, 'Failing')?.status === 'False' ? o : undefined;
-    });
+    }, 60_000);
     // …and slow at 91.
     const mcSlow = await advanceUntil(clock, minutes(60), 'SlowClusterOperator for machine-config', (o) => cond(o, 'Failing')?.reason === 'SlowClusterOperator');
     assert.ok(mcSlow.realMs < 1000, `SlowClusterOperator took ${mcSlow.realMs} ms of real time`);
@@ -143,7 +143,7 @@ test('SlowClusterOperator after 30 minutes (machine-config 90), history times an
     const done = await eventually('1.0.1 to complete', async () => {
       const o = await client.get(CV, 'version');
       return o.status?.history?.[0]?.version === '1.0.1' && o.status.history[0].state === 'Completed' ? o : undefined;
-    });
+    }, 60_000);
     assert.equal(done.status.history[0].completionTime, iso(clock.now()));
     assert.ok(clock.now() - updateStart >= minutes(91));
     assert.equal(cond(done, 'Failing').status, 'False');
