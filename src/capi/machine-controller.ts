@@ -40,6 +40,7 @@ const POLL_MS = 5_000;
 
 export function machineController(ctx: CapiContext): Controller {
   const inf = informers(ctx);
+  const kubeadmConfigs = ctx.informer(resources.kubeadmConfigs);
   const paused = pausedCheck(ctx);
   const machines = inf.machines();
   const nodes = inf.nodes();
@@ -113,7 +114,10 @@ export function machineController(ctx: CapiContext): Controller {
     if (own) return own;
     const ref = machine.spec?.bootstrap?.configRef;
     if (!ref?.name) return undefined;
-    const config = await ctx.client.read(await ctx.resolve<BootstrapConfig>(ref), ref.name, machine.metadata.namespace);
+    // A KubeadmConfig from the informer this controller watches them with; another kind read.
+    const config = ref.kind === 'KubeadmConfig'
+      ? kubeadmConfigs.get(ref.name, machine.metadata.namespace)
+      : await ctx.client.read(await ctx.resolve<BootstrapConfig>(ref), ref.name, machine.metadata.namespace);
     return valid(config?.metadata.annotations?.[ANNOTATION.certificatesExpiry]);
   }
 
@@ -310,7 +314,7 @@ export function machineController(ctx: CapiContext): Controller {
   remote.onConnectionChange((cluster) => {
     for (const m of machines.list()) if (m.metadata.namespace === cluster.namespace && m.spec?.clusterName === cluster.name) controller.enqueue(keyOf(m));
   });
-  controller.watch(ctx.informer(resources.kubeadmConfigs), (config) => {
+  controller.watch(kubeadmConfigs, (config) => {
     const owner = (config.metadata?.ownerReferences ?? []).find((r) => r.kind === 'Machine');
     return owner ? `${config.metadata.namespace}/${owner.name}` : undefined;
   });

@@ -7,7 +7,7 @@ import { decodeBody, decodeObject, patchTypeOf, requestBody } from '../http/body
 import { sendJson } from '../http/respond.js';
 import { applyJsonPatch, applyMergePatch } from '../apply/patch.js';
 import type { ResourceType } from '../registry/resource-type.js';
-import { scaleOf, type Scale } from '../registry/scale.js';
+import { scaleOf, withSpecReplicas, type Scale } from '../registry/scale.js';
 import { rfc3339 } from '../../common/time.js';
 import type { PostRequest } from '../types.js';
 import type { ServerState } from './state.js';
@@ -22,14 +22,8 @@ async function updateScale(ctx: AuthorizedContext, state: ServerState, type: Res
   if (!Number.isInteger(replicas) || (replicas as number) < 0) {
     throw errors.invalid('Scale', 'autoscaling', name, [{ type: 'FieldValueInvalid', field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0` }]);
   }
-  const path = type.scale!.specReplicasPath.replace(/^\./, '').split('.');
-  const patch: Record<string, unknown> = {};
-  let cursor = patch;
-  path.forEach((p, i) => {
-    const value = i === path.length - 1 ? replicas : {};
-    cursor[p] = value;
-    cursor = value as Record<string, unknown>;
-  });
+  // A merge patch holding only the replicas, at the path the type declares.
+  const patch: Record<string, unknown> = withSpecReplicas(type, {} as api.Unstructured, replicas as number);
   if (scale?.metadata?.resourceVersion) patch.metadata = { resourceVersion: scale.metadata.resourceVersion };
   const updated = await state.resources.patch(type, ns, name, 'merge', patch, { dryRun, fieldManager, managedSubresource: 'scale', user: ctx.user, viaApi: true });
   return scaleOf(type, updated);

@@ -266,20 +266,21 @@ export function kubeadmControlPlaneController(ctx: CapiContext): Controller {
    * does not answer is asked again at the next pass.
    */
   async function reconcileCertificateExpiries(own: api.Machine[], obs: Observation, certs: ClusterCertificates): Promise<void> {
-    for (const m of own) {
-      if (isDeleting(m) || !nodeNameOf(m, obs)) continue;
+    // The machines are asked at once: one that does not answer holds up none of the others.
+    await Promise.all(own.map(async (m) => {
+      if (isDeleting(m) || !nodeNameOf(m, obs)) return;
       const ref = m.spec?.bootstrap?.configRef;
       const config = ref?.name ? configs.get(ref.name, m.metadata.namespace) : undefined;
-      if (!config || config.metadata.annotations?.[ANNOTATION.certificatesExpiry]) continue;
+      if (!config || config.metadata.annotations?.[ANNOTATION.certificatesExpiry]) return;
       const address = machineAddress(m);
-      if (!address) continue;
+      if (!address) return;
       try {
         const expiry = await servingCertificateExpiry(address, API_SERVER_PORT, certs.ca.certPem);
         await ctx.client.mergePatch(KUBEADM_CONFIGS, config.metadata.name, config.metadata.namespace, { metadata: { annotations: { [ANNOTATION.certificatesExpiry]: rfc3339(expiry) } } });
       } catch (e) {
         log.debug({ machine: m.metadata.name, err: (e as Error).message }, 'certificate expiry not read');
       }
-    }
+    }));
   }
 
   function nodeNameOf(machine: api.Machine, obs?: Observation): string | undefined {
