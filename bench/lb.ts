@@ -1,5 +1,6 @@
-// Throughput, latency and CPU per request of the local cloud's load balancers on both engines,
-// haproxy (src/cloud/haproxy.ts) and the Node proxy (src/cloud/load-balancer-proxy.ts), against the
+// Throughput, latency and CPU per request of the local cloud's load balancers on its engines,
+// haproxy (src/cloud/haproxy.ts), the Node proxy (src/cloud/load-balancer-proxy.ts) and, where
+// this process may change the network namespace's rules, the kernel (src/cloud/nftables.ts), against the
 // backends directly, in one run: a cloud service with one balancer of one TCP port over three
 // instances, each instance's private IP (127.0.1.N) serving a small HTTP body on the balancer's
 // target port, checked every 2 s as a LocalCluster's API server balancer is; the same balancer
@@ -253,18 +254,32 @@ async function main(): Promise<void> {
   const { CloudClient } = await import('../src/cloud/client.js');
   const { LoadBalancerProxies } = await import('../src/cloud/load-balancer-proxy.js');
   const { HaproxyBalancers } = await import('../src/cloud/haproxy.js');
+  const { NftablesBalancers, findNft, nftablesUnusable } = await import('../src/cloud/nftables.js');
+  const { logger } = await import('../src/common/log.js');
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-bench-lb-'));
   chmodSync(dataDir, 0o755);
   const service = new CloudService({ dataDir, bootDelayMs: 100, ignition: 'builtin', host: '127.0.0.1', port: 0 });
   const nodeProxy = new LoadBalancerProxies((id) => service.cloud.store.instances.get(id)?.privateIp);
+  // The kernel engine, where this process may change the namespace's rules (root in a namespace of its own).
+  const nft = findNft();
+  const nftDir = join(dataDir, 'nftables');
+  const nftUnusable = nftablesUnusable(nft, nftDir);
+  const kernel = nft && !nftUnusable ? new NftablesBalancers({ binary: nft, dir: nftDir, resolve: (id) => service.cloud.store.instances.get(id)?.privateIp, log: logger('bench-lb') }) : undefined;
   const children: ChildProcess[] = [];
   try {
     const client = new CloudClient(await service.start(), service.rootCredential);
     const instances = [];
     for (let i = 0; i < BACKENDS; i++) instances.push(await client.createInstance({ name: `bench-lb-${i}` }));
     const ips = instances.map((i) => i.privateIp);
+    // The kernel path's targets are three more addresses of the same backends' process. A
+    // translated connection carries the TCP timestamps its client made for the balancer's address;
+    // arriving at an address where the direct path's closed connections wait in TIME_WAIT from the
+    // same client ports, it fails the TIME_WAIT check (PAWS) and waits for a SYN retransmit (1 s):
+    // up to a thousand per round when the paths share addresses, none apart.
+    const kernelInstances = [];
+    if (kernel) for (let i = 0; i < BACKENDS; i++) kernelInstances.push(await client.createInstance({ name: `bench-lb-kernel-${i}` }));
     const nodePort = await freePort(ips[0]);
-    const backendsChild = await startBackends(nodePort, ips, children);
+    const backendsChild = await startBackends(nodePort, [...ips, ...kernelInstances.map((i) => i.privateIp)], children);
     const lbPort = await freePort('127.0.0.1');
     // Checked as a LocalCluster's API server balancer is (every target every 2 s): the checks run
     // during the measurement, on both engines, as they do in a cluster.
@@ -274,6 +289,9 @@ async function main(): Promise<void> {
     // The same balancer on the Node proxy, on the next free port of its VIP.
     const nodeLbPort = await freePort(lb.address);
     await nodeProxy.sync([{ ...lb, ports: [{ ...lb.ports[0], port: nodeLbPort }] }]);
+    // And in the kernel, on the next one: nothing listens there, the connections are translated.
+    const kernelLbPort = await freePort(lb.address);
+    await kernel?.sync([{ ...lb, targets: kernelInstances.map((i) => i.id), ports: [{ ...lb.ports[0], port: kernelLbPort }] }]);
     const gen: LoadGen = process.env.LB_BENCH_LOADGEN === 'node' || !wrkBinary() ? 'node' : 'wrk';
     const backend: CpuOf = { pid: backendsChild.pid! };
     const paths: { name: string; url: string; engine?: CpuOf }[] = [{ name: 'direct', url: `http://${ips[0]}:${nodePort}/` }];
@@ -283,7 +301,10 @@ async function main(): Promise<void> {
       console.log(`haproxy: not measured (${service.proxies.reason ?? 'not running'})`);
     }
     paths.push({ name: 'node', url: `http://${lb.address}:${nodeLbPort}/`, engine: 'self' });
-    console.log(`${BACKENDS} backends (${ips.join(', ')}:${nodePort}, one Node process), balancer ${lb.address}:${lbPort} (haproxy) and :${nodeLbPort} (Node proxy), health-checked every 2 s`);
+    // The kernel's work is done in the client's and the backends' system calls and softirqs: counted there, no engine process.
+    if (kernel) paths.push({ name: 'nftables', url: `http://${lb.address}:${kernelLbPort}/` });
+    else console.log(`nftables: not measured (${nftUnusable})`);
+    console.log(`${BACKENDS} backends (${ips.join(', ')}:${nodePort}${kernel ? `; for the kernel path ${kernelInstances.map((i) => i.privateIp).join(', ')}` : ''}, one Node process), balancer ${lb.address}:${lbPort} (haproxy), :${nodeLbPort} (Node proxy)${kernel ? ` and :${kernelLbPort} (nftables)` : ''}, health-checked (haproxy and Node proxy every 2 s, nftables every 1 s)`);
     console.log(`load generator: ${gen === 'wrk' ? `wrk, 1 thread, ${CLIENTS} connections` : `Node (${CLIENTS} clients${wrkBinary() ? '' : '; wrk is not installed: apt-get install wrk'}), itself the limit at these rates`}; ${SECONDS} s per case, ${ROUNDS} rounds, paths alternating; load average ${loadavg()}`);
 
     for (const mode of ['keepalive', 'close'] as const) {
@@ -322,6 +343,7 @@ async function main(): Promise<void> {
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill();
     await nodeProxy.closeAll();
+    await kernel?.closeAll();
     await service.close();
     rmSync(dataDir, { recursive: true, force: true });
   }

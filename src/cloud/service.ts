@@ -24,7 +24,7 @@ const RESYNC_MS = 2_000;
 const CLOSE_BOUNDS = { api: 10_000, machines: 60_000, loadBalancers: 15_000, store: 10_000 };
 
 export interface ServeOptions extends CloudOptions {
-  /** What carries the load balancers: `auto` (haproxy when installed, else the Node proxy), `haproxy` or `node`. */
+  /** What carries the load balancers: `auto` (haproxy when installed, else the Node proxy), `haproxy`, `nftables` (the kernel) or `node`. */
   loadBalancerEngine?: EngineOptions['engine'];
   /** The haproxy program (default: haproxy on PATH or in /usr/sbin). */
   haproxyBinary?: string;
@@ -137,12 +137,12 @@ export class CloudService {
   }
 }
 
-/** BOSUN_LB_ENGINE=auto|haproxy|node chooses the engine when the caller does not. */
+/** BOSUN_LB_ENGINE=auto|haproxy|nftables|node chooses the engine when the caller does not. */
 function engineFromEnv(): ServeOptions['loadBalancerEngine'] {
   const v = process.env.BOSUN_LB_ENGINE;
   if (v === undefined || v === '') return undefined;
-  if (v === 'auto' || v === 'haproxy' || v === 'node') return v;
-  throw new Error(`BOSUN_LB_ENGINE must be auto, haproxy or node, got "${v}"`);
+  if (v === 'auto' || v === 'haproxy' || v === 'nftables' || v === 'node') return v;
+  throw new Error(`BOSUN_LB_ENGINE must be auto, haproxy, nftables or node, got "${v}"`);
 }
 
 function isLoopback(host: string): boolean {

@@ -72,7 +72,7 @@ export interface LoadBalancer {
   engine?: LoadBalancerEngineInfo;
 }
 
-/** The engine carrying a cloud's balancers: haproxy, or the Node proxy with the reason (haproxy missing). */
+/** The engine carrying a cloud's balancers: haproxy, the kernel (nftables, when asked for), or the Node proxy with the reason (haproxy missing). */
 export interface LoadBalancerEngineInfo {
   name: LoadBalancerEngineName;
   reason?: string;
@@ -87,7 +87,7 @@ export interface Route {
 }
 
 /** What carries the load balancers' traffic (load-balancer-engine.ts chooses it). */
-export type LoadBalancerEngineName = 'haproxy' | 'node';
+export type LoadBalancerEngineName = 'haproxy' | 'nftables' | 'node';
 
 export interface LoadBalancerEngine {
   readonly name: LoadBalancerEngineName;
