@@ -85,6 +85,10 @@ the identities' hashed credentials in <data-dir>/cloud/credentials.db; every cal
 a JSON line of <data-dir>/cloud/audit.log. Runs until
 SIGINT/SIGTERM; machines that were running boot again when it is started again.
 
+What carries the load balancers: BOSUN_LB_ENGINE=auto (the default: haproxy, or the Node proxy
+when haproxy is not installed), haproxy, nftables (the kernel: destination NAT in a table of its
+own; needs nft and root or CAP_NET_ADMIN) or node. bosun start passes it on to its cloud.
+
 Example:
   bosun cloud serve --data-dir .bosun --listen 127.0.0.1:8900 --boot-delay 3s`)
     .action(async (o: { listen: string; bootDelay: string; ignition: string; dataDir: string }) => {
