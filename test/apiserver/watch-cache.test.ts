@@ -66,3 +66,24 @@ test('a writer waiting for its revision is released by an event or by progress',
   await new Promise((r) => setImmediate(r));
   assert.equal(released, 2);
 });
+
+test('a list of a directory holds exactly the keys under it, through adds, deletes and reloads, as a scan of every key would', () => {
+  const cache = new WatchCache();
+  const at = (key: string, revision: number): StoredItem => ({ key, revision, object: withRevision({ metadata: { name: key.split('/').pop()! } }, revision) });
+  const keys = ['/core/configmaps/default/a', '/core/configmaps/default/b', '/core/configmaps/kube-system/c', '/core/configmapsx/default/d', '/core/secrets/default/a', '/apps/deployments/default/a'];
+  cache.reset(keys.slice(0, 3).map((k, i) => at(k, i + 1)), 3);
+  let revision = 3;
+  for (const k of keys.slice(3)) cache.apply({ type: 'ADDED', key: k, revision: ++revision, object: at(k, revision).object });
+  cache.apply({ type: 'DELETED', key: keys[1], revision: ++revision, object: at(keys[1], revision).object, previous: at(keys[1], 2).object });
+  // Deleting a key the cache does not hold changes nothing.
+  cache.apply({ type: 'DELETED', key: '/core/configmaps/default/never', revision: ++revision, object: at('/core/configmaps/default/never', revision).object });
+  const names = (prefix: string, startAfter?: string) => cache.list(prefix, { startAfter }).items.map((i) => i.key);
+  const held = keys.filter((k) => k !== keys[1]);
+  for (const prefix of ['/', '/core/', '/core/configmaps/', '/core/configmaps/default/', '/core/configmaps', '/core/configmapsx/', '/core/none/', '/apps/deployments/default/a']) {
+    assert.deepEqual(names(prefix), held.filter((k) => k.startsWith(prefix) && k > prefix).sort(), prefix);
+  }
+  assert.deepEqual(names('/core/configmaps/', '/core/configmaps/default/a'), ['/core/configmaps/kube-system/c'], 'after a key');
+  cache.reset([at('/core/secrets/default/z', revision + 1)], revision + 1);
+  assert.deepEqual(names('/core/configmaps/'), [], 'a reload drops what it does not hold');
+  assert.deepEqual(names('/core/'), ['/core/secrets/default/z']);
+});

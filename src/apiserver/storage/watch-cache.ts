@@ -23,8 +23,17 @@ export interface WatchCacheOptions {
 
 const byKey = (a: { key: string }, b: { key: string }): number => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 
+/** A prefix the directory index answers: one ending with '/' past its first character ('/a/', '/a/b/'; not the root '/'). */
+const isDirectory = (prefix: string): boolean => prefix.length > 1 && prefix.endsWith('/');
+
 export class WatchCache {
   private readonly items = new Map<string, StoredItem>();
+  /**
+   * The keys under each directory ('/registry/', '/registry/configmaps/', …, every ancestor of a
+   * key): a list of a directory reads its own keys, not the whole cache — every write asks whether
+   * admission webhooks are configured, which is a list of their directory.
+   */
+  private readonly dirs = new Map<string, Set<string>>();
   /** Events with revision > compacted, in revision order. */
   private events: WatchEvent[] = [];
   private readonly watchers = new Set<WatchEntry>();
@@ -68,7 +77,11 @@ export class WatchCache {
       else if (old.revision !== item.revision) diff.push({ type: 'MODIFIED', key: item.key, revision, object: item.object, previous: old.object });
     }
     this.items.clear();
-    for (const [key, item] of next) this.items.set(key, item);
+    this.dirs.clear();
+    for (const [key, item] of next) {
+      this.items.set(key, item);
+      this.index(key);
+    }
     this.events = [];
     // Nothing older than the load can be replayed or listed any more.
     this.compacted = Math.max(this.compacted, revision);
@@ -80,8 +93,12 @@ export class WatchCache {
   /** Applies one change from the stream; events at or below the current revision are ignored. */
   apply(event: WatchEvent): void {
     if (event.revision <= this.revision) return;
-    if (event.type === 'DELETED') this.items.delete(event.key);
-    else this.items.set(event.key, { key: event.key, object: event.object, revision: event.revision });
+    if (event.type === 'DELETED') {
+      if (this.items.delete(event.key)) this.unindex(event.key);
+    } else {
+      if (!this.items.has(event.key)) this.index(event.key);
+      this.items.set(event.key, { key: event.key, object: event.object, revision: event.revision });
+    }
     this.events.push(event);
     if (this.events.length > this.maxEvents) this.compact(this.events[this.events.length - this.maxEvents].revision - 1);
     this.revision = event.revision;
@@ -108,6 +125,25 @@ export class WatchCache {
     return new Promise((resolve) => this.waiters.push({ revision, resolve }));
   }
 
+  /** Adds a new key to the sets of its directories. */
+  private index(key: string): void {
+    for (let i = key.indexOf('/', 1); i >= 0; i = key.indexOf('/', i + 1)) {
+      const dir = key.slice(0, i + 1);
+      let keys = this.dirs.get(dir);
+      if (!keys) this.dirs.set(dir, (keys = new Set()));
+      keys.add(key);
+    }
+  }
+
+  private unindex(key: string): void {
+    for (let i = key.indexOf('/', 1); i >= 0; i = key.indexOf('/', i + 1)) {
+      const dir = key.slice(0, i + 1);
+      const keys = this.dirs.get(dir);
+      keys?.delete(key);
+      if (keys?.size === 0) this.dirs.delete(dir);
+    }
+  }
+
   list(prefix: string, options: ListOptions = {}): ListResult {
     const at = options.atRevision ?? this.revision;
     if (options.atRevision !== undefined && at < this.compacted && at < this.revision) {
@@ -116,7 +152,11 @@ export class WatchCache {
     const after = options.startAfter && options.startAfter > prefix ? options.startAfter : prefix;
     const inRange = (key: string) => key.startsWith(prefix) && key > after;
     const snapshot = new Map<string, StoredItem>();
-    for (const [key, item] of this.items) if (inRange(key)) snapshot.set(key, item);
+    if (isDirectory(prefix)) {
+      for (const key of this.dirs.get(prefix) ?? []) if (key > after) snapshot.set(key, this.items.get(key)!);
+    } else {
+      for (const [key, item] of this.items) if (inRange(key)) snapshot.set(key, item);
+    }
     if (at < this.revision) {
       // The first event after `at` for a key tells what it held at `at`: its previous value.
       const seen = new Set<string>();
