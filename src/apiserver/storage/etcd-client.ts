@@ -30,6 +30,8 @@ export interface EtcdStorageOptions {
 
 type Policy = NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
 const noEvent = () => ({ dispose: () => undefined });
+/** The signal handed to each call: never aborted, and the client does not read it — one for all (two new ones per call were 3% of the API server's CPU on etcd). */
+const NEVER_ABORTED = new AbortController().signal;
 
 /**
  * The client's fault handling: a call that fails for a reason another member may not have (a
@@ -46,7 +48,7 @@ function faultHandling(members: number): IOptions['faultHandling'] {
       async execute<T>(fn: (context: { signal: AbortSignal }) => PromiseLike<T> | T): Promise<T> {
         for (let attempt = 1; ; attempt++) {
           try {
-            return await fn({ signal: new AbortController().signal });
+            return await fn({ signal: NEVER_ABORTED });
           } catch (e) {
             if (attempt >= attempts || !isRecoverableError(e as Error)) throw e;
           }
