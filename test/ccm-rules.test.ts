@@ -2,9 +2,9 @@
 // --controllers syntax, the provider registry, node labels from instance metadata, balancer ports
 // and source ranges from a Service, which nodes a balancer uses, the route plan, and the proxies'
 // source-range check.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type * as api from '../src/api/index.js';
@@ -31,7 +31,9 @@ test('cloud config: INI, YAML and JSON, sections, comments; bad lines named', ()
 });
 
 test('providers by name', async () => {
-  const credential = join(mkdtempSync(join(tmpdir(), 'bosun-ccm-rules-')), 'credential');
+  const credentialDir = mkdtempSync(join(tmpdir(), 'bosun-ccm-rules-'));
+  after(() => rmSync(credentialDir, { recursive: true, force: true }));
+  const credential = join(credentialDir, 'credential');
   writeFileSync(credential, 'BCK0123456789ABCDEF.secret\n', { mode: 0o600 });
   const local = await initCloudProvider('local', 'url = http://127.0.0.1:9', { credentialsFile: credential });
   assert.equal(local.providerName(), 'local');

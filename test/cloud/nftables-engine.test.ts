@@ -217,7 +217,6 @@ test('the cloud asked for the kernel engine carries its balancers on it and says
     target.close();
   }
   assert.equal(listTable(tableName(join(dataDir, 'cloud', 'haproxy'))), '', 'the cloud deletes its table when it stops');
-  rmSync(dataDir, { recursive: true, force: true });
   const old = process.env.BOSUN_LB_ENGINE;
   process.env.BOSUN_LB_ENGINE = 'ipvs';
   try {
@@ -225,5 +224,6 @@ test('the cloud asked for the kernel engine carries its balancers on it and says
   } finally {
     if (old === undefined) delete process.env.BOSUN_LB_ENGINE;
     else process.env.BOSUN_LB_ENGINE = old;
+    rmSync(dataDir, { recursive: true, force: true });
   }
 });
