@@ -38,6 +38,8 @@ import type { LoadBalancer, LoadBalancerEngine } from './types.js';
 
 /** How often targets are checked (health check, or a TCP connect to the target port). */
 export const CHECK_INTERVAL_MS = 1_000;
+/** How often a sync makes sure the table is still there (someone may flush the ruleset). */
+const VERIFY_INTERVAL_MS = 10_000;
 const CHECK_TIMEOUT_MS = 1_000;
 
 /** The nft program: `binary` (a path, or a name looked up on PATH), else `nft` on PATH or in /usr/sbin. */
@@ -154,6 +156,8 @@ export interface NftablesOptions {
   dir: string;
   resolve: (instanceId: string) => string | undefined;
   log: Logger;
+  /** How often a sync makes sure the table is still there (default 10 s). */
+  verifyIntervalMs?: number;
 }
 
 /** Why the kernel engine cannot run here (nft missing, or no right to change the rules), or undefined when it can. */
@@ -179,6 +183,7 @@ export class NftablesBalancers implements LoadBalancerEngine {
   private timer: NodeJS.Timeout | undefined;
   private checking = false;
   private closed = false;
+  private verifiedAt = 0;
 
   constructor(private readonly opts: NftablesOptions) {
     this.table = tableName(opts.dir);
@@ -198,7 +203,18 @@ export class NftablesBalancers implements LoadBalancerEngine {
       this.timer.unref();
       void this.check();
     }
+    if (this.applied !== undefined && Date.now() - this.verifiedAt >= (this.opts.verifyIntervalMs ?? VERIFY_INTERVAL_MS)) await this.verify();
     await this.apply();
+  }
+
+  /** A table removed behind the cloud's back (a flushed ruleset) is written again by the next apply. */
+  private async verify(): Promise<void> {
+    this.verifiedAt = Date.now();
+    const present = await new Promise<boolean>((resolve) => execFile(this.opts.binary, ['list', 'table', 'ip', this.table], { timeout: 10_000 }, (err) => resolve(!err)));
+    if (!present && !this.closed) {
+      this.opts.log.warn({ table: this.table }, 'load balancers: the nftables table was removed by something else; writing it again');
+      this.applied = undefined;
+    }
   }
 
   async closeAll(): Promise<void> {

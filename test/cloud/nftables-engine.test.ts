@@ -3,8 +3,9 @@
 // round-robin over the targets, connections already open kept across every change (one atomic
 // transaction per change), a target refusing connections or failing its health check taken out
 // at its next check and the balancer failing open when none passes, clients outside the source
-// ranges refused, the table replaced by the next cloud on the same data directory and deleted when
-// the cloud stops; and the cloud service on it saying so through its API.
+// ranges refused, the table replaced by the next cloud on the same data directory, written again
+// when something else removed it, and deleted when the cloud stops; and the cloud service on it
+// saying so through its API.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -145,7 +146,7 @@ test('connections are spread round-robin; open ones survive every change; the ne
 
 test('a target that refuses is taken out at its next check and back when it listens again; clients outside the source ranges are refused', { skip, timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bosun-nft-'));
-  const engine = new NftablesBalancers({ binary: NFT!, dir, resolve: () => undefined, log: logger('test') });
+  const engine = new NftablesBalancers({ binary: NFT!, dir, resolve: () => undefined, log: logger('test'), verifyIntervalMs: 0 });
   const targetPort = await freePort('127.0.0.2');
   const a = await echo('a', '127.0.0.2', targetPort);
   let b = await echo('b', '127.0.0.3', targetPort);
@@ -162,6 +163,13 @@ test('a target that refuses is taken out at its next check and back when it list
     await engine.sync([balancer('ranged', '127.0.0.1', ranged, targetPort, ['127.0.0.2'], { sourceRanges: ['127.0.0.9/32'] })]);
     assert.equal(await once('127.0.0.1', ranged, '127.0.0.9'), 'a', 'a client inside the ranges');
     assert.equal(await once('127.0.0.1', ranged, '127.0.0.8'), 'ECONNREFUSED', 'a client outside is refused');
+
+    // The table removed behind the cloud's back (as a flushed ruleset would): the next sync writes it again.
+    assert.equal(spawnSync(NFT!, ['delete', 'table', 'ip', engine.table]).status, 0);
+    assert.equal(listTable(engine.table), '');
+    await engine.sync([balancer('ranged', '127.0.0.1', ranged, targetPort, ['127.0.0.2'], { sourceRanges: ['127.0.0.9/32'] })]);
+    assert.ok(listTable(engine.table).includes(`tcp dport ${ranged}`), 'the table is back');
+    assert.equal(await once('127.0.0.1', ranged, '127.0.0.9'), 'a');
   } finally {
     await engine.closeAll();
     a.close();
