@@ -238,13 +238,17 @@ export class NftablesBalancers implements LoadBalancerEngine {
           jobs.set(checkKey(l, t), c.kind === 'http' ? () => probe(t, c.port, c.path, CHECK_TIMEOUT_MS, c.protocol) : () => accepts(t, l.targetPort));
         }
       }
-      let changed = false;
+      const changed: string[] = [];
       await Promise.all([...jobs].map(async ([key, run]) => {
         const ok = await run();
-        if (this.passed.get(key) !== ok) changed = true;
+        const was = this.passed.get(key);
+        if (was !== ok) changed.push(`${key}: ${ok ? 'passing' : 'failing'}`);
         this.passed.set(key, ok);
       }));
-      if (changed) await this.apply();
+      if (changed.length > 0) {
+        this.opts.log.info({ table: this.table, checks: changed.sort() }, 'load balancers: targets changed state');
+        await this.apply();
+      }
     } catch (e) {
       this.opts.log.error({ err: (e as Error).message, table: this.table }, 'load balancers: a check\'s change could not be applied');
     } finally {
