@@ -6,9 +6,8 @@
 // failing open, draining of targets that leave). Asked for by name, the kernel carries them instead
 // (nftables.ts: destination NAT, no process in the data path; a refusing target is skipped only
 // after its next check, so it is not the default).
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
 import type { Logger } from '../common/log.js';
+import { findProgram } from '../common/programs.js';
 import { HaproxyBalancers } from './haproxy.js';
 import { LoadBalancerProxies } from './load-balancer-proxy.js';
 import { NftablesBalancers, findNft, nftablesUnusable } from './nftables.js';
@@ -32,10 +31,7 @@ export interface EngineOptions {
 
 /** The haproxy program to run: `binary` (a path, or a name looked up on PATH), else `haproxy` on PATH or in /usr/sbin. */
 export function findHaproxy(binary = 'haproxy'): string | undefined {
-  const executable = (p: string) => { try { accessSync(p, constants.X_OK); return true; } catch { return false; } };
-  if (binary.includes('/')) return executable(binary) ? binary : undefined;
-  const dirs = [...(process.env.PATH ?? '').split(delimiter).filter(Boolean), '/usr/sbin', '/usr/local/sbin'];
-  return dirs.map((d) => join(d, binary)).find(executable);
+  return findProgram(binary);
 }
 
 export function loadBalancerEngine(opts: EngineOptions): LoadBalancerEngine {

@@ -26,11 +26,11 @@
 // Only connections made on this machine's output path are balanced (the local cluster's processes
 // share one network namespace); the VIPs need no address of their own.
 import { spawnSync, execFile } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
-import { delimiter, join, resolve as resolvePath } from 'node:path';
+import { resolve as resolvePath } from 'node:path';
 import type { Logger } from '../common/log.js';
+import { findProgram } from '../common/programs.js';
 import { parseCidr } from '../common/ipv4.js';
 import { probe } from './load-balancer-health.js';
 import { isAddressTarget } from './requests.js';
@@ -44,10 +44,7 @@ const CHECK_TIMEOUT_MS = 1_000;
 
 /** The nft program: `binary` (a path, or a name looked up on PATH), else `nft` on PATH or in /usr/sbin. */
 export function findNft(binary = 'nft'): string | undefined {
-  const executable = (p: string) => { try { accessSync(p, constants.X_OK); return true; } catch { return false; } };
-  if (binary.includes('/')) return executable(binary) ? binary : undefined;
-  const dirs = [...(process.env.PATH ?? '').split(delimiter).filter(Boolean), '/usr/sbin', '/sbin'];
-  return dirs.map((d) => join(d, binary)).find(executable);
+  return findProgram(binary);
 }
 
 /** The table holding the balancers of the cloud whose data lives in `dir`. */
