@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { connect, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -22,58 +22,10 @@ import { HaproxyBalancers } from '../../src/cloud/haproxy.js';
 import { CloudService } from '../../src/cloud/service.js';
 import { CloudClient } from '../../src/cloud/client.js';
 import type { LoadBalancer } from '../../src/cloud/types.js';
+import { Conn, echo, once } from '../helpers/balancer-targets.js';
 import { eventually } from '../helpers/eventually.js';
 import { HAPROXY, skipWithoutHaproxy } from '../helpers/haproxy.js';
 import { bosunBin } from '../helpers/cli.js';
-
-/** A TCP server on address:port answering every chunk with `<name>:<chunk>`. */
-async function echo(name: string, address: string, port: number): Promise<Server> {
-  const server = createServer((c) => {
-    c.on('data', (d) => c.write(`${name}:${d}`));
-    c.on('error', () => undefined);
-  });
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, address, () => resolve()));
-  return server;
-}
-
-/** A connection kept open: `say` sends a line and resolves with the answer; `closed` once the far side has gone. */
-class Conn {
-  readonly socket: Socket;
-  readonly closed: Promise<void>;
-  private pending: ((s: string) => void) | undefined;
-
-  constructor(host: string, port: number) {
-    this.socket = connect({ host, port });
-    this.socket.on('error', () => undefined);
-    this.socket.on('data', (d) => { const p = this.pending; this.pending = undefined; p?.(String(d)); });
-    this.closed = new Promise((resolve) => this.socket.once('close', () => resolve()));
-  }
-
-  say(text: string): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no answer to "${text}" within 5 s`)), 5_000);
-      this.pending = (s) => { clearTimeout(timer); resolve(s); };
-      this.socket.write(text);
-    });
-  }
-
-  /** Which target answers this connection ("a" of "a:ping"). */
-  async target(): Promise<string> {
-    return (await this.say('ping')).split(':')[0];
-  }
-}
-
-/** One new connection's target name, or the error code. */
-async function once(host: string, port: number): Promise<string> {
-  const c = new Conn(host, port);
-  try {
-    return await c.target();
-  } catch {
-    return 'no answer';
-  } finally {
-    c.socket.destroy();
-  }
-}
 
 /** One line to haproxy's master CLI; its whole answer. */
 function masterCli(socket: string, line: string): Promise<string> {

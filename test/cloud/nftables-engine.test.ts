@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../src/common/listen.js';
@@ -20,6 +20,7 @@ import { NftablesBalancers, findNft, nftablesUnusable, tableName } from '../../s
 import { CloudService } from '../../src/cloud/service.js';
 import { CloudClient } from '../../src/cloud/client.js';
 import type { LoadBalancer } from '../../src/cloud/types.js';
+import { Conn, echo, once } from '../helpers/balancer-targets.js';
 import { eventually } from '../helpers/eventually.js';
 
 const NFT = findNft();
@@ -28,53 +29,6 @@ const unusable = nftablesUnusable(NFT, probeDir);
 rmSync(probeDir, { recursive: true, force: true });
 // Under CI (root, nftables installed by .ci/run) the engine must run: a failure, not a skip.
 const skip = unusable && !process.env.CI ? unusable : false;
-
-/** A TCP server on address:port answering every chunk with `<name>:<chunk>`. */
-async function echo(name: string, address: string, port: number): Promise<Server> {
-  const server = createServer((c) => {
-    c.on('data', (d) => c.write(`${name}:${d}`));
-    c.on('error', () => undefined);
-  });
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, address, () => resolve()));
-  return server;
-}
-
-/** A connection kept open; `say` sends a chunk and resolves with the answer. */
-class Conn {
-  readonly socket: Socket;
-  private pending: ((s: string) => void) | undefined;
-
-  constructor(host: string, port: number, localAddress?: string) {
-    this.socket = connect({ host, port, localAddress });
-    this.socket.on('error', () => undefined);
-    this.socket.on('data', (d) => { const p = this.pending; this.pending = undefined; p?.(String(d)); });
-  }
-
-  say(text: string): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no answer to "${text}" within 5 s`)), 5_000);
-      this.socket.once('error', (e) => { clearTimeout(timer); reject(e); });
-      this.pending = (s) => { clearTimeout(timer); resolve(s); };
-      this.socket.write(text);
-    });
-  }
-
-  async target(): Promise<string> {
-    return (await this.say('ping')).split(':')[0];
-  }
-}
-
-/** One new connection's target name, or its error code (ECONNREFUSED for a reset at connect). */
-async function once(host: string, port: number, localAddress?: string): Promise<string> {
-  const c = new Conn(host, port, localAddress);
-  try {
-    return await c.target();
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code ?? 'no answer';
-  } finally {
-    c.socket.destroy();
-  }
-}
 
 function balancer(name: string, address: string, port: number, targetPort: number, targets: string[], extra: Partial<LoadBalancer> = {}): LoadBalancer {
   const now = new Date().toISOString();
