@@ -2,9 +2,10 @@
 // files, and the metadata/image-references agreement.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatProblem, parseManifestName } from '../../src/cvo/payload/manifest.js';
+import { fileURLToPath } from 'node:url';
+import { formatProblem, fullParse, parseManifestFile, parseManifestName } from '../../src/cvo/payload/manifest.js';
 import { loadPayload, PayloadInvalidError, validatePayload, type PayloadFile } from '../../src/cvo/payload/payload.js';
 import { tempDir } from './helpers.js';
 
@@ -124,4 +125,24 @@ test('file names parse as OpenShift parses them', () => {
   assert.equal(parseManifestName('0000_10_nounderscore.yaml'), undefined);
   assert.equal(parseManifestName('01_namespace.yaml'), undefined);
   assert.equal(parseManifestName('0000_xx_a_b.yaml'), undefined);
+});
+
+test('the fast parser reads every manifest of the payload and the edge cases as the full parser does', () => {
+  const dir = fileURLToPath(new URL('../../release-payload/manifests/', import.meta.url));
+  const files = readdirSync(dir).filter((f) => f.endsWith('.yaml'));
+  assert.ok(files.length > 50, `the payload's manifests in ${dir}`);
+  const edges: Array<[string, string]> = [
+    ['leading-and-trailing.yaml', '---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: x}\n---\n'],
+    ['empty-and-comment.yaml', '# c\n---\n---\n# only a comment\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: x}\n...\n'],
+    ['scalars.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: x, annotations: {t: "2024-01-01"}}\ndata: {when: 2024-01-01T00:00:00Z, yes: yes, on: on, octal: 0o17, old: 012, hex: 0x1F, sep: 1_000, nothing: ~, e: 1e3}\n'],
+    ['json.yaml', '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d", "namespace": "x"}}'],
+    ['duplicate-key.yaml', 'apiVersion: v1\nkind: ConfigMap\nkind: Secret\nmetadata: {name: e}\n'],
+    ['not-an-object.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: f}\n---\n- a list\n'],
+    ['invalid.yaml', 'apiVersion: v1\nkind: [\n'],
+  ];
+  const texts: Array<[string, string]> = [...files.map((f): [string, string] => [f, readFileSync(join(dir, f), 'utf8')]), ...edges];
+  for (const [file, text] of texts) assert.deepEqual(parseManifestFile(file, text), fullParse(file, text), file);
+  // The full parser's problems, where there are some, are the ones reported.
+  assert.match(parseManifestFile('duplicate-key.yaml', edges[4][1]).problems[0].message, /invalid YAML: Map keys must be unique/);
+  assert.equal(parseManifestFile('not-an-object.yaml', edges[5][1]).problems[0].document, 1);
 });
