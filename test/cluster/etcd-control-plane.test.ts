@@ -1,3 +1,4 @@
+// test: shared-addresses (restarts etcd members on the ports they had: in a namespace of its own no other file's connection can take one as its ephemeral port meanwhile)
 // `bosun start --etcd`'s control plane: a 3-member etcd (TLS with client certificates) and two API
 // servers behind one address, which the kubernetes Service's endpoints name; kubectl through the
 // front reaches both, the second (a process of its own) killed is restarted while the first
