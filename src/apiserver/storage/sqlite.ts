@@ -481,8 +481,8 @@ export class SqliteStorage implements Storage {
     }
     this.syncWal(fd, (error) => {
       if (this.syncing !== batches) return; // close() settled them already
-      this.syncing = undefined;
       if (error) return this.fail(error);
+      this.syncing = undefined;
       for (const batch of batches) this.settle(batch);
       this.sync();
     });
