@@ -261,10 +261,11 @@ test('sqlite: a committed batch is acknowledged, read and watched only once the 
     const remove = s.delete(`${prefix}c`);
     const states = [update, create, remove].map(settled);
     await eventually('the batch is committed and its fsync asked for', () => held.length === 1);
-    // A second batch commits meanwhile and waits for the next fsync.
+    // A write meanwhile waits: it is committed once the fsync returns, and synced by the next.
     const second = s.update(`${prefix}b`, cm('b', { v: '2' }));
     const secondState = settled(second);
-    await eventually('the second batch is committed', () => s.stats().transactions === 4);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(s.stats().transactions, 3, 'no commit while an fsync is under way');
     assert.equal(held.length, 1, 'one fsync at a time');
     assert.ok(states.every((st) => !st.done) && !secondState.done, 'nothing acknowledged before its fsync');
     assert.equal(s.currentRevision(), base);
@@ -284,6 +285,7 @@ test('sqlite: a committed batch is acknowledged, read and watched only once the 
     // The first fsync returns: the first batch, and only it, is acknowledged and seen.
     await release();
     await Promise.all([update, create, remove]);
+    assert.equal(s.stats().transactions, 4, 'the waiting write committed as the fsync returned');
     assert.equal(secondState.done, false);
     assert.equal(s.currentRevision(), base + 3);
     assert.deepEqual(s.get(`${prefix}a`)?.object.data, { v: '2' });

@@ -33,7 +33,8 @@
 // entry is valid only for the revision it was decoded at; a write drops its key's entry.
 //
 // Group commit: writes queue up and are flushed together on the next turn of the event loop (or
-// when a batch is full) in one transaction, so concurrent writers share one fsync. Each queued
+// when a batch is full) in one transaction, so concurrent writers share one fsync; while an fsync
+// is under way they wait for it, and are committed together as it returns. Each queued
 // operation is checked in order against the state the previous ones left, and a failing operation
 // fails only its own promise.
 import Database from 'better-sqlite3';
@@ -390,7 +391,8 @@ export class SqliteStorage implements Storage {
     return new Promise((resolve, reject) => {
       this.queue.push(make(resolve, reject));
       if (this.queue.length >= this.maxBatch) this.flush();
-      else if (!this.flushScheduled) {
+      // While an fsync is under way the writes wait for it and are committed together after it.
+      else if (!this.flushScheduled && !this.syncing) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
       }
@@ -484,7 +486,9 @@ export class SqliteStorage implements Storage {
       if (error) return this.fail(error);
       this.syncing = undefined;
       for (const batch of batches) this.settle(batch);
-      this.sync();
+      // What came in meanwhile is one batch: committed now, synced next.
+      if (this.queue.length > 0) this.flush();
+      else this.sync();
     });
   }
 
