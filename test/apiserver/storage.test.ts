@@ -300,8 +300,11 @@ test('sqlite: a committed batch is acknowledged, read and watched only once the 
     // An fsync that fails: its writes fail, and so does every later call.
     failNext = new Error('EIO: i/o error, fdatasync');
     const lost = s.create(`${prefix}d`, cm('d'));
+    await eventually('its fsync is asked for', () => held.length === 1);
+    const waiting = s.create(`${prefix}f`, cm('f'));
     await release();
     await assert.rejects(lost, (e: unknown) => e instanceof StorageError && e.code === 'Closed' && /could not be synced/.test(e.message));
+    await rejectsWith(waiting, 'Closed');
     await rejectsWith(s.create(`${prefix}e`, cm('e')), 'Closed');
     assert.throws(() => s.get(`${prefix}a`), (e: unknown) => e instanceof StorageError && e.code === 'Closed');
   } finally {

@@ -499,6 +499,10 @@ export class SqliteStorage implements Storage {
     this.syncing = undefined;
     this.unsynced = [];
     for (const batch of batches) for (const outcome of batch.outcomes) outcome.op.reject(outcome.error ?? this.failure);
+    // And the writes that were waiting for that fsync to be committed after it.
+    const waiting = this.queue;
+    this.queue = [];
+    for (const op of waiting) op.reject(this.failure);
   }
 
   /** A durable batch: the caches follow the table, then readers, writers and watchers are told. */
