@@ -21,16 +21,6 @@ export interface NodeStatusTiming {
 }
 
 
-/**
- * A period lengthened by up to 4% at random, as the kubelet's lease and node status loops wait
- * (wait.JitterUntil with a jitter factor of 0.04, the period counted from the end of each round).
- * Without it, heartbeats that once finished together (after one slow response) would start together
- * every round from then on: with many nodes on one API server, the bursts only grow.
- */
-export function jittered(ms: number): number {
-  return ms * (1 + 0.04 * Math.random());
-}
-
 export class NodeStatusReporter {
   private node?: api.Node;
   private lease?: api.Lease;
@@ -82,13 +72,13 @@ export class NodeStatusReporter {
       } catch (e) {
         if (!signal.aborted) this.log.warn({ err: (e as Error).message }, 'failed to renew the node lease');
       }
-      await sleep(jittered(this.timing.renewIntervalMs), signal);
+      await sleep(this.timing.renewIntervalMs, signal);
     }
   }
 
   private async statusLoop(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
-      await sleep(jittered(this.timing.statusUpdateMs), signal);
+      await sleep(this.timing.statusUpdateMs, signal);
       if (signal.aborted) return;
       try {
         await this.reportStatus(false);
