@@ -5,7 +5,7 @@
 // every prefix).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fdatasync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -220,93 +220,6 @@ test('sqlite: reads served from its caches follow every write, and each read is 
     assert.deepEqual(s.list(prefix).items.map((i) => [i.object.metadata.name, i.object.metadata.labels]), [['a', { v: '2' }]]);
     await s.delete(`${prefix}/a`);
     assert.equal(s.list(prefix).items.length, 0);
-  } finally {
-    await s.close();
-    cleanup();
-  }
-});
-
-test('sqlite: a committed batch is acknowledged, read and watched only once the WAL fsync after it returns', async () => {
-  const { path, cleanup } = tempDb();
-  // The fsyncs are held here and let go by the test; each really runs when let go.
-  const held: Array<() => void> = [];
-  let failNext: Error | undefined;
-  const s = openSqliteStorage(path, {
-    syncWal: (fd, done) => held.push(() => (failNext ? done(failNext) : fdatasync(fd, done))),
-  });
-  const release = async (): Promise<void> => {
-    await eventually('a WAL fsync is waiting', () => held.length > 0);
-    held.shift()!();
-  };
-  const settled = (p: Promise<unknown>) => {
-    const state = { done: false };
-    p.then(() => (state.done = true), () => (state.done = true));
-    return state;
-  };
-  try {
-    const prefix = '/core/configmaps/default/';
-    const created = s.create(`${prefix}a`, cm('a', { v: '1' }));
-    await release();
-    const a1 = await created;
-    const doomed = s.create(`${prefix}c`, cm('c'));
-    await release();
-    await doomed;
-    const base = s.currentRevision();
-    const events: WatchEvent[] = [];
-    s.watch(prefix, base, (e) => events.push(e));
-
-    // Committed but not durable: an update, a create and a delete in one batch.
-    const update = s.update(`${prefix}a`, cm('a', { v: '2' }), { expectedRevision: a1.revision });
-    const create = s.create(`${prefix}b`, cm('b'));
-    const remove = s.delete(`${prefix}c`);
-    const states = [update, create, remove].map(settled);
-    await eventually('the batch is committed and its fsync asked for', () => held.length === 1);
-    // A write meanwhile waits: it is committed once the fsync returns, and synced by the next.
-    const second = s.update(`${prefix}b`, cm('b', { v: '2' }));
-    const secondState = settled(second);
-    await new Promise((r) => setImmediate(r));
-    assert.equal(s.stats().transactions, 3, 'no commit while an fsync is under way');
-    assert.equal(held.length, 1, 'one fsync at a time');
-    assert.ok(states.every((st) => !st.done) && !secondState.done, 'nothing acknowledged before its fsync');
-    assert.equal(s.currentRevision(), base);
-    assert.deepEqual(s.get(`${prefix}a`)?.object.data, { v: '1' });
-    assert.equal(s.get(`${prefix}a`)?.revision, a1.revision);
-    assert.equal(s.get(`${prefix}b`), undefined);
-    assert.equal(s.get(`${prefix}c`)?.object.metadata.name, 'c');
-    const listed = s.list(prefix);
-    assert.equal(listed.revision, base);
-    assert.deepEqual(listed.items.map((i) => [i.object.metadata.name, i.object.data]), [['a', { v: '1' }], ['c', {}]]);
-    assert.deepEqual(s.list(prefix, { shared: true }).items.map((i) => i.object.metadata.name), ['a', 'c']);
-    const late: WatchEvent[] = [];
-    s.watch(prefix, a1.revision, (e) => late.push(e));
-    assert.deepEqual(late.map((e) => e.key), [`${prefix}c`], 'a watch replays durable events only');
-    assert.equal(events.length, 0);
-
-    // The first fsync returns: the first batch, and only it, is acknowledged and seen.
-    await release();
-    await Promise.all([update, create, remove]);
-    assert.equal(s.stats().transactions, 4, 'the waiting write committed as the fsync returned');
-    assert.equal(secondState.done, false);
-    assert.equal(s.currentRevision(), base + 3);
-    assert.deepEqual(s.get(`${prefix}a`)?.object.data, { v: '2' });
-    assert.deepEqual(s.get(`${prefix}b`)?.object.data, {});
-    assert.equal(s.get(`${prefix}c`), undefined);
-    assert.deepEqual(events.map((e) => [e.type, e.key]), [['MODIFIED', `${prefix}a`], ['ADDED', `${prefix}b`], ['DELETED', `${prefix}c`]]);
-    await release();
-    assert.equal((await second).revision, base + 4);
-    assert.deepEqual(s.get(`${prefix}b`)?.object.data, { v: '2' });
-    assert.deepEqual(events.map((e) => e.revision), [base + 1, base + 2, base + 3, base + 4]);
-
-    // An fsync that fails: its writes fail, and so does every later call.
-    failNext = new Error('EIO: i/o error, fdatasync');
-    const lost = s.create(`${prefix}d`, cm('d'));
-    await eventually('its fsync is asked for', () => held.length === 1);
-    const waiting = s.create(`${prefix}f`, cm('f'));
-    await release();
-    await assert.rejects(lost, (e: unknown) => e instanceof StorageError && e.code === 'Closed' && /could not be synced/.test(e.message));
-    await rejectsWith(waiting, 'Closed');
-    await rejectsWith(s.create(`${prefix}e`, cm('e')), 'Closed');
-    assert.throws(() => s.get(`${prefix}a`), (e: unknown) => e instanceof StorageError && e.code === 'Closed');
   } finally {
     await s.close();
     cleanup();

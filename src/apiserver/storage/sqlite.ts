@@ -7,19 +7,9 @@
 //   log(revision PRIMARY KEY, key, type, value)              every write, newest value per revision
 //   meta(name PRIMARY KEY, value)                            compacted revision
 //
-// Durability: the database runs in WAL mode. A COMMIT writes the batch's pages into the WAL (the
-// page cache) without waiting for the disk (synchronous=NORMAL); the WAL is then fsynced off the
-// event loop (fdatasync in libuv's thread pool), and only once that fsync, begun after the commit,
-// has returned is the batch acknowledged: its promises settle, its watch events go out, and reads
-// see it. Until then the batch is committed but not durable, and this object keeps it invisible:
-// the revision readers get (currentRevision) stays at the last durable batch, get() of a key with
-// a write in flight reads the key's log at that revision, lists rebuild such keys from the log, and
-// watches replay only up to it. Later batches commit meanwhile and share the next fsync, so the
-// event loop never waits for the disk (with synchronous=FULL every commit's fsync blocked it: at
-// 1,000 Lease renewals/s some 400 fsyncs a second, a fifth of the loop, and the whole loop stalled
-// whenever the disk was slow). A crash, even of the machine, can therefore lose only writes nobody
-// was told about, and nobody read. (Checkpoints, which copy the WAL into the database file, still
-// fsync both files before the WAL is reused, so a frame is never overwritten before it is durable.)
+// Durability: the database runs in WAL mode with synchronous=FULL, so a COMMIT returns only after
+// the WAL has been fsynced; a write's promise resolves only after its batch has committed. A
+// SIGKILL can therefore lose only writes nobody was told about.
 //
 // Read caches: this object is the store's only writer (its revision counter lives in memory, so a
 // second writer on the file was never possible), which lets it keep two small caches exactly equal
@@ -33,13 +23,11 @@
 // entry is valid only for the revision it was decoded at; a write drops its key's entry.
 //
 // Group commit: writes queue up and are flushed together on the next turn of the event loop (or
-// when a batch is full) in one transaction, so concurrent writers share one fsync; while an fsync
-// is under way they wait for it, and are committed together as it returns. Each queued
+// when a batch is full) in one transaction, so concurrent writers share one fsync. Each queued
 // operation is checked in order against the state the previous ones left, and a failing operation
 // fails only its own promise.
 import Database from 'better-sqlite3';
 import { ensurePrivateStore } from '../../common/private-files.js';
-import { closeSync, fdatasync, fdatasyncSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
   StorageError,
@@ -58,11 +46,6 @@ export interface SqliteStorageOptions {
   ringSize?: number;
   /** Most operations in one transaction (default 1,000). */
   maxBatch?: number;
-  /**
-   * Makes the WAL durable: fdatasync of the file (the default). Tests hold it to watch a batch
-   * that is committed but not yet durable.
-   */
-  syncWal?: (fd: number, done: (error: Error | null) => void) => void;
 }
 
 export interface StorageStats {
@@ -81,15 +64,6 @@ interface Row {
   key: string;
   value: string;
   revision: number;
-}
-
-/** A committed batch waiting for the fsync that makes it durable (and visible). */
-interface Unsynced {
-  /** The revision the batch brought the store to. */
-  revision: number;
-  outcomes: Array<{ op: Op; item?: StoredItem; event?: WatchEvent; error?: Error }>;
-  /** What the batch left in the table: each key's row, or null when deleted. */
-  written: Map<string, Row | null>;
 }
 
 interface WatchEntry {
@@ -145,20 +119,7 @@ export class SqliteStorage implements Storage {
   private readonly watchers = new Set<WatchEntry>();
   private queue: Op[] = [];
   private flushScheduled = false;
-  /** The newest durable revision: what readers and watchers see (see the header). */
   private revision: number;
-  /** The newest committed revision, durable or not: the next write's base. */
-  private committed: number;
-  /** Keys with committed writes not yet durable, and how many. */
-  private readonly unsyncedKeys = new Map<string, number>();
-  /** Committed batches waiting for an fsync, and those the fsync under way covers. */
-  private unsynced: Unsynced[] = [];
-  private syncing: Unsynced[] | undefined;
-  private walFd: number | undefined;
-  private readonly syncWal: (fd: number, done: (error: Error | null) => void) => void;
-  /** Set when an fsync failed: every later call fails with it. */
-  private failure: StorageError | undefined;
-  private readonly path: string;
   private compacted: number;
   private closed = false;
   private readonly counters: StorageStats = { transactions: 0, writes: 0 };
@@ -179,12 +140,9 @@ export class SqliteStorage implements Storage {
     ensurePrivateStore(path, dirname(path));
     this.ringSize = options.ringSize ?? 10_000;
     this.maxBatch = options.maxBatch ?? 1_000;
-    this.syncWal = options.syncWal ?? ((fd, done) => fdatasync(fd, done));
-    this.path = path;
     this.db = new Database(path);
-    if (this.db.pragma('journal_mode = WAL', { simple: true }) !== 'wal') throw new Error(`${path}: SQLite refused WAL mode`);
-    // The WAL is fsynced by sync() before any write is acknowledged; checkpoints sync on their own.
-    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = FULL');
     this.db.pragma('busy_timeout = 5000');
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL, revision INTEGER NOT NULL, create_revision INTEGER NOT NULL) WITHOUT ROWID;
@@ -229,7 +187,6 @@ export class SqliteStorage implements Storage {
     const storedRevision = this.stmt.meta.get('revision')?.value ?? 0;
     this.compacted = compacted;
     this.revision = Math.max(maxRevision, storedRevision, compacted);
-    this.committed = this.revision;
   }
 
   currentRevision(): number {
@@ -245,17 +202,11 @@ export class SqliteStorage implements Storage {
   }
 
   private assertOpen(): void {
-    if (this.failure) throw this.failure;
     if (this.closed) throw new StorageError('Closed', 'storage is closed');
   }
 
   get(key: string): StoredItem | undefined {
     this.assertOpen();
-    if (this.unsyncedKeys.has(key)) {
-      // Its newest row is not durable yet: the value at the durable revision, from the log.
-      const entry = this.stmt.valueAt.get(key, this.revision);
-      return entry && entry.type !== 'DELETED' ? parse({ key, value: entry.value, revision: entry.revision }) : undefined;
-    }
     let row = this.rowCache.get(key);
     if (row) {
       // Least recently read goes first: a hot key (a namespace) outlives a stream of cold ones.
@@ -288,8 +239,8 @@ export class SqliteStorage implements Storage {
     const filter = options.filter;
     const items: StoredItem[] = [];
 
-    // Keys written after the snapshot revision (durable or not) are reconstructed from the log.
-    const changed = at < this.committed ? new Set(this.stmt.changedSince.all(at, start, end).map((r) => r.key)) : new Set<string>();
+    // Keys written after the snapshot revision are reconstructed from the log.
+    const changed = at < this.revision ? new Set(this.stmt.changedSince.all(at, start, end).map((r) => r.key)) : new Set<string>();
     const historical: Row[] = [];
     for (const key of changed) {
       const entry = this.stmt.valueAt.get(key, at);
@@ -337,7 +288,7 @@ export class SqliteStorage implements Storage {
     while (!done && h < historical.length) {
       if (!take(historical[h++])) done = true;
     }
-    if (plain && changed.size === 0 && Array.isArray(rows) && rows.length <= LIST_CACHE_ROWS) {
+    if (plain && Array.isArray(rows) && rows.length <= LIST_CACHE_ROWS) {
       if (this.listCache.size >= LIST_CACHE_SIZE) this.listCache.delete(this.listCache.keys().next().value!);
       this.listCache.set(prefix, rows as Row[]);
     }
@@ -386,33 +337,27 @@ export class SqliteStorage implements Storage {
   }
 
   private enqueue(make: (resolve: (i: StoredItem) => void, reject: (e: Error) => void) => Op): Promise<StoredItem> {
-    if (this.failure) return Promise.reject(this.failure);
     if (this.closed) return Promise.reject(new StorageError('Closed', 'storage is closed'));
     return new Promise((resolve, reject) => {
       this.queue.push(make(resolve, reject));
       if (this.queue.length >= this.maxBatch) this.flush();
-      // While an fsync is under way the writes wait for it and are committed together after it.
-      else if (!this.flushScheduled && !this.syncing) {
+      else if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
       }
     });
   }
 
-  /** Commits every queued write in one transaction; sync() makes it durable, then settle() tells. */
+  /** Commits every queued write in one transaction, then settles promises and notifies watchers. */
   private flush(): void {
     this.flushScheduled = false;
     const ops = this.queue;
     if (ops.length === 0) return;
     this.queue = [];
-    if (this.failure) {
-      for (const op of ops) op.reject(this.failure);
-      return;
-    }
     const outcomes: Array<{ op: Op; item?: StoredItem; event?: WatchEvent; error?: Error }> = [];
     /** What the batch leaves in the table: each key's row, or null when deleted. */
     const written = new Map<string, Row | null>();
-    let revision = this.committed;
+    let revision = this.revision;
     const run = this.db.transaction(() => {
       for (const op of ops) {
         const current = this.stmt.get.get(op.key);
@@ -459,59 +404,8 @@ export class SqliteStorage implements Storage {
       for (const op of ops) op.reject(error as Error);
       return;
     }
-    this.committed = revision;
-    this.counters.transactions += 1;
-    for (const key of written.keys()) this.unsyncedKeys.set(key, (this.unsyncedKeys.get(key) ?? 0) + 1);
-    this.unsynced.push({ revision, outcomes, written });
-    this.sync();
-  }
-
-  /**
-   * fsyncs the WAL for every batch committed so far (one fsync at a time, off the event loop;
-   * batches committed meanwhile wait for the next one), then settles them in commit order.
-   */
-  private sync(): void {
-    if (this.syncing || this.unsynced.length === 0 || this.failure) return;
-    const batches = (this.syncing = this.unsynced);
-    this.unsynced = [];
-    let fd: number;
-    try {
-      fd = this.walFd ??= openSync(`${this.path}-wal`, 'r');
-    } catch (error) {
-      this.fail(error as Error);
-      return;
-    }
-    this.syncWal(fd, (error) => {
-      if (this.syncing !== batches) return; // close() settled them already
-      if (error) return this.fail(error);
-      this.syncing = undefined;
-      for (const batch of batches) this.settle(batch);
-      // What came in meanwhile is one batch: committed now, synced next.
-      if (this.queue.length > 0) this.flush();
-      else this.sync();
-    });
-  }
-
-  /** The WAL could not be made durable: nothing committed since can be acknowledged, nor anything later. */
-  private fail(error: Error): void {
-    this.failure = new StorageError('Closed', `storage failed: the write-ahead log could not be synced to disk: ${error.message}`);
-    const batches = [...(this.syncing ?? []), ...this.unsynced];
-    this.syncing = undefined;
-    this.unsynced = [];
-    for (const batch of batches) for (const outcome of batch.outcomes) outcome.op.reject(outcome.error ?? this.failure);
-    // And the writes that were waiting for that fsync to be committed after it.
-    const waiting = this.queue;
-    this.queue = [];
-    for (const op of waiting) op.reject(this.failure);
-  }
-
-  /** A durable batch: the caches follow the table, then readers, writers and watchers are told. */
-  private settle(batch: Unsynced): void {
-    const { revision, outcomes, written } = batch;
+    // Committed: the caches follow the table before anything else can read.
     for (const [key, row] of written) {
-      const left = this.unsyncedKeys.get(key)! - 1;
-      if (left > 0) this.unsyncedKeys.set(key, left);
-      else this.unsyncedKeys.delete(key);
       if (this.rowCache.has(key)) {
         if (row) this.rowCache.set(key, row);
         else this.rowCache.delete(key);
@@ -520,6 +414,7 @@ export class SqliteStorage implements Storage {
       this.dropShared(key);
     }
     this.revision = revision;
+    this.counters.transactions += 1;
     for (const outcome of outcomes) {
       if (outcome.error) {
         outcome.op.reject(outcome.error);
@@ -561,7 +456,6 @@ export class SqliteStorage implements Storage {
         }
       } else {
         for (const row of this.stmt.logAfter.iterate(afterRevision, prefix, prefixEnd(prefix))) {
-          if (row.revision > this.revision) break; // not durable yet: delivered live once it is
           const object = JSON.parse(row.value) as KubeObject;
           const previousRow = row.prev_revision !== null ? this.stmt.logAt.get(row.prev_revision) : undefined;
           const previous = previousRow ? (JSON.parse(previousRow.value) as KubeObject) : undefined;
@@ -597,15 +491,21 @@ export class SqliteStorage implements Storage {
     const from = this.compacted;
     const target = Math.min(this.compactTarget, from + COMPACT_STEP);
     if (target <= from) return;
-    // Without an fsync of its own (synchronous=NORMAL): the next write's fsync makes it durable
-    // with that write, and a step lost in a crash is only done again (the compacted revision is
-    // written in the same transaction). It touches only durable revisions (below this.revision).
-    this.db.transaction(() => {
-      this.stmt.compactReplaced.run({ from, target });
-      this.stmt.compactDeleted.run({ from, target });
-      this.stmt.setMeta.run('compacted', target);
-      this.stmt.setMeta.run('revision', this.revision);
-    })();
+    // Without an fsync of its own (one to five milliseconds here, up to fifty on a busy disk, all
+    // of it a blocked event loop, and a step is taken 120 times a minute at 1,000 writes/s): the
+    // next write's commit makes it durable with that write, and a step lost in a crash is only
+    // done again (the compacted revision is written in the same transaction).
+    this.db.pragma('synchronous = NORMAL');
+    try {
+      this.db.transaction(() => {
+        this.stmt.compactReplaced.run({ from, target });
+        this.stmt.compactDeleted.run({ from, target });
+        this.stmt.setMeta.run('compacted', target);
+        this.stmt.setMeta.run('revision', this.revision);
+      })();
+    } finally {
+      this.db.pragma('synchronous = FULL');
+    }
     this.compacted = target;
     const firstKept = this.ring.findIndex((e) => e.revision > target);
     if (firstKept > 0) this.ring.splice(0, firstKept);
@@ -619,23 +519,9 @@ export class SqliteStorage implements Storage {
   async close(): Promise<void> {
     if (this.closed) return;
     this.flush();
-    // What is committed is made durable and told here, at once (the fsync under way is let go).
-    const batches = [...(this.syncing ?? []), ...this.unsynced];
-    this.syncing = undefined;
-    this.unsynced = [];
-    if (batches.length > 0 && !this.failure) {
-      try {
-        fdatasyncSync((this.walFd ??= openSync(`${this.path}-wal`, 'r')));
-        for (const batch of batches) this.settle(batch);
-      } catch (error) {
-        this.syncing = batches;
-        this.fail(error as Error);
-      }
-    }
     this.closed = true;
     for (const watcher of this.watchers) watcher.stopped = true;
     this.watchers.clear();
-    if (this.walFd !== undefined) closeSync(this.walFd);
     this.db.close();
   }
 }
