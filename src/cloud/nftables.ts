@@ -199,6 +199,10 @@ export class NftablesBalancers implements LoadBalancerEngine {
       this.timer = setInterval(() => void this.check(), CHECK_INTERVAL_MS);
       this.timer.unref();
       void this.check();
+    } else if (this.listeners.length === 0 && this.timer) {
+      // Nothing to check until a balancer comes back.
+      clearInterval(this.timer);
+      this.timer = undefined;
     }
     if (this.applied !== undefined && Date.now() - this.verifiedAt >= (this.opts.verifyIntervalMs ?? VERIFY_INTERVAL_MS)) await this.verify();
     await this.apply();

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import type { Server as HttpServer } from 'node:http';
 import { connect, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +22,7 @@ import { HaproxyBalancers } from '../../src/cloud/haproxy.js';
 import { CloudService } from '../../src/cloud/service.js';
 import { CloudClient } from '../../src/cloud/client.js';
 import type { LoadBalancer } from '../../src/cloud/types.js';
-import { Conn, echo, once } from '../helpers/balancer-targets.js';
+import { Conn, echo, healthCheckedTargets, once, spreadOf } from '../helpers/balancer-targets.js';
 import { eventually } from '../helpers/eventually.js';
 import { HAPROXY, skipWithoutHaproxy } from '../helpers/haproxy.js';
 import { bosunBin } from '../helpers/cli.js';
@@ -186,17 +186,13 @@ test('a target failing its health check gets no new connections and has its open
   try {
     const targetPort = await freePort('127.0.0.2');
     const healthPort = await freePort('127.0.0.2');
-    const healthy = new Map([['a', true], ['b', false]]);
-    for (const [name, ip] of [['a', '127.0.0.2'], ['b', '127.0.0.3']]) {
-      servers.push(await echo(name, ip, targetPort));
-      const h = createHttpServer((req, res) => res.writeHead(req.url === '/healthz' && healthy.get(name) ? 200 : 503).end());
-      await new Promise<void>((resolve) => h.listen(healthPort, ip, () => resolve()));
-      servers.push(h);
-    }
+    const targets = await healthCheckedTargets(targetPort, healthPort);
+    servers.push(...targets.servers);
+    const { healthy } = targets;
     const port = await freePort('127.0.0.1');
     const lb = balancer('hc', '127.0.0.1', port, targetPort, ['127.0.0.2', '127.0.0.3'], { healthCheck: { port: healthPort, path: '/healthz' } });
     await engine.sync([lb]);
-    const spread = async () => { const s = new Set<string>(); for (let i = 0; i < 4; i++) s.add(await once('127.0.0.1', port)); return [...s].sort().join(); };
+    const spread = () => spreadOf('127.0.0.1', port, 4);
     await eventually('only the healthy target gets connections', async () => (await spread()) === 'a', 10_000);
     healthy.set('b', true);
     await eventually('both healthy: both in use', async () => (await spread()) === 'a,b', 10_000);

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import type { Server as HttpServer } from 'node:http';
 import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +20,7 @@ import { NftablesBalancers, findNft, nftablesUnusable, tableName } from '../../s
 import { CloudService } from '../../src/cloud/service.js';
 import { CloudClient } from '../../src/cloud/client.js';
 import type { LoadBalancer } from '../../src/cloud/types.js';
-import { Conn, echo, once } from '../helpers/balancer-targets.js';
+import { Conn, echo, healthCheckedTargets, once, spreadOf } from '../helpers/balancer-targets.js';
 import { eventually } from '../helpers/eventually.js';
 
 const NFT = findNft();
@@ -41,7 +41,6 @@ function listTable(table: string): string {
   return r.status === 0 ? r.stdout : '';
 }
 
-const spreadOf = async (host: string, port: number, n = 6) => { const s = new Set<string>(); for (let i = 0; i < n; i++) s.add(await once(host, port)); return [...s].sort().join(); };
 
 test('connections are spread round-robin; open ones survive every change; the next engine on the data directory replaces the table; closing deletes it', { skip, timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bosun-nft-'));
@@ -139,13 +138,9 @@ test('a target failing its health check gets no new connections; all failing, th
   try {
     const targetPort = await freePort('127.0.0.2');
     const healthPort = await freePort('127.0.0.2');
-    const healthy = new Map([['a', true], ['b', false]]);
-    for (const [name, ip] of [['a', '127.0.0.2'], ['b', '127.0.0.3']]) {
-      servers.push(await echo(name, ip, targetPort));
-      const h = createHttpServer((req, res) => res.writeHead(req.url === '/healthz' && healthy.get(name) ? 200 : 503).end());
-      await new Promise<void>((resolve) => h.listen(healthPort, ip, () => resolve()));
-      servers.push(h);
-    }
+    const targets = await healthCheckedTargets(targetPort, healthPort);
+    servers.push(...targets.servers);
+    const { healthy } = targets;
     const port = await freePort('127.0.0.1');
     await engine.sync([balancer('hc', '127.0.0.1', port, targetPort, ['127.0.0.2', '127.0.0.3'], { healthCheck: { port: healthPort, path: '/healthz' } })]);
     await eventually('only the healthy target gets connections', async () => (await spreadOf('127.0.0.1', port)) === 'a', 10_000);

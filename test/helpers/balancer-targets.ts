@@ -1,5 +1,6 @@
 // Targets and clients for the load-balancer engine tests (test/cloud/*-engine.test.ts): TCP
 // servers that name themselves in every answer, and connections that ask which target they reached.
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 /** A TCP server on address:port answering every chunk with `<name>:<chunk>`. */
@@ -51,4 +52,27 @@ export async function once(host: string, port: number, localAddress?: string): P
   } finally {
     c.socket.destroy();
   }
+}
+
+/** The targets `n` new connections reached, sorted and joined ("a,b"). */
+export async function spreadOf(host: string, port: number, n = 6): Promise<string> {
+  const seen = new Set<string>();
+  for (let i = 0; i < n; i++) seen.add(await once(host, port));
+  return [...seen].sort().join();
+}
+
+/**
+ * Targets a (127.0.0.2) and b (127.0.0.3): an echo on `targetPort` each and an HTTP health check
+ * on `healthPort` answering GET /healthz 200 while `healthy` says so (a at first, not b), else 503.
+ */
+export async function healthCheckedTargets(targetPort: number, healthPort: number): Promise<{ healthy: Map<string, boolean>; servers: Array<Server | HttpServer> }> {
+  const healthy = new Map([['a', true], ['b', false]]);
+  const servers: Array<Server | HttpServer> = [];
+  for (const [name, ip] of [['a', '127.0.0.2'], ['b', '127.0.0.3']]) {
+    servers.push(await echo(name, ip, targetPort));
+    const h = createHttpServer((req, res) => res.writeHead(req.url === '/healthz' && healthy.get(name) ? 200 : 503).end());
+    await new Promise<void>((resolve) => h.listen(healthPort, ip, () => resolve()));
+    servers.push(h);
+  }
+  return { healthy, servers };
 }
