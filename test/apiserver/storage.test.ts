@@ -71,14 +71,22 @@ for (const backend of backends) {
       assert.equal(a.revision, base + 1);
       assert.equal(a.object.metadata.resourceVersion, String(base + 1));
       await rejectsWith(s.create('/core/configmaps/default/a', cm('a')), 'AlreadyExists');
+      await s.create('/core/configmaps/other/b', cm('b'));
+      await s.create('/core/configmapsx/default/c', cm('c'));
+      // Counts without reading: a directory, a namespace in it, a key's own prefix, nothing.
+      assert.deepEqual(['/core/configmaps/', '/core/configmaps/default/', '/core/configmaps', '/core/secrets/'].map((p) => s.count(p)), [2, 1, 3, 0]);
+      await s.delete('/core/configmaps/other/b');
+      await s.delete('/core/configmapsx/default/c');
+      assert.equal(s.count('/core/configmaps/'), 1);
       const u = await s.update('/core/configmaps/default/a', cm('a', { x: '1' }), { expectedRevision: base + 1 });
-      assert.equal(u.revision, base + 2);
+      assert.equal(u.revision, base + 6);
       await rejectsWith(s.update('/core/configmaps/default/a', cm('a', { x: '2' }), { expectedRevision: base + 1 }), 'Conflict');
       await rejectsWith(s.update('/core/configmaps/default/missing', cm('missing')), 'NotFound');
-      assert.deepEqual(s.get('/core/configmaps/default/a')?.object, { ...cm('a', { x: '1' }), metadata: { name: 'a', namespace: 'default', resourceVersion: String(base + 2) } });
+      assert.deepEqual(s.get('/core/configmaps/default/a')?.object, { ...cm('a', { x: '1' }), metadata: { name: 'a', namespace: 'default', resourceVersion: String(base + 6) } });
       const d = await s.delete('/core/configmaps/default/a');
-      assert.equal(d.revision, base + 3);
-      assert.equal(d.object.metadata.resourceVersion, String(base + 3));
+      assert.equal(d.revision, base + 7);
+      assert.equal(d.object.metadata.resourceVersion, String(base + 7));
+      assert.equal(s.count('/core/configmaps/'), 0);
       assert.equal(s.get('/core/configmaps/default/a'), undefined);
       await rejectsWith(s.delete('/core/configmaps/default/a'), 'NotFound');
     } finally {

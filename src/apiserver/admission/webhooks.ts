@@ -105,7 +105,7 @@ export class WebhookAdmission {
    * usual case), a write builds no admission attributes.
    */
   configured(which: 'mutating' | 'validating', type: ResourceType): boolean {
-    return !this.exempt(type) && this.storage.list(storagePrefix(which === 'mutating' ? MUTATING : VALIDATING)).items.length > 0;
+    return !this.exempt(type) && this.storage.count(storagePrefix(which === 'mutating' ? MUTATING : VALIDATING)) > 0;
   }
 
   /** Whether admission applies at all: never to the webhook configurations themselves. */

@@ -268,7 +268,7 @@ export function requestMetrics(storage: Storage, log: Logger): RequestMetrics {
           seen.add(prefix);
           let count: number;
           try {
-            count = storage.list(prefix).items.length;
+            count = storage.count(prefix);
           } catch {
             count = -1;
           }

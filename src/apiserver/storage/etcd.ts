@@ -309,6 +309,11 @@ export class EtcdStorage implements Storage {
     return this.cache.get(key);
   }
 
+  count(prefix: string): number {
+    this.assertOpen();
+    return this.cache.count(prefix);
+  }
+
   list(prefix: string, options?: ListOptions): ListResult {
     this.assertOpen();
     return this.cache.list(prefix, options);

@@ -157,6 +157,8 @@ export class SqliteStorage implements Storage {
       get: this.db.prepare<[string], Row>('SELECT key, value, revision FROM kv WHERE key = ?'),
       getRev: this.db.prepare<[string], { revision: number; create_revision: number }>('SELECT revision, create_revision FROM kv WHERE key = ?'),
       list: this.db.prepare<[string, string], Row>('SELECT key, value, revision FROM kv WHERE key > ? AND key < ? ORDER BY key'),
+      // The (key, revision) index covers it: the values are not read.
+      count: this.db.prepare<[string, string], { n: number }>('SELECT COUNT(*) AS n FROM kv WHERE key > ? AND key < ?'),
       listKeys: this.db.prepare<[string, string], { key: string; revision: number }>('SELECT key, revision FROM kv WHERE key > ? AND key < ? ORDER BY key'),
       insertKv: this.db.prepare('INSERT INTO kv (key, value, revision, create_revision) VALUES (?, ?, ?, ?)'),
       updateKv: this.db.prepare('UPDATE kv SET value = ?, revision = ? WHERE key = ?'),
@@ -222,6 +224,11 @@ export class SqliteStorage implements Storage {
       }
     }
     return row ? parse(row) : undefined;
+  }
+
+  count(prefix: string): number {
+    this.assertOpen();
+    return this.stmt.count.get(prefix, prefixEnd(prefix))?.n ?? 0;
   }
 
   list(prefix: string, options: ListOptions = {}): ListResult {

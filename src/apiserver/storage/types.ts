@@ -95,6 +95,11 @@ export interface Storage {
 
   get(key: string): StoredItem | undefined;
   list(prefix: string, options?: ListOptions): ListResult;
+  /**
+   * How many objects are stored under `prefix` now, without reading them (what
+   * apiserver_storage_objects reports, and whether a directory holds anything at all).
+   */
+  count(prefix: string): number;
 
   /**
    * Writes are batched with other concurrent writes into one transaction (group commit) and

@@ -144,6 +144,14 @@ export class WatchCache {
     }
   }
 
+  /** How many keys are under `prefix` now (a directory's from its index, no object read). */
+  count(prefix: string): number {
+    if (isDirectory(prefix)) return this.dirs.get(prefix)?.size ?? 0;
+    let n = 0;
+    for (const key of this.items.keys()) if (key.startsWith(prefix) && key > prefix) n++;
+    return n;
+  }
+
   list(prefix: string, options: ListOptions = {}): ListResult {
     const at = options.atRevision ?? this.revision;
     if (options.atRevision !== undefined && at < this.compacted && at < this.revision) {
