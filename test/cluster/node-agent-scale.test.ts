@@ -1,12 +1,13 @@
 // test: shared-addresses (binds the local cloud's machine, pod or balancer addresses; run alone)
 // Scale mode: 20 simulated nodes in this process register Ready against the embedded API server,
 // renew their Leases, run a pod bound to one of them as Running/Ready without a process, and stop
-// cleanly (no renewal after stop).
+// cleanly (no renewal after stop). The lease and status periods carry the kubelet's 4% jitter.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { logger } from '../../src/common/log.js';
 import { KubeClient, loadKubeConfig, resources, type Obj } from '../../src/kube/index.js';
 import { SimulatedNodes } from '../../src/cluster/node-agent/scale.js';
+import { jittered } from '../../src/cluster/node-agent/node-status.js';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
 
@@ -63,4 +64,14 @@ test('20 simulated nodes register Ready, renew their Leases, run a pod without a
   await new Promise((r) => setTimeout(r, 1000));
   assert.equal(renewals.length, count, 'no renewal after stop');
   assert.equal((await client.get(LEASES, 'sim-node-7', 'kube-node-lease')).spec!.renewTime, stopped.spec!.renewTime);
+});
+
+test("the lease and status periods are jittered as the kubelet's (JitterUntil, factor 0.04), in whole milliseconds", () => {
+  const periods = Array.from({ length: 10_000 }, () => jittered(10_000));
+  assert.ok(periods.every((p) => Number.isInteger(p) && p >= 10_000 && p <= 10_400), 'between the period and 4% more, whole ms');
+  const mean = periods.reduce((a, b) => a + b, 0) / periods.length;
+  assert.ok(Math.abs(mean - 10_200) < 20, `spread evenly: mean ${mean}`);
+  // Heartbeats that once finished together drift apart: few equal periods, at most 401 distinct timer durations.
+  const distinct = new Set(periods).size;
+  assert.ok(distinct > 300 && distinct <= 401, `${distinct} distinct periods`);
 });
