@@ -130,6 +130,8 @@ export class SqliteStorage implements Storage {
   private readonly rowCache = new Map<string, Row>();
   /** Rows of small unlimited lists by prefix, equal to the table (see the header). */
   private readonly listCache = new Map<string, Row[]>();
+  /** Counts by prefix, equal to the table: every write asks whether webhooks are configured. */
+  private readonly countCache = new Map<string, number>();
   /** Decoded, frozen objects for shared lists, by key (see the header). */
   private readonly objectCache = new Map<string, SharedEntry>();
   private objectCacheChars = 0;
@@ -228,7 +230,12 @@ export class SqliteStorage implements Storage {
 
   count(prefix: string): number {
     this.assertOpen();
-    return this.stmt.count.get(prefix, prefixEnd(prefix))?.n ?? 0;
+    const cached = this.countCache.get(prefix) ?? this.listCache.get(prefix)?.length;
+    if (cached !== undefined) return cached;
+    const n = this.stmt.count.get(prefix, prefixEnd(prefix))?.n ?? 0;
+    if (this.countCache.size >= LIST_CACHE_SIZE) this.countCache.delete(this.countCache.keys().next().value!);
+    this.countCache.set(prefix, n);
+    return n;
   }
 
   list(prefix: string, options: ListOptions = {}): ListResult {
@@ -420,6 +427,7 @@ export class SqliteStorage implements Storage {
         else this.rowCache.delete(key);
       }
       for (const prefix of this.listCache.keys()) if (key.startsWith(prefix)) this.listCache.delete(prefix);
+      for (const prefix of this.countCache.keys()) if (key.startsWith(prefix)) this.countCache.delete(prefix);
       this.dropShared(key);
     }
     this.revision = revision;
