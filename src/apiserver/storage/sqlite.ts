@@ -29,6 +29,8 @@
 import Database from 'better-sqlite3';
 import { ensurePrivateStore } from '../../common/private-files.js';
 import { dirname } from 'node:path';
+import { logger } from '../../common/log.js';
+import { startCheckpointer, type Checkpointer } from './sqlite-checkpointer.js';
 import {
   StorageError,
   type KubeObject,
@@ -41,11 +43,15 @@ import {
   type WriteOptions,
 } from './types.js';
 
+const log = logger('sqlite');
+
 export interface SqliteStorageOptions {
   /** How many recent events are kept in memory for watches (default 10,000). */
   ringSize?: number;
   /** Most operations in one transaction (default 1,000). */
   maxBatch?: number;
+  /** Checkpoint the WAL on a thread of its own instead of inside commits (default true; sqlite-checkpointer.ts). */
+  checkpointThread?: boolean;
 }
 
 export interface StorageStats {
@@ -138,6 +144,7 @@ export class SqliteStorage implements Storage {
   /** Where the compaction under way stops, and whether its next step is scheduled. */
   private compactTarget = 0;
   private compactScheduled = false;
+  private readonly checkpointer?: Checkpointer;
 
   constructor(path: string, options: SqliteStorageOptions = {}) {
     // Every Secret is in here: created 0600 in a 0700 directory, or tightened (private-files.ts).
@@ -148,6 +155,19 @@ export class SqliteStorage implements Storage {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
     this.db.pragma('busy_timeout = 5000');
+    if (options.checkpointThread !== false && path !== ':memory:') {
+      this.checkpointer = startCheckpointer(
+        path,
+        () => {
+          if (!this.closed) this.db.pragma('wal_autocheckpoint = 0');
+        },
+        (message) => {
+          if (this.closed) return;
+          log.warn({ err: message }, 'the WAL checkpoint thread failed; checkpointing inside commits again');
+          this.db.pragma('wal_autocheckpoint = 1000');
+        },
+      );
+    }
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL, revision INTEGER NOT NULL, create_revision INTEGER NOT NULL) WITHOUT ROWID;
       CREATE TABLE IF NOT EXISTS log (revision INTEGER PRIMARY KEY, key TEXT NOT NULL, type TEXT NOT NULL, value TEXT NOT NULL, prev_revision INTEGER);
@@ -205,6 +225,12 @@ export class SqliteStorage implements Storage {
 
   stats(): StorageStats {
     return { ...this.counters };
+  }
+
+  /** Who checkpoints the WAL now: the checkpoint thread, or each commit past 1,000 pages (SQLite's default). */
+  walCheckpoints(): 'thread' | 'commits' {
+    this.assertOpen();
+    return this.db.pragma('wal_autocheckpoint', { simple: true }) === 0 ? 'thread' : 'commits';
   }
 
   private assertOpen(): void {
@@ -543,6 +569,7 @@ export class SqliteStorage implements Storage {
     this.closed = true;
     for (const watcher of this.watchers) watcher.stopped = true;
     this.watchers.clear();
+    await this.checkpointer?.stop();
     this.db.close();
   }
 }
