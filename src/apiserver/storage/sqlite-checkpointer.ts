@@ -68,8 +68,7 @@ export function startCheckpointer(path: string, onReady: () => void, onFailure: 
       // Running: from now on it does not keep the process alive by itself (until stop()).
       worker.unref();
       onReady();
-    }
-    else if (m.error) fail(m.error);
+    } else if (m.error) fail(m.error);
   });
   // An error thrown in the thread arrives cloned: an Error, or an object with its message.
   worker.on('error', (e: unknown) => fail(typeof (e as { message?: unknown })?.message === 'string' ? (e as { message: string }).message : String(e)));
