@@ -103,9 +103,19 @@ export function runKubectl(kubeconfig: string, args: string[], options: { input?
   });
 }
 
+/**
+ * The data directories this helper made, until stop() removes them: whatever is left (a test that
+ * never stopped its server, a file ended by --test-force-exit) goes when the test process exits.
+ */
+const ownDirs = new Set<string>();
+process.once('exit', () => {
+  for (const dir of ownDirs) rmSync(dir, { recursive: true, force: true });
+});
+
 export async function startTestApiServer(options: { dataDir?: string; compactKeep?: number; port?: number; bookmarkIntervalMs?: number; compactIntervalMs?: number; serviceClusterIPRange?: string } = {}): Promise<TestApiServer> {
   const ownDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'bosun-apiserver-'));
+  if (ownDir) ownDirs.add(dataDir);
   const server = await startApiServer({
     dataDir,
     host: '127.0.0.1',
@@ -135,7 +145,10 @@ export async function startTestApiServer(options: { dataDir?: string; compactKee
     async stop(stopOptions = {}) {
       await server.stop();
       agent.destroy();
-      if (ownDir && !stopOptions.keepData) rmSync(dataDir, { recursive: true, force: true });
+      if (ownDir && !stopOptions.keepData) {
+        rmSync(dataDir, { recursive: true, force: true });
+        ownDirs.delete(dataDir);
+      }
     },
   };
 }
