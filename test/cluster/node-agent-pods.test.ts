@@ -199,16 +199,24 @@ test('a real bosun command runs as a pod process to completion', { timeout: 60_0
 });
 
 test('a crashing process goes to CrashLoopBackOff with growing delays between restarts', { timeout: 60_000 }, async () => {
-  await c.kube.create(PODS, pod('crasher', { image: 'bosun.local/test-component:v1', args: ['crash'] }));
+  // Each restart's time is when its status arrives on a watch: polled GETs, each slow on a loaded
+  // machine, saw one restart 1.3 s late and made the next gap look shorter than its back-off.
   const seen = new Map<number, number>();
   let backOff: Obj | undefined;
-  await eventually('four restarts', async () => {
-    const x = await getPod('crasher');
-    const cs = x?.status?.containerStatuses?.[0];
+  const watching = new Informer(c.kube, PODS as ResourceRef<api.Pod>, { namespace: 'default', fieldSelector: 'metadata.name=crasher' });
+  watching.on((_type, x) => {
+    const cs = x.status?.containerStatuses?.[0] as Obj | undefined;
     if (cs && !seen.has(cs.restartCount)) seen.set(cs.restartCount, Date.now());
     if (cs?.state?.waiting?.reason === 'CrashLoopBackOff') backOff = cs;
-    return seen.has(4) ? x : undefined;
-  }, 45_000);
+  });
+  watching.start();
+  await watching.waitForSync();
+  try {
+    await c.kube.create(PODS, pod('crasher', { image: 'bosun.local/test-component:v1', args: ['crash'] }));
+    await eventually('four restarts', () => seen.has(4), 45_000);
+  } finally {
+    await watching.stop();
+  }
   assert.ok(backOff, 'CrashLoopBackOff was reported while waiting');
   assert.match(backOff!.state.waiting.message, /^back-off \d+s restarting failed container=main pod=crasher_default\(/);
   assert.equal(backOff!.lastState.terminated.exitCode, 1);
