@@ -57,7 +57,7 @@ import { join } from 'node:path';
 import type { Logger } from '../common/log.js';
 import { PRIVATE_FILE_MODE, ensurePrivateDir } from '../common/private-files.js';
 import { sleep } from '../common/sleep.js';
-import { isAddressTarget } from './requests.js';
+import { portHealthCheck, targetAddress } from './requests.js';
 import type { LoadBalancerEngine } from './types.js';
 import type { LoadBalancer } from './types.js';
 
@@ -109,8 +109,7 @@ export function planListeners(balancers: LoadBalancer[], resolve: (id: string) =
   const out: PlannedListener[] = [];
   for (const lb of balancers) {
     for (const p of lb.ports) {
-      const own = p.targets !== undefined;
-      const check = own ? undefined : lb.healthCheck;
+      const check = portHealthCheck(lb, p);
       const shape = [
         `  # balancer ${lb.name}${p.name ? `, port ${p.name}` : ''}`,
         `  bind ${lb.address}:${p.port}`,
@@ -127,7 +126,7 @@ export function planListeners(balancers: LoadBalancer[], resolve: (id: string) =
       const servers: PlannedServer[] = [];
       const seen = new Set<string>();
       for (const t of p.targets ?? lb.targets) {
-        const address = isAddressTarget(t) ? t : resolve(t);
+        const address = targetAddress(t, resolve);
         if (address === undefined || seen.has(t)) continue;
         seen.add(t);
         if (check) {

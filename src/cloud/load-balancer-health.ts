@@ -10,7 +10,7 @@
 // without a healthCheck send to every target, unchecked.
 import { type IncomingMessage, request } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { isAddressTarget } from './requests.js';
+import { targetAddress } from './requests.js';
 import type { LoadBalancer } from './types.js';
 
 export const HEALTH_CHECK_INTERVAL_MS = 2_000;
@@ -85,7 +85,7 @@ export class LoadBalancerHealthChecks {
     try {
       const { port, path, protocol } = lb.healthCheck;
       await Promise.all(lb.targets.map(async (id) => {
-        const ip = isAddressTarget(id) ? id : this.resolve(id);
+        const ip = targetAddress(id, this.resolve);
         if (ip !== undefined && (await probe(ip, port, path, HEALTH_CHECK_TIMEOUT_MS, protocol))) checked.healthy.add(id);
         else checked.healthy.delete(id);
       }));

@@ -21,7 +21,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { logger } from '../common/log.js';
 import { LoadBalancerHealthChecks } from './load-balancer-health.js';
 import { parseCidr } from '../common/ipv4.js';
-import { isAddressTarget } from './requests.js';
+import { targetAddress } from './requests.js';
 import type { LoadBalancer } from './types.js';
 import type { LoadBalancerEngine } from './types.js';
 
@@ -179,7 +179,7 @@ export class LoadBalancerProxies implements LoadBalancerEngine {
     client.pause();
     // A port's own targets are used as they are; the balancer's pass its health check, if it has one.
     const targets = (l.targets ?? this.health.usable(l.balancer)).flatMap((t) => {
-      const ip = isAddressTarget(t) ? t : this.resolve(t);
+      const ip = targetAddress(t, this.resolve);
       return ip === undefined ? [] : [{ target: t, ip }];
     });
     const start = l.next++;

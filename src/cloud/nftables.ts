@@ -33,7 +33,7 @@ import type { Logger } from '../common/log.js';
 import { findProgram } from '../common/programs.js';
 import { parseCidr } from '../common/ipv4.js';
 import { probe } from './load-balancer-health.js';
-import { isAddressTarget } from './requests.js';
+import { portHealthCheck, targetAddress } from './requests.js';
 import type { LoadBalancer, LoadBalancerEngine } from './types.js';
 
 /** How often targets are checked (health check, or a TCP connect to the target port). */
@@ -71,9 +71,8 @@ export function planNat(balancers: LoadBalancer[], resolve: (id: string) => stri
   const out: NatListener[] = [];
   for (const lb of balancers) {
     for (const p of lb.ports) {
-      const own = p.targets !== undefined;
-      const hc = own ? undefined : lb.healthCheck;
-      const targets = [...new Set((p.targets ?? lb.targets).map((t) => (isAddressTarget(t) ? t : resolve(t))).filter((a): a is string => a !== undefined))];
+      const hc = portHealthCheck(lb, p);
+      const targets = [...new Set((p.targets ?? lb.targets).map((t) => targetAddress(t, resolve)).filter((a): a is string => a !== undefined))];
       out.push({
         key: `${lb.address}:${p.port}`,
         address: lb.address,

@@ -18,6 +18,16 @@ export interface LoadBalancerRequest { name: string; ports: LoadBalancerPort[]; 
 export function isAddressTarget(target: string): boolean {
   return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(target) && target.split('.').every((x) => Number(x) <= 255);
 }
+
+/** A target's address: itself when given by address, else its instance's (undefined once the instance is gone). */
+export function targetAddress(target: string, resolve: (instance: string) => string | undefined): string | undefined {
+  return isAddressTarget(target) ? target : resolve(target);
+}
+
+/** The health check a balancer port's targets get: the balancer's, unless the port lists its own targets (used as they are). */
+export function portHealthCheck<H>(lb: { healthCheck?: H }, port: { targets?: string[] }): H | undefined {
+  return port.targets !== undefined ? undefined : lb.healthCheck;
+}
 export interface RouteRequest { name: string; destinationCidr: string; targetInstance: string }
 
 interface Problem { code: string; message: string }

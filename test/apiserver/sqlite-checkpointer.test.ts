@@ -49,10 +49,7 @@ test('a checkpoint thread that cannot open the database reports the failure', as
   const dir = mkdtempSync(join(tmpdir(), 'bosun-checkpointer-'));
   try {
     let ready = false;
-    const failure = await new Promise<string>((resolve) => {
-      const c = startCheckpointer(join(dir, 'missing.db'), () => (ready = true), resolve);
-      void c;
-    });
+    const failure = await new Promise<string>((resolve) => startCheckpointer(join(dir, 'missing.db'), () => (ready = true), resolve));
     assert.equal(ready, false);
     assert.match(failure, /open database|does not exist/i);
   } finally {
