@@ -1,6 +1,7 @@
 // npm run bench:apiserver [-- --storage sqlite|etcd] [--metrics-only] [--rounds N] — the embedded API server over HTTPS, as a
 // separate process: creates/updates/gets per second with 16 concurrent clients and their p50/p99
-// latency, and the server's CPU time per request; the same three verbs, right after each, against
+// latency, and the server's CPU time per request, after 2,000 uncounted requests of each verb (the
+// same warm-up for the floor below); the same three verbs, right after each, against
 // the HTTP floor (bench/lib/http-floor.ts: a bare fastify HTTPS server in its own process, with the
 // same certificate, that parses the body and answers the body the API server answered), so that
 // each verb's share of the floor is printed; the time to list 10,000 objects, p99 watch delivery
@@ -33,6 +34,7 @@ async function stopProcess(child: ChildProcess): Promise<void> {
 
 const CONCURRENCY = 16;
 const OPS = Number(process.env.BENCH_OPS ?? 4000);
+const WARM_UP = 2000;
 const LIST_SIZE = 10_000;
 const WATCHERS = 500;
 const WATCH_EVENTS = 50;
@@ -208,17 +210,29 @@ const { token, ca, base, agent, call } = connect(dataDir);
 let floor: HttpFloorProcess | undefined;
 
 try {
-  console.log(`bosun apiserver over HTTPS on 127.0.0.1, ${storage === 'etcd' ? 'on a local 3-member etcd' : 'on SQLite'}, ${OPS} operations per verb\n`);
-  // Raw etcd puts right before the API's creates, so that both see the same machine.
-  const rawPuts = etcd ? await rawEtcdPuts(etcd.client, 2000, CONCURRENCY) : 0;
-  // Likewise the raw SQLite inserts.
-  const raw = etcd ? undefined : rawSqliteInserts(dataDir, 2000);
+  console.log(`bosun apiserver over HTTPS on 127.0.0.1, ${storage === 'etcd' ? 'on a local 3-member etcd' : 'on SQLite'}, ${OPS} operations per verb after ${WARM_UP} of each uncounted (API server and floor alike)\n`);
   // The floor answers what the API server answered a create.
   const sample = await call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'floor-sample' }, data: { k: 'v' } });
   expect(sample.status, 201, 'create');
   writeFileSync(join(dataDir, 'floor-body.json'), sample.text);
   floor = await startHttpFloor(dataDir, join(dataDir, 'floor-body.json'));
   const floorClient = connect(dataDir, floor.url);
+  // Both servers warm up alike before anything is counted (V8 compiles the hot paths, SQLite's page
+  // cache fills): WARM_UP creates, updates and gets of their own objects, uncounted.
+  for (const [what, client] of [['API server', call], ['floor', floorClient.call]] as const) {
+    const warmRvs: string[] = [];
+    await phase('warm-up', WARM_UP, async (i) => {
+      const r = await client('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: `warm-up-${i}` }, data: { k: 'v' } });
+      expect(r.status, 201, `${what}: warm-up create`);
+      warmRvs[i] = JSON.parse(r.text).metadata.resourceVersion;
+    }, true);
+    await phase('warm-up', WARM_UP, async (i) => expect((await client('PUT', `/api/v1/namespaces/default/configmaps/warm-up-${i}`, { metadata: { name: `warm-up-${i}`, resourceVersion: warmRvs[i] }, data: { k: 'v2' } })).status, 200, `${what}: warm-up update`), true);
+    await phase('warm-up', WARM_UP, async (i) => expect((await client('GET', `/api/v1/namespaces/default/configmaps/warm-up-${i}`)).status, 200, `${what}: warm-up get`), true);
+  }
+  // Raw etcd puts right before the API's creates, so that both see the same machine.
+  const rawPuts = etcd ? await rawEtcdPuts(etcd.client, 2000, CONCURRENCY) : 0;
+  // Likewise the raw SQLite inserts.
+  const raw = etcd ? undefined : rawSqliteInserts(dataDir, 2000);
   const floorPhase = (name: string, method: string, path: (i: number) => string, body: (i: number) => unknown, status: number) =>
     phase(`${name} (floor)`, OPS, async (i) => expect((await floorClient.call(method, path(i), body(i))).status, status, `floor ${name}`), false, floor!.pid);
   const rvs: string[] = [];

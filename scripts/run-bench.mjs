@@ -9,6 +9,11 @@ const names = (a) => all.some((f) => f.startsWith(a));
 const wanted = process.argv.slice(2).filter(names);
 const passed = process.argv.slice(2).filter((a) => !names(a));
 const chosen = all.filter((f) => wanted.length === 0 || wanted.some((w) => f.startsWith(w)));
+// The components a benchmark starts (bosun apiserver, the local cluster's pods) run what bin/bosun.js
+// runs: the compiled build when it is fresh, else the sources through tsx, which a benchmark must not
+// measure. So build first when the sources are newer than dist/, as npm start does.
+const build = spawnSync(process.execPath, ['scripts/build-if-stale.mjs'], { stdio: 'inherit' });
+if (build.status !== 0) process.exit(build.status ?? 1);
 let status = 0;
 for (const file of chosen) {
   console.log(`\n=== bench/${file}`);

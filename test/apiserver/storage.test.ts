@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
+import Database from 'better-sqlite3';
 import { openSqliteStorage, SqliteStorage } from '../../src/apiserver/storage/sqlite.js';
 import { openEtcdStorage } from '../../src/apiserver/storage/etcd.js';
 import { StorageError, type Storage, type WatchEvent } from '../../src/apiserver/storage/types.js';
@@ -230,6 +231,74 @@ test('sqlite: reads served from its caches follow every write, and each read is 
     assert.equal(s.list(prefix).items.length, 0);
   } finally {
     await s.close();
+    cleanup();
+  }
+});
+
+test('sqlite: a store written when kv held the values opens converted, with every object, revision and history kept', async () => {
+  const { path, cleanup } = tempDb();
+  try {
+    // The earlier layout, as an API server of that version left it: values in kv and in the log.
+    const old = new Database(path);
+    old.pragma('journal_mode = WAL');
+    old.exec(`
+      CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL, revision INTEGER NOT NULL, create_revision INTEGER NOT NULL) WITHOUT ROWID;
+      CREATE TABLE log (revision INTEGER PRIMARY KEY, key TEXT NOT NULL, type TEXT NOT NULL, value TEXT NOT NULL, prev_revision INTEGER);
+      CREATE INDEX log_key ON log (key, revision);
+      CREATE INDEX kv_revision ON kv (key, revision);
+      CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+    `);
+    const value = (name: string, rv: number, v: string) => JSON.stringify({ ...cm(name, { v }), metadata: { name, namespace: 'default', resourceVersion: String(rv) } });
+    const insertLog = old.prepare('INSERT INTO log VALUES (?, ?, ?, ?, ?)');
+    insertLog.run(1, '/core/configmaps/default/a', 'ADDED', value('a', 1, '1'), null);
+    insertLog.run(2, '/core/configmaps/default/b', 'ADDED', value('b', 2, '1'), null);
+    insertLog.run(3, '/core/configmaps/default/a', 'MODIFIED', value('a', 3, '2'), 1);
+    const insertKv = old.prepare('INSERT INTO kv VALUES (?, ?, ?, ?)');
+    insertKv.run('/core/configmaps/default/a', value('a', 3, '2'), 3, 1);
+    insertKv.run('/core/configmaps/default/b', value('b', 2, '1'), 2, 2);
+    // A live value the log lacks (none should): it must not be lost.
+    insertKv.run('/core/configmaps/default/c', value('c', 4, '1'), 4, 4);
+    old.prepare("INSERT INTO meta VALUES ('revision', 4)").run();
+    old.close();
+
+    let s = openSqliteStorage(path);
+    try {
+      assert.equal(s.currentRevision(), 4);
+      assert.deepEqual(s.list('/core/configmaps/').items.map((i) => [i.key, i.revision, i.object.data?.v]), [
+        ['/core/configmaps/default/a', 3, '2'],
+        ['/core/configmaps/default/b', 2, '1'],
+        ['/core/configmaps/default/c', 4, '1'],
+      ]);
+      assert.equal(s.count('/core/configmaps/'), 3);
+      // History is kept: a list at revision 2 sees a's first value.
+      assert.equal(s.list('/core/configmaps/', { atRevision: 2 }).items.find((i) => i.key.endsWith('/a'))?.object.data?.v, '1');
+      // And the store goes on: an update with a's revision, a conflict with an older one.
+      const updated = await s.update('/core/configmaps/default/a', cm('a', { v: '3' }), { expectedRevision: 3 });
+      assert.equal(updated.revision, 5);
+      await rejectsWith(s.update('/core/configmaps/default/b', cm('b'), { expectedRevision: 1 }), 'Conflict');
+    } finally {
+      await s.close();
+    }
+    const check = new Database(path, { readonly: true });
+    try {
+      assert.deepEqual(check.prepare('PRAGMA table_info(kv)').all().map((c) => (c as { name: string }).name), ['key', 'revision', 'create_revision']);
+      assert.equal((check.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'kv_revision'").get() as { n: number }).n, 0);
+    } finally {
+      check.close();
+    }
+    // Opened again, nothing is converted twice and everything is there.
+    s = openSqliteStorage(path);
+    try {
+      assert.deepEqual(s.list('/core/configmaps/').items.map((i) => [i.key, i.revision]), [
+        ['/core/configmaps/default/a', 5],
+        ['/core/configmaps/default/b', 2],
+        ['/core/configmaps/default/c', 4],
+      ]);
+      assert.equal(s.get('/core/configmaps/default/a')?.object.data?.v, '3');
+    } finally {
+      await s.close();
+    }
+  } finally {
     cleanup();
   }
 });

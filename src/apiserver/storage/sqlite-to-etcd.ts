@@ -41,7 +41,11 @@ export async function migrateSqliteToEtcd(file: string, options: EtcdStorageOpti
   const db = new Database(file, { fileMustExist: true });
   const client = etcdClient(options, options.callTimeoutMs ?? 10_000);
   try {
-    const rows = db.prepare('SELECT key, value, revision FROM kv ORDER BY revision').all() as { key: string; value: string; revision: number }[];
+    // Stores of either layout: values in the log that kv points at, or (written before) in kv itself.
+    const valuesInKv = (db.prepare('PRAGMA table_info(kv)').all() as { name: string }[]).some((c) => c.name === 'value');
+    const rows = db
+      .prepare(valuesInKv ? 'SELECT key, value, revision FROM kv ORDER BY revision' : 'SELECT kv.key AS key, log.value AS value, kv.revision AS revision FROM kv JOIN log ON log.revision = kv.revision ORDER BY kv.revision')
+      .all() as { key: string; value: string; revision: number }[];
     const logMax = (db.prepare('SELECT MAX(revision) AS r FROM log').get() as { r: number | null }).r ?? 0;
     const metaMax = (db.prepare("SELECT MAX(value) AS r FROM meta WHERE name IN ('revision', 'compacted')").get() as { r: number | null }).r ?? 0;
     const sqliteRevision = Math.max(logMax, metaMax);
