@@ -21,6 +21,7 @@ function tempDb(): { path: string; cleanup: () => void } {
   return { path: join(dir, 'state.db'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+const dataV = (object: object) => ((object as { data?: unknown }).data as Record<string, string> | undefined)?.v;
 const cm = (name: string, data: Record<string, string> = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' }, data });
 
 async function rejectsWith(promise: Promise<unknown>, code: string): Promise<void> {
@@ -123,13 +124,17 @@ for (const backend of backends) {
       assert.equal(first.items.length, 10);
       assert.equal(first.continueAfter, '/core/configmaps/default/k09');
       // Change the world after the first page: modify, delete, add.
+      await s.update('/core/configmaps/default/k15', cm('k15', { v: 'newer' }));
       await s.update('/core/configmaps/default/k15', cm('k15', { v: 'new' }));
       await s.delete('/core/configmaps/default/k20');
+      await s.delete('/core/configmaps/default/k21');
+      await s.create('/core/configmaps/default/k21', cm('k21', { v: 'again' }));
       await s.create('/core/configmaps/default/k25a', cm('k25a'));
       const rest = s.list('/core/configmaps/default/', { atRevision: first.revision, startAfter: first.continueAfter });
       assert.equal(rest.items.length, 20);
       assert.deepEqual(rest.items.find((i) => i.key.endsWith('k15'))?.object.data, { v: 'old' });
       assert.ok(rest.items.some((i) => i.key.endsWith('k20')));
+      assert.deepEqual(rest.items.find((i) => i.key.endsWith('k21'))?.object.data, { v: 'old' });
       assert.ok(!rest.items.some((i) => i.key.endsWith('k25a')));
       assert.equal(rest.continueAfter, undefined);
       const now = s.list('/core/configmaps/default/');
@@ -264,14 +269,14 @@ test('sqlite: a store written when kv held the values opens converted, with ever
     let s = openSqliteStorage(path);
     try {
       assert.equal(s.currentRevision(), 4);
-      assert.deepEqual(s.list('/core/configmaps/').items.map((i) => [i.key, i.revision, i.object.data?.v]), [
+      assert.deepEqual(s.list('/core/configmaps/').items.map((i) => [i.key, i.revision, dataV(i.object)]), [
         ['/core/configmaps/default/a', 3, '2'],
         ['/core/configmaps/default/b', 2, '1'],
         ['/core/configmaps/default/c', 4, '1'],
       ]);
       assert.equal(s.count('/core/configmaps/'), 3);
       // History is kept: a list at revision 2 sees a's first value.
-      assert.equal(s.list('/core/configmaps/', { atRevision: 2 }).items.find((i) => i.key.endsWith('/a'))?.object.data?.v, '1');
+      assert.equal(dataV(s.list('/core/configmaps/', { atRevision: 2 }).items.find((i) => i.key.endsWith('/a'))!.object), '1');
       // And the store goes on: an update with a's revision, a conflict with an older one.
       const updated = await s.update('/core/configmaps/default/a', cm('a', { v: '3' }), { expectedRevision: 3 });
       assert.equal(updated.revision, 5);
@@ -282,7 +287,7 @@ test('sqlite: a store written when kv held the values opens converted, with ever
     const check = new Database(path, { readonly: true });
     try {
       assert.deepEqual(check.prepare('PRAGMA table_info(kv)').all().map((c) => (c as { name: string }).name), ['key', 'revision', 'create_revision']);
-      assert.equal((check.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'kv_revision'").get() as { n: number }).n, 0);
+      assert.equal((check.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE name IN ('kv_revision', 'log_key')").get() as { n: number }).n, 0);
     } finally {
       check.close();
     }
@@ -294,7 +299,7 @@ test('sqlite: a store written when kv held the values opens converted, with ever
         ['/core/configmaps/default/b', 2],
         ['/core/configmaps/default/c', 4],
       ]);
-      assert.equal(s.get('/core/configmaps/default/a')?.object.data?.v, '3');
+      assert.equal(dataV(s.get('/core/configmaps/default/a')!.object), '3');
     } finally {
       await s.close();
     }

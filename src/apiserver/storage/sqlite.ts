@@ -2,16 +2,20 @@
 // group commit, and an in-memory ring of recent events that serves watches.
 //
 // Tables:
-//   kv(key PRIMARY KEY, revision, create_revision)   every live key and the revision of its value
-//   log(revision PRIMARY KEY, key, type, value)      every write's value; compaction keeps each
-//     index log_key (key, revision)                  live key's newest row, which kv points at
-//   meta(name PRIMARY KEY, value)                    compacted revision
+//   kv(key PRIMARY KEY, revision, create_revision)          every live key and its value's revision
+//   log(revision PRIMARY KEY, key, type, value, prev_revision)  every write's value, and the
+//                                                             revision of the value it replaced;
+//                                                             compaction keeps each live key's
+//                                                             newest row, which kv points at
+//   meta(name PRIMARY KEY, value)                           compacted revision
 //
 // A value is written once, into the log, and kv names its revision: a create or an update writes
-// one value and two small index entries (a copy of the value in kv beside it, and an index of kv's
-// keys and revisions for the listings that read no values, made each commit some 40% dearer;
-// bench:apiserver's creates spend a third of the event loop in their commits). Stores written with
-// the earlier layout (kv holding the values) are converted when opened (migrateKvValues).
+// one value and one small kv entry. (A copy of the value in kv, an index of kv's keys and
+// revisions for the listings that read no values, and an index of the log by key made each commit
+// about twice as dear: bench:apiserver's creates spent a third of the event loop in their commits,
+// and what a commit costs is mostly the pages it writes and fsyncs.) The value a key had at an
+// older revision is found through prev_revision: the first row after that revision names it.
+// Stores written with the earlier layout are converted when opened (migrateKvValues).
 //
 // Durability: the database runs in WAL mode with synchronous=FULL, so a COMMIT returns only after
 // the WAL has been fsynced; a write's promise resolves only after its batch has committed. A
@@ -177,8 +181,8 @@ export class SqliteStorage implements Storage {
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, revision INTEGER NOT NULL, create_revision INTEGER NOT NULL) WITHOUT ROWID;
       CREATE TABLE IF NOT EXISTS log (revision INTEGER PRIMARY KEY, key TEXT NOT NULL, type TEXT NOT NULL, value TEXT NOT NULL, prev_revision INTEGER);
-      CREATE INDEX IF NOT EXISTS log_key ON log (key, revision);
       CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+      DROP INDEX IF EXISTS log_key;
     `);
     migrateKvValues(this.db);
     this.stmt = {
@@ -193,9 +197,8 @@ export class SqliteStorage implements Storage {
       updateKv: this.db.prepare('UPDATE kv SET revision = ? WHERE key = ?'),
       deleteKv: this.db.prepare('DELETE FROM kv WHERE key = ?'),
       insertLog: this.db.prepare('INSERT INTO log (revision, key, type, value, prev_revision) VALUES (?, ?, ?, ?, ?)'),
-      changedSince: this.db.prepare<[number, string, string], { key: string }>('SELECT DISTINCT key FROM log WHERE revision > ? AND key > ? AND key < ?'),
-      valueAt: this.db.prepare<[string, number], { type: string; value: string; revision: number }>(
-        'SELECT type, value, revision FROM log WHERE key = ? AND revision <= ? ORDER BY revision DESC LIMIT 1',
+      changesSince: this.db.prepare<[number, string, string], { key: string; prev_revision: number | null }>(
+        'SELECT key, prev_revision FROM log WHERE revision > ? AND key > ? AND key < ? ORDER BY revision',
       ),
       logAfter: this.db.prepare<[number, string, string], { revision: number; key: string; type: string; value: string; prev_revision: number | null }>(
         'SELECT revision, key, type, value, prev_revision FROM log WHERE revision > ? AND key > ? AND key < ? ORDER BY revision',
@@ -288,12 +291,19 @@ export class SqliteStorage implements Storage {
     const filter = options.filter;
     const items: StoredItem[] = [];
 
-    // Keys written after the snapshot revision are reconstructed from the log.
-    const changed = at < this.revision ? new Set(this.stmt.changedSince.all(at, start, end).map((r) => r.key)) : new Set<string>();
+    // Keys written after the snapshot revision are reconstructed from the log: the first write
+    // after it names the value it replaced, which is the key's value at the snapshot (none when the
+    // key did not exist then). Compaction has kept that row: it was replaced after the snapshot,
+    // which is newer than the compacted revision.
+    const changed = new Set<string>();
     const historical: Row[] = [];
-    for (const key of changed) {
-      const entry = this.stmt.valueAt.get(key, at);
-      if (entry && entry.type !== 'DELETED') historical.push({ key, value: entry.value, revision: entry.revision });
+    if (at < this.revision) {
+      for (const row of this.stmt.changesSince.iterate(at, start, end)) {
+        if (changed.has(row.key)) continue;
+        changed.add(row.key);
+        const value = row.prev_revision === null ? undefined : this.stmt.logAt.get(row.prev_revision)?.value;
+        if (value !== undefined) historical.push({ key: row.key, value, revision: row.prev_revision! });
+      }
     }
     historical.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 
@@ -583,7 +593,8 @@ export class SqliteStorage implements Storage {
 
 /**
  * Converts a store written when kv held each key's value beside the same value in the log (and
- * an index of kv's keys and revisions) to kv without values, in one transaction: a value the log
+ * indexes of kv's keys and revisions and of the log's keys) to kv without values, in one
+ * transaction: a value the log
  * no longer has at kv's revision (none should be missing) is put back into the log first, so that
  * nothing is lost.
  */
