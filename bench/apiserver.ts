@@ -16,7 +16,7 @@ import { startApiServerProcess } from './lib/apiserver-process.js';
 import { startHttpFloor, type HttpFloorProcess } from './lib/http-floor.js';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { rawSqliteInserts } from './lib/raw-sqlite.js';
@@ -229,18 +229,32 @@ try {
     await phase('warm-up', WARM_UP, async (i) => expect((await client('PUT', `/api/v1/namespaces/default/configmaps/warm-up-${i}`, { metadata: { name: `warm-up-${i}`, resourceVersion: warmRvs[i] }, data: { k: 'v2' } })).status, 200, `${what}: warm-up update`), true);
     await phase('warm-up', WARM_UP, async (i) => expect((await client('GET', `/api/v1/namespaces/default/configmaps/warm-up-${i}`)).status, 200, `${what}: warm-up get`), true);
   }
-  // Raw etcd puts right before the API's creates, so that both see the same machine.
-  const rawPuts = etcd ? await rawEtcdPuts(etcd.client, 2000, CONCURRENCY) : 0;
+  // Raw etcd puts right before the API's creates, so that both see the same machine; with what each
+  // process spent on them in CPU time (on a 2-core machine the cores, not the disk, are the limit).
+  const etcdCpu = () => (etcd?.pids() ?? []).reduce<number>((sum, pid) => sum + (pid === undefined ? 0 : cpuSecondsOf(pid)), 0);
+  const ownCpu = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1e6;
+  };
+  const RAW = 2000;
+  // The raw client warms up as the servers did (a first run of fresh client code in this process is slower).
+  if (etcd) await rawEtcdPuts(etcd.client, RAW, CONCURRENCY);
+  let cpuBefore = { etcd: etcdCpu(), own: ownCpu() };
+  const rawPuts = etcd ? await rawEtcdPuts(etcd.client, RAW, CONCURRENCY) : 0;
   // Likewise the raw SQLite inserts.
-  const raw = etcd ? undefined : rawSqliteInserts(dataDir, 2000);
+  const raw = etcd ? undefined : rawSqliteInserts(dataDir, RAW);
+  const rawCpu = { etcd: ((etcdCpu() - cpuBefore.etcd) * 1e6) / RAW, own: raw ? raw.perInsertCpuMicros : ((ownCpu() - cpuBefore.own) * 1e6) / RAW };
   const floorPhase = (name: string, method: string, path: (i: number) => string, body: (i: number) => unknown, status: number) =>
     phase(`${name} (floor)`, OPS, async (i) => expect((await floorClient.call(method, path(i), body(i))).status, status, `floor ${name}`), false, floor!.pid);
   const rvs: string[] = [];
+  cpuBefore = { etcd: etcdCpu(), own: ownCpu() };
+  const serverCpuBefore = cpuSecondsOf(server.pid!);
   await phase('create', OPS, async (i) => {
     const r = await call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: `cm-${i}` }, data: { k: 'v' } });
     expect(r.status, 201, 'create');
     rvs[i] = JSON.parse(r.text).metadata.resourceVersion;
   }, false, server.pid);
+  const createCpu = { etcd: ((etcdCpu() - cpuBefore.etcd) * 1e6) / OPS, own: ((ownCpu() - cpuBefore.own) * 1e6) / OPS, server: ((cpuSecondsOf(server.pid!) - serverCpuBefore) * 1e6) / OPS };
   await floorPhase('create', 'POST', () => '/api/v1/namespaces/default/configmaps', (i) => ({ metadata: { name: `cm-${i}` }, data: { k: 'v' } }), 201);
   await phase('update', OPS, async (i) => {
     const r = await call('PUT', `/api/v1/namespaces/default/configmaps/cm-${i}`, { metadata: { name: `cm-${i}`, resourceVersion: rvs[i] }, data: { k: 'v2' } });
@@ -317,13 +331,16 @@ try {
   watchAgent.destroy();
 
   if (etcd) {
-    console.log(`\nraw etcd puts through the same client (etcd3), ${CONCURRENCY} writers, just before the creates: ${Math.round(rawPuts)} puts/s`);
+    console.log(`\nraw etcd puts through the same client (etcd3), ${CONCURRENCY} writers, just before the creates (after as many uncounted): ${Math.round(rawPuts)} puts/s`);
     console.log(`ratio: API creates/s over HTTPS ÷ raw etcd puts/s = ${(rates.create / rawPuts).toFixed(2)} (goal ≥ 0.8)`);
+    const µs = (x: number) => `${Math.round(x)} µs`;
+    console.log(`CPU time per write: raw put — etcd's 3 members ${µs(rawCpu.etcd)}, the client ${µs(rawCpu.own)} (${µs(rawCpu.etcd + rawCpu.own)}); API create — etcd ${µs(createCpu.etcd)}, the API server ${µs(createCpu.server)}, the load generator ${µs(createCpu.own)} (${µs(createCpu.etcd + createCpu.server + createCpu.own)}) on ${cpus().length} cores`);
   } else {
     if (!raw) throw new Error('no raw SQLite figures');
     console.log(`\nraw better-sqlite3 (WAL, synchronous=FULL), just before the creates: ${Math.round(raw.perInsertPerSecond)} inserts/s one per transaction, ${Math.round(raw.batchedPerSecond)} inserts/s in batches of 16`);
     console.log(`ratio: API creates/s over HTTPS ÷ raw inserts/s = ${(rates.create / raw.perInsertPerSecond).toFixed(2)} (one per transaction; goal ≥ 1.0 with create p99 < 20 ms), ${(rates.create / raw.batchedPerSecond).toFixed(3)} (batched)`);
     console.log('(the API server batches concurrent writes into one transaction: group commit)');
+    console.log(`CPU time per write: raw insert ${Math.round(rawCpu.own)} µs of its ${Math.round(1e6 / raw.perInsertPerSecond)} µs (the rest is the fsync); API create — the API server ${Math.round(createCpu.server)} µs, the load generator ${Math.round(createCpu.own)} µs, on ${cpus().length} cores`);
   }
   if (!skipMetrics) await metricsOnOff();
 } finally {
