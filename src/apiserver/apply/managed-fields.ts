@@ -137,6 +137,40 @@ function keepExisting(node: FieldNode, value: Json | undefined): boolean {
   return dropped;
 }
 
+// The same questions asked of an entry's fieldsV1 as it is stored, without making it a tree: most
+// writes (a Lease renewed, a status refreshed) change only fields their writer owns already, and
+// leave every entry as it was. nodeFromFields's reading of fieldsV1: a path is in the set when
+// its value is not an object, is an empty object, or holds the "." key.
+const inSet = (fields: Json | undefined): boolean => !isObject(fields) || '.' in fields || Object.keys(fields).length === 0;
+
+/** Whether every field of `fields` still exists in `value` (keepExisting would drop none). */
+function allExist(fields: Json | undefined, value: Json | undefined): boolean {
+  if (!isObject(fields)) return true;
+  for (const el in fields) {
+    if (el === '.') continue;
+    const v = childValue(value, el);
+    if (v === undefined || !allExist(fields[el], v)) return false;
+  }
+  return true;
+}
+
+/** Whether `fields` (the set of an entry, `top`: its root) holds any field of `node` (subtract would remove something). */
+function holdsAny(fields: Json | undefined, node: FieldNode, top = true): boolean {
+  if (node.member && (top ? isObject(fields) && '.' in fields : inSet(fields))) return true;
+  if (!isObject(fields)) return false;
+  for (const [el, child] of node.children) if (el in fields && holdsAny(fields[el], child, false)) return true;
+  return false;
+}
+
+/** Whether `fields` (an entry's set, `top`: its root) holds every field of `node` (union would add nothing). */
+function holdsAll(fields: Json | undefined, node: FieldNode, top = true): boolean {
+  if (node.member && !(top ? isObject(fields) && '.' in fields : inSet(fields))) return false;
+  for (const [el, child] of node.children) {
+    if (!isObject(fields) || !(el in fields) || !holdsAll(fields[el], child, false)) return false;
+  }
+  return true;
+}
+
 /** Removes `other`'s fields from `node`; true when something was removed. */
 function subtract(node: FieldNode, other: FieldNode): boolean {
   let removed = false;
@@ -188,7 +222,19 @@ export function recordUpdate(oldData: ObjectData | undefined, updatedData: Objec
   let mineEntry: ManagedFieldsEntry | undefined;
   let mineModified = false;
   let mineIndex = -1;
+  let mineKept = false;
   for (const e of managedEntries(old)) {
+    const unchanged = isObject(e.fieldsV1) && Object.keys(e.fieldsV1).length > 0 && allExist(e.fieldsV1, updated);
+    if (sameEntry(e, me)) {
+      if (unchanged && holdsAll(e.fieldsV1, changed)) {
+        // Nothing to add to the writer's own entry, nothing gone from it: kept as it is.
+        [mineEntry, mineIndex, mineKept] = [e, result.length, true];
+        continue;
+      }
+    } else if (unchanged && !holdsAny(e.fieldsV1, changed)) {
+      result.push(e);
+      continue;
+    }
     const node = nodeFromFields(e.fieldsV1);
     let modified = keepExisting(node, updated);
     if (sameEntry(e, me)) {
@@ -198,8 +244,9 @@ export function recordUpdate(oldData: ObjectData | undefined, updatedData: Objec
     if (subtract(node, changed)) modified = true;
     if (!isEmptyNode(node)) result.push(modified ? { ...e, fieldsV1: fieldsFromNode(node) } : e);
   }
-  if (union(mine, changed)) mineModified = true;
-  if (!isEmptyNode(mine)) {
+  if (mineKept) result.splice(mineIndex, 0, mineEntry!);
+  else if (union(mine, changed)) mineModified = true;
+  if (!mineKept && !isEmptyNode(mine)) {
     let entry = mineEntry;
     if (!entry || mineModified) {
       entry = { manager: options.manager, operation: 'Update', apiVersion: options.apiVersion, time: rfc3339(options.now ?? new Date()), fieldsType: 'FieldsV1', fieldsV1: fieldsFromNode(mine) };

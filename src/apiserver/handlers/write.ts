@@ -32,13 +32,14 @@ export interface WriteOptions {
 
 export async function serveCreate(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, options: WriteOptions): Promise<void> {
   const object = decodeObject(await requestBody(ctx.request), ctx.request.headers['content-type']);
-  const created = await state.resources.create(type, namespace, object, options);
+  // The decoded body is this request's alone: the registry changes it rather than a copy.
+  const created = await state.resources.create(type, namespace, object, { ...options, ownsBody: true });
   sendJson(withWarnings(ctx.reply, options.warnings), 201, created);
 }
 
 export async function serveUpdate(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, name: string, options: WriteOptions): Promise<void> {
   const object = decodeObject(await requestBody(ctx.request), ctx.request.headers['content-type']);
-  const updated = await state.resources.update(type, namespace, name, object, options);
+  const updated = await state.resources.update(type, namespace, name, object, { ...options, ownsBody: true });
   sendJson(withWarnings(ctx.reply, options.warnings), 200, updated);
 }
 

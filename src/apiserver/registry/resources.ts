@@ -4,6 +4,7 @@
 // server-side apply (resource-patch.ts) and deletion (resource-delete.ts) are built on them. What
 // differs by kind (defaults, pruning, validation, names, generation, deletion) comes from the
 // kind's strategy: a built-in's in kinds/, a custom resource's from its CRD (crds/custom-resources.ts).
+import { jsonEqual } from '../../common/json.js';
 import { rfc3339 } from '../../common/time.js';
 import { randomUUID } from 'node:crypto';
 import { StorageError, type KubeObject, type Storage, type StoredItem } from '../storage/types.js';
@@ -30,10 +31,6 @@ function randomSuffix(): string {
   let s = '';
   for (let i = 0; i < 5; i++) s += GENERATE_CHARS[Math.floor(Math.random() * GENERATE_CHARS.length)];
   return s;
-}
-
-function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 export class Resources {
@@ -135,7 +132,7 @@ export class Resources {
 
   async create(type: ResourceType, namespace: string | undefined, body: unknown, ctx: WriteContext = {}): Promise<api.Unstructured> {
     this.checkKind(type, body);
-    const object: api.Unstructured = structuredClone(body);
+    const object: api.Unstructured = ctx.ownsBody ? body : structuredClone(body);
     // The name is checked (or generated) just below.
     const metadata: api.ObjectMeta = (object.metadata = { ...(object.metadata ?? {}) } as api.ObjectMeta);
     if (type.namespaced) {
@@ -299,7 +296,7 @@ export class Resources {
     this.checkKind(type, body);
     const current = options.basedOn ?? this.getItem(type, namespace, name);
     const previous = current.object;
-    const incoming: api.Unstructured = structuredClone(body);
+    const incoming: api.Unstructured = options.ownsBody ? body : structuredClone(body);
     const inMeta: Partial<api.ObjectMeta> = incoming.metadata ?? {};
     if (inMeta.name !== undefined && inMeta.name !== name) {
       throw errors.badRequest(`the name of the object (${String(inMeta.name)}) does not match the name on the URL (${name})`);
@@ -365,8 +362,9 @@ export class Resources {
     const key = storageKey(type, namespace, name);
     // kube's ShouldDeleteDuringUpdate: no finalizer left and no grace period running (a terminating pod stays for its kubelet).
     const finishing = next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0 && !(Number(current.object.metadata.deletionGracePeriodSeconds ?? 0) > 0);
-    const unchanged = sameJson({ ...next, metadata: { ...next.metadata, managedFields: undefined } }, { ...current.object, metadata: { ...current.object.metadata, resourceVersion: undefined, managedFields: undefined } })
-      && sameJson(next.metadata.managedFields ?? [], current.object.metadata.managedFields ?? []);
+    // Compared as values, key order aside (as kube compares decoded objects), without serializing either.
+    const unchanged = jsonEqual({ ...next, metadata: { ...next.metadata, managedFields: undefined } }, { ...current.object, metadata: { ...current.object.metadata, resourceVersion: undefined, managedFields: undefined } })
+      && jsonEqual(next.metadata.managedFields ?? [], current.object.metadata.managedFields ?? []);
     const allocations = this.allocationsOf(type);
     if (dryRun) {
       giveBack?.();

@@ -28,6 +28,11 @@ export interface WriteContext {
    * server's own writes (garbage collection, namespace clean-up) do not go through them.
    */
   viaApi?: boolean;
+  /**
+   * The body is the registry's to change: decoded for this request alone (the write handlers),
+   * so no copy is made of it. Other callers keep theirs, and the registry copies it.
+   */
+  ownsBody?: boolean;
 }
 
 /** Hooks other parts of the server attach to writes (CRD registration, namespace cleanup, …). */

@@ -24,6 +24,8 @@ export interface SimulatedNodesOptions {
   /** How many nodes, named `<prefix><index>` (default prefix `sim-node-`). */
   count: number;
   namePrefix?: string;
+  /** The first node's index (default 0): several processes simulating nodes of one cluster each take their own range. */
+  firstIndex?: number;
   /** Lease renewal period (default 10 s, as the kubelet). */
   leaseRenewIntervalMs?: number;
   /** Node status computation period (default 10 s, nodeStatusUpdateFrequency). */
@@ -107,7 +109,7 @@ export class SimulatedNodes {
       leaseDurationSeconds: 40, renewIntervalMs: this.o.leaseRenewIntervalMs ?? 10_000,
       statusUpdateMs: this.o.statusUpdateMs ?? 10_000, statusReportMs: 5 * 60_000,
     };
-    const pending = Array.from({ length: this.o.count }, (_, i) => i);
+    const pending = Array.from({ length: this.o.count }, (_, i) => (this.o.firstIndex ?? 0) + i);
     const register = async (): Promise<void> => {
       for (let i = pending.shift(); i !== undefined && !signal.aborted; i = pending.shift()) {
         const facts = simulatedNodeFacts(`${prefix}${i}`, i);
