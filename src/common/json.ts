@@ -15,9 +15,20 @@ export function isPlainObject(v: unknown): v is JsonObject {
  */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
+  }
   if (!isPlainObject(a) || !isPlainObject(b)) return false;
-  const ka = Object.keys(a).filter((k) => a[k] !== undefined);
-  const kb = Object.keys(b).filter((k) => b[k] !== undefined);
-  return ka.length === kb.length && ka.every((k) => jsonEqual(a[k], b[k]));
+  // Counted rather than listed: every write compares objects this way, and lists of keys were
+  // most of what the comparison allocated.
+  let keys = 0;
+  for (const k in a) {
+    if (a[k] === undefined) continue;
+    if (!jsonEqual(a[k], b[k])) return false;
+    keys++;
+  }
+  for (const k in b) if (b[k] !== undefined) keys--;
+  return keys === 0;
 }

@@ -89,10 +89,14 @@ function changedFields(old: JsonObject | undefined, updated: JsonObject, listTyp
   const names: string[] = [];
   const walk = (value: JsonObject, before: Json | undefined, node: FieldNode): void => {
     const previous = isObject(before) ? before : undefined;
-    for (const [k, v] of Object.entries(value)) {
+    for (const k in value) {
+      const v = value[k];
       if (names.length === 0 && (IGNORED_TOP.has(k) || (k === 'status') !== (scope === 'status'))) continue;
       if (names.length === 1 && names[0] === 'metadata' && IGNORED_METADATA.has(k)) continue;
       const b = previous?.[k];
+      // A value equal to the one before changes nothing below it: no need to walk it (most of a
+      // write is unchanged, and walking made a node per object).
+      if (b !== undefined && (isObject(v) || Array.isArray(v)) && jsonEqual(b, v)) continue;
       const el = `f:${k}`;
       names.push(k);
       if (isObject(v) && Object.keys(v).length > 0) {
