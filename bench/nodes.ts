@@ -1,7 +1,9 @@
-// npm run bench:nodes [-- N…] [-- --steady SECONDS] — the node agent's scale mode: for each N
-// (default 100, 500 and 1,000) a fresh embedded API server in its own process and N simulated
-// nodes in this one (one shared client on the admin kubeconfig), renewing their Leases every 10 s
-// as kubelets do. Reports the Lease renewal latency p50/p99 over the steady state, and the API
+// npm run bench:nodes [-- N…] [-- --steady SECONDS] [-- --simulators K] — the node agent's scale
+// mode: for each N (default 100, 500 and 1,000) a fresh embedded API server in its own process and
+// N simulated nodes in K processes of their own (bench/lib/node-simulator.ts; default one per
+// 2,500 nodes, each with one client on the admin kubeconfig), renewing their Leases every 10 s as
+// kubelets do. (One process standing in for 10,000 kubelets timed its renewals through its own
+// garbage collector's pauses, up to 50 ms, and queued them behind one client's 32 sockets.) Reports the Lease renewal latency p50/p99 over the steady state, and the API
 // server's CPU (utime+stime from /proc/<pid>/stat) and RSS, each against the same server idle
 // before the nodes came (the reference), so the per-node figures are deltas; the latency's
 // reference is one Lease renewed every 20 ms on that idle server, which shows what this
@@ -9,21 +11,23 @@
 // 10 s idle + 30 s reference + registration + one renewal interval of warm-up + the steady state
 // (default 60 s). Then, with the nodes still renewing, the real kubectl lists them (`kubectl get
 // nodes`, a Table of N rows, paged as kubectl pages) three times, timed, the median printed with kubectl's own CPU time.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { startApiServerProcess } from './lib/apiserver-process.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
-import { logger, setLogLevel } from '../src/common/log.js';
+import { setLogLevel } from '../src/common/log.js';
 import { rfc3339Micro } from '../src/common/time.js';
-import { SimulatedNodes } from '../src/cluster/node-agent/scale.js';
 import { KubeClient, loadKubeConfig, type Obj } from '../src/kube/index.js';
+import type { SimulatorReport } from './lib/node-simulator.js';
 
 const args = process.argv.slice(2);
 const steadyIndex = args.indexOf('--steady');
 const STEADY_S = steadyIndex >= 0 ? Number(args[steadyIndex + 1]) : Number(process.env.BENCH_STEADY_S ?? 60);
-const counts = args.filter((a, i) => /^\d+$/.test(a) && (steadyIndex < 0 || i !== steadyIndex + 1)).map(Number);
+const simulatorsIndex = args.indexOf('--simulators');
+const SIMULATORS = simulatorsIndex >= 0 ? Number(args[simulatorsIndex + 1]) : undefined;
+const counts = args.filter((a, i) => /^\d+$/.test(a) && (steadyIndex < 0 || i !== steadyIndex + 1) && (simulatorsIndex < 0 || i !== simulatorsIndex + 1)).map(Number);
+const NODES_PER_SIMULATOR = 2500;
 const NODES = counts.length > 0 ? counts : [100, 500, 1000];
 const IDLE_S = 10;
 // About 1,300 renewals: the p99 of 100 (10 s at 10/s) swung from 5 to 200 ms between quiet runs,
@@ -34,6 +38,7 @@ const RENEW_MS = 10_000;
 const CLOCK_TICKS = 100; // USER_HZ on Linux (getconf CLK_TCK)
 setLogLevel(process.env.BOSUN_LOG_LEVEL ?? 'warn'); // not a line per node registered
 if (!(STEADY_S > 0)) throw new Error(`--steady wants a number of seconds, got ${args[steadyIndex + 1]}`);
+if (SIMULATORS !== undefined && !(Number.isInteger(SIMULATORS) && SIMULATORS > 0)) throw new Error(`--simulators wants a whole number of processes, got ${args[simulatorsIndex + 1]}`);
 
 interface Sample { cpuMs: number; rssKiB: number; at: number }
 
@@ -76,6 +81,37 @@ const fmt = (n: number, digits = 1) => n.toFixed(digits);
 
 const LEASES = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespaced: true };
 
+/**
+ * The server's own count of Lease PUTs answered within each bucket of its request-duration
+ * histogram (`apiserver_request_duration_seconds`, kube-apiserver's buckets), from /metrics: what
+ * the server itself took, without the clients' side.
+ */
+async function leasePutBuckets(client: KubeClient): Promise<Map<string, number>> {
+  const res = await client.open('GET', '/metrics');
+  let text = '';
+  for await (const chunk of res) text += chunk;
+  const buckets = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_duration_seconds_bucket{') || !line.includes('resource="leases"') || !line.includes('verb="PUT"')) continue;
+    const le = /le="([^"]+)"/.exec(line)?.[1];
+    if (le) buckets.set(le, (buckets.get(le) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return buckets;
+}
+
+/** "≤ 5 ms 97.1%, ≤ 25 ms 99.8%, …": the share of the window's Lease PUTs the server answered within each bucket, up to all of them. */
+function serverShares(before: Map<string, number>, after: Map<string, number>): string {
+  const total = (after.get('+Inf') ?? 0) - (before.get('+Inf') ?? 0);
+  const parts: string[] = [];
+  for (const [le, count] of after) {
+    if (le === '+Inf') continue;
+    const share = (count - (before.get(le) ?? 0)) / total;
+    parts.push(`≤ ${Number(le) * 1000} ms ${fmt(100 * share, 2)}%`);
+    if (share >= 1) break;
+  }
+  return `${parts.join(', ')} (of ${total})`;
+}
+
 /** One Lease renewed every 20 ms while `until` is pending: the latencies of its updates. */
 async function referenceRenewals(client: KubeClient, until: Promise<unknown>): Promise<number[]> {
   let done = false;
@@ -113,11 +149,40 @@ async function kubectlGetNodes(kubeconfig: string): Promise<{ ms: number; rows: 
   return { ms, rows: out.trim().split('\n').length - 1, cpuMs: seconds.length === 2 ? (seconds[0] + seconds[1]) * 1000 : NaN };
 }
 
-/** The server of the run under way, stopped if the bench itself is interrupted (^C, SIGTERM). */
-let current: { server: ChildProcess; dataDir: string } | undefined;
+/** One simulator process, with the next message it sends. */
+interface Simulator {
+  child: ChildProcess;
+  next<T>(): Promise<T>;
+}
+
+/** Starts `count` simulated nodes from `firstIndex` in a process of their own; resolves once they have registered. */
+async function startSimulator(kubeconfig: string, count: number, firstIndex: number): Promise<Simulator> {
+  const child = fork(new URL('./lib/node-simulator.ts', import.meta.url).pathname, [kubeconfig, String(count), String(firstIndex), String(RENEW_MS)], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const simulator: Simulator = {
+    child,
+    next: <T>() =>
+      new Promise<T>((resolve, reject) => {
+        const onExit = (code: number | null) => reject(new Error(`a simulator process (nodes ${firstIndex}–${firstIndex + count - 1}) exited with code ${code}`));
+        child.once('exit', onExit);
+        child.once('message', (m) => {
+          child.off('exit', onExit);
+          resolve(m as T);
+        });
+      }),
+  };
+  await simulator.next<{ registered: true }>();
+  return simulator;
+}
+
+/** The server and simulators of the run under way, stopped if the bench itself is interrupted (^C, SIGTERM). */
+let current: { server: ChildProcess; dataDir: string; simulators: Simulator[] } | undefined;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     if (current) {
+      for (const s of current.simulators) s.child.kill('SIGTERM');
       current.server.kill('SIGTERM');
       rmSync(current.dataDir, { recursive: true, force: true });
     }
@@ -128,7 +193,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 async function run(n: number): Promise<{ n: number; p99: number; ratio: number; rssMiB: number; kubectlMs: number }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-bench-nodes-'));
   const server = await startApiServerProcess(dataDir);
-  current = { server, dataDir };
+  current = { server, dataDir, simulators: [] };
   const pid = server.pid!;
   try {
     // The reference: the same server with no nodes.
@@ -137,33 +202,42 @@ async function run(n: number): Promise<{ n: number; p99: number; ratio: number; 
     const idle = await observe(pid, IDLE_S);
     const reference = await referenceRenewals(client, sleep(REFERENCE_S * 1000));
 
-    let latencies: number[] = [];
-    const sim = new SimulatedNodes(client, { count: n, leaseRenewIntervalMs: RENEW_MS, onLeaseRenewed: (ms) => latencies.push(ms), log: logger('bench-nodes') });
+    const k = Math.min(n, SIMULATORS ?? Math.ceil(n / NODES_PER_SIMULATOR));
     const registerStart = performance.now();
-    await sim.start();
+    const simulators = current.simulators;
+    await Promise.all(
+      Array.from({ length: k }, async (_, i) => {
+        const first = Math.floor((i * n) / k);
+        simulators.push(await startSimulator(join(dataDir, 'kubeconfig'), Math.floor(((i + 1) * n) / k) - first, first));
+      }),
+    );
     const registerS = (performance.now() - registerStart) / 1000;
     try {
       // One interval of warm-up: every node has renewed once, its Lease exists.
       await sleep(RENEW_MS);
-      latencies = [];
-      const selfStart = process.cpuUsage();
+      for (const s of simulators) s.child.send('measure');
+      const serverBefore = await leasePutBuckets(client);
       const steadyStart = performance.now();
-      // This process's own event-loop stalls delay the renewals it times, as the server's would.
-      const loopDelay = monitorEventLoopDelay({ resolution: 10 });
-      loopDelay.enable();
       const steady = await observe(pid, STEADY_S);
-      loopDelay.disable();
-      const self = process.cpuUsage(selfStart);
-
-      const sorted = [...latencies].sort((a, b) => a - b);
+      const serverAfter = await leasePutBuckets(client);
+      const reports = await Promise.all(
+        simulators.map((s) => {
+          const report = s.next<SimulatorReport>();
+          s.child.send('report');
+          return report;
+        }),
+      );
+      const steadyMs = performance.now() - steadyStart;
+      const sorted = reports.flatMap((r) => r.latencies).sort((a, b) => a - b);
       const p50 = percentile(sorted, 50);
       const p99 = percentile(sorted, 99);
-      const agentsCpu = ((self.user + self.system) / 1000 / (performance.now() - steadyStart)) * 100;
+      const agentsCpu = (reports.reduce((sum, r) => sum + r.cpuMs, 0) / steadyMs) * 100;
       console.log(`N=${n}: registered in ${fmt(registerS)} s; ${sorted.length} Lease renewals in ${STEADY_S} s (${fmt(sorted.length / STEADY_S)}/s)`);
       console.log(`  lease renewal latency  p50 ${fmt(p50)} ms  p99 ${fmt(p99)} ms  max ${fmt(sorted[sorted.length - 1] ?? NaN)} ms (idle reference, one Lease every ${REFERENCE_GAP_MS} ms: p50 ${fmt(percentile(reference, 50))} ms  p99 ${fmt(percentile(reference, 99))} ms → p99 ratio ${fmt(p99 / percentile(reference, 99), 2)})`);
+      console.log(`  the server's own time for those Lease PUTs (its apiserver_request_duration_seconds): ${serverShares(serverBefore, serverAfter)}`);
       console.log(`  API server CPU         ${fmt(steady.cpu)}% of a core (idle reference ${fmt(idle.cpu)}%)  → ${fmt((1000 * (steady.cpu - idle.cpu)) / n, 2)}% of a core per 1,000 nodes`);
       console.log(`  API server RSS         ${fmt(steady.rssKiB / 1024)} MiB mean (idle reference ${fmt(idle.rssKiB / 1024)} MiB)  → ${fmt((steady.rssKiB - idle.rssKiB) / n)} KiB per node`);
-      console.log(`  simulated nodes' process CPU ${fmt(agentsCpu)}% of a core, RSS ${fmt(process.memoryUsage().rss / 1024 / 1024)} MiB (this process, all N nodes); its event loop's delay p99 ${fmt(loopDelay.percentile(99) / 1e6)} ms, max ${fmt(loopDelay.max / 1e6)} ms`);
+      console.log(`  simulated nodes        ${k} process${k === 1 ? '' : 'es'} of ~${Math.round(n / k)} nodes: ${fmt(agentsCpu)}% of a core, RSS ${fmt(reports.reduce((sum, r) => sum + r.rssMiB, 0))} MiB together; their event loops' delay p99 ${reports.map((r) => fmt(r.loopDelayP99Ms)).join(', ')} ms, max ${fmt(Math.max(...reports.map((r) => r.loopDelayMaxMs)))} ms`);
       const runs: Array<{ ms: number; cpuMs: number }> = [];
       for (let i = 0; i < 3; i++) {
         const { ms, rows, cpuMs } = await kubectlGetNodes(join(dataDir, 'kubeconfig'));
@@ -176,7 +250,14 @@ async function run(n: number): Promise<{ n: number; p99: number; ratio: number; 
       console.log(`  kubectl get nodes      ${n} rows in ${fmt(listings[1] / 1000, 2)} s (median of 3: ${listings.map((ms) => fmt(ms / 1000, 2)).join(', ')} s; the real kubectl, while the nodes renew); kubectl's own CPU in the median run ${fmt(runs[1].cpuMs / 1000, 2)} s; API server RSS after ${fmt(peakRss)} MiB`);
       return { n, p99, ratio: p99 / percentile(reference, 99), rssMiB: Math.max(steady.rssKiB / 1024, peakRss), kubectlMs: listings[1] };
     } finally {
-      await sim.stop();
+      await Promise.all(
+        simulators.map(async (s) => {
+          if (s.child.exitCode !== null) return;
+          const exited = new Promise((r) => s.child.once('exit', r));
+          s.child.send('stop');
+          await exited;
+        }),
+      );
     }
   } finally {
     await stopServer(server);
@@ -185,7 +266,7 @@ async function run(n: number): Promise<{ n: number; p99: number; ratio: number; 
   }
 }
 
-console.log(`scale mode: N = ${NODES.join(', ')}; renewal every ${RENEW_MS / 1000} s; ${STEADY_S} s steady state; load average ${loadavg().map((l) => fmt(l, 2)).join(' ')} on this machine at the start`);
+console.log(`scale mode: N = ${NODES.join(', ')} in ${SIMULATORS === undefined ? `a process per ${NODES_PER_SIMULATOR} nodes` : `${SIMULATORS} processes`}; renewal every ${RENEW_MS / 1000} s; ${STEADY_S} s steady state; load average ${loadavg().map((l) => fmt(l, 2)).join(' ')} on this machine at the start`);
 const results: Array<Awaited<ReturnType<typeof run>>> = [];
 for (const n of NODES) results.push(await run(n));
 console.log(`load average at the end ${loadavg().map((l) => fmt(l, 2)).join(' ')}`);
