@@ -594,9 +594,8 @@ export class SqliteStorage implements Storage {
 /**
  * Converts a store written when kv held each key's value beside the same value in the log (and
  * indexes of kv's keys and revisions and of the log's keys) to kv without values, in one
- * transaction: a value the log
- * no longer has at kv's revision (none should be missing) is put back into the log first, so that
- * nothing is lost.
+ * transaction: a value the log no longer has at kv's revision (none should be missing) is put
+ * back into the log first, so that nothing is lost.
  */
 export function migrateKvValues(db: Database.Database): void {
   const columns = db.prepare<[], { name: string }>('PRAGMA table_info(kv)').all().map((c) => c.name);
