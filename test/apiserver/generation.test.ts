@@ -131,3 +131,19 @@ test('kubectl: a ConfigMap has no generation, a Deployment counts spec changes (
   await api.kubectlOk(['label', 'deployment', 'by-kubectl', 'x=y']);
   assert.equal(await api.kubectlOk(['get', 'deployment', 'by-kubectl', '-o', 'jsonpath={.metadata.generation}']), '3');
 });
+
+test('a PUT that says what is stored, its keys in another order, writes nothing: the resourceVersion stays', async () => {
+  const created = await api.request('POST', `${NS}/configmaps`, { body: { metadata: { name: 'same', labels: { a: '1', b: '2' } }, data: { x: '1', y: '2' } } });
+  assert.equal(created.status, 201);
+  const stored = created.json;
+  // The same object with every map's keys reversed, as another client's encoder may send it.
+  const reversed = (value: unknown): unknown =>
+    Array.isArray(value) ? value.map(reversed) : value && typeof value === 'object' ? Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reversed(v)])) : value;
+  const put = await api.request('PUT', `${NS}/configmaps/same`, { body: reversed(stored) });
+  assert.equal(put.status, 200);
+  assert.equal(put.json.metadata.resourceVersion, stored.metadata.resourceVersion);
+  // A real change is written, and the body the server was sent is what it stores.
+  const changed = await api.request('PUT', `${NS}/configmaps/same`, { body: { ...stored, data: { x: '1', y: '3' } } });
+  assert.notEqual(changed.json.metadata.resourceVersion, stored.metadata.resourceVersion);
+  assert.deepEqual((await api.request('GET', `${NS}/configmaps/same`)).json.data, { x: '1', y: '3' });
+});
