@@ -158,9 +158,12 @@ function allExist(fields: Json | undefined, value: Json | undefined): boolean {
   return true;
 }
 
+/** Whether the path of `fields` is itself in an entry's set (`top`: the entry's root, in the set only with "."). */
+const pathInSet = (fields: Json | undefined, top: boolean): boolean => (top ? isObject(fields) && '.' in fields : inSet(fields));
+
 /** Whether `fields` (the set of an entry, `top`: its root) holds any field of `node` (subtract would remove something). */
 function holdsAny(fields: Json | undefined, node: FieldNode, top = true): boolean {
-  if (node.member && (top ? isObject(fields) && '.' in fields : inSet(fields))) return true;
+  if (node.member && pathInSet(fields, top)) return true;
   if (!isObject(fields)) return false;
   for (const [el, child] of node.children) if (el in fields && holdsAny(fields[el], child, false)) return true;
   return false;
@@ -168,7 +171,7 @@ function holdsAny(fields: Json | undefined, node: FieldNode, top = true): boolea
 
 /** Whether `fields` (an entry's set, `top`: its root) holds every field of `node` (union would add nothing). */
 function holdsAll(fields: Json | undefined, node: FieldNode, top = true): boolean {
-  if (node.member && !(top ? isObject(fields) && '.' in fields : inSet(fields))) return false;
+  if (node.member && !pathInSet(fields, top)) return false;
   for (const [el, child] of node.children) {
     if (!isObject(fields) || !(el in fields) || !holdsAll(fields[el], child, false)) return false;
   }

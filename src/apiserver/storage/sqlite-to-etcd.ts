@@ -20,6 +20,7 @@ import { etcdClient, prefixEnd, type EtcdStorageOptions } from './etcd-client.js
 import { etcdPath } from './etcd-layout.js';
 import { encode } from './etcd.js';
 import type { KubeObject } from './types.js';
+import { kvHoldsValues } from './sqlite.js';
 
 export class MigrationError extends BosunError {}
 
@@ -42,9 +43,8 @@ export async function migrateSqliteToEtcd(file: string, options: EtcdStorageOpti
   const client = etcdClient(options, options.callTimeoutMs ?? 10_000);
   try {
     // Stores of either layout: values in the log that kv points at, or (written before) in kv itself.
-    const valuesInKv = (db.prepare('PRAGMA table_info(kv)').all() as { name: string }[]).some((c) => c.name === 'value');
     const rows = db
-      .prepare(valuesInKv ? 'SELECT key, value, revision FROM kv ORDER BY revision' : 'SELECT kv.key AS key, log.value AS value, kv.revision AS revision FROM kv JOIN log ON log.revision = kv.revision ORDER BY kv.revision')
+      .prepare(kvHoldsValues(db) ? 'SELECT key, value, revision FROM kv ORDER BY revision' : 'SELECT kv.key AS key, log.value AS value, kv.revision AS revision FROM kv JOIN log ON log.revision = kv.revision ORDER BY kv.revision')
       .all() as { key: string; value: string; revision: number }[];
     const logMax = (db.prepare('SELECT MAX(revision) AS r FROM log').get() as { r: number | null }).r ?? 0;
     const metaMax = (db.prepare("SELECT MAX(value) AS r FROM meta WHERE name IN ('revision', 'compacted')").get() as { r: number | null }).r ?? 0;

@@ -182,7 +182,6 @@ export class SqliteStorage implements Storage {
       CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, revision INTEGER NOT NULL, create_revision INTEGER NOT NULL) WITHOUT ROWID;
       CREATE TABLE IF NOT EXISTS log (revision INTEGER PRIMARY KEY, key TEXT NOT NULL, type TEXT NOT NULL, value TEXT NOT NULL, prev_revision INTEGER);
       CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-      DROP INDEX IF EXISTS log_key;
     `);
     migrateKvValues(this.db);
     this.stmt = {
@@ -591,15 +590,19 @@ export class SqliteStorage implements Storage {
   }
 }
 
+/** Whether the store is of the earlier layout, kv holding each key's value (migrateKvValues; the migration to etcd reads either). */
+export function kvHoldsValues(db: Database.Database): boolean {
+  return db.prepare<[], { name: string }>('PRAGMA table_info(kv)').all().some((c) => c.name === 'value');
+}
+
 /**
  * Converts a store written when kv held each key's value beside the same value in the log (and
  * indexes of kv's keys and revisions and of the log's keys) to kv without values, in one
  * transaction: a value the log no longer has at kv's revision (none should be missing) is put
  * back into the log first, so that nothing is lost.
  */
-export function migrateKvValues(db: Database.Database): void {
-  const columns = db.prepare<[], { name: string }>('PRAGMA table_info(kv)').all().map((c) => c.name);
-  if (!columns.includes('value')) return;
+function migrateKvValues(db: Database.Database): void {
+  if (!kvHoldsValues(db)) return;
   db.transaction(() => {
     const restored = db
       .prepare(
@@ -609,6 +612,7 @@ export function migrateKvValues(db: Database.Database): void {
       )
       .run().changes;
     db.exec(`
+      DROP INDEX IF EXISTS log_key;
       CREATE TABLE kv_keys (key TEXT PRIMARY KEY, revision INTEGER NOT NULL, create_revision INTEGER NOT NULL) WITHOUT ROWID;
       INSERT INTO kv_keys (key, revision, create_revision) SELECT key, revision, create_revision FROM kv;
       DROP INDEX IF EXISTS kv_revision;
