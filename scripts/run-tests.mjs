@@ -164,7 +164,7 @@ function failures(output) {
     if (line.startsWith('{"level"')) continue;
     if (line.startsWith('test at ') || line.startsWith('✖ ')) { out.push(line); errorLines = 0; continue; }
     if (line.trim() === '' || /^\s+at /.test(line)) continue;
-    if (errorLines++ < 6) out.push(line);
+    if (errorLines++ < 12) out.push(line);
   }
   return out;
 }

@@ -1,3 +1,4 @@
+// test: shared-addresses (its cloud boots a machine on the local cloud's machine addresses; run alone)
 // Least privilege on disk (issue #25): a fresh cluster data directory — written by `bosun start`
 // (no machines: the API server, releases, update service, bootstrap and CVO) and by `bosun cloud
 // serve` with a machine in it, each the real command in its own process — has nothing other users
@@ -33,10 +34,9 @@ async function startBosun(args: string[], ready: RegExp, env: NodeJS.ProcessEnv 
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
-  await eventually(`bosun ${args[0]} ready`, () => {
-    if (child.exitCode !== null) throw new Error(`bosun ${args.join(' ')} exited ${child.exitCode}: ${out}`);
-    return ready.test(out);
-  }, { timeoutMs: 240_000, intervalMs: 200, detail: () => out.slice(-3000) });
+  // An exit before it is ready fails at once, with everything it printed (its error is last).
+  await eventually(`bosun ${args[0]} ready`, () => ready.test(out) || child.exitCode !== null || child.signalCode !== null, { timeoutMs: 240_000, intervalMs: 200, detail: () => out.slice(-3000) });
+  if (!ready.test(out)) assert.fail(`bosun ${args.join(' ')} exited (${child.signalCode ?? child.exitCode}) before it was ready; it printed:\n${out}`);
   return { child, out: () => out };
 }
 
