@@ -161,6 +161,19 @@ test('cordon and uncordon a node', async () => {
   assert.match(await ok(['get', 'nodes']), /^node-1\s+Ready\s+worker/m);
 });
 
+test('get prints labels (--show-labels, -L) and namespaces (-A) from the rows, which carry no managedFields', async () => {
+  await ok(['create', 'namespace', 'rows']);
+  await ok(['create', 'configmap', 'labelled', '-n', 'rows', '--from-literal=k=v']);
+  await ok(['label', 'configmap', 'labelled', '-n', 'rows', 'tier=web', 'zone=a']);
+  assert.match(await ok(['get', 'configmaps', '-n', 'rows', '--show-labels']), /^labelled\s+1\s+\S+\s+tier=web,zone=a$/m);
+  assert.match(await ok(['get', 'configmaps', '-n', 'rows', '-L', 'zone']), /^NAME\s+DATA\s+AGE\s+ZONE\nlabelled\s+1\s+\S+\s+a$/m);
+  assert.match(await ok(['get', 'configmaps', '-A', '--field-selector', 'metadata.name=labelled']), /^rows\s+labelled\s+1\s+/m);
+  const table = await api.request('GET', '/api/v1/namespaces/rows/configmaps', { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
+  assert.equal(table.json.rows[0].object.metadata.name, 'labelled');
+  assert.equal(table.json.rows[0].object.metadata.managedFields, undefined);
+  assert.ok((await api.request('GET', '/api/v1/namespaces/rows/configmaps/labelled')).json.metadata.managedFields.length >= 1, 'the object keeps them');
+});
+
 test('namespaces: creating in a missing one fails; deleting one removes its contents', async () => {
   const missing = await api.kubectl(['create', 'configmap', 'x', '-n', 'nowhere']);
   assert.notEqual(missing.code, 0);

@@ -1,7 +1,7 @@
 // Server-side printing: ages, JSONPath, CRD printer columns and built-in columns.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { crdTable, humanDuration, jsonPathFirst, tableFor } from '../../src/apiserver/printing/tables.js';
+import { crdTable, humanDuration, jsonPathFirst, tableFor, tableJson } from '../../src/apiserver/printing/tables.js';
 import type * as api from '../../src/api/index.js';
 
 const S = 1000;
@@ -49,6 +49,27 @@ test('CRD printer columns', () => {
   assert.deepEqual(table.rows[0].cells, ['version', 'False', '5m', null]);
   assert.deepEqual(table.rows[0].object, { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: objects[0].metadata });
   assert.deepEqual(crdTable([], objects, { now, includeObject: 'None' }).rows[0], { cells: ['version', '10m'] });
+});
+
+test('rows carry the metadata without managedFields (the full object, asked for, keeps them); shared frozen metadata is copied once', () => {
+  const now = Date.parse('2026-01-01T00:10:00Z');
+  const managedFields = [{ manager: 'kubelet', operation: 'Update', apiVersion: 'v1', time: '2026-01-01T00:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:status': {} } }];
+  const metadata = { name: 'n1', labels: { a: 'b' }, creationTimestamp: '2026-01-01T00:00:00Z', managedFields };
+  const node = { apiVersion: 'v1', kind: 'Node', metadata, status: {} } as api.Unstructured;
+  const row = tableFor('nodes', [node], { now }).rows[0];
+  assert.deepEqual(row.object, { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: { name: 'n1', labels: { a: 'b' }, creationTimestamp: '2026-01-01T00:00:00Z' } });
+  assert.equal(node.metadata?.managedFields, managedFields, 'the object itself is left whole');
+  assert.equal((tableFor('nodes', [node], { now, includeObject: 'Object' }).rows[0].object as api.Unstructured).metadata?.managedFields, managedFields);
+
+  // As the storage shares decoded objects: frozen. One copy per metadata object, frozen, and the JSON is the Table's.
+  const shared = Object.freeze({ ...node, metadata: Object.freeze({ ...metadata }) }) as api.Unstructured;
+  const first = tableFor('nodes', [shared], { now });
+  const again = tableFor('nodes', [shared], { now });
+  const copy = (first.rows[0].object as { metadata: object }).metadata;
+  assert.equal((again.rows[0].object as { metadata: object }).metadata, copy, 'the same copy the second time');
+  assert.ok(Object.isFrozen(copy));
+  assert.equal(tableJson(first), JSON.stringify(first));
+  assert.doesNotMatch(tableJson(again), /managedFields/);
 });
 
 test('built-in columns for pods, nodes and deployments', () => {
