@@ -33,7 +33,8 @@ spec:
 `;
 
 test('version and api-resources', async () => {
-  assert.match(await ok(['version']), /Server Version: v1\.33\.0\+bosun/);
+  // kubectl 1.27 prints the whole version.Info, later ones the version alone.
+  assert.match(await ok(['version']), /Server Version: (v1\.33\.0\+bosun|version\.Info\{.*GitVersion:"v1\.33\.0\+bosun")/);
   const resources = await ok(['api-resources']);
   for (const line of [/^deployments\s+deploy\s+apps\/v1\s+true\s+Deployment/m, /^pods\s+po\s+v1\s+true\s+Pod/m, /^customresourcedefinitions\s+crd,crds\s+apiextensions\.k8s\.io\/v1\s+false/m]) {
     assert.match(resources, line);
