@@ -179,6 +179,38 @@ for (const backend of backends) {
     }
   });
 
+  test(`${backend.name}: events carry the object each replaced, live and replayed (from the ring and from the log)`, { skip: backend.skip }, async () => {
+    const { s, cleanup } = await backend.open(true);
+    const base = s.currentRevision();
+    try {
+      const live: WatchEvent[] = [];
+      const w = s.watch('/core/configmaps/', base, (e) => live.push(e));
+      await s.create('/core/configmaps/default/e', cm('e', { v: '1' }));
+      await s.update('/core/configmaps/default/e', cm('e', { v: '2' }));
+      await s.delete('/core/configmaps/default/e');
+      w.stop();
+      const shape = (events: WatchEvent[]) => events.map((e) => [e.type, e.revision - base, e.object.data, e.previous?.data, e.previous?.metadata.resourceVersion]);
+      const expected = [
+        ['ADDED', 1, { v: '1' }, undefined, undefined],
+        ['MODIFIED', 2, { v: '2' }, { v: '1' }, String(base + 1)],
+        ['DELETED', 3, { v: '2' }, { v: '2' }, String(base + 2)],
+      ];
+      assert.deepEqual(shape(live), expected);
+      const replayed: WatchEvent[] = [];
+      s.watch('/core/configmaps/', base, (e) => replayed.push(e)).stop();
+      assert.deepEqual(shape(replayed), expected, 'replayed from the ring');
+      assert.deepEqual({ ...replayed[1] }.previous?.data, { v: '1' }, 'a copy of the event carries its previous object');
+      // Enough other writes that the ring (size 5) no longer reaches back: replayed from the log.
+      for (let i = 0; i < 12; i++) await s.create(`/core/secrets/default/s${i}`, cm(`s${i}`));
+      const fromLog: WatchEvent[] = [];
+      s.watch('/core/configmaps/', base, (e) => fromLog.push(e)).stop();
+      assert.deepEqual(shape(fromLog), expected, 'replayed from the log');
+    } finally {
+      await s.close();
+      cleanup();
+    }
+  });
+
   test(`${backend.name}: data and revisions survive a restart; closed storage refuses calls`, { skip: backend.skip }, async () => {
     const opened = await backend.open();
     let s = opened.s;
