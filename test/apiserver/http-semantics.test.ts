@@ -88,6 +88,27 @@ test('watch without a resourceVersion starts with the current state; a compacted
   assert.ok(expired.closedByServer);
 });
 
+test('watch with a label selector: an object entering it is ADDED, leaving it DELETED — live and replayed', async () => {
+  const start = (await api.request('GET', CM)).json.metadata.resourceVersion;
+  const selector = `${CM}?watch=1&labelSelector=app%3Dweb&timeoutSeconds=1`;
+  const live = watch(`${selector}&resourceVersion=${start}`, 5000);
+  await new Promise((r) => setTimeout(r, 100));
+  const merge = (body: unknown) => api.request('PATCH', `${CM}/sel`, { body, contentType: 'application/merge-patch+json' });
+  await api.request('POST', CM, { body: { metadata: { name: 'sel' } } });
+  await merge({ metadata: { labels: { app: 'web' } } });
+  await merge({ data: { k: 'v' } });
+  const left = (await merge({ metadata: { labels: { app: 'db' } } })).json.metadata.resourceVersion;
+  await merge({ data: { k: 'w' } });
+  // DELETED carries the object as it last matched, at the resourceVersion of the change that took it out.
+  const expected = [['ADDED', 'web', undefined], ['MODIFIED', 'web', 'v'], ['DELETED', 'web', 'v']];
+  const shape = (events: any[]) => events.filter((e) => e.object.metadata?.name === 'sel').map((e) => [e.type, e.object.metadata.labels?.app, e.object.data?.k]);
+  const seen = (await live).events;
+  assert.deepEqual(shape(seen), expected);
+  assert.equal(seen.find((e) => e.type === 'DELETED')?.object.metadata.resourceVersion, left);
+  // The same from the store's history (the events replayed, each with the object it replaced).
+  assert.deepEqual(shape((await watch(`${selector}&resourceVersion=${start}`, 3000)).events), expected);
+});
+
 test('watch as Table: one-row tables, column definitions only on the first', async () => {
   await api.request('POST', CM, { body: { metadata: { name: 'tab-a' } } });
   await api.request('POST', CM, { body: { metadata: { name: 'tab-b' } } });

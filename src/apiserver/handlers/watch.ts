@@ -95,17 +95,23 @@ export function serveWatch(ctx: AuthorizedContext, state: ServerState, type: Res
     if (initialEvents) send('BOOKMARK', bookmark(type, from, { [INITIAL_EVENTS_END]: 'true' }));
   } else from = rvParam && rvParam !== '0' ? Number(rvParam) : storage.currentRevision();
 
+  // With a selector, a change can carry an object into it or out of it: as kube's watch cache
+  // does, the watcher sees ADDED, or DELETED with the object as it last matched at the change's
+  // resourceVersion. Without one the object a change replaced is never read (nor decoded).
+  const selective = Boolean(query.string('labelSelector') || query.string('fieldSelector'));
   const onEvent = (event: WatchEvent) => {
     if (closed) return;
     const matchesNow = filter(event.object);
-    const matchedBefore = event.previous !== undefined && filter(event.previous);
-    let eventType: string = event.type;
-    if (event.type === 'MODIFIED') {
-      if (matchesNow && !matchedBefore) eventType = 'ADDED';
-      else if (!matchesNow && matchedBefore) eventType = 'DELETED';
-      else if (!matchesNow) return;
-    } else if (!matchesNow) return;
-    send(eventType, resources.present(type, event.object));
+    if (event.type === 'MODIFIED' && selective) {
+      const before = event.previous;
+      const matchedBefore = before !== undefined && filter(before);
+      if (matchesNow && !matchedBefore) return send('ADDED', resources.present(type, event.object));
+      if (!matchesNow && matchedBefore) {
+        const last = { ...before, metadata: { ...before.metadata, resourceVersion: event.object.metadata.resourceVersion } };
+        return send('DELETED', resources.present(type, last));
+      }
+    }
+    if (matchesNow) send(event.type, resources.present(type, event.object));
   };
   try {
     watcher = storage.watch(prefix, from, onEvent);

@@ -139,16 +139,23 @@ interface RingEntry {
 const RING_SLACK = 1_024;
 
 /**
- * An event whose previous object is decoded from `previousJson` when first read (most events
- * reach no reader of it).
+ * An event whose previous object is decoded from its JSON text (`previousJson`, or what a function
+ * finds) when first read: most events reach no reader of it.
  */
-function eventWithPrevious(type: WatchEvent['type'], key: string, revision: number, object: KubeObject, previousJson: string | undefined): WatchEvent {
-  if (previousJson === undefined) return { type, key, revision, object };
+function eventWithPrevious(type: WatchEvent['type'], key: string, revision: number, object: KubeObject, previousJson: string | (() => string | undefined)): WatchEvent {
   let previous: KubeObject | undefined;
+  let decoded = false;
   const event = { type, key, revision, object } as WatchEvent;
   Object.defineProperty(event, 'previous', {
     enumerable: true,
-    get: () => (previous ??= JSON.parse(previousJson) as KubeObject),
+    get: () => {
+      if (!decoded) {
+        const json = typeof previousJson === 'string' ? previousJson : previousJson();
+        previous = json === undefined ? undefined : (JSON.parse(json) as KubeObject);
+        decoded = true;
+      }
+      return previous;
+    },
   });
   return event;
 }
@@ -492,7 +499,7 @@ export class SqliteStorage implements Storage {
           outcomes.push({
             op,
             item: { key: op.key, object, revision },
-            event: eventWithPrevious(type, op.key, revision, object, current?.value),
+            event: current ? eventWithPrevious(type, op.key, revision, object, current.value) : { type, key: op.key, revision, object },
             entry: { type, key: op.key, revision, value, prevRevision: current?.revision ?? null },
           });
         }
@@ -534,12 +541,7 @@ export class SqliteStorage implements Storage {
     const object = JSON.parse(entry.value) as KubeObject;
     if (entry.prevRevision === null) return { type: entry.type, key: entry.key, revision: entry.revision, object };
     const prevRevision = entry.prevRevision;
-    const previousJson = (): string | undefined => this.ringValueAt(prevRevision) ?? this.stmt.logAt.get(prevRevision)?.value;
-    if (entry.type === 'DELETED') {
-      const json = previousJson();
-      return { type: entry.type, key: entry.key, revision: entry.revision, object, previous: json === undefined ? undefined : (JSON.parse(json) as KubeObject) };
-    }
-    return eventWithPrevious(entry.type, entry.key, entry.revision, object, previousJson());
+    return eventWithPrevious(entry.type, entry.key, entry.revision, object, () => this.ringValueAt(prevRevision) ?? this.stmt.logAt.get(prevRevision)?.value);
   }
 
   /** The value written at `revision`, when the ring still holds it (binary search: the ring is in revision order). */
