@@ -12,7 +12,8 @@
 // (default 60 s). Then, with the nodes still renewing, the real kubectl lists them (`kubectl get
 // nodes`, a Table of N rows, paged as kubectl pages) three times, timed, the median printed with
 // kubectl's own CPU time and the time it waited on its own rate limit; then three times in one
-// request (--chunk-size=0), which shows the listing without kubectl's pacing.
+// request (--chunk-size=0), which shows the listing without kubectl's pacing. BENCH_CPU_PROF=<dir>
+// profiles the API server (bench/lib/apiserver-process.ts), BENCH_SIM_PROF=<dir> the simulators.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { startApiServerProcess } from './lib/apiserver-process.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -169,7 +170,7 @@ interface Simulator {
 /** Starts `count` simulated nodes from `firstIndex` in a process of their own; resolves once they have registered. */
 async function startSimulator(kubeconfig: string, count: number, firstIndex: number): Promise<Simulator> {
   const child = fork(new URL('./lib/node-simulator.ts', import.meta.url).pathname, [kubeconfig, String(count), String(firstIndex), String(RENEW_MS)], {
-    execArgv: ['--import', 'tsx'],
+    execArgv: ['--import', 'tsx', ...(process.env.BENCH_SIM_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_SIM_PROF}`] : [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const simulator: Simulator = {
