@@ -52,7 +52,7 @@ const strippedMetadata = new WeakMap<object, api.ObjectMeta>();
  * A row's metadata: the object's, without managedFields. A Table is for display, and no printer
  * reads them (kubectl takes the namespace, labels and name from a row's metadata); kube-apiserver
  * sends them all the same, and for 10,000 Nodes they are two thirds of the Table and of kubectl's
- * time decoding it. The metadata client (as=PartialObjectMetadata) and full objects keep them.
+ * time decoding it. Objects and lists keep them.
  * For the storage's shared, frozen metadata the copy is made once, frozen too (so tableJson's
  * cache of its JSON holds).
  */
