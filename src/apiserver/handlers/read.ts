@@ -22,11 +22,14 @@ export function tableWriter(ctx: AuthorizedContext, type: ResourceType): TableWr
 }
 
 /** The label and field selectors of a list, watch or collection delete, as one predicate. */
+/** selectorFilter's answer when the request has no selector: every object. */
+export const MATCH_ALL = (_o: KubeObject): boolean => true;
+
 export function selectorFilter(state: ServerState, type: ResourceType, query: QueryParams): (o: KubeObject) => boolean {
   try {
     const labels = parseLabelSelector(query.string('labelSelector') ?? '');
     const fields = parseFieldSelector(query.string('fieldSelector') ?? '', ['metadata.name', 'metadata.namespace', ...type.fieldSelectors]);
-    if (labels.length === 0 && fields.length === 0) return () => true;
+    if (labels.length === 0 && fields.length === 0) return MATCH_ALL;
     return (o) => matchesLabels(labels, o.metadata.labels) && matchesFields(fields, (f) => state.resources.fieldValue(o, f));
   } catch (e) {
     if (e instanceof SelectorError) throw errors.badRequest(e.message);

@@ -8,7 +8,7 @@ import { errors, type FieldProblem } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import { apiVersionOf, type ResourceType } from '../registry/resource-type.js';
 import { StorageError, type KubeObject, type WatchEvent } from '../storage/types.js';
-import { selectorFilter, tableWriter } from './read.js';
+import { MATCH_ALL, selectorFilter, tableWriter } from './read.js';
 import type { ServerState } from './state.js';
 
 /** What a watch event carries: an object, or a BOOKMARK or ERROR's object (which has no name). */
@@ -98,7 +98,7 @@ export function serveWatch(ctx: AuthorizedContext, state: ServerState, type: Res
   // With a selector, a change can carry an object into it or out of it: as kube's watch cache
   // does, the watcher sees ADDED, or DELETED with the object as it last matched at the change's
   // resourceVersion. Without one the object a change replaced is never read (nor decoded).
-  const selective = Boolean(query.string('labelSelector') || query.string('fieldSelector'));
+  const selective = selected !== MATCH_ALL;
   const onEvent = (event: WatchEvent) => {
     if (closed) return;
     const matchesNow = filter(event.object);

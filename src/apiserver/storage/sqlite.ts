@@ -126,7 +126,7 @@ function share(object: KubeObject): KubeObject {
   return Object.freeze(object);
 }
 
-/** An event as the ring keeps it: its object as the log's JSON text, and the revision of the value it replaced. */
+/** An event as the ring keeps it (and as a log row holds it): its object as JSON text, and the revision of the value it replaced. */
 interface RingEntry {
   type: WatchEvent['type'];
   key: string;
@@ -536,8 +536,8 @@ export class SqliteStorage implements Storage {
     if (this.ring.length > this.ringSize + Math.min(RING_SLACK, this.ringSize)) this.ring.splice(0, this.ring.length - this.ringSize);
   }
 
-  /** A ring entry decoded again, for a replay; its previous object from the ring when still there, else the log. */
-  private ringEvent(entry: RingEntry): WatchEvent {
+  /** An event of the ring or the log decoded again, for a replay; its previous object from the ring when still there, else the log. */
+  private replayedEvent(entry: RingEntry): WatchEvent {
     const object = JSON.parse(entry.value) as KubeObject;
     if (entry.prevRevision === null) return { type: entry.type, key: entry.key, revision: entry.revision, object };
     const prevRevision = entry.prevRevision;
@@ -581,14 +581,11 @@ export class SqliteStorage implements Storage {
     if (afterRevision < this.revision) {
       if (afterRevision + 1 >= oldestInRing) {
         for (const entry of this.ring) {
-          if (entry.revision > afterRevision && entry.key.startsWith(prefix)) onEvent(this.ringEvent(entry));
+          if (entry.revision > afterRevision && entry.key.startsWith(prefix)) onEvent(this.replayedEvent(entry));
         }
       } else {
         for (const row of this.stmt.logAfter.iterate(afterRevision, prefix, prefixEnd(prefix))) {
-          const object = JSON.parse(row.value) as KubeObject;
-          const previousRow = row.prev_revision !== null ? this.stmt.logAt.get(row.prev_revision) : undefined;
-          const previous = previousRow ? (JSON.parse(previousRow.value) as KubeObject) : undefined;
-          onEvent({ type: row.type as WatchEvent['type'], key: row.key, revision: row.revision, object, previous });
+          onEvent(this.replayedEvent({ type: row.type as WatchEvent['type'], key: row.key, revision: row.revision, value: row.value, prevRevision: row.prev_revision }));
         }
       }
     }
