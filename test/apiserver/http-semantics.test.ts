@@ -3,9 +3,7 @@
 // subresources, discovery content types, health, metrics.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:https';
-import { Agent } from 'node:https';
-import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
+import { collectWatch, startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
 
 let api: TestApiServer;
 before(async () => {
@@ -18,38 +16,7 @@ after(async () => {
 const CM = '/api/v1/namespaces/default/configmaps';
 
 /** Opens a watch and collects its events until the server closes it or `ms` pass. */
-function watch(path: string, ms: number, accept?: string): Promise<{ events: any[]; closedByServer: boolean }> {
-  return new Promise((resolve, reject) => {
-    const agent = new Agent({ ca: api.caPem });
-    const events: any[] = [];
-    let buffer = '';
-    let closedByServer = false;
-    const req = request(`${api.url}${path}`, { agent, headers: { authorization: `Bearer ${api.token}`, ...(accept ? { accept } : {}) } }, (res) => {
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => {
-        buffer += chunk;
-        let nl;
-        while ((nl = buffer.indexOf('\n')) >= 0) {
-          events.push(JSON.parse(buffer.slice(0, nl)));
-          buffer = buffer.slice(nl + 1);
-        }
-      });
-      res.on('end', () => {
-        closedByServer = true;
-        clearTimeout(timer);
-        agent.destroy();
-        resolve({ events, closedByServer });
-      });
-    });
-    const timer = setTimeout(() => {
-      req.destroy();
-      agent.destroy();
-      resolve({ events, closedByServer });
-    }, ms);
-    req.on('error', (e) => (closedByServer ? undefined : events.length ? undefined : reject(e)));
-    req.end();
-  });
-}
+const watch = (path: string, ms: number, accept?: string) => collectWatch(api, path, ms, accept);
 
 test('watch: resume from a resourceVersion, DELETED carries its own RV, bookmarks, timeoutSeconds', async () => {
   const a = await api.request('POST', CM, { body: { metadata: { name: 'wa' } } });

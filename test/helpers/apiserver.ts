@@ -152,3 +152,37 @@ export async function startTestApiServer(options: { dataDir?: string; compactKee
     },
   };
 }
+
+/** Opens a watch and collects its events until the server closes it or `ms` pass. */
+export function collectWatch(api: Pick<TestApiServer, 'url' | 'token' | 'caPem'>, path: string, ms: number, accept?: string): Promise<{ events: any[]; closedByServer: boolean }> {
+  return new Promise((resolve, reject) => {
+    const agent = new Agent({ ca: api.caPem });
+    const events: any[] = [];
+    let buffer = '';
+    let closedByServer = false;
+    const req = httpsRequest(`${api.url}${path}`, { agent, headers: { authorization: `Bearer ${api.token}`, ...(accept ? { accept } : {}) } }, (res) => {
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => {
+        buffer += chunk;
+        let nl;
+        while ((nl = buffer.indexOf('\n')) >= 0) {
+          events.push(JSON.parse(buffer.slice(0, nl)));
+          buffer = buffer.slice(nl + 1);
+        }
+      });
+      res.on('end', () => {
+        closedByServer = true;
+        clearTimeout(timer);
+        agent.destroy();
+        resolve({ events, closedByServer });
+      });
+    });
+    const timer = setTimeout(() => {
+      req.destroy();
+      agent.destroy();
+      resolve({ events, closedByServer });
+    }, ms);
+    req.on('error', (e) => (closedByServer ? undefined : events.length ? undefined : reject(e)));
+    req.end();
+  });
+}

@@ -1,25 +1,15 @@
 // Reads: get one object and list a collection (label and field selectors, paging with `limit`
-// and `continue` at a consistent revision), as JSON or, when the client asks with
-// `Accept: …;as=Table`, as a server-side Table.
+// and `continue` at a consistent revision), as JSON or in the form the Accept header asked for
+// (a server-side Table, metadata alone: output.ts).
 import { ApiError, errors } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import type { QueryParams } from '../http/query.js';
 import { sendJson } from '../http/respond.js';
-import { apiVersionOf, type ResourceType } from '../registry/resource-type.js';
+import type { ResourceType } from '../registry/resource-type.js';
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError } from '../../common/label-selectors.js';
 import { StorageError, type KubeObject } from '../storage/types.js';
-import { crdTable, tableFor, tableJson, type IncludeObject, type Table, type TableOptions } from '../printing/tables.js';
+import { listAnswer, objectAnswer } from './output.js';
 import type { ServerState } from './state.js';
-
-/** Renders objects as a Table for the request's type and options; undefined when JSON was asked for. */
-export type TableWriter = (objects: KubeObject[], extra?: Partial<TableOptions>) => Table;
-
-export function tableWriter(ctx: AuthorizedContext, type: ResourceType): TableWriter | undefined {
-  if (!/as=Table/.test(ctx.request.headers.accept ?? '')) return undefined;
-  const options: TableOptions = { includeObject: (ctx.query.string('includeObject') as IncludeObject | undefined) ?? 'Metadata' };
-  return (objects, extra = {}) =>
-    type.custom ? crdTable(type.custom.printerColumns, objects, { ...options, ...extra }) : tableFor(type.resource, objects, { ...options, ...extra });
-}
 
 /** The label and field selectors of a list, watch or collection delete, as one predicate. */
 /** selectorFilter's answer when the request has no selector: every object. */
@@ -52,9 +42,7 @@ function decodeContinue(token: string): { rv: number; start: string } {
 }
 
 export function serveGet(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, name: string): void {
-  const object = state.resources.get(type, namespace, name);
-  const table = tableWriter(ctx, type);
-  sendJson(ctx.reply, 200, table ? table([object], { resourceVersion: object.metadata.resourceVersion }) : object);
+  sendJson(ctx.reply, 200, objectAnswer(ctx, type, state.resources.get(type, namespace, name)));
 }
 
 export function serveList(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined): void {
@@ -83,15 +71,6 @@ export function serveList(ctx: AuthorizedContext, state: ServerState, type: Reso
   const items = result.items.map((i) => resources.present(type, i.object));
   const resourceVersion = String(result.revision);
   const continueToken = result.continueAfter ? encodeContinue(result.revision, result.continueAfter) : undefined;
-  const table = tableWriter(ctx, type);
-  if (table) {
-    sendJson(ctx.reply, 200, table(items, { resourceVersion, continue: continueToken }), tableJson);
-    return;
-  }
-  sendJson(ctx.reply, 200, {
-    kind: type.listKind,
-    apiVersion: apiVersionOf(type),
-    metadata: { resourceVersion, ...(continueToken ? { continue: continueToken } : {}) },
-    items,
-  });
+  const { body, stringify } = listAnswer(ctx, type, items, { resourceVersion, continue: continueToken });
+  sendJson(ctx.reply, 200, body, stringify);
 }

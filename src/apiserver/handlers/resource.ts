@@ -1,5 +1,5 @@
 // The handler of resource requests (`/api/v1/…`, `/apis/<group>/<version>/…`): finds the type,
-// checks the path (scope, `.`/`..` and other names a path cannot carry), the Accept header and
+// checks the path (scope, `.`/`..` and other names a path cannot carry), negotiates the Accept header, checks
 // the write options, and hands the request to reads, watches, writes or subresources (the
 // kind's own ones, such as a CSR's approval, go through the writes with their subresource).
 import { errors } from '../errors.js';
@@ -7,6 +7,7 @@ import { strategyFor } from '../kinds/index.js';
 import { serveLogs } from './logs.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import { managerFromUserAgent } from '../apply/managed-fields.js';
+import { negotiateOutput } from '../http/negotiate.js';
 import { verbsOf } from './discovery.js';
 import { serveGet, serveList } from './read.js';
 import type { ServerState } from './state.js';
@@ -16,14 +17,6 @@ import { serveCreate, serveDelete, serveDeleteCollection, servePatch, serveUpdat
 
 const OPTIONS_KIND: Record<string, string> = { POST: 'CreateOptions', PUT: 'UpdateOptions', PATCH: 'PatchOptions', DELETE: 'DeleteOptions' };
 const FIELD_VALIDATION = ['Ignore', 'Strict', 'Warn'];
-
-/** kubectl asks for protobuf first for some calls; JSON is fine unless JSON is not acceptable at all. */
-function checkAcceptable(accept: string | undefined): void {
-  if (!accept) return;
-  const types = accept.split(',').map((t) => t.trim().split(';')[0]);
-  if (types.some((t) => t === '*/*' || t === 'application/json' || t === 'application/*' || t === 'application/yaml' || t === '')) return;
-  throw errors.notAcceptable(`only the following media types are accepted: application/json, application/yaml`);
-}
 
 /** Why a namespace or name cannot be a path segment (kube's IsValidPathSegmentName), or undefined. */
 export function pathSegmentProblem(segment: string): string | undefined {
@@ -57,7 +50,8 @@ export function serveResource(state: ServerState) {
     const namespaceItself = type.resource === 'namespaces' && info.namespace === info.pathName;
     if (info.parts.length > 3 || (!type.namespaced && info.namespace !== '' && !namespaceItself)) throw errors.pathNotFound(path);
     checkPathSegments(info.namespace, info.pathName);
-    checkAcceptable(request.headers.accept);
+    // kubectl asks for protobuf first for some calls, and for Tables; client-go's metadata client for metadata alone.
+    ctx.output = negotiateOutput(request.headers.accept);
     const namespace = type.namespaced ? info.namespace || undefined : undefined;
     const name = info.pathName;
     const sub = info.subresource;

@@ -8,7 +8,8 @@ import { errors, type FieldProblem } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import { apiVersionOf, type ResourceType } from '../registry/resource-type.js';
 import { StorageError, type KubeObject, type WatchEvent } from '../storage/types.js';
-import { MATCH_ALL, selectorFilter, tableWriter } from './read.js';
+import { eventObjectWriter } from './output.js';
+import { MATCH_ALL, selectorFilter } from './read.js';
 import type { ServerState } from './state.js';
 
 /** What a watch event carries: an object, or a BOOKMARK or ERROR's object (which has no name). */
@@ -50,7 +51,7 @@ export function serveWatch(ctx: AuthorizedContext, state: ServerState, type: Res
   const bookmarks = query.bool('allowWatchBookmarks');
   const initialEvents = query.optionalBool('sendInitialEvents');
   checkWatchList(initialEvents, query.string('resourceVersionMatch'));
-  const table = tableWriter(ctx, type);
+  const transform = eventObjectWriter(ctx, type);
   const prefix = resources.prefix(type, namespace);
 
   reply.hijack();
@@ -59,14 +60,9 @@ export function serveWatch(ctx: AuthorizedContext, state: ServerState, type: Res
   // Clients wait for the headers before they count a watch as established.
   res.flushHeaders();
   const recordEvent = state.watchEvents(type.group, type.version, type.kind);
-  let firstTableEvent = true;
   const send = (eventType: string, object: EventObject) => {
-    let payload: unknown = object;
-    if (table && eventType !== 'ERROR' && eventType !== 'BOOKMARK') {
-      // Events other than ERROR and BOOKMARK carry stored objects.
-      payload = table([object as KubeObject], { noHeaders: !firstTableEvent, resourceVersion: object.metadata?.resourceVersion });
-      firstTableEvent = false;
-    }
+    // Events other than ERROR and BOOKMARK carry stored objects.
+    const payload = transform && eventType !== 'ERROR' && eventType !== 'BOOKMARK' ? transform(object as KubeObject) : object;
     const line = JSON.stringify({ type: eventType, object: payload }) + '\n';
     recordEvent(Buffer.byteLength(line));
     res.write(line);

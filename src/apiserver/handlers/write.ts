@@ -10,6 +10,7 @@ import { sendJson, withWarnings } from '../http/respond.js';
 import { admitDelete } from '../controllers/namespace-lifecycle.js';
 import type { ResourceType } from '../registry/resource-type.js';
 import type { WriteContext } from '../registry/write-context.js';
+import { objectAnswer } from './output.js';
 import { selectorFilter } from './read.js';
 import type { ServerState } from './state.js';
 
@@ -34,13 +35,13 @@ export async function serveCreate(ctx: AuthorizedContext, state: ServerState, ty
   const object = decodeObject(await requestBody(ctx.request), ctx.request.headers['content-type']);
   // The decoded body is this request's alone: the registry changes it rather than a copy.
   const created = await state.resources.create(type, namespace, object, { ...options, ownsBody: true });
-  sendJson(withWarnings(ctx.reply, options.warnings), 201, created);
+  sendJson(withWarnings(ctx.reply, options.warnings), 201, objectAnswer(ctx, type, created));
 }
 
 export async function serveUpdate(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, name: string, options: WriteOptions): Promise<void> {
   const object = decodeObject(await requestBody(ctx.request), ctx.request.headers['content-type']);
   const updated = await state.resources.update(type, namespace, name, object, { ...options, ownsBody: true });
-  sendJson(withWarnings(ctx.reply, options.warnings), 200, updated);
+  sendJson(withWarnings(ctx.reply, options.warnings), 200, objectAnswer(ctx, type, updated));
 }
 
 export async function servePatch(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, name: string, options: WriteOptions): Promise<void> {
@@ -52,7 +53,7 @@ export async function servePatch(ctx: AuthorizedContext, state: ServerState, typ
   // An apply must name its manager; other patches fall back to the client's program name.
   const fieldManager = patchType === 'apply' ? ctx.query.string('fieldManager') : options.fieldManager;
   const result = await resources.patch(type, namespace, name, patchType, patch, { ...options, fieldManager, force });
-  sendJson(withWarnings(ctx.reply, options.warnings), patchType === 'apply' && !before ? 201 : 200, result);
+  sendJson(withWarnings(ctx.reply, options.warnings), patchType === 'apply' && !before ? 201 : 200, objectAnswer(ctx, type, result));
 }
 
 /** DeleteOptions from the body (when there is one) and the query. */
@@ -75,7 +76,7 @@ async function deleteOptions(ctx: AuthorizedContext, dryRun: boolean): Promise<{
 export async function serveDelete(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, name: string, dryRun: boolean): Promise<void> {
   const options = await deleteOptions(ctx, dryRun);
   admitDelete(type, name);
-  sendJson(ctx.reply, 200, await state.resources.delete(type, namespace, name, { ...options, user: ctx.user, viaApi: true }));
+  sendJson(ctx.reply, 200, objectAnswer(ctx, type, await state.resources.delete(type, namespace, name, { ...options, user: ctx.user, viaApi: true })));
 }
 
 export async function serveDeleteCollection(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, dryRun: boolean): Promise<void> {

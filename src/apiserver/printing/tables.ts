@@ -20,7 +20,7 @@ export interface TableRow {
 
 export interface Table {
   kind: 'Table';
-  apiVersion: 'meta.k8s.io/v1';
+  apiVersion: 'meta.k8s.io/v1' | 'meta.k8s.io/v1beta1';
   metadata: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
   columnDefinitions: ColumnDefinition[];
   rows: TableRow[];
@@ -30,6 +30,8 @@ export type IncludeObject = 'None' | 'Metadata' | 'Object';
 
 export interface TableOptions {
   includeObject?: IncludeObject;
+  /** meta.k8s.io's version of the Table and its rows' PartialObjectMetadata; v1 unless asked. */
+  version?: 'v1' | 'v1beta1';
   /** Omit column definitions (watch events after the first). */
   noHeaders?: boolean;
   /** For ages; defaults to Date.now(). */
@@ -40,10 +42,10 @@ export interface TableOptions {
 
 
 
-function rowObject(object: api.Unstructured, include: IncludeObject): unknown {
+function rowObject(object: api.Unstructured, include: IncludeObject, apiVersion: Table['apiVersion']): unknown {
   if (include === 'None') return undefined;
   if (include === 'Object') return object;
-  return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: rowMetadata(object.metadata) };
+  return { kind: 'PartialObjectMetadata', apiVersion, metadata: rowMetadata(object.metadata) };
 }
 
 const strippedMetadata = new WeakMap<object, api.ObjectMeta>();
@@ -71,9 +73,10 @@ function rowMetadata(metadata: api.ObjectMeta | undefined): api.ObjectMeta | und
 
 function buildTable(columns: ColumnDefinition[], objects: api.Unstructured[], cells: (o: api.Unstructured) => unknown[], options: TableOptions): Table {
   const include = options.includeObject ?? 'Metadata';
+  const apiVersion = `meta.k8s.io/${options.version ?? 'v1'}` as const;
   return {
     kind: 'Table',
-    apiVersion: 'meta.k8s.io/v1',
+    apiVersion,
     metadata: {
       ...(options.resourceVersion !== undefined ? { resourceVersion: options.resourceVersion } : {}),
       ...(options.continue ? { continue: options.continue } : {}),
@@ -81,7 +84,7 @@ function buildTable(columns: ColumnDefinition[], objects: api.Unstructured[], ce
     columnDefinitions: options.noHeaders ? [] : columns,
     rows: objects.map((o) => {
       const row: TableRow = { cells: cells(o) };
-      const included = rowObject(o, include);
+      const included = rowObject(o, include, apiVersion);
       if (included !== undefined) row.object = included;
       return row;
     }),
