@@ -3,6 +3,7 @@
 // cannot answer passed over, and 406 or 400 with a Status when nothing or something wrong is asked.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import YAML from 'yaml';
 import { negotiateOutput } from '../../src/apiserver/http/negotiate.js';
 import { ApiError } from '../../src/apiserver/errors.js';
 import { collectWatch, startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
@@ -124,14 +125,37 @@ test('a metadata watch carries PartialObjectMetadata events, initial and live', 
   assert.equal(modified.object.data, undefined);
 });
 
+test('YAML answers with sorted keys, Tables too; a watch in YAML is refused (YAML has no stream framing)', async () => {
+  const one = await api.request('GET', `${CM}/meta-a`, { accept: 'application/yaml' });
+  assert.equal(one.status, 200, one.text);
+  assert.equal(one.headers['content-type'], 'application/yaml');
+  const parsed = YAML.parse(one.text);
+  assert.equal(parsed.kind, 'ConfigMap');
+  assert.equal(parsed.data.big, 'x'.repeat(1000), 'a long string is one line, not folded');
+  assert.deepEqual(Object.keys(parsed), ['apiVersion', 'data', 'kind', 'metadata'], 'keys sorted, as kube-apiserver writes them');
+  const table = await api.request('GET', `${CM}?labelSelector=app%3Dmeta`, { accept: 'application/yaml;as=Table;g=meta.k8s.io;v=v1' });
+  assert.equal(YAML.parse(table.text).kind, 'Table');
+  const created = await api.request('POST', CM, { accept: 'application/yaml', body: { metadata: { name: 'meta-yaml' } } });
+  assert.equal(created.status, 201);
+  assert.equal(YAML.parse(created.text).metadata.name, 'meta-yaml');
+  const watch = await api.request('GET', `${CM}?watch=true&timeoutSeconds=1`, { accept: 'application/yaml' });
+  assert.equal(watch.status, 406, watch.text);
+  assert.equal(watch.json.message, 'only the following media types are accepted: application/json;stream=watch');
+  const either = await api.request('GET', `${CM}?watch=true&timeoutSeconds=1`, { accept: 'application/yaml, application/json' });
+  assert.equal(either.status, 200, 'a watch falls back to JSON when offered');
+});
+
 test('negotiation: q and specificity order the clauses; a lone * is */*; empty clauses are skipped', () => {
-  assert.equal(negotiateOutput(undefined), undefined);
-  assert.equal(negotiateOutput(''), undefined);
-  assert.equal(negotiateOutput('*'), undefined);
-  assert.equal(negotiateOutput(' , application/json'), undefined);
-  assert.deepEqual(negotiateOutput('*/*, application/json;as="Table";g=meta.k8s.io;v=v1'), { kind: 'Table', version: 'v1' }, 'the concrete type before */*');
-  assert.deepEqual(negotiateOutput('application/*;as=Table;g=meta.k8s.io;v=v1'), { kind: 'Table', version: 'v1' });
-  assert.equal(negotiateOutput('application/json;stream=watch'), undefined);
+  const json = { mediaType: 'application/json' };
+  assert.deepEqual(negotiateOutput(undefined), json);
+  assert.deepEqual(negotiateOutput(''), json);
+  assert.deepEqual(negotiateOutput('*'), json);
+  assert.deepEqual(negotiateOutput(' , application/json'), json);
+  assert.deepEqual(negotiateOutput('application/yaml;q=0.9, application/json'), json);
+  assert.deepEqual(negotiateOutput('application/json;q=0.9, application/yaml'), { mediaType: 'application/yaml' });
+  assert.deepEqual(negotiateOutput('*/*, application/json;as="Table";g=meta.k8s.io;v=v1'), { mediaType: 'application/json', transform: { kind: 'Table', version: 'v1' } }, 'the concrete type before */*');
+  assert.deepEqual(negotiateOutput('application/*;as=Table;g=meta.k8s.io;v=v1'), { mediaType: 'application/json', transform: { kind: 'Table', version: 'v1' } });
+  assert.deepEqual(negotiateOutput('application/json;stream=watch', true), json);
   assert.throws(() => negotiateOutput('application/json;stream=other'), (e: unknown) => e instanceof ApiError && e.code === 406);
   assert.throws(() => negotiateOutput('application/json;as=PartialObjectMetadata'), (e: unknown) => e instanceof ApiError && e.code === 406, 'as without g and v');
 });

@@ -5,7 +5,7 @@
 // answers. Audit wraps authorization, as in kube-apiserver's chain, so that refusals are recorded
 // too.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Transform } from '../http/negotiate.js';
+import type { Output } from '../http/negotiate.js';
 import { QueryParams } from '../http/query.js';
 import type { RequestAttributes, RequestInfo } from '../auth/request-attributes.js';
 import type { User } from '../types.js';
@@ -26,7 +26,7 @@ export interface RequestContext {
   /** The resource label of the request metrics (the handler for resources sets it). */
   metricResource?: string;
   /** What the answer is turned into, from the Accept header (the resource handler negotiates it: http/negotiate.ts). */
-  output?: Transform;
+  output?: Output;
   /** Called by the handler once it has set metricResource (the metrics filter counts long-running requests from there). */
   onMetricResource?: () => void;
 }

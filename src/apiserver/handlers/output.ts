@@ -1,14 +1,27 @@
 // What a resource request's answer is, once its Accept header is negotiated (http/negotiate.ts):
 // the object or list itself, a Table of it (`as=Table`), or its metadata alone
 // (`as=PartialObjectMetadata` for one object, `as=PartialObjectMetadataList` for a list), as
-// kube-apiserver's transformResponseObject makes them. Asking for one object's form of a list
-// (or a list's form of one object) is refused, 406, as kube refuses it; a Status passes as it is.
+// kube-apiserver's transformResponseObject makes them, written as JSON or YAML. Asking for one
+// object's form of a list (or a list's form of one object) is refused, 406, as kube refuses it; a
+// Status passes as it is.
+import type { FastifyReply } from 'fastify';
+import YAML from 'yaml';
 import { ApiError, errors } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import type { MetaVersion, Transform } from '../http/negotiate.js';
+import { sendJson } from '../http/respond.js';
 import { crdTable, tableFor, tableJson, type IncludeObject, type Table, type TableOptions } from '../printing/tables.js';
 import { apiVersionOf, type ResourceType } from '../registry/resource-type.js';
 import type { KubeObject } from '../storage/types.js';
+
+/**
+ * Writes an answer in the negotiated media type: JSON (`stringify`, when given, writes it faster),
+ * or YAML with sorted keys, as kube-apiserver converts its JSON (sigs.k8s.io/yaml).
+ */
+export function sendAnswer(ctx: AuthorizedContext, reply: FastifyReply, code: number, body: unknown, stringify?: (value: never) => string): FastifyReply {
+  if (ctx.output?.mediaType !== 'application/yaml') return sendJson(reply, code, body, stringify);
+  return reply.code(code).header('content-type', 'application/yaml').send(Buffer.from(YAML.stringify(body, { sortMapEntries: true, lineWidth: 0 })));
+}
 
 /** Renders objects as a Table for the request's type and options. */
 export type TableWriter = (objects: KubeObject[], extra?: Partial<TableOptions>) => Table;
@@ -17,7 +30,7 @@ const INCLUDE_OBJECT: readonly string[] = ['Metadata', 'Object', 'None', ''];
 
 /** The Table writer when the request asked for a Table (its `includeObject` checked), else undefined. */
 export function tableWriter(ctx: AuthorizedContext, type: ResourceType): TableWriter | undefined {
-  const transform = ctx.output;
+  const transform = ctx.output?.transform;
   if (transform?.kind !== 'Table') return undefined;
   const include = ctx.query.string('includeObject') ?? '';
   if (!INCLUDE_OBJECT.includes(include)) {
@@ -45,7 +58,7 @@ function isStatus(object: unknown): boolean {
 
 /** One object (a get's, a write's) as the request asked for it. */
 export function objectAnswer(ctx: AuthorizedContext, type: ResourceType, object: KubeObject): unknown {
-  const transform = ctx.output;
+  const transform = ctx.output?.transform;
   if (transform === undefined || isStatus(object)) return object;
   if (transform.kind === 'PartialObjectMetadata') return partialObjectMetadata(object, transform.version);
   if (transform.kind === 'PartialObjectMetadataList') throw wrongShape(transform, type.kind);
@@ -60,7 +73,7 @@ export interface ListMeta {
 
 /** A list as the request asked for it, with the function that writes it as JSON. */
 export function listAnswer(ctx: AuthorizedContext, type: ResourceType, items: KubeObject[], meta: ListMeta): { body: unknown; stringify?: (value: never) => string } {
-  const transform = ctx.output;
+  const transform = ctx.output?.transform;
   const listMeta = { resourceVersion: meta.resourceVersion, ...(meta.continue ? { continue: meta.continue } : {}) };
   if (transform === undefined) return { body: { kind: type.listKind, apiVersion: apiVersionOf(type), metadata: listMeta, items } };
   if (transform.kind === 'PartialObjectMetadata') throw wrongShape(transform, type.listKind);
@@ -84,7 +97,7 @@ export function listAnswer(ctx: AuthorizedContext, type: ResourceType, items: Ku
  * cannot be made: kube-apiserver then sends each object as it is, and so does this server.
  */
 export function eventObjectWriter(ctx: AuthorizedContext, type: ResourceType): ((object: KubeObject) => unknown) | undefined {
-  const transform = ctx.output;
+  const transform = ctx.output?.transform;
   if (transform === undefined || transform.kind === 'PartialObjectMetadataList') return undefined;
   if (transform.kind === 'PartialObjectMetadata') return (object) => partialObjectMetadata(object, transform.version);
   const table = tableWriter(ctx, type) as TableWriter;

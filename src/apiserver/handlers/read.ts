@@ -4,11 +4,10 @@
 import { ApiError, errors } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import type { QueryParams } from '../http/query.js';
-import { sendJson } from '../http/respond.js';
 import type { ResourceType } from '../registry/resource-type.js';
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError } from '../../common/label-selectors.js';
 import { StorageError, type KubeObject } from '../storage/types.js';
-import { listAnswer, objectAnswer } from './output.js';
+import { listAnswer, objectAnswer, sendAnswer } from './output.js';
 import type { ServerState } from './state.js';
 
 /** The label and field selectors of a list, watch or collection delete, as one predicate. */
@@ -42,7 +41,7 @@ function decodeContinue(token: string): { rv: number; start: string } {
 }
 
 export function serveGet(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, name: string): void {
-  sendJson(ctx.reply, 200, objectAnswer(ctx, type, state.resources.get(type, namespace, name)));
+  sendAnswer(ctx, ctx.reply, 200, objectAnswer(ctx, type, state.resources.get(type, namespace, name)));
 }
 
 export function serveList(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined): void {
@@ -72,5 +71,5 @@ export function serveList(ctx: AuthorizedContext, state: ServerState, type: Reso
   const resourceVersion = String(result.revision);
   const continueToken = result.continueAfter ? encodeContinue(result.revision, result.continueAfter) : undefined;
   const { body, stringify } = listAnswer(ctx, type, items, { resourceVersion, continue: continueToken });
-  sendJson(ctx.reply, 200, body, stringify);
+  sendAnswer(ctx, ctx.reply, 200, body, stringify);
 }

@@ -50,11 +50,13 @@ export function serveResource(state: ServerState) {
     const namespaceItself = type.resource === 'namespaces' && info.namespace === info.pathName;
     if (info.parts.length > 3 || (!type.namespaced && info.namespace !== '' && !namespaceItself)) throw errors.pathNotFound(path);
     checkPathSegments(info.namespace, info.pathName);
-    // kubectl asks for protobuf first for some calls, and for Tables; client-go's metadata client for metadata alone.
-    ctx.output = negotiateOutput(request.headers.accept);
     const namespace = type.namespaced ? info.namespace || undefined : undefined;
     const name = info.pathName;
     const sub = info.subresource;
+    // kubectl asks for protobuf first for some calls, and for Tables; client-go's metadata client for metadata alone.
+    const reading = method === 'GET' || method === 'HEAD';
+    const watching = reading && sub === '' && (info.verb === 'watch' || (name !== '' && query.bool('watch')));
+    ctx.output = negotiateOutput(request.headers.accept, watching);
 
     // Only "All" exists; anything else on a write is refused rather than quietly persisted.
     const dryRunValue = query.string('dryRun');

@@ -4,22 +4,30 @@
 // A clause may ask for the answer transformed with `as=<Kind>;g=meta.k8s.io;v=<v1|v1beta1>`:
 // a Table (kubectl's printing; JSON or YAML only), PartialObjectMetadata or
 // PartialObjectMetadataList (client-go's metadata client, which kube's garbage collector and
-// many operators' informers use). A clause this server cannot answer (protobuf, another kind, a
-// version that does not exist) is passed over; when none is left the request is refused, 406.
+// many operators' informers use). JSON or YAML; a watch is JSON (YAML has no stream framing). A
+// clause this server cannot answer (protobuf, another kind, a version that does not exist) is
+// passed over; when none is left the request is refused, 406.
 import { errors } from '../errors.js';
 
 export type MetaVersion = 'v1' | 'v1beta1';
 export type TransformKind = 'Table' | 'PartialObjectMetadata' | 'PartialObjectMetadataList';
 
-/** What a response is turned into before it is written; undefined when the object is written as it is. */
+/** How a response is written: its media type, and what it is turned into first (none: the object as it is). */
+export interface Output {
+  mediaType: 'application/json' | 'application/yaml';
+  transform?: Transform;
+}
+
+/** What a response is turned into before it is written. */
 export interface Transform {
   kind: TransformKind;
   /** The meta.k8s.io version asked for. */
   version: MetaVersion;
 }
 
-/** Media types this server writes (YAML clients get JSON, which YAML reads). */
+/** Media types this server writes. */
 const SERVED = ['application/json', 'application/yaml'];
+const JSON_OUTPUT: Output = Object.freeze({ mediaType: 'application/json' });
 const KINDS: readonly string[] = ['Table', 'PartialObjectMetadata', 'PartialObjectMetadataList'];
 
 interface Clause {
@@ -54,35 +62,37 @@ function byPreference(a: Clause, b: Clause): number {
   return wild(a) - wild(b);
 }
 
-/** The transform a clause asks for and whether this server can answer it; null when it cannot. */
-function answerable(clause: Clause): { transform?: Transform } | null {
+/** How a clause would be answered; null when this server cannot answer it (for a watch: `stream`). */
+function answerable(clause: Clause, stream: boolean): Output | null {
   const { type, subtype, params } = clause;
-  const mediaType = `${type}/${subtype}`;
-  if (!SERVED.includes(mediaType) && mediaType !== '*/*' && mediaType !== 'application/*') return null;
-  const stream = params.get('stream');
-  if (stream !== undefined && stream !== '' && stream !== 'watch') return null;
+  const named = `${type}/${subtype}`;
+  // A wildcard is answered in JSON, the first of the served types.
+  const mediaType = named === '*/*' || named === 'application/*' ? 'application/json' : named;
+  if (mediaType !== 'application/json' && mediaType !== 'application/yaml') return null;
+  if (stream && mediaType !== 'application/json') return null;
+  const streamParam = params.get('stream');
+  if (streamParam !== undefined && streamParam !== '' && streamParam !== 'watch') return null;
   const kind = params.get('as');
   const group = params.get('g');
   const version = params.get('v');
-  if (kind === undefined && group === undefined && version === undefined) return {};
+  if (kind === undefined && group === undefined && version === undefined) return mediaType === 'application/json' ? JSON_OUTPUT : { mediaType };
   if (kind === undefined || !KINDS.includes(kind) || group !== 'meta.k8s.io' || (version !== 'v1' && version !== 'v1beta1')) return null;
-  // A Table is JSON or YAML: kube-apiserver writes it in no other format.
-  if (kind === 'Table' && subtype !== 'json' && subtype !== 'yaml' && subtype !== '*') return null;
-  return { transform: { kind: kind as TransformKind, version } };
+  return { mediaType, transform: { kind: kind as TransformKind, version } };
 }
 
 /**
- * The transform the request's Accept header asks for (undefined: the object as it is), or a 406
- * NotAcceptable when no clause is one this server answers. No header, or an empty one, is JSON.
+ * How the request's Accept header asks to be answered, or a 406 NotAcceptable when no clause is
+ * one this server answers. No header, or an empty one, is JSON. `stream`: the request is a watch.
  */
-export function negotiateOutput(accept: string | undefined): Transform | undefined {
-  if (accept === undefined || accept.trim() === '') return undefined;
+export function negotiateOutput(accept: string | undefined, stream = false): Output {
+  if (accept === undefined || accept.trim() === '') return JSON_OUTPUT;
   // The common case, decided without parsing.
-  if (accept === 'application/json' || accept === '*/*') return undefined;
+  if (accept === 'application/json' || accept === '*/*') return JSON_OUTPUT;
   const clauses = accept.split(',').filter((c) => c.trim() !== '').map(parseClause).sort(byPreference);
   for (const clause of clauses) {
-    const answer = answerable(clause);
-    if (answer) return answer.transform;
+    const answer = answerable(clause, stream);
+    if (answer) return answer;
   }
-  throw errors.notAcceptable(`only the following media types are accepted: ${SERVED.join(', ')}`);
+  const served = stream ? ['application/json;stream=watch'] : SERVED;
+  throw errors.notAcceptable(`only the following media types are accepted: ${served.join(', ')}`);
 }
