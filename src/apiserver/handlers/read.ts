@@ -1,6 +1,7 @@
 // Reads: get one object and list a collection (label and field selectors, paging with `limit`
-// and `continue` at a consistent revision), as JSON or in the form the Accept header asked for
-// (a server-side Table, metadata alone: output.ts).
+// and `continue` at a consistent revision, `resourceVersion` and `resourceVersionMatch` as kube's
+// ListOptions read them), as JSON or in the form the Accept header asked for (a server-side
+// Table, metadata alone: output.ts).
 import { ApiError, errors } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import type { QueryParams } from '../http/query.js';
@@ -40,17 +41,77 @@ function decodeContinue(token: string): { rv: number; start: string } {
   throw errors.badRequest('continue key is not valid: the token is malformed');
 }
 
-export function serveGet(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, name: string): void {
+/** How long a read asking for a resourceVersion this server has not reached waits for it (kube's watch cache: 3 s). */
+export const FRESHNESS_WAIT_MS = 3_000;
+const FRESHNESS_POLL_MS = 20;
+
+function parseResourceVersion(value: string): number {
+  if (!/^\d+$/.test(value)) throw errors.badRequest(`invalid resource version: ${value}`);
+  return Number(value);
+}
+
+/**
+ * Resolves once the store has reached `revision` (with several API servers on etcd, this one's
+ * cache may be behind a write a client saw through another); after FRESHNESS_WAIT_MS, a 504 the
+ * client retries (client-go's reflector lists again from the newest), as kube-apiserver answers.
+ */
+async function reachRevision(state: ServerState, revision: number): Promise<void> {
+  const deadline = Date.now() + FRESHNESS_WAIT_MS;
+  while (state.storage.currentRevision() < revision) {
+    if (Date.now() >= deadline) {
+      throw new ApiError(504, 'Timeout', `Timeout: Too large resource version: ${revision}, current: ${state.storage.currentRevision()}`, {
+        causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+        retryAfterSeconds: 1,
+      });
+    }
+    await new Promise((resolve) => setTimeout(resolve, FRESHNESS_POLL_MS));
+  }
+}
+
+/**
+ * The revision a list is read at, from its ListOptions: none given or "0", the newest; a
+ * revision with resourceVersionMatch=Exact, that revision (410 once compacted); otherwise (unset
+ * or NotOlderThan) the newest, once the store has reached the revision.
+ */
+async function listRevision(ctx: AuthorizedContext, state: ServerState, paging: boolean): Promise<number | undefined> {
+  const resourceVersion = ctx.query.string('resourceVersion') ?? '';
+  const match = ctx.query.string('resourceVersionMatch') ?? '';
+  const problems: Array<{ type: string; field: string; message: string }> = [];
+  const forbidden = (message: string) => problems.push({ type: 'FieldValueForbidden', field: 'resourceVersionMatch', message: `Forbidden: ${message}` });
+  if (match !== '') {
+    if (resourceVersion === '') forbidden('resourceVersionMatch is forbidden unless resourceVersion is provided');
+    if (paging) forbidden('resourceVersionMatch is forbidden when continue is provided');
+    if (match !== 'Exact' && match !== 'NotOlderThan') {
+      problems.push({ type: 'FieldValueNotSupported', field: 'resourceVersionMatch', message: `Unsupported value: ${JSON.stringify(match)}: supported values: "Exact", "NotOlderThan", ""` });
+    }
+    if (match === 'Exact' && resourceVersion === '0') forbidden('resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
+  }
+  if (problems.length > 0) throw errors.invalid('ListOptions', 'meta.k8s.io', '', problems);
+  if (paging) {
+    if (resourceVersion !== '' && resourceVersion !== '0') throw errors.badRequest('specifying resource version is not allowed when using continue');
+    return undefined;
+  }
+  if (resourceVersion === '' || resourceVersion === '0') return undefined;
+  const revision = parseResourceVersion(resourceVersion);
+  await reachRevision(state, revision);
+  return match === 'Exact' ? revision : undefined;
+}
+
+export async function serveGet(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, name: string): Promise<void> {
+  // A get at a resourceVersion reads an object not older than it.
+  const resourceVersion = ctx.query.string('resourceVersion') ?? '';
+  if (resourceVersion !== '' && resourceVersion !== '0') await reachRevision(state, parseResourceVersion(resourceVersion));
   sendAnswer(ctx, ctx.reply, 200, objectAnswer(ctx, type, state.resources.get(type, namespace, name)));
 }
 
-export function serveList(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined): void {
+export async function serveList(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined): Promise<void> {
   const { storage, resources } = state;
   const filter = selectorFilter(state, type, ctx.query);
   const limit = ctx.query.count('limit');
-  let atRevision: number | undefined;
-  let startAfter: string | undefined;
   const token = ctx.query.string('continue');
+  let atRevision = await listRevision(ctx, state, Boolean(token));
+  const exact = atRevision !== undefined;
+  let startAfter: string | undefined;
   if (token) {
     const decoded = decodeContinue(token);
     atRevision = decoded.rv;
@@ -63,6 +124,7 @@ export function serveList(ctx: AuthorizedContext, state: ServerState, type: Reso
     result = storage.list(resources.prefix(type, namespace), { atRevision, startAfter, limit: limit || undefined, filter, shared: !resources.presentWrites(type) });
   } catch (e) {
     if (e instanceof StorageError && e.code === 'Expired') {
+      if (exact) throw new ApiError(410, 'Expired', 'The resourceVersion for the provided list is too old.');
       throw new ApiError(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.');
     }
     throw e;

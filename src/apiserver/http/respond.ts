@@ -19,7 +19,10 @@ export function sendJson(reply: FastifyReply, code: number, value: unknown, stri
   return reply.code(code).header('content-type', 'application/json').send(Buffer.from(text));
 }
 
+/** A Status that says when to retry (details.retryAfterSeconds) says it in Retry-After too, as kube-apiserver's do. */
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  const retryAfter = error.details?.retryAfterSeconds;
+  if (retryAfter !== undefined && retryAfter > 0) reply.header('retry-after', String(retryAfter));
   return sendJson(reply, error.code, error.toStatus());
 }
 
