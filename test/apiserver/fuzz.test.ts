@@ -3,7 +3,8 @@
 // OpenAPI, health/version/metrics, core and group resources, custom resources and their CRDs,
 // subresources, watches, reviews), with odd methods, content types, query values and path
 // segments. The server must stay up, answer every error with a well-formed `Status` and never
-// with a 5xx, and leave the objects stored before the run exactly as they were.
+// with a 5xx (but the 504 ResourceVersionTooLarge kube-apiserver answers too), and leave the
+// objects stored before the run exactly as they were.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -244,7 +245,10 @@ test('thousands of fuzzed requests: Status answers, no 5xx, the server stays up,
       const what = `${method} ${path.slice(0, 160)} (${headers['content-type'] ?? 'no body'}, ${body?.length ?? 0} bytes)`;
       const answer = await send(method, path, body, headers);
       counts.set(answer.status, (counts.get(answer.status) ?? 0) + 1);
-      if (answer.status >= 500) problems.push(`${what} → ${answer.status} ${answer.text.slice(0, 300)}`);
+      // A read at a resourceVersion the server has not reached (the fuzzer's 99999999999) is answered
+      // 504 ResourceVersionTooLarge after the wait, as kube-apiserver answers it: not a failure.
+      const tooLarge = answer.status === 504 && (method === 'HEAD' ? /[?&]resourceVersion=\d/.test(path) : answer.text.includes('"ResourceVersionTooLarge"'));
+      if (answer.status >= 500 && !tooLarge) problems.push(`${what} → ${answer.status} ${answer.text.slice(0, 300)}`);
       if (answer.status < 400 || method === 'HEAD') continue;
       let status: any;
       try {
