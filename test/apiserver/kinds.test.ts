@@ -1,10 +1,11 @@
 // The registry of per-kind strategies: every built-in type found by group/resource and by an
-// object's apiVersion/kind, and a strategy's behaviour reaching the server (field-selector
-// defaults of Pods and Nodes, read through real list requests).
+// object's apiVersion/kind, and a strategy's behaviour reaching the server (the field selectors
+// kube offers per kind, their defaults and where they read, through real list requests).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { STRATEGIES, printerFor, strategyFor, strategyOf } from '../../src/apiserver/kinds/index.js';
 import { BUILTIN_TYPES } from '../../src/apiserver/registry/registry.js';
+import { createCertificateRequest } from '../../src/common/pki.js';
 import { startTestApiServer } from '../helpers/apiserver.js';
 
 test('every built-in type has its strategy, found by group/resource and by apiVersion/kind', () => {
@@ -40,6 +41,53 @@ test('field selectors read a Pod\'s unset spec.hostNetwork and a Node\'s unset s
     assert.equal(await api.kubectlOk(['get', 'nodes', '--field-selector', 'spec.unschedulable=false', '-o', 'name']), 'node/plain\n');
     assert.equal(await api.kubectlOk(['get', 'pods', '--field-selector', 'spec.hostNetwork=false', '-o', 'name']), 'pod/plain\n');
     assert.equal(await api.kubectlOk(['get', 'pods', '--field-selector', 'spec.hostNetwork=true', '-o', 'name']), 'pod/host\n');
+  } finally {
+    await api.stop();
+  }
+});
+
+test('field selectors kube-apiserver offers on Services, ReplicaSets, Jobs, CSRs and Events, read where kube reads them', async () => {
+  const api = await startTestApiServer();
+  try {
+    const ns = '/api/v1/namespaces/default';
+    const template = { metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'c', image: 'i' }] } };
+    const csr = async (name: string, signerName: string, usages: string[]) => ({
+      metadata: { name },
+      spec: { signerName, usages, request: Buffer.from((await createCertificateRequest({ commonName: 'alice', organizations: ['devs'] })).requestPem).toString('base64') },
+    });
+    for (const [path, body] of [
+      [`${ns}/services`, { metadata: { name: 'cluster' }, spec: { ports: [{ port: 80 }] } }],
+      [`${ns}/services`, { metadata: { name: 'nodeport' }, spec: { type: 'NodePort', ports: [{ port: 80 }] } }],
+      ['/apis/apps/v1/namespaces/default/replicasets', { metadata: { name: 'rs' }, spec: { replicas: 2, selector: { matchLabels: { app: 'a' } }, template } }],
+      ['/apis/batch/v1/namespaces/default/jobs', { metadata: { name: 'job' }, spec: { template: { spec: { ...template.spec, restartPolicy: 'Never' } } } }],
+      [`${ns}/events`, { metadata: { name: 'from-source' }, involvedObject: { kind: 'Pod', name: 'p' }, reason: 'R', message: 'm', source: { component: 'kubelet' } }],
+      [`${ns}/events`, { metadata: { name: 'from-controller' }, involvedObject: { kind: 'Pod', name: 'p' }, reason: 'R', message: 'm', reportingComponent: 'my-controller' }],
+    ] as const) {
+      const created = await api.request('POST', path, { body });
+      assert.equal(created.status, 201, created.text);
+    }
+    const clusterIP = (await api.request('GET', `${ns}/services/cluster`)).json.spec.clusterIP;
+    const names = (args: string[]) => api.kubectlOk(['get', ...args, '-o', 'name']);
+    assert.equal(await names(['services', '--field-selector', 'spec.type=NodePort']), 'service/nodeport\n');
+    assert.equal(await names(['services', '--field-selector', `spec.clusterIP=${clusterIP}`]), 'service/cluster\n');
+    // No controller runs here: the ReplicaSet's status.replicas is unset, read as 0; the Job has not succeeded.
+    assert.equal(await names(['replicasets', '--field-selector', 'status.replicas=0']), 'replicaset.apps/rs\n');
+    assert.equal(await names(['jobs', '--field-selector', 'status.successful=0']), 'job.batch/job\n');
+    const status = await api.request('PUT', '/apis/batch/v1/namespaces/default/jobs/job/status', {
+      body: { ...(await api.request('GET', '/apis/batch/v1/namespaces/default/jobs/job')).json, status: { succeeded: 1 } },
+    });
+    assert.equal(status.status, 200, status.text);
+    assert.equal(await names(['jobs', '--field-selector', 'status.successful=1']), 'job.batch/job\n', 'status.successful is status.succeeded');
+    assert.equal(await names(['events', '--field-selector', 'source=kubelet']), 'event/from-source\n');
+    assert.equal(await names(['events', '--field-selector', 'source=my-controller']), 'event/from-controller\n', 'source falls back to the reporting controller');
+    for (const [name, signer, usages] of [['client', 'kubernetes.io/kube-apiserver-client', ['client auth']], ['custom', 'example.com/custom', ['digital signature']]] as const) {
+      const created = await api.request('POST', '/apis/certificates.k8s.io/v1/certificatesigningrequests', { body: await csr(name, signer, [...usages]) });
+      assert.equal(created.status, 201, created.text);
+    }
+    assert.equal(await names(['csr', '--field-selector', 'spec.signerName=example.com/custom']), 'certificatesigningrequest.certificates.k8s.io/custom\n');
+    const refused = await api.kubectl(['get', 'configmaps', '--field-selector', 'data.x=y']);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /field label not supported: data\.x/);
   } finally {
     await api.stop();
   }

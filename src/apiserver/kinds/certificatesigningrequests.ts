@@ -150,7 +150,7 @@ function statusProblems(object: CSR, previous: CSR | undefined): FieldProblem[] 
 }
 
 export const certificatesigningrequests: KindStrategy<api.CertificateSigningRequest> = {
-  type: builtinType('certificates.k8s.io', 'v1', 'certificatesigningrequests', 'CertificateSigningRequest', { namespaced: false, shortNames: ['csr'], status: true }),
+  type: builtinType('certificates.k8s.io', 'v1', 'certificatesigningrequests', 'CertificateSigningRequest', { namespaced: false, shortNames: ['csr'], status: true, fieldSelectors: ['spec.signerName'] }),
   names: 'path',
   defaults(object, previous, requester) {
     // What a spec sent lacks is refused by validation, which follows.

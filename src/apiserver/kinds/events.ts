@@ -25,6 +25,8 @@ export const coreEvents: KindStrategy<AnyEvent> = {
     shortNames: ['ev'],
     fieldSelectors: ['involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid', 'involvedObject.apiVersion', 'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason', 'reportingComponent', 'source', 'type'],
   }),
+  // kube's `source`: the source component, else the reporting controller (JSON `reportingComponent`).
+  fieldValues: { source: (o) => String(o.source?.component || o.reportingComponent || '') },
   printer,
 };
 

@@ -8,7 +8,8 @@ import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js'
 import { containerImages, containerNames } from './workloads.js';
 
 export const jobs: KindStrategy<api.Job> = {
-  type: builtinType('batch', 'v1', 'jobs', 'Job', { categories: ALL, status: true }),
+  type: builtinType('batch', 'v1', 'jobs', 'Job', { categories: ALL, status: true, fieldSelectors: ['status.successful'] }),
+  fieldValues: { 'status.successful': (o) => String(o.status?.succeeded ?? 0) },
   defaults(object, previous) {
     // The template it may lack is refused by validation, which follows.
     const spec = (object.spec = { completions: 1, parallelism: 1, backoffLimit: 6, ...object.spec } as NonNullable<api.Job['spec']>);

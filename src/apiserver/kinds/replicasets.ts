@@ -6,7 +6,8 @@ import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js'
 import { containerImages, containerNames, replicasScale, workloadProblems } from './workloads.js';
 
 export const replicasets: KindStrategy<api.ReplicaSet> = {
-  type: builtinType('apps', 'v1', 'replicasets', 'ReplicaSet', { shortNames: ['rs'], categories: ALL, status: true, scale: replicasScale }),
+  type: builtinType('apps', 'v1', 'replicasets', 'ReplicaSet', { shortNames: ['rs'], categories: ALL, status: true, scale: replicasScale, fieldSelectors: ['status.replicas'] }),
+  fieldDefaults: { 'status.replicas': '0' },
   defaults(object) {
     // The selector it may lack is refused by validation, which follows.
     object.spec = { replicas: 1, ...object.spec } as NonNullable<api.ReplicaSet['spec']>;

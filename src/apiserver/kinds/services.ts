@@ -91,7 +91,7 @@ function externalIP(o: api.Service): string {
 }
 
 export const services: KindStrategy<api.Service> = {
-  type: builtinType('', 'v1', 'services', 'Service', { shortNames: ['svc'], categories: ALL, status: true }),
+  type: builtinType('', 'v1', 'services', 'Service', { shortNames: ['svc'], categories: ALL, status: true, fieldSelectors: ['spec.clusterIP', 'spec.type'] }),
   names: 'label',
   defaults,
   validate,

@@ -61,6 +61,8 @@ export interface KindStrategy<T extends api.KubeObject = api.Unstructured> {
   validate?(object: T, previous: T | undefined): FieldProblem[];
   /** What a field selector reads for an unset field, where kube's selectable fields default it. */
   fieldDefaults?: Record<string, string>;
+  /** Selectable fields whose value is not at their own path (a Job's `status.successful` is its `status.succeeded`). */
+  fieldValues?: Record<string, (object: T) => string>;
   /**
    * How an update through a subresource merges into the stored object, for kinds that say more
    * than "status replaces status" (a CSR's status keeps its approval; its `approval` subresource

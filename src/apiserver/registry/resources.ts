@@ -406,8 +406,11 @@ export class Resources {
 
   /** The value of a field-selector path on an object, as a string (missing → ""). */
   fieldValue(object: api.Unstructured, field: string): string | undefined {
+    const strategy = strategyOf(object);
+    const computed = strategy?.fieldValues?.[field];
+    if (computed) return computed(object as never);
     const value = jsonPathFirst(object, `.${field}`);
-    if (value === undefined || value === null) return strategyOf(object)?.fieldDefaults?.[field] ?? '';
+    if (value === undefined || value === null) return strategy?.fieldDefaults?.[field] ?? '';
     return String(value);
   }
 }
