@@ -69,7 +69,7 @@ export async function serveBinding(ctx: AuthorizedContext, state: ServerState, t
   if (pod.metadata?.deletionTimestamp) throw errors.conflict('pods/binding', '', name);
   if (pod.spec?.nodeName) throw errors.conflict('pods/binding', '', name);
   const annotations = binding?.metadata?.annotations;
-  await state.resources.patch(type, ns, name, 'merge', { metadata: annotations ? { annotations } : {}, spec: { nodeName: node } }, { dryRun });
+  await state.resources.patch(type, ns, name, 'merge', { metadata: annotations ? { annotations } : {}, spec: { nodeName: node } }, { dryRun, managedSubresource: 'binding' });
   const conditions = Array.isArray(pod.status?.conditions) ? pod.status.conditions : [];
   const scheduled = conditions.find((c) => c?.type === 'PodScheduled');
   if (scheduled?.status !== 'True') {

@@ -4,6 +4,7 @@ import type * as api from '../../api/index.js';
 import type { FieldProblem } from '../errors.js';
 import { AGE_COLUMN, ageCell, column, count, NAME_COLUMN } from '../printing/columns.js';
 import { builtinType, type KindStrategy } from './strategy.js';
+import { immutableDataProblems } from './immutable.js';
 
 const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
 
@@ -23,6 +24,6 @@ export function dataKeyProblems(object: { data?: unknown; binaryData?: unknown; 
 
 export const configmaps: KindStrategy<api.ConfigMap> = {
   type: builtinType('', 'v1', 'configmaps', 'ConfigMap', { shortNames: ['cm'] }),
-  validate: dataKeyProblems,
+  validate: (o, previous) => [...dataKeyProblems(o), ...immutableDataProblems(o, previous)],
   printer: { columns: [NAME_COLUMN, column('Data', 'integer'), AGE_COLUMN], cells: (o, now) => [o.metadata.name, count(o.data) + count(o.binaryData), ageCell(o, now)] },
 };

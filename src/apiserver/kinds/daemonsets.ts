@@ -6,6 +6,7 @@ import type * as api from '../../api/index.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN, selectorString } from '../printing/columns.js';
 import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames, workloadProblems } from './workloads.js';
+import { selectorUnchanged } from './immutable.js';
 
 export const daemonsets: KindStrategy<api.DaemonSet> = {
   type: builtinType('apps', 'v1', 'daemonsets', 'DaemonSet', { shortNames: ['ds'], categories: ALL, status: true }),
@@ -15,7 +16,7 @@ export const daemonsets: KindStrategy<api.DaemonSet> = {
     if (spec.updateStrategy?.type === 'RollingUpdate') spec.updateStrategy.rollingUpdate = { maxUnavailable: 1, maxSurge: 0, ...spec.updateStrategy.rollingUpdate };
   },
   generation: specChanged,
-  validate: workloadProblems,
+  validate: (o, previous) => [...workloadProblems(o), ...selectorUnchanged(o, previous)],
   printer: {
     columns: [NAME_COLUMN, column('Desired', 'integer'), column('Current', 'integer'), column('Ready', 'integer'), column('Up-to-date', 'integer'), column('Available', 'integer'), column('Node Selector'), AGE_COLUMN, column('Containers', 'string', 1), column('Images', 'string', 1), column('Selector', 'string', 1)],
     cells: (o, now) => [o.metadata.name, o.status?.desiredNumberScheduled ?? 0, o.status?.currentNumberScheduled ?? 0, o.status?.numberReady ?? 0, o.status?.updatedNumberScheduled ?? 0, o.status?.numberAvailable ?? 0, selectorString(o.spec?.template?.spec?.nodeSelector), ageCell(o, now), containerNames(o), containerImages(o), selectorString(o.spec?.selector)],

@@ -7,6 +7,7 @@ import { AGE_COLUMN, ageCell, column, NAME_COLUMN, selectorString } from '../pri
 import { jsonEqual } from '../../common/json.js';
 import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames, replicasScale, workloadProblems } from './workloads.js';
+import { selectorUnchanged } from './immutable.js';
 
 export const deployments: KindStrategy<api.Deployment> = {
   type: builtinType('apps', 'v1', 'deployments', 'Deployment', { shortNames: ['deploy'], categories: ALL, status: true, scale: replicasScale }),
@@ -14,7 +15,7 @@ export const deployments: KindStrategy<api.Deployment> = {
     // The selector and template it may lack are refused by validation, which follows.
     object.spec = { replicas: 1, revisionHistoryLimit: 10, progressDeadlineSeconds: 600, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } }, ...object.spec } as NonNullable<api.Deployment['spec']>;
   },
-  validate: workloadProblems,
+  validate: (o, previous) => [...workloadProblems(o), ...selectorUnchanged(o, previous)],
   // kube's deployment status strategy resets spec and labels only: the controller's revision annotation goes with the status.
   statusMetadata: ['annotations'],
   // Annotations count too: they are copied to the ReplicaSets (kube's deployment strategy).

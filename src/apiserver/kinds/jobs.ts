@@ -6,6 +6,7 @@ import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, sel
 import { containersProblems } from './pods.js';
 import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames } from './workloads.js';
+import { jobUpdateProblems } from './immutable.js';
 
 export const jobs: KindStrategy<api.Job> = {
   type: builtinType('batch', 'v1', 'jobs', 'Job', { categories: ALL, status: true, fieldSelectors: ['status.successful'] }),
@@ -24,7 +25,7 @@ export const jobs: KindStrategy<api.Job> = {
     }
   },
   generation: specChanged,
-  validate: (o) => containersProblems(o.spec?.template?.spec?.containers, 'spec.template.spec.containers'),
+  validate: (o, previous) => [...containersProblems(o.spec?.template?.spec?.containers, 'spec.template.spec.containers'), ...jobUpdateProblems(o, previous)],
   printer: {
     columns: [NAME_COLUMN, column('Status'), column('Completions'), column('Duration'), AGE_COLUMN, column('Containers', 'string', 1), column('Images', 'string', 1), column('Selector', 'string', 1)],
     cells: (o, now) => {

@@ -6,6 +6,7 @@ import type * as api from '../../api/index.js';
 import type { FieldProblem } from '../errors.js';
 import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, orNone, type Printer } from '../printing/columns.js';
 import { DNS1123_LABEL } from '../../common/dns-names.js';
+import { podUpdateProblems } from './immutable.js';
 import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 import { isPodReady } from '../../kube/readiness.js';
 
@@ -150,9 +151,11 @@ export const pods: KindStrategy<api.Pod> = {
     if (!previous) spec.tolerations = withDefaultTolerations(spec.tolerations);
   },
   fieldDefaults: { 'spec.hostNetwork': 'false' },
-  validate: (o) => [
+  validate: (o, previous, subresource) => [
     ...containersProblems(o.spec?.containers, 'spec.containers'),
     ...(Array.isArray(o.spec?.initContainers) && o.spec.initContainers.length > 0 ? containersProblems(o.spec.initContainers, 'spec.initContainers') : []),
+    // The binding sets spec.nodeName, which no update may.
+    ...(subresource === 'binding' ? [] : podUpdateProblems(o, previous)),
   ],
   printer,
   generation: specChanged,

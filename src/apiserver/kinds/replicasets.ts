@@ -4,6 +4,7 @@ import type * as api from '../../api/index.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN, selectorString } from '../printing/columns.js';
 import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames, replicasScale, workloadProblems } from './workloads.js';
+import { selectorUnchanged } from './immutable.js';
 
 export const replicasets: KindStrategy<api.ReplicaSet> = {
   type: builtinType('apps', 'v1', 'replicasets', 'ReplicaSet', { shortNames: ['rs'], categories: ALL, status: true, scale: replicasScale, fieldSelectors: ['status.replicas'] }),
@@ -13,7 +14,7 @@ export const replicasets: KindStrategy<api.ReplicaSet> = {
     object.spec = { replicas: 1, ...object.spec } as NonNullable<api.ReplicaSet['spec']>;
   },
   generation: specChanged,
-  validate: workloadProblems,
+  validate: (o, previous) => [...workloadProblems(o), ...selectorUnchanged(o, previous)],
   printer: {
     columns: [NAME_COLUMN, column('Desired', 'integer'), column('Current', 'integer'), column('Ready', 'integer'), AGE_COLUMN, column('Containers', 'string', 1), column('Images', 'string', 1), column('Selector', 'string', 1)],
     cells: (o, now) => [o.metadata.name, o.spec?.replicas ?? 1, o.status?.replicas ?? 0, o.status?.readyReplicas ?? 0, ageCell(o, now), containerNames(o), containerImages(o), selectorString(o.spec?.selector)],

@@ -4,6 +4,7 @@ import type * as api from '../../api/index.js';
 import { AGE_COLUMN, ageCell, column, count, NAME_COLUMN } from '../printing/columns.js';
 import { dataKeyProblems } from './configmaps.js';
 import { builtinType, type KindStrategy } from './strategy.js';
+import { immutableDataProblems, unchanged } from './immutable.js';
 
 export const secrets: KindStrategy<api.Secret> = {
   type: builtinType('', 'v1', 'secrets', 'Secret', { fieldSelectors: ['type'] }),
@@ -15,8 +16,8 @@ export const secrets: KindStrategy<api.Secret> = {
       delete object.stringData;
     }
   },
-  validate(object) {
-    const problems = dataKeyProblems(object);
+  validate(object, previous) {
+    const problems = [...dataKeyProblems(object), ...immutableDataProblems(object, previous), ...(previous ? unchanged('type', object.type, previous.type) : [])];
     for (const [key, value] of Object.entries((object.data ?? {}) as Record<string, unknown>)) {
       if (typeof value === 'string' && !/^[A-Za-z0-9+/]*={0,2}$/.test(value)) problems.push({ type: 'FieldValueInvalid', field: `data[${key}]`, message: 'illegal base64 data' });
     }

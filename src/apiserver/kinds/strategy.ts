@@ -58,7 +58,8 @@ export interface KindStrategy<T extends api.KubeObject = api.Unstructured> {
    */
   defaults?(object: T, previous: T | undefined, requester?: UserInfo): void;
   /** Problems with the kind's own fields (metadata is checked for every kind). */
-  validate?(object: T, previous: T | undefined): FieldProblem[];
+  /** `subresource`: the write came through one (status, scale, a Pod's binding), which may change what an update may not. */
+  validate?(object: T, previous: T | undefined, subresource?: string): FieldProblem[];
   /** What a field selector reads for an unset field, where kube's selectable fields default it. */
   fieldDefaults?: Record<string, string>;
   /** Selectable fields whose value is not at their own path (a Job's `status.successful` is its `status.succeeded`). */

@@ -125,7 +125,7 @@ export class Resources {
     ctx.warnings?.push(...unknown.map((f) => `unknown field "${f}"`));
     strategy?.prune?.(object);
     strategy?.defaults?.(object, previous, ctx.user);
-    const problems: FieldProblem[] = [...metadataProblems(object), ...(strategy?.validate?.(object, previous) ?? [])];
+    const problems: FieldProblem[] = [...metadataProblems(object), ...(strategy?.validate?.(object, previous, ctx.subresource ?? ctx.managedSubresource) ?? [])];
     for (const hook of this.hooks) hook.beforeWrite?.(type, object, previous, ctx);
     if (problems.length > 0) throw errors.invalid(type.kind, type.group, name, problems);
   }
