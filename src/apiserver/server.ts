@@ -100,6 +100,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000, serverAddress: () => `${host}:${port}`, kubeletClientCert: serving.kubeletClientCert,
     gitVersion: options.kubernetesVersion,
     proxyClientCert: serving.proxyClientCert,
+    aggregatedDiscovery: new Map(),
   };
   metrics.countObjects(registry);
   const serve = chain(
@@ -175,7 +176,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     throw e;
   });
 
-  const availability = enableApiServiceAvailability(storage, registry, resources, serving.proxyClientCert, log);
+  const availability = enableApiServiceAvailability(storage, registry, resources, serving.proxyClientCert, log, state.aggregatedDiscovery);
   log.info({ url, dataDir, storage: options.etcd ? `etcd ${options.etcd.endpoints.join(',')}` : 'sqlite', revision: storage.currentRevision() }, 'API server listening');
 
   /** The first half of a stop (ApiServer.drain). */

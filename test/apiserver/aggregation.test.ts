@@ -14,6 +14,17 @@ import { aggregatedGroups, resolveTarget } from '../../src/apiserver/aggregator/
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
 import { eventually } from '../helpers/eventually.js';
 
+/** The extension server's own discovery document: widgets with a status subresource. */
+const WIDGETS_DISCOVERY = {
+  kind: 'APIResourceList', apiVersion: 'v1', groupVersion: 'example.bosun.io/v1alpha1',
+  resources: [
+    { name: 'widgets', singularName: 'widget', namespaced: true, kind: 'Widget', verbs: ['get', 'list', 'create'], shortNames: ['wd'] },
+    { name: 'widgets/status', singularName: '', namespaced: true, kind: 'Widget', verbs: ['get', 'update'] },
+  ],
+};
+const AGGREGATED = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';
+const aggregatedGroup = async () => (await s.request('GET', '/apis', { accept: AGGREGATED })).json.items.find((g: { metadata: { name: string } }) => g.metadata.name === 'example.bosun.io');
+
 let s: TestApiServer;
 let ext: Server;
 let caPem: string;
@@ -30,6 +41,11 @@ before(async () => {
     req.on('data', (d) => (body += d));
     req.on('end', () => {
       const cert = (req.socket as TLSSocket).getPeerCertificate();
+      if (req.url === '/apis/example.bosun.io/v1alpha1') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(WIDGETS_DISCOVERY));
+        return;
+      }
       res.writeHead(req.url?.includes('missing') ? 404 : 200, { 'content-type': 'application/json', 'x-from': 'extension' });
       res.end(JSON.stringify({ method: req.method, url: req.url, user: req.headers['x-remote-user'], groups: req.headersDistinct['x-remote-group'], client: cert.subject?.CN, authorization: req.headers.authorization ?? null, body }));
     });
@@ -72,6 +88,13 @@ test('discovery lists the aggregated group; kubectl shows the APIService Availab
   assert.equal((await s.request('GET', '/apis/example.bosun.io')).json.kind, 'APIGroup');
   const shown = await s.kubectlOk(['get', 'apiservices']);
   assert.match(shown, /^v1alpha1\.example\.bosun\.io\s+tools\/ext\s+True\s+/m);
+  // Aggregated discovery carries the extension server's resources, as its discovery answered them.
+  const group = await eventually('the aggregated group is Current', async () => { const g = await aggregatedGroup(); return g?.versions[0].freshness === 'Current' ? g : undefined; }, 20_000);
+  assert.deepEqual(group.versions[0].resources, [{
+    resource: 'widgets', responseKind: { group: 'example.bosun.io', version: 'v1alpha1', kind: 'Widget' }, scope: 'Namespaced', singularResource: 'widget', verbs: ['get', 'list', 'create'], shortNames: ['wd'],
+    subresources: [{ subresource: 'status', responseKind: { group: 'example.bosun.io', version: 'v1alpha1', kind: 'Widget' }, verbs: ['get', 'update'] }],
+  }]);
+  assert.match(await s.kubectlOk(['api-resources', '--api-group=example.bosun.io']), /^widgets\s+wd\s+example\.bosun\.io\/v1alpha1\s+true\s+Widget$/m);
 });
 
 test('an APIService that does not name itself <version>.<group>, or lacks its priorities, is refused; a Service without endpoints is a 503', async () => {
@@ -85,6 +108,9 @@ test('an APIService that does not name itself <version>.<group>, or lacks its pr
   assert.equal(down.json.reason, 'ServiceUnavailable');
   const condition = await eventually('the APIService is not Available', async () => { const c = await available(); return c?.status === 'False' ? c : undefined; }, 20_000);
   assert.equal(condition.reason, 'MissingEndpoints');
+  // Its resources are no longer known: the group stays in aggregated discovery, Stale, as kube-aggregator has it.
+  const stale = await aggregatedGroup();
+  assert.deepEqual(stale.versions, [{ version: 'v1alpha1', resources: [], freshness: 'Stale' }]);
   assert.match(await s.kubectlOk(['get', 'apiservices']), /^v1alpha1\.example\.bosun\.io\s+tools\/ext\s+False \(MissingEndpoints\)\s+/m);
 });
 

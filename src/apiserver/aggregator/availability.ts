@@ -2,7 +2,9 @@
 // date every few seconds. A local one (no service) is Available (Local); a service-backed one is
 // when its Service resolves to an address (else ServiceNotFound / MissingEndpoints) and its
 // discovery document (`/apis/<group>/<version>`) answers 2xx over the proxy's TLS (else
-// FailedDiscoveryCheck, with what failed). `kubectl get apiservices` shows it.
+// FailedDiscoveryCheck, with what failed). `kubectl get apiservices` shows it. The discovery
+// document each server answered is kept for the aggregated discovery of `/apis`, as
+// kube-aggregator's discovery manager keeps it.
 import { request as httpsRequest } from 'node:https';
 import type * as api from '../../api/index.js';
 import type { KeyPair } from '../../common/pki.js';
@@ -15,6 +17,8 @@ import { storageKey } from '../registry/resource-type.js';
 import type { Storage } from '../storage/types.js';
 import { resolveTarget, type Target } from './api-services.js';
 import { storedApiServices } from './proxy.js';
+
+const DOCUMENT_LIMIT = 1024 * 1024;
 
 export type Availability = { status: 'True' | 'False'; reason: string; message: string };
 
@@ -29,8 +33,8 @@ export function availabilityOf(apiService: api.APIService, target: Target | Erro
   return { status: 'False', reason: 'FailedDiscoveryCheck', message: `failing or missing response from https://${target.host}:${target.port}/apis/${apiService.spec.group}/${apiService.spec.version}: ${probe ?? 'no answer'}` };
 }
 
-/** GET of the group-version's discovery document as the proxy would send it; 'ok' or what failed. */
-function probe(target: Target, apiService: api.APIService, proxyClient: KeyPair, timeoutMs: number): Promise<string> {
+/** GET of the group-version's discovery document as the proxy would send it: 'ok' with the document, or what failed. */
+function probe(target: Target, apiService: api.APIService, proxyClient: KeyPair, timeoutMs: number): Promise<{ outcome: string; document?: unknown }> {
   const caBundle = apiService.spec?.caBundle ? Buffer.from(apiService.spec.caBundle, 'base64').toString('utf8') : undefined;
   return new Promise((resolve) => {
     const req = httpsRequest({
@@ -38,17 +42,39 @@ function probe(target: Target, apiService: api.APIService, proxyClient: KeyPair,
       servername: target.serverName, ca: caBundle, rejectUnauthorized: !apiService.spec?.insecureSkipTLSVerify, cert: proxyClient.certPem, key: proxyClient.keyPem,
       headers: { 'x-remote-user': 'system:kube-aggregator', 'x-remote-group': ['system:masters', 'system:authenticated'], accept: 'application/json' },
     }, (res) => {
-      res.resume();
       const code = res.statusCode ?? 0;
-      resolve(code >= 200 && code < 300 ? 'ok' : `bad status from ${target.host}:${target.port}: ${code}`);
+      if (code < 200 || code >= 300) {
+        res.resume();
+        resolve({ outcome: `bad status from ${target.host}:${target.port}: ${code}` });
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        // A discovery document is a few KiB; one past a MiB is not kept.
+        if (size <= DOCUMENT_LIMIT) chunks.push(chunk);
+      });
+      res.on('end', () => {
+        let document: unknown;
+        try {
+          document = size <= DOCUMENT_LIMIT ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+        } catch {
+          document = undefined;
+        }
+        resolve({ outcome: 'ok', document });
+      });
+      res.on('error', (e) => resolve({ outcome: e.message }));
     });
     req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', (e) => resolve(e.message));
+    req.on('error', (e) => resolve({ outcome: e.message }));
     req.end();
   });
 }
 
-export function enableApiServiceAvailability(storage: Storage, registry: Registry, resources: Resources, proxyClient: KeyPair, log: Logger, intervalMs = 5000): { stop(): void } {
+export function enableApiServiceAvailability(
+  storage: Storage, registry: Registry, resources: Resources, proxyClient: KeyPair, log: Logger, documents: Map<string, unknown> = new Map(), intervalMs = 5000,
+): { stop(): void } {
   const type = registry.lookup('apiregistration.k8s.io', 'v1', 'apiservices')!;
   const serviceType = registry.lookup('', 'v1', 'services')!;
   const endpointsType = registry.lookup('', 'v1', 'endpoints')!;
@@ -61,7 +87,9 @@ export function enableApiServiceAvailability(storage: Storage, registry: Registr
     if (running) return;
     running = true;
     try {
-      for (const apiService of storedApiServices(storage)) {
+      const apiServices = storedApiServices(storage);
+      for (const name of documents.keys()) if (!apiServices.some((a) => a.metadata.name === name)) documents.delete(name);
+      for (const apiService of apiServices) {
         const ref = apiService.spec?.service;
         let target: Target | Error | undefined;
         if (ref) {
@@ -71,8 +99,10 @@ export function enableApiServiceAvailability(storage: Storage, registry: Registr
             target = e as Error;
           }
         }
-        const probed = target && !(target instanceof Error) ? await probe(target, apiService, proxyClient, Math.min(intervalMs, 5000)) : undefined;
-        const wanted = availabilityOf(apiService, target, probed);
+        const answer = target && !(target instanceof Error) ? await probe(target, apiService, proxyClient, Math.min(intervalMs, 5000)) : undefined;
+        if (answer?.document !== undefined) documents.set(apiService.metadata.name, answer.document);
+        else documents.delete(apiService.metadata.name);
+        const wanted = availabilityOf(apiService, target, answer?.outcome);
         const old = apiService.status?.conditions?.find((c) => c.type === 'Available');
         if (old && old.status === wanted.status && old.reason === wanted.reason && old.message === wanted.message) continue;
         const condition = { type: 'Available', ...wanted, lastTransitionTime: old?.status === wanted.status && old.lastTransitionTime ? old.lastTransitionTime : rfc3339() };

@@ -3,6 +3,11 @@
 // version that does not answer is never advertised. Groups that service-backed APIServices hand to
 // other servers are listed after the built-in and custom ones; their resource lists are those
 // servers' own (aggregator/proxy.ts passes the request on).
+// Aggregated discovery (apidiscovery.k8s.io v2, and v2beta1 for kubectl before 1.30): a client
+// that asks `/api` and `/apis` for an APIGroupDiscoveryList gets every group, version and
+// resource in those two answers instead of one request per group-version; an aggregated server's
+// resources are the document it last answered the availability check with, Stale while it does
+// not answer, as kube-aggregator serves them.
 import { errors } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import { sendJson } from '../http/respond.js';
@@ -10,7 +15,7 @@ import { storageVersionHash } from '../registry/registry.js';
 import { VERBS, type ResourceType } from '../registry/resource-type.js';
 import type { ServerState } from './state.js';
 import { strategyFor } from '../kinds/index.js';
-import { aggregatedGroups } from '../aggregator/api-services.js';
+import { aggregatedGroups, serviceBackedFor } from '../aggregator/api-services.js';
 import { storedApiServices } from '../aggregator/proxy.js';
 
 /** metav1.APIGroup. */
@@ -62,6 +67,72 @@ function reviewResourceList(group: (typeof REVIEW_GROUPS)[number]) {
   };
 }
 
+/** apidiscovery's APIResourceDiscovery (a resource with its subresources). */
+interface ResourceDiscovery {
+  resource: string;
+  responseKind: { group: string; version: string; kind: string };
+  scope: 'Namespaced' | 'Cluster';
+  singularResource: string;
+  verbs: string[];
+  shortNames?: string[];
+  categories?: string[];
+  subresources?: { subresource: string; responseKind: { group: string; version: string; kind: string }; verbs: string[] }[];
+}
+
+interface VersionDiscovery {
+  version: string;
+  resources: ResourceDiscovery[];
+  freshness: 'Current' | 'Stale';
+}
+
+const DISCOVERY_GROUP = 'apidiscovery.k8s.io';
+
+/** The apidiscovery version the Accept header asks for first (clauses in order of preference), or undefined for the legacy documents. */
+export function aggregatedDiscoveryVersion(accept: string | undefined): 'v2' | 'v2beta1' | undefined {
+  if (!accept) return undefined;
+  const clauses = accept.split(',').map((clause, index) => {
+    const [type = '', ...params] = clause.split(';').map((p) => p.trim());
+    const values = new Map(params.map((p) => [p.slice(0, p.indexOf('=')).trim(), p.slice(p.indexOf('=') + 1).trim()] as const));
+    return { type: type.toLowerCase(), values, q: Number(values.get('q') ?? '1'), index };
+  });
+  clauses.sort((a, b) => b.q - a.q || a.index - b.index);
+  for (const { type, values } of clauses) {
+    const version = values.get('v');
+    if (type === 'application/json' && values.get('as') === 'APIGroupDiscoveryList' && values.get('g') === DISCOVERY_GROUP && (version === 'v2' || version === 'v2beta1')) return version;
+    // A clause for the legacy documents (plain JSON, a wildcard) comes first: the legacy ones.
+    if (!values.has('as') && (type === 'application/json' || type === '*/*' || type === 'application/*')) return undefined;
+  }
+  return undefined;
+}
+
+/** One group-version's legacy APIResourceList as apidiscovery's resources: subresources under their resource. */
+function resourcesOf(list: { groupVersion?: string; resources?: ApiResource[] }): ResourceDiscovery[] {
+  const [group, version] = (list.groupVersion ?? '').includes('/') ? (list.groupVersion as string).split('/') : ['', list.groupVersion ?? ''];
+  const kindOf = (r: ApiResource) => ({ group: r.group ?? group, version: r.version ?? version, kind: r.kind });
+  const out: ResourceDiscovery[] = [];
+  const byName = new Map<string, ResourceDiscovery>();
+  for (const r of Array.isArray(list.resources) ? list.resources : []) {
+    const [name, subresource] = r.name.split('/');
+    if (subresource === undefined) {
+      const entry: ResourceDiscovery = { resource: name, responseKind: kindOf(r), scope: r.namespaced ? 'Namespaced' : 'Cluster', singularResource: r.singularName || r.kind.toLowerCase(), verbs: r.verbs ?? [] };
+      if (r.shortNames?.length) entry.shortNames = r.shortNames;
+      if (r.categories?.length) entry.categories = r.categories;
+      byName.set(name, entry);
+      out.push(entry);
+    } else {
+      const parent = byName.get(name);
+      if (parent) (parent.subresources ??= []).push({ subresource, responseKind: kindOf(r), verbs: r.verbs ?? [] });
+    }
+  }
+  return out;
+}
+
+function sendDiscoveryList(ctx: AuthorizedContext, version: 'v2' | 'v2beta1', items: { metadata: { name?: string; creationTimestamp: null }; versions: VersionDiscovery[] }[]): void {
+  const contentType = `application/json;g=${DISCOVERY_GROUP};v=${version};as=APIGroupDiscoveryList`;
+  const body = { kind: 'APIGroupDiscoveryList', apiVersion: `${DISCOVERY_GROUP}/${version}`, metadata: {}, items };
+  ctx.reply.code(200).header('content-type', contentType).header('vary', 'Accept').send(Buffer.from(JSON.stringify(body)));
+}
+
 /** `/api`, `/apis`, `/api/<v>`, `/apis/<g>`, `/apis/<g>/<v>`: the paths discovery answers. */
 export function isDiscoveryPath(path: string): boolean {
   return /^\/(api(\/[^/]+)?|apis(\/[^/]+){0,2})$/.test(path);
@@ -110,7 +181,13 @@ export function serveDiscovery(state: ServerState) {
   return async (ctx: AuthorizedContext): Promise<void> => {
     const { registry } = state;
     const [prefix, first, second] = ctx.path.split('/').filter(Boolean);
+    const aggregatedVersion = first === undefined ? aggregatedDiscoveryVersion(ctx.request.headers.accept) : undefined;
     if (prefix === 'api') {
+      if (aggregatedVersion) {
+        const versions = ['v1'].filter((v) => registry.hasGroupVersion('', v));
+        sendDiscoveryList(ctx, aggregatedVersion, [{ metadata: { creationTimestamp: null }, versions: versions.map((v) => ({ version: v, resources: resourcesOf(resourceList(state, '', v)), freshness: 'Current' })) }]);
+        return;
+      }
       if (first === undefined) {
         sendJson(ctx.reply, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: state.serverAddress() }] });
         return;
@@ -122,6 +199,30 @@ export function serveDiscovery(state: ServerState) {
     const local = registry.groups();
     const aggregated = aggregatedGroups(storedApiServices(state.storage)).filter((g) => !local.some((l) => l.name === g.name));
     const groups = [...local, ...aggregated];
+    if (first === undefined && aggregatedVersion) {
+      const served = (name: string, versions: string[]) => ({
+        metadata: { name, creationTimestamp: null },
+        versions: versions.map((v): VersionDiscovery => ({ version: v, resources: resourcesOf(resourceList(state, name, v)), freshness: 'Current' })),
+      });
+      const reviews = REVIEW_GROUPS.filter((g) => reviewGroup(state, g.name)).map((g) => ({
+        metadata: { name: g.name, creationTimestamp: null },
+        versions: [{ version: 'v1', resources: resourcesOf(reviewResourceList(g)), freshness: 'Current' as const }],
+      }));
+      const apiServices = storedApiServices(state.storage);
+      const remote = aggregated.map((g) => ({
+        metadata: { name: g.name, creationTimestamp: null },
+        versions: g.versions.map((v): VersionDiscovery => {
+          const apiService = serviceBackedFor(apiServices, g.name, v);
+          const document = apiService ? state.aggregatedDiscovery.get(apiService.metadata.name) : undefined;
+          const list = document as { kind?: unknown; groupVersion?: unknown; resources?: ApiResource[] } | undefined;
+          return list?.kind === 'APIResourceList' && list.groupVersion === `${g.name}/${v}`
+            ? { version: v, resources: resourcesOf(list as { groupVersion: string; resources?: ApiResource[] }), freshness: 'Current' }
+            : { version: v, resources: [], freshness: 'Stale' };
+        }),
+      }));
+      sendDiscoveryList(ctx, aggregatedVersion, [...local.map((g) => served(g.name, g.versions)), ...reviews, ...remote]);
+      return;
+    }
     if (first === undefined) {
       const reviews = REVIEW_GROUPS.filter((g) => reviewGroup(state, g.name)).map((g) => ({ name: g.name, versions: ['v1'] }));
       sendJson(ctx.reply, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: [...local, ...reviews, ...aggregated].map(groupInfo) });

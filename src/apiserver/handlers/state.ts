@@ -26,4 +26,9 @@ export interface ServerState {
   gitVersion?: string;
   /** What the aggregator presents to extension API servers (front-proxy-client). */
   proxyClientCert: KeyPair;
+  /**
+   * The discovery document (APIResourceList) each service-backed APIService's server last
+   * answered, by APIService name; absent while it does not answer (aggregator/availability.ts).
+   */
+  aggregatedDiscovery: Map<string, unknown>;
 }
