@@ -10,6 +10,7 @@
 // not answer, as kube-aggregator serves them.
 import { errors } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
+import { acceptClauses } from '../http/negotiate.js';
 import { sendJson } from '../http/respond.js';
 import { storageVersionHash } from '../registry/registry.js';
 import { VERBS, type ResourceType } from '../registry/resource-type.js';
@@ -90,17 +91,12 @@ const DISCOVERY_GROUP = 'apidiscovery.k8s.io';
 /** The apidiscovery version the Accept header asks for first (clauses in order of preference), or undefined for the legacy documents. */
 export function aggregatedDiscoveryVersion(accept: string | undefined): 'v2' | 'v2beta1' | undefined {
   if (!accept) return undefined;
-  const clauses = accept.split(',').map((clause, index) => {
-    const [type = '', ...params] = clause.split(';').map((p) => p.trim());
-    const values = new Map(params.map((p) => [p.slice(0, p.indexOf('=')).trim(), p.slice(p.indexOf('=') + 1).trim()] as const));
-    return { type: type.toLowerCase(), values, q: Number(values.get('q') ?? '1'), index };
-  });
-  clauses.sort((a, b) => b.q - a.q || a.index - b.index);
-  for (const { type, values } of clauses) {
-    const version = values.get('v');
-    if (type === 'application/json' && values.get('as') === 'APIGroupDiscoveryList' && values.get('g') === DISCOVERY_GROUP && (version === 'v2' || version === 'v2beta1')) return version;
+  for (const { type, subtype, params } of acceptClauses(accept)) {
+    const json = (type === 'application' && (subtype === 'json' || subtype === '*')) || (type === '*' && subtype === '*');
+    const version = params.get('v');
+    if (json && params.get('as') === 'APIGroupDiscoveryList' && params.get('g') === DISCOVERY_GROUP && (version === 'v2' || version === 'v2beta1')) return version;
     // A clause for the legacy documents (plain JSON, a wildcard) comes first: the legacy ones.
-    if (!values.has('as') && (type === 'application/json' || type === '*/*' || type === 'application/*')) return undefined;
+    if (json && !params.has('as')) return undefined;
   }
   return undefined;
 }

@@ -30,14 +30,15 @@ const SERVED = ['application/json', 'application/yaml'];
 const JSON_OUTPUT: Output = Object.freeze({ mediaType: 'application/json' });
 const KINDS: readonly string[] = ['Table', 'PartialObjectMetadata', 'PartialObjectMetadataList'];
 
-interface Clause {
+/** One clause of an Accept header: `type/subtype;param=value;…`, its q apart. */
+export interface AcceptClause {
   type: string;
   subtype: string;
   q: number;
   params: Map<string, string>;
 }
 
-function parseClause(text: string): Clause {
+function parseClause(text: string): AcceptClause {
   const [mediaType = '', ...rest] = text.split(';');
   const trimmed = mediaType.trim().toLowerCase();
   // A lone `*` is `*/*`, as goautoneg reads it.
@@ -56,14 +57,19 @@ function parseClause(text: string): Clause {
 }
 
 /** goautoneg's order: higher q first, then a concrete type before `*`, a concrete subtype before `*`; ties keep the header's order. */
-function byPreference(a: Clause, b: Clause): number {
+function byPreference(a: AcceptClause, b: AcceptClause): number {
   if (a.q !== b.q) return b.q - a.q;
-  const wild = (c: Clause) => (c.type === '*' ? 2 : 0) + (c.subtype === '*' ? 1 : 0);
+  const wild = (c: AcceptClause) => (c.type === '*' ? 2 : 0) + (c.subtype === '*' ? 1 : 0);
   return wild(a) - wild(b);
 }
 
 /** How a clause would be answered; null when this server cannot answer it (for a watch: `stream`). */
-function answerable(clause: Clause, stream: boolean): Output | null {
+/** An Accept header's clauses, the most preferred first (empty ones skipped). */
+export function acceptClauses(accept: string): AcceptClause[] {
+  return accept.split(',').filter((c) => c.trim() !== '').map(parseClause).sort(byPreference);
+}
+
+function answerable(clause: AcceptClause, stream: boolean): Output | null {
   const { type, subtype, params } = clause;
   const named = `${type}/${subtype}`;
   // A wildcard is answered in JSON, the first of the served types.
@@ -88,8 +94,7 @@ export function negotiateOutput(accept: string | undefined, stream = false): Out
   if (accept === undefined || accept.trim() === '') return JSON_OUTPUT;
   // The common case, decided without parsing.
   if (accept === 'application/json' || accept === '*/*') return JSON_OUTPUT;
-  const clauses = accept.split(',').filter((c) => c.trim() !== '').map(parseClause).sort(byPreference);
-  for (const clause of clauses) {
+  for (const clause of acceptClauses(accept)) {
     const answer = answerable(clause, stream);
     if (answer) return answer;
   }
