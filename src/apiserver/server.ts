@@ -176,7 +176,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     throw e;
   });
 
-  const availability = enableApiServiceAvailability(storage, registry, resources, serving.proxyClientCert, log, state.aggregatedDiscovery);
+  const availability = enableApiServiceAvailability(storage, registry, resources, serving.proxyClientCert, log, state.aggregatedDiscovery, options.apiServiceCheckIntervalMs);
   log.info({ url, dataDir, storage: options.etcd ? `etcd ${options.etcd.endpoints.join(',')}` : 'sqlite', revision: storage.currentRevision() }, 'API server listening');
 
   /** The first half of a stop (ApiServer.drain). */

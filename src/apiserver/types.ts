@@ -55,6 +55,8 @@ export interface ApiServerOptions {
   compactIntervalMs?: number;
   /** How often watches that asked for them get a BOOKMARK (default 60 s). */
   bookmarkIntervalMs?: number;
+  /** How often every APIService's server is checked when nothing it depends on changed (default 5 s). */
+  apiServiceCheckIntervalMs?: number;
   logLevel?: string;
   /** Keep objects in this etcd cluster instead of SQLite in the data directory. */
   etcd?: EtcdStorageOptions;

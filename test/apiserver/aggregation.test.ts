@@ -30,7 +30,8 @@ let ext: Server;
 let caPem: string;
 
 before(async () => {
-  s = await startTestApiServer();
+  // Checked only when something changes (the timer's 5 s would hide whether the changes are acted on).
+  s = await startTestApiServer({ apiServiceCheckIntervalMs: 3_600_000 });
   const auth = (await s.request('GET', '/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication')).json;
   assert.deepEqual(JSON.parse(auth.data['requestheader-allowed-names']), ['front-proxy-client']);
   const ca = await createCA('extension-ca');

@@ -112,7 +112,7 @@ process.once('exit', () => {
   for (const dir of ownDirs) rmSync(dir, { recursive: true, force: true });
 });
 
-export async function startTestApiServer(options: { dataDir?: string; compactKeep?: number; port?: number; bookmarkIntervalMs?: number; compactIntervalMs?: number; serviceClusterIPRange?: string } = {}): Promise<TestApiServer> {
+export async function startTestApiServer(options: { dataDir?: string; compactKeep?: number; port?: number; bookmarkIntervalMs?: number; compactIntervalMs?: number; apiServiceCheckIntervalMs?: number; serviceClusterIPRange?: string } = {}): Promise<TestApiServer> {
   const ownDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'bosun-apiserver-'));
   if (ownDir) ownDirs.add(dataDir);
@@ -123,6 +123,7 @@ export async function startTestApiServer(options: { dataDir?: string; compactKee
     compactKeep: options.compactKeep,
     bookmarkIntervalMs: options.bookmarkIntervalMs,
     compactIntervalMs: options.compactIntervalMs,
+    apiServiceCheckIntervalMs: options.apiServiceCheckIntervalMs,
     serviceClusterIPRange: options.serviceClusterIPRange,
     logLevel: 'warn',
   });

@@ -1,5 +1,6 @@
-// kube-aggregator's availability controller: every APIService's Available condition, kept up to
-// date every few seconds. A local one (no service) is Available (Local); a service-backed one is
+// kube-aggregator's availability controller: every APIService's Available condition, checked
+// again as soon as an APIService, or a Service or Endpoints one names, changes, and every few
+// seconds for what changes without an object (a server that starts or stops answering). A local one (no service) is Available (Local); a service-backed one is
 // when its Service resolves to an address (else ServiceNotFound / MissingEndpoints) and its
 // discovery document (`/apis/<group>/<version>`) answers 2xx over the proxy's TLS (else
 // FailedDiscoveryCheck, with what failed). `kubectl get apiservices` shows it. The discovery
@@ -13,7 +14,8 @@ import { rfc3339 } from '../../common/time.js';
 import { asKind } from '../kinds/strategy.js';
 import type { Registry } from '../registry/registry.js';
 import type { Resources } from '../registry/resources.js';
-import { storageKey } from '../registry/resource-type.js';
+import { storageKey, storagePrefix } from '../registry/resource-type.js';
+import { jsonEqual } from '../../common/json.js';
 import type { Storage } from '../storage/types.js';
 import { resolveTarget, type Target } from './api-services.js';
 import { storedApiServices } from './proxy.js';
@@ -82,12 +84,21 @@ export function enableApiServiceAvailability(
     const item = storage.get(key);
     return item ? asKind<T>(item.object) : undefined;
   };
+  // `<namespace>/<name>` of every Service an APIService names: their changes (and their Endpoints') are acted on.
+  const servicesNamed = (apiServices: api.APIService[]) => new Set(apiServices.flatMap((a) => (a.spec?.service ? [`${a.spec.service.namespace}/${a.spec.service.name}`] : [])));
+  let namedServices = servicesNamed(storedApiServices(storage));
   let running = false;
+  // A change during a check: checked again once it ends.
+  let again = false;
   const check = async () => {
-    if (running) return;
+    if (running) {
+      again = true;
+      return;
+    }
     running = true;
     try {
       const apiServices = storedApiServices(storage);
+      namedServices = servicesNamed(apiServices);
       for (const name of documents.keys()) if (!apiServices.some((a) => a.metadata.name === name)) documents.delete(name);
       for (const apiService of apiServices) {
         const ref = apiService.spec?.service;
@@ -116,10 +127,42 @@ export function enableApiServiceAvailability(
       log.warn({ err: (e as Error).message }, 'APIService availability check failed');
     } finally {
       running = false;
+      if (again) {
+        again = false;
+        void check();
+      }
     }
   };
   const timer = setInterval(() => void check(), intervalMs);
   timer.unref();
+  // A burst of changes (an install applying many objects) is one check.
+  let queued: NodeJS.Immediate | undefined;
+  const soon = () => {
+    queued ??= setImmediate(() => {
+      queued = undefined;
+      void check();
+    });
+  };
+  const named = (key: string, prefix: string) => namedServices.has(key.slice(prefix.length));
+  const from = storage.currentRevision();
+  const apiServicesPrefix = storagePrefix(type);
+  const servicesPrefix = storagePrefix(serviceType);
+  const endpointsPrefix = storagePrefix(endpointsType);
+  const watchers = [
+    storage.watch(apiServicesPrefix, from, (event) => {
+      // Its own status writes are not changes to act on.
+      if (event.type !== 'MODIFIED' || !jsonEqual(event.object.spec, event.previous?.spec)) soon();
+    }),
+    ...[servicesPrefix, endpointsPrefix].map((prefix) => storage.watch(prefix, from, (event) => {
+      if (named(event.key, prefix)) soon();
+    })),
+  ];
   void check();
-  return { stop: () => clearInterval(timer) };
+  return {
+    stop: () => {
+      clearInterval(timer);
+      if (queued) clearImmediate(queued);
+      for (const w of watchers) w.stop();
+    },
+  };
 }
