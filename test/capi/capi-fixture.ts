@@ -70,42 +70,55 @@ export async function installCrds(kubectlOk: CapiCluster['kubectlOk']): Promise<
  */
 export async function startCapiCluster(o: { controllers?: boolean; cloud?: Partial<ServeOptions>; sharedCloud?: CloudFixture; metricsListen?: Listen; webhooks?: boolean } = {}): Promise<CapiCluster> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bosun-capi-'));
-  const api = await startClusterServer({ dataDir, host: '127.0.0.1', port: 0, logLevel: 'warn' });
-  const kubeconfigPath = api.server.kubeconfigPath;
-  const kubectl = (args: string[], input?: string) => runKubectl(kubeconfigPath, args, { input });
-  const kubectlOk = async (args: string[], input?: string) => {
-    const r = await kubectl(args, input);
-    if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed: ${r.stderr}`);
-    return r.stdout;
-  };
-  await installCrds(kubectlOk);
-  await kubectlOk(['apply', '-f', join(repositoryRoot, 'manifests/0000_00_cluster-version-operator_01_clusteroperators.crd.yaml')]);
-  await kubectlOk(['create', 'namespace', NS]);
-  // A second management cluster may share the first one's cloud (bosun cluster move).
-  const cloud = o.sharedCloud ?? (await startCloud({ bootDelayMs: 100, ...o.cloud }));
-  const kubeconfig = loadKubeConfig(kubeconfigPath);
-  const kube = new KubeClient(kubeconfig);
-  const manager = new Manager({ name: 'cluster-api-controllers', kubeconfig, metricsListen: o.metricsListen, logLevel: process.env.BOSUN_LOG_LEVEL ?? 'warn' });
-  const webhook = o.webhooks ? { listen: { host: '127.0.0.1', port: 0 } } : undefined;
-  const { webhookServer } = o.controllers !== false ? addClusterApiControllers(manager, { cloudUrl: cloud.service.url, cloudCredential: cloud.service.rootCredential, releaseVersion: RELEASE, webhook }) : {};
-  const running = o.controllers !== false ? manager.start() : Promise.resolve();
-  if (webhookServer) {
-    await webhookServer.listening;
-    const { port } = webhookServer.address!;
-    const caBundle = Buffer.from(webhookServer.certificatePem!).toString('base64');
-    const configurations = webhookConfigurations((path) => ({ url: `https://127.0.0.1:${port}${path}`, caBundle }));
-    await kubectlOk(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: configurations }));
-  }
-  return {
-    api, kube, cloud, manager, kubectl, kubectlOk,
-    async close() {
+  // What a set-up that fails part-way stops again, last started first: no server left running, no directory left behind.
+  const undo: Array<() => unknown> = [() => rmSync(dataDir, { recursive: true, force: true })];
+  try {
+    const api = await startClusterServer({ dataDir, host: '127.0.0.1', port: 0, logLevel: 'warn' });
+    undo.push(() => api.stop());
+    const kubeconfigPath = api.server.kubeconfigPath;
+    const kubectl = (args: string[], input?: string) => runKubectl(kubeconfigPath, args, { input });
+    const kubectlOk = async (args: string[], input?: string) => {
+      const r = await kubectl(args, input);
+      if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed: ${r.stderr}`);
+      return r.stdout;
+    };
+    await installCrds(kubectlOk);
+    await kubectlOk(['apply', '-f', join(repositoryRoot, 'manifests/0000_00_cluster-version-operator_01_clusteroperators.crd.yaml')]);
+    await kubectlOk(['create', 'namespace', NS]);
+    // A second management cluster may share the first one's cloud (bosun cluster move).
+    const cloud = o.sharedCloud ?? (await startCloud({ bootDelayMs: 100, ...o.cloud }));
+    if (!o.sharedCloud) undo.push(() => cloud.close());
+    const kubeconfig = loadKubeConfig(kubeconfigPath);
+    const kube = new KubeClient(kubeconfig);
+    const manager = new Manager({ name: 'cluster-api-controllers', kubeconfig, metricsListen: o.metricsListen, logLevel: process.env.BOSUN_LOG_LEVEL ?? 'warn' });
+    const webhook = o.webhooks ? { listen: { host: '127.0.0.1', port: 0 } } : undefined;
+    const { webhookServer } = o.controllers !== false ? addClusterApiControllers(manager, { cloudUrl: cloud.service.url, cloudCredential: cloud.service.rootCredential, releaseVersion: RELEASE, webhook }) : {};
+    const running = o.controllers !== false ? manager.start() : Promise.resolve();
+    undo.push(async () => {
       manager.stop();
       await running;
-      if (!o.sharedCloud) await cloud.close();
-      await api.stop();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
+    });
+    if (webhookServer) {
+      await webhookServer.listening;
+      const { port } = webhookServer.address!;
+      const caBundle = Buffer.from(webhookServer.certificatePem!).toString('base64');
+      const configurations = webhookConfigurations((path) => ({ url: `https://127.0.0.1:${port}${path}`, caBundle }));
+      await kubectlOk(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: configurations }));
+    }
+    return {
+      api, kube, cloud, manager, kubectl, kubectlOk,
+      async close() {
+        manager.stop();
+        await running;
+        if (!o.sharedCloud) await cloud.close();
+        await api.stop();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  } catch (e) {
+    for (const step of undo.reverse()) await Promise.resolve(step()).catch(() => undefined);
+    throw e;
+  }
 }
 
 /** The Cluster, its LocalCluster, a LocalMachineTemplate `small` and bootstrap data `worker-user-data`. */

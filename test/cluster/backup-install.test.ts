@@ -8,6 +8,7 @@
 // the Deployment's pods reconcile to it.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { bringUp } from '../../src/cluster/bring-up.js';
 import type { Obj } from '../../src/kube/client.js';
@@ -17,6 +18,8 @@ import { eventually } from '../helpers/eventually.js';
 import { installCluster, type InstalledCluster } from '../helpers/installed-cluster.js';
 
 let c: InstalledCluster;
+/** The backup file, written beside the cluster's data directory: removed with it. */
+let backupFile: string | undefined;
 
 before(async () => {
   c = await installCluster(1);
@@ -24,6 +27,7 @@ before(async () => {
 
 after(async () => {
   await c?.destroy();
+  if (backupFile) rmSync(backupFile, { force: true });
 });
 
 const isReady = (n: Obj) => n.status?.conditions?.some((x: Obj) => x.type === 'Ready' && x.status === 'True');
@@ -42,7 +46,7 @@ test('a running cluster backed up, changed, stopped and restored comes back as i
   const secret = await c.json(['get', 'secret', 'kept']);
   const nodes = ((await c.json(['get', 'nodes'])).items as Obj[]).map((n) => n.metadata.uid as string).sort();
 
-  const file = join(dataDir, '..', `${dataDir.split('/').pop()}.backup`);
+  const file = (backupFile = join(dataDir, '..', `${dataDir.split('/').pop()}.backup`));
   const backup = await runBosun(['backup', '--data-dir', dataDir, '--to', file], { timeoutMs: 180_000 });
   assert.equal(backup.code, 0, backup.stderr);
   assert.match(backup.stdout, /\[2\/3\] copying the local cloud's store/);
