@@ -1,7 +1,7 @@
 // kube-aggregator's availability controller: every APIService's Available condition, checked
 // again as soon as an APIService, or a Service or Endpoints one names, changes, and every few
-// seconds for what changes without an object (a server that starts or stops answering). A local one (no service) is Available (Local); a service-backed one is
-// when its Service resolves to an address (else ServiceNotFound / MissingEndpoints) and its
+// seconds for what changes without an object (a server that starts or stops answering). A local
+// one (no service) is Available (Local); a service-backed one is when its Service resolves to an address (else ServiceNotFound / MissingEndpoints) and its
 // discovery document (`/apis/<group>/<version>`) answers 2xx over the proxy's TLS (else
 // FailedDiscoveryCheck, with what failed). `kubectl get apiservices` shows it. The discovery
 // document each server answered is kept for the aggregated discovery of `/apis`, as

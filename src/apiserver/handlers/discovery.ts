@@ -123,7 +123,17 @@ function resourcesOf(list: { groupVersion?: string; resources?: ApiResource[] })
   return out;
 }
 
-function sendDiscoveryList(ctx: AuthorizedContext, version: 'v2' | 'v2beta1', items: { metadata: { name?: string; creationTimestamp: null }; versions: VersionDiscovery[] }[]): void {
+interface GroupDiscovery {
+  metadata: { name?: string; creationTimestamp: null };
+  versions: VersionDiscovery[];
+}
+
+/** A group's entry (the core group has no name), its versions in order of preference. */
+function groupDiscovery(name: string | undefined, versions: VersionDiscovery[]): GroupDiscovery {
+  return { metadata: { ...(name === undefined ? {} : { name }), creationTimestamp: null }, versions };
+}
+
+function sendDiscoveryList(ctx: AuthorizedContext, version: 'v2' | 'v2beta1', items: GroupDiscovery[]): void {
   const contentType = `application/json;g=${DISCOVERY_GROUP};v=${version};as=APIGroupDiscoveryList`;
   const body = { kind: 'APIGroupDiscoveryList', apiVersion: `${DISCOVERY_GROUP}/${version}`, metadata: {}, items };
   ctx.reply.code(200).header('content-type', contentType).header('vary', 'Accept').send(Buffer.from(JSON.stringify(body)));
@@ -181,7 +191,7 @@ export function serveDiscovery(state: ServerState) {
     if (prefix === 'api') {
       if (aggregatedVersion) {
         const versions = ['v1'].filter((v) => registry.hasGroupVersion('', v));
-        sendDiscoveryList(ctx, aggregatedVersion, [{ metadata: { creationTimestamp: null }, versions: versions.map((v) => ({ version: v, resources: resourcesOf(resourceList(state, '', v)), freshness: 'Current' })) }]);
+        sendDiscoveryList(ctx, aggregatedVersion, [groupDiscovery(undefined, versions.map((v) => ({ version: v, resources: resourcesOf(resourceList(state, '', v)), freshness: 'Current' })))]);
         return;
       }
       if (first === undefined) {
@@ -193,30 +203,23 @@ export function serveDiscovery(state: ServerState) {
       return;
     }
     const local = registry.groups();
-    const aggregated = aggregatedGroups(storedApiServices(state.storage)).filter((g) => !local.some((l) => l.name === g.name));
+    const apiServices = storedApiServices(state.storage);
+    const aggregated = aggregatedGroups(apiServices).filter((g) => !local.some((l) => l.name === g.name));
     const groups = [...local, ...aggregated];
     if (first === undefined && aggregatedVersion) {
-      const served = (name: string, versions: string[]) => ({
-        metadata: { name, creationTimestamp: null },
-        versions: versions.map((v): VersionDiscovery => ({ version: v, resources: resourcesOf(resourceList(state, name, v)), freshness: 'Current' })),
-      });
-      const reviews = REVIEW_GROUPS.filter((g) => reviewGroup(state, g.name)).map((g) => ({
-        metadata: { name: g.name, creationTimestamp: null },
-        versions: [{ version: 'v1', resources: resourcesOf(reviewResourceList(g)), freshness: 'Current' as const }],
-      }));
-      const apiServices = storedApiServices(state.storage);
-      const remote = aggregated.map((g) => ({
-        metadata: { name: g.name, creationTimestamp: null },
-        versions: g.versions.map((v): VersionDiscovery => {
+      const served = local.map((g) => groupDiscovery(g.name, g.versions.map((v) => ({ version: v, resources: resourcesOf(resourceList(state, g.name, v)), freshness: 'Current' }))));
+      const reviews = REVIEW_GROUPS.filter((g) => reviewGroup(state, g.name)).map((g) => groupDiscovery(g.name, [{ version: 'v1', resources: resourcesOf(reviewResourceList(g)), freshness: 'Current' }]));
+      const remote = aggregated.map((g) =>
+        groupDiscovery(g.name, g.versions.map((v): VersionDiscovery => {
           const apiService = serviceBackedFor(apiServices, g.name, v);
           const document = apiService ? state.aggregatedDiscovery.get(apiService.metadata.name) : undefined;
           const list = document as { kind?: unknown; groupVersion?: unknown; resources?: ApiResource[] } | undefined;
           return list?.kind === 'APIResourceList' && list.groupVersion === `${g.name}/${v}`
             ? { version: v, resources: resourcesOf(list as { groupVersion: string; resources?: ApiResource[] }), freshness: 'Current' }
             : { version: v, resources: [], freshness: 'Stale' };
-        }),
-      }));
-      sendDiscoveryList(ctx, aggregatedVersion, [...local.map((g) => served(g.name, g.versions)), ...reviews, ...remote]);
+        })),
+      );
+      sendDiscoveryList(ctx, aggregatedVersion, [...served, ...reviews, ...remote]);
       return;
     }
     if (first === undefined) {

@@ -18,9 +18,9 @@ import type { KubeObject } from '../storage/types.js';
  * Writes an answer in the negotiated media type: JSON (`stringify`, when given, writes it faster),
  * or YAML with sorted keys, as kube-apiserver converts its JSON (sigs.k8s.io/yaml).
  */
-export function sendAnswer(ctx: AuthorizedContext, reply: FastifyReply, code: number, body: unknown, stringify?: (value: never) => string): FastifyReply {
-  if (ctx.output?.mediaType !== 'application/yaml') return sendJson(reply, code, body, stringify);
-  return reply.code(code).header('content-type', 'application/yaml').send(Buffer.from(YAML.stringify(body, { sortMapEntries: true, lineWidth: 0 })));
+export function sendAnswer(ctx: AuthorizedContext, code: number, body: unknown, stringify?: (value: never) => string): FastifyReply {
+  if (ctx.output?.mediaType !== 'application/yaml') return sendJson(ctx.reply, code, body, stringify);
+  return ctx.reply.code(code).header('content-type', 'application/yaml').send(Buffer.from(YAML.stringify(body, { sortMapEntries: true, lineWidth: 0 })));
 }
 
 /** Renders objects as a Table for the request's type and options. */

@@ -2,7 +2,7 @@
 // and `continue` at a consistent revision, `resourceVersion` and `resourceVersionMatch` as kube's
 // ListOptions read them), as JSON or in the form the Accept header asked for (a server-side
 // Table, metadata alone: output.ts).
-import { ApiError, errors } from '../errors.js';
+import { ApiError, errors, type FieldProblem } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import type { QueryParams } from '../http/query.js';
 import type { ResourceType } from '../registry/resource-type.js';
@@ -11,10 +11,10 @@ import { StorageError, type KubeObject } from '../storage/types.js';
 import { listAnswer, objectAnswer, sendAnswer } from './output.js';
 import type { ServerState } from './state.js';
 
-/** The label and field selectors of a list, watch or collection delete, as one predicate. */
 /** selectorFilter's answer when the request has no selector: every object. */
 export const MATCH_ALL = (_o: KubeObject): boolean => true;
 
+/** The label and field selectors of a list, watch or collection delete, as one predicate. */
 export function selectorFilter(state: ServerState, type: ResourceType, query: QueryParams): (o: KubeObject) => boolean {
   try {
     const labels = parseLabelSelector(query.string('labelSelector') ?? '');
@@ -45,7 +45,8 @@ function decodeContinue(token: string): { rv: number; start: string } {
 export const FRESHNESS_WAIT_MS = 3_000;
 const FRESHNESS_POLL_MS = 20;
 
-function parseResourceVersion(value: string): number {
+/** A resourceVersion query value as a revision; 400 when it is not one. */
+export function parseResourceVersion(value: string): number {
   if (!/^\d+$/.test(value)) throw errors.badRequest(`invalid resource version: ${value}`);
   return Number(value);
 }
@@ -76,7 +77,7 @@ async function reachRevision(state: ServerState, revision: number): Promise<void
 async function listRevision(ctx: AuthorizedContext, state: ServerState, paging: boolean): Promise<number | undefined> {
   const resourceVersion = ctx.query.string('resourceVersion') ?? '';
   const match = ctx.query.string('resourceVersionMatch') ?? '';
-  const problems: Array<{ type: string; field: string; message: string }> = [];
+  const problems: FieldProblem[] = [];
   const forbidden = (message: string) => problems.push({ type: 'FieldValueForbidden', field: 'resourceVersionMatch', message: `Forbidden: ${message}` });
   if (match !== '') {
     if (resourceVersion === '') forbidden('resourceVersionMatch is forbidden unless resourceVersion is provided');
@@ -101,7 +102,7 @@ export async function serveGet(ctx: AuthorizedContext, state: ServerState, type:
   // A get at a resourceVersion reads an object not older than it.
   const resourceVersion = ctx.query.string('resourceVersion') ?? '';
   if (resourceVersion !== '' && resourceVersion !== '0') await reachRevision(state, parseResourceVersion(resourceVersion));
-  sendAnswer(ctx, ctx.reply, 200, objectAnswer(ctx, type, state.resources.get(type, namespace, name)));
+  sendAnswer(ctx, 200, objectAnswer(ctx, type, state.resources.get(type, namespace, name)));
 }
 
 export async function serveList(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined): Promise<void> {
@@ -133,5 +134,5 @@ export async function serveList(ctx: AuthorizedContext, state: ServerState, type
   const resourceVersion = String(result.revision);
   const continueToken = result.continueAfter ? encodeContinue(result.revision, result.continueAfter) : undefined;
   const { body, stringify } = listAnswer(ctx, type, items, { resourceVersion, continue: continueToken });
-  sendAnswer(ctx, ctx.reply, 200, body, stringify);
+  sendAnswer(ctx, 200, body, stringify);
 }

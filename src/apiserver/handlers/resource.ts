@@ -1,6 +1,6 @@
 // The handler of resource requests (`/api/v1/…`, `/apis/<group>/<version>/…`): finds the type,
-// checks the path (scope, `.`/`..` and other names a path cannot carry), negotiates the Accept header, checks
-// the write options, and hands the request to reads, watches, writes or subresources (the
+// checks the path (scope, `.`/`..` and other names a path cannot carry), negotiates the Accept
+// header, checks the write options, and hands the request to reads, watches, writes or subresources (the
 // kind's own ones, such as a CSR's approval, go through the writes with their subresource).
 import { errors } from '../errors.js';
 import { strategyFor } from '../kinds/index.js';
@@ -53,9 +53,12 @@ export function serveResource(state: ServerState) {
     const namespace = type.namespaced ? info.namespace || undefined : undefined;
     const name = info.pathName;
     const sub = info.subresource;
-    // kubectl asks for protobuf first for some calls, and for Tables; client-go's metadata client for metadata alone.
+    // A read is a watch by path prefix or by a `watch` query value that parses as true; parsing it
+    // first refuses a bad value with a 400, which request information counted as a watch.
     const reading = method === 'GET' || method === 'HEAD';
-    const watching = reading && sub === '' && (info.verb === 'watch' || (name !== '' && query.bool('watch')));
+    const watchQuery = reading && query.bool('watch');
+    const watching = name !== '' ? watchQuery : reading && info.verb === 'watch';
+    // kubectl asks for protobuf first for some calls, and for Tables; client-go's metadata client for metadata alone.
     ctx.output = negotiateOutput(request.headers.accept, watching);
 
     // Only "All" exists; anything else on a write is refused rather than quietly persisted.
@@ -80,13 +83,9 @@ export function serveResource(state: ServerState) {
     const options: WriteOptions = { dryRun, fieldManager, fieldValidation, warnings: [], user: ctx.user, viaApi: true, ...(sub !== '' ? { subresource: sub } : {}) };
     switch (method) {
       case 'GET':
-      case 'HEAD': {
-        // A watch by path prefix or by a `watch` query value that parses as true; parsing it
-        // first refuses a bad value with a 400, which request information counted as a watch.
-        const watchQuery = query.bool('watch');
-        if (name !== '') return watchQuery ? serveWatch(ctx, state, type, namespace, name) : serveGet(ctx, state, type, namespace, name);
-        return info.verb === 'watch' ? serveWatch(ctx, state, type, namespace) : serveList(ctx, state, type, namespace);
-      }
+      case 'HEAD':
+        if (name !== '') return watching ? serveWatch(ctx, state, type, namespace, name) : serveGet(ctx, state, type, namespace, name);
+        return watching ? serveWatch(ctx, state, type, namespace) : serveList(ctx, state, type, namespace);
       case 'POST':
         if (name !== '') throw errors.methodNotAllowed(method, path);
         return serveCreate(ctx, state, type, namespace, options);

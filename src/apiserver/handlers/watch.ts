@@ -9,7 +9,7 @@ import type { AuthorizedContext } from '../filters/chain.js';
 import { apiVersionOf, type ResourceType } from '../registry/resource-type.js';
 import { StorageError, type KubeObject, type WatchEvent } from '../storage/types.js';
 import { eventObjectWriter } from './output.js';
-import { MATCH_ALL, selectorFilter } from './read.js';
+import { MATCH_ALL, parseResourceVersion, selectorFilter } from './read.js';
 import type { ServerState } from './state.js';
 
 /** What a watch event carries: an object, or a BOOKMARK or ERROR's object (which has no name). */
@@ -45,7 +45,7 @@ export function serveWatch(ctx: AuthorizedContext, state: ServerState, type: Res
   const selected = selectorFilter(state, type, query);
   const filter = name === undefined ? selected : (o: KubeObject) => o.metadata.name === name && selected(o);
   const rvParam = query.string('resourceVersion');
-  if (rvParam && rvParam !== '0' && !/^\d+$/.test(rvParam)) throw errors.badRequest(`invalid resource version: ${rvParam}`);
+  if (rvParam && rvParam !== '0') parseResourceVersion(rvParam);
   // setTimeout cannot wait longer than 2^31 - 1 ms.
   const timeoutSeconds = Math.min(query.count('timeoutSeconds') ?? 1800, 2_147_483);
   const bookmarks = query.bool('allowWatchBookmarks');

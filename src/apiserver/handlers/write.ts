@@ -35,13 +35,15 @@ export async function serveCreate(ctx: AuthorizedContext, state: ServerState, ty
   const object = decodeObject(await requestBody(ctx.request), ctx.request.headers['content-type']);
   // The decoded body is this request's alone: the registry changes it rather than a copy.
   const created = await state.resources.create(type, namespace, object, { ...options, ownsBody: true });
-  sendAnswer(ctx, withWarnings(ctx.reply, options.warnings), 201, objectAnswer(ctx, type, created));
+  withWarnings(ctx.reply, options.warnings);
+  sendAnswer(ctx, 201, objectAnswer(ctx, type, created));
 }
 
 export async function serveUpdate(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, name: string, options: WriteOptions): Promise<void> {
   const object = decodeObject(await requestBody(ctx.request), ctx.request.headers['content-type']);
   const updated = await state.resources.update(type, namespace, name, object, { ...options, ownsBody: true });
-  sendAnswer(ctx, withWarnings(ctx.reply, options.warnings), 200, objectAnswer(ctx, type, updated));
+  withWarnings(ctx.reply, options.warnings);
+  sendAnswer(ctx, 200, objectAnswer(ctx, type, updated));
 }
 
 export async function servePatch(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, name: string, options: WriteOptions): Promise<void> {
@@ -53,7 +55,8 @@ export async function servePatch(ctx: AuthorizedContext, state: ServerState, typ
   // An apply must name its manager; other patches fall back to the client's program name.
   const fieldManager = patchType === 'apply' ? ctx.query.string('fieldManager') : options.fieldManager;
   const result = await resources.patch(type, namespace, name, patchType, patch, { ...options, fieldManager, force });
-  sendAnswer(ctx, withWarnings(ctx.reply, options.warnings), patchType === 'apply' && !before ? 201 : 200, objectAnswer(ctx, type, result));
+  withWarnings(ctx.reply, options.warnings);
+  sendAnswer(ctx, patchType === 'apply' && !before ? 201 : 200, objectAnswer(ctx, type, result));
 }
 
 /** DeleteOptions from the body (when there is one) and the query. */
@@ -76,7 +79,7 @@ async function deleteOptions(ctx: AuthorizedContext, dryRun: boolean): Promise<{
 export async function serveDelete(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, name: string, dryRun: boolean): Promise<void> {
   const options = await deleteOptions(ctx, dryRun);
   admitDelete(type, name);
-  sendAnswer(ctx, ctx.reply, 200, objectAnswer(ctx, type, await state.resources.delete(type, namespace, name, { ...options, user: ctx.user, viaApi: true })));
+  sendAnswer(ctx, 200, objectAnswer(ctx, type, await state.resources.delete(type, namespace, name, { ...options, user: ctx.user, viaApi: true })));
 }
 
 export async function serveDeleteCollection(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, dryRun: boolean): Promise<void> {
@@ -84,5 +87,5 @@ export async function serveDeleteCollection(ctx: AuthorizedContext, state: Serve
   const { dryRun: dry, propagationPolicy, gracePeriodSeconds } = await deleteOptions(ctx, dryRun);
   const matching = storage.list(resources.prefix(type, namespace), { filter: selectorFilter(state, type, ctx.query) }).items.map((i) => i.object);
   for (const item of matching) await resources.delete(type, item.metadata.namespace, item.metadata.name, { dryRun: dry, propagationPolicy, gracePeriodSeconds, user: ctx.user, viaApi: true }).catch(() => undefined);
-  sendAnswer(ctx, ctx.reply, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { group: type.group, kind: type.resource } });
+  sendAnswer(ctx, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { group: type.group, kind: type.resource } });
 }

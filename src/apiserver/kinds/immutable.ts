@@ -83,9 +83,9 @@ export function podUpdateProblems(object: api.Pod, previous: api.Pod | undefined
   if (oldTolerations.every((t) => tolerations.some((n) => jsonEqual(n, t)))) after.tolerations = before.tolerations;
   const grace = after.terminationGracePeriodSeconds;
   if (grace === 1 && (before.terminationGracePeriodSeconds ?? 0) < 0) after.terminationGracePeriodSeconds = before.terminationGracePeriodSeconds;
-  const gates = (after as { schedulingGates?: unknown[] }).schedulingGates ?? [];
-  const oldGates = (before as { schedulingGates?: unknown[] }).schedulingGates ?? [];
-  if (gates.every((g) => oldGates.some((o) => jsonEqual(o, g)))) (after as { schedulingGates?: unknown[] }).schedulingGates = (before as { schedulingGates?: unknown[] }).schedulingGates;
+  const gates = (after.schedulingGates ?? []) as unknown[];
+  const oldGates = (before.schedulingGates ?? []) as unknown[];
+  if (gates.every((g) => oldGates.some((o) => jsonEqual(o, g)))) after.schedulingGates = before.schedulingGates;
   const changed = firstDifference(after, before);
   if (changed !== undefined) problems.push({ type: 'FieldValueForbidden', field: 'spec', message: `${POD_UPDATE_FORBIDDEN} (spec.${changed} changed)` });
   return problems;

@@ -57,8 +57,10 @@ export interface KindStrategy<T extends api.KubeObject = api.Unstructured> {
    * `requester` is who writes (kube's request context), for kinds that record it.
    */
   defaults?(object: T, previous: T | undefined, requester?: UserInfo): void;
-  /** Problems with the kind's own fields (metadata is checked for every kind). */
-  /** `subresource`: the write came through one (status, scale, a Pod's binding), which may change what an update may not. */
+  /**
+   * Problems with the kind's own fields (metadata is checked for every kind). `subresource`: the
+   * write came through one (status, scale, a Pod's binding), which may change what an update may not.
+   */
   validate?(object: T, previous: T | undefined, subresource?: string): FieldProblem[];
   /** What a field selector reads for an unset field, where kube's selectable fields default it. */
   fieldDefaults?: Record<string, string>;
