@@ -54,10 +54,22 @@ export class ApiError extends BosunError {
       status: 'Failure',
       message: this.message,
       reason: this.reason,
-      ...(this.details ? { details: this.details } : {}),
+      ...(this.details ? { details: withoutEmpty(this.details) } : {}),
       code: this.code,
     };
   }
+}
+
+/** StatusDetails as Go writes them: every field `omitempty` (no `group: ""` for the core group). */
+function withoutEmpty(details: StatusDetails): StatusDetails {
+  const { name, group, kind, causes, retryAfterSeconds } = details;
+  return {
+    ...(name ? { name } : {}),
+    ...(group ? { group } : {}),
+    ...(kind ? { kind } : {}),
+    ...(causes && causes.length > 0 ? { causes } : {}),
+    ...(retryAfterSeconds ? { retryAfterSeconds } : {}),
+  };
 }
 
 /** How kube-apiserver names a resource in messages: `pods`, `deployments.apps`. */

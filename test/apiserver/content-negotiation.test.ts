@@ -140,9 +140,24 @@ test('YAML answers with sorted keys, Tables too; a watch in YAML is refused (YAM
   assert.equal(YAML.parse(created.text).metadata.name, 'meta-yaml');
   const watch = await api.request('GET', `${CM}?watch=true&timeoutSeconds=1`, { accept: 'application/yaml' });
   assert.equal(watch.status, 406, watch.text);
-  assert.equal(watch.json.message, 'only the following media types are accepted: application/json;stream=watch');
+  assert.equal(watch.headers['content-type'], 'application/yaml', 'the error in the media type the request negotiates, as kube-apiserver writes it');
+  assert.equal(YAML.parse(watch.text).message, 'only the following media types are accepted: application/json;stream=watch');
   const either = await api.request('GET', `${CM}?watch=true&timeoutSeconds=1`, { accept: 'application/yaml, application/json' });
   assert.equal(either.status, 200, 'a watch falls back to JSON when offered');
+});
+
+test('errors come in the negotiated media type: YAML when asked for, JSON when nothing answerable was', async () => {
+  const missing = await api.request('GET', `${CM}/no-such-map`, { accept: 'application/yaml' });
+  assert.equal(missing.status, 404, missing.text);
+  assert.equal(missing.headers['content-type'], 'application/yaml');
+  assert.deepEqual(YAML.parse(missing.text), { apiVersion: 'v1', code: 404, details: { kind: 'configmaps', name: 'no-such-map' }, kind: 'Status', message: 'configmaps "no-such-map" not found', metadata: {}, reason: 'NotFound', status: 'Failure' });
+  const invalid = await api.request('POST', CM, { accept: 'application/yaml', body: { metadata: { name: 'Not_A_Name' } } });
+  assert.equal(invalid.status, 422, invalid.text);
+  assert.equal(YAML.parse(invalid.text).reason, 'Invalid');
+  const protobuf = await api.request('GET', `${CM}/no-such-map`, { accept: 'application/vnd.kubernetes.protobuf' });
+  assert.equal(protobuf.status, 406, protobuf.text);
+  assert.equal(protobuf.headers['content-type'], 'application/json');
+  assert.equal(protobuf.json.reason, 'NotAcceptable');
 });
 
 test('negotiation: q and specificity order the clauses; a lone * is */*; empty clauses are skipped', () => {

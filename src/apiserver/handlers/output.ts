@@ -5,11 +5,10 @@
 // object's form of a list (or a list's form of one object) is refused, 406, as kube refuses it; a
 // Status passes as it is.
 import type { FastifyReply } from 'fastify';
-import YAML from 'yaml';
 import { ApiError, errors } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import type { MetaVersion, Transform } from '../http/negotiate.js';
-import { sendJson } from '../http/respond.js';
+import { sendJson, sendYaml } from '../http/respond.js';
 import { crdTable, tableFor, tableJson, type IncludeObject, type Table, type TableOptions } from '../printing/tables.js';
 import { apiVersionOf, type ResourceType } from '../registry/resource-type.js';
 import type { KubeObject } from '../storage/types.js';
@@ -20,7 +19,7 @@ import type { KubeObject } from '../storage/types.js';
  */
 export function sendAnswer(ctx: AuthorizedContext, code: number, body: unknown, stringify?: (value: never) => string): FastifyReply {
   if (ctx.output?.mediaType !== 'application/yaml') return sendJson(ctx.reply, code, body, stringify);
-  return ctx.reply.code(code).header('content-type', 'application/yaml').send(Buffer.from(YAML.stringify(body, { sortMapEntries: true, lineWidth: 0 })));
+  return sendYaml(ctx.reply, code, body);
 }
 
 /** Renders objects as a Table for the request's type and options. */

@@ -105,7 +105,19 @@ export async function serveGet(ctx: AuthorizedContext, state: ServerState, type:
   sendAnswer(ctx, 200, objectAnswer(ctx, type, state.resources.get(type, namespace, name)));
 }
 
-export async function serveList(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined): Promise<void> {
+/** One page of a collection, as a list request's ListOptions select it. */
+export interface ListPage {
+  items: KubeObject[];
+  resourceVersion: string;
+  continue?: string;
+}
+
+/**
+ * Reads what the request's ListOptions select (selectors, limit and continue, resourceVersion and
+ * resourceVersionMatch), each object presented as the API serves it. `readOnly`: the caller
+ * only reads the objects (the store may hand out shared ones).
+ */
+export async function readList(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, readOnly: boolean): Promise<ListPage> {
   const { storage, resources } = state;
   const filter = selectorFilter(state, type, ctx.query);
   const limit = ctx.query.count('limit');
@@ -122,7 +134,7 @@ export async function serveList(ctx: AuthorizedContext, state: ServerState, type
   try {
     // Nothing here writes into the listed objects (present() copies before it sets apiVersion and
     // kind), except a custom resource's schema defaults: the store may hand out shared ones.
-    result = storage.list(resources.prefix(type, namespace), { atRevision, startAfter, limit: limit || undefined, filter, shared: !resources.presentWrites(type) });
+    result = storage.list(resources.prefix(type, namespace), { atRevision, startAfter, limit: limit || undefined, filter, shared: readOnly && !resources.presentWrites(type) });
   } catch (e) {
     if (e instanceof StorageError && e.code === 'Expired') {
       if (exact) throw new ApiError(410, 'Expired', 'The resourceVersion for the provided list is too old.');
@@ -130,9 +142,15 @@ export async function serveList(ctx: AuthorizedContext, state: ServerState, type
     }
     throw e;
   }
-  const items = result.items.map((i) => resources.present(type, i.object));
-  const resourceVersion = String(result.revision);
-  const continueToken = result.continueAfter ? encodeContinue(result.revision, result.continueAfter) : undefined;
-  const { body, stringify } = listAnswer(ctx, type, items, { resourceVersion, continue: continueToken });
+  return {
+    items: result.items.map((i) => resources.present(type, i.object)),
+    resourceVersion: String(result.revision),
+    continue: result.continueAfter ? encodeContinue(result.revision, result.continueAfter) : undefined,
+  };
+}
+
+export async function serveList(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined): Promise<void> {
+  const page = await readList(ctx, state, type, namespace, true);
+  const { body, stringify } = listAnswer(ctx, type, page.items, page);
   sendAnswer(ctx, 200, body, stringify);
 }

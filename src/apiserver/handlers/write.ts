@@ -3,15 +3,15 @@
 // with dryRun, fieldManager and fieldValidation as kube-apiserver reads them. The object
 // semantics are in ../registry/resources.ts; admission rules that belong to the request path (immortal
 // namespaces) are checked here.
-import { errors } from '../errors.js';
+import { ApiError, errors } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import { decodeBody, decodeObject, patchTypeOf, requestBody } from '../http/body.js';
 import { withWarnings } from '../http/respond.js';
 import { admitDelete } from '../controllers/namespace-lifecycle.js';
 import type { ResourceType } from '../registry/resource-type.js';
 import type { WriteContext } from '../registry/write-context.js';
-import { objectAnswer, sendAnswer } from './output.js';
-import { selectorFilter } from './read.js';
+import { listAnswer, objectAnswer, sendAnswer } from './output.js';
+import { readList } from './read.js';
 import type { ServerState } from './state.js';
 
 /** metav1.DeleteOptions as sent: each field is checked where it is read. */
@@ -82,10 +82,23 @@ export async function serveDelete(ctx: AuthorizedContext, state: ServerState, ty
   sendAnswer(ctx, 200, objectAnswer(ctx, type, await state.resources.delete(type, namespace, name, { ...options, user: ctx.user, viaApi: true })));
 }
 
+/**
+ * Deletes what the request's ListOptions select, one object after another as kube-apiserver's
+ * single worker does (each with the request's DeleteOptions, its preconditions included): an
+ * object gone meanwhile is passed over, any other failure ends the request with its error. The
+ * answer is the list of the objects deleted, as they were listed (with `limit`, one page and its
+ * `continue`).
+ */
 export async function serveDeleteCollection(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, dryRun: boolean): Promise<void> {
-  const { resources, storage } = state;
-  const { dryRun: dry, propagationPolicy, gracePeriodSeconds } = await deleteOptions(ctx, dryRun);
-  const matching = storage.list(resources.prefix(type, namespace), { filter: selectorFilter(state, type, ctx.query) }).items.map((i) => i.object);
-  for (const item of matching) await resources.delete(type, item.metadata.namespace, item.metadata.name, { dryRun: dry, propagationPolicy, gracePeriodSeconds, user: ctx.user, viaApi: true }).catch(() => undefined);
-  sendAnswer(ctx, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { group: type.group, kind: type.resource } });
+  const options = await deleteOptions(ctx, dryRun);
+  const page = await readList(ctx, state, type, namespace, false);
+  for (const item of page.items) {
+    try {
+      await state.resources.delete(type, item.metadata.namespace, item.metadata.name, { ...options, user: ctx.user, viaApi: true });
+    } catch (e) {
+      if (!(e instanceof ApiError && e.code === 404)) throw e;
+    }
+  }
+  const { body, stringify } = listAnswer(ctx, type, page.items, page);
+  sendAnswer(ctx, 200, body, stringify);
 }

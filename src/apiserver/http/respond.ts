@@ -7,6 +7,8 @@ import { answerClientError, clientErrorOf } from '../../common/http-limits.js';
 import { ApiError, errors } from '../errors.js';
 import { BODY_LIMIT } from './body.js';
 import { parseBool, QueryParams } from './query.js';
+import { negotiateOutput } from './negotiate.js';
+import YAML from 'yaml';
 
 // A Buffer body keeps fastify from appending '; charset=utf-8': discovery clients compare the
 // header exactly (kube-api.md, trap 1). `?pretty=true` indents, as kube-apiserver does (the
@@ -19,11 +21,31 @@ export function sendJson(reply: FastifyReply, code: number, value: unknown, stri
   return reply.code(code).header('content-type', 'application/json').send(Buffer.from(text));
 }
 
-/** A Status that says when to retry (details.retryAfterSeconds) says it in Retry-After too, as kube-apiserver's do. */
+/** YAML with sorted keys, as kube-apiserver converts its JSON (sigs.k8s.io/yaml). */
+export function sendYaml(reply: FastifyReply, code: number, value: unknown): FastifyReply {
+  return reply.code(code).header('content-type', 'application/yaml').send(Buffer.from(YAML.stringify(value, { sortMapEntries: true, lineWidth: 0 })));
+}
+
+/** Whether the request's Accept header is answered in YAML (a header it cannot answer is: JSON). */
+function wantsYaml(reply: FastifyReply): boolean {
+  const accept = reply.request.headers.accept;
+  if (accept === undefined || !accept.includes('yaml')) return false;
+  try {
+    return negotiateOutput(accept).mediaType === 'application/yaml';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A failure as a Status, in the media type the request negotiates (JSON when it negotiates none),
+ * as kube-apiserver's ErrorNegotiated writes it. A Status that says when to retry
+ * (details.retryAfterSeconds) says it in Retry-After too.
+ */
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   const retryAfter = error.details?.retryAfterSeconds;
   if (retryAfter !== undefined && retryAfter > 0) reply.header('retry-after', String(retryAfter));
-  return sendJson(reply, error.code, error.toStatus());
+  return wantsYaml(reply) ? sendYaml(reply, error.code, error.toStatus()) : sendJson(reply, error.code, error.toStatus());
 }
 
 /** Warnings reach clients as `Warning: 299 - "text"` headers (kubectl prints them). */
