@@ -21,6 +21,7 @@ export type ReplicaSet = CoreKind<k8s.V1ReplicaSet>;
 export type StatefulSet = CoreKind<k8s.V1StatefulSet>;
 export type ControllerRevision = CoreKind<k8s.V1ControllerRevision>;
 export type Job = CoreKind<k8s.V1Job>;
+export type CronJob = CoreKind<k8s.V1CronJob>;
 export type Lease = CoreKind<k8s.V1Lease>;
 export type PodDisruptionBudget = CoreKind<k8s.V1PodDisruptionBudget>;
 export type Eviction = CoreKind<k8s.V1Eviction>;

@@ -40,6 +40,7 @@ export const resources = {
   statefulSets: def<api.StatefulSet>('apps', 'v1', 'statefulsets', 'StatefulSet', true),
   controllerRevisions: def<api.ControllerRevision>('apps', 'v1', 'controllerrevisions', 'ControllerRevision', true),
   jobs: def<api.Job>('batch', 'v1', 'jobs', 'Job', true),
+  cronJobs: def<api.CronJob>('batch', 'v1', 'cronjobs', 'CronJob', true),
   leases: def<api.Lease>('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
   podDisruptionBudgets: def<api.PodDisruptionBudget>('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget', true),
   roles: def<api.Role>('rbac.authorization.k8s.io', 'v1', 'roles', 'Role', true),

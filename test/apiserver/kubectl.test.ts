@@ -84,6 +84,7 @@ test('kubectl create generators (protobuf bodies) store what kubectl sends', asy
     ['service', 's1', 'service', 'clusterip', 's1', '--tcp=80:8080', '--tcp=443:https'],
     ['service', 's2', 'service', 'nodeport', 's2', '--tcp=80:80', '--node-port=30080'],
     ['job', 'j1', 'job', 'j1', '--image=busybox', '--', 'echo', 'hi'],
+    ['cronjob', 'cj1', 'cronjob', 'cj1', '--image=busybox', '--schedule=*/5 * * * *', '--restart=Never', '--', 'echo', 'hi'],
     ['role', 'r1', 'role', 'r1', '--verb=get,list', '--resource=pods,deployments.apps', '--resource-name=a'],
     ['clusterrole', 'cr1', 'clusterrole', 'cr1', '--verb=get', '--non-resource-url=/healthz'],
     ['rolebinding', 'rb1', 'rolebinding', 'rb1', '--role=r1', '--user=bob', '--serviceaccount=default:sa', '--group=devs'],

@@ -103,6 +103,7 @@ test('with a slow pod informer, expectations keep the ReplicaSet controller from
         daemonSets: factory.forResource(DAEMON_SETS),
         controllerRevisions: factory.forResource(CONTROLLER_REVISIONS),
         jobs: factory.forResource(JOBS),
+        get cronJobs() { return factory.forResource(resources.cronJobs); },
         services: factory.forResource(SERVICES),
         endpoints: factory.forResource(ENDPOINTS),
         endpointSlices: factory.forResource(ENDPOINT_SLICES),

@@ -165,6 +165,24 @@ const MESSAGES: Record<string, Record<number, Field>> = {
     8: { name: 'ttlSecondsAfterFinished', kind: 'int', optional: true },
     10: { name: 'suspend', kind: 'bool', optional: true },
   },
+  CronJob: {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'spec', kind: { message: 'CronJobSpec' } },
+  },
+  CronJobSpec: {
+    1: { name: 'schedule', kind: 'string' },
+    2: { name: 'startingDeadlineSeconds', kind: 'int', optional: true },
+    3: { name: 'concurrencyPolicy', kind: 'string' },
+    4: { name: 'suspend', kind: 'bool', optional: true },
+    5: { name: 'jobTemplate', kind: { message: 'JobTemplateSpec' } },
+    6: { name: 'successfulJobsHistoryLimit', kind: 'int', optional: true },
+    7: { name: 'failedJobsHistoryLimit', kind: 'int', optional: true },
+    8: { name: 'timeZone', kind: 'string', optional: true },
+  },
+  JobTemplateSpec: {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'spec', kind: { message: 'JobSpec' } },
+  },
   PodDisruptionBudget: {
     1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
     2: { name: 'spec', kind: { message: 'PodDisruptionBudgetSpec' } },

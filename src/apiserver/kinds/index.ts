@@ -7,6 +7,7 @@ import { apiservices } from './apiservices.js';
 import { certificatesigningrequests } from './certificatesigningrequests.js';
 import { configmaps } from './configmaps.js';
 import { controllerrevisions } from './controllerrevisions.js';
+import { cronjobs } from './cronjobs.js';
 import { customresourcedefinitions } from './customresourcedefinitions.js';
 import { daemonsets } from './daemonsets.js';
 import { deployments } from './deployments.js';
@@ -40,7 +41,7 @@ const registered = (strategy: Pick<KindStrategy, 'type'>): KindStrategy => strat
 
 export const STRATEGIES: KindStrategy[] = [
   namespaces, nodes, pods, services, endpoints, configmaps, secrets, serviceaccounts, coreEvents, events, leases,
-  deployments, replicasets, daemonsets, statefulsets, controllerrevisions, jobs, poddisruptionbudgets, customresourcedefinitions,
+  deployments, replicasets, daemonsets, statefulsets, controllerrevisions, jobs, cronjobs, poddisruptionbudgets, customresourcedefinitions,
   roles, rolebindings, clusterroles, clusterrolebindings, endpointslices, certificatesigningrequests, apiservices,
   mutatingwebhookconfigurations, validatingwebhookconfigurations,
 ].map(registered);

@@ -1,6 +1,6 @@
 // OpenAPI schemas of the workload kinds: Deployments, ReplicaSets, DaemonSets, StatefulSets
-// (apps/v1) and Jobs (batch/v1).
-import { bool, CORE, free, int, intOrString, kind, list, META, object, ref, SPEC, STATUS, str, type Schema } from './builders.js';
+// (apps/v1), Jobs and CronJobs (batch/v1).
+import { bool, CORE, free, int, intOrString, kind, list, META, object, ref, SPEC, STATUS, str, time, type Schema } from './builders.js';
 
 export const WORKLOAD_SCHEMAS: Record<string, Schema> = {
   'io.k8s.api.apps.v1.Deployment': kind('Deployment keeps a number of identical pods running and rolls out changes to them declaratively, through ReplicaSets.', {
@@ -75,20 +75,43 @@ export const WORKLOAD_SCHEMAS: Record<string, Schema> = {
     status: free(STATUS),
   }),
   'io.k8s.api.batch.v1.Job': kind('Job runs pods until a number of them complete successfully.', {
-    spec: object(SPEC, {
-      template: ref(`${CORE}.PodTemplateSpec`, 'The pods to run; restartPolicy must be Never or OnFailure.'),
-      completions: int('How many pods must succeed (1 by default).'),
-      parallelism: int('How many pods may run at once (1 by default).'),
-      backoffLimit: int('Retries before the job is marked failed (6 by default).'),
-      activeDeadlineSeconds: int('Seconds the job may run before it is terminated.', 'int64'),
-      ttlSecondsAfterFinished: int('Seconds after finishing before the job is deleted automatically.'),
-      selector: ref(`${META}.LabelSelector`, 'Selects the pods of the job; generated unless manualSelector is set.'),
-      manualSelector: bool('Whether selector is set by hand instead of generated.'),
-      completionMode: str('NonIndexed (default) or Indexed.'),
-      suspend: bool('Whether the job is suspended: no pods are created, running ones are deleted.'),
-      podFailurePolicy: free('How pod failures count towards backoffLimit.'),
-      backoffLimitPerIndex: int('Retries per index, for Indexed jobs.'),
-    }, ['template']),
+    spec: ref('io.k8s.api.batch.v1.JobSpec', SPEC),
     status: free(STATUS),
+  }),
+  'io.k8s.api.batch.v1.JobSpec': object('What a job runs, and how many of its pods must succeed.', {
+    template: ref(`${CORE}.PodTemplateSpec`, 'The pods to run; restartPolicy must be Never or OnFailure.'),
+    completions: int('How many pods must succeed (1 by default).'),
+    parallelism: int('How many pods may run at once (1 by default).'),
+    backoffLimit: int('Retries before the job is marked failed (6 by default).'),
+    activeDeadlineSeconds: int('Seconds the job may run before it is terminated.', 'int64'),
+    ttlSecondsAfterFinished: int('Seconds after finishing before the job is deleted automatically.'),
+    selector: ref(`${META}.LabelSelector`, 'Selects the pods of the job; generated unless manualSelector is set.'),
+    manualSelector: bool('Whether selector is set by hand instead of generated.'),
+    completionMode: str('NonIndexed (default) or Indexed.'),
+    suspend: bool('Whether the job is suspended: no pods are created, running ones are deleted.'),
+    podFailurePolicy: free('How pod failures count towards backoffLimit.'),
+    backoffLimitPerIndex: int('Retries per index, for Indexed jobs.'),
+  }, ['template']),
+  'io.k8s.api.batch.v1.CronJob': kind('CronJob runs a Job on a schedule.', {
+    spec: ref('io.k8s.api.batch.v1.CronJobSpec', SPEC),
+    status: ref('io.k8s.api.batch.v1.CronJobStatus', STATUS),
+  }),
+  'io.k8s.api.batch.v1.CronJobSpec': object('When a cron job runs, what it runs and how runs overlap.', {
+    schedule: str('The schedule in cron format (five fields, or @hourly, @daily, @every 1h, ...).'),
+    timeZone: str('The IANA time zone the schedule is read in (the controller manager\'s own when unset).'),
+    startingDeadlineSeconds: int('Seconds after its scheduled time a missed run may still start.', 'int64'),
+    concurrencyPolicy: str('Allow (default), Forbid (skip a run while one is active) or Replace (the new run replaces the active one).', { enum: ['Allow', 'Forbid', 'Replace'] }),
+    suspend: bool('When true, no further runs start (false by default).'),
+    jobTemplate: object('The Job each run creates.', {
+      metadata: ref(`${META}.ObjectMeta`, 'Labels and annotations the Jobs get.'),
+      spec: ref('io.k8s.api.batch.v1.JobSpec', 'The Jobs\' spec.'),
+    }),
+    successfulJobsHistoryLimit: int('How many finished successful Jobs to keep (3 by default).'),
+    failedJobsHistoryLimit: int('How many failed Jobs to keep (1 by default).'),
+  }, ['schedule', 'jobTemplate']),
+  'io.k8s.api.batch.v1.CronJobStatus': object('The observed state of a cron job.', {
+    active: { type: 'array', items: ref(`${CORE}.ObjectReference`), description: 'The Jobs running now.', 'x-kubernetes-list-type': 'atomic' },
+    lastScheduleTime: time('When a Job was last scheduled to run.'),
+    lastSuccessfulTime: time('When a Job last completed successfully.'),
   }),
 };

@@ -44,6 +44,7 @@ const RESOURCE_PREFIXES: Record<string, string> = {
   'apps/statefulsets': 'statefulsets',
   'apps/controllerrevisions': 'controllerrevisions',
   'batch/jobs': 'jobs',
+  'batch/cronjobs': 'cronjobs',
   'policy/poddisruptionbudgets': 'poddisruptionbudgets',
   'rbac.authorization.k8s.io/roles': 'roles',
   'rbac.authorization.k8s.io/rolebindings': 'rolebindings',

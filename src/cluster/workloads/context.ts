@@ -14,6 +14,7 @@ export interface WorkloadInformers {
   daemonSets: Informer<api.DaemonSet>;
   controllerRevisions: Informer<api.ControllerRevision>;
   jobs: Informer<api.Job>;
+  cronJobs: Informer<api.CronJob>;
   services: Informer<api.Service>;
   endpoints: Informer<api.Endpoints>;
   endpointSlices: Informer<api.EndpointSlice>;

@@ -17,6 +17,7 @@ export const DEPLOYMENTS = resources.deployments;
 export const DAEMON_SETS = resources.daemonSets;
 export const CONTROLLER_REVISIONS = resources.controllerRevisions;
 export const JOBS = resources.jobs;
+export const CRON_JOBS = resources.cronJobs;
 
 /** The label a DaemonSet puts on its pods: which template revision made them. */
 export const CONTROLLER_REVISION_HASH = 'controller-revision-hash';
