@@ -99,7 +99,7 @@ test('more unhealthy machines than the limit: remediation stops and the check sa
   const check = await eventually('RemediationAllowed=False', async () => {
     const x = await c.kube.get(MACHINE_HEALTH_CHECKS, 'workers', NS);
     return condition(x, 'RemediationAllowed')?.status === 'False' ? x : undefined;
-  }, 15_000);
+  }, 30_000);
   assert.equal(condition(check, 'RemediationAllowed').reason, 'TooManyUnhealthy');
   assert.equal(condition(check, 'RemediationAllowed').message, 'Remediation is not allowed, the number of not started or unhealthy machines exceeds maxUnhealthy (total: 3, unhealthy: 2, maxUnhealthy: 1)');
   assert.equal(check.status!.remediationsAllowed, 0);
