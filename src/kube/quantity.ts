@@ -51,8 +51,8 @@ export function parseQuantity(input: string | number): Quantity {
   return { negative: sign === '-' && mantissa !== 0n, mantissa, exp10, exp2 };
 }
 
-/** ceil(quantity × 10^scale) as a number (Value(): scale 0; MilliValue(): scale 3). */
-function scaled(quantity: Quantity, scale: number): number {
+/** ceil(quantity × 10^scale), exactly. */
+function scaledExact(quantity: Quantity, scale: number): bigint {
   const exp10 = quantity.exp10 + scale;
   let numerator = quantity.mantissa * 2n ** BigInt(quantity.exp2);
   let denominator = 1n;
@@ -61,7 +61,12 @@ function scaled(quantity: Quantity, scale: number): number {
   let result = numerator / denominator;
   if (quantity.negative) result = -result; // toward zero for negatives is rounding up
   else if (result * denominator !== numerator) result += 1n;
-  return Number(result);
+  return result;
+}
+
+/** ceil(quantity × 10^scale) as a number (Value(): scale 0; MilliValue(): scale 3). */
+function scaled(quantity: Quantity, scale: number): number {
+  return Number(scaledExact(quantity, scale));
 }
 
 /** The quantity in whole units, rounded up (Quantity.Value()): bytes, pods, devices. */
@@ -72,4 +77,25 @@ export function quantityValue(input: string | number): number {
 /** The quantity in thousandths, rounded up (Quantity.MilliValue()): millicores. */
 export function quantityMilliValue(input: string | number): number {
   return scaled(parseQuantity(input), 3);
+}
+
+/** The quantity in thousandths, rounded up, exactly (for sums that may pass 2^53: quota usage in bytes). */
+export function quantityMilli(input: string | number): bigint {
+  return scaledExact(parseQuantity(input), 3);
+}
+
+/**
+ * Thousandths written back as a quantity, in the form kube prints usage: whole numbers plain,
+ * fractions in milli (`500m`), byte counts divisible by a power of 1024 with its suffix (`1Gi`).
+ */
+export function formatMilli(milli: bigint, binary: boolean): string {
+  if (milli % 1000n !== 0n) return `${milli}m`;
+  const whole = milli / 1000n;
+  if (binary && whole !== 0n) {
+    for (const [suffix, bits] of [['Ei', 60n], ['Pi', 50n], ['Ti', 40n], ['Gi', 30n], ['Mi', 20n], ['Ki', 10n]] as const) {
+      const unit = 1n << bits;
+      if (whole % unit === 0n) return `${whole / unit}${suffix}`;
+    }
+  }
+  return String(whole);
 }

@@ -41,6 +41,7 @@ export const resources = {
   controllerRevisions: def<api.ControllerRevision>('apps', 'v1', 'controllerrevisions', 'ControllerRevision', true),
   jobs: def<api.Job>('batch', 'v1', 'jobs', 'Job', true),
   cronJobs: def<api.CronJob>('batch', 'v1', 'cronjobs', 'CronJob', true),
+  resourceQuotas: def<api.ResourceQuota>('', 'v1', 'resourcequotas', 'ResourceQuota', true),
   leases: def<api.Lease>('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
   podDisruptionBudgets: def<api.PodDisruptionBudget>('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget', true),
   roles: def<api.Role>('rbac.authorization.k8s.io', 'v1', 'roles', 'Role', true),

@@ -104,6 +104,7 @@ test('with a slow pod informer, expectations keep the ReplicaSet controller from
         controllerRevisions: factory.forResource(CONTROLLER_REVISIONS),
         jobs: factory.forResource(JOBS),
         get cronJobs() { return factory.forResource(resources.cronJobs); },
+        get resourceQuotas() { return factory.forResource(resources.resourceQuotas); },
         services: factory.forResource(SERVICES),
         endpoints: factory.forResource(ENDPOINTS),
         endpointSlices: factory.forResource(ENDPOINT_SLICES),

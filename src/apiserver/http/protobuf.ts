@@ -18,7 +18,7 @@ type FieldKind =
   /** metav1.Time: seconds and nanos, written as RFC 3339 the way its JSON form is. */
   | 'time'
   | { message: string }
-  | { map: 'string' | 'bytes' };
+  | { map: 'string' | 'bytes' | 'quantity' };
 
 interface Field {
   name: string;
@@ -183,6 +183,22 @@ const MESSAGES: Record<string, Record<number, Field>> = {
     1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
     2: { name: 'spec', kind: { message: 'JobSpec' } },
   },
+  ResourceQuota: {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'spec', kind: { message: 'ResourceQuotaSpec' } },
+  },
+  ResourceQuotaSpec: {
+    1: { name: 'hard', kind: { map: 'quantity' } },
+    2: { name: 'scopes', kind: 'string', repeated: true },
+    3: { name: 'scopeSelector', kind: { message: 'ScopeSelector' } },
+  },
+  ScopeSelector: { 1: { name: 'matchExpressions', kind: { message: 'ScopedResourceSelectorRequirement' }, repeated: true } },
+  ScopedResourceSelectorRequirement: {
+    1: { name: 'scopeName', kind: 'string' },
+    2: { name: 'operator', kind: 'string' },
+    3: { name: 'values', kind: 'string', repeated: true },
+  },
+  Quantity: { 1: { name: 'string', kind: 'string' } },
   PodDisruptionBudget: {
     1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
     2: { name: 'spec', kind: { message: 'PodDisruptionBudgetSpec' } },
@@ -379,7 +395,10 @@ function decodeValue(r: Reader, field: Field, wireType: number): unknown {
     const tag = entry.varint();
     const bytes = entry.bytes();
     if (tag >> 3 === 1) key = bytes.toString('utf8');
-    else if (tag >> 3 === 2) value = kind.map === 'bytes' ? bytes.toString('base64') : bytes.toString('utf8');
+    else if (tag >> 3 === 2) {
+      // A resource.Quantity is a message of one string field.
+      value = kind.map === 'bytes' ? bytes.toString('base64') : kind.map === 'quantity' ? String(decodeMessage(bytes, 'Quantity').string ?? '') : bytes.toString('utf8');
+    }
   }
   return [key, value];
 }

@@ -22,6 +22,7 @@ import { poddisruptionbudgets } from './poddisruptionbudgets.js';
 import { pods } from './pods.js';
 import { clusterrolebindings, clusterroles, rolebindings, roles } from './rbac.js';
 import { replicasets } from './replicasets.js';
+import { resourcequotas } from './resourcequotas.js';
 import { secrets } from './secrets.js';
 import { serviceaccounts } from './serviceaccounts.js';
 import { services } from './services.js';
@@ -40,7 +41,7 @@ import type * as api from '../../api/index.js';
 const registered = (strategy: Pick<KindStrategy, 'type'>): KindStrategy => strategy as KindStrategy;
 
 export const STRATEGIES: KindStrategy[] = [
-  namespaces, nodes, pods, services, endpoints, configmaps, secrets, serviceaccounts, coreEvents, events, leases,
+  namespaces, nodes, pods, services, endpoints, configmaps, secrets, serviceaccounts, resourcequotas, coreEvents, events, leases,
   deployments, replicasets, daemonsets, statefulsets, controllerrevisions, jobs, cronjobs, poddisruptionbudgets, customresourcedefinitions,
   roles, rolebindings, clusterroles, clusterrolebindings, endpointslices, certificatesigningrequests, apiservices,
   mutatingwebhookconfigurations, validatingwebhookconfigurations,

@@ -1,5 +1,5 @@
 // OpenAPI schemas of the core/v1 kinds other than Pods: ConfigMaps, Secrets, Namespaces,
-// ServiceAccounts, Services, Endpoints, Nodes, Events and the references they share.
+// ServiceAccounts, Services, Endpoints, Nodes, Events, ResourceQuotas and the references they share.
 import { bool, CORE, free, int, intOrString, kind, list, META, object, ref, SPEC, STATUS, str, stringMap, strings, time, type Schema } from './builders.js';
 
 export const CORE_V1_SCHEMAS: Record<string, Schema> = {
@@ -7,6 +7,19 @@ export const CORE_V1_SCHEMAS: Record<string, Schema> = {
     data: stringMap('Configuration data as UTF-8 strings. Keys must consist of alphanumerics, "-", "_" or ".". Keys may not also appear in binaryData.'),
     binaryData: { type: 'object', additionalProperties: { type: 'string', format: 'byte' }, description: 'Configuration data as bytes (base64 in JSON and YAML). Keys may not also appear in data.' },
     immutable: bool('When true, data and binaryData can no longer change; only metadata can. The object can still be deleted.'),
+  }),
+  [`${CORE}.ResourceQuota`]: kind('ResourceQuota sets aggregate limits on what a namespace may use: object counts and compute resources.', {
+    spec: object(SPEC, {
+      hard: { type: 'object', additionalProperties: intOrString('A quantity.'), description: 'The most of each named resource the namespace may use.' },
+      scopes: strings('Terminating, NotTerminating, BestEffort, NotBestEffort, PriorityClass or CrossNamespacePodAffinity: the quota counts only the pods in every scope.'),
+      scopeSelector: object('Scopes as selector expressions (PriorityClass with values).', {
+        matchExpressions: { type: 'array', items: object('One scope requirement.', { scopeName: str('The scope.'), operator: str('In, NotIn, Exists or DoesNotExist.'), values: strings('For In and NotIn.') }, ['scopeName', 'operator']), description: 'All must hold.' },
+      }),
+    }),
+    status: object(STATUS, {
+      hard: { type: 'object', additionalProperties: intOrString('A quantity.'), description: 'The limits the quota enforces now.' },
+      used: { type: 'object', additionalProperties: intOrString('A quantity.'), description: 'What the namespace uses now of each limited resource.' },
+    }),
   }),
   [`${CORE}.Secret`]: kind('Secret holds a small amount of sensitive data, such as passwords, tokens or keys.', {
     data: { type: 'object', additionalProperties: { type: 'string', format: 'byte' }, description: 'The secret values, base64-encoded in JSON and YAML. Keys must consist of alphanumerics, "-", "_" or ".".' },

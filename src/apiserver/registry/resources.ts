@@ -20,6 +20,7 @@ import { patchObject } from './resource-patch.js';
 import type { PatchType, ResourceHooks, WriteContext } from './write-context.js';
 import { SCALE_KIND, scaleOf, withSpecReplicas, type Scale } from './scale.js';
 import type { AdmissionAttributes, WebhookAdmission } from '../admission/webhooks.js';
+import type { QuotaAdmission } from '../admission/resource-quota.js';
 import { generationChanged, kindAllocations, strategyFor, strategyOf, tracksGeneration } from '../kinds/index.js';
 import { replaceStatus, type Allocations, type AllocationSettings } from '../kinds/strategy.js';
 import type * as api from '../../api/index.js';
@@ -38,6 +39,8 @@ export class Resources {
   readonly allocationsOf: (type: ResourceType) => Allocations | undefined;
   /** The admission webhooks writes through the API are sent to (admission/webhooks.ts), once the server sets them. */
   webhooks?: WebhookAdmission;
+  /** ResourceQuota admission for writes through the API (admission/resource-quota.ts), once the server sets it. */
+  quota?: QuotaAdmission;
 
   constructor(
     private readonly storage: Storage,
@@ -165,6 +168,7 @@ export class Resources {
     const mutated = await this.mutateByWebhooks(type, object, undefined, ctx);
     this.admit(type, mutated, undefined, ctx);
     await this.validateByWebhooks(type, mutated, undefined, ctx);
+    if (ctx.viaApi) await this.quota?.admit(type, mutated, undefined, ctx.dryRun ?? false);
     return this.storeCreated(type, mutated, ctx);
   }
 
@@ -345,6 +349,7 @@ export class Resources {
     next = await this.mutateByWebhooks(type, next, previous, options);
     this.admit(type, next, previous, options);
     await this.validateByWebhooks(type, next, previous, options);
+    if (options.viaApi && options.subresource === undefined) await this.quota?.admit(type, next, previous, options.dryRun ?? false);
     this.recordManager(type, next, previous, options);
     if (options.subresource === undefined && tracksGeneration(type) && generationChanged(type, next, previous)) {
       next.metadata.generation = (previous.metadata.generation ?? 0) + 1;

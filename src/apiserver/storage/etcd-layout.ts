@@ -34,6 +34,7 @@ const RESOURCE_PREFIXES: Record<string, string> = {
   'core/endpoints': 'services/endpoints',
   'core/configmaps': 'configmaps',
   'core/secrets': 'secrets',
+  'core/resourcequotas': 'resourcequotas',
   'core/serviceaccounts': 'serviceaccounts',
   'core/events': 'events',
   'core/replicationcontrollers': 'controllers',

@@ -15,6 +15,7 @@ export interface WorkloadInformers {
   controllerRevisions: Informer<api.ControllerRevision>;
   jobs: Informer<api.Job>;
   cronJobs: Informer<api.CronJob>;
+  resourceQuotas: Informer<api.ResourceQuota>;
   services: Informer<api.Service>;
   endpoints: Informer<api.Endpoints>;
   endpointSlices: Informer<api.EndpointSlice>;

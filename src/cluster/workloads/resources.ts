@@ -18,6 +18,7 @@ export const DAEMON_SETS = resources.daemonSets;
 export const CONTROLLER_REVISIONS = resources.controllerRevisions;
 export const JOBS = resources.jobs;
 export const CRON_JOBS = resources.cronJobs;
+export const RESOURCE_QUOTAS = resources.resourceQuotas;
 
 /** The label a DaemonSet puts on its pods: which template revision made them. */
 export const CONTROLLER_REVISION_HASH = 'controller-revision-hash';

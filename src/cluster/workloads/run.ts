@@ -1,5 +1,5 @@
 // The controllers of kube-controller-manager that bosun runs (ReplicaSet, Deployment, DaemonSet,
-// Job, CronJob, Endpoints, EndpointSlices, node lifecycle, pod garbage collection, root CA publisher, and
+// Job, CronJob, resource quota, Endpoints, EndpointSlices, node lifecycle, pod garbage collection, root CA publisher, and
 // OpenShift's service CA — off unless named, as kube's optional controllers are), added
 // to a component manager over its shared informers; the manager holds the Lease
 // kube-system/kube-controller-manager as kube-controller-manager does (so two instances never act
@@ -15,12 +15,13 @@ import { endpointSliceController } from './endpointslice-controller.js';
 import { endpointsController } from './endpoints-controller.js';
 import { jobController, type JobControllerOptions } from './job-controller.js';
 import { cronJobController } from './cronjob-controller.js';
+import { resourceQuotaController, type ResourceQuotaControllerOptions } from './resourcequota-controller.js';
 import { nodeLifecycleController, type NodeLifecycleOptions } from './node-lifecycle-controller.js';
 import { podGcController, type PodGcOptions } from './pod-gc-controller.js';
 import { ROOT_CA_CONFIG_MAP, rootCaPublisher } from './root-ca-publisher.js';
 import { replicaSetController } from './replicaset-controller.js';
 import { serviceCaControllers } from '../service-ca/controllers.js';
-import { CONFIG_MAPS, CONTROLLER_REVISIONS, CRON_JOBS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, LEASES, NAMESPACES, NODES, PODS, REPLICA_SETS, SECRETS, SERVICES } from './resources.js';
+import { CONFIG_MAPS, CONTROLLER_REVISIONS, CRON_JOBS, RESOURCE_QUOTAS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, LEASES, NAMESPACES, NODES, PODS, REPLICA_SETS, SECRETS, SERVICES } from './resources.js';
 
 /** What a controller may need beyond its context. */
 type ControllerOptions = WorkloadControllerSettings & { kubeconfig: KubeConfigLike };
@@ -35,6 +36,7 @@ export const WORKLOAD_CONTROLLERS = {
   daemonset: { component: 'daemonset-controller', make: (ctx: WorkloadContext) => daemonSetController(ctx) },
   job: { component: 'job-controller', make: (ctx: WorkloadContext, o: ControllerOptions) => jobController(ctx, o.job) },
   cronjob: { component: 'cronjob-controller', make: (ctx: WorkloadContext) => cronJobController(ctx) },
+  resourcequota: { component: 'resourcequota-controller', make: (ctx: WorkloadContext, o: ControllerOptions) => resourceQuotaController(ctx, o.resourceQuota) },
   endpoint: { component: 'endpoint-controller', make: (ctx: WorkloadContext) => endpointsController(ctx) },
   endpointslice: { component: 'endpoint-slice-controller', make: (ctx: WorkloadContext) => endpointSliceController(ctx) },
   nodelifecycle: { component: 'node-controller', make: (ctx: WorkloadContext, o: ControllerOptions) => nodeLifecycleController(ctx, o.nodeLifecycle) },
@@ -77,6 +79,7 @@ export interface WorkloadControllerSettings {
   controllers?: WorkloadControllerName[];
   clock?: Clock;
   job?: JobControllerOptions;
+  resourceQuota?: ResourceQuotaControllerOptions;
   podGc?: PodGcOptions;
   nodeLifecycle?: NodeLifecycleOptions;
   /** The CA published as kube-root-ca.crt (default: the kubeconfig's cluster CA). */
@@ -105,6 +108,7 @@ export function addWorkloadControllers(manager: Manager, settings: WorkloadContr
       get controllerRevisions() { return factory.forResource(CONTROLLER_REVISIONS); },
       get jobs() { return factory.forResource(JOBS); },
       get cronJobs() { return factory.forResource(CRON_JOBS); },
+      get resourceQuotas() { return factory.forResource(RESOURCE_QUOTAS); },
       get services() { return factory.forResource(SERVICES); },
       get endpoints() { return factory.forResource(ENDPOINTS); },
       get endpointSlices() { return factory.forResource(ENDPOINT_SLICES); },
