@@ -23,6 +23,7 @@ export type ControllerRevision = CoreKind<k8s.V1ControllerRevision>;
 export type Job = CoreKind<k8s.V1Job>;
 export type CronJob = CoreKind<k8s.V1CronJob>;
 export type ResourceQuota = CoreKind<k8s.V1ResourceQuota>;
+export type LimitRange = CoreKind<k8s.V1LimitRange>;
 export type Lease = CoreKind<k8s.V1Lease>;
 export type PodDisruptionBudget = CoreKind<k8s.V1PodDisruptionBudget>;
 export type Eviction = CoreKind<k8s.V1Eviction>;
@@ -85,6 +86,7 @@ export interface AdmissionResponse {
 
 // Parts of the built-in kinds that code passes around on their own.
 export type PodSpec = Wire<k8s.V1PodSpec>;
+export type LimitRangeItem = Wire<k8s.V1LimitRangeItem>;
 export type ScopedResourceSelectorRequirement = Wire<k8s.V1ScopedResourceSelectorRequirement>;
 export type PodTemplateSpec = Wire<k8s.V1PodTemplateSpec>;
 export type Container = Wire<k8s.V1Container>;

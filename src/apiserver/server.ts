@@ -20,6 +20,7 @@ import { OpenApi } from './openapi/documents.js';
 import { objectSizeHooks } from './admission/object-size.js';
 import { WebhookAdmission } from './admission/webhooks.js';
 import { QuotaAdmission } from './admission/resource-quota.js';
+import { LimitRanger } from './admission/limit-ranger.js';
 import { ensureKubernetesService } from './controllers/kubernetes-service.js';
 import { publishExtensionAuthentication } from './aggregator/extension-authentication.js';
 import { enableApiServiceAvailability } from './aggregator/availability.js';
@@ -76,6 +77,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   resources.addHooks(objectSizeHooks());
   resources.webhooks = new WebhookAdmission(storage);
   resources.quota = new QuotaAdmission(storage);
+  resources.limitRanger = new LimitRanger(storage);
   for (const ns of DEFAULT_NAMESPACES) {
     if (storage.get(`/core/namespaces//${ns}`)) continue;
     // Another API server on the same etcd may create it at the same moment.

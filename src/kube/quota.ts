@@ -28,7 +28,7 @@ export const POD_RESOURCES = ['pods', 'count/pods', ...COMPUTE, ...COMPUTE.map((
 export const QUOTA_SCOPES = ['Terminating', 'NotTerminating', 'BestEffort', 'NotBestEffort', 'PriorityClass', 'CrossNamespacePodAffinity'];
 
 /** Resources whose amounts are bytes (printed with binary suffixes). */
-const isBytes = (resource: string) => /(^|\.)(memory|ephemeral-storage|storage)$/.test(resource);
+export const isBytes = (resource: string): boolean => /(^|\.)(memory|ephemeral-storage|storage)$/.test(resource);
 
 /** `count/<resource>` for the core group, `count/<resource>.<group>` otherwise. */
 export const countName = (group: string, resource: string): string => (group ? `count/${resource}.${group}` : `count/${resource}`);

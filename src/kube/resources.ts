@@ -42,6 +42,7 @@ export const resources = {
   jobs: def<api.Job>('batch', 'v1', 'jobs', 'Job', true),
   cronJobs: def<api.CronJob>('batch', 'v1', 'cronjobs', 'CronJob', true),
   resourceQuotas: def<api.ResourceQuota>('', 'v1', 'resourcequotas', 'ResourceQuota', true),
+  limitRanges: def<api.LimitRange>('', 'v1', 'limitranges', 'LimitRange', true),
   leases: def<api.Lease>('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
   podDisruptionBudgets: def<api.PodDisruptionBudget>('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget', true),
   roles: def<api.Role>('rbac.authorization.k8s.io', 'v1', 'roles', 'Role', true),

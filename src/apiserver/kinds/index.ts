@@ -16,6 +16,7 @@ import { endpointslices } from './endpointslices.js';
 import { coreEvents, events } from './events.js';
 import { jobs } from './jobs.js';
 import { leases } from './leases.js';
+import { limitranges } from './limitranges.js';
 import { namespaces } from './namespaces.js';
 import { nodes } from './nodes.js';
 import { poddisruptionbudgets } from './poddisruptionbudgets.js';
@@ -41,7 +42,7 @@ import type * as api from '../../api/index.js';
 const registered = (strategy: Pick<KindStrategy, 'type'>): KindStrategy => strategy as KindStrategy;
 
 export const STRATEGIES: KindStrategy[] = [
-  namespaces, nodes, pods, services, endpoints, configmaps, secrets, serviceaccounts, resourcequotas, coreEvents, events, leases,
+  namespaces, nodes, pods, services, endpoints, configmaps, secrets, serviceaccounts, resourcequotas, limitranges, coreEvents, events, leases,
   deployments, replicasets, daemonsets, statefulsets, controllerrevisions, jobs, cronjobs, poddisruptionbudgets, customresourcedefinitions,
   roles, rolebindings, clusterroles, clusterrolebindings, endpointslices, certificatesigningrequests, apiservices,
   mutatingwebhookconfigurations, validatingwebhookconfigurations,

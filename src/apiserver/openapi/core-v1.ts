@@ -1,5 +1,5 @@
 // OpenAPI schemas of the core/v1 kinds other than Pods: ConfigMaps, Secrets, Namespaces,
-// ServiceAccounts, Services, Endpoints, Nodes, Events, ResourceQuotas and the references they share.
+// ServiceAccounts, Services, Endpoints, Nodes, Events, ResourceQuotas, LimitRanges and the references they share.
 import { bool, CORE, free, int, intOrString, kind, list, META, object, ref, SPEC, STATUS, str, stringMap, strings, time, type Schema } from './builders.js';
 
 export const CORE_V1_SCHEMAS: Record<string, Schema> = {
@@ -20,6 +20,22 @@ export const CORE_V1_SCHEMAS: Record<string, Schema> = {
       hard: { type: 'object', additionalProperties: intOrString('A quantity.'), description: 'The limits the quota enforces now.' },
       used: { type: 'object', additionalProperties: intOrString('A quantity.'), description: 'What the namespace uses now of each limited resource.' },
     }),
+  }),
+  [`${CORE}.LimitRange`]: kind('LimitRange sets defaults and bounds for the resources of each container or pod in a namespace.', {
+    spec: object(SPEC, {
+      limits: {
+        type: 'array',
+        description: 'The limits, by the type of object they apply to.',
+        items: object('Limits of one type.', {
+          type: str('Container, Pod or PersistentVolumeClaim.'),
+          max: { type: 'object', additionalProperties: intOrString('A quantity.'), description: 'The most of each resource.' },
+          min: { type: 'object', additionalProperties: intOrString('A quantity.'), description: 'The least of each resource.' },
+          default: { type: 'object', additionalProperties: intOrString('A quantity.'), description: 'The limit a container gets when it says none.' },
+          defaultRequest: { type: 'object', additionalProperties: intOrString('A quantity.'), description: 'The request a container gets when it says none.' },
+          maxLimitRequestRatio: { type: 'object', additionalProperties: intOrString('A quantity.'), description: 'The largest limit over request.' },
+        }, ['type']),
+      },
+    }, ['limits']),
   }),
   [`${CORE}.Secret`]: kind('Secret holds a small amount of sensitive data, such as passwords, tokens or keys.', {
     data: { type: 'object', additionalProperties: { type: 'string', format: 'byte' }, description: 'The secret values, base64-encoded in JSON and YAML. Keys must consist of alphanumerics, "-", "_" or ".".' },

@@ -21,6 +21,7 @@ import type { PatchType, ResourceHooks, WriteContext } from './write-context.js'
 import { SCALE_KIND, scaleOf, withSpecReplicas, type Scale } from './scale.js';
 import type { AdmissionAttributes, WebhookAdmission } from '../admission/webhooks.js';
 import type { QuotaAdmission } from '../admission/resource-quota.js';
+import type { LimitRanger } from '../admission/limit-ranger.js';
 import { generationChanged, kindAllocations, strategyFor, strategyOf, tracksGeneration } from '../kinds/index.js';
 import { replaceStatus, type Allocations, type AllocationSettings } from '../kinds/strategy.js';
 import type * as api from '../../api/index.js';
@@ -41,6 +42,8 @@ export class Resources {
   webhooks?: WebhookAdmission;
   /** ResourceQuota admission for writes through the API (admission/resource-quota.ts), once the server sets it. */
   quota?: QuotaAdmission;
+  /** LimitRanger admission for pods created through the API (admission/limit-ranger.ts), once the server sets it. */
+  limitRanger?: LimitRanger;
 
   constructor(
     private readonly storage: Storage,
@@ -165,8 +168,10 @@ export class Resources {
     delete metadata.deletionTimestamp;
     delete metadata.deletionGracePeriodSeconds;
     strategy?.prepareForCreate?.(object);
+    if (ctx.viaApi) this.limitRanger?.mutate(type, object);
     const mutated = await this.mutateByWebhooks(type, object, undefined, ctx);
     this.admit(type, mutated, undefined, ctx);
+    if (ctx.viaApi) this.limitRanger?.validate(type, mutated);
     await this.validateByWebhooks(type, mutated, undefined, ctx);
     if (ctx.viaApi) await this.quota?.admit(type, mutated, undefined, ctx.dryRun ?? false);
     return this.storeCreated(type, mutated, ctx);

@@ -35,6 +35,7 @@ const RESOURCE_PREFIXES: Record<string, string> = {
   'core/configmaps': 'configmaps',
   'core/secrets': 'secrets',
   'core/resourcequotas': 'resourcequotas',
+  'core/limitranges': 'limitranges',
   'core/serviceaccounts': 'serviceaccounts',
   'core/events': 'events',
   'core/replicationcontrollers': 'controllers',

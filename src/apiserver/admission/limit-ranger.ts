@@ -1,0 +1,140 @@
+// LimitRanger admission, as kube-apiserver's plugin, for pods created through the API in a
+// namespace with LimitRanges: first each container gets the `default` limits and `defaultRequest`
+// requests of the ranges' Container items for what it does not say (recorded in the annotation
+// `kubernetes.io/limit-ranger`, as kube records it); then, after every mutation, each container
+// (Container items) and the pod as a whole (Pod items: its containers summed) is checked against
+// `min`, `max` and `maxLimitRequestRatio`, and a pod outside them is refused, 403, with kube's
+// words ("maximum cpu usage per Container is 1, but limit is 2"). Runs before the ResourceQuota
+// admission, so defaults count in quotas.
+import type * as api from '../../api/index.js';
+import { formatMilli, quantityMilli } from '../../kube/quantity.js';
+import { isBytes } from '../../kube/quota.js';
+import { ApiError } from '../errors.js';
+import { storagePrefix } from '../registry/resource-type.js';
+import type { Storage } from '../storage/types.js';
+
+/** The annotation that says what LimitRanger set. */
+export const LIMIT_RANGER_ANNOTATION = 'kubernetes.io/limit-ranger';
+
+type ResourceList = Record<string, string>;
+
+const LIMIT_RANGES = { group: '', resource: 'limitranges' };
+
+function containersOf(pod: api.Pod): { container: api.Container; kind: string }[] {
+  return [
+    ...(pod.spec?.initContainers ?? []).map((container) => ({ container, kind: 'init container' })),
+    ...(pod.spec?.containers ?? []).map((container) => ({ container, kind: 'container' })),
+  ];
+}
+
+const listOf = (value: unknown): ResourceList => (value && typeof value === 'object' ? value as ResourceList : {});
+
+/** min ≤ request, min ≤ limit; a missing request fails a min. */
+function minProblem(kind: string, name: string, enforced: string, requests: ResourceList, limits: ResourceList): string | undefined {
+  const request = requests[name];
+  const limit = limits[name];
+  if (request === undefined) return `minimum ${name} usage per ${kind} is ${enforced}.  No request is specified`;
+  if (quantityMilli(request) < quantityMilli(enforced)) return `minimum ${name} usage per ${kind} is ${enforced}, but request is ${request}`;
+  if (limit !== undefined && quantityMilli(limit) < quantityMilli(enforced)) return `minimum ${name} usage per ${kind} is ${enforced}, but limit is ${limit}`;
+  return undefined;
+}
+
+/** limit ≤ max, request ≤ max; a missing limit fails a max. */
+function maxProblem(kind: string, name: string, enforced: string, requests: ResourceList, limits: ResourceList): string | undefined {
+  const request = requests[name];
+  const limit = limits[name];
+  if (limit === undefined) return `maximum ${name} usage per ${kind} is ${enforced}.  No limit is specified`;
+  if (quantityMilli(limit) > quantityMilli(enforced)) return `maximum ${name} usage per ${kind} is ${enforced}, but limit is ${limit}`;
+  if (request !== undefined && quantityMilli(request) > quantityMilli(enforced)) return `maximum ${name} usage per ${kind} is ${enforced}, but request is ${request}`;
+  return undefined;
+}
+
+function ratioProblem(kind: string, name: string, enforced: string, requests: ResourceList, limits: ResourceList): string | undefined {
+  const request = requests[name] === undefined ? 0n : quantityMilli(requests[name]);
+  const limit = limits[name] === undefined ? 0n : quantityMilli(limits[name]);
+  if (request === 0n) return `${name} max limit to request ratio per ${kind} is ${enforced}, but no request is specified or request is 0`;
+  if (limit === 0n) return `${name} max limit to request ratio per ${kind} is ${enforced}, but no limit is specified or limit is 0`;
+  const observed = Number(limit) / Number(request);
+  const maxRatio = Number(quantityMilli(enforced)) / 1000;
+  return observed > maxRatio ? `${name} max limit to request ratio per ${kind} is ${enforced}, but provided ratio is ${observed.toFixed(6)}` : undefined;
+}
+
+function itemProblems(item: api.LimitRangeItem, kind: string, requests: ResourceList, limits: ResourceList): string[] {
+  const problems: (string | undefined)[] = [
+    ...Object.entries(listOf(item.min)).map(([name, v]) => minProblem(kind, name, v, requests, limits)),
+    ...Object.entries(listOf(item.max)).map(([name, v]) => maxProblem(kind, name, v, requests, limits)),
+    ...Object.entries(listOf(item.maxLimitRequestRatio)).map(([name, v]) => ratioProblem(kind, name, v, requests, limits)),
+  ];
+  return problems.filter((p): p is string => p !== undefined);
+}
+
+/** What a pod's containers request or limit together (those that say it). */
+function podTotal(pod: api.Pod, which: 'requests' | 'limits'): ResourceList {
+  const sums = new Map<string, bigint>();
+  for (const c of pod.spec?.containers ?? []) {
+    for (const [name, value] of Object.entries(listOf(c.resources?.[which]))) sums.set(name, (sums.get(name) ?? 0n) + quantityMilli(value));
+  }
+  return Object.fromEntries([...sums].map(([name, milli]) => [name, formatMilli(milli, isBytes(name))]));
+}
+
+export class LimitRanger {
+  constructor(private readonly storage: Storage) {}
+
+  private rangesIn(namespace: string): api.LimitRange[] {
+    return this.storage.list(`${storagePrefix(LIMIT_RANGES)}${namespace}/`).items.map((i) => i.object as api.LimitRange);
+  }
+
+  /** Fills in each container's defaults from the namespace's Container items (pods only). */
+  mutate(resource: { group: string; resource: string }, object: api.Unstructured): void {
+    if (resource.group !== '' || resource.resource !== 'pods' || !object.metadata.namespace) return;
+    const ranges = this.rangesIn(object.metadata.namespace);
+    if (ranges.length === 0) return;
+    const pod = object as api.Pod;
+    const defaults: ResourceList = {};
+    const defaultRequests: ResourceList = {};
+    for (const range of ranges) {
+      for (const item of range.spec?.limits ?? []) {
+        if (item.type !== 'Container') continue;
+        // On the wire `default` (client-node's type names it `_default`).
+        Object.assign(defaults, listOf((item as { default?: unknown }).default));
+        Object.assign(defaultRequests, listOf(item.defaultRequest));
+      }
+    }
+    const said: string[] = [];
+    for (const { container, kind } of containersOf(pod)) {
+      const resources = (container.resources ??= {});
+      const limits = (resources.limits ??= {}) as ResourceList;
+      const requests = (resources.requests ??= {}) as ResourceList;
+      const setRequests = Object.keys(defaultRequests).filter((name) => requests[name] === undefined).sort();
+      const setLimits = Object.keys(defaults).filter((name) => limits[name] === undefined).sort();
+      for (const name of setRequests) requests[name] = defaultRequests[name];
+      for (const name of setLimits) limits[name] = defaults[name];
+      if (setRequests.length > 0) said.push(`${setRequests.join(', ')} request for ${kind} ${container.name}`);
+      if (setLimits.length > 0) said.push(`${setLimits.join(', ')} limit for ${kind} ${container.name}`);
+      if (Object.keys(limits).length === 0) delete resources.limits;
+      if (Object.keys(requests).length === 0) delete resources.requests;
+    }
+    if (said.length > 0) pod.metadata.annotations = { ...pod.metadata.annotations, [LIMIT_RANGER_ANNOTATION]: `LimitRanger plugin set: ${said.join('; ')}` };
+  }
+
+  /** Refuses a pod outside its namespace's ranges, 403, every problem named. */
+  validate(resource: { group: string; resource: string }, object: api.Unstructured): void {
+    if (resource.group !== '' || resource.resource !== 'pods' || !object.metadata.namespace) return;
+    const ranges = this.rangesIn(object.metadata.namespace);
+    if (ranges.length === 0) return;
+    const pod = object as api.Pod;
+    const problems: string[] = [];
+    for (const range of ranges) {
+      for (const item of range.spec?.limits ?? []) {
+        if (item.type === 'Container') {
+          for (const { container } of containersOf(pod)) problems.push(...itemProblems(item, 'Container', listOf(container.resources?.requests), listOf(container.resources?.limits)));
+        } else if (item.type === 'Pod') {
+          problems.push(...itemProblems(item, 'Pod', podTotal(pod, 'requests'), podTotal(pod, 'limits')));
+        }
+      }
+    }
+    if (problems.length === 0) return;
+    const message = problems.length === 1 ? problems[0] : `[${problems.join(', ')}]`;
+    throw new ApiError(403, 'Forbidden', `pods "${pod.metadata.name}" is forbidden: ${message}`, { name: pod.metadata.name, kind: 'pods' });
+  }
+}
