@@ -21,6 +21,8 @@ import { objectSizeHooks } from './admission/object-size.js';
 import { WebhookAdmission } from './admission/webhooks.js';
 import { QuotaAdmission } from './admission/resource-quota.js';
 import { LimitRanger } from './admission/limit-ranger.js';
+import { PodSecurityAdmission } from './admission/pod-security.js';
+import { namespaces } from './kinds/namespaces.js';
 import { ensureKubernetesService } from './controllers/kubernetes-service.js';
 import { publishExtensionAuthentication } from './aggregator/extension-authentication.js';
 import { enableApiServiceAvailability } from './aggregator/availability.js';
@@ -78,6 +80,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   resources.webhooks = new WebhookAdmission(storage);
   resources.quota = new QuotaAdmission(storage);
   resources.limitRanger = new LimitRanger(storage);
+  resources.podSecurity = new PodSecurityAdmission(storage, namespaces.type);
   for (const ns of DEFAULT_NAMESPACES) {
     if (storage.get(`/core/namespaces//${ns}`)) continue;
     // Another API server on the same etcd may create it at the same moment.

@@ -22,6 +22,7 @@ import { SCALE_KIND, scaleOf, withSpecReplicas, type Scale } from './scale.js';
 import type { AdmissionAttributes, WebhookAdmission } from '../admission/webhooks.js';
 import type { QuotaAdmission } from '../admission/resource-quota.js';
 import type { LimitRanger } from '../admission/limit-ranger.js';
+import type { PodSecurityAdmission } from '../admission/pod-security.js';
 import { generationChanged, kindAllocations, strategyFor, strategyOf, tracksGeneration } from '../kinds/index.js';
 import { replaceStatus, type Allocations, type AllocationSettings } from '../kinds/strategy.js';
 import type * as api from '../../api/index.js';
@@ -44,6 +45,8 @@ export class Resources {
   quota?: QuotaAdmission;
   /** LimitRanger admission for pods created through the API (admission/limit-ranger.ts), once the server sets it. */
   limitRanger?: LimitRanger;
+  /** Pod Security admission for pods and workloads written through the API (admission/pod-security.ts), once the server sets it. */
+  podSecurity?: PodSecurityAdmission;
 
   constructor(
     private readonly storage: Storage,
@@ -172,6 +175,7 @@ export class Resources {
     const mutated = await this.mutateByWebhooks(type, object, undefined, ctx);
     this.admit(type, mutated, undefined, ctx);
     if (ctx.viaApi) this.limitRanger?.validate(type, mutated);
+    if (ctx.viaApi) this.podSecurity?.admit(type, mutated, undefined, ctx.warnings);
     await this.validateByWebhooks(type, mutated, undefined, ctx);
     if (ctx.viaApi) await this.quota?.admit(type, mutated, undefined, ctx.dryRun ?? false);
     return this.storeCreated(type, mutated, ctx);
@@ -354,7 +358,10 @@ export class Resources {
     next = await this.mutateByWebhooks(type, next, previous, options);
     this.admit(type, next, previous, options);
     await this.validateByWebhooks(type, next, previous, options);
-    if (options.viaApi && options.subresource === undefined) await this.quota?.admit(type, next, previous, options.dryRun ?? false);
+    if (options.viaApi && options.subresource === undefined) {
+      this.podSecurity?.admit(type, next, previous, options.warnings);
+      await this.quota?.admit(type, next, previous, options.dryRun ?? false);
+    }
     this.recordManager(type, next, previous, options);
     if (options.subresource === undefined && tracksGeneration(type) && generationChanged(type, next, previous)) {
       next.metadata.generation = (previous.metadata.generation ?? 0) + 1;
