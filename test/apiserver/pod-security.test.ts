@@ -1,7 +1,8 @@
 // Pod Security admission as kube-apiserver's PodSecurity plugin: a namespace's enforce label
 // refuses pods that violate its level (the real kubectl shows kube's message), its warn label
-// (or enforce, when there is no warn) warns about pods and workloads' pod templates, and pod
-// updates are looked at only when their images or containers change.
+// (or enforce, when there is no warn) warns about pods and workloads' pod templates, pod updates
+// are looked at only when their images or containers change, labels that cannot be read are
+// refused, and a stricter level names the pods already there that it would refuse.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { namespacePolicy, podSecurityViolations } from '../../src/apiserver/admission/pod-security.js';
@@ -14,7 +15,6 @@ before(async () => {
   api = await startTestApiServer();
   await namespace('locked', { 'pod-security.kubernetes.io/enforce': 'restricted' });
   await namespace('base', { 'pod-security.kubernetes.io/enforce': 'baseline', 'pod-security.kubernetes.io/warn': 'restricted' });
-  await namespace('typo', { 'pod-security.kubernetes.io/enforce': 'restrcited' });
 });
 after(async () => {
   await api.stop();
@@ -64,17 +64,29 @@ test('baseline enforced with restricted warnings: what baseline forbids is refus
   assert.match(String(warned.headers.warning), /^299 - "would violate PodSecurity \\"restricted:latest\\": allowPrivilegeEscalation != false/);
 });
 
-test('an enforce level that cannot be read enforces restricted', async () => {
-  const r = await api.request('POST', '/api/v1/namespaces/typo/pods', { body: { metadata: { name: 'p' }, spec: { containers: [{ name: 'a', image: 'i' }] } } });
-  assert.equal(r.status, 403);
-  assert.match(r.json.message, /violates PodSecurity "restricted:latest"/);
+test('labels that cannot be read are refused on the namespace', async () => {
+  const r = await api.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'typo', labels: { 'pod-security.kubernetes.io/enforce': 'restrcited', 'pod-security.kubernetes.io/warn-version': 'v2' } } } });
+  assert.equal(r.status, 422, r.text);
+  assert.equal(r.json.message, 'Namespace "typo" is invalid: metadata.labels[pod-security.kubernetes.io/enforce]: Invalid value: "restrcited": must be one of privileged, baseline, restricted, metadata.labels[pod-security.kubernetes.io/warn-version]: Invalid value: "v2": must be "latest" or "v1.x"');
+  const label = await api.kubectl(['label', 'namespace', 'base', 'pod-security.kubernetes.io/warn=strict', '--overwrite']);
+  assert.notEqual(label.code, 0);
+  assert.match(label.stderr, /metadata\.labels\[pod-security\.kubernetes\.io\/warn\]: Invalid value: "strict": must be one of privileged, baseline, restricted/);
 });
 
 test('a pod update is looked at only when its images or containers change', async () => {
   await namespace('later', {});
   const created = await api.request('POST', '/api/v1/namespaces/later/pods', { body: { metadata: { name: 'old' }, spec: { containers: [{ name: 'a', image: 'i:1' }] } } });
   assert.equal(created.status, 201);
-  assert.equal((await api.request('PATCH', '/api/v1/namespaces/later', { contentType: 'application/merge-patch+json', body: { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } } })).status, 200);
+  assert.equal((await api.request('POST', '/api/v1/namespaces/later/pods', { body: { metadata: { name: 'another' }, spec: { containers: [{ name: 'a', image: 'i:1' }] } } })).status, 201);
+  assert.equal((await api.request('POST', '/api/v1/namespaces/later/pods', { body: { metadata: { name: 'rooted' }, spec: { ...RESTRICTED_OK, securityContext: { ...RESTRICTED_OK.securityContext, runAsUser: 0 } } } })).status, 201);
+  // A stricter level says which pods already there it would refuse, as kubectl prints it.
+  const labelled = await api.kubectl(['label', 'namespace', 'later', 'pod-security.kubernetes.io/enforce=restricted']);
+  assert.equal(labelled.code, 0, labelled.stderr);
+  assert.deepEqual(labelled.stderr.trim().split('\n'), [
+    'Warning: existing pods in namespace "later" violate the new PodSecurity enforce level "restricted:latest"',
+    'Warning: another (and 1 other pod): allowPrivilegeEscalation != false, unrestricted capabilities, runAsNonRoot != true, seccompProfile',
+    'Warning: rooted: runAsUser=0',
+  ]);
   const relabel = await api.request('PATCH', '/api/v1/namespaces/later/pods/old', { contentType: 'application/merge-patch+json', body: { metadata: { labels: { tier: 'x' } } } });
   assert.equal(relabel.status, 200, 'a label change is not looked at');
   const image = await api.request('PATCH', '/api/v1/namespaces/later/pods/old', { contentType: 'application/strategic-merge-patch+json', body: { spec: { containers: [{ name: 'a', image: 'i:2' }] } } });
@@ -96,5 +108,6 @@ test('the checks\' messages: pod and containers, plurals, restricted overriding 
     'runAsUser=0 (pod must not set runAsUser=0)',
   ]);
   assert.deepEqual(namespacePolicy({ 'pod-security.kubernetes.io/enforce': 'baseline', 'pod-security.kubernetes.io/enforce-version': 'v1.29' }), { enforce: 'baseline', enforceVersion: 'v1.29', warn: 'baseline', warnVersion: 'v1.29' });
-  assert.deepEqual(namespacePolicy({ 'pod-security.kubernetes.io/warn': 'bogus' }), { enforce: 'privileged', enforceVersion: 'latest', warn: 'privileged', warnVersion: 'latest' });
+  assert.deepEqual(namespacePolicy({ 'pod-security.kubernetes.io/warn': 'bogus' }), { enforce: 'privileged', enforceVersion: 'latest', warn: 'privileged', warnVersion: 'latest' }, 'warn fails open');
+  assert.equal(namespacePolicy({ 'pod-security.kubernetes.io/enforce': 'restrcited' }).enforce, 'restricted', 'enforce fails closed');
 });

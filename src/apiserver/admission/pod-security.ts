@@ -6,13 +6,15 @@
 // (container "app" must set securityContext.allowPrivilegeEscalation=false), …`); one that
 // violates the warn level is admitted with a warning, as is a workload (Deployment, ReplicaSet,
 // StatefulSet, DaemonSet, Job, CronJob) whose pod template would violate it. Without a warn label,
-// warn follows enforce. An unreadable enforce level enforces restricted (fails closed); unreadable
-// warn or audit levels are privileged (fail open). Every version label is read as the checks of
+// warn follows enforce. Labels that cannot be read are refused on the namespace (422); should a
+// namespace have them anyway, an unreadable enforce level enforces restricted (fails closed) and
+// unreadable warn or audit levels are privileged (fail open). A namespace given a stricter enforce
+// level is told which of its pods would now be refused (warnings). Every version label is read as the checks of
 // this release (bosun serves one Kubernetes version's rules: `latest`). Audit annotations are not
 // written (bosun's audit log has no annotations).
 import type * as api from '../../api/index.js';
-import { ApiError, qualifiedResource } from '../errors.js';
-import { storageKey, type ResourceType } from '../registry/resource-type.js';
+import { ApiError, errors, qualifiedResource, type FieldProblem } from '../errors.js';
+import { storageKey, storagePrefix, type ResourceType } from '../registry/resource-type.js';
 import type { Storage } from '../storage/types.js';
 
 const PREFIX = 'pod-security.kubernetes.io/';
@@ -229,13 +231,33 @@ function checksOf(level: Level): Check[] {
   return CHECKS.filter((c) => !overridden.has(c.id));
 }
 
+function failedChecks(level: Level, meta: api.ObjectMeta, spec: PodSpec): Violation[] {
+  return checksOf(level).map((check) => check.run(meta, spec)).filter((v): v is Violation => v !== undefined);
+}
+
 /** What a pod violates of a level, as "reason (detail)" in the checks' order. */
 export function podSecurityViolations(level: Level, meta: api.ObjectMeta, spec: PodSpec): string[] {
-  return checksOf(level)
-    .map((check) => check.run(meta, spec))
-    .filter((v): v is Violation => v !== undefined)
-    .map((v) => (v.detail ? `${v.reason} (${v.detail})` : v.reason));
+  return failedChecks(level, meta, spec).map((v) => (v.detail ? `${v.reason} (${v.detail})` : v.reason));
 }
+
+/** The Pod Security labels of a namespace that cannot be read, as kube refuses them. */
+export function namespaceLabelProblems(labels: Record<string, string> | undefined): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  for (const mode of ['enforce', 'audit', 'warn']) {
+    const level = labels?.[`${PREFIX}${mode}`];
+    if (level !== undefined && !(LEVELS as readonly string[]).includes(level)) {
+      problems.push({ type: 'FieldValueInvalid', field: `metadata.labels[${PREFIX}${mode}]`, message: `Invalid value: ${JSON.stringify(level)}: must be one of ${LEVELS.join(', ')}` });
+    }
+    const version = labels?.[`${PREFIX}${mode}-version`];
+    if (version !== undefined && version !== 'latest' && !/^v1\.(0|[1-9][0-9]*)$/.test(version)) {
+      problems.push({ type: 'FieldValueInvalid', field: `metadata.labels[${PREFIX}${mode}-version]`, message: `Invalid value: ${JSON.stringify(version)}: must be "latest" or "v1.x"` });
+    }
+  }
+  return problems;
+}
+
+/** How many of a namespace's pods a new enforce level is checked against (kube's default). */
+const MAX_PODS_CHECKED = 3000;
 
 /** A namespace's policy from its labels, as the plugin reads it. */
 export function namespacePolicy(labels: Record<string, string> | undefined): { enforce: Level; enforceVersion: string; warn: Level; warnVersion: string } {
@@ -281,6 +303,7 @@ export class PodSecurityAdmission {
    * pod or a workload's pod template would violate of its warn level.
    */
   admit(type: ResourceType, object: api.Unstructured, previous: api.Unstructured | undefined, warnings: string[] | undefined): void {
+    if (type.group === '' && type.resource === 'namespaces') return this.admitNamespace(object, previous, warnings);
     const isPod = type.group === '' && type.resource === 'pods';
     const template = isPod ? undefined : templateOf(type, object);
     if (!isPod && !template) return;
@@ -300,6 +323,40 @@ export class PodSecurityAdmission {
       return;
     }
     this.warn(policy, template!.metadata ?? ({} as api.ObjectMeta), template!.spec ?? ({} as PodSpec), warnings);
+  }
+
+  /**
+   * A namespace's labels must be readable (a create, or an update that brings new problems, is
+   * refused 422); a stricter enforce level is checked against the pods already there, and what
+   * they violate comes back as warnings, one per distinct set of failed checks, naming a pod.
+   */
+  private admitNamespace(object: api.Unstructured, previous: api.Unstructured | undefined, warnings: string[] | undefined): void {
+    const labels = object.metadata.labels as Record<string, string> | undefined;
+    const problems = namespaceLabelProblems(labels);
+    const before = previous ? namespaceLabelProblems(previous.metadata.labels as Record<string, string> | undefined) : [];
+    if (problems.length > 0 && (before.length === 0 || JSON.stringify(problems) !== JSON.stringify(before))) {
+      throw errors.invalid('Namespace', '', object.metadata.name, problems);
+    }
+    if (!previous) return;
+    const next = namespacePolicy(labels);
+    const old = namespacePolicy(previous.metadata.labels as Record<string, string> | undefined);
+    if (next.enforce === 'privileged' || (next.enforce === old.enforce && next.enforceVersion === old.enforceVersion)) return;
+    if (next.enforceVersion === old.enforceVersion && LEVELS.indexOf(next.enforce) <= LEVELS.indexOf(old.enforce)) return;
+    const pods = this.storage.list(`${storagePrefix({ group: '', resource: 'pods' })}${object.metadata.name}/`).items.map((i) => i.object as api.Pod);
+    const checked = pods.slice(0, MAX_PODS_CHECKED);
+    const byReasons = new Map<string, { first: string; count: number }>();
+    for (const pod of checked) {
+      const failed = failedChecks(next.enforce, pod.metadata, (pod.spec ?? {}) as PodSpec);
+      if (failed.length === 0) continue;
+      const reasons = failed.map((v) => v.reason).join(', ');
+      const seen = byReasons.get(reasons);
+      byReasons.set(reasons, { first: seen && seen.first < pod.metadata.name ? seen.first : pod.metadata.name, count: (seen?.count ?? 0) + 1 });
+    }
+    if (checked.length < pods.length) warnings?.push(`new PodSecurity enforce level only checked against the first ${checked.length} of ${pods.length} existing pods`);
+    if (byReasons.size === 0) return;
+    warnings?.push(`existing pods in namespace ${JSON.stringify(object.metadata.name)} violate the new PodSecurity enforce level "${next.enforce}:${next.enforceVersion}"`);
+    const named = [...byReasons].map(([reasons, { first, count }]) => `${first}${count === 2 ? ' (and 1 other pod)' : count > 2 ? ` (and ${count - 1} other pods)` : ''}: ${reasons}`);
+    warnings?.push(...named.sort());
   }
 
   private warn(policy: ReturnType<typeof namespacePolicy>, meta: api.ObjectMeta, spec: PodSpec, warnings: string[] | undefined): void {
