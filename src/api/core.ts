@@ -24,6 +24,7 @@ export type Job = CoreKind<k8s.V1Job>;
 export type CronJob = CoreKind<k8s.V1CronJob>;
 export type ResourceQuota = CoreKind<k8s.V1ResourceQuota>;
 export type LimitRange = CoreKind<k8s.V1LimitRange>;
+export type PriorityClass = CoreKind<k8s.V1PriorityClass>;
 export type Lease = CoreKind<k8s.V1Lease>;
 export type PodDisruptionBudget = CoreKind<k8s.V1PodDisruptionBudget>;
 export type Eviction = CoreKind<k8s.V1Eviction>;

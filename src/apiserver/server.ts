@@ -22,6 +22,7 @@ import { WebhookAdmission } from './admission/webhooks.js';
 import { QuotaAdmission } from './admission/resource-quota.js';
 import { LimitRanger } from './admission/limit-ranger.js';
 import { PodSecurityAdmission } from './admission/pod-security.js';
+import { PriorityAdmission, SYSTEM_PRIORITY_CLASSES } from './admission/priority.js';
 import { namespaces } from './kinds/namespaces.js';
 import { ensureKubernetesService } from './controllers/kubernetes-service.js';
 import { publishExtensionAuthentication } from './aggregator/extension-authentication.js';
@@ -81,10 +82,18 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   resources.quota = new QuotaAdmission(storage);
   resources.limitRanger = new LimitRanger(storage);
   resources.podSecurity = new PodSecurityAdmission(storage, namespaces.type);
+  resources.priority = new PriorityAdmission(storage);
   for (const ns of DEFAULT_NAMESPACES) {
     if (storage.get(`/core/namespaces//${ns}`)) continue;
     // Another API server on the same etcd may create it at the same moment.
     await resources.create(registry.lookup('', 'v1', 'namespaces')!, undefined, { metadata: { name: ns } }).catch((e: Error) => {
+      if ((e as { reason?: string }).reason !== 'AlreadyExists') throw e;
+    });
+  }
+  // kube-apiserver's system PriorityClasses, as its post-start hook makes them.
+  for (const { name, value, description } of SYSTEM_PRIORITY_CLASSES) {
+    if (storage.get(`/scheduling.k8s.io/priorityclasses//${name}`)) continue;
+    await resources.create(registry.lookup('scheduling.k8s.io', 'v1', 'priorityclasses')!, undefined, { metadata: { name }, value, description }).catch((e: Error) => {
       if ((e as { reason?: string }).reason !== 'AlreadyExists') throw e;
     });
   }

@@ -90,6 +90,8 @@ test('kubectl create generators (protobuf bodies) store what kubectl sends', asy
     ['rolebinding', 'rb1', 'rolebinding', 'rb1', '--role=r1', '--user=bob', '--serviceaccount=default:sa', '--group=devs'],
     ['clusterrolebinding', 'crb1', 'clusterrolebinding', 'crb1', '--clusterrole=cr1', '--user=bob'],
     ['pdb', 'p1', 'pdb', 'p1', '--selector=app=x', '--min-available=0'],
+    ['priorityclass', 'pc1', 'priorityclass', 'pc1', '--value=7', '--description=for tests', '--preemption-policy=Never'],
+    ['quota', 'q1', 'quota', 'q1', '--hard=pods=3,requests.cpu=500m', '--scopes=NotTerminating'],
     ['pdb', 'p2', 'pdb', 'p2', '--selector=app=y', '--max-unavailable=50%'],
   ];
   for (const [resource, name, ...args] of generators) {

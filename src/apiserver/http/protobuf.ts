@@ -183,6 +183,13 @@ const MESSAGES: Record<string, Record<number, Field>> = {
     1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
     2: { name: 'spec', kind: { message: 'JobSpec' } },
   },
+  PriorityClass: {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'value', kind: 'int', optional: true },
+    3: { name: 'globalDefault', kind: 'bool' },
+    4: { name: 'description', kind: 'string' },
+    5: { name: 'preemptionPolicy', kind: 'string', optional: true },
+  },
   ResourceQuota: {
     1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
     2: { name: 'spec', kind: { message: 'ResourceQuotaSpec' } },

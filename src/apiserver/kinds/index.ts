@@ -20,6 +20,7 @@ import { limitranges } from './limitranges.js';
 import { namespaces } from './namespaces.js';
 import { nodes } from './nodes.js';
 import { poddisruptionbudgets } from './poddisruptionbudgets.js';
+import { priorityclasses } from './priorityclasses.js';
 import { pods } from './pods.js';
 import { clusterrolebindings, clusterroles, rolebindings, roles } from './rbac.js';
 import { replicasets } from './replicasets.js';
@@ -43,7 +44,7 @@ const registered = (strategy: Pick<KindStrategy, 'type'>): KindStrategy => strat
 
 export const STRATEGIES: KindStrategy[] = [
   namespaces, nodes, pods, services, endpoints, configmaps, secrets, serviceaccounts, resourcequotas, limitranges, coreEvents, events, leases,
-  deployments, replicasets, daemonsets, statefulsets, controllerrevisions, jobs, cronjobs, poddisruptionbudgets, customresourcedefinitions,
+  deployments, replicasets, daemonsets, statefulsets, controllerrevisions, jobs, cronjobs, poddisruptionbudgets, priorityclasses, customresourcedefinitions,
   roles, rolebindings, clusterroles, clusterrolebindings, endpointslices, certificatesigningrequests, apiservices,
   mutatingwebhookconfigurations, validatingwebhookconfigurations,
 ].map(registered);

@@ -1,5 +1,6 @@
 // OpenAPI schemas of the remaining built-in groups: Leases (coordination), Events (events.k8s.io),
-// PodDisruptionBudgets (policy), RBAC and CustomResourceDefinitions (apiextensions).
+// PodDisruptionBudgets (policy), PriorityClasses (scheduling), RBAC and CustomResourceDefinitions
+// (apiextensions).
 import { bool, CORE, free, int, intOrString, kind, list, META, object, ref, SPEC, STATUS, str, strings, type Schema } from './builders.js';
 
 export const CLUSTER_SCHEMAS: Record<string, Schema> = {
@@ -46,6 +47,12 @@ export const CLUSTER_SCHEMAS: Record<string, Schema> = {
   }, ['disruptionsAllowed', 'currentHealthy', 'desiredHealthy', 'expectedPods']),
 
   // --- rbac.authorization.k8s.io/v1 ---------------------------------------------------------------
+  'io.k8s.api.scheduling.v1.PriorityClass': kind('PriorityClass maps a name to the priority of the pods that name it: the scheduler places higher ones first.', {
+    value: int('The priority pods of this class get; at most 1000000000 for classes users make.'),
+    globalDefault: bool('Whether pods naming no class get this one. Only one class may be the default.'),
+    description: str('What the class is for.'),
+    preemptionPolicy: str('PreemptLowerPriority (default) or Never.', { enum: ['Never', 'PreemptLowerPriority'] }),
+  }),
   'io.k8s.api.rbac.v1.PolicyRule': object('Actions allowed on resources or non-resource URLs. Rules only allow; nothing denies.', {
     verbs: strings('The verbs allowed (get, list, watch, create, update, patch, delete, deletecollection, or * for all).'),
     apiGroups: strings('The API groups of the resources ("" is the core group, * all).'),

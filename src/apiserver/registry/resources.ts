@@ -23,6 +23,7 @@ import type { AdmissionAttributes, WebhookAdmission } from '../admission/webhook
 import type { QuotaAdmission } from '../admission/resource-quota.js';
 import type { LimitRanger } from '../admission/limit-ranger.js';
 import type { PodSecurityAdmission } from '../admission/pod-security.js';
+import type { PriorityAdmission } from '../admission/priority.js';
 import { generationChanged, kindAllocations, strategyFor, strategyOf, tracksGeneration } from '../kinds/index.js';
 import { replaceStatus, type Allocations, type AllocationSettings } from '../kinds/strategy.js';
 import type * as api from '../../api/index.js';
@@ -47,6 +48,8 @@ export class Resources {
   limitRanger?: LimitRanger;
   /** Pod Security admission for pods and workloads written through the API (admission/pod-security.ts), once the server sets it. */
   podSecurity?: PodSecurityAdmission;
+  /** Priority admission for pods and PriorityClasses written through the API (admission/priority.ts), once the server sets it. */
+  priority?: PriorityAdmission;
 
   constructor(
     private readonly storage: Storage,
@@ -171,7 +174,10 @@ export class Resources {
     delete metadata.deletionTimestamp;
     delete metadata.deletionGracePeriodSeconds;
     strategy?.prepareForCreate?.(object);
-    if (ctx.viaApi) this.limitRanger?.mutate(type, object);
+    if (ctx.viaApi) {
+      this.limitRanger?.mutate(type, object);
+      this.priority?.admit(type, object, undefined);
+    }
     const mutated = await this.mutateByWebhooks(type, object, undefined, ctx);
     this.admit(type, mutated, undefined, ctx);
     if (ctx.viaApi) this.limitRanger?.validate(type, mutated);
@@ -359,6 +365,7 @@ export class Resources {
     this.admit(type, next, previous, options);
     await this.validateByWebhooks(type, next, previous, options);
     if (options.viaApi && options.subresource === undefined) {
+      this.priority?.admit(type, next, previous);
       this.podSecurity?.admit(type, next, previous, options.warnings);
       await this.quota?.admit(type, next, previous, options.dryRun ?? false);
     }

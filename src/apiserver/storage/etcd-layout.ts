@@ -36,6 +36,7 @@ const RESOURCE_PREFIXES: Record<string, string> = {
   'core/secrets': 'secrets',
   'core/resourcequotas': 'resourcequotas',
   'core/limitranges': 'limitranges',
+  'scheduling.k8s.io/priorityclasses': 'priorityclasses',
   'core/serviceaccounts': 'serviceaccounts',
   'core/events': 'events',
   'core/replicationcontrollers': 'controllers',
