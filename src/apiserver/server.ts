@@ -24,6 +24,7 @@ import { LimitRanger } from './admission/limit-ranger.js';
 import { PodSecurityAdmission } from './admission/pod-security.js';
 import { PriorityAdmission, SYSTEM_PRIORITY_CLASSES } from './admission/priority.js';
 import { namespaces } from './kinds/namespaces.js';
+import { storageKey } from './registry/resource-type.js';
 import { ensureKubernetesService } from './controllers/kubernetes-service.js';
 import { publishExtensionAuthentication } from './aggregator/extension-authentication.js';
 import { enableApiServiceAvailability } from './aggregator/availability.js';
@@ -83,20 +84,17 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   resources.limitRanger = new LimitRanger(storage);
   resources.podSecurity = new PodSecurityAdmission(storage, namespaces.type);
   resources.priority = new PriorityAdmission(storage);
-  for (const ns of DEFAULT_NAMESPACES) {
-    if (storage.get(`/core/namespaces//${ns}`)) continue;
-    // Another API server on the same etcd may create it at the same moment.
-    await resources.create(registry.lookup('', 'v1', 'namespaces')!, undefined, { metadata: { name: ns } }).catch((e: Error) => {
+  // What kube-apiserver makes at start (its post-start hooks): the default namespaces and the
+  // system PriorityClasses. Another API server on the same etcd may make one at the same moment.
+  const ensure = async (group: string, resource: string, body: Record<string, unknown> & { metadata: { name: string } }) => {
+    const type = registry.lookup(group, 'v1', resource)!;
+    if (storage.get(storageKey(type, undefined, body.metadata.name))) return;
+    await resources.create(type, undefined, body).catch((e: Error) => {
       if ((e as { reason?: string }).reason !== 'AlreadyExists') throw e;
     });
-  }
-  // kube-apiserver's system PriorityClasses, as its post-start hook makes them.
-  for (const { name, value, description } of SYSTEM_PRIORITY_CLASSES) {
-    if (storage.get(`/scheduling.k8s.io/priorityclasses//${name}`)) continue;
-    await resources.create(registry.lookup('scheduling.k8s.io', 'v1', 'priorityclasses')!, undefined, { metadata: { name }, value, description }).catch((e: Error) => {
-      if ((e as { reason?: string }).reason !== 'AlreadyExists') throw e;
-    });
-  }
+  };
+  for (const name of DEFAULT_NAMESPACES) await ensure('', 'namespaces', { metadata: { name } });
+  for (const { name, value, description } of SYSTEM_PRIORITY_CLASSES) await ensure('scheduling.k8s.io', 'priorityclasses', { metadata: { name }, value, description });
   cleanUpTerminatingNamespaces(resources, registry);
 
   const authenticators: Authenticator[] = [(token) => (token === serving.adminToken ? { name: 'system:admin', groups: ['system:masters', 'system:authenticated'] } : undefined)];

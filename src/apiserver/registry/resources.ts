@@ -363,12 +363,14 @@ export class Resources {
     delete next.metadata.resourceVersion;
     next = await this.mutateByWebhooks(type, next, previous, options);
     this.admit(type, next, previous, options);
-    await this.validateByWebhooks(type, next, previous, options);
-    if (options.viaApi && options.subresource === undefined) {
+    // The built-in admission of an update, in kube's order around the validating webhooks.
+    const admitted = options.viaApi && options.subresource === undefined;
+    if (admitted) {
       this.priority?.admit(type, next, previous);
       this.podSecurity?.admit(type, next, previous, options.warnings);
-      await this.quota?.admit(type, next, previous, options.dryRun ?? false);
     }
+    await this.validateByWebhooks(type, next, previous, options);
+    if (admitted) await this.quota?.admit(type, next, previous, options.dryRun ?? false);
     this.recordManager(type, next, previous, options);
     if (options.subresource === undefined && tracksGeneration(type) && generationChanged(type, next, previous)) {
       next.metadata.generation = (previous.metadata.generation ?? 0) + 1;
