@@ -18,6 +18,7 @@ export function register(program: Command): void {
 Leader election: the Lease kube-system/kube-scheduler.
 
 What it does, per kube-scheduler's default profile:
+  queue     one pod at a time, higher spec.priority (its PriorityClass's) first; no preemption
   filters   NodeUnschedulable, NodeName, TaintToleration (NoSchedule/NoExecute), NodeAffinity
             (nodeSelector, required terms), NodePorts, NodeResourcesFit (cpu, memory, ephemeral
             storage, extended resources, pod count), PodTopologySpread (DoNotSchedule),

@@ -19,6 +19,11 @@ export interface WorkQueueOptions {
   burst?: number;
   /** The clock delays and backoffs run on (default the wall clock). */
   clock?: Clock;
+  /**
+   * Keys handed out highest first by this (kube-scheduler's active queue: pod priority), in the
+   * order they came among equals; without it, first in, first out.
+   */
+  priorityOf?: (key: string) => number;
 }
 
 export class WorkQueue {
@@ -42,10 +47,12 @@ export class WorkQueue {
   private tokens: number;
   private tokensAt: number;
   private readonly clock: Clock;
+  private readonly priorityOf?: (key: string) => number;
 
   constructor(options: WorkQueueOptions) {
     this.name = options.name;
     this.clock = options.clock ?? realClock;
+    this.priorityOf = options.priorityOf;
     this.tokensAt = this.clock.now();
     this.baseDelayMs = options.baseDelayMs ?? 5;
     this.maxDelayMs = options.maxDelayMs ?? 1_000_000;
@@ -131,7 +138,7 @@ export class WorkQueue {
   /** The next key, waiting until there is one; undefined once the queue shuts down. */
   get(): Promise<string | undefined> {
     if (this.shuttingDown) return Promise.resolve(undefined);
-    const key = this.queue.shift();
+    const key = this.priorityOf && this.queue.length > 1 ? this.takeHighest(this.priorityOf) : this.queue.shift();
     if (key !== undefined) {
       this.waiting.delete(key);
       queueDepth.set({ name: this.name }, this.queue.length);
@@ -139,6 +146,20 @@ export class WorkQueue {
       return Promise.resolve(key);
     }
     return new Promise((resolve) => this.getters.push(resolve));
+  }
+
+  /** Removes and returns the waiting key of the highest priority, the earliest among equals. */
+  private takeHighest(priorityOf: (key: string) => number): string {
+    let best = 0;
+    let bestPriority = priorityOf(this.queue[0]);
+    for (let i = 1; i < this.queue.length; i++) {
+      const priority = priorityOf(this.queue[i]);
+      if (priority > bestPriority) {
+        best = i;
+        bestPriority = priority;
+      }
+    }
+    return this.queue.splice(best, 1)[0];
   }
 
   /** Marks a key processed; if it was added meanwhile, it is queued again. */

@@ -20,9 +20,10 @@ const NODES: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'nodes', n
 const PODS: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'pods', namespaced: true };
 const EVENTS: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'events', namespaced: true };
 
-async function withScheduler(body: (ctx: { api: TestApiServer; client: KubeClient }) => Promise<void>, backoff = { initialBackoffMs: 100, maxBackoffMs: 400 }): Promise<void> {
+async function withScheduler(body: (ctx: { api: TestApiServer; client: KubeClient }) => Promise<void>, backoff = { initialBackoffMs: 100, maxBackoffMs: 400 }, before?: (client: KubeClient) => Promise<void>): Promise<void> {
   const api = await startTestApiServer({ port: 0 });
   const client = new KubeClient(loadKubeConfig(api.kubeconfigPath));
+  await before?.(client);
   const scheduler = new Scheduler({
     client,
     informers: new InformerFactory(client),
@@ -188,4 +189,21 @@ test('an idle scheduler does not wait out a back-off: a waiting pod is tried as 
     await eventually('the pod bound to the new node with nothing else to schedule', async () => (await boundNode(client, 'early')) === 'w0', 20_000);
     assert.equal(await unschedulableAttempts() - before, 1, 'one attempt before the node, one that bound it');
   }, { initialBackoffMs: 600_000, maxBackoffMs: 600_000 });
+});
+
+test('pods of higher priority are tried first: with room for one, the pending pod of the highest PriorityClass gets it', async () => {
+  const PRIORITY_CLASSES: ResourceRef<Obj> = { group: 'scheduling.k8s.io', version: 'v1', resource: 'priorityclasses', namespaced: false };
+  // Everything is pending before the scheduler starts, so all three are in its queue at once (in name order).
+  await withScheduler(async ({ client }) => {
+    await eventually('the high-priority pod bound', async () => (await boundNode(client, 'b-high')) === 'only');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(await boundNode(client, 'a-low'), undefined, 'no room left for the earlier, lower one');
+    assert.equal(await boundNode(client, 'c-low'), undefined);
+  }, undefined, async (client) => {
+    await createNode(client, node('only', { zone: 'a', cpu: '1' }));
+    await client.create(PRIORITY_CLASSES, { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: 'high' }, value: 1000 });
+    for (const [name, priorityClassName] of [['a-low', undefined], ['b-high', 'high'], ['c-low', undefined]]) {
+      await client.create(PODS, pod(name as string, { requests: { cpu: '1' }, ...(priorityClassName ? { priorityClassName } : {}) }));
+    }
+  });
 });

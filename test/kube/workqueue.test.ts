@@ -91,3 +91,16 @@ test('whenIdle calls back at once on an idle queue, else once nothing waits and 
   assert.equal(q.idle, true);
   q.shutDown();
 });
+
+test('with priorityOf, the highest key waiting is handed out first, the earliest among equals', async () => {
+  const priorities: Record<string, number> = { low1: 0, high1: 10, low2: 0, high2: 10, mid: 5 };
+  const q = new WorkQueue({ name: 'priority', priorityOf: (key) => priorities[key] });
+  for (const key of ['low1', 'high1', 'low2', 'high2', 'mid']) q.add(key);
+  const order: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const key = (await q.get())!;
+    order.push(key);
+    q.done(key);
+  }
+  assert.deepEqual(order, ['high1', 'high2', 'mid', 'low1', 'low2']);
+});

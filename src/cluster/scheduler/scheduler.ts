@@ -117,7 +117,12 @@ export class Scheduler implements Runnable {
     this.replicaSets = f.forResource(resources.replicaSets);
     this.statefulSets = f.forResource(resources.statefulSets);
     const none = () => undefined; // read from the cache only; the controller starts and syncs them
-    this.controller = new Controller({ name: 'scheduler', workers: 1, clock: options.clock, sync: (key, context) => this.scheduleOne(key, context) })
+    // Pods of higher priority are tried first, as kube-scheduler's active queue orders them.
+    const priorityOf = (key: string) => {
+      const pod = this.pods.getByKey(key);
+      return pod ? (asPod(pod).spec?.priority ?? 0) : 0;
+    };
+    this.controller = new Controller({ name: 'scheduler', workers: 1, clock: options.clock, queue: { priorityOf }, sync: (key, context) => this.scheduleOne(key, context) })
       .watch(this.pods, (object, type, old) => this.onPod(asPod(object), type, old && asPod(old)))
       .watch(this.nodes, (object, type, old) => this.onNode(asNode(object), type, old && asNode(old)))
       .watch(this.namespaces, none)
