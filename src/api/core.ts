@@ -23,7 +23,9 @@ export type ControllerRevision = CoreKind<k8s.V1ControllerRevision>;
 export type Job = CoreKind<k8s.V1Job>;
 export type CronJob = CoreKind<k8s.V1CronJob>;
 export type ResourceQuota = CoreKind<k8s.V1ResourceQuota>;
-export type LimitRange = CoreKind<k8s.V1LimitRange>;
+/** On the wire an item's default limits are `default` (client-node's model calls the field `_default`). */
+export type LimitRangeItem = Omit<Wire<k8s.V1LimitRangeItem>, '_default'> & { default?: Record<string, string> };
+export type LimitRange = Omit<CoreKind<k8s.V1LimitRange>, 'spec'> & { spec?: { limits: LimitRangeItem[] } };
 export type PriorityClass = CoreKind<k8s.V1PriorityClass>;
 export type Lease = CoreKind<k8s.V1Lease>;
 export type PodDisruptionBudget = CoreKind<k8s.V1PodDisruptionBudget>;
@@ -87,7 +89,6 @@ export interface AdmissionResponse {
 
 // Parts of the built-in kinds that code passes around on their own.
 export type PodSpec = Wire<k8s.V1PodSpec>;
-export type LimitRangeItem = Wire<k8s.V1LimitRangeItem>;
 export type ScopedResourceSelectorRequirement = Wire<k8s.V1ScopedResourceSelectorRequirement>;
 export type PodTemplateSpec = Wire<k8s.V1PodTemplateSpec>;
 export type Container = Wire<k8s.V1Container>;

@@ -99,6 +99,9 @@ export const errors = {
   badRequest: (message: string) => new ApiError(400, 'BadRequest', message),
   unauthorized: () => new ApiError(401, 'Unauthorized', 'Unauthorized'),
   forbidden: (message: string) => new ApiError(403, 'Forbidden', message),
+  /** An admission refusal of one object, as kube's admission.NewForbidden words it: `pods "web" is forbidden: …`. */
+  forbiddenObject: (resource: string, group: string, name: string, reason: string) =>
+    new ApiError(403, 'Forbidden', `${qualifiedResource(resource, group)} "${name}" is forbidden: ${reason}`, { name, group, kind: resource }),
   methodNotAllowed: (method: string, what: string) => new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource (${method} ${what})`),
   notAcceptable: (message: string) => new ApiError(406, 'NotAcceptable', message),
   gone: (message: string) => new ApiError(410, 'Expired', message),

@@ -22,8 +22,8 @@ import { WebhookAdmission } from './admission/webhooks.js';
 import { QuotaAdmission } from './admission/resource-quota.js';
 import { LimitRanger } from './admission/limit-ranger.js';
 import { PodSecurityAdmission } from './admission/pod-security.js';
-import { PriorityAdmission, SYSTEM_PRIORITY_CLASSES } from './admission/priority.js';
-import { namespaces } from './kinds/namespaces.js';
+import { PriorityAdmission } from './admission/priority.js';
+import { SYSTEM_PRIORITY_CLASSES } from './kinds/priorityclasses.js';
 import { storageKey } from './registry/resource-type.js';
 import { ensureKubernetesService } from './controllers/kubernetes-service.js';
 import { publishExtensionAuthentication } from './aggregator/extension-authentication.js';
@@ -80,10 +80,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   resources.addHooks(namespaceHooks(resources, registry));
   resources.addHooks(objectSizeHooks());
   resources.webhooks = new WebhookAdmission(storage);
-  resources.quota = new QuotaAdmission(storage);
-  resources.limitRanger = new LimitRanger(storage);
-  resources.podSecurity = new PodSecurityAdmission(storage, namespaces.type);
-  resources.priority = new PriorityAdmission(storage);
+  // kube-apiserver's order: LimitRanger and Priority mutate before the webhooks; ResourceQuota charges last.
+  resources.admission = [new LimitRanger(storage), new PriorityAdmission(storage), new PodSecurityAdmission(storage), new QuotaAdmission(storage)];
   // What kube-apiserver makes at start (its post-start hooks): the default namespaces and the
   // system PriorityClasses. Another API server on the same etcd may make one at the same moment.
   const ensure = async (group: string, resource: string, body: Record<string, unknown> & { metadata: { name: string } }) => {

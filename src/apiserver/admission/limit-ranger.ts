@@ -9,16 +9,17 @@
 import type * as api from '../../api/index.js';
 import { formatMilli, quantityMilli } from '../../kube/quantity.js';
 import { isBytes } from '../../kube/quota.js';
-import { ApiError } from '../errors.js';
-import { storagePrefix } from '../registry/resource-type.js';
+import { errors } from '../errors.js';
+import { limitranges } from '../kinds/limitranges.js';
+import { storagePrefix, type ResourceType } from '../registry/resource-type.js';
 import type { Storage } from '../storage/types.js';
+import type { AdmissionPlugin } from './plugin.js';
 
 /** The annotation that says what LimitRanger set. */
 export const LIMIT_RANGER_ANNOTATION = 'kubernetes.io/limit-ranger';
 
 type ResourceList = Record<string, string>;
 
-const LIMIT_RANGES = { group: '', resource: 'limitranges' };
 
 function containersOf(pod: api.Pod): { container: api.Container; kind: string }[] {
   return [
@@ -77,16 +78,16 @@ function podTotal(pod: api.Pod, which: 'requests' | 'limits'): ResourceList {
   return Object.fromEntries([...sums].map(([name, milli]) => [name, formatMilli(milli, isBytes(name))]));
 }
 
-export class LimitRanger {
+export class LimitRanger implements AdmissionPlugin {
   constructor(private readonly storage: Storage) {}
 
   private rangesIn(namespace: string): api.LimitRange[] {
-    return this.storage.list(`${storagePrefix(LIMIT_RANGES)}${namespace}/`).items.map((i) => i.object as api.LimitRange);
+    return this.storage.list(`${storagePrefix(limitranges.type)}${namespace}/`).items.map((i) => i.object as api.LimitRange);
   }
 
-  /** Fills in each container's defaults from the namespace's Container items (pods only). */
-  mutate(resource: { group: string; resource: string }, object: api.Unstructured): void {
-    if (resource.group !== '' || resource.resource !== 'pods' || !object.metadata.namespace) return;
+  /** Fills in each container's defaults from the namespace's Container items (pods created only). */
+  mutate(type: ResourceType, object: api.Unstructured, previous: api.Unstructured | undefined): void {
+    if (type.group !== '' || type.resource !== 'pods' || previous || !object.metadata.namespace) return;
     const ranges = this.rangesIn(object.metadata.namespace);
     if (ranges.length === 0) return;
     const pod = object as api.Pod;
@@ -95,8 +96,7 @@ export class LimitRanger {
     for (const range of ranges) {
       for (const item of range.spec?.limits ?? []) {
         if (item.type !== 'Container') continue;
-        // On the wire `default` (client-node's type names it `_default`).
-        Object.assign(defaults, listOf((item as { default?: unknown }).default));
+        Object.assign(defaults, listOf(item.default));
         Object.assign(defaultRequests, listOf(item.defaultRequest));
       }
     }
@@ -118,8 +118,8 @@ export class LimitRanger {
   }
 
   /** Refuses a pod outside its namespace's ranges, 403, every problem named. */
-  validate(resource: { group: string; resource: string }, object: api.Unstructured): void {
-    if (resource.group !== '' || resource.resource !== 'pods' || !object.metadata.namespace) return;
+  validate(type: ResourceType, object: api.Unstructured, previous: api.Unstructured | undefined): void {
+    if (type.group !== '' || type.resource !== 'pods' || previous || !object.metadata.namespace) return;
     const ranges = this.rangesIn(object.metadata.namespace);
     if (ranges.length === 0) return;
     const pod = object as api.Pod;
@@ -135,6 +135,6 @@ export class LimitRanger {
     }
     if (problems.length === 0) return;
     const message = problems.length === 1 ? problems[0] : `[${problems.join(', ')}]`;
-    throw new ApiError(403, 'Forbidden', `pods "${pod.metadata.name}" is forbidden: ${message}`, { name: pod.metadata.name, kind: 'pods' });
+    throw errors.forbiddenObject('pods', '', pod.metadata.name, message);
   }
 }

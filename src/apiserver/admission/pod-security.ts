@@ -13,9 +13,12 @@
 // this release (bosun serves one Kubernetes version's rules: `latest`). Audit annotations are not
 // written (bosun's audit log has no annotations).
 import type * as api from '../../api/index.js';
-import { ApiError, errors, qualifiedResource, type FieldProblem } from '../errors.js';
+import { errors, type FieldProblem } from '../errors.js';
+import { namespaces } from '../kinds/namespaces.js';
+import { pods as podsKind } from '../kinds/pods.js';
 import { storageKey, storagePrefix, type ResourceType } from '../registry/resource-type.js';
 import type { Storage } from '../storage/types.js';
+import type { AdmissionPlugin } from './plugin.js';
 
 const PREFIX = 'pod-security.kubernetes.io/';
 const LEVELS = ['privileged', 'baseline', 'restricted'] as const;
@@ -240,16 +243,21 @@ export function podSecurityViolations(level: Level, meta: api.ObjectMeta, spec: 
   return failedChecks(level, meta, spec).map((v) => (v.detail ? `${v.reason} (${v.detail})` : v.reason));
 }
 
+/** A mode's level label read: the level, or undefined when it names none. */
+const levelOf = (value: string): Level | undefined => ((LEVELS as readonly string[]).includes(value) ? (value as Level) : undefined);
+/** A version label read: `latest` or `v1.<minor>`, or undefined when it is neither. */
+const versionOf = (value: string): string | undefined => (value === 'latest' || /^v1\.(0|[1-9][0-9]*)$/.test(value) ? value : undefined);
+
 /** The Pod Security labels of a namespace that cannot be read, as kube refuses them. */
 export function namespaceLabelProblems(labels: Record<string, string> | undefined): FieldProblem[] {
   const problems: FieldProblem[] = [];
   for (const mode of ['enforce', 'audit', 'warn']) {
     const level = labels?.[`${PREFIX}${mode}`];
-    if (level !== undefined && !(LEVELS as readonly string[]).includes(level)) {
+    if (level !== undefined && !levelOf(level)) {
       problems.push({ type: 'FieldValueInvalid', field: `metadata.labels[${PREFIX}${mode}]`, message: `Invalid value: ${JSON.stringify(level)}: must be one of ${LEVELS.join(', ')}` });
     }
     const version = labels?.[`${PREFIX}${mode}-version`];
-    if (version !== undefined && version !== 'latest' && !/^v1\.(0|[1-9][0-9]*)$/.test(version)) {
+    if (version !== undefined && !versionOf(version)) {
       problems.push({ type: 'FieldValueInvalid', field: `metadata.labels[${PREFIX}${mode}-version]`, message: `Invalid value: ${JSON.stringify(version)}: must be "latest" or "v1.x"` });
     }
   }
@@ -264,11 +272,11 @@ export function namespacePolicy(labels: Record<string, string> | undefined): { e
   const read = (mode: string, failOpen: boolean): Level | undefined => {
     const value = labels?.[`${PREFIX}${mode}`];
     if (value === undefined) return undefined;
-    return (LEVELS as readonly string[]).includes(value) ? (value as Level) : failOpen ? 'privileged' : 'restricted';
+    return levelOf(value) ?? (failOpen ? 'privileged' : 'restricted');
   };
   const version = (mode: string) => {
     const value = labels?.[`${PREFIX}${mode}-version`];
-    return value !== undefined && /^v1\.\d+$/.test(value) ? value : 'latest';
+    return (value !== undefined && versionOf(value)) || 'latest';
   };
   const enforce = read('enforce', false) ?? 'privileged';
   let warn = read('warn', true);
@@ -295,21 +303,21 @@ function significantPodUpdate(pod: api.Pod, old: api.Pod): boolean {
   return JSON.stringify(images(pod)) !== JSON.stringify(images(old));
 }
 
-export class PodSecurityAdmission {
-  constructor(private readonly storage: Storage, private readonly namespaces: ResourceType) {}
+export class PodSecurityAdmission implements AdmissionPlugin {
+  constructor(private readonly storage: Storage) {}
 
   /**
    * Refuses a pod that violates its namespace's enforce level (403), and adds to `warnings` what a
    * pod or a workload's pod template would violate of its warn level.
    */
-  admit(type: ResourceType, object: api.Unstructured, previous: api.Unstructured | undefined, warnings: string[] | undefined): void {
+  validate(type: ResourceType, object: api.Unstructured, previous: api.Unstructured | undefined, warnings: string[] | undefined): void {
     if (type.group === '' && type.resource === 'namespaces') return this.admitNamespace(object, previous, warnings);
     const isPod = type.group === '' && type.resource === 'pods';
     const template = isPod ? undefined : templateOf(type, object);
     if (!isPod && !template) return;
     const namespace = object.metadata.namespace;
     if (!namespace) return;
-    const labels = (this.storage.get(storageKey(this.namespaces, undefined, namespace))?.object.metadata.labels ?? undefined) as Record<string, string> | undefined;
+    const labels = (this.storage.get(storageKey(namespaces.type, undefined, namespace))?.object.metadata.labels ?? undefined) as Record<string, string> | undefined;
     if (!labels || !Object.keys(labels).some((k) => k.startsWith(PREFIX))) return;
     const policy = namespacePolicy(labels);
     if (isPod) {
@@ -317,7 +325,7 @@ export class PodSecurityAdmission {
       const spec = (object.spec ?? {}) as PodSpec;
       const violations = podSecurityViolations(policy.enforce, object.metadata, spec);
       if (violations.length > 0) {
-        throw new ApiError(403, 'Forbidden', `${qualifiedResource(type.resource, type.group)} "${object.metadata.name}" is forbidden: violates PodSecurity "${policy.enforce}:${policy.enforceVersion}": ${violations.join(', ')}`, { name: object.metadata.name, kind: type.resource });
+        throw errors.forbiddenObject(type.resource, type.group, object.metadata.name, `violates PodSecurity "${policy.enforce}:${policy.enforceVersion}": ${violations.join(', ')}`);
       }
       this.warn(policy, object.metadata, spec, warnings);
       return;
@@ -342,7 +350,7 @@ export class PodSecurityAdmission {
     const old = namespacePolicy(previous.metadata.labels as Record<string, string> | undefined);
     if (next.enforce === 'privileged' || (next.enforce === old.enforce && next.enforceVersion === old.enforceVersion)) return;
     if (next.enforceVersion === old.enforceVersion && LEVELS.indexOf(next.enforce) <= LEVELS.indexOf(old.enforce)) return;
-    const pods = this.storage.list(`${storagePrefix({ group: '', resource: 'pods' })}${object.metadata.name}/`).items.map((i) => i.object as api.Pod);
+    const pods = this.storage.list(`${storagePrefix(podsKind.type)}${object.metadata.name}/`).items.map((i) => i.object as api.Pod);
     const checked = pods.slice(0, MAX_PODS_CHECKED);
     const byReasons = new Map<string, { first: string; count: number }>();
     for (const pod of checked) {

@@ -12,26 +12,26 @@
 // cached list read.
 import type * as api from '../../api/index.js';
 import { concerns, podConstraintProblem, printAmounts, quotaApplies, readAmounts, usageOf, writeAmounts, type Usage } from '../../kube/quota.js';
-import { ApiError, qualifiedResource } from '../errors.js';
+import { errors } from '../errors.js';
 import { resourcequotas } from '../kinds/resourcequotas.js';
 import { storageKey, storagePrefix, type ResourceType } from '../registry/resource-type.js';
 import { StorageError, type KubeObject, type Storage } from '../storage/types.js';
+import type { AdmissionPlugin } from './plugin.js';
 
 const QUOTAS = resourcequotas.type;
 const ATTEMPTS = 5;
 
-export class QuotaAdmission {
+export class QuotaAdmission implements AdmissionPlugin {
   constructor(private readonly storage: Storage) {}
 
   /**
    * Charges `object` (replacing `previous`, on an update) to the quotas of its namespace, or
    * refuses it; `dryRun` checks without charging.
    */
-  async admit(type: ResourceType, object: api.Unstructured, previous: api.Unstructured | undefined, dryRun: boolean): Promise<void> {
+  async charge(type: ResourceType, object: api.Unstructured, previous: api.Unstructured | undefined, dryRun: boolean): Promise<void> {
     const namespace = object.metadata.namespace;
     if (!type.namespaced || !namespace) return;
-    const forbidden = (message: string) =>
-      new ApiError(403, 'Forbidden', `${qualifiedResource(type.resource, type.group)} "${object.metadata.name}" is forbidden: ${message}`, { name: object.metadata.name, group: type.group, kind: type.resource });
+    const forbidden = (reason: string) => errors.forbiddenObject(type.resource, type.group, object.metadata.name, reason);
     /** The quotas already charged, when a conflict on another sends the loop round again. */
     const charged = new Set<string>();
     for (let attempt = 1; ; attempt++) {

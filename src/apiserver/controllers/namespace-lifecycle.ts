@@ -3,7 +3,6 @@
 // everything in it deleted, then goes itself. Interrupted clean-ups resume at start-up. The
 // namespaces the cluster itself relies on cannot be deleted (NamespaceLifecycle admission).
 import { logger } from '../../common/log.js';
-import { errors } from '../errors.js';
 import type { Registry } from '../registry/registry.js';
 import type { ResourceType } from '../registry/resource-type.js';
 import type { Resources } from '../registry/resources.js';
@@ -19,15 +18,6 @@ function allNamespacedTypes(registry: Registry): ResourceType[] {
 
 const inProgress = new Set<string>();
 
-/** The namespaces kube-apiserver's NamespaceLifecycle refuses to delete. */
-export const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
-
-/** Refuses the deletion of an immortal namespace with kube's 403. */
-export function admitDelete(type: ResourceType, name: string): void {
-  if (type.builtin && type.group === '' && type.resource === 'namespaces' && IMMORTAL_NAMESPACES.has(name)) {
-    throw errors.forbidden(`namespaces "${name}" is forbidden: this namespace may not be deleted`);
-  }
-}
 
 /** Deletes everything in a Terminating namespace, then the namespace. Retries until done. */
 async function finalize(resources: Resources, registry: Registry, name: string): Promise<void> {

@@ -7,8 +7,7 @@ import { ApiError, errors } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import { decodeBody, decodeObject, patchTypeOf, requestBody } from '../http/body.js';
 import { withWarnings } from '../http/respond.js';
-import { admitDelete } from '../controllers/namespace-lifecycle.js';
-import { admitPriorityClassDelete } from '../admission/priority.js';
+import { admitDelete } from '../kinds/index.js';
 import type { ResourceType } from '../registry/resource-type.js';
 import type { WriteContext } from '../registry/write-context.js';
 import { listAnswer, objectAnswer, sendAnswer } from './output.js';
@@ -80,7 +79,6 @@ async function deleteOptions(ctx: AuthorizedContext, dryRun: boolean): Promise<{
 export async function serveDelete(ctx: AuthorizedContext, state: ServerState, type: ResourceType, namespace: string | undefined, name: string, dryRun: boolean): Promise<void> {
   const options = await deleteOptions(ctx, dryRun);
   admitDelete(type, name);
-  admitPriorityClassDelete(type, name);
   sendAnswer(ctx, 200, objectAnswer(ctx, type, await state.resources.delete(type, namespace, name, { ...options, user: ctx.user, viaApi: true })));
 }
 

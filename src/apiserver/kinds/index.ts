@@ -31,6 +31,7 @@ import { services } from './services.js';
 import { statefulsets } from './statefulsets.js';
 import { mutatingwebhookconfigurations, validatingwebhookconfigurations } from './webhookconfigurations.js';
 import type { Storage } from '../storage/types.js';
+import { errors } from '../errors.js';
 import { customResourceStrategy } from '../crds/custom-resources.js';
 import type { Allocations, AllocationSettings, KindStrategy } from './strategy.js';
 import type * as api from '../../api/index.js';
@@ -70,6 +71,12 @@ export function kindAllocations(storage: Storage, settings: AllocationSettings):
     const strategy = strategyFor(type);
     return strategy && pools.get(strategy);
   };
+}
+
+/** Refuses, with kube's 403, the deletion of an object its kind keeps (an immortal namespace, a system PriorityClass). */
+export function admitDelete(type: ResourceType, name: string): void {
+  const reason = strategyFor(type)?.undeletable?.(name);
+  if (reason) throw errors.forbiddenObject(type.resource, type.group, name, reason);
 }
 
 /** Whether objects of a type carry metadata.generation: those whose strategy has a generation rule (every custom resource's has). */

@@ -3,25 +3,16 @@
 // min ≤ default request ≤ default ≤ max, ratios of at least 1, no defaults on Pod items), and
 // kubectl's CREATED AT column. The API server's LimitRanger admission applies them to pods.
 import type * as api from '../../api/index.js';
-import { quantityMilli } from '../../kube/quantity.js';
+import { readResourceList } from './resource-lists.js';
 import type { FieldProblem } from '../errors.js';
 import { column, NAME_COLUMN } from '../printing/columns.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
 type ResourceList = Record<string, string>;
-/** An item as it is on the wire (`default`, which client-node's type calls `_default`). */
-type Item = Omit<api.LimitRangeItem, '_default'> & { default?: ResourceList };
+type Item = api.LimitRangeItem;
 
 const TYPES = ['Pod', 'Container', 'PersistentVolumeClaim'];
 const LISTS = ['max', 'min', 'default', 'defaultRequest', 'maxLimitRequestRatio'] as const;
-
-const milli = (value: unknown): bigint | undefined => {
-  try {
-    return quantityMilli(value as string);
-  } catch {
-    return undefined;
-  }
-};
 
 function itemProblems(item: Item, at: string): FieldProblem[] {
   const problems: FieldProblem[] = [];
@@ -30,15 +21,12 @@ function itemProblems(item: Item, at: string): FieldProblem[] {
       ? { type: 'FieldValueRequired', field: `${at}.type`, message: 'Required value' }
       : { type: 'FieldValueNotSupported', field: `${at}.type`, message: `Unsupported value: ${JSON.stringify(item.type)}: supported values: "Container", "PersistentVolumeClaim", "Pod"` });
   }
-  const values: Record<(typeof LISTS)[number], Map<string, bigint>> = { max: new Map(), min: new Map(), default: new Map(), defaultRequest: new Map(), maxLimitRequestRatio: new Map() };
-  for (const list of LISTS) {
-    for (const [name, value] of Object.entries((item[list] ?? {}) as ResourceList)) {
-      const amount = milli(value);
-      if (amount === undefined) problems.push({ type: 'FieldValueInvalid', field: `${at}.${list}[${name}]`, message: `Invalid value: ${JSON.stringify(value)}: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'` });
-      else if (amount < 0n) problems.push({ type: 'FieldValueInvalid', field: `${at}.${list}[${name}]`, message: `Invalid value: ${JSON.stringify(value)}: must be greater than or equal to 0` });
-      else values[list].set(name, amount);
-    }
-  }
+  const read = (list: (typeof LISTS)[number]) => {
+    const { amounts, problems: found } = readResourceList(item[list], `${at}.${list}`);
+    problems.push(...found);
+    return amounts;
+  };
+  const values = Object.fromEntries(LISTS.map((list) => [list, read(list)])) as Record<(typeof LISTS)[number], Map<string, bigint>>;
   if (item.type === 'Pod') {
     for (const list of ['default', 'defaultRequest'] as const) {
       if (Object.keys(item[list] ?? {}).length > 0) problems.push({ type: 'FieldValueForbidden', field: `${at}.${list}`, message: "Forbidden: may not be specified when `type` is 'Pod'" });

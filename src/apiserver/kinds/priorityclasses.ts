@@ -1,18 +1,29 @@
 // PriorityClasses (scheduling.k8s.io/v1): kube's defaults (preemptionPolicy PreemptLowerPriority)
 // and validation (a value, at most 1,000,000,000 for classes users make, the `system-` prefix
-// kept for the system's classes with their values, value and preemptionPolicy fixed once made),
+// kept for the system's classes with their values, value and preemptionPolicy fixed once made, the
+// system's classes not deletable),
 // and kubectl's VALUE / GLOBAL-DEFAULT / PREEMPTIONPOLICY columns. The Priority admission
 // (admission/priority.ts) gives pods their class's value.
 import type * as api from '../../api/index.js';
-import { HIGHEST_USER_PRIORITY, SYSTEM_PRIORITY_CLASSES } from '../admission/priority.js';
 import type { FieldProblem } from '../errors.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../printing/columns.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
 const POLICIES = ['PreemptLowerPriority', 'Never'];
 
+/** kube's system classes: every cluster has them, with these values (the API server makes them at start). */
+export const SYSTEM_PRIORITY_CLASSES: { name: string; value: number; description: string }[] = [
+  { name: 'system-node-critical', value: 2_000_001_000, description: 'Used for system critical pods that must not be moved from their current node.' },
+  { name: 'system-cluster-critical', value: 2_000_000_000, description: 'Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.' },
+];
+
+/** The highest value a class users make may have (above it: the system's). */
+export const HIGHEST_USER_PRIORITY = 1_000_000_000;
+
 export const priorityclasses: KindStrategy<api.PriorityClass> = {
   type: builtinType('scheduling.k8s.io', 'v1', 'priorityclasses', 'PriorityClass', { namespaced: false, shortNames: ['pc'] }),
+  // kube's REST storage refuses it.
+  undeletable: (name) => (SYSTEM_PRIORITY_CLASSES.some((c) => c.name === name) ? 'this is a system priority class and cannot be deleted' : undefined),
   defaults(object) {
     object.preemptionPolicy ??= 'PreemptLowerPriority';
   },

@@ -4,29 +4,20 @@
 // (`pods: 1/10, requests.cpu: 500m/2`), read from the status the quota controller writes.
 import type * as api from '../../api/index.js';
 import { POD_RESOURCES, QUOTA_SCOPES, isQuotaResourceName } from '../../kube/quota.js';
-import { quantityMilli } from '../../kube/quantity.js';
+import { readResourceList } from './resource-lists.js';
 import type { FieldProblem } from '../errors.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../printing/columns.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
 const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
 
+/** A quota's ResourceList: names a quota may limit, each with a non-negative quantity. */
 function resourceListProblems(list: unknown, field: string): FieldProblem[] {
-  if (list === undefined || list === null) return [];
-  if (typeof list !== 'object' || Array.isArray(list)) return [{ type: 'FieldValueInvalid', field, message: 'Invalid value: must be a map of resource names to quantities' }];
-  const problems: FieldProblem[] = [];
-  for (const [name, value] of Object.entries(list)) {
-    const at = `${field}[${name}]`;
-    if (!isQuotaResourceName(name)) problems.push({ type: 'FieldValueInvalid', field: at, message: `Invalid value: ${JSON.stringify(name)}: must be a standard resource for quota` });
-    let amount: bigint | undefined;
-    try {
-      amount = quantityMilli(value as string);
-    } catch {
-      problems.push({ type: 'FieldValueInvalid', field: at, message: `Invalid value: ${JSON.stringify(value)}: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'` });
-    }
-    if (amount !== undefined && amount < 0n) problems.push({ type: 'FieldValueInvalid', field: at, message: `Invalid value: ${JSON.stringify(value)}: must be greater than or equal to 0` });
-  }
-  return problems;
+  const names = list && typeof list === 'object' && !Array.isArray(list) ? Object.keys(list) : [];
+  return [
+    ...names.filter((name) => !isQuotaResourceName(name)).map((name): FieldProblem => ({ type: 'FieldValueInvalid', field: `${field}[${name}]`, message: `Invalid value: ${JSON.stringify(name)}: must be a standard resource for quota` })),
+    ...readResourceList(list, field).problems,
+  ];
 }
 
 function scopeProblems(spec: NonNullable<api.ResourceQuota['spec']>): FieldProblem[] {

@@ -89,6 +89,8 @@ export interface KindStrategy<T extends api.KubeObject = api.Unstructured> {
    * first deletion request gives the object, from the requested one; 0 deletes at once.
    */
   gracePeriod?(object: T, requested: number | undefined): number;
+  /** Why an object may not be deleted at all (immortal namespaces, the system PriorityClasses), or undefined. */
+  undeletable?(name: string): string | undefined;
   /** Kinds whose deletion waits for a clean-up of their own (Namespaces): marks the object as terminating. */
   terminate?(object: T): void;
   /** Pools the kind allocates from, rebuilt from what `storage` holds. */

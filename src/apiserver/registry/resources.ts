@@ -20,10 +20,7 @@ import { patchObject } from './resource-patch.js';
 import type { PatchType, ResourceHooks, WriteContext } from './write-context.js';
 import { SCALE_KIND, scaleOf, withSpecReplicas, type Scale } from './scale.js';
 import type { AdmissionAttributes, WebhookAdmission } from '../admission/webhooks.js';
-import type { QuotaAdmission } from '../admission/resource-quota.js';
-import type { LimitRanger } from '../admission/limit-ranger.js';
-import type { PodSecurityAdmission } from '../admission/pod-security.js';
-import type { PriorityAdmission } from '../admission/priority.js';
+import type { AdmissionPlugin } from '../admission/plugin.js';
 import { generationChanged, kindAllocations, strategyFor, strategyOf, tracksGeneration } from '../kinds/index.js';
 import { replaceStatus, type Allocations, type AllocationSettings } from '../kinds/strategy.js';
 import type * as api from '../../api/index.js';
@@ -42,14 +39,8 @@ export class Resources {
   readonly allocationsOf: (type: ResourceType) => Allocations | undefined;
   /** The admission webhooks writes through the API are sent to (admission/webhooks.ts), once the server sets them. */
   webhooks?: WebhookAdmission;
-  /** ResourceQuota admission for writes through the API (admission/resource-quota.ts), once the server sets it. */
-  quota?: QuotaAdmission;
-  /** LimitRanger admission for pods created through the API (admission/limit-ranger.ts), once the server sets it. */
-  limitRanger?: LimitRanger;
-  /** Pod Security admission for pods and workloads written through the API (admission/pod-security.ts), once the server sets it. */
-  podSecurity?: PodSecurityAdmission;
-  /** Priority admission for pods and PriorityClasses written through the API (admission/priority.ts), once the server sets it. */
-  priority?: PriorityAdmission;
+  /** The built-in admission plugins writes through the API pass, in order (admission/plugin.ts), once the server sets them. */
+  admission: AdmissionPlugin[] = [];
 
   constructor(
     private readonly storage: Storage,
@@ -174,16 +165,13 @@ export class Resources {
     delete metadata.deletionTimestamp;
     delete metadata.deletionGracePeriodSeconds;
     strategy?.prepareForCreate?.(object);
-    if (ctx.viaApi) {
-      this.limitRanger?.mutate(type, object);
-      this.priority?.admit(type, object, undefined);
-    }
+    const plugins = ctx.viaApi ? this.admission : [];
+    for (const plugin of plugins) plugin.mutate?.(type, object, undefined);
     const mutated = await this.mutateByWebhooks(type, object, undefined, ctx);
     this.admit(type, mutated, undefined, ctx);
-    if (ctx.viaApi) this.limitRanger?.validate(type, mutated);
-    if (ctx.viaApi) this.podSecurity?.admit(type, mutated, undefined, ctx.warnings);
+    for (const plugin of plugins) plugin.validate?.(type, mutated, undefined, ctx.warnings);
     await this.validateByWebhooks(type, mutated, undefined, ctx);
-    if (ctx.viaApi) await this.quota?.admit(type, mutated, undefined, ctx.dryRun ?? false);
+    for (const plugin of plugins) await plugin.charge?.(type, mutated, undefined, ctx.dryRun ?? false);
     return this.storeCreated(type, mutated, ctx);
   }
 
@@ -361,16 +349,13 @@ export class Resources {
     next.apiVersion = previous.apiVersion;
     next.kind = type.kind;
     delete next.metadata.resourceVersion;
+    const plugins = options.viaApi && options.subresource === undefined ? this.admission : [];
+    for (const plugin of plugins) plugin.mutate?.(type, next, previous);
     next = await this.mutateByWebhooks(type, next, previous, options);
     this.admit(type, next, previous, options);
-    // The built-in admission of an update, in kube's order around the validating webhooks.
-    const admitted = options.viaApi && options.subresource === undefined;
-    if (admitted) {
-      this.priority?.admit(type, next, previous);
-      this.podSecurity?.admit(type, next, previous, options.warnings);
-    }
+    for (const plugin of plugins) plugin.validate?.(type, next, previous, options.warnings);
     await this.validateByWebhooks(type, next, previous, options);
-    if (admitted) await this.quota?.admit(type, next, previous, options.dryRun ?? false);
+    for (const plugin of plugins) await plugin.charge?.(type, next, previous, options.dryRun ?? false);
     this.recordManager(type, next, previous, options);
     if (options.subresource === undefined && tracksGeneration(type) && generationChanged(type, next, previous)) {
       next.metadata.generation = (previous.metadata.generation ?? 0) + 1;
