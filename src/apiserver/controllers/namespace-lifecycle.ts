@@ -1,7 +1,7 @@
 // Namespace lifecycle, done inside the API server where kube-controller-manager would do it: a
 // new namespace gets its `default` ServiceAccount; a namespace being deleted (Terminating) has
-// everything in it deleted, then goes itself. Interrupted clean-ups resume at start-up. The
-// namespaces the cluster itself relies on cannot be deleted (NamespaceLifecycle admission).
+// everything in it deleted, then goes itself. Interrupted clean-ups resume at start-up. (The
+// namespaces the cluster itself relies on cannot be deleted: kinds/namespaces.ts, `undeletable`.)
 import { logger } from '../../common/log.js';
 import type { Registry } from '../registry/registry.js';
 import type { ResourceType } from '../registry/resource-type.js';
