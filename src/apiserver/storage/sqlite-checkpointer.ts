@@ -9,6 +9,15 @@
 // and again if the thread fails, so the log never grows without bound. Durability is untouched:
 // a commit is durable once its WAL frames are fsynced, before and after this change; a checkpoint
 // only moves committed pages, and fsyncs the database file before the log is reused.
+//
+// Starting over needs a checkpoint that copied every frame: under a steady stream of writes some
+// commit always lands while the thread's checkpoint runs, so the log was never started over and
+// grew for as long as the writes went on (150 MB in 30 s of bench:apiserver's creates), and every
+// commit that extended the file paid for it in its fsync (a batch of 8 creates: ~450 µs against
+// ~250 µs in a log being reused). So the thread reports each checkpoint (`onCheckpoint`: the log's
+// frames and how many are copied), and the store finishes a large one itself between two commits
+// (sqlite.ts): only the frames written meanwhile are left, a stall of 1–3 ms, and its next commit
+// starts the log over.
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
@@ -29,7 +38,8 @@ try {
 }
 const timer = setInterval(() => {
   try {
-    db.pragma('wal_checkpoint(PASSIVE)');
+    const [result] = db.pragma('wal_checkpoint(PASSIVE)');
+    parentPort.postMessage({ log: result.log, checkpointed: result.checkpointed });
   } catch (e) {
     clearInterval(timer);
     parentPort.postMessage({ error: String(e && e.message || e) });
@@ -49,11 +59,23 @@ export interface Checkpointer {
   stop(): Promise<void>;
 }
 
+/** What one of the thread's checkpoints found: the frames in the log, and how many are now in the database file. */
+export interface CheckpointResult {
+  log: number;
+  checkpointed: number;
+}
+
 /**
  * Starts the checkpoint thread for the database at `path`. `onReady` is called once it runs (the
- * store then turns its own automatic checkpoints off); `onFailure` if it fails (turn them back on).
+ * store then turns its own automatic checkpoints off); `onFailure` if it fails (turn them back on);
+ * `onCheckpoint` after each of its checkpoints.
  */
-export function startCheckpointer(path: string, onReady: () => void, onFailure: (message: string) => void): Checkpointer {
+export function startCheckpointer(
+  path: string,
+  onReady: () => void,
+  onFailure: (message: string) => void,
+  onCheckpoint: (result: CheckpointResult) => void = () => {},
+): Checkpointer {
   const module = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [], workerData: { path, module, everyMs: CHECKPOINT_EVERY_MS } });
   let failed = false;
@@ -63,12 +85,13 @@ export function startCheckpointer(path: string, onReady: () => void, onFailure: 
     failed = true;
     onFailure(message);
   };
-  worker.on('message', (m: { ready?: boolean; error?: string }) => {
+  worker.on('message', (m: { ready?: boolean; error?: string; log?: number; checkpointed?: number }) => {
     if (m.ready && !stopping) {
       // Running: from now on it does not keep the process alive by itself (until stop()).
       worker.unref();
       onReady();
     } else if (m.error) fail(m.error);
+    else if (m.log !== undefined && !stopping) onCheckpoint({ log: m.log, checkpointed: m.checkpointed ?? 0 });
   });
   // An error thrown in the thread arrives cloned: an Error, or an object with its message.
   worker.on('error', (e: unknown) => fail(typeof (e as { message?: unknown })?.message === 'string' ? (e as { message: string }).message : String(e)));

@@ -48,7 +48,7 @@ import Database from 'better-sqlite3';
 import { ensurePrivateStore } from '../../common/private-files.js';
 import { dirname } from 'node:path';
 import { logger } from '../../common/log.js';
-import { startCheckpointer, type Checkpointer } from './sqlite-checkpointer.js';
+import { startCheckpointer, type Checkpointer, type CheckpointResult } from './sqlite-checkpointer.js';
 import {
   StorageError,
   type KubeObject,
@@ -62,6 +62,9 @@ import {
 } from './types.js';
 
 const log = logger('sqlite');
+
+/** A log of this many frames (4 MB of 4 KB pages, SQLite's own automatic checkpoint) is started over even while writes go on. */
+const WAL_RESTART_FRAMES = 1000;
 
 export interface SqliteStorageOptions {
   /** How many recent events are kept in memory for watches (default 10,000). */
@@ -218,6 +221,7 @@ export class SqliteStorage implements Storage {
           log.warn({ err: message }, 'the WAL checkpoint thread failed; checkpointing inside commits again');
           this.db.pragma('wal_autocheckpoint = 1000');
         },
+        (result) => this.finishCheckpoint(result),
       );
     }
     this.db.exec(`
@@ -282,6 +286,21 @@ export class SqliteStorage implements Storage {
   walCheckpoints(): 'thread' | 'commits' {
     this.assertOpen();
     return this.db.pragma('wal_autocheckpoint', { simple: true }) === 0 ? 'thread' : 'commits';
+  }
+
+  /**
+   * After a checkpoint of the thread's over a log of WAL_RESTART_FRAMES or more: copies what was
+   * committed while it ran, here between two commits, so that the next commit starts the log over
+   * (sqlite-checkpointer.ts says why). A smaller log waits for a pause in the writes to start over.
+   */
+  private finishCheckpoint(result: CheckpointResult): void {
+    if (this.closed || result.log < WAL_RESTART_FRAMES) return;
+    try {
+      this.db.pragma('wal_checkpoint(PASSIVE)');
+    } catch (error) {
+      // The thread's next checkpoint and report try again.
+      log.debug({ err: (error as Error).message }, 'finishing a WAL checkpoint failed');
+    }
   }
 
   private assertOpen(): void {
