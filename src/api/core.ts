@@ -14,6 +14,7 @@ export type Secret = CoreKind<k8s.V1Secret>;
 export type Event = CoreKind<k8s.CoreV1Event>;
 export type Endpoints = CoreKind<k8s.V1Endpoints>;
 export type EndpointSlice = CoreKind<k8s.V1EndpointSlice>;
+export type PersistentVolumeClaim = CoreKind<k8s.V1PersistentVolumeClaim>;
 // apps, batch, coordination, policy
 export type Deployment = CoreKind<k8s.V1Deployment>;
 export type DaemonSet = CoreKind<k8s.V1DaemonSet>;

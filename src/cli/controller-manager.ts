@@ -18,7 +18,7 @@ interface Options {
 export function register(program: Command): void {
   registerComponent<Options>(program, {
     ...CONTROLLER_MANAGER,
-    description: 'run the controllers kube-controller-manager runs: ReplicaSet, Deployment, DaemonSet, Job, Endpoints, EndpointSlices, node lifecycle, pod GC, root CA publisher',
+    description: 'run the controllers kube-controller-manager runs: ReplicaSet, Deployment, DaemonSet, StatefulSet, Job, CronJob, resource quota, Endpoints, EndpointSlices, node lifecycle, pod GC, root CA publisher',
     // kube-controller-manager's lease timings.
     defaults: { leaseDuration: 15, renewDeadline: 10, retryPeriod: 2 },
     flags: (command) =>

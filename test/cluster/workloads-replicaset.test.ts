@@ -103,6 +103,7 @@ test('with a slow pod informer, expectations keep the ReplicaSet controller from
         daemonSets: factory.forResource(DAEMON_SETS),
         controllerRevisions: factory.forResource(CONTROLLER_REVISIONS),
         jobs: factory.forResource(JOBS),
+        get statefulSets() { return factory.forResource(resources.statefulSets); },
         get cronJobs() { return factory.forResource(resources.cronJobs); },
         get resourceQuotas() { return factory.forResource(resources.resourceQuotas); },
         services: factory.forResource(SERVICES),

@@ -12,6 +12,7 @@ export interface WorkloadInformers {
   replicaSets: Informer<api.ReplicaSet>;
   deployments: Informer<api.Deployment>;
   daemonSets: Informer<api.DaemonSet>;
+  statefulSets: Informer<api.StatefulSet>;
   controllerRevisions: Informer<api.ControllerRevision>;
   jobs: Informer<api.Job>;
   cronJobs: Informer<api.CronJob>;

@@ -3,7 +3,7 @@
 // binds it — what kube has done since ScheduleDaemonSetPods went GA — and deleted where the node
 // no longer admits it; duplicates and failed pods replaced (failed ones with back-off); a rolling
 // update within maxSurge and maxUnavailable; the template history in ControllerRevisions
-// (daemonset-history.ts); the status counts `kubectl rollout status daemonset` reads. It follows nodes
+// (controller-history.ts); the status counts `kubectl rollout status daemonset` reads. It follows nodes
 // joining, changing and leaving through the node informer. Pods bound to a deleted node are the
 // pod garbage collector's to remove, as in kube; unscheduled pods aimed at a deleted node are this
 // controller's.
@@ -13,7 +13,7 @@ import { matchesLabels } from '../../common/label-selectors.js';
 import { sameJson } from '../../kube/canonical.js';
 import { claim, ownerStillThere } from './claim.js';
 import { controllingOwner, keyFor, type WorkloadContext } from './context.js';
-import { cleanupHistory, constructHistory } from './daemonset-history.js';
+import { cleanupHistory, constructHistory } from './controller-history.js';
 import { daemonPod, daemonSetStatus, isUpdated, nodeVerdict, oldestFirst, rollingUpdateStep, targetNode, updateBudget } from './daemonset.js';
 import { Expectations } from './expectations.js';
 import { BURST_REPLICAS, createPods, deletePods, observePods } from './pod-control.js';
@@ -68,7 +68,7 @@ export function daemonSetController(ctx: WorkloadContext, expectations = new Exp
       matches: (h) => matchesLabels(selector, h.metadata.labels),
       canAdopt: ownerStillThere(ctx.client, DAEMON_SETS, ds),
     });
-    const { old } = await constructHistory(ctx, ds, histories, hash);
+    const { old } = await constructHistory(ctx, ds, DAEMON_SETS, histories, hash);
     const nodeList = nodes.list();
     const satisfied = expectations.satisfied(key);
     let error: Error | undefined;

@@ -18,7 +18,7 @@ import { controllerOf } from '../../kube/index.js';
 import { replicaSetStatus, type ManageFailure } from './replicaset.js';
 import { PODS, REPLICA_SETS } from './resources.js';
 
-export function selectorOf(object: api.ReplicaSet | api.Deployment | api.DaemonSet | api.Job) {
+export function selectorOf(object: api.ReplicaSet | api.Deployment | api.DaemonSet | api.StatefulSet | api.Job) {
   try {
     return fromLabelSelectorObject(object.spec?.selector);
   } catch (e) {

@@ -15,12 +15,14 @@ export const NODES = resources.nodes;
 export const REPLICA_SETS = resources.replicaSets;
 export const DEPLOYMENTS = resources.deployments;
 export const DAEMON_SETS = resources.daemonSets;
+export const STATEFUL_SETS = resources.statefulSets;
+export const PERSISTENT_VOLUME_CLAIMS = resources.persistentVolumeClaims;
 export const CONTROLLER_REVISIONS = resources.controllerRevisions;
 export const JOBS = resources.jobs;
 export const CRON_JOBS = resources.cronJobs;
 export const RESOURCE_QUOTAS = resources.resourceQuotas;
 
-/** The label a DaemonSet puts on its pods: which template revision made them. */
+/** The label a DaemonSet or StatefulSet puts on its pods: which template revision made them. */
 export const CONTROLLER_REVISION_HASH = 'controller-revision-hash';
 /** The DaemonSet's generation when the pod was made (deprecated in kube, still written). */
 export const POD_TEMPLATE_GENERATION = 'pod-template-generation';

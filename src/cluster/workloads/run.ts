@@ -1,5 +1,5 @@
 // The controllers of kube-controller-manager that bosun runs (ReplicaSet, Deployment, DaemonSet,
-// Job, CronJob, resource quota, Endpoints, EndpointSlices, node lifecycle, pod garbage collection, root CA publisher, and
+// StatefulSet, Job, CronJob, resource quota, Endpoints, EndpointSlices, node lifecycle, pod garbage collection, root CA publisher, and
 // OpenShift's service CA — off unless named, as kube's optional controllers are), added
 // to a component manager over its shared informers; the manager holds the Lease
 // kube-system/kube-controller-manager as kube-controller-manager does (so two instances never act
@@ -20,8 +20,9 @@ import { nodeLifecycleController, type NodeLifecycleOptions } from './node-lifec
 import { podGcController, type PodGcOptions } from './pod-gc-controller.js';
 import { ROOT_CA_CONFIG_MAP, rootCaPublisher } from './root-ca-publisher.js';
 import { replicaSetController } from './replicaset-controller.js';
+import { statefulSetController } from './statefulset-controller.js';
 import { serviceCaControllers } from '../service-ca/controllers.js';
-import { CONFIG_MAPS, CONTROLLER_REVISIONS, CRON_JOBS, RESOURCE_QUOTAS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, LEASES, NAMESPACES, NODES, PODS, REPLICA_SETS, SECRETS, SERVICES } from './resources.js';
+import { CONFIG_MAPS, CONTROLLER_REVISIONS, CRON_JOBS, RESOURCE_QUOTAS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, LEASES, NAMESPACES, NODES, PODS, REPLICA_SETS, SECRETS, SERVICES, STATEFUL_SETS } from './resources.js';
 
 /** What a controller may need beyond its context. */
 type ControllerOptions = WorkloadControllerSettings & { kubeconfig: KubeConfigLike };
@@ -34,6 +35,7 @@ export const WORKLOAD_CONTROLLERS = {
   replicaset: { component: 'replicaset-controller', make: (ctx: WorkloadContext) => replicaSetController(ctx) },
   deployment: { component: 'deployment-controller', make: (ctx: WorkloadContext) => deploymentController(ctx) },
   daemonset: { component: 'daemonset-controller', make: (ctx: WorkloadContext) => daemonSetController(ctx) },
+  statefulset: { component: 'statefulset-controller', make: (ctx: WorkloadContext) => statefulSetController(ctx) },
   job: { component: 'job-controller', make: (ctx: WorkloadContext, o: ControllerOptions) => jobController(ctx, o.job) },
   cronjob: { component: 'cronjob-controller', make: (ctx: WorkloadContext) => cronJobController(ctx) },
   resourcequota: { component: 'resourcequota-controller', make: (ctx: WorkloadContext, o: ControllerOptions) => resourceQuotaController(ctx, o.resourceQuota) },
@@ -105,6 +107,7 @@ export function addWorkloadControllers(manager: Manager, settings: WorkloadContr
       get replicaSets() { return factory.forResource(REPLICA_SETS); },
       get deployments() { return factory.forResource(DEPLOYMENTS); },
       get daemonSets() { return factory.forResource(DAEMON_SETS); },
+      get statefulSets() { return factory.forResource(STATEFUL_SETS); },
       get controllerRevisions() { return factory.forResource(CONTROLLER_REVISIONS); },
       get jobs() { return factory.forResource(JOBS); },
       get cronJobs() { return factory.forResource(CRON_JOBS); },

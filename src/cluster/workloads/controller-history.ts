@@ -1,23 +1,33 @@
-// A DaemonSet's template history in ControllerRevisions, as kube's DaemonSet controller keeps it
-// (and as `kubectl rollout history` / `rollout undo daemonset` read it): one revision per template,
-// named `<daemonset>-<hash>`, labelled with the template's labels and its controller-revision-hash,
-// holding a strategic merge patch that puts the template back (`$patch: replace`). The current
-// template's revision is created, or — after a rollback — renumbered above the others; duplicates
-// go; old revisions no live pod runs go beyond revisionHistoryLimit, oldest first.
+// A workload's template history in ControllerRevisions, as kube's DaemonSet and StatefulSet
+// controllers keep it (pkg/controller/history; `kubectl rollout history` / `rollout undo` read
+// it): one revision per template, named `<owner>-<hash>`, labelled with the template's labels and
+// its controller-revision-hash, holding a strategic merge patch that puts the template back
+// (`$patch: replace`). The current template's revision is created, or — after a rollback —
+// renumbered above the others; duplicates go; old revisions no live pod runs go beyond
+// revisionHistoryLimit, oldest first.
 import type * as api from '../../api/index.js';
 import { controllerOf, controllerReference, isAlreadyExists, isNotFound } from '../../kube/index.js';
 import { canonicalJson, withoutEmpty } from '../../kube/canonical.js';
 import type { WorkloadContext } from './context.js';
-import { CONTROLLER_REVISION_HASH, CONTROLLER_REVISIONS, DAEMON_SETS } from './resources.js';
+import type { ResourceRef } from '../../kube/index.js';
+import { CONTROLLER_REVISION_HASH, CONTROLLER_REVISIONS } from './resources.js';
 
-/** kube's getPatch: the patch that restores the DaemonSet's template. */
-/** What a DaemonSet's ControllerRevision holds: a strategic merge patch that replaces the template. */
+/** A workload with a template history: a DaemonSet or a StatefulSet. */
+export type HistoryOwner = api.DaemonSet | api.StatefulSet;
+
+/** What a ControllerRevision holds (kube's getPatch): a strategic merge patch that replaces the template. */
 export interface RevisionPatch {
   spec: { template: api.PodTemplateSpec & { $patch: 'replace' } };
 }
 
-export function revisionPatch(ds: api.DaemonSet): RevisionPatch {
-  return { spec: { template: { ...structuredClone(ds.spec?.template ?? {}), $patch: 'replace' } } };
+export function revisionPatch(owner: HistoryOwner): RevisionPatch {
+  return { spec: { template: { ...structuredClone(owner.spec?.template ?? {}), $patch: 'replace' } } };
+}
+
+/** The template a revision puts back (kube's ApplyRevision). */
+export function revisionTemplate(revision: api.ControllerRevision): api.PodTemplateSpec {
+  const { $patch: _replace, ...template } = (revision.data as Partial<RevisionPatch> | undefined)?.spec?.template ?? ({} as RevisionPatch['spec']['template']);
+  return template;
 }
 
 const samePatch = (a: unknown, b: unknown) => canonicalJson(withoutEmpty(a)) === canonicalJson(withoutEmpty(b));
@@ -25,9 +35,16 @@ const revisionOf = (h: api.ControllerRevision) => Number(h.revision ?? 0);
 
 /**
  * Makes sure the current template has the newest revision; returns it and the other revisions.
- * `owned` are the ControllerRevisions the DaemonSet controls.
+ * `owned` are the ControllerRevisions the owner controls; `resource` is the owner's kind (its
+ * status gets a higher collision count when another template hashed to the same name).
  */
-export async function constructHistory(ctx: WorkloadContext, ds: api.DaemonSet, owned: api.ControllerRevision[], hash: string): Promise<{ current: api.ControllerRevision; old: api.ControllerRevision[] }> {
+export async function constructHistory<T extends HistoryOwner>(
+  ctx: WorkloadContext,
+  ds: T,
+  resource: ResourceRef<T>,
+  owned: api.ControllerRevision[],
+  hash: string,
+): Promise<{ current: api.ControllerRevision; old: api.ControllerRevision[] }> {
   const patch = revisionPatch(ds);
   const matching = owned.filter((h) => h.metadata.labels?.[CONTROLLER_REVISION_HASH] === hash || samePatch(h.data, patch)).sort((a, b) => revisionOf(b) - revisionOf(a));
   const others = owned.filter((h) => !matching.includes(h));
@@ -56,8 +73,8 @@ export async function constructHistory(ctx: WorkloadContext, ds: api.DaemonSet, 
       if (!found || controllerOf(found)?.uid !== ds.metadata.uid || !samePatch(found.data, patch)) {
         // Another template hashed to this name: hash again with a higher collision count.
         // A status not written yet has its counts left to the API server's defaults (zero).
-        const status = { ...ds.status, collisionCount: (ds.status?.collisionCount ?? 0) + 1 } as api.DaemonSet['status'];
-        await ctx.client.update(DAEMON_SETS, { ...ds, status }, 'status');
+        const status = { ...ds.status, collisionCount: (ds.status?.collisionCount ?? 0) + 1 } as T['status'];
+        await ctx.client.update(resource, { ...ds, status } as T, 'status');
         throw e;
       }
       current = found;
@@ -70,14 +87,18 @@ export async function constructHistory(ctx: WorkloadContext, ds: api.DaemonSet, 
   return { current, old: others };
 }
 
-/** Deletes old revisions beyond revisionHistoryLimit that no live pod runs, oldest first (kube's cleanupHistory). */
-export async function cleanupHistory(ctx: WorkloadContext, ds: api.DaemonSet, old: api.ControllerRevision[], pods: api.Pod[]): Promise<void> {
-  let toKill = old.length - (ds.spec?.revisionHistoryLimit ?? 10);
+/**
+ * Deletes old revisions beyond revisionHistoryLimit that no live pod runs, oldest first (kube's
+ * cleanupHistory). `live` says whether a pod runs a revision (a DaemonSet's pods carry its hash, a
+ * StatefulSet's its name); `keep` are revisions kept whatever (a StatefulSet's current one).
+ */
+export async function cleanupHistory(ctx: WorkloadContext, owner: HistoryOwner, old: api.ControllerRevision[], pods: api.Pod[], keep: string[] = []): Promise<void> {
+  let toKill = old.length - (owner.spec?.revisionHistoryLimit ?? 10);
   if (toKill <= 0) return;
   const live = new Set(pods.map((p) => p.metadata?.labels?.[CONTROLLER_REVISION_HASH]).filter(Boolean));
   for (const history of [...old].sort((a, b) => revisionOf(a) - revisionOf(b))) {
     if (toKill <= 0) break;
-    if (live.has(history.metadata.labels?.[CONTROLLER_REVISION_HASH])) continue;
+    if (live.has(history.metadata.labels?.[CONTROLLER_REVISION_HASH]) || live.has(history.metadata.name) || keep.includes(history.metadata.name)) continue;
     await deleteRevision(ctx, history);
     toKill--;
   }
