@@ -23,6 +23,12 @@ export type StatefulSet = CoreKind<k8s.V1StatefulSet>;
 export type ControllerRevision = CoreKind<k8s.V1ControllerRevision>;
 export type Job = CoreKind<k8s.V1Job>;
 export type CronJob = CoreKind<k8s.V1CronJob>;
+/** autoscaling/v2, the version HorizontalPodAutoscalers are stored at (autoscaling/v1 is a conversion of it). */
+export type HorizontalPodAutoscaler = CoreKind<k8s.V2HorizontalPodAutoscaler>;
+export type HorizontalPodAutoscalerV1 = CoreKind<k8s.V1HorizontalPodAutoscaler>;
+export type MetricSpec = Wire<k8s.V2MetricSpec>;
+export type MetricStatus = Wire<k8s.V2MetricStatus>;
+export type HPAScalingRules = Wire<k8s.V2HPAScalingRules>;
 export type ResourceQuota = CoreKind<k8s.V1ResourceQuota>;
 /** On the wire an item's default limits are `default` (client-node's model calls the field `_default`). */
 export type LimitRangeItem = Omit<Wire<k8s.V1LimitRangeItem>, '_default'> & { default?: Record<string, string> };

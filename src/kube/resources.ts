@@ -42,6 +42,7 @@ export const resources = {
   controllerRevisions: def<api.ControllerRevision>('apps', 'v1', 'controllerrevisions', 'ControllerRevision', true),
   jobs: def<api.Job>('batch', 'v1', 'jobs', 'Job', true),
   cronJobs: def<api.CronJob>('batch', 'v1', 'cronjobs', 'CronJob', true),
+  horizontalPodAutoscalers: def<api.HorizontalPodAutoscaler>('autoscaling', 'v2', 'horizontalpodautoscalers', 'HorizontalPodAutoscaler', true),
   resourceQuotas: def<api.ResourceQuota>('', 'v1', 'resourcequotas', 'ResourceQuota', true),
   limitRanges: def<api.LimitRange>('', 'v1', 'limitranges', 'LimitRange', true),
   leases: def<api.Lease>('coordination.k8s.io', 'v1', 'leases', 'Lease', true),

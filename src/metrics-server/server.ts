@@ -101,7 +101,7 @@ export class MetricsApiServer {
   readonly name = 'metrics-api';
   readonly needsLeaderElection = false;
 
-  constructor(private readonly client: KubeClient, private readonly scraper: Scraper, private readonly o: MetricsApiOptions & { host: string; port: number }) {
+  constructor(private readonly client: KubeClient, private readonly scraper: Pick<Scraper, 'nodes' | 'pods'>, private readonly o: MetricsApiOptions & { host: string; port: number }) {
     this.auth = new DelegatedAuth(client);
   }
 

@@ -15,7 +15,7 @@ import { scrape, scrapeWhen, withDelegatedAuth } from '../helpers/metrics.js';
 test('bosun controller-manager refuses an unknown controller name, naming the known ones', async () => {
   const r = await runBosun(['controller-manager', '--controllers', '*,-bogus']);
   assert.equal(r.code, 1);
-  assert.match(r.stderr, /error: "bogus" is not a known controller; known controllers: replicaset, deployment, daemonset, job, cronjob, resourcequota, endpoint, endpointslice, nodelifecycle, podgc, root-ca-cert-publisher/);
+  assert.match(r.stderr, /error: "bogus" is not a known controller; known controllers: replicaset, deployment, daemonset, statefulset, job, cronjob, horizontalpodautoscaling, resourcequota, endpoint, endpointslice, nodelifecycle, podgc, root-ca-cert-publisher, service-ca/);
 });
 
 test('bosun controller-manager runs the selected controllers under its Lease and stops on SIGTERM', async () => {

@@ -105,6 +105,7 @@ test('with a slow pod informer, expectations keep the ReplicaSet controller from
         jobs: factory.forResource(JOBS),
         get statefulSets() { return factory.forResource(resources.statefulSets); },
         get cronJobs() { return factory.forResource(resources.cronJobs); },
+        get horizontalPodAutoscalers() { return factory.forResource(resources.horizontalPodAutoscalers); },
         get resourceQuotas() { return factory.forResource(resources.resourceQuotas); },
         services: factory.forResource(SERVICES),
         endpoints: factory.forResource(ENDPOINTS),

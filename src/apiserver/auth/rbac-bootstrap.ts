@@ -103,7 +103,10 @@ export const BOOTSTRAP_CLUSTER_ROLES: (RoleObject & { apiVersion: string })[] = 
     { apiGroups: [''], resources: ['nodes/log', 'nodes/metrics', 'nodes/proxy', 'nodes/stats'], verbs: ['*'] },
   ]),
   clusterRole('system:kube-controller-manager', [
-    { apiGroups: ['', 'apps', 'batch', 'discovery.k8s.io', 'coordination.k8s.io', 'events.k8s.io', 'policy', 'certificates.k8s.io'], resources: ['*'], verbs: ['*'] },
+    { apiGroups: ['', 'apps', 'autoscaling', 'batch', 'discovery.k8s.io', 'coordination.k8s.io', 'events.k8s.io', 'policy', 'certificates.k8s.io'], resources: ['*'], verbs: ['*'] },
+    // The horizontal pod autoscaler: any kind's scale, and the pods' usage from the metrics server.
+    { apiGroups: ['*'], resources: ['*/scale'], verbs: ['get', 'update'] },
+    { apiGroups: ['metrics.k8s.io'], resources: ['pods'], verbs: ['get', 'list'] },
     // The service CA injects its bundle into webhook configurations.
     { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
     { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },

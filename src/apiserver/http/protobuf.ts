@@ -17,6 +17,8 @@ type FieldKind =
   | 'intOrString'
   /** metav1.Time: seconds and nanos, written as RFC 3339 the way its JSON form is. */
   | 'time'
+  /** resource.Quantity: a message of one string, written as that string. */
+  | 'quantity'
   | { message: string }
   | { map: 'string' | 'bytes' | 'quantity' };
 
@@ -178,6 +180,67 @@ const MESSAGES: Record<string, Record<number, Field>> = {
     6: { name: 'successfulJobsHistoryLimit', kind: 'int', optional: true },
     7: { name: 'failedJobsHistoryLimit', kind: 'int', optional: true },
     8: { name: 'timeZone', kind: 'string', optional: true },
+  },
+  // autoscaling/v1 and autoscaling/v2 name their messages alike: keyed by apiVersion.
+  'autoscaling/v1/HorizontalPodAutoscaler': {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'spec', kind: { message: 'HorizontalPodAutoscalerSpecV1' } },
+  },
+  HorizontalPodAutoscalerSpecV1: {
+    1: { name: 'scaleTargetRef', kind: { message: 'CrossVersionObjectReference' } },
+    2: { name: 'minReplicas', kind: 'int', optional: true },
+    3: { name: 'maxReplicas', kind: 'int' },
+    4: { name: 'targetCPUUtilizationPercentage', kind: 'int', optional: true },
+  },
+  CrossVersionObjectReference: {
+    1: { name: 'kind', kind: 'string' },
+    2: { name: 'name', kind: 'string' },
+    3: { name: 'apiVersion', kind: 'string' },
+  },
+  'autoscaling/v2/HorizontalPodAutoscaler': {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'spec', kind: { message: 'HorizontalPodAutoscalerSpecV2' } },
+  },
+  HorizontalPodAutoscalerSpecV2: {
+    1: { name: 'scaleTargetRef', kind: { message: 'CrossVersionObjectReference' } },
+    2: { name: 'minReplicas', kind: 'int', optional: true },
+    3: { name: 'maxReplicas', kind: 'int' },
+    4: { name: 'metrics', kind: { message: 'MetricSpec' }, repeated: true },
+    5: { name: 'behavior', kind: { message: 'HorizontalPodAutoscalerBehavior' } },
+  },
+  MetricSpec: {
+    1: { name: 'type', kind: 'string' },
+    4: { name: 'resource', kind: { message: 'ResourceMetricSource' } },
+    7: { name: 'containerResource', kind: { message: 'ContainerResourceMetricSource' } },
+  },
+  ResourceMetricSource: {
+    1: { name: 'name', kind: 'string' },
+    2: { name: 'target', kind: { message: 'MetricTarget' } },
+  },
+  ContainerResourceMetricSource: {
+    1: { name: 'name', kind: 'string' },
+    2: { name: 'target', kind: { message: 'MetricTarget' } },
+    3: { name: 'container', kind: 'string' },
+  },
+  MetricTarget: {
+    1: { name: 'type', kind: 'string' },
+    2: { name: 'value', kind: 'quantity' },
+    3: { name: 'averageValue', kind: 'quantity' },
+    4: { name: 'averageUtilization', kind: 'int', optional: true },
+  },
+  HorizontalPodAutoscalerBehavior: {
+    1: { name: 'scaleUp', kind: { message: 'HPAScalingRules' } },
+    2: { name: 'scaleDown', kind: { message: 'HPAScalingRules' } },
+  },
+  HPAScalingRules: {
+    1: { name: 'selectPolicy', kind: 'string', optional: true },
+    2: { name: 'policies', kind: { message: 'HPAScalingPolicy' }, repeated: true },
+    3: { name: 'stabilizationWindowSeconds', kind: 'int', optional: true },
+  },
+  HPAScalingPolicy: {
+    1: { name: 'type', kind: 'string' },
+    2: { name: 'value', kind: 'int' },
+    3: { name: 'periodSeconds', kind: 'int' },
   },
   JobTemplateSpec: {
     1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
@@ -389,6 +452,7 @@ function decodeValue(r: Reader, field: Field, wireType: number): unknown {
     const v = decodeMessage(raw, 'IntOrString') as { type?: number; intVal?: number; strVal?: string };
     return v.type === 1 ? (v.strVal ?? '') : (v.intVal ?? 0);
   }
+  if (kind === 'quantity') return String(decodeMessage(raw, 'Quantity').string ?? '');
   if (kind === 'time') {
     const t = decodeMessage(raw, 'Time') as { seconds?: number };
     return rfc3339(new Date((t.seconds ?? 0) * 1000));
@@ -417,7 +481,8 @@ export function decodeKubernetesProtobuf(body: Buffer): Record<string, unknown> 
   if (body.length < 4 || !body.subarray(0, 4).equals(MAGIC)) throw new ProtobufError('the body does not start with the Kubernetes protobuf magic "k8s\\0"');
   const envelope = decodeMessage(body.subarray(4), 'Unknown') as { typeMeta?: { apiVersion?: string; kind?: string }; raw?: string };
   const kind = envelope.typeMeta?.kind ?? '';
-  if (!MESSAGES[kind] || !envelope.raw) throw new ProtobufError(`protobuf bodies of kind "${kind}" are not supported; send JSON`);
-  const object = decodeMessage(Buffer.from(envelope.raw, 'base64'), kind);
+  const message = MESSAGES[`${envelope.typeMeta?.apiVersion}/${kind}`] ? `${envelope.typeMeta?.apiVersion}/${kind}` : kind;
+  if (!MESSAGES[message] || !envelope.raw) throw new ProtobufError(`protobuf bodies of kind "${kind}" are not supported; send JSON`);
+  const object = decodeMessage(Buffer.from(envelope.raw, 'base64'), message);
   return { apiVersion: envelope.typeMeta?.apiVersion, kind, ...object };
 }

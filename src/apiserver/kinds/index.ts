@@ -14,6 +14,7 @@ import { deployments } from './deployments.js';
 import { endpoints } from './endpoints.js';
 import { endpointslices } from './endpointslices.js';
 import { coreEvents, events } from './events.js';
+import { horizontalpodautoscalers } from './horizontalpodautoscalers.js';
 import { jobs } from './jobs.js';
 import { leases } from './leases.js';
 import { limitranges } from './limitranges.js';
@@ -45,7 +46,7 @@ const registered = (strategy: Pick<KindStrategy, 'type'>): KindStrategy => strat
 
 export const STRATEGIES: KindStrategy[] = [
   namespaces, nodes, pods, services, endpoints, configmaps, secrets, serviceaccounts, resourcequotas, limitranges, coreEvents, events, leases,
-  deployments, replicasets, daemonsets, statefulsets, controllerrevisions, jobs, cronjobs, poddisruptionbudgets, priorityclasses, customresourcedefinitions,
+  deployments, replicasets, daemonsets, statefulsets, controllerrevisions, jobs, cronjobs, horizontalpodautoscalers, poddisruptionbudgets, priorityclasses, customresourcedefinitions,
   roles, rolebindings, clusterroles, clusterrolebindings, endpointslices, certificatesigningrequests, apiservices,
   mutatingwebhookconfigurations, validatingwebhookconfigurations,
 ].map(registered);

@@ -43,6 +43,14 @@ export interface Allocations<T extends api.KubeObject = api.Unstructured> {
   settle(object: T | undefined, previous: T | undefined): void;
 }
 
+/** How objects of one served version become the stored version's, and back. */
+export interface VersionConversion<T extends api.KubeObject = api.Unstructured> {
+  /** The stored object (a copy the conversion may change) as the served version has it. */
+  fromStored(object: T): api.Unstructured;
+  /** An object of the served version (a copy the conversion may change) as it is stored. */
+  toStored(object: api.Unstructured): T;
+}
+
 /**
  * The strategy of objects of kind `T`; the registry holds every kind's as a `KindStrategy` over
  * unstructured objects, and calls each only with objects of its own kind.
@@ -97,6 +105,13 @@ export interface KindStrategy<T extends api.KubeObject = api.Unstructured> {
   allocations?(storage: Storage, settings: AllocationSettings): Allocations<T>;
   /** The version objects are stored at when it is not the served one (custom resources: the CRD's storage version). */
   storageVersion?: string;
+  /**
+   * Other versions the kind is served at besides `type.version` (its stored one), each with its
+   * conversions, as kube-apiserver converts through the internal version: a request's body at that
+   * version is made the stored form before anything else looks at it; an object read at that
+   * version is made its form on the way out (HorizontalPodAutoscalers: autoscaling/v1 beside v2).
+   */
+  conversions?: Record<string, VersionConversion<T>>;
   /** Fields of an incoming object the kind does not declare (custom resources: outside the schema): warned about, or refused under strict field validation. */
   unknownFields?(object: T): string[];
   /** Drops what the kind does not keep (custom resources: fields outside the schema), before defaults. */

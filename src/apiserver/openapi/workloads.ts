@@ -1,5 +1,5 @@
 // OpenAPI schemas of the workload kinds: Deployments, ReplicaSets, DaemonSets, StatefulSets
-// (apps/v1), Jobs and CronJobs (batch/v1).
+// (apps/v1), Jobs and CronJobs (batch/v1), HorizontalPodAutoscalers (autoscaling/v2 and v1).
 import { bool, CORE, free, int, intOrString, kind, list, META, object, ref, SPEC, STATUS, str, time, type Schema } from './builders.js';
 
 export const WORKLOAD_SCHEMAS: Record<string, Schema> = {
@@ -113,5 +113,44 @@ export const WORKLOAD_SCHEMAS: Record<string, Schema> = {
     active: { type: 'array', items: ref(`${CORE}.ObjectReference`), description: 'The Jobs running now.', 'x-kubernetes-list-type': 'atomic' },
     lastScheduleTime: time('When a Job was last scheduled to run.'),
     lastSuccessfulTime: time('When a Job last completed successfully.'),
+  }),
+  'io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler': kind('HorizontalPodAutoscaler sets the replicas of a scalable workload from the metrics of its pods.', {
+    spec: ref('io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec', SPEC),
+    status: ref('io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus', STATUS),
+  }),
+  'io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec': object('What is scaled, within which bounds, on which metrics.', {
+    scaleTargetRef: ref('io.k8s.api.autoscaling.v2.CrossVersionObjectReference', 'The workload scaled (through its scale subresource).'),
+    minReplicas: int('The fewest replicas (1 by default).'),
+    maxReplicas: int('The most replicas.'),
+    metrics: { type: 'array', items: free('A metric and its target: type Resource (cpu or memory of the pods, as Utilization of their requests or an AverageValue), ContainerResource, Pods, Object or External.'), description: 'The metrics the replica count follows (cpu at 80% of requests when none is named); the largest count any of them asks for wins.', 'x-kubernetes-list-type': 'atomic' },
+    behavior: free('How fast to scale up and down: scaleUp and scaleDown, each with a stabilizationWindowSeconds, a selectPolicy and policies (type Pods or Percent, value, periodSeconds).'),
+  }, ['scaleTargetRef', 'maxReplicas']),
+  'io.k8s.api.autoscaling.v2.CrossVersionObjectReference': object('The object scaled.', {
+    apiVersion: str('Its API version.'),
+    kind: str('Its kind.'),
+    name: str('Its name.'),
+  }, ['kind', 'name']),
+  'io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus': object('What the autoscaler last saw and did.', {
+    observedGeneration: int('The generation it last acted on.', 'int64'),
+    lastScaleTime: time('When it last changed the replica count.'),
+    currentReplicas: int('The replicas the target had.'),
+    desiredReplicas: int('The replicas it wants.'),
+    currentMetrics: { type: 'array', items: free('A metric\'s current value.'), description: 'The metrics as last read.', 'x-kubernetes-list-type': 'atomic' },
+    conditions: { type: 'array', items: free('AbleToScale, ScalingActive or ScalingLimited, with a reason and message.'), description: 'Why it scales as it does.' },
+  }),
+  'io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler': kind('HorizontalPodAutoscaler (autoscaling/v1): a CPU-only view of the same object; other metrics and the behavior are in autoscaling.alpha.kubernetes.io annotations.', {
+    spec: object('What is scaled, within which bounds, to which CPU utilization.', {
+      scaleTargetRef: ref('io.k8s.api.autoscaling.v2.CrossVersionObjectReference', 'The workload scaled.'),
+      minReplicas: int('The fewest replicas (1 by default).'),
+      maxReplicas: int('The most replicas.'),
+      targetCPUUtilizationPercentage: int('The average CPU utilization of the pods\' requests aimed at.'),
+    }, ['scaleTargetRef', 'maxReplicas']),
+    status: object('What the autoscaler last saw and did.', {
+      observedGeneration: int('The generation it last acted on.', 'int64'),
+      lastScaleTime: time('When it last changed the replica count.'),
+      currentReplicas: int('The replicas the target had.'),
+      desiredReplicas: int('The replicas it wants.'),
+      currentCPUUtilizationPercentage: int('The pods\' average CPU utilization of their requests.'),
+    }),
   }),
 };

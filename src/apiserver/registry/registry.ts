@@ -16,11 +16,14 @@ export function storageVersionHash(t: ResourceType): string {
   return createHash('sha256').update(`${t.group}/${t.version}/${t.kind}`).digest().subarray(0, 8).toString('base64');
 }
 
-/** The built-in types, in the order discovery lists them (each kind's strategy in kinds/ declares its own). */
-export const BUILTIN_TYPES: ResourceType[] = STRATEGIES.map((s) => s.type);
+/**
+ * The built-in types, in the order discovery lists them (each kind's strategy in kinds/ declares its
+ * own): one per version each kind is served at (its stored one, and those it converts to).
+ */
+export const BUILTIN_TYPES: ResourceType[] = STRATEGIES.flatMap((s) => [s.type, ...Object.keys(s.conversions ?? {}).map((version) => ({ ...s.type, version }))]);
 
 /** Preferred order of groups in discovery (built-ins first, as kube-apiserver lists them). */
-const GROUP_ORDER = ['', 'apps', 'events.k8s.io', 'batch', 'policy', 'rbac.authorization.k8s.io', 'apiextensions.k8s.io', 'coordination.k8s.io', 'discovery.k8s.io'];
+const GROUP_ORDER = ['', 'apps', 'events.k8s.io', 'autoscaling', 'batch', 'policy', 'rbac.authorization.k8s.io', 'apiextensions.k8s.io', 'coordination.k8s.io', 'discovery.k8s.io'];
 
 export class Registry {
   private readonly byGroupVersion = new Map<string, Map<string, ResourceType>>();

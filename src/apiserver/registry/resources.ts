@@ -61,9 +61,22 @@ export class Resources {
 
   /** Reads an object as the requested version of its type sees it. */
   present(type: ResourceType, object: KubeObject): api.Unstructured {
-    const out: api.Unstructured = { ...object, apiVersion: apiVersionOf(type), kind: type.kind };
-    strategyFor(type)?.readDefaults?.(out);
+    const strategy = strategyFor(type);
+    const conversion = strategy?.conversions?.[type.version];
+    const out: api.Unstructured = conversion ? conversion.fromStored(structuredClone(object) as api.Unstructured) : { ...object };
+    out.apiVersion = apiVersionOf(type);
+    out.kind = type.kind;
+    strategy?.readDefaults?.(out);
     return out;
+  }
+
+  /** A request's object at `type`'s version as it is stored (a copy when converted; built-ins served at more than one version). */
+  private toStored(type: ResourceType, object: api.Unstructured): api.Unstructured {
+    const conversion = strategyFor(type)?.conversions?.[type.version];
+    if (!conversion) return object;
+    const stored = conversion.toStored(structuredClone(object));
+    stored.apiVersion = apiVersionOf({ group: type.group, version: strategyFor(type)!.type.version });
+    return stored;
   }
 
   /** Whether present() writes into the object it is given (a custom resource's schema defaults). */
@@ -135,7 +148,7 @@ export class Resources {
 
   async create(type: ResourceType, namespace: string | undefined, body: unknown, ctx: WriteContext = {}): Promise<api.Unstructured> {
     this.checkKind(type, body);
-    const object: api.Unstructured = ctx.ownsBody ? body : structuredClone(body);
+    const object: api.Unstructured = this.toStored(type, ctx.ownsBody ? body : structuredClone(body));
     // The name is checked (or generated) just below.
     const metadata: api.ObjectMeta = (object.metadata = { ...(object.metadata ?? {}) } as api.ObjectMeta);
     if (type.namespaced) {
@@ -227,7 +240,7 @@ export class Resources {
       const replicas = (mutated as Scale).spec?.replicas;
       return Number.isInteger(replicas) ? withSpecReplicas(type, object, replicas as number) : object;
     }
-    const out = structuredClone(mutated);
+    const out = this.toStored(type, structuredClone(mutated));
     out.apiVersion = object.apiVersion;
     out.kind = object.kind;
     out.metadata = { ...(out.metadata ?? {}) } as api.ObjectMeta;
@@ -303,7 +316,7 @@ export class Resources {
     this.checkKind(type, body);
     const current = options.basedOn ?? this.getItem(type, namespace, name);
     const previous = current.object;
-    const incoming: api.Unstructured = options.ownsBody ? body : structuredClone(body);
+    const incoming: api.Unstructured = this.toStored(type, options.ownsBody ? body : structuredClone(body));
     const inMeta: Partial<api.ObjectMeta> = incoming.metadata ?? {};
     if (inMeta.name !== undefined && inMeta.name !== name) {
       throw errors.badRequest(`the name of the object (${String(inMeta.name)}) does not match the name on the URL (${name})`);

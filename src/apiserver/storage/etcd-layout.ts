@@ -48,6 +48,7 @@ const RESOURCE_PREFIXES: Record<string, string> = {
   'apps/controllerrevisions': 'controllerrevisions',
   'batch/jobs': 'jobs',
   'batch/cronjobs': 'cronjobs',
+  'autoscaling/horizontalpodautoscalers': 'horizontalpodautoscalers',
   'policy/poddisruptionbudgets': 'poddisruptionbudgets',
   'rbac.authorization.k8s.io/roles': 'roles',
   'rbac.authorization.k8s.io/rolebindings': 'rolebindings',

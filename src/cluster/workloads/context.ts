@@ -16,6 +16,7 @@ export interface WorkloadInformers {
   controllerRevisions: Informer<api.ControllerRevision>;
   jobs: Informer<api.Job>;
   cronJobs: Informer<api.CronJob>;
+  horizontalPodAutoscalers: Informer<api.HorizontalPodAutoscaler>;
   resourceQuotas: Informer<api.ResourceQuota>;
   services: Informer<api.Service>;
   endpoints: Informer<api.Endpoints>;

@@ -20,6 +20,7 @@ export const PERSISTENT_VOLUME_CLAIMS = resources.persistentVolumeClaims;
 export const CONTROLLER_REVISIONS = resources.controllerRevisions;
 export const JOBS = resources.jobs;
 export const CRON_JOBS = resources.cronJobs;
+export const HORIZONTAL_POD_AUTOSCALERS = resources.horizontalPodAutoscalers;
 export const RESOURCE_QUOTAS = resources.resourceQuotas;
 
 /** The label a DaemonSet or StatefulSet puts on its pods: which template revision made them. */

@@ -1,5 +1,5 @@
 // The controllers of kube-controller-manager that bosun runs (ReplicaSet, Deployment, DaemonSet,
-// StatefulSet, Job, CronJob, resource quota, Endpoints, EndpointSlices, node lifecycle, pod garbage collection, root CA publisher, and
+// StatefulSet, Job, the horizontal pod autoscaler, CronJob, resource quota, Endpoints, EndpointSlices, node lifecycle, pod garbage collection, root CA publisher, and
 // OpenShift's service CA — off unless named, as kube's optional controllers are), added
 // to a component manager over its shared informers; the manager holds the Lease
 // kube-system/kube-controller-manager as kube-controller-manager does (so two instances never act
@@ -15,6 +15,7 @@ import { endpointSliceController } from './endpointslice-controller.js';
 import { endpointsController } from './endpoints-controller.js';
 import { jobController, type JobControllerOptions } from './job-controller.js';
 import { cronJobController } from './cronjob-controller.js';
+import { hpaController, type HpaControllerOptions } from './hpa-controller.js';
 import { resourceQuotaController, type ResourceQuotaControllerOptions } from './resourcequota-controller.js';
 import { nodeLifecycleController, type NodeLifecycleOptions } from './node-lifecycle-controller.js';
 import { podGcController, type PodGcOptions } from './pod-gc-controller.js';
@@ -22,7 +23,7 @@ import { ROOT_CA_CONFIG_MAP, rootCaPublisher } from './root-ca-publisher.js';
 import { replicaSetController } from './replicaset-controller.js';
 import { statefulSetController } from './statefulset-controller.js';
 import { serviceCaControllers } from '../service-ca/controllers.js';
-import { CONFIG_MAPS, CONTROLLER_REVISIONS, CRON_JOBS, RESOURCE_QUOTAS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, LEASES, NAMESPACES, NODES, PODS, REPLICA_SETS, SECRETS, SERVICES, STATEFUL_SETS } from './resources.js';
+import { CONFIG_MAPS, CONTROLLER_REVISIONS, CRON_JOBS, RESOURCE_QUOTAS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, HORIZONTAL_POD_AUTOSCALERS, JOBS, LEASES, NAMESPACES, NODES, PODS, REPLICA_SETS, SECRETS, SERVICES, STATEFUL_SETS } from './resources.js';
 
 /** What a controller may need beyond its context. */
 type ControllerOptions = WorkloadControllerSettings & { kubeconfig: KubeConfigLike };
@@ -38,6 +39,7 @@ export const WORKLOAD_CONTROLLERS = {
   statefulset: { component: 'statefulset-controller', make: (ctx: WorkloadContext) => statefulSetController(ctx) },
   job: { component: 'job-controller', make: (ctx: WorkloadContext, o: ControllerOptions) => jobController(ctx, o.job) },
   cronjob: { component: 'cronjob-controller', make: (ctx: WorkloadContext) => cronJobController(ctx) },
+  horizontalpodautoscaling: { component: 'horizontal-pod-autoscaler', make: (ctx: WorkloadContext, o: ControllerOptions) => hpaController(ctx, o.hpa) },
   resourcequota: { component: 'resourcequota-controller', make: (ctx: WorkloadContext, o: ControllerOptions) => resourceQuotaController(ctx, o.resourceQuota) },
   endpoint: { component: 'endpoint-controller', make: (ctx: WorkloadContext) => endpointsController(ctx) },
   endpointslice: { component: 'endpoint-slice-controller', make: (ctx: WorkloadContext) => endpointSliceController(ctx) },
@@ -81,6 +83,7 @@ export interface WorkloadControllerSettings {
   controllers?: WorkloadControllerName[];
   clock?: Clock;
   job?: JobControllerOptions;
+  hpa?: HpaControllerOptions;
   resourceQuota?: ResourceQuotaControllerOptions;
   podGc?: PodGcOptions;
   nodeLifecycle?: NodeLifecycleOptions;
@@ -111,6 +114,7 @@ export function addWorkloadControllers(manager: Manager, settings: WorkloadContr
       get controllerRevisions() { return factory.forResource(CONTROLLER_REVISIONS); },
       get jobs() { return factory.forResource(JOBS); },
       get cronJobs() { return factory.forResource(CRON_JOBS); },
+      get horizontalPodAutoscalers() { return factory.forResource(HORIZONTAL_POD_AUTOSCALERS); },
       get resourceQuotas() { return factory.forResource(RESOURCE_QUOTAS); },
       get services() { return factory.forResource(SERVICES); },
       get endpoints() { return factory.forResource(ENDPOINTS); },

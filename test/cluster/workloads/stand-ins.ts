@@ -88,6 +88,7 @@ export function startStandIns(client: KubeClient, options: StandInOptions = {}):
         return client.mergePatch(PODS, name, namespace, {
           status: {
             phase,
+            startTime: pod.status?.startTime ?? now,
             podIP,
             podIPs: [{ ip: podIP }],
             conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: type === 'PodScheduled' || type === 'Initialized' ? 'True' : status, lastTransitionTime: now })),
