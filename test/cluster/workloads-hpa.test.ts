@@ -114,6 +114,14 @@ test('kubectl autoscale: the autoscaler follows the pods\' CPU usage from metric
     millicores = 10;
     await eventually('back to 2', async () => (await replicas()) === 2, 15_000);
 
+    // A new autoscaler waits out its scale-down window (300 s by default) from the replicas there are.
+    await server.kubectlOk(['delete', 'hpa', 'web']);
+    await server.kubectlOk(['autoscale', 'deployment', 'web', '--min=1', '--max=5', '--cpu-percent=50']);
+    await eventually('measured again', async () => (await client.get(HORIZONTAL_POD_AUTOSCALERS, 'web', 'default')).status?.currentMetrics?.[0]?.resource?.current?.averageUtilization === 5);
+    await new Promise((r) => setTimeout(r, 1500));
+    hpa = await client.get(HORIZONTAL_POD_AUTOSCALERS, 'web', 'default');
+    assert.deepEqual([await replicas(), hpa.status!.desiredReplicas], [2, 2], '5% of the requests asks for 1, but not within the window');
+
     // No metrics: the autoscaler says why, and leaves the count alone.
     await client.delete(resources.apiServices, 'v1beta1.metrics.k8s.io');
     await eventually('ScalingActive False', async () => {

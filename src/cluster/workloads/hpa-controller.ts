@@ -97,6 +97,9 @@ export function hpaController(ctx: WorkloadContext, options: HpaControllerOption
       return again;
     }
     const current = scale.spec?.replicas ?? 0;
+    // A new autoscaler (or a restarted controller) starts its scale-down window from the replicas
+    // there are now, as kube's maybeInitScaleDownStabilizationWindow does: no scale-down before it passes.
+    if (!recommendations.has(key)) recommendations.set(key, [{ atMs: now, replicas: current }]);
     const min = spec.minReplicas ?? 1;
     const max = spec.maxReplicas;
     let desired = current;
