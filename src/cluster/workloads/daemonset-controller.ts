@@ -18,7 +18,7 @@ import { daemonPod, daemonSetStatus, isUpdated, nodeVerdict, oldestFirst, rollin
 import { Expectations } from './expectations.js';
 import { BURST_REPLICAS, createPods, deletePods, observePods } from './pod-control.js';
 import { isTerminal, msUntilAvailable } from './pods.js';
-import { selectorOf } from './replicaset-controller.js';
+import { ownerKeys, selectorOf } from './owners.js';
 import { CONTROLLER_REVISIONS, DAEMON_SETS, PODS } from './resources.js';
 import { templateHash } from '../../kube/template-hash.js';
 
@@ -30,16 +30,10 @@ export function daemonSetController(ctx: WorkloadContext, expectations = new Exp
   observePods(ctx, 'DaemonSet', expectations);
   const failedBackoff = new Map<string, { delayMs: number; notBefore: number }>();
 
-  const ownersOf = (pod: api.Pod): string[] => {
-    const owner = controllingOwner(pod, 'DaemonSet', daemonSets);
-    if (owner) return [keyFor(owner)];
-    if (controllerOf(pod)) return [];
-    return daemonSets.list().filter((ds) => ds.metadata.namespace === pod.metadata.namespace && selects(ds, pod)).map(keyFor);
-  };
 
   const controller = new Controller({ name: 'daemonset-controller', clock: ctx.clock, workers: 2, sync: (key) => sync(key) });
   controller.watch(daemonSets);
-  controller.watch(pods, (pod, _type, old) => [...new Set([...ownersOf(pod), ...(old ? ownersOf(old) : [])])]);
+  controller.watch(pods, (pod, _type, old) => ownerKeys(pod, old, 'DaemonSet', daemonSets));
   // Any node change may change where daemon pods belong; there are few DaemonSets.
   controller.watch(nodes, () => daemonSets.list().map(keyFor));
   controller.watch(controllerRevisions, (history) => (controllingOwner(history, 'DaemonSet', daemonSets) ? `${history.metadata.namespace}/${controllerOf(history)!.name}` : undefined));
@@ -178,12 +172,4 @@ function byNode(pods: api.Pod[]): Map<string, api.Pod[]> {
     map.set(node, [...(map.get(node) ?? []), pod]);
   }
   return map;
-}
-
-function selects(ds: api.DaemonSet, pod: api.Pod): boolean {
-  try {
-    return matchesLabels(selectorOf(ds), pod.metadata?.labels);
-  } catch {
-    return false;
-  }
 }

@@ -3,34 +3,22 @@
 // Deployment and its ReplicaSets, runs one sync (deployment-rollout.ts): status only while it is
 // being deleted; scaling only while paused or when only `replicas` changed; otherwise a
 // RollingUpdate or Recreate step. Pod deletions wake it too, since Recreate waits for old pods.
-import type * as api from '../../api/index.js';
 import { Controller, type SyncResult } from '../../kube/index.js';
 import { matchesLabels } from '../../common/label-selectors.js';
 import { claim, ownerStillThere } from './claim.js';
 import { controllingOwner, keyFor, type WorkloadContext } from './context.js';
 import { DeploymentRollout } from './deployment-rollout.js';
 import { isRollingUpdate } from './deployment-scaling.js';
-import { controllerOf } from '../../kube/index.js';
-import { selectorOf } from './replicaset-controller.js';
+import { ownerKeys, selectorOf } from './owners.js';
 import { DEPLOYMENTS, REPLICA_SETS } from './resources.js';
 
 export function deploymentController(ctx: WorkloadContext): Controller {
   const { deployments, replicaSets, pods } = ctx.informers;
 
-  /** The Deployments a ReplicaSet event concerns: its controller, or for an orphan every one selecting it. */
-  const ownersOf = (rs: api.ReplicaSet): string[] => {
-    const owner = controllingOwner(rs, 'Deployment', deployments);
-    if (owner) return [keyFor(owner)];
-    if (controllerOf(rs)) return [];
-    return deployments
-      .list()
-      .filter((d) => d.metadata.namespace === rs.metadata.namespace && selectsSafely(d, rs))
-      .map(keyFor);
-  };
-
   const controller = new Controller({ name: 'deployment-controller', clock: ctx.clock, workers: 2, sync: (key) => sync(key) });
   controller.watch(deployments);
-  controller.watch(replicaSets, (rs, _type, old) => [...new Set([...ownersOf(rs), ...(old ? ownersOf(old) : [])])]);
+  // A ReplicaSet event concerns its Deployment, or for an orphan every one selecting it.
+  controller.watch(replicaSets, (rs, _type, old) => ownerKeys(rs, old, 'Deployment', deployments));
   controller.watch(pods, (pod, type) => {
     if (type !== 'delete') return undefined;
     const owner = controllingOwner(controllingOwner(pod, 'ReplicaSet', replicaSets), 'Deployment', deployments);
@@ -65,13 +53,4 @@ export function deploymentController(ctx: WorkloadContext): Controller {
   }
 
   return controller;
-}
-
-function selectsSafely(d: api.Deployment, rs: api.ReplicaSet): boolean {
-  try {
-    const selector = selectorOf(d);
-    return selector.length > 0 && matchesLabels(selector, rs.metadata?.labels);
-  } catch {
-    return false;
-  }
 }

@@ -13,7 +13,7 @@ import { Controller, type SyncResult, isNotFound, rfc3339 } from '../../kube/ind
 import { matchesLabels } from '../../common/label-selectors.js';
 import { sameJson } from '../../kube/canonical.js';
 import { claim, ownerStillThere } from './claim.js';
-import { controllingOwner, keyFor, type WorkloadContext } from './context.js';
+import { keyFor, type WorkloadContext } from './context.js';
 import { podsToDelete } from './delete-order.js';
 import { Expectations } from './expectations.js';
 import {
@@ -21,8 +21,7 @@ import {
 } from './job.js';
 import { BURST_REPLICAS, createPods, deletePods, observePods } from './pod-control.js';
 import { isReady, podFromTemplate } from './pods.js';
-import { controllerOf } from '../../kube/index.js';
-import { selectorOf } from './replicaset-controller.js';
+import { ownerKeys, selectorOf } from './owners.js';
 import { JOBS, PODS } from './resources.js';
 
 /** kube's pod failure back-off for Jobs: 10 s, doubling, at most 6 minutes. */
@@ -43,16 +42,10 @@ export function jobController(ctx: WorkloadContext, options: JobControllerOption
   const backoffs = new Map<string, { failures: number; lastAt: number }>();
   observePods(ctx, 'Job', expectations);
 
-  const ownersOf = (pod: api.Pod): string[] => {
-    const owner = controllingOwner(pod, 'Job', jobs);
-    if (owner) return [keyFor(owner)];
-    if (controllerOf(pod)) return [];
-    return jobs.list().filter((j) => j.metadata.namespace === pod.metadata.namespace && selects(j, pod)).map(keyFor);
-  };
 
   const controller = new Controller({ name: 'job-controller', clock: ctx.clock, workers: 2, sync: (key) => sync(key) });
   controller.watch(jobs);
-  controller.watch(pods, (pod, _type, old) => [...new Set([...ownersOf(pod), ...(old ? ownersOf(old) : [])])]);
+  controller.watch(pods, (pod, _type, old) => ownerKeys(pod, old, 'Job', jobs));
 
   async function removeFinalizer(pod: api.Pod): Promise<void> {
     const rest = (pod.metadata.finalizers ?? []).filter((f) => f !== JOB_TRACKING_FINALIZER);
@@ -196,12 +189,4 @@ function counts(c: { active: number; succeeded: number; failed: number }): Pick<
   const status: Pick<JobStatus, 'active' | 'succeeded' | 'failed'> = {};
   for (const k of ['active', 'succeeded', 'failed'] as const) status[k] = c[k] || undefined;
   return status;
-}
-
-function selects(job: api.Job, pod: api.Pod): boolean {
-  try {
-    return matchesLabels(selectorOf(job), pod.metadata?.labels);
-  } catch {
-    return false;
-  }
 }

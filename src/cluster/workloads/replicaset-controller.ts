@@ -5,46 +5,28 @@
 // availableReplicas after minReadySeconds, observedGeneration, ReplicaFailure). Expectations keep a
 // slow informer from making it act twice on the same shortfall.
 import type * as api from '../../api/index.js';
-import { Controller, TerminalError, type SyncResult } from '../../kube/index.js';
-import { fromLabelSelectorObject, matchesLabels, SelectorError } from '../../common/label-selectors.js';
+import { Controller, type SyncResult } from '../../kube/index.js';
+import { matchesLabels } from '../../common/label-selectors.js';
 import { sameJson } from '../../kube/canonical.js';
 import { claim, ownerStillThere } from './claim.js';
-import { controllingOwner, keyFor, type WorkloadContext } from './context.js';
+import { keyFor, type WorkloadContext } from './context.js';
 import { podsToDelete } from './delete-order.js';
 import { Expectations } from './expectations.js';
 import { BURST_REPLICAS, createPods, deletePods, observePods } from './pod-control.js';
 import { isActive, msUntilAvailable, podFromTemplate } from './pods.js';
 import { controllerOf } from '../../kube/index.js';
+import { ownerKeys, selectorOf } from './owners.js';
 import { replicaSetStatus, type ManageFailure } from './replicaset.js';
 import { PODS, REPLICA_SETS } from './resources.js';
-
-export function selectorOf(object: api.ReplicaSet | api.Deployment | api.DaemonSet | api.StatefulSet | api.Job) {
-  try {
-    return fromLabelSelectorObject(object.spec?.selector);
-  } catch (e) {
-    if (e instanceof SelectorError) throw new TerminalError(`invalid selector on ${object.kind} ${keyFor(object)}: ${e.message}`);
-    throw e;
-  }
-}
 
 export function replicaSetController(ctx: WorkloadContext, expectations = new Expectations(ctx.clock)): Controller {
   const { pods, replicaSets } = ctx.informers;
   observePods(ctx, 'ReplicaSet', expectations);
 
-  /** The ReplicaSets a pod event concerns: its controller, or for an orphan every one that selects it. */
-  const ownersOf = (pod: api.Pod): string[] => {
-    const owner = controllingOwner(pod, 'ReplicaSet', replicaSets);
-    if (owner) return [keyFor(owner)];
-    if (controllerOf(pod)) return [];
-    return replicaSets
-      .list()
-      .filter((rs) => rs.metadata.namespace === pod.metadata.namespace && !rs.metadata.deletionTimestamp && selects(rs, pod))
-      .map(keyFor);
-  };
-
   const controller = new Controller({ name: 'replicaset-controller', clock: ctx.clock, workers: 2, sync: (key) => sync(key) });
   controller.watch(replicaSets);
-  controller.watch(pods, (pod, _type, old) => [...new Set([...ownersOf(pod), ...(old ? ownersOf(old) : [])])]);
+  // A pod event concerns its ReplicaSet, or for an orphan every one (not being deleted) that selects it.
+  controller.watch(pods, (pod, _type, old) => ownerKeys(pod, old, 'ReplicaSet', replicaSets, (rs) => !rs.metadata.deletionTimestamp));
 
   async function sync(key: string): Promise<SyncResult | void> {
     const rs = replicaSets.getByKey(key);
@@ -110,12 +92,4 @@ export function replicaSetController(ctx: WorkloadContext, expectations = new Ex
   }
 
   return controller;
-}
-
-function selects(owner: api.ReplicaSet, pod: api.Pod): boolean {
-  try {
-    return matchesLabels(fromLabelSelectorObject(owner.spec?.selector), pod.metadata?.labels);
-  } catch {
-    return false;
-  }
 }

@@ -16,7 +16,7 @@ import { cleanupHistory, constructHistory, revisionTemplate } from './controller
 import { Expectations } from './expectations.js';
 import { observePods } from './pod-control.js';
 import { msUntilAvailable } from './pods.js';
-import { selectorOf } from './replicaset-controller.js';
+import { ownerKeys, selectorOf } from './owners.js';
 import { CONTROLLER_REVISIONS, PERSISTENT_VOLUME_CLAIMS, PODS, STATEFUL_SETS } from './resources.js';
 import { claimsGoWhenScaled, planStatefulSet, podClaims, ordinalOf, statefulSetStatus, type Revision } from './statefulset.js';
 
@@ -24,16 +24,10 @@ export function statefulSetController(ctx: WorkloadContext, expectations = new E
   const { pods, statefulSets, controllerRevisions } = ctx.informers;
   observePods(ctx, 'StatefulSet', expectations);
 
-  const ownersOf = (pod: api.Pod): string[] => {
-    const owner = controllingOwner(pod, 'StatefulSet', statefulSets);
-    if (owner) return [keyFor(owner)];
-    if (controllerOf(pod)) return [];
-    return statefulSets.list().filter((set) => set.metadata.namespace === pod.metadata.namespace && selects(set, pod)).map(keyFor);
-  };
 
   const controller = new Controller({ name: 'statefulset-controller', clock: ctx.clock, workers: 2, sync: (key) => sync(key) });
   controller.watch(statefulSets);
-  controller.watch(pods, (pod, _type, old) => [...new Set([...ownersOf(pod), ...(old ? ownersOf(old) : [])])]);
+  controller.watch(pods, (pod, _type, old) => ownerKeys(pod, old, 'StatefulSet', statefulSets));
   controller.watch(controllerRevisions, (history) => (controllingOwner(history, 'StatefulSet', statefulSets) ? `${history.metadata.namespace}/${controllerOf(history)!.name}` : undefined));
 
   async function sync(key: string): Promise<SyncResult | void> {
@@ -151,12 +145,4 @@ export function statefulSetController(ctx: WorkloadContext, expectations = new E
   }
 
   return controller;
-}
-
-function selects(set: api.StatefulSet, pod: api.Pod): boolean {
-  try {
-    return matchesLabels(selectorOf(set), pod.metadata?.labels);
-  } catch {
-    return false;
-  }
 }
