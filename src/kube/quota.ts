@@ -51,20 +51,41 @@ export function podIsLive(pod: api.Pod): boolean {
 
 type ResourceMap = Record<string, string | number> | undefined;
 
-/** A pod's requests or limits as the scheduler counts them: its containers' sum, at least each init container's, plus overhead. */
-function podAmounts(pod: api.Pod, which: 'requests' | 'limits'): Usage {
+/**
+ * A pod's requests or limits as kube counts them (component-helpers' PodRequests / PodLimits): its
+ * containers' sum and its sidecars' (init containers with restartPolicy Always), at least what each
+ * other init container needs beside the sidecars started before it, plus the pod's overhead (for
+ * limits, only on resources something limits).
+ */
+export function podAmounts(pod: api.Pod, which: 'requests' | 'limits'): Usage {
+  const of = (c: api.Container): Usage => {
+    const amounts: Usage = new Map();
+    for (const [name, value] of Object.entries((c.resources?.[which] as ResourceMap) ?? {})) add(amounts, name, quantityMilli(value));
+    return amounts;
+  };
+  const atLeast = (into: Usage, other: Usage) => {
+    for (const [name, amount] of other) if (amount > (into.get(name) ?? 0n)) into.set(name, amount);
+  };
   const total: Usage = new Map();
-  for (const c of pod.spec?.containers ?? []) {
-    for (const [name, value] of Object.entries((c.resources?.[which] as ResourceMap) ?? {})) add(total, name, quantityMilli(value));
-  }
+  for (const c of pod.spec?.containers ?? []) for (const [name, amount] of of(c)) add(total, name, amount);
+  const sidecars: Usage = new Map();
+  const initPeak: Usage = new Map();
   for (const c of pod.spec?.initContainers ?? []) {
-    for (const [name, value] of Object.entries((c.resources?.[which] as ResourceMap) ?? {})) {
-      const amount = quantityMilli(value);
-      if (amount > (total.get(name) ?? 0n)) total.set(name, amount);
+    const amounts = of(c);
+    if (c.restartPolicy === 'Always') {
+      for (const [name, amount] of amounts) {
+        add(total, name, amount);
+        add(sidecars, name, amount);
+      }
+      atLeast(initPeak, sidecars);
+    } else {
+      for (const [name, amount] of sidecars) add(amounts, name, amount);
+      atLeast(initPeak, amounts);
     }
   }
+  atLeast(total, initPeak);
   for (const [name, value] of Object.entries((pod.spec?.overhead as ResourceMap) ?? {})) {
-    if (total.has(name)) add(total, name, quantityMilli(value));
+    if (which === 'requests' || total.has(name)) add(total, name, quantityMilli(value));
   }
   return total;
 }

@@ -68,6 +68,20 @@ test('a pod outside the ranges is refused, each problem in kube\'s words', async
   const both = await api.request('POST', PODS('bounded'), { body: pod('worse', { requests: { cpu: '2' }, limits: { cpu: '3', memory: '900Mi' } }, 2) });
   assert.equal(both.status, 403);
   assert.match(both.json.message, /^pods "worse" is forbidden: \[maximum cpu usage per Container is 1, but limit is 3, .*maximum memory usage per Pod is 1Gi, but limit is 1800Mi\]$/);
+  // The pod as kube totals it: an init container needs its limit beside the sidecars started
+  // before it (restartPolicy Always), and the sidecars run beside the containers.
+  const withInit = (name: string, init: Array<{ memory: string; sidecar?: boolean }>) => {
+    const plain = pod(name, { limits: { memory: '300Mi' } });
+    const initContainers = init.map((c, i) => ({ name: `i${i}`, image: 'x', ...(c.sidecar ? { restartPolicy: 'Always' } : {}), resources: { limits: { cpu: '500m', memory: c.memory } } }));
+    return api.request('POST', PODS('bounded'), { body: { ...plain, spec: { ...plain.spec, initContainers } } });
+  };
+  const bigInit = await withInit('big-init', [{ memory: '1100Mi' }]);
+  assert.equal(bigInit.status, 403);
+  assert.equal(bigInit.json.message, 'pods "big-init" is forbidden: maximum memory usage per Pod is 1Gi, but limit is 1100Mi');
+  const sidecar = await withInit('sidecar', [{ memory: '800Mi', sidecar: true }]);
+  assert.equal(sidecar.json.message, 'pods "sidecar" is forbidden: maximum memory usage per Pod is 1Gi, but limit is 1100Mi');
+  const fits = await withInit('fits', [{ memory: '200Mi', sidecar: true }, { memory: '700Mi' }]);
+  assert.equal(fits.status, 201, fits.text);
 });
 
 test('the defaults count in a quota on the same namespace', async () => {

@@ -8,7 +8,7 @@
 // admission, so defaults count in quotas.
 import type * as api from '../../api/index.js';
 import { formatMilli, quantityMilli } from '../../kube/quantity.js';
-import { isBytes } from '../../kube/quota.js';
+import { isBytes, podAmounts } from '../../kube/quota.js';
 import { errors } from '../errors.js';
 import { limitranges } from '../kinds/limitranges.js';
 import { storagePrefix, type ResourceType } from '../registry/resource-type.js';
@@ -69,13 +69,9 @@ function itemProblems(item: api.LimitRangeItem, kind: string, requests: Resource
   return problems.filter((p): p is string => p !== undefined);
 }
 
-/** What a pod's containers request or limit together (those that say it). */
+/** What a pod requests or limits as a whole (kube's PodRequests / PodLimits: init containers, sidecars, overhead). */
 function podTotal(pod: api.Pod, which: 'requests' | 'limits'): ResourceList {
-  const sums = new Map<string, bigint>();
-  for (const c of pod.spec?.containers ?? []) {
-    for (const [name, value] of Object.entries(listOf(c.resources?.[which]))) sums.set(name, (sums.get(name) ?? 0n) + quantityMilli(value));
-  }
-  return Object.fromEntries([...sums].map(([name, milli]) => [name, formatMilli(milli, isBytes(name))]));
+  return Object.fromEntries([...podAmounts(pod, which)].map(([name, milli]) => [name, formatMilli(milli, isBytes(name))]));
 }
 
 export class LimitRanger implements AdmissionPlugin {
