@@ -104,6 +104,8 @@ export const BOOTSTRAP_CLUSTER_ROLES: (RoleObject & { apiVersion: string })[] = 
   ]),
   clusterRole('system:kube-controller-manager', [
     { apiGroups: ['', 'apps', 'batch', 'discovery.k8s.io', 'coordination.k8s.io', 'events.k8s.io', 'policy', 'certificates.k8s.io'], resources: ['*'], verbs: ['*'] },
+    // The PersistentVolume binder reads classes (their binding mode and provisioner).
+    { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['get', 'list', 'watch'] },
     // The service CA injects its bundle into webhook configurations.
     { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
     { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },

@@ -1,5 +1,6 @@
 // The controllers of kube-controller-manager that bosun runs (ReplicaSet, Deployment, DaemonSet,
-// Job, CronJob, resource quota, Endpoints, EndpointSlices, node lifecycle, pod garbage collection, root CA publisher, and
+// Job, CronJob, resource quota, Endpoints, EndpointSlices, node lifecycle, pod garbage collection, root CA publisher,
+// the PersistentVolume binder and the pvc-/pv-protection controllers, and
 // OpenShift's service CA — off unless named, as kube's optional controllers are), added
 // to a component manager over its shared informers; the manager holds the Lease
 // kube-system/kube-controller-manager as kube-controller-manager does (so two instances never act
@@ -21,6 +22,8 @@ import { podGcController, type PodGcOptions } from './pod-gc-controller.js';
 import { ROOT_CA_CONFIG_MAP, rootCaPublisher } from './root-ca-publisher.js';
 import { replicaSetController } from './replicaset-controller.js';
 import { serviceCaControllers } from '../service-ca/controllers.js';
+import { persistentVolumeBinder } from '../storage/persistentvolume-binder.js';
+import { pvcProtectionController, pvProtectionController } from '../storage/protection-controllers.js';
 import { CONFIG_MAPS, CONTROLLER_REVISIONS, CRON_JOBS, RESOURCE_QUOTAS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, LEASES, NAMESPACES, NODES, PODS, REPLICA_SETS, SECRETS, SERVICES } from './resources.js';
 
 /** What a controller may need beyond its context. */
@@ -43,6 +46,9 @@ export const WORKLOAD_CONTROLLERS = {
   podgc: { component: 'pod-garbage-collector', make: (ctx: WorkloadContext, o: ControllerOptions) => podGcController(ctx, o.podGc) },
   'root-ca-cert-publisher': { component: 'root-ca-cert-publisher', make: (ctx: WorkloadContext, o: ControllerOptions) => rootCaPublisher(ctx, o.rootCa ?? clusterCa(o.kubeconfig)) },
   'service-ca': { component: 'service-ca-controller', make: (ctx: WorkloadContext) => serviceCaControllers(ctx) },
+  'persistentvolume-binder': { component: 'persistentvolume-controller', make: (ctx: WorkloadContext) => persistentVolumeBinder(ctx) },
+  'pvc-protection': { component: 'pvc-protection-controller', make: (ctx: WorkloadContext) => pvcProtectionController(ctx) },
+  'pv-protection': { component: 'pv-protection-controller', make: (ctx: WorkloadContext) => pvProtectionController(ctx) },
 } as const;
 
 /** Controllers `*` leaves out (kube's "disabled by default"): run only when named. */
