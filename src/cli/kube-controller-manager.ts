@@ -99,7 +99,7 @@ export function register(program: Command): void {
     help: `
 Runs bosun's workload controllers (replicaset, deployment, daemonset, job, endpoint, endpointslice,
 nodelifecycle, podgc, root-ca-cert-publisher, persistentvolume-binder, pvc-protection,
-pv-protection) and csrapproving: a kubelet client certificate
+pv-protection, local-path-provisioner) and csrapproving: a kubelet client certificate
 request (system:node:<name>, system:nodes, client auth) from a bootstrap-token user or from the
 node itself is approved, and the API server signs it with the cluster CA.
 

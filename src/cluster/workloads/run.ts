@@ -1,6 +1,7 @@
 // The controllers of kube-controller-manager that bosun runs (ReplicaSet, Deployment, DaemonSet,
 // Job, CronJob, resource quota, Endpoints, EndpointSlices, node lifecycle, pod garbage collection, root CA publisher,
-// the PersistentVolume binder and the pvc-/pv-protection controllers, and
+// the PersistentVolume binder and the pvc-/pv-protection controllers, bosun's local-path
+// provisioner, and
 // OpenShift's service CA — off unless named, as kube's optional controllers are), added
 // to a component manager over its shared informers; the manager holds the Lease
 // kube-system/kube-controller-manager as kube-controller-manager does (so two instances never act
@@ -24,6 +25,7 @@ import { replicaSetController } from './replicaset-controller.js';
 import { serviceCaControllers } from '../service-ca/controllers.js';
 import { persistentVolumeBinder } from '../storage/persistentvolume-binder.js';
 import { pvcProtectionController, pvProtectionController } from '../storage/protection-controllers.js';
+import { LOCAL_PATH_PROVISIONER, localPathProvisioner } from '../storage/local-path-provisioner.js';
 import { CONFIG_MAPS, CONTROLLER_REVISIONS, CRON_JOBS, RESOURCE_QUOTAS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, JOBS, LEASES, NAMESPACES, NODES, PODS, REPLICA_SETS, SECRETS, SERVICES } from './resources.js';
 
 /** What a controller may need beyond its context. */
@@ -49,6 +51,8 @@ export const WORKLOAD_CONTROLLERS = {
   'persistentvolume-binder': { component: 'persistentvolume-controller', make: (ctx: WorkloadContext) => persistentVolumeBinder(ctx) },
   'pvc-protection': { component: 'pvc-protection-controller', make: (ctx: WorkloadContext) => pvcProtectionController(ctx) },
   'pv-protection': { component: 'pv-protection-controller', make: (ctx: WorkloadContext) => pvProtectionController(ctx) },
+  // Not kube's: the dynamic provisioner of the local cluster's default StorageClass.
+  'local-path-provisioner': { component: LOCAL_PATH_PROVISIONER, make: (ctx: WorkloadContext) => localPathProvisioner(ctx) },
 } as const;
 
 /** Controllers `*` leaves out (kube's "disabled by default"): run only when named. */
