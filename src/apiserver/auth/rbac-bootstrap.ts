@@ -117,6 +117,8 @@ export const BOOTSTRAP_CLUSTER_ROLES: (RoleObject & { apiVersion: string })[] = 
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'delete'] },
     { apiGroups: [''], resources: ['bindings', 'pods/binding'], verbs: ['create'] },
     { apiGroups: [''], resources: ['pods/status'], verbs: ['patch', 'update'] },
+    // VolumeBinding writes the selected node on WaitForFirstConsumer claims (kube's system:volume-scheduler).
+    { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['patch', 'update'] },
     { apiGroups: ['', 'apps', 'policy', 'storage.k8s.io'], resources: ['nodes', 'namespaces', 'services', 'replicationcontrollers', 'persistentvolumes', 'persistentvolumeclaims', 'replicasets', 'statefulsets', 'poddisruptionbudgets', 'csinodes', 'csidrivers', 'csistoragecapacities', 'storageclasses', 'volumeattachments'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
     { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },

@@ -65,7 +65,8 @@ export function schedulePod(pod: Pod, snapshot: ClusterSnapshot, options: Schedu
     candidates = infos.filter((n) => pinned.has(n.name));
     for (const n of infos) if (!pinned.has(n.name)) rejected.set(n.name, ["node(s) didn't satisfy plugin(s) [NodeAffinity]"]);
   }
-  const state = preFilter(pod, infos, snapshot.namespaceLabels);
+  const state = preFilter(pod, infos, snapshot.namespaceLabels, snapshot.storage);
+  if (state.volumes.unresolvable) return { error: new FitError(numAllNodes, new Map(), state.volumes.unresolvable) };
   const feasible: NodeInfo[] = [];
   for (const info of candidates) {
     const failure = filterNode(state, info);

@@ -2,6 +2,7 @@
 // the cluster the pure core schedules against.
 import type { MetaLabelSelector } from '../../common/label-selectors.js';
 import type { OwnerReference } from '../../common/kube-types.js';
+import type { StorageSnapshot } from './volume-binding.js';
 
 export type ResourceList = Record<string, string | number>;
 
@@ -103,6 +104,7 @@ export interface Pod {
     topologySpreadConstraints?: TopologySpreadConstraint[] | null;
     schedulingGates?: Array<{ name: string }> | null;
     priority?: number;
+    volumes?: Array<{ name: string; persistentVolumeClaim?: { claimName: string } | null }> | null;
   };
   status?: { phase?: string; conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };
 }
@@ -122,6 +124,8 @@ export interface ClusterSnapshot {
   podsByNode: ReadonlyMap<string, readonly Pod[]>;
   /** Namespace labels, for pod-affinity terms with a namespaceSelector. */
   namespaceLabels?: ReadonlyMap<string, Record<string, string>>;
+  /** Claims, volumes and classes, for pods with PersistentVolumeClaims. */
+  storage?: StorageSnapshot;
 }
 
 /** The scheduler pods get when they name none (spec.schedulerName). */
