@@ -146,3 +146,16 @@ test('WaitForFirstConsumer: the claim waits for the selected node, then binds th
   assert.equal(handed, 'example.com/maker');
   await eventually('ExternalProvisioning', async () => (await events('delayed', 'to-make')).some((e: string) => e.startsWith("Normal ExternalProvisioning: Waiting for a volume to be created either by the external provisioner 'example.com/maker'")));
 });
+
+test('a claim made while there was no default class gets the default once there is one', async () => {
+  await namespace('late');
+  await client.create(PVCS, { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'early', namespace: 'late' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } });
+  await client.create(PVCS, { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'classless', namespace: 'late' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', resources: { requests: { storage: '1Gi' } } } });
+  assert.equal((await client.get(PVCS, 'early', 'late')).spec?.storageClassName, undefined);
+  await client.create(CLASSES, { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'late-default', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } }, provisioner: 'example.com/late' });
+  await eventually('the default given', async () => (await client.get(PVCS, 'early', 'late')).spec?.storageClassName === 'late-default');
+  assert.equal((await client.get(PVCS, 'classless', 'late')).spec?.storageClassName, '', '"" asks for no class and keeps it');
+  // Only a claim without any class may be given one.
+  const changed = await api.request('PATCH', '/api/v1/namespaces/late/persistentvolumeclaims/early', { contentType: 'application/merge-patch+json', body: { spec: { storageClassName: 'other' } } });
+  assert.equal(changed.status, 422);
+});

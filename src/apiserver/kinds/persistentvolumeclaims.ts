@@ -1,14 +1,15 @@
 // PersistentVolumeClaims (v1): kube's defaults (volume mode Filesystem, a new claim Pending), its
 // validation (at least one known access mode, ReadWriteOncePod alone, a storage request above
 // zero, a class name, a selector), the update rule (the spec is fixed once made, except
-// `volumeName`, which may be set once, and the storage request of a bound claim, which may grow
-// — or shrink back while above what status.capacity says — but not below it), and kubectl's
+// `volumeName`, which may be set once, `storageClassName` on a claim that had none, and the
+// storage request of a bound claim, which may grow — or shrink back while above what
+// status.capacity says — but not below it), and kubectl's
 // columns. DefaultStorageClass and StorageObjectInUseProtection (admission/storage.ts) fill in the
 // class and the protection finalizer.
 import type * as api from '../../api/index.js';
 import { jsonEqual } from '../../common/json.js';
 import { quantityMilli } from '../../kube/quantity.js';
-import { accessModesString, claimClass } from '../../kube/storage.js';
+import { accessModesString, BETA_CLASS_ANNOTATION, claimClass } from '../../kube/storage.js';
 import type { FieldProblem } from '../errors.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../printing/columns.js';
 import { unchanged } from './immutable.js';
@@ -72,6 +73,12 @@ function updateProblems(o: Claim, previous: Claim): FieldProblem[] {
   };
   // volumeName may be set once (by the binder, or by the user before binding).
   const before = comparable(previous, previous.spec?.volumeName ? undefined : o.spec?.volumeName);
+  // A class may be given to a claim that had none at all (the binder's retroactive default class),
+  // unless its beta annotation names another.
+  const betaClass = previous.metadata.annotations?.[BETA_CLASS_ANNOTATION];
+  if ((previous.spec?.storageClassName ?? undefined) === undefined && o.spec?.storageClassName && (betaClass === undefined || betaClass === o.spec.storageClassName)) {
+    before.storageClassName = o.spec.storageClassName;
+  }
   if (!jsonEqual(comparable(o, undefined), before)) {
     problems.push({ type: 'FieldValueForbidden', field: 'spec', message: 'Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims' });
   }

@@ -5,6 +5,8 @@
 //
 // A claim:
 //   unbound (no spec.volumeName)
+//     - no storageClassName at all while a default StorageClass exists: given the default (kube's
+//       retroactive default class assignment), and looked at again;
 //     - its class is WaitForFirstConsumer and the scheduler has not chosen a node
 //       (volume.kubernetes.io/selected-node): stays Pending, event WaitForFirstConsumer;
 //     - a volume fits (pre-bound to it, else the smallest Available one; on the selected node
@@ -31,7 +33,7 @@
 // becomes free or a class changes.
 import type * as api from '../../api/index.js';
 import { Controller, resources } from '../../kube/index.js';
-import { BIND_COMPLETED, BOUND_BY_CONTROLLER, claimClass, PROVISIONED_BY, SELECTED_NODE, STORAGE_PROVISIONER } from '../../kube/storage.js';
+import { BETA_CLASS_ANNOTATION, BIND_COMPLETED, BOUND_BY_CONTROLLER, claimClass, defaultClass, PROVISIONED_BY, SELECTED_NODE, STORAGE_PROVISIONER } from '../../kube/storage.js';
 import type { WorkloadContext } from '../workloads/context.js';
 import { boundToClaim, claimRefOf, delaysBinding, findVolume, volumeFits } from './binding.js';
 
@@ -91,6 +93,11 @@ export function persistentVolumeBinder(ctx: WorkloadContext): Controller {
   async function syncUnboundClaim(claim: Claim): Promise<void> {
     if (claim.metadata.deletionTimestamp) return;
     const allClasses = classes.list();
+    // Retroactive default class (kube 1.28+): a claim made while there was no default gets it now.
+    if ((claim.spec?.storageClassName ?? undefined) === undefined && claim.metadata.annotations?.[BETA_CLASS_ANNOTATION] === undefined) {
+      const fallback = defaultClass(allClasses);
+      if (fallback) return void (await ctx.client.update(CLAIMS, { ...claim, spec: { ...claim.spec, storageClassName: fallback.metadata.name } }));
+    }
     let node: api.Node | undefined;
     if (delaysBinding(claim, allClasses)) {
       const selected = claim.metadata.annotations?.[SELECTED_NODE];
