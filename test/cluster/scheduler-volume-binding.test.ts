@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type * as api from '../../src/api/index.js';
 import { schedulePod } from '../../src/cluster/scheduler/schedule.js';
-import type { StorageSnapshot } from '../../src/cluster/scheduler/volume-binding.js';
+import type { StorageSnapshot } from '../../src/cluster/scheduler/types.js';
 import { node, pod, snapshot } from './scheduler-fixtures.js';
 
 const claim = (name: string, extra: { volumeName?: string; storageClassName?: string; deleting?: boolean } = {}): api.PersistentVolumeClaim => ({

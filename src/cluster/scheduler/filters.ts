@@ -8,8 +8,8 @@ import { type PodAffinityState, podAffinityReason, podAffinityState } from './po
 import { type HostPort, type NodeInfo, podHostPorts, podRequests, portsConflict, type Resources } from './resources.js';
 import { firstUntoleratedTaint, toleratesTaintWith } from './taints.js';
 import { spreadFilterReason, spreadFilterState, type SpreadFilterState } from './topology-spread.js';
-import type { Pod } from './types.js';
-import { type StorageSnapshot, volumeBindingPreFilter, volumeBindingReason, type VolumeBindingState } from './volume-binding.js';
+import type { Pod, StorageSnapshot } from './types.js';
+import { volumeBindingPreFilter, volumeBindingReason, type VolumeBindingState } from './volume-binding.js';
 
 export const ERR_UNSCHEDULABLE = 'node(s) were unschedulable';
 export const ERR_NODE_NAME = "node(s) didn't match the requested node name";

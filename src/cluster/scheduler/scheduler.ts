@@ -48,9 +48,9 @@ import { schedulePod } from './schedule.js';
 import { filterNode, preFilter } from './filters.js';
 import { pinnedNodeNames } from './node-affinity.js';
 import { defaultSpreadSelector } from './topology-spread.js';
-import { podClaimNames, volumeBindingPreFilter, type StorageSnapshot } from './volume-binding.js';
+import { podClaimNames, volumeBindingPreFilter } from './volume-binding.js';
 import { SELECTED_NODE } from '../../kube/storage.js';
-import { DEFAULT_SCHEDULER_NAME, type Node, type Pod } from './types.js';
+import { DEFAULT_SCHEDULER_NAME, type Node, type Pod, type StorageSnapshot } from './types.js';
 
 export const SCHEDULING_GATED_MESSAGE = 'Scheduling is blocked due to non-empty scheduling gates';
 

@@ -2,7 +2,7 @@
 // the cluster the pure core schedules against.
 import type { MetaLabelSelector } from '../../common/label-selectors.js';
 import type { OwnerReference } from '../../common/kube-types.js';
-import type { StorageSnapshot } from './volume-binding.js';
+import type * as api from '../../api/index.js';
 
 export type ResourceList = Record<string, string | number>;
 
@@ -115,6 +115,14 @@ export interface Node {
   metadata: ObjectMeta;
   spec?: { unschedulable?: boolean; taints?: Taint[] | null } | null;
   status?: { allocatable?: ResourceList | null; capacity?: ResourceList | null } | null;
+}
+
+/** The claims, volumes and classes of the cluster, as the scheduler's informers hold them (VolumeBinding reads them). */
+export interface StorageSnapshot {
+  claim(namespace: string, name: string): api.PersistentVolumeClaim | undefined;
+  volume(name: string): api.PersistentVolume | undefined;
+  volumes(): api.PersistentVolume[];
+  storageClass(name: string): api.StorageClass | undefined;
 }
 
 /** What the pure core schedules against: the nodes and the pods bound (or assumed) to each. */

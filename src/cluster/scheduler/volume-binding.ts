@@ -14,7 +14,7 @@ import type * as api from '../../api/index.js';
 import { claimClass, volumeClass } from '../../kube/storage.js';
 import { matchesNodeSelector } from './node-affinity.js';
 import { findVolume } from '../storage/binding.js';
-import type { Node, Pod } from './types.js';
+import type { Node, Pod, StorageSnapshot } from './types.js';
 
 export const ERR_VOLUME_NODE_CONFLICT = 'node(s) had volume node affinity conflict';
 export const ERR_VOLUME_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind";
@@ -22,14 +22,6 @@ export const ERR_PV_NOT_EXIST = 'node(s) unavailable due to one or more pvc(s) b
 export const ERR_UNBOUND_IMMEDIATE = 'pod has unbound immediate PersistentVolumeClaims';
 /** The provisioner of classes whose volumes are made by hand (local volumes). */
 const NO_PROVISIONER = 'kubernetes.io/no-provisioner';
-
-/** The claims, volumes and classes of the cluster, as the scheduler's informers hold them. */
-export interface StorageSnapshot {
-  claim(namespace: string, name: string): api.PersistentVolumeClaim | undefined;
-  volume(name: string): api.PersistentVolume | undefined;
-  volumes(): api.PersistentVolume[];
-  storageClass(name: string): api.StorageClass | undefined;
-}
 
 export interface VolumeBindingState {
   /** Why no node can take the pod now (PreFilter's verdict), if so. */
