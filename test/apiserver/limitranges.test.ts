@@ -83,6 +83,7 @@ test('the defaults count in a quota on the same namespace', async () => {
 
 test('claims: the storage request between the PersistentVolumeClaim items\' min and max, on create and on resize', async () => {
   await api.request('POST', LR('claims'), { body: { metadata: { name: 'storage' }, spec: { limits: [{ type: 'PersistentVolumeClaim', min: { storage: '1Gi' }, max: { storage: '10Gi' } }] } } });
+  await api.request('POST', '/apis/storage.k8s.io/v1/storageclasses', { body: { metadata: { name: 'manual' }, provisioner: 'example.com/manual', allowVolumeExpansion: true } });
   const claim = (name: string, storage: string) => api.request('POST', '/api/v1/namespaces/claims/persistentvolumeclaims', { body: { metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'manual', resources: { requests: { storage } } } } });
   const small = await claim('small', '500Mi');
   assert.equal(small.status, 403, small.text);

@@ -2,7 +2,8 @@
 // through the real kubectl: kube's defaults and validation messages, the update rules (a claim's
 // spec fixed but for volumeName once and a bound claim's storage request; a class's provisioner,
 // parameters, reclaim policy and binding mode fixed), kubectl's columns as kube 1.33 prints them,
-// and the DefaultStorageClass and StorageObjectInUseProtection admission plugins.
+// and the DefaultStorageClass, StorageObjectInUseProtection and PersistentVolumeClaimResize
+// admission plugins.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
@@ -89,7 +90,8 @@ test('what kube refuses is refused, in its words', async () => {
 });
 
 test('updates: a claim\'s spec is fixed but for volumeName once and a bound claim\'s request; a class\'s provisioner and policies are fixed', async () => {
-  assert.equal((await api.request('POST', PVC('claims'), { body: claim('fixed', { storageClassName: 'manual' }) })).status, 201);
+  assert.equal((await api.request('POST', SC, { body: { metadata: { name: 'expandable' }, provisioner: 'example.com/grow', allowVolumeExpansion: true } })).status, 201);
+  assert.equal((await api.request('POST', PVC('claims'), { body: claim('fixed', { storageClassName: 'expandable' }) })).status, 201);
   const grown = await api.request('PATCH', `${PVC('claims')}/fixed`, { contentType: MERGE, body: { spec: { resources: { requests: { storage: '2Gi' } } } } });
   assert.equal(grown.status, 422, 'not bound: the request is fixed');
   assert.match(grown.json.message, /spec: Forbidden: spec is immutable after creation except resources\.requests and volumeAttributesClassName for bound claims/);
@@ -100,6 +102,12 @@ test('updates: a claim\'s spec is fixed but for volumeName once and a bound clai
   const shrunk = await api.request('PATCH', `${PVC('claims')}/fixed`, { contentType: MERGE, body: { spec: { resources: { requests: { storage: '1Gi' } } } } });
   assert.equal(shrunk.status, 422);
   assert.match(shrunk.json.message, /spec\.resources\.requests\.storage: Forbidden: field can not be less than status\.capacity/);
+  // PersistentVolumeClaimResize: only a class that allows expansion lets a bound claim grow.
+  assert.equal((await api.request('POST', PVC('claims'), { body: claim('rigid', { storageClassName: 'manual' }) })).status, 201);
+  await api.request('PATCH', `${PVC('claims')}/rigid/status`, { contentType: MERGE, body: { status: { phase: 'Bound', capacity: { storage: '1Gi' } } } });
+  const rigid = await api.kubectl(['patch', 'pvc', 'rigid', '-n', 'claims', '-p', '{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}']);
+  assert.notEqual(rigid.code, 0);
+  assert.match(rigid.stderr, /persistentvolumeclaims "rigid" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize/);
 
   assert.equal((await api.request('POST', SC, { body: { metadata: { name: 'slow' }, provisioner: 'example.com/slow', parameters: { type: 'hdd' } } })).status, 201);
   const changed = await api.request('PATCH', `${SC}/slow`, { contentType: MERGE, body: { provisioner: 'example.com/other', parameters: { type: 'ssd' }, reclaimPolicy: 'Retain', volumeBindingMode: 'WaitForFirstConsumer' } });
