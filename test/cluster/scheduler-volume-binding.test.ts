@@ -1,4 +1,5 @@
-// The VolumeBinding plugin in the scheduler's pure core (volume-binding.ts through schedulePod):
+// The VolumeBinding and VolumeRestrictions plugins in the scheduler's pure core (volume-binding.ts,
+// volume-restrictions.ts, through schedulePod):
 // one row per rule — claims that rule out every node (missing, being deleted, unbound with an
 // Immediate class or no class), bound volumes' node affinity, WaitForFirstConsumer claims placed
 // where an Available volume fits or a provisioner can make one — with kube's messages.
@@ -9,10 +10,10 @@ import { schedulePod } from '../../src/cluster/scheduler/schedule.js';
 import type { StorageSnapshot } from '../../src/cluster/scheduler/types.js';
 import { node, pod, snapshot } from './scheduler-fixtures.js';
 
-const claim = (name: string, extra: { volumeName?: string; storageClassName?: string; deleting?: boolean } = {}): api.PersistentVolumeClaim => ({
+const claim = (name: string, extra: { volumeName?: string; storageClassName?: string; deleting?: boolean; accessModes?: string[] } = {}): api.PersistentVolumeClaim => ({
   apiVersion: 'v1', kind: 'PersistentVolumeClaim',
   metadata: { name, namespace: 'default', uid: `uid-${name}`, ...(extra.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
-  spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: extra.storageClassName ?? 'manual', volumeName: extra.volumeName },
+  spec: { accessModes: extra.accessModes ?? ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: extra.storageClassName ?? 'manual', volumeName: extra.volumeName },
 });
 const volume = (name: string, nodeName?: string, storageClassName = 'manual'): api.PersistentVolume => ({
   apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name },
@@ -75,4 +76,15 @@ for (const [name, claims, volumes, allowed] of placements) {
 
 test('a pod without claims is not looked at by VolumeBinding, with or without storage', () => {
   assert.ok('node' in schedulePod(pod('p'), snapshot(nodes)));
+});
+
+test('VolumeRestrictions: a ReadWriteOncePod claim another pod holds rules out every node; a ReadWriteOnce one does not', () => {
+  const exclusive = claim('solo', { volumeName: 'anywhere', accessModes: ['ReadWriteOncePod'] });
+  const shared = claim('data', { volumeName: 'anywhere-2' });
+  const holder = pod('holder', { volumes: [{ name: 'v', persistentVolumeClaim: { claimName: 'solo' } }, { name: 'w', persistentVolumeClaim: { claimName: 'data' } }] });
+  const snap = { ...snapshot(nodes, { a: [holder] }), storage: storage([exclusive, shared], [volume('anywhere'), volume('anywhere-2')], []) };
+  const refused = schedulePod(pod('p', { volumes: [{ name: 'v', persistentVolumeClaim: { claimName: 'solo' } }] }), snap);
+  assert.ok('error' in refused);
+  assert.equal(refused.error.message, '0/2 nodes are available: node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode.');
+  assert.ok('node' in schedulePod(pod('p', { volumes: [{ name: 'w', persistentVolumeClaim: { claimName: 'data' } }] }), snap), 'ReadWriteOnce: shared within a node');
 });
