@@ -14,6 +14,7 @@ export type Secret = CoreKind<k8s.V1Secret>;
 export type Event = CoreKind<k8s.CoreV1Event>;
 export type Endpoints = CoreKind<k8s.V1Endpoints>;
 export type EndpointSlice = CoreKind<k8s.V1EndpointSlice>;
+export type PersistentVolume = CoreKind<k8s.V1PersistentVolume>;
 export type PersistentVolumeClaim = CoreKind<k8s.V1PersistentVolumeClaim>;
 // apps, batch, coordination, policy
 export type Deployment = CoreKind<k8s.V1Deployment>;
@@ -37,6 +38,8 @@ export type PriorityClass = CoreKind<k8s.V1PriorityClass>;
 export type Lease = CoreKind<k8s.V1Lease>;
 export type PodDisruptionBudget = CoreKind<k8s.V1PodDisruptionBudget>;
 export type Eviction = CoreKind<k8s.V1Eviction>;
+// storage.k8s.io
+export type StorageClass = CoreKind<k8s.V1StorageClass>;
 // apiextensions, certificates, rbac, authentication, authorization
 export type CustomResourceDefinition = CoreKind<k8s.V1CustomResourceDefinition>;
 export type CertificateSigningRequest = CoreKind<k8s.V1CertificateSigningRequest>;

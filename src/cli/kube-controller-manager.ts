@@ -98,7 +98,8 @@ export function register(program: Command): void {
     run: runKubeControllerManager,
     help: `
 Runs bosun's workload controllers (replicaset, deployment, daemonset, job, endpoint, endpointslice,
-nodelifecycle, podgc, root-ca-cert-publisher) and csrapproving: a kubelet client certificate
+nodelifecycle, podgc, root-ca-cert-publisher, persistentvolume-binder, pvc-protection,
+pv-protection, local-path-provisioner) and csrapproving: a kubelet client certificate
 request (system:node:<name>, system:nodes, client auth) from a bootstrap-token user or from the
 node itself is approved, and the API server signs it with the cluster CA.
 

@@ -52,6 +52,7 @@ const commands: Record<string, Array<() => Promise<Registrar>>> = {
   'thanos-querier': [() => import('./thanos-querier.js')],
   'metrics-server': [() => import('./metrics-server.js')],
   console: [() => import('./console.js')],
+  'local-path-helper': [() => import('./local-path-helper.js')],
 };
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };

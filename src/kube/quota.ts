@@ -5,12 +5,15 @@
 //
 // Resources: `pods` (pods not yet Succeeded or Failed) and the compute resources they request or
 // limit (`requests.cpu`, `cpu`, `limits.cpu`, the same for `memory` and `ephemeral-storage`);
-// `services` with `services.loadbalancers` and `services.nodeports`; `configmaps`, `secrets`,
-// `persistentvolumeclaims`, `replicationcontrollers`, `resourcequotas`; and `count/<resource>`
+// `services` with `services.loadbalancers` and `services.nodeports`; `persistentvolumeclaims` with
+// `requests.storage` and, per StorageClass, `<class>.storageclass.storage.k8s.io/requests.storage`
+// and `<class>.storageclass.storage.k8s.io/persistentvolumeclaims`; `configmaps`, `secrets`,
+// `replicationcontrollers`, `resourcequotas`; and `count/<resource>`
 // (core) or `count/<resource>.<group>` for any kind, every object counted. Amounts are kept in
 // thousandths as bigint (sums of bytes may pass 2^53).
 import type * as api from '../api/index.js';
 import { formatMilli, quantityMilli } from './quantity.js';
+import { claimClass } from './storage.js';
 
 export type Usage = Map<string, bigint>;
 
@@ -32,6 +35,20 @@ export const isBytes = (resource: string): boolean => /(^|\.)(memory|ephemeral-s
 
 /** `count/<resource>` for the core group, `count/<resource>.<group>` otherwise. */
 export const countName = (group: string, resource: string): string => (group ? `count/${resource}.${group}` : `count/${resource}`);
+
+/** The per-class resources of claims: `<class>.storageclass.storage.k8s.io/requests.storage` and `/persistentvolumeclaims`. */
+const CLASS_RESOURCE = /^[^/]+\.storageclass\.storage\.k8s\.io\/(requests\.storage|persistentvolumeclaims)$/;
+const CLAIM_RESOURCES = ['persistentvolumeclaims', 'count/persistentvolumeclaims', 'requests.storage'];
+
+/** The kind whose objects use a quota resource (pods for compute and extended resources, claims for storage), as group and resource. */
+export function usedBy(name: string): { group: string; resource: string } {
+  if (CLAIM_RESOURCES.includes(name) || CLASS_RESOURCE.test(name)) return { group: '', resource: 'persistentvolumeclaims' };
+  if (name === 'pods' || name.startsWith('requests.') || name.startsWith('limits.') || COMPUTE.includes(name) || (name.includes('/') && !name.startsWith('count/'))) return { group: '', resource: 'pods' };
+  if (name.startsWith('services')) return { group: '', resource: 'services' };
+  const rest = name.startsWith('count/') ? name.slice('count/'.length) : name;
+  const dot = rest.indexOf('.');
+  return dot < 0 ? { group: '', resource: rest } : { group: rest.slice(dot + 1), resource: rest.slice(0, dot) };
+}
 
 /** Whether a name is one a quota may limit: the ones above, `count/…`, or an extended resource (`example.com/gpu`, `requests.example.com/gpu`). */
 export function isQuotaResourceName(name: string): boolean {
@@ -102,6 +119,19 @@ function podUsage(pod: api.Pod): Usage {
   return usage;
 }
 
+function claimUsage(claim: api.PersistentVolumeClaim): Usage {
+  const usage: Usage = new Map([['persistentvolumeclaims', ONE], ['count/persistentvolumeclaims', ONE]]);
+  const storage = claim.spec?.resources?.requests?.storage;
+  const requested = storage === undefined ? undefined : quantityMilli(storage);
+  if (requested !== undefined) usage.set('requests.storage', requested);
+  const className = claimClass(claim);
+  if (className) {
+    usage.set(`${className}.storageclass.storage.k8s.io/persistentvolumeclaims`, ONE);
+    if (requested !== undefined) usage.set(`${className}.storageclass.storage.k8s.io/requests.storage`, requested);
+  }
+  return usage;
+}
+
 function serviceUsage(service: api.Service): Usage {
   const usage: Usage = new Map([['services', ONE], ['count/services', ONE]]);
   const type = service.spec?.type;
@@ -117,6 +147,7 @@ function serviceUsage(service: api.Service): Usage {
 export function usageOf(group: string, resource: string, object: api.KubeObject): Usage {
   if (group === '' && resource === 'pods') return podUsage(object as api.Pod);
   if (group === '' && resource === 'services') return serviceUsage(object as api.Service);
+  if (group === '' && resource === 'persistentvolumeclaims') return claimUsage(object as api.PersistentVolumeClaim);
   const usage: Usage = new Map([[countName(group, resource), ONE]]);
   if (group === '' && COUNTED_BY_NAME.includes(resource)) usage.set(resource, ONE);
   return usage;
@@ -124,7 +155,9 @@ export function usageOf(group: string, resource: string, object: api.KubeObject)
 
 /** Whether a quota resource can be used by objects of `group`/`resource`. */
 export function concerns(group: string, resource: string, name: string): boolean {
-  if (group === '' && resource === 'pods') return POD_RESOURCES.includes(name) || /^(requests\.|limits\.)?[^/]+\/[^/]+$/.test(name) && !name.startsWith('count/');
+  const user = usedBy(name);
+  if (group === '' && resource === 'pods') return user.resource === 'pods' && user.group === '';
+  if (group === '' && resource === 'persistentvolumeclaims') return user.resource === 'persistentvolumeclaims' && user.group === '';
   if (group === '' && resource === 'services') return ['services', 'count/services', 'services.loadbalancers', 'services.nodeports'].includes(name);
   if (name === countName(group, resource)) return true;
   return group === '' && name === resource && COUNTED_BY_NAME.includes(resource);

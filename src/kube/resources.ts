@@ -32,8 +32,11 @@ export const resources = {
   secrets: def<api.Secret>('', 'v1', 'secrets', 'Secret', true),
   events: def<api.Event>('', 'v1', 'events', 'Event', true),
   endpoints: def<api.Endpoints>('', 'v1', 'endpoints', 'Endpoints', true),
-  persistentVolumeClaims: def<api.PersistentVolumeClaim>('', 'v1', 'persistentvolumeclaims', 'PersistentVolumeClaim', true),
   endpointSlices: def<api.EndpointSlice>('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice', true),
+  persistentVolumes: def<api.PersistentVolume>('', 'v1', 'persistentvolumes', 'PersistentVolume', false),
+  persistentVolumeClaims: def<api.PersistentVolumeClaim>('', 'v1', 'persistentvolumeclaims', 'PersistentVolumeClaim', true),
+  // storage.k8s.io
+  storageClasses: def<api.StorageClass>('storage.k8s.io', 'v1', 'storageclasses', 'StorageClass', false),
   // workloads and coordination
   deployments: def<api.Deployment>('apps', 'v1', 'deployments', 'Deployment', true),
   daemonSets: def<api.DaemonSet>('apps', 'v1', 'daemonsets', 'DaemonSet', true),

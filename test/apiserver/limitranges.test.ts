@@ -9,7 +9,7 @@ import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js'
 let api: TestApiServer;
 before(async () => {
   api = await startTestApiServer();
-  for (const name of ['ranged', 'bounded', 'withquota']) assert.equal((await api.request('POST', '/api/v1/namespaces', { body: { metadata: { name } } })).status, 201);
+  for (const name of ['ranged', 'bounded', 'withquota', 'claims']) assert.equal((await api.request('POST', '/api/v1/namespaces', { body: { metadata: { name } } })).status, 201);
 });
 after(async () => {
   await api.stop();
@@ -93,4 +93,23 @@ test('the defaults count in a quota on the same namespace', async () => {
   const second = await api.request('POST', PODS('withquota'), { body: pod('second') });
   assert.equal(second.status, 403);
   assert.equal(second.json.message, 'pods "second" is forbidden: exceeded quota: cpu, requested: requests.cpu=300m, used: requests.cpu=300m, limited: requests.cpu=500m');
+});
+
+test('claims: the storage request between the PersistentVolumeClaim items\' min and max, on create and on resize', async () => {
+  await api.request('POST', LR('claims'), { body: { metadata: { name: 'storage' }, spec: { limits: [{ type: 'PersistentVolumeClaim', min: { storage: '1Gi' }, max: { storage: '10Gi' } }] } } });
+  await api.request('POST', '/apis/storage.k8s.io/v1/storageclasses', { body: { metadata: { name: 'manual' }, provisioner: 'example.com/manual', allowVolumeExpansion: true } });
+  const claim = (name: string, storage: string) => api.request('POST', '/api/v1/namespaces/claims/persistentvolumeclaims', { body: { metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'manual', resources: { requests: { storage } } } } });
+  const small = await claim('small', '500Mi');
+  assert.equal(small.status, 403, small.text);
+  assert.equal(small.json.message, 'persistentvolumeclaims "small" is forbidden: minimum storage usage per PersistentVolumeClaim is 1Gi, but request is 500Mi');
+  const big = await claim('big', '20Gi');
+  assert.equal(big.status, 403);
+  assert.equal(big.json.message, 'persistentvolumeclaims "big" is forbidden: maximum storage usage per PersistentVolumeClaim is 10Gi, but request is 20Gi');
+  assert.equal((await claim('fits', '5Gi')).status, 201);
+  // Bound (as the binder writes it), the claim may grow, but not past max.
+  await api.request('PATCH', '/api/v1/namespaces/claims/persistentvolumeclaims/fits/status', { contentType: 'application/merge-patch+json', body: { status: { phase: 'Bound', capacity: { storage: '5Gi' } } } });
+  const grown = await api.request('PATCH', '/api/v1/namespaces/claims/persistentvolumeclaims/fits', { contentType: 'application/merge-patch+json', body: { spec: { resources: { requests: { storage: '12Gi' } } } } });
+  assert.equal(grown.status, 403, grown.text);
+  assert.equal(grown.json.message, 'persistentvolumeclaims "fits" is forbidden: maximum storage usage per PersistentVolumeClaim is 10Gi, but request is 12Gi');
+  assert.equal((await api.request('PATCH', '/api/v1/namespaces/claims/persistentvolumeclaims/fits', { contentType: 'application/merge-patch+json', body: { spec: { resources: { requests: { storage: '8Gi' } } } } })).status, 200);
 });

@@ -232,3 +232,28 @@ test('access reviews answer as the authorizer does', () => {
   assert.ok(rules.nonResourceRules.some((r) => r.nonResourceURLs.includes('/version')));
   assert.equal(rules.resourceRules.length, CCM_ROLE.rules!.length + 2);
 });
+
+test('the controller manager may read StorageClasses and write volumes and claims (the PersistentVolume binder)', () => {
+  const index = indexWith();
+  const manager: UserInfo = { name: 'system:kube-controller-manager', groups: ['system:authenticated'] };
+  const table: [string, string, boolean][] = [
+    ['GET', '/apis/storage.k8s.io/v1/storageclasses?watch=1', true],
+    ['DELETE', '/apis/storage.k8s.io/v1/storageclasses/fast', false],
+    ['PUT', '/api/v1/persistentvolumes/pv1/status', true],
+    ['PATCH', '/api/v1/namespaces/a/persistentvolumeclaims/c', true],
+  ];
+  for (const [method, url, want] of table) assert.equal(index.authorize(requestAttributes(manager, method, url)).allowed, want, `${method} ${url}`);
+});
+
+test('the scheduler may read storage and write the selected node on claims (VolumeBinding), nothing more of them', () => {
+  const index = indexWith();
+  const scheduler: UserInfo = { name: 'system:kube-scheduler', groups: ['system:authenticated'] };
+  const table: [string, string, boolean][] = [
+    ['GET', '/apis/storage.k8s.io/v1/storageclasses?watch=1', true],
+    ['GET', '/api/v1/persistentvolumes?watch=1', true],
+    ['PATCH', '/api/v1/namespaces/a/persistentvolumeclaims/c', true],
+    ['DELETE', '/api/v1/namespaces/a/persistentvolumeclaims/c', false],
+    ['PUT', '/api/v1/persistentvolumes/pv1', false],
+  ];
+  for (const [method, url, want] of table) assert.equal(index.authorize(requestAttributes(scheduler, method, url)).allowed, want, `${method} ${url}`);
+});

@@ -207,3 +207,29 @@ test('pods of higher priority are tried first: with room for one, the pending po
     }
   });
 });
+
+test('a pod with an unbound WaitForFirstConsumer claim: the claim is given the node whose volume fits, the pod bound only once the claim is', async () => {
+  const PVCS: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'persistentvolumeclaims', namespaced: true };
+  const PVS: ResourceRef<Obj> = { group: '', version: 'v1', resource: 'persistentvolumes', namespaced: false };
+  const CLASSES: ResourceRef<Obj> = { group: 'storage.k8s.io', version: 'v1', resource: 'storageclasses', namespaced: false };
+  await withScheduler(async ({ client }) => {
+    for (const n of [node('a'), node('b')]) await createNode(client, n);
+    await client.create(CLASSES, { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'local' }, provisioner: 'kubernetes.io/no-provisioner', volumeBindingMode: 'WaitForFirstConsumer' });
+    await client.create(PVS, {
+      apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'disk-b' },
+      spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: 'local', local: { path: '/mnt/disk' }, nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['b'] }] }] } } },
+    });
+    // No binder runs here: the volume is made Available by hand, as the binder would.
+    await client.mergePatch(PVS, 'disk-b', undefined, { status: { phase: 'Available' } }, 'status');
+    await client.create(PVCS, { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: 'default' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'local', resources: { requests: { storage: '1Gi' } } } });
+    await client.create(PODS, pod('db', { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }] }));
+    const selected = await eventually('the selected node', async () => (await client.get(PVCS, 'data', 'default')).metadata.annotations?.['volume.kubernetes.io/selected-node']);
+    assert.equal(selected, 'b', 'the node where a volume fits');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(await boundNode(client, 'db'), undefined, 'not bound while its claim is not');
+    // The binder's part: the claim bound to the volume.
+    await client.mergePatch(PVCS, 'data', 'default', { spec: { volumeName: 'disk-b' } });
+    await client.mergePatch(PVCS, 'data', 'default', { status: { phase: 'Bound' } }, 'status');
+    await eventually('db bound to b', async () => (await boundNode(client, 'db')) === 'b');
+  });
+});

@@ -94,6 +94,28 @@ test('compute: containers must say what a quota limits; requests and limits are 
   assert.equal((await api.request('POST', '/api/v1/namespaces/compute/pods', { body: pod('p2', sized) })).status, 201);
 });
 
+test('storage: claims count, with their storage requests, in all and per StorageClass', async () => {
+  await namespace('storage');
+  await quota('storage', 'disks', { hard: { persistentvolumeclaims: '3', 'requests.storage': '10Gi', 'gold.storageclass.storage.k8s.io/requests.storage': '2Gi' } });
+  const claim = (name: string, storage: string, storageClassName: string) => api.request('POST', '/api/v1/namespaces/storage/persistentvolumeclaims', {
+    body: { metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], storageClassName, resources: { requests: { storage } } } },
+  });
+  assert.equal((await claim('plain', '4Gi', 'standard')).status, 201);
+  assert.equal((await claim('gold-1', '2Gi', 'gold')).status, 201);
+  assert.deepEqual(await used('storage', 'disks'), { 'gold.storageclass.storage.k8s.io/requests.storage': '2Gi', persistentvolumeclaims: '2', 'requests.storage': '6Gi' });
+  const overGold = await claim('gold-2', '1Gi', 'gold');
+  assert.equal(overGold.status, 403);
+  assert.equal(overGold.json.message, 'persistentvolumeclaims "gold-2" is forbidden: exceeded quota: disks, requested: gold.storageclass.storage.k8s.io/requests.storage=1Gi, used: gold.storageclass.storage.k8s.io/requests.storage=2Gi, limited: gold.storageclass.storage.k8s.io/requests.storage=2Gi');
+  const overAll = await claim('big', '5Gi', 'standard');
+  assert.equal(overAll.status, 403);
+  assert.match(overAll.json.message, /exceeded quota: disks, requested: requests\.storage=5Gi, used: requests\.storage=6Gi, limited: requests\.storage=10Gi$/);
+  // The controller recounts from the claims themselves: a deleted claim (its finalizer removed, as the protection controller would) gives its storage back.
+  await api.request('PATCH', '/api/v1/namespaces/storage/persistentvolumeclaims/plain', { contentType: 'application/merge-patch+json', body: { metadata: { finalizers: null } } });
+  assert.equal((await api.request('DELETE', '/api/v1/namespaces/storage/persistentvolumeclaims/plain')).status, 200);
+  await eventually('the deleted claim given back', async () => (await used('storage', 'disks'))?.['requests.storage'] === '2Gi');
+  assert.equal((await claim('big', '5Gi', 'standard')).status, 201);
+});
+
 test('scopes: a BestEffort quota counts only pods without requests or limits', async () => {
   await namespace('scoped');
   await quota('scoped', 'best-effort', { hard: { pods: '1' }, scopes: ['BestEffort'] });

@@ -4,8 +4,9 @@
 // `kubernetes.io/limit-ranger`, as kube records it); then, after every mutation, each container
 // (Container items) and the pod as a whole (Pod items: its containers summed) is checked against
 // `min`, `max` and `maxLimitRequestRatio`, and a pod outside them is refused, 403, with kube's
-// words ("maximum cpu usage per Container is 1, but limit is 2"). Runs before the ResourceQuota
-// admission, so defaults count in quotas.
+// words ("maximum cpu usage per Container is 1, but limit is 2"); a PersistentVolumeClaim, created
+// or resized, is checked against the PersistentVolumeClaim items' `min` and `max` storage request.
+// Runs before the ResourceQuota admission, so defaults count in quotas.
 import type * as api from '../../api/index.js';
 import { formatMilli, quantityMilli } from '../../kube/quantity.js';
 import { isBytes, podAmounts } from '../../kube/quota.js';
@@ -113,8 +114,12 @@ export class LimitRanger implements AdmissionPlugin {
     if (said.length > 0) pod.metadata.annotations = { ...pod.metadata.annotations, [LIMIT_RANGER_ANNOTATION]: `LimitRanger plugin set: ${said.join('; ')}` };
   }
 
-  /** Refuses a pod outside its namespace's ranges, 403, every problem named. */
+  /**
+   * Refuses a pod (created) or a claim (created or resized) outside its namespace's ranges, 403,
+   * every problem named.
+   */
   validate(type: ResourceType, object: api.Unstructured, previous: api.Unstructured | undefined): void {
+    if (type.group === '' && type.resource === 'persistentvolumeclaims') return this.validateClaim(object as api.PersistentVolumeClaim, previous);
     if (type.group !== '' || type.resource !== 'pods' || previous || !object.metadata.namespace) return;
     const ranges = this.rangesIn(object.metadata.namespace);
     if (ranges.length === 0) return;
@@ -129,8 +134,38 @@ export class LimitRanger implements AdmissionPlugin {
         }
       }
     }
-    if (problems.length === 0) return;
-    const message = problems.length === 1 ? problems[0] : `[${problems.join(', ')}]`;
-    throw errors.forbiddenObject('pods', '', pod.metadata.name, message);
+    refuse('pods', pod.metadata.name, problems);
   }
+
+  /**
+   * A claim's storage request against the PersistentVolumeClaim items: at least `min`, at most
+   * `max` (kube enforces both on the request; a claim's limits are not read). A claim being
+   * deleted is not checked.
+   */
+  private validateClaim(claim: api.PersistentVolumeClaim, previous: api.Unstructured | undefined): void {
+    if (!claim.metadata.namespace || previous?.metadata.deletionTimestamp) return;
+    const requests = listOf(claim.spec?.resources?.requests);
+    const problems: string[] = [];
+    for (const range of this.rangesIn(claim.metadata.namespace)) {
+      for (const item of range.spec?.limits ?? []) {
+        if (item.type !== 'PersistentVolumeClaim') continue;
+        for (const [name, enforced] of Object.entries(listOf(item.min))) {
+          const tooSmall = minProblem('PersistentVolumeClaim', name, enforced, requests, {});
+          if (tooSmall) problems.push(tooSmall);
+        }
+        for (const [name, enforced] of Object.entries(listOf(item.max))) {
+          const request = requests[name];
+          if (request === undefined) problems.push(`maximum ${name} usage per PersistentVolumeClaim is ${enforced}.  No request is specified`);
+          else if (quantityMilli(request) > quantityMilli(enforced)) problems.push(`maximum ${name} usage per PersistentVolumeClaim is ${enforced}, but request is ${request}`);
+        }
+      }
+    }
+    refuse('persistentvolumeclaims', claim.metadata.name, problems);
+  }
+}
+
+/** kube's 403 naming every problem (one as it is, several in brackets); nothing when there are none. */
+function refuse(resource: string, name: string, problems: string[]): void {
+  if (problems.length === 0) return;
+  throw errors.forbiddenObject(resource, '', name, problems.length === 1 ? problems[0] : `[${problems.join(', ')}]`);
 }

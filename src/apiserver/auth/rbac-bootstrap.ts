@@ -107,6 +107,8 @@ export const BOOTSTRAP_CLUSTER_ROLES: (RoleObject & { apiVersion: string })[] = 
     // The horizontal pod autoscaler: any kind's scale, and the pods' usage from the metrics server.
     { apiGroups: ['*'], resources: ['*/scale'], verbs: ['get', 'update'] },
     { apiGroups: ['metrics.k8s.io'], resources: ['pods'], verbs: ['get', 'list'] },
+    // The PersistentVolume binder reads classes (their binding mode and provisioner).
+    { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['get', 'list', 'watch'] },
     // The service CA injects its bundle into webhook configurations.
     { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
     { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
@@ -118,6 +120,8 @@ export const BOOTSTRAP_CLUSTER_ROLES: (RoleObject & { apiVersion: string })[] = 
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'delete'] },
     { apiGroups: [''], resources: ['bindings', 'pods/binding'], verbs: ['create'] },
     { apiGroups: [''], resources: ['pods/status'], verbs: ['patch', 'update'] },
+    // VolumeBinding writes the selected node on WaitForFirstConsumer claims (kube's system:volume-scheduler).
+    { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['patch', 'update'] },
     { apiGroups: ['', 'apps', 'policy', 'storage.k8s.io'], resources: ['nodes', 'namespaces', 'services', 'replicationcontrollers', 'persistentvolumes', 'persistentvolumeclaims', 'replicasets', 'statefulsets', 'poddisruptionbudgets', 'csinodes', 'csidrivers', 'csistoragecapacities', 'storageclasses', 'volumeattachments'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
     { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },

@@ -23,6 +23,8 @@ import { nodes } from './nodes.js';
 import { poddisruptionbudgets } from './poddisruptionbudgets.js';
 import { priorityclasses } from './priorityclasses.js';
 import { pods } from './pods.js';
+import { persistentvolumeclaims } from './persistentvolumeclaims.js';
+import { persistentvolumes } from './persistentvolumes.js';
 import { clusterrolebindings, clusterroles, rolebindings, roles } from './rbac.js';
 import { replicasets } from './replicasets.js';
 import { resourcequotas } from './resourcequotas.js';
@@ -30,6 +32,7 @@ import { secrets } from './secrets.js';
 import { serviceaccounts } from './serviceaccounts.js';
 import { services } from './services.js';
 import { statefulsets } from './statefulsets.js';
+import { storageclasses } from './storageclasses.js';
 import { mutatingwebhookconfigurations, validatingwebhookconfigurations } from './webhookconfigurations.js';
 import type { Storage } from '../storage/types.js';
 import { errors } from '../errors.js';
@@ -45,8 +48,8 @@ import type * as api from '../../api/index.js';
 const registered = (strategy: Pick<KindStrategy, 'type'>): KindStrategy => strategy as KindStrategy;
 
 export const STRATEGIES: KindStrategy[] = [
-  namespaces, nodes, pods, services, endpoints, configmaps, secrets, serviceaccounts, resourcequotas, limitranges, coreEvents, events, leases,
-  deployments, replicasets, daemonsets, statefulsets, controllerrevisions, jobs, cronjobs, horizontalpodautoscalers, poddisruptionbudgets, priorityclasses, customresourcedefinitions,
+  namespaces, nodes, pods, services, endpoints, configmaps, secrets, serviceaccounts, resourcequotas, limitranges, persistentvolumes, persistentvolumeclaims, coreEvents, events, leases,
+  deployments, replicasets, daemonsets, statefulsets, controllerrevisions, jobs, cronjobs, horizontalpodautoscalers, poddisruptionbudgets, priorityclasses, storageclasses, customresourcedefinitions,
   roles, rolebindings, clusterroles, clusterrolebindings, endpointslices, certificatesigningrequests, apiservices,
   mutatingwebhookconfigurations, validatingwebhookconfigurations,
 ].map(registered);

@@ -9,12 +9,13 @@ import { CLUSTER_SCHEMAS } from './cluster.js';
 import { CORE_V1_SCHEMAS } from './core-v1.js';
 import { META_V1_SCHEMAS } from './meta-v1.js';
 import { POD_SCHEMAS } from './pods-v1.js';
+import { STORAGE_SCHEMAS } from './storage.js';
 import { WORKLOAD_SCHEMAS } from './workloads.js';
 
 export type { Schema } from './builders.js';
 
 /** The definitions: name → schema. Top-level kinds carry their x-kubernetes-group-version-kind when published. */
-export const BUILTIN_SCHEMAS: Record<string, Schema> = { ...META_V1_SCHEMAS, ...CORE_V1_SCHEMAS, ...POD_SCHEMAS, ...WORKLOAD_SCHEMAS, ...CLUSTER_SCHEMAS, ...CERTIFICATES_SCHEMAS };
+export const BUILTIN_SCHEMAS: Record<string, Schema> = { ...META_V1_SCHEMAS, ...CORE_V1_SCHEMAS, ...POD_SCHEMAS, ...WORKLOAD_SCHEMAS, ...CLUSTER_SCHEMAS, ...CERTIFICATES_SCHEMAS, ...STORAGE_SCHEMAS };
 
 /** The definition name of each built-in kind, by group/version/kind. */
 export function builtinSchemaName(group: string, version: string, kindName: string): string {

@@ -1,6 +1,7 @@
 // One pod on the node, from the moment it is bound here until it is gone: its sandbox directory
 // (the pod's filesystem view, $BOSUN_IN_CLUSTER_ROOT: the service-account token, CA and
-// namespace; hostPath, emptyDir, ConfigMap and Secret volumes linked at their mount paths, the latter kept up to date), its
+// namespace; hostPath, emptyDir, ConfigMap and Secret volumes linked at their mount paths, the latter kept up to date;
+// a persistentVolumeClaim volume as the directory of its bound hostPath or local PersistentVolume), its
 // init containers run one after the other to completion first (a failed one retried under the
 // pod's restart policy, or failing the pod under Never; a sidecar — restartPolicy Always — started
 // and kept running beside the rest), and then one loop per container — a process restarted under
@@ -185,9 +186,10 @@ export class PodWorker {
         if (volume?.hostPath) target = join(this.ctx.root, volume.hostPath.path);
         else if (volume?.emptyDir) target = join(this.dir, 'volumes/kubernetes.io~empty-dir', volume.name);
         else if (volume?.configMap || volume?.secret) target = await this.writeKeyVolume(volume);
+        else if (volume?.persistentVolumeClaim) target = await this.claimedVolume(volume.persistentVolumeClaim.claimName);
         if (!target) continue;
         if (volume?.hostPath) prepareHostPath(target, volume.hostPath.type ?? '', volume.hostPath.path);
-        else mkdirSync(target, { recursive: true });
+        else if (!volume?.persistentVolumeClaim) mkdirSync(target, { recursive: true });
         const link = join(this.rootfs, mount.mountPath);
         mkdirSync(dirname(link), { recursive: true });
         rmSync(link, { recursive: true, force: true });
@@ -206,6 +208,27 @@ export class PodWorker {
       if (!volume.configMap && !volume.secret) continue;
       await this.writeKeyVolume(volume).catch((e: Error) => this.ctx.log.warn({ pod: `${this.pod.metadata.namespace}/${this.pod.metadata.name}`, volume: volume.name, err: e.message }, 'cannot update the volume; keeping its files'));
     }
+  }
+
+  /**
+   * A persistentVolumeClaim volume: the directory of the PersistentVolume the claim is bound to,
+   * in the machine root — a hostPath volume's path (made as its type asks), or a local volume's.
+   * A claim not bound yet fails the sandbox, which is retried (the kubelet waits for it too).
+   */
+  private async claimedVolume(claimName: string): Promise<string> {
+    const client = apiClient(this.ctx, `persistentVolumeClaim volume ${claimName}`);
+    const namespace = this.pod.metadata.namespace;
+    const claim = await client.read(resources.persistentVolumeClaims, claimName, namespace);
+    if (!claim) throw new Error(`persistentvolumeclaim "${claimName}" not found`);
+    const volumeName = claim.spec?.volumeName;
+    if (!volumeName || claim.status?.phase !== 'Bound') throw new Error(`persistentvolumeclaim "${claimName}" is not bound`);
+    const volume = await client.read(resources.persistentVolumes, volumeName);
+    if (!volume) throw new Error(`persistentvolume "${volumeName}" of claim "${claimName}" not found`);
+    const source = volume.spec?.hostPath ?? volume.spec?.local;
+    if (!source) throw new Error(`persistentvolume "${volumeName}" has no hostPath or local source, the only ones this node can mount`);
+    const target = join(this.ctx.root, source.path);
+    prepareHostPath(target, volume.spec?.hostPath ? (volume.spec.hostPath.type ?? '') : 'Directory', source.path);
+    return target;
   }
 
   /** A ConfigMap or Secret volume: its keys (or the items asked for) as files, with the volume's mode. */

@@ -8,7 +8,8 @@ import { type PodAffinityState, podAffinityReason, podAffinityState } from './po
 import { type HostPort, type NodeInfo, podHostPorts, podRequests, portsConflict, type Resources } from './resources.js';
 import { firstUntoleratedTaint, toleratesTaintWith } from './taints.js';
 import { spreadFilterReason, spreadFilterState, type SpreadFilterState } from './topology-spread.js';
-import type { Pod } from './types.js';
+import type { Pod, StorageSnapshot } from './types.js';
+import { volumeBindingPreFilter, volumeBindingReason, type VolumeBindingState } from './volume-binding.js';
 
 export const ERR_UNSCHEDULABLE = 'node(s) were unschedulable';
 export const ERR_NODE_NAME = "node(s) didn't match the requested node name";
@@ -27,15 +28,19 @@ export interface CycleState {
   hostPorts: HostPort[];
   podAffinity: PodAffinityState;
   spread: SpreadFilterState;
+  volumes: VolumeBindingState;
+  storage?: StorageSnapshot;
 }
 
-export function preFilter(pod: Pod, nodes: readonly NodeInfo[], namespaceLabels?: ReadonlyMap<string, Record<string, string>>): CycleState {
+export function preFilter(pod: Pod, nodes: readonly NodeInfo[], namespaceLabels?: ReadonlyMap<string, Record<string, string>>, storage?: StorageSnapshot): CycleState {
   return {
     pod,
     requests: podRequests(pod),
     hostPorts: podHostPorts(pod),
     podAffinity: podAffinityState(pod, nodes, namespaceLabels),
     spread: spreadFilterState(pod, nodes),
+    volumes: volumeBindingPreFilter(pod, storage),
+    storage,
   };
 }
 
@@ -80,6 +85,10 @@ function nodeResourcesFit({ requests }: CycleState, info: NodeInfo): string[] {
   return out;
 }
 
+function volumeBinding(state: CycleState, info: NodeInfo): string[] {
+  return reasons(volumeBindingReason(state.volumes, info.node, state.storage));
+}
+
 function podTopologySpread(state: CycleState, info: NodeInfo): string[] {
   return reasons(spreadFilterReason(state.spread, state.pod, info));
 }
@@ -96,6 +105,7 @@ export const FILTERS: ReadonlyArray<readonly [string, Filter]> = [
   ['NodeAffinity', nodeAffinity],
   ['NodePorts', nodePorts],
   ['NodeResourcesFit', nodeResourcesFit],
+  ['VolumeBinding', volumeBinding],
   ['PodTopologySpread', podTopologySpread],
   ['InterPodAffinity', interPodAffinity],
 ];

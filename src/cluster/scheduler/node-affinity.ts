@@ -42,6 +42,11 @@ function termMatches(term: NodeSelectorTerm, node: Node): boolean {
   return fields.every((r) => r.key === 'metadata.name' && (r.values ?? []).length === 1 && requirementHolds(r, node.metadata.name));
 }
 
+/** Whether a node selector (a PersistentVolume's required node affinity) allows the node: one of its terms matches. */
+export function matchesNodeSelector(selector: { nodeSelectorTerms?: NodeSelectorTerm[] | null } | null | undefined, node: Node): boolean {
+  return !selector || (selector.nodeSelectorTerms ?? []).some((term) => termMatches(term, node));
+}
+
 /** Whether the node satisfies the pod's nodeSelector and required node affinity. */
 export function matchesRequiredNodeAffinity(pod: Pod, node: Node): boolean {
   const labels = node.metadata.labels ?? {};

@@ -15,6 +15,7 @@ import { pinnedNodeNames } from './node-affinity.js';
 import { type NodeInfo, nodeInfo } from './resources.js';
 import { type NodeScore, scoreNodes, selectHost } from './scoring.js';
 import type { ClusterSnapshot, Pod } from './types.js';
+import { readWriteOncePodConflict } from './volume-restrictions.js';
 
 export const ERR_NO_NODES_AVAILABLE = 'no nodes available to schedule pods';
 export const ERR_AFFINITY_TERMS_CONFLICT = 'pod affinity terms conflict';
@@ -65,7 +66,10 @@ export function schedulePod(pod: Pod, snapshot: ClusterSnapshot, options: Schedu
     candidates = infos.filter((n) => pinned.has(n.name));
     for (const n of infos) if (!pinned.has(n.name)) rejected.set(n.name, ["node(s) didn't satisfy plugin(s) [NodeAffinity]"]);
   }
-  const state = preFilter(pod, infos, snapshot.namespaceLabels);
+  const state = preFilter(pod, infos, snapshot.namespaceLabels, snapshot.storage);
+  // The PreFilters that rule out every node at once, in kube's order: VolumeRestrictions, VolumeBinding.
+  const unresolvable = readWriteOncePodConflict(pod, snapshot) ?? state.volumes.unresolvable;
+  if (unresolvable) return { error: new FitError(numAllNodes, new Map(), unresolvable) };
   const feasible: NodeInfo[] = [];
   for (const info of candidates) {
     const failure = filterNode(state, info);

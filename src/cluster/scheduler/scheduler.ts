@@ -9,6 +9,10 @@
 //       assumption and the pod comes back after its back-off; success records a `Scheduled` Event;
 //     → fits nowhere: a `FailedScheduling` Warning Event and the `PodScheduled=False` condition
 //       (reason `Unschedulable`) with kube's message; the pod waits among the unschedulable.
+//     → fits, with claims of a WaitForFirstConsumer class not bound yet (volume-binding.ts): the
+//       binding first writes volume.kubernetes.io/selected-node on them and waits (up to 10
+//       minutes, kube's bind timeout) until the binder or a provisioner has bound them; a claim
+//       that is not bound in time fails the binding, which is retried after the back-off.
 //
 // Unschedulable pods are retried when the cluster changes in a way that could help them — a node
 // added, or its labels, taints, unschedulable flag or allocatable changed, that now passes the
@@ -16,7 +20,8 @@
 // spread constraints); a bound pod deleted or
 // finished; for pods with inter-pod affinity or spread constraints, a pod bound — but no sooner
 // than their back-off (1 s doubling to 10 s per attempt, kube's defaults), and at the latest every
-// 5 minutes (kube's podMaxInUnschedulablePodsDuration). A back-off only paces a busy scheduler: with
+// 5 minutes (kube's podMaxInUnschedulablePodsDuration); pods with claims, when a claim, volume or
+// StorageClass changes. A back-off only paces a busy scheduler: with
 // nothing else to schedule, the pod whose back-off ends first is tried at once (kube-scheduler's
 // SchedulerPopFromBackoffQ, KEP-5142) — at an install, the masters' pods no longer wait out the
 // back-off their attempts while the nodes registered built up.
@@ -31,7 +36,7 @@ import { type KubeClient, isConflict, isNotFound, resourcePath } from '../../kub
 import { rfc3339 } from '../../common/time.js';
 import { Controller, type SyncContext, type SyncResult, TerminalError } from '../../kube/controller.js';
 import { EventRecorder } from '../../kube/events.js';
-import { type Clock, realClock } from '../../kube/clock.js';
+import { type Clock, realClock, sleepOn } from '../../kube/clock.js';
 import type { EventType, Informer, InformerFactory } from '../../kube/informer.js';
 import type { Manager, Runnable } from '../../kube/manager.js';
 import { registry } from '../../kube/metrics.js';
@@ -43,7 +48,9 @@ import { schedulePod } from './schedule.js';
 import { filterNode, preFilter } from './filters.js';
 import { pinnedNodeNames } from './node-affinity.js';
 import { defaultSpreadSelector } from './topology-spread.js';
-import { DEFAULT_SCHEDULER_NAME, type Node, type Pod } from './types.js';
+import { podClaimNames, volumeBindingPreFilter } from './volume-binding.js';
+import { SELECTED_NODE } from '../../kube/storage.js';
+import { DEFAULT_SCHEDULER_NAME, type Node, type Pod, type StorageSnapshot } from './types.js';
 
 export const SCHEDULING_GATED_MESSAGE = 'Scheduling is blocked due to non-empty scheduling gates';
 
@@ -76,6 +83,8 @@ export interface SchedulerOptions {
   unschedulableRetryMs?: number;
   /** The clock of back-offs and condition times (default the wall clock). */
   clock?: Clock;
+  /** How long a binding waits for the pod's WaitForFirstConsumer claims to be bound (default 10 minutes, kube's bindTimeoutSeconds). */
+  volumeBindTimeoutMs?: number;
 }
 
 interface Waiting {
@@ -101,7 +110,14 @@ export class Scheduler implements Runnable {
   private readonly services: Informer<api.Service>;
   private readonly replicaSets: Informer<api.ReplicaSet>;
   private readonly statefulSets: Informer<api.StatefulSet>;
+  private readonly claims: Informer<api.PersistentVolumeClaim>;
+  private readonly volumes: Informer<api.PersistentVolume>;
+  private readonly storageClasses: Informer<api.StorageClass>;
+  /** The claims, volumes and classes the VolumeBinding filter reads, from the informers. */
+  private readonly storage: StorageSnapshot;
   private readonly schedulerName: string;
+  /** The current term's signal: a binding waiting for its claims stops with it. */
+  private signal?: AbortSignal;
 
   private get clock(): Clock {
     return this.options.clock ?? realClock;
@@ -116,6 +132,20 @@ export class Scheduler implements Runnable {
     this.services = f.forResource(resources.services);
     this.replicaSets = f.forResource(resources.replicaSets);
     this.statefulSets = f.forResource(resources.statefulSets);
+    this.claims = f.forResource(resources.persistentVolumeClaims);
+    this.volumes = f.forResource(resources.persistentVolumes);
+    this.storageClasses = f.forResource(resources.storageClasses);
+    this.storage = {
+      claim: (namespace, name) => this.claims.get(name, namespace),
+      volume: (name) => this.volumes.get(name),
+      volumes: () => this.volumes.list(),
+      storageClass: (name) => this.storageClasses.get(name),
+    };
+    // A claim, volume or class changing may let a pod with claims fit (kube's queueing hints for VolumeBinding).
+    const storageChanged = () => {
+      this.retryClaimUsers();
+      return undefined;
+    };
     const none = () => undefined; // read from the cache only; the controller starts and syncs them
     // Pods of higher priority are tried first, as kube-scheduler's active queue orders them.
     const priorityOf = (key: string) => {
@@ -128,11 +158,15 @@ export class Scheduler implements Runnable {
       .watch(this.namespaces, none)
       .watch(this.services, none)
       .watch(this.replicaSets, none)
-      .watch(this.statefulSets, none);
+      .watch(this.statefulSets, none)
+      .watch(this.claims, storageChanged)
+      .watch(this.volumes, storageChanged)
+      .watch(this.storageClasses, storageChanged);
   }
 
   /** Schedules until `signal` aborts (one leadership term); bindings in flight are awaited before it returns. */
   async start(signal: AbortSignal): Promise<void> {
+    this.signal = signal;
     await this.controller.run(signal);
     await Promise.allSettled([...this.bindings]);
   }
@@ -196,6 +230,15 @@ export class Scheduler implements Runnable {
     }
   }
 
+  /** Moves the waiting pods that use claims back to the queue, each after what is left of its back-off. */
+  private retryClaimUsers(): void {
+    const now = this.clock.now();
+    for (const [key, waiting] of this.unschedulable) {
+      const cached = this.pods.getByKey(key);
+      if (cached && podClaimNames(asPod(cached)).length > 0) this.requeue(key, waiting, now);
+    }
+  }
+
   private onPod(pod: Pod, type: EventType, old: Pod | undefined): string | undefined {
     const key = podKey(pod);
     if (type === 'delete') {
@@ -247,7 +290,7 @@ export class Scheduler implements Runnable {
       if (!waiting.podSensitive) {
         const pod = asPod(cached);
         const pinned = pinnedNodeNames(pod);
-        if (!info || (pinned && !pinned.has(info.name)) || filterNode(preFilter(pod, infos, namespaceLabels), info)) continue;
+        if (!info || (pinned && !pinned.has(info.name)) || filterNode(preFilter(pod, infos, namespaceLabels, this.storage), info)) continue;
       }
       this.requeue(key, waiting, now);
     }
@@ -288,7 +331,7 @@ export class Scheduler implements Runnable {
       return;
     }
     const namespaceLabels = new Map(this.namespaces.list().map((ns) => [ns.metadata.name, ns.metadata.labels ?? {}]));
-    const snapshot = this.cache.snapshot(this.nodes.list().map(asNode), this.pods.list().map(asPod), namespaceLabels);
+    const snapshot = { ...this.cache.snapshot(this.nodes.list().map(asNode), this.pods.list().map(asPod), namespaceLabels), storage: this.storage };
     let result;
     try {
       result = schedulePod(pod, snapshot, { defaultSpreadSelector: this.defaultSpreadSelector(pod) }, this.nodeInfos.get(snapshot.nodes, snapshot.podsByNode));
@@ -323,6 +366,7 @@ export class Scheduler implements Runnable {
     const key = podKey(pod);
     const { name, namespace, uid } = pod.metadata;
     try {
+      await this.bindVolumes(pod, nodeName);
       await this.options.client.request('POST', resourcePath(resources.pods, namespace, name, 'binding'), {
         body: { apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace, uid }, target: { apiVersion: 'v1', kind: 'Node', name: nodeName } },
       });
@@ -342,6 +386,32 @@ export class Scheduler implements Runnable {
       this.setWaiting(key, { ...waiting, attempts: waiting.attempts + 1, lastAttemptAt: this.clock.now() });
       log.warn({ pod: key, node: nodeName, err: (e as Error).message, retryInMs }, 'binding failed; retrying');
       this.controller.enqueue(key, retryInMs);
+    }
+  }
+
+  /**
+   * kube's VolumeBinding PreBind: the pod's unbound WaitForFirstConsumer claims are given the
+   * chosen node (volume.kubernetes.io/selected-node), and the pod is bound only once every one of
+   * them is: the binder binds a volume there, or the class's provisioner makes one.
+   */
+  private async bindVolumes(pod: Pod, nodeName: string): Promise<void> {
+    const { waiting } = volumeBindingPreFilter(pod, this.storage);
+    if (waiting.length === 0) return;
+    for (const claim of waiting) {
+      if (claim.metadata.annotations?.[SELECTED_NODE] === nodeName) continue;
+      try {
+        await this.options.client.mergePatch(resources.persistentVolumeClaims, claim.metadata.name, claim.metadata.namespace, { metadata: { annotations: { [SELECTED_NODE]: nodeName } } });
+      } catch (e) {
+        // Retried after the back-off like any failed binding (a NotFound here is the claim's, not the pod's).
+        throw new Error(`selecting node ${nodeName} for claim ${claim.metadata.name}: ${(e as Error).message}`);
+      }
+    }
+    const deadline = this.clock.now() + (this.options.volumeBindTimeoutMs ?? 10 * 60_000);
+    const unbound = () => waiting.filter((c) => this.claims.get(c.metadata.name, c.metadata.namespace)?.status?.phase !== 'Bound');
+    while (unbound().length > 0) {
+      if (this.signal?.aborted) throw new Error('the scheduler stopped before the claims were bound');
+      if (this.clock.now() >= deadline) throw new Error(`binding volumes: timed out waiting for the claims ${unbound().map((c) => c.metadata.name).join(', ')} to be bound`);
+      await sleepOn(this.clock, 100, this.signal);
     }
   }
 

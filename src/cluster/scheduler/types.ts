@@ -2,6 +2,7 @@
 // the cluster the pure core schedules against.
 import type { MetaLabelSelector } from '../../common/label-selectors.js';
 import type { OwnerReference } from '../../common/kube-types.js';
+import type * as api from '../../api/index.js';
 
 export type ResourceList = Record<string, string | number>;
 
@@ -103,6 +104,7 @@ export interface Pod {
     topologySpreadConstraints?: TopologySpreadConstraint[] | null;
     schedulingGates?: Array<{ name: string }> | null;
     priority?: number;
+    volumes?: Array<{ name: string; persistentVolumeClaim?: { claimName: string } | null }> | null;
   };
   status?: { phase?: string; conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };
 }
@@ -115,6 +117,14 @@ export interface Node {
   status?: { allocatable?: ResourceList | null; capacity?: ResourceList | null } | null;
 }
 
+/** The claims, volumes and classes of the cluster, as the scheduler's informers hold them (VolumeBinding reads them). */
+export interface StorageSnapshot {
+  claim(namespace: string, name: string): api.PersistentVolumeClaim | undefined;
+  volume(name: string): api.PersistentVolume | undefined;
+  volumes(): api.PersistentVolume[];
+  storageClass(name: string): api.StorageClass | undefined;
+}
+
 /** What the pure core schedules against: the nodes and the pods bound (or assumed) to each. */
 export interface ClusterSnapshot {
   nodes: Node[];
@@ -122,6 +132,8 @@ export interface ClusterSnapshot {
   podsByNode: ReadonlyMap<string, readonly Pod[]>;
   /** Namespace labels, for pod-affinity terms with a namespaceSelector. */
   namespaceLabels?: ReadonlyMap<string, Record<string, string>>;
+  /** Claims, volumes and classes, for pods with PersistentVolumeClaims. */
+  storage?: StorageSnapshot;
 }
 
 /** The scheduler pods get when they name none (spec.schedulerName). */

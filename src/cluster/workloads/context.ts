@@ -29,6 +29,10 @@ export interface WorkloadInformers {
   /** Every Secret and every ConfigMap (the service CA's). */
   secrets: Informer<api.Secret>;
   configMaps: Informer<api.ConfigMap>;
+  /** Storage: claims, volumes and classes (the PV controller, the quota controller). */
+  persistentVolumeClaims: Informer<api.PersistentVolumeClaim>;
+  persistentVolumes: Informer<api.PersistentVolume>;
+  storageClasses: Informer<api.StorageClass>;
   /** The admission webhook configurations (the service CA injects their caBundle). */
   mutatingWebhookConfigurations: Informer<api.MutatingWebhookConfiguration>;
   validatingWebhookConfigurations: Informer<api.ValidatingWebhookConfiguration>;

@@ -1,7 +1,8 @@
 // The resource quota controller, as kube-controller-manager's: it keeps each ResourceQuota's
 // status — `hard` as its spec says, `used` counted from the namespace's objects (kube/quota.ts:
 // pods not yet finished and what they request and limit, in the quota's scopes; Services and
-// their load balancers and node ports; object counts) — recounted when the quota changes, when an
+// their load balancers and node ports; claims and their storage requests, in all and per class;
+// object counts) — recounted when the quota changes, when an
 // object it counts is created, deleted or changes what it uses (a pod finishing gives its CPU
 // back), and every resync period (5 minutes, kube's --resource-quota-sync-period) in case a write
 // the API server charged never happened. The informers say when to count; the objects counted are
@@ -9,7 +10,7 @@
 import type * as api from '../../api/index.js';
 import { Controller, isNotFound, type EventType, type ResourceRef } from '../../kube/index.js';
 import { sameJson } from '../../kube/canonical.js';
-import { podIsLive, quotaApplies, readAmounts, usageOf, writeAmounts, type Usage } from '../../kube/quota.js';
+import { podIsLive, quotaApplies, readAmounts, usageOf, usedBy, writeAmounts, type Usage } from '../../kube/quota.js';
 import { keyFor, type WorkloadContext } from './context.js';
 import { RESOURCE_QUOTAS } from './resources.js';
 
@@ -18,15 +19,8 @@ export interface ResourceQuotaControllerOptions {
   resyncPeriodMs?: number;
 }
 
-/** `count/deployments.apps` → apps/deployments; `count/pods`, `persistentvolumeclaims` → core. */
-function countedKind(name: string): { group: string; resource: string } {
-  const rest = name.startsWith('count/') ? name.slice('count/'.length) : name;
-  const dot = rest.indexOf('.');
-  return dot < 0 ? { group: '', resource: rest } : { group: rest.slice(dot + 1), resource: rest.slice(0, dot) };
-}
-
 export function resourceQuotaController(ctx: WorkloadContext, options: ResourceQuotaControllerOptions = {}): Controller {
-  const { resourceQuotas, pods, services, configMaps, secrets } = ctx.informers;
+  const { resourceQuotas, pods, services, configMaps, secrets, persistentVolumeClaims } = ctx.informers;
   const controller = new Controller({ name: 'resourcequota-controller', clock: ctx.clock, sync: (key) => sync(key), resyncPeriodMs: options.resyncPeriodMs ?? 5 * 60_000 });
   controller.watch(resourceQuotas);
   const quotasOf = (object: api.KubeObject) => resourceQuotas.list().filter((q) => q.metadata.namespace === object.metadata.namespace).map(keyFor);
@@ -36,6 +30,8 @@ export function resourceQuotaController(ctx: WorkloadContext, options: ResourceQ
   const onAddOrDelete = (object: api.KubeObject, type: EventType) => (type === 'update' ? [] : quotasOf(object));
   controller.watch(configMaps, onAddOrDelete);
   controller.watch(secrets, onAddOrDelete);
+  // A claim's storage request may grow once it is bound.
+  controller.watch(persistentVolumeClaims, (claim, type, old) => (type !== 'update' || !sameJson(claim.spec?.resources?.requests, old?.spec?.resources?.requests) ? quotasOf(claim) : []));
 
   /** The version of a group the API server serves first (core: v1); undefined when it serves none. */
   const versions = new Map<string, string | undefined>();
@@ -79,9 +75,7 @@ export function resourceQuotaController(ctx: WorkloadContext, options: ResourceQ
     // `count/…` or plain object count for its own kind.
     const kinds = new Map<string, { group: string; resource: string }>();
     for (const name of hard.keys()) {
-      const kind = name === 'pods' || name.startsWith('requests.') || name.startsWith('limits.') || ['cpu', 'memory', 'ephemeral-storage'].includes(name) || (name.includes('/') && !name.startsWith('count/'))
-        ? { group: '', resource: 'pods' }
-        : name.startsWith('services') ? { group: '', resource: 'services' } : countedKind(name);
+      const kind = usedBy(name);
       kinds.set(`${kind.group}/${kind.resource}`, kind);
     }
     for (const { group, resource } of kinds.values()) {

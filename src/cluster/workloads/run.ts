@@ -1,5 +1,7 @@
 // The controllers of kube-controller-manager that bosun runs (ReplicaSet, Deployment, DaemonSet,
-// StatefulSet, Job, the horizontal pod autoscaler, CronJob, resource quota, Endpoints, EndpointSlices, node lifecycle, pod garbage collection, root CA publisher, and
+// StatefulSet, Job, the horizontal pod autoscaler, CronJob, resource quota, Endpoints, EndpointSlices, node lifecycle, pod garbage collection, root CA publisher,
+// the PersistentVolume binder and the pvc-/pv-protection controllers, bosun's local-path
+// provisioner, and
 // OpenShift's service CA — off unless named, as kube's optional controllers are), added
 // to a component manager over its shared informers; the manager holds the Lease
 // kube-system/kube-controller-manager as kube-controller-manager does (so two instances never act
@@ -23,6 +25,9 @@ import { ROOT_CA_CONFIG_MAP, rootCaPublisher } from './root-ca-publisher.js';
 import { replicaSetController } from './replicaset-controller.js';
 import { statefulSetController } from './statefulset-controller.js';
 import { serviceCaControllers } from '../service-ca/controllers.js';
+import { persistentVolumeBinder } from '../storage/persistentvolume-binder.js';
+import { pvcProtectionController, pvProtectionController } from '../storage/protection-controllers.js';
+import { LOCAL_PATH_PROVISIONER, localPathProvisioner } from '../storage/local-path-provisioner.js';
 import { CONFIG_MAPS, CONTROLLER_REVISIONS, CRON_JOBS, RESOURCE_QUOTAS, DAEMON_SETS, DEPLOYMENTS, ENDPOINT_SLICES, ENDPOINTS, HORIZONTAL_POD_AUTOSCALERS, JOBS, LEASES, NAMESPACES, NODES, PODS, REPLICA_SETS, SECRETS, SERVICES, STATEFUL_SETS } from './resources.js';
 
 /** What a controller may need beyond its context. */
@@ -47,6 +52,11 @@ export const WORKLOAD_CONTROLLERS = {
   podgc: { component: 'pod-garbage-collector', make: (ctx: WorkloadContext, o: ControllerOptions) => podGcController(ctx, o.podGc) },
   'root-ca-cert-publisher': { component: 'root-ca-cert-publisher', make: (ctx: WorkloadContext, o: ControllerOptions) => rootCaPublisher(ctx, o.rootCa ?? clusterCa(o.kubeconfig)) },
   'service-ca': { component: 'service-ca-controller', make: (ctx: WorkloadContext) => serviceCaControllers(ctx) },
+  'persistentvolume-binder': { component: 'persistentvolume-controller', make: (ctx: WorkloadContext) => persistentVolumeBinder(ctx) },
+  'pvc-protection': { component: 'pvc-protection-controller', make: (ctx: WorkloadContext) => pvcProtectionController(ctx) },
+  'pv-protection': { component: 'pv-protection-controller', make: (ctx: WorkloadContext) => pvProtectionController(ctx) },
+  // Not kube's: the dynamic provisioner of the local cluster's default StorageClass.
+  'local-path-provisioner': { component: LOCAL_PATH_PROVISIONER, make: (ctx: WorkloadContext) => localPathProvisioner(ctx) },
 } as const;
 
 /** Controllers `*` leaves out (kube's "disabled by default"): run only when named. */
@@ -124,6 +134,9 @@ export function addWorkloadControllers(manager: Manager, settings: WorkloadContr
       get rootCaConfigMaps() { return factory.forResource(CONFIG_MAPS, { fieldSelector: `metadata.name=${ROOT_CA_CONFIG_MAP}` }); },
       get secrets() { return factory.forResource(SECRETS); },
       get configMaps() { return factory.forResource(CONFIG_MAPS); },
+      get persistentVolumeClaims() { return factory.forResource(resources.persistentVolumeClaims); },
+      get persistentVolumes() { return factory.forResource(resources.persistentVolumes); },
+      get storageClasses() { return factory.forResource(resources.storageClasses); },
       get mutatingWebhookConfigurations() { return factory.forResource(resources.mutatingWebhookConfigurations); },
       get validatingWebhookConfigurations() { return factory.forResource(resources.validatingWebhookConfigurations); },
     },
