@@ -149,6 +149,43 @@ test('a StatefulSet makes its pods in order, each after the one before is ready,
   }
 });
 
+test('each pod\'s claims are made before it from volumeClaimTemplates, owned as persistentVolumeClaimRetentionPolicy says', async () => {
+  const { api, client } = await startWorkloadTestServer();
+  const stop = new AbortController();
+  const standIns = startStandIns(client, { readyAfterMs: 20 });
+  try {
+    await createNode(client, 'worker-a');
+    const running = runWorkloadControllers({ kubeconfig: loadKubeConfig(api.kubeconfigPath), signal: stop.signal, controllers: ['statefulset'], leaderElection: false });
+    const claimTemplate = { metadata: { name: 'data', labels: { tier: 'db' } }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+    await client.create(STATEFUL_SETS, statefulSet('db', { replicas: 2, volumeClaimTemplates: [claimTemplate], persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Delete' } }));
+    await eventually('db-1 ready', async () => (await client.get(STATEFUL_SETS, 'db', 'default')).status?.readyReplicas === 2);
+    const claims = async () => (await client.list(resources.persistentVolumeClaims, 'default')).items.filter((c) => !c.metadata.deletionTimestamp);
+    assert.deepEqual((await claims()).map((c) => [c.metadata.name, c.metadata.labels, c.spec!.resources!.requests!.storage, c.metadata.ownerReferences]), [
+      ['data-db-0', { tier: 'db', app: 'db' }, '1Gi', undefined],
+      ['data-db-1', { tier: 'db', app: 'db' }, '1Gi', undefined],
+    ]);
+    const pod = await client.get(PODS, 'db-1', 'default');
+    assert.deepEqual(pod.spec!.volumes!.find((v) => v.name === 'data'), { name: 'data', persistentVolumeClaim: { claimName: 'data-db-1' } });
+    const defaulted = (await client.get(STATEFUL_SETS, 'db', 'default')).spec!.volumeClaimTemplates![0];
+    assert.deepEqual([defaulted.apiVersion, defaulted.kind, defaulted.spec!.volumeMode, defaulted.status], ['v1', 'PersistentVolumeClaim', 'Filesystem', { phase: 'Pending' }]);
+
+    // whenScaled: Delete — a condemned pod's claims are given to it (the garbage collector deletes them after it).
+    const db1 = pod.metadata.uid;
+    await client.mergePatch(STATEFUL_SETS, 'db', 'default', { spec: { replicas: 1 } });
+    await eventually('data-db-1 owned by db-1', async () => (await claims()).find((c) => c.metadata.name === 'data-db-1')?.metadata.ownerReferences?.some((r) => r.kind === 'Pod' && r.uid === db1));
+    assert.equal((await claims()).find((c) => c.metadata.name === 'data-db-0')!.metadata.ownerReferences, undefined, 'the claims of the pods that stay are left alone');
+    const events = (await client.list(resources.events, 'default', { fieldSelector: 'involvedObject.name=db' })).items.map((e) => e.message);
+    const [claimMade, podMade] = [events.indexOf('create Claim data-db-0 Pod db-0 in StatefulSet db success'), events.indexOf('create Pod db-0 in StatefulSet db successful')];
+    assert.ok(claimMade >= 0 && claimMade < podMade, `the claim before the pod: ${events.join('; ')}`);
+    stop.abort();
+    await running;
+  } finally {
+    stop.abort();
+    await standIns.stop();
+    await api.stop();
+  }
+});
+
 test('what one sync of a StatefulSet does, as kube decides it', () => {
   const set = statefulSet('web', { replicas: 3, volumeClaimTemplates: [{ metadata: { name: 'data', labels: { tier: 'db' } }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }] });
   set.metadata.uid = 'u1';
