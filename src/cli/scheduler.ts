@@ -18,7 +18,7 @@ export function register(program: Command): void {
 Leader election: the Lease kube-system/kube-scheduler.
 
 What it does, per kube-scheduler's default profile:
-  queue     one pod at a time, higher spec.priority (its PriorityClass's) first; no preemption
+  queue     one pod at a time, higher spec.priority (its PriorityClass's) first
   filters   NodeUnschedulable, NodeName, TaintToleration (NoSchedule/NoExecute), NodeAffinity
             (nodeSelector, required terms), NodePorts, NodeResourcesFit (cpu, memory, ephemeral
             storage, extended resources, pod count), PodTopologySpread (DoNotSchedule),
@@ -29,12 +29,15 @@ What it does, per kube-scheduler's default profile:
             ties go to the node whose name sorts first
   binding   POST pods/<name>/binding; a pod that fits nowhere stays Pending with a FailedScheduling
             Event and PodScheduled=False (Unschedulable), and is retried when nodes or pods change
+  preemption DefaultPreemption: pods of lower priority deleted where that makes room (fewest
+            PodDisruptionBudget violations first), the pod nominated there (status.nominatedNodeName);
+            not for preemptionPolicy Never
 
 Example (three tainted masters, two workers with 2 cpus each):
   $ bosun scheduler --kubeconfig .bosun/kubeconfig --metrics-listen 127.0.0.1:10259 &
   $ kubectl apply -f big.yaml          # a pod requesting 3 cpus
   $ kubectl describe pod big | tail -1
-    Warning  FailedScheduling  2s    default-scheduler  0/5 nodes are available: 2 Insufficient cpu, 3 node(s) had untolerated taint {node-role.kubernetes.io/master: }.`,
+    Warning  FailedScheduling  2s    default-scheduler  0/5 nodes are available: 2 Insufficient cpu, 3 node(s) had untolerated taint {node-role.kubernetes.io/master: }. preemption: 0/5 nodes are available: 2 No preemption victims found for incoming pod, 3 Preemption is not helpful for scheduling.`,
     async setup(manager, o) {
       // The scheduler's code loads only when the command runs (not for `bosun --help`).
       const { addScheduler } = await import('../cluster/scheduler/scheduler.js');

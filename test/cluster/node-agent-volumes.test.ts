@@ -98,7 +98,7 @@ test('a pod with a claim of the default class: placed, provisioned on its node, 
 
 test('a pod whose claim does not exist waits with kube\'s message; placed once the claim is bound to a volume on the node', { timeout: 120_000 }, async () => {
   await c.kube.create(PODS, writer('waiting', 'later'));
-  const message = '0/1 nodes are available: persistentvolumeclaim "later" not found.';
+  const message = '0/1 nodes are available: persistentvolumeclaim "later" not found. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.';
   await eventually('FailedScheduling', async () => {
     const p = await c.kube.read(PODS, 'waiting', 'default');
     return p?.status?.conditions?.some((x) => x.type === 'PodScheduled' && x.status === 'False' && x.message === message);

@@ -70,7 +70,7 @@ test('pods are bound where they fit and spread across zones; one that fits nowhe
     });
     assert.deepEqual([...placements].sort(), ['w0', 'w0', 'w1', 'w1']);
 
-    const message = '0/5 nodes are available: 2 Insufficient cpu, 3 node(s) had untolerated taint {node-role.kubernetes.io/master: }.';
+    const message = '0/5 nodes are available: 2 Insufficient cpu, 3 node(s) had untolerated taint {node-role.kubernetes.io/master: }. preemption: 0/5 nodes are available: 2 No preemption victims found for incoming pod, 3 Preemption is not helpful for scheduling.';
     const condition = await eventually('big marked unschedulable', async () => {
       const big = await client.get(PODS, 'big', 'default');
       return big.status?.conditions?.find((c: Obj) => c.type === 'PodScheduled' && c.status === 'False');
@@ -109,7 +109,7 @@ test('pods racing for the last slots of a node: assumed placements count, so no 
     });
     const waiting = ((await client.list(PODS, 'default')).items as Pod[]).find((p) => !p.spec.nodeName)!;
     const condition = waiting.status!.conditions!.find((c) => c.type === 'PodScheduled')!;
-    assert.equal(condition.message, '0/1 nodes are available: 1 Insufficient cpu, 1 Too many pods.');
+    assert.equal(condition.message, '0/1 nodes are available: 1 Insufficient cpu, 1 Too many pods. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.');
 
     // A bound pod goes away: one waiting pod takes its place (the other still does not fit).
     const gone = ((await client.list(PODS, 'default')).items as Pod[]).find((p) => p.spec.nodeName === 'only')!;
@@ -145,7 +145,7 @@ test('uncordoning a node and removing scheduling gates bring waiting pods back',
     await client.create(PODS, pod('gated', { schedulingGates: [{ name: 'example.com/quota' }] }));
     const waiting = await eventually('waits unschedulable', async () =>
       (await client.get(PODS, 'waits', 'default')).status?.conditions?.find((c: Obj) => c.type === 'PodScheduled' && c.reason === 'Unschedulable'));
-    assert.equal(waiting.message, '0/1 nodes are available: 1 node(s) were unschedulable.');
+    assert.equal(waiting.message, '0/1 nodes are available: 1 node(s) were unschedulable. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.');
     const gated = await eventually('gated condition', async () =>
       (await client.get(PODS, 'gated', 'default')).status?.conditions?.find((c: Obj) => c.type === 'PodScheduled'));
     assert.deepEqual([gated.status, gated.reason, gated.message], ['False', 'SchedulingGated', 'Scheduling is blocked due to non-empty scheduling gates']);

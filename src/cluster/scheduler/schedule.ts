@@ -6,8 +6,8 @@
 // FitError's message is kube's FitError.Error() word for word: "0/N nodes are available: " then
 // each distinct reason with the number of nodes that gave it, as "<count> <reason>", sorted as
 // strings (so "2 Insufficient cpu" comes before "3 node(s) had untolerated taint ..."), joined by
-// ", ", and a final ".". (kube-scheduler's default profile appends a "preemption: ..." sentence
-// from its preemption plugin; bosun does not preempt, so there is none.)
+// ", ", and a final ".". When preemption cannot help either, the scheduler appends its
+// "preemption: ..." sentence (preemption.ts), as kube-scheduler's DefaultPreemption does.
 import { BosunError } from '../../common/errors.js';
 import type { MetaLabelSelector } from '../../common/label-selectors.js';
 import { filterNode, preFilter } from './filters.js';

@@ -8,7 +8,11 @@
 //       waiting — the next pod already sees the assumed placement; a failed binding forgets the
 //       assumption and the pod comes back after its back-off; success records a `Scheduled` Event;
 //     → fits nowhere: a `FailedScheduling` Warning Event and the `PodScheduled=False` condition
-//       (reason `Unschedulable`) with kube's message; the pod waits among the unschedulable.
+//       (reason `Unschedulable`) with kube's message; the pod waits among the unschedulable. Where
+//       deleting pods of lower priority would make room (preemption.ts), they are preempted — the
+//       DisruptionTarget condition, deleted, a `Preempted` Event — and the pod is nominated to the
+//       node (status.nominatedNodeName, where pods of lower priority do not get the room) until
+//       they are gone; pods nominated elsewhere count on their node for pods of no higher priority.
 //     → fits, with claims of a WaitForFirstConsumer class not bound yet (volume-binding.ts): the
 //       binding first writes volume.kubernetes.io/selected-node on them and waits (up to 10
 //       minutes, kube's bind timeout) until the binder or a provisioner has bound them; a claim
@@ -44,7 +48,9 @@ import { QuantityError } from '../../kube/quantity.js';
 import { resources } from '../../kube/resources.js';
 import { isTerminal, podKey, SchedulerCache } from './cache.js';
 import { NodeInfoCache } from './resources.js';
-import { schedulePod } from './schedule.js';
+import { buildNodeInfos, schedulePod } from './schedule.js';
+import { type DisruptionBudget, findPreemption, priorityOf, type Preemption } from './preemption.js';
+import { fromLabelSelectorObject } from '../../common/label-selectors.js';
 import { filterNode, preFilter } from './filters.js';
 import { pinnedNodeNames } from './node-affinity.js';
 import { defaultSpreadSelector } from './topology-spread.js';
@@ -113,6 +119,7 @@ export class Scheduler implements Runnable {
   private readonly claims: Informer<api.PersistentVolumeClaim>;
   private readonly volumes: Informer<api.PersistentVolume>;
   private readonly storageClasses: Informer<api.StorageClass>;
+  private readonly budgets: Informer<api.PodDisruptionBudget>;
   /** The claims, volumes and classes the VolumeBinding filter reads, from the informers. */
   private readonly storage: StorageSnapshot;
   private readonly schedulerName: string;
@@ -135,6 +142,7 @@ export class Scheduler implements Runnable {
     this.claims = f.forResource(resources.persistentVolumeClaims);
     this.volumes = f.forResource(resources.persistentVolumes);
     this.storageClasses = f.forResource(resources.storageClasses);
+    this.budgets = f.forResource(resources.podDisruptionBudgets);
     this.storage = {
       claim: (namespace, name) => this.claims.get(name, namespace),
       volume: (name) => this.volumes.get(name),
@@ -161,7 +169,8 @@ export class Scheduler implements Runnable {
       .watch(this.statefulSets, none)
       .watch(this.claims, storageChanged)
       .watch(this.volumes, storageChanged)
-      .watch(this.storageClasses, storageChanged);
+      .watch(this.storageClasses, storageChanged)
+      .watch(this.budgets, none);
   }
 
   /** Schedules until `signal` aborts (one leadership term); bindings in flight are awaited before it returns. */
@@ -331,10 +340,12 @@ export class Scheduler implements Runnable {
       return;
     }
     const namespaceLabels = new Map(this.namespaces.list().map((ns) => [ns.metadata.name, ns.metadata.labels ?? {}]));
-    const snapshot = { ...this.cache.snapshot(this.nodes.list().map(asNode), this.pods.list().map(asPod), namespaceLabels), storage: this.storage };
+    const snapshot = this.withNominatedPods(pod, { ...this.cache.snapshot(this.nodes.list().map(asNode), this.pods.list().map(asPod), namespaceLabels), storage: this.storage });
     let result;
+    let infos;
     try {
-      result = schedulePod(pod, snapshot, { defaultSpreadSelector: this.defaultSpreadSelector(pod) }, this.nodeInfos.get(snapshot.nodes, snapshot.podsByNode));
+      infos = this.nodeInfos.get(snapshot.nodes, snapshot.podsByNode);
+      result = schedulePod(pod, snapshot, { defaultSpreadSelector: this.defaultSpreadSelector(pod) }, infos);
     } catch (e) {
       attempts.inc({ result: 'error' });
       if (!(e instanceof QuantityError)) throw e;
@@ -347,7 +358,14 @@ export class Scheduler implements Runnable {
     }
     if ('error' in result) {
       attempts.inc({ result: 'unschedulable' });
-      const message = result.error.message;
+      let message = result.error.message;
+      // kube's PostFilter: preempt lower-priority pods where that makes room (preemption.ts).
+      const preempted = findPreemption(pod, snapshot, infos ?? buildNodeInfos(snapshot), this.disruptionBudgets());
+      if ('preemption' in preempted) await this.preempt(pod, preempted.preemption, log);
+      else {
+        message = `${message} ${preempted.message}`;
+        if (pod.status?.nominatedNodeName && !preempted.keepNomination) await this.nominate(pod, null);
+      }
       const previous = this.unschedulable.get(key);
       const podSensitive = !!(pod.spec.affinity?.podAffinity || pod.spec.affinity?.podAntiAffinity || (pod.spec.topologySpreadConstraints ?? []).length > 0);
       this.setWaiting(key, { attempts: (previous?.attempts ?? 0) + 1, lastAttemptAt: this.clock.now(), podSensitive });
@@ -412,6 +430,73 @@ export class Scheduler implements Runnable {
       if (this.signal?.aborted) throw new Error('the scheduler stopped before the claims were bound');
       if (this.clock.now() >= deadline) throw new Error(`binding volumes: timed out waiting for the claims ${unbound().map((c) => c.metadata.name).join(', ')} to be bound`);
       await sleepOn(this.clock, 100, this.signal);
+    }
+  }
+
+  /**
+   * The pods nominated to a node by an earlier preemption, of at least this pod's priority, count
+   * on that node (kube's addNominatedPods): the room a preemption made is theirs.
+   */
+  private withNominatedPods<T extends { podsByNode: ReadonlyMap<string, readonly Pod[]> }>(pod: Pod, snapshot: T): T {
+    const key = podKey(pod);
+    const nominated = this.pods
+      .list()
+      .map(asPod)
+      .filter((p) => !p.spec.nodeName && p.status?.nominatedNodeName && podKey(p) !== key && priorityOf(p) >= priorityOf(pod) && !isTerminal(p) && !p.metadata.deletionTimestamp);
+    if (nominated.length === 0) return snapshot;
+    const podsByNode = new Map(snapshot.podsByNode);
+    for (const p of nominated) podsByNode.set(p.status!.nominatedNodeName!, [...(podsByNode.get(p.status!.nominatedNodeName!) ?? []), { ...p, spec: { ...p.spec, nodeName: p.status!.nominatedNodeName } }]);
+    return { ...snapshot, podsByNode };
+  }
+
+  /** The PodDisruptionBudgets preemption weighs (one whose selector does not parse covers nothing). */
+  private disruptionBudgets(): DisruptionBudget[] {
+    return this.budgets.list().flatMap((b) => {
+      try {
+        return [{ namespace: b.metadata.namespace ?? '', selector: fromLabelSelectorObject(b.spec?.selector), disruptionsAllowed: b.status?.disruptionsAllowed ?? 0 }];
+      } catch {
+        return [];
+      }
+    });
+  }
+
+  /**
+   * Carries out a preemption (kube's prepareCandidate and PreemptPod): each victim gets the
+   * DisruptionTarget condition, is deleted and told why in an Event; lower-priority pods nominated
+   * to the node lose the nomination; the pod is nominated to the node and is tried again as the
+   * victims go.
+   */
+  private async preempt(pod: Pod, { node, victims }: Preemption, log: Logger): Promise<void> {
+    for (const victim of victims) {
+      const { name, namespace } = victim.metadata;
+      try {
+        await this.options.client.request('PATCH', resourcePath(resources.pods, namespace, name, 'status'), {
+          contentType: 'application/strategic-merge-patch+json',
+          body: { status: { conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'PreemptionByScheduler', message: `${this.schedulerName}: preempting to accommodate a higher priority pod`, lastTransitionTime: rfc3339(new Date(this.clock.now())) }] } },
+        });
+        await this.options.client.request('DELETE', resourcePath(resources.pods, namespace, name), { body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: victim.metadata.uid } } });
+      } catch (e) {
+        if (isNotFound(e) || isConflict(e)) continue;
+        throw e;
+      }
+      log.info({ pod: podKey(pod), victim: podKey(victim), node }, 'preempted a pod');
+      await this.options.events.event(victim, 'Normal', 'Preempted', `Preempted by pod ${pod.metadata.uid} on node ${node}`);
+    }
+    for (const other of this.pods.list().map(asPod)) {
+      if (other.status?.nominatedNodeName === node && !other.spec.nodeName && priorityOf(other) < priorityOf(pod)) await this.nominate(other, null);
+    }
+    await this.nominate(pod, node);
+  }
+
+  /** Sets (or clears, with null) a pod's status.nominatedNodeName. */
+  private async nominate(pod: Pod, node: string | null): Promise<void> {
+    try {
+      await this.options.client.request('PATCH', resourcePath(resources.pods, pod.metadata.namespace, pod.metadata.name, 'status'), {
+        contentType: 'application/merge-patch+json',
+        body: { status: { nominatedNodeName: node } },
+      });
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
     }
   }
 

@@ -104,9 +104,11 @@ export interface Pod {
     topologySpreadConstraints?: TopologySpreadConstraint[] | null;
     schedulingGates?: Array<{ name: string }> | null;
     priority?: number;
+    /** PreemptLowerPriority (the default) or Never. */
+    preemptionPolicy?: string;
     volumes?: Array<{ name: string; persistentVolumeClaim?: { claimName: string } | null }> | null;
   };
-  status?: { phase?: string; conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };
+  status?: { phase?: string; conditions?: Array<{ type: string; status: string; reason?: string; message?: string }>; nominatedNodeName?: string; startTime?: string };
 }
 
 export interface Node {
