@@ -24,7 +24,7 @@ interface DiscoveredResource {
   kind: string;
   namespaced?: boolean;
 }
-import { request as httpsRequest, type RequestOptions } from 'node:https';
+import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { createRequire } from 'node:module';
 
@@ -95,6 +95,20 @@ export interface RequestInit {
   body?: unknown;
   contentType?: string;
   signal?: AbortSignal;
+  /**
+   * A request that holds its connection open for minutes (a watch): sent on a connection of its
+   * own, outside the pool the other requests share, so that a process with many informers on one
+   * set of credentials never has its requests queued behind its watches.
+   */
+  longRunning?: boolean;
+}
+
+/** The agent of long-running requests beside each shared keep-alive agent: same TLS, no limit on its sockets. */
+const longRunningAgents = new WeakMap<HttpsAgent, HttpsAgent>();
+function longRunningAgent(shared: HttpsAgent): HttpsAgent {
+  let agent = longRunningAgents.get(shared);
+  if (!agent) longRunningAgents.set(shared, (agent = new HttpsAgent({ ...shared.options, keepAlive: true, maxSockets: Infinity })));
+  return agent;
 }
 
 const { version: BOSUN_VERSION } = createRequire(import.meta.url)('../../package.json') as { version: string };
@@ -169,6 +183,7 @@ export class KubeClient {
     }
     const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
     if (url.protocol === 'http:') delete opts.agent;
+    else if (init.longRunning && opts.agent instanceof HttpsAgent) opts.agent = longRunningAgent(opts.agent);
     const attempt = (retry: boolean) =>
       new Promise<IncomingMessage>((resolve, reject) => {
         const req = send(url, { ...opts, signal: init.signal }, resolve);

@@ -205,6 +205,7 @@ export class Informer<T extends api.KubeObject = api.Unstructured> {
     const timeout = this.options.watchTimeoutSeconds ?? Math.round(300 + Math.random() * 300);
     const res = await this.client.open('GET', resourcePath(this.resource, this.options.namespace), {
       query: { ...this.selectorQuery(), watch: 1, resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: timeout },
+      longRunning: true,
       signal,
     });
     if (res.statusCode === 410) {

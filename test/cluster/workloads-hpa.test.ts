@@ -101,7 +101,8 @@ test('kubectl autoscale: the autoscaler follows the pods\' CPU usage from metric
     millicores = 1000;
     await eventually('5 replicas, limited', async () => {
       hpa = await client.get(HORIZONTAL_POD_AUTOSCALERS, 'web', 'default');
-      return (await replicas()) === 5 && condition('ScalingLimited')?.reason === 'TooManyReplicas';
+      // (the sync that scales records the count it found; the next one sees 5)
+      return (await replicas()) === 5 && hpa.status?.currentReplicas === 5 && condition('ScalingLimited')?.reason === 'TooManyReplicas';
     });
     // The same object read through autoscaling/v1, as kubectl autoscale before 1.33 wrote it.
     const v1 = await client.request<{ spec: Record<string, number>; status: Record<string, number>; metadata: api.ObjectMeta }>('GET', '/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/web');

@@ -7,6 +7,7 @@
 // larger of 4 pods or 100% per 15 s; down by 100% per 15 s), minReplicas and maxReplicas, with the
 // condition each limit sets.
 import type * as api from '../../api/index.js';
+import { BosunError } from '../../common/errors.js';
 import { quantityMilli } from '../../kube/quantity.js';
 import { defaultScaleDown, defaultScaleUp } from '../../kube/autoscaling.js';
 
@@ -32,7 +33,12 @@ export interface MetricRecommendation {
   averageMilli: bigint;
 }
 
-export class MetricError extends Error {}
+/** Why a metric gave no replica count (kube's FailedGetResourceMetric and friends). */
+export class MetricError extends BosunError {
+  constructor(message: string) {
+    super('MetricUnavailable', message);
+  }
+}
 
 const condition = (pod: api.Pod) => (pod.status?.conditions ?? []).find((c) => c.type === 'Ready');
 
