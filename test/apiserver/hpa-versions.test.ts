@@ -42,12 +42,14 @@ test('one object at both versions: written at v1, read at v2 and back; patched a
   const added = await s.request('PATCH', `${V2}/a`, { contentType: 'application/merge-patch+json', body: { spec: { metrics: [...v2.spec.metrics, { type: 'Resource', resource: { name: 'memory', target: { type: 'AverageValue', averageValue: '200Mi' } } }] } } });
   assert.equal(added.status, 200, added.text);
   const asV1 = (await s.request('GET', `${V1}/a`)).json;
-  assert.deepEqual(JSON.parse(asV1.metadata.annotations['autoscaling.alpha.kubernetes.io/metrics']), [{ type: 'Resource', resource: { name: 'memory', target: { type: 'AverageValue', averageValue: '200Mi' } } }]);
+  // In v1's own shape, as kube writes it (v2beta1's spelling).
+  assert.deepEqual(JSON.parse(asV1.metadata.annotations['autoscaling.alpha.kubernetes.io/metrics']), [{ type: 'Resource', resource: { name: 'memory', targetAverageValue: '200Mi' } }]);
   const patched = await s.request('PATCH', `${V1}/a`, { contentType: 'application/merge-patch+json', body: { spec: { targetCPUUtilizationPercentage: 40 } } });
   assert.equal(patched.status, 200, patched.text);
   assert.equal(patched.json.spec.targetCPUUtilizationPercentage, 40);
   const after = (await s.request('GET', `${V2}/a`)).json;
-  assert.deepEqual(after.spec.metrics.map((m: { resource: { name: string; target: Record<string, unknown> } }) => [m.resource.name, m.resource.target]), [['cpu', { type: 'Utilization', averageUtilization: 40 }], ['memory', { type: 'AverageValue', averageValue: '200Mi' }]]);
+  // Written through v1, the annotation's metrics come first and the CPU target last, as kube orders them.
+  assert.deepEqual(after.spec.metrics.map((m: { resource: { name: string; target: Record<string, unknown> } }) => [m.resource.name, m.resource.target]), [['memory', { type: 'AverageValue', averageValue: '200Mi' }], ['cpu', { type: 'Utilization', averageUtilization: 40 }]]);
   assert.equal(after.metadata.annotations, undefined);
 
   // Lists and watches at v1 are v1 objects.

@@ -219,7 +219,25 @@ test('autoscaling/v1 and v2 are one object: the CPU target in v1\'s field, the r
   assert.deepEqual(v1.spec, { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'w' }, minReplicas: 2, maxReplicas: 9, targetCPUUtilizationPercentage: 60 });
   assert.deepEqual(v1.status, { currentReplicas: 3, desiredReplicas: 4, currentCPUUtilizationPercentage: 75 });
   assert.deepEqual(Object.keys(v1.metadata.annotations!).sort(), ['autoscaling.alpha.kubernetes.io/behavior', 'autoscaling.alpha.kubernetes.io/current-metrics', 'autoscaling.alpha.kubernetes.io/metrics', 'keep']);
+  // kube's v1 shapes in the annotations; every current metric there, the CPU one too (its raw value).
+  assert.deepEqual(JSON.parse(v1.metadata.annotations!['autoscaling.alpha.kubernetes.io/metrics']), [{ type: 'Resource', resource: { name: 'memory', targetAverageValue: '100Mi' } }]);
+  assert.deepEqual(JSON.parse(v1.metadata.annotations!['autoscaling.alpha.kubernetes.io/current-metrics']), [
+    { type: 'Resource', resource: { name: 'memory', currentAverageValue: '90Mi' } },
+    { type: 'Resource', resource: { name: 'cpu', currentAverageUtilization: 75, currentAverageValue: '75m' } },
+  ]);
   const back = fromV1(v1 as unknown as api.Unstructured);
+  assert.deepEqual(back.status!.currentMetrics, v2.status!.currentMetrics, 'the current metrics come back whole');
+  // An object exported from a real cluster at v1, with kube's annotations, reads as kube reads it.
+  const exported = fromV1({
+    apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler',
+    metadata: { name: 'x', annotations: { 'autoscaling.alpha.kubernetes.io/metrics': JSON.stringify([{ type: 'Pods', pods: { metricName: 'qps', targetAverageValue: '10' } }, { type: 'External', external: { metricName: 'queue', targetValue: '30' } }]) } },
+    spec: { scaleTargetRef: { kind: 'Deployment', name: 'w' }, maxReplicas: 3, targetCPUUtilizationPercentage: 50 },
+  } as api.Unstructured);
+  assert.deepEqual(exported.spec!.metrics, [
+    { type: 'Pods', pods: { metric: { name: 'qps' }, target: { type: 'AverageValue', averageValue: '10' } } },
+    { type: 'External', external: { metric: { name: 'queue' }, target: { type: 'Value', value: '30' } } },
+    { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 50 } } },
+  ]);
   assert.deepEqual(back.metadata.annotations, { keep: 'me' });
   assert.deepEqual(back.spec!.behavior, v2.spec!.behavior);
   assert.deepEqual(new Set(back.spec!.metrics!.map((m) => m.resource!.name)), new Set(['cpu', 'memory']));

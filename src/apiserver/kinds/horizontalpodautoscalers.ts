@@ -4,8 +4,9 @@
 // filled with kube's scale-up and scale-down rules), kube's validation of the scale target, the
 // replica bounds, the metrics and the behavior, and kubectl's columns (REFERENCE, TARGETS as
 // `cpu: 45%/50%`, MINPODS, MAXPODS, REPLICAS). v1 holds one CPU utilization target; the conversion
-// keeps what v1 cannot say in annotations, as kube's does: the other metrics, the behavior, the
-// current metrics and the conditions (autoscaling.alpha.kubernetes.io/*, as v2 JSON).
+// keeps what v1 cannot say in annotations, as kube's does: the other metrics and the current
+// metrics in v1's own (v2beta1-like) shapes, the conditions, and the behavior
+// (autoscaling.alpha.kubernetes.io/*).
 import type * as api from '../../api/index.js';
 import { DEFAULT_CPU_UTILIZATION, defaultScaleDown, defaultScaleUp } from '../../kube/autoscaling.js';
 import { quantityMilli, QuantityError } from '../../kube/quantity.js';
@@ -39,7 +40,78 @@ function readAnnotation<T>(metadata: api.ObjectMeta, name: string): T | undefine
   }
 }
 
-/** v2 (stored) → v1: the CPU utilization target in its field, the rest in annotations. */
+type Json = Record<string, unknown>;
+const defined = (o: Json): Json => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null));
+
+/**
+ * A v2 metric in the shape autoscaling/v1's annotation holds it (kube's v1 alpha MetricSpec, as
+ * autoscaling/v2beta1 spelled metrics: targetAverageUtilization, metricName, targetValue, …).
+ */
+function specToV1(m: api.MetricSpec): Json {
+  const r = m.resource ?? m.containerResource;
+  if (r) {
+    const body = defined({ name: r.name, targetAverageUtilization: r.target.averageUtilization, targetAverageValue: r.target.averageValue, container: m.containerResource?.container });
+    return { type: m.type, [m.type === 'Resource' ? 'resource' : 'containerResource']: body };
+  }
+  if (m.pods) return { type: m.type, pods: defined({ metricName: m.pods.metric.name, selector: m.pods.metric.selector, targetAverageValue: m.pods.target.averageValue }) };
+  if (m.object) return { type: m.type, object: defined({ target: m.object.describedObject, metricName: m.object.metric.name, selector: m.object.metric.selector, targetValue: m.object.target.value, averageValue: m.object.target.averageValue }) };
+  if (m.external) return { type: m.type, external: defined({ metricName: m.external.metric.name, metricSelector: m.external.metric.selector, targetValue: m.external.target.value, targetAverageValue: m.external.target.averageValue }) };
+  return { type: m.type };
+}
+
+/** Back from the v1 annotation's shape (kube's Convert_v1_*MetricSource_To_autoscaling_*). */
+function specFromV1(m: Json): api.MetricSpec {
+  const type = m.type as string;
+  const source = (m.resource ?? m.containerResource) as Json | undefined;
+  if (source) {
+    const target = source.targetAverageUtilization === undefined ? { type: 'AverageValue', averageValue: source.targetAverageValue } : { type: 'Utilization', averageUtilization: source.targetAverageUtilization };
+    return type === 'ContainerResource'
+      ? { type, containerResource: { name: source.name, container: source.container, target } } as api.MetricSpec
+      : { type, resource: { name: source.name, target } } as api.MetricSpec;
+  }
+  const pods = m.pods as Json | undefined;
+  if (pods) return { type, pods: { metric: defined({ name: pods.metricName, selector: pods.selector }), target: { type: 'AverageValue', averageValue: pods.targetAverageValue } } } as api.MetricSpec;
+  const object = m.object as Json | undefined;
+  if (object) return { type, object: { describedObject: object.target, metric: defined({ name: object.metricName, selector: object.selector }), target: defined({ type: object.averageValue === undefined ? 'Value' : 'AverageValue', value: object.targetValue, averageValue: object.averageValue }) } } as api.MetricSpec;
+  const external = m.external as Json | undefined;
+  if (external) return { type, external: { metric: defined({ name: external.metricName, selector: external.metricSelector }), target: defined({ type: external.targetValue === undefined ? 'AverageValue' : 'Value', value: external.targetValue, averageValue: external.targetAverageValue }) } } as api.MetricSpec;
+  return { type } as api.MetricSpec;
+}
+
+/** A current metric in the v1 annotation's shape (currentAverageUtilization, currentAverageValue, …). */
+function statusToV1(m: api.MetricStatus): Json {
+  const r = m.resource ?? m.containerResource;
+  if (r) {
+    const body = defined({ name: r.name, currentAverageUtilization: r.current?.averageUtilization, currentAverageValue: r.current?.averageValue ?? '0', container: m.containerResource?.container });
+    return { type: m.type, [m.type === 'Resource' ? 'resource' : 'containerResource']: body };
+  }
+  if (m.pods) return { type: m.type, pods: defined({ metricName: m.pods.metric.name, selector: m.pods.metric.selector, currentAverageValue: m.pods.current.averageValue }) };
+  if (m.object) return { type: m.type, object: defined({ target: m.object.describedObject, metricName: m.object.metric.name, selector: m.object.metric.selector, currentValue: m.object.current.value, averageValue: m.object.current.averageValue }) };
+  if (m.external) return { type: m.type, external: defined({ metricName: m.external.metric.name, metricSelector: m.external.metric.selector, currentValue: m.external.current.value, currentAverageValue: m.external.current.averageValue }) };
+  return { type: m.type };
+}
+
+function statusFromV1(m: Json): api.MetricStatus {
+  const type = m.type as string;
+  const source = (m.resource ?? m.containerResource) as Json | undefined;
+  if (source) {
+    const current = defined({ averageUtilization: source.currentAverageUtilization, averageValue: source.currentAverageValue });
+    return type === 'ContainerResource' ? { type, containerResource: { name: source.name, container: source.container, current } } as api.MetricStatus : { type, resource: { name: source.name, current } } as api.MetricStatus;
+  }
+  const pods = m.pods as Json | undefined;
+  if (pods) return { type, pods: { metric: defined({ name: pods.metricName, selector: pods.selector }), current: { averageValue: pods.currentAverageValue } } } as api.MetricStatus;
+  const object = m.object as Json | undefined;
+  if (object) return { type, object: { describedObject: object.target, metric: defined({ name: object.metricName, selector: object.selector }), current: defined({ value: object.currentValue, averageValue: object.averageValue }) } } as api.MetricStatus;
+  const external = m.external as Json | undefined;
+  if (external) return { type, external: { metric: defined({ name: external.metricName, selector: external.metricSelector }), current: defined({ value: external.currentValue, averageValue: external.currentAverageValue }) } } as api.MetricStatus;
+  return { type } as api.MetricStatus;
+}
+
+/**
+ * v2 (stored) → v1, as kube's conversion: the CPU utilization target in its field; the other
+ * metrics, every current metric (the CPU one too, for its raw value) and the conditions in
+ * annotations, in v1's own shapes; the behavior as v2 JSON.
+ */
 export function toV1(o: api.HorizontalPodAutoscaler): api.Unstructured {
   const spec: Spec = o.spec ?? {};
   const status: Partial<NonNullable<api.HorizontalPodAutoscaler['status']>> = o.status ?? {};
@@ -47,12 +119,11 @@ export function toV1(o: api.HorizontalPodAutoscaler): api.Unstructured {
   const metrics = spec.metrics ?? [];
   const cpu = metrics.find(cpuUtilization);
   const others = metrics.filter((m) => m !== cpu);
-  if (others.length) metadata.annotations![METRICS_ANNOTATION] = JSON.stringify(others);
+  if (others.length) metadata.annotations![METRICS_ANNOTATION] = JSON.stringify(others.map(specToV1));
   if (spec.behavior) metadata.annotations![BEHAVIOR_ANNOTATION] = JSON.stringify(spec.behavior);
   const current = status.currentMetrics ?? [];
   const currentCpu = current.find((m) => m.type === 'Resource' && m.resource?.name === 'cpu' && m.resource.current?.averageUtilization !== undefined);
-  const otherCurrent = current.filter((m) => m !== currentCpu);
-  if (otherCurrent.length) metadata.annotations![CURRENT_METRICS_ANNOTATION] = JSON.stringify(otherCurrent);
+  if (current.length) metadata.annotations![CURRENT_METRICS_ANNOTATION] = JSON.stringify(current.map(statusToV1));
   if (status.conditions?.length) metadata.annotations![CONDITIONS_ANNOTATION] = JSON.stringify(status.conditions);
   if (Object.keys(metadata.annotations!).length === 0) delete metadata.annotations;
   const v1Spec: Record<string, unknown> = { scaleTargetRef: spec.scaleTargetRef, minReplicas: spec.minReplicas, maxReplicas: spec.maxReplicas };
@@ -71,20 +142,23 @@ export function toV1(o: api.HorizontalPodAutoscaler): api.Unstructured {
   return out;
 }
 
-/** v1 → v2 (stored): the CPU target a Resource metric, the annotations' metrics, behavior, current metrics and conditions back in place. */
+/**
+ * v1 → v2 (stored): the annotations' metrics first and the CPU target last (as kube orders them),
+ * the current metrics from their annotation when there is one (it has more than
+ * currentCPUUtilizationPercentage), the conditions and behavior back in place.
+ */
 export function fromV1(o: api.Unstructured): api.HorizontalPodAutoscaler {
   const v1 = o as V1;
   const spec = (v1.spec ?? {}) as { scaleTargetRef?: unknown; minReplicas?: number; maxReplicas?: number; targetCPUUtilizationPercentage?: number };
   const status = v1.status as { observedGeneration?: number; lastScaleTime?: string; currentReplicas?: number; desiredReplicas?: number; currentCPUUtilizationPercentage?: number } | undefined;
   const metadata: api.ObjectMeta = { ...o.metadata };
-  const metrics: api.MetricSpec[] = [];
+  const metrics: api.MetricSpec[] = (readAnnotation<Json[]>(metadata, METRICS_ANNOTATION) ?? []).map(specFromV1);
   if (spec.targetCPUUtilizationPercentage !== undefined && spec.targetCPUUtilizationPercentage !== null) {
     metrics.push({ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: spec.targetCPUUtilizationPercentage } } });
   }
-  metrics.push(...(readAnnotation<api.MetricSpec[]>(metadata, METRICS_ANNOTATION) ?? []));
   const behavior = readAnnotation<NonNullable<Spec['behavior']>>(metadata, BEHAVIOR_ANNOTATION);
   const conditions = readAnnotation<NonNullable<api.HorizontalPodAutoscaler['status']>['conditions']>(metadata, CONDITIONS_ANNOTATION);
-  const currentOthers = readAnnotation<api.MetricStatus[]>(metadata, CURRENT_METRICS_ANNOTATION) ?? [];
+  const annotatedCurrent = readAnnotation<Json[]>(metadata, CURRENT_METRICS_ANNOTATION)?.map(statusFromV1);
   withoutAnnotations(metadata, [METRICS_ANNOTATION, BEHAVIOR_ANNOTATION, CONDITIONS_ANNOTATION, CURRENT_METRICS_ANNOTATION]);
   const v2Spec: Spec = { scaleTargetRef: spec.scaleTargetRef as Spec['scaleTargetRef'], minReplicas: spec.minReplicas, maxReplicas: spec.maxReplicas as number };
   if (metrics.length) v2Spec.metrics = metrics;
@@ -92,9 +166,8 @@ export function fromV1(o: api.Unstructured): api.HorizontalPodAutoscaler {
   if (v2Spec.minReplicas === undefined) delete v2Spec.minReplicas;
   const out: api.HorizontalPodAutoscaler = { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata, spec: v2Spec as NonNullable<api.HorizontalPodAutoscaler['spec']> };
   if (status) {
-    const current: api.MetricStatus[] = [];
-    if (status.currentCPUUtilizationPercentage !== undefined) current.push({ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: status.currentCPUUtilizationPercentage } } });
-    current.push(...currentOthers);
+    const current = annotatedCurrent
+      ?? (status.currentCPUUtilizationPercentage === undefined ? [] : [{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: status.currentCPUUtilizationPercentage } } } as api.MetricStatus]);
     out.status = { desiredReplicas: status.desiredReplicas ?? 0, currentReplicas: status.currentReplicas ?? 0 } as NonNullable<api.HorizontalPodAutoscaler['status']>;
     if (status.observedGeneration !== undefined) out.status.observedGeneration = status.observedGeneration;
     if (status.lastScaleTime !== undefined) out.status.lastScaleTime = status.lastScaleTime;
