@@ -18,6 +18,15 @@ test('bosun controller-manager refuses an unknown controller name, naming the kn
   assert.match(r.stderr, /error: "bogus" is not a known controller; known controllers: replicaset, deployment, daemonset, statefulset, job, cronjob, horizontalpodautoscaling, resourcequota, endpoint, endpointslice, nodelifecycle, podgc, root-ca-cert-publisher, service-ca/);
 });
 
+test('bosun controller-manager refuses a malformed --horizontal-pod-autoscaler-* setting, naming the flag', async () => {
+  const period = await runBosun(['controller-manager', '--horizontal-pod-autoscaler-sync-period', 'soon']);
+  assert.equal(period.code, 1);
+  assert.match(period.stderr, /error: --horizontal-pod-autoscaler-sync-period must be a positive duration such as 15s or 5m0s, got "soon"/);
+  const tolerance = await runBosun(['controller-manager', '--horizontal-pod-autoscaler-tolerance', '-1']);
+  assert.equal(tolerance.code, 1);
+  assert.match(tolerance.stderr, /--horizontal-pod-autoscaler-tolerance must be a number of at least 0, got "-1"/);
+});
+
 test('bosun controller-manager runs the selected controllers under its Lease and stops on SIGTERM', async () => {
   const { api, client } = await startWorkloadTestServer();
   const stopAuth = await withDelegatedAuth(api);

@@ -21,7 +21,7 @@ import { MetricsApiServer } from '../../src/metrics-server/server.js';
 import type { PodUsage } from '../../src/metrics-server/scraper.js';
 import { runWorkloadControllers } from '../../src/cluster/workloads/run.js';
 import { DEPLOYMENTS, HORIZONTAL_POD_AUTOSCALERS, PODS } from '../../src/cluster/workloads/resources.js';
-import { limitRate, resourceReplicas, stabilize, type PodSample } from '../../src/cluster/workloads/hpa.js';
+import { DEFAULT_TUNING, limitRate, resourceReplicas, stabilize, type PodSample } from '../../src/cluster/workloads/hpa.js';
 import { fromV1, targetsCell, toV1 } from '../../src/apiserver/kinds/horizontalpodautoscalers.js';
 import { eventually } from '../helpers/eventually.js';
 import { createNode, startStandIns } from './workloads/stand-ins.js';
@@ -160,8 +160,9 @@ test('the replicas a CPU metric asks for, as kube computes them', () => {
 
   // 90m of 100m at a 50% target: twice as many.
   assert.deepEqual(cpu(2, [pod('a'), pod('b')], samples({ a: 90, b: 90 })), { replicas: 4, utilization: 90, averageMilli: 90n });
-  // Within 10% of the target: no change.
+  // Within 10% of the target: no change (within --horizontal-pod-autoscaler-tolerance).
   assert.equal(cpu(2, [pod('a'), pod('b')], samples({ a: 54, b: 54 })).replicas, 2);
+  assert.equal(resourceReplicas(2, { utilization: 50 }, [pod('a'), pod('b')], samples({ a: 54, b: 54 }), 'cpu', now, undefined, { ...DEFAULT_TUNING, tolerance: 0.01 }).replicas, 3);
   // A pod without a sample counts as 100% on the way down (so the count falls less) …
   assert.equal(cpu(3, [pod('a'), pod('b'), pod('c')], samples({ a: 10, b: 10 })).replicas, 3);
   assert.equal(cpu(4, [pod('a'), pod('b'), pod('c'), pod('d')], samples({ a: 10, b: 10, c: 10 })).replicas, 3, '(10+10+10+100)/400 = 32.5%: 3, not the 1 the samples alone ask for');
@@ -187,6 +188,9 @@ test('stabilization and rate limits, as kube applies them', () => {
   assert.deepEqual(history.map((r) => r.replicas), [8, 3], 'what fell out of both windows is forgotten; the new one is kept');
   // Up: at once (no window).
   assert.equal(stabilize(hpa(), 2, 9, [], now), 9);
+  // Without a scaleDown rule, the controller manager's --horizontal-pod-autoscaler-downscale-stabilization.
+  assert.equal(stabilize(hpa(), 10, 3, [{ atMs: now - 60_000, replicas: 8 }], now, { ...DEFAULT_TUNING, downscaleStabilizationMs: 30_000 }), 3);
+  assert.equal(stabilize(hpa({ behavior: { scaleDown: { stabilizationWindowSeconds: 120 } } }), 10, 3, [{ atMs: now - 60_000, replicas: 8 }], now, { ...DEFAULT_TUNING, downscaleStabilizationMs: 30_000 }), 8, 'the autoscaler\'s own window wins');
   // Up by the larger of 4 pods or 100% per 15 s: from 2, 6; from 10, 20.
   assert.deepEqual(limitRate(hpa(), 2, 50, [], now), { replicas: 6, limited: { status: 'True', reason: 'ScaleUpLimit', message: 'the desired replica count is increasing faster than the maximum scale rate' } });
   assert.equal(limitRate(hpa(), 10, 50, [], now).replicas, 20);

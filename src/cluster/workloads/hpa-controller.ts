@@ -14,11 +14,11 @@ import { sameJson } from '../../kube/canonical.js';
 import { formatMilli, quantityMilli } from '../../kube/quantity.js';
 import { rfc3339 } from '../../common/time.js';
 import type { WorkloadContext } from './context.js';
-import { limitRate, MetricError, resourceReplicas, stabilize, type PodSample, type Recommendation, type ScaleEvent } from './hpa.js';
+import { DEFAULT_TUNING, type HpaTuning, limitRate, MetricError, resourceReplicas, stabilize, type PodSample, type Recommendation, type ScaleEvent } from './hpa.js';
 import { HORIZONTAL_POD_AUTOSCALERS } from './resources.js';
 
-export interface HpaControllerOptions {
-  /** How often each autoscaler is looked at (kube: 15 s). */
+export interface HpaControllerOptions extends Partial<HpaTuning> {
+  /** How often each autoscaler is looked at (--horizontal-pod-autoscaler-sync-period; kube: 15 s). */
   syncPeriodMs?: number;
 }
 
@@ -54,7 +54,8 @@ const seconds = (text: string) => {
 
 export function hpaController(ctx: WorkloadContext, options: HpaControllerOptions = {}): Controller {
   const { horizontalPodAutoscalers: hpas, pods } = ctx.informers;
-  const syncPeriodMs = options.syncPeriodMs ?? 15_000;
+  const { syncPeriodMs = 15_000, ...settings } = options;
+  const tuning: HpaTuning = { ...DEFAULT_TUNING, ...Object.fromEntries(Object.entries(settings).filter(([, v]) => v !== undefined)) };
   const recommendations = new Map<string, Recommendation[]>();
   const scaleEvents = new Map<string, ScaleEvent[]>();
 
@@ -129,7 +130,7 @@ export function hpaController(ctx: WorkloadContext, options: HpaControllerOption
       if (!computed.error) set('ScalingActive', 'True', 'ValidMetricFound', `the HPA was able to successfully calculate a replica count from ${computed.metric}`);
       const history = recommendations.get(key) ?? [];
       recommendations.set(key, history);
-      const stabilized = stabilize(hpa, current, computed.replicas, history, now);
+      const stabilized = stabilize(hpa, current, computed.replicas, history, now, tuning);
       const events = (scaleEvents.get(key) ?? []).filter((e) => e.atMs > now - 30 * 60_000);
       scaleEvents.set(key, events);
       const limited = limitRate(hpa, current, stabilized, events, now);
@@ -180,7 +181,7 @@ export function hpaController(ctx: WorkloadContext, options: HpaControllerOption
         samples ??= await podSamples(namespace, scale.status.selector, source.name);
         const container = m.type === 'ContainerResource' ? m.containerResource!.container : undefined;
         const target = source.target.type === 'Utilization' ? { utilization: source.target.averageUtilization! } : { averageMilli: quantityMilli(source.target.averageValue!) };
-        const r = resourceReplicas(current, target, selected, samples, source.name, now, container);
+        const r = resourceReplicas(current, target, selected, samples, source.name, now, container, tuning);
         const value = { averageValue: formatMilli(r.averageMilli, source.name === 'memory'), ...(r.utilization !== undefined ? { averageUtilization: r.utilization } : {}) };
         statuses.push(m.type === 'Resource' ? { type: 'Resource', resource: { name: source.name, current: value } } : { type: 'ContainerResource', containerResource: { name: source.name, container: container!, current: value } });
         if (replicas === undefined || r.replicas > replicas) {

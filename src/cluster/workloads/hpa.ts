@@ -11,11 +11,19 @@ import { BosunError } from '../../common/errors.js';
 import { quantityMilli } from '../../kube/quantity.js';
 import { defaultScaleDown, defaultScaleUp } from '../../kube/autoscaling.js';
 
-/** kube's --horizontal-pod-autoscaler-tolerance. */
-export const TOLERANCE = 0.1;
-/** kube's --horizontal-pod-autoscaler-cpu-initialization-period and initial-readiness-delay. */
-export const CPU_INITIALIZATION_MS = 5 * 60_000;
-export const INITIAL_READINESS_DELAY_MS = 30_000;
+/** The controller manager's --horizontal-pod-autoscaler-* settings (kube's defaults in DEFAULT_TUNING). */
+export interface HpaTuning {
+  /** --horizontal-pod-autoscaler-tolerance: a usage ratio this close to 1 changes nothing. */
+  tolerance: number;
+  /** --horizontal-pod-autoscaler-cpu-initialization-period: how long after its start a pod's CPU samples are doubted. */
+  cpuInitializationMs: number;
+  /** --horizontal-pod-autoscaler-initial-readiness-delay: readiness changes this soon after start are its first. */
+  initialReadinessDelayMs: number;
+  /** --horizontal-pod-autoscaler-downscale-stabilization: the scale-down window of an autoscaler without spec.behavior.scaleDown. */
+  downscaleStabilizationMs: number;
+}
+
+export const DEFAULT_TUNING: HpaTuning = { tolerance: 0.1, cpuInitializationMs: 5 * 60_000, initialReadinessDelayMs: 30_000, downscaleStabilizationMs: 5 * 60_000 };
 
 /** One pod's sample from metrics.k8s.io: usage per container in milli-units (cpu in millicores, memory in milli-bytes), when and over what window. */
 export interface PodSample {
@@ -43,7 +51,7 @@ export class MetricError extends BosunError {
 const condition = (pod: api.Pod) => (pod.status?.conditions ?? []).find((c) => c.type === 'Ready');
 
 /** The pods a sample counts for, as kube's groupPods sorts them. */
-function groupPods(pods: api.Pod[], samples: Map<string, PodSample>, resource: string, now: number) {
+function groupPods(pods: api.Pod[], samples: Map<string, PodSample>, resource: string, now: number, tuning: HpaTuning) {
   const ready: string[] = [];
   const unready: string[] = [];
   const missing: string[] = [];
@@ -66,9 +74,9 @@ function groupPods(pods: api.Pod[], samples: Map<string, PodSample>, resource: s
       if (!c || started === undefined) notReady = true;
       else {
         const changed = c.lastTransitionTime ? Date.parse(c.lastTransitionTime) : started;
-        notReady = started + CPU_INITIALIZATION_MS > now
+        notReady = started + tuning.cpuInitializationMs > now
           ? c.status === 'False' || sample.timestampMs < changed + sample.windowMs
-          : c.status === 'False' && started + INITIAL_READINESS_DELAY_MS > changed;
+          : c.status === 'False' && started + tuning.initialReadinessDelayMs > changed;
       }
       if (notReady) {
         unready.push(name);
@@ -96,7 +104,6 @@ function podRequests(pods: api.Pod[], resource: string, container?: string): Map
   return requests;
 }
 
-const withinTolerance = (ratio: number) => Math.abs(1 - ratio) <= TOLERANCE;
 
 /**
  * The replicas a Resource or ContainerResource metric asks for (kube's GetResourceReplicas and
@@ -110,9 +117,11 @@ export function resourceReplicas(
   resource: string,
   now: number,
   container?: string,
+  tuning: HpaTuning = DEFAULT_TUNING,
 ): MetricRecommendation {
   if (pods.length === 0) throw new MetricError('no pods returned by selector while calculating replica count');
-  const { ready, unready, missing } = groupPods(pods, samples, resource, now);
+  const withinTolerance = (ratio: number) => Math.abs(1 - ratio) <= tuning.tolerance;
+  const { ready, unready, missing } = groupPods(pods, samples, resource, now, tuning);
   const usage = new Map<string, bigint>();
   for (const name of ready) {
     const sample = samples.get(name)!;
@@ -180,10 +189,11 @@ function rules(hpa: api.HorizontalPodAutoscaler) {
 }
 
 /** The stabilized recommendation (kube's stabilizeRecommendationWithBehaviors); `history` holds this autoscaler's recommendations, the new one added. */
-export function stabilize(hpa: api.HorizontalPodAutoscaler, current: number, desired: number, history: Recommendation[], now: number): number {
+export function stabilize(hpa: api.HorizontalPodAutoscaler, current: number, desired: number, history: Recommendation[], now: number, tuning: HpaTuning = DEFAULT_TUNING): number {
   const { up, down } = rules(hpa);
   const upCutoff = now - (up.stabilizationWindowSeconds ?? 0) * 1000;
-  const downCutoff = now - (down.stabilizationWindowSeconds ?? 300) * 1000;
+  // Without a scaleDown rule of its own, the controller manager's window.
+  const downCutoff = now - (hpa.spec?.behavior?.scaleDown ? (down.stabilizationWindowSeconds ?? 300) * 1000 : tuning.downscaleStabilizationMs);
   let upRecommendation = desired;
   let downRecommendation = desired;
   for (const r of history) {
