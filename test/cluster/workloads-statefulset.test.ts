@@ -177,6 +177,15 @@ test('each pod\'s claims are made before it from volumeClaimTemplates, owned as 
     const events = (await client.list(resources.events, 'default', { fieldSelector: 'involvedObject.name=db' })).items.map((e) => e.message);
     const [claimMade, podMade] = [events.indexOf('create Claim data-db-0 Pod db-0 in StatefulSet db success'), events.indexOf('create Pod db-0 in StatefulSet db successful')];
     assert.ok(claimMade >= 0 && claimMade < podMade, `the claim before the pod: ${events.join('; ')}`);
+
+    // A claim the API server refuses: an Event says why, and the pod is not made without it.
+    await client.create(STATEFUL_SETS, statefulSet('bad', { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'] } }] }));
+    const refused = await eventually('the claim refused', async () =>
+      (await client.list(resources.events, 'default', { fieldSelector: 'involvedObject.name=bad,reason=FailedCreate' })).items[0]?.message);
+    assert.match(refused, /^create Claim data-bad-0 for Pod bad-0 in StatefulSet bad failed error: .*spec\.resources\[storage\]: Required value$/);
+    assert.equal(await client.read(PODS, 'bad-0', 'default'), undefined);
+    const failures = (await client.list(resources.events, 'default', { fieldSelector: 'involvedObject.name=bad,reason=FailedCreate' })).items.map((e) => e.message ?? '');
+    assert.ok(failures.every((m) => m.startsWith('create Claim ')), `one Event for the claim, none for the pod not tried: ${failures.join('; ')}`);
     stop.abort();
     await running;
   } finally {

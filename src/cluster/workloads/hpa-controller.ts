@@ -174,7 +174,7 @@ export function hpaController(ctx: WorkloadContext, options: HpaControllerOption
     for (const m of metrics) {
       const source = m.type === 'Resource' ? m.resource : m.type === 'ContainerResource' ? m.containerResource : undefined;
       try {
-        if (!source) throw Object.assign(new MetricError(`unable to get ${metricName(m)}: the server could not find the metric (bosun serves no custom or external metrics API)`), { failure: m.type === 'Pods' ? 'FailedGetPodsMetric' : m.type === 'Object' ? 'FailedGetObjectMetric' : 'FailedGetExternalMetric' });
+        if (!source) throw new MetricError(`unable to get ${metricName(m)}: the server could not find the metric (bosun serves no custom or external metrics API)`, m.type === 'Pods' ? 'FailedGetPodsMetric' : m.type === 'Object' ? 'FailedGetObjectMetric' : 'FailedGetExternalMetric');
         if (!scale.status?.selector) throw new MetricError('selector is required');
         const selector = parseLabelSelector(scale.status.selector);
         selected ??= pods.list().filter((p) => p.metadata.namespace === namespace && matchesLabels(selector, p.metadata.labels));
@@ -193,7 +193,7 @@ export function hpaController(ctx: WorkloadContext, options: HpaControllerOption
         invalid++;
         statuses.push({ type: m.type } as api.MetricStatus);
         const what = source ? `failed to get ${source.name} utilization: ${e instanceof KubeApiError ? `unable to get metrics for resource ${source.name}: unable to fetch metrics from resource metrics API: ${e.message}` : e.message}` : e.message;
-        error ??= { reason: (e as { failure?: string }).failure ?? 'FailedGetResourceMetric', message: what, eventMessage: what };
+        error ??= { reason: e instanceof MetricError ? e.event : 'FailedGetResourceMetric', message: what, eventMessage: what };
       }
     }
     if (error && invalid < metrics.length) error.eventMessage = `invalid metrics (${invalid} invalid out of ${metrics.length}), first error is: ${error.message}`;

@@ -41,9 +41,12 @@ export interface MetricRecommendation {
   averageMilli: bigint;
 }
 
-/** Why a metric gave no replica count (kube's FailedGetResourceMetric and friends). */
+/** Why a metric gave no replica count; `event` is the reason kube's Event and condition give it. */
 export class MetricError extends BosunError {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly event: 'FailedGetResourceMetric' | 'FailedGetPodsMetric' | 'FailedGetObjectMetric' | 'FailedGetExternalMetric' = 'FailedGetResourceMetric',
+  ) {
     super('MetricUnavailable', message);
   }
 }

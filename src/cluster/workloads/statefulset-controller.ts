@@ -6,6 +6,7 @@
 // persistentVolumeClaimRetentionPolicy.whenScaled is Delete), the rolling update one pod at a
 // time — and writes the status `kubectl rollout status statefulset` reads, with kube's Events.
 import type * as api from '../../api/index.js';
+import { BosunError } from '../../common/errors.js';
 import { Controller, controllerOf, isAlreadyExists, isNotFound, type SyncResult } from '../../kube/index.js';
 import { matchesLabels } from '../../common/label-selectors.js';
 import { sameJson } from '../../kube/canonical.js';
@@ -19,6 +20,13 @@ import { msUntilAvailable } from './pods.js';
 import { ownerKeys, selectorOf } from './owners.js';
 import { CONTROLLER_REVISIONS, PERSISTENT_VOLUME_CLAIMS, PODS, STATEFUL_SETS } from './resources.js';
 import { claimsGoWhenScaled, planStatefulSet, podClaims, ordinalOf, statefulSetStatus, type Revision } from './statefulset.js';
+
+/** A pod's claim could not be made (its Event already says so); the pod waits for the next sync. */
+class ClaimError extends BosunError {
+  constructor(message: string) {
+    super('ClaimNotCreated', message);
+  }
+}
 
 export function statefulSetController(ctx: WorkloadContext, expectations = new Expectations(ctx.clock)): Controller {
   const { pods, statefulSets, controllerRevisions } = ctx.informers;
@@ -101,7 +109,8 @@ export function statefulSetController(ctx: WorkloadContext, expectations = new E
       } catch (e) {
         expectations.creationObserved(key);
         firstError ??= e as Error;
-        if (!(e as { claimFailed?: boolean }).claimFailed) void ctx.events.event(set, 'Warning', 'FailedCreate', `create Pod ${pod.metadata.name} in StatefulSet ${setName} failed error: ${(e as Error).message}`);
+        // A claim's failure has had its own Event.
+        if (!(e instanceof ClaimError)) void ctx.events.event(set, 'Warning', 'FailedCreate', `create Pod ${pod.metadata.name} in StatefulSet ${setName} failed error: ${(e as Error).message}`);
       }
     }
     for (const { pod, labels } of plan.relabel) {
@@ -119,7 +128,7 @@ export function statefulSetController(ctx: WorkloadContext, expectations = new E
     const name = wanted.metadata.name;
     const fail = (message: string): never => {
       void ctx.events.event(set, 'Warning', 'FailedCreate', `create Claim ${name} for Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} failed error: ${message}`);
-      throw Object.assign(new Error(message), { claimFailed: true });
+      throw new ClaimError(message);
     };
     try {
       await ctx.client.create(PERSISTENT_VOLUME_CLAIMS, wanted);
