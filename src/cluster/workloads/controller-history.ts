@@ -9,6 +9,8 @@ import type * as api from '../../api/index.js';
 import { controllerOf, controllerReference, isAlreadyExists, isNotFound } from '../../kube/index.js';
 import { canonicalJson, withoutEmpty } from '../../kube/canonical.js';
 import type { WorkloadContext } from './context.js';
+import { claim, ownerStillThere } from './claim.js';
+import { matchesLabels, type LabelSelector } from '../../common/label-selectors.js';
 import type { ResourceRef } from '../../kube/index.js';
 import { CONTROLLER_REVISION_HASH, CONTROLLER_REVISIONS } from './resources.js';
 
@@ -32,6 +34,20 @@ export function revisionTemplate(revision: api.ControllerRevision): api.PodTempl
 
 const samePatch = (a: unknown, b: unknown) => canonicalJson(withoutEmpty(a)) === canonicalJson(withoutEmpty(b));
 const revisionOf = (h: api.ControllerRevision) => Number(h.revision ?? 0);
+
+/**
+ * The ControllerRevisions `owner` controls, adopting the orphans its selector matches and
+ * releasing those it no longer matches (claim.ts), as both kube controllers with a history do.
+ */
+export function claimHistory<T extends HistoryOwner>(ctx: WorkloadContext, owner: T, resource: ResourceRef<T>, selector: LabelSelector): Promise<api.ControllerRevision[]> {
+  return claim(ctx.informers.controllerRevisions.list().filter((h) => h.metadata.namespace === owner.metadata.namespace), {
+    client: ctx.client,
+    resource: CONTROLLER_REVISIONS,
+    owner,
+    matches: (h) => matchesLabels(selector, h.metadata.labels),
+    canAdopt: ownerStillThere(ctx.client, resource, owner),
+  });
+}
 
 /**
  * Makes sure the current template has the newest revision; returns it and the other revisions.

@@ -13,13 +13,13 @@ import { matchesLabels } from '../../common/label-selectors.js';
 import { sameJson } from '../../kube/canonical.js';
 import { claim, ownerStillThere } from './claim.js';
 import { controllingOwner, keyFor, type WorkloadContext } from './context.js';
-import { cleanupHistory, constructHistory } from './controller-history.js';
+import { claimHistory, cleanupHistory, constructHistory } from './controller-history.js';
 import { daemonPod, daemonSetStatus, isUpdated, nodeVerdict, oldestFirst, rollingUpdateStep, targetNode, updateBudget } from './daemonset.js';
 import { Expectations } from './expectations.js';
 import { BURST_REPLICAS, createPods, deletePods, observePods } from './pod-control.js';
 import { isTerminal, msUntilAvailable } from './pods.js';
 import { ownerKeys, selectorOf } from './owners.js';
-import { CONTROLLER_REVISIONS, DAEMON_SETS, PODS } from './resources.js';
+import { DAEMON_SETS, PODS } from './resources.js';
 import { templateHash } from '../../kube/template-hash.js';
 
 /** Back-off before a failed daemon pod is replaced again (kube: 1 s doubling to 15 min). */
@@ -55,13 +55,7 @@ export function daemonSetController(ctx: WorkloadContext, expectations = new Exp
       canAdopt: ownerStillThere(ctx.client, DAEMON_SETS, ds),
     });
     const hash = templateHash(ds.spec?.template ?? {}, ds.status?.collisionCount);
-    const histories = await claim(controllerRevisions.list().filter((h) => h.metadata.namespace === ds.metadata.namespace), {
-      client: ctx.client,
-      resource: CONTROLLER_REVISIONS,
-      owner: ds,
-      matches: (h) => matchesLabels(selector, h.metadata.labels),
-      canAdopt: ownerStillThere(ctx.client, DAEMON_SETS, ds),
-    });
+    const histories = await claimHistory(ctx, ds, DAEMON_SETS, selector);
     const { old } = await constructHistory(ctx, ds, DAEMON_SETS, histories, hash);
     const nodeList = nodes.list();
     const satisfied = expectations.satisfied(key);

@@ -13,12 +13,12 @@ import { sameJson } from '../../kube/canonical.js';
 import { templateHash } from '../../kube/template-hash.js';
 import { claim, ownerStillThere } from './claim.js';
 import { controllingOwner, keyFor, type WorkloadContext } from './context.js';
-import { cleanupHistory, constructHistory, revisionTemplate } from './controller-history.js';
+import { claimHistory, cleanupHistory, constructHistory, revisionTemplate } from './controller-history.js';
 import { Expectations } from './expectations.js';
 import { observePods } from './pod-control.js';
 import { msUntilAvailable } from './pods.js';
 import { ownerKeys, selectorOf } from './owners.js';
-import { CONTROLLER_REVISIONS, PERSISTENT_VOLUME_CLAIMS, PODS, STATEFUL_SETS } from './resources.js';
+import { PERSISTENT_VOLUME_CLAIMS, PODS, STATEFUL_SETS } from './resources.js';
 import { claimsGoWhenScaled, planStatefulSet, podClaims, ordinalOf, statefulSetStatus, type Revision } from './statefulset.js';
 
 /** A pod's claim could not be made (its Event already says so); the pod waits for the next sync. */
@@ -56,13 +56,7 @@ export function statefulSetController(ctx: WorkloadContext, expectations = new E
         canAdopt: ownerStillThere(ctx.client, STATEFUL_SETS, set),
       },
     );
-    const histories = await claim(controllerRevisions.list().filter((h) => h.metadata.namespace === set.metadata.namespace), {
-      client: ctx.client,
-      resource: CONTROLLER_REVISIONS,
-      owner: set,
-      matches: (h) => matchesLabels(selector, h.metadata.labels),
-      canAdopt: ownerStillThere(ctx.client, STATEFUL_SETS, set),
-    });
+    const histories = await claimHistory(ctx, set, STATEFUL_SETS, selector);
     const hash = templateHash(set.spec?.template ?? {}, set.status?.collisionCount);
     const { current: updateRevision, old } = await constructHistory(ctx, set, STATEFUL_SETS, histories, hash);
     const update: Revision = { name: updateRevision.metadata.name, template: set.spec?.template ?? {} };
