@@ -37,6 +37,7 @@ import { loadServingMaterial, writeKubeconfig } from './serving.js';
 import { answerUnparsable, sendError, statusOf } from './http/respond.js';
 import { missingHost, refuseExpectation } from './http/refusals.js';
 import { trackConnections } from './http/drain.js';
+import { routeUpgrades } from './http/upgrade.js';
 import { chain, requestContext } from './filters/chain.js';
 import { requestMetrics } from './filters/metrics.js';
 import { recovery } from './filters/recovery.js';
@@ -114,6 +115,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const state: ServerState = {
     storage, registry, resources, postHandlers: [] as PostHandler[], watches: new Set(), watchEvents: measured ? metrics.watchEvents : () => () => undefined,
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000, serverAddress: () => `${host}:${port}`, kubeletClientCert: serving.kubeletClientCert,
+    authorize: (attributes) => authorizer(attributes),
     gitVersion: options.kubernetesVersion,
     proxyClientCert: serving.proxyClientCert,
     aggregatedDiscovery: new Map(),
@@ -153,6 +155,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     if (refusal) return sendError(reply, refusal);
   });
   app.server.on('checkExpectation', refuseExpectation);
+  // `kubectl exec`'s WebSocket upgrade goes through the chain like any request (http/upgrade.ts).
+  const closeUpgrades = routeUpgrades(app.server);
   // A stop with a grace period lets the open connections go first (http/drain.ts).
   const connections = options.shutdownGraceMs !== undefined ? trackConnections(app.server) : undefined;
   app.setNotFoundHandler((request, reply) => sendError(reply, errors.pathNotFound(request.url.split('?')[0])));
@@ -228,6 +232,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         clearInterval(compactTimer);
         availability.stop();
         for (const stopWatch of [...state.watches]) stopWatch();
+        closeUpgrades();
         // Every connection is ended (forceCloseConnections); one still in its TLS handshake, which
         // Node's HTTP server does not know yet, could hold the close for the handshake timeout: the
         // storage closes after a bound in any case.

@@ -1,8 +1,9 @@
 // What bosun's small node:http(s) servers share (the machine-config server, the metrics and
 // package servers, the Cluster API webhooks, the thanos-querier proxy, a component's metrics and
 // health endpoints, the node agent's servers): listening, the port a server is bound to, stopping
-// it without waiting for kept-alive clients, and a JSON answer.
-import { Server as HttpServer, type ServerResponse } from 'node:http';
+// it without waiting for kept-alive clients, a JSON answer, and an answer to an upgrade request.
+import { Server as HttpServer, ServerResponse, type IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { Server as HttpsServer } from 'node:https';
 import type { Server as NetServer } from 'node:net';
 
@@ -50,4 +51,18 @@ export function failureStatus(code: number, reason: string, message: string): Js
 export function sendJson(res: ServerResponse, answer: JsonAnswer): void {
   if (res.headersSent) return void res.end();
   res.writeHead(answer.code, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
+}
+
+/**
+ * A response written straight to the socket of an upgrade request (Node hands those to 'upgrade'
+ * listeners, socket and all, without one): for answering it as any request is answered — a
+ * refusal, or the request's handler — before anything takes the socket over. The connection
+ * closes once it is sent.
+ */
+export function responseOnSocket(req: IncomingMessage, socket: Duplex): ServerResponse {
+  const res = new ServerResponse(req);
+  res.shouldKeepAlive = false;
+  res.assignSocket(socket as Parameters<ServerResponse['assignSocket']>[0]);
+  res.on('finish', () => socket.end());
+  return res;
 }

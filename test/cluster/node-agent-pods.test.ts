@@ -10,6 +10,8 @@ import assert from 'node:assert/strict';
 import type { ResourceRef } from '../../src/kube/client.js';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { spawn } from 'node:child_process';
+import { KUBECTL } from '../helpers/apiserver.js';
 import { request as httpsRequest } from 'node:https';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
@@ -316,6 +318,56 @@ test('an exec readiness probe runs in the container\'s environment and directory
   writeFileSync(join(root, 'var/lib/kubelet/pods', p.metadata.uid, 'rootfs/ready'), '');
   await eventually('exec-ready Ready', async () => ready(await getPod('exec-ready')));
   await c.kube.delete(PODS, 'exec-ready', 'default', { gracePeriodSeconds: 0 });
+});
+
+/** kubectl's minor version (the test runs under every installed kubectl: ../shared/scripts/kubectl-versions). */
+async function kubectlMinor(): Promise<number> {
+  const version = JSON.parse(await c.api.kubectlOk(['version', '--client', '-o', 'json']));
+  return Number(String(version.clientVersion.minor).replace(/\D+$/, ''));
+}
+
+test('kubectl exec runs a command in the container\'s environment and directory: stdout, stderr, stdin, the exit code, a terminal; SPDY-only kubectls are told WebSocket', { timeout: 60_000 }, async () => {
+  await c.kube.create(PODS, pod('exec-me', { image: 'bosun.local/echo', ports: [{ containerPort: 8282 }], env: [{ name: 'GREETING', value: 'hello from the container' }] }, { terminationGracePeriodSeconds: 1 }));
+  const p = await eventually('exec-me running', async () => { const x = await getPod('exec-me'); return x?.status?.containerStatuses?.[0]?.state?.running ? x : undefined; });
+  const rootfs = join(root, 'var/lib/kubelet/pods', p.metadata.uid, 'rootfs');
+  if ((await kubectlMinor()) < 30) {
+    // kubectl 1.29 and older speak SPDY only: a Status says what bosun serves instead.
+    const spdy = await c.api.kubectl(['exec', 'exec-me', '--', 'true']);
+    assert.notEqual(spdy.code, 0);
+    assert.match(spdy.stderr, /bosun serves pods\/exec over WebSocket \(kubectl 1\.30 and newer; 1\.29 with KUBECTL_REMOTE_COMMAND_WEBSOCKETS=true\), and this client asked for SPDY\/3\.1/);
+    return;
+  }
+  const run = await c.api.kubectl(['exec', 'exec-me', '--', 'sh', '-c', 'echo "$GREETING in $(pwd)"; echo to-stderr >&2; exit 3']);
+  assert.equal(run.code, 3, 'kubectl exits with the command\'s exit code');
+  assert.equal(run.stdout, `hello from the container in ${rootfs}\n`);
+  assert.match(run.stderr, /^to-stderr\ncommand terminated with exit code 3\n$/);
+  const stdin = await c.api.kubectl(['exec', '-i', 'exec-me', '--', 'sh', '-c', 'cat > typed; wc -c < typed'], 'some input\n');
+  assert.equal(stdin.code, 0, stdin.stderr);
+  assert.equal(stdin.stdout.trim(), '11');
+  assert.equal(readFileSync(join(rootfs, 'typed'), 'utf8'), 'some input\n', 'stdin reached the command, which wrote in the container\'s directory');
+  const missing = await c.api.kubectl(['exec', 'exec-me', '--', 'no-such-command']);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /error executing command in container: failed to exec \[no-such-command\]: spawn no-such-command ENOENT/);
+  // With a terminal (kubectl's own under util-linux's script): the command has one too.
+  const terminal = await new Promise<string>((resolve, reject) => {
+    const child = spawn('script', ['-qec', `${KUBECTL} --kubeconfig ${c.api.kubeconfigPath} exec -it exec-me -- sh -c 'test -t 0 && echo has-a-terminal'`, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('close', () => resolve(out));
+    child.stdin.end();
+  });
+  assert.match(terminal, /has-a-terminal/);
+  // A WebSocket upgrade needs `create` on pods/exec, as kube-apiserver 1.31+ asks, not only `get`.
+  await c.api.kubectlOk(['create', 'role', 'exec-getter', '--verb=get', '--resource=pods,pods/exec']);
+  await c.api.kubectlOk(['create', 'rolebinding', 'exec-getter', '--role=exec-getter', '--serviceaccount=default:exec-getter']);
+  const forbidden = await c.api.kubectl(['exec', 'exec-me', '--as=system:serviceaccount:default:exec-getter', '--', 'true']);
+  assert.notEqual(forbidden.code, 0);
+  assert.match(forbidden.stderr, /forbidden: User "system:serviceaccount:default:exec-getter" cannot create resource "pods\/exec"/);
+  const forward = await c.api.kubectl(['port-forward', 'exec-me', '18282:8282'], undefined);
+  assert.notEqual(forward.code, 0);
+  assert.match(forward.stderr, /bosun does not serve pods\/portforward: pod exec-me's IP 127\.1\.\d+\.\d+ is reached directly/);
+  await c.kube.delete(PODS, 'exec-me', 'default', { gracePeriodSeconds: 0 });
 });
 
 test('a reboot stops the process pods and starts them again; a deleted pod\'s process gets SIGTERM', { timeout: 90_000 }, async () => {

@@ -5,6 +5,7 @@
 import { errors } from '../errors.js';
 import { strategyFor } from '../kinds/index.js';
 import { serveLogs } from './logs.js';
+import { CONNECT_SUBRESOURCES, serveConnect } from './connect.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import { managerFromUserAgent } from '../apply/managed-fields.js';
 import { negotiateOutput } from '../http/negotiate.js';
@@ -73,8 +74,10 @@ export function serveResource(state: ServerState) {
 
     const kindSubresources = Object.keys(strategyFor(type)?.subresourceUpdates ?? {}).filter((s) => s !== 'status');
     const podLog = sub === 'log' && type.resource === 'pods' && type.group === '';
-    if (sub !== '' && !podLog && !['status', 'scale', 'binding', ...kindSubresources].includes(sub)) return servePost(ctx, state, dryRun);
+    const podConnect = CONNECT_SUBRESOURCES.includes(sub) && type.resource === 'pods' && type.group === '';
+    if (sub !== '' && !podLog && !podConnect && !['status', 'scale', 'binding', ...kindSubresources].includes(sub)) return servePost(ctx, state, dryRun);
     if (podLog) return serveLogs(ctx, state, type, namespace, name);
+    if (podConnect) return serveConnect(ctx, state, type, namespace, name, sub);
     if (kindSubresources.includes(sub) && !['GET', 'HEAD', 'PUT', 'PATCH'].includes(method)) throw errors.methodNotAllowed(method, path);
     if ((sub === 'status' && !type.status) || (sub === 'scale' && !type.scale) || (sub === 'binding' && (type.resource !== 'pods' || type.group !== ''))) throw errors.pathNotFound(path);
     if (sub === 'scale') return serveScale(ctx, state, type, namespace, name, dryRun, fieldManager);

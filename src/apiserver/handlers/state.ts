@@ -6,7 +6,7 @@ import type { KeyPair } from '../../common/pki.js';
 import type { Registry } from '../registry/registry.js';
 import type { Resources } from '../registry/resources.js';
 import type { Storage } from '../storage/types.js';
-import type { PostHandler } from '../types.js';
+import type { Authorizer, PostHandler } from '../types.js';
 
 export interface ServerState {
   storage: Storage;
@@ -20,7 +20,9 @@ export interface ServerState {
   bookmarkIntervalMs: number;
   /** `host:port` as clients reach the server, for discovery's serverAddressByClientCIDRs. */
   serverAddress(): string;
-  /** What pods/log presents to kubelets. */
+  /** The server's authorizer now (a handler's own further check: pods/exec asks for `create` on a GET too). */
+  authorize: Authorizer;
+  /** What pods/log and pods/exec present to kubelets. */
   kubeletClientCert: KeyPair;
   /** What `/version` reports as gitVersion (default bosun's KUBERNETES_VERSION). */
   gitVersion?: string;

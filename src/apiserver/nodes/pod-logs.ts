@@ -20,11 +20,39 @@ export interface LogLocation {
 }
 
 const BOOLEAN_OPTIONS = ['follow', 'previous', 'timestamps'];
-const TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
-const FALSE = new Set(['0', 'f', 'F', 'FALSE', 'false', 'False']);
+export const TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
+export const FALSE = new Set(['0', 'f', 'F', 'FALSE', 'false', 'False']);
 
 function podLogOptionsInvalid(pod: string, field: string, message: string): ApiError {
   return errors.invalid('PodLogOptions', '', pod, [{ type: 'FieldValueInvalid', field, message }]);
+}
+
+/**
+ * The container of `pod` a request names (`requested`), or its only container when it names none;
+ * the 400 kube answers when it names none of several, or one the pod does not have.
+ */
+export function podContainer(pod: api.Pod, requested: string): string {
+  const name = String(pod.metadata?.name ?? '');
+  const containers: string[] = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? []), ...(pod.spec?.ephemeralContainers ?? [])].map((c) => c?.name).filter((n) => typeof n === 'string');
+  if (requested === '') {
+    const main = (pod.spec?.containers ?? []).map((c) => c?.name);
+    if (main.length !== 1) throw errors.badRequest(`a container name must be specified for pod ${name}, choose one of: [${main.join(' ')}]`);
+    return main[0];
+  }
+  if (!containers.includes(requested)) throw errors.badRequest(`container ${requested} is not valid for pod ${name}`);
+  return requested;
+}
+
+/** Where the kubelet of `pod`'s node is reached (host ready for a URL, port); the 400/404/500 kube answers when it cannot be. */
+export function kubeletAddress(pod: api.Pod, node: api.Node | undefined): { host: string; port: number } {
+  const nodeName = pod.spec?.nodeName;
+  if (!nodeName) throw errors.badRequest(`pod ${String(pod.metadata?.name ?? '')} does not have a host assigned`);
+  if (!node) throw errors.notFound('nodes', '', nodeName);
+  const addresses = node.status?.addresses ?? [];
+  const address = ADDRESS_PREFERENCE.map((type) => addresses.find((a) => a?.type === type)?.address).find((a) => typeof a === 'string' && a !== '');
+  if (!address) throw new ApiError(500, 'InternalError', `no preferred addresses found; known addresses: ${JSON.stringify(addresses)}`);
+  const port = node.status?.daemonEndpoints?.kubeletEndpoint?.Port || DEFAULT_KUBELET_PORT;
+  return { host: address.includes(':') ? `[${address}]` : address, port };
 }
 
 /**
@@ -35,22 +63,8 @@ function podLogOptionsInvalid(pod: string, field: string, message: string): ApiE
 export function podLogLocation(pod: api.Pod, node: api.Node | undefined, query: Record<string, string | undefined>): LogLocation {
   const name = String(pod.metadata?.name ?? '');
   const namespace = String(pod.metadata?.namespace ?? '');
-  const containers: string[] = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? []), ...(pod.spec?.ephemeralContainers ?? [])].map((c) => c?.name).filter((n) => typeof n === 'string');
-  let container = query.container ?? '';
-  if (container === '') {
-    const main = (pod.spec?.containers ?? []).map((c) => c?.name);
-    if (main.length !== 1) throw errors.badRequest(`a container name must be specified for pod ${name}, choose one of: [${main.join(' ')}]`);
-    container = main[0];
-  } else if (!containers.includes(container)) {
-    throw errors.badRequest(`container ${container} is not valid for pod ${name}`);
-  }
-  const nodeName = pod.spec?.nodeName;
-  if (!nodeName) throw errors.badRequest(`pod ${name} does not have a host assigned`);
-  if (!node) throw errors.notFound('nodes', '', nodeName);
-  const addresses = node.status?.addresses ?? [];
-  const address = ADDRESS_PREFERENCE.map((type) => addresses.find((a) => a?.type === type)?.address).find((a) => typeof a === 'string' && a !== '');
-  if (!address) throw new ApiError(500, 'InternalError', `no preferred addresses found; known addresses: ${JSON.stringify(addresses)}`);
-  const port = node.status?.daemonEndpoints?.kubeletEndpoint?.Port || DEFAULT_KUBELET_PORT;
+  const container = podContainer(pod, query.container ?? '');
+  const { host, port } = kubeletAddress(pod, node);
 
   const params = new URLSearchParams();
   for (const option of BOOLEAN_OPTIONS) {
@@ -75,7 +89,6 @@ export function podLogLocation(pod: api.Pod, node: api.Node | undefined, query: 
     if (Number.isNaN(Date.parse(query.sinceTime))) throw errors.badRequest(`invalid value ${JSON.stringify(query.sinceTime)} for query parameter "sinceTime": not an RFC 3339 time`);
     params.set('sinceTime', query.sinceTime);
   }
-  const host = address.includes(':') ? `[${address}]` : address;
   const path = ['containerLogs', namespace, name, container].map(encodeURIComponent).join('/');
   const url = new URL(`https://${host}:${port}/${path}`);
   url.search = params.toString();

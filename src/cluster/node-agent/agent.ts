@@ -223,6 +223,7 @@ export class NodeAgent {
       authorize: (user, verb, subresource) => subjectAccessReview(client, user, { verb, resource: 'nodes', subresource, name: this.nodeName }),
       authorizeToken: (authorization, verb, subresource) => delegated.check(authorization, { resource: { verb, group: '', version: 'v1', resource: 'nodes', subresource, name: this.nodeName } }),
       metrics,
+      execTarget: (ns, name, container) => this.pods?.podWorkers().find((w) => w.pod.metadata.namespace === ns && w.pod.metadata.name === name)?.execTarget(container),
     }, this.log);
     const selfSigned = await selfSignedServing(`${this.nodeName}@${Math.floor(Date.now() / 1000)}`, [nodeIP, this.nodeName]);
     await this.logs.start(nodeIP, KUBELET_PORT, { ...selfSigned, clientCaPem });

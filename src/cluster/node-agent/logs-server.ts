@@ -9,14 +9,18 @@
 // proxy) — the API server's kubelet-client certificate may `get nodes/proxy`, the monitoring
 // identity `get nodes/metrics`. No credentials is a 401, not allowed a 403. The serving
 // certificate can be replaced while running (the signed one from the kubelet-serving CSR replaces
-// the self-signed one).
+// the self-signed one). And /exec/<namespace>/<pod>/<container>, a WebSocket upgrade the API
+// server's pods/exec proxy makes for `kubectl exec` (exec-session.ts; `nodes/proxy`, as the kubelet).
 import { existsSync, readdirSync, readFileSync, statSync, openSync, readSync, closeSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import { parseTarget, REQUEST_LIMITS } from '../../common/http-limits.js';
-import { closeServer, listenOn } from '../../common/http-server.js';
+import { closeServer, listenOn, responseOnSocket } from '../../common/http-server.js';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer } from 'ws';
+import { EXEC_PROTOCOLS, execOptions, runExecSession, type ExecTarget } from './exec-session.js';
 import type { Logger } from '../../common/log.js';
 import type * as api from '../../api/index.js';
 import { verbForMethod } from '../../kube/index.js';
@@ -34,6 +38,8 @@ export interface LogSource {
   authorizeToken(authorization: string | undefined, verb: string, subresource: string): Promise<TokenVerdict>;
   /** The node's metrics; without them /metrics is a 404. */
   metrics?: NodeMetrics;
+  /** Where a command exec'd in a running container of a pod here runs; undefined when it is not running. */
+  execTarget?(namespace: string, name: string, container: string): ExecTarget | undefined;
 }
 
 /** The kubelet's subresource for a path (pkg/kubelet/server/auth.go): what `nodes/<subresource>` a caller needs. */
@@ -87,12 +93,15 @@ export class LogsServer {
       cert: tls.certPem, key: tls.keyPem,
       // Certificates are asked for, not required: bearer tokens are the other way in (checked per request).
       ...(tls.clientCaPem ? { ca: tls.clientCaPem, requestCert: true, rejectUnauthorized: false } : { requestCert: false }),
-    }, (req, res) => {
-      if (!parseTarget(req, 'https://node')) return problem(res, 400, `the request target is not a URL: ${JSON.stringify(req.url?.slice(0, 200))}`);
-      this.authorized(req, res).then((ok) => (ok ? this.handle(req, res) : undefined), (e) => problem(res, 500, `authorization failed: ${(e as Error).message}`))
-        .catch((e) => this.log.warn({ err: (e as Error).message }, 'serving a kubelet request failed'));
-    });
+    }, (req, res) => this.serve(req, res));
+    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.serve(req, responseOnSocket(req, socket), { socket, head }));
     await listenOn(this.server, port, address);
+  }
+
+  private serve(req: IncomingMessage, res: ServerResponse, upgrade?: { socket: Duplex; head: Buffer }): void {
+    if (!parseTarget(req, 'https://node')) return problem(res, 400, `the request target is not a URL: ${JSON.stringify(req.url?.slice(0, 200))}`);
+    this.authorized(req, res).then((ok) => (ok ? this.handle(req, res, upgrade) : undefined), (e) => problem(res, 500, `authorization failed: ${(e as Error).message}`))
+      .catch((e) => this.log.warn({ err: (e as Error).message }, 'serving a kubelet request failed'));
   }
 
   /** Serves with a new certificate from now on (connections already open keep theirs). */
@@ -131,9 +140,11 @@ export class LogsServer {
     return false;
   }
 
-  private handle(req: IncomingMessage, res: ServerResponse): void {
+  private handle(req: IncomingMessage, res: ServerResponse, upgrade?: { socket: Duplex; head: Buffer }): void {
     const url = new URL(req.url ?? '/', 'https://node');
     if (url.pathname === '/metrics' || url.pathname === '/metrics/resource') return void this.serveMetrics(req, res, url.pathname);
+    const exec = /^\/exec\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(url.pathname);
+    if (exec) return this.serveExec(req, res, exec.slice(1).map(decodeURIComponent) as [string, string, string], url.searchParams, upgrade);
     const m = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(url.pathname);
     if (req.method !== 'GET' || !m) return problem(res, 404, `404 page not found: ${url.pathname}`);
     const [namespace, name, container] = m.slice(1).map(decodeURIComponent);
@@ -158,6 +169,27 @@ export class LogsServer {
     res.write(body);
     if (!flag('follow')) return void res.end();
     this.follow(file, statSync(file).size, timestamps, pod, container, req, res);
+  }
+
+  /** `kubectl exec` (exec-session.ts): the WebSocket upgrade, once the container is found running. */
+  private serveExec(req: IncomingMessage, res: ServerResponse, [namespace, name, container]: [string, string, string], query: URLSearchParams, upgrade?: { socket: Duplex; head: Buffer }): void {
+    const pod = this.source.pod(namespace, name);
+    if (!pod) return problem(res, 404, `pod ${namespace}/${name} is not on this node`);
+    if (!(pod.spec?.containers ?? []).some((c) => c.name === container)) return problem(res, 400, `container ${container} is not valid for pod ${name}`);
+    const target = this.source.execTarget?.(namespace, name, container);
+    if (!target) return problem(res, 400, `container ${container} in pod ${name} is not running`);
+    const options = execOptions(query);
+    if (options.command.length === 0) return problem(res, 400, 'you must specify at least 1 command');
+    if (!options.stdin && !options.stdout && !options.stderr) return problem(res, 400, 'you must specify at least 1 of stdin, stdout, stderr');
+    if (!upgrade || (req.headers.upgrade ?? '').toLowerCase() !== 'websocket') return problem(res, 400, `exec is served over a WebSocket (subprotocol ${EXEC_PROTOCOLS.join(' or ')}), not ${req.headers.upgrade ? `"${req.headers.upgrade}"` : 'without an upgrade'}`);
+    const offered = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+    if (!EXEC_PROTOCOLS.some((p) => offered.includes(p))) return problem(res, 400, `none of the WebSocket subprotocols offered (${offered.filter(Boolean).join(', ') || 'none'}) is served: ${EXEC_PROTOCOLS.join(', ')}`);
+    res.detachSocket(upgrade.socket as Parameters<ServerResponse['detachSocket']>[0]);
+    const wss = new WebSocketServer({ noServer: true, handleProtocols: (protocols) => EXEC_PROTOCOLS.find((p) => protocols.has(p)) ?? false });
+    wss.handleUpgrade(req, upgrade.socket, upgrade.head, (ws) => {
+      this.log.info({ pod: `${namespace}/${name}`, container, command: options.command }, 'exec');
+      runExecSession(ws, target, options, this.log);
+    });
   }
 
   private async serveMetrics(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {

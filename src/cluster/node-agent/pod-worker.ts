@@ -19,6 +19,7 @@ import { ContainerThread } from './container-thread.js';
 import { componentArgv, containerEnv, containerKind, echoPort } from './pod-spec.js';
 import { crashBackoffMs, initRestartPolicy, restarts, terminatedState, type ContainerRecord } from './pod-status.js';
 import { Prober } from './probes.js';
+import type { ExecTarget } from './exec-session.js';
 import { rfc3339 } from '../../common/time.js';
 
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -73,6 +74,8 @@ export class PodWorker {
   readonly pids = new Map<string, number>();
   /** Each container running as a thread of this process, by container name (for the resource metrics). */
   readonly threads = new Map<string, ContainerRun>();
+  /** Each running container's environment and root, by container name: what `kubectl exec` runs in (exec-session.ts). */
+  private readonly execTargets = new Map<string, ExecTarget>();
   readonly startTime = now();
   /** When the agent first saw the pod (ms), for kubelet_pod_start_duration_seconds. */
   readonly seenAt = Date.now();
@@ -89,6 +92,11 @@ export class PodWorker {
     this.inits = initSpecs.map((c) => ({ ...recordFor(c, pod.status?.initContainerStatuses ?? [], 'PodInitializing'), restartable: c.restartPolicy === 'Always' }));
     // App containers wait for the init containers as kubelet reports it: PodInitializing.
     this.records = (pod.spec?.containers ?? []).map((c) => recordFor(c, pod.status?.containerStatuses ?? [], initSpecs.length ? 'PodInitializing' : 'ContainerCreating'));
+  }
+
+  /** Where a command exec'd in `container` runs, while the container runs. */
+  execTarget(container: string): ExecTarget | undefined {
+    return this.execTargets.get(container);
   }
 
   get rootfs(): string {
@@ -329,8 +337,11 @@ export class PodWorker {
       this.processes.add(proc);
       if (proc.pid !== undefined) this.pids.set(container.name, proc.pid);
       if (asThread) this.threads.set(container.name, proc);
+      const execTarget: ExecTarget = { env, cwd: this.rootfs };
+      this.execTargets.set(container.name, execTarget);
       void proc.exited.then(() => {
         this.processes.delete(proc);
+        if (this.execTargets.get(container.name) === execTarget) this.execTargets.delete(container.name);
         if (proc.pid !== undefined && this.pids.get(container.name) === proc.pid) this.pids.delete(container.name);
         if (this.threads.get(container.name) === proc) this.threads.delete(container.name);
       });
