@@ -1,12 +1,14 @@
-// `pods/exec` through the API server: a WebSocket upgrade proxied to the kubelet of the pod's node
-// as the API server's kubelet-client certificate, the bytes carried both ways untouched; and the
-// refusals before any kubelet is asked (no upgrade, no command, a completed pod, SPDY, attach,
-// portforward), and a kubelet's own refusal passed back as a Status. A small HTTPS server in the
-// test plays the kubelet on a 127.x address with the ws library's server (the real node agent's
-// endpoint is tested in test/cluster/node-agent-pods.test.ts, with the real kubectl).
+// `pods/exec` and `pods/portforward` through the API server: a WebSocket or SPDY upgrade proxied to
+// the kubelet of the pod's node as the API server's kubelet-client certificate, the bytes carried
+// both ways untouched; the refusals before any kubelet is asked (no upgrade, no command, a
+// completed pod, attach), and a kubelet's own refusal passed back as a Status. A small HTTPS
+// server in the test plays the kubelet on a 127.x address (the ws library's server for WebSockets;
+// for SPDY it echoes the bytes after its 101). The real node agent's endpoints are tested in
+// test/cluster/node-agent-pods.test.ts with the real kubectl, and its SPDY in spdy.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, request as httpsRequest } from 'node:https';
+import { connect as tlsConnect } from 'node:tls';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -40,12 +42,20 @@ test('pods/exec: the WebSocket upgrade reaches the kubelet of the pod\'s node an
   // echoes stdin back on stderr, and ends with a Success Status on the error channel.
   const address = `127.0.${77 + Math.floor(Math.random() * 100)}.${2 + Math.floor(Math.random() * 200)}`;
   const serving = await issueServingCert({ certPem: ca, keyPem: readFileSync(join(dir, 'pki', 'ca.key'), 'utf8') }, 'kubelet', [address]);
-  const seen: { path: string; client: string }[] = [];
+  const seen: { path: string; client: string; protocols?: string[] }[] = [];
   const kubelet = createServer({ key: serving.keyPem, cert: serving.certPem, ca, requestCert: true, rejectUnauthorized: false }, (_req, res) => res.writeHead(404).end('not here'));
   const wss = new WebSocketServer({ noServer: true, handleProtocols: (p) => (p.has('v5.channel.k8s.io') ? 'v5.channel.k8s.io' : false) });
   kubelet.on('upgrade', (req: IncomingMessage, socket, head) => {
     const tls = req.socket as TLSSocket;
-    seen.push({ path: req.url ?? '', client: tls.authorized ? String(tls.getPeerCertificate().subject?.CN ?? '') : '' });
+    const protocols: string[] = [];
+    for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].toLowerCase() === 'x-stream-protocol-version') protocols.push(req.rawHeaders[i + 1]);
+    seen.push({ path: req.url ?? '', client: tls.authorized ? String(tls.getPeerCertificate().subject?.CN ?? '') : '', protocols });
+    if (req.headers.upgrade === 'SPDY/3.1') {
+      // SPDY: the 101 naming the protocol chosen, then every byte echoed.
+      socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${protocols[0]}\r\n\r\n`);
+      socket.pipe(socket);
+      return;
+    }
     if (!req.url?.startsWith('/exec/default/web/app?')) {
       socket.end('HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\ncontainer side is not running');
       return;
@@ -97,10 +107,35 @@ test('pods/exec: the WebSocket upgrade reaches the kubelet of the pod\'s node an
     assert.deepEqual(await refusal('/api/v1/namespaces/default/pods/web/exec?container=app&command=ls'), { status: 400, message: 'you must specify at least 1 of stdin, stdout, stderr' });
     assert.deepEqual(await refusal('/api/v1/namespaces/default/pods/nope/exec?container=app&command=ls&stdout=1'), { status: 404, message: 'pods "nope" not found' });
     assert.match((await refusal('/api/v1/namespaces/default/pods/web/attach?container=app&stdout=1')).message, /^bosun does not serve pods\/attach/);
-    assert.match((await refusal('/api/v1/namespaces/default/pods/web/portforward?ports=80')).message, /^bosun does not serve pods\/portforward/);
     assert.equal((await refusal('/api/v1/namespaces/default/pods/web/exec?container=app&command=ls&stdout=1', { authorization: 'Bearer wrong' })).status, 401);
     assert.equal(seen.length, asked, 'no kubelet was asked');
-    // SPDY (kubectl 1.29 and older), and a request that is no upgrade at all.
+    // SPDY (kubectl 1.29 and older's exec, every kubectl's port-forward): the 101 and the bytes after it carried through.
+    const spdy = (path: string) => new Promise<string>((resolve, reject) => {
+      const { hostname: host, port: apiPort } = new URL(url);
+      const socket = tlsConnect({ host, port: Number(apiPort), ca, servername: host }, () => {
+        socket.write(`POST ${path} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: v4.channel.k8s.io\r\nX-Stream-Protocol-Version: v3.channel.k8s.io\r\nContent-Length: 0\r\n\r\n`);
+      });
+      let got = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (d: string) => {
+        got += d;
+        if (got.endsWith('\r\n\r\n')) socket.write('ping over spdy');
+        if (got.endsWith('ping over spdy')) {
+          socket.destroy();
+          resolve(got);
+        }
+      });
+      socket.on('error', reject);
+    });
+    const spdyExec = await spdy('/api/v1/namespaces/default/pods/web/exec?container=app&command=ls&stdout=true');
+    assert.match(spdyExec, /^HTTP\/1\.1 101 Switching Protocols\r\n/);
+    assert.match(spdyExec, /\r\nX-Stream-Protocol-Version: v4\.channel\.k8s\.io\r\n/, 'the kubelet\'s choice reaches the client');
+    assert.ok(spdyExec.endsWith('\r\n\r\nping over spdy'), 'the bytes after the 101 are carried both ways');
+    assert.deepEqual(seen.at(-1)!.protocols, ['v4.channel.k8s.io', 'v3.channel.k8s.io'], 'each offered protocol passed on as its own header');
+    assert.equal(seen.at(-1)!.path, '/exec/default/web/app?command=ls&stdout=true');
+    await spdy('/api/v1/namespaces/default/pods/web/portforward');
+    assert.equal(seen.at(-1)!.path, '/portForward/default/web');
+    // A request that is no upgrade at all.
     const plain = (headers: Record<string, string>) => new Promise<{ status: number; message: string }>((resolve, reject) => {
       const req = httpsRequest(`${url}/api/v1/namespaces/default/pods/web/exec?container=app&command=ls&stdout=true`, { method: 'POST', ca, headers: { authorization: `Bearer ${token}`, ...headers } }, (res) => {
         let body = '';
@@ -110,8 +145,8 @@ test('pods/exec: the WebSocket upgrade reaches the kubelet of the pod\'s node an
       req.on('error', reject);
       req.end();
     });
-    assert.deepEqual(await plain({ connection: 'Upgrade', upgrade: 'SPDY/3.1' }), { status: 400, message: 'bosun serves pods/exec over WebSocket (kubectl 1.30 and newer; 1.29 with KUBECTL_REMOTE_COMMAND_WEBSOCKETS=true), and this client asked for SPDY/3.1' });
     assert.deepEqual(await plain({}), { status: 400, message: 'Upgrade request required' });
+    assert.deepEqual(await plain({ connection: 'Upgrade', upgrade: 'h2c' }), { status: 400, message: 'pods/exec is served over a WebSocket or SPDY/3.1, not h2c' });
 
     // The kubelet's own refusal comes back as a Status with its words.
     assert.deepEqual(await refusal('/api/v1/namespaces/default/pods/web/exec?container=side&command=ls&stdout=1'), { status: 400, message: 'container side is not running' });

@@ -320,25 +320,33 @@ test('an exec readiness probe runs in the container\'s environment and directory
   await c.kube.delete(PODS, 'exec-ready', 'default', { gracePeriodSeconds: 0 });
 });
 
-/** kubectl's minor version (the test runs under every installed kubectl: ../shared/scripts/kubectl-versions). */
-async function kubectlMinor(): Promise<number> {
-  const version = JSON.parse(await c.api.kubectlOk(['version', '--client', '-o', 'json']));
-  return Number(String(version.clientVersion.minor).replace(/\D+$/, ''));
+/** `kubectl port-forward pod/<pod> :<port>` running: the local port it chose, what it printed, and its stop (by its pid). */
+async function portForward(podName: string, podPort: number, env: Record<string, string> = {}): Promise<{ port: number; output: () => string; stop: () => Promise<void> }> {
+  const child = spawn(KUBECTL, ['--kubeconfig', c.api.kubeconfigPath, 'port-forward', `pod/${podName}`, `:${podPort}`], { env: { ...process.env, ...env } });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async () => {
+    child.kill('SIGTERM');
+    await exited;
+  };
+  try {
+    const port = await eventually('kubectl port-forward listening', () => Number(/Forwarding from 127\.0\.0\.1:(\d+)/.exec(output)?.[1]) || undefined, { timeoutMs: 20_000, detail: () => output });
+    return { port, output: () => output, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
 }
 
-test('kubectl exec runs a command in the container\'s environment and directory: stdout, stderr, stdin, the exit code, a terminal; SPDY-only kubectls are told WebSocket', { timeout: 60_000 }, async () => {
+test('kubectl exec runs a command in the container\'s environment and directory (stdout, stderr, stdin, the exit code, a terminal), and kubectl port-forward reaches the pod\'s ports, with every kubectl', { timeout: 90_000 }, async () => {
   await c.kube.create(PODS, pod('exec-me', { image: 'bosun.local/echo', ports: [{ containerPort: 8282 }], env: [{ name: 'GREETING', value: 'hello from the container' }] }, { terminationGracePeriodSeconds: 1 }));
   const p = await eventually('exec-me running', async () => { const x = await getPod('exec-me'); return x?.status?.containerStatuses?.[0]?.state?.running ? x : undefined; });
   const rootfs = join(root, 'var/lib/kubelet/pods', p.metadata.uid, 'rootfs');
-  if ((await kubectlMinor()) < 30) {
-    // kubectl 1.29 and older speak SPDY only: a Status says what bosun serves instead.
-    const spdy = await c.api.kubectl(['exec', 'exec-me', '--', 'true']);
-    assert.notEqual(spdy.code, 0);
-    assert.match(spdy.stderr, /bosun serves pods\/exec over WebSocket \(kubectl 1\.30 and newer; 1\.29 with KUBECTL_REMOTE_COMMAND_WEBSOCKETS=true\), and this client asked for SPDY\/3\.1/);
-    return;
-  }
+  // (kubectl 1.30 and newer exec over a WebSocket, older ones over SPDY.)
   const run = await c.api.kubectl(['exec', 'exec-me', '--', 'sh', '-c', 'echo "$GREETING in $(pwd)"; echo to-stderr >&2; exit 3']);
-  assert.equal(run.code, 3, 'kubectl exits with the command\'s exit code');
+  assert.equal(run.code, 3, `kubectl exits with the command's exit code: ${run.stderr}`);
   assert.equal(run.stdout, `hello from the container in ${rootfs}\n`);
   assert.match(run.stderr, /^to-stderr\ncommand terminated with exit code 3\n$/);
   const stdin = await c.api.kubectl(['exec', '-i', 'exec-me', '--', 'sh', '-c', 'cat > typed; wc -c < typed'], 'some input\n');
@@ -358,15 +366,33 @@ test('kubectl exec runs a command in the container\'s environment and directory:
     child.stdin.end();
   });
   assert.match(terminal, /has-a-terminal/);
-  // A WebSocket upgrade needs `create` on pods/exec, as kube-apiserver 1.31+ asks, not only `get`.
+  // Exec needs `create` on pods/exec (kube-apiserver 1.31+ asks it of a WebSocket's GET too), not only `get`.
   await c.api.kubectlOk(['create', 'role', 'exec-getter', '--verb=get', '--resource=pods,pods/exec']);
   await c.api.kubectlOk(['create', 'rolebinding', 'exec-getter', '--role=exec-getter', '--serviceaccount=default:exec-getter']);
   const forbidden = await c.api.kubectl(['exec', 'exec-me', '--as=system:serviceaccount:default:exec-getter', '--', 'true']);
   assert.notEqual(forbidden.code, 0);
-  assert.match(forbidden.stderr, /forbidden: User "system:serviceaccount:default:exec-getter" cannot create resource "pods\/exec"/);
-  const forward = await c.api.kubectl(['port-forward', 'exec-me', '18282:8282'], undefined);
-  assert.notEqual(forward.code, 0);
-  assert.match(forward.stderr, /bosun does not serve pods\/portforward: pod exec-me's IP 127\.1\.\d+\.\d+ is reached directly/);
+  assert.match(forbidden.stderr, /User "system:serviceaccount:default:exec-getter" cannot create resource "pods\/exec"/);
+
+  // Port forwarding: SPDY (every kubectl), and SPDY in a WebSocket (1.31+ when asked).
+  const minor = Number(/"minor":\s*"(\d+)/.exec(await c.api.kubectlOk(['version', '--client', '-o', 'json']))?.[1]);
+  const environments: Record<string, string>[] = [{}, ...(minor >= 31 ? [{ KUBECTL_PORT_FORWARD_WEBSOCKETS: 'true' }] : [])];
+  for (const env of environments) {
+    const forward = await portForward('exec-me', 8282, env);
+    try {
+      for (const path of ['/first', '/second']) assert.deepEqual(await httpGet('127.0.0.1', forward.port, path), { status: 200, body: 'exec-me\n' }, `${JSON.stringify(env)}: ${forward.output()}`);
+    } finally {
+      await forward.stop();
+    }
+  }
+  await eventually('the forwarded requests logged', async () => /GET \/second/.test(logOf(p)));
+  // Nothing listens on the pod's port 9999: the connection closes and kubectl says why.
+  const refused = await portForward('exec-me', 9999);
+  try {
+    await httpGet('127.0.0.1', refused.port, '/').catch(() => undefined);
+    await eventually('kubectl reports the refused connection', () => /error forwarding port 9999 to pod default\/exec-me, uid [0-9a-f-]+: connect ECONNREFUSED/.test(refused.output()), { detail: refused.output });
+  } finally {
+    await refused.stop();
+  }
   await c.kube.delete(PODS, 'exec-me', 'default', { gracePeriodSeconds: 0 });
 });
 

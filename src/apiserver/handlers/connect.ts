@@ -1,12 +1,12 @@
 // The pods' connect subresources, `exec`, `attach` and `portforward` (GET or POST, as upgrades):
-// exec is proxied to the kubelet of the pod's node over a WebSocket (nodes/pod-exec.ts), as
-// kubectl 1.30 and newer make it; SPDY, which older kubectls speak (and newer ones fall back to when
-// the WebSocket is refused), is refused with a Status saying so. attach and portforward are not
-// served: a container is processes on its machine, whose output `kubectl logs -f` follows, and a
-// pod's IP is a loopback address this machine reaches directly.
+// exec and portforward are proxied to the kubelet of the pod's node (nodes/pod-exec.ts), over
+// whichever upgrade the client asked for — a WebSocket (exec from kubectl 1.30, port-forward's
+// tunnel from 1.31) or SPDY/3.1 (older kubectls, and newer ones' port-forward fallback); the node
+// agent speaks both. attach is not served: a container is processes on its machine, whose output
+// `kubectl logs -f` follows, and which `kubectl exec` runs a command beside.
 import { errors } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
-import { podExecLocation, proxyUpgrade } from '../nodes/pod-exec.js';
+import { podExecLocation, podPortForwardLocation, proxyUpgrade } from '../nodes/pod-exec.js';
 import { upgradeOf } from '../http/upgrade.js';
 import type { ResourceType } from '../registry/resource-type.js';
 import type { ServerState } from './state.js';
@@ -24,19 +24,15 @@ export async function serveConnect(ctx: AuthorizedContext, state: ServerState, t
     if (refusal !== undefined) throw errors.forbidden(refusal);
   }
   const pod = asKind<api.Pod>(state.resources.get(type, namespace, name));
-  if (subresource === 'portforward') {
-    throw errors.badRequest(`bosun does not serve pods/portforward: pod ${name}'s IP ${pod.status?.podIP ?? '(none yet)'} is reached directly from the machine its node runs on, and a Service by its ClusterIP or a NodePort`);
-  }
   if (subresource === 'attach') {
     throw errors.badRequest(`bosun does not serve pods/attach: a container's output is followed with \`kubectl logs -f\`, and \`kubectl exec\` runs a command beside it`);
   }
   const stored = pod.spec?.nodeName ? state.storage.get(`/core/nodes//${pod.spec.nodeName}`)?.object : undefined;
-  const url = podExecLocation(pod, stored && asKind<api.Node>(stored), new URL(request.url, 'https://apiserver').searchParams);
+  const node = stored && asKind<api.Node>(stored);
+  const url = subresource === 'exec' ? podExecLocation(pod, node, new URL(request.url, 'https://apiserver').searchParams) : podPortForwardLocation(pod, node);
   const upgrade = upgradeOf(request.raw);
   if (!upgrade) throw errors.badRequest('Upgrade request required');
-  const protocol = String(request.headers.upgrade ?? '');
-  if (protocol.toLowerCase() !== 'websocket') {
-    throw errors.badRequest(`bosun serves pods/exec over WebSocket (kubectl 1.30 and newer; 1.29 with KUBECTL_REMOTE_COMMAND_WEBSOCKETS=true), and this client asked for ${protocol || 'no protocol'}`);
-  }
+  const protocol = String(request.headers.upgrade ?? '').toLowerCase();
+  if (protocol !== 'websocket' && protocol !== 'spdy/3.1') throw errors.badRequest(`pods/${subresource} is served over a WebSocket or SPDY/3.1, not ${request.headers.upgrade}`);
   await proxyUpgrade(url, { clientCert: state.kubeletClientCert }, request.raw, upgrade, () => reply.hijack());
 }

@@ -1,9 +1,9 @@
-// `pods/exec`: kube-apiserver answers it by proxying the client's upgrade to the kubelet of the
-// pod's node, `https://<node address>:<kubelet port>/exec/<ns>/<pod>/<container>?command=…`, as
-// its kubelet client certificate, and then carrying the bytes both ways untouched: the streams'
-// protocol (the channel protocol over a WebSocket) is between the client and the kubelet
-// (cluster/node-agent/exec-session.ts). The location is worked out purely (podExecLocation);
-// proxyUpgrade is the thin proxy.
+// `pods/exec` and `pods/portforward`: kube-apiserver answers them by proxying the client's
+// upgrade to the kubelet of the pod's node, `https://<node address>:<kubelet port>/exec/<ns>/<pod>/
+// <container>?command=…` or `/portForward/<ns>/<pod>`, as its kubelet client certificate, and then
+// carrying the bytes both ways untouched: the streams' protocol (a WebSocket's channel protocol, or
+// SPDY) is between the client and the kubelet (cluster/node-agent/exec-session.ts,
+// port-forward.ts). The locations are worked out purely; proxyUpgrade is the thin proxy.
 import { request as httpsRequest } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -42,7 +42,15 @@ export function podExecLocation(pod: api.Pod, node: api.Node | undefined, query:
   return url;
 }
 
-/** The headers of an upgrade the proxy passes on to the kubelet (the WebSocket handshake's own). */
+/** The kubelet URL of a port-forward to `pod` (the ports are in the streams' headers, not the URL). */
+export function podPortForwardLocation(pod: api.Pod, node: api.Node | undefined): URL {
+  const phase = pod.status?.phase;
+  if (phase === 'Succeeded' || phase === 'Failed') throw errors.badRequest(`cannot port-forward to a completed pod; current phase is ${phase}`);
+  const { host, port } = kubeletAddress(pod, node);
+  return new URL(`https://${host}:${port}/${['portForward', String(pod.metadata?.namespace ?? ''), String(pod.metadata?.name ?? '')].map(encodeURIComponent).join('/')}`);
+}
+
+/** The headers of an upgrade the proxy passes on to the kubelet (the WebSocket handshake's own, and SPDY's stream protocols). */
 const FORWARDED = ['upgrade', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-protocol', 'sec-websocket-extensions'];
 
 /**
@@ -53,11 +61,14 @@ const FORWARDED = ['upgrade', 'sec-websocket-key', 'sec-websocket-version', 'sec
  */
 export function proxyUpgrade(url: URL, client: KubeletClient, req: IncomingMessage, upgrade: Upgrade, upgraded: () => void): Promise<void> {
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { connection: 'Upgrade' };
+    const headers: Record<string, string | string[]> = { connection: 'Upgrade' };
     for (const name of FORWARDED) {
       const value = req.headers[name];
       if (typeof value === 'string') headers[name] = value;
     }
+    // Offered one header each (Node joins repeated ones with commas).
+    const streamProtocols = req.headers['x-stream-protocol-version'];
+    if (typeof streamProtocols === 'string') headers['x-stream-protocol-version'] = streamProtocols.split(',').map((p) => p.trim()).filter(Boolean);
     const upstream = httpsRequest(url, {
       method: 'GET',
       cert: client.clientCert.certPem,
@@ -84,6 +95,7 @@ export function proxyUpgrade(url: URL, client: KubeletClient, req: IncomingMessa
       answer.on('end', () => reject(new ApiError(code >= 400 ? code : 500, code === 404 ? 'NotFound' : code === 403 ? 'Forbidden' : code === 400 ? 'BadRequest' : 'InternalError', body.trim() || `the kubelet answered ${code} for pods/exec`)));
     });
     upstream.on('upgrade', (answer: IncomingMessage, kubelet: Duplex, kubeletHead: Buffer) => {
+      // (the kubelet's 101 is passed on as it came, its headers included: the chosen protocol)
       clientSocket.off('close', gone);
       upgraded();
       const lines = [`HTTP/1.1 101 ${answer.statusMessage ?? 'Switching Protocols'}`];

@@ -1,6 +1,7 @@
 // `kubectl exec` on the node agent: the kubelet's /exec/<namespace>/<pod>/<container> endpoint,
-// reached through the API server's pods/exec proxy (apiserver/nodes/pod-exec.ts), speaking the
-// Kubernetes channel protocol over a WebSocket (v5.channel.k8s.io, or v4): every binary message
+// reached through the API server's pods/exec proxy (apiserver/nodes/pod-exec.ts). Over SPDY
+// (spdy.ts) for kubectl up to 1.29: a stream per standard stream (runExecOverSpdy). Over a
+// WebSocket for kubectl 1.30+: the Kubernetes channel protocol (v5.channel.k8s.io, or v4): every binary message
 // starts with its channel's number — 0 stdin, 1 stdout, 2 stderr, 3 the error channel (the
 // command's end as a metav1.Status), 4 terminal resizes — and in v5 the client ends stdin with
 // the message [255, 0]. The session opens with an empty message on its lowest writable channel (the
@@ -12,8 +13,10 @@
 // probes do. With a terminal (`-t`) it runs under a pseudo-terminal from util-linux's `script`,
 // stderr joined to stdout as a terminal joins them; resizes are not passed on.
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { Logger } from '../../common/log.js';
+import { SpdySession, type SpdyStream } from './spdy.js';
 
 /** The channel protocols served, preferred first (kubectl 1.30+ offers both). */
 export const EXEC_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io'];
@@ -22,7 +25,6 @@ const STDIN = 0;
 const STDOUT = 1;
 const STDERR = 2;
 const ERROR = 3;
-const RESIZE = 4;
 const CLOSE = 255;
 
 /** Where a command exec'd in a container runs. */
@@ -65,7 +67,47 @@ export function exitStatus(code: number | null, signal: NodeJS.Signals | null, c
   };
 }
 
-/** Runs the command of `options` in `target` and carries its streams over `ws` until it ends (or the client goes). */
+/**
+ * The streams of one exec as a transport carries them: where stdout and stderr go (absent when
+ * not asked for), the end's Status (the transport closes after it), and the client's stdin and
+ * departure.
+ */
+export interface ExecStreams {
+  stdout?: (data: Buffer) => void;
+  stderr?: (data: Buffer) => void;
+  finish(status: object): void;
+  onStdin(data: (chunk: Buffer) => void, end: () => void): void;
+  onGone(gone: () => void): void;
+}
+
+/** Runs the command of `options` in `target`, its streams carried by `streams`, until it ends (or the client goes). */
+export function runExec(streams: ExecStreams, target: ExecTarget, options: ExecOptions): void {
+  const [file, ...args] = options.tty ? ['script', '-qfec', options.command.map(shellQuote).join(' '), '/dev/null'] : options.command;
+  let child: ChildProcess;
+  try {
+    child = spawn(file, args, { env: { ...target.env, ...(options.tty ? { TERM: target.env.TERM ?? 'xterm' } : {}) }, cwd: target.cwd, stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+  } catch (e) {
+    return streams.finish(startFailure(e as Error, options.command));
+  }
+  let started = true;
+  child.on('error', (e) => {
+    started = false;
+    streams.finish(startFailure(e, options.command));
+  });
+  child.stdout!.on('data', (d: Buffer) => streams.stdout?.(d));
+  // Under a terminal there is no stderr of its own: what the command writes there is on the terminal.
+  child.stderr!.on('data', (d: Buffer) => (options.tty ? streams.stdout : streams.stderr)?.(d));
+  child.stdin?.on('error', () => undefined);
+  child.on('close', (code, signal) => {
+    if (started) streams.finish(exitStatus(code, signal, options.command));
+  });
+  streams.onStdin((chunk) => child.stdin?.write(chunk), () => child.stdin?.end());
+  streams.onGone(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+}
+
+/** An exec over a WebSocket (the channel protocol, v5 or v4: see the header). */
 export function runExecSession(ws: WebSocket, target: ExecTarget, options: ExecOptions, log: Logger): void {
   const v5 = ws.protocol === 'v5.channel.k8s.io';
   const send = (channel: number, data: Buffer | string) => {
@@ -73,47 +115,75 @@ export function runExecSession(ws: WebSocket, target: ExecTarget, options: ExecO
     const body = typeof data === 'string' ? Buffer.from(data) : data;
     ws.send(Buffer.concat([Buffer.from([channel]), body]));
   };
-  const finish = (status: object) => {
-    send(ERROR, JSON.stringify(status));
-    ws.close(1000);
-  };
   // The kubelet's "streams are up": an empty message on the lowest channel written to.
   send(options.stdout ? STDOUT : options.stderr ? STDERR : ERROR, Buffer.alloc(0));
-
-  const [file, ...args] = options.tty ? ['script', '-qfec', options.command.map(shellQuote).join(' '), '/dev/null'] : options.command;
-  let child: ChildProcess;
-  try {
-    child = spawn(file, args, { env: { ...target.env, ...(options.tty ? { TERM: target.env.TERM ?? 'xterm' } : {}) }, cwd: target.cwd, stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
-  } catch (e) {
-    return finish(startFailure(e as Error, options.command));
-  }
-  let started = true;
-  child.on('error', (e) => {
-    started = false;
-    finish(startFailure(e, options.command));
-  });
-  child.stdout!.on('data', (d: Buffer) => options.stdout && send(STDOUT, d));
-  // Under a terminal there is no stderr of its own: what the command writes there is on the terminal.
-  child.stderr!.on('data', (d: Buffer) => (options.tty ? options.stdout && send(STDOUT, d) : options.stderr && send(STDERR, d)));
-  child.stdin?.on('error', () => undefined);
-  child.on('close', (code, signal) => {
-    if (started) finish(exitStatus(code, signal, options.command));
-  });
-
-  ws.on('message', (data: Buffer, isBinary: boolean) => {
-    if (!isBinary || data.length === 0) return;
-    const channel = data[0];
-    if (channel === STDIN) child.stdin?.write(data.subarray(1));
-    else if (channel === CLOSE && v5 && data[1] === STDIN) child.stdin?.end();
-    else if (channel === RESIZE) return;
-  });
-  ws.on('close', () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
   ws.on('error', (e) => log.debug({ err: e.message }, 'an exec session\'s connection failed'));
+  runExec({
+    ...(options.stdout ? { stdout: (d: Buffer) => send(STDOUT, d) } : {}),
+    ...(options.stderr ? { stderr: (d: Buffer) => send(STDERR, d) } : {}),
+    finish: (status) => {
+      send(ERROR, JSON.stringify(status));
+      ws.close(1000);
+    },
+    onStdin: (data, end) => ws.on('message', (message: Buffer, isBinary: boolean) => {
+      if (!isBinary || message.length === 0) return;
+      if (message[0] === STDIN) data(message.subarray(1));
+      else if (message[0] === CLOSE && v5 && message[1] === STDIN) end();
+      // RESIZE: not passed on (see the header).
+    }),
+    onGone: (gone) => ws.on('close', gone),
+  }, target, options);
 }
 
 /** A command that could not be started, as the runtime reports it. */
 function startFailure(error: Error, command: string[]): object {
   return { metadata: {}, status: 'Failure', message: `error executing command in container: failed to exec [${command.join(' ')}]: ${error.message}`, reason: 'InternalError', code: 500 };
+}
+
+/** The SPDY stream protocols an exec is served over (remotecommand; v5 is v4 over SPDY). */
+export const EXEC_SPDY_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io'];
+
+/**
+ * An exec over SPDY (spdy.ts: kubectl up to 1.29): the client opens an error stream and one
+ * stream per stream asked for (`streamtype` error, stdin, stdout, stderr, and resize with a
+ * terminal); once all are open the command runs; the Status goes on the error stream, and every
+ * stream and the session end after it. Streams that do not come within 30 s end the session.
+ */
+export function runExecOverSpdy(socket: Duplex, target: ExecTarget, options: ExecOptions, log: Logger): void {
+  const wanted = ['error', ...(options.stdin ? ['stdin'] : []), ...(options.stdout ? ['stdout'] : []), ...(options.stderr && !options.tty ? ['stderr'] : []), ...(options.tty ? ['resize'] : [])];
+  const streams = new Map<string, SpdyStream>();
+  let running = false;
+  const session = new SpdySession(socket, (stream) => {
+    const type = stream.headers.get('streamtype') ?? '';
+    if (running || !wanted.includes(type) || streams.has(type)) return stream.reset();
+    streams.set(type, stream);
+    if (streams.size < wanted.length) return;
+    running = true;
+    clearTimeout(timer);
+    const out = (name: string) => {
+      const s = streams.get(name);
+      return s ? (d: Buffer) => s.write(d) : undefined;
+    };
+    runExec({
+      stdout: out('stdout'),
+      stderr: out('stderr'),
+      finish: (status) => {
+        streams.get('error')!.write(Buffer.from(JSON.stringify(status)));
+        for (const s of streams.values()) s.end();
+        session.close();
+      },
+      onStdin: (data, end) => {
+        const stdin = streams.get('stdin');
+        stdin?.on('data', data);
+        stdin?.on('end', end);
+      },
+      onGone: (gone) => session.on('close', gone),
+    }, target, options);
+  });
+  const timer = setTimeout(() => {
+    log.debug({ wanted, opened: [...streams.keys()] }, 'an exec\'s streams did not all come: closing it');
+    session.close();
+  }, 30_000);
+  timer.unref();
+  session.on('close', () => clearTimeout(timer));
 }

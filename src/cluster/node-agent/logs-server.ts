@@ -9,8 +9,10 @@
 // proxy) — the API server's kubelet-client certificate may `get nodes/proxy`, the monitoring
 // identity `get nodes/metrics`. No credentials is a 401, not allowed a 403. The serving
 // certificate can be replaced while running (the signed one from the kubelet-serving CSR replaces
-// the self-signed one). And /exec/<namespace>/<pod>/<container>, a WebSocket upgrade the API
-// server's pods/exec proxy makes for `kubectl exec` (exec-session.ts; `nodes/proxy`, as the kubelet).
+// the self-signed one). And the streaming endpoints the API server proxies upgrades to (as
+// `nodes/proxy`, as the kubelet's): /exec/<namespace>/<pod>/<container> for `kubectl exec`
+// (exec-session.ts: a WebSocket, or SPDY), /portForward/<namespace>/<pod> for `kubectl
+// port-forward` (port-forward.ts: SPDY, or SPDY tunnelled in a WebSocket).
 import { existsSync, readdirSync, readFileSync, statSync, openSync, readSync, closeSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -19,8 +21,10 @@ import { join } from 'node:path';
 import { parseTarget, REQUEST_LIMITS } from '../../common/http-limits.js';
 import { closeServer, listenOn, responseOnSocket } from '../../common/http-server.js';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer } from 'ws';
-import { EXEC_PROTOCOLS, execOptions, runExecSession, type ExecTarget } from './exec-session.js';
+import { createWebSocketStream, WebSocketServer } from 'ws';
+import { EXEC_PROTOCOLS, EXEC_SPDY_PROTOCOLS, execOptions, runExecOverSpdy, runExecSession, type ExecTarget } from './exec-session.js';
+import { PORT_FORWARD_PROTOCOL, PORT_FORWARD_TUNNEL_PROTOCOL, runPortForward } from './port-forward.js';
+import { offeredStreamProtocols, spdyUpgradeResponse } from './spdy.js';
 import type { Logger } from '../../common/log.js';
 import type * as api from '../../api/index.js';
 import { verbForMethod } from '../../kube/index.js';
@@ -143,8 +147,10 @@ export class LogsServer {
   private handle(req: IncomingMessage, res: ServerResponse, upgrade?: { socket: Duplex; head: Buffer }): void {
     const url = new URL(req.url ?? '/', 'https://node');
     if (url.pathname === '/metrics' || url.pathname === '/metrics/resource') return void this.serveMetrics(req, res, url.pathname);
-    const exec = /^\/exec\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(url.pathname);
+    const exec = /^\/exec\/([^/]+)\/([^/]+)\/(?:[^/]+\/)?([^/]+)\/?$/.exec(url.pathname);
     if (exec) return this.serveExec(req, res, exec.slice(1).map(decodeURIComponent) as [string, string, string], url.searchParams, upgrade);
+    const forward = /^\/portForward\/([^/]+)\/([^/]+)(?:\/[^/]+)?\/?$/.exec(url.pathname);
+    if (forward) return this.servePortForward(req, res, forward[1], forward[2], upgrade);
     const m = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(url.pathname);
     if (req.method !== 'GET' || !m) return problem(res, 404, `404 page not found: ${url.pathname}`);
     const [namespace, name, container] = m.slice(1).map(decodeURIComponent);
@@ -181,15 +187,72 @@ export class LogsServer {
     const options = execOptions(query);
     if (options.command.length === 0) return problem(res, 400, 'you must specify at least 1 command');
     if (!options.stdin && !options.stdout && !options.stderr) return problem(res, 400, 'you must specify at least 1 of stdin, stdout, stderr');
-    if (!upgrade || (req.headers.upgrade ?? '').toLowerCase() !== 'websocket') return problem(res, 400, `exec is served over a WebSocket (subprotocol ${EXEC_PROTOCOLS.join(' or ')}), not ${req.headers.upgrade ? `"${req.headers.upgrade}"` : 'without an upgrade'}`);
+    if (!upgrade) return problem(res, 400, 'Upgrade request required');
+    const transport = (req.headers.upgrade ?? '').toLowerCase();
+    if (transport === 'spdy/3.1') {
+      const protocol = this.negotiate(req, res, EXEC_SPDY_PROTOCOLS);
+      if (!protocol) return;
+      this.log.info({ pod: `${namespace}/${name}`, container, command: options.command, protocol: `SPDY/3.1 ${protocol}` }, 'exec');
+      return runExecOverSpdy(this.switchToSpdy(res, upgrade, protocol), target, options, this.log);
+    }
+    if (transport !== 'websocket') return problem(res, 400, `exec is served over a WebSocket (${EXEC_PROTOCOLS.join(', ')}) or SPDY/3.1, not ${JSON.stringify(req.headers.upgrade)}`);
     const offered = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
     if (!EXEC_PROTOCOLS.some((p) => offered.includes(p))) return problem(res, 400, `none of the WebSocket subprotocols offered (${offered.filter(Boolean).join(', ') || 'none'}) is served: ${EXEC_PROTOCOLS.join(', ')}`);
     res.detachSocket(upgrade.socket as Parameters<ServerResponse['detachSocket']>[0]);
     const wss = new WebSocketServer({ noServer: true, handleProtocols: (protocols) => EXEC_PROTOCOLS.find((p) => protocols.has(p)) ?? false });
     wss.handleUpgrade(req, upgrade.socket, upgrade.head, (ws) => {
-      this.log.info({ pod: `${namespace}/${name}`, container, command: options.command }, 'exec');
+      this.log.info({ pod: `${namespace}/${name}`, container, command: options.command, protocol: ws.protocol }, 'exec');
       runExecSession(ws, target, options, this.log);
     });
+  }
+
+  /** `kubectl port-forward` (port-forward.ts): SPDY, or SPDY tunnelled in a WebSocket. */
+  private servePortForward(req: IncomingMessage, res: ServerResponse, namespace: string, name: string, upgrade?: { socket: Duplex; head: Buffer }): void {
+    [namespace, name] = [namespace, name].map(decodeURIComponent);
+    const pod = this.source.pod(namespace, name);
+    if (!pod) return problem(res, 404, `pod ${namespace}/${name} is not on this node`);
+    const podIP = pod.status?.podIP;
+    if (!podIP) return problem(res, 400, `pod ${name} has no IP yet`);
+    const target = { podIP, pod: `${namespace}/${name}`, uid: pod.metadata.uid ?? '' };
+    if (!upgrade) return problem(res, 400, 'Upgrade request required');
+    const transport = (req.headers.upgrade ?? '').toLowerCase();
+    if (transport === 'spdy/3.1') {
+      const protocol = this.negotiate(req, res, [PORT_FORWARD_PROTOCOL]);
+      if (!protocol) return;
+      this.log.info({ pod: target.pod, protocol: 'SPDY/3.1' }, 'port-forward');
+      return void runPortForward(this.switchToSpdy(res, upgrade, protocol), target, this.log);
+    }
+    const offered = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+    if (transport !== 'websocket' || !offered.includes(PORT_FORWARD_TUNNEL_PROTOCOL)) {
+      return problem(res, 400, `port forwarding is served over SPDY/3.1 (${PORT_FORWARD_PROTOCOL}) or a WebSocket (${PORT_FORWARD_TUNNEL_PROTOCOL}), not ${JSON.stringify(req.headers.upgrade)}`);
+    }
+    res.detachSocket(upgrade.socket as Parameters<ServerResponse['detachSocket']>[0]);
+    // The subprotocol has a '/', which the ws library refuses in a subprotocol: it is chosen here.
+    delete req.headers['sec-websocket-protocol'];
+    const wss = new WebSocketServer({ noServer: true });
+    wss.on('headers', (headers) => headers.push(`Sec-WebSocket-Protocol: ${PORT_FORWARD_TUNNEL_PROTOCOL}`));
+    wss.handleUpgrade(req, upgrade.socket, upgrade.head, (ws) => {
+      this.log.info({ pod: target.pod, protocol: PORT_FORWARD_TUNNEL_PROTOCOL }, 'port-forward');
+      const tunnel = createWebSocketStream(ws);
+      tunnel.on('error', () => undefined);
+      runPortForward(tunnel, target, this.log);
+    });
+  }
+
+  /** The first of `served` the SPDY upgrade request offers (X-Stream-Protocol-Version); else answers 400 and returns undefined. */
+  private negotiate(req: IncomingMessage, res: ServerResponse, served: string[]): string | undefined {
+    const offered = offeredStreamProtocols(req.headers['x-stream-protocol-version']);
+    const chosen = served.find((p) => offered.includes(p));
+    if (!chosen) problem(res, 400, `unable to upgrade: unable to negotiate protocol: client supports [${offered.join(' ')}], server accepts [${served.join(' ')}]`);
+    return chosen;
+  }
+
+  /** Answers the SPDY upgrade with `protocol` and hands back the connection (with what was read past the request). */
+  private switchToSpdy(res: ServerResponse, upgrade: { socket: Duplex; head: Buffer }, protocol: string): Duplex {
+    res.detachSocket(upgrade.socket as Parameters<ServerResponse['detachSocket']>[0]);
+    upgrade.socket.write(spdyUpgradeResponse(protocol));
+    if (upgrade.head.length > 0) upgrade.socket.unshift(upgrade.head);
+    return upgrade.socket;
   }
 
   private async serveMetrics(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
