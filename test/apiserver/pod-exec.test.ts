@@ -11,13 +11,14 @@ import { createServer, request as httpsRequest } from 'node:https';
 import { connect as tlsConnect } from 'node:tls';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocket, WebSocketServer } from 'ws';
 import { startClusterServer } from '../../src/apiserver/cluster-server.js';
 import { issueServingCert } from '../../src/common/pki.js';
 import { runKubectl } from '../helpers/apiserver.js';
+import { eventually } from '../helpers/eventually.js';
 
 /** An upgrade to `path` of the API server: the answer's status and body when refused, else the open WebSocket. */
 function upgrade(url: string, token: string, ca: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string } | WebSocket> {
@@ -94,6 +95,12 @@ test('pods/exec: the WebSocket upgrade reaches the kubelet of the pod\'s node an
     assert.deepEqual(received.map((b) => [b[0], b.subarray(1).toString()]), [[1, 'ls -l'], [2, 'typed'], [3, '{"metadata":{},"status":"Success"}']]);
     assert.equal(seen[0].client, 'kube-apiserver-kubelet-client', 'the API server dials the kubelet with its kubelet-client certificate');
     assert.equal(seen[0].path, '/exec/default/web/app?command=ls&command=-l&stdin=true&stdout=true');
+    // The audit log records the switch of protocols (kube-apiserver's 101).
+    const audited = await eventually('the exec audited', () => {
+      const lines = existsSync(join(dir, 'audit.log')) ? readFileSync(join(dir, 'audit.log'), 'utf8').split('\n').filter((l) => l.includes('"resource":"pods/exec"')) : [];
+      return lines.length > 0 && lines.map((l) => JSON.parse(l));
+    });
+    assert.deepEqual(audited.map((a) => [a.verb, a.code, a.name]), [['get', 101, 'web']]);
 
     // Refused before any kubelet is asked.
     const asked = seen.length;

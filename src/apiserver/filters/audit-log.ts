@@ -49,6 +49,8 @@ export function auditEvent(attrs: RequestAttributes, result: { code: number; use
 }
 
 export const AUDIT_FILE = 'audit.log';
+/** The pods' connect subresources: audited whatever their verb. */
+const CONNECTS = new Set(['pods/exec', 'pods/attach', 'pods/portforward']);
 /** How long audit lines wait to be written together (close() writes what waits at once). */
 const WRITE_INTERVAL_MS = 50;
 
@@ -69,9 +71,12 @@ export class AuditLog {
     }
   }
 
-  /** Records a finished request when it changed something (or tried to); reads are not audited. */
+  /**
+   * Records a finished request when it changed something (or tried to), and every exec, attach and
+   * port-forward (a WebSocket's is a GET); other reads are not audited.
+   */
   record(event: AuditEvent): void {
-    if (!isMutating(event.verb)) return;
+    if (!isMutating(event.verb) && !CONNECTS.has(event.resource)) return;
     if (this.log.isLevelEnabled('info')) {
       this.log.info({ audit: event }, `${event.user}${event.impersonatedUser ? ` as ${event.impersonatedUser.username}` : ''} ${event.verb} ${event.resource}${event.namespace ? ` -n ${event.namespace}` : ''}${event.name ? ` ${event.name}` : ''} → ${event.code}`);
     }

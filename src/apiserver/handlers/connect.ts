@@ -34,5 +34,9 @@ export async function serveConnect(ctx: AuthorizedContext, state: ServerState, t
   if (!upgrade) throw errors.badRequest('Upgrade request required');
   const protocol = String(request.headers.upgrade ?? '').toLowerCase();
   if (protocol !== 'websocket' && protocol !== 'spdy/3.1') throw errors.badRequest(`pods/${subresource} is served over a WebSocket or SPDY/3.1, not ${request.headers.upgrade}`);
-  await proxyUpgrade(url, { clientCert: state.kubeletClientCert }, request.raw, upgrade, () => reply.hijack());
+  await proxyUpgrade(url, { clientCert: state.kubeletClientCert }, request.raw, upgrade, () => {
+    // Audit and the request metrics record the switch, as kube-apiserver's do.
+    reply.raw.statusCode = 101;
+    reply.hijack();
+  });
 }
