@@ -6,6 +6,7 @@ import { errors } from '../errors.js';
 import { strategyFor } from '../kinds/index.js';
 import { serveLogs } from './logs.js';
 import { CONNECT_SUBRESOURCES, serveConnect } from './connect.js';
+import { PROXIED, serveProxy } from './proxy.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import { managerFromUserAgent } from '../apply/managed-fields.js';
 import { negotiateOutput } from '../http/negotiate.js';
@@ -47,6 +48,10 @@ export function serveResource(state: ServerState) {
     if (!type) return servePost(ctx, state, query.string('dryRun') === 'All');
     ctx.metricResource = type.resource;
     ctx.onMetricResource?.();
+    // `<name>/proxy/<any path>` of pods, services and nodes (proxy.ts).
+    if (info.parts[2] === 'proxy' && type.group === '' && PROXIED.has(type.resource) && (type.namespaced ? info.namespace !== '' : info.namespace === '')) {
+      return serveProxy(ctx, state, type, info.namespace || undefined, info.pathName);
+    }
     // A cluster-scoped type under /namespaces/<ns>/ does not exist (a namespace's own path aside).
     const namespaceItself = type.resource === 'namespaces' && info.namespace === info.pathName;
     if (info.parts.length > 3 || (!type.namespaced && info.namespace !== '' && !namespaceItself)) throw errors.pathNotFound(path);
