@@ -353,6 +353,10 @@ test('kubectl exec runs a command in the container\'s environment and directory 
   assert.equal(stdin.code, 0, stdin.stderr);
   assert.equal(stdin.stdout.trim(), '11');
   assert.equal(readFileSync(join(rootfs, 'typed'), 'utf8'), 'some input\n', 'stdin reached the command, which wrote in the container\'s directory');
+  // A megabyte through stdin and back (kubectl cp's tar goes this way): no window to wait for either way.
+  const big = await c.api.kubectl(['exec', '-i', 'exec-me', '--', 'sh', '-c', 'cat > big; wc -c < big; cat big | wc -c'], 'x'.repeat(1024 * 1024));
+  assert.equal(big.code, 0, big.stderr);
+  assert.deepEqual(big.stdout.trim().split(/\s+/), ['1048576', '1048576']);
   const missing = await c.api.kubectl(['exec', 'exec-me', '--', 'no-such-command']);
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /error executing command in container: failed to exec \[no-such-command\]: spawn no-such-command ENOENT/);

@@ -98,3 +98,38 @@ test('a SPDY session answers a stream, carries its DATA both ways with FIN, and 
     server.close();
   }
 });
+
+test('bad input ends the session, not the process: garbage, an oversized frame, a header block that is not zlib', async () => {
+  const sessions: SpdySession[] = [];
+  const server = createServer((socket) => {
+    sessions.push(new SpdySession(socket, () => assert.fail('no stream opens')));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  const inputs = [
+    // A SYN_STREAM whose header block is not zlib at all.
+    Buffer.concat([Buffer.from([0x80, 0x03, 0x00, 0x01, 0x00, 0x00, 0x00, 0x12]), Buffer.alloc(10), Buffer.from('notzlib!')]),
+    // A frame announcing 16 MiB.
+    Buffer.from([0x80, 0x03, 0x00, 0x01, 0x00, 0xff, 0xff, 0xff]),
+    // A SYN_STREAM too short to hold its stream id.
+    Buffer.from([0x80, 0x03, 0x00, 0x01, 0x00, 0x00, 0x00, 0x02, 0x00, 0x01]),
+  ];
+  try {
+    for (const input of inputs) {
+      const closed = await new Promise<boolean>((resolve) => {
+        const client = connect(port, '127.0.0.1', () => client.write(input));
+        client.on('data', () => undefined);
+        client.on('close', () => resolve(true));
+        client.on('error', () => resolve(true));
+        setTimeout(() => {
+          client.destroy();
+          resolve(false);
+        }, 5000).unref();
+      });
+      assert.ok(closed, `the session closed on ${input.subarray(0, 12).toString('hex')}`);
+    }
+    assert.equal(sessions.length, inputs.length);
+  } finally {
+    server.close();
+  }
+});

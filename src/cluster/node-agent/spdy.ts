@@ -47,8 +47,10 @@ const FLAG_FIN = 0x01;
 const CANCEL = 5;
 /** Most a DATA frame carries here (the format allows 16 MiB). */
 const MAX_DATA = 64 * 1024;
-/** Most a frame from the client may be: header blocks and stdin chunks are small. */
-const MAX_FRAME = 16 * 1024 * 1024;
+/** Most a frame from the client may be (the format allows 16 MiB): header blocks are small, and spdystream writes stdin in 32 KiB chunks. */
+const MAX_FRAME = 1024 * 1024;
+/** Most one header block may inflate to (a few small headers are all a stream has). */
+const MAX_HEADER_BLOCK = 64 * 1024;
 
 /** One zlib context of a session's direction: each block written and sync-flushed, in order. */
 class HeaderCodec {
@@ -60,7 +62,12 @@ class HeaderCodec {
   process(block: Buffer): Promise<Buffer> {
     const result = this.chain.then(() => new Promise<Buffer>((resolve, reject) => {
       const out: Buffer[] = [];
-      const collect = (d: Buffer) => out.push(d);
+      let size = 0;
+      const collect = (d: Buffer) => {
+        size += d.length;
+        if (size > MAX_HEADER_BLOCK) reject(new Error(`a header block inflates past ${MAX_HEADER_BLOCK} bytes`));
+        else out.push(d);
+      };
       this.z.on('data', collect);
       this.z.once('error', reject);
       this.z.write(block);
