@@ -13,6 +13,7 @@
 // probes do. With a terminal (`-t`) it runs under a pseudo-terminal from util-linux's `script`,
 // stderr joined to stdout as a terminal joins them; resizes are not passed on.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { constants } from 'node:os';
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { Logger } from '../../common/log.js';
@@ -57,7 +58,8 @@ function shellQuote(word: string): string {
 /** The end of a command as the error channel carries it (kubelet's remotecommand). */
 export function exitStatus(code: number | null, signal: NodeJS.Signals | null, command: string[]): object {
   if (code === 0) return { metadata: {}, status: 'Success' };
-  const exitCode = code ?? 128 + (signal ? (({ SIGKILL: 9, SIGTERM: 15, SIGINT: 2, SIGHUP: 1 }) as Record<string, number>)[signal] ?? 0 : 0);
+  // Killed by a signal: the shell's 128 + its number.
+  const exitCode = code ?? 128 + (signal ? constants.signals[signal] : 0);
   return {
     metadata: {},
     status: 'Failure',
