@@ -357,6 +357,13 @@ test('kubectl exec runs a command in the container\'s environment and directory 
   const big = await c.api.kubectl(['exec', '-i', 'exec-me', '--', 'sh', '-c', 'cat > big; wc -c < big; cat big | wc -c'], 'x'.repeat(1024 * 1024));
   assert.equal(big.code, 0, big.stderr);
   assert.deepEqual(big.stdout.trim().split(/\s+/), ['1048576', '1048576']);
+  // A container of another image is simulated: there is nothing to exec beside, and kubectl is told so.
+  await c.kube.create(PODS, pod('simulated', { image: 'registry.example/nginx:1.27' }, { terminationGracePeriodSeconds: 1 }));
+  await eventually('simulated running', async () => (await getPod('simulated'))?.status?.containerStatuses?.[0]?.state?.running);
+  const simulated = await c.api.kubectl(['exec', 'simulated', '--', 'true']);
+  assert.notEqual(simulated.code, 0);
+  assert.match(simulated.stderr, /container main in pod simulated runs no process to exec beside: its image registry\.example\/nginx:1\.27 is simulated on bosun's local machines \(only bosun\.local images run\)/);
+  await c.kube.delete(PODS, 'simulated', 'default', { gracePeriodSeconds: 0 });
   const missing = await c.api.kubectl(['exec', 'exec-me', '--', 'no-such-command']);
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /error executing command in container: failed to exec \[no-such-command\]: spawn no-such-command ENOENT/);

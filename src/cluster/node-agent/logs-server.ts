@@ -25,6 +25,7 @@ import { createWebSocketStream, WebSocketServer } from 'ws';
 import { EXEC_PROTOCOLS, EXEC_SPDY_PROTOCOLS, execOptions, runExecOverSpdy, runExecSession, type ExecTarget } from './exec-session.js';
 import { PORT_FORWARD_PROTOCOL, PORT_FORWARD_TUNNEL_PROTOCOL, runPortForward } from './port-forward.js';
 import { offeredStreamProtocols, spdyUpgradeResponse } from './spdy.js';
+import { containerKind } from './pod-spec.js';
 import type { Logger } from '../../common/log.js';
 import type * as api from '../../api/index.js';
 import { verbForMethod } from '../../kube/index.js';
@@ -183,7 +184,12 @@ export class LogsServer {
     if (!pod) return problem(res, 404, `pod ${namespace}/${name} is not on this node`);
     if (!(pod.spec?.containers ?? []).some((c) => c.name === container)) return problem(res, 400, `container ${container} is not valid for pod ${name}`);
     const target = this.source.execTarget?.(namespace, name, container);
-    if (!target) return problem(res, 400, `container ${container} in pod ${name} is not running`);
+    if (!target) {
+      const image = pod.spec?.containers?.find((c) => c.name === container)?.image ?? '';
+      // Only bosun.local images run processes here; any other is simulated (Running with no process).
+      if (containerKind(image) === 'simulated') return problem(res, 400, `container ${container} in pod ${name} runs no process to exec beside: its image ${image} is simulated on bosun's local machines (only bosun.local images run)`);
+      return problem(res, 400, `container ${container} in pod ${name} is not running`);
+    }
     const options = execOptions(query);
     if (options.command.length === 0) return problem(res, 400, 'you must specify at least 1 command');
     if (!options.stdin && !options.stdout && !options.stderr) return problem(res, 400, 'you must specify at least 1 of stdin, stdout, stderr');
