@@ -141,6 +141,7 @@ test('the node serves container logs on <nodeIP>:10250 (tail, timestamps, follow
   assert.match(tail.body, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z \S+ \S+ GET \/\S+\n$/);
   assert.equal((await kubeletGet('/containerLogs/default/missing/main')).status, 404);
   assert.equal((await kubeletGet('/containerLogs/default/echo-1/nope')).status, 400);
+  assert.deepEqual(await kubeletGet('/exec/default/echo-1/%E0%A4%A'), { status: 400, body: 'URI malformed\n' }, 'a path that does not decode is answered');
   const anonymous = await kubeletGet('/containerLogs/default/echo-1/main', { cert: false });
   assert.equal(anonymous.status, 401, 'no client certificate and no token, no logs');
 

@@ -106,7 +106,11 @@ export class LogsServer {
   private serve(req: IncomingMessage, res: ServerResponse, upgrade?: { socket: Duplex; head: Buffer }): void {
     if (!parseTarget(req, 'https://node')) return problem(res, 400, `the request target is not a URL: ${JSON.stringify(req.url?.slice(0, 200))}`);
     this.authorized(req, res).then((ok) => (ok ? this.handle(req, res, upgrade) : undefined), (e) => problem(res, 500, `authorization failed: ${(e as Error).message}`))
-      .catch((e) => this.log.warn({ err: (e as Error).message }, 'serving a kubelet request failed'));
+      .catch((e) => {
+        this.log.warn({ err: (e as Error).message }, 'serving a kubelet request failed');
+        // (a path that does not decode, …): answered, so that neither a request nor an upgrade hangs.
+        if (!res.headersSent && res.socket) problem(res, 400, (e as Error).message);
+      });
   }
 
   /** Serves with a new certificate from now on (connections already open keep theirs). */
