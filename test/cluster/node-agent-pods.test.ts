@@ -304,7 +304,9 @@ test('init containers run in order to completion before the app container; one f
     const s = x?.status?.initContainerStatuses?.[0];
     return s?.restartCount >= 2 && s.state?.waiting?.reason === 'CrashLoopBackOff' && x!.status.phase === 'Pending';
   }, 30_000);
-  assert.match(await c.api.kubectlOk(['get', 'pod', 'init-loops', '-n', 'default']), /init-loops\s+0\/1\s+Init:CrashLoopBackOff/);
+  // kubectl's own view, read again until it falls in a back-off: the init container is restarted
+  // between back-offs (Init:0/1), and a kubectl started on a busy machine can miss a short one.
+  await eventually('kubectl shows Init:CrashLoopBackOff', async () => /init-loops\s+0\/1\s+Init:CrashLoopBackOff/.test(await c.api.kubectlOk(['get', 'pod', 'init-loops', '-n', 'default'])), 30_000);
   for (const name of ['with-init', 'init-fails', 'init-loops']) await c.kube.delete(PODS, name, 'default', { gracePeriodSeconds: 0 });
 });
 
