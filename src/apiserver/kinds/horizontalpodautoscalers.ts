@@ -43,68 +43,73 @@ function readAnnotation<T>(metadata: api.ObjectMeta, name: string): T | undefine
 type Json = Record<string, unknown>;
 const defined = (o: Json): Json => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null));
 
+/** Which half of a metric a v1 annotation holds: the spec's target, or the status's current value. */
+type Side = 'target' | 'current';
+type Value = { value?: string; averageValue?: string; averageUtilization?: number };
+
 /**
- * A v2 metric in the shape autoscaling/v1's annotation holds it (kube's v1 alpha MetricSpec, as
- * autoscaling/v2beta1 spelled metrics: targetAverageUtilization, metricName, targetValue, …).
+ * A v2 target or current value as v1's annotations spell it (autoscaling/v2beta1's names):
+ * <side>AverageUtilization, <side>AverageValue, <side>Value — an Object metric's average value is
+ * plain `averageValue` on both sides.
  */
-function specToV1(m: api.MetricSpec): Json {
+function valueToV1(side: Side, v: Value | undefined, object = false): Json {
+  return { [`${side}AverageUtilization`]: v?.averageUtilization, [object ? 'averageValue' : `${side}AverageValue`]: v?.averageValue, [`${side}Value`]: v?.value };
+}
+
+function valueFromV1(side: Side, j: Json, object = false): Value {
+  return defined({ averageUtilization: j[`${side}AverageUtilization`], averageValue: j[object ? 'averageValue' : `${side}AverageValue`], value: j[`${side}Value`] }) as Value;
+}
+
+/** A v2 metric (spec or status) in the shape autoscaling/v1's annotations hold it (kube's v1 alpha MetricSpec/MetricStatus). */
+function metricToV1(m: api.MetricSpec | api.MetricStatus, side: Side): Json {
+  const of = (source: object) => (source as Record<Side, Value | undefined>)[side];
   const r = m.resource ?? m.containerResource;
   if (r) {
-    const body = defined({ name: r.name, targetAverageUtilization: r.target.averageUtilization, targetAverageValue: r.target.averageValue, container: m.containerResource?.container });
-    return { type: m.type, [m.type === 'Resource' ? 'resource' : 'containerResource']: body };
+    const value = valueToV1(side, of(r));
+    // A current resource metric always says its raw value.
+    if (side === 'current') value.currentAverageValue ??= '0';
+    return { type: m.type, [m.type === 'Resource' ? 'resource' : 'containerResource']: defined({ name: r.name, ...value, container: m.containerResource?.container }) };
   }
-  if (m.pods) return { type: m.type, pods: defined({ metricName: m.pods.metric.name, selector: m.pods.metric.selector, targetAverageValue: m.pods.target.averageValue }) };
-  if (m.object) return { type: m.type, object: defined({ target: m.object.describedObject, metricName: m.object.metric.name, selector: m.object.metric.selector, targetValue: m.object.target.value, averageValue: m.object.target.averageValue }) };
-  if (m.external) return { type: m.type, external: defined({ metricName: m.external.metric.name, metricSelector: m.external.metric.selector, targetValue: m.external.target.value, targetAverageValue: m.external.target.averageValue }) };
+  if (m.pods) return { type: m.type, pods: defined({ metricName: m.pods.metric.name, selector: m.pods.metric.selector, ...valueToV1(side, of(m.pods)) }) };
+  if (m.object) return { type: m.type, object: defined({ target: m.object.describedObject, metricName: m.object.metric.name, selector: m.object.metric.selector, ...valueToV1(side, of(m.object), true) }) };
+  if (m.external) return { type: m.type, external: defined({ metricName: m.external.metric.name, metricSelector: m.external.metric.selector, ...valueToV1(side, of(m.external)) }) };
   return { type: m.type };
 }
 
-/** Back from the v1 annotation's shape (kube's Convert_v1_*MetricSource_To_autoscaling_*). */
-function specFromV1(m: Json): api.MetricSpec {
+/** A spec's target from its v1 value, typed as kube's Convert_v1_*MetricSource_To_autoscaling_* types it per source. */
+function targetFromV1(source: 'resource' | 'pods' | 'object' | 'external', v: Value): Json {
+  switch (source) {
+    case 'resource':
+      return v.averageUtilization === undefined ? { type: 'AverageValue', averageValue: v.averageValue } : { type: 'Utilization', averageUtilization: v.averageUtilization };
+    case 'pods':
+      return { type: 'AverageValue', averageValue: v.averageValue };
+    case 'object':
+      return defined({ type: v.averageValue === undefined ? 'Value' : 'AverageValue', value: v.value, averageValue: v.averageValue });
+    case 'external':
+      return defined({ type: v.value === undefined ? 'AverageValue' : 'Value', value: v.value, averageValue: v.averageValue });
+  }
+}
+
+/** Back from a v1 annotation's shape: a spec metric (side 'target') or a status metric (side 'current'). */
+function metricFromV1(m: Json, side: Side): Json {
   const type = m.type as string;
-  const source = (m.resource ?? m.containerResource) as Json | undefined;
-  if (source) {
-    const target = source.targetAverageUtilization === undefined ? { type: 'AverageValue', averageValue: source.targetAverageValue } : { type: 'Utilization', averageUtilization: source.targetAverageUtilization };
+  const half = (source: 'resource' | 'pods' | 'object' | 'external', j: Json) => {
+    const value = valueFromV1(side, j, source === 'object');
+    return side === 'target' ? { target: targetFromV1(source, value) } : { current: value };
+  };
+  const resource = (m.resource ?? m.containerResource) as Json | undefined;
+  if (resource) {
     return type === 'ContainerResource'
-      ? { type, containerResource: { name: source.name, container: source.container, target } } as api.MetricSpec
-      : { type, resource: { name: source.name, target } } as api.MetricSpec;
+      ? { type, containerResource: { name: resource.name, container: resource.container, ...half('resource', resource) } }
+      : { type, resource: { name: resource.name, ...half('resource', resource) } };
   }
   const pods = m.pods as Json | undefined;
-  if (pods) return { type, pods: { metric: defined({ name: pods.metricName, selector: pods.selector }), target: { type: 'AverageValue', averageValue: pods.targetAverageValue } } } as api.MetricSpec;
+  if (pods) return { type, pods: { metric: defined({ name: pods.metricName, selector: pods.selector }), ...half('pods', pods) } };
   const object = m.object as Json | undefined;
-  if (object) return { type, object: { describedObject: object.target, metric: defined({ name: object.metricName, selector: object.selector }), target: defined({ type: object.averageValue === undefined ? 'Value' : 'AverageValue', value: object.targetValue, averageValue: object.averageValue }) } } as api.MetricSpec;
+  if (object) return { type, object: { describedObject: object.target, metric: defined({ name: object.metricName, selector: object.selector }), ...half('object', object) } };
   const external = m.external as Json | undefined;
-  if (external) return { type, external: { metric: defined({ name: external.metricName, selector: external.metricSelector }), target: defined({ type: external.targetValue === undefined ? 'AverageValue' : 'Value', value: external.targetValue, averageValue: external.targetAverageValue }) } } as api.MetricSpec;
-  return { type } as api.MetricSpec;
-}
-
-/** A current metric in the v1 annotation's shape (currentAverageUtilization, currentAverageValue, …). */
-function statusToV1(m: api.MetricStatus): Json {
-  const r = m.resource ?? m.containerResource;
-  if (r) {
-    const body = defined({ name: r.name, currentAverageUtilization: r.current?.averageUtilization, currentAverageValue: r.current?.averageValue ?? '0', container: m.containerResource?.container });
-    return { type: m.type, [m.type === 'Resource' ? 'resource' : 'containerResource']: body };
-  }
-  if (m.pods) return { type: m.type, pods: defined({ metricName: m.pods.metric.name, selector: m.pods.metric.selector, currentAverageValue: m.pods.current.averageValue }) };
-  if (m.object) return { type: m.type, object: defined({ target: m.object.describedObject, metricName: m.object.metric.name, selector: m.object.metric.selector, currentValue: m.object.current.value, averageValue: m.object.current.averageValue }) };
-  if (m.external) return { type: m.type, external: defined({ metricName: m.external.metric.name, metricSelector: m.external.metric.selector, currentValue: m.external.current.value, currentAverageValue: m.external.current.averageValue }) };
-  return { type: m.type };
-}
-
-function statusFromV1(m: Json): api.MetricStatus {
-  const type = m.type as string;
-  const source = (m.resource ?? m.containerResource) as Json | undefined;
-  if (source) {
-    const current = defined({ averageUtilization: source.currentAverageUtilization, averageValue: source.currentAverageValue });
-    return type === 'ContainerResource' ? { type, containerResource: { name: source.name, container: source.container, current } } as api.MetricStatus : { type, resource: { name: source.name, current } } as api.MetricStatus;
-  }
-  const pods = m.pods as Json | undefined;
-  if (pods) return { type, pods: { metric: defined({ name: pods.metricName, selector: pods.selector }), current: { averageValue: pods.currentAverageValue } } } as api.MetricStatus;
-  const object = m.object as Json | undefined;
-  if (object) return { type, object: { describedObject: object.target, metric: defined({ name: object.metricName, selector: object.selector }), current: defined({ value: object.currentValue, averageValue: object.averageValue }) } } as api.MetricStatus;
-  const external = m.external as Json | undefined;
-  if (external) return { type, external: { metric: defined({ name: external.metricName, selector: external.metricSelector }), current: defined({ value: external.currentValue, averageValue: external.currentAverageValue }) } } as api.MetricStatus;
-  return { type } as api.MetricStatus;
+  if (external) return { type, external: { metric: defined({ name: external.metricName, selector: external.metricSelector }), ...half('external', external) } };
+  return { type };
 }
 
 /**
@@ -119,11 +124,11 @@ export function toV1(o: api.HorizontalPodAutoscaler): api.Unstructured {
   const metrics = spec.metrics ?? [];
   const cpu = metrics.find(cpuUtilization);
   const others = metrics.filter((m) => m !== cpu);
-  if (others.length) metadata.annotations![METRICS_ANNOTATION] = JSON.stringify(others.map(specToV1));
+  if (others.length) metadata.annotations![METRICS_ANNOTATION] = JSON.stringify(others.map((m) => metricToV1(m, 'target')));
   if (spec.behavior) metadata.annotations![BEHAVIOR_ANNOTATION] = JSON.stringify(spec.behavior);
   const current = status.currentMetrics ?? [];
   const currentCpu = current.find((m) => m.type === 'Resource' && m.resource?.name === 'cpu' && m.resource.current?.averageUtilization !== undefined);
-  if (current.length) metadata.annotations![CURRENT_METRICS_ANNOTATION] = JSON.stringify(current.map(statusToV1));
+  if (current.length) metadata.annotations![CURRENT_METRICS_ANNOTATION] = JSON.stringify(current.map((m) => metricToV1(m, 'current')));
   if (status.conditions?.length) metadata.annotations![CONDITIONS_ANNOTATION] = JSON.stringify(status.conditions);
   if (Object.keys(metadata.annotations!).length === 0) delete metadata.annotations;
   const v1Spec: Record<string, unknown> = { scaleTargetRef: spec.scaleTargetRef, minReplicas: spec.minReplicas, maxReplicas: spec.maxReplicas };
@@ -151,14 +156,15 @@ export function fromV1(o: api.Unstructured): api.HorizontalPodAutoscaler {
   const v1 = o as V1;
   const spec = (v1.spec ?? {}) as { scaleTargetRef?: unknown; minReplicas?: number; maxReplicas?: number; targetCPUUtilizationPercentage?: number };
   const status = v1.status as { observedGeneration?: number; lastScaleTime?: string; currentReplicas?: number; desiredReplicas?: number; currentCPUUtilizationPercentage?: number } | undefined;
-  const metadata: api.ObjectMeta = { ...o.metadata };
-  const metrics: api.MetricSpec[] = (readAnnotation<Json[]>(metadata, METRICS_ANNOTATION) ?? []).map(specFromV1);
+  // The annotations are copied: taking the conversion's own out must not change the object converted.
+  const metadata: api.ObjectMeta = { ...o.metadata, ...(o.metadata.annotations ? { annotations: { ...o.metadata.annotations } } : {}) };
+  const metrics: api.MetricSpec[] = (readAnnotation<Json[]>(metadata, METRICS_ANNOTATION) ?? []).map((m) => metricFromV1(m, 'target') as unknown as api.MetricSpec);
   if (spec.targetCPUUtilizationPercentage !== undefined && spec.targetCPUUtilizationPercentage !== null) {
     metrics.push({ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: spec.targetCPUUtilizationPercentage } } });
   }
   const behavior = readAnnotation<NonNullable<Spec['behavior']>>(metadata, BEHAVIOR_ANNOTATION);
   const conditions = readAnnotation<NonNullable<api.HorizontalPodAutoscaler['status']>['conditions']>(metadata, CONDITIONS_ANNOTATION);
-  const annotatedCurrent = readAnnotation<Json[]>(metadata, CURRENT_METRICS_ANNOTATION)?.map(statusFromV1);
+  const annotatedCurrent = readAnnotation<Json[]>(metadata, CURRENT_METRICS_ANNOTATION)?.map((m) => metricFromV1(m, 'current') as unknown as api.MetricStatus);
   withoutAnnotations(metadata, [METRICS_ANNOTATION, BEHAVIOR_ANNOTATION, CONDITIONS_ANNOTATION, CURRENT_METRICS_ANNOTATION]);
   const v2Spec: Spec = { scaleTargetRef: spec.scaleTargetRef as Spec['scaleTargetRef'], minReplicas: spec.minReplicas, maxReplicas: spec.maxReplicas as number };
   if (metrics.length) v2Spec.metrics = metrics;
