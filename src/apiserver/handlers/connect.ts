@@ -8,6 +8,7 @@ import { errors } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
 import { podExecLocation, podPortForwardLocation, proxyUpgrade } from '../nodes/pod-exec.js';
 import { upgradeOf } from '../http/upgrade.js';
+import { nodeOf } from './logs.js';
 import type { ResourceType } from '../registry/resource-type.js';
 import type { ServerState } from './state.js';
 import type * as api from '../../api/index.js';
@@ -27,8 +28,7 @@ export async function serveConnect(ctx: AuthorizedContext, state: ServerState, t
   if (subresource === 'attach') {
     throw errors.badRequest(`bosun does not serve pods/attach: a container's output is followed with \`kubectl logs -f\`, and \`kubectl exec\` runs a command beside it`);
   }
-  const stored = pod.spec?.nodeName ? state.storage.get(`/core/nodes//${pod.spec.nodeName}`)?.object : undefined;
-  const node = stored && asKind<api.Node>(stored);
+  const node = nodeOf(state, pod);
   const url = subresource === 'exec' ? podExecLocation(pod, node, new URL(request.url, 'https://apiserver').searchParams) : podPortForwardLocation(pod, node);
   const upgrade = upgradeOf(request.raw);
   if (!upgrade) throw errors.badRequest('Upgrade request required');

@@ -11,7 +11,7 @@ import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders 
 import { request as httpsRequest } from 'node:https';
 import { ApiError, errors } from '../errors.js';
 import type { AuthorizedContext } from '../filters/chain.js';
-import { kubeletAddress } from '../nodes/pod-logs.js';
+import { kubeletAddress, kubeletTls } from '../nodes/pod-logs.js';
 import type { ResourceType } from '../registry/resource-type.js';
 import type { ServerState } from './state.js';
 import type * as api from '../../api/index.js';
@@ -86,7 +86,8 @@ export async function serveProxy(ctx: AuthorizedContext, state: ServerState, typ
   const parsed = splitSchemeNamePort(id);
   if (!parsed || parsed.name === '') throw errors.badRequest(`invalid request "${id}": expected [scheme:]name[:port]`);
   let target: URL;
-  let tls: { cert?: string; key?: string } = {};
+  // A pod's or an endpoint's certificate is not checked, as kube-apiserver's proxy does not.
+  let tls: ReturnType<typeof kubeletTls> | { rejectUnauthorized: false } = { rejectUnauthorized: false };
   if (type.resource === 'pods') {
     target = podProxyTarget(asKind<api.Pod>(state.resources.get(type, namespace, parsed.name)), parsed.scheme, parsed.port);
   } else if (type.resource === 'services') {
@@ -97,7 +98,7 @@ export async function serveProxy(ctx: AuthorizedContext, state: ServerState, typ
     const node = asKind<api.Node>(state.resources.get(type, undefined, parsed.name));
     const { host, port } = kubeletAddress({ spec: { nodeName: parsed.name } } as api.Pod, node);
     target = new URL(`${parsed.scheme || 'https'}://${host}:${parsed.port || port}`);
-    tls = { cert: state.kubeletClientCert.certPem, key: state.kubeletClientCert.keyPem };
+    tls = kubeletTls({ clientCert: state.kubeletClientCert });
   }
   const headers: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(request.headers)) {
@@ -108,7 +109,7 @@ export async function serveProxy(ctx: AuthorizedContext, state: ServerState, typ
   const path = forwardedPath(request.url, id);
   await new Promise<void>((resolve, reject) => {
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-    const upstream = send(target, { method: request.method, path, headers, ...tls, rejectUnauthorized: false });
+    const upstream = send(target, { method: request.method, path, headers, ...tls });
     // The caller gone before the answer is through: the request to the target goes too.
     reply.raw.on('close', () => {
       if (!reply.raw.writableFinished) upstream.destroy();

@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError, errors } from '../errors.js';
 import type * as api from '../../api/index.js';
-import { FALSE, kubeletAddress, podContainer, TRUE, type KubeletClient } from './pod-logs.js';
+import { FALSE, kubeletAddress, kubeletTls, podContainer, TRUE, type KubeletClient } from './pod-logs.js';
 import type { Upgrade } from '../http/upgrade.js';
 
 const STREAMS = ['stdin', 'stdout', 'stderr', 'tty'];
@@ -71,10 +71,7 @@ export function proxyUpgrade(url: URL, client: KubeletClient, req: IncomingMessa
     if (typeof streamProtocols === 'string') headers['x-stream-protocol-version'] = streamProtocols.split(',').map((p) => p.trim()).filter(Boolean);
     const upstream = httpsRequest(url, {
       method: 'GET',
-      cert: client.clientCert.certPem,
-      key: client.clientCert.keyPem,
-      ca: client.kubeletCA,
-      rejectUnauthorized: client.kubeletCA !== undefined,
+      ...kubeletTls(client),
       headers,
     });
     const clientSocket = upgrade.socket;

@@ -105,6 +105,11 @@ export interface KubeletClient {
   kubeletCA?: string;
 }
 
+/** The TLS options of a request to a kubelet as `client` (pods/log, exec, portforward, nodes/proxy). */
+export function kubeletTls(client: KubeletClient): { cert: string; key: string; ca?: string; rejectUnauthorized: boolean } {
+  return { cert: client.clientCert.certPem, key: client.clientCert.keyPem, ca: client.kubeletCA, rejectUnauthorized: client.kubeletCA !== undefined };
+}
+
 /**
  * Streams the kubelet's answer for `location` to the client: once the kubelet answers 2xx,
  * `start()` hands over the raw response and the body is written through as it comes (a `follow`
@@ -116,10 +121,7 @@ export function streamPodLogs(location: LogLocation, client: KubeletClient, star
     let res: ServerResponse | undefined;
     const upstream = httpsRequest(location.url, {
       method: 'GET',
-      cert: client.clientCert.certPem,
-      key: client.clientCert.keyPem,
-      ca: client.kubeletCA,
-      rejectUnauthorized: client.kubeletCA !== undefined,
+      ...kubeletTls(client),
       headers: { accept: '*/*' },
     });
     clientGone(() => upstream.destroy());

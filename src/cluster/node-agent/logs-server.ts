@@ -24,7 +24,7 @@ import type { Duplex } from 'node:stream';
 import { createWebSocketStream, WebSocketServer } from 'ws';
 import { EXEC_PROTOCOLS, EXEC_SPDY_PROTOCOLS, execOptions, runExecOverSpdy, runExecSession, type ExecTarget } from './exec-session.js';
 import { PORT_FORWARD_PROTOCOL, PORT_FORWARD_TUNNEL_PROTOCOL, runPortForward } from './port-forward.js';
-import { offeredStreamProtocols, spdyUpgradeResponse } from './spdy.js';
+import { offeredProtocols, spdyUpgradeResponse } from './spdy.js';
 import { containerKind } from './pod-spec.js';
 import type { Logger } from '../../common/log.js';
 import type * as api from '../../api/index.js';
@@ -206,8 +206,8 @@ export class LogsServer {
       return runExecOverSpdy(this.switchToSpdy(res, upgrade, protocol), target, options, this.log);
     }
     if (transport !== 'websocket') return problem(res, 400, `exec is served over a WebSocket (${EXEC_PROTOCOLS.join(', ')}) or SPDY/3.1, not ${JSON.stringify(req.headers.upgrade)}`);
-    const offered = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
-    if (!EXEC_PROTOCOLS.some((p) => offered.includes(p))) return problem(res, 400, `none of the WebSocket subprotocols offered (${offered.filter(Boolean).join(', ') || 'none'}) is served: ${EXEC_PROTOCOLS.join(', ')}`);
+    const offered = offeredProtocols(req.headers['sec-websocket-protocol']);
+    if (!EXEC_PROTOCOLS.some((p) => offered.includes(p))) return problem(res, 400, `none of the WebSocket subprotocols offered (${offered.join(', ') || 'none'}) is served: ${EXEC_PROTOCOLS.join(', ')}`);
     res.detachSocket(upgrade.socket as Parameters<ServerResponse['detachSocket']>[0]);
     const wss = new WebSocketServer({ noServer: true, handleProtocols: (protocols) => EXEC_PROTOCOLS.find((p) => protocols.has(p)) ?? false });
     wss.handleUpgrade(req, upgrade.socket, upgrade.head, (ws) => {
@@ -232,7 +232,7 @@ export class LogsServer {
       this.log.info({ pod: target.pod, protocol: 'SPDY/3.1' }, 'port-forward');
       return void runPortForward(this.switchToSpdy(res, upgrade, protocol), target, this.log);
     }
-    const offered = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+    const offered = offeredProtocols(req.headers['sec-websocket-protocol']);
     if (transport !== 'websocket' || !offered.includes(PORT_FORWARD_TUNNEL_PROTOCOL)) {
       return problem(res, 400, `port forwarding is served over SPDY/3.1 (${PORT_FORWARD_PROTOCOL}) or a WebSocket (${PORT_FORWARD_TUNNEL_PROTOCOL}), not ${JSON.stringify(req.headers.upgrade)}`);
     }
@@ -251,7 +251,7 @@ export class LogsServer {
 
   /** The first of `served` the SPDY upgrade request offers (X-Stream-Protocol-Version); else answers 400 and returns undefined. */
   private negotiate(req: IncomingMessage, res: ServerResponse, served: string[]): string | undefined {
-    const offered = offeredStreamProtocols(req.headers['x-stream-protocol-version']);
+    const offered = offeredProtocols(req.headers['x-stream-protocol-version']);
     const chosen = served.find((p) => offered.includes(p));
     if (!chosen) problem(res, 400, `unable to upgrade: unable to negotiate protocol: client supports [${offered.join(' ')}], server accepts [${served.join(' ')}]`);
     return chosen;

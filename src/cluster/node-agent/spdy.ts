@@ -318,7 +318,7 @@ export function spdyUpgradeResponse(protocol: string): string {
   return `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${protocol}\r\n\r\n`;
 }
 
-/** The stream protocols a SPDY upgrade request offers (X-Stream-Protocol-Version, one header or several). */
-export function offeredStreamProtocols(header: string | string[] | undefined): string[] {
+/** The protocols an upgrade request offers in a header given once or several times, comma-separated (X-Stream-Protocol-Version, Sec-WebSocket-Protocol). */
+export function offeredProtocols(header: string | string[] | undefined): string[] {
   return [header ?? []].flat().flatMap((h) => h.split(',')).map((p) => p.trim()).filter(Boolean);
 }
