@@ -2,7 +2,7 @@
 // owners, and multiple owners. The actions are applied to a plain list until nothing is left to do.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { finalizersOnDelete, gcActions, type GcObject, type PropagationPolicy } from '../../src/apiserver/controllers/garbage-collection.js';
+import { finalizersOnDelete, gcActions, gcActionsFor, indexOf, type GcObject, type PropagationPolicy } from '../../src/apiserver/controllers/garbage-collection.js';
 
 function obj(kind: string, name: string, owner?: GcObject, block = true): GcObject {
   return {
@@ -32,18 +32,8 @@ function del(objects: GcObject[], uid: string, policy?: PropagationPolicy): void
 function converge(objects: GcObject[]): string[][] {
   const rounds: string[][] = [];
   for (let round = 0; round < 20; round++) {
-    const actions = gcActions(objects);
-    if (actions.length === 0) return rounds;
-    for (const a of actions) {
-      const o = objects.find((x) => x.metadata.uid === a.object.uid);
-      if (!o) continue;
-      if (a.type === 'delete') del(objects, a.object.uid, a.propagationPolicy);
-      else if (a.type === 'removeOwnerReferences') o.metadata.ownerReferences = o.metadata.ownerReferences?.filter((r) => !a.ownerUids.includes(r.uid));
-      else {
-        o.metadata.finalizers = o.metadata.finalizers?.filter((f) => f !== a.finalizer);
-        if (o.metadata.deletionTimestamp && o.metadata.finalizers?.length === 0) objects.splice(objects.indexOf(o), 1);
-      }
-    }
+    if (gcActions(objects).length === 0) return rounds;
+    converge1(objects);
     rounds.push(objects.map((o) => o.metadata.name!));
   }
   throw new Error('garbage collection did not converge');
@@ -108,3 +98,48 @@ test('dangling references after a restart, owners recreated under a new uid, and
   assert.deepEqual(gcActions([b, shared]), [{ type: 'removeOwnerReferences', object: { apiVersion: 'apps/v1', kind: 'Secret', namespace: 'default', name: 's', uid: 'Secret-s' }, ownerUids: ['ConfigMap-a'] }]);
   assert.equal(gcActions([shared])[0].type, 'delete');
 });
+
+test('the actions for some of the objects, read against the whole graph, are those a whole round finds for them', () => {
+  // Every state each policy passes through, with a ConfigMap nobody owns beside it.
+  const states: GcObject[][] = [];
+  for (const policy of ['Background', 'Foreground', 'Orphan'] as const) {
+    const objects = world();
+    del(objects, 'Deployment-web', policy);
+    states.push(structuredClone(objects));
+    for (let round = 0; round < 6 && gcActions(objects).length > 0; round++) {
+      converge1(objects);
+      states.push(structuredClone(objects));
+    }
+  }
+  const key = (a: unknown) => JSON.stringify(a);
+  for (const objects of states) {
+    const whole = gcActions(objects).map(key).sort();
+    const index = indexOf(objects);
+    // Split the graph in two every way an owner can fall apart from its dependents: the union is the whole round.
+    for (let cut = 0; cut <= objects.length; cut++) {
+      const parts = [...gcActionsFor(objects.slice(0, cut), index), ...gcActionsFor(objects.slice(cut), index)].map(key).sort();
+      assert.deepEqual(parts, whole);
+    }
+    // One object alone: only its own actions, or those it takes as an owner over its dependents.
+    for (const o of objects) {
+      for (const a of gcActionsFor([o], index)) {
+        assert.ok(a.object.uid === o.metadata.uid || o.metadata.uid !== undefined && index.dependentsOf(o.metadata.uid).some((d) => d.metadata.uid === a.object.uid), `${key(a)} for ${o.metadata.uid}`);
+      }
+    }
+  }
+  assert.ok(states.length >= 6);
+});
+
+/** One round of converge: the actions of the whole graph applied once. */
+function converge1(objects: GcObject[]): void {
+  for (const a of gcActions(objects)) {
+    const o = objects.find((x) => x.metadata.uid === a.object.uid);
+    if (!o) continue;
+    if (a.type === 'delete') del(objects, a.object.uid, a.propagationPolicy);
+    else if (a.type === 'removeOwnerReferences') o.metadata.ownerReferences = o.metadata.ownerReferences?.filter((r) => !a.ownerUids.includes(r.uid));
+    else {
+      o.metadata.finalizers = o.metadata.finalizers?.filter((f) => f !== a.finalizer);
+      if (o.metadata.deletionTimestamp && o.metadata.finalizers?.length === 0) objects.splice(objects.indexOf(o), 1);
+    }
+  }
+}

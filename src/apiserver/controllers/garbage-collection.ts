@@ -55,8 +55,14 @@ function has(o: GcObject, finalizer: string): boolean {
   return (o.metadata.finalizers ?? []).includes(finalizer);
 }
 
-/** Every action that moves the objects towards their collected state; empty when converged. */
-export function gcActions(objects: GcObject[]): GcAction[] {
+/** The relations the rules read: an object by its uid, and the objects naming a uid as their owner. */
+export interface GcIndex {
+  byUid(uid: string): GcObject | undefined;
+  dependentsOf(uid: string): readonly GcObject[];
+}
+
+/** The index of a whole set of objects, built in one pass. */
+export function indexOf(objects: Iterable<GcObject>): GcIndex {
   const byUid = new Map<string, GcObject>();
   const dependents = new Map<string, GcObject[]>();
   for (const o of objects) {
@@ -67,12 +73,29 @@ export function gcActions(objects: GcObject[]): GcAction[] {
       list.push(o);
     }
   }
+  return { byUid: (uid) => byUid.get(uid), dependentsOf: (uid) => dependents.get(uid) ?? [] };
+}
+
+/** Every action that moves the objects towards their collected state; empty when converged. */
+export function gcActions(objects: GcObject[]): GcAction[] {
+  return gcActionsFor(objects, indexOf(objects));
+}
+
+/**
+ * The actions that concern `candidates`, each as an owner (being deleted, waiting on or orphaning
+ * its dependents) and as a dependent (of owners gone or waiting), reading their relations from
+ * `index`, which holds every object. Over all objects it is gcActions; over the objects changed
+ * since the last round and their owners and dependents, the same actions as a whole round would
+ * find for them, without reading the rest.
+ */
+export function gcActionsFor(candidates: Iterable<GcObject>, index: GcIndex): GcAction[] {
   const actions: GcAction[] = [];
+  const objects = [...candidates];
 
   for (const owner of objects) {
     if (!owner.metadata.deletionTimestamp) continue;
     const uid = owner.metadata.uid ?? '';
-    const deps = dependents.get(uid) ?? [];
+    const deps = index.dependentsOf(uid);
     if (has(owner, ORPHAN_FINALIZER)) {
       for (const d of deps) actions.push({ type: 'removeOwnerReferences', object: refOf(d), ownerUids: [uid] });
       if (deps.length === 0) actions.push({ type: 'removeFinalizer', object: refOf(owner), finalizer: ORPHAN_FINALIZER });
@@ -89,7 +112,7 @@ export function gcActions(objects: GcObject[]): GcAction[] {
     const waiting: OwnerReference[] = [];
     let solid = 0;
     for (const r of refs) {
-      const owner = byUid.get(r.uid);
+      const owner = index.byUid(r.uid);
       // An object of the same name but another uid is a different object: the owner is gone.
       if (!owner || owner.metadata.name !== r.name || owner.kind !== r.kind) absent.push(r);
       else if (owner.metadata.deletionTimestamp && has(owner, FOREGROUND_FINALIZER)) waiting.push(r);
@@ -104,7 +127,7 @@ export function gcActions(objects: GcObject[]): GcAction[] {
     if (absent.length + waiting.length < refs.length) continue; // the rest are orphaning owners
     // A dependent that itself has dependents is deleted in the foreground when an owner waits for
     // it, so that the owner's wait covers the whole subtree.
-    const itemDeps = dependents.get(item.metadata.uid ?? '') ?? [];
+    const itemDeps = index.dependentsOf(item.metadata.uid ?? '');
     const policy: PropagationPolicy = has(item, ORPHAN_FINALIZER) ? 'Orphan'
       : waiting.length > 0 && itemDeps.length > 0 ? 'Foreground' : has(item, FOREGROUND_FINALIZER) ? 'Foreground' : 'Background';
     actions.push({ type: 'delete', object: refOf(item), propagationPolicy: policy });
