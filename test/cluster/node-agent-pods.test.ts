@@ -366,6 +366,10 @@ test('kubectl exec runs a command in the container\'s environment and directory 
   const simulated = await c.api.kubectl(['exec', 'simulated', '--', 'true']);
   assert.notEqual(simulated.code, 0);
   assert.match(simulated.stderr, /container main in pod simulated runs no process to exec beside: its image registry\.example\/nginx:1\.27 is simulated on bosun's local machines \(only bosun\.local images run\)/);
+  // Nor a log to read: said so, not "waiting to start" of a container reported Running.
+  const logs = await c.api.kubectl(['logs', 'simulated']);
+  assert.notEqual(logs.code, 0);
+  assert.match(logs.stderr, /container main in pod simulated writes no log: its image registry\.example\/nginx:1\.27 is simulated/);
   await c.kube.delete(PODS, 'simulated', 'default', { gracePeriodSeconds: 0 });
   const missing = await c.api.kubectl(['exec', 'exec-me', '--', 'no-such-command']);
   assert.equal(missing.code, 1);

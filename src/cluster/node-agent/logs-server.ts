@@ -81,6 +81,16 @@ function problem(res: ServerResponse, code: number, message: string): void {
   res.writeHead(code, { 'content-type': 'text/plain' }).end(`${message}\n`);
 }
 
+/**
+ * What to say of a container whose image is simulated (Running with no process: only bosun.local
+ * images run processes on the local machines), `what` it therefore lacks; undefined for any other.
+ */
+function simulatedContainer(pod: api.Pod, container: string, what: string): string | undefined {
+  const image = pod.spec?.containers?.find((c) => c.name === container)?.image ?? '';
+  if (containerKind(image) !== 'simulated') return undefined;
+  return `container ${container} in pod ${pod.metadata?.name} ${what}: its image ${image} is simulated on bosun's local machines (only bosun.local images run)`;
+}
+
 export class LogsServer {
   private server?: Server;
   private clientCaPem?: string;
@@ -167,6 +177,8 @@ export class LogsServer {
     const files = logFiles(this.root, pod, container);
     const file = flag('previous') ? files[files.length - 2] : files[files.length - 1];
     if (!file) {
+      const simulated = simulatedContainer(pod, container, 'writes no log');
+      if (simulated && !flag('previous')) return problem(res, 400, simulated);
       return problem(res, 400, flag('previous') ? `previous terminated container "${container}" in pod "${name}" not found` : `container "${container}" in pod "${name}" is waiting to start: ContainerCreating`);
     }
     const timestamps = flag('timestamps');
@@ -188,12 +200,7 @@ export class LogsServer {
     if (!pod) return problem(res, 404, `pod ${namespace}/${name} is not on this node`);
     if (!(pod.spec?.containers ?? []).some((c) => c.name === container)) return problem(res, 400, `container ${container} is not valid for pod ${name}`);
     const target = this.source.execTarget?.(namespace, name, container);
-    if (!target) {
-      const image = pod.spec?.containers?.find((c) => c.name === container)?.image ?? '';
-      // Only bosun.local images run processes here; any other is simulated (Running with no process).
-      if (containerKind(image) === 'simulated') return problem(res, 400, `container ${container} in pod ${name} runs no process to exec beside: its image ${image} is simulated on bosun's local machines (only bosun.local images run)`);
-      return problem(res, 400, `container ${container} in pod ${name} is not running`);
-    }
+    if (!target) return problem(res, 400, simulatedContainer(pod, container, 'runs no process to exec beside') ?? `container ${container} in pod ${name} is not running`);
     const options = execOptions(query);
     if (options.command.length === 0) return problem(res, 400, 'you must specify at least 1 command');
     if (!options.stdin && !options.stdout && !options.stderr) return problem(res, 400, 'you must specify at least 1 of stdin, stdout, stderr');
