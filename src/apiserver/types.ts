@@ -34,8 +34,8 @@ export interface PostRequest {
   resource: string;
   name?: string;
   subresource?: string;
-  /** The decoded JSON body: the handler narrows what it reads. */
-  body: Record<string, unknown>;
+  /** The decoded JSON body, decoded when first read (a body that does not decode throws then): the handler narrows what it reads. */
+  readonly body: Record<string, unknown>;
   dryRun: boolean;
 }
 /** Answers the POST (`{code, body}`), or undefined when the endpoint is not this handler's. Throw ApiError to refuse. */

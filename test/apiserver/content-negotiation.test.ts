@@ -174,3 +174,16 @@ test('negotiation: q and specificity order the clauses; a lone * is */*; empty c
   assert.throws(() => negotiateOutput('application/json;stream=other'), (e: unknown) => e instanceof ApiError && e.code === 406);
   assert.throws(() => negotiateOutput('application/json;as=PartialObjectMetadata'), (e: unknown) => e instanceof ApiError && e.code === 406, 'as without g and v');
 });
+
+test('a POST to a resource this server does not serve is a 404 whatever its body: kubectl create ingress sends protobuf', async () => {
+  const ingress = await api.kubectl(['create', 'ingress', 'web', '--rule=web.example.com/*=web:80']);
+  assert.notEqual(ingress.code, 0);
+  assert.match(ingress.stderr, /the server could not find the requested resource/, ingress.stderr);
+  // A body in a protobuf kind this server has no message for, to a path nobody serves.
+  // (the magic, then an Unknown envelope with an empty TypeMeta: bytes below 0x80 alike in a string)
+  const framed = 'k8s\u0000\n\u0000';
+  const raw = await api.request('POST', '/apis/example.io/v1/namespaces/default/widgets', { body: framed, contentType: 'application/vnd.kubernetes.protobuf' });
+  assert.equal(raw.status, 404, raw.text);
+});
+  assert.equal(review.status, 415, review.text);
+});

@@ -131,17 +131,17 @@ function tokenReview(body: Record<string, unknown>, authenticate: (token: string
 async function answerPost(request: PostRequest, rbac: RbacIndex, chained: Authorizes,
   issue: (namespace: string, name: string, spec?: TokenRequestSpec) => IssuedToken | undefined,
   authenticate: (token: string) => User | undefined): Promise<{ code: number; body: unknown } | undefined> {
-  const { body, user } = request;
+  const { user } = request;
   const created = { creationTimestamp: null };
-  if (request.group === AUTHN && request.resource === 'tokenreviews' && !request.name) return { code: 201, body: tokenReview(body, authenticate) };
+  if (request.group === AUTHN && request.resource === 'tokenreviews' && !request.name) return { code: 201, body: tokenReview(request.body, authenticate) };
   // Who the caller is (`kubectl auth whoami`; the web console's signed-in user), answered in the
   // version asked for: kubectl 1.27 posts v1beta1 and cannot read a v1 answer.
   if (request.group === AUTHN && request.resource === 'selfsubjectreviews' && !request.name) {
     const userInfo = { username: user.name, ...(user.uid ? { uid: user.uid } : {}), groups: user.groups, ...(user.extra ? { extra: user.extra } : {}) };
-    return { code: 201, body: { kind: 'SelfSubjectReview', apiVersion: `${AUTHN}/${request.version}`, metadata: { ...(body.metadata ?? {}), ...created }, status: { userInfo } } };
+    return { code: 201, body: { kind: 'SelfSubjectReview', apiVersion: `${AUTHN}/${request.version}`, metadata: { ...(request.body.metadata ?? {}), ...created }, status: { userInfo } } };
   }
   if (request.group === '' && request.resource === 'serviceaccounts' && request.subresource === 'token' && request.name && request.namespace) {
-    const spec = (body.spec ?? {}) as TokenRequestSpec;
+    const spec = (request.body.spec ?? {}) as TokenRequestSpec;
     let issued: IssuedToken | undefined;
     try {
       issued = issue(request.namespace, request.name, spec);
@@ -164,6 +164,7 @@ async function answerPost(request: PostRequest, rbac: RbacIndex, chained: Author
   }
   if (request.group !== AUTHZ || request.name) return undefined;
   // The review's spec as sent: the reviews read only the fields they know.
+  const body = request.body;
   const spec = (body.spec ?? {}) as AccessReviewSpec & { namespace?: string };
   const answer = (kind: string, status: unknown) => ({
     code: 201, body: { kind, apiVersion: `${AUTHZ}/v1`, metadata: { ...(body.metadata ?? {}), ...created }, spec, status },

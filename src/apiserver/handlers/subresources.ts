@@ -84,10 +84,16 @@ export async function serveBinding(ctx: AuthorizedContext, state: ServerState, t
 export async function servePost(ctx: AuthorizedContext, state: ServerState, dryRun: boolean): Promise<void> {
   const { info } = ctx;
   if (ctx.request.method === 'POST' && state.postHandlers.length > 0) {
+    // The body is decoded when a handler reads it: one that is not for this endpoint never does, so
+    // a POST to a resource nobody serves is a 404 whatever its body (a protobuf Ingress included).
+    const raw = await requestBody(ctx.request);
+    let body: Record<string, unknown> | undefined;
     const post: PostRequest = {
       user: ctx.user, group: info.apiGroup, version: info.apiVersion,
       namespace: info.namespace || undefined, resource: info.resource, name: info.pathName || undefined, subresource: info.subresource || undefined,
-      body: decodeObject(await requestBody(ctx.request), ctx.request.headers['content-type']),
+      get body() {
+        return (body ??= decodeObject(raw, ctx.request.headers['content-type']));
+      },
       dryRun,
     };
     for (const handler of state.postHandlers) {
