@@ -105,6 +105,25 @@ test('kubectl create generators (protobuf bodies) store what kubectl sends', asy
   assert.equal(JSON.parse(await ok(['get', 'deployment', 'd1', '-o', 'json'])).spec.replicas, 0, 'a pointer field set to 0 stays 0');
 });
 
+test('kubectl debug node/<name> creates its pod (a protobuf Pod): the host namespaces, the root mounted, every taint tolerated', async () => {
+  await ok(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'debug-me' } }));
+  const out = await ok(['debug', 'node/debug-me', '--image=busybox', '--', 'true']);
+  const name = /Creating debugging pod (\S+) with container debugger on node debug-me/.exec(out)?.[1];
+  assert.ok(name, out);
+  const pod = JSON.parse(await ok(['get', 'pod', name, '-o', 'json']));
+  assert.equal(pod.spec.nodeName, 'debug-me');
+  assert.equal(pod.spec.restartPolicy, 'Never');
+  assert.deepEqual([pod.spec.hostNetwork, pod.spec.hostPID, pod.spec.hostIPC], [true, true, true]);
+  assert.deepEqual(pod.spec.volumes, [{ name: 'host-root', hostPath: { path: '/' } }], JSON.stringify(pod.spec.volumes));
+  assert.deepEqual(pod.spec.tolerations, [{ operator: 'Exists' }]);
+  const [container] = pod.spec.containers;
+  assert.equal(container.name, 'debugger');
+  assert.equal(container.image, 'busybox');
+  assert.deepEqual(container.command, ['true']);
+  assert.deepEqual(container.volumeMounts, [{ name: 'host-root', mountPath: '/host' }]);
+  assert.equal(container.terminationMessagePolicy, 'File');
+});
+
 test('a CRD becomes established and its resources print their columns', async () => {
   await ok(['apply', '-f', '-'], readFileSync(new URL('./fixtures/widgets-crd.yaml', import.meta.url), 'utf8'));
   assert.match(await ok(['wait', '--for', 'condition=established', 'crd/widgets.example.com', '--timeout=20s']), /condition met/);

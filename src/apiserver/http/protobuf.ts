@@ -5,7 +5,7 @@
 // field numbers below are those of the Kubernetes API's generated.proto files. Types without a
 // table here are refused with 415, naming the kind. The workload and RBAC kinds are covered for
 // what kubectl's `create <kind>` generators send (test/apiserver/kubectl.test.ts checks each
-// against the same command's `--dry-run=client -o json`).
+// against the same command's `--dry-run=client -o json`), and the Pod `kubectl debug node/<name>` creates.
 
 import { BosunError } from '../../common/errors.js';
 import { rfc3339 } from '../../common/time.js';
@@ -28,6 +28,8 @@ interface Field {
   repeated?: boolean;
   /** A Go pointer field (`*int32`): present means set, so 0 and false are kept. */
   optional?: boolean;
+  /** A message whose fields the JSON form has beside its parent's (Go's embedded struct, `json:",inline"`). */
+  inline?: boolean;
 }
 
 const MESSAGES: Record<string, Record<number, Field>> = {
@@ -112,13 +114,77 @@ const MESSAGES: Record<string, Record<number, Field>> = {
     1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
     2: { name: 'spec', kind: { message: 'PodSpec' } },
   },
+  // A Pod itself: what `kubectl debug` sends (node/<name>: the host's namespaces, its root mounted,
+  // every taint tolerated; --copy-to: a copy of a pod). Its status is not read.
+  Pod: {
+    1: { name: 'metadata', kind: { message: 'ObjectMeta' } },
+    2: { name: 'spec', kind: { message: 'PodSpec' } },
+  },
   PodSpec: {
+    1: { name: 'volumes', kind: { message: 'Volume' }, repeated: true },
     2: { name: 'containers', kind: { message: 'Container' }, repeated: true },
     3: { name: 'restartPolicy', kind: 'string' },
+    4: { name: 'terminationGracePeriodSeconds', kind: 'int', optional: true },
+    5: { name: 'activeDeadlineSeconds', kind: 'int', optional: true },
+    6: { name: 'dnsPolicy', kind: 'string' },
     7: { name: 'nodeSelector', kind: { map: 'string' } },
     8: { name: 'serviceAccountName', kind: 'string' },
+    9: { name: 'serviceAccount', kind: 'string' },
+    10: { name: 'nodeName', kind: 'string' },
+    11: { name: 'hostNetwork', kind: 'bool' },
+    12: { name: 'hostPID', kind: 'bool' },
+    13: { name: 'hostIPC', kind: 'bool' },
+    14: { name: 'securityContext', kind: { message: 'PodSecurityContext' } },
+    15: { name: 'imagePullSecrets', kind: { message: 'LocalObjectReference' }, repeated: true },
+    16: { name: 'hostname', kind: 'string' },
+    17: { name: 'subdomain', kind: 'string' },
+    19: { name: 'schedulerName', kind: 'string' },
     20: { name: 'initContainers', kind: { message: 'Container' }, repeated: true },
+    21: { name: 'automountServiceAccountToken', kind: 'bool', optional: true },
+    22: { name: 'tolerations', kind: { message: 'Toleration' }, repeated: true },
+    24: { name: 'priorityClassName', kind: 'string' },
+    25: { name: 'priority', kind: 'int', optional: true },
+    27: { name: 'shareProcessNamespace', kind: 'bool', optional: true },
+    30: { name: 'enableServiceLinks', kind: 'bool', optional: true },
   },
+  // The JSON form has the volume source's one field beside the name (Go's inline struct).
+  Volume: { 1: { name: 'name', kind: 'string' }, 2: { name: 'volumeSource', kind: { message: 'VolumeSource' }, inline: true } },
+  VolumeSource: {
+    1: { name: 'hostPath', kind: { message: 'HostPathVolumeSource' } },
+    2: { name: 'emptyDir', kind: { message: 'EmptyDirVolumeSource' } },
+    6: { name: 'secret', kind: { message: 'SecretVolumeSource' } },
+    10: { name: 'persistentVolumeClaim', kind: { message: 'PersistentVolumeClaimVolumeSource' } },
+    19: { name: 'configMap', kind: { message: 'ConfigMapVolumeSource' } },
+  },
+  HostPathVolumeSource: { 1: { name: 'path', kind: 'string' }, 2: { name: 'type', kind: 'string', optional: true } },
+  EmptyDirVolumeSource: { 1: { name: 'medium', kind: 'string' }, 2: { name: 'sizeLimit', kind: 'quantity', optional: true } },
+  SecretVolumeSource: {
+    1: { name: 'secretName', kind: 'string' }, 2: { name: 'items', kind: { message: 'KeyToPath' }, repeated: true },
+    3: { name: 'defaultMode', kind: 'int', optional: true }, 4: { name: 'optional', kind: 'bool', optional: true },
+  },
+  ConfigMapVolumeSource: {
+    1: { name: 'localObjectReference', kind: { message: 'LocalObjectReference' }, inline: true }, 2: { name: 'items', kind: { message: 'KeyToPath' }, repeated: true },
+    3: { name: 'defaultMode', kind: 'int', optional: true }, 4: { name: 'optional', kind: 'bool', optional: true },
+  },
+  PersistentVolumeClaimVolumeSource: { 1: { name: 'claimName', kind: 'string' }, 2: { name: 'readOnly', kind: 'bool' } },
+  KeyToPath: { 1: { name: 'key', kind: 'string' }, 2: { name: 'path', kind: 'string' }, 3: { name: 'mode', kind: 'int', optional: true } },
+  Toleration: {
+    1: { name: 'key', kind: 'string' }, 2: { name: 'operator', kind: 'string' }, 3: { name: 'value', kind: 'string' },
+    4: { name: 'effect', kind: 'string' }, 5: { name: 'tolerationSeconds', kind: 'int', optional: true },
+  },
+  PodSecurityContext: {
+    2: { name: 'runAsUser', kind: 'int', optional: true }, 3: { name: 'runAsNonRoot', kind: 'bool', optional: true },
+    4: { name: 'supplementalGroups', kind: 'int', repeated: true }, 5: { name: 'fsGroup', kind: 'int', optional: true },
+    6: { name: 'runAsGroup', kind: 'int', optional: true }, 10: { name: 'seccompProfile', kind: { message: 'SeccompProfile' } },
+  },
+  SecurityContext: {
+    1: { name: 'capabilities', kind: { message: 'Capabilities' } }, 2: { name: 'privileged', kind: 'bool', optional: true },
+    4: { name: 'runAsUser', kind: 'int', optional: true }, 5: { name: 'runAsNonRoot', kind: 'bool', optional: true },
+    6: { name: 'readOnlyRootFilesystem', kind: 'bool', optional: true }, 7: { name: 'allowPrivilegeEscalation', kind: 'bool', optional: true },
+    8: { name: 'runAsGroup', kind: 'int', optional: true }, 11: { name: 'seccompProfile', kind: { message: 'SeccompProfile' } },
+  },
+  Capabilities: { 1: { name: 'add', kind: 'string', repeated: true }, 2: { name: 'drop', kind: 'string', repeated: true } },
+  SeccompProfile: { 1: { name: 'type', kind: 'string' }, 2: { name: 'localhostProfile', kind: 'string', optional: true } },
   Container: {
     1: { name: 'name', kind: 'string' },
     2: { name: 'image', kind: 'string' },
@@ -127,7 +193,20 @@ const MESSAGES: Record<string, Record<number, Field>> = {
     5: { name: 'workingDir', kind: 'string' },
     6: { name: 'ports', kind: { message: 'ContainerPort' }, repeated: true },
     7: { name: 'env', kind: { message: 'EnvVar' }, repeated: true },
+    8: { name: 'resources', kind: { message: 'ResourceRequirements' } },
+    9: { name: 'volumeMounts', kind: { message: 'VolumeMount' }, repeated: true },
+    13: { name: 'terminationMessagePath', kind: 'string' },
     14: { name: 'imagePullPolicy', kind: 'string' },
+    15: { name: 'securityContext', kind: { message: 'SecurityContext' } },
+    16: { name: 'stdin', kind: 'bool' },
+    17: { name: 'stdinOnce', kind: 'bool' },
+    18: { name: 'tty', kind: 'bool' },
+    20: { name: 'terminationMessagePolicy', kind: 'string' },
+  },
+  ResourceRequirements: { 1: { name: 'limits', kind: { map: 'quantity' } }, 2: { name: 'requests', kind: { map: 'quantity' } } },
+  VolumeMount: {
+    1: { name: 'name', kind: 'string' }, 2: { name: 'readOnly', kind: 'bool' }, 3: { name: 'mountPath', kind: 'string' },
+    4: { name: 'subPath', kind: 'string' }, 5: { name: 'mountPropagation', kind: 'string', optional: true }, 6: { name: 'subPathExpr', kind: 'string' },
   },
   ContainerPort: {
     1: { name: 'name', kind: 'string' },
@@ -428,7 +507,8 @@ function decodeMessage(buf: Buffer, type: string): Record<string, unknown> {
       continue;
     }
     const value = decodeValue(r, field, wireType);
-    if (typeof field.kind === 'object' && 'map' in field.kind) {
+    if (field.inline) Object.assign(out, value);
+    else if (typeof field.kind === 'object' && 'map' in field.kind) {
       const [k, v] = value as [string, unknown];
       out[field.name] = { ...(out[field.name] as Record<string, unknown> | undefined), [k]: v };
     } else if (field.repeated) ((out[field.name] ??= []) as unknown[]).push(value);
