@@ -96,6 +96,20 @@ test('pods are bound where they fit and spread across zones; one that fits nowhe
   });
 });
 
+test('with no nodes at all a pod waits with kube\'s "no nodes available to schedule pods", no preemption sentence after it', async () => {
+  await withScheduler(async ({ client }) => {
+    await client.create(PODS, pod('early'));
+    const condition = await eventually('early marked unschedulable', async () => {
+      const early = await client.get(PODS, 'early', 'default');
+      return early.status?.conditions?.find((c: Obj) => c.type === 'PodScheduled' && c.status === 'False');
+    });
+    assert.equal(condition.message, 'no nodes available to schedule pods');
+    const event = await eventually('FailedScheduling event', async () =>
+      (await client.list(EVENTS, 'default')).items.find((e: Obj) => e.reason === 'FailedScheduling' && e.involvedObject?.name === 'early'));
+    assert.equal(event.message, 'no nodes available to schedule pods');
+  });
+});
+
 test('pods racing for the last slots of a node: assumed placements count, so no node is overcommitted', async () => {
   await withScheduler(async ({ client }) => {
     await createNode(client, node('only', { cpu: '1', pods: '3' }));

@@ -48,7 +48,7 @@ import { QuantityError } from '../../kube/quantity.js';
 import { resources } from '../../kube/resources.js';
 import { isTerminal, podKey, SchedulerCache } from './cache.js';
 import { NodeInfoCache } from './resources.js';
-import { buildNodeInfos, schedulePod } from './schedule.js';
+import { buildNodeInfos, ERR_NO_NODES_AVAILABLE, schedulePod } from './schedule.js';
 import { type DisruptionBudget, findPreemption, priorityOf, type Preemption } from './preemption.js';
 import { fromLabelSelectorObject } from '../../common/label-selectors.js';
 import { filterNode, preFilter } from './filters.js';
@@ -359,9 +359,12 @@ export class Scheduler implements Runnable {
     if ('error' in result) {
       attempts.inc({ result: 'unschedulable' });
       let message = result.error.message;
-      // kube's PostFilter: preempt lower-priority pods where that makes room (preemption.ts).
-      const preempted = findPreemption(pod, snapshot, infos ?? buildNodeInfos(snapshot), this.disruptionBudgets());
-      if ('preemption' in preempted) await this.preempt(pod, preempted.preemption, log);
+      // kube's PostFilter: preempt lower-priority pods where that makes room (preemption.ts). As in
+      // kube, only after a fit error: with no nodes at all there is nothing to preempt or say.
+      const preempted = message === ERR_NO_NODES_AVAILABLE ? undefined : findPreemption(pod, snapshot, infos ?? buildNodeInfos(snapshot), this.disruptionBudgets());
+      if (!preempted) {
+        if (pod.status?.nominatedNodeName) await this.nominate(pod, null);
+      } else if ('preemption' in preempted) await this.preempt(pod, preempted.preemption, log);
       else {
         message = `${message} ${preempted.message}`;
         if (pod.status?.nominatedNodeName && !preempted.keepNomination) await this.nominate(pod, null);
