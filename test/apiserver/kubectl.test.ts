@@ -114,7 +114,7 @@ test('kubectl debug node/<name> creates its pod (a protobuf Pod): the host names
   assert.equal(pod.spec.nodeName, 'debug-me');
   assert.equal(pod.spec.restartPolicy, 'Never');
   assert.deepEqual([pod.spec.hostNetwork, pod.spec.hostPID, pod.spec.hostIPC], [true, true, true]);
-  assert.deepEqual(pod.spec.volumes, [{ name: 'host-root', hostPath: { path: '/' } }], JSON.stringify(pod.spec.volumes));
+  assert.deepEqual(pod.spec.volumes, [{ name: 'host-root', hostPath: { path: '/', type: '' } }], JSON.stringify(pod.spec.volumes));
   assert.deepEqual(pod.spec.tolerations, [{ operator: 'Exists' }]);
   const [container] = pod.spec.containers;
   assert.equal(container.name, 'debugger');

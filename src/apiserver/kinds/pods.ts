@@ -7,6 +7,7 @@ import type { FieldProblem } from '../errors.js';
 import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, orNone, type Printer } from '../printing/columns.js';
 import { DNS1123_LABEL } from '../../common/dns-names.js';
 import { podUpdateProblems } from './immutable.js';
+import { defaulted, defaultNewPodSpec } from './pod-defaults.js';
 import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 import { isPodReady } from '../../kube/readiness.js';
 
@@ -146,9 +147,15 @@ export const pods: KindStrategy<api.Pod> = {
     // admission leaves them alone: NodeRestriction refuses a node's pod that refers to one.
     const mirror = Object.hasOwn(object.metadata?.annotations ?? {}, 'kubernetes.io/config.mirror');
     // The containers it may lack are refused by validation, which follows.
-    const spec = (object.spec = { restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler', ...(mirror ? {} : { serviceAccountName: 'default' }), terminationGracePeriodSeconds: 30, ...object.spec } as api.PodSpec);
+    // A pod naming its service account by the deprecated field alone runs as that one (kube's conversion).
+    const account = object.spec?.serviceAccountName || object.spec?.serviceAccount || 'default';
+    const spec = (object.spec = { restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler', terminationGracePeriodSeconds: 30, ...object.spec, ...(mirror ? {} : { serviceAccountName: account }) } as api.PodSpec);
     if (!object.status?.phase) object.status = { ...(object.status ?? {}), phase: 'Pending', qosClass: 'BestEffort' };
     if (!previous) spec.tolerations = withDefaultTolerations(spec.tolerations);
+    // The spec's defaults on every write, as kube-apiserver decodes (a `kubectl replace` of the
+    // manifest a pod was made from matches the stored spec) — but not into a pod stored before
+    // they existed, whose update would then change its immutable spec.
+    if (!previous || defaulted((previous as api.Pod).spec)) defaultNewPodSpec(spec);
   },
   fieldDefaults: { 'spec.hostNetwork': 'false' },
   validate: (o, previous, subresource) => [

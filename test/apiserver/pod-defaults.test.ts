@@ -1,0 +1,69 @@
+// A new pod's spec defaults as kube-apiserver writes them (kinds/pod-defaults.ts), seen with the
+// real kubectl; a pod written again as read keeps them; which stored pods count as defaulted.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
+import { defaulted, defaultPullPolicy } from '../../src/apiserver/kinds/pod-defaults.js';
+
+let api: TestApiServer;
+before(async () => {
+  api = await startTestApiServer();
+});
+after(async () => {
+  await api.stop();
+});
+
+const manifest = (labels: Record<string, string>) => JSON.stringify({
+  apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', labels },
+  spec: {
+    containers: [{
+      name: 'app', image: 'registry.example/app:1.2', ports: [{ containerPort: 8080 }],
+      readinessProbe: { httpGet: { port: 8080 } }, resources: { limits: { cpu: '500m', memory: '64Mi' } },
+    }],
+    initContainers: [{ name: 'init', image: 'busybox' }],
+    volumes: [{ name: 'conf', configMap: { name: 'conf' } }, { name: 'root', hostPath: { path: '/srv' } }],
+  },
+});
+
+test('a new pod gets kube\'s spec defaults', async () => {
+  await api.kubectlOk(['create', '-f', '-'], manifest({ app: 'web' }));
+  const { spec } = JSON.parse(await api.kubectlOk(['get', 'pod', 'web', '-o', 'json']));
+  const [app] = spec.containers;
+  assert.equal(app.imagePullPolicy, 'IfNotPresent');
+  assert.equal(spec.initContainers[0].imagePullPolicy, 'Always', 'no tag is latest');
+  assert.equal(app.terminationMessagePath, '/dev/termination-log');
+  assert.equal(app.terminationMessagePolicy, 'File');
+  assert.deepEqual(app.ports, [{ containerPort: 8080, protocol: 'TCP' }]);
+  assert.deepEqual(app.readinessProbe, { httpGet: { port: 8080, path: '/', scheme: 'HTTP' }, timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3 });
+  assert.deepEqual(app.resources, { limits: { cpu: '500m', memory: '64Mi' }, requests: { cpu: '500m', memory: '64Mi' } });
+  assert.deepEqual(spec.volumes, [{ name: 'conf', configMap: { name: 'conf', defaultMode: 420 } }, { name: 'root', hostPath: { path: '/srv', type: '' } }]);
+  assert.deepEqual(spec.securityContext, {});
+  assert.equal(spec.enableServiceLinks, true);
+  assert.equal(spec.serviceAccount, 'default');
+  assert.equal(spec.serviceAccountName, 'default');
+  // Written again as read, with a label changed (a replace, a label): the defaults hold, nothing immutable moves.
+  const read = JSON.parse(await api.kubectlOk(['get', 'pod', 'web', '-o', 'json']));
+  read.metadata.labels.tier = 'front';
+  assert.match(await api.kubectlOk(['replace', '-f', '-'], JSON.stringify(read)), /pod\/web replaced/);
+  assert.match(await api.kubectlOk(['label', 'pod', 'web', 'stage=2']), /pod\/web labeled/);
+  const after = JSON.parse(await api.kubectlOk(['get', 'pod', 'web', '-o', 'json']));
+  assert.deepEqual(after.metadata.labels, { app: 'web', tier: 'front', stage: '2' });
+  assert.deepEqual(after.spec, spec);
+});
+
+test('a pod named by the deprecated serviceAccount alone runs as that account', async () => {
+  await api.kubectlOk(['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'old-style' }, spec: { serviceAccount: 'builder', containers: [{ name: 'c', image: 'busybox:1.36' }] } }));
+  const { spec } = JSON.parse(await api.kubectlOk(['get', 'pod', 'old-style', '-o', 'json']));
+  assert.deepEqual([spec.serviceAccountName, spec.serviceAccount], ['builder', 'builder']);
+});
+
+test('image pull policy by tag and digest; what counts as a defaulted spec', () => {
+  const table: Array<[string, string]> = [
+    ['nginx', 'Always'], ['nginx:latest', 'Always'], ['nginx:1.27', 'IfNotPresent'],
+    ['registry.example:5000/team/app', 'Always'], ['registry.example:5000/team/app:v2', 'IfNotPresent'],
+    ['nginx@sha256:0123', 'IfNotPresent'], ['nginx:latest@sha256:0123', 'Always'],
+  ];
+  for (const [image, policy] of table) assert.equal(defaultPullPolicy(image), policy, image);
+  assert.equal(defaulted({ containers: [{ name: 'c', image: 'x' }] }), false, 'a pod stored before the defaults');
+  assert.equal(defaulted({ enableServiceLinks: true, containers: [{ name: 'c', image: 'x', terminationMessagePath: '/dev/termination-log' }] }), true);
+});
