@@ -1,7 +1,7 @@
 // test: shared-addresses (binds the local cloud's machine, pod or balancer addresses; run alone)
 // Scale mode: 20 simulated nodes in this process register Ready against the embedded API server,
-// renew their Leases, run a pod bound to one of them as Running/Ready without a process, and stop
-// cleanly (no renewal after stop). The lease and status periods carry the kubelet's 4% jitter.
+// renew their Leases, run a pod bound to one of them as Running/Ready without a process (a Job's
+// pod to completion), and stop cleanly (no renewal after stop). The lease and status periods carry the kubelet's 4% jitter.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { logger } from '../../src/common/log.js';
@@ -56,6 +56,14 @@ test('20 simulated nodes register Ready, renew their Leases, run a pod without a
     assert.equal(pod.status!.hostIP, '172.16.0.3');
     await client.delete(PODS, 'sim-pod', 'default', { gracePeriodSeconds: 30 });
     await eventually('sim-pod gone after a graceful deletion', async () => (await client.read(PODS, 'sim-pod', 'default')) === undefined);
+    // A Job's pod completes at once (kwok's pod-complete stage), with exit code 0.
+    const owner = { apiVersion: 'batch/v1', kind: 'Job', name: 'pi', uid: '9e0c3d1a-0000-4000-8000-00000000000a', controller: true };
+    await client.create(PODS, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'sim-job-pod', namespace: 'default', ownerReferences: [owner] }, spec: { nodeName: 'sim-node-4', restartPolicy: 'Never', containers: [{ name: 'c', image: 'perl' }] } });
+    const done = await eventually('sim-job-pod Succeeded', async () => {
+      const p = await client.get(PODS, 'sim-job-pod', 'default');
+      return p.status?.phase === 'Succeeded' ? p : undefined;
+    });
+    assert.deepEqual(done.status!.containerStatuses?.[0]?.state?.terminated?.exitCode, 0);
   } finally {
     await sim.stop();
   }

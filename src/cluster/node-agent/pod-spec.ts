@@ -149,3 +149,8 @@ export function scriptCommand(name: string): string[] {
   const script = fileURLToPath(new URL(`./${name}${compiled ? '.js' : '.ts'}`, import.meta.url));
   return compiled ? [process.execPath, script] : [process.execPath, '--import', import.meta.resolve('tsx/esm'), script];
 }
+
+/** A pod a Job controls: its simulated containers run to completion (kwok's pod-complete stage). */
+export function ownedByJob(pod: api.Pod): boolean {
+  return (pod.metadata.ownerReferences ?? []).some((r) => r.controller === true && r.kind === 'Job' && r.apiVersion.startsWith('batch/'));
+}

@@ -7,7 +7,7 @@
 // and kept running beside the rest), and then one loop per container — a process restarted under
 // the restart policy with the crash-loop back-off and probed (exec probes in its environment), or,
 // for images that are not bosun's, a simulated container that is Running and Ready at once
-// (kwok-style).
+// (kwok-style; a Job's completes at once, exit code 0).
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
@@ -16,7 +16,7 @@ import type * as api from '../../api/index.js';
 import { resourcePath, resources, type EventKind, type EventRecorder, type KubeClient } from '../../kube/index.js';
 import { ContainerProcess, type ContainerRun, type ProcessExit } from './container-process.js';
 import { ContainerThread } from './container-thread.js';
-import { componentArgv, containerEnv, containerKind, echoPort } from './pod-spec.js';
+import { componentArgv, containerEnv, containerKind, echoPort, ownedByJob } from './pod-spec.js';
 import { crashBackoffMs, initRestartPolicy, restarts, terminatedState, type ContainerRecord } from './pod-status.js';
 import { Prober } from './probes.js';
 import type { ExecTarget } from './exec-session.js';
@@ -310,9 +310,11 @@ export class PodWorker {
     const kind = containerKind(container.image ?? '');
     const id = () => `bosun://${(this.pod.metadata.uid ?? '').slice(0, 8)}-${container.name}-${record.restartCount}`;
     if (kind === 'simulated') {
-      // A simulated init container completes at once; any other is running and ready.
+      // A simulated init container completes at once, and so does a Job's container (as kwok's
+      // pod-complete stage: a Job's simulated pods would otherwise run forever, and a CronJob's
+      // pile up); any other is running and ready.
       const at = now();
-      if (policy !== 'Always' && this.inits.includes(record)) this.set(record, { containerID: id(), state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: at, finishedAt: at, containerID: id() } }, started: false });
+      if (policy !== 'Always' && (this.inits.includes(record) || ownedByJob(this.pod))) this.set(record, { containerID: id(), state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: at, finishedAt: at, containerID: id() } }, started: false });
       else this.set(record, { containerID: id(), state: { running: { startedAt: at } }, ready: true, started: true });
       return;
     }

@@ -16,7 +16,7 @@ import type * as api from '../../api/index.js';
 import { EventRecorder, Informer, isNotFound, type KubeClient } from '../../kube/index.js';
 import type { NodeFacts } from './node-object.js';
 import { NodeStatusReporter, type NodeStatusTiming } from './node-status.js';
-import { allocatePodIP } from './pod-spec.js';
+import { allocatePodIP, ownedByJob } from './pod-spec.js';
 import { podStatus, type ContainerRecord } from './pod-status.js';
 import { PODS } from './resources.js';
 
@@ -158,10 +158,17 @@ export class SimulatedNodes {
         node.podIPs.set(uid, podIP);
       }
       const now = rfc3339();
-      const records: ContainerRecord[] = (pod.spec?.containers ?? []).map((c) => ({
-        name: c.name, image: c.image ?? '', containerID: `simulated://${uid}/${c.name}`, restartCount: 0,
-        state: { running: { startedAt: now } }, lastState: {}, ready: true, started: true,
-      }));
+      // A Job's containers complete at once, as on a machine's node agent (pod-worker.ts); the rest run.
+      const completes = pod.spec?.restartPolicy !== 'Always' && ownedByJob(pod);
+      const records: ContainerRecord[] = (pod.spec?.containers ?? []).map((c) => {
+        const containerID = `simulated://${uid}/${c.name}`;
+        return {
+          name: c.name, image: c.image ?? '', containerID, restartCount: 0, lastState: {},
+          ...(completes
+            ? { state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: now, finishedAt: now, containerID } }, ready: false, started: false }
+            : { state: { running: { startedAt: now } }, ready: true, started: true }),
+        };
+      });
       const status = podStatus(pod, records, { podIP, hostIP: node.facts.internalIP, startTime: now }, now);
       await this.client.mergePatch(PODS, name, namespace, { status }, 'status');
     } catch (e) {
