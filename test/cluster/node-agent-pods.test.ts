@@ -369,7 +369,7 @@ test('kubectl exec runs a command in the container\'s environment and directory 
   // Nor a log to read: said so, not "waiting to start" of a container reported Running.
   const logs = await c.api.kubectl(['logs', 'simulated']);
   assert.notEqual(logs.code, 0);
-  assert.match(logs.stderr, /container main in pod simulated writes no log: its image registry\.example\/nginx:1\.27 is simulated/);
+  assert.match(logs.stderr, /Error from server \(BadRequest\): container main in pod simulated writes no log: its image registry\.example\/nginx:1\.27 is simulated/);
   await c.kube.delete(PODS, 'simulated', 'default', { gracePeriodSeconds: 0 });
   const missing = await c.api.kubectl(['exec', 'exec-me', '--', 'no-such-command']);
   assert.equal(missing.code, 1);

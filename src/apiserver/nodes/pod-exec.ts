@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError, errors } from '../errors.js';
 import type * as api from '../../api/index.js';
-import { FALSE, kubeletAddress, kubeletTls, podContainer, TRUE, type KubeletClient } from './pod-logs.js';
+import { FALSE, kubeletAddress, kubeletRefusal, kubeletTls, podContainer, TRUE, type KubeletClient } from './pod-logs.js';
 import type { Upgrade } from '../http/upgrade.js';
 
 const STREAMS = ['stdin', 'stdout', 'stderr', 'tty'];
@@ -89,7 +89,7 @@ export function proxyUpgrade(url: URL, client: KubeletClient, req: IncomingMessa
       answer.on('data', (chunk: string) => {
         if (body.length < 1024) body += chunk;
       });
-      answer.on('end', () => reject(new ApiError(code >= 400 ? code : 500, code === 404 ? 'NotFound' : code === 403 ? 'Forbidden' : code === 400 ? 'BadRequest' : 'InternalError', body.trim() || `the kubelet answered ${code} for pods/exec`)));
+      answer.on('end', () => reject(kubeletRefusal(code, body, 'pods/exec')));
     });
     upstream.on('upgrade', (answer: IncomingMessage, kubelet: Duplex, kubeletHead: Buffer) => {
       // (the kubelet's 101 is passed on as it came, its headers included: the chosen protocol)

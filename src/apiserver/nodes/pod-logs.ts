@@ -60,6 +60,17 @@ export function kubeletAddress(pod: api.Pod, node: api.Node | undefined): { host
  * (kube's PodLogOptions: container, follow, previous, timestamps, tailLines, sinceSeconds,
  * sinceTime, limitBytes). Throws the 400/422 kube answers for a bad request.
  */
+/**
+ * The kubelet's refusal as the API server's error: its status and words, with the reason kube
+ * gives that status (a 400 — "container … is waiting to start", "… writes no log" — is kubectl's
+ * `Error from server (BadRequest)`); what is not an error status is a 500.
+ */
+export function kubeletRefusal(code: number, body: string, subresource: string): ApiError {
+  const reasons: Record<number, string> = { 400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound' };
+  const status = code >= 400 ? code : 500;
+  return new ApiError(status, reasons[status] ?? 'InternalError', body.trim() || `the kubelet answered ${code} for ${subresource}`);
+}
+
 export function podLogLocation(pod: api.Pod, node: api.Node | undefined, query: Record<string, string | undefined>): LogLocation {
   const name = String(pod.metadata?.name ?? '');
   const namespace = String(pod.metadata?.namespace ?? '');
@@ -139,7 +150,7 @@ export function streamPodLogs(location: LogLocation, client: KubeletClient, star
         answer.on('data', (chunk: string) => {
           if (body.length < 1024) body += chunk;
         });
-        answer.on('end', () => reject(new ApiError(code, code === 404 ? 'NotFound' : code === 403 ? 'Forbidden' : 'InternalError', body.trim() || `the kubelet answered ${code} for pods/log`)));
+        answer.on('end', () => reject(kubeletRefusal(code, body, 'pods/log')));
         return;
       }
       res = start();
