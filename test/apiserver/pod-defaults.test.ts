@@ -41,6 +41,7 @@ test('a new pod gets kube\'s spec defaults', async () => {
   assert.equal(spec.enableServiceLinks, true);
   assert.equal(spec.serviceAccount, 'default');
   assert.equal(spec.serviceAccountName, 'default');
+  assert.deepEqual([spec.priority, spec.preemptionPolicy], [0, 'PreemptLowerPriority'], 'the priority admission\'s, without a class');
   // Written again as read, with a label changed (a replace, a label): the defaults hold, nothing immutable moves.
   const read = JSON.parse(await api.kubectlOk(['get', 'pod', 'web', '-o', 'json']));
   read.metadata.labels.tier = 'front';

@@ -48,7 +48,8 @@ export class PriorityAdmission implements AdmissionPlugin {
       throw forbidden(`the integer value of priority (${spec.priority}) must not be provided in pod spec; priority admission controller computed ${priority} from the given PriorityClass name`);
     }
     spec.priority = priority;
-    if (policy && spec.preemptionPolicy === undefined) spec.preemptionPolicy = policy;
+    // A pod without a class (and no global default) preempts lower priorities, as kube's admission sets it.
+    if (spec.preemptionPolicy === undefined) spec.preemptionPolicy = policy ?? 'PreemptLowerPriority';
   }
 
   /** A second global default is refused. */
