@@ -10,8 +10,9 @@ export interface RawSqliteResult {
   batchedPerSecond: number;
 }
 
-export function rawSqliteInserts(dir: string, count: number, batchSize = 16): RawSqliteResult {
-  const db = new Database(join(dir, 'raw.db'));
+/** `name`: the database file in `dir`, a fresh one for each measurement (the table is created anew). */
+export function rawSqliteInserts(dir: string, count: number, batchSize = 16, name = 'raw.db'): RawSqliteResult {
+  const db = new Database(join(dir, name));
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.exec('CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
