@@ -68,3 +68,15 @@ test('image pull policy by tag and digest; what counts as a defaulted spec', () 
   assert.equal(defaulted({ containers: [{ name: 'c', image: 'x' }] }), false, 'a pod stored before the defaults');
   assert.equal(defaulted({ enableServiceLinks: true, containers: [{ name: 'c', image: 'x', terminationMessagePath: '/dev/termination-log' }] }), true);
 });
+
+test('a malformed spec is not a server error: the defaults pass over what is not an object', async () => {
+  const pod = {
+    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'malformed' },
+    spec: {
+      containers: [{ name: 'c', image: 'busybox', ports: 'x', livenessProbe: 'y', readinessProbe: { httpGet: 'z' }, resources: { limits: 'w' } }, 'not-a-container'],
+      volumes: [{ name: 'v', hostPath: 'h' }, { name: 's', secret: 7 }],
+    },
+  };
+  const r = await api.request('POST', '/api/v1/namespaces/default/pods', { body: pod });
+  assert.ok(r.status < 500, `${r.status} ${r.text}`);
+});

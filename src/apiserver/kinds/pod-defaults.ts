@@ -21,13 +21,16 @@ export function defaultPullPolicy(image: string): 'Always' | 'IfNotPresent' {
   return tag === 'latest' ? 'Always' : 'IfNotPresent';
 }
 
+/** Whether a value is an object the defaults may fill in (a malformed spec is validation's to refuse, not a TypeError here). */
+const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
 function defaultProbe(probe: api.Container['livenessProbe']): void {
-  if (!probe) return;
+  if (!isObject(probe)) return;
   probe.timeoutSeconds ??= 1;
   probe.periodSeconds ??= 10;
   probe.successThreshold ??= 1;
   probe.failureThreshold ??= 3;
-  if (probe.httpGet) {
+  if (isObject(probe.httpGet)) {
     probe.httpGet.path ??= '/';
     probe.httpGet.scheme ??= 'HTTP';
   }
@@ -37,27 +40,27 @@ function defaultContainer(c: api.Container): void {
   if (!c.imagePullPolicy && typeof c.image === 'string') c.imagePullPolicy = defaultPullPolicy(c.image);
   c.terminationMessagePath ||= '/dev/termination-log';
   c.terminationMessagePolicy ||= 'File';
-  for (const port of c.ports ?? []) port.protocol ||= 'TCP';
+  if (Array.isArray(c.ports)) for (const port of c.ports) if (isObject(port)) port.protocol ||= 'TCP';
   defaultProbe(c.livenessProbe);
   defaultProbe(c.readinessProbe);
   defaultProbe(c.startupProbe);
   // A container that sets only limits requests as much (kube's SetDefaults_Pod).
-  const limits = c.resources?.limits;
-  if (limits && Object.keys(limits).length > 0) {
+  const limits = isObject(c.resources) ? c.resources.limits : undefined;
+  if (isObject(limits) && Object.keys(limits).length > 0 && (c.resources!.requests === undefined || isObject(c.resources!.requests))) {
     const requests = (c.resources!.requests ??= {});
     for (const [resource, quantity] of Object.entries(limits)) if (!(resource in requests)) requests[resource] = quantity;
   }
 }
 
 function defaultVolume(v: api.Volume): void {
-  if (v.hostPath) v.hostPath.type ??= '';
-  for (const source of [v.secret, v.configMap, v.downwardAPI, v.projected]) if (source) source.defaultMode ??= DEFAULT_MODE;
+  if (isObject(v.hostPath)) v.hostPath.type ??= '';
+  for (const source of [v.secret, v.configMap, v.downwardAPI, v.projected]) if (isObject(source)) source.defaultMode ??= DEFAULT_MODE;
 }
 
 /** Applies the defaults to a pod's spec (after the pod's own: restart policy, DNS policy, service account). */
 export function defaultNewPodSpec(spec: api.PodSpec): void {
   // What is not a list of objects is left for validation to refuse.
-  const objects = <T>(list: unknown): T[] => (Array.isArray(list) ? list.filter((x) => x !== null && typeof x === 'object') : []);
+  const objects = <T>(list: unknown): T[] => (Array.isArray(list) ? (list.filter(isObject) as T[]) : []);
   for (const c of [...objects<api.Container>(spec.initContainers), ...objects<api.Container>(spec.containers)]) defaultContainer(c);
   for (const v of objects<api.Volume>(spec.volumes)) defaultVolume(v);
   spec.securityContext ??= {};

@@ -56,11 +56,6 @@ export function kubeletAddress(pod: api.Pod, node: api.Node | undefined): { host
 }
 
 /**
- * Where the logs of one container of `pod` are, and with which options, from the request's query
- * (kube's PodLogOptions: container, follow, previous, timestamps, tailLines, sinceSeconds,
- * sinceTime, limitBytes). Throws the 400/422 kube answers for a bad request.
- */
-/**
  * The kubelet's refusal as the API server's error: its status and words, with the reason kube
  * gives that status (a 400 — "container … is waiting to start", "… writes no log" — is kubectl's
  * `Error from server (BadRequest)`); what is not an error status is a 500.
@@ -71,6 +66,11 @@ export function kubeletRefusal(code: number, body: string, subresource: string):
   return new ApiError(status, reasons[status] ?? 'InternalError', body.trim() || `the kubelet answered ${code} for ${subresource}`);
 }
 
+/**
+ * Where the logs of one container of `pod` are, and with which options, from the request's query
+ * (kube's PodLogOptions: container, follow, previous, timestamps, tailLines, sinceSeconds,
+ * sinceTime, limitBytes). Throws the 400/422 kube answers for a bad request.
+ */
 export function podLogLocation(pod: api.Pod, node: api.Node | undefined, query: Record<string, string | undefined>): LogLocation {
   const name = String(pod.metadata?.name ?? '');
   const namespace = String(pod.metadata?.namespace ?? '');
