@@ -41,6 +41,13 @@ test('a pod gets its class\'s priority; an unknown class or a disagreeing priori
   const disagree = await pod('disagree', { priorityClassName: 'system-node-critical', priority: 5 });
   assert.equal(disagree.status, 403);
   assert.equal(disagree.json.message, 'pods "disagree" is forbidden: the integer value of priority (5) must not be provided in pod spec; priority admission controller computed 2000001000 from the given PriorityClass name');
+  // The preemption policy is the class's (PreemptLowerPriority without one): repeating it is fine, another is refused.
+  assert.equal(plain.json.spec.preemptionPolicy, 'PreemptLowerPriority');
+  const repeats = await pod('repeats', { priorityClassName: 'system-cluster-critical', preemptionPolicy: 'PreemptLowerPriority' });
+  assert.equal(repeats.status, 201, repeats.text);
+  const never = await pod('never', { preemptionPolicy: 'Never' });
+  assert.equal(never.status, 403);
+  assert.equal(never.json.message, 'pods "never" is forbidden: the string value of PreemptionPolicy (Never) must not be provided in pod spec; priority admission controller computed PreemptLowerPriority from the given PriorityClass name');
 });
 
 test('user classes: kubectl create priorityclass, one global default, bounds and immutable value', async () => {

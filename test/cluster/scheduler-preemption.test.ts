@@ -63,13 +63,15 @@ test('the scheduler preempts: victims marked, deleted and told; the pod nominate
     await createNode(client, 'worker-a'); // 4 CPUs
     await server.kubectlOk(['create', 'priorityclass', 'low', '--value=100']);
     await server.kubectlOk(['create', 'priorityclass', 'high', '--value=1000']);
+    // A pod takes its preemption policy from its class, as kube's priority admission sets it.
+    await server.kubectlOk(['create', 'priorityclass', 'high-polite', '--value=1000', '--preemption-policy=Never']);
     const make = (name: string, cpu: string, extra: Partial<api.PodSpec> = {}) =>
       client.create(resources.pods, { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'x', resources: { requests: { cpu } } }], ...extra } } as api.Pod);
     for (const name of ['low-1', 'low-2']) await make(name, '2', { priorityClassName: 'low' });
     await eventually('the low pods run', async () => (await client.list(resources.pods, 'default')).items.filter((p) => p.status?.phase === 'Running').length === 2);
 
     // Never: waits, and says why.
-    await make('polite', '3', { priorityClassName: 'high', preemptionPolicy: 'Never' });
+    await make('polite', '3', { priorityClassName: 'high-polite' });
     await eventually('polite refused', async () => {
       const c = (await client.get(resources.pods, 'polite', 'default')).status?.conditions?.find((x) => x.type === 'PodScheduled');
       return c?.message === '0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.';

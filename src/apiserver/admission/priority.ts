@@ -48,8 +48,12 @@ export class PriorityAdmission implements AdmissionPlugin {
       throw forbidden(`the integer value of priority (${spec.priority}) must not be provided in pod spec; priority admission controller computed ${priority} from the given PriorityClass name`);
     }
     spec.priority = priority;
-    // A pod without a class (and no global default) preempts lower priorities, as kube's admission sets it.
-    if (spec.preemptionPolicy === undefined) spec.preemptionPolicy = policy ?? 'PreemptLowerPriority';
+    // The policy is the class's, PreemptLowerPriority without one: a pod may repeat it, not choose another.
+    const computed = policy ?? 'PreemptLowerPriority';
+    if (spec.preemptionPolicy !== undefined && spec.preemptionPolicy !== null && spec.preemptionPolicy !== computed) {
+      throw forbidden(`the string value of PreemptionPolicy (${spec.preemptionPolicy}) must not be provided in pod spec; priority admission controller computed ${computed} from the given PriorityClass name`);
+    }
+    spec.preemptionPolicy = computed;
   }
 
   /** A second global default is refused. */
