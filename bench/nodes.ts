@@ -118,6 +118,12 @@ function serverShares(before: Map<string, number>, after: Map<string, number>): 
   return `${parts.join(', ')} (of ${total})`;
 }
 
+/** A Lease of the reference's, in the nodes' namespace. */
+const referenceLease = (client: KubeClient, name: string): Promise<Obj> =>
+  client.create(LEASES, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace: 'kube-node-lease' }, spec: { holderIdentity: 'bench', leaseDurationSeconds: 40 } });
+/** One renewal, as a kubelet's: the Lease written back with a new renewTime. */
+const renew = (client: KubeClient, lease: Obj): Promise<Obj> => client.update(LEASES, { ...lease, spec: { ...lease.spec, renewTime: rfc3339Micro() } });
+
 /**
  * The idle server's latency for a Lease renewal arriving at any moment: one renewal started every
  * 20 ms on the clock while `until` is pending, whether or not the last has been answered (open
@@ -130,9 +136,7 @@ async function referenceRenewals(client: KubeClient, until: Promise<unknown>): P
   let done = false;
   void until.then(() => (done = true));
   const leases: Obj[] = [];
-  for (let i = 0; i < REFERENCE_LEASES; i++) {
-    leases.push(await client.create(LEASES, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: `bench-reference-${i}`, namespace: 'kube-node-lease' }, spec: { holderIdentity: 'bench', leaseDurationSeconds: 40 } }));
-  }
+  for (let i = 0; i < REFERENCE_LEASES; i++) leases.push(await referenceLease(client, `bench-reference-${i}`));
   const latencies: number[] = [];
   const inFlight: Array<Promise<void>> = leases.map(() => Promise.resolve());
   const start = performance.now();
@@ -141,7 +145,7 @@ async function referenceRenewals(client: KubeClient, until: Promise<unknown>): P
     const i = tick % REFERENCE_LEASES;
     inFlight[i] = inFlight[i].then(async () => {
       const started = performance.now();
-      leases[i] = await client.update(LEASES, { ...leases[i], spec: { ...leases[i].spec, renewTime: rfc3339Micro() } });
+      leases[i] = await renew(client, leases[i]);
       latencies.push(performance.now() - started);
     });
   }
@@ -153,11 +157,11 @@ async function referenceRenewals(client: KubeClient, until: Promise<unknown>): P
 async function closedLoopRenewals(client: KubeClient, until: Promise<unknown>): Promise<number[]> {
   let done = false;
   void until.then(() => (done = true));
-  let lease: Obj = await client.create(LEASES, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'bench-reference-closed', namespace: 'kube-node-lease' }, spec: { holderIdentity: 'bench', leaseDurationSeconds: 40 } });
+  let lease = await referenceLease(client, 'bench-reference-closed');
   const latencies: number[] = [];
   while (!done) {
     const started = performance.now();
-    lease = await client.update(LEASES, { ...lease, spec: { ...lease.spec, renewTime: rfc3339Micro() } });
+    lease = await renew(client, lease);
     latencies.push(performance.now() - started);
     await sleep(REFERENCE_GAP_MS);
   }

@@ -13,8 +13,8 @@ import { podStatus } from '../../src/cluster/node-agent/pod-status.js';
 import { ownedByJob } from '../../src/cluster/node-agent/pod-spec.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
-import { logger } from '../../src/common/log.js';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
+import { podWorkerContext, TEST_NODE_IP } from '../helpers/pod-worker.js';
 import { eventually } from '../helpers/eventually.js';
 
 let apiServer: TestApiServer;
@@ -38,15 +38,10 @@ function simulatedPod(name: string, uid: string, restartPolicy: string, owner?: 
 }
 
 async function run(pod: api.Pod): Promise<{ worker: PodWorker; phase: string }> {
-  const worker = new PodWorker(pod, '127.1.9.3', {
-    client: new KubeClient(loadKubeConfig(apiServer.kubeconfigPath)), root, nodeName: 'node-a', nodeIP: '127.0.9.1',
-    apiServer: { host: '127.0.0.1', port: String(apiServer.port), caPem: apiServer.caPem },
-    componentCommand: (argv) => argv, echoCommand: ['true'], backoff: { baseMs: 100, maxMs: 1000 },
-    events: { event: async () => undefined }, log: logger('pod-worker-test'), onChange: () => undefined,
-  });
+  const worker = new PodWorker(pod, '127.1.9.3', podWorkerContext(apiServer, new KubeClient(loadKubeConfig(apiServer.kubeconfigPath)), root, ['true']));
   worker.start();
   await eventually('the container started or finished', () => Boolean(worker.records[0]?.state.running || worker.records[0]?.state.terminated), 20_000);
-  const phase = podStatus(worker.pod, worker.records, { podIP: worker.podIP, hostIP: '127.0.9.1', startTime: worker.startTime }, new Date().toISOString(), worker.inits).phase!;
+  const phase = podStatus(worker.pod, worker.records, { podIP: worker.podIP, hostIP: TEST_NODE_IP, startTime: worker.startTime }, new Date().toISOString(), worker.inits).phase!;
   await worker.stop(0);
   return { worker, phase };
 }

@@ -13,9 +13,9 @@ import type * as api from '../../src/api/index.js';
 import { PodWorker } from '../../src/cluster/node-agent/pod-worker.js';
 import { KubeClient, type ResourceRef } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
-import { logger } from '../../src/common/log.js';
 import { resources as R } from '../../src/kube/resources.js';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
+import { podWorkerContext } from '../helpers/pod-worker.js';
 import { eventually } from '../helpers/eventually.js';
 
 /** The API, but a read of a ConfigMap waits for `release()` once `held` says it was asked. */
@@ -56,14 +56,8 @@ test('a pod stopped while its environment is read starts no process, and its sto
       containers: [{ name: 'web', image: 'bosun.local/echo', env: [{ name: 'GREETING', valueFrom: { configMapKeyRef: { name: 'greeting', key: 'text' } } }] }],
     },
   };
-  const worker = new PodWorker(pod, '127.1.9.2', {
-    client, root, nodeName: 'node-a', nodeIP: '127.0.9.1', apiServer: { host: '127.0.0.1', port: String(apiServer.port), caPem: apiServer.caPem },
-    // The echo container's process, were it started: one that runs until it is stopped.
-    componentCommand: (argv) => argv, echoCommand: ['sleep', '600'],
-    backoff: { baseMs: 100, maxMs: 1000 },
-    events: { event: async () => undefined },
-    log: logger('pod-worker-test'), onChange: () => undefined,
-  });
+  // The echo container's process, were it started: one that runs until it is stopped.
+  const worker = new PodWorker(pod, '127.1.9.2', podWorkerContext(apiServer, client, root, ['sleep', '600']));
   worker.start();
   await eventually('the container environment being read', () => client.asked, 20_000);
   const stopped = worker.stop(1000);

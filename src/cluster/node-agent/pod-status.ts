@@ -137,6 +137,11 @@ export function qosClass(pod: api.Pod): string {
   return guaranteed ? 'Guaranteed' : 'Burstable';
 }
 
+/** A container that ended with exit code 0 (a simulated one that completes, or one stopped as its pod is deleted). */
+export function completedState(startedAt: string | undefined, finishedAt: string, containerID: string | undefined): TerminatedState {
+  return { exitCode: 0, reason: 'Completed', startedAt, finishedAt, containerID };
+}
+
 /**
  * A container's terminated state from how its process ended. A signal is given by its number, as
  * the API's ContainerStateTerminated has it (an int32; the process reports the signal's name).

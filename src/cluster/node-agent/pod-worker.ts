@@ -17,7 +17,7 @@ import { resourcePath, resources, type EventKind, type EventRecorder, type KubeC
 import { ContainerProcess, type ContainerRun, type ProcessExit } from './container-process.js';
 import { ContainerThread } from './container-thread.js';
 import { componentArgv, containerEnv, containerKind, echoPort, ownedByJob } from './pod-spec.js';
-import { crashBackoffMs, initRestartPolicy, restarts, terminatedState, type ContainerRecord } from './pod-status.js';
+import { completedState, crashBackoffMs, initRestartPolicy, restarts, terminatedState, type ContainerRecord } from './pod-status.js';
 import { Prober } from './probes.js';
 import type { ExecTarget } from './exec-session.js';
 import { rfc3339 } from '../../common/time.js';
@@ -171,7 +171,7 @@ export class PodWorker {
     this.terminal = true;
     const at = now();
     for (const r of [...this.inits, ...this.records]) {
-      if (r.state.running) r.state = { terminated: { exitCode: 0, reason: 'Completed', startedAt: r.state.running.startedAt, finishedAt: at, containerID: r.containerID } };
+      if (r.state.running) r.state = { terminated: completedState(r.state.running.startedAt, at, r.containerID) };
       r.ready = false;
     }
     this.ctx.onChange();
@@ -314,7 +314,7 @@ export class PodWorker {
       // pod-complete stage: a Job's simulated pods would otherwise run forever, and a CronJob's
       // pile up); any other is running and ready.
       const at = now();
-      if (policy !== 'Always' && (this.inits.includes(record) || ownedByJob(this.pod))) this.set(record, { containerID: id(), state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: at, finishedAt: at, containerID: id() } }, started: false });
+      if (policy !== 'Always' && (this.inits.includes(record) || ownedByJob(this.pod))) this.set(record, { containerID: id(), state: { terminated: completedState(at, at, id()) }, started: false });
       else this.set(record, { containerID: id(), state: { running: { startedAt: at } }, ready: true, started: true });
       return;
     }

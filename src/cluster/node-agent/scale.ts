@@ -17,7 +17,7 @@ import { EventRecorder, Informer, isNotFound, type KubeClient } from '../../kube
 import type { NodeFacts } from './node-object.js';
 import { NodeStatusReporter, type NodeStatusTiming } from './node-status.js';
 import { allocatePodIP, ownedByJob } from './pod-spec.js';
-import { podStatus, type ContainerRecord } from './pod-status.js';
+import { completedState, podStatus, type ContainerRecord } from './pod-status.js';
 import { PODS } from './resources.js';
 
 export interface SimulatedNodesOptions {
@@ -165,7 +165,7 @@ export class SimulatedNodes {
         return {
           name: c.name, image: c.image ?? '', containerID, restartCount: 0, lastState: {},
           ...(completes
-            ? { state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: now, finishedAt: now, containerID } }, ready: false, started: false }
+            ? { state: { terminated: completedState(now, now, containerID) }, ready: false, started: false }
             : { state: { running: { startedAt: now } }, ready: true, started: true }),
         };
       });

@@ -362,12 +362,10 @@ export class Scheduler implements Runnable {
       // kube's PostFilter: preempt lower-priority pods where that makes room (preemption.ts). As in
       // kube, only after a fit error: with no nodes at all there is nothing to preempt or say.
       const preempted = message === ERR_NO_NODES_AVAILABLE ? undefined : findPreemption(pod, snapshot, infos ?? buildNodeInfos(snapshot), this.disruptionBudgets());
-      if (!preempted) {
-        if (pod.status?.nominatedNodeName) await this.nominate(pod, null);
-      } else if ('preemption' in preempted) await this.preempt(pod, preempted.preemption, log);
+      if (preempted && 'preemption' in preempted) await this.preempt(pod, preempted.preemption, log);
       else {
-        message = `${message} ${preempted.message}`;
-        if (pod.status?.nominatedNodeName && !preempted.keepNomination) await this.nominate(pod, null);
+        if (preempted) message = `${message} ${preempted.message}`;
+        if (pod.status?.nominatedNodeName && !preempted?.keepNomination) await this.nominate(pod, null);
       }
       const previous = this.unschedulable.get(key);
       const podSensitive = !!(pod.spec.affinity?.podAffinity || pod.spec.affinity?.podAntiAffinity || (pod.spec.topologySpreadConstraints ?? []).length > 0);
