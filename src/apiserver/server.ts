@@ -23,6 +23,7 @@ import { QuotaAdmission } from './admission/resource-quota.js';
 import { LimitRanger } from './admission/limit-ranger.js';
 import { PodSecurityAdmission } from './admission/pod-security.js';
 import { PriorityAdmission } from './admission/priority.js';
+import { ServiceAccountAdmission } from './admission/service-account.js';
 import { DefaultStorageClass } from './admission/default-storage-class.js';
 import { StorageObjectInUseProtection } from './admission/storage-protection.js';
 import { PersistentVolumeClaimResize } from './admission/claim-resize.js';
@@ -84,9 +85,10 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   resources.addHooks(namespaceHooks(resources, registry));
   resources.addHooks(objectSizeHooks());
   resources.webhooks = new WebhookAdmission(storage);
-  // kube-apiserver's order: LimitRanger, Priority, DefaultStorageClass and StorageObjectInUseProtection
-  // mutate before the webhooks, PersistentVolumeClaimResize and PodSecurity validate; ResourceQuota charges last.
-  resources.admission = [new LimitRanger(storage), new PriorityAdmission(storage), new DefaultStorageClass(storage), new StorageObjectInUseProtection(), new PersistentVolumeClaimResize(storage), new PodSecurityAdmission(storage), new QuotaAdmission(storage)];
+  // kube-apiserver's order: LimitRanger, ServiceAccount, Priority, DefaultStorageClass and
+  // StorageObjectInUseProtection mutate before the webhooks, PersistentVolumeClaimResize and
+  // PodSecurity validate; ResourceQuota charges last.
+  resources.admission = [new LimitRanger(storage), new ServiceAccountAdmission(storage), new PriorityAdmission(storage), new DefaultStorageClass(storage), new StorageObjectInUseProtection(), new PersistentVolumeClaimResize(storage), new PodSecurityAdmission(storage), new QuotaAdmission(storage)];
   // What kube-apiserver makes at start (its post-start hooks): the default namespaces and the
   // system PriorityClasses. Another API server on the same etcd may make one at the same moment.
   const ensure = async (group: string, resource: string, body: Record<string, unknown> & { metadata: { name: string } }) => {

@@ -114,13 +114,16 @@ test('kubectl debug node/<name> creates its pod (a protobuf Pod): the host names
   assert.equal(pod.spec.nodeName, 'debug-me');
   assert.equal(pod.spec.restartPolicy, 'Never');
   assert.deepEqual([pod.spec.hostNetwork, pod.spec.hostPID, pod.spec.hostIPC], [true, true, true]);
-  assert.deepEqual(pod.spec.volumes, [{ name: 'host-root', hostPath: { path: '/', type: '' } }], JSON.stringify(pod.spec.volumes));
+  // The host's root, then (as in kube) the ServiceAccount admission's token volume.
+  assert.deepEqual(pod.spec.volumes[0], { name: 'host-root', hostPath: { path: '/', type: '' } }, JSON.stringify(pod.spec.volumes));
+  const token = pod.spec.volumes[1]?.name as string;
+  assert.match(token, /^kube-api-access-/, JSON.stringify(pod.spec.volumes));
   assert.deepEqual(pod.spec.tolerations, [{ operator: 'Exists' }]);
   const [container] = pod.spec.containers;
   assert.equal(container.name, 'debugger');
   assert.equal(container.image, 'busybox');
   assert.deepEqual(container.command, ['true']);
-  assert.deepEqual(container.volumeMounts, [{ name: 'host-root', mountPath: '/host' }]);
+  assert.deepEqual(container.volumeMounts, [{ name: 'host-root', mountPath: '/host' }, { name: token, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }]);
   assert.equal(container.terminationMessagePolicy, 'File');
 });
 
