@@ -25,6 +25,21 @@ const node = (name: string) => c.kube.read<Obj>(resources.nodes as ResourceRef<O
 const lease = (name: string) => c.kube.read<Obj>({ group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespaced: true }, name, 'kube-node-lease');
 
 test('a booted machine registers its Node Ready with its addresses, labels, taint, capacity and nodeInfo; its Lease is renewed', { timeout: 90_000 }, async () => {
+  const stopWatch = new AbortController();
+  const watch = await c.kube.open('GET', '/api/v1/nodes', { query: { watch: 1, fieldSelector: 'metadata.name=worker-a' }, signal: stopWatch.signal });
+  watch.on('error', () => undefined);
+  const firstAdded = new Promise<Obj | undefined>((resolve) => {
+    let partial = '';
+    watch.on('data', (chunk: Buffer) => {
+      const lines = (partial + chunk.toString()).split('\n');
+      partial = lines.pop()!;
+      for (const line of lines.filter(Boolean)) {
+        const event = JSON.parse(line);
+        if (event.type === 'ADDED') resolve(event.object);
+      }
+    });
+    watch.on('close', () => resolve(undefined));
+  });
   const userData = workerUserData(c.api, { bootstrapUser: { token: c.api.token }, nodeUser: { token: c.api.token } });
   const instance = await bootWorker(c, 'worker-a', userData);
   const root = join(c.dataDir, 'machines', instance.id, 'root');
@@ -57,6 +72,10 @@ test('a booted machine registers its Node Ready with its addresses, labels, tain
   assert.equal(n.status.nodeInfo.machineID, readFileSync(join(root, 'etc/machine-id'), 'utf8').trim());
   assert.equal(n.status.nodeInfo.kubeletVersion, 'v1.33.0+bosun');
   assert.deepEqual(n.status.conditions.map((x: Obj) => `${x.type}=${x.status}`).sort(), ['DiskPressure=False', 'MemoryPressure=False', 'PIDPressure=False', 'Ready=True']);
+  // Created with its status, as the kubelet's initial Node is: the scheduler never sees it without room.
+  const added = await firstAdded;
+  assert.equal(added?.status?.allocatable?.cpu, '1500m', JSON.stringify(added));
+  stopWatch.abort();
 
   const first = await eventually('a lease', () => lease('worker-a'));
   assert.equal(first.spec.holderIdentity, 'worker-a');

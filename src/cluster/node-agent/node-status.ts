@@ -9,7 +9,7 @@ import type * as api from '../../api/index.js';
 import { isAlreadyExists, isConflict, isNotFound, type EventRecorder, type KubeClient } from '../../kube/index.js';
 import { nodeForRegistration, nodeLabels, nodeStatus, statusChanged, type NodeFacts, type NodeStatus } from './node-object.js';
 import { LEASES, NODES } from './resources.js';
-import { rfc3339Micro } from '../../common/time.js';
+import { rfc3339, rfc3339Micro } from '../../common/time.js';
 
 export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
 
@@ -59,7 +59,10 @@ export class NodeStatusReporter {
 
   /** Creates the Node, or updates the existing one's labels the kubelet owns; then reports status. */
   async register(): Promise<api.Node> {
-    const wanted = nodeForRegistration(this.facts);
+    // The Node is created with its status, as the kubelet's initial Node is: one without capacity
+    // and allocatable looks to the scheduler like a node with no room at all ("Insufficient cpu,
+    // Insufficient memory, Too many pods") until the first status report.
+    const wanted = { ...nodeForRegistration(this.facts), status: nodeStatus(this.facts, undefined, rfc3339()) };
     try {
       this.node = kept(await this.client.create(NODES, wanted));
       this.log.info('node registered');
@@ -137,8 +140,7 @@ export class NodeStatusReporter {
   }
 
   private async reportStatus(force: boolean): Promise<void> {
-    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const status = nodeStatus(this.facts, this.lastStatus?.conditions ?? this.node?.status?.conditions, now);
+    const status = nodeStatus(this.facts, this.lastStatus?.conditions ?? this.node?.status?.conditions, rfc3339());
     if (!force && !statusChanged(this.lastStatus, status) && Date.now() - this.lastReport < this.timing.statusReportMs) return;
     this.node = kept(await this.client.mergePatch(NODES, this.facts.name, undefined, { status }, 'status'));
     this.lastStatus = status;
