@@ -1,5 +1,5 @@
 // The controller toolkit every bosun controller is built from.
-export { KubeConfig, loadKubeConfig, withConnectionReuse, type Cluster, type Context, type KubeConfigLike, type User } from './kubeconfig.js';
+export { KubeConfig, loadKubeConfig, SERVICE_ACCOUNT_DIR, withConnectionReuse, type Cluster, type Context, type KubeConfigLike, type User } from './kubeconfig.js';
 export { KubeClient, KubeApiError, type Obj, type ResourceRef, apiVersionOf, isAlreadyExists, isConflict, isNotFound, resourcePath } from './client.js';
 export { Informer, InformerFactory, keyOf, type EventType, type InformerOptions } from './informer.js';
 export { WorkQueue, type WorkQueueOptions } from './workqueue.js';

@@ -60,7 +60,8 @@ export interface KubeConfigLike {
   applyToHTTPSOptions(opts: RequestOptions): Promise<void>;
 }
 
-const SERVICE_ACCOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
+/** Where a pod finds its service account's token, CA and namespace (the kubelet mounts them there). */
+export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 const TOKEN_REREAD_MS = 60_000;
 
 type Raw = Record<string, unknown>;
@@ -281,9 +282,9 @@ export class KubeConfig implements KubeConfigLike {
     const host = process.env.KUBERNETES_SERVICE_HOST ?? '';
     const port = process.env.KUBERNETES_SERVICE_PORT ?? '443';
     const scheme = ['80', '8080', '8001'].includes(port) ? 'http' : 'https';
-    const namespaceFile = `${root}${SERVICE_ACCOUNT}/namespace`;
-    this.clusters = [{ name: 'inCluster', server: `${scheme}://${isIPv6(host) ? `[${host}]` : host}:${port}`, caFile: `${root}${SERVICE_ACCOUNT}/ca.crt`, skipTLSVerify: false }];
-    this.users = [{ name: 'inClusterUser', authProvider: { name: 'tokenFile', config: { tokenFile: `${root}${SERVICE_ACCOUNT}/token` } } }];
+    const namespaceFile = `${root}${SERVICE_ACCOUNT_DIR}/namespace`;
+    this.clusters = [{ name: 'inCluster', server: `${scheme}://${isIPv6(host) ? `[${host}]` : host}:${port}`, caFile: `${root}${SERVICE_ACCOUNT_DIR}/ca.crt`, skipTLSVerify: false }];
+    this.users = [{ name: 'inClusterUser', authProvider: { name: 'tokenFile', config: { tokenFile: `${root}${SERVICE_ACCOUNT_DIR}/token` } } }];
     this.contexts = [{ name: 'inClusterContext', cluster: 'inCluster', user: 'inClusterUser', namespace: existsSync(namespaceFile) ? readFileSync(namespaceFile, 'utf8') : undefined }];
     this.currentContext = 'inClusterContext';
   }

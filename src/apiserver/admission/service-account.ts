@@ -10,12 +10,12 @@
 // if it did. The node agent provides the files (cluster/node-agent/pod-worker.ts).
 import { randomInt } from 'node:crypto';
 import type * as api from '../../api/index.js';
+import { SERVICE_ACCOUNT_DIR } from '../../kube/index.js';
 import { serviceaccounts } from '../kinds/serviceaccounts.js';
 import { storageKey, type ResourceType } from '../registry/resource-type.js';
 import type { Storage } from '../storage/types.js';
 import type { AdmissionPlugin } from './plugin.js';
 
-export const TOKEN_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
 const VOLUME_PREFIX = 'kube-api-access-';
 /** The characters of kube's generated name suffixes (no vowels, no look-alikes). */
 const SUFFIX_CHARACTERS = 'bcdfghjklmnpqrstvwxz2456789';
@@ -52,8 +52,8 @@ export class ServiceAccountAdmission implements AdmissionPlugin {
     for (const container of [...(Array.isArray(spec.initContainers) ? spec.initContainers : []), ...spec.containers]) {
       if (typeof container !== 'object' || container === null) continue;
       const mounts = Array.isArray(container.volumeMounts) ? container.volumeMounts : [];
-      if (mounts.some((m) => m?.mountPath === TOKEN_MOUNT_PATH)) continue;
-      container.volumeMounts = [...mounts, { name, readOnly: true, mountPath: TOKEN_MOUNT_PATH }];
+      if (mounts.some((m) => m?.mountPath === SERVICE_ACCOUNT_DIR)) continue;
+      container.volumeMounts = [...mounts, { name, readOnly: true, mountPath: SERVICE_ACCOUNT_DIR }];
       mounted = true;
     }
     if (mounted && !existing) spec.volumes = [...volumes, tokenVolume(name)];

@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/sleep.js';
 import type * as api from '../../api/index.js';
-import { resourcePath, resources, type EventKind, type EventRecorder, type KubeClient } from '../../kube/index.js';
+import { resourcePath, resources, SERVICE_ACCOUNT_DIR, type EventKind, type EventRecorder, type KubeClient } from '../../kube/index.js';
 import { ContainerProcess, type ContainerRun, type ProcessExit } from './container-process.js';
 import { ContainerThread } from './container-thread.js';
 import { componentArgv, containerEnv, containerKind, echoPort, ownedByJob } from './pod-spec.js';
@@ -22,7 +22,6 @@ import { Prober } from './probes.js';
 import type { ExecTarget } from './exec-session.js';
 import { rfc3339 } from '../../common/time.js';
 
-export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 const TOKEN_SECONDS = 3607;
 /** How often ConfigMap and Secret volumes are brought up to date with their objects (the kubelet's sync period, shortened). */
 const KEY_VOLUME_RESYNC_MS = 10_000;
