@@ -52,7 +52,9 @@ test('no token volume when the pod, or else its service account, turns automount
   assert.equal((await read('off')).spec.volumes, undefined);
   await api.kubectlOk(['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'quiet' }, automountServiceAccountToken: false }));
   await create('quiet', { serviceAccountName: 'quiet', containers: [{ name: 'c', image: 'busybox' }] });
-  assert.equal((await read('quiet')).spec.volumes, undefined, 'the account says no');
+  const quiet = (await read('quiet')).spec;
+  assert.equal(quiet.volumes, undefined, 'the account says no');
+  assert.equal(quiet.automountServiceAccountToken, false, 'and the pod says so too, for the node agent, which reads only the pod');
   await create('asks', { serviceAccountName: 'quiet', automountServiceAccountToken: true, containers: [{ name: 'c', image: 'busybox' }] });
   assert.match((await read('asks')).spec.volumes?.[0]?.name ?? '', /^kube-api-access-/, 'the pod says yes');
 });

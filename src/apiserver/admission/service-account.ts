@@ -7,7 +7,8 @@
 // nothing there already. A volume of that prefix the pod brings is used instead of a new one.
 // Mirror pods (a kubelet's static pods) are left alone, as kube leaves them. What differs: a service
 // account that does not exist (yet) is not refused here as kube refuses it; the token is mounted as
-// if it did. The node agent provides the files (cluster/node-agent/pod-worker.ts).
+// if it did; and a pod its account turns off gets automountServiceAccountToken: false in its spec
+// (see automounts). The node agent provides the files (cluster/node-agent/pod-worker.ts).
 import { randomInt } from 'node:crypto';
 import type * as api from '../../api/index.js';
 import { SERVICE_ACCOUNT_DIR } from '../../kube/index.js';
@@ -59,11 +60,18 @@ export class ServiceAccountAdmission implements AdmissionPlugin {
     if (mounted && !existing) spec.volumes = [...volumes, tokenVolume(name)];
   }
 
-  /** The pod's own choice, else its service account's, else yes. */
+  /**
+   * The pod's own choice, else its service account's, else yes. A pod turned off by its account
+   * alone is given `automountServiceAccountToken: false` (kube leaves it unset): the node agent, as
+   * a kubelet, reads only the pod, and writes the token files for a pod that does not refuse them
+   * (pods made before this admission existed have no token volume and still need them).
+   */
   private automounts(pod: api.Pod, spec: api.PodSpec): boolean {
     if (typeof spec.automountServiceAccountToken === 'boolean') return spec.automountServiceAccountToken;
     const account = spec.serviceAccountName || spec.serviceAccount || 'default';
     const stored = this.storage.get(storageKey(serviceaccounts.type, pod.metadata.namespace, account))?.object as api.ServiceAccount | undefined;
-    return stored?.automountServiceAccountToken !== false;
+    if (stored?.automountServiceAccountToken !== false) return true;
+    spec.automountServiceAccountToken = false;
+    return false;
   }
 }
