@@ -41,6 +41,12 @@ const WATCHERS = 500;
 const WATCH_EVENTS = 50;
 const PAIRED_ROUNDS = 5;
 
+function median(xs: number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
 const metricsOnly = process.argv.includes('--metrics-only');
 const skipMetrics = process.argv.includes('--no-metrics-comparison');
 const alternate = process.argv.includes('--alternate');
@@ -167,11 +173,6 @@ async function metricsOnOff(): Promise<void> {
     }
   }
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const median = (xs: number[]) => {
-    const sorted = [...xs].sort((a, b) => a - b);
-    const mid = Math.floor(sorted.length / 2);
-    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-  };
   console.log(`\nrequest metrics on vs off (a fresh server each, one with --request-metrics false; warmed up, then ${ROUNDS} paired rounds of ${n} gets and ${n} creates, ${CONCURRENCY} clients per server, ${alternate ? 'one server after the other' : 'both servers at once'}):`);
   const ratios: Record<'p50' | 'p99' | 'rate', number[]> = { p50: [], p99: [], rate: [] };
   for (const verb of ['get', 'create'] as const) {
@@ -342,7 +343,8 @@ try {
     console.log(`\nraw better-sqlite3 (WAL, synchronous=FULL), just before the creates: ${Math.round(raw.perInsertPerSecond)} inserts/s one per transaction, ${Math.round(raw.batchedPerSecond)} inserts/s in batches of 16`);
     console.log(`ratio: API creates/s over HTTPS ÷ raw inserts/s = ${(rates.create / raw.perInsertPerSecond).toFixed(2)} (one per transaction; goal ≥ 1.0 with create p99 < 20 ms), ${(rates.create / raw.batchedPerSecond).toFixed(3)} (batched)`);
     console.log('(the API server batches concurrent writes into one transaction: group commit)');
-    console.log(`CPU time per write: raw insert ${Math.round(rawCpu.own)} µs of its ${Math.round(1e6 / raw.perInsertPerSecond)} µs (the rest is the fsync); API create — the API server ${Math.round(createCpu.server)} µs, the load generator ${Math.round(createCpu.own)} µs, on ${cpus().length} cores`);    // One pair can fall on either side of this shared machine's swings (0.60 and 0.92 minutes apart):
+    console.log(`CPU time per write: raw insert ${Math.round(rawCpu.own)} µs of its ${Math.round(1e6 / raw.perInsertPerSecond)} µs (the rest is the fsync); API create — the API server ${Math.round(createCpu.server)} µs, the load generator ${Math.round(createCpu.own)} µs, on ${cpus().length} cores`);
+    // One pair can fall on either side of this shared machine's swings (0.60 and 0.92 minutes apart):
     // more pairs, each raw run right before its creates, and their median.
     const pairs: number[] = [];
     for (let round = 0; round < PAIRED_ROUNDS; round++) {
@@ -350,8 +352,7 @@ try {
       const creates = await phase('paired create', OPS, async (i) => expect((await call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: `pair-${round}-${i}` }, data: { k: 'v' } })).status, 201, 'paired create'), true);
       pairs.push(creates.rate / rawRound.perInsertPerSecond);
     }
-    const sortedPairs = [...pairs].sort((a, b) => a - b);
-    console.log(`paired rounds (${PAIRED_ROUNDS} more, raw inserts then ${OPS} creates each): creates ÷ raw one per transaction ${pairs.map((r) => r.toFixed(2)).join(', ')} → median ${sortedPairs[Math.floor(sortedPairs.length / 2)].toFixed(2)} (goal ≥ 1.0)`);
+    console.log(`paired rounds (${PAIRED_ROUNDS} more, raw inserts then ${OPS} creates each): creates ÷ raw one per transaction ${pairs.map((r) => r.toFixed(2)).join(', ')} → median ${median(pairs).toFixed(2)} (goal ≥ 1.0)`);
   }
   if (!skipMetrics) await metricsOnOff();
 } finally {

@@ -12,6 +12,7 @@
 import { randomInt } from 'node:crypto';
 import type * as api from '../../api/index.js';
 import { SERVICE_ACCOUNT_DIR } from '../../kube/index.js';
+import { isMirrorPod, podServiceAccount } from '../kinds/pods.js';
 import { serviceaccounts } from '../kinds/serviceaccounts.js';
 import { storageKey, type ResourceType } from '../registry/resource-type.js';
 import type { Storage } from '../storage/types.js';
@@ -22,7 +23,7 @@ const VOLUME_PREFIX = 'kube-api-access-';
 const SUFFIX_CHARACTERS = 'bcdfghjklmnpqrstvwxz2456789';
 
 /** The projected volume kube's ServiceAccount admission adds, under `name`. */
-export function tokenVolume(name: string): api.Volume {
+function tokenVolume(name: string): api.Volume {
   return {
     name,
     projected: {
@@ -42,7 +43,7 @@ export class ServiceAccountAdmission implements AdmissionPlugin {
   mutate(type: ResourceType, object: api.Unstructured, previous: api.Unstructured | undefined): void {
     if (type.group !== '' || type.resource !== 'pods' || previous) return;
     const pod = object as api.Pod;
-    if (Object.hasOwn(pod.metadata?.annotations ?? {}, 'kubernetes.io/config.mirror')) return;
+    if (isMirrorPod(pod)) return;
     const spec = pod.spec;
     if (typeof spec !== 'object' || spec === null || !Array.isArray(spec.containers)) return; // validation says what is wrong
     if (!this.automounts(pod, spec)) return;
@@ -68,8 +69,7 @@ export class ServiceAccountAdmission implements AdmissionPlugin {
    */
   private automounts(pod: api.Pod, spec: api.PodSpec): boolean {
     if (typeof spec.automountServiceAccountToken === 'boolean') return spec.automountServiceAccountToken;
-    const account = spec.serviceAccountName || spec.serviceAccount || 'default';
-    const stored = this.storage.get(storageKey(serviceaccounts.type, pod.metadata.namespace, account))?.object as api.ServiceAccount | undefined;
+    const stored = this.storage.get(storageKey(serviceaccounts.type, pod.metadata.namespace, podServiceAccount(spec)))?.object as api.ServiceAccount | undefined;
     if (stored?.automountServiceAccountToken !== false) return true;
     spec.automountServiceAccountToken = false;
     return false;

@@ -7,7 +7,10 @@
 // modes (0644) and a hostPath's type. Pure: it changes the spec it is given. Applied to pods
 // (on every write of one that has them: see defaulted) — a pod template (a Deployment's) is left
 // as written, so that a template's hash does not change under a Deployment made before them.
+// A part that is not an object (a malformed spec) is passed over: validation refuses it, with a
+// clear message, rather than the defaults failing with a TypeError.
 import type * as api from '../../api/index.js';
+import { isPlainObject } from '../../common/json.js';
 
 /** The mode of the files of secret, configMap, downwardAPI and projected volumes: 0644. */
 const DEFAULT_MODE = 0o644;
@@ -21,16 +24,13 @@ export function defaultPullPolicy(image: string): 'Always' | 'IfNotPresent' {
   return tag === 'latest' ? 'Always' : 'IfNotPresent';
 }
 
-/** Whether a value is an object the defaults may fill in (a malformed spec is validation's to refuse, not a TypeError here). */
-const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
-
 function defaultProbe(probe: api.Container['livenessProbe']): void {
-  if (!isObject(probe)) return;
+  if (!isPlainObject(probe)) return;
   probe.timeoutSeconds ??= 1;
   probe.periodSeconds ??= 10;
   probe.successThreshold ??= 1;
   probe.failureThreshold ??= 3;
-  if (isObject(probe.httpGet)) {
+  if (isPlainObject(probe.httpGet)) {
     probe.httpGet.path ??= '/';
     probe.httpGet.scheme ??= 'HTTP';
   }
@@ -40,27 +40,27 @@ function defaultContainer(c: api.Container): void {
   if (!c.imagePullPolicy && typeof c.image === 'string') c.imagePullPolicy = defaultPullPolicy(c.image);
   c.terminationMessagePath ||= '/dev/termination-log';
   c.terminationMessagePolicy ||= 'File';
-  if (Array.isArray(c.ports)) for (const port of c.ports) if (isObject(port)) port.protocol ||= 'TCP';
+  if (Array.isArray(c.ports)) for (const port of c.ports) if (isPlainObject(port)) port.protocol ||= 'TCP';
   defaultProbe(c.livenessProbe);
   defaultProbe(c.readinessProbe);
   defaultProbe(c.startupProbe);
   // A container that sets only limits requests as much (kube's SetDefaults_Pod).
-  const limits = isObject(c.resources) ? c.resources.limits : undefined;
-  if (isObject(limits) && Object.keys(limits).length > 0 && (c.resources!.requests === undefined || isObject(c.resources!.requests))) {
+  const limits = isPlainObject(c.resources) ? c.resources.limits : undefined;
+  if (isPlainObject(limits) && Object.keys(limits).length > 0 && (c.resources!.requests === undefined || isPlainObject(c.resources!.requests))) {
     const requests = (c.resources!.requests ??= {});
     for (const [resource, quantity] of Object.entries(limits)) if (!(resource in requests)) requests[resource] = quantity;
   }
 }
 
 function defaultVolume(v: api.Volume): void {
-  if (isObject(v.hostPath)) v.hostPath.type ??= '';
-  for (const source of [v.secret, v.configMap, v.downwardAPI, v.projected]) if (isObject(source)) source.defaultMode ??= DEFAULT_MODE;
+  if (isPlainObject(v.hostPath)) v.hostPath.type ??= '';
+  for (const source of [v.secret, v.configMap, v.downwardAPI, v.projected]) if (isPlainObject(source)) source.defaultMode ??= DEFAULT_MODE;
 }
 
 /** Applies the defaults to a pod's spec (after the pod's own: restart policy, DNS policy, service account). */
 export function defaultNewPodSpec(spec: api.PodSpec): void {
   // What is not a list of objects is left for validation to refuse.
-  const objects = <T>(list: unknown): T[] => (Array.isArray(list) ? (list.filter(isObject) as T[]) : []);
+  const objects = <T>(list: unknown): T[] => (Array.isArray(list) ? (list.filter(isPlainObject) as T[]) : []);
   for (const c of [...objects<api.Container>(spec.initContainers), ...objects<api.Container>(spec.containers)]) defaultContainer(c);
   for (const v of objects<api.Volume>(spec.volumes)) defaultVolume(v);
   spec.securityContext ??= {};

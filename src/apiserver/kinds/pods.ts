@@ -135,6 +135,16 @@ const printer: Printer<api.Pod> = {
   },
 };
 
+/** A kubelet's mirror of one of its static pods (kube's ServiceAccount admission leaves these alone). */
+export function isMirrorPod(pod: api.Pod): boolean {
+  return Object.hasOwn(pod.metadata?.annotations ?? {}, 'kubernetes.io/config.mirror');
+}
+
+/** The service account a pod runs as: serviceAccountName, else the deprecated serviceAccount alone (kube's conversion), else default. */
+export function podServiceAccount(spec: api.PodSpec | undefined): string {
+  return spec?.serviceAccountName || spec?.serviceAccount || 'default';
+}
+
 export const pods: KindStrategy<api.Pod> = {
   type: builtinType('', 'v1', 'pods', 'Pod', {
     shortNames: ['po'],
@@ -145,11 +155,8 @@ export const pods: KindStrategy<api.Pod> = {
   defaults(object, previous) {
     // Mirror pods (a kubelet's static pods) get no service account, as kube's ServiceAccount
     // admission leaves them alone: NodeRestriction refuses a node's pod that refers to one.
-    const mirror = Object.hasOwn(object.metadata?.annotations ?? {}, 'kubernetes.io/config.mirror');
     // The containers it may lack are refused by validation, which follows.
-    // A pod naming its service account by the deprecated field alone runs as that one (kube's conversion).
-    const account = object.spec?.serviceAccountName || object.spec?.serviceAccount || 'default';
-    const spec = (object.spec = { restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler', terminationGracePeriodSeconds: 30, ...object.spec, ...(mirror ? {} : { serviceAccountName: account }) } as api.PodSpec);
+    const spec = (object.spec = { restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler', terminationGracePeriodSeconds: 30, ...object.spec, ...(isMirrorPod(object) ? {} : { serviceAccountName: podServiceAccount(object.spec) }) } as api.PodSpec);
     if (!object.status?.phase) object.status = { ...(object.status ?? {}), phase: 'Pending', qosClass: 'BestEffort' };
     if (!previous) spec.tolerations = withDefaultTolerations(spec.tolerations);
     // The spec's defaults on every write, as kube-apiserver decodes (a `kubectl replace` of the
