@@ -105,11 +105,12 @@ Cluster IPs come from --service-cluster-ip-range (OpenShift's 172.30.0.0/16 unle
       const requestMetrics = opts.requestMetrics === 'true';
       const advertise = opts.advertise === undefined ? undefined : (({ host: address, port: p }) => ({ address, port: p }))(parseHostPort(opts.advertise, '--advertise'));
       const { server, stop } = await startClusterServer({ dataDir: opts.dataDir, host, port, compactKeep, etcd, serviceClusterIPRange: opts.serviceClusterIpRange, requestMetrics, advertise });
-      console.log(`API server listening on ${server.url}${etcd ? ` (etcd ${etcd.endpoints.join(',')}, prefix ${etcd.prefix})` : ''}`);
-      console.log(`kubeconfig: ${server.kubeconfigPath}`);
+      // Before the line that says it listens: whoever waits for that line may signal at once.
       exitOnSignals(async (signal) => {
         console.log(`${signal}: shutting down`);
         await stop();
       });
+      console.log(`API server listening on ${server.url}${etcd ? ` (etcd ${etcd.endpoints.join(',')}, prefix ${etcd.prefix})` : ''}`);
+      console.log(`kubeconfig: ${server.kubeconfigPath}`);
     });
 }

@@ -144,11 +144,12 @@ export async function runKubeApiServer(argv: string[]): Promise<void> {
     serviceClusterIPRange: plan.serviceClusterIPRange, kubernetesVersion: plan.kubernetesVersion,
     shutdownGraceMs: SHUTDOWN_GRACE_MS,
   });
-  console.log(`kube-apiserver (bosun${plan.kubernetesVersion ? `, ${plan.kubernetesVersion}` : ''}) listening on ${server.url} (etcd ${plan.etcd.endpoints.join(',')}, prefix ${plan.etcd.prefix})`);
+  // Before the line that says it listens: whoever waits for that line may signal at once.
   exitOnSignals(async (signal) => {
     console.log(`${signal}: shutting down`);
     await stop();
   });
+  console.log(`kube-apiserver (bosun${plan.kubernetesVersion ? `, ${plan.kubernetesVersion}` : ''}) listening on ${server.url} (etcd ${plan.etcd.endpoints.join(',')}, prefix ${plan.etcd.prefix})`);
 }
 
 export function register(program: Command): void {
