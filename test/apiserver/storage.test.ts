@@ -272,6 +272,54 @@ test('sqlite: reads served from its caches follow every write, and each read is 
   }
 });
 
+test('sqlite: a write checks the row its get just read without reading it again, the batch its own earlier writes; large rows stay out of the cache', async () => {
+  const { path, cleanup } = tempDb();
+  const s = openSqliteStorage(path) as SqliteStorage;
+  try {
+    const reads = () => s.stats().rowReads;
+    await s.create('/core/configmaps/default/a', cm('a', { v: '1' }));
+    const before = reads();
+    const a = s.get('/core/configmaps/default/a')!;
+    assert.equal(reads(), before + 1, 'the first get reads the row');
+    // An update of what was just read: the commit's check of the current revision uses the cached row.
+    const updated = await s.update('/core/configmaps/default/a', cm('a', { v: '2' }), { expectedRevision: a.revision });
+    assert.equal(reads(), before + 1, 'the update read no row');
+    assert.equal(dataV(s.get('/core/configmaps/default/a')!.object), '2');
+    // A stale revision is still refused from the cached row, and the row is the new one.
+    await rejectsWith(s.update('/core/configmaps/default/a', cm('a', { v: '3' }), { expectedRevision: a.revision }), 'Conflict');
+    assert.equal(s.get('/core/configmaps/default/a')!.revision, updated.revision);
+    // Writes of one key in one batch: each sees the one before it (created, updated, deleted, created again).
+    const batch = await Promise.allSettled([
+      s.create('/core/configmaps/default/b', cm('b', { v: '1' })),
+      s.create('/core/configmaps/default/b', cm('b', { v: 'twice' })),
+      s.update('/core/configmaps/default/b', cm('b', { v: '2' })),
+      s.delete('/core/configmaps/default/b'),
+      s.update('/core/configmaps/default/b', cm('b', { v: 'gone' })),
+      s.create('/core/configmaps/default/b', cm('b', { v: '3' })),
+    ]);
+    assert.deepEqual(batch.map((r) => (r.status === 'fulfilled' ? 'ok' : (r.reason as StorageError).code)), ['ok', 'AlreadyExists', 'ok', 'ok', 'NotFound', 'ok']);
+    assert.equal(dataV(s.get('/core/configmaps/default/b')!.object), '3');
+    // A row over a quarter of the cache's text bound (8 Mi characters) is read from SQLite each time.
+    await s.create('/core/configmaps/default/big', cm('big', { v: 'x'.repeat(9 * 1024 * 1024) }));
+    const beforeBig = reads();
+    assert.equal(dataV(s.get('/core/configmaps/default/big')!.object)?.length, 9 * 1024 * 1024);
+    assert.equal(dataV(s.get('/core/configmaps/default/big')!.object)?.length, 9 * 1024 * 1024);
+    assert.equal(reads(), beforeBig + 2, 'the large row was not cached');
+    // After a restart the table, not a cache, answers: every write above is there.
+    await s.close();
+    const again = openSqliteStorage(path);
+    try {
+      assert.equal(dataV(again.get('/core/configmaps/default/a')!.object), '2');
+      assert.equal(dataV(again.get('/core/configmaps/default/b')!.object), '3');
+    } finally {
+      await again.close();
+    }
+  } finally {
+    await s.close();
+    cleanup();
+  }
+});
+
 test('sqlite: a store written when kv held the values opens converted, with every object, revision and history kept', async () => {
   const { path, cleanup } = tempDb();
   try {

@@ -80,6 +80,8 @@ export interface StorageStats {
   transactions: number;
   /** Write operations committed since open. */
   writes: number;
+  /** Rows read from SQLite by key (a get, or a write's check of the current row) because the row cache did not have them. */
+  rowReads: number;
 }
 
 type Op =
@@ -99,8 +101,15 @@ interface WatchEntry {
   stopped: boolean;
 }
 
-/** Most rows the row cache keeps (the least recently read is dropped first). */
-const ROW_CACHE_SIZE = 4096;
+/**
+ * Most rows the row cache keeps, and most JSON text (characters) they hold together: the least
+ * recently read is dropped first when either is passed. 32,768 rows hold the Leases and Nodes of
+ * 10,000 kubelets (each renewal a read and a write of one of them, round-robin: a smaller cache
+ * missed every time); the text bound keeps large objects (ConfigMaps of up to 1 MB) from making it
+ * gigabytes. One-byte strings: about a byte of heap a character.
+ */
+const ROW_CACHE_SIZE = 32_768;
+const ROW_CACHE_CHARS = 32 * 1024 * 1024;
 /** Most prefixes the list cache keeps, and most rows of one list it keeps. */
 const LIST_CACHE_SIZE = 64;
 const LIST_CACHE_ROWS = 16;
@@ -185,10 +194,11 @@ export class SqliteStorage implements Storage {
   private revision: number;
   private compacted: number;
   private closed = false;
-  private readonly counters: StorageStats = { transactions: 0, writes: 0 };
+  private readonly counters: StorageStats = { transactions: 0, writes: 0, rowReads: 0 };
   private readonly stmt;
   /** Rows of keys read lately, equal to the table (see the header). */
   private readonly rowCache = new Map<string, Row>();
+  private rowCacheChars = 0;
   /** Rows of small unlimited lists by prefix, equal to the table (see the header). */
   private readonly listCache = new Map<string, Row[]>();
   /** Counts by prefix, equal to the table: every write asks whether webhooks are configured. */
@@ -315,13 +325,32 @@ export class SqliteStorage implements Storage {
       this.rowCache.delete(key);
       this.rowCache.set(key, row);
     } else {
-      row = this.stmt.get.get(key);
-      if (row) {
-        if (this.rowCache.size >= ROW_CACHE_SIZE) this.rowCache.delete(this.rowCache.keys().next().value!);
-        this.rowCache.set(key, row);
-      }
+      row = this.readRow(key);
+      if (row) this.cacheRow(key, row);
     }
     return row ? parse(row) : undefined;
+  }
+
+  /** A key's row from SQLite (kv joined with its log entry), counted. */
+  private readRow(key: string): Row | undefined {
+    this.counters.rowReads += 1;
+    return this.stmt.get.get(key);
+  }
+
+  /** Puts (or replaces) a row in the row cache as the most recent, dropping the least recent past either bound. */
+  private cacheRow(key: string, row: Row): void {
+    this.uncacheRow(key);
+    if (row.value.length > ROW_CACHE_CHARS / 4) return; // one object would push out a quarter of the rest
+    this.rowCache.set(key, row);
+    this.rowCacheChars += row.value.length;
+    while (this.rowCache.size > ROW_CACHE_SIZE || this.rowCacheChars > ROW_CACHE_CHARS) this.uncacheRow(this.rowCache.keys().next().value!);
+  }
+
+  private uncacheRow(key: string): void {
+    const row = this.rowCache.get(key);
+    if (!row) return;
+    this.rowCache.delete(key);
+    this.rowCacheChars -= row.value.length;
   }
 
   count(prefix: string): number {
@@ -479,7 +508,9 @@ export class SqliteStorage implements Storage {
     let revision = this.revision;
     const run = this.db.transaction(() => {
       for (const op of ops) {
-        const current = this.stmt.get.get(op.key);
+        // The key's row as the batch has left it, else as the cache has it (a write's row was nearly
+        // always just read by its get), else from the table.
+        const current = written.has(op.key) ? (written.get(op.key) ?? undefined) : (this.rowCache.get(op.key) ?? this.readRow(op.key));
         const expected = op.type === 'create' ? undefined : op.options.expectedRevision;
         if (op.type === 'create') {
           if (current) {
@@ -533,8 +564,8 @@ export class SqliteStorage implements Storage {
     // Committed: the caches follow the table before anything else can read.
     for (const [key, row] of written) {
       if (this.rowCache.has(key)) {
-        if (row) this.rowCache.set(key, row);
-        else this.rowCache.delete(key);
+        if (row) this.cacheRow(key, row);
+        else this.uncacheRow(key);
       }
       for (const prefix of this.listCache.keys()) if (key.startsWith(prefix)) this.listCache.delete(prefix);
       for (const prefix of this.countCache.keys()) if (key.startsWith(prefix)) this.countCache.delete(prefix);
