@@ -105,7 +105,6 @@ Cluster IPs come from --service-cluster-ip-range (OpenShift's 172.30.0.0/16 unle
       const requestMetrics = opts.requestMetrics === 'true';
       const advertise = opts.advertise === undefined ? undefined : (({ host: address, port: p }) => ({ address, port: p }))(parseHostPort(opts.advertise, '--advertise'));
       const { server, stop } = await startClusterServer({ dataDir: opts.dataDir, host, port, compactKeep, etcd, serviceClusterIPRange: opts.serviceClusterIpRange, requestMetrics, advertise });
-      // Before the line that says it listens: whoever waits for that line may signal at once.
       exitOnSignals(async (signal) => {
         console.log(`${signal}: shutting down`);
         await stop();

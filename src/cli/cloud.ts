@@ -102,7 +102,6 @@ Example:
       const { NodeAgentRuntime } = await import('../cluster/node-agent/runtime.js');
       const service = new CloudService({ dataDir, host, port, bootDelayMs: parseDuration(o.bootDelay, '--boot-delay'), ignition: o.ignition as IgnitionMode, runtime: new NodeAgentRuntime() });
       const url = await service.start();
-      // Before the line that says it listens: whoever waits for that line may signal at once.
       exitOnSignals(() => service.close());
       console.log(`local cloud listening on ${url} (data dir ${dataDir})`);
     });

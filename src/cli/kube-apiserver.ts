@@ -144,7 +144,6 @@ export async function runKubeApiServer(argv: string[]): Promise<void> {
     serviceClusterIPRange: plan.serviceClusterIPRange, kubernetesVersion: plan.kubernetesVersion,
     shutdownGraceMs: SHUTDOWN_GRACE_MS,
   });
-  // Before the line that says it listens: whoever waits for that line may signal at once.
   exitOnSignals(async (signal) => {
     console.log(`${signal}: shutting down`);
     await stop();

@@ -36,7 +36,6 @@ Example:
         console.error(`error: ${(err as Error).message}`);
         process.exit(1);
       }
-      // Before the line that says it listens: whoever waits for that line may signal at once.
       exitOnSignals(() => service.close());
       console.log(`update service listening on ${service.url}`);
     });

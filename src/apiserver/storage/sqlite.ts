@@ -319,16 +319,11 @@ export class SqliteStorage implements Storage {
 
   get(key: string): StoredItem | undefined {
     this.assertOpen();
-    let row = this.rowCache.get(key);
-    if (row) {
-      // Least recently read goes first: a hot key (a namespace) outlives a stream of cold ones.
-      this.rowCache.delete(key);
-      this.rowCache.set(key, row);
-    } else {
-      row = this.readRow(key);
-      if (row) this.cacheRow(key, row);
-    }
-    return row ? parse(row) : undefined;
+    const row = this.rowCache.get(key) ?? this.readRow(key);
+    if (!row) return undefined;
+    // Read again or read now, it becomes the most recent: a hot key (a namespace) outlives a stream of cold ones.
+    this.cacheRow(key, row);
+    return parse(row);
   }
 
   /** A key's row from SQLite (kv joined with its log entry), counted. */
