@@ -4,8 +4,23 @@
 // through one of these, so the API server and the clients write the same form. And ages as kubectl
 // prints them (humanDuration, age), for every server-side Table.
 
-/** RFC 3339 at second precision (`2024-01-02T03:04:05Z`), as metav1.Time serialises. */
-export function rfc3339(date: Date = new Date()): string {
+/** The current second's text, kept: the API server stamps a create or a write's managedFields with it. */
+let nowSecond = NaN;
+let nowText = '';
+
+/** RFC 3339 at second precision (`2024-01-02T03:04:05Z`), as metav1.Time serialises; now when no date is given. */
+export function rfc3339(date?: Date): string {
+  if (date !== undefined) return secondText(date);
+  const ms = Date.now();
+  const second = Math.floor(ms / 1000);
+  if (second !== nowSecond) {
+    nowText = secondText(new Date(ms));
+    nowSecond = second;
+  }
+  return nowText;
+}
+
+function secondText(date: Date): string {
   // toISOString() is always `YYYY-MM-DDTHH:MM:SS.sssZ` for the years objects carry (0–9999).
   const iso = date.toISOString();
   return iso.length === 24 ? `${iso.slice(0, 19)}Z` : iso.replace(/\.\d{3}Z$/, 'Z');

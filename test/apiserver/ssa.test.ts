@@ -157,4 +157,12 @@ test('Update bookkeeping: added items are the adder\'s, status owners survive ma
   const again = recordUpdate({ ...next, metadata: { ...next.metadata, managedFields: mf } }, next, { manager: 'editor', apiVersion: 'apps/v1', now: new Date('2026-01-03T00:00:00Z') });
   assert.deepEqual(again, mf);
   assert.equal(again.find((e) => e.manager === 'editor')!.time, '2026-01-02T00:00:00Z');
+  // Changing a value it already owns keeps the writer's fields and moves its time (kube's
+  // managedFieldsUpdater: any field the write took stamps the entry); the others stay as they were.
+  const bumped = structuredClone(next);
+  bumped.spec.template.spec.containers[0].image = 'nginx:3';
+  const renewed = recordUpdate({ ...next, metadata: { ...next.metadata, managedFields: mf } }, bumped, { manager: 'editor', apiVersion: 'apps/v1', now: new Date('2026-01-04T00:00:00Z') });
+  assert.equal(renewed.find((e) => e.manager === 'editor')!.time, '2026-01-04T00:00:00Z');
+  assert.deepEqual(renewed.find((e) => e.manager === 'editor')!.fieldsV1, mf.find((e) => e.manager === 'editor')!.fieldsV1);
+  assert.equal(renewed.find((e) => e.manager === 'creator'), mf.find((e) => e.manager === 'creator'));
 });

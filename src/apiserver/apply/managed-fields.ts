@@ -214,7 +214,8 @@ function union(node: FieldNode, other: FieldNode): boolean {
  * `fieldManager` parameter, else derived from the user agent): the fields it changed become its
  * own (Update operation, per API version) and leave every other manager; fields that no longer
  * exist leave everyone. `old` is undefined for a create (every field is the creator's). Entries
- * keep their order; one whose fields did not change is returned as it was.
+ * keep their order; one whose fields did not change is returned as it was, but for the writer's
+ * own time, which moves whenever the write changed a value.
  */
 export function recordUpdate(oldData: ObjectData | undefined, updatedData: ObjectData,
   options: { manager: string; apiVersion: string; listTypes?: ListTypes; now?: Date; subresource?: string }): ManagedFieldsEntry[] {
@@ -251,14 +252,19 @@ export function recordUpdate(oldData: ObjectData | undefined, updatedData: Objec
     if (subtract(node, changed)) modified = true;
     if (!isEmptyNode(node)) result.push(modified ? { ...e, fieldsV1: fieldsFromNode(node) } : e);
   }
-  if (mineKept) result.splice(mineIndex, 0, mineEntry!);
+  // A write that changed any value stamps the writer's entry with its time, as kube's
+  // managedFieldsUpdater does (a Lease's holder shows when it last renewed); one that changed
+  // nothing leaves the entry's time as it was.
+  const time = () => rfc3339(options.now);
+  const touched = !isEmptyNode(changed);
+  if (mineKept) result.splice(mineIndex, 0, touched && mineEntry!.time !== time() ? { ...mineEntry!, time: time() } : mineEntry!);
   else if (union(mine, changed)) mineModified = true;
   if (!mineKept && !isEmptyNode(mine)) {
     let entry = mineEntry;
     if (!entry || mineModified) {
-      entry = { manager: options.manager, operation: 'Update', apiVersion: options.apiVersion, time: rfc3339(options.now ?? new Date()), fieldsType: 'FieldsV1', fieldsV1: fieldsFromNode(mine) };
+      entry = { manager: options.manager, operation: 'Update', apiVersion: options.apiVersion, time: time(), fieldsType: 'FieldsV1', fieldsV1: fieldsFromNode(mine) };
       if (options.subresource) entry.subresource = options.subresource;
-    }
+    } else if (touched && entry.time !== time()) entry = { ...entry, time: time() };
     if (mineIndex >= 0) result.splice(mineIndex, 0, entry);
     else result.push(entry);
   }

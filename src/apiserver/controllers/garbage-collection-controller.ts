@@ -16,6 +16,7 @@
 // inside the API server: the garbage collector (pure rules in garbage-collection.ts, this loop),
 // namespace lifecycle, the `kubernetes` Service, PodDisruptionBudget status with the eviction
 // subresource (pure rules in disruption.ts, eviction.ts).
+import { jsonEqual } from '../../common/json.js';
 import { logger } from '../../common/log.js';
 import type { ApiServer } from '../server.js';
 import type { ResourceType } from '../registry/resource-type.js';
@@ -64,16 +65,16 @@ export function enableGarbageCollector(server: ApiServer, options: { debounceMs?
   let round: Promise<void> = Promise.resolve();
   let stopped = false;
   /** The graph: each stored object by key, as much of it as garbage collection reads. */
-  const graph = new Map<string, { node: GcObject; text: string }>();
+  const graph = new Map<string, GcObject>();
   /** The graph's relations, kept as it changes: each uid's key, and the keys of the objects naming a uid as owner. */
   const keyByUid = new Map<string, string>();
   const dependentKeys = new Map<string, Set<string>>();
   const index: GcIndex = {
     byUid: (uid) => {
       const key = keyByUid.get(uid);
-      return key === undefined ? undefined : graph.get(key)?.node;
+      return key === undefined ? undefined : graph.get(key);
     },
-    dependentsOf: (uid) => [...(dependentKeys.get(uid) ?? [])].flatMap((key) => graph.get(key)?.node ?? []),
+    dependentsOf: (uid) => [...(dependentKeys.get(uid) ?? [])].flatMap((key) => graph.get(key) ?? []),
   };
   const link = (key: string, node: GcObject, on: boolean) => {
     const uid = node.metadata.uid;
@@ -112,7 +113,7 @@ export function enableGarbageCollector(server: ApiServer, options: { debounceMs?
   let lastRoundMs = 0;
   const runRound = async (): Promise<boolean> => {
     const started = performance.now();
-    const candidates = [...dirty].flatMap((key) => graph.get(key)?.node ?? []);
+    const candidates = [...dirty].flatMap((key) => graph.get(key) ?? []);
     dirty = new Set();
     const actions = gcActionsFor(candidates, index);
     lastRoundMs = performance.now() - started;
@@ -140,20 +141,20 @@ export function enableGarbageCollector(server: ApiServer, options: { debounceMs?
   const record = (key: string, object: KubeObject): boolean => {
     const { name, namespace, uid, ownerReferences, finalizers, deletionTimestamp } = object.metadata as GcObject['metadata'];
     const node: GcObject = { apiVersion: object.apiVersion, kind: object.kind, metadata: { name, namespace, uid, ownerReferences, finalizers, deletionTimestamp } };
-    const text = JSON.stringify(node);
     const before = graph.get(key);
-    if (before?.text === text) return false;
-    if (before) link(key, before.node, false);
-    graph.set(key, { node, text });
+    // Compared as values, not serialized: every write to the store comes through here.
+    if (before && jsonEqual(before, node)) return false;
+    if (before) link(key, before, false);
+    graph.set(key, node);
     link(key, node, true);
-    return markAround(key, before?.node, node);
+    return markAround(key, before, node);
   };
   const forget = (key: string): boolean => {
     const before = graph.get(key);
     if (!before) return false;
-    link(key, before.node, false);
+    link(key, before, false);
     graph.delete(key);
-    return markAround(key, before.node, undefined);
+    return markAround(key, before, undefined);
   };
   const start = storage.currentRevision();
   for (const item of storage.list('/').items) record(item.key, item.object);

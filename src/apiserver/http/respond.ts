@@ -16,7 +16,9 @@ import YAML from 'yaml';
 // `stringify`, when given, writes `value` as JSON.stringify(value) would, only faster (a Table
 // with memoized rows).
 export function sendJson(reply: FastifyReply, code: number, value: unknown, stringify: (value: never) => string = JSON.stringify): FastifyReply {
-  const pretty = QueryParams.fromUrl(reply.request.url).string('pretty');
+  // Most answers' URLs have no `pretty` (nor an escape that could spell it): no query parsed for them.
+  const url = reply.request.url;
+  const pretty = url.includes('pretty') || url.includes('%') ? QueryParams.fromUrl(url).string('pretty') : undefined;
   const text = pretty !== undefined && parseBool(pretty) ? `${JSON.stringify(value, null, 2)}\n` : stringify(value as never);
   return reply.code(code).header('content-type', 'application/json').send(Buffer.from(text));
 }
