@@ -14,3 +14,14 @@ test('metav1.Time and metav1.MicroTime forms', () => {
   }
   assert.match(rfc3339(), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/, 'now by default');
 });
+
+test("now's text is kept for its second and follows the clock across seconds, backwards too", (t) => {
+  t.mock.timers.enable({ apis: ['Date'], now: Date.UTC(2026, 10, 29, 3, 4, 5, 100) });
+  assert.equal(rfc3339(), '2026-11-29T03:04:05Z');
+  t.mock.timers.tick(899);
+  assert.equal(rfc3339(), '2026-11-29T03:04:05Z');
+  t.mock.timers.tick(1);
+  assert.equal(rfc3339(), '2026-11-29T03:04:06Z');
+  t.mock.timers.setTime(Date.UTC(2025, 0, 1, 0, 0, 0, 0));
+  assert.equal(rfc3339(), '2025-01-01T00:00:00Z');
+});

@@ -33,7 +33,13 @@ const log = logger('etcd-storage');
 const RECONNECT_MS = 200;
 
 // Progress requests make etcd tell the watch how far it has got when no key under the prefix
-// changes; the cache's revision, and so bookmarks, keep up with the cluster.
+// changes; the cache's revision, and so bookmarks, keep up with the cluster. An answer is not
+// taken at its word, though: etcd before 3.4.25 and 3.5.8 answers a progress request with its
+// current revision even while the watch still has events of lower revisions to send (a watcher
+// behind a slow stream; etcd-io/etcd#15220), and a cache moved to that revision would skip those
+// events for good (one key left stale on one server: every write to it refused as a conflict).
+// An answer ahead of the cache writes the marker key instead, and the marker's event, which comes
+// after every earlier event on the stream, moves the cache on.
 const PROGRESS_MS = 5_000;
 
 /** An object as etcd keeps it: JSON without resourceVersion, which is the key's mod revision. */
@@ -56,6 +62,10 @@ export class EtcdStorage implements Storage {
   private compactSeen = 0;
   /** The compaction in flight, which close() lets finish. */
   private compacting: Promise<void> = Promise.resolve();
+  /** Whether a marker write for a progress answer is in flight (one at a time). */
+  private markerPending = false;
+  /** Breaks the current watch and follows again, reloading everything with `reload` (set by follow()). */
+  private rewatch?: (reason: string, reload: boolean) => void;
   /** Told how long each etcd request took (`etcd_request_duration_seconds`); set by the server. */
   requestObserver?: (operation: string, key: string, seconds: number) => void;
 
@@ -225,6 +235,7 @@ export class EtcdStorage implements Storage {
       // A stream that broke before it delivered anything counts as one more failed attempt.
       this.resume(reason, reload, delivered ? 1 : attempt + 1);
     };
+    this.rewatch = reconnect;
     stream.on('data', (response: IWatchResponse) => {
       if (broken) return;
       delivered = true;
@@ -243,7 +254,7 @@ export class EtcdStorage implements Storage {
         return;
       }
       if (response.events.length === 0) {
-        if (synced) this.cache.progress(Number(response.header.revision));
+        if (synced) this.confirmProgress(Number(response.header.revision));
       } else if (this.onEvents(response)) synced = true;
       this.cache.release();
     });
@@ -265,6 +276,18 @@ export class EtcdStorage implements Storage {
     this.reconnectTimer = setTimeout(() => {
       (reload ? this.load(false) : this.follow(this.cache.currentRevision(), attempt)).catch((e: Error) => this.resume(e.message, reload, attempt + 1));
     }, RECONNECT_MS);
+  }
+
+  /**
+   * A progress answer at `revision`: when it is ahead of the cache, the marker key is written, and
+   * its event moves the cache on once every event before it has come (see PROGRESS_MS).
+   */
+  private confirmProgress(revision: number): void {
+    if (revision <= this.cache.currentRevision() || this.markerPending || this.closed) return;
+    this.markerPending = true;
+    this.client.kv.put({ key: this.etcdKey(MARKER_KEY), value: Buffer.from(String(revision)) })
+      .catch((e: Error) => log.debug({ err: e, revision }, 'the progress marker was not written; the next progress answer tries again'))
+      .finally(() => { this.markerPending = false; });
   }
 
   /** Applies a response's events to the cache; true when the marker key was among them. */
@@ -348,7 +371,7 @@ export class EtcdStorage implements Storage {
       failure: [{ request_range: { key: k } }],
     });
     this.observe('update', key, startedAt);
-    if (!response.succeeded) throw this.refusal(key, response.responses[0]?.response_range.kvs[0], options);
+    if (!response.succeeded) throw await this.refusal(key, response.responses[0]?.response_range.kvs[0], Number(response.header.revision), options);
     const revision = Number(response.header.revision);
     return this.written({ key, object: withRevision(object, revision), revision });
   }
@@ -363,7 +386,7 @@ export class EtcdStorage implements Storage {
       failure: [{ request_range: { key: k } }],
     });
     this.observe('delete', key, startedAt);
-    if (!response.succeeded) throw this.refusal(key, response.responses[0]?.response_range.kvs[0], options);
+    if (!response.succeeded) throw await this.refusal(key, response.responses[0]?.response_range.kvs[0], Number(response.header.revision), options);
     const revision = Number(response.header.revision);
     const previous = response.responses[0]?.response_delete_range.prev_kvs[0];
     if (!previous) throw new StorageError('NotFound', `${key} not found`);
@@ -381,9 +404,34 @@ export class EtcdStorage implements Storage {
       : { key, target: 'Create' as const, result: 'Greater' as const, create_revision: 0 };
   }
 
-  private refusal(key: string, current: IKeyValue | undefined, options: WriteOptions): StorageError {
+  private async refusal(key: string, current: IKeyValue | undefined, asOf: number, options: WriteOptions): Promise<StorageError> {
+    await this.checkCached(key, current, asOf);
     if (!current) return new StorageError('NotFound', `${key} not found`);
     return new StorageError('Conflict', `${key} is at revision ${current.mod_revision}, not ${options.expectedRevision}`);
+  }
+
+  /**
+   * After a write etcd refused at `asOf` (its revision then): etcd's copy of the key (`current`,
+   * undefined when absent) against the cache's, once the cache has seen everything up to `asOf`
+   * (waited for a second at most; behind longer, nothing is judged). A cached copy older than
+   * etcd's, or one etcd no longer has, means the cache missed an event (however that came about),
+   * and every write to the key would be refused for good — kube-apiserver reads etcd again on a
+   * conflict. So the cache is reloaded, its watchers told the difference, and the writer's next
+   * try reads what etcd holds.
+   */
+  private async checkCached(key: string, current: IKeyValue | undefined, asOf: number): Promise<void> {
+    if (this.cache.currentRevision() < asOf) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.cache.reached(asOf), new Promise((r) => (timer = setTimeout(r, 1_000)))]);
+      clearTimeout(timer);
+      if (this.cache.currentRevision() < asOf) return;
+    }
+    const cached = this.cache.get(key);
+    if (!cached) return; // absent here but not in etcd: deleted since, or never seen — not judged
+    const missed = current ? cached.revision < Number(current.mod_revision) : cached.revision <= asOf;
+    if (!missed) return;
+    log.error({ key, cached: cached.revision, etcd: current ? Number(current.mod_revision) : null, asOf }, 'the watch cache missed a change of this key: reloading it from etcd');
+    this.rewatch?.(`the watch cache missed a change of ${key}`, true);
   }
 
   /** Resolves a write once this server's cache shows it (or after cacheWaitMs: it is durable anyway). */

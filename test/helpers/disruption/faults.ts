@@ -160,10 +160,20 @@ async function inject(kind: FaultKind, t: FaultTarget, pick: <T>(xs: T[]) => T, 
       // roll (after the operators' part of the upgrade, minutes in on a loaded machine).
       const deadline = Date.now() + 300_000;
       while (!over() && Date.now() < deadline) {
+        // Only a node whose instance runs can be rebooted: one the worker-terminated fault has just
+        // ended may still be listed, and drained, until its Machine is replaced.
+        // (The cloud's API may be the one down for a moment: asked again.)
+        const instances = await t.cloud.listInstances({ states: ['running'] }).catch(() => undefined);
+        if (!instances) {
+          await sleep(500);
+          continue;
+        }
+        const running = new Set(instances.map((i) => i.id));
         const draining = (await t.kube.list(resources.nodes)).items.filter((n) => {
           const a = n.metadata?.annotations ?? {};
           const desired = a['machineconfiguration.openshift.io/desiredDrain'];
-          return desired?.startsWith('drain-') && desired !== a['machineconfiguration.openshift.io/lastAppliedDrain'];
+          return desired?.startsWith('drain-') && desired !== a['machineconfiguration.openshift.io/lastAppliedDrain']
+            && running.has(n.spec?.providerID?.replace('local://', '') ?? '');
         });
         if (draining.length > 0) {
           const node = pick(draining);
