@@ -255,16 +255,16 @@ export function recordUpdate(oldData: ObjectData | undefined, updatedData: Objec
   // A write that changed any value stamps the writer's entry with its time, as kube's
   // managedFieldsUpdater does (a Lease's holder shows when it last renewed); one that changed
   // nothing leaves the entry's time as it was.
-  const time = () => rfc3339(options.now);
-  const touched = !isEmptyNode(changed);
-  if (mineKept) result.splice(mineIndex, 0, touched && mineEntry!.time !== time() ? { ...mineEntry!, time: time() } : mineEntry!);
+  const time = rfc3339(options.now);
+  const stamped = (e: ManagedFieldsEntry): ManagedFieldsEntry => (!isEmptyNode(changed) && e.time !== time ? { ...e, time } : e);
+  if (mineKept) result.splice(mineIndex, 0, stamped(mineEntry!));
   else if (union(mine, changed)) mineModified = true;
   if (!mineKept && !isEmptyNode(mine)) {
     let entry = mineEntry;
     if (!entry || mineModified) {
-      entry = { manager: options.manager, operation: 'Update', apiVersion: options.apiVersion, time: time(), fieldsType: 'FieldsV1', fieldsV1: fieldsFromNode(mine) };
+      entry = { manager: options.manager, operation: 'Update', apiVersion: options.apiVersion, time, fieldsType: 'FieldsV1', fieldsV1: fieldsFromNode(mine) };
       if (options.subresource) entry.subresource = options.subresource;
-    } else if (touched && entry.time !== time()) entry = { ...entry, time: time() };
+    } else entry = stamped(entry);
     if (mineIndex >= 0) result.splice(mineIndex, 0, entry);
     else result.push(entry);
   }

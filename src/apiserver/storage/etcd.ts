@@ -197,10 +197,21 @@ export class EtcdStorage implements Storage {
 
   /** Waits until the watch has delivered everything up to `revision`. */
   private async caughtUp(revision: number): Promise<void> {
+    if (!(await this.cacheReaches(revision, this.cacheWaitMs))) throw new Error(`the etcd watch did not catch up with revision ${revision}`);
+  }
+
+  /** Whether the cache reaches `revision` within `ms`. */
+  private async cacheReaches(revision: number, ms: number): Promise<boolean> {
+    if (this.cache.currentRevision() >= revision) return true;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.cache.reached(revision), new Promise((r) => (timer = setTimeout(r, this.cacheWaitMs)))]);
+    await Promise.race([this.cache.reached(revision), new Promise((r) => (timer = setTimeout(r, ms)))]);
     clearTimeout(timer);
-    if (this.cache.currentRevision() < revision) throw new Error(`the etcd watch did not catch up with revision ${revision}`);
+    return this.cache.currentRevision() >= revision;
+  }
+
+  /** Writes the marker key: its event comes after every earlier event on the stream (see PROGRESS_MS). */
+  private putMarker(revision: number): Promise<unknown> {
+    return this.client.kv.put({ key: this.etcdKey(MARKER_KEY), value: Buffer.from(String(revision)) });
   }
 
   /**
@@ -250,7 +261,7 @@ export class EtcdStorage implements Storage {
           synced = true;
           this.cache.progress(Number(response.header.revision));
           this.cache.release();
-        } else this.client.kv.put({ key: this.etcdKey(MARKER_KEY), value: Buffer.from(String(revision)) }).catch((e: Error) => reconnect(e.message));
+        } else this.putMarker(revision).catch((e: Error) => reconnect(e.message));
         return;
       }
       if (response.events.length === 0) {
@@ -285,7 +296,7 @@ export class EtcdStorage implements Storage {
   private confirmProgress(revision: number): void {
     if (revision <= this.cache.currentRevision() || this.markerPending || this.closed) return;
     this.markerPending = true;
-    this.client.kv.put({ key: this.etcdKey(MARKER_KEY), value: Buffer.from(String(revision)) })
+    this.putMarker(revision)
       .catch((e: Error) => log.debug({ err: e, revision }, 'the progress marker was not written; the next progress answer tries again'))
       .finally(() => { this.markerPending = false; });
   }
@@ -420,12 +431,7 @@ export class EtcdStorage implements Storage {
    * try reads what etcd holds.
    */
   private async checkCached(key: string, current: IKeyValue | undefined, asOf: number): Promise<void> {
-    if (this.cache.currentRevision() < asOf) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([this.cache.reached(asOf), new Promise((r) => (timer = setTimeout(r, 1_000)))]);
-      clearTimeout(timer);
-      if (this.cache.currentRevision() < asOf) return;
-    }
+    if (!(await this.cacheReaches(asOf, 1_000))) return;
     const cached = this.cache.get(key);
     if (!cached) return; // absent here but not in etcd: deleted since, or never seen — not judged
     const missed = current ? cached.revision < Number(current.mod_revision) : cached.revision <= asOf;
@@ -436,16 +442,9 @@ export class EtcdStorage implements Storage {
 
   /** Resolves a write once this server's cache shows it (or after cacheWaitMs: it is durable anyway). */
   private async written(item: StoredItem): Promise<StoredItem> {
-    const revision = item.revision;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<void>((resolve) => {
-      timer = setTimeout(() => {
-        log.warn({ key: item.key, revision, cached: this.cache.currentRevision() }, 'the watch cache is behind a write');
-        resolve();
-      }, this.cacheWaitMs);
-    });
-    await Promise.race([this.cache.reached(revision), late]);
-    clearTimeout(timer);
+    if (!(await this.cacheReaches(item.revision, this.cacheWaitMs))) {
+      log.warn({ key: item.key, revision: item.revision, cached: this.cache.currentRevision() }, 'the watch cache is behind a write');
+    }
     return item;
   }
 
