@@ -44,19 +44,26 @@ async function startFront(host: string, port: number, backends: () => number[]):
   const open = new Set<Socket>();
   const front = createServer((client) => {
     open.add(client);
-    client.once('close', () => open.delete(client));
+    let upstream: Socket | undefined;
+    // From the start, not once a backend answers: a client reset while the backends are tried
+    // (a server shutting down, a client giving up) is an 'error' nobody else would handle.
+    client.on('error', () => upstream?.destroy());
+    client.once('close', () => {
+      open.delete(client);
+      upstream?.destroy();
+    });
     client.pause();
     const ports = backends();
     const first = next++ % ports.length;
     const tryBackend = (attempt: number) => {
+      if (client.destroyed) return;
       if (attempt >= ports.length) return client.destroy();
-      const upstream: Socket = createConnection({ host, port: ports[(first + attempt) % ports.length] });
-      upstream.once('error', () => tryBackend(attempt + 1));
-      upstream.once('connect', () => {
-        upstream.removeAllListeners('error');
-        upstream.on('error', () => client.destroy());
-        client.on('error', () => upstream.destroy());
-        client.pipe(upstream).pipe(client);
+      const socket: Socket = (upstream = createConnection({ host, port: ports[(first + attempt) % ports.length] }));
+      socket.once('error', () => tryBackend(attempt + 1));
+      socket.once('connect', () => {
+        socket.removeAllListeners('error');
+        socket.on('error', () => client.destroy());
+        client.pipe(socket).pipe(client);
         client.resume();
       });
     };
