@@ -21,7 +21,8 @@
 //
 // Each file's output is printed whole when it ends, without the components' JSON log lines, which
 // go to test-logs/<file>.log with the rest. The end prints the failed tests with their errors,
-// the slowest files and the sum ("tests: N passed, N failed, N skipped").
+// the slowest files, the files that used the most CPU (the file's process and every process it
+// waited for, from the shell's `times`) and the sum ("tests: N passed, N failed, N skipped").
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -131,12 +132,17 @@ function runFile(file) {
     // the random ports of one file's API servers are another file's later; a stale cache lists
     // kinds the new server does not serve (kubectl get <category> then fails on them).
     const kubeCache = mkdtempSync(join(tmpdir(), 'bosun-kubectl-cache-'));
-    const options = { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, BOSUN_TEST_RUN: run, KUBECACHEDIR: kubeCache } };
+    const options = { stdio: ['ignore', 'pipe', 'pipe', 'pipe'], detached: true, env: { ...process.env, BOSUN_TEST_RUN: run, KUBECACHEDIR: kubeCache } };
+    // Through a shell whose `times` reports, on fd 3, the CPU time of the file's process and of
+    // every process it waited for (a cluster's components, kubectl …; not what outlived it).
+    const command = `${[process.execPath, ...nodeArgs(file)].map(quote).join(' ')}; s=$?; times >&3; exit $s`;
     const child = isolate && isHeavy(file)
-      ? spawn('unshare', ['--net', 'sh', '-c', `ip link set lo up && exec ${[process.execPath, ...nodeArgs(file)].map(quote).join(' ')}`], options)
-      : spawn(process.execPath, nodeArgs(file), options);
+      ? spawn('unshare', ['--net', 'sh', '-c', `ip link set lo up && { ${command}; }`], options)
+      : spawn('sh', ['-c', command], options);
     groups.set(child.pid, run);
     const chunks = [];
+    let times = '';
+    child.stdio[3].on('data', (c) => (times += c));
     child.stdout.on('data', (c) => chunks.push(c));
     child.stderr.on('data', (c) => chunks.push(c));
     // At its exit, before its output ends: something it left running may hold its output open.
@@ -149,9 +155,16 @@ function runFile(file) {
       const output = Buffer.concat(chunks).toString('utf8') + reaped.map((l) => `${l}\n`).join('');
       const counts = { pass: 0, fail: 0, skipped: 0 };
       for (const m of output.matchAll(/^ℹ (pass|fail|skipped) (\d+)$/gm)) counts[m[1]] = Number(m[2]);
-      resolve({ file, code: code ?? (signal ? 1 : 0), output, counts, seconds: (Date.now() - started) / 1000 });
+      resolve({ file, code: code ?? (signal ? 1 : 0), output, counts, seconds: (Date.now() - started) / 1000, cpuSeconds: childrenCpuSeconds(times) });
     });
   });
+}
+
+/** The children's user + system time from the shell's `times` (its second line: "0m12.340s 0m1.500s"); NaN if it did not get to say. */
+function childrenCpuSeconds(times) {
+  const line = times.trim().split('\n')[1] ?? '';
+  const parts = [...line.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
+  return parts.length === 2 ? parts[0] + parts[1] : NaN;
 }
 
 /** The spec reporter's closing "✖ failing tests:" section, errors cut to their first lines. */
@@ -189,6 +202,7 @@ function logWarnings(output, count = 25) {
 }
 
 const results = [];
+const runStarted = Date.now();
 let running = 0;
 let heavyRunning = 0;
 await new Promise((done) => {
@@ -207,7 +221,7 @@ await new Promise((done) => {
         results.push(r);
         writeFileSync(join(logDir, `${file.replaceAll('/', '_')}.log`), r.output);
         const shown = r.output.split('\n').filter((l) => !l.startsWith('{"level"')).join('\n');
-        process.stdout.write(`\n━━ ${file} (${r.seconds.toFixed(0)} s, exit ${r.code})\n${shown}\n`);
+        process.stdout.write(`\n━━ ${file} (${r.seconds.toFixed(0)} s, CPU ${Number.isNaN(r.cpuSeconds) ? '?' : r.cpuSeconds.toFixed(0)} s, exit ${r.code})\n${shown}\n`);
         next();
       });
     }
@@ -219,6 +233,10 @@ const sum = (k) => results.reduce((n, r) => n + r.counts[k], 0);
 const failed = results.filter((r) => r.code !== 0);
 console.log('\nslowest files:');
 for (const r of [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 8)) console.log(`  ${r.seconds.toFixed(0).padStart(5)} s  ${r.file}`);
+// On 2 cores the suite is bound by CPU, not by the files' waits: these are what its time is made of.
+const cpu = results.filter((r) => !Number.isNaN(r.cpuSeconds));
+console.log(`most CPU (of ${cpu.reduce((n, r) => n + r.cpuSeconds, 0).toFixed(0)} s in all, over ${((Date.now() - runStarted) / 1000).toFixed(0)} s):`);
+for (const r of [...cpu].sort((a, b) => b.cpuSeconds - a.cpuSeconds).slice(0, 8)) console.log(`  ${r.cpuSeconds.toFixed(0).padStart(5)} s  ${r.file}`);
 if (failed.length > 0) {
   console.log(`\nfailed files (${failed.length}; whole logs in ${logDir}/):`);
   for (const r of failed) {
