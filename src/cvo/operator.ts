@@ -133,6 +133,9 @@ export class ClusterVersionOperator {
   private readonly poller: UpdatePoller;
   /** Whether the last pass was held by ClusterOperators it waits on. */
   private waitingOn = false;
+  /** Whether a pass is under way, and whether a ClusterOperator changed while it was. */
+  private passRunning = false;
+  private operatorChangedInPass = false;
   private lastPayload?: { version: string; applied: number; pending: number };
   private requeue?: ClockTimer;
   readonly metrics: CvoMetrics;
@@ -249,14 +252,28 @@ export class ClusterVersionOperator {
       name: 'cluster-version-operator',
       queue,
       sync: async () => {
-        const delay = await this.syncOnce();
-        this.schedule(() => payload.enqueue(NAME), delay);
+        this.passRunning = true;
+        this.operatorChangedInPass = false;
+        let delay: number;
+        try {
+          delay = await this.syncOnce();
+        } finally {
+          this.passRunning = false;
+        }
+        // A pass that ends waiting on operators may have read one before a change that came while
+        // it ran, and that change was not news then (the pass was not yet waiting): no later event
+        // would start the next pass, which would wait out its delay instead — look again now.
+        if (this.waitingOn && this.operatorChangedInPass) payload.enqueue(NAME);
+        else this.schedule(() => payload.enqueue(NAME), delay);
         return {};
       },
     })
       .watch(this.cvInformer, specChanged)
       // While a pass waits on operators, their changes are news too.
-      .watch(this.coInformer, () => (this.waitingOn ? NAME : undefined))
+      .watch(this.coInformer, () => {
+        if (this.passRunning) this.operatorChangedInPass = true;
+        return this.waitingOn ? NAME : undefined;
+      })
       // A change of the feature set or of the gates enabled at the loaded version changes what
       // the payload includes (OpenShift's CVO refreshes the payload then too).
       .watch(this.fgInformer, (object, type, old) => (type === 'update' && !this.gatesChanged(old, object) ? undefined : NAME));
