@@ -13,6 +13,7 @@ import { enableAccessControl } from './auth/access-control.js';
 import { enableAudit } from './filters/audit-log.js';
 import { enableEvictions } from './controllers/eviction.js';
 import { enableGarbageCollector } from './controllers/garbage-collection-controller.js';
+import { controllersIdentity, leadControllers } from './controllers/leadership.js';
 
 export interface ClusterServer {
   server: ApiServer;
@@ -27,11 +28,22 @@ export async function startClusterServer(options: ApiServerOptions & { clusterSi
   const nodes = enableNodeAccess(server);
   const access = await enableAccessControl(server, options.dataDir, { before: nodes.authorize });
   server.resources.addHooks(certificateAdmission(access.authorize));
-  const evictions = enableEvictions(server);
-  const gc = enableGarbageCollector(server);
+  const evictions = enableEvictions(server, { syncStatuses: false });
   // The cluster CA is also the cluster-signing CA (kube-controller-manager's --cluster-signing-*).
-  const signing = enableCsrSigning(server, await loadClusterCA(options.dataDir), { certTtlMs: options.clusterSigningDurationMs });
-  const tokenCleaner = enableBootstrapTokenCleaner(server);
+  const ca = await loadClusterCA(options.dataDir);
+  // kube-controller-manager's loops, in one API server of several at a time (leadership.ts).
+  const controllers = leadControllers(server, controllersIdentity(options.dataDir), () => {
+    const gc = enableGarbageCollector(server);
+    const signing = enableCsrSigning(server, ca, { certTtlMs: options.clusterSigningDurationMs });
+    const tokenCleaner = enableBootstrapTokenCleaner(server);
+    const statuses = evictions.syncStatuses();
+    return () => {
+      gc.stop();
+      signing.stop();
+      tokenCleaner.stop();
+      statuses.stop();
+    };
+  });
   const audit = enableAudit(server, options.dataDir);
   return {
     server,
@@ -40,10 +52,8 @@ export async function startClusterServer(options: ApiServerOptions & { clusterSi
       await server.drain();
       access.stop();
       nodes.stop();
+      await controllers.stop();
       evictions.stop();
-      gc.stop();
-      signing.stop();
-      tokenCleaner.stop();
       await server.stop();
       await audit.close();
     },

@@ -36,10 +36,22 @@ export interface LeaderElectionSettings {
   retryPeriodMs?: number;
 }
 
+/**
+ * Where the Lease is read and written: through the API (a client's, by default) or, for the
+ * loops an API server runs itself, through its own registry. Conflicts are errors with code 409.
+ */
+export interface LeaseStore {
+  read(namespace: string, name: string): Promise<api.Lease | undefined>;
+  create(lease: api.Lease): Promise<unknown>;
+  update(lease: api.Lease): Promise<unknown>;
+}
+
 export interface LeaderElectionOptions extends LeaderElectionSettings {
-  /** How to reach the API: a client, or a kubeconfig to make one from. */
+  /** How to reach the API: a client, or a kubeconfig to make one from; or only the Lease (`leases`). */
   client?: KubeClient;
   kubeconfig?: KubeConfigLike;
+  /** The Lease without a client: a candidate then looks again every retry period (no watch). */
+  leases?: LeaseStore;
   /** Time for renewals and expiry (default the wall clock; tests pass a FakeClock). */
   clock?: Clock;
   /** Stops the candidate; a leader releases the Lease. */
@@ -50,7 +62,8 @@ export interface LeaderElectionOptions extends LeaderElectionSettings {
 }
 
 export class LeaderElector {
-  private readonly client: KubeClient;
+  private readonly client?: KubeClient;
+  private readonly leases: LeaseStore;
   readonly identity: string;
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
@@ -61,9 +74,11 @@ export class LeaderElector {
   private leaseWatch?: { stop: AbortController; released?: () => void };
 
   constructor(private readonly options: LeaderElectionOptions) {
-    if (options.client) this.client = options.client;
-    else if (options.kubeconfig) this.client = new KubeClient(options.kubeconfig);
-    else throw new Error('leader election needs a client or a kubeconfig');
+    const client = options.client ?? (options.kubeconfig ? new KubeClient(options.kubeconfig) : undefined);
+    this.client = client;
+    if (options.leases) this.leases = options.leases;
+    else if (client) this.leases = { read: (namespace, name) => client.read(LEASES, name, namespace), create: (lease) => client.create(LEASES, lease), update: (lease) => client.update(LEASES, lease) };
+    else throw new Error('leader election needs a client, a kubeconfig or a lease store');
     // In a pod that knows its name (POD_NAME from the downward API), the pod: a container
     // restarted in the same pod takes its own Lease straight back instead of waiting for it to
     // expire. Elsewhere the host ($HOSTNAME first: a hostNetwork pod's node) and the process.
@@ -84,10 +99,10 @@ export class LeaderElector {
     const { namespace, name } = this.options;
     const now = new Date(this.clock.now());
     const durationSeconds = Math.max(1, Math.round(this.leaseDurationMs / 1000));
-    const lease = await this.client.read(LEASES, name, namespace);
+    const lease = await this.leases.read(namespace, name);
     if (!lease) {
       const stamp = rfc3339Micro(now);
-      const create = () => this.client.create(LEASES, {
+      const create = () => this.leases.create({
         apiVersion: 'coordination.k8s.io/v1',
         kind: 'Lease',
         metadata: { name, namespace },
@@ -99,8 +114,8 @@ export class LeaderElector {
         } catch (err) {
           // The namespace is made only when missing: a component whose role grants leases but
           // not namespaces (the cloud-controller-manager's) must still be able to lead.
-          if (!isNotFound(err)) throw err;
-          await this.ensureNamespace();
+          if (!isNotFound(err) || !this.client) throw err;
+          await this.ensureNamespace(this.client);
           await create();
         }
         return true;
@@ -126,7 +141,7 @@ export class LeaderElector {
       },
     };
     try {
-      await this.client.update(LEASES, next);
+      await this.leases.update(next);
       return true;
     } catch (e) {
       if (isConflict(e)) return false;
@@ -134,9 +149,9 @@ export class LeaderElector {
     }
   }
 
-  private async ensureNamespace(): Promise<void> {
+  private async ensureNamespace(client: KubeClient): Promise<void> {
     try {
-      await this.client.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: this.options.namespace } });
+      await client.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: this.options.namespace } });
     } catch (e) {
       if (!isConflict(e)) throw e;
     }
@@ -145,6 +160,7 @@ export class LeaderElector {
   /** A candidate's wait before its next try: the retry period, or less if the Lease is released
    *  meanwhile (its holder cleared) or deleted. */
   private async waitAsCandidate(signal: AbortSignal): Promise<void> {
+    if (!this.client) return sleepOn(this.clock, this.retryPeriodMs, signal);
     if (!this.leaseWatch) {
       const { namespace, name } = this.options;
       const watch: { stop: AbortController; released?: () => void } = { stop: new AbortController() };
@@ -170,9 +186,9 @@ export class LeaderElector {
   private async release(): Promise<void> {
     const { namespace, name } = this.options;
     try {
-      const lease = await this.client.read(LEASES, name, namespace);
+      const lease = await this.leases.read(namespace, name);
       if (lease?.spec?.holderIdentity !== this.identity) return;
-      await this.client.update(LEASES, { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1 } });
+      await this.leases.update({ ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1 } });
     } catch (e) {
       log.warn({ lease: `${namespace}/${name}`, error: (e as Error).message }, 'could not release the lease');
     }

@@ -3,12 +3,14 @@
 // node ports allocated through both at once stay distinct; and faults, each bounded in time: the
 // etcd leader killed while 16 clients write (no acknowledged write lost, both servers take writes
 // again within seconds), the killed member restarted from its data directory rejoins with what
-// was written meanwhile, every member killed in turn, and one API server killed while the other's
-// clients go on unaffected.
+// was written meanwhile, every member killed in turn, one API server killed while the other's
+// clients go on unaffected; and kube-controller-manager's loops that the API servers run (garbage
+// collector, CSR signer, …) in one of them at a time, taken over when it dies.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventually } from '../helpers/eventually.js';
 import { skipWithoutEtcd, startApiServersOnEtcd, startTestEtcd, type EtcdApiServer, type TestEtcd } from '../helpers/etcd.js';
+import { controllersIdentity } from '../../src/apiserver/controllers/leadership.js';
 
 const skip = skipWithoutEtcd;
 let etcd: TestEtcd;
@@ -219,5 +221,40 @@ test('one API server killed: the other\'s clients are unaffected', { skip, timeo
     assert.equal(kubectl.stdout.trim().split('\n').length, state.acked.length);
   } finally {
     watch.close();
+  }
+});
+
+test("kube-controller-manager's loops run in one API server at a time: the Lease names it; killed, another takes the Lease over and collects garbage", { skip, timeout: 90_000 }, async () => {
+  // b was killed by the test before; a third server joins a.
+  const [c] = await startApiServersOnEtcd(1, etcd.dir, ['--etcd-servers', etcd.cluster.client.endpoints.join(',')], 2);
+  try {
+    const identity = new Map([[controllersIdentity(a.dataDir), a], [controllersIdentity(c.dataDir), c]]);
+    const lease = async (via: EtcdApiServer) => (await via.request('GET', '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/bosun-apiserver-controllers')).json;
+    // b may have held it: then it expires (15 s) and one of the living takes it.
+    const held = await eventually('a living server holds the Lease', async () => {
+      const l = await lease(c);
+      return identity.has(l?.spec?.holderIdentity) && l;
+    }, 30_000);
+    const leader = identity.get(held.spec.holderIdentity)!;
+    const survivor = leader === a ? c : a;
+    await leader.kill('SIGKILL');
+    // Not given up (killed): the survivor waits out the lease, then takes it.
+    const taken = await eventually('the survivor takes the Lease over', async () => {
+      const l = await lease(survivor);
+      return l?.spec?.holderIdentity === controllersIdentity(survivor.dataDir) && l;
+    }, 30_000);
+    assert.equal(taken.spec.leaseTransitions, (held.spec.leaseTransitions ?? 0) + 1);
+    assert.equal(taken.spec.leaseDurationSeconds, 15);
+    // The garbage collector now runs in the survivor: a dependent goes with its owner.
+    const owner = await survivor.request('POST', '/api/v1/namespaces/default/configmaps', { body: cm('gc-owner') });
+    assert.equal(owner.status, 201, owner.text);
+    const dependent = await survivor.request('POST', '/api/v1/namespaces/default/configmaps', {
+      body: { ...cm('gc-dependent'), metadata: { name: 'gc-dependent', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'gc-owner', uid: owner.json.metadata.uid }] } },
+    });
+    assert.equal(dependent.status, 201, dependent.text);
+    assert.equal((await survivor.request('DELETE', '/api/v1/namespaces/default/configmaps/gc-owner')).status, 200);
+    await eventually('the dependent collected', async () => (await survivor.request('GET', '/api/v1/namespaces/default/configmaps/gc-dependent')).status === 404, 15_000);
+  } finally {
+    await c.kill('SIGTERM');
   }
 });

@@ -48,9 +48,10 @@ export interface EtcdApiServer {
 /**
  * Starts `count` API server processes on the etcd at `endpoints`, each in `<dir>/apiserver-<i>`;
  * the first makes the certificates and admin token, the others get a copy of its pki directory,
- * as kube-apiservers behind one address share theirs.
+ * as kube-apiservers behind one address share theirs. `firstIndex` > 0 adds servers to those
+ * already started (index 0's pki is copied).
  */
-export async function startApiServersOnEtcd(count: number, dir: string, etcdArgs: string[]): Promise<EtcdApiServer[]> {
+export async function startApiServersOnEtcd(count: number, dir: string, etcdArgs: string[], firstIndex = 0): Promise<EtcdApiServer[]> {
   const start = async (i: number): Promise<EtcdApiServer> => {
     const dataDir = join(dir, `apiserver-${i}`);
     if (i > 0) cpSync(join(dir, 'apiserver-0', 'pki'), join(dataDir, 'pki'), { recursive: true });
@@ -94,7 +95,7 @@ export async function startApiServersOnEtcd(count: number, dir: string, etcdArgs
       },
     };
   };
-  const first = await start(0);
-  const rest = await Promise.all(Array.from({ length: count - 1 }, (_, i) => start(i + 1)));
+  const first = await start(firstIndex);
+  const rest = await Promise.all(Array.from({ length: count - 1 }, (_, i) => start(firstIndex + i + 1)));
   return [first, ...rest];
 }

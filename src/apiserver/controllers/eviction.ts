@@ -17,10 +17,13 @@ const POD_PREFIX = '/core/pods/';
 type EvictionDeleteOptions = { dryRun?: string[]; preconditions?: { uid?: string; resourceVersion?: string }; gracePeriodSeconds?: number | null };
 
 export interface DisruptionController {
+  /** Starts keeping PDB statuses current (the disruption controller's loop, which one API server of several runs: leadership.ts). */
+  syncStatuses(): { stop(): void };
   stop(): void;
 }
 
-export function enableEvictions(server: ApiServer): DisruptionController {
+/** `syncStatuses: false`: evictions only, until syncStatuses() is called. */
+export function enableEvictions(server: ApiServer, options: { syncStatuses?: boolean } = {}): DisruptionController {
   const { storage, registry, resources } = server;
   const pdbType = registry.lookup('policy', 'v1', 'poddisruptionbudgets')!;
   const podType = registry.lookup('', 'v1', 'pods')!;
@@ -87,9 +90,21 @@ export function enableEvictions(server: ApiServer): DisruptionController {
       }
     });
   };
-  const from = storage.currentRevision();
-  const watchers = [storage.watch(PDB_PREFIX, from, (e) => schedule(e.key)), storage.watch(POD_PREFIX, from, (e) => schedule(e.key))];
-  for (const item of storage.list(PDB_PREFIX).items) schedule(item.key);
+  const syncing = new Set<{ stop(): void }>();
+  const syncStatuses = () => {
+    const from = storage.currentRevision();
+    const watchers = [storage.watch(PDB_PREFIX, from, (e) => schedule(e.key)), storage.watch(POD_PREFIX, from, (e) => schedule(e.key))];
+    for (const item of storage.list(PDB_PREFIX).items) schedule(item.key);
+    const handle = {
+      stop: () => {
+        watchers.forEach((w) => w.stop());
+        syncing.delete(handle);
+      },
+    };
+    syncing.add(handle);
+    return handle;
+  };
+  if (options.syncStatuses !== false) syncStatuses();
 
   /** One eviction: the PDB status afresh, the decision, then the budget and the pod written. */
   const evict = async (request: PostRequest, ns: string, name: string) => {
@@ -124,5 +139,5 @@ export function enableEvictions(server: ApiServer): DisruptionController {
     }
   });
 
-  return { stop: () => watchers.forEach((w) => w.stop()) };
+  return { syncStatuses, stop: () => [...syncing].forEach((h) => h.stop()) };
 }
