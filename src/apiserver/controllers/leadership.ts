@@ -29,7 +29,7 @@ export function controllersIdentity(dataDir: string): string {
  * Runs `start` while this server holds the Lease; the function it returns stops what it started
  * (when leadership is lost, or at stop(), which also gives the Lease up for a successor).
  */
-export function leadControllers(server: ApiServer, identity: string, start: () => () => void, timings: { leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number } = {}): { elector: LeaderElector; stop(): Promise<void> } {
+export function leadControllers(server: ApiServer, identity: string, start: () => () => void): { stop(): Promise<void> } {
   const type = server.registry.lookup('coordination.k8s.io', 'v1', 'leases')!;
   const leases: LeaseStore = {
     read: async (namespace, name) => {
@@ -48,9 +48,9 @@ export function leadControllers(server: ApiServer, identity: string, start: () =
     ...CONTROLLERS_LEASE,
     identity,
     leases,
-    leaseDurationMs: timings.leaseDurationMs ?? 15_000,
-    renewDeadlineMs: timings.renewDeadlineMs ?? 10_000,
-    retryPeriodMs: timings.retryPeriodMs ?? 2_000,
+    leaseDurationMs: 15_000,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: 2_000,
     signal: stopping.signal,
     onStartedLeading: (leading) =>
       new Promise<void>((done) => {
@@ -63,7 +63,6 @@ export function leadControllers(server: ApiServer, identity: string, start: () =
   });
   const running = elector.run();
   return {
-    elector,
     async stop() {
       stopping.abort();
       await running;
