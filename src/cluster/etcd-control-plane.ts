@@ -46,8 +46,9 @@ async function startFront(host: string, port: number, backends: () => number[]):
     open.add(client);
     let upstream: Socket | undefined;
     // From the start, not once a backend answers: a client reset while the backends are tried
-    // (a server shutting down, a client giving up) is an 'error' nobody else would handle.
-    client.on('error', () => upstream?.destroy());
+    // (a server shutting down, a client giving up) is an 'error' nobody else would handle. The
+    // 'close' that follows every error takes the upstream with it.
+    client.on('error', () => undefined);
     client.once('close', () => {
       open.delete(client);
       upstream?.destroy();

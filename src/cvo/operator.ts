@@ -133,8 +133,7 @@ export class ClusterVersionOperator {
   private readonly poller: UpdatePoller;
   /** Whether the last pass was held by ClusterOperators it waits on. */
   private waitingOn = false;
-  /** Whether a pass is under way, and whether a ClusterOperator changed while it was. */
-  private passRunning = false;
+  /** Whether a ClusterOperator changed since the current (or last) pass began. */
   private operatorChangedInPass = false;
   private lastPayload?: { version: string; applied: number; pending: number };
   private requeue?: ClockTimer;
@@ -252,14 +251,8 @@ export class ClusterVersionOperator {
       name: 'cluster-version-operator',
       queue,
       sync: async () => {
-        this.passRunning = true;
         this.operatorChangedInPass = false;
-        let delay: number;
-        try {
-          delay = await this.syncOnce();
-        } finally {
-          this.passRunning = false;
-        }
+        const delay = await this.syncOnce();
         // A pass that ends waiting on operators may have read one before a change that came while
         // it ran, and that change was not news then (the pass was not yet waiting): no later event
         // would start the next pass, which would wait out its delay instead — look again now.
@@ -271,7 +264,7 @@ export class ClusterVersionOperator {
       .watch(this.cvInformer, specChanged)
       // While a pass waits on operators, their changes are news too.
       .watch(this.coInformer, () => {
-        if (this.passRunning) this.operatorChangedInPass = true;
+        this.operatorChangedInPass = true;
         return this.waitingOn ? NAME : undefined;
       })
       // A change of the feature set or of the gates enabled at the loaded version changes what

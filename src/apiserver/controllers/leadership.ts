@@ -18,7 +18,7 @@ import { asKind } from '../kinds/strategy.js';
 import type { ApiServer } from '../server.js';
 import type * as api from '../../api/index.js';
 
-export const CONTROLLERS_LEASE = { namespace: 'kube-system', name: 'bosun-apiserver-controllers' };
+const CONTROLLERS_LEASE = { namespace: 'kube-system', name: 'bosun-apiserver-controllers' };
 
 /** The candidate name of the API server over `dataDir` (stable across its restarts). */
 export function controllersIdentity(dataDir: string): string {
