@@ -18,6 +18,11 @@
 //   Reconciling                  → the whole payload again every reconcile interval, so a
 //                                  deleted or edited managed object is put back; a change of
 //                                  desiredUpdate interrupts the wait.
+//   new work during a pass       → a change of the desired release, the overrides, the
+//                                  capabilities or the feature gates cancels the pass and the
+//                                  next one starts on the new work at once, as OpenShift's sync
+//                                  worker cancels its loop (a change of release while
+//                                  Initializing waits for the install's pass to end, as there).
 //
 // Beside the loop, the CVO asks the update service (spec.upstream + spec.channel) for the
 // releases the cluster may move to (status.availableUpdates, conditionalUpdates,
@@ -60,6 +65,7 @@ import { knownCapabilities } from './payload/capabilities.js';
 import { loadRelease, type Loaded } from './load.js';
 import { enabledFeatureGates } from './payload/feature-gates.js';
 import { passCapabilities, passMode, syncPayload } from './sync.js';
+import type { GraphMode } from './task-graph.js';
 import { UpdatePoller } from './available-updates.js';
 import {
   acceptedStatus, defaultTimers, progressingStatus, progressMessage, refusedStatus, syncStatus, upgradeableStatus, type VersionStatus,
@@ -137,6 +143,8 @@ export class ClusterVersionOperator {
   private operatorChangedInPass = false;
   private lastPayload?: { version: string; applied: number; pending: number };
   private requeue?: ClockTimer;
+  /** The pass under way: what it works towards (workOf) and how to cancel it. */
+  private pass?: { work: PassWork; mode: GraphMode; cancel: AbortController };
   readonly metrics: CvoMetrics;
 
   constructor(private readonly options: CvoOptions) {
@@ -246,12 +254,25 @@ export class ClusterVersionOperator {
     // writes must not wake it.
     const specChanged = (object: api.ClusterVersion, type: string, old?: api.ClusterVersion) =>
       object.metadata?.name === NAME && (type !== 'update' || object.metadata?.generation !== old?.metadata?.generation) ? NAME : undefined;
+    // The payload controller's: new work also cancels the pass under way.
+    const newWork = (object: api.ClusterVersion, type: string, old?: api.ClusterVersion) => {
+      const key = specChanged(object, type, old);
+      if (key && this.pass) {
+        const changed = changedWork(this.pass.work, { ...workOf(object), featureGates: this.pass.work.featureGates });
+        // As OpenShift's CVO, a change of release while Initializing waits for the install's pass.
+        if (changed.length && !(this.pass.mode === 'Initializing' && changed.every((c) => c === 'release'))) this.cancelPass(changed);
+      }
+      return key;
+    };
     const queue = { baseDelayMs: 1000, maxDelayMs: 30_000 };
     const payload = new Controller({
       name: 'cluster-version-operator',
       queue,
       sync: async () => {
         this.operatorChangedInPass = false;
+        // Whatever started this pass, the one scheduled by the last pass is now this one.
+        if (this.requeue) this.clock.clearTimeout(this.requeue);
+        this.requeue = undefined;
         const delay = await this.syncOnce();
         // A pass that ends waiting on operators may have read one before a change that came while
         // it ran, and that change was not news then (the pass was not yet waiting): no later event
@@ -261,7 +282,7 @@ export class ClusterVersionOperator {
         return {};
       },
     })
-      .watch(this.cvInformer, specChanged)
+      .watch(this.cvInformer, newWork)
       // While a pass waits on operators, their changes are news too.
       .watch(this.coInformer, () => {
         this.operatorChangedInPass = true;
@@ -269,7 +290,11 @@ export class ClusterVersionOperator {
       })
       // A change of the feature set or of the gates enabled at the loaded version changes what
       // the payload includes (OpenShift's CVO refreshes the payload then too).
-      .watch(this.fgInformer, (object, type, old) => (type === 'update' && !this.gatesChanged(old, object) ? undefined : NAME));
+      .watch(this.fgInformer, (object, type, old) => {
+        const gates = this.gatesKey(type === 'delete' ? undefined : object);
+        if (this.pass && this.pass.work.featureGates !== gates) this.cancelPass(['featureGates']);
+        return type === 'update' && this.gatesKey(old) === gates ? undefined : NAME;
+      });
     const status = new Controller({
       name: 'cluster-version-status',
       queue,
@@ -298,11 +323,17 @@ export class ClusterVersionOperator {
     if (ownInformers) await this.informers.stop();
   }
 
-  /** Whether two versions of FeatureGate/cluster differ in what payload inclusion reads. */
-  private gatesChanged(old: api.FeatureGate | undefined, next: api.FeatureGate): boolean {
+  /** What payload inclusion reads of FeatureGate/cluster: two with the same key include the same manifests. */
+  private gatesKey(fg: api.FeatureGate | undefined): string {
     const version = this.loaded?.payload.version ?? '';
-    const key = (fg: api.FeatureGate | undefined) => JSON.stringify([fg?.spec?.featureSet ?? '', [...enabledFeatureGates(fg, version)].sort()]);
-    return key(old) !== key(next);
+    return JSON.stringify([fg?.spec?.featureSet ?? '', [...enabledFeatureGates(fg, version)].sort()]);
+  }
+
+  /** Cancels the pass under way, if any (the controller runs the next one: the same event enqueued it). */
+  private cancelPass(changed: string[]): void {
+    if (!this.pass || this.pass.cancel.signal.aborted) return;
+    log.info({ mode: this.pass.mode, changed }, `cancelling the pass: new work (${changed.join(', ')} changed)`);
+    this.pass.cancel.abort();
   }
 
   /** Runs `fn` after `ms` on the clock, replacing what was scheduled before. */
@@ -350,7 +381,15 @@ export class ClusterVersionOperator {
     const enabled = passCapabilities(cv);
     await this.updateStatus((s) => ({ ...s, capabilities: { enabledCapabilities: [...enabled].sort(), knownCapabilities: [...knownCapabilities].sort() } }));
     const version = loaded.payload.version;
-    const reconciling = passMode(cv.status?.history ?? [], loaded.image) === 'Reconciling';
+    const mode = passMode(cv.status?.history ?? [], loaded.image);
+    const reconciling = mode === 'Reconciling';
+    // The pass's signal: aborted when the operator stops, or when new work cancels the pass.
+    const cancel = new AbortController();
+    const signal = cancel.signal;
+    setMaxListeners(0, signal);
+    const stopping = () => cancel.abort();
+    this.options.signal.addEventListener('abort', stopping, { once: true });
+    this.pass = { work: { ...workOf(cv), featureGates: this.gatesKey(featureGate) }, mode, cancel };
     let lastReport: number | undefined;
     let lastWaiting = '';
     // Progress is written without holding up the pass, one write after the other; the pass's own
@@ -363,7 +402,7 @@ export class ClusterVersionOperator {
       metrics: this.metrics,
       attempt: this.failures,
       waitTimeoutMs: this.options.waitTimeoutMs ?? 60_000,
-      signal: this.options.signal,
+      signal,
       onProgress: (done, total, waitingOn) => {
         // Progress is shown while working towards a release (not while reconciling one), at
         // most once a second, and at once when the pass is about to wait on an operator.
@@ -376,15 +415,23 @@ export class ClusterVersionOperator {
         this.options.onProgress?.(message);
         progressWrites = progressWrites.then(() => this.updateStatus((s) => progressingStatus(s, message, this.now()))).catch(() => undefined);
       },
+    }).finally(() => {
+      this.pass = undefined;
+      this.options.signal.removeEventListener('abort', stopping);
     });
     await progressWrites;
     this.lastPayload = { version, applied: result.done, pending: result.total - result.done };
-    if (result.errors.length && !this.options.signal.aborted) this.metrics.payloadErrors.inc({ version }, result.errors.length);
+    if (result.errors.length && !signal.aborted) this.metrics.payloadErrors.inc({ version }, result.errors.length);
     // A pass cut short because this operator is stopping (its pod replaced by the payload's new
     // Deployment, its Lease lost) failed at nothing: the next leader goes on from where the
     // cluster is. Writing "incomplete task nodes" as Failing would show a healthy update as failed.
     if (this.options.signal.aborted) {
       log.info({ version, applied: result.done, total: result.total }, 'pass interrupted: the operator is stopping');
+      return 0;
+    }
+    // Cancelled for new work: what it did stays, what it left is the next pass's, which starts now.
+    if (signal.aborted) {
+      log.info({ version, mode, applied: result.done, total: result.total }, 'pass cancelled: the next pass starts on the new work');
       return 0;
     }
     const timers = { slowOperatorMs: this.options.slowOperatorMs ?? defaultTimers.slowOperatorMs, degradedToleranceMs: this.options.degradedToleranceMs ?? defaultTimers.degradedToleranceMs };
@@ -413,6 +460,29 @@ export class ClusterVersionOperator {
         return Math.min(1000 * 2 ** Math.min(this.failures, 5), 30_000);
     }
   }
+}
+
+/** What a pass works towards, as OpenShift's sync worker compares it (equalSyncWork): the release, the overrides, the capabilities, the feature gates. */
+interface PassWork {
+  release: string;
+  overrides: string;
+  capabilities: string;
+  featureGates: string;
+}
+
+/** The work the ClusterVersion asks for (the feature gates are FeatureGate/cluster's). */
+function workOf(cv: api.ClusterVersion): Omit<PassWork, 'featureGates'> {
+  const desired = cv.spec?.desiredUpdate;
+  return {
+    release: JSON.stringify([desired?.image ?? '', desired?.version ?? '']),
+    overrides: JSON.stringify(cv.spec?.overrides ?? []),
+    capabilities: JSON.stringify(cv.spec?.capabilities ?? {}),
+  };
+}
+
+/** Which parts of the work differ. */
+function changedWork(a: PassWork, b: PassWork): (keyof PassWork)[] {
+  return (Object.keys(a) as (keyof PassWork)[]).filter((k) => a[k] !== b[k]);
 }
 
 export type CvoSettings = Omit<CvoOptions, 'kubeconfig' | 'signal' | 'client' | 'informers'>;
