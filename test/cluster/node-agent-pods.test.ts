@@ -8,7 +8,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ResourceRef } from '../../src/kube/client.js';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createNetServer, connect as netConnect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
 import { request } from 'node:http';
 import { spawn } from 'node:child_process';
 import { KUBECTL } from '../helpers/apiserver.js';
@@ -414,6 +416,168 @@ test('kubectl exec runs a command in the container\'s environment and directory 
     await refused.stop();
   }
   await c.kube.delete(PODS, 'exec-me', 'default', { gracePeriodSeconds: 0 });
+});
+
+/** Writes `total` bytes of zeros to `to` at the pace it takes them; `accepted` says how many it has taken so far. */
+function feed(to: NodeJS.WritableStream, total: number, chunk: number): { accepted: () => number; done: Promise<void> } {
+  let accepted = 0;
+  const done = new Promise<void>((resolve) => {
+    const more = () => {
+      while (accepted < total) {
+        accepted += chunk;
+        if (!to.write(Buffer.alloc(chunk))) return void to.once('drain', more);
+      }
+      to.end();
+      resolve();
+    };
+    more();
+  });
+  return { accepted: () => accepted, done };
+}
+
+/** The number a file holds (0 while it is missing). */
+const counted = (file: string) => (existsSync(file) ? Number(readFileSync(file, 'utf8').trim() || 0) : 0);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('kubectl exec and port-forward keep to the pace of a client that stops reading: the node holds the command or the pod\'s connection instead of buffering what they send, and everything arrives once it reads again', { timeout: 120_000 }, async () => {
+  await c.kube.create(PODS, pod('firehose', { image: 'bosun.local/echo' }, { terminationGracePeriodSeconds: 1 }));
+  const p = await eventually('firehose running', async () => { const x = await getPod('firehose'); return x?.status?.containerStatuses?.[0]?.state?.running ? x : undefined; });
+  const dir = mkdtempSync(join(tmpdir(), 'bosun-firehose-'));
+  // 100 MiB in 64 KiB chunks: far more than the connections between kubectl and the node hold.
+  const CHUNK = 64 * 1024;
+  const CHUNKS = 1600;
+  try {
+    // Over a WebSocket (kubectl 1.30+) and over SPDY (older kubectl, or a newer one told to).
+    for (const [i, env] of [{}, { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false' }].entries()) {
+      const progress = join(dir, `exec-${i}`);
+      const child = spawn(KUBECTL, ['--kubeconfig', c.api.kubeconfigPath, 'exec', 'firehose', '--', 'sh', '-c', `i=0; while [ $i -lt ${CHUNKS} ]; do head -c ${CHUNK} /dev/zero; i=$((i+1)); echo $i > ${progress}; done`], { env: { ...process.env, KUBECONFIG: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+      // Nobody reads kubectl's output.
+      child.stdout.pause();
+      try {
+        await eventually('the command writing', () => counted(progress) > 0, { timeoutMs: 20_000, detail: () => stderr });
+        await sleep(2000);
+        const held = counted(progress);
+        await sleep(1000);
+        assert.equal(counted(progress), held, `${JSON.stringify(env)}: the command is held while its output is not read`);
+        assert.ok(held < CHUNKS / 2, `${JSON.stringify(env)}: held after ${held} of ${CHUNKS} chunks`);
+        let bytes = 0;
+        child.stdout.on('data', (d: Buffer) => (bytes += d.length));
+        child.stdout.resume();
+        assert.equal(await closed, 0, stderr);
+        assert.equal(bytes, CHUNK * CHUNKS, `${JSON.stringify(env)}: every byte arrived once read (held at ${held} chunks)`);
+        console.log(`kubectl exec ${JSON.stringify(env)}: held at ${held} of ${CHUNKS} chunks of 64 KiB while not read; all ${bytes} bytes once read`);
+      } finally {
+        child.kill('SIGKILL');
+      }
+
+      // And stdin: a command that does not read it yet holds kubectl's sending.
+      const go = join(dir, `go-${i}`);
+      const reader = spawn(KUBECTL, ['--kubeconfig', c.api.kubeconfigPath, 'exec', '-i', 'firehose', '--', 'sh', '-c', `while [ ! -f ${go} ]; do sleep 0.1; done; wc -c`], { env: { ...process.env, KUBECONFIG: '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+      let out = '';
+      reader.stdout.on('data', (d) => (out += d));
+      reader.stderr.on('data', (d) => (out += d));
+      reader.stdin.on('error', () => undefined);
+      const readerClosed = new Promise<number | null>((resolve) => reader.on('close', resolve));
+      try {
+        const input = feed(reader.stdin, CHUNK * CHUNKS, CHUNK);
+        await sleep(2000);
+        const taken = input.accepted();
+        await sleep(1000);
+        assert.equal(input.accepted(), taken, `${JSON.stringify(env)}: kubectl's stdin is held while the command does not read it`);
+        assert.ok(taken < (CHUNK * CHUNKS) / 2, `${JSON.stringify(env)}: stdin held after ${taken} of ${CHUNK * CHUNKS} bytes`);
+        writeFileSync(go, '');
+        await input.done;
+        assert.equal(await readerClosed, 0, out);
+        assert.equal(out.trim(), String(CHUNK * CHUNKS), `${JSON.stringify(env)}: the command read every byte of its stdin`);
+        console.log(`kubectl exec -i ${JSON.stringify(env)}: stdin held at ${(taken / 1048576).toFixed(1)} of ${(CHUNK * CHUNKS) / 1048576} MiB while the command did not read; all of it once it did`);
+      } finally {
+        reader.kill('SIGKILL');
+      }
+    }
+
+    // Port forwarding (SPDY, and SPDY in a WebSocket from kubectl 1.31 when asked): a server on the
+    // pod's IP sends 100 MiB at the pace its socket takes them to a download, and reads an upload
+    // only once told to.
+    let sent = 0;
+    let upload: { socket: Socket; bytes: number; ended: Promise<void> } | undefined;
+    let uploading = false;
+    const server = createNetServer((socket) => {
+      socket.on('error', () => undefined);
+      if (uploading) {
+        socket.pause();
+        let bytes = 0;
+        socket.on('data', (d: Buffer) => (bytes += d.length));
+        upload = { socket, get bytes() { return bytes; }, ended: new Promise((resolve) => socket.on('end', () => { socket.end(); resolve(); })) };
+        return;
+      }
+      const more = () => {
+        while (sent < CHUNK * CHUNKS) {
+          sent += CHUNK;
+          if (!socket.write(Buffer.alloc(CHUNK))) return void socket.once('drain', more);
+        }
+        socket.end();
+      };
+      more();
+    });
+    await new Promise<void>((resolve) => server.listen(18555, p.status.podIP, resolve));
+    const minor = Number(/"minor":\s*"(\d+)/.exec(await c.api.kubectlOk(['version', '--client', '-o', 'json']))?.[1]);
+    try {
+      const environments: Record<string, string>[] = [{}, ...(minor >= 31 ? [{ KUBECTL_PORT_FORWARD_WEBSOCKETS: 'true' }] : [])];
+      for (const env of environments) {
+        const what = `kubectl port-forward ${JSON.stringify(env)}`;
+        sent = 0;
+        upload = undefined;
+        uploading = false;
+        const forward = await portForward('firehose', 18555, env);
+        try {
+          const client = netConnect(forward.port, '127.0.0.1');
+          client.pause();
+          await eventually('the pod\'s server sending', () => sent > 0, { timeoutMs: 20_000, detail: forward.output });
+          await sleep(2000);
+          const held = sent;
+          await sleep(1000);
+          assert.equal(sent, held, `${what}: the pod's connection is held while the client does not read`);
+          assert.ok(held < (CHUNK * CHUNKS) / 2, `${what}: held after ${held} of ${CHUNK * CHUNKS} bytes`);
+          let bytes = 0;
+          client.on('data', (d: Buffer) => (bytes += d.length));
+          await new Promise<void>((resolve, reject) => {
+            client.on('end', () => resolve());
+            client.on('error', reject);
+            client.resume();
+          });
+          assert.equal(bytes, CHUNK * CHUNKS, `${what}: every byte arrived once read (held at ${held})`);
+          console.log(`${what}: held at ${(held / 1048576).toFixed(1)} of ${(CHUNK * CHUNKS) / 1048576} MiB while not read; all ${bytes} bytes once read`);
+
+          // Uploading to a pod that does not read: the client's sending is held.
+          uploading = true;
+          const uploader = netConnect(forward.port, '127.0.0.1');
+          uploader.on('error', () => undefined);
+          const sending = feed(uploader, CHUNK * CHUNKS, CHUNK);
+          const connection = await eventually('the upload\'s connection at the pod', () => upload, { timeoutMs: 20_000, detail: forward.output });
+          await sleep(2000);
+          const taken = sending.accepted();
+          await sleep(1000);
+          assert.equal(sending.accepted(), taken, `${what}: the upload is held while the pod does not read`);
+          assert.ok(taken < (CHUNK * CHUNKS) / 2, `${what}: upload held after ${taken} of ${CHUNK * CHUNKS} bytes`);
+          connection.socket.resume();
+          await sending.done;
+          await connection.ended;
+          assert.equal(connection.bytes, CHUNK * CHUNKS, `${what}: the pod read every byte of the upload`);
+          console.log(`${what} upload: held at ${(taken / 1048576).toFixed(1)} of ${(CHUNK * CHUNKS) / 1048576} MiB while the pod did not read; all of it once it did`);
+        } finally {
+          await forward.stop();
+        }
+      }
+    } finally {
+      server.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    await c.kube.delete(PODS, 'firehose', 'default', { gracePeriodSeconds: 0 });
+  }
 });
 
 test('a reboot stops the process pods and starts them again; a deleted pod\'s process gets SIGTERM', { timeout: 90_000 }, async () => {

@@ -12,12 +12,21 @@
 // the node agent's user, with the container's environment, in its root directory — as its exec
 // probes do. With a terminal (`-t`) it runs under a pseudo-terminal from util-linux's `script`,
 // stderr joined to stdout as a terminal joins them; resizes are not passed on.
+//
+// Both directions keep to the slower side's pace, as the kubelet's streams do: once the
+// connection holds more than HIGH_WATER bytes of output the client has not taken, the command's
+// output is no longer read (it blocks on its full pipe) until the connection has sent them; and
+// while the command does not take its stdin, the client's messages are no longer read. So a
+// command writing faster than its client reads costs the node a bounded buffer, not its memory.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { Logger } from '../../common/log.js';
 import { SpdySession, type SpdyStream } from './spdy.js';
+
+/** Output held for a client that has not taken it before the command's output is no longer read. */
+export const HIGH_WATER = 1024 * 1024;
 
 /** The channel protocols served, preferred first (kubectl 1.30+ offers both). */
 export const EXEC_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io'];
@@ -71,14 +80,17 @@ export function exitStatus(code: number | null, signal: NodeJS.Signals | null, c
 
 /**
  * The streams of one exec as a transport carries them: where stdout and stderr go (absent when
- * not asked for), the end's Status (the transport closes after it), and the client's stdin and
+ * not asked for; false once the transport holds HIGH_WATER bytes, and `drained` says when it has
+ * sent them), the end's Status (the transport closes after it), the client's stdin (`data` false:
+ * the command is not taking it, so the transport stops reading until `more` is called) and
  * departure.
  */
 export interface ExecStreams {
-  stdout?: (data: Buffer) => void;
-  stderr?: (data: Buffer) => void;
+  stdout?: (data: Buffer) => boolean;
+  stderr?: (data: Buffer) => boolean;
+  drained(then: () => void): void;
   finish(status: object): void;
-  onStdin(data: (chunk: Buffer) => void, end: () => void): void;
+  onStdin(data: (chunk: Buffer, more: () => void) => boolean, end: () => void): void;
   onGone(gone: () => void): void;
 }
 
@@ -96,14 +108,39 @@ export function runExec(streams: ExecStreams, target: ExecTarget, options: ExecO
     started = false;
     streams.finish(startFailure(e, options.command));
   });
-  child.stdout!.on('data', (d: Buffer) => streams.stdout?.(d));
+  // Output the client has not taken holds the command's output (see the header).
+  let held = false;
+  const output = (write: ((data: Buffer) => boolean) | undefined) => (d: Buffer) => {
+    if (!write || write(d) || held) return;
+    held = true;
+    child.stdout!.pause();
+    child.stderr!.pause();
+    streams.drained(() => {
+      held = false;
+      child.stdout!.resume();
+      child.stderr!.resume();
+    });
+  };
+  child.stdout!.on('data', output(streams.stdout));
   // Under a terminal there is no stderr of its own: what the command writes there is on the terminal.
-  child.stderr!.on('data', (d: Buffer) => (options.tty ? streams.stdout : streams.stderr)?.(d));
+  child.stderr!.on('data', output(options.tty ? streams.stdout : streams.stderr));
   child.stdin?.on('error', () => undefined);
   child.on('close', (code, signal) => {
     if (started) streams.finish(exitStatus(code, signal, options.command));
   });
-  streams.onStdin((chunk) => child.stdin?.write(chunk), () => child.stdin?.end());
+  streams.onStdin((chunk, more) => {
+    const stdin = child.stdin;
+    if (!stdin || stdin.destroyed || stdin.write(chunk)) return true;
+    // Drained, or closed by a command that ends without reading it all: the client is read again.
+    const again = () => {
+      stdin.off('drain', again);
+      stdin.off('close', again);
+      more();
+    };
+    stdin.once('drain', again);
+    stdin.once('close', again);
+    return false;
+  }, () => child.stdin?.end());
   streams.onGone(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
@@ -112,10 +149,19 @@ export function runExec(streams: ExecStreams, target: ExecTarget, options: ExecO
 /** An exec over a WebSocket (the channel protocol, v5 or v4: see the header). */
 export function runExecSession(ws: WebSocket, target: ExecTarget, options: ExecOptions, log: Logger): void {
   const v5 = ws.protocol === 'v5.channel.k8s.io';
-  const send = (channel: number, data: Buffer | string) => {
-    if (ws.readyState !== ws.OPEN) return;
+  // Told once every message sent so far has gone to the socket (see the header).
+  let drained: (() => void) | undefined;
+  const sent = () => {
+    if (!drained || ws.bufferedAmount > 0) return;
+    const then = drained;
+    drained = undefined;
+    then();
+  };
+  const send = (channel: number, data: Buffer | string): boolean => {
+    if (ws.readyState !== ws.OPEN) return true;
     const body = typeof data === 'string' ? Buffer.from(data) : data;
-    ws.send(Buffer.concat([Buffer.from([channel]), body]));
+    ws.send(Buffer.concat([Buffer.from([channel]), body]), sent);
+    return ws.bufferedAmount < HIGH_WATER;
   };
   // The kubelet's "streams are up": an empty message on the lowest channel written to.
   send(options.stdout ? STDOUT : options.stderr ? STDERR : ERROR, Buffer.alloc(0));
@@ -123,14 +169,19 @@ export function runExecSession(ws: WebSocket, target: ExecTarget, options: ExecO
   runExec({
     ...(options.stdout ? { stdout: (d: Buffer) => send(STDOUT, d) } : {}),
     ...(options.stderr ? { stderr: (d: Buffer) => send(STDERR, d) } : {}),
+    drained: (then) => {
+      drained = then;
+      sent();
+    },
     finish: (status) => {
       send(ERROR, JSON.stringify(status));
       ws.close(1000);
     },
     onStdin: (data, end) => ws.on('message', (message: Buffer, isBinary: boolean) => {
       if (!isBinary || message.length === 0) return;
-      if (message[0] === STDIN) data(message.subarray(1));
-      else if (message[0] === CLOSE && v5 && message[1] === STDIN) end();
+      if (message[0] === STDIN) {
+        if (!data(message.subarray(1), () => ws.resume())) ws.pause();
+      } else if (message[0] === CLOSE && v5 && message[1] === STDIN) end();
       // RESIZE: not passed on (see the header).
     }),
     onGone: (gone) => ws.on('close', gone),
@@ -169,6 +220,7 @@ export function runExecOverSpdy(socket: Duplex, target: ExecTarget, options: Exe
     runExec({
       stdout: out('stdout'),
       stderr: out('stderr'),
+      drained: (then) => session.whenDrained(then),
       finish: (status) => {
         streams.get('error')!.write(Buffer.from(JSON.stringify(status)));
         for (const s of streams.values()) s.end();
@@ -176,7 +228,9 @@ export function runExecOverSpdy(socket: Duplex, target: ExecTarget, options: Exe
       },
       onStdin: (data, end) => {
         const stdin = streams.get('stdin');
-        stdin?.on('data', data);
+        stdin?.on('data', (chunk: Buffer) => {
+          if (!data(chunk, () => session.resumeReading())) session.pauseReading();
+        });
         stdin?.on('end', end);
       },
       onGone: (gone) => session.on('close', gone),

@@ -6,7 +6,11 @@
 // send DATA frames, a FIN flag ending a side. Header blocks are zlib-compressed with the SPDY/3
 // dictionary, one compression context per direction for the whole session (so every block is
 // inflated, in order, even of frames that are otherwise ignored). No flow control: Go's spdystream,
-// kubectl's side, neither sends nor heeds WINDOW_UPDATE. No maintained npm package speaks SPDY/3.1
+// kubectl's side, neither sends nor heeds WINDOW_UPDATE. Backpressure is the connection's: a
+// stream's write says false once the session holds more than SESSION_HIGH_WATER bytes not yet
+// taken by the socket (the writer then waits for whenDrained), and a reader whose destination is
+// full pauses the session's reading (pauseReading/resumeReading: every stream's, as spdystream's
+// one frame-reading loop blocks on a full stream). No maintained npm package speaks SPDY/3.1
 // (node-spdy and spdy-transport were last released in 2018–2020), so this is bosun's own.
 import { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
@@ -49,6 +53,8 @@ const CANCEL = 5;
 const MAX_DATA = 64 * 1024;
 /** Most a frame from the client may be (the format allows 16 MiB): header blocks are small, and spdystream writes stdin in 32 KiB chunks. */
 const MAX_FRAME = 1024 * 1024;
+/** Bytes a session may hold for its socket before its streams' writes say to wait (see the header). */
+export const SESSION_HIGH_WATER = 1024 * 1024;
 /** Most one header block may inflate to (a few small headers are all a stream has). */
 const MAX_HEADER_BLOCK = 64 * 1024;
 
@@ -156,9 +162,11 @@ export class SpdyStream extends EventEmitter {
     super();
   }
 
-  write(data: Buffer): void {
-    if (this.localEnded || this.closed) return;
+  /** Sends DATA; false when the session holds more than SESSION_HIGH_WATER for its socket: wait for session.whenDrained before writing more. */
+  write(data: Buffer): boolean {
+    if (this.localEnded || this.closed) return true;
     for (let at = 0; at < data.length; at += MAX_DATA) this.session.send(dataFrame(this.id, 0, data.subarray(at, at + MAX_DATA)));
+    return this.session.bufferedAmount < SESSION_HIGH_WATER;
   }
 
   /** Ends this side (an empty DATA frame with FIN). */
@@ -215,6 +223,10 @@ export class SpdySession extends EventEmitter {
   private outgoing: Promise<void> = Promise.resolve();
   private lastStreamId = 0;
   private ended = false;
+  /** Bytes of frames queued and not yet handed to the socket. */
+  private queued = 0;
+  /** Readers that asked the session to stop reading (pauseReading). */
+  private pausedBy = 0;
 
   constructor(private readonly socket: Duplex, private readonly onStream: (stream: SpdyStream) => void) {
     super();
@@ -225,10 +237,48 @@ export class SpdySession extends EventEmitter {
 
   /** @internal queues a frame for the wire. */
   send(frame: Buffer | Promise<Buffer>): void {
+    const size = Buffer.isBuffer(frame) ? frame.length : 0;
+    this.queued += size;
     this.outgoing = this.outgoing.then(async () => {
       const bytes = await frame;
+      this.queued -= size;
       if (!this.ended) this.socket.write(bytes);
     }).catch(() => this.close());
+  }
+
+  /** What the session holds for the client: frames queued and what the socket has not yet sent. */
+  get bufferedAmount(): number {
+    return this.queued + this.socket.writableLength;
+  }
+
+  /** Calls `then` once what the session holds has gone to the client (or the session has ended). */
+  whenDrained(then: () => void): void {
+    let done = false;
+    const check = () => {
+      if (done) return;
+      if (this.ended || this.bufferedAmount === 0) {
+        done = true;
+        this.off('close', check);
+        this.socket.off('drain', check);
+        then();
+      } else if (this.socket.writableLength === 0) {
+        // Frames still queued: the socket has them after the queue's next turn.
+        void this.outgoing.then(check);
+      } else {
+        this.socket.once('drain', check);
+      }
+    };
+    this.once('close', check);
+    check();
+  }
+
+  /** Stops reading from the client until as many resumeReading calls (a stream's destination is full). */
+  pauseReading(): void {
+    if (this.pausedBy++ === 0) this.socket.pause();
+  }
+
+  resumeReading(): void {
+    if (this.pausedBy > 0 && --this.pausedBy === 0) this.socket.resume();
   }
 
   /** @internal */
