@@ -388,6 +388,18 @@ test('kubectl exec runs a command in the container\'s environment and directory 
     child.stdin.end();
   });
   assert.match(terminal, /has-a-terminal/);
+  // Its size is kubectl's terminal's, at the start and after kubectl's terminal is resized
+  // (kubectl sends the new size on SIGWINCH; the command sees it through its own terminal).
+  const sizes = await new Promise<string>((resolve, reject) => {
+    const inner = `${KUBECTL} --kubeconfig ${c.api.kubeconfigPath} exec -it exec-me -- sh -c 'sleep 1; echo "size: $(stty size)"; sleep 2; echo "size: $(stty size)"'`;
+    const outer = `stty cols 123 rows 45; ${inner} < /dev/tty & k=$!; sleep 2; stty cols 100 rows 30; kill -WINCH $k; wait $k`;
+    const child = spawn('script', ['-qec', outer, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('close', () => resolve(out));
+  });
+  assert.deepEqual([...sizes.matchAll(/size: (\d+ \d+)/g)].map((m) => m[1]), ['45 123', '30 100'], sizes);
   // Exec needs `create` on pods/exec (kube-apiserver 1.31+ asks it of a WebSocket's GET too), not only `get`.
   await c.api.kubectlOk(['create', 'role', 'exec-getter', '--verb=get', '--resource=pods,pods/exec']);
   await c.api.kubectlOk(['create', 'rolebinding', 'exec-getter', '--role=exec-getter', '--serviceaccount=default:exec-getter']);

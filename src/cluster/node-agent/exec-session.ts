@@ -11,15 +11,21 @@
 // A container here is processes on the machine, not an image's filesystem: the command runs as
 // the node agent's user, with the container's environment, in its root directory — as its exec
 // probes do. With a terminal (`-t`) it runs under a pseudo-terminal from util-linux's `script`,
-// stderr joined to stdout as a terminal joins them; resizes are not passed on.
+// stderr joined to stdout as a terminal joins them; the client's terminal size (kubectl sends it
+// at the start and whenever its own terminal is resized: `{"Width":…,"Height":…}` on channel 4,
+// or on the SPDY resize stream) is set on that pseudo-terminal with stty, and the kernel tells the
+// command (SIGWINCH), as the kubelet's runtime resizes a container's terminal.
 //
 // Both directions keep to the slower side's pace, as the kubelet's streams do: once the
 // connection holds more than HIGH_WATER bytes of output the client has not taken, the command's
 // output is no longer read (it blocks on its full pipe) until the connection has sent them; and
 // while the command does not take its stdin, the client's messages are no longer read. So a
 // command writing faster than its client reads costs the node a bounded buffer, not its memory.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { constants } from 'node:os';
+import { promisify } from 'node:util';
+import { sleep } from '../../common/sleep.js';
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { Logger } from '../../common/log.js';
@@ -35,8 +41,38 @@ const STDIN = 0;
 const STDOUT = 1;
 const STDERR = 2;
 const ERROR = 3;
+const RESIZE = 4;
 const CLOSE = 255;
 
+/** A terminal's size in characters, as kube's remotecommand.TerminalSize carries it. */
+export interface TerminalSize {
+  width: number;
+  height: number;
+}
+
+/** The size a resize message holds (`{"Width":120,"Height":40}`), undefined when it holds none. */
+export function terminalSize(text: string): TerminalSize | undefined {
+  let message: { Width?: unknown; Height?: unknown } | undefined;
+  try {
+    message = JSON.parse(text) as typeof message;
+  } catch {
+    return undefined;
+  }
+  const { Width: width, Height: height } = message ?? {};
+  const fits = (n: unknown): n is number => Number.isInteger(n) && (n as number) >= 0 && (n as number) <= 0xffff;
+  return fits(width) && fits(height) ? { width, height } : undefined;
+}
+
+/** The pseudo-terminal `script` (process `pid`) gave the command: its child's stdin, once it has one. */
+function terminalOf(pid: number): string | undefined {
+  try {
+    const child = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/)[0];
+    const tty = child ? readlinkSync(`/proc/${child}/fd/0`) : '';
+    return tty.startsWith('/dev/pts/') ? tty : undefined;
+  } catch {
+    return undefined;
+  }
+}
 /** Where a command exec'd in a container runs. */
 export interface ExecTarget {
   env: Record<string, string>;
@@ -91,6 +127,8 @@ export interface ExecStreams {
   drained(then: () => void): void;
   finish(status: object): void;
   onStdin(data: (chunk: Buffer, more: () => void) => boolean, end: () => void): void;
+  /** The client's terminal sizes, as they come (with a terminal only). */
+  onResize(resize: (size: TerminalSize) => void): void;
   onGone(gone: () => void): void;
 }
 
@@ -141,9 +179,42 @@ export function runExec(streams: ExecStreams, target: ExecTarget, options: ExecO
     stdin.once('close', again);
     return false;
   }, () => child.stdin?.end());
+  if (options.tty) streams.onResize(resizer(child));
   streams.onGone(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
+}
+
+/**
+ * Sets the sizes a client sends on the terminal of `script` (`child`), the latest one winning;
+ * the first may come before `script` has given its command the terminal, so it is tried again
+ * for up to 2 s.
+ */
+function resizer(child: ChildProcess): (size: TerminalSize) => void {
+  let wanted: TerminalSize | undefined;
+  let busy = false;
+  const apply = async () => {
+    busy = true;
+    try {
+      for (let tries = 0; wanted && tries < 40 && child.exitCode === null && child.pid; ) {
+        const size = wanted;
+        const tty = terminalOf(child.pid);
+        if (!tty) {
+          tries++;
+          await sleep(50);
+          continue;
+        }
+        await promisify(execFile)('stty', ['-F', tty, 'cols', String(size.width), 'rows', String(size.height)]).catch(() => undefined);
+        if (wanted === size) wanted = undefined;
+      }
+    } finally {
+      busy = false;
+    }
+  };
+  return (size) => {
+    wanted = size;
+    if (!busy) void apply();
+  };
 }
 
 /** An exec over a WebSocket (the channel protocol, v5 or v4: see the header). */
@@ -182,7 +253,11 @@ export function runExecSession(ws: WebSocket, target: ExecTarget, options: ExecO
       if (message[0] === STDIN) {
         if (!data(message.subarray(1), () => ws.resume())) ws.pause();
       } else if (message[0] === CLOSE && v5 && message[1] === STDIN) end();
-      // RESIZE: not passed on (see the header).
+    }),
+    onResize: (resize) => ws.on('message', (message: Buffer, isBinary: boolean) => {
+      if (!isBinary || message[0] !== RESIZE) return;
+      const size = terminalSize(message.subarray(1).toString());
+      if (size) resize(size);
     }),
     onGone: (gone) => ws.on('close', gone),
   }, target, options);
@@ -232,6 +307,19 @@ export function runExecOverSpdy(socket: Duplex, target: ExecTarget, options: Exe
           if (!data(chunk, () => session.resumeReading())) session.pauseReading();
         });
         stdin?.on('end', end);
+      },
+      onResize: (resize) => {
+        // A JSON object per size, one after another (Go's json.Encoder: each ends with a newline).
+        let pending = '';
+        streams.get('resize')?.on('data', (chunk: Buffer) => {
+          pending += chunk.toString();
+          const lines = pending.split('\n');
+          pending = lines.pop()!.slice(-4096);
+          for (const line of lines) {
+            const size = terminalSize(line);
+            if (size) resize(size);
+          }
+        });
       },
       onGone: (gone) => session.on('close', gone),
     }, target, options);
