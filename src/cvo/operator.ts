@@ -150,8 +150,8 @@ export class ClusterVersionOperator {
   constructor(private readonly options: CvoOptions) {
     this.client = options.client ?? new KubeClient(options.kubeconfig, { component: 'cluster-version-operator' });
     this.clock = options.clock ?? realClock;
-    // Every worker of an Initializing pass may be pausing on this signal at once (apply.ts's
-    // retries, health waits): more than Node's default of 10 listeners is expected.
+    // The informers, both controllers and each pass (apply()) listen to this signal: more than
+    // Node's default of 10 listeners is expected.
     setMaxListeners(0, options.signal);
     this.informers = options.informers ?? new InformerFactory(this.client);
     this.cvInformer = this.informers.forResource(CLUSTER_VERSIONS, { fieldSelector: `metadata.name=${NAME}` });
@@ -258,7 +258,7 @@ export class ClusterVersionOperator {
     const newWork = (object: api.ClusterVersion, type: string, old?: api.ClusterVersion) => {
       const key = specChanged(object, type, old);
       if (key && this.pass) {
-        const changed = changedWork(this.pass.work, { ...workOf(object), featureGates: this.pass.work.featureGates });
+        const changed = changedWork(this.pass.work, workOf(object));
         // As OpenShift's CVO, a change of release while Initializing waits for the install's pass.
         if (changed.length && !(this.pass.mode === 'Initializing' && changed.every((c) => c === 'release'))) this.cancelPass(changed);
       }
@@ -383,7 +383,8 @@ export class ClusterVersionOperator {
     const version = loaded.payload.version;
     const mode = passMode(cv.status?.history ?? [], loaded.image);
     const reconciling = mode === 'Reconciling';
-    // The pass's signal: aborted when the operator stops, or when new work cancels the pass.
+    // The pass's signal: aborted when the operator stops, or when new work cancels the pass. Every
+    // worker of an Initializing pass may be pausing on it at once (apply.ts's retries, health waits).
     const cancel = new AbortController();
     const signal = cancel.signal;
     setMaxListeners(0, signal);
@@ -480,9 +481,9 @@ function workOf(cv: api.ClusterVersion): Omit<PassWork, 'featureGates'> {
   };
 }
 
-/** Which parts of the work differ. */
-function changedWork(a: PassWork, b: PassWork): (keyof PassWork)[] {
-  return (Object.keys(a) as (keyof PassWork)[]).filter((k) => a[k] !== b[k]);
+/** Which of the parts `next` names differ from the pass's. */
+function changedWork(current: PassWork, next: Partial<PassWork>): (keyof PassWork)[] {
+  return (Object.keys(next) as (keyof PassWork)[]).filter((k) => current[k] !== next[k]);
 }
 
 export type CvoSettings = Omit<CvoOptions, 'kubeconfig' | 'signal' | 'client' | 'informers'>;

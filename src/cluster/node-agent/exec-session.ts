@@ -24,15 +24,14 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { constants } from 'node:os';
-import { promisify } from 'node:util';
-import { sleep } from '../../common/sleep.js';
 import type { Duplex } from 'node:stream';
+import { promisify } from 'node:util';
 import type { WebSocket } from 'ws';
 import type { Logger } from '../../common/log.js';
-import { SpdySession, type SpdyStream } from './spdy.js';
+import { sleep } from '../../common/sleep.js';
+import { HIGH_WATER, SpdySession, type SpdyStream } from './spdy.js';
 
-/** Output held for a client that has not taken it before the command's output is no longer read. */
-export const HIGH_WATER = 1024 * 1024;
+const run = promisify(execFile);
 
 /** The channel protocols served, preferred first (kubectl 1.30+ offers both). */
 export const EXEC_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io'];
@@ -73,6 +72,7 @@ function terminalOf(pid: number): string | undefined {
     return undefined;
   }
 }
+
 /** Where a command exec'd in a container runs. */
 export interface ExecTarget {
   env: Record<string, string>;
@@ -204,7 +204,7 @@ function resizer(child: ChildProcess): (size: TerminalSize) => void {
           await sleep(50);
           continue;
         }
-        await promisify(execFile)('stty', ['-F', tty, 'cols', String(size.width), 'rows', String(size.height)]).catch(() => undefined);
+        await run('stty', ['-F', tty, 'cols', String(size.width), 'rows', String(size.height)]).catch(() => undefined);
         if (wanted === size) wanted = undefined;
       }
     } finally {

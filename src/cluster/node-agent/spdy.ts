@@ -7,7 +7,7 @@
 // dictionary, one compression context per direction for the whole session (so every block is
 // inflated, in order, even of frames that are otherwise ignored). No flow control: Go's spdystream,
 // kubectl's side, neither sends nor heeds WINDOW_UPDATE. Backpressure is the connection's: a
-// stream's write says false once the session holds more than SESSION_HIGH_WATER bytes not yet
+// stream's write says false once the session holds more than HIGH_WATER bytes not yet
 // taken by the socket (the writer then waits for whenDrained), and a reader whose destination is
 // full pauses the session's reading (pauseReading/resumeReading: every stream's, as spdystream's
 // one frame-reading loop blocks on a full stream). No maintained npm package speaks SPDY/3.1
@@ -53,8 +53,8 @@ const CANCEL = 5;
 const MAX_DATA = 64 * 1024;
 /** Most a frame from the client may be (the format allows 16 MiB): header blocks are small, and spdystream writes stdin in 32 KiB chunks. */
 const MAX_FRAME = 1024 * 1024;
-/** Bytes a session may hold for its socket before its streams' writes say to wait (see the header). */
-export const SESSION_HIGH_WATER = 1024 * 1024;
+/** Bytes a connection may hold for a client not taking them before its writer waits (this session's streams; exec over a WebSocket too). */
+export const HIGH_WATER = 1024 * 1024;
 /** Most one header block may inflate to (a few small headers are all a stream has). */
 const MAX_HEADER_BLOCK = 64 * 1024;
 
@@ -162,11 +162,11 @@ export class SpdyStream extends EventEmitter {
     super();
   }
 
-  /** Sends DATA; false when the session holds more than SESSION_HIGH_WATER for its socket: wait for session.whenDrained before writing more. */
+  /** Sends DATA; false when the session holds more than HIGH_WATER for its socket: wait for session.whenDrained before writing more. */
   write(data: Buffer): boolean {
     if (this.localEnded || this.closed) return true;
     for (let at = 0; at < data.length; at += MAX_DATA) this.session.send(dataFrame(this.id, 0, data.subarray(at, at + MAX_DATA)));
-    return this.session.bufferedAmount < SESSION_HIGH_WATER;
+    return this.session.bufferedAmount < HIGH_WATER;
   }
 
   /** Ends this side (an empty DATA frame with FIN). */
