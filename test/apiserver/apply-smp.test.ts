@@ -97,8 +97,9 @@ test('kubectl apply sequences come out as kube-apiserver would leave them', asyn
   assert.equal(again.metadata.generation, d.metadata.generation);
   assert.equal(again.metadata.resourceVersion, d.metadata.resourceVersion, 'a no-op patch is not a write');
 
-  // Back to a rolling update: the RollingUpdate fields return and the type changes.
+  // Back to a rolling update: the RollingUpdate fields return and the type changes (what the
+  // manifest does not say, maxUnavailable, defaulted as kube-apiserver defaults it).
   assert.match(await kubectl(['apply', '-f', '-'], manifest(v3, { type: 'RollingUpdate', rollingUpdate: { maxSurge: 2 } })), /configured/);
   d = await podSpec();
-  assert.deepEqual(d.spec.strategy, { type: 'RollingUpdate', rollingUpdate: { maxSurge: 2 } });
+  assert.deepEqual(d.spec.strategy, { type: 'RollingUpdate', rollingUpdate: { maxSurge: 2, maxUnavailable: '25%' } });
 });

@@ -67,9 +67,9 @@ test('apply twice is unchanged, then configured; patch types, label, annotate, s
   assert.match(await ok(['get', 'all']), /deployment\.apps\/web/);
 });
 
-/** Every field of `sent` is in `stored` (the server may add defaults); empty objects and null need not be. */
+/** Every field of `sent` is in `stored` (the server may add defaults); empty objects, null and what is not sent need not be. */
 function assertSent(sent: unknown, stored: unknown, path: string): void {
-  if (sent === null || (typeof sent === 'object' && !Array.isArray(sent) && Object.keys(sent).length === 0)) return;
+  if (sent === null || sent === undefined || (typeof sent === 'object' && !Array.isArray(sent) && Object.keys(sent).length === 0)) return;
   if (Array.isArray(sent)) {
     assert.ok(Array.isArray(stored) && stored.length === sent.length, `${path}: ${JSON.stringify(stored)} is not ${JSON.stringify(sent)}`);
     sent.forEach((v, i) => assertSent(v, (stored as unknown[])[i], `${path}[${i}]`));

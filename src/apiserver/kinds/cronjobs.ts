@@ -8,7 +8,7 @@ import { isKnownTimeZone, parseSchedule, ScheduleError, scheduleNamesTimeZone } 
 import type { FieldProblem } from '../errors.js';
 import { age, AGE_COLUMN, ageCell, column, NAME_COLUMN, orNone, selectorString } from '../printing/columns.js';
 import { containersProblems } from './pods.js';
-import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
+import { ALL, builtinType, fillUnset, objectField, specChanged, type KindStrategy } from './strategy.js';
 
 /** A Job's name is the CronJob's and 11 characters of its scheduled time; 63 in all. */
 export const CRONJOB_NAME_MAX = 52;
@@ -44,7 +44,9 @@ export const cronjobs: KindStrategy<api.CronJob> = {
   type: builtinType('batch', 'v1', 'cronjobs', 'CronJob', { categories: ALL, status: true, shortNames: ['cj'] }),
   defaults(object) {
     // What is missing beyond these is refused by validation, which follows.
-    object.spec = { concurrencyPolicy: 'Allow', suspend: false, successfulJobsHistoryLimit: 3, failedJobsHistoryLimit: 1, ...object.spec } as NonNullable<api.CronJob['spec']>;
+    // kube's SetDefaults_CronJob.
+    const spec = objectField<NonNullable<api.CronJob['spec']>>(object, 'spec');
+    if (spec) fillUnset(spec, { concurrencyPolicy: 'Allow', suspend: false, successfulJobsHistoryLimit: 3, failedJobsHistoryLimit: 1 });
   },
   generation: specChanged,
   validate(o) {

@@ -5,17 +5,26 @@
 import type * as api from '../../api/index.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN, selectorString } from '../printing/columns.js';
 import { jsonEqual } from '../../common/json.js';
-import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
-import { containerImages, containerNames, replicasScale, workloadProblems } from './workloads.js';
+import { ALL, builtinType, fillUnset, objectField, specChanged, type KindStrategy } from './strategy.js';
+import { containerImages, containerNames, replicasScale, strategyProblems, workloadProblems } from './workloads.js';
 import { selectorUnchanged } from './immutable.js';
 
 export const deployments: KindStrategy<api.Deployment> = {
   type: builtinType('apps', 'v1', 'deployments', 'Deployment', { shortNames: ['deploy'], categories: ALL, status: true, scale: replicasScale }),
   defaults(object) {
-    // The selector and template it may lack are refused by validation, which follows.
-    object.spec = { replicas: 1, revisionHistoryLimit: 10, progressDeadlineSeconds: 600, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } }, ...object.spec } as NonNullable<api.Deployment['spec']>;
+    // kube's SetDefaults_Deployment. The selector and template it may lack are refused by validation, which follows.
+    const spec = objectField<NonNullable<api.Deployment['spec']>>(object, 'spec');
+    if (!spec) return;
+    fillUnset(spec, { replicas: 1, revisionHistoryLimit: 10, progressDeadlineSeconds: 600 });
+    // `kubectl create deployment` sends `strategy: {}`: a strategy without a type is a rolling update too.
+    const strategy = objectField<NonNullable<api.Deployment['spec']>['strategy'] & object>(spec, 'strategy');
+    if (!strategy) return;
+    fillUnset(strategy, { type: 'RollingUpdate' });
+    if (strategy.type !== 'RollingUpdate') return;
+    const rollingUpdate = objectField<object>(strategy, 'rollingUpdate');
+    if (rollingUpdate) fillUnset(rollingUpdate as { maxSurge?: unknown; maxUnavailable?: unknown }, { maxUnavailable: '25%', maxSurge: '25%' });
   },
-  validate: (o, previous) => [...workloadProblems(o), ...selectorUnchanged(o, previous)],
+  validate: (o, previous) => [...workloadProblems(o), ...strategyProblems(o.spec, 'strategy', ['Recreate', 'RollingUpdate']), ...selectorUnchanged(o, previous)],
   // kube's deployment status strategy resets spec and labels only: the controller's revision annotation goes with the status.
   statusMetadata: ['annotations'],
   // Annotations count too: they are copied to the ReplicaSets (kube's deployment strategy).

@@ -1,10 +1,13 @@
-// Jobs (batch/v1): kube's defaults (one completion, parallelism 1, backoffLimit 6; without
-// manualSelector, a selector on the Job's own uid and the labels that go with it), the
-// template's containers, and the STATUS / COMPLETIONS / DURATION columns.
+// Jobs (batch/v1): kube's defaults (parallelism 1, and one completion unless parallelism is set —
+// a work queue has none; backoffLimit 6, completionMode NonIndexed, not suspended, pods replaced
+// once terminated or failed; without manualSelector, a selector on the Job's own uid and the labels
+// that go with it, which the Job carries too), the template's containers, and the STATUS /
+// COMPLETIONS / DURATION columns.
 import type * as api from '../../api/index.js';
+import { isPlainObject } from '../../common/json.js';
 import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, selectorString } from '../printing/columns.js';
 import { containersProblems } from './pods.js';
-import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
+import { ALL, builtinType, fillUnset, objectField, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames } from './workloads.js';
 import { jobUpdateProblems } from './immutable.js';
 
@@ -12,8 +15,26 @@ export const jobs: KindStrategy<api.Job> = {
   type: builtinType('batch', 'v1', 'jobs', 'Job', { categories: ALL, status: true, fieldSelectors: ['status.successful'] }),
   fieldValues: { 'status.successful': (o) => String(o.status?.succeeded ?? 0) },
   defaults(object, previous) {
-    // The template it may lack is refused by validation, which follows.
-    const spec = (object.spec = { completions: 1, parallelism: 1, backoffLimit: 6, ...object.spec } as NonNullable<api.Job['spec']>);
+    // kube's SetDefaults_Job. The template it may lack is refused by validation, which follows.
+    const spec = objectField<NonNullable<api.Job['spec']>>(object, 'spec');
+    if (!spec) return;
+    // One completion only for a Job that says neither: one with parallelism and no completions is
+    // a work queue (done at its first success), which a default completion count would undo.
+    if ((spec.completions === undefined || spec.completions === null) && (spec.parallelism === undefined || spec.parallelism === null)) spec.completions = 1;
+    fillUnset(spec, {
+      parallelism: 1,
+      // A Job with a limit per index is not limited as a whole (math.MaxInt32).
+      backoffLimit: spec.backoffLimitPerIndex === undefined || spec.backoffLimitPerIndex === null ? 6 : 2_147_483_647,
+      completionMode: 'NonIndexed',
+      suspend: false,
+      // JobPodReplacementPolicy (on by default since 1.29): replacements wait for the pod to be gone,
+      // except under a pod failure policy, which needs the pod Failed.
+      podReplacementPolicy: spec.podFailurePolicy ? 'Failed' : 'TerminatingOrFailed',
+      manualSelector: false,
+    });
+    for (const rule of Array.isArray(spec.podFailurePolicy?.rules) ? spec.podFailurePolicy.rules : []) {
+      for (const pattern of Array.isArray(rule?.onPodConditions) ? rule.onPodConditions : []) if (pattern && typeof pattern === 'object') fillUnset(pattern, { status: 'True' });
+    }
     if (!previous && !spec.manualSelector && !spec.selector) {
       // Set by the server before defaults run.
       const uid = object.metadata.uid ?? '';
@@ -23,6 +44,10 @@ export const jobs: KindStrategy<api.Job> = {
       template.metadata = { ...(template.metadata ?? {}) };
       template.metadata.labels = { ...(template.metadata.labels ?? {}), 'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': name, 'controller-uid': uid, 'job-name': name };
     }
+    // A Job without labels of its own carries its pods' (kube defaults them so on every read: a new
+    // Job shows the selector's labels).
+    const podLabels = spec.template?.metadata?.labels;
+    if (isPlainObject(podLabels) && Object.keys(podLabels).length > 0 && Object.keys(object.metadata.labels ?? {}).length === 0) object.metadata.labels = { ...(podLabels as Record<string, string>) };
   },
   generation: specChanged,
   validate: (o, previous) => [...containersProblems(o.spec?.template?.spec?.containers, 'spec.template.spec.containers'), ...jobUpdateProblems(o, previous)],

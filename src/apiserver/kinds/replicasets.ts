@@ -2,7 +2,7 @@
 // DESIRED / CURRENT / READY columns.
 import type * as api from '../../api/index.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN, selectorString } from '../printing/columns.js';
-import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
+import { ALL, builtinType, fillUnset, objectField, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames, replicasScale, workloadProblems } from './workloads.js';
 import { selectorUnchanged } from './immutable.js';
 
@@ -11,7 +11,8 @@ export const replicasets: KindStrategy<api.ReplicaSet> = {
   fieldDefaults: { 'status.replicas': '0' },
   defaults(object) {
     // The selector it may lack is refused by validation, which follows.
-    object.spec = { replicas: 1, ...object.spec } as NonNullable<api.ReplicaSet['spec']>;
+    const spec = objectField<NonNullable<api.ReplicaSet['spec']>>(object, 'spec');
+    if (spec) fillUnset(spec, { replicas: 1 });
   },
   generation: specChanged,
   validate: (o, previous) => [...workloadProblems(o), ...selectorUnchanged(o, previous)],

@@ -4,7 +4,7 @@
 // are checked, how its deletion waits for its own clean-up or a grace period, and what it allocates from pools
 // shared by all its objects. Generic mechanics (storage, patch, apply, garbage collection) stay
 // outside; kinds/index.ts is the registry of strategies by group and resource.
-import { jsonEqual } from '../../common/json.js';
+import { isPlainObject, jsonEqual } from '../../common/json.js';
 import type { ListTypes } from '../apply/field-sets.js';
 import type { FieldProblem } from '../errors.js';
 import type { Printer } from '../printing/columns.js';
@@ -172,6 +172,29 @@ export const ALL = ['all'];
 
 /** The generation rule of most kinds that keep one: a change of spec. */
 export const specChanged = (next: { spec?: unknown }, previous: { spec?: unknown }): boolean => !jsonEqual(next.spec, previous.spec);
+
+/**
+ * kube's defaulting of one struct: each field of `defaults` is set where `target` leaves it unset —
+ * absent, null (Go's nil pointer) or the empty string (Go's "" for a string enum) — so that a
+ * manifest that carries a field without a value (`strategy: {}`, `replicas: null`, as kubectl and
+ * generated YAML send them) gets the default as one without it does. Returns `target`.
+ */
+export function fillUnset<T extends object>(target: T, defaults: Partial<T>): T {
+  const record = target as Record<string, unknown>;
+  for (const [key, value] of Object.entries(defaults)) if (record[key] === undefined || record[key] === null || record[key] === '') record[key] = value;
+  return target;
+}
+
+/**
+ * The object at `parent[key]`, made an empty one when unset, for the defaults inside it; undefined
+ * when something else is there (a malformed manifest: validation refuses it with a clear message,
+ * rather than the defaults failing with a TypeError).
+ */
+export function objectField<T extends object>(parent: object, key: string): T | undefined {
+  const record = parent as Record<string, unknown>;
+  if (record[key] === undefined || record[key] === null) record[key] = {};
+  return isPlainObject(record[key]) ? (record[key] as T) : undefined;
+}
 
 /**
  * An object the server holds as unstructured, read as its kind `T`: for code that knows the kind

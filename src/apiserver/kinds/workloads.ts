@@ -1,7 +1,8 @@
 // What the workload kinds that embed a pod template share (Deployments, ReplicaSets,
 // DaemonSets, StatefulSets): a selector that matches the template's labels, the template's
-// containers, a non-negative replica count, the replicas scale subresource, and the
-// CONTAINERS / IMAGES columns.
+// containers, a non-negative replica count, an update strategy of a type the kind knows, the
+// replicas scale subresource, and the CONTAINERS / IMAGES columns.
+import { isPlainObject } from '../../common/json.js';
 import type { FieldProblem } from '../errors.js';
 import { orNone } from '../printing/columns.js';
 import type { ScaleSubresource } from '../registry/resource-type.js';
@@ -29,6 +30,29 @@ export function workloadProblems(object: Workload): FieldProblem[] {
   const { replicas } = (object.spec ?? {}) as { replicas?: unknown };
   if (replicas !== undefined && (!Number.isInteger(replicas) || (replicas as number) < 0)) {
     problems.push({ type: 'FieldValueInvalid', field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0` });
+  }
+  return problems;
+}
+
+/**
+ * A workload's update strategy (`spec.strategy` of a Deployment, `spec.updateStrategy` of a DaemonSet
+ * or StatefulSet): an object, of a type the kind knows, with its rolling parameters an object too —
+ * and none for a Deployment that recreates (kube's ValidateDeploymentStrategy).
+ */
+export function strategyProblems(spec: unknown, field: 'strategy' | 'updateStrategy', supported: readonly string[]): FieldProblem[] {
+  const strategy = isPlainObject(spec) ? spec[field] : undefined;
+  const path = `spec.${field}`;
+  if (strategy === undefined || strategy === null) return [];
+  if (!isPlainObject(strategy)) return [{ type: 'FieldValueInvalid', field: path, message: `Invalid value: ${JSON.stringify(strategy)}: must be an object` }];
+  const problems: FieldProblem[] = [];
+  if (!supported.includes(strategy.type as string)) {
+    problems.push({ type: 'FieldValueNotSupported', field: `${path}.type`, message: `Unsupported value: ${JSON.stringify(strategy.type)}: supported values: ${supported.map((t) => `"${t}"`).join(', ')}` });
+  }
+  const rolling = strategy.rollingUpdate;
+  if (rolling !== undefined && rolling !== null && !isPlainObject(rolling)) {
+    problems.push({ type: 'FieldValueInvalid', field: `${path}.rollingUpdate`, message: `Invalid value: ${JSON.stringify(rolling)}: must be an object` });
+  } else if (field === 'strategy' && strategy.type === 'Recreate' && isPlainObject(rolling)) {
+    problems.push({ type: 'FieldValueForbidden', field: `${path}.rollingUpdate`, message: "Forbidden: may not be specified when strategy `type` is 'Recreate'" });
   }
   return problems;
 }
