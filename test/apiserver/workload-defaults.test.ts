@@ -1,8 +1,9 @@
 // kube's defaults for the workload kinds where a manifest carries a field without a value — the
 // `strategy: {}` `kubectl create deployment` sends, an `updateStrategy: {}`, a `replicas: null` —
 // and for Jobs as kube-apiserver 1.33 writes them (completion mode, suspend, pod replacement
-// policy, manual selector, a work queue left without a completion count), checked with the real
-// kubectl where it reads them (describe, rollout status, get's COMPLETIONS column).
+// policy, manual selector, a work queue left without a completion count) and Services (the single
+// IPv4 family, the traffic and affinity settings), checked with the real kubectl where it reads
+// them (describe, rollout status, get's COMPLETIONS column).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
@@ -118,4 +119,34 @@ test('a strategy that is no object, of an unknown type, or rolling a Recreate is
   assert.ok(job.status === 400 || job.status === 422, `${job.status} ${job.text}`);
   assert.equal(job.json.kind, 'Status');
   assert.equal((await api.request('GET', `${deployments}/bad`)).status, 404, 'nothing stored');
+});
+
+test('Services as kube-apiserver 1.33 writes them on a single-stack IPv4 cluster: family, traffic policy, affinity; an ExternalName drops them', async () => {
+  await api.kubectlOk(['create', 'service', 'clusterip', 'web', '--tcp=80:8080']);
+  const web = await spec('service', 'web');
+  assert.deepEqual([web.ipFamilyPolicy, web.ipFamilies, web.internalTrafficPolicy, web.sessionAffinity], ['SingleStack', ['IPv4'], 'Cluster', 'None']);
+  assert.match(await api.kubectlOk(['describe', 'service', 'web']), /^IP Family Policy:\s+SingleStack\nIP Families:\s+IPv4$/m);
+  await apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'lb' }, spec: { type: 'LoadBalancer', sessionAffinity: 'ClientIP', ports: [{ port: 80 }] } });
+  const lb = await spec('service', 'lb');
+  assert.equal(lb.allocateLoadBalancerNodePorts, true);
+  assert.deepEqual(lb.sessionAffinityConfig, { clientIP: { timeoutSeconds: 10800 } });
+  // type: "" is ClusterIP; no affinity keeps no affinity settings.
+  const plain = await api.request('POST', '/api/v1/namespaces/default/services', { body: { metadata: { name: 'plain' }, spec: { type: '', sessionAffinityConfig: { clientIP: { timeoutSeconds: 5 } }, ports: [{ port: 80 }] } } });
+  assert.equal(plain.status, 201, plain.text);
+  assert.equal(plain.json.spec.type, 'ClusterIP');
+  assert.equal(plain.json.spec.sessionAffinityConfig, undefined);
+  // Turned into an ExternalName, it has no family, cluster IP or traffic policy left.
+  await apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { type: 'ExternalName', externalName: 'example.com', clusterIP: '', ports: [{ port: 80 }] } });
+  const moved = await spec('service', 'web');
+  assert.deepEqual([moved.ipFamilies, moved.ipFamilyPolicy, moved.internalTrafficPolicy, moved.clusterIP], [undefined, undefined, undefined, undefined]);
+  // What a single-stack cluster cannot give is refused, naming the field.
+  for (const [extra, message] of [
+    [{ ipFamilies: ['IPv6'] }, /spec\.ipFamilies\[0\]: Invalid value: "IPv6": not configured on this cluster/],
+    [{ ipFamilyPolicy: 'RequireDualStack' }, /spec\.ipFamilyPolicy: Invalid value: "RequireDualStack": this cluster is not configured for dual-stack services/],
+    [{ internalTrafficPolicy: 'Nearby' }, /spec\.internalTrafficPolicy: Unsupported value: "Nearby": supported values: "Cluster", "Local"/],
+  ] as const) {
+    const r = await api.request('POST', '/api/v1/namespaces/default/services', { body: { metadata: { name: 'bad' }, spec: { selector: { app: 'x' }, ports: [{ port: 80 }], ...extra } } });
+    assert.equal(r.status, 422, r.text);
+    assert.match(r.json.message, message);
+  }
 });

@@ -1,13 +1,14 @@
 // Services (core/v1): type ClusterIP and port defaults, a cluster IP and node ports allocated to
 // them (service-allocation.ts) and kept across updates, names that are DNS labels, valid ports
-// and cluster IPs, externalTrafficPolicy (Cluster unless said, for NodePort and LoadBalancer) and the
+// and cluster IPs, the single IPv4 family and internalTrafficPolicy Cluster of every type but
+// ExternalName, externalTrafficPolicy (Cluster unless said, for NodePort and LoadBalancer) and the
 // health-check node port of an ETP Local load balancer, and the TYPE / CLUSTER-IP / EXTERNAL-IP /
 // PORT(S) columns.
 import type * as api from '../../api/index.js';
 import type { FieldProblem } from '../errors.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN, orNone, selectorString } from '../printing/columns.js';
 import { needsHealthCheck, serviceAllocations } from './service-allocation.js';
-import { ALL, builtinType, type KindStrategy } from './strategy.js';
+import { ALL, builtinType, fillUnset, objectField, type KindStrategy } from './strategy.js';
 
 type ServiceSpec = NonNullable<api.Service['spec']>;
 
@@ -21,8 +22,28 @@ const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]
  * the health-check node port stays while the Service needs one and goes when it no longer does.
  */
 function defaults(object: api.Service, previous: api.Service | undefined): void {
-  const spec: ServiceSpec = (object.spec = { type: 'ClusterIP', sessionAffinity: 'None', ...(object.spec ?? {}) });
+  const spec = objectField<ServiceSpec>(object, 'spec');
+  if (!spec) return;
+  fillUnset(spec, { type: 'ClusterIP', sessionAffinity: 'None' });
   const old = previous?.spec;
+  // kube's SetDefaults_Service: no affinity, no affinity settings; ClientIP affinity for 3 hours unless said.
+  if (spec.sessionAffinity === 'None') delete spec.sessionAffinityConfig;
+  else if (spec.sessionAffinity === 'ClientIP' && !Number.isInteger(spec.sessionAffinityConfig?.clientIP?.timeoutSeconds)) {
+    spec.sessionAffinityConfig = { clientIP: { timeoutSeconds: 10_800 } };
+  }
+  if (spec.type === 'LoadBalancer') spec.allocateLoadBalancerNodePorts ??= true;
+  // The cluster is single-stack IPv4: a Service of any type but ExternalName is of that one family
+  // (kube's service REST sets them with the cluster IP); turned into an ExternalName, it drops what
+  // it had of them unchanged (dropTypeDependentFields), as it drops an unchanged traffic policy.
+  if (spec.type !== 'ExternalName') {
+    spec.internalTrafficPolicy ??= 'Cluster';
+    fillUnset(spec, { ipFamilyPolicy: 'SingleStack' });
+    if (!Array.isArray(spec.ipFamilies) || spec.ipFamilies.length === 0) spec.ipFamilies = ['IPv4'];
+  } else if (old && old.type !== 'ExternalName') {
+    if (spec.internalTrafficPolicy === old.internalTrafficPolicy) delete spec.internalTrafficPolicy;
+    if (spec.ipFamilyPolicy === old.ipFamilyPolicy) delete spec.ipFamilyPolicy;
+    if (JSON.stringify(spec.ipFamilies) === JSON.stringify(old.ipFamilies)) delete spec.ipFamilies;
+  }
   if (!spec.clusterIP && Array.isArray(spec.clusterIPs) && typeof spec.clusterIPs[0] === 'string') spec.clusterIP = spec.clusterIPs[0];
   if (old?.clusterIP && old.type !== 'ExternalName') {
     if (!spec.clusterIP && spec.type !== 'ExternalName') spec.clusterIP = old.clusterIP;
@@ -66,6 +87,23 @@ function validate(o: api.Service, previous: api.Service | undefined): FieldProbl
     if (!needsHealthCheck(o.spec)) problems.push({ type: 'FieldValueInvalid', field: 'spec.healthCheckNodePort', message: `Invalid value: ${JSON.stringify(healthCheck)}: may only be set when \`type\` is 'LoadBalancer' and \`externalTrafficPolicy\` is 'Local'` });
     else if ((ports as Array<api.ServicePort | null | undefined>).some((p) => p?.nodePort === healthCheck)) problems.push({ type: 'FieldValueDuplicate', field: 'spec.healthCheckNodePort', message: `Duplicate value: ${JSON.stringify(healthCheck)}` });
   }
+  const internal = o.spec?.internalTrafficPolicy;
+  if (internal !== undefined && internal !== 'Cluster' && internal !== 'Local') {
+    problems.push({ type: 'FieldValueNotSupported', field: 'spec.internalTrafficPolicy', message: `Unsupported value: ${JSON.stringify(internal)}: supported values: "Cluster", "Local"` });
+  }
+  const familyPolicy = o.spec?.ipFamilyPolicy;
+  if (familyPolicy !== undefined && !['SingleStack', 'PreferDualStack', 'RequireDualStack'].includes(familyPolicy)) {
+    problems.push({ type: 'FieldValueNotSupported', field: 'spec.ipFamilyPolicy', message: `Unsupported value: ${JSON.stringify(familyPolicy)}: supported values: "PreferDualStack", "RequireDualStack", "SingleStack"` });
+  } else if (familyPolicy === 'RequireDualStack' && !(o.spec?.clusterIP === 'None' && Object.keys(o.spec?.selector ?? {}).length === 0)) {
+    // (A headless Service without a selector may ask for every family the cluster has, as kube lets it.)
+    problems.push({ type: 'FieldValueInvalid', field: 'spec.ipFamilyPolicy', message: 'Invalid value: "RequireDualStack": this cluster is not configured for dual-stack services' });
+  }
+  const families: unknown = o.spec?.ipFamilies;
+  if (families !== undefined && !Array.isArray(families)) problems.push({ type: 'FieldValueInvalid', field: 'spec.ipFamilies', message: `Invalid value: ${JSON.stringify(families)}: must be a list of IP families` });
+  else (families ?? []).forEach((family: unknown, i: number) => {
+    if (family === 'IPv6') problems.push({ type: 'FieldValueInvalid', field: `spec.ipFamilies[${i}]`, message: 'Invalid value: "IPv6": not configured on this cluster' });
+    else if (family !== 'IPv4') problems.push({ type: 'FieldValueNotSupported', field: `spec.ipFamilies[${i}]`, message: `Unsupported value: ${JSON.stringify(family)}: supported values: "IPv4", "IPv6"` });
+  });
   const ip = o.spec?.clusterIP;
   if (ip !== undefined && ip !== '' && ip !== 'None' && !(typeof ip === 'string' && IPV4.test(ip))) {
     problems.push({ type: 'FieldValueInvalid', field: 'spec.clusterIPs[0]', message: `Invalid value: ${JSON.stringify(ip)}: must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)` });
