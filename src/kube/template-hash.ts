@@ -4,6 +4,7 @@
 // alphabet without vowels; bosun hashes the canonical JSON of the template the same way, so the
 // value is stable, changes with the template and has kube's shape (e.g. `5d59d67564`).
 import { canonicalJson, sameJson, withoutEmpty } from './canonical.js';
+import { defaultedTemplateSpec } from './pod-defaults.js';
 
 /** The label a Deployment adds to its ReplicaSets' selectors and templates. */
 export const POD_TEMPLATE_HASH = 'pod-template-hash';
@@ -30,9 +31,13 @@ export function templateHash(template: unknown, collisionCount?: number): string
   return safeEncode(String(fnv32a(withCollision)));
 }
 
-/** The template without the pod-template-hash label (kube's EqualIgnoreHash compares these). */
+/**
+ * The template without the pod-template-hash label (kube's EqualIgnoreHash compares these), with
+ * the PodSpec defaults: a Deployment written before templates got them has the same template as
+ * the ReplicaSet made from it since, which has them.
+ */
 function withoutHashLabel(template: unknown): unknown {
-  const copy = (withoutEmpty(template) ?? {}) as { metadata?: { labels?: Record<string, string> } };
+  const copy = (withoutEmpty(defaultedTemplateSpec(template)) ?? {}) as { metadata?: { labels?: Record<string, string> } };
   if (copy.metadata?.labels) {
     delete copy.metadata.labels[POD_TEMPLATE_HASH];
     if (Object.keys(copy.metadata.labels).length === 0) delete copy.metadata.labels;

@@ -1,9 +1,9 @@
-// A new pod's spec defaults as kube-apiserver writes them (kinds/pod-defaults.ts), seen with the
+// A new pod's spec defaults as kube-apiserver writes them (src/kube/pod-defaults.ts), seen with the
 // real kubectl; a pod written again as read keeps them; which stored pods count as defaulted.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
-import { defaulted, defaultPullPolicy } from '../../src/apiserver/kinds/pod-defaults.js';
+import { defaulted, defaultPullPolicy } from '../../src/kube/pod-defaults.js';
 
 let api: TestApiServer;
 before(async () => {

@@ -1,12 +1,16 @@
 // kube's defaults for the workload kinds where a manifest carries a field without a value — the
 // `strategy: {}` `kubectl create deployment` sends, an `updateStrategy: {}`, a `replicas: null` —
 // and for Jobs as kube-apiserver 1.33 writes them (completion mode, suspend, pod replacement
-// policy, manual selector, a work queue left without a completion count) and Services (the single
-// IPv4 family, the traffic and affinity settings), checked with the real kubectl where it reads
-// them (describe, rollout status, get's COMPLETIONS column).
+// policy, manual selector, a work queue left without a completion count), their pod templates (the
+// PodSpec defaults, not a pod's own; a template stored before templates got them kept as it is)
+// and Services (the single IPv4 family, the traffic and affinity settings), checked with the real
+// kubectl where it reads them (describe, rollout status, get's COMPLETIONS column).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
+import { openSqliteStorage } from '../../src/apiserver/storage/sqlite.js';
+import type { Unstructured } from '../../src/api/index.js';
 
 let api: TestApiServer;
 before(async () => {
@@ -149,4 +153,65 @@ test('Services as kube-apiserver 1.33 writes them on a single-stack IPv4 cluster
     assert.equal(r.status, 422, r.text);
     assert.match(r.json.message, message);
   }
+});
+
+test("workloads' pod templates get the PodSpec defaults (not a pod's own); one stored before they existed is kept as it is", async () => {
+  const withLimits = { metadata: { labels: { app: 'x' } }, spec: { containers: [{ name: 'c', image: 'registry.example/app:1.2', ports: [{ containerPort: 80 }], resources: { limits: { cpu: '1' } } }], volumes: [{ name: 'v', configMap: { name: 'cm' } }] } };
+  await apply({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'tpl' }, spec: { selector: { matchLabels: { app: 'x' } }, template: withLimits } });
+  await apply({ apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'tpl' }, spec: { schedule: '@hourly', jobTemplate: { spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'i:latest' }] } } } } } });
+  const expectDefaults = (podSpec: Record<string, any>, what: string, pullPolicy: string) => {
+    assert.deepEqual(
+      [podSpec.dnsPolicy, podSpec.schedulerName, podSpec.terminationGracePeriodSeconds, podSpec.securityContext],
+      ['ClusterFirst', 'default-scheduler', 30, {}], what);
+    const [c] = podSpec.containers;
+    assert.deepEqual([c.imagePullPolicy, c.terminationMessagePath, c.terminationMessagePolicy], [pullPolicy, '/dev/termination-log', 'File'], what);
+    // What only a Pod gets: requests from limits, enableServiceLinks.
+    assert.equal(podSpec.enableServiceLinks, undefined, what);
+  };
+  const deployment = await spec('deployment', 'tpl');
+  expectDefaults(deployment.template.spec, 'Deployment', 'IfNotPresent');
+  assert.equal(deployment.template.spec.restartPolicy, 'Always');
+  assert.deepEqual(deployment.template.spec.containers[0].ports, [{ containerPort: 80, protocol: 'TCP' }]);
+  assert.deepEqual(deployment.template.spec.containers[0].resources, { limits: { cpu: '1' } }, 'no requests from limits in a template');
+  assert.deepEqual(deployment.template.spec.volumes, [{ name: 'v', configMap: { name: 'cm', defaultMode: 420 } }]);
+  const cron = await spec('cronjob', 'tpl');
+  expectDefaults(cron.jobTemplate.spec.template.spec, 'CronJob', 'Always');
+  assert.equal(cron.jobTemplate.spec.template.spec.restartPolicy, 'Never');
+
+  // A Deployment and a Job as a server before templates got defaults stored them (written straight
+  // into the store, the server stopped): updated now, their templates stay as they were — a Job's
+  // template is immutable, and a changed template would roll a workload's pods.
+  await api.kubectlOk(['create', 'job', 'old-job', '--image=i']);
+  await api.kubectlOk(['create', 'deployment', 'old', '--image=i']);
+  const dataDir = api.dataDir;
+  await api.stop({ keepData: true });
+  const storage = openSqliteStorage(join(dataDir, 'state.db'));
+  const strip = (object: Unstructured & { spec?: any }) => {
+    const podSpec = object.spec.template.spec;
+    for (const key of ['dnsPolicy', 'restartPolicy', 'schedulerName', 'terminationGracePeriodSeconds', 'securityContext']) if (key !== 'restartPolicy' || object.kind !== 'Job') delete podSpec[key];
+    for (const c of podSpec.containers) for (const key of ['imagePullPolicy', 'terminationMessagePath', 'terminationMessagePolicy']) delete c[key];
+    return object;
+  };
+  const undefaulted: Record<string, unknown> = {};
+  for (const key of ['/apps/deployments/default/old', '/batch/jobs/default/old-job']) {
+    const stored = storage.get(key);
+    assert.ok(stored, key);
+    const object = strip(structuredClone(stored.object) as Unstructured & { spec?: any });
+    undefaulted[key] = object.spec.template;
+    await storage.update(key, object, { expectedRevision: stored.revision });
+  }
+  await storage.close();
+  api = await startTestApiServer({ dataDir });
+  await api.kubectlOk(['scale', 'deployment', 'old', '--replicas=3']);
+  await api.kubectlOk(['label', 'deployment', 'old', 'tier=web']);
+  await api.kubectlOk(['label', 'job', 'old-job', 'tier=batch']);
+  const old = await spec('deployment', 'old');
+  assert.equal(old.replicas, 3);
+  assert.deepEqual(old.template, undefaulted['/apps/deployments/default/old'], 'the old template as it was');
+  assert.deepEqual((await spec('job', 'old-job')).template, undefaulted['/batch/jobs/default/old-job']);
+  // A change of its template writes it as it was sent, still without the defaults.
+  await api.kubectlOk(['set', 'image', 'deployment/old', 'i=i:2']);
+  const changed = await spec('deployment', 'old');
+  assert.equal(changed.template.spec.containers[0].image, 'i:2');
+  assert.equal(changed.template.spec.containers[0].imagePullPolicy, undefined);
 });

@@ -9,6 +9,7 @@ import { pausedCondition, rolloutStatus } from '../../src/cluster/workloads/depl
 import { historyToDelete, newReplicaSetAnnotations } from '../../src/cluster/workloads/deployment-revisions.js';
 import { rollingUpdateStep } from '../../src/cluster/workloads/daemonset.js';
 import { templateHash, equalIgnoringHash } from '../../src/kube/template-hash.js';
+import { defaultPodSpec } from '../../src/kube/pod-defaults.js';
 
 const NOW = Date.UTC(2026, 0, 1, 12);
 const ago = (s: number) => rfc3339(new Date(NOW - s * 1000));
@@ -76,6 +77,14 @@ test('pod-template hash: stable, kube-shaped, blind to the empties a typed round
   assert.notEqual(templateHash(template), templateHash(template, 1), 'the collision count changes the hash');
   assert.notEqual(templateHash(template), templateHash({ ...template, spec: { containers: [{ name: 'c', image: 'img:2' }] } }));
   assert.ok(equalIgnoringHash(template, { ...roundTripped, metadata: { labels: { app: 'web', 'pod-template-hash': 'x' } } }));
+  // A Deployment stored before templates got the PodSpec defaults has the same template as the
+  // ReplicaSet made from it since, which has them; one that says otherwise does not.
+  const defaulted = structuredClone(template) as typeof template & { spec: api.PodSpec };
+  defaultPodSpec(defaulted.spec);
+  assert.equal(defaulted.spec.containers[0].terminationMessagePath, '/dev/termination-log');
+  assert.ok(equalIgnoringHash(template, defaulted));
+  assert.ok(!equalIgnoringHash({ ...template, spec: { ...template.spec, dnsPolicy: 'Default' } }, defaulted));
+  assert.deepEqual(template.spec, { containers: [{ name: 'c', image: 'img:1' }] }, 'comparing leaves the templates as they are');
 });
 
 test('DaemonSet rolling update steps', () => {

@@ -4,6 +4,8 @@
 // limits and deadline in range, a Job template whose pods may end), and kubectl's columns
 // (SCHEDULE, TIMEZONE, SUSPEND, ACTIVE, LAST SCHEDULE).
 import type * as api from '../../api/index.js';
+import { isPlainObject } from '../../common/json.js';
+import { defaultPodTemplate } from '../../kube/pod-defaults.js';
 import { isKnownTimeZone, parseSchedule, ScheduleError, scheduleNamesTimeZone } from '../../common/cron-schedule.js';
 import type { FieldProblem } from '../errors.js';
 import { age, AGE_COLUMN, ageCell, column, NAME_COLUMN, orNone, selectorString } from '../printing/columns.js';
@@ -42,11 +44,15 @@ function scheduleProblems(spec: Partial<NonNullable<api.CronJob['spec']>>): Fiel
 
 export const cronjobs: KindStrategy<api.CronJob> = {
   type: builtinType('batch', 'v1', 'cronjobs', 'CronJob', { categories: ALL, status: true, shortNames: ['cj'] }),
-  defaults(object) {
+  defaults(object, previous) {
     // What is missing beyond these is refused by validation, which follows.
     // kube's SetDefaults_CronJob.
     const spec = objectField<NonNullable<api.CronJob['spec']>>(object, 'spec');
-    if (spec) fillUnset(spec, { concurrencyPolicy: 'Allow', suspend: false, successfulJobsHistoryLimit: 3, failedJobsHistoryLimit: 1 });
+    if (!spec) return;
+    fillUnset(spec, { concurrencyPolicy: 'Allow', suspend: false, successfulJobsHistoryLimit: 3, failedJobsHistoryLimit: 1 });
+    // The Jobs' pod template, as kube defaults every PodSpec it holds.
+    const jobSpec = isPlainObject(spec.jobTemplate) ? spec.jobTemplate.spec : undefined;
+    defaultPodTemplate(isPlainObject(jobSpec) ? jobSpec.template : undefined, previous?.spec?.jobTemplate?.spec?.template, previous !== undefined);
   },
   generation: specChanged,
   validate(o) {

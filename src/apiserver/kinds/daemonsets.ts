@@ -3,6 +3,7 @@
 // workload validation and the DESIRED / CURRENT / READY / UP-TO-DATE / AVAILABLE / NODE SELECTOR
 // columns.
 import type * as api from '../../api/index.js';
+import { defaultPodTemplate } from '../../kube/pod-defaults.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN, selectorString } from '../printing/columns.js';
 import { ALL, builtinType, fillUnset, objectField, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames, strategyProblems, workloadProblems } from './workloads.js';
@@ -10,11 +11,12 @@ import { selectorUnchanged } from './immutable.js';
 
 export const daemonsets: KindStrategy<api.DaemonSet> = {
   type: builtinType('apps', 'v1', 'daemonsets', 'DaemonSet', { shortNames: ['ds'], categories: ALL, status: true }),
-  defaults(object) {
+  defaults(object, previous) {
     // kube's SetDefaults_DaemonSet. The selector and template it may lack are refused by validation, which follows.
     const spec = objectField<NonNullable<api.DaemonSet['spec']>>(object, 'spec');
     if (!spec) return;
     fillUnset(spec, { revisionHistoryLimit: 10 });
+    defaultPodTemplate(spec.template, previous?.spec?.template, previous !== undefined);
     const strategy = objectField<NonNullable<NonNullable<api.DaemonSet['spec']>['updateStrategy']>>(spec, 'updateStrategy');
     if (!strategy) return;
     fillUnset(strategy, { type: 'RollingUpdate' });

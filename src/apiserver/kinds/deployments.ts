@@ -3,6 +3,7 @@
 // changes (not by annotations written with the status), and the READY / UP-TO-DATE / AVAILABLE
 // columns.
 import type * as api from '../../api/index.js';
+import { defaultPodTemplate } from '../../kube/pod-defaults.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN, selectorString } from '../printing/columns.js';
 import { jsonEqual } from '../../common/json.js';
 import { ALL, builtinType, fillUnset, objectField, specChanged, type KindStrategy } from './strategy.js';
@@ -11,11 +12,12 @@ import { selectorUnchanged } from './immutable.js';
 
 export const deployments: KindStrategy<api.Deployment> = {
   type: builtinType('apps', 'v1', 'deployments', 'Deployment', { shortNames: ['deploy'], categories: ALL, status: true, scale: replicasScale }),
-  defaults(object) {
+  defaults(object, previous) {
     // kube's SetDefaults_Deployment. The selector and template it may lack are refused by validation, which follows.
     const spec = objectField<NonNullable<api.Deployment['spec']>>(object, 'spec');
     if (!spec) return;
     fillUnset(spec, { replicas: 1, revisionHistoryLimit: 10, progressDeadlineSeconds: 600 });
+    defaultPodTemplate(spec.template, previous?.spec?.template, previous !== undefined);
     // `kubectl create deployment` sends `strategy: {}`: a strategy without a type is a rolling update too.
     const strategy = objectField<NonNullable<api.Deployment['spec']>['strategy'] & object>(spec, 'strategy');
     if (!strategy) return;

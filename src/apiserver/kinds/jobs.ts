@@ -4,6 +4,7 @@
 // that go with it, which the Job carries too), the template's containers, and the STATUS /
 // COMPLETIONS / DURATION columns.
 import type * as api from '../../api/index.js';
+import { defaultPodTemplate } from '../../kube/pod-defaults.js';
 import { isPlainObject } from '../../common/json.js';
 import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, selectorString } from '../printing/columns.js';
 import { containersProblems } from './pods.js';
@@ -35,6 +36,7 @@ export const jobs: KindStrategy<api.Job> = {
     for (const rule of Array.isArray(spec.podFailurePolicy?.rules) ? spec.podFailurePolicy.rules : []) {
       for (const pattern of Array.isArray(rule?.onPodConditions) ? rule.onPodConditions : []) if (pattern && typeof pattern === 'object') fillUnset(pattern, { status: 'True' });
     }
+    defaultPodTemplate(spec.template, previous?.spec?.template, previous !== undefined);
     if (!previous && !spec.manualSelector && !spec.selector) {
       // Set by the server before defaults run.
       const uid = object.metadata.uid ?? '';

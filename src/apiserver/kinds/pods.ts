@@ -7,7 +7,7 @@ import type { FieldProblem } from '../errors.js';
 import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, orNone, type Printer } from '../printing/columns.js';
 import { DNS1123_LABEL } from '../../common/dns-names.js';
 import { podUpdateProblems } from './immutable.js';
-import { defaulted, defaultNewPodSpec } from './pod-defaults.js';
+import { defaulted, defaultNewPodSpec } from '../../kube/pod-defaults.js';
 import { ALL, builtinType, specChanged, type KindStrategy } from './strategy.js';
 import { isPodReady } from '../../kube/readiness.js';
 

@@ -1,6 +1,7 @@
 // ReplicaSets (apps/v1): one replica by default, workload validation, scale, and the
 // DESIRED / CURRENT / READY columns.
 import type * as api from '../../api/index.js';
+import { defaultPodTemplate } from '../../kube/pod-defaults.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN, selectorString } from '../printing/columns.js';
 import { ALL, builtinType, fillUnset, objectField, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames, replicasScale, workloadProblems } from './workloads.js';
@@ -9,10 +10,12 @@ import { selectorUnchanged } from './immutable.js';
 export const replicasets: KindStrategy<api.ReplicaSet> = {
   type: builtinType('apps', 'v1', 'replicasets', 'ReplicaSet', { shortNames: ['rs'], categories: ALL, status: true, scale: replicasScale, fieldSelectors: ['status.replicas'] }),
   fieldDefaults: { 'status.replicas': '0' },
-  defaults(object) {
+  defaults(object, previous) {
     // The selector it may lack is refused by validation, which follows.
     const spec = objectField<NonNullable<api.ReplicaSet['spec']>>(object, 'spec');
-    if (spec) fillUnset(spec, { replicas: 1 });
+    if (!spec) return;
+    fillUnset(spec, { replicas: 1 });
+    defaultPodTemplate(spec.template, previous?.spec?.template, previous !== undefined);
   },
   generation: specChanged,
   validate: (o, previous) => [...workloadProblems(o), ...selectorUnchanged(o, previous)],

@@ -1,6 +1,7 @@
 // StatefulSets (apps/v1): kube's defaults (one replica, OrderedReady, a rolling update from partition
 // 0, ten revisions kept, claims retained), workload validation, scale, and the READY column.
 import type * as api from '../../api/index.js';
+import { defaultPodTemplate } from '../../kube/pod-defaults.js';
 import { isPlainObject } from '../../common/json.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../printing/columns.js';
 import { ALL, builtinType, fillUnset, objectField, specChanged, type KindStrategy } from './strategy.js';
@@ -9,11 +10,12 @@ import { statefulSetUpdateProblems } from './immutable.js';
 
 export const statefulsets: KindStrategy<api.StatefulSet> = {
   type: builtinType('apps', 'v1', 'statefulsets', 'StatefulSet', { shortNames: ['sts'], categories: ALL, status: true, scale: replicasScale }),
-  defaults(object) {
+  defaults(object, previous) {
     // kube's SetDefaults_StatefulSet; the selector and template it may lack are refused by validation, which follows.
     const spec = objectField<NonNullable<api.StatefulSet['spec']>>(object, 'spec');
     if (!spec) return;
     fillUnset(spec, { replicas: 1, podManagementPolicy: 'OrderedReady', revisionHistoryLimit: 10 });
+    defaultPodTemplate(spec.template, previous?.spec?.template, previous !== undefined);
     // A strategy without a type (`updateStrategy: {}`) is a rolling update from partition 0; one that
     // names RollingUpdate without parameters is left without them, as kube leaves it.
     const strategy = objectField<NonNullable<NonNullable<api.StatefulSet['spec']>['updateStrategy']>>(spec, 'updateStrategy');
