@@ -67,7 +67,7 @@ test('kubectl apply sequences come out as kube-apiserver would leave them', asyn
   assert.deepEqual(spec.containers[0].env, [{ name: 'A', value: '1' }, { name: 'C', value: '3' }, { name: 'EXTRA', value: 'x' }]);
   assert.deepEqual(spec.containers[0].ports.map((p: Obj) => p.containerPort), [80, 443]);
   assert.deepEqual(spec.containers[1].args, ['--c']);
-  assert.deepEqual(spec.volumes, [{ name: 'cfg', secret: { secretName: 'shop-secret' } }]);
+  assert.deepEqual(spec.volumes, [{ name: 'cfg', secret: { secretName: 'shop-secret', defaultMode: 420 } }], 'with the file mode kube defaults');
   assert.deepEqual(spec.tolerations, [{ key: 'y', operator: 'Exists' }]);
   assert.deepEqual(d.spec.strategy, { type: 'Recreate' });
 
@@ -84,7 +84,7 @@ test('kubectl apply sequences come out as kube-apiserver would leave them', asyn
   d = await podSpec();
   spec = d.spec.template.spec;
   assert.deepEqual(spec.containers.map((c: Obj) => c.name), ['log', 'app']);
-  assert.deepEqual(spec.containers[1].ports, [{ containerPort: 443, name: 'https' }]);
+  assert.deepEqual(spec.containers[1].ports, [{ containerPort: 443, name: 'https', protocol: 'TCP' }]);
   assert.deepEqual(spec.containers[1].volumeMounts, [{ name: 'cfg', mountPath: '/srv/cfg' }]);
   assert.deepEqual(spec.containers[1].env.map((e: Obj) => e.name), ['A', 'C', 'EXTRA']);
 

@@ -104,10 +104,11 @@ spec:
   assert.equal(second.code, 0, second.stderr);
   assert.doesNotMatch(second.stderr, /warning/i);
   const spec = JSON.parse(await ok(['get', 'deployment', 'patched', '-o', 'json'])).spec.template.spec;
-  // env B deleted by the patch's merge-key directives; securityContext dropped; probe replaced.
+  // env B deleted by the patch's merge-key directives; securityContext dropped (and defaulted again,
+  // as kube-apiserver does, to an empty one); probe replaced (with kube's timings).
   assert.deepEqual(spec.containers[0].env, [{ name: 'A', value: '1' }, { name: 'C', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }]);
-  assert.equal(spec.securityContext, undefined);
-  assert.deepEqual(spec.containers[0].livenessProbe, { tcpSocket: { port: 81 } });
+  assert.deepEqual(spec.securityContext, {});
+  assert.deepEqual(spec.containers[0].livenessProbe, { tcpSocket: { port: 81 }, timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3 });
   assert.deepEqual(spec.containers[0].securityContext, { capabilities: { drop: ['ALL'] } });
 });
 
