@@ -135,8 +135,9 @@ test('External "local": cloud config missing → Degraded; then the CCM deployed
     { name: 'cloud-config', mountPath: '/etc/cloud-controller-manager/config', readOnly: true }, { name: 'metrics-tls', mountPath: '/etc/tls/private', readOnly: true },
     { name: 'cloud-credentials', mountPath: '/etc/cloud-credentials', readOnly: true },
   ]);
+  // (The file modes not set are kube-apiserver's default, 0644.)
   assert.deepEqual(pod!.volumes, [
-    { name: 'cloud-config', configMap: { name: 'cloud-conf', items: [{ key: 'cloud.conf', path: 'cloud.conf' }] } }, { name: 'metrics-tls', secret: { secretName: 'cloud-controller-manager-tls' } },
+    { name: 'cloud-config', configMap: { name: 'cloud-conf', items: [{ key: 'cloud.conf', path: 'cloud.conf' }], defaultMode: 0o644 } }, { name: 'metrics-tls', secret: { secretName: 'cloud-controller-manager-tls', defaultMode: 0o644 } },
     { name: 'cloud-credentials', secret: { secretName: 'cloud-controller-manager-cloud-credentials', defaultMode: 0o400 } },
   ]);
   const metricsService = await admin.get(R.services, 'cloud-controller-manager', CCM_NAMESPACE);
