@@ -226,7 +226,8 @@ test('with a daemon image the operator runs the daemon on every node, and report
   assert.deepEqual(pod.tolerations, [{ operator: 'Exists' }], 'on every node, whatever its taints');
   assert.equal(pod.hostNetwork, true);
   assert.equal(pod.containers[0].securityContext.privileged, true);
-  assert.deepEqual(pod.volumes, [{ name: 'rootfs', hostPath: { path: '/' } }, { name: 'metrics-tls', secret: { secretName: 'proxy-tls' } }]);
+  // (With what kube-apiserver defaults in a template: a hostPath's type, a secret's file mode.)
+  assert.deepEqual(pod.volumes, [{ name: 'rootfs', hostPath: { path: '/', type: '' } }, { name: 'metrics-tls', secret: { secretName: 'proxy-tls', defaultMode: 0o644 } }]);
   assert.equal(pod.containers[0].volumeMounts[0].mountPath, '/rootfs');
   assert.deepEqual(pod.containers[0].command, ['bosun', 'machine-config-daemon']);
   // Metrics on the node's address (hostNetwork), HTTPS with the service CA's certificate.

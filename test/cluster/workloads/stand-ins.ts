@@ -69,6 +69,9 @@ export function startStandIns(client: KubeClient, options: StandInOptions = {}):
         .filter((n) => !firstUntoleratedTaint(n.spec?.taints, pod.spec?.tolerations))
         .map((n) => n.metadata.name)
         .sort();
+      // (A pod seen again while its binding is on the way takes no second turn of the round robin,
+      // which would put the next pod on the same node.)
+      if (busy.has(`bind ${key}`)) return;
       const node = targetNode(pod) ?? names[next++ % Math.max(1, names.length)];
       if (!node) return;
       act(`bind ${key}`, () => client.request('POST', `/api/v1/namespaces/${namespace}/pods/${name}/binding`, { body: { apiVersion: 'v1', kind: 'Binding', metadata: { name }, target: { kind: 'Node', name: node } } }));
