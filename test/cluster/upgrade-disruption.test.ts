@@ -44,9 +44,10 @@ test(`bosun adm upgrade --to 1.0.1 with seeded faults (seed ${seed}) completes: 
   }
   const outcome = await upgradeOutcome(c, '1.0.1');
   assert.deepEqual(outcome.history, { version: '1.0.1', state: 'Completed' });
-  assert.deepEqual(outcome.nodesBehind, [], 'every node Done on its pool\'s config rendered from 1.0.1');
-  // The terminated worker's replacement may join after the upgrade has completed (its
-  // MachineHealthCheck waits out the node's grace first): it comes, on the new config.
+  // Every node that was there is Done on its new config. The terminated worker's replacement may
+  // join after the upgrade has completed (its MachineHealthCheck waits out the node's grace first),
+  // and may have registered before its daemon has said which config it runs: it comes, on the new config.
+  assert.deepEqual(outcome.nodesBehind.filter((line) => !outcome.joining.some((name) => line.startsWith(`${name}: `))), [], 'every node Done on its pool\'s config rendered from 1.0.1');
   let last = outcome;
   await eventually('the terminated worker\'s replacement to join on the new config (5 nodes, none behind)', async () => {
     last = await upgradeOutcome(c, '1.0.1');

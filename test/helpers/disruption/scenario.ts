@@ -118,8 +118,10 @@ export async function observedUpgrade(c: InstalledCluster, workload: Workload, t
 
 export interface UpgradeOutcome {
   history: { version: string; state: string };
-  /** Nodes not Done on their pool's rendered config of the target release. */
+  /** Nodes not Done on their pool's rendered config of the target release (those still joining among them). */
   nodesBehind: string[];
+  /** Nodes whose daemon has not yet said which config they run: machines that just joined. */
+  joining: string[];
   nodes: number;
 }
 
@@ -136,6 +138,7 @@ export async function upgradeOutcome(c: InstalledCluster, to: string): Promise<U
     return [p.metadata?.name, target ? await kube.read(resources.machineConfigs, target) : undefined] as const;
   })));
   const behind: string[] = [];
+  const joining: string[] = [];
   for (const n of nodes) {
     const labels = n.metadata?.labels ?? {};
     const pool = pools.find((p) => p.metadata?.name === (labels['node-role.kubernetes.io/master'] !== undefined ? 'master' : 'worker'));
@@ -144,7 +147,8 @@ export async function upgradeOutcome(c: InstalledCluster, to: string): Promise<U
     const a = n.metadata?.annotations ?? {};
     const ok = target && a['machineconfiguration.openshift.io/currentConfig'] === target && a['machineconfiguration.openshift.io/state'] === 'Done'
       && rendered?.metadata?.annotations?.['machineconfiguration.openshift.io/release-image-version'] === to;
+    if (!ok && a['machineconfiguration.openshift.io/currentConfig'] === undefined) joining.push(n.metadata?.name ?? '');
     if (!ok) behind.push(`${n.metadata?.name}: ${a['machineconfiguration.openshift.io/currentConfig']} (${a['machineconfiguration.openshift.io/state']}), pool ${pool?.metadata?.name} wants ${target} (${rendered?.metadata?.annotations?.['machineconfiguration.openshift.io/release-image-version']})`);
   }
-  return { history: { version: history.version ?? '', state: history.state ?? '' }, nodesBehind: behind, nodes: nodes.length };
+  return { history: { version: history.version ?? '', state: history.state ?? '' }, nodesBehind: behind, joining, nodes: nodes.length };
 }
