@@ -82,7 +82,7 @@ export function defaultPodSpec(spec: api.PodSpec): void {
   if (spec.serviceAccountName) spec.serviceAccount = spec.serviceAccountName;
 }
 
-/** Applies the defaults to a pod's spec (after the pod's own: restart policy, DNS policy, service account). */
+/** Applies a pod's defaults to its spec: those of any PodSpec, then those only a Pod gets. */
 export function defaultNewPodSpec(spec: api.PodSpec): void {
   defaultPodSpec(spec);
   for (const c of [...objects<api.Container>(spec.initContainers), ...objects<api.Container>(spec.containers)]) requestsFromLimits(c);
