@@ -13,7 +13,7 @@
 // that an object made before they existed keeps its spec (a pod's is immutable) and its template's
 // hash (a DaemonSet's pods are told apart by it). A part that is not an object (a malformed spec)
 // is passed over: validation refuses it, with a clear message, rather than the defaults failing
-// with a TypeError. A Deployment's controller compares templates as defaulted (defaultedTemplateSpec),
+// with a TypeError. A Deployment's controller compares templates as defaulted (template-hash.ts),
 // as kube-apiserver hands every client objects already defaulted.
 import type * as api from '../api/index.js';
 import { isPlainObject } from '../common/json.js';
@@ -111,12 +111,4 @@ export function defaultPodTemplate(template: unknown, previous: api.PodTemplateS
   if (!isPlainObject(template) || !isPlainObject(template.spec)) return;
   if (updating && !templateDefaulted(previous?.spec)) return;
   defaultPodSpec(template.spec as api.PodSpec);
-}
-
-/** A copy of a pod template with the PodSpec defaults applied: what to compare a template written before templates got defaults with one written after. */
-export function defaultedTemplateSpec<T>(template: T): T {
-  if (!isPlainObject(template) || !isPlainObject(template.spec)) return template;
-  const copy = structuredClone(template) as T & { spec: api.PodSpec };
-  defaultPodSpec(copy.spec);
-  return copy;
 }

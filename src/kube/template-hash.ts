@@ -3,8 +3,10 @@
 // (over Go's deep-print of the struct, plus the collision count) and spells the number in an
 // alphabet without vowels; bosun hashes the canonical JSON of the template the same way, so the
 // value is stable, changes with the template and has kube's shape (e.g. `5d59d67564`).
+import type * as api from '../api/index.js';
+import { isPlainObject } from '../common/json.js';
 import { canonicalJson, sameJson, withoutEmpty } from './canonical.js';
-import { defaultedTemplateSpec } from './pod-defaults.js';
+import { defaultPodSpec } from './pod-defaults.js';
 
 /** The label a Deployment adds to its ReplicaSets' selectors and templates. */
 export const POD_TEMPLATE_HASH = 'pod-template-hash';
@@ -37,7 +39,9 @@ export function templateHash(template: unknown, collisionCount?: number): string
  * the ReplicaSet made from it since, which has them.
  */
 function withoutHashLabel(template: unknown): unknown {
-  const copy = (withoutEmpty(defaultedTemplateSpec(template)) ?? {}) as { metadata?: { labels?: Record<string, string> } };
+  // (withoutEmpty makes the copy the defaults and the label's removal change.)
+  const copy = (withoutEmpty(template) ?? {}) as { metadata?: { labels?: Record<string, string> }; spec?: unknown };
+  if (isPlainObject(copy.spec)) defaultPodSpec(copy.spec as api.PodSpec);
   if (copy.metadata?.labels) {
     delete copy.metadata.labels[POD_TEMPLATE_HASH];
     if (Object.keys(copy.metadata.labels).length === 0) delete copy.metadata.labels;

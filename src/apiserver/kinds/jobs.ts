@@ -34,7 +34,7 @@ export const jobs: KindStrategy<api.Job> = {
       manualSelector: false,
     });
     for (const rule of Array.isArray(spec.podFailurePolicy?.rules) ? spec.podFailurePolicy.rules : []) {
-      for (const pattern of Array.isArray(rule?.onPodConditions) ? rule.onPodConditions : []) if (pattern && typeof pattern === 'object') fillUnset(pattern, { status: 'True' });
+      for (const pattern of Array.isArray(rule?.onPodConditions) ? rule.onPodConditions : []) if (isPlainObject(pattern)) fillUnset(pattern, { status: 'True' });
     }
     defaultPodTemplate(spec.template, previous?.spec?.template, previous !== undefined);
     if (!previous && !spec.manualSelector && !spec.selector) {

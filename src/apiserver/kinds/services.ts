@@ -5,6 +5,7 @@
 // health-check node port of an ETP Local load balancer, and the TYPE / CLUSTER-IP / EXTERNAL-IP /
 // PORT(S) columns.
 import type * as api from '../../api/index.js';
+import { jsonEqual } from '../../common/json.js';
 import type { FieldProblem } from '../errors.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN, orNone, selectorString } from '../printing/columns.js';
 import { needsHealthCheck, serviceAllocations } from './service-allocation.js';
@@ -42,7 +43,7 @@ function defaults(object: api.Service, previous: api.Service | undefined): void 
   } else if (old && old.type !== 'ExternalName') {
     if (spec.internalTrafficPolicy === old.internalTrafficPolicy) delete spec.internalTrafficPolicy;
     if (spec.ipFamilyPolicy === old.ipFamilyPolicy) delete spec.ipFamilyPolicy;
-    if (JSON.stringify(spec.ipFamilies) === JSON.stringify(old.ipFamilies)) delete spec.ipFamilies;
+    if (jsonEqual(spec.ipFamilies, old.ipFamilies)) delete spec.ipFamilies;
   }
   if (!spec.clusterIP && Array.isArray(spec.clusterIPs) && typeof spec.clusterIPs[0] === 'string') spec.clusterIP = spec.clusterIPs[0];
   if (old?.clusterIP && old.type !== 'ExternalName') {
