@@ -50,7 +50,12 @@ test('a CronJob that cannot run is refused, each problem named as kube names it'
     ['policy', { concurrencyPolicy: 'Sometimes' }, /spec\.concurrencyPolicy: Unsupported value: "Sometimes": supported values: "Allow", "Forbid", "Replace"/],
     ['limits', { successfulJobsHistoryLimit: -1 }, /spec\.successfulJobsHistoryLimit: Invalid value: -1: must be greater than or equal to 0/],
     ['deadline', { startingDeadlineSeconds: -5 }, /spec\.startingDeadlineSeconds: Invalid value: -5/],
-    ['always', {}, /spec\.jobTemplate\.spec\.template\.spec\.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never"/, 'Always'],
+    // kube 1.33 says Required for Always (the default a template without one gets) and Unsupported for the rest.
+    ['always', {}, /spec\.jobTemplate\.spec\.template\.spec\.restartPolicy: Required value: valid values: "OnFailure", "Never"/, 'Always'],
+    ['sometimes', {}, /spec\.jobTemplate\.spec\.template\.spec\.restartPolicy: Unsupported value: "Sometimes": supported values: "OnFailure", "Never"/, 'Sometimes'],
+    ['own-selector', { jobTemplate: { spec: { selector: { matchLabels: { app: 'x' } }, template: { metadata: { labels: { app: 'x' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } } }, /spec\.jobTemplate\.spec\.selector: Invalid value: .*`selector` will be auto-generated/],
+    ['manual', { jobTemplate: { spec: { manualSelector: true, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } } }, /spec\.jobTemplate\.spec\.manualSelector: Unsupported value: true: supported values: "nil", "false"/],
+    ['job-limits', { jobTemplate: { spec: { backoffLimit: -1, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } } }, /spec\.jobTemplate\.spec\.backoffLimit: Invalid value: -1: must be greater than or equal to 0/],
   ];
   for (const [name, spec, message, restartPolicy] of cases) {
     const r = await api.request('POST', CJ, { body: body(name, spec, restartPolicy) });

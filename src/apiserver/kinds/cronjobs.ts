@@ -9,19 +9,14 @@ import { defaultPodTemplate } from '../../kube/pod-defaults.js';
 import { isKnownTimeZone, parseSchedule, ScheduleError, scheduleNamesTimeZone } from '../../common/cron-schedule.js';
 import type { FieldProblem } from '../errors.js';
 import { age, AGE_COLUMN, ageCell, column, NAME_COLUMN, orNone, selectorString } from '../printing/columns.js';
-import { containersProblems } from './pods.js';
+import { jobSpecProblems } from './jobs.js';
+import { nonNegative } from './workloads.js';
 import { ALL, builtinType, fillUnset, objectField, specChanged, type KindStrategy } from './strategy.js';
 
 /** A Job's name is the CronJob's and 11 characters of its scheduled time; 63 in all. */
 export const CRONJOB_NAME_MAX = 52;
 
 const POLICIES = ['Allow', 'Forbid', 'Replace'];
-const RESTART_POLICIES = ['OnFailure', 'Never'];
-
-function nonNegative(value: unknown, field: string): FieldProblem[] {
-  if (value === undefined || value === null) return [];
-  return Number.isInteger(value) && (value as number) >= 0 ? [] : [{ type: 'FieldValueInvalid', field, message: `Invalid value: ${JSON.stringify(value)}: must be greater than or equal to 0` }];
-}
 
 function scheduleProblems(spec: Partial<NonNullable<api.CronJob['spec']>>): FieldProblem[] {
   const { schedule, timeZone } = spec;
@@ -70,13 +65,16 @@ export const cronjobs: KindStrategy<api.CronJob> = {
       ...nonNegative(spec.successfulJobsHistoryLimit, 'spec.successfulJobsHistoryLimit'),
       ...nonNegative(spec.failedJobsHistoryLimit, 'spec.failedJobsHistoryLimit'),
     );
-    const podSpec = spec.jobTemplate?.spec?.template?.spec;
-    problems.push(...containersProblems(podSpec?.containers, 'spec.jobTemplate.spec.template.spec.containers'));
-    if (podSpec && !RESTART_POLICIES.includes(podSpec.restartPolicy as string)) {
-      const field = 'spec.jobTemplate.spec.template.spec.restartPolicy';
-      problems.push(podSpec.restartPolicy === undefined
-        ? { type: 'FieldValueRequired', field, message: 'Required value' }
-        : { type: 'FieldValueNotSupported', field, message: `Unsupported value: ${JSON.stringify(podSpec.restartPolicy)}: supported values: "OnFailure", "Never"` });
+    // The Jobs' spec, as kube checks a Job's (ValidateJobTemplateSpec): the selector is each Job's own.
+    const jobSpec = spec.jobTemplate?.spec;
+    problems.push(...jobSpecProblems(jobSpec, 'spec.jobTemplate.spec'));
+    if (isPlainObject(jobSpec)) {
+      if (jobSpec.selector !== undefined && jobSpec.selector !== null) {
+        problems.push({ type: 'FieldValueInvalid', field: 'spec.jobTemplate.spec.selector', message: `Invalid value: ${JSON.stringify(jobSpec.selector)}: \`selector\` will be auto-generated` });
+      }
+      if (jobSpec.manualSelector === true) {
+        problems.push({ type: 'FieldValueNotSupported', field: 'spec.jobTemplate.spec.manualSelector', message: 'Unsupported value: true: supported values: "nil", "false"' });
+      }
     }
     return problems;
   },

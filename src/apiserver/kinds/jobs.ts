@@ -1,16 +1,99 @@
 // Jobs (batch/v1): kube's defaults (parallelism 1, and one completion unless parallelism is set —
 // a work queue has none; backoffLimit 6, completionMode NonIndexed, not suspended, pods replaced
 // once terminated or failed; without manualSelector, a selector on the Job's own uid and the labels
-// that go with it, which the Job carries too), the template's containers, and the STATUS /
-// COMPLETIONS / DURATION columns.
+// that go with it, which the Job carries too), kube's validation (counts not below zero, a known
+// completion mode, pods that end: restartPolicy OnFailure or Never, a selector of one's own only
+// with manualSelector), and the STATUS / COMPLETIONS / DURATION columns.
 import type * as api from '../../api/index.js';
 import { defaultPodTemplate } from '../../kube/pod-defaults.js';
 import { isPlainObject } from '../../common/json.js';
+import { storedSelectorMatches } from '../../common/label-selectors.js';
+import type { FieldProblem } from '../errors.js';
 import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, selectorString } from '../printing/columns.js';
 import { containersProblems } from './pods.js';
 import { ALL, builtinType, fillUnset, objectField, specChanged, type KindStrategy } from './strategy.js';
-import { containerImages, containerNames } from './workloads.js';
+import { containerImages, containerNames, nonNegative } from './workloads.js';
 import { jobUpdateProblems } from './immutable.js';
+
+const COMPLETION_MODES = ['NonIndexed', 'Indexed'];
+/** sets.List order, as kube prints them. */
+const REPLACEMENT_POLICIES = ['Failed', 'TerminatingOrFailed'];
+/** Most pods an Indexed Job runs at once (kube's maxParallelismForIndexedJob). */
+const MAX_INDEXED_PARALLELISM = 100_000;
+
+const notSupported = (field: string, value: unknown, supported: readonly string[]): FieldProblem => ({
+  type: 'FieldValueNotSupported',
+  field,
+  message: `Unsupported value: ${JSON.stringify(value)}: supported values: ${supported.map((v) => `"${v}"`).join(', ')}`,
+});
+const invalid = (field: string, value: unknown, why: string): FieldProblem => ({ type: 'FieldValueInvalid', field, message: `Invalid value: ${JSON.stringify(value)}: ${why}` });
+const isSet = (value: unknown): boolean => value !== undefined && value !== null;
+
+/**
+ * kube's validateJobSpec, for a Job's spec and a CronJob's Job template (`path` names where it
+ * is): counts and seconds not below zero; a known completion mode, Indexed with a completion
+ * count, and the per-index limits only with it; a known pod replacement policy (Failed under a pod
+ * failure policy); the template's containers; and pods that end — restartPolicy OnFailure or
+ * Never (Never under a pod failure policy). A template without one has the default, Always, which
+ * kube refuses as "Required value".
+ */
+export function jobSpecProblems(spec: unknown, path: string): FieldProblem[] {
+  if (!isPlainObject(spec)) return [];
+  const s = spec as Partial<NonNullable<api.Job['spec']>>;
+  const problems: FieldProblem[] = [];
+  for (const field of ['parallelism', 'completions', 'activeDeadlineSeconds', 'backoffLimit', 'ttlSecondsAfterFinished', 'backoffLimitPerIndex', 'maxFailedIndexes'] as const) {
+    problems.push(...nonNegative(s[field], `${path}.${field}`));
+  }
+  if (isSet(s.maxFailedIndexes) && !isSet(s.backoffLimitPerIndex)) {
+    problems.push({ type: 'FieldValueRequired', field: `${path}.backoffLimitPerIndex`, message: 'Required value: when maxFailedIndexes is specified' });
+  }
+  const mode = s.completionMode;
+  if (isSet(mode) && !COMPLETION_MODES.includes(mode!)) problems.push(notSupported(`${path}.completionMode`, mode, COMPLETION_MODES));
+  if (mode === 'Indexed') {
+    if (!isSet(s.completions)) problems.push({ type: 'FieldValueRequired', field: `${path}.completions`, message: 'Required value: when completion mode is Indexed' });
+    if (typeof s.parallelism === 'number' && s.parallelism > MAX_INDEXED_PARALLELISM) {
+      problems.push(invalid(`${path}.parallelism`, s.parallelism, `must be less than or equal to ${MAX_INDEXED_PARALLELISM} when completion mode is Indexed`));
+    }
+    if (typeof s.completions === 'number' && typeof s.maxFailedIndexes === 'number' && s.maxFailedIndexes > s.completions) {
+      problems.push(invalid(`${path}.maxFailedIndexes`, s.maxFailedIndexes, 'must be less than or equal to completions'));
+    }
+  } else {
+    if (isSet(s.backoffLimitPerIndex)) problems.push(invalid(`${path}.backoffLimitPerIndex`, s.backoffLimitPerIndex, 'requires indexed completion mode'));
+    if (isSet(s.maxFailedIndexes)) problems.push(invalid(`${path}.maxFailedIndexes`, s.maxFailedIndexes, 'requires indexed completion mode'));
+  }
+  const replacement = s.podReplacementPolicy;
+  if (isSet(replacement)) {
+    const supported = s.podFailurePolicy ? ['Failed'] : REPLACEMENT_POLICIES;
+    if (!supported.includes(replacement!)) problems.push(notSupported(`${path}.podReplacementPolicy`, replacement, supported));
+  }
+  const podSpec = isPlainObject(s.template) && isPlainObject(s.template.spec) ? s.template.spec : undefined;
+  problems.push(...containersProblems(podSpec?.containers, `${path}.template.spec.containers`));
+  if (podSpec) {
+    const field = `${path}.template.spec.restartPolicy`;
+    const policy = podSpec.restartPolicy;
+    if (policy === 'Always' || !policy) problems.push({ type: 'FieldValueRequired', field, message: 'Required value: valid values: "OnFailure", "Never"' });
+    else if (policy !== 'OnFailure' && policy !== 'Never') problems.push(notSupported(field, policy, ['OnFailure', 'Never']));
+    else if (s.podFailurePolicy && policy !== 'Never') problems.push(invalid(field, policy, 'only "Never" is supported when podFailurePolicy is specified'));
+  }
+  return problems;
+}
+
+/**
+ * A new Job's own checks beyond its spec's (kube's ValidateJob): a selector, one that matches the
+ * template's labels, and — unless the Job says manualSelector — only the labels the server
+ * generates (a selector of one's own needs manualSelector: true: "`selector` not auto-generated").
+ */
+function jobSelectorProblems(job: api.Job): FieldProblem[] {
+  const selector = job.spec?.selector;
+  if (!isPlainObject(selector)) return [{ type: 'FieldValueRequired', field: 'spec.selector', message: 'Required value' }];
+  const problems: FieldProblem[] = [];
+  const { uid = '', name } = job.metadata;
+  const generated = { 'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': name, 'controller-uid': uid, 'job-name': name };
+  if (!job.spec?.manualSelector && !storedSelectorMatches(selector, generated)) problems.push(invalid('spec.selector', selector, '`selector` not auto-generated'));
+  const labels = job.spec?.template?.metadata?.labels ?? {};
+  if (!storedSelectorMatches(selector, labels)) problems.push(invalid('spec.template.metadata.labels', labels, '`selector` does not match template `labels`'));
+  return problems;
+}
 
 export const jobs: KindStrategy<api.Job> = {
   type: builtinType('batch', 'v1', 'jobs', 'Job', { categories: ALL, status: true, fieldSelectors: ['status.successful'] }),
@@ -52,7 +135,15 @@ export const jobs: KindStrategy<api.Job> = {
     if (isPlainObject(podLabels) && Object.keys(podLabels).length > 0 && Object.keys(object.metadata.labels ?? {}).length === 0) object.metadata.labels = { ...(podLabels as Record<string, string>) };
   },
   generation: specChanged,
-  validate: (o, previous) => [...containersProblems(o.spec?.template?.spec?.containers, 'spec.template.spec.containers'), ...jobUpdateProblems(o, previous)],
+  validate(o, previous) {
+    const problems = [...jobSpecProblems(o.spec, 'spec'), ...(previous ? [] : jobSelectorProblems(o)), ...jobUpdateProblems(o, previous)];
+    if (!previous) return problems;
+    // An update is refused only for what it brings, not for what the stored Job already had: one
+    // written by an earlier bosun (which let a template restart Always) still gets its labels,
+    // finalizers and status written.
+    const stored = new Set(jobSpecProblems(previous.spec, 'spec').map((p) => `${p.field}\n${p.message}`));
+    return problems.filter((p) => !stored.has(`${p.field}\n${p.message}`));
+  },
   printer: {
     columns: [NAME_COLUMN, column('Status'), column('Completions'), column('Duration'), AGE_COLUMN, column('Containers', 'string', 1), column('Images', 'string', 1), column('Selector', 'string', 1)],
     cells: (o, now) => {

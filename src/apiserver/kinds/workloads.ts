@@ -9,6 +9,12 @@ import type { ScaleSubresource } from '../registry/resource-type.js';
 import { containersProblems } from './pods.js';
 import type * as api from '../../api/index.js';
 
+/** A count or a number of seconds that may be absent, else a whole number not below zero (kube's ValidateNonnegativeField). */
+export function nonNegative(value: unknown, field: string): FieldProblem[] {
+  if (value === undefined || value === null) return [];
+  return Number.isInteger(value) && (value as number) >= 0 ? [] : [{ type: 'FieldValueInvalid', field, message: `Invalid value: ${JSON.stringify(value)}: must be greater than or equal to 0` }];
+}
+
 /** What the workload kinds share: a selector and a pod template. */
 type Workload = api.Deployment | api.ReplicaSet | api.DaemonSet | api.StatefulSet;
 
@@ -28,9 +34,7 @@ export function workloadProblems(object: Workload): FieldProblem[] {
   problems.push(...containersProblems(object.spec?.template?.spec?.containers, 'spec.template.spec.containers'));
   // DaemonSets have no replicas, but one sent is checked all the same.
   const { replicas } = (object.spec ?? {}) as { replicas?: unknown };
-  if (replicas !== undefined && (!Number.isInteger(replicas) || (replicas as number) < 0)) {
-    problems.push({ type: 'FieldValueInvalid', field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0` });
-  }
+  problems.push(...nonNegative(replicas, 'spec.replicas'));
   return problems;
 }
 
