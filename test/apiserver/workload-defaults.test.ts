@@ -139,6 +139,14 @@ test('Services as kube-apiserver 1.33 writes them on a single-stack IPv4 cluster
   assert.equal(plain.status, 201, plain.text);
   assert.equal(plain.json.spec.type, 'ClusterIP');
   assert.equal(plain.json.spec.sessionAffinityConfig, undefined);
+  // A headless Service without a selector asks for every family the cluster has (kube's default), and keeps it when an update says nothing.
+  await apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'external-db' }, spec: { clusterIP: 'None', ports: [{ port: 5432 }] } });
+  const headless = await spec('service', 'external-db');
+  assert.deepEqual([headless.ipFamilyPolicy, headless.ipFamilies], ['RequireDualStack', ['IPv4']]);
+  await api.kubectlOk(['replace', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'external-db', labels: { tier: 'db' } }, spec: { clusterIP: 'None', ports: [{ port: 5432 }] } }));
+  assert.equal((await spec('service', 'external-db')).ipFamilyPolicy, 'RequireDualStack');
+  await apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'headless-selected' }, spec: { clusterIP: 'None', selector: { app: 'x' }, ports: [{ port: 80 }] } });
+  assert.equal((await spec('service', 'headless-selected')).ipFamilyPolicy, 'SingleStack', 'with a selector, the one family');
   // Turned into an ExternalName, it has no family, cluster IP or traffic policy left.
   await apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { type: 'ExternalName', externalName: 'example.com', clusterIP: '', ports: [{ port: 80 }] } });
   const moved = await spec('service', 'web');

@@ -38,7 +38,12 @@ function defaults(object: api.Service, previous: api.Service | undefined): void 
   // it had of them unchanged (dropTypeDependentFields), as it drops an unchanged traffic policy.
   if (spec.type !== 'ExternalName') {
     spec.internalTrafficPolicy ??= 'Cluster';
-    fillUnset(spec, { ipFamilyPolicy: 'SingleStack' });
+    // A headless Service without a selector (its endpoints are whatever one writes) asks for every
+    // family the cluster has, here the one (kube's initIPFamilyFields); an update that says nothing
+    // keeps what the Service had.
+    const headlessWithoutSelector = spec.clusterIP === 'None' && Object.keys(spec.selector ?? {}).length === 0;
+    const kept = old && old.type !== 'ExternalName' ? old.ipFamilyPolicy : undefined;
+    fillUnset(spec, { ipFamilyPolicy: kept ?? (headlessWithoutSelector ? 'RequireDualStack' : 'SingleStack') });
     if (!Array.isArray(spec.ipFamilies) || spec.ipFamilies.length === 0) spec.ipFamilies = ['IPv4'];
   } else if (old && old.type !== 'ExternalName') {
     if (spec.internalTrafficPolicy === old.internalTrafficPolicy) delete spec.internalTrafficPolicy;
