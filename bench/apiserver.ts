@@ -8,7 +8,9 @@
 // latency to 500 watchers; and for comparison, on SQLite a raw better-sqlite3 insert loop with the
 // same durability settings, on etcd (a local 3-member cluster) raw etcd puts from 16 writers
 // through the same client (on SQLite then 5 more pairs, raw inserts right before their creates,
-// and the median of their ratios: one pair swings with this shared machine); then the cost of the request metrics: two fresh SQLite servers, one
+// and the median of their ratios: one pair swings with this shared machine; and when Debian's wrk
+// is installed, 5 more pairs whose creates wrk makes for 3 s — a load generator in C, ~30 µs of
+// CPU per create where the Node client spends 90–170 µs on the same two cores); then the cost of the request metrics: two fresh SQLite servers, one
 // with --request-metrics false, gets and creates on both at once in paired rounds, their p50/p99
 // and rates compared (the issue's goal: within 5%), left out with --no-metrics-comparison.
 // Bounded: about two minutes. --metrics-only runs just the on/off comparison (--rounds N paired rounds, default 10; --alternate measures the
@@ -22,6 +24,7 @@ import { join } from 'node:path';
 import YAML from 'yaml';
 import { rawSqliteInserts } from './lib/raw-sqlite.js';
 import { rawEtcdPuts } from './lib/raw-etcd.js';
+import { runWrk, wrkBinary } from './lib/wrk.js';
 import { startEtcdCluster } from '../src/cluster/etcd-cluster.js';
 import { parseStat } from '../src/cluster/node-agent/process-usage.js';
 import type { ChildProcess } from 'node:child_process';
@@ -40,6 +43,24 @@ const LIST_SIZE = 10_000;
 const WATCHERS = 500;
 const WATCH_EVENTS = 50;
 const PAIRED_ROUNDS = 5;
+/** How long each of wrk's paired rounds of creates lasts, in seconds. */
+const WRK_SECONDS = 3;
+
+/** A wrk script whose every request creates a ConfigMap of its own name (`<prefix>-<n>`, the prefix its argument), in a file of `dir`. */
+function wrkCreateScript(dir: string, token: string): string {
+  const path = join(dir, 'wrk-create.lua');
+  writeFileSync(path, [
+    `local token = ${JSON.stringify(token)}`,
+    'local n = 0',
+    'function init(args) prefix = args[1] end',
+    'function request()',
+    '  n = n + 1',
+    `  return wrk.format("POST", "/api/v1/namespaces/default/configmaps", { ["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. token }, string.format('{"metadata":{"name":"%s-%d"},"data":{"k":"v"}}', prefix, n))`,
+    'end',
+    '',
+  ].join('\n'), { mode: 0o600 });
+  return path;
+}
 
 function median(xs: number[]): number {
   const sorted = [...xs].sort((a, b) => a - b);
@@ -347,12 +368,28 @@ try {
     // One pair can fall on either side of this shared machine's swings (0.60 and 0.92 minutes apart):
     // more pairs, each raw run right before its creates, and their median.
     const pairs: number[] = [];
+    // The same pairs with wrk as the load generator, when installed: the Node client above spends
+    // as much CPU per create as a good part of the server's, on the same two cores.
+    const script = wrkBinary() ? wrkCreateScript(dataDir, token) : undefined;
+    const wrkRounds: Array<{ ratio: number; p99: number; serverMicros: number; wrkMicros: number }> = [];
     for (let round = 0; round < PAIRED_ROUNDS; round++) {
       const rawRound = rawSqliteInserts(dataDir, RAW, 16, `raw-${round}.db`);
       const creates = await phase('paired create', OPS, async (i) => expect((await call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: `pair-${round}-${i}` }, data: { k: 'v' } })).status, 201, 'paired create'), true);
       pairs.push(creates.rate / rawRound.perInsertPerSecond);
+      if (!script) continue;
+      const rawWrk = rawSqliteInserts(dataDir, RAW, 16, `raw-wrk-${round}.db`);
+      let serverBefore = 0;
+      const { result, output } = await runWrk(['-t1', `-c${CONCURRENCY}`, `-d${WRK_SECONDS}s`, '--latency', '-s', script, base, '--', `wrk-${round}`], () => (serverBefore = cpuSecondsOf(server.pid!)));
+      const serverSeconds = cpuSecondsOf(server.pid!) - serverBefore;
+      if (result.errors > 0 || result.requests === 0) throw new Error(`wrk's creates: ${result.errors} errors of ${result.requests + result.errors} requests\n${output}`);
+      wrkRounds.push({ ratio: result.requests / result.seconds / rawWrk.perInsertPerSecond, p99: result.p99, serverMicros: (serverSeconds * 1e6) / result.requests, wrkMicros: (result.cpuMs * 1000) / result.requests });
     }
     console.log(`paired rounds (${PAIRED_ROUNDS} more, raw inserts then ${OPS} creates each): creates ÷ raw one per transaction ${pairs.map((r) => r.toFixed(2)).join(', ')} → median ${median(pairs).toFixed(2)} (goal ≥ 1.0)`);
+    if (wrkRounds.length === 0) console.log('(wrk is not installed — apt-get install wrk — for the same pairs with a load generator in C)');
+    else {
+      const m = (f: (r: (typeof wrkRounds)[number]) => number) => median(wrkRounds.map(f));
+      console.log(`paired rounds with wrk as the load generator (C, 1 thread, ${CONCURRENCY} connections over HTTPS, ${WRK_SECONDS} s each, raw inserts right before): creates ÷ raw one per transaction ${wrkRounds.map((r) => r.ratio.toFixed(2)).join(', ')} → median ${m((r) => r.ratio).toFixed(2)} (goal ≥ 1.0), create p99 ${m((r) => r.p99).toFixed(1)} ms (median), CPU per create: the API server ${Math.round(m((r) => r.serverMicros))} µs, wrk ${Math.round(m((r) => r.wrkMicros))} µs`);
+    }
   }
   if (!skipMetrics) await metricsOnOff();
 } finally {

@@ -30,10 +30,11 @@
 // This process runs the cloud (and the Node proxy); haproxy runs in its own processes, a child the
 // backends, another the load generator.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, createServer as createHttpServer, request } from 'node:http';
 import { freePort } from '../src/common/listen.js';
 import { cpuTicks, tree } from './lib/bosun-start.js';
+import { parseWrk, wrkBinary } from './lib/wrk.js';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -53,11 +54,6 @@ type LoadGen = 'wrk' | 'node';
 interface LoadOut { requests: number; errors: number; seconds: number; p50: number; p99: number; cpuMs: number }
 /** One measured run: the load generator's figures and the CPU (ms) of backends and engine meanwhile. */
 interface LoadResult extends LoadOut { backendCpuMs: number; engineCpuMs: number }
-
-function wrkBinary(): string | undefined {
-  for (const p of ['/usr/bin/wrk', '/usr/local/bin/wrk']) if (existsSync(p)) return p;
-  return undefined;
-}
 
 /**
  * Child mode: the backends. Plain HTTP servers on the instances' private IPs; they stand in for
@@ -121,35 +117,6 @@ async function load(url: string, mode: Mode, seconds: number): Promise<void> {
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? NaN;
   const out: LoadOut = { requests: latencies.length, errors, seconds: took, p50: pct(0.5), p99: pct(0.99), cpuMs: (cpu.user + cpu.system) / 1000 };
   process.stdout.write(JSON.stringify(out));
-}
-
-/** A wrk latency (`812.00us`, `1.23ms`, `2.00s`) in ms. */
-function wrkMs(v: string): number {
-  const m = /^([\d.]+)(us|ms|s|m)$/.exec(v);
-  if (!m) return NaN;
-  return Number(m[1]) * { us: 0.001, ms: 1, s: 1000, m: 60_000 }[m[2] as 'us' | 'ms' | 's' | 'm'];
-}
-
-/** wrk's report (with --latency), followed by the line of /proc/<its shell>/stat whose cutime/cstime are wrk's CPU. */
-function parseWrk(out: string): LoadOut {
-  const num = (re: RegExp) => Number(re.exec(out)?.[1] ?? NaN);
-  const done = /(\d+) requests in ([\d.]+)(us|ms|s|m),/.exec(out);
-  if (!done) throw new Error(`unexpected wrk output: ${out}`);
-  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
-  const non2xx = num(/Non-2xx or 3xx responses: (\d+)/);
-  const errors = (socketErrors ? socketErrors.slice(1).reduce((a, b) => a + Number(b), 0) : 0) + (Number.isNaN(non2xx) ? 0 : non2xx);
-  const stat = out.trim().split('\n').pop()!;
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // fields[13], [14]: cutime and cstime, the CPU of the shell's reaped children: wrk alone.
-  const cpuMs = (Number(fields[13]) + Number(fields[14])) * (1000 / HZ);
-  return {
-    requests: Number(done[1]) - (Number.isNaN(non2xx) ? 0 : non2xx),
-    errors,
-    seconds: wrkMs(`${done[2]}${done[3]}`) / 1000,
-    p50: wrkMs(/^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? ''),
-    p99: wrkMs(/^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? ''),
-    cpuMs,
-  };
 }
 
 function child(args: string[], children: ChildProcess[]): ChildProcess {
