@@ -72,16 +72,21 @@ test('a Job whose fields do not go together is refused, each problem named as ku
   assert.equal(indexed.status, 201, indexed.text);
 });
 
-test('a Job an earlier bosun stored with a template that restarts Always can still be labelled, but not made so anew', async () => {
+test('a Job or CronJob an earlier bosun stored, which these checks refuse, can still be labelled and have its status written, but not be made worse', async () => {
   await api.kubectlOk(['create', 'job', 'old-always', '--image=busybox']);
+  await api.kubectlOk(['create', 'cronjob', 'old-cron', '--image=busybox', '--schedule=0 2 * * *']);
   const dataDir = api.dataDir;
   await api.stop({ keepData: true });
   const storage = openSqliteStorage(join(dataDir, 'state.db'));
-  const key = '/batch/jobs/default/old-always';
-  const stored = storage.get(key)!;
-  const object = structuredClone(stored.object) as Unstructured & { spec: { template: { spec: { restartPolicy?: string } } } };
-  object.spec.template.spec.restartPolicy = 'Always';
-  await storage.update(key, object, { expectedRevision: stored.revision });
+  const rewrite = async (key: string, change: (object: any) => void) => {
+    const stored = storage.get(key)!;
+    const object = structuredClone(stored.object);
+    change(object);
+    await storage.update(key, object, { expectedRevision: stored.revision });
+  };
+  await rewrite('/batch/jobs/default/old-always', (o) => (o.spec.template.spec.restartPolicy = 'Always'));
+  // Accepted before: a Job template with a selector of its own and a negative back-off limit.
+  await rewrite('/batch/cronjobs/default/old-cron', (o) => Object.assign(o.spec.jobTemplate.spec, { selector: { matchLabels: { app: 'x' } }, backoffLimit: -1 }));
   await storage.close();
   api = await startTestApiServer({ dataDir });
   await api.kubectlOk(['label', 'job', 'old-always', 'tier=batch']);
@@ -93,4 +98,12 @@ test('a Job an earlier bosun stored with a template that restarts Always can sti
   assert.equal(r.status, 422, r.text);
   assert.match(r.json.message, /spec\.backoffLimit: Invalid value: -3: must be greater than or equal to 0/);
   assert.doesNotMatch(r.json.message, /restartPolicy/, 'not for what it had already');
+  // The CronJob: labelled, and its controller's status write goes through.
+  await api.kubectlOk(['label', 'cronjob', 'old-cron', 'tier=batch']);
+  const status = await api.request('PATCH', '/apis/batch/v1/namespaces/default/cronjobs/old-cron/status', { contentType: 'application/merge-patch+json', body: { status: { lastScheduleTime: '2026-11-29T02:00:00Z' } } });
+  assert.equal(status.status, 200, status.text);
+  const worse = await api.request('PATCH', '/apis/batch/v1/namespaces/default/cronjobs/old-cron', { contentType: 'application/merge-patch+json', body: { spec: { jobTemplate: { spec: { parallelism: -1 } } } } });
+  assert.equal(worse.status, 422, worse.text);
+  assert.match(worse.json.message, /spec\.jobTemplate\.spec\.parallelism: Invalid value: -1/);
+  assert.doesNotMatch(worse.json.message, /backoffLimit|selector/, 'not for what it had already');
 });

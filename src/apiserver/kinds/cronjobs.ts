@@ -11,7 +11,7 @@ import type { FieldProblem } from '../errors.js';
 import { age, AGE_COLUMN, ageCell, column, NAME_COLUMN, orNone, selectorString } from '../printing/columns.js';
 import { jobSpecProblems } from './jobs.js';
 import { nonNegative } from './workloads.js';
-import { ALL, builtinType, fillUnset, objectField, specChanged, type KindStrategy } from './strategy.js';
+import { ALL, builtinType, fillUnset, newProblems, objectField, specChanged, type KindStrategy } from './strategy.js';
 
 /** A Job's name is the CronJob's and 11 characters of its scheduled time; 63 in all. */
 export const CRONJOB_NAME_MAX = 52;
@@ -37,6 +37,35 @@ function scheduleProblems(spec: Partial<NonNullable<api.CronJob['spec']>>): Fiel
   return problems;
 }
 
+function cronJobProblems(o: api.CronJob): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  if (o.metadata.name && o.metadata.name.length > CRONJOB_NAME_MAX) {
+    problems.push({ type: 'FieldValueInvalid', field: 'metadata.name', message: `Invalid value: ${JSON.stringify(o.metadata.name)}: must be no more than ${CRONJOB_NAME_MAX} characters` });
+  }
+  const spec: Partial<NonNullable<api.CronJob['spec']>> = o.spec ?? {};
+  problems.push(...scheduleProblems(spec));
+  if (!POLICIES.includes(spec.concurrencyPolicy as string)) {
+    problems.push({ type: 'FieldValueNotSupported', field: 'spec.concurrencyPolicy', message: `Unsupported value: ${JSON.stringify(spec.concurrencyPolicy)}: supported values: "Allow", "Forbid", "Replace"` });
+  }
+  problems.push(
+    ...nonNegative(spec.startingDeadlineSeconds, 'spec.startingDeadlineSeconds'),
+    ...nonNegative(spec.successfulJobsHistoryLimit, 'spec.successfulJobsHistoryLimit'),
+    ...nonNegative(spec.failedJobsHistoryLimit, 'spec.failedJobsHistoryLimit'),
+  );
+  // The Jobs' spec, as kube checks a Job's (ValidateJobTemplateSpec): the selector is each Job's own.
+  const jobSpec = spec.jobTemplate?.spec;
+  problems.push(...jobSpecProblems(jobSpec, 'spec.jobTemplate.spec'));
+  if (isPlainObject(jobSpec)) {
+    if (jobSpec.selector !== undefined && jobSpec.selector !== null) {
+      problems.push({ type: 'FieldValueInvalid', field: 'spec.jobTemplate.spec.selector', message: `Invalid value: ${JSON.stringify(jobSpec.selector)}: \`selector\` will be auto-generated` });
+    }
+    if (jobSpec.manualSelector === true) {
+      problems.push({ type: 'FieldValueNotSupported', field: 'spec.jobTemplate.spec.manualSelector', message: 'Unsupported value: true: supported values: "nil", "false"' });
+    }
+  }
+  return problems;
+}
+
 export const cronjobs: KindStrategy<api.CronJob> = {
   type: builtinType('batch', 'v1', 'cronjobs', 'CronJob', { categories: ALL, status: true, shortNames: ['cj'] }),
   defaults(object, previous) {
@@ -50,34 +79,9 @@ export const cronjobs: KindStrategy<api.CronJob> = {
     defaultPodTemplate(isPlainObject(jobSpec) ? jobSpec.template : undefined, previous?.spec?.jobTemplate?.spec?.template, previous !== undefined);
   },
   generation: specChanged,
-  validate(o) {
-    const problems: FieldProblem[] = [];
-    if (o.metadata.name && o.metadata.name.length > CRONJOB_NAME_MAX) {
-      problems.push({ type: 'FieldValueInvalid', field: 'metadata.name', message: `Invalid value: ${JSON.stringify(o.metadata.name)}: must be no more than ${CRONJOB_NAME_MAX} characters` });
-    }
-    const spec: Partial<NonNullable<api.CronJob['spec']>> = o.spec ?? {};
-    problems.push(...scheduleProblems(spec));
-    if (!POLICIES.includes(spec.concurrencyPolicy as string)) {
-      problems.push({ type: 'FieldValueNotSupported', field: 'spec.concurrencyPolicy', message: `Unsupported value: ${JSON.stringify(spec.concurrencyPolicy)}: supported values: "Allow", "Forbid", "Replace"` });
-    }
-    problems.push(
-      ...nonNegative(spec.startingDeadlineSeconds, 'spec.startingDeadlineSeconds'),
-      ...nonNegative(spec.successfulJobsHistoryLimit, 'spec.successfulJobsHistoryLimit'),
-      ...nonNegative(spec.failedJobsHistoryLimit, 'spec.failedJobsHistoryLimit'),
-    );
-    // The Jobs' spec, as kube checks a Job's (ValidateJobTemplateSpec): the selector is each Job's own.
-    const jobSpec = spec.jobTemplate?.spec;
-    problems.push(...jobSpecProblems(jobSpec, 'spec.jobTemplate.spec'));
-    if (isPlainObject(jobSpec)) {
-      if (jobSpec.selector !== undefined && jobSpec.selector !== null) {
-        problems.push({ type: 'FieldValueInvalid', field: 'spec.jobTemplate.spec.selector', message: `Invalid value: ${JSON.stringify(jobSpec.selector)}: \`selector\` will be auto-generated` });
-      }
-      if (jobSpec.manualSelector === true) {
-        problems.push({ type: 'FieldValueNotSupported', field: 'spec.jobTemplate.spec.manualSelector', message: 'Unsupported value: true: supported values: "nil", "false"' });
-      }
-    }
-    return problems;
-  },
+  // A CronJob stored before its Job template was checked as a Job's is refused only for what an
+  // update brings: its controller still writes its status.
+  validate: (o, previous) => (previous ? newProblems(cronJobProblems(o), cronJobProblems(previous)) : cronJobProblems(o)),
   printer: {
     columns: [
       NAME_COLUMN, column('Schedule'), column('Timezone'), column('Suspend', 'boolean'), column('Active', 'integer'), column('Last Schedule'), AGE_COLUMN,

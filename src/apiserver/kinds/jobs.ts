@@ -11,7 +11,7 @@ import { storedSelectorMatches } from '../../common/label-selectors.js';
 import type { FieldProblem } from '../errors.js';
 import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, selectorString } from '../printing/columns.js';
 import { containersProblems } from './pods.js';
-import { ALL, builtinType, fillUnset, objectField, specChanged, type KindStrategy } from './strategy.js';
+import { ALL, builtinType, fillUnset, newProblems, objectField, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames, nonNegative } from './workloads.js';
 import { jobUpdateProblems } from './immutable.js';
 
@@ -137,12 +137,8 @@ export const jobs: KindStrategy<api.Job> = {
   generation: specChanged,
   validate(o, previous) {
     const problems = [...jobSpecProblems(o.spec, 'spec'), ...(previous ? [] : jobSelectorProblems(o)), ...jobUpdateProblems(o, previous)];
-    if (!previous) return problems;
-    // An update is refused only for what it brings, not for what the stored Job already had: one
-    // written by an earlier bosun (which let a template restart Always) still gets its labels,
-    // finalizers and status written.
-    const stored = new Set(jobSpecProblems(previous.spec, 'spec').map((p) => `${p.field}\n${p.message}`));
-    return problems.filter((p) => !stored.has(`${p.field}\n${p.message}`));
+    // A Job an earlier bosun stored (one whose template restarts Always) is refused only for what an update brings.
+    return previous ? newProblems(problems, jobSpecProblems(previous.spec, 'spec')) : problems;
   },
   printer: {
     columns: [NAME_COLUMN, column('Status'), column('Completions'), column('Duration'), AGE_COLUMN, column('Containers', 'string', 1), column('Images', 'string', 1), column('Selector', 'string', 1)],

@@ -174,6 +174,18 @@ export const ALL = ['all'];
 export const specChanged = (next: { spec?: unknown }, previous: { spec?: unknown }): boolean => !jsonEqual(next.spec, previous.spec);
 
 /**
+ * An update's problems less those the stored object already had (the same field, the same
+ * message): where bosun's validation of a kind has grown stricter, an object stored before is
+ * refused only for what an update brings, so that its labels, finalizers and status can still be
+ * written (kube ratchets its newer rules likewise).
+ */
+export function newProblems(problems: FieldProblem[], stored: FieldProblem[]): FieldProblem[] {
+  if (stored.length === 0) return problems;
+  const had = new Set(stored.map((p) => `${p.field}\n${p.message}`));
+  return problems.filter((p) => !had.has(`${p.field}\n${p.message}`));
+}
+
+/**
  * kube's defaulting of one struct: each field of `defaults` is set where `target` leaves it unset —
  * absent, null (Go's nil pointer) or the empty string (Go's "" for a string enum) — so that a
  * manifest that carries a field without a value (`strategy: {}`, `replicas: null`, as kubectl and
