@@ -11,7 +11,7 @@ import type { FieldProblem } from '../errors.js';
 import { age, AGE_COLUMN, ageCell, column, NAME_COLUMN, orNone, selectorString } from '../printing/columns.js';
 import { jobSpecProblems } from './jobs.js';
 import { nonNegative } from './workloads.js';
-import { ALL, builtinType, fillUnset, newProblems, objectField, specChanged, type KindStrategy } from './strategy.js';
+import { ALL, builtinType, fillUnset, objectField, specChanged, type KindStrategy } from './strategy.js';
 
 /** A Job's name is the CronJob's and 11 characters of its scheduled time; 63 in all. */
 export const CRONJOB_NAME_MAX = 52;
@@ -79,9 +79,9 @@ export const cronjobs: KindStrategy<api.CronJob> = {
     defaultPodTemplate(isPlainObject(jobSpec) ? jobSpec.template : undefined, previous?.spec?.jobTemplate?.spec?.template, previous !== undefined);
   },
   generation: specChanged,
-  // A CronJob stored before its Job template was checked as a Job's is refused only for what an
-  // update brings: its controller still writes its status.
-  validate: (o, previous) => (previous ? newProblems(cronJobProblems(o), cronJobProblems(previous)) : cronJobProblems(o)),
+  // (One stored before its Job template was checked as a Job's is refused on update only for what
+  // the update brings — the registry's ratcheting — so its controller still writes its status.)
+  validate: (o) => cronJobProblems(o),
   printer: {
     columns: [
       NAME_COLUMN, column('Schedule'), column('Timezone'), column('Suspend', 'boolean'), column('Active', 'integer'), column('Last Schedule'), AGE_COLUMN,

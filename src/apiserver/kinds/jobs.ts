@@ -11,7 +11,7 @@ import { storedSelectorMatches } from '../../common/label-selectors.js';
 import type { FieldProblem } from '../errors.js';
 import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, selectorString } from '../printing/columns.js';
 import { containersProblems } from './pods.js';
-import { ALL, builtinType, fillUnset, newProblems, objectField, specChanged, type KindStrategy } from './strategy.js';
+import { ALL, builtinType, fillUnset, objectField, specChanged, type KindStrategy } from './strategy.js';
 import { containerImages, containerNames, nonNegative } from './workloads.js';
 import { jobUpdateProblems } from './immutable.js';
 
@@ -136,9 +136,9 @@ export const jobs: KindStrategy<api.Job> = {
   },
   generation: specChanged,
   validate(o, previous) {
-    const problems = [...jobSpecProblems(o.spec, 'spec'), ...(previous ? [] : jobSelectorProblems(o)), ...jobUpdateProblems(o, previous)];
-    // A Job an earlier bosun stored (one whose template restarts Always) is refused only for what an update brings.
-    return previous ? newProblems(problems, jobSpecProblems(previous.spec, 'spec')) : problems;
+    // (A Job an earlier bosun stored, one whose template restarts Always, is refused on update only
+    // for what the update brings: the registry's ratcheting.)
+    return [...jobSpecProblems(o.spec, 'spec'), ...(previous ? [] : jobSelectorProblems(o)), ...jobUpdateProblems(o, previous)];
   },
   printer: {
     columns: [NAME_COLUMN, column('Status'), column('Completions'), column('Duration'), AGE_COLUMN, column('Containers', 'string', 1), column('Images', 'string', 1), column('Selector', 'string', 1)],

@@ -22,7 +22,7 @@ import { SCALE_KIND, scaleOf, withSpecReplicas, type Scale } from './scale.js';
 import type { AdmissionAttributes, WebhookAdmission } from '../admission/webhooks.js';
 import type { AdmissionPlugin } from '../admission/plugin.js';
 import { generationChanged, kindAllocations, strategyFor, strategyOf, tracksGeneration } from '../kinds/index.js';
-import { replaceStatus, type Allocations, type AllocationSettings } from '../kinds/strategy.js';
+import { newProblems, replaceStatus, type Allocations, type AllocationSettings } from '../kinds/strategy.js';
 import type * as api from '../../api/index.js';
 
 
@@ -141,7 +141,12 @@ export class Resources {
     ctx.warnings?.push(...unknown.map((f) => `unknown field "${f}"`));
     strategy?.prune?.(object);
     strategy?.defaults?.(object, previous, ctx.user);
-    const problems: FieldProblem[] = [...metadataProblems(object), ...(strategy?.validate?.(object, previous, ctx.subresource ?? ctx.managedSubresource) ?? [])];
+    let problems: FieldProblem[] = [...metadataProblems(object), ...(strategy?.validate?.(object, previous, ctx.subresource ?? ctx.managedSubresource) ?? [])];
+    // Ratcheting, as kube ratchets a CRD's schema: an update is refused only for what it brings, not
+    // for a problem the stored object already has (the same field, the same message) — one stored
+    // before a kind's checks grew stricter keeps its labels, finalizers and status writable. Checked
+    // only when there is a problem: an update that passes costs no second validation.
+    if (problems.length > 0 && previous && strategy?.validate) problems = newProblems(problems, strategy.validate(previous, undefined));
     for (const hook of this.hooks) hook.beforeWrite?.(type, object, previous, ctx);
     if (problems.length > 0) throw errors.invalid(type.kind, type.group, name, problems);
   }
