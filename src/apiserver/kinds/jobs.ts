@@ -57,7 +57,7 @@ export function jobSpecProblems(spec: unknown, path: string): FieldProblem[] {
     if (typeof s.completions === 'number' && typeof s.maxFailedIndexes === 'number' && s.maxFailedIndexes > s.completions) {
       problems.push(invalid(`${path}.maxFailedIndexes`, s.maxFailedIndexes, 'must be less than or equal to completions'));
     }
-  } else {
+  } else if (!isSet(mode) || mode === 'NonIndexed') {
     if (isSet(s.backoffLimitPerIndex)) problems.push(invalid(`${path}.backoffLimitPerIndex`, s.backoffLimitPerIndex, 'requires indexed completion mode'));
     if (isSet(s.maxFailedIndexes)) problems.push(invalid(`${path}.maxFailedIndexes`, s.maxFailedIndexes, 'requires indexed completion mode'));
   }
