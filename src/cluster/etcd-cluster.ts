@@ -8,7 +8,7 @@
 // directories, where they rejoin the cluster they belonged to. With `tls`, clients must present a
 // certificate signed by the cluster's CA (written to <dataDir>/pki), as kube-apiserver's etcd does.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Etcd3 } from 'etcd3';
 import { etcdClient } from '../apiserver/storage/etcd.js';
@@ -245,11 +245,15 @@ function stopLeftover(memberDataDir: string): void {
   } catch {
     return;
   }
-  // Its ports and data directory lock are free once it is gone.
+  // Its ports and data directory lock are free once it is gone. A zombie holds nothing — once all
+  // of it is: etcd is a Go program of many threads, and its leader can show Z while the others are
+  // still exiting, holding the file table (and so the listening sockets) until the last one goes
+  // (a new member then failed once with "bind: address already in use").
   const deadline = Date.now() + 5_000;
   const alive = () => {
     try {
-      return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8')); // a zombie holds nothing
+      if (!/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))) return true;
+      return readdirSync(`/proc/${pid}/task`).length > 1;
     } catch {
       return false;
     }
