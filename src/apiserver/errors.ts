@@ -16,6 +16,16 @@ export interface FieldProblem {
   field?: string;
 }
 
+/** kube's "Unsupported value" problem (field.NotSupported): the value, and the values allowed. */
+export function unsupported(field: string, value: unknown, values: readonly string[]): FieldProblem {
+  return { type: 'FieldValueNotSupported', field, message: `Unsupported value: ${JSON.stringify(value)}: supported values: ${values.map((v) => JSON.stringify(v)).join(', ')}` };
+}
+
+/** kube's "Invalid value" problem (field.Invalid): the value, and why. */
+export function invalidValue(field: string, value: unknown, detail: string): FieldProblem {
+  return { type: 'FieldValueInvalid', field, message: `Invalid value: ${JSON.stringify(value)}: ${detail}` };
+}
+
 export interface StatusDetails {
   name?: string;
   group?: string;

@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import { startTestApiServer, type TestApiServer } from '../helpers/apiserver.js';
 import { openSqliteStorage } from '../../src/apiserver/storage/sqlite.js';
 
-const JOBS = '/apis/batch/v1/namespaces/default/jobs';
 let api: TestApiServer;
 before(async () => {
   api = await startTestApiServer();
@@ -46,7 +45,7 @@ test('objects an earlier bosun stored, which today\'s checks refuse, can still b
   assert.equal(labelled.metadata.labels.tier, 'batch');
   assert.equal(labelled.spec.template.spec.restartPolicy, 'Always', 'its template as it was');
   // A change that brings a problem of its own is still refused.
-  const r = await api.request('PATCH', `${JOBS}/old-always`, { contentType: 'application/merge-patch+json', body: { spec: { backoffLimit: -3 } } });
+  const r = await api.request('PATCH', '/apis/batch/v1/namespaces/default/jobs/old-always', { contentType: 'application/merge-patch+json', body: { spec: { backoffLimit: -3 } } });
   assert.equal(r.status, 422, r.text);
   assert.match(r.json.message, /spec\.backoffLimit: Invalid value: -3: must be greater than or equal to 0/);
   assert.doesNotMatch(r.json.message, /restartPolicy/, 'not for what it had already');

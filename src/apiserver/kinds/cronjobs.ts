@@ -7,7 +7,7 @@ import type * as api from '../../api/index.js';
 import { isPlainObject } from '../../common/json.js';
 import { defaultPodTemplate } from '../../kube/pod-defaults.js';
 import { isKnownTimeZone, parseSchedule, ScheduleError, scheduleNamesTimeZone } from '../../common/cron-schedule.js';
-import type { FieldProblem } from '../errors.js';
+import { invalidValue, unsupported, type FieldProblem } from '../errors.js';
 import { age, AGE_COLUMN, ageCell, column, NAME_COLUMN, orNone, selectorString } from '../printing/columns.js';
 import { jobSpecProblems } from './jobs.js';
 import { nonNegative } from './workloads.js';
@@ -57,10 +57,10 @@ function cronJobProblems(o: api.CronJob): FieldProblem[] {
   problems.push(...jobSpecProblems(jobSpec, 'spec.jobTemplate.spec'));
   if (isPlainObject(jobSpec)) {
     if (jobSpec.selector !== undefined && jobSpec.selector !== null) {
-      problems.push({ type: 'FieldValueInvalid', field: 'spec.jobTemplate.spec.selector', message: `Invalid value: ${JSON.stringify(jobSpec.selector)}: \`selector\` will be auto-generated` });
+      problems.push(invalidValue('spec.jobTemplate.spec.selector', jobSpec.selector, '`selector` will be auto-generated'));
     }
     if (jobSpec.manualSelector === true) {
-      problems.push({ type: 'FieldValueNotSupported', field: 'spec.jobTemplate.spec.manualSelector', message: 'Unsupported value: true: supported values: "nil", "false"' });
+      problems.push(unsupported('spec.jobTemplate.spec.manualSelector', true, ['nil', 'false']));
     }
   }
   return problems;
@@ -81,7 +81,7 @@ export const cronjobs: KindStrategy<api.CronJob> = {
   generation: specChanged,
   // (One stored before its Job template was checked as a Job's is refused on update only for what
   // the update brings — the registry's ratcheting — so its controller still writes its status.)
-  validate: (o) => cronJobProblems(o),
+  validate: cronJobProblems,
   printer: {
     columns: [
       NAME_COLUMN, column('Schedule'), column('Timezone'), column('Suspend', 'boolean'), column('Active', 'integer'), column('Last Schedule'), AGE_COLUMN,

@@ -8,7 +8,7 @@ import type * as api from '../../api/index.js';
 import { defaultPodTemplate } from '../../kube/pod-defaults.js';
 import { isPlainObject } from '../../common/json.js';
 import { storedSelectorMatches } from '../../common/label-selectors.js';
-import type { FieldProblem } from '../errors.js';
+import { invalidValue, unsupported, type FieldProblem } from '../errors.js';
 import { AGE_COLUMN, ageCell, column, condition, humanDuration, NAME_COLUMN, selectorString } from '../printing/columns.js';
 import { containersProblems } from './pods.js';
 import { ALL, builtinType, fillUnset, objectField, specChanged, type KindStrategy } from './strategy.js';
@@ -21,12 +21,6 @@ const REPLACEMENT_POLICIES = ['Failed', 'TerminatingOrFailed'];
 /** Most pods an Indexed Job runs at once (kube's maxParallelismForIndexedJob). */
 const MAX_INDEXED_PARALLELISM = 100_000;
 
-const notSupported = (field: string, value: unknown, supported: readonly string[]): FieldProblem => ({
-  type: 'FieldValueNotSupported',
-  field,
-  message: `Unsupported value: ${JSON.stringify(value)}: supported values: ${supported.map((v) => `"${v}"`).join(', ')}`,
-});
-const invalid = (field: string, value: unknown, why: string): FieldProblem => ({ type: 'FieldValueInvalid', field, message: `Invalid value: ${JSON.stringify(value)}: ${why}` });
 const isSet = (value: unknown): boolean => value !== undefined && value !== null;
 
 /**
@@ -48,23 +42,23 @@ export function jobSpecProblems(spec: unknown, path: string): FieldProblem[] {
     problems.push({ type: 'FieldValueRequired', field: `${path}.backoffLimitPerIndex`, message: 'Required value: when maxFailedIndexes is specified' });
   }
   const mode = s.completionMode;
-  if (isSet(mode) && !COMPLETION_MODES.includes(mode!)) problems.push(notSupported(`${path}.completionMode`, mode, COMPLETION_MODES));
+  if (isSet(mode) && !COMPLETION_MODES.includes(mode!)) problems.push(unsupported(`${path}.completionMode`, mode, COMPLETION_MODES));
   if (mode === 'Indexed') {
     if (!isSet(s.completions)) problems.push({ type: 'FieldValueRequired', field: `${path}.completions`, message: 'Required value: when completion mode is Indexed' });
     if (typeof s.parallelism === 'number' && s.parallelism > MAX_INDEXED_PARALLELISM) {
-      problems.push(invalid(`${path}.parallelism`, s.parallelism, `must be less than or equal to ${MAX_INDEXED_PARALLELISM} when completion mode is Indexed`));
+      problems.push(invalidValue(`${path}.parallelism`, s.parallelism, `must be less than or equal to ${MAX_INDEXED_PARALLELISM} when completion mode is Indexed`));
     }
     if (typeof s.completions === 'number' && typeof s.maxFailedIndexes === 'number' && s.maxFailedIndexes > s.completions) {
-      problems.push(invalid(`${path}.maxFailedIndexes`, s.maxFailedIndexes, 'must be less than or equal to completions'));
+      problems.push(invalidValue(`${path}.maxFailedIndexes`, s.maxFailedIndexes, 'must be less than or equal to completions'));
     }
   } else if (!isSet(mode) || mode === 'NonIndexed') {
-    if (isSet(s.backoffLimitPerIndex)) problems.push(invalid(`${path}.backoffLimitPerIndex`, s.backoffLimitPerIndex, 'requires indexed completion mode'));
-    if (isSet(s.maxFailedIndexes)) problems.push(invalid(`${path}.maxFailedIndexes`, s.maxFailedIndexes, 'requires indexed completion mode'));
+    if (isSet(s.backoffLimitPerIndex)) problems.push(invalidValue(`${path}.backoffLimitPerIndex`, s.backoffLimitPerIndex, 'requires indexed completion mode'));
+    if (isSet(s.maxFailedIndexes)) problems.push(invalidValue(`${path}.maxFailedIndexes`, s.maxFailedIndexes, 'requires indexed completion mode'));
   }
   const replacement = s.podReplacementPolicy;
   if (isSet(replacement)) {
     const supported = s.podFailurePolicy ? ['Failed'] : REPLACEMENT_POLICIES;
-    if (!supported.includes(replacement!)) problems.push(notSupported(`${path}.podReplacementPolicy`, replacement, supported));
+    if (!supported.includes(replacement!)) problems.push(unsupported(`${path}.podReplacementPolicy`, replacement, supported));
   }
   const podSpec = isPlainObject(s.template) && isPlainObject(s.template.spec) ? s.template.spec : undefined;
   problems.push(...containersProblems(podSpec?.containers, `${path}.template.spec.containers`));
@@ -72,8 +66,8 @@ export function jobSpecProblems(spec: unknown, path: string): FieldProblem[] {
     const field = `${path}.template.spec.restartPolicy`;
     const policy = podSpec.restartPolicy;
     if (policy === 'Always' || !policy) problems.push({ type: 'FieldValueRequired', field, message: 'Required value: valid values: "OnFailure", "Never"' });
-    else if (policy !== 'OnFailure' && policy !== 'Never') problems.push(notSupported(field, policy, ['OnFailure', 'Never']));
-    else if (s.podFailurePolicy && policy !== 'Never') problems.push(invalid(field, policy, 'only "Never" is supported when podFailurePolicy is specified'));
+    else if (policy !== 'OnFailure' && policy !== 'Never') problems.push(unsupported(field, policy, ['OnFailure', 'Never']));
+    else if (s.podFailurePolicy && policy !== 'Never') problems.push(invalidValue(field, policy, 'only "Never" is supported when podFailurePolicy is specified'));
   }
   return problems;
 }
@@ -89,9 +83,9 @@ function jobSelectorProblems(job: api.Job): FieldProblem[] {
   const problems: FieldProblem[] = [];
   const { uid = '', name } = job.metadata;
   const generated = { 'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': name, 'controller-uid': uid, 'job-name': name };
-  if (!job.spec?.manualSelector && !storedSelectorMatches(selector, generated)) problems.push(invalid('spec.selector', selector, '`selector` not auto-generated'));
+  if (!job.spec?.manualSelector && !storedSelectorMatches(selector, generated)) problems.push(invalidValue('spec.selector', selector, '`selector` not auto-generated'));
   const labels = job.spec?.template?.metadata?.labels ?? {};
-  if (!storedSelectorMatches(selector, labels)) problems.push(invalid('spec.template.metadata.labels', labels, '`selector` does not match template `labels`'));
+  if (!storedSelectorMatches(selector, labels)) problems.push(invalidValue('spec.template.metadata.labels', labels, '`selector` does not match template `labels`'));
   return problems;
 }
 

@@ -9,7 +9,7 @@ import { rfc3339 } from '../../common/time.js';
 import { jsonEqual } from '../../common/json.js';
 import { quantityMilli } from '../../kube/quantity.js';
 import { ACCESS_MODES, accessModesString, volumeClass } from '../../kube/storage.js';
-import type { FieldProblem } from '../errors.js';
+import { unsupported, type FieldProblem } from '../errors.js';
 import { nameProblem } from '../admission/validation.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../printing/columns.js';
 import { unchanged } from './immutable.js';
@@ -24,12 +24,6 @@ const VOLUME_SOURCES = [
   'flexVolume', 'azureFile', 'vsphereVolume', 'photonPersistentDisk', 'portworxVolume', 'azureDisk', 'scaleIO', 'local', 'storageos', 'csi',
 ];
 
-const supported = (values: string[]) => values.map((v) => JSON.stringify(v)).join(', ');
-
-/** kube's "Unsupported value" problem. */
-export function unsupported(field: string, value: unknown, values: string[]): FieldProblem {
-  return { type: 'FieldValueNotSupported', field, message: `Unsupported value: ${JSON.stringify(value)}: supported values: ${supported(values)}` };
-}
 
 /** Access modes known, and ReadWriteOncePod alone. */
 export function accessModeProblems(modes: unknown[], field: string): FieldProblem[] {

@@ -7,10 +7,9 @@ import type * as api from '../../api/index.js';
 import { jsonEqual } from '../../common/json.js';
 import { labelKeyProblem } from '../../common/label-selectors.js';
 import { isDefaultClass } from '../../kube/storage.js';
-import type { FieldProblem } from '../errors.js';
+import { unsupported, type FieldProblem } from '../errors.js';
 import { AGE_COLUMN, ageCell, column, NAME_COLUMN } from '../printing/columns.js';
 import { unchanged } from './immutable.js';
-import { unsupported } from './persistentvolumes.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
 const RECLAIM_POLICIES = ['Delete', 'Retain'];

@@ -3,7 +3,7 @@
 // containers, a non-negative replica count, an update strategy of a type the kind knows, the
 // replicas scale subresource, and the CONTAINERS / IMAGES columns.
 import { isPlainObject } from '../../common/json.js';
-import type { FieldProblem } from '../errors.js';
+import { invalidValue, unsupported, type FieldProblem } from '../errors.js';
 import { orNone } from '../printing/columns.js';
 import type { ScaleSubresource } from '../registry/resource-type.js';
 import { containersProblems } from './pods.js';
@@ -12,7 +12,7 @@ import type * as api from '../../api/index.js';
 /** A count or a number of seconds that may be absent, else a whole number not below zero (kube's ValidateNonnegativeField). */
 export function nonNegative(value: unknown, field: string): FieldProblem[] {
   if (value === undefined || value === null) return [];
-  return Number.isInteger(value) && (value as number) >= 0 ? [] : [{ type: 'FieldValueInvalid', field, message: `Invalid value: ${JSON.stringify(value)}: must be greater than or equal to 0` }];
+  return Number.isInteger(value) && (value as number) >= 0 ? [] : [invalidValue(field, value, 'must be greater than or equal to 0')];
 }
 
 /** What the workload kinds share: a selector and a pod template. */
@@ -47,14 +47,14 @@ export function strategyProblems(spec: unknown, field: 'strategy' | 'updateStrat
   const strategy = isPlainObject(spec) ? spec[field] : undefined;
   const path = `spec.${field}`;
   if (strategy === undefined || strategy === null) return [];
-  if (!isPlainObject(strategy)) return [{ type: 'FieldValueInvalid', field: path, message: `Invalid value: ${JSON.stringify(strategy)}: must be an object` }];
+  if (!isPlainObject(strategy)) return [invalidValue(path, strategy, 'must be an object')];
   const problems: FieldProblem[] = [];
   if (!supported.includes(strategy.type as string)) {
-    problems.push({ type: 'FieldValueNotSupported', field: `${path}.type`, message: `Unsupported value: ${JSON.stringify(strategy.type)}: supported values: ${supported.map((t) => `"${t}"`).join(', ')}` });
+    problems.push(unsupported(`${path}.type`, strategy.type, supported));
   }
   const rolling = strategy.rollingUpdate;
   if (rolling !== undefined && rolling !== null && !isPlainObject(rolling)) {
-    problems.push({ type: 'FieldValueInvalid', field: `${path}.rollingUpdate`, message: `Invalid value: ${JSON.stringify(rolling)}: must be an object` });
+    problems.push(invalidValue(`${path}.rollingUpdate`, rolling, 'must be an object'));
   } else if (field === 'strategy' && strategy.type === 'Recreate' && isPlainObject(rolling)) {
     problems.push({ type: 'FieldValueForbidden', field: `${path}.rollingUpdate`, message: "Forbidden: may not be specified when strategy `type` is 'Recreate'" });
   }
