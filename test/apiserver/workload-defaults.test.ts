@@ -147,6 +147,9 @@ test('Services as kube-apiserver 1.33 writes them on a single-stack IPv4 cluster
   assert.equal((await spec('service', 'external-db')).ipFamilyPolicy, 'RequireDualStack');
   await apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'headless-selected' }, spec: { clusterIP: 'None', selector: { app: 'x' }, ports: [{ port: 80 }] } });
   assert.equal((await spec('service', 'headless-selected')).ipFamilyPolicy, 'SingleStack', 'with a selector, the one family');
+  // Its selector dropped by an update that names no policy: it keeps the one it had (kube's initIPFamilyFields adopts the old policy).
+  await api.kubectlOk(['replace', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'headless-selected' }, spec: { clusterIP: 'None', ports: [{ port: 80 }] } }));
+  assert.equal((await spec('service', 'headless-selected')).ipFamilyPolicy, 'SingleStack', 'an update without a policy keeps the old one');
   // Turned into an ExternalName, it has no family, cluster IP or traffic policy left.
   await apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { type: 'ExternalName', externalName: 'example.com', clusterIP: '', ports: [{ port: 80 }] } });
   const moved = await spec('service', 'web');
